@@ -1,0 +1,168 @@
+/* capture.h - profiler captures loaded into one in-memory model.
+ *
+ * A capture is one or more hosts. Each host has the threads (XLines of the
+ * "/host:CPU" plane, or Chrome trace tids of the host process) with their
+ * events, sorted by (start asc, duration desc, file order). Only host events
+ * are kept; device planes are listed (name, line count) but not decoded.
+ *
+ * Times are nanoseconds relative to the host's own clock as stored in the
+ * file (XSpace: line timestamp_ns + offset_ps/1000; Chrome: ts/dur in us).
+ *
+ * Ownership: everything reachable from a struct tfd_capture lives in its
+ * arena and is freed by tfd_capture_free().
+ */
+#ifndef TFD_CAPTURE_H
+#define TFD_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/arena.h"
+#include "tfd/err.h"
+
+struct imap;
+
+enum tfd_ev_kind {
+	TFD_EV_OTHER = 0,
+	TFD_EV_ITERATOR,  /* "Iterator" or "Iterator::..." (long name) */
+	TFD_EV_PRODUCE,   /* PrefetchProduce, ParallelMapProduce, ... */
+	TFD_EV_CONSUME,   /* PrefetchConsume, ParallelMapConsume, ... */
+	TFD_EV_GETNEXT,   /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
+};
+
+enum tfd_ev_flag {
+	TFD_EVF_ID = 1 << 0,
+	TFD_EVF_PARENT = 1 << 1,
+	TFD_EVF_ELEMENT = 1 << 2,
+	TFD_EVF_GROUP = 1 << 3,
+	TFD_EVF_ASYNC = 1 << 4, /* "_a" stat: excluded from nesting */
+};
+
+struct tfd_param {
+	const char *key; /* interned */
+	const char *val;
+};
+
+struct tfd_event {
+	int64_t start_ns;
+	int64_t dur_ns;
+	const char *name; /* interned; the long name for iterators */
+	uint64_t id;      /* iterator id, full 64-bit pattern */
+	uint64_t parent_id;
+	uint64_t element_id;
+	int64_t group_id;
+	struct tfd_param *params; /* iterator parameters (parallelism, ...) */
+	uint32_t thread;          /* index into host->threads */
+	uint16_t nparams;
+	uint8_t kind;  /* enum tfd_ev_kind */
+	uint8_t flags; /* enum tfd_ev_flag */
+};
+
+struct tfd_thread {
+	int64_t id;
+	const char *name;
+	struct tfd_event *events; /* sorted; see file comment */
+	size_t nevents;
+	size_t ev_cap; /* internal */
+};
+
+struct tfd_plane_info {
+	const char *name;
+	size_t nlines;
+	size_t nevents; /* 0 for planes that were skipped */
+	bool decoded;
+};
+
+enum tfd_format {
+	TFD_FMT_XSPACE,
+	TFD_FMT_CHROME_JSON,
+};
+
+/* The extent of one step: all host events (kept or not) with this group_id. */
+struct tfd_step {
+	int64_t group_id;
+	int64_t start_ns, end_ns;
+};
+
+struct tfd_host {
+	const char *name; /* XSpace hostnames[0], else the file name less its suffix */
+	const char *path; /* file it was read from */
+	enum tfd_format format;
+	bool gzipped;
+	struct tfd_plane_info *planes;
+	size_t nplanes;
+	struct tfd_thread *threads;
+	size_t nthreads;
+	size_t nevents;      /* kept events on all threads */
+	size_t niterators;   /* iterator events */
+	size_t nproduce;     /* Produce + Consume events */
+	bool has_host_plane; /* a "/host:CPU" plane or process was found */
+	struct tfd_step *steps; /* sorted by start; from group_id stats */
+	size_t nsteps;
+	int64_t span_start_ns, span_end_ns; /* extent of every host event */
+	struct imap *tid_index;   /* internal: thread id -> index */
+	struct imap *group_index; /* internal: group_id -> step index */
+};
+
+struct tfd_capture {
+	struct tfd_arena arena;
+	struct tfd_host *hosts;
+	size_t nhosts;
+	const char *run; /* run directory name when a log directory was given */
+};
+
+struct tfd_load_opts {
+	const char *run; /* pick this run under plugins/profile (NULL: newest) */
+	bool keep_other; /* keep non-tf.data events (needed by --mode xprof) */
+};
+
+/* Load every capture named by paths (files, run directories or TensorBoard
+ * log directories). Hosts are ordered by file path. On error *out is NULL
+ * and err names the file and the problem. */
+enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
+				 const struct tfd_load_opts *opts, struct tfd_capture **out,
+				 struct tfd_err *err);
+
+/* Load one capture from memory (format sniffed from the bytes); used by the
+ * fuzzers and unit tests. `name` is used for the host name and messages. */
+enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *name,
+				     const struct tfd_load_opts *opts, struct tfd_capture **out,
+				     struct tfd_err *err);
+
+void tfd_capture_free(struct tfd_capture *cap);
+
+/* Build a capture programmatically (unit-test fixtures and the synthesizer).
+ * Events may be added in any order; tfd_capture_finish() sorts them. */
+struct tfd_capture *tfd_capture_new(void);
+struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name);
+/* Returns the index of the thread with this id, creating it if needed. */
+uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid,
+			 const char *name);
+/* Append an event; the name decides its kind. Returns it for stats. */
+struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
+				     const char *name, int64_t start_ns, int64_t dur_ns);
+/* Record a stat by name: id, parent_id, element_id, group_id, _a, or an
+ * iterator parameter (kept as text). */
+void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    int64_t v);
+void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    const char *v);
+/* Note an event's extent for step and span accounting (also for events
+ * that are not kept). */
+void tfd_host_note(struct tfd_host *h, bool has_group, int64_t group_id, int64_t start_ns,
+		   int64_t end_ns);
+/* Sort every thread's events; must be called once all events are in. */
+enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err);
+
+/* Classify an event name. */
+enum tfd_ev_kind tfd_event_kind_of(const char *name);
+/* Look up an iterator parameter; NULL if absent. */
+const char *tfd_event_param(const struct tfd_event *e, const char *key);
+
+/* Hard limits that keep a hostile file from exhausting memory. */
+#define TFD_MAX_EVENTS_PER_HOST (200u * 1000u * 1000u)
+#define TFD_MAX_PARAMS 32
+#define TFD_MAX_NAME_LEN 65536
+
+#endif

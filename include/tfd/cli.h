@@ -1,0 +1,24 @@
+/* cli.h - subcommand entry points and shared CLI helpers.
+ *
+ * Each cmd_<x> parses its own options and returns the process exit code:
+ * 0 ok, 1 runtime or input error, 2 usage error, 3 a --fail-on gate tripped.
+ * Errors are printed by the helpers below as one line on stderr.
+ */
+#ifndef TFD_CLI_H
+#define TFD_CLI_H
+
+#include "tfd/err.h"
+
+int cmd_analyze(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/* Print "tfdoctor: <msg>" for err and return its exit code. */
+int tfd_cli_report(const struct tfd_err *err);
+/* Print "tfdoctor: <cmd>: <msg>" and a hint, return 2. */
+int tfd_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write buf[0..len) to path atomically (temp file + rename), or stdout for
+ * NULL or "-". */
+enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len,
+				 struct tfd_err *err);
+
+#endif

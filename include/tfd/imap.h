@@ -1,0 +1,97 @@
+/* imap.h - a small open-addressing hash map from 64-bit keys to size_t.
+ *
+ * The owner calls imap_free(). Values are stored as given; a lookup of a
+ * missing key returns false. Growth aborts on OOM.
+ */
+#ifndef TFD_IMAP_H
+#define TFD_IMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tfd/err.h"
+
+struct imap_slot {
+	uint64_t key;
+	size_t val;
+	bool used;
+};
+
+struct imap {
+	struct imap_slot *s;
+	size_t cap, n;
+};
+
+static inline uint64_t imap_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
+static inline void imap_free(struct imap *m)
+{
+	free(m->s);
+	m->s = NULL;
+	m->cap = m->n = 0;
+}
+
+static inline bool imap_get(const struct imap *m, uint64_t key, size_t *val)
+{
+	size_t j;
+
+	if (!m->cap)
+		return false;
+	j = imap_hash(key) & (m->cap - 1);
+	while (m->s[j].used) {
+		if (m->s[j].key == key) {
+			if (val)
+				*val = m->s[j].val;
+			return true;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	return false;
+}
+
+static inline void imap_put(struct imap *m, uint64_t key, size_t val);
+
+static inline void imap_grow(struct imap *m)
+{
+	struct imap old = *m;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->s = xcalloc(m->cap, sizeof(*m->s));
+	m->n = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.s[i].used)
+			imap_put(m, old.s[i].key, old.s[i].val);
+	free(old.s);
+}
+
+/* Insert or overwrite. */
+static inline void imap_put(struct imap *m, uint64_t key, size_t val)
+{
+	size_t j;
+
+	if ((m->n + 1) * 4 > m->cap * 3)
+		imap_grow(m);
+	j = imap_hash(key) & (m->cap - 1);
+	while (m->s[j].used) {
+		if (m->s[j].key == key) {
+			m->s[j].val = val;
+			return;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->s[j].used = true;
+	m->s[j].key = key;
+	m->s[j].val = val;
+	m->n++;
+}
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install the Debian packages tfdoctor needs to build and test, and only
+# those that are missing. A no-op when everything is present.
+set -eu
+
+PKGS="gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev libcjson-dev \
+libigraph-dev libgraphviz-dev zlib1g-dev"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2

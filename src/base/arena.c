@@ -1,0 +1,124 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/arena.h"
+#include "tfd/err.h"
+
+struct tfd_arena_chunk {
+	struct tfd_arena_chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
+
+#define CHUNK_MIN (64u * 1024u)
+#define CHUNK_MAX (1024u * 1024u)
+
+void tfd_arena_init(struct tfd_arena *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->next_size = CHUNK_MIN;
+}
+
+void tfd_arena_release(struct tfd_arena *a)
+{
+	struct tfd_arena_chunk *c = a->head, *n;
+
+	while (c) {
+		n = c->next;
+		free(c);
+		c = n;
+	}
+	free(a->slots);
+	memset(a, 0, sizeof(*a));
+}
+
+void *tfd_arena_alloc(struct tfd_arena *a, size_t n)
+{
+	struct tfd_arena_chunk *c = a->head;
+	size_t need = (n + 15) & ~(size_t)15;
+	void *p;
+
+	if (!c || c->size - c->used < need) {
+		size_t sz = a->next_size ? a->next_size : CHUNK_MIN;
+
+		if (sz < need)
+			sz = need;
+		c = xmalloc(sizeof(*c) + sz);
+		c->size = sz;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+		if (a->next_size < CHUNK_MAX)
+			a->next_size *= 2;
+	}
+	p = c->data + c->used;
+	c->used += need;
+	a->bytes += need;
+	memset(p, 0, need);
+	return p;
+}
+
+char *tfd_arena_strndup(struct tfd_arena *a, const char *s, size_t len)
+{
+	char *p = tfd_arena_alloc(a, len + 1);
+
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static void grow(struct tfd_arena *a)
+{
+	size_t n = a->nslots ? a->nslots * 2 : 256;
+	const char **slots = xcalloc(n, sizeof(*slots));
+
+	for (size_t i = 0; i < a->nslots; i++) {
+		const char *s = a->slots[i];
+		size_t j;
+
+		if (!s)
+			continue;
+		j = hash_bytes(s, strlen(s)) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = s;
+	}
+	free(a->slots);
+	a->slots = slots;
+	a->nslots = n;
+}
+
+const char *tfd_arena_intern(struct tfd_arena *a, const char *s, size_t len)
+{
+	size_t j;
+
+	if ((a->nused + 1) * 2 > a->nslots)
+		grow(a);
+	j = hash_bytes(s, len) & (a->nslots - 1);
+	while (a->slots[j]) {
+		const char *t = a->slots[j];
+
+		if (strncmp(t, s, len) == 0 && t[len] == '\0')
+			return t;
+		j = (j + 1) & (a->nslots - 1);
+	}
+	a->slots[j] = tfd_arena_strndup(a, s, len);
+	a->nused++;
+	return a->slots[j];
+}
+
+const char *tfd_arena_intern_cstr(struct tfd_arena *a, const char *s)
+{
+	return tfd_arena_intern(a, s, strlen(s));
+}

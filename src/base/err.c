@@ -1,0 +1,104 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/err.h"
+
+enum tfd_status tfd_fail(struct tfd_err *err, enum tfd_status status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return status;
+	err->status = status;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void tfd_err_prefix(struct tfd_err *err, const char *fmt, ...)
+{
+	char ctx[512], old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	{
+		size_t n = strlen(ctx);
+
+		if (n > sizeof(err->msg) - 3)
+			n = sizeof(err->msg) - 3;
+		memcpy(err->msg, ctx, n);
+		memcpy(err->msg + n, ": ", 2);
+		n += 2;
+		old[sizeof(old) - 1 - n] = '\0';
+		memcpy(err->msg + n, old, strlen(old) + 1);
+	}
+}
+
+void tfd_err_clear(struct tfd_err *err)
+{
+	if (!err)
+		return;
+	err->status = TFD_OK;
+	err->msg[0] = '\0';
+}
+
+int tfd_status_exit_code(enum tfd_status st)
+{
+	switch (st) {
+	case TFD_OK:
+		return 0;
+	case TFD_E_USAGE:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+static void oom(void)
+{
+	fputs("tfdoctor: error: out of memory\n", stderr);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		oom();
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = xmalloc(n);
+
+	memcpy(p, s, n);
+	return p;
+}

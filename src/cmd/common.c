@@ -1,0 +1,63 @@
+/* common.c - helpers shared by the subcommands. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tfd/cli.h"
+
+int tfd_cli_report(const struct tfd_err *err)
+{
+	fprintf(stderr, "tfdoctor: %s\n", err->msg[0] ? err->msg : "unknown error");
+	return tfd_status_exit_code(err->status ? err->status : TFD_E_INTERNAL);
+}
+
+int tfd_cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "tfdoctor: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'tfdoctor %s --help')\n", cmd);
+	return 2;
+}
+
+enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len, struct tfd_err *err)
+{
+	char *tmp;
+	FILE *f;
+	size_t n;
+
+	if (!path || strcmp(path, "-") == 0) {
+		if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+			return tfd_fail(err, TFD_E_IO, "writing standard output: %s", strerror(errno));
+		return TFD_OK;
+	}
+	n = strlen(path) + 32;
+	tmp = xmalloc(n);
+	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	f = fopen(tmp, "wb");
+	if (!f) {
+		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+		free(tmp);
+		return TFD_E_IO;
+	}
+	if (fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return TFD_E_IO;
+	}
+	if (rename(tmp, path) != 0) {
+		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return TFD_E_IO;
+	}
+	free(tmp);
+	return TFD_OK;
+}

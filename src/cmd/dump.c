@@ -1,0 +1,232 @@
+/* dump.c - `tfdoctor dump`: what a capture holds, for users and debugging. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/buf.h"
+#include "tfd/capture.h"
+#include "tfd/cli.h"
+
+static const char *format_name(const struct tfd_host *h)
+{
+	return h->format == TFD_FMT_XSPACE ? "xspace" : "chrome-json";
+}
+
+static int wanted(const struct tfd_event *e, int all)
+{
+	return all || e->kind == TFD_EV_ITERATOR;
+}
+
+static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
+{
+	tfd_buf_printf(b, "capture: %zu host%s", cap->nhosts, cap->nhosts == 1 ? "" : "s");
+	if (cap->run)
+		tfd_buf_printf(b, " (run %s)", cap->run);
+	tfd_buf_puts(b, "\n");
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		const struct tfd_host *h = &cap->hosts[i];
+		size_t nshown = 0;
+
+		tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", h->name, h->path,
+			       format_name(h), h->gzipped ? ", gzip" : "");
+		tfd_buf_printf(b, "  planes: %zu\n", h->nplanes);
+		for (size_t p = 0; p < h->nplanes; p++)
+			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", h->planes[p].name,
+				       h->planes[p].nlines,
+				       h->planes[p].decoded ? "host (decoded)" : "skipped");
+		tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
+			       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
+		tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);
+		for (size_t t = 0; t < h->nthreads; t++) {
+			const struct tfd_thread *th = &h->threads[t];
+			size_t nit = 0;
+
+			for (size_t k = 0; k < th->nevents; k++)
+				nit += th->events[k].kind == TFD_EV_ITERATOR;
+			tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n",
+				       th->id, th->name, th->nevents, nit);
+		}
+		for (size_t t = 0; t < h->nthreads; t++)
+			for (size_t k = 0; k < h->threads[t].nevents; k++)
+				nshown += wanted(&h->threads[t].events[k], all);
+		tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", nshown);
+		tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us", "name");
+		for (size_t t = 0; t < h->nthreads; t++) {
+			const struct tfd_thread *th = &h->threads[t];
+
+			for (size_t k = 0; k < th->nevents; k++) {
+				const struct tfd_event *e = &th->events[k];
+
+				if (!wanted(e, all))
+					continue;
+				tfd_buf_printf(b, "    %-12" PRId64 " %14.3f %12.3f  %s", th->id,
+					       (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3,
+					       e->name);
+				if (e->flags & TFD_EVF_ID)
+					tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
+				if (e->flags & TFD_EVF_PARENT)
+					tfd_buf_printf(b, " parent_id=%" PRId64, (int64_t)e->parent_id);
+				if (e->flags & TFD_EVF_ELEMENT)
+					tfd_buf_printf(b, " element_id=%" PRId64,
+						       (int64_t)e->element_id);
+				for (uint16_t p = 0; p < e->nparams; p++)
+					tfd_buf_printf(b, " %s=%s", e->params[p].key, e->params[p].val);
+				tfd_buf_puts(b, "\n");
+			}
+		}
+	}
+}
+
+static cJSON *id_json(uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v);
+	return cJSON_CreateString(buf);
+}
+
+static char *dump_json(const struct tfd_capture *cap, int all)
+{
+	cJSON *root = cJSON_CreateObject(), *hosts;
+	char *out;
+
+	cJSON_AddNumberToObject(root, "schema_version", 1);
+	if (cap->run)
+		cJSON_AddStringToObject(root, "run", cap->run);
+	hosts = cJSON_AddArrayToObject(root, "hosts");
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		const struct tfd_host *h = &cap->hosts[i];
+		cJSON *jh = cJSON_CreateObject(), *planes, *threads, *events;
+
+		cJSON_AddItemToArray(hosts, jh);
+		cJSON_AddStringToObject(jh, "name", h->name);
+		cJSON_AddStringToObject(jh, "file", h->path);
+		cJSON_AddStringToObject(jh, "format", format_name(h));
+		cJSON_AddBoolToObject(jh, "gzip", h->gzipped);
+		cJSON_AddNumberToObject(jh, "steps", (double)h->nsteps);
+		planes = cJSON_AddArrayToObject(jh, "planes");
+		for (size_t p = 0; p < h->nplanes; p++) {
+			cJSON *jp = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(jp, "name", h->planes[p].name);
+			cJSON_AddNumberToObject(jp, "lines", (double)h->planes[p].nlines);
+			cJSON_AddBoolToObject(jp, "decoded", h->planes[p].decoded);
+			cJSON_AddItemToArray(planes, jp);
+		}
+		threads = cJSON_AddArrayToObject(jh, "threads");
+		events = cJSON_CreateArray();
+		for (size_t t = 0; t < h->nthreads; t++) {
+			const struct tfd_thread *th = &h->threads[t];
+			cJSON *jt = cJSON_CreateObject();
+
+			cJSON_AddItemToObject(jt, "id", id_json((uint64_t)th->id));
+			cJSON_AddStringToObject(jt, "name", th->name);
+			cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
+			cJSON_AddItemToArray(threads, jt);
+			for (size_t k = 0; k < th->nevents; k++) {
+				const struct tfd_event *e = &th->events[k];
+				cJSON *je;
+
+				if (!wanted(e, all))
+					continue;
+				je = cJSON_CreateObject();
+				cJSON_AddItemToObject(je, "thread", id_json((uint64_t)th->id));
+				cJSON_AddNumberToObject(je, "start_ns", (double)e->start_ns);
+				cJSON_AddNumberToObject(je, "dur_ns", (double)e->dur_ns);
+				cJSON_AddStringToObject(je, "name", e->name);
+				if (e->flags & TFD_EVF_ID)
+					cJSON_AddItemToObject(je, "id", id_json(e->id));
+				if (e->flags & TFD_EVF_PARENT)
+					cJSON_AddItemToObject(je, "parent_id", id_json(e->parent_id));
+				if (e->flags & TFD_EVF_ELEMENT)
+					cJSON_AddItemToObject(je, "element_id", id_json(e->element_id));
+				if (e->nparams) {
+					cJSON *jp = cJSON_AddObjectToObject(je, "params");
+
+					for (uint16_t p = 0; p < e->nparams; p++)
+						cJSON_AddStringToObject(jp, e->params[p].key,
+									e->params[p].val);
+				}
+				cJSON_AddItemToArray(events, je);
+			}
+		}
+		cJSON_AddItemToObject(jh, all ? "events" : "iterator_events", events);
+	}
+	out = cJSON_Print(root);
+	cJSON_Delete(root);
+	return out;
+}
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: tfdoctor dump [--json] [--all] [--run NAME] [-o FILE] CAPTURE...\n"
+		   "\n"
+		   "Lists the hosts, planes, threads and iterator events of a capture.\n"
+		   "  --json      machine-readable output (schema_version 1)\n"
+		   "  --all       list every kept host event, not only iterators\n"
+		   "  --run NAME  pick this run under plugins/profile (default: newest)\n"
+		   "  -o FILE     write to FILE instead of standard output\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option lopts[] = {{"json", no_argument, NULL, 'j'},
+					      {"all", no_argument, NULL, 'a'},
+					      {"run", required_argument, NULL, 'r'},
+					      {"output", required_argument, NULL, 'o'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	struct tfd_load_opts lo = {0};
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	struct tfd_buf b;
+	const char *outpath = NULL;
+	int json = 0, all = 0, c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'r':
+			lo.run = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return tfd_cli_usage("dump", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return tfd_cli_usage("dump", "no capture given");
+	lo.keep_other = all;
+	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
+			     &err))
+		return tfd_cli_report(&err);
+	tfd_buf_init(&b);
+	if (json) {
+		char *s = dump_json(cap, all);
+
+		tfd_buf_puts(&b, s);
+		tfd_buf_puts(&b, "\n");
+		cJSON_free(s);
+	} else {
+		dump_text(cap, all, &b);
+	}
+	rc = tfd_write_output(outpath, b.s, b.len, &err) ? tfd_cli_report(&err) : 0;
+	tfd_buf_release(&b);
+	tfd_capture_free(cap);
+	return rc;
+}

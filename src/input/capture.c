@@ -1,0 +1,975 @@
+/* capture.c - the capture model, format sniffing and input discovery. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "input_impl.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+/* ---- model building ---------------------------------------------------- */
+
+static void drop_last_host(struct tfd_capture *cap);
+
+struct tfd_capture *tfd_capture_new(void)
+{
+	struct tfd_capture *cap = xcalloc(1, sizeof(*cap));
+
+	tfd_arena_init(&cap->arena);
+	return cap;
+}
+
+void tfd_capture_free(struct tfd_capture *cap)
+{
+	if (!cap)
+		return;
+	while (cap->nhosts)
+		drop_last_host(cap);
+	free(cap->hosts);
+	tfd_arena_release(&cap->arena);
+	free(cap);
+}
+
+struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
+{
+	struct tfd_host *h;
+
+	cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
+	h = &cap->hosts[cap->nhosts++];
+	memset(h, 0, sizeof(*h));
+	h->name = tfd_arena_intern_cstr(&cap->arena, name ? name : "");
+	h->path = h->name;
+	h->tid_index = xcalloc(1, sizeof(struct imap));
+	h->group_index = xcalloc(1, sizeof(struct imap));
+	h->span_start_ns = INT64_MAX;
+	h->span_end_ns = INT64_MIN;
+	return h;
+}
+
+uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid, const char *name)
+{
+	size_t idx;
+	struct tfd_thread *t;
+
+	if (imap_get(h->tid_index, (uint64_t)tid, &idx)) {
+		t = &h->threads[idx];
+		if (name && *name && (!t->name || !*t->name))
+			t->name = tfd_arena_intern_cstr(&cap->arena, name);
+		return (uint32_t)idx;
+	}
+	h->threads = xrealloc(h->threads, (h->nthreads + 1) * sizeof(*h->threads));
+	t = &h->threads[h->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->id = tid;
+	t->name = tfd_arena_intern_cstr(&cap->arena, name ? name : "");
+	imap_put(h->tid_index, (uint64_t)tid, h->nthreads);
+	return (uint32_t)h->nthreads++;
+}
+
+static const char *const produce_names[] = {
+	"PrefetchProduce",    "ParallelInterleaveProduce", "ParallelMapProduce",
+	"MapAndBatchProduce", "ParseExampleProduce",       "ParallelBatchProduce",
+};
+static const char *const consume_names[] = {
+	"PrefetchConsume",    "ParallelInterleaveConsume", "ParallelMapConsume",
+	"MapAndBatchConsume", "ParseExampleConsume",       "ParallelBatchConsume",
+};
+
+enum tfd_ev_kind tfd_event_kind_of(const char *name)
+{
+	if (strncmp(name, "Iterator", 8) == 0 && (name[8] == '\0' || strncmp(name + 8, "::", 2) == 0))
+		return TFD_EV_ITERATOR;
+	for (size_t i = 0; i < sizeof(produce_names) / sizeof(produce_names[0]); i++) {
+		if (strcmp(name, produce_names[i]) == 0)
+			return TFD_EV_PRODUCE;
+		if (strcmp(name, consume_names[i]) == 0)
+			return TFD_EV_CONSUME;
+	}
+	/* XProf: a name starting with IteratorGetNext (any case) waits for input. */
+	if (strncasecmp(name, "IteratorGetNext", 15) == 0)
+		return TFD_EV_GETNEXT;
+	return TFD_EV_OTHER;
+}
+
+struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
+				     const char *name, int64_t start_ns, int64_t dur_ns)
+{
+	struct tfd_thread *t = &h->threads[thread];
+	struct tfd_event *e;
+
+	if (t->nevents == t->ev_cap) {
+		t->ev_cap = t->ev_cap ? t->ev_cap * 2 : 64;
+		t->events = xrealloc(t->events, t->ev_cap * sizeof(*t->events));
+	}
+	e = &t->events[t->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->name = tfd_arena_intern_cstr(&cap->arena, name);
+	e->kind = (uint8_t)tfd_event_kind_of(e->name);
+	e->start_ns = start_ns;
+	e->dur_ns = dur_ns;
+	e->thread = thread;
+	h->nevents++;
+	if (e->kind == TFD_EV_ITERATOR)
+		h->niterators++;
+	else if (e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME)
+		h->nproduce++;
+	return e;
+}
+
+void tfd_host_note(struct tfd_host *h, bool has_group, int64_t group_id, int64_t start_ns,
+		   int64_t end_ns)
+{
+	size_t idx;
+
+	if (start_ns < h->span_start_ns)
+		h->span_start_ns = start_ns;
+	if (end_ns > h->span_end_ns)
+		h->span_end_ns = end_ns;
+	if (!has_group)
+		return;
+	if (!imap_get(h->group_index, (uint64_t)group_id, &idx)) {
+		idx = h->nsteps;
+		h->steps = xrealloc(h->steps, (h->nsteps + 1) * sizeof(*h->steps));
+		h->steps[idx].group_id = group_id;
+		h->steps[idx].start_ns = start_ns;
+		h->steps[idx].end_ns = end_ns;
+		h->nsteps++;
+		imap_put(h->group_index, (uint64_t)group_id, idx);
+		return;
+	}
+	if (start_ns < h->steps[idx].start_ns)
+		h->steps[idx].start_ns = start_ns;
+	if (end_ns > h->steps[idx].end_ns)
+		h->steps[idx].end_ns = end_ns;
+}
+
+static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key, const char *val)
+{
+	struct tfd_param *p;
+
+	for (uint16_t i = 0; i < e->nparams; i++) {
+		if (strcmp(e->params[i].key, key) == 0) {
+			e->params[i].val = tfd_arena_intern_cstr(&cap->arena, val);
+			return;
+		}
+	}
+	if (e->nparams >= TFD_MAX_PARAMS)
+		return;
+	p = tfd_arena_alloc(&cap->arena, (e->nparams + 1u) * sizeof(*p));
+	if (e->nparams)
+		memcpy(p, e->params, e->nparams * sizeof(*p));
+	p[e->nparams].key = tfd_arena_intern_cstr(&cap->arena, key);
+	p[e->nparams].val = tfd_arena_intern_cstr(&cap->arena, val);
+	e->params = p;
+	e->nparams++;
+}
+
+/* Stats that are bookkeeping rather than iterator parameters. */
+static int is_meta_stat(const char *key)
+{
+	static const char *const skip[] = {"long_name", "iter_num", "is_eager", "step_name",
+					   "_r",        "_p",       "_c",       "_pt",
+					   "_ct",       "_pid",     "tf_op",    "group_id"};
+
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strcmp(key, skip[i]) == 0)
+			return 1;
+	return 0;
+}
+
+void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key, int64_t v)
+{
+	char buf[32];
+
+	if (strcmp(key, "id") == 0) {
+		e->id = (uint64_t)v;
+		e->flags |= TFD_EVF_ID;
+	} else if (strcmp(key, "parent_id") == 0) {
+		e->parent_id = (uint64_t)v;
+		e->flags |= TFD_EVF_PARENT;
+	} else if (strcmp(key, "element_id") == 0) {
+		e->element_id = (uint64_t)v;
+		e->flags |= TFD_EVF_ELEMENT;
+	} else if (strcmp(key, "group_id") == 0) {
+		e->group_id = v;
+		e->flags |= TFD_EVF_GROUP;
+	} else if (strcmp(key, "_a") == 0) {
+		if (v)
+			e->flags |= TFD_EVF_ASYNC;
+	} else if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key)) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
+		add_param(cap, e, key, buf);
+	}
+}
+
+/* Parse a decimal id, signed or unsigned, into its 64-bit pattern. */
+static int parse_id(const char *s, int64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '-') {
+		long long v = strtoll(s, &end, 10);
+
+		if (errno || end == s || *end)
+			return -1;
+		*out = v;
+	} else {
+		unsigned long long v = strtoull(s, &end, 10);
+
+		if (errno || end == s || *end)
+			return -1;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
+
+void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    const char *v)
+{
+	int64_t n;
+
+	if (strcmp(key, "id") == 0 || strcmp(key, "parent_id") == 0 ||
+	    strcmp(key, "element_id") == 0 || strcmp(key, "group_id") == 0 ||
+	    strcmp(key, "_a") == 0) {
+		if (parse_id(v, &n) == 0)
+			tfd_event_set_stat_int(cap, e, key, n);
+		return;
+	}
+	if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key))
+		add_param(cap, e, key, v);
+}
+
+const char *tfd_event_param(const struct tfd_event *e, const char *key)
+{
+	for (uint16_t i = 0; i < e->nparams; i++)
+		if (strcmp(e->params[i].key, key) == 0)
+			return e->params[i].val;
+	return NULL;
+}
+
+/* Stable merge sort by (start asc, duration desc). */
+static int ev_before(const struct tfd_event *a, const struct tfd_event *b)
+{
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns;
+	return a->dur_ns > b->dur_ns;
+}
+
+static void merge_sort(struct tfd_event *v, struct tfd_event *tmp, size_t n)
+{
+	size_t mid, i, j, k;
+
+	if (n < 2)
+		return;
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			struct tfd_event x = v[i];
+
+			for (j = i; j > 0 && ev_before(&x, &v[j - 1]); j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	mid = n / 2;
+	merge_sort(v, tmp, mid);
+	merge_sort(v + mid, tmp, n - mid);
+	if (!ev_before(&v[mid], &v[mid - 1]))
+		return;
+	i = 0;
+	j = mid;
+	k = 0;
+	while (i < mid && j < n)
+		tmp[k++] = ev_before(&v[j], &v[i]) ? v[j++] : v[i++];
+	while (i < mid)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+static int step_cmp(const void *a, const void *b)
+{
+	const struct tfd_step *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
+}
+
+enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
+{
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		struct tfd_host *h = &cap->hosts[i];
+
+		for (size_t t = 0; t < h->nthreads; t++) {
+			struct tfd_thread *th = &h->threads[t];
+			struct tfd_event *tmp;
+
+			if (th->nevents < 2)
+				continue;
+			tmp = xmalloc(th->nevents * sizeof(*tmp));
+			merge_sort(th->events, tmp, th->nevents);
+			free(tmp);
+		}
+		if (h->nsteps > 1)
+			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
+		/* the index is rebuilt lazily if ever needed again */
+		imap_free(h->group_index);
+		if (h->span_start_ns > h->span_end_ns)
+			h->span_start_ns = h->span_end_ns = 0;
+	}
+	(void)err;
+	return TFD_OK;
+}
+
+/* ---- reading files ----------------------------------------------------- */
+
+struct blob {
+	const uint8_t *data;
+	size_t len;
+	void *map; /* mmap base, or NULL */
+	size_t maplen;
+	uint8_t *heap; /* inflated bytes, or NULL */
+	int gzipped;
+};
+
+static void blob_release(struct blob *b)
+{
+	if (b->map)
+		munmap(b->map, b->maplen);
+	free(b->heap);
+	memset(b, 0, sizeof(*b));
+}
+
+#define TFD_MAX_INFLATED ((size_t)8 << 30)
+
+static enum tfd_status inflate_gz(const uint8_t *src, size_t len, struct blob *out,
+				  struct tfd_err *err)
+{
+	z_stream zs;
+	size_t cap = len * 4 + 4096, used = 0;
+	uint8_t *buf;
+	int rc;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return tfd_fail(err, TFD_E_INTERNAL, "zlib init failed");
+	buf = xmalloc(cap);
+	zs.next_in = (Bytef *)src;
+	for (;;) {
+		size_t chunk_in = len - (size_t)(zs.next_in - src);
+
+		zs.avail_in = chunk_in > 0x40000000u ? 0x40000000u : (uInt)chunk_in;
+		if (cap - used < 65536) {
+			if (cap >= TFD_MAX_INFLATED) {
+				inflateEnd(&zs);
+				free(buf);
+				return tfd_fail(err, TFD_E_LIMIT,
+						"gzip data inflates to more than %zu GiB",
+						TFD_MAX_INFLATED >> 30);
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		zs.next_out = buf + used;
+		zs.avail_out = (uInt)((cap - used) > 0x40000000u ? 0x40000000u : (cap - used));
+		{
+			size_t before = zs.avail_out;
+
+			rc = inflate(&zs, Z_NO_FLUSH);
+			used += before - zs.avail_out;
+		}
+		if (rc == Z_STREAM_END) {
+			/* concatenated gzip members: continue with the next one */
+			if ((size_t)(zs.next_in - src) < len && zs.next_in[0] == 0x1f) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (rc == Z_BUF_ERROR && zs.avail_in == 0 && (size_t)(zs.next_in - src) >= len) {
+			inflateEnd(&zs);
+			free(buf);
+			return tfd_fail(err, TFD_E_FORMAT, "truncated gzip data");
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			const char *m = zs.msg ? zs.msg : "invalid data";
+
+			tfd_fail(err, TFD_E_FORMAT, "corrupt gzip data (%s)", m);
+			inflateEnd(&zs);
+			free(buf);
+			return TFD_E_FORMAT;
+		}
+	}
+	inflateEnd(&zs);
+	out->heap = buf;
+	out->data = buf;
+	out->len = used;
+	out->gzipped = 1;
+	return TFD_OK;
+}
+
+static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_err *err)
+{
+	struct stat st;
+	int fd;
+	void *m;
+
+	memset(b, 0, sizeof(*b));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return tfd_fail(err, TFD_E_IO, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "%s", strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "is a directory");
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return tfd_fail(err, TFD_E_FORMAT, "empty file");
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(errno));
+	b->map = m;
+	b->maplen = (size_t)st.st_size;
+	b->data = m;
+	b->len = (size_t)st.st_size;
+	return TFD_OK;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Host name from a file name: drop the capture suffixes. */
+static void host_from_path(const char *path, char *out, size_t outlen)
+{
+	static const char *const suffixes[] = {".xplane.pb.gz", ".xplane.pb", ".trace.json.gz",
+					       ".trace.json",   ".json.gz",   ".json",
+					       ".trace",        ".pb",        ".gz"};
+	const char *b = base_name(path);
+	size_t n = strlen(b);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && strcmp(b + n - k, suffixes[i]) == 0) {
+			n -= k;
+			break;
+		}
+	}
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
+/* Read a protobuf varint; returns bytes used or 0 if malformed/truncated. */
+static size_t pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < 10 && p + i < end; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* XSpace or TF 2.0 Trace? Both are protobufs whose field 1 holds a message
+ * with a field 2: an XPlane's name (text such as "/host:CPU") or a Trace
+ * devices-map entry's Device message (which starts with a tag byte). */
+static int looks_like_tf2_trace(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+
+	while (p < end) {
+		uint64_t key, l;
+		size_t k = pb_varint(p, end, &key);
+
+		if (!k)
+			return 0;
+		p += k;
+		if ((key & 7) != 2) {
+			if ((key & 7) == 0) {
+				k = pb_varint(p, end, &l);
+				if (!k)
+					return 0;
+				p += k;
+				continue;
+			}
+			return 0;
+		}
+		k = pb_varint(p, end, &l);
+		if (!k || l > (uint64_t)(end - p - k))
+			return 0;
+		p += k;
+		if ((key >> 3) == 1) {
+			const uint8_t *q = p, *qe = p + l;
+
+			while (q < qe) {
+				uint64_t k2, l2;
+				size_t n2 = pb_varint(q, qe, &k2);
+
+				if (!n2)
+					return 0;
+				q += n2;
+				if ((k2 & 7) == 0) {
+					n2 = pb_varint(q, qe, &l2);
+					if (!n2)
+						return 0;
+					q += n2;
+					continue;
+				}
+				if ((k2 & 7) != 2)
+					return 0;
+				n2 = pb_varint(q, qe, &l2);
+				if (!n2 || l2 > (uint64_t)(qe - q - n2))
+					return 0;
+				q += n2;
+				if ((k2 >> 3) == 2)
+					return l2 > 0 && q[0] == 0x0a;
+				q += l2;
+			}
+			return 0;
+		}
+		if ((key >> 3) == 4) /* XSpace hostnames are text; Trace events are messages */
+			return l > 0 && p[0] < 0x20;
+		p += l;
+	}
+	return 0;
+}
+
+static void drop_last_host(struct tfd_capture *cap)
+{
+	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
+
+	for (size_t t = 0; t < h->nthreads; t++)
+		free(h->threads[t].events);
+	free(h->threads);
+	free(h->planes);
+	free(h->steps);
+	imap_free(h->tid_index);
+	imap_free(h->group_index);
+	free(h->tid_index);
+	free(h->group_index);
+	cap->nhosts--;
+}
+
+static int is_derived_tool_file(const char *path)
+{
+	static const char *const suf[] = {".input_pipeline.pb", ".overview_page.pb",
+					  ".tensorflow_stats.pb", ".input_pipeline.json",
+					  ".kernel_stats.pb", ".memory_profile.json.gz"};
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(suf) / sizeof(suf[0]); i++) {
+		size_t k = strlen(suf[i]);
+
+		if (n >= k && strcmp(path + n - k, suf[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				  int gzipped, const char *path, const struct tfd_load_opts *opts,
+				  struct tfd_err *err)
+{
+	char host[256];
+	size_t i = 0;
+	enum tfd_status st;
+	size_t before = cap->nhosts;
+
+	host_from_path(path, host, sizeof(host));
+	while (i < len && isspace(data[i]))
+		i++;
+	if (i == len)
+		return tfd_fail(err, TFD_E_FORMAT, gzipped ? "empty after decompression" : "empty file");
+	if (data[i] == '{' || data[i] == '[')
+		st = tfd_chrome_read(cap, (const char *)data, len, path, host, opts, err);
+	else if (looks_like_tf2_trace(data, len)) {
+		st = tfd_trace_read(cap, data, len, path, host, opts, err);
+		if (st == TFD_E_FORMAT) {
+			/* not a Trace after all: an XSpace, or no capture at all */
+			while (cap->nhosts > before)
+				drop_last_host(cap);
+			st = tfd_xspace_read(cap, data, len, path, host, opts, err);
+			if (st == TFD_E_FORMAT)
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "not a profiler capture (neither an XSpace nor a TF 2.0 "
+					      "Trace protobuf)");
+		}
+	} else {
+		st = tfd_xspace_read(cap, data, len, path, host, opts, err);
+	}
+	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
+			      "of the same run)");
+	while (st && cap->nhosts > before)
+		drop_last_host(cap);
+	if (st == TFD_OK && cap->nhosts > before)
+		cap->hosts[cap->nhosts - 1].gzipped = gzipped;
+	return st;
+}
+
+static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
+				 const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	struct blob b, z;
+	enum tfd_status st;
+
+	st = read_file(path, &b, err);
+	if (st)
+		goto out;
+	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
+		memset(&z, 0, sizeof(z));
+		st = inflate_gz(b.data, b.len, &z, err);
+		blob_release(&b);
+		if (st)
+			goto out;
+		b = z;
+	}
+	st = load_bytes(cap, b.data, b.len, b.gzipped, path, opts, err);
+	blob_release(&b);
+out:
+	if (st)
+		tfd_err_prefix(err, "%s", path);
+	return st;
+}
+
+enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *name,
+				     const struct tfd_load_opts *opts, struct tfd_capture **out,
+				     struct tfd_err *err)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct blob z;
+	enum tfd_status st;
+	const uint8_t *p = data;
+
+	*out = NULL;
+	memset(&z, 0, sizeof(z));
+	if (len == 0) {
+		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
+		goto out;
+	}
+	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
+		st = inflate_gz(p, len, &z, err);
+		if (st)
+			goto out;
+		p = z.data;
+		len = z.len;
+	}
+	st = load_bytes(cap, p, len, z.gzipped, name, opts, err);
+	if (!st)
+		st = tfd_capture_finish(cap, err);
+out:
+	blob_release(&z);
+	if (st) {
+		tfd_err_prefix(err, "%s", name);
+		tfd_capture_free(cap);
+		return st;
+	}
+	*out = cap;
+	return TFD_OK;
+}
+
+/* ---- input discovery --------------------------------------------------- */
+
+typedef VEC(char *) strvec;
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static int is_capture_name(const char *n)
+{
+	return ends_with(n, ".xplane.pb") || ends_with(n, ".xplane.pb.gz") ||
+	       ends_with(n, ".trace.json") || ends_with(n, ".trace.json.gz") ||
+	       strcmp(n, "local.trace") == 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir), k = strlen(name);
+	char *p = xmalloc(n + k + 2);
+
+	memcpy(p, dir, n);
+	if (n && dir[n - 1] != '/')
+		p[n++] = '/';
+	memcpy(p + n, name, k + 1);
+	return p;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Capture files directly in dir, sorted; a host with an xplane.pb does not
+ * also load its trace.json(.gz), which is a rendering of the same data. */
+static void list_captures(const char *dir, strvec *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	strvec names = {0};
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !is_capture_name(de->d_name))
+			continue;
+		vec_push(&names, xstrdup(de->d_name));
+	}
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), str_cmp);
+	for (size_t i = 0; i < names.n; i++) {
+		char host[256];
+		int shadowed = 0;
+
+		if (!ends_with(names.v[i], ".xplane.pb") && !ends_with(names.v[i], ".xplane.pb.gz")) {
+			host_from_path(names.v[i], host, sizeof(host));
+			for (size_t j = 0; j < names.n; j++) {
+				char h2[256];
+
+				if (j == i || (!ends_with(names.v[j], ".xplane.pb") &&
+					       !ends_with(names.v[j], ".xplane.pb.gz")))
+					continue;
+				host_from_path(names.v[j], h2, sizeof(h2));
+				if (strcmp(h2, host) == 0)
+					shadowed = 1;
+			}
+		}
+		if (!shadowed)
+			vec_push(out, join(dir, names.v[i]));
+		free(names.v[i]);
+	}
+	vec_free(&names);
+}
+
+static int has_captures(const char *dir)
+{
+	strvec tmp = {0};
+	size_t n;
+
+	list_captures(dir, &tmp);
+	n = tmp.n;
+	for (size_t i = 0; i < tmp.n; i++)
+		free(tmp.v[i]);
+	vec_free(&tmp);
+	return n > 0;
+}
+
+/* Find plugins/profile/<run> directories below root (depth-limited). */
+static void find_runs(const char *root, int depth, strvec *runs)
+{
+	char *prof = join(root, "plugins/profile");
+	DIR *d;
+	struct dirent *de;
+
+	if (is_dir(prof)) {
+		d = opendir(prof);
+		while (d && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = join(prof, de->d_name);
+			if (is_dir(p))
+				vec_push(runs, p);
+			else
+				free(p);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(prof);
+	if (depth <= 0)
+		return;
+	d = opendir(root);
+	while (d && (de = readdir(d)) != NULL) {
+		char *p;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "plugins") == 0)
+			continue;
+		p = join(root, de->d_name);
+		if (is_dir(p))
+			find_runs(p, depth - 1, runs);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const char *x = base_name(*(char *const *)a), *y = base_name(*(char *const *)b);
+	int c = strcmp(x, y);
+
+	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Resolve a directory to the capture files it stands for. */
+static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *opts, strvec *files,
+				  const char **run_out, struct tfd_arena *arena, struct tfd_err *err)
+{
+	strvec runs = {0};
+	enum tfd_status st = TFD_OK;
+	size_t before = files->n;
+
+	list_captures(dir, files);
+	if (files->n > before)
+		return TFD_OK;
+	find_runs(dir, 4, &runs);
+	if (runs.n == 0) {
+		/* maybe dir is plugins/profile itself: its subdirectories are runs */
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = join(dir, de->d_name);
+			if (is_dir(p) && has_captures(p))
+				vec_push(&runs, xstrdup(p));
+			free(p);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (runs.n == 0) {
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "no profiler captures found (looked for *.xplane.pb, *.trace.json[.gz] "
+			      "and plugins/profile/<run>/)");
+		goto out;
+	}
+	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
+	{
+		const char *pick = NULL;
+
+		if (opts && opts->run) {
+			for (size_t i = runs.n; i-- > 0;)
+				if (strcmp(base_name(runs.v[i]), opts->run) == 0) {
+					pick = runs.v[i];
+					break;
+				}
+			if (!pick) {
+				st = tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')",
+					      opts->run, base_name(runs.v[runs.n - 1]));
+				goto out;
+			}
+		} else {
+			/* newest run that holds captures (names are timestamps) */
+			for (size_t i = runs.n; i-- > 0 && !pick;)
+				if (has_captures(runs.v[i]))
+					pick = runs.v[i];
+			if (!pick) {
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "no profiler captures found in any of %zu run "
+					      "directories",
+					      runs.n);
+				goto out;
+			}
+		}
+		list_captures(pick, files);
+		if (files->n == before) {
+			st = tfd_fail(err, TFD_E_FORMAT, "run '%s' holds no profiler captures",
+				      base_name(pick));
+			goto out;
+		}
+		*run_out = tfd_arena_intern_cstr(arena, base_name(pick));
+	}
+out:
+	for (size_t i = 0; i < runs.n; i++)
+		free(runs.v[i]);
+	vec_free(&runs);
+	return st;
+}
+
+enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
+				 const struct tfd_load_opts *opts, struct tfd_capture **out,
+				 struct tfd_err *err)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	strvec files = {0};
+	enum tfd_status st = TFD_OK;
+
+	*out = NULL;
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb) < 0) {
+			st = tfd_fail(err, TFD_E_IO, "%s: %s", paths[i], strerror(errno));
+			goto out;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			const char *run = NULL;
+
+			st = expand_dir(paths[i], opts, &files, &run, &cap->arena, err);
+			if (st) {
+				tfd_err_prefix(err, "%s", paths[i]);
+				goto out;
+			}
+			if (run)
+				cap->run = run;
+		} else {
+			vec_push(&files, xstrdup(paths[i]));
+		}
+	}
+	for (size_t i = 0; i < files.n; i++) {
+		st = load_file(cap, files.v[i], opts, err);
+		if (st)
+			goto out;
+		cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files.v[i]);
+	}
+	st = tfd_capture_finish(cap, err);
+out:
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	vec_free(&files);
+	if (st) {
+		tfd_capture_free(cap);
+		return st;
+	}
+	*out = cap;
+	return TFD_OK;
+}

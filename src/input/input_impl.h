@@ -1,0 +1,32 @@
+/* input_impl.h - internals shared by the capture readers. */
+#ifndef TFD_INPUT_IMPL_H
+#define TFD_INPUT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/capture.h"
+
+/* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
+ * plane is decoded; the others are listed. */
+enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				const char *path, const char *default_host,
+				const struct tfd_load_opts *opts, struct tfd_err *err);
+
+/* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
+enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
+			       const char *path, const char *default_host,
+			       const struct tfd_load_opts *opts, struct tfd_err *err);
+
+/* Decode a Chrome trace JSON document into a new host of cap. */
+enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
+				const char *path, const char *default_host,
+				const struct tfd_load_opts *opts, struct tfd_err *err);
+
+/* True if the event kind is worth keeping under opts. */
+static inline int tfd_keep_kind(enum tfd_ev_kind k, const struct tfd_load_opts *opts)
+{
+	return k != TFD_EV_OTHER || (opts && opts->keep_other);
+}
+
+#endif

@@ -1,0 +1,63 @@
+/* main.c - command table, global options, status -> exit code. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tfd/cli.h"
+#include "tfd/version.h"
+
+struct tfd_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct tfd_cmd cmds[] = {
+	{"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
+	{"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tfdoctor <command> [options] CAPTURE...\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "  %-10s %s\n", "help", "show this help, or 'help CMD' for a command");
+	fprintf(f, "  %-10s %s\n", "version", "print the version");
+	fprintf(f, "\nCAPTURE is a *.xplane.pb, *.trace.json[.gz], a run directory or a\n"
+		   "TensorBoard log directory. Exit codes: 0 ok, 1 bad input or runtime error,\n"
+		   "2 usage error, 3 a --fail-on gate tripped.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	name = argv[1];
+	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		if (argc > 2) {
+			for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+				if (strcmp(argv[2], cmds[i].name) == 0) {
+					char *av[] = {argv[2], "--help", NULL};
+
+					return cmds[i].fn(2, av);
+				}
+		}
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+		printf("tfdoctor %s\n", TFD_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(name, cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "tfdoctor: unknown command '%s'\n", name);
+	usage(stderr);
+	return 2;
+}

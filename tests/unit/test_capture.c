@@ -1,0 +1,115 @@
+/* test_capture.c - the capture model, sniffing and the readers. */
+#include <stdlib.h>
+
+#include "t.h"
+#include "tfd/capture.h"
+
+static void kinds(struct t *t)
+{
+	T_EQ_I64(tfd_event_kind_of("Iterator::Model::Prefetch"), TFD_EV_ITERATOR);
+	T_EQ_I64(tfd_event_kind_of("Iterator"), TFD_EV_ITERATOR);
+	T_EQ_I64(tfd_event_kind_of("IteratorX"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("PrefetchProduce"), TFD_EV_PRODUCE);
+	T_EQ_I64(tfd_event_kind_of("MapAndBatchConsume"), TFD_EV_CONSUME);
+	T_EQ_I64(tfd_event_kind_of("IteratorGetNextOp::DoCompute"), TFD_EV_GETNEXT);
+	T_EQ_I64(tfd_event_kind_of("iteratorgetnext:IteratorGetNext"), TFD_EV_GETNEXT);
+	T_EQ_I64(tfd_event_kind_of("ExecutorState::Process"), TFD_EV_OTHER);
+}
+
+/* identical spans keep insertion order; otherwise (start asc, dur desc) */
+static void sort_is_stable(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 7, "w");
+	struct tfd_err err = {0};
+	const struct tfd_event *ev;
+
+	tfd_host_add_event(cap, h, th, "B", 100, 10);
+	tfd_host_add_event(cap, h, th, "PrefetchProduce", 0, 80);
+	tfd_host_add_event(cap, h, th, "Iterator::Prefetch::Range", 0, 80);
+	tfd_host_add_event(cap, h, th, "A", 0, 100);
+	for (int i = 0; i < 40; i++)
+		tfd_host_add_event(cap, h, th, "Z", 1000 - i, 1);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	ev = h->threads[th].events;
+	T_EQ_STR(ev[0].name, "A");
+	T_EQ_STR(ev[1].name, "PrefetchProduce");
+	T_EQ_STR(ev[2].name, "Iterator::Prefetch::Range");
+	T_EQ_STR(ev[3].name, "B");
+	for (size_t i = 5; i < h->threads[th].nevents; i++)
+		T_TRUE(ev[i - 1].start_ns <= ev[i].start_ns);
+	tfd_capture_free(cap);
+}
+
+static void stats_keep_64_bit_ids(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "w");
+	struct tfd_event *e = tfd_host_add_event(cap, h, th, "Iterator::Model::Map", 0, 5);
+
+	tfd_event_set_stat_str(cap, e, "id", "-8853763152062701988");
+	tfd_event_set_stat_str(cap, e, "parent_id", "18446744073709551615");
+	tfd_event_set_stat_str(cap, e, "parallelism", "32");
+	T_EQ_I64((int64_t)e->id, -8853763152062701988LL);
+	T_EQ_U64(e->parent_id, UINT64_MAX);
+	T_TRUE(e->flags & TFD_EVF_ID);
+	T_EQ_STR(tfd_event_param(e, "parallelism"), "32");
+	T_TRUE(tfd_event_param(e, "id") == NULL);
+	tfd_capture_free(cap);
+}
+
+static void load_mem_errors(struct t *t)
+{
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	static const unsigned char trunc_pb[] = {0x0a, 0x20, 0x12, 0x09, '/', 'h'};
+
+	T_TRUE(tfd_capture_load_mem("", 0, "x.pb", NULL, &cap, &err) == TFD_E_FORMAT);
+	T_TRUE(strstr(err.msg, "empty file") != NULL);
+	T_TRUE(tfd_capture_load_mem("{\"traceEvents\": [", 17, "x.json", NULL, &cap, &err) ==
+	       TFD_E_FORMAT);
+	T_TRUE(strstr(err.msg, "invalid JSON") != NULL);
+	T_TRUE(tfd_capture_load_mem(trunc_pb, sizeof(trunc_pb), "t.xplane.pb", NULL, &cap, &err) ==
+	       TFD_E_FORMAT);
+	T_TRUE(strstr(err.msg, "truncated") != NULL);
+	T_TRUE(cap == NULL);
+}
+
+static void chrome_minimal(struct t *t)
+{
+	static const char doc[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"M\",\"pid\":5,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}},"
+		"{\"ph\":\"M\",\"pid\":6,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}},"
+		"{\"ph\":\"M\",\"pid\":5,\"tid\":9,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_data\"}},"
+		"{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":1.5,\"dur\":2.25,\"name\":\"Iterator::Map\","
+		"\"args\":{\"id\":\"12\",\"parent_id\":\"-3\",\"long_name\":\"Iterator::Model::Map\"}},"
+		"{\"ph\":\"X\",\"pid\":6,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"Iterator::Gpu\"},"
+		"{}]}";
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	const struct tfd_event *e;
+
+	T_OK(tfd_capture_load_mem(doc, sizeof(doc) - 1, "w0.trace.json", NULL, &cap, &err), &err);
+	T_EQ_I64(cap->nhosts, 1);
+	T_EQ_STR(cap->hosts[0].name, "w0");
+	T_EQ_I64(cap->hosts[0].niterators, 1);
+	T_EQ_STR(cap->hosts[0].threads[0].name, "tf_data");
+	e = &cap->hosts[0].threads[0].events[0];
+	T_EQ_STR(e->name, "Iterator::Model::Map");
+	T_EQ_I64(e->start_ns, 1500);
+	T_EQ_I64(e->dur_ns, 2250);
+	T_EQ_I64((int64_t)e->parent_id, -3);
+	tfd_capture_free(cap);
+}
+
+const struct t_case capture_cases[] = {
+	T(kinds),
+	T(sort_is_stable),
+	T(stats_keep_64_bit_ids),
+	T(load_mem_errors),
+	T(chrome_minimal),
+	{0},
+};
