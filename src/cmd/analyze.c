@@ -1,11 +1,145 @@
+/* analyze.c - `tfdoctor analyze`: is the job input-bound, where, and why. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "tfd/analysis.h"
+#include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/report.h"
+#include "tfd/xprof.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: tfdoctor analyze [options] CAPTURE...\n"
+		"\n"
+		"Finds the input-bound host, its tf.data pipelines, their critical path and\n"
+		"bottleneck. CAPTURE is a *.xplane.pb, *.trace.json[.gz], local.trace, a run\n"
+		"directory (one *.xplane.pb per host) or a TensorBoard log directory.\n"
+		"\n"
+		"  -f, --format FMT    text (default) or json\n"
+		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
+		"      --host NAME     analyze this host first instead of the most input-bound\n"
+		"      --run NAME      pick this run under plugins/profile (default: newest)\n"
+		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
+		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
+		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
+		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound\n"
+		"  -q, --quiet         do not echo notes to stderr\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
+}
 
 int cmd_analyze(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "tfdoctor: analyze: not implemented yet\n");
-	return 1;
+	static const struct option lopts[] = {{"format", required_argument, NULL, 'f'},
+					      {"output", required_argument, NULL, 'o'},
+					      {"host", required_argument, NULL, 'H'},
+					      {"run", required_argument, NULL, 'r'},
+					      {"mode", required_argument, NULL, 'm'},
+					      {"no-warmup", no_argument, NULL, 'W'},
+					      {"fail-on", required_argument, NULL, 'F'},
+					      {"quiet", no_argument, NULL, 'q'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	struct tfd_load_opts lo = {0};
+	struct tfd_analyze_opts ao = {0};
+	struct tfd_capture *cap = NULL;
+	struct tfd_analysis *an = NULL;
+	struct tfd_err err = {0};
+	struct tfd_buf b;
+	const char *format = "text", *outpath = NULL, *mode = "default", *fail_on = NULL;
+	int c, rc = 0, quiet = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:o:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'H':
+			ao.host = optarg;
+			break;
+		case 'r':
+			lo.run = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'W':
+			ao.no_warmup = true;
+			break;
+		case 'F':
+			fail_on = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		case '?':
+		default:
+			if (optopt)
+				return tfd_cli_usage("analyze", "option '-%c' needs a value or is unknown",
+						     optopt);
+			return tfd_cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return tfd_cli_usage("analyze", "unknown format '%s' (text or json)", format);
+	if (strcmp(mode, "default") && strcmp(mode, "xprof"))
+		return tfd_cli_usage("analyze", "unknown mode '%s' (default or xprof)", mode);
+	if (fail_on && strcmp(fail_on, "input-bound"))
+		return tfd_cli_usage("analyze", "unknown --fail-on condition '%s' (input-bound)",
+				     fail_on);
+	if (optind >= argc)
+		return tfd_cli_usage("analyze", "no capture given");
+	lo.keep_other = strcmp(mode, "xprof") == 0;
+	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
+			     &err))
+		return tfd_cli_report(&err);
+	tfd_buf_init(&b);
+	if (strcmp(mode, "xprof") == 0) {
+		struct tfd_xprof *xp = NULL;
+
+		if (tfd_xprof_run(cap, &xp, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (strcmp(format, "json") == 0)
+			tfd_xprof_json(xp, &b);
+		else
+			tfd_xprof_text(xp, &b);
+		if (fail_on && tfd_xprof_is_input_bound(xp))
+			rc = 3;
+		tfd_xprof_free(xp);
+	} else {
+		if (tfd_analyze(cap, &ao, &an, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (strcmp(format, "json") == 0)
+			tfd_report_json(an, &b);
+		else
+			tfd_report_text(an, &b);
+		if (!quiet)
+			for (size_t i = 0; i < an->ndiags; i++)
+				fprintf(stderr, "tfdoctor: note: %s: %s\n", an->diags[i].host,
+					an->diags[i].msg);
+		if (fail_on && an->input_bound)
+			rc = 3;
+	}
+	if (tfd_write_output(outpath, b.s, b.len, &err))
+		rc = tfd_cli_report(&err);
+out:
+	tfd_buf_release(&b);
+	tfd_analysis_free(an);
+	tfd_capture_free(cap);
+	return rc;
 }

@@ -1,0 +1,156 @@
+/* analysis.h - iterator graphs, self time, critical path and bottleneck.
+ *
+ * tfd_analyze() turns a loaded capture into per-host results: the input
+ * pipelines (one per root iterator id), their stages (one per dataset op,
+ * i.e. per long name less the "[N]" input indices), per-call self and
+ * blocking time, the critical path and the bottleneck, plus the share of
+ * step time each host spends waiting for input.
+ *
+ * Time attribution (default mode): within one root call, every nanosecond
+ * is owned by exactly one iterator call. A call owns the parts of its span
+ * that no linked child call covers; where several children overlap, the
+ * child that ends last owns the overlap (the consumer waits for it). So the
+ * blocking times of one root call sum exactly to its duration. Self time is
+ * the call's duration less the union of its children's (clipped) spans.
+ *
+ * Ownership: the result borrows names from the capture (keep the capture
+ * alive while using it) and owns everything else; free it with
+ * tfd_analysis_free().
+ */
+#ifndef TFD_ANALYSIS_H
+#define TFD_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/capture.h"
+#include "tfd/err.h"
+
+/* XProf: a root iterator call slower than this is a slow call. */
+#define TFD_SLOW_CALL_NS 50000
+
+enum tfd_link_kind {
+	TFD_LINK_SYNC = 0, /* nested on the same thread */
+	TFD_LINK_PRODUCE,  /* Produce/Consume events with the same element_id */
+	TFD_LINK_OVERLAP,  /* other thread, parent_id plus time overlap */
+	TFD_LINK_NONE,     /* ran ahead of any parent call (prefetched) */
+	TFD_LINK__COUNT,
+};
+
+struct tfd_stage {
+	const char *long_name; /* as captured (first iterator seen) */
+	const char *path;      /* long name without "[N]" indices: the stage key */
+	const char *name;      /* last component as captured, e.g. ParallelMapV2 */
+	const char *family;    /* normalized: ParallelMap, Batch, MemoryCache, ... */
+	int parent;            /* stage index, -1 for the root */
+	int depth;             /* 0 for the root */
+	bool is_async;
+	bool is_device_generator; /* Iterator::Prefetch::Generator */
+	size_t niterators;        /* iterator ids merged into this stage */
+	const struct tfd_event *sample; /* first call, for parameters */
+	/* over every call of the stage */
+	uint64_t calls_all;
+	int64_t total_all_ns, self_all_ns;
+	/* over the analyzed root calls (steady state, slow) */
+	uint64_t calls;
+	int64_t total_ns, self_ns, blocking_ns;
+	uint64_t blocking_calls; /* calls that owned any blocking time */
+	double blocking_share;   /* blocking_ns / pipeline analyzed_ns */
+	bool on_critical_path;
+	bool is_bottleneck;
+};
+
+struct tfd_pipeline {
+	uint64_t root_id;
+	char name[24]; /* "Host:0", "Device:1" */
+	bool is_device;
+	struct tfd_stage *stages; /* stages[0] is the root */
+	size_t nstages;
+	/* root calls */
+	uint64_t ncalls, nslow;
+	int64_t min_ns, max_ns, avg_ns, p50_ns, p95_ns, total_ns;
+	int64_t first_start_ns;
+	size_t nwarmup;     /* leading calls excluded as warm-up */
+	size_t nanalyzed;   /* root calls in the aggregate */
+	int64_t analyzed_ns;
+	bool analyzed_slow_only; /* the aggregate holds only calls > 50 us */
+	int bottleneck;          /* stage index, -1 if none */
+	int slowest_bottleneck;  /* bottleneck of the slowest call alone */
+	int *critpath;           /* stage indices, root first, bottleneck last */
+	size_t ncritpath;
+	size_t links[TFD_LINK__COUNT];
+	double unattributed_share; /* 1 - sum of blocking shares (rounding) */
+};
+
+enum tfd_bound {
+	TFD_BOUND_UNKNOWN = 0,
+	TFD_BOUND_NOT,
+	TFD_BOUND_MODERATE,
+	TFD_BOUND_HIGH,
+};
+
+struct tfd_host_result {
+	const struct tfd_host *host;
+	struct tfd_pipeline *pipelines; /* host pipelines first, by first call */
+	size_t npipelines;
+	size_t nhost_pipelines;
+	/* input-bound share */
+	double input_pct;   /* NAN when unknown */
+	int64_t step_ns;    /* summed step time (or capture span) */
+	int64_t wait_ns;    /* time in IteratorGetNext* within it */
+	size_t nsteps;
+	const char *input_basis; /* "steps", "capture span" or "none" */
+	enum tfd_bound bound;
+	int focus; /* pipeline index analyzed first, -1 if none */
+	int64_t max_latency_ns; /* slowest host-pipeline root call */
+};
+
+struct tfd_diag {
+	const char *host;
+	char msg[240];
+};
+
+struct tfd_analysis {
+	struct tfd_host_result *hosts; /* ranked: most input-bound first */
+	size_t nhosts;
+	struct tfd_diag *diags;
+	size_t ndiags;
+	bool any_tfdata;
+	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
+	void *priv;       /* internal */
+};
+
+struct tfd_analyze_opts {
+	const char *host; /* analyze this host first (NULL: most input-bound) */
+	bool no_warmup;   /* keep every root call (no warm-up exclusion) */
+};
+
+enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
+			    struct tfd_analysis **out, struct tfd_err *err);
+void tfd_analysis_free(struct tfd_analysis *a);
+
+/* Normalized family of an iterator's short name: drops "[N]" indices and
+ * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,
+ * ForeverRepeat/FiniteRepeat -> Repeat). Writes into buf. */
+const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
+/* Last "::" component of a long name. */
+const char *tfd_iter_short(const char *long_name);
+bool tfd_family_is_async(const char *family);
+const char *tfd_bound_name(enum tfd_bound b);
+
+/* Critical path (critpath.c, igraph): the path of stages from the root to
+ * `target` that carries the most blocking time, over edges observed between
+ * linked calls (parent stage -> child stage). Falls back to the stage tree.
+ * Fills p->critpath. */
+enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_from,
+				     const int *edge_to, size_t nedges, int target,
+				     struct tfd_err *err);
+
+/* One root call's attribution, exposed for tests: for the call tree given
+ * as parallel arrays (start, end, parent index, -1 for root), fills self_ns
+ * and blocking_ns for every call reachable from `root`. */
+void tfd_attribute_tree(size_t n, const int64_t *start, const int64_t *end, const int *parent,
+			int root, int64_t *self_ns, int64_t *blocking_ns);
+
+#endif

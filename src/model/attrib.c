@@ -1,0 +1,209 @@
+/* attrib.c - per-call self time and blocking-time attribution.
+ *
+ * Self time: a call's duration less the union of its children's spans,
+ * each clipped to the call (never negative, overlaps counted once).
+ * Blocking time: each instant of a root call is owned by one call: the
+ * deepest call covering it along the chain of children that end last.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib.h"
+#include "tfd/analysis.h"
+#include "tfd/vec.h"
+
+struct iv {
+	int64_t s, e;
+	int who;
+};
+
+static int iv_cmp(const void *a, const void *b)
+{
+	const struct iv *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1;
+	return x->who - y->who;
+}
+
+static int own_cmp(const void *a, const void *b)
+{
+	const struct iv *x = a, *y = b;
+
+	if (x->who != y->who)
+		return x->who - y->who;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+int64_t tfd_tree_self(const struct tfd_tree *t, int node)
+{
+	int64_t s0 = t->start[node], e0 = t->end[node], covered = 0, cs = 0, ce = 0;
+	size_t n = 0;
+	struct iv *v;
+	int started = 0;
+
+	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++)
+		n++;
+	if (!n)
+		return e0 - s0;
+	v = xmalloc(n * sizeof(*v));
+	n = 0;
+	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
+		int c = t->kids[k];
+		int64_t a = t->start[c] > s0 ? t->start[c] : s0;
+		int64_t b = t->end[c] < e0 ? t->end[c] : e0;
+
+		if (a < b)
+			v[n++] = (struct iv){a, b, c};
+	}
+	qsort(v, n, sizeof(*v), iv_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!started || v[i].s > ce) {
+			if (started)
+				covered += ce - cs;
+			cs = v[i].s;
+			ce = v[i].e;
+			started = 1;
+		} else if (v[i].e > ce) {
+			ce = v[i].e;
+		}
+	}
+	if (started)
+		covered += ce - cs;
+	free(v);
+	return (e0 - s0) - covered;
+}
+
+/* Distribute the segments `segs` (owned by node) among node and its
+ * children; recurse into children that received time. */
+static void attribute(const struct tfd_tree *t, int node, const struct iv *segs, size_t nsegs,
+		      int depth, int64_t *blocking)
+{
+	VEC(struct iv) kids = {0};
+	VEC(struct iv) owned = {0};
+	int64_t own = 0;
+
+	if (depth > TFD_MAX_CALL_DEPTH) {
+		for (size_t i = 0; i < nsegs; i++)
+			blocking[node] += segs[i].e - segs[i].s;
+		return;
+	}
+	for (size_t si = 0; si < nsegs; si++) {
+		int64_t lo = segs[si].s, hi = segs[si].e, cur = lo;
+		size_t i = 0;
+		int best = -1;
+
+		kids.n = 0;
+		for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
+			int c = t->kids[k];
+			int64_t a = t->start[c] > lo ? t->start[c] : lo;
+			int64_t b = t->end[c] < hi ? t->end[c] : hi;
+
+			if (a < b)
+				vec_push(&kids, ((struct iv){a, b, c}));
+		}
+		if (kids.n > 1)
+			qsort(kids.v, kids.n, sizeof(*kids.v), iv_cmp);
+		while (cur < hi) {
+			while (i < kids.n && kids.v[i].s <= cur) {
+				if (best < 0 || kids.v[i].e > kids.v[best].e)
+					best = (int)i;
+				i++;
+			}
+			if (best >= 0 && kids.v[best].e > cur) {
+				int64_t end = kids.v[best].e;
+
+				/* a later child that outlasts best takes over where it starts */
+				for (size_t j = i; j < kids.n && kids.v[j].s < end; j++)
+					if (kids.v[j].e > end) {
+						end = kids.v[j].s;
+						break;
+					}
+				if (end > cur)
+					vec_push(&owned, ((struct iv){cur, end, kids.v[best].who}));
+				cur = end;
+				if (cur >= kids.v[best].e)
+					best = -1;
+			} else {
+				int64_t next = i < kids.n && kids.v[i].s < hi ? kids.v[i].s : hi;
+
+				best = -1;
+				own += next - cur;
+				cur = next;
+			}
+		}
+	}
+	blocking[node] += own;
+	vec_free(&kids);
+	if (owned.n > 1)
+		qsort(owned.v, owned.n, sizeof(*owned.v), own_cmp);
+	for (size_t a = 0; a < owned.n;) {
+		size_t b = a;
+
+		while (b < owned.n && owned.v[b].who == owned.v[a].who)
+			b++;
+		attribute(t, owned.v[a].who, owned.v + a, b - a, depth + 1, blocking);
+		a = b;
+	}
+	vec_free(&owned);
+}
+
+static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *self_ns)
+{
+	self_ns[node] = tfd_tree_self(t, node);
+	if (depth > TFD_MAX_CALL_DEPTH)
+		return;
+	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++)
+		self_all(t, t->kids[k], depth + 1, self_ns);
+}
+
+void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns)
+{
+	struct iv seg = {t->start[root], t->end[root], root};
+
+	self_all(t, root, 0, self_ns);
+	if (seg.e > seg.s)
+		attribute(t, root, &seg, 1, 0, blocking_ns);
+}
+
+void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+		    const int *parent)
+{
+	t->n = n;
+	t->start = start;
+	t->end = end;
+	t->kid_off = xcalloc(n + 1, sizeof(int));
+	t->kids = xcalloc(n ? n : 1, sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		if (parent[i] >= 0)
+			t->kid_off[parent[i] + 1]++;
+	for (size_t i = 0; i < n; i++)
+		t->kid_off[i + 1] += t->kid_off[i];
+	{
+		int *fill = xcalloc(n + 1, sizeof(int));
+
+		for (size_t i = 0; i < n; i++)
+			if (parent[i] >= 0)
+				t->kids[t->kid_off[parent[i]] + fill[parent[i]]++] = (int)i;
+		free(fill);
+	}
+}
+
+void tfd_tree_release(struct tfd_tree *t)
+{
+	free(t->kid_off);
+	free(t->kids);
+	memset(t, 0, sizeof(*t));
+}
+
+void tfd_attribute_tree(size_t n, const int64_t *start, const int64_t *end, const int *parent,
+			int root, int64_t *self_ns, int64_t *blocking_ns)
+{
+	struct tfd_tree t;
+
+	tfd_tree_build(&t, n, start, end, parent);
+	tfd_tree_attribute(&t, root, self_ns, blocking_ns);
+	tfd_tree_release(&t);
+}

@@ -1,0 +1,26 @@
+/* attrib.h - call trees in compressed form, shared by forest.c and attrib.c. */
+#ifndef TFD_ATTRIB_H
+#define TFD_ATTRIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFD_MAX_CALL_DEPTH 1000
+
+struct tfd_tree {
+	size_t n;
+	const int64_t *start, *end;
+	int *kid_off; /* children of i: kids[kid_off[i] .. kid_off[i+1]) */
+	int *kids;
+};
+
+void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+		    const int *parent);
+void tfd_tree_release(struct tfd_tree *t);
+/* A call's duration less the union of its children's clipped spans. */
+int64_t tfd_tree_self(const struct tfd_tree *t, int node);
+/* Adds blocking time into blocking_ns[] and sets self_ns[] for every call
+ * reachable from root. */
+void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns);
+
+#endif

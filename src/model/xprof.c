@@ -1,0 +1,664 @@
+/* xprof.c - the reference algorithm (xprof-reference.md section 1) over the
+ * capture model, for --mode xprof and the peer suite. See xprof.h for the
+ * deliberate, deterministic departures from upstream. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/analysis.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+#include "tfd/xprof.h"
+
+#define PS_PER_NS 1000
+#define SLOW_CALL_PS 50000000LL
+
+enum ntype { N_OTHER, N_ITER, N_DIPSI, N_PRODUCE, N_CONSUME };
+
+struct node {
+	const struct tfd_event *ev;
+	int64_t start, end; /* ps */
+	uint8_t type;
+	int nest_parent; /* parents[0], -1 */
+	VEC(int) kids;
+};
+
+struct forest {
+	VEC(struct node) nodes; /* thread order, then event order: upstream's deque order */
+};
+
+static bool is_tfdata(const char *name)
+{
+	/* "Iterator::..." : text before the first ':' is exactly "Iterator" */
+	return strncmp(name, "Iterator::", 10) == 0;
+}
+
+static int64_t overlap_ps(const struct node *a, const struct node *b)
+{
+	/* Timespan overlap: inclusive test, touching spans give 0 */
+	int64_t s = a->start > b->start ? a->start : b->start;
+	int64_t e = a->end < b->end ? a->end : b->end;
+
+	if (!(a->start <= b->end && b->start <= a->end))
+		return 0;
+	return e - s;
+}
+
+static void add_child(struct forest *f, int parent, int child)
+{
+	vec_push(&f->nodes.v[parent].kids, child);
+	if (f->nodes.v[child].nest_parent < 0)
+		f->nodes.v[child].nest_parent = -2 - parent; /* non-nesting parent */
+}
+
+static void build_forest(const struct tfd_host *h, struct forest *f)
+{
+	VEC(int) stack = {0};
+
+	for (size_t t = 0; t < h->nthreads; t++) {
+		const struct tfd_thread *th = &h->threads[t];
+
+		stack.n = 0;
+		for (size_t k = 0; k < th->nevents; k++) {
+			const struct tfd_event *e = &th->events[k];
+			struct node n;
+			int idx;
+
+			memset(&n, 0, sizeof(n));
+			n.ev = e;
+			n.start = e->start_ns * PS_PER_NS;
+			n.end = (e->start_ns + e->dur_ns) * PS_PER_NS;
+			n.nest_parent = -1;
+			if (strcmp(e->name, "Iterator::Prefetch::Generator") == 0)
+				n.type = N_DIPSI;
+			else if (e->kind == TFD_EV_ITERATOR)
+				n.type = N_ITER;
+			else if (e->kind == TFD_EV_PRODUCE)
+				n.type = N_PRODUCE;
+			else if (e->kind == TFD_EV_CONSUME)
+				n.type = N_CONSUME;
+			vec_push(&f->nodes, n);
+			idx = (int)f->nodes.n - 1;
+			if (e->flags & TFD_EVF_ASYNC)
+				continue;
+			while (stack.n) {
+				const struct node *top = &f->nodes.v[stack.v[stack.n - 1]];
+
+				if (top->start <= f->nodes.v[idx].start &&
+				    f->nodes.v[idx].end <= top->end) {
+					vec_push(&f->nodes.v[stack.v[stack.n - 1]].kids, idx);
+					f->nodes.v[idx].nest_parent = stack.v[stack.n - 1];
+					break;
+				}
+				stack.n--;
+			}
+			vec_push(&stack, idx);
+		}
+	}
+	vec_free(&stack);
+}
+
+static const char *const produce_order[] = {"PrefetchProduce",    "ParallelInterleaveProduce",
+					    "ParallelMapProduce", "MapAndBatchProduce",
+					    "ParseExampleProduce", "ParallelBatchProduce"};
+static const char *const consume_order[] = {"PrefetchConsume",    "ParallelInterleaveConsume",
+					    "ParallelMapConsume", "MapAndBatchConsume",
+					    "ParseExampleConsume", "ParallelBatchConsume"};
+
+struct pkey {
+	int64_t parent_id, element_id;
+	int node;
+};
+
+static void connect_tfdata(struct forest *f)
+{
+	VEC(struct pkey) pm = {0};
+
+	for (size_t t = 0; t < 6; t++)
+		for (size_t i = 0; i < f->nodes.n; i++) {
+			struct node *p = &f->nodes.v[i];
+
+			if (p->type != N_PRODUCE || strcmp(p->ev->name, produce_order[t]) ||
+			    !(p->ev->flags & TFD_EVF_ELEMENT))
+				continue;
+			for (size_t k = 0; k < p->kids.n; k++) {
+				const struct node *c = &f->nodes.v[p->kids.v[k]];
+
+				if (c->type == N_ITER || c->type == N_DIPSI) {
+					if (c->ev->flags & TFD_EVF_PARENT)
+						vec_push(&pm, ((struct pkey){(int64_t)c->ev->parent_id,
+									     (int64_t)p->ev->element_id,
+									     p->kids.v[k]}));
+					break;
+				}
+			}
+		}
+	for (size_t t = 0; t < 6; t++)
+		for (size_t i = 0; i < f->nodes.n; i++) {
+			const struct node *k = &f->nodes.v[i];
+			const struct node *ci;
+
+			if (k->type != N_CONSUME || strcmp(k->ev->name, consume_order[t]) ||
+			    !(k->ev->flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
+				continue;
+			ci = &f->nodes.v[k->nest_parent];
+			if ((ci->type != N_ITER && ci->type != N_DIPSI) || !(ci->ev->flags & TFD_EVF_ID))
+				continue;
+			for (size_t j = 0; j < pm.n; j++)
+				if (pm.v[j].parent_id == (int64_t)ci->ev->id &&
+				    pm.v[j].element_id == (int64_t)k->ev->element_id)
+					add_child(f, k->nest_parent, pm.v[j].node);
+		}
+	vec_free(&pm);
+}
+
+/* ---- per-host processing ------------------------------------------------ */
+
+typedef VEC(struct tfd_xp_iter_stat) statvec;
+
+static struct tfd_xp_iter_stat *stat_get(statvec *sv, int64_t id, bool *fresh)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (sv->v[i].id == id) {
+			*fresh = false;
+			return &sv->v[i];
+		}
+	vec_push(sv, ((struct tfd_xp_iter_stat){.id = id}));
+	*fresh = true;
+	return &sv->v[sv->n - 1];
+}
+
+static void process_iterator(const struct forest *f, int ni, statvec *sv, bool blocking,
+			     int level)
+{
+	const struct node *n = &f->nodes.v[ni];
+	struct tfd_xp_iter_stat *s;
+	int64_t self, id;
+	bool fresh;
+
+	if (level > 100 || !(n->ev->flags & TFD_EVF_ID))
+		return;
+	id = (int64_t)n->ev->id;
+	s = stat_get(sv, id, &fresh);
+	if (fresh)
+		s->start_time_ps = n->start;
+	s->duration_ps += n->end - n->start;
+	self = n->end - n->start;
+	for (size_t k = 0; k < n->kids.n; k++) {
+		const struct node *c = &f->nodes.v[n->kids.v[k]];
+		int64_t ov;
+
+		if (!is_tfdata(c->ev->name))
+			continue;
+		ov = overlap_ps(n, c);
+		process_iterator(f, n->kids.v[k], sv, blocking && ov != 0, level + 1);
+		self -= ov; /* XProf: assumes children never overlap */
+	}
+	s = stat_get(sv, id, &fresh); /* the vector may have moved */
+	s->self_time_ps += self;
+	s->is_blocking = s->is_blocking || blocking;
+	s->num_calls++;
+}
+
+static int stat_cmp(const void *a, const void *b)
+{
+	const struct tfd_xp_iter_stat *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int meta_cmp(const void *a, const void *b)
+{
+	const struct tfd_xp_meta *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct rootcall {
+	int node;
+	int64_t dur, start;
+};
+
+static int rootcall_cmp(const void *a, const void *b)
+{
+	const struct rootcall *x = a, *y = b;
+
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->node - y->node;
+}
+
+static const struct tfd_xp_meta *find_meta(const struct tfd_xp_host *h, int64_t id)
+{
+	for (size_t i = 0; i < h->nmetas; i++)
+		if (h->metas[i].id == id)
+			return &h->metas[i];
+	return NULL;
+}
+
+static bool async_name(const char *n)
+{
+	static const char *const a[] = {"Prefetch",    "ParallelInterleave", "ParallelMap",
+					"ParseExample", "MapAndBatch",       "DataService",
+					"LegacyParallelInterleave", "ParallelBatch"};
+
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		if (strcmp(n, a[i]) == 0)
+			return true;
+	return false;
+}
+
+static int count_parts(const char *name)
+{
+	int n = 1;
+
+	for (const char *p = name; (p = strstr(p, "::")) != NULL; p += 2)
+		n++;
+	return n;
+}
+
+static void process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
+{
+	struct forest f = {0};
+	VEC(struct tfd_xp_meta) metas = {0};
+	VEC(int64_t) root_ids = {0};
+	VEC(int64_t) root_first = {0};
+	VEC(int64_t) dev_ids = {0};
+	int nhost = 0, ndev = 0;
+
+	build_forest(h, &f);
+	connect_tfdata(&f);
+	xh->host = h->name;
+	/* iterator metadata and root iterator calls */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < f.nodes.n; i++) {
+			const struct node *n = &f.nodes.v[i];
+			int64_t id = (int64_t)n->ev->id;
+			bool seen = false;
+
+			if ((pass == 0 && n->type != N_ITER) || (pass == 1 && n->type != N_DIPSI) ||
+			    !(n->ev->flags & TFD_EVF_ID))
+				continue;
+			for (size_t m = 0; m < metas.n; m++)
+				seen |= metas.v[m].id == id;
+			if (!seen) {
+				struct tfd_xp_meta md;
+
+				md.id = id;
+				md.parent_id = (n->ev->flags & TFD_EVF_PARENT) ? (int64_t)n->ev->parent_id
+									      : 0;
+				md.long_name = n->ev->name;
+				md.name = tfd_iter_short(n->ev->name);
+				md.is_async = async_name(md.name);
+				vec_push(&metas, md);
+				if (pass == 1 && (n->ev->flags & TFD_EVF_PARENT))
+					vec_push(&dev_ids, (int64_t)n->ev->parent_id);
+			}
+			if (pass == 0 && count_parts(n->ev->name) == 2) {
+				size_t r;
+
+				for (r = 0; r < root_ids.n; r++)
+					if (root_ids.v[r] == id)
+						break;
+				if (r == root_ids.n) {
+					vec_push(&root_ids, id);
+					vec_push(&root_first, n->start);
+				} else if (n->start < root_first.v[r]) {
+					root_first.v[r] = n->start;
+				}
+			}
+		}
+	qsort(metas.v, metas.n, sizeof(*metas.v), meta_cmp);
+	xh->metas = metas.v;
+	xh->nmetas = metas.n;
+	/* deterministic root order: first call, then id */
+	for (size_t i = 1; i < root_ids.n; i++)
+		for (size_t j = i; j > 0 && (root_first.v[j - 1] > root_first.v[j] ||
+					     (root_first.v[j - 1] == root_first.v[j] &&
+					      root_ids.v[j - 1] > root_ids.v[j]));
+		     j--) {
+			int64_t a = root_ids.v[j], b = root_first.v[j];
+
+			root_ids.v[j] = root_ids.v[j - 1];
+			root_first.v[j] = root_first.v[j - 1];
+			root_ids.v[j - 1] = a;
+			root_first.v[j - 1] = b;
+		}
+	xh->pipelines = xcalloc(root_ids.n + 1, sizeof(*xh->pipelines));
+	xh->npipelines = root_ids.n;
+	for (size_t r = 0; r < root_ids.n; r++) {
+		struct tfd_xp_pipeline *p = &xh->pipelines[r];
+		VEC(struct rootcall) calls = {0};
+		int64_t sum = 0;
+
+		p->id = root_ids.v[r];
+		for (size_t d = 0; d < dev_ids.n; d++)
+			p->is_device |= dev_ids.v[d] == p->id;
+		snprintf(p->name, sizeof(p->name), "%s:%d", p->is_device ? "Device" : "Host",
+			 p->is_device ? ndev++ : nhost++);
+		for (size_t i = 0; i < f.nodes.n; i++) {
+			const struct node *n = &f.nodes.v[i];
+
+			if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
+			    (int64_t)n->ev->id == p->id && count_parts(n->ev->name) == 2)
+				vec_push(&calls, ((struct rootcall){(int)i, n->end - n->start,
+								    n->start}));
+		}
+		qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
+		p->stats = xcalloc(calls.n + 1, sizeof(*p->stats));
+		p->nstats = calls.n;
+		p->min_latency_ps = INT64_MAX;
+		for (size_t c = 0; c < calls.n; c++) {
+			statvec sv = {0};
+			struct tfd_xp_call *st = &p->stats[c];
+			int64_t best = 0, lat = calls.v[c].dur;
+
+			process_iterator(&f, calls.v[c].node, &sv, true, 0);
+			qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
+			st->iters = sv.v;
+			st->niters = sv.n;
+			for (size_t k = 0; k < sv.n; k++) /* ties: smaller id (sorted) */
+				if (sv.v[k].is_blocking && sv.v[k].self_time_ps > best) {
+					best = sv.v[k].self_time_ps;
+					st->bottleneck_iterator_id = sv.v[k].id;
+				}
+			st->bottleneck_iterator_latency_ps = best;
+			sum += lat;
+			if (lat < p->min_latency_ps)
+				p->min_latency_ps = lat;
+			if (lat > p->max_latency_ps)
+				p->max_latency_ps = lat;
+			p->num_slow_calls += lat > SLOW_CALL_PS;
+		}
+		if (!calls.n)
+			p->min_latency_ps = 0;
+		p->avg_latency_ps = calls.n ? sum / (int64_t)calls.n : 0;
+		vec_free(&calls);
+	}
+	for (size_t i = 0; i < f.nodes.n; i++)
+		vec_free(&f.nodes.v[i].kids);
+	vec_free(&f.nodes);
+	vec_free(&root_ids);
+	vec_free(&root_first);
+	vec_free(&dev_ids);
+}
+
+enum tfd_xp_type tfd_xprof_type(const char *n)
+{
+	static const char *const source[] = {
+		"TFRecord",      "SSTable",       "RecordIO",     "Spanner",
+		"TFColumn",      "SleepwalkRemoteDataset",        "TextLine",
+		"StitchedTimelineDataset",        "DateKeyDataset", "CapacitorProto",
+		"LMDB",          "ExternalDataset", "PearModel",   "FixedLengthRecordV2",
+		"FromTensor",    "TensorSlice",   "Generator",    "SyntheticDatasetOp"};
+	static const char *const remote[] = {"GuzzlerDataGuzzlerRemoteDataset", "ReverbDataset",
+					     "DatasetSampleGame", "Courier", "ReverbEpisodeDataset"};
+
+	for (size_t i = 0; i < sizeof(source) / sizeof(source[0]); i++)
+		if (strcmp(n, source[i]) == 0)
+			return TFD_XP_SLOW_SOURCE;
+	if (strcmp(n, "DataService") == 0)
+		return TFD_XP_SLOW_DATA_SERVICE;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if (strcmp(n, remote[i]) == 0)
+			return TFD_XP_SLOW_REMOTE_SOURCE;
+	if (strcmp(n, "Map") == 0 || strcmp(n, "Interleave") == 0)
+		return TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION;
+	if (strcmp(n, "Filter") == 0 || strcmp(n, "Batch") == 0 || strcmp(n, "Unbatch") == 0)
+		return TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION;
+	return TFD_XP_OTHER;
+}
+
+#define GUIDE "https://www.tensorflow.org/guide/data_performance"
+#define ANALYSIS "https://www.tensorflow.org/guide/data_performance_analysis"
+#define A(url, text) "<a href=\"" url "\" target=\"_blank\">" text "</a>"
+
+const char *tfd_xprof_suggestion(enum tfd_xp_type t)
+{
+	switch (t) {
+	case TFD_XP_SLOW_SOURCE:
+		return "1. Make sure the input data is stored close to the host that reads it "
+		       "(same cell or region); see " A(ANALYSIS "#source_datasets", "here") ".<br/>"
+		       "2. Read from this source in parallel; see " A(
+			       GUIDE "#parallelizing_data_extraction", "here") ".<br/>";
+	case TFD_XP_SLOW_DATA_SERVICE:
+		return "1. Reading from the tf.data service is slow: profile the tf.data service "
+		       "worker.<br/>2. About the tf.data service: " A(
+			       "https://www.tensorflow.org/api_docs/python/tf/data/experimental/"
+			       "service?version=nightly",
+			       "this") ".<br/>3. Other suggestions: " A(ANALYSIS, "this") ".";
+	case TFD_XP_SLOW_REMOTE_SOURCE:
+		return "1. The remote data source is slow: profile the host that serves it.<br/>"
+		       "2. Other suggestions: " A(ANALYSIS, "this") ".";
+	case TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION:
+		return "1. Run this transformation in parallel with "
+		       "<code>num_parallel_calls=tf.data.experimental.AUTOTUNE</code>; see " A(
+			       GUIDE "#parallelizing_data_transformation", "this") ".<br/>"
+		       "2. If the data fits in memory and nothing random runs before it (e.g. "
+		       "<code>shuffle</code>), add <code>cache</code> after it; see " A(
+			       GUIDE "#caching", "this") ".<br/>"
+		       "3. More: " A(ANALYSIS "#transformation_datasets", "here") ".";
+	case TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION:
+		return "1. This transformation is sequential: run several copies of the pipeline "
+		       "over shards of the input and interleave them (outer parallelism); see " A(
+			       ANALYSIS "#transformation_datasets", "this") ".<br/>"
+		       "2. If the data fits in memory and nothing random runs before it, add "
+		       "<code>cache</code> after it; see " A(GUIDE "#caching", "this") ".<br/>"
+		       "3. More: " A(ANALYSIS "#3_are_you_reaching_high_cpu_utilization", "here") ".";
+	default:
+		return "See " A(ANALYSIS, "this") " for suggestions.";
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct tfd_xp_row *x = a, *y = b;
+
+	if (x->max_latency_ps != y->max_latency_ps)
+		return x->max_latency_ps > y->max_latency_ps ? -1 : 1;
+	return 0;
+}
+
+enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **out,
+			      struct tfd_err *err)
+{
+	struct tfd_xprof *x = xcalloc(1, sizeof(*x));
+	size_t nrows = 0;
+
+	(void)err;
+	x->hosts = xcalloc(cap->nhosts + 1, sizeof(*x->hosts));
+	x->nhosts = cap->nhosts;
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		process_host(&cap->hosts[i], &x->hosts[i]);
+		for (size_t p = 0; p < x->hosts[i].npipelines; p++)
+			nrows += !x->hosts[i].pipelines[p].is_device && x->hosts[i].pipelines[p].nstats;
+	}
+	x->rows = xcalloc(nrows + 1, sizeof(*x->rows));
+	for (size_t i = 0; i < x->nhosts; i++)
+		for (size_t p = 0; p < x->hosts[i].npipelines; p++) {
+			const struct tfd_xp_pipeline *pl = &x->hosts[i].pipelines[p];
+			const struct tfd_xp_call *st;
+			const struct tfd_xp_meta *md;
+			struct tfd_xp_row *r;
+
+			if (pl->is_device || !pl->nstats)
+				continue;
+			st = &pl->stats[0];
+			md = find_meta(&x->hosts[i], st->bottleneck_iterator_id);
+			r = &x->rows[x->nrows++];
+			r->host = x->hosts[i].host;
+			r->input_pipeline = pl->name;
+			r->max_latency_ps = pl->max_latency_ps;
+			r->iterator_name = md ? md->name : "";
+			r->iterator_long_name = md ? md->long_name : "";
+			r->iterator_latency_ps = st->bottleneck_iterator_latency_ps;
+			r->suggestion = tfd_xprof_suggestion(tfd_xprof_type(r->iterator_name));
+		}
+	/* stable: equal latencies keep host and pipeline order */
+	for (size_t i = 1; i < x->nrows; i++)
+		for (size_t j = i; j > 0 && row_cmp(&x->rows[j - 1], &x->rows[j]) > 0; j--) {
+			struct tfd_xp_row t = x->rows[j];
+
+			x->rows[j] = x->rows[j - 1];
+			x->rows[j - 1] = t;
+		}
+	{
+		int64_t m = x->nrows ? x->rows[0].max_latency_ps : 0;
+
+		x->is_input_bound = m > SLOW_CALL_PS;
+		x->summary = m > SLOW_CALL_PS ? TFD_XP_SUMMARY_SLOW
+			     : m > 0          ? TFD_XP_SUMMARY_FAST
+					      : TFD_XP_SUMMARY_NONE;
+	}
+	*out = x;
+	return TFD_OK;
+}
+
+bool tfd_xprof_is_input_bound(const struct tfd_xprof *x)
+{
+	return x->is_input_bound;
+}
+
+void tfd_xprof_free(struct tfd_xprof *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->nhosts; i++) {
+		for (size_t p = 0; p < x->hosts[i].npipelines; p++) {
+			for (size_t s = 0; s < x->hosts[i].pipelines[p].nstats; s++)
+				free(x->hosts[i].pipelines[p].stats[s].iters);
+			free(x->hosts[i].pipelines[p].stats);
+		}
+		free(x->hosts[i].pipelines);
+		free(x->hosts[i].metas);
+	}
+	free(x->hosts);
+	free(x->rows);
+	free(x);
+}
+
+static void add_i64(cJSON *o, const char *k, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	cJSON_AddStringToObject(o, k, buf); /* proto3 JSON: int64 as string */
+}
+
+void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *b)
+{
+	cJSON *root = cJSON_CreateObject(), *rows, *hosts;
+	char *s;
+
+	cJSON_AddStringToObject(root, "mode", "xprof");
+	rows = cJSON_AddArrayToObject(root, "bottleneck_analysis");
+	for (size_t i = 0; i < x->nrows; i++) {
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(r, "host", x->rows[i].host);
+		cJSON_AddStringToObject(r, "input_pipeline", x->rows[i].input_pipeline);
+		add_i64(r, "max_latency_ps", x->rows[i].max_latency_ps);
+		cJSON_AddStringToObject(r, "iterator_name", x->rows[i].iterator_name);
+		cJSON_AddStringToObject(r, "iterator_long_name", x->rows[i].iterator_long_name);
+		add_i64(r, "iterator_latency_ps", x->rows[i].iterator_latency_ps);
+		cJSON_AddStringToObject(r, "suggestion", x->rows[i].suggestion);
+		cJSON_AddItemToArray(rows, r);
+	}
+	hosts = cJSON_AddObjectToObject(root, "tf_data_stats");
+	for (size_t i = 0; i < x->nhosts; i++) {
+		const struct tfd_xp_host *h = &x->hosts[i];
+		cJSON *th = cJSON_AddObjectToObject(hosts, h->host), *ips, *md;
+
+		md = cJSON_AddObjectToObject(th, "iterator_metadata");
+		for (size_t m = 0; m < h->nmetas; m++) {
+			char key[32];
+			cJSON *o;
+
+			snprintf(key, sizeof(key), "%" PRId64, h->metas[m].id);
+			o = cJSON_AddObjectToObject(md, key);
+			add_i64(o, "id", h->metas[m].id);
+			add_i64(o, "parent_id", h->metas[m].parent_id);
+			cJSON_AddStringToObject(o, "name", h->metas[m].name);
+			cJSON_AddStringToObject(o, "long_name", h->metas[m].long_name);
+			cJSON_AddBoolToObject(o, "is_async", h->metas[m].is_async);
+		}
+		ips = cJSON_AddObjectToObject(th, "input_pipelines");
+		for (size_t p = 0; p < h->npipelines; p++) {
+			const struct tfd_xp_pipeline *pl = &h->pipelines[p];
+			char key[32];
+			cJSON *o, *meta, *stats;
+
+			snprintf(key, sizeof(key), "%" PRId64, pl->id);
+			o = cJSON_AddObjectToObject(ips, key);
+			meta = cJSON_AddObjectToObject(o, "metadata");
+			add_i64(meta, "id", pl->id);
+			cJSON_AddStringToObject(meta, "type", pl->is_device ? "DEVICE" : "HOST");
+			cJSON_AddStringToObject(meta, "name", pl->name);
+			add_i64(o, "avg_latency_ps", pl->avg_latency_ps);
+			add_i64(o, "min_latency_ps", pl->min_latency_ps);
+			add_i64(o, "max_latency_ps", pl->max_latency_ps);
+			add_i64(o, "num_slow_calls", pl->num_slow_calls);
+			stats = cJSON_AddArrayToObject(o, "stats");
+			for (size_t c = 0; c < pl->nstats; c++) {
+				const struct tfd_xp_call *st = &pl->stats[c];
+				cJSON *so = cJSON_CreateObject(), *its;
+
+				add_i64(so, "bottleneck_iterator_id", st->bottleneck_iterator_id);
+				add_i64(so, "bottleneck_iterator_latency_ps",
+					st->bottleneck_iterator_latency_ps);
+				its = cJSON_AddObjectToObject(so, "iterator_stats");
+				for (size_t k = 0; k < st->niters; k++) {
+					const struct tfd_xp_iter_stat *is = &st->iters[k];
+					cJSON *io;
+
+					snprintf(key, sizeof(key), "%" PRId64, is->id);
+					io = cJSON_AddObjectToObject(its, key);
+					add_i64(io, "id", is->id);
+					add_i64(io, "start_time_ps", is->start_time_ps);
+					add_i64(io, "duration_ps", is->duration_ps);
+					add_i64(io, "self_time_ps", is->self_time_ps);
+					cJSON_AddBoolToObject(io, "is_blocking", is->is_blocking);
+					add_i64(io, "num_calls", is->num_calls);
+				}
+				cJSON_AddItemToArray(stats, so);
+			}
+		}
+	}
+	cJSON_AddBoolToObject(root, "is_input_bound", x->is_input_bound);
+	cJSON_AddStringToObject(root, "summary", x->summary);
+	s = cJSON_Print(root);
+	tfd_buf_puts(b, s);
+	tfd_buf_puts(b, "\n");
+	cJSON_free(s);
+	cJSON_Delete(root);
+}
+
+void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *b)
+{
+	tfd_buf_printf(b, "mode: xprof (TensorFlow tf_data_bottleneck_analysis semantics)\n%s\n",
+		       x->summary);
+	for (size_t i = 0; i < x->nrows; i++) {
+		const struct tfd_xp_row *r = &x->rows[i];
+
+		tfd_buf_printf(b, "\n%s %s: max latency %.3f us\n  bottleneck %s (%s), %.3f us\n",
+			       r->host, r->input_pipeline, (double)r->max_latency_ps / 1e6,
+			       r->iterator_name[0] ? r->iterator_name : "(none)",
+			       r->iterator_long_name, (double)r->iterator_latency_ps / 1e6);
+	}
+	for (size_t i = 0; i < x->nhosts; i++)
+		for (size_t p = 0; p < x->hosts[i].npipelines; p++) {
+			const struct tfd_xp_pipeline *pl = &x->hosts[i].pipelines[p];
+
+			tfd_buf_printf(b, "\n%s %s: %zu calls, min %.3f avg %.3f max %.3f us, %" PRId64
+					  " slow\n",
+				       x->hosts[i].host, pl->name, pl->nstats,
+				       (double)pl->min_latency_ps / 1e6,
+				       (double)pl->avg_latency_ps / 1e6,
+				       (double)pl->max_latency_ps / 1e6, pl->num_slow_calls);
+		}
+}

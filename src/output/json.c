@@ -1,0 +1,175 @@
+/* json.c - the JSON report (schema in README.md, "JSON output"). Keys are
+ * added in a fixed order; ids are decimal strings (64-bit); times are
+ * integer nanoseconds; shares are rounded to 4 decimals. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/report.h"
+
+static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap",
+						 "unlinked"};
+
+static void add_id(cJSON *o, const char *k, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v);
+	cJSON_AddStringToObject(o, k, buf);
+}
+
+static void add_ns(cJSON *o, const char *k, int64_t v)
+{
+	cJSON_AddNumberToObject(o, k, (double)v);
+}
+
+static double r4(double x)
+{
+	return round(x * 10000.0) / 10000.0;
+}
+
+static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "index", (double)idx);
+	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddStringToObject(o, "family", s->family);
+	cJSON_AddStringToObject(o, "long_name", s->long_name);
+	cJSON_AddNumberToObject(o, "parent", s->parent);
+	cJSON_AddNumberToObject(o, "depth", s->depth);
+	cJSON_AddBoolToObject(o, "async", s->is_async);
+	cJSON_AddNumberToObject(o, "iterators", (double)s->niterators);
+	cJSON_AddNumberToObject(o, "calls", (double)s->calls_all);
+	add_ns(o, "total_ns", s->total_all_ns);
+	add_ns(o, "self_ns", s->self_all_ns);
+	cJSON_AddNumberToObject(o, "analyzed_calls", (double)s->calls);
+	add_ns(o, "analyzed_self_ns", s->self_ns);
+	add_ns(o, "blocking_ns", s->blocking_ns);
+	cJSON_AddNumberToObject(o, "blocking_share", r4(s->blocking_share));
+	cJSON_AddBoolToObject(o, "critical", s->on_critical_path);
+	cJSON_AddBoolToObject(o, "bottleneck", s->is_bottleneck);
+	if (s->sample && s->sample->nparams) {
+		cJSON *pp = cJSON_AddObjectToObject(o, "params");
+
+		for (uint16_t i = 0; i < s->sample->nparams; i++)
+			cJSON_AddStringToObject(pp, s->sample->params[i].key,
+						s->sample->params[i].val);
+	}
+	return o;
+}
+
+static cJSON *pipeline_json(const struct tfd_pipeline *p)
+{
+	cJSON *o = cJSON_CreateObject(), *lat, *links, *stages, *cp;
+
+	cJSON_AddStringToObject(o, "name", p->name);
+	cJSON_AddStringToObject(o, "type", p->is_device ? "device" : "host");
+	add_id(o, "root_id", p->root_id);
+	cJSON_AddStringToObject(o, "root", p->stages[0].long_name);
+	cJSON_AddNumberToObject(o, "calls", (double)p->ncalls);
+	cJSON_AddNumberToObject(o, "slow_calls", (double)p->nslow);
+	lat = cJSON_AddObjectToObject(o, "latency_ns");
+	add_ns(lat, "min", p->min_ns);
+	add_ns(lat, "p50", p->p50_ns);
+	add_ns(lat, "avg", p->avg_ns);
+	add_ns(lat, "p95", p->p95_ns);
+	add_ns(lat, "max", p->max_ns);
+	cJSON_AddNumberToObject(o, "warmup_calls", (double)p->nwarmup);
+	cJSON_AddNumberToObject(o, "analyzed_calls", (double)p->nanalyzed);
+	add_ns(o, "analyzed_ns", p->analyzed_ns);
+	cJSON_AddStringToObject(o, "analyzed", p->analyzed_slow_only ? "slow" : "all");
+	links = cJSON_AddObjectToObject(o, "linking");
+	for (int k = 0; k < TFD_LINK__COUNT; k++)
+		cJSON_AddNumberToObject(links, link_keys[k], (double)p->links[k]);
+	if (p->bottleneck >= 0) {
+		cJSON *bn = cJSON_AddObjectToObject(o, "bottleneck");
+		const struct tfd_stage *s = &p->stages[p->bottleneck];
+
+		cJSON_AddNumberToObject(bn, "stage", p->bottleneck);
+		cJSON_AddStringToObject(bn, "name", s->name);
+		cJSON_AddStringToObject(bn, "family", s->family);
+		cJSON_AddStringToObject(bn, "long_name", s->long_name);
+		add_ns(bn, "blocking_ns", s->blocking_ns);
+		cJSON_AddNumberToObject(bn, "blocking_share", r4(s->blocking_share));
+	} else {
+		cJSON_AddNullToObject(o, "bottleneck");
+	}
+	if (p->slowest_bottleneck >= 0)
+		cJSON_AddStringToObject(o, "slowest_call_bottleneck",
+					p->stages[p->slowest_bottleneck].name);
+	cp = cJSON_AddArrayToObject(o, "critical_path");
+	for (size_t i = 0; i < p->ncritpath; i++)
+		cJSON_AddItemToArray(cp, cJSON_CreateNumber(p->critpath[i]));
+	stages = cJSON_AddArrayToObject(o, "stages");
+	for (size_t i = 0; i < p->nstages; i++)
+		cJSON_AddItemToArray(stages, stage_json(&p->stages[i], i));
+	return o;
+}
+
+void tfd_report_json(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	cJSON *root = cJSON_CreateObject(), *hosts, *diags, *sum;
+	char *s;
+
+	cJSON_AddNumberToObject(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
+	cJSON_AddStringToObject(root, "tool", "tfdoctor");
+	sum = cJSON_AddObjectToObject(root, "summary");
+	cJSON_AddBoolToObject(sum, "tfdata_found", a->any_tfdata);
+	cJSON_AddBoolToObject(sum, "input_bound", a->input_bound);
+	if (a->nhosts) {
+		const struct tfd_host_result *f = &a->hosts[0];
+
+		cJSON_AddStringToObject(sum, "host", f->host->name);
+		if (f->focus >= 0) {
+			const struct tfd_pipeline *p = &f->pipelines[f->focus];
+
+			cJSON_AddStringToObject(sum, "pipeline", p->name);
+			if (p->bottleneck >= 0) {
+				cJSON_AddStringToObject(sum, "bottleneck", p->stages[p->bottleneck].name);
+				cJSON_AddStringToObject(sum, "bottleneck_long_name",
+							p->stages[p->bottleneck].long_name);
+			}
+		}
+	}
+	hosts = cJSON_AddArrayToObject(root, "hosts");
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+		cJSON *o = cJSON_CreateObject(), *ps;
+
+		cJSON_AddStringToObject(o, "host", h->host->name);
+		cJSON_AddStringToObject(o, "file", h->host->path);
+		cJSON_AddNumberToObject(o, "rank", (double)i);
+		if (isnan(h->input_pct))
+			cJSON_AddNullToObject(o, "input_percent");
+		else
+			cJSON_AddNumberToObject(o, "input_percent", round(h->input_pct * 100) / 100);
+		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
+		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
+		add_ns(o, "wait_ns", h->wait_ns);
+		add_ns(o, "step_ns", h->step_ns);
+		cJSON_AddNumberToObject(o, "steps", (double)h->nsteps);
+		add_ns(o, "max_latency_ns", h->max_latency_ns);
+		if (h->focus >= 0)
+			cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
+		ps = cJSON_AddArrayToObject(o, "pipelines");
+		for (size_t p = 0; p < h->npipelines; p++)
+			cJSON_AddItemToArray(ps, pipeline_json(&h->pipelines[p]));
+		cJSON_AddItemToArray(hosts, o);
+	}
+	diags = cJSON_AddArrayToObject(root, "notes");
+	for (size_t i = 0; i < a->ndiags; i++) {
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "host", a->diags[i].host);
+		cJSON_AddStringToObject(d, "message", a->diags[i].msg);
+		cJSON_AddItemToArray(diags, d);
+	}
+	s = cJSON_Print(root);
+	tfd_buf_puts(b, s);
+	tfd_buf_puts(b, "\n");
+	cJSON_free(s);
+	cJSON_Delete(root);
+}

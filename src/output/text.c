@@ -1,0 +1,163 @@
+/* text.c - the terminal report. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tfd/report.h"
+
+const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len)
+{
+	double v = (double)ns;
+
+	if (ns >= 1000000000)
+		snprintf(buf, len, "%.3f s", v / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.3f ms", v / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.3f us", v / 1e3);
+	else
+		snprintf(buf, len, "%" PRId64 " ns", ns);
+	return buf;
+}
+
+static const char *link_names[TFD_LINK__COUNT] = {"same-thread nesting", "Produce/Consume",
+						  "parent_id + time overlap", "unlinked"};
+
+static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
+	char t1[32];
+
+	if (!a->any_tfdata) {
+		tfd_buf_puts(b, "verdict: no tf.data activity captured. If the job uses tf.data, "
+				"capture a longer profile (and make sure the input pipeline runs "
+				"during it).\n");
+		return;
+	}
+	if (f && !isnan(f->input_pct))
+		tfd_buf_printf(b, "verdict: %s input-bound: %.1f%% of step time on host %s is "
+				  "spent waiting for input (%s).\n",
+			       f->bound == TFD_BOUND_HIGH       ? "HIGHLY"
+			       : f->bound == TFD_BOUND_MODERATE ? "MODERATELY"
+								: "NOT",
+			       f->input_pct, f->host->name, f->input_basis);
+	else if (f)
+		tfd_buf_printf(b, "verdict: input-bound share unknown (no step markers or "
+				  "IteratorGetNext events); slowest host pipeline call %s.\n",
+			       tfd_fmt_ns(f->max_latency_ns, t1, sizeof(t1)));
+	if (f && f->focus >= 0) {
+		const struct tfd_pipeline *p = &f->pipelines[f->focus];
+
+		if (p->max_ns <= TFD_SLOW_CALL_NS)
+			tfd_buf_printf(b, "         no tf.data root call is slower than 50 us on this "
+					  "host: the input pipeline keeps up; look elsewhere "
+					  "(prefetch will not help).\n");
+		else if (p->bottleneck >= 0)
+			tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
+					  "blocking time.\n",
+				       p->stages[p->bottleneck].name, p->stages[p->bottleneck].long_name,
+				       p->name, 100.0 * p->stages[p->bottleneck].blocking_share);
+	}
+}
+
+static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pipeline *p,
+			  struct tfd_buf *b)
+{
+	char t1[32], t2[32], t3[32], t4[32], t5[32];
+
+	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", p->name,
+		       p->is_device ? "device" : "host", p->stages[0].long_name,
+		       (int64_t)p->root_id);
+	tfd_buf_printf(b, "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
+			  "p95 %s  max %s\n",
+		       p->ncalls, p->nslow, tfd_fmt_ns(p->min_ns, t1, sizeof(t1)),
+		       tfd_fmt_ns(p->p50_ns, t2, sizeof(t2)), tfd_fmt_ns(p->avg_ns, t3, sizeof(t3)),
+		       tfd_fmt_ns(p->p95_ns, t4, sizeof(t4)), tfd_fmt_ns(p->max_ns, t5, sizeof(t5)));
+	tfd_buf_printf(b, "  analyzed %zu call%s (%s)%s", p->nanalyzed, p->nanalyzed == 1 ? "" : "s",
+		       p->analyzed_slow_only ? "slow calls" : "all calls",
+		       p->nwarmup ? "" : "\n");
+	if (p->nwarmup)
+		tfd_buf_printf(b, ", %zu warm-up call%s excluded\n", p->nwarmup,
+			       p->nwarmup == 1 ? "" : "s");
+	tfd_buf_puts(b, "  linking:");
+	{
+		int first = 1;
+
+		for (int k = 0; k < TFD_LINK__COUNT; k++)
+			if (p->links[k]) {
+				tfd_buf_printf(b, "%s %zu by %s", first ? "" : ",", p->links[k],
+					       link_names[k]);
+				first = 0;
+			}
+		if (first)
+			tfd_buf_puts(b, " root only");
+	}
+	tfd_buf_puts(b, "\n");
+	if (p->ncritpath) {
+		tfd_buf_puts(b, "  critical path (root -> bottleneck):\n");
+		for (size_t i = 0; i < p->ncritpath; i++) {
+			const struct tfd_stage *s = &p->stages[p->critpath[i]];
+
+			tfd_buf_printf(b, "    %s %-28s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64
+					  "%s\n",
+				       i + 1 == p->ncritpath ? "*" : "-", s->name,
+				       tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)),
+				       100.0 * s->blocking_share, tfd_fmt_ns(s->self_ns, t2, sizeof(t2)),
+				       s->calls, s->is_bottleneck ? "  <- bottleneck" : "");
+		}
+	}
+	tfd_buf_printf(b, "  %-4s %-56s %8s %12s %12s %12s %7s\n", "", "stage", "calls", "total",
+		       "self", "blocking", "share");
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		char label[160];
+		int ind = s->depth * 2 > 40 ? 40 : s->depth * 2;
+
+		snprintf(label, sizeof(label), "%*s%s%s", ind, "", s->name,
+			 s->is_async ? " (async)" : "");
+		tfd_buf_printf(b, "  %-4s %-56s %8" PRIu64 " %12s %12s %12s %6.1f%%\n",
+			       s->is_bottleneck ? "[B]" : s->on_critical_path ? " * " : "", label,
+			       s->calls_all, tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
+			       tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share);
+	}
+	(void)hr;
+}
+
+void tfd_report_text(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	char t1[32], t2[32], t3[32];
+
+	verdict(a, b);
+	tfd_buf_printf(b, "\nhosts (most input-bound first):\n");
+	tfd_buf_printf(b, "  %-32s %9s %12s %12s %6s %10s  %s\n", "host", "input %", "waiting",
+		       "step time", "steps", "pipelines", "slowest call");
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+		char pct[16];
+
+		if (isnan(h->input_pct))
+			snprintf(pct, sizeof(pct), "n/a");
+		else
+			snprintf(pct, sizeof(pct), "%.1f", h->input_pct);
+		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct,
+			       tfd_fmt_ns(h->wait_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(h->step_ns, t2, sizeof(t2)), h->nsteps, h->npipelines,
+			       tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3)));
+	}
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+
+		if (!h->npipelines)
+			continue;
+		tfd_buf_printf(b, "\n== host %s%s\n", h->host->name, i == 0 ? " (analyzed first)" : "");
+		for (size_t p = 0; p < h->npipelines; p++)
+			pipeline_text(h, &h->pipelines[p], b);
+	}
+	if (a->ndiags) {
+		tfd_buf_puts(b, "\nnotes:\n");
+		for (size_t i = 0; i < a->ndiags; i++)
+			tfd_buf_printf(b, "  %s: %s\n", a->diags[i].host, a->diags[i].msg);
+	}
+}
