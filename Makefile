@@ -80,7 +80,7 @@ $(UNIT): $(UNIT_OBJ) $(B)/libtfd.a
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	$(BIN) analyze examples/ai-notebook/ai-notebook.xplane.pb
+	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 
 # Every suite prints "<suite>: N passed, N failed"; the last line is the sum.
 check: deps

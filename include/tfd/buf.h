@@ -17,7 +17,8 @@ void tfd_buf_release(struct tfd_buf *b);
 void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n);
 void tfd_buf_puts(struct tfd_buf *b, const char *s);
 void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append s as a JSON string literal (with quotes). */
-void tfd_buf_json_str(struct tfd_buf *b, const char *s);
+/* Append compact JSON (as cJSON_PrintUnformatted writes it) indented by two
+ * spaces per level, with a final newline. */
+void tfd_buf_json_pretty(struct tfd_buf *b, const char *compact);
 
 #endif

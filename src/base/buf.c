@@ -57,32 +57,53 @@ void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void tfd_buf_json_str(struct tfd_buf *b, const char *s)
+void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
 {
-	tfd_buf_add(b, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	int depth = 0, in_str = 0;
+
+	for (const char *p = c; *p; p++) {
+		char ch = *p;
+
+		if (in_str) {
+			tfd_buf_add(b, p, 1);
+			if (ch == '\\' && p[1]) {
+				tfd_buf_add(b, ++p, 1);
+			} else if (ch == '"') {
+				in_str = 0;
+			}
+			continue;
+		}
+		switch (ch) {
 		case '"':
-			tfd_buf_add(b, "\\\"", 2);
+			in_str = 1;
+			tfd_buf_add(b, p, 1);
 			break;
-		case '\\':
-			tfd_buf_add(b, "\\\\", 2);
+		case '{':
+		case '[':
+			if ((ch == '{' && p[1] == '}') || (ch == '[' && p[1] == ']')) {
+				tfd_buf_add(b, p, 2);
+				p++;
+				break;
+			}
+			tfd_buf_add(b, p, 1);
+			depth++;
+			tfd_buf_printf(b, "\n%*s", depth * 2, "");
 			break;
-		case '\n':
-			tfd_buf_add(b, "\\n", 2);
+		case '}':
+		case ']':
+			depth--;
+			tfd_buf_printf(b, "\n%*s", depth * 2, "");
+			tfd_buf_add(b, p, 1);
 			break;
-		case '\r':
-			tfd_buf_add(b, "\\r", 2);
+		case ',':
+			tfd_buf_printf(b, ",\n%*s", depth * 2, "");
 			break;
-		case '\t':
-			tfd_buf_add(b, "\\t", 2);
+		case ':':
+			tfd_buf_add(b, ": ", 2);
 			break;
 		default:
-			if (*p < 0x20)
-				tfd_buf_printf(b, "\\u%04x", *p);
-			else
-				tfd_buf_add(b, (const char *)p, 1);
+			tfd_buf_add(b, p, 1);
 		}
 	}
-	tfd_buf_add(b, "\"", 1);
+	tfd_buf_add(b, "\n", 1);
 }

@@ -155,7 +155,7 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 		}
 		cJSON_AddItemToObject(jh, all ? "events" : "iterator_events", events);
 	}
-	out = cJSON_Print(root);
+	out = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	return out;
 }
@@ -219,8 +219,7 @@ int cmd_dump(int argc, char **argv)
 	if (json) {
 		char *s = dump_json(cap, all);
 
-		tfd_buf_puts(&b, s);
-		tfd_buf_puts(&b, "\n");
+		tfd_buf_json_pretty(&b, s);
 		cJSON_free(s);
 	} else {
 		dump_text(cap, all, &b);

@@ -779,8 +779,9 @@ static void list_captures(const char *dir, strvec *out)
 		}
 		if (!shadowed)
 			vec_push(out, join(dir, names.v[i]));
-		free(names.v[i]);
 	}
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
 	vec_free(&names);
 }
 

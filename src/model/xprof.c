@@ -631,9 +631,8 @@ void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *b)
 	}
 	cJSON_AddBoolToObject(root, "is_input_bound", x->is_input_bound);
 	cJSON_AddStringToObject(root, "summary", x->summary);
-	s = cJSON_Print(root);
-	tfd_buf_puts(b, s);
-	tfd_buf_puts(b, "\n");
+	s = cJSON_PrintUnformatted(root);
+	tfd_buf_json_pretty(b, s);
 	cJSON_free(s);
 	cJSON_Delete(root);
 }

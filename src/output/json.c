@@ -167,9 +167,8 @@ void tfd_report_json(const struct tfd_analysis *a, struct tfd_buf *b)
 		cJSON_AddStringToObject(d, "message", a->diags[i].msg);
 		cJSON_AddItemToArray(diags, d);
 	}
-	s = cJSON_Print(root);
-	tfd_buf_puts(b, s);
-	tfd_buf_puts(b, "\n");
+	s = cJSON_PrintUnformatted(root);
+	tfd_buf_json_pretty(b, s);
 	cJSON_free(s);
 	cJSON_Delete(root);
 }

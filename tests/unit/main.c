@@ -5,12 +5,16 @@
 #include "t.h"
 
 extern const struct t_case capture_cases[];
+extern const struct t_case xprof_cases[];
+extern const struct t_case analysis_cases[];
 
 static const struct {
 	const char *suite;
 	const struct t_case *cases;
 } suites[] = {
 	{"capture", capture_cases},
+	{"xprof", xprof_cases},
+	{"analysis", analysis_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)

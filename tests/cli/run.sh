@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# CLI tests: exit codes, one-line errors for bad input, dump counts on the
+# real captures, reports. Ends with "cli: N passed, N failed".
+# Usage: TFD=build/rel/tfdoctor tests/cli/run.sh   (from the repository root)
+set -u
+TFD=${TFD:-build/rel/tfdoctor}
+CAPS=../shared/captures
+if [ -n "${VALGRIND:-}" ]; then
+	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite $TFD"
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL cli: $*" >&2
+}
+
+# run ARGS...: sets rc, out, err
+run() {
+	$TFD "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+}
+
+# expect_fail FILE PATTERN: exit 1, empty stdout, exactly one stderr line
+# "tfdoctor: FILE: ..." matching PATTERN
+expect_fail() {
+	local f=$1 pat=$2
+	run analyze "$f"
+	if [ "$rc" -ne 1 ]; then bad "$f: exit $rc, want 1"; return; fi
+	if [ -n "$out" ]; then bad "$f: wrote to stdout"; return; fi
+	if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$f: want one stderr line, got: $err"; return; fi
+	case "$err" in
+	"tfdoctor: $f: "*) ;;
+	*) bad "$f: error does not name the file: $err"; return ;;
+	esac
+	if ! grep -q -- "$pat" "$T/err"; then bad "$f: want /$pat/ in: $err"; return; fi
+	ok
+}
+
+# ---- bad input: one line, exit 1 ----------------------------------------
+F=tests/cases/fail
+expect_fail $F/empty.xplane.pb "empty file"
+expect_fail $F/truncated.xplane.pb "truncated or corrupt XSpace protobuf"
+expect_fail $F/corrupt.xplane.pb "truncated or corrupt XSpace protobuf"
+expect_fail $F/notacapture.xplane.pb "not an XSpace protobuf"
+expect_fail $F/broken.trace.json "invalid JSON"
+expect_fail $F/truncated.trace.json.gz "truncated gzip data"
+expect_fail $F/corrupt.trace.json.gz "corrupt gzip data"
+expect_fail $F/empty.trace.json.gz "empty after decompression"
+expect_fail $F/cycle.trace.json "cycle in iterator parent ids"
+expect_fail $F/missing-ts.trace.json 'has no "ts"'
+expect_fail $CAPS/tfprof-demo-tpu/profile_demo.input_pipeline.pb "derived profiler tool file"
+expect_fail $CAPS/tfprof-demo-cloud-tpu/10.240.1.50.input_pipeline.json "derived profiler tool file"
+mkdir -p "$T/emptydir" "$T/logdir/plugins/profile/2024_01_01_00_00_00"
+echo hi >"$T/emptydir/README"
+expect_fail "$T/emptydir" "no profiler captures found"
+expect_fail "$T/logdir" "no profiler captures found"
+run analyze "$T/does-not-exist"
+if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/does-not-exist: No such file or directory" ]]; then ok; else bad "missing path: rc=$rc err=$err"; fi
+
+# ---- usage errors: exit 2 -------------------------------------------------
+for args in "" "analyze" "analyze -f yaml x" "analyze --mode nope x" "analyze --bogus x" \
+	"frobnicate" "dump" "analyze --fail-on nothing x"; do
+	# shellcheck disable=SC2086
+	run $args
+	if [ "$rc" -eq 2 ]; then ok; else bad "usage '$args': exit $rc, want 2"; fi
+done
+run analyze --host nosuchhost examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 2 ] && [[ "$err" == *"no host named 'nosuchhost'"* ]]; then ok; else bad "--host unknown: rc=$rc $err"; fi
+run help
+if [ "$rc" -eq 0 ] && [[ "$out" == *"analyze"* ]]; then ok; else bad "help"; fi
+run version
+if [ "$rc" -eq 0 ] && [[ "$out" == "tfdoctor "* ]]; then ok; else bad "version"; fi
+
+# ---- dump: iterator counts match captures/SOURCES.md -----------------------
+dump_count() { # FILE COUNT
+	run dump "$1"
+	local n
+	n=$(grep -m1 'iterator events:' "$T/out" | awk '{print $3}')
+	if [ "$rc" -eq 0 ] && [ "$n" = "$2" ]; then ok; else bad "dump $1: rc=$rc count=$n want $2"; fi
+}
+dump_count $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb 262
+dump_count $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz 262
+dump_count $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json 519
+dump_count $CAPS/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz 38
+dump_count $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb 4
+dump_count $CAPS/tda-mnist-linear-tf20/local.trace 97
+dump_count $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace 0
+
+# the xplane and its Chrome rendering hold the same iterator events
+$TFD dump --json examples/ai-notebook/ai-notebook.xplane.pb | grep -E '"(name|id|parent_id)"' | sort >"$T/a"
+$TFD dump --json examples/ai-notebook/ai-notebook.trace.json.gz | grep -E '"(name|id|parent_id)"' | sort >"$T/b"
+if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then ok; else bad "xplane and trace.json dumps differ"; fi
+
+# a run directory and a TensorBoard log directory (newest run, or --run)
+mkdir -p "$T/tb/train/plugins/profile/2021_05_17_12_27_40" "$T/tb/train/plugins/profile/2020_01_01_00_00_00"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$T/tb/train/plugins/profile/2021_05_17_12_27_40/"
+cp examples/smdebug-zip/*.trace.json.gz "$T/tb/train/plugins/profile/2020_01_01_00_00_00/"
+run dump "$T/tb"
+if [ "$rc" -eq 0 ] && grep -q "run 2021_05_17_12_27_40" "$T/out" && grep -q "host ai-notebook" "$T/out"; then ok; else bad "logdir newest run: $err"; fi
+run dump --run 2020_01_01_00_00_00 "$T/tb"
+if [ "$rc" -eq 0 ] && grep -q "host 8c859046be41" "$T/out"; then ok; else bad "logdir --run"; fi
+run dump --run nope "$T/tb"
+if [ "$rc" -eq 2 ] && [[ "$err" == *"no run named 'nope'"* ]]; then ok; else bad "logdir --run unknown: $rc $err"; fi
+run dump "$T/tb/train/plugins/profile/2021_05_17_12_27_40"
+if [ "$rc" -eq 0 ] && grep -q "capture: 1 host" "$T/out"; then ok; else bad "run dir"; fi
+
+# ---- analyze ---------------------------------------------------------------
+run analyze $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace
+if [ "$rc" -eq 0 ] && [[ "$out" == *"no tf.data activity captured"* ]]; then ok; else bad "negative control: $rc $out"; fi
+run analyze -q $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json
+if [ "$rc" -eq 0 ] && [[ "$out" == *"bottleneck: Map (Iterator::Model::ForeverRepeat::Map)"* ]]; then ok; else bad "8gpu bottleneck"; fi
+run analyze -q --fail-on input-bound $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json
+if [ "$rc" -eq 3 ]; then ok; else bad "--fail-on input-bound should exit 3, got $rc"; fi
+run analyze -q --fail-on input-bound examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ]; then ok; else bad "--fail-on on a healthy job should exit 0, got $rc"; fi
+run analyze -q -f json examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"schema_version": 1'* ]] && [[ "$out" == *'"bottleneck": "Model"'* ]]; then ok; else bad "json report"; fi
+run analyze -q -f json -o "$T/r.json" examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [ -z "$out" ] && grep -q schema_version "$T/r.json"; then ok; else bad "-o FILE"; fi
+run analyze examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$err" == *"tfdoctor: note: ai-notebook: no Produce/Consume"* ]]; then ok; else bad "notes on stderr"; fi
+# deterministic: two runs give identical bytes
+$TFD analyze -q -f json $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json >"$T/j1"
+$TFD analyze -q -f json $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json >"$T/j2"
+if cmp -s "$T/j1" "$T/j2"; then ok; else bad "json output not deterministic"; fi
+# xprof mode on the multi-worker capture: device pipelines only (spec 8.8)
+run analyze --mode xprof -f json $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"summary": "No tf.data activity captured'* ]] && [[ "$out" == *'"self_time_ps": "6251032000"'* ]]; then ok; else bad "xprof multi-worker"; fi
+run analyze --mode xprof -f json examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"iterator_name": "Model"'* ]] && [[ "$out" == *'"iterator_latency_ps": "22129000"'* ]] && [[ "$out" == *"does not have any tf.data input pipeline slower than 50 us"* ]]; then ok; else bad "xprof ai-notebook"; fi
+# several hosts: one file per host in a run directory, ranked
+mkdir -p "$T/multi"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$T/multi/"
+cp $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json "$T/multi/"
+run analyze -q -f json "$T/multi"
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"host": "ip-172-31-19-241"'* ]] && \
+	[ "$(grep -m1 '"host":' "$T/out" | tr -d ' ,')" = '"host":"ip-172-31-19-241"' ]; then ok; else bad "multi-host ranking"; fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,42 @@
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+void fx_init(struct fx *f)
+{
+	f->cap = tfd_capture_new();
+	f->h = tfd_capture_add_host(f->cap, "host1");
+	f->h->has_host_plane = true;
+}
+
+struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps, int64_t dur_ps,
+			...)
+{
+	uint32_t th = tfd_host_thread(f->cap, f->h, line, "");
+	struct tfd_event *e = tfd_host_add_event(f->cap, f->h, th, name, off_ps / 1000, dur_ps / 1000);
+	va_list ap;
+	const char *kv;
+
+	va_start(ap, dur_ps);
+	while ((kv = va_arg(ap, const char *)) != NULL) {
+		const char *eq = strchr(kv, '=');
+		char key[64];
+		size_t n = (size_t)(eq - kv);
+
+		memcpy(key, kv, n);
+		key[n] = '\0';
+		tfd_event_set_stat_str(f->cap, e, key, eq + 1);
+	}
+	va_end(ap);
+	tfd_host_note(f->h, false, 0, off_ps / 1000, (off_ps + dur_ps) / 1000);
+	return e;
+}
+
+void fx_finish(struct fx *f)
+{
+	struct tfd_err err = {0};
+
+	tfd_capture_finish(f->cap, &err);
+}

@@ -1,0 +1,454 @@
+/* test_analysis.c - default-mode analysis: attribution invariants,
+ * hand-built forests, bad parent ids, and the real captures. */
+#include <stdlib.h>
+
+#include "fixture.h"
+#include "t.h"
+#include "tfd/analysis.h"
+
+#define US 1000000LL /* fixtures take picoseconds */
+
+static struct tfd_analysis *analyze(struct t *t, struct fx *f)
+{
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+
+	fx_finish(f);
+	T_OK(tfd_analyze(f->cap, NULL, &a, &err), &err);
+	return a;
+}
+
+static const struct tfd_stage *stage(const struct tfd_pipeline *p, const char *name)
+{
+	for (size_t i = 0; i < p->nstages; i++)
+		if (strcmp(p->stages[i].name, name) == 0)
+			return &p->stages[i];
+	return NULL;
+}
+
+static void check_invariants(struct t *t, const struct tfd_pipeline *p)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+
+		T_TRUE(s->self_all_ns >= 0);
+		T_TRUE(s->self_ns >= 0);
+		T_TRUE(s->blocking_ns >= 0);
+		T_TRUE(s->blocking_ns <= s->self_ns);
+		T_TRUE(s->self_all_ns <= s->total_all_ns);
+		sum += s->blocking_ns;
+	}
+	/* every analyzed nanosecond is owned by exactly one stage */
+	T_EQ_I64(sum, p->analyzed_ns);
+}
+
+/* overlapping children: union for self time, latest-ending owner for blocking */
+static void attribution_overlap(struct t *t)
+{
+	/* 0: root [0,100]; 1: [0,60]; 2: [10,90]; 3: [20,50]; 4: child of 2 [30,40] */
+	int64_t start[] = {0, 0, 10, 20, 30}, end[] = {100, 60, 90, 50, 40};
+	int parent[] = {-1, 0, 0, 0, 2};
+	int64_t self[5] = {0}, blk[5] = {0};
+
+	tfd_attribute_tree(5, start, end, parent, 0, self, blk);
+	T_EQ_I64(self[0], 10); /* union [0,90] */
+	T_EQ_I64(self[1], 60);
+	T_EQ_I64(self[2], 70);
+	T_EQ_I64(self[3], 30);
+	T_EQ_I64(self[4], 10);
+	T_EQ_I64(blk[0], 10);
+	T_EQ_I64(blk[1], 10); /* [0,10), then 2 outlasts it */
+	T_EQ_I64(blk[2], 70); /* [10,90) less its child */
+	T_EQ_I64(blk[3], 0);  /* dominated by 2 */
+	T_EQ_I64(blk[4], 10);
+	T_EQ_I64(blk[0] + blk[1] + blk[2] + blk[3] + blk[4], 100);
+}
+
+/* children reaching outside their parent are clipped, never negative */
+static void attribution_clips(struct t *t)
+{
+	int64_t start[] = {100, 50, 180}, end[] = {200, 150, 260};
+	int parent[] = {-1, 0, 0};
+	int64_t self[3] = {0}, blk[3] = {0};
+
+	tfd_attribute_tree(3, start, end, parent, 0, self, blk);
+	T_EQ_I64(self[0], 30);
+	T_EQ_I64(blk[1], 50);
+	T_EQ_I64(blk[2], 20);
+	T_EQ_I64(blk[0] + blk[1] + blk[2], 100);
+}
+
+static void nested_sync_chain(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	for (int i = 0; i < 3; i++) {
+		int64_t b = i * 1000 * US;
+
+		fx_ev(&f, 0, "Iterator::Model", b, 300 * US, "id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Model::MapV2", b + 10 * US, 280 * US, "id=2", "parent_id=1",
+		      NULL);
+		fx_ev(&f, 0, "Iterator::Model::MapV2::BatchV2", b + 20 * US, 250 * US, "id=3",
+		      "parent_id=2", "batch_size=32", NULL);
+		fx_ev(&f, 0, "Iterator::Model::MapV2::BatchV2::TFRecord", b + 30 * US, 200 * US,
+		      "id=4", "parent_id=3", NULL);
+	}
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(a->hosts[0].npipelines, 1);
+	T_EQ_I64(p->ncalls, 3);
+	T_EQ_I64(p->nslow, 3);
+	T_EQ_I64(p->nstages, 4);
+	T_EQ_STR(p->stages[p->bottleneck].name, "TFRecord");
+	T_EQ_STR(p->stages[p->bottleneck].family, "TFRecord");
+	T_EQ_STR(stage(p, "BatchV2")->family, "Batch");
+	T_EQ_STR(stage(p, "MapV2")->family, "Map");
+	T_EQ_I64(p->ncritpath, 4);
+	T_EQ_STR(p->stages[p->critpath[0]].name, "Model");
+	T_EQ_STR(p->stages[p->critpath[3]].name, "TFRecord");
+	T_EQ_I64(stage(p, "TFRecord")->blocking_ns, 3 * 200 * 1000);
+	T_EQ_I64(stage(p, "BatchV2")->blocking_ns, 3 * 50 * 1000);
+	T_EQ_I64(p->links[TFD_LINK_SYNC], 9);
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* the upstream HostInputPipeline capture in default mode */
+static void prefetch_other_thread(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->links[TFD_LINK_PRODUCE], 2);
+	T_EQ_I64(p->nanalyzed, 1); /* only the slow call */
+	T_TRUE(p->analyzed_slow_only);
+	T_EQ_STR(p->stages[p->bottleneck].name, "Range");
+	T_EQ_I64(stage(p, "Range")->blocking_ns, 80 * 1000);
+	T_EQ_I64(stage(p, "Prefetch")->blocking_ns, 20 * 1000);
+	T_TRUE(stage(p, "Prefetch")->is_async);
+	/* the second producer ran ahead: counted, never blocking */
+	T_EQ_I64(stage(p, "Range")->calls_all, 2);
+	T_EQ_I64(stage(p, "Range")->blocking_calls, 1);
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* without Produce/Consume (Chrome JSON, old TF): parent_id + time overlap */
+static void prefetch_by_overlap(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->links[TFD_LINK_OVERLAP], 1);
+	T_EQ_I64(p->links[TFD_LINK_NONE], 1);
+	T_EQ_STR(p->stages[p->bottleneck].name, "Range");
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* parallel map: producers on three threads overlap each other */
+static void parallel_map_overlapping(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::ParallelMapV2", 0, 100 * US, "id=2", "parent_id=1",
+	      "parallelism=4", "autotune=true", NULL);
+	fx_ev(&f, 1, "Iterator::Model::ParallelMapV2::TFRecord", 0, 60 * US, "id=3",
+	      "parent_id=2", NULL);
+	fx_ev(&f, 2, "Iterator::Model::ParallelMapV2::TFRecord", 10 * US, 80 * US, "id=3",
+	      "parent_id=2", NULL);
+	fx_ev(&f, 3, "Iterator::Model::ParallelMapV2::TFRecord", 20 * US, 30 * US, "id=3",
+	      "parent_id=2", NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(stage(p, "ParallelMapV2")->self_ns, 10 * 1000); /* union, not sum */
+	T_EQ_I64(stage(p, "TFRecord")->blocking_ns, 90 * 1000);
+	T_EQ_STR(stage(p, "ParallelMapV2")->family, "ParallelMap");
+	T_TRUE(stage(p, "ParallelMapV2")->is_async);
+	T_EQ_STR(tfd_event_param(stage(p, "ParallelMapV2")->sample, "parallelism"), "4");
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+static void zip_two_inputs(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Zip", 0, 100 * US, "id=2", "parent_id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Zip[0]::Range", 5 * US, 40 * US, "id=3", "parent_id=2",
+	      NULL);
+	fx_ev(&f, 0, "Iterator::Model::Zip[1]::TextLine", 50 * US, 45 * US, "id=4", "parent_id=2",
+	      NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(stage(p, "Zip")->blocking_ns, 15 * 1000);
+	T_EQ_I64(stage(p, "Range")->blocking_ns, 40 * 1000);
+	T_EQ_STR(p->stages[p->bottleneck].name, "TextLine");
+	T_EQ_STR(stage(p, "Range")->path, "Iterator::Model::Zip::Range");
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* interleave: ten input iterators (distinct ids, "[N]" names) merge into
+ * one stage */
+static void interleave_many_inputs(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+	char id[32], name[96];
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 200 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::ParallelInterleaveV4", 0, 200 * US, "id=2", "parent_id=1",
+	      "cycle_length=10", NULL);
+	for (int i = 0; i < 10; i++) {
+		snprintf(id, sizeof(id), "id=%d", 100 + i);
+		snprintf(name, sizeof(name), "Iterator::Model::ParallelInterleaveV4[%d]::TFRecord", i);
+		fx_ev(&f, 1 + i, name, (int64_t)i * 15 * US, 60 * US, id, "parent_id=2", NULL);
+	}
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->nstages, 3);
+	T_EQ_I64(stage(p, "TFRecord")->niterators, 10);
+	T_EQ_I64(stage(p, "TFRecord")->calls_all, 10);
+	T_EQ_STR(stage(p, "ParallelInterleaveV4")->family, "ParallelInterleave");
+	T_EQ_STR(p->stages[p->bottleneck].name, "TFRecord");
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* everything was prefetched ahead: only the root blocks */
+static void no_blocking_child(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 1, "Iterator::Prefetch::Map", 0, 90 * US, "id=2", "parent_id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 100 * US, 10 * US, "id=1", NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_STR(p->stages[p->bottleneck].name, "Prefetch");
+	T_EQ_I64(stage(p, "Map")->blocking_ns, 0);
+	T_EQ_I64(p->links[TFD_LINK_NONE], 1);
+	T_TRUE(!a->input_bound);
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+static void parent_id_cycle_is_an_error(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Map", 0, 90 * US, "id=2", "parent_id=3", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Map::Range", 0, 80 * US, "id=3", "parent_id=2", NULL);
+	fx_finish(&f);
+	T_TRUE(tfd_analyze(f.cap, NULL, &a, &err) == TFD_E_FORMAT);
+	T_TRUE(strstr(err.msg, "cycle in iterator parent ids") != NULL);
+	T_TRUE(a == NULL);
+	tfd_capture_free(f.cap);
+}
+
+static void dangling_parent_uses_long_name(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Map", 0, 90 * US, "id=2", "parent_id=999", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Map::MemoryCacheImpl", 0, 80 * US, "id=0", NULL);
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->nstages, 3);
+	T_EQ_STR(stage(p, "MemoryCacheImpl")->family, "MemoryCache");
+	T_TRUE(a->ndiags >= 1);
+	T_TRUE(strstr(a->diags[0].msg, "linked by long name") != NULL);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+static void warmup_excluded(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	/* first call fills a shuffle buffer: 5 ms; then nine 100 us calls */
+	fx_ev(&f, 0, "Iterator::Model", 0, 5000 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Shuffle", 0, 4990 * US, "id=2", "parent_id=1", NULL);
+	for (int i = 1; i < 10; i++) {
+		int64_t b = i * 10000 * US;
+
+		fx_ev(&f, 0, "Iterator::Model", b, 100 * US, "id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Model::Shuffle", b, 90 * US, "id=2", "parent_id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Model::Shuffle::MapV2", b, 80 * US, "id=3", "parent_id=2",
+		      NULL);
+	}
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->nwarmup, 1);
+	T_EQ_I64(p->nanalyzed, 9);
+	T_EQ_STR(p->stages[p->bottleneck].name, "MapV2");
+	T_EQ_I64(p->max_ns, 5000 * 1000);
+	check_invariants(t, p);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+static void families(struct t *t)
+{
+	char b[64];
+
+	T_EQ_STR(tfd_iter_family("ParallelInterleaveV4[0]", b, sizeof(b)), "ParallelInterleave");
+	T_EQ_STR(tfd_iter_family("LegacyParallelInterleaveV2", b, sizeof(b)),
+		 "LegacyParallelInterleave");
+	T_EQ_STR(tfd_iter_family("FixedLengthRecordV2", b, sizeof(b)), "FixedLengthRecord");
+	T_EQ_STR(tfd_iter_family("TFRecord", b, sizeof(b)), "TFRecord");
+	T_EQ_STR(tfd_iter_family("ForeverRepeat", b, sizeof(b)), "Repeat");
+	T_EQ_STR(tfd_iter_family("PaddedBatchV2", b, sizeof(b)), "PaddedBatch");
+	T_EQ_STR(tfd_iter_short("Iterator::Model::Zip[1]::FromTensor"), "FromTensor");
+}
+
+/* ---- real captures --------------------------------------------------- */
+
+#define CAPS "../shared/captures/"
+
+static struct tfd_analysis *load_and_analyze(struct t *t, const char *path,
+					     struct tfd_capture **cap)
+{
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+	const char *paths[] = {path};
+
+	T_OK(tfd_capture_load(paths, 1, NULL, cap, &err), &err);
+	T_OK(tfd_analyze(*cap, NULL, &a, &err), &err);
+	return a;
+}
+
+static void smdebug_8gpu_invariants(struct t *t)
+{
+	struct tfd_capture *cap = NULL;
+	struct tfd_analysis *a =
+		load_and_analyze(t, CAPS "smdebug-8gpu-trace/ip-172-31-19-241.trace.json", &cap);
+	const struct tfd_pipeline *p = &a->hosts[0].pipelines[a->hosts[0].focus];
+	double share = 0;
+
+	T_EQ_STR(p->stages[0].long_name, "Iterator::Model");
+	T_TRUE(p->bottleneck >= 0);
+	T_EQ_STR(p->stages[p->bottleneck].long_name, "Iterator::Model::ForeverRepeat::Map");
+	T_EQ_I64(p->ncritpath, 3);
+	T_EQ_STR(p->stages[p->critpath[1]].name, "ForeverRepeat");
+	for (size_t i = 0; i < p->nstages; i++)
+		share += p->stages[i].blocking_share;
+	T_EQ_DBL(share, 1.0, 0.01); /* blocking times sum to the root latency */
+	check_invariants(t, p);
+	T_TRUE(a->input_bound);
+	tfd_analysis_free(a);
+	tfd_capture_free(cap);
+}
+
+/* the same capture as XSpace and as Chrome JSON gives the same answer */
+static void ai_notebook_formats_agree(struct t *t)
+{
+	struct tfd_capture *c1 = NULL, *c2 = NULL;
+	struct tfd_analysis *a1 = load_and_analyze(t, "examples/ai-notebook/ai-notebook.xplane.pb", &c1);
+	struct tfd_analysis *a2 =
+		load_and_analyze(t, "examples/ai-notebook/ai-notebook.trace.json.gz", &c2);
+	const struct tfd_host_result *h1 = &a1->hosts[0], *h2 = &a2->hosts[0];
+
+	T_EQ_I64(h1->npipelines, 2);
+	T_EQ_I64(h2->npipelines, h1->npipelines);
+	for (size_t i = 0; i < h1->npipelines; i++) {
+		const struct tfd_pipeline *p1 = &h1->pipelines[i], *p2 = &h2->pipelines[i];
+
+		T_EQ_STR(p2->name, p1->name);
+		T_EQ_U64(p2->root_id, p1->root_id);
+		T_EQ_I64(p2->nstages, p1->nstages);
+		T_EQ_I64(p2->max_ns, p1->max_ns);
+		T_EQ_STR(p2->stages[p2->bottleneck].long_name, p1->stages[p1->bottleneck].long_name);
+		T_EQ_I64(p2->ncritpath, p1->ncritpath);
+		for (size_t k = 0; k < p1->ncritpath; k++)
+			T_EQ_STR(p2->stages[p2->critpath[k]].long_name,
+				 p1->stages[p1->critpath[k]].long_name);
+		for (size_t k = 0; k < p1->nstages; k++)
+			T_EQ_I64(p2->stages[k].blocking_ns, p1->stages[k].blocking_ns);
+	}
+	/* the spec's derived numbers: Model self 22.129 us, Prefetch 14.650 us */
+	T_EQ_STR(h1->pipelines[0].stages[h1->pipelines[0].bottleneck].name, "Model");
+	T_EQ_I64(h1->pipelines[0].stages[0].blocking_ns, 22129);
+	T_TRUE(h1->pipelines[1].is_device);
+	tfd_analysis_free(a1);
+	tfd_analysis_free(a2);
+	tfd_capture_free(c1);
+	tfd_capture_free(c2);
+}
+
+const struct t_case analysis_cases[] = {
+	T(attribution_overlap),
+	T(attribution_clips),
+	T(nested_sync_chain),
+	T(prefetch_other_thread),
+	T(prefetch_by_overlap),
+	T(parallel_map_overlapping),
+	T(zip_two_inputs),
+	T(interleave_many_inputs),
+	T(no_blocking_child),
+	T(parent_id_cycle_is_an_error),
+	T(dangling_parent_uses_long_name),
+	T(warmup_excluded),
+	T(families),
+	T(smdebug_8gpu_invariants),
+	T(ai_notebook_formats_agree),
+	{0},
+};
