@@ -88,6 +88,9 @@ enum tfd_xp_type tfd_xprof_type(const char *iterator_name);
 const char *tfd_xprof_suggestion(enum tfd_xp_type t);
 void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *out);
 void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *out);
+/* The three Google-Visualization DataTables (graph, summary, bottleneck)
+ * that TensorBoard's removed converter produced, as one compact JSON array. */
+void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *out);
 
 #define TFD_XP_SUMMARY_SLOW                                                                  \
 	"Your profile has a tf.data input pipeline slower than 50 us. For each slow input "   \

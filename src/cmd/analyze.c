@@ -18,7 +18,7 @@ static void help(FILE *f)
 		"bottleneck. CAPTURE is a *.xplane.pb, *.trace.json[.gz], local.trace, a run\n"
 		"directory (one *.xplane.pb per host) or a TensorBoard log directory.\n"
 		"\n"
-		"  -f, --format FMT    text (default) or json\n"
+		"  -f, --format FMT    text (default) or json; gviz with --mode xprof\n"
 		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
 		"      --host NAME     analyze this host first instead of the most input-bound\n"
 		"      --run NAME      pick this run under plugins/profile (default: newest)\n"
@@ -91,10 +91,12 @@ int cmd_analyze(int argc, char **argv)
 			return tfd_cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return tfd_cli_usage("analyze", "unknown format '%s' (text or json)", format);
 	if (strcmp(mode, "default") && strcmp(mode, "xprof"))
 		return tfd_cli_usage("analyze", "unknown mode '%s' (default or xprof)", mode);
+	if (strcmp(format, "text") && strcmp(format, "json") &&
+	    (strcmp(format, "gviz") || strcmp(mode, "xprof")))
+		return tfd_cli_usage("analyze", "unknown format '%s' (text or json; gviz with --mode "
+						"xprof)", format);
 	if (fail_on && strcmp(fail_on, "input-bound"))
 		return tfd_cli_usage("analyze", "unknown --fail-on condition '%s' (input-bound)",
 				     fail_on);
@@ -112,7 +114,9 @@ int cmd_analyze(int argc, char **argv)
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
-		if (strcmp(format, "json") == 0)
+		if (strcmp(format, "gviz") == 0)
+			tfd_xprof_gviz(xp, &b);
+		else if (strcmp(format, "json") == 0)
 			tfd_xprof_json(xp, &b);
 		else
 			tfd_xprof_text(xp, &b);

@@ -66,7 +66,7 @@ if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/does-not-exist: No such file or
 
 # ---- usage errors: exit 2 -------------------------------------------------
 for args in "" "analyze" "analyze -f yaml x" "analyze --mode nope x" "analyze --bogus x" \
-	"frobnicate" "dump" "analyze --fail-on nothing x"; do
+	"frobnicate" "dump" "analyze --fail-on nothing x" "analyze -f gviz x"; do
 	# shellcheck disable=SC2086
 	run $args
 	if [ "$rc" -eq 2 ]; then ok; else bad "usage '$args': exit $rc, want 2"; fi
@@ -135,6 +135,8 @@ run analyze --mode xprof -f json $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.17
 if [ "$rc" -eq 0 ] && [[ "$out" == *'"summary": "No tf.data activity captured'* ]] && [[ "$out" == *'"self_time_ps": "6251032000"'* ]]; then ok; else bad "xprof multi-worker"; fi
 run analyze --mode xprof -f json examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ] && [[ "$out" == *'"iterator_name": "Model"'* ]] && [[ "$out" == *'"iterator_latency_ps": "22129000"'* ]] && [[ "$out" == *"does not have any tf.data input pipeline slower than 50 us"* ]]; then ok; else bad "xprof ai-notebook"; fi
+run analyze --mode xprof -f gviz examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" == '[{"cols":[{"id":"host"'* ]] && [[ "$out" == *'"summary_message":"Your profile does not have'* ]]; then ok; else bad "xprof gviz"; fi
 # several hosts: one file per host in a run directory, ranked
 mkdir -p "$T/multi"
 cp examples/ai-notebook/ai-notebook.xplane.pb "$T/multi/"

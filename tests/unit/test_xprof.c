@@ -1,6 +1,9 @@
 /* test_xprof.c - the upstream acceptance tests (xprof-reference.md section
  * 4), ported as a peer suite with the exact expected numbers. */
+#include <cjson/cJSON.h>
+
 #include "fixture.h"
+#include "tfd/buf.h"
 #include "t.h"
 #include "tfd/xprof.h"
 
@@ -242,6 +245,144 @@ static void type_table(struct t *t)
 	T_EQ_I64(tfd_xprof_type("ParallelMapV2"), TFD_XP_OTHER);
 }
 
+
+/* ---- the Python converter cases (4.4) over the mock proto ------------- */
+
+static cJSON *gviz(struct t *t, const struct tfd_xprof *x)
+{
+	struct tfd_buf b;
+	cJSON *j;
+
+	tfd_buf_init(&b);
+	tfd_xprof_gviz(x, &b);
+	j = cJSON_Parse(b.s);
+	tfd_buf_release(&b);
+	T_TRUE(cJSON_IsArray(j) && cJSON_GetArraySize(j) == 3);
+	return j;
+}
+
+static const cJSON *cell(const cJSON *table, int row, int col)
+{
+	const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(table, "rows"), row);
+
+	return cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "c"), col), "v");
+}
+
+/* The mock CombinedTfDataStats of the upstream converter test. */
+struct mock {
+	struct tfd_xprof x;
+	struct tfd_xp_host h;
+	struct tfd_xp_meta m[2];
+	struct tfd_xp_pipeline p;
+	struct tfd_xp_call c;
+	struct tfd_xp_iter_stat is[2];
+	struct tfd_xp_row row;
+};
+
+static void mock_init(struct mock *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->m[0] = (struct tfd_xp_meta){123, 0, "Iterator::Prefetch", "Iterator::Prefetch", true};
+	k->m[1] = (struct tfd_xp_meta){456, 123, "Iterator::Map", "Iterator::Prefetch::Map", false};
+	k->is[0] = (struct tfd_xp_iter_stat){123, 10 * US, 100 * US, 30 * US, 1, true};
+	k->is[1] = (struct tfd_xp_iter_stat){456, 20 * US, 70 * US, 70 * US, 1, true};
+	k->c = (struct tfd_xp_call){k->is, 2, 456, 0};
+	k->p.id = 123;
+	snprintf(k->p.name, sizeof(k->p.name), "Host:0");
+	k->p.stats = &k->c;
+	k->p.nstats = 1;
+	k->p.avg_latency_ps = k->p.min_latency_ps = k->p.max_latency_ps = 100 * US;
+	k->p.num_slow_calls = 1;
+	k->h = (struct tfd_xp_host){"host1", k->m, 2, &k->p, 1};
+	k->row = (struct tfd_xp_row){"bottleneck_host", "bottleneck_input_pipeline", "Iterator::Map",
+				     "Iterator::Prefetch::Map", "Suggestion", 100 * US, 80 * US};
+	k->x = (struct tfd_xprof){&k->h, 1, &k->row, 1, true, "Summary"};
+}
+
+static void gviz_empty(struct t *t)
+{
+	struct tfd_xprof x = {NULL, 0, NULL, 0, false, TFD_XP_SUMMARY_NONE};
+	cJSON *j = gviz(t, &x);
+	const cJSON *t1 = cJSON_GetArrayItem(j, 1);
+
+	T_EQ_I64(cJSON_GetArraySize(cJSON_GetObjectItem(t1, "rows")), 0);
+	T_EQ_I64(cJSON_GetArraySize(cJSON_GetObjectItem(t1, "cols")), 7);
+	cJSON_Delete(j);
+}
+
+static void gviz_graph_table(struct t *t)
+{
+	struct mock k;
+	cJSON *j;
+	const cJSON *t0;
+
+	mock_init(&k);
+	j = gviz(t, &k.x);
+	t0 = cJSON_GetArrayItem(j, 0);
+	T_EQ_I64(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "rows")), 2);
+	T_EQ_STR(cell(t0, 0, 0)->valuestring, "host1");
+	T_EQ_STR(cell(t0, 0, 1)->valuestring, "Host:0");
+	T_EQ_I64(cell(t0, 0, 2)->valueint, 0);
+	T_EQ_STR(cell(t0, 0, 3)->valuestring, "123");
+	T_EQ_STR(cell(t0, 0, 4)->valuestring, "");
+	T_EQ_I64(cell(t0, 0, 5)->valueint, 1);
+	T_EQ_STR(cell(t0, 1, 0)->valuestring, "host1");
+	T_EQ_STR(cell(t0, 1, 1)->valuestring, "Host:0");
+	T_EQ_I64(cell(t0, 1, 2)->valueint, 0);
+	T_EQ_STR(cell(t0, 1, 3)->valuestring, "456");
+	T_EQ_STR(cell(t0, 1, 4)->valuestring, "123");
+	T_EQ_I64(cell(t0, 1, 5)->valueint, 2);
+	cJSON_Delete(j);
+}
+
+static void gviz_summary_table(struct t *t)
+{
+	struct mock k;
+	cJSON *j;
+	const cJSON *t1;
+
+	mock_init(&k);
+	j = gviz(t, &k.x);
+	t1 = cJSON_GetArrayItem(j, 1);
+	T_EQ_I64(cJSON_GetArraySize(cJSON_GetObjectItem(t1, "rows")), 1);
+	T_EQ_STR(cell(t1, 0, 0)->valuestring, "host1");
+	T_EQ_STR(cell(t1, 0, 1)->valuestring, "Host:0");
+	T_EQ_I64(cell(t1, 0, 2)->valueint, 100);
+	T_EQ_I64(cell(t1, 0, 3)->valueint, 100);
+	T_EQ_I64(cell(t1, 0, 4)->valueint, 100);
+	T_EQ_I64(cell(t1, 0, 5)->valueint, 1);
+	T_EQ_I64(cell(t1, 0, 6)->valueint, 1);
+	cJSON_Delete(j);
+}
+
+static void gviz_bottleneck_table(struct t *t)
+{
+	struct mock k;
+	cJSON *j;
+	const cJSON *t2, *p;
+
+	mock_init(&k);
+	j = gviz(t, &k.x);
+	t2 = cJSON_GetArrayItem(j, 2);
+	T_EQ_STR(cell(t2, 0, 0)->valuestring, "bottleneck_host");
+	T_EQ_STR(cell(t2, 0, 1)->valuestring, "bottleneck_input_pipeline");
+	T_EQ_I64(cell(t2, 0, 2)->valueint, 100);
+	T_EQ_STR(cell(t2, 0, 3)->valuestring,
+		 "<u>Iterator Type</u>: <b>Iterator::Map</b><br/><u>Long Name</u>: "
+		 "Iterator::Prefetch::Map<br/><u>Latency</u>: 80 us");
+	T_EQ_STR(cell(t2, 0, 4)->valuestring, "Suggestion");
+	p = cJSON_GetObjectItem(t2, "p");
+	T_EQ_STR(cJSON_GetObjectItem(p, "is_input_bound")->valuestring, "true");
+	T_EQ_STR(cJSON_GetObjectItem(p, "summary_message")->valuestring, "Summary");
+	/* latencies get thousands separators */
+	k.row.iterator_latency_ps = 1234567 * US;
+	cJSON_Delete(j);
+	j = gviz(t, &k.x);
+	t2 = cJSON_GetArrayItem(j, 2);
+	T_TRUE(strstr(cell(t2, 0, 3)->valuestring, "<u>Latency</u>: 1,234,567 us") != NULL);
+	cJSON_Delete(j);
+}
+
 const struct t_case xprof_cases[] = {
 	T(host_input_pipeline),
 	T(device_input_pipeline),
@@ -249,5 +390,9 @@ const struct t_case xprof_cases[] = {
 	T(bottleneck_without_metadata),
 	T(deterministic_ties),
 	T(type_table),
+	T(gviz_empty),
+	T(gviz_graph_table),
+	T(gviz_summary_table),
+	T(gviz_bottleneck_table),
 	{0},
 };
