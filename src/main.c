@@ -15,6 +15,7 @@ struct tfd_cmd {
 static const struct tfd_cmd cmds[] = {
 	{"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
 	{"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
+	{"rules", cmd_rules, "list the rule table, or check a directory of rule files"},
 };
 
 static void usage(FILE *f)

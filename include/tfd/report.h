@@ -8,12 +8,16 @@
 
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
+#include "tfd/rules.h"
 
 /* Version of the JSON document; bump on any incompatible change. */
 #define TFD_JSON_SCHEMA_VERSION 1
 
-void tfd_report_text(const struct tfd_analysis *a, struct tfd_buf *out);
-void tfd_report_json(const struct tfd_analysis *a, struct tfd_buf *out);
+/* f may be NULL (no findings section). */
+void tfd_report_text(const struct tfd_analysis *a, const struct tfd_findings *f,
+		     struct tfd_buf *out);
+void tfd_report_json(const struct tfd_analysis *a, const struct tfd_findings *f,
+		     struct tfd_buf *out);
 
 /* "1.234 ms", "56.7 us", "890 ns" */
 const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len);

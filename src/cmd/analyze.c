@@ -7,6 +7,7 @@
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/report.h"
+#include "tfd/rules.h"
 #include "tfd/xprof.h"
 
 static void help(FILE *f)
@@ -25,7 +26,9 @@ static void help(FILE *f)
 		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
 		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
 		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
-		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound\n"
+		"      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
+		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL (a\n"
+		"                      finding at LEVEL or above: info, low, medium, high)\n"
 		"  -q, --quiet         do not echo notes to stderr\n"
 		"\n"
 		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
@@ -41,6 +44,7 @@ int cmd_analyze(int argc, char **argv)
 					      {"no-warmup", no_argument, NULL, 'W'},
 					      {"fail-on", required_argument, NULL, 'F'},
 					      {"quiet", no_argument, NULL, 'q'},
+					      {"rules", required_argument, NULL, 'R'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	struct tfd_load_opts lo = {0};
@@ -50,6 +54,10 @@ int cmd_analyze(int argc, char **argv)
 	struct tfd_err err = {0};
 	struct tfd_buf b;
 	const char *format = "text", *outpath = NULL, *mode = "default", *fail_on = NULL;
+	const char *rules_dir = NULL;
+	struct tfd_ruleset *rules = NULL;
+	struct tfd_findings findings = {0};
+	int fail_sev = -1;
 	int c, rc = 0, quiet = 0;
 
 	optind = 1;
@@ -80,6 +88,9 @@ int cmd_analyze(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'R':
+			rules_dir = optarg;
+			break;
 		case 'h':
 			help(stdout);
 			return 0;
@@ -97,16 +108,38 @@ int cmd_analyze(int argc, char **argv)
 	    (strcmp(format, "gviz") || strcmp(mode, "xprof")))
 		return tfd_cli_usage("analyze", "unknown format '%s' (text or json; gviz with --mode "
 						"xprof)", format);
-	if (fail_on && strcmp(fail_on, "input-bound"))
-		return tfd_cli_usage("analyze", "unknown --fail-on condition '%s' (input-bound)",
+	if (fail_on && strncmp(fail_on, "severity=", 9) == 0) {
+		fail_sev = tfd_severity_parse(fail_on + 9);
+		if (fail_sev < 0)
+			return tfd_cli_usage("analyze", "unknown severity in '--fail-on %s' (info, "
+							"low, medium, high)", fail_on);
+	} else if (fail_on && strcmp(fail_on, "input-bound")) {
+		return tfd_cli_usage("analyze",
+				     "unknown --fail-on condition '%s' (input-bound or "
+				     "severity=LEVEL)",
 				     fail_on);
+	}
 	if (optind >= argc)
 		return tfd_cli_usage("analyze", "no capture given");
 	lo.keep_other = strcmp(mode, "xprof") == 0;
-	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
-			     &err))
+	if (tfd_rules_load_builtin(&rules, &err))
 		return tfd_cli_report(&err);
+	if (rules_dir) {
+		struct tfd_ruleset *all = NULL;
+
+		if (tfd_rules_load_dir(rules, rules_dir, &all, &err)) {
+			tfd_rules_free(rules);
+			return tfd_cli_report(&err);
+		}
+		tfd_rules_free(rules);
+		rules = all;
+	}
 	tfd_buf_init(&b);
+	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
+			     &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
 	if (strcmp(mode, "xprof") == 0) {
 		struct tfd_xprof *xp = NULL;
 
@@ -120,7 +153,7 @@ int cmd_analyze(int argc, char **argv)
 			tfd_xprof_json(xp, &b);
 		else
 			tfd_xprof_text(xp, &b);
-		if (fail_on && tfd_xprof_is_input_bound(xp))
+		if (fail_on && fail_sev < 0 && tfd_xprof_is_input_bound(xp))
 			rc = 3;
 		tfd_xprof_free(xp);
 	} else {
@@ -128,20 +161,25 @@ int cmd_analyze(int argc, char **argv)
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
+		tfd_rules_eval(rules, an, &findings);
 		if (strcmp(format, "json") == 0)
-			tfd_report_json(an, &b);
+			tfd_report_json(an, &findings, &b);
 		else
-			tfd_report_text(an, &b);
+			tfd_report_text(an, &findings, &b);
 		if (!quiet)
 			for (size_t i = 0; i < an->ndiags; i++)
 				fprintf(stderr, "tfdoctor: note: %s: %s\n", an->diags[i].host,
 					an->diags[i].msg);
-		if (fail_on && an->input_bound)
+		if (fail_on && fail_sev < 0 && an->input_bound)
+			rc = 3;
+		if (fail_sev >= 0 && findings.n && (int)findings.max_severity >= fail_sev)
 			rc = 3;
 	}
 	if (tfd_write_output(outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
 out:
+	tfd_findings_free(&findings);
+	tfd_rules_free(rules);
 	tfd_buf_release(&b);
 	tfd_analysis_free(an);
 	tfd_capture_free(cap);

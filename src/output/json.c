@@ -109,7 +109,49 @@ static cJSON *pipeline_json(const struct tfd_pipeline *p)
 	return o;
 }
 
-void tfd_report_json(const struct tfd_analysis *a, struct tfd_buf *b)
+static cJSON *findings_json(const struct tfd_findings *fs)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; fs && i < fs->n; i++) {
+		const struct tfd_finding *x = &fs->v[i];
+		cJSON *o = cJSON_CreateObject(), *e;
+
+		cJSON_AddStringToObject(o, "rule", x->rule_id);
+		cJSON_AddStringToObject(o, "class", x->class_name);
+		cJSON_AddStringToObject(o, "severity", tfd_severity_name(x->severity));
+		cJSON_AddStringToObject(o, "title", x->title);
+		cJSON_AddStringToObject(o, "host", x->host);
+		cJSON_AddStringToObject(o, "pipeline", x->pipeline);
+		cJSON_AddStringToObject(o, "stage", x->stage);
+		cJSON_AddStringToObject(o, "stage_long_name", x->stage_long_name);
+		cJSON_AddStringToObject(o, "suggestion", x->suggestion);
+		cJSON_AddStringToObject(o, "code", x->code);
+		cJSON_AddStringToObject(o, "doc", x->doc);
+		e = cJSON_AddObjectToObject(o, "estimate");
+		cJSON_AddStringToObject(e, "model", x->estimate.model);
+		cJSON_AddBoolToObject(e, "known", x->estimate.known);
+		if (x->estimate.known) {
+			add_ns(e, "latency_ns", x->estimate.latency_ns);
+			add_ns(e, "new_latency_ns", x->estimate.new_latency_ns);
+			if (x->estimate.speedup > 0)
+				cJSON_AddNumberToObject(e, "speedup", r4(x->estimate.speedup));
+			else
+				cJSON_AddNullToObject(e, "speedup"); /* fully hidden */
+			if (isnan(x->estimate.input_percent_after))
+				cJSON_AddNullToObject(e, "input_percent_after");
+			else
+				cJSON_AddNumberToObject(e, "input_percent_after",
+							round(x->estimate.input_percent_after * 100) /
+								100);
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+void tfd_report_json(const struct tfd_analysis *a, const struct tfd_findings *fs,
+		     struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *hosts, *diags, *sum;
 	char *s;
@@ -134,6 +176,7 @@ void tfd_report_json(const struct tfd_analysis *a, struct tfd_buf *b)
 			}
 		}
 	}
+	cJSON_AddItemToObject(root, "findings", findings_json(fs));
 	hosts = cJSON_AddArrayToObject(root, "hosts");
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];

@@ -125,11 +125,63 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	(void)hr;
 }
 
-void tfd_report_text(const struct tfd_analysis *a, struct tfd_buf *b)
+static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
+{
+	char t1[32], t2[32];
+
+	if (!f || !f->n)
+		return;
+	tfd_buf_puts(b, "\nfindings:\n");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct tfd_finding *x = &f->v[i];
+
+		tfd_buf_printf(b, "\n  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id,
+			       x->title);
+		if (x->stage[0])
+			tfd_buf_printf(b, "  (%s %s, %s)", x->host, x->pipeline, x->stage);
+		else if (x->pipeline[0])
+			tfd_buf_printf(b, "  (%s %s)", x->host, x->pipeline);
+		else
+			tfd_buf_printf(b, "  (%s)", x->host);
+		tfd_buf_printf(b, "\n    %s\n", x->suggestion);
+		if (x->code[0]) {
+			const char *p = x->code;
+
+			while (*p) {
+				const char *nl = strchr(p, '\n');
+				size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+				tfd_buf_printf(b, "      %.*s\n", (int)n, p);
+				p += n + (nl ? 1 : 0);
+			}
+		}
+		if (x->estimate.known) {
+			if (x->estimate.speedup > 0)
+				tfd_buf_printf(b, "    worth: root call %s -> %s (%.2fx)",
+					       tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)),
+					       tfd_fmt_ns(x->estimate.new_latency_ns, t2, sizeof(t2)),
+					       x->estimate.speedup);
+			else
+				tfd_buf_printf(b, "    worth: root call %s -> hidden behind the step's "
+						  "other work",
+					       tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)));
+			if (!isnan(x->estimate.input_percent_after))
+				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
+					       x->estimate.input_percent_after);
+			tfd_buf_printf(b, " [%s]\n", x->estimate.model);
+		}
+		if (x->doc[0])
+			tfd_buf_printf(b, "    see %s\n", x->doc);
+	}
+}
+
+void tfd_report_text(const struct tfd_analysis *a, const struct tfd_findings *f,
+		     struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32];
 
 	verdict(a, b);
+	findings_text(f, b);
 	tfd_buf_printf(b, "\nhosts (most input-bound first):\n");
 	tfd_buf_printf(b, "  %-32s %9s %12s %12s %6s %10s  %s\n", "host", "input %", "waiting",
 		       "step time", "steps", "pipelines", "slowest call");

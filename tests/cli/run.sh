@@ -145,5 +145,54 @@ run analyze -q -f json "$T/multi"
 if [ "$rc" -eq 0 ] && [[ "$out" == *'"host": "ip-172-31-19-241"'* ]] && \
 	[ "$(grep -m1 '"host":' "$T/out" | tr -d ' ,')" = '"host":"ip-172-31-19-241"' ]; then ok; else bad "multi-host ranking"; fi
 
+# ---- rules ------------------------------------------------------------------
+R=tests/cases/rules
+rules_fail() { # DIR PATTERN
+	run rules check "$R/$1"
+	if [ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+		[[ "$err" == "tfdoctor: $R/$1/"*".json: "* ]] && grep -q -- "$2" "$T/err"; then ok
+	else bad "rules check $1: rc=$rc err=$err"; fi
+}
+rules_fail syntax "invalid JSON near byte"
+rules_fail unknown-key "rule 'X1': unknown key 'colour'"
+rules_fail wrong-type "rule 'X1': field 'severity' must be one of"
+rules_fail dup-id "rule 'X1': duplicate id (also in $R/dup-id/a.json)"
+rules_fail unknown-family "unknown iterator family 'ParallelMapV2' (families are normalized: 'ParallelMap')"
+run rules check "$R/good"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rules ok"* ]]; then ok; else bad "rules check good"; fi
+run rules check rules
+if [ "$rc" -eq 0 ] && [[ "$out" == "rules: "*" rules ok" ]]; then ok; else bad "rules check rules/: $err"; fi
+run rules list
+if [ "$rc" -eq 0 ] && [[ "$out" == *"TFD-S01"* ]] && [[ "$out" == *"TFD-H01"* ]]; then ok; else bad "rules list"; fi
+run rules list --rules "$R/good"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"TEAM-001"* ]] && [[ "$out" == *"TFD-S01"* ]]; then ok; else bad "rules list --rules"; fi
+run rules check "$T/does-not-exist"
+if [ "$rc" -eq 1 ]; then ok; else bad "rules check missing dir: $rc"; fi
+run rules frobnicate
+if [ "$rc" -eq 2 ]; then ok; else bad "rules bad subcommand: $rc"; fi
+run analyze --rules "$R/unknown-key" examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 1 ] && [[ "$err" == *"unknown key 'colour'"* ]] && [ -z "$out" ]; then ok; else bad "analyze with broken rules"; fi
+# findings in the report; a built-in rule overridden from --rules
+Z=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+run analyze -q $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == *"[high] TFD-T04 Parallel map is still the bottleneck"* ]] && \
+	[[ "$out" == *"num_parallel_calls=tf.data.AUTOTUNE"* ]] && [[ "$out" == *"worth: root call 51.503 ms -> 27.442 ms (1.88x)"* ]]; then ok; else bad "findings in text report"; fi
+run analyze -q --rules "$R/override" $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == *"[low] TFD-T04 Our own advice for parallel maps"* ]]; then ok; else bad "rule override"; fi
+run analyze -q -f json $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"rule": "TFD-T04"'* ]] && [[ "$out" == *'"speedup": 1.8768'* ]]; then ok; else bad "findings in JSON"; fi
+run analyze -q --fail-on severity=high $Z
+if [ "$rc" -eq 3 ]; then ok; else bad "--fail-on severity=high should exit 3, got $rc"; fi
+run analyze -q --fail-on severity=medium examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ]; then ok; else bad "--fail-on severity=medium on a healthy job: $rc"; fi
+run analyze --fail-on severity=urgent $Z
+if [ "$rc" -eq 2 ]; then ok; else bad "--fail-on bad severity: $rc"; fi
+# no generic advice for the common versioned bottlenecks on the real captures
+for f in $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json $Z examples/ai-notebook/ai-notebook.xplane.pb \
+	$CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb $CAPS/tda-mnist-linear-tf20/local.trace; do
+	run analyze -q "$f"
+	if [ "$rc" -eq 0 ] && ! grep -q "TFD-T99" "$T/out" && grep -q '^  \[' "$T/out"; then ok; else bad "findings on $f"; fi
+done
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -30,7 +30,8 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 		tfd_event_set_stat_str(f->cap, e, key, eq + 1);
 	}
 	va_end(ap);
-	tfd_host_note(f->h, false, 0, off_ps / 1000, (off_ps + dur_ps) / 1000);
+	tfd_host_note(f->h, (e->flags & TFD_EVF_GROUP) != 0, e->group_id, off_ps / 1000,
+		      (off_ps + dur_ps) / 1000);
 	return e;
 }
 

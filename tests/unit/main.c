@@ -7,6 +7,7 @@
 extern const struct t_case capture_cases[];
 extern const struct t_case xprof_cases[];
 extern const struct t_case analysis_cases[];
+extern const struct t_case rules_cases[];
 
 static const struct {
 	const char *suite;
@@ -15,6 +16,7 @@ static const struct {
 	{"capture", capture_cases},
 	{"xprof", xprof_cases},
 	{"analysis", analysis_cases},
+	{"rules", rules_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)

@@ -1,0 +1,87 @@
+/* rules.h - the rule table: load, validate, evaluate into findings.
+ *
+ * Rules are data (JSON files in rules/, embedded into the binary at build time; see
+ * README "Rules"). Loading is strict: an unknown key, a wrong type, an
+ * unknown family, metric, operator, class, severity or estimate model, or a
+ * duplicate id is an error naming the file, the rule and the field.
+ *
+ * A ruleset is immutable once loaded; free it with tfd_rules_free().
+ * Findings borrow strings from the ruleset and the analysis: keep both alive
+ * while using them, and free the findings with tfd_findings_free().
+ */
+#ifndef TFD_RULES_H
+#define TFD_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/analysis.h"
+#include "tfd/err.h"
+
+struct tfd_ruleset;
+
+enum tfd_severity {
+	TFD_SEV_INFO = 0,
+	TFD_SEV_LOW,
+	TFD_SEV_MEDIUM,
+	TFD_SEV_HIGH,
+};
+
+/* The built-in rules (never fails on a correct build). */
+enum tfd_status tfd_rules_load_builtin(struct tfd_ruleset **out, struct tfd_err *err);
+/* Load every *.json in dir (sorted by name) on top of `base` (which may be
+ * NULL): a rule with an id already in base replaces it, others are added. */
+enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *dir,
+				   struct tfd_ruleset **out, struct tfd_err *err);
+/* Parse one rule file from memory into a new ruleset (fuzzing, tests). */
+enum tfd_status tfd_rules_load_mem(const char *text, size_t len, const char *name,
+				   struct tfd_ruleset **out, struct tfd_err *err);
+void tfd_rules_free(struct tfd_ruleset *rs);
+
+size_t tfd_rules_count(const struct tfd_ruleset *rs);
+
+/* Read-only view of one rule, for `rules list`. */
+struct tfd_rule_info {
+	const char *id, *title, *class_name, *target, *file;
+	enum tfd_severity severity;
+	const char *families; /* comma-separated, "" for any */
+};
+void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out);
+
+struct tfd_estimate {
+	const char *model;      /* "scale", "remove", "overlap" or "none" */
+	double factor;          /* for "scale" */
+	bool known;             /* false when the model has nothing to go on */
+	int64_t latency_ns;     /* mean analyzed root latency now */
+	int64_t new_latency_ns; /* expected after the fix */
+	double speedup;         /* latency_ns / new_latency_ns; 0 when fully hidden */
+	double input_percent_after; /* NAN when the share is unknown */
+};
+
+struct tfd_finding {
+	const char *rule_id, *title, *class_name, *suggestion, *code, *doc;
+	enum tfd_severity severity;
+	const char *host;
+	const char *pipeline; /* "" for host findings */
+	const char *stage;    /* stage name ("" for pipeline and host findings) */
+	const char *stage_long_name;
+	struct tfd_estimate estimate;
+};
+
+struct tfd_findings {
+	struct tfd_finding *v; /* by severity (high first), then host, pipeline, rule order */
+	size_t n;
+	enum tfd_severity max_severity;
+};
+
+/* Run every rule against the analysis. */
+void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
+		    struct tfd_findings *out);
+void tfd_findings_free(struct tfd_findings *f);
+
+const char *tfd_severity_name(enum tfd_severity s);
+/* -1 if not a severity name */
+int tfd_severity_parse(const char *s);
+
+#endif

@@ -1,0 +1,300 @@
+/* eval.c - rules -> findings, with an estimate of what each fix is worth.
+ *
+ * Estimate model (README "Rules"): L is the mean latency of the analyzed
+ * root calls and B the bottleneck's blocking time per analyzed call.
+ *   scale k:  the stage's blocking time is divided by k (parallelism,
+ *             vectorization): L' = L - B + B/k. Other stages keep their
+ *             blocking time, so the next critical stage becomes the bound.
+ *   remove:   the stage's blocking time disappears (cache, offload): L' = L - B.
+ *   overlap:  a prefetch buffer hides the pipeline behind the step's other
+ *             work C = (step time - input wait) per step: L' = max(0, L - C).
+ *   none:     no estimate.
+ * The input-bound share after the fix scales the host's input wait by L'/L.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules_impl.h"
+#include "tfd/vec.h"
+
+struct val {
+	bool present;
+	double num;
+	const char *str;
+	bool b;
+};
+
+static struct val param(const struct tfd_stage *s, const char *key, bool numeric)
+{
+	struct val v = {0};
+	const char *p = s && s->sample ? tfd_event_param(s->sample, key) : NULL;
+
+	if (!p)
+		return v;
+	v.present = true;
+	v.str = p;
+	if (numeric) {
+		char *end;
+
+		v.num = strtod(p, &end);
+		if (end == p)
+			v.present = false;
+	}
+	return v;
+}
+
+static bool has_final_prefetch(const struct tfd_pipeline *p)
+{
+	for (size_t i = 1; i < p->nstages; i++)
+		if (p->stages[i].parent == 0 && strcmp(p->stages[i].family, "Prefetch") == 0)
+			return true;
+	return strcmp(p->stages[0].family, "Prefetch") == 0;
+}
+
+static struct val metric(int m, const struct tfd_host_result *h, const struct tfd_pipeline *p,
+			 int si)
+{
+	const char *name = tfd_metrics[m].name;
+	const struct tfd_stage *s = p && si >= 0 ? &p->stages[si] : NULL;
+	struct val v = {0};
+	double nan_ = p && p->nanalyzed ? (double)p->nanalyzed : 0;
+
+	v.present = true;
+	if (strcmp(name, "blocking_share") == 0)
+		v.num = s ? s->blocking_share : 0;
+	else if (strcmp(name, "blocking_us_per_call") == 0)
+		v.num = s && nan_ ? (double)s->blocking_ns / nan_ / 1e3 : 0;
+	else if (strcmp(name, "calls_per_root_call") == 0)
+		v.num = s && nan_ ? (double)s->calls / nan_ : 0;
+	else if (strcmp(name, "self_us_per_call") == 0)
+		v.num = s && s->calls ? (double)s->self_ns / (double)s->calls / 1e3 : 0;
+	else if (strcmp(name, "is_root") == 0)
+		v.b = si == 0;
+	else if (strcmp(name, "autotune") == 0 || strcmp(name, "deterministic") == 0)
+		return param(s, name, false);
+	else if (tfd_metrics[m].scope == TARGET_BOTTLENECK)
+		return param(s, name, true); /* the numeric parameters */
+	else if (strcmp(name, "latency_p50_us") == 0)
+		v.num = (double)p->p50_ns / 1e3;
+	else if (strcmp(name, "latency_max_us") == 0)
+		v.num = (double)p->max_ns / 1e3;
+	else if (strcmp(name, "slow_calls") == 0)
+		v.num = (double)p->nslow;
+	else if (strcmp(name, "slow_call_share") == 0)
+		v.num = p->ncalls ? (double)p->nslow / (double)p->ncalls : 0;
+	else if (strcmp(name, "warmup_calls") == 0)
+		v.num = (double)p->nwarmup;
+	else if (strcmp(name, "warmup_over_p50") == 0)
+		v.num = p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0;
+	else if (strcmp(name, "has_final_prefetch") == 0)
+		v.b = has_final_prefetch(p);
+	else if (strcmp(name, "input_percent") == 0) {
+		v.present = !isnan(h->input_pct);
+		v.num = h->input_pct;
+	} else if (strcmp(name, "max_latency_us") == 0)
+		v.num = (double)h->max_latency_ns / 1e3;
+	else if (strcmp(name, "host_pipelines") == 0)
+		v.num = (double)h->nhost_pipelines;
+	else
+		v.present = false;
+	return v;
+}
+
+static bool cond_holds(const struct cond *c, const struct tfd_host_result *h,
+		       const struct tfd_pipeline *p, int si)
+{
+	struct val v = metric(c->metric, h, p, si);
+
+	if (c->op == OP_EXISTS)
+		return v.present;
+	if (c->op == OP_MISSING)
+		return !v.present;
+	if (!v.present)
+		return false;
+	switch (tfd_metrics[c->metric].type) {
+	case VT_STR:
+		return (strcmp(v.str, c->str) == 0) == (c->op == OP_EQ);
+	case VT_BOOL:
+		return (v.b == c->b) == (c->op == OP_EQ);
+	case VT_NUM:
+		switch (c->op) {
+		case OP_EQ:
+			return v.num == c->num;
+		case OP_NE:
+			return v.num != c->num;
+		case OP_GE:
+			return v.num >= c->num;
+		case OP_GT:
+			return v.num > c->num;
+		case OP_LE:
+			return v.num <= c->num;
+		case OP_LT:
+			return v.num < c->num;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool in_list(const struct strlist *l, const char *f)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], f) == 0)
+			return true;
+	return false;
+}
+
+static bool any_ancestor_in(const struct tfd_pipeline *p, int si, const struct strlist *l)
+{
+	int guard = 0;
+
+	for (int a = p->stages[si].parent; a >= 0 && guard++ < 10000; a = p->stages[a].parent)
+		if (in_list(l, p->stages[a].family))
+			return true;
+	return false;
+}
+
+static bool pipeline_has_any(const struct tfd_pipeline *p, const struct strlist *l)
+{
+	for (size_t i = 0; i < p->nstages; i++)
+		if (in_list(l, p->stages[i].family))
+			return true;
+	return false;
+}
+
+static bool matches(const struct rule *r, const struct tfd_host_result *h,
+		    const struct tfd_pipeline *p, int si)
+{
+	if (r->target == TARGET_BOTTLENECK) {
+		const char *fam = p->stages[si].family;
+
+		if (r->family.n && !in_list(&r->family, fam))
+			return false;
+		if (in_list(&r->not_family, fam))
+			return false;
+		if (r->under.n && !any_ancestor_in(p, si, &r->under))
+			return false;
+		if (r->not_under.n && any_ancestor_in(p, si, &r->not_under))
+			return false;
+	}
+	if (p && r->pipeline_has.n && !pipeline_has_any(p, &r->pipeline_has))
+		return false;
+	if (p && r->pipeline_lacks.n && pipeline_has_any(p, &r->pipeline_lacks))
+		return false;
+	for (size_t i = 0; i < r->nwhen; i++)
+		if (!cond_holds(&r->when[i], h, p, si))
+			return false;
+	return true;
+}
+
+static void estimate(const struct rule *r, const struct tfd_host_result *h,
+		     const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
+{
+	double L, B = 0, Lp;
+
+	memset(e, 0, sizeof(*e));
+	e->model = r->est_model;
+	e->factor = r->est_factor;
+	e->input_percent_after = NAN;
+	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
+		return;
+	L = (double)p->analyzed_ns / (double)p->nanalyzed;
+	if (si >= 0)
+		B = (double)p->stages[si].blocking_ns / (double)p->nanalyzed;
+	if (strcmp(r->est_model, "scale") == 0 && si >= 0)
+		Lp = L - B + B / r->est_factor;
+	else if (strcmp(r->est_model, "remove") == 0 && si >= 0)
+		Lp = L - B;
+	else if (strcmp(r->est_model, "overlap") == 0 && h->nsteps && h->step_ns > h->wait_ns)
+		Lp = fmax(0.0, L - (double)(h->step_ns - h->wait_ns) / (double)h->nsteps);
+	else
+		return;
+	e->known = true;
+	e->latency_ns = (int64_t)llround(L);
+	e->new_latency_ns = (int64_t)llround(Lp);
+	e->speedup = Lp > 0 ? L / Lp : 0.0; /* 0: fully hidden */
+	if (!isnan(h->input_pct) && L > 0) {
+		double wait = (double)h->wait_ns * (Lp / L);
+		double other = (double)(h->step_ns - h->wait_ns);
+
+		e->input_percent_after = wait + other > 0 ? 100.0 * wait / (wait + other) : 0.0;
+	}
+}
+
+typedef VEC(struct tfd_finding) findvec;
+
+static void add(findvec *fv, const struct rule *r, const struct tfd_host_result *h,
+		const struct tfd_pipeline *p, int si)
+{
+	struct tfd_finding f;
+
+	memset(&f, 0, sizeof(f));
+	f.rule_id = r->id;
+	f.title = r->title;
+	f.class_name = r->class_name;
+	f.suggestion = r->suggestion;
+	f.code = r->code ? r->code : "";
+	f.doc = r->doc ? r->doc : "";
+	f.severity = r->severity;
+	f.host = h->host->name;
+	f.pipeline = p ? p->name : "";
+	f.stage = p && si >= 0 ? p->stages[si].name : "";
+	f.stage_long_name = p && si >= 0 ? p->stages[si].long_name : "";
+	estimate(r, h, p, si, &f.estimate);
+	vec_push(fv, f);
+}
+
+void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
+		    struct tfd_findings *out)
+{
+	findvec fv = {0};
+
+	memset(out, 0, sizeof(*out));
+	for (size_t hi = 0; hi < a->nhosts; hi++) {
+		const struct tfd_host_result *h = &a->hosts[hi];
+
+		if (!h->npipelines)
+			continue;
+		for (size_t ri = 0; ri < rs->n; ri++)
+			if (rs->v[ri].target == TARGET_HOST && matches(&rs->v[ri], h, NULL, -1))
+				add(&fv, &rs->v[ri], h, NULL, -1);
+		for (size_t pi = 0; pi < h->npipelines; pi++) {
+			const struct tfd_pipeline *p = &h->pipelines[pi];
+
+			/* stage advice only where the pipeline is slow (> 50 us calls) */
+			if (p->is_device || !p->analyzed_slow_only)
+				continue;
+			for (size_t ri = 0; ri < rs->n; ri++) {
+				const struct rule *r = &rs->v[ri];
+
+				if (r->target == TARGET_PIPELINE && matches(r, h, p, -1))
+					add(&fv, r, h, p, -1);
+				else if (r->target == TARGET_BOTTLENECK && p->bottleneck >= 0 &&
+					 matches(r, h, p, p->bottleneck))
+					add(&fv, r, h, p, p->bottleneck);
+			}
+		}
+	}
+	/* stable: severity first, then the order found (host rank, pipeline, rule) */
+	for (size_t i = 1; i < fv.n; i++)
+		for (size_t j = i; j > 0 && fv.v[j - 1].severity < fv.v[j].severity; j--) {
+			struct tfd_finding t = fv.v[j];
+
+			fv.v[j] = fv.v[j - 1];
+			fv.v[j - 1] = t;
+		}
+	out->v = fv.v;
+	out->n = fv.n;
+	for (size_t i = 0; i < fv.n; i++)
+		if (fv.v[i].severity > out->max_severity)
+			out->max_severity = fv.v[i].severity;
+}
+
+void tfd_findings_free(struct tfd_findings *f)
+{
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}

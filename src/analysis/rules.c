@@ -1,0 +1,673 @@
+/* rules.c - loading and strict validation of rule tables (cJSON). */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "rules_impl.h"
+#include "tfd/rules_builtin.h"
+#include "tfd/vec.h"
+
+/* Families a rule may name: normalized short names (tfd_iter_family). */
+static const char *const known_families[] = {
+	/* sources */
+	"TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "RecordIO", "Spanner", "TFColumn",
+	"LMDB", "ExternalDataset", "CapacitorProto", "SleepwalkRemoteDataset",
+	"StitchedTimelineDataset", "DateKeyDataset", "PearModel", "Sql", "TensorSlice",
+	"FromTensor", "Generator", "Range", "SyntheticDatasetOp", "SparseTensorSlice",
+	"ListFiles", "RandomDataset", "Random", "Counter",
+	/* remote sources and services */
+	"DataService", "GuzzlerDataGuzzlerRemoteDataset", "ReverbDataset", "ReverbEpisodeDataset",
+	"DatasetSampleGame", "Courier",
+	/* transformations */
+	"Map", "ParallelMap", "MapAndBatch", "Interleave", "FlatMap", "ParallelInterleave",
+	"LegacyParallelInterleave", "Filter", "ParallelFilter", "FilterByLastComponent", "Batch",
+	"PaddedBatch", "ParallelBatch", "Unbatch", "Rebatch", "Shuffle", "ShuffleAndRepeat",
+	"Repeat", "Prefetch", "MemoryCache", "DiskCache", "Cache", "Take", "Skip", "Shard", "Zip",
+	"Concatenate", "Window", "GroupByWindow", "GroupByReducer", "Scan", "Model", "Root",
+	"AssertCardinality", "AssertNext", "MaxIntraOpParallelism", "PrivateThreadPool",
+	"ParseExample", "Snapshot", "Unique", "DenseToSparseBatch", "Options", "LoadDataset",
+	"ChooseFastestBranch", "SlidingWindow", "Bucket", "DirectedInterleave",
+	"SampleFromDatasets", "ChooseFromDatasets", "Ignore", "Enumerate", "Padded",
+	"RegisterDataset", "TakeWhile", "Rejection", "Distribute", "UnbatchV",
+};
+
+bool tfd_rules_known_family(const char *f);
+
+bool tfd_rules_known_family(const char *f)
+{
+	for (size_t i = 0; i < sizeof(known_families) / sizeof(known_families[0]); i++)
+		if (strcmp(f, known_families[i]) == 0)
+			return true;
+	return false;
+}
+
+const struct metric_def tfd_metrics[] = {
+	/* the bottleneck stage */
+	{"blocking_share", VT_NUM, TARGET_BOTTLENECK, "share of analyzed root time it blocks"},
+	{"blocking_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its blocking time per root call"},
+	{"calls_per_root_call", VT_NUM, TARGET_BOTTLENECK, "its calls per analyzed root call"},
+	{"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call"},
+	{"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator"},
+	{"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)"},
+	{"autotune", VT_STR, TARGET_BOTTLENECK, "parameter"},
+	{"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter"},
+	{"cycle_length", VT_NUM, TARGET_BOTTLENECK, "parameter"},
+	{"block_length", VT_NUM, TARGET_BOTTLENECK, "parameter"},
+	{"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)"},
+	{"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)"},
+	{"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter"},
+	/* the pipeline */
+	{"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency"},
+	{"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call"},
+	{"slow_calls", VT_NUM, TARGET_PIPELINE, "root calls slower than 50 us"},
+	{"slow_call_share", VT_NUM, TARGET_PIPELINE, "share of root calls slower than 50 us"},
+	{"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up"},
+	{"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call"},
+	{"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root"},
+	/* the host */
+	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input"},
+	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call"},
+	{"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines"},
+};
+const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
+
+static const char *const class_names[] = {
+	"slow_source",        "slow_remote_source",     "slow_data_service",
+	"python_generator",   "in_memory_source",       "sequential_map",
+	"sequential_interleave", "parallel_at_limit",   "fixed_parallelism",
+	"deterministic_stall", "sequential_transformation", "missing_prefetch",
+	"prefetch_starved",   "shuffle_warmup",         "cache_fill",
+	"root_overhead",      "not_input_bound",        "other",
+};
+
+static const char *const op_names[] = {"==", "!=", ">=", ">", "<=", "<", "exists", "missing"};
+
+/* ---- freeing and copying ------------------------------------------------ */
+
+static void strlist_free(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static void strlist_copy(struct strlist *dst, const struct strlist *src)
+{
+	dst->n = src->n;
+	dst->v = xcalloc(src->n + 1, sizeof(char *));
+	for (size_t i = 0; i < src->n; i++)
+		dst->v[i] = xstrdup(src->v[i]);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void rule_free(struct rule *r)
+{
+	free(r->id);
+	free(r->title);
+	free(r->class_name);
+	free(r->suggestion);
+	free(r->code);
+	free(r->doc);
+	free(r->file);
+	free(r->est_model);
+	strlist_free(&r->family);
+	strlist_free(&r->not_family);
+	strlist_free(&r->under);
+	strlist_free(&r->not_under);
+	strlist_free(&r->pipeline_has);
+	strlist_free(&r->pipeline_lacks);
+	for (size_t i = 0; i < r->nwhen; i++)
+		free(r->when[i].str);
+	free(r->when);
+	memset(r, 0, sizeof(*r));
+}
+
+static void rule_copy(struct rule *d, const struct rule *s)
+{
+	*d = *s;
+	d->id = dup_or_null(s->id);
+	d->title = dup_or_null(s->title);
+	d->class_name = dup_or_null(s->class_name);
+	d->suggestion = dup_or_null(s->suggestion);
+	d->code = dup_or_null(s->code);
+	d->doc = dup_or_null(s->doc);
+	d->file = dup_or_null(s->file);
+	d->est_model = dup_or_null(s->est_model);
+	strlist_copy(&d->family, &s->family);
+	strlist_copy(&d->not_family, &s->not_family);
+	strlist_copy(&d->under, &s->under);
+	strlist_copy(&d->not_under, &s->not_under);
+	strlist_copy(&d->pipeline_has, &s->pipeline_has);
+	strlist_copy(&d->pipeline_lacks, &s->pipeline_lacks);
+	d->when = xcalloc(s->nwhen + 1, sizeof(*d->when));
+	for (size_t i = 0; i < s->nwhen; i++) {
+		d->when[i] = s->when[i];
+		d->when[i].str = dup_or_null(s->when[i].str);
+	}
+}
+
+void tfd_rules_free(struct tfd_ruleset *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->n; i++)
+		rule_free(&rs->v[i]);
+	free(rs->v);
+	free(rs);
+}
+
+size_t tfd_rules_count(const struct tfd_ruleset *rs)
+{
+	return rs ? rs->n : 0;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+struct ctx {
+	const char *file;
+	const char *rule; /* id, or "#N" before the id is known */
+	struct tfd_err *err;
+};
+
+static enum tfd_status bad(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static enum tfd_status bad(struct ctx *c, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tfd_fail(c->err, TFD_E_RULES, "%s: rule '%s': %s", c->file, c->rule, msg);
+}
+
+static enum tfd_status get_str(struct ctx *c, const cJSON *v, const char *key, char **out)
+{
+	if (!cJSON_IsString(v))
+		return bad(c, "field '%s' must be a string", key);
+	if (strlen(v->valuestring) > 4096)
+		return bad(c, "field '%s' is longer than 4096 bytes", key);
+	*out = xstrdup(v->valuestring);
+	return TFD_OK;
+}
+
+static enum tfd_status get_families(struct ctx *c, const cJSON *v, const char *key,
+				    struct strlist *out)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsArray(v))
+		return bad(c, "field '%s' must be an array of iterator families", key);
+	out->v = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	cJSON_ArrayForEach(it, v)
+	{
+		if (!cJSON_IsString(it))
+			return bad(c, "field '%s' must be an array of strings", key);
+		if (!tfd_rules_known_family(it->valuestring)) {
+			char fam[128];
+
+			tfd_iter_family(it->valuestring, fam, sizeof(fam));
+			if (strcmp(fam, it->valuestring) && tfd_rules_known_family(fam))
+				return bad(c, "field '%s' names unknown iterator family '%s' "
+					      "(families are normalized: '%s')",
+					   key, it->valuestring, fam);
+			return bad(c, "field '%s' names unknown iterator family '%s'", key,
+				   it->valuestring);
+		}
+		out->v[out->n++] = xstrdup(it->valuestring);
+	}
+	return TFD_OK;
+}
+
+static int lookup(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int)i;
+	return -1;
+}
+
+static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd,
+				  enum rule_target target)
+{
+	const cJSON *k, *m = NULL, *op = NULL, *val = NULL;
+	int mi = -1, oi;
+
+	if (!cJSON_IsObject(o))
+		return bad(c, "each 'when' entry must be an object");
+	cJSON_ArrayForEach(k, o)
+	{
+		if (strcmp(k->string, "metric") == 0)
+			m = k;
+		else if (strcmp(k->string, "op") == 0)
+			op = k;
+		else if (strcmp(k->string, "value") == 0)
+			val = k;
+		else
+			return bad(c, "unknown key 'when.%s'", k->string);
+	}
+	if (!cJSON_IsString(m))
+		return bad(c, "'when.metric' must be a string");
+	for (size_t i = 0; i < tfd_nmetrics; i++)
+		if (strcmp(tfd_metrics[i].name, m->valuestring) == 0)
+			mi = (int)i;
+	if (mi < 0)
+		return bad(c, "unknown metric '%s'", m->valuestring);
+	if (tfd_metrics[mi].scope < target)
+		return bad(c, "metric '%s' needs a narrower target than this rule's",
+			   m->valuestring);
+	if (!cJSON_IsString(op))
+		return bad(c, "'when.op' must be a string");
+	oi = lookup(op_names, sizeof(op_names) / sizeof(op_names[0]), op->valuestring);
+	if (oi < 0)
+		return bad(c, "unknown operator '%s'", op->valuestring);
+	cd->metric = mi;
+	cd->op = (enum cond_op)oi;
+	if (cd->op == OP_EXISTS || cd->op == OP_MISSING) {
+		if (val)
+			return bad(c, "operator '%s' takes no value", op->valuestring);
+		return TFD_OK;
+	}
+	switch (tfd_metrics[mi].type) {
+	case VT_NUM:
+		if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
+			return bad(c, "metric '%s' needs a number value", m->valuestring);
+		cd->num = val->valuedouble;
+		break;
+	case VT_STR:
+		if (!cJSON_IsString(val))
+			return bad(c, "metric '%s' needs a string value", m->valuestring);
+		if (cd->op != OP_EQ && cd->op != OP_NE)
+			return bad(c, "metric '%s' compares with == or != only", m->valuestring);
+		cd->str = xstrdup(val->valuestring);
+		break;
+	case VT_BOOL:
+		if (!cJSON_IsBool(val))
+			return bad(c, "metric '%s' needs a true/false value", m->valuestring);
+		if (cd->op != OP_EQ && cd->op != OP_NE)
+			return bad(c, "metric '%s' compares with == or != only", m->valuestring);
+		cd->b = cJSON_IsTrue(val);
+		break;
+	}
+	return TFD_OK;
+}
+
+static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
+{
+	const cJSON *k, *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+	enum tfd_status st = TFD_OK;
+	static const char *const targets[] = {"bottleneck", "pipeline", "host"};
+	static const char *const models[] = {"scale", "remove", "overlap", "none"};
+
+	if (!cJSON_IsObject(o))
+		return bad(c, "a rule must be an object");
+	if (!cJSON_IsString(id) || !id->valuestring[0])
+		return bad(c, "field 'id' must be a non-empty string");
+	c->rule = id->valuestring;
+	r->id = xstrdup(id->valuestring);
+	r->file = xstrdup(c->file);
+	r->target = TARGET_BOTTLENECK;
+	r->severity = TFD_SEV_MEDIUM;
+	/* the target decides which metrics are allowed: read it first */
+	k = cJSON_GetObjectItemCaseSensitive(o, "target");
+	if (k) {
+		int t = cJSON_IsString(k) ? lookup(targets, 3, k->valuestring) : -1;
+
+		if (t < 0)
+			return bad(c, "field 'target' must be one of bottleneck, pipeline, host");
+		r->target = (enum rule_target)t;
+	}
+	cJSON_ArrayForEach(k, o)
+	{
+		const char *key = k->string;
+
+		if (strcmp(key, "id") == 0 || strcmp(key, "target") == 0)
+			continue;
+		if (strcmp(key, "title") == 0)
+			st = get_str(c, k, key, &r->title);
+		else if (strcmp(key, "suggestion") == 0)
+			st = get_str(c, k, key, &r->suggestion);
+		else if (strcmp(key, "code") == 0)
+			st = get_str(c, k, key, &r->code);
+		else if (strcmp(key, "doc") == 0)
+			st = get_str(c, k, key, &r->doc);
+		else if (strcmp(key, "class") == 0) {
+			st = get_str(c, k, key, &r->class_name);
+			if (!st && lookup(class_names, sizeof(class_names) / sizeof(class_names[0]),
+					  r->class_name) < 0)
+				st = bad(c, "unknown class '%s'", r->class_name);
+		} else if (strcmp(key, "severity") == 0) {
+			int s = cJSON_IsString(k) ? tfd_severity_parse(k->valuestring) : -1;
+
+			if (s < 0)
+				st = bad(c, "field 'severity' must be one of info, low, medium, high");
+			else
+				r->severity = (enum tfd_severity)s;
+		} else if (strcmp(key, "family") == 0)
+			st = get_families(c, k, key, &r->family);
+		else if (strcmp(key, "not_family") == 0)
+			st = get_families(c, k, key, &r->not_family);
+		else if (strcmp(key, "under") == 0)
+			st = get_families(c, k, key, &r->under);
+		else if (strcmp(key, "not_under") == 0)
+			st = get_families(c, k, key, &r->not_under);
+		else if (strcmp(key, "pipeline_has") == 0)
+			st = get_families(c, k, key, &r->pipeline_has);
+		else if (strcmp(key, "pipeline_lacks") == 0)
+			st = get_families(c, k, key, &r->pipeline_lacks);
+		else if (strcmp(key, "when") == 0) {
+			const cJSON *w;
+
+			if (!cJSON_IsArray(k)) {
+				st = bad(c, "field 'when' must be an array");
+				break;
+			}
+			r->when = xcalloc((size_t)cJSON_GetArraySize(k) + 1, sizeof(*r->when));
+			cJSON_ArrayForEach(w, k)
+			{
+				st = parse_cond(c, w, &r->when[r->nwhen], r->target);
+				if (st)
+					break;
+				r->nwhen++;
+			}
+		} else if (strcmp(key, "estimate") == 0) {
+			const cJSON *e;
+
+			if (!cJSON_IsObject(k)) {
+				st = bad(c, "field 'estimate' must be an object");
+				break;
+			}
+			cJSON_ArrayForEach(e, k)
+			{
+				if (strcmp(e->string, "model") == 0) {
+					if (!cJSON_IsString(e) || lookup(models, 4, e->valuestring) < 0) {
+						st = bad(c, "'estimate.model' must be one of scale, "
+							    "remove, overlap, none");
+						break;
+					}
+					r->est_model = xstrdup(e->valuestring);
+				} else if (strcmp(e->string, "factor") == 0) {
+					if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1.0) ||
+					    e->valuedouble > 1e6) {
+						st = bad(c, "'estimate.factor' must be a number >= 1");
+						break;
+					}
+					r->est_factor = e->valuedouble;
+				} else {
+					st = bad(c, "unknown key 'estimate.%s'", e->string);
+					break;
+				}
+			}
+		} else {
+			st = bad(c, "unknown key '%s'", key);
+		}
+		if (st)
+			return st;
+	}
+	if (!r->title)
+		return bad(c, "missing field 'title'");
+	if (!r->suggestion)
+		return bad(c, "missing field 'suggestion'");
+	if (!r->class_name)
+		return bad(c, "missing field 'class'");
+	if (!r->est_model)
+		r->est_model = xstrdup("none");
+	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0)
+		return bad(c, "estimate model 'scale' needs a 'factor'");
+	if (r->target != TARGET_BOTTLENECK &&
+	    (r->family.n || r->not_family.n || r->under.n || r->not_under.n))
+		return bad(c, "family/under filters apply to target 'bottleneck' only");
+	if (r->target == TARGET_HOST && (r->pipeline_has.n || r->pipeline_lacks.n))
+		return bad(c, "pipeline_has/pipeline_lacks do not apply to target 'host'");
+	return TFD_OK;
+}
+
+/* Add r to rs (taking its strings). A repeated id is an error, except
+ * that with allow_override a user rule replaces a built-in one. */
+static enum tfd_status add_rule(struct tfd_ruleset *rs, struct rule *r, bool allow_override,
+				struct ctx *c)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		enum tfd_status st;
+
+		if (strcmp(rs->v[i].id, r->id))
+			continue;
+		if (allow_override && strncmp(rs->v[i].file, "(built-in)", 10) == 0) {
+			rule_free(&rs->v[i]);
+			rs->v[i] = *r;
+			return TFD_OK;
+		}
+		st = tfd_fail(c->err, TFD_E_RULES, "%s: rule '%s': duplicate id (also in %s)",
+			      c->file, r->id, rs->v[i].file);
+		rule_free(r);
+		return st;
+	}
+	rs->v = xrealloc(rs->v, (rs->n + 1) * sizeof(*rs->v));
+	rs->v[rs->n++] = *r;
+	return TFD_OK;
+}
+
+/* Parse one file into rs. With allow_override, ids that came from the
+ * built-in table are replaced; any other repeated id is an error. */
+static enum tfd_status parse_file(struct tfd_ruleset *rs, const char *text, size_t len,
+				  const char *name, bool allow_override, struct tfd_err *err)
+{
+	const char *errp = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &errp, 0);
+	const cJSON *k, *rules = NULL;
+	struct ctx c = {name, "?", err};
+	enum tfd_status st = TFD_OK;
+	int idx = 0;
+
+	if (!root) {
+		size_t off = errp && errp >= text && errp <= text + len ? (size_t)(errp - text) : 0;
+
+		return tfd_fail(err, TFD_E_RULES, "%s: invalid JSON near byte %zu", name, off);
+	}
+	if (!cJSON_IsObject(root)) {
+		st = tfd_fail(err, TFD_E_RULES, "%s: a rule file is a JSON object with \"rules\"",
+			      name);
+		goto out;
+	}
+	cJSON_ArrayForEach(k, root)
+	{
+		if (strcmp(k->string, "rules") == 0)
+			rules = k;
+		else if (strcmp(k->string, "description") != 0) {
+			st = tfd_fail(err, TFD_E_RULES, "%s: unknown top-level key '%s'", name,
+				      k->string);
+			goto out;
+		}
+	}
+	if (!cJSON_IsArray(rules)) {
+		st = tfd_fail(err, TFD_E_RULES, "%s: \"rules\" must be an array", name);
+		goto out;
+	}
+	cJSON_ArrayForEach(k, rules)
+	{
+		struct rule r;
+		char pos[16];
+
+		memset(&r, 0, sizeof(r));
+		snprintf(pos, sizeof(pos), "#%d", idx++);
+		c.rule = pos;
+		st = parse_rule(&c, k, &r);
+		if (st) {
+			rule_free(&r);
+			goto out;
+		}
+		st = add_rule(rs, &r, allow_override, &c);
+		if (st)
+			goto out;
+	}
+out:
+	cJSON_Delete(root);
+	return st;
+}
+
+enum tfd_status tfd_rules_load_mem(const char *text, size_t len, const char *name,
+				   struct tfd_ruleset **out, struct tfd_err *err)
+{
+	struct tfd_ruleset *rs = xcalloc(1, sizeof(*rs));
+	enum tfd_status st = parse_file(rs, text, len, name, false, err);
+
+	if (st) {
+		tfd_rules_free(rs);
+		*out = NULL;
+		return st;
+	}
+	*out = rs;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_rules_load_builtin(struct tfd_ruleset **out, struct tfd_err *err)
+{
+	struct tfd_ruleset *rs = xcalloc(1, sizeof(*rs));
+
+	for (const struct tfd_rules_file *f = tfd_rules_builtin; f->name; f++) {
+		char name[128];
+		enum tfd_status st;
+
+		snprintf(name, sizeof(name), "(built-in)/%s", f->name);
+		st = parse_file(rs, f->text, strlen(f->text), name, false, err);
+		if (st) {
+			tfd_rules_free(rs);
+			*out = NULL;
+			return st;
+		}
+	}
+	*out = rs;
+	return TFD_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static enum tfd_status read_all(const char *path, char **buf, size_t *len, struct tfd_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0, k;
+	char *b;
+
+	if (!f)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	b = xmalloc(cap);
+	while ((k = fread(b + n, 1, cap - n, f)) > 0) {
+		n += k;
+		if (n == cap) {
+			if (cap > (64u << 20)) {
+				fclose(f);
+				free(b);
+				return tfd_fail(err, TFD_E_LIMIT, "%s: rule file larger than 64 MiB",
+						path);
+			}
+			cap *= 2;
+			b = xrealloc(b, cap);
+		}
+	}
+	fclose(f);
+	*buf = b;
+	*len = n;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *dir,
+				   struct tfd_ruleset **out, struct tfd_err *err)
+{
+	struct tfd_ruleset *rs = xcalloc(1, sizeof(*rs));
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	VEC(char *) names = {0};
+	enum tfd_status st = TFD_OK;
+
+	*out = NULL;
+	if (!d) {
+		tfd_rules_free(rs);
+		return tfd_fail(err, TFD_E_IO, "%s: %s", dir, strerror(errno));
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (de->d_name[0] != '.' && n > 5 && strcmp(de->d_name + n - 5, ".json") == 0)
+			vec_push(&names, xstrdup(de->d_name));
+	}
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), cmp_str);
+	if (base) {
+		rs->v = xcalloc(base->n + 1, sizeof(*rs->v));
+		for (size_t i = 0; i < base->n; i++)
+			rule_copy(&rs->v[i], &base->v[i]);
+		rs->n = base->n;
+	}
+	if (!names.n)
+		st = tfd_fail(err, TFD_E_RULES, "%s: no *.json rule files", dir);
+	for (size_t i = 0; i < names.n && !st; i++) {
+		char *path, *text = NULL;
+		size_t len = 0, pl = strlen(dir) + strlen(names.v[i]) + 2;
+
+		path = xmalloc(pl);
+		snprintf(path, pl, "%s/%s", dir, names.v[i]);
+		st = read_all(path, &text, &len, err);
+		if (!st)
+			st = parse_file(rs, text, len, path, true, err);
+		free(text);
+		free(path);
+	}
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	vec_free(&names);
+	if (st) {
+		tfd_rules_free(rs);
+		return st;
+	}
+	*out = rs;
+	return TFD_OK;
+}
+
+void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out)
+{
+	static const char *const targets[] = {"bottleneck", "pipeline", "host"};
+	static char fam[1024];
+	const struct rule *r = &rs->v[i];
+	size_t n = 0;
+
+	fam[0] = '\0';
+	for (size_t k = 0; k < r->family.n && n + 2 < sizeof(fam); k++)
+		n += (size_t)snprintf(fam + n, sizeof(fam) - n, "%s%s", k ? "," : "", r->family.v[k]);
+	out->id = r->id;
+	out->title = r->title;
+	out->class_name = r->class_name;
+	out->target = targets[r->target];
+	out->file = r->file;
+	out->severity = r->severity;
+	out->families = fam;
+}
+
+const char *tfd_severity_name(enum tfd_severity s)
+{
+	static const char *const n[] = {"info", "low", "medium", "high"};
+
+	return s <= TFD_SEV_HIGH ? n[s] : "?";
+}
+
+int tfd_severity_parse(const char *s)
+{
+	static const char *const n[] = {"info", "low", "medium", "high"};
+
+	return lookup(n, 4, s);
+}

@@ -1,0 +1,87 @@
+/* rules.c - `tfdoctor rules list|check`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tfd/cli.h"
+#include "tfd/rules.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: tfdoctor rules list [--rules DIR]\n"
+		   "       tfdoctor rules check DIR\n"
+		   "\n"
+		   "list   the rules in force: the built-in table, plus DIR's rules (a rule\n"
+		   "       with a built-in id replaces it)\n"
+		   "check  validate the *.json rule files in DIR on their own (exit 1 with one\n"
+		   "       line naming the file, rule and field on the first error)\n");
+}
+
+int cmd_rules(int argc, char **argv)
+{
+	static const struct option lopts[] = {{"rules", required_argument, NULL, 'r'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	const char *dir = NULL, *sub;
+	struct tfd_ruleset *base = NULL, *rs = NULL;
+	struct tfd_err err = {0};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {
+		if (c == 'r')
+			dir = optarg;
+		else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else
+			return tfd_cli_usage("rules", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind >= argc)
+		return tfd_cli_usage("rules", "say 'list' or 'check DIR'");
+	sub = argv[optind++];
+	/* options may also follow the subcommand */
+	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {
+		if (c == 'r')
+			dir = optarg;
+		else
+			return tfd_cli_usage("rules", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (strcmp(sub, "check") == 0) {
+		if (optind < argc)
+			dir = argv[optind++];
+		if (!dir || optind < argc)
+			return tfd_cli_usage("rules", "check takes one directory");
+		if (tfd_rules_load_dir(NULL, dir, &rs, &err))
+			return tfd_cli_report(&err);
+		printf("%s: %zu rules ok\n", dir, tfd_rules_count(rs));
+		tfd_rules_free(rs);
+		return 0;
+	}
+	if (strcmp(sub, "list") != 0 || optind < argc)
+		return tfd_cli_usage("rules", "unknown subcommand '%s' (list or check)", sub);
+	if (tfd_rules_load_builtin(&base, &err))
+		return tfd_cli_report(&err);
+	if (dir) {
+		if (tfd_rules_load_dir(base, dir, &rs, &err)) {
+			tfd_rules_free(base);
+			return tfd_cli_report(&err);
+		}
+		tfd_rules_free(base);
+	} else {
+		rs = base;
+	}
+	printf("%-9s %-8s %-11s %-26s %s\n", "id", "severity", "target", "class", "title");
+	for (size_t i = 0; i < tfd_rules_count(rs); i++) {
+		struct tfd_rule_info ri;
+
+		tfd_rules_info(rs, i, &ri);
+		printf("%-9s %-8s %-11s %-26s %s\n", ri.id, tfd_severity_name(ri.severity), ri.target,
+		       ri.class_name, ri.title);
+		if (ri.families[0])
+			printf("          families: %s\n", ri.families);
+	}
+	tfd_rules_free(rs);
+	return 0;
+}

@@ -1,0 +1,315 @@
+/* test_rules.c - every default rule fires on a pipeline made for it and
+ * stays quiet on a near miss; loading errors; the embedded copy. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fixture.h"
+#include "t.h"
+#include "tfd/analysis.h"
+#include "tfd/rules.h"
+#include "tfd/rules_builtin.h"
+
+#define US 1000000LL
+
+/* A synchronous chain: stage i of `names` is Iterator::<names[0]>::...::
+ * <names[i]>. Stage `b` owns most of the 1 ms root call; `kv` (NULL-ended)
+ * are parameters of stage b. */
+static void chain(struct fx *f, const char *const *names, int b, const char *const *kv,
+		  int64_t base, int64_t root_us)
+{
+	char name[1024] = "Iterator";
+	int n = 0;
+
+	while (names[n])
+		n++;
+	for (int i = 0; i < n; i++) {
+		char id[32], pid[32];
+		int64_t s, e;
+		struct tfd_event *ev;
+
+		strncat(name, "::", sizeof(name) - strlen(name) - 1);
+		strncat(name, names[i], sizeof(name) - strlen(name) - 1);
+		if (i <= b) {
+			s = base + i * 5 * US;
+			e = base + root_us * US - i * 5 * US;
+		} else {
+			s = base + b * 5 * US + 10 * US + (i - b) * US;
+			e = base + b * 5 * US + 30 * US - (i - b) * US;
+		}
+		snprintf(id, sizeof(id), "id=%d", 100 + i);
+		snprintf(pid, sizeof(pid), "parent_id=%d", 99 + i);
+		ev = fx_ev(f, 0, name, s, e - s, id, i ? pid : NULL, NULL);
+		if (i == b)
+			for (const char *const *p = kv; p && *p; p++) {
+				const char *eq = strchr(*p, '=');
+				char key[64];
+
+				snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
+				tfd_event_set_stat_str(f->cap, ev, key, eq + 1);
+			}
+	}
+}
+
+static bool fires(struct t *t, struct fx *f, const char *rule)
+{
+	struct tfd_analysis *a = NULL;
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_findings fs;
+	struct tfd_err err = {0};
+	bool hit = false;
+
+	fx_finish(f);
+	T_OK(tfd_analyze(f->cap, NULL, &a, &err), &err);
+	T_OK(tfd_rules_load_builtin(&rs, &err), &err);
+	tfd_rules_eval(rs, a, &fs);
+	for (size_t i = 0; i < fs.n; i++)
+		hit |= strcmp(fs.v[i].rule_id, rule) == 0;
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+	tfd_analysis_free(a);
+	tfd_capture_free(f->cap);
+	return hit;
+}
+
+struct rcase {
+	const char *rule;
+	bool fire;
+	const char *names[6];
+	int b;
+	const char *kv[4];
+};
+
+static const struct rcase cases[] = {
+	{"TFD-S01", true, {"Model", "TFRecord"}, 1, {NULL}},
+	{"TFD-S01", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
+	{"TFD-S02", true, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
+	{"TFD-S02", false, {"Model", "TFRecord"}, 1, {NULL}},
+	{"TFD-S03", true, {"Model", "FlatMap", "Generator"}, 2, {NULL}},
+	{"TFD-S03", false, {"Model", "TensorSlice"}, 1, {NULL}},
+	{"TFD-S04", true, {"Model", "TensorSlice"}, 1, {NULL}},
+	{"TFD-S04", false, {"Model", "TFRecord"}, 1, {NULL}},
+	{"TFD-S05", true, {"Model", "ReverbDataset"}, 1, {NULL}},
+	{"TFD-S05", false, {"Model", "TFRecord"}, 1, {NULL}},
+	{"TFD-S06", true, {"Model", "DataService"}, 1, {NULL}},
+	{"TFD-S06", false, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-T01", true, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-T01", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
+	{"TFD-T02", true, {"Model", "FlatMap"}, 1, {NULL}},
+	{"TFD-T02", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+	{"TFD-T03", true, {"Model", "ParallelMapV2"}, 1, {"autotune=false", "parallelism=4"}},
+	{"TFD-T03", false, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
+	{"TFD-T04", true, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
+	{"TFD-T04", false, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-T05", true, {"Model", "ParallelMapV2"}, 1, {"deterministic=true"}},
+	{"TFD-T05", false, {"Model", "ParallelMapV2"}, 1, {"deterministic=false"}},
+	{"TFD-T06", true, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+	{"TFD-T06", false, {"Model", "Interleave"}, 1, {NULL}},
+	{"TFD-T07", true, {"Model", "BatchV2"}, 1, {"batch_size=64"}},
+	{"TFD-T07", false, {"Model", "PaddedBatchV2"}, 1, {NULL}},
+	{"TFD-T08", true, {"Model", "PaddedBatchV2"}, 1, {NULL}},
+	{"TFD-T08", false, {"Model", "BatchV2"}, 1, {NULL}},
+	{"TFD-T09", true, {"Model", "ShuffleAndRepeat"}, 1, {NULL}},
+	{"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}},
+	{"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}},
+	{"TFD-T10", false, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-T11", true, {"Model", "Prefetch", "Map"}, 1, {NULL}},
+	{"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
+	{"TFD-T12", true, {"Model", "Map"}, 0, {NULL}},
+	{"TFD-T12", false, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-T99", true, {"Model", "AssertCardinality"}, 1, {NULL}},
+	{"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}},
+	{"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
+	{"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+	{"TFD-P01", true, {"Model", "Map"}, 1, {NULL}},
+	{"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
+};
+
+static void every_rule_fires_and_misses(struct t *t)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx f;
+		bool got;
+
+		fx_init(&f);
+		chain(&f, cases[i].names, cases[i].b, cases[i].kv, 0, 1000);
+		got = fires(t, &f, cases[i].rule);
+		if (got != cases[i].fire)
+			T_FAILF("case %zu: %s on %s/%s should %sfire", i, cases[i].rule,
+				cases[i].names[0], cases[i].names[cases[i].b], cases[i].fire ? "" : "not ");
+	}
+}
+
+/* shuffle warm-up: a slow first call, then steady ones */
+static void warmup_rule(struct t *t)
+{
+	static const char *const with[] = {"Model", "ShuffleAndRepeat", "Map", NULL};
+	static const char *const without[] = {"Model", "Repeat", "Map", NULL};
+
+	for (int k = 0; k < 2; k++) {
+		struct fx f;
+
+		fx_init(&f);
+		chain(&f, k ? without : with, 2, NULL, 0, 5000);
+		for (int i = 1; i < 10; i++)
+			chain(&f, k ? without : with, 2, NULL, i * 10000 * US, 100);
+		T_TRUE(fires(t, &f, "TFD-P02") == (k == 0));
+	}
+}
+
+/* host rules: input-bound share from step markers and GetNext events */
+static void host_rules(struct t *t)
+{
+	static const char *const names[] = {"Model", "Map", NULL};
+	struct fx f;
+
+	/* 1 us of 1 ms waiting: 0.1 %, not input-bound */
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	fx_ev(&f, 5, "StepMarker", 0, 1000 * US, "group_id=1", NULL);
+	fx_ev(&f, 6, "IteratorGetNext:IteratorGetNext", 0, 1 * US, "group_id=1", NULL);
+	T_TRUE(fires(t, &f, "TFD-H01"));
+	/* half the step waiting */
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	fx_ev(&f, 5, "StepMarker", 0, 1000 * US, "group_id=1", NULL);
+	fx_ev(&f, 6, "IteratorGetNextOp::DoCompute", 0, 500 * US, "group_id=1", NULL);
+	T_TRUE(!fires(t, &f, "TFD-H01"));
+	/* no step data, every call fast */
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 30);
+	T_TRUE(fires(t, &f, "TFD-H02"));
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	T_TRUE(!fires(t, &f, "TFD-H02"));
+}
+
+static void estimate_model(struct t *t)
+{
+	static const char *const names[] = {"Model", "Map", NULL};
+	struct tfd_analysis *a = NULL;
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_findings fs;
+	struct tfd_err err = {0};
+	struct fx f;
+	const struct tfd_finding *t01 = NULL;
+
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	fx_finish(&f);
+	T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+	T_OK(tfd_rules_load_builtin(&rs, &err), &err);
+	tfd_rules_eval(rs, a, &fs);
+	for (size_t i = 0; i < fs.n; i++)
+		if (strcmp(fs.v[i].rule_id, "TFD-T01") == 0)
+			t01 = &fs.v[i];
+	T_TRUE(t01 != NULL);
+	T_TRUE(t01->estimate.known);
+	/* Map spans [5, 995] us and has no child: B = 990 us of L = 1000 us;
+	 * scale 4: L' = 1000 - 990 + 990 / 4 = 257.5 us */
+	T_EQ_I64(t01->estimate.latency_ns, 1000000);
+	T_EQ_I64(t01->estimate.new_latency_ns, 257500);
+	T_EQ_DBL(t01->estimate.speedup, 1000.0 / 257.5, 1e-9);
+	T_EQ_STR(fs.v[0].rule_id, "TFD-T01"); /* high severity first */
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+static void load_errors(struct t *t)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"{\"rules\": [", "invalid JSON"},
+		{"[]", "a rule file is a JSON object"},
+		{"{\"rulez\": []}", "unknown top-level key 'rulez'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+		 "\"suggestion\": \"s\", \"colour\": 1}]}",
+		 "rule 'X1': unknown key 'colour'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": 5, \"class\": \"other\", \"suggestion\": \"s\"}]}",
+		 "rule 'X1': field 'title' must be a string"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"family\": [\"MapV9\"]}]}",
+		 "rule 'X1': field 'family' names unknown iterator family 'MapV9'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\"}, {\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\"}]}",
+		 "rule 'X1': duplicate id"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"when\": [{\"metric\": \"speed\", \"op\": \">\", \"value\": 1}]}]}",
+		 "rule 'X1': unknown metric 'speed'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \"~\", \"value\": 1}]}]}",
+		 "unknown operator '~'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": \"x\"}]}]}",
+		 "needs a number value"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"slowness\", \"suggestion\": "
+		 "\"s\"}]}",
+		 "unknown class 'slowness'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"severity\": \"urgent\"}]}",
+		 "field 'severity' must be one of"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\"}]}",
+		 "missing field 'suggestion'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"estimate\": {\"model\": \"scale\"}}]}",
+		 "needs a 'factor'"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"target\": \"host\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", "
+		 "\"value\": 1}]}]}",
+		 "needs a narrower target"},
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tfd_ruleset *rs = NULL;
+		struct tfd_err err = {0};
+		enum tfd_status st = tfd_rules_load_mem(bad[i].text, strlen(bad[i].text), "r.json",
+							&rs, &err);
+
+		if (st != TFD_E_RULES || !strstr(err.msg, bad[i].want) ||
+		    strncmp(err.msg, "r.json: ", 8) != 0)
+			T_FAILF("case %zu: want '%s', got status %d '%s'", i, bad[i].want, st,
+				err.msg);
+		T_TRUE(rs == NULL);
+	}
+}
+
+/* rules/ on disk is what the binary embeds */
+static void builtin_matches_rules_dir(struct t *t)
+{
+	size_t n = 0;
+
+	for (const struct tfd_rules_file *f = tfd_rules_builtin; f->name; f++) {
+		char path[256], *buf;
+		FILE *fp;
+		long len;
+
+		snprintf(path, sizeof(path), "rules/%s", f->name);
+		fp = fopen(path, "rb");
+		T_TRUE(fp != NULL);
+		fseek(fp, 0, SEEK_END);
+		len = ftell(fp);
+		fseek(fp, 0, SEEK_SET);
+		buf = calloc(1, (size_t)len + 1);
+		T_TRUE(fread(buf, 1, (size_t)len, fp) == (size_t)len);
+		fclose(fp);
+		if (strcmp(buf, f->text) != 0) {
+			free(buf);
+			T_FAILF("rules/%s differs from the built-in copy: rebuild", f->name);
+		}
+		free(buf);
+		n++;
+	}
+	T_TRUE(n >= 4);
+}
+
+const struct t_case rules_cases[] = {
+	T(every_rule_fires_and_misses),
+	T(warmup_rule),
+	T(host_rules),
+	T(estimate_model),
+	T(load_errors),
+	T(builtin_matches_rules_dir),
+	{0},
+};
