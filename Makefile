@@ -41,7 +41,7 @@ BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 HDRS := $(wildcard include/tfd/*.h src/*/*.h)
 
-.PHONY: all deps demo check unit-test cli-test clean bench fuzz format hdrcheck
+.PHONY: all deps demo check clean bench fuzz format hdrcheck golden-update
 all: $(BIN)
 
 deps:
@@ -88,7 +88,11 @@ check: deps
 	@set -o pipefail; rm -f $(B)/check.log; \
 	  { $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
+	  { TFD=$(BIN) tests/golden/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  tests/sum.sh $(B)/check.log
+
+golden-update: $(BIN)
+	UPDATE=1 TFD=$(BIN) tests/golden/run.sh
 
 bench: $(BIN)
 	./tests/bench/run.sh $(BIN)

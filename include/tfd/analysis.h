@@ -56,6 +56,7 @@ struct tfd_stage {
 	uint64_t calls;
 	int64_t total_ns, self_ns, blocking_ns;
 	uint64_t blocking_calls; /* calls that owned any blocking time */
+	size_t links[TFD_LINK__COUNT]; /* how its calls were linked to their parents */
 	double blocking_share;   /* blocking_ns / pipeline analyzed_ns */
 	bool on_critical_path;
 	bool is_bottleneck;
@@ -75,6 +76,7 @@ struct tfd_pipeline {
 	size_t nanalyzed;   /* root calls in the aggregate */
 	int64_t analyzed_ns;
 	bool analyzed_slow_only; /* the aggregate holds only calls > 50 us */
+	int analyzed_rank;       /* -1, or the single rank analyzed (--rank) */
 	int bottleneck;          /* stage index, -1 if none */
 	int slowest_bottleneck;  /* bottleneck of the slowest call alone */
 	int *critpath;           /* stage indices, root first, bottleneck last */
@@ -124,11 +126,19 @@ struct tfd_analysis {
 struct tfd_analyze_opts {
 	const char *host; /* analyze this host first (NULL: most input-bound) */
 	bool no_warmup;   /* keep every root call (no warm-up exclusion) */
+	int rank;         /* >= 0: analyze only the root call of this slowness rank
+			   * (0 = slowest), like XProf's Rank; -1 or 0-init
+			   * ignored unless rank_set */
+	bool rank_set;
 };
 
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);
 void tfd_analysis_free(struct tfd_analysis *a);
+
+/* True when most of the stage's calls ran on another thread than their
+ * parent call (Produce/Consume, overlap, or never linked). */
+bool tfd_stage_is_async_edge(const struct tfd_stage *s);
 
 /* Normalized family of an iterator's short name: drops "[N]" indices and
  * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,

@@ -12,6 +12,7 @@
 int cmd_analyze(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
+int cmd_dot(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */
 int tfd_cli_report(const struct tfd_err *err);

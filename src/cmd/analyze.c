@@ -1,6 +1,7 @@
 /* analyze.c - `tfdoctor analyze`: is the job input-bound, where, and why. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfd/analysis.h"
@@ -26,6 +27,7 @@ static void help(FILE *f)
 		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
 		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
 		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
+		"      --rank N        analyze only the N-th slowest root call (0 = slowest)\n"
 		"      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
 		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL (a\n"
 		"                      finding at LEVEL or above: info, low, medium, high)\n"
@@ -45,6 +47,7 @@ int cmd_analyze(int argc, char **argv)
 					      {"fail-on", required_argument, NULL, 'F'},
 					      {"quiet", no_argument, NULL, 'q'},
 					      {"rules", required_argument, NULL, 'R'},
+					      {"rank", required_argument, NULL, 'k'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	struct tfd_load_opts lo = {0};
@@ -62,7 +65,7 @@ int cmd_analyze(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f:o:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -91,6 +94,15 @@ int cmd_analyze(int argc, char **argv)
 		case 'R':
 			rules_dir = optarg;
 			break;
+		case 'k': {
+			char *end;
+
+			ao.rank = (int)strtol(optarg, &end, 10);
+			if (*end || ao.rank < 0)
+				return tfd_cli_usage("analyze", "--rank needs a number >= 0");
+			ao.rank_set = true;
+			break;
+		}
 		case 'h':
 			help(stdout);
 			return 0;

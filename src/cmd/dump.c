@@ -188,7 +188,7 @@ int cmd_dump(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;

@@ -152,6 +152,15 @@ bool tfd_family_is_async(const char *family)
 	return false;
 }
 
+bool tfd_stage_is_async_edge(const struct tfd_stage *s)
+{
+	/* a call not nested in its parent on the same thread ran on another one */
+	size_t async = s->links[TFD_LINK_PRODUCE] + s->links[TFD_LINK_OVERLAP] +
+		       s->links[TFD_LINK_NONE];
+
+	return async > s->links[TFD_LINK_SYNC];
+}
+
 const char *tfd_bound_name(enum tfd_bound b)
 {
 	switch (b) {
@@ -669,14 +678,41 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 				p->nwarmup++;
 		}
 		free(sorted);
-		for (size_t i = p->nwarmup; i < roots.n; i++)
-			if (durs[i] > TFD_SLOW_CALL_NS) {
-				selected[i] = true;
-				p->analyzed_slow_only = true;
+		p->analyzed_rank = -1;
+		if (opts->rank_set) {
+			/* rank r: the r-th slowest call, ties in time order */
+			size_t pick = 0, *byslow = xmalloc(roots.n * sizeof(size_t));
+
+			for (size_t i = 0; i < roots.n; i++) {
+				size_t j = i;
+
+				byslow[i] = i;
+				while (j > 0 && durs[byslow[j - 1]] < durs[byslow[j]]) {
+					size_t tmp = byslow[j - 1];
+
+					byslow[j - 1] = byslow[j];
+					byslow[j] = tmp;
+					j--;
+				}
 			}
-		if (!p->analyzed_slow_only)
+			if (opts->rank >= 0 && (size_t)opts->rank < roots.n) {
+				pick = byslow[opts->rank];
+				selected[pick] = true;
+				p->analyzed_rank = opts->rank;
+				p->analyzed_slow_only = durs[pick] > TFD_SLOW_CALL_NS;
+			}
+			p->nwarmup = 0;
+			free(byslow);
+		} else {
 			for (size_t i = p->nwarmup; i < roots.n; i++)
-				selected[i] = true;
+				if (durs[i] > TFD_SLOW_CALL_NS) {
+					selected[i] = true;
+					p->analyzed_slow_only = true;
+				}
+			if (!p->analyzed_slow_only)
+				for (size_t i = p->nwarmup; i < roots.n; i++)
+					selected[i] = true;
+		}
 	}
 
 	/* attribution per root call; calls outside every root call keep
@@ -714,6 +750,8 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 				self[k] = tfd_tree_self(&tree, (int)k);
 			s->calls_all++;
 			s->total_all_ns += d;
+			if (cl->iter != root_iter)
+				s->links[cl->link]++;
 			if (!s->sample)
 				s->sample = cl->ev;
 			if (owner[k] >= 0 && selected[owner[k]]) {

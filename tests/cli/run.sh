@@ -194,5 +194,30 @@ for f in $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json $Z examples/ai-not
 	if [ "$rc" -eq 0 ] && ! grep -q "TFD-T99" "$T/out" && grep -q '^  \[' "$T/out"; then ok; else bad "findings on $f"; fi
 done
 
+# ---- dot -------------------------------------------------------------------
+# every capture with tf.data renders through gvc in-process
+for f in $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz \
+	$CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json $Z \
+	$CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb $CAPS/tda-mnist-linear-tf20/local.trace; do
+	run dot -T svg "$f"
+	if [ "$rc" -eq 0 ] && [[ "$out" == *"<svg"* ]] && [[ "$out" == *"</svg>"* ]] && [ -z "$err" ]; then ok; else bad "dot svg $f: rc=$rc $err"; fi
+done
+run dot "$Z" -o "$T/p.png"
+if [ "$rc" -eq 0 ] && [ "$(head -c 4 "$T/p.png" | od -An -c | tr -d ' ')" = '211PNG' ]; then ok; else bad "dot png by suffix"; fi
+run dot --pipeline Device:0 examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" == *'label="Generator'* ]]; then ok; else bad "dot --pipeline"; fi
+run dot --rank 0 -T dot $CAPS/tda-mnist-linear-tf20/local.trace
+if [ "$rc" -eq 0 ] && [[ "$out" == *"digraph pipeline"* ]]; then ok; else bad "dot --rank 0"; fi
+run dot --rank 99 $Z
+if [ "$rc" -eq 2 ] && [[ "$err" == *"no rank 99"* ]]; then ok; else bad "dot --rank out of range: $rc $err"; fi
+run dot --pipeline Host:7 $Z
+if [ "$rc" -eq 2 ]; then ok; else bad "dot unknown pipeline: $rc"; fi
+run dot -T gif $Z
+if [ "$rc" -eq 2 ]; then ok; else bad "dot unknown format: $rc"; fi
+run dot $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace
+if [ "$rc" -eq 1 ] && [[ "$err" == *"no tf.data input pipeline to draw"* ]]; then ok; else bad "dot without tf.data: $rc $err"; fi
+run analyze -q --rank 0 $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == *"analyzed 1 call"* ]]; then ok; else bad "analyze --rank"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

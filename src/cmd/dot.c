@@ -1,0 +1,138 @@
+/* dot.c - `tfdoctor dot`: the critical-path diagram of one pipeline. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/analysis.h"
+#include "tfd/capture.h"
+#include "tfd/cli.h"
+#include "tfd/dot.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: tfdoctor dot [options] CAPTURE...\n"
+		   "\n"
+		   "Draws one input pipeline: a node per stage with calls, total and self time\n"
+		   "and share of blocking time; the critical path bold, the bottleneck red, other\n"
+		   "stages dashed gray; edges to stages on another thread dashed blue.\n"
+		   "\n"
+		   "  -T FMT            dot (default; no layout), svg or png (rendered in-process)\n"
+		   "  -o FILE           write to FILE (FMT defaults to its .svg/.png/.dot suffix)\n"
+		   "  --host NAME       the host (default: the most input-bound)\n"
+		   "  --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the slowest\n"
+		   "                    host pipeline)\n"
+		   "  --rank N          draw only the N-th slowest root call (0 = slowest)\n"
+		   "  --run NAME        pick this run under plugins/profile\n");
+}
+
+static const char *suffix_format(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+
+	if (dot && (strcmp(dot, ".svg") == 0 || strcmp(dot, ".png") == 0 || strcmp(dot, ".dot") == 0 ||
+		    strcmp(dot, ".pdf") == 0))
+		return dot + 1;
+	return "dot";
+}
+
+int cmd_dot(int argc, char **argv)
+{
+	static const struct option lopts[] = {{"host", required_argument, NULL, 'H'},
+					      {"pipeline", required_argument, NULL, 'P'},
+					      {"rank", required_argument, NULL, 'k'},
+					      {"run", required_argument, NULL, 'r'},
+					      {"output", required_argument, NULL, 'o'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	struct tfd_load_opts lo = {0};
+	struct tfd_analyze_opts ao = {0};
+	struct tfd_capture *cap = NULL;
+	struct tfd_analysis *an = NULL;
+	struct tfd_err err = {0};
+	struct tfd_buf b;
+	const char *outpath = NULL, *format = NULL, *pipeline = NULL;
+	const struct tfd_host_result *h;
+	const struct tfd_pipeline *p = NULL;
+	int c, rc = 0;
+	char *end;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "T:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			format = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'H':
+			ao.host = optarg;
+			break;
+		case 'P':
+			pipeline = optarg;
+			break;
+		case 'k':
+			ao.rank = (int)strtol(optarg, &end, 10);
+			if (*end || ao.rank < 0)
+				return tfd_cli_usage("dot", "--rank needs a number >= 0");
+			ao.rank_set = true;
+			break;
+		case 'r':
+			lo.run = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return tfd_cli_usage("dot", "unknown option or missing value '%s'",
+					     argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return tfd_cli_usage("dot", "no capture given");
+	if (!format)
+		format = suffix_format(outpath);
+	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
+	    strcmp(format, "pdf"))
+		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);
+	tfd_buf_init(&b);
+	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
+			     &err) ||
+	    tfd_analyze(cap, &ao, &an, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	h = &an->hosts[0];
+	if (pipeline) {
+		for (size_t i = 0; i < h->npipelines; i++)
+			if (strcmp(h->pipelines[i].name, pipeline) == 0)
+				p = &h->pipelines[i];
+		if (!p) {
+			rc = tfd_cli_usage("dot", "no pipeline '%s' on host %s", pipeline,
+					   h->host->name);
+			goto out;
+		}
+	} else if (h->focus >= 0) {
+		p = &h->pipelines[h->focus];
+	}
+	if (!p) {
+		tfd_fail(&err, TFD_E_FORMAT, "%s: no tf.data input pipeline to draw", h->host->path);
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	if (ao.rank_set && p->analyzed_rank < 0) {
+		rc = tfd_cli_usage("dot", "pipeline %s has %" PRIu64 " root calls; no rank %d",
+				   p->name, p->ncalls, ao.rank);
+		goto out;
+	}
+	if (tfd_dot_render(h, p, format, &b, &err) || tfd_write_output(outpath, b.s, b.len, &err))
+		rc = tfd_cli_report(&err);
+out:
+	tfd_buf_release(&b);
+	tfd_analysis_free(an);
+	tfd_capture_free(cap);
+	return rc;
+}

@@ -1,0 +1,152 @@
+/* dot.c - pipeline diagrams; the only user of cgraph and gvc. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include "tfd/dot.h"
+#include "tfd/report.h"
+
+static char last_gv_error[256];
+
+/* Graphviz reports problems through agerr; keep the message for our one
+ * error line instead of letting it print. */
+static int gv_err(char *msg)
+{
+	size_t n;
+
+	snprintf(last_gv_error, sizeof(last_gv_error), "%s", msg);
+	n = strlen(last_gv_error);
+	while (n && (last_gv_error[n - 1] == '\n' || last_gv_error[n - 1] == ' '))
+		last_gv_error[--n] = '\0';
+	return 0;
+}
+
+static void set(void *obj, const char *k, const char *v)
+{
+	agsafeset(obj, (char *)k, (char *)v, (char *)"");
+}
+
+static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
+{
+	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
+	Agnode_t **nodes = xcalloc(p->nstages + 1, sizeof(*nodes));
+	char title[512], t1[32], t2[32], t3[32];
+
+	snprintf(title, sizeof(title),
+		 "%s %s (%s): %" PRIu64 " root calls, max %s; bold: critical path, red: bottleneck, "
+		 "dashed edges: other thread",
+		 h->host->name, p->name, p->stages[0].long_name, p->ncalls,
+		 tfd_fmt_ns(p->max_ns, t1, sizeof(t1)));
+	set(g, "label", title);
+	set(g, "labelloc", "t");
+	set(g, "rankdir", "TB");
+	set(g, "fontname", "Helvetica");
+	agattr(g, AGNODE, (char *)"shape", (char *)"box");
+	agattr(g, AGNODE, (char *)"fontname", (char *)"Helvetica");
+	agattr(g, AGNODE, (char *)"style", (char *)"");
+	agattr(g, AGNODE, (char *)"color", (char *)"black");
+	agattr(g, AGNODE, (char *)"penwidth", (char *)"1");
+	agattr(g, AGEDGE, (char *)"fontname", (char *)"Helvetica");
+	agattr(g, AGEDGE, (char *)"style", (char *)"");
+	agattr(g, AGEDGE, (char *)"color", (char *)"black");
+	agattr(g, AGEDGE, (char *)"penwidth", (char *)"1");
+	agattr(g, AGEDGE, (char *)"label", (char *)"");
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		char name[32], label[1024];
+		Agnode_t *n;
+
+		snprintf(name, sizeof(name), "s%zu", i);
+		n = agnode(g, name, 1);
+		nodes[i] = n;
+		snprintf(label, sizeof(label),
+			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)",
+			 s->name, s->is_async ? " (async)" : "", s->calls_all,
+			 s->calls_all == 1 ? "" : "s",
+			 tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
+			 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
+			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share);
+		set(n, "label", label);
+		set(n, "tooltip", s->long_name);
+		if (s->is_bottleneck) {
+			set(n, "style", "bold");
+			set(n, "color", "red");
+			set(n, "penwidth", "3");
+		} else if (s->on_critical_path) {
+			set(n, "style", "bold");
+			set(n, "penwidth", "3");
+		} else {
+			set(n, "style", "dashed");
+			set(n, "color", "gray");
+		}
+	}
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		Agedge_t *e;
+
+		if (s->parent < 0)
+			continue;
+		e = agedge(g, nodes[s->parent], nodes[i], NULL, 1);
+		if (tfd_stage_is_async_edge(s)) {
+			set(e, "style", "dashed");
+			set(e, "color", "#3465a4");
+			set(e, "label", "async");
+		}
+		if (s->on_critical_path && p->stages[s->parent].on_critical_path)
+			set(e, "penwidth", "3");
+	}
+	free(nodes);
+	return g;
+}
+
+enum tfd_status tfd_dot_render(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+			       const char *format, struct tfd_buf *out, struct tfd_err *err)
+{
+	Agraph_t *g;
+	enum tfd_status st = TFD_OK;
+
+	last_gv_error[0] = '\0';
+	agseterrf(gv_err);
+	agseterr(AGERR);
+	g = build(h, p);
+	if (strcmp(format, "dot") == 0) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		if (!f) {
+			agclose(g);
+			return tfd_fail(err, TFD_E_NOMEM, "cannot open a memory stream");
+		}
+		agwrite(g, f);
+		fclose(f);
+		tfd_buf_add(out, buf, len);
+		free(buf);
+	} else {
+		GVC_t *gvc = gvContext();
+		char *data = NULL;
+		unsigned int len = 0;
+
+		if (gvLayout(gvc, g, "dot") != 0) {
+			st = tfd_fail(err, TFD_E_INTERNAL, "graphviz layout failed%s%s",
+				      last_gv_error[0] ? ": " : "", last_gv_error);
+		} else {
+			if (gvRenderData(gvc, g, format, &data, &len) != 0 || !data)
+				st = tfd_fail(err, TFD_E_USAGE,
+					      "graphviz cannot render format '%s'%s%s", format,
+					      last_gv_error[0] ? ": " : "", last_gv_error);
+			else
+				tfd_buf_add(out, data, len);
+			if (data)
+				gvFreeRenderData(data);
+			gvFreeLayout(gvc, g);
+		}
+		gvFreeContext(gvc);
+	}
+	agclose(g);
+	return st;
+}
