@@ -4,7 +4,11 @@
 set -eu
 
 PKGS="gcc make pkg-config protobuf-c-compiler libprotobuf-c-dev libcjson-dev \
-libigraph-dev libgraphviz-dev zlib1g-dev"
+libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev"
+# the real-browser test of the HTML report (CI sets this; see .ci/run)
+if [ "${TFD_WITH_BROWSER:-0}" = 1 ]; then
+	PKGS="$PKGS chromium python3"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -16,6 +16,8 @@ static const struct tfd_cmd cmds[] = {
 	{"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
 	{"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
 	{"dot", cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
+	{"report", cmd_report, "nightly pipeline-health report with history and regressions"},
+	{"history", cmd_history, "check a report history database and list its runs"},
 	{"rules", cmd_rules, "list the rule table, or check a directory of rule files"},
 };
 

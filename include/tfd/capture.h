@@ -115,6 +115,8 @@ struct tfd_capture {
 struct tfd_load_opts {
 	const char *run; /* pick this run under plugins/profile (NULL: newest) */
 	bool keep_other; /* keep non-tf.data events (needed by --mode xprof) */
+	/* called before each file (events == 0) and after it is decoded */
+	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
 };
 
 /* Load every capture named by paths (files, run directories or TensorBoard

@@ -13,11 +13,16 @@ int cmd_analyze(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */
 int tfd_cli_report(const struct tfd_err *err);
 /* Print "tfdoctor: <cmd>: <msg>" and a hint, return 2. */
 int tfd_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Progress for tfd_load_opts.progress: one self-erasing line on stderr,
+ * only when stderr is a terminal. */
+void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);
 /* Write buf[0..len) to path atomically (temp file + rename), or stdout for
  * NULL or "-". */
 enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len,

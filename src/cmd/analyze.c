@@ -134,6 +134,7 @@ int cmd_analyze(int argc, char **argv)
 	if (optind >= argc)
 		return tfd_cli_usage("analyze", "no capture given");
 	lo.keep_other = strcmp(mode, "xprof") == 0;
+	lo.progress = tfd_cli_progress;
 	if (tfd_rules_load_builtin(&rules, &err))
 		return tfd_cli_report(&err);
 	if (rules_dir) {

@@ -61,3 +61,21 @@ enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len, 
 	free(tmp);
 	return TFD_OK;
 }
+
+void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	if (!file)
+		fputs("\r\033[K", stderr);
+	else if (!events)
+		fprintf(stderr, "\r\033[Ktfdoctor: reading %zu/%zu %s ...", index + 1, nfiles, file);
+	else
+		fprintf(stderr, "\r\033[Ktfdoctor: read %zu/%zu %s: %zu host events", index + 1,
+			nfiles, file, events);
+	fflush(stderr);
+}

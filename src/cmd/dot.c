@@ -95,6 +95,7 @@ int cmd_dot(int argc, char **argv)
 		return tfd_cli_usage("dot", "no capture given");
 	if (!format)
 		format = suffix_format(outpath);
+	lo.progress = tfd_cli_progress;
 	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
 	    strcmp(format, "pdf"))
 		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);

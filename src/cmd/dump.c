@@ -212,6 +212,7 @@ int cmd_dump(int argc, char **argv)
 	if (optind >= argc)
 		return tfd_cli_usage("dump", "no capture given");
 	lo.keep_other = all;
+	lo.progress = tfd_cli_progress;
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);

@@ -957,11 +957,17 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 		}
 	}
 	for (size_t i = 0; i < files.n; i++) {
+		if (opts && opts->progress)
+			opts->progress(files.v[i], i, files.n, 0);
 		st = load_file(cap, files.v[i], opts, err);
 		if (st)
 			goto out;
 		cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files.v[i]);
+		if (opts && opts->progress)
+			opts->progress(files.v[i], i, files.n, cap->hosts[cap->nhosts - 1].nevents);
 	}
+	if (opts && opts->progress && files.n)
+		opts->progress(NULL, files.n, files.n, 0);
 	st = tfd_capture_finish(cap, err);
 out:
 	for (size_t i = 0; i < files.n; i++)

@@ -219,5 +219,59 @@ if [ "$rc" -eq 1 ] && [[ "$err" == *"no tf.data input pipeline to draw"* ]]; the
 run analyze -q --rank 0 $Z
 if [ "$rc" -eq 0 ] && [[ "$out" == *"analyzed 1 call"* ]]; then ok; else bad "analyze --rank"; fi
 
+# ---- report and history -------------------------------------------------------
+DB="$T/h.db"
+AI=examples/ai-notebook/ai-notebook.xplane.pb
+run report --history "$DB" --job nightly --timestamp 2026-11-20T02:00:00Z -o "$T/r1.html" $AI
+if [ "$rc" -eq 0 ] && grep -q "first recorded run" "$T/r1.html"; then ok; else bad "report run 1: $rc $err"; fi
+run report --history "$DB" --job nightly --timestamp 2026-11-21T02:00:00Z --fail-on regression -o "$T/r2.html" $AI
+if [ "$rc" -eq 0 ] && grep -q "No regression against the previous run" "$T/r2.html"; then ok; else bad "report run 2 (no regression): $rc $err"; fi
+# run 3 plants a regression: a slow parallel map instead of the healthy pipeline
+run report --history "$DB" --job nightly --timestamp 2026-11-22T02:00:00Z --fail-on regression -o "$T/r3.html" $Z
+if [ "$rc" -eq 3 ] && grep -q "bottleneck moved from Model to ParallelMap since the previous run" "$T/r3.html" && \
+	grep -q 'data-kind="latency"' "$T/r3.html" && grep -q "Trend over 3 recorded runs" "$T/r3.html" && \
+	grep -q '<svg id="trend-latency"' "$T/r3.html" && grep -q '<svg id="trend-input"' "$T/r3.html" && \
+	grep -q 'id="critical-path"><svg' "$T/r3.html"; then ok; else bad "report run 3 (planted regression): rc=$rc $err"; fi
+cp "$T/r3.html" "$T/report.html" 2>/dev/null
+run history --job nightly "$DB"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"integrity ok, schema 1, 3 runs"* ]] && [ "$(echo "$out" | wc -l)" -eq 4 ]; then ok; else bad "history: $out"; fi
+run report --history "$DB" --job nightly --no-record -f json $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"kind": "bottleneck"'* ]] && [[ "$out" == *'"against": "baseline"'* ]]; then ok; else bad "report json"; fi
+run report --history "$DB" --job nightly --no-record -f md $Z
+if [ "$rc" -eq 0 ] && [[ "$out" == "# tf.data pipeline health"* ]] && [[ "$out" == *"- 8c859046be41.ant.amazon.com: bottleneck moved"* ]]; then ok; else bad "report md"; fi
+run history --job nightly "$DB"
+if [[ "$out" == *"3 runs"* ]]; then ok; else bad "--no-record recorded a run"; fi
+run report --history "$DB" --job nightly --no-record --baseline 2026-11-99 $Z
+if [ "$rc" -eq 2 ]; then ok; else bad "report unknown baseline: $rc"; fi
+run report --no-record --fail-on input-bound $Z
+if [ "$rc" -eq 3 ]; then ok; else bad "report --fail-on input-bound: $rc"; fi
+run report --fail-on severity=high $AI
+if [ "$rc" -eq 0 ]; then ok; else bad "report --fail-on severity=high on a healthy job: $rc"; fi
+run report -f pdf $AI
+if [ "$rc" -eq 2 ]; then ok; else bad "report bad format: $rc"; fi
+echo "this is not a database" >"$T/notadb"
+run report --history "$T/notadb" $AI
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "tfdoctor: $T/notadb: "* ]]; then ok; else bad "report on a non-database: $rc $err"; fi
+# two reports at once: both land
+$TFD report --history "$DB" --job nightly -o /dev/null $AI 2>"$T/c1" &
+p1=$!
+$TFD report --history "$DB" --job nightly -o /dev/null $AI 2>"$T/c2" &
+p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+run history "$DB"
+if [ "$r1" -eq 0 ] && [ "$r2" -eq 0 ] && [[ "$out" == *"5 runs"* ]]; then ok; else bad "concurrent reports: $r1 $r2 $out $(cat "$T/c1" "$T/c2")"; fi
+# killed in the middle of the write: the database stays consistent, the run is not half there
+TFD_TEST_WRITE_DELAY_MS=3000 $TFD report --history "$DB" --job nightly -o /dev/null $AI 2>/dev/null &
+pk=$!
+sleep 1
+kill -9 $pk 2>/dev/null
+wait $pk 2>/dev/null
+run history --job nightly "$DB"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"integrity ok, schema 1, 5 runs"* ]]; then ok; else bad "killed mid-write: $rc $out $err"; fi
+run report --history "$DB" --job nightly -o /dev/null $AI
+run history "$DB"
+if [[ "$out" == *"6 runs"* ]]; then ok; else bad "report after a crash: $out"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,61 @@
+/* history.h - the run history of nightly reports, in SQLite.
+ *
+ * One database file holds every recorded run: per job and run, the focus
+ * figures of each host (input-bound share, latencies, bottleneck, top
+ * finding). The schema is versioned (PRAGMA user_version) and migrated on
+ * open. Writes happen in one IMMEDIATE transaction in WAL mode with a busy
+ * timeout, so two reports may run at once and a crash mid-write leaves the
+ * database as it was before the run. history.c is the only user of sqlite3.
+ */
+#ifndef TFD_HISTORY_H
+#define TFD_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/err.h"
+
+#define TFD_HISTORY_SCHEMA 1
+
+struct tfd_history;
+
+/* One host of one run, as recorded. */
+struct tfd_hist_host {
+	char host[128];
+	int rank;
+	double input_percent; /* NAN when unknown */
+	char bound[16];
+	int64_t max_latency_ns, p50_ns, p95_ns;
+	int64_t calls, slow_calls;
+	char pipeline[24];
+	char bottleneck[128];
+	char bottleneck_long_name[512];
+	double bottleneck_share;
+	char top_rule[32];
+	char top_severity[16];
+	char top_title[160];
+};
+
+struct tfd_hist_run {
+	int64_t id;
+	char job[128];
+	char run[128];
+	char recorded_at[32]; /* ISO 8601, UTC */
+	char source[512];
+	struct tfd_hist_host *hosts;
+	size_t nhosts;
+};
+
+enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err);
+void tfd_history_close(struct tfd_history *h);
+/* Record runs atomically (all or none); sets each run's id. */
+enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
+				   struct tfd_err *err);
+/* The last `limit` runs of a job, oldest first. Free with tfd_hist_runs_free. */
+enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
+				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);
+/* PRAGMA integrity_check; TFD_OK when "ok". Also counts runs. */
+enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct tfd_err *err);
+void tfd_hist_runs_free(struct tfd_hist_run *runs, size_t n);
+
+#endif

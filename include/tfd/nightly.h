@@ -1,0 +1,50 @@
+/* nightly.h - pipeline-health reports over the run history.
+ *
+ * A job is one capture argument of `tfdoctor report` (a log directory, run
+ * directory or file). Each report records the current run of every job in
+ * the history, then compares it with the previous run and a baseline and
+ * renders HTML (self-contained: inline CSS and SVG), Markdown or JSON.
+ *
+ * Ownership: a tfd_job owns its history runs and regression list; the
+ * analysis, findings and capture it points to are the caller's.
+ */
+#ifndef TFD_NIGHTLY_H
+#define TFD_NIGHTLY_H
+
+#include "tfd/analysis.h"
+#include "tfd/buf.h"
+#include "tfd/history.h"
+#include "tfd/rules.h"
+
+struct tfd_regression {
+	char kind[16];  /* latency, input, bottleneck, severity */
+	char against[16]; /* previous, baseline */
+	char text[384];
+};
+
+struct tfd_job {
+	const char *name;
+	const struct tfd_analysis *analysis;
+	const struct tfd_findings *findings;
+	struct tfd_hist_run current;  /* what is recorded for this run */
+	struct tfd_hist_run *history; /* oldest first, current last */
+	size_t nhistory;
+	const struct tfd_hist_run *previous, *baseline; /* NULL when none */
+	struct tfd_regression *regs;
+	size_t nregs;
+	char *critpath_svg; /* inline SVG of the focus pipeline, or NULL */
+};
+
+/* Fill job->current from the analysis (hosts in rank order). */
+void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source,
+			const char *recorded_at);
+/* Compare job->current with job->previous and job->baseline; a latency
+ * regression is an increase of more than pct percent, an input-bound one
+ * an increase of 5 points or more. */
+void tfd_nightly_compare(struct tfd_job *job, double pct);
+void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
+void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
+void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
+void tfd_nightly_job_release(struct tfd_job *job);
+
+#endif

@@ -1,0 +1,362 @@
+/* report.c - `tfdoctor report` (nightly pipeline health) and `tfdoctor history`. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tfd/analysis.h"
+#include "tfd/capture.h"
+#include "tfd/cli.h"
+#include "tfd/dot.h"
+#include "tfd/history.h"
+#include "tfd/nightly.h"
+#include "tfd/rules.h"
+
+#define HISTORY_LIMIT 60
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: tfdoctor report [options] CAPTURE...\n"
+		"\n"
+		"A pipeline-health report: each CAPTURE (log directory, run directory or file) is\n"
+		"a job; its current run is analyzed, recorded in the history database, and\n"
+		"compared with the previous run and a baseline.\n"
+		"\n"
+		"  --history DB          SQLite history file (created if missing); without it the\n"
+		"                        report covers the current run only\n"
+		"  --job NAME            job name (one CAPTURE only; default: its base name)\n"
+		"  -f, --format FMT      html (default), md or json\n"
+		"  -o, --output FILE     write the report to FILE (atomically)\n"
+		"  --baseline RUN        compare with this recorded run (default: the first one)\n"
+		"  --regress-pct N       a latency increase above N %% is a regression (default 20)\n"
+		"  --fail-on WHAT        exit 3 on: input-bound, regression, severity=LEVEL\n"
+		"  --no-record           compare with the history without adding this run\n"
+		"  --timestamp TIME      record this time instead of now (ISO 8601)\n"
+		"  --rules DIR, --run NAME   as for analyze\n"
+		"\n"
+		"usage: tfdoctor history [--job NAME] DB\n"
+		"  checks the database's integrity and lists the runs of a job\n");
+}
+
+static const char *base_of(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+	const char *s;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	snprintf(buf, len, "%.*s", (int)n, path);
+	s = strrchr(buf, '/');
+	return s ? s + 1 : buf;
+}
+
+/* The SVG of gvc without its XML prolog and doctype, to inline in HTML. */
+static char *inline_svg(const struct tfd_analysis *a)
+{
+	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
+	struct tfd_buf b;
+	struct tfd_err err = {0};
+	char *s = NULL, *start;
+
+	if (!h || h->focus < 0)
+		return NULL;
+	tfd_buf_init(&b);
+	if (tfd_dot_render(h, &h->pipelines[h->focus], "svg", &b, &err) == TFD_OK && b.s &&
+	    (start = strstr(b.s, "<svg")) != NULL)
+		s = xstrdup(start);
+	tfd_buf_release(&b);
+	return s;
+}
+
+struct job_data {
+	struct tfd_capture *cap;
+	struct tfd_analysis *an;
+	struct tfd_findings findings;
+	char name[256];
+};
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lopts[] = {{"history", required_argument, NULL, 'D'},
+					      {"job", required_argument, NULL, 'J'},
+					      {"format", required_argument, NULL, 'f'},
+					      {"output", required_argument, NULL, 'o'},
+					      {"baseline", required_argument, NULL, 'B'},
+					      {"regress-pct", required_argument, NULL, 'p'},
+					      {"fail-on", required_argument, NULL, 'F'},
+					      {"no-record", no_argument, NULL, 'N'},
+					      {"timestamp", required_argument, NULL, 't'},
+					      {"rules", required_argument, NULL, 'R'},
+					      {"run", required_argument, NULL, 'r'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	const char *dbpath = NULL, *jobname = NULL, *format = "html", *outpath = NULL;
+	const char *baseline = NULL, *fail_on = NULL, *stamp = NULL, *rules_dir = NULL;
+	struct tfd_load_opts lo = {0};
+	struct tfd_ruleset *rules = NULL;
+	struct tfd_history *db = NULL;
+	struct tfd_err err = {0};
+	struct job_data *jd = NULL;
+	struct tfd_job *jobs = NULL;
+	struct tfd_hist_run *recs = NULL;
+	struct tfd_buf b;
+	double pct = 20.0;
+	int c, rc = 0, record = 1, fail_sev = -1;
+	size_t njobs;
+	char now[32];
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'D':
+			dbpath = optarg;
+			break;
+		case 'J':
+			jobname = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'B':
+			baseline = optarg;
+			break;
+		case 'p':
+			pct = strtod(optarg, &end);
+			if (*end || pct < 0)
+				return tfd_cli_usage("report", "--regress-pct needs a number >= 0");
+			break;
+		case 'F':
+			fail_on = optarg;
+			break;
+		case 'N':
+			record = 0;
+			break;
+		case 't':
+			stamp = optarg;
+			break;
+		case 'R':
+			rules_dir = optarg;
+			break;
+		case 'r':
+			lo.run = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return tfd_cli_usage("report", "unknown option or missing value '%s'",
+					     argv[optind - 1]);
+		}
+	}
+	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
+		return tfd_cli_usage("report", "unknown format '%s' (html, md or json)", format);
+	if (fail_on && strncmp(fail_on, "severity=", 9) == 0) {
+		fail_sev = tfd_severity_parse(fail_on + 9);
+		if (fail_sev < 0)
+			return tfd_cli_usage("report", "unknown severity in '--fail-on %s'", fail_on);
+	} else if (fail_on && strcmp(fail_on, "input-bound") && strcmp(fail_on, "regression")) {
+		return tfd_cli_usage("report",
+				     "unknown --fail-on condition '%s' (input-bound, regression or "
+				     "severity=LEVEL)",
+				     fail_on);
+	}
+	if (optind >= argc)
+		return tfd_cli_usage("report", "no capture given");
+	njobs = (size_t)(argc - optind);
+	if (jobname && njobs > 1)
+		return tfd_cli_usage("report", "--job names one job; give one CAPTURE");
+	if (stamp) {
+		snprintf(now, sizeof(now), "%s", stamp);
+	} else {
+		time_t t = time(NULL);
+		struct tm tmv;
+
+		gmtime_r(&t, &tmv);
+		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+	}
+	lo.progress = tfd_cli_progress;
+	tfd_buf_init(&b);
+	jd = xcalloc(njobs, sizeof(*jd));
+	jobs = xcalloc(njobs, sizeof(*jobs));
+	recs = xcalloc(njobs, sizeof(*recs));
+	if (tfd_rules_load_builtin(&rules, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	if (rules_dir) {
+		struct tfd_ruleset *all = NULL;
+
+		if (tfd_rules_load_dir(rules, rules_dir, &all, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		tfd_rules_free(rules);
+		rules = all;
+	}
+	for (size_t i = 0; i < njobs; i++) {
+		const char *path = argv[optind + (int)i];
+		const char *paths[1] = {path};
+		char tmp[512];
+		const char *runname;
+
+		if (tfd_capture_load(paths, 1, &lo, &jd[i].cap, &err) ||
+		    tfd_analyze(jd[i].cap, NULL, &jd[i].an, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		tfd_rules_eval(rules, jd[i].an, &jd[i].findings);
+		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
+			 jobname ? jobname : base_of(path, tmp, sizeof(tmp)));
+		jobs[i].name = jd[i].name;
+		jobs[i].analysis = jd[i].an;
+		jobs[i].findings = &jd[i].findings;
+		runname = jd[i].cap->run ? jd[i].cap->run : base_of(path, tmp, sizeof(tmp));
+		tfd_nightly_record(&jobs[i], runname, path, now);
+		jobs[i].critpath_svg = inline_svg(jd[i].an);
+	}
+	if (dbpath) {
+		if (tfd_history_open(dbpath, &db, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (record) {
+			/* all jobs of this report in one transaction */
+			for (size_t i = 0; i < njobs; i++)
+				recs[i] = jobs[i].current;
+			if (tfd_history_record(db, recs, njobs, &err)) {
+				rc = tfd_cli_report(&err);
+				goto out;
+			}
+			for (size_t i = 0; i < njobs; i++)
+				jobs[i].current.id = recs[i].id;
+		}
+	}
+	for (size_t i = 0; i < njobs; i++) {
+		struct tfd_job *j = &jobs[i];
+		size_t cur;
+
+		if (db && tfd_history_runs(db, j->name, HISTORY_LIMIT, &j->history, &j->nhistory,
+					   &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (!record || !db) {
+			/* show the current run as the newest point without storing it */
+			j->history = xrealloc(j->history, (j->nhistory + 1) * sizeof(*j->history));
+			j->history[j->nhistory] = j->current;
+			j->history[j->nhistory].hosts =
+				xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
+			memcpy(j->history[j->nhistory].hosts, j->current.hosts,
+			       j->current.nhosts * sizeof(*j->current.hosts));
+			j->nhistory++;
+		}
+		cur = j->nhistory - 1;
+		j->previous = cur > 0 ? &j->history[cur - 1] : NULL;
+		j->baseline = cur > 0 ? &j->history[0] : NULL;
+		if (baseline) {
+			j->baseline = NULL;
+			for (size_t k = cur; k-- > 0;)
+				if (strcmp(j->history[k].run, baseline) == 0) {
+					j->baseline = &j->history[k];
+					break;
+				}
+			if (!j->baseline) {
+				rc = tfd_cli_usage("report", "no recorded run '%s' for job '%s'",
+						   baseline, j->name);
+				goto out;
+			}
+		}
+		tfd_nightly_compare(j, pct);
+	}
+	if (strcmp(format, "md") == 0)
+		tfd_nightly_md(jobs, njobs, &b);
+	else if (strcmp(format, "json") == 0)
+		tfd_nightly_json(jobs, njobs, &b);
+	else
+		tfd_nightly_html(jobs, njobs, &b);
+	if (tfd_write_output(outpath, b.s, b.len, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	for (size_t i = 0; i < njobs && fail_on; i++) {
+		if (strcmp(fail_on, "input-bound") == 0 && jd[i].an->input_bound)
+			rc = 3;
+		if (strcmp(fail_on, "regression") == 0 && jobs[i].nregs)
+			rc = 3;
+		if (fail_sev >= 0 && jd[i].findings.n &&
+		    (int)jd[i].findings.max_severity >= fail_sev)
+			rc = 3;
+	}
+out:
+	for (size_t i = 0; i < njobs; i++) {
+		tfd_nightly_job_release(&jobs[i]);
+		tfd_findings_free(&jd[i].findings);
+		tfd_analysis_free(jd[i].an);
+		tfd_capture_free(jd[i].cap);
+	}
+	free(jobs);
+	free(jd);
+	free(recs);
+	tfd_history_close(db);
+	tfd_rules_free(rules);
+	tfd_buf_release(&b);
+	return rc;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	static const struct option lopts[] = {{"job", required_argument, NULL, 'J'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
+	const char *job = NULL;
+	struct tfd_history *db = NULL;
+	struct tfd_hist_run *runs = NULL;
+	struct tfd_err err = {0};
+	size_t nruns = 0, n = 0;
+	int c, rc = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		if (c == 'J')
+			job = optarg;
+		else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else
+			return tfd_cli_usage("history", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind + 1 != argc)
+		return tfd_cli_usage("history", "give one history database");
+	if (tfd_history_open(argv[optind], &db, &err) || tfd_history_check(db, &nruns, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	printf("%s: integrity ok, schema %d, %zu runs\n", argv[optind], TFD_HISTORY_SCHEMA, nruns);
+	if (job) {
+		if (tfd_history_runs(db, job, 1000000, &runs, &n, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
+
+			printf("%" PRId64 "\t%s\t%s\t%s\t%s\t%" PRId64 "\t%s\n", runs[i].id, runs[i].run,
+			       runs[i].recorded_at, x ? x->host : "-", x ? x->bound : "-",
+			       x ? x->max_latency_ns : 0, x ? x->bottleneck : "-");
+		}
+	}
+out:
+	tfd_hist_runs_free(runs, n);
+	tfd_history_close(db);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/* history.c - SQLite storage for report history; the only user of sqlite3. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "tfd/history.h"
+
+struct tfd_history {
+	sqlite3 *db;
+	char path[512];
+};
+
+/* Migrations: entry i brings the schema from version i to i + 1. */
+static const char *const migrations[] = {
+	"CREATE TABLE runs ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  job TEXT NOT NULL, run TEXT NOT NULL, recorded_at TEXT NOT NULL, source TEXT NOT NULL);"
+	"CREATE INDEX runs_job ON runs(job, id);"
+	"CREATE TABLE hosts ("
+	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL, rank INTEGER NOT NULL, input_percent REAL, bound TEXT NOT NULL,"
+	"  max_latency_ns INTEGER NOT NULL, p50_ns INTEGER NOT NULL, p95_ns INTEGER NOT NULL,"
+	"  calls INTEGER NOT NULL, slow_calls INTEGER NOT NULL, pipeline TEXT NOT NULL,"
+	"  bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
+	"  bottleneck_share REAL NOT NULL, top_rule TEXT NOT NULL, top_severity TEXT NOT NULL,"
+	"  top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
+};
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static enum tfd_status db_fail(struct tfd_history *h, struct tfd_err *err, const char *what)
+{
+	return tfd_fail(err, TFD_E_IO, "%s: %s: %s", h->path, what, sqlite3_errmsg(h->db));
+}
+
+static int exec(struct tfd_history *h, const char *sql)
+{
+	return sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+}
+
+static int user_version(struct tfd_history *h)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err)
+{
+	struct tfd_history *h = xcalloc(1, sizeof(*h));
+	int v;
+
+	*out = NULL;
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	if (sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "cannot open history database");
+
+		tfd_history_close(h);
+		return st;
+	}
+	sqlite3_busy_timeout(h->db, 30000);
+	if (exec(h, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
+	    exec(h, "PRAGMA foreign_keys=ON") != SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "not a usable SQLite database");
+
+		tfd_history_close(h);
+		return st;
+	}
+	/* migrate under an exclusive write lock: concurrent first runs agree */
+	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "cannot lock the history database");
+
+		tfd_history_close(h);
+		return st;
+	}
+	v = user_version(h);
+	if (v < 0 || v > NMIGRATIONS) {
+		exec(h, "ROLLBACK");
+		tfd_history_close(h);
+		if (v > NMIGRATIONS)
+			return tfd_fail(err, TFD_E_FORMAT,
+					"%s: history schema version %d is newer than this tfdoctor "
+					"(%d)",
+					path, v, NMIGRATIONS);
+		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
+	}
+	for (; v < NMIGRATIONS; v++) {
+		char pragma[64];
+
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", v + 1);
+		if (exec(h, migrations[v]) != SQLITE_OK || exec(h, pragma) != SQLITE_OK) {
+			enum tfd_status st = db_fail(h, err, "cannot migrate the history schema");
+
+			exec(h, "ROLLBACK");
+			tfd_history_close(h);
+			return st;
+		}
+	}
+	if (exec(h, "COMMIT") != SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "cannot migrate the history schema");
+
+		tfd_history_close(h);
+		return st;
+	}
+	*out = h;
+	return TFD_OK;
+}
+
+void tfd_history_close(struct tfd_history *h)
+{
+	if (!h)
+		return;
+	sqlite3_close(h->db);
+	free(h);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
+				   struct tfd_err *err)
+{
+	sqlite3_stmt *ins_run = NULL, *ins_host = NULL;
+	enum tfd_status st = TFD_OK;
+	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
+
+	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
+		return db_fail(h, err, "cannot lock the history database");
+	if (sqlite3_prepare_v2(h->db,
+			       "INSERT INTO runs(job, run, recorded_at, source) VALUES (?,?,?,?)",
+			       -1, &ins_run, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(h->db,
+			       "INSERT INTO hosts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+			       &ins_host, NULL) != SQLITE_OK) {
+		st = db_fail(h, err, "cannot prepare the history write");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tfd_hist_run *r = &runs[i];
+
+		sqlite3_reset(ins_run);
+		bind_text(ins_run, 1, r->job);
+		bind_text(ins_run, 2, r->run);
+		bind_text(ins_run, 3, r->recorded_at);
+		bind_text(ins_run, 4, r->source);
+		if (sqlite3_step(ins_run) != SQLITE_DONE) {
+			st = db_fail(h, err, "cannot record the run");
+			goto out;
+		}
+		r->id = sqlite3_last_insert_rowid(h->db);
+		for (size_t k = 0; k < r->nhosts; k++) {
+			const struct tfd_hist_host *x = &r->hosts[k];
+
+			sqlite3_reset(ins_host);
+			sqlite3_bind_int64(ins_host, 1, r->id);
+			bind_text(ins_host, 2, x->host);
+			sqlite3_bind_int(ins_host, 3, x->rank);
+			if (isnan(x->input_percent))
+				sqlite3_bind_null(ins_host, 4);
+			else
+				sqlite3_bind_double(ins_host, 4, x->input_percent);
+			bind_text(ins_host, 5, x->bound);
+			sqlite3_bind_int64(ins_host, 6, x->max_latency_ns);
+			sqlite3_bind_int64(ins_host, 7, x->p50_ns);
+			sqlite3_bind_int64(ins_host, 8, x->p95_ns);
+			sqlite3_bind_int64(ins_host, 9, x->calls);
+			sqlite3_bind_int64(ins_host, 10, x->slow_calls);
+			bind_text(ins_host, 11, x->pipeline);
+			bind_text(ins_host, 12, x->bottleneck);
+			bind_text(ins_host, 13, x->bottleneck_long_name);
+			sqlite3_bind_double(ins_host, 14, x->bottleneck_share);
+			bind_text(ins_host, 15, x->top_rule);
+			bind_text(ins_host, 16, x->top_severity);
+			bind_text(ins_host, 17, x->top_title);
+			if (sqlite3_step(ins_host) != SQLITE_DONE) {
+				st = db_fail(h, err, "cannot record a host");
+				goto out;
+			}
+		}
+		/* test hook: widen the window in which a crash would hit the write */
+		if (delay)
+			usleep((useconds_t)atoi(delay) * 1000u);
+	}
+	if (exec(h, "COMMIT") != SQLITE_OK)
+		st = db_fail(h, err, "cannot commit the run");
+out:
+	if (st)
+		exec(h, "ROLLBACK");
+	sqlite3_finalize(ins_run);
+	sqlite3_finalize(ins_host);
+	return st;
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	snprintf(dst, len, "%s", s ? (const char *)s : "");
+}
+
+enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
+				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
+{
+	sqlite3_stmt *q = NULL, *qh = NULL;
+	struct tfd_hist_run *runs = NULL;
+	size_t cnt = 0;
+	enum tfd_status st = TFD_OK;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT id, job, run, recorded_at, source FROM (SELECT * FROM runs "
+			       "WHERE job = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(h->db,
+			       "SELECT host, rank, input_percent, bound, max_latency_ns, p50_ns, "
+			       "p95_ns, calls, slow_calls, pipeline, bottleneck, bottleneck_long_name, "
+			       "bottleneck_share, top_rule, top_severity, top_title FROM hosts WHERE "
+			       "run_id = ? ORDER BY rank, host",
+			       -1, &qh, NULL) != SQLITE_OK) {
+		st = db_fail(h, err, "cannot read the history");
+		goto out;
+	}
+	bind_text(q, 1, job);
+	sqlite3_bind_int64(q, 2, (sqlite3_int64)limit);
+	for (;;) {
+		int rc = sqlite3_step(q);
+		struct tfd_hist_run *r;
+
+		if (rc == SQLITE_DONE)
+			break;
+		if (rc != SQLITE_ROW) {
+			st = db_fail(h, err, "cannot read the history");
+			goto out;
+		}
+		runs = xrealloc(runs, (cnt + 1) * sizeof(*runs));
+		r = &runs[cnt++];
+		memset(r, 0, sizeof(*r));
+		r->id = sqlite3_column_int64(q, 0);
+		col_text(q, 1, r->job, sizeof(r->job));
+		col_text(q, 2, r->run, sizeof(r->run));
+		col_text(q, 3, r->recorded_at, sizeof(r->recorded_at));
+		col_text(q, 4, r->source, sizeof(r->source));
+		sqlite3_reset(qh);
+		sqlite3_bind_int64(qh, 1, r->id);
+		while ((rc = sqlite3_step(qh)) == SQLITE_ROW) {
+			struct tfd_hist_host *x;
+
+			r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
+			x = &r->hosts[r->nhosts++];
+			memset(x, 0, sizeof(*x));
+			col_text(qh, 0, x->host, sizeof(x->host));
+			x->rank = sqlite3_column_int(qh, 1);
+			x->input_percent = sqlite3_column_type(qh, 2) == SQLITE_NULL
+						   ? NAN
+						   : sqlite3_column_double(qh, 2);
+			col_text(qh, 3, x->bound, sizeof(x->bound));
+			x->max_latency_ns = sqlite3_column_int64(qh, 4);
+			x->p50_ns = sqlite3_column_int64(qh, 5);
+			x->p95_ns = sqlite3_column_int64(qh, 6);
+			x->calls = sqlite3_column_int64(qh, 7);
+			x->slow_calls = sqlite3_column_int64(qh, 8);
+			col_text(qh, 9, x->pipeline, sizeof(x->pipeline));
+			col_text(qh, 10, x->bottleneck, sizeof(x->bottleneck));
+			col_text(qh, 11, x->bottleneck_long_name, sizeof(x->bottleneck_long_name));
+			x->bottleneck_share = sqlite3_column_double(qh, 12);
+			col_text(qh, 13, x->top_rule, sizeof(x->top_rule));
+			col_text(qh, 14, x->top_severity, sizeof(x->top_severity));
+			col_text(qh, 15, x->top_title, sizeof(x->top_title));
+		}
+		if (rc != SQLITE_DONE) {
+			st = db_fail(h, err, "cannot read the history");
+			goto out;
+		}
+	}
+out:
+	sqlite3_finalize(q);
+	sqlite3_finalize(qh);
+	if (st) {
+		tfd_hist_runs_free(runs, cnt);
+		return st;
+	}
+	*out = runs;
+	*n = cnt;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct tfd_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	enum tfd_status st = TFD_OK;
+	const unsigned char *res;
+
+	if (sqlite3_prepare_v2(h->db, "PRAGMA integrity_check", -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_step(q) != SQLITE_ROW)
+		st = db_fail(h, err, "integrity check failed");
+	else if ((res = sqlite3_column_text(q, 0)) == NULL || strcmp((const char *)res, "ok"))
+		st = tfd_fail(err, TFD_E_FORMAT, "%s: integrity check: %s", h->path,
+			      res ? (const char *)res : "?");
+	sqlite3_finalize(q);
+	if (st)
+		return st;
+	*nruns = 0;
+	if (sqlite3_prepare_v2(h->db, "SELECT count(*) FROM runs", -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		*nruns = (size_t)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return TFD_OK;
+}
+
+void tfd_hist_runs_free(struct tfd_hist_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(runs[i].hosts);
+	free(runs);
+}

@@ -1,0 +1,577 @@
+/* nightly.c - regressions and the HTML / Markdown / JSON health reports. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/nightly.h"
+#include "tfd/report.h"
+
+/* ---- recording and comparing -------------------------------------------- */
+
+void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source,
+			const char *recorded_at)
+{
+	const struct tfd_analysis *a = job->analysis;
+	struct tfd_hist_run *r = &job->current;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->job, sizeof(r->job), "%s", job->name);
+	snprintf(r->run, sizeof(r->run), "%s", run);
+	snprintf(r->source, sizeof(r->source), "%s", source);
+	snprintf(r->recorded_at, sizeof(r->recorded_at), "%s", recorded_at);
+	r->hosts = xcalloc(a->nhosts + 1, sizeof(*r->hosts));
+	r->nhosts = a->nhosts;
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+		struct tfd_hist_host *x = &r->hosts[i];
+
+		snprintf(x->host, sizeof(x->host), "%s", h->host->name);
+		x->rank = (int)i;
+		x->input_percent = h->input_pct;
+		snprintf(x->bound, sizeof(x->bound), "%s", tfd_bound_name(h->bound));
+		if (h->focus >= 0) {
+			const struct tfd_pipeline *p = &h->pipelines[h->focus];
+
+			x->max_latency_ns = p->max_ns;
+			x->p50_ns = p->p50_ns;
+			x->p95_ns = p->p95_ns;
+			x->calls = (int64_t)p->ncalls;
+			x->slow_calls = (int64_t)p->nslow;
+			snprintf(x->pipeline, sizeof(x->pipeline), "%s", p->name);
+			if (p->bottleneck >= 0) {
+				snprintf(x->bottleneck, sizeof(x->bottleneck), "%s",
+					 p->stages[p->bottleneck].name);
+				snprintf(x->bottleneck_long_name, sizeof(x->bottleneck_long_name),
+					 "%s", p->stages[p->bottleneck].long_name);
+				x->bottleneck_share = p->stages[p->bottleneck].blocking_share;
+			}
+		}
+		/* the most severe finding about this host (findings are sorted) */
+		for (size_t k = 0; job->findings && k < job->findings->n; k++) {
+			const struct tfd_finding *f = &job->findings->v[k];
+
+			if (strcmp(f->host, h->host->name))
+				continue;
+			snprintf(x->top_rule, sizeof(x->top_rule), "%s", f->rule_id);
+			snprintf(x->top_severity, sizeof(x->top_severity), "%s",
+				 tfd_severity_name(f->severity));
+			snprintf(x->top_title, sizeof(x->top_title), "%s", f->title);
+			break;
+		}
+	}
+}
+
+static void add_reg(struct tfd_job *job, const char *kind, const char *against, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+
+static void add_reg(struct tfd_job *job, const char *kind, const char *against, const char *fmt,
+		    ...)
+{
+	struct tfd_regression *r;
+	va_list ap;
+
+	job->regs = xrealloc(job->regs, (job->nregs + 1) * sizeof(*job->regs));
+	r = &job->regs[job->nregs++];
+	snprintf(r->kind, sizeof(r->kind), "%s", kind);
+	snprintf(r->against, sizeof(r->against), "%s", against);
+	va_start(ap, fmt);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
+	va_end(ap);
+}
+
+static const struct tfd_hist_host *same_host(const struct tfd_hist_run *r,
+					     const struct tfd_hist_host *x)
+{
+	for (size_t i = 0; i < r->nhosts; i++)
+		if (strcmp(r->hosts[i].host, x->host) == 0)
+			return &r->hosts[i];
+	return r->nhosts ? &r->hosts[0] : NULL; /* hosts renamed: compare the focus hosts */
+}
+
+static void compare_one(struct tfd_job *job, const struct tfd_hist_run *old, const char *against,
+			double pct)
+{
+	const struct tfd_hist_run *cur = &job->current;
+	char t1[32], t2[32];
+
+	for (size_t i = 0; i < cur->nhosts && i < 1; i++) { /* the focus host */
+		const struct tfd_hist_host *x = &cur->hosts[i], *o = same_host(old, x);
+		const char *since = strcmp(against, "previous") == 0 ? "since the previous run"
+								     : "against the baseline";
+
+		if (!o)
+			return;
+		if (o->max_latency_ns > 0 &&
+		    (double)x->max_latency_ns > (double)o->max_latency_ns * (1.0 + pct / 100.0))
+			add_reg(job, "latency", against, "%s: max latency %+.0f%% %s (%s, %s -> %s)",
+				x->host,
+				100.0 * ((double)x->max_latency_ns / (double)o->max_latency_ns - 1.0),
+				since, old->run, tfd_fmt_ns(o->max_latency_ns, t1, sizeof(t1)),
+				tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
+		if (o->p50_ns > 0 && (double)x->p50_ns > (double)o->p50_ns * (1.0 + pct / 100.0))
+			add_reg(job, "latency", against, "%s: median latency %+.0f%% %s (%s -> %s)",
+				x->host, 100.0 * ((double)x->p50_ns / (double)o->p50_ns - 1.0), since,
+				tfd_fmt_ns(o->p50_ns, t1, sizeof(t1)),
+				tfd_fmt_ns(x->p50_ns, t2, sizeof(t2)));
+		if (!isnan(x->input_percent) && !isnan(o->input_percent) &&
+		    x->input_percent >= o->input_percent + 5.0)
+			add_reg(job, "input", against,
+				"%s: waiting for input %.1f%% -> %.1f%% of step time (%+.1f points) %s",
+				x->host, o->input_percent, x->input_percent,
+				x->input_percent - o->input_percent, since);
+		if (o->bottleneck[0] && x->bottleneck[0] &&
+		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name))
+			add_reg(job, "bottleneck", against, "%s: bottleneck moved from %s to %s %s",
+				x->host, o->bottleneck, x->bottleneck, since);
+		if (tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) &&
+		    tfd_severity_parse(x->top_severity) >= TFD_SEV_MEDIUM)
+			add_reg(job, "severity", against, "%s: new %s finding %s (%s) %s", x->host,
+				x->top_severity, x->top_rule, x->top_title, since);
+	}
+}
+
+void tfd_nightly_compare(struct tfd_job *job, double pct)
+{
+	if (job->previous)
+		compare_one(job, job->previous, "previous", pct);
+	if (job->baseline && job->baseline != job->previous)
+		compare_one(job, job->baseline, "baseline", pct);
+}
+
+void tfd_nightly_job_release(struct tfd_job *job)
+{
+	free(job->current.hosts);
+	tfd_hist_runs_free(job->history, job->nhistory);
+	free(job->regs);
+	free(job->critpath_svg);
+	memset(job, 0, sizeof(*job));
+}
+
+/* ---- HTML ---------------------------------------------------------------- */
+
+static void esc(struct tfd_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			tfd_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tfd_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			tfd_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			tfd_buf_puts(b, "&quot;");
+			break;
+		default:
+			tfd_buf_add(b, s, 1);
+		}
+	}
+}
+
+/* A line chart of up to 3 series over the history, as inline SVG. */
+static void svg_chart(struct tfd_buf *b, const char *id, const char *title, const char *unit,
+		      const struct tfd_hist_run *runs, size_t n, const char *const *names,
+		      const char *const *colors, double (*get)(const struct tfd_hist_host *, int),
+		      int nseries)
+{
+	const double W = 640, H = 220, L = 60, R = 20, T = 30, B = 40;
+	double maxv = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int s = 0; s < nseries; s++) {
+			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+
+			if (!isnan(v) && v > maxv)
+				maxv = v;
+		}
+	if (maxv <= 0)
+		maxv = 1;
+	maxv *= 1.1;
+	tfd_buf_printf(b, "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+			  "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+			  "aria-label=\"",
+		       id, W, H, W, H);
+	esc(b, title);
+	tfd_buf_printf(b, "\"><text x=\"%.0f\" y=\"18\" class=\"ct\">", L);
+	esc(b, title);
+	tfd_buf_printf(b, " (%s)</text>", unit);
+	/* axes and grid */
+	for (int g = 0; g <= 4; g++) {
+		double y = T + (H - T - B) * (1.0 - g / 4.0);
+
+		tfd_buf_printf(b, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+				  "class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"ax\" "
+				  "text-anchor=\"end\">%.3g</text>",
+			       L, y, W - R, y, L - 6, y + 4, maxv * g / 4.0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1) : L + (W - L - R) / 2;
+
+		const char *anchor = n < 2 ? "middle" : i == 0 ? "start" : i + 1 == n ? "end" : "middle";
+
+		tfd_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">",
+			       x, H - B + 16, anchor);
+		esc(b, runs[i].run);
+		tfd_buf_puts(b, "</text>");
+	}
+	for (int s = 0; s < nseries; s++) {
+		tfd_buf_printf(b, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
+				  "stroke-width=\"2\" points=\"",
+			       colors[s]);
+		for (size_t i = 0; i < n; i++) {
+			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+			double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1)
+					 : L + (W - L - R) / 2;
+
+			if (!isnan(v))
+				tfd_buf_printf(b, "%.1f,%.1f ", x, T + (H - T - B) * (1.0 - v / maxv));
+		}
+		tfd_buf_puts(b, "\"/>");
+		for (size_t i = 0; i < n; i++) {
+			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+			double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1)
+					 : L + (W - L - R) / 2;
+
+			if (isnan(v))
+				continue;
+			tfd_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">"
+					  "<title>",
+				       x, T + (H - T - B) * (1.0 - v / maxv), colors[s]);
+			esc(b, runs[i].run);
+			tfd_buf_printf(b, ": %s %.3g %s</title></circle>", names[s], v, unit);
+		}
+		tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\" fill=\"%s\">%s</text>",
+			       L + 10 + 110.0 * s, H - 6, colors[s], names[s]);
+	}
+	tfd_buf_puts(b, "</svg>\n");
+}
+
+static double lat_ms(const struct tfd_hist_host *x, int s)
+{
+	return (double)(s == 0 ? x->p50_ns : s == 1 ? x->p95_ns : x->max_latency_ns) / 1e6;
+}
+
+static double input_pct(const struct tfd_hist_host *x, int s)
+{
+	(void)s;
+	return x->input_percent;
+}
+
+static const char *verdict_word(const struct tfd_host_result *h)
+{
+	switch (h->bound) {
+	case TFD_BOUND_HIGH:
+		return "HIGHLY input-bound";
+	case TFD_BOUND_MODERATE:
+		return "MODERATELY input-bound";
+	case TFD_BOUND_NOT:
+		return "not input-bound";
+	default:
+		return h->max_latency_ns > TFD_SLOW_CALL_NS ? "slow input pipeline" : "unknown";
+	}
+}
+
+static const char *verdict_class(const struct tfd_host_result *h)
+{
+	if (h->bound == TFD_BOUND_HIGH)
+		return "bad";
+	if (h->bound == TFD_BOUND_MODERATE ||
+	    (h->bound == TFD_BOUND_UNKNOWN && h->max_latency_ns > TFD_SLOW_CALL_NS))
+		return "warn";
+	return "good";
+}
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;"
+	"color:#1d1d1f;padding:0 16px}h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid "
+	"#ddd;padding-bottom:4px;margin-top:32px}h3{font-size:15px}table{border-collapse:collapse;"
+	"margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:"
+	"top}th{background:#f5f5f7}.good{color:#1a7f37;font-weight:600}.warn{color:#9a6700;"
+	"font-weight:600}.bad{color:#cf222e;font-weight:600}.reg{background:#fff1f0;border-left:4px "
+	"solid #cf222e;padding:6px 10px;margin:4px 0}.ok{background:#f0fff4;border-left:4px solid "
+	"#1a7f37;padding:6px 10px}pre{background:#f6f8fa;padding:8px;overflow:auto}.chart{border:"
+	"1px solid #eee;margin:6px 12px 6px 0}.ct{font-size:13px;font-weight:600}.ax{font-size:10px;"
+	"fill:#555}.lg{font-size:11px;font-weight:600}.grid{stroke:#eee}.cp{overflow:auto;border:1px"
+	" solid #eee;max-height:900px}.sev-high{color:#cf222e}.sev-medium{color:#9a6700}"
+	".muted{color:#666}";
+
+void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+{
+	static const char *const lat_names[] = {"p50", "p95", "max"};
+	static const char *const lat_colors[] = {"#0969da", "#8250df", "#cf222e"};
+	static const char *const in_names[] = {"input %"};
+	static const char *const in_colors[] = {"#9a6700"};
+	char t1[32], t2[32];
+
+	tfd_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+			"<title>tf.data pipeline health</title><style>");
+	tfd_buf_puts(b, css);
+	tfd_buf_puts(b, "</style></head><body>\n<h1>tf.data pipeline health</h1>\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct tfd_job *job = &jobs[j];
+		const struct tfd_analysis *a = job->analysis;
+
+		tfd_buf_puts(b, "<section class=\"job\"><h2>Job ");
+		esc(b, job->name);
+		tfd_buf_puts(b, " &mdash; run ");
+		esc(b, job->current.run);
+		tfd_buf_printf(b, " <span class=\"muted\">(%s)</span></h2>\n", job->current.recorded_at);
+		/* verdict per host */
+		tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
+				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>bottleneck</th>"
+				"<th>share</th></tr>\n");
+		for (size_t i = 0; i < a->nhosts; i++) {
+			const struct tfd_host_result *h = &a->hosts[i];
+			const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+
+			tfd_buf_puts(b, "<tr><td>");
+			esc(b, h->host->name);
+			tfd_buf_printf(b, "</td><td class=\"%s\">%s</td><td>", verdict_class(h),
+				       a->any_tfdata ? verdict_word(h) : "no tf.data activity");
+			if (isnan(h->input_pct))
+				tfd_buf_puts(b, "n/a");
+			else
+				tfd_buf_printf(b, "%.1f", h->input_pct);
+			tfd_buf_puts(b, "</td>");
+			if (p) {
+				tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>%s</td><td>", p->name,
+					       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
+					       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
+				if (p->bottleneck >= 0) {
+					tfd_buf_puts(b, "<b>");
+					esc(b, p->stages[p->bottleneck].name);
+					tfd_buf_puts(b, "</b><br><span class=\"muted\">");
+					esc(b, p->stages[p->bottleneck].long_name);
+					tfd_buf_printf(b, "</span></td><td>%.1f%%</td>",
+						       100.0 * p->stages[p->bottleneck].blocking_share);
+				} else {
+					tfd_buf_puts(b, "&mdash;</td><td></td>");
+				}
+			} else {
+				tfd_buf_puts(b, "<td colspan=\"5\">no tf.data input pipeline</td>");
+			}
+			tfd_buf_puts(b, "</tr>\n");
+		}
+		tfd_buf_puts(b, "</table>\n<h3>Regressions</h3>\n");
+		if (!job->nregs) {
+			tfd_buf_printf(b, "<div class=\"ok\">No regression %s.</div>\n",
+				       job->previous ? "against the previous run or the baseline"
+						     : "(first recorded run)");
+		}
+		for (size_t r = 0; r < job->nregs; r++) {
+			tfd_buf_printf(b, "<div class=\"reg\" data-kind=\"%s\">", job->regs[r].kind);
+			esc(b, job->regs[r].text);
+			tfd_buf_puts(b, "</div>\n");
+		}
+		/* findings */
+		tfd_buf_puts(b, "<h3>What to change</h3>\n");
+		if (!job->findings || !job->findings->n)
+			tfd_buf_puts(b, "<p>No findings.</p>\n");
+		for (size_t k = 0; job->findings && k < job->findings->n && k < 6; k++) {
+			const struct tfd_finding *f = &job->findings->v[k];
+
+			tfd_buf_printf(b, "<div class=\"finding\"><b class=\"sev-%s\">[%s]</b> <b>%s</b> ",
+				       tfd_severity_name(f->severity), tfd_severity_name(f->severity),
+				       f->rule_id);
+			esc(b, f->title);
+			if (f->stage[0]) {
+				tfd_buf_puts(b, " <span class=\"muted\">(");
+				esc(b, f->host);
+				tfd_buf_printf(b, " %s, ", f->pipeline);
+				esc(b, f->stage);
+				tfd_buf_puts(b, ")</span>");
+			}
+			tfd_buf_puts(b, "<p>");
+			esc(b, f->suggestion);
+			tfd_buf_puts(b, "</p>");
+			if (f->code[0]) {
+				tfd_buf_puts(b, "<pre>");
+				esc(b, f->code);
+				tfd_buf_puts(b, "</pre>");
+			}
+			if (f->estimate.known) {
+				if (f->estimate.speedup > 0)
+					tfd_buf_printf(b, "<p>Worth: root call %s &rarr; %s (%.2f&times;)",
+						       tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)),
+						       tfd_fmt_ns(f->estimate.new_latency_ns, t2,
+								  sizeof(t2)),
+						       f->estimate.speedup);
+				else
+					tfd_buf_printf(b, "<p>Worth: root call %s hidden behind the "
+							  "step's other work",
+						       tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)));
+				tfd_buf_puts(b, ".</p>");
+			}
+			if (f->doc[0]) {
+				tfd_buf_puts(b, "<p><a href=\"");
+				esc(b, f->doc);
+				tfd_buf_puts(b, "\">");
+				esc(b, f->doc);
+				tfd_buf_puts(b, "</a></p>");
+			}
+			tfd_buf_puts(b, "</div>\n");
+		}
+		/* trends */
+		tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s</h3>\n<div class=\"charts\">",
+			       job->nhistory, job->nhistory == 1 ? "" : "s");
+		svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms",
+			  job->history, job->nhistory, lat_names, lat_colors, lat_ms, 3);
+		svg_chart(b, "trend-input", "step time waiting for input", "%", job->history,
+			  job->nhistory, in_names, in_colors, input_pct, 1);
+		tfd_buf_puts(b, "</div>\n");
+		/* critical path */
+		tfd_buf_puts(b, "<h3>Critical path</h3>\n");
+		if (job->critpath_svg) {
+			tfd_buf_puts(b, "<div class=\"cp\" id=\"critical-path\">");
+			tfd_buf_puts(b, job->critpath_svg);
+			tfd_buf_puts(b, "</div>\n");
+		} else {
+			tfd_buf_puts(b, "<p>No tf.data input pipeline to draw.</p>\n");
+		}
+		/* history table */
+		tfd_buf_puts(b, "<h3>History</h3>\n<table class=\"history\"><tr><th>#</th><th>run"
+				"</th><th>recorded</th><th>host</th><th>input %</th><th>p50</th><th>max"
+				"</th><th>bottleneck</th><th>top finding</th></tr>\n");
+		for (size_t i = job->nhistory; i-- > 0;) {
+			const struct tfd_hist_run *r = &job->history[i];
+			const struct tfd_hist_host *x = r->nhosts ? &r->hosts[0] : NULL;
+
+			tfd_buf_printf(b, "<tr><td>%" PRId64 "</td><td>", r->id);
+			esc(b, r->run);
+			tfd_buf_printf(b, "</td><td>%s</td>", r->recorded_at);
+			if (x) {
+				tfd_buf_puts(b, "<td>");
+				esc(b, x->host);
+				if (isnan(x->input_percent))
+					tfd_buf_puts(b, "</td><td>n/a</td>");
+				else
+					tfd_buf_printf(b, "</td><td>%.1f</td>", x->input_percent);
+				tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>",
+					       tfd_fmt_ns(x->p50_ns, t1, sizeof(t1)),
+					       tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
+				esc(b, x->bottleneck);
+				tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity, x->top_rule);
+			} else {
+				tfd_buf_puts(b, "<td colspan=\"6\">no host</td>");
+			}
+			tfd_buf_puts(b, "</tr>\n");
+		}
+		tfd_buf_puts(b, "</table></section>\n");
+	}
+	tfd_buf_puts(b, "<p class=\"muted\">Generated by tfdoctor.</p></body></html>\n");
+}
+
+/* ---- Markdown and JSON ---------------------------------------------------- */
+
+void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+{
+	char t1[32], t2[32];
+
+	tfd_buf_puts(b, "# tf.data pipeline health\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct tfd_job *job = &jobs[j];
+		const struct tfd_analysis *a = job->analysis;
+
+		tfd_buf_printf(b, "\n## %s: run %s (%s)\n\n", job->name, job->current.run,
+			       job->current.recorded_at);
+		tfd_buf_puts(b, "| host | verdict | input % | pipeline | p50 | max | bottleneck |\n"
+				"|---|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < a->nhosts; i++) {
+			const struct tfd_host_result *h = &a->hosts[i];
+			const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+			char pct[16];
+
+			snprintf(pct, sizeof(pct), isnan(h->input_pct) ? "n/a" : "%.1f", h->input_pct);
+			tfd_buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", h->host->name,
+				       a->any_tfdata ? verdict_word(h) : "no tf.data activity", pct,
+				       p ? p->name : "-", p ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-",
+				       p ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-",
+				       p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "-");
+		}
+		tfd_buf_puts(b, "\n**Regressions:**");
+		if (!job->nregs)
+			tfd_buf_puts(b, " none.\n");
+		else
+			tfd_buf_puts(b, "\n\n");
+		for (size_t r = 0; r < job->nregs; r++)
+			tfd_buf_printf(b, "- %s\n", job->regs[r].text);
+		if (job->findings && job->findings->n) {
+			tfd_buf_puts(b, "\n**What to change:**\n\n");
+			for (size_t k = 0; k < job->findings->n && k < 5; k++) {
+				const struct tfd_finding *f = &job->findings->v[k];
+
+				tfd_buf_printf(b, "- **[%s] %s** %s%s%s%s: %s\n",
+					       tfd_severity_name(f->severity), f->rule_id, f->title,
+					       f->stage[0] ? " (" : "", f->stage[0] ? f->stage : "",
+					       f->stage[0] ? ")" : "", f->suggestion);
+			}
+		}
+		tfd_buf_printf(b, "\n_%zu recorded run%s._\n", job->nhistory,
+			       job->nhistory == 1 ? "" : "s");
+	}
+}
+
+void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *s;
+
+	cJSON_AddNumberToObject(root, "schema_version", 1);
+	cJSON_AddStringToObject(root, "kind", "pipeline-health");
+	arr = cJSON_AddArrayToObject(root, "jobs");
+	for (size_t j = 0; j < n; j++) {
+		const struct tfd_job *job = &jobs[j];
+		cJSON *o = cJSON_CreateObject(), *regs, *hist;
+
+		cJSON_AddStringToObject(o, "job", job->name);
+		cJSON_AddStringToObject(o, "run", job->current.run);
+		cJSON_AddStringToObject(o, "recorded_at", job->current.recorded_at);
+		cJSON_AddBoolToObject(o, "input_bound", job->analysis->input_bound);
+		regs = cJSON_AddArrayToObject(o, "regressions");
+		for (size_t r = 0; r < job->nregs; r++) {
+			cJSON *x = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(x, "kind", job->regs[r].kind);
+			cJSON_AddStringToObject(x, "against", job->regs[r].against);
+			cJSON_AddStringToObject(x, "text", job->regs[r].text);
+			cJSON_AddItemToArray(regs, x);
+		}
+		hist = cJSON_AddArrayToObject(o, "history");
+		for (size_t i = 0; i < job->nhistory; i++) {
+			const struct tfd_hist_run *r = &job->history[i];
+			cJSON *x = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(x, "id", (double)r->id);
+			cJSON_AddStringToObject(x, "run", r->run);
+			cJSON_AddStringToObject(x, "recorded_at", r->recorded_at);
+			if (r->nhosts) {
+				const struct tfd_hist_host *h = &r->hosts[0];
+
+				cJSON_AddStringToObject(x, "host", h->host);
+				if (isnan(h->input_percent))
+					cJSON_AddNullToObject(x, "input_percent");
+				else
+					cJSON_AddNumberToObject(x, "input_percent",
+								round(h->input_percent * 100) / 100);
+				cJSON_AddNumberToObject(x, "p50_ns", (double)h->p50_ns);
+				cJSON_AddNumberToObject(x, "max_latency_ns", (double)h->max_latency_ns);
+				cJSON_AddStringToObject(x, "bottleneck", h->bottleneck);
+				cJSON_AddStringToObject(x, "top_rule", h->top_rule);
+				cJSON_AddStringToObject(x, "top_severity", h->top_severity);
+			}
+			cJSON_AddItemToArray(hist, x);
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	s = cJSON_PrintUnformatted(root);
+	tfd_buf_json_pretty(b, s);
+	cJSON_free(s);
+	cJSON_Delete(root);
+}
