@@ -1,0 +1,1112 @@
+/* synth.c - discrete-event simulation of a tf.data pipeline, written as
+ * XSpace protobuf (encoded by hand, so 1 GB captures stream out quickly)
+ * and/or Chrome trace JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/buf.h"
+#include "tfd/synth.h"
+#include "tfd/vec.h"
+
+#define US 1000LL /* ns */
+
+enum kind {
+	K_SOURCE, K_MAP, K_BATCH, K_FILTER, K_SHUFFLE, K_PASS, K_PREFETCH, K_PMAP, K_PINTERLEAVE,
+	K_MAPBATCH,
+};
+
+static const struct kind_def {
+	const char *kind, *tfname;
+	enum kind k;
+	const char *produce, *consume, *thread;
+} kinds[] = {
+	{"TFRecord", "TFRecord", K_SOURCE, NULL, NULL, NULL},
+	{"TextLine", "TextLine", K_SOURCE, NULL, NULL, NULL},
+	{"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL, NULL, NULL},
+	{"TensorSlice", "TensorSlice", K_SOURCE, NULL, NULL, NULL},
+	{"FromTensor", "FromTensor", K_SOURCE, NULL, NULL, NULL},
+	{"Range", "Range", K_SOURCE, NULL, NULL, NULL},
+	{"Generator", "Generator", K_SOURCE, NULL, NULL, NULL},
+	{"Map", "Map", K_MAP, NULL, NULL, NULL},
+	{"Batch", "BatchV2", K_BATCH, NULL, NULL, NULL},
+	{"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL, NULL, NULL},
+	{"Filter", "Filter", K_FILTER, NULL, NULL, NULL},
+	{"Shuffle", "Shuffle", K_SHUFFLE, NULL, NULL, NULL},
+	{"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL, NULL, NULL},
+	{"Repeat", "ForeverRepeat", K_PASS, NULL, NULL, NULL},
+	{"Cache", "MemoryCache", K_PASS, NULL, NULL, NULL},
+	{"Interleave", "Interleave", K_PASS, NULL, NULL, NULL},
+	{"Prefetch", "Prefetch", K_PREFETCH, "PrefetchProduce", "PrefetchConsume", "tf_data_prefetch"},
+	{"ParallelMap", "ParallelMapV2", K_PMAP, "ParallelMapProduce", "ParallelMapConsume",
+	 "tf_data_parallel_map"},
+	{"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE, "ParallelInterleaveProduce",
+	 "ParallelInterleaveConsume", "tf_data_parallel_interleave_worker"},
+	{"MapAndBatch", "MapAndBatch", K_MAPBATCH, "MapAndBatchProduce", "MapAndBatchConsume",
+	 "tf_data_map_and_batch"},
+};
+
+/* ---- recorded events ------------------------------------------------------ */
+
+enum stat_key { S_ID, S_PARENT, S_ELEMENT, S_GROUP, S__FIXED };
+
+struct sev {
+	int64_t s, e;
+	uint32_t meta;
+	int16_t params; /* param set index, -1 none */
+	uint8_t nst;
+	uint8_t key[3];
+	uint64_t val[3];
+};
+
+struct thread {
+	int64_t tid;
+	const char *name;
+	VEC(struct sev) ev;
+};
+
+struct param_set {
+	size_t n;
+	const char *key[8];
+	char val[8][32];
+};
+
+struct host {
+	VEC(struct thread) threads;
+	VEC(const char *) metas; /* event metadata names (id = index + 1) */
+	VEC(struct param_set) params;
+	uint64_t rng;
+	int64_t elements; /* element id counter */
+	int large_ids;
+};
+
+static uint64_t rnd(struct host *h)
+{
+	uint64_t x = h->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	h->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static double jit(struct host *h, double j)
+{
+	return 1.0 + j * (2.0 * ((double)(rnd(h) >> 11) / 9007199254740992.0) - 1.0);
+}
+
+static uint32_t meta(struct host *h, const char *name)
+{
+	for (size_t i = 0; i < h->metas.n; i++)
+		if (strcmp(h->metas.v[i], name) == 0)
+			return (uint32_t)i + 1;
+	vec_push(&h->metas, xstrdup(name));
+	return (uint32_t)h->metas.n;
+}
+
+static int thread_new(struct host *h, const char *name)
+{
+	struct thread t;
+
+	memset(&t, 0, sizeof(t));
+	t.tid = 1000 + (int64_t)h->threads.n * 7;
+	t.name = name;
+	vec_push(&h->threads, t);
+	return (int)h->threads.n - 1;
+}
+
+static struct sev *emit(struct host *h, int th, uint32_t m, int64_t s, int64_t e)
+{
+	struct sev x;
+
+	memset(&x, 0, sizeof(x));
+	x.s = s;
+	x.e = e > s ? e : s;
+	x.meta = m;
+	x.params = -1;
+	vec_push(&h->threads.v[th].ev, x);
+	return &h->threads.v[th].ev.v[h->threads.v[th].ev.n - 1];
+}
+
+static void addstat(struct sev *e, enum stat_key k, uint64_t v)
+{
+	if (e->nst < 3) {
+		e->key[e->nst] = (uint8_t)k;
+		e->val[e->nst++] = v;
+	}
+}
+
+/* ---- the pipeline ---------------------------------------------------------- */
+
+struct stage {
+	const struct kind_def *def;
+	double cost_ns, jitter, first_ns;
+	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
+	char *long_name;
+	uint32_t meta, produce_meta, consume_meta, fn_meta;
+	uint64_t id, parent_id;
+	int16_t params;
+	struct stage *input;
+	/* sync state */
+	int64_t calls;
+	/* async state: per produced element its ready time, element id and the
+	 * time the consumer took it (which frees its buffer slot) */
+	VEC(int64_t) ready;
+	VEC(int64_t) eid;
+	VEC(int64_t) taken_at;
+	size_t produced, ntaken;
+	bool started;
+	int64_t *wfree;
+	int *wthread;
+	int64_t input_free;
+	struct stage **inst; /* ParallelInterleave: an input chain per worker */
+	size_t next_inst;
+};
+
+static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int depth);
+
+static void call_event(struct host *h, struct stage *s, int th, int64_t t, int64_t end)
+{
+	struct sev *e = emit(h, th, s->meta, t, end);
+
+	addstat(e, S_ID, s->id);
+	if (s->parent_id)
+		addstat(e, S_PARENT, s->parent_id);
+	e->params = s->params;
+}
+
+static int64_t work(struct host *h, struct stage *s)
+{
+	double c = s->cost_ns * jit(h, s->jitter);
+
+	if (s->calls == 0)
+		c += s->first_ns;
+	return (int64_t)llround(c > 0 ? c : 0);
+}
+
+/* Produce element j on the least busy worker, as early as a free worker and
+ * a free buffer slot allow (so it may run long before it is asked for). */
+static void produce(struct host *h, struct stage *s, int depth)
+{
+	size_t j = s->produced++, w = 0;
+	int64_t slot = 0, start, in_s, in_e, done, eid = ++h->elements;
+	int nin = s->def->k == K_MAPBATCH ? s->batch : 1;
+	bool locked_input = s->def->k == K_PMAP || s->def->k == K_MAPBATCH;
+
+	if (j >= (size_t)s->buffer)
+		slot = s->taken_at.v[j - (size_t)s->buffer];
+	for (size_t k = 1; k < (size_t)s->par; k++)
+		if (s->wfree[k] < s->wfree[w])
+			w = k;
+	start = s->wfree[w] > slot ? s->wfree[w] : slot;
+	in_s = locked_input && s->input_free > start ? s->input_free : start;
+	in_e = in_s;
+	for (int i = 0; i < nin; i++) {
+		struct stage *in = s->def->k == K_PINTERLEAVE ? s->inst[w] : s->input;
+		int64_t b = in_e;
+		struct sev *pe;
+
+		in_e = get_next(h, in, b + 1 * US, s->wthread[w], depth + 1) + 1 * US;
+		pe = emit(h, s->wthread[w], s->produce_meta, b, in_e);
+		addstat(pe, S_ELEMENT, (uint64_t)eid);
+	}
+	if (locked_input)
+		s->input_free = in_e; /* one input iterator, used under a lock */
+	done = in_e;
+	if (s->def->k != K_PREFETCH) {
+		int64_t c = work(h, s);
+
+		if (c > 0)
+			emit(h, s->wthread[w], s->fn_meta, in_e, in_e + c);
+		done = in_e + c;
+	}
+	s->wfree[w] = done;
+	/* deterministic order: an element leaves no earlier than the one before */
+	if (s->deterministic && j > 0 && s->ready.v[j - 1] > done)
+		done = s->ready.v[j - 1];
+	vec_push(&s->ready, done);
+	vec_push(&s->eid, eid);
+	vec_push(&s->taken_at, (int64_t)0);
+}
+
+static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int depth)
+{
+	int64_t cur = t + 1 * US, end;
+
+	if (depth > 64)
+		return cur;
+	switch (s->def->k) {
+	case K_SOURCE:
+		cur += work(h, s);
+		break;
+	case K_MAP:
+	case K_PASS:
+		cur = get_next(h, s->input, cur, th, depth + 1);
+		cur += work(h, s);
+		break;
+	case K_BATCH:
+		for (int i = 0; i < (s->batch > 0 ? s->batch : 1); i++)
+			cur = get_next(h, s->input, cur, th, depth + 1);
+		cur += work(h, s);
+		break;
+	case K_FILTER:
+		for (int i = 0; i < s->keep_every; i++) {
+			cur = get_next(h, s->input, cur, th, depth + 1);
+			cur += work(h, s);
+		}
+		break;
+	case K_SHUFFLE:
+		/* the first call fills the buffer */
+		for (int i = 0; i < (s->calls == 0 ? s->shuf_buf : 1); i++)
+			cur = get_next(h, s->input, cur, th, depth + 1);
+		cur += work(h, s);
+		break;
+	default: {
+		/* async: take the next element, waiting for a worker if needed */
+		size_t k = s->ntaken++;
+		struct sev *ce;
+
+		if (!s->started) {
+			for (int w = 0; w < s->par; w++)
+				s->wfree[w] = t; /* workers start with the iterator */
+			s->started = true;
+		}
+		while (s->produced <= k)
+			produce(h, s, depth);
+		end = (s->ready.v[k] > cur ? s->ready.v[k] : cur) + 1 * US;
+		ce = emit(h, th, s->consume_meta, end - 1 * US, end);
+		addstat(ce, S_ELEMENT, (uint64_t)s->eid.v[k]);
+		s->taken_at.v[k] = end;
+		call_event(h, s, th, t, end);
+		s->calls++;
+		return end;
+	}
+	}
+	call_event(h, s, th, t, cur);
+	s->calls++;
+	return cur;
+}
+
+/* ---- spec ------------------------------------------------------------------- */
+
+struct stage_spec {
+	const struct kind_def *def;
+	double cost_us, jitter, first_us;
+	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
+};
+
+struct spec {
+	char name[128], expect[128], root[32], run[64];
+	int hosts, steps, slow_host, large_ids, xplane, json, device_events;
+	double compute_us, slow_factor;
+	uint64_t seed;
+	struct stage_spec st[32];
+	int nst;
+};
+
+static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tfd_fail(err, TFD_E_FORMAT, "%s: %s", path, msg);
+}
+
+static int num(const cJSON *o, const char *k, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!x)
+		return 0;
+	if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+		return -1;
+	*v = x->valuedouble;
+	return 1;
+}
+
+static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long len;
+	cJSON *root, *stages, *it, *fmts;
+	double v;
+	static const char *const top_keys[] = {"name", "description", "expect", "hosts", "slow_host",
+					       "steps", "step_compute_us", "seed", "root", "formats",
+					       "run", "large_ids", "device_events_per_step", "stages"};
+	static const char *const stage_keys[] = {"kind", "cost_us", "jitter", "first_call_us",
+						 "parallelism", "buffer", "batch_size", "keep_ratio",
+						 "buffer_size", "deterministic", "autotune"};
+
+	if (!f)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (len <= 0 || len > (1 << 20)) {
+		fclose(f);
+		return spec_err(err, path, len <= 0 ? "empty spec" : "spec larger than 1 MiB");
+	}
+	text = xmalloc((size_t)len + 1);
+	if (fread(text, 1, (size_t)len, f) != (size_t)len) {
+		fclose(f);
+		free(text);
+		return tfd_fail(err, TFD_E_IO, "%s: read error", path);
+	}
+	fclose(f);
+	root = cJSON_ParseWithLength(text, (size_t)len);
+	free(text);
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return spec_err(err, path, "invalid JSON (a spec is an object)");
+	}
+	memset(sp, 0, sizeof(*sp));
+	snprintf(sp->name, sizeof(sp->name), "synth");
+	snprintf(sp->root, sizeof(sp->root), "Model");
+	snprintf(sp->run, sizeof(sp->run), "2026_01_01_00_00_00");
+	sp->hosts = 1;
+	sp->steps = 20;
+	sp->compute_us = 1000;
+	sp->seed = 1;
+	sp->slow_host = -1;
+	sp->slow_factor = 1;
+	sp->xplane = 1;
+	cJSON_ArrayForEach(it, root)
+	{
+		int known = 0;
+
+		for (size_t i = 0; i < sizeof(top_keys) / sizeof(top_keys[0]); i++)
+			known |= strcmp(it->string, top_keys[i]) == 0;
+		if (!known) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "unknown key '%s'", it->string);
+		}
+	}
+#define STR(key, dst)                                                                      \
+	do {                                                                               \
+		const cJSON *x_ = cJSON_GetObjectItemCaseSensitive(root, key);             \
+		if (x_ && !cJSON_IsString(x_)) {                                           \
+			cJSON_Delete(root);                                                \
+			return spec_err(err, path, "'%s' must be a string", key);          \
+		}                                                                          \
+		if (x_)                                                                    \
+			snprintf(dst, sizeof(dst), "%s", x_->valuestring);                 \
+	} while (0)
+	STR("name", sp->name);
+	STR("expect", sp->expect);
+	STR("root", sp->root);
+	STR("run", sp->run);
+	if (strcmp(sp->root, "Model") && strcmp(sp->root, "Root")) {
+		cJSON_Delete(root);
+		return spec_err(err, path, "'root' must be Model or Root");
+	}
+	if (num(root, "hosts", &v) > 0)
+		sp->hosts = (int)v;
+	if (num(root, "steps", &v) > 0)
+		sp->steps = (int)v;
+	if (num(root, "step_compute_us", &v) > 0)
+		sp->compute_us = v;
+	if (num(root, "seed", &v) > 0)
+		sp->seed = (uint64_t)v;
+	if (num(root, "device_events_per_step", &v) > 0)
+		sp->device_events = (int)v;
+	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
+	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
+	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000) {
+		cJSON_Delete(root);
+		return spec_err(err, path, "hosts (1-64), steps (>= 1), step_compute_us or "
+					   "device_events_per_step out of range");
+	}
+	it = cJSON_GetObjectItemCaseSensitive(root, "slow_host");
+	if (it) {
+		if (num(it, "index", &v) <= 0 || num(it, "factor", &sp->slow_factor) <= 0 ||
+		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "'slow_host' needs an index < hosts and a factor > 0");
+		}
+		sp->slow_host = (int)v;
+	}
+	fmts = cJSON_GetObjectItemCaseSensitive(root, "formats");
+	if (fmts) {
+		sp->xplane = sp->json = 0;
+		cJSON_ArrayForEach(it, fmts)
+		{
+			if (cJSON_IsString(it) && strcmp(it->valuestring, "xplane") == 0)
+				sp->xplane = 1;
+			else if (cJSON_IsString(it) && strcmp(it->valuestring, "json") == 0)
+				sp->json = 1;
+			else {
+				cJSON_Delete(root);
+				return spec_err(err, path, "'formats' holds \"xplane\" and/or \"json\"");
+			}
+		}
+	}
+	stages = cJSON_GetObjectItemCaseSensitive(root, "stages");
+	if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1 ||
+	    cJSON_GetArraySize(stages) > 32) {
+		cJSON_Delete(root);
+		return spec_err(err, path, "'stages' must be an array of 1 to 32 stages, source first");
+	}
+	cJSON_ArrayForEach(it, stages)
+	{
+		struct stage_spec *ss = &sp->st[sp->nst];
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
+
+		memset(ss, 0, sizeof(*ss));
+		cJSON_ArrayForEach(x, it)
+		{
+			int known = 0;
+
+			for (size_t i = 0; i < sizeof(stage_keys) / sizeof(stage_keys[0]); i++)
+				known |= strcmp(x->string, stage_keys[i]) == 0;
+			if (!known) {
+				cJSON_Delete(root);
+				return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst,
+						x->string);
+			}
+		}
+		for (size_t i = 0; cJSON_IsString(k) && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (strcmp(kinds[i].kind, k->valuestring) == 0)
+				ss->def = &kinds[i];
+		if (!ss->def) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
+					cJSON_IsString(k) ? k->valuestring : "?");
+		}
+		if ((sp->nst == 0) != (ss->def->k == K_SOURCE)) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "stage %d: a source must come first, and only first",
+					sp->nst);
+		}
+		ss->cost_us = 1;
+		ss->jitter = 0.1;
+		ss->par = 1;
+		ss->buffer = ss->def->k == K_PREFETCH ? 2 : 4;
+		ss->batch = 1;
+		ss->keep_every = 1;
+		ss->shuf_buf = 16;
+		ss->deterministic = 1;
+		ss->autotune = 1;
+		num(it, "cost_us", &ss->cost_us);
+		num(it, "jitter", &ss->jitter);
+		num(it, "first_call_us", &ss->first_us);
+		if (num(it, "parallelism", &v) > 0)
+			ss->par = (int)v;
+		if (num(it, "buffer", &v) > 0)
+			ss->buffer = (int)v;
+		if (num(it, "batch_size", &v) > 0)
+			ss->batch = (int)v;
+		if (num(it, "keep_ratio", &v) > 0)
+			ss->keep_every = v > 0 ? (int)lround(1.0 / v) : 1;
+		if (num(it, "buffer_size", &v) > 0)
+			ss->shuf_buf = (int)v;
+		x = cJSON_GetObjectItemCaseSensitive(it, "deterministic");
+		if (x)
+			ss->deterministic = cJSON_IsTrue(x);
+		x = cJSON_GetObjectItemCaseSensitive(it, "autotune");
+		if (x)
+			ss->autotune = cJSON_IsTrue(x);
+		if (ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 ||
+		    ss->par > 256 || ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 ||
+		    ss->batch > 100000 || ss->keep_every < 1 || ss->keep_every > 1000 ||
+		    ss->shuf_buf < 1 || ss->shuf_buf > 1000000 || ss->first_us < 0) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
+					ss->def->kind);
+		}
+		sp->nst++;
+	}
+	cJSON_Delete(root);
+	return TFD_OK;
+}
+
+/* ---- building the stages of one host ----------------------------------------- */
+
+static uint64_t new_id(struct host *h)
+{
+	uint64_t v = rnd(h);
+
+	/* current TF prints ids unsigned: with large_ids, half are >= 2^63 */
+	return h->large_ids ? v : (v >> 2) + 1;
+}
+
+static int16_t params_for(struct host *h, const struct stage_spec *ss)
+{
+	struct param_set p;
+
+	memset(&p, 0, sizeof(p));
+#define P(K_, FMT_, V_)                                                   \
+	do {                                                              \
+		p.key[p.n] = K_;                                          \
+		snprintf(p.val[p.n], sizeof(p.val[0]), FMT_, V_);         \
+		p.n++;                                                    \
+	} while (0)
+	switch (ss->def->k) {
+	case K_PMAP:
+	case K_PINTERLEAVE:
+	case K_MAPBATCH:
+		P("autotune", "%s", ss->autotune ? "true" : "false");
+		P("deterministic", "%s", ss->deterministic ? "true" : "false");
+		P("parallelism", "%d", ss->autotune ? -1 : ss->par);
+		if (ss->def->k == K_PINTERLEAVE)
+			P("cycle_length", "%d", ss->par);
+		if (ss->def->k == K_MAPBATCH)
+			P("batch_size", "%d", ss->batch);
+		break;
+	case K_PREFETCH:
+		P("buffer_limit", "%d", ss->buffer);
+		break;
+	case K_BATCH:
+		P("batch_size", "%d", ss->batch);
+		P("drop_remainder", "%s", "false");
+		break;
+	case K_SHUFFLE:
+		P("buffer_size", "%d", ss->shuf_buf);
+		break;
+	default:
+		return -1;
+	}
+	vec_push(&h->params, p);
+	return (int16_t)(h->params.n - 1);
+}
+
+static struct stage *build_chain(struct host *h, const struct spec *sp, int upto,
+				 const char *prefix, uint64_t parent_id, double factor)
+{
+	const struct stage_spec *ss = &sp->st[upto];
+	struct stage *s = xcalloc(1, sizeof(*s));
+	size_t n = strlen(prefix) + strlen(ss->def->tfname) + 3;
+	char buf[64];
+
+	s->def = ss->def;
+	s->cost_ns = ss->cost_us * US * factor;
+	s->first_ns = ss->first_us * US * factor;
+	s->jitter = ss->jitter;
+	s->par = ss->par;
+	s->buffer = ss->buffer;
+	s->batch = ss->batch;
+	s->keep_every = ss->keep_every;
+	s->shuf_buf = ss->shuf_buf;
+	s->deterministic = ss->deterministic;
+	s->autotune = ss->autotune;
+	s->long_name = xmalloc(n);
+	snprintf(s->long_name, n, "%s::%s", prefix, ss->def->tfname);
+	s->meta = meta(h, s->long_name);
+	s->id = new_id(h);
+	s->parent_id = parent_id;
+	s->params = params_for(h, ss);
+	if (ss->def->produce) {
+		s->produce_meta = meta(h, ss->def->produce);
+		s->consume_meta = meta(h, ss->def->consume);
+		s->fn_meta = meta(h, "InstantiatedCapturedFunction::Run");
+		s->wfree = xcalloc((size_t)s->par, sizeof(int64_t));
+		s->wthread = xcalloc((size_t)s->par, sizeof(int));
+		for (int w = 0; w < s->par; w++)
+			s->wthread[w] = thread_new(h, ss->def->thread);
+	}
+	if (upto == 0)
+		return s;
+	if (ss->def->k == K_PINTERLEAVE) {
+		/* one input chain per worker: "...::ParallelInterleaveV4[w]::TFRecord" */
+		s->inst = xcalloc((size_t)s->par, sizeof(*s->inst));
+		for (int w = 0; w < s->par; w++) {
+			char *pre = xmalloc(strlen(s->long_name) + 16);
+
+			snprintf(buf, sizeof(buf), "[%d]", w);
+			sprintf(pre, "%s%s", s->long_name, buf);
+			s->inst[w] = build_chain(h, sp, upto - 1, pre, s->id, factor);
+			free(pre);
+		}
+	} else {
+		s->input = build_chain(h, sp, upto - 1, s->long_name, s->id, factor);
+	}
+	return s;
+}
+
+static void free_chain(struct stage *s)
+{
+	if (!s)
+		return;
+	if (s->inst) {
+		for (int w = 0; w < s->par; w++)
+			free_chain(s->inst[w]);
+		free(s->inst);
+	}
+	free_chain(s->input);
+	free(s->long_name);
+	vec_free(&s->ready);
+	vec_free(&s->eid);
+	vec_free(&s->taken_at);
+	free(s->wfree);
+	free(s->wthread);
+	free(s);
+}
+
+/* ---- simulation of one host -------------------------------------------------- */
+
+static void simulate(struct host *h, const struct spec *sp, double factor, int steps)
+{
+	int py = thread_new(h, "python");
+	int gn = thread_new(h, "tf_data_iterator_get_next");
+	uint32_t m_step = meta(h, "train_function");
+	uint32_t m_do = meta(h, "IteratorGetNextOp::DoCompute");
+	char rootname[64];
+	struct stage *root = xcalloc(1, sizeof(*root));
+	static const struct kind_def root_def = {"Root", "Model", K_PASS, NULL, NULL, NULL};
+	int64_t t = 10 * US;
+
+	snprintf(rootname, sizeof(rootname), "Iterator::%s", sp->root);
+	root->def = &root_def;
+	root->long_name = xstrdup(rootname);
+	root->meta = meta(h, rootname);
+	root->id = new_id(h);
+	root->cost_ns = 2 * US;
+	root->jitter = 0.1;
+	root->params = -1;
+	root->input = build_chain(h, sp, sp->nst - 1, rootname, root->id, factor);
+	for (int s = 0; s < steps; s++) {
+		int64_t g0 = t + 5 * US, end, cend;
+		struct sev *e;
+
+		end = get_next(h, root, g0 + 2 * US, gn, 0);
+		e = emit(h, gn, m_do, g0, end + 1 * US);
+		addstat(e, S_GROUP, (uint64_t)s);
+		cend = end + 1 * US + (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
+		e = emit(h, py, m_step, t, cend);
+		addstat(e, S_GROUP, (uint64_t)s);
+		t = cend + 10 * US;
+	}
+	free_chain(root);
+}
+
+/* ---- XSpace encoding ---------------------------------------------------------- */
+
+static void pb_varint(struct tfd_buf *b, uint64_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	tfd_buf_add(b, tmp, n);
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void pb_key(struct tfd_buf *b, unsigned field, unsigned wt)
+{
+	pb_varint(b, ((uint64_t)field << 3) | wt);
+}
+
+static void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
+{
+	pb_key(b, field, 2);
+	pb_varint(b, n);
+	tfd_buf_add(b, p, n);
+}
+
+static void pb_int(struct tfd_buf *b, unsigned field, int64_t v)
+{
+	pb_key(b, field, 0);
+	pb_varint(b, (uint64_t)v);
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct sev *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1; /* longer first: TF sorts (begin, -duration) */
+	return 0;
+}
+
+/* Small messages are encoded into fixed stack buffers (no allocation per
+ * event: bench captures hold tens of millions). */
+struct mb {
+	char b[768];
+	size_t n;
+};
+
+static void mb_varint(struct mb *m, uint64_t v)
+{
+	do {
+		m->b[m->n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+static void mb_int(struct mb *m, unsigned field, uint64_t v, unsigned wt_field)
+{
+	(void)wt_field;
+	mb_varint(m, (uint64_t)field << 3);
+	mb_varint(m, v);
+}
+
+static void mb_bytes(struct mb *m, unsigned field, const void *p, size_t n)
+{
+	mb_varint(m, ((uint64_t)field << 3) | 2);
+	mb_varint(m, n);
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+static void encode_event(struct tfd_buf *line, const struct sev *e, const struct host *h,
+			 uint32_t stat_base)
+{
+	struct mb ev, st;
+
+	ev.n = 0;
+	mb_int(&ev, 1, e->meta, 0);
+	mb_int(&ev, 2, (uint64_t)(e->s * 1000), 0);
+	mb_int(&ev, 3, (uint64_t)((e->e - e->s) * 1000), 0);
+	for (uint8_t i = 0; i < e->nst; i++) {
+		st.n = 0;
+		mb_int(&st, 1, 1u + e->key[i], 0);
+		/* ids >= 2^63 as uint64_value, as current TensorFlow writes them */
+		mb_int(&st, e->val[i] >> 63 ? 3 : 4, e->val[i], 0);
+		mb_bytes(&ev, 4, st.b, st.n);
+	}
+	if (e->params >= 0) {
+		const struct param_set *p = &h->params.v[e->params];
+
+		for (size_t i = 0; i < p->n; i++) {
+			char *end;
+			long long iv = strtoll(p->val[i], &end, 10);
+
+			st.n = 0;
+			mb_int(&st, 1, stat_base + (uint32_t)i + 1000u * (uint32_t)e->params, 0);
+			if (*end == '\0')
+				mb_int(&st, 4, (uint64_t)iv, 0);
+			else
+				mb_bytes(&st, 5, p->val[i], strlen(p->val[i]));
+			mb_bytes(&ev, 4, st.b, st.n);
+		}
+	}
+	pb_bytes(line, 4, ev.b, ev.n);
+}
+
+static const char *const fixed_stats[S__FIXED] = {"id", "parent_id", "element_id", "group_id"};
+
+static enum tfd_status write_xspace(struct host *h, const char *path, const char *hostname,
+				    int device_events, uint64_t *bytes, struct tfd_err *err)
+{
+	struct tfd_buf head, *lines = NULL, dev;
+	size_t plane_len = 0, nlines = h->threads.n;
+	FILE *f;
+	uint32_t stat_base = 100;
+	enum tfd_status st = TFD_OK;
+
+	tfd_buf_init(&head);
+	tfd_buf_init(&dev);
+	/* plane header: id, name, metadata maps */
+	pb_int(&head, 1, 0);
+	pb_bytes(&head, 2, "/host:CPU", 9);
+	for (size_t i = 0; i < h->metas.n; i++) {
+		struct tfd_buf md, en;
+
+		tfd_buf_init(&md);
+		tfd_buf_init(&en);
+		pb_int(&md, 1, (int64_t)i + 1);
+		pb_bytes(&md, 2, h->metas.v[i], strlen(h->metas.v[i]));
+		pb_int(&en, 1, (int64_t)i + 1);
+		pb_bytes(&en, 2, md.s, md.len);
+		pb_bytes(&head, 4, en.s, en.len);
+		tfd_buf_release(&md);
+		tfd_buf_release(&en);
+	}
+	for (size_t i = 0; i < S__FIXED + h->params.n * 8; i++) {
+		struct tfd_buf md, en;
+		const char *name;
+		int64_t id;
+
+		if (i < S__FIXED) {
+			name = fixed_stats[i];
+			id = (int64_t)i + 1;
+		} else {
+			size_t set = (i - S__FIXED) / 8, k = (i - S__FIXED) % 8;
+
+			if (k >= h->params.v[set].n)
+				continue;
+			name = h->params.v[set].key[k];
+			id = stat_base + (int64_t)k + 1000 * (int64_t)set;
+		}
+		tfd_buf_init(&md);
+		tfd_buf_init(&en);
+		pb_int(&md, 1, id);
+		pb_bytes(&md, 2, name, strlen(name));
+		pb_int(&en, 1, id);
+		pb_bytes(&en, 2, md.s, md.len);
+		pb_bytes(&head, 5, en.s, en.len);
+		tfd_buf_release(&md);
+		tfd_buf_release(&en);
+	}
+	plane_len = head.len;
+	lines = xcalloc(nlines + 1, sizeof(*lines));
+	for (size_t t = 0; t < nlines; t++) {
+		struct thread *th = &h->threads.v[t];
+		struct tfd_buf *lb = &lines[t];
+
+		tfd_buf_init(lb);
+		qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
+		pb_int(lb, 1, th->tid);
+		pb_bytes(lb, 2, th->name, strlen(th->name));
+		pb_int(lb, 3, 0);
+		for (size_t k = 0; k < th->ev.n; k++)
+			encode_event(lb, &th->ev.v[k], h, stat_base);
+		plane_len += 1 + varint_len(lb->len) + lb->len;
+	}
+	/* a device plane, skipped by the reader: kernels during the steps */
+	if (device_events > 0) {
+		struct tfd_buf line, em, en;
+		int64_t t = 0;
+		size_t total = 0;
+
+		tfd_buf_init(&line);
+		pb_int(&line, 1, 1);
+		pb_bytes(&line, 2, "Stream #1", 9);
+		for (size_t k = 0; k < h->threads.v[0].ev.n; k++) {
+			const struct sev *step = &h->threads.v[0].ev.v[k];
+
+			t = step->s;
+			for (int d = 0; d < device_events; d++) {
+				struct tfd_buf ev;
+
+				tfd_buf_init(&ev);
+				pb_int(&ev, 1, 1);
+				pb_int(&ev, 2, (t + d * 2) * 1000);
+				pb_int(&ev, 3, 1500);
+				pb_bytes(&line, 4, ev.s, ev.len);
+				tfd_buf_release(&ev);
+				total++;
+			}
+		}
+		tfd_buf_init(&em);
+		tfd_buf_init(&en);
+		pb_int(&dev, 1, 1);
+		pb_bytes(&dev, 2, "/device:GPU:0", 13);
+		pb_bytes(&dev, 3, line.s, line.len);
+		pb_int(&em, 1, 1);
+		pb_bytes(&em, 2, "volta_sgemm_128x64_nn", 21);
+		pb_int(&en, 1, 1);
+		pb_bytes(&en, 2, em.s, em.len);
+		pb_bytes(&dev, 4, en.s, en.len);
+		tfd_buf_release(&line);
+		tfd_buf_release(&em);
+		tfd_buf_release(&en);
+		(void)total;
+	}
+	f = fopen(path, "wb");
+	if (!f) {
+		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	{
+		struct tfd_buf top;
+
+		tfd_buf_init(&top);
+		pb_key(&top, 1, 2);
+		pb_varint(&top, plane_len);
+		fwrite(top.s, 1, top.len, f);
+		*bytes += top.len;
+		tfd_buf_release(&top);
+	}
+	fwrite(head.s, 1, head.len, f);
+	*bytes += head.len;
+	for (size_t t = 0; t < nlines; t++) {
+		struct tfd_buf lh;
+
+		tfd_buf_init(&lh);
+		pb_key(&lh, 3, 2);
+		pb_varint(&lh, lines[t].len);
+		fwrite(lh.s, 1, lh.len, f);
+		fwrite(lines[t].s, 1, lines[t].len, f);
+		*bytes += lh.len + lines[t].len;
+		tfd_buf_release(&lh);
+	}
+	if (dev.len) {
+		struct tfd_buf top;
+
+		tfd_buf_init(&top);
+		pb_bytes(&top, 1, dev.s, dev.len);
+		fwrite(top.s, 1, top.len, f);
+		*bytes += top.len;
+		tfd_buf_release(&top);
+	}
+	{
+		struct tfd_buf hn;
+
+		tfd_buf_init(&hn);
+		pb_bytes(&hn, 4, hostname, strlen(hostname));
+		fwrite(hn.s, 1, hn.len, f);
+		*bytes += hn.len;
+		tfd_buf_release(&hn);
+	}
+	if (fclose(f) != 0)
+		st = tfd_fail(err, TFD_E_IO, "%s: write error", path);
+out:
+	for (size_t t = 0; t < nlines; t++)
+		tfd_buf_release(&lines[t]);
+	free(lines);
+	tfd_buf_release(&head);
+	tfd_buf_release(&dev);
+	return st;
+}
+
+/* ---- Chrome JSON (as TensorBoard renders XSpace: short name + long_name,
+ * Produce/Consume dropped) ------------------------------------------------------ */
+
+static enum tfd_status write_json(struct host *h, const char *path, uint64_t *bytes,
+				  struct tfd_err *err)
+{
+	FILE *f = fopen(path, "wb");
+	long pos;
+
+	if (!f)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\"traceEvents\":["
+		   "{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
+	for (size_t t = 0; t < h->threads.n; t++)
+		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":701,\"tid\":%" PRId64
+			   ",\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+			h->threads.v[t].tid, h->threads.v[t].name);
+	for (size_t t = 0; t < h->threads.n; t++) {
+		const struct thread *th = &h->threads.v[t];
+
+		for (size_t k = 0; k < th->ev.n; k++) {
+			const struct sev *e = &th->ev.v[k];
+			const char *name = h->metas.v[e->meta - 1];
+			const char *shortn = name;
+			int iter = strncmp(name, "Iterator::", 10) == 0;
+
+			if (strstr(name, "Produce") || strstr(name, "Consume"))
+				continue; /* the renderer drops them */
+			if (iter) {
+				const char *p = name, *last = name;
+
+				while ((p = strstr(p, "::")) != NULL)
+					last = (p += 2);
+				shortn = last;
+			}
+			fprintf(f, ",\n{\"pid\":701,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,"
+				   "\"ph\":\"X\",\"name\":\"%s%s\",\"args\":{",
+				th->tid, (double)e->s / 1e3, (double)(e->e - e->s) / 1e3,
+				iter ? "Iterator::" : "", shortn);
+			for (uint8_t i = 0; i < e->nst; i++)
+				fprintf(f, "%s\"%s\":\"%" PRId64 "\"", i ? "," : "", fixed_stats[e->key[i]],
+					(int64_t)e->val[i]);
+			if (iter && strchr(name + 10, ':'))
+				fprintf(f, "%s\"long_name\":\"%s\"", e->nst ? "," : "", name);
+			if (e->params >= 0) {
+				const struct param_set *p = &h->params.v[e->params];
+
+				for (size_t i = 0; i < p->n; i++)
+					fprintf(f, ",\"%s\":\"%s\"", p->key[i], p->val[i]);
+			}
+			fputs("}}", f);
+		}
+	}
+	fputs(",\n{}]}\n", f);
+	pos = ftell(f);
+	*bytes += pos > 0 ? (uint64_t)pos : 0;
+	if (fclose(f) != 0)
+		return tfd_fail(err, TFD_E_IO, "%s: write error", path);
+	return TFD_OK;
+}
+
+static void host_free(struct host *h)
+{
+	for (size_t t = 0; t < h->threads.n; t++)
+		vec_free(&h->threads.v[t].ev);
+	vec_free(&h->threads);
+	for (size_t i = 0; i < h->metas.n; i++)
+		free((char *)h->metas.v[i]);
+	vec_free(&h->metas);
+	vec_free(&h->params);
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[1024];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double scale,
+			      struct tfd_synth_result *res, struct tfd_err *err)
+{
+	struct spec sp;
+	enum tfd_status st;
+	int steps;
+
+	memset(res, 0, sizeof(*res));
+	st = parse_spec(spec_path, &sp, err);
+	if (st)
+		return st;
+	steps = (int)llround(sp.steps * scale);
+	if (steps < 1)
+		steps = 1;
+	snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir, sp.run);
+	snprintf(res->expect, sizeof(res->expect), "%s", sp.expect);
+	if (mkdirs(res->run_dir) != 0)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", res->run_dir, strerror(errno));
+	for (int i = 0; i < sp.hosts; i++) {
+		struct host h;
+		char name[64], path[1200];
+
+		memset(&h, 0, sizeof(h));
+		h.rng = (sp.seed + 1) * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 7919;
+		h.large_ids = sp.large_ids;
+		snprintf(name, sizeof(name), "worker-%d", i);
+		simulate(&h, &sp, i == sp.slow_host ? sp.slow_factor : 1.0, steps);
+		for (size_t t = 0; t < h.threads.n; t++)
+			res->events += h.threads.v[t].ev.n;
+		if (sp.xplane) {
+			snprintf(path, sizeof(path), "%s/%s.xplane.pb", res->run_dir, name);
+			st = write_xspace(&h, path, name, sp.device_events, &res->bytes, err);
+		}
+		if (!st && sp.json) {
+			snprintf(path, sizeof(path), "%s/%s.trace.json", res->run_dir, name);
+			st = write_json(&h, path, &res->bytes, err);
+		}
+		host_free(&h);
+		if (st)
+			return st;
+		res->hosts++;
+	}
+	return TFD_OK;
+}
