@@ -89,6 +89,7 @@ check: deps
 	  { $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/golden/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
+	  { TFD=$(BIN) tests/synth/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/browser/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  tests/sum.sh $(B)/check.log
 

@@ -26,6 +26,7 @@ struct tfd_synth_result {
 	uint64_t bytes;   /* bytes written */
 	char run_dir[512];
 	char expect[128]; /* the spec's "expect" (planted bottleneck), or "" */
+	char expect_host[64]; /* the spec's "expect_host", or "" */
 };
 
 /* scale multiplies the spec's steps (for benchmarks); 1.0 keeps them. */

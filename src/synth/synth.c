@@ -304,7 +304,7 @@ struct stage_spec {
 };
 
 struct spec {
-	char name[128], expect[128], root[32], run[64];
+	char name[128], expect[128], expect_host[64], root[32], run[64];
 	int hosts, steps, slow_host, large_ids, xplane, json, device_events;
 	double compute_us, slow_factor;
 	uint64_t seed;
@@ -345,7 +345,7 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	long len;
 	cJSON *root, *stages, *it, *fmts;
 	double v;
-	static const char *const top_keys[] = {"name", "description", "expect", "hosts", "slow_host",
+	static const char *const top_keys[] = {"name", "description", "expect", "expect_host", "hosts", "slow_host",
 					       "steps", "step_compute_us", "seed", "root", "formats",
 					       "run", "large_ids", "device_events_per_step", "stages"};
 	static const char *const stage_keys[] = {"kind", "cost_us", "jitter", "first_call_us",
@@ -408,6 +408,7 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	} while (0)
 	STR("name", sp->name);
 	STR("expect", sp->expect);
+	STR("expect_host", sp->expect_host);
 	STR("root", sp->root);
 	STR("run", sp->run);
 	if (strcmp(sp->root, "Model") && strcmp(sp->root, "Root")) {
@@ -1082,6 +1083,7 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 		steps = 1;
 	snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir, sp.run);
 	snprintf(res->expect, sizeof(res->expect), "%s", sp.expect);
+	snprintf(res->expect_host, sizeof(res->expect_host), "%s", sp.expect_host);
 	if (mkdirs(res->run_dir) != 0)
 		return tfd_fail(err, TFD_E_IO, "%s: %s", res->run_dir, strerror(errno));
 	for (int i = 0; i < sp.hosts; i++) {
