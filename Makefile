@@ -96,7 +96,13 @@ check: deps
 golden-update: $(BIN)
 	UPDATE=1 TFD=$(BIN) tests/golden/run.sh
 
-bench: $(BIN)
+$(B)/runstat: tests/bench/runstat.c
+	$(CC) -O2 -o $@ $<
+
+$(B)/pbunpack: tests/bench/pbunpack.c $(B)/obj/gen/xplane.pb-c.o
+	$(CC) -O2 $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+bench: $(BIN) $(B)/runstat $(B)/pbunpack
 	./tests/bench/run.sh $(BIN)
 
 hdrcheck:

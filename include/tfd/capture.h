@@ -35,7 +35,7 @@ enum tfd_ev_flag {
 	TFD_EVF_ID = 1 << 0,
 	TFD_EVF_PARENT = 1 << 1,
 	TFD_EVF_ELEMENT = 1 << 2,
-	TFD_EVF_GROUP = 1 << 3,
+	TFD_EVF_GROUP = 1 << 3, /* had a group_id stat (its value goes to the steps) */
 	TFD_EVF_ASYNC = 1 << 4, /* "_a" stat: excluded from nesting */
 };
 
@@ -44,14 +44,16 @@ struct tfd_param {
 	const char *val;
 };
 
+/* 56 bytes: captures keep millions of these. */
 struct tfd_event {
 	int64_t start_ns;
 	int64_t dur_ns;
 	const char *name; /* interned; the long name for iterators */
 	uint64_t id;      /* iterator id, full 64-bit pattern */
-	uint64_t parent_id;
-	uint64_t element_id;
-	int64_t group_id;
+	union {
+		uint64_t parent_id;  /* iterators (TFD_EVF_PARENT) */
+		uint64_t element_id; /* Produce/Consume (TFD_EVF_ELEMENT) */
+	};
 	struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 	uint32_t thread;          /* index into host->threads */
 	uint16_t nparams;

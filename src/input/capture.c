@@ -201,8 +201,7 @@ void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const 
 		e->element_id = (uint64_t)v;
 		e->flags |= TFD_EVF_ELEMENT;
 	} else if (strcmp(key, "group_id") == 0) {
-		e->group_id = v;
-		e->flags |= TFD_EVF_GROUP;
+		e->flags |= TFD_EVF_GROUP; /* the reader notes the step itself */
 	} else if (strcmp(key, "_a") == 0) {
 		if (v)
 			e->flags |= TFD_EVF_ASYNC;
@@ -449,6 +448,7 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	close(fd);
 	if (m == MAP_FAILED)
 		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(errno));
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	b->map = m;
 	b->maplen = (size_t)st.st_size;
 	b->data = m;
@@ -598,8 +598,8 @@ static int is_derived_tool_file(const char *path)
 }
 
 static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, size_t len,
-				  int gzipped, const char *path, const struct tfd_load_opts *opts,
-				  struct tfd_err *err)
+				  int gzipped, bool mapped, const char *path,
+				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
 	char host[256];
 	size_t i = 0;
@@ -619,14 +619,14 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 			/* not a Trace after all: an XSpace, or no capture at all */
 			while (cap->nhosts > before)
 				drop_last_host(cap);
-			st = tfd_xspace_read(cap, data, len, path, host, opts, err);
+			st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
 			if (st == TFD_E_FORMAT)
 				st = tfd_fail(err, TFD_E_FORMAT,
 					      "not a profiler capture (neither an XSpace nor a TF 2.0 "
 					      "Trace protobuf)");
 		}
 	} else {
-		st = tfd_xspace_read(cap, data, len, path, host, opts, err);
+		st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
 	}
 	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
 		st = tfd_fail(err, TFD_E_FORMAT,
@@ -656,7 +656,7 @@ static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
 			goto out;
 		b = z;
 	}
-	st = load_bytes(cap, b.data, b.len, b.gzipped, path, opts, err);
+	st = load_bytes(cap, b.data, b.len, b.gzipped, b.map != NULL, path, opts, err);
 	blob_release(&b);
 out:
 	if (st)
@@ -686,7 +686,7 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 		p = z.data;
 		len = z.len;
 	}
-	st = load_bytes(cap, p, len, z.gzipped, name, opts, err);
+	st = load_bytes(cap, p, len, z.gzipped, false, name, opts, err);
 	if (!st)
 		st = tfd_capture_finish(cap, err);
 out:

@@ -2,16 +2,18 @@
 #ifndef TFD_INPUT_IMPL_H
 #define TFD_INPUT_IMPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tfd/capture.h"
 
 /* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
- * plane is decoded; the others are listed. */
+ * plane is decoded; the others are listed. With mapped, data is a
+ * read-only file mapping whose pages may be dropped once read. */
 enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, struct tfd_err *err);
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
 /* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
 enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,

@@ -9,11 +9,14 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <protobuf-c/protobuf-c.h>
 
 #include "input_impl.h"
 #include "tfd/imap.h"
+#include "tfd/vec.h"
 #include "xplane.pb-c.h"
 
 #define HOST_PLANE "/host:CPU"
@@ -35,6 +38,17 @@ static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 		}
 	}
 	return 0;
+}
+
+static size_t varint_len_of(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
 }
 
 /* Walk one message level. For each field calls back with its number, wire
@@ -151,147 +165,528 @@ static void pb_free(void *data, void *p)
 	(void)p;
 }
 
+/* ---- the host plane, scanned in place ------------------------------------
+ *
+ * A host plane holds every thread's events, tf.data or not; most are not.
+ * Instead of unpacking it (which costs several times the file in memory),
+ * its lines and events are walked in place: an event's metadata id says
+ * whether it is kept; other events are only looked at for their group_id
+ * (step extents). protobuf-c decodes the small metadata messages. Pages of
+ * a mapped file are dropped from memory once their lines are done.
+ */
+
+enum stat_code { SC_OTHER, SC_ID, SC_PARENT, SC_ELEMENT, SC_GROUP, SC_ASYNC };
+
 struct meta {
 	const char *name;
 	uint8_t kind;
 };
 
-static void apply_stat(struct tfd_capture *cap, struct tfd_event *e, const Tfdpb__XStat *st,
-		       const char *key, const struct imap *stat_names, const char **stat_name_v)
-{
-	char buf[64];
-	size_t idx;
+struct smeta {
+	const char *name;
+	uint8_t code;
+};
 
-	switch (st->value_case) {
-	case TFDPB__XSTAT__VALUE_INT64_VALUE:
-		tfd_event_set_stat_int(cap, e, key, st->int64_value);
-		break;
-	case TFDPB__XSTAT__VALUE_UINT64_VALUE:
-		/* ids >= 2^63 arrive as uint64: keep the bit pattern (spec 1.3) */
-		if (e->kind == TFD_EV_ITERATOR && strcmp(key, "id") && strcmp(key, "parent_id") &&
-		    strcmp(key, "element_id") && strcmp(key, "group_id")) {
-			snprintf(buf, sizeof(buf), "%" PRIu64, st->uint64_value);
-			tfd_event_set_stat_str(cap, e, key, buf);
+struct scan {
+	struct tfd_capture *cap;
+	size_t host_idx;
+	const struct tfd_load_opts *opts;
+	struct imap ev_meta, stat_meta; /* id -> index */
+	VEC(struct meta) metas;
+	VEC(struct smeta) smetas;
+	VEC(struct span) lines;
+	const char *bad; /* first decoding problem */
+	ProtobufCAllocator alloc;
+	bool mapped;             /* data is a file mapping: release pages as we go */
+	const uint8_t *released; /* pages below this were dropped */
+};
+
+static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	struct scan *sc = ctx;
+	const uint8_t *p = s.p, *end = s.p + s.len;
+	uint64_t key = 0;
+	struct span val = {NULL, 0};
+	bool have_key = false;
+
+	(void)v;
+	if (wt != 2)
+		return 0;
+	if (field == 3) {
+		vec_push(&sc->lines, s);
+		return 0;
+	}
+	if (field != 4 && field != 5)
+		return 0;
+	/* a map entry: key = 1 (varint), value = 2 (message) */
+	while (p < end) {
+		uint64_t k, x;
+		size_t n = varint(p, end, &k);
+
+		if (!n)
+			return sc->bad = "malformed metadata entry", 1;
+		p += n;
+		if ((k & 7) == 0) {
+			n = varint(p, end, &x);
+			if (!n)
+				return sc->bad = "malformed metadata entry", 1;
+			p += n;
+			if ((k >> 3) == 1) {
+				key = x;
+				have_key = true;
+			}
+		} else if ((k & 7) == 2) {
+			n = varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				return sc->bad = "malformed metadata entry", 1;
+			p += n;
+			if ((k >> 3) == 2) {
+				val.p = p;
+				val.len = (size_t)x;
+			}
+			p += x;
 		} else {
-			tfd_event_set_stat_int(cap, e, key, (int64_t)st->uint64_value);
+			return sc->bad = "malformed metadata entry", 1;
+		}
+	}
+	if (!have_key)
+		return 0;
+	if (field == 4) {
+		Tfdpb__XEventMetadata *m = tfdpb__xevent_metadata__unpack(&sc->alloc, val.len, val.p);
+		struct meta mt;
+
+		if (!m && val.len)
+			return sc->bad = "corrupt event metadata", 1;
+		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
+		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
+		imap_put(&sc->ev_meta, key, sc->metas.n);
+		vec_push(&sc->metas, mt);
+	} else {
+		Tfdpb__XStatMetadata *m = tfdpb__xstat_metadata__unpack(&sc->alloc, val.len, val.p);
+		struct smeta sm;
+
+		if (!m && val.len)
+			return sc->bad = "corrupt stat metadata", 1;
+		sm.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
+		sm.code = strcmp(sm.name, "id") == 0	       ? SC_ID
+			  : strcmp(sm.name, "parent_id") == 0  ? SC_PARENT
+			  : strcmp(sm.name, "element_id") == 0 ? SC_ELEMENT
+			  : strcmp(sm.name, "group_id") == 0   ? SC_GROUP
+			  : strcmp(sm.name, "_a") == 0	       ? SC_ASYNC
+							       : SC_OTHER;
+		imap_put(&sc->stat_meta, key, sc->smetas.n);
+		vec_push(&sc->smetas, sm);
+	}
+	return 0;
+}
+
+/* One XStat: its metadata id and value. */
+struct xstat {
+	uint64_t mid;
+	int type; /* 2 double, 3 uint64, 4 int64, 5 str, 7 ref, 0 none */
+	uint64_t u;
+	struct span str;
+};
+
+static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
+{
+	memset(st, 0, sizeof(*st));
+	while (p < end) {
+		uint64_t k, x;
+		size_t n = varint(p, end, &k);
+
+		if (!n)
+			return -1;
+		p += n;
+		switch (k & 7) {
+		case 0:
+			n = varint(p, end, &x);
+			if (!n)
+				return -1;
+			p += n;
+			if ((k >> 3) == 1)
+				st->mid = x;
+			else if ((k >> 3) == 3 || (k >> 3) == 4 || (k >> 3) == 7) {
+				st->type = (int)(k >> 3);
+				st->u = x;
+			}
+			break;
+		case 1:
+			if (end - p < 8)
+				return -1;
+			if ((k >> 3) == 2) {
+				st->type = 2;
+				memcpy(&st->u, p, 8);
+			}
+			p += 8;
+			break;
+		case 2:
+			n = varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				return -1;
+			p += n;
+			if ((k >> 3) == 5) {
+				st->type = 5;
+				st->str.p = p;
+				st->str.len = (size_t)x;
+			}
+			p += x;
+			break;
+		case 5:
+			if (end - p < 4)
+				return -1;
+			p += 4;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
+{
+	struct tfd_capture *cap = sc->cap;
+	size_t si;
+	const struct smeta *sm;
+	char buf[64];
+
+	if (!imap_get(&sc->stat_meta, x->mid, &si))
+		return;
+	sm = &sc->smetas.v[si];
+	switch (x->type) {
+	case 4: /* int64 */
+		tfd_event_set_stat_int(cap, e, sm->name, (int64_t)x->u);
+		break;
+	case 3: /* uint64: ids >= 2^63 keep their bit pattern (spec 1.3) */
+		if (sm->code != SC_OTHER) {
+			tfd_event_set_stat_int(cap, e, sm->name, (int64_t)x->u);
+		} else if (e->kind == TFD_EV_ITERATOR) {
+			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
+			tfd_event_set_stat_str(cap, e, sm->name, buf);
 		}
 		break;
-	case TFDPB__XSTAT__VALUE_DOUBLE_VALUE:
+	case 2:
 		if (e->kind == TFD_EV_ITERATOR) {
-			snprintf(buf, sizeof(buf), "%g", st->double_value);
-			tfd_event_set_stat_str(cap, e, key, buf);
+			double d;
+
+			memcpy(&d, &x->u, sizeof(d));
+			snprintf(buf, sizeof(buf), "%g", d);
+			tfd_event_set_stat_str(cap, e, sm->name, buf);
 		}
 		break;
-	case TFDPB__XSTAT__VALUE_STR_VALUE:
-		tfd_event_set_stat_str(cap, e, key, st->str_value);
+	case 5: {
+		char *str = tfd_arena_strndup(&cap->arena, (const char *)x->str.p,
+					      x->str.len < TFD_MAX_NAME_LEN ? x->str.len
+									    : TFD_MAX_NAME_LEN);
+
+		tfd_event_set_stat_str(cap, e, sm->name, str);
 		break;
-	case TFDPB__XSTAT__VALUE_REF_VALUE:
-		if (imap_get(stat_names, st->ref_value, &idx))
-			tfd_event_set_stat_str(cap, e, key, stat_name_v[idx]);
+	}
+	case 7: /* ref: the value is the name of another stat metadata */
+		if (imap_get(&sc->stat_meta, x->u, &si))
+			tfd_event_set_stat_str(cap, e, sm->name, sc->smetas.v[si].name);
 		break;
 	default:
 		break;
 	}
 }
 
-static int is_group_stat(const char *key)
+struct line_hdr {
+	int64_t id, ts_ns;
+	struct span name, display_name;
+};
+
+static int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
-	return key[0] == 'g' && strcmp(key, "group_id") == 0;
+	struct line_hdr *lh = ctx;
+
+	if (field == 1 && wt == 0)
+		lh->id = (int64_t)v;
+	else if (field == 3 && wt == 0)
+		lh->ts_ns = (int64_t)v;
+	else if (field == 2 && wt == 2)
+		lh->name = s;
+	else if (field == 11 && wt == 2)
+		lh->display_name = s;
+	return 0;
 }
 
-static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
-				       const Tfdpb__XPlane *pl, const struct tfd_load_opts *opts,
-				       struct tfd_err *err)
+static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
+				  const uint8_t *end, struct tfd_err *err)
 {
-	struct imap ev_meta = {0}, stat_meta = {0};
-	struct meta *metas = xcalloc(pl->n_event_metadata + 1, sizeof(*metas));
-	const char **stat_names = xcalloc(pl->n_stat_metadata + 1, sizeof(*stat_names));
-	enum tfd_status st = TFD_OK;
-	struct tfd_host *h = &cap->hosts[host_idx];
+	uint64_t mid = 0, off = 0, dur = 0, k = 0, x = 0;
+	const uint8_t *stats = NULL, *sp = p;
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	struct meta m = {"", TFD_EV_OTHER};
+	int64_t start_ns, end_ns, group = 0;
+	bool has_group = false, keep;
+	size_t mi, n;
 
-	for (size_t i = 0; i < pl->n_event_metadata; i++) {
-		const Tfdpb__XPlane__EventMetadataEntry *en = pl->event_metadata[i];
-		const char *name = en->value && en->value->name ? en->value->name : "";
-
-		metas[i].name = tfd_arena_intern_cstr(&cap->arena, name);
-		metas[i].kind = (uint8_t)tfd_event_kind_of(metas[i].name);
-		imap_put(&ev_meta, (uint64_t)en->key, i);
+	while (p < end) {
+		n = varint(p, end, &k);
+		if (!n)
+			goto bad;
+		p += n;
+		if ((k & 7) == 0) {
+			n = varint(p, end, &x);
+			if (!n)
+				goto bad;
+			p += n;
+			if ((k >> 3) == 1)
+				mid = x;
+			else if ((k >> 3) == 2)
+				off = x;
+			else if ((k >> 3) == 3)
+				dur = x;
+		} else if ((k & 7) == 2) {
+			n = varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				goto bad;
+			p += n;
+			if ((k >> 3) == 4 && !stats)
+				stats = p - n - varint_len_of(k);
+			p += x;
+		} else if ((k & 7) == 1 && end - p >= 8) {
+			p += 8;
+		} else if ((k & 7) == 5 && end - p >= 4) {
+			p += 4;
+		} else {
+			goto bad;
+		}
 	}
-	for (size_t i = 0; i < pl->n_stat_metadata; i++) {
-		const Tfdpb__XPlane__StatMetadataEntry *en = pl->stat_metadata[i];
-		const char *name = en->value && en->value->name ? en->value->name : "";
-
-		stat_names[i] = tfd_arena_intern_cstr(&cap->arena, name);
-		imap_put(&stat_meta, (uint64_t)en->key, i);
+	/* the event's framing is valid from here on: the walks below need no checks */
+	if ((int64_t)off < 0 || (int64_t)dur < 0 || off > (uint64_t)INT64_MAX - dur)
+		return tfd_fail(err, TFD_E_FORMAT,
+				"event with negative or overflowing time (offset_ps %" PRId64
+				", duration_ps %" PRId64 ")",
+				(int64_t)off, (int64_t)dur);
+	if (imap_get(&sc->ev_meta, mid, &mi))
+		m = sc->metas.v[mi];
+	start_ns = ts_ns + (int64_t)(off / 1000);
+	end_ns = ts_ns + (int64_t)((off + dur) / 1000);
+	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
+	if (!keep && !stats) {
+		tfd_host_note(h, false, 0, start_ns, end_ns);
+		return TFD_OK;
 	}
-	for (size_t l = 0; l < pl->n_lines; l++) {
-		const Tfdpb__XLine *line = pl->lines[l];
-		uint32_t th;
+	if (keep) {
+		struct tfd_event *e;
 
-		if (!line->n_events)
-			continue;
-		th = tfd_host_thread(cap, h, line->id,
-				     line->display_name && *line->display_name ? line->display_name
-										: line->name);
-		for (size_t i = 0; i < line->n_events; i++) {
-			const Tfdpb__XEvent *xe = line->events[i];
-			int64_t off = xe->data_case == TFDPB__XEVENT__DATA_OFFSET_PS ? xe->offset_ps : 0;
-			int64_t dur = xe->duration_ps, start_ns, end_ns, group = 0;
-			int has_group = 0;
-			size_t mi;
-			struct meta m = {"", TFD_EV_OTHER};
-			struct tfd_event *e;
+		if (h->nevents >= TFD_MAX_EVENTS_PER_HOST)
+			return tfd_fail(err, TFD_E_LIMIT, "more than %u events on the host plane",
+					TFD_MAX_EVENTS_PER_HOST);
+		e = tfd_host_add_event(sc->cap, h, th, m.name, start_ns, end_ns - start_ns);
+		/* second walk: the stats */
+		for (p = sp; p < end;) {
+			n = varint(p, end, &k);
+			p += n;
+			if ((k & 7) == 0) {
+				p += varint(p, end, &x);
+			} else if ((k & 7) == 2) {
+				p += varint(p, end, &x);
+				if ((k >> 3) == 4) {
+					struct xstat xs;
 
-			if (off < 0 || dur < 0 || off > INT64_MAX - dur) {
-				st = tfd_fail(err, TFD_E_FORMAT,
-					      "line %zu event %zu: negative or overflowing time "
-					      "(offset_ps %" PRId64 ", duration_ps %" PRId64 ")",
-					      l, i, off, dur);
-				goto out;
-			}
-			if (imap_get(&ev_meta, (uint64_t)xe->metadata_id, &mi))
-				m = metas[mi];
-			start_ns = line->timestamp_ns + off / 1000;
-			end_ns = line->timestamp_ns + (off + dur) / 1000;
-			for (size_t s = 0; s < xe->n_stats; s++) {
-				size_t si;
+					size_t si;
 
-				if (imap_get(&stat_meta, (uint64_t)xe->stats[s]->metadata_id, &si) &&
-				    is_group_stat(stat_names[si]) &&
-				    xe->stats[s]->value_case == TFDPB__XSTAT__VALUE_INT64_VALUE) {
-					has_group = 1;
-					group = xe->stats[s]->int64_value;
+					if (parse_stat(p, p + x, &xs) != 0)
+						goto bad;
+					apply_xstat(sc, e, &xs);
+					if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
+					    sc->smetas.v[si].code == SC_GROUP) {
+						has_group = true;
+						group = (int64_t)xs.u;
+					}
 				}
+				p += x;
+			} else {
+				p += (k & 7) == 1 ? 8 : 4;
 			}
-			tfd_host_note(h, has_group, group, start_ns, end_ns);
-			if (!tfd_keep_kind((enum tfd_ev_kind)m.kind, opts))
-				continue;
-			if (h->nevents >= TFD_MAX_EVENTS_PER_HOST) {
-				st = tfd_fail(err, TFD_E_LIMIT, "more than %u events on the host plane",
-					      TFD_MAX_EVENTS_PER_HOST);
-				goto out;
-			}
-			e = tfd_host_add_event(cap, h, th, m.name, start_ns, end_ns - start_ns);
-			for (size_t s = 0; s < xe->n_stats; s++) {
-				size_t si;
+		}
+	} else {
+		/* not kept: only its group_id matters (the step it belongs to) */
+		for (p = stats; p < end;) {
+			n = varint(p, end, &k);
+			p += n;
+			if ((k & 7) == 0) {
+				p += varint(p, end, &x);
+			} else if ((k & 7) == 2) {
+				p += varint(p, end, &x);
+				if ((k >> 3) == 4) {
+					struct xstat xs;
+					size_t si;
 
-				if (!imap_get(&stat_meta, (uint64_t)xe->stats[s]->metadata_id, &si))
-					continue;
-				apply_stat(cap, e, xe->stats[s], stat_names[si], &stat_meta, stat_names);
+					if (parse_stat(p, p + x, &xs) != 0)
+						goto bad;
+					if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
+					    sc->smetas.v[si].code == SC_GROUP) {
+						has_group = true;
+						group = (int64_t)xs.u;
+					}
+				}
+				p += x;
+			} else {
+				p += (k & 7) == 1 ? 8 : 4;
 			}
 		}
 	}
+	tfd_host_note(h, has_group, group, start_ns, end_ns);
+	return TFD_OK;
+bad:
+	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed event");
+}
+
+/* Drop pages of a mapped file below `upto` from memory: read once, never
+ * needed again, so they need not count against the process's RSS. */
+static void release_pages(const uint8_t **done, const uint8_t *upto)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)*done + pg - 1) & ~(pg - 1);
+	uintptr_t b = (uintptr_t)upto & ~(pg - 1);
+
+	if (b > a) {
+		madvise((void *)a, b - a, MADV_DONTNEED);
+		*done = (const uint8_t *)b;
+	}
+}
+
+static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_err *err)
+{
+	struct line_hdr lh;
+	const uint8_t *p = line.p, *end = line.p + line.len;
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	uint32_t th = 0;
+	bool have_thread = false, ts_seen = false;
+	char name[256];
+	enum tfd_status st;
+
+	memset(&lh, 0, sizeof(lh));
+	/* One pass: the header fields (id, name, timestamp) come before the
+	 * events in serialized order, display_name after them. Reading ahead
+	 * for it would fault in the whole line before its pages can be
+	 * dropped, so it renames the thread when it arrives. */
+	while (p < end) {
+		uint64_t k = 0, x = 0;
+		size_t n = varint(p, end, &k);
+
+		if (!n)
+			goto bad;
+		p += n;
+		switch (k & 7) {
+		case 0:
+			n = varint(p, end, &x);
+			if (!n)
+				goto bad;
+			p += n;
+			if ((k >> 3) == 1)
+				lh.id = (int64_t)x;
+			else if ((k >> 3) == 3) {
+				lh.ts_ns = (int64_t)x;
+				ts_seen = true;
+			}
+			break;
+		case 1:
+		case 5:
+			if ((size_t)(end - p) < ((k & 7) == 1 ? 8u : 4u))
+				goto bad;
+			p += (k & 7) == 1 ? 8 : 4;
+			break;
+		case 2:
+			n = varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				goto bad;
+			p += n;
+			if ((k >> 3) == 2) {
+				lh.name.p = p;
+				lh.name.len = (size_t)x;
+			} else if ((k >> 3) == 11 && x > 0) {
+				lh.display_name.p = p;
+				lh.display_name.len = (size_t)x;
+				if (have_thread) {
+					size_t nl = x < sizeof(name) - 1 ? (size_t)x : sizeof(name) - 1;
+
+					memcpy(name, p, nl);
+					name[nl] = '\0';
+					h->threads[th].name = tfd_arena_intern_cstr(&sc->cap->arena, name);
+				}
+			} else if ((k >> 3) == 4) {
+				if (!have_thread) {
+					struct span nm = lh.display_name.len ? lh.display_name : lh.name;
+					size_t nl = nm.len < sizeof(name) - 1 ? nm.len : sizeof(name) - 1;
+
+					if (!ts_seen) {
+						/* not in serialized order: look for the timestamp */
+						walk(line.p, line.len, line_hdr_field, &lh);
+						ts_seen = true;
+					}
+					memcpy(name, nm.p ? (const char *)nm.p : "", nl);
+					name[nl] = '\0';
+					th = tfd_host_thread(sc->cap, h, lh.id, name);
+					have_thread = true;
+				}
+				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
+				if (st)
+					return st;
+				if (sc->mapped && p > sc->released + (4u << 20))
+					release_pages(&sc->released, p);
+			}
+			p += x;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	return TFD_OK;
+bad:
+	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
+}
+
+static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
+				       const struct tfd_load_opts *opts, bool mapped,
+				       const uint8_t *file_base, struct tfd_err *err)
+{
+	struct scan sc;
+	struct tfd_arena scratch;
+	enum tfd_status st = TFD_OK;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.cap = cap;
+	sc.host_idx = host_idx;
+	sc.opts = opts;
+	sc.mapped = mapped;
+	sc.released = file_base;
+	tfd_arena_init(&scratch);
+	sc.alloc.alloc = pb_alloc;
+	sc.alloc.free = pb_free;
+	sc.alloc.allocator_data = &scratch;
+	if (walk(plane.p, plane.len, plane_collect, &sc) != SIZE_MAX || sc.bad) {
+		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '/host:CPU'",
+			      sc.bad ? sc.bad : "malformed field");
+		goto out;
+	}
+	for (size_t i = 0; i < sc.lines.n; i++) {
+		st = scan_line(&sc, sc.lines.v[i], err);
+		if (st) {
+			tfd_err_prefix(err, "line %zu", i);
+			goto out;
+		}
+		if (mapped)
+			release_pages(&sc.released, sc.lines.v[i].p + sc.lines.v[i].len);
+	}
 out:
-	imap_free(&ev_meta);
-	imap_free(&stat_meta);
-	free(metas);
-	free(stat_names);
+	tfd_arena_release(&scratch);
+	imap_free(&sc.ev_meta);
+	imap_free(&sc.stat_meta);
+	vec_free(&sc.metas);
+	vec_free(&sc.smetas);
+	vec_free(&sc.lines);
 	return st;
 }
 
 enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, struct tfd_err *err)
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
 {
 	struct space_scan sc;
 	enum tfd_status st = TFD_OK;
@@ -348,31 +743,16 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		pi->name = tfd_arena_intern(&cap->arena, (const char *)ps.name.p, ps.name.len);
 		pi->nlines = ps.nlines;
 		if (strcmp(pi->name, HOST_PLANE) == 0) {
-			struct tfd_arena scratch;
-			ProtobufCAllocator alloc;
-			Tfdpb__XPlane *pl;
 			size_t before = h->nevents;
 
-			tfd_arena_init(&scratch);
-			alloc.alloc = pb_alloc;
-			alloc.free = pb_free;
-			alloc.allocator_data = &scratch;
-			pl = tfdpb__xplane__unpack(&alloc, sc.planes[i].len, sc.planes[i].p);
-			if (!pl) {
-				tfd_arena_release(&scratch);
-				st = tfd_fail(err, TFD_E_FORMAT,
-					      "corrupt XSpace protobuf: cannot decode plane '%s'",
-					      pi->name);
-				goto out;
-			}
-			st = read_host_plane(cap, host_idx, pl, opts, err);
-			tfd_arena_release(&scratch);
+			st = read_host_plane(cap, host_idx, sc.planes[i], opts, mapped, data, err);
 			if (st)
 				goto out;
+			pi = &cap->hosts[host_idx].planes[i];
+			pi->nevents = cap->hosts[host_idx].nevents - before;
 			h = &cap->hosts[host_idx];
 			h->has_host_plane = true;
 			h->planes[i].decoded = true;
-			h->planes[i].nevents = h->nevents - before;
 		}
 	}
 out:

@@ -305,7 +305,7 @@ struct stage_spec {
 
 struct spec {
 	char name[128], expect[128], expect_host[64], root[32], run[64];
-	int hosts, steps, slow_host, large_ids, xplane, json, device_events;
+	int hosts, steps, slow_host, large_ids, xplane, json, device_events, other_events;
 	double compute_us, slow_factor;
 	uint64_t seed;
 	struct stage_spec st[32];
@@ -347,7 +347,8 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	double v;
 	static const char *const top_keys[] = {"name", "description", "expect", "expect_host", "hosts", "slow_host",
 					       "steps", "step_compute_us", "seed", "root", "formats",
-					       "run", "large_ids", "device_events_per_step", "stages"};
+					       "run", "large_ids", "device_events_per_step",
+					       "host_other_events_per_step", "stages"};
 	static const char *const stage_keys[] = {"kind", "cost_us", "jitter", "first_call_us",
 						 "parallelism", "buffer", "batch_size", "keep_ratio",
 						 "buffer_size", "deterministic", "autotune"};
@@ -425,6 +426,12 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 		sp->seed = (uint64_t)v;
 	if (num(root, "device_events_per_step", &v) > 0)
 		sp->device_events = (int)v;
+	if (num(root, "host_other_events_per_step", &v) > 0)
+		sp->other_events = (int)v;
+	if (sp->other_events < 0 || sp->other_events > 100000) {
+		cJSON_Delete(root);
+		return spec_err(err, path, "host_other_events_per_step out of range");
+	}
 	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
 	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
 	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000) {
@@ -663,6 +670,8 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 {
 	int py = thread_new(h, "python");
 	int gn = thread_new(h, "tf_data_iterator_get_next");
+	int tc = sp->other_events ? thread_new(h, "tf_Compute") : -1;
+	uint32_t m_op = meta(h, "ExecutorState::Process");
 	uint32_t m_step = meta(h, "train_function");
 	uint32_t m_do = meta(h, "IteratorGetNextOp::DoCompute");
 	char rootname[64];
@@ -687,6 +696,14 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 		e = emit(h, gn, m_do, g0, end + 1 * US);
 		addstat(e, S_GROUP, (uint64_t)s);
 		cend = end + 1 * US + (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
+		/* the step's other host work: executor ops that are not tf.data */
+		for (int k = 0; k < sp->other_events; k++) {
+			int64_t span = cend - end, os = end + span * k / (sp->other_events + 1);
+
+			e = emit(h, tc, m_op, os, os + span / (2 * (sp->other_events + 1)) + 1);
+			addstat(e, S_GROUP, (uint64_t)s);
+			addstat(e, S_ID, (uint64_t)(s * 1000 + k));
+		}
 		e = emit(h, py, m_step, t, cend);
 		addstat(e, S_GROUP, (uint64_t)s);
 		t = cend + 10 * US;

@@ -18,6 +18,8 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 	struct tfd_event *e = tfd_host_add_event(f->cap, f->h, th, name, off_ps / 1000, dur_ps / 1000);
 	va_list ap;
 	const char *kv;
+	bool has_group = false;
+	int64_t group = 0;
 
 	va_start(ap, dur_ps);
 	while ((kv = va_arg(ap, const char *)) != NULL) {
@@ -28,10 +30,13 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 		memcpy(key, kv, n);
 		key[n] = '\0';
 		tfd_event_set_stat_str(f->cap, e, key, eq + 1);
+		if (strcmp(key, "group_id") == 0) {
+			has_group = true;
+			group = strtoll(eq + 1, NULL, 10);
+		}
 	}
 	va_end(ap);
-	tfd_host_note(f->h, (e->flags & TFD_EVF_GROUP) != 0, e->group_id, off_ps / 1000,
-		      (off_ps + dur_ps) / 1000);
+	tfd_host_note(f->h, has_group, group, off_ps / 1000, (off_ps + dur_ps) / 1000);
 	return e;
 }
 

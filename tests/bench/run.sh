@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make bench: synthesize host-heavy captures of about 100 MB and 1 GB (not
+# committed; BENCH_SIZES="100 1000" in MB overrides) and measure, on one
+# core, tfdoctor analyze against a bare protobuf-c unpack and cat.
+set -eu
+TFD=$1
+B=$(dirname "$TFD")
+W=${BENCH_DIR:-build/bench}
+# "spec:size_MB" pairs
+CASES=${BENCH_CASES:-host-heavy:100 host-heavy:1000 tfdata-heavy:100}
+mkdir -p "$W"
+one() { taskset -c 0 "$B/runstat" "$@"; }
+printf '%-13s %8s %10s %10s %7s %9s %11s %9s %10s %8s %9s\n' capture size_MB events analyze_s MB/s Mevents/s peak_RSS_MB RSS/file vs_unpack vs_cat unpack_s
+for c in $CASES; do
+	spec=${c%%:*}
+	mb=${c##*:}
+	# bytes per step of the spec, from a probe run
+	rm -rf "$W/probe"
+	probe=$($TFD synth -o "$W/probe" "tests/bench/$spec.json" | sed 's/.* \([0-9]*\) bytes.*/\1/')
+	scale=$(awk -v mb="$mb" -v p="$probe" 'BEGIN { printf "%.4f", mb * 1e6 / p }')
+	d="$W/$spec-$mb"
+	if [ ! -f "$d/done" ]; then
+		rm -rf "$d"
+		$TFD synth --scale "$scale" -o "$d" "tests/bench/$spec.json" >"$d.synth" 2>&1
+		touch "$d/done"
+	fi
+	f=$(ls "$d"/plugins/profile/*/*.xplane.pb)
+	size=$(stat -c %s "$f")
+	events=$(sed 's/.* \([0-9]*\) events.*/\1/' "$d.synth")
+	cat "$f" >/dev/null # warm the page cache: every run reads from memory
+	read -r t_cat _ _ < <(one cat "$f")
+	read -r t_pb rss_pb rc_pb < <(one "$B/pbunpack" "$f")
+	read -r t_an rss_an rc_an < <(one "$TFD" analyze -q -f json -o /dev/null "$f")
+	[ "$rc_an" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
+	awk -v spec="$spec" -v mb="$mb" -v size="$size" -v ev="$events" -v ta="$t_an" -v ra="$rss_an" -v tp="$t_pb" \
+		-v tc="$t_cat" -v rcpb="$rc_pb" 'BEGIN {
+		printf "%-13s %8d %10d %10.3f %7.0f %9.2f %11.1f %8.1f%% %9.2fx %7.2fx %9s\n",
+			spec, size / 1e6, ev, ta, size / 1e6 / ta, ev / 1e6 / ta, ra / 1024, 100 * ra * 1024 / size,
+			(rcpb == 0 ? tp / ta : 0), tc / ta, (rcpb == 0 ? sprintf("%.3f", tp) : "failed")
+	}'
+done
+echo "(vs_unpack: protobuf-c unpack time / analyze time, higher is better; vs_cat: cat time / analyze time)"
