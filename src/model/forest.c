@@ -36,7 +36,8 @@ struct iter {
 	int stage;
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
-	VEC(int) calls;
+	int64_t max_dur; /* longest call */
+	VEC(int) calls;  /* sorted by start once all are in */
 };
 
 struct call {
@@ -54,7 +55,11 @@ struct host_ctx {
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	struct imap by_id;
-	struct imap by_name; /* long name pointer -> first iterator with it */
+	struct imap by_name;  /* long name pointer -> the iterator without an id */
+	struct imap by_lname; /* long name pointer -> last iterator with it ... */
+	VEC(int) lname_next;  /* ... and the one before, per iterator */
+	const struct tfd_arena *names; /* the capture's interned strings */
+	int *root;            /* per iterator: its root iterator, or -1 */
 	struct imap consume; /* hash(iterator id, element id) -> head in cons */
 	VEC(int) cons_call;  /* consumer call index */
 	VEC(uint64_t) cons_elem;
@@ -259,8 +264,13 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 		imap_put(&c->by_id, e->id, idx);
 	else
 		imap_put(&c->by_name, name_key(e->name) ^ 0x5bd1e995ull, idx);
-	if (!imap_get(&c->by_name, name_key(e->name), NULL))
-		imap_put(&c->by_name, name_key(e->name), idx);
+	{
+		size_t head;
+		int next = imap_get(&c->by_lname, name_key(e->name), &head) ? (int)head : -1;
+
+		vec_push(&c->lname_next, next);
+		imap_put(&c->by_lname, name_key(e->name), idx);
+	}
 	return (int)idx;
 }
 
@@ -315,6 +325,8 @@ static void scan_threads(struct host_ctx *c)
 					cl.produce = top;
 				vec_push(&c->calls, cl);
 				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
+				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
+					c->iters.v[cl.iter].max_dur = e->dur_ns;
 				if (e->start_ns < c->iters.v[cl.iter].first_start)
 					c->iters.v[cl.iter].first_start = e->start_ns;
 				vec_push(&stack, e);
@@ -347,6 +359,29 @@ static void scan_threads(struct host_ctx *c)
 	vec_free(&stack_call);
 }
 
+static const struct host_ctx *sort_ctx;
+
+static int call_start_cmp(const void *a, const void *b)
+{
+	const struct call *x = &sort_ctx->calls.v[*(const int *)a];
+	const struct call *y = &sort_ctx->calls.v[*(const int *)b];
+
+	if (x->ev->start_ns != y->ev->start_ns)
+		return x->ev->start_ns < y->ev->start_ns ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Each iterator's calls in start order (threads were scanned one by one). */
+static void sort_calls(struct host_ctx *c)
+{
+	sort_ctx = c;
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (c->iters.v[i].calls.n > 1)
+			qsort(c->iters.v[i].calls.v, c->iters.v[i].calls.n, sizeof(int),
+			      call_start_cmp);
+	sort_ctx = NULL;
+}
+
 static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size_t *orphans,
 				       struct tfd_err *err)
 {
@@ -361,18 +396,20 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 			it->parent = (int)idx;
 			continue;
 		}
-		/* fall back to the long name */
+		/* fall back to the long name: the iterator with that name and the most
+		 * calls (names are interned, so the index is keyed by pointer) */
 		pn = parent_long_name(it->long_name);
 		it->parent = -1;
 		if (pn) {
-			/* interned names compare by pointer: find the capture's copy */
-			for (size_t j = 0; j < c->iters.n; j++) {
-				if (j != i && strcmp(c->iters.v[j].long_name, pn) == 0) {
-					if (it->parent < 0 ||
-					    c->iters.v[j].calls.n > c->iters.v[it->parent].calls.n)
-						it->parent = (int)j;
-				}
-			}
+			const char *key = tfd_arena_lookup(c->names, pn);
+			size_t head;
+
+			if (key && imap_get(&c->by_lname, name_key(key), &head))
+				for (int j = (int)head; j >= 0; j = c->lname_next.v[j])
+					if ((size_t)j != i &&
+					    (it->parent < 0 ||
+					     c->iters.v[j].calls.n > c->iters.v[it->parent].calls.n))
+						it->parent = j;
 			free(pn);
 		}
 		if (it->parent >= 0)
@@ -405,13 +442,37 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 	return TFD_OK;
 }
 
+/* Root iterator of every iterator, once (parents form a forest: checked). */
+static void compute_roots(struct host_ctx *c)
+{
+	VEC(int) path = {0};
+
+	c->root = xmalloc((c->iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++)
+		c->root[i] = -2; /* unknown */
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int cur = (int)i, r;
+
+		path.n = 0;
+		while (cur >= 0 && c->root[cur] == -2) {
+			vec_push(&path, cur);
+			cur = c->iters.v[cur].parent;
+		}
+		if (cur >= 0)
+			r = c->root[cur];
+		else /* the top of the chain: a root if its name says so */
+			r = count_parts(c->iters.v[path.v[path.n - 1]].long_name) <= 2
+				    ? path.v[path.n - 1]
+				    : -1;
+		for (size_t k = 0; k < path.n; k++)
+			c->root[path.v[k]] = r;
+	}
+	vec_free(&path);
+}
+
 static int root_of(struct host_ctx *c, int i)
 {
-	int depth = 0;
-
-	while (c->iters.v[i].parent >= 0 && depth++ < 100000)
-		i = c->iters.v[i].parent;
-	return count_parts(c->iters.v[i].long_name) <= 2 ? i : -1;
+	return c->root[i];
 }
 
 static int64_t overlap(const struct tfd_event *a, const struct tfd_event *b)
@@ -478,13 +539,26 @@ static void link_calls(struct host_ctx *c)
 				continue;
 			}
 		}
-		/* time overlap with a call of the parent iterator */
+		/* time overlap with a call of the parent iterator: its calls are
+		 * sorted by start, so only those starting in [s - maxdur, e] qualify */
 		{
 			const struct iter *p = &c->iters.v[it->parent];
+			int64_t s0 = cl->ev->start_ns, e0 = s0 + cl->ev->dur_ns;
+			size_t lo = 0, hi = p->calls.n;
 
-			for (size_t k = 0; k < p->calls.n; k++) {
-				int cc = p->calls.v[k];
+			while (lo < hi) { /* first call starting after e0 */
+				size_t mid = lo + (hi - lo) / 2;
 
+				if (c->calls.v[p->calls.v[mid]].ev->start_ns <= e0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			while (lo-- > 0) {
+				int cc = p->calls.v[lo];
+
+				if (c->calls.v[cc].ev->start_ns < s0 - p->max_dur)
+					break;
 				if (overlap(cl->ev, c->calls.v[cc].ev) > 0 && better(c, cl->ev, cc, best))
 					best = cc;
 			}
@@ -568,13 +642,47 @@ static const char *keep_string(struct analysis_priv *pv, const char *s)
 	return d;
 }
 
-/* Pre-order of the stage tree, children by first appearance. */
-static void stage_order(const struct tfd_stage *st, size_t n, int node, int *order, size_t *k)
+/* Pre-order of the stage tree, children by first appearance (iterative:
+ * hostile captures can chain thousands of stages). */
+static void stage_order(const struct tfd_stage *st, size_t n, int root, int *order, size_t *k)
 {
-	order[(*k)++] = node;
+	int *first = xmalloc((n + 1) * sizeof(int)), *next = xmalloc((n + 1) * sizeof(int));
+	int *last = xmalloc((n + 1) * sizeof(int));
+	VEC(int) stack = {0};
+
 	for (size_t i = 0; i < n; i++)
-		if (st[i].parent == node)
-			stage_order(st, n, (int)i, order, k);
+		first[i] = last[i] = next[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		int p = st[i].parent;
+
+		if (p < 0)
+			continue;
+		if (last[p] < 0)
+			first[p] = (int)i;
+		else
+			next[last[p]] = (int)i;
+		last[p] = (int)i;
+	}
+	vec_push(&stack, root);
+	while (stack.n) {
+		int x = stack.v[--stack.n];
+		size_t mark = stack.n;
+
+		order[(*k)++] = x;
+		for (int ch = first[x]; ch >= 0; ch = next[ch])
+			vec_push(&stack, ch);
+		/* reverse the children just pushed so the first is visited first */
+		for (size_t a = mark, b = stack.n; a + 1 < b; a++, b--) {
+			int t = stack.v[a];
+
+			stack.v[a] = stack.v[b - 1];
+			stack.v[b - 1] = t;
+		}
+	}
+	vec_free(&stack);
+	free(first);
+	free(next);
+	free(last);
 }
 
 static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct tfd_pipeline *p,
@@ -963,7 +1071,8 @@ static int root_cmp(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
-static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host_result *hr,
+static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct tfd_host *h,
+				    struct tfd_host_result *hr,
 				    struct tfd_analysis *a, struct analysis_priv *pv,
 				    const struct tfd_analyze_opts *opts, struct tfd_err *err)
 {
@@ -979,10 +1088,13 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host_re
 	hr->host = h;
 	hr->focus = -1;
 	input_bound(h, hr);
+	c.names = &cap->arena;
 	scan_threads(&c);
+	sort_calls(&c);
 	st = resolve_parents(&c, &by_name, &orphans, err);
 	if (st)
 		goto out;
+	compute_roots(&c);
 	if (by_name)
 		diag(a, h->name, "%zu iterator(s) linked by long name (parent_id missing or "
 				 "dangling)", by_name);
@@ -1045,6 +1157,9 @@ out:
 	vec_free(&c.calls);
 	imap_free(&c.by_id);
 	imap_free(&c.by_name);
+	imap_free(&c.by_lname);
+	vec_free(&c.lname_next);
+	free(c.root);
 	imap_free(&c.consume);
 	vec_free(&c.cons_call);
 	vec_free(&c.cons_elem);
@@ -1083,7 +1198,7 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 	/* the private string list hangs off the last diag slot's owner */
 	a->nhosts = 0;
 	for (size_t i = 0; i < cap->nhosts; i++) {
-		st = analyze_host(&cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
+		st = analyze_host(cap, &cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
 		a->nhosts++;
 		if (st) {
 			tfd_err_prefix(err, "%s", cap->hosts[i].path);

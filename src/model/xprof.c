@@ -136,10 +136,25 @@ static void connect_tfdata(struct forest *f)
 				}
 			}
 		}
+	/* index the produce map by key: hostile captures hold many of both */
+	struct imap idx = {0};
+	VEC(int) chain = {0};
+
+	for (size_t j = 0; j < pm.n; j++) {
+		uint64_t key = imap_hash((uint64_t)pm.v[j].parent_id) ^
+			       ((uint64_t)pm.v[j].element_id * 0x9e3779b97f4a7c15ull);
+		size_t head;
+
+		vec_push(&chain, imap_get(&idx, key, &head) ? (int)head : -1);
+		imap_put(&idx, key, j);
+	}
 	for (size_t t = 0; t < 6; t++)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			const struct node *k = &f->nodes.v[i];
 			const struct node *ci;
+			VEC(int) hits = {0};
+			size_t head;
+			uint64_t key;
 
 			if (k->type != N_CONSUME || strcmp(k->ev->name, consume_order[t]) ||
 			    !(k->ev->flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
@@ -147,11 +162,19 @@ static void connect_tfdata(struct forest *f)
 			ci = &f->nodes.v[k->nest_parent];
 			if ((ci->type != N_ITER && ci->type != N_DIPSI) || !(ci->ev->flags & TFD_EVF_ID))
 				continue;
-			for (size_t j = 0; j < pm.n; j++)
-				if (pm.v[j].parent_id == (int64_t)ci->ev->id &&
-				    pm.v[j].element_id == (int64_t)k->ev->element_id)
-					add_child(f, k->nest_parent, pm.v[j].node);
+			key = imap_hash(ci->ev->id) ^ (k->ev->element_id * 0x9e3779b97f4a7c15ull);
+			if (imap_get(&idx, key, &head))
+				for (int j = (int)head; j >= 0; j = chain.v[j])
+					if (pm.v[j].parent_id == (int64_t)ci->ev->id &&
+					    pm.v[j].element_id == (int64_t)k->ev->element_id)
+						vec_push(&hits, pm.v[j].node);
+			/* the chain is newest first: link in insertion order */
+			for (size_t h = hits.n; h-- > 0;)
+				add_child(f, k->nest_parent, hits.v[h]);
+			vec_free(&hits);
 		}
+	imap_free(&idx);
+	vec_free(&chain);
 	vec_free(&pm);
 }
 
@@ -171,9 +194,17 @@ static struct tfd_xp_iter_stat *stat_get(statvec *sv, int64_t id, bool *fresh)
 	return &sv->v[sv->n - 1];
 }
 
+/* Upstream walks a DAG (a producer linked to several consumers is visited
+ * once per path). Hostile element ids make that explode; past this many
+ * visits per host the xprof mode gives up with an error. */
+#define XPROF_MAX_VISITS 50000000ull
+static unsigned long long visits;
+
 static void process_iterator(const struct forest *f, int ni, statvec *sv, bool blocking,
 			     int level)
 {
+	if (++visits > XPROF_MAX_VISITS)
+		return;
 	const struct node *n = &f->nodes.v[ni];
 	struct tfd_xp_iter_stat *s;
 	int64_t self, id;
@@ -262,7 +293,7 @@ static int count_parts(const char *name)
 	return n;
 }
 
-static void process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
+static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 {
 	struct forest f = {0};
 	VEC(struct tfd_xp_meta) metas = {0};
@@ -386,6 +417,7 @@ static void process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 	vec_free(&root_ids);
 	vec_free(&root_first);
 	vec_free(&dev_ids);
+	return visits <= XPROF_MAX_VISITS;
 }
 
 enum tfd_xp_type tfd_xprof_type(const char *n)
@@ -470,11 +502,18 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 	struct tfd_xprof *x = xcalloc(1, sizeof(*x));
 	size_t nrows = 0;
 
-	(void)err;
 	x->hosts = xcalloc(cap->nhosts + 1, sizeof(*x->hosts));
 	x->nhosts = cap->nhosts;
 	for (size_t i = 0; i < cap->nhosts; i++) {
-		process_host(&cap->hosts[i], &x->hosts[i]);
+		visits = 0;
+		if (!process_host(&cap->hosts[i], &x->hosts[i])) {
+			x->nhosts = i + 1;
+			tfd_xprof_free(x);
+			return tfd_fail(err, TFD_E_LIMIT,
+					"%s: the xprof call graph needs more than %llu visits "
+					"(repeated element ids); use the default mode",
+					cap->hosts[i].path, XPROF_MAX_VISITS);
+		}
 		for (size_t p = 0; p < x->hosts[i].npipelines; p++)
 			nrows += !x->hosts[i].pipelines[p].is_device && x->hosts[i].pipelines[p].nstats;
 	}
