@@ -28,8 +28,8 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS := -Iinclude -I$(B)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-CFLAGS_ALL = -std=c11 $(OPT) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
+CFLAGS_ALL = -std=c11 -pthread $(OPT) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDLIBS)
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 GEN_SRC := $(B)/gen/xplane.pb-c.c $(B)/gen/rules_builtin.c
@@ -41,7 +41,7 @@ BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 HDRS := $(wildcard include/tfd/*.h src/*/*.h)
 
-.PHONY: all deps demo check clean bench fuzz format hdrcheck golden-update
+.PHONY: all deps demo check clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update
 all: $(BIN)
 
 deps:
@@ -84,14 +84,61 @@ demo: deps
 
 # Every suite prints "<suite>: N passed, N failed"; the last line is the sum.
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT)
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
 	@set -o pipefail; rm -f $(B)/check.log; \
 	  { $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/golden/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/synth/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
+	  { B=$(B) tests/fuzz/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/browser/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  tests/sum.sh $(B)/check.log
+
+# ---- fuzzing ------------------------------------------------------------------
+FUZZ_TARGETS := xspace chrome rules
+FUZZ_SECONDS ?= 600
+FZ := build/fuzz
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-omit-frame-pointer $(CPPFLAGS) -I$(FZ)/gen -Isrc/input
+FUZZ_OBJ := $(patsubst src/%.c,$(FZ)/obj/%.o,$(LIB_SRC)) $(FZ)/obj/gen/xplane.pb-c.o \
+	$(FZ)/obj/gen/rules_builtin.o
+
+$(B)/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_capture.h $(B)/libtfd.a
+	$(CC) $(CFLAGS_ALL) -Wno-missing-prototypes -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
+		$(B)/libtfd.a $(LDLIBS_ALL)
+
+$(FZ)/gen/%: $(B)/gen/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(FZ)/obj/gen/%.o: $(FZ)/gen/%.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -w -c $< -o $@
+
+$(FZ)/obj/%.o: src/%.c $(HDRS) $(FZ)/gen/xplane.pb-c.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-build: $(addprefix $(FZ)/fuzz_,$(FUZZ_TARGETS))
+
+# each target runs FUZZ_SECONDS on a scratch copy of its committed corpus
+fuzz: deps fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FZ)/corpus-$$t && cp -n tests/fuzz/corpus/$$t/* $(FZ)/corpus-$$t/ 2>/dev/null; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
+	    -timeout=10 -print_final_stats=1 -artifact_prefix=$(FZ)/crash-$$t- \
+	    $(FZ)/corpus-$$t 2>&1 | tail -12 || exit 1; \
+	done
+
+# fold what fuzzing found back into the committed corpus, minimized
+fuzz-merge: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  $(FZ)/fuzz_$$t -merge=1 -max_len=262144 tests/fuzz/corpus/$$t $(FZ)/corpus-$$t 2>&1 | tail -1; \
+	done
 
 golden-update: $(BIN)
 	UPDATE=1 TFD=$(BIN) tests/golden/run.sh

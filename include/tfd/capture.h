@@ -112,6 +112,10 @@ struct tfd_capture {
 	struct tfd_host *hosts;
 	size_t nhosts;
 	const char *run; /* run directory name when a log directory was given */
+	/* internal: per-file captures loaded in parallel; their hosts were moved
+	 * here and their arenas hold those hosts' strings */
+	struct tfd_capture **subs;
+	size_t nsubs;
 };
 
 struct tfd_load_opts {
@@ -119,6 +123,10 @@ struct tfd_load_opts {
 	bool keep_other; /* keep non-tf.data events (needed by --mode xprof) */
 	/* called before each file (events == 0) and after it is decoded */
 	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
+	/* tighter limits (0: the defaults below), e.g. for fuzzing */
+	size_t max_events;   /* kept events per host */
+	size_t max_inflated; /* bytes after gzip decompression */
+	int jobs;            /* files read at once (0: one per core, at most 8) */
 };
 
 /* Load every capture named by paths (files, run directories or TensorBoard

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ void tfd_capture_free(struct tfd_capture *cap)
 	while (cap->nhosts)
 		drop_last_host(cap);
 	free(cap->hosts);
+	for (size_t i = 0; i < cap->nsubs; i++)
+		tfd_capture_free(cap->subs[i]);
+	free(cap->subs);
 	tfd_arena_release(&cap->arena);
 	free(cap);
 }
@@ -365,7 +369,7 @@ static void blob_release(struct blob *b)
 
 #define TFD_MAX_INFLATED ((size_t)8 << 30)
 
-static enum tfd_status inflate_gz(const uint8_t *src, size_t len, struct blob *out,
+static enum tfd_status inflate_gz(const uint8_t *src, size_t len, size_t limit, struct blob *out,
 				  struct tfd_err *err)
 {
 	z_stream zs;
@@ -374,6 +378,8 @@ static enum tfd_status inflate_gz(const uint8_t *src, size_t len, struct blob *o
 	int rc;
 
 	memset(&zs, 0, sizeof(zs));
+	if (cap > limit)
+		cap = limit;
 	if (inflateInit2(&zs, 15 + 32) != Z_OK)
 		return tfd_fail(err, TFD_E_INTERNAL, "zlib init failed");
 	buf = xmalloc(cap);
@@ -383,12 +389,11 @@ static enum tfd_status inflate_gz(const uint8_t *src, size_t len, struct blob *o
 
 		zs.avail_in = chunk_in > 0x40000000u ? 0x40000000u : (uInt)chunk_in;
 		if (cap - used < 65536) {
-			if (cap >= TFD_MAX_INFLATED) {
+			if (cap >= limit) {
 				inflateEnd(&zs);
 				free(buf);
 				return tfd_fail(err, TFD_E_LIMIT,
-						"gzip data inflates to more than %zu GiB",
-						TFD_MAX_INFLATED >> 30);
+						"gzip data inflates to more than %zu MiB", limit >> 20);
 			}
 			cap *= 2;
 			buf = xrealloc(buf, cap);
@@ -659,7 +664,9 @@ static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
 		goto out;
 	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
 		memset(&z, 0, sizeof(z));
-		st = inflate_gz(b.data, b.len, &z, err);
+		st = inflate_gz(b.data, b.len,
+				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				err);
 		blob_release(&b);
 		if (st)
 			goto out;
@@ -689,7 +696,9 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 		goto out;
 	}
 	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
-		st = inflate_gz(p, len, &z, err);
+		st = inflate_gz(p, len,
+				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				err);
 		if (st)
 			goto out;
 		p = z.data;
@@ -935,6 +944,124 @@ out:
 	return st;
 }
 
+/* ---- reading several files at once ---------------------------------------- */
+
+struct job {
+	const char *path;
+	const struct tfd_load_opts *opts;
+	struct tfd_capture *cap;
+	struct tfd_err err;
+	enum tfd_status st;
+};
+
+struct pool {
+	struct job *jobs;
+	size_t n, next;
+	pthread_mutex_t mu;
+	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
+};
+
+static void *worker(void *arg)
+{
+	struct pool *pl = arg;
+
+	for (;;) {
+		struct job *j;
+		size_t i;
+
+		pthread_mutex_lock(&pl->mu);
+		i = pl->next++;
+		if (i < pl->n && pl->progress)
+			pl->progress(pl->jobs[i].path, i, pl->n, 0);
+		pthread_mutex_unlock(&pl->mu);
+		if (i >= pl->n)
+			return NULL;
+		j = &pl->jobs[i];
+		j->cap = tfd_capture_new();
+		j->st = load_file(j->cap, j->path, j->opts, &j->err);
+		if (!j->st && pl->progress) {
+			pthread_mutex_lock(&pl->mu);
+			pl->progress(j->path, i, pl->n, j->cap->hosts[j->cap->nhosts - 1].nevents);
+			pthread_mutex_unlock(&pl->mu);
+		}
+	}
+}
+
+/* Load files into cap in order; with several files, on up to one thread
+ * per core, each into a capture of its own (no shared arena), moved into
+ * cap afterwards. The first failing file, in order, is the error. */
+static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
+				  const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = opts && opts->jobs > 0 ? (size_t)opts->jobs : (size_t)(cores > 0 ? cores : 1);
+	struct pool pl;
+	pthread_t th[8];
+	size_t started = 0;
+	enum tfd_status st = TFD_OK;
+
+	if (nthreads > 8)
+		nthreads = 8;
+	if (nthreads > n)
+		nthreads = n;
+	if (n <= 1 || nthreads <= 1) {
+		for (size_t i = 0; i < n; i++) {
+			if (opts && opts->progress)
+				opts->progress(files[i], i, n, 0);
+			st = load_file(cap, files[i], opts, err);
+			if (st)
+				return st;
+			cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
+			if (opts && opts->progress)
+				opts->progress(files[i], i, n, cap->hosts[cap->nhosts - 1].nevents);
+		}
+		if (opts && opts->progress && n)
+			opts->progress(NULL, n, n, 0);
+		return TFD_OK;
+	}
+	memset(&pl, 0, sizeof(pl));
+	pl.jobs = xcalloc(n, sizeof(*pl.jobs));
+	pl.n = n;
+	pl.progress = opts ? opts->progress : NULL;
+	pthread_mutex_init(&pl.mu, NULL);
+	for (size_t i = 0; i < n; i++) {
+		pl.jobs[i].path = files[i];
+		pl.jobs[i].opts = opts;
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, worker, &pl) == 0)
+			started++;
+	if (!started)
+		worker(&pl); /* no threads to be had: do it here */
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&pl.mu);
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &pl.jobs[i];
+
+		if (!st && j->st) {
+			st = j->st;
+			*err = j->err;
+		}
+		if (!st) {
+			/* move the host; its strings stay in the sub-capture's arena */
+			cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
+			cap->hosts[cap->nhosts] = j->cap->hosts[0];
+			cap->hosts[cap->nhosts].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
+			cap->nhosts++;
+			j->cap->nhosts = 0;
+		}
+		if (j->cap) {
+			cap->subs = xrealloc(cap->subs, (cap->nsubs + 1) * sizeof(*cap->subs));
+			cap->subs[cap->nsubs++] = j->cap;
+		}
+	}
+	free(pl.jobs);
+	if (opts && opts->progress)
+		opts->progress(NULL, n, n, 0);
+	return st;
+}
+
 enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,
 				 struct tfd_err *err)
@@ -965,18 +1092,9 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 			vec_push(&files, xstrdup(paths[i]));
 		}
 	}
-	for (size_t i = 0; i < files.n; i++) {
-		if (opts && opts->progress)
-			opts->progress(files.v[i], i, files.n, 0);
-		st = load_file(cap, files.v[i], opts, err);
-		if (st)
-			goto out;
-		cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files.v[i]);
-		if (opts && opts->progress)
-			opts->progress(files.v[i], i, files.n, cap->hosts[cap->nhosts - 1].nevents);
-	}
-	if (opts && opts->progress && files.n)
-		opts->progress(NULL, files.n, files.n, 0);
+	st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
+	if (st)
+		goto out;
 	st = tfd_capture_finish(cap, err);
 out:
 	for (size_t i = 0; i < files.n; i++)

@@ -189,9 +189,9 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 		tfd_host_note(h, has_group, group, start, end);
 		if (!tfd_keep_kind(tfd_event_kind_of(name), opts))
 			continue;
-		if (h->nevents >= TFD_MAX_EVENTS_PER_HOST) {
-			st = tfd_fail(err, TFD_E_LIMIT, "more than %u host events",
-				      TFD_MAX_EVENTS_PER_HOST);
+		if (h->nevents >= tfd_max_events(opts)) {
+			st = tfd_fail(err, TFD_E_LIMIT, "more than %zu host events",
+				      tfd_max_events(opts));
 			goto out;
 		}
 		th = tfd_host_thread(cap, h, (int64_t)tid, NULL);

@@ -25,6 +25,12 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, struct tfd_err *err);
 
+/* The kept-event limit in force. */
+static inline size_t tfd_max_events(const struct tfd_load_opts *opts)
+{
+	return opts && opts->max_events ? opts->max_events : TFD_MAX_EVENTS_PER_HOST;
+}
+
 /* True if the event kind is worth keeping under opts. */
 static inline int tfd_keep_kind(enum tfd_ev_kind k, const struct tfd_load_opts *opts)
 {

@@ -473,9 +473,9 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (keep) {
 		struct tfd_event *e;
 
-		if (h->nevents >= TFD_MAX_EVENTS_PER_HOST)
-			return tfd_fail(err, TFD_E_LIMIT, "more than %u events on the host plane",
-					TFD_MAX_EVENTS_PER_HOST);
+		if (h->nevents >= tfd_max_events(sc->opts))
+			return tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
+					tfd_max_events(sc->opts));
 		e = tfd_host_add_event(sc->cap, h, th, m.name, start_ns, end_ns - start_ns);
 		/* second walk: the stats */
 		for (p = sp; p < end;) {

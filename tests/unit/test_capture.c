@@ -1,8 +1,12 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "t.h"
+#include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/synth.h"
 
 static void kinds(struct t *t)
 {
@@ -105,7 +109,47 @@ static void chrome_minimal(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* a multi-host run directory read on 4 threads equals reading it on one */
+static void parallel_load_matches_sequential(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX";
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	struct tfd_capture *a = NULL, *b = NULL;
+	struct tfd_load_opts one = {0}, four = {0};
+	const char *paths[1];
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	T_OK(tfd_synth_run("tests/synth/16-multi-host-slow-worker.json", dir, 0.5, &res, &err), &err);
+	paths[0] = res.run_dir;
+	one.jobs = 1;
+	four.jobs = 4;
+	T_OK(tfd_capture_load(paths, 1, &one, &a, &err), &err);
+	T_OK(tfd_capture_load(paths, 1, &four, &b, &err), &err);
+	T_EQ_I64(a->nhosts, 4);
+	T_EQ_I64(b->nhosts, 4);
+	T_EQ_I64(b->nsubs, 4);
+	for (size_t i = 0; i < 4; i++) {
+		T_EQ_STR(b->hosts[i].name, a->hosts[i].name);
+		T_EQ_STR(b->hosts[i].path, a->hosts[i].path);
+		T_EQ_I64(b->hosts[i].nevents, a->hosts[i].nevents);
+		T_EQ_I64(b->hosts[i].nsteps, a->hosts[i].nsteps);
+		T_EQ_I64(b->hosts[i].nthreads, a->hosts[i].nthreads);
+	}
+	tfd_capture_free(a);
+	tfd_capture_free(b);
+	for (size_t i = 0; i < 4; i++) {
+		char p[700];
+
+		snprintf(p, sizeof(p), "%s/worker-%zu.xplane.pb", res.run_dir, i);
+		unlink(p);
+	}
+	rmdir(res.run_dir);
+	snprintf(dir + strlen(dir), 1, "%s", "");
+}
+
 const struct t_case capture_cases[] = {
+	T(parallel_load_matches_sequential),
 	T(kinds),
 	T(sort_is_stable),
 	T(stats_keep_64_bit_ids),

@@ -1,0 +1,1 @@
+hello, I am not a capture
