@@ -1,6 +1,8 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -109,6 +111,14 @@ static void chrome_minimal(struct t *t)
 	tfd_capture_free(cap);
 }
 
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
 /* a multi-host run directory read on 4 threads equals reading it on one */
 static void parallel_load_matches_sequential(struct t *t)
 {
@@ -138,14 +148,7 @@ static void parallel_load_matches_sequential(struct t *t)
 	}
 	tfd_capture_free(a);
 	tfd_capture_free(b);
-	for (size_t i = 0; i < 4; i++) {
-		char p[700];
-
-		snprintf(p, sizeof(p), "%s/worker-%zu.xplane.pb", res.run_dir, i);
-		unlink(p);
-	}
-	rmdir(res.run_dir);
-	snprintf(dir + strlen(dir), 1, "%s", "");
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 const struct t_case capture_cases[] = {
