@@ -7,6 +7,8 @@
 #ifndef TFD_CLI_H
 #define TFD_CLI_H
 
+#include <stddef.h>
+
 #include "tfd/err.h"
 
 int cmd_analyze(int argc, char **argv);

@@ -9,6 +9,7 @@
 #define TFD_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum tfd_status {
 	TFD_OK = 0,
