@@ -93,6 +93,21 @@ dump_count $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb 4
 dump_count $CAPS/tda-mnist-linear-tf20/local.trace 97
 dump_count $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace 0
 
+# distinct long names, as SOURCES.md reports them (for Chrome JSON it counts
+# args.long_name values; roots carry none, so they add one name each)
+distinct() { # FILE COUNT
+	run dump "$1"
+	local n
+	n=$(awk '/iterator events:/{on=1;next} on && $4 ~ /^Iterator/ {print $4}' "$T/out" | sort -u | wc -l)
+	if [ "$rc" -eq 0 ] && [ "$n" -eq "$2" ]; then ok; else bad "distinct long names in $1: $n want $2"; fi
+}
+distinct $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb 8
+distinct $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz 8       # 6 long + 2 roots
+distinct $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json 15           # 14 long + root
+distinct $CAPS/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz 11
+distinct $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb 2
+distinct $CAPS/tda-mnist-linear-tf20/local.trace 4
+
 # the xplane and its Chrome rendering hold the same iterator events
 $TFD dump --json examples/ai-notebook/ai-notebook.xplane.pb | grep -E '"(name|id|parent_id)"' | sort >"$T/a"
 $TFD dump --json examples/ai-notebook/ai-notebook.trace.json.gz | grep -E '"(name|id|parent_id)"' | sort >"$T/b"
