@@ -34,6 +34,9 @@ enum tfd_status tfd_rules_load_builtin(struct tfd_ruleset **out, struct tfd_err 
  * NULL): a rule with an id already in base replaces it, others are added. */
 enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *dir,
 				   struct tfd_ruleset **out, struct tfd_err *err);
+/* The rules in force: the built-in ones, plus dir's (may be NULL). */
+enum tfd_status tfd_rules_load_default(const char *dir, struct tfd_ruleset **out,
+				       struct tfd_err *err);
 /* Parse one rule file from memory into a new ruleset (fuzzing, tests). */
 enum tfd_status tfd_rules_load_mem(const char *text, size_t len, const char *name,
 				   struct tfd_ruleset **out, struct tfd_err *err);

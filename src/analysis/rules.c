@@ -671,3 +671,18 @@ int tfd_severity_parse(const char *s)
 
 	return lookup(n, 4, s);
 }
+
+enum tfd_status tfd_rules_load_default(const char *dir, struct tfd_ruleset **out,
+				       struct tfd_err *err)
+{
+	struct tfd_ruleset *base = NULL;
+	enum tfd_status st = tfd_rules_load_builtin(&base, err);
+
+	if (st || !dir) {
+		*out = base;
+		return st;
+	}
+	st = tfd_rules_load_dir(base, dir, out, err);
+	tfd_rules_free(base);
+	return st;
+}

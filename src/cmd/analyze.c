@@ -135,18 +135,8 @@ int cmd_analyze(int argc, char **argv)
 		return tfd_cli_usage("analyze", "no capture given");
 	lo.keep_other = strcmp(mode, "xprof") == 0;
 	lo.progress = tfd_cli_progress;
-	if (tfd_rules_load_builtin(&rules, &err))
+	if (tfd_rules_load_default(rules_dir, &rules, &err))
 		return tfd_cli_report(&err);
-	if (rules_dir) {
-		struct tfd_ruleset *all = NULL;
-
-		if (tfd_rules_load_dir(rules, rules_dir, &all, &err)) {
-			tfd_rules_free(rules);
-			return tfd_cli_report(&err);
-		}
-		tfd_rules_free(rules);
-		rules = all;
-	}
 	tfd_buf_init(&b);
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err)) {

@@ -188,19 +188,9 @@ int cmd_report(int argc, char **argv)
 	jd = xcalloc(njobs, sizeof(*jd));
 	jobs = xcalloc(njobs, sizeof(*jobs));
 	recs = xcalloc(njobs, sizeof(*recs));
-	if (tfd_rules_load_builtin(&rules, &err)) {
+	if (tfd_rules_load_default(rules_dir, &rules, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
-	}
-	if (rules_dir) {
-		struct tfd_ruleset *all = NULL;
-
-		if (tfd_rules_load_dir(rules, rules_dir, &all, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		tfd_rules_free(rules);
-		rules = all;
 	}
 	for (size_t i = 0; i < njobs; i++) {
 		const char *path = argv[optind + (int)i];

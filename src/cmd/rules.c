@@ -23,7 +23,7 @@ int cmd_rules(int argc, char **argv)
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *sub;
-	struct tfd_ruleset *base = NULL, *rs = NULL;
+	struct tfd_ruleset *rs = NULL;
 	struct tfd_err err = {0};
 	int c;
 
@@ -61,17 +61,8 @@ int cmd_rules(int argc, char **argv)
 	}
 	if (strcmp(sub, "list") != 0 || optind < argc)
 		return tfd_cli_usage("rules", "unknown subcommand '%s' (list or check)", sub);
-	if (tfd_rules_load_builtin(&base, &err))
+	if (tfd_rules_load_default(dir, &rs, &err))
 		return tfd_cli_report(&err);
-	if (dir) {
-		if (tfd_rules_load_dir(base, dir, &rs, &err)) {
-			tfd_rules_free(base);
-			return tfd_cli_report(&err);
-		}
-		tfd_rules_free(base);
-	} else {
-		rs = base;
-	}
 	printf("%-9s %-8s %-11s %-26s %s\n", "id", "severity", "target", "class", "title");
 	for (size_t i = 0; i < tfd_rules_count(rs); i++) {
 		struct tfd_rule_info ri;

@@ -416,7 +416,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				  const uint8_t *end, struct tfd_err *err)
 {
 	uint64_t mid = 0, off = 0, dur = 0, k = 0, x = 0;
-	const uint8_t *stats = NULL, *sp = p;
+	const uint8_t *stats = NULL;
+	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
 	struct meta m = {"", TFD_EV_OTHER};
 	int64_t start_ns, end_ns, group = 0;
@@ -466,69 +467,38 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	start_ns = ts_ns + (int64_t)(off / 1000);
 	end_ns = ts_ns + (int64_t)((off + dur) / 1000);
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
-	if (!keep && !stats) {
-		tfd_host_note(h, false, 0, start_ns, end_ns);
-		return TFD_OK;
-	}
 	if (keep) {
-		struct tfd_event *e;
-
 		if (h->nevents >= tfd_max_events(sc->opts))
 			return tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
 					tfd_max_events(sc->opts));
 		e = tfd_host_add_event(sc->cap, h, th, m.name, start_ns, end_ns - start_ns);
-		/* second walk: the stats */
-		for (p = sp; p < end;) {
-			n = varint(p, end, &k);
-			p += n;
-			if ((k & 7) == 0) {
-				p += varint(p, end, &x);
-			} else if ((k & 7) == 2) {
-				p += varint(p, end, &x);
-				if ((k >> 3) == 4) {
-					struct xstat xs;
+	}
+	/* the stats: all of them for a kept event, only group_id (the step it
+	 * belongs to) for the others */
+	for (p = stats ? stats : end; p < end;) {
+		n = varint(p, end, &k);
+		p += n;
+		if ((k & 7) == 0) {
+			p += varint(p, end, &x);
+		} else if ((k & 7) == 2) {
+			p += varint(p, end, &x);
+			if ((k >> 3) == 4) {
+				struct xstat xs;
+				size_t si;
 
-					size_t si;
-
-					if (parse_stat(p, p + x, &xs) != 0)
-						goto bad;
+				if (parse_stat(p, p + x, &xs) != 0)
+					goto bad;
+				if (e)
 					apply_xstat(sc, e, &xs);
-					if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
-					    sc->smetas.v[si].code == SC_GROUP) {
-						has_group = true;
-						group = (int64_t)xs.u;
-					}
+				if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
+				    sc->smetas.v[si].code == SC_GROUP) {
+					has_group = true;
+					group = (int64_t)xs.u;
 				}
-				p += x;
-			} else {
-				p += (k & 7) == 1 ? 8 : 4;
 			}
-		}
-	} else {
-		/* not kept: only its group_id matters (the step it belongs to) */
-		for (p = stats; p < end;) {
-			n = varint(p, end, &k);
-			p += n;
-			if ((k & 7) == 0) {
-				p += varint(p, end, &x);
-			} else if ((k & 7) == 2) {
-				p += varint(p, end, &x);
-				if ((k >> 3) == 4) {
-					struct xstat xs;
-					size_t si;
-
-					if (parse_stat(p, p + x, &xs) != 0)
-						goto bad;
-					if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
-					    sc->smetas.v[si].code == SC_GROUP) {
-						has_group = true;
-						group = (int64_t)xs.u;
-					}
-				}
-				p += x;
-			} else {
-				p += (k & 7) == 1 ? 8 : 4;
-			}
+			p += x;
+		} else {
+			p += (k & 7) == 1 ? 8 : 4;
 		}
 	}
 	tfd_host_note(h, has_group, group, start_ns, end_ns);
