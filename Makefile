@@ -10,6 +10,8 @@ CC ?= cc
 PKGS := libprotobuf-c libcjson igraph libcgraph libgvc zlib sqlite3
 
 ifeq ($(SAN),1)
+export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 VARIANT := san
 OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 else

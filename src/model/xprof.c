@@ -344,7 +344,8 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				}
 			}
 		}
-	qsort(metas.v, metas.n, sizeof(*metas.v), meta_cmp);
+	if (metas.n > 1)
+		qsort(metas.v, metas.n, sizeof(*metas.v), meta_cmp);
 	xh->metas = metas.v;
 	xh->nmetas = metas.n;
 	/* deterministic root order: first call, then id */
@@ -380,7 +381,8 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				vec_push(&calls, ((struct rootcall){(int)i, n->end - n->start,
 								    n->start}));
 		}
-		qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
+		if (calls.n > 1)
+			qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
 		p->stats = xcalloc(calls.n + 1, sizeof(*p->stats));
 		p->nstats = calls.n;
 		p->min_latency_ps = INT64_MAX;
@@ -390,7 +392,8 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 			int64_t best = 0, lat = calls.v[c].dur;
 
 			process_iterator(&f, calls.v[c].node, &sv, true, 0);
-			qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
+			if (sv.n > 1)
+				qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
 			st->iters = sv.v;
 			st->niters = sv.n;
 			for (size_t k = 0; k < sv.n; k++) /* ties: smaller id (sorted) */
