@@ -100,7 +100,7 @@ check: deps
 FUZZ_TARGETS := xspace chrome rules
 FUZZ_SECONDS ?= 600
 FZ := build/fuzz
-FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer $(CPPFLAGS) -I$(FZ)/gen -Isrc/input
 FUZZ_OBJ := $(patsubst src/%.c,$(FZ)/obj/%.o,$(LIB_SRC)) $(FZ)/obj/gen/xplane.pb-c.o \
 	$(FZ)/obj/gen/rules_builtin.o

@@ -176,5 +176,9 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key);
 #define TFD_MAX_EVENTS_PER_HOST (200u * 1000u * 1000u)
 #define TFD_MAX_PARAMS 32
 #define TFD_MAX_NAME_LEN 65536
+/* Event times (ns) lie within +-2^61 and last at most 2^45 ns (9.8 hours):
+ * sums over millions of events then stay far from int64 overflow. */
+#define TFD_MAX_TIME_NS (1ull << 61)
+#define TFD_MAX_DURATION_NS (1ull << 45)
 
 #endif

@@ -62,7 +62,8 @@ char *tfd_arena_strndup(struct tfd_arena *a, const char *s, size_t len)
 {
 	char *p = tfd_arena_alloc(a, len + 1);
 
-	memcpy(p, s, len);
+	if (len)
+		memcpy(p, s, len);
 	p[len] = '\0';
 	return p;
 }
@@ -103,6 +104,10 @@ const char *tfd_arena_intern(struct tfd_arena *a, const char *s, size_t len)
 {
 	size_t j;
 
+	if (!s) { /* an absent string field: the empty name */
+		s = "";
+		len = 0;
+	}
 	if ((a->nused + 1) * 2 > a->nslots)
 		grow(a);
 	j = hash_bytes(s, len) & (a->nslots - 1);

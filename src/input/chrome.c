@@ -34,6 +34,12 @@ static int get_num(const cJSON *o, const char *key, double *out)
 	return 0;
 }
 
+/* A JSON number as an int64 key (pid, tid, group): out of range -> 0. */
+static int64_t to_i64(double v)
+{
+	return isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
+}
+
 static int is_host_process(const char *name)
 {
 	return strcmp(name, "/host:CPU") == 0;
@@ -105,9 +111,9 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 
 			nproc_named++;
 			if (is_host_process(an->valuestring))
-				imap_put(&host_pids, (uint64_t)(int64_t)pid, 1);
+				imap_put(&host_pids, (uint64_t)to_i64(pid), 1);
 			else
-				imap_put(&other_pids, (uint64_t)(int64_t)pid, 1);
+				imap_put(&other_pids, (uint64_t)to_i64(pid), 1);
 			h = &cap->hosts[host_idx];
 			h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
 			pi = &h->planes[h->nplanes++];
@@ -130,9 +136,9 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 
 		if (!get_num(m, "pid", &pid) || !get_num(m, "tid", &tid))
 			continue;
-		if (nproc_named && !imap_get(&host_pids, (uint64_t)(int64_t)pid, NULL))
+		if (nproc_named && !imap_get(&host_pids, (uint64_t)to_i64(pid), NULL))
 			continue;
-		tfd_host_thread(cap, h, (int64_t)tid, an->valuestring);
+		tfd_host_thread(cap, h, to_i64(tid), an->valuestring);
 	}
 
 	/* pass 2: complete events of host processes */
@@ -154,7 +160,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 		    !cJSON_IsString(nm))
 			continue;
 		get_num(ev, "pid", &pid);
-		if (nproc_named && !imap_get(&host_pids, (uint64_t)(int64_t)pid, NULL))
+		if (nproc_named && !imap_get(&host_pids, (uint64_t)to_i64(pid), NULL))
 			continue;
 		get_num(ev, "tid", &tid);
 		if (!get_num(ev, "ts", &ts)) {
@@ -162,7 +168,9 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 			goto out;
 		}
 		get_num(ev, "dur", &dur);
-		if (!isfinite(ts) || !isfinite(dur) || dur < 0 || fabs(ts) > 9e15 || dur > 9e15) {
+		if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
+		    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
+		    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
 			st = tfd_fail(err, TFD_E_FORMAT, "event '%s' has an invalid ts/dur",
 				      nm->valuestring);
 			goto out;
@@ -182,7 +190,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 
 			if (g && get_num(args, "group_id", &gv)) {
 				has_group = 1;
-				group = (int64_t)gv;
+				group = to_i64(gv);
 			}
 		}
 		h = &cap->hosts[host_idx];
@@ -194,7 +202,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 				      tfd_max_events(opts));
 			goto out;
 		}
-		th = tfd_host_thread(cap, h, (int64_t)tid, NULL);
+		th = tfd_host_thread(cap, h, to_i64(tid), NULL);
 		e = tfd_host_add_event(cap, h, th, name, start, end - start);
 		if (!cJSON_IsObject(args))
 			continue;

@@ -58,7 +58,12 @@ typedef int (*field_fn)(void *ctx, uint32_t field, int wt, uint64_t v, struct sp
 
 static size_t walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
 {
-	const uint8_t *start = p, *end = p + len;
+	const uint8_t *start, *end;
+
+	if (!p) /* an absent (empty) message */
+		return SIZE_MAX;
+	start = p;
+	end = p + len;
 
 	while (p < end) {
 		const uint8_t *at = p;
@@ -457,11 +462,11 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		}
 	}
 	/* the event's framing is valid from here on: the walks below need no checks */
-	if ((int64_t)off < 0 || (int64_t)dur < 0 || off > (uint64_t)INT64_MAX - dur)
+	if (off / 1000 > TFD_MAX_TIME_NS || dur / 1000 > TFD_MAX_DURATION_NS)
 		return tfd_fail(err, TFD_E_FORMAT,
-				"event with negative or overflowing time (offset_ps %" PRId64
-				", duration_ps %" PRId64 ")",
-				(int64_t)off, (int64_t)dur);
+				"event time out of range (offset_ps %" PRIu64 ", duration_ps %" PRIu64
+				")",
+				off, dur);
 	if (imap_get(&sc->ev_meta, mid, &mi))
 		m = sc->metas.v[mi];
 	start_ns = ts_ns + (int64_t)(off / 1000);
@@ -595,6 +600,11 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 					th = tfd_host_thread(sc->cap, h, lh.id, name);
 					have_thread = true;
 				}
+				if (lh.ts_ns > (int64_t)TFD_MAX_TIME_NS ||
+				    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS)
+					return tfd_fail(err, TFD_E_FORMAT,
+							"line timestamp_ns %" PRId64 " out of range",
+							lh.ts_ns);
 				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
 				if (st)
 					return st;
@@ -781,7 +791,8 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 		for (size_t r = 0; r < dev->n_resources; r++)
 			if (dev->resources[r]->key == te->resource_id && dev->resources[r]->value)
 				rname = dev->resources[r]->value->name;
-		if (te->timestamp_ps > (uint64_t)INT64_MAX / 2 || te->duration_ps > (uint64_t)INT64_MAX / 2) {
+		if (te->timestamp_ps / 1000 > TFD_MAX_TIME_NS ||
+		    te->duration_ps / 1000 > TFD_MAX_DURATION_NS) {
 			st = tfd_fail(err, TFD_E_FORMAT, "event %zu: time out of range", i);
 			goto out;
 		}

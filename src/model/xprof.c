@@ -57,6 +57,12 @@ static void add_child(struct forest *f, int parent, int child)
 static void build_forest(const struct tfd_host *h, struct forest *f)
 {
 	VEC(int) stack = {0};
+	/* Saved captures are normalized to the profile's start, so times in ps
+	 * fit int64 as they are. Raw ones (epoch ns) would overflow: rebase
+	 * those to their first event. */
+	int64_t base = h->span_start_ns > (1ll << 52) || h->span_start_ns < -(1ll << 52)
+			       ? h->span_start_ns
+			       : 0;
 
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
@@ -69,8 +75,8 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 
 			memset(&n, 0, sizeof(n));
 			n.ev = e;
-			n.start = e->start_ns * PS_PER_NS;
-			n.end = (e->start_ns + e->dur_ns) * PS_PER_NS;
+			n.start = (e->start_ns - base) * PS_PER_NS;
+			n.end = (e->start_ns + e->dur_ns - base) * PS_PER_NS;
 			n.nest_parent = -1;
 			if (strcmp(e->name, "Iterator::Prefetch::Generator") == 0)
 				n.type = N_DIPSI;
