@@ -193,6 +193,16 @@ static enum tfd_status bad(struct ctx *c, const char *fmt, ...)
 	return tfd_fail(c->err, TFD_E_RULES, "%s: rule '%s': %s", c->file, c->rule, msg);
 }
 
+/* cJSON keeps repeated keys; a rule file must not have them. */
+static const char *dup_key(const cJSON *obj)
+{
+	for (const cJSON *a = obj ? obj->child : NULL; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next)
+			if (a->string && b->string && strcmp(a->string, b->string) == 0)
+				return a->string;
+	return NULL;
+}
+
 static enum tfd_status get_str(struct ctx *c, const cJSON *v, const char *key, char **out)
 {
 	if (!cJSON_IsString(v))
@@ -247,6 +257,8 @@ static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd
 
 	if (!cJSON_IsObject(o))
 		return bad(c, "each 'when' entry must be an object");
+	if (dup_key(o))
+		return bad(c, "duplicate key 'when.%s'", dup_key(o));
 	cJSON_ArrayForEach(k, o)
 	{
 		if (strcmp(k->string, "metric") == 0)
@@ -316,6 +328,8 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 	if (!cJSON_IsString(id) || !id->valuestring[0])
 		return bad(c, "field 'id' must be a non-empty string");
 	c->rule = id->valuestring;
+	if (dup_key(o))
+		return bad(c, "duplicate key '%s'", dup_key(o));
 	r->id = xstrdup(id->valuestring);
 	r->file = xstrdup(c->file);
 	r->target = TARGET_BOTTLENECK;
@@ -387,6 +401,10 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 
 			if (!cJSON_IsObject(k)) {
 				st = bad(c, "field 'estimate' must be an object");
+				break;
+			}
+			if (dup_key(k)) {
+				st = bad(c, "duplicate key 'estimate.%s'", dup_key(k));
 				break;
 			}
 			cJSON_ArrayForEach(e, k)
@@ -479,6 +497,11 @@ static enum tfd_status parse_file(struct tfd_ruleset *rs, const char *text, size
 	if (!cJSON_IsObject(root)) {
 		st = tfd_fail(err, TFD_E_RULES, "%s: a rule file is a JSON object with \"rules\"",
 			      name);
+		goto out;
+	}
+	if (dup_key(root)) {
+		st = tfd_fail(err, TFD_E_RULES, "%s: duplicate top-level key '%s'", name,
+			      dup_key(root));
 		goto out;
 	}
 	cJSON_ArrayForEach(k, root)

@@ -252,6 +252,11 @@ static void load_errors(struct t *t)
 		 "field 'severity' must be one of"},
 		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\"}]}",
 		 "missing field 'suggestion'"},
+		/* found by fuzzing: a repeated key used to leak the first value */
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"title\": \"u\", \"class\": "
+		 "\"other\", \"suggestion\": \"s\"}]}",
+		 "rule 'X1': duplicate key 'title'"},
+		{"{\"rules\": [], \"rules\": []}", "duplicate top-level key 'rules'"},
 		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
 		 "\"s\", \"estimate\": {\"model\": \"scale\"}}]}",
 		 "needs a 'factor'"},
