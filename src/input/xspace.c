@@ -209,7 +209,7 @@ struct scan {
 static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
 	struct scan *sc = ctx;
-	const uint8_t *p = s.p, *end = s.p + s.len;
+	const uint8_t *p, *end;
 	uint64_t key = 0;
 	struct span val = {NULL, 0};
 	bool have_key = false;
@@ -217,6 +217,8 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 	(void)v;
 	if (wt != 2)
 		return 0;
+	p = s.p;
+	end = s.p + s.len;
 	if (field == 3) {
 		vec_push(&sc->lines, s);
 		return 0;
