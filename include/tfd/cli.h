@@ -23,6 +23,10 @@ int cmd_synth(int argc, char **argv);
 int tfd_cli_report(const struct tfd_err *err);
 /* Print "tfdoctor: <cmd>: <msg>" and a hint, return 2. */
 int tfd_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Check a --fail-on value: "input-bound", "regression" (when allowed) or
+ * "severity=LEVEL". Sets *severity to the level, or -1 for the others.
+ * Returns 0, or 2 after printing the usage error. */
+int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int *severity);
 /* Progress for tfd_load_opts.progress: one self-erasing line on stderr,
  * only when stderr is a terminal. */
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);

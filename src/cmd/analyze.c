@@ -120,17 +120,8 @@ int cmd_analyze(int argc, char **argv)
 	    (strcmp(format, "gviz") || strcmp(mode, "xprof")))
 		return tfd_cli_usage("analyze", "unknown format '%s' (text or json; gviz with --mode "
 						"xprof)", format);
-	if (fail_on && strncmp(fail_on, "severity=", 9) == 0) {
-		fail_sev = tfd_severity_parse(fail_on + 9);
-		if (fail_sev < 0)
-			return tfd_cli_usage("analyze", "unknown severity in '--fail-on %s' (info, "
-							"low, medium, high)", fail_on);
-	} else if (fail_on && strcmp(fail_on, "input-bound")) {
-		return tfd_cli_usage("analyze",
-				     "unknown --fail-on condition '%s' (input-bound or "
-				     "severity=LEVEL)",
-				     fail_on);
-	}
+	if (tfd_cli_fail_on("analyze", fail_on, 0, &fail_sev))
+		return 2;
 	if (optind >= argc)
 		return tfd_cli_usage("analyze", "no capture given");
 	lo.keep_other = strcmp(mode, "xprof") == 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "tfd/cli.h"
+#include "tfd/rules.h"
 
 int tfd_cli_report(const struct tfd_err *err)
 {
@@ -78,4 +79,23 @@ void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t even
 		fprintf(stderr, "\r\033[Ktfdoctor: read %zu/%zu %s: %zu host events", index + 1,
 			nfiles, file, events);
 	fflush(stderr);
+}
+
+int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int *severity)
+{
+	*severity = -1;
+	if (!spec)
+		return 0;
+	if (strncmp(spec, "severity=", 9) == 0) {
+		*severity = tfd_severity_parse(spec + 9);
+		if (*severity < 0)
+			return tfd_cli_usage(cmd, "unknown severity in '--fail-on %s' (info, low, "
+						  "medium, high)",
+					     spec);
+		return 0;
+	}
+	if (strcmp(spec, "input-bound") == 0 || (allow_regression && strcmp(spec, "regression") == 0))
+		return 0;
+	return tfd_cli_usage(cmd, "unknown --fail-on condition '%s' (input-bound%s or severity=LEVEL)",
+			     spec, allow_regression ? ", regression" : "");
 }

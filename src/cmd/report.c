@@ -159,16 +159,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
 		return tfd_cli_usage("report", "unknown format '%s' (html, md or json)", format);
-	if (fail_on && strncmp(fail_on, "severity=", 9) == 0) {
-		fail_sev = tfd_severity_parse(fail_on + 9);
-		if (fail_sev < 0)
-			return tfd_cli_usage("report", "unknown severity in '--fail-on %s'", fail_on);
-	} else if (fail_on && strcmp(fail_on, "input-bound") && strcmp(fail_on, "regression")) {
-		return tfd_cli_usage("report",
-				     "unknown --fail-on condition '%s' (input-bound, regression or "
-				     "severity=LEVEL)",
-				     fail_on);
-	}
+	if (tfd_cli_fail_on("report", fail_on, 1, &fail_sev))
+		return 2;
 	if (optind >= argc)
 		return tfd_cli_usage("report", "no capture given");
 	njobs = (size_t)(argc - optind);
