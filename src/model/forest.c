@@ -24,6 +24,7 @@
 #include "attrib.h"
 #include "tfd/analysis.h"
 #include "tfd/imap.h"
+#include "tfd/satmath.h"
 #include "tfd/vec.h"
 
 struct iter {
@@ -762,7 +763,7 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 		int64_t d = end[roots.v[i]] - start[roots.v[i]];
 
 		durs[i] = d;
-		p->total_ns += d;
+		p->total_ns = sat_add(p->total_ns, d);
 		p->nslow += d > TFD_SLOW_CALL_NS;
 	}
 	if (roots.n) {
@@ -857,16 +858,16 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 			if (owner[k] < 0)
 				self[k] = tfd_tree_self(&tree, (int)k);
 			s->calls_all++;
-			s->total_all_ns += d;
+			s->total_all_ns = sat_add(s->total_all_ns, d);
 			if (cl->iter != root_iter)
 				s->links[cl->link]++;
 			if (!s->sample)
 				s->sample = cl->ev;
 			if (owner[k] >= 0 && selected[owner[k]]) {
 				s->calls++;
-				s->total_ns += d;
-				s->self_ns += self[k];
-				s->blocking_ns += blk[k];
+				s->total_ns = sat_add(s->total_ns, d);
+				s->self_ns = sat_add(s->self_ns, self[k]);
+				s->blocking_ns = sat_add(s->blocking_ns, blk[k]);
 				s->blocking_calls += blk[k] > 0;
 				/* observed edge for the critical-path graph */
 				if (parent[k] >= 0 && blk[k] > 0) {
@@ -877,17 +878,19 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 				}
 			}
 			if (owner[k] == slowest)
-				slow_blk[c->iters.v[cl->iter].stage] += blk[k];
+				slow_blk[c->iters.v[cl->iter].stage] =
+					sat_add(slow_blk[c->iters.v[cl->iter].stage], blk[k]);
 		}
 		for (size_t k = 0; k < n; k++) {
 			const struct call *cl = &c->calls.v[pcalls.v[k]];
 
-			sb.stages.v[c->iters.v[cl->iter].stage].self_all_ns += self[k];
+			sb.stages.v[c->iters.v[cl->iter].stage].self_all_ns =
+				sat_add(sb.stages.v[c->iters.v[cl->iter].stage].self_all_ns, self[k]);
 		}
 		for (size_t r = 0; r < roots.n; r++)
 			if (selected[r]) {
 				p->nanalyzed++;
-				p->analyzed_ns += durs[r];
+				p->analyzed_ns = sat_add(p->analyzed_ns, durs[r]);
 			}
 		for (size_t s = 0; s < sb.stages.n; s++)
 			if (slow_blk[s] > best_call_blk) {
@@ -1027,19 +1030,19 @@ static void input_bound(const struct tfd_host *h, struct tfd_host_result *hr)
 		for (size_t s = 0; s < h->nsteps; s++) {
 			int64_t a = h->steps[s].start_ns, b = h->steps[s].end_ns;
 
-			hr->step_ns += b - a;
+			hr->step_ns = sat_add(hr->step_ns, b - a);
 			for (size_t i = 0; i < u.n; i++) {
 				int64_t x = u.v[i].s > a ? u.v[i].s : a, y = u.v[i].e < b ? u.v[i].e : b;
 
 				if (y > x)
-					hr->wait_ns += y - x;
+					hr->wait_ns = sat_add(hr->wait_ns, y - x);
 			}
 		}
 	} else if (u.n && h->span_end_ns > h->span_start_ns) {
 		hr->input_basis = "capture span";
 		hr->step_ns = h->span_end_ns - h->span_start_ns;
 		for (size_t i = 0; i < u.n; i++)
-			hr->wait_ns += u.v[i].e - u.v[i].s;
+			hr->wait_ns = sat_add(hr->wait_ns, u.v[i].e - u.v[i].s);
 	}
 	if (hr->step_ns > 0) {
 		hr->input_pct = 100.0 * (double)hr->wait_ns / (double)hr->step_ns;

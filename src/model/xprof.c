@@ -11,6 +11,7 @@
 #include "tfd/analysis.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
+#include "tfd/satmath.h"
 #include "tfd/xprof.h"
 
 #define PS_PER_NS 1000
@@ -222,7 +223,7 @@ static void process_iterator(const struct forest *f, int ni, statvec *sv, bool b
 	s = stat_get(sv, id, &fresh);
 	if (fresh)
 		s->start_time_ps = n->start;
-	s->duration_ps += n->end - n->start;
+	s->duration_ps = sat_add(s->duration_ps, n->end - n->start);
 	self = n->end - n->start;
 	for (size_t k = 0; k < n->kids.n; k++) {
 		const struct node *c = &f->nodes.v[n->kids.v[k]];
@@ -232,10 +233,10 @@ static void process_iterator(const struct forest *f, int ni, statvec *sv, bool b
 			continue;
 		ov = overlap_ps(n, c);
 		process_iterator(f, n->kids.v[k], sv, blocking && ov != 0, level + 1);
-		self -= ov; /* XProf: assumes children never overlap */
+		self = sat_sub(self, ov); /* XProf: assumes children never overlap */
 	}
 	s = stat_get(sv, id, &fresh); /* the vector may have moved */
-	s->self_time_ps += self;
+	s->self_time_ps = sat_add(s->self_time_ps, self);
 	s->is_blocking = s->is_blocking || blocking;
 	s->num_calls++;
 }
@@ -408,7 +409,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 					st->bottleneck_iterator_id = sv.v[k].id;
 				}
 			st->bottleneck_iterator_latency_ps = best;
-			sum += lat;
+			sum = sat_add(sum, lat);
 			if (lat < p->min_latency_ps)
 				p->min_latency_ps = lat;
 			if (lat > p->max_latency_ps)
@@ -514,6 +515,19 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 	x->hosts = xcalloc(cap->nhosts + 1, sizeof(*x->hosts));
 	x->nhosts = cap->nhosts;
 	for (size_t i = 0; i < cap->nhosts; i++) {
+		const struct tfd_host *hh = &cap->hosts[i];
+
+		/* times become int64 picoseconds: a span beyond 2^52 ns (52 days)
+		 * cannot be expressed; no real capture comes near it */
+		if (hh->span_end_ns - hh->span_start_ns > (1ll << 52) ||
+		    (hh->span_start_ns <= (1ll << 52) && hh->span_end_ns > (1ll << 52))) {
+			x->nhosts = i;
+			tfd_xprof_free(x);
+			return tfd_fail(err, TFD_E_LIMIT,
+					"%s: events span more than 52 days: too long for picosecond "
+					"times in --mode xprof",
+					hh->path);
+		}
 		visits = 0;
 		if (!process_host(&cap->hosts[i], &x->hosts[i])) {
 			x->nhosts = i + 1;

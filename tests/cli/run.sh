@@ -66,6 +66,10 @@ expect_fail "$T/logdir" "no profiler captures found"
 run analyze "$T/does-not-exist"
 if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/does-not-exist: No such file or directory" ]]; then ok; else bad "missing path: rc=$rc err=$err"; fi
 
+# found by fuzzing: a span that picosecond times cannot hold
+run analyze --mode xprof $F/xprof-huge-span.xplane.pb
+if [ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == *"events span more than 52 days"* ]]; then ok; else bad "xprof huge span: $rc $err"; fi
+
 # ---- usage errors: exit 2 -------------------------------------------------
 for args in "" "analyze" "analyze -f yaml x" "analyze --mode nope x" "analyze --bogus x" \
 	"frobnicate" "dump" "analyze --fail-on nothing x" "analyze -f gviz x"; do
