@@ -471,8 +471,9 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				off, dur);
 	if (imap_get(&sc->ev_meta, mid, &mi))
 		m = sc->metas.v[mi];
+	/* end from start: off + dur could wrap around in uint64 */
 	start_ns = ts_ns + (int64_t)(off / 1000);
-	end_ns = ts_ns + (int64_t)((off + dur) / 1000);
+	end_ns = start_ns + (int64_t)((off % 1000 + dur) / 1000);
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep) {
 		if (h->nevents >= tfd_max_events(sc->opts))
@@ -801,7 +802,7 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 		h = &cap->hosts[host_idx];
 		h->has_host_plane = true;
 		start = (int64_t)(te->timestamp_ps / 1000);
-		end = (int64_t)((te->timestamp_ps + te->duration_ps) / 1000);
+		end = start + (int64_t)((te->timestamp_ps % 1000 + te->duration_ps) / 1000);
 		tfd_host_note(h, false, 0, start, end);
 		if (!tfd_keep_kind(tfd_event_kind_of(te->name ? te->name : ""), opts))
 			continue;
