@@ -88,7 +88,7 @@ demo: deps
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
 	@set -o pipefail; rm -f $(B)/check.log; \
-	  { $(if $(VALGRIND),valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite) $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
+	  { $(if $(VALGRIND),valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp) $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/golden/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
 	  { TFD=$(BIN) tests/synth/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \

@@ -6,7 +6,7 @@ set -u
 TFD=${TFD:-build/rel/tfdoctor}
 CAPS=../shared/captures
 if [ -n "${VALGRIND:-}" ]; then
-	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite $TFD"
+	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp $TFD"
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
