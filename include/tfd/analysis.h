@@ -144,6 +144,9 @@ bool tfd_stage_is_async_edge(const struct tfd_stage *s);
  * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,
  * ForeverRepeat/FiniteRepeat -> Repeat). Writes into buf. */
 const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
+/* Number of "::" components of an iterator name: 2 for a root
+ * ("Iterator::Model"). */
+int tfd_iter_parts(const char *name);
 /* Last "::" component of a long name. */
 const char *tfd_iter_short(const char *long_name);
 bool tfd_family_is_async(const char *family);

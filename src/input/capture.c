@@ -500,21 +500,6 @@ static void host_from_path(const char *path, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-/* Read a protobuf varint; returns bytes used or 0 if malformed/truncated. */
-static size_t pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < 10 && p + i < end; i++) {
-		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
 /* XSpace or TF 2.0 Trace? Both are protobufs whose field 1 holds a message
  * with a field 2: an XPlane's name (text such as "/host:CPU") or a Trace
  * devices-map entry's Device message (which starts with a tag byte). */
@@ -524,14 +509,14 @@ static int looks_like_tf2_trace(const uint8_t *p, size_t len)
 
 	while (p < end) {
 		uint64_t key, l;
-		size_t k = pb_varint(p, end, &key);
+		size_t k = tfd_pb_varint(p, end, &key);
 
 		if (!k)
 			return 0;
 		p += k;
 		if ((key & 7) != 2) {
 			if ((key & 7) == 0) {
-				k = pb_varint(p, end, &l);
+				k = tfd_pb_varint(p, end, &l);
 				if (!k)
 					return 0;
 				p += k;
@@ -539,7 +524,7 @@ static int looks_like_tf2_trace(const uint8_t *p, size_t len)
 			}
 			return 0;
 		}
-		k = pb_varint(p, end, &l);
+		k = tfd_pb_varint(p, end, &l);
 		if (!k || l > (uint64_t)(end - p - k))
 			return 0;
 		p += k;
@@ -548,13 +533,13 @@ static int looks_like_tf2_trace(const uint8_t *p, size_t len)
 
 			while (q < qe) {
 				uint64_t k2, l2;
-				size_t n2 = pb_varint(q, qe, &k2);
+				size_t n2 = tfd_pb_varint(q, qe, &k2);
 
 				if (!n2)
 					return 0;
 				q += n2;
 				if ((k2 & 7) == 0) {
-					n2 = pb_varint(q, qe, &l2);
+					n2 = tfd_pb_varint(q, qe, &l2);
 					if (!n2)
 						return 0;
 					q += n2;
@@ -562,7 +547,7 @@ static int looks_like_tf2_trace(const uint8_t *p, size_t len)
 				}
 				if ((k2 & 7) != 2)
 					return 0;
-				n2 = pb_varint(q, qe, &l2);
+				n2 = tfd_pb_varint(q, qe, &l2);
 				if (!n2 || l2 > (uint64_t)(qe - q - n2))
 					return 0;
 				q += n2;

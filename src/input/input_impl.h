@@ -8,6 +8,22 @@
 
 #include "tfd/capture.h"
 
+/* Read a protobuf varint at p (before end): the bytes used, or 0 if it is
+ * malformed or truncated. */
+static inline size_t tfd_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < 10 && p + i < end; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
 /* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
  * plane is decoded; the others are listed. With mapped, data is a
  * read-only file mapping whose pages may be dropped once read. */

@@ -26,31 +26,6 @@ struct span {
 	size_t len;
 };
 
-static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < 10 && p + i < end; i++) {
-		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
-static size_t varint_len_of(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* Walk one message level. For each field calls back with its number, wire
  * type and (for length-delimited fields) its bytes. Returns the offset of
  * the first malformed byte, or SIZE_MAX when the message is well framed. */
@@ -69,7 +44,7 @@ static size_t walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
 		const uint8_t *at = p;
 		uint64_t key, v = 0;
 		struct span s = {NULL, 0};
-		size_t k = varint(p, end, &key);
+		size_t k = tfd_pb_varint(p, end, &key);
 		int wt;
 
 		if (!k || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
@@ -78,7 +53,7 @@ static size_t walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
 		wt = (int)(key & 7);
 		switch (wt) {
 		case 0:
-			k = varint(p, end, &v);
+			k = tfd_pb_varint(p, end, &v);
 			if (!k)
 				return (size_t)(at - start);
 			p += k;
@@ -89,7 +64,7 @@ static size_t walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
 			p += 8;
 			break;
 		case 2:
-			k = varint(p, end, &v);
+			k = tfd_pb_varint(p, end, &v);
 			if (!k || v > (uint64_t)(end - p - k))
 				return (size_t)(at - start);
 			p += k;
@@ -228,13 +203,13 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 	/* a map entry: key = 1 (varint), value = 2 (message) */
 	while (p < end) {
 		uint64_t k, x;
-		size_t n = varint(p, end, &k);
+		size_t n = tfd_pb_varint(p, end, &k);
 
 		if (!n)
 			return sc->bad = "malformed metadata entry", 1;
 		p += n;
 		if ((k & 7) == 0) {
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n)
 				return sc->bad = "malformed metadata entry", 1;
 			p += n;
@@ -243,7 +218,7 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 				have_key = true;
 			}
 		} else if ((k & 7) == 2) {
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n || x > (uint64_t)(end - p - n))
 				return sc->bad = "malformed metadata entry", 1;
 			p += n;
@@ -300,14 +275,14 @@ static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
 	memset(st, 0, sizeof(*st));
 	while (p < end) {
 		uint64_t k, x;
-		size_t n = varint(p, end, &k);
+		size_t n = tfd_pb_varint(p, end, &k);
 
 		if (!n)
 			return -1;
 		p += n;
 		switch (k & 7) {
 		case 0:
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n)
 				return -1;
 			p += n;
@@ -328,7 +303,7 @@ static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
 			p += 8;
 			break;
 		case 2:
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n || x > (uint64_t)(end - p - n))
 				return -1;
 			p += n;
@@ -432,12 +407,14 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	size_t mi, n;
 
 	while (p < end) {
-		n = varint(p, end, &k);
+		const uint8_t *field = p;
+
+		n = tfd_pb_varint(p, end, &k);
 		if (!n)
 			goto bad;
 		p += n;
 		if ((k & 7) == 0) {
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n)
 				goto bad;
 			p += n;
@@ -448,12 +425,12 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			else if ((k >> 3) == 3)
 				dur = x;
 		} else if ((k & 7) == 2) {
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n || x > (uint64_t)(end - p - n))
 				goto bad;
 			p += n;
 			if ((k >> 3) == 4 && !stats)
-				stats = p - n - varint_len_of(k);
+				stats = field;
 			p += x;
 		} else if ((k & 7) == 1 && end - p >= 8) {
 			p += 8;
@@ -484,12 +461,12 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	/* the stats: all of them for a kept event, only group_id (the step it
 	 * belongs to) for the others */
 	for (p = stats ? stats : end; p < end;) {
-		n = varint(p, end, &k);
+		n = tfd_pb_varint(p, end, &k);
 		p += n;
 		if ((k & 7) == 0) {
-			p += varint(p, end, &x);
+			p += tfd_pb_varint(p, end, &x);
 		} else if ((k & 7) == 2) {
-			p += varint(p, end, &x);
+			p += tfd_pb_varint(p, end, &x);
 			if ((k >> 3) == 4) {
 				struct xstat xs;
 				size_t si;
@@ -546,14 +523,14 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 	 * dropped, so it renames the thread when it arrives. */
 	while (p < end) {
 		uint64_t k = 0, x = 0;
-		size_t n = varint(p, end, &k);
+		size_t n = tfd_pb_varint(p, end, &k);
 
 		if (!n)
 			goto bad;
 		p += n;
 		switch (k & 7) {
 		case 0:
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n)
 				goto bad;
 			p += n;
@@ -571,7 +548,7 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 			p += (k & 7) == 1 ? 8 : 4;
 			break;
 		case 2:
-			n = varint(p, end, &x);
+			n = tfd_pb_varint(p, end, &x);
 			if (!n || x > (uint64_t)(end - p - n))
 				goto bad;
 			p += n;

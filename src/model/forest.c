@@ -96,7 +96,7 @@ const char *tfd_iter_short(const char *long_name)
 	return last;
 }
 
-static int count_parts(const char *name)
+int tfd_iter_parts(const char *name)
 {
 	int n = 1;
 	const char *p = name;
@@ -236,7 +236,6 @@ static uint64_t name_key(const char *p)
 static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 {
 	size_t idx;
-	uint64_t key;
 	bool by_id = (e->flags & TFD_EVF_ID) && e->id != 0;
 	struct iter it;
 
@@ -245,8 +244,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 			return (int)idx;
 	} else {
 		/* no usable id: one iterator per long name */
-		key = name_key(e->name);
-		if (imap_get(&c->by_name, key ^ 0x5bd1e995ull, &idx))
+		if (imap_get(&c->by_name, name_key(e->name), &idx))
 			return (int)idx;
 	}
 	memset(&it, 0, sizeof(it));
@@ -264,7 +262,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	if (by_id)
 		imap_put(&c->by_id, e->id, idx);
 	else
-		imap_put(&c->by_name, name_key(e->name) ^ 0x5bd1e995ull, idx);
+		imap_put(&c->by_name, name_key(e->name), idx);
 	{
 		size_t head;
 		int next = imap_get(&c->by_lname, name_key(e->name), &head) ? (int)head : -1;
@@ -391,7 +389,7 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 		size_t idx;
 		char *pn;
 
-		if (count_parts(it->long_name) <= 2)
+		if (tfd_iter_parts(it->long_name) <= 2)
 			continue; /* a root: Iterator::X */
 		if (it->has_parent && imap_get(&c->by_id, it->parent_id, &idx) && idx != i) {
 			it->parent = (int)idx;
@@ -462,7 +460,7 @@ static void compute_roots(struct host_ctx *c)
 		if (cur >= 0)
 			r = c->root[cur];
 		else /* the top of the chain: a root if its name says so */
-			r = count_parts(c->iters.v[path.v[path.n - 1]].long_name) <= 2
+			r = tfd_iter_parts(c->iters.v[path.v[path.n - 1]].long_name) <= 2
 				    ? path.v[path.n - 1]
 				    : -1;
 		for (size_t k = 0; k < path.n; k++)
@@ -1105,13 +1103,13 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	link_calls(&c);
 	for (size_t i = 0; i < c.iters.n; i++)
-		if (count_parts(c.iters.v[i].long_name) <= 2 && c.iters.v[i].calls.n)
+		if (tfd_iter_parts(c.iters.v[i].long_name) <= 2 && c.iters.v[i].calls.n)
 			nroots++;
 	rs = xcalloc(nroots + 1, sizeof(*rs));
 	is_dev = xcalloc(nroots + 1, sizeof(bool));
 	nroots = 0;
 	for (size_t i = 0; i < c.iters.n; i++)
-		if (count_parts(c.iters.v[i].long_name) <= 2 && c.iters.v[i].calls.n)
+		if (tfd_iter_parts(c.iters.v[i].long_name) <= 2 && c.iters.v[i].calls.n)
 			rs[nroots++] = (struct root_sort){&c, (int)i};
 	qsort(rs, nroots, sizeof(*rs), root_cmp);
 	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator

@@ -291,15 +291,6 @@ static bool async_name(const char *n)
 	return false;
 }
 
-static int count_parts(const char *name)
-{
-	int n = 1;
-
-	for (const char *p = name; (p = strstr(p, "::")) != NULL; p += 2)
-		n++;
-	return n;
-}
-
 static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 {
 	struct forest f = {0};
@@ -337,7 +328,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				if (pass == 1 && (n->ev->flags & TFD_EVF_PARENT))
 					vec_push(&dev_ids, (int64_t)n->ev->parent_id);
 			}
-			if (pass == 0 && count_parts(n->ev->name) == 2) {
+			if (pass == 0 && tfd_iter_parts(n->ev->name) == 2) {
 				size_t r;
 
 				for (r = 0; r < root_ids.n; r++)
@@ -384,7 +375,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 			const struct node *n = &f.nodes.v[i];
 
 			if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
-			    (int64_t)n->ev->id == p->id && count_parts(n->ev->name) == 2)
+			    (int64_t)n->ev->id == p->id && tfd_iter_parts(n->ev->name) == 2)
 				vec_push(&calls, ((struct rootcall){(int)i, n->end - n->start,
 								    n->start}));
 		}

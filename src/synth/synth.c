@@ -780,9 +780,8 @@ static void mb_varint(struct mb *m, uint64_t v)
 	} while (v);
 }
 
-static void mb_int(struct mb *m, unsigned field, uint64_t v, unsigned wt_field)
+static void mb_int(struct mb *m, unsigned field, uint64_t v)
 {
-	(void)wt_field;
 	mb_varint(m, (uint64_t)field << 3);
 	mb_varint(m, v);
 }
@@ -801,14 +800,14 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 	struct mb ev, st;
 
 	ev.n = 0;
-	mb_int(&ev, 1, e->meta, 0);
-	mb_int(&ev, 2, (uint64_t)(e->s * 1000), 0);
-	mb_int(&ev, 3, (uint64_t)((e->e - e->s) * 1000), 0);
+	mb_int(&ev, 1, e->meta);
+	mb_int(&ev, 2, (uint64_t)(e->s * 1000));
+	mb_int(&ev, 3, (uint64_t)((e->e - e->s) * 1000));
 	for (uint8_t i = 0; i < e->nst; i++) {
 		st.n = 0;
-		mb_int(&st, 1, 1u + e->key[i], 0);
+		mb_int(&st, 1, 1u + e->key[i]);
 		/* ids >= 2^63 as uint64_value, as current TensorFlow writes them */
-		mb_int(&st, e->val[i] >> 63 ? 3 : 4, e->val[i], 0);
+		mb_int(&st, e->val[i] >> 63 ? 3 : 4, e->val[i]);
 		mb_bytes(&ev, 4, st.b, st.n);
 	}
 	if (e->params >= 0) {
@@ -819,9 +818,9 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 			long long iv = strtoll(p->val[i], &end, 10);
 
 			st.n = 0;
-			mb_int(&st, 1, stat_base + (uint32_t)i + 1000u * (uint32_t)e->params, 0);
+			mb_int(&st, 1, stat_base + (uint32_t)i + 1000u * (uint32_t)e->params);
 			if (*end == '\0')
-				mb_int(&st, 4, (uint64_t)iv, 0);
+				mb_int(&st, 4, (uint64_t)iv);
 			else
 				mb_bytes(&st, 5, p->val[i], strlen(p->val[i]));
 			mb_bytes(&ev, 4, st.b, st.n);
