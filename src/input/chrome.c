@@ -53,7 +53,6 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 	const cJSON *events, *ev;
 	const char *errp = NULL;
 	struct imap host_pids = {0};
-	struct imap other_pids = {0};
 	enum tfd_status st = TFD_OK;
 	struct tfd_host *h;
 	size_t host_idx, nproc_named = 0;
@@ -112,8 +111,6 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 			nproc_named++;
 			if (is_host_process(an->valuestring))
 				imap_put(&host_pids, (uint64_t)to_i64(pid), 1);
-			else
-				imap_put(&other_pids, (uint64_t)to_i64(pid), 1);
 			h = &cap->hosts[host_idx];
 			h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
 			pi = &h->planes[h->nplanes++];
@@ -229,7 +226,6 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 	}
 out:
 	imap_free(&host_pids);
-	imap_free(&other_pids);
 	vec_free(&thread_meta);
 	cJSON_Delete(root);
 	return st;

@@ -30,10 +30,9 @@
 struct iter {
 	uint64_t id;
 	uint64_t parent_id;
-	bool has_id, has_parent;
+	bool has_parent;
 	const char *long_name;
 	int parent;   /* iterator index, -1 */
-	int pipeline; /* -1: not part of a pipeline */
 	int stage;
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
@@ -249,12 +248,10 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	}
 	memset(&it, 0, sizeof(it));
 	it.id = e->id;
-	it.has_id = by_id;
 	it.parent_id = e->parent_id;
 	it.has_parent = (e->flags & TFD_EVF_PARENT) != 0;
 	it.long_name = e->name;
 	it.parent = -1;
-	it.pipeline = -1;
 	it.stage = -1;
 	it.first_start = e->start_ns;
 	vec_push(&c->iters, it);
