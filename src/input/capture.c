@@ -339,7 +339,7 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		}
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
-		/* the index is rebuilt lazily if ever needed again */
+		/* steps are complete: the group_id index is not needed any more */
 		imap_free(h->group_index);
 		if (h->span_start_ns > h->span_end_ns)
 			h->span_start_ns = h->span_end_ns = 0;

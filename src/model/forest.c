@@ -573,6 +573,21 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A sort key and the index it belongs to; ties go to the smaller index. */
+struct keyed {
+	int64_t key;
+	int64_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 static int64_t percentile(const int64_t *sorted, size_t n, double q)
 {
 	size_t k;
@@ -740,16 +755,16 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 	tfd_tree_build(&tree, n, start, end, parent);
 
 	/* root-call statistics (roots are in thread order; sort by start) */
-	for (size_t i = 1; i < roots.n; i++) {
-		int x = roots.v[i];
-		size_t j = i;
+	{
+		struct keyed *kv = xmalloc((roots.n + 1) * sizeof(*kv));
 
-		while (j > 0 && (start[roots.v[j - 1]] > start[x] ||
-				 (start[roots.v[j - 1]] == start[x] && roots.v[j - 1] > x))) {
-			roots.v[j] = roots.v[j - 1];
-			j--;
-		}
-		roots.v[j] = x;
+		for (size_t i = 0; i < roots.n; i++)
+			kv[i] = (struct keyed){start[roots.v[i]], roots.v[i]};
+		if (roots.n > 1)
+			qsort(kv, roots.n, sizeof(*kv), keyed_cmp);
+		for (size_t i = 0; i < roots.n; i++)
+			roots.v[i] = (int)kv[i].idx;
+		free(kv);
 	}
 	p->ncalls = roots.n;
 	durs = xmalloc((roots.n + 1) * sizeof(int64_t));
@@ -784,23 +799,17 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 		free(sorted);
 		p->analyzed_rank = -1;
 		if (opts->rank_set) {
-			/* rank r: the r-th slowest call, ties in time order */
-			size_t pick = 0, *byslow = xmalloc(roots.n * sizeof(size_t));
+			/* rank r: the r-th slowest call, ties in time order (the
+			 * key is -duration, then the call's place in time) */
+			size_t pick = 0;
+			struct keyed *byslow = xmalloc((roots.n + 1) * sizeof(*byslow));
 
-			for (size_t i = 0; i < roots.n; i++) {
-				size_t j = i;
-
-				byslow[i] = i;
-				while (j > 0 && durs[byslow[j - 1]] < durs[byslow[j]]) {
-					size_t tmp = byslow[j - 1];
-
-					byslow[j - 1] = byslow[j];
-					byslow[j] = tmp;
-					j--;
-				}
-			}
+			for (size_t i = 0; i < roots.n; i++)
+				byslow[i] = (struct keyed){-durs[i], (int64_t)i};
+			if (roots.n > 1)
+				qsort(byslow, roots.n, sizeof(*byslow), keyed_cmp);
 			if (opts->rank >= 0 && (size_t)opts->rank < roots.n) {
-				pick = byslow[opts->rank];
+				pick = (size_t)byslow[opts->rank].idx;
 				selected[pick] = true;
 				p->analyzed_rank = opts->rank;
 				p->analyzed_slow_only = durs[pick] > TFD_SLOW_CALL_NS;

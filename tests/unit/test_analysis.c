@@ -346,6 +346,44 @@ static void warmup_excluded(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* --rank: the r-th slowest root call alone, ties in time order */
+static void rank_picks_one_call(struct t *t)
+{
+	static const int64_t dur_us[] = {300, 900, 100, 900, 500};
+	struct tfd_analysis *a = NULL;
+	struct tfd_analyze_opts o = {0};
+	struct tfd_err err = {0};
+	struct fx f;
+	const struct tfd_pipeline *p;
+
+	fx_init(&f);
+	for (int i = 0; i < 5; i++) {
+		int64_t b = i * 10000 * US;
+
+		fx_ev(&f, 0, "Iterator::Model", b, dur_us[i] * US, "id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Model::MapV2", b, (dur_us[i] - 10) * US, "id=2",
+		      "parent_id=1", NULL);
+	}
+	fx_finish(&f);
+	o.rank_set = true;
+	for (int r = 0; r < 3; r++) {
+		static const int64_t want_us[] = {900, 900, 500};
+
+		o.rank = r;
+		T_OK(tfd_analyze(f.cap, &o, &a, &err), &err);
+		p = &a->hosts[0].pipelines[0];
+		T_EQ_I64(p->analyzed_rank, r);
+		T_EQ_I64(p->nanalyzed, 1);
+		T_EQ_I64(p->analyzed_ns, want_us[r] * 1000);
+		tfd_analysis_free(a);
+	}
+	o.rank = 5; /* past the last call: nothing analyzed */
+	T_OK(tfd_analyze(f.cap, &o, &a, &err), &err);
+	T_EQ_I64(a->hosts[0].pipelines[0].analyzed_rank, -1);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 static void families(struct t *t)
 {
 	char b[64];
@@ -447,6 +485,7 @@ const struct t_case analysis_cases[] = {
 	T(parent_id_cycle_is_an_error),
 	T(dangling_parent_uses_long_name),
 	T(warmup_excluded),
+	T(rank_picks_one_call),
 	T(families),
 	T(smdebug_8gpu_invariants),
 	T(ai_notebook_formats_agree),
