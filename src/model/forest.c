@@ -603,7 +603,18 @@ static int64_t percentile(const int64_t *sorted, size_t n, double q)
 struct stage_build {
 	VEC(struct tfd_stage) stages;
 	VEC(char *) paths; /* owned copies, parallel to stages */
+	struct imap index; /* hash(parent stage, path) -> last stage with it ... */
+	VEC(int) next;     /* ... and the one before, per stage */
 };
+
+static uint64_t stage_key(int parent, const char *path)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *q = path; *q; q++)
+		h = (h ^ (unsigned char)*q) * 1099511628211ull;
+	return imap_hash(h ^ (uint64_t)(int64_t)parent);
+}
 
 static int stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard)
 {
@@ -612,19 +623,23 @@ static int stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int d
 	int parent_stage = -1;
 	struct tfd_stage st;
 	char fam[128];
+	uint64_t key;
+	size_t head;
 
 	if (it->stage >= 0)
 		return it->stage;
 	if (it->parent >= 0 && depth_guard < 10000)
 		parent_stage = stage_for(c, sb, it->parent, depth_guard + 1);
 	path = strip_indices(it->long_name);
-	for (size_t s = 0; s < sb->stages.n; s++)
-		if (sb->stages.v[s].parent == parent_stage && strcmp(sb->paths.v[s], path) == 0) {
-			free(path);
-			it->stage = (int)s;
-			sb->stages.v[s].niterators++;
-			return it->stage;
-		}
+	key = stage_key(parent_stage, path);
+	if (imap_get(&sb->index, key, &head))
+		for (int s = (int)head; s >= 0; s = sb->next.v[s])
+			if (sb->stages.v[s].parent == parent_stage && strcmp(sb->paths.v[s], path) == 0) {
+				free(path);
+				it->stage = s;
+				sb->stages.v[s].niterators++;
+				return it->stage;
+			}
 	memset(&st, 0, sizeof(st));
 	st.long_name = it->long_name;
 	st.name = tfd_iter_short(it->long_name);
@@ -637,7 +652,9 @@ static int stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int d
 	st.niterators = 1;
 	vec_push(&sb->stages, st);
 	vec_push(&sb->paths, path);
+	vec_push(&sb->next, imap_get(&sb->index, key, &head) ? (int)head : -1);
 	it->stage = (int)(sb->stages.n - 1);
+	imap_put(&sb->index, key, (size_t)it->stage);
 	return it->stage;
 }
 
@@ -696,14 +713,22 @@ static void stage_order(const struct tfd_stage *st, size_t n, int root, int *ord
 	free(last);
 }
 
-static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct tfd_pipeline *p,
-				      struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
-				      struct tfd_err *err)
+/* The iterators and calls of one pipeline, in index order. */
+struct bucket {
+	const int *iters, *calls;
+	size_t niters, ncalls;
+};
+
+/* map: per host call, its index in the pipeline being built; -1 on entry
+ * and on return. */
+static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, const struct bucket *bk,
+				      int *map, struct tfd_pipeline *p, struct analysis_priv *pv,
+				      const struct tfd_analyze_opts *opts, struct tfd_err *err)
 {
 	struct stage_build sb = {0};
 	VEC(int) pcalls = {0}; /* calls of this pipeline */
 	VEC(int) roots = {0};
-	int *map = NULL, *order = NULL, *inv = NULL;
+	int *order = NULL, *inv = NULL;
 	int64_t *start = NULL, *end = NULL, *self = NULL, *blk = NULL, *durs = NULL;
 	int *parent = NULL;
 	bool *selected = NULL;
@@ -719,17 +744,15 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, struct 
 	p->slowest_bottleneck = -1;
 	/* stages: root first, then every iterator whose root is root_iter */
 	stage_for(c, &sb, root_iter, 0);
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (root_of(c, (int)i) == root_iter)
-			stage_for(c, &sb, (int)i, 0);
+	for (size_t i = 0; i < bk->niters; i++)
+		stage_for(c, &sb, bk->iters[i], 0);
 	/* calls of the pipeline, as local indices */
-	map = xmalloc(c->calls.n * sizeof(int));
-	for (size_t i = 0; i < c->calls.n; i++) {
-		map[i] = -1;
-		if (c->iters.v[c->calls.v[i].iter].stage >= 0 &&
-		    root_of(c, c->calls.v[i].iter) == root_iter) {
-			map[i] = (int)pcalls.n;
-			vec_push(&pcalls, (int)i);
+	for (size_t i = 0; i < bk->ncalls; i++) {
+		int k = bk->calls[i];
+
+		if (c->iters.v[c->calls.v[k].iter].stage >= 0) {
+			map[k] = (int)pcalls.n;
+			vec_push(&pcalls, k);
 		}
 	}
 	n = pcalls.n;
@@ -974,11 +997,14 @@ out:
 		free(sb.paths.v[i]);
 	vec_free(&sb.paths);
 	vec_free(&sb.stages);
-	vec_free(&pcalls);
+	vec_free(&sb.next);
+	imap_free(&sb.index);
 	vec_free(&roots);
 	vec_free(&ef);
 	vec_free(&et);
-	free(map);
+	for (size_t i = 0; i < pcalls.n; i++)
+		map[pcalls.v[i]] = -1;
+	vec_free(&pcalls);
 	free(order);
 	free(inv);
 	free(start);
@@ -1087,6 +1113,9 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	size_t by_name = 0, orphans = 0, nroots = 0, nhost = 0, ndev = 0;
 	struct root_sort *rs = NULL;
 	bool *is_dev = NULL;
+	int *slot = NULL, *ilist = NULL, *clist = NULL, *map = NULL;
+	size_t *ioff = NULL, *coff = NULL;
+	struct bucket bk;
 	enum tfd_status st;
 
 	memset(&c, 0, sizeof(c));
@@ -1117,14 +1146,60 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	for (size_t i = 0; i < c.iters.n; i++)
 		if (tfd_iter_parts(c.iters.v[i].long_name) <= 2 && c.iters.v[i].calls.n)
 			rs[nroots++] = (struct root_sort){&c, (int)i};
-	qsort(rs, nroots, sizeof(*rs), root_cmp);
+	if (nroots > 1)
+		qsort(rs, nroots, sizeof(*rs), root_cmp);
+	/* each iterator's pipeline (its root's place in rs) */
+	slot = xmalloc((c.iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c.iters.n; i++)
+		slot[i] = -1;
+	for (size_t r = 0; r < nroots; r++)
+		slot[rs[r].idx] = (int)r;
+	for (size_t i = 0; i < c.iters.n; i++)
+		slot[i] = root_of(&c, (int)i) >= 0 ? slot[root_of(&c, (int)i)] : -1;
 	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator
 	 * names it as parent */
-	for (size_t r = 0; r < nroots; r++)
+	for (size_t i = 0; i < c.iters.n; i++) {
+		int pa = c.iters.v[i].parent;
+
+		if (pa >= 0 && slot[pa] >= 0 && rs[slot[pa]].idx == pa &&
+		    strcmp(c.iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
+			is_dev[slot[pa]] = true;
+	}
+	/* bucket iterators and calls by pipeline (counting sort keeps index order),
+	 * so building a pipeline costs its own size, not the host's */
+	ioff = xcalloc(nroots + 2, sizeof(size_t));
+	coff = xcalloc(nroots + 2, sizeof(size_t));
+	ilist = xmalloc((c.iters.n + 1) * sizeof(int));
+	clist = xmalloc((c.calls.n + 1) * sizeof(int));
+	map = xmalloc((c.calls.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c.iters.n; i++)
+		if (slot[i] >= 0)
+			ioff[slot[i] + 1]++;
+	for (size_t k = 0; k < c.calls.n; k++) {
+		map[k] = -1;
+		if (slot[c.calls.v[k].iter] >= 0)
+			coff[slot[c.calls.v[k].iter] + 1]++;
+	}
+	for (size_t r = 0; r < nroots; r++) {
+		ioff[r + 1] += ioff[r];
+		coff[r + 1] += coff[r];
+	}
+	{
+		size_t *ifill = xcalloc(nroots + 1, sizeof(size_t));
+		size_t *cfill = xcalloc(nroots + 1, sizeof(size_t));
+
 		for (size_t i = 0; i < c.iters.n; i++)
-			if (c.iters.v[i].parent == rs[r].idx &&
-			    strcmp(c.iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
-				is_dev[r] = true;
+			if (slot[i] >= 0)
+				ilist[ioff[slot[i]] + ifill[slot[i]]++] = (int)i;
+		for (size_t k = 0; k < c.calls.n; k++) {
+			int r = slot[c.calls.v[k].iter];
+
+			if (r >= 0)
+				clist[coff[r] + cfill[r]++] = (int)k;
+		}
+		free(ifill);
+		free(cfill);
+	}
 	hr->pipelines = xcalloc(nroots + 1, sizeof(*hr->pipelines));
 	/* host pipelines first, then device pipelines, each by first call */
 	for (int pass = 0; pass < 2; pass++)
@@ -1137,7 +1212,11 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 			p->is_device = is_dev[r];
 			snprintf(p->name, sizeof(p->name), "%s:%zu", is_dev[r] ? "Device" : "Host",
 				 is_dev[r] ? ndev++ : nhost++);
-			st = build_pipeline(&c, rs[r].idx, p, pv, opts, err);
+			bk.iters = ilist + ioff[r];
+			bk.niters = ioff[r + 1] - ioff[r];
+			bk.calls = clist + coff[r];
+			bk.ncalls = coff[r + 1] - coff[r];
+			st = build_pipeline(&c, rs[r].idx, &bk, map, p, pv, opts, err);
 			if (st)
 				goto out;
 		}
@@ -1173,6 +1252,12 @@ out:
 	vec_free(&c.cons_next);
 	free(rs);
 	free(is_dev);
+	free(slot);
+	free(ioff);
+	free(coff);
+	free(ilist);
+	free(clist);
+	free(map);
 	return st;
 }
 
