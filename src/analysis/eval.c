@@ -246,6 +246,20 @@ static void add(findvec *fv, const struct rule *r, const struct tfd_host_result 
 	vec_push(fv, f);
 }
 
+struct order {
+	int severity;
+	size_t pos;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->severity != y->severity)
+		return x->severity > y->severity ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		    struct tfd_findings *out)
 {
@@ -277,14 +291,20 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 			}
 		}
 	}
-	/* stable: severity first, then the order found (host rank, pipeline, rule) */
-	for (size_t i = 1; i < fv.n; i++)
-		for (size_t j = i; j > 0 && fv.v[j - 1].severity < fv.v[j].severity; j--) {
-			struct tfd_finding t = fv.v[j];
+	/* severity first, then the order found (host rank, pipeline, rule) */
+	if (fv.n > 1) {
+		struct order *o = xmalloc(fv.n * sizeof(*o));
+		struct tfd_finding *sorted = xmalloc(fv.n * sizeof(*sorted));
 
-			fv.v[j] = fv.v[j - 1];
-			fv.v[j - 1] = t;
-		}
+		for (size_t i = 0; i < fv.n; i++)
+			o[i] = (struct order){fv.v[i].severity, i};
+		qsort(o, fv.n, sizeof(*o), order_cmp);
+		for (size_t i = 0; i < fv.n; i++)
+			sorted[i] = fv.v[o[i].pos];
+		free(fv.v);
+		fv.v = sorted;
+		free(o);
+	}
 	out->v = fv.v;
 	out->n = fv.n;
 	for (size_t i = 0; i < fv.n; i++)
