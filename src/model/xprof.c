@@ -187,16 +187,23 @@ static void connect_tfdata(struct forest *f)
 
 /* ---- per-host processing ------------------------------------------------ */
 
-typedef VEC(struct tfd_xp_iter_stat) statvec;
+/* The iterator stats of one root call, indexed by id. */
+typedef struct {
+	struct tfd_xp_iter_stat *v;
+	size_t n, cap;
+	struct imap index; /* id -> position */
+} statvec;
 
 static struct tfd_xp_iter_stat *stat_get(statvec *sv, int64_t id, bool *fresh)
 {
-	for (size_t i = 0; i < sv->n; i++)
-		if (sv->v[i].id == id) {
-			*fresh = false;
-			return &sv->v[i];
-		}
+	size_t i;
+
+	if (imap_get(&sv->index, (uint64_t)id, &i)) {
+		*fresh = false;
+		return &sv->v[i];
+	}
 	vec_push(sv, ((struct tfd_xp_iter_stat){.id = id}));
+	imap_put(&sv->index, (uint64_t)id, sv->n - 1);
 	*fresh = true;
 	return &sv->v[sv->n - 1];
 }
@@ -260,6 +267,24 @@ struct rootcall {
 	int64_t dur, start;
 };
 
+struct rootcalls {
+	struct rootcall *v;
+	size_t n, cap;
+};
+
+struct rootkey {
+	int64_t first, id;
+};
+
+static int rootkey_cmp(const void *a, const void *b)
+{
+	const struct rootkey *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int rootcall_cmp(const void *a, const void *b)
 {
 	const struct rootcall *x = a, *y = b;
@@ -271,12 +296,20 @@ static int rootcall_cmp(const void *a, const void *b)
 	return x->node - y->node;
 }
 
+/* metas are sorted by id */
 static const struct tfd_xp_meta *find_meta(const struct tfd_xp_host *h, int64_t id)
 {
-	for (size_t i = 0; i < h->nmetas; i++)
-		if (h->metas[i].id == id)
-			return &h->metas[i];
-	return NULL;
+	size_t lo = 0, hi = h->nmetas;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->metas[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->nmetas && h->metas[lo].id == id ? &h->metas[lo] : NULL;
 }
 
 static bool async_name(const char *n)
@@ -295,27 +328,25 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 {
 	struct forest f = {0};
 	VEC(struct tfd_xp_meta) metas = {0};
-	VEC(int64_t) root_ids = {0};
-	VEC(int64_t) root_first = {0};
-	VEC(int64_t) dev_ids = {0};
+	VEC(struct rootkey) roots = {0};
+	struct imap meta_seen = {0}, root_of = {0}, dev_ids = {0};
+	struct rootcalls *per = NULL;
 	int nhost = 0, ndev = 0;
 
 	build_forest(h, &f);
 	connect_tfdata(&f);
 	xh->host = h->name;
-	/* iterator metadata and root iterator calls */
+	/* iterator metadata (first sighting wins) and root iterators */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < f.nodes.n; i++) {
 			const struct node *n = &f.nodes.v[i];
 			int64_t id = (int64_t)n->ev->id;
-			bool seen = false;
+			size_t r;
 
 			if ((pass == 0 && n->type != N_ITER) || (pass == 1 && n->type != N_DIPSI) ||
 			    !(n->ev->flags & TFD_EVF_ID))
 				continue;
-			for (size_t m = 0; m < metas.n; m++)
-				seen |= metas.v[m].id == id;
-			if (!seen) {
+			if (!imap_get(&meta_seen, (uint64_t)id, NULL)) {
 				struct tfd_xp_meta md;
 
 				md.id = id;
@@ -325,20 +356,16 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				md.name = tfd_iter_short(n->ev->name);
 				md.is_async = async_name(md.name);
 				vec_push(&metas, md);
+				imap_put(&meta_seen, (uint64_t)id, 1);
 				if (pass == 1 && (n->ev->flags & TFD_EVF_PARENT))
-					vec_push(&dev_ids, (int64_t)n->ev->parent_id);
+					imap_put(&dev_ids, n->ev->parent_id, 1);
 			}
 			if (pass == 0 && tfd_iter_parts(n->ev->name) == 2) {
-				size_t r;
-
-				for (r = 0; r < root_ids.n; r++)
-					if (root_ids.v[r] == id)
-						break;
-				if (r == root_ids.n) {
-					vec_push(&root_ids, id);
-					vec_push(&root_first, n->start);
-				} else if (n->start < root_first.v[r]) {
-					root_first.v[r] = n->start;
+				if (!imap_get(&root_of, (uint64_t)id, &r)) {
+					imap_put(&root_of, (uint64_t)id, roots.n);
+					vec_push(&roots, ((struct rootkey){n->start, id}));
+				} else if (n->start < roots.v[r].first) {
+					roots.v[r].first = n->start;
 				}
 			}
 		}
@@ -347,38 +374,31 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 	xh->metas = metas.v;
 	xh->nmetas = metas.n;
 	/* deterministic root order: first call, then id */
-	for (size_t i = 1; i < root_ids.n; i++)
-		for (size_t j = i; j > 0 && (root_first.v[j - 1] > root_first.v[j] ||
-					     (root_first.v[j - 1] == root_first.v[j] &&
-					      root_ids.v[j - 1] > root_ids.v[j]));
-		     j--) {
-			int64_t a = root_ids.v[j], b = root_first.v[j];
+	if (roots.n > 1)
+		qsort(roots.v, roots.n, sizeof(*roots.v), rootkey_cmp);
+	for (size_t r = 0; r < roots.n; r++)
+		imap_put(&root_of, (uint64_t)roots.v[r].id, r);
+	/* each pipeline's root calls, in one pass over the nodes */
+	per = xcalloc(roots.n + 1, sizeof(*per));
+	for (size_t i = 0; i < f.nodes.n; i++) {
+		const struct node *n = &f.nodes.v[i];
+		size_t r;
 
-			root_ids.v[j] = root_ids.v[j - 1];
-			root_first.v[j] = root_first.v[j - 1];
-			root_ids.v[j - 1] = a;
-			root_first.v[j - 1] = b;
-		}
-	xh->pipelines = xcalloc(root_ids.n + 1, sizeof(*xh->pipelines));
-	xh->npipelines = root_ids.n;
-	for (size_t r = 0; r < root_ids.n; r++) {
+		if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
+		    tfd_iter_parts(n->ev->name) == 2 && imap_get(&root_of, n->ev->id, &r))
+			vec_push(&per[r], ((struct rootcall){(int)i, n->end - n->start, n->start}));
+	}
+	xh->pipelines = xcalloc(roots.n + 1, sizeof(*xh->pipelines));
+	xh->npipelines = roots.n;
+	for (size_t r = 0; r < roots.n; r++) {
 		struct tfd_xp_pipeline *p = &xh->pipelines[r];
-		VEC(struct rootcall) calls = {0};
+		struct rootcalls calls = per[r];
 		int64_t sum = 0;
 
-		p->id = root_ids.v[r];
-		for (size_t d = 0; d < dev_ids.n; d++)
-			p->is_device |= dev_ids.v[d] == p->id;
+		p->id = roots.v[r].id;
+		p->is_device = imap_get(&dev_ids, (uint64_t)p->id, NULL);
 		snprintf(p->name, sizeof(p->name), "%s:%d", p->is_device ? "Device" : "Host",
 			 p->is_device ? ndev++ : nhost++);
-		for (size_t i = 0; i < f.nodes.n; i++) {
-			const struct node *n = &f.nodes.v[i];
-
-			if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
-			    (int64_t)n->ev->id == p->id && tfd_iter_parts(n->ev->name) == 2)
-				vec_push(&calls, ((struct rootcall){(int)i, n->end - n->start,
-								    n->start}));
-		}
 		if (calls.n > 1)
 			qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
 		p->stats = xcalloc(calls.n + 1, sizeof(*p->stats));
@@ -390,6 +410,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 			int64_t best = 0, lat = calls.v[c].dur;
 
 			process_iterator(&f, calls.v[c].node, &sv, true, 0);
+			imap_free(&sv.index);
 			if (sv.n > 1)
 				qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
 			st->iters = sv.v;
@@ -410,14 +431,17 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 		if (!calls.n)
 			p->min_latency_ps = 0;
 		p->avg_latency_ps = calls.n ? sum / (int64_t)calls.n : 0;
-		vec_free(&calls);
 	}
 	for (size_t i = 0; i < f.nodes.n; i++)
 		vec_free(&f.nodes.v[i].kids);
 	vec_free(&f.nodes);
-	vec_free(&root_ids);
-	vec_free(&root_first);
-	vec_free(&dev_ids);
+	for (size_t r = 0; r < roots.n; r++)
+		vec_free(&per[r]);
+	free(per);
+	vec_free(&roots);
+	imap_free(&meta_seen);
+	imap_free(&root_of);
+	imap_free(&dev_ids);
 	return visits <= XPROF_MAX_VISITS;
 }
 
@@ -488,13 +512,18 @@ const char *tfd_xprof_suggestion(enum tfd_xp_type t)
 	}
 }
 
-static int row_cmp(const void *a, const void *b)
-{
-	const struct tfd_xp_row *x = a, *y = b;
+struct rowkey {
+	int64_t latency;
+	size_t pos;
+};
 
-	if (x->max_latency_ps != y->max_latency_ps)
-		return x->max_latency_ps > y->max_latency_ps ? -1 : 1;
-	return 0;
+static int rowkey_cmp(const void *a, const void *b)
+{
+	const struct rowkey *x = a, *y = b;
+
+	if (x->latency != y->latency)
+		return x->latency > y->latency ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **out,
@@ -552,14 +581,20 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 			r->iterator_latency_ps = st->bottleneck_iterator_latency_ps;
 			r->suggestion = tfd_xprof_suggestion(tfd_xprof_type(r->iterator_name));
 		}
-	/* stable: equal latencies keep host and pipeline order */
-	for (size_t i = 1; i < x->nrows; i++)
-		for (size_t j = i; j > 0 && row_cmp(&x->rows[j - 1], &x->rows[j]) > 0; j--) {
-			struct tfd_xp_row t = x->rows[j];
+	/* by max latency; equal latencies keep host and pipeline order */
+	if (x->nrows > 1) {
+		struct rowkey *k = xmalloc(x->nrows * sizeof(*k));
+		struct tfd_xp_row *sorted = xmalloc((x->nrows + 1) * sizeof(*sorted));
 
-			x->rows[j] = x->rows[j - 1];
-			x->rows[j - 1] = t;
-		}
+		for (size_t i = 0; i < x->nrows; i++)
+			k[i] = (struct rowkey){x->rows[i].max_latency_ps, i};
+		qsort(k, x->nrows, sizeof(*k), rowkey_cmp);
+		for (size_t i = 0; i < x->nrows; i++)
+			sorted[i] = x->rows[k[i].pos];
+		free(x->rows);
+		x->rows = sorted;
+		free(k);
+	}
 	{
 		int64_t m = x->nrows ? x->rows[0].max_latency_ps : 0;
 
