@@ -11,6 +11,8 @@
 
 #include "tfd/err.h"
 
+struct tfd_capture;
+
 int cmd_analyze(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
@@ -30,9 +32,12 @@ int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int
 /* Progress for tfd_load_opts.progress: one self-erasing line on stderr,
  * only when stderr is a terminal. */
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);
-/* Write buf[0..len) to path atomically (temp file + rename), or stdout for
- * NULL or "-". */
-enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len,
-				 struct tfd_err *err);
+/* Refuse an output path that is one of the command's inputs: the paths
+ * given, the files in rules_dir, the history database db (and its journal
+ * files), and every file cap was loaded from (each may be NULL). Prints the
+ * one-line error and returns 2, or returns 0. Call it before the work (the
+ * paths as given) and again before writing (the files really read). */
+int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninputs,
+			 const char *rules_dir, const char *db, const struct tfd_capture *cap);
 
 #endif

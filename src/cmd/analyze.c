@@ -7,6 +7,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/outfile.h"
 #include "tfd/report.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
@@ -126,6 +127,9 @@ int cmd_analyze(int argc, char **argv)
 		return tfd_cli_usage("analyze", "no capture given");
 	lo.keep_other = strcmp(mode, "xprof") == 0;
 	lo.progress = tfd_cli_progress;
+	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				 (size_t)(argc - optind), rules_dir, NULL, NULL))
+		return 2;
 	if (tfd_rules_load_default(rules_dir, &rules, &err))
 		return tfd_cli_report(&err);
 	tfd_buf_init(&b);
@@ -169,7 +173,9 @@ int cmd_analyze(int argc, char **argv)
 		if (fail_sev >= 0 && findings.n && (int)findings.max_severity >= fail_sev)
 			rc = 3;
 	}
-	if (tfd_write_output(outpath, b.s, b.len, &err))
+	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
+		rc = 2;
+	else if (tfd_output_write(outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
 out:
 	tfd_findings_free(&findings);

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/outfile.h"
 #include "tfd/rules.h"
 
 int tfd_cli_report(const struct tfd_err *err)
@@ -27,40 +29,32 @@ int tfd_cli_usage(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
-enum tfd_status tfd_write_output(const char *path, const char *buf, size_t len, struct tfd_err *err)
+int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninputs,
+			 const char *rules_dir, const char *db, const struct tfd_capture *cap)
 {
-	char *tmp;
-	FILE *f;
-	size_t n;
+	struct tfd_outguard g = {0};
+	struct tfd_err err = {0};
+	int rc = 0;
 
-	if (!path || strcmp(path, "-") == 0) {
-		if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-			return tfd_fail(err, TFD_E_IO, "writing standard output: %s", strerror(errno));
-		return TFD_OK;
+	if (!out || strcmp(out, "-") == 0)
+		return 0;
+	for (size_t i = 0; i < ninputs; i++)
+		tfd_outguard_add(&g, inputs[i], 0);
+	tfd_outguard_add(&g, rules_dir, 1);
+	if (db) {
+		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+		char p[4096];
+
+		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
+			if (snprintf(p, sizeof(p), "%s%s", db, sfx[i]) < (int)sizeof(p))
+				tfd_outguard_add(&g, p, 0);
 	}
-	n = strlen(path) + 32;
-	tmp = xmalloc(n);
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	f = fopen(tmp, "wb");
-	if (!f) {
-		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-		free(tmp);
-		return TFD_E_IO;
-	}
-	if (fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return TFD_E_IO;
-	}
-	if (rename(tmp, path) != 0) {
-		tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return TFD_E_IO;
-	}
-	free(tmp);
-	return TFD_OK;
+	for (size_t i = 0; cap && i < cap->nhosts; i++)
+		tfd_outguard_add(&g, cap->hosts[i].path, 0);
+	if (tfd_outguard_check(&g, out, &err))
+		rc = tfd_cli_report(&err);
+	tfd_outguard_release(&g);
+	return rc;
 }
 
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events)

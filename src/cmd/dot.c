@@ -8,6 +8,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/outfile.h"
 #include "tfd/dot.h"
 
 static void help(FILE *f)
@@ -99,6 +100,9 @@ int cmd_dot(int argc, char **argv)
 	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
 	    strcmp(format, "pdf"))
 		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);
+	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				 (size_t)(argc - optind), NULL, NULL, NULL))
+		return 2;
 	tfd_buf_init(&b);
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err) ||
@@ -129,7 +133,10 @@ int cmd_dot(int argc, char **argv)
 				   p->name, p->ncalls, ao.rank);
 		goto out;
 	}
-	if (tfd_dot_render(h, p, format, &b, &err) || tfd_write_output(outpath, b.s, b.len, &err))
+	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
+		rc = 2;
+	else if (tfd_dot_render(h, p, format, &b, &err) ||
+		 tfd_output_write(outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
 out:
 	tfd_buf_release(&b);

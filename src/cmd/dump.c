@@ -9,6 +9,7 @@
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/outfile.h"
 
 static const char *format_name(const struct tfd_host *h)
 {
@@ -213,6 +214,9 @@ int cmd_dump(int argc, char **argv)
 		return tfd_cli_usage("dump", "no capture given");
 	lo.keep_other = all;
 	lo.progress = tfd_cli_progress;
+	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				 (size_t)(argc - optind), NULL, NULL, NULL))
+		return 2;
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);
@@ -225,7 +229,10 @@ int cmd_dump(int argc, char **argv)
 	} else {
 		dump_text(cap, all, &b);
 	}
-	rc = tfd_write_output(outpath, b.s, b.len, &err) ? tfd_cli_report(&err) : 0;
+	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
+		rc = 2;
+	else
+		rc = tfd_output_write(outpath, b.s, b.len, &err) ? tfd_cli_report(&err) : 0;
 	tfd_buf_release(&b);
 	tfd_capture_free(cap);
 	return rc;

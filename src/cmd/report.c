@@ -9,6 +9,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/outfile.h"
 #include "tfd/dot.h"
 #include "tfd/history.h"
 #include "tfd/nightly.h"
@@ -176,6 +177,9 @@ int cmd_report(int argc, char **argv)
 		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tmv);
 	}
 	lo.progress = tfd_cli_progress;
+	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind, njobs, rules_dir,
+				 dbpath, NULL))
+		return 2;
 	tfd_buf_init(&b);
 	jd = xcalloc(njobs, sizeof(*jd));
 	jobs = xcalloc(njobs, sizeof(*jobs));
@@ -265,7 +269,12 @@ int cmd_report(int argc, char **argv)
 		tfd_nightly_json(jobs, njobs, &b);
 	else
 		tfd_nightly_html(jobs, njobs, &b);
-	if (tfd_write_output(outpath, b.s, b.len, &err)) {
+	for (size_t i = 0; i < njobs; i++)
+		if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, jd[i].cap)) {
+			rc = 2;
+			goto out;
+		}
+	if (tfd_output_write(outpath, b.s, b.len, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}

@@ -443,7 +443,8 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	void *m;
 
 	memset(b, 0, sizeof(*b));
-	fd = open(path, O_RDONLY);
+	/* O_NONBLOCK: a FIFO must not block the open before it is refused below */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return tfd_fail(err, TFD_E_IO, "%s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
@@ -453,6 +454,15 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
 		return tfd_fail(err, TFD_E_IO, "is a directory");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "not a regular file (%s); a capture is a file or a "
+				"directory of them",
+				S_ISCHR(st.st_mode)	 ? "a character device"
+				: S_ISBLK(st.st_mode)	 ? "a block device"
+				: S_ISFIFO(st.st_mode) ? "a pipe"
+						       : "a socket");
 	}
 	if (st.st_size == 0) {
 		close(fd);

@@ -30,7 +30,7 @@ for c in $CASES; do
 	cat "$f" >/dev/null # warm the page cache: every run reads from memory
 	read -r t_cat _ _ < <(one cat "$f")
 	read -r t_pb rss_pb rc_pb < <(one "$B/pbunpack" "$f")
-	read -r t_an rss_an rc_an < <(one "$TFD" analyze -q -f json -o /dev/null "$f")
+	read -r t_an rss_an rc_an < <(one "$TFD" analyze -q -f json -o - "$f")
 	[ "$rc_an" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
 	awk -v spec="$spec" -v mb="$mb" -v size="$size" -v ev="$events" -v ta="$t_an" -v ra="$rss_an" -v tp="$t_pb" \
 		-v tc="$t_cat" -v rcpb="$rc_pb" 'BEGIN {

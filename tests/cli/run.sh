@@ -4,7 +4,8 @@
 # Usage: TFD=build/rel/tfdoctor tests/cli/run.sh   (from the repository root)
 set -u
 TFD=${TFD:-build/rel/tfdoctor}
-CAPS=../shared/captures
+# real captures, copied from ../shared/captures (tests/cases/ok/README.md)
+CAPS=tests/cases/ok
 if [ -n "${VALGRIND:-}" ]; then
 	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp $TFD"
 fi
@@ -91,10 +92,10 @@ dump_count() { # FILE COUNT
 	n=$(grep -m1 'iterator events:' "$T/out" | awk '{print $3}')
 	if [ "$rc" -eq 0 ] && [ "$n" = "$2" ]; then ok; else bad "dump $1: rc=$rc count=$n want $2"; fi
 }
-dump_count $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb 262
-dump_count $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz 262
-dump_count $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json 519
-dump_count $CAPS/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz 38
+dump_count examples/ai-notebook/ai-notebook.xplane.pb 262
+dump_count examples/ai-notebook/ai-notebook.trace.json.gz 262
+dump_count examples/smdebug-8gpu/ip-172-31-19-241.trace.json 519
+dump_count examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz 38
 dump_count $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb 4
 dump_count $CAPS/tda-mnist-linear-tf20/local.trace 97
 dump_count $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace 0
@@ -107,10 +108,10 @@ distinct() { # FILE COUNT
 	n=$(awk '/iterator events:/{on=1;next} on && $4 ~ /^Iterator/ {print $4}' "$T/out" | sort -u | wc -l)
 	if [ "$rc" -eq 0 ] && [ "$n" -eq "$2" ]; then ok; else bad "distinct long names in $1: $n want $2"; fi
 }
-distinct $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb 8
-distinct $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz 8       # 6 long + 2 roots
-distinct $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json 15           # 14 long + root
-distinct $CAPS/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz 11
+distinct examples/ai-notebook/ai-notebook.xplane.pb 8
+distinct examples/ai-notebook/ai-notebook.trace.json.gz 8       # 6 long + 2 roots
+distinct examples/smdebug-8gpu/ip-172-31-19-241.trace.json 15           # 14 long + root
+distinct examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz 11
 distinct $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb 2
 distinct $CAPS/tda-mnist-linear-tf20/local.trace 4
 
@@ -135,9 +136,9 @@ if [ "$rc" -eq 0 ] && grep -q "capture: 1 host" "$T/out"; then ok; else bad "run
 # ---- analyze ---------------------------------------------------------------
 run analyze $CAPS/negative-tda-mnist-cnn-tf20-no-iterators/local.trace
 if [ "$rc" -eq 0 ] && [[ "$out" == *"no tf.data activity captured"* ]]; then ok; else bad "negative control: $rc $out"; fi
-run analyze -q $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json
+run analyze -q examples/smdebug-8gpu/ip-172-31-19-241.trace.json
 if [ "$rc" -eq 0 ] && [[ "$out" == *"bottleneck: Map (Iterator::Model::ForeverRepeat::Map)"* ]]; then ok; else bad "8gpu bottleneck"; fi
-run analyze -q --fail-on input-bound $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json
+run analyze -q --fail-on input-bound examples/smdebug-8gpu/ip-172-31-19-241.trace.json
 if [ "$rc" -eq 3 ]; then ok; else bad "--fail-on input-bound should exit 3, got $rc"; fi
 run analyze -q --fail-on input-bound examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ]; then ok; else bad "--fail-on on a healthy job should exit 0, got $rc"; fi
@@ -148,8 +149,8 @@ if [ "$rc" -eq 0 ] && [ -z "$out" ] && grep -q schema_version "$T/r.json"; then 
 run analyze examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ] && [[ "$err" == *"tfdoctor: note: ai-notebook: no Produce/Consume"* ]]; then ok; else bad "notes on stderr"; fi
 # deterministic: two runs give identical bytes
-$TFD analyze -q -f json $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json >"$T/j1"
-$TFD analyze -q -f json $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json >"$T/j2"
+$TFD analyze -q -f json examples/smdebug-8gpu/ip-172-31-19-241.trace.json >"$T/j1"
+$TFD analyze -q -f json examples/smdebug-8gpu/ip-172-31-19-241.trace.json >"$T/j2"
 if cmp -s "$T/j1" "$T/j2"; then ok; else bad "json output not deterministic"; fi
 # xprof mode on the multi-worker capture: device pipelines only (spec 8.8)
 run analyze --mode xprof -f json $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb
@@ -161,7 +162,7 @@ if [ "$rc" -eq 0 ] && [[ "$out" == '[{"cols":[{"id":"host"'* ]] && [[ "$out" == 
 # several hosts: one file per host in a run directory, ranked
 mkdir -p "$T/multi"
 cp examples/ai-notebook/ai-notebook.xplane.pb "$T/multi/"
-cp $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json "$T/multi/"
+cp examples/smdebug-8gpu/ip-172-31-19-241.trace.json "$T/multi/"
 run analyze -q -f json "$T/multi"
 if [ "$rc" -eq 0 ] && [[ "$out" == *'"host": "ip-172-31-19-241"'* ]] && \
 	[ "$(grep -m1 '"host":' "$T/out" | tr -d ' ,')" = '"host":"ip-172-31-19-241"' ]; then ok; else bad "multi-host ranking"; fi
@@ -209,7 +210,7 @@ if [ "$rc" -eq 0 ]; then ok; else bad "--fail-on severity=medium on a healthy jo
 run analyze --fail-on severity=urgent $Z
 if [ "$rc" -eq 2 ]; then ok; else bad "--fail-on bad severity: $rc"; fi
 # no generic advice for the common versioned bottlenecks on the real captures
-for f in $CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json $Z examples/ai-notebook/ai-notebook.xplane.pb \
+for f in examples/smdebug-8gpu/ip-172-31-19-241.trace.json $Z examples/ai-notebook/ai-notebook.xplane.pb \
 	$CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb $CAPS/tda-mnist-linear-tf20/local.trace; do
 	run analyze -q "$f"
 	if [ "$rc" -eq 0 ] && ! grep -q "TFD-T99" "$T/out" && grep -q '^  \[' "$T/out"; then ok; else bad "findings on $f"; fi
@@ -217,8 +218,8 @@ done
 
 # ---- dot -------------------------------------------------------------------
 # every capture with tf.data renders through gvc in-process
-for f in $CAPS/tda-ai-platform-qwikstart/ai-notebook.xplane.pb $CAPS/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz \
-	$CAPS/smdebug-8gpu-trace/ip-172-31-19-241.trace.json $Z \
+for f in examples/ai-notebook/ai-notebook.xplane.pb examples/ai-notebook/ai-notebook.trace.json.gz \
+	examples/smdebug-8gpu/ip-172-31-19-241.trace.json $Z \
 	$CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb $CAPS/tda-mnist-linear-tf20/local.trace; do
 	run dot -T svg "$f"
 	if [ "$rc" -eq 0 ] && [[ "$out" == *"<svg"* ]] && [[ "$out" == *"</svg>"* ]] && [ -z "$err" ]; then ok; else bad "dot svg $f: rc=$rc $err"; fi
@@ -274,23 +275,23 @@ echo "this is not a database" >"$T/notadb"
 run report --history "$T/notadb" $AI
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [[ "$err" == "tfdoctor: $T/notadb: "* ]]; then ok; else bad "report on a non-database: $rc $err"; fi
 # two reports at once: both land
-$TFD report --history "$DB" --job nightly -o /dev/null $AI 2>"$T/c1" &
+$TFD report --history "$DB" --job nightly -o - $AI >/dev/null 2>"$T/c1" &
 p1=$!
-$TFD report --history "$DB" --job nightly -o /dev/null $AI 2>"$T/c2" &
+$TFD report --history "$DB" --job nightly -o - $AI >/dev/null 2>"$T/c2" &
 p2=$!
 wait $p1; r1=$?
 wait $p2; r2=$?
 run history "$DB"
 if [ "$r1" -eq 0 ] && [ "$r2" -eq 0 ] && [[ "$out" == *"5 runs"* ]]; then ok; else bad "concurrent reports: $r1 $r2 $out $(cat "$T/c1" "$T/c2")"; fi
 # killed in the middle of the write: the database stays consistent, the run is not half there
-TFD_TEST_WRITE_DELAY_MS=3000 $TFD report --history "$DB" --job nightly -o /dev/null $AI 2>/dev/null &
+TFD_TEST_WRITE_DELAY_MS=3000 $TFD report --history "$DB" --job nightly -o - $AI >/dev/null 2>&1 &
 pk=$!
 sleep 1
 kill -9 $pk 2>/dev/null
 wait $pk 2>/dev/null
 run history --job nightly "$DB"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"integrity ok, schema 1, 5 runs"* ]]; then ok; else bad "killed mid-write: $rc $out $err"; fi
-run report --history "$DB" --job nightly -o /dev/null $AI
+run report --history "$DB" --job nightly -o - $AI
 run history "$DB"
 if [[ "$out" == *"6 runs"* ]]; then ok; else bad "report after a crash: $out"; fi
 

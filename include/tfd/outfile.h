@@ -1,0 +1,53 @@
+/* outfile.h - writing a command's output without destroying anybody's file.
+ *
+ * The rules, in the order they are applied to an output path:
+ *   - NULL or "-" is standard output.
+ *   - A path that exists and is not a regular file (a character device such
+ *     as /dev/null, a FIFO, /dev/stdout) is opened for writing and written
+ *     through; it is never renamed over. A directory is an error.
+ *   - A symlink to a regular file is resolved: the file it points at is
+ *     replaced, the link stays. A symlink to nothing is refused.
+ *   - Otherwise the output goes to a fresh temporary file made with
+ *     mkstemp() in the target's own directory, is fsync()ed, renamed over the
+ *     target, and the directory is fsync()ed. An existing file keeps its mode.
+ *
+ * A guard collects the identities (device, inode) of every input a command
+ * read (captures, rule files, the history database); an output path that is
+ * one of them is refused before anything is written.
+ *
+ * Ownership: a guard owns copies of the paths it was given; release it with
+ * tfd_outguard_release().
+ */
+#ifndef TFD_OUTFILE_H
+#define TFD_OUTFILE_H
+
+#include <stddef.h>
+
+#include "tfd/err.h"
+
+struct tfd_outguard_item;
+
+struct tfd_outguard {
+	struct tfd_outguard_item *v;
+	size_t n, cap;
+};
+
+/* Remember path as an input. A directory adds the regular files directly in
+ * it when `dir_files` is set (a rules directory), else nothing (capture
+ * directories are added file by file after loading). A path that does not
+ * exist adds nothing. */
+void tfd_outguard_add(struct tfd_outguard *g, const char *path, int dir_files);
+
+/* TFD_E_USAGE when out (NULL and "-" never are) names one of the inputs:
+ * "refusing to write 'OUT': it is the input 'IN'". */
+enum tfd_status tfd_outguard_check(const struct tfd_outguard *g, const char *out,
+				   struct tfd_err *err);
+
+void tfd_outguard_release(struct tfd_outguard *g);
+
+/* Write buf[0..len) to path by the rules above. On error nothing at path
+ * has changed, and err names the path. */
+enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,
+				 struct tfd_err *err);
+
+#endif

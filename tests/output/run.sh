@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Output safety: -o never destroys a file. Devices and FIFOs are written
+# through, symlinks resolved (dangling ones refused), inputs refused before
+# anything is written, temporary files unpredictable and cleaned up.
+# Never touches the machine's real /dev/null: the device case uses a
+# private device node (mknod) in a temporary directory.
+# Ends with "output: N passed, N failed".
+set -u
+TFD=${TFD:-build/rel/tfdoctor}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL output: $*" >&2
+}
+run() {
+	$TFD "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	err=$(cat "$T/err")
+}
+X=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+AI=examples/ai-notebook/ai-notebook.xplane.pb
+
+# 1. a character device is written through, never replaced
+if mknod "$T/null" c 1 3 2>/dev/null; then
+	for cmd in "analyze -q" "dot" "dump" "report --no-record"; do
+		# shellcheck disable=SC2086
+		run $cmd -o "$T/null" $X
+		if [ "$rc" -eq 0 ] && [ -c "$T/null" ]; then ok; else bad "$cmd -o DEVICE: rc=$rc, $(ls -l "$T/null") $err"; fi
+	done
+else
+	# no mknod here (not root, or a nodev mount): a FIFO stands in below
+	echo "output: note: mknod not permitted; device case covered by the FIFO case" >&2
+fi
+
+# 2. a FIFO is written through: the reader gets the report, the FIFO stays
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/from-fifo" &
+reader=$!
+run analyze -q -o "$T/fifo" $X
+wait $reader
+if [ "$rc" -eq 0 ] && [ -p "$T/fifo" ] && grep -q "verdict:" "$T/from-fifo"; then ok; else bad "FIFO: rc=$rc $err"; fi
+
+# 3. /dev/stdout (a symlink into /proc) reaches standard output
+$TFD analyze -q -o /dev/stdout $X >"$T/stdout" 2>"$T/err"
+if [ $? -eq 0 ] && grep -q "verdict:" "$T/stdout"; then ok; else bad "/dev/stdout: $(cat "$T/err")"; fi
+# and -o - too
+$TFD analyze -q -o - $X >"$T/stdout" 2>"$T/err"
+if [ $? -eq 0 ] && grep -q "verdict:" "$T/stdout"; then ok; else bad "-o -: $(cat "$T/err")"; fi
+
+# 4. an input is refused before anything is written: exit 2, one line, file intact
+cp $X "$T/in.trace.json.gz"
+cp "$T/in.trace.json.gz" "$T/orig"
+for cmd in "analyze" "dot" "dump" "report --no-record"; do
+	# shellcheck disable=SC2086
+	run $cmd -o "$T/in.trace.json.gz" "$T/in.trace.json.gz"
+	if [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+		[[ "$err" == "tfdoctor: refusing to write '$T/in.trace.json.gz': it is the input"* ]] &&
+		cmp -s "$T/orig" "$T/in.trace.json.gz" && [ ! -s "$T/out" ]; then
+		ok
+	else
+		bad "$cmd -o INPUT: rc=$rc err=$err"
+	fi
+done
+# the same file under another name (a symlink, a hard link)
+ln -s "$T/in.trace.json.gz" "$T/alias.json"
+ln "$T/in.trace.json.gz" "$T/hard.json"
+for o in "$T/alias.json" "$T/hard.json"; do
+	run analyze -o "$o" "$T/in.trace.json.gz"
+	if [ "$rc" -eq 2 ] && cmp -s "$T/orig" "$T/in.trace.json.gz"; then ok; else bad "-o $o (same inode): rc=$rc $err"; fi
+done
+# a file found inside a directory input
+mkdir -p "$T/run"
+cp $X "$T/run/host.trace.json.gz"
+run analyze -o "$T/run/host.trace.json.gz" "$T/run"
+if [ "$rc" -eq 2 ] && cmp -s $X "$T/run/host.trace.json.gz" && [[ "$err" == *"it is the input"* ]]; then ok; else bad "-o a file of a directory input: rc=$rc $err"; fi
+# a rules file
+mkdir -p "$T/rules"
+cp tests/cases/rules/good/50-team.json "$T/rules/"
+cp "$T/rules/50-team.json" "$T/rules.orig"
+run analyze --rules "$T/rules" -o "$T/rules/50-team.json" $X
+if [ "$rc" -eq 2 ] && cmp -s "$T/rules.orig" "$T/rules/50-team.json"; then ok; else bad "-o a rules file: rc=$rc $err"; fi
+# the history database
+run report --history "$T/h.db" -o - $X
+cp "$T/h.db" "$T/h.orig"
+run report --history "$T/h.db" -o "$T/h.db" $X
+if [ "$rc" -eq 2 ] && cmp -s "$T/h.orig" "$T/h.db" && [[ "$err" == *"it is the input '$T/h.db'"* ]]; then ok; else bad "-o the history db: rc=$rc $err"; fi
+
+# 5. a symlink to a file: the file it points at is replaced, the link stays
+echo old >"$T/target.txt"
+chmod 640 "$T/target.txt"
+ln -s target.txt "$T/link.txt"
+run analyze -q -o "$T/link.txt" $X
+if [ "$rc" -eq 0 ] && [ -L "$T/link.txt" ] && grep -q "verdict:" "$T/target.txt" &&
+	[ "$(stat -c %a "$T/target.txt")" = 640 ]; then ok; else bad "symlink target: rc=$rc $(ls -l "$T/link.txt" "$T/target.txt") $err"; fi
+# a dangling symlink is refused and nothing is created at its target
+ln -s "$T/nowhere/x" "$T/dangling"
+ln -s "$T/absent.txt" "$T/dangling2"
+run analyze -q -o "$T/dangling2" $X
+if [ "$rc" -eq 1 ] && [ ! -e "$T/absent.txt" ] && [[ "$err" == *"symlink to a missing file"* ]]; then ok; else bad "dangling symlink: rc=$rc $err"; fi
+
+# 6. the temporary file: not at a predictable name, never left behind
+mkdir -p "$T/shared"
+# the names the old writer used: a planted link there must not be followed
+for pid in $(seq $$ $(($$ + 200))); do ln -s "$T/victim" "$T/shared/report.txt.tmp.$pid"; done
+echo precious >"$T/victim"
+run analyze -q -o "$T/shared/report.txt" $X
+if [ "$rc" -eq 0 ] && [ "$(cat "$T/victim")" = precious ] && grep -q "verdict:" "$T/shared/report.txt"; then ok; else bad "planted tmp symlink: rc=$rc $err"; fi
+rm -f "$T"/shared/report.txt.tmp.*
+if [ "$(ls -A "$T/shared")" = report.txt ]; then ok; else bad "left behind: $(ls -A "$T/shared")"; fi
+# a new file gets 0666 less the umask, not mkstemp's 0600
+(umask 022 && $TFD analyze -q -o "$T/shared/new.txt" $X)
+if [ "$(stat -c %a "$T/shared/new.txt")" = 644 ]; then ok; else bad "new file mode $(stat -c %a "$T/shared/new.txt")"; fi
+
+# 7. a directory as -o, an unwritable directory: errors, nothing changed
+run analyze -q -o "$T" $X
+if [ "$rc" -eq 1 ] && [[ "$err" == *"is a directory"* ]]; then ok; else bad "-o DIR: rc=$rc $err"; fi
+run analyze -q -o "$T/no/such/dir/x.txt" $X
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ]; then ok; else bad "-o in a missing dir: rc=$rc $err"; fi
+
+# 8. inputs that are not regular files are named for what they are
+mknod "$T/zero" c 1 5 2>/dev/null || ln -s /dev/zero "$T/zero"
+run analyze "$T/zero"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"not a regular file (a character device)"* ]]; then ok; else bad "analyze DEVICE: rc=$rc $err"; fi
+mkfifo "$T/infifo"
+timeout 10 $TFD analyze "$T/infifo" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "not a regular file (a pipe)" "$T/err"; then ok; else bad "analyze FIFO: rc=$rc $(cat "$T/err")"; fi
+
+echo "output: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
