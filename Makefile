@@ -41,7 +41,6 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
-HDRS := $(wildcard include/tfd/*.h src/*/*.h)
 
 .PHONY: all deps demo check clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update
 all: $(BIN)
@@ -62,13 +61,16 @@ $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) $(CPPFLAGS) $(PKG_CFLAGS) -w -c $< -o $@
 
-$(B)/obj/%.o: src/%.c $(HDRS) $(B)/gen/xplane.pb-c.h
+# objects depend on the headers they include (-MMD -MP), found by the compiler
+$(B)/obj/%.o: src/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Isrc/input -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -Isrc/input -c $< -o $@
 
-$(B)/obj/unit/%.o: tests/unit/%.c $(HDRS) tests/unit/t.h $(B)/gen/xplane.pb-c.h
+$(B)/obj/unit/%.o: tests/unit/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Isrc/input -Isrc -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -Isrc/input -Isrc -c $< -o $@
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(B)/obj/main.d
 
 $(B)/libtfd.a: $(LIB_OBJ)
 	@rm -f $@
@@ -84,17 +86,24 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 
-# Every suite prints "<suite>: N passed, N failed"; the last line is the sum.
+# Every suite prints "<suite>: N passed, N failed"; tests/check.sh runs each
+# as its own process, fails on a crash, a missing summary or a sanitizer
+# report, and prints the sum last.
+VG := $(if $(VALGRIND),valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp)
+SUITES = \
+	'unit=$(VG) $(UNIT)' \
+	'cli=TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh' \
+	'output=TFD=$(BIN) tests/output/run.sh' \
+	'golden=TFD=$(BIN) tests/golden/run.sh' \
+	'synth=TFD=$(BIN) tests/synth/run.sh' \
+	'fuzz=B=$(B) tests/fuzz/run.sh' \
+	'browser=TFD=$(BIN) tests/browser/run.sh' \
+	'harness=tests/harness/run.sh' \
+	'layout=tests/layout/run.sh'
+
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
-	@set -o pipefail; rm -f $(B)/check.log; \
-	  { $(if $(VALGRIND),valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp) $(UNIT) || true; } 2>&1 | tee -a $(B)/check.log; \
-	  { TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
-	  { TFD=$(BIN) tests/golden/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
-	  { TFD=$(BIN) tests/synth/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
-	  { B=$(B) tests/fuzz/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
-	  { TFD=$(BIN) tests/browser/run.sh || true; } 2>&1 | tee -a $(B)/check.log; \
-	  tests/sum.sh $(B)/check.log
+	@tests/check.sh $(B)/check $(SUITES)
 
 # ---- fuzzing ------------------------------------------------------------------
 FUZZ_TARGETS := xspace chrome rules
@@ -117,9 +126,11 @@ $(FZ)/obj/gen/%.o: $(FZ)/gen/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -w -c $< -o $@
 
-$(FZ)/obj/%.o: src/%.c $(HDRS) $(FZ)/gen/xplane.pb-c.h
+$(FZ)/obj/%.o: src/%.c $(FZ)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(FUZZ_OBJ:.o=.d)
 
 $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
@@ -139,7 +150,7 @@ fuzz: deps fuzz-build
 # fold what fuzzing found back into the committed corpus, minimized
 fuzz-merge: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
-	  $(FZ)/fuzz_$$t -merge=1 -max_len=262144 tests/fuzz/corpus/$$t $(FZ)/corpus-$$t 2>&1 | tail -1; \
+	  $(FZ)/fuzz_$$t -merge=1 -max_len=262144 -artifact_prefix=$(FZ)/crash-$$t- tests/fuzz/corpus/$$t $(FZ)/corpus-$$t 2>&1 | tail -1; \
 	done
 
 golden-update: $(BIN)
@@ -163,3 +174,6 @@ format:
 
 clean:
 	rm -rf build
+
+# keep intermediate objects (the fuzz build's pattern chain would delete them)
+.SECONDARY:
