@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Repository layout: the root holds only the planned top level (Makefile,
+# README.md, src, include, rules, tests, examples, scripts, .ci, dotfiles);
+# tool artifacts (fuzzer crash files, benchmark captures, build output) live
+# under build/ or are ignored. Ends with "layout: N passed, N failed".
+set -u
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL layout: $*" >&2
+}
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	echo "layout: skipped, not a git checkout"
+	exit 0
+fi
+allowed='^(Makefile|README\.md|src|include|rules|tests|examples|scripts|\.[^/]+)$'
+# tracked files, and untracked ones git does not ignore
+stray=$(git ls-files --cached --others --exclude-standard | cut -d/ -f1 | sort -u | grep -Ev "$allowed")
+if [ -z "$stray" ]; then ok; else bad "outside the planned top level: $(echo "$stray" | head -5 | tr '\n' ' ')($(echo "$stray" | wc -l) names)"; fi
+# fuzzer artifacts are never tracked anywhere
+crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
+if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi
+# the fuzz targets write their artifacts under build/
+if grep -q -- '-artifact_prefix=$(FZ)/' Makefile && [ "$(grep -c -- '$(FZ)/fuzz_$$t ' Makefile)" -eq "$(grep -c -- '-artifact_prefix=$(FZ)/' Makefile)" ]; then ok; else bad "a fuzz run without -artifact_prefix under build/"; fi
+echo "layout: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
