@@ -400,7 +400,8 @@ static void families(struct t *t)
 
 /* ---- real captures --------------------------------------------------- */
 
-#define CAPS "../shared/captures/"
+/* real captures in the repository (copies of ../shared/captures) */
+#define CAPS "examples/"
 
 static struct tfd_analysis *load_and_analyze(struct t *t, const char *path,
 					     struct tfd_capture **cap)
@@ -418,7 +419,7 @@ static void smdebug_8gpu_invariants(struct t *t)
 {
 	struct tfd_capture *cap = NULL;
 	struct tfd_analysis *a =
-		load_and_analyze(t, CAPS "smdebug-8gpu-trace/ip-172-31-19-241.trace.json", &cap);
+		load_and_analyze(t, CAPS "smdebug-8gpu/ip-172-31-19-241.trace.json", &cap);
 	const struct tfd_pipeline *p = &a->hosts[0].pipelines[a->hosts[0].focus];
 	double share = 0;
 
