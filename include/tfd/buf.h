@@ -20,5 +20,15 @@ void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...) __attribute__((form
 /* Append compact JSON (as cJSON_PrintUnformatted writes it) indented by two
  * spaces per level, with a final newline. */
 void tfd_buf_json_pretty(struct tfd_buf *b, const char *compact);
+/* Make b safe to print on a terminal: every control byte but newline and
+ * tab (ESC, BEL, CR, ...) and every C1 control (U+0080..U+009F in UTF-8)
+ * becomes the visible text "\xNN". Names in captures are untrusted. */
+void tfd_buf_escape_controls(struct tfd_buf *b);
+/* Append s as Markdown text safe in a table cell or a list item: | \ ` * _ [ ]
+ * are backslash-escaped, < > & become entities (no raw HTML passes), line
+ * breaks become spaces, and control bytes become "\xNN". */
+void tfd_buf_put_md(struct tfd_buf *b, const char *s);
+/* The same escaping for one line of text about to go to a terminal. */
+void tfd_str_escape_controls(const char *s, char *out, size_t outsz);
 
 #endif

@@ -23,6 +23,8 @@ int cmd_synth(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */
 int tfd_cli_report(const struct tfd_err *err);
+/* Print "tfdoctor: note: <host>: <msg>" (unless the caller is quiet). */
+void tfd_cli_note(const char *host, const char *msg);
 /* Print "tfdoctor: <cmd>: <msg>" and a hint, return 2. */
 int tfd_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Check a --fail-on value: "input-bound", "regression" (when allowed) or

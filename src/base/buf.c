@@ -107,3 +107,83 @@ void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
 	}
 	tfd_buf_add(b, "\n", 1);
 }
+
+static int is_c1(const unsigned char *p, size_t left)
+{
+	return left >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+}
+
+static int is_ctl(unsigned char c)
+{
+	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+}
+
+void tfd_buf_escape_controls(struct tfd_buf *b)
+{
+	struct tfd_buf o;
+	size_t i = 0, clean = 0;
+
+	for (; i < b->len; i++)
+		if (is_ctl((unsigned char)b->s[i]) || is_c1((unsigned char *)b->s + i, b->len - i))
+			break;
+	if (i == b->len)
+		return; /* the common case: nothing to do */
+	tfd_buf_init(&o);
+	for (i = 0; i < b->len; i++) {
+		const unsigned char *p = (const unsigned char *)b->s + i;
+
+		if (is_ctl(*p)) {
+			tfd_buf_add(&o, b->s + clean, i - clean);
+			tfd_buf_printf(&o, "\\x%02x", *p);
+			clean = i + 1;
+		} else if (is_c1(p, b->len - i)) {
+			tfd_buf_add(&o, b->s + clean, i - clean);
+			tfd_buf_printf(&o, "\\x%02x", p[1]);
+			i++;
+			clean = i + 1;
+		}
+	}
+	tfd_buf_add(&o, b->s + clean, b->len - clean);
+	tfd_buf_release(b);
+	*b = o;
+}
+
+void tfd_str_escape_controls(const char *s, char *out, size_t outsz)
+{
+	struct tfd_buf b;
+
+	tfd_buf_init(&b);
+	tfd_buf_puts(&b, s);
+	tfd_buf_escape_controls(&b);
+	snprintf(out, outsz, "%s", b.len ? b.s : "");
+	tfd_buf_release(&b);
+}
+
+void tfd_buf_put_md(struct tfd_buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '|': case '\\': case '`': case '*': case '_': case '[': case ']':
+			tfd_buf_add(b, "\\", 1);
+			tfd_buf_add(b, (const char *)p, 1);
+			break;
+		case '<':
+			tfd_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tfd_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			tfd_buf_puts(b, "&amp;");
+			break;
+		case '\n': case '\r': case '\t':
+			tfd_buf_add(b, " ", 1);
+			break;
+		default:
+			if (is_ctl(*p) || is_c1(p, 2))
+				tfd_buf_printf(b, "\\x%02x", is_c1(p, 2) ? *++p : *p);
+			else
+				tfd_buf_add(b, (const char *)p, 1);
+		}
+	}
+}

@@ -166,13 +166,14 @@ int cmd_analyze(int argc, char **argv)
 			tfd_report_text(an, &findings, &b);
 		if (!quiet)
 			for (size_t i = 0; i < an->ndiags; i++)
-				fprintf(stderr, "tfdoctor: note: %s: %s\n", an->diags[i].host,
-					an->diags[i].msg);
+				tfd_cli_note(an->diags[i].host, an->diags[i].msg);
 		if (fail_on && fail_sev < 0 && an->input_bound)
 			rc = 3;
 		if (fail_sev >= 0 && findings.n && (int)findings.max_severity >= fail_sev)
 			rc = 3;
 	}
+	if (strcmp(format, "text") == 0)
+		tfd_buf_escape_controls(&b); /* names come from the capture */
 	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
 		rc = 2;
 	else if (tfd_output_write(outpath, b.s, b.len, &err))

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/outfile.h"
@@ -13,8 +14,21 @@
 
 int tfd_cli_report(const struct tfd_err *err)
 {
-	fprintf(stderr, "tfdoctor: %s\n", err->msg[0] ? err->msg : "unknown error");
+	char msg[sizeof(err->msg) * 4];
+
+	/* messages quote file and iterator names: nothing raw reaches the terminal */
+	tfd_str_escape_controls(err->msg[0] ? err->msg : "unknown error", msg, sizeof(msg));
+	fprintf(stderr, "tfdoctor: %s\n", msg);
 	return tfd_status_exit_code(err->status ? err->status : TFD_E_INTERNAL);
+}
+
+void tfd_cli_note(const char *host, const char *msg)
+{
+	char h[1024], m[4096];
+
+	tfd_str_escape_controls(host, h, sizeof(h));
+	tfd_str_escape_controls(msg, m, sizeof(m));
+	fprintf(stderr, "tfdoctor: note: %s: %s\n", h, m);
 }
 
 int tfd_cli_usage(const char *cmd, const char *fmt, ...)

@@ -228,6 +228,7 @@ int cmd_dump(int argc, char **argv)
 		cJSON_free(s);
 	} else {
 		dump_text(cap, all, &b);
+		tfd_buf_escape_controls(&b); /* names come from the capture */
 	}
 	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
 		rc = 2;

@@ -7,6 +7,7 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include "tfd/buf.h"
 #include "tfd/dot.h"
 #include "tfd/report.h"
 
@@ -25,9 +26,17 @@ static int gv_err(char *msg)
 	return 0;
 }
 
+/* Every attribute value passes here: names come from the capture, and a
+ * control byte would reach a terminal (DOT) or make the SVG invalid XML. */
 static void set(void *obj, const char *k, const char *v)
 {
-	agsafeset(obj, (char *)k, (char *)v, (char *)"");
+	struct tfd_buf b;
+
+	tfd_buf_init(&b);
+	tfd_buf_puts(&b, v);
+	tfd_buf_escape_controls(&b);
+	agsafeset(obj, (char *)k, b.len ? b.s : (char *)"", (char *)"");
+	tfd_buf_release(&b);
 }
 
 static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)

@@ -470,6 +470,14 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 
 /* ---- Markdown and JSON ---------------------------------------------------- */
 
+/* one Markdown table cell: " TEXT |" with TEXT escaped */
+static void md_cell(struct tfd_buf *b, const char *s)
+{
+	tfd_buf_add(b, " ", 1);
+	tfd_buf_put_md(b, s);
+	tfd_buf_puts(b, " |");
+}
+
 void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
@@ -479,8 +487,13 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		const struct tfd_job *job = &jobs[j];
 		const struct tfd_analysis *a = job->analysis;
 
-		tfd_buf_printf(b, "\n## %s: run %s (%s)\n\n", job->name, job->current.run,
-			       job->current.recorded_at);
+		tfd_buf_puts(b, "\n## ");
+		tfd_buf_put_md(b, job->name);
+		tfd_buf_puts(b, ": run ");
+		tfd_buf_put_md(b, job->current.run);
+		tfd_buf_puts(b, " (");
+		tfd_buf_put_md(b, job->current.recorded_at);
+		tfd_buf_puts(b, ")\n\n");
 		tfd_buf_puts(b, "| host | verdict | input % | pipeline | p50 | max | bottleneck |\n"
 				"|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
@@ -489,28 +502,43 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			char pct[16];
 
 			snprintf(pct, sizeof(pct), isnan(h->input_pct) ? "n/a" : "%.1f", h->input_pct);
-			tfd_buf_printf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", h->host->name,
-				       a->any_tfdata ? verdict_word(h) : "no tf.data activity", pct,
-				       p ? p->name : "-", p ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-",
-				       p ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-",
-				       p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "-");
+			tfd_buf_puts(b, "|");
+			md_cell(b, h->host->name);
+			md_cell(b, a->any_tfdata ? verdict_word(h) : "no tf.data activity");
+			md_cell(b, pct);
+			md_cell(b, p ? p->name : "-");
+			md_cell(b, p ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-");
+			md_cell(b, p ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-");
+			md_cell(b, p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "-");
+			tfd_buf_puts(b, "\n");
 		}
 		tfd_buf_puts(b, "\n**Regressions:**");
 		if (!job->nregs)
 			tfd_buf_puts(b, " none.\n");
 		else
 			tfd_buf_puts(b, "\n\n");
-		for (size_t r = 0; r < job->nregs; r++)
-			tfd_buf_printf(b, "- %s\n", job->regs[r].text);
+		for (size_t r = 0; r < job->nregs; r++) {
+			tfd_buf_puts(b, "- ");
+			tfd_buf_put_md(b, job->regs[r].text);
+			tfd_buf_puts(b, "\n");
+		}
 		if (job->findings && job->findings->n) {
 			tfd_buf_puts(b, "\n**What to change:**\n\n");
 			for (size_t k = 0; k < job->findings->n && k < 5; k++) {
 				const struct tfd_finding *f = &job->findings->v[k];
 
-				tfd_buf_printf(b, "- **[%s] %s** %s%s%s%s: %s\n",
-					       tfd_severity_name(f->severity), f->rule_id, f->title,
-					       f->stage[0] ? " (" : "", f->stage[0] ? f->stage : "",
-					       f->stage[0] ? ")" : "", f->suggestion);
+				tfd_buf_printf(b, "- **\\[%s\\] ", tfd_severity_name(f->severity));
+				tfd_buf_put_md(b, f->rule_id);
+				tfd_buf_puts(b, "** ");
+				tfd_buf_put_md(b, f->title);
+				if (f->stage[0]) {
+					tfd_buf_puts(b, " (");
+					tfd_buf_put_md(b, f->stage);
+					tfd_buf_puts(b, ")");
+				}
+				tfd_buf_puts(b, ": ");
+				tfd_buf_put_md(b, f->suggestion);
+				tfd_buf_puts(b, "\n");
 			}
 		}
 		tfd_buf_printf(b, "\n_%zu recorded run%s._\n", job->nhistory,

@@ -130,5 +130,29 @@ timeout 10 $TFD analyze "$T/infifo" >"$T/out" 2>"$T/err"
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q "not a regular file (a pipe)" "$T/err"; then ok; else bad "analyze FIFO: rc=$rc $(cat "$T/err")"; fi
 
+# 9. names from captures are untrusted: no raw control bytes reach a terminal,
+#    Markdown tables hold, no raw HTML passes (text, md, HTML, SVG, stderr)
+E=$(printf '\033')
+BEL=$(printf '\a')
+EV="$T/evil${E}]0;pwned${BEL}|host.trace.json"
+cp tests/cases/hostile/names.trace.json "$EV"
+ctl() { LC_ALL=C grep -c "$(printf '[\001-\010\013-\037\177]')" "$1"; }
+$TFD analyze "$EV" >"$T/h.txt" 2>"$T/h.err"
+if [ "$(ctl "$T/h.txt")" = 0 ] && grep -qF 'Map\x1b[31m|x`<script>' "$T/h.txt" && grep -qF 'evil\x1b]0;pwned\x07|host' "$T/h.txt"; then ok; else bad "text report passes control bytes: $(head -3 "$T/h.txt" | od -c | head -3)"; fi
+if [ "$(ctl "$T/h.err")" = 0 ]; then ok; else bad "stderr passes control bytes"; fi
+$TFD dump "$EV" >"$T/h.dump" 2>&1
+if [ "$(ctl "$T/h.dump")" = 0 ]; then ok; else bad "dump passes control bytes"; fi
+$TFD analyze /nonexistent/"${E}[2J" >/dev/null 2>"$T/h.err"
+if [ "$(ctl "$T/h.err")" = 0 ] && grep -qF '\x1b[2J' "$T/h.err"; then ok; else bad "error line passes control bytes: $(od -c "$T/h.err" | head -2)"; fi
+$TFD report --no-record -f md "$EV" >"$T/h.md" 2>/dev/null
+row=$(grep '^| evil' "$T/h.md")
+# 7 cells: the row has 8 unescaped pipes
+pipes=$(sed 's/\\|//g' <<<"$row" | tr -cd '|' | wc -c)
+if [ "$pipes" = 8 ] && [ "$(ctl "$T/h.md")" = 0 ] && ! grep -q '<script>' "$T/h.md" && grep -qF '\`&lt;script&gt;' "$T/h.md"; then ok; else bad "markdown not escaped: $row"; fi
+$TFD report --no-record -f html "$EV" >"$T/h.html" 2>/dev/null
+if ! grep -q '<script>' "$T/h.html" && grep -qF '&lt;script&gt;' "$T/h.html"; then ok; else bad "html passes raw markup"; fi
+$TFD dot -T svg "$EV" >"$T/h.svg" 2>/dev/null
+if [ -s "$T/h.svg" ] && ! grep -q '<script>' "$T/h.svg" && [ "$(ctl "$T/h.svg")" = 0 ]; then ok; else bad "svg passes raw markup or control bytes"; fi
+
 echo "output: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
