@@ -95,6 +95,7 @@ SUITES = \
 	'cli=TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh' \
 	'output=TFD=$(BIN) tests/output/run.sh' \
 	'golden=TFD=$(BIN) tests/golden/run.sh' \
+	'share=TFD=$(BIN) tests/share/run.sh' \
 	'synth=TFD=$(BIN) tests/synth/run.sh' \
 	'fuzz=B=$(B) tests/fuzz/run.sh' \
 	'browser=TFD=$(BIN) tests/browser/run.sh' \

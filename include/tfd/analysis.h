@@ -92,17 +92,49 @@ enum tfd_bound {
 	TFD_BOUND_HIGH,
 };
 
+/* The share of step time spent waiting for input over one set of steps. */
+struct tfd_share {
+	double pct;      /* NAN when unknown */
+	int64_t step_ns; /* summed step time */
+	int64_t wait_ns; /* time in IteratorGetNext* within those steps */
+	size_t nsteps;
+};
+
+/* One step: its time and the part of it spent waiting for input. */
+struct tfd_step_wait {
+	int64_t start_ns, step_ns, wait_ns;
+	bool well_formed; /* has time that is not waiting (TF: has compute) */
+};
+
 struct tfd_host_result {
 	const struct tfd_host *host;
 	struct tfd_pipeline *pipelines; /* host pipelines first, by first call */
 	size_t npipelines;
 	size_t nhost_pipelines;
-	/* input-bound share */
+	/* input-bound share: the figures the verdict uses (a copy of tf or
+	 * steady below, or the capture span without step markers) */
 	double input_pct;   /* NAN when unknown */
 	int64_t step_ns;    /* summed step time (or capture span) */
 	int64_t wait_ns;    /* time in IteratorGetNext* within it */
 	size_t nsteps;
 	const char *input_basis; /* "steps", "capture span" or "none" */
+	/* "tf-convention", "steady-state", "capture span" or "none" */
+	const char *verdict_basis;
+	/* TensorFlow's convention: well-formed steps, the first and last dropped
+	 * when there are more than 5 (xprof-reference.md 5.1) */
+	struct tfd_share tf;
+	/* the steady state: well-formed steps less the leading warm-up steps */
+	struct tfd_share steady;
+	struct tfd_share all; /* every step */
+	size_t nwarmup_steps;   /* leading steps > 2x the median step (at most 10 %) */
+	int64_t warmup_wait_ns; /* waiting inside them */
+	/* the all-steps share is in a higher band than the verdict: warm-up,
+	 * not the steady state, would have raised the alarm */
+	bool warmup_inflated;
+	struct tfd_step_wait *step_waits; /* per step, in time order */
+	size_t nstep_waits;
+	/* per-step waiting share (100 * wait / step) over the tf steps */
+	double step_pct_min, step_pct_p50, step_pct_p90, step_pct_max;
 	enum tfd_bound bound;
 	int focus; /* pipeline index analyzed first, -1 if none */
 	int64_t max_latency_ns; /* slowest host-pipeline root call */
@@ -131,6 +163,10 @@ struct tfd_analyze_opts {
 			   * ignored unless rank_set */
 	bool rank_set;
 };
+
+/* The XProf band of an input-bound share: >= 20 % highly, >= 5 % moderately,
+ * else not; unknown for NAN. */
+enum tfd_bound tfd_bound_of(double pct);
 
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);

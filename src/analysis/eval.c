@@ -96,6 +96,16 @@ static struct val metric(int m, const struct tfd_host_result *h, const struct tf
 		v.num = (double)h->max_latency_ns / 1e3;
 	else if (strcmp(name, "host_pipelines") == 0)
 		v.num = (double)h->nhost_pipelines;
+	else if (strcmp(name, "all_steps_input_percent") == 0) {
+		v.present = !isnan(h->all.pct);
+		v.num = h->all.pct;
+	} else if (strcmp(name, "steady_input_percent") == 0) {
+		v.present = !isnan(h->steady.pct);
+		v.num = h->steady.pct;
+	} else if (strcmp(name, "warmup_steps") == 0)
+		v.num = (double)h->nwarmup_steps;
+	else if (strcmp(name, "warmup_inflated") == 0)
+		v.b = h->warmup_inflated;
 	else
 		v.present = false;
 	return v;

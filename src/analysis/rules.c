@@ -73,6 +73,11 @@ const struct metric_def tfd_metrics[] = {
 	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input"},
 	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call"},
 	{"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines"},
+	{"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step"},
+	{"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps"},
+	{"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step"},
+	{"warmup_inflated", VT_BOOL, TARGET_HOST,
+	 "counting every step would put the host in a higher band"},
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 
@@ -81,7 +86,7 @@ static const char *const class_names[] = {
 	"python_generator",   "in_memory_source",       "sequential_map",
 	"sequential_interleave", "parallel_at_limit",   "fixed_parallelism",
 	"deterministic_stall", "sequential_transformation", "missing_prefetch",
-	"prefetch_starved",   "shuffle_warmup",         "cache_fill",
+	"prefetch_starved",   "shuffle_warmup",         "cache_fill",   "pipeline_warmup",
 	"root_overhead",      "not_input_bound",        "other",
 };
 

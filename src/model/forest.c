@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/passes.h"
 #include "attrib.h"
 #include "tfd/analysis.h"
 #include "tfd/imap.h"
@@ -1017,74 +1018,6 @@ out:
 	return st;
 }
 
-/* ---- input-bound share ------------------------------------------------- */
-
-struct span2 {
-	int64_t s, e;
-};
-
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span2 *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-static void input_bound(const struct tfd_host *h, struct tfd_host_result *hr)
-{
-	VEC(struct span2) w = {0};
-	VEC(struct span2) u = {0};
-
-	for (size_t t = 0; t < h->nthreads; t++)
-		for (size_t k = 0; k < h->threads[t].nevents; k++) {
-			const struct tfd_event *e = &h->threads[t].events[k];
-
-			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)
-				vec_push(&w, ((struct span2){e->start_ns, e->start_ns + e->dur_ns}));
-		}
-	if (w.n > 1)
-		qsort(w.v, w.n, sizeof(*w.v), span_cmp);
-	for (size_t i = 0; i < w.n; i++) {
-		if (u.n && w.v[i].s <= u.v[u.n - 1].e) {
-			if (w.v[i].e > u.v[u.n - 1].e)
-				u.v[u.n - 1].e = w.v[i].e;
-		} else {
-			vec_push(&u, w.v[i]);
-		}
-	}
-	hr->input_pct = NAN;
-	hr->input_basis = "none";
-	if (h->nsteps) {
-		hr->input_basis = "steps";
-		hr->nsteps = h->nsteps;
-		for (size_t s = 0; s < h->nsteps; s++) {
-			int64_t a = h->steps[s].start_ns, b = h->steps[s].end_ns;
-
-			hr->step_ns = sat_add(hr->step_ns, b - a);
-			for (size_t i = 0; i < u.n; i++) {
-				int64_t x = u.v[i].s > a ? u.v[i].s : a, y = u.v[i].e < b ? u.v[i].e : b;
-
-				if (y > x)
-					hr->wait_ns = sat_add(hr->wait_ns, y - x);
-			}
-		}
-	} else if (u.n && h->span_end_ns > h->span_start_ns) {
-		hr->input_basis = "capture span";
-		hr->step_ns = h->span_end_ns - h->span_start_ns;
-		for (size_t i = 0; i < u.n; i++)
-			hr->wait_ns = sat_add(hr->wait_ns, u.v[i].e - u.v[i].s);
-	}
-	if (hr->step_ns > 0) {
-		hr->input_pct = 100.0 * (double)hr->wait_ns / (double)hr->step_ns;
-		/* XProf thresholds: >= 20 % highly, >= 5 % moderately input-bound */
-		hr->bound = hr->input_pct >= 20.0  ? TFD_BOUND_HIGH
-			    : hr->input_pct >= 5.0 ? TFD_BOUND_MODERATE
-						   : TFD_BOUND_NOT;
-	}
-	vec_free(&w);
-	vec_free(&u);
-}
-
 /* ---- per host ----------------------------------------------------------- */
 
 struct root_sort {
@@ -1123,7 +1056,7 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	c.a = a;
 	hr->host = h;
 	hr->focus = -1;
-	input_bound(h, hr);
+	tfd_share_compute(h, hr);
 	c.names = &cap->arena;
 	scan_threads(&c);
 	sort_calls(&c);
@@ -1348,6 +1281,7 @@ void tfd_analysis_free(struct tfd_analysis *a)
 			free(a->hosts[i].pipelines[p].critpath);
 		}
 		free(a->hosts[i].pipelines);
+		free(a->hosts[i].step_waits);
 	}
 	free(a->hosts);
 	free(a->diags);

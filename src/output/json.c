@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -150,6 +151,44 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 	return arr;
 }
 
+static cJSON *pct_json(double v)
+{
+	return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 100) / 100);
+}
+
+static cJSON *one_share(const struct tfd_share *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(o, "percent", pct_json(s->pct));
+	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
+	add_ns(o, "wait_ns", s->wait_ns);
+	add_ns(o, "step_ns", s->step_ns);
+	return o;
+}
+
+/* the input-bound share by TensorFlow's convention, the steady state and
+ * every step, and the per-step distribution */
+static cJSON *share_json(const struct tfd_host_result *h)
+{
+	cJSON *o = cJSON_CreateObject(), *st, *ps;
+
+	cJSON_AddStringToObject(o, "verdict_basis", h->verdict_basis);
+	cJSON_AddItemToObject(o, "tf_convention", one_share(&h->tf));
+	st = one_share(&h->steady);
+	cJSON_AddNumberToObject(st, "warmup_steps", (double)h->nwarmup_steps);
+	add_ns(st, "warmup_wait_ns", h->warmup_wait_ns);
+	cJSON_AddItemToObject(o, "steady_state", st);
+	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all));
+	cJSON_AddBoolToObject(o, "warmup_inflated", h->warmup_inflated);
+	ps = cJSON_AddObjectToObject(o, "per_step_percent");
+	cJSON_AddItemToObject(ps, "min", pct_json(h->step_pct_min));
+	cJSON_AddItemToObject(ps, "median", pct_json(h->step_pct_p50));
+	cJSON_AddItemToObject(ps, "p90", pct_json(h->step_pct_p90));
+	cJSON_AddItemToObject(ps, "max", pct_json(h->step_pct_max));
+	return o;
+}
+
 void tfd_report_json(const struct tfd_analysis *a, const struct tfd_findings *fs,
 		     struct tfd_buf *b)
 {
@@ -195,6 +234,8 @@ void tfd_report_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 		add_ns(o, "step_ns", h->step_ns);
 		cJSON_AddNumberToObject(o, "steps", (double)h->nsteps);
 		add_ns(o, "max_latency_ns", h->max_latency_ns);
+		if (strcmp(h->input_basis, "steps") == 0)
+			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->focus >= 0)
 			cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
 		ps = cJSON_AddArrayToObject(o, "pipelines");

@@ -24,6 +24,44 @@ const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len)
 static const char *link_names[TFD_LINK__COUNT] = {"same-thread nesting", "Produce/Consume",
 						  "parent_id + time overlap", "unlinked"};
 
+static const char *band_word(enum tfd_bound bd)
+{
+	return bd == TFD_BOUND_HIGH ? "HIGHLY" : bd == TFD_BOUND_MODERATE ? "MODERATELY" : "NOT";
+}
+
+/* The three shares, and why they differ when warm-up would have raised the alarm. */
+static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	char t1[32], num[24];
+
+	if (strcmp(f->input_basis, "steps") != 0)
+		return;
+	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
+		tfd_buf_printf(b, "         shares: TensorFlow's convention %.1f%% (%zu step%s), "
+				  "steady state %.1f%% (%zu step%s, %zu warm-up), every step %.1f%% "
+				  "(%zu step%s).\n",
+			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
+			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
+			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+	if (!f->warmup_inflated)
+		return;
+	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);
+	if (f->nwarmup_steps)
+		tfd_buf_printf(b, "         warm-up: the first %s%s waited %s for the pipeline to "
+				  "fill; steady state %.1f%%. Counting every step would say %s "
+				  "input-bound (%.1f%%).\n",
+			       f->nwarmup_steps == 1 ? "" : num, f->nwarmup_steps == 1 ? "step" : " steps",
+			       tfd_fmt_ns(f->warmup_wait_ns, t1, sizeof(t1)), f->steady.pct,
+			       band_word(tfd_bound_of(f->all.pct)), f->all.pct);
+	else
+		tfd_buf_printf(b, "         warm-up: the first step waited %s (TensorFlow's convention "
+				  "drops the first and last steps); steady state %.1f%%. Counting "
+				  "every step would say %s input-bound (%.1f%%).\n",
+			       tfd_fmt_ns(f->nstep_waits ? f->step_waits[0].wait_ns : 0, t1,
+					  sizeof(t1)),
+			       f->steady.pct, band_word(tfd_bound_of(f->all.pct)), f->all.pct);
+}
+
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
@@ -35,14 +73,22 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				"during it).\n");
 		return;
 	}
-	if (f && !isnan(f->input_pct))
+	if (f && !isnan(f->input_pct)) {
+		char basis[96];
+
+		if (strcmp(f->verdict_basis, "tf-convention") == 0)
+			snprintf(basis, sizeof(basis), "%zu of %zu step%s, TensorFlow's convention",
+				 f->tf.nsteps, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+		else if (strcmp(f->verdict_basis, "steady-state") == 0)
+			snprintf(basis, sizeof(basis), "steady state, %zu of %zu steps",
+				 f->steady.nsteps, f->all.nsteps);
+		else
+			snprintf(basis, sizeof(basis), "%s", f->verdict_basis);
 		tfd_buf_printf(b, "verdict: %s input-bound: %.1f%% of step time on host %s is "
 				  "spent waiting for input (%s).\n",
-			       f->bound == TFD_BOUND_HIGH       ? "HIGHLY"
-			       : f->bound == TFD_BOUND_MODERATE ? "MODERATELY"
-								: "NOT",
-			       f->input_pct, f->host->name, f->input_basis);
-	else if (f)
+			       band_word(f->bound), f->input_pct, f->host->name, basis);
+		share_lines(f, b);
+	} else if (f)
 		tfd_buf_printf(b, "verdict: input-bound share unknown (no step markers or "
 				  "IteratorGetNext events); slowest host pipeline call %s.\n",
 			       tfd_fmt_ns(f->max_latency_ns, t1, sizeof(t1)));

@@ -1,0 +1,245 @@
+/* share.c - the input-bound share of a host: how much of its step time is
+ * spent waiting for input (time inside IteratorGetNext* ops).
+ *
+ * Three figures over three sets of steps:
+ *   tf      TensorFlow's convention (xprof-reference.md 5.1): well-formed
+ *           steps only, the first and the last dropped when there are more
+ *           than 5. This is what TensorBoard's input-pipeline page shows.
+ *   steady  well-formed steps less the leading warm-up steps, found with the
+ *           rule the bottleneck analysis uses for root calls: leading steps,
+ *           at most 10 %, slower than twice the median step.
+ *   all     every step.
+ * The verdict follows tf, unless steady is in a lower band (only possible
+ * with 4 or 5 steps, where tf keeps the first step): warm-up alone never
+ * makes a host input-bound.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "tfd/satmath.h"
+#include "tfd/vec.h"
+
+struct span {
+	int64_t s, e;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The union of every IteratorGetNext* span on the host, sorted, disjoint. */
+static struct span *wait_union(const struct tfd_host *h, size_t *n)
+{
+	VEC(struct span) w = {0};
+	size_t k = 0;
+
+	for (size_t t = 0; t < h->nthreads; t++)
+		for (size_t i = 0; i < h->threads[t].nevents; i++) {
+			const struct tfd_event *e = &h->threads[t].events[i];
+
+			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)
+				vec_push(&w, ((struct span){e->start_ns, e->start_ns + e->dur_ns}));
+		}
+	if (w.n > 1)
+		qsort(w.v, w.n, sizeof(*w.v), span_cmp);
+	for (size_t i = 0; i < w.n; i++) {
+		if (k && w.v[i].s <= w.v[k - 1].e) {
+			if (w.v[i].e > w.v[k - 1].e)
+				w.v[k - 1].e = w.v[i].e;
+		} else {
+			w.v[k++] = w.v[i];
+		}
+	}
+	*n = k;
+	return w.v;
+}
+
+/* Waiting time inside [a, b): a binary search for the first interval that
+ * ends after a, then a walk; linear in the steps overall. */
+static int64_t wait_in(const struct span *u, size_t n, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = n;
+	int64_t w = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u[mid].e <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && u[i].s < b; i++) {
+		int64_t x = u[i].s > a ? u[i].s : a, y = u[i].e < b ? u[i].e : b;
+
+		if (y > x)
+			w = sat_add(w, y - x);
+	}
+	return w;
+}
+
+static void share_add(struct tfd_share *s, const struct tfd_step_wait *w)
+{
+	s->step_ns = sat_add(s->step_ns, w->step_ns);
+	s->wait_ns = sat_add(s->wait_ns, w->wait_ns);
+	s->nsteps++;
+}
+
+static void share_finish(struct tfd_share *s)
+{
+	s->pct = s->step_ns > 0 ? 100.0 * (double)s->wait_ns / (double)s->step_ns : NAN;
+}
+
+enum tfd_bound tfd_bound_of(double pct)
+{
+	if (isnan(pct))
+		return TFD_BOUND_UNKNOWN;
+	/* XProf thresholds: >= 20 % highly, >= 5 % moderately input-bound */
+	return pct >= 20.0 ? TFD_BOUND_HIGH : pct >= 5.0 ? TFD_BOUND_MODERATE : TFD_BOUND_NOT;
+}
+
+/* Leading warm-up steps among the well-formed ones (indices into sw). */
+static size_t warmup_steps(const struct tfd_step_wait *sw, const size_t *wf, size_t nwf)
+{
+	int64_t *d, med;
+	size_t n = 0, limit = (nwf + 9) / 10;
+
+	if (nwf < 4)
+		return 0;
+	d = xmalloc(nwf * sizeof(*d));
+	for (size_t i = 0; i < nwf; i++)
+		d[i] = sw[wf[i]].step_ns;
+	qsort(d, nwf, sizeof(*d), i64_cmp);
+	med = d[nwf / 2];
+	free(d);
+	while (n < limit && sw[wf[n]].step_ns > 2 * med)
+		n++;
+	return n;
+}
+
+static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size_t n)
+{
+	double *p;
+
+	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
+	if (!n)
+		return;
+	p = xmalloc(n * sizeof(*p));
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_step_wait *w = &hr->step_waits[idx[i]];
+
+		p[i] = w->step_ns > 0 ? 100.0 * (double)w->wait_ns / (double)w->step_ns : 0;
+	}
+	qsort(p, n, sizeof(*p), dbl_cmp);
+	hr->step_pct_min = p[0];
+	hr->step_pct_p50 = p[n / 2];
+	hr->step_pct_p90 = p[(size_t)((double)(n - 1) * 0.9 + 0.5)];
+	hr->step_pct_max = p[n - 1];
+	free(p);
+}
+
+static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, const char *basis)
+{
+	hr->input_pct = s->pct;
+	hr->step_ns = s->step_ns;
+	hr->wait_ns = s->wait_ns;
+	hr->nsteps = s->nsteps;
+	hr->verdict_basis = basis;
+	hr->bound = tfd_bound_of(s->pct);
+}
+
+static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, const struct span *u,
+		       size_t nu)
+{
+	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
+
+	hr->step_waits = xcalloc(h->nsteps, sizeof(*hr->step_waits));
+	hr->nstep_waits = h->nsteps;
+	for (size_t s = 0; s < h->nsteps; s++) {
+		struct tfd_step_wait *w = &hr->step_waits[s];
+
+		w->start_ns = h->steps[s].start_ns;
+		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+		w->well_formed = w->step_ns > 0 && w->wait_ns < w->step_ns;
+		share_add(&hr->all, w);
+		if (w->well_formed)
+			wf[nwf++] = s;
+	}
+	if (!nwf) {
+		/* no step has any time besides waiting: use them all rather
+		 * than saying nothing (TensorFlow would report no steps) */
+		for (size_t s = 0; s < h->nsteps; s++)
+			wf[nwf++] = s;
+	}
+	first = nwf > 5 ? 1 : 0;
+	last = nwf > 5 ? nwf - 1 : nwf;
+	for (size_t i = first; i < last; i++)
+		share_add(&hr->tf, &hr->step_waits[wf[i]]);
+	nw = warmup_steps(hr->step_waits, wf, nwf);
+	hr->nwarmup_steps = nw;
+	for (size_t i = 0; i < nwf; i++) {
+		if (i < nw)
+			hr->warmup_wait_ns = sat_add(hr->warmup_wait_ns, hr->step_waits[wf[i]].wait_ns);
+		else
+			share_add(&hr->steady, &hr->step_waits[wf[i]]);
+	}
+	share_finish(&hr->all);
+	share_finish(&hr->tf);
+	share_finish(&hr->steady);
+	per_step_summary(hr, wf + first, last - first);
+	free(wf);
+	hr->input_basis = "steps";
+	if (nw && !isnan(hr->steady.pct) &&
+	    tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
+		use_share(hr, &hr->steady, "steady-state");
+	else
+		use_share(hr, &hr->tf, "tf-convention");
+	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+}
+
+void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
+{
+	size_t nu = 0;
+	struct span *u = wait_union(h, &nu);
+
+	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = NAN;
+	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
+	hr->input_basis = hr->verdict_basis = "none";
+	hr->bound = TFD_BOUND_UNKNOWN;
+	if (h->nsteps) {
+		from_steps(h, hr, u, nu);
+	} else if (nu && h->span_end_ns > h->span_start_ns) {
+		/* no step markers: the capture's span stands for the steps */
+		struct tfd_share s = {0};
+
+		s.step_ns = h->span_end_ns - h->span_start_ns;
+		for (size_t i = 0; i < nu; i++)
+			s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
+		share_finish(&s);
+		hr->all = s;
+		hr->input_basis = "capture span";
+		use_share(hr, &s, "capture span");
+		hr->nsteps = 0;
+	}
+	free(u);
+}

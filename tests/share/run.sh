@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Input-bound share: warm-up never raises a false alarm. Synthesized
+# captures (tests/share/*.json, XSpace and Chrome JSON) and hand-made Chrome
+# traces where warm-up alone would cross 5 % and 20 %: the verdict follows
+# TensorFlow's step convention and the steady state, the every-step figure
+# is still shown, and report, --fail-on and the host ranking agree.
+# Ends with "share: N passed, N failed".
+set -u
+TFD=${TFD:-build/rel/tfdoctor}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL share: $*" >&2
+}
+# jfield FILE KEY: the first value of "KEY": in a pretty JSON report
+jfield() { grep -m1 "\"$2\": " "$1" | sed 's/.*": //; s/,$//; s/"//g'; }
+
+# want CAPTURE BAND BASIS WARMUP_LINE(yes|no) ALL_BAND
+want() {
+	local cap=$1 band=$2 basis=$3 wline=$4 allband=$5 name
+	name=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$cap")")")")")/$(basename "$cap")
+	$TFD analyze -q -f json "$cap" >"$T/r.json" 2>"$T/err"
+	$TFD analyze -q "$cap" >"$T/r.txt" 2>>"$T/err"
+	local got basis_got all
+	got=$(grep -m1 '"input_bound": "' "$T/r.json" | sed 's/.*": "//; s/".*//')
+	basis_got=$(jfield "$T/r.json" verdict_basis)
+	all=$(sed -n '/"all_steps"/,/}/p' "$T/r.json" | jfield /dev/stdin percent)
+	if [ "$got" != "$band" ] || [ "$basis_got" != "$basis" ]; then
+		bad "$name: verdict $got ($basis_got), want $band ($basis) $(cat "$T/err")"
+		return
+	fi
+	# the every-step figure is still reported, in its own band
+	local ab
+	ab=$(awk -v p="$all" 'BEGIN { print (p >= 20 ? "highly" : p >= 5 ? "moderately" : "not") }')
+	if [ "$ab" != "$allband" ]; then bad "$name: every-step share $all%, want $allband"; return; fi
+	if [ "$wline" = yes ]; then
+		if grep -q "^         warm-up: the first step waited" "$T/r.txt" && grep -q '"TFD-H03"' "$T/r.json" &&
+			grep -q '"warmup_inflated": true' "$T/r.json"; then ok; else bad "$name: no warm-up line or finding"; fi
+	else
+		if ! grep -q "warm-up:" "$T/r.txt" && ! grep -q '"TFD-H03"' "$T/r.json"; then ok; else bad "$name: unexpected warm-up line"; fi
+	fi
+	# the per-step distribution is there
+	if grep -q '"per_step_percent"' "$T/r.json" && grep -q '"median": ' "$T/r.json"; then ok; else bad "$name: no per-step distribution"; fi
+	# --fail-on input-bound follows the verdict
+	$TFD analyze -q --fail-on input-bound -o - "$cap" >/dev/null 2>&1
+	local rc=$? wrc=0
+	[ "$band" = not ] || wrc=3
+	if [ "$rc" -eq "$wrc" ]; then ok; else bad "$name: --fail-on input-bound exit $rc, want $wrc"; fi
+}
+
+for spec in tests/share/*.json; do
+	n=$(basename "$spec" .json)
+	if ! $TFD synth -o "$T/$n" "$spec" >/dev/null 2>"$T/err"; then bad "synth $n: $(cat "$T/err")"; continue; fi
+done
+for f in xplane.pb trace.json; do
+	want "$(ls "$T"/warmup-high/plugins/profile/*/*.$f)" not tf-convention yes highly
+	want "$(ls "$T"/warmup-moderate/plugins/profile/*/*.$f)" not tf-convention yes moderately
+	want "$(ls "$T"/warmup-five-steps/plugins/profile/*/*.$f)" not steady-state yes highly
+	want "$(ls "$T"/steady-bound/plugins/profile/*/*.$f)" highly tf-convention no highly
+done
+
+# hand-made Chrome traces: N steps of STEP us (REST us of it waiting); the first
+# step waits FIRST us instead
+handmade() { # FILE STEPS STEP_US FIRST_US REST_US
+	awk -v n="$2" -v step="$3" -v first="$4" -v rest="$5" 'BEGIN {
+		printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+		t = 0
+		for (i = 0; i < n; i++) {
+			w = i == 0 ? first : rest
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, w, i
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t, w
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"Iterator::Prefetch\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::Prefetch\"}}", t, w
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + w, step - rest, i
+			t += w + step - rest
+		}
+		printf "]}\n"
+	}' >"$1"
+}
+mkdir -p "$T/hand"
+handmade "$T/hand/warm20.trace.json" 20 1000 4200 2     # every step: 17.5 %; steady 0.2 %
+handmade "$T/hand/warm50.trace.json" 20 1000 25000 2    # every step: 55 %
+handmade "$T/hand/bound.trace.json" 20 1000 1500 80     # steady 8 %, every step 14 %: MODERATELY either way
+want "$T/hand/warm20.trace.json" not tf-convention yes moderately
+want "$T/hand/warm50.trace.json" not tf-convention yes highly
+want "$T/hand/bound.trace.json" moderately tf-convention no moderately
+# the text names the wait of the first step
+$TFD analyze -q "$T/hand/warm20.trace.json" >"$T/r.txt"
+if grep -q "warm-up: the first step waited 4.200 ms" "$T/r.txt" && grep -q "every step 17.5%" "$T/r.txt"; then ok; else bad "warm-up line: $(sed -n 1,3p "$T/r.txt")"; fi
+
+# the host ranking uses the same share: the steadily waiting host comes first,
+# not the one whose first step waited longest
+mkdir -p "$T/two"
+cp "$T/hand/warm50.trace.json" "$T/two/a-warm.trace.json"
+cp "$T/hand/bound.trace.json" "$T/two/b-bound.trace.json"
+$TFD analyze -q -f json "$T/two" >"$T/r.json"
+if [ "$(jfield "$T/r.json" host)" = b-bound ]; then ok; else bad "ranking: first host $(jfield "$T/r.json" host)"; fi
+
+# report: history records the verdict's share, --fail-on input-bound does not trip
+$TFD report --history "$T/h.db" --job j -f json -o "$T/n.json" --fail-on input-bound "$T/hand/warm50.trace.json" 2>"$T/err"
+rc=$?
+pct=$(jfield "$T/n.json" input_percent)
+if [ "$rc" -eq 0 ] && awk -v p="$pct" 'BEGIN { exit !(p < 5) }'; then ok; else bad "report: exit $rc, input_percent $pct $(cat "$T/err")"; fi
+$TFD report --history "$T/h.db" --job j -f json -o "$T/n2.json" --fail-on regression "$T/hand/warm20.trace.json" 2>"$T/err"
+if [ $? -eq 0 ]; then ok; else bad "report: a warm-up-only run regressed: $(grep -A3 regressions "$T/n2.json" | head -5)"; fi
+
+echo "share: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
