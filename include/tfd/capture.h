@@ -29,6 +29,13 @@ enum tfd_ev_kind {
 	TFD_EV_PRODUCE,   /* PrefetchProduce, ParallelMapProduce, ... */
 	TFD_EV_CONSUME,   /* PrefetchConsume, ParallelMapConsume, ... */
 	TFD_EV_GETNEXT,   /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
+	/* a dataset's user function: InstantiatedCapturedFunction::Run,
+	 * ::RunAsync, ...; its `id` stat is the function's step id */
+	TFD_EV_FUNCTION,
+	/* ExecutorState::Process: a chunk of a function's ops on some thread,
+	 * `id` = the step id of the function it runs; kept only when a
+	 * TFD_EV_FUNCTION with that id was captured on the host */
+	TFD_EV_EXEC,
 };
 
 enum tfd_ev_flag {

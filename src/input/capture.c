@@ -102,6 +102,12 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	/* XProf: a name starting with IteratorGetNext (any case) waits for input. */
 	if (strncasecmp(name, "IteratorGetNext", 15) == 0)
 		return TFD_EV_GETNEXT;
+	/* a dataset function and the executor chunks that run its ops: the map
+	 * work that iterator events do not show (throughput-model.md 4) */
+	if (strncmp(name, "InstantiatedCapturedFunction::", 30) == 0)
+		return TFD_EV_FUNCTION;
+	if (strcmp(name, "ExecutorState::Process") == 0)
+		return TFD_EV_EXEC;
 	return TFD_EV_OTHER;
 }
 
@@ -314,10 +320,49 @@ static int step_cmp(const void *a, const void *b)
 	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
 }
 
+/* Keep executor chunks only for the dataset functions captured on the host
+ * (the training step's own executor events would cost memory for nothing). */
+static void drop_foreign_exec(struct tfd_host *h)
+{
+	struct imap fn = {0};
+	size_t dummy, nexec = 0;
+
+	for (size_t t = 0; t < h->nthreads; t++)
+		for (size_t k = 0; k < h->threads[t].nevents; k++) {
+			const struct tfd_event *e = &h->threads[t].events[k];
+
+			if (e->kind == TFD_EV_FUNCTION && (e->flags & TFD_EVF_ID))
+				imap_put(&fn, e->id, 0);
+			nexec += e->kind == TFD_EV_EXEC;
+		}
+	if (!nexec)
+		goto out;
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_thread *th = &h->threads[t];
+		size_t w = 0;
+
+		for (size_t k = 0; k < th->nevents; k++) {
+			const struct tfd_event *e = &th->events[k];
+
+			if (e->kind == TFD_EV_EXEC &&
+			    (!(e->flags & TFD_EVF_ID) || !imap_get(&fn, e->id, &dummy))) {
+				h->nevents--;
+				continue;
+			}
+			th->events[w++] = *e;
+		}
+		th->nevents = w;
+	}
+out:
+	imap_free(&fn);
+}
+
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 {
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		struct tfd_host *h = &cap->hosts[i];
+
+		drop_foreign_exec(h);
 
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_thread *th = &h->threads[t];

@@ -19,7 +19,35 @@ static void kinds(struct t *t)
 	T_EQ_I64(tfd_event_kind_of("MapAndBatchConsume"), TFD_EV_CONSUME);
 	T_EQ_I64(tfd_event_kind_of("IteratorGetNextOp::DoCompute"), TFD_EV_GETNEXT);
 	T_EQ_I64(tfd_event_kind_of("iteratorgetnext:IteratorGetNext"), TFD_EV_GETNEXT);
-	T_EQ_I64(tfd_event_kind_of("ExecutorState::Process"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("ExecutorState::Process"), TFD_EV_EXEC);
+	T_EQ_I64(tfd_event_kind_of("InstantiatedCapturedFunction::RunAsync"), TFD_EV_FUNCTION);
+	T_EQ_I64(tfd_event_kind_of("InstantiatedCapturedFunction::Run"), TFD_EV_FUNCTION);
+	T_EQ_I64(tfd_event_kind_of("ExecutorState::ProcessX"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("MatMul"), TFD_EV_OTHER);
+}
+
+/* executor chunks stay only when their id names a captured dataset function */
+static void exec_kept_for_functions(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "runner"), w = tfd_host_thread(cap, h, 2, "pool");
+	struct tfd_event *f = tfd_host_add_event(cap, h, th, "InstantiatedCapturedFunction::RunAsync",
+						 100, 10);
+	struct tfd_event *x;
+	struct tfd_err err = {0};
+
+	tfd_event_set_stat_int(cap, f, "id", 42);
+	x = tfd_host_add_event(cap, h, w, "ExecutorState::Process", 105, 500);
+	tfd_event_set_stat_int(cap, x, "id", 42);
+	x = tfd_host_add_event(cap, h, w, "ExecutorState::Process", 700, 500); /* the train step */
+	tfd_event_set_stat_int(cap, x, "id", 7);
+	tfd_host_add_event(cap, h, w, "ExecutorState::Process", 1300, 5); /* no id */
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_U64(h->threads[1].nevents, 1);
+	T_EQ_U64(h->threads[1].events[0].id, 42);
+	T_EQ_U64(h->nevents, 2);
+	tfd_capture_free(cap);
 }
 
 /* identical spans keep insertion order; otherwise (start asc, dur desc) */
@@ -154,6 +182,7 @@ static void parallel_load_matches_sequential(struct t *t)
 const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
 	T(kinds),
+	T(exec_kept_for_functions),
 	T(sort_is_stable),
 	T(stats_keep_64_bit_ids),
 	T(load_mem_errors),
