@@ -59,7 +59,52 @@ struct tfd_stage {
 	size_t links[TFD_LINK__COUNT]; /* how its calls were linked to their parents */
 	double blocking_share;   /* blocking_ns / pipeline analyzed_ns */
 	bool on_critical_path;
-	bool is_bottleneck;
+	bool is_bottleneck;      /* the throughput bottleneck (see tfd_capacity) */
+	/* capacity model, over the steady-state window (throughput view) */
+	int segment;             /* index into the pipeline's segments, -1 none */
+	uint64_t window_calls;   /* calls that started in the window */
+	int64_t work_ns;         /* own work in the window: self time of a sync
+				  * stage; 0 for an async stage's consumer side */
+	uint64_t fn_calls;       /* user-function runs of an async map in the window */
+	int64_t fn_work_ns;      /* their work (executor time, or run time) */
+};
+
+enum tfd_segment_kind {
+	TFD_SEG_CONSUMER = 0, /* stages that run in the consumer's GetNext */
+	TFD_SEG_INPUT,        /* the input side of an async stage (its reader thread(s)) */
+	TFD_SEG_FUNCTION,     /* the user function of an async map, on its workers */
+};
+
+/* A set of stages that share threads: its capacity is the number of
+ * elements per second it delivers at full use of its parallelism. */
+struct tfd_segment {
+	enum tfd_segment_kind kind;
+	int owner;              /* the async stage it serves; -1 for the consumer */
+	int top_stage;          /* the stage with the most work in it, -1 none */
+	double parallelism;     /* configured, or observed for AUTOTUNE */
+	bool parallelism_observed;
+	size_t nthreads;        /* threads seen doing its work */
+	int64_t busy_ns;        /* work in the window */
+	double work_per_root_ns; /* busy / root elements */
+	double utilization;     /* busy / (window x parallelism) */
+	double capacity;        /* root elements per second; INFINITY without work */
+	bool known;             /* false: its work was not captured */
+};
+
+/* The throughput view of a pipeline (throughput-model.md 5). */
+struct tfd_capacity {
+	bool valid;             /* enough steady-state root calls to say anything */
+	int64_t window_ns;
+	uint64_t root_elements; /* root calls in the window */
+	double throughput;      /* observed root elements per second */
+	double demand;          /* root elements per second the consumer would take */
+	double model_throughput; /* min(capacities, demand) */
+	int limiter;            /* segment with the lowest capacity, -1 */
+	int runner_up;          /* the next lowest, -1 */
+	double margin;          /* runner-up capacity / limiter capacity */
+	bool inferred;          /* the limiter's work was not captured: inferred
+				 * from the observed rate and idle readers */
+	char evidence[240];     /* "reader busy 98 % while the 8 map workers ..." */
 };
 
 struct tfd_pipeline {
@@ -77,12 +122,20 @@ struct tfd_pipeline {
 	int64_t analyzed_ns;
 	bool analyzed_slow_only; /* the aggregate holds only calls > 50 us */
 	int analyzed_rank;       /* -1, or the single rank analyzed (--rank) */
-	int bottleneck;          /* stage index, -1 if none */
+	int bottleneck;          /* stage index, -1 if none: the stage whose
+				  * speed-up raises throughput (capacity view),
+				  * else the one with most blocking time */
 	int slowest_bottleneck;  /* bottleneck of the slowest call alone */
 	int *critpath;           /* stage indices, root first, bottleneck last */
 	size_t ncritpath;
 	size_t links[TFD_LINK__COUNT];
 	double unattributed_share; /* 1 - sum of blocking shares (rounding) */
+	/* the latency view's choice (most blocking time); bottleneck above is
+	 * the throughput view's when the capacity model is valid */
+	int latency_bottleneck;
+	struct tfd_segment *segments;
+	size_t nsegments;
+	struct tfd_capacity capacity;
 };
 
 enum tfd_bound {

@@ -13,4 +13,28 @@
  * all shares, per-step waits and their summary, the verdict band. */
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
 
+/* The calls of one pipeline as the capacity pass needs them: per call its
+ * stage (index into p->stages), thread, span and self time; the root calls
+ * in time order and how many leading ones are warm-up. */
+struct tfd_cap_calls {
+	const struct tfd_host *host;
+	size_t n;
+	const int *stage;
+	const uint32_t *thread;
+	const int64_t *start, *end, *self;
+	const int *roots;
+	size_t nroots, nwarmup;
+};
+
+/* The capacity model of pipeline p (capacity.c): per-stage work, segments,
+ * capacities, the limiter. Fills p->segments, p->capacity and the stages'
+ * capacity fields; p->stages must be final. */
+void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in);
+
+/* Predicted root elements per second after dividing stage si's work by
+ * work_factor and multiplying its segment's parallelism by par_factor (1: no
+ * change). 0 when p has no valid capacity model. */
+double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
+			   double par_factor);
+
 #endif

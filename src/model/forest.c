@@ -714,6 +714,38 @@ static void stage_order(const struct tfd_stage *st, size_t n, int root, int *ord
 	free(last);
 }
 
+/* Feed the capacity pass the pipeline's calls with their final stage indices. */
+static void capacity_pass(struct host_ctx *c, struct tfd_pipeline *p, const int *pcalls,
+			  size_t ncalls, const int *inv, const int64_t *start, const int64_t *end,
+			  const int64_t *self, const int *roots, size_t nroots, size_t nwarmup)
+{
+	struct tfd_cap_calls in;
+	int *stage = xmalloc((ncalls + 1) * sizeof(int));
+	uint32_t *thread = xmalloc((ncalls + 1) * sizeof(uint32_t));
+
+	for (size_t k = 0; k < ncalls; k++) {
+		const struct call *cl = &c->calls.v[pcalls[k]];
+		int s = c->iters.v[cl->iter].stage;
+
+		stage[k] = s >= 0 ? inv[s] : -1;
+		thread[k] = cl->ev->thread;
+	}
+	memset(&in, 0, sizeof(in));
+	in.host = c->h;
+	in.n = ncalls;
+	in.stage = stage;
+	in.thread = thread;
+	in.start = start;
+	in.end = end;
+	in.self = self;
+	in.roots = roots;
+	in.nroots = nroots;
+	in.nwarmup = nwarmup;
+	tfd_capacity_compute(p, &in);
+	free(stage);
+	free(thread);
+}
+
 /* The iterators and calls of one pipeline, in index order. */
 struct bucket {
 	const int *iters, *calls;
@@ -970,7 +1002,7 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, const s
 		ef.v[i] = inv[ef.v[i]];
 		et.v[i] = inv[et.v[i]];
 	}
-	/* bottleneck: most blocking time; ties to the shallower, then earlier stage */
+	/* latency view: most blocking time; ties to the shallower, then earlier stage */
 	{
 		int64_t best = 0;
 		double sum = 0;
@@ -984,14 +1016,24 @@ static enum tfd_status build_pipeline(struct host_ctx *c, int root_iter, const s
 		}
 		p->unattributed_share = p->analyzed_ns ? 1.0 - sum : 0.0;
 	}
+	p->latency_bottleneck = p->bottleneck;
 	if (p->bottleneck >= 0) {
-		p->stages[p->bottleneck].is_bottleneck = true;
 		st = tfd_critpath_compute(p, ef.v, et.v, ef.n, p->bottleneck, err);
 		if (st)
 			goto out;
 		for (size_t i = 0; i < p->ncritpath; i++)
 			p->stages[p->critpath[i]].on_critical_path = true;
 	}
+	/* throughput view: the capacity model names the stage whose speed-up
+	 * raises throughput; without enough steady-state calls the latency
+	 * view stands */
+	capacity_pass(c, p, pcalls.v, pcalls.n, inv, start, end, self, roots.v, roots.n,
+		      opts->rank_set ? 0 : p->nwarmup);
+	if (p->capacity.valid && p->capacity.limiter >= 0 &&
+	    p->segments[p->capacity.limiter].top_stage >= 0)
+		p->bottleneck = p->segments[p->capacity.limiter].top_stage;
+	if (p->bottleneck >= 0)
+		p->stages[p->bottleneck].is_bottleneck = true;
 out:
 	tfd_tree_release(&tree);
 	for (size_t i = 0; i < sb.paths.n; i++)
@@ -1279,6 +1321,7 @@ void tfd_analysis_free(struct tfd_analysis *a)
 		for (size_t p = 0; p < a->hosts[i].npipelines; p++) {
 			free(a->hosts[i].pipelines[p].stages);
 			free(a->hosts[i].pipelines[p].critpath);
+			free(a->hosts[i].pipelines[p].segments);
 		}
 		free(a->hosts[i].pipelines);
 		free(a->hosts[i].step_waits);

@@ -52,12 +52,85 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 	cJSON_AddNumberToObject(o, "blocking_share", r4(s->blocking_share));
 	cJSON_AddBoolToObject(o, "critical", s->on_critical_path);
 	cJSON_AddBoolToObject(o, "bottleneck", s->is_bottleneck);
+	if (s->segment >= 0)
+		cJSON_AddNumberToObject(o, "segment", s->segment);
+	else
+		cJSON_AddNullToObject(o, "segment");
+	cJSON_AddNumberToObject(o, "window_calls", (double)s->window_calls);
+	add_ns(o, "work_ns", s->work_ns);
+	cJSON_AddNumberToObject(o, "work_per_call_ns",
+				s->window_calls ? round((double)s->work_ns / (double)s->window_calls)
+						: 0);
+	if (s->fn_calls) {
+		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
+		add_ns(o, "function_work_ns", s->fn_work_ns);
+	}
 	if (s->sample && s->sample->nparams) {
 		cJSON *pp = cJSON_AddObjectToObject(o, "params");
 
 		for (uint16_t i = 0; i < s->sample->nparams; i++)
 			cJSON_AddStringToObject(pp, s->sample->params[i].key,
 						s->sample->params[i].val);
+	}
+	return o;
+}
+
+/* a rate or capacity: null when unknown or unbounded */
+static cJSON *rate_json(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(round(v * 10) / 10) : cJSON_CreateNull();
+}
+
+static const char *const seg_kinds[] = {"consumer", "input", "function"};
+
+static cJSON *capacity_json(const struct tfd_pipeline *p)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	cJSON *o = cJSON_CreateObject(), *segs;
+
+	cJSON_AddBoolToObject(o, "valid", cp->valid);
+	if (!cp->valid)
+		return o;
+	add_ns(o, "window_ns", cp->window_ns);
+	cJSON_AddNumberToObject(o, "root_elements", (double)cp->root_elements);
+	cJSON_AddItemToObject(o, "throughput", rate_json(cp->throughput));
+	cJSON_AddItemToObject(o, "demand", rate_json(cp->demand));
+	cJSON_AddItemToObject(o, "model_throughput", rate_json(cp->model_throughput));
+	if (cp->limiter >= 0)
+		cJSON_AddNumberToObject(o, "limiter", cp->limiter);
+	else
+		cJSON_AddNullToObject(o, "limiter");
+	if (cp->runner_up >= 0)
+		cJSON_AddNumberToObject(o, "runner_up", cp->runner_up);
+	else
+		cJSON_AddNullToObject(o, "runner_up");
+	cJSON_AddItemToObject(o, "margin", rate_json(cp->margin));
+	cJSON_AddBoolToObject(o, "inferred", cp->inferred);
+	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
+	cJSON_AddStringToObject(o, "evidence", cp->evidence);
+	segs = cJSON_AddArrayToObject(o, "segments");
+	for (size_t i = 0; i < p->nsegments; i++) {
+		const struct tfd_segment *g = &p->segments[i];
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "kind", seg_kinds[g->kind]);
+		if (g->owner >= 0)
+			cJSON_AddNumberToObject(x, "owner", g->owner);
+		else
+			cJSON_AddNullToObject(x, "owner");
+		if (g->top_stage >= 0)
+			cJSON_AddNumberToObject(x, "top_stage", g->top_stage);
+		else
+			cJSON_AddNullToObject(x, "top_stage");
+		cJSON_AddNumberToObject(x, "parallelism", g->parallelism);
+		cJSON_AddBoolToObject(x, "parallelism_observed", g->parallelism_observed);
+		cJSON_AddNumberToObject(x, "threads", (double)g->nthreads);
+		add_ns(x, "busy_ns", g->busy_ns);
+		cJSON_AddNumberToObject(x, "work_per_root_element_ns", round(g->work_per_root_ns));
+		cJSON_AddNumberToObject(x, "utilization", r4(g->utilization));
+		cJSON_AddItemToObject(x, "capacity", rate_json(g->capacity));
+		cJSON_AddBoolToObject(x, "measured", g->known);
+		cJSON_AddItemToArray(segs, x);
 	}
 	return o;
 }
@@ -104,6 +177,11 @@ static cJSON *pipeline_json(const struct tfd_pipeline *p)
 	cp = cJSON_AddArrayToObject(o, "critical_path");
 	for (size_t i = 0; i < p->ncritpath; i++)
 		cJSON_AddItemToArray(cp, cJSON_CreateNumber(p->critpath[i]));
+	if (p->latency_bottleneck >= 0)
+		cJSON_AddNumberToObject(o, "latency_bottleneck", p->latency_bottleneck);
+	else
+		cJSON_AddNullToObject(o, "latency_bottleneck");
+	cJSON_AddItemToObject(o, "capacity", capacity_json(p));
 	stages = cJSON_AddArrayToObject(o, "stages");
 	for (size_t i = 0; i < p->nstages; i++)
 		cJSON_AddItemToArray(stages, stage_json(&p->stages[i], i));

@@ -1,0 +1,496 @@
+/* capacity.c - the throughput view of a pipeline: which stage, if faster,
+ * would raise the number of elements per second it delivers.
+ *
+ * Across an asynchronous boundary the consumer's wait shows only the tail
+ * of the producer's work, so blocking time cannot name the limit there
+ * (throughput-model.md 1). Instead, over the steady-state window (the root
+ * calls after warm-up), every stage's own work is measured from all its
+ * calls, not only those overlapping a wait:
+ *   - a synchronous stage's work is its self time, on the thread it runs on;
+ *   - an async stage's consumer-side calls only wait: no work;
+ *   - an async map's user function is measured from its function events:
+ *     InstantiatedCapturedFunction::Run on a worker, or ::RunAsync plus the
+ *     ExecutorState::Process chunks that share its step id (TensorFlow runs
+ *     the function's ops on the inter-op pool).
+ * Stages that share threads form a segment: the consumer's stages, the input
+ * side of each async stage (one reader thread for prefetch and parallel map,
+ * cycle_length threads for parallel interleave), and each async map's
+ * function (its parallelism in workers). A segment's capacity is
+ * parallelism / work per root element; the lowest capacity limits the
+ * pipeline, and its busiest stage is the bottleneck. When a map's function
+ * left no events, its capacity is unknown; if every measured segment could
+ * go faster than what was observed while the consumer waits, the map whose
+ * consumer side waits most is inferred to be the limit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "tfd/imap.h"
+#include "tfd/satmath.h"
+#include "tfd/vec.h"
+
+/* root elements needed before the model says anything */
+#define MIN_ROOT_ELEMENTS 4
+/* a measured limit this much faster than observed leaves room for an
+ * unmeasured one */
+#define INFER_SLACK 1.25
+
+static bool is_map_like(const char *family)
+{
+	static const char *const fams[] = {"ParallelMap", "MapAndBatch", "ParallelFilter",
+					   "ParseExample"};
+
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+		if (strcmp(family, fams[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool is_interleave(const char *family)
+{
+	return strcmp(family, "ParallelInterleave") == 0 ||
+	       strcmp(family, "LegacyParallelInterleave") == 0;
+}
+
+static double param_pos(const struct tfd_stage *s, const char *key)
+{
+	const char *v = s->sample ? tfd_event_param(s->sample, key) : NULL;
+	double d = v ? strtod(v, NULL) : 0;
+
+	return d > 0 ? d : 0;
+}
+
+struct ctx {
+	struct tfd_pipeline *p;
+	const struct tfd_cap_calls *in;
+	VEC(struct tfd_segment) segs;
+	int *seg_of;   /* per stage */
+	int *input_of; /* per stage: its input segment, -1 */
+	int *fn_of;    /* per stage: its function segment, -1 */
+	int64_t *wait_ns; /* per stage: consumer-side time of an async stage */
+	uint64_t *fn_unknown; /* per stage: function runs whose work was not captured */
+	struct imap seg_threads; /* (segment, thread) seen */
+	int64_t t0, t1;
+	uint64_t n;
+};
+
+static int new_seg(struct ctx *c, enum tfd_segment_kind kind, int owner)
+{
+	struct tfd_segment sg;
+
+	memset(&sg, 0, sizeof(sg));
+	sg.kind = kind;
+	sg.owner = owner;
+	sg.top_stage = -1;
+	sg.parallelism = 1;
+	sg.known = true;
+	vec_push(&c->segs, sg);
+	return (int)c->segs.n - 1;
+}
+
+static void seen_thread(struct ctx *c, int seg, uint32_t thread)
+{
+	uint64_t key = ((uint64_t)(uint32_t)seg << 32) | thread;
+	size_t dummy;
+
+	if (seg < 0 || imap_get(&c->seg_threads, key, &dummy))
+		return;
+	imap_put(&c->seg_threads, key, 0);
+	c->segs.v[seg].nthreads++;
+}
+
+/* Segments follow the stage tree: an async stage's input starts a new one. */
+static void assign_segments(struct ctx *c)
+{
+	struct tfd_pipeline *p = c->p;
+	size_t left = p->nstages;
+
+	new_seg(c, TFD_SEG_CONSUMER, -1);
+	for (size_t i = 0; i < p->nstages; i++)
+		c->seg_of[i] = c->input_of[i] = c->fn_of[i] = -1;
+	c->seg_of[0] = 0;
+	/* stages are in pre-order, so parents come first; a stage appended out
+	 * of order (no path from the root) keeps -1 */
+	for (size_t pass = 0; pass < 2 && left; pass++)
+		for (size_t i = 1; i < p->nstages; i++) {
+			const struct tfd_stage *s = &p->stages[i];
+			int q = s->parent;
+
+			if (c->seg_of[i] >= 0 || q < 0 || c->seg_of[q] < 0)
+				continue;
+			if (p->stages[q].is_async && !p->stages[q].is_device_generator) {
+				if (c->input_of[q] < 0)
+					c->input_of[q] = new_seg(c, TFD_SEG_INPUT, q);
+				c->seg_of[i] = c->input_of[q];
+			} else {
+				c->seg_of[i] = c->seg_of[q];
+			}
+			left--;
+		}
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].is_async && is_map_like(p->stages[i].family))
+			c->fn_of[i] = new_seg(c, TFD_SEG_FUNCTION, (int)i);
+}
+
+/* Own work of every stage over the window, from every call that started in it. */
+static void stage_work(struct ctx *c)
+{
+	const struct tfd_cap_calls *in = c->in;
+
+	for (size_t k = 0; k < in->n; k++) {
+		struct tfd_stage *s;
+		int si = in->stage[k];
+
+		if (si < 0 || in->start[k] < c->t0 || in->start[k] >= c->t1)
+			continue;
+		s = &c->p->stages[si];
+		s->window_calls++;
+		if (s->is_async)
+			c->wait_ns[si] = sat_add(c->wait_ns[si], in->self[k]);
+		else
+			s->work_ns = sat_add(s->work_ns, in->self[k]);
+		if (!s->is_async || si == 0)
+			seen_thread(c, c->seg_of[si], in->thread[k]);
+	}
+}
+
+/* Which async stage each thread works for: the owner of the input segment
+ * most of its calls belong to (-1: the consumer's, or no calls). */
+static int *thread_owners(struct ctx *c)
+{
+	const struct tfd_cap_calls *in = c->in;
+	size_t nt = in->host->nthreads;
+	int *owner = xmalloc((nt + 1) * sizeof(int));
+	uint64_t *best = xcalloc(nt + 1, sizeof(uint64_t));
+	struct imap votes = {0};
+
+	for (size_t t = 0; t < nt; t++)
+		owner[t] = -1;
+	for (size_t k = 0; k < in->n; k++) {
+		int si = in->stage[k], sg = si >= 0 ? c->seg_of[si] : -1;
+		uint64_t key;
+		size_t v;
+		uint32_t t = in->thread[k];
+
+		if (sg < 0 || c->segs.v[sg].kind != TFD_SEG_INPUT || t >= nt)
+			continue;
+		key = ((uint64_t)t << 32) | (uint32_t)c->segs.v[sg].owner;
+		v = imap_get(&votes, key, &v) ? v + 1 : 1;
+		imap_put(&votes, key, v);
+		if (v > best[t]) {
+			best[t] = v;
+			owner[t] = c->segs.v[sg].owner;
+		}
+	}
+	imap_free(&votes);
+	free(best);
+	return owner;
+}
+
+struct exec_sum {
+	int64_t ns;
+	uint32_t thread; /* one thread it ran on (for the thread count) */
+};
+
+/* Executor time per function step id: the ops a function ran, wherever. */
+static struct exec_sum *exec_sums(const struct tfd_host *h, struct imap *index)
+{
+	VEC(struct exec_sum) v = {0};
+
+	for (size_t t = 0; t < h->nthreads; t++)
+		for (size_t k = 0; k < h->threads[t].nevents; k++) {
+			const struct tfd_event *e = &h->threads[t].events[k];
+			size_t i;
+
+			if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
+				continue;
+			if (!imap_get(index, e->id, &i)) {
+				vec_push(&v, ((struct exec_sum){0, (uint32_t)t}));
+				i = v.n - 1;
+				imap_put(index, e->id, i);
+			}
+			v.v[i].ns = sat_add(v.v[i].ns, e->dur_ns);
+		}
+	return v.v;
+}
+
+/* User-function work of every async map, from its function events. */
+static void function_work(struct ctx *c)
+{
+	const struct tfd_host *h = c->in->host;
+	int *owner = thread_owners(c);
+	struct imap ex_index = {0};
+	struct exec_sum *ex = exec_sums(h, &ex_index);
+	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
+
+	for (size_t t = 0; t < h->nthreads; t++) {
+		open.n = 0;
+		for (size_t k = 0; k < h->threads[t].nevents; k++) {
+			const struct tfd_event *e = &h->threads[t].events[k];
+			int q = owner[t];
+			size_t i;
+			int64_t w;
+
+			while (open.n && open.v[open.n - 1] <= e->start_ns)
+				open.n--;
+			if (e->kind == TFD_EV_ITERATOR) {
+				vec_push(&open, e->start_ns + e->dur_ns);
+				continue;
+			}
+			/* a function inside an iterator call ran inline: that
+			 * stage's self time has it already */
+			if (e->kind != TFD_EV_FUNCTION || open.n || q < 0 || c->fn_of[q] < 0)
+				continue;
+			if (e->start_ns < c->t0 || e->start_ns >= c->t1)
+				continue;
+			c->p->stages[q].fn_calls++;
+			if ((e->flags & TFD_EVF_ID) && imap_get(&ex_index, e->id, &i)) {
+				w = ex[i].ns;
+				seen_thread(c, c->fn_of[q], ex[i].thread);
+			} else if (strstr(e->name, "Async")) {
+				/* dispatch only: the work ran elsewhere, uncaptured */
+				c->fn_unknown[q]++;
+				continue;
+			} else {
+				w = e->dur_ns;
+				seen_thread(c, c->fn_of[q], (uint32_t)t);
+			}
+			c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, w);
+		}
+	}
+	vec_free(&open);
+	imap_free(&ex_index);
+	free(ex);
+	free(owner);
+}
+
+static void finish_segments(struct ctx *c)
+{
+	struct tfd_pipeline *p = c->p;
+	double W = (double)(c->t1 - c->t0);
+
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		int sg = c->seg_of[i];
+
+		if (sg >= 0 && s->work_ns > 0) {
+			struct tfd_segment *g = &c->segs.v[sg];
+
+			g->busy_ns = sat_add(g->busy_ns, s->work_ns);
+			if (g->top_stage < 0 || s->work_ns > p->stages[g->top_stage].work_ns)
+				g->top_stage = (int)i;
+		}
+	}
+	for (size_t gi = 0; gi < c->segs.n; gi++) {
+		struct tfd_segment *g = &c->segs.v[gi];
+		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
+
+		if (g->kind == TFD_SEG_INPUT && is_interleave(o->family)) {
+			double cyc = param_pos(o, "cycle_length"), par = param_pos(o, "parallelism");
+
+			g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
+			if (g->parallelism <= 0) {
+				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
+				g->parallelism_observed = true;
+			}
+		} else if (g->kind == TFD_SEG_FUNCTION) {
+			uint64_t known = o->fn_calls, unknown = c->fn_unknown[g->owner];
+
+			g->top_stage = g->owner;
+			g->parallelism = param_pos(o, "parallelism");
+			if (g->parallelism <= 0)
+				g->parallelism = param_pos(o, "num_parallel_calls");
+			if (g->parallelism <= 0) {
+				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
+				g->parallelism_observed = true;
+			}
+			g->known = known > 0;
+			/* some runs measured, some not: scale up to all runs */
+			g->busy_ns = known ? (int64_t)((double)o->fn_work_ns *
+						       (double)(known + unknown) / (double)known)
+					   : 0;
+		}
+		g->work_per_root_ns = (double)g->busy_ns / (double)c->n;
+		g->utilization = W > 0 ? (double)g->busy_ns / (W * g->parallelism) : 0;
+		g->capacity = g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
+		if (!g->known)
+			g->capacity = NAN;
+	}
+}
+
+static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			     size_t len)
+{
+	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "?";
+	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
+
+	if (g->kind == TFD_SEG_CONSUMER)
+		snprintf(buf, len, "the consumer's thread (%s)", top);
+	else if (g->kind == TFD_SEG_FUNCTION)
+		snprintf(buf, len, "the %g %s worker%s", g->parallelism, own,
+			 g->parallelism == 1 ? "" : "s");
+	else if (g->parallelism == 1)
+		snprintf(buf, len, "the %s reader of %s (1 thread)", top, own);
+	else
+		snprintf(buf, len, "the %g %s readers of %s", g->parallelism, top, own);
+	return buf;
+}
+
+static void choose_limiter(struct ctx *c, int64_t root_busy)
+{
+	struct tfd_pipeline *p = c->p;
+	struct tfd_capacity *cp = &p->capacity;
+	int lim = -1, run = -1, unk = -1;
+	int64_t unk_wait = -1;
+	char a[96], b[96];
+
+	for (size_t gi = 0; gi < c->segs.n; gi++) {
+		const struct tfd_segment *g = &c->segs.v[gi];
+
+		if (!g->known) {
+			if (c->wait_ns[g->owner] > unk_wait) {
+				unk_wait = c->wait_ns[g->owner];
+				unk = (int)gi;
+			}
+			continue;
+		}
+		if (!isfinite(g->capacity))
+			continue;
+		if (lim < 0 || g->capacity < c->segs.v[lim].capacity) {
+			run = lim;
+			lim = (int)gi;
+		} else if (run < 0 || g->capacity < c->segs.v[run].capacity) {
+			run = (int)gi;
+		}
+	}
+	/* an unmeasured map function limits when every measured segment could
+	 * deliver more than was seen while the consumer waited */
+	if (unk >= 0 && (double)root_busy >= 0.05 * (double)cp->window_ns &&
+	    (lim < 0 || c->segs.v[lim].capacity > INFER_SLACK * cp->throughput)) {
+		run = lim;
+		lim = unk;
+		c->segs.v[lim].capacity = cp->throughput;
+		cp->inferred = true;
+	}
+	cp->limiter = lim;
+	cp->runner_up = run;
+	if (lim < 0)
+		return;
+	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
+	cp->model_throughput = fmin(c->segs.v[lim].capacity, cp->demand);
+	seg_label(p, &c->segs.v[lim], a, sizeof(a));
+	if (cp->inferred)
+		snprintf(cp->evidence, sizeof(cp->evidence),
+			 "the consumer waits on %s while %s %s busy %.0f%%; its function's work "
+			 "was not captured, so it is inferred to be the limit",
+			 p->stages[c->segs.v[lim].owner].name,
+			 run >= 0 ? seg_label(p, &c->segs.v[run], b, sizeof(b)) : "its readers",
+			 run >= 0 && c->segs.v[run].parallelism > 1 ? "are" : "is",
+			 run >= 0 ? 100 * c->segs.v[run].utilization : 0.0);
+	else if (run >= 0)
+		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%% while %s %s busy %.0f%%",
+			 a, 100 * c->segs.v[lim].utilization,
+			 seg_label(p, &c->segs.v[run], b, sizeof(b)),
+			 c->segs.v[run].parallelism > 1 ? "are" : "is",
+			 100 * c->segs.v[run].utilization);
+	else
+		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%%", a,
+			 100 * c->segs.v[lim].utilization);
+}
+
+void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
+{
+	struct ctx c;
+	struct tfd_capacity *cp = &p->capacity;
+	int64_t root_busy = 0;
+
+	memset(cp, 0, sizeof(*cp));
+	cp->limiter = cp->runner_up = -1;
+	for (size_t i = 0; i < p->nstages; i++)
+		p->stages[i].segment = -1;
+	if (!p->nstages || in->nroots < in->nwarmup + MIN_ROOT_ELEMENTS)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.p = p;
+	c.in = in;
+	c.t0 = in->start[in->roots[in->nwarmup]];
+	c.t1 = c.t0;
+	for (size_t r = in->nwarmup; r < in->nroots; r++) {
+		int k = in->roots[r];
+
+		if (in->end[k] > c.t1)
+			c.t1 = in->end[k];
+		root_busy = sat_add(root_busy, in->end[k] - in->start[k]);
+	}
+	c.n = in->nroots - in->nwarmup;
+	if (c.t1 <= c.t0)
+		return;
+	c.seg_of = xmalloc(p->nstages * sizeof(int));
+	c.input_of = xmalloc(p->nstages * sizeof(int));
+	c.fn_of = xmalloc(p->nstages * sizeof(int));
+	c.wait_ns = xcalloc(p->nstages, sizeof(int64_t));
+	c.fn_unknown = xcalloc(p->nstages, sizeof(uint64_t));
+	assign_segments(&c);
+	stage_work(&c);
+	function_work(&c);
+	finish_segments(&c);
+	cp->valid = true;
+	cp->window_ns = c.t1 - c.t0;
+	cp->root_elements = c.n;
+	cp->throughput = (double)c.n * 1e9 / (double)cp->window_ns;
+	/* the consumer's own time between root calls: what it would take if
+	 * input were free */
+	cp->demand = cp->window_ns > root_busy
+			     ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
+			     : INFINITY;
+	choose_limiter(&c, root_busy);
+	for (size_t i = 0; i < p->nstages; i++)
+		p->stages[i].segment = c.seg_of[i];
+	p->segments = c.segs.v;
+	p->nsegments = c.segs.n;
+	imap_free(&c.seg_threads);
+	free(c.seg_of);
+	free(c.input_of);
+	free(c.fn_of);
+	free(c.wait_ns);
+	free(c.fn_unknown);
+}
+
+double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
+			   double par_factor)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double best = cp->demand;
+
+	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
+		return 0;
+	for (size_t gi = 0; gi < p->nsegments; gi++) {
+		const struct tfd_segment *g = &p->segments[gi];
+		double cap = g->capacity, busy = (double)g->busy_ns, par = g->parallelism;
+		bool mine = false;
+
+		if (g->kind == TFD_SEG_FUNCTION && g->owner == si) {
+			mine = true;
+			busy /= work_factor;
+		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
+			mine = true;
+			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
+		}
+		if (mine) {
+			par *= par_factor;
+			if (!g->known) /* inferred: scale what was observed */
+				cap = cp->throughput * par_factor * work_factor;
+			else
+				cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy
+					       : INFINITY;
+		}
+		if (isnan(cap))
+			continue;
+		if (cap < best)
+			best = cap;
+	}
+	return best;
+}
