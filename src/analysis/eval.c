@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes.h"
 #include "rules_impl.h"
 #include "tfd/vec.h"
 
@@ -199,6 +200,40 @@ static bool matches(const struct rule *r, const struct tfd_host_result *h,
 	return true;
 }
 
+/* What-if through the capacity model: the stage's work / factor (remove: no
+ * work), the new lowest capacity capped by the consumer's demand, anchored
+ * to the observed time per root element (throughput-model.md 5). */
+static void capacity_estimate(const struct rule *r, const struct tfd_host_result *h,
+			      const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double k = strcmp(r->est_model, "remove") == 0 ? 1e12 : r->est_factor;
+	double now = cp->model_throughput, after = tfd_capacity_whatif(p, si, k, 1.0);
+	double T = 1e9 / cp->throughput, Tn, c;
+
+	if (!(now > 0) || !(after > 0))
+		return;
+	e->basis = "capacity";
+	e->known = true;
+	e->speedup = after / now;
+	if (e->speedup < 1.0)
+		e->speedup = 1.0;
+	Tn = T / e->speedup;
+	e->latency_ns = (int64_t)llround(T);
+	e->new_latency_ns = (int64_t)llround(Tn);
+	e->throughput = cp->throughput;
+	e->new_throughput = cp->throughput * e->speedup;
+	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand * 0.999;
+	e->misses_limit = e->speedup < 1.02;
+	/* waiting per root element before and after, over the consumer's own time */
+	c = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	if (!isnan(h->input_pct) && T > 0 && c >= 0) {
+		double w = fmax(0.0, Tn - c);
+
+		e->input_percent_after = w + c > 0 ? 100.0 * w / (w + c) : 0.0;
+	}
+}
+
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		     const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
@@ -210,6 +245,12 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	e->input_percent_after = NAN;
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
 		return;
+	e->basis = "latency";
+	if (si >= 0 && p->capacity.valid && p->capacity.limiter >= 0 &&
+	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0)) {
+		capacity_estimate(r, h, p, si, e);
+		return;
+	}
 	L = (double)p->analyzed_ns / (double)p->nanalyzed;
 	if (si >= 0)
 		B = (double)p->stages[si].blocking_ns / (double)p->nanalyzed;

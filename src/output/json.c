@@ -211,6 +211,7 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 		cJSON_AddStringToObject(e, "model", x->estimate.model);
 		cJSON_AddBoolToObject(e, "known", x->estimate.known);
 		if (x->estimate.known) {
+			cJSON_AddStringToObject(e, "basis", x->estimate.basis);
 			add_ns(e, "latency_ns", x->estimate.latency_ns);
 			add_ns(e, "new_latency_ns", x->estimate.new_latency_ns);
 			if (x->estimate.speedup > 0)
@@ -223,6 +224,15 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 				cJSON_AddNumberToObject(e, "input_percent_after",
 							round(x->estimate.input_percent_after * 100) /
 								100);
+			if (strcmp(x->estimate.basis, "capacity") == 0) {
+				cJSON_AddItemToObject(e, "throughput",
+						      rate_json(x->estimate.throughput));
+				cJSON_AddItemToObject(e, "new_throughput",
+						      rate_json(x->estimate.new_throughput));
+				cJSON_AddBoolToObject(e, "capped_by_demand",
+						      x->estimate.capped_by_demand);
+				cJSON_AddBoolToObject(e, "misses_limit", x->estimate.misses_limit);
+			}
 		}
 		cJSON_AddItemToArray(arr, o);
 	}

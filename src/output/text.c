@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tfd/report.h"
@@ -62,6 +63,68 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->steady.pct, band_word(tfd_bound_of(f->all.pct)), f->all.pct);
 }
 
+static void fmt_rate(double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "unbounded");
+	else if (v >= 100)
+		snprintf(buf, len, "%.0f/s", v);
+	else
+		snprintf(buf, len, "%.3g/s", v);
+}
+
+/* "311 root elements/s" from "311/s" */
+static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
+{
+	char r[32];
+
+	fmt_rate(v, r, sizeof(r));
+	if (isfinite(v))
+		snprintf(buf, len, "%.*s %s/s", (int)(strlen(r) - 2), r, what);
+	else
+		snprintf(buf, len, "%s", r);
+}
+
+static const char *seg_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			    size_t len)
+{
+	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "-";
+	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
+
+	if (g->kind == TFD_SEG_CONSUMER)
+		snprintf(buf, len, "consumer (%s)", top);
+	else if (g->kind == TFD_SEG_FUNCTION)
+		snprintf(buf, len, "%g %s worker%s%s", g->parallelism, own,
+			 g->parallelism == 1 ? "" : "s", g->parallelism_observed ? " (seen)" : "");
+	else
+		snprintf(buf, len, "%s reader%s of %s", top, g->parallelism == 1 ? "" : "s", own);
+	return buf;
+}
+
+/* The throughput view: what limits the rate, by how much, and the evidence. */
+static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	const struct tfd_stage *s = &p->stages[p->bottleneck];
+	char r1[32], r2[32], nm[160];
+
+	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
+	fmt_rate(cp->demand, r2, sizeof(r2));
+	tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s limits throughput%s to %s "
+			  "against a demand of %s",
+		       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "", r1, r2);
+	if (cp->runner_up >= 0 && isfinite(cp->margin))
+		tfd_buf_printf(b, "; the next limit, %s, is %.1fx higher",
+			       seg_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)), cp->margin);
+	tfd_buf_puts(b, ".\n");
+	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
+	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
+		tfd_buf_printf(b, "         latency view: %s owns %.1f%% of the consumer's wait, but "
+				  "that is the tail of the producer's work, not what sets the rate.\n",
+			       p->stages[p->latency_bottleneck].name,
+			       100.0 * p->stages[p->latency_bottleneck].blocking_share);
+}
+
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
@@ -99,12 +162,72 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 			tfd_buf_printf(b, "         no tf.data root call is slower than 50 us on this "
 					  "host: the input pipeline keeps up; look elsewhere "
 					  "(prefetch will not help).\n");
+		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0)
+			throughput_verdict(p, b);
 		else if (p->bottleneck >= 0)
 			tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
-					  "blocking time.\n",
+					  "blocking time (latency view: too few steady-state calls "
+					  "for a throughput model).\n",
 				       p->stages[p->bottleneck].name, p->stages[p->bottleneck].long_name,
 				       p->name, 100.0 * p->stages[p->bottleneck].blocking_share);
 	}
+}
+
+static const struct tfd_segment *sort_segs; /* qsort context (single-threaded renderer) */
+
+static int seg_cap_cmp(const void *a, const void *b)
+{
+	const struct tfd_segment *sg = sort_segs;
+	double x = sg[*(const int *)a].capacity, y = sg[*(const int *)b].capacity;
+
+	if (isnan(x) != isnan(y))
+		return isnan(x) ? 1 : -1;
+	if (x != y && !isnan(x))
+		return x < y ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Segments by capacity, lowest (the limit) first. */
+static void capacity_table(const struct tfd_pipeline *p, struct tfd_buf *b)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	int *ord;
+	char t1[32], t2[32], r1[32], r2[32], nm[160];
+
+	if (!cp->valid)
+		return;
+	fmt_rate(cp->throughput, r1, sizeof(r1));
+	fmt_rate(cp->demand, r2, sizeof(r2));
+	tfd_buf_printf(b, "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
+			  "consumer would take %s\n",
+		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1, r2);
+	tfd_buf_printf(b, "    %-50s %5s %12s %6s %12s\n", "segment (threads)", "par", "work/elem",
+		       "busy", "capacity");
+	ord = xmalloc((p->nsegments + 1) * sizeof(int));
+	for (size_t i = 0; i < p->nsegments; i++)
+		ord[i] = (int)i;
+	sort_segs = p->segments;
+	qsort(ord, p->nsegments, sizeof(int), seg_cap_cmp);
+	sort_segs = NULL;
+	for (size_t k = 0; k < p->nsegments; k++) {
+		const struct tfd_segment *g = &p->segments[ord[k]];
+
+		if (g->known)
+			fmt_rate(g->capacity, r1, sizeof(r1));
+		else
+			snprintf(r1, sizeof(r1), "not captured");
+		if (!g->known)
+			snprintf(t2, sizeof(t2), "?");
+		else
+			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
+		tfd_buf_printf(b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n",
+			       ord[k] == cp->limiter ? ">" : " ", seg_name(p, g, nm, sizeof(nm)),
+			       g->parallelism, t2, 100 * g->utilization, r1,
+			       ord[k] == cp->limiter ? (cp->inferred ? "  <- limits (inferred)"
+								    : "  <- limits throughput")
+						     : "");
+	}
+	free(ord);
 }
 
 static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pipeline *p,
@@ -140,8 +263,9 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			tfd_buf_puts(b, " root only");
 	}
 	tfd_buf_puts(b, "\n");
+	capacity_table(p, b);
 	if (p->ncritpath) {
-		tfd_buf_puts(b, "  critical path (root -> bottleneck):\n");
+		tfd_buf_puts(b, "  critical path (latency view, root -> most blocking):\n");
 		for (size_t i = 0; i < p->ncritpath; i++) {
 			const struct tfd_stage *s = &p->stages[p->critpath[i]];
 
@@ -201,7 +325,29 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 				p += n + (nl ? 1 : 0);
 			}
 		}
-		if (x->estimate.known) {
+		if (x->estimate.known && strcmp(x->estimate.basis, "capacity") == 0) {
+			const struct tfd_estimate *e = &x->estimate;
+			char r1[48], r2[48];
+
+			fmt_rate_of(e->throughput, "elements", r1, sizeof(r1));
+			fmt_rate_of(e->new_throughput, "elements", r2, sizeof(r2));
+			if (e->misses_limit)
+				tfd_buf_printf(b, "    worth: ~1.0x: this stage does not limit "
+						  "throughput, so the change alone gains nothing");
+			else
+				tfd_buf_printf(b, "    worth: %.2fx throughput (%s -> %s; %s -> %s per "
+						  "root element)%s",
+					       e->speedup, r1, r2,
+					       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+					       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+					       e->capped_by_demand ? ", then the step's own time "
+								     "limits"
+								   : "");
+			if (!isnan(e->input_percent_after))
+				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
+					       e->input_percent_after);
+			tfd_buf_printf(b, " [capacity, work / %g]\n", e->factor);
+		} else if (x->estimate.known) {
 			if (x->estimate.speedup > 0)
 				tfd_buf_printf(b, "    worth: root call %s -> %s (%.2fx)",
 					       tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)),
