@@ -97,6 +97,7 @@ SUITES = \
 	'golden=TFD=$(BIN) tests/golden/run.sh' \
 	'share=TFD=$(BIN) tests/share/run.sh' \
 	'synth=TFD=$(BIN) tests/synth/run.sh' \
+	'estimate=TFD=$(BIN) tests/estimate/run.sh' \
 	'fuzz=B=$(B) tests/fuzz/run.sh' \
 	'browser=TFD=$(BIN) tests/browser/run.sh' \
 	'harness=tests/harness/run.sh' \

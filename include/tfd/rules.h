@@ -55,6 +55,7 @@ void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info
 struct tfd_estimate {
 	const char *model;      /* "scale", "remove", "overlap" or "none" */
 	double factor;          /* for "scale" */
+	const char *of;         /* "work" (divided by factor) or "parallelism" (multiplied) */
 	bool known;             /* false when the model has nothing to go on */
 	/* "capacity" when a scale/remove estimate went through the pipeline's
 	 * capacity model (the stage's work / factor, new minimum capacity capped

@@ -225,12 +225,25 @@ static void function_work(struct ctx *c)
 	struct imap ex_index = {0};
 	struct exec_sum *ex = exec_sums(h, &ex_index);
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
+	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
+	int only_map = -1, nmaps = 0;
 
+	/* a function on a pool thread that runs no iterator calls (TensorFlow
+	 * without inter-op parallelism runs it there): it can only be the
+	 * pipeline's map when there is one */
+	for (size_t k = 0; k < c->in->n; k++)
+		if (c->in->thread[k] < h->nthreads)
+			has_calls[c->in->thread[k]] = true;
+	for (size_t i = 0; i < c->p->nstages; i++)
+		if (c->fn_of[i] >= 0) {
+			only_map = (int)i;
+			nmaps++;
+		}
 	for (size_t t = 0; t < h->nthreads; t++) {
 		open.n = 0;
 		for (size_t k = 0; k < h->threads[t].nevents; k++) {
 			const struct tfd_event *e = &h->threads[t].events[k];
-			int q = owner[t];
+			int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
 			size_t i;
 			int64_t w;
 
@@ -265,6 +278,18 @@ static void function_work(struct ctx *c)
 	imap_free(&ex_index);
 	free(ex);
 	free(owner);
+	free(has_calls);
+}
+
+/* Work of the stages in segment sg (before segments are finished). */
+static int64_t input_busy(const struct ctx *c, int sg)
+{
+	int64_t b = 0;
+
+	for (size_t i = 0; i < c->p->nstages; i++)
+		if (c->seg_of[i] == sg)
+			b = sat_add(b, c->p->stages[i].work_ns);
+	return b;
 }
 
 static void finish_segments(struct ctx *c)
@@ -312,6 +337,11 @@ static void finish_segments(struct ctx *c)
 			g->busy_ns = known ? (int64_t)((double)o->fn_work_ns *
 						       (double)(known + unknown) / (double)known)
 					   : 0;
+			/* TensorFlow takes a worker slot before it reads the input
+			 * (num_calls_ counts from the read), so a slot is held for
+			 * read + function: P slots deliver P / (read + function) */
+			if (g->known && c->input_of[g->owner] >= 0)
+				g->busy_ns = sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
 		}
 		g->work_per_root_ns = (double)g->busy_ns / (double)c->n;
 		g->utilization = W > 0 ? (double)g->busy_ns / (W * g->parallelism) : 0;
@@ -337,6 +367,28 @@ static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segm
 	else
 		snprintf(buf, len, "the %g %s readers of %s", g->parallelism, top, own);
 	return buf;
+}
+
+/* Root elements per second the pipeline delivers by the model. The consumer
+ * runs its step and the stages of its own segment one after the other (no
+ * prefetch between them), so that part takes compute + their work; every
+ * other segment works in parallel and delivers at its capacity. caps, when
+ * given, replaces the segments' capacities (what-if). */
+static double model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
+			 const double *caps)
+{
+	double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	double T = compute, cap0 = caps ? caps[0] : sg[0].capacity;
+
+	if (n && isfinite(cap0) && cap0 > 0)
+		T += 1e9 / cap0;
+	for (size_t g = 1; g < n; g++) {
+		double cap = caps ? caps[g] : sg[g].capacity;
+
+		if (!isnan(cap) && cap > 0 && isfinite(cap) && 1e9 / cap > T)
+			T = 1e9 / cap;
+	}
+	return T > 0 ? 1e9 / T : INFINITY;
 }
 
 static void choose_limiter(struct ctx *c, int64_t root_busy)
@@ -380,7 +432,7 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 	if (lim < 0)
 		return;
 	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
-	cp->model_throughput = fmin(c->segs.v[lim].capacity, cp->demand);
+	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL);
 	seg_label(p, &c->segs.v[lim], a, sizeof(a));
 	if (cp->inferred)
 		snprintf(cp->evidence, sizeof(cp->evidence),
@@ -459,25 +511,45 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	free(c.fn_unknown);
 }
 
+/* The read time held in async stage q's worker slots: its input segment's work. */
+static double reads_of(const struct tfd_pipeline *p, int q)
+{
+	for (size_t gi = 0; gi < p->nsegments; gi++)
+		if (p->segments[gi].kind == TFD_SEG_INPUT && p->segments[gi].owner == q)
+			return (double)p->segments[gi].busy_ns;
+	return 0;
+}
+
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
 			   double par_factor)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double best = cp->demand;
+	double *caps, rate;
 
 	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
 		return 0;
+	caps = xmalloc((p->nsegments + 1) * sizeof(double));
 	for (size_t gi = 0; gi < p->nsegments; gi++) {
 		const struct tfd_segment *g = &p->segments[gi];
 		double cap = g->capacity, busy = (double)g->busy_ns, par = g->parallelism;
 		bool mine = false;
 
 		if (g->kind == TFD_SEG_FUNCTION && g->owner == si) {
+			/* the function part of the slot time; the reads stay */
+			double fn = busy - reads_of(p, g->owner);
+
 			mine = true;
-			busy /= work_factor;
+			busy = busy - fn + fn / work_factor;
 		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
 			mine = true;
 			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
+		} else if (g->kind == TFD_SEG_FUNCTION && g->known &&
+			   p->stages[si].segment >= 0 &&
+			   p->segments[p->stages[si].segment].kind == TFD_SEG_INPUT &&
+			   p->segments[p->stages[si].segment].owner == g->owner) {
+			/* faster reads free the map's slots sooner too */
+			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
+			cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy : INFINITY;
 		}
 		if (mine) {
 			par *= par_factor;
@@ -487,10 +559,9 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 				cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy
 					       : INFINITY;
 		}
-		if (isnan(cap))
-			continue;
-		if (cap < best)
-			best = cap;
+		caps[gi] = cap;
 	}
-	return best;
+	rate = model_rate(p->segments, p->nsegments, cp, caps);
+	free(caps);
+	return rate;
 }

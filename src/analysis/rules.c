@@ -149,6 +149,7 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	d->doc = dup_or_null(s->doc);
 	d->file = dup_or_null(s->file);
 	d->est_model = dup_or_null(s->est_model);
+	d->est_parallelism = s->est_parallelism;
 	strlist_copy(&d->family, &s->family);
 	strlist_copy(&d->not_family, &s->not_family);
 	strlist_copy(&d->under, &s->under);
@@ -428,6 +429,15 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 						break;
 					}
 					r->est_factor = e->valuedouble;
+				} else if (strcmp(e->string, "of") == 0) {
+					if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
+								   strcmp(e->valuestring,
+									  "parallelism"))) {
+						st = bad(c, "'estimate.of' must be work or "
+							    "parallelism");
+						break;
+					}
+					r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
 				} else {
 					st = bad(c, "unknown key 'estimate.%s'", e->string);
 					break;

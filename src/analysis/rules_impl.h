@@ -40,6 +40,8 @@ struct rule {
 	size_t nwhen;
 	char *est_model;
 	double est_factor;
+	bool est_parallelism; /* "of": "parallelism": the factor multiplies the
+			       * stage's parallelism instead of dividing its work */
 };
 
 struct tfd_ruleset {

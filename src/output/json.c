@@ -225,6 +225,8 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 							round(x->estimate.input_percent_after * 100) /
 								100);
 			if (strcmp(x->estimate.basis, "capacity") == 0) {
+				cJSON_AddStringToObject(e, "of", x->estimate.of);
+				cJSON_AddNumberToObject(e, "factor", x->estimate.factor);
 				cJSON_AddItemToObject(e, "throughput",
 						      rate_json(x->estimate.throughput));
 				cJSON_AddItemToObject(e, "new_throughput",

@@ -346,7 +346,8 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 			if (!isnan(e->input_percent_after))
 				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
 					       e->input_percent_after);
-			tfd_buf_printf(b, " [capacity, work / %g]\n", e->factor);
+			tfd_buf_printf(b, " [capacity, %s %s %g]\n", e->of,
+				       strcmp(e->of, "work") == 0 ? "/" : "x", e->factor);
 		} else if (x->estimate.known) {
 			if (x->estimate.speedup > 0)
 				tfd_buf_printf(b, "    worth: root call %s -> %s (%.2fx)",

@@ -18,6 +18,14 @@
 
 #define US 1000LL /* ns */
 
+/* How a parallel map's function shows in the capture. */
+enum fn_style {
+	FN_EXECUTOR, /* TensorFlow: RunAsync on the runner, ExecutorState::Process
+		      * chunks with the same step id on pool threads */
+	FN_RUN,      /* InstantiatedCapturedFunction::Run on the worker */
+	FN_NONE,     /* not captured (a lower profiler level) */
+};
+
 enum kind {
 	K_SOURCE, K_MAP, K_BATCH, K_FILTER, K_SHUFFLE, K_PASS, K_PREFETCH, K_PMAP, K_PINTERLEAVE,
 	K_MAPBATCH,
@@ -151,7 +159,9 @@ struct stage {
 	double cost_ns, jitter, first_ns;
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
 	char *long_name;
-	uint32_t meta, produce_meta, consume_meta, fn_meta;
+	uint32_t meta, produce_meta, consume_meta, fn_meta, async_meta, exec_meta;
+	int fn_style; /* enum fn_style */
+	int rthread;  /* parallel map, map-and-batch: the runner thread that reads */
 	uint64_t id, parent_id;
 	int16_t params;
 	struct stage *input;
@@ -172,6 +182,7 @@ struct stage {
 };
 
 static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int depth);
+static uint64_t new_id(struct host *h);
 
 static void call_event(struct host *h, struct stage *s, int th, int64_t t, int64_t end)
 {
@@ -211,23 +222,34 @@ static void produce(struct host *h, struct stage *s, int depth)
 	in_e = in_s;
 	for (int i = 0; i < nin; i++) {
 		struct stage *in = s->def->k == K_PINTERLEAVE ? s->inst[w] : s->input;
+		int rt = s->rthread >= 0 ? s->rthread : s->wthread[w];
 		int64_t b = in_e;
 		struct sev *pe;
 
-		in_e = get_next(h, in, b + 1 * US, s->wthread[w], depth + 1) + 1 * US;
-		pe = emit(h, s->wthread[w], s->produce_meta, b, in_e);
+		in_e = get_next(h, in, b + 1 * US, rt, depth + 1) + 1 * US;
+		pe = emit(h, rt, s->produce_meta, b, in_e);
 		addstat(pe, S_ELEMENT, (uint64_t)eid);
 	}
-	if (locked_input)
-		s->input_free = in_e; /* one input iterator, used under a lock */
 	done = in_e;
 	if (s->def->k != K_PREFETCH) {
 		int64_t c = work(h, s);
 
-		if (c > 0)
+		if (s->fn_style == FN_EXECUTOR && s->rthread >= 0) {
+			/* the runner dispatches, a pool thread runs the ops */
+			uint64_t step = new_id(h);
+			struct sev *fe = emit(h, s->rthread, s->async_meta, in_e, in_e + 2 * US);
+
+			addstat(fe, S_ID, step);
+			in_e += 2 * US;
+			if (c > 0)
+				addstat(emit(h, s->wthread[w], s->exec_meta, in_e, in_e + c), S_ID, step);
+		} else if (s->fn_style != FN_NONE && c > 0) {
 			emit(h, s->wthread[w], s->fn_meta, in_e, in_e + c);
+		}
 		done = in_e + c;
 	}
+	if (locked_input)
+		s->input_free = in_e; /* one input iterator, used under a lock */
 	s->wfree[w] = done;
 	/* deterministic order: an element leaves no earlier than the one before */
 	if (s->deterministic && j > 0 && s->ready.v[j - 1] > done)
@@ -306,6 +328,7 @@ struct stage_spec {
 struct spec {
 	char name[128], expect[128], expect_host[64], root[32], run[64];
 	int hosts, steps, slow_host, large_ids, xplane, json, device_events, other_events;
+	int fn_events; /* enum fn_style */
 	double compute_us, slow_factor;
 	uint64_t seed;
 	struct stage_spec st[32];
@@ -348,7 +371,7 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	static const char *const top_keys[] = {"name", "description", "expect", "expect_host", "hosts", "slow_host",
 					       "steps", "step_compute_us", "seed", "root", "formats",
 					       "run", "large_ids", "device_events_per_step",
-					       "host_other_events_per_step", "stages"};
+					       "host_other_events_per_step", "function_events", "stages"};
 	static const char *const stage_keys[] = {"kind", "cost_us", "jitter", "first_call_us",
 						 "parallelism", "buffer", "batch_size", "keep_ratio",
 						 "buffer_size", "deterministic", "autotune"};
@@ -431,6 +454,20 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	if (sp->other_events < 0 || sp->other_events > 100000) {
 		cJSON_Delete(root);
 		return spec_err(err, path, "host_other_events_per_step out of range");
+	}
+	it = cJSON_GetObjectItemCaseSensitive(root, "function_events");
+	if (it) {
+		static const char *const styles[] = {"executor", "run", "none"};
+
+		sp->fn_events = -1;
+		for (int i = 0; i < 3 && cJSON_IsString(it); i++)
+			if (strcmp(it->valuestring, styles[i]) == 0)
+				sp->fn_events = i;
+		if (sp->fn_events < 0) {
+			cJSON_Delete(root);
+			return spec_err(err, path, "'function_events' is \"executor\" (TensorFlow's "
+						   "layout), \"run\" or \"none\"");
+		}
 	}
 	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
 	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
@@ -621,10 +658,17 @@ static struct stage *build_chain(struct host *h, const struct spec *sp, int upto
 		s->produce_meta = meta(h, ss->def->produce);
 		s->consume_meta = meta(h, ss->def->consume);
 		s->fn_meta = meta(h, "InstantiatedCapturedFunction::Run");
+		s->async_meta = meta(h, "InstantiatedCapturedFunction::RunAsync");
+		s->exec_meta = meta(h, "ExecutorState::Process");
+		s->fn_style = sp->fn_events;
 		s->wfree = xcalloc((size_t)s->par, sizeof(int64_t));
 		s->wthread = xcalloc((size_t)s->par, sizeof(int));
 		for (int w = 0; w < s->par; w++)
 			s->wthread[w] = thread_new(h, ss->def->thread);
+		/* TensorFlow's parallel map reads its input on one runner thread */
+		s->rthread = -1;
+		if (ss->def->k == K_PMAP || ss->def->k == K_MAPBATCH)
+			s->rthread = thread_new(h, "tf_data_runner");
 	}
 	if (upto == 0)
 		return s;

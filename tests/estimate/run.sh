@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# What-if estimates against the simulator: for every spec of the synth
+# matrix, take the first capacity-based estimate analyze gives for the
+# bottleneck (e.g. "TFRecord work / 4"), apply that change to the spec (the
+# stage's cost_us / factor, or its parallelism x factor), re-synthesize, and
+# check the predicted time per root element is within 15 % of the one the
+# fixed pipeline shows. Ends with "estimate: N passed, N failed".
+set -u
+TFD=${TFD:-build/rel/tfdoctor}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+exec python3 - "$TFD" "$T" tests/synth/*.json <<'PY'
+import json, math, os, subprocess, sys
+
+tfd, tmp, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
+TOL = 0.15
+passed = failed = skipped = 0
+
+def run(*args):
+    return subprocess.run([tfd, *args], capture_output=True, text=True)
+
+def focus(report):
+    h = report["hosts"][0]
+    for p in h["pipelines"]:
+        if p["name"] == h.get("focus_pipeline"):
+            return h, p
+    return h, h["pipelines"][0]
+
+def analyze(spec, tag):
+    out = os.path.join(tmp, tag)
+    r = run("synth", "-o", out, spec)
+    if r.returncode:
+        raise RuntimeError("synth: " + r.stderr.strip())
+    r = run("analyze", "-q", "-f", "json", out)
+    if r.returncode not in (0, 3):
+        raise RuntimeError("analyze: " + r.stderr.strip())
+    return json.loads(r.stdout)
+
+def spec_index(long_name, nstages):
+    # Iterator::Model::Prefetch::BatchV2::ParallelMapV2::TFRecord: the
+    # outermost component after the root is the last spec stage
+    depth = len(long_name.split("::")) - 2
+    return nstages - depth
+
+for spec in specs:
+    name = os.path.basename(spec)[:-5]
+    try:
+        sp = json.load(open(spec))
+        rep = analyze(spec, name)
+        host, pipe = focus(rep)
+        est = next((f for f in rep["findings"]
+                    if f.get("estimate", {}).get("basis") == "capacity"
+                    and f["host"] == host["host"] and f.get("stage_long_name")), None)
+        if est is None:
+            skipped += 1
+            continue
+        e = est["estimate"]
+        i = spec_index(est["stage_long_name"], len(sp["stages"]))
+        st = sp["stages"][i]
+        if e["of"] == "parallelism":
+            # the parallelism is the async owner's: walk outward to it
+            while "parallelism" not in st and i + 1 < len(sp["stages"]):
+                i += 1
+                st = sp["stages"][i]
+            par = st.get("parallelism", 1)
+            st["parallelism"] = max(par + 1, int(round(par * e["factor"])))
+            factor = st["parallelism"] / par
+            st["autotune"] = False
+        else:
+            st["cost_us"] = st.get("cost_us", 0) / e["factor"]
+            factor = e["factor"]
+        fixed = os.path.join(tmp, name + "-fixed.json")
+        json.dump(sp, open(fixed, "w"))
+        # a rounded parallelism changes the factor: scale the prediction
+        predicted = e["new_latency_ns"]
+        if factor != e["factor"] and e["speedup"] > 1.0001:
+            gain = (e["speedup"] - 1) * (factor - 1) / (e["factor"] - 1) + 1
+            predicted = e["latency_ns"] / gain
+        rep2 = analyze(fixed, name + "-fixed")
+        h2, p2 = focus(rep2)
+        cap = p2["capacity"]
+        if not cap.get("valid"):
+            raise RuntimeError("no capacity model for the fixed pipeline")
+        measured = 1e9 / cap["throughput"]
+        err = abs(predicted - measured) / measured
+        line = "%s: %s %s %s %g: predicted %.0f ns, re-simulated %.0f ns (%.1f%%)" % (
+            name, est["rule"], est["stage_long_name"].split("::")[-1], e["of"], factor,
+            predicted, measured, 100 * err)
+        if err <= TOL:
+            passed += 1
+            if os.environ.get("VERBOSE"):
+                print("ok   " + line)
+        else:
+            failed += 1
+            print("FAIL estimate " + line, file=sys.stderr)
+    except Exception as ex:  # a broken case is a failure, never a skip
+        failed += 1
+        print("FAIL estimate %s: %s" % (name, ex), file=sys.stderr)
+
+print("estimate: note: %d specs without a capacity estimate for the bottleneck" % skipped,
+      file=sys.stderr)
+print("estimate: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
+PY
