@@ -1,5 +1,6 @@
 /* dot.c - pipeline diagrams; the only user of cgraph and gvc. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,17 +40,54 @@ static void set(void *obj, const char *k, const char *v)
 	tfd_buf_release(&b);
 }
 
+/* "\nparallelism 8, buffer 2" from the stage's configuration */
+static void stage_params(const struct tfd_stage *s, char *buf, size_t len)
+{
+	static const char *const keys[] = {"parallelism", "cycle_length", "batch_size",
+					   "buffer_limit", "buffer_size"};
+	static const char *const shown[] = {"parallelism", "cycle", "batch", "buffer", "buffer"};
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; s->sample && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = tfd_event_param(s->sample, keys[i]);
+
+		if (!v || l + 2 >= len)
+			continue;
+		if (strcmp(keys[i], "parallelism") == 0 && strcmp(v, "-1") == 0)
+			v = "AUTOTUNE";
+		l += (size_t)snprintf(buf + l, len - l, "%s%s %s", l ? ", " : "\\n", shown[i], v);
+		if (l >= len)
+			l = len - 1;
+	}
+}
+
 static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
 	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
 	Agnode_t **nodes = xcalloc(p->nstages + 1, sizeof(*nodes));
 	char title[512], t1[32], t2[32], t3[32];
 
+	const bool bound = h->bound != TFD_BOUND_NOT;
+	char verdict[96];
+
+	if (isnan(h->input_pct))
+		snprintf(verdict, sizeof(verdict), "input-bound share unknown");
+	else
+		snprintf(verdict, sizeof(verdict), "%s input-bound (%.1f%% waiting)",
+			 h->bound == TFD_BOUND_HIGH ? "HIGHLY" : h->bound == TFD_BOUND_MODERATE
+								 ? "MODERATELY"
+								 : "NOT",
+			 h->input_pct);
 	snprintf(title, sizeof(title),
-		 "%s %s (%s): %" PRIu64 " root calls, max %s; bold: critical path, red: bottleneck, "
-		 "dashed edges: other thread",
-		 h->host->name, p->name, p->stages[0].long_name, p->ncalls,
-		 tfd_fmt_ns(p->max_ns, t1, sizeof(t1)));
+		 "%s %s (%s): %s; %" PRIu64 " root call%s, max %s\\n"
+		 "fill: how busy the stage's threads are; %s; bold: critical path (latency "
+		 "view); dashed edges: other thread",
+		 h->host->name, p->name, p->stages[0].long_name, verdict, p->ncalls,
+		 p->ncalls == 1 ? "" : "s", tfd_fmt_ns(p->max_ns, t1, sizeof(t1)),
+		 bound ? "red outline: the bottleneck (limits throughput)"
+		       : "grey outline: the slowest stage (not a problem: the host is not "
+			 "input-bound)");
 	set(g, "label", title);
 	set(g, "labelloc", "t");
 	set(g, "rankdir", "TB");
@@ -59,6 +97,7 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 	agattr(g, AGNODE, (char *)"style", (char *)"");
 	agattr(g, AGNODE, (char *)"color", (char *)"black");
 	agattr(g, AGNODE, (char *)"penwidth", (char *)"1");
+	agattr(g, AGNODE, (char *)"fillcolor", (char *)"white");
 	agattr(g, AGEDGE, (char *)"fontname", (char *)"Helvetica");
 	agattr(g, AGEDGE, (char *)"style", (char *)"");
 	agattr(g, AGEDGE, (char *)"color", (char *)"black");
@@ -72,24 +111,58 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 		snprintf(name, sizeof(name), "s%zu", i);
 		n = agnode(g, name, 1);
 		nodes[i] = n;
+		const struct tfd_segment *sg = s->segment >= 0 && p->capacity.valid
+						       ? &p->segments[s->segment]
+						       : NULL;
+		double util = sg ? fmin(1.0, sg->utilization) : 0;
+		char extra[256] = "", fill[32];
+
+		stage_params(s, extra, sizeof(extra));
+		if (sg && s->work_ns && s->window_calls) {
+			size_t l = strlen(extra);
+
+			snprintf(extra + l, sizeof(extra) - l, "\\nwork %s/call, threads %.0f%% busy",
+				 tfd_fmt_ns(s->work_ns / (int64_t)s->window_calls, t1, sizeof(t1)),
+				 100 * sg->utilization);
+		}
+		for (size_t gi = 0; p->capacity.valid && gi < p->nsegments; gi++) {
+			const struct tfd_segment *fg = &p->segments[gi];
+			size_t l = strlen(extra);
+
+			if (fg->kind != TFD_SEG_FUNCTION || fg->owner != (int)i)
+				continue;
+			if (fg->known && s->fn_calls)
+				snprintf(extra + l, sizeof(extra) - l,
+					 "\\nfunction %s/call, %g workers %.0f%% busy",
+					 tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1,
+						    sizeof(t1)),
+					 fg->parallelism, 100 * fg->utilization);
+			else
+				snprintf(extra + l, sizeof(extra) - l,
+					 "\\nfunction work not captured");
+			util = fmin(1.0, fg->known ? fg->utilization : 0);
+		}
 		snprintf(label, sizeof(label),
-			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)",
+			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)%s",
 			 s->name, s->is_async ? " (async)" : "", s->calls_all,
 			 s->calls_all == 1 ? "" : "s",
 			 tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
 			 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
-			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share);
+			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share, extra);
 		set(n, "label", label);
 		set(n, "tooltip", s->long_name);
+		/* white (idle) to orange (saturated) */
+		snprintf(fill, sizeof(fill), "0.08 %.3f 1.000", 0.85 * util);
+		set(n, "fillcolor", fill);
 		if (s->is_bottleneck) {
-			set(n, "style", "bold");
-			set(n, "color", "red");
+			set(n, "style", "filled,bold");
+			set(n, "color", bound ? "red" : "gray40");
 			set(n, "penwidth", "3");
 		} else if (s->on_critical_path) {
-			set(n, "style", "bold");
+			set(n, "style", "filled,bold");
 			set(n, "penwidth", "3");
 		} else {
-			set(n, "style", "dashed");
+			set(n, "style", "filled,dashed");
 			set(n, "color", "gray");
 		}
 	}
