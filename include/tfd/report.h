@@ -11,7 +11,7 @@
 #include "tfd/rules.h"
 
 /* Version of the JSON document; bump on any incompatible change. */
-#define TFD_JSON_SCHEMA_VERSION 1
+#define TFD_JSON_SCHEMA_VERSION 2
 
 /* f may be NULL (no findings section). */
 void tfd_report_text(const struct tfd_analysis *a, const struct tfd_findings *f,

@@ -8,6 +8,41 @@
 
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/vec.h"
+
+struct host_ctx;
+
+/* Strings the result owns (stage paths, families), freed with it. */
+struct analysis_priv {
+	VEC(char *) strings;
+};
+
+/* Keep a copy of s for the result's lifetime. */
+const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s);
+
+/* The iterators and calls of one pipeline, in index order. */
+struct bucket {
+	const int *iters, *calls;
+	size_t niters, ncalls;
+};
+
+/* Call linking (link.c): each call's parent call and how it was found. */
+void tfd_link_calls(struct host_ctx *c);
+
+/* One pipeline (pipeline.c). map: per host call, its index in the pipeline
+ * being built; all -1 on entry and on return. */
+enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
+				   int *map, struct tfd_pipeline *p, struct analysis_priv *pv,
+				   const struct tfd_analyze_opts *opts, struct tfd_err *err);
+
+/* Latency view (bottleneck.c): most blocking time, the critical path to it;
+ * sets p->bottleneck and p->latency_bottleneck. ef/et: observed blocking
+ * edges between stages. */
+enum tfd_status tfd_bottleneck_latency(struct tfd_pipeline *p, const int *ef, const int *et,
+				       size_t ne, struct tfd_err *err);
+/* Throughput view: after the capacity pass, the limiter's busiest stage
+ * becomes p->bottleneck when the model is valid. */
+void tfd_bottleneck_choose(struct tfd_pipeline *p);
 
 /* Input-bound share of host h (share.c): hr->input_pct, the tf, steady and
  * all shares, per-step waits and their summary, the verdict band. */

@@ -322,12 +322,46 @@ static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd
 	return TFD_OK;
 }
 
+static const char *const models[] = {"scale", "remove", "overlap", "none"};
+
+/* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
+static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsObject(k))
+		return bad(c, "field 'estimate' must be an object");
+	if (dup_key(k))
+		return bad(c, "duplicate key 'estimate.%s'", dup_key(k));
+	cJSON_ArrayForEach(e, k)
+	{
+		if (strcmp(e->string, "model") == 0) {
+			if (!cJSON_IsString(e) || lookup(models, 4, e->valuestring) < 0)
+				return bad(c, "'estimate.model' must be one of scale, remove, "
+					      "overlap, none");
+			free(r->est_model);
+			r->est_model = xstrdup(e->valuestring);
+		} else if (strcmp(e->string, "factor") == 0) {
+			if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1.0) || e->valuedouble > 1e6)
+				return bad(c, "'estimate.factor' must be a number >= 1");
+			r->est_factor = e->valuedouble;
+		} else if (strcmp(e->string, "of") == 0) {
+			if (!cJSON_IsString(e) ||
+			    (strcmp(e->valuestring, "work") && strcmp(e->valuestring, "parallelism")))
+				return bad(c, "'estimate.of' must be work or parallelism");
+			r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
+		} else {
+			return bad(c, "unknown key 'estimate.%s'", e->string);
+		}
+	}
+	return TFD_OK;
+}
+
 static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 {
 	const cJSON *k, *id = cJSON_GetObjectItemCaseSensitive(o, "id");
 	enum tfd_status st = TFD_OK;
 	static const char *const targets[] = {"bottleneck", "pipeline", "host"};
-	static const char *const models[] = {"scale", "remove", "overlap", "none"};
 
 	if (!cJSON_IsObject(o))
 		return bad(c, "a rule must be an object");
@@ -403,46 +437,7 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 				r->nwhen++;
 			}
 		} else if (strcmp(key, "estimate") == 0) {
-			const cJSON *e;
-
-			if (!cJSON_IsObject(k)) {
-				st = bad(c, "field 'estimate' must be an object");
-				break;
-			}
-			if (dup_key(k)) {
-				st = bad(c, "duplicate key 'estimate.%s'", dup_key(k));
-				break;
-			}
-			cJSON_ArrayForEach(e, k)
-			{
-				if (strcmp(e->string, "model") == 0) {
-					if (!cJSON_IsString(e) || lookup(models, 4, e->valuestring) < 0) {
-						st = bad(c, "'estimate.model' must be one of scale, "
-							    "remove, overlap, none");
-						break;
-					}
-					r->est_model = xstrdup(e->valuestring);
-				} else if (strcmp(e->string, "factor") == 0) {
-					if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1.0) ||
-					    e->valuedouble > 1e6) {
-						st = bad(c, "'estimate.factor' must be a number >= 1");
-						break;
-					}
-					r->est_factor = e->valuedouble;
-				} else if (strcmp(e->string, "of") == 0) {
-					if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
-								   strcmp(e->valuestring,
-									  "parallelism"))) {
-						st = bad(c, "'estimate.of' must be work or "
-							    "parallelism");
-						break;
-					}
-					r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
-				} else {
-					st = bad(c, "unknown key 'estimate.%s'", e->string);
-					break;
-				}
-			}
+			st = parse_estimate(c, k, r);
 		} else {
 			st = bad(c, "unknown key '%s'", key);
 		}

@@ -143,7 +143,7 @@ if [ "$rc" -eq 3 ]; then ok; else bad "--fail-on input-bound should exit 3, got 
 run analyze -q --fail-on input-bound examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ]; then ok; else bad "--fail-on on a healthy job should exit 0, got $rc"; fi
 run analyze -q -f json examples/ai-notebook/ai-notebook.xplane.pb
-if [ "$rc" -eq 0 ] && [[ "$out" == *'"schema_version": 1'* ]] && [[ "$out" == *'"bottleneck": "Model"'* ]]; then ok; else bad "json report"; fi
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"schema_version": 2'* ]] && [[ "$out" == *'"bottleneck": "Model"'* ]]; then ok; else bad "json report"; fi
 run analyze -q -f json -o "$T/r.json" examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ] && [ -z "$out" ] && grep -q schema_version "$T/r.json"; then ok; else bad "-o FILE"; fi
 run analyze examples/ai-notebook/ai-notebook.xplane.pb

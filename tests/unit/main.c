@@ -8,6 +8,7 @@ extern const struct t_case capture_cases[];
 extern const struct t_case xprof_cases[];
 extern const struct t_case analysis_cases[];
 extern const struct t_case rules_cases[];
+extern const struct t_case capacity_cases[];
 
 static const struct {
 	const char *suite;
@@ -17,6 +18,7 @@ static const struct {
 	{"xprof", xprof_cases},
 	{"analysis", analysis_cases},
 	{"rules", rules_cases},
+	{"capacity", capacity_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)

@@ -1,4 +1,5 @@
-/* attrib.h - call trees in compressed form, shared by forest.c and attrib.c. */
+/* attrib.h - call trees in compressed form: self and blocking time (attrib.c),
+ * used by the pipeline pass (pipeline.c). */
 #ifndef TFD_ATTRIB_H
 #define TFD_ATTRIB_H
 

@@ -1,0 +1,242 @@
+/* analyze.c - tfd_analyze(): per host, the iterator graph (model/graph.c),
+ * then the passes: input-bound share (share.c), call linking (link.c), each
+ * pipeline (pipeline.c: self and blocking time, capacity.c, bottleneck.c);
+ * then the hosts ranked, most input-bound first.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/graph.h"
+#include "passes.h"
+
+static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
+{
+	va_list ap;
+	struct tfd_diag *d;
+
+	a->diags = xrealloc(a->diags, (a->ndiags + 1) * sizeof(*a->diags));
+	d = &a->diags[a->ndiags++];
+	d->host = host;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+}
+
+bool tfd_stage_is_async_edge(const struct tfd_stage *s)
+{
+	/* a call not nested in its parent on the same thread ran on another one */
+	size_t async = s->links[TFD_LINK_PRODUCE] + s->links[TFD_LINK_OVERLAP] +
+		       s->links[TFD_LINK_NONE];
+
+	return async > s->links[TFD_LINK_SYNC];
+}
+
+const char *tfd_bound_name(enum tfd_bound b)
+{
+	switch (b) {
+	case TFD_BOUND_HIGH:
+		return "highly";
+	case TFD_BOUND_MODERATE:
+		return "moderately";
+	case TFD_BOUND_NOT:
+		return "not";
+	default:
+		return "unknown";
+	}
+}
+
+/* Every pipeline of the host: host pipelines first, then device ones, each
+ * in order of their first call. */
+static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
+				       struct analysis_priv *pv,
+				       const struct tfd_analyze_opts *opts, struct tfd_err *err)
+{
+	struct tfd_graph_groups g;
+	size_t nhost = 0, ndev = 0;
+	int *map = xmalloc((c->calls.n + 1) * sizeof(int));
+	enum tfd_status st = TFD_OK;
+
+	for (size_t k = 0; k < c->calls.n; k++)
+		map[k] = -1;
+	tfd_graph_group(c, &g);
+	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
+	for (int pass = 0; pass < 2 && !st; pass++)
+		for (size_t r = 0; r < g.n && !st; r++) {
+			struct tfd_pipeline *p;
+			struct bucket bk;
+
+			if (g.is_device[r] != (pass == 1))
+				continue;
+			p = &hr->pipelines[hr->npipelines++];
+			p->is_device = g.is_device[r];
+			snprintf(p->name, sizeof(p->name), "%s:%zu", p->is_device ? "Device" : "Host",
+				 p->is_device ? ndev++ : nhost++);
+			bk.iters = g.iters + g.ioff[r];
+			bk.niters = g.ioff[r + 1] - g.ioff[r];
+			bk.calls = g.calls + g.coff[r];
+			bk.ncalls = g.coff[r + 1] - g.coff[r];
+			st = tfd_pipeline_build(c, g.root[r], &bk, map, p, pv, opts, err);
+		}
+	hr->nhost_pipelines = nhost;
+	tfd_graph_groups_release(&g);
+	free(map);
+	return st;
+}
+
+/* The pipeline analyzed first: the host pipeline with the slowest call. */
+static void pick_focus(struct tfd_host_result *hr)
+{
+	for (size_t i = 0; i < hr->npipelines; i++) {
+		const struct tfd_pipeline *p = &hr->pipelines[i];
+
+		if (p->is_device)
+			continue;
+		if (p->max_ns > hr->max_latency_ns)
+			hr->max_latency_ns = p->max_ns;
+		if (hr->focus < 0 || p->max_ns > hr->pipelines[hr->focus].max_ns)
+			hr->focus = (int)i;
+	}
+	if (hr->focus < 0 && hr->npipelines)
+		hr->focus = 0;
+}
+
+static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct tfd_host *h,
+				    struct tfd_host_result *hr, struct tfd_analysis *a,
+				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
+				    struct tfd_err *err)
+{
+	struct host_ctx c;
+	size_t by_name = 0, orphans = 0;
+	enum tfd_status st;
+
+	hr->host = h;
+	hr->focus = -1;
+	tfd_share_compute(h, hr);
+	st = tfd_graph_build(&c, cap, h, &by_name, &orphans, err);
+	if (st)
+		goto out;
+	if (by_name)
+		diag(a, h->name, "%zu iterator(s) linked by long name (parent_id missing or "
+				 "dangling)", by_name);
+	if (orphans)
+		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
+	tfd_link_calls(&c);
+	st = build_pipelines(&c, hr, pv, opts, err);
+	if (st)
+		goto out;
+	pick_focus(hr);
+	if (c.calls.n && h->nproduce == 0 && h->format == TFD_FMT_XSPACE)
+		diag(a, h->name, "no Produce/Consume events: threads linked by parent_id and "
+				 "time overlap");
+out:
+	tfd_graph_release(&c);
+	return st;
+}
+
+static int host_rank_cmp(const void *a, const void *b)
+{
+	const struct tfd_host_result *x = a, *y = b;
+	bool kx = !isnan(x->input_pct), ky = !isnan(y->input_pct);
+
+	if (kx != ky)
+		return kx ? -1 : 1;
+	if (kx && x->input_pct != y->input_pct)
+		return x->input_pct > y->input_pct ? -1 : 1;
+	if (x->max_latency_ns != y->max_latency_ns)
+		return x->max_latency_ns > y->max_latency_ns ? -1 : 1;
+	return strcmp(x->host->name, y->host->name);
+}
+
+enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
+			    struct tfd_analysis **out, struct tfd_err *err)
+{
+	struct tfd_analysis *a = xcalloc(1, sizeof(*a));
+	struct analysis_priv *pv = xcalloc(1, sizeof(*pv));
+	struct tfd_analyze_opts defaults = {0};
+	enum tfd_status st = TFD_OK;
+
+	if (!opts)
+		opts = &defaults;
+	*out = NULL;
+	a->hosts = xcalloc(cap->nhosts + 1, sizeof(*a->hosts));
+	/* the private string list hangs off the last diag slot's owner */
+	a->nhosts = 0;
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		st = analyze_host(cap, &cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
+		a->nhosts++;
+		if (st) {
+			tfd_err_prefix(err, "%s", cap->hosts[i].path);
+			goto out;
+		}
+		if (!cap->hosts[i].has_host_plane)
+			diag(a, cap->hosts[i].name, "no /host:CPU plane in this capture");
+	}
+	qsort(a->hosts, a->nhosts, sizeof(*a->hosts), host_rank_cmp);
+	if (opts->host) {
+		size_t k;
+
+		for (k = 0; k < a->nhosts; k++)
+			if (strcmp(a->hosts[k].host->name, opts->host) == 0)
+				break;
+		if (k == a->nhosts) {
+			st = tfd_fail(err, TFD_E_USAGE, "no host named '%s' in the capture",
+				      opts->host);
+			goto out;
+		}
+		if (k) {
+			struct tfd_host_result tmp = a->hosts[k];
+
+			memmove(a->hosts + 1, a->hosts, k * sizeof(*a->hosts));
+			a->hosts[0] = tmp;
+		}
+	}
+	for (size_t i = 0; i < a->nhosts; i++)
+		a->any_tfdata |= a->hosts[i].npipelines > 0;
+	if (a->nhosts) {
+		const struct tfd_host_result *f = &a->hosts[0];
+
+		a->input_bound = f->bound == TFD_BOUND_HIGH || f->bound == TFD_BOUND_MODERATE ||
+				 (f->bound == TFD_BOUND_UNKNOWN && f->max_latency_ns > TFD_SLOW_CALL_NS);
+	}
+out:
+	a->priv = pv;
+	if (st) {
+		tfd_analysis_free(a);
+		return st;
+	}
+	*out = a;
+	return TFD_OK;
+}
+
+void tfd_analysis_free(struct tfd_analysis *a)
+{
+	struct analysis_priv *pv;
+
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nhosts; i++) {
+		for (size_t p = 0; p < a->hosts[i].npipelines; p++) {
+			free(a->hosts[i].pipelines[p].stages);
+			free(a->hosts[i].pipelines[p].critpath);
+			free(a->hosts[i].pipelines[p].segments);
+		}
+		free(a->hosts[i].pipelines);
+		free(a->hosts[i].step_waits);
+	}
+	free(a->hosts);
+	free(a->diags);
+	pv = a->priv;
+	if (pv) {
+		for (size_t i = 0; i < pv->strings.n; i++)
+			free(pv->strings.v[i]);
+		vec_free(&pv->strings);
+		free(pv);
+	}
+	free(a);
+}

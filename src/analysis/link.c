@@ -1,0 +1,104 @@
+/* link.c - call linking: every iterator call gets at most one parent call,
+ * so calls form a forest whose roots are the root-iterator calls:
+ *   1. sync: the innermost enclosing iterator call on the same thread;
+ *   2. produce: the call is inside an XxxProduce event whose element_id
+ *      matches an XxxConsume inside a call of the parent iterator;
+ *   3. overlap: the call of the parent iterator (any thread) that overlaps
+ *      it most (Chrome JSON drops Produce/Consume, older TF never had them);
+ *   4. none: no parent call overlaps: the element was produced ahead.
+ */
+#include "../model/graph.h"
+#include "passes.h"
+
+static int64_t overlap(const struct tfd_event *a, const struct tfd_event *b)
+{
+	int64_t s = a->start_ns > b->start_ns ? a->start_ns : b->start_ns;
+	int64_t ea = a->start_ns + a->dur_ns, eb = b->start_ns + b->dur_ns;
+	int64_t e = ea < eb ? ea : eb;
+
+	return e > s ? e - s : 0;
+}
+
+/* Better parent candidate: more overlap, then earlier start, then lower index. */
+static int better(const struct host_ctx *c, const struct tfd_event *child, int cand, int best)
+{
+	int64_t oc, ob;
+
+	if (best < 0)
+		return 1;
+	oc = overlap(child, c->calls.v[cand].ev);
+	ob = overlap(child, c->calls.v[best].ev);
+	if (oc != ob)
+		return oc > ob;
+	if (c->calls.v[cand].ev->start_ns != c->calls.v[best].ev->start_ns)
+		return c->calls.v[cand].ev->start_ns < c->calls.v[best].ev->start_ns;
+	return cand < best;
+}
+
+void tfd_link_calls(struct host_ctx *c)
+{
+	for (size_t i = 0; i < c->calls.n; i++) {
+		struct call *cl = &c->calls.v[i];
+		const struct iter *it = &c->iters.v[cl->iter];
+		int best = -1;
+
+		if (it->parent < 0) {
+			cl->link = TFD_LINK_NONE;
+			continue;
+		}
+		if (cl->encl >= 0) {
+			cl->parent = cl->encl;
+			cl->link = TFD_LINK_SYNC;
+			continue;
+		}
+		if (cl->produce) {
+			const struct iter *p = &c->iters.v[it->parent];
+			uint64_t key = imap_hash(p->id) ^
+				       (cl->produce->element_id * 0x9e3779b97f4a7c15ull);
+			size_t head;
+
+			if (imap_get(&c->consume, key, &head)) {
+				for (int k = (int)head; k >= 0; k = c->cons_next.v[k]) {
+					int cc = c->cons_call.v[k];
+
+					if (c->cons_elem.v[k] != cl->produce->element_id ||
+					    c->calls.v[cc].iter != it->parent)
+						continue;
+					if (better(c, cl->ev, cc, best))
+						best = cc;
+				}
+			}
+			if (best >= 0) {
+				cl->parent = best;
+				cl->link = TFD_LINK_PRODUCE;
+				continue;
+			}
+		}
+		/* time overlap with a call of the parent iterator: its calls are
+		 * sorted by start, so only those starting in [s - maxdur, e] qualify */
+		{
+			const struct iter *p = &c->iters.v[it->parent];
+			int64_t s0 = cl->ev->start_ns, e0 = s0 + cl->ev->dur_ns;
+			size_t lo = 0, hi = p->calls.n;
+
+			while (lo < hi) { /* first call starting after e0 */
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (c->calls.v[p->calls.v[mid]].ev->start_ns <= e0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			while (lo-- > 0) {
+				int cc = p->calls.v[lo];
+
+				if (c->calls.v[cc].ev->start_ns < s0 - p->max_dur)
+					break;
+				if (overlap(cl->ev, c->calls.v[cc].ev) > 0 && better(c, cl->ev, cc, best))
+					best = cc;
+			}
+		}
+		cl->parent = best;
+		cl->link = best >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE;
+	}
+}

@@ -1,0 +1,392 @@
+/* pipeline.c - one pipeline from its iterators and calls: stages, root-call
+ * statistics and the steady-state selection, self and blocking time per
+ * stage, then the bottleneck passes (bottleneck.c, capacity.c).
+ *
+ * Root calls: warm-up is the leading calls (at most 10 %) longer than twice
+ * the median, e.g. the first GetNext that fills a shuffle buffer or opens
+ * files; the analyzed calls are the steady-state ones slower than 50 us
+ * (all of them when none is), or the one call of --rank.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/graph.h"
+#include "attrib.h"
+#include "passes.h"
+#include "tfd/satmath.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A sort key and the index it belongs to; ties go to the smaller index. */
+struct keyed {
+	int64_t key;
+	int64_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static int64_t percentile(const int64_t *sorted, size_t n, double q)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)ceil(q * (double)n);
+	if (k < 1)
+		k = 1;
+	return sorted[k - 1];
+}
+
+const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s)
+{
+	char *d = xstrdup(s);
+
+	vec_push(&pv->strings, d);
+	return d;
+}
+
+/* One pipeline under construction; calls are local indices 0..n-1. */
+struct pbuild {
+	struct host_ctx *c;
+	struct tfd_pipeline *p;
+	int root_iter;
+	struct stage_build sb;
+	VEC(int) pcalls; /* host call index of each local call */
+	VEC(int) roots;  /* local indices of the root calls, by start */
+	size_t n;
+	int64_t *start, *end, *self, *blk, *durs;
+	int *parent;
+	bool *selected; /* per root call: in the aggregate */
+	struct tfd_tree tree;
+	VEC(int) ef, et; /* observed parent -> child stage edges (blocking) */
+	int *order, *inv;
+};
+
+/* Stages, the pipeline's calls and their call tree. */
+static void collect(struct pbuild *b, const struct bucket *bk, int *map)
+{
+	struct host_ctx *c = b->c;
+	size_t n;
+
+	tfd_graph_stage_for(c, &b->sb, b->root_iter, 0);
+	for (size_t i = 0; i < bk->niters; i++)
+		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
+	for (size_t i = 0; i < bk->ncalls; i++) {
+		int k = bk->calls[i];
+
+		if (c->iters.v[c->calls.v[k].iter].stage >= 0) {
+			map[k] = (int)b->pcalls.n;
+			vec_push(&b->pcalls, k);
+		}
+	}
+	n = b->n = b->pcalls.n;
+	b->start = xmalloc((n + 1) * sizeof(int64_t));
+	b->end = xmalloc((n + 1) * sizeof(int64_t));
+	b->self = xcalloc(n + 1, sizeof(int64_t));
+	b->blk = xcalloc(n + 1, sizeof(int64_t));
+	b->parent = xmalloc((n + 1) * sizeof(int));
+	for (size_t k = 0; k < n; k++) {
+		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+
+		b->start[k] = cl->ev->start_ns;
+		b->end[k] = cl->ev->start_ns + cl->ev->dur_ns;
+		b->parent[k] = cl->parent >= 0 ? map[cl->parent] : -1;
+		if (cl->iter == b->root_iter) {
+			b->parent[k] = -1;
+			vec_push(&b->roots, (int)k);
+		} else {
+			b->p->links[cl->link]++;
+		}
+	}
+	tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
+}
+
+/* Leading warm-up calls and the --rank pick or the steady-state selection. */
+static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
+{
+	struct tfd_pipeline *p = b->p;
+	size_t nr = b->roots.n;
+
+	/* warm-up: leading calls (at most 10 %) more than twice the median,
+	 * e.g. the first GetNext that fills a shuffle buffer or opens files */
+	if (!opts->no_warmup && nr >= 4) {
+		size_t limit = (nr + 9) / 10;
+
+		while (p->nwarmup < limit && b->durs[p->nwarmup] > 2 * p->p50_ns)
+			p->nwarmup++;
+	}
+	p->analyzed_rank = -1;
+	if (opts->rank_set) {
+		/* rank r: the r-th slowest call, ties in time order (the key is
+		 * -duration, then the call's place in time) */
+		struct keyed *byslow = xmalloc((nr + 1) * sizeof(*byslow));
+
+		for (size_t i = 0; i < nr; i++)
+			byslow[i] = (struct keyed){-b->durs[i], (int64_t)i};
+		if (nr > 1)
+			qsort(byslow, nr, sizeof(*byslow), keyed_cmp);
+		if (opts->rank >= 0 && (size_t)opts->rank < nr) {
+			size_t pick = (size_t)byslow[opts->rank].idx;
+
+			b->selected[pick] = true;
+			p->analyzed_rank = opts->rank;
+			p->analyzed_slow_only = b->durs[pick] > TFD_SLOW_CALL_NS;
+		}
+		p->nwarmup = 0;
+		free(byslow);
+		return;
+	}
+	for (size_t i = p->nwarmup; i < nr; i++)
+		if (b->durs[i] > TFD_SLOW_CALL_NS) {
+			b->selected[i] = true;
+			p->analyzed_slow_only = true;
+		}
+	if (!p->analyzed_slow_only)
+		for (size_t i = p->nwarmup; i < nr; i++)
+			b->selected[i] = true;
+}
+
+/* Root calls in time order, their latency statistics and the selection. */
+static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
+{
+	struct tfd_pipeline *p = b->p;
+	size_t nr = b->roots.n;
+	struct keyed *kv = xmalloc((nr + 1) * sizeof(*kv));
+	int64_t *sorted;
+
+	/* roots are in thread order; sort by start */
+	for (size_t i = 0; i < nr; i++)
+		kv[i] = (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
+	if (nr > 1)
+		qsort(kv, nr, sizeof(*kv), keyed_cmp);
+	for (size_t i = 0; i < nr; i++)
+		b->roots.v[i] = (int)kv[i].idx;
+	free(kv);
+	p->ncalls = nr;
+	b->durs = xmalloc((nr + 1) * sizeof(int64_t));
+	b->selected = xcalloc(nr + 1, sizeof(bool));
+	for (size_t i = 0; i < nr; i++) {
+		int64_t d = b->end[b->roots.v[i]] - b->start[b->roots.v[i]];
+
+		b->durs[i] = d;
+		p->total_ns = sat_add(p->total_ns, d);
+		p->nslow += d > TFD_SLOW_CALL_NS;
+	}
+	if (!nr)
+		return;
+	sorted = xmalloc(nr * sizeof(int64_t));
+	memcpy(sorted, b->durs, nr * sizeof(int64_t));
+	qsort(sorted, nr, sizeof(int64_t), cmp_i64);
+	p->min_ns = sorted[0];
+	p->max_ns = sorted[nr - 1];
+	p->avg_ns = p->total_ns / (int64_t)nr;
+	p->p50_ns = percentile(sorted, nr, 0.5);
+	p->p95_ns = percentile(sorted, nr, 0.95);
+	p->first_start_ns = b->start[b->roots.v[0]];
+	free(sorted);
+	select_calls(b, opts);
+}
+
+/* Per-stage sums over every call and over the analyzed root calls; the
+ * observed blocking edges for the critical path; the slowest call's own
+ * bottleneck. Attribution runs per root call; calls outside every root call
+ * keep self time only. */
+static void aggregate(struct pbuild *b)
+{
+	struct host_ctx *c = b->c;
+	struct tfd_pipeline *p = b->p;
+	size_t n = b->n, nr = b->roots.n;
+	int *owner = xmalloc((n + 1) * sizeof(int)), *rank = xmalloc((n + 1) * sizeof(int));
+	int64_t *slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t)), best = -1;
+	int slowest = -1;
+
+	for (size_t r = 0; r < nr; r++)
+		tfd_tree_attribute(&b->tree, b->roots.v[r], b->self, b->blk);
+	for (size_t k = 0; k < n; k++)
+		rank[k] = -1;
+	for (size_t r = 0; r < nr; r++)
+		rank[b->roots.v[r]] = (int)r;
+	/* which root call (if any) owns each call: walk up */
+	for (size_t k = 0; k < n; k++) {
+		int x = (int)k, guard = 0;
+
+		while (b->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+			x = b->parent[x];
+		owner[k] = rank[x];
+	}
+	for (size_t r = 0; r < nr; r++)
+		if (slowest < 0 || b->durs[r] > b->durs[slowest])
+			slowest = (int)r;
+	for (size_t k = 0; k < n; k++) {
+		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+		int si = c->iters.v[cl->iter].stage;
+		struct tfd_stage *s = &b->sb.stages.v[si];
+		int64_t d = b->end[k] - b->start[k];
+
+		if (owner[k] < 0)
+			b->self[k] = tfd_tree_self(&b->tree, (int)k);
+		s->calls_all++;
+		s->total_all_ns = sat_add(s->total_all_ns, d);
+		if (cl->iter != b->root_iter)
+			s->links[cl->link]++;
+		if (!s->sample)
+			s->sample = cl->ev;
+		if (owner[k] >= 0 && b->selected[owner[k]]) {
+			s->calls++;
+			s->total_ns = sat_add(s->total_ns, d);
+			s->self_ns = sat_add(s->self_ns, b->self[k]);
+			s->blocking_ns = sat_add(s->blocking_ns, b->blk[k]);
+			s->blocking_calls += b->blk[k] > 0;
+			if (b->parent[k] >= 0 && b->blk[k] > 0) {
+				const struct call *pcl = &c->calls.v[b->pcalls.v[b->parent[k]]];
+
+				vec_push(&b->ef, c->iters.v[pcl->iter].stage);
+				vec_push(&b->et, si);
+			}
+		}
+		if (owner[k] == slowest)
+			slow_blk[si] = sat_add(slow_blk[si], b->blk[k]);
+	}
+	for (size_t k = 0; k < n; k++) {
+		int si = c->iters.v[c->calls.v[b->pcalls.v[k]].iter].stage;
+
+		b->sb.stages.v[si].self_all_ns = sat_add(b->sb.stages.v[si].self_all_ns, b->self[k]);
+	}
+	for (size_t r = 0; r < nr; r++)
+		if (b->selected[r]) {
+			p->nanalyzed++;
+			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
+		}
+	for (size_t s = 0; s < b->sb.stages.n; s++)
+		if (slow_blk[s] > best) {
+			best = slow_blk[s];
+			p->slowest_bottleneck = (int)s;
+		}
+	if (best <= 0)
+		p->slowest_bottleneck = -1;
+	free(slow_blk);
+	free(owner);
+	free(rank);
+}
+
+/* Stages in pre-order, with their names, families and shares, into p. */
+static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
+{
+	struct tfd_pipeline *p = b->p;
+	size_t ns = b->sb.stages.n;
+
+	b->order = xmalloc((ns + 1) * sizeof(int));
+	b->inv = xmalloc((ns + 1) * sizeof(int));
+	tfd_graph_stage_order(b->sb.stages.v, ns, 0, b->order);
+	for (size_t i = 0; i < ns; i++)
+		b->inv[b->order[i]] = (int)i;
+	p->nstages = ns;
+	p->stages = xcalloc(ns + 1, sizeof(*p->stages));
+	for (size_t i = 0; i < ns; i++) {
+		struct tfd_stage *s = &p->stages[i];
+		char fam[128];
+
+		*s = b->sb.stages.v[b->order[i]];
+		if (s->parent >= 0)
+			s->parent = b->inv[s->parent];
+		s->path = tfd_analysis_keep_string(pv, b->sb.paths.v[b->order[i]]);
+		s->family = tfd_analysis_keep_string(pv, tfd_iter_family(s->name, fam, sizeof(fam)));
+		s->blocking_share = p->analyzed_ns ? (double)s->blocking_ns / (double)p->analyzed_ns
+						   : 0.0;
+	}
+	if (p->slowest_bottleneck >= 0)
+		p->slowest_bottleneck = b->inv[p->slowest_bottleneck];
+	for (size_t i = 0; i < b->ef.n; i++) {
+		b->ef.v[i] = b->inv[b->ef.v[i]];
+		b->et.v[i] = b->inv[b->et.v[i]];
+	}
+}
+
+/* The capacity pass gets the calls with their final stage indices. */
+static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
+{
+	struct host_ctx *c = b->c;
+	struct tfd_cap_calls in;
+	int *stage = xmalloc((b->n + 1) * sizeof(int));
+	uint32_t *thread = xmalloc((b->n + 1) * sizeof(uint32_t));
+
+	for (size_t k = 0; k < b->n; k++) {
+		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+		int s = c->iters.v[cl->iter].stage;
+
+		stage[k] = s >= 0 ? b->inv[s] : -1;
+		thread[k] = cl->ev->thread;
+	}
+	memset(&in, 0, sizeof(in));
+	in.host = c->h;
+	in.n = b->n;
+	in.stage = stage;
+	in.thread = thread;
+	in.start = b->start;
+	in.end = b->end;
+	in.self = b->self;
+	in.roots = b->roots.v;
+	in.nroots = b->roots.n;
+	in.nwarmup = opts->rank_set ? 0 : b->p->nwarmup;
+	tfd_capacity_compute(b->p, &in);
+	free(stage);
+	free(thread);
+}
+
+enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
+				   int *map, struct tfd_pipeline *p, struct analysis_priv *pv,
+				   const struct tfd_analyze_opts *opts, struct tfd_err *err)
+{
+	struct pbuild b;
+	enum tfd_status st;
+
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	b.p = p;
+	b.root_iter = root_iter;
+	p->root_id = c->iters.v[root_iter].id;
+	p->bottleneck = p->latency_bottleneck = -1;
+	p->slowest_bottleneck = -1;
+	collect(&b, bk, map);
+	root_stats(&b, opts);
+	aggregate(&b);
+	finish_stages(&b, pv);
+	st = tfd_bottleneck_latency(p, b.ef.v, b.et.v, b.ef.n, err);
+	if (!st) {
+		capacity(&b, opts);
+		tfd_bottleneck_choose(p);
+	}
+	tfd_tree_release(&b.tree);
+	tfd_graph_stage_build_release(&b.sb);
+	for (size_t i = 0; i < b.pcalls.n; i++)
+		map[b.pcalls.v[i]] = -1;
+	vec_free(&b.pcalls);
+	vec_free(&b.roots);
+	vec_free(&b.ef);
+	vec_free(&b.et);
+	free(b.order);
+	free(b.inv);
+	free(b.start);
+	free(b.end);
+	free(b.self);
+	free(b.blk);
+	free(b.parent);
+	free(b.durs);
+	free(b.selected);
+	return st;
+}

@@ -1,0 +1,631 @@
+/* graph.c - iterator graphs per host: iterators, parents, roots, calls,
+ * stages and the pipelines they form (see graph.h).
+ *
+ * Iterators are keyed by their `id` stat (full 64-bit pattern). Real
+ * captures also hold iterators without an id (MemoryCacheImpl has id 0) or
+ * whose parent_id names no captured iterator; their parent is found by long
+ * name instead (the long name minus its last component). A cycle of parent
+ * ids is an error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "tfd/err.h"
+
+/* ---- names ------------------------------------------------------------- */
+
+const char *tfd_iter_short(const char *long_name)
+{
+	const char *p = long_name, *last = long_name;
+
+	while ((p = strstr(p, "::")) != NULL) {
+		p += 2;
+		last = p;
+	}
+	return last;
+}
+
+int tfd_iter_parts(const char *name)
+{
+	int n = 1;
+	const char *p = name;
+
+	while ((p = strstr(p, "::")) != NULL) {
+		p += 2;
+		n++;
+	}
+	return n;
+}
+
+const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
+{
+	static const struct {
+		const char *from, *to;
+	} alias[] = {
+		{"MemoryCacheImpl", "MemoryCache"}, {"DiskCacheImpl", "DiskCache"},
+		{"ForeverRepeat", "Repeat"},         {"FiniteRepeat", "Repeat"},
+		{"ExperimentalParallelInterleave", "LegacyParallelInterleave"},
+		{"ParallelInterleaveDataset", "ParallelInterleave"},
+		{"FlatMapDataset", "FlatMap"},
+	};
+	size_t n = 0;
+
+	/* copy up to a "[" (input index) */
+	while (short_name[n] && short_name[n] != '[' && n + 1 < len) {
+		buf[n] = short_name[n];
+		n++;
+	}
+	buf[n] = '\0';
+	/* drop a trailing V<digits> op version */
+	if (n > 2) {
+		size_t k = n;
+
+		while (k > 0 && buf[k - 1] >= '0' && buf[k - 1] <= '9')
+			k--;
+		if (k < n && k > 1 && buf[k - 1] == 'V' && buf[k - 2] >= 'a' && buf[k - 2] <= 'z')
+			buf[k - 1] = '\0';
+	}
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (strcmp(buf, alias[i].from) == 0) {
+			snprintf(buf, len, "%s", alias[i].to);
+			break;
+		}
+	return buf;
+}
+
+bool tfd_family_is_async(const char *family)
+{
+	static const char *const async[] = {"Prefetch",     "ParallelInterleave",
+					    "ParallelMap",  "ParseExample",
+					    "MapAndBatch",  "DataService",
+					    "LegacyParallelInterleave", "ParallelBatch",
+					    "ParallelFilter"};
+
+	for (size_t i = 0; i < sizeof(async) / sizeof(async[0]); i++)
+		if (strcmp(family, async[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Long name without any "[N]" input index: the stage key. */
+static char *strip_indices(const char *s)
+{
+	size_t n = strlen(s), j = 0;
+	char *out = xmalloc(n + 1);
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '[') {
+			size_t k = i + 1;
+
+			while (k < n && s[k] >= '0' && s[k] <= '9')
+				k++;
+			if (k < n && s[k] == ']' && k > i + 1) {
+				i = k;
+				continue;
+			}
+		}
+		out[j++] = s[i];
+	}
+	out[j] = '\0';
+	return out;
+}
+
+/* Long name of the parent: drop the last component, then a trailing "[N]". */
+static char *parent_long_name(const char *s)
+{
+	const char *last = tfd_iter_short(s);
+	size_t n;
+	char *out;
+
+	if (last == s)
+		return NULL;
+	n = (size_t)(last - s) - 2;
+	out = xmalloc(n + 1);
+	memcpy(out, s, n);
+	out[n] = '\0';
+	if (n && out[n - 1] == ']') {
+		char *b = strrchr(out, '[');
+
+		if (b)
+			*b = '\0';
+	}
+	return out;
+}
+
+/* ---- building the iterator table --------------------------------------- */
+
+static uint64_t name_key(const char *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
+{
+	size_t idx;
+	bool by_id = (e->flags & TFD_EVF_ID) && e->id != 0;
+	struct iter it;
+
+	if (by_id) {
+		if (imap_get(&c->by_id, e->id, &idx))
+			return (int)idx;
+	} else {
+		/* no usable id: one iterator per long name */
+		if (imap_get(&c->by_name, name_key(e->name), &idx))
+			return (int)idx;
+	}
+	memset(&it, 0, sizeof(it));
+	it.id = e->id;
+	it.parent_id = e->parent_id;
+	it.has_parent = (e->flags & TFD_EVF_PARENT) != 0;
+	it.long_name = e->name;
+	it.parent = -1;
+	it.stage = -1;
+	it.first_start = e->start_ns;
+	vec_push(&c->iters, it);
+	idx = c->iters.n - 1;
+	if (by_id)
+		imap_put(&c->by_id, e->id, idx);
+	else
+		imap_put(&c->by_name, name_key(e->name), idx);
+	{
+		size_t head;
+		int next = imap_get(&c->by_lname, name_key(e->name), &head) ? (int)head : -1;
+
+		vec_push(&c->lname_next, next);
+		imap_put(&c->by_lname, name_key(e->name), idx);
+	}
+	return (int)idx;
+}
+
+/* Nearest enclosing events on each thread (iterator, Produce, Consume only). */
+static void scan_threads(struct host_ctx *c)
+{
+	const struct tfd_host *h = c->h;
+	VEC(const struct tfd_event *) stack = {0};
+	VEC(int) stack_call = {0};
+
+	for (size_t t = 0; t < h->nthreads; t++) {
+		const struct tfd_thread *th = &h->threads[t];
+
+		stack.n = stack_call.n = 0;
+		for (size_t k = 0; k < th->nevents; k++) {
+			const struct tfd_event *e = &th->events[k];
+			int64_t end = e->start_ns + e->dur_ns;
+			const struct tfd_event *top = NULL;
+			int top_call = -1;
+
+			if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
+			    e->kind != TFD_EV_CONSUME)
+				continue;
+			if (e->flags & TFD_EVF_ASYNC)
+				continue;
+			if (e->kind == TFD_EV_ITERATOR && strcmp(e->name, "Iterator") == 0)
+				continue;
+			while (stack.n) {
+				const struct tfd_event *s = stack.v[stack.n - 1];
+
+				if (s->start_ns <= e->start_ns && end <= s->start_ns + s->dur_ns)
+					break;
+				stack.n--;
+				stack_call.n--;
+			}
+			if (stack.n) {
+				top = stack.v[stack.n - 1];
+				top_call = stack_call.v[stack_call.n - 1];
+			}
+			if (e->kind == TFD_EV_ITERATOR) {
+				struct call cl;
+
+				memset(&cl, 0, sizeof(cl));
+				cl.ev = e;
+				cl.iter = iter_for_event(c, e);
+				cl.parent = -1;
+				cl.encl = -1;
+				if (top && top->kind == TFD_EV_ITERATOR)
+					cl.encl = top_call;
+				else if (top && top->kind == TFD_EV_PRODUCE &&
+					 (top->flags & TFD_EVF_ELEMENT))
+					cl.produce = top;
+				vec_push(&c->calls, cl);
+				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
+				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
+					c->iters.v[cl.iter].max_dur = e->dur_ns;
+				if (e->start_ns < c->iters.v[cl.iter].first_start)
+					c->iters.v[cl.iter].first_start = e->start_ns;
+				vec_push(&stack, e);
+				vec_push(&stack_call, (int)(c->calls.n - 1));
+			} else if (e->kind == TFD_EV_CONSUME) {
+				if (top && top->kind == TFD_EV_ITERATOR &&
+				    (e->flags & TFD_EVF_ELEMENT)) {
+					/* register the consumer call under (its id, element) */
+					const struct call *cc = &c->calls.v[top_call];
+					uint64_t key = imap_hash(c->iters.v[cc->iter].id) ^
+						       (e->element_id * 0x9e3779b97f4a7c15ull);
+					size_t head;
+					int next = -1;
+
+					if (imap_get(&c->consume, key, &head))
+						next = (int)head;
+					vec_push(&c->cons_call, top_call);
+					vec_push(&c->cons_elem, e->element_id);
+					vec_push(&c->cons_next, next);
+					imap_put(&c->consume, key, c->cons_call.n - 1);
+				}
+				/* Consume events are leaves */
+			} else {
+				vec_push(&stack, e);
+				vec_push(&stack_call, -1);
+			}
+		}
+	}
+	vec_free(&stack);
+	vec_free(&stack_call);
+}
+
+static const struct host_ctx *sort_ctx;
+
+static int call_start_cmp(const void *a, const void *b)
+{
+	const struct call *x = &sort_ctx->calls.v[*(const int *)a];
+	const struct call *y = &sort_ctx->calls.v[*(const int *)b];
+
+	if (x->ev->start_ns != y->ev->start_ns)
+		return x->ev->start_ns < y->ev->start_ns ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Each iterator's calls in start order (threads were scanned one by one). */
+static void sort_calls(struct host_ctx *c)
+{
+	sort_ctx = c;
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (c->iters.v[i].calls.n > 1)
+			qsort(c->iters.v[i].calls.v, c->iters.v[i].calls.n, sizeof(int),
+			      call_start_cmp);
+	sort_ctx = NULL;
+}
+
+static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size_t *orphans,
+				       struct tfd_err *err)
+{
+	for (size_t i = 0; i < c->iters.n; i++) {
+		struct iter *it = &c->iters.v[i];
+		size_t idx;
+		char *pn;
+
+		if (tfd_iter_parts(it->long_name) <= 2)
+			continue; /* a root: Iterator::X */
+		if (it->has_parent && imap_get(&c->by_id, it->parent_id, &idx) && idx != i) {
+			it->parent = (int)idx;
+			continue;
+		}
+		/* fall back to the long name: the iterator with that name and the most
+		 * calls (names are interned, so the index is keyed by pointer) */
+		pn = parent_long_name(it->long_name);
+		it->parent = -1;
+		if (pn) {
+			const char *key = tfd_arena_lookup(c->names, pn);
+			size_t head;
+
+			if (key && imap_get(&c->by_lname, name_key(key), &head))
+				for (int j = (int)head; j >= 0; j = c->lname_next.v[j])
+					if ((size_t)j != i &&
+					    (it->parent < 0 ||
+					     c->iters.v[j].calls.n > c->iters.v[it->parent].calls.n))
+						it->parent = j;
+			free(pn);
+		}
+		if (it->parent >= 0)
+			(*by_name)++;
+		else
+			(*orphans)++;
+	}
+	/* cycles: follow parents with a three-colour walk */
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int cur = (int)i;
+		size_t steps = 0;
+
+		while (cur >= 0 && c->iters.v[cur].state == 0) {
+			c->iters.v[cur].state = 1;
+			cur = c->iters.v[cur].parent;
+			if (++steps > c->iters.n + 1)
+				break;
+		}
+		if (cur >= 0 && c->iters.v[cur].state == 1) {
+			return tfd_fail(err, TFD_E_FORMAT,
+					"cycle in iterator parent ids (iterator %lld '%s')",
+					(long long)c->iters.v[cur].id, c->iters.v[cur].long_name);
+		}
+		cur = (int)i;
+		while (cur >= 0 && c->iters.v[cur].state == 1) {
+			c->iters.v[cur].state = 2;
+			cur = c->iters.v[cur].parent;
+		}
+	}
+	return TFD_OK;
+}
+
+/* Root iterator of every iterator, once (parents form a forest: checked). */
+static void compute_roots(struct host_ctx *c)
+{
+	VEC(int) path = {0};
+
+	c->root = xmalloc((c->iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++)
+		c->root[i] = -2; /* unknown */
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int cur = (int)i, r;
+
+		path.n = 0;
+		while (cur >= 0 && c->root[cur] == -2) {
+			vec_push(&path, cur);
+			cur = c->iters.v[cur].parent;
+		}
+		if (cur >= 0)
+			r = c->root[cur];
+		else /* the top of the chain: a root if its name says so */
+			r = tfd_iter_parts(c->iters.v[path.v[path.n - 1]].long_name) <= 2
+				    ? path.v[path.n - 1]
+				    : -1;
+		for (size_t k = 0; k < path.n; k++)
+			c->root[path.v[k]] = r;
+	}
+	vec_free(&path);
+}
+
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *cap,
+				const struct tfd_host *h, size_t *by_name, size_t *orphans,
+				struct tfd_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->h = h;
+	c->names = &cap->arena;
+	scan_threads(c);
+	sort_calls(c);
+	if (resolve_parents(c, by_name, orphans, err))
+		return err->status;
+	compute_roots(c);
+	return TFD_OK;
+}
+
+void tfd_graph_release(struct host_ctx *c)
+{
+	for (size_t i = 0; i < c->iters.n; i++)
+		vec_free(&c->iters.v[i].calls);
+	vec_free(&c->iters);
+	vec_free(&c->calls);
+	imap_free(&c->by_id);
+	imap_free(&c->by_name);
+	imap_free(&c->by_lname);
+	vec_free(&c->lname_next);
+	free(c->root);
+	imap_free(&c->consume);
+	vec_free(&c->cons_call);
+	vec_free(&c->cons_elem);
+	vec_free(&c->cons_next);
+}
+
+/* ---- pipelines ------------------------------------------------------------ */
+
+struct root_sort {
+	const struct host_ctx *c;
+	int idx;
+};
+
+static int root_cmp(const void *a, const void *b)
+{
+	const struct root_sort *x = a, *y = b;
+	const struct iter *ix = &x->c->iters.v[x->idx], *iy = &y->c->iters.v[y->idx];
+
+	if (ix->first_start != iy->first_start)
+		return ix->first_start < iy->first_start ? -1 : 1;
+	if (ix->id != iy->id)
+		return ix->id < iy->id ? -1 : 1;
+	return x->idx - y->idx;
+}
+
+void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
+{
+	size_t nroots = 0;
+	struct root_sort *rs;
+	int *slot;
+	size_t *ifill, *cfill;
+
+	memset(g, 0, sizeof(*g));
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].calls.n)
+			nroots++;
+	rs = xcalloc(nroots + 1, sizeof(*rs));
+	g->root = xcalloc(nroots + 1, sizeof(int));
+	g->is_device = xcalloc(nroots + 1, sizeof(bool));
+	nroots = 0;
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].calls.n)
+			rs[nroots++] = (struct root_sort){c, (int)i};
+	if (nroots > 1)
+		qsort(rs, nroots, sizeof(*rs), root_cmp);
+	g->n = nroots;
+	for (size_t r = 0; r < nroots; r++)
+		g->root[r] = rs[r].idx;
+	free(rs);
+	/* each iterator's pipeline (its root's place in the order) */
+	slot = xmalloc((c->iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++)
+		slot[i] = -1;
+	for (size_t r = 0; r < nroots; r++)
+		slot[g->root[r]] = (int)r;
+	for (size_t i = 0; i < c->iters.n; i++)
+		slot[i] = c->root[i] >= 0 ? slot[c->root[i]] : -1;
+	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator
+	 * names it as parent */
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int pa = c->iters.v[i].parent;
+
+		if (pa >= 0 && slot[pa] >= 0 && g->root[slot[pa]] == pa &&
+		    strcmp(c->iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
+			g->is_device[slot[pa]] = true;
+	}
+	/* bucket iterators and calls by pipeline (counting sort keeps index
+	 * order), so building a pipeline costs its own size, not the host's */
+	g->ioff = xcalloc(nroots + 2, sizeof(size_t));
+	g->coff = xcalloc(nroots + 2, sizeof(size_t));
+	g->iters = xmalloc((c->iters.n + 1) * sizeof(int));
+	g->calls = xmalloc((c->calls.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (slot[i] >= 0)
+			g->ioff[slot[i] + 1]++;
+	for (size_t k = 0; k < c->calls.n; k++)
+		if (slot[c->calls.v[k].iter] >= 0)
+			g->coff[slot[c->calls.v[k].iter] + 1]++;
+	for (size_t r = 0; r < nroots; r++) {
+		g->ioff[r + 1] += g->ioff[r];
+		g->coff[r + 1] += g->coff[r];
+	}
+	ifill = xcalloc(nroots + 1, sizeof(size_t));
+	cfill = xcalloc(nroots + 1, sizeof(size_t));
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (slot[i] >= 0)
+			g->iters[g->ioff[slot[i]] + ifill[slot[i]]++] = (int)i;
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int r = slot[c->calls.v[k].iter];
+
+		if (r >= 0)
+			g->calls[g->coff[r] + cfill[r]++] = (int)k;
+	}
+	free(ifill);
+	free(cfill);
+	free(slot);
+}
+
+void tfd_graph_groups_release(struct tfd_graph_groups *g)
+{
+	free(g->root);
+	free(g->is_device);
+	free(g->ioff);
+	free(g->coff);
+	free(g->iters);
+	free(g->calls);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- stages ------------------------------------------------------------- */
+
+static uint64_t stage_key(int parent, const char *path)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *q = path; *q; q++)
+		h = (h ^ (unsigned char)*q) * 1099511628211ull;
+	return imap_hash(h ^ (uint64_t)(int64_t)parent);
+}
+
+int tfd_graph_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard)
+{
+	struct iter *it = &c->iters.v[iter];
+	char *path;
+	int parent_stage = -1;
+	struct tfd_stage st;
+	char fam[128];
+	uint64_t key;
+	size_t head;
+
+	if (it->stage >= 0)
+		return it->stage;
+	if (it->parent >= 0 && depth_guard < 10000)
+		parent_stage = tfd_graph_stage_for(c, sb, it->parent, depth_guard + 1);
+	path = strip_indices(it->long_name);
+	key = stage_key(parent_stage, path);
+	if (imap_get(&sb->index, key, &head))
+		for (int s = (int)head; s >= 0; s = sb->next.v[s])
+			if (sb->stages.v[s].parent == parent_stage && strcmp(sb->paths.v[s], path) == 0) {
+				free(path);
+				it->stage = s;
+				sb->stages.v[s].niterators++;
+				return it->stage;
+			}
+	memset(&st, 0, sizeof(st));
+	st.long_name = it->long_name;
+	st.name = tfd_iter_short(it->long_name);
+	st.parent = parent_stage;
+	st.depth = parent_stage >= 0 ? sb->stages.v[parent_stage].depth + 1 : 0;
+	tfd_iter_family(st.name, fam, sizeof(fam));
+	st.family = NULL; /* set when the pipeline is finished (needs stable storage) */
+	st.is_async = tfd_family_is_async(fam);
+	st.is_device_generator = strcmp(it->long_name, "Iterator::Prefetch::Generator") == 0;
+	st.niterators = 1;
+	vec_push(&sb->stages, st);
+	vec_push(&sb->paths, path);
+	vec_push(&sb->next, imap_get(&sb->index, key, &head) ? (int)head : -1);
+	it->stage = (int)(sb->stages.n - 1);
+	imap_put(&sb->index, key, (size_t)it->stage);
+	return it->stage;
+}
+
+void tfd_graph_stage_build_release(struct stage_build *sb)
+{
+	for (size_t i = 0; i < sb->paths.n; i++)
+		free(sb->paths.v[i]);
+	vec_free(&sb->paths);
+	vec_free(&sb->stages);
+	vec_free(&sb->next);
+	imap_free(&sb->index);
+}
+
+/* Pre-order of the stage tree, children by first appearance (iterative:
+ * hostile captures can chain thousands of stages). */
+static void stage_preorder(const struct tfd_stage *st, size_t n, int root, int *order, size_t *k)
+{
+	int *first = xmalloc((n + 1) * sizeof(int)), *next = xmalloc((n + 1) * sizeof(int));
+	int *last = xmalloc((n + 1) * sizeof(int));
+	VEC(int) stack = {0};
+
+	for (size_t i = 0; i < n; i++)
+		first[i] = last[i] = next[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		int p = st[i].parent;
+
+		if (p < 0)
+			continue;
+		if (last[p] < 0)
+			first[p] = (int)i;
+		else
+			next[last[p]] = (int)i;
+		last[p] = (int)i;
+	}
+	vec_push(&stack, root);
+	while (stack.n) {
+		int x = stack.v[--stack.n];
+		size_t mark = stack.n;
+
+		order[(*k)++] = x;
+		for (int ch = first[x]; ch >= 0; ch = next[ch])
+			vec_push(&stack, ch);
+		/* reverse the children just pushed so the first is visited first */
+		for (size_t a = mark, b = stack.n; a + 1 < b; a++, b--) {
+			int t = stack.v[a];
+
+			stack.v[a] = stack.v[b - 1];
+			stack.v[b - 1] = t;
+		}
+	}
+	vec_free(&stack);
+	free(first);
+	free(next);
+	free(last);
+}
+
+void tfd_graph_stage_order(const struct tfd_stage *st, size_t n, int root, int *order)
+{
+	size_t k = 0;
+	bool *seen = xcalloc(n + 1, sizeof(bool));
+
+	stage_preorder(st, n, root, order, &k);
+	for (size_t j = 0; j < k; j++)
+		seen[order[j]] = true;
+	for (size_t i = 0; i < n; i++)
+		if (!seen[i])
+			order[k++] = (int)i;
+	free(seen);
+}

@@ -1,0 +1,99 @@
+/* graph.h - the iterator graph of one host (internal to the library).
+ *
+ * Built from a host's events: one iterator per `id` (or long name when the
+ * id is missing), its parent, its root, and every iterator call with the
+ * enclosing call on its thread and the Produce event around it. Pipelines
+ * are the iterators grouped by root. The analysis passes (src/analysis/)
+ * read it; nothing here measures time.
+ *
+ * Ownership: a struct host_ctx is initialized with tfd_graph_build() and
+ * released with tfd_graph_release(); groups with tfd_graph_groups_release().
+ */
+#ifndef TFD_GRAPH_H
+#define TFD_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/analysis.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+struct iter {
+	uint64_t id;
+	uint64_t parent_id;
+	bool has_parent;
+	const char *long_name;
+	int parent;   /* iterator index, -1 */
+	int stage;
+	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
+	int64_t first_start;
+	int64_t max_dur; /* longest call */
+	VEC(int) calls;  /* sorted by start once all are in */
+};
+
+struct call {
+	const struct tfd_event *ev;
+	int iter;
+	int parent; /* call index, -1 */
+	int encl;   /* nearest enclosing iterator call on the thread, -1 */
+	const struct tfd_event *produce; /* enclosing Produce, if that came first */
+	uint8_t link;
+};
+
+struct host_ctx {
+	const struct tfd_host *h;
+	struct tfd_analysis *a;
+	VEC(struct iter) iters;
+	VEC(struct call) calls;
+	struct imap by_id;
+	struct imap by_name;  /* long name pointer -> the iterator without an id */
+	struct imap by_lname; /* long name pointer -> last iterator with it ... */
+	VEC(int) lname_next;  /* ... and the one before, per iterator */
+	const struct tfd_arena *names; /* the capture's interned strings */
+	int *root;            /* per iterator: its root iterator, or -1 */
+	struct imap consume; /* hash(iterator id, element id) -> head in cons */
+	VEC(int) cons_call;  /* consumer call index */
+	VEC(uint64_t) cons_elem;
+	VEC(int) cons_next;
+};
+
+/* Iterators and calls of one host, parents resolved (a cycle is an error),
+ * roots known. *by_name and *orphans count iterators linked by long name and
+ * left without a parent. */
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *cap,
+				const struct tfd_host *h, size_t *by_name, size_t *orphans,
+				struct tfd_err *err);
+void tfd_graph_release(struct host_ctx *c);
+
+/* The pipelines of a host: root iterators by first call, each with its
+ * iterators and calls (index order), and whether it is a device pipeline. */
+struct tfd_graph_groups {
+	size_t n;
+	int *root;   /* iterator index of each root */
+	bool *is_device;
+	size_t *ioff, *coff; /* group g: iters[ioff[g]..ioff[g+1]), calls likewise */
+	int *iters, *calls;
+};
+
+void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g);
+void tfd_graph_groups_release(struct tfd_graph_groups *g);
+
+struct stage_build {
+	VEC(struct tfd_stage) stages;
+	VEC(char *) paths; /* owned copies, parallel to stages */
+	struct imap index; /* hash(parent stage, path) -> last stage with it ... */
+	VEC(int) next;     /* ... and the one before, per stage */
+};
+
+/* The stage of iterator `iter` (creating it and its ancestors' stages). */
+int tfd_graph_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard);
+void tfd_graph_stage_build_release(struct stage_build *sb);
+
+/* Pre-order of the stage tree from root, children by first appearance;
+ * stages not reached are appended. order has n slots. */
+void tfd_graph_stage_order(const struct tfd_stage *st, size_t n, int root, int *order);
+
+#endif
