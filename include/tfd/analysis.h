@@ -98,7 +98,9 @@ struct tfd_capacity {
 	uint64_t root_elements; /* root calls in the window */
 	double throughput;      /* observed root elements per second */
 	double demand;          /* root elements per second the consumer would take */
-	double model_throughput; /* min(capacities, demand) */
+	double model_throughput; /* the consumer's step plus its own stages in series,
+				  * every other segment at its capacity: the slowest */
+	bool step_limits;       /* the step, not the input pipeline, sets the rate */
 	int limiter;            /* segment with the lowest capacity, -1 */
 	int runner_up;          /* the next lowest, -1 */
 	double margin;          /* runner-up capacity / limiter capacity */

@@ -69,6 +69,7 @@ struct tfd_estimate {
 	double throughput, new_throughput; /* root elements/s (capacity basis) */
 	bool capped_by_demand;  /* the consumer's own time limits after the fix */
 	bool misses_limit;      /* the change does not touch the limiting stage */
+	bool input_bound_by_demand; /* already now the step, not the pipeline, limits */
 };
 
 struct tfd_finding {

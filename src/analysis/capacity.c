@@ -433,6 +433,20 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 		return;
 	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
 	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL);
+	/* the step limits when no producer is slower than the consumer's serial
+	 * part and the pipeline's share of that part is small */
+	{
+		double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+		double w0 = c->segs.v[0].work_per_root_ns;
+		bool producers_faster = true;
+
+		for (size_t g = 1; g < c->segs.n; g++)
+			if (!isnan(c->segs.v[g].capacity) &&
+			    c->segs.v[g].capacity * (compute + w0) < 1e9)
+				producers_faster = false;
+		cp->step_limits = producers_faster && w0 <= 0.05 * (compute + w0) &&
+				  !cp->inferred;
+	}
 	seg_label(p, &c->segs.v[lim], a, sizeof(a));
 	if (cp->inferred)
 		snprintf(cp->evidence, sizeof(cp->evidence),

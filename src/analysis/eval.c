@@ -53,6 +53,25 @@ static bool has_final_prefetch(const struct tfd_pipeline *p)
 	return strcmp(p->stages[0].family, "Prefetch") == 0;
 }
 
+/* How much faster than the consumer asks the slowest producer segment can
+ * deliver; missing without a capacity model or an unbounded demand. */
+static struct val producer_over_demand(const struct tfd_pipeline *p)
+{
+	struct val v = {0};
+	double low = INFINITY;
+
+	if (!p || !p->capacity.valid || !isfinite(p->capacity.demand) || p->capacity.demand <= 0)
+		return v;
+	for (size_t g = 1; g < p->nsegments; g++)
+		if (!isnan(p->segments[g].capacity) && p->segments[g].capacity < low)
+			low = p->segments[g].capacity;
+	if (!isfinite(low))
+		return v;
+	v.present = true;
+	v.num = low / p->capacity.demand;
+	return v;
+}
+
 static struct val metric(int m, const struct tfd_host_result *h, const struct tfd_pipeline *p,
 			 int si)
 {
@@ -90,6 +109,8 @@ static struct val metric(int m, const struct tfd_host_result *h, const struct tf
 		v.num = p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0;
 	else if (strcmp(name, "has_final_prefetch") == 0)
 		v.b = has_final_prefetch(p);
+	else if (strcmp(name, "producer_over_demand") == 0)
+		return producer_over_demand(p);
 	else if (strcmp(name, "input_percent") == 0) {
 		v.present = !isnan(h->input_pct);
 		v.num = h->input_pct;
@@ -227,6 +248,7 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	e->new_throughput = cp->throughput * e->speedup;
 	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand * 0.999;
 	e->misses_limit = e->speedup < 1.02;
+	e->input_bound_by_demand = cp->step_limits;
 	/* waiting per root element before and after, over the consumer's own time */
 	c = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
 	if (!isnan(h->input_pct) && T > 0 && c >= 0) {

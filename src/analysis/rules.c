@@ -69,6 +69,8 @@ const struct metric_def tfd_metrics[] = {
 	{"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up"},
 	{"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call"},
 	{"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root"},
+	{"producer_over_demand", VT_NUM, TARGET_PIPELINE,
+	 "lowest producer capacity / the consumer's demand (capacity model)"},
 	/* the host */
 	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input"},
 	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call"},

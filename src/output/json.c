@@ -106,6 +106,7 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 		cJSON_AddNullToObject(o, "runner_up");
 	cJSON_AddItemToObject(o, "margin", rate_json(cp->margin));
 	cJSON_AddBoolToObject(o, "inferred", cp->inferred);
+	cJSON_AddBoolToObject(o, "step_limits", cp->step_limits);
 	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
 	segs = cJSON_AddArrayToObject(o, "segments");
@@ -234,6 +235,8 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 				cJSON_AddBoolToObject(e, "capped_by_demand",
 						      x->estimate.capped_by_demand);
 				cJSON_AddBoolToObject(e, "misses_limit", x->estimate.misses_limit);
+				cJSON_AddBoolToObject(e, "step_limits_already",
+						      x->estimate.input_bound_by_demand);
 			}
 		}
 		cJSON_AddItemToArray(arr, o);

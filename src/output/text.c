@@ -110,9 +110,16 @@ static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
 
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
-	tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s limits throughput%s to %s "
-			  "against a demand of %s",
-		       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "", r1, r2);
+	if (p->segments[cp->limiter].capacity >= cp->demand)
+		tfd_buf_printf(b, "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
+				  "above the step's demand of %s: on average the input pipeline "
+				  "keeps up",
+			       s->name, s->long_name, p->name, r1, r2);
+	else
+		tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
+				  "to %s against a demand of %s",
+			       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "",
+			       r1, r2);
 	if (cp->runner_up >= 0 && isfinite(cp->margin))
 		tfd_buf_printf(b, "; the next limit, %s, is %.1fx higher",
 			       seg_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)), cp->margin);
@@ -331,7 +338,10 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 
 			fmt_rate_of(e->throughput, "elements", r1, sizeof(r1));
 			fmt_rate_of(e->new_throughput, "elements", r2, sizeof(r2));
-			if (e->misses_limit)
+			if (e->misses_limit && e->input_bound_by_demand)
+				tfd_buf_printf(b, "    worth: ~1.0x: the pipeline already delivers "
+						  "faster than the step consumes");
+			else if (e->misses_limit)
 				tfd_buf_printf(b, "    worth: ~1.0x: this stage does not limit "
 						  "throughput, so the change alone gains nothing");
 			else

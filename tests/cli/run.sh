@@ -295,5 +295,16 @@ run report --history "$DB" --job nightly -o - $AI
 run history "$DB"
 if [[ "$out" == *"6 runs"* ]]; then ok; else bad "report after a crash: $out"; fi
 
+# the capacity model's rule context: bursts behind a producer that keeps up
+$TFD synth -o "$T/bursty" tests/synth/42-bursty-producer.json >/dev/null
+run analyze -q -f json "$T/bursty"
+if [[ "$out" == *'"rule": "TFD-P03"'* ]] && [[ "$out" == *'"step_limits_already": true'* ]]; then ok; else bad "bursty producer: no TFD-P03 or estimate"; fi
+run analyze -q "$T/bursty"
+if [[ "$out" == *"slowest stage: Map"*"on average the input pipeline keeps up"* ]] && [[ "$out" == *"worth: ~1.0x: the pipeline already delivers faster than the step consumes"* ]]; then ok; else bad "bursty producer text: $(echo "$out" | head -4)"; fi
+# source-bound behind a parallel map: parallel reads, with the capacity estimate
+$TFD synth -o "$T/class1" tests/synth/24-source-behind-pmap.json >/dev/null
+run analyze -q "$T/class1"
+if [[ "$out" == *"bottleneck: TFRecord"*"limits throughput"* ]] && [[ "$out" == *"TFD-S01"* ]] && [[ "$out" == *"latency view: ParallelMapV2"* ]] && [[ "$out" == *"worth: 4.00x throughput"* ]]; then ok; else bad "class 1 text: $(echo "$out" | head -6)"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

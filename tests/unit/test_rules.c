@@ -112,7 +112,9 @@ static const struct rcase cases[] = {
 	{"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}},
 	{"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}},
 	{"TFD-T10", false, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-T11", true, {"Model", "Prefetch", "Map"}, 1, {NULL}},
+	/* a bigger buffer only when the producer keeps up on average: one root
+	 * call gives no capacity model, so no evidence of that */
+	{"TFD-T11", false, {"Model", "Prefetch", "Map"}, 1, {NULL}},
 	{"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
 	{"TFD-T12", true, {"Model", "Map"}, 0, {NULL}},
 	{"TFD-T12", false, {"Model", "Map"}, 1, {NULL}},
