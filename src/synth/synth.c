@@ -935,7 +935,8 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		struct tfd_buf *lb = &lines[t];
 
 		tfd_buf_init(lb);
-		qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
+		if (th->ev.n > 1) /* an idle worker has none (and a NULL array) */
+			qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
 		pb_int(lb, 1, th->tid);
 		pb_bytes(lb, 2, th->name, strlen(th->name));
 		pb_int(lb, 3, 0);
