@@ -5,21 +5,15 @@
 # console shows no errors. Skipped (with a note) when chromium is missing;
 # .ci/run installs it. Ends with "browser: N passed, N failed".
 set -u
+SUITE=browser
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 TFD=${TFD:-build/rel/tfdoctor}
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
 	echo "browser: skipped, chromium is not installed (TFD_WITH_BROWSER=1 make deps)"
 	exit 0
 fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL browser: $*" >&2
-}
 
 $TFD report --history "$T/h.db" --job nightly --timestamp 2026-11-20T02:00:00Z -o - >/dev/null \
 	examples/ai-notebook/ai-notebook.xplane.pb
@@ -88,5 +82,4 @@ else
 	ok
 fi
 
-echo "browser: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -3,30 +3,17 @@
 # real captures, reports. Ends with "cli: N passed, N failed".
 # Usage: TFD=build/rel/tfdoctor tests/cli/run.sh   (from the repository root)
 set -u
+SUITE=cli
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 TFD=${TFD:-build/rel/tfdoctor}
 # real captures, copied from ../shared/captures (tests/cases/ok/README.md)
 CAPS=tests/cases/ok
 if [ -n "${VALGRIND:-}" ]; then
 	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp $TFD"
 fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL cli: $*" >&2
-}
 
-# run ARGS...: sets rc, out, err
-run() {
-	$TFD "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	out=$(cat "$T/out")
-	err=$(cat "$T/err")
-}
 
 # expect_fail FILE PATTERN: exit 1, empty stdout, exactly one stderr line
 # "tfdoctor: FILE: ..." matching PATTERN
@@ -306,5 +293,4 @@ $TFD synth -o "$T/class1" tests/synth/24-source-behind-pmap.json >/dev/null
 run analyze -q "$T/class1"
 if [[ "$out" == *"bottleneck: TFRecord"*"limits throughput"* ]] && [[ "$out" == *"TFD-S01"* ]] && [[ "$out" == *"latency view: ParallelMapV2"* ]] && [[ "$out" == *"worth: 4.00x throughput"* ]]; then ok; else bad "class 1 text: $(echo "$out" | head -6)"; fi
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

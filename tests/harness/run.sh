@@ -4,15 +4,9 @@
 # report or is skipped under CI must fail the run and be named.
 # Ends with "harness: N passed, N failed".
 set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL harness: $*" >&2
-}
+SUITE=harness
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 
 # check NAME WANT_RC WANT_LAST WANT_STDERR_PATTERN SUITE...
 check() {
@@ -54,5 +48,4 @@ fi
 # the real Makefile wiring: make check runs tests/check.sh with every suite
 if grep -q 'tests/check.sh' Makefile && ! grep -q '|| true' Makefile; then ok; else bad "Makefile does not run the suites through tests/check.sh"; fi
 
-echo "harness: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -4,13 +4,9 @@
 # tool artifacts (fuzzer crash files, benchmark captures, build output) live
 # under build/ or are ignored. Ends with "layout: N passed, N failed".
 set -u
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL layout: $*" >&2
-}
+SUITE=layout
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	echo "layout: skipped, not a git checkout"
 	exit 0
@@ -24,5 +20,4 @@ crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi
 # the fuzz targets write their artifacts under build/
 if grep -q -- '-artifact_prefix=$(FZ)/' Makefile && [ "$(grep -c -- '$(FZ)/fuzz_$$t ' Makefile)" -eq "$(grep -c -- '-artifact_prefix=$(FZ)/' Makefile)" ]; then ok; else bad "a fuzz run without -artifact_prefix under build/"; fi
-echo "layout: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,21 +6,10 @@
 # private device node (mknod) in a temporary directory.
 # Ends with "output: N passed, N failed".
 set -u
+SUITE=output
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 TFD=${TFD:-build/rel/tfdoctor}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL output: $*" >&2
-}
-run() {
-	$TFD "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	err=$(cat "$T/err")
-}
 X=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 AI=examples/ai-notebook/ai-notebook.xplane.pb
 
@@ -154,5 +143,4 @@ if ! grep -q '<script>' "$T/h.html" && grep -qF '&lt;script&gt;' "$T/h.html"; th
 $TFD dot -T svg "$EV" >"$T/h.svg" 2>/dev/null
 if [ -s "$T/h.svg" ] && ! grep -q '<script>' "$T/h.svg" && [ "$(ctl "$T/h.svg")" = 0 ]; then ok; else bad "svg passes raw markup or control bytes"; fi
 
-echo "output: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

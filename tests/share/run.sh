@@ -6,16 +6,10 @@
 # is still shown, and report, --fail-on and the host ranking agree.
 # Ends with "share: N passed, N failed".
 set -u
+SUITE=share
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 TFD=${TFD:-build/rel/tfdoctor}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL share: $*" >&2
-}
 # jfield FILE KEY: the first value of "KEY": in a pretty JSON report
 jfield() { grep -m1 "\"$2\": " "$1" | sed 's/.*": //; s/,$//; s/"//g'; }
 
@@ -107,5 +101,4 @@ if [ "$rc" -eq 0 ] && awk -v p="$pct" 'BEGIN { exit !(p < 5) }'; then ok; else b
 $TFD report --history "$T/h.db" --job j -f json -o "$T/n2.json" --fail-on regression "$T/hand/warm20.trace.json" 2>"$T/err"
 if [ $? -eq 0 ]; then ok; else bad "report: a warm-up-only run regressed: $(grep -A3 regressions "$T/n2.json" | head -5)"; fi
 
-echo "share: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
