@@ -62,7 +62,22 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(name, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "tfdoctor: unknown command '%s'\n", name);
-	usage(stderr);
+	{
+		const char *names[sizeof(cmds) / sizeof(cmds[0]) + 2];
+		size_t n = 0;
+		const char *hint;
+
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			names[n++] = cmds[i].name;
+		names[n++] = "help";
+		names[n++] = "version";
+		hint = tfd_cli_closest(name, names, n);
+		if (hint)
+			fprintf(stderr, "tfdoctor: unknown command '%s'; did you mean '%s'?\n", name,
+				hint);
+		else
+			fprintf(stderr, "tfdoctor: unknown command '%s' (see 'tfdoctor help')\n",
+				name);
+	}
 	return 2;
 }

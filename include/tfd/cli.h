@@ -12,6 +12,7 @@
 #include "tfd/err.h"
 
 struct tfd_capture;
+struct option;
 
 int cmd_analyze(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -31,6 +32,15 @@ int tfd_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(p
  * "severity=LEVEL". Sets *severity to the level, or -1 for the others.
  * Returns 0, or 2 after printing the usage error. */
 int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int *severity);
+/* After getopt_long() returned '?' (opterr = 0): print "unknown option
+ * '--hots'; did you mean '--host'?" or "option '-o' needs a value" and
+ * return 2. shorts is the getopt short-option string. */
+int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *shorts,
+		       char **argv);
+/* The candidate closest to word (edit distance, or word is a prefix of it),
+ * or NULL when none is close. */
+const char *tfd_cli_closest(const char *word, const char *const *cands, size_t n);
+int tfd_cli_edit_distance(const char *a, const char *b);
 /* Progress for tfd_load_opts.progress: one self-erasing line on stderr,
  * only when stderr is a terminal. */
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);

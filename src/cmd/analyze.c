@@ -23,8 +23,8 @@ static void help(FILE *f)
 		"\n"
 		"  -f, --format FMT    text (default) or json; gviz with --mode xprof\n"
 		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
-		"      --host NAME     analyze this host first instead of the most input-bound\n"
-		"      --run NAME      pick this run under plugins/profile (default: newest)\n"
+		"  -H, --host NAME     analyze this host first instead of the most input-bound\n"
+		"  -r, --run NAME      pick this run under plugins/profile (default: newest)\n"
 		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
 		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
 		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
@@ -66,7 +66,7 @@ int cmd_analyze(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:qhH:r:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -109,10 +109,7 @@ int cmd_analyze(int argc, char **argv)
 			return 0;
 		case '?':
 		default:
-			if (optopt)
-				return tfd_cli_usage("analyze", "option '-%c' needs a value or is unknown",
-						     optopt);
-			return tfd_cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
+			return tfd_cli_bad_option("analyze", lopts, "f:o:qhH:r:", argv);
 		}
 	}
 	if (strcmp(mode, "default") && strcmp(mode, "xprof"))

@@ -1,5 +1,7 @@
 /* common.c - helpers shared by the subcommands. */
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,4 +108,77 @@ int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int
 		return 0;
 	return tfd_cli_usage(cmd, "unknown --fail-on condition '%s' (input-bound%s or severity=LEVEL)",
 			     spec, allow_regression ? ", regression" : "");
+}
+
+/* Levenshtein distance, for "did you mean" (short words only). */
+int tfd_cli_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int prev = row[0], cur;
+
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			cur = row[j];
+			row[j] = a[i - 1] == b[j - 1] ? prev
+						      : 1 + (prev < row[j - 1]
+								 ? (prev < row[j] ? prev : row[j])
+								 : (row[j - 1] < row[j] ? row[j - 1] : row[j]));
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *tfd_cli_closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	int bd = 99, lim = (int)strlen(word) / 3 + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		int d = tfd_cli_edit_distance(word, cands[i]);
+
+		if (strncmp(word, cands[i], strlen(word)) == 0 && strlen(word) >= 2)
+			d = 1; /* a prefix */
+		if (d < bd) {
+			bd = d;
+			best = cands[i];
+		}
+	}
+	return bd <= lim ? best : NULL;
+}
+
+int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *shorts,
+		       char **argv)
+{
+	const char *arg = argv[optind - 1] ? argv[optind - 1] : "";
+	const char *names[64];
+	const char *hint;
+	char name[64];
+	size_t n = 0, len;
+
+	if (strncmp(arg, "--", 2) != 0) {
+		if (optopt && strchr(shorts, optopt))
+			return tfd_cli_usage(cmd, "option '-%c' needs a value", optopt);
+		if (optopt && isprint(optopt))
+			return tfd_cli_usage(cmd, "unknown option '-%c'", optopt);
+		return tfd_cli_usage(cmd, "unknown option '%s'", arg);
+	}
+	len = strcspn(arg + 2, "=");
+	snprintf(name, sizeof(name), "%.*s", (int)(len < 63 ? len : 63), arg + 2);
+	for (const struct option *o = lopts; o->name && n < 64; o++) {
+		if (strcmp(o->name, name) == 0)
+			return tfd_cli_usage(cmd, "option '--%s' needs a value", name);
+		names[n++] = o->name;
+	}
+	hint = tfd_cli_closest(name, names, n);
+	if (hint)
+		return tfd_cli_usage(cmd, "unknown option '--%s'; did you mean '--%s'?", name, hint);
+	return tfd_cli_usage(cmd, "unknown option '--%s'", name);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
@@ -19,23 +20,30 @@ static void help(FILE *f)
 		   "and share of blocking time; the critical path bold, the bottleneck red, other\n"
 		   "stages dashed gray; edges to stages on another thread dashed blue.\n"
 		   "\n"
-		   "  -T FMT            dot (default; no layout), svg or png (rendered in-process)\n"
-		   "  -o FILE           write to FILE (FMT defaults to its .svg/.png/.dot suffix)\n"
-		   "  --host NAME       the host (default: the most input-bound)\n"
+		   "  -f, -T FMT        dot (default; no layout), svg or png (rendered in-process)\n"
+		   "  -o FILE           write to FILE (FMT follows its .dot/.svg/.png suffix; a\n"
+		   "                    different -f is an error)\n"
+		   "  -H, --host NAME   the host (default: the most input-bound)\n"
 		   "  --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the slowest\n"
 		   "                    host pipeline)\n"
 		   "  --rank N          draw only the N-th slowest root call (0 = slowest)\n"
-		   "  --run NAME        pick this run under plugins/profile\n");
+		   "  -r, --run NAME    pick this run under plugins/profile\n"
+		   "  -q                accepted for symmetry (dot prints no notes)\n");
 }
 
+/* The format an output file name asks for: NULL for no file or no suffix,
+ * "" for a suffix that is not a diagram format. */
 static const char *suffix_format(const char *path)
 {
-	const char *dot = path ? strrchr(path, '.') : NULL;
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *dot = path ? strrchr(slash ? slash : path, '.') : NULL;
 
-	if (dot && (strcmp(dot, ".svg") == 0 || strcmp(dot, ".png") == 0 || strcmp(dot, ".dot") == 0 ||
-		    strcmp(dot, ".pdf") == 0))
-		return dot + 1;
-	return "dot";
+	if (!path || strcmp(path, "-") == 0 || !dot || dot[1] == '\0')
+		return NULL;
+	if (strcmp(dot, ".svg") == 0 || strcmp(dot, ".png") == 0 || strcmp(dot, ".dot") == 0 ||
+	    strcmp(dot, ".gv") == 0 || strcmp(dot, ".pdf") == 0)
+		return strcmp(dot, ".gv") == 0 ? "dot" : dot + 1;
+	return "";
 }
 
 int cmd_dot(int argc, char **argv)
@@ -45,8 +53,12 @@ int cmd_dot(int argc, char **argv)
 					      {"rank", required_argument, NULL, 'k'},
 					      {"run", required_argument, NULL, 'r'},
 					      {"output", required_argument, NULL, 'o'},
+					      {"format", required_argument, NULL, 'f'},
+					      {"quiet", no_argument, NULL, 'q'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
+	static const char shorts[] = "T:f:o:H:r:qh";
+	const char *want;
 	struct tfd_load_opts lo = {0};
 	struct tfd_analyze_opts ao = {0};
 	struct tfd_capture *cap = NULL;
@@ -61,11 +73,14 @@ int cmd_dot(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "T:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
+		case 'f':
 			format = optarg;
 			break;
+		case 'q':
+			break; /* dot prints no notes; accepted like every command */
 		case 'o':
 			outpath = optarg;
 			break;
@@ -88,14 +103,25 @@ int cmd_dot(int argc, char **argv)
 			help(stdout);
 			return 0;
 		default:
-			return tfd_cli_usage("dot", "unknown option or missing value '%s'",
-					     argv[optind - 1]);
+			return tfd_cli_bad_option("dot", lopts, shorts, argv);
 		}
 	}
 	if (optind >= argc)
 		return tfd_cli_usage("dot", "no capture given");
+	/* the format follows -f, else the file's suffix; they must agree */
+	want = suffix_format(outpath);
+	if (want && !*want)
+		return tfd_cli_usage("dot", "cannot tell the format of '%s' (use .dot, .svg or .png, "
+					    "or -f)", outpath);
+	if (format && want && strcmp(format, want))
+		return tfd_cli_usage("dot", "-f %s does not match the file name '%s'", format,
+				     outpath);
 	if (!format)
-		format = suffix_format(outpath);
+		format = want ? want : "dot";
+	if ((!outpath || strcmp(outpath, "-") == 0) && strcmp(format, "png") == 0 &&
+	    isatty(STDOUT_FILENO))
+		return tfd_cli_usage("dot", "-f png writes binary data: give -o FILE.png or "
+					    "redirect standard output");
 	lo.progress = tfd_cli_progress;
 	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
 	    strcmp(format, "pdf"))

@@ -163,13 +163,14 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor dump [--json] [--all] [--run NAME] [-o FILE] CAPTURE...\n"
+	fprintf(f, "usage: tfdoctor dump [-f text|json] [--all] [-r NAME] [-o FILE] CAPTURE...\n"
 		   "\n"
 		   "Lists the hosts, planes, threads and iterator events of a capture.\n"
-		   "  --json      machine-readable output (schema_version 1)\n"
-		   "  --all       list every kept host event, not only iterators\n"
-		   "  --run NAME  pick this run under plugins/profile (default: newest)\n"
-		   "  -o FILE     write to FILE instead of standard output\n");
+		   "  -f, --format FMT  text (default) or json (schema_version 1); --json = -f json\n"
+		   "  --all             list every kept host event, not only iterators\n"
+		   "  -r, --run NAME    pick this run under plugins/profile (default: newest)\n"
+		   "  -o FILE           write to FILE instead of standard output\n"
+		   "  -q                accepted for symmetry (dump prints no notes)\n");
 }
 
 int cmd_dump(int argc, char **argv)
@@ -178,8 +179,11 @@ int cmd_dump(int argc, char **argv)
 					      {"all", no_argument, NULL, 'a'},
 					      {"run", required_argument, NULL, 'r'},
 					      {"output", required_argument, NULL, 'o'},
+					      {"format", required_argument, NULL, 'f'},
+					      {"quiet", no_argument, NULL, 'q'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
+	static const char shorts[] = "f:o:r:qh";
 	struct tfd_load_opts lo = {0};
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
@@ -189,11 +193,19 @@ int cmd_dump(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
 			break;
+		case 'f':
+			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
+				return tfd_cli_usage("dump", "unknown format '%s' (text or json)",
+						     optarg);
+			json = strcmp(optarg, "json") == 0;
+			break;
+		case 'q':
+			break; /* dump prints no notes */
 		case 'a':
 			all = 1;
 			break;
@@ -207,7 +219,7 @@ int cmd_dump(int argc, char **argv)
 			help(stdout);
 			return 0;
 		default:
-			return tfd_cli_usage("dump", "unknown option '%s'", argv[optind - 1]);
+			return tfd_cli_bad_option("dump", lopts, shorts, argv);
 		}
 	}
 	if (optind >= argc)

@@ -36,7 +36,8 @@ static void help(FILE *f)
 		"  --fail-on WHAT        exit 3 on: input-bound, regression, severity=LEVEL\n"
 		"  --no-record           compare with the history without adding this run\n"
 		"  --timestamp TIME      record this time instead of now (ISO 8601)\n"
-		"  --rules DIR, --run NAME   as for analyze\n"
+		"  --rules DIR, -r NAME  as for analyze\n"
+		"  -q, --quiet           do not echo notes to stderr\n"
 		"\n"
 		"usage: tfdoctor history [--job NAME] DB\n"
 		"  checks the database's integrity and lists the runs of a job\n");
@@ -92,8 +93,10 @@ int cmd_report(int argc, char **argv)
 					      {"timestamp", required_argument, NULL, 't'},
 					      {"rules", required_argument, NULL, 'R'},
 					      {"run", required_argument, NULL, 'r'},
+					      {"quiet", no_argument, NULL, 'q'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
+	static const char shorts[] = "f:o:r:qh";
 	const char *dbpath = NULL, *jobname = NULL, *format = "html", *outpath = NULL;
 	const char *baseline = NULL, *fail_on = NULL, *stamp = NULL, *rules_dir = NULL;
 	struct tfd_load_opts lo = {0};
@@ -105,16 +108,19 @@ int cmd_report(int argc, char **argv)
 	struct tfd_hist_run *recs = NULL;
 	struct tfd_buf b;
 	double pct = 20.0;
-	int c, rc = 0, record = 1, fail_sev = -1;
+	int c, rc = 0, record = 1, fail_sev = -1, quiet = 0;
 	size_t njobs;
 	char now[32];
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
+		case 'q':
+			quiet = 1;
+			break;
 		case 'D':
 			dbpath = optarg;
 			break;
@@ -154,8 +160,7 @@ int cmd_report(int argc, char **argv)
 			help(stdout);
 			return 0;
 		default:
-			return tfd_cli_usage("report", "unknown option or missing value '%s'",
-					     argv[optind - 1]);
+			return tfd_cli_bad_option("report", lopts, shorts, argv);
 		}
 	}
 	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
@@ -188,6 +193,11 @@ int cmd_report(int argc, char **argv)
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
+	/* a bad history database fails before any analysis */
+	if (dbpath && tfd_history_open(dbpath, &db, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
 	for (size_t i = 0; i < njobs; i++) {
 		const char *path = argv[optind + (int)i];
 		const char *paths[1] = {path};
@@ -200,6 +210,8 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 		tfd_rules_eval(rules, jd[i].an, &jd[i].findings);
+		for (size_t k = 0; !quiet && k < jd[i].an->ndiags; k++)
+			tfd_cli_note(jd[i].an->diags[k].host, jd[i].an->diags[k].msg);
 		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
 			 jobname ? jobname : base_of(path, tmp, sizeof(tmp)));
 		jobs[i].name = jd[i].name;
@@ -209,11 +221,7 @@ int cmd_report(int argc, char **argv)
 		tfd_nightly_record(&jobs[i], runname, path, now);
 		jobs[i].critpath_svg = inline_svg(jd[i].an);
 	}
-	if (dbpath) {
-		if (tfd_history_open(dbpath, &db, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
+	if (db) {
 		if (record) {
 			/* all jobs of this report in one transaction */
 			for (size_t i = 0; i < njobs; i++)
@@ -324,7 +332,7 @@ int cmd_history(int argc, char **argv)
 			help(stdout);
 			return 0;
 		} else
-			return tfd_cli_usage("history", "unknown option '%s'", argv[optind - 1]);
+			return tfd_cli_bad_option("history", lopts, "h", argv);
 	}
 	if (optind + 1 != argc)
 		return tfd_cli_usage("history", "give one history database");

@@ -22,8 +22,10 @@ int cmd_synth(int argc, char **argv)
 {
 	static const struct option lopts[] = {{"output", required_argument, NULL, 'o'},
 					      {"scale", required_argument, NULL, 's'},
+					      {"quiet", no_argument, NULL, 'q'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
+	int quiet = 0;
 	const char *out = NULL;
 	double scale = 1.0;
 	struct tfd_synth_result res;
@@ -33,8 +35,11 @@ int cmd_synth(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qh", lopts, NULL)) != -1) {
 		switch (c) {
+		case 'q':
+			quiet = 1;
+			break;
 		case 'o':
 			out = optarg;
 			break;
@@ -47,15 +52,15 @@ int cmd_synth(int argc, char **argv)
 			help(stdout);
 			return 0;
 		default:
-			return tfd_cli_usage("synth", "unknown option or missing value '%s'",
-					     argv[optind - 1]);
+			return tfd_cli_bad_option("synth", lopts, "o:qh", argv);
 		}
 	}
 	if (!out || optind + 1 != argc)
 		return tfd_cli_usage("synth", "give -o DIR and one SPEC.json");
 	if (tfd_synth_run(argv[optind], out, scale, &res, &err))
 		return tfd_cli_report(&err);
-	printf("%s: %zu host%s, %" PRIu64 " events, %" PRIu64 " bytes%s%s\n", res.run_dir,
+	if (!quiet)
+		printf("%s: %zu host%s, %" PRIu64 " events, %" PRIu64 " bytes%s%s\n", res.run_dir,
 	       res.hosts, res.hosts == 1 ? "" : "s", res.events, res.bytes,
 	       res.expect[0] ? ", planted bottleneck: " : "", res.expect);
 	return 0;

@@ -15,11 +15,11 @@ if [ -z "$CHROME" ]; then
 	exit 0
 fi
 
-$TFD report --history "$T/h.db" --job nightly --timestamp 2026-11-20T02:00:00Z -o - >/dev/null \
+$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-20T02:00:00Z -o - >/dev/null \
 	examples/ai-notebook/ai-notebook.xplane.pb
-$TFD report --history "$T/h.db" --job nightly --timestamp 2026-11-21T02:00:00Z -o - >/dev/null \
+$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-21T02:00:00Z -o - >/dev/null \
 	examples/smdebug-8gpu
-$TFD report --history "$T/h.db" --job nightly --timestamp 2026-11-22T02:00:00Z -o "$T/report.html" \
+$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-22T02:00:00Z -o "$T/report.html" \
 	examples/smdebug-zip
 HTML=${REPORT_HTML:-$T/report.html}
 

@@ -282,6 +282,43 @@ run report --history "$DB" --job nightly -o - $AI
 run history "$DB"
 if [[ "$out" == *"6 runs"* ]]; then ok; else bad "report after a crash: $out"; fi
 
+# one option vocabulary: -q, -o, -f, -H/--host, -r/--run where they apply
+Z=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+for args in "analyze -q -o - -f json" "dot -q -o - -f dot" "dump -q -o - -f json" \
+	"report -q --no-record -o - -f md" "analyze -H 8c859046be41.ant.amazon.com -r none -q"; do
+	# shellcheck disable=SC2086
+	run $args $Z
+	if [ "$rc" -eq 0 ] && [ -n "$out" ]; then ok; else bad "vocabulary '$args': rc=$rc $err"; fi
+done
+# "did you mean" for commands and options, "needs a value" for a missing one
+run analyse $Z
+if [ "$rc" -eq 2 ] && [ "$err" = "tfdoctor: unknown command 'analyse'; did you mean 'analyze'?" ]; then ok; else bad "command typo: $err"; fi
+run frobnicate
+if [ "$rc" -eq 2 ] && [[ "$err" == *"unknown command 'frobnicate' (see 'tfdoctor help')" ]]; then ok; else bad "unknown command: $err"; fi
+for c in analyze dot dump report; do
+	run $c --hots x $Z
+	if [ "$rc" -eq 2 ] && [[ "$err" == *"unknown option '--hots'; did you mean '--host'?"* || ( "$c" != analyze && "$c" != dot && "$err" == *"unknown option '--hots'"* ) ]]; then ok; else bad "$c --hots: $err"; fi
+done
+run report --histroy x $Z
+if [ "$rc" -eq 2 ] && [[ "$err" == *"did you mean '--history'?"* ]]; then ok; else bad "report --histroy: $err"; fi
+run analyze $Z -o
+if [ "$rc" -eq 2 ] && [[ "$err" == *"option '-o' needs a value"* ]]; then ok; else bad "-o without a value: $err"; fi
+run analyze $Z --rules
+if [ "$rc" -eq 2 ] && [[ "$err" == *"option '--rules' needs a value"* ]]; then ok; else bad "--rules without a value: $err"; fi
+# dot: the format follows -f or the file's suffix, never a silent mismatch
+run dot -o "$T/x.jpg" $Z
+if [ "$rc" -eq 2 ] && [[ "$err" == *"cannot tell the format of"* ]] && [ ! -e "$T/x.jpg" ]; then ok; else bad "dot -o x.jpg: $rc $err"; fi
+run dot -T svg -o "$T/x.png" $Z
+if [ "$rc" -eq 2 ] && [[ "$err" == *"-f svg does not match the file name"* ]]; then ok; else bad "dot -T svg -o x.png: $rc $err"; fi
+run dot -o "$T/x.svg" $Z
+if [ "$rc" -eq 0 ] && head -c 200 "$T/x.svg" | grep -q "<svg\|<?xml"; then ok; else bad "dot -o x.svg: $rc $err"; fi
+if command -v script >/dev/null; then
+	script -qec "$TFD dot -f png $Z" "$T/typescript" >"$T/tty.out" 2>&1
+	if grep -q "writes binary data" "$T/tty.out" && ! grep -q "PNG" "$T/tty.out"; then ok; else bad "png to a terminal: $(head -c 200 "$T/tty.out")"; fi
+fi
+$TFD dot -f png $Z >"$T/x.png" 2>/dev/null
+if [ "$(head -c 4 "$T/x.png" | tail -c 3)" = PNG ]; then ok; else bad "png to a pipe"; fi
+
 # the capacity model's rule context: bursts behind a producer that keeps up
 $TFD synth -o "$T/bursty" tests/synth/42-bursty-producer.json >/dev/null
 run analyze -q -f json "$T/bursty"
