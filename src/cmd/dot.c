@@ -108,6 +108,9 @@ int cmd_dot(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return tfd_cli_usage("dot", "no capture given");
+	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				 (size_t)(argc - optind), NULL, NULL, NULL))
+		return 2;
 	/* the format follows -f, else the file's suffix; they must agree */
 	want = suffix_format(outpath);
 	if (want && !*want)
@@ -126,9 +129,6 @@ int cmd_dot(int argc, char **argv)
 	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
 	    strcmp(format, "pdf"))
 		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);
-	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				 (size_t)(argc - optind), NULL, NULL, NULL))
-		return 2;
 	tfd_buf_init(&b);
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err) ||
