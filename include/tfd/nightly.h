@@ -18,8 +18,8 @@
 
 struct tfd_regression {
 	char kind[16];  /* latency, input, bottleneck, severity */
-	char against[16]; /* previous, baseline */
-	char text[384];
+	char against[24]; /* previous, baseline, or "previous; baseline" */
+	char text[640];
 };
 
 struct tfd_job {

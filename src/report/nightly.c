@@ -92,54 +92,128 @@ static const struct tfd_hist_host *same_host(const struct tfd_hist_run *r,
 	return r->nhosts ? &r->hosts[0] : NULL; /* hosts renamed: compare the focus hosts */
 }
 
-static void compare_one(struct tfd_job *job, const struct tfd_hist_run *old, const char *against,
-			double pct)
+/* One run to compare with: the previous run or the baseline. */
+struct cmp {
+	const struct tfd_hist_run *run;
+	const struct tfd_hist_host *host; /* its counterpart of the focus host */
+	const char *against;              /* "previous" or "baseline" */
+	const char *since;                /* "since the previous run (R)" ... */
+	char label[160];
+};
+
+static bool grew(int64_t now, int64_t then, double pct)
 {
-	const struct tfd_hist_run *cur = &job->current;
-	char t1[32], t2[32];
+	return then > 0 && (double)now > (double)then * (1.0 + pct / 100.0);
+}
 
-	for (size_t i = 0; i < cur->nhosts && i < 1; i++) { /* the focus host */
-		const struct tfd_hist_host *x = &cur->hosts[i], *o = same_host(old, x);
-		const char *since = strcmp(against, "previous") == 0 ? "since the previous run"
-								     : "against the baseline";
+/* Append "; " between the comparisons that hold. */
+static void part(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-		if (!o)
-			return;
-		if (o->max_latency_ns > 0 &&
-		    (double)x->max_latency_ns > (double)o->max_latency_ns * (1.0 + pct / 100.0))
-			add_reg(job, "latency", against, "%s: max latency %+.0f%% %s (%s, %s -> %s)",
-				x->host,
-				100.0 * ((double)x->max_latency_ns / (double)o->max_latency_ns - 1.0),
-				since, old->run, tfd_fmt_ns(o->max_latency_ns, t1, sizeof(t1)),
-				tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
-		if (o->p50_ns > 0 && (double)x->p50_ns > (double)o->p50_ns * (1.0 + pct / 100.0))
-			add_reg(job, "latency", against, "%s: median latency %+.0f%% %s (%s -> %s)",
-				x->host, 100.0 * ((double)x->p50_ns / (double)o->p50_ns - 1.0), since,
-				tfd_fmt_ns(o->p50_ns, t1, sizeof(t1)),
-				tfd_fmt_ns(x->p50_ns, t2, sizeof(t2)));
-		if (!isnan(x->input_percent) && !isnan(o->input_percent) &&
-		    x->input_percent >= o->input_percent + 5.0)
-			add_reg(job, "input", against,
-				"%s: waiting for input %.1f%% -> %.1f%% of step time (%+.1f points) %s",
-				x->host, o->input_percent, x->input_percent,
-				x->input_percent - o->input_percent, since);
-		if (o->bottleneck[0] && x->bottleneck[0] &&
-		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name))
-			add_reg(job, "bottleneck", against, "%s: bottleneck moved from %s to %s %s",
-				x->host, o->bottleneck, x->bottleneck, since);
-		if (tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) &&
-		    tfd_severity_parse(x->top_severity) >= TFD_SEV_MEDIUM)
-			add_reg(job, "severity", against, "%s: new %s finding %s (%s) %s", x->host,
-				x->top_severity, x->top_rule, x->top_title, since);
+static void part(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t l = strlen(buf);
+	va_list ap;
+
+	if (l && l + 2 < len) {
+		memcpy(buf + l, "; ", 3);
+		l += 2;
 	}
+	va_start(ap, fmt);
+	vsnprintf(buf + l, len - l, fmt, ap);
+	va_end(ap);
+}
+
+/* One regression per fact, naming every comparison it holds against. */
+static void compare_latency(struct tfd_job *job, const struct tfd_hist_host *x,
+			    const struct cmp *c, size_t nc, double pct, bool median)
+{
+	char parts[256] = "", against[32] = "", t1[32], t2[32];
+	int64_t now = median ? x->p50_ns : x->max_latency_ns;
+
+	for (size_t i = 0; i < nc; i++) {
+		int64_t then = median ? c[i].host->p50_ns : c[i].host->max_latency_ns;
+
+		if (!grew(now, then, pct))
+			continue;
+		if ((double)now >= 10.0 * (double)then)
+			part(parts, sizeof(parts), "%.0fx %s (%s)", (double)now / (double)then,
+			     c[i].label, tfd_fmt_ns(then, t1, sizeof(t1)));
+		else
+			part(parts, sizeof(parts), "%+.0f%% %s (%s)",
+			     100.0 * ((double)now / (double)then - 1.0), c[i].label,
+			     tfd_fmt_ns(then, t1, sizeof(t1)));
+		part(against, sizeof(against), "%s", c[i].against);
+	}
+	if (parts[0])
+		add_reg(job, "latency", against, "%s: %s latency %s: %s", x->host,
+			median ? "median" : "max", tfd_fmt_ns(now, t2, sizeof(t2)), parts);
+}
+
+static void compare_rest(struct tfd_job *job, const struct tfd_hist_host *x, const struct cmp *c,
+			 size_t nc)
+{
+	char pin[256] = "", ain[32] = "", pbn[256] = "", abn[32] = "", psv[256] = "", asv[32] = "";
+
+	for (size_t i = 0; i < nc; i++) {
+		const struct tfd_hist_host *o = c[i].host;
+
+		if (!isnan(x->input_percent) && !isnan(o->input_percent) &&
+		    x->input_percent >= o->input_percent + 5.0) {
+			part(pin, sizeof(pin), "%+.1f points %s (%.1f%%)",
+			     x->input_percent - o->input_percent, c[i].label, o->input_percent);
+			part(ain, sizeof(ain), "%s", c[i].against);
+		}
+		if (o->bottleneck[0] && x->bottleneck[0] &&
+		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name)) {
+			part(pbn, sizeof(pbn), "from %s %s", o->bottleneck, c[i].label);
+			part(abn, sizeof(abn), "%s", c[i].against);
+		}
+		if (tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) &&
+		    tfd_severity_parse(x->top_severity) >= TFD_SEV_MEDIUM) {
+			part(psv, sizeof(psv), "%s", c[i].label);
+			part(asv, sizeof(asv), "%s", c[i].against);
+		}
+	}
+	if (pin[0])
+		add_reg(job, "input", ain, "%s: waiting for input %.1f%% of step time: %s", x->host,
+			x->input_percent, pin);
+	if (pbn[0])
+		add_reg(job, "bottleneck", abn, "%s: bottleneck moved to %s (%s)", x->host,
+			x->bottleneck, pbn);
+	if (psv[0])
+		add_reg(job, "severity", asv, "%s: new %s finding %s (%s): %s", x->host,
+			x->top_severity, x->top_rule, x->top_title, psv);
 }
 
 void tfd_nightly_compare(struct tfd_job *job, double pct)
 {
-	if (job->previous)
-		compare_one(job, job->previous, "previous", pct);
-	if (job->baseline && job->baseline != job->previous)
-		compare_one(job, job->baseline, "baseline", pct);
+	struct cmp c[2];
+	size_t nc = 0;
+	const struct tfd_hist_host *x;
+
+	if (!job->current.nhosts)
+		return;
+	x = &job->current.hosts[0]; /* the focus host */
+	if (job->previous && (c[nc].host = same_host(job->previous, x)) != NULL) {
+		c[nc].run = job->previous;
+		c[nc].against = "previous";
+		snprintf(c[nc].label, sizeof(c[nc].label), "since the previous run, %s",
+			 job->previous->run);
+		nc++;
+	}
+	if (job->baseline && job->baseline != job->previous &&
+	    (c[nc].host = same_host(job->baseline, x)) != NULL) {
+		c[nc].run = job->baseline;
+		c[nc].against = "baseline";
+		snprintf(c[nc].label, sizeof(c[nc].label), "against the baseline, %s",
+			 job->baseline->run);
+		nc++;
+	}
+	if (!nc)
+		return;
+	compare_latency(job, x, c, nc, pct, false);
+	compare_latency(job, x, c, nc, pct, true);
+	compare_rest(job, x, c, nc);
 }
 
 void tfd_nightly_job_release(struct tfd_job *job)
@@ -176,12 +250,34 @@ static void esc(struct tfd_buf *b, const char *s)
 }
 
 /* A line chart of up to 3 series over the history, as inline SVG. */
+/* "11-22", or "11-22 02:00" when another run shares the day */
+static void date_label(struct tfd_buf *b, const struct tfd_hist_run *runs, size_t n, size_t i)
+{
+	const char *t = runs[i].recorded_at;
+	bool shared = false;
+
+	if (strlen(t) < 16) {
+		esc(b, t);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (k != i && strncmp(runs[k].recorded_at, t, 10) == 0)
+			shared = true;
+	if (shared)
+		tfd_buf_printf(b, "%.5s %.5s", t + 5, t + 11);
+	else
+		tfd_buf_printf(b, "%.5s", t + 5);
+}
+
 static void svg_chart(struct tfd_buf *b, const char *id, const char *title, const char *unit,
 		      const struct tfd_hist_run *runs, size_t n, const char *const *names,
 		      const char *const *colors, double (*get)(const struct tfd_hist_host *, int),
 		      int nseries)
 {
-	const double W = 640, H = 220, L = 60, R = 20, T = 30, B = 40;
+	const double W = 1000, H = 240, L = 60, R = 30, T = 30, B = 40;
+	/* one x label per ~90 units at most, so none overlap; first and last
+	 * always (the last moves over when it would touch its neighbour) */
+	size_t every = 1, maxl = (size_t)((W - L - R) / 90.0) + 1;
 	double maxv = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -194,10 +290,12 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 	if (maxv <= 0)
 		maxv = 1;
 	maxv *= 1.1;
+	while (n > 1 && (n - 1) / every + 1 > maxl)
+		every++;
 	tfd_buf_printf(b, "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-			  "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-			  "aria-label=\"",
-		       id, W, H, W, H);
+			  "viewBox=\"0 0 %.0f %.0f\" preserveAspectRatio=\"xMinYMin meet\" "
+			  "role=\"img\" aria-label=\"",
+		       id, W, H);
 	esc(b, title);
 	tfd_buf_printf(b, "\"><text x=\"%.0f\" y=\"18\" class=\"ct\">", L);
 	esc(b, title);
@@ -213,12 +311,20 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 	}
 	for (size_t i = 0; i < n; i++) {
 		double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1) : L + (W - L - R) / 2;
-
 		const char *anchor = n < 2 ? "middle" : i == 0 ? "start" : i + 1 == n ? "end" : "middle";
+		size_t lastreg = n ? (n - 1) / every * every : 0;
 
-		tfd_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">",
+		/* every `every`-th label and the last one; the regular label
+		 * just before the last goes when the two would crowd */
+		if (i + 1 != n && (i % every ||
+				   (i == lastreg && i && (n - 1 - i) * 2 < every + 1)))
+			continue;
+		tfd_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax xl\" "
+				  "text-anchor=\"%s\"><title>",
 			       x, H - B + 16, anchor);
 		esc(b, runs[i].run);
+		tfd_buf_puts(b, "</title>");
+		date_label(b, runs, n, i);
 		tfd_buf_puts(b, "</text>");
 	}
 	for (int s = 0; s < nseries; s++) {
@@ -297,10 +403,57 @@ static const char css[] =
 	"font-weight:600}.bad{color:#cf222e;font-weight:600}.reg{background:#fff1f0;border-left:4px "
 	"solid #cf222e;padding:6px 10px;margin:4px 0}.ok{background:#f0fff4;border-left:4px solid "
 	"#1a7f37;padding:6px 10px}pre{background:#f6f8fa;padding:8px;overflow:auto}.chart{border:"
-	"1px solid #eee;margin:6px 12px 6px 0}.ct{font-size:13px;font-weight:600}.ax{font-size:10px;"
-	"fill:#555}.lg{font-size:11px;font-weight:600}.grid{stroke:#eee}.cp{overflow:auto;border:1px"
-	" solid #eee;max-height:900px}.sev-high{color:#cf222e}.sev-medium{color:#9a6700}"
+	"1px solid #eee;margin:6px 0;width:100%;height:auto;display:block}.summary li{margin:4px 0}.ct{font-size:13px;font-weight:600}.ax{font-size:10px;"
+	"fill:#555}.lg{font-size:11px;font-weight:600}.grid{stroke:#eee}.cp{border:1px"
+	" solid #eee;padding:4px}.cp svg{max-width:100%;height:auto;display:block;margin:auto}.sev-high{color:#cf222e}.sev-medium{color:#9a6700}"
 	".muted{color:#666}";
+
+/* One sentence per job: the verdict, the bottleneck, the first thing to change. */
+static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+{
+	tfd_buf_puts(b, "<ul class=\"summary\" id=\"summary\">\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct tfd_job *job = &jobs[j];
+		const struct tfd_analysis *a = job->analysis;
+		const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
+		const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+		const struct tfd_finding *fix = NULL;
+
+		for (size_t k = 0; job->findings && k < job->findings->n && !fix; k++)
+			if (job->findings->v[k].severity > TFD_SEV_INFO)
+				fix = &job->findings->v[k];
+		tfd_buf_puts(b, "<li class=\"job-summary\"><b>");
+		esc(b, job->name);
+		tfd_buf_puts(b, "</b>: ");
+		if (!h || !a->any_tfdata) {
+			tfd_buf_puts(b, "no tf.data activity captured.</li>\n");
+			continue;
+		}
+		tfd_buf_printf(b, "<span class=\"%s\">%s</span>", verdict_class(h), verdict_word(h));
+		if (!isnan(h->input_pct))
+			tfd_buf_printf(b, " (%.1f%% of step time waiting for input on ", h->input_pct);
+		else
+			tfd_buf_puts(b, " (on ");
+		esc(b, h->host->name);
+		tfd_buf_puts(b, ")");
+		if (p && p->bottleneck >= 0 && h->bound != TFD_BOUND_NOT) {
+			tfd_buf_puts(b, "; bottleneck ");
+			esc(b, p->stages[p->bottleneck].name);
+		}
+		if (fix && h->bound != TFD_BOUND_NOT) {
+			tfd_buf_puts(b, "; first change: ");
+			esc(b, fix->title);
+			if (fix->estimate.known && fix->estimate.speedup > 1.02)
+				tfd_buf_printf(b, " (worth about %.2f&times;)", fix->estimate.speedup);
+			tfd_buf_puts(b, ".</li>\n");
+		} else {
+			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
+						? ": nothing to change in the input pipeline.</li>\n"
+						: ".</li>\n");
+		}
+	}
+	tfd_buf_puts(b, "</ul>\n");
+}
 
 void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
@@ -314,6 +467,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			"<title>tf.data pipeline health</title><style>");
 	tfd_buf_puts(b, css);
 	tfd_buf_puts(b, "</style></head><body>\n<h1>tf.data pipeline health</h1>\n");
+	summary(jobs, n, b);
 	for (size_t j = 0; j < n; j++) {
 		const struct tfd_job *job = &jobs[j];
 		const struct tfd_analysis *a = job->analysis;

@@ -15,11 +15,13 @@ if [ -z "$CHROME" ]; then
 	exit 0
 fi
 
-$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-20T02:00:00Z -o - >/dev/null \
-	examples/ai-notebook/ai-notebook.xplane.pb
-$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-21T02:00:00Z -o - >/dev/null \
-	examples/smdebug-8gpu
-$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-22T02:00:00Z -o "$T/report.html" \
+caps=(examples/ai-notebook/ai-notebook.xplane.pb examples/smdebug-8gpu examples/smdebug-zip)
+# 14 nights of history, then the report: a crowded x axis, regressions
+for d in $(seq 1 14); do
+	$TFD report -q --history "$T/h.db" --job nightly --timestamp "2026-11-$(printf %02d "$d")T02:00:00Z" \
+		-o - "${caps[$((d % 3))]}" >/dev/null
+done
+$TFD report -q --history "$T/h.db" --job nightly --timestamp 2026-11-15T02:00:00Z -o "$T/report.html" \
 	examples/smdebug-zip
 HTML=${REPORT_HTML:-$T/report.html}
 
@@ -29,6 +31,42 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
 timeout 120 "$CHROME" "${flags[@]}" --enable-logging=stderr --v=0 \
 	--screenshot="$T/shot.png" "file://$(realpath "$HTML")" >"$T/shot.out" 2>"$T/shot.err"
 timeout 120 "$CHROME" "${flags[@]}" --dump-dom "file://$(realpath "$HTML")" >"$T/dom.html" 2>/dev/null
+
+# the layout as the browser draws it: a copy of the report with a script
+# that measures the x-axis labels and the diagram and writes the result
+# into the page (the report itself carries no script)
+sed 's|</body>|<script>\
+function box(e){var r=e.getBoundingClientRect();return [r.left,r.right,r.top,r.bottom];}\
+var res={overlaps:0,labels:0,cp:"none"};\
+document.querySelectorAll("svg.chart").forEach(function(svg){\
+ var ls=[].slice.call(svg.querySelectorAll("text.xl")).map(box);res.labels+=ls.length;\
+ for(var i=0;i<ls.length;i++)for(var j=i+1;j<ls.length;j++)\
+  if(ls[i][0]<ls[j][1]\&\&ls[j][0]<ls[i][1]\&\&ls[i][2]<ls[j][3]\&\&ls[j][2]<ls[i][3])res.overlaps++;});\
+var cp=document.querySelector("#critical-path"),s=cp\&\&cp.querySelector("svg");\
+if(s){var a=box(cp),b=box(s);res.cp=(b[0]>=a[0]-1\&\&b[1]<=a[1]+1)?"fits":"overflows "+(b[1]-b[0])+" in "+(a[1]-a[0]);}\
+var w=document.querySelector("svg.chart");res.chart_width=w?box(w)[1]-box(w)[0]:0;\
+res.body_width=document.body.getBoundingClientRect().width;\
+var pre=document.createElement("pre");pre.id="layout";pre.textContent=JSON.stringify(res);document.body.appendChild(pre);\
+</script></body>|' "$HTML" >"$T/probe.html"
+timeout 120 "$CHROME" "${flags[@]}" --dump-dom "file://$T/probe.html" >"$T/probe.dom" 2>/dev/null
+layout=$(sed -n 's|.*<pre id="layout">\([^<]*\)</pre>.*|\1|p' "$T/probe.dom")
+keep_shot() { # on failure, keep the screenshot where the log can point to it
+	mkdir -p "${B:-build/rel}/browser"
+	cp "$T/shot.png" "${B:-build/rel}/browser/report.png" 2>/dev/null
+	echo "browser: screenshot kept in ${B:-build/rel}/browser/report.png" >&2
+}
+if [[ "$layout" == *'"overlaps":0'* ]] && [[ "$layout" != *'"labels":0'* ]]; then ok; else bad "x-axis labels overlap: $layout"; keep_shot; fi
+if [[ "$layout" == *'"cp":"fits"'* ]]; then ok; else bad "the critical-path diagram does not fit its box: $layout"; keep_shot; fi
+if python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d['chart_width'] >= 0.9*d['body_width'] else 1)" "$layout" 2>/dev/null; then ok; else bad "charts are not full width: $layout"; keep_shot; fi
+# one line per regression fact (previous and baseline in the same line)
+grep -o 'class="reg" data-kind="[a-z]*"[^<]*' "$T/dom.html" >"$T/regs"
+twice=""
+for fact in "max latency" "median latency" "waiting for input" "bottleneck moved" "finding"; do
+	[ "$(grep -c "$fact" "$T/regs")" -le 1 ] || twice="$twice '$fact'"
+done
+if [ -z "$twice" ] && [ -s "$T/regs" ]; then ok; else bad "regression facts listed more than once:$twice"; fi
+# the page starts with one sentence per job: verdict, bottleneck, first change
+if grep -q '<li class="job-summary"><b>nightly</b>: <span class="bad">HIGHLY input-bound</span>.*bottleneck ParallelMap; first change: ' "$T/dom.html"; then ok; else bad "no summary sentence at the top"; keep_shot; fi
 
 # 1. the screenshot is a real picture: many non-white pixels, several colours
 if [ -s "$T/shot.png" ] && python3 - "$T/shot.png" <<'PY'
