@@ -237,7 +237,7 @@ run report --history "$DB" --job nightly --timestamp 2026-11-21T02:00:00Z --fail
 if [ "$rc" -eq 0 ] && grep -q "No regression against the previous run" "$T/r2.html"; then ok; else bad "report run 2 (no regression): $rc $err"; fi
 # run 3 plants a regression: a slow parallel map instead of the healthy pipeline
 run report --history "$DB" --job nightly --timestamp 2026-11-22T02:00:00Z --fail-on regression -o "$T/r3.html" $Z
-if [ "$rc" -eq 3 ] && grep -q "bottleneck moved from Model to ParallelMap since the previous run" "$T/r3.html" && \
+if [ "$rc" -eq 3 ] && grep -q "bottleneck moved to ParallelMap (from Model since the previous run, ai-notebook.xplane.pb; from Model against the baseline" "$T/r3.html" && \
 	grep -q 'data-kind="latency"' "$T/r3.html" && grep -q "Trend over 3 recorded runs" "$T/r3.html" && \
 	grep -q '<svg id="trend-latency"' "$T/r3.html" && grep -q '<svg id="trend-input"' "$T/r3.html" && \
 	grep -q 'id="critical-path"><svg' "$T/r3.html"; then ok; else bad "report run 3 (planted regression): rc=$rc $err"; fi
