@@ -41,6 +41,9 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, struct tfd_err *err);
 
+/* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
+void tfd_capture_drop_last_host(struct tfd_capture *cap);
+
 /* The kept-event limit in force. */
 static inline size_t tfd_max_events(const struct tfd_load_opts *opts)
 {

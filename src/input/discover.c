@@ -1,0 +1,763 @@
+/* discover.c - from paths to a loaded capture: files read (mapped, or
+ * inflated from gzip), formats sniffed from the bytes, derived tool files
+ * refused, TensorBoard log directories and run directories expanded, and
+ * several files read at once. Calls the readers; the model they build is
+ * in capture.c. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "input_impl.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+/* ---- reading files ----------------------------------------------------- */
+
+struct blob {
+	const uint8_t *data;
+	size_t len;
+	void *map; /* mmap base, or NULL */
+	size_t maplen;
+	uint8_t *heap; /* inflated bytes, or NULL */
+	int gzipped;
+};
+
+static void blob_release(struct blob *b)
+{
+	if (b->map)
+		munmap(b->map, b->maplen);
+	free(b->heap);
+	memset(b, 0, sizeof(*b));
+}
+
+#define TFD_MAX_INFLATED ((size_t)8 << 30)
+
+static enum tfd_status inflate_gz(const uint8_t *src, size_t len, size_t limit, struct blob *out,
+				  struct tfd_err *err)
+{
+	z_stream zs;
+	size_t cap = len * 4 + 4096, used = 0;
+	uint8_t *buf;
+	int rc;
+
+	memset(&zs, 0, sizeof(zs));
+	if (cap > limit)
+		cap = limit;
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return tfd_fail(err, TFD_E_INTERNAL, "zlib init failed");
+	buf = xmalloc(cap);
+	zs.next_in = (Bytef *)src;
+	for (;;) {
+		size_t chunk_in = len - (size_t)(zs.next_in - src);
+
+		zs.avail_in = chunk_in > 0x40000000u ? 0x40000000u : (uInt)chunk_in;
+		if (cap - used < 65536) {
+			if (cap >= limit) {
+				inflateEnd(&zs);
+				free(buf);
+				return tfd_fail(err, TFD_E_LIMIT,
+						"gzip data inflates to more than %zu MiB", limit >> 20);
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		zs.next_out = buf + used;
+		zs.avail_out = (uInt)((cap - used) > 0x40000000u ? 0x40000000u : (cap - used));
+		{
+			size_t before = zs.avail_out;
+
+			rc = inflate(&zs, Z_NO_FLUSH);
+			used += before - zs.avail_out;
+		}
+		if (rc == Z_STREAM_END) {
+			/* concatenated gzip members: continue with the next one */
+			if ((size_t)(zs.next_in - src) < len && zs.next_in[0] == 0x1f) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (rc == Z_BUF_ERROR && zs.avail_in == 0 && (size_t)(zs.next_in - src) >= len) {
+			inflateEnd(&zs);
+			free(buf);
+			return tfd_fail(err, TFD_E_FORMAT, "truncated gzip data");
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			const char *m = zs.msg ? zs.msg : "invalid data";
+
+			tfd_fail(err, TFD_E_FORMAT, "corrupt gzip data (%s)", m);
+			inflateEnd(&zs);
+			free(buf);
+			return TFD_E_FORMAT;
+		}
+	}
+	inflateEnd(&zs);
+	out->heap = buf;
+	out->data = buf;
+	out->len = used;
+	out->gzipped = 1;
+	return TFD_OK;
+}
+
+static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_err *err)
+{
+	struct stat st;
+	int fd;
+	void *m;
+
+	memset(b, 0, sizeof(*b));
+	/* O_NONBLOCK: a FIFO must not block the open before it is refused below */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return tfd_fail(err, TFD_E_IO, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "%s", strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "is a directory");
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tfd_fail(err, TFD_E_IO, "not a regular file (%s); a capture is a file or a "
+				"directory of them",
+				S_ISCHR(st.st_mode)	 ? "a character device"
+				: S_ISBLK(st.st_mode)	 ? "a block device"
+				: S_ISFIFO(st.st_mode) ? "a pipe"
+						       : "a socket");
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return tfd_fail(err, TFD_E_FORMAT, "empty file");
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(errno));
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	b->map = m;
+	b->maplen = (size_t)st.st_size;
+	b->data = m;
+	b->len = (size_t)st.st_size;
+	return TFD_OK;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Host name from a file name: drop the capture suffixes. */
+static void host_from_path(const char *path, char *out, size_t outlen)
+{
+	static const char *const suffixes[] = {".xplane.pb.gz", ".xplane.pb", ".trace.json.gz",
+					       ".trace.json",   ".json.gz",   ".json",
+					       ".trace",        ".pb",        ".gz"};
+	const char *b = base_name(path);
+	size_t n = strlen(b);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && strcmp(b + n - k, suffixes[i]) == 0) {
+			n -= k;
+			break;
+		}
+	}
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
+/* XSpace or TF 2.0 Trace? Both are protobufs whose field 1 holds a message
+ * with a field 2: an XPlane's name (text such as "/host:CPU") or a Trace
+ * devices-map entry's Device message (which starts with a tag byte). */
+static int looks_like_tf2_trace(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+
+	while (p < end) {
+		uint64_t key, l;
+		size_t k = tfd_pb_varint(p, end, &key);
+
+		if (!k)
+			return 0;
+		p += k;
+		if ((key & 7) != 2) {
+			if ((key & 7) == 0) {
+				k = tfd_pb_varint(p, end, &l);
+				if (!k)
+					return 0;
+				p += k;
+				continue;
+			}
+			return 0;
+		}
+		k = tfd_pb_varint(p, end, &l);
+		if (!k || l > (uint64_t)(end - p - k))
+			return 0;
+		p += k;
+		if ((key >> 3) == 1) {
+			const uint8_t *q = p, *qe = p + l;
+
+			while (q < qe) {
+				uint64_t k2, l2;
+				size_t n2 = tfd_pb_varint(q, qe, &k2);
+
+				if (!n2)
+					return 0;
+				q += n2;
+				if ((k2 & 7) == 0) {
+					n2 = tfd_pb_varint(q, qe, &l2);
+					if (!n2)
+						return 0;
+					q += n2;
+					continue;
+				}
+				if ((k2 & 7) != 2)
+					return 0;
+				n2 = tfd_pb_varint(q, qe, &l2);
+				if (!n2 || l2 > (uint64_t)(qe - q - n2))
+					return 0;
+				q += n2;
+				if ((k2 >> 3) == 2)
+					return l2 > 0 && q[0] == 0x0a;
+				q += l2;
+			}
+			return 0;
+		}
+		if ((key >> 3) == 4) /* XSpace hostnames are text; Trace events are messages */
+			return l > 0 && p[0] < 0x20;
+		p += l;
+	}
+	return 0;
+}
+
+
+static int is_derived_tool_file(const char *path)
+{
+	static const char *const suf[] = {".input_pipeline.pb", ".overview_page.pb",
+					  ".tensorflow_stats.pb", ".input_pipeline.json",
+					  ".kernel_stats.pb", ".memory_profile.json.gz"};
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(suf) / sizeof(suf[0]); i++) {
+		size_t k = strlen(suf[i]);
+
+		if (n >= k && strcmp(path + n - k, suf[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				  int gzipped, bool mapped, const char *path,
+				  const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	char host[256];
+	size_t i = 0;
+	enum tfd_status st;
+	size_t before = cap->nhosts;
+
+	host_from_path(path, host, sizeof(host));
+	while (i < len && isspace(data[i]))
+		i++;
+	if (i == len)
+		return tfd_fail(err, TFD_E_FORMAT, gzipped ? "empty after decompression" : "empty file");
+	if (data[i] == '{' || data[i] == '[')
+		st = tfd_chrome_read(cap, (const char *)data, len, path, host, opts, err);
+	else if (looks_like_tf2_trace(data, len)) {
+		st = tfd_trace_read(cap, data, len, path, host, opts, err);
+		if (st == TFD_E_FORMAT) {
+			/* not a Trace after all: an XSpace, or no capture at all */
+			while (cap->nhosts > before)
+				tfd_capture_drop_last_host(cap);
+			st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
+			if (st == TFD_E_FORMAT)
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "not a profiler capture (neither an XSpace nor a TF 2.0 "
+					      "Trace protobuf)");
+		}
+	} else {
+		st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
+	}
+	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
+			      "of the same run)");
+	while (st && cap->nhosts > before)
+		tfd_capture_drop_last_host(cap);
+	if (st == TFD_OK && cap->nhosts > before)
+		cap->hosts[cap->nhosts - 1].gzipped = gzipped;
+	return st;
+}
+
+static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
+				 const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	struct blob b, z;
+	enum tfd_status st;
+
+	st = read_file(path, &b, err);
+	if (st)
+		goto out;
+	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
+		memset(&z, 0, sizeof(z));
+		st = inflate_gz(b.data, b.len,
+				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				err);
+		blob_release(&b);
+		if (st)
+			goto out;
+		b = z;
+	}
+	st = load_bytes(cap, b.data, b.len, b.gzipped, b.map != NULL, path, opts, err);
+	blob_release(&b);
+out:
+	if (st)
+		tfd_err_prefix(err, "%s", path);
+	return st;
+}
+
+enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *name,
+				     const struct tfd_load_opts *opts, struct tfd_capture **out,
+				     struct tfd_err *err)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct blob z;
+	enum tfd_status st;
+	const uint8_t *p = data;
+
+	*out = NULL;
+	memset(&z, 0, sizeof(z));
+	if (len == 0) {
+		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
+		goto out;
+	}
+	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
+		st = inflate_gz(p, len,
+				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				err);
+		if (st)
+			goto out;
+		p = z.data;
+		len = z.len;
+	}
+	st = load_bytes(cap, p, len, z.gzipped, false, name, opts, err);
+	if (!st)
+		st = tfd_capture_finish(cap, err);
+out:
+	blob_release(&z);
+	if (st) {
+		tfd_err_prefix(err, "%s", name);
+		tfd_capture_free(cap);
+		return st;
+	}
+	*out = cap;
+	return TFD_OK;
+}
+
+/* ---- input discovery --------------------------------------------------- */
+
+typedef VEC(char *) strvec;
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static int is_capture_name(const char *n)
+{
+	return ends_with(n, ".xplane.pb") || ends_with(n, ".xplane.pb.gz") ||
+	       ends_with(n, ".trace.json") || ends_with(n, ".trace.json.gz") ||
+	       strcmp(n, "local.trace") == 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir), k = strlen(name);
+	char *p = xmalloc(n + k + 2);
+
+	memcpy(p, dir, n);
+	if (n && dir[n - 1] != '/')
+		p[n++] = '/';
+	memcpy(p + n, name, k + 1);
+	return p;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Capture files directly in dir, sorted; a host with an xplane.pb does not
+ * also load its trace.json(.gz), which is a rendering of the same data. */
+static void list_captures(const char *dir, strvec *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	strvec names = {0};
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !is_capture_name(de->d_name))
+			continue;
+		vec_push(&names, xstrdup(de->d_name));
+	}
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), str_cmp);
+	for (size_t i = 0; i < names.n; i++) {
+		char host[256];
+		int shadowed = 0;
+
+		if (!ends_with(names.v[i], ".xplane.pb") && !ends_with(names.v[i], ".xplane.pb.gz")) {
+			host_from_path(names.v[i], host, sizeof(host));
+			for (size_t j = 0; j < names.n; j++) {
+				char h2[256];
+
+				if (j == i || (!ends_with(names.v[j], ".xplane.pb") &&
+					       !ends_with(names.v[j], ".xplane.pb.gz")))
+					continue;
+				host_from_path(names.v[j], h2, sizeof(h2));
+				if (strcmp(h2, host) == 0)
+					shadowed = 1;
+			}
+		}
+		if (!shadowed)
+			vec_push(out, join(dir, names.v[i]));
+	}
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	vec_free(&names);
+}
+
+static int has_captures(const char *dir)
+{
+	strvec tmp = {0};
+	size_t n;
+
+	list_captures(dir, &tmp);
+	n = tmp.n;
+	for (size_t i = 0; i < tmp.n; i++)
+		free(tmp.v[i]);
+	vec_free(&tmp);
+	return n > 0;
+}
+
+/* Find plugins/profile/<run> directories below root (depth-limited). */
+static void find_runs(const char *root, int depth, strvec *runs)
+{
+	char *prof = join(root, "plugins/profile");
+	DIR *d;
+	struct dirent *de;
+
+	if (is_dir(prof)) {
+		d = opendir(prof);
+		while (d && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = join(prof, de->d_name);
+			if (is_dir(p))
+				vec_push(runs, p);
+			else
+				free(p);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(prof);
+	if (depth <= 0)
+		return;
+	d = opendir(root);
+	while (d && (de = readdir(d)) != NULL) {
+		char *p;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "plugins") == 0)
+			continue;
+		p = join(root, de->d_name);
+		if (is_dir(p))
+			find_runs(p, depth - 1, runs);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const char *x = base_name(*(char *const *)a), *y = base_name(*(char *const *)b);
+	int c = strcmp(x, y);
+
+	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Resolve a directory to the capture files it stands for. */
+static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *opts, strvec *files,
+				  const char **run_out, struct tfd_arena *arena, struct tfd_err *err)
+{
+	strvec runs = {0};
+	enum tfd_status st = TFD_OK;
+	size_t before = files->n;
+
+	list_captures(dir, files);
+	if (files->n > before)
+		return TFD_OK;
+	find_runs(dir, 4, &runs);
+	if (runs.n == 0) {
+		/* maybe dir is plugins/profile itself: its subdirectories are runs */
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = join(dir, de->d_name);
+			if (is_dir(p) && has_captures(p))
+				vec_push(&runs, xstrdup(p));
+			free(p);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (runs.n == 0) {
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "no profiler captures found (looked for *.xplane.pb, *.trace.json[.gz] "
+			      "and plugins/profile/<run>/)");
+		goto out;
+	}
+	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
+	{
+		const char *pick = NULL;
+
+		if (opts && opts->run) {
+			for (size_t i = runs.n; i-- > 0;)
+				if (strcmp(base_name(runs.v[i]), opts->run) == 0) {
+					pick = runs.v[i];
+					break;
+				}
+			if (!pick) {
+				st = tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')",
+					      opts->run, base_name(runs.v[runs.n - 1]));
+				goto out;
+			}
+		} else {
+			/* newest run that holds captures (names are timestamps) */
+			for (size_t i = runs.n; i-- > 0 && !pick;)
+				if (has_captures(runs.v[i]))
+					pick = runs.v[i];
+			if (!pick) {
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "no profiler captures found in any of %zu run "
+					      "directories",
+					      runs.n);
+				goto out;
+			}
+		}
+		list_captures(pick, files);
+		if (files->n == before) {
+			st = tfd_fail(err, TFD_E_FORMAT, "run '%s' holds no profiler captures",
+				      base_name(pick));
+			goto out;
+		}
+		*run_out = tfd_arena_intern_cstr(arena, base_name(pick));
+	}
+out:
+	for (size_t i = 0; i < runs.n; i++)
+		free(runs.v[i]);
+	vec_free(&runs);
+	return st;
+}
+
+/* ---- reading several files at once ---------------------------------------- */
+
+struct job {
+	const char *path;
+	const struct tfd_load_opts *opts;
+	struct tfd_capture *cap;
+	struct tfd_err err;
+	enum tfd_status st;
+};
+
+struct pool {
+	struct job *jobs;
+	size_t n, next;
+	pthread_mutex_t mu;
+	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
+};
+
+static void *worker(void *arg)
+{
+	struct pool *pl = arg;
+
+	for (;;) {
+		struct job *j;
+		size_t i;
+
+		pthread_mutex_lock(&pl->mu);
+		i = pl->next++;
+		if (i < pl->n && pl->progress)
+			pl->progress(pl->jobs[i].path, i, pl->n, 0);
+		pthread_mutex_unlock(&pl->mu);
+		if (i >= pl->n)
+			return NULL;
+		j = &pl->jobs[i];
+		j->cap = tfd_capture_new();
+		j->st = load_file(j->cap, j->path, j->opts, &j->err);
+		if (!j->st && pl->progress) {
+			pthread_mutex_lock(&pl->mu);
+			pl->progress(j->path, i, pl->n, j->cap->hosts[j->cap->nhosts - 1].nevents);
+			pthread_mutex_unlock(&pl->mu);
+		}
+	}
+}
+
+/* Load files into cap in order; with several files, on up to one thread
+ * per core, each into a capture of its own (no shared arena), moved into
+ * cap afterwards. The first failing file, in order, is the error. */
+static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
+				  const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = opts && opts->jobs > 0 ? (size_t)opts->jobs : (size_t)(cores > 0 ? cores : 1);
+	struct pool pl;
+	pthread_t th[8];
+	size_t started = 0;
+	enum tfd_status st = TFD_OK;
+
+	if (nthreads > 8)
+		nthreads = 8;
+	if (nthreads > n)
+		nthreads = n;
+	if (n <= 1 || nthreads <= 1) {
+		for (size_t i = 0; i < n; i++) {
+			if (opts && opts->progress)
+				opts->progress(files[i], i, n, 0);
+			st = load_file(cap, files[i], opts, err);
+			if (st)
+				return st;
+			cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
+			if (opts && opts->progress)
+				opts->progress(files[i], i, n, cap->hosts[cap->nhosts - 1].nevents);
+		}
+		if (opts && opts->progress && n)
+			opts->progress(NULL, n, n, 0);
+		return TFD_OK;
+	}
+	memset(&pl, 0, sizeof(pl));
+	pl.jobs = xcalloc(n, sizeof(*pl.jobs));
+	pl.n = n;
+	pl.progress = opts ? opts->progress : NULL;
+	pthread_mutex_init(&pl.mu, NULL);
+	for (size_t i = 0; i < n; i++) {
+		pl.jobs[i].path = files[i];
+		pl.jobs[i].opts = opts;
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, worker, &pl) == 0)
+			started++;
+	if (!started)
+		worker(&pl); /* no threads to be had: do it here */
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&pl.mu);
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &pl.jobs[i];
+
+		if (!st && j->st) {
+			st = j->st;
+			*err = j->err;
+		}
+		if (!st) {
+			/* move the host; its strings stay in the sub-capture's arena */
+			cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
+			cap->hosts[cap->nhosts] = j->cap->hosts[0];
+			cap->hosts[cap->nhosts].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
+			cap->nhosts++;
+			j->cap->nhosts = 0;
+		}
+		if (j->cap) {
+			cap->subs = xrealloc(cap->subs, (cap->nsubs + 1) * sizeof(*cap->subs));
+			cap->subs[cap->nsubs++] = j->cap;
+		}
+	}
+	free(pl.jobs);
+	if (opts && opts->progress)
+		opts->progress(NULL, n, n, 0);
+	return st;
+}
+
+enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
+				 const struct tfd_load_opts *opts, struct tfd_capture **out,
+				 struct tfd_err *err)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	strvec files = {0};
+	enum tfd_status st = TFD_OK;
+
+	*out = NULL;
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb) < 0) {
+			st = tfd_fail(err, TFD_E_IO, "%s: %s", paths[i], strerror(errno));
+			goto out;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			const char *run = NULL;
+
+			st = expand_dir(paths[i], opts, &files, &run, &cap->arena, err);
+			if (st) {
+				tfd_err_prefix(err, "%s", paths[i]);
+				goto out;
+			}
+			if (run)
+				cap->run = run;
+		} else {
+			vec_push(&files, xstrdup(paths[i]));
+		}
+	}
+	st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
+	if (st)
+		goto out;
+	st = tfd_capture_finish(cap, err);
+out:
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	vec_free(&files);
+	if (st) {
+		tfd_capture_free(cap);
+		return st;
+	}
+	*out = cap;
+	return TFD_OK;
+}
