@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 #include "tfd/vec.h"
@@ -40,19 +41,12 @@
 
 static bool is_map_like(const char *family)
 {
-	static const char *const fams[] = {"ParallelMap", "MapAndBatch", "ParallelFilter",
-					   "ParseExample"};
-
-	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
-		if (strcmp(family, fams[i]) == 0)
-			return true;
-	return false;
+	return tfd_family_has(family, TFD_FAM_MAP_FN);
 }
 
 static bool is_interleave(const char *family)
 {
-	return strcmp(family, "ParallelInterleave") == 0 ||
-	       strcmp(family, "LegacyParallelInterleave") == 0;
+	return tfd_family_has(family, TFD_FAM_INTERLEAVE);
 }
 
 static double param_pos(const struct tfd_stage *s, const char *key)

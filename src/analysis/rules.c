@@ -9,41 +9,17 @@
 #include <cjson/cJSON.h>
 
 #include "rules_impl.h"
+#include "tfd/families.h"
 #include "tfd/rules_builtin.h"
 #include "tfd/vec.h"
 
 /* Families a rule may name: normalized short names (tfd_iter_family). */
-static const char *const known_families[] = {
-	/* sources */
-	"TFRecord", "TextLine", "FixedLengthRecord", "SSTable", "RecordIO", "Spanner", "TFColumn",
-	"LMDB", "ExternalDataset", "CapacitorProto", "SleepwalkRemoteDataset",
-	"StitchedTimelineDataset", "DateKeyDataset", "PearModel", "Sql", "TensorSlice",
-	"FromTensor", "Generator", "Range", "SyntheticDatasetOp", "SparseTensorSlice",
-	"ListFiles", "RandomDataset", "Random", "Counter",
-	/* remote sources and services */
-	"DataService", "GuzzlerDataGuzzlerRemoteDataset", "ReverbDataset", "ReverbEpisodeDataset",
-	"DatasetSampleGame", "Courier",
-	/* transformations */
-	"Map", "ParallelMap", "MapAndBatch", "Interleave", "FlatMap", "ParallelInterleave",
-	"LegacyParallelInterleave", "Filter", "ParallelFilter", "FilterByLastComponent", "Batch",
-	"PaddedBatch", "ParallelBatch", "Unbatch", "Rebatch", "Shuffle", "ShuffleAndRepeat",
-	"Repeat", "Prefetch", "MemoryCache", "DiskCache", "Cache", "Take", "Skip", "Shard", "Zip",
-	"Concatenate", "Window", "GroupByWindow", "GroupByReducer", "Scan", "Model", "Root",
-	"AssertCardinality", "AssertNext", "MaxIntraOpParallelism", "PrivateThreadPool",
-	"ParseExample", "Snapshot", "Unique", "DenseToSparseBatch", "Options", "LoadDataset",
-	"ChooseFastestBranch", "SlidingWindow", "Bucket", "DirectedInterleave",
-	"SampleFromDatasets", "ChooseFromDatasets", "Ignore", "Enumerate", "Padded",
-	"RegisterDataset", "TakeWhile", "Rejection", "Distribute", "UnbatchV",
-};
 
 bool tfd_rules_known_family(const char *f);
 
 bool tfd_rules_known_family(const char *f)
 {
-	for (size_t i = 0; i < sizeof(known_families) / sizeof(known_families[0]); i++)
-		if (strcmp(f, known_families[i]) == 0)
-			return true;
-	return false;
+	return tfd_family_lookup(f) != NULL;
 }
 
 const struct metric_def tfd_metrics[] = {

@@ -12,6 +12,7 @@
 
 #include "input_impl.h"
 #include "tfd/capture.h"
+#include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
 
@@ -76,23 +77,17 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 	return (uint32_t)h->nthreads++;
 }
 
-static const char *const produce_names[] = {
-	"PrefetchProduce",    "ParallelInterleaveProduce", "ParallelMapProduce",
-	"MapAndBatchProduce", "ParseExampleProduce",       "ParallelBatchProduce",
-};
-static const char *const consume_names[] = {
-	"PrefetchConsume",    "ParallelInterleaveConsume", "ParallelMapConsume",
-	"MapAndBatchConsume", "ParseExampleConsume",       "ParallelBatchConsume",
-};
-
 enum tfd_ev_kind tfd_event_kind_of(const char *name)
 {
 	if (strncmp(name, "Iterator", 8) == 0 && (name[8] == '\0' || strncmp(name + 8, "::", 2) == 0))
 		return TFD_EV_ITERATOR;
-	for (size_t i = 0; i < sizeof(produce_names) / sizeof(produce_names[0]); i++) {
-		if (strcmp(name, produce_names[i]) == 0)
+	{
+		size_t n = strlen(name);
+
+		/* PrefetchProduce, ParallelMapConsume, ...: the families table */
+		if (n > 7 && strcmp(name + n - 7, "Produce") == 0 && tfd_family_of_produce(name, NULL))
 			return TFD_EV_PRODUCE;
-		if (strcmp(name, consume_names[i]) == 0)
+		if (n > 7 && strcmp(name + n - 7, "Consume") == 0 && tfd_family_of_consume(name, NULL))
 			return TFD_EV_CONSUME;
 	}
 	/* XProf: a name starting with IteratorGetNext (any case) waits for input. */

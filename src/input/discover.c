@@ -161,29 +161,6 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Host name from a file name: drop the capture suffixes. */
-static void host_from_path(const char *path, char *out, size_t outlen)
-{
-	static const char *const suffixes[] = {".xplane.pb.gz", ".xplane.pb", ".trace.json.gz",
-					       ".trace.json",   ".json.gz",   ".json",
-					       ".trace",        ".pb",        ".gz"};
-	const char *b = base_name(path);
-	size_t n = strlen(b);
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		size_t k = strlen(suffixes[i]);
-
-		if (n > k && strcmp(b + n - k, suffixes[i]) == 0) {
-			n -= k;
-			break;
-		}
-	}
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
-}
-
 /* XSpace or TF 2.0 Trace? Both are protobufs whose field 1 holds a message
  * with a field 2: an XPlane's name (text such as "/host:CPU") or a Trace
  * devices-map entry's Device message (which starts with a tag byte). */
@@ -248,6 +225,98 @@ static int looks_like_tf2_trace(const uint8_t *p, size_t len)
 	return 0;
 }
 
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static int sniff_json(const uint8_t *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && isspace(p[i]))
+		i++;
+	return i < len && (p[i] == '{' || p[i] == '[');
+}
+
+static int sniff_any(const uint8_t *p, size_t len)
+{
+	(void)p;
+	return len > 0;
+}
+
+static enum tfd_status read_chrome(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				   const char *path, const char *host,
+				   const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+{
+	(void)mapped;
+	return tfd_chrome_read(cap, (const char *)data, len, path, host, opts, err);
+}
+
+static enum tfd_status read_trace(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				  const char *path, const char *host,
+				  const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+{
+	(void)mapped;
+	return tfd_trace_read(cap, data, len, path, host, opts, err);
+}
+
+/* The capture formats. Sniffing goes by bytes, in table order (the first
+ * reader whose sniff claims the data reads it; a protobuf that is not a
+ * TF 2.0 Trace falls through to XSpace). `scan` names the files a directory
+ * scan picks up; `strip` the suffixes dropped to name the host. Within one
+ * directory, a host's file of a lower `rank` shadows its others (the
+ * trace.json is a rendering of the xplane.pb). */
+static const struct reader {
+	const char *name;
+	const char *scan[4];
+	const char *strip[4];
+	int (*sniff)(const uint8_t *p, size_t len);
+	enum tfd_status (*read)(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				const char *path, const char *host, const struct tfd_load_opts *opts,
+				bool mapped, struct tfd_err *err);
+	int rank;
+} readers[] = {
+	{"chrome-json", {".trace.json", ".trace.json.gz"},
+	 {".trace.json.gz", ".trace.json", ".json.gz", ".json"}, sniff_json, read_chrome, 1},
+	{"tf2-trace", {"local.trace"}, {".trace"}, looks_like_tf2_trace, read_trace, 2},
+	{"xspace", {".xplane.pb", ".xplane.pb.gz"}, {".xplane.pb.gz", ".xplane.pb", ".pb", ".gz"},
+	 sniff_any, tfd_xspace_read, 0},
+};
+#define NREADERS (sizeof(readers) / sizeof(readers[0]))
+
+/* The reader a directory scan picks name up for, or NULL. */
+static const struct reader *reader_for_name(const char *name)
+{
+	for (size_t r = 0; r < NREADERS; r++)
+		for (size_t k = 0; k < 4 && readers[r].scan[k]; k++)
+			if (ends_with(name, readers[r].scan[k]))
+				return &readers[r];
+	return NULL;
+}
+
+/* Host name from a file name: drop the reader's suffix. */
+static void host_from_path(const char *path, char *out, size_t outlen)
+{
+	const char *b = base_name(path);
+	size_t n = strlen(b), best = 0;
+
+	for (size_t r = 0; r < NREADERS; r++)
+		for (size_t k = 0; k < 4 && readers[r].strip[k]; k++) {
+			size_t l = strlen(readers[r].strip[k]);
+
+			if (n > l && l > best && strcmp(b + n - l, readers[r].strip[k]) == 0)
+				best = l;
+		}
+	n -= best;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
 
 static int is_derived_tool_file(const char *path)
 {
@@ -279,22 +348,24 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 		i++;
 	if (i == len)
 		return tfd_fail(err, TFD_E_FORMAT, gzipped ? "empty after decompression" : "empty file");
-	if (data[i] == '{' || data[i] == '[')
-		st = tfd_chrome_read(cap, (const char *)data, len, path, host, opts, err);
-	else if (looks_like_tf2_trace(data, len)) {
-		st = tfd_trace_read(cap, data, len, path, host, opts, err);
-		if (st == TFD_E_FORMAT) {
-			/* not a Trace after all: an XSpace, or no capture at all */
-			while (cap->nhosts > before)
-				tfd_capture_drop_last_host(cap);
-			st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
+	st = TFD_E_FORMAT;
+	for (size_t r = 0; r < NREADERS; r++) {
+		if (!readers[r].sniff(data, len))
+			continue;
+		st = readers[r].read(cap, data, len, path, host, opts, mapped, err);
+		if (st != TFD_E_FORMAT || readers[r].sniff == sniff_json)
+			break;
+		/* a protobuf that is not this format: try the next reader */
+		while (cap->nhosts > before)
+			tfd_capture_drop_last_host(cap);
+		if (r + 1 < NREADERS && readers[r + 1].sniff == sniff_any) {
+			st = readers[r + 1].read(cap, data, len, path, host, opts, mapped, err);
 			if (st == TFD_E_FORMAT)
 				st = tfd_fail(err, TFD_E_FORMAT,
 					      "not a profiler capture (neither an XSpace nor a TF 2.0 "
 					      "Trace protobuf)");
+			break;
 		}
-	} else {
-		st = tfd_xspace_read(cap, data, len, path, host, opts, mapped, err);
 	}
 	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
 		st = tfd_fail(err, TFD_E_FORMAT,
@@ -376,20 +447,6 @@ out:
 
 typedef VEC(char *) strvec;
 
-static int ends_with(const char *s, const char *suf)
-{
-	size_t n = strlen(s), k = strlen(suf);
-
-	return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
-static int is_capture_name(const char *n)
-{
-	return ends_with(n, ".xplane.pb") || ends_with(n, ".xplane.pb.gz") ||
-	       ends_with(n, ".trace.json") || ends_with(n, ".trace.json.gz") ||
-	       strcmp(n, "local.trace") == 0;
-}
-
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -425,7 +482,7 @@ static void list_captures(const char *dir, strvec *out)
 	if (!d)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !is_capture_name(de->d_name))
+		if (de->d_name[0] == '.' || !reader_for_name(de->d_name))
 			continue;
 		vec_push(&names, xstrdup(de->d_name));
 	}
@@ -436,18 +493,15 @@ static void list_captures(const char *dir, strvec *out)
 		char host[256];
 		int shadowed = 0;
 
-		if (!ends_with(names.v[i], ".xplane.pb") && !ends_with(names.v[i], ".xplane.pb.gz")) {
-			host_from_path(names.v[i], host, sizeof(host));
-			for (size_t j = 0; j < names.n; j++) {
-				char h2[256];
+		host_from_path(names.v[i], host, sizeof(host));
+		for (size_t j = 0; j < names.n && !shadowed; j++) {
+			char h2[256];
 
-				if (j == i || (!ends_with(names.v[j], ".xplane.pb") &&
-					       !ends_with(names.v[j], ".xplane.pb.gz")))
-					continue;
-				host_from_path(names.v[j], h2, sizeof(h2));
-				if (strcmp(h2, host) == 0)
-					shadowed = 1;
-			}
+			if (j == i || reader_for_name(names.v[j])->rank >=
+					      reader_for_name(names.v[i])->rank)
+				continue;
+			host_from_path(names.v[j], h2, sizeof(h2));
+			shadowed = strcmp(h2, host) == 0;
 		}
 		if (!shadowed)
 			vec_push(out, join(dir, names.v[i]));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "tfd/families.h"
 #include "tfd/err.h"
 
 /* ---- names ------------------------------------------------------------- */
@@ -41,15 +42,7 @@ int tfd_iter_parts(const char *name)
 
 const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
 {
-	static const struct {
-		const char *from, *to;
-	} alias[] = {
-		{"MemoryCacheImpl", "MemoryCache"}, {"DiskCacheImpl", "DiskCache"},
-		{"ForeverRepeat", "Repeat"},         {"FiniteRepeat", "Repeat"},
-		{"ExperimentalParallelInterleave", "LegacyParallelInterleave"},
-		{"ParallelInterleaveDataset", "ParallelInterleave"},
-		{"FlatMapDataset", "FlatMap"},
-	};
+	const char *canon;
 	size_t n = 0;
 
 	/* copy up to a "[" (input index) */
@@ -67,26 +60,15 @@ const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
 		if (k < n && k > 1 && buf[k - 1] == 'V' && buf[k - 2] >= 'a' && buf[k - 2] <= 'z')
 			buf[k - 1] = '\0';
 	}
-	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
-		if (strcmp(buf, alias[i].from) == 0) {
-			snprintf(buf, len, "%s", alias[i].to);
-			break;
-		}
+	canon = tfd_family_alias(buf); /* MemoryCacheImpl -> MemoryCache, ... */
+	if (canon)
+		snprintf(buf, len, "%s", canon);
 	return buf;
 }
 
 bool tfd_family_is_async(const char *family)
 {
-	static const char *const async[] = {"Prefetch",     "ParallelInterleave",
-					    "ParallelMap",  "ParseExample",
-					    "MapAndBatch",  "DataService",
-					    "LegacyParallelInterleave", "ParallelBatch",
-					    "ParallelFilter"};
-
-	for (size_t i = 0; i < sizeof(async) / sizeof(async[0]); i++)
-		if (strcmp(family, async[i]) == 0)
-			return true;
-	return false;
+	return tfd_family_has(family, TFD_FAM_ASYNC);
 }
 
 /* Long name without any "[N]" input index: the stage key. */

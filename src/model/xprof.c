@@ -12,6 +12,7 @@
 #include "tfd/imap.h"
 #include "tfd/vec.h"
 #include "tfd/satmath.h"
+#include "tfd/families.h"
 #include "tfd/xprof.h"
 
 #define PS_PER_NS 1000
@@ -108,12 +109,30 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 	vec_free(&stack);
 }
 
-static const char *const produce_order[] = {"PrefetchProduce",    "ParallelInterleaveProduce",
-					    "ParallelMapProduce", "MapAndBatchProduce",
-					    "ParseExampleProduce", "ParallelBatchProduce"};
-static const char *const consume_order[] = {"PrefetchConsume",    "ParallelInterleaveConsume",
-					    "ParallelMapConsume", "MapAndBatchConsume",
-					    "ParseExampleConsume", "ParallelBatchConsume"};
+/* The Produce/Consume event kinds, in the families table's order (XProf
+ * links them kind by kind). */
+static bool produce_at(const char *name, size_t t)
+{
+	size_t k;
+
+	return tfd_family_of_produce(name, &k) && k == t;
+}
+
+static bool consume_at(const char *name, size_t t)
+{
+	size_t k;
+
+	return tfd_family_of_consume(name, &k) && k == t;
+}
+
+static size_t nevent_kinds(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tfd_nfamilies; i++)
+		n += tfd_families[i].produce != NULL;
+	return n;
+}
 
 struct pkey {
 	int64_t parent_id, element_id;
@@ -122,13 +141,14 @@ struct pkey {
 
 static void connect_tfdata(struct forest *f)
 {
+	const size_t nkinds = nevent_kinds();
 	VEC(struct pkey) pm = {0};
 
-	for (size_t t = 0; t < 6; t++)
+	for (size_t t = 0; t < nkinds; t++)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			struct node *p = &f->nodes.v[i];
 
-			if (p->type != N_PRODUCE || strcmp(p->ev->name, produce_order[t]) ||
+			if (p->type != N_PRODUCE || !produce_at(p->ev->name, t) ||
 			    !(p->ev->flags & TFD_EVF_ELEMENT))
 				continue;
 			for (size_t k = 0; k < p->kids.n; k++) {
@@ -155,7 +175,7 @@ static void connect_tfdata(struct forest *f)
 		vec_push(&chain, imap_get(&idx, key, &head) ? (int)head : -1);
 		imap_put(&idx, key, j);
 	}
-	for (size_t t = 0; t < 6; t++)
+	for (size_t t = 0; t < nkinds; t++)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			const struct node *k = &f->nodes.v[i];
 			const struct node *ci;
@@ -163,7 +183,7 @@ static void connect_tfdata(struct forest *f)
 			size_t head;
 			uint64_t key;
 
-			if (k->type != N_CONSUME || strcmp(k->ev->name, consume_order[t]) ||
+			if (k->type != N_CONSUME || !consume_at(k->ev->name, t) ||
 			    !(k->ev->flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
 				continue;
 			ci = &f->nodes.v[k->nest_parent];
@@ -314,14 +334,7 @@ static const struct tfd_xp_meta *find_meta(const struct tfd_xp_host *h, int64_t 
 
 static bool async_name(const char *n)
 {
-	static const char *const a[] = {"Prefetch",    "ParallelInterleave", "ParallelMap",
-					"ParseExample", "MapAndBatch",       "DataService",
-					"LegacyParallelInterleave", "ParallelBatch"};
-
-	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
-		if (strcmp(n, a[i]) == 0)
-			return true;
-	return false;
+	return tfd_family_has(n, TFD_FAM_XPROF_ASYNC);
 }
 
 static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
@@ -445,29 +458,32 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 	return visits <= XPROF_MAX_VISITS;
 }
 
+/* XProf matched the captured name exactly (BatchV2 is not Batch): the
+ * families table keeps those names. */
 enum tfd_xp_type tfd_xprof_type(const char *n)
 {
-	static const char *const source[] = {
-		"TFRecord",      "SSTable",       "RecordIO",     "Spanner",
-		"TFColumn",      "SleepwalkRemoteDataset",        "TextLine",
-		"StitchedTimelineDataset",        "DateKeyDataset", "CapacitorProto",
-		"LMDB",          "ExternalDataset", "PearModel",   "FixedLengthRecordV2",
-		"FromTensor",    "TensorSlice",   "Generator",    "SyntheticDatasetOp"};
-	static const char *const remote[] = {"GuzzlerDataGuzzlerRemoteDataset", "ReverbDataset",
-					     "DatasetSampleGame", "Courier", "ReverbEpisodeDataset"};
+	static const enum tfd_xp_type map[] = {
+		[TFD_FX_OTHER] = TFD_XP_OTHER,
+		[TFD_FX_SOURCE] = TFD_XP_SLOW_SOURCE,
+		[TFD_FX_DATA_SERVICE] = TFD_XP_SLOW_DATA_SERVICE,
+		[TFD_FX_REMOTE_SOURCE] = TFD_XP_SLOW_REMOTE_SOURCE,
+		[TFD_FX_WITH_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION,
+		[TFD_FX_WITHOUT_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION,
+	};
 
-	for (size_t i = 0; i < sizeof(source) / sizeof(source[0]); i++)
-		if (strcmp(n, source[i]) == 0)
-			return TFD_XP_SLOW_SOURCE;
-	if (strcmp(n, "DataService") == 0)
-		return TFD_XP_SLOW_DATA_SERVICE;
-	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
-		if (strcmp(n, remote[i]) == 0)
-			return TFD_XP_SLOW_REMOTE_SOURCE;
-	if (strcmp(n, "Map") == 0 || strcmp(n, "Interleave") == 0)
-		return TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION;
-	if (strcmp(n, "Filter") == 0 || strcmp(n, "Batch") == 0 || strcmp(n, "Unbatch") == 0)
-		return TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION;
+	for (size_t i = 0; i < tfd_nfamilies; i++) {
+		const char *w = tfd_families[i].xprof_names;
+		size_t len = strlen(n);
+
+		while (w && *w) {
+			size_t k = strcspn(w, " ");
+
+			if (k == len && strncmp(w, n, len) == 0)
+				return map[tfd_families[i].xprof];
+			w += k;
+			w += *w == ' ';
+		}
+	}
 	return TFD_XP_OTHER;
 }
 

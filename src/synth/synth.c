@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "tfd/buf.h"
+#include "tfd/families.h"
 #include "tfd/synth.h"
 #include "tfd/vec.h"
 
@@ -34,31 +35,30 @@ enum kind {
 static const struct kind_def {
 	const char *kind, *tfname;
 	enum kind k;
-	const char *produce, *consume, *thread;
+	const char *thread; /* its workers' thread name; NULL: synchronous */
 } kinds[] = {
-	{"TFRecord", "TFRecord", K_SOURCE, NULL, NULL, NULL},
-	{"TextLine", "TextLine", K_SOURCE, NULL, NULL, NULL},
-	{"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL, NULL, NULL},
-	{"TensorSlice", "TensorSlice", K_SOURCE, NULL, NULL, NULL},
-	{"FromTensor", "FromTensor", K_SOURCE, NULL, NULL, NULL},
-	{"Range", "Range", K_SOURCE, NULL, NULL, NULL},
-	{"Generator", "Generator", K_SOURCE, NULL, NULL, NULL},
-	{"Map", "Map", K_MAP, NULL, NULL, NULL},
-	{"Batch", "BatchV2", K_BATCH, NULL, NULL, NULL},
-	{"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL, NULL, NULL},
-	{"Filter", "Filter", K_FILTER, NULL, NULL, NULL},
-	{"Shuffle", "Shuffle", K_SHUFFLE, NULL, NULL, NULL},
-	{"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL, NULL, NULL},
-	{"Repeat", "ForeverRepeat", K_PASS, NULL, NULL, NULL},
-	{"Cache", "MemoryCache", K_PASS, NULL, NULL, NULL},
-	{"Interleave", "Interleave", K_PASS, NULL, NULL, NULL},
-	{"Prefetch", "Prefetch", K_PREFETCH, "PrefetchProduce", "PrefetchConsume", "tf_data_prefetch"},
-	{"ParallelMap", "ParallelMapV2", K_PMAP, "ParallelMapProduce", "ParallelMapConsume",
-	 "tf_data_parallel_map"},
-	{"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE, "ParallelInterleaveProduce",
-	 "ParallelInterleaveConsume", "tf_data_parallel_interleave_worker"},
-	{"MapAndBatch", "MapAndBatch", K_MAPBATCH, "MapAndBatchProduce", "MapAndBatchConsume",
-	 "tf_data_map_and_batch"},
+	{"TFRecord", "TFRecord", K_SOURCE, NULL},
+	{"TextLine", "TextLine", K_SOURCE, NULL},
+	{"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL},
+	{"TensorSlice", "TensorSlice", K_SOURCE, NULL},
+	{"FromTensor", "FromTensor", K_SOURCE, NULL},
+	{"Range", "Range", K_SOURCE, NULL},
+	{"Generator", "Generator", K_SOURCE, NULL},
+	{"Map", "Map", K_MAP, NULL},
+	{"Batch", "BatchV2", K_BATCH, NULL},
+	{"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL},
+	{"Filter", "Filter", K_FILTER, NULL},
+	{"Shuffle", "Shuffle", K_SHUFFLE, NULL},
+	{"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL},
+	{"Repeat", "ForeverRepeat", K_PASS, NULL},
+	{"Cache", "MemoryCache", K_PASS, NULL},
+	{"Interleave", "Interleave", K_PASS, NULL},
+	/* async: Produce/Consume event names from the families table */
+	{"Prefetch", "Prefetch", K_PREFETCH, "tf_data_prefetch"},
+	{"ParallelMap", "ParallelMapV2", K_PMAP, "tf_data_parallel_map"},
+	{"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE,
+	 "tf_data_parallel_interleave_worker"},
+	{"MapAndBatch", "MapAndBatch", K_MAPBATCH, "tf_data_map_and_batch"},
 };
 
 /* ---- recorded events ------------------------------------------------------ */
@@ -654,9 +654,11 @@ static struct stage *build_chain(struct host *h, const struct spec *sp, int upto
 	s->id = new_id(h);
 	s->parent_id = parent_id;
 	s->params = params_for(h, ss);
-	if (ss->def->produce) {
-		s->produce_meta = meta(h, ss->def->produce);
-		s->consume_meta = meta(h, ss->def->consume);
+	if (ss->def->thread) {
+		const struct tfd_family *fam = tfd_family_lookup(ss->def->kind);
+
+		s->produce_meta = meta(h, fam->produce);
+		s->consume_meta = meta(h, fam->consume);
 		s->fn_meta = meta(h, "InstantiatedCapturedFunction::Run");
 		s->async_meta = meta(h, "InstantiatedCapturedFunction::RunAsync");
 		s->exec_meta = meta(h, "ExecutorState::Process");
@@ -720,7 +722,7 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 	uint32_t m_do = meta(h, "IteratorGetNextOp::DoCompute");
 	char rootname[64];
 	struct stage *root = xcalloc(1, sizeof(*root));
-	static const struct kind_def root_def = {"Root", "Model", K_PASS, NULL, NULL, NULL};
+	static const struct kind_def root_def = {"Root", "Model", K_PASS, NULL};
 	int64_t t = 10 * US;
 
 	snprintf(rootname, sizeof(rootname), "Iterator::%s", sp->root);

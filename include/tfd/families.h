@@ -1,0 +1,67 @@
+/* families.h - the tf.data vocabulary: one row per dataset op.
+ *
+ * Every fact the tool knows about a dataset op lives in this one table: its
+ * normalized family name (what rules and reports use), the other names
+ * captures give it, whether it runs asynchronously and how (a user function
+ * on workers, parallel inputs), the Produce/Consume event names TensorFlow
+ * writes for it, how TensorFlow's own bottleneck tool classifies it (with
+ * the exact names that tool matched), and the parameters its events carry.
+ * The readers, the analysis, xprof mode, the rules loader and the
+ * synthesizer all read it; a new dataset op is one row.
+ *
+ * The table is static and read-only.
+ */
+#ifndef TFD_FAMILIES_H
+#define TFD_FAMILIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum tfd_fam_flag {
+	TFD_FAM_ASYNC = 1 << 0,       /* its input runs on other threads */
+	TFD_FAM_XPROF_ASYNC = 1 << 1, /* async in TensorFlow's bottleneck tool */
+	TFD_FAM_MAP_FN = 1 << 2,      /* a user function on parallel workers */
+	TFD_FAM_INTERLEAVE = 1 << 3,  /* parallel inputs, cycle_length of them */
+	TFD_FAM_ROOT = 1 << 4,        /* Iterator::Model, Iterator::Root */
+	TFD_FAM_SOURCE = 1 << 5,      /* reads data (files, tensors, remote) */
+};
+
+/* TensorFlow's bottleneck type (xprof-reference.md 1.10). */
+enum tfd_fam_xprof {
+	TFD_FX_OTHER = 0,
+	TFD_FX_SOURCE,
+	TFD_FX_DATA_SERVICE,
+	TFD_FX_REMOTE_SOURCE,
+	TFD_FX_WITH_PARALLEL,    /* slow transformation with a parallel version */
+	TFD_FX_WITHOUT_PARALLEL, /* slow transformation without one */
+};
+
+struct tfd_family {
+	const char *name;        /* normalized: ParallelMap, Batch, MemoryCache */
+	const char *aliases;     /* other names, space-separated (op versions "V2" are
+				  * dropped without being listed) */
+	unsigned flags;          /* enum tfd_fam_flag */
+	const char *produce;     /* its XxxProduce event name, or NULL */
+	const char *consume;     /* its XxxConsume event name, or NULL */
+	enum tfd_fam_xprof xprof;
+	const char *xprof_names; /* the exact iterator names TensorFlow's tool
+				  * matched for that type, space-separated */
+	const char *params;      /* parameters its events carry, space-separated */
+};
+
+extern const struct tfd_family tfd_families[];
+extern const size_t tfd_nfamilies;
+
+/* The row of a normalized family name, or NULL. */
+const struct tfd_family *tfd_family_lookup(const char *family);
+/* True when the family has every flag in flags. */
+bool tfd_family_has(const char *family, unsigned flags);
+/* The canonical family of an alias ("MemoryCacheImpl" -> "MemoryCache"), or
+ * NULL when name is no alias. */
+const char *tfd_family_alias(const char *name);
+/* The row whose Produce (or Consume) event is named name; NULL if none.
+ * *index gets the row's place among the rows with such events. */
+const struct tfd_family *tfd_family_of_produce(const char *name, size_t *index);
+const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index);
+
+#endif

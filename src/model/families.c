@@ -1,0 +1,199 @@
+/* families.c - the tf.data vocabulary table (see families.h).
+ *
+ * Sources: TensorFlow's dataset ops and their TraceMe names, the
+ * Produce/Consume events of the async ops (throughput-model.md 4), and the
+ * bottleneck-type table of TensorFlow's removed tool (xprof-reference.md
+ * 1.10, exact names as that tool matched them). The rows with Produce and
+ * Consume events stay in this order: xprof mode links them in it.
+ */
+#include <string.h>
+
+#include "tfd/families.h"
+
+#define ASYNC TFD_FAM_ASYNC
+#define XASYNC TFD_FAM_XPROF_ASYNC
+#define MAPFN TFD_FAM_MAP_FN
+#define ILV TFD_FAM_INTERLEAVE
+#define SRC TFD_FAM_SOURCE
+#define PAR "parallelism deterministic autotune"
+
+const struct tfd_family tfd_families[] = {
+	/* async ops with Produce/Consume events, in xprof's linking order */
+	{"Prefetch", NULL, ASYNC | XASYNC, "PrefetchProduce", "PrefetchConsume", TFD_FX_OTHER, NULL,
+	 "buffer_limit"},
+	{"ParallelInterleave", "ParallelInterleaveDataset", ASYNC | XASYNC | ILV,
+	 "ParallelInterleaveProduce", "ParallelInterleaveConsume", TFD_FX_OTHER, NULL,
+	 "cycle_length block_length " PAR},
+	{"ParallelMap", NULL, ASYNC | XASYNC | MAPFN, "ParallelMapProduce", "ParallelMapConsume",
+	 TFD_FX_OTHER, NULL, PAR},
+	{"MapAndBatch", NULL, ASYNC | XASYNC | MAPFN, "MapAndBatchProduce", "MapAndBatchConsume",
+	 TFD_FX_OTHER, NULL, "batch_size " PAR},
+	{"ParseExample", NULL, ASYNC | XASYNC | MAPFN, "ParseExampleProduce", "ParseExampleConsume",
+	 TFD_FX_OTHER, NULL, PAR},
+	{"ParallelBatch", NULL, ASYNC | XASYNC, "ParallelBatchProduce", "ParallelBatchConsume",
+	 TFD_FX_OTHER, NULL, "batch_size " PAR},
+	/* other async ops */
+	{"LegacyParallelInterleave", "ExperimentalParallelInterleave", ASYNC | XASYNC | ILV, NULL,
+	 NULL, TFD_FX_OTHER, NULL, "cycle_length block_length"},
+	{"ParallelFilter", NULL, ASYNC | MAPFN, NULL, NULL, TFD_FX_OTHER, NULL, PAR},
+	{"DataService", NULL, ASYNC | XASYNC | SRC, NULL, NULL, TFD_FX_DATA_SERVICE, "DataService",
+	 NULL},
+	/* roots */
+	{"Model", NULL, TFD_FAM_ROOT, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Root", NULL, TFD_FAM_ROOT, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	/* sources */
+	{"TFRecord", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "TFRecord", NULL},
+	{"TextLine", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "TextLine", NULL},
+	{"FixedLengthRecord", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "FixedLengthRecordV2", NULL},
+	{"SSTable", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "SSTable", NULL},
+	{"RecordIO", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "RecordIO", NULL},
+	{"Spanner", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "Spanner", NULL},
+	{"TFColumn", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "TFColumn", NULL},
+	{"LMDB", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "LMDB", NULL},
+	{"ExternalDataset", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "ExternalDataset", NULL},
+	{"CapacitorProto", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "CapacitorProto", NULL},
+	{"SleepwalkRemoteDataset", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "SleepwalkRemoteDataset",
+	 NULL},
+	{"StitchedTimelineDataset", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "StitchedTimelineDataset",
+	 NULL},
+	{"DateKeyDataset", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "DateKeyDataset", NULL},
+	{"PearModel", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "PearModel", NULL},
+	{"Sql", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"TensorSlice", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "TensorSlice", NULL},
+	{"FromTensor", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "FromTensor", NULL},
+	{"Generator", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "Generator", NULL},
+	{"Range", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"SyntheticDatasetOp", NULL, SRC, NULL, NULL, TFD_FX_SOURCE, "SyntheticDatasetOp", NULL},
+	{"SparseTensorSlice", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"ListFiles", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"RandomDataset", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Random", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Counter", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	/* remote sources */
+	{"GuzzlerDataGuzzlerRemoteDataset", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE,
+	 "GuzzlerDataGuzzlerRemoteDataset", NULL},
+	{"ReverbDataset", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE, "ReverbDataset", NULL},
+	{"ReverbEpisodeDataset", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE, "ReverbEpisodeDataset",
+	 NULL},
+	{"DatasetSampleGame", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE, "DatasetSampleGame", NULL},
+	{"Courier", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE, "Courier", NULL},
+	/* transformations */
+	{"Map", NULL, 0, NULL, NULL, TFD_FX_WITH_PARALLEL, "Map", NULL},
+	{"Interleave", NULL, 0, NULL, NULL, TFD_FX_WITH_PARALLEL, "Interleave",
+	 "cycle_length block_length"},
+	{"FlatMap", "FlatMapDataset", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Filter", NULL, 0, NULL, NULL, TFD_FX_WITHOUT_PARALLEL, "Filter", NULL},
+	{"FilterByLastComponent", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Batch", NULL, 0, NULL, NULL, TFD_FX_WITHOUT_PARALLEL, "Batch",
+	 "batch_size drop_remainder"},
+	{"PaddedBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "batch_size drop_remainder"},
+	{"Unbatch", NULL, 0, NULL, NULL, TFD_FX_WITHOUT_PARALLEL, "Unbatch", NULL},
+	{"UnbatchV", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Rebatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Shuffle", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "buffer_size"},
+	{"ShuffleAndRepeat", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "buffer_size"},
+	{"Repeat", "ForeverRepeat FiniteRepeat", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"MemoryCache", "MemoryCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"DiskCache", "DiskCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Cache", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Take", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Skip", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Shard", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Zip", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Concatenate", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Window", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"GroupByWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"GroupByReducer", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Scan", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"AssertCardinality", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"AssertNext", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"MaxIntraOpParallelism", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"PrivateThreadPool", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Snapshot", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Unique", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"DenseToSparseBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Options", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"LoadDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"ChooseFastestBranch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"SlidingWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Bucket", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"DirectedInterleave", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"SampleFromDatasets", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"ChooseFromDatasets", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Ignore", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Enumerate", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Padded", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"RegisterDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"TakeWhile", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Rejection", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+	{"Distribute", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+};
+const size_t tfd_nfamilies = sizeof(tfd_families) / sizeof(tfd_families[0]);
+
+const struct tfd_family *tfd_family_lookup(const char *family)
+{
+	for (size_t i = 0; family && i < tfd_nfamilies; i++)
+		if (strcmp(tfd_families[i].name, family) == 0)
+			return &tfd_families[i];
+	return NULL;
+}
+
+bool tfd_family_has(const char *family, unsigned flags)
+{
+	const struct tfd_family *f = tfd_family_lookup(family);
+
+	return f && (f->flags & flags) == flags;
+}
+
+/* name as one of the space-separated words of list */
+static bool in_words(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		size_t w = strcspn(p, " ");
+
+		if (w == n && strncmp(p, name, n) == 0)
+			return true;
+		p += w;
+		p += *p == ' ';
+	}
+	return false;
+}
+
+const char *tfd_family_alias(const char *name)
+{
+	for (size_t i = 0; i < tfd_nfamilies; i++)
+		if (in_words(tfd_families[i].aliases, name))
+			return tfd_families[i].name;
+	return NULL;
+}
+
+static const struct tfd_family *event_row(const char *name, bool produce, size_t *index)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < tfd_nfamilies; i++) {
+		const char *ev = produce ? tfd_families[i].produce : tfd_families[i].consume;
+
+		if (!ev)
+			continue;
+		if (strcmp(ev, name) == 0) {
+			if (index)
+				*index = k;
+			return &tfd_families[i];
+		}
+		k++;
+	}
+	return NULL;
+}
+
+const struct tfd_family *tfd_family_of_produce(const char *name, size_t *index)
+{
+	return event_row(name, true, index);
+}
+
+const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index)
+{
+	return event_row(name, false, index);
+}
