@@ -19,13 +19,6 @@
 #include "rules_impl.h"
 #include "tfd/vec.h"
 
-struct val {
-	bool present;
-	double num;
-	const char *str;
-	bool b;
-};
-
 static struct val param(const struct tfd_stage *s, const char *key, bool numeric)
 {
 	struct val v = {0};
@@ -72,65 +65,144 @@ static struct val producer_over_demand(const struct tfd_pipeline *p)
 	return v;
 }
 
+/* ---- the metric table: name, type, scope, how it is computed ---------------- */
+
+static struct val num(double v)
+{
+	return (struct val){.present = true, .num = v};
+}
+
+static struct val boolean(bool v)
+{
+	return (struct val){.present = true, .b = v};
+}
+
+static struct val num_or_missing(double v)
+{
+	return (struct val){.present = !isnan(v), .num = v};
+}
+
+#define STAGE_NUM(fn, expr)                                              \
+	static struct val fn(const struct metric_at *a)                   \
+	{                                                                 \
+		const struct tfd_stage *s = a->s;                         \
+		return num(s ? (expr) : 0);                               \
+	}
+#define PIPE_NUM(fn, expr)                                               \
+	static struct val fn(const struct metric_at *a)                   \
+	{                                                                 \
+		const struct tfd_pipeline *p = a->p;                      \
+		return num(expr);                                         \
+	}
+#define HOST(fn, expr)                                                   \
+	static struct val fn(const struct metric_at *a)                   \
+	{                                                                 \
+		const struct tfd_host_result *h = a->h;                   \
+		return expr;                                              \
+	}
+
+STAGE_NUM(m_blocking_share, s->blocking_share)
+STAGE_NUM(m_blocking_us, a->nanalyzed ? (double)s->blocking_ns / a->nanalyzed / 1e3 : 0)
+STAGE_NUM(m_calls_per_root, a->nanalyzed ? (double)s->calls / a->nanalyzed : 0)
+STAGE_NUM(m_self_us, s->calls ? (double)s->self_ns / (double)s->calls / 1e3 : 0)
+PIPE_NUM(m_p50_us, (double)p->p50_ns / 1e3)
+PIPE_NUM(m_max_us, (double)p->max_ns / 1e3)
+PIPE_NUM(m_slow_calls, (double)p->nslow)
+PIPE_NUM(m_slow_share, p->ncalls ? (double)p->nslow / (double)p->ncalls : 0)
+PIPE_NUM(m_warmup_calls, (double)p->nwarmup)
+PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0)
+HOST(m_input_percent, num_or_missing(h->input_pct))
+HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
+HOST(m_host_pipelines, num((double)h->nhost_pipelines))
+HOST(m_all_input_percent, num_or_missing(h->all.pct))
+HOST(m_steady_input_percent, num_or_missing(h->steady.pct))
+HOST(m_warmup_steps, num((double)h->nwarmup_steps))
+HOST(m_warmup_inflated, boolean(h->warmup_inflated))
+
+static struct val m_is_root(const struct metric_at *a)
+{
+	return boolean(a->si == 0);
+}
+
+static struct val m_param_str(const struct metric_at *a)
+{
+	return param(a->s, a->name, false);
+}
+
+static struct val m_param_num(const struct metric_at *a)
+{
+	return param(a->s, a->name, true);
+}
+
+static struct val m_final_prefetch(const struct metric_at *a)
+{
+	return boolean(has_final_prefetch(a->p));
+}
+
+static struct val m_producer_over_demand(const struct metric_at *a)
+{
+	return producer_over_demand(a->p);
+}
+
+const struct metric_def tfd_metrics[] = {
+	/* the bottleneck stage */
+	{"blocking_share", VT_NUM, TARGET_BOTTLENECK, "share of analyzed root time it blocks",
+	 m_blocking_share},
+	{"blocking_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its blocking time per root call",
+	 m_blocking_us},
+	{"calls_per_root_call", VT_NUM, TARGET_BOTTLENECK, "its calls per analyzed root call",
+	 m_calls_per_root},
+	{"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call", m_self_us},
+	{"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator", m_is_root},
+	{"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)", m_param_num},
+	{"autotune", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
+	{"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
+	{"cycle_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+	{"block_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+	{"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)", m_param_num},
+	{"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)", m_param_num},
+	{"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+	/* the pipeline */
+	{"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
+	{"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},
+	{"slow_calls", VT_NUM, TARGET_PIPELINE, "root calls slower than 50 us", m_slow_calls},
+	{"slow_call_share", VT_NUM, TARGET_PIPELINE, "share of root calls slower than 50 us",
+	 m_slow_share},
+	{"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up",
+	 m_warmup_calls},
+	{"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call",
+	 m_warmup_over_p50},
+	{"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
+	 m_final_prefetch},
+	{"producer_over_demand", VT_NUM, TARGET_PIPELINE,
+	 "lowest producer capacity / the consumer's demand (capacity model)",
+	 m_producer_over_demand},
+	/* the host */
+	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input",
+	 m_input_percent},
+	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
+	{"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
+	{"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
+	 m_all_input_percent},
+	{"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",
+	 m_steady_input_percent},
+	{"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step",
+	 m_warmup_steps},
+	{"warmup_inflated", VT_BOOL, TARGET_HOST,
+	 "counting every step would put the host in a higher band", m_warmup_inflated},
+};
+const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
+
 static struct val metric(int m, const struct tfd_host_result *h, const struct tfd_pipeline *p,
 			 int si)
 {
-	const char *name = tfd_metrics[m].name;
-	const struct tfd_stage *s = p && si >= 0 ? &p->stages[si] : NULL;
-	struct val v = {0};
-	double nan_ = p && p->nanalyzed ? (double)p->nanalyzed : 0;
+	struct metric_at at = {h, p, p && si >= 0 ? &p->stages[si] : NULL, si, 0,
+			       tfd_metrics[m].name};
 
-	v.present = true;
-	if (strcmp(name, "blocking_share") == 0)
-		v.num = s ? s->blocking_share : 0;
-	else if (strcmp(name, "blocking_us_per_call") == 0)
-		v.num = s && nan_ ? (double)s->blocking_ns / nan_ / 1e3 : 0;
-	else if (strcmp(name, "calls_per_root_call") == 0)
-		v.num = s && nan_ ? (double)s->calls / nan_ : 0;
-	else if (strcmp(name, "self_us_per_call") == 0)
-		v.num = s && s->calls ? (double)s->self_ns / (double)s->calls / 1e3 : 0;
-	else if (strcmp(name, "is_root") == 0)
-		v.b = si == 0;
-	else if (strcmp(name, "autotune") == 0 || strcmp(name, "deterministic") == 0)
-		return param(s, name, false);
-	else if (tfd_metrics[m].scope == TARGET_BOTTLENECK)
-		return param(s, name, true); /* the numeric parameters */
-	else if (strcmp(name, "latency_p50_us") == 0)
-		v.num = (double)p->p50_ns / 1e3;
-	else if (strcmp(name, "latency_max_us") == 0)
-		v.num = (double)p->max_ns / 1e3;
-	else if (strcmp(name, "slow_calls") == 0)
-		v.num = (double)p->nslow;
-	else if (strcmp(name, "slow_call_share") == 0)
-		v.num = p->ncalls ? (double)p->nslow / (double)p->ncalls : 0;
-	else if (strcmp(name, "warmup_calls") == 0)
-		v.num = (double)p->nwarmup;
-	else if (strcmp(name, "warmup_over_p50") == 0)
-		v.num = p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0;
-	else if (strcmp(name, "has_final_prefetch") == 0)
-		v.b = has_final_prefetch(p);
-	else if (strcmp(name, "producer_over_demand") == 0)
-		return producer_over_demand(p);
-	else if (strcmp(name, "input_percent") == 0) {
-		v.present = !isnan(h->input_pct);
-		v.num = h->input_pct;
-	} else if (strcmp(name, "max_latency_us") == 0)
-		v.num = (double)h->max_latency_ns / 1e3;
-	else if (strcmp(name, "host_pipelines") == 0)
-		v.num = (double)h->nhost_pipelines;
-	else if (strcmp(name, "all_steps_input_percent") == 0) {
-		v.present = !isnan(h->all.pct);
-		v.num = h->all.pct;
-	} else if (strcmp(name, "steady_input_percent") == 0) {
-		v.present = !isnan(h->steady.pct);
-		v.num = h->steady.pct;
-	} else if (strcmp(name, "warmup_steps") == 0)
-		v.num = (double)h->nwarmup_steps;
-	else if (strcmp(name, "warmup_inflated") == 0)
-		v.b = h->warmup_inflated;
-	else
-		v.present = false;
-	return v;
+	at.nanalyzed = p && p->nanalyzed ? (double)p->nanalyzed : 0;
+	if (tfd_metrics[m].scope == TARGET_PIPELINE && !p)
+		return (struct val){0};
+	return tfd_metrics[m].get(&at);
 }
 
 static bool cond_holds(const struct cond *c, const struct tfd_host_result *h,

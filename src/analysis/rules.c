@@ -22,42 +22,7 @@ bool tfd_rules_known_family(const char *f)
 	return tfd_family_lookup(f) != NULL;
 }
 
-const struct metric_def tfd_metrics[] = {
-	/* the bottleneck stage */
-	{"blocking_share", VT_NUM, TARGET_BOTTLENECK, "share of analyzed root time it blocks"},
-	{"blocking_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its blocking time per root call"},
-	{"calls_per_root_call", VT_NUM, TARGET_BOTTLENECK, "its calls per analyzed root call"},
-	{"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call"},
-	{"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator"},
-	{"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)"},
-	{"autotune", VT_STR, TARGET_BOTTLENECK, "parameter"},
-	{"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter"},
-	{"cycle_length", VT_NUM, TARGET_BOTTLENECK, "parameter"},
-	{"block_length", VT_NUM, TARGET_BOTTLENECK, "parameter"},
-	{"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)"},
-	{"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)"},
-	{"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter"},
-	/* the pipeline */
-	{"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency"},
-	{"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call"},
-	{"slow_calls", VT_NUM, TARGET_PIPELINE, "root calls slower than 50 us"},
-	{"slow_call_share", VT_NUM, TARGET_PIPELINE, "share of root calls slower than 50 us"},
-	{"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up"},
-	{"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call"},
-	{"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root"},
-	{"producer_over_demand", VT_NUM, TARGET_PIPELINE,
-	 "lowest producer capacity / the consumer's demand (capacity model)"},
-	/* the host */
-	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input"},
-	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call"},
-	{"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines"},
-	{"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step"},
-	{"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps"},
-	{"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step"},
-	{"warmup_inflated", VT_BOOL, TARGET_HOST,
-	 "counting every step would put the host in a higher band"},
-};
-const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
+/* The metric table (name, type, scope, how it is computed) is in eval.c. */
 
 static const char *const class_names[] = {
 	"slow_source",        "slow_remote_source",     "slow_data_service",

@@ -8,11 +8,31 @@ enum rule_target { TARGET_BOTTLENECK, TARGET_PIPELINE, TARGET_HOST };
 enum cond_op { OP_EQ, OP_NE, OP_GE, OP_GT, OP_LE, OP_LT, OP_EXISTS, OP_MISSING };
 enum val_type { VT_NUM, VT_STR, VT_BOOL };
 
+/* A metric's value for one (host, pipeline, stage): absent when it does
+ * not apply (no stage, no step markers, no such parameter). */
+struct val {
+	bool present;
+	double num;
+	const char *str;
+	bool b;
+};
+
+/* Where a metric is read: the host, its pipeline, the rule's stage. */
+struct metric_at {
+	const struct tfd_host_result *h;
+	const struct tfd_pipeline *p; /* NULL for host rules */
+	const struct tfd_stage *s;    /* the bottleneck stage, or NULL */
+	int si;                       /* its index, -1 */
+	double nanalyzed;             /* analyzed root calls of p (0 if none) */
+	const char *name;             /* the metric's own name (parameters) */
+};
+
 struct metric_def {
 	const char *name;
 	enum val_type type;
 	enum rule_target scope; /* the narrowest target it makes sense for */
 	const char *help;
+	struct val (*get)(const struct metric_at *at);
 };
 
 extern const struct metric_def tfd_metrics[];
