@@ -207,7 +207,6 @@ struct tfd_analysis {
 	size_t ndiags;
 	bool any_tfdata;
 	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
-	void *priv;       /* internal */
 };
 
 struct tfd_analyze_opts {
@@ -243,18 +242,8 @@ const char *tfd_iter_short(const char *long_name);
 bool tfd_family_is_async(const char *family);
 const char *tfd_bound_name(enum tfd_bound b);
 
-/* Critical path (critpath.c, igraph): the path of stages from the root to
- * `target` that carries the most blocking time, over edges observed between
- * linked calls (parent stage -> child stage). Falls back to the stage tree.
- * Fills p->critpath. */
-enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_from,
-				     const int *edge_to, size_t nedges, int target,
-				     struct tfd_err *err);
 
-/* One root call's attribution, exposed for tests: for the call tree given
- * as parallel arrays (start, end, parent index, -1 for root), fills self_ns
- * and blocking_ns for every call reachable from `root`. */
-void tfd_attribute_tree(size_t n, const int64_t *start, const int64_t *end, const int *parent,
-			int root, int64_t *self_ns, int64_t *blocking_ns);
+
+
 
 #endif

@@ -21,8 +21,6 @@
 #include "tfd/arena.h"
 #include "tfd/err.h"
 
-struct imap;
-
 enum tfd_ev_kind {
 	TFD_EV_OTHER = 0,
 	TFD_EV_ITERATOR,  /* "Iterator" or "Iterator::..." (long name) */
@@ -73,7 +71,6 @@ struct tfd_thread {
 	const char *name;
 	struct tfd_event *events; /* sorted; see file comment */
 	size_t nevents;
-	size_t ev_cap; /* internal */
 };
 
 struct tfd_plane_info {
@@ -110,8 +107,6 @@ struct tfd_host {
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
-	struct imap *tid_index;   /* internal: thread id -> index */
-	struct imap *group_index; /* internal: group_id -> step index */
 };
 
 struct tfd_capture {
@@ -119,10 +114,6 @@ struct tfd_capture {
 	struct tfd_host *hosts;
 	size_t nhosts;
 	const char *run; /* run directory name when a log directory was given */
-	/* internal: per-file captures loaded in parallel; their hosts were moved
-	 * here and their arenas hold those hosts' strings */
-	struct tfd_capture **subs;
-	size_t nsubs;
 };
 
 struct tfd_load_opts {
@@ -169,8 +160,8 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
 			    const char *v);
 /* Note an event's extent for step and span accounting (also for events
  * that are not kept). */
-void tfd_host_note(struct tfd_host *h, bool has_group, int64_t group_id, int64_t start_ns,
-		   int64_t end_ns);
+void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
+		   int64_t start_ns, int64_t end_ns);
 /* Sort every thread's events; must be called once all events are in. */
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err);
 

@@ -29,6 +29,7 @@ struct tfd_job {
 	struct tfd_hist_run current;  /* what is recorded for this run */
 	struct tfd_hist_run *history; /* oldest first, current last */
 	size_t nhistory;
+	size_t nrecorded; /* runs of history that are in the database */
 	const struct tfd_hist_run *previous, *baseline; /* NULL when none */
 	struct tfd_regression *regs;
 	size_t nregs;
@@ -38,6 +39,12 @@ struct tfd_job {
 /* Fill job->current from the analysis (hosts in rank order). */
 void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source,
 			const char *recorded_at);
+/* Load the job's last `limit` runs from db (NULL: no history) and pick the
+ * previous run and the baseline (the recorded run named `baseline`, or the
+ * first). When the current run was not recorded it is appended as the
+ * newest point without being stored. TFD_E_USAGE for an unknown baseline. */
+enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bool recorded,
+				   const char *baseline, size_t limit, struct tfd_err *err);
 /* Compare job->current with job->previous and job->baseline; a latency
  * regression is an increase of more than pct percent, an input-bound one
  * an increase of 5 points or more. */

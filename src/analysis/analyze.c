@@ -12,6 +12,12 @@
 #include "../model/graph.h"
 #include "passes.h"
 
+/* The result and what it owns privately; tfd_analyze() hands out &pub. */
+struct analysis_full {
+	struct tfd_analysis pub;
+	struct analysis_priv priv;
+};
+
 static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -156,8 +162,9 @@ static int host_rank_cmp(const void *a, const void *b)
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err)
 {
-	struct tfd_analysis *a = xcalloc(1, sizeof(*a));
-	struct analysis_priv *pv = xcalloc(1, sizeof(*pv));
+	struct analysis_full *full = xcalloc(1, sizeof(*full));
+	struct tfd_analysis *a = &full->pub;
+	struct analysis_priv *pv = &full->priv;
 	struct tfd_analyze_opts defaults = {0};
 	enum tfd_status st = TFD_OK;
 
@@ -165,7 +172,6 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 		opts = &defaults;
 	*out = NULL;
 	a->hosts = xcalloc(cap->nhosts + 1, sizeof(*a->hosts));
-	/* the private string list hangs off the last diag slot's owner */
 	a->nhosts = 0;
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		st = analyze_host(cap, &cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
@@ -205,7 +211,6 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 				 (f->bound == TFD_BOUND_UNKNOWN && f->max_latency_ns > TFD_SLOW_CALL_NS);
 	}
 out:
-	a->priv = pv;
 	if (st) {
 		tfd_analysis_free(a);
 		return st;
@@ -231,12 +236,9 @@ void tfd_analysis_free(struct tfd_analysis *a)
 	}
 	free(a->hosts);
 	free(a->diags);
-	pv = a->priv;
-	if (pv) {
-		for (size_t i = 0; i < pv->strings.n; i++)
-			free(pv->strings.v[i]);
-		vec_free(&pv->strings);
-		free(pv);
-	}
-	free(a);
+	pv = &((struct analysis_full *)a)->priv;
+	for (size_t i = 0; i < pv->strings.n; i++)
+		free(pv->strings.v[i]);
+	vec_free(&pv->strings);
+	free(a); /* the analysis_full it is the first member of */
 }

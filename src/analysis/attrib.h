@@ -24,4 +24,10 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node);
  * reachable from root. */
 void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns);
 
+/* One root call's attribution over a call tree given as parallel arrays
+ * (start, end, parent index, -1 for root): fills self_ns and blocking_ns
+ * for every call reachable from `root` (unit tests). */
+void tfd_attribute_tree(size_t n, const int64_t *start, const int64_t *end, const int *parent,
+			int root, int64_t *self_ns, int64_t *blocking_ns);
+
 #endif

@@ -11,6 +11,7 @@
  */
 #include <igraph.h>
 
+#include "passes.h"
 #include "tfd/analysis.h"
 
 static enum tfd_status tree_path(struct tfd_pipeline *p, int target)

@@ -26,6 +26,14 @@ struct bucket {
 	size_t niters, ncalls;
 };
 
+/* Critical path (critpath.c, igraph): the path of stages from the root to
+ * `target` that carries the most blocking time, over edges observed between
+ * linked calls (parent stage -> child stage). Falls back to the stage tree.
+ * Fills p->critpath. */
+enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_from,
+				     const int *edge_to, size_t nedges, int target,
+				     struct tfd_err *err);
+
 /* Call linking (link.c): each call's parent call and how it was found. */
 void tfd_link_calls(struct host_ctx *c);
 

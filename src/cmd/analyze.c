@@ -8,7 +8,7 @@
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/outfile.h"
-#include "tfd/report.h"
+#include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
 
@@ -158,9 +158,9 @@ int cmd_analyze(int argc, char **argv)
 		}
 		tfd_rules_eval(rules, an, &findings);
 		if (strcmp(format, "json") == 0)
-			tfd_report_json(an, &findings, &b);
+			tfd_render_json(an, &findings, &b);
 		else
-			tfd_report_text(an, &findings, &b);
+			tfd_render_text(an, &findings, &b);
 		if (!quiet)
 			for (size_t i = 0; i < an->ndiags; i++)
 				tfd_cli_note(an->diags[i].host, an->diags[i].msg);

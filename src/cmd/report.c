@@ -1,4 +1,5 @@
-/* report.c - `tfdoctor report` (nightly pipeline health) and `tfdoctor history`. */
+/* report.c - `tfdoctor report`: argument handling of the nightly pipeline-health
+ * report (the report itself is src/report/). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -236,38 +237,10 @@ int cmd_report(int argc, char **argv)
 	}
 	for (size_t i = 0; i < njobs; i++) {
 		struct tfd_job *j = &jobs[i];
-		size_t cur;
 
-		if (db && tfd_history_runs(db, j->name, HISTORY_LIMIT, &j->history, &j->nhistory,
-					   &err)) {
+		if (tfd_nightly_window(j, db, record && db, baseline, HISTORY_LIMIT, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
-		}
-		if (!record || !db) {
-			/* show the current run as the newest point without storing it */
-			j->history = xrealloc(j->history, (j->nhistory + 1) * sizeof(*j->history));
-			j->history[j->nhistory] = j->current;
-			j->history[j->nhistory].hosts =
-				xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
-			memcpy(j->history[j->nhistory].hosts, j->current.hosts,
-			       j->current.nhosts * sizeof(*j->current.hosts));
-			j->nhistory++;
-		}
-		cur = j->nhistory - 1;
-		j->previous = cur > 0 ? &j->history[cur - 1] : NULL;
-		j->baseline = cur > 0 ? &j->history[0] : NULL;
-		if (baseline) {
-			j->baseline = NULL;
-			for (size_t k = cur; k-- > 0;)
-				if (strcmp(j->history[k].run, baseline) == 0) {
-					j->baseline = &j->history[k];
-					break;
-				}
-			if (!j->baseline) {
-				rc = tfd_cli_usage("report", "no recorded run '%s' for job '%s'",
-						   baseline, j->name);
-				goto out;
-			}
 		}
 		tfd_nightly_compare(j, pct);
 	}
@@ -308,54 +281,5 @@ out:
 	tfd_history_close(db);
 	tfd_rules_free(rules);
 	tfd_buf_release(&b);
-	return rc;
-}
-
-int cmd_history(int argc, char **argv)
-{
-	static const struct option lopts[] = {{"job", required_argument, NULL, 'J'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	const char *job = NULL;
-	struct tfd_history *db = NULL;
-	struct tfd_hist_run *runs = NULL;
-	struct tfd_err err = {0};
-	size_t nruns = 0, n = 0;
-	int c, rc = 0;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		if (c == 'J')
-			job = optarg;
-		else if (c == 'h') {
-			help(stdout);
-			return 0;
-		} else
-			return tfd_cli_bad_option("history", lopts, "h", argv);
-	}
-	if (optind + 1 != argc)
-		return tfd_cli_usage("history", "give one history database");
-	if (tfd_history_open(argv[optind], &db, &err) || tfd_history_check(db, &nruns, &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-	printf("%s: integrity ok, schema %d, %zu runs\n", argv[optind], TFD_HISTORY_SCHEMA, nruns);
-	if (job) {
-		if (tfd_history_runs(db, job, 1000000, &runs, &n, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
-
-			printf("%" PRId64 "\t%s\t%s\t%s\t%s\t%" PRId64 "\t%s\n", runs[i].id, runs[i].run,
-			       runs[i].recorded_at, x ? x->host : "-", x ? x->bound : "-",
-			       x ? x->max_latency_ns : 0, x ? x->bottleneck : "-");
-		}
-	}
-out:
-	tfd_hist_runs_free(runs, n);
-	tfd_history_close(db);
 	return rc;
 }

@@ -19,26 +19,93 @@
 /* ---- model building ---------------------------------------------------- */
 
 
+/* What the builder needs only while files are read: thread and step indexes
+ * and the events arrays' capacities, per host. Freed by tfd_capture_finish(). */
+struct host_build {
+	struct imap tid;   /* thread id -> index */
+	struct imap group; /* group_id -> step index */
+	size_t *ev_cap;    /* per thread */
+	size_t ncap;
+};
+
+/* The capture with its private parts; tfd_capture_new() allocates this and
+ * hands out &pub (the first member). */
+struct capture_impl {
+	struct tfd_capture pub;
+	VEC(struct host_build) hb;    /* parallel to pub.hosts while building */
+	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
+					  * arenas hold those hosts' strings */
+};
+
+static struct capture_impl *impl(struct tfd_capture *cap)
+{
+	return (struct capture_impl *)cap;
+}
+
+static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_host *h)
+{
+	struct capture_impl *ci = impl(cap);
+	size_t idx = (size_t)(h - cap->hosts);
+	struct host_build zero;
+
+	memset(&zero, 0, sizeof(zero));
+	while (ci->hb.n <= idx)
+		vec_push(&ci->hb, zero);
+	return &ci->hb.v[idx];
+}
+
+static void build_release(struct host_build *b)
+{
+	imap_free(&b->tid);
+	imap_free(&b->group);
+	free(b->ev_cap);
+	memset(b, 0, sizeof(*b));
+}
+
 struct tfd_capture *tfd_capture_new(void)
 {
-	struct tfd_capture *cap = xcalloc(1, sizeof(*cap));
+	struct capture_impl *ci = xcalloc(1, sizeof(*ci));
 
-	tfd_arena_init(&cap->arena);
-	return cap;
+	tfd_arena_init(&ci->pub.arena);
+	return &ci->pub;
 }
 
 void tfd_capture_free(struct tfd_capture *cap)
 {
+	struct capture_impl *ci;
+
 	if (!cap)
 		return;
+	ci = impl(cap);
 	while (cap->nhosts)
 		tfd_capture_drop_last_host(cap);
 	free(cap->hosts);
-	for (size_t i = 0; i < cap->nsubs; i++)
-		tfd_capture_free(cap->subs[i]);
-	free(cap->subs);
+	for (size_t i = 0; i < ci->hb.n; i++)
+		build_release(&ci->hb.v[i]);
+	vec_free(&ci->hb);
+	for (size_t i = 0; i < ci->parts.n; i++)
+		tfd_capture_free(ci->parts.v[i]);
+	vec_free(&ci->parts);
 	tfd_arena_release(&cap->arena);
-	free(cap);
+	free(ci);
+}
+
+void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const char *path)
+{
+	for (size_t i = 0; i < part->nhosts; i++) {
+		cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
+		cap->hosts[cap->nhosts] = part->hosts[i];
+		if (path)
+			cap->hosts[cap->nhosts].path = tfd_arena_intern_cstr(&cap->arena, path);
+		cap->nhosts++;
+	}
+	part->nhosts = 0;
+	vec_push(&impl(cap)->parts, part);
+}
+
+size_t tfd_capture_nparts(const struct tfd_capture *cap)
+{
+	return ((const struct capture_impl *)cap)->parts.n;
 }
 
 struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
@@ -50,19 +117,19 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 	memset(h, 0, sizeof(*h));
 	h->name = tfd_arena_intern_cstr(&cap->arena, name ? name : "");
 	h->path = h->name;
-	h->tid_index = xcalloc(1, sizeof(struct imap));
-	h->group_index = xcalloc(1, sizeof(struct imap));
 	h->span_start_ns = INT64_MAX;
 	h->span_end_ns = INT64_MIN;
+	build_release(build_of(cap, h));
 	return h;
 }
 
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid, const char *name)
 {
+	struct host_build *b = build_of(cap, h);
 	size_t idx;
 	struct tfd_thread *t;
 
-	if (imap_get(h->tid_index, (uint64_t)tid, &idx)) {
+	if (imap_get(&b->tid, (uint64_t)tid, &idx)) {
 		t = &h->threads[idx];
 		if (name && *name && (!t->name || !*t->name))
 			t->name = tfd_arena_intern_cstr(&cap->arena, name);
@@ -73,7 +140,7 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 	memset(t, 0, sizeof(*t));
 	t->id = tid;
 	t->name = tfd_arena_intern_cstr(&cap->arena, name ? name : "");
-	imap_put(h->tid_index, (uint64_t)tid, h->nthreads);
+	imap_put(&b->tid, (uint64_t)tid, h->nthreads);
 	return (uint32_t)h->nthreads++;
 }
 
@@ -106,12 +173,23 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 				     const char *name, int64_t start_ns, int64_t dur_ns)
 {
 	struct tfd_thread *t = &h->threads[thread];
+	struct host_build *b = build_of(cap, h);
 	struct tfd_event *e;
 
-	if (t->nevents == t->ev_cap) {
+	if (b->ncap <= thread) {
+		size_t n = h->nthreads > thread ? h->nthreads : thread + 1;
+
+		b->ev_cap = xrealloc(b->ev_cap, n * sizeof(*b->ev_cap));
+		for (size_t i = b->ncap; i < n; i++)
+			b->ev_cap[i] = h->threads[i].nevents; /* unknown: exactly full */
+		b->ncap = n;
+	}
+	if (t->nevents == b->ev_cap[thread]) {
 		/* 1.5x: less slack than doubling for the millions kept from big captures */
-		t->ev_cap = t->ev_cap ? t->ev_cap + t->ev_cap / 2 : 64;
-		t->events = xrealloc(t->events, t->ev_cap * sizeof(*t->events));
+		size_t nc = b->ev_cap[thread] ? b->ev_cap[thread] + b->ev_cap[thread] / 2 : 64;
+
+		t->events = xrealloc(t->events, nc * sizeof(*t->events));
+		b->ev_cap[thread] = nc;
 	}
 	e = &t->events[t->nevents++];
 	memset(e, 0, sizeof(*e));
@@ -128,9 +206,10 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 	return e;
 }
 
-void tfd_host_note(struct tfd_host *h, bool has_group, int64_t group_id, int64_t start_ns,
-		   int64_t end_ns)
+void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
+		   int64_t start_ns, int64_t end_ns)
 {
+	struct imap *gi;
 	size_t idx;
 
 	if (start_ns < h->span_start_ns)
@@ -139,14 +218,15 @@ void tfd_host_note(struct tfd_host *h, bool has_group, int64_t group_id, int64_t
 		h->span_end_ns = end_ns;
 	if (!has_group)
 		return;
-	if (!imap_get(h->group_index, (uint64_t)group_id, &idx)) {
+	gi = &build_of(cap, h)->group;
+	if (!imap_get(gi, (uint64_t)group_id, &idx)) {
 		idx = h->nsteps;
 		h->steps = xrealloc(h->steps, (h->nsteps + 1) * sizeof(*h->steps));
 		h->steps[idx].group_id = group_id;
 		h->steps[idx].start_ns = start_ns;
 		h->steps[idx].end_ns = end_ns;
 		h->nsteps++;
-		imap_put(h->group_index, (uint64_t)group_id, idx);
+		imap_put(gi, (uint64_t)group_id, idx);
 		return;
 	}
 	if (start_ns < h->steps[idx].start_ns)
@@ -375,8 +455,9 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		}
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
-		/* steps are complete: the group_id index is not needed any more */
-		imap_free(h->group_index);
+		/* the file is read: the builder's indexes are not needed any more */
+		if (i < impl(cap)->hb.n)
+			build_release(&impl(cap)->hb.v[i]);
 		if (h->span_start_ns > h->span_end_ns)
 			h->span_start_ns = h->span_end_ns = 0;
 	}
@@ -395,9 +476,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->threads);
 	free(h->planes);
 	free(h->steps);
-	imap_free(h->tid_index);
-	imap_free(h->group_index);
-	free(h->tid_index);
-	free(h->group_index);
+	if (cap->nhosts - 1 < impl(cap)->hb.n)
+		build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;
 }

@@ -191,7 +191,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 			}
 		}
 		h = &cap->hosts[host_idx];
-		tfd_host_note(h, has_group, group, start, end);
+		tfd_host_note(cap, h, has_group, group, start, end);
 		if (!tfd_keep_kind(tfd_event_kind_of(name), opts))
 			continue;
 		if (h->nevents >= tfd_max_events(opts)) {

@@ -751,18 +751,10 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 			st = j->st;
 			*err = j->err;
 		}
-		if (!st) {
-			/* move the host; its strings stay in the sub-capture's arena */
-			cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
-			cap->hosts[cap->nhosts] = j->cap->hosts[0];
-			cap->hosts[cap->nhosts].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
-			cap->nhosts++;
-			j->cap->nhosts = 0;
-		}
-		if (j->cap) {
-			cap->subs = xrealloc(cap->subs, (cap->nsubs + 1) * sizeof(*cap->subs));
-			cap->subs[cap->nsubs++] = j->cap;
-		}
+		if (j->cap && st)
+			tfd_capture_free(j->cap); /* the load failed: nothing to keep */
+		else if (j->cap)
+			tfd_capture_adopt(cap, j->cap, files[i]); /* strings stay in its arena */
 	}
 	free(pl.jobs);
 	if (opts && opts->progress)

@@ -44,6 +44,12 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);
 
+/* Move every host of part into cap (path: the file they came from), keeping
+ * part alive for the strings its arena holds; cap frees it. */
+void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const char *path);
+/* How many captures cap adopted (tests of parallel loading). */
+size_t tfd_capture_nparts(const struct tfd_capture *cap);
+
 /* The kept-event limit in force. */
 static inline size_t tfd_max_events(const struct tfd_load_opts *opts)
 {

@@ -486,7 +486,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			p += (k & 7) == 1 ? 8 : 4;
 		}
 	}
-	tfd_host_note(h, has_group, group, start_ns, end_ns);
+	tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
 	return TFD_OK;
 bad:
 	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed event");
@@ -780,7 +780,7 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 		h->has_host_plane = true;
 		start = (int64_t)(te->timestamp_ps / 1000);
 		end = start + (int64_t)((te->timestamp_ps % 1000 + te->duration_ps) / 1000);
-		tfd_host_note(h, false, 0, start, end);
+		tfd_host_note(cap, h, false, 0, start, end);
 		if (!tfd_keep_kind(tfd_event_kind_of(te->name ? te->name : ""), opts))
 			continue;
 		th = tfd_host_thread(cap, h, ((int64_t)te->device_id << 32) | te->resource_id, rname);

@@ -10,7 +10,7 @@
 
 #include "tfd/buf.h"
 #include "tfd/dot.h"
-#include "tfd/report.h"
+#include "tfd/render.h"
 
 static char last_gv_error[256];
 

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "tfd/report.h"
+#include "tfd/render.h"
 
 static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap",
 						 "unlinked"};
@@ -282,7 +282,7 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	return o;
 }
 
-void tfd_report_json(const struct tfd_analysis *a, const struct tfd_findings *fs,
+void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs,
 		     struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *hosts, *diags, *sum;

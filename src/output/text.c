@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tfd/report.h"
+#include "tfd/render.h"
 
 const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len)
 {
@@ -378,7 +378,7 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 	}
 }
 
-void tfd_report_text(const struct tfd_analysis *a, const struct tfd_findings *f,
+void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32];

@@ -7,8 +7,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "tfd/history.h"
 #include "tfd/nightly.h"
-#include "tfd/report.h"
+#include "tfd/render.h"
 
 /* ---- recording and comparing -------------------------------------------- */
 
@@ -214,6 +215,38 @@ void tfd_nightly_compare(struct tfd_job *job, double pct)
 	compare_latency(job, x, c, nc, pct, false);
 	compare_latency(job, x, c, nc, pct, true);
 	compare_rest(job, x, c, nc);
+}
+
+enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bool recorded,
+				   const char *baseline, size_t limit, struct tfd_err *err)
+{
+	size_t cur;
+
+	if (db && tfd_history_runs(db, j->name, limit, &j->history, &j->nhistory, err))
+		return err->status;
+	j->nrecorded = j->nhistory;
+	if (!recorded) {
+		/* show the current run as the newest point without storing it */
+		j->history = xrealloc(j->history, (j->nhistory + 1) * sizeof(*j->history));
+		j->history[j->nhistory] = j->current;
+		j->history[j->nhistory].hosts = xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
+		memcpy(j->history[j->nhistory].hosts, j->current.hosts,
+		       j->current.nhosts * sizeof(*j->current.hosts));
+		j->nhistory++;
+	}
+	cur = j->nhistory - 1;
+	j->previous = cur > 0 ? &j->history[cur - 1] : NULL;
+	j->baseline = cur > 0 ? &j->history[0] : NULL;
+	if (!baseline)
+		return TFD_OK;
+	j->baseline = NULL;
+	for (size_t k = cur; k-- > 0;)
+		if (strcmp(j->history[k].run, baseline) == 0) {
+			j->baseline = &j->history[k];
+			return TFD_OK;
+		}
+	return tfd_fail(err, TFD_E_USAGE, "report: no recorded run '%s' for job '%s'", baseline,
+			j->name);
 }
 
 void tfd_nightly_job_release(struct tfd_job *job)
@@ -573,8 +606,9 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "</div>\n");
 		}
 		/* trends */
-		tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s</h3>\n<div class=\"charts\">",
-			       job->nhistory, job->nhistory == 1 ? "" : "s");
+		tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s%s</h3>\n<div class=\"charts\">",
+			       job->nrecorded, job->nrecorded == 1 ? "" : "s",
+			       job->nrecorded < job->nhistory ? " and this one (not recorded)" : "");
 		svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms",
 			  job->history, job->nhistory, lat_names, lat_colors, lat_ms, 3);
 		svg_chart(b, "trend-input", "step time waiting for input", "%", job->history,
@@ -695,8 +729,9 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				tfd_buf_puts(b, "\n");
 			}
 		}
-		tfd_buf_printf(b, "\n_%zu recorded run%s._\n", job->nhistory,
-			       job->nhistory == 1 ? "" : "s");
+		tfd_buf_printf(b, "\n_%zu recorded run%s%s._\n", job->nrecorded,
+			       job->nrecorded == 1 ? "" : "s",
+			       job->nrecorded < job->nhistory ? "; this run was not recorded" : "");
 	}
 }
 

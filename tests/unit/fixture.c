@@ -36,7 +36,7 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 		}
 	}
 	va_end(ap);
-	tfd_host_note(f->h, has_group, group, off_ps / 1000, (off_ps + dur_ps) / 1000);
+	tfd_host_note(f->cap, f->h, has_group, group, off_ps / 1000, (off_ps + dur_ps) / 1000);
 	return e;
 }
 

@@ -4,6 +4,7 @@
 
 #include "fixture.h"
 #include "t.h"
+#include "analysis/attrib.h"
 #include "tfd/analysis.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
