@@ -199,10 +199,18 @@ static struct val metric(int m, const struct tfd_host_result *h, const struct tf
 	struct metric_at at = {h, p, p && si >= 0 ? &p->stages[si] : NULL, si, 0,
 			       tfd_metrics[m].name};
 
+	struct val v = {0};
+
 	at.nanalyzed = p && p->nanalyzed ? (double)p->nanalyzed : 0;
-	if (tfd_metrics[m].scope == TARGET_PIPELINE && !p)
-		return (struct val){0};
-	return tfd_metrics[m].get(&at);
+	if (tfd_metrics[m].scope != TARGET_PIPELINE || p) {
+		const struct val got = tfd_metrics[m].get(&at);
+
+		v.present = got.present;
+		v.num = got.num;
+		v.b = got.b;
+		v.str = got.str; /* points into the capture, never into `at` */
+	}
+	return v;
 }
 
 static bool cond_holds(const struct cond *c, const struct tfd_host_result *h,
