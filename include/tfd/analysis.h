@@ -38,6 +38,18 @@ enum tfd_link_kind {
 	TFD_LINK__COUNT,
 };
 
+enum tfd_confidence {
+	TFD_CONF_LOW = 0,
+	TFD_CONF_MEDIUM,
+	TFD_CONF_HIGH,
+};
+
+/* How sure a conclusion is, and why not more. */
+struct tfd_sureness {
+	enum tfd_confidence level;
+	char reasons[320]; /* "; "-separated, empty when high */
+};
+
 struct tfd_stage {
 	const char *long_name; /* as captured (first iterator seen) */
 	const char *path;      /* long name without "[N]" indices: the stage key */
@@ -138,6 +150,7 @@ struct tfd_pipeline {
 	struct tfd_segment *segments;
 	size_t nsegments;
 	struct tfd_capacity capacity;
+	struct tfd_sureness confidence; /* of the bottleneck (confidence.c) */
 };
 
 enum tfd_bound {
@@ -191,6 +204,7 @@ struct tfd_host_result {
 	/* per-step waiting share (100 * wait / step) over the tf steps */
 	double step_pct_min, step_pct_p50, step_pct_p90, step_pct_max;
 	enum tfd_bound bound;
+	struct tfd_sureness confidence; /* of the verdict (confidence.c) */
 	int focus; /* pipeline index analyzed first, -1 if none */
 	int64_t max_latency_ns; /* slowest host-pipeline root call */
 };
@@ -207,6 +221,7 @@ struct tfd_analysis {
 	size_t ndiags;
 	bool any_tfdata;
 	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
+	const char *run;  /* the run analyzed when a log directory was given, or NULL */
 };
 
 struct tfd_analyze_opts {
@@ -217,6 +232,9 @@ struct tfd_analyze_opts {
 			   * ignored unless rank_set */
 	bool rank_set;
 };
+
+/* "low", "medium", "high" */
+const char *tfd_confidence_name(enum tfd_confidence c);
 
 /* The XProf band of an input-bound share: >= 20 % highly, >= 5 % moderately,
  * else not; unknown for NAN. */

@@ -114,6 +114,10 @@ struct tfd_capture {
 	struct tfd_host *hosts;
 	size_t nhosts;
 	const char *run; /* run directory name when a log directory was given */
+	/* what discovery chose and skipped, one line each ("analyzed run 'X':
+	 * the newest of 3 runs by name", "skipped a.trace.json.gz: ...") */
+	const char **notes;
+	size_t nnotes;
 };
 
 struct tfd_load_opts {
@@ -133,6 +137,11 @@ struct tfd_load_opts {
 enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,
 				 struct tfd_err *err);
+
+/* The runs of a TensorBoard log directory (or of a directory of run
+ * directories), oldest first, as names --run accepts; a run directory is
+ * one run. The caller frees each name and the array. */
+enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, struct tfd_err *err);
 
 /* Load one capture from memory (format sniffed from the bytes); used by the
  * fuzzers and unit tests. `name` is used for the host name and messages. */

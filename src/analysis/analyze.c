@@ -137,6 +137,7 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	if (st)
 		goto out;
 	pick_focus(hr);
+	tfd_confidence_compute(hr);
 	if (c.calls.n && h->nproduce == 0 && h->format == TFD_FMT_XSPACE)
 		diag(a, h->name, "no Produce/Consume events: threads linked by parent_id and "
 				 "time overlap");
@@ -173,6 +174,9 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 	*out = NULL;
 	a->hosts = xcalloc(cap->nhosts + 1, sizeof(*a->hosts));
 	a->nhosts = 0;
+	a->run = cap->run;
+	for (size_t i = 0; i < cap->nnotes; i++)
+		diag(a, "input", "%s", cap->notes[i]);
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		st = analyze_host(cap, &cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
 		a->nhosts++;

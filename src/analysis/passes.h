@@ -34,6 +34,10 @@ enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_fro
 				     const int *edge_to, size_t nedges, int target,
 				     struct tfd_err *err);
 
+/* Confidence of the host's verdict and of every pipeline's bottleneck
+ * (confidence.c). */
+void tfd_confidence_compute(struct tfd_host_result *hr);
+
 /* Call linking (link.c): each call's parent call and how it was found. */
 void tfd_link_calls(struct host_ctx *c);
 

@@ -1,5 +1,6 @@
 /* analyze.c - `tfdoctor analyze`: is the job input-bound, where, and why. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ static void help(FILE *f)
 		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
 		"  -H, --host NAME     analyze this host first instead of the most input-bound\n"
 		"  -r, --run NAME      pick this run under plugins/profile (default: newest)\n"
+		"      --all-runs      analyze every run of a log directory, one section (or\n"
+		"                      JSON array element) each\n"
 		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
 		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
 		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
@@ -35,6 +38,82 @@ static void help(FILE *f)
 		"  -q, --quiet         do not echo notes to stderr\n"
 		"\n"
 		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
+}
+
+struct run_ctx {
+	struct tfd_load_opts *lo;
+	const struct tfd_analyze_opts *ao;
+	const struct tfd_ruleset *rules;
+	const char *format, *mode, *fail_on, *outpath;
+	int fail_sev, quiet;
+};
+
+/* Load, analyze and render one capture (or run) into b: 0, 3 (a gate
+ * tripped), or 1/2 after printing the error. */
+static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_t npaths,
+		       struct tfd_buf *b)
+{
+	struct tfd_capture *cap = NULL;
+	struct tfd_analysis *an = NULL;
+	struct tfd_findings findings = {0};
+	struct tfd_err err = {0};
+	int rc = 0;
+
+	if (tfd_capture_load(paths, npaths, rx->lo, &cap, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, cap)) {
+		rc = 2;
+		goto out;
+	}
+	if (strcmp(rx->mode, "xprof") == 0) {
+		struct tfd_xprof *xp = NULL;
+
+		if (tfd_xprof_run(cap, &xp, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (strcmp(rx->format, "gviz") == 0)
+			tfd_xprof_gviz(xp, b);
+		else if (strcmp(rx->format, "json") == 0)
+			tfd_xprof_json(xp, b);
+		else
+			tfd_xprof_text(xp, b);
+		if (rx->fail_on && rx->fail_sev < 0 && tfd_xprof_is_input_bound(xp))
+			rc = 3;
+		tfd_xprof_free(xp);
+		goto out;
+	}
+	if (tfd_analyze(cap, rx->ao, &an, &err)) {
+		rc = tfd_cli_report(&err);
+		goto out;
+	}
+	if (rx->ao->rank_set && an->nhosts && an->hosts[0].focus >= 0 &&
+	    an->hosts[0].pipelines[an->hosts[0].focus].analyzed_rank < 0) {
+		const struct tfd_pipeline *p = &an->hosts[0].pipelines[an->hosts[0].focus];
+
+		rc = tfd_cli_usage("analyze", "pipeline %s has %" PRIu64 " root call%s; no rank %d "
+					      "(ranks start at 0)",
+				   p->name, p->ncalls, p->ncalls == 1 ? "" : "s", rx->ao->rank);
+		goto out;
+	}
+	tfd_rules_eval(rx->rules, an, &findings);
+	if (strcmp(rx->format, "json") == 0)
+		tfd_render_json(an, &findings, b);
+	else
+		tfd_render_text(an, &findings, b);
+	for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
+		tfd_cli_note(an->diags[i].host, an->diags[i].msg);
+	if (rx->fail_on && rx->fail_sev < 0 && an->input_bound)
+		rc = 3;
+	if (rx->fail_sev >= 0 && findings.n && (int)findings.max_severity >= rx->fail_sev)
+		rc = 3;
+out:
+	tfd_findings_free(&findings);
+	tfd_analysis_free(an);
+	tfd_capture_free(cap);
+	return rc;
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -49,18 +128,18 @@ int cmd_analyze(int argc, char **argv)
 					      {"quiet", no_argument, NULL, 'q'},
 					      {"rules", required_argument, NULL, 'R'},
 					      {"rank", required_argument, NULL, 'k'},
+					      {"all-runs", no_argument, NULL, 'A'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	struct tfd_load_opts lo = {0};
 	struct tfd_analyze_opts ao = {0};
-	struct tfd_capture *cap = NULL;
-	struct tfd_analysis *an = NULL;
+	struct run_ctx run;
 	struct tfd_err err = {0};
 	struct tfd_buf b;
+	int all_runs = 0;
 	const char *format = "text", *outpath = NULL, *mode = "default", *fail_on = NULL;
 	const char *rules_dir = NULL;
 	struct tfd_ruleset *rules = NULL;
-	struct tfd_findings findings = {0};
 	int fail_sev = -1;
 	int c, rc = 0, quiet = 0;
 
@@ -85,6 +164,9 @@ int cmd_analyze(int argc, char **argv)
 			break;
 		case 'W':
 			ao.no_warmup = true;
+			break;
+		case 'A':
+			all_runs = 1;
 			break;
 		case 'F':
 			fail_on = optarg;
@@ -129,57 +211,59 @@ int cmd_analyze(int argc, char **argv)
 		return 2;
 	if (tfd_rules_load_default(rules_dir, &rules, &err))
 		return tfd_cli_report(&err);
+	run.lo = &lo;
+	run.ao = &ao;
+	run.rules = rules;
+	run.format = format;
+	run.mode = mode;
+	run.fail_on = fail_on;
+	run.fail_sev = fail_sev;
+	run.quiet = quiet;
+	run.outpath = outpath;
 	tfd_buf_init(&b);
-	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
-			     &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-	if (strcmp(mode, "xprof") == 0) {
-		struct tfd_xprof *xp = NULL;
-
-		if (tfd_xprof_run(cap, &xp, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		if (strcmp(format, "gviz") == 0)
-			tfd_xprof_gviz(xp, &b);
-		else if (strcmp(format, "json") == 0)
-			tfd_xprof_json(xp, &b);
-		else
-			tfd_xprof_text(xp, &b);
-		if (fail_on && fail_sev < 0 && tfd_xprof_is_input_bound(xp))
-			rc = 3;
-		tfd_xprof_free(xp);
+	if (!all_runs) {
+		rc = analyze_one(&run, (const char *const *)argv + optind, (size_t)(argc - optind),
+				 &b);
 	} else {
-		if (tfd_analyze(cap, &ao, &an, &err)) {
+		char **runs = NULL;
+		size_t nruns = 0;
+
+		if (argc - optind != 1) {
+			rc = tfd_cli_usage("analyze", "--all-runs takes one log directory");
+			goto out;
+		}
+		if (tfd_capture_runs(argv[optind], &runs, &nruns, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
-		tfd_rules_eval(rules, an, &findings);
-		if (strcmp(format, "json") == 0)
-			tfd_render_json(an, &findings, &b);
-		else
-			tfd_render_text(an, &findings, &b);
-		if (!quiet)
-			for (size_t i = 0; i < an->ndiags; i++)
-				tfd_cli_note(an->diags[i].host, an->diags[i].msg);
-		if (fail_on && fail_sev < 0 && an->input_bound)
-			rc = 3;
-		if (fail_sev >= 0 && findings.n && (int)findings.max_severity >= fail_sev)
-			rc = 3;
+		if (strcmp(format, "text"))
+			tfd_buf_puts(&b, "[\n");
+		for (size_t r = 0; r < nruns && rc != 1 && rc != 2; r++) {
+			int one;
+
+			lo.run = runs[r];
+			if (strcmp(format, "text") == 0)
+				tfd_buf_printf(&b, "%s== run %s\n\n", r ? "\n" : "", runs[r]);
+			else if (r)
+				tfd_buf_puts(&b, ",\n");
+			one = analyze_one(&run, (const char *const *)argv + optind, 1, &b);
+			if (one > rc)
+				rc = one;
+		}
+		if (strcmp(format, "text"))
+			tfd_buf_puts(&b, "]\n");
+		for (size_t r = 0; r < nruns; r++)
+			free(runs[r]);
+		free(runs);
 	}
+	if (rc == 1 || rc == 2)
+		goto out;
 	if (strcmp(format, "text") == 0)
 		tfd_buf_escape_controls(&b); /* names come from the capture */
-	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
-		rc = 2;
-	else if (tfd_output_write(outpath, b.s, b.len, &err))
+	if (tfd_output_write(outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
 out:
-	tfd_findings_free(&findings);
 	tfd_rules_free(rules);
 	tfd_buf_release(&b);
-	tfd_analysis_free(an);
-	tfd_capture_free(cap);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,9 +472,37 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static char *note_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *note_printf(const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return xstrdup(buf);
+}
+
+/* A derived tool file directly in dir (to point at the raw capture). */
+static char *derived_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *found = NULL;
+
+	while (d && !found && (de = readdir(d)) != NULL)
+		if (is_derived_tool_file(de->d_name))
+			found = xstrdup(de->d_name);
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Capture files directly in dir, sorted; a host with an xplane.pb does not
  * also load its trace.json(.gz), which is a rendering of the same data. */
-static void list_captures(const char *dir, strvec *out)
+static void list_captures(const char *dir, strvec *out, strvec *notes)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -502,6 +531,9 @@ static void list_captures(const char *dir, strvec *out)
 				continue;
 			host_from_path(names.v[j], h2, sizeof(h2));
 			shadowed = strcmp(h2, host) == 0;
+			if (shadowed && notes)
+				vec_push(notes, note_printf("skipped %s: %s holds the same capture",
+							    names.v[i], names.v[j]));
 		}
 		if (!shadowed)
 			vec_push(out, join(dir, names.v[i]));
@@ -516,7 +548,7 @@ static int has_captures(const char *dir)
 	strvec tmp = {0};
 	size_t n;
 
-	list_captures(dir, &tmp);
+	list_captures(dir, &tmp, NULL);
 	n = tmp.n;
 	for (size_t i = 0; i < tmp.n; i++)
 		free(tmp.v[i]);
@@ -575,13 +607,14 @@ static int run_cmp(const void *a, const void *b)
 
 /* Resolve a directory to the capture files it stands for. */
 static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *opts, strvec *files,
-				  const char **run_out, struct tfd_arena *arena, struct tfd_err *err)
+				  const char **run_out, struct tfd_arena *arena, strvec *notes,
+				  struct tfd_err *err)
 {
 	strvec runs = {0};
 	enum tfd_status st = TFD_OK;
 	size_t before = files->n;
 
-	list_captures(dir, files);
+	list_captures(dir, files, notes);
 	if (files->n > before)
 		return TFD_OK;
 	find_runs(dir, 4, &runs);
@@ -604,9 +637,18 @@ static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *o
 			closedir(d);
 	}
 	if (runs.n == 0) {
-		st = tfd_fail(err, TFD_E_FORMAT,
-			      "no profiler captures found (looked for *.xplane.pb, *.trace.json[.gz] "
-			      "and plugins/profile/<run>/)");
+		char *derived = derived_in(dir);
+
+		if (derived)
+			st = tfd_fail(err, TFD_E_FORMAT,
+				      "no profiler captures found, only derived tool files such as "
+				      "'%s' (use the *.xplane.pb of the same run)",
+				      derived);
+		else
+			st = tfd_fail(err, TFD_E_FORMAT,
+				      "no profiler captures found (looked for *.xplane.pb, "
+				      "*.trace.json[.gz] and plugins/profile/<run>/)");
+		free(derived);
 		goto out;
 	}
 	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
@@ -637,13 +679,25 @@ static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *o
 				goto out;
 			}
 		}
-		list_captures(pick, files);
+		list_captures(pick, files, notes);
 		if (files->n == before) {
 			st = tfd_fail(err, TFD_E_FORMAT, "run '%s' holds no profiler captures",
 				      base_name(pick));
 			goto out;
 		}
 		*run_out = tfd_arena_intern_cstr(arena, base_name(pick));
+		if (runs.n > 1 && notes && !(opts && opts->run)) {
+			vec_push(notes, note_printf("analyzed run '%s': the newest of %zu runs by "
+						    "name (run names are times)",
+						    base_name(pick), runs.n));
+			for (size_t i = runs.n; i-- > 0;)
+				if (runs.v[i] != pick)
+					vec_push(notes,
+						 note_printf("skipped run '%s' (%s): use --run %s, "
+							     "or --all-runs for every run",
+							     base_name(runs.v[i]), runs.v[i],
+							     base_name(runs.v[i])));
+		}
 	}
 out:
 	for (size_t i = 0; i < runs.n; i++)
@@ -762,11 +816,62 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 	return st;
 }
 
+enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, struct tfd_err *err)
+{
+	strvec runs = {0}, direct = {0};
+
+	*names = NULL;
+	*n = 0;
+	if (!is_dir(path))
+		return tfd_fail(err, TFD_E_USAGE, "%s: --all-runs needs a log directory", path);
+	list_captures(path, &direct, NULL);
+	if (direct.n) {
+		/* a run directory itself: one run */
+		for (size_t i = 0; i < direct.n; i++)
+			free(direct.v[i]);
+		vec_free(&direct);
+		*names = xmalloc(sizeof(char *));
+		(*names)[0] = xstrdup(base_name(path));
+		*n = 1;
+		return TFD_OK;
+	}
+	find_runs(path, 4, &runs);
+	if (runs.n == 0) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = join(path, de->d_name);
+			if (is_dir(p) && has_captures(p))
+				vec_push(&runs, p);
+			else
+				free(p);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (runs.n == 0)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: no profiler captures found", path);
+	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
+	*names = xmalloc(runs.n * sizeof(char *));
+	for (size_t i = 0; i < runs.n; i++) {
+		(*names)[(*n)++] = xstrdup(base_name(runs.v[i]));
+		free(runs.v[i]);
+	}
+	vec_free(&runs);
+	return TFD_OK;
+}
+
 enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,
 				 struct tfd_err *err)
 {
 	struct tfd_capture *cap = tfd_capture_new();
+	strvec notes = {0};
 	strvec files = {0};
 	enum tfd_status st = TFD_OK;
 
@@ -781,7 +886,7 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 		if (S_ISDIR(sb.st_mode)) {
 			const char *run = NULL;
 
-			st = expand_dir(paths[i], opts, &files, &run, &cap->arena, err);
+			st = expand_dir(paths[i], opts, &files, &run, &cap->arena, &notes, err);
 			if (st) {
 				tfd_err_prefix(err, "%s", paths[i]);
 				goto out;
@@ -792,11 +897,19 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 			vec_push(&files, xstrdup(paths[i]));
 		}
 	}
+	if (notes.n) {
+		cap->notes = tfd_arena_alloc(&cap->arena, notes.n * sizeof(*cap->notes));
+		for (size_t k = 0; k < notes.n; k++)
+			cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes.v[k]);
+	}
 	st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
 	if (st)
 		goto out;
 	st = tfd_capture_finish(cap, err);
 out:
+	for (size_t k = 0; k < notes.n; k++)
+		free(notes.v[k]);
+	vec_free(&notes);
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	vec_free(&files);

@@ -75,6 +75,26 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 	return o;
 }
 
+static cJSON *sureness_json(const struct tfd_sureness *c)
+{
+	cJSON *o = cJSON_CreateObject(), *r = cJSON_AddArrayToObject(o, "reasons");
+	const char *p = c->reasons;
+
+	cJSON_AddStringToObject(o, "level", tfd_confidence_name(c->level));
+	while (*p) {
+		const char *e = strstr(p, "; ");
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char buf[sizeof(c->reasons)];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, p);
+		cJSON_AddItemToArray(r, cJSON_CreateString(buf));
+		p += n;
+		if (*p)
+			p += 2;
+	}
+	return o;
+}
+
 /* a rate or capacity: null when unknown or unbounded */
 static cJSON *rate_json(double v)
 {
@@ -183,6 +203,7 @@ static cJSON *pipeline_json(const struct tfd_pipeline *p)
 	else
 		cJSON_AddNullToObject(o, "latency_bottleneck");
 	cJSON_AddItemToObject(o, "capacity", capacity_json(p));
+	cJSON_AddItemToObject(o, "confidence", sureness_json(&p->confidence));
 	stages = cJSON_AddArrayToObject(o, "stages");
 	for (size_t i = 0; i < p->nstages; i++)
 		cJSON_AddItemToArray(stages, stage_json(&p->stages[i], i));
@@ -290,9 +311,14 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 
 	cJSON_AddNumberToObject(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
 	cJSON_AddStringToObject(root, "tool", "tfdoctor");
+	if (a->run)
+		cJSON_AddStringToObject(root, "run", a->run);
 	sum = cJSON_AddObjectToObject(root, "summary");
 	cJSON_AddBoolToObject(sum, "tfdata_found", a->any_tfdata);
 	cJSON_AddBoolToObject(sum, "input_bound", a->input_bound);
+	if (a->nhosts)
+		cJSON_AddStringToObject(sum, "verdict_confidence",
+					tfd_confidence_name(a->hosts[0].confidence.level));
 	if (a->nhosts) {
 		const struct tfd_host_result *f = &a->hosts[0];
 
@@ -323,6 +349,7 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 			cJSON_AddNumberToObject(o, "input_percent", round(h->input_pct * 100) / 100);
 		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
 		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
+		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
 		add_ns(o, "wait_ns", h->wait_ns);
 		add_ns(o, "step_ns", h->step_ns);
 		cJSON_AddNumberToObject(o, "steps", (double)h->nsteps);

@@ -132,6 +132,13 @@ static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
 			       100.0 * p->stages[p->latency_bottleneck].blocking_share);
 }
 
+static void sureness_line(const char *what, const struct tfd_sureness *c, struct tfd_buf *b)
+{
+	tfd_buf_printf(b, "         confidence in the %s: %s%s%s%s\n", what,
+		       tfd_confidence_name(c->level), c->reasons[0] ? " (" : "", c->reasons,
+		       c->reasons[0] ? ")" : "");
+}
+
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
@@ -158,6 +165,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				  "spent waiting for input (%s).\n",
 			       band_word(f->bound), f->input_pct, f->host->name, basis);
 		share_lines(f, b);
+		sureness_line("verdict", &f->confidence, b);
 	} else if (f)
 		tfd_buf_printf(b, "verdict: input-bound share unknown (no step markers or "
 				  "IteratorGetNext events); slowest host pipeline call %s.\n",
@@ -169,14 +177,19 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 			tfd_buf_printf(b, "         no tf.data root call is slower than 50 us on this "
 					  "host: the input pipeline keeps up; look elsewhere "
 					  "(prefetch will not help).\n");
-		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0)
+		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0) {
 			throughput_verdict(p, b);
+			sureness_line("bottleneck", &p->confidence, b);
+		}
 		else if (p->bottleneck >= 0)
+		{
 			tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
 					  "blocking time (latency view: too few steady-state calls "
 					  "for a throughput model).\n",
 				       p->stages[p->bottleneck].name, p->stages[p->bottleneck].long_name,
 				       p->name, 100.0 * p->stages[p->bottleneck].blocking_share);
+			sureness_line("bottleneck", &p->confidence, b);
+		}
 	}
 }
 

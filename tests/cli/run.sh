@@ -319,6 +319,35 @@ fi
 $TFD dot -f png $Z >"$T/x.png" 2>/dev/null
 if [ "$(head -c 4 "$T/x.png" | tail -c 3)" = PNG ]; then ok; else bad "png to a pipe"; fi
 
+# a new user's first hour: what was analyzed, how sure it is
+run analyze examples/smdebug-zip
+if [[ "$out" == *"confidence in the verdict: low (1 step captured: profile longer, e.g. 20+ steps)"* ]] &&
+	[[ "$out" == *"confidence in the bottleneck: low (1 root call captured"* ]]; then ok; else bad "confidence on a 1-step capture: $(echo "$out" | head -5)"; fi
+run analyze -q -f json examples/smdebug-zip
+if [[ "$out" == *'"verdict_confidence": "low"'* ]] && [[ "$out" == *'"reasons": ['* ]]; then ok; else bad "confidence in JSON"; fi
+run analyze --rank 5 examples/smdebug-zip
+if [ "$rc" -eq 2 ] && [[ "$err" == *"pipeline Host:0 has 1 root call; no rank 5"* ]]; then ok; else bad "--rank beyond the calls: $rc $err"; fi
+run analyze examples/
+if [ "$rc" -eq 0 ] && [[ "$err" == *"note: input: analyzed run 'smdebug-zip': the newest of 3 runs by name"* ]] &&
+	[[ "$err" == *"skipped run 'ai-notebook' (examples/ai-notebook): use --run ai-notebook, or --all-runs"* ]] &&
+	[ "$(grep -c "skipped run" "$T/err")" -eq 2 ]; then ok; else bad "directory of runs: $err"; fi
+run analyze -q --all-runs examples/
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^== run ' "$T/out")" -eq 3 ] && [ -z "$err" ]; then ok; else bad "--all-runs text: $rc $err"; fi
+run analyze -q --all-runs -f json examples/
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^  "run": ' "$T/out")" -eq 3 ] && [ "${out:0:1}" = "[" ]; then ok; else bad "--all-runs json: $rc $(head -c 300 "$T/out")"; fi
+run analyze --all-runs examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 2 ] && [[ "$err" == *"--all-runs needs a log directory"* ]]; then ok; else bad "--all-runs on a file: $rc $err"; fi
+mkdir -p "$T/derived"
+cp tests/cases/ok/tfprof-demo-tpu/profile_demo.input_pipeline.pb "$T/derived/"
+run analyze "$T/derived"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"only derived tool files such as 'profile_demo.input_pipeline.pb' (use the *.xplane.pb"* ]]; then ok; else bad "dir of derived files: $err"; fi
+mkdir -p "$T/shadow"
+cp examples/ai-notebook/* "$T/shadow/" 2>/dev/null
+run analyze "$T/shadow"
+if [[ "$err" == *"skipped ai-notebook.trace.json.gz: ai-notebook.xplane.pb holds the same capture"* ]]; then ok; else bad "shadowed trace.json: $err"; fi
+run history --help
+if [ "$rc" -eq 0 ] && [[ "$out" == "usage: tfdoctor history"* ]]; then ok; else bad "history --help: $out"; fi
+
 # the capacity model's rule context: bursts behind a producer that keeps up
 $TFD synth -o "$T/bursty" tests/synth/42-bursty-producer.json >/dev/null
 run analyze -q -f json "$T/bursty"

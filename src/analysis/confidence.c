@@ -1,0 +1,110 @@
+/* confidence.c - how sure the verdict and the bottleneck are, from the
+ * evidence behind them, with the reasons in plain words.
+ *
+ * Verdict (the input-bound share): the steps it rests on. 20 or more is
+ * high, 5 to 19 medium, fewer low; a share from the capture span (no step
+ * markers) is low.
+ * Bottleneck: the root calls analyzed (20+ high, 4-19 medium, fewer low);
+ * with the capacity model, the margin to the next limit (under 1.15x low,
+ * under 1.5x medium) and whether the limit was inferred (at most medium);
+ * without it, the latency view of few calls (at most medium). Calls linked
+ * only by time overlap or not at all lower it one level.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "passes.h"
+
+const char *tfd_confidence_name(enum tfd_confidence c)
+{
+	return c == TFD_CONF_HIGH ? "high" : c == TFD_CONF_MEDIUM ? "medium" : "low";
+}
+
+static void cap_at(struct tfd_sureness *s, enum tfd_confidence max, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Lower s to at most max, and say why. */
+static void cap_at(struct tfd_sureness *s, enum tfd_confidence max, const char *fmt, ...)
+{
+	size_t l = strlen(s->reasons);
+	va_list ap;
+
+	if (s->level > max)
+		s->level = max;
+	if (l && l + 2 < sizeof(s->reasons)) {
+		memcpy(s->reasons + l, "; ", 3);
+		l += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(s->reasons + l, sizeof(s->reasons) - l, fmt, ap);
+	va_end(ap);
+}
+
+static void verdict(struct tfd_host_result *hr)
+{
+	struct tfd_sureness *s = &hr->confidence;
+
+	s->level = TFD_CONF_HIGH;
+	if (isnan(hr->input_pct)) {
+		cap_at(s, TFD_CONF_LOW, "no step markers and no IteratorGetNext events: the share "
+					"is unknown");
+		return;
+	}
+	if (strcmp(hr->input_basis, "steps") != 0) {
+		cap_at(s, TFD_CONF_LOW, "no step markers: the share is over the capture span");
+		return;
+	}
+	if (hr->all.nsteps < 5)
+		cap_at(s, TFD_CONF_LOW, "%zu step%s captured: profile longer, e.g. 20+ steps",
+		       hr->all.nsteps, hr->all.nsteps == 1 ? "" : "s");
+	else if (hr->nsteps < 20)
+		cap_at(s, TFD_CONF_MEDIUM, "%zu steps behind the share: 20+ make it firmer",
+		       hr->nsteps);
+}
+
+static void bottleneck(struct tfd_pipeline *p)
+{
+	struct tfd_sureness *s = &p->confidence;
+	const struct tfd_capacity *cp = &p->capacity;
+	size_t weak = p->links[TFD_LINK_OVERLAP] + p->links[TFD_LINK_NONE];
+	size_t all = weak + p->links[TFD_LINK_SYNC] + p->links[TFD_LINK_PRODUCE];
+
+	s->level = TFD_CONF_HIGH;
+	if (p->bottleneck < 0) {
+		cap_at(s, TFD_CONF_LOW, "no stage holds the time");
+		return;
+	}
+	if (p->ncalls < 4)
+		cap_at(s, TFD_CONF_LOW, "%" PRIu64 " root call%s captured: profile longer (e.g. "
+					"20+ steps)",
+		       p->ncalls, p->ncalls == 1 ? "" : "s");
+	else if (p->ncalls < 20)
+		cap_at(s, TFD_CONF_MEDIUM, "%" PRIu64 " root calls: 20+ make it firmer", p->ncalls);
+	if (cp->valid && cp->inferred)
+		cap_at(s, TFD_CONF_MEDIUM, "the limit is inferred: its function's work was not "
+					   "captured");
+	if (cp->valid && isfinite(cp->margin) && cp->margin < 1.15)
+		cap_at(s, TFD_CONF_LOW, "the next limit is only %.2fx higher: both may need work",
+		       cp->margin);
+	else if (cp->valid && isfinite(cp->margin) && cp->margin < 1.5)
+		cap_at(s, TFD_CONF_MEDIUM, "the next limit is %.2fx higher", cp->margin);
+	if (!cp->valid && p->ncalls >= 4)
+		cap_at(s, TFD_CONF_MEDIUM, "latency view only (too few steady-state calls for a "
+					   "throughput model)");
+	if (all && weak * 2 > all) {
+		enum tfd_confidence lower = s->level > TFD_CONF_LOW ? s->level - 1 : TFD_CONF_LOW;
+
+		cap_at(s, lower, "most calls linked by time overlap only (no Produce/Consume "
+				 "events)");
+	}
+}
+
+void tfd_confidence_compute(struct tfd_host_result *hr)
+{
+	verdict(hr);
+	for (size_t i = 0; i < hr->npipelines; i++)
+		bottleneck(&hr->pipelines[i]);
+}
