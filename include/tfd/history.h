@@ -47,6 +47,21 @@ struct tfd_hist_run {
 };
 
 enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err);
+/* Open an existing database read-only, for reading commands: a missing
+ * file is an error (nothing is created), and so is a schema that needs
+ * migrating. */
+enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history **out,
+					  struct tfd_err *err);
+
+struct tfd_hist_job {
+	char name[128];
+	size_t nruns;
+	char last[32]; /* recorded_at of its newest run */
+};
+
+/* Every job with its run count, by name; the caller frees *out. */
+enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
+				 struct tfd_err *err);
 void tfd_history_close(struct tfd_history *h);
 /* Record runs atomically (all or none); sets each run's id. */
 enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,

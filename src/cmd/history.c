@@ -1,66 +1,225 @@
 /* history.c - `tfdoctor history`: check a report history database and list
  * its runs. */
 #include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "tfd/buf.h"
 #include "tfd/cli.h"
 #include "tfd/history.h"
+#include "tfd/render.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor history [--job NAME] DB\n"
+	fprintf(f, "usage: tfdoctor history [--job NAME] [-f text|json|csv] DB\n"
 		   "\n"
-		   "Runs SQLite's integrity check on a report history database and counts its\n"
-		   "runs; --job NAME lists that job's runs (oldest first).\n");
+		   "Reads a report history database (never creates or changes one): runs\n"
+		   "SQLite's integrity check, lists its jobs, or with --job NAME that job's\n"
+		   "runs, oldest first.\n"
+		   "  --job NAME          the runs of this job\n"
+		   "  -f, --format FMT    text (default), json or csv\n");
+}
+
+static void csv_field(const char *s)
+{
+	bool quote = strpbrk(s, ",\"\n") != NULL;
+
+	if (!quote) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_jobs(const struct tfd_hist_job *jobs, size_t n, const char *fmt)
+{
+	if (strcmp(fmt, "csv") == 0) {
+		puts("job,runs,last_recorded");
+		for (size_t i = 0; i < n; i++) {
+			csv_field(jobs[i].name);
+			printf(",%zu,%s\n", jobs[i].nruns, jobs[i].last);
+		}
+		return;
+	}
+	printf("%-32s %6s  %s\n", "job", "runs", "last recorded");
+	for (size_t i = 0; i < n; i++)
+		printf("%-32s %6zu  %s\n", jobs[i].name, jobs[i].nruns, jobs[i].last);
+}
+
+static void print_runs(const struct tfd_hist_run *runs, size_t n, const char *fmt)
+{
+	char t1[32], t2[32], pct[16];
+
+	if (strcmp(fmt, "csv") == 0)
+		puts("id,run,recorded_at,host,verdict,input_percent,max_latency_ns,p50_ns,"
+		     "bottleneck,top_rule");
+	else
+		printf("%6s  %-24s %-20s %-24s %-10s %7s %12s %12s  %s\n", "id", "run", "recorded",
+		       "host", "verdict", "input %", "max call", "p50 call", "bottleneck");
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
+
+		snprintf(pct, sizeof(pct), x && !isnan(x->input_percent) ? "%.1f" : "n/a",
+			 x ? x->input_percent : 0.0);
+		if (strcmp(fmt, "csv") == 0) {
+			printf("%" PRId64 ",", runs[i].id);
+			csv_field(runs[i].run);
+			printf(",%s,", runs[i].recorded_at);
+			csv_field(x ? x->host : "");
+			printf(",%s,%s,%" PRId64 ",%" PRId64 ",", x ? x->bound : "",
+			       strcmp(pct, "n/a") ? pct : "", x ? x->max_latency_ns : 0,
+			       x ? x->p50_ns : 0);
+			csv_field(x ? x->bottleneck : "");
+			printf(",%s\n", x ? x->top_rule : "");
+			continue;
+		}
+		printf("%6" PRId64 "  %-24s %-20s %-24s %-10s %7s %12s %12s  %s\n", runs[i].id,
+		       runs[i].run, runs[i].recorded_at, x ? x->host : "-", x ? x->bound : "-", pct,
+		       x ? tfd_fmt_ns(x->max_latency_ns, t1, sizeof(t1)) : "-",
+		       x ? tfd_fmt_ns(x->p50_ns, t2, sizeof(t2)) : "-",
+		       x && x->bottleneck[0] ? x->bottleneck : "-");
+	}
+}
+
+static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *jobs,
+		       size_t njobs, const char *job, const struct tfd_hist_run *runs, size_t n)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	struct tfd_buf b;
+	char *out;
+
+	cJSON_AddNumberToObject(root, "schema_version", 1);
+	cJSON_AddStringToObject(root, "database", db);
+	cJSON_AddStringToObject(root, "integrity", "ok");
+	cJSON_AddNumberToObject(root, "history_schema", TFD_HISTORY_SCHEMA);
+	cJSON_AddNumberToObject(root, "runs_total", (double)nruns);
+	arr = cJSON_AddArrayToObject(root, "jobs");
+	for (size_t i = 0; i < njobs; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "name", jobs[i].name);
+		cJSON_AddNumberToObject(o, "runs", (double)jobs[i].nruns);
+		cJSON_AddStringToObject(o, "last_recorded", jobs[i].last);
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (job) {
+		cJSON_AddStringToObject(root, "job", job);
+		arr = cJSON_AddArrayToObject(root, "runs");
+		for (size_t i = 0; i < n; i++) {
+			const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(o, "id", (double)runs[i].id);
+			cJSON_AddStringToObject(o, "run", runs[i].run);
+			cJSON_AddStringToObject(o, "recorded_at", runs[i].recorded_at);
+			if (x) {
+				cJSON_AddStringToObject(o, "host", x->host);
+				cJSON_AddStringToObject(o, "input_bound", x->bound);
+				if (isnan(x->input_percent))
+					cJSON_AddNullToObject(o, "input_percent");
+				else
+					cJSON_AddNumberToObject(o, "input_percent",
+								round(x->input_percent * 100) / 100);
+				cJSON_AddNumberToObject(o, "max_latency_ns", (double)x->max_latency_ns);
+				cJSON_AddNumberToObject(o, "p50_ns", (double)x->p50_ns);
+				cJSON_AddStringToObject(o, "bottleneck", x->bottleneck);
+				cJSON_AddStringToObject(o, "top_rule", x->top_rule);
+			}
+			cJSON_AddItemToArray(arr, o);
+		}
+	}
+	out = cJSON_PrintUnformatted(root);
+	tfd_buf_init(&b);
+	tfd_buf_json_pretty(&b, out);
+	fwrite(b.s, 1, b.len, stdout);
+	tfd_buf_release(&b);
+	cJSON_free(out);
+	cJSON_Delete(root);
 }
 
 int cmd_history(int argc, char **argv)
 {
 	static const struct option lopts[] = {{"job", required_argument, NULL, 'J'},
+					      {"format", required_argument, NULL, 'f'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
-	const char *job = NULL;
+	const char *job = NULL, *fmt = "text", *db_path;
 	struct tfd_history *db = NULL;
 	struct tfd_hist_run *runs = NULL;
+	struct tfd_hist_job *jobs = NULL;
 	struct tfd_err err = {0};
-	size_t nruns = 0, n = 0;
+	size_t nruns = 0, n = 0, njobs = 0;
 	int c, rc = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:h", lopts, NULL)) != -1) {
 		if (c == 'J')
 			job = optarg;
+		else if (c == 'f')
+			fmt = optarg;
 		else if (c == 'h') {
 			help(stdout);
 			return 0;
 		} else
-			return tfd_cli_bad_option("history", lopts, "h", argv);
+			return tfd_cli_bad_option("history", lopts, "f:h", argv);
 	}
+	if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "csv"))
+		return tfd_cli_usage("history", "unknown format '%s' (text, json or csv)", fmt);
 	if (optind + 1 != argc)
 		return tfd_cli_usage("history", "give one history database");
-	if (tfd_history_open(argv[optind], &db, &err) || tfd_history_check(db, &nruns, &err)) {
+	db_path = argv[optind];
+	if (tfd_history_open_existing(db_path, &db, &err) ||
+	    tfd_history_check(db, &nruns, &err) || tfd_history_jobs(db, &jobs, &njobs, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
-	printf("%s: integrity ok, schema %d, %zu runs\n", argv[optind], TFD_HISTORY_SCHEMA, nruns);
 	if (job) {
+		size_t k;
+
+		for (k = 0; k < njobs && strcmp(jobs[k].name, job); k++)
+			;
+		if (k == njobs) {
+			char list[512] = "";
+
+			for (size_t i = 0; i < njobs; i++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 i ? ", " : "", jobs[i].name);
+			rc = tfd_cli_usage("history", "no job '%s' in %s (jobs: %s)", job, db_path,
+					   njobs ? list : "none");
+			goto out;
+		}
 		if (tfd_history_runs(db, job, 1000000, &runs, &n, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
-		for (size_t i = 0; i < n; i++) {
-			const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
-
-			printf("%" PRId64 "\t%s\t%s\t%s\t%s\t%" PRId64 "\t%s\n", runs[i].id, runs[i].run,
-			       runs[i].recorded_at, x ? x->host : "-", x ? x->bound : "-",
-			       x ? x->max_latency_ns : 0, x ? x->bottleneck : "-");
-		}
+	}
+	if (strcmp(fmt, "json") == 0) {
+		print_json(db_path, nruns, jobs, njobs, job, runs, n);
+	} else {
+		if (strcmp(fmt, "text") == 0)
+			printf("%s: integrity ok, schema %d, %zu run%s, %zu job%s\n\n", db_path,
+			       TFD_HISTORY_SCHEMA, nruns, nruns == 1 ? "" : "s", njobs,
+			       njobs == 1 ? "" : "s");
+		if (job)
+			print_runs(runs, n, fmt);
+		else
+			print_jobs(jobs, njobs, fmt);
 	}
 out:
+	free(jobs);
 	tfd_hist_runs_free(runs, n);
 	tfd_history_close(db);
 	return rc;

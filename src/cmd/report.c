@@ -1,6 +1,8 @@
 /* report.c - `tfdoctor report`: argument handling of the nightly pipeline-health
  * report (the report itself is src/report/). */
+#include <ctype.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,36 @@ static void help(FILE *f)
 		"\n"
 		"usage: tfdoctor history [--job NAME] DB\n"
 		"  checks the database's integrity and lists the runs of a job\n");
+}
+
+/* YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM|-HH:MM), with fields in range */
+static bool iso8601(const char *t)
+{
+	int y, mo, d, h, mi, sec, n = 0;
+	const char *p;
+
+	if (strlen(t) < 20 ||
+	    sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+		return false;
+	for (int i = 0; i < 19; i++)
+		if (!((i == 4 || i == 7) ? t[i] == '-' : i == 10 ? t[i] == 'T'
+				: (i == 13 || i == 16) ? t[i] == ':' : isdigit((unsigned char)t[i])))
+			return false;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return false;
+	p = t + 19;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (strcmp(p, "Z") == 0)
+		return true;
+	return (p[0] == '+' || p[0] == '-') && isdigit((unsigned char)p[1]) &&
+	       isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
+	       isdigit((unsigned char)p[5]) && p[6] == '\0';
 }
 
 static const char *base_of(const char *path, char *buf, size_t len)
@@ -173,6 +205,10 @@ int cmd_report(int argc, char **argv)
 	njobs = (size_t)(argc - optind);
 	if (jobname && njobs > 1)
 		return tfd_cli_usage("report", "--job names one job; give one CAPTURE");
+	if (stamp && !iso8601(stamp))
+		return tfd_cli_usage("report", "--timestamp '%s' is not an ISO 8601 time such as "
+					       "2026-11-20T02:00:00Z",
+				     stamp);
 	if (stamp) {
 		snprintf(now, sizeof(now), "%s", stamp);
 	} else {

@@ -1,6 +1,7 @@
 /* history.c - SQLite storage for report history; the only user of sqlite3. */
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +114,108 @@ enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, str
 		return st;
 	}
 	*out = h;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history **out,
+					  struct tfd_err *err)
+{
+	struct tfd_history *h;
+	struct stat st;
+	int v;
+
+	*out = NULL;
+	if (stat(path, &st) != 0)
+		return tfd_fail(err, TFD_E_IO, "%s: no such history database (report --history "
+					       "creates one)",
+				path);
+	if (!S_ISREG(st.st_mode))
+		return tfd_fail(err, TFD_E_IO, "%s: not a regular file", path);
+	h = xcalloc(1, sizeof(*h));
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	/* reading never creates or migrates anything. A WAL database opened
+	 * read-only would still get -wal and -shm files; with no -wal there
+	 * (no writer at work) the immutable open touches nothing */
+	{
+		char wal[4200], uri[8400];
+		struct stat ws;
+		size_t k = 0;
+
+		snprintf(wal, sizeof(wal), "%s-wal", path);
+		if (stat(wal, &ws) == 0) {
+			snprintf(uri, sizeof(uri), "%s", path);
+		} else {
+			k = (size_t)snprintf(uri, sizeof(uri), "file:");
+			for (const char *c = path; *c && k + 4 < sizeof(uri); c++) {
+				if (*c == '?' || *c == '#' || *c == '%')
+					k += (size_t)snprintf(uri + k, sizeof(uri) - k, "%%%02X",
+							      (unsigned char)*c);
+				else
+					uri[k++] = *c;
+			}
+			snprintf(uri + k, sizeof(uri) - k, "?immutable=1");
+		}
+		if (sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
+		    SQLITE_OK) {
+			enum tfd_status s = db_fail(h, err, "cannot open history database");
+
+			tfd_history_close(h);
+			return s;
+		}
+	}
+	sqlite3_busy_timeout(h->db, 30000);
+	v = user_version(h);
+	if (v != NMIGRATIONS) {
+		tfd_history_close(h);
+		if (v > NMIGRATIONS)
+			return tfd_fail(err, TFD_E_FORMAT,
+					"%s: history schema version %d is newer than this tfdoctor "
+					"(%d)",
+					path, v, NMIGRATIONS);
+		if (v > 0)
+			return tfd_fail(err, TFD_E_FORMAT,
+					"%s: history schema version %d is older: 'tfdoctor report "
+					"--history' migrates it",
+					path, v);
+		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
+	}
+	*out = h;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
+				 struct tfd_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	struct tfd_hist_job *jobs = NULL;
+	size_t cnt = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT job, COUNT(*), MAX(recorded_at) FROM runs GROUP BY job "
+			       "ORDER BY job",
+			       -1, &q, NULL) != SQLITE_OK)
+		return db_fail(h, err, "cannot list jobs");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(q, 0);
+		const unsigned char *last = sqlite3_column_text(q, 2);
+
+		jobs = xrealloc(jobs, (cnt + 1) * sizeof(*jobs));
+		snprintf(jobs[cnt].name, sizeof(jobs[cnt].name), "%s", name ? (const char *)name : "");
+		jobs[cnt].nruns = (size_t)sqlite3_column_int64(q, 1);
+		snprintf(jobs[cnt].last, sizeof(jobs[cnt].last), "%s",
+			 last ? (const char *)last : "");
+		cnt++;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		free(jobs);
+		return db_fail(h, err, "cannot list jobs");
+	}
+	*out = jobs;
+	*n = cnt;
 	return TFD_OK;
 }
 

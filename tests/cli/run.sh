@@ -243,7 +243,23 @@ if [ "$rc" -eq 3 ] && grep -q "bottleneck moved to ParallelMap (from Model since
 	grep -q 'id="critical-path"><svg' "$T/r3.html"; then ok; else bad "report run 3 (planted regression): rc=$rc $err"; fi
 cp "$T/r3.html" "$T/report.html" 2>/dev/null
 run history --job nightly "$DB"
-if [ "$rc" -eq 0 ] && [[ "$out" == *"integrity ok, schema 1, 3 runs"* ]] && [ "$(echo "$out" | wc -l)" -eq 4 ]; then ok; else bad "history: $out"; fi
+if [ "$rc" -eq 0 ] && [[ "$out" == *"integrity ok, schema 1, 3 runs, 1 job"* ]] && [ "$(echo "$out" | wc -l)" -eq 6 ] &&
+	[[ "$out" == *"    id  run "*"max call"* ]] && [[ "$out" == *" us "* || "$out" == *" ms "* ]]; then ok; else bad "history: $out"; fi
+# reading commands never create files; jobs, unknown jobs, formats
+run history "$T/typo.db"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"typo.db: no such history database"* ]] && [ ! -e "$T/typo.db" ]; then ok; else bad "history on a missing file: $rc $err"; fi
+ls "$DB"* | sort >"$T/before"
+run history "$DB"
+ls "$DB"* | sort >"$T/after"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"job "*"runs  last recorded"* ]] && [[ "$out" == *"nightly "*" 3  2026-11-22T02:00:00Z"* ]] && cmp -s "$T/before" "$T/after"; then ok; else bad "history jobs list: $out $(cat "$T/after")"; fi
+run history --job nope "$DB"
+if [ "$rc" -eq 2 ] && [[ "$err" == *"no job 'nope' in $DB (jobs: nightly)"* ]]; then ok; else bad "history unknown job: $rc $err"; fi
+run history -f csv --job nightly "$DB"
+if [ "$rc" -eq 0 ] && [ "$(head -1 "$T/out")" = "id,run,recorded_at,host,verdict,input_percent,max_latency_ns,p50_ns,bottleneck,top_rule" ] && [ "$(wc -l <"$T/out")" -eq 4 ]; then ok; else bad "history csv: $out"; fi
+run history -f json --job nightly "$DB"
+if [ "$rc" -eq 0 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['job']=='nightly' and len(d['runs'])==3" "$T/out"; then ok; else bad "history json: $out"; fi
+run report --no-record --timestamp yesterday -o - $AI
+if [ "$rc" -eq 2 ] && [[ "$err" == *"--timestamp 'yesterday' is not an ISO 8601 time"* ]]; then ok; else bad "report --timestamp yesterday: $rc $err"; fi
 run report --history "$DB" --job nightly --no-record -f json $Z
 if [ "$rc" -eq 0 ] && [[ "$out" == *'"kind": "bottleneck"'* ]] && [[ "$out" == *'"against": "baseline"'* ]]; then ok; else bad "report json"; fi
 run report --history "$DB" --job nightly --no-record -f md $Z
