@@ -83,6 +83,7 @@ struct tfd_plane_info {
 enum tfd_format {
 	TFD_FMT_XSPACE,
 	TFD_FMT_CHROME_JSON,
+	TFD_FMT_TF2_TRACE, /* TF 2.0 local.trace */
 };
 
 /* The extent of one step: all host events (kept or not) with this group_id. */

@@ -138,7 +138,7 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 		goto out;
 	pick_focus(hr);
 	tfd_confidence_compute(hr);
-	if (c.calls.n && h->nproduce == 0 && h->format == TFD_FMT_XSPACE)
+	if (c.calls.n && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
 		diag(a, h->name, "no Produce/Consume events: threads linked by parent_id and "
 				 "time overlap");
 out:

@@ -13,7 +13,9 @@
 
 static const char *format_name(const struct tfd_host *h)
 {
-	return h->format == TFD_FMT_XSPACE ? "xspace" : "chrome-json";
+	return h->format == TFD_FMT_XSPACE	   ? "xspace"
+	       : h->format == TFD_FMT_TF2_TRACE ? "tf2-trace"
+						 : "chrome-json";
 }
 
 static int wanted(const struct tfd_event *e, int all)
@@ -37,7 +39,9 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 		for (size_t p = 0; p < h->nplanes; p++)
 			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", h->planes[p].name,
 				       h->planes[p].nlines,
-				       h->planes[p].decoded ? "host (decoded)" : "skipped");
+				       !h->planes[p].decoded		  ? "skipped"
+				       : h->format == TFD_FMT_TF2_TRACE ? "read"
+								       : "host (decoded)");
 		tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
 			       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
 		tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);

@@ -55,7 +55,8 @@ int cmd_rules(int argc, char **argv)
 			return tfd_cli_usage("rules", "check takes one directory");
 		if (tfd_rules_load_dir(NULL, dir, &rs, &err))
 			return tfd_cli_report(&err);
-		printf("%s: %zu rules ok\n", dir, tfd_rules_count(rs));
+		printf("%s: %zu rule%s ok\n", dir, tfd_rules_count(rs),
+		       tfd_rules_count(rs) == 1 ? "" : "s");
 		tfd_rules_free(rs);
 		return 0;
 	}

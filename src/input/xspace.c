@@ -743,7 +743,7 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 	}
 	h = tfd_capture_add_host(cap, default_host);
 	host_idx = cap->nhosts - 1;
-	h->format = TFD_FMT_XSPACE;
+	h->format = TFD_FMT_TF2_TRACE;
 	h->planes = xcalloc(tr->n_devices ? tr->n_devices : 1, sizeof(*h->planes));
 	for (size_t d = 0; d < tr->n_devices; d++) {
 		const Tfdpb__Device *dev = tr->devices[d]->value;
@@ -751,6 +751,8 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 
 		pi->name = tfd_arena_intern_cstr(&cap->arena, dev && dev->name ? dev->name : "");
 		pi->nlines = dev ? dev->n_resources : 0;
+		/* a Trace has no planes to skip: every device's events are read */
+		pi->decoded = true;
 	}
 	for (size_t i = 0; i < tr->n_trace_events; i++) {
 		const Tfdpb__TraceEvent *te = tr->trace_events[i];

@@ -412,7 +412,8 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct,
 			       tfd_fmt_ns(h->wait_ns, t1, sizeof(t1)),
 			       tfd_fmt_ns(h->step_ns, t2, sizeof(t2)), h->nsteps, h->npipelines,
-			       tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3)));
+			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
+						  : "- (device pipelines only)");
 	}
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];

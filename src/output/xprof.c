@@ -108,6 +108,39 @@ void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *b)
 	cJSON_Delete(root);
 }
 
+/* The suggestion HTML as indented text: <br/> ends a line, a link keeps its
+ * text and its address, other tags go. */
+static void html_as_text(const char *h, struct tfd_buf *b)
+{
+	char href[512] = "";
+
+	tfd_buf_puts(b, "    ");
+	while (h && *h) {
+		if (strncmp(h, "<br/>", 5) == 0) {
+			h += 5;
+			tfd_buf_puts(b, *h ? "\n    " : "");
+		} else if (strncmp(h, "<a href=\"", 9) == 0) {
+			const char *e = strchr(h + 9, '"');
+			size_t n = e ? (size_t)(e - h - 9) : 0;
+
+			snprintf(href, sizeof(href), "%.*s", (int)n, h + 9);
+			h = strchr(h, '>');
+			h = h ? h + 1 : "";
+		} else if (strncmp(h, "</a>", 4) == 0) {
+			tfd_buf_printf(b, " (%s)", href);
+			h += 4;
+		} else if (*h == '<') {
+			const char *e = strchr(h, '>');
+
+			h = e ? e + 1 : "";
+		} else {
+			tfd_buf_add(b, h, 1);
+			h++;
+		}
+	}
+	tfd_buf_puts(b, "\n");
+}
+
 void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *b)
 {
 	tfd_buf_printf(b, "mode: xprof (TensorFlow tf_data_bottleneck_analysis semantics)\n%s\n",
@@ -119,14 +152,20 @@ void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *b)
 			       r->host, r->input_pipeline, (double)r->max_latency_ps / 1e6,
 			       r->iterator_name[0] ? r->iterator_name : "(none)",
 			       r->iterator_long_name, (double)r->iterator_latency_ps / 1e6);
+		if (r->iterator_name[0]) {
+			tfd_buf_puts(b, "  suggestion:\n");
+			html_as_text(r->suggestion ? r->suggestion
+						  : tfd_xprof_suggestion(tfd_xprof_type(r->iterator_name)),
+				     b);
+		}
 	}
 	for (size_t i = 0; i < x->nhosts; i++)
 		for (size_t p = 0; p < x->hosts[i].npipelines; p++) {
 			const struct tfd_xp_pipeline *pl = &x->hosts[i].pipelines[p];
 
-			tfd_buf_printf(b, "\n%s %s: %zu calls, min %.3f avg %.3f max %.3f us, %" PRId64
+			tfd_buf_printf(b, "\n%s %s: %zu call%s, min %.3f avg %.3f max %.3f us, %" PRId64
 					  " slow\n",
-				       x->hosts[i].host, pl->name, pl->nstats,
+				       x->hosts[i].host, pl->name, pl->nstats, pl->nstats == 1 ? "" : "s",
 				       (double)pl->min_latency_ps / 1e6,
 				       (double)pl->avg_latency_ps / 1e6,
 				       (double)pl->max_latency_ps / 1e6, pl->num_slow_calls);

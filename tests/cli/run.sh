@@ -168,7 +168,7 @@ rules_fail wrong-type "rule 'X1': field 'severity' must be one of"
 rules_fail dup-id "rule 'X1': duplicate id (also in $R/dup-id/a.json)"
 rules_fail unknown-family "unknown iterator family 'ParallelMapV2' (families are normalized: 'ParallelMap')"
 run rules check "$R/good"
-if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rules ok"* ]]; then ok; else bad "rules check good"; fi
+if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rule ok"* ]]; then ok; else bad "rules check good"; fi
 run rules check rules
 if [ "$rc" -eq 0 ] && [[ "$out" == "rules: "*" rules ok" ]]; then ok; else bad "rules check rules/: $err"; fi
 run rules list
@@ -363,6 +363,14 @@ run analyze "$T/shadow"
 if [[ "$err" == *"skipped ai-notebook.trace.json.gz: ai-notebook.xplane.pb holds the same capture"* ]]; then ok; else bad "shadowed trace.json: $err"; fi
 run history --help
 if [ "$rc" -eq 0 ] && [[ "$out" == "usage: tfdoctor history"* ]]; then ok; else bad "history --help: $out"; fi
+
+# small things that erode trust
+run dump tests/cases/ok/tda-mnist-linear-tf20/local.trace
+if [[ "$out" == *"local.trace (tf2-trace)"* ]] && [[ "$out" != *"skipped"* ]] && [[ "$out" == *"/host:CPU "*"read"* ]]; then ok; else bad "dump of a local.trace: $(echo "$out" | sed -n 4,6p)"; fi
+run analyze -q tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb
+if [[ "$out" == *"- (device pipelines only)"* ]] && [[ "$out" != *"  0 ns"* ]]; then ok; else bad "device-only host table: $(echo "$out" | grep -A2 '^hosts')"; fi
+run analyze -q --mode xprof examples/smdebug-zip
+if [[ "$out" == *"  suggestion:"*"https://www.tensorflow.org/guide/data_performance_analysis"* ]] && [[ "$out" == *": 1 call, min"* ]] && [[ "$out" != *"<a "* ]]; then ok; else bad "xprof text suggestion: $out"; fi
 
 # the capacity model's rule context: bursts behind a producer that keeps up
 $TFD synth -o "$T/bursty" tests/synth/42-bursty-producer.json >/dev/null
