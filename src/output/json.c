@@ -281,6 +281,31 @@ static cJSON *one_share(const struct tfd_share *s)
 	return o;
 }
 
+/* Every step's time and waiting, in time order; long captures are cut into
+ * at most 500 points of consecutive steps (sums), as a chart needs. */
+static cJSON *per_step_json(const struct tfd_host_result *h)
+{
+	cJSON *o = cJSON_CreateObject(), *pts;
+	size_t per = h->nstep_waits > 500 ? (h->nstep_waits + 499) / 500 : 1;
+
+	cJSON_AddNumberToObject(o, "steps_per_point", (double)per);
+	pts = cJSON_AddArrayToObject(o, "points");
+	for (size_t i = 0; i < h->nstep_waits; i += per) {
+		cJSON *p = cJSON_CreateObject();
+		int64_t st = 0, wt = 0;
+
+		for (size_t k = i; k < i + per && k < h->nstep_waits; k++) {
+			st += h->step_waits[k].step_ns;
+			wt += h->step_waits[k].wait_ns;
+		}
+		cJSON_AddNumberToObject(p, "first_step", (double)i);
+		add_ns(p, "step_ns", st);
+		add_ns(p, "wait_ns", wt);
+		cJSON_AddItemToArray(pts, p);
+	}
+	return o;
+}
+
 /* the input-bound share by TensorFlow's convention, the steady state and
  * every step, and the per-step distribution */
 static cJSON *share_json(const struct tfd_host_result *h)
@@ -295,6 +320,7 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	cJSON_AddItemToObject(o, "steady_state", st);
 	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all));
 	cJSON_AddBoolToObject(o, "warmup_inflated", h->warmup_inflated);
+	cJSON_AddItemToObject(o, "per_step", per_step_json(h));
 	ps = cJSON_AddObjectToObject(o, "per_step_percent");
 	cJSON_AddItemToObject(ps, "min", pct_json(h->step_pct_min));
 	cJSON_AddItemToObject(ps, "median", pct_json(h->step_pct_p50));

@@ -441,6 +441,65 @@ static const char css[] =
 	" solid #eee;padding:4px}.cp svg{max-width:100%;height:auto;display:block;margin:auto}.sev-high{color:#cf222e}.sev-medium{color:#9a6700}"
 	".muted{color:#666}";
 
+/* The current run's steps as stacked bars: waiting for input (orange) and
+ * the rest (grey), so a reader sees whether waiting is steady or spiky. At
+ * most 250 bars: longer captures are cut into groups of consecutive steps. */
+static void step_chart(struct tfd_buf *b, const struct tfd_host_result *h)
+{
+	const double W = 1000, H = 170, L = 60, R = 20, T = 30, B = 24;
+	size_t n, per;
+	double maxv = 0, bw;
+
+	if (!h || !h->nstep_waits) {
+		tfd_buf_puts(b, "<p class=\"muted\">No step markers in this capture: no per-step "
+				"view.</p>\n");
+		return;
+	}
+	per = h->nstep_waits > 250 ? (h->nstep_waits + 249) / 250 : 1;
+	n = (h->nstep_waits + per - 1) / per;
+	for (size_t i = 0; i < n; i++) {
+		double t = 0;
+
+		for (size_t k = i * per; k < (i + 1) * per && k < h->nstep_waits; k++)
+			t += (double)h->step_waits[k].step_ns;
+		if (t > maxv)
+			maxv = t;
+	}
+	if (maxv <= 0)
+		maxv = 1;
+	bw = (W - L - R) / (double)n;
+	tfd_buf_printf(b, "<h3>Steps of this run</h3>\n<svg id=\"per-step\" class=\"chart\" "
+			  "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+			  "preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"step "
+			  "time split into waiting for input and the rest\"><text x=\"%.0f\" y=\"18\" "
+			  "class=\"ct\">step time: waiting for input (orange) and the rest (grey)%s"
+			  "</text>",
+		       W, H, L, per > 1 ? ", consecutive steps grouped" : "");
+	tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">"
+			  "%.3g ms</text>",
+		       L - 6, T + 4, maxv / 1e6);
+	for (size_t i = 0; i < n; i++) {
+		double t = 0, w = 0, x = L + bw * (double)i, ht, hw;
+
+		for (size_t k = i * per; k < (i + 1) * per && k < h->nstep_waits; k++) {
+			t += (double)h->step_waits[k].step_ns;
+			w += (double)h->step_waits[k].wait_ns;
+		}
+		ht = (H - T - B) * t / maxv;
+		hw = (H - T - B) * w / maxv;
+		tfd_buf_printf(b, "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting"
+				  "</title><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+				  "fill=\"#c8ccd1\"/><rect class=\"wait\" x=\"%.2f\" y=\"%.2f\" "
+				  "width=\"%.2f\" height=\"%.2f\" fill=\"#d4750b\"/></g>",
+			       i * per, per > 1 ? "+" : "", t / 1e6, t > 0 ? 100 * w / t : 0.0, x,
+			       H - B - ht, bw * 0.85, ht - hw, x, H - B - hw, bw * 0.85, hw);
+	}
+	tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\">first step</text>"
+			  "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">last "
+			  "step</text></svg>\n",
+		       L, H - 8, W - R, H - 8);
+}
+
 /* One sentence per job: the verdict, the bottleneck, the first thing to change. */
 static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
@@ -606,14 +665,21 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "</div>\n");
 		}
 		/* trends */
-		tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s%s</h3>\n<div class=\"charts\">",
-			       job->nrecorded, job->nrecorded == 1 ? "" : "s",
-			       job->nrecorded < job->nhistory ? " and this one (not recorded)" : "");
+		if (!job->nrecorded)
+			tfd_buf_puts(b, "<h3>Trend: this run only (not recorded)</h3>\n"
+					"<div class=\"charts\">");
+		else
+			tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s%s</h3>\n"
+					  "<div class=\"charts\">",
+				       job->nrecorded, job->nrecorded == 1 ? "" : "s",
+				       job->nrecorded < job->nhistory ? " and this one (not recorded)"
+								      : "");
 		svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms",
 			  job->history, job->nhistory, lat_names, lat_colors, lat_ms, 3);
 		svg_chart(b, "trend-input", "step time waiting for input", "%", job->history,
 			  job->nhistory, in_names, in_colors, input_pct, 1);
 		tfd_buf_puts(b, "</div>\n");
+		step_chart(b, a->nhosts ? &a->hosts[0] : NULL);
 		/* critical path */
 		tfd_buf_puts(b, "<h3>Critical path</h3>\n");
 		if (job->critpath_svg) {

@@ -68,6 +68,9 @@ if [ -z "$twice" ] && [ -s "$T/regs" ]; then ok; else bad "regression facts list
 # the page starts with one sentence per job: verdict, bottleneck, first change
 if grep -q '<li class="job-summary"><b>nightly</b>: <span class="bad">HIGHLY input-bound</span>.*bottleneck ParallelMap; first change: ' "$T/dom.html"; then ok; else bad "no summary sentence at the top"; keep_shot; fi
 
+# the per-step view: a stacked bar per step, waiting for input in orange
+if grep -q '<svg id="per-step"' "$T/dom.html" && grep -q 'class="wait"' "$T/dom.html"; then ok; else bad "no per-step chart"; fi
+
 # 1. the screenshot is a real picture: many non-white pixels, several colours
 if [ -s "$T/shot.png" ] && python3 - "$T/shot.png" <<'PY'
 import struct, sys, zlib

@@ -37,6 +37,8 @@ want() {
 	else
 		if ! grep -q "warm-up:" "$T/r.txt" && ! grep -q '"TFD-H03"' "$T/r.json"; then ok; else bad "$name: unexpected warm-up line"; fi
 	fi
+	# the per-step view is there: one point per step (up to 500)
+	if grep -q '"steps_per_point": 1' "$T/r.json" && [ "$(grep -c '"first_step": ' "$T/r.json")" -ge 5 ]; then ok; else bad "$name: no per-step points"; fi
 	# the per-step distribution is there
 	if grep -q '"per_step_percent"' "$T/r.json" && grep -q '"median": ' "$T/r.json"; then ok; else bad "$name: no per-step distribution"; fi
 	# --fail-on input-bound follows the verdict
