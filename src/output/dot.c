@@ -62,6 +62,53 @@ static void stage_params(const struct tfd_stage *s, char *buf, size_t len)
 	}
 }
 
+/* "Map #2" when another stage of the pipeline has the same short name (in
+ * pre-order: #1 is the outer one); the tooltip has the long name. */
+static void shown_name(const struct tfd_pipeline *p, size_t i, char *buf, size_t len)
+{
+	size_t same = 0, k = 0;
+
+	for (size_t j = 0; j < p->nstages; j++)
+		if (strcmp(p->stages[j].name, p->stages[i].name) == 0) {
+			same++;
+			if (j <= i)
+				k++;
+		}
+	if (same > 1)
+		snprintf(buf, len, "%s #%zu", p->stages[i].name, k);
+	else
+		snprintf(buf, len, "%s", p->stages[i].name);
+}
+
+/* A legend box (an HTML-like table) instead of a caption line. */
+static void legend(Agraph_t *g, bool bound)
+{
+	Agraph_t *lg = agsubg(g, (char *)"cluster_legend", 1);
+	Agnode_t *n = agnode(lg, (char *)"legend", 1);
+	char html[1600];
+
+	agsafeset(lg, (char *)"label", (char *)"legend", (char *)"");
+	agsafeset(lg, (char *)"style", (char *)"rounded", (char *)"");
+	agsafeset(lg, (char *)"color", (char *)"gray60", (char *)"");
+	snprintf(html, sizeof(html),
+		 "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"4\" CELLPADDING=\"4\">"
+		 "<TR><TD COLOR=\"%s\" BORDER=\"3\">%s</TD></TR>"
+		 "<TR><TD BGCOLOR=\"0.08 0.85 1.000\">threads busy (white: idle, orange: "
+		 "saturated)</TD></TR>"
+		 "<TR><TD BORDER=\"3\">critical path (latency view)</TD></TR>"
+		 "<TR><TD STYLE=\"dashed\" COLOR=\"gray\">other stages</TD></TR>"
+		 "<TR><TD COLOR=\"#3465a4\" STYLE=\"dashed\">async edge: the input runs on "
+		 "other threads</TD></TR></TABLE>",
+		 bound ? "red" : "gray40",
+		 bound ? "the bottleneck: limits throughput"
+		       : "the slowest stage (the host is not input-bound)");
+	agsafeset(n, (char *)"shape", (char *)"plaintext", (char *)"");
+	agsafeset(n, (char *)"label", agstrdup_html(g, html), (char *)"");
+	agsafeset(n, (char *)"style", (char *)"", (char *)"");
+	agsafeset(n, (char *)"color", (char *)"black", (char *)"");
+	agsafeset(n, (char *)"fillcolor", (char *)"white", (char *)"");
+}
+
 static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
 	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
@@ -79,15 +126,9 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 								 ? "MODERATELY"
 								 : "NOT",
 			 h->input_pct);
-	snprintf(title, sizeof(title),
-		 "%s %s (%s): %s; %" PRIu64 " root call%s, max %s\\n"
-		 "fill: how busy the stage's threads are; %s; bold: critical path (latency "
-		 "view); dashed edges: other thread",
+	snprintf(title, sizeof(title), "%s %s (%s): %s; %" PRIu64 " root call%s, max %s",
 		 h->host->name, p->name, p->stages[0].long_name, verdict, p->ncalls,
-		 p->ncalls == 1 ? "" : "s", tfd_fmt_ns(p->max_ns, t1, sizeof(t1)),
-		 bound ? "red outline: the bottleneck (limits throughput)"
-		       : "grey outline: the slowest stage (not a problem: the host is not "
-			 "input-bound)");
+		 p->ncalls == 1 ? "" : "s", tfd_fmt_ns(p->max_ns, t1, sizeof(t1)));
 	set(g, "label", title);
 	set(g, "labelloc", "t");
 	set(g, "rankdir", "TB");
@@ -103,9 +144,10 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 	agattr(g, AGEDGE, (char *)"color", (char *)"black");
 	agattr(g, AGEDGE, (char *)"penwidth", (char *)"1");
 	agattr(g, AGEDGE, (char *)"label", (char *)"");
+	legend(g, bound);
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
-		char name[32], label[1024];
+		char name[32], label[1024], shown[160];
 		Agnode_t *n;
 
 		snprintf(name, sizeof(name), "s%zu", i);
@@ -142,9 +184,10 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 					 "\\nfunction work not captured");
 			util = fmin(1.0, fg->known ? fg->utilization : 0);
 		}
+		shown_name(p, i, shown, sizeof(shown));
 		snprintf(label, sizeof(label),
 			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)%s",
-			 s->name, s->is_async ? " (async)" : "", s->calls_all,
+			 shown, s->is_async ? " (async)" : "", s->calls_all,
 			 s->calls_all == 1 ? "" : "s",
 			 tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
 			 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),

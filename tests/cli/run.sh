@@ -364,6 +364,13 @@ if [[ "$err" == *"skipped ai-notebook.trace.json.gz: ai-notebook.xplane.pb holds
 run history --help
 if [ "$rc" -eq 0 ] && [[ "$out" == "usage: tfdoctor history"* ]]; then ok; else bad "history --help: $out"; fi
 
+# pictures that agree with the verdict: legend, same-named stages told apart
+run dot examples/smdebug-8gpu
+if [[ "$out" == *"cluster_legend"* ]] && [[ "$out" == *'label="Map #1'* ]] && [[ "$out" == *'label="Map #2'* ]] &&
+	[[ "$out" == *"HIGHLY input-bound (21.7% waiting)"* ]] && [[ "$out" == *"parallelism 32"* ]]; then ok; else bad "dot legend and names"; fi
+run dot examples/ai-notebook/ai-notebook.xplane.pb
+if [[ "$out" == *"NOT input-bound"* ]] && [[ "$out" != *"color=red"* ]] && [[ "$out" == *"the slowest stage (the host is not input-bound)"* ]]; then ok; else bad "dot of a host that is not input-bound paints red"; fi
+
 # small things that erode trust
 run dump tests/cases/ok/tda-mnist-linear-tf20/local.trace
 if [[ "$out" == *"local.trace (tf2-trace)"* ]] && [[ "$out" != *"skipped"* ]] && [[ "$out" == *"/host:CPU "*"read"* ]]; then ok; else bad "dump of a local.trace: $(echo "$out" | sed -n 4,6p)"; fi
