@@ -42,7 +42,8 @@ UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
-.PHONY: all deps demo check clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update
+.PHONY: all deps demo check clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
+	install uninstall
 all: $(BIN)
 
 deps:
@@ -101,11 +102,29 @@ SUITES = \
 	'fuzz=B=$(B) tests/fuzz/run.sh' \
 	'browser=TFD=$(BIN) tests/browser/run.sh' \
 	'harness=tests/harness/run.sh' \
-	'layout=tests/layout/run.sh'
+	'layout=tests/layout/run.sh' \
+	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
 	@tests/check.sh $(B)/check $(SUITES)
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] -----------------
+PREFIX ?= /usr/local
+MAN := $(B)/tfdoctor.1
+VERSION = $(shell sed -n 's/.*TFD_VERSION "\(.*\)".*/\1/p' include/tfd/version.h)
+
+$(MAN): README.md scripts/make-man.sh include/tfd/version.h
+	@mkdir -p $(dir $@)
+	./scripts/make-man.sh README.md "$(VERSION)" > $@.tmp && mv $@.tmp $@
+
+install: $(BIN) $(MAN)
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+	install -m 755 $(BIN) "$(DESTDIR)$(PREFIX)/bin/tfdoctor"
+	install -m 644 $(MAN) "$(DESTDIR)$(PREFIX)/share/man/man1/tfdoctor.1"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/tfdoctor" "$(DESTDIR)$(PREFIX)/share/man/man1/tfdoctor.1"
 
 # ---- fuzzing ------------------------------------------------------------------
 FUZZ_TARGETS := xspace chrome rules
