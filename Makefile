@@ -103,6 +103,7 @@ SUITES = \
 	'browser=TFD=$(BIN) tests/browser/run.sh' \
 	'harness=tests/harness/run.sh' \
 	'layout=tests/layout/run.sh' \
+	'watch=TFD=$(BIN) tests/watch/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps

@@ -18,6 +18,7 @@ static const struct tfd_cmd cmds[] = {
 	{"dot", cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
 	{"report", cmd_report, "nightly pipeline-health report with history and regressions"},
 	{"history", cmd_history, "check a report history database and list its runs"},
+	{"watch", cmd_watch, "analyze each new profiler run as soon as it is complete"},
 	{"synth", cmd_synth, "write realistic captures from a pipeline description"},
 	{"rules", cmd_rules, "list the rule table, or check a directory of rule files"},
 };

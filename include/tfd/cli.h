@@ -20,6 +20,7 @@ int cmd_rules(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */

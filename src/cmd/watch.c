@@ -1,0 +1,645 @@
+/* watch.c - `tfdoctor watch`: recommendations right after a capture.
+ *
+ * Watches TensorBoard log directories for new runs under plugins/profile and
+ * analyzes each run once it is complete: it has the expected number of host
+ * files (--hosts, else at least one), none of them has changed for --settle
+ * seconds, and it loads. inotify wakes the loop early on Linux; the scan
+ * runs every --poll seconds either way, so a missed event only delays. A
+ * file still being written is never analyzed half-way; a run that does not
+ * complete within --timeout is reported once with what is missing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "tfd/analysis.h"
+#include "tfd/buf.h"
+#include "tfd/capture.h"
+#include "tfd/cli.h"
+#include "tfd/history.h"
+#include "tfd/nightly.h"
+#include "tfd/outfile.h"
+#include "tfd/render.h"
+#include "tfd/rules.h"
+#include "tfd/vec.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct wfile {
+	char *name;
+	bool present; /* seen in the last scan */
+	off_t size;
+	double changed; /* when its size or mtime last changed */
+	time_t mtime;
+};
+
+enum run_state { RUN_WAITING, RUN_DONE, RUN_SKIPPED, RUN_TIMED_OUT };
+
+struct wrun {
+	char *dir, *name;
+	enum run_state state;
+	double first_seen;
+	VEC(struct wfile) files;
+	bool seen; /* found in this scan */
+};
+
+struct watch {
+	const char *format, *out_dir, *exec, *history, *job, *rules_dir;
+	double poll, settle, timeout;
+	int hosts, quiet;
+	bool once, existing;
+	const struct tfd_ruleset *rules;
+	VEC(struct wrun) runs;
+	int ino;
+	size_t analyzed;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void say(const struct watch *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(const struct watch *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->quiet)
+		return;
+	fputs("tfdoctor: watch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static bool is_capture_file(const char *n)
+{
+	static const char *const suf[] = {".xplane.pb", ".xplane.pb.gz", ".trace.json",
+					  ".trace.json.gz"};
+	size_t l = strlen(n);
+
+	for (size_t i = 0; i < sizeof(suf) / sizeof(suf[0]); i++) {
+		size_t k = strlen(suf[i]);
+
+		if (l > k && strcmp(n + l - k, suf[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct wrun *find_run(struct watch *w, const char *dir)
+{
+	for (size_t i = 0; i < w->runs.n; i++)
+		if (strcmp(w->runs.v[i].dir, dir) == 0)
+			return &w->runs.v[i];
+	return NULL;
+}
+
+static void free_files(struct wrun *r)
+{
+	for (size_t i = 0; i < r->files.n; i++)
+		free(r->files.v[i].name);
+	r->files.n = 0;
+}
+
+/* Refresh a run's files: sizes and the time each last changed. */
+static void scan_files(struct wrun *r, double t)
+{
+	DIR *d = opendir(r->dir);
+	struct dirent *de;
+
+	for (size_t i = 0; i < r->files.n; i++)
+		r->files.v[i].present = false; /* gone unless seen again */
+	while (d && (de = readdir(d)) != NULL) {
+		char p[4096];
+		struct stat st;
+		struct wfile *f = NULL;
+
+		if (de->d_name[0] == '.' || !is_capture_file(de->d_name))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", r->dir, de->d_name);
+		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (size_t i = 0; i < r->files.n && !f; i++)
+			if (strcmp(r->files.v[i].name, de->d_name) == 0)
+				f = &r->files.v[i];
+		if (!f) {
+			struct wfile nf = {xstrdup(de->d_name), false, -1, t, 0};
+
+			vec_push(&r->files, nf);
+			f = &r->files.v[r->files.n - 1];
+		}
+		if (f->size != st.st_size || f->mtime != st.st_mtime)
+			f->changed = t;
+		f->size = st.st_size;
+		f->mtime = st.st_mtime;
+		f->present = true;
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < r->files.n;) /* removed or renamed away */
+		if (!r->files.v[i].present) {
+			free(r->files.v[i].name);
+			r->files.v[i] = r->files.v[--r->files.n];
+		} else {
+			i++;
+		}
+}
+
+static void add_watch(struct watch *w, const char *dir)
+{
+	if (w->ino >= 0)
+		(void)inotify_add_watch(w->ino, dir,
+					IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO |
+						IN_MOVED_FROM | IN_DELETE);
+}
+
+/* Every run directory under dir/.../plugins/profile (4 levels down). */
+static void find_runs(struct watch *w, const char *dir, int depth, double t, bool initial)
+{
+	DIR *d;
+	struct dirent *de;
+	char p[4096];
+
+	if (depth < 0 || !(d = opendir(dir)))
+		return;
+	add_watch(w, dir);
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (strcmp(de->d_name, "profile") == 0 && strlen(dir) >= 8 &&
+		    strcmp(dir + strlen(dir) - 8, "/plugins") == 0) {
+			DIR *pd = opendir(p);
+			struct dirent *re;
+
+			add_watch(w, p);
+			while (pd && (re = readdir(pd)) != NULL) {
+				char rp[4096];
+				struct wrun *r;
+
+				if (re->d_name[0] == '.')
+					continue;
+				if (snprintf(rp, sizeof(rp), "%s/%s", p, re->d_name) >=
+				    (int)sizeof(rp))
+					continue;
+				if (stat(rp, &st) != 0 || !S_ISDIR(st.st_mode))
+					continue;
+				r = find_run(w, rp);
+				if (!r) {
+					struct wrun nr;
+
+					memset(&nr, 0, sizeof(nr));
+					nr.dir = xstrdup(rp);
+					nr.name = xstrdup(re->d_name);
+					nr.first_seen = t;
+					nr.state = initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
+					vec_push(&w->runs, nr);
+					r = &w->runs.v[w->runs.n - 1];
+					if (nr.state == RUN_WAITING && !initial)
+						say(w, "new run '%s' (%s)", r->name, r->dir);
+				}
+				r->seen = true;
+				add_watch(w, rp);
+			}
+			if (pd)
+				closedir(pd);
+		} else {
+			find_runs(w, p, depth - 1, t, initial);
+		}
+	}
+	closedir(d);
+}
+
+/* The run's report path under --out-dir. */
+static void report_path(const struct watch *w, const struct wrun *r, char *buf, size_t len)
+{
+	const char *ext = strcmp(w->format, "json") == 0 ? "json"
+			  : strcmp(w->format, "md") == 0   ? "md"
+							   : "txt";
+
+	snprintf(buf, len, "%s/%s.%s", w->out_dir, r->name, ext);
+}
+
+/* Render the analysis of a complete run; md is the nightly report's. */
+static enum tfd_status render(const struct watch *w, const struct wrun *r,
+			      const struct tfd_analysis *an, const struct tfd_findings *fs,
+			      struct tfd_job *job, struct tfd_buf *b, struct tfd_err *err)
+{
+	struct tfd_history *db = NULL;
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tmv;
+	enum tfd_status st = TFD_OK;
+
+	gmtime_r(&t, &tmv);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+	job->name = w->job ? w->job : r->name;
+	job->analysis = an;
+	job->findings = fs;
+	tfd_nightly_record(job, r->name, r->dir, stamp);
+	if (w->history) {
+		struct tfd_hist_run rec;
+
+		st = tfd_history_open(w->history, &db, err);
+		if (!st) {
+			rec = job->current;
+			st = tfd_history_record(db, &rec, 1, err);
+			job->current.id = rec.id;
+		}
+	}
+	if (!st)
+		st = tfd_nightly_window(job, db, db != NULL, NULL, 60, err);
+	if (!st)
+		tfd_nightly_compare(job, 20.0);
+	tfd_history_close(db);
+	if (st)
+		return st;
+	if (strcmp(w->format, "json") == 0)
+		tfd_render_json(an, fs, b);
+	else if (strcmp(w->format, "md") == 0)
+		tfd_nightly_md(job, 1, b);
+	else
+		tfd_render_text(an, fs, b);
+	if (strcmp(w->format, "text") == 0)
+		tfd_buf_escape_controls(b);
+	return TFD_OK;
+}
+
+/* --exec CMD with the report and the verdict in the environment. */
+static void run_exec(const struct watch *w, const struct wrun *r, const char *report,
+		     const struct tfd_analysis *an)
+{
+	const struct tfd_host_result *h = an->nhosts ? &an->hosts[0] : NULL;
+	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		setenv("TFDOCTOR_RUN", r->name, 1);
+		setenv("TFDOCTOR_RUN_DIR", r->dir, 1);
+		setenv("TFDOCTOR_REPORT", report, 1);
+		setenv("TFDOCTOR_VERDICT", h ? tfd_bound_name(h->bound) : "unknown", 1);
+		setenv("TFDOCTOR_BOTTLENECK", p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name
+								      : "",
+		       1);
+		execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		say(w, "--exec for run '%s' could not run: %s", r->name, strerror(errno));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		say(w, "--exec for run '%s' failed (status %d)", r->name,
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Analyze a complete run and deliver the result. The capture is loaded
+ * already (cap): that it loads is part of being complete. */
+static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
+{
+	struct tfd_analysis *an = NULL;
+	struct tfd_findings fs = {0};
+	struct tfd_job job;
+	struct tfd_buf b;
+	struct tfd_err err = {0};
+	char path[4200] = "-";
+
+	memset(&job, 0, sizeof(job));
+	tfd_buf_init(&b);
+	if (tfd_analyze(cap, NULL, &an, &err)) {
+		tfd_err_prefix(&err, "run '%s'", r->name);
+		tfd_cli_report(&err);
+		goto out;
+	}
+	tfd_rules_eval(w->rules, an, &fs);
+	if (render(w, r, an, &fs, &job, &b, &err)) {
+		tfd_cli_report(&err);
+		goto out;
+	}
+	if (w->out_dir)
+		report_path(w, r, path, sizeof(path));
+	else if (w->runs.n > 1 || w->analyzed)
+		printf("== run %s\n", r->name);
+	if (tfd_output_write(path, b.s, b.len, &err)) {
+		tfd_cli_report(&err);
+		goto out;
+	}
+	w->analyzed++;
+	say(w, "analyzed run '%s' (%zu host%s)%s%s", r->name, cap->nhosts,
+	    cap->nhosts == 1 ? "" : "s", w->out_dir ? ": " : "", w->out_dir ? path : "");
+	if (w->exec)
+		run_exec(w, r, path, an);
+out:
+	tfd_nightly_job_release(&job);
+	tfd_findings_free(&fs);
+	tfd_analysis_free(an);
+	tfd_buf_release(&b);
+}
+
+/* Hosts present: file names less their capture suffix, counted once. */
+static size_t count_hosts(const struct wrun *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->files.n; i++) {
+		const char *a = r->files.v[i].name;
+		size_t la = strcspn(a, "."), dup = 0;
+
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = strncmp(r->files.v[k].name, a, la) == 0 &&
+			      strcspn(r->files.v[k].name, ".") == la;
+		n += !dup;
+	}
+	return n;
+}
+
+/* Why run r is not complete yet (empty when it is, as far as files go). */
+static void missing(const struct watch *w, const struct wrun *r, double t, bool by_mtime,
+		    char *buf, size_t len)
+{
+	size_t hosts = count_hosts(r);
+	time_t wall = time(NULL);
+
+	buf[0] = '\0';
+	if (!r->files.n) {
+		snprintf(buf, len, "no capture files yet");
+		return;
+	}
+	if (w->hosts > 0 && hosts < (size_t)w->hosts) {
+		snprintf(buf, len, "%zu of %d hosts", hosts, w->hosts);
+		return;
+	}
+	for (size_t i = 0; i < r->files.n; i++) {
+		const struct wfile *f = &r->files.v[i];
+		bool settled = by_mtime ? difftime(wall, f->mtime) >= w->settle
+					: t - f->changed >= w->settle;
+
+		if (!settled) {
+			snprintf(buf, len, "%s is still being written", f->name);
+			return;
+		}
+	}
+}
+
+/* Check one waiting run; analyze it once it is complete. */
+static void check_run(struct watch *w, struct wrun *r, double t)
+{
+	char why[1100];
+	const char *paths[1] = {r->dir};
+	struct tfd_load_opts lo = {0};
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+
+	scan_files(r, t);
+	missing(w, r, t, w->once, why, sizeof(why));
+	if (!why[0]) {
+		if (tfd_capture_load(paths, 1, &lo, &cap, &err) == TFD_OK) {
+			r->state = RUN_DONE;
+			deliver(w, r, cap);
+			tfd_capture_free(cap);
+			return;
+		}
+		snprintf(why, sizeof(why), "does not load: %.*s", (int)(sizeof(why) - 20), err.msg);
+	}
+	if (w->once) {
+		r->state = RUN_SKIPPED;
+		say(w, "run '%s' is not complete: %s", r->name, why);
+	} else if (w->timeout > 0 && t - r->first_seen >= w->timeout) {
+		r->state = RUN_TIMED_OUT;
+		fprintf(stderr, "tfdoctor: watch: run '%s' incomplete after %.0f s: %s\n", r->name,
+			t - r->first_seen, why);
+	}
+}
+
+static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
+{
+	double t = now_s();
+
+	for (size_t i = 0; i < w->runs.n; i++)
+		w->runs.v[i].seen = false;
+	for (size_t i = 0; i < nroots; i++)
+		find_runs(w, roots[i], 4, t, initial);
+	for (size_t i = 0; i < w->runs.n;) {
+		struct wrun *r = &w->runs.v[i];
+
+		if (!r->seen) { /* removed or renamed away */
+			if (r->state == RUN_WAITING)
+				say(w, "run '%s' was removed before it completed", r->name);
+			free_files(r);
+			vec_free(&r->files);
+			free(r->dir);
+			free(r->name);
+			*r = w->runs.v[--w->runs.n];
+			continue;
+		}
+		if (r->state == RUN_WAITING && !initial) {
+			char rp[4200];
+			struct stat st;
+
+			/* with --once, a report already in --out-dir means done */
+			if (w->once && w->out_dir) {
+				report_path(w, r, rp, sizeof(rp));
+				if (stat(rp, &st) == 0) {
+					r->state = RUN_DONE;
+					i++;
+					continue;
+				}
+			}
+			check_run(w, r, t);
+		}
+		i++;
+	}
+}
+
+/* Sleep until the poll interval ends or inotify says something changed. */
+static void wait_a_bit(struct watch *w)
+{
+	struct pollfd pf = {w->ino, POLLIN, 0};
+	char buf[4096];
+
+	if (w->ino < 0) {
+		struct timespec ts = {(time_t)w->poll, (long)((w->poll - floor(w->poll)) * 1e9)};
+
+		nanosleep(&ts, NULL);
+		return;
+	}
+	if (poll(&pf, 1, (int)(w->poll * 1000)) > 0)
+		while (read(w->ino, buf, sizeof(buf)) > 0)
+			;
+}
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: tfdoctor watch [options] LOGDIR...\n"
+		"\n"
+		"Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\n"
+		"once it is complete: every host file unchanged for --settle seconds (and\n"
+		"--hosts of them, when given), and it loads. Runs present at the start are\n"
+		"skipped unless --existing. Stops on SIGINT or SIGTERM.\n"
+		"\n"
+		"  -f, --format FMT    text (default), json, or md (the nightly report's)\n"
+		"  --out-dir DIR       write each run's report to DIR/RUN.txt|json|md\n"
+		"                      (atomically) instead of standard output\n"
+		"  --exec CMD          run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
+		"                      TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT and\n"
+		"                      TFDOCTOR_BOTTLENECK in its environment\n"
+		"  --history DB        also record each run as 'report --history' does\n"
+		"  --job NAME          the job name to record (default: the run's name)\n"
+		"  --hosts N           a run is complete with N host files\n"
+		"  --settle SECONDS    files unchanged this long are complete (default 5)\n"
+		"  --poll SECONDS      scan this often (default 1; inotify wakes it earlier)\n"
+		"  --timeout SECONDS   report a run still incomplete after this long (default\n"
+		"                      600; 0: never)\n"
+		"  --existing          also analyze the runs present at the start\n"
+		"  --once              analyze the complete runs present now and exit (for\n"
+		"                      cron; with --out-dir, runs with a report are skipped)\n"
+		"  --rules DIR         as for analyze\n"
+		"  -q, --quiet         no progress lines on standard error\n");
+}
+
+static int parse_secs(const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || !(v >= 0) || v > 1e6)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"format", required_argument, NULL, 'f'},  {"out-dir", required_argument, NULL, 'O'},
+		{"exec", required_argument, NULL, 'X'},    {"history", required_argument, NULL, 'D'},
+		{"job", required_argument, NULL, 'J'},     {"hosts", required_argument, NULL, 'n'},
+		{"settle", required_argument, NULL, 's'},  {"poll", required_argument, NULL, 'p'},
+		{"timeout", required_argument, NULL, 't'}, {"existing", no_argument, NULL, 'e'},
+		{"once", no_argument, NULL, '1'},          {"rules", required_argument, NULL, 'R'},
+		{"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	struct watch w;
+	struct tfd_ruleset *rules = NULL;
+	struct tfd_err err = {0};
+	struct sigaction sa;
+	int c;
+
+	memset(&w, 0, sizeof(w));
+	w.format = "text";
+	w.poll = 1;
+	w.settle = 5;
+	w.timeout = 600;
+	w.ino = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': w.format = optarg; break;
+		case 'O': w.out_dir = optarg; break;
+		case 'X': w.exec = optarg; break;
+		case 'D': w.history = optarg; break;
+		case 'J': w.job = optarg; break;
+		case 'R': w.rules_dir = optarg; break;
+		case 'e': w.existing = true; break;
+		case '1': w.once = true; break;
+		case 'q': w.quiet = 1; break;
+		case 'n':
+			w.hosts = atoi(optarg);
+			if (w.hosts < 1)
+				return tfd_cli_usage("watch", "--hosts needs a number >= 1");
+			break;
+		case 's': case 'p': case 't': {
+			double *v = c == 's' ? &w.settle : c == 'p' ? &w.poll : &w.timeout;
+
+			if (parse_secs(optarg, v) || (c == 'p' && *v < 0.01))
+				return tfd_cli_usage("watch", "'%s' is not a number of seconds", optarg);
+			break;
+		}
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return tfd_cli_bad_option("watch", lopts, "f:qh", argv);
+		}
+	}
+	if (strcmp(w.format, "text") && strcmp(w.format, "json") && strcmp(w.format, "md"))
+		return tfd_cli_usage("watch", "unknown format '%s' (text, json or md)", w.format);
+	if (optind >= argc)
+		return tfd_cli_usage("watch", "no log directory given");
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+
+		if (stat(argv[i], &st) != 0 || !S_ISDIR(st.st_mode))
+			return tfd_cli_usage("watch", "'%s' is not a directory", argv[i]);
+	}
+	if (w.out_dir && mkdir(w.out_dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "tfdoctor: %s: %s\n", w.out_dir, strerror(errno));
+		return 1;
+	}
+	if (tfd_rules_load_default(w.rules_dir, &rules, &err))
+		return tfd_cli_report(&err);
+	w.rules = rules;
+	if (w.once)
+		w.existing = true;
+	else
+		w.ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	tick(&w, argv + optind, (size_t)(argc - optind), true);
+	if (!w.once)
+		say(&w, "watching %d director%s (%zu run%s present%s)", argc - optind,
+		    argc - optind == 1 ? "y" : "ies", w.runs.n, w.runs.n == 1 ? "" : "s",
+		    w.existing ? "" : ", skipped");
+	while (!stop) {
+		tick(&w, argv + optind, (size_t)(argc - optind), false);
+		fflush(stdout);
+		if (w.once)
+			break;
+		wait_a_bit(&w);
+	}
+	if (stop)
+		say(&w, "stopped");
+	for (size_t i = 0; i < w.runs.n; i++) {
+		free_files(&w.runs.v[i]);
+		vec_free(&w.runs.v[i].files);
+		free(w.runs.v[i].dir);
+		free(w.runs.v[i].name);
+	}
+	vec_free(&w.runs);
+	if (w.ino >= 0)
+		close(w.ino);
+	tfd_rules_free(rules);
+	return 0;
+}

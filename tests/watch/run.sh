@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tfdoctor watch: exactly one analysis per complete run, none of a partial
+# file, one line for a run that never completes, clean exit on SIGTERM.
+# Small settle and poll times keep it to a few seconds.
+# Ends with "watch: N passed, N failed".
+set -u
+SUITE=watch
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+TFD=${TFD:-build/rel/tfdoctor}
+X=examples/smdebug-8gpu/ip-172-31-19-241.trace.json
+A=examples/ai-notebook/ai-notebook.xplane.pb
+L=$T/logs
+P=$L/job/train/plugins/profile
+mkdir -p "$P/old" "$T/chunks" "$T/reports"
+cp $A "$P/old/"
+split -b 100000 $X "$T/chunks/c"
+
+# 1. one watcher: a slow writer, a truncated file, a run removed mid-way
+export TFD_TEST_EXEC_LOG=$T/exec.log
+$TFD watch --settle 1 --poll 0.2 --timeout 5 -f json --out-dir "$T/reports" \
+	--exec 'echo "$TFDOCTOR_RUN|$TFDOCTOR_VERDICT|$TFDOCTOR_BOTTLENECK|$TFDOCTOR_REPORT" >>"$TFD_TEST_EXEC_LOG"' \
+	"$L" >"$T/w1.out" 2>"$T/w1.err" &
+W1=$!
+sleep 0.6
+( # slow writer: pauses (0.4 s) longer than the poll, shorter than the settle time
+	mkdir -p "$P/slow"
+	for c in "$T"/chunks/c*; do cat "$c" >>"$P/slow/worker.trace.json"; sleep 0.4; done
+) &
+( # a truncated capture that never completes
+	mkdir -p "$P/broken"
+	head -c 20000 $A >"$P/broken/h.xplane.pb"
+) &
+( # a run that goes away before it completes
+	mkdir -p "$P/gone"
+	head -c 5000 $X >"$P/gone/g.trace.json"
+	sleep 0.3
+	rm -rf "$P/gone"
+) &
+wait %2 %3 %4 2>/dev/null
+sleep 6.5
+kill -TERM $W1
+wait $W1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "watch: stopped" "$T/w1.err"; then ok; else bad "SIGTERM: exit $rc $(tail -2 "$T/w1.err")"; fi
+if [ "$(grep -c "analyzed run" "$T/w1.err")" -eq 1 ] && grep -q "analyzed run 'slow' (1 host)" "$T/w1.err"; then ok; else bad "analyses: $(cat "$T/w1.err")"; fi
+# the report is of the whole file, never a part of it
+$TFD analyze -q -f json "$P/slow" >"$T/full.json"
+if cmp -s "$T/full.json" "$T/reports/slow.json"; then ok; else bad "the report is not of the complete capture"; fi
+if [ "$(grep -c "run 'broken' incomplete after" "$T/w1.err")" -eq 1 ] && grep -q "incomplete after .*does not load" "$T/w1.err" && [ ! -e "$T/reports/broken.json" ]; then ok; else bad "incomplete run: $(cat "$T/w1.err")"; fi
+if ! grep -q "analyzed run 'gone'" "$T/w1.err" && [ ! -e "$T/reports/gone.json" ]; then ok; else bad "removed run analyzed"; fi
+if ! grep -q "analyzed run 'old'" "$T/w1.err" && [ ! -e "$T/reports/old.json" ]; then ok; else bad "a run present at the start was analyzed"; fi
+if [ "$(cat "$T/exec.log" 2>/dev/null)" = "slow|highly|Map|$T/reports/slow.json" ]; then ok; else bad "--exec environment: $(cat "$T/exec.log" 2>/dev/null)"; fi
+
+# 2. hosts arriving at different times: --hosts 2 waits for the second one
+$TFD watch --settle 1 --poll 0.2 --hosts 2 --timeout 0 -f json --out-dir "$T/out2" "$L" \
+	>"$T/w2.out" 2>"$T/w2.err" &
+W2=$!
+sleep 0.6
+mkdir -p "$P/pod"
+cp $A "$P/pod/host-a.xplane.pb"
+sleep 2 # longer than --settle: one host is not the run
+cp $X "$P/pod/host-b.trace.json"
+sleep 2.5
+kill -TERM $W2
+wait $W2
+if [ "$(grep -c "analyzed run" "$T/w2.err")" -eq 1 ] && grep -q "analyzed run 'pod' (2 hosts)" "$T/w2.err"; then ok; else bad "--hosts 2: $(cat "$T/w2.err")"; fi
+
+# 3. --once (cron): the complete runs present now, once; again skips them
+run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
+if [ "$rc" -eq 0 ] && [ -f "$T/out3/old.md" ] && [ -f "$T/out3/pod.md" ] && [ -f "$T/out3/slow.md" ] &&
+	[[ "$err" == *"run 'broken' is not complete: does not load"* ]]; then ok; else bad "--once: $rc $err"; fi
+run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
+if [ "$rc" -eq 0 ] && [[ "$err" != *"analyzed run"* ]]; then ok; else bad "--once twice analyzed again: $err"; fi
+# 4. usage
+run watch "$T/nope"
+if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
+run watch --settle x "$L"
+if [ "$rc" -eq 2 ]; then ok; else bad "--settle x: $rc"; fi
+finish
