@@ -7,7 +7,7 @@
 
 SHELL := /bin/bash
 CC ?= cc
-PKGS := libprotobuf-c libcjson igraph libcgraph libgvc zlib sqlite3
+PKGS := libprotobuf-c libcjson yajl igraph libcgraph libgvc zlib sqlite3
 
 ifeq ($(SAN),1)
 export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppressions=0
@@ -104,6 +104,7 @@ SUITES = \
 	'harness=tests/harness/run.sh' \
 	'layout=tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
+	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps

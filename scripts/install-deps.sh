@@ -3,7 +3,7 @@
 # those that are missing. A no-op when everything is present.
 set -eu
 
-PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson-dev \
+PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson-dev libyajl-dev \
 libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev"
 # the real-browser test of the HTML report (CI sets this; see .ci/run)
 if [ "${TFD_WITH_BROWSER:-0}" = 1 ]; then

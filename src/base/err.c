@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "tfd/err.h"
@@ -61,10 +62,14 @@ int tfd_status_exit_code(enum tfd_status st)
 	}
 }
 
+/* One clear line and exit status 1: running out of memory (a ulimit, a huge
+ * capture) is a runtime error, never a crash. */
 static void oom(void)
 {
-	fputs("tfdoctor: error: out of memory\n", stderr);
-	abort();
+	fputs("tfdoctor: error: out of memory (the capture needs more than the memory limit "
+	      "allows)\n",
+	      stderr);
+	_exit(1);
 }
 
 void *xmalloc(size_t n)

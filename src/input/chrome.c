@@ -1,37 +1,107 @@
-/* chrome.c - Chrome trace JSON reader (*.trace.json[.gz]); the only user of
- * cJSON on the input side.
+/* chrome.c - Chrome trace JSON reader (*.trace.json[.gz]), streaming: the
+ * only user of yajl.
  *
  * Two renderings exist: TF >= 2.3 writes the short iterator name in "name"
  * and the full path in args.long_name; TF 2.2 writes the long name in
  * "name". Produce/Consume events are dropped by the renderer, so analysis
  * falls back to parent_id plus time overlap for these captures.
+ *
+ * The document is parsed twice with a SAX parser, never built as a tree:
+ * pass 1 reads only the process and thread names (which pids are the host),
+ * pass 2 keeps the complete events of host processes. Memory is the kept
+ * events, not the document: the input is fed in chunks, and pages of a
+ * mapped file are dropped once parsed.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-#include <cjson/cJSON.h>
+#include <yajl/yajl_parse.h>
 
 #include "input_impl.h"
+#include "tfd/buf.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
 
-/* cJSON numbers and strings both occur for pid/tid/ts/dur. */
-static int get_num(const cJSON *o, const char *key, double *out)
+#define CHUNK (1u << 20)
+
+enum field { F_OTHER, F_PH, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
+
+struct arg {
+	size_t key, val; /* offsets into the event's scratch buffer */
+	bool num;        /* the value was a JSON number (raw text kept) */
+};
+
+/* One trace event while it is parsed. */
+struct jev {
+	struct tfd_buf scratch; /* NUL-separated strings of this event */
+	size_t ph, name, pid, tid, ts, dur; /* offsets + 1 (0: absent) */
+	bool pid_num, tid_num, ts_num, dur_num;
+	VEC(struct arg) args;
+	bool has_args;
+};
+
+struct thread_meta {
+	int64_t pid, tid;
+	char *name;
+};
+
+struct parse {
+	int pass; /* 1: process and thread names, 2: events */
+	struct tfd_capture *cap;
+	size_t host_idx;
+	const struct tfd_load_opts *opts;
+	struct tfd_err *err;
+	enum tfd_status st;
+	int depth;
+	int events_depth;  /* depth of the traceEvents array, 0 until found */
+	bool root_key_events; /* the pending top-level key is "traceEvents" */
+	bool found_events;
+	bool checked_first;
+	enum field field; /* the pending key of the event object */
+	size_t arg_key;   /* the pending key inside args (offset + 1) */
+	struct jev ev;
+	/* pass 1 results */
+	struct imap host_pids;
+	size_t nproc_named;
+	VEC(struct thread_meta) threads;
+};
+
+static size_t keep(struct jev *e, const unsigned char *s, size_t n)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	size_t off = e->scratch.len;
 
-	if (cJSON_IsNumber(v)) {
-		*out = v->valuedouble;
-		return 1;
-	}
-	if (cJSON_IsString(v) && v->valuestring) {
-		char *end;
+	tfd_buf_add(&e->scratch, (const char *)s, n);
+	tfd_buf_add(&e->scratch, "", 1);
+	return off + 1;
+}
 
-		*out = strtod(v->valuestring, &end);
-		return end != v->valuestring;
-	}
-	return 0;
+static const char *str(const struct jev *e, size_t off1)
+{
+	return off1 ? e->scratch.s + off1 - 1 : NULL;
+}
+
+static void ev_reset(struct jev *e)
+{
+	e->scratch.len = 0;
+	e->ph = e->name = e->pid = e->tid = e->ts = e->dur = 0;
+	e->args.n = 0;
+	e->has_args = false;
+}
+
+/* pid/tid/ts/dur may be JSON numbers or strings holding them. */
+static bool num_of(const struct jev *e, size_t off1, double *out)
+{
+	const char *s = str(e, off1);
+	char *end;
+
+	if (!s)
+		return false;
+	*out = strtod(s, &end);
+	return end != s;
 }
 
 /* A JSON number as an int64 key (pid, tid, group): out of range -> 0. */
@@ -45,188 +115,369 @@ static int is_host_process(const char *name)
 	return strcmp(name, "/host:CPU") == 0;
 }
 
+static bool in_event(const struct parse *p)
+{
+	return p->events_depth && p->depth == p->events_depth + 1;
+}
+
+static bool in_args(const struct parse *p)
+{
+	return p->events_depth && p->depth == p->events_depth + 2 && p->ev.has_args &&
+	       p->field == F_ARGS;
+}
+
+/* A scalar value: an event field, an args entry, or something ignored. */
+static int scalar(struct parse *p, const unsigned char *s, size_t n, bool num)
+{
+	struct jev *e = &p->ev;
+
+	if (in_event(p)) {
+		size_t off = 0;
+
+		if (p->field != F_OTHER && p->field != F_ARGS)
+			off = keep(e, s, n);
+		switch (p->field) {
+		case F_PH: e->ph = off; break;
+		case F_NAME: e->name = off; break;
+		case F_PID: e->pid = off; break;
+		case F_TID: e->tid = off; break;
+		case F_TS: e->ts = off; e->ts_num = num; break;
+		case F_DUR: e->dur = off; break;
+		default: break;
+		}
+		p->field = F_OTHER;
+	} else if (in_args(p) && p->arg_key) {
+		struct arg a = {p->arg_key, keep(e, s, n), num};
+
+		vec_push(&e->args, a);
+		p->arg_key = 0;
+	}
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	struct parse *p = ctx;
+
+	if (in_event(p))
+		p->field = F_OTHER;
+	p->arg_key = 0;
+	return 1;
+}
+
+static int cb_bool(void *ctx, int v)
+{
+	return scalar(ctx, (const unsigned char *)(v ? "true" : "false"), v ? 4 : 5, false);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	return scalar(ctx, (const unsigned char *)s, n, true);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return scalar(ctx, s, n, false);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct parse *p = ctx;
+
+#define KEY(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+	if (p->depth == 1 && !p->events_depth)
+		p->root_key_events = KEY("traceEvents");
+	else if (in_event(p))
+		p->field = KEY("ph")	 ? F_PH
+			   : KEY("name") ? F_NAME
+			   : KEY("pid")	 ? F_PID
+			   : KEY("tid")	 ? F_TID
+			   : KEY("ts")	 ? F_TS
+			   : KEY("dur")	 ? F_DUR
+			   : KEY("args") ? F_ARGS
+					 : F_OTHER;
+	else if (in_args(p))
+		p->arg_key = keep(&p->ev, k, n);
+#undef KEY
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct parse *p = ctx;
+
+	if (p->events_depth && p->depth == p->events_depth) {
+		ev_reset(&p->ev); /* an event begins */
+		p->field = F_OTHER;
+	} else if (in_event(p) && p->field == F_ARGS) {
+		p->ev.has_args = true; /* field stays F_ARGS while inside */
+	} else if (in_args(p)) {
+		p->arg_key = 0; /* a nested object in args: ignored */
+	}
+	p->depth++;
+	return 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct parse *p = ctx;
+
+	if (!p->events_depth && ((p->depth == 1 && p->root_key_events) || p->depth == 0)) {
+		p->events_depth = p->depth + 1;
+		p->found_events = true;
+	} else if (in_event(p)) {
+		p->field = F_OTHER;
+	} else if (in_args(p)) {
+		p->arg_key = 0;
+	}
+	p->depth++;
+	return 1;
+}
+
+static int cb_end_array(void *ctx)
+{
+	struct parse *p = ctx;
+
+	p->depth--;
+	if (p->events_depth && p->depth + 1 == p->events_depth)
+		p->events_depth = -1; /* done: ignore the rest of the document */
+	return 1;
+}
+
+static int finish_event(struct parse *p);
+
+static int cb_end_map(void *ctx)
+{
+	struct parse *p = ctx;
+
+	p->depth--;
+	if (p->events_depth > 0 && p->depth == p->events_depth + 1 && p->field == F_ARGS) {
+		p->field = F_OTHER; /* end of args */
+		return 1;
+	}
+	if (p->events_depth > 0 && p->depth == p->events_depth)
+		return finish_event(p);
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null,  cb_bool,	   NULL,       NULL,	       cb_number,   cb_string,
+	cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
+};
+
+
+/* Pass 1: process names decide which pids are the host. */
+static int meta_event(struct parse *p)
+{
+	const struct jev *e = &p->ev;
+	const char *ph = str(e, e->ph), *nm = str(e, e->name), *an = NULL;
+	double pid, tid;
+
+	if (!p->checked_first) {
+		p->checked_first = true;
+		if (!ph && !nm) {
+			p->st = tfd_fail(p->err, TFD_E_FORMAT,
+					 "not a Chrome trace: events have no \"ph\" or \"name\"");
+			return 0;
+		}
+	}
+	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
+		return 1;
+	for (size_t i = 0; i < e->args.n; i++)
+		if (strcmp(str(e, e->args.v[i].key), "name") == 0 && !e->args.v[i].num)
+			an = str(e, e->args.v[i].val);
+	if (!an)
+		return 1;
+	if (strcmp(nm, "process_name") == 0) {
+		struct tfd_host *h = &p->cap->hosts[p->host_idx];
+		struct tfd_plane_info *pi;
+
+		p->nproc_named++;
+		if (is_host_process(an))
+			imap_put(&p->host_pids, (uint64_t)to_i64(pid), 1);
+		h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
+		pi = &h->planes[h->nplanes++];
+		memset(pi, 0, sizeof(*pi));
+		pi->name = tfd_arena_intern_cstr(&p->cap->arena, an);
+		pi->decoded = is_host_process(an);
+	} else if (strcmp(nm, "thread_name") == 0 && num_of(e, e->tid, &tid)) {
+		struct thread_meta t = {to_i64(pid), to_i64(tid), xstrdup(an)};
+
+		vec_push(&p->threads, t);
+	}
+	return 1;
+}
+
+/* An args value as the stat text: ids keep every digit (TensorFlow writes
+ * them as strings; a JSON number's own text is kept too). */
+static const char *arg_text(const struct jev *e, const struct arg *a, char *buf, size_t len)
+{
+	const char *v = str(e, a->val);
+	double d;
+	char *end;
+
+	if (!a->num || strspn(v, "-0123456789") == strlen(v))
+		return v;
+	d = strtod(v, &end);
+	if (d == floor(d) && fabs(d) < 9.2e18)
+		snprintf(buf, len, "%lld", (long long)d);
+	else
+		snprintf(buf, len, "%.17g", d);
+	return buf;
+}
+
+/* Pass 2: a complete event of a host process. */
+static int host_event(struct parse *p)
+{
+	const struct jev *e = &p->ev;
+	const char *ph = str(e, e->ph), *nm = str(e, e->name), *name = nm;
+	double pid = 0, tid = 0, ts, dur = 0, gv;
+	int64_t start, end, group = 0;
+	bool has_group = false;
+	struct tfd_host *h;
+	struct tfd_event *ev;
+	uint32_t th;
+
+	if (!ph || strcmp(ph, "X") || !nm)
+		return 1;
+	num_of(e, e->pid, &pid);
+	if (p->nproc_named && !imap_get(&p->host_pids, (uint64_t)to_i64(pid), NULL))
+		return 1;
+	num_of(e, e->tid, &tid);
+	if (!num_of(e, e->ts, &ts)) {
+		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm);
+		return 0;
+	}
+	num_of(e, e->dur, &dur);
+	if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
+	    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
+	    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
+		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has an invalid ts/dur", nm);
+		return 0;
+	}
+	for (size_t i = 0; i < e->args.n; i++) {
+		const char *k = str(e, e->args.v[i].key);
+
+		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num && *str(e, e->args.v[i].val))
+			name = str(e, e->args.v[i].val);
+		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
+			has_group = true;
+			group = to_i64(gv);
+		}
+	}
+	if (strlen(name) > TFD_MAX_NAME_LEN) {
+		p->st = tfd_fail(p->err, TFD_E_LIMIT, "event name longer than %d bytes",
+				 TFD_MAX_NAME_LEN);
+		return 0;
+	}
+	/* microseconds as floats -> nanoseconds, rounded once here */
+	start = llround(ts * 1000.0);
+	end = llround((ts + dur) * 1000.0);
+	h = &p->cap->hosts[p->host_idx];
+	tfd_host_note(p->cap, h, has_group, group, start, end);
+	if (!tfd_keep_kind(tfd_event_kind_of(name), p->opts))
+		return 1;
+	if (h->nevents >= tfd_max_events(p->opts)) {
+		p->st = tfd_fail(p->err, TFD_E_LIMIT, "more than %zu host events",
+				 tfd_max_events(p->opts));
+		return 0;
+	}
+	th = tfd_host_thread(p->cap, h, to_i64(tid), NULL);
+	ev = tfd_host_add_event(p->cap, h, th, name, start, end - start);
+	for (size_t i = 0; i < e->args.n; i++) {
+		char buf[64];
+
+		tfd_event_set_stat_str(p->cap, ev, str(e, e->args.v[i].key),
+				       arg_text(e, &e->args.v[i], buf, sizeof(buf)));
+	}
+	return 1;
+}
+
+static int finish_event(struct parse *p)
+{
+	return p->pass == 1 ? meta_event(p) : host_event(p);
+}
+
+/* One pass over the document, fed in chunks; pages of a mapped input are
+ * dropped behind the parser. */
+static enum tfd_status run_pass(struct parse *p, const char *data, size_t len, bool mapped)
+{
+	yajl_handle y = yajl_alloc(&callbacks, NULL, p);
+	long page = sysconf(_SC_PAGESIZE);
+	size_t off = 0, dropped = 0, chunk_start = 0;
+	yajl_status ys = yajl_status_ok;
+	bool at_end = false;
+
+	yajl_config(y, yajl_allow_multiple_values, 0);
+	while (off < len && ys == yajl_status_ok) {
+		size_t n = len - off < CHUNK ? len - off : CHUNK;
+
+		chunk_start = off;
+		ys = yajl_parse(y, (const unsigned char *)data + off, n);
+		off += n;
+		if (mapped && page > 0 && off - dropped >= 4 * (size_t)CHUNK) {
+			size_t upto = chunk_start / (size_t)page * (size_t)page;
+
+			madvise((void *)(data + dropped), upto - dropped, MADV_DONTNEED);
+			dropped = upto;
+		}
+	}
+	if (ys == yajl_status_ok) {
+		ys = yajl_complete_parse(y);
+		at_end = true;
+	}
+	if (ys == yajl_status_error && p->st == TFD_OK) {
+		if (at_end)
+			p->st = tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON: truncated document");
+		else
+			p->st = tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON near byte %zu",
+					 chunk_start + yajl_get_bytes_consumed(y));
+	}
+	yajl_free(y);
+	if (mapped && page > 0 && len > dropped)
+		madvise((void *)(data + dropped), len - dropped, MADV_DONTNEED);
+	return p->st;
+}
+
 enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
 				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, struct tfd_err *err)
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
 {
-	cJSON *root;
-	const cJSON *events, *ev;
-	const char *errp = NULL;
-	struct imap host_pids = {0};
-	enum tfd_status st = TFD_OK;
+	struct parse p;
 	struct tfd_host *h;
-	size_t host_idx, nproc_named = 0;
-	VEC(const cJSON *) thread_meta = {0};
+	enum tfd_status st;
 
 	(void)path;
-	root = cJSON_ParseWithLengthOpts(data, len, &errp, 0);
-	if (!root) {
-		size_t off = errp && errp >= data && errp <= data + len ? (size_t)(errp - data) : 0;
-
-		if (off >= len)
-			return tfd_fail(err, TFD_E_FORMAT, "invalid JSON: truncated document");
-		return tfd_fail(err, TFD_E_FORMAT, "invalid JSON near byte %zu", off);
-	}
-	if (cJSON_IsArray(root))
-		events = root;
-	else
-		events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
-	if (!cJSON_IsArray(events)) {
-		cJSON_Delete(root);
-		return tfd_fail(err, TFD_E_FORMAT,
-				"not a Chrome trace: no \"traceEvents\" array");
-	}
-	{
-		const cJSON *first = events->child;
-
-		if (first && !cJSON_GetObjectItemCaseSensitive(first, "ph") &&
-		    !cJSON_GetObjectItemCaseSensitive(first, "name")) {
-			cJSON_Delete(root);
-			return tfd_fail(err, TFD_E_FORMAT,
-					"not a Chrome trace: events have no \"ph\" or \"name\"");
-		}
-	}
+	memset(&p, 0, sizeof(p));
+	p.cap = cap;
+	p.opts = opts;
+	p.err = err;
+	tfd_buf_init(&p.ev.scratch);
 	h = tfd_capture_add_host(cap, default_host);
-	host_idx = cap->nhosts - 1;
+	p.host_idx = cap->nhosts - 1;
 	h->format = TFD_FMT_CHROME_JSON;
-
-	/* pass 1: process names decide which pids are the host */
-	cJSON_ArrayForEach(ev, events)
-	{
-		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
-		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
-		const cJSON *args, *an;
-		double pid;
-
-		if (!cJSON_IsObject(ev) || !cJSON_IsString(ph) || strcmp(ph->valuestring, "M") ||
-		    !cJSON_IsString(nm) || !get_num(ev, "pid", &pid))
-			continue;
-		args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-		an = args ? cJSON_GetObjectItemCaseSensitive(args, "name") : NULL;
-		if (!cJSON_IsString(an))
-			continue;
-		if (strcmp(nm->valuestring, "process_name") == 0) {
-			struct tfd_plane_info *pi;
-
-			nproc_named++;
-			if (is_host_process(an->valuestring))
-				imap_put(&host_pids, (uint64_t)to_i64(pid), 1);
-			h = &cap->hosts[host_idx];
-			h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
-			pi = &h->planes[h->nplanes++];
-			memset(pi, 0, sizeof(*pi));
-			pi->name = tfd_arena_intern_cstr(&cap->arena, an->valuestring);
-			pi->decoded = is_host_process(an->valuestring);
-		} else if (strcmp(nm->valuestring, "thread_name") == 0) {
-			vec_push(&thread_meta, ev);
-		}
-	}
-	h = &cap->hosts[host_idx];
+	p.pass = 1;
+	st = run_pass(&p, data, len, mapped);
+	if (!st && !p.found_events)
+		st = tfd_fail(err, TFD_E_FORMAT, "not a Chrome trace: no \"traceEvents\" array");
+	if (st)
+		goto out;
+	h = &cap->hosts[p.host_idx];
 	/* a generic trace without process names: everything is host activity */
-	h->has_host_plane = host_pids.n > 0 || nproc_named == 0;
-
-	for (size_t i = 0; i < thread_meta.n; i++) {
-		const cJSON *m = thread_meta.v[i];
-		double pid, tid;
-		const cJSON *an = cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(m, "args"), "name");
-
-		if (!get_num(m, "pid", &pid) || !get_num(m, "tid", &tid))
-			continue;
-		if (nproc_named && !imap_get(&host_pids, (uint64_t)to_i64(pid), NULL))
-			continue;
-		tfd_host_thread(cap, h, to_i64(tid), an->valuestring);
-	}
-
-	/* pass 2: complete events of host processes */
-	cJSON_ArrayForEach(ev, events)
-	{
-		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
-		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-		const cJSON *ln = args ? cJSON_GetObjectItemCaseSensitive(args, "long_name") : NULL;
-		const cJSON *a;
-		double pid = 0, tid = 0, ts, dur = 0;
-		const char *name;
-		int64_t start, end, group = 0;
-		int has_group = 0;
-		uint32_t th;
-		struct tfd_event *e;
-
-		if (!cJSON_IsObject(ev) || !cJSON_IsString(ph) || strcmp(ph->valuestring, "X") ||
-		    !cJSON_IsString(nm))
-			continue;
-		get_num(ev, "pid", &pid);
-		if (nproc_named && !imap_get(&host_pids, (uint64_t)to_i64(pid), NULL))
-			continue;
-		get_num(ev, "tid", &tid);
-		if (!get_num(ev, "ts", &ts)) {
-			st = tfd_fail(err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm->valuestring);
-			goto out;
-		}
-		get_num(ev, "dur", &dur);
-		if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
-		    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
-		    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
-			st = tfd_fail(err, TFD_E_FORMAT, "event '%s' has an invalid ts/dur",
-				      nm->valuestring);
-			goto out;
-		}
-		name = cJSON_IsString(ln) && ln->valuestring[0] ? ln->valuestring : nm->valuestring;
-		if (strlen(name) > TFD_MAX_NAME_LEN) {
-			st = tfd_fail(err, TFD_E_LIMIT, "event name longer than %d bytes",
-				      TFD_MAX_NAME_LEN);
-			goto out;
-		}
-		/* microseconds as floats -> nanoseconds, rounded once here */
-		start = llround(ts * 1000.0);
-		end = llround((ts + dur) * 1000.0);
-		if (args) {
-			const cJSON *g = cJSON_GetObjectItemCaseSensitive(args, "group_id");
-			double gv;
-
-			if (g && get_num(args, "group_id", &gv)) {
-				has_group = 1;
-				group = to_i64(gv);
-			}
-		}
-		h = &cap->hosts[host_idx];
-		tfd_host_note(cap, h, has_group, group, start, end);
-		if (!tfd_keep_kind(tfd_event_kind_of(name), opts))
-			continue;
-		if (h->nevents >= tfd_max_events(opts)) {
-			st = tfd_fail(err, TFD_E_LIMIT, "more than %zu host events",
-				      tfd_max_events(opts));
-			goto out;
-		}
-		th = tfd_host_thread(cap, h, to_i64(tid), NULL);
-		e = tfd_host_add_event(cap, h, th, name, start, end - start);
-		if (!cJSON_IsObject(args))
-			continue;
-		cJSON_ArrayForEach(a, args)
-		{
-			if (!a->string)
-				continue;
-			if (cJSON_IsString(a))
-				tfd_event_set_stat_str(cap, e, a->string, a->valuestring);
-			else if (cJSON_IsNumber(a)) {
-				char buf[64];
-
-				/* ids as JSON numbers lose precision past 2^53;
-				 * TensorFlow writes them as strings */
-				snprintf(buf, sizeof(buf), "%.17g", a->valuedouble);
-				if (a->valuedouble == floor(a->valuedouble) && fabs(a->valuedouble) < 9.2e18)
-					snprintf(buf, sizeof(buf), "%lld", (long long)a->valuedouble);
-				tfd_event_set_stat_str(cap, e, a->string, buf);
-			} else if (cJSON_IsBool(a)) {
-				tfd_event_set_stat_str(cap, e, a->string,
-						       cJSON_IsTrue(a) ? "true" : "false");
-			}
-		}
-	}
+	h->has_host_plane = p.host_pids.n > 0 || p.nproc_named == 0;
+	for (size_t i = 0; i < p.threads.n; i++)
+		if (!p.nproc_named || imap_get(&p.host_pids, (uint64_t)p.threads.v[i].pid, NULL))
+			tfd_host_thread(cap, h, p.threads.v[i].tid, p.threads.v[i].name);
+	p.pass = 2;
+	p.depth = p.events_depth = 0;
+	p.root_key_events = false;
+	st = run_pass(&p, data, len, mapped);
 out:
-	imap_free(&host_pids);
-	vec_free(&thread_meta);
-	cJSON_Delete(root);
+	for (size_t i = 0; i < p.threads.n; i++)
+		free(p.threads.v[i].name);
+	vec_free(&p.threads);
+	vec_free(&p.ev.args);
+	tfd_buf_release(&p.ev.scratch);
+	imap_free(&p.host_pids);
 	return st;
 }

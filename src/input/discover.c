@@ -252,8 +252,7 @@ static enum tfd_status read_chrome(struct tfd_capture *cap, const uint8_t *data,
 				   const char *path, const char *host,
 				   const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
 {
-	(void)mapped;
-	return tfd_chrome_read(cap, (const char *)data, len, path, host, opts, err);
+	return tfd_chrome_read(cap, (const char *)data, len, path, host, opts, mapped, err);
 }
 
 static enum tfd_status read_trace(struct tfd_capture *cap, const uint8_t *data, size_t len,

@@ -36,10 +36,12 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 			       const char *path, const char *default_host,
 			       const struct tfd_load_opts *opts, struct tfd_err *err);
 
-/* Decode a Chrome trace JSON document into a new host of cap. */
+/* Decode a Chrome trace JSON document into a new host of cap (streaming).
+ * With mapped, data is a read-only file mapping whose pages may be dropped
+ * once parsed. */
 enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
 				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, struct tfd_err *err);
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);

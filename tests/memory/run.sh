@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A memory ceiling: analyze a synthesized ~50 MB Chrome trace under
+# `ulimit -v`. With room it passes; with too little it fails with one clear
+# line and exit 1, never a crash. (ASan reserves terabytes of address space,
+# so under SAN=1 only the run without a limit is checked; the plain build
+# runs the rest.) Ends with "memory: N passed, N failed".
+set -u
+SUITE=memory
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+TFD=${TFD:-build/rel/tfdoctor}
+cat >"$T/spec.json" <<'SPEC'
+{"name": "memory", "expect": "Map", "formats": ["json"], "steps": 20000, "step_compute_us": 200,
+ "stages": [{"kind": "TFRecord", "cost_us": 4}, {"kind": "Map", "cost_us": 120},
+            {"kind": "Batch", "batch_size": 4, "cost_us": 4}, {"kind": "Prefetch"}]}
+SPEC
+$TFD synth -q -o "$T/cap" "$T/spec.json"
+F=$(ls "$T"/cap/plugins/profile/*/*.trace.json)
+mb=$(($(stat -c %s "$F") / 1000000))
+run analyze -q -f json -o - "$F"
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"bottleneck": "Map"'* ]]; then ok; else bad "analyze ${mb} MB without a limit: $rc $err"; fi
+if [ "${SAN:-}" = 1 ]; then
+	finish
+	exit $?
+fi
+# generous: the file's size plus the binary's libraries
+(ulimit -v $((mb * 1000 * 3 + 250000)) && $TFD analyze -q -f json -o - "$F" >"$T/o1" 2>"$T/e1")
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '"bottleneck": "Map"' "$T/o1"; then ok; else bad "under a generous limit: $rc $(cat "$T/e1")"; fi
+# tight: one clear line and exit 1, no signal, nothing on stdout (the file
+# mapping fails first, then allocations)
+failed=0
+for lim in 90000 115000 125000; do
+	(ulimit -v $lim && $TFD analyze -q -f json -o - "$F" >"$T/o2" 2>"$T/e2")
+	rc=$?
+	[ "$rc" -eq 1 ] && failed=$((failed + 1))
+	if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e2")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e2" && [ ! -s "$T/o2" ]; }; then
+		ok
+	else
+		bad "under ${lim} KB: exit $rc (a signal is > 128) $(head -c 300 "$T/e2")"
+	fi
+done
+if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made it fail: the test tests nothing"; fi
+finish
