@@ -40,3 +40,34 @@ for c in $CASES; do
 	}'
 done
 echo "(vs_unpack: protobuf-c unpack time / analyze time, higher is better; vs_cat: cat time / analyze time)"
+
+# ---- Chrome trace JSON: streaming reader, linear in steps ------------------------
+# (BENCH_CHROME=0 skips; steps of the two step-scaling cases and the .gz case)
+if [ "${BENCH_CHROME:-1}" = 1 ]; then
+	idle=$(one "$TFD" version | awk '{print $2}')
+	printf '\n%-16s %9s %10s %7s %13s %9s\n' chrome-json uncomp_MB analyze_s MB/s RSS_over_idle RSS/file
+	declare -A secs
+	for steps in 60000 120000 80000; do
+		spec="$W/chrome-$steps.json"
+		printf '{"name": "chrome-%s", "expect": "Map", "formats": ["json"], "steps": %s, "step_compute_us": 200, "stages": [{"kind": "TFRecord", "cost_us": 4}, {"kind": "Map", "cost_us": 120}, {"kind": "Batch", "batch_size": 4, "cost_us": 4}, {"kind": "Prefetch"}]}\n' "$steps" "$steps" >"$spec"
+		d="$W/chrome-$steps"
+		[ -f "$d/done" ] || { rm -rf "$d"; $TFD synth -q -o "$d" "$spec" && touch "$d/done"; }
+		f=$(ls "$d"/plugins/profile/*/*.trace.json)
+		size=$(stat -c %s "$f")
+		label="$steps steps"
+		if [ "$steps" = 80000 ]; then # the same as .gz, decompressed while read
+			[ -f "$f.gz" ] || gzip -1 -k "$f"
+			f="$f.gz"
+			label="$steps steps .gz"
+		fi
+		cat "$f" >/dev/null
+		read -r t rss rc < <(one "$TFD" analyze -q -f json -o - "$f")
+		[ "$rc" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
+		secs[$steps]=$t
+		awk -v l="$label" -v s="$size" -v t="$t" -v r="$rss" -v i="$idle" 'BEGIN {
+			printf "%-16s %9.0f %10.3f %7.0f %10.1f MB %8.1f%%\n", l, s / 1e6, t, s / 1e6 / t,
+				(r - i) / 1024, 100 * (r - i) * 1024 / s }'
+	done
+	awk -v a="${secs[60000]}" -v b="${secs[120000]}" 'BEGIN {
+		printf "scaling: 120000 steps take %.2fx the time of 60000 (target <= 2.2x)\n", b / a }'
+fi
