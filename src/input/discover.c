@@ -605,6 +605,31 @@ static int run_cmp(const void *a, const void *b)
 }
 
 /* Resolve a directory to the capture files it stands for. */
+/* The run directories under dir: .../plugins/profile/<run> up to four levels
+ * down, or, when dir is plugins/profile itself, its subdirectories that hold
+ * captures. Unsorted. */
+static void collect_runs(const char *dir, strvec *runs)
+{
+	DIR *d;
+	struct dirent *de;
+
+	find_runs(dir, 4, runs);
+	if (runs->n || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = join(dir, de->d_name);
+		if (is_dir(p) && has_captures(p))
+			vec_push(runs, p);
+		else
+			free(p);
+	}
+	closedir(d);
+}
+
 static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *opts, strvec *files,
 				  const char **run_out, struct tfd_arena *arena, strvec *notes,
 				  struct tfd_err *err)
@@ -616,25 +641,7 @@ static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *o
 	list_captures(dir, files, notes);
 	if (files->n > before)
 		return TFD_OK;
-	find_runs(dir, 4, &runs);
-	if (runs.n == 0) {
-		/* maybe dir is plugins/profile itself: its subdirectories are runs */
-		DIR *d = opendir(dir);
-		struct dirent *de;
-
-		while (d && (de = readdir(d)) != NULL) {
-			char *p;
-
-			if (de->d_name[0] == '.')
-				continue;
-			p = join(dir, de->d_name);
-			if (is_dir(p) && has_captures(p))
-				vec_push(&runs, xstrdup(p));
-			free(p);
-		}
-		if (d)
-			closedir(d);
-	}
+	collect_runs(dir, &runs);
 	if (runs.n == 0) {
 		char *derived = derived_in(dir);
 
@@ -834,25 +841,7 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 		*n = 1;
 		return TFD_OK;
 	}
-	find_runs(path, 4, &runs);
-	if (runs.n == 0) {
-		DIR *d = opendir(path);
-		struct dirent *de;
-
-		while (d && (de = readdir(d)) != NULL) {
-			char *p;
-
-			if (de->d_name[0] == '.')
-				continue;
-			p = join(path, de->d_name);
-			if (is_dir(p) && has_captures(p))
-				vec_push(&runs, p);
-			else
-				free(p);
-		}
-		if (d)
-			closedir(d);
-	}
+	collect_runs(path, &runs);
 	if (runs.n == 0)
 		return tfd_fail(err, TFD_E_FORMAT, "%s: no profiler captures found", path);
 	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
