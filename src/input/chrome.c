@@ -66,6 +66,7 @@ struct parse {
 	struct jev ev;
 	/* pass 1 results */
 	struct imap host_pids;
+	struct imap fn_ids; /* step ids of dataset functions (pass 1) */
 	size_t nproc_named;
 	VEC(struct thread_meta) threads;
 };
@@ -266,7 +267,21 @@ static const yajl_callbacks callbacks = {
 };
 
 
-/* Pass 1: process names decide which pids are the host. */
+/* The event's args.id as its 64-bit pattern, 0 if none. */
+static uint64_t arg_id(const struct jev *e)
+{
+	for (size_t i = 0; i < e->args.n; i++)
+		if (strcmp(str(e, e->args.v[i].key), "id") == 0) {
+			const char *v = str(e, e->args.v[i].val);
+			char *end;
+
+			return *v == '-' ? (uint64_t)strtoll(v, &end, 10) : strtoull(v, &end, 10);
+		}
+	return 0;
+}
+
+/* Pass 1: process names decide which pids are the host; the step ids of
+ * dataset functions decide which executor chunks are worth keeping. */
 static int meta_event(struct parse *p)
 {
 	const struct jev *e = &p->ev;
@@ -280,6 +295,13 @@ static int meta_event(struct parse *p)
 					 "not a Chrome trace: events have no \"ph\" or \"name\"");
 			return 0;
 		}
+	}
+	if (ph && strcmp(ph, "X") == 0 && nm && strncmp(nm, "InstantiatedCapturedFunction::", 30) == 0) {
+		uint64_t id = arg_id(e);
+
+		if (id)
+			imap_put(&p->fn_ids, id, 0);
+		return 1;
 	}
 	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
 		return 1;
@@ -376,6 +398,10 @@ static int host_event(struct parse *p)
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
 	if (!tfd_keep_kind(tfd_event_kind_of(name), p->opts))
+		return 1;
+	/* only the executor chunks of dataset functions (not the training step's) */
+	if (!(p->opts && p->opts->keep_other) && tfd_event_kind_of(name) == TFD_EV_EXEC &&
+	    !imap_get(&p->fn_ids, arg_id(e), NULL))
 		return 1;
 	if (h->nevents >= tfd_max_events(p->opts)) {
 		p->st = tfd_fail(p->err, TFD_E_LIMIT, "more than %zu host events",
@@ -479,5 +505,6 @@ out:
 	vec_free(&p.ev.args);
 	tfd_buf_release(&p.ev.scratch);
 	imap_free(&p.host_pids);
+	imap_free(&p.fn_ids);
 	return st;
 }

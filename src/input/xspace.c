@@ -179,6 +179,13 @@ struct scan {
 	ProtobufCAllocator alloc;
 	bool mapped;             /* data is a file mapping: release pages as we go */
 	const uint8_t *released; /* pages below this were dropped */
+	/* dataset functions: a pre-pass collects their step ids, so that only
+	 * the executor chunks running them are kept (a host plane holds
+	 * millions of the training step's own ExecutorState::Process events) */
+	bool prepass;
+	const uint8_t *pre_released; /* the pre-pass's own page-release mark */
+	bool has_functions;
+	struct imap fn_ids;
 };
 
 static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
@@ -394,6 +401,36 @@ static int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct 
 	return 0;
 }
 
+/* The `id` stat of an event (its stats start at p; the framing was checked). */
+static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
+{
+	for (p = p ? p : end; p < end;) {
+		uint64_t k = 0, x = 0;
+
+		p += tfd_pb_varint(p, end, &k);
+		if ((k & 7) == 0) {
+			p += tfd_pb_varint(p, end, &x);
+		} else if ((k & 7) == 2) {
+			p += tfd_pb_varint(p, end, &x);
+			if ((k >> 3) == 4) {
+				struct xstat xs;
+				size_t si;
+
+				if (parse_stat(p, p + x, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
+				    imap_get(&sc->stat_meta, xs.mid, &si) &&
+				    sc->smetas.v[si].code == SC_ID) {
+					*id = xs.u;
+					return true;
+				}
+			}
+			p += x;
+		} else {
+			p += (k & 7) == 1 ? 8 : 4;
+		}
+	}
+	return false;
+}
+
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
 				  const uint8_t *end, struct tfd_err *err)
 {
@@ -451,7 +488,20 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	/* end from start: off + dur could wrap around in uint64 */
 	start_ns = ts_ns + (int64_t)(off / 1000);
 	end_ns = start_ns + (int64_t)((off % 1000 + dur) / 1000);
+	if (sc->prepass) {
+		uint64_t id;
+
+		if (m.kind == TFD_EV_FUNCTION && event_id(sc, stats, end, &id))
+			imap_put(&sc->fn_ids, id, 0);
+		return TFD_OK;
+	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
+	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
+		uint64_t id;
+
+		keep = sc->has_functions && event_id(sc, stats, end, &id) &&
+		       imap_get(&sc->fn_ids, id, NULL);
+	}
 	if (keep) {
 		if (h->nevents >= tfd_max_events(sc->opts))
 			return tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
@@ -588,8 +638,11 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
 				if (st)
 					return st;
-				if (sc->mapped && p > sc->released + (4u << 20))
+				if (sc->mapped && !sc->prepass && p > sc->released + (4u << 20))
 					release_pages(&sc->released, p);
+				else if (sc->mapped && sc->prepass &&
+					 p > sc->pre_released + (4u << 20))
+					release_pages(&sc->pre_released, p);
 			}
 			p += x;
 			break;
@@ -625,6 +678,22 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			      sc.bad ? sc.bad : "malformed field");
 		goto out;
 	}
+	for (size_t i = 0; i < sc.metas.n && !sc.has_functions; i++)
+		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
+	if (sc.has_functions) {
+		sc.pre_released = sc.released;
+		sc.prepass = true;
+		for (size_t i = 0; i < sc.lines.n; i++) {
+			st = scan_line(&sc, sc.lines.v[i], err);
+			if (st) {
+				tfd_err_prefix(err, "line %zu", i);
+				goto out;
+			}
+			if (mapped)
+				release_pages(&sc.pre_released, sc.lines.v[i].p + sc.lines.v[i].len);
+		}
+		sc.prepass = false;
+	}
 	for (size_t i = 0; i < sc.lines.n; i++) {
 		st = scan_line(&sc, sc.lines.v[i], err);
 		if (st) {
@@ -638,6 +707,7 @@ out:
 	tfd_arena_release(&scratch);
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);
+	imap_free(&sc.fn_ids);
 	vec_free(&sc.metas);
 	vec_free(&sc.smetas);
 	vec_free(&sc.lines);

@@ -371,6 +371,21 @@ if [[ "$out" == *"cluster_legend"* ]] && [[ "$out" == *'label="Map #1'* ]] && [[
 run dot examples/ai-notebook/ai-notebook.xplane.pb
 if [[ "$out" == *"NOT input-bound"* ]] && [[ "$out" != *"color=red"* ]] && [[ "$out" == *"the slowest stage (the host is not input-bound)"* ]]; then ok; else bad "dot of a host that is not input-bound paints red"; fi
 
+# executor chunks: a dataset function's are kept, the training step's are not
+cat >"$T/exec.json" <<'SPEC'
+{"name": "exec", "expect": "ParallelMapV2", "formats": ["xplane", "json"], "steps": 6, "step_compute_us": 200,
+ "host_other_events_per_step": 40,
+ "stages": [{"kind": "TFRecord", "cost_us": 5}, {"kind": "ParallelMap", "cost_us": 400, "parallelism": 2},
+            {"kind": "Batch", "batch_size": 2, "cost_us": 5}, {"kind": "Prefetch"}]}
+SPEC
+$TFD synth -q -o "$T/exec" "$T/exec.json"
+for f in "$T"/exec/plugins/profile/*/*; do
+	run dump "$f"
+	compute=$(echo "$out" | awk '/tf_Compute/ {print $3}')
+	workers=$(echo "$out" | awk '/tf_data_parallel_map/ {s += $3} END {print s + 0}')
+	if [ "$compute" = 0 ] && [ "$workers" -gt 0 ]; then ok; else bad "executor events kept in $(basename "$f"): compute=$compute workers=$workers"; fi
+done
+
 # small things that erode trust
 run dump tests/cases/ok/tda-mnist-linear-tf20/local.trace
 if [[ "$out" == *"local.trace (tf2-trace)"* ]] && [[ "$out" != *"skipped"* ]] && [[ "$out" == *"/host:CPU "*"read"* ]]; then ok; else bad "dump of a local.trace: $(echo "$out" | sed -n 4,6p)"; fi
