@@ -184,6 +184,10 @@ struct scan {
 	 * millions of the training step's own ExecutorState::Process events) */
 	bool prepass;
 	const uint8_t *pre_released; /* the pre-pass's own page-release mark */
+	/* metadata index by id for the small ids TensorFlow uses (-1: none);
+	 * larger ids go through ev_meta */
+	int32_t *meta_by_id;
+	size_t nmeta_by_id;
 	bool has_functions;
 	struct imap fn_ids;
 };
@@ -401,6 +405,16 @@ static int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct 
 	return 0;
 }
 
+/* The event metadata of id mid, or NULL. */
+static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
+{
+	size_t mi;
+
+	if (mid < sc->nmeta_by_id)
+		return sc->meta_by_id[mid] >= 0 ? &sc->metas.v[sc->meta_by_id[mid]] : NULL;
+	return imap_get(&sc->ev_meta, mid, &mi) ? &sc->metas.v[mi] : NULL;
+}
+
 /* The `id` stat of an event (its stats start at p; the framing was checked). */
 static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
 {
@@ -441,8 +455,17 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	struct meta m = {"", TFD_EV_OTHER};
 	int64_t start_ns, end_ns, group = 0;
 	bool has_group = false, keep;
-	size_t mi, n;
+	size_t n;
 
+	if (sc->prepass && p < end && *p == 0x08) {
+		/* the pre-pass wants function events only: the metadata id is the
+		 * first field as TensorFlow writes it; any other event stops here */
+		const struct meta *fm;
+
+		n = tfd_pb_varint(p + 1, end, &x);
+		if (n && (!(fm = meta_of(sc, x)) || fm->kind != TFD_EV_FUNCTION))
+			return TFD_OK;
+	}
 	while (p < end) {
 		const uint8_t *field = p;
 
@@ -483,8 +506,12 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				"event time out of range (offset_ps %" PRIu64 ", duration_ps %" PRIu64
 				")",
 				off, dur);
-	if (imap_get(&sc->ev_meta, mid, &mi))
-		m = sc->metas.v[mi];
+	{
+		const struct meta *mm = meta_of(sc, mid);
+
+		if (mm)
+			m = *mm;
+	}
 	/* end from start: off + dur could wrap around in uint64 */
 	start_ns = ts_ns + (int64_t)(off / 1000);
 	end_ns = start_ns + (int64_t)((off % 1000 + dur) / 1000);
@@ -680,6 +707,22 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	}
 	for (size_t i = 0; i < sc.metas.n && !sc.has_functions; i++)
 		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
+	{
+		uint64_t maxid = 0;
+
+		for (size_t i = 0; i < sc.ev_meta.cap; i++)
+			if (sc.ev_meta.s[i].used && sc.ev_meta.s[i].key > maxid)
+				maxid = sc.ev_meta.s[i].key;
+		if (sc.ev_meta.n && maxid < (1u << 20)) {
+			sc.nmeta_by_id = (size_t)maxid + 1;
+			sc.meta_by_id = xmalloc(sc.nmeta_by_id * sizeof(int32_t));
+			for (size_t i = 0; i < sc.nmeta_by_id; i++)
+				sc.meta_by_id[i] = -1;
+			for (size_t i = 0; i < sc.ev_meta.cap; i++)
+				if (sc.ev_meta.s[i].used)
+					sc.meta_by_id[sc.ev_meta.s[i].key] = (int32_t)sc.ev_meta.s[i].val;
+		}
+	}
 	if (sc.has_functions) {
 		sc.pre_released = sc.released;
 		sc.prepass = true;
@@ -708,6 +751,7 @@ out:
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);
 	imap_free(&sc.fn_ids);
+	free(sc.meta_by_id);
 	vec_free(&sc.metas);
 	vec_free(&sc.smetas);
 	vec_free(&sc.lines);
