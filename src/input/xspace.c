@@ -682,6 +682,46 @@ bad:
 	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
 }
 
+/* Does the line belong to one of tf.data's own threads ("tf_data_...")?
+ * TensorFlow runs dataset functions from those pools, so only their lines
+ * are searched for function events. The name (field 2) precedes the events
+ * (field 4) as TensorFlow serializes a line: read up to the first event. A
+ * line without a name is searched. */
+static bool tfdata_line(struct span line)
+{
+	const uint8_t *p = line.p, *end = line.p + line.len;
+
+	while (p < end) {
+		uint64_t k, x;
+		size_t n = tfd_pb_varint(p, end, &k);
+
+		if (!n)
+			return true;
+		p += n;
+		if ((k & 7) == 0) {
+			n = tfd_pb_varint(p, end, &x);
+			if (!n)
+				return true;
+			p += n;
+		} else if ((k & 7) == 2) {
+			n = tfd_pb_varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				return true;
+			p += n;
+			if ((k >> 3) == 2)
+				return x == 0 || (x >= 7 && memcmp(p, "tf_data", 7) == 0);
+			if ((k >> 3) == 4)
+				return true; /* events before a name: search it */
+			p += x;
+		} else if ((k & 7) == 1 || (k & 7) == 5) {
+			p += (k & 7) == 1 ? 8 : 4;
+		} else {
+			return true;
+		}
+	}
+	return true;
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       const uint8_t *file_base, struct tfd_err *err)
@@ -727,6 +767,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		sc.pre_released = sc.released;
 		sc.prepass = true;
 		for (size_t i = 0; i < sc.lines.n; i++) {
+			if (!tfdata_line(sc.lines.v[i]))
+				continue; /* skipped by length: its pages stay untouched */
 			st = scan_line(&sc, sc.lines.v[i], err);
 			if (st) {
 				tfd_err_prefix(err, "line %zu", i);
