@@ -190,6 +190,10 @@ struct scan {
 	size_t nmeta_by_id;
 	bool has_functions;
 	struct imap fn_ids;
+	/* the last lookup: a step's executor chunks share one id and follow
+	 * each other on a thread, so most lookups repeat the previous one */
+	uint64_t last_id;
+	bool last_hit, has_last;
 };
 
 static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
@@ -415,6 +419,17 @@ static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
 	return imap_get(&sc->ev_meta, mid, &mi) ? &sc->metas.v[mi] : NULL;
 }
 
+/* Whether an executor chunk's step id names a dataset function. */
+static bool is_fn_id(struct scan *sc, uint64_t id)
+{
+	if (!sc->has_last || sc->last_id != id) {
+		sc->last_id = id;
+		sc->last_hit = imap_get(&sc->fn_ids, id, NULL);
+		sc->has_last = true;
+	}
+	return sc->last_hit;
+}
+
 /* The `id` stat of an event (its stats start at p; the framing was checked). */
 static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
 {
@@ -526,8 +541,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id;
 
-		keep = sc->has_functions && event_id(sc, stats, end, &id) &&
-		       imap_get(&sc->fn_ids, id, NULL);
+		keep = sc->has_functions && event_id(sc, stats, end, &id) && is_fn_id(sc, id);
 	}
 	if (keep) {
 		if (h->nevents >= tfd_max_events(sc->opts))

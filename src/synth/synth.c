@@ -748,7 +748,9 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 
 			e = emit(h, tc, m_op, os, os + span / (2 * (sp->other_events + 1)) + 1);
 			addstat(e, S_GROUP, (uint64_t)s);
-			addstat(e, S_ID, (uint64_t)(s * 1000 + k));
+			/* as in TensorFlow: every chunk of one training step carries
+			 * the step's run id, far from the dataset functions' ids */
+			addstat(e, S_ID, (UINT64_C(1) << 40) + (uint64_t)s);
 		}
 		e = emit(h, py, m_step, t, cend);
 		addstat(e, S_GROUP, (uint64_t)s);
