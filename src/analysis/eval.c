@@ -394,6 +394,14 @@ static void add(findvec *fv, const struct rule *r, const struct tfd_host_result 
 	f.code = r->code ? r->code : "";
 	f.doc = r->doc ? r->doc : "";
 	f.severity = r->severity;
+	if (r->ndemote && f.severity > TFD_SEV_LOW) {
+		bool all = true;
+
+		for (size_t i = 0; i < r->ndemote && all; i++)
+			all = cond_holds(&r->demote[i], h, p, si);
+		if (all)
+			f.severity = TFD_SEV_LOW;
+	}
 	f.host = h->host->name;
 	f.pipeline = p ? p->name : "";
 	f.stage = p && si >= 0 ? p->stages[si].name : "";

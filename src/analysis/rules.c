@@ -78,6 +78,9 @@ static void rule_free(struct rule *r)
 	for (size_t i = 0; i < r->nwhen; i++)
 		free(r->when[i].str);
 	free(r->when);
+	for (size_t i = 0; i < r->ndemote; i++)
+		free(r->demote[i].str);
+	free(r->demote);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -103,6 +106,11 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	for (size_t i = 0; i < s->nwhen; i++) {
 		d->when[i] = s->when[i];
 		d->when[i].str = dup_or_null(s->when[i].str);
+	}
+	d->demote = xcalloc(s->ndemote + 1, sizeof(*d->demote));
+	for (size_t i = 0; i < s->ndemote; i++) {
+		d->demote[i] = s->demote[i];
+		d->demote[i].str = dup_or_null(s->demote[i].str);
 	}
 }
 
@@ -265,6 +273,26 @@ static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd
 	return TFD_OK;
 }
 
+/* A list of conditions ("when", "demote_when"): all must hold. */
+static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *key,
+				   enum rule_target target, struct cond **out, size_t *n)
+{
+	const cJSON *w;
+	enum tfd_status st = TFD_OK;
+
+	if (!cJSON_IsArray(k))
+		return bad(c, "field '%s' must be an array", key);
+	*out = xcalloc((size_t)cJSON_GetArraySize(k) + 1, sizeof(**out));
+	cJSON_ArrayForEach(w, k)
+	{
+		st = parse_cond(c, w, &(*out)[*n], target);
+		if (st)
+			break;
+		(*n)++;
+	}
+	return st;
+}
+
 static const char *const models[] = {"scale", "remove", "overlap", "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
@@ -364,22 +392,11 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 			st = get_families(c, k, key, &r->pipeline_has);
 		else if (strcmp(key, "pipeline_lacks") == 0)
 			st = get_families(c, k, key, &r->pipeline_lacks);
-		else if (strcmp(key, "when") == 0) {
-			const cJSON *w;
-
-			if (!cJSON_IsArray(k)) {
-				st = bad(c, "field 'when' must be an array");
-				break;
-			}
-			r->when = xcalloc((size_t)cJSON_GetArraySize(k) + 1, sizeof(*r->when));
-			cJSON_ArrayForEach(w, k)
-			{
-				st = parse_cond(c, w, &r->when[r->nwhen], r->target);
-				if (st)
-					break;
-				r->nwhen++;
-			}
-		} else if (strcmp(key, "estimate") == 0) {
+		else if (strcmp(key, "when") == 0)
+			st = parse_conds(c, k, key, r->target, &r->when, &r->nwhen);
+		else if (strcmp(key, "demote_when") == 0)
+			st = parse_conds(c, k, key, r->target, &r->demote, &r->ndemote);
+		else if (strcmp(key, "estimate") == 0) {
 			st = parse_estimate(c, k, r);
 		} else {
 			st = bad(c, "unknown key '%s'", key);

@@ -58,6 +58,10 @@ struct rule {
 	struct strlist family, not_family, under, not_under, pipeline_has, pipeline_lacks;
 	struct cond *when;
 	size_t nwhen;
+	/* when all of these hold the finding is reported at severity low (the
+	 * advice still applies but is not what limits the pipeline now) */
+	struct cond *demote;
+	size_t ndemote;
 	char *est_model;
 	double est_factor;
 	bool est_parallelism; /* "of": "parallelism": the factor multiplies the

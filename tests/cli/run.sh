@@ -184,7 +184,7 @@ if [ "$rc" -eq 1 ] && [[ "$err" == *"unknown key 'colour'"* ]] && [ -z "$out" ];
 # findings in the report; a built-in rule overridden from --rules
 Z=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 run analyze -q $Z
-if [ "$rc" -eq 0 ] && [[ "$out" == *"[high] TFD-T04 Parallel map is still the bottleneck"* ]] && \
+if [ "$rc" -eq 0 ] && [[ "$out" == *"[high] TFD-T04 Parallel map is at its limit"* ]] && \
 	[[ "$out" == *"num_parallel_calls=tf.data.AUTOTUNE"* ]] && [[ "$out" == *"worth: root call 51.503 ms -> 27.442 ms (1.88x)"* ]]; then ok; else bad "findings in text report"; fi
 run analyze -q --rules "$R/override" $Z
 if [ "$rc" -eq 0 ] && [[ "$out" == *"[low] TFD-T04 Our own advice for parallel maps"* ]]; then ok; else bad "rule override"; fi
@@ -400,6 +400,9 @@ run analyze -q -f json "$T/bursty"
 if [[ "$out" == *'"rule": "TFD-P03"'* ]] && [[ "$out" == *'"step_limits_already": true'* ]]; then ok; else bad "bursty producer: no TFD-P03 or estimate"; fi
 run analyze -q "$T/bursty"
 if [[ "$out" == *"slowest stage: Map"*"on average the input pipeline keeps up"* ]] && [[ "$out" == *"worth: ~1.0x: the pipeline already delivers faster than the step consumes"* ]]; then ok; else bad "bursty producer text: $(echo "$out" | head -4)"; fi
+# a stage rule behind a producer that keeps up is demoted (demote_when), the burst advice leads
+first=$(echo "$out" | grep -m1 '^  \[')
+if [[ "$first" == *"[medium] TFD-P03"* ]] && [[ "$out" == *"[low] TFD-T01 map runs on one element"* ]]; then ok; else bad "bursty producer: stage rule not demoted: $(echo "$out" | grep '^  \[')"; fi
 # source-bound behind a parallel map: parallel reads, with the capacity estimate
 $TFD synth -o "$T/class1" tests/synth/24-source-behind-pmap.json >/dev/null
 run analyze -q "$T/class1"

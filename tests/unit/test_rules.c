@@ -246,6 +246,9 @@ static void load_errors(struct t *t)
 		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
 		 "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": \"x\"}]}]}",
 		 "needs a number value"},
+		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+		 "\"s\", \"demote_when\": {}}]}",
+		 "rule 'X1': field 'demote_when' must be an array"},
 		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"slowness\", \"suggestion\": "
 		 "\"s\"}]}",
 		 "unknown class 'slowness'"},
@@ -282,6 +285,48 @@ static void load_errors(struct t *t)
 	}
 }
 
+/* demote_when: the finding stays, at severity low, when all its conditions hold */
+static void demote_when(struct t *t)
+{
+	static const char *const names[] = {"Model", "ParallelMapV2"};
+	const char *text =
+		"{\"rules\": ["
+		"{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+		"\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
+		"[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}]},"
+		"{\"id\": \"X2\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+		"\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
+		"[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}, "
+		"{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": 2}]}]}";
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_analysis *a = NULL;
+	struct tfd_findings fs;
+	struct tfd_err err = {0};
+	struct fx f;
+	int seen = 0;
+
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	fx_finish(&f);
+	T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+	T_OK(tfd_rules_load_mem(text, strlen(text), "r.json", &rs, &err), &err);
+	tfd_rules_eval(rs, a, &fs);
+	for (size_t i = 0; i < fs.n; i++) {
+		if (strcmp(fs.v[i].rule_id, "X1") == 0) {
+			T_TRUE(fs.v[i].severity == TFD_SEV_LOW);
+			seen++;
+		} else if (strcmp(fs.v[i].rule_id, "X2") == 0) {
+			T_TRUE(fs.v[i].severity == TFD_SEV_HIGH);
+			seen++;
+		}
+	}
+	T_TRUE(seen == 2);
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 /* rules/ on disk is what the binary embeds */
 static void builtin_matches_rules_dir(struct t *t)
 {
@@ -316,6 +361,7 @@ const struct t_case rules_cases[] = {
 	T(warmup_rule),
 	T(host_rules),
 	T(estimate_model),
+	T(demote_when),
 	T(load_errors),
 	T(builtin_matches_rules_dir),
 	{0},
