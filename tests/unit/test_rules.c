@@ -288,7 +288,7 @@ static void load_errors(struct t *t)
 /* demote_when: the finding stays, at severity low, when all its conditions hold */
 static void demote_when(struct t *t)
 {
-	static const char *const names[] = {"Model", "ParallelMapV2"};
+	static const char *const names[] = {"Model", "ParallelMapV2", NULL};
 	const char *text =
 		"{\"rules\": ["
 		"{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
