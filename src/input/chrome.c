@@ -10,7 +10,8 @@
  * pass 1 reads only the process and thread names (which pids are the host),
  * pass 2 keeps the complete events of host processes. Memory is the kept
  * events, not the document: the input is fed in chunks, and pages of a
- * mapped file are dropped once parsed.
+ * mapped file are dropped once parsed; gzip data is inflated chunk by chunk
+ * into the parser on each pass, never whole.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <yajl/yajl_parse.h>
+#include <zlib.h>
 
 #include "input_impl.h"
 #include "tfd/buf.h"
@@ -438,29 +440,125 @@ static int finish_event(struct parse *p)
 	return p->pass == 1 ? meta_event(p) : host_event(p);
 }
 
-/* One pass over the document, fed in chunks; pages of a mapped input are
- * dropped behind the parser. */
-static enum tfd_status run_pass(struct parse *p, const char *data, size_t len, bool mapped)
+/* The document: bytes in memory (mapped or not), or gzip data inflated
+ * chunk by chunk on every pass, so the inflated document is never held. */
+struct source {
+	const char *data;
+	size_t len;
+	bool mapped;
+	bool gz;
+	size_t limit; /* most inflated bytes (gz) */
+};
+
+/* Feeds one chunk; false when yajl stopped. */
+static bool feed(yajl_handle y, yajl_status *ys, const unsigned char *b, size_t n)
+{
+	*ys = yajl_parse(y, b, n);
+	return *ys == yajl_status_ok;
+}
+
+/* Inflates src->data (one or more gzip members) into yajl. The gzip errors
+ * are those of a full inflate: truncated, corrupt, over the limit. */
+static enum tfd_status feed_gz(struct parse *p, const struct source *src, yajl_handle y,
+			       yajl_status *ys, size_t *chunk_start)
+{
+	const uint8_t *in = (const uint8_t *)src->data;
+	unsigned char *out = xmalloc(CHUNK);
+	size_t total = 0;
+	z_stream zs;
+	int rc;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+		free(out);
+		return tfd_fail(p->err, TFD_E_INTERNAL, "zlib init failed");
+	}
+	zs.next_in = (Bytef *)in;
+	for (;;) {
+		size_t left = src->len - (size_t)(zs.next_in - in), got;
+
+		zs.avail_in = left > 0x40000000u ? 0x40000000u : (uInt)left;
+		zs.next_out = out;
+		zs.avail_out = CHUNK;
+		rc = inflate(&zs, Z_NO_FLUSH);
+		got = CHUNK - zs.avail_out;
+		if (got) {
+			if (total + got > src->limit) {
+				p->st = tfd_fail(p->err, TFD_E_LIMIT,
+						 "gzip data inflates to more than %zu MiB",
+						 src->limit >> 20);
+				break;
+			}
+			*chunk_start = total;
+			total += got;
+			if (!feed(y, ys, out, got))
+				break;
+		}
+		if (rc == Z_STREAM_END) {
+			/* concatenated gzip members: continue with the next one */
+			if ((size_t)(zs.next_in - in) < src->len && zs.next_in[0] == 0x1f) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (rc == Z_BUF_ERROR && zs.avail_in == 0 &&
+		    (size_t)(zs.next_in - in) >= src->len) {
+			p->st = tfd_fail(p->err, TFD_E_FORMAT, "truncated gzip data");
+			break;
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			p->st = tfd_fail(p->err, TFD_E_FORMAT, "corrupt gzip data (%s)",
+					 zs.msg ? zs.msg : "invalid data");
+			break;
+		}
+	}
+	inflateEnd(&zs);
+	free(out);
+	return p->st;
+}
+
+/* Feeds plain bytes; pages of a mapped input are dropped behind the parser. */
+static void feed_plain(const struct source *src, yajl_handle y, yajl_status *ys,
+		       size_t *chunk_start)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t off = 0, dropped = 0;
+
+	while (off < src->len) {
+		size_t n = src->len - off < CHUNK ? src->len - off : CHUNK;
+
+		*chunk_start = off;
+		off += n;
+		if (!feed(y, ys, (const unsigned char *)src->data + *chunk_start, n))
+			break;
+		if (src->mapped && page > 0 && off - dropped >= 4 * (size_t)CHUNK) {
+			size_t upto = *chunk_start / (size_t)page * (size_t)page;
+
+			madvise((void *)(src->data + dropped), upto - dropped, MADV_DONTNEED);
+			dropped = upto;
+		}
+	}
+	if (src->mapped && page > 0 && src->len > dropped)
+		madvise((void *)(src->data + dropped), src->len - dropped, MADV_DONTNEED);
+}
+
+/* One pass over the document, fed in chunks. */
+static enum tfd_status run_pass(struct parse *p, const struct source *src)
 {
 	yajl_handle y = yajl_alloc(&callbacks, NULL, p);
-	long page = sysconf(_SC_PAGESIZE);
-	size_t off = 0, dropped = 0, chunk_start = 0;
 	yajl_status ys = yajl_status_ok;
+	size_t chunk_start = 0;
 	bool at_end = false;
 
 	yajl_config(y, yajl_allow_multiple_values, 0);
-	while (off < len && ys == yajl_status_ok) {
-		size_t n = len - off < CHUNK ? len - off : CHUNK;
-
-		chunk_start = off;
-		ys = yajl_parse(y, (const unsigned char *)data + off, n);
-		off += n;
-		if (mapped && page > 0 && off - dropped >= 4 * (size_t)CHUNK) {
-			size_t upto = chunk_start / (size_t)page * (size_t)page;
-
-			madvise((void *)(data + dropped), upto - dropped, MADV_DONTNEED);
-			dropped = upto;
+	if (src->gz) {
+		if (feed_gz(p, src, y, &ys, &chunk_start)) {
+			yajl_free(y);
+			return p->st;
 		}
+	} else {
+		feed_plain(src, y, &ys, &chunk_start);
 	}
 	if (ys == yajl_status_ok) {
 		ys = yajl_complete_parse(y);
@@ -474,20 +572,17 @@ static enum tfd_status run_pass(struct parse *p, const char *data, size_t len, b
 					 chunk_start + yajl_get_bytes_consumed(y));
 	}
 	yajl_free(y);
-	if (mapped && page > 0 && len > dropped)
-		madvise((void *)(data + dropped), len - dropped, MADV_DONTNEED);
 	return p->st;
 }
 
-enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
-				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+static enum tfd_status read_source(struct tfd_capture *cap, const struct source *src,
+				   const char *default_host, const struct tfd_load_opts *opts,
+				   struct tfd_err *err)
 {
 	struct parse p;
 	struct tfd_host *h;
 	enum tfd_status st;
 
-	(void)path;
 	memset(&p, 0, sizeof(p));
 	p.cap = cap;
 	p.opts = opts;
@@ -497,7 +592,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 	p.host_idx = cap->nhosts - 1;
 	h->format = TFD_FMT_CHROME_JSON;
 	p.pass = 1;
-	st = run_pass(&p, data, len, mapped);
+	st = run_pass(&p, src);
 	if (!st && !p.found_events)
 		st = tfd_fail(err, TFD_E_FORMAT, "not a Chrome trace: no \"traceEvents\" array");
 	if (st)
@@ -511,7 +606,7 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 	p.pass = 2;
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
-	st = run_pass(&p, data, len, mapped);
+	st = run_pass(&p, src);
 out:
 	for (size_t i = 0; i < p.threads.n; i++)
 		free(p.threads.v[i].name);
@@ -521,4 +616,23 @@ out:
 	imap_free(&p.host_pids);
 	imap_free(&p.fn_ids);
 	return st;
+}
+
+enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
+				const char *path, const char *default_host,
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+{
+	const struct source src = {data, len, mapped, false, 0};
+
+	(void)path;
+	return read_source(cap, &src, default_host, opts, err);
+}
+
+enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
+				   size_t limit, const char *default_host,
+				   const struct tfd_load_opts *opts, struct tfd_err *err)
+{
+	const struct source src = {(const char *)gz, len, false, true, limit};
+
+	return read_source(cap, &src, default_host, opts, err);
 }

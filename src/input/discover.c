@@ -1,5 +1,6 @@
 /* discover.c - from paths to a loaded capture: files read (mapped, or
- * inflated from gzip), formats sniffed from the bytes, derived tool files
+ * inflated from gzip; a gzipped Chrome trace is handed to its reader still
+ * compressed), formats sniffed from the bytes, derived tool files
  * refused, TensorBoard log directories and run directories expanded, and
  * several files read at once. Calls the readers; the model they build is
  * in capture.c. */
@@ -334,6 +335,21 @@ static int is_derived_tool_file(const char *path)
 	return 0;
 }
 
+/* After a reader: the derived-file hint, no half-read host, the gzip mark. */
+static enum tfd_status loaded(struct tfd_capture *cap, size_t before, int gzipped,
+			      const char *path, enum tfd_status st, struct tfd_err *err)
+{
+	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
+			      "of the same run)");
+	while (st && cap->nhosts > before)
+		tfd_capture_drop_last_host(cap);
+	if (st == TFD_OK && cap->nhosts > before)
+		cap->hosts[cap->nhosts - 1].gzipped = gzipped;
+	return st;
+}
+
 static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				  int gzipped, bool mapped, const char *path,
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
@@ -367,15 +383,46 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 			break;
 		}
 	}
-	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
-		st = tfd_fail(err, TFD_E_FORMAT,
-			      "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
-			      "of the same run)");
-	while (st && cap->nhosts > before)
-		tfd_capture_drop_last_host(cap);
-	if (st == TFD_OK && cap->nhosts > before)
-		cap->hosts[cap->nhosts - 1].gzipped = gzipped;
-	return st;
+	return loaded(cap, before, gzipped, path, st, err);
+}
+
+/* The first inflated bytes of gzip data, to sniff the format; 0 if none. */
+static size_t gz_peek(const uint8_t *src, size_t len, uint8_t *out, size_t cap)
+{
+	z_stream zs;
+	size_t n;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return 0;
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = len > 0x40000000u ? 0x40000000u : (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	(void)inflate(&zs, Z_SYNC_FLUSH);
+	n = cap - zs.avail_out;
+	inflateEnd(&zs);
+	return n;
+}
+
+/* A gzipped Chrome trace is parsed while it is inflated, never held whole;
+ * false (nothing done) when the data does not start like JSON. */
+static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
+			 const char *path, const struct tfd_load_opts *opts, enum tfd_status *st,
+			 struct tfd_err *err)
+{
+	uint8_t head[4096];
+	size_t n = gz_peek(gz, len, head, sizeof(head)), before = cap->nhosts;
+	char host[256];
+
+	if (!sniff_json(head, n))
+		return false;
+	host_from_path(path, host, sizeof(host));
+	*st = tfd_chrome_read_gz(cap, gz, len,
+				 opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED,
+				 host, opts, err);
+	*st = loaded(cap, before, 1, path, *st, err);
+	return true;
 }
 
 static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
@@ -387,6 +434,11 @@ static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
 	st = read_file(path, &b, err);
 	if (st)
 		goto out;
+	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b &&
+	    load_gz_json(cap, b.data, b.len, path, opts, &st, err)) {
+		blob_release(&b);
+		goto out;
+	}
 	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
 		memset(&z, 0, sizeof(z));
 		st = inflate_gz(b.data, b.len,
@@ -418,6 +470,11 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 	memset(&z, 0, sizeof(z));
 	if (len == 0) {
 		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
+		goto out;
+	}
+	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b && load_gz_json(cap, p, len, name, opts, &st, err)) {
+		if (!st)
+			st = tfd_capture_finish(cap, err);
 		goto out;
 	}
 	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {

@@ -39,6 +39,11 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 /* Decode a Chrome trace JSON document into a new host of cap (streaming).
  * With mapped, data is a read-only file mapping whose pages may be dropped
  * once parsed. */
+/* The same from gzip data, inflated chunk by chunk on each of the two
+ * passes (never whole); at most `limit` inflated bytes. */
+enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
+				   size_t limit, const char *default_host,
+				   const struct tfd_load_opts *opts, struct tfd_err *err);
 enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);

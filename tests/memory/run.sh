@@ -3,7 +3,8 @@
 # `ulimit -v`. With room it passes; with too little it fails with one clear
 # line and exit 1, never a crash. (ASan reserves terabytes of address space,
 # so under SAN=1 only the run without a limit is checked; the plain build
-# runs the rest.) Ends with "memory: N passed, N failed".
+# runs the rest, including a .gz that inflates past the limit: it is parsed
+# while it inflates.) Ends with "memory: N passed, N failed".
 set -u
 SUITE=memory
 # shellcheck source=tests/lib.sh
@@ -41,4 +42,13 @@ for lim in 90000 115000 125000; do
 	fi
 done
 if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made it fail: the test tests nothing"; fi
+# a .gz is parsed while it inflates, never held whole: 300 MB of padding
+# after the events inflate past a 200 MB address-space limit, yet it reads
+G="$T/pad.trace.json.gz"
+{ printf '{"traceEvents": ['; printf '{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},'
+  printf '{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "name": "Iterator::Model::Map", "args": {"id": "1"}}'
+  head -c 300000000 /dev/zero | tr '\0' ' '; printf ']}'; } | gzip -1 >"$G"
+(ulimit -v 200000 && $TFD dump -q "$G" >"$T/o3" 2>"$T/e3")
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "Iterator::Model::Map" "$T/o3"; then ok; else bad "a .gz inflating past the limit: exit $rc $(head -c 300 "$T/e3")"; fi
 finish

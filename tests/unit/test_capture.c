@@ -1,9 +1,11 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "input_impl.h"
 #include "t.h"
@@ -140,6 +142,109 @@ static void chrome_minimal(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* gzip (windowBits 31) of len bytes into a new buffer */
+static uint8_t *gzip_of(const char *s, size_t len, size_t *out_len)
+{
+	z_stream zs;
+	size_t cap = len + len / 100 + 1024;
+	uint8_t *out = malloc(cap);
+
+	memset(&zs, 0, sizeof(zs));
+	deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+	zs.next_in = (Bytef *)s;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	deflate(&zs, Z_FINISH);
+	*out_len = cap - zs.avail_out;
+	deflateEnd(&zs);
+	return out;
+}
+
+/* A document of n complete events, several MB: more than one inflate chunk. */
+static char *big_doc(size_t n, size_t *len)
+{
+	size_t cap = n * 200 + 512, k;
+	char *d = malloc(cap);
+
+	k = (size_t)snprintf(d, cap, "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5,\"name\":"
+				     "\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(d + k, cap - k,
+				      ",{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":%zu,\"dur\":3,"
+				      "\"name\":\"Iterator::Map\",\"args\":{\"id\":\"12\","
+				      "\"long_name\":\"Iterator::Model::Map\"}}",
+				      i * 10);
+	k += (size_t)snprintf(d + k, cap - k, "]}");
+	*len = k;
+	return d;
+}
+
+/* A gzipped Chrome trace is parsed while it inflates: the same events as the
+ * plain document, concatenated members, and the same errors as before. */
+static void chrome_gz_streamed(struct t *t)
+{
+	size_t len, zlen, zlen2, zfull, bad;
+	char *doc = big_doc(40000, &len);
+	uint8_t *z = gzip_of(doc, len, &zfull), *two;
+	struct tfd_capture *a = NULL, *b = NULL;
+	struct tfd_load_opts lo = {0};
+	struct tfd_err err = {0};
+
+	T_TRUE(len > 3u << 20);
+	T_OK(tfd_capture_load_mem(doc, len, "w0.trace.json", NULL, &a, &err), &err);
+	T_OK(tfd_capture_load_mem(z, zfull, "w0.trace.json.gz", NULL, &b, &err), &err);
+	T_EQ_I64(b->hosts[0].nevents, a->hosts[0].nevents);
+	T_EQ_I64(b->hosts[0].nevents, 40000);
+	T_TRUE(b->hosts[0].gzipped);
+	tfd_capture_free(b);
+	/* two members: the document split in the middle of an event */
+	{
+		uint8_t *z1 = gzip_of(doc, len / 2, &zlen), *z2 = gzip_of(doc + len / 2, len - len / 2, &zlen2);
+
+		two = malloc(zlen + zlen2);
+		memcpy(two, z1, zlen);
+		memcpy(two + zlen, z2, zlen2);
+		free(z1);
+		free(z2);
+	}
+	b = NULL;
+	T_OK(tfd_capture_load_mem(two, zlen + zlen2, "w0.trace.json.gz", NULL, &b, &err), &err);
+	T_EQ_I64(b->hosts[0].nevents, 40000);
+	tfd_capture_free(b);
+	free(two);
+	/* the inflate limit, a truncated stream */
+	b = NULL;
+	lo.max_inflated = 1u << 20;
+	T_TRUE(tfd_capture_load_mem(z, zfull, "w.trace.json.gz", &lo, &b, &err) == TFD_E_LIMIT);
+	T_TRUE(strstr(err.msg, "gzip data inflates to more than 1 MiB") != NULL);
+	T_TRUE(tfd_capture_load_mem(z, zfull / 2, "w.trace.json.gz", NULL, &b, &err) == TFD_E_FORMAT);
+	T_TRUE(strstr(err.msg, "truncated gzip data") != NULL);
+	/* broken JSON inside: the byte offset is that of the inflated document */
+	bad = (size_t)(strstr(doc + len / 2, ",{") - doc);
+	doc[bad] = '#';
+	free(z);
+	z = gzip_of(doc, len, &zlen);
+	T_TRUE(tfd_capture_load_mem(z, zlen, "w.trace.json.gz", NULL, &b, &err) == TFD_E_FORMAT);
+	{
+		/* the same message as for the plain document */
+		struct tfd_err plain = {0};
+		char *at;
+
+		T_TRUE(tfd_capture_load_mem(doc, len, "w.trace.json.gz", NULL, &b, &plain) ==
+		       TFD_E_FORMAT);
+		at = strstr(plain.msg, "invalid JSON near byte ");
+		T_TRUE(at != NULL);
+		if (!strstr(err.msg, at))
+			T_FAILF("gz '%s', plain '%s'", err.msg, plain.msg);
+		T_TRUE(strtoull(at + 23, NULL, 10) >= bad && strtoull(at + 23, NULL, 10) <= bad + 1);
+	}
+	T_TRUE(b == NULL);
+	tfd_capture_free(a);
+	free(z);
+	free(doc);
+}
+
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -188,5 +293,6 @@ const struct t_case capture_cases[] = {
 	T(stats_keep_64_bit_ids),
 	T(load_mem_errors),
 	T(chrome_minimal),
+	T(chrome_gz_streamed),
 	{0},
 };
