@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "input_impl.h"
 #include "tfd/buf.h"
@@ -457,65 +456,20 @@ static bool feed(yajl_handle y, yajl_status *ys, const unsigned char *b, size_t 
 	return *ys == yajl_status_ok;
 }
 
-/* Inflates src->data (one or more gzip members) into yajl. The gzip errors
- * are those of a full inflate: truncated, corrupt, over the limit. */
-static enum tfd_status feed_gz(struct parse *p, const struct source *src, yajl_handle y,
-			       yajl_status *ys, size_t *chunk_start)
+/* Inflated gzip data into yajl (a tfd_gunzip sink). */
+struct gz_feed {
+	yajl_handle y;
+	yajl_status *ys;
+	size_t *chunk_start, fed;
+};
+
+static bool gz_sink(void *ctx, const uint8_t *b, size_t n)
 {
-	const uint8_t *in = (const uint8_t *)src->data;
-	unsigned char *out = xmalloc(CHUNK);
-	size_t total = 0;
-	z_stream zs;
-	int rc;
+	struct gz_feed *f = ctx;
 
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-		free(out);
-		return tfd_fail(p->err, TFD_E_INTERNAL, "zlib init failed");
-	}
-	zs.next_in = (Bytef *)in;
-	for (;;) {
-		size_t left = src->len - (size_t)(zs.next_in - in), got;
-
-		zs.avail_in = left > 0x40000000u ? 0x40000000u : (uInt)left;
-		zs.next_out = out;
-		zs.avail_out = CHUNK;
-		rc = inflate(&zs, Z_NO_FLUSH);
-		got = CHUNK - zs.avail_out;
-		if (got) {
-			if (total + got > src->limit) {
-				p->st = tfd_fail(p->err, TFD_E_LIMIT,
-						 "gzip data inflates to more than %zu MiB",
-						 src->limit >> 20);
-				break;
-			}
-			*chunk_start = total;
-			total += got;
-			if (!feed(y, ys, out, got))
-				break;
-		}
-		if (rc == Z_STREAM_END) {
-			/* concatenated gzip members: continue with the next one */
-			if ((size_t)(zs.next_in - in) < src->len && zs.next_in[0] == 0x1f) {
-				inflateReset(&zs);
-				continue;
-			}
-			break;
-		}
-		if (rc == Z_BUF_ERROR && zs.avail_in == 0 &&
-		    (size_t)(zs.next_in - in) >= src->len) {
-			p->st = tfd_fail(p->err, TFD_E_FORMAT, "truncated gzip data");
-			break;
-		}
-		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			p->st = tfd_fail(p->err, TFD_E_FORMAT, "corrupt gzip data (%s)",
-					 zs.msg ? zs.msg : "invalid data");
-			break;
-		}
-	}
-	inflateEnd(&zs);
-	free(out);
-	return p->st;
+	*f->chunk_start = f->fed;
+	f->fed += n;
+	return feed(f->y, f->ys, b, n);
 }
 
 /* Feeds plain bytes; pages of a mapped input are dropped behind the parser. */
@@ -553,9 +507,13 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 
 	yajl_config(y, yajl_allow_multiple_values, 0);
 	if (src->gz) {
-		if (feed_gz(p, src, y, &ys, &chunk_start)) {
+		struct gz_feed f = {y, &ys, &chunk_start, 0};
+		enum tfd_status st = tfd_gunzip((const uint8_t *)src->data, src->len, src->limit,
+						gz_sink, &f, p->err);
+
+		if (st) {
 			yajl_free(y);
-			return p->st;
+			return p->st = st;
 		}
 	} else {
 		feed_plain(src, y, &ys, &chunk_start);

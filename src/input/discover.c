@@ -45,69 +45,48 @@ static void blob_release(struct blob *b)
 
 #define TFD_MAX_INFLATED ((size_t)8 << 30)
 
+/* The inflate limit in force. */
+static size_t inflate_limit(const struct tfd_load_opts *opts)
+{
+	return opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED;
+}
+
+/* A growing buffer: the sink of a whole-document inflate. */
+struct grow {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static bool grow_append(void *ctx, const uint8_t *p, size_t n)
+{
+	struct grow *g = ctx;
+
+	if (g->len + n > g->cap) {
+		while (g->len + n > g->cap)
+			g->cap *= 2;
+		g->p = xrealloc(g->p, g->cap);
+	}
+	memcpy(g->p + g->len, p, n);
+	g->len += n;
+	return true;
+}
+
+/* The whole inflated document in memory (formats read in place). */
 static enum tfd_status inflate_gz(const uint8_t *src, size_t len, size_t limit, struct blob *out,
 				  struct tfd_err *err)
 {
-	z_stream zs;
-	size_t cap = len * 4 + 4096, used = 0;
-	uint8_t *buf;
-	int rc;
+	struct grow g = {NULL, 0, len * 4 + 4096};
+	enum tfd_status st;
 
-	memset(&zs, 0, sizeof(zs));
-	if (cap > limit)
-		cap = limit;
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return tfd_fail(err, TFD_E_INTERNAL, "zlib init failed");
-	buf = xmalloc(cap);
-	zs.next_in = (Bytef *)src;
-	for (;;) {
-		size_t chunk_in = len - (size_t)(zs.next_in - src);
-
-		zs.avail_in = chunk_in > 0x40000000u ? 0x40000000u : (uInt)chunk_in;
-		if (cap - used < 65536) {
-			if (cap >= limit) {
-				inflateEnd(&zs);
-				free(buf);
-				return tfd_fail(err, TFD_E_LIMIT,
-						"gzip data inflates to more than %zu MiB", limit >> 20);
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		zs.next_out = buf + used;
-		zs.avail_out = (uInt)((cap - used) > 0x40000000u ? 0x40000000u : (cap - used));
-		{
-			size_t before = zs.avail_out;
-
-			rc = inflate(&zs, Z_NO_FLUSH);
-			used += before - zs.avail_out;
-		}
-		if (rc == Z_STREAM_END) {
-			/* concatenated gzip members: continue with the next one */
-			if ((size_t)(zs.next_in - src) < len && zs.next_in[0] == 0x1f) {
-				inflateReset(&zs);
-				continue;
-			}
-			break;
-		}
-		if (rc == Z_BUF_ERROR && zs.avail_in == 0 && (size_t)(zs.next_in - src) >= len) {
-			inflateEnd(&zs);
-			free(buf);
-			return tfd_fail(err, TFD_E_FORMAT, "truncated gzip data");
-		}
-		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			const char *m = zs.msg ? zs.msg : "invalid data";
-
-			tfd_fail(err, TFD_E_FORMAT, "corrupt gzip data (%s)", m);
-			inflateEnd(&zs);
-			free(buf);
-			return TFD_E_FORMAT;
-		}
+	g.p = xmalloc(g.cap);
+	st = tfd_gunzip(src, len, limit, grow_append, &g, err);
+	if (st) {
+		free(g.p);
+		return st;
 	}
-	inflateEnd(&zs);
-	out->heap = buf;
-	out->data = buf;
-	out->len = used;
+	out->heap = g.p;
+	out->data = g.p;
+	out->len = g.len;
 	out->gzipped = 1;
 	return TFD_OK;
 }
@@ -419,7 +398,7 @@ static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 		return false;
 	host_from_path(path, host, sizeof(host));
 	*st = tfd_chrome_read_gz(cap, gz, len,
-				 opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED,
+				 inflate_limit(opts),
 				 host, opts, err);
 	*st = loaded(cap, before, 1, path, *st, err);
 	return true;
@@ -442,7 +421,7 @@ static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
 	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
 		memset(&z, 0, sizeof(z));
 		st = inflate_gz(b.data, b.len,
-				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				inflate_limit(opts), &z,
 				err);
 		blob_release(&b);
 		if (st)
@@ -479,7 +458,7 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 	}
 	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
 		st = inflate_gz(p, len,
-				opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED, &z,
+				inflate_limit(opts), &z,
 				err);
 		if (st)
 			goto out;

@@ -39,6 +39,16 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 /* Decode a Chrome trace JSON document into a new host of cap (streaming).
  * With mapped, data is a read-only file mapping whose pages may be dropped
  * once parsed. */
+/* Receives inflated bytes; false stops the inflate (the consumer's own
+ * state says why). */
+typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);
+
+/* Inflates gzip data (one or more members) into sink, at most `limit` bytes
+ * in all: "truncated gzip data", "corrupt gzip data (...)" and "gzip data
+ * inflates to more than N MiB" are its error lines (gunzip.c). */
+enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, size_t limit, tfd_gunzip_sink sink,
+			   void *ctx, struct tfd_err *err);
+
 /* The same from gzip data, inflated chunk by chunk on each of the two
  * passes (never whole); at most `limit` inflated bytes. */
 enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
