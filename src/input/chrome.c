@@ -67,10 +67,7 @@ struct parse {
 	struct jev ev;
 	/* pass 1 results */
 	struct imap host_pids;
-	struct imap fn_ids; /* step ids of dataset functions (pass 1) */
-	/* the last lookup: a step's executor chunks share one id */
-	uint64_t last_id;
-	bool last_hit, has_last;
+	struct fn_steps fn_steps; /* dataset-function step ids (pass 1) */
 	size_t nproc_named;
 	VEC(struct thread_meta) threads;
 };
@@ -118,17 +115,6 @@ static int64_t to_i64(double v)
 static int is_host_process(const char *name)
 {
 	return strcmp(name, "/host:CPU") == 0;
-}
-
-/* Whether an executor chunk's step id names a dataset function (pass 2). */
-static bool is_fn_id(struct parse *p, uint64_t id)
-{
-	if (!p->has_last || p->last_id != id) {
-		p->last_id = id;
-		p->last_hit = imap_get(&p->fn_ids, id, NULL);
-		p->has_last = true;
-	}
-	return p->last_hit;
 }
 
 static bool in_event(const struct parse *p)
@@ -315,7 +301,7 @@ static int meta_event(struct parse *p)
 		uint64_t id = arg_id(e);
 
 		if (id)
-			imap_put(&p->fn_ids, id, 0);
+			imap_put(&p->fn_steps.ids, id, 0);
 		return 1;
 	}
 	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
@@ -416,7 +402,7 @@ static int host_event(struct parse *p)
 		return 1;
 	/* only the executor chunks of dataset functions (not the training step's) */
 	if (!(p->opts && p->opts->keep_other) && tfd_event_kind_of(name) == TFD_EV_EXEC &&
-	    !is_fn_id(p, arg_id(e)))
+	    !fn_steps_has(&p->fn_steps, arg_id(e)))
 		return 1;
 	if (h->nevents >= tfd_max_events(p->opts)) {
 		p->st = tfd_fail(p->err, TFD_E_LIMIT, "more than %zu host events",
@@ -572,7 +558,7 @@ out:
 	vec_free(&p.ev.args);
 	tfd_buf_release(&p.ev.scratch);
 	imap_free(&p.host_pids);
-	imap_free(&p.fn_ids);
+	imap_free(&p.fn_steps.ids);
 	return st;
 }
 

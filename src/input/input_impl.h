@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "tfd/capture.h"
+#include "tfd/imap.h"
 
 /* Read a protobuf varint at p (before end): the bytes used, or 0 if it is
  * malformed or truncated. */
@@ -39,6 +40,26 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 /* Decode a Chrome trace JSON document into a new host of cap (streaming).
  * With mapped, data is a read-only file mapping whose pages may be dropped
  * once parsed. */
+/* The step ids of dataset-function runs, collected before the executor
+ * chunks are read: a chunk is kept only when its step id is one of them.
+ * A step's chunks share one id and follow each other on a thread, so the
+ * last lookup is remembered. */
+struct fn_steps {
+	struct imap ids;
+	uint64_t last;
+	bool last_hit, has_last;
+};
+
+static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
+{
+	if (!f->has_last || f->last != id) {
+		f->last = id;
+		f->last_hit = imap_get(&f->ids, id, NULL);
+		f->has_last = true;
+	}
+	return f->last_hit;
+}
+
 /* Receives inflated bytes; false stops the inflate (the consumer's own
  * state says why). */
 typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);

@@ -189,11 +189,7 @@ struct scan {
 	int32_t *meta_by_id;
 	size_t nmeta_by_id;
 	bool has_functions;
-	struct imap fn_ids;
-	/* the last lookup: a step's executor chunks share one id and follow
-	 * each other on a thread, so most lookups repeat the previous one */
-	uint64_t last_id;
-	bool last_hit, has_last;
+	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
 };
 
 static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
@@ -419,17 +415,6 @@ static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
 	return imap_get(&sc->ev_meta, mid, &mi) ? &sc->metas.v[mi] : NULL;
 }
 
-/* Whether an executor chunk's step id names a dataset function. */
-static bool is_fn_id(struct scan *sc, uint64_t id)
-{
-	if (!sc->has_last || sc->last_id != id) {
-		sc->last_id = id;
-		sc->last_hit = imap_get(&sc->fn_ids, id, NULL);
-		sc->has_last = true;
-	}
-	return sc->last_hit;
-}
-
 /* The `id` stat of an event (its stats start at p; the framing was checked). */
 static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
 {
@@ -534,14 +519,15 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		uint64_t id;
 
 		if (m.kind == TFD_EV_FUNCTION && event_id(sc, stats, end, &id))
-			imap_put(&sc->fn_ids, id, 0);
+			imap_put(&sc->fn_steps.ids, id, 0);
 		return TFD_OK;
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id;
 
-		keep = sc->has_functions && event_id(sc, stats, end, &id) && is_fn_id(sc, id);
+		keep = sc->has_functions && event_id(sc, stats, end, &id) &&
+		       fn_steps_has(&sc->fn_steps, id);
 	}
 	if (keep) {
 		if (h->nevents >= tfd_max_events(sc->opts))
@@ -806,7 +792,7 @@ out:
 	tfd_arena_release(&scratch);
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);
-	imap_free(&sc.fn_ids);
+	imap_free(&sc.fn_steps.ids);
 	free(sc.meta_by_id);
 	vec_free(&sc.metas);
 	vec_free(&sc.smetas);
