@@ -32,7 +32,6 @@ struct blob {
 	void *map; /* mmap base, or NULL */
 	size_t maplen;
 	uint8_t *heap; /* inflated bytes, or NULL */
-	int gzipped;
 };
 
 static void blob_release(struct blob *b)
@@ -87,7 +86,6 @@ static enum tfd_status inflate_gz(const uint8_t *src, size_t len, size_t limit, 
 	out->heap = g.p;
 	out->data = g.p;
 	out->len = g.len;
-	out->gzipped = 1;
 	return TFD_OK;
 }
 
@@ -404,33 +402,38 @@ static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 	return true;
 }
 
+/* Bytes of a file or of memory, gzipped or not, into cap: a gzipped Chrome
+ * trace is parsed while it inflates, other gzip data is inflated whole. */
+static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, size_t len,
+				 bool mapped, const char *path, const struct tfd_load_opts *opts,
+				 struct tfd_err *err)
+{
+	struct blob z;
+	enum tfd_status st;
+
+	if (len < 2 || data[0] != 0x1f || data[1] != 0x8b)
+		return load_bytes(cap, data, len, 0, mapped, path, opts, err);
+	if (load_gz_json(cap, data, len, path, opts, &st, err))
+		return st;
+	memset(&z, 0, sizeof(z));
+	st = inflate_gz(data, len, inflate_limit(opts), &z, err);
+	if (!st)
+		st = load_bytes(cap, z.data, z.len, 1, false, path, opts, err);
+	blob_release(&z);
+	return st;
+}
+
 static enum tfd_status load_file(struct tfd_capture *cap, const char *path,
 				 const struct tfd_load_opts *opts, struct tfd_err *err)
 {
-	struct blob b, z;
+	struct blob b;
 	enum tfd_status st;
 
 	st = read_file(path, &b, err);
-	if (st)
-		goto out;
-	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b &&
-	    load_gz_json(cap, b.data, b.len, path, opts, &st, err)) {
+	if (!st) {
+		st = load_data(cap, b.data, b.len, b.map != NULL, path, opts, err);
 		blob_release(&b);
-		goto out;
 	}
-	if (b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
-		memset(&z, 0, sizeof(z));
-		st = inflate_gz(b.data, b.len,
-				inflate_limit(opts), &z,
-				err);
-		blob_release(&b);
-		if (st)
-			goto out;
-		b = z;
-	}
-	st = load_bytes(cap, b.data, b.len, b.gzipped, b.map != NULL, path, opts, err);
-	blob_release(&b);
-out:
 	if (st)
 		tfd_err_prefix(err, "%s", path);
 	return st;
@@ -441,35 +444,15 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 				     struct tfd_err *err)
 {
 	struct tfd_capture *cap = tfd_capture_new();
-	struct blob z;
 	enum tfd_status st;
-	const uint8_t *p = data;
 
 	*out = NULL;
-	memset(&z, 0, sizeof(z));
-	if (len == 0) {
+	if (len == 0)
 		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
-		goto out;
-	}
-	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b && load_gz_json(cap, p, len, name, opts, &st, err)) {
-		if (!st)
-			st = tfd_capture_finish(cap, err);
-		goto out;
-	}
-	if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
-		st = inflate_gz(p, len,
-				inflate_limit(opts), &z,
-				err);
-		if (st)
-			goto out;
-		p = z.data;
-		len = z.len;
-	}
-	st = load_bytes(cap, p, len, z.gzipped, false, name, opts, err);
+	else
+		st = load_data(cap, data, len, false, name, opts, err);
 	if (!st)
 		st = tfd_capture_finish(cap, err);
-out:
-	blob_release(&z);
 	if (st) {
 		tfd_err_prefix(err, "%s", name);
 		tfd_capture_free(cap);
