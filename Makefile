@@ -104,6 +104,7 @@ SUITES = \
 	'harness=tests/harness/run.sh' \
 	'layout=tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
+	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 

@@ -14,6 +14,7 @@ struct tfd_cmd {
 
 static const struct tfd_cmd cmds[] = {
 	{"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
+	{"merge", cmd_merge, "merge per-host partial results (analyze --partial) into one report"},
 	{"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
 	{"dot", cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
 	{"report", cmd_report, "nightly pipeline-health report with history and regressions"},

@@ -130,6 +130,11 @@ struct tfd_load_opts {
 	size_t max_events;   /* kept events per host */
 	size_t max_inflated; /* bytes after gzip decompression */
 	int jobs;            /* files read at once (0: one per core, at most 8) */
+	/* shard_count > 0: of the host files discovery chose (in host order),
+	 * load only those whose index k has k % shard_count == shard_index;
+	 * the discovery notes are kept whole (fleet tasks: analyze --partial
+	 * --shard) */
+	size_t shard_index, shard_count;
 };
 
 /* Load every capture named by paths (files, run directories or TensorBoard

@@ -15,6 +15,7 @@ struct tfd_capture;
 struct option;
 
 int cmd_analyze(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
 int cmd_dot(int argc, char **argv);

@@ -18,10 +18,9 @@ struct analysis_full {
 	struct analysis_priv priv;
 };
 
-static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define diag tfd_analysis_diag
 
-static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
+void tfd_analysis_diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
 {
 	va_list ap;
 	struct tfd_diag *d;
@@ -37,8 +36,8 @@ static void diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
 bool tfd_stage_is_async_edge(const struct tfd_stage *s)
 {
 	/* a call not nested in its parent on the same thread ran on another one */
-	size_t async = s->links[TFD_LINK_PRODUCE] + s->links[TFD_LINK_OVERLAP] +
-		       s->links[TFD_LINK_NONE];
+	size_t async =
+	    s->links[TFD_LINK_PRODUCE] + s->links[TFD_LINK_OVERLAP] + s->links[TFD_LINK_NONE];
 
 	return async > s->links[TFD_LINK_SYNC];
 }
@@ -81,8 +80,8 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 				continue;
 			p = &hr->pipelines[hr->npipelines++];
 			p->is_device = g.is_device[r];
-			snprintf(p->name, sizeof(p->name), "%s:%zu", p->is_device ? "Device" : "Host",
-				 p->is_device ? ndev++ : nhost++);
+			snprintf(p->name, sizeof(p->name), "%s:%zu",
+				 p->is_device ? "Device" : "Host", p->is_device ? ndev++ : nhost++);
 			bk.iters = g.iters + g.ioff[r];
 			bk.niters = g.ioff[r + 1] - g.ioff[r];
 			bk.calls = g.calls + g.coff[r];
@@ -128,8 +127,10 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	if (st)
 		goto out;
 	if (by_name)
-		diag(a, h->name, "%zu iterator(s) linked by long name (parent_id missing or "
-				 "dangling)", by_name);
+		diag(a, h->name,
+		     "%zu iterator(s) linked by long name (parent_id missing or "
+		     "dangling)",
+		     by_name);
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
@@ -139,8 +140,9 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	pick_focus(hr);
 	tfd_confidence_compute(hr);
 	if (c.calls.n && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
-		diag(a, h->name, "no Produce/Consume events: threads linked by parent_id and "
-				 "time overlap");
+		diag(a, h->name,
+		     "no Produce/Consume events: threads linked by parent_id and "
+		     "time overlap");
 out:
 	tfd_graph_release(&c);
 	return st;
@@ -160,20 +162,59 @@ static int host_rank_cmp(const void *a, const void *b)
 	return strcmp(x->host->name, y->host->name);
 }
 
+struct tfd_analysis *tfd_analysis_new(size_t nhosts)
+{
+	struct analysis_full *full = xcalloc(1, sizeof(*full));
+
+	full->pub.hosts = xcalloc(nhosts + 1, sizeof(*full->pub.hosts));
+	return &full->pub;
+}
+
+/* The cross-host steps: rank the hosts, put the one asked for first, and the
+ * verdict. Shared by tfd_analyze() and the merge of partial results. */
+enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
+				    struct tfd_err *err)
+{
+	qsort(a->hosts, a->nhosts, sizeof(*a->hosts), host_rank_cmp);
+	if (opts && opts->host) {
+		size_t k;
+
+		for (k = 0; k < a->nhosts; k++)
+			if (strcmp(a->hosts[k].host->name, opts->host) == 0)
+				break;
+		if (k == a->nhosts)
+			return tfd_fail(err, TFD_E_USAGE, "no host named '%s' in the capture",
+					opts->host);
+		if (k) {
+			struct tfd_host_result tmp = a->hosts[k];
+
+			memmove(a->hosts + 1, a->hosts, k * sizeof(*a->hosts));
+			a->hosts[0] = tmp;
+		}
+	}
+	for (size_t i = 0; i < a->nhosts; i++)
+		a->any_tfdata |= a->hosts[i].npipelines > 0;
+	if (a->nhosts) {
+		const struct tfd_host_result *f = &a->hosts[0];
+
+		a->input_bound =
+		    f->bound == TFD_BOUND_HIGH || f->bound == TFD_BOUND_MODERATE ||
+		    (f->bound == TFD_BOUND_UNKNOWN && f->max_latency_ns > TFD_SLOW_CALL_NS);
+	}
+	return TFD_OK;
+}
+
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err)
 {
-	struct analysis_full *full = xcalloc(1, sizeof(*full));
-	struct tfd_analysis *a = &full->pub;
-	struct analysis_priv *pv = &full->priv;
+	struct tfd_analysis *a = tfd_analysis_new(cap->nhosts);
+	struct analysis_priv *pv = &((struct analysis_full *)a)->priv;
 	struct tfd_analyze_opts defaults = {0};
 	enum tfd_status st = TFD_OK;
 
 	if (!opts)
 		opts = &defaults;
 	*out = NULL;
-	a->hosts = xcalloc(cap->nhosts + 1, sizeof(*a->hosts));
-	a->nhosts = 0;
 	a->run = cap->run;
 	for (size_t i = 0; i < cap->nnotes; i++)
 		diag(a, "input", "%s", cap->notes[i]);
@@ -187,33 +228,7 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 		if (!cap->hosts[i].has_host_plane)
 			diag(a, cap->hosts[i].name, "no /host:CPU plane in this capture");
 	}
-	qsort(a->hosts, a->nhosts, sizeof(*a->hosts), host_rank_cmp);
-	if (opts->host) {
-		size_t k;
-
-		for (k = 0; k < a->nhosts; k++)
-			if (strcmp(a->hosts[k].host->name, opts->host) == 0)
-				break;
-		if (k == a->nhosts) {
-			st = tfd_fail(err, TFD_E_USAGE, "no host named '%s' in the capture",
-				      opts->host);
-			goto out;
-		}
-		if (k) {
-			struct tfd_host_result tmp = a->hosts[k];
-
-			memmove(a->hosts + 1, a->hosts, k * sizeof(*a->hosts));
-			a->hosts[0] = tmp;
-		}
-	}
-	for (size_t i = 0; i < a->nhosts; i++)
-		a->any_tfdata |= a->hosts[i].npipelines > 0;
-	if (a->nhosts) {
-		const struct tfd_host_result *f = &a->hosts[0];
-
-		a->input_bound = f->bound == TFD_BOUND_HIGH || f->bound == TFD_BOUND_MODERATE ||
-				 (f->bound == TFD_BOUND_UNKNOWN && f->max_latency_ns > TFD_SLOW_CALL_NS);
-	}
+	st = tfd_analysis_finish(a, opts, err);
 out:
 	if (st) {
 		tfd_analysis_free(a);

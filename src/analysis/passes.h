@@ -17,6 +17,15 @@ struct analysis_priv {
 	VEC(char *) strings;
 };
 
+/* An empty analysis with room for nhosts host results (freed by
+ * tfd_analysis_free), a note on it, and the cross-host steps that end
+ * tfd_analyze() (ranking, --host, the verdict). */
+struct tfd_analysis *tfd_analysis_new(size_t nhosts);
+void tfd_analysis_diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
+				    struct tfd_err *err);
+
 /* Keep a copy of s for the result's lifetime. */
 const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s);
 

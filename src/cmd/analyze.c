@@ -9,32 +9,62 @@
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/outfile.h"
+#include "tfd/partial.h"
 #include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
 
 static void help(FILE *f)
 {
+	fprintf(
+	    f,
+	    "usage: tfdoctor analyze [options] CAPTURE...\n"
+	    "\n"
+	    "Finds the input-bound host, its tf.data pipelines, their critical path and\n"
+	    "bottleneck. CAPTURE is a *.xplane.pb, *.trace.json[.gz], local.trace, a run\n"
+	    "directory (one *.xplane.pb per host) or a TensorBoard log directory.\n"
+	    "\n"
+	    "  -f, --format FMT    text (default) or json; gviz with --mode xprof\n"
+	    "  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
+	    "  -H, --host NAME     analyze this host first instead of the most input-bound\n"
+	    "  -r, --run NAME      pick this run under plugins/profile (default: newest)\n"
+	    "      --all-runs      analyze every run of a log directory, one section (or\n"
+	    "                      JSON array element) each\n"
+	    "      --mode MODE     default, or xprof: TensorFlow's own "
+	    "tf_data_bottleneck_analysis\n"
+	    "                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
+	    "      --no-warmup     keep the first root calls instead of excluding warm-up\n"
+	    "      --rank N        analyze only the N-th slowest root call (0 = slowest)\n"
+	    "      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
+	    "      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL (a\n"
+	    "                      finding at LEVEL or above: info, low, medium, high)\n"
+	    "  -q, --quiet         do not echo notes to stderr\n"
+	    "      --partial       write this capture's per-host partial result (JSON) for\n"
+	    "                      'tfdoctor merge' instead of a report\n"
+	    "      --shard I/N     with --partial: only host files I, I+N, I+2N, ... of\n"
+	    "                      those discovery picks (one task of a job array)\n"
+	    "\n"
+	    "CAPTURE may also be *.partial.json files or directories of them: they are\n"
+	    "merged as by 'tfdoctor merge'.\n"
+	    "\n"
+	    "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
+}
+
+static void merge_help(FILE *f)
+{
 	fprintf(f,
-		"usage: tfdoctor analyze [options] CAPTURE...\n"
+		"usage: tfdoctor merge [options] PARTIAL...\n"
 		"\n"
-		"Finds the input-bound host, its tf.data pipelines, their critical path and\n"
-		"bottleneck. CAPTURE is a *.xplane.pb, *.trace.json[.gz], local.trace, a run\n"
-		"directory (one *.xplane.pb per host) or a TensorBoard log directory.\n"
+		"Merges the per-host partial results written by 'tfdoctor analyze --partial'\n"
+		"(files, or directories of *.partial.json) into the report that analyzing all\n"
+		"the hosts' captures at once gives: the same ranking, verdict, findings and\n"
+		"exit codes. Fleet use: one 'analyze --partial' task per host, then one merge.\n"
 		"\n"
-		"  -f, --format FMT    text (default) or json; gviz with --mode xprof\n"
+		"  -f, --format FMT    text (default) or json\n"
 		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
 		"  -H, --host NAME     analyze this host first instead of the most input-bound\n"
-		"  -r, --run NAME      pick this run under plugins/profile (default: newest)\n"
-		"      --all-runs      analyze every run of a log directory, one section (or\n"
-		"                      JSON array element) each\n"
-		"      --mode MODE     default, or xprof: TensorFlow's own tf_data_bottleneck_analysis\n"
-		"                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
-		"      --no-warmup     keep the first root calls instead of excluding warm-up\n"
-		"      --rank N        analyze only the N-th slowest root call (0 = slowest)\n"
 		"      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
-		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL (a\n"
-		"                      finding at LEVEL or above: info, low, medium, high)\n"
+		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
 		"  -q, --quiet         do not echo notes to stderr\n"
 		"\n"
 		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
@@ -45,8 +75,18 @@ struct run_ctx {
 	const struct tfd_analyze_opts *ao;
 	const struct tfd_ruleset *rules;
 	const char *format, *mode, *fail_on, *outpath;
-	int fail_sev, quiet;
+	int fail_sev, quiet, partial;
 };
+
+/* All of paths are partial results (0), none are (1), or a mix (-1). */
+static int partial_inputs(const char *const *paths, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += tfd_partial_path(paths[i]);
+	return k == 0 ? 1 : k == n ? 0 : -1;
+}
 
 /* Load, analyze and render one capture (or run) into b: 0, 3 (a gate
  * tripped), or 1/2 after printing the error. */
@@ -59,6 +99,13 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 	struct tfd_err err = {0};
 	int rc = 0;
 
+	if (partial_inputs(paths, npaths) == 0) {
+		if (tfd_partial_merge(paths, npaths, rx->ao, &cap, &an, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		goto render;
+	}
 	if (tfd_capture_load(paths, npaths, rx->lo, &cap, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
@@ -93,11 +140,19 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 	    an->hosts[0].pipelines[an->hosts[0].focus].analyzed_rank < 0) {
 		const struct tfd_pipeline *p = &an->hosts[0].pipelines[an->hosts[0].focus];
 
-		rc = tfd_cli_usage("analyze", "pipeline %s has %" PRIu64 " root call%s; no rank %d "
-					      "(ranks start at 0)",
+		rc = tfd_cli_usage("analyze",
+				   "pipeline %s has %" PRIu64 " root call%s; no rank %d "
+				   "(ranks start at 0)",
 				   p->name, p->ncalls, p->ncalls == 1 ? "" : "s", rx->ao->rank);
 		goto out;
 	}
+	if (rx->partial) {
+		tfd_partial_write(cap, an, rx->ao, b);
+		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
+			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
+		goto out;
+	}
+render:
 	tfd_rules_eval(rx->rules, an, &findings);
 	if (strcmp(rx->format, "json") == 0)
 		tfd_render_json(an, &findings, b);
@@ -116,7 +171,7 @@ out:
 	return rc;
 }
 
-int cmd_analyze(int argc, char **argv)
+static int analyze_main(int argc, char **argv, int merge)
 {
 	static const struct option lopts[] = {{"format", required_argument, NULL, 'f'},
 					      {"output", required_argument, NULL, 'o'},
@@ -129,6 +184,8 @@ int cmd_analyze(int argc, char **argv)
 					      {"rules", required_argument, NULL, 'R'},
 					      {"rank", required_argument, NULL, 'k'},
 					      {"all-runs", no_argument, NULL, 'A'},
+					      {"partial", no_argument, NULL, 'P'},
+					      {"shard", required_argument, NULL, 'S'},
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	struct tfd_load_opts lo = {0};
@@ -141,7 +198,8 @@ int cmd_analyze(int argc, char **argv)
 	const char *rules_dir = NULL;
 	struct tfd_ruleset *rules = NULL;
 	int fail_sev = -1;
-	int c, rc = 0, quiet = 0;
+	int c, rc = 0, quiet = 0, partial = 0;
+	const char *cmd = merge ? "merge" : "analyze";
 
 	optind = 1;
 	opterr = 0;
@@ -168,6 +226,22 @@ int cmd_analyze(int argc, char **argv)
 		case 'A':
 			all_runs = 1;
 			break;
+		case 'P':
+			partial = 1;
+			break;
+		case 'S': {
+			unsigned long i, n;
+			char slash, extra;
+
+			if (sscanf(optarg, "%lu%c%lu%c", &i, &slash, &n, &extra) != 3 ||
+			    slash != '/' || n == 0 || i >= n || n > 1000000 || optarg[0] == '-' ||
+			    strchr(optarg, '-'))
+				return tfd_cli_usage(cmd, "--shard needs I/N with 0 <= I < N, e.g. "
+							  "--shard 3/8");
+			lo.shard_index = i;
+			lo.shard_count = n;
+			break;
+		}
 		case 'F':
 			fail_on = optarg;
 			break;
@@ -187,23 +261,61 @@ int cmd_analyze(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			help(stdout);
+			if (merge)
+				merge_help(stdout);
+			else
+				help(stdout);
 			return 0;
 		case '?':
 		default:
-			return tfd_cli_bad_option("analyze", lopts, "f:o:qhH:r:", argv);
+			return tfd_cli_bad_option(cmd, lopts, "f:o:qhH:r:", argv);
 		}
+		/* merge takes the report options only: the per-host ones are in
+		 * the partials */
+		if (merge && strchr("rmWAPkS", c))
+			return tfd_cli_usage("merge",
+					     "%s is an option of 'analyze --partial': "
+					     "the partials carry it",
+					     argv[optind - 1]);
 	}
 	if (strcmp(mode, "default") && strcmp(mode, "xprof"))
 		return tfd_cli_usage("analyze", "unknown mode '%s' (default or xprof)", mode);
 	if (strcmp(format, "text") && strcmp(format, "json") &&
 	    (strcmp(format, "gviz") || strcmp(mode, "xprof")))
-		return tfd_cli_usage("analyze", "unknown format '%s' (text or json; gviz with --mode "
-						"xprof)", format);
+		return tfd_cli_usage("analyze",
+				     "unknown format '%s' (text or json; gviz with --mode "
+				     "xprof)",
+				     format);
 	if (tfd_cli_fail_on("analyze", fail_on, 0, &fail_sev))
 		return 2;
 	if (optind >= argc)
-		return tfd_cli_usage("analyze", "no capture given");
+		return tfd_cli_usage(cmd, merge ? "no partial given" : "no capture given");
+	if (lo.shard_count && !partial)
+		return tfd_cli_usage("analyze", "--shard goes with --partial (one fleet task's "
+						"share of the host files)");
+	if (partial &&
+	    (strcmp(mode, "default") || all_runs || fail_on || rules_dir || strcmp(format, "text")))
+		return tfd_cli_usage("analyze",
+				     "--partial writes the partial result only: no "
+				     "--mode, --all-runs, --format, --rules or --fail-on "
+				     "(give those to merge)");
+	switch (partial_inputs((const char *const *)argv + optind, (size_t)(argc - optind))) {
+	case -1:
+		return tfd_cli_usage(cmd,
+				     "give either captures or *.partial.json partials, not both");
+	case 1:
+		if (merge)
+			return tfd_cli_usage("merge",
+					     "'%s' is not a partial result (*%s, or a "
+					     "directory of them); make them with "
+					     "'tfdoctor analyze --partial'",
+					     argv[optind], TFD_PARTIAL_SUFFIX);
+		break;
+	default:
+		if (partial || strcmp(mode, "default") || all_runs)
+			return tfd_cli_usage(cmd, "partials are merged: no --partial, --mode or "
+						  "--all-runs with them");
+	}
 	lo.keep_other = strcmp(mode, "xprof") == 0;
 	lo.progress = tfd_cli_progress;
 	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
@@ -220,6 +332,7 @@ int cmd_analyze(int argc, char **argv)
 	run.fail_sev = fail_sev;
 	run.quiet = quiet;
 	run.outpath = outpath;
+	run.partial = partial;
 	tfd_buf_init(&b);
 	if (!all_runs) {
 		rc = analyze_one(&run, (const char *const *)argv + optind, (size_t)(argc - optind),
@@ -266,4 +379,14 @@ out:
 	tfd_rules_free(rules);
 	tfd_buf_release(&b);
 	return rc;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	return analyze_main(argc, argv, 0);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	return analyze_main(argc, argv, 1);
 }

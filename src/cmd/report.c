@@ -2,8 +2,8 @@
  * report (the report itself is src/report/). */
 #include <ctype.h>
 #include <getopt.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,38 +12,41 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
-#include "tfd/outfile.h"
 #include "tfd/dot.h"
 #include "tfd/history.h"
 #include "tfd/nightly.h"
+#include "tfd/outfile.h"
+#include "tfd/partial.h"
 #include "tfd/rules.h"
 
 #define HISTORY_LIMIT 60
 
 static void help(FILE *f)
 {
-	fprintf(f,
-		"usage: tfdoctor report [options] CAPTURE...\n"
-		"\n"
-		"A pipeline-health report: each CAPTURE (log directory, run directory or file) is\n"
-		"a job; its current run is analyzed, recorded in the history database, and\n"
-		"compared with the previous run and a baseline.\n"
-		"\n"
-		"  --history DB          SQLite history file (created if missing); without it the\n"
-		"                        report covers the current run only\n"
-		"  --job NAME            job name (one CAPTURE only; default: its base name)\n"
-		"  -f, --format FMT      html (default), md or json\n"
-		"  -o, --output FILE     write the report to FILE (atomically)\n"
-		"  --baseline RUN        compare with this recorded run (default: the first one)\n"
-		"  --regress-pct N       a latency increase above N %% is a regression (default 20)\n"
-		"  --fail-on WHAT        exit 3 on: input-bound, regression, severity=LEVEL\n"
-		"  --no-record           compare with the history without adding this run\n"
-		"  --timestamp TIME      record this time instead of now (ISO 8601)\n"
-		"  --rules DIR, -r NAME  as for analyze\n"
-		"  -q, --quiet           do not echo notes to stderr\n"
-		"\n"
-		"usage: tfdoctor history [--job NAME] DB\n"
-		"  checks the database's integrity and lists the runs of a job\n");
+	fprintf(
+	    f,
+	    "usage: tfdoctor report [options] CAPTURE...\n"
+	    "\n"
+	    "A pipeline-health report: each CAPTURE (log directory, run directory or file) is\n"
+	    "a job; its current run is analyzed, recorded in the history database, and\n"
+	    "compared with the previous run and a baseline. A CAPTURE may also be a\n"
+	    "directory of *.partial.json (analyze --partial, one per host): merged.\n"
+	    "\n"
+	    "  --history DB          SQLite history file (created if missing); without it the\n"
+	    "                        report covers the current run only\n"
+	    "  --job NAME            job name (one CAPTURE only; default: its base name)\n"
+	    "  -f, --format FMT      html (default), md or json\n"
+	    "  -o, --output FILE     write the report to FILE (atomically)\n"
+	    "  --baseline RUN        compare with this recorded run (default: the first one)\n"
+	    "  --regress-pct N       a latency increase above N %% is a regression (default 20)\n"
+	    "  --fail-on WHAT        exit 3 on: input-bound, regression, severity=LEVEL\n"
+	    "  --no-record           compare with the history without adding this run\n"
+	    "  --timestamp TIME      record this time instead of now (ISO 8601)\n"
+	    "  --rules DIR, -r NAME  as for analyze\n"
+	    "  -q, --quiet           do not echo notes to stderr\n"
+	    "\n"
+	    "usage: tfdoctor history [--job NAME] DB\n"
+	    "  checks the database's integrity and lists the runs of a job\n");
 }
 
 /* YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM|-HH:MM), with fields in range */
@@ -56,8 +59,10 @@ static bool iso8601(const char *t)
 	    sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
 		return false;
 	for (int i = 0; i < 19; i++)
-		if (!((i == 4 || i == 7) ? t[i] == '-' : i == 10 ? t[i] == 'T'
-				: (i == 13 || i == 16) ? t[i] == ':' : isdigit((unsigned char)t[i])))
+		if (!((i == 4 || i == 7)     ? t[i] == '-'
+		      : i == 10		     ? t[i] == 'T'
+		      : (i == 13 || i == 16) ? t[i] == ':'
+					     : isdigit((unsigned char)t[i])))
 			return false;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return false;
@@ -206,8 +211,9 @@ int cmd_report(int argc, char **argv)
 	if (jobname && njobs > 1)
 		return tfd_cli_usage("report", "--job names one job; give one CAPTURE");
 	if (stamp && !iso8601(stamp))
-		return tfd_cli_usage("report", "--timestamp '%s' is not an ISO 8601 time such as "
-					       "2026-11-20T02:00:00Z",
+		return tfd_cli_usage("report",
+				     "--timestamp '%s' is not an ISO 8601 time such as "
+				     "2026-11-20T02:00:00Z",
 				     stamp);
 	if (stamp) {
 		snprintf(now, sizeof(now), "%s", stamp);
@@ -241,8 +247,10 @@ int cmd_report(int argc, char **argv)
 		char tmp[512];
 		const char *runname;
 
-		if (tfd_capture_load(paths, 1, &lo, &jd[i].cap, &err) ||
-		    tfd_analyze(jd[i].cap, NULL, &jd[i].an, &err)) {
+		if (tfd_partial_path(path)
+			? tfd_partial_merge(paths, 1, NULL, &jd[i].cap, &jd[i].an, &err)
+			: (tfd_capture_load(paths, 1, &lo, &jd[i].cap, &err) ||
+			   tfd_analyze(jd[i].cap, NULL, &jd[i].an, &err))) {
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
@@ -254,7 +262,9 @@ int cmd_report(int argc, char **argv)
 		jobs[i].name = jd[i].name;
 		jobs[i].analysis = jd[i].an;
 		jobs[i].findings = &jd[i].findings;
-		runname = jd[i].cap->run ? jd[i].cap->run : base_of(path, tmp, sizeof(tmp));
+		runname = jd[i].an->run	   ? jd[i].an->run
+			  : jd[i].cap->run ? jd[i].cap->run
+					   : base_of(path, tmp, sizeof(tmp));
 		tfd_nightly_record(&jobs[i], runname, path, now);
 		jobs[i].critpath_svg = inline_svg(jd[i].an);
 	}

@@ -110,10 +110,11 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return tfd_fail(err, TFD_E_IO, "not a regular file (%s); a capture is a file or a "
+		return tfd_fail(err, TFD_E_IO,
+				"not a regular file (%s); a capture is a file or a "
 				"directory of them",
-				S_ISCHR(st.st_mode)	 ? "a character device"
-				: S_ISBLK(st.st_mode)	 ? "a block device"
+				S_ISCHR(st.st_mode)    ? "a character device"
+				: S_ISBLK(st.st_mode)  ? "a block device"
 				: S_ISFIFO(st.st_mode) ? "a pipe"
 						       : "a socket");
 	}
@@ -228,14 +229,16 @@ static int sniff_any(const uint8_t *p, size_t len)
 
 static enum tfd_status read_chrome(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				   const char *path, const char *host,
-				   const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+				   const struct tfd_load_opts *opts, bool mapped,
+				   struct tfd_err *err)
 {
 	return tfd_chrome_read(cap, (const char *)data, len, path, host, opts, mapped, err);
 }
 
 static enum tfd_status read_trace(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				  const char *path, const char *host,
-				  const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
+				  const struct tfd_load_opts *opts, bool mapped,
+				  struct tfd_err *err)
 {
 	(void)mapped;
 	return tfd_trace_read(cap, data, len, path, host, opts, err);
@@ -253,15 +256,23 @@ static const struct reader {
 	const char *strip[4];
 	int (*sniff)(const uint8_t *p, size_t len);
 	enum tfd_status (*read)(struct tfd_capture *cap, const uint8_t *data, size_t len,
-				const char *path, const char *host, const struct tfd_load_opts *opts,
-				bool mapped, struct tfd_err *err);
+				const char *path, const char *host,
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 	int rank;
 } readers[] = {
-	{"chrome-json", {".trace.json", ".trace.json.gz"},
-	 {".trace.json.gz", ".trace.json", ".json.gz", ".json"}, sniff_json, read_chrome, 1},
-	{"tf2-trace", {"local.trace"}, {".trace"}, looks_like_tf2_trace, read_trace, 2},
-	{"xspace", {".xplane.pb", ".xplane.pb.gz"}, {".xplane.pb.gz", ".xplane.pb", ".pb", ".gz"},
-	 sniff_any, tfd_xspace_read, 0},
+    {"chrome-json",
+     {".trace.json", ".trace.json.gz"},
+     {".trace.json.gz", ".trace.json", ".json.gz", ".json"},
+     sniff_json,
+     read_chrome,
+     1},
+    {"tf2-trace", {"local.trace"}, {".trace"}, looks_like_tf2_trace, read_trace, 2},
+    {"xspace",
+     {".xplane.pb", ".xplane.pb.gz"},
+     {".xplane.pb.gz", ".xplane.pb", ".pb", ".gz"},
+     sniff_any,
+     tfd_xspace_read,
+     0},
 };
 #define NREADERS (sizeof(readers) / sizeof(readers[0]))
 
@@ -295,12 +306,11 @@ static void host_from_path(const char *path, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-
 static int is_derived_tool_file(const char *path)
 {
-	static const char *const suf[] = {".input_pipeline.pb", ".overview_page.pb",
+	static const char *const suf[] = {".input_pipeline.pb",	  ".overview_page.pb",
 					  ".tensorflow_stats.pb", ".input_pipeline.json",
-					  ".kernel_stats.pb", ".memory_profile.json.gz"};
+					  ".kernel_stats.pb",	  ".memory_profile.json.gz"};
 	size_t n = strlen(path);
 
 	for (size_t i = 0; i < sizeof(suf) / sizeof(suf[0]); i++) {
@@ -313,13 +323,14 @@ static int is_derived_tool_file(const char *path)
 }
 
 /* After a reader: the derived-file hint, no half-read host, the gzip mark. */
-static enum tfd_status loaded(struct tfd_capture *cap, size_t before, int gzipped,
-			      const char *path, enum tfd_status st, struct tfd_err *err)
+static enum tfd_status loaded(struct tfd_capture *cap, size_t before, int gzipped, const char *path,
+			      enum tfd_status st, struct tfd_err *err)
 {
 	if (st == TFD_E_FORMAT && is_derived_tool_file(path))
-		st = tfd_fail(err, TFD_E_FORMAT,
-			      "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
-			      "of the same run)");
+		st =
+		    tfd_fail(err, TFD_E_FORMAT,
+			     "a derived profiler tool file, not a raw capture (use the *.xplane.pb "
+			     "of the same run)");
 	while (st && cap->nhosts > before)
 		tfd_capture_drop_last_host(cap);
 	if (st == TFD_OK && cap->nhosts > before)
@@ -340,7 +351,8 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 	while (i < len && isspace(data[i]))
 		i++;
 	if (i == len)
-		return tfd_fail(err, TFD_E_FORMAT, gzipped ? "empty after decompression" : "empty file");
+		return tfd_fail(err, TFD_E_FORMAT,
+				gzipped ? "empty after decompression" : "empty file");
 	st = TFD_E_FORMAT;
 	for (size_t r = 0; r < NREADERS; r++) {
 		if (!readers[r].sniff(data, len))
@@ -354,9 +366,10 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 		if (r + 1 < NREADERS && readers[r + 1].sniff == sniff_any) {
 			st = readers[r + 1].read(cap, data, len, path, host, opts, mapped, err);
 			if (st == TFD_E_FORMAT)
-				st = tfd_fail(err, TFD_E_FORMAT,
-					      "not a profiler capture (neither an XSpace nor a TF 2.0 "
-					      "Trace protobuf)");
+				st = tfd_fail(
+				    err, TFD_E_FORMAT,
+				    "not a profiler capture (neither an XSpace nor a TF 2.0 "
+				    "Trace protobuf)");
 			break;
 		}
 	}
@@ -384,9 +397,8 @@ static size_t gz_peek(const uint8_t *src, size_t len, uint8_t *out, size_t cap)
 
 /* A gzipped Chrome trace is parsed while it is inflated, never held whole;
  * false (nothing done) when the data does not start like JSON. */
-static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
-			 const char *path, const struct tfd_load_opts *opts, enum tfd_status *st,
-			 struct tfd_err *err)
+static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len, const char *path,
+			 const struct tfd_load_opts *opts, enum tfd_status *st, struct tfd_err *err)
 {
 	uint8_t head[4096];
 	size_t n = gz_peek(gz, len, head, sizeof(head)), before = cap->nhosts;
@@ -395,9 +407,7 @@ static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 	if (!sniff_json(head, n))
 		return false;
 	host_from_path(path, host, sizeof(host));
-	*st = tfd_chrome_read_gz(cap, gz, len,
-				 inflate_limit(opts),
-				 host, opts, err);
+	*st = tfd_chrome_read_gz(cap, gz, len, inflate_limit(opts), host, opts, err);
 	*st = loaded(cap, before, 1, path, *st, err);
 	return true;
 }
@@ -544,8 +554,8 @@ static void list_captures(const char *dir, strvec *out, strvec *notes)
 		for (size_t j = 0; j < names.n && !shadowed; j++) {
 			char h2[256];
 
-			if (j == i || reader_for_name(names.v[j])->rank >=
-					      reader_for_name(names.v[i])->rank)
+			if (j == i ||
+			    reader_for_name(names.v[j])->rank >= reader_for_name(names.v[i])->rank)
 				continue;
 			host_from_path(names.v[j], h2, sizeof(h2));
 			shadowed = strcmp(h2, host) == 0;
@@ -687,8 +697,9 @@ static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *o
 					break;
 				}
 			if (!pick) {
-				st = tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')",
-					      opts->run, base_name(runs.v[runs.n - 1]));
+				st =
+				    tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')",
+					     opts->run, base_name(runs.v[runs.n - 1]));
 				goto out;
 			}
 		} else {
@@ -781,7 +792,8 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nthreads = opts && opts->jobs > 0 ? (size_t)opts->jobs : (size_t)(cores > 0 ? cores : 1);
+	size_t nthreads =
+	    opts && opts->jobs > 0 ? (size_t)opts->jobs : (size_t)(cores > 0 ? cores : 1);
 	struct pool pl;
 	pthread_t th[8];
 	size_t started = 0;
@@ -798,7 +810,8 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 			st = load_file(cap, files[i], opts, err);
 			if (st)
 				return st;
-			cap->hosts[cap->nhosts - 1].path = tfd_arena_intern_cstr(&cap->arena, files[i]);
+			cap->hosts[cap->nhosts - 1].path =
+			    tfd_arena_intern_cstr(&cap->arena, files[i]);
 			if (opts && opts->progress)
 				opts->progress(files[i], i, n, cap->hosts[cap->nhosts - 1].nevents);
 		}
@@ -908,6 +921,17 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 		cap->notes = tfd_arena_alloc(&cap->arena, notes.n * sizeof(*cap->notes));
 		for (size_t k = 0; k < notes.n; k++)
 			cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes.v[k]);
+	}
+	if (opts && opts->shard_count) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < files.n; i++) {
+			if (i % opts->shard_count == opts->shard_index)
+				files.v[k++] = files.v[i];
+			else
+				free(files.v[i]);
+		}
+		files.n = k;
 	}
 	st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
 	if (st)

@@ -1,0 +1,52 @@
+/* partial.h - per-host partial results, and their merge (fleet map/reduce).
+ *
+ * `analyze --partial` writes, for the hosts of one capture (usually one
+ * host file), everything the cross-host steps need: the host's input-bound
+ * share and per-step data, its pipelines, stages, capacity model, critical
+ * path, confidence and notes. The document is self-contained (names and
+ * iterator parameters are copied, no capture is needed to read it back) and
+ * versioned. tfd_partial_merge() reads any number of them and gives an
+ * analysis identical to tfd_analyze() over all the hosts' files at once:
+ * the same ranking, focus host, verdict, notes, findings and exit codes.
+ *
+ * Numbers are exact: integers beyond 2^53 are decimal strings, doubles are
+ * printed so that they read back bit for bit, NaN and infinities are
+ * "nan", "inf" and "-inf".
+ */
+#ifndef TFD_PARTIAL_H
+#define TFD_PARTIAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tfd/analysis.h"
+#include "tfd/buf.h"
+#include "tfd/capture.h"
+#include "tfd/err.h"
+
+#define TFD_PARTIAL_FORMAT "tfdoctor-partial"
+#define TFD_PARTIAL_VERSION 1
+/* file names `merge` and `report` pick up in a directory */
+#define TFD_PARTIAL_SUFFIX ".partial.json"
+
+/* The partial of analysis a of capture cap (made with opts), as JSON. */
+void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
+		       const struct tfd_analyze_opts *opts, struct tfd_buf *b);
+
+/* Read the partials named by paths (files, or directories whose
+ * *.partial.json files are all read) and merge them. opts->host picks the
+ * host analyzed first, as for tfd_analyze(); the per-host options
+ * (no_warmup, rank) come from the partials, which must agree. *cap_out
+ * holds what the analysis borrows (host names, iterator parameters): free
+ * it after the analysis; its run is the name of the directory the hosts'
+ * capture files were in when they share one (what a report names a run
+ * directory by), else NULL. On error both are NULL and err names the file. */
+enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
+				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
+				  struct tfd_analysis **out, struct tfd_err *err);
+
+/* True for a file whose name ends in .partial.json, or a directory that
+ * holds at least one such file. */
+bool tfd_partial_path(const char *path);
+
+#endif

@@ -1,0 +1,1097 @@
+/* partial.c - per-host partial results (JSON) and their merge; see
+ * include/tfd/partial.h. The writer copies every field of a host result;
+ * the reader checks types, ranges and indices, so a damaged or foreign
+ * file gives one error line naming it and the field, never a wrong answer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "passes.h"
+#include "tfd/partial.h"
+#include "tfd/vec.h"
+
+#define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
+#define EXACT_INT (1LL << 53)
+
+static const char *const link_keys[TFD_LINK__COUNT] = {"sync", "produce", "overlap", "none"};
+
+/* ---- writing ---- */
+
+/* a number when a double holds it exactly, else a decimal string */
+static cJSON *num_i(int64_t v)
+{
+	char buf[32];
+
+	if (v > -EXACT_INT && v < EXACT_INT)
+		return cJSON_CreateNumber((double)v);
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return cJSON_CreateString(buf);
+}
+
+static void put_i(cJSON *o, const char *k, int64_t v)
+{
+	cJSON_AddItemToObject(o, k, num_i(v));
+}
+
+static void put_u(cJSON *o, const char *k, uint64_t v)
+{
+	if (v < (uint64_t)EXACT_INT) {
+		cJSON_AddNumberToObject(o, k, (double)v);
+	} else {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		cJSON_AddStringToObject(o, k, buf);
+	}
+}
+
+/* cJSON prints %.15g and falls back to %.17g when that does not read back
+ * exactly, so finite doubles round-trip bit for bit. */
+static void put_d(cJSON *o, const char *k, double v)
+{
+	if (isnan(v))
+		cJSON_AddStringToObject(o, k, "nan");
+	else if (isinf(v))
+		cJSON_AddStringToObject(o, k, v > 0 ? "inf" : "-inf");
+	else
+		cJSON_AddNumberToObject(o, k, v);
+}
+
+static void put_s(cJSON *o, const char *k, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(o, k, s);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static void put_b(cJSON *o, const char *k, bool v)
+{
+	cJSON_AddBoolToObject(o, k, v);
+}
+
+static void put_links(cJSON *o, const size_t *links)
+{
+	cJSON *l = cJSON_AddObjectToObject(o, "links");
+
+	for (int i = 0; i < TFD_LINK__COUNT; i++)
+		put_u(l, link_keys[i], links[i]);
+}
+
+static void put_sure(cJSON *o, const char *k, const struct tfd_sureness *s)
+{
+	cJSON *c = cJSON_AddObjectToObject(o, k);
+
+	put_i(c, "level", s->level);
+	put_s(c, "reasons", s->reasons);
+}
+
+static void put_share(cJSON *o, const char *k, const struct tfd_share *s)
+{
+	cJSON *c = cJSON_AddObjectToObject(o, k);
+
+	put_d(c, "pct", s->pct);
+	put_i(c, "step_ns", s->step_ns);
+	put_i(c, "wait_ns", s->wait_ns);
+	put_u(c, "nsteps", s->nsteps);
+}
+
+static cJSON *stage_out(const struct tfd_stage *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	put_s(o, "long_name", s->long_name);
+	put_s(o, "path", s->path);
+	put_s(o, "name", s->name);
+	put_s(o, "family", s->family);
+	put_i(o, "parent", s->parent);
+	put_i(o, "depth", s->depth);
+	put_b(o, "is_async", s->is_async);
+	put_b(o, "is_device_generator", s->is_device_generator);
+	put_u(o, "niterators", s->niterators);
+	if (s->sample) {
+		cJSON *ps = cJSON_AddArrayToObject(o, "params");
+
+		for (uint16_t i = 0; i < s->sample->nparams; i++) {
+			cJSON *kv = cJSON_CreateArray();
+
+			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->params[i].key));
+			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->params[i].val));
+			cJSON_AddItemToArray(ps, kv);
+		}
+	} else {
+		cJSON_AddNullToObject(o, "params");
+	}
+	put_u(o, "calls_all", s->calls_all);
+	put_i(o, "total_all_ns", s->total_all_ns);
+	put_i(o, "self_all_ns", s->self_all_ns);
+	put_u(o, "calls", s->calls);
+	put_i(o, "total_ns", s->total_ns);
+	put_i(o, "self_ns", s->self_ns);
+	put_i(o, "blocking_ns", s->blocking_ns);
+	put_u(o, "blocking_calls", s->blocking_calls);
+	put_links(o, s->links);
+	put_d(o, "blocking_share", s->blocking_share);
+	put_b(o, "on_critical_path", s->on_critical_path);
+	put_b(o, "is_bottleneck", s->is_bottleneck);
+	put_i(o, "segment", s->segment);
+	put_u(o, "window_calls", s->window_calls);
+	put_i(o, "work_ns", s->work_ns);
+	put_u(o, "fn_calls", s->fn_calls);
+	put_i(o, "fn_work_ns", s->fn_work_ns);
+	return o;
+}
+
+static cJSON *segment_out(const struct tfd_segment *g)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	put_i(o, "kind", g->kind);
+	put_i(o, "owner", g->owner);
+	put_i(o, "top_stage", g->top_stage);
+	put_d(o, "parallelism", g->parallelism);
+	put_b(o, "parallelism_observed", g->parallelism_observed);
+	put_u(o, "nthreads", g->nthreads);
+	put_i(o, "busy_ns", g->busy_ns);
+	put_d(o, "work_per_root_ns", g->work_per_root_ns);
+	put_d(o, "utilization", g->utilization);
+	put_d(o, "capacity", g->capacity);
+	put_b(o, "known", g->known);
+	return o;
+}
+
+static void capacity_out(cJSON *p, const struct tfd_capacity *c)
+{
+	cJSON *o = cJSON_AddObjectToObject(p, "capacity");
+
+	put_b(o, "valid", c->valid);
+	put_i(o, "window_ns", c->window_ns);
+	put_u(o, "root_elements", c->root_elements);
+	put_d(o, "throughput", c->throughput);
+	put_d(o, "demand", c->demand);
+	put_d(o, "model_throughput", c->model_throughput);
+	put_b(o, "step_limits", c->step_limits);
+	put_i(o, "limiter", c->limiter);
+	put_i(o, "runner_up", c->runner_up);
+	put_d(o, "margin", c->margin);
+	put_b(o, "inferred", c->inferred);
+	put_s(o, "evidence", c->evidence);
+}
+
+static cJSON *pipeline_out(const struct tfd_pipeline *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *a;
+
+	put_u(o, "root_id", p->root_id);
+	put_s(o, "name", p->name);
+	put_b(o, "is_device", p->is_device);
+	a = cJSON_AddArrayToObject(o, "stages");
+	for (size_t i = 0; i < p->nstages; i++)
+		cJSON_AddItemToArray(a, stage_out(&p->stages[i]));
+	put_u(o, "ncalls", p->ncalls);
+	put_u(o, "nslow", p->nslow);
+	put_i(o, "min_ns", p->min_ns);
+	put_i(o, "max_ns", p->max_ns);
+	put_i(o, "avg_ns", p->avg_ns);
+	put_i(o, "p50_ns", p->p50_ns);
+	put_i(o, "p95_ns", p->p95_ns);
+	put_i(o, "total_ns", p->total_ns);
+	put_i(o, "first_start_ns", p->first_start_ns);
+	put_u(o, "nwarmup", p->nwarmup);
+	put_u(o, "nanalyzed", p->nanalyzed);
+	put_i(o, "analyzed_ns", p->analyzed_ns);
+	put_b(o, "analyzed_slow_only", p->analyzed_slow_only);
+	put_i(o, "analyzed_rank", p->analyzed_rank);
+	put_i(o, "bottleneck", p->bottleneck);
+	put_i(o, "slowest_bottleneck", p->slowest_bottleneck);
+	a = cJSON_AddArrayToObject(o, "critpath");
+	for (size_t i = 0; i < p->ncritpath; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(p->critpath[i]));
+	put_links(o, p->links);
+	put_d(o, "unattributed_share", p->unattributed_share);
+	put_i(o, "latency_bottleneck", p->latency_bottleneck);
+	a = cJSON_AddArrayToObject(o, "segments");
+	for (size_t i = 0; i < p->nsegments; i++)
+		cJSON_AddItemToArray(a, segment_out(&p->segments[i]));
+	capacity_out(o, &p->capacity);
+	put_sure(o, "confidence", &p->confidence);
+	return o;
+}
+
+static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr;
+
+	put_s(o, "name", h->host->name);
+	put_s(o, "path", h->host->path);
+	put_i(o, "format", h->host->format);
+	put_b(o, "has_host_plane", h->host->has_host_plane);
+	arr = cJSON_AddArrayToObject(o, "notes");
+	for (size_t i = 0; i < a->ndiags; i++)
+		if (a->diags[i].host == h->host->name)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(a->diags[i].msg));
+	put_d(o, "input_pct", h->input_pct);
+	put_i(o, "step_ns", h->step_ns);
+	put_i(o, "wait_ns", h->wait_ns);
+	put_u(o, "nsteps", h->nsteps);
+	put_s(o, "input_basis", h->input_basis);
+	put_s(o, "verdict_basis", h->verdict_basis);
+	put_share(o, "tf", &h->tf);
+	put_share(o, "steady", &h->steady);
+	put_share(o, "all", &h->all);
+	put_u(o, "nwarmup_steps", h->nwarmup_steps);
+	put_i(o, "warmup_wait_ns", h->warmup_wait_ns);
+	put_b(o, "warmup_inflated", h->warmup_inflated);
+	/* per step: [start_ns, step_ns, wait_ns, well_formed] */
+	arr = cJSON_AddArrayToObject(o, "step_waits");
+	for (size_t i = 0; i < h->nstep_waits; i++) {
+		const struct tfd_step_wait *w = &h->step_waits[i];
+		cJSON *row = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(row, num_i(w->start_ns));
+		cJSON_AddItemToArray(row, num_i(w->step_ns));
+		cJSON_AddItemToArray(row, num_i(w->wait_ns));
+		cJSON_AddItemToArray(row, cJSON_CreateBool(w->well_formed));
+		cJSON_AddItemToArray(arr, row);
+	}
+	put_d(o, "step_pct_min", h->step_pct_min);
+	put_d(o, "step_pct_p50", h->step_pct_p50);
+	put_d(o, "step_pct_p90", h->step_pct_p90);
+	put_d(o, "step_pct_max", h->step_pct_max);
+	put_i(o, "bound", h->bound);
+	put_sure(o, "confidence", &h->confidence);
+	put_i(o, "focus", h->focus);
+	put_i(o, "max_latency_ns", h->max_latency_ns);
+	put_u(o, "nhost_pipelines", h->nhost_pipelines);
+	arr = cJSON_AddArrayToObject(o, "pipelines");
+	for (size_t i = 0; i < h->npipelines; i++)
+		cJSON_AddItemToArray(arr, pipeline_out(&h->pipelines[i]));
+	return o;
+}
+
+void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
+		       const struct tfd_analyze_opts *opts, struct tfd_buf *b)
+{
+	cJSON *root = cJSON_CreateObject(), *arr, *o;
+	char *s;
+
+	put_s(root, "format", TFD_PARTIAL_FORMAT);
+	put_i(root, "version", TFD_PARTIAL_VERSION);
+	put_s(root, "run", a->run);
+	o = cJSON_AddObjectToObject(root, "options");
+	put_b(o, "no_warmup", opts && opts->no_warmup);
+	put_b(o, "rank_set", opts && opts->rank_set);
+	put_i(o, "rank", opts && opts->rank_set ? opts->rank : 0);
+	arr = cJSON_AddArrayToObject(root, "notes");
+	for (size_t i = 0; i < cap->nnotes; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(cap->notes[i]));
+	/* hosts in capture order (by file), as tfd_analyze() met them */
+	arr = cJSON_AddArrayToObject(root, "hosts");
+	for (size_t k = 0; k < cap->nhosts; k++)
+		for (size_t i = 0; i < a->nhosts; i++)
+			if (a->hosts[i].host == &cap->hosts[k])
+				cJSON_AddItemToArray(arr, host_out(&a->hosts[i], a));
+	s = cJSON_PrintUnformatted(root);
+	if (!s)
+		abort(); /* cJSON only fails on out of memory */
+	tfd_buf_puts(b, s);
+	tfd_buf_puts(b, "\n");
+	cJSON_free(s);
+	cJSON_Delete(root);
+}
+
+/* ---- reading ---- */
+
+struct rd {
+	const char *file;
+	struct tfd_capture *cap;
+	struct tfd_err *err;
+	enum tfd_status st;
+	char where[96]; /* "host 2 pipeline 0 stage 3" */
+};
+
+static void rd_fail(struct rd *r, const char *key, const char *problem)
+{
+	if (r->st)
+		return;
+	r->st = tfd_fail(r->err, TFD_E_FORMAT, "%s: not a valid tfdoctor partial: %s%s%s %s",
+			 r->file, r->where, *r->where ? " " : "", key, problem);
+}
+
+static const cJSON *field(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!v)
+		rd_fail(r, k, "is missing");
+	return v;
+}
+
+static int64_t get_i(struct rd *r, const cJSON *o, const char *k, int64_t lo, int64_t hi)
+{
+	const cJSON *v = field(r, o, k);
+	int64_t x = 0;
+
+	if (!v)
+		return 0;
+	if (cJSON_IsNumber(v)) {
+		double d = v->valuedouble;
+
+		if (d != floor(d) || d <= -(double)EXACT_INT || d >= (double)EXACT_INT) {
+			rd_fail(r, k, "is not an integer");
+			return 0;
+		}
+		x = (int64_t)d;
+	} else if (cJSON_IsString(v)) {
+		char *end;
+
+		errno = 0;
+		x = strtoll(v->valuestring, &end, 10);
+		if (errno || end == v->valuestring || *end) {
+			rd_fail(r, k, "is not an integer");
+			return 0;
+		}
+	} else {
+		rd_fail(r, k, "is not an integer");
+		return 0;
+	}
+	if (x < lo || x > hi) {
+		rd_fail(r, k, "is out of range");
+		return 0;
+	}
+	return x;
+}
+
+static uint64_t get_u(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (v && cJSON_IsString(v)) {
+		char *end;
+		uint64_t x;
+
+		errno = 0;
+		x = strtoull(v->valuestring, &end, 10);
+		if (errno || end == v->valuestring || *end || v->valuestring[0] == '-') {
+			rd_fail(r, k, "is not a count");
+			return 0;
+		}
+		return x;
+	}
+	return v ? (uint64_t)get_i(r, o, k, 0, INT64_MAX) : 0;
+}
+
+static double get_d(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (!v)
+		return 0;
+	if (cJSON_IsNumber(v))
+		return v->valuedouble;
+	if (cJSON_IsString(v)) {
+		if (strcmp(v->valuestring, "nan") == 0)
+			return NAN;
+		if (strcmp(v->valuestring, "inf") == 0)
+			return INFINITY;
+		if (strcmp(v->valuestring, "-inf") == 0)
+			return -INFINITY;
+	}
+	rd_fail(r, k, "is not a number");
+	return 0;
+}
+
+static bool get_b(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (v && !cJSON_IsBool(v))
+		rd_fail(r, k, "is not true or false");
+	return v && cJSON_IsTrue(v);
+}
+
+/* A string copied into the capture's arena; NULL stays NULL when allowed. */
+static const char *get_s(struct rd *r, const cJSON *o, const char *k, bool null_ok)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (!v)
+		return NULL;
+	if (cJSON_IsNull(v) && null_ok)
+		return NULL;
+	if (!cJSON_IsString(v)) {
+		rd_fail(r, k, "is not a string");
+		return NULL;
+	}
+	return tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+}
+
+static void get_buf(struct rd *r, const cJSON *o, const char *k, char *dst, size_t len)
+{
+	const cJSON *v = field(r, o, k);
+
+	*dst = '\0';
+	if (!v)
+		return;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= len)
+		rd_fail(r, k, "is not a string that fits");
+	else
+		memcpy(dst, v->valuestring, strlen(v->valuestring) + 1);
+}
+
+static const cJSON *get_arr(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (v && !cJSON_IsArray(v)) {
+		rd_fail(r, k, "is not an array");
+		return NULL;
+	}
+	return v;
+}
+
+static const cJSON *get_obj(struct rd *r, const cJSON *o, const char *k)
+{
+	const cJSON *v = field(r, o, k);
+
+	if (v && !cJSON_IsObject(v)) {
+		rd_fail(r, k, "is not an object");
+		return NULL;
+	}
+	return v;
+}
+
+static void get_links(struct rd *r, const cJSON *o, size_t *links)
+{
+	const cJSON *l = get_obj(r, o, "links");
+
+	for (int i = 0; l && i < TFD_LINK__COUNT; i++)
+		links[i] = get_u(r, l, link_keys[i]);
+}
+
+static void get_sure(struct rd *r, const cJSON *o, const char *k, struct tfd_sureness *s)
+{
+	const cJSON *c = get_obj(r, o, k);
+
+	if (!c)
+		return;
+	s->level = (enum tfd_confidence)get_i(r, c, "level", TFD_CONF_LOW, TFD_CONF_HIGH);
+	get_buf(r, c, "reasons", s->reasons, sizeof(s->reasons));
+}
+
+static void get_share(struct rd *r, const cJSON *o, const char *k, struct tfd_share *s)
+{
+	const cJSON *c = get_obj(r, o, k);
+
+	if (!c)
+		return;
+	s->pct = get_d(r, c, "pct");
+	s->step_ns = get_i(r, c, "step_ns", INT64_MIN, INT64_MAX);
+	s->wait_ns = get_i(r, c, "wait_ns", INT64_MIN, INT64_MAX);
+	s->nsteps = get_u(r, c, "nsteps");
+}
+
+static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
+{
+	const cJSON *ps = field(r, o, "params"), *kv;
+	struct tfd_event *e;
+	int n;
+
+	if (!ps || cJSON_IsNull(ps))
+		return NULL;
+	n = cJSON_GetArraySize(ps);
+	if (!cJSON_IsArray(ps) || n > TFD_MAX_PARAMS) {
+		rd_fail(r, "params", "is not a list of [key, value] pairs");
+		return NULL;
+	}
+	e = tfd_arena_alloc(&r->cap->arena, sizeof(*e));
+	memset(e, 0, sizeof(*e));
+	e->kind = TFD_EV_ITERATOR;
+	e->params = n ? tfd_arena_alloc(&r->cap->arena, (size_t)n * sizeof(*e->params)) : NULL;
+	cJSON_ArrayForEach (kv, ps) {
+		const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
+
+		if (!cJSON_IsArray(kv) || cJSON_GetArraySize(kv) != 2 || !cJSON_IsString(k) ||
+		    !cJSON_IsString(v)) {
+			rd_fail(r, "params", "is not a list of [key, value] pairs");
+			return NULL;
+		}
+		e->params[e->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
+		e->params[e->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+		e->nparams++;
+	}
+	return e;
+}
+
+/* An index into n things, or -1. */
+static int get_idx(struct rd *r, const cJSON *o, const char *k, size_t n)
+{
+	return (int)get_i(r, o, k, -1, (int64_t)n - 1);
+}
+
+static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t nstages,
+		     size_t nsegments)
+{
+	s->long_name = get_s(r, o, "long_name", false);
+	s->path = get_s(r, o, "path", false);
+	s->name = get_s(r, o, "name", false);
+	s->family = get_s(r, o, "family", false);
+	s->parent = get_idx(r, o, "parent", nstages);
+	s->depth = (int)get_i(r, o, "depth", 0, 1 << 20);
+	s->is_async = get_b(r, o, "is_async");
+	s->is_device_generator = get_b(r, o, "is_device_generator");
+	s->niterators = get_u(r, o, "niterators");
+	s->sample = get_params(r, o);
+	s->calls_all = get_u(r, o, "calls_all");
+	s->total_all_ns = get_i(r, o, "total_all_ns", INT64_MIN, INT64_MAX);
+	s->self_all_ns = get_i(r, o, "self_all_ns", INT64_MIN, INT64_MAX);
+	s->calls = get_u(r, o, "calls");
+	s->total_ns = get_i(r, o, "total_ns", INT64_MIN, INT64_MAX);
+	s->self_ns = get_i(r, o, "self_ns", INT64_MIN, INT64_MAX);
+	s->blocking_ns = get_i(r, o, "blocking_ns", INT64_MIN, INT64_MAX);
+	s->blocking_calls = get_u(r, o, "blocking_calls");
+	get_links(r, o, s->links);
+	s->blocking_share = get_d(r, o, "blocking_share");
+	s->on_critical_path = get_b(r, o, "on_critical_path");
+	s->is_bottleneck = get_b(r, o, "is_bottleneck");
+	s->segment = get_idx(r, o, "segment", nsegments);
+	s->window_calls = get_u(r, o, "window_calls");
+	s->work_ns = get_i(r, o, "work_ns", INT64_MIN, INT64_MAX);
+	s->fn_calls = get_u(r, o, "fn_calls");
+	s->fn_work_ns = get_i(r, o, "fn_work_ns", INT64_MIN, INT64_MAX);
+}
+
+static void segment_in(struct rd *r, const cJSON *o, struct tfd_segment *g, size_t nstages)
+{
+	g->kind = (enum tfd_segment_kind)get_i(r, o, "kind", TFD_SEG_CONSUMER, TFD_SEG_FUNCTION);
+	g->owner = get_idx(r, o, "owner", nstages);
+	g->top_stage = get_idx(r, o, "top_stage", nstages);
+	g->parallelism = get_d(r, o, "parallelism");
+	g->parallelism_observed = get_b(r, o, "parallelism_observed");
+	g->nthreads = get_u(r, o, "nthreads");
+	g->busy_ns = get_i(r, o, "busy_ns", INT64_MIN, INT64_MAX);
+	g->work_per_root_ns = get_d(r, o, "work_per_root_ns");
+	g->utilization = get_d(r, o, "utilization");
+	g->capacity = get_d(r, o, "capacity");
+	g->known = get_b(r, o, "known");
+}
+
+static void capacity_in(struct rd *r, const cJSON *p, struct tfd_capacity *c, size_t nsegments)
+{
+	const cJSON *o = get_obj(r, p, "capacity");
+
+	if (!o)
+		return;
+	c->valid = get_b(r, o, "valid");
+	c->window_ns = get_i(r, o, "window_ns", INT64_MIN, INT64_MAX);
+	c->root_elements = get_u(r, o, "root_elements");
+	c->throughput = get_d(r, o, "throughput");
+	c->demand = get_d(r, o, "demand");
+	c->model_throughput = get_d(r, o, "model_throughput");
+	c->step_limits = get_b(r, o, "step_limits");
+	c->limiter = get_idx(r, o, "limiter", nsegments);
+	c->runner_up = get_idx(r, o, "runner_up", nsegments);
+	c->margin = get_d(r, o, "margin");
+	c->inferred = get_b(r, o, "inferred");
+	get_buf(r, o, "evidence", c->evidence, sizeof(c->evidence));
+}
+
+static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, size_t hi, size_t pi)
+{
+	const cJSON *stages = get_arr(r, o, "stages"), *segs = get_arr(r, o, "segments");
+	const cJSON *cp = get_arr(r, o, "critpath"), *x;
+	size_t k;
+
+	p->root_id = get_u(r, o, "root_id");
+	get_buf(r, o, "name", p->name, sizeof(p->name));
+	p->is_device = get_b(r, o, "is_device");
+	if (!stages || !segs || !cp)
+		return;
+	p->nstages = (size_t)cJSON_GetArraySize(stages);
+	p->nsegments = (size_t)cJSON_GetArraySize(segs);
+	if (p->nstages == 0) {
+		rd_fail(r, "stages", "is empty");
+		return;
+	}
+	p->stages = xcalloc(p->nstages, sizeof(*p->stages));
+	p->segments = xcalloc(p->nsegments + 1, sizeof(*p->segments));
+	k = 0;
+	cJSON_ArrayForEach (x, stages) {
+		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu stage %zu", hi, pi, k);
+		stage_in(r, x, &p->stages[k++], p->nstages, p->nsegments);
+	}
+	k = 0;
+	cJSON_ArrayForEach (x, segs) {
+		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu segment %zu", hi, pi,
+			 k);
+		segment_in(r, x, &p->segments[k++], p->nstages);
+	}
+	snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, pi);
+	p->ncalls = get_u(r, o, "ncalls");
+	p->nslow = get_u(r, o, "nslow");
+	p->min_ns = get_i(r, o, "min_ns", INT64_MIN, INT64_MAX);
+	p->max_ns = get_i(r, o, "max_ns", INT64_MIN, INT64_MAX);
+	p->avg_ns = get_i(r, o, "avg_ns", INT64_MIN, INT64_MAX);
+	p->p50_ns = get_i(r, o, "p50_ns", INT64_MIN, INT64_MAX);
+	p->p95_ns = get_i(r, o, "p95_ns", INT64_MIN, INT64_MAX);
+	p->total_ns = get_i(r, o, "total_ns", INT64_MIN, INT64_MAX);
+	p->first_start_ns = get_i(r, o, "first_start_ns", INT64_MIN, INT64_MAX);
+	p->nwarmup = get_u(r, o, "nwarmup");
+	p->nanalyzed = get_u(r, o, "nanalyzed");
+	p->analyzed_ns = get_i(r, o, "analyzed_ns", INT64_MIN, INT64_MAX);
+	p->analyzed_slow_only = get_b(r, o, "analyzed_slow_only");
+	p->analyzed_rank = (int)get_i(r, o, "analyzed_rank", -1, INT32_MAX);
+	p->bottleneck = get_idx(r, o, "bottleneck", p->nstages);
+	p->slowest_bottleneck = get_idx(r, o, "slowest_bottleneck", p->nstages);
+	p->ncritpath = (size_t)cJSON_GetArraySize(cp);
+	p->critpath = xcalloc(p->ncritpath + 1, sizeof(*p->critpath));
+	k = 0;
+	cJSON_ArrayForEach (x, cp) {
+		if (!cJSON_IsNumber(x) || x->valuedouble < 0 ||
+		    x->valuedouble >= (double)p->nstages || x->valuedouble != floor(x->valuedouble))
+			rd_fail(r, "critpath", "holds a stage index out of range");
+		else
+			p->critpath[k++] = (int)x->valuedouble;
+	}
+	get_links(r, o, p->links);
+	p->unattributed_share = get_d(r, o, "unattributed_share");
+	p->latency_bottleneck = get_idx(r, o, "latency_bottleneck", p->nstages);
+	capacity_in(r, o, &p->capacity, p->nsegments);
+	get_sure(r, o, "confidence", &p->confidence);
+}
+
+static const char *const bases[] = {"steps", "capture span", "none", "tf-convention",
+				    "steady-state"};
+
+/* The verdict bases are literals elsewhere; keep the same text. */
+static const char *get_basis(struct rd *r, const cJSON *o, const char *k)
+{
+	const char *s = get_s(r, o, k, true);
+
+	for (size_t i = 0; s && i < sizeof(bases) / sizeof(bases[0]); i++)
+		if (strcmp(s, bases[i]) == 0)
+			return bases[i];
+	return s;
+}
+
+static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, struct tfd_host *host,
+		    size_t hi, const cJSON **notes)
+{
+	const cJSON *sw = get_arr(r, o, "step_waits"), *pl, *x;
+	size_t k;
+
+	h->host = host;
+	host->path = get_s(r, o, "path", false);
+	host->format = (enum tfd_format)get_i(r, o, "format", TFD_FMT_XSPACE, TFD_FMT_TF2_TRACE);
+	host->has_host_plane = get_b(r, o, "has_host_plane");
+	*notes = get_arr(r, o, "notes");
+	h->input_pct = get_d(r, o, "input_pct");
+	h->step_ns = get_i(r, o, "step_ns", INT64_MIN, INT64_MAX);
+	h->wait_ns = get_i(r, o, "wait_ns", INT64_MIN, INT64_MAX);
+	h->nsteps = get_u(r, o, "nsteps");
+	h->input_basis = get_basis(r, o, "input_basis");
+	h->verdict_basis = get_basis(r, o, "verdict_basis");
+	get_share(r, o, "tf", &h->tf);
+	get_share(r, o, "steady", &h->steady);
+	get_share(r, o, "all", &h->all);
+	h->nwarmup_steps = get_u(r, o, "nwarmup_steps");
+	h->warmup_wait_ns = get_i(r, o, "warmup_wait_ns", INT64_MIN, INT64_MAX);
+	h->warmup_inflated = get_b(r, o, "warmup_inflated");
+	if (sw) {
+		h->nstep_waits = (size_t)cJSON_GetArraySize(sw);
+		h->step_waits = xcalloc(h->nstep_waits + 1, sizeof(*h->step_waits));
+		k = 0;
+		cJSON_ArrayForEach (x, sw) {
+			struct tfd_step_wait *w = &h->step_waits[k++];
+			cJSON *t;
+
+			if (!cJSON_IsArray(x) || cJSON_GetArraySize(x) != 4 ||
+			    !cJSON_IsBool(cJSON_GetArrayItem(x, 3))) {
+				rd_fail(r, "step_waits",
+					"holds a row that is not [start, step, wait, "
+					"well_formed]");
+				break;
+			}
+			/* read the three integers through the same checks as fields */
+			t = cJSON_CreateObject();
+			cJSON_AddItemReferenceToObject(t, "start", cJSON_GetArrayItem(x, 0));
+			cJSON_AddItemReferenceToObject(t, "step", cJSON_GetArrayItem(x, 1));
+			cJSON_AddItemReferenceToObject(t, "wait", cJSON_GetArrayItem(x, 2));
+			w->start_ns = get_i(r, t, "start", INT64_MIN, INT64_MAX);
+			w->step_ns = get_i(r, t, "step", INT64_MIN, INT64_MAX);
+			w->wait_ns = get_i(r, t, "wait", INT64_MIN, INT64_MAX);
+			w->well_formed = cJSON_IsTrue(cJSON_GetArrayItem(x, 3));
+			cJSON_Delete(t);
+		}
+	}
+	h->step_pct_min = get_d(r, o, "step_pct_min");
+	h->step_pct_p50 = get_d(r, o, "step_pct_p50");
+	h->step_pct_p90 = get_d(r, o, "step_pct_p90");
+	h->step_pct_max = get_d(r, o, "step_pct_max");
+	h->bound = (enum tfd_bound)get_i(r, o, "bound", TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH);
+	get_sure(r, o, "confidence", &h->confidence);
+	h->max_latency_ns = get_i(r, o, "max_latency_ns", INT64_MIN, INT64_MAX);
+	pl = get_arr(r, o, "pipelines");
+	if (!pl)
+		return;
+	h->npipelines = (size_t)cJSON_GetArraySize(pl);
+	h->pipelines = xcalloc(h->npipelines + 1, sizeof(*h->pipelines));
+	h->nhost_pipelines = get_u(r, o, "nhost_pipelines");
+	if (h->nhost_pipelines > h->npipelines)
+		rd_fail(r, "nhost_pipelines", "is more than the pipelines");
+	h->focus = get_idx(r, o, "focus", h->npipelines);
+	k = 0;
+	cJSON_ArrayForEach (x, pl) {
+		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, k);
+		if (!cJSON_IsObject(x)) {
+			rd_fail(r, "", "is not an object");
+			break;
+		}
+		pipeline_in(r, x, &h->pipelines[k], hi, k);
+		k++;
+		if (r->st)
+			break;
+	}
+	snprintf(r->where, sizeof(r->where), "host %zu", hi);
+}
+
+/* ---- merging ---- */
+
+typedef VEC(char *) strvec;
+
+static enum tfd_status read_doc(const char *path, cJSON **out, struct tfd_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	char *buf;
+	size_t n;
+	const char *end = NULL;
+
+	*out = NULL;
+	if (!f)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		fclose(f);
+		return tfd_fail(err, TFD_E_IO, "%s: not a regular file", path);
+	}
+	if ((uint64_t)sb.st_size > MAX_PARTIAL_BYTES) {
+		fclose(f);
+		return tfd_fail(err, TFD_E_LIMIT, "%s: partial larger than %u MiB", path,
+				MAX_PARTIAL_BYTES >> 20);
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	n = fread(buf, 1, (size_t)sb.st_size, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (n == 0) {
+		free(buf);
+		return tfd_fail(err, TFD_E_FORMAT, "%s: empty file, not a tfdoctor partial", path);
+	}
+	*out = cJSON_ParseWithLengthOpts(buf, n, &end, 0);
+	if (!*out) {
+		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
+
+		free(buf);
+		return tfd_fail(err, TFD_E_FORMAT,
+				"%s: broken JSON near byte %zu (not a tfdoctor "
+				"partial)",
+				path, at);
+	}
+	free(buf);
+	return TFD_OK;
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* path itself, or the *.partial.json files of a directory, by name */
+static enum tfd_status expand(const char *path, strvec *files, struct tfd_err *err)
+{
+	struct stat sb;
+	DIR *d;
+	struct dirent *de;
+	size_t first = files->n;
+
+	if (stat(path, &sb) < 0)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(sb.st_mode)) {
+		vec_push(files, xstrdup(path));
+		return TFD_OK;
+	}
+	d = opendir(path);
+	if (!d)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		size_t n;
+		char *p;
+
+		if (de->d_name[0] == '.' || !has_suffix(de->d_name, TFD_PARTIAL_SUFFIX))
+			continue;
+		n = strlen(path) + strlen(de->d_name) + 2;
+		p = xmalloc(n);
+		snprintf(p, n, "%s%s%s", path, has_suffix(path, "/") ? "" : "/", de->d_name);
+		vec_push(files, p);
+	}
+	closedir(d);
+	if (files->n == first)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: no *%s files in this directory", path,
+				TFD_PARTIAL_SUFFIX);
+	qsort(files->v + first, files->n - first, sizeof(char *), str_cmp);
+	return TFD_OK;
+}
+
+struct hostref {
+	const cJSON *o;
+	const char *file;
+	const char *path; /* the host's capture file */
+};
+
+static int hostref_cmp(const void *a, const void *b)
+{
+	const struct hostref *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+static enum tfd_status check_header(const cJSON *doc, const char *file, struct tfd_err *err)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "format");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
+
+	if (!cJSON_IsObject(doc) || !cJSON_IsString(f) ||
+	    strcmp(f->valuestring, TFD_PARTIAL_FORMAT))
+		return tfd_fail(err, TFD_E_FORMAT,
+				"%s: not a tfdoctor partial (no \"format\": "
+				"\"%s\"); make one with 'tfdoctor analyze "
+				"--partial'",
+				file, TFD_PARTIAL_FORMAT);
+	if (!cJSON_IsNumber(v) || v->valuedouble != TFD_PARTIAL_VERSION)
+		return tfd_fail(err, TFD_E_FORMAT,
+				"%s: partial version %g, this tfdoctor reads "
+				"version %d: make the partials and merge them "
+				"with the same release",
+				file, cJSON_IsNumber(v) ? v->valuedouble : -1.0,
+				TFD_PARTIAL_VERSION);
+	return TFD_OK;
+}
+
+enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
+				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
+				  struct tfd_analysis **out, struct tfd_err *err)
+{
+	strvec files = {0};
+	VEC(cJSON *) docs = {0};
+	VEC(struct hostref) hosts = {0};
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_analysis *a = NULL;
+	struct tfd_analyze_opts mo = {0};
+	enum tfd_status st = TFD_OK;
+	const char *run = NULL;
+	bool run_set = false;
+	struct rd r = {0};
+
+	*cap_out = NULL;
+	*out = NULL;
+	for (size_t i = 0; i < npaths && !st; i++)
+		st = expand(paths[i], &files, err);
+	for (size_t i = 0; i < files.n && !st; i++) {
+		cJSON *doc, *x;
+		const cJSON *o, *hs;
+
+		st = read_doc(files.v[i], &doc, err);
+		if (st)
+			break;
+		vec_push(&docs, doc);
+		st = check_header(doc, files.v[i], err);
+		if (st)
+			break;
+		r = (struct rd){.file = files.v[i], .cap = cap, .err = err};
+		o = get_obj(&r, doc, "options");
+		if (o) {
+			struct tfd_analyze_opts po = {0};
+
+			po.no_warmup = get_b(&r, o, "no_warmup");
+			po.rank_set = get_b(&r, o, "rank_set");
+			po.rank = (int)get_i(&r, o, "rank", 0, INT32_MAX);
+			if (!r.st && i > 0 &&
+			    (po.no_warmup != mo.no_warmup || po.rank_set != mo.rank_set ||
+			     po.rank != mo.rank))
+				st = tfd_fail(err, TFD_E_USAGE,
+					      "%s: made with other analyze options "
+					      "(--no-warmup, --rank) than %s",
+					      files.v[i], files.v[0]);
+			mo = po;
+		}
+		x = cJSON_GetObjectItemCaseSensitive(doc, "run");
+		if (!cJSON_IsNull(x) && !cJSON_IsString(x))
+			rd_fail(&r, "run", "is not a string");
+		else if (!run_set)
+			run = cJSON_IsString(x) ? x->valuestring : NULL, run_set = true;
+		else if (run && (!cJSON_IsString(x) || strcmp(run, x->valuestring)))
+			run = NULL; /* partials of different runs: no single run */
+		hs = get_arr(&r, doc, "hosts");
+		if (hs)
+			cJSON_ArrayForEach (x, hs) {
+				const cJSON *p = cJSON_IsObject(x)
+						     ? cJSON_GetObjectItemCaseSensitive(x, "path")
+						     : NULL;
+
+				if (!cJSON_IsString(p)) {
+					rd_fail(&r, "hosts", "holds a host without a path");
+					break;
+				}
+				vec_push(&hosts, ((struct hostref){x, files.v[i], p->valuestring}));
+			}
+		get_arr(&r, doc, "notes");
+		if (r.st)
+			st = r.st;
+	}
+	if (st)
+		goto out;
+	/* the directory the host files were in, when they share one: the run
+	 * name a report gives a run directory */
+	for (size_t i = 0; i < hosts.n; i++) {
+		const char *p = hosts.v[i].path, *sl = strrchr(p, '/'), *b;
+		size_t len;
+
+		if (!sl) {
+			cap->run = NULL;
+			break;
+		}
+		for (b = sl; b > p && b[-1] != '/';)
+			b--;
+		len = (size_t)(sl - b);
+		if (i == 0)
+			cap->run = tfd_arena_intern(&cap->arena, b, len);
+		else if (!cap->run || strlen(cap->run) != len || strncmp(cap->run, b, len))
+			cap->run = NULL;
+	}
+	if (hosts.n == 0) {
+		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", files.v[0],
+			      files.n > 1 ? "s" : "");
+		goto out;
+	}
+	/* the order tfd_capture_load() gives hosts: by file path */
+	qsort(hosts.v, hosts.n, sizeof(*hosts.v), hostref_cmp);
+	for (size_t i = 1; i < hosts.n; i++)
+		if (strcmp(hosts.v[i].path, hosts.v[i - 1].path) == 0) {
+			st = tfd_fail(err, TFD_E_FORMAT,
+				      "%s: host file %s is also in %s (the same "
+				      "capture merged twice)",
+				      hosts.v[i].file, hosts.v[i].path, hosts.v[i - 1].file);
+			goto out;
+		}
+	a = tfd_analysis_new(hosts.n);
+	a->run = run ? tfd_arena_intern_cstr(&cap->arena, run) : NULL;
+	/* discovery notes first, once each, as one load would give them */
+	for (size_t i = 0; i < docs.n; i++) {
+		const cJSON *n, *x;
+
+		n = cJSON_GetObjectItemCaseSensitive(docs.v[i], "notes");
+		cJSON_ArrayForEach (x, n) {
+			bool dup = false;
+
+			if (!cJSON_IsString(x)) {
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "%s: not a valid tfdoctor partial: "
+					      "notes holds a non-string",
+					      files.v[i]);
+				goto out;
+			}
+			for (size_t k = 0; k < a->ndiags && !dup; k++)
+				dup = strcmp(a->diags[k].msg, x->valuestring) == 0;
+			if (!dup)
+				tfd_analysis_diag(a, "input", "%s", x->valuestring);
+		}
+	}
+	for (size_t i = 0; i < hosts.n; i++) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(hosts.v[i].o, "name"),
+			    *notes = NULL, *x;
+		struct tfd_host *h;
+
+		r = (struct rd){.file = hosts.v[i].file, .cap = cap, .err = err};
+		snprintf(r.where, sizeof(r.where), "host %s", hosts.v[i].path);
+		if (!cJSON_IsString(nm)) {
+			rd_fail(&r, "name", "is missing");
+			st = r.st;
+			goto out;
+		}
+		h = tfd_capture_add_host(cap, nm->valuestring);
+		host_in(&r, hosts.v[i].o, &a->hosts[a->nhosts], h, i, &notes);
+		a->nhosts++;
+		cJSON_ArrayForEach (x, notes) {
+			if (cJSON_IsString(x))
+				tfd_analysis_diag(a, h->name, "%s", x->valuestring);
+			else
+				rd_fail(&r, "notes", "holds a non-string");
+		}
+		if (r.st) {
+			st = r.st;
+			goto out;
+		}
+	}
+	/* host pointers are stable only now that every host is added */
+	for (size_t i = 0; i < a->nhosts; i++)
+		a->hosts[i].host = &cap->hosts[i];
+	{
+		struct tfd_analyze_opts fo = mo;
+
+		fo.host = opts ? opts->host : NULL;
+		st = tfd_analysis_finish(a, &fo, err);
+	}
+out:
+	for (size_t i = 0; i < docs.n; i++)
+		cJSON_Delete(docs.v[i]);
+	vec_free(&docs);
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	vec_free(&files);
+	vec_free(&hosts);
+	if (st) {
+		tfd_analysis_free(a);
+		tfd_capture_free(cap);
+		return st;
+	}
+	*cap_out = cap;
+	*out = a;
+	return TFD_OK;
+}
+
+bool tfd_partial_path(const char *path)
+{
+	struct stat sb;
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	if (stat(path, &sb) < 0)
+		return false;
+	if (!S_ISDIR(sb.st_mode))
+		return has_suffix(path, TFD_PARTIAL_SUFFIX);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d)) != NULL && !found)
+		found = de->d_name[0] != '.' && has_suffix(de->d_name, TFD_PARTIAL_SUFFIX);
+	closedir(d);
+	return found;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Map and reduce: `analyze --partial` per host file, then `merge` (and
+# `report` on a directory of partials) must give byte for byte the report,
+# notes and exit code of analyzing the whole run directory at once; bad
+# partials give one error line naming the file. Ends with
+# "merge: N passed, N failed".
+# Usage: TFD=build/rel/tfdoctor tests/fleet/merge.sh   (from the repository root)
+set -u
+SUITE=merge
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+TFD=${TFD:-build/rel/tfdoctor}
+
+# partials DIR OUT N [ANALYZE OPTIONS]: N fleet tasks over the host files of
+# DIR (--shard i/N: some get several hosts, some none when N is larger)
+partials() {
+	local dir=$1 out=$2 n=$3 i
+	shift 3
+	mkdir -p "$out"
+	for ((i = 0; i < n; i++)); do
+		if ! $TFD analyze -q --partial --shard "$i/$n" "$@" -o "$out/task-$i.partial.json" "$dir"; then
+			bad "analyze --partial --shard $i/$n $dir failed"
+			return 1
+		fi
+	done
+}
+
+# same LABEL CMD1 -- CMD2: stdout, stderr and exit code identical
+same() {
+	local label=$1 a=() b=()
+	shift
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	$TFD "${a[@]}" >"$T/a.out" 2>"$T/a.err"
+	local ra=$?
+	$TFD "${b[@]}" >"$T/b.out" 2>"$T/b.err"
+	local rb=$?
+	if [ "$ra" != "$rb" ]; then bad "$label: exit $ra direct, $rb merged"; return; fi
+	if ! cmp -s "$T/a.out" "$T/b.out"; then
+		bad "$label: reports differ: $(diff "$T/a.out" "$T/b.out" | head -4 | tr '\n' ' ')"
+		return
+	fi
+	if ! cmp -s "$T/a.err" "$T/b.err"; then bad "$label: notes differ"; return; fi
+	ok
+}
+
+# ---- identity on every synth spec (multi-host ones have 2 to 4 hosts) ----
+nspecs=0
+for spec in tests/synth/*.json; do
+	name=$(basename "$spec" .json)
+	log=$T/s-$name
+	$TFD synth -o "$log" "$spec" >/dev/null 2>&1 || { bad "synth $name"; continue; }
+	run_dir=$(ls -d "$log"/plugins/profile/*)
+	partials "$run_dir" "$T/p-$name" 3 || continue
+	nspecs=$((nspecs + 1))
+	same "$name text" analyze "$run_dir" -- merge "$T/p-$name"
+	same "$name json" analyze -f json --fail-on input-bound "$run_dir" -- \
+		merge -f json --fail-on input-bound "$T/p-$name"/*.partial.json
+	same "$name gate" analyze --fail-on severity=medium "$run_dir" -- \
+		merge --fail-on severity=medium "$T/p-$name"
+done
+[ "$nspecs" -ge 40 ] && ok || bad "only $nspecs synth specs checked"
+
+# the multi-host ones, further: --host, the report, per-host options
+for name in 16-multi-host-slow-worker 17-multi-host-parallel-map 40-multi-host-source-behind-pmap; do
+	run_dir=$(ls -d "$T/s-$name"/plugins/profile/*)
+	# one task per host file, as the Slurm recipe runs it
+	nh=$(ls "$run_dir"/*.xplane.pb | wc -l)
+	partials "$run_dir" "$T/h-$name" "$nh" || continue
+	same "$name one task per host" analyze -f json "$run_dir" -- merge -f json "$T/h-$name"
+	# the same host file analyzed directly (what a task given one file does)
+	for f in "$run_dir"/*.xplane.pb; do
+		$TFD analyze -q --partial -o "$T/f-$name-$(basename "$f").partial.json" "$f"
+	done
+	same "$name one file per task" analyze -f json "$run_dir"/*.xplane.pb -- merge -f json "$T"/f-"$name"-*.partial.json
+	same "$name --host" analyze -f json -H worker-0 "$run_dir" -- merge -f json -H worker-0 "$T/p-$name"
+	same "$name bad --host" analyze -H nosuch "$run_dir" -- merge -H nosuch "$T/p-$name"
+	for fmt in json md html; do
+		same "$name report $fmt" report -q -f "$fmt" --timestamp 2026-11-20T02:00:00Z --job j "$run_dir" -- \
+			report -q -f "$fmt" --timestamp 2026-11-20T02:00:00Z --job j "$T/p-$name"
+	done
+	partials "$run_dir" "$T/nw-$name" 2 --no-warmup || continue
+	same "$name --no-warmup" analyze -f json --no-warmup "$run_dir" -- merge -f json "$T/nw-$name"
+	same "$name analyze takes partials" analyze -f json "$run_dir" -- analyze -f json "$T/p-$name"
+done
+
+# a partial of several hosts at once merges with nothing else
+name=17-multi-host-parallel-map
+run_dir=$(ls -d "$T/s-$name"/plugins/profile/*)
+$TFD analyze -q --partial -o "$T/all.partial.json" "$run_dir"
+same "one partial of a run" analyze -f json "$run_dir" -- merge -f json "$T/all.partial.json"
+
+# ---- the real captures (one host each; Chrome, gzip, XSpace, TF 2.0) ----
+for f in tests/cases/ok/*; do
+	case "$f" in *.xplane.pb | *.trace.json | *.trace.json.gz | *.trace) ;; *) continue ;; esac
+	b=$(basename "$f")
+	$TFD analyze -q --partial -o "$T/real-$b.partial.json" "$f" || { bad "partial $b"; continue; }
+	same "real $b" analyze -f json "$f" -- merge -f json "$T/real-$b.partial.json"
+	same "real $b text" analyze "$f" -- merge "$T/real-$b.partial.json"
+done
+
+# ---- usage and bad partials: one line, the file named ----------------------
+P=$T/p-16-multi-host-slow-worker
+first=$(ls "$P"/*.partial.json | head -1)
+run merge "$first" tests/cases/ok/ai-notebook.xplane.pb
+[ "$rc" = 2 ] && ok || bad "mixed inputs: exit $rc"
+run merge tests/cases/ok/ai-notebook.xplane.pb
+[ "$rc" = 2 ] && [[ "$err" == *"not a partial result"* ]] && ok || bad "merge of a capture: $rc $err"
+run analyze --partial -f json tests/cases/ok/ai-notebook.xplane.pb
+[ "$rc" = 2 ] && ok || bad "--partial with --format: exit $rc"
+run merge --no-warmup "$P"
+[ "$rc" = 2 ] && [[ "$err" == *"partials carry it"* ]] && ok || bad "merge --no-warmup: $rc $err"
+for s in 3/3 x/2 -1/2 1/0 2 1/2/3; do
+	run analyze --partial --shard "$s" "$run_dir"
+	[ "$rc" = 2 ] && ok || bad "--shard $s: exit $rc"
+done
+run analyze --shard 0/2 "$run_dir"
+[ "$rc" = 2 ] && ok || bad "--shard without --partial: exit $rc"
+
+
+# expect_bad FILE PATTERN: merge exits 1 with one line naming FILE
+expect_bad() {
+	local f=$1 pat=$2
+	run merge "$f"
+	if [ "$rc" != 1 ] || [ -n "$out" ] || [ "$(wc -l <"$T/err")" -ne 1 ]; then
+		bad "$f: exit $rc, stderr: $err"
+		return
+	fi
+	[[ "$err" == "tfdoctor: $f: "* ]] && [[ "$err" == *$pat* ]] && ok || bad "$f: $err"
+}
+B=$T/bad
+mkdir -p "$B"
+: >"$B/empty.partial.json"
+expect_bad "$B/empty.partial.json" "empty file"
+head -c 300 "$first" >"$B/cut.partial.json"
+expect_bad "$B/cut.partial.json" "broken JSON"
+echo '{"traceEvents": []}' >"$B/foreign.partial.json"
+expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
+sed 's/"version":1/"version":99/' "$first" >"$B/future.partial.json"
+expect_bad "$B/future.partial.json" "version 99"
+sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
+expect_bad "$B/index.partial.json" "bottleneck is out of range"
+sed 's/"input_pct":/"input_pcx":/' "$first" >"$B/missing.partial.json"
+expect_bad "$B/missing.partial.json" "input_pct is missing"
+sed 's/"step_ns":[0-9]*/"step_ns":"12x"/' "$first" >"$B/type.partial.json"
+expect_bad "$B/type.partial.json" "step_ns is not an integer"
+sed 's/"critpath":\[/"critpath":[77,/' "$first" >"$B/crit.partial.json"
+expect_bad "$B/crit.partial.json" "critpath holds a stage index out of range"
+echo '[1,2' >"$B/arr.partial.json"
+expect_bad "$B/arr.partial.json" "broken JSON"
+# every task empty: nothing to merge
+$TFD analyze -q --partial --shard 7/9 -o "$B/zero.partial.json" "$run_dir"
+expect_bad "$B/zero.partial.json" "no hosts"
+mkdir -p "$B/none"
+run merge "$B/none"
+[ "$rc" = 2 ] && ok || bad "empty directory: exit $rc ($err)"
+# the same host twice
+cp "$first" "$B/dup.partial.json"
+run merge "$first" "$B/dup.partial.json"
+[ "$rc" = 1 ] && [[ "$err" == *"merged twice"* ]] && ok || bad "duplicate host: $rc $err"
+# partials made with different options
+nw=$(ls "$T/nw-16-multi-host-slow-worker"/*.partial.json | head -1)
+run merge "$first" "$nw"
+[ "$rc" = 2 ] && [[ "$err" == *"other analyze options"* ]] && ok || bad "mixed options: $rc $err"
+
+finish
