@@ -7,7 +7,7 @@
 
 SHELL := /bin/bash
 CC ?= cc
-PKGS := libprotobuf-c libcjson yajl igraph libcgraph libgvc zlib sqlite3
+PKGS := libprotobuf-c libcjson yajl igraph libcgraph libgvc zlib sqlite3 libpq
 
 ifeq ($(SAN),1)
 export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppressions=0
@@ -105,6 +105,7 @@ SUITES = \
 	'layout=tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
+	'pg=TFD=$(BIN) tests/fleet/pg.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 

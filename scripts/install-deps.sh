@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson-dev libyajl-dev \
-libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev"
+libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev \
+postgresql slurmctld slurmd slurm-client munge"
 # the real-browser test of the HTML report (CI sets this; see .ci/run)
 if [ "${TFD_WITH_BROWSER:-0}" = 1 ]; then
 	PKGS="$PKGS chromium"

@@ -1,4 +1,10 @@
-/* history.h - the run history of nightly reports, in SQLite.
+/* history.h - the run history of nightly reports, in SQLite or PostgreSQL.
+ *
+ * The database is named by a file path (SQLite, the embedded default) or a
+ * postgresql:// (postgres://) URL: a shared server for many writers at
+ * once; "postgresql://" alone takes the server from the PG* environment
+ * variables. Both hold the same schema version and tables (PostgreSQL: in
+ * the schema "tfdoctor"); every function below works on both.
  *
  * One database file holds every recorded run: per job and run, the focus
  * figures of each host (input-bound share, latencies, bottleneck, top
@@ -10,6 +16,7 @@
 #ifndef TFD_HISTORY_H
 #define TFD_HISTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +52,11 @@ struct tfd_hist_run {
 	struct tfd_hist_host *hosts;
 	size_t nhosts;
 };
+
+/* A postgresql:// or postgres:// URL rather than a file path. */
+bool tfd_history_is_url(const char *spec);
+/* spec as messages and reports may show it: a URL's password hidden. */
+void tfd_history_display(const char *spec, char *out, size_t len);
 
 enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err);
 /* Open an existing database read-only, for reading commands: a missing

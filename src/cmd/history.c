@@ -1,9 +1,9 @@
 /* history.c - `tfdoctor history`: check a report history database and list
  * its runs. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +20,9 @@ static void help(FILE *f)
 	fprintf(f, "usage: tfdoctor history [--job NAME] [-f text|json|csv] DB\n"
 		   "\n"
 		   "Reads a report history database (never creates or changes one): runs\n"
-		   "SQLite's integrity check, lists its jobs, or with --job NAME that job's\n"
-		   "runs, oldest first.\n"
+		   "SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
+		   "jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite\n"
+		   "file or a postgresql:// URL.\n"
 		   "  --job NAME          the runs of this job\n"
 		   "  -f, --format FMT    text (default), json or csv\n");
 }
@@ -93,8 +94,8 @@ static void print_runs(const struct tfd_hist_run *runs, size_t n, const char *fm
 	}
 }
 
-static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *jobs,
-		       size_t njobs, const char *job, const struct tfd_hist_run *runs, size_t n)
+static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *jobs, size_t njobs,
+		       const char *job, const struct tfd_hist_run *runs, size_t n)
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
 	struct tfd_buf b;
@@ -131,8 +132,10 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 					cJSON_AddNullToObject(o, "input_percent");
 				else
 					cJSON_AddNumberToObject(o, "input_percent",
-								round(x->input_percent * 100) / 100);
-				cJSON_AddNumberToObject(o, "max_latency_ns", (double)x->max_latency_ns);
+								round(x->input_percent * 100) /
+								    100);
+				cJSON_AddNumberToObject(o, "max_latency_ns",
+							(double)x->max_latency_ns);
 				cJSON_AddNumberToObject(o, "p50_ns", (double)x->p50_ns);
 				cJSON_AddStringToObject(o, "bottleneck", x->bottleneck);
 				cJSON_AddStringToObject(o, "top_rule", x->top_rule);
@@ -156,6 +159,7 @@ int cmd_history(int argc, char **argv)
 					      {"help", no_argument, NULL, 'h'},
 					      {NULL, 0, NULL, 0}};
 	const char *job = NULL, *fmt = "text", *db_path;
+	char shown[512];
 	struct tfd_history *db = NULL;
 	struct tfd_hist_run *runs = NULL;
 	struct tfd_hist_job *jobs = NULL;
@@ -181,8 +185,9 @@ int cmd_history(int argc, char **argv)
 	if (optind + 1 != argc)
 		return tfd_cli_usage("history", "give one history database");
 	db_path = argv[optind];
-	if (tfd_history_open_existing(db_path, &db, &err) ||
-	    tfd_history_check(db, &nruns, &err) || tfd_history_jobs(db, &jobs, &njobs, &err)) {
+	tfd_history_display(argv[optind], shown, sizeof(shown));
+	if (tfd_history_open_existing(db_path, &db, &err) || tfd_history_check(db, &nruns, &err) ||
+	    tfd_history_jobs(db, &jobs, &njobs, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
@@ -197,7 +202,7 @@ int cmd_history(int argc, char **argv)
 			for (size_t i = 0; i < njobs; i++)
 				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 					 i ? ", " : "", jobs[i].name);
-			rc = tfd_cli_usage("history", "no job '%s' in %s (jobs: %s)", job, db_path,
+			rc = tfd_cli_usage("history", "no job '%s' in %s (jobs: %s)", job, shown,
 					   njobs ? list : "none");
 			goto out;
 		}
@@ -207,10 +212,10 @@ int cmd_history(int argc, char **argv)
 		}
 	}
 	if (strcmp(fmt, "json") == 0) {
-		print_json(db_path, nruns, jobs, njobs, job, runs, n);
+		print_json(shown, nruns, jobs, njobs, job, runs, n);
 	} else {
 		if (strcmp(fmt, "text") == 0)
-			printf("%s: integrity ok, schema %d, %zu run%s, %zu job%s\n\n", db_path,
+			printf("%s: integrity ok, schema %d, %zu run%s, %zu job%s\n\n", shown,
 			       TFD_HISTORY_SCHEMA, nruns, nruns == 1 ? "" : "s", njobs,
 			       njobs == 1 ? "" : "s");
 		if (job)

@@ -1,34 +1,64 @@
-/* history.c - SQLite storage for report history; the only user of sqlite3. */
+/* history.c - the report history: SQLite storage (the embedded default; the
+ * only user of sqlite3), or a PostgreSQL server for a postgresql:// URL
+ * (history_pg.c). */
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
-#include "tfd/history.h"
+#include "history_impl.h"
 
 struct tfd_history {
 	sqlite3 *db;
+	struct pg_hist *pg; /* set instead of db for a PostgreSQL history */
 	char path[512];
 };
 
+static enum tfd_status open_pg(const char *url, bool existing, struct tfd_history **out,
+			       struct tfd_err *err)
+{
+	struct pg_hist *pg = NULL;
+	enum tfd_status st = tfd_hist_pg_open(url, existing, &pg, err);
+
+	if (st)
+		return st;
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->pg = pg;
+	snprintf((*out)->path, sizeof((*out)->path), "%s", tfd_hist_pg_name(pg));
+	return TFD_OK;
+}
+
+bool tfd_history_is_url(const char *spec)
+{
+	return tfd_hist_is_pg(spec);
+}
+
+void tfd_history_display(const char *spec, char *out, size_t len)
+{
+	if (tfd_hist_is_pg(spec))
+		tfd_hist_pg_display(spec, out, len);
+	else
+		snprintf(out, len, "%s", spec);
+}
+
 /* Migrations: entry i brings the schema from version i to i + 1. */
 static const char *const migrations[] = {
-	"CREATE TABLE runs ("
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	"  job TEXT NOT NULL, run TEXT NOT NULL, recorded_at TEXT NOT NULL, source TEXT NOT NULL);"
-	"CREATE INDEX runs_job ON runs(job, id);"
-	"CREATE TABLE hosts ("
-	"  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-	"  host TEXT NOT NULL, rank INTEGER NOT NULL, input_percent REAL, bound TEXT NOT NULL,"
-	"  max_latency_ns INTEGER NOT NULL, p50_ns INTEGER NOT NULL, p95_ns INTEGER NOT NULL,"
-	"  calls INTEGER NOT NULL, slow_calls INTEGER NOT NULL, pipeline TEXT NOT NULL,"
-	"  bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
-	"  bottleneck_share REAL NOT NULL, top_rule TEXT NOT NULL, top_severity TEXT NOT NULL,"
-	"  top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  job TEXT NOT NULL, run TEXT NOT NULL, recorded_at TEXT NOT NULL, source TEXT NOT NULL);"
+    "CREATE INDEX runs_job ON runs(job, id);"
+    "CREATE TABLE hosts ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  host TEXT NOT NULL, rank INTEGER NOT NULL, input_percent REAL, bound TEXT NOT NULL,"
+    "  max_latency_ns INTEGER NOT NULL, p50_ns INTEGER NOT NULL, p95_ns INTEGER NOT NULL,"
+    "  calls INTEGER NOT NULL, slow_calls INTEGER NOT NULL, pipeline TEXT NOT NULL,"
+    "  bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
+    "  bottleneck_share REAL NOT NULL, top_rule TEXT NOT NULL, top_severity TEXT NOT NULL,"
+    "  top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -61,6 +91,10 @@ enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, str
 	int v;
 
 	*out = NULL;
+	if (tfd_hist_is_pg(path)) {
+		free(h);
+		return open_pg(path, false, out, err);
+	}
 	snprintf(h->path, sizeof(h->path), "%s", path);
 	if (sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {
@@ -125,9 +159,12 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 	int v;
 
 	*out = NULL;
+	if (tfd_hist_is_pg(path))
+		return open_pg(path, true, out, err);
 	if (stat(path, &st) != 0)
-		return tfd_fail(err, TFD_E_IO, "%s: no such history database (report --history "
-					       "creates one)",
+		return tfd_fail(err, TFD_E_IO,
+				"%s: no such history database (report --history "
+				"creates one)",
 				path);
 	if (!S_ISREG(st.st_mode))
 		return tfd_fail(err, TFD_E_IO, "%s: not a regular file", path);
@@ -193,6 +230,8 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 
 	*out = NULL;
 	*n = 0;
+	if (h->pg)
+		return tfd_hist_pg_jobs(h->pg, out, n, err);
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT job, COUNT(*), MAX(recorded_at) FROM runs GROUP BY job "
 			       "ORDER BY job",
@@ -203,7 +242,8 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 		const unsigned char *last = sqlite3_column_text(q, 2);
 
 		jobs = xrealloc(jobs, (cnt + 1) * sizeof(*jobs));
-		snprintf(jobs[cnt].name, sizeof(jobs[cnt].name), "%s", name ? (const char *)name : "");
+		snprintf(jobs[cnt].name, sizeof(jobs[cnt].name), "%s",
+			 name ? (const char *)name : "");
 		jobs[cnt].nruns = (size_t)sqlite3_column_int64(q, 1);
 		snprintf(jobs[cnt].last, sizeof(jobs[cnt].last), "%s",
 			 last ? (const char *)last : "");
@@ -223,6 +263,7 @@ void tfd_history_close(struct tfd_history *h)
 {
 	if (!h)
 		return;
+	tfd_hist_pg_close(h->pg);
 	sqlite3_close(h->db);
 	free(h);
 }
@@ -239,6 +280,8 @@ enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *r
 	enum tfd_status st = TFD_OK;
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 
+	if (h->pg)
+		return tfd_hist_pg_record(h->pg, runs, n, err);
 	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
 		return db_fail(h, err, "cannot lock the history database");
 	if (sqlite3_prepare_v2(h->db,
@@ -323,16 +366,19 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 
 	*out = NULL;
 	*n = 0;
+	if (h->pg)
+		return tfd_hist_pg_runs(h->pg, job, limit, out, n, err);
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT id, job, run, recorded_at, source FROM (SELECT * FROM runs "
 			       "WHERE job = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(h->db,
-			       "SELECT host, rank, input_percent, bound, max_latency_ns, p50_ns, "
-			       "p95_ns, calls, slow_calls, pipeline, bottleneck, bottleneck_long_name, "
-			       "bottleneck_share, top_rule, top_severity, top_title FROM hosts WHERE "
-			       "run_id = ? ORDER BY rank, host",
-			       -1, &qh, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(
+		h->db,
+		"SELECT host, rank, input_percent, bound, max_latency_ns, p50_ns, "
+		"p95_ns, calls, slow_calls, pipeline, bottleneck, bottleneck_long_name, "
+		"bottleneck_share, top_rule, top_severity, top_title FROM hosts WHERE "
+		"run_id = ? ORDER BY rank, host",
+		-1, &qh, NULL) != SQLITE_OK) {
 		st = db_fail(h, err, "cannot read the history");
 		goto out;
 	}
@@ -367,8 +413,8 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 			col_text(qh, 0, x->host, sizeof(x->host));
 			x->rank = sqlite3_column_int(qh, 1);
 			x->input_percent = sqlite3_column_type(qh, 2) == SQLITE_NULL
-						   ? NAN
-						   : sqlite3_column_double(qh, 2);
+					       ? NAN
+					       : sqlite3_column_double(qh, 2);
 			col_text(qh, 3, x->bound, sizeof(x->bound));
 			x->max_latency_ns = sqlite3_column_int64(qh, 4);
 			x->p50_ns = sqlite3_column_int64(qh, 5);
@@ -406,6 +452,8 @@ enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct t
 	enum tfd_status st = TFD_OK;
 	const unsigned char *res;
 
+	if (h->pg)
+		return tfd_hist_pg_check(h->pg, nruns, err);
 	if (sqlite3_prepare_v2(h->db, "PRAGMA integrity_check", -1, &q, NULL) != SQLITE_OK ||
 	    sqlite3_step(q) != SQLITE_ROW)
 		st = db_fail(h, err, "integrity check failed");

@@ -1,0 +1,461 @@
+/* history_pg.c - the history in PostgreSQL (libpq); the only user of libpq.
+ *
+ * Same schema version and migrations as the SQLite file (history.c), in a
+ * schema of its own ("tfdoctor") so a shared database server can hold it
+ * beside anything else: tfdoctor.meta(version), tfdoctor.runs,
+ * tfdoctor.hosts. Migrations run in one transaction under an advisory lock,
+ * so many first runs at once agree; each report's runs go in one
+ * transaction (all or none: a writer killed mid-write leaves nothing).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "history_impl.h"
+
+struct pg_hist {
+	PGconn *conn;
+	char name[512]; /* the URL with any password hidden */
+};
+
+/* key of the advisory lock that serializes migrations ("tfdo") */
+#define MIGRATE_LOCK "1952867439"
+
+/* Entry i brings the schema from version i to i + 1; the same versions as
+ * the SQLite migrations, in PostgreSQL's dialect. */
+static const char *const migrations[] = {
+    "CREATE TABLE tfdoctor.runs ("
+    "  id BIGSERIAL PRIMARY KEY,"
+    "  job TEXT NOT NULL, run TEXT NOT NULL, recorded_at TEXT NOT NULL, source TEXT NOT NULL);"
+    "CREATE INDEX runs_job ON tfdoctor.runs(job, id);"
+    "CREATE TABLE tfdoctor.hosts ("
+    "  run_id BIGINT NOT NULL REFERENCES tfdoctor.runs(id) ON DELETE CASCADE,"
+    "  host TEXT NOT NULL, rank INTEGER NOT NULL, input_percent DOUBLE PRECISION,"
+    "  bound TEXT NOT NULL, max_latency_ns BIGINT NOT NULL, p50_ns BIGINT NOT NULL,"
+    "  p95_ns BIGINT NOT NULL, calls BIGINT NOT NULL, slow_calls BIGINT NOT NULL,"
+    "  pipeline TEXT NOT NULL, bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
+    "  bottleneck_share DOUBLE PRECISION NOT NULL, top_rule TEXT NOT NULL,"
+    "  top_severity TEXT NOT NULL, top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
+};
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+_Static_assert(NMIGRATIONS == TFD_HISTORY_SCHEMA, "PostgreSQL migrations match the schema");
+
+bool tfd_hist_is_pg(const char *spec)
+{
+	return strncmp(spec, "postgresql://", 13) == 0 || strncmp(spec, "postgres://", 11) == 0;
+}
+
+void tfd_hist_pg_display(const char *url, char *out, size_t len)
+{
+	/* scheme://user:password@host... -> scheme://user:***@host... */
+	const char *s = strstr(url, "://"), *at, *colon;
+
+	snprintf(out, len, "%s", url);
+	if (!s)
+		return;
+	s += 3;
+	at = strchr(s, '@');
+	colon = strchr(s, ':');
+	if (at && colon && colon < at) {
+		snprintf(out, len, "%.*s:***%s", (int)(colon - url), url, at);
+	}
+	/* a password= parameter in the query */
+	{
+		char *p = strstr(out, "password=");
+
+		if (p) {
+			char *end = strchr(p, '&');
+
+			snprintf(p, len - (size_t)(p - out), "password=***%s", end ? end : "");
+		}
+	}
+	if (!*s) /* "postgresql://": the PG* environment picks the server */
+		snprintf(out, len, "%s (PG* environment)", url);
+}
+
+/* "name: what: first line of the server's message" */
+static enum tfd_status pg_fail(struct pg_hist *h, struct tfd_err *err, const char *what)
+{
+	char msg[400];
+	char *nl;
+
+	snprintf(msg, sizeof(msg), "%s", h->conn ? PQerrorMessage(h->conn) : "no connection");
+	nl = strchr(msg, '\n');
+	if (nl)
+		*nl = '\0';
+	return tfd_fail(err, TFD_E_IO, "%s: %s: %s", h->name, what, msg);
+}
+
+static bool ok(PGresult *r)
+{
+	ExecStatusType s = PQresultStatus(r);
+
+	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+/* Run sql (no parameters); true on success. */
+static bool exec_ok(struct pg_hist *h, const char *sql)
+{
+	PGresult *r = PQexec(h->conn, sql);
+	bool good = ok(r);
+
+	PQclear(r);
+	return good;
+}
+
+static void quiet_notices(void *arg, const PGresult *res)
+{
+	(void)arg;
+	(void)res;
+}
+
+static enum tfd_status connect_to(const char *url, struct pg_hist **out, struct tfd_err *err)
+{
+	struct pg_hist *h = xcalloc(1, sizeof(*h));
+
+	tfd_hist_pg_display(url, h->name, sizeof(h->name));
+	h->conn = PQconnectdb(url);
+	if (!h->conn || PQstatus(h->conn) != CONNECTION_OK) {
+		enum tfd_status st = pg_fail(h, err, "cannot connect to the history database");
+
+		tfd_hist_pg_close(h);
+		return st;
+	}
+	/* "relation already exists, skipping" and the like are not news */
+	PQsetNoticeReceiver(h->conn, quiet_notices, NULL);
+	*out = h;
+	return TFD_OK;
+}
+
+/* The schema version, 0 when tfdoctor.meta is empty, -1 without it. */
+static int schema_version(struct pg_hist *h, bool *failed)
+{
+	PGresult *r = PQexec(h->conn, "SELECT to_regclass('tfdoctor.meta') IS NOT NULL");
+	int v = -1;
+
+	*failed = !ok(r);
+	if (!*failed && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+		PQclear(r);
+		r = PQexec(h->conn, "SELECT max(version) FROM tfdoctor.meta");
+		*failed = !ok(r);
+		if (!*failed)
+			v = PQgetisnull(r, 0, 0) ? 0 : atoi(PQgetvalue(r, 0, 0));
+	}
+	PQclear(r);
+	return v;
+}
+
+enum tfd_status tfd_hist_pg_open(const char *url, bool existing, struct pg_hist **out,
+				 struct tfd_err *err)
+{
+	struct pg_hist *h = NULL;
+	enum tfd_status st;
+	bool failed;
+	int v;
+
+	*out = NULL;
+	st = connect_to(url, &h, err);
+	if (st)
+		return st;
+	if (existing) {
+		/* reading commands change nothing, not even by mistake */
+		if (!exec_ok(h, "SET default_transaction_read_only = on")) {
+			st = pg_fail(h, err, "cannot open the history read-only");
+			goto fail;
+		}
+		v = schema_version(h, &failed);
+		if (failed) {
+			st = pg_fail(h, err, "cannot read the history schema");
+			goto fail;
+		}
+		if (v == TFD_HISTORY_SCHEMA) {
+			*out = h;
+			return TFD_OK;
+		}
+		if (v > TFD_HISTORY_SCHEMA)
+			st = tfd_fail(
+			    err, TFD_E_FORMAT,
+			    "%s: history schema version %d is newer than this tfdoctor (%d)",
+			    h->name, v, TFD_HISTORY_SCHEMA);
+		else if (v > 0)
+			st = tfd_fail(err, TFD_E_FORMAT,
+				      "%s: history schema version %d is older: 'tfdoctor report "
+				      "--history' migrates it",
+				      h->name, v);
+		else
+			st = tfd_fail(err, TFD_E_FORMAT,
+				      "%s: no tfdoctor history in this database (report --history "
+				      "creates one)",
+				      h->name);
+		goto fail;
+	}
+	/* create or migrate, one writer at a time */
+	if (!exec_ok(h, "BEGIN") || !exec_ok(h, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")") ||
+	    !exec_ok(h, "CREATE SCHEMA IF NOT EXISTS tfdoctor") ||
+	    !exec_ok(h, "CREATE TABLE IF NOT EXISTS tfdoctor.meta (version INTEGER NOT NULL)")) {
+		st = pg_fail(h, err, "cannot create the history schema");
+		goto rollback;
+	}
+	v = schema_version(h, &failed);
+	if (failed) {
+		st = pg_fail(h, err, "cannot read the history schema");
+		goto rollback;
+	}
+	if (v > NMIGRATIONS) {
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "%s: history schema version %d is newer than this tfdoctor (%d)",
+			      h->name, v, NMIGRATIONS);
+		goto rollback;
+	}
+	for (; v < NMIGRATIONS; v++) {
+		char sql[96];
+
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM tfdoctor.meta; INSERT INTO tfdoctor.meta "
+			 "VALUES (%d)",
+			 v + 1);
+		if (!exec_ok(h, migrations[v]) || !exec_ok(h, sql)) {
+			st = pg_fail(h, err, "cannot migrate the history schema");
+			goto rollback;
+		}
+	}
+	if (!exec_ok(h, "COMMIT")) {
+		st = pg_fail(h, err, "cannot migrate the history schema");
+		goto fail;
+	}
+	*out = h;
+	return TFD_OK;
+rollback:
+	exec_ok(h, "ROLLBACK");
+fail:
+	tfd_hist_pg_close(h);
+	return st;
+}
+
+void tfd_hist_pg_close(struct pg_hist *h)
+{
+	if (!h)
+		return;
+	PQfinish(h->conn);
+	free(h);
+}
+
+const char *tfd_hist_pg_name(const struct pg_hist *h)
+{
+	return h->name;
+}
+
+enum tfd_status tfd_hist_pg_jobs(struct pg_hist *h, struct tfd_hist_job **out, size_t *n,
+				 struct tfd_err *err)
+{
+	/* byte order, as SQLite sorts, whatever the server's locale */
+	PGresult *r = PQexec(h->conn, "SELECT job, count(*), max(recorded_at) FROM tfdoctor.runs "
+				      "GROUP BY job ORDER BY job COLLATE \"C\"");
+	struct tfd_hist_job *jobs;
+	int rows;
+
+	*out = NULL;
+	*n = 0;
+	if (!ok(r)) {
+		PQclear(r);
+		return pg_fail(h, err, "cannot list jobs");
+	}
+	rows = PQntuples(r);
+	jobs = xcalloc((size_t)rows + 1, sizeof(*jobs));
+	for (int i = 0; i < rows; i++) {
+		snprintf(jobs[i].name, sizeof(jobs[i].name), "%s", PQgetvalue(r, i, 0));
+		jobs[i].nruns = (size_t)strtoull(PQgetvalue(r, i, 1), NULL, 10);
+		snprintf(jobs[i].last, sizeof(jobs[i].last), "%s", PQgetvalue(r, i, 2));
+	}
+	PQclear(r);
+	*out = jobs;
+	*n = (size_t)rows;
+	return TFD_OK;
+}
+
+static PGresult *execp(struct pg_hist *h, const char *sql, int n, const char *const *vals)
+{
+	return PQexecParams(h->conn, sql, n, NULL, vals, NULL, NULL, 0);
+}
+
+enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n,
+				   struct tfd_err *err)
+{
+	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
+	enum tfd_status st = TFD_OK;
+
+	if (!exec_ok(h, "BEGIN"))
+		return pg_fail(h, err, "cannot start the history write");
+	for (size_t i = 0; i < n && !st; i++) {
+		struct tfd_hist_run *r = &runs[i];
+		const char *v[17] = {r->job, r->run, r->recorded_at, r->source};
+		PGresult *res = execp(h,
+				      "INSERT INTO tfdoctor.runs(job, run, recorded_at, source) "
+				      "VALUES ($1, $2, $3, $4) RETURNING id",
+				      4, v);
+		char id[32];
+
+		if (!ok(res) || PQntuples(res) != 1) {
+			PQclear(res);
+			st = pg_fail(h, err, "cannot record the run");
+			break;
+		}
+		snprintf(id, sizeof(id), "%s", PQgetvalue(res, 0, 0));
+		r->id = strtoll(id, NULL, 10);
+		PQclear(res);
+		for (size_t k = 0; k < r->nhosts && !st; k++) {
+			const struct tfd_hist_host *x = &r->hosts[k];
+			char num[8][32];
+
+			snprintf(num[0], sizeof(num[0]), "%d", x->rank);
+			snprintf(num[1], sizeof(num[1]), "%.17g", x->input_percent);
+			snprintf(num[2], sizeof(num[2]), "%lld", (long long)x->max_latency_ns);
+			snprintf(num[3], sizeof(num[3]), "%lld", (long long)x->p50_ns);
+			snprintf(num[4], sizeof(num[4]), "%lld", (long long)x->p95_ns);
+			snprintf(num[5], sizeof(num[5]), "%lld", (long long)x->calls);
+			snprintf(num[6], sizeof(num[6]), "%lld", (long long)x->slow_calls);
+			snprintf(num[7], sizeof(num[7]), "%.17g", x->bottleneck_share);
+			v[0] = id;
+			v[1] = x->host;
+			v[2] = num[0];
+			v[3] = isnan(x->input_percent) ? NULL : num[1];
+			v[4] = x->bound;
+			v[5] = num[2];
+			v[6] = num[3];
+			v[7] = num[4];
+			v[8] = num[5];
+			v[9] = num[6];
+			v[10] = x->pipeline;
+			v[11] = x->bottleneck;
+			v[12] = x->bottleneck_long_name;
+			v[13] = num[7];
+			v[14] = x->top_rule;
+			v[15] = x->top_severity;
+			v[16] = x->top_title;
+			res = execp(
+			    h,
+			    "INSERT INTO tfdoctor.hosts VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+			    "$9, $10, $11, $12, $13, $14, $15, $16, $17)",
+			    17, v);
+			if (!ok(res))
+				st = pg_fail(h, err, "cannot record a host");
+			PQclear(res);
+		}
+		/* test hook: widen the window in which a crash would hit the write */
+		if (delay)
+			usleep((useconds_t)atoi(delay) * 1000u);
+	}
+	if (!st && !exec_ok(h, "COMMIT"))
+		st = pg_fail(h, err, "cannot commit the run");
+	if (st)
+		exec_ok(h, "ROLLBACK");
+	return st;
+}
+
+static void cell(PGresult *r, int row, int col, char *dst, size_t len)
+{
+	snprintf(dst, len, "%s", PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
+}
+
+enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limit,
+				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
+{
+	char lim[32];
+	const char *v[2] = {job, lim};
+	PGresult *r, *rh;
+	struct tfd_hist_run *runs;
+	int rows;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(lim, sizeof(lim), "%zu", limit);
+	r = execp(h,
+		  "SELECT id, job, run, recorded_at, source FROM (SELECT * FROM tfdoctor.runs "
+		  "WHERE job = $1 ORDER BY id DESC LIMIT $2) AS last ORDER BY id",
+		  2, v);
+	if (!ok(r)) {
+		PQclear(r);
+		return pg_fail(h, err, "cannot read the history");
+	}
+	rows = PQntuples(r);
+	runs = xcalloc((size_t)rows + 1, sizeof(*runs));
+	for (int i = 0; i < rows; i++) {
+		struct tfd_hist_run *x = &runs[i];
+		const char *idv[1];
+
+		x->id = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+		cell(r, i, 1, x->job, sizeof(x->job));
+		cell(r, i, 2, x->run, sizeof(x->run));
+		cell(r, i, 3, x->recorded_at, sizeof(x->recorded_at));
+		cell(r, i, 4, x->source, sizeof(x->source));
+		idv[0] = PQgetvalue(r, i, 0);
+		rh = execp(
+		    h,
+		    "SELECT host, rank, input_percent, bound, max_latency_ns, p50_ns, p95_ns, "
+		    "calls, slow_calls, pipeline, bottleneck, bottleneck_long_name, "
+		    "bottleneck_share, top_rule, top_severity, top_title FROM tfdoctor.hosts "
+		    "WHERE run_id = $1 ORDER BY rank, host COLLATE \"C\"",
+		    1, idv);
+		if (!ok(rh)) {
+			PQclear(rh);
+			PQclear(r);
+			tfd_hist_runs_free(runs, (size_t)rows);
+			return pg_fail(h, err, "cannot read the history");
+		}
+		x->nhosts = (size_t)PQntuples(rh);
+		x->hosts = xcalloc(x->nhosts + 1, sizeof(*x->hosts));
+		for (int k = 0; k < PQntuples(rh); k++) {
+			struct tfd_hist_host *y = &x->hosts[k];
+
+			cell(rh, k, 0, y->host, sizeof(y->host));
+			y->rank = atoi(PQgetvalue(rh, k, 1));
+			y->input_percent =
+			    PQgetisnull(rh, k, 2) ? NAN : strtod(PQgetvalue(rh, k, 2), NULL);
+			cell(rh, k, 3, y->bound, sizeof(y->bound));
+			y->max_latency_ns = strtoll(PQgetvalue(rh, k, 4), NULL, 10);
+			y->p50_ns = strtoll(PQgetvalue(rh, k, 5), NULL, 10);
+			y->p95_ns = strtoll(PQgetvalue(rh, k, 6), NULL, 10);
+			y->calls = strtoll(PQgetvalue(rh, k, 7), NULL, 10);
+			y->slow_calls = strtoll(PQgetvalue(rh, k, 8), NULL, 10);
+			cell(rh, k, 9, y->pipeline, sizeof(y->pipeline));
+			cell(rh, k, 10, y->bottleneck, sizeof(y->bottleneck));
+			cell(rh, k, 11, y->bottleneck_long_name, sizeof(y->bottleneck_long_name));
+			y->bottleneck_share = strtod(PQgetvalue(rh, k, 12), NULL);
+			cell(rh, k, 13, y->top_rule, sizeof(y->top_rule));
+			cell(rh, k, 14, y->top_severity, sizeof(y->top_severity));
+			cell(rh, k, 15, y->top_title, sizeof(y->top_title));
+		}
+		PQclear(rh);
+	}
+	PQclear(r);
+	*out = runs;
+	*n = (size_t)rows;
+	return TFD_OK;
+}
+
+enum tfd_status tfd_hist_pg_check(struct pg_hist *h, size_t *nruns, struct tfd_err *err)
+{
+	/* every run has its hosts: a run is written whole or not at all */
+	PGresult *r =
+	    PQexec(h->conn, "SELECT (SELECT count(*) FROM tfdoctor.runs), (SELECT count(*) FROM "
+			    "tfdoctor.runs r WHERE NOT EXISTS (SELECT 1 FROM tfdoctor.hosts x "
+			    "WHERE x.run_id = r.id))");
+	long long orphans;
+
+	if (!ok(r)) {
+		PQclear(r);
+		return pg_fail(h, err, "integrity check failed");
+	}
+	*nruns = (size_t)strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+	orphans = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+	PQclear(r);
+	if (orphans)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: integrity check: %lld run(s) without hosts",
+				h->name, orphans);
+	return TFD_OK;
+}
