@@ -106,6 +106,7 @@ SUITES = \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'pg=TFD=$(BIN) tests/fleet/pg.sh' \
+	'slurm=TFD=$(BIN) tests/fleet/slurm.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
