@@ -9,26 +9,29 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
-#include "tfd/outfile.h"
 #include "tfd/dot.h"
+#include "tfd/outfile.h"
+#include "tfd/partial.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor dot [options] CAPTURE...\n"
-		   "\n"
-		   "Draws one input pipeline: a node per stage with calls, total and self time\n"
-		   "and share of blocking time; the critical path bold, the bottleneck red, other\n"
-		   "stages dashed gray; edges to stages on another thread dashed blue.\n"
-		   "\n"
-		   "  -f, -T FMT        dot (default; no layout), svg or png (rendered in-process)\n"
-		   "  -o FILE           write to FILE (FMT follows its .dot/.svg/.png suffix; a\n"
-		   "                    different -f is an error)\n"
-		   "  -H, --host NAME   the host (default: the most input-bound)\n"
-		   "  --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the slowest\n"
-		   "                    host pipeline)\n"
-		   "  --rank N          draw only the N-th slowest root call (0 = slowest)\n"
-		   "  -r, --run NAME    pick this run under plugins/profile\n"
-		   "  -q                accepted for symmetry (dot prints no notes)\n");
+	fprintf(f,
+		"usage: tfdoctor dot [options] CAPTURE...\n"
+		"\n"
+		"Draws one input pipeline: a node per stage with calls, total and self time\n"
+		"and share of blocking time; the critical path bold, the bottleneck red, other\n"
+		"stages dashed gray; edges to stages on another thread dashed blue.\n"
+		"CAPTURE may be *.partial.json files (analyze --partial): merged first.\n"
+		"\n"
+		"  -f, -T FMT        dot (default; no layout), svg or png (rendered in-process)\n"
+		"  -o FILE           write to FILE (FMT follows its .dot/.svg/.png suffix; a\n"
+		"                    different -f is an error)\n"
+		"  -H, --host NAME   the host (default: the most input-bound)\n"
+		"  --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the slowest\n"
+		"                    host pipeline)\n"
+		"  --rank N          draw only the N-th slowest root call (0 = slowest)\n"
+		"  -r, --run NAME    pick this run under plugins/profile\n"
+		"  -q                accepted for symmetry (dot prints no notes)\n");
 }
 
 /* The format an output file name asks for: NULL for no file or no suffix,
@@ -114,8 +117,10 @@ int cmd_dot(int argc, char **argv)
 	/* the format follows -f, else the file's suffix; they must agree */
 	want = suffix_format(outpath);
 	if (want && !*want)
-		return tfd_cli_usage("dot", "cannot tell the format of '%s' (use .dot, .svg or .png, "
-					    "or -f)", outpath);
+		return tfd_cli_usage("dot",
+				     "cannot tell the format of '%s' (use .dot, .svg or .png, "
+				     "or -f)",
+				     outpath);
 	if (format && want && strcmp(format, want))
 		return tfd_cli_usage("dot", "-f %s does not match the file name '%s'", format,
 				     outpath);
@@ -130,9 +135,21 @@ int cmd_dot(int argc, char **argv)
 	    strcmp(format, "pdf"))
 		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);
 	tfd_buf_init(&b);
-	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
-			     &err) ||
-	    tfd_analyze(cap, &ao, &an, &err)) {
+	if (tfd_partial_path(argv[optind])) {
+		/* the diagram of a merged run (partials carry --rank themselves) */
+		if (ao.rank_set || lo.run) {
+			rc = tfd_cli_usage("dot", "partials carry --rank and --run: give them to "
+						  "'analyze --partial'");
+			goto out;
+		}
+		if (tfd_partial_merge((const char *const *)argv + optind, (size_t)(argc - optind),
+				      &ao, &cap, &an, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+	} else if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind),
+				    &lo, &cap, &err) ||
+		   tfd_analyze(cap, &ao, &an, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
@@ -150,7 +167,8 @@ int cmd_dot(int argc, char **argv)
 		p = &h->pipelines[h->focus];
 	}
 	if (!p) {
-		tfd_fail(&err, TFD_E_FORMAT, "%s: no tf.data input pipeline to draw", h->host->path);
+		tfd_fail(&err, TFD_E_FORMAT, "%s: no tf.data input pipeline to draw",
+			 h->host->path);
 		rc = tfd_cli_report(&err);
 		goto out;
 	}

@@ -83,6 +83,7 @@ for name in 16-multi-host-slow-worker 17-multi-host-parallel-map 40-multi-host-s
 	partials "$run_dir" "$T/nw-$name" 2 --no-warmup || continue
 	same "$name --no-warmup" analyze -f json --no-warmup "$run_dir" -- merge -f json "$T/nw-$name"
 	same "$name analyze takes partials" analyze -f json "$run_dir" -- analyze -f json "$T/p-$name"
+	same "$name dot" dot "$run_dir" -- dot "$T/p-$name"
 done
 
 # a partial of several hosts at once merges with nothing else
