@@ -539,7 +539,7 @@ static int get_idx(struct rd *r, const cJSON *o, const char *k, size_t n)
 	return (int)get_i(r, o, k, -1, (int64_t)n - 1);
 }
 
-static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t nstages,
+static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t k, size_t nstages,
 		     size_t nsegments)
 {
 	s->long_name = get_s(r, o, "long_name", false);
@@ -547,6 +547,10 @@ static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t n
 	s->name = get_s(r, o, "name", false);
 	s->family = get_s(r, o, "family", false);
 	s->parent = get_idx(r, o, "parent", nstages);
+	/* stages are in pre-order: the root first, a parent before its
+	 * children, so no parent chain can loop */
+	if ((k == 0) != (s->parent < 0) || s->parent >= (int)k)
+		rd_fail(r, "parent", "breaks the stage tree (a stage's parent comes before it)");
 	s->depth = (int)get_i(r, o, "depth", 0, 1 << 20);
 	s->is_async = get_b(r, o, "is_async");
 	s->is_device_generator = get_b(r, o, "is_device_generator");
@@ -628,7 +632,8 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 	k = 0;
 	cJSON_ArrayForEach (x, stages) {
 		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu stage %zu", hi, pi, k);
-		stage_in(r, x, &p->stages[k++], p->nstages, p->nsegments);
+		stage_in(r, x, &p->stages[k], k, p->nstages, p->nsegments);
+		k++;
 	}
 	k = 0;
 	cJSON_ArrayForEach (x, segs) {

@@ -148,6 +148,15 @@ sed 's/"step_ns":[0-9]*/"step_ns":"12x"/' "$first" >"$B/type.partial.json"
 expect_bad "$B/type.partial.json" "step_ns is not an integer"
 sed 's/"critpath":\[/"critpath":[77,/' "$first" >"$B/crit.partial.json"
 expect_bad "$B/crit.partial.json" "critpath holds a stage index out of range"
+# a stage made its own ancestor: refused, never a loop
+python3 - "$first" "$B/cycle.partial.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = d["hosts"][0]["pipelines"][0]["stages"]
+st[1]["parent"] = len(st) - 1
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_bad "$B/cycle.partial.json" "parent breaks the stage tree"
 echo '[1,2' >"$B/arr.partial.json"
 expect_bad "$B/arr.partial.json" "broken JSON"
 # every task empty: nothing to merge
