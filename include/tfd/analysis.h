@@ -34,7 +34,7 @@ enum tfd_link_kind {
 	TFD_LINK_SYNC = 0, /* nested on the same thread */
 	TFD_LINK_PRODUCE,  /* Produce/Consume events with the same element_id */
 	TFD_LINK_OVERLAP,  /* other thread, parent_id plus time overlap */
-	TFD_LINK_NONE,     /* ran ahead of any parent call (prefetched) */
+	TFD_LINK_NONE,	   /* ran ahead of any parent call (prefetched) */
 	TFD_LINK__COUNT,
 };
 
@@ -55,11 +55,11 @@ struct tfd_stage {
 	const char *path;      /* long name without "[N]" indices: the stage key */
 	const char *name;      /* last component as captured, e.g. ParallelMapV2 */
 	const char *family;    /* normalized: ParallelMap, Batch, MemoryCache, ... */
-	int parent;            /* stage index, -1 for the root */
-	int depth;             /* 0 for the root */
+	int parent;	       /* stage index, -1 for the root */
+	int depth;	       /* 0 for the root */
 	bool is_async;
-	bool is_device_generator; /* Iterator::Prefetch::Generator */
-	size_t niterators;        /* iterator ids merged into this stage */
+	bool is_device_generator;	/* Iterator::Prefetch::Generator */
+	size_t niterators;		/* iterator ids merged into this stage */
 	const struct tfd_event *sample; /* first call, for parameters */
 	/* over every call of the stage */
 	uint64_t calls_all;
@@ -67,23 +67,23 @@ struct tfd_stage {
 	/* over the analyzed root calls (steady state, slow) */
 	uint64_t calls;
 	int64_t total_ns, self_ns, blocking_ns;
-	uint64_t blocking_calls; /* calls that owned any blocking time */
+	uint64_t blocking_calls;       /* calls that owned any blocking time */
 	size_t links[TFD_LINK__COUNT]; /* how its calls were linked to their parents */
-	double blocking_share;   /* blocking_ns / pipeline analyzed_ns */
+	double blocking_share;	       /* blocking_ns / pipeline analyzed_ns */
 	bool on_critical_path;
-	bool is_bottleneck;      /* the throughput bottleneck (see tfd_capacity) */
+	bool is_bottleneck; /* the throughput bottleneck (see tfd_capacity) */
 	/* capacity model, over the steady-state window (throughput view) */
-	int segment;             /* index into the pipeline's segments, -1 none */
-	uint64_t window_calls;   /* calls that started in the window */
-	int64_t work_ns;         /* own work in the window: self time of a sync
-				  * stage; 0 for an async stage's consumer side */
-	uint64_t fn_calls;       /* user-function runs of an async map in the window */
-	int64_t fn_work_ns;      /* their work (executor time, or run time) */
+	int segment;	       /* index into the pipeline's segments, -1 none */
+	uint64_t window_calls; /* calls that started in the window */
+	int64_t work_ns;       /* own work in the window: self time of a sync
+				* stage; 0 for an async stage's consumer side */
+	uint64_t fn_calls;     /* user-function runs of an async map in the window */
+	int64_t fn_work_ns;    /* their work (executor time, or run time) */
 };
 
 enum tfd_segment_kind {
 	TFD_SEG_CONSUMER = 0, /* stages that run in the consumer's GetNext */
-	TFD_SEG_INPUT,        /* the input side of an async stage (its reader thread(s)) */
+	TFD_SEG_INPUT,	      /* the input side of an async stage (its reader thread(s)) */
 	TFD_SEG_FUNCTION,     /* the user function of an async map, on its workers */
 };
 
@@ -91,34 +91,34 @@ enum tfd_segment_kind {
  * elements per second it delivers at full use of its parallelism. */
 struct tfd_segment {
 	enum tfd_segment_kind kind;
-	int owner;              /* the async stage it serves; -1 for the consumer */
-	int top_stage;          /* the stage with the most work in it, -1 none */
-	double parallelism;     /* configured, or observed for AUTOTUNE */
+	int owner;	    /* the async stage it serves; -1 for the consumer */
+	int top_stage;	    /* the stage with the most work in it, -1 none */
+	double parallelism; /* configured, or observed for AUTOTUNE */
 	bool parallelism_observed;
-	size_t nthreads;        /* threads seen doing its work */
-	int64_t busy_ns;        /* work in the window */
+	size_t nthreads;	 /* threads seen doing its work */
+	int64_t busy_ns;	 /* work in the window */
 	double work_per_root_ns; /* busy / root elements */
-	double utilization;     /* busy / (window x parallelism) */
-	double capacity;        /* root elements per second; INFINITY without work */
-	bool known;             /* false: its work was not captured */
+	double utilization;	 /* busy / (window x parallelism) */
+	double capacity;	 /* root elements per second; INFINITY without work */
+	bool known;		 /* false: its work was not captured */
 };
 
 /* The throughput view of a pipeline (throughput-model.md 5). */
 struct tfd_capacity {
-	bool valid;             /* enough steady-state root calls to say anything */
+	bool valid; /* enough steady-state root calls to say anything */
 	int64_t window_ns;
-	uint64_t root_elements; /* root calls in the window */
-	double throughput;      /* observed root elements per second */
-	double demand;          /* root elements per second the consumer would take */
+	uint64_t root_elements;	 /* root calls in the window */
+	double throughput;	 /* observed root elements per second */
+	double demand;		 /* root elements per second the consumer would take */
 	double model_throughput; /* the consumer's step plus its own stages in series,
 				  * every other segment at its capacity: the slowest */
-	bool step_limits;       /* the step, not the input pipeline, sets the rate */
-	int limiter;            /* segment with the lowest capacity, -1 */
-	int runner_up;          /* the next lowest, -1 */
-	double margin;          /* runner-up capacity / limiter capacity */
-	bool inferred;          /* the limiter's work was not captured: inferred
-				 * from the observed rate and idle readers */
-	char evidence[240];     /* "reader busy 98 % while the 8 map workers ..." */
+	bool step_limits;	 /* the step, not the input pipeline, sets the rate */
+	int limiter;		 /* segment with the lowest capacity, -1 */
+	int runner_up;		 /* the next lowest, -1 */
+	double margin;		 /* runner-up capacity / limiter capacity */
+	bool inferred;		 /* the limiter's work was not captured: inferred
+				  * from the observed rate and idle readers */
+	char evidence[240];	 /* "reader busy 98 % while the 8 map workers ..." */
 };
 
 struct tfd_pipeline {
@@ -131,16 +131,16 @@ struct tfd_pipeline {
 	uint64_t ncalls, nslow;
 	int64_t min_ns, max_ns, avg_ns, p50_ns, p95_ns, total_ns;
 	int64_t first_start_ns;
-	size_t nwarmup;     /* leading calls excluded as warm-up */
-	size_t nanalyzed;   /* root calls in the aggregate */
+	size_t nwarmup;	  /* leading calls excluded as warm-up */
+	size_t nanalyzed; /* root calls in the aggregate */
 	int64_t analyzed_ns;
 	bool analyzed_slow_only; /* the aggregate holds only calls > 50 us */
-	int analyzed_rank;       /* -1, or the single rank analyzed (--rank) */
-	int bottleneck;          /* stage index, -1 if none: the stage whose
+	int analyzed_rank;	 /* -1, or the single rank analyzed (--rank) */
+	int bottleneck;		 /* stage index, -1 if none: the stage whose
 				  * speed-up raises throughput (capacity view),
 				  * else the one with most blocking time */
-	int slowest_bottleneck;  /* bottleneck of the slowest call alone */
-	int *critpath;           /* stage indices, root first, bottleneck last */
+	int slowest_bottleneck;	 /* bottleneck of the slowest call alone */
+	int *critpath;		 /* stage indices, root first, bottleneck last */
 	size_t ncritpath;
 	size_t links[TFD_LINK__COUNT];
 	double unattributed_share; /* 1 - sum of blocking shares (rounding) */
@@ -162,7 +162,7 @@ enum tfd_bound {
 
 /* The share of step time spent waiting for input over one set of steps. */
 struct tfd_share {
-	double pct;      /* NAN when unknown */
+	double pct;	 /* NAN when unknown */
 	int64_t step_ns; /* summed step time */
 	int64_t wait_ns; /* time in IteratorGetNext* within those steps */
 	size_t nsteps;
@@ -174,6 +174,15 @@ struct tfd_step_wait {
 	bool well_formed; /* has time that is not waiting (TF: has compute) */
 };
 
+/* Consecutive steps summed into at most a fixed number of points (a long
+ * capture groups `per` steps a point): what the per-step charts draw. */
+struct tfd_step_points {
+	size_t per, n;
+	int64_t *step_ns, *wait_ns;
+};
+#define TFD_STEP_POINTS 500 /* the JSON report's per_step points */
+#define TFD_STEP_BARS 250   /* the HTML report's step bars */
+
 struct tfd_host_result {
 	const struct tfd_host *host;
 	struct tfd_pipeline *pipelines; /* host pipelines first, by first call */
@@ -181,9 +190,9 @@ struct tfd_host_result {
 	size_t nhost_pipelines;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
-	double input_pct;   /* NAN when unknown */
-	int64_t step_ns;    /* summed step time (or capture span) */
-	int64_t wait_ns;    /* time in IteratorGetNext* within it */
+	double input_pct; /* NAN when unknown */
+	int64_t step_ns;  /* summed step time (or capture span) */
+	int64_t wait_ns;  /* time in IteratorGetNext* within it */
 	size_t nsteps;
 	const char *input_basis; /* "steps", "capture span" or "none" */
 	/* "tf-convention", "steady-state", "capture span" or "none" */
@@ -193,20 +202,25 @@ struct tfd_host_result {
 	struct tfd_share tf;
 	/* the steady state: well-formed steps less the leading warm-up steps */
 	struct tfd_share steady;
-	struct tfd_share all; /* every step */
-	size_t nwarmup_steps;   /* leading steps > 2x the median step (at most 10 %) */
+	struct tfd_share all;	/* every step */
+	size_t nwarmup_steps;	/* leading steps > 2x the median step (at most 10 %) */
 	int64_t warmup_wait_ns; /* waiting inside them */
 	/* the all-steps share is in a higher band than the verdict: warm-up,
 	 * not the steady state, would have raised the alarm */
 	bool warmup_inflated;
-	struct tfd_step_wait *step_waits; /* per step, in time order */
-	size_t nstep_waits;
+	/* per step, in time order; NULL in an analysis merged from partial
+	 * results, which carry only what the reports draw: the points below */
+	struct tfd_step_wait *step_waits;
+	size_t nstep_waits; /* steps (also when step_waits is NULL) */
+	int64_t first_step_wait_ns;
+	struct tfd_step_points step_points; /* at most TFD_STEP_POINTS */
+	struct tfd_step_points step_bars;   /* at most TFD_STEP_BARS */
 	/* per-step waiting share (100 * wait / step) over the tf steps */
 	double step_pct_min, step_pct_p50, step_pct_p90, step_pct_max;
 	enum tfd_bound bound;
 	struct tfd_sureness confidence; /* of the verdict (confidence.c) */
-	int focus; /* pipeline index analyzed first, -1 if none */
-	int64_t max_latency_ns; /* slowest host-pipeline root call */
+	int focus;			/* pipeline index analyzed first, -1 if none */
+	int64_t max_latency_ns;		/* slowest host-pipeline root call */
 };
 
 struct tfd_diag {
@@ -226,8 +240,8 @@ struct tfd_analysis {
 
 struct tfd_analyze_opts {
 	const char *host; /* analyze this host first (NULL: most input-bound) */
-	bool no_warmup;   /* keep every root call (no warm-up exclusion) */
-	int rank;         /* >= 0: analyze only the root call of this slowness rank
+	bool no_warmup;	  /* keep every root call (no warm-up exclusion) */
+	int rank;	  /* >= 0: analyze only the root call of this slowness rank
 			   * (0 = slowest), like XProf's Rank; -1 or 0-init
 			   * ignored unless rank_set */
 	bool rank_set;
@@ -259,9 +273,5 @@ int tfd_iter_parts(const char *name);
 const char *tfd_iter_short(const char *long_name);
 bool tfd_family_is_async(const char *family);
 const char *tfd_bound_name(enum tfd_bound b);
-
-
-
-
 
 #endif

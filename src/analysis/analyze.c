@@ -252,6 +252,10 @@ void tfd_analysis_free(struct tfd_analysis *a)
 		}
 		free(a->hosts[i].pipelines);
 		free(a->hosts[i].step_waits);
+		free(a->hosts[i].step_points.step_ns);
+		free(a->hosts[i].step_points.wait_ns);
+		free(a->hosts[i].step_bars.step_ns);
+		free(a->hosts[i].step_bars.wait_ns);
 	}
 	free(a->hosts);
 	free(a->diags);

@@ -227,6 +227,20 @@ static cJSON *pipeline_out(const struct tfd_pipeline *p)
 	return o;
 }
 
+/* {"per": N, "step_ns": [...], "wait_ns": [...]} */
+static void points_out(cJSON *o, const char *k, const struct tfd_step_points *pt)
+{
+	cJSON *c = cJSON_AddObjectToObject(o, k);
+	cJSON *st = cJSON_AddArrayToObject(c, "step_ns"), *wt;
+
+	put_u(c, "per", pt->per);
+	wt = cJSON_AddArrayToObject(c, "wait_ns");
+	for (size_t i = 0; i < pt->n; i++) {
+		cJSON_AddItemToArray(st, num_i(pt->step_ns[i]));
+		cJSON_AddItemToArray(wt, num_i(pt->wait_ns[i]));
+	}
+}
+
 static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -252,18 +266,12 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	put_u(o, "nwarmup_steps", h->nwarmup_steps);
 	put_i(o, "warmup_wait_ns", h->warmup_wait_ns);
 	put_b(o, "warmup_inflated", h->warmup_inflated);
-	/* per step: [start_ns, step_ns, wait_ns, well_formed] */
-	arr = cJSON_AddArrayToObject(o, "step_waits");
-	for (size_t i = 0; i < h->nstep_waits; i++) {
-		const struct tfd_step_wait *w = &h->step_waits[i];
-		cJSON *row = cJSON_CreateArray();
-
-		cJSON_AddItemToArray(row, num_i(w->start_ns));
-		cJSON_AddItemToArray(row, num_i(w->step_ns));
-		cJSON_AddItemToArray(row, num_i(w->wait_ns));
-		cJSON_AddItemToArray(row, cJSON_CreateBool(w->well_formed));
-		cJSON_AddItemToArray(arr, row);
-	}
+	/* what the reports draw of the steps, not every step: a partial's size
+	 * does not grow with the capture's length */
+	put_u(o, "nsteps_seen", h->nstep_waits);
+	put_i(o, "first_step_wait_ns", h->first_step_wait_ns);
+	points_out(o, "step_points", &h->step_points);
+	points_out(o, "step_bars", &h->step_bars);
 	put_d(o, "step_pct_min", h->step_pct_min);
 	put_d(o, "step_pct_p50", h->step_pct_p50);
 	put_d(o, "step_pct_p90", h->step_pct_p90);
@@ -689,10 +697,52 @@ static const char *get_basis(struct rd *r, const cJSON *o, const char *k)
 	return s;
 }
 
+/* An integer array element, through the same checks as a field. */
+static int64_t elem_i(struct rd *r, const cJSON *arr, int i, const char *k)
+{
+	cJSON *t = cJSON_CreateObject();
+	int64_t v;
+
+	cJSON_AddItemReferenceToObject(t, k, cJSON_GetArrayItem(arr, i));
+	v = get_i(r, t, k, INT64_MIN, INT64_MAX);
+	cJSON_Delete(t);
+	return v;
+}
+
+/* The step points of nsteps steps, grouped as the analysis groups them. */
+static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps, size_t max,
+		      struct tfd_step_points *pt)
+{
+	const cJSON *c = get_obj(r, o, k), *st, *wt;
+	size_t per = nsteps > max ? (nsteps + max - 1) / max : 1;
+	size_t n = nsteps ? (nsteps + per - 1) / per : 0;
+
+	if (!c)
+		return;
+	st = get_arr(r, c, "step_ns");
+	wt = get_arr(r, c, "wait_ns");
+	if (!st || !wt)
+		return;
+	if (nsteps && get_u(r, c, "per") != per)
+		rd_fail(r, k, "groups the steps otherwise than this tfdoctor");
+	if ((size_t)cJSON_GetArraySize(st) != n || (size_t)cJSON_GetArraySize(wt) != n)
+		rd_fail(r, k, "does not have one point per group of steps");
+	if (r->st || !n)
+		return;
+	pt->per = per;
+	pt->n = n;
+	pt->step_ns = xcalloc(n + 1, sizeof(*pt->step_ns));
+	pt->wait_ns = xcalloc(n + 1, sizeof(*pt->wait_ns));
+	for (size_t i = 0; i < n && !r->st; i++) {
+		pt->step_ns[i] = elem_i(r, st, (int)i, k);
+		pt->wait_ns[i] = elem_i(r, wt, (int)i, k);
+	}
+}
+
 static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, struct tfd_host *host,
 		    size_t hi, const cJSON **notes)
 {
-	const cJSON *sw = get_arr(r, o, "step_waits"), *pl, *x;
+	const cJSON *pl, *x;
 	size_t k;
 
 	h->host = host;
@@ -712,33 +762,10 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	h->nwarmup_steps = get_u(r, o, "nwarmup_steps");
 	h->warmup_wait_ns = get_i(r, o, "warmup_wait_ns", INT64_MIN, INT64_MAX);
 	h->warmup_inflated = get_b(r, o, "warmup_inflated");
-	if (sw) {
-		h->nstep_waits = (size_t)cJSON_GetArraySize(sw);
-		h->step_waits = xcalloc(h->nstep_waits + 1, sizeof(*h->step_waits));
-		k = 0;
-		cJSON_ArrayForEach (x, sw) {
-			struct tfd_step_wait *w = &h->step_waits[k++];
-			cJSON *t;
-
-			if (!cJSON_IsArray(x) || cJSON_GetArraySize(x) != 4 ||
-			    !cJSON_IsBool(cJSON_GetArrayItem(x, 3))) {
-				rd_fail(r, "step_waits",
-					"holds a row that is not [start, step, wait, "
-					"well_formed]");
-				break;
-			}
-			/* read the three integers through the same checks as fields */
-			t = cJSON_CreateObject();
-			cJSON_AddItemReferenceToObject(t, "start", cJSON_GetArrayItem(x, 0));
-			cJSON_AddItemReferenceToObject(t, "step", cJSON_GetArrayItem(x, 1));
-			cJSON_AddItemReferenceToObject(t, "wait", cJSON_GetArrayItem(x, 2));
-			w->start_ns = get_i(r, t, "start", INT64_MIN, INT64_MAX);
-			w->step_ns = get_i(r, t, "step", INT64_MIN, INT64_MAX);
-			w->wait_ns = get_i(r, t, "wait", INT64_MIN, INT64_MAX);
-			w->well_formed = cJSON_IsTrue(cJSON_GetArrayItem(x, 3));
-			cJSON_Delete(t);
-		}
-	}
+	h->nstep_waits = get_u(r, o, "nsteps_seen");
+	h->first_step_wait_ns = get_i(r, o, "first_step_wait_ns", INT64_MIN, INT64_MAX);
+	points_in(r, o, "step_points", h->nstep_waits, TFD_STEP_POINTS, &h->step_points);
+	points_in(r, o, "step_bars", h->nstep_waits, TFD_STEP_BARS, &h->step_bars);
 	h->step_pct_min = get_d(r, o, "step_pct_min");
 	h->step_pct_p50 = get_d(r, o, "step_pct_p50");
 	h->step_pct_p90 = get_d(r, o, "step_pct_p90");

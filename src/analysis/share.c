@@ -199,7 +199,8 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, con
 	hr->nwarmup_steps = nw;
 	for (size_t i = 0; i < nwf; i++) {
 		if (i < nw)
-			hr->warmup_wait_ns = sat_add(hr->warmup_wait_ns, hr->step_waits[wf[i]].wait_ns);
+			hr->warmup_wait_ns =
+			    sat_add(hr->warmup_wait_ns, hr->step_waits[wf[i]].wait_ns);
 		else
 			share_add(&hr->steady, &hr->step_waits[wf[i]]);
 	}
@@ -209,12 +210,28 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, con
 	per_step_summary(hr, wf + first, last - first);
 	free(wf);
 	hr->input_basis = "steps";
-	if (nw && !isnan(hr->steady.pct) &&
-	    tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
+	if (nw && !isnan(hr->steady.pct) && tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
 		use_share(hr, &hr->steady, "steady-state");
 	else
 		use_share(hr, &hr->tf, "tf-convention");
 	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+}
+
+/* The steps summed in groups of consecutive steps, at most max groups. */
+static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd_step_points *pt)
+{
+	size_t n = hr->nstep_waits;
+
+	pt->per = n > max ? (n + max - 1) / max : 1;
+	pt->n = (n + pt->per - 1) / pt->per;
+	pt->step_ns = xcalloc(pt->n + 1, sizeof(*pt->step_ns));
+	pt->wait_ns = xcalloc(pt->n + 1, sizeof(*pt->wait_ns));
+	for (size_t k = 0; k < n; k++) {
+		pt->step_ns[k / pt->per] =
+		    sat_add(pt->step_ns[k / pt->per], hr->step_waits[k].step_ns);
+		pt->wait_ns[k / pt->per] =
+		    sat_add(pt->wait_ns[k / pt->per], hr->step_waits[k].wait_ns);
+	}
 }
 
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
@@ -228,6 +245,9 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 	hr->bound = TFD_BOUND_UNKNOWN;
 	if (h->nsteps) {
 		from_steps(h, hr, u, nu);
+		hr->first_step_wait_ns = hr->step_waits[0].wait_ns;
+		step_points(hr, TFD_STEP_POINTS, &hr->step_points);
+		step_points(hr, TFD_STEP_BARS, &hr->step_bars);
 	} else if (nu && h->span_end_ns > h->span_start_ns) {
 		/* no step markers: the capture's span stands for the steps */
 		struct tfd_share s = {0};

@@ -10,8 +10,7 @@
 
 #include "tfd/render.h"
 
-static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap",
-						 "unlinked"};
+static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap", "unlinked"};
 
 static void add_id(cJSON *o, const char *k, uint64_t v)
 {
@@ -58,9 +57,9 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 		cJSON_AddNullToObject(o, "segment");
 	cJSON_AddNumberToObject(o, "window_calls", (double)s->window_calls);
 	add_ns(o, "work_ns", s->work_ns);
-	cJSON_AddNumberToObject(o, "work_per_call_ns",
-				s->window_calls ? round((double)s->work_ns / (double)s->window_calls)
-						: 0);
+	cJSON_AddNumberToObject(
+	    o, "work_per_call_ns",
+	    s->window_calls ? round((double)s->work_ns / (double)s->window_calls) : 0);
 	if (s->fn_calls) {
 		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
@@ -243,9 +242,9 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 			if (isnan(x->estimate.input_percent_after))
 				cJSON_AddNullToObject(e, "input_percent_after");
 			else
-				cJSON_AddNumberToObject(e, "input_percent_after",
-							round(x->estimate.input_percent_after * 100) /
-								100);
+				cJSON_AddNumberToObject(
+				    e, "input_percent_after",
+				    round(x->estimate.input_percent_after * 100) / 100);
 			if (strcmp(x->estimate.basis, "capacity") == 0) {
 				cJSON_AddStringToObject(e, "of", x->estimate.of);
 				cJSON_AddNumberToObject(e, "factor", x->estimate.factor);
@@ -286,21 +285,16 @@ static cJSON *one_share(const struct tfd_share *s)
 static cJSON *per_step_json(const struct tfd_host_result *h)
 {
 	cJSON *o = cJSON_CreateObject(), *pts;
-	size_t per = h->nstep_waits > 500 ? (h->nstep_waits + 499) / 500 : 1;
+	const struct tfd_step_points *sp = &h->step_points;
 
-	cJSON_AddNumberToObject(o, "steps_per_point", (double)per);
+	cJSON_AddNumberToObject(o, "steps_per_point", (double)(sp->n ? sp->per : 1));
 	pts = cJSON_AddArrayToObject(o, "points");
-	for (size_t i = 0; i < h->nstep_waits; i += per) {
+	for (size_t i = 0; i < sp->n; i++) {
 		cJSON *p = cJSON_CreateObject();
-		int64_t st = 0, wt = 0;
 
-		for (size_t k = i; k < i + per && k < h->nstep_waits; k++) {
-			st += h->step_waits[k].step_ns;
-			wt += h->step_waits[k].wait_ns;
-		}
-		cJSON_AddNumberToObject(p, "first_step", (double)i);
-		add_ns(p, "step_ns", st);
-		add_ns(p, "wait_ns", wt);
+		cJSON_AddNumberToObject(p, "first_step", (double)(i * sp->per));
+		add_ns(p, "step_ns", sp->step_ns[i]);
+		add_ns(p, "wait_ns", sp->wait_ns[i]);
 		cJSON_AddItemToArray(pts, p);
 	}
 	return o;
@@ -329,8 +323,7 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	return o;
 }
 
-void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs,
-		     struct tfd_buf *b)
+void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *hosts, *diags, *sum;
 	char *s;
@@ -354,7 +347,8 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 
 			cJSON_AddStringToObject(sum, "pipeline", p->name);
 			if (p->bottleneck >= 0) {
-				cJSON_AddStringToObject(sum, "bottleneck", p->stages[p->bottleneck].name);
+				cJSON_AddStringToObject(sum, "bottleneck",
+							p->stages[p->bottleneck].name);
 				cJSON_AddStringToObject(sum, "bottleneck_long_name",
 							p->stages[p->bottleneck].long_name);
 			}
@@ -372,7 +366,8 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 		if (isnan(h->input_pct))
 			cJSON_AddNullToObject(o, "input_percent");
 		else
-			cJSON_AddNumberToObject(o, "input_percent", round(h->input_pct * 100) / 100);
+			cJSON_AddNumberToObject(o, "input_percent",
+						round(h->input_pct * 100) / 100);
 		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
 		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
 		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));

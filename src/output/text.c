@@ -38,9 +38,10 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 	if (strcmp(f->input_basis, "steps") != 0)
 		return;
 	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
-		tfd_buf_printf(b, "         shares: TensorFlow's convention %.1f%% (%zu step%s), "
-				  "steady state %.1f%% (%zu step%s, %zu warm-up), every step %.1f%% "
-				  "(%zu step%s).\n",
+		tfd_buf_printf(b,
+			       "         shares: TensorFlow's convention %.1f%% (%zu step%s), "
+			       "steady state %.1f%% (%zu step%s, %zu warm-up), every step %.1f%% "
+			       "(%zu step%s).\n",
 			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
@@ -48,19 +49,22 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 		return;
 	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);
 	if (f->nwarmup_steps)
-		tfd_buf_printf(b, "         warm-up: the first %s%s waited %s for the pipeline to "
-				  "fill; steady state %.1f%%. Counting every step would say %s "
-				  "input-bound (%.1f%%).\n",
-			       f->nwarmup_steps == 1 ? "" : num, f->nwarmup_steps == 1 ? "step" : " steps",
+		tfd_buf_printf(b,
+			       "         warm-up: the first %s%s waited %s for the pipeline to "
+			       "fill; steady state %.1f%%. Counting every step would say %s "
+			       "input-bound (%.1f%%).\n",
+			       f->nwarmup_steps == 1 ? "" : num,
+			       f->nwarmup_steps == 1 ? "step" : " steps",
 			       tfd_fmt_ns(f->warmup_wait_ns, t1, sizeof(t1)), f->steady.pct,
 			       band_word(tfd_bound_of(f->all.pct)), f->all.pct);
 	else
-		tfd_buf_printf(b, "         warm-up: the first step waited %s (TensorFlow's convention "
-				  "drops the first and last steps); steady state %.1f%%. Counting "
-				  "every step would say %s input-bound (%.1f%%).\n",
-			       tfd_fmt_ns(f->nstep_waits ? f->step_waits[0].wait_ns : 0, t1,
-					  sizeof(t1)),
-			       f->steady.pct, band_word(tfd_bound_of(f->all.pct)), f->all.pct);
+		tfd_buf_printf(
+		    b,
+		    "         warm-up: the first step waited %s (TensorFlow's convention "
+		    "drops the first and last steps); steady state %.1f%%. Counting "
+		    "every step would say %s input-bound (%.1f%%).\n",
+		    tfd_fmt_ns(f->first_step_wait_ns, t1, sizeof(t1)), f->steady.pct,
+		    band_word(tfd_bound_of(f->all.pct)), f->all.pct);
 }
 
 static void fmt_rate(double v, char *buf, size_t len)
@@ -111,23 +115,27 @@ static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
 	if (p->segments[cp->limiter].capacity >= cp->demand)
-		tfd_buf_printf(b, "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
-				  "above the step's demand of %s: on average the input pipeline "
-				  "keeps up",
+		tfd_buf_printf(b,
+			       "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
+			       "above the step's demand of %s: on average the input pipeline "
+			       "keeps up",
 			       s->name, s->long_name, p->name, r1, r2);
 	else
-		tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
-				  "to %s against a demand of %s",
+		tfd_buf_printf(b,
+			       "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
+			       "to %s against a demand of %s",
 			       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "",
 			       r1, r2);
 	if (cp->runner_up >= 0 && isfinite(cp->margin))
 		tfd_buf_printf(b, "; the next limit, %s, is %.1fx higher",
-			       seg_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)), cp->margin);
+			       seg_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)),
+			       cp->margin);
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
-		tfd_buf_printf(b, "         latency view: %s owns %.1f%% of the consumer's wait, but "
-				  "that is the tail of the producer's work, not what sets the rate.\n",
+		tfd_buf_printf(b,
+			       "         latency view: %s owns %.1f%% of the consumer's wait, but "
+			       "that is the tail of the producer's work, not what sets the rate.\n",
 			       p->stages[p->latency_bottleneck].name,
 			       100.0 * p->stages[p->latency_bottleneck].blocking_share);
 }
@@ -161,33 +169,36 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				 f->steady.nsteps, f->all.nsteps);
 		else
 			snprintf(basis, sizeof(basis), "%s", f->verdict_basis);
-		tfd_buf_printf(b, "verdict: %s input-bound: %.1f%% of step time on host %s is "
-				  "spent waiting for input (%s).\n",
+		tfd_buf_printf(b,
+			       "verdict: %s input-bound: %.1f%% of step time on host %s is "
+			       "spent waiting for input (%s).\n",
 			       band_word(f->bound), f->input_pct, f->host->name, basis);
 		share_lines(f, b);
 		sureness_line("verdict", &f->confidence, b);
 	} else if (f)
-		tfd_buf_printf(b, "verdict: input-bound share unknown (no step markers or "
-				  "IteratorGetNext events); slowest host pipeline call %s.\n",
+		tfd_buf_printf(b,
+			       "verdict: input-bound share unknown (no step markers or "
+			       "IteratorGetNext events); slowest host pipeline call %s.\n",
 			       tfd_fmt_ns(f->max_latency_ns, t1, sizeof(t1)));
 	if (f && f->focus >= 0) {
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
 
 		if (p->max_ns <= TFD_SLOW_CALL_NS)
-			tfd_buf_printf(b, "         no tf.data root call is slower than 50 us on this "
-					  "host: the input pipeline keeps up; look elsewhere "
-					  "(prefetch will not help).\n");
+			tfd_buf_printf(b,
+				       "         no tf.data root call is slower than 50 us on this "
+				       "host: the input pipeline keeps up; look elsewhere "
+				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0) {
 			throughput_verdict(p, b);
 			sureness_line("bottleneck", &p->confidence, b);
-		}
-		else if (p->bottleneck >= 0)
-		{
-			tfd_buf_printf(b, "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
-					  "blocking time (latency view: too few steady-state calls "
-					  "for a throughput model).\n",
-				       p->stages[p->bottleneck].name, p->stages[p->bottleneck].long_name,
-				       p->name, 100.0 * p->stages[p->bottleneck].blocking_share);
+		} else if (p->bottleneck >= 0) {
+			tfd_buf_printf(b,
+				       "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
+				       "blocking time (latency view: too few steady-state calls "
+				       "for a throughput model).\n",
+				       p->stages[p->bottleneck].name,
+				       p->stages[p->bottleneck].long_name, p->name,
+				       100.0 * p->stages[p->bottleneck].blocking_share);
 			sureness_line("bottleneck", &p->confidence, b);
 		}
 	}
@@ -218,8 +229,9 @@ static void capacity_table(const struct tfd_pipeline *p, struct tfd_buf *b)
 		return;
 	fmt_rate(cp->throughput, r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
-	tfd_buf_printf(b, "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
-			  "consumer would take %s\n",
+	tfd_buf_printf(b,
+		       "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
+		       "consumer would take %s\n",
 		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1, r2);
 	tfd_buf_printf(b, "    %-50s %5s %12s %6s %12s\n", "segment (threads)", "par", "work/elem",
 		       "busy", "capacity");
@@ -240,12 +252,12 @@ static void capacity_table(const struct tfd_pipeline *p, struct tfd_buf *b)
 			snprintf(t2, sizeof(t2), "?");
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
-		tfd_buf_printf(b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n",
-			       ord[k] == cp->limiter ? ">" : " ", seg_name(p, g, nm, sizeof(nm)),
-			       g->parallelism, t2, 100 * g->utilization, r1,
-			       ord[k] == cp->limiter ? (cp->inferred ? "  <- limits (inferred)"
-								    : "  <- limits throughput")
-						     : "");
+		tfd_buf_printf(
+		    b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n", ord[k] == cp->limiter ? ">" : " ",
+		    seg_name(p, g, nm, sizeof(nm)), g->parallelism, t2, 100 * g->utilization, r1,
+		    ord[k] == cp->limiter
+			? (cp->inferred ? "  <- limits (inferred)" : "  <- limits throughput")
+			: "");
 	}
 	free(ord);
 }
@@ -258,14 +270,16 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", p->name,
 		       p->is_device ? "device" : "host", p->stages[0].long_name,
 		       (int64_t)p->root_id);
-	tfd_buf_printf(b, "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
-			  "p95 %s  max %s\n",
+	tfd_buf_printf(b,
+		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
+		       "p95 %s  max %s\n",
 		       p->ncalls, p->nslow, tfd_fmt_ns(p->min_ns, t1, sizeof(t1)),
 		       tfd_fmt_ns(p->p50_ns, t2, sizeof(t2)), tfd_fmt_ns(p->avg_ns, t3, sizeof(t3)),
-		       tfd_fmt_ns(p->p95_ns, t4, sizeof(t4)), tfd_fmt_ns(p->max_ns, t5, sizeof(t5)));
-	tfd_buf_printf(b, "  analyzed %zu call%s (%s)%s", p->nanalyzed, p->nanalyzed == 1 ? "" : "s",
-		       p->analyzed_slow_only ? "slow calls" : "all calls",
-		       p->nwarmup ? "" : "\n");
+		       tfd_fmt_ns(p->p95_ns, t4, sizeof(t4)),
+		       tfd_fmt_ns(p->max_ns, t5, sizeof(t5)));
+	tfd_buf_printf(b, "  analyzed %zu call%s (%s)%s", p->nanalyzed,
+		       p->nanalyzed == 1 ? "" : "s",
+		       p->analyzed_slow_only ? "slow calls" : "all calls", p->nwarmup ? "" : "\n");
 	if (p->nwarmup)
 		tfd_buf_printf(b, ", %zu warm-up call%s excluded\n", p->nwarmup,
 			       p->nwarmup == 1 ? "" : "s");
@@ -289,12 +303,13 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		for (size_t i = 0; i < p->ncritpath; i++) {
 			const struct tfd_stage *s = &p->stages[p->critpath[i]];
 
-			tfd_buf_printf(b, "    %s %-28s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64
-					  "%s\n",
-				       i + 1 == p->ncritpath ? "*" : "-", s->name,
-				       tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)),
-				       100.0 * s->blocking_share, tfd_fmt_ns(s->self_ns, t2, sizeof(t2)),
-				       s->calls, s->is_bottleneck ? "  <- bottleneck" : "");
+			tfd_buf_printf(
+			    b,
+			    "    %s %-28s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64 "%s\n",
+			    i + 1 == p->ncritpath ? "*" : "-", s->name,
+			    tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)), 100.0 * s->blocking_share,
+			    tfd_fmt_ns(s->self_ns, t2, sizeof(t2)), s->calls,
+			    s->is_bottleneck ? "  <- bottleneck" : "");
 		}
 	}
 	tfd_buf_printf(b, "  %-4s %-56s %8s %12s %12s %12s %7s\n", "", "stage", "calls", "total",
@@ -307,10 +322,13 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		snprintf(label, sizeof(label), "%*s%s%s", ind, "", s->name,
 			 s->is_async ? " (async)" : "");
 		tfd_buf_printf(b, "  %-4s %-56s %8" PRIu64 " %12s %12s %12s %6.1f%%\n",
-			       s->is_bottleneck ? "[B]" : s->on_critical_path ? " * " : "", label,
-			       s->calls_all, tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
+			       s->is_bottleneck	     ? "[B]"
+			       : s->on_critical_path ? " * "
+						     : "",
+			       label, s->calls_all, tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
 			       tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
-			       tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share);
+			       tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)),
+			       100.0 * s->blocking_share);
 	}
 	(void)hr;
 }
@@ -358,14 +376,15 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 				tfd_buf_printf(b, "    worth: ~1.0x: this stage does not limit "
 						  "throughput, so the change alone gains nothing");
 			else
-				tfd_buf_printf(b, "    worth: %.2fx throughput (%s -> %s; %s -> %s per "
-						  "root element)%s",
-					       e->speedup, r1, r2,
-					       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-					       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-					       e->capped_by_demand ? ", then the step's own time "
-								     "limits"
-								   : "");
+				tfd_buf_printf(
+				    b,
+				    "    worth: %.2fx throughput (%s -> %s; %s -> %s per "
+				    "root element)%s",
+				    e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+				    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+				    e->capped_by_demand ? ", then the step's own time "
+							  "limits"
+							: "");
 			if (!isnan(e->input_percent_after))
 				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
 					       e->input_percent_after);
@@ -373,14 +392,17 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 				       strcmp(e->of, "work") == 0 ? "/" : "x", e->factor);
 		} else if (x->estimate.known) {
 			if (x->estimate.speedup > 0)
-				tfd_buf_printf(b, "    worth: root call %s -> %s (%.2fx)",
-					       tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)),
-					       tfd_fmt_ns(x->estimate.new_latency_ns, t2, sizeof(t2)),
-					       x->estimate.speedup);
+				tfd_buf_printf(
+				    b, "    worth: root call %s -> %s (%.2fx)",
+				    tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)),
+				    tfd_fmt_ns(x->estimate.new_latency_ns, t2, sizeof(t2)),
+				    x->estimate.speedup);
 			else
-				tfd_buf_printf(b, "    worth: root call %s -> hidden behind the step's "
-						  "other work",
-					       tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)));
+				tfd_buf_printf(
+				    b,
+				    "    worth: root call %s -> hidden behind the step's "
+				    "other work",
+				    tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)));
 			if (!isnan(x->estimate.input_percent_after))
 				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
 					       x->estimate.input_percent_after);
@@ -391,8 +413,7 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 	}
 }
 
-void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
-		     struct tfd_buf *b)
+void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f, struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32];
 
@@ -420,7 +441,8 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 
 		if (!h->npipelines)
 			continue;
-		tfd_buf_printf(b, "\n== host %s%s\n", h->host->name, i == 0 ? " (analyzed first)" : "");
+		tfd_buf_printf(b, "\n== host %s%s\n", h->host->name,
+			       i == 0 ? " (analyzed first)" : "");
 		for (size_t p = 0; p < h->npipelines; p++)
 			pipeline_text(h, &h->pipelines[p], b);
 	}

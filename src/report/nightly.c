@@ -97,8 +97,8 @@ static const struct tfd_hist_host *same_host(const struct tfd_hist_run *r,
 struct cmp {
 	const struct tfd_hist_run *run;
 	const struct tfd_hist_host *host; /* its counterpart of the focus host */
-	const char *against;              /* "previous" or "baseline" */
-	const char *since;                /* "since the previous run (R)" ... */
+	const char *against;		  /* "previous" or "baseline" */
+	const char *since;		  /* "since the previous run (R)" ... */
 	char label[160];
 };
 
@@ -125,8 +125,8 @@ static void part(char *buf, size_t len, const char *fmt, ...)
 }
 
 /* One regression per fact, naming every comparison it holds against. */
-static void compare_latency(struct tfd_job *job, const struct tfd_hist_host *x,
-			    const struct cmp *c, size_t nc, double pct, bool median)
+static void compare_latency(struct tfd_job *job, const struct tfd_hist_host *x, const struct cmp *c,
+			    size_t nc, double pct, bool median)
 {
 	char parts[256] = "", against[32] = "", t1[32], t2[32];
 	int64_t now = median ? x->p50_ns : x->max_latency_ns;
@@ -229,7 +229,8 @@ enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bo
 		/* show the current run as the newest point without storing it */
 		j->history = xrealloc(j->history, (j->nhistory + 1) * sizeof(*j->history));
 		j->history[j->nhistory] = j->current;
-		j->history[j->nhistory].hosts = xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
+		j->history[j->nhistory].hosts =
+		    xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
 		memcpy(j->history[j->nhistory].hosts, j->current.hosts,
 		       j->current.nhosts * sizeof(*j->current.hosts));
 		j->nhistory++;
@@ -325,9 +326,10 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 	maxv *= 1.1;
 	while (n > 1 && (n - 1) / every + 1 > maxl)
 		every++;
-	tfd_buf_printf(b, "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-			  "viewBox=\"0 0 %.0f %.0f\" preserveAspectRatio=\"xMinYMin meet\" "
-			  "role=\"img\" aria-label=\"",
+	tfd_buf_printf(b,
+		       "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+		       "viewBox=\"0 0 %.0f %.0f\" preserveAspectRatio=\"xMinYMin meet\" "
+		       "role=\"img\" aria-label=\"",
 		       id, W, H);
 	esc(b, title);
 	tfd_buf_printf(b, "\"><text x=\"%.0f\" y=\"18\" class=\"ct\">", L);
@@ -337,23 +339,28 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 	for (int g = 0; g <= 4; g++) {
 		double y = T + (H - T - B) * (1.0 - g / 4.0);
 
-		tfd_buf_printf(b, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
-				  "class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"ax\" "
-				  "text-anchor=\"end\">%.3g</text>",
+		tfd_buf_printf(b,
+			       "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+			       "class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"ax\" "
+			       "text-anchor=\"end\">%.3g</text>",
 			       L, y, W - R, y, L - 6, y + 4, maxv * g / 4.0);
 	}
 	for (size_t i = 0; i < n; i++) {
-		double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1) : L + (W - L - R) / 2;
-		const char *anchor = n < 2 ? "middle" : i == 0 ? "start" : i + 1 == n ? "end" : "middle";
+		double x =
+		    n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1) : L + (W - L - R) / 2;
+		const char *anchor = n < 2	  ? "middle"
+				     : i == 0	  ? "start"
+				     : i + 1 == n ? "end"
+						  : "middle";
 		size_t lastreg = n ? (n - 1) / every * every : 0;
 
 		/* every `every`-th label and the last one; the regular label
 		 * just before the last goes when the two would crowd */
-		if (i + 1 != n && (i % every ||
-				   (i == lastreg && i && (n - 1 - i) * 2 < every + 1)))
+		if (i + 1 != n && (i % every || (i == lastreg && i && (n - 1 - i) * 2 < every + 1)))
 			continue;
-		tfd_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax xl\" "
-				  "text-anchor=\"%s\"><title>",
+		tfd_buf_printf(b,
+			       "<text x=\"%.1f\" y=\"%.0f\" class=\"ax xl\" "
+			       "text-anchor=\"%s\"><title>",
 			       x, H - B + 16, anchor);
 		esc(b, runs[i].run);
 		tfd_buf_puts(b, "</title>");
@@ -361,8 +368,9 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 		tfd_buf_puts(b, "</text>");
 	}
 	for (int s = 0; s < nseries; s++) {
-		tfd_buf_printf(b, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
-				  "stroke-width=\"2\" points=\"",
+		tfd_buf_printf(b,
+			       "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
+			       "stroke-width=\"2\" points=\"",
 			       colors[s]);
 		for (size_t i = 0; i < n; i++) {
 			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
@@ -370,7 +378,8 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 					 : L + (W - L - R) / 2;
 
 			if (!isnan(v))
-				tfd_buf_printf(b, "%.1f,%.1f ", x, T + (H - T - B) * (1.0 - v / maxv));
+				tfd_buf_printf(b, "%.1f,%.1f ", x,
+					       T + (H - T - B) * (1.0 - v / maxv));
 		}
 		tfd_buf_puts(b, "\"/>");
 		for (size_t i = 0; i < n; i++) {
@@ -380,8 +389,9 @@ static void svg_chart(struct tfd_buf *b, const char *id, const char *title, cons
 
 			if (isnan(v))
 				continue;
-			tfd_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">"
-					  "<title>",
+			tfd_buf_printf(b,
+				       "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">"
+				       "<title>",
 				       x, T + (H - T - B) * (1.0 - v / maxv), colors[s]);
 			esc(b, runs[i].run);
 			tfd_buf_printf(b, ": %s %.3g %s</title></circle>", names[s], v, unit);
@@ -428,18 +438,21 @@ static const char *verdict_class(const struct tfd_host_result *h)
 }
 
 static const char css[] =
-	"body{font:14px/1.45 system-ui,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;"
-	"color:#1d1d1f;padding:0 16px}h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid "
-	"#ddd;padding-bottom:4px;margin-top:32px}h3{font-size:15px}table{border-collapse:collapse;"
-	"margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:"
-	"top}th{background:#f5f5f7}.good{color:#1a7f37;font-weight:600}.warn{color:#9a6700;"
-	"font-weight:600}.bad{color:#cf222e;font-weight:600}.reg{background:#fff1f0;border-left:4px "
-	"solid #cf222e;padding:6px 10px;margin:4px 0}.ok{background:#f0fff4;border-left:4px solid "
-	"#1a7f37;padding:6px 10px}pre{background:#f6f8fa;padding:8px;overflow:auto}.chart{border:"
-	"1px solid #eee;margin:6px 0;width:100%;height:auto;display:block}.summary li{margin:4px 0}.ct{font-size:13px;font-weight:600}.ax{font-size:10px;"
-	"fill:#555}.lg{font-size:11px;font-weight:600}.grid{stroke:#eee}.cp{border:1px"
-	" solid #eee;padding:4px}.cp svg{max-width:100%;height:auto;display:block;margin:auto}.sev-high{color:#cf222e}.sev-medium{color:#9a6700}"
-	".muted{color:#666}";
+    "body{font:14px/1.45 system-ui,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;"
+    "color:#1d1d1f;padding:0 16px}h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid "
+    "#ddd;padding-bottom:4px;margin-top:32px}h3{font-size:15px}table{border-collapse:collapse;"
+    "margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:"
+    "top}th{background:#f5f5f7}.good{color:#1a7f37;font-weight:600}.warn{color:#9a6700;"
+    "font-weight:600}.bad{color:#cf222e;font-weight:600}.reg{background:#fff1f0;border-left:4px "
+    "solid #cf222e;padding:6px 10px;margin:4px 0}.ok{background:#f0fff4;border-left:4px solid "
+    "#1a7f37;padding:6px 10px}pre{background:#f6f8fa;padding:8px;overflow:auto}.chart{border:"
+    "1px solid #eee;margin:6px 0;width:100%;height:auto;display:block}.summary li{margin:4px "
+    "0}.ct{font-size:13px;font-weight:600}.ax{font-size:10px;"
+    "fill:#555}.lg{font-size:11px;font-weight:600}.grid{stroke:#eee}.cp{border:1px"
+    " solid #eee;padding:4px}.cp "
+    "svg{max-width:100%;height:auto;display:block;margin:auto}.sev-high{color:#cf222e}.sev-medium{"
+    "color:#9a6700}"
+    ".muted{color:#666}";
 
 /* The current run's steps as stacked bars: waiting for input (orange) and
  * the rest (grey), so a reader sees whether waiting is steady or spiky. At
@@ -450,53 +463,49 @@ static void step_chart(struct tfd_buf *b, const struct tfd_host_result *h)
 	size_t n, per;
 	double maxv = 0, bw;
 
-	if (!h || !h->nstep_waits) {
+	if (!h || !h->step_bars.n) {
 		tfd_buf_puts(b, "<p class=\"muted\">No step markers in this capture: no per-step "
 				"view.</p>\n");
 		return;
 	}
-	per = h->nstep_waits > 250 ? (h->nstep_waits + 249) / 250 : 1;
-	n = (h->nstep_waits + per - 1) / per;
-	for (size_t i = 0; i < n; i++) {
-		double t = 0;
-
-		for (size_t k = i * per; k < (i + 1) * per && k < h->nstep_waits; k++)
-			t += (double)h->step_waits[k].step_ns;
-		if (t > maxv)
-			maxv = t;
-	}
+	per = h->step_bars.per;
+	n = h->step_bars.n;
+	for (size_t i = 0; i < n; i++)
+		if ((double)h->step_bars.step_ns[i] > maxv)
+			maxv = (double)h->step_bars.step_ns[i];
 	if (maxv <= 0)
 		maxv = 1;
 	bw = (W - L - R) / (double)n;
-	tfd_buf_printf(b, "<h3>Steps of this run</h3>\n<svg id=\"per-step\" class=\"chart\" "
-			  "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
-			  "preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"step "
-			  "time split into waiting for input and the rest\"><text x=\"%.0f\" y=\"18\" "
-			  "class=\"ct\">step time: waiting for input (orange) and the rest (grey)%s"
-			  "</text>",
+	tfd_buf_printf(b,
+		       "<h3>Steps of this run</h3>\n<svg id=\"per-step\" class=\"chart\" "
+		       "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+		       "preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"step "
+		       "time split into waiting for input and the rest\"><text x=\"%.0f\" y=\"18\" "
+		       "class=\"ct\">step time: waiting for input (orange) and the rest (grey)%s"
+		       "</text>",
 		       W, H, L, per > 1 ? ", consecutive steps grouped" : "");
-	tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">"
-			  "%.3g ms</text>",
+	tfd_buf_printf(b,
+		       "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">"
+		       "%.3g ms</text>",
 		       L - 6, T + 4, maxv / 1e6);
 	for (size_t i = 0; i < n; i++) {
-		double t = 0, w = 0, x = L + bw * (double)i, ht, hw;
+		double t = (double)h->step_bars.step_ns[i], w = (double)h->step_bars.wait_ns[i];
+		double x = L + bw * (double)i, ht, hw;
 
-		for (size_t k = i * per; k < (i + 1) * per && k < h->nstep_waits; k++) {
-			t += (double)h->step_waits[k].step_ns;
-			w += (double)h->step_waits[k].wait_ns;
-		}
 		ht = (H - T - B) * t / maxv;
 		hw = (H - T - B) * w / maxv;
-		tfd_buf_printf(b, "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting"
-				  "</title><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-				  "fill=\"#c8ccd1\"/><rect class=\"wait\" x=\"%.2f\" y=\"%.2f\" "
-				  "width=\"%.2f\" height=\"%.2f\" fill=\"#d4750b\"/></g>",
+		tfd_buf_printf(b,
+			       "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting"
+			       "</title><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+			       "fill=\"#c8ccd1\"/><rect class=\"wait\" x=\"%.2f\" y=\"%.2f\" "
+			       "width=\"%.2f\" height=\"%.2f\" fill=\"#d4750b\"/></g>",
 			       i * per, per > 1 ? "+" : "", t / 1e6, t > 0 ? 100 * w / t : 0.0, x,
 			       H - B - ht, bw * 0.85, ht - hw, x, H - B - hw, bw * 0.85, hw);
 	}
-	tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\">first step</text>"
-			  "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">last "
-			  "step</text></svg>\n",
+	tfd_buf_printf(b,
+		       "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\">first step</text>"
+		       "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">last "
+		       "step</text></svg>\n",
 		       L, H - 8, W - R, H - 8);
 }
 
@@ -521,9 +530,11 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "no tf.data activity captured.</li>\n");
 			continue;
 		}
-		tfd_buf_printf(b, "<span class=\"%s\">%s</span>", verdict_class(h), verdict_word(h));
+		tfd_buf_printf(b, "<span class=\"%s\">%s</span>", verdict_class(h),
+			       verdict_word(h));
 		if (!isnan(h->input_pct))
-			tfd_buf_printf(b, " (%.1f%% of step time waiting for input on ", h->input_pct);
+			tfd_buf_printf(b, " (%.1f%% of step time waiting for input on ",
+				       h->input_pct);
 		else
 			tfd_buf_puts(b, " (on ");
 		esc(b, h->host->name);
@@ -536,12 +547,13 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "; first change: ");
 			esc(b, fix->title);
 			if (fix->estimate.known && fix->estimate.speedup > 1.02)
-				tfd_buf_printf(b, " (worth about %.2f&times;)", fix->estimate.speedup);
+				tfd_buf_printf(b, " (worth about %.2f&times;)",
+					       fix->estimate.speedup);
 			tfd_buf_puts(b, ".</li>\n");
 		} else {
 			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
-						? ": nothing to change in the input pipeline.</li>\n"
-						: ".</li>\n");
+					    ? ": nothing to change in the input pipeline.</li>\n"
+					    : ".</li>\n");
 		}
 	}
 	tfd_buf_puts(b, "</ul>\n");
@@ -568,14 +580,16 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		esc(b, job->name);
 		tfd_buf_puts(b, " &mdash; run ");
 		esc(b, job->current.run);
-		tfd_buf_printf(b, " <span class=\"muted\">(%s)</span></h2>\n", job->current.recorded_at);
+		tfd_buf_printf(b, " <span class=\"muted\">(%s)</span></h2>\n",
+			       job->current.recorded_at);
 		/* verdict per host */
 		tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
 				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>bottleneck</th>"
 				"<th>share</th></tr>\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host_result *h = &a->hosts[i];
-			const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+			const struct tfd_pipeline *p =
+			    h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 
 			tfd_buf_puts(b, "<tr><td>");
 			esc(b, h->host->name);
@@ -596,7 +610,8 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 					tfd_buf_puts(b, "</b><br><span class=\"muted\">");
 					esc(b, p->stages[p->bottleneck].long_name);
 					tfd_buf_printf(b, "</span></td><td>%.1f%%</td>",
-						       100.0 * p->stages[p->bottleneck].blocking_share);
+						       100.0 *
+							   p->stages[p->bottleneck].blocking_share);
 				} else {
 					tfd_buf_puts(b, "&mdash;</td><td></td>");
 				}
@@ -612,7 +627,8 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 						     : "(first recorded run)");
 		}
 		for (size_t r = 0; r < job->nregs; r++) {
-			tfd_buf_printf(b, "<div class=\"reg\" data-kind=\"%s\">", job->regs[r].kind);
+			tfd_buf_printf(b, "<div class=\"reg\" data-kind=\"%s\">",
+				       job->regs[r].kind);
 			esc(b, job->regs[r].text);
 			tfd_buf_puts(b, "</div>\n");
 		}
@@ -623,9 +639,10 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		for (size_t k = 0; job->findings && k < job->findings->n && k < 6; k++) {
 			const struct tfd_finding *f = &job->findings->v[k];
 
-			tfd_buf_printf(b, "<div class=\"finding\"><b class=\"sev-%s\">[%s]</b> <b>%s</b> ",
-				       tfd_severity_name(f->severity), tfd_severity_name(f->severity),
-				       f->rule_id);
+			tfd_buf_printf(
+			    b, "<div class=\"finding\"><b class=\"sev-%s\">[%s]</b> <b>%s</b> ",
+			    tfd_severity_name(f->severity), tfd_severity_name(f->severity),
+			    f->rule_id);
 			esc(b, f->title);
 			if (f->stage[0]) {
 				tfd_buf_puts(b, " <span class=\"muted\">(");
@@ -644,15 +661,17 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			}
 			if (f->estimate.known) {
 				if (f->estimate.speedup > 0)
-					tfd_buf_printf(b, "<p>Worth: root call %s &rarr; %s (%.2f&times;)",
-						       tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)),
-						       tfd_fmt_ns(f->estimate.new_latency_ns, t2,
-								  sizeof(t2)),
-						       f->estimate.speedup);
+					tfd_buf_printf(
+					    b, "<p>Worth: root call %s &rarr; %s (%.2f&times;)",
+					    tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)),
+					    tfd_fmt_ns(f->estimate.new_latency_ns, t2, sizeof(t2)),
+					    f->estimate.speedup);
 				else
-					tfd_buf_printf(b, "<p>Worth: root call %s hidden behind the "
-							  "step's other work",
-						       tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)));
+					tfd_buf_printf(
+					    b,
+					    "<p>Worth: root call %s hidden behind the "
+					    "step's other work",
+					    tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)));
 				tfd_buf_puts(b, ".</p>");
 			}
 			if (f->doc[0]) {
@@ -669,11 +688,12 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "<h3>Trend: this run only (not recorded)</h3>\n"
 					"<div class=\"charts\">");
 		else
-			tfd_buf_printf(b, "<h3>Trend over %zu recorded run%s%s</h3>\n"
-					  "<div class=\"charts\">",
-				       job->nrecorded, job->nrecorded == 1 ? "" : "s",
-				       job->nrecorded < job->nhistory ? " and this one (not recorded)"
-								      : "");
+			tfd_buf_printf(
+			    b,
+			    "<h3>Trend over %zu recorded run%s%s</h3>\n"
+			    "<div class=\"charts\">",
+			    job->nrecorded, job->nrecorded == 1 ? "" : "s",
+			    job->nrecorded < job->nhistory ? " and this one (not recorded)" : "");
 		svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms",
 			  job->history, job->nhistory, lat_names, lat_colors, lat_ms, 3);
 		svg_chart(b, "trend-input", "step time waiting for input", "%", job->history,
@@ -690,9 +710,10 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "<p>No tf.data input pipeline to draw.</p>\n");
 		}
 		/* history table */
-		tfd_buf_puts(b, "<h3>History</h3>\n<table class=\"history\"><tr><th>#</th><th>run"
-				"</th><th>recorded</th><th>host</th><th>input %</th><th>p50</th><th>max"
-				"</th><th>bottleneck</th><th>top finding</th></tr>\n");
+		tfd_buf_puts(
+		    b, "<h3>History</h3>\n<table class=\"history\"><tr><th>#</th><th>run"
+		       "</th><th>recorded</th><th>host</th><th>input %</th><th>p50</th><th>max"
+		       "</th><th>bottleneck</th><th>top finding</th></tr>\n");
 		for (size_t i = job->nhistory; i-- > 0;) {
 			const struct tfd_hist_run *r = &job->history[i];
 			const struct tfd_hist_host *x = r->nhosts ? &r->hosts[0] : NULL;
@@ -711,7 +732,8 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 					       tfd_fmt_ns(x->p50_ns, t1, sizeof(t1)),
 					       tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
 				esc(b, x->bottleneck);
-				tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity, x->top_rule);
+				tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity,
+					       x->top_rule);
 			} else {
 				tfd_buf_puts(b, "<td colspan=\"6\">no host</td>");
 			}
@@ -752,10 +774,12 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				"|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host_result *h = &a->hosts[i];
-			const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+			const struct tfd_pipeline *p =
+			    h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 			char pct[16];
 
-			snprintf(pct, sizeof(pct), isnan(h->input_pct) ? "n/a" : "%.1f", h->input_pct);
+			snprintf(pct, sizeof(pct), isnan(h->input_pct) ? "n/a" : "%.1f",
+				 h->input_pct);
 			tfd_buf_puts(b, "|");
 			md_cell(b, h->host->name);
 			md_cell(b, a->any_tfdata ? verdict_word(h) : "no tf.data activity");
@@ -842,9 +866,11 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 					cJSON_AddNullToObject(x, "input_percent");
 				else
 					cJSON_AddNumberToObject(x, "input_percent",
-								round(h->input_percent * 100) / 100);
+								round(h->input_percent * 100) /
+								    100);
 				cJSON_AddNumberToObject(x, "p50_ns", (double)h->p50_ns);
-				cJSON_AddNumberToObject(x, "max_latency_ns", (double)h->max_latency_ns);
+				cJSON_AddNumberToObject(x, "max_latency_ns",
+							(double)h->max_latency_ns);
 				cJSON_AddStringToObject(x, "bottleneck", h->bottleneck);
 				cJSON_AddStringToObject(x, "top_rule", h->top_rule);
 				cJSON_AddStringToObject(x, "top_severity", h->top_severity);

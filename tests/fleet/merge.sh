@@ -92,6 +92,20 @@ run_dir=$(ls -d "$T/s-$name"/plugins/profile/*)
 $TFD analyze -q --partial -o "$T/all.partial.json" "$run_dir"
 same "one partial of a run" analyze -f json "$run_dir" -- merge -f json "$T/all.partial.json"
 
+# ---- long captures: steps grouped into chart points; partials stay small ----
+for scale in 40 400; do
+	$TFD synth --scale $scale -o "$T/long$scale" tests/synth/16-multi-host-slow-worker.json >/dev/null
+	run_dir=$(ls -d "$T/long$scale"/plugins/profile/*)
+	partials "$run_dir" "$T/lp$scale" 2 || continue
+	same "x$scale json" analyze -f json "$run_dir" -- merge -f json "$T/lp$scale"
+	same "x$scale html" report -q --timestamp 2026-11-20T02:00:00Z --job j "$run_dir" -- \
+		report -q --timestamp 2026-11-20T02:00:00Z --job j "$T/lp$scale"
+done
+grep -qE '"steps_per_point": ([2-9]|[1-9][0-9]+),' <($TFD analyze -f json "$run_dir") && ok || bad "no grouped step points at x400"
+small=$(stat -c %s "$T/lp40/task-0.partial.json")
+big=$(stat -c %s "$T/lp400/task-0.partial.json")
+[ "$big" -lt $((small * 2)) ] && ok || bad "a partial grows with the steps: $small bytes at x40, $big at x400"
+
 # ---- the real captures (one host each; Chrome, gzip, XSpace, TF 2.0) ----
 for f in tests/cases/ok/*; do
 	case "$f" in *.xplane.pb | *.trace.json | *.trace.json.gz | *.trace) ;; *) continue ;; esac
@@ -157,6 +171,8 @@ st[1]["parent"] = len(st) - 1
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect_bad "$B/cycle.partial.json" "parent breaks the stage tree"
+sed 's/"nsteps_seen":\([0-9]*\)/"nsteps_seen":9\1/' "$first" >"$B/points.partial.json"
+expect_bad "$B/points.partial.json" "step_points"
 echo '[1,2' >"$B/arr.partial.json"
 expect_bad "$B/arr.partial.json" "broken JSON"
 # every task empty: nothing to merge
