@@ -29,18 +29,21 @@
 /* file names `merge` and `report` pick up in a directory */
 #define TFD_PARTIAL_SUFFIX ".partial.json"
 
-/* The partial of analysis a of capture cap (made with opts), as JSON. */
+/* The partial of analysis a of capture cap (made with opts), as JSON.
+ * source: the one CAPTURE argument it was loaded from, or NULL; its base
+ * name is what a report names the run by. */
 void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, struct tfd_buf *b);
+		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b);
 
 /* Read the partials named by paths (files, or directories whose
  * *.partial.json files are all read) and merge them. opts->host picks the
  * host analyzed first, as for tfd_analyze(); the per-host options
  * (no_warmup, rank) come from the partials, which must agree. *cap_out
  * holds what the analysis borrows (host names, iterator parameters): free
- * it after the analysis; its run is the name of the directory the hosts'
- * capture files were in when they share one (what a report names a run
- * directory by), else NULL. On error both are NULL and err names the file. */
+ * it after the analysis; its run is the name a report gives the run: the
+ * base name of the CAPTURE the partials were made from when they agree,
+ * else of the directory the hosts' files share, else NULL. On error both are NULL and err names the
+ * file. */
 enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
 				  struct tfd_analysis **out, struct tfd_err *err);

@@ -288,7 +288,7 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 }
 
 void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, struct tfd_buf *b)
+		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *arr, *o;
 	char *s;
@@ -296,6 +296,29 @@ void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis 
 	put_s(root, "format", TFD_PARTIAL_FORMAT);
 	put_i(root, "version", TFD_PARTIAL_VERSION);
 	put_s(root, "run", a->run);
+	if (source) {
+		/* the base name, as a report names a run by its CAPTURE */
+		size_t n = strlen(source);
+		const char *e, *st;
+
+		while (n > 1 && source[n - 1] == '/')
+			n--;
+		e = source + n;
+		for (st = e; st > source && st[-1] != '/';)
+			st--;
+		if (st == e) /* "/" */
+			st = source;
+		{
+			char *nm = xmalloc((size_t)(e - st) + 1);
+
+			memcpy(nm, st, (size_t)(e - st));
+			nm[e - st] = '\0';
+			put_s(root, "source", nm);
+			free(nm);
+		}
+	} else {
+		put_s(root, "source", NULL);
+	}
 	o = cJSON_AddObjectToObject(root, "options");
 	put_b(o, "no_warmup", opts && opts->no_warmup);
 	put_b(o, "rank_set", opts && opts->rank_set);
@@ -937,8 +960,8 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 	struct tfd_analysis *a = NULL;
 	struct tfd_analyze_opts mo = {0};
 	enum tfd_status st = TFD_OK;
-	const char *run = NULL;
-	bool run_set = false;
+	const char *run = NULL, *source = NULL;
+	bool run_set = false, source_agrees = true;
 	struct rd r = {0};
 
 	*cap_out = NULL;
@@ -980,6 +1003,13 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 			run = cJSON_IsString(x) ? x->valuestring : NULL, run_set = true;
 		else if (run && (!cJSON_IsString(x) || strcmp(run, x->valuestring)))
 			run = NULL; /* partials of different runs: no single run */
+		x = cJSON_GetObjectItemCaseSensitive(doc, "source");
+		if (x && !cJSON_IsNull(x) && !cJSON_IsString(x))
+			rd_fail(&r, "source", "is not a string");
+		else if (!cJSON_IsString(x) || (source && strcmp(source, x->valuestring)))
+			source_agrees = false;
+		else
+			source = x->valuestring;
 		hs = get_arr(&r, doc, "hosts");
 		if (hs)
 			cJSON_ArrayForEach (x, hs) {
@@ -1017,6 +1047,8 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 		else if (!cap->run || strlen(cap->run) != len || strncmp(cap->run, b, len))
 			cap->run = NULL;
 	}
+	if (source_agrees && source)
+		cap->run = tfd_arena_intern_cstr(&cap->arena, source);
 	if (hosts.n == 0) {
 		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", files.v[0],
 			      files.n > 1 ? "s" : "");

@@ -147,7 +147,7 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		goto out;
 	}
 	if (rx->partial) {
-		tfd_partial_write(cap, an, rx->ao, b);
+		tfd_partial_write(cap, an, rx->ao, npaths == 1 ? paths[0] : NULL, b);
 		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
 			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
 		goto out;

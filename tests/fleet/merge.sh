@@ -107,13 +107,18 @@ big=$(stat -c %s "$T/lp400/task-0.partial.json")
 [ "$big" -lt $((small * 2)) ] && ok || bad "a partial grows with the steps: $small bytes at x40, $big at x400"
 
 # ---- the real captures (one host each; Chrome, gzip, XSpace, TF 2.0) ----
-for f in tests/cases/ok/*; do
-	case "$f" in *.xplane.pb | *.trace.json | *.trace.json.gz | *.trace) ;; *) continue ;; esac
+nreal=0
+while IFS= read -r f; do
 	b=$(basename "$f")
-	$TFD analyze -q --partial -o "$T/real-$b.partial.json" "$f" || { bad "partial $b"; continue; }
-	same "real $b" analyze -f json "$f" -- merge -f json "$T/real-$b.partial.json"
-	same "real $b text" analyze "$f" -- merge "$T/real-$b.partial.json"
-done
+	nreal=$((nreal + 1))
+	$TFD analyze -q --partial -o "$T/real-$nreal.partial.json" "$f" || { bad "partial $f"; continue; }
+	same "real $b" analyze -f json "$f" -- merge -f json "$T/real-$nreal.partial.json"
+	same "real $b text" analyze "$f" -- merge "$T/real-$nreal.partial.json"
+	same "real $b report" report -q -f md --timestamp 2026-11-20T02:00:00Z --job j "$f" -- \
+		report -q -f md --timestamp 2026-11-20T02:00:00Z --job j "$T/real-$nreal.partial.json"
+done < <(find tests/cases/ok examples -type f \( -name '*.xplane.pb' -o -name '*.trace.json' \
+	-o -name '*.trace.json.gz' -o -name 'local.trace' \) | sort)
+[ "$nreal" -ge 7 ] && ok || bad "only $nreal real captures checked"
 
 # ---- usage and bad partials: one line, the file named ----------------------
 P=$T/p-16-multi-host-slow-worker
