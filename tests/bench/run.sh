@@ -71,3 +71,35 @@ if [ "${BENCH_CHROME:-1}" = 1 ]; then
 	awk -v a="${secs[60000]}" -v b="${secs[120000]}" 'BEGIN {
 		printf "scaling: 120000 steps take %.2fx the time of 60000 (target <= 2.2x)\n", b / a }'
 fi
+
+# ---- fleet: map (analyze --partial per host) and reduce (merge) -------------------
+# (BENCH_FLEET=0 skips) an 8-host run of ~100 MB per host: one process over the
+# run against its per-host tasks one at a time (as a cluster runs them side by
+# side: the run's wall time is then the slowest task plus the merge)
+if [ "${BENCH_FLEET:-1}" = 1 ]; then
+	d="$W/fleet-8"
+	if [ ! -f "$d/done" ]; then
+		rm -rf "$d"
+		$TFD synth -q --scale "${BENCH_FLEET_SCALE:-2600}" -o "$d" tests/fleet/eight-hosts.json && touch "$d/done"
+	fi
+	run=$(ls -d "$d"/plugins/profile/*)
+	cat "$run"/* >/dev/null
+	size=$(du -sb "$run" | cut -f1)
+	rm -rf "$W/fleet-partials" && mkdir -p "$W/fleet-partials"
+	read -r t_one rss_one _ < <("$B/runstat" "$TFD" analyze -q -f json -o - "$run")
+	max=0 sum=0 psize=0
+	for i in 0 1 2 3 4 5 6 7; do
+		read -r t _ rc < <(one "$TFD" analyze -q --partial --shard "$i/8" -o "$W/fleet-partials/t$i.partial.json" "$run")
+		[ "$rc" = 0 ] || { echo "bench: analyze --partial failed" >&2; exit 1; }
+		max=$(awk -v a="$max" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
+		sum=$(awk -v a="$sum" -v b="$t" 'BEGIN { print a + b }')
+		psize=$((psize + $(stat -c %s "$W/fleet-partials/t$i.partial.json")))
+	done
+	read -r t_merge _ _ < <(one "$TFD" merge -q -f json -o - "$W/fleet-partials")
+	"$TFD" merge -q -f json "$W/fleet-partials" | cmp -s - <("$TFD" analyze -q -f json "$run") ||
+		{ echo "bench: merged report differs from one process" >&2; exit 1; }
+	printf '\n%-22s %8s %10s %10s %10s %10s %12s\n' fleet run_MB one_proc_s task_max_s tasks_sum_s merge_s partials_KB
+	awk -v s="$size" -v o="$t_one" -v m="$max" -v su="$sum" -v g="$t_merge" -v p="$psize" 'BEGIN {
+		printf "%-22s %8.0f %10.3f %10.3f %10.3f %10.3f %12.1f\n", "8 hosts, 1 task each", s / 1e6, o, m, su, g, p / 1024
+		printf "an 8-node cluster: %.2fx one process (slowest task + merge; one process uses every core here)\n", o / (m + g) }'
+fi
