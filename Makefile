@@ -83,7 +83,9 @@ $(BIN): $(B)/obj/main.o $(B)/libtfd.a
 $(UNIT): $(UNIT_OBJ) $(B)/libtfd.a
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-demo: deps
+# the build's packages only: the fleet tests' servers are for make check
+demo:
+	@./scripts/install-deps.sh --build
 	@$(MAKE) --no-print-directory all
 	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 

@@ -1,11 +1,17 @@
 #!/bin/sh
 # Install the Debian packages tfdoctor needs to build and test, and only
 # those that are missing. A no-op when everything is present.
+#   install-deps.sh           to build and to run every test
+#   install-deps.sh --build   to build only (make demo): no PostgreSQL server
+#                             or Slurm daemons, which only the fleet tests run
 set -eu
 
 PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson-dev libyajl-dev \
-libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev \
-postgresql slurmctld slurmd slurm-client munge"
+libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
+if [ "${1:-}" != --build ]; then
+	# tests/fleet: a throwaway PostgreSQL server and a single-node Slurm
+	PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge"
+fi
 # the real-browser test of the HTML report (CI sets this; see .ci/run)
 if [ "${TFD_WITH_BROWSER:-0}" = 1 ]; then
 	PKGS="$PKGS chromium"
