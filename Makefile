@@ -134,7 +134,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/tfdoctor" "$(DESTDIR)$(PREFIX)/share/man/man1/tfdoctor.1"
 
 # ---- fuzzing ------------------------------------------------------------------
-FUZZ_TARGETS := xspace chrome rules
+FUZZ_TARGETS := xspace chrome rules partial
 FUZZ_SECONDS ?= 600
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \

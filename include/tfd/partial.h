@@ -48,6 +48,13 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
 				  struct tfd_analysis **out, struct tfd_err *err);
 
+/* The same for one partial in memory (fuzzing, tests); name is used in
+ * messages. */
+enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *name,
+				      const struct tfd_analyze_opts *opts,
+				      struct tfd_capture **cap_out, struct tfd_analysis **out,
+				      struct tfd_err *err);
+
 /* True for a file whose name ends in .partial.json, or a directory that
  * holds at least one such file. */
 bool tfd_partial_path(const char *path);

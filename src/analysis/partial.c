@@ -949,12 +949,11 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 	return TFD_OK;
 }
 
-enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
+/* The merge of parsed partials docs[i], read from names[i]. */
+static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, size_t ndocs,
 				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
 				  struct tfd_analysis **out, struct tfd_err *err)
 {
-	strvec files = {0};
-	VEC(cJSON *) docs = {0};
 	VEC(struct hostref) hosts = {0};
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_analysis *a = NULL;
@@ -966,20 +965,14 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 
 	*cap_out = NULL;
 	*out = NULL;
-	for (size_t i = 0; i < npaths && !st; i++)
-		st = expand(paths[i], &files, err);
-	for (size_t i = 0; i < files.n && !st; i++) {
-		cJSON *doc, *x;
+	for (size_t i = 0; i < ndocs && !st; i++) {
+		const cJSON *doc = docs[i], *x;
 		const cJSON *o, *hs;
 
-		st = read_doc(files.v[i], &doc, err);
+		st = check_header(doc, names[i], err);
 		if (st)
 			break;
-		vec_push(&docs, doc);
-		st = check_header(doc, files.v[i], err);
-		if (st)
-			break;
-		r = (struct rd){.file = files.v[i], .cap = cap, .err = err};
+		r = (struct rd){.file = names[i], .cap = cap, .err = err};
 		o = get_obj(&r, doc, "options");
 		if (o) {
 			struct tfd_analyze_opts po = {0};
@@ -993,7 +986,7 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 				st = tfd_fail(err, TFD_E_USAGE,
 					      "%s: made with other analyze options "
 					      "(--no-warmup, --rank) than %s",
-					      files.v[i], files.v[0]);
+					      names[i], names[0]);
 			mo = po;
 		}
 		x = cJSON_GetObjectItemCaseSensitive(doc, "run");
@@ -1021,7 +1014,7 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 					rd_fail(&r, "hosts", "holds a host without a path");
 					break;
 				}
-				vec_push(&hosts, ((struct hostref){x, files.v[i], p->valuestring}));
+				vec_push(&hosts, ((struct hostref){x, names[i], p->valuestring}));
 			}
 		get_arr(&r, doc, "notes");
 		if (r.st)
@@ -1050,8 +1043,8 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 	if (source_agrees && source)
 		cap->run = tfd_arena_intern_cstr(&cap->arena, source);
 	if (hosts.n == 0) {
-		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", files.v[0],
-			      files.n > 1 ? "s" : "");
+		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", names[0],
+			      ndocs > 1 ? "s" : "");
 		goto out;
 	}
 	/* the order tfd_capture_load() gives hosts: by file path */
@@ -1067,10 +1060,10 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 	a = tfd_analysis_new(hosts.n);
 	a->run = run ? tfd_arena_intern_cstr(&cap->arena, run) : NULL;
 	/* discovery notes first, once each, as one load would give them */
-	for (size_t i = 0; i < docs.n; i++) {
+	for (size_t i = 0; i < ndocs; i++) {
 		const cJSON *n, *x;
 
-		n = cJSON_GetObjectItemCaseSensitive(docs.v[i], "notes");
+		n = cJSON_GetObjectItemCaseSensitive(docs[i], "notes");
 		cJSON_ArrayForEach (x, n) {
 			bool dup = false;
 
@@ -1078,7 +1071,7 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 				st = tfd_fail(err, TFD_E_FORMAT,
 					      "%s: not a valid tfdoctor partial: "
 					      "notes holds a non-string",
-					      files.v[i]);
+					      names[i]);
 				goto out;
 			}
 			for (size_t k = 0; k < a->ndiags && !dup; k++)
@@ -1123,12 +1116,6 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 		st = tfd_analysis_finish(a, &fo, err);
 	}
 out:
-	for (size_t i = 0; i < docs.n; i++)
-		cJSON_Delete(docs.v[i]);
-	vec_free(&docs);
-	for (size_t i = 0; i < files.n; i++)
-		free(files.v[i]);
-	vec_free(&files);
 	vec_free(&hosts);
 	if (st) {
 		tfd_analysis_free(a);
@@ -1138,6 +1125,55 @@ out:
 	*cap_out = cap;
 	*out = a;
 	return TFD_OK;
+}
+
+enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
+				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
+				  struct tfd_analysis **out, struct tfd_err *err)
+{
+	strvec files = {0};
+	VEC(cJSON *) docs = {0};
+	enum tfd_status st = TFD_OK;
+
+	*cap_out = NULL;
+	*out = NULL;
+	for (size_t i = 0; i < npaths && !st; i++)
+		st = expand(paths[i], &files, err);
+	for (size_t i = 0; i < files.n && !st; i++) {
+		cJSON *doc;
+
+		st = read_doc(files.v[i], &doc, err);
+		if (!st)
+			vec_push(&docs, doc);
+	}
+	if (!st)
+		st = merge_docs(docs.v, (const char *const *)files.v, docs.n, opts, cap_out, out,
+				err);
+	for (size_t i = 0; i < docs.n; i++)
+		cJSON_Delete(docs.v[i]);
+	vec_free(&docs);
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	vec_free(&files);
+	return st;
+}
+
+enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *name,
+				      const struct tfd_analyze_opts *opts,
+				      struct tfd_capture **cap_out, struct tfd_analysis **out,
+				      struct tfd_err *err)
+{
+	cJSON *doc = cJSON_ParseWithLength(data, len);
+	enum tfd_status st;
+
+	*cap_out = NULL;
+	*out = NULL;
+	if (!doc)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: broken JSON (not a tfdoctor partial)",
+				name);
+	st = merge_docs(&doc, &name, 1, opts, cap_out, out, err);
+	cJSON_Delete(doc);
+	return st;
 }
 
 bool tfd_partial_path(const char *path)
