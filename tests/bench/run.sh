@@ -7,7 +7,8 @@ TFD=$1
 B=$(dirname "$TFD")
 W=${BENCH_DIR:-build/bench}
 # "spec:size_MB" pairs
-CASES=${BENCH_CASES:-host-heavy:100 host-heavy:1000 tfdata-heavy:100}
+CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000}
+declare -A an_secs
 mkdir -p "$W"
 one() { taskset -c 0 "$B/runstat" "$@"; }
 printf '%-13s %8s %10s %10s %7s %9s %11s %9s %10s %8s %9s\n' capture size_MB events analyze_s MB/s Mevents/s peak_RSS_MB RSS/file vs_unpack vs_cat unpack_s
@@ -32,6 +33,7 @@ for c in $CASES; do
 	read -r t_pb rss_pb rc_pb < <(one "$B/pbunpack" "$f")
 	read -r t_an rss_an rc_an < <(one "$TFD" analyze -q -f json -o - "$f")
 	[ "$rc_an" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
+	an_secs[$spec:$mb]=$t_an
 	awk -v spec="$spec" -v mb="$mb" -v size="$size" -v ev="$events" -v ta="$t_an" -v ra="$rss_an" -v tp="$t_pb" \
 		-v tc="$t_cat" -v rcpb="$rc_pb" 'BEGIN {
 		printf "%-13s %8d %10d %10.3f %7.0f %9.2f %11.1f %8.1f%% %9.2fx %7.2fx %9s\n",
@@ -40,6 +42,12 @@ for c in $CASES; do
 	}'
 done
 echo "(vs_unpack: protobuf-c unpack time / analyze time, higher is better; vs_cat: cat time / analyze time)"
+for spec in host-heavy tfdata-heavy; do
+	if [ -n "${an_secs[$spec:100]:-}" ] && [ -n "${an_secs[$spec:1000]:-}" ]; then
+		awk -v s="$spec" -v a="${an_secs[$spec:100]}" -v b="${an_secs[$spec:1000]}" 'BEGIN {
+			printf "scaling: %s 1 GB takes %.2fx the time of 100 MB (target <= 11x)\n", s, b / a }'
+	fi
+done
 
 # ---- Chrome trace JSON: streaming reader, linear in steps ------------------------
 # (BENCH_CHROME=0 skips; steps of the two step-scaling cases and the .gz case)
