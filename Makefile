@@ -7,7 +7,7 @@
 
 SHELL := /bin/bash
 CC ?= cc
-PKGS := libprotobuf-c libcjson yajl igraph libcgraph libgvc zlib sqlite3 libpq
+PKGS := libprotobuf-c libcjson yajl igraph libcgraph libgvc zlib sqlite3
 
 ifeq ($(SAN),1)
 export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppressions=0
@@ -27,11 +27,12 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libpq: headers only; history_pg.c loads libpq.so.5 with dlopen on first use
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(shell pkg-config --cflags libpq 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS := -Iinclude -I$(B)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=700
 CFLAGS_ALL = -std=c11 -pthread $(OPT) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lm -ldl -pthread $(LDLIBS)
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 GEN_SRC := $(B)/gen/xplane.pb-c.c $(B)/gen/rules_builtin.c
