@@ -190,7 +190,19 @@ struct scan {
 	size_t nmeta_by_id;
 	bool has_functions;
 	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
+	/* the metadata ids of "group_id" stats: an event that is not kept is
+	 * read only for its step, so its other stats are skipped by id */
+	uint64_t group_mids[4];
+	int ngroup_mids; /* -1: more than fit, parse every stat */
 };
+
+static bool is_group_mid(const struct scan *sc, uint64_t mid)
+{
+	for (int i = 0; i < sc->ngroup_mids; i++)
+		if (sc->group_mids[i] == mid)
+			return true;
+	return false;
+}
 
 static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
@@ -269,6 +281,12 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 							       : SC_OTHER;
 		imap_put(&sc->stat_meta, key, sc->smetas.n);
 		vec_push(&sc->smetas, sm);
+		if (sm.code == SC_GROUP && sc->ngroup_mids >= 0) {
+			if (sc->ngroup_mids < (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
+				sc->group_mids[sc->ngroup_mids++] = key;
+			else
+				sc->ngroup_mids = -1;
+		}
 	}
 	return 0;
 }
@@ -537,6 +555,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	}
 	/* the stats: all of them for a kept event, only group_id (the step it
 	 * belongs to) for the others */
+	if (!e && sc->ngroup_mids == 0)
+		stats = NULL; /* no step markers in the plane: nothing to read */
 	for (p = stats ? stats : end; p < end;) {
 		n = tfd_pb_varint(p, end, &k);
 		p += n;
@@ -547,7 +567,16 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			if ((k >> 3) == 4) {
 				struct xstat xs;
 				size_t si;
+				uint64_t smid;
 
+				/* not kept: a stat whose metadata id (field 1, first
+				 * as TensorFlow writes it) is not group_id's is
+				 * skipped unparsed */
+				if (!e && sc->ngroup_mids >= 0 && x > 1 && p[0] == 0x08 &&
+				    tfd_pb_varint(p + 1, p + x, &smid) && !is_group_mid(sc, smid)) {
+					p += x;
+					continue;
+				}
 				if (parse_stat(p, p + x, &xs) != 0)
 					goto bad;
 				if (e)
