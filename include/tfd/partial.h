@@ -56,7 +56,8 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 				      struct tfd_err *err);
 
 /* True for a file whose name ends in .partial.json, or a directory that
- * holds at least one such file. */
+ * holds at least one such file and no capture (a run directory with
+ * partials written beside its captures is still a run directory). */
 bool tfd_partial_path(const char *path);
 
 #endif

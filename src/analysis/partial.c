@@ -1190,8 +1190,21 @@ bool tfd_partial_path(const char *path)
 	d = opendir(path);
 	if (!d)
 		return false;
-	while ((de = readdir(d)) != NULL && !found)
-		found = de->d_name[0] != '.' && has_suffix(de->d_name, TFD_PARTIAL_SUFFIX);
+	/* partials written next to the captures do not turn a run directory
+	 * into a directory of partials */
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (has_suffix(de->d_name, ".xplane.pb") ||
+		    has_suffix(de->d_name, ".xplane.pb.gz") ||
+		    has_suffix(de->d_name, ".trace.json") ||
+		    has_suffix(de->d_name, ".trace.json.gz") ||
+		    strcmp(de->d_name, "local.trace") == 0 || strcmp(de->d_name, "plugins") == 0) {
+			found = false;
+			break;
+		}
+		found |= has_suffix(de->d_name, TFD_PARTIAL_SUFFIX);
+	}
 	closedir(d);
 	return found;
 }

@@ -86,6 +86,11 @@ for name in 16-multi-host-slow-worker 17-multi-host-parallel-map 40-multi-host-s
 	same "$name dot" dot "$run_dir" -- dot "$T/p-$name"
 done
 
+# partials written into the run directory leave it a run directory
+cp "$T/p-$name"/task-0.partial.json "$run_dir/"
+same "$name partials beside captures" analyze -f json "$T/p-$name" -- analyze -f json "$run_dir"
+rm -f "$run_dir"/*.partial.json
+
 # a partial of several hosts at once merges with nothing else
 name=17-multi-host-parallel-map
 run_dir=$(ls -d "$T/s-$name"/plugins/profile/*)
