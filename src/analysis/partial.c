@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,206 @@ static void put_b(cJSON *o, const char *k, bool v)
 	cJSON_AddBoolToObject(o, k, v);
 }
 
+/* ---- the fields, once for writing and reading ----
+ *
+ * Every plain field of the result structs is a row: its key, how it is
+ * stored and where. The writer and the reader walk the same rows, so a
+ * field added here is written and read back alike; the special ones
+ * (arrays, iterator parameters, link counts) are handled by hand below. */
+
+enum fkind {
+	FK_I64,	  /* int64_t */
+	FK_U64,	  /* uint64_t */
+	FK_SIZE,  /* size_t */
+	FK_INT,	  /* int (or an int-sized enum) within [lo, hi] */
+	FK_DBL,	  /* double: NaN and infinities as strings */
+	FK_BOOL,  /* bool */
+	FK_STR,	  /* const char *, interned in the capture's arena on reading */
+	FK_BUF,	  /* char[size] */
+	FK_STAGE, /* int: a stage index or -1 */
+	FK_SEG,	  /* int: a segment index or -1 */
+};
+
+struct fdesc {
+	const char *key;
+	enum fkind kind;
+	size_t off, size;
+	int64_t lo, hi; /* FK_INT */
+};
+
+#define F(st, k, m, kind)                                                                          \
+	{                                                                                          \
+		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0                               \
+	}
+#define FR(st, k, m, lo, hi)                                                                       \
+	{                                                                                          \
+		k, FK_INT, offsetof(st, m), sizeof(((st *)0)->m), lo, hi                           \
+	}
+#define NF(t) (sizeof(t) / sizeof(t[0]))
+
+static const struct fdesc stage_fields[] = {
+    F(struct tfd_stage, "long_name", long_name, FK_STR),
+    F(struct tfd_stage, "path", path, FK_STR),
+    F(struct tfd_stage, "name", name, FK_STR),
+    F(struct tfd_stage, "family", family, FK_STR),
+    F(struct tfd_stage, "parent", parent, FK_STAGE),
+    FR(struct tfd_stage, "depth", depth, 0, 1 << 20),
+    F(struct tfd_stage, "is_async", is_async, FK_BOOL),
+    F(struct tfd_stage, "is_device_generator", is_device_generator, FK_BOOL),
+    F(struct tfd_stage, "niterators", niterators, FK_SIZE),
+    F(struct tfd_stage, "calls_all", calls_all, FK_U64),
+    F(struct tfd_stage, "total_all_ns", total_all_ns, FK_I64),
+    F(struct tfd_stage, "self_all_ns", self_all_ns, FK_I64),
+    F(struct tfd_stage, "calls", calls, FK_U64),
+    F(struct tfd_stage, "total_ns", total_ns, FK_I64),
+    F(struct tfd_stage, "self_ns", self_ns, FK_I64),
+    F(struct tfd_stage, "blocking_ns", blocking_ns, FK_I64),
+    F(struct tfd_stage, "blocking_calls", blocking_calls, FK_U64),
+    F(struct tfd_stage, "blocking_share", blocking_share, FK_DBL),
+    F(struct tfd_stage, "on_critical_path", on_critical_path, FK_BOOL),
+    F(struct tfd_stage, "is_bottleneck", is_bottleneck, FK_BOOL),
+    F(struct tfd_stage, "segment", segment, FK_SEG),
+    F(struct tfd_stage, "window_calls", window_calls, FK_U64),
+    F(struct tfd_stage, "work_ns", work_ns, FK_I64),
+    F(struct tfd_stage, "fn_calls", fn_calls, FK_U64),
+    F(struct tfd_stage, "fn_work_ns", fn_work_ns, FK_I64),
+};
+
+static const struct fdesc segment_fields[] = {
+    FR(struct tfd_segment, "kind", kind, TFD_SEG_CONSUMER, TFD_SEG_FUNCTION),
+    F(struct tfd_segment, "owner", owner, FK_STAGE),
+    F(struct tfd_segment, "top_stage", top_stage, FK_STAGE),
+    F(struct tfd_segment, "parallelism", parallelism, FK_DBL),
+    F(struct tfd_segment, "parallelism_observed", parallelism_observed, FK_BOOL),
+    F(struct tfd_segment, "nthreads", nthreads, FK_SIZE),
+    F(struct tfd_segment, "busy_ns", busy_ns, FK_I64),
+    F(struct tfd_segment, "work_per_root_ns", work_per_root_ns, FK_DBL),
+    F(struct tfd_segment, "utilization", utilization, FK_DBL),
+    F(struct tfd_segment, "capacity", capacity, FK_DBL),
+    F(struct tfd_segment, "known", known, FK_BOOL),
+};
+
+static const struct fdesc capacity_fields[] = {
+    F(struct tfd_capacity, "valid", valid, FK_BOOL),
+    F(struct tfd_capacity, "window_ns", window_ns, FK_I64),
+    F(struct tfd_capacity, "root_elements", root_elements, FK_U64),
+    F(struct tfd_capacity, "throughput", throughput, FK_DBL),
+    F(struct tfd_capacity, "demand", demand, FK_DBL),
+    F(struct tfd_capacity, "model_throughput", model_throughput, FK_DBL),
+    F(struct tfd_capacity, "step_limits", step_limits, FK_BOOL),
+    F(struct tfd_capacity, "limiter", limiter, FK_SEG),
+    F(struct tfd_capacity, "runner_up", runner_up, FK_SEG),
+    F(struct tfd_capacity, "margin", margin, FK_DBL),
+    F(struct tfd_capacity, "inferred", inferred, FK_BOOL),
+    F(struct tfd_capacity, "evidence", evidence, FK_BUF),
+};
+
+static const struct fdesc pipeline_fields[] = {
+    F(struct tfd_pipeline, "root_id", root_id, FK_U64),
+    F(struct tfd_pipeline, "name", name, FK_BUF),
+    F(struct tfd_pipeline, "is_device", is_device, FK_BOOL),
+    F(struct tfd_pipeline, "ncalls", ncalls, FK_U64),
+    F(struct tfd_pipeline, "nslow", nslow, FK_U64),
+    F(struct tfd_pipeline, "min_ns", min_ns, FK_I64),
+    F(struct tfd_pipeline, "max_ns", max_ns, FK_I64),
+    F(struct tfd_pipeline, "avg_ns", avg_ns, FK_I64),
+    F(struct tfd_pipeline, "p50_ns", p50_ns, FK_I64),
+    F(struct tfd_pipeline, "p95_ns", p95_ns, FK_I64),
+    F(struct tfd_pipeline, "total_ns", total_ns, FK_I64),
+    F(struct tfd_pipeline, "first_start_ns", first_start_ns, FK_I64),
+    F(struct tfd_pipeline, "nwarmup", nwarmup, FK_SIZE),
+    F(struct tfd_pipeline, "nanalyzed", nanalyzed, FK_SIZE),
+    F(struct tfd_pipeline, "analyzed_ns", analyzed_ns, FK_I64),
+    F(struct tfd_pipeline, "analyzed_slow_only", analyzed_slow_only, FK_BOOL),
+    FR(struct tfd_pipeline, "analyzed_rank", analyzed_rank, -1, INT32_MAX),
+    F(struct tfd_pipeline, "bottleneck", bottleneck, FK_STAGE),
+    F(struct tfd_pipeline, "slowest_bottleneck", slowest_bottleneck, FK_STAGE),
+    F(struct tfd_pipeline, "unattributed_share", unattributed_share, FK_DBL),
+    F(struct tfd_pipeline, "latency_bottleneck", latency_bottleneck, FK_STAGE),
+};
+
+static const struct fdesc share_fields[] = {
+    F(struct tfd_share, "pct", pct, FK_DBL),
+    F(struct tfd_share, "step_ns", step_ns, FK_I64),
+    F(struct tfd_share, "wait_ns", wait_ns, FK_I64),
+    F(struct tfd_share, "nsteps", nsteps, FK_SIZE),
+};
+
+static const struct fdesc sure_fields[] = {
+    FR(struct tfd_sureness, "level", level, TFD_CONF_LOW, TFD_CONF_HIGH),
+    F(struct tfd_sureness, "reasons", reasons, FK_BUF),
+};
+
+/* the host result's plain fields (the basis strings are read by hand) */
+static const struct fdesc host_fields[] = {
+    F(struct tfd_host_result, "input_pct", input_pct, FK_DBL),
+    F(struct tfd_host_result, "step_ns", step_ns, FK_I64),
+    F(struct tfd_host_result, "wait_ns", wait_ns, FK_I64),
+    F(struct tfd_host_result, "nsteps", nsteps, FK_SIZE),
+    F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
+    F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
+    F(struct tfd_host_result, "warmup_inflated", warmup_inflated, FK_BOOL),
+    /* the steps: a count and what the reports draw, not every step, so a
+     * partial's size does not grow with the capture's length */
+    F(struct tfd_host_result, "nsteps_seen", nstep_waits, FK_SIZE),
+    F(struct tfd_host_result, "first_step_wait_ns", first_step_wait_ns, FK_I64),
+    F(struct tfd_host_result, "step_pct_min", step_pct_min, FK_DBL),
+    F(struct tfd_host_result, "step_pct_p50", step_pct_p50, FK_DBL),
+    F(struct tfd_host_result, "step_pct_p90", step_pct_p90, FK_DBL),
+    F(struct tfd_host_result, "step_pct_max", step_pct_max, FK_DBL),
+    FR(struct tfd_host_result, "bound", bound, TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH),
+    F(struct tfd_host_result, "max_latency_ns", max_latency_ns, FK_I64),
+};
+
+_Static_assert(sizeof(enum tfd_bound) == sizeof(int) &&
+		   sizeof(enum tfd_confidence) == sizeof(int) &&
+		   sizeof(enum tfd_segment_kind) == sizeof(int),
+	       "FK_INT stores enums as int");
+
+static void put_fields(cJSON *o, const void *base, const struct fdesc *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *at = (const char *)base + f[i].off;
+
+		switch (f[i].kind) {
+		case FK_I64:
+			put_i(o, f[i].key, *(const int64_t *)at);
+			break;
+		case FK_U64:
+			put_u(o, f[i].key, *(const uint64_t *)at);
+			break;
+		case FK_SIZE:
+			put_u(o, f[i].key, *(const size_t *)at);
+			break;
+		case FK_INT:
+		case FK_STAGE:
+		case FK_SEG:
+			put_i(o, f[i].key, *(const int *)at);
+			break;
+		case FK_DBL:
+			put_d(o, f[i].key, *(const double *)at);
+			break;
+		case FK_BOOL:
+			put_b(o, f[i].key, *(const bool *)at);
+			break;
+		case FK_STR:
+			put_s(o, f[i].key, *(const char *const *)at);
+			break;
+		case FK_BUF:
+			put_s(o, f[i].key, at);
+			break;
+		}
+	}
+}
+
+static cJSON *fields_obj(const void *base, const struct fdesc *f, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	put_fields(o, base, f, n);
+	return o;
+}
+
 static void put_links(cJSON *o, const size_t *links)
 {
 	cJSON *l = cJSON_AddObjectToObject(o, "links");
@@ -88,35 +289,18 @@ static void put_links(cJSON *o, const size_t *links)
 
 static void put_sure(cJSON *o, const char *k, const struct tfd_sureness *s)
 {
-	cJSON *c = cJSON_AddObjectToObject(o, k);
-
-	put_i(c, "level", s->level);
-	put_s(c, "reasons", s->reasons);
+	cJSON_AddItemToObject(o, k, fields_obj(s, sure_fields, NF(sure_fields)));
 }
 
 static void put_share(cJSON *o, const char *k, const struct tfd_share *s)
 {
-	cJSON *c = cJSON_AddObjectToObject(o, k);
-
-	put_d(c, "pct", s->pct);
-	put_i(c, "step_ns", s->step_ns);
-	put_i(c, "wait_ns", s->wait_ns);
-	put_u(c, "nsteps", s->nsteps);
+	cJSON_AddItemToObject(o, k, fields_obj(s, share_fields, NF(share_fields)));
 }
 
 static cJSON *stage_out(const struct tfd_stage *s)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = fields_obj(s, stage_fields, NF(stage_fields));
 
-	put_s(o, "long_name", s->long_name);
-	put_s(o, "path", s->path);
-	put_s(o, "name", s->name);
-	put_s(o, "family", s->family);
-	put_i(o, "parent", s->parent);
-	put_i(o, "depth", s->depth);
-	put_b(o, "is_async", s->is_async);
-	put_b(o, "is_device_generator", s->is_device_generator);
-	put_u(o, "niterators", s->niterators);
 	if (s->sample) {
 		cJSON *ps = cJSON_AddArrayToObject(o, "params");
 
@@ -130,99 +314,28 @@ static cJSON *stage_out(const struct tfd_stage *s)
 	} else {
 		cJSON_AddNullToObject(o, "params");
 	}
-	put_u(o, "calls_all", s->calls_all);
-	put_i(o, "total_all_ns", s->total_all_ns);
-	put_i(o, "self_all_ns", s->self_all_ns);
-	put_u(o, "calls", s->calls);
-	put_i(o, "total_ns", s->total_ns);
-	put_i(o, "self_ns", s->self_ns);
-	put_i(o, "blocking_ns", s->blocking_ns);
-	put_u(o, "blocking_calls", s->blocking_calls);
 	put_links(o, s->links);
-	put_d(o, "blocking_share", s->blocking_share);
-	put_b(o, "on_critical_path", s->on_critical_path);
-	put_b(o, "is_bottleneck", s->is_bottleneck);
-	put_i(o, "segment", s->segment);
-	put_u(o, "window_calls", s->window_calls);
-	put_i(o, "work_ns", s->work_ns);
-	put_u(o, "fn_calls", s->fn_calls);
-	put_i(o, "fn_work_ns", s->fn_work_ns);
 	return o;
-}
-
-static cJSON *segment_out(const struct tfd_segment *g)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	put_i(o, "kind", g->kind);
-	put_i(o, "owner", g->owner);
-	put_i(o, "top_stage", g->top_stage);
-	put_d(o, "parallelism", g->parallelism);
-	put_b(o, "parallelism_observed", g->parallelism_observed);
-	put_u(o, "nthreads", g->nthreads);
-	put_i(o, "busy_ns", g->busy_ns);
-	put_d(o, "work_per_root_ns", g->work_per_root_ns);
-	put_d(o, "utilization", g->utilization);
-	put_d(o, "capacity", g->capacity);
-	put_b(o, "known", g->known);
-	return o;
-}
-
-static void capacity_out(cJSON *p, const struct tfd_capacity *c)
-{
-	cJSON *o = cJSON_AddObjectToObject(p, "capacity");
-
-	put_b(o, "valid", c->valid);
-	put_i(o, "window_ns", c->window_ns);
-	put_u(o, "root_elements", c->root_elements);
-	put_d(o, "throughput", c->throughput);
-	put_d(o, "demand", c->demand);
-	put_d(o, "model_throughput", c->model_throughput);
-	put_b(o, "step_limits", c->step_limits);
-	put_i(o, "limiter", c->limiter);
-	put_i(o, "runner_up", c->runner_up);
-	put_d(o, "margin", c->margin);
-	put_b(o, "inferred", c->inferred);
-	put_s(o, "evidence", c->evidence);
 }
 
 static cJSON *pipeline_out(const struct tfd_pipeline *p)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = fields_obj(p, pipeline_fields, NF(pipeline_fields));
 	cJSON *a;
 
-	put_u(o, "root_id", p->root_id);
-	put_s(o, "name", p->name);
-	put_b(o, "is_device", p->is_device);
 	a = cJSON_AddArrayToObject(o, "stages");
 	for (size_t i = 0; i < p->nstages; i++)
 		cJSON_AddItemToArray(a, stage_out(&p->stages[i]));
-	put_u(o, "ncalls", p->ncalls);
-	put_u(o, "nslow", p->nslow);
-	put_i(o, "min_ns", p->min_ns);
-	put_i(o, "max_ns", p->max_ns);
-	put_i(o, "avg_ns", p->avg_ns);
-	put_i(o, "p50_ns", p->p50_ns);
-	put_i(o, "p95_ns", p->p95_ns);
-	put_i(o, "total_ns", p->total_ns);
-	put_i(o, "first_start_ns", p->first_start_ns);
-	put_u(o, "nwarmup", p->nwarmup);
-	put_u(o, "nanalyzed", p->nanalyzed);
-	put_i(o, "analyzed_ns", p->analyzed_ns);
-	put_b(o, "analyzed_slow_only", p->analyzed_slow_only);
-	put_i(o, "analyzed_rank", p->analyzed_rank);
-	put_i(o, "bottleneck", p->bottleneck);
-	put_i(o, "slowest_bottleneck", p->slowest_bottleneck);
 	a = cJSON_AddArrayToObject(o, "critpath");
 	for (size_t i = 0; i < p->ncritpath; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(p->critpath[i]));
 	put_links(o, p->links);
-	put_d(o, "unattributed_share", p->unattributed_share);
-	put_i(o, "latency_bottleneck", p->latency_bottleneck);
 	a = cJSON_AddArrayToObject(o, "segments");
 	for (size_t i = 0; i < p->nsegments; i++)
-		cJSON_AddItemToArray(a, segment_out(&p->segments[i]));
-	capacity_out(o, &p->capacity);
+		cJSON_AddItemToArray(
+		    a, fields_obj(&p->segments[i], segment_fields, NF(segment_fields)));
+	cJSON_AddItemToObject(o, "capacity",
+			      fields_obj(&p->capacity, capacity_fields, NF(capacity_fields)));
 	put_sure(o, "confidence", &p->confidence);
 	return o;
 }
@@ -254,32 +367,16 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	for (size_t i = 0; i < a->ndiags; i++)
 		if (a->diags[i].host == h->host->name)
 			cJSON_AddItemToArray(arr, cJSON_CreateString(a->diags[i].msg));
-	put_d(o, "input_pct", h->input_pct);
-	put_i(o, "step_ns", h->step_ns);
-	put_i(o, "wait_ns", h->wait_ns);
-	put_u(o, "nsteps", h->nsteps);
+	put_fields(o, h, host_fields, NF(host_fields));
 	put_s(o, "input_basis", h->input_basis);
 	put_s(o, "verdict_basis", h->verdict_basis);
 	put_share(o, "tf", &h->tf);
 	put_share(o, "steady", &h->steady);
 	put_share(o, "all", &h->all);
-	put_u(o, "nwarmup_steps", h->nwarmup_steps);
-	put_i(o, "warmup_wait_ns", h->warmup_wait_ns);
-	put_b(o, "warmup_inflated", h->warmup_inflated);
-	/* what the reports draw of the steps, not every step: a partial's size
-	 * does not grow with the capture's length */
-	put_u(o, "nsteps_seen", h->nstep_waits);
-	put_i(o, "first_step_wait_ns", h->first_step_wait_ns);
 	points_out(o, "step_points", &h->step_points);
 	points_out(o, "step_bars", &h->step_bars);
-	put_d(o, "step_pct_min", h->step_pct_min);
-	put_d(o, "step_pct_p50", h->step_pct_p50);
-	put_d(o, "step_pct_p90", h->step_pct_p90);
-	put_d(o, "step_pct_max", h->step_pct_max);
-	put_i(o, "bound", h->bound);
 	put_sure(o, "confidence", &h->confidence);
 	put_i(o, "focus", h->focus);
-	put_i(o, "max_latency_ns", h->max_latency_ns);
 	put_u(o, "nhost_pipelines", h->nhost_pipelines);
 	arr = cJSON_AddArrayToObject(o, "pipelines");
 	for (size_t i = 0; i < h->npipelines; i++)
@@ -510,26 +607,66 @@ static void get_links(struct rd *r, const cJSON *o, size_t *links)
 		links[i] = get_u(r, l, link_keys[i]);
 }
 
-static void get_sure(struct rd *r, const cJSON *o, const char *k, struct tfd_sureness *s)
+/* The rows of f from o into base; stage and segment indices are checked
+ * against the pipeline's counts. */
+static void get_fields(struct rd *r, const cJSON *o, void *base, const struct fdesc *f, size_t n,
+		       size_t nstages, size_t nsegments)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *at = (char *)base + f[i].off;
+
+		switch (f[i].kind) {
+		case FK_I64:
+			*(int64_t *)at = get_i(r, o, f[i].key, INT64_MIN, INT64_MAX);
+			break;
+		case FK_U64:
+			*(uint64_t *)at = get_u(r, o, f[i].key);
+			break;
+		case FK_SIZE:
+			*(size_t *)at = (size_t)get_u(r, o, f[i].key);
+			break;
+		case FK_INT:
+			*(int *)at = (int)get_i(r, o, f[i].key, f[i].lo, f[i].hi);
+			break;
+		case FK_STAGE:
+			*(int *)at = (int)get_i(r, o, f[i].key, -1, (int64_t)nstages - 1);
+			break;
+		case FK_SEG:
+			*(int *)at = (int)get_i(r, o, f[i].key, -1, (int64_t)nsegments - 1);
+			break;
+		case FK_DBL:
+			*(double *)at = get_d(r, o, f[i].key);
+			break;
+		case FK_BOOL:
+			*(bool *)at = get_b(r, o, f[i].key);
+			break;
+		case FK_STR:
+			*(const char **)at = get_s(r, o, f[i].key, false);
+			break;
+		case FK_BUF:
+			get_buf(r, o, f[i].key, at, f[i].size);
+			break;
+		}
+	}
+}
+
+static void get_obj_fields(struct rd *r, const cJSON *o, const char *k, void *base,
+			   const struct fdesc *f, size_t n, size_t nstages, size_t nsegments)
 {
 	const cJSON *c = get_obj(r, o, k);
 
-	if (!c)
-		return;
-	s->level = (enum tfd_confidence)get_i(r, c, "level", TFD_CONF_LOW, TFD_CONF_HIGH);
-	get_buf(r, c, "reasons", s->reasons, sizeof(s->reasons));
+	if (c)
+		get_fields(r, c, base, f, n, nstages, nsegments);
+}
+
+static void get_sure(struct rd *r, const cJSON *o, const char *k, struct tfd_sureness *s)
+{
+	get_obj_fields(r, o, k, s, sure_fields, NF(sure_fields), 0, 0);
 }
 
 static void get_share(struct rd *r, const cJSON *o, const char *k, struct tfd_share *s)
 {
-	const cJSON *c = get_obj(r, o, k);
-
-	if (!c)
-		return;
-	s->pct = get_d(r, c, "pct");
-	s->step_ns = get_i(r, c, "step_ns", INT64_MIN, INT64_MAX);
-	s->wait_ns = get_i(r, c, "wait_ns", INT64_MIN, INT64_MAX);
-	s->nsteps = get_u(r, c, "nsteps");
+	get_obj_fields(r, o, k, s, share_fields, NF(share_fields), 0, 0);
 }
 
 static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
@@ -564,81 +701,16 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 	return e;
 }
 
-/* An index into n things, or -1. */
-static int get_idx(struct rd *r, const cJSON *o, const char *k, size_t n)
-{
-	return (int)get_i(r, o, k, -1, (int64_t)n - 1);
-}
-
 static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t k, size_t nstages,
 		     size_t nsegments)
 {
-	s->long_name = get_s(r, o, "long_name", false);
-	s->path = get_s(r, o, "path", false);
-	s->name = get_s(r, o, "name", false);
-	s->family = get_s(r, o, "family", false);
-	s->parent = get_idx(r, o, "parent", nstages);
+	get_fields(r, o, s, stage_fields, NF(stage_fields), nstages, nsegments);
 	/* stages are in pre-order: the root first, a parent before its
 	 * children, so no parent chain can loop */
-	if ((k == 0) != (s->parent < 0) || s->parent >= (int)k)
+	if (!r->st && ((k == 0) != (s->parent < 0) || s->parent >= (int)k))
 		rd_fail(r, "parent", "breaks the stage tree (a stage's parent comes before it)");
-	s->depth = (int)get_i(r, o, "depth", 0, 1 << 20);
-	s->is_async = get_b(r, o, "is_async");
-	s->is_device_generator = get_b(r, o, "is_device_generator");
-	s->niterators = get_u(r, o, "niterators");
 	s->sample = get_params(r, o);
-	s->calls_all = get_u(r, o, "calls_all");
-	s->total_all_ns = get_i(r, o, "total_all_ns", INT64_MIN, INT64_MAX);
-	s->self_all_ns = get_i(r, o, "self_all_ns", INT64_MIN, INT64_MAX);
-	s->calls = get_u(r, o, "calls");
-	s->total_ns = get_i(r, o, "total_ns", INT64_MIN, INT64_MAX);
-	s->self_ns = get_i(r, o, "self_ns", INT64_MIN, INT64_MAX);
-	s->blocking_ns = get_i(r, o, "blocking_ns", INT64_MIN, INT64_MAX);
-	s->blocking_calls = get_u(r, o, "blocking_calls");
 	get_links(r, o, s->links);
-	s->blocking_share = get_d(r, o, "blocking_share");
-	s->on_critical_path = get_b(r, o, "on_critical_path");
-	s->is_bottleneck = get_b(r, o, "is_bottleneck");
-	s->segment = get_idx(r, o, "segment", nsegments);
-	s->window_calls = get_u(r, o, "window_calls");
-	s->work_ns = get_i(r, o, "work_ns", INT64_MIN, INT64_MAX);
-	s->fn_calls = get_u(r, o, "fn_calls");
-	s->fn_work_ns = get_i(r, o, "fn_work_ns", INT64_MIN, INT64_MAX);
-}
-
-static void segment_in(struct rd *r, const cJSON *o, struct tfd_segment *g, size_t nstages)
-{
-	g->kind = (enum tfd_segment_kind)get_i(r, o, "kind", TFD_SEG_CONSUMER, TFD_SEG_FUNCTION);
-	g->owner = get_idx(r, o, "owner", nstages);
-	g->top_stage = get_idx(r, o, "top_stage", nstages);
-	g->parallelism = get_d(r, o, "parallelism");
-	g->parallelism_observed = get_b(r, o, "parallelism_observed");
-	g->nthreads = get_u(r, o, "nthreads");
-	g->busy_ns = get_i(r, o, "busy_ns", INT64_MIN, INT64_MAX);
-	g->work_per_root_ns = get_d(r, o, "work_per_root_ns");
-	g->utilization = get_d(r, o, "utilization");
-	g->capacity = get_d(r, o, "capacity");
-	g->known = get_b(r, o, "known");
-}
-
-static void capacity_in(struct rd *r, const cJSON *p, struct tfd_capacity *c, size_t nsegments)
-{
-	const cJSON *o = get_obj(r, p, "capacity");
-
-	if (!o)
-		return;
-	c->valid = get_b(r, o, "valid");
-	c->window_ns = get_i(r, o, "window_ns", INT64_MIN, INT64_MAX);
-	c->root_elements = get_u(r, o, "root_elements");
-	c->throughput = get_d(r, o, "throughput");
-	c->demand = get_d(r, o, "demand");
-	c->model_throughput = get_d(r, o, "model_throughput");
-	c->step_limits = get_b(r, o, "step_limits");
-	c->limiter = get_idx(r, o, "limiter", nsegments);
-	c->runner_up = get_idx(r, o, "runner_up", nsegments);
-	c->margin = get_d(r, o, "margin");
-	c->inferred = get_b(r, o, "inferred");
-	get_buf(r, o, "evidence", c->evidence, sizeof(c->evidence));
 }
 
 static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, size_t hi, size_t pi)
@@ -647,9 +719,6 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 	const cJSON *cp = get_arr(r, o, "critpath"), *x;
 	size_t k;
 
-	p->root_id = get_u(r, o, "root_id");
-	get_buf(r, o, "name", p->name, sizeof(p->name));
-	p->is_device = get_b(r, o, "is_device");
 	if (!stages || !segs || !cp)
 		return;
 	p->nstages = (size_t)cJSON_GetArraySize(stages);
@@ -658,6 +727,7 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 		rd_fail(r, "stages", "is empty");
 		return;
 	}
+	get_fields(r, o, p, pipeline_fields, NF(pipeline_fields), p->nstages, p->nsegments);
 	p->stages = xcalloc(p->nstages, sizeof(*p->stages));
 	p->segments = xcalloc(p->nsegments + 1, sizeof(*p->segments));
 	k = 0;
@@ -670,25 +740,10 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 	cJSON_ArrayForEach (x, segs) {
 		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu segment %zu", hi, pi,
 			 k);
-		segment_in(r, x, &p->segments[k++], p->nstages);
+		get_fields(r, x, &p->segments[k++], segment_fields, NF(segment_fields), p->nstages,
+			   p->nsegments);
 	}
 	snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, pi);
-	p->ncalls = get_u(r, o, "ncalls");
-	p->nslow = get_u(r, o, "nslow");
-	p->min_ns = get_i(r, o, "min_ns", INT64_MIN, INT64_MAX);
-	p->max_ns = get_i(r, o, "max_ns", INT64_MIN, INT64_MAX);
-	p->avg_ns = get_i(r, o, "avg_ns", INT64_MIN, INT64_MAX);
-	p->p50_ns = get_i(r, o, "p50_ns", INT64_MIN, INT64_MAX);
-	p->p95_ns = get_i(r, o, "p95_ns", INT64_MIN, INT64_MAX);
-	p->total_ns = get_i(r, o, "total_ns", INT64_MIN, INT64_MAX);
-	p->first_start_ns = get_i(r, o, "first_start_ns", INT64_MIN, INT64_MAX);
-	p->nwarmup = get_u(r, o, "nwarmup");
-	p->nanalyzed = get_u(r, o, "nanalyzed");
-	p->analyzed_ns = get_i(r, o, "analyzed_ns", INT64_MIN, INT64_MAX);
-	p->analyzed_slow_only = get_b(r, o, "analyzed_slow_only");
-	p->analyzed_rank = (int)get_i(r, o, "analyzed_rank", -1, INT32_MAX);
-	p->bottleneck = get_idx(r, o, "bottleneck", p->nstages);
-	p->slowest_bottleneck = get_idx(r, o, "slowest_bottleneck", p->nstages);
 	p->ncritpath = (size_t)cJSON_GetArraySize(cp);
 	p->critpath = xcalloc(p->ncritpath + 1, sizeof(*p->critpath));
 	k = 0;
@@ -700,9 +755,8 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 			p->critpath[k++] = (int)x->valuedouble;
 	}
 	get_links(r, o, p->links);
-	p->unattributed_share = get_d(r, o, "unattributed_share");
-	p->latency_bottleneck = get_idx(r, o, "latency_bottleneck", p->nstages);
-	capacity_in(r, o, &p->capacity, p->nsegments);
+	get_obj_fields(r, o, "capacity", &p->capacity, capacity_fields, NF(capacity_fields),
+		       p->nstages, p->nsegments);
 	get_sure(r, o, "confidence", &p->confidence);
 }
 
@@ -773,29 +827,15 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	host->format = (enum tfd_format)get_i(r, o, "format", TFD_FMT_XSPACE, TFD_FMT_TF2_TRACE);
 	host->has_host_plane = get_b(r, o, "has_host_plane");
 	*notes = get_arr(r, o, "notes");
-	h->input_pct = get_d(r, o, "input_pct");
-	h->step_ns = get_i(r, o, "step_ns", INT64_MIN, INT64_MAX);
-	h->wait_ns = get_i(r, o, "wait_ns", INT64_MIN, INT64_MAX);
-	h->nsteps = get_u(r, o, "nsteps");
+	get_fields(r, o, h, host_fields, NF(host_fields), 0, 0);
 	h->input_basis = get_basis(r, o, "input_basis");
 	h->verdict_basis = get_basis(r, o, "verdict_basis");
 	get_share(r, o, "tf", &h->tf);
 	get_share(r, o, "steady", &h->steady);
 	get_share(r, o, "all", &h->all);
-	h->nwarmup_steps = get_u(r, o, "nwarmup_steps");
-	h->warmup_wait_ns = get_i(r, o, "warmup_wait_ns", INT64_MIN, INT64_MAX);
-	h->warmup_inflated = get_b(r, o, "warmup_inflated");
-	h->nstep_waits = get_u(r, o, "nsteps_seen");
-	h->first_step_wait_ns = get_i(r, o, "first_step_wait_ns", INT64_MIN, INT64_MAX);
 	points_in(r, o, "step_points", h->nstep_waits, TFD_STEP_POINTS, &h->step_points);
 	points_in(r, o, "step_bars", h->nstep_waits, TFD_STEP_BARS, &h->step_bars);
-	h->step_pct_min = get_d(r, o, "step_pct_min");
-	h->step_pct_p50 = get_d(r, o, "step_pct_p50");
-	h->step_pct_p90 = get_d(r, o, "step_pct_p90");
-	h->step_pct_max = get_d(r, o, "step_pct_max");
-	h->bound = (enum tfd_bound)get_i(r, o, "bound", TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH);
 	get_sure(r, o, "confidence", &h->confidence);
-	h->max_latency_ns = get_i(r, o, "max_latency_ns", INT64_MIN, INT64_MAX);
 	pl = get_arr(r, o, "pipelines");
 	if (!pl)
 		return;
@@ -804,7 +844,7 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	h->nhost_pipelines = get_u(r, o, "nhost_pipelines");
 	if (h->nhost_pipelines > h->npipelines)
 		rd_fail(r, "nhost_pipelines", "is more than the pipelines");
-	h->focus = get_idx(r, o, "focus", h->npipelines);
+	h->focus = (int)get_i(r, o, "focus", -1, (int64_t)h->npipelines - 1);
 	k = 0;
 	cJSON_ArrayForEach (x, pl) {
 		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, k);
