@@ -238,7 +238,7 @@ _Static_assert(sizeof(enum tfd_bound) == sizeof(int) &&
 static void put_fields(cJSON *o, const void *base, const struct fdesc *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *at = (const char *)base + f[i].off;
+		const void *at = (const char *)base + f[i].off;
 
 		switch (f[i].kind) {
 		case FK_I64:
@@ -613,7 +613,7 @@ static void get_fields(struct rd *r, const cJSON *o, void *base, const struct fd
 		       size_t nstages, size_t nsegments)
 {
 	for (size_t i = 0; i < n; i++) {
-		char *at = (char *)base + f[i].off;
+		void *at = (char *)base + f[i].off;
 
 		switch (f[i].kind) {
 		case FK_I64:
