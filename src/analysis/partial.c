@@ -465,13 +465,11 @@ static const cJSON *field(struct rd *r, const cJSON *o, const char *k)
 	return v;
 }
 
-static int64_t get_i(struct rd *r, const cJSON *o, const char *k, int64_t lo, int64_t hi)
+/* The integer v holds (named k in messages), within [lo, hi]. */
+static int64_t int_of(struct rd *r, const cJSON *v, const char *k, int64_t lo, int64_t hi)
 {
-	const cJSON *v = field(r, o, k);
 	int64_t x = 0;
 
-	if (!v)
-		return 0;
 	if (cJSON_IsNumber(v)) {
 		double d = v->valuedouble;
 
@@ -498,6 +496,13 @@ static int64_t get_i(struct rd *r, const cJSON *o, const char *k, int64_t lo, in
 		return 0;
 	}
 	return x;
+}
+
+static int64_t get_i(struct rd *r, const cJSON *o, const char *k, int64_t lo, int64_t hi)
+{
+	const cJSON *v = field(r, o, k);
+
+	return v ? int_of(r, v, k, lo, hi) : 0;
 }
 
 static uint64_t get_u(struct rd *r, const cJSON *o, const char *k)
@@ -775,22 +780,11 @@ static const char *get_basis(struct rd *r, const cJSON *o, const char *k)
 }
 
 /* An integer array element, through the same checks as a field. */
-static int64_t elem_i(struct rd *r, const cJSON *arr, int i, const char *k)
-{
-	cJSON *t = cJSON_CreateObject();
-	int64_t v;
-
-	cJSON_AddItemReferenceToObject(t, k, cJSON_GetArrayItem(arr, i));
-	v = get_i(r, t, k, INT64_MIN, INT64_MAX);
-	cJSON_Delete(t);
-	return v;
-}
-
 /* The step points of nsteps steps, grouped as the analysis groups them. */
 static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps, size_t max,
 		      struct tfd_step_points *pt)
 {
-	const cJSON *c = get_obj(r, o, k), *st, *wt;
+	const cJSON *c = get_obj(r, o, k), *st, *wt, *a, *b;
 	size_t per = nsteps > max ? (nsteps + max - 1) / max : 1;
 	size_t n = nsteps ? (nsteps + per - 1) / per : 0;
 
@@ -810,9 +804,12 @@ static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps
 	pt->n = n;
 	pt->step_ns = xcalloc(n + 1, sizeof(*pt->step_ns));
 	pt->wait_ns = xcalloc(n + 1, sizeof(*pt->wait_ns));
-	for (size_t i = 0; i < n && !r->st; i++) {
-		pt->step_ns[i] = elem_i(r, st, (int)i, k);
-		pt->wait_ns[i] = elem_i(r, wt, (int)i, k);
+	/* the two arrays side by side (same length, checked above) */
+	a = st->child;
+	b = wt->child;
+	for (size_t i = 0; i < n && !r->st; i++, a = a->next, b = b->next) {
+		pt->step_ns[i] = int_of(r, a, k, INT64_MIN, INT64_MAX);
+		pt->wait_ns[i] = int_of(r, b, k, INT64_MIN, INT64_MAX);
 	}
 }
 
