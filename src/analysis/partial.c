@@ -1232,11 +1232,8 @@ bool tfd_partial_path(const char *path)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (has_suffix(de->d_name, ".xplane.pb") ||
-		    has_suffix(de->d_name, ".xplane.pb.gz") ||
-		    has_suffix(de->d_name, ".trace.json") ||
-		    has_suffix(de->d_name, ".trace.json.gz") ||
-		    strcmp(de->d_name, "local.trace") == 0 || strcmp(de->d_name, "plugins") == 0) {
+		/* the same file names a directory scan takes for captures */
+		if (tfd_capture_file_name(de->d_name) || strcmp(de->d_name, "plugins") == 0) {
 			found = false;
 			break;
 		}

@@ -286,6 +286,11 @@ static const struct reader *reader_for_name(const char *name)
 	return NULL;
 }
 
+bool tfd_capture_file_name(const char *name)
+{
+	return reader_for_name(name) != NULL;
+}
+
 /* Host name from a file name: drop the reader's suffix. */
 static void host_from_path(const char *path, char *out, size_t outlen)
 {
