@@ -26,6 +26,9 @@ int cmd_synth(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */
 int tfd_cli_report(const struct tfd_err *err);
+/* The last component of path (trailing slashes dropped), copied into buf:
+ * what a report names a job or a run given as a CAPTURE. */
+const char *tfd_cli_base_name(const char *path, char *buf, size_t len);
 /* Print "tfdoctor: note: <host>: <msg>" (unless the caller is quiet). */
 void tfd_cli_note(const char *host, const char *msg);
 /* Print "tfdoctor: <cmd>: <msg>" and a hint, return 2. */

@@ -30,8 +30,8 @@
 #define TFD_PARTIAL_SUFFIX ".partial.json"
 
 /* The partial of analysis a of capture cap (made with opts), as JSON.
- * source: the one CAPTURE argument it was loaded from, or NULL; its base
- * name is what a report names the run by. */
+ * source: the name a report gives the run of the one CAPTURE it was
+ * loaded from (its base name), or NULL. */
 void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
 		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b);
 

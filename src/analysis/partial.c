@@ -393,29 +393,7 @@ void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis 
 	put_s(root, "format", TFD_PARTIAL_FORMAT);
 	put_i(root, "version", TFD_PARTIAL_VERSION);
 	put_s(root, "run", a->run);
-	if (source) {
-		/* the base name, as a report names a run by its CAPTURE */
-		size_t n = strlen(source);
-		const char *e, *st;
-
-		while (n > 1 && source[n - 1] == '/')
-			n--;
-		e = source + n;
-		for (st = e; st > source && st[-1] != '/';)
-			st--;
-		if (st == e) /* "/" */
-			st = source;
-		{
-			char *nm = xmalloc((size_t)(e - st) + 1);
-
-			memcpy(nm, st, (size_t)(e - st));
-			nm[e - st] = '\0';
-			put_s(root, "source", nm);
-			free(nm);
-		}
-	} else {
-		put_s(root, "source", NULL);
-	}
+	put_s(root, "source", source);
 	o = cJSON_AddObjectToObject(root, "options");
 	put_b(o, "no_warmup", opts && opts->no_warmup);
 	put_b(o, "rank_set", opts && opts->rank_set);

@@ -147,7 +147,11 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		goto out;
 	}
 	if (rx->partial) {
-		tfd_partial_write(cap, an, rx->ao, npaths == 1 ? paths[0] : NULL, b);
+		char tmp[512];
+
+		tfd_partial_write(
+		    cap, an, rx->ao,
+		    npaths == 1 ? tfd_cli_base_name(paths[0], tmp, sizeof(tmp)) : NULL, b);
 		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
 			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
 		goto out;

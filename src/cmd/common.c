@@ -24,6 +24,18 @@ int tfd_cli_report(const struct tfd_err *err)
 	return tfd_status_exit_code(err->status ? err->status : TFD_E_INTERNAL);
 }
 
+const char *tfd_cli_base_name(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+	const char *s;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	snprintf(buf, len, "%.*s", (int)n, path);
+	s = strrchr(buf, '/');
+	return s ? s + 1 : buf;
+}
+
 void tfd_cli_note(const char *host, const char *msg)
 {
 	char h[1024], m[4096];

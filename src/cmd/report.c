@@ -81,18 +81,6 @@ static bool iso8601(const char *t)
 	       isdigit((unsigned char)p[5]) && p[6] == '\0';
 }
 
-static const char *base_of(const char *path, char *buf, size_t len)
-{
-	size_t n = strlen(path);
-	const char *s;
-
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	snprintf(buf, len, "%.*s", (int)n, path);
-	s = strrchr(buf, '/');
-	return s ? s + 1 : buf;
-}
-
 /* The SVG of gvc without its XML prolog and doctype, to inline in HTML. */
 static char *inline_svg(const struct tfd_analysis *a)
 {
@@ -258,13 +246,13 @@ int cmd_report(int argc, char **argv)
 		for (size_t k = 0; !quiet && k < jd[i].an->ndiags; k++)
 			tfd_cli_note(jd[i].an->diags[k].host, jd[i].an->diags[k].msg);
 		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
-			 jobname ? jobname : base_of(path, tmp, sizeof(tmp)));
+			 jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
 		jobs[i].name = jd[i].name;
 		jobs[i].analysis = jd[i].an;
 		jobs[i].findings = &jd[i].findings;
 		runname = jd[i].an->run	   ? jd[i].an->run
 			  : jd[i].cap->run ? jd[i].cap->run
-					   : base_of(path, tmp, sizeof(tmp));
+					   : tfd_cli_base_name(path, tmp, sizeof(tmp));
 		tfd_nightly_record(&jobs[i], runname, path, now);
 		jobs[i].critpath_svg = inline_svg(jd[i].an);
 	}
