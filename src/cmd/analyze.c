@@ -76,6 +76,7 @@ struct run_ctx {
 	const struct tfd_ruleset *rules;
 	const char *format, *mode, *fail_on, *outpath;
 	int fail_sev, quiet, partial;
+	bool merging; /* the inputs are partial results (checked once, in main) */
 };
 
 /* All of paths are partial results (0), none are (1), or a mix (-1). */
@@ -99,7 +100,7 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 	struct tfd_err err = {0};
 	int rc = 0;
 
-	if (partial_inputs(paths, npaths) == 0) {
+	if (rx->merging) {
 		if (tfd_partial_merge(paths, npaths, rx->ao, &cap, &an, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
@@ -202,7 +203,7 @@ static int analyze_main(int argc, char **argv, int merge)
 	const char *rules_dir = NULL;
 	struct tfd_ruleset *rules = NULL;
 	int fail_sev = -1;
-	int c, rc = 0, quiet = 0, partial = 0;
+	int c, rc = 0, quiet = 0, partial = 0, inputs;
 	const char *cmd = merge ? "merge" : "analyze";
 
 	optind = 1;
@@ -303,7 +304,8 @@ static int analyze_main(int argc, char **argv, int merge)
 				     "--partial writes the partial result only: no "
 				     "--mode, --all-runs, --format, --rules or --fail-on "
 				     "(give those to merge)");
-	switch (partial_inputs((const char *const *)argv + optind, (size_t)(argc - optind))) {
+	inputs = partial_inputs((const char *const *)argv + optind, (size_t)(argc - optind));
+	switch (inputs) {
 	case -1:
 		return tfd_cli_usage(cmd,
 				     "give either captures or *.partial.json partials, not both");
@@ -337,6 +339,7 @@ static int analyze_main(int argc, char **argv, int merge)
 	run.quiet = quiet;
 	run.outpath = outpath;
 	run.partial = partial;
+	run.merging = inputs == 0;
 	tfd_buf_init(&b);
 	if (!all_runs) {
 		rc = analyze_one(&run, (const char *const *)argv + optind, (size_t)(argc - optind),
