@@ -23,10 +23,10 @@
 
 enum tfd_ev_kind {
 	TFD_EV_OTHER = 0,
-	TFD_EV_ITERATOR, /* "Iterator" or "Iterator::..." (long name) */
-	TFD_EV_PRODUCE,	 /* PrefetchProduce, ParallelMapProduce, ... */
-	TFD_EV_CONSUME,	 /* PrefetchConsume, ParallelMapConsume, ... */
-	TFD_EV_GETNEXT,	 /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
+	TFD_EV_ITERATOR,  /* "Iterator" or "Iterator::..." (long name) */
+	TFD_EV_PRODUCE,   /* PrefetchProduce, ParallelMapProduce, ... */
+	TFD_EV_CONSUME,   /* PrefetchConsume, ParallelMapConsume, ... */
+	TFD_EV_GETNEXT,   /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
 	/* a dataset's user function: InstantiatedCapturedFunction::Run,
 	 * ::RunAsync, ...; its `id` stat is the function's step id */
 	TFD_EV_FUNCTION,
@@ -54,13 +54,13 @@ struct tfd_event {
 	int64_t start_ns;
 	int64_t dur_ns;
 	const char *name; /* interned; the long name for iterators */
-	uint64_t id;	  /* iterator id, full 64-bit pattern */
+	uint64_t id;      /* iterator id, full 64-bit pattern */
 	union {
 		uint64_t parent_id;  /* iterators (TFD_EVF_PARENT) */
 		uint64_t element_id; /* Produce/Consume (TFD_EVF_ELEMENT) */
 	};
 	struct tfd_param *params; /* iterator parameters (parallelism, ...) */
-	uint32_t thread;	  /* index into host->threads */
+	uint32_t thread;          /* index into host->threads */
 	uint16_t nparams;
 	uint8_t kind;  /* enum tfd_ev_kind */
 	uint8_t flags; /* enum tfd_ev_flag */
@@ -101,10 +101,10 @@ struct tfd_host {
 	size_t nplanes;
 	struct tfd_thread *threads;
 	size_t nthreads;
-	size_t nevents;		/* kept events on all threads */
-	size_t niterators;	/* iterator events */
-	size_t nproduce;	/* Produce + Consume events */
-	bool has_host_plane;	/* a "/host:CPU" plane or process was found */
+	size_t nevents;      /* kept events on all threads */
+	size_t niterators;   /* iterator events */
+	size_t nproduce;     /* Produce + Consume events */
+	bool has_host_plane; /* a "/host:CPU" plane or process was found */
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
@@ -129,7 +129,7 @@ struct tfd_load_opts {
 	/* tighter limits (0: the defaults below), e.g. for fuzzing */
 	size_t max_events;   /* kept events per host */
 	size_t max_inflated; /* bytes after gzip decompression */
-	int jobs;	     /* files read at once (0: one per core, at most 8) */
+	int jobs;            /* files read at once (0: one per core, at most 8) */
 	/* shard_count > 0: of the host files discovery chose (in host order),
 	 * load only those whose index k has k % shard_count == shard_index;
 	 * the discovery notes are kept whole (fleet tasks: analyze --partial
