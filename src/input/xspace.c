@@ -716,39 +716,25 @@ bad:
  * are searched for function events. The name (field 2) precedes the events
  * (field 4) as TensorFlow serializes a line: read up to the first event. A
  * line without a name is searched. */
+static int tfdata_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	bool *yes = ctx;
+
+	(void)v;
+	if (wt != 2 || (field != 2 && field != 4))
+		return 0;
+	/* the name decides; events before a name: search the line */
+	if (field == 2)
+		*yes = s.len == 0 || (s.len >= 7 && memcmp(s.p, "tf_data", 7) == 0);
+	return 1;
+}
+
 static bool tfdata_line(struct span line)
 {
-	const uint8_t *p = line.p, *end = line.p + line.len;
+	bool yes = true; /* also for a malformed line: search it */
 
-	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			return true;
-		p += n;
-		if ((k & 7) == 0) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				return true;
-			p += n;
-		} else if ((k & 7) == 2) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				return true;
-			p += n;
-			if ((k >> 3) == 2)
-				return x == 0 || (x >= 7 && memcmp(p, "tf_data", 7) == 0);
-			if ((k >> 3) == 4)
-				return true; /* events before a name: search it */
-			p += x;
-		} else if ((k & 7) == 1 || (k & 7) == 5) {
-			p += (k & 7) == 1 ? 8 : 4;
-		} else {
-			return true;
-		}
-	}
-	return true;
+	walk(line.p, line.len, tfdata_field, &yes);
+	return yes;
 }
 
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
