@@ -59,7 +59,7 @@ struct tfd_event {
 		uint64_t parent_id;  /* iterators (TFD_EVF_PARENT) */
 		uint64_t element_id; /* Produce/Consume (TFD_EVF_ELEMENT) */
 	};
-	struct tfd_param *params; /* iterator parameters (parallelism, ...) */
+	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 	uint32_t thread;          /* index into host->threads */
 	uint16_t nparams;
 	uint8_t kind;  /* enum tfd_ev_kind */
@@ -129,7 +129,12 @@ struct tfd_load_opts {
 	/* tighter limits (0: the defaults below), e.g. for fuzzing */
 	size_t max_events;   /* kept events per host */
 	size_t max_inflated; /* bytes after gzip decompression */
-	int jobs;            /* files read at once (0: one per core, at most 8) */
+	/* threads that read (0: one per core the process may use, at most 8):
+	 * files at once, and the lines of one host plane in blocks of about
+	 * block_bytes (0: 4 MiB; a plane of less than two blocks is read on
+	 * one thread) */
+	int jobs;
+	size_t block_bytes;
 	/* shard_count > 0: of the host files discovery chose (in host order),
 	 * load only those whose index k has k % shard_count == shard_index;
 	 * the discovery notes are kept whole (fleet tasks: analyze --partial

@@ -656,6 +656,7 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 {
 	const cJSON *ps = field(r, o, "params"), *kv;
 	struct tfd_event *e;
+	struct tfd_param *params;
 	int n;
 
 	if (!ps || cJSON_IsNull(ps))
@@ -668,7 +669,8 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 	e = tfd_arena_alloc(&r->cap->arena, sizeof(*e));
 	memset(e, 0, sizeof(*e));
 	e->kind = TFD_EV_ITERATOR;
-	e->params = n ? tfd_arena_alloc(&r->cap->arena, (size_t)n * sizeof(*e->params)) : NULL;
+	params = n ? tfd_arena_alloc(&r->cap->arena, (size_t)n * sizeof(*params)) : NULL;
+	e->params = params;
 	cJSON_ArrayForEach (kv, ps) {
 		const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
 
@@ -677,8 +679,8 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 			rd_fail(r, "params", "is not a list of [key, value] pairs");
 			return NULL;
 		}
-		e->params[e->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
-		e->params[e->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+		params[e->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
+		params[e->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
 		e->nparams++;
 	}
 	return e;

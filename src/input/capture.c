@@ -30,9 +30,20 @@ struct host_build {
 
 /* The capture with its private parts; tfd_capture_new() allocates this and
  * hands out &pub (the first member). */
+/* A parameter array is shared by every event with the same parameters (an
+ * iterator's calls repeat them millions of times): `result` is the array
+ * `prev` (of length n) with (key, val) appended; all strings are interned. */
+struct pcons {
+	const struct tfd_param *prev, *result;
+	const char *key, *val;
+	int next; /* the previous record with the same hash, -1 */
+};
+
 struct capture_impl {
 	struct tfd_capture pub;
 	VEC(struct host_build) hb;    /* parallel to pub.hosts while building */
+	struct imap pcons_head;       /* hash(prev, key, val) -> newest record */
+	VEC(struct pcons) pcons;
 	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
 					  * arenas hold those hosts' strings */
 };
@@ -41,6 +52,9 @@ static struct capture_impl *impl(struct tfd_capture *cap)
 {
 	return (struct capture_impl *)cap;
 }
+
+static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+					  uint16_t n, const char *key, const char *val);
 
 static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_host *h)
 {
@@ -83,6 +97,8 @@ void tfd_capture_free(struct tfd_capture *cap)
 	for (size_t i = 0; i < ci->hb.n; i++)
 		build_release(&ci->hb.v[i]);
 	vec_free(&ci->hb);
+	imap_free(&ci->pcons_head);
+	vec_free(&ci->pcons);
 	for (size_t i = 0; i < ci->parts.n; i++)
 		tfd_capture_free(ci->parts.v[i]);
 	vec_free(&ci->parts);
@@ -169,13 +185,10 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	return TFD_EV_OTHER;
 }
 
-struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
-				     const char *name, int64_t start_ns, int64_t dur_ns)
+/* Room for the events of thread `thread` in the builder's capacities
+ * (threads added since are exactly full: their arrays have no slack). */
+static void cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t thread)
 {
-	struct tfd_thread *t = &h->threads[thread];
-	struct host_build *b = build_of(cap, h);
-	struct tfd_event *e;
-
 	if (b->ncap <= thread) {
 		size_t n = h->nthreads > thread ? h->nthreads : thread + 1;
 
@@ -184,6 +197,17 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 			b->ev_cap[i] = h->threads[i].nevents; /* unknown: exactly full */
 		b->ncap = n;
 	}
+}
+
+struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
+					uint32_t thread, const char *name, enum tfd_ev_kind kind,
+					int64_t start_ns, int64_t dur_ns)
+{
+	struct tfd_thread *t = &h->threads[thread];
+	struct host_build *b = build_of(cap, h);
+	struct tfd_event *e;
+
+	cap_cover(b, h, thread);
 	if (t->nevents == b->ev_cap[thread]) {
 		/* 1.5x: less slack than doubling for the millions kept from big captures */
 		size_t nc = b->ev_cap[thread] ? b->ev_cap[thread] + b->ev_cap[thread] / 2 : 64;
@@ -193,17 +217,91 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 	}
 	e = &t->events[t->nevents++];
 	memset(e, 0, sizeof(*e));
-	e->name = tfd_arena_intern_cstr(&cap->arena, name);
-	e->kind = (uint8_t)tfd_event_kind_of(e->name);
+	e->name = name;
+	e->kind = (uint8_t)kind;
 	e->start_ns = start_ns;
 	e->dur_ns = dur_ns;
 	e->thread = thread;
 	h->nevents++;
-	if (e->kind == TFD_EV_ITERATOR)
+	if (kind == TFD_EV_ITERATOR)
 		h->niterators++;
-	else if (e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME)
+	else if (kind == TFD_EV_PRODUCE || kind == TFD_EV_CONSUME)
 		h->nproduce++;
 	return e;
+}
+
+struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
+				     const char *name, int64_t start_ns, int64_t dur_ns)
+{
+	name = tfd_arena_intern_cstr(&cap->arena, name);
+	return tfd_host_add_event_as(cap, h, thread, name, tfd_event_kind_of(name), start_ns,
+				     dur_ns);
+}
+
+/* A parameter array of part's arena rebuilt from cap's shared arrays. */
+static const struct tfd_param *param_move(struct tfd_capture *cap, struct imap *done,
+					  const struct tfd_param *pp, uint16_t n)
+{
+	const struct tfd_param *q = NULL;
+	size_t v;
+
+	if (imap_get(done, (uint64_t)(uintptr_t)pp, &v))
+		return (const struct tfd_param *)(uintptr_t)v;
+	for (uint16_t i = 0; i < n; i++)
+		q = param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, pp[i].key),
+			       tfd_arena_intern_cstr(&cap->arena, pp[i].val));
+	imap_put(done, (uint64_t)(uintptr_t)pp, (size_t)(uintptr_t)q);
+	return q;
+}
+
+void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
+{
+	struct tfd_host *ph = &part->hosts[0];
+	struct host_build *pb = build_of(part, ph);
+	struct imap done = {0};
+
+	for (size_t t = 0; t < ph->nthreads; t++) {
+		struct tfd_thread *src = &ph->threads[t];
+		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
+		struct tfd_thread *dst = &h->threads[idx];
+		struct host_build *b = build_of(cap, h);
+
+		for (size_t k = 0; k < src->nevents; k++) {
+			struct tfd_event *e = &src->events[k];
+
+			e->thread = idx;
+			if (e->nparams)
+				e->params = param_move(cap, &done, e->params, e->nparams);
+		}
+		cap_cover(b, h, idx);
+		if (!dst->nevents) {
+			/* the usual case, one line per thread: the array moves */
+			free(dst->events);
+			dst->events = src->events;
+			dst->nevents = src->nevents;
+			b->ev_cap[idx] = t < pb->ncap ? pb->ev_cap[t] : src->nevents;
+		} else if (src->nevents) {
+			dst->events = xrealloc(dst->events,
+					       (dst->nevents + src->nevents) * sizeof(*dst->events));
+			memcpy(dst->events + dst->nevents, src->events,
+			       src->nevents * sizeof(*src->events));
+			dst->nevents += src->nevents;
+			b->ev_cap[idx] = dst->nevents;
+			free(src->events);
+		}
+		src->events = NULL;
+		src->nevents = 0;
+	}
+	h->nevents += ph->nevents;
+	h->niterators += ph->niterators;
+	h->nproduce += ph->nproduce;
+	ph->nevents = ph->niterators = ph->nproduce = 0;
+	for (size_t i = 0; i < ph->nsteps; i++)
+		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
+			      ph->steps[i].end_ns);
+	if (ph->span_start_ns <= ph->span_end_ns)
+		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
+	imap_free(&done);
 }
 
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
@@ -235,24 +333,57 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		h->steps[idx].end_ns = end_ns;
 }
 
-static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key, const char *val)
+/* The shared array of prev[0..n) followed by (key, val); key and val are
+ * interned, so records compare by pointer. */
+static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+					  uint16_t n, const char *key, const char *val)
 {
+	struct capture_impl *ci = impl(cap);
+	uint64_t h = imap_hash((uint64_t)(uintptr_t)prev ^
+			       imap_hash((uint64_t)(uintptr_t)key ^
+					 imap_hash((uint64_t)(uintptr_t)val)));
+	size_t head;
+	int next = -1;
 	struct tfd_param *p;
 
+	if (imap_get(&ci->pcons_head, h, &head)) {
+		for (int j = (int)head; j >= 0; j = ci->pcons.v[j].next) {
+			const struct pcons *r = &ci->pcons.v[j];
+
+			if (r->prev == prev && r->key == key && r->val == val)
+				return r->result;
+		}
+		next = (int)head;
+	}
+	p = tfd_arena_alloc(&cap->arena, (n + 1u) * sizeof(*p));
+	if (n)
+		memcpy(p, prev, n * sizeof(*p));
+	p[n].key = key;
+	p[n].val = val;
+	vec_push(&ci->pcons, ((struct pcons){prev, p, key, val, next}));
+	imap_put(&ci->pcons_head, h, ci->pcons.n - 1);
+	return p;
+}
+
+static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key, const char *val)
+{
+	const struct tfd_param *p = NULL;
+
+	key = tfd_arena_intern_cstr(&cap->arena, key);
+	val = tfd_arena_intern_cstr(&cap->arena, val);
 	for (uint16_t i = 0; i < e->nparams; i++) {
-		if (strcmp(e->params[i].key, key) == 0) {
-			e->params[i].val = tfd_arena_intern_cstr(&cap->arena, val);
+		if (e->params[i].key == key) {
+			/* a repeated key: the array with this value in its place */
+			for (uint16_t j = 0; j < e->nparams; j++)
+				p = param_cons(cap, p, j, e->params[j].key,
+					       j == i ? val : e->params[j].val);
+			e->params = p;
 			return;
 		}
 	}
 	if (e->nparams >= TFD_MAX_PARAMS)
 		return;
-	p = tfd_arena_alloc(&cap->arena, (e->nparams + 1u) * sizeof(*p));
-	if (e->nparams)
-		memcpy(p, e->params, e->nparams * sizeof(*p));
-	p[e->nparams].key = tfd_arena_intern_cstr(&cap->arena, key);
-	p[e->nparams].val = tfd_arena_intern_cstr(&cap->arena, val);
-	e->params = p;
+	e->params = param_cons(cap, e->params, e->nparams, key, val);
 	e->nparams++;
 }
 

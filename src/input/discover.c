@@ -4,11 +4,13 @@
  * refused, TensorBoard log directories and run directories expanded, and
  * several files read at once. Calls the readers; the model they build is
  * in capture.c. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,6 +751,19 @@ out:
 
 /* ---- reading several files at once ---------------------------------------- */
 
+size_t tfd_cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	/* the cores this process may run on (taskset, cgroups' cpusets), not
+	 * the machine's */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (size_t)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (size_t)n : 1;
+}
+
 struct job {
 	const char *path;
 	const struct tfd_load_opts *opts;
@@ -796,9 +811,9 @@ static void *worker(void *arg)
 static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nthreads =
-	    opts && opts->jobs > 0 ? (size_t)opts->jobs : (size_t)(cores > 0 ? cores : 1);
+	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+	size_t nthreads = cores;
+	struct tfd_load_opts sub;
 	struct pool pl;
 	pthread_t th[8];
 	size_t started = 0;
@@ -829,9 +844,15 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 	pl.n = n;
 	pl.progress = opts ? opts->progress : NULL;
 	pthread_mutex_init(&pl.mu, NULL);
+	/* the cores left over go to the lines of each file */
+	if (opts)
+		sub = *opts;
+	else
+		memset(&sub, 0, sizeof(sub));
+	sub.jobs = (int)(cores / nthreads ? cores / nthreads : 1);
 	for (size_t i = 0; i < n; i++) {
 		pl.jobs[i].path = files[i];
-		pl.jobs[i].opts = opts;
+		pl.jobs[i].opts = &sub;
 	}
 	for (size_t t = 0; t < nthreads; t++)
 		if (pthread_create(&th[t], NULL, worker, &pl) == 0)

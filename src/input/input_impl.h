@@ -79,6 +79,23 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
+/* tfd_host_add_event() for a name already interned in cap's arena (or in
+ * an arena that outlives cap's use of it) and its kind known: the readers
+ * classify each metadata name once, not each event. */
+struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
+					uint32_t thread, const char *name, enum tfd_ev_kind kind,
+					int64_t start_ns, int64_t dur_ns);
+
+/* Move the events, threads, steps and span of part's one host into h, as if
+ * they had been added to h after its own (threads by id, in part's order).
+ * Event names must already be strings of cap (or outlive it); parameter
+ * arrays and thread names are rebuilt in cap. part keeps its arena and is
+ * freed by the caller. */
+void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
+
+/* The cores this process may run on (discover.c). */
+size_t tfd_cpu_count(void);
+
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);
 

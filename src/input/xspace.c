@@ -7,6 +7,7 @@
  * its events are copied into the capture model.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -551,7 +552,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		if (h->nevents >= tfd_max_events(sc->opts))
 			return tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
 					tfd_max_events(sc->opts));
-		e = tfd_host_add_event(sc->cap, h, th, m.name, start_ns, end_ns - start_ns);
+		e = tfd_host_add_event_as(sc->cap, h, th, m.name, (enum tfd_ev_kind)m.kind,
+					  start_ns, end_ns - start_ns);
 	}
 	/* the stats: all of them for a kept event, only group_id (the step it
 	 * belongs to) for the others */
@@ -737,6 +739,402 @@ static bool tfdata_line(struct span line)
 	return yes;
 }
 
+/* ---- the lines of a host plane on several threads ------------------------
+ *
+ * The plane is cut into pieces: a whole line, or for a line longer than a
+ * block (one thread's line can hold most of a plane) a run of its events,
+ * cut at event boundaries found by a framing-only pass over the line. The
+ * pieces are grouped into blocks of about the same size, several per
+ * thread. Each block is read into a capture of its own by the scan above,
+ * sharing the plane's metadata read-only (event names are the main
+ * capture's strings), and the blocks are then moved into the host in order:
+ * the host gets what reading the lines one by one gives. */
+
+struct piece {
+	size_t line;
+	const uint8_t *p, *end; /* the bytes it reads */
+	const uint8_t *line_start, *line_end;
+	bool whole;         /* the line itself: scan_line() reads it */
+	int64_t id, ts_ns;  /* a part of a line: the line's header */
+	struct span name;
+};
+
+/* What reading a part of a line found out (one per piece). */
+struct piece_out {
+	/* its last field ran past the next part's start, or it holds a
+	 * timestamp after the line's header (that changes the times of the
+	 * events after it: only a reading of the whole line gets that right) */
+	bool misaligned;
+	struct span display_name;
+};
+
+typedef VEC(struct piece) piece_vec;
+
+struct block {
+	size_t first, last; /* pieces [first, last) */
+	struct tfd_capture *cap;
+	struct tfd_err err;
+	enum tfd_status st;
+};
+
+struct block_pool {
+	const struct scan *proto;
+	const char *host_name;
+	const struct piece *pc;
+	struct piece_out *po;
+	struct block *b;
+	size_t n, next, failed; /* failed: the lowest failed block, else n */
+	pthread_mutex_t mu;
+};
+
+/* The events of a part of a line. Its start is a guess (see find_cut) that
+ * the part before it confirms: that part must end exactly where this one
+ * starts, else it is marked misaligned and the plane is read again on one
+ * thread. A field may run past the part's end up to the line's end. */
+static enum tfd_status scan_piece(struct scan *sc, const struct piece *pc, struct piece_out *po,
+				  struct tfd_err *err)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	const uint8_t *p = pc->p, *end = pc->line_end;
+	bool events = false;
+	char name[256];
+	size_t nl = pc->name.len < sizeof(name) - 1 ? pc->name.len : sizeof(name) - 1;
+	uint32_t th;
+
+	memcpy(name, pc->name.p ? (const char *)pc->name.p : "", nl);
+	name[nl] = '\0';
+	th = tfd_host_thread(sc->cap, h, pc->id, name);
+	if (pc->ts_ns > (int64_t)TFD_MAX_TIME_NS || pc->ts_ns < -(int64_t)TFD_MAX_TIME_NS)
+		return tfd_fail(err, TFD_E_FORMAT, "line timestamp_ns %" PRId64 " out of range",
+				pc->ts_ns);
+	while (p < pc->end) {
+		uint64_t k = 0, x = 0;
+		size_t n = tfd_pb_varint(p, end, &k);
+
+		if (!n)
+			goto bad;
+		p += n;
+		switch (k & 7) {
+		case 0:
+			n = tfd_pb_varint(p, end, &x);
+			if (!n)
+				goto bad;
+			p += n;
+			if ((k >> 3) == 3 && (events || pc->p != pc->line_start))
+				po->misaligned = true;
+			break;
+		case 1:
+		case 5:
+			if ((size_t)(end - p) < ((k & 7) == 1 ? 8u : 4u))
+				goto bad;
+			p += (k & 7) == 1 ? 8 : 4;
+			break;
+		case 2:
+			n = tfd_pb_varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				goto bad;
+			p += n;
+			if ((k >> 3) == 4) {
+				enum tfd_status st = scan_event(sc, th, pc->ts_ns, p, p + x, err);
+
+				events = true;
+
+				if (st)
+					return st;
+				if (sc->mapped && p > sc->released + (4u << 20))
+					release_pages(&sc->released, p);
+			} else if ((k >> 3) == 11 && x > 0) {
+				po->display_name = (struct span){p, (size_t)x};
+			}
+			p += x;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	po->misaligned |= p != pc->end;
+	return TFD_OK;
+bad:
+	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
+}
+
+static void read_block(struct block_pool *bp, struct block *bl)
+{
+	struct scan sc = *bp->proto;
+
+	sc.cap = bl->cap = tfd_capture_new();
+	tfd_capture_add_host(sc.cap, bp->host_name);
+	sc.host_idx = 0;
+	sc.released = bp->pc[bl->first].p;
+	for (size_t i = bl->first; i < bl->last; i++) {
+		const struct piece *pc = &bp->pc[i];
+
+		if (pc->whole)
+			bl->st = scan_line(&sc, (struct span){pc->p, (size_t)(pc->end - pc->p)},
+					   &bl->err);
+		else
+			bl->st = scan_piece(&sc, pc, &bp->po[i], &bl->err);
+		if (bl->st) {
+			tfd_err_prefix(&bl->err, "line %zu", pc->line);
+			return;
+		}
+		if (sc.mapped)
+			release_pages(&sc.released, pc->end);
+	}
+}
+
+static void *block_worker(void *arg)
+{
+	struct block_pool *bp = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&bp->mu);
+		i = bp->next++;
+		if (i > bp->failed)
+			i = bp->n; /* an earlier block failed: the rest is not needed */
+		pthread_mutex_unlock(&bp->mu);
+		if (i >= bp->n)
+			return NULL;
+		read_block(bp, &bp->b[i]);
+		if (bp->b[i].st) {
+			pthread_mutex_lock(&bp->mu);
+			if (i < bp->failed)
+				bp->failed = i;
+			pthread_mutex_unlock(&bp->mu);
+		}
+	}
+}
+
+/* Does an XEvent's field look like one: metadata_id, offset_ps,
+ * duration_ps, num_occurrences (varints) or a stat (a message)? Counts
+ * offset_ps, which an XStat cannot hold as a varint (its field 2 is a
+ * double): the stats of an event are not taken for events. */
+static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	int *offsets = ctx;
+
+	(void)v;
+	(void)s;
+	if (wt == 0 && (field == 1 || field == 2 || field == 3 || field == 5)) {
+		*offsets += field == 2;
+		return 0;
+	}
+	return !(wt == 2 && field == 4);
+}
+
+/* Is p (before end) the start of `need` events in a row, or of fewer that
+ * end the line? An event is field 4 of a line: tag 0x22, a length, and a
+ * message of event fields with an offset. */
+static bool events_at(const uint8_t *p, const uint8_t *end, int need)
+{
+	for (int i = 0; i < need && p < end; i++) {
+		uint64_t x;
+		size_t n;
+		int offsets = 0;
+
+		if (*p != 0x22)
+			return false;
+		n = tfd_pb_varint(p + 1, end, &x);
+		if (!n || x > (uint64_t)(end - p - 1 - n) ||
+		    walk(p + 1 + n, (size_t)x, event_field, &offsets) != SIZE_MAX || offsets != 1)
+			return false;
+		p += 1 + n + x;
+	}
+	return true;
+}
+
+/* A likely event boundary at or after `from` (before end), or NULL: a
+ * guess, confirmed when the part before it ends there. Looks at most 64 KiB
+ * ahead. */
+static const uint8_t *find_cut(const uint8_t *from, const uint8_t *end)
+{
+	const uint8_t *lim = end - from > (65536 + 1) ? from + 65536 : end - 1;
+
+	for (const uint8_t *p = from; p < lim; p++) {
+		p = memchr(p, 0x22, (size_t)(lim - p));
+		if (!p)
+			return NULL;
+		if (events_at(p, end, 8))
+			return p;
+	}
+	return NULL;
+}
+
+/* The header of a line (id, name, timestamp) when it comes before the
+ * events, and where the events start; false otherwise. */
+static bool line_head(struct span ln, struct piece *pc)
+{
+	const uint8_t *p = ln.p, *end = ln.p + ln.len;
+
+	while (p < end) {
+		uint64_t k, x;
+		size_t n = tfd_pb_varint(p, end, &k);
+
+		if (!n)
+			return false;
+		if ((k >> 3) == 4)
+			return (k & 7) == 2;
+		p += n;
+		if ((k & 7) == 0) {
+			if (!(n = tfd_pb_varint(p, end, &x)))
+				return false;
+			p += n;
+			if ((k >> 3) == 1)
+				pc->id = (int64_t)x;
+			else if ((k >> 3) == 3)
+				pc->ts_ns = (int64_t)x;
+		} else if ((k & 7) == 2) {
+			if (!(n = tfd_pb_varint(p, end, &x)) || x > (uint64_t)(end - p - n))
+				return false;
+			p += n;
+			if ((k >> 3) == 2)
+				pc->name = (struct span){p, (size_t)x};
+			p += x;
+		} else {
+			return false;
+		}
+	}
+	return false;
+}
+
+/* The pieces and blocks of sc's lines, or 0 when one thread reads them. */
+static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **out)
+{
+	const struct tfd_load_opts *o = sc->opts;
+	size_t nthreads = o && o->jobs > 0 ? (size_t)o->jobs : tfd_cpu_count();
+	size_t min_bytes = o && o->block_bytes ? o->block_bytes : (size_t)4 << 20;
+	size_t total = 0, want, acc = 0, n = 0;
+	struct block *b;
+
+	if (nthreads > 8)
+		nthreads = 8;
+	for (size_t i = 0; i < sc->lines.n; i++)
+		total += sc->lines.v[i].len;
+	if (nthreads < 2 || total < 2 * min_bytes)
+		return 0;
+	want = total / (4 * nthreads);
+	if (want < min_bytes)
+		want = min_bytes;
+	for (size_t i = 0; i < sc->lines.n; i++) {
+		struct span ln = sc->lines.v[i];
+		struct piece whole = {i, ln.p, ln.p + ln.len, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
+		struct piece head;
+		size_t before = pcs->n;
+
+		memset(&head, 0, sizeof(head));
+
+		if (ln.len >= 2 * want && line_head(ln, &head)) {
+			/* parts of about `want` bytes from guessed event boundaries */
+			const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
+
+			head.whole = false;
+			head.line = i;
+			head.line_start = ln.p;
+			head.line_end = end;
+			while (end - at >= (ptrdiff_t)(2 * want) && (cut = find_cut(at + want, end))) {
+				head.p = at;
+				head.end = cut;
+				vec_push(pcs, head);
+				at = cut;
+			}
+			if (pcs->n > before) {
+				head.p = at;
+				head.end = end;
+				vec_push(pcs, head);
+			}
+		}
+		if (pcs->n == before)
+			vec_push(pcs, whole);
+	}
+	b = xcalloc(pcs->n + 1, sizeof(*b));
+	for (size_t i = 0; i < pcs->n; i++) {
+		if (!acc)
+			b[n].first = i;
+		acc += (size_t)(pcs->v[i].end - pcs->v[i].p);
+		if (acc >= want || i + 1 == pcs->n) {
+			b[n++].last = i + 1;
+			acc = 0;
+		}
+	}
+	if (n < 2) {
+		free(b);
+		return 0;
+	}
+	*out = b;
+	return n;
+}
+
+/* Read the blocks on up to `jobs` threads and move them into the host in
+ * order. *redo: a guessed cut was wrong (the host is untouched; read the
+ * plane on one thread). */
+static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *pc, size_t npc,
+					   struct block *b, size_t n, bool *redo,
+					   struct tfd_err *err)
+{
+	struct tfd_host *h;
+	struct block_pool bp;
+	pthread_t th[8];
+	size_t nthreads = sc->opts && sc->opts->jobs > 0 ? (size_t)sc->opts->jobs : tfd_cpu_count(),
+	       started = 0, limit = tfd_max_events(sc->opts);
+	enum tfd_status st = TFD_OK;
+
+	memset(&bp, 0, sizeof(bp));
+	bp.proto = sc;
+	bp.host_name = sc->cap->hosts[sc->host_idx].name;
+	bp.pc = pc;
+	bp.po = xcalloc(npc + 1, sizeof(*bp.po));
+	bp.b = b;
+	bp.n = bp.failed = n;
+	pthread_mutex_init(&bp.mu, NULL);
+	if (nthreads > 8)
+		nthreads = 8;
+	/* this thread is one of the readers */
+	for (size_t t = 0; t + 1 < nthreads && t + 1 < n; t++)
+		if (pthread_create(&th[t], NULL, block_worker, &bp) == 0)
+			started++;
+	block_worker(&bp);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&bp.mu);
+	*redo = false;
+	for (size_t i = 0; i < npc; i++)
+		*redo |= bp.po[i].misaligned;
+	for (size_t i = 0; i < n; i++) {
+		if (!*redo && !st && b[i].st) {
+			st = b[i].st;
+			*err = b[i].err;
+		}
+		if (!*redo && !st && b[i].cap) {
+			h = &sc->cap->hosts[sc->host_idx];
+			if (h->nevents + b[i].cap->hosts[0].nevents > limit) {
+				st = tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
+					      limit);
+				tfd_err_prefix(err, "line %zu", pc[b[i].first].line);
+			} else {
+				tfd_host_absorb(sc->cap, h, b[i].cap);
+			}
+			/* a part that held the line's display_name renames its thread,
+			 * as the name's arrival does when the line is read whole */
+			for (size_t k = b[i].first; !st && k < b[i].last; k++)
+				if (bp.po[k].display_name.len) {
+					char name[256];
+					struct span dn = bp.po[k].display_name;
+					size_t nl = dn.len < sizeof(name) - 1 ? dn.len : sizeof(name) - 1;
+					uint32_t t = tfd_host_thread(sc->cap, h, pc[k].id, NULL);
+
+					memcpy(name, dn.p, nl);
+					name[nl] = '\0';
+					h->threads[t].name = tfd_arena_intern_cstr(&sc->cap->arena, name);
+				}
+		}
+		tfd_capture_free(b[i].cap);
+	}
+	free(bp.po);
+	return st;
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       const uint8_t *file_base, struct tfd_err *err)
@@ -793,6 +1191,20 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 				release_pages(&sc.pre_released, sc.lines.v[i].p + sc.lines.v[i].len);
 		}
 		sc.prepass = false;
+	}
+	{
+		piece_vec pcs = {0};
+		struct block *blocks = NULL;
+		size_t nblocks = plan_blocks(&sc, &pcs, &blocks);
+
+		bool redo = false;
+
+		if (nblocks)
+			st = read_lines_parallel(&sc, pcs.v, pcs.n, blocks, nblocks, &redo, err);
+		free(blocks);
+		vec_free(&pcs);
+		if (nblocks && !redo)
+			goto out;
 	}
 	for (size_t i = 0; i < sc.lines.n; i++) {
 		st = scan_line(&sc, sc.lines.v[i], err);

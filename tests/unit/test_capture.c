@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -285,8 +286,160 @@ static void parallel_load_matches_sequential(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Two loads of the same bytes hold the same hosts, threads, events (with
+ * their parameters), steps and planes, in the same order. */
+static void same_capture(struct t *t, const char *what, const struct tfd_capture *a,
+			 const struct tfd_capture *b)
+{
+	T_EQ_I64(b->nhosts, a->nhosts);
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host *x = &a->hosts[i], *y = &b->hosts[i];
+
+		if (y->nthreads != x->nthreads || y->nevents != x->nevents ||
+		    y->niterators != x->niterators || y->nproduce != x->nproduce ||
+		    y->nsteps != x->nsteps || y->span_start_ns != x->span_start_ns ||
+		    y->span_end_ns != x->span_end_ns || y->nplanes != x->nplanes)
+			T_FAILF("%s: host %zu differs: threads %zu/%zu events %zu/%zu iterators "
+				"%zu/%zu produce %zu/%zu steps %zu/%zu span %lld..%lld/%lld..%lld",
+				what, i, x->nthreads, y->nthreads, x->nevents, y->nevents,
+				x->niterators, y->niterators, x->nproduce, y->nproduce, x->nsteps,
+				y->nsteps, (long long)x->span_start_ns, (long long)x->span_end_ns,
+				(long long)y->span_start_ns, (long long)y->span_end_ns);
+		for (size_t k = 0; k < x->nsteps; k++)
+			if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
+				T_FAILF("%s: step %zu differs", what, k);
+		for (size_t k = 0; k < x->nplanes; k++)
+			if (x->planes[k].nevents != y->planes[k].nevents ||
+			    strcmp(x->planes[k].name, y->planes[k].name))
+				T_FAILF("%s: plane %zu differs", what, k);
+		for (size_t th = 0; th < x->nthreads; th++) {
+			const struct tfd_thread *u = &x->threads[th], *v = &y->threads[th];
+
+			if (u->id != v->id || strcmp(u->name, v->name) || u->nevents != v->nevents)
+				T_FAILF("%s: thread %zu differs ('%s' %zu events, '%s' %zu)", what, th,
+					u->name, u->nevents, v->name, v->nevents);
+			for (size_t k = 0; k < u->nevents; k++) {
+				const struct tfd_event *e = &u->events[k], *f = &v->events[k];
+
+				if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns ||
+				    strcmp(e->name, f->name) || e->id != f->id ||
+				    e->parent_id != f->parent_id || e->kind != f->kind ||
+				    e->flags != f->flags || e->thread != f->thread ||
+				    e->nparams != f->nparams)
+					T_FAILF("%s: thread %zu event %zu differs", what, th, k);
+				for (uint16_t q = 0; q < e->nparams; q++)
+					if (strcmp(e->params[q].key, f->params[q].key) ||
+					    strcmp(e->params[q].val, f->params[q].val))
+						T_FAILF("%s: thread %zu event %zu param %u differs", what,
+							th, k, q);
+			}
+		}
+	}
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* A host plane read in blocks on 3 threads, long lines cut into parts at
+ * guessed event boundaries, gives what reading it line by line gives; and
+ * a damaged file the same error line (or the same capture). */
+static void check_blocks(struct t *t, const char *path, int damage)
+{
+	size_t len = 0;
+	uint8_t *data = slurp(path, &len);
+	struct tfd_load_opts one = {0}, three = {0};
+	unsigned seed = 12345;
+
+	T_TRUE(data != NULL);
+	one.jobs = 1;
+	three.jobs = 3;
+	three.block_bytes = 1; /* blocks of a twelfth of the plane */
+	for (int round = 0; round <= damage; round++) {
+		struct tfd_capture *a = NULL, *b = NULL;
+		struct tfd_err ea = {0}, eb = {0};
+		enum tfd_status sa, sb;
+		size_t at = 0;
+		uint8_t was = 0;
+		char what[600];
+
+		if (round) { /* one byte changed in the back nine tenths */
+			seed = seed * 1103515245u + 12345u;
+			at = len / 10 + (size_t)(seed >> 4) % (len - len / 10);
+			was = data[at];
+			data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
+		}
+		snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", path, at, round > 0);
+		sa = tfd_capture_load_mem(data, len, "h.xplane.pb", &one, &a, &ea);
+		sb = tfd_capture_load_mem(data, len, "h.xplane.pb", &three, &b, &eb);
+		if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
+			T_FAILF("%s: one thread: %d '%s', blocks: %d '%s'", what, sa, ea.msg, sb, eb.msg);
+		if (!sa)
+			same_capture(t, what, a, b);
+		tfd_capture_free(a);
+		tfd_capture_free(b);
+		if (round)
+			data[at] = was;
+	}
+	free(data);
+}
+
+static void blocks_match_lines(struct t *t)
+{
+	static const char *const specs[] = {"tests/synth/02-tfrecord-parallel-interleave.json",
+					    "tests/synth/19-large-ids.json",
+					    "tests/synth/23-device-planes.json",
+					    "tests/synth/37-pmap-function-not-captured.json",
+					    "tests/synth/40-multi-host-source-behind-pmap.json"};
+	static const char *const real[] = {
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
+	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
+	char dir[] = "/tmp/tfd-unit-XXXXXX";
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++)
+		check_blocks(t, real[i], 40);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct tfd_synth_result res;
+		struct tfd_err err = {0};
+		char out[600];
+		DIR *d;
+		struct dirent *de;
+
+		snprintf(out, sizeof(out), "%s/%zu", dir, i);
+		T_OK(tfd_synth_run(specs[i], out, 1.0, &res, &err), &err);
+		T_TRUE((d = opendir(res.run_dir)) != NULL);
+		while ((de = readdir(d)))
+			if (strstr(de->d_name, ".xplane.pb")) {
+				char f[1200];
+
+				snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
+				check_blocks(t, f, 40);
+			}
+		closedir(d);
+	}
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
+	T(blocks_match_lines),
 	T(kinds),
 	T(exec_kept_for_functions),
 	T(sort_is_stable),
