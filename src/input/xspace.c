@@ -195,12 +195,23 @@ struct scan {
 	 * read only for its step, so its other stats are skipped by id */
 	uint64_t group_mids[4];
 	int ngroup_mids; /* -1: more than fit, parse every stat */
+	/* the same for "id" stats, looked for in executor chunks */
+	uint64_t id_mids[4];
+	int nid_mids;
 };
 
 static bool is_group_mid(const struct scan *sc, uint64_t mid)
 {
 	for (int i = 0; i < sc->ngroup_mids; i++)
 		if (sc->group_mids[i] == mid)
+			return true;
+	return false;
+}
+
+static bool is_id_mid(const struct scan *sc, uint64_t mid)
+{
+	for (int i = 0; i < sc->nid_mids; i++)
+		if (sc->id_mids[i] == mid)
 			return true;
 	return false;
 }
@@ -282,6 +293,12 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 							       : SC_OTHER;
 		imap_put(&sc->stat_meta, key, sc->smetas.n);
 		vec_push(&sc->smetas, sm);
+		if (sm.code == SC_ID && sc->nid_mids >= 0) {
+			if (sc->nid_mids < (int)(sizeof(sc->id_mids) / sizeof(sc->id_mids[0])))
+				sc->id_mids[sc->nid_mids++] = key;
+			else
+				sc->nid_mids = -1;
+		}
 		if (sm.code == SC_GROUP && sc->ngroup_mids >= 0) {
 			if (sc->ngroup_mids < (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
 				sc->group_mids[sc->ngroup_mids++] = key;
@@ -448,7 +465,15 @@ static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end
 			if ((k >> 3) == 4) {
 				struct xstat xs;
 				size_t si;
+				uint64_t smid;
 
+				/* a stat whose metadata id (field 1, first as TensorFlow
+				 * writes it) is not id's is skipped unparsed */
+				if (sc->nid_mids >= 0 && x > 1 && p[0] == 0x08 &&
+				    tfd_pb_varint(p + 1, p + x, &smid) && !is_id_mid(sc, smid)) {
+					p += x;
+					continue;
+				}
 				if (parse_stat(p, p + x, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
 				    imap_get(&sc->stat_meta, xs.mid, &si) &&
 				    sc->smetas.v[si].code == SC_ID) {
