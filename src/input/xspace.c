@@ -639,22 +639,55 @@ static void release_pages(const uint8_t **done, const uint8_t *upto)
 	}
 }
 
-static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_err *err)
+/* A line, or a part of one, that scan_line() reads. */
+struct piece {
+	size_t line;
+	const uint8_t *p, *end; /* the bytes it reads */
+	bool whole;             /* the line itself */
+	int64_t id, ts_ns;      /* a part of a line: the line's header */
+	struct span name;
+};
+
+/* What reading a part of a line found out (one per piece). */
+struct piece_out {
+	/* its last field ran past the next part's start, or it holds a
+	 * timestamp after the line's header (that changes the times of the
+	 * events after it: only a reading of the whole line gets that right) */
+	bool misaligned;
+	struct span display_name;
+};
+
+static enum tfd_status scan_line(struct scan *sc, struct span line, const struct piece *part,
+				 struct piece_out *po, struct tfd_err *err)
 {
 	struct line_hdr lh;
-	const uint8_t *p = line.p, *end = line.p + line.len;
+	const uint8_t *end = line.p + line.len;
+	const uint8_t *p = part ? part->p : line.p, *stop = part ? part->end : end;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
 	uint32_t th = 0;
-	bool have_thread = false, ts_seen = false;
+	bool have_thread = false, ts_seen = false, events = false;
 	char name[256];
 	enum tfd_status st;
 
 	memset(&lh, 0, sizeof(lh));
+	if (part) {
+		/* a part of a line: the header came from the line's start */
+		size_t nl = part->name.len < sizeof(name) - 1 ? part->name.len : sizeof(name) - 1;
+
+		lh.id = part->id;
+		lh.ts_ns = part->ts_ns;
+		memcpy(name, part->name.p ? (const char *)part->name.p : "", nl);
+		name[nl] = '\0';
+		th = tfd_host_thread(sc->cap, h, lh.id, name);
+		have_thread = ts_seen = true;
+	}
 	/* One pass: the header fields (id, name, timestamp) come before the
 	 * events in serialized order, display_name after them. Reading ahead
 	 * for it would fault in the whole line before its pages can be
-	 * dropped, so it renames the thread when it arrives. */
-	while (p < end) {
+	 * dropped, so it renames the thread when it arrives. A part reads
+	 * its fields (the last may run past its end, up to the line's end) and
+	 * reports what only a reading of the whole line gets right. */
+	while (p < stop) {
 		uint64_t k = 0, x = 0;
 		size_t n = tfd_pb_varint(p, end, &k);
 
@@ -667,9 +700,13 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 			if (!n)
 				goto bad;
 			p += n;
-			if ((k >> 3) == 1)
+			if ((k >> 3) == 1) {
 				lh.id = (int64_t)x;
-			else if ((k >> 3) == 3) {
+			} else if ((k >> 3) == 3) {
+				/* a timestamp after the header changes the times of the
+				 * events after it, also in the parts that follow */
+				if (part && (events || part->p != line.p))
+					po->misaligned = true;
 				lh.ts_ns = (int64_t)x;
 				ts_seen = true;
 			}
@@ -688,6 +725,9 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 			if ((k >> 3) == 2) {
 				lh.name.p = p;
 				lh.name.len = (size_t)x;
+			} else if ((k >> 3) == 11 && x > 0 && part) {
+				/* the thread is renamed when the part is merged */
+				po->display_name = (struct span){p, (size_t)x};
 			} else if ((k >> 3) == 11 && x > 0) {
 				lh.display_name.p = p;
 				lh.display_name.len = (size_t)x;
@@ -721,6 +761,7 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
 				if (st)
 					return st;
+				events = true;
 				if (sc->mapped && !sc->prepass && p > sc->released + (4u << 20))
 					release_pages(&sc->released, p);
 				else if (sc->mapped && sc->prepass &&
@@ -733,6 +774,8 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, struct tfd_e
 			goto bad;
 		}
 	}
+	if (part)
+		po->misaligned |= p != stop; /* it ran past the next part's start */
 	return TFD_OK;
 bad:
 	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
@@ -775,24 +818,6 @@ static bool tfdata_line(struct span line)
  * capture's strings), and the blocks are then moved into the host in order:
  * the host gets what reading the lines one by one gives. */
 
-struct piece {
-	size_t line;
-	const uint8_t *p, *end; /* the bytes it reads */
-	const uint8_t *line_start, *line_end;
-	bool whole;         /* the line itself: scan_line() reads it */
-	int64_t id, ts_ns;  /* a part of a line: the line's header */
-	struct span name;
-};
-
-/* What reading a part of a line found out (one per piece). */
-struct piece_out {
-	/* its last field ran past the next part's start, or it holds a
-	 * timestamp after the line's header (that changes the times of the
-	 * events after it: only a reading of the whole line gets that right) */
-	bool misaligned;
-	struct span display_name;
-};
-
 typedef VEC(struct piece) piece_vec;
 
 struct block {
@@ -812,77 +837,6 @@ struct block_pool {
 	pthread_mutex_t mu;
 };
 
-/* The events of a part of a line. Its start is a guess (see find_cut) that
- * the part before it confirms: that part must end exactly where this one
- * starts, else it is marked misaligned and the plane is read again on one
- * thread. A field may run past the part's end up to the line's end. */
-static enum tfd_status scan_piece(struct scan *sc, const struct piece *pc, struct piece_out *po,
-				  struct tfd_err *err)
-{
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	const uint8_t *p = pc->p, *end = pc->line_end;
-	bool events = false;
-	char name[256];
-	size_t nl = pc->name.len < sizeof(name) - 1 ? pc->name.len : sizeof(name) - 1;
-	uint32_t th;
-
-	memcpy(name, pc->name.p ? (const char *)pc->name.p : "", nl);
-	name[nl] = '\0';
-	th = tfd_host_thread(sc->cap, h, pc->id, name);
-	if (pc->ts_ns > (int64_t)TFD_MAX_TIME_NS || pc->ts_ns < -(int64_t)TFD_MAX_TIME_NS)
-		return tfd_fail(err, TFD_E_FORMAT, "line timestamp_ns %" PRId64 " out of range",
-				pc->ts_ns);
-	while (p < pc->end) {
-		uint64_t k = 0, x = 0;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			goto bad;
-		p += n;
-		switch (k & 7) {
-		case 0:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				goto bad;
-			p += n;
-			if ((k >> 3) == 3 && (events || pc->p != pc->line_start))
-				po->misaligned = true;
-			break;
-		case 1:
-		case 5:
-			if ((size_t)(end - p) < ((k & 7) == 1 ? 8u : 4u))
-				goto bad;
-			p += (k & 7) == 1 ? 8 : 4;
-			break;
-		case 2:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				goto bad;
-			p += n;
-			if ((k >> 3) == 4) {
-				enum tfd_status st = scan_event(sc, th, pc->ts_ns, p, p + x, err);
-
-				events = true;
-
-				if (st)
-					return st;
-				if (sc->mapped && p > sc->released + (4u << 20))
-					release_pages(&sc->released, p);
-			} else if ((k >> 3) == 11 && x > 0) {
-				po->display_name = (struct span){p, (size_t)x};
-			}
-			p += x;
-			break;
-		default:
-			goto bad;
-		}
-	}
-	po->misaligned |= p != pc->end;
-	return TFD_OK;
-bad:
-	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
-}
-
 static void read_block(struct block_pool *bp, struct block *bl)
 {
 	struct scan sc = *bp->proto;
@@ -894,11 +848,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	for (size_t i = bl->first; i < bl->last; i++) {
 		const struct piece *pc = &bp->pc[i];
 
-		if (pc->whole)
-			bl->st = scan_line(&sc, (struct span){pc->p, (size_t)(pc->end - pc->p)},
-					   &bl->err);
-		else
-			bl->st = scan_piece(&sc, pc, &bp->po[i], &bl->err);
+		bl->st = scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc, &bp->po[i],
+				   &bl->err);
 		if (bl->st) {
 			tfd_err_prefix(&bl->err, "line %zu", pc->line);
 			return;
@@ -1044,7 +995,7 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 		want = min_bytes;
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct span ln = sc->lines.v[i];
-		struct piece whole = {i, ln.p, ln.p + ln.len, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
+		struct piece whole = {i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
 		struct piece head;
 		size_t before = pcs->n;
 
@@ -1056,8 +1007,6 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 
 			head.whole = false;
 			head.line = i;
-			head.line_start = ln.p;
-			head.line_end = end;
 			while (end - at >= (ptrdiff_t)(2 * want) && (cut = find_cut(at + want, end))) {
 				head.p = at;
 				head.end = cut;
@@ -1207,7 +1156,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		for (size_t i = 0; i < sc.lines.n; i++) {
 			if (!tfdata_line(sc.lines.v[i]))
 				continue; /* skipped by length: its pages stay untouched */
-			st = scan_line(&sc, sc.lines.v[i], err);
+			st = scan_line(&sc, sc.lines.v[i], NULL, NULL, err);
 			if (st) {
 				tfd_err_prefix(err, "line %zu", i);
 				goto out;
@@ -1232,7 +1181,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			goto out;
 	}
 	for (size_t i = 0; i < sc.lines.n; i++) {
-		st = scan_line(&sc, sc.lines.v[i], err);
+		st = scan_line(&sc, sc.lines.v[i], NULL, NULL, err);
 		if (st) {
 			tfd_err_prefix(err, "line %zu", i);
 			goto out;
