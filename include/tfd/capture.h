@@ -49,10 +49,17 @@ struct tfd_param {
 	const char *val;
 };
 
-/* 56 bytes: captures keep millions of these. */
+/* 48 bytes: captures keep millions of these. The duration, kind, flags and
+ * parameter count share one word (a duration is at most
+ * TFD_MAX_DURATION_NS, which the readers enforce, and tfd_host_add_event
+ * clamps; the count is at most TFD_MAX_PARAMS). An event's thread is the
+ * thread whose array holds it. */
 struct tfd_event {
 	int64_t start_ns;
-	int64_t dur_ns;
+	int64_t dur_ns : 47;
+	uint64_t kind : 4;    /* enum tfd_ev_kind */
+	uint64_t flags : 6;   /* enum tfd_ev_flag */
+	uint64_t nparams : 7; /* <= TFD_MAX_PARAMS */
 	const char *name; /* interned; the long name for iterators */
 	uint64_t id;      /* iterator id, full 64-bit pattern */
 	union {
@@ -60,10 +67,6 @@ struct tfd_event {
 		uint64_t element_id; /* Produce/Consume (TFD_EVF_ELEMENT) */
 	};
 	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
-	uint32_t thread;          /* index into host->threads */
-	uint16_t nparams;
-	uint8_t kind;  /* enum tfd_ev_kind */
-	uint8_t flags; /* enum tfd_ev_flag */
 };
 
 struct tfd_thread {
@@ -202,5 +205,10 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key);
  * sums over millions of events then stay far from int64 overflow. */
 #define TFD_MAX_TIME_NS (1ull << 61)
 #define TFD_MAX_DURATION_NS (1ull << 45)
+
+_Static_assert(sizeof(struct tfd_event) == 48, "an event is 48 bytes");
+_Static_assert(TFD_MAX_DURATION_NS < (1ull << 46), "durations fit dur_ns's 47 bits");
+_Static_assert(TFD_MAX_PARAMS < 128 && TFD_EVF_ASYNC < 64 && TFD_EV_EXEC < 16,
+	       "counts, flags and kinds fit their bits");
 
 #endif

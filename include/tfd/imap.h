@@ -12,10 +12,11 @@
 
 #include "tfd/err.h"
 
+/* 16 bytes: val1 is the value plus one, 0 for an empty slot (a value of
+ * SIZE_MAX cannot be stored; no caller stores one). */
 struct imap_slot {
 	uint64_t key;
-	size_t val;
-	bool used;
+	size_t val1;
 };
 
 struct imap {
@@ -47,10 +48,10 @@ static inline bool imap_get(const struct imap *m, uint64_t key, size_t *val)
 	if (!m->cap)
 		return false;
 	j = imap_hash(key) & (m->cap - 1);
-	while (m->s[j].used) {
+	while (m->s[j].val1) {
 		if (m->s[j].key == key) {
 			if (val)
-				*val = m->s[j].val;
+				*val = m->s[j].val1 - 1;
 			return true;
 		}
 		j = (j + 1) & (m->cap - 1);
@@ -68,8 +69,8 @@ static inline void imap_grow(struct imap *m)
 	m->s = xcalloc(m->cap, sizeof(*m->s));
 	m->n = 0;
 	for (size_t i = 0; i < old.cap; i++)
-		if (old.s[i].used)
-			imap_put(m, old.s[i].key, old.s[i].val);
+		if (old.s[i].val1)
+			imap_put(m, old.s[i].key, old.s[i].val1 - 1);
 	free(old.s);
 }
 
@@ -81,16 +82,15 @@ static inline void imap_put(struct imap *m, uint64_t key, size_t val)
 	if ((m->n + 1) * 4 > m->cap * 3)
 		imap_grow(m);
 	j = imap_hash(key) & (m->cap - 1);
-	while (m->s[j].used) {
+	while (m->s[j].val1) {
 		if (m->s[j].key == key) {
-			m->s[j].val = val;
+			m->s[j].val1 = val + 1;
 			return;
 		}
 		j = (j + 1) & (m->cap - 1);
 	}
-	m->s[j].used = true;
 	m->s[j].key = key;
-	m->s[j].val = val;
+	m->s[j].val1 = val + 1;
 	m->n++;
 }
 

@@ -134,6 +134,7 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
+	tfd_graph_release_consumers(&c);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

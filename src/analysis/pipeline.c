@@ -84,6 +84,7 @@ static void collect(struct pbuild *b, const struct bucket *bk, int *map)
 	size_t n;
 
 	tfd_graph_stage_for(c, &b->sb, b->root_iter, 0);
+	vec_reserve(&b->pcalls, bk->ncalls);
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
 	for (size_t i = 0; i < bk->ncalls; i++) {
@@ -330,7 +331,7 @@ static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
 		int s = c->iters.v[cl->iter].stage;
 
 		stage[k] = s >= 0 ? b->inv[s] : -1;
-		thread[k] = cl->ev->thread;
+		thread[k] = cl->thread;
 	}
 	memset(&in, 0, sizeof(in));
 	in.host = c->h;
@@ -367,26 +368,27 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	aggregate(&b);
 	finish_stages(&b, pv);
 	st = tfd_bottleneck_latency(p, b.ef.v, b.et.v, b.ef.n, err);
+	/* what the capacity pass does not read goes first: it is the peak */
+	tfd_tree_release(&b.tree);
+	tfd_graph_stage_build_release(&b.sb);
+	vec_free(&b.ef);
+	vec_free(&b.et);
+	free(b.blk);
+	free(b.parent);
+	free(b.durs);
+	free(b.selected);
 	if (!st) {
 		capacity(&b, opts);
 		tfd_bottleneck_choose(p);
 	}
-	tfd_tree_release(&b.tree);
-	tfd_graph_stage_build_release(&b.sb);
 	for (size_t i = 0; i < b.pcalls.n; i++)
 		map[b.pcalls.v[i]] = -1;
 	vec_free(&b.pcalls);
 	vec_free(&b.roots);
-	vec_free(&b.ef);
-	vec_free(&b.et);
 	free(b.order);
 	free(b.inv);
 	free(b.start);
 	free(b.end);
 	free(b.self);
-	free(b.blk);
-	free(b.parent);
-	free(b.durs);
-	free(b.selected);
 	return st;
 }

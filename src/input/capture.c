@@ -220,8 +220,13 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	e->name = name;
 	e->kind = (uint8_t)kind;
 	e->start_ns = start_ns;
+	/* the readers reject longer ones; programmatic captures are clamped to
+	 * what the field holds */
+	if (dur_ns > (int64_t)TFD_MAX_DURATION_NS)
+		dur_ns = (int64_t)TFD_MAX_DURATION_NS;
+	else if (dur_ns < -(int64_t)TFD_MAX_DURATION_NS)
+		dur_ns = -(int64_t)TFD_MAX_DURATION_NS;
 	e->dur_ns = dur_ns;
-	e->thread = thread;
 	h->nevents++;
 	if (kind == TFD_EV_ITERATOR)
 		h->niterators++;
@@ -269,7 +274,6 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 		for (size_t k = 0; k < src->nevents; k++) {
 			struct tfd_event *e = &src->events[k];
 
-			e->thread = idx;
 			if (e->nparams)
 				e->params = param_move(cap, &done, e->params, e->nparams);
 		}

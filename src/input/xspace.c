@@ -1138,7 +1138,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		uint64_t maxid = 0;
 
 		for (size_t i = 0; i < sc.ev_meta.cap; i++)
-			if (sc.ev_meta.s[i].used && sc.ev_meta.s[i].key > maxid)
+			if (sc.ev_meta.s[i].val1 && sc.ev_meta.s[i].key > maxid)
 				maxid = sc.ev_meta.s[i].key;
 		if (sc.ev_meta.n && maxid < (1u << 20)) {
 			sc.nmeta_by_id = (size_t)maxid + 1;
@@ -1146,8 +1146,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			for (size_t i = 0; i < sc.nmeta_by_id; i++)
 				sc.meta_by_id[i] = -1;
 			for (size_t i = 0; i < sc.ev_meta.cap; i++)
-				if (sc.ev_meta.s[i].used)
-					sc.meta_by_id[sc.ev_meta.s[i].key] = (int32_t)sc.ev_meta.s[i].val;
+				if (sc.ev_meta.s[i].val1)
+					sc.meta_by_id[sc.ev_meta.s[i].key] = (int32_t)(sc.ev_meta.s[i].val1 - 1);
 		}
 	}
 	if (sc.has_functions) {

@@ -168,6 +168,9 @@ static void scan_threads(struct host_ctx *c)
 	VEC(const struct tfd_event *) stack = {0};
 	VEC(int) stack_call = {0};
 
+	/* one call per iterator event (fewer when some are async): the table is
+	 * sized once instead of doubling, which left up to half of it unused */
+	vec_reserve(&c->calls, h->niterators);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
@@ -202,6 +205,7 @@ static void scan_threads(struct host_ctx *c)
 
 				memset(&cl, 0, sizeof(cl));
 				cl.ev = e;
+				cl.thread = (uint32_t)t;
 				cl.iter = iter_for_event(c, e);
 				cl.parent = -1;
 				cl.encl = -1;
@@ -372,6 +376,14 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *ca
 	return TFD_OK;
 }
 
+void tfd_graph_release_consumers(struct host_ctx *c)
+{
+	imap_free(&c->consume);
+	vec_free(&c->cons_call);
+	vec_free(&c->cons_elem);
+	vec_free(&c->cons_next);
+}
+
 void tfd_graph_release(struct host_ctx *c)
 {
 	for (size_t i = 0; i < c->iters.n; i++)
@@ -383,10 +395,7 @@ void tfd_graph_release(struct host_ctx *c)
 	imap_free(&c->by_lname);
 	vec_free(&c->lname_next);
 	free(c->root);
-	imap_free(&c->consume);
-	vec_free(&c->cons_call);
-	vec_free(&c->cons_elem);
-	vec_free(&c->cons_next);
+	tfd_graph_release_consumers(c);
 }
 
 /* ---- pipelines ------------------------------------------------------------ */

@@ -39,6 +39,7 @@ struct call {
 	int iter;
 	int parent; /* call index, -1 */
 	int encl;   /* nearest enclosing iterator call on the thread, -1 */
+	uint32_t thread; /* index into the host's threads */
 	const struct tfd_event *produce; /* enclosing Produce, if that came first */
 	uint8_t link;
 };
@@ -67,6 +68,8 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *ca
 				const struct tfd_host *h, size_t *by_name, size_t *orphans,
 				struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
+/* Drop the consumer index (consume, cons_*) once calls are linked. */
+void tfd_graph_release_consumers(struct host_ctx *c);
 
 /* The pipelines of a host: root iterators by first call, each with its
  * iterators and calls (index order), and whether it is a device pipeline. */

@@ -324,7 +324,7 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 				if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns ||
 				    strcmp(e->name, f->name) || e->id != f->id ||
 				    e->parent_id != f->parent_id || e->kind != f->kind ||
-				    e->flags != f->flags || e->thread != f->thread ||
+				    e->flags != f->flags ||
 				    e->nparams != f->nparams)
 					T_FAILF("%s: thread %zu event %zu differs", what, th, k);
 				for (uint16_t q = 0; q < e->nparams; q++)
