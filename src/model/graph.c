@@ -123,6 +123,19 @@ static uint64_t name_key(const char *p)
 	return (uint64_t)(uintptr_t)p;
 }
 
+/* A long name's key in by_lname: its text (FNV-1a), not its pointer. A
+ * parent's name is computed, and the files of a capture loaded on several
+ * threads intern their strings in arenas of their own, so no single arena
+ * lookup finds the host's copy. Walks compare the text. */
+static uint64_t text_key(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return h;
+}
+
 static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 {
 	size_t idx;
@@ -153,10 +166,10 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 		imap_put(&c->by_name, name_key(e->name), idx);
 	{
 		size_t head;
-		int next = imap_get(&c->by_lname, name_key(e->name), &head) ? (int)head : -1;
+		int next = imap_get(&c->by_lname, text_key(e->name), &head) ? (int)head : -1;
 
 		vec_push(&c->lname_next, next);
-		imap_put(&c->by_lname, name_key(e->name), idx);
+		imap_put(&c->by_lname, text_key(e->name), idx);
 	}
 	return (int)idx;
 }
@@ -250,7 +263,8 @@ static void scan_threads(struct host_ctx *c)
 	vec_free(&stack_call);
 }
 
-static const struct host_ctx *sort_ctx;
+/* qsort's context; hosts are analyzed on several threads at once */
+static _Thread_local const struct host_ctx *sort_ctx;
 
 static int call_start_cmp(const void *a, const void *b)
 {
@@ -288,16 +302,16 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 			continue;
 		}
 		/* fall back to the long name: the iterator with that name and the most
-		 * calls (names are interned, so the index is keyed by pointer) */
+		 * calls */
 		pn = parent_long_name(it->long_name);
 		it->parent = -1;
 		if (pn) {
-			const char *key = tfd_arena_lookup(c->names, pn);
 			size_t head;
 
-			if (key && imap_get(&c->by_lname, name_key(key), &head))
+			if (imap_get(&c->by_lname, text_key(pn), &head))
 				for (int j = (int)head; j >= 0; j = c->lname_next.v[j])
 					if ((size_t)j != i &&
+					    strcmp(c->iters.v[j].long_name, pn) == 0 &&
 					    (it->parent < 0 ||
 					     c->iters.v[j].calls.n > c->iters.v[it->parent].calls.n))
 						it->parent = j;
@@ -367,7 +381,6 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *ca
 {
 	memset(c, 0, sizeof(*c));
 	c->h = h;
-	c->names = &cap->arena;
 	scan_threads(c);
 	sort_calls(c);
 	if (resolve_parents(c, by_name, orphans, err))

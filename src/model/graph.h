@@ -51,9 +51,8 @@ struct host_ctx {
 	VEC(struct call) calls;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
-	struct imap by_lname; /* long name pointer -> last iterator with it ... */
+	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */
-	const struct tfd_arena *names; /* the capture's interned strings */
 	int *root;            /* per iterator: its root iterator, or -1 */
 	struct imap consume; /* hash(iterator id, element id) -> head in cons */
 	VEC(int) cons_call;  /* consumer call index */
