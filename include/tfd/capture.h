@@ -152,6 +152,22 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,
 				 struct tfd_err *err);
 
+/* Called by tfd_capture_each() with one host file's capture (index of
+ * nfiles, in host order). It may run on any thread, several at once; cap is
+ * freed when it returns. A non-OK status (with err set) is remembered. */
+typedef enum tfd_status (*tfd_capture_fn)(const struct tfd_capture *cap, size_t index,
+					  size_t nfiles, void *ctx, struct tfd_err *err);
+
+/* The files tfd_capture_load() would read, one at a time: each is loaded
+ * into a capture of its own (with discovery's notes and run), given to fn
+ * and freed, on up to opts->jobs threads at once, so memory holds only the
+ * files in flight. fn is called for every file even when one fails. The
+ * error is the one tfd_capture_load() would give (the first file, in
+ * order, that does not load), else fn's first, in file order. */
+enum tfd_status tfd_capture_each(const char *const *paths, size_t npaths,
+				 const struct tfd_load_opts *opts, tfd_capture_fn fn, void *ctx,
+				 struct tfd_err *err);
+
 /* The runs of a TensorBoard log directory (or of a directory of run
  * directories), oldest first, as names --run accepts; a run directory is
  * one run. The caller frees each name and the array. */

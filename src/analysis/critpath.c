@@ -8,11 +8,18 @@
  * blocking time: a shortest path with weight -(blocking time of the edge's
  * head), solved by Bellman-Ford (no cycles in a call forest, and a negative
  * cycle makes igraph fail, in which case the plain tree path is used).
+ *
+ * Debian's igraph is built without thread-local state
+ * (IGRAPH_THREAD_SAFE is 0), and hosts are analyzed on several threads at
+ * once: every use of igraph holds igraph_mu.
  */
 #include <igraph.h>
+#include <pthread.h>
 
 #include "passes.h"
 #include "tfd/analysis.h"
+
+static pthread_mutex_t igraph_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static enum tfd_status tree_path(struct tfd_pipeline *p, int target)
 {
@@ -48,8 +55,11 @@ enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_fro
 	(void)err;
 	if (target < 0 || (size_t)target >= p->nstages)
 		return tfd_fail(err, TFD_E_INTERNAL, "critical path target out of range");
-	if (igraph_vector_int_init(&edges, 0) != IGRAPH_SUCCESS)
+	pthread_mutex_lock(&igraph_mu);
+	if (igraph_vector_int_init(&edges, 0) != IGRAPH_SUCCESS) {
+		pthread_mutex_unlock(&igraph_mu);
 		return tree_path(p, target);
+	}
 	igraph_vector_init(&w, 0);
 	igraph_vector_int_init(&vpath, 0);
 	for (size_t i = 0; i < p->nstages; i++) {
@@ -92,6 +102,7 @@ enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_fro
 	igraph_vector_int_destroy(&edges);
 	igraph_vector_int_destroy(&vpath);
 	igraph_vector_destroy(&w);
+	pthread_mutex_unlock(&igraph_mu);
 	(void)ne;
 	return ok ? TFD_OK : tree_path(p, target);
 }

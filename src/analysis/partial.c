@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,11 +385,10 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	return o;
 }
 
-void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b)
+static cJSON *partial_doc(const struct tfd_capture *cap, const struct tfd_analysis *a,
+			  const struct tfd_analyze_opts *opts, const char *source)
 {
 	cJSON *root = cJSON_CreateObject(), *arr, *o;
-	char *s;
 
 	put_s(root, "format", TFD_PARTIAL_FORMAT);
 	put_i(root, "version", TFD_PARTIAL_VERSION);
@@ -407,7 +407,15 @@ void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis 
 		for (size_t i = 0; i < a->nhosts; i++)
 			if (a->hosts[i].host == &cap->hosts[k])
 				cJSON_AddItemToArray(arr, host_out(&a->hosts[i], a));
-	s = cJSON_PrintUnformatted(root);
+	return root;
+}
+
+void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
+		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b)
+{
+	cJSON *root = partial_doc(cap, a, opts, source);
+	char *s = cJSON_PrintUnformatted(root);
+
 	if (!s)
 		abort(); /* cJSON only fails on out of memory */
 	tfd_buf_puts(b, s);
@@ -1221,4 +1229,98 @@ bool tfd_partial_path(const char *path)
 	}
 	closedir(d);
 	return found;
+}
+
+/* ---- one host file at a time ---------------------------------------------- */
+
+struct by_file {
+	struct tfd_analyze_opts ao; /* the per-host options; no --host */
+	pthread_mutex_t mu;
+	cJSON **docs; /* per file, its partial */
+	char **names; /* per file, its path (for messages) */
+	size_t n;
+	char *run; /* discovery's run name */
+};
+
+static enum tfd_status analyze_file(const struct tfd_capture *cap, size_t index, size_t nfiles,
+				    void *ctx, struct tfd_err *err)
+{
+	struct by_file *bf = ctx;
+	struct tfd_analysis *a;
+	cJSON *doc;
+
+	if (tfd_analyze(cap, &bf->ao, &a, err))
+		return err->status;
+	doc = partial_doc(cap, a, &bf->ao, NULL);
+	tfd_analysis_free(a);
+	pthread_mutex_lock(&bf->mu);
+	if (!bf->docs) {
+		bf->n = nfiles;
+		bf->docs = xcalloc(nfiles + 1, sizeof(*bf->docs));
+		bf->names = xcalloc(nfiles + 1, sizeof(*bf->names));
+		bf->run = cap->run ? xstrdup(cap->run) : NULL;
+	}
+	bf->docs[index] = doc;
+	bf->names[index] = xstrdup(cap->nhosts ? cap->hosts[0].path : "capture");
+	pthread_mutex_unlock(&bf->mu);
+	return TFD_OK;
+}
+
+enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
+				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
+				  struct tfd_capture **cap_out, struct tfd_analysis **out,
+				  struct tfd_err *err)
+{
+	struct by_file bf;
+	enum tfd_status st;
+	struct stat sb;
+
+	*cap_out = NULL;
+	*out = NULL;
+	/* a file, or several paths (which may name one file twice): one load */
+	if (npaths != 1 || stat(paths[0], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		st = tfd_capture_load(paths, npaths, lo, cap_out, err);
+		if (!st)
+			st = tfd_analyze(*cap_out, ao, out, err);
+		if (st) {
+			tfd_capture_free(*cap_out);
+			*cap_out = NULL;
+		}
+		return st;
+	}
+	memset(&bf, 0, sizeof(bf));
+	if (ao)
+		bf.ao = *ao;
+	bf.ao.host = NULL; /* picked among all hosts by the merge */
+	pthread_mutex_init(&bf.mu, NULL);
+	st = tfd_capture_each(paths, npaths, lo, analyze_file, &bf, err);
+	pthread_mutex_destroy(&bf.mu);
+	if (!st && !bf.docs) {
+		/* no host file (a shard that got none): what one load gives */
+		st = tfd_capture_load(paths, npaths, lo, cap_out, err);
+		if (!st)
+			st = tfd_analyze(*cap_out, ao, out, err);
+	} else if (!st) {
+		st = merge_docs(bf.docs, (const char *const *)bf.names, bf.n, ao, cap_out, out,
+				err);
+		if (!st) {
+			/* the run discovery named, as one load sets it */
+			(*cap_out)->run =
+			    bf.run ? tfd_arena_intern_cstr(&(*cap_out)->arena, bf.run) : NULL;
+		}
+	}
+	for (size_t i = 0; i < bf.n; i++) {
+		cJSON_Delete(bf.docs[i]);
+		free(bf.names[i]);
+	}
+	free(bf.docs);
+	free(bf.names);
+	free(bf.run);
+	if (st) {
+		tfd_capture_free(*cap_out);
+		*cap_out = NULL;
+		tfd_analysis_free(*out);
+		*out = NULL;
+	}
+	return st;
 }

@@ -107,6 +107,18 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		}
 		goto render;
 	}
+	if (strcmp(rx->mode, "xprof") != 0 && !rx->partial && npaths == 1) {
+		/* a run or log directory: host files one at a time */
+		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, &cap, &an, &err)) {
+			rc = tfd_cli_report(&err);
+			goto out;
+		}
+		if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, cap)) {
+			rc = 2;
+			goto out;
+		}
+		goto analyzed;
+	}
 	if (tfd_capture_load(paths, npaths, rx->lo, &cap, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
@@ -137,6 +149,7 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
+analyzed:
 	if (rx->ao->rank_set && an->nhosts && an->hosts[0].focus >= 0 &&
 	    an->hosts[0].pipelines[an->hosts[0].focus].analyzed_rank < 0) {
 		const struct tfd_pipeline *p = &an->hosts[0].pipelines[an->hosts[0].focus];

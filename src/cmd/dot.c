@@ -147,9 +147,8 @@ int cmd_dot(int argc, char **argv)
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
-	} else if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind),
-				    &lo, &cap, &err) ||
-		   tfd_analyze(cap, &ao, &an, &err)) {
+	} else if (tfd_analyze_paths((const char *const *)argv + optind, (size_t)(argc - optind),
+				     &lo, &ao, &cap, &an, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}

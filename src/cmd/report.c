@@ -237,8 +237,7 @@ int cmd_report(int argc, char **argv)
 
 		if (tfd_partial_path(path)
 			? tfd_partial_merge(paths, 1, NULL, &jd[i].cap, &jd[i].an, &err)
-			: (tfd_capture_load(paths, 1, &lo, &jd[i].cap, &err) ||
-			   tfd_analyze(jd[i].cap, NULL, &jd[i].an, &err))) {
+			: tfd_analyze_paths(paths, 1, &lo, NULL, &jd[i].cap, &jd[i].an, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
 		}

@@ -912,68 +912,216 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 	return TFD_OK;
 }
 
+/* The host files paths name, in host order (the shard applied), with
+ * discovery's notes and the run name set on cap. */
+static enum tfd_status discover(const char *const *paths, size_t npaths,
+				const struct tfd_load_opts *opts, struct tfd_capture *cap,
+				strvec *files, struct tfd_err *err)
+{
+	strvec notes = {0};
+	enum tfd_status st = TFD_OK;
+
+	for (size_t i = 0; i < npaths && !st; i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb) < 0) {
+			st = tfd_fail(err, TFD_E_IO, "%s: %s", paths[i], strerror(errno));
+		} else if (S_ISDIR(sb.st_mode)) {
+			const char *run = NULL;
+
+			st = expand_dir(paths[i], opts, files, &run, &cap->arena, &notes, err);
+			if (st)
+				tfd_err_prefix(err, "%s", paths[i]);
+			else if (run)
+				cap->run = run;
+		} else {
+			vec_push(files, xstrdup(paths[i]));
+		}
+	}
+	if (!st && notes.n) {
+		cap->notes = tfd_arena_alloc(&cap->arena, notes.n * sizeof(*cap->notes));
+		for (size_t k = 0; k < notes.n; k++)
+			cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes.v[k]);
+	}
+	if (!st && opts && opts->shard_count) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < files->n; i++) {
+			if (i % opts->shard_count == opts->shard_index)
+				files->v[k++] = files->v[i];
+			else
+				free(files->v[i]);
+		}
+		files->n = k;
+	}
+	for (size_t k = 0; k < notes.n; k++)
+		free(notes.v[k]);
+	vec_free(&notes);
+	return st;
+}
+
+static void free_files(strvec *files)
+{
+	for (size_t i = 0; i < files->n; i++)
+		free(files->v[i]);
+	vec_free(files);
+}
+
 enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,
 				 struct tfd_err *err)
 {
 	struct tfd_capture *cap = tfd_capture_new();
-	strvec notes = {0};
 	strvec files = {0};
-	enum tfd_status st = TFD_OK;
+	enum tfd_status st;
 
 	*out = NULL;
-	for (size_t i = 0; i < npaths; i++) {
-		struct stat sb;
-
-		if (stat(paths[i], &sb) < 0) {
-			st = tfd_fail(err, TFD_E_IO, "%s: %s", paths[i], strerror(errno));
-			goto out;
-		}
-		if (S_ISDIR(sb.st_mode)) {
-			const char *run = NULL;
-
-			st = expand_dir(paths[i], opts, &files, &run, &cap->arena, &notes, err);
-			if (st) {
-				tfd_err_prefix(err, "%s", paths[i]);
-				goto out;
-			}
-			if (run)
-				cap->run = run;
-		} else {
-			vec_push(&files, xstrdup(paths[i]));
-		}
-	}
-	if (notes.n) {
-		cap->notes = tfd_arena_alloc(&cap->arena, notes.n * sizeof(*cap->notes));
-		for (size_t k = 0; k < notes.n; k++)
-			cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes.v[k]);
-	}
-	if (opts && opts->shard_count) {
-		size_t k = 0;
-
-		for (size_t i = 0; i < files.n; i++) {
-			if (i % opts->shard_count == opts->shard_index)
-				files.v[k++] = files.v[i];
-			else
-				free(files.v[i]);
-		}
-		files.n = k;
-	}
-	st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
-	if (st)
-		goto out;
-	st = tfd_capture_finish(cap, err);
-out:
-	for (size_t k = 0; k < notes.n; k++)
-		free(notes.v[k]);
-	vec_free(&notes);
-	for (size_t i = 0; i < files.n; i++)
-		free(files.v[i]);
-	vec_free(&files);
+	st = discover(paths, npaths, opts, cap, &files, err);
+	if (!st)
+		st = load_files(cap, (const char *const *)files.v, files.n, opts, err);
+	if (!st)
+		st = tfd_capture_finish(cap, err);
+	free_files(&files);
 	if (st) {
 		tfd_capture_free(cap);
 		return st;
 	}
 	*out = cap;
 	return TFD_OK;
+}
+
+/* ---- one file at a time ------------------------------------------------- */
+
+struct each_job {
+	enum tfd_status load_st, fn_st;
+	struct tfd_err load_err, fn_err;
+};
+
+struct each {
+	const strvec *files;
+	const struct tfd_capture *found; /* discovery's notes and run */
+	const struct tfd_load_opts *opts, *sub;
+	tfd_capture_fn fn;
+	void *ctx;
+	struct each_job *jobs;
+	size_t next;
+	pthread_mutex_t mu;
+};
+
+/* File i alone in a capture of its own, as tfd_capture_load would give it
+ * (discovery's notes and run included), handed to fn, then freed. */
+static void each_one(struct each *ea, size_t i)
+{
+	struct each_job *j = &ea->jobs[i];
+	const char *path = ea->files->v[i];
+	const struct tfd_load_opts *opts = ea->opts;
+	struct tfd_capture *cap = tfd_capture_new();
+
+	if (ea->found->nnotes) {
+		cap->notes = tfd_arena_alloc(&cap->arena, ea->found->nnotes * sizeof(*cap->notes));
+		for (size_t k = 0; k < ea->found->nnotes; k++)
+			cap->notes[cap->nnotes++] =
+			    tfd_arena_intern_cstr(&cap->arena, ea->found->notes[k]);
+	}
+	if (ea->found->run)
+		cap->run = tfd_arena_intern_cstr(&cap->arena, ea->found->run);
+	j->load_st = load_file(cap, path, ea->sub, &j->load_err);
+	if (!j->load_st) {
+		for (size_t h = 0; h < cap->nhosts; h++)
+			cap->hosts[h].path = tfd_arena_intern_cstr(&cap->arena, path);
+		j->load_st = tfd_capture_finish(cap, &j->load_err);
+	}
+	if (opts && opts->progress) {
+		pthread_mutex_lock(&ea->mu);
+		opts->progress(path, i, ea->files->n,
+			       j->load_st || !cap->nhosts ? 0 : cap->hosts[cap->nhosts - 1].nevents);
+		pthread_mutex_unlock(&ea->mu);
+	}
+	if (!j->load_st)
+		j->fn_st = ea->fn(cap, i, ea->files->n, ea->ctx, &j->fn_err);
+	tfd_capture_free(cap);
+}
+
+static void *each_worker(void *arg)
+{
+	struct each *ea = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&ea->mu);
+		i = ea->next++;
+		if (i < ea->files->n && ea->opts && ea->opts->progress)
+			ea->opts->progress(ea->files->v[i], i, ea->files->n, 0);
+		pthread_mutex_unlock(&ea->mu);
+		if (i >= ea->files->n)
+			return NULL;
+		each_one(ea, i);
+	}
+}
+
+enum tfd_status tfd_capture_each(const char *const *paths, size_t npaths,
+				 const struct tfd_load_opts *opts, tfd_capture_fn fn, void *ctx,
+				 struct tfd_err *err)
+{
+	struct tfd_capture *found = tfd_capture_new();
+	strvec files = {0};
+	struct each ea;
+	struct tfd_load_opts sub;
+	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+	size_t nthreads = cores, started = 0;
+	pthread_t th[8];
+	enum tfd_status st;
+
+	st = discover(paths, npaths, opts, found, &files, err);
+	if (st)
+		goto out;
+	if (nthreads > 8)
+		nthreads = 8;
+	if (nthreads > files.n)
+		nthreads = files.n;
+	if (opts)
+		sub = *opts;
+	else
+		memset(&sub, 0, sizeof(sub));
+	/* the cores left over go to the lines of each file */
+	sub.jobs = (int)(nthreads && cores / nthreads ? cores / nthreads : 1);
+	if (nthreads <= 1)
+		sub.jobs = opts ? opts->jobs : 0;
+	memset(&ea, 0, sizeof(ea));
+	ea.files = &files;
+	ea.found = found;
+	ea.opts = opts;
+	ea.sub = &sub;
+	ea.fn = fn;
+	ea.ctx = ctx;
+	ea.jobs = xcalloc(files.n + 1, sizeof(*ea.jobs));
+	pthread_mutex_init(&ea.mu, NULL);
+	for (size_t t = 0; nthreads > 1 && t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, each_worker, &ea) == 0)
+			started++;
+	if (!started)
+		each_worker(&ea); /* one file, one core, or no threads to be had */
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&ea.mu);
+	/* as one load: the first file that does not load, in order, else the
+	 * first that fn failed on */
+	for (size_t i = 0; i < files.n && !st; i++)
+		if (ea.jobs[i].load_st) {
+			st = ea.jobs[i].load_st;
+			*err = ea.jobs[i].load_err;
+		}
+	for (size_t i = 0; i < files.n && !st; i++)
+		if (ea.jobs[i].fn_st) {
+			st = ea.jobs[i].fn_st;
+			*err = ea.jobs[i].fn_err;
+		}
+	free(ea.jobs);
+	if (opts && opts->progress)
+		opts->progress(NULL, files.n, files.n, 0);
+out:
+	free_files(&files);
+	tfd_capture_free(found);
+	return st;
 }

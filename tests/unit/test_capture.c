@@ -11,7 +11,11 @@
 #include "input_impl.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/buf.h"
 #include "tfd/capture.h"
+#include "tfd/partial.h"
+#include "tfd/render.h"
+#include "tfd/rules.h"
 #include "tfd/synth.h"
 
 static void kinds(struct t *t)
@@ -286,6 +290,149 @@ static void parallel_load_matches_sequential(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The report of an analysis (JSON and text) with the built-in rules. */
+static void report_of(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_findings fs = {0};
+	struct tfd_err err = {0};
+
+	tfd_buf_init(b);
+	if (tfd_rules_load_builtin(&rs, &err))
+		abort();
+	tfd_rules_eval(rs, a, &fs);
+	tfd_render_json(a, &fs, b);
+	tfd_render_text(a, &fs, b);
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+}
+
+/* analyze DIR one host file at a time gives what one load of DIR gives */
+static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze_opts *ao,
+			  int jobs)
+{
+	const char *paths[1] = {dir};
+	struct tfd_load_opts lo = {0};
+	struct tfd_capture *c1 = NULL, *c2 = NULL;
+	struct tfd_analysis *a1 = NULL, *a2 = NULL;
+	struct tfd_err e1 = {0}, e2 = {0};
+	enum tfd_status s1, s2;
+	struct tfd_buf b1, b2;
+
+	lo.jobs = jobs;
+	s1 = tfd_capture_load(paths, 1, &lo, &c1, &e1);
+	if (!s1)
+		s1 = tfd_analyze(c1, ao, &a1, &e1);
+	s2 = tfd_analyze_paths(paths, 1, &lo, ao, &c2, &a2, &e2);
+	T_EQ_I64(s2, s1);
+	if (s1 || s2) {
+		T_EQ_STR(e2.msg, e1.msg);
+		T_TRUE(!a2 && !c2);
+	} else {
+		report_of(a1, &b1);
+		report_of(a2, &b2);
+		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
+			T_FAILF("%s (jobs %d, host %s): one file at a time differs from one load",
+				dir, jobs, ao->host ? ao->host : "-");
+		T_EQ_STR(c2->run ? c2->run : "-", c1->run ? c1->run : "-");
+		T_EQ_I64(c2->nhosts, c1->nhosts);
+		for (size_t i = 0; i < c1->nhosts && i < c2->nhosts; i++)
+			T_EQ_STR(c2->hosts[i].path, c1->hosts[i].path);
+		tfd_buf_release(&b1);
+		tfd_buf_release(&b2);
+	}
+	tfd_analysis_free(a1);
+	tfd_analysis_free(a2);
+	tfd_capture_free(c1);
+	tfd_capture_free(c2);
+}
+
+static void copy_file(struct t *t, const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	T_TRUE(in && out);
+	while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		T_TRUE(fwrite(buf, 1, n, out) == n);
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+}
+
+/* tfd_analyze_paths on run and log directories: multi-host synthesized runs
+ * and real captures side by side, on one and two threads, with --host,
+ * --no-warmup and --rank; a corrupt host file and an analysis error give
+ * the error one load gives */
+static void by_file_matches_one_load(struct t *t)
+{
+	static const char *const specs[] = {"tests/synth/16-multi-host-slow-worker.json",
+					    "tests/synth/17-multi-host-parallel-map.json",
+					    "tests/synth/40-multi-host-source-behind-pmap.json",
+					    "tests/synth/23-device-planes.json"};
+	static const char *const real[] = {
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
+	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
+	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
+	    "../shared/captures/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz",
+	    "../shared/captures/tda-mnist-linear-tf20/local.trace"};
+	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], f[1200];
+	struct tfd_analyze_opts plain = {0}, nowarm = {0}, rank = {0}, host = {0};
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	FILE *fp;
+
+	nowarm.no_warmup = true;
+	rank.rank_set = true;
+	rank.rank = 1;
+	host.host = "worker-2";
+	T_TRUE(mkdtemp(dir) != NULL);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/s%zu", dir, i);
+		T_OK(tfd_synth_run(specs[i], sub, 0.3, &res, &err), &err);
+		check_by_file(t, sub, &plain, 1); /* a log directory */
+		check_by_file(t, res.run_dir, &plain, 2);
+		check_by_file(t, res.run_dir, &nowarm, 2);
+		check_by_file(t, res.run_dir, &rank, 2);
+		check_by_file(t, res.run_dir, &host, 2);
+	}
+	/* real captures of several kinds as the hosts of one run */
+	snprintf(sub, sizeof(sub), "%s/real", dir);
+	T_TRUE(mkdir(sub, 0755) == 0);
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		const char *base = strrchr(real[i], '/') + 1;
+
+		snprintf(f, sizeof(f), "%s/%s", sub, base);
+		copy_file(t, real[i], f);
+	}
+	check_by_file(t, sub, &plain, 1);
+	check_by_file(t, sub, &plain, 2);
+	check_by_file(t, sub, &nowarm, 2);
+	/* errors: a corrupt host file after a good one; a cycle of parent ids */
+	snprintf(f, sizeof(f), "%s/zz.xplane.pb", sub);
+	T_TRUE((fp = fopen(f, "wb")) != NULL);
+	fputs("\x0a\xff\xff\x01junk", fp);
+	fclose(fp);
+	check_by_file(t, sub, &plain, 2);
+	snprintf(sub, sizeof(sub), "%s/cyc", dir);
+	T_OK(tfd_synth_run("tests/synth/16-multi-host-slow-worker.json", sub, 0.1, &res, &err),
+	     &err);
+	snprintf(f, sizeof(f), "%s/zz.trace.json", res.run_dir);
+	T_TRUE((fp = fopen(f, "wb")) != NULL);
+	fputs("{\"traceEvents\": [{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", "
+	      "\"args\": {\"name\": \"/host:CPU\"}}, "
+	      "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 5, "
+	      "\"name\": \"Iterator::Model::Map\", \"args\": {\"id\": \"2\", \"parent_id\": \"3\"}}, "
+	      "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 4, "
+	      "\"name\": \"Iterator::Model::Map::Map\", \"args\": {\"id\": \"3\", \"parent_id\": \"2\"}}]}",
+	      fp);
+	fclose(fp);
+	check_by_file(t, res.run_dir, &plain, 2);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Two loads of the same bytes hold the same hosts, threads, events (with
  * their parameters), steps and planes, in the same order. */
 static void same_capture(struct t *t, const char *what, const struct tfd_capture *a,
@@ -439,6 +586,7 @@ static void blocks_match_lines(struct t *t)
 
 const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
+	T(by_file_matches_one_load),
 	T(blocks_match_lines),
 	T(kinds),
 	T(exec_kept_for_functions),
