@@ -4,7 +4,8 @@
 # line and exit 1, never a crash. (ASan reserves terabytes of address space,
 # so under SAN=1 only the run without a limit is checked; the plain build
 # runs the rest, including a .gz that inflates past the limit: it is parsed
-# while it inflates.) Ends with "memory: N passed, N failed".
+# while it inflates, and a run of 8 hosts that fits because its files are
+# analyzed one at a time.) Ends with "memory: N passed, N failed".
 set -u
 SUITE=memory
 # shellcheck source=tests/lib.sh
@@ -42,6 +43,19 @@ for lim in 90000 115000 125000; do
 	fi
 done
 if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made it fail: the test tests nothing"; fi
+# a run directory is analyzed one host file at a time: 8 hosts of 11 MB
+# (87 MB) fit under a limit that loading all of them at once does not
+# (on one core, so one file is in flight; taskset sets the affinity mask
+# the reader counts cores from)
+$TFD synth -q --scale 300 -o "$T/m8" tests/fleet/eight-hosts.json
+R=$(ls -d "$T"/m8/plugins/profile/*)
+$TFD analyze -q -f json -o "$T/m8.want" "$R"
+(ulimit -v 160000 && taskset -c 0 $TFD analyze -q -f json -o - "$R" >"$T/o4" 2>"$T/e4")
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$T/o4" "$T/m8.want"; then ok; else bad "a run of 8 hosts one file at a time under 160 MB: exit $rc $(head -c 300 "$T/e4")"; fi
+(ulimit -v 160000 && taskset -c 0 $TFD analyze -q -f json -o - "$R"/*.xplane.pb >"$T/o5" 2>"$T/e5")
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e5")" -eq 1 ] && grep -q '^tfdoctor: error: out of memory' "$T/e5"; then ok; else bad "the same 8 files given one by one (loaded together) should not fit: exit $rc $(head -c 300 "$T/e5")"; fi
 # a .gz is parsed while it inflates, never held whole: 300 MB of padding
 # after the events inflate past a 200 MB address-space limit, yet it reads
 G="$T/pad.trace.json.gz"
