@@ -30,6 +30,16 @@
 		}                                                                     \
 	} while (0)
 
+/* Room for exactly `want` elements when the size is known up front (no
+ * doubling slack on tables of millions). */
+#define vec_reserve_exact(vec, want)                                              \
+	do {                                                                      \
+		if ((want) > (vec)->cap) {                                       \
+			(vec)->v = xrealloc((vec)->v, (want) * sizeof(*(vec)->v)); \
+			(vec)->cap = (want);                                      \
+		}                                                                 \
+	} while (0)
+
 #define vec_push(vec, x)                           \
 	do {                                       \
 		vec_reserve((vec), (vec)->n + 1); \

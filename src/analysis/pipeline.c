@@ -84,7 +84,7 @@ static void collect(struct pbuild *b, const struct bucket *bk, int *map)
 	size_t n;
 
 	tfd_graph_stage_for(c, &b->sb, b->root_iter, 0);
-	vec_reserve(&b->pcalls, bk->ncalls);
+	vec_reserve_exact(&b->pcalls, bk->ncalls);
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
 	for (size_t i = 0; i < bk->ncalls; i++) {
@@ -212,23 +212,25 @@ static void aggregate(struct pbuild *b)
 	struct host_ctx *c = b->c;
 	struct tfd_pipeline *p = b->p;
 	size_t n = b->n, nr = b->roots.n;
-	int *owner = xmalloc((n + 1) * sizeof(int)), *rank = xmalloc((n + 1) * sizeof(int));
+	int *owner = xmalloc((n + 1) * sizeof(int));
 	int64_t *slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t)), best = -1;
 	int slowest = -1;
 
 	for (size_t r = 0; r < nr; r++)
 		tfd_tree_attribute(&b->tree, b->roots.v[r], b->self, b->blk);
+	/* which root call (if any) owns each call: walk up to the top call.
+	 * owner[] holds the root calls' ranks first; a root call has no parent,
+	 * so its entry is never overwritten, and any other top call owns -1 */
 	for (size_t k = 0; k < n; k++)
-		rank[k] = -1;
+		owner[k] = -2;
 	for (size_t r = 0; r < nr; r++)
-		rank[b->roots.v[r]] = (int)r;
-	/* which root call (if any) owns each call: walk up */
+		owner[b->roots.v[r]] = (int)r;
 	for (size_t k = 0; k < n; k++) {
 		int x = (int)k, guard = 0;
 
 		while (b->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
 			x = b->parent[x];
-		owner[k] = rank[x];
+		owner[k] = b->parent[x] < 0 && owner[x] >= 0 ? owner[x] : -1;
 	}
 	for (size_t r = 0; r < nr; r++)
 		if (slowest < 0 || b->durs[r] > b->durs[slowest])
@@ -282,7 +284,6 @@ static void aggregate(struct pbuild *b)
 		p->slowest_bottleneck = -1;
 	free(slow_blk);
 	free(owner);
-	free(rank);
 }
 
 /* Stages in pre-order, with their names, families and shares, into p. */

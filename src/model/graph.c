@@ -183,7 +183,7 @@ static void scan_threads(struct host_ctx *c)
 
 	/* one call per iterator event (fewer when some are async): the table is
 	 * sized once instead of doubling, which left up to half of it unused */
-	vec_reserve(&c->calls, h->niterators);
+	vec_reserve_exact(&c->calls, h->niterators);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
