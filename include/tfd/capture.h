@@ -138,6 +138,9 @@ struct tfd_load_opts {
 	 * one thread) */
 	int jobs;
 	size_t block_bytes;
+	/* tests: read a Chrome trace's process and thread names with the full
+	 * parser instead of the structural scan (chrome.c) */
+	bool chrome_no_scan;
 	/* shard_count > 0: of the host files discovery chose (in host order),
 	 * load only those whose index k has k % shard_count == shard_index;
 	 * the discovery notes are kept whole (fleet tasks: analyze --partial

@@ -547,6 +547,145 @@ static void check_blocks(struct t *t, const char *path, int damage)
 	free(data);
 }
 
+/* A Chrome trace read with the structural scan for its names, and with the
+ * full parser, gives the same capture or the same error line. */
+static void check_scan(struct t *t, const char *what, const void *data, size_t len,
+		       const char *name)
+{
+	struct tfd_load_opts scan = {0}, full = {0};
+	struct tfd_capture *a = NULL, *b = NULL;
+	struct tfd_err ea = {0}, eb = {0};
+	enum tfd_status sa, sb;
+
+	full.chrome_no_scan = true;
+	sa = tfd_capture_load_mem(data, len, name, &full, &a, &ea);
+	sb = tfd_capture_load_mem(data, len, name, &scan, &b, &eb);
+	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
+		T_FAILF("%s: full parser: %d '%s', scan: %d '%s'", what, sa, ea.msg, sb, eb.msg);
+	else if (!sa)
+		same_capture(t, what, a, b);
+	tfd_capture_free(a);
+	tfd_capture_free(b);
+}
+
+#define HOSTM "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+#define GPUM "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}}"
+#define THRM "{\"ph\":\"M\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_data\"}}"
+#define ITER "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\"," \
+	     "\"args\":{\"id\":\"11\"}}"
+#define GPUX "{\"ph\":\"X\",\"pid\":2,\"tid\":1,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\"}"
+#define ICFX "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2," \
+	     "\"name\":\"InstantiatedCapturedFunction::Run\",\"args\":{\"id\":\"99\"}}"
+#define EXEC "{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":2,\"dur\":2," \
+	     "\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"99\"}}"
+#define EXEC2 "{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":3,\"dur\":1," \
+	      "\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"98\"}}"
+
+static void scan_matches_full_pass(struct t *t)
+{
+	static const char *const docs[] = {
+	    "{\"traceEvents\":[" HOSTM "," GPUM "," THRM "," ITER "," GPUX "," ICFX "," EXEC "," EXEC2 "]}",
+	    "[" ITER "," HOSTM "," THRM "," ICFX "," EXEC "]",
+	    /* names spelled with escapes */
+	    "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process\\u005fname\",\"args\":{\"name\":"
+	    "\"\\/host:CPU\"}}," ITER ",{\"ph\":\"\\u004d\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\","
+	    "\"args\":{\"name\":\"x\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2,\"name\":"
+	    "\"Instantiated\\u0043apturedFunction::Run\",\"args\":{\"id\":\"99\"}}," EXEC "]}",
+	    "{\"trace\\u0045vents\":[" HOSTM "," ITER "]}",
+	    /* strings that look like structure; a nested traceEvents first */
+	    "{\"meta\":{\"traceEvents\":[" GPUM "]},\"s\":\"]}{[\\\"\",\"traceEvents\":[" HOSTM ","
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"a}]\\\"[{\"}," ITER "],"
+	    "\"traceEvents\":[" GPUM "]}",
+	    "{\"displayTimeUnit\":\"ns\",\"traceEvents\":\"none\",\"x\":[" HOSTM "]}",
+	    "{\"traceEvents\":[" HOSTM "," ITER "]} x",
+	    "{\"traceEvents\":[" HOSTM "," ITER "]}{}",
+	    "{\"traceEvents\":[" HOSTM ", tru, " ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\" \"pid\":1}," ITER "]}",
+	    /* a bad event, then bad JSON: the JSON is the error, as always */
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"name\":\"a\"}," ITER
+	    ",tru]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"name\":\"a\"},"
+	    "{\"name\":\"\xff\xfe\"}]}",
+	    "{\"traceEvents\":[{\"x\":1}," HOSTM "]}",
+	    "{\"traceEvents\":[1,\"s\",[" GPUM "],null," HOSTM "," THRM "," ITER "]}",
+	    "{\"traceEvents\":[]}",
+	    "[]",
+	    "\"traceEvents\"",
+	    "{\"traceEvents\":[" HOSTM "," ITER "]",
+	};
+	static const char *const real[] = {
+	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
+	    "../shared/captures/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz",
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz"};
+	struct tfd_buf big;
+	char what[200];
+
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		size_t n = strlen(docs[i]), gl;
+		uint8_t *gz = gzip_of(docs[i], n, &gl);
+
+		snprintf(what, sizeof(what), "doc %zu", i);
+		check_scan(t, what, docs[i], n, "d.trace.json");
+		check_scan(t, what, gz, gl, "d.trace.json.gz");
+		free(gz);
+		/* every prefix: truncated documents */
+		for (size_t k = 0; k < n; k++) {
+			snprintf(what, sizeof(what), "doc %zu cut at %zu", i, k);
+			check_scan(t, what, docs[i], k, "d.trace.json");
+		}
+	}
+	/* events across the 1 MB chunks, metadata and functions among them */
+	tfd_buf_init(&big);
+	tfd_buf_puts(&big, "{\"traceEvents\":[" HOSTM "," THRM);
+	for (int i = 0; big.len < (5u << 20); i++) {
+		tfd_buf_printf(&big,
+			       ",{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":3,\"name\":"
+			       "\"%s\",\"args\":{\"id\":\"%d\",\"s\":\"%.*s\"}}",
+			       7 + i % 3, i, i % 7 == 0 ? "InstantiatedCapturedFunction::Run"
+					     : i % 7 == 1 ? "ExecutorState::Process"
+							  : "Iterator::Model::Map",
+			       i % 7 == 1 ? i - 1 : i, i % 61, "{[\"]}\\\\xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		if (i % 997 == 0)
+			tfd_buf_printf(&big, ",{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
+					     "\"args\":{\"name\":\"t%d\"}}", 7 + i % 3, i);
+	}
+	tfd_buf_puts(&big, "]}");
+	check_scan(t, "5 MB of events", big.s, big.len, "big.trace.json");
+	{
+		size_t gl;
+		uint8_t *gz = gzip_of(big.s, big.len, &gl);
+
+		check_scan(t, "5 MB of events, gzipped", gz, gl, "big.trace.json.gz");
+		free(gz);
+	}
+	tfd_buf_release(&big);
+	/* real traces, and 40 one-byte damages of each */
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		size_t len = 0;
+		uint8_t *data = slurp(real[i], &len);
+		unsigned seed = 777;
+
+		T_TRUE(data != NULL);
+		for (int round = 0; data && round <= 40; round++) {
+			size_t at = 0;
+			uint8_t was = 0;
+
+			if (round) {
+				seed = seed * 1103515245u + 12345u;
+				at = (size_t)(seed >> 4) % len;
+				was = data[at];
+				data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
+			}
+			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", real[i], at, round > 0);
+			check_scan(t, what, data, len, strstr(real[i], ".gz") ? "r.trace.json.gz"
+									    : "r.trace.json");
+			if (round)
+				data[at] = was;
+		}
+		free(data);
+	}
+}
+
 static void blocks_match_lines(struct t *t)
 {
 	static const char *const specs[] = {"tests/synth/02-tfrecord-parallel-interleave.json",
@@ -588,6 +727,7 @@ const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
 	T(blocks_match_lines),
+	T(scan_matches_full_pass),
 	T(kinds),
 	T(exec_kept_for_functions),
 	T(sort_is_stable),
