@@ -15,6 +15,23 @@ static inline size_t tfd_pb_varint(const uint8_t *p, const uint8_t *end, uint64_
 {
 	uint64_t r = 0;
 
+	/* the common cases first: one byte (tags, small ids), and a varint
+	 * that cannot run past the end (no bounds check per byte) */
+	if (p < end && p[0] < 0x80) {
+		*v = p[0];
+		return 1;
+	}
+	if (end - p >= 10) {
+		r = p[0] & 0x7f;
+		for (size_t i = 1; i < 10; i++) {
+			r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (p[i] < 0x80) {
+				*v = r;
+				return i + 1;
+			}
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < 10 && p + i < end; i++) {
 		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (!(p[i] & 0x80)) {
