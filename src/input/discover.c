@@ -764,66 +764,165 @@ size_t tfd_cpu_count(void)
 	return n > 0 ? (size_t)n : 1;
 }
 
+/* ---- files on several threads --------------------------------------------- */
+
+/* What happens to file i once it is loaded (into a capture of its own):
+ * fn may keep it by setting *capp to NULL; else it is freed. */
+typedef enum tfd_status (*loaded_fn)(struct tfd_capture **capp, size_t i, void *ctx,
+				     struct tfd_err *err);
+
 struct job {
-	const char *path;
-	const struct tfd_load_opts *opts;
-	struct tfd_capture *cap;
-	struct tfd_err err;
-	enum tfd_status st;
+	enum tfd_status load_st, fn_st;
+	struct tfd_err load_err, fn_err;
 };
 
 struct pool {
-	struct job *jobs;
+	const char *const *files;
 	size_t n, next;
+	const struct tfd_load_opts *opts, *sub;
+	const struct tfd_capture *found; /* discovery's notes and run, or NULL */
+	bool finish; /* each capture is finished before fn (else the caller's) */
+	loaded_fn fn;
+	void *ctx;
+	struct job *jobs;
 	pthread_mutex_t mu;
-	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
 };
+
+static void progress(struct pool *pl, size_t i, size_t events)
+{
+	if (pl->opts && pl->opts->progress) {
+		pthread_mutex_lock(&pl->mu);
+		pl->opts->progress(pl->files[i], i, pl->n, events);
+		pthread_mutex_unlock(&pl->mu);
+	}
+}
+
+static void pool_one(struct pool *pl, size_t i)
+{
+	struct job *j = &pl->jobs[i];
+	struct tfd_capture *cap = tfd_capture_new();
+
+	if (pl->found && pl->found->nnotes) {
+		cap->notes = tfd_arena_alloc(&cap->arena, pl->found->nnotes * sizeof(*cap->notes));
+		for (size_t k = 0; k < pl->found->nnotes; k++)
+			cap->notes[cap->nnotes++] =
+			    tfd_arena_intern_cstr(&cap->arena, pl->found->notes[k]);
+	}
+	if (pl->found && pl->found->run)
+		cap->run = tfd_arena_intern_cstr(&cap->arena, pl->found->run);
+	j->load_st = load_file(cap, pl->files[i], pl->sub, &j->load_err);
+	if (!j->load_st) {
+		for (size_t h = 0; h < cap->nhosts; h++)
+			cap->hosts[h].path = tfd_arena_intern_cstr(&cap->arena, pl->files[i]);
+		if (pl->finish)
+			j->load_st = tfd_capture_finish(cap, &j->load_err);
+	}
+	if (!j->load_st) {
+		progress(pl, i, cap->nhosts ? cap->hosts[cap->nhosts - 1].nevents : 0);
+		j->fn_st = pl->fn(&cap, i, pl->ctx, &j->fn_err);
+	}
+	tfd_capture_free(cap);
+}
 
 static void *worker(void *arg)
 {
 	struct pool *pl = arg;
 
 	for (;;) {
-		struct job *j;
 		size_t i;
 
 		pthread_mutex_lock(&pl->mu);
 		i = pl->next++;
-		if (i < pl->n && pl->progress)
-			pl->progress(pl->jobs[i].path, i, pl->n, 0);
 		pthread_mutex_unlock(&pl->mu);
 		if (i >= pl->n)
 			return NULL;
-		j = &pl->jobs[i];
-		j->cap = tfd_capture_new();
-		j->st = load_file(j->cap, j->path, j->opts, &j->err);
-		if (!j->st && pl->progress) {
-			pthread_mutex_lock(&pl->mu);
-			pl->progress(j->path, i, pl->n, j->cap->hosts[j->cap->nhosts - 1].nevents);
-			pthread_mutex_unlock(&pl->mu);
-		}
+		progress(pl, i, 0);
+		pool_one(pl, i);
 	}
 }
 
-/* Load files into cap in order; with several files, on up to one thread
- * per core, each into a capture of its own (no shared arena), moved into
- * cap afterwards. The first failing file, in order, is the error. */
+/* Every file through pool_one() (finished first if finish), on up to one
+ * thread per core (at most 8), each file getting the cores left over for
+ * its lines; then the error one load gives: the first file, in order, that
+ * does not load, else the first that fn failed on. */
+static enum tfd_status run_pool(const char *const *files, size_t n,
+				const struct tfd_load_opts *opts, const struct tfd_capture *found,
+				bool finish, loaded_fn fn, void *ctx, struct tfd_err *err)
+{
+	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+	size_t nthreads = cores < 8 ? cores : 8, started = 0;
+	struct tfd_load_opts sub;
+	struct pool pl;
+	pthread_t th[8];
+	enum tfd_status st = TFD_OK;
+
+	if (nthreads > n)
+		nthreads = n;
+	if (opts)
+		sub = *opts;
+	else
+		memset(&sub, 0, sizeof(sub));
+	if (nthreads > 1)
+		sub.jobs = (int)(cores / nthreads ? cores / nthreads : 1);
+	memset(&pl, 0, sizeof(pl));
+	pl.files = files;
+	pl.n = n;
+	pl.opts = opts;
+	pl.sub = &sub;
+	pl.found = found;
+	pl.finish = finish;
+	pl.fn = fn;
+	pl.ctx = ctx;
+	pl.jobs = xcalloc(n + 1, sizeof(*pl.jobs));
+	pthread_mutex_init(&pl.mu, NULL);
+	for (size_t t = 0; nthreads > 1 && t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, worker, &pl) == 0)
+			started++;
+	if (!started)
+		worker(&pl); /* one file, one core, or no threads to be had */
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&pl.mu);
+	for (size_t i = 0; i < n && !st; i++)
+		if (pl.jobs[i].load_st) {
+			st = pl.jobs[i].load_st;
+			*err = pl.jobs[i].load_err;
+		}
+	for (size_t i = 0; i < n && !st; i++)
+		if (pl.jobs[i].fn_st) {
+			st = pl.jobs[i].fn_st;
+			*err = pl.jobs[i].fn_err;
+		}
+	free(pl.jobs);
+	if (opts && opts->progress)
+		opts->progress(NULL, n, n, 0);
+	return st;
+}
+
+/* Keeps each file's capture in its slot. */
+static enum tfd_status keep_loaded(struct tfd_capture **capp, size_t i, void *ctx,
+				   struct tfd_err *err)
+{
+	struct tfd_capture **slots = ctx;
+
+	(void)err;
+	slots[i] = *capp;
+	*capp = NULL;
+	return TFD_OK;
+}
+
+/* Load files into cap in order; with several files, on several threads,
+ * each into a capture of its own (no shared arena), moved into cap
+ * afterwards. The first failing file, in order, is the error. */
 static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
 	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
-	size_t nthreads = cores;
-	struct tfd_load_opts sub;
-	struct pool pl;
-	pthread_t th[8];
-	size_t started = 0;
-	enum tfd_status st = TFD_OK;
+	struct tfd_capture **slots;
+	enum tfd_status st;
 
-	if (nthreads > 8)
-		nthreads = 8;
-	if (nthreads > n)
-		nthreads = n;
-	if (n <= 1 || nthreads <= 1) {
+	if (n <= 1 || cores <= 1) {
+		/* one after another, straight into cap */
 		for (size_t i = 0; i < n; i++) {
 			if (opts && opts->progress)
 				opts->progress(files[i], i, n, 0);
@@ -839,44 +938,15 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 			opts->progress(NULL, n, n, 0);
 		return TFD_OK;
 	}
-	memset(&pl, 0, sizeof(pl));
-	pl.jobs = xcalloc(n, sizeof(*pl.jobs));
-	pl.n = n;
-	pl.progress = opts ? opts->progress : NULL;
-	pthread_mutex_init(&pl.mu, NULL);
-	/* the cores left over go to the lines of each file */
-	if (opts)
-		sub = *opts;
-	else
-		memset(&sub, 0, sizeof(sub));
-	sub.jobs = (int)(cores / nthreads ? cores / nthreads : 1);
+	slots = xcalloc(n + 1, sizeof(*slots));
+	st = run_pool(files, n, opts, NULL, false, keep_loaded, slots, err);
 	for (size_t i = 0; i < n; i++) {
-		pl.jobs[i].path = files[i];
-		pl.jobs[i].opts = &sub;
+		if (slots[i] && st)
+			tfd_capture_free(slots[i]); /* a load failed: nothing to keep */
+		else if (slots[i])
+			tfd_capture_adopt(cap, slots[i], files[i]); /* strings stay in its arena */
 	}
-	for (size_t t = 0; t < nthreads; t++)
-		if (pthread_create(&th[t], NULL, worker, &pl) == 0)
-			started++;
-	if (!started)
-		worker(&pl); /* no threads to be had: do it here */
-	for (size_t t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
-	pthread_mutex_destroy(&pl.mu);
-	for (size_t i = 0; i < n; i++) {
-		struct job *j = &pl.jobs[i];
-
-		if (!st && j->st) {
-			st = j->st;
-			*err = j->err;
-		}
-		if (j->cap && st)
-			tfd_capture_free(j->cap); /* the load failed: nothing to keep */
-		else if (j->cap)
-			tfd_capture_adopt(cap, j->cap, files[i]); /* strings stay in its arena */
-	}
-	free(pl.jobs);
-	if (opts && opts->progress)
-		opts->progress(NULL, n, n, 0);
+	free(slots);
 	return st;
 }
 
@@ -992,72 +1062,18 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 
 /* ---- one file at a time ------------------------------------------------- */
 
-struct each_job {
-	enum tfd_status load_st, fn_st;
-	struct tfd_err load_err, fn_err;
-};
-
 struct each {
-	const strvec *files;
-	const struct tfd_capture *found; /* discovery's notes and run */
-	const struct tfd_load_opts *opts, *sub;
 	tfd_capture_fn fn;
 	void *ctx;
-	struct each_job *jobs;
-	size_t next;
-	pthread_mutex_t mu;
+	size_t n;
 };
 
-/* File i alone in a capture of its own, as tfd_capture_load would give it
- * (discovery's notes and run included), handed to fn, then freed. */
-static void each_one(struct each *ea, size_t i)
+static enum tfd_status each_loaded(struct tfd_capture **capp, size_t i, void *ctx,
+				   struct tfd_err *err)
 {
-	struct each_job *j = &ea->jobs[i];
-	const char *path = ea->files->v[i];
-	const struct tfd_load_opts *opts = ea->opts;
-	struct tfd_capture *cap = tfd_capture_new();
+	struct each *ea = ctx;
 
-	if (ea->found->nnotes) {
-		cap->notes = tfd_arena_alloc(&cap->arena, ea->found->nnotes * sizeof(*cap->notes));
-		for (size_t k = 0; k < ea->found->nnotes; k++)
-			cap->notes[cap->nnotes++] =
-			    tfd_arena_intern_cstr(&cap->arena, ea->found->notes[k]);
-	}
-	if (ea->found->run)
-		cap->run = tfd_arena_intern_cstr(&cap->arena, ea->found->run);
-	j->load_st = load_file(cap, path, ea->sub, &j->load_err);
-	if (!j->load_st) {
-		for (size_t h = 0; h < cap->nhosts; h++)
-			cap->hosts[h].path = tfd_arena_intern_cstr(&cap->arena, path);
-		j->load_st = tfd_capture_finish(cap, &j->load_err);
-	}
-	if (opts && opts->progress) {
-		pthread_mutex_lock(&ea->mu);
-		opts->progress(path, i, ea->files->n,
-			       j->load_st || !cap->nhosts ? 0 : cap->hosts[cap->nhosts - 1].nevents);
-		pthread_mutex_unlock(&ea->mu);
-	}
-	if (!j->load_st)
-		j->fn_st = ea->fn(cap, i, ea->files->n, ea->ctx, &j->fn_err);
-	tfd_capture_free(cap);
-}
-
-static void *each_worker(void *arg)
-{
-	struct each *ea = arg;
-
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&ea->mu);
-		i = ea->next++;
-		if (i < ea->files->n && ea->opts && ea->opts->progress)
-			ea->opts->progress(ea->files->v[i], i, ea->files->n, 0);
-		pthread_mutex_unlock(&ea->mu);
-		if (i >= ea->files->n)
-			return NULL;
-		each_one(ea, i);
-	}
+	return ea->fn(*capp, i, ea->n, ea->ctx, err);
 }
 
 enum tfd_status tfd_capture_each(const char *const *paths, size_t npaths,
@@ -1066,61 +1082,15 @@ enum tfd_status tfd_capture_each(const char *const *paths, size_t npaths,
 {
 	struct tfd_capture *found = tfd_capture_new();
 	strvec files = {0};
-	struct each ea;
-	struct tfd_load_opts sub;
-	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
-	size_t nthreads = cores, started = 0;
-	pthread_t th[8];
+	struct each ea = {fn, ctx, 0};
 	enum tfd_status st;
 
 	st = discover(paths, npaths, opts, found, &files, err);
-	if (st)
-		goto out;
-	if (nthreads > 8)
-		nthreads = 8;
-	if (nthreads > files.n)
-		nthreads = files.n;
-	if (opts)
-		sub = *opts;
-	else
-		memset(&sub, 0, sizeof(sub));
-	/* the cores left over go to the lines of each file */
-	sub.jobs = (int)(nthreads && cores / nthreads ? cores / nthreads : 1);
-	if (nthreads <= 1)
-		sub.jobs = opts ? opts->jobs : 0;
-	memset(&ea, 0, sizeof(ea));
-	ea.files = &files;
-	ea.found = found;
-	ea.opts = opts;
-	ea.sub = &sub;
-	ea.fn = fn;
-	ea.ctx = ctx;
-	ea.jobs = xcalloc(files.n + 1, sizeof(*ea.jobs));
-	pthread_mutex_init(&ea.mu, NULL);
-	for (size_t t = 0; nthreads > 1 && t < nthreads; t++)
-		if (pthread_create(&th[t], NULL, each_worker, &ea) == 0)
-			started++;
-	if (!started)
-		each_worker(&ea); /* one file, one core, or no threads to be had */
-	for (size_t t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
-	pthread_mutex_destroy(&ea.mu);
-	/* as one load: the first file that does not load, in order, else the
-	 * first that fn failed on */
-	for (size_t i = 0; i < files.n && !st; i++)
-		if (ea.jobs[i].load_st) {
-			st = ea.jobs[i].load_st;
-			*err = ea.jobs[i].load_err;
-		}
-	for (size_t i = 0; i < files.n && !st; i++)
-		if (ea.jobs[i].fn_st) {
-			st = ea.jobs[i].fn_st;
-			*err = ea.jobs[i].fn_err;
-		}
-	free(ea.jobs);
-	if (opts && opts->progress)
-		opts->progress(NULL, files.n, files.n, 0);
-out:
+	if (!st) {
+		ea.n = files.n;
+		st = run_pool((const char *const *)files.v, files.n, opts, found, true, each_loaded,
+			      &ea, err);
+	}
 	free_files(&files);
 	tfd_capture_free(found);
 	return st;
