@@ -113,8 +113,10 @@ if [ "${BENCH_FLEET:-1}" = 1 ]; then
 	read -r t_merge _ _ < <(one "$TFD" merge -q -f json -o - "$W/fleet-partials")
 	"$TFD" merge -q -f json "$W/fleet-partials" | cmp -s - <("$TFD" analyze -q -f json "$run") ||
 		{ echo "bench: merged report differs from one process" >&2; exit 1; }
-	printf '\n%-22s %8s %10s %10s %10s %10s %12s\n' fleet run_MB one_proc_s task_max_s tasks_sum_s merge_s partials_KB
-	awk -v s="$size" -v o="$t_one" -v m="$max" -v su="$sum" -v g="$t_merge" -v p="$psize" 'BEGIN {
-		printf "%-22s %8.0f %10.3f %10.3f %10.3f %10.3f %12.1f\n", "8 hosts, 1 task each", s / 1e6, o, m, su, g, p / 1024
+	printf '\n%-22s %8s %10s %10s %8s %10s %10s %10s %12s\n' fleet run_MB one_proc_s one_proc_MB RSS/run \
+		task_max_s tasks_sum_s merge_s partials_KB
+	awk -v s="$size" -v o="$t_one" -v r="$rss_one" -v i="$idle" -v m="$max" -v su="$sum" -v g="$t_merge" -v p="$psize" 'BEGIN {
+		printf "%-22s %8.0f %10.3f %10.0f %7.0f%% %10.3f %10.3f %10.3f %12.1f\n", "8 hosts, 1 task each", s / 1e6, o,
+			r / 1024, 100 * (r - i) * 1024 / s, m, su, g, p / 1024
 		printf "an 8-node cluster: %.2fx one process (slowest task + merge; one process uses every core here)\n", o / (m + g) }'
 fi
