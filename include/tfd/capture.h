@@ -74,7 +74,12 @@ struct tfd_thread {
 	const char *name;
 	struct tfd_event *events; /* sorted; see file comment */
 	size_t nevents;
+	/* bit 1 << kind for every kind of event added (a superset once events
+	 * are dropped): passes skip threads without the kinds they read */
+	uint32_t kinds;
 };
+
+#define TFD_KIND_BIT(k) (1u << (k))
 
 struct tfd_plane_info {
 	const char *name;

@@ -53,7 +53,9 @@ static struct span *wait_union(const struct tfd_host *h, size_t *n)
 	size_t k = 0;
 
 	for (size_t t = 0; t < h->nthreads; t++)
-		for (size_t i = 0; i < h->threads[t].nevents; i++) {
+		for (size_t i = 0; (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)) &&
+				   i < h->threads[t].nevents;
+		     i++) {
 			const struct tfd_event *e = &h->threads[t].events[i];
 
 			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)

@@ -216,6 +216,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 		b->ev_cap[thread] = nc;
 	}
 	e = &t->events[t->nevents++];
+	t->kinds |= TFD_KIND_BIT(kind);
 	memset(e, 0, sizeof(*e));
 	e->name = name;
 	e->kind = (uint8_t)kind;
@@ -278,6 +279,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 				e->params = param_move(cap, &done, e->params, e->nparams);
 		}
 		cap_cover(b, h, idx);
+		dst->kinds |= src->kinds;
 		if (!dst->nevents) {
 			/* the usual case, one line per thread: the array moves */
 			free(dst->events);

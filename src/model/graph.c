@@ -187,6 +187,9 @@ static void scan_threads(struct host_ctx *c)
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
+		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
+				   TFD_KIND_BIT(TFD_EV_CONSUME))))
+			continue; /* none of the events nesting is about */
 		stack.n = stack_call.n = 0;
 		for (size_t k = 0; k < th->nevents; k++) {
 			const struct tfd_event *e = &th->events[k];
