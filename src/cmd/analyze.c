@@ -107,8 +107,10 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		}
 		goto render;
 	}
-	if (strcmp(rx->mode, "xprof") != 0 && !rx->partial && npaths == 1) {
-		/* a run or log directory: host files one at a time */
+	if (strcmp(rx->mode, "xprof") != 0 && npaths == 1) {
+		/* a run or log directory (or a shard of one): host files one at a
+		 * time; a partial is written from the merged result as from one
+		 * load (unit test by_file_matches_one_load) */
 		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, &cap, &an, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;

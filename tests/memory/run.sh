@@ -53,6 +53,10 @@ $TFD analyze -q -f json -o "$T/m8.want" "$R"
 (ulimit -v 160000 && taskset -c 0 $TFD analyze -q -f json -o - "$R" >"$T/o4" 2>"$T/e4")
 rc=$?
 if [ "$rc" -eq 0 ] && cmp -s "$T/o4" "$T/m8.want"; then ok; else bad "a run of 8 hosts one file at a time under 160 MB: exit $rc $(head -c 300 "$T/e4")"; fi
+$TFD analyze -q --partial -o "$T/m8.partial.want" "$R"
+(ulimit -v 160000 && taskset -c 0 $TFD analyze -q --partial -o - "$R" >"$T/o6" 2>"$T/e6")
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$T/o6" "$T/m8.partial.want"; then ok; else bad "the partial of a run of 8 hosts under 160 MB: exit $rc $(head -c 300 "$T/e6")"; fi
 (ulimit -v 160000 && taskset -c 0 $TFD analyze -q -f json -o - "$R"/*.xplane.pb >"$T/o5" 2>"$T/e5")
 rc=$?
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e5")" -eq 1 ] && grep -q '^tfdoctor: error: out of memory' "$T/e5"; then ok; else bad "the same 8 files given one by one (loaded together) should not fit: exit $rc $(head -c 300 "$T/e5")"; fi

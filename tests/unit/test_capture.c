@@ -334,6 +334,13 @@ static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze
 		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
 			T_FAILF("%s (jobs %d, host %s): one file at a time differs from one load",
 				dir, jobs, ao->host ? ao->host : "-");
+		/* and the partial it makes (analyze --partial) */
+		b1.len = b2.len = 0;
+		tfd_partial_write(c1, a1, ao, "src", &b1);
+		tfd_partial_write(c2, a2, ao, "src", &b2);
+		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
+			T_FAILF("%s (jobs %d, host %s): the partial of one file at a time differs",
+				dir, jobs, ao->host ? ao->host : "-");
 		T_EQ_STR(c2->run ? c2->run : "-", c1->run ? c1->run : "-");
 		T_EQ_I64(c2->nhosts, c1->nhosts);
 		for (size_t i = 0; i < c1->nhosts && i < c2->nhosts; i++)
