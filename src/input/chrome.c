@@ -457,16 +457,18 @@ static bool feed(yajl_handle y, yajl_status *ys, const unsigned char *b, size_t 
 	return *ys == yajl_status_ok;
 }
 
-/* Inflated gzip data into yajl (a tfd_gunzip sink). */
-struct gz_feed {
+/* Bytes of the document into yajl, chunk by chunk (a feed_plain consumer
+ * and a tfd_gunzip sink alike): chunk_start is where the chunk begins in
+ * the document, for error messages. */
+struct yajl_feed {
 	yajl_handle y;
 	yajl_status *ys;
 	size_t *chunk_start, fed;
 };
 
-static bool gz_sink(void *ctx, const uint8_t *b, size_t n)
+static bool yajl_sink(void *ctx, const unsigned char *b, size_t n)
 {
-	struct gz_feed *f = ctx;
+	struct yajl_feed *f = ctx;
 
 	*f->chunk_start = f->fed;
 	f->fed += n;
@@ -476,28 +478,20 @@ static bool gz_sink(void *ctx, const uint8_t *b, size_t n)
 /* A consumer of the document's bytes, chunk by chunk; false: stop. */
 typedef bool (*eat_fn)(void *ctx, const unsigned char *b, size_t n);
 
-static bool eat_yajl(void *ctx, const unsigned char *b, size_t n)
-{
-	struct gz_feed *f = ctx;
-
-	return feed(f->y, f->ys, b, n);
-}
-
 /* Feeds plain bytes; pages of a mapped input are dropped behind the consumer. */
-static void feed_plain(const struct source *src, eat_fn eat, void *ctx, size_t *chunk_start)
+static void feed_plain(const struct source *src, eat_fn eat, void *ctx)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t off = 0, dropped = 0;
 
 	while (off < src->len) {
-		size_t n = src->len - off < CHUNK ? src->len - off : CHUNK;
+		size_t n = src->len - off < CHUNK ? src->len - off : CHUNK, start = off;
 
-		*chunk_start = off;
 		off += n;
-		if (!eat(ctx, (const unsigned char *)src->data + *chunk_start, n))
+		if (!eat(ctx, (const unsigned char *)src->data + start, n))
 			break;
 		if (src->mapped && page > 0 && off - dropped >= 4 * (size_t)CHUNK) {
-			size_t upto = *chunk_start / (size_t)page * (size_t)page;
+			size_t upto = start / (size_t)page * (size_t)page;
 
 			madvise((void *)(src->data + dropped), upto - dropped, MADV_DONTNEED);
 			dropped = upto;
@@ -513,22 +507,20 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 	yajl_handle y = yajl_alloc(&callbacks, NULL, p);
 	yajl_status ys = yajl_status_ok;
 	size_t chunk_start = 0;
+	struct yajl_feed f = {y, &ys, &chunk_start, 0};
 	bool at_end = false;
 
 	yajl_config(y, yajl_allow_multiple_values, 0);
 	if (src->gz) {
-		struct gz_feed f = {y, &ys, &chunk_start, 0};
 		enum tfd_status st = tfd_gunzip((const uint8_t *)src->data, src->len, src->limit,
-						gz_sink, &f, p->err);
+						yajl_sink, &f, p->err);
 
 		if (st) {
 			yajl_free(y);
 			return p->st = st;
 		}
 	} else {
-		struct gz_feed f = {y, &ys, &chunk_start, 0};
-
-		feed_plain(src, eat_yajl, &f, &chunk_start);
+		feed_plain(src, yajl_sink, &f);
 	}
 	if (ys == yajl_status_ok) {
 		ys = yajl_complete_parse(y);
@@ -558,12 +550,11 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
  * yajl with the same callbacks: the first one (its form is checked), and
  * any with a string "M" (a metadata event's ph), a string that starts with
  * "InstantiatedCapturedFunction", or an escape (which may spell either).
- * Anything the scan does not
- * expect (an escaped top-level key, unbalanced nesting, a second value
- * after the document, an event yajl rejects, no events array) gives up,
- * and the caller runs the full yajl pass, which reports errors as always;
- * errors the scan does not see (a bad literal between events) are
- * reported by pass 2's parser, at the same byte. */
+ * Anything the scan does not expect (an escaped top-level key, unbalanced
+ * nesting, a second value after the document, an event yajl rejects, no
+ * events array) gives up, and the caller runs the full yajl pass, which
+ * reports errors as always; errors the scan does not see (a bad literal
+ * between events) are reported by pass 2's parser, at the same byte. */
 struct scan1 {
 	struct parse *p;
 	yajl_handle y;      /* parses the events that may matter */
@@ -733,7 +724,6 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 static bool scan_pass(struct parse *p, const struct source *src)
 {
 	struct scan1 sc;
-	size_t chunk_start = 0;
 	enum tfd_status st = TFD_OK;
 	bool done;
 
@@ -746,7 +736,7 @@ static bool scan_pass(struct parse *p, const struct source *src)
 		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->limit, scan1_eat, &sc,
 				p->err);
 	else
-		feed_plain(src, scan1_eat, &sc, &chunk_start);
+		feed_plain(src, scan1_eat, &sc);
 	/* any error (the first event's form, the gzip data) is left to the
 	 * full pass too, so that it is reported exactly as it always was */
 	done = st == TFD_OK && p->st == TFD_OK && !sc.bail && sc.closed && !sc.in_str &&
