@@ -194,10 +194,10 @@ static struct exec_sum *exec_sums(const struct tfd_host *h, struct imap *index)
 {
 	VEC(struct exec_sum) v = {0};
 
-	for (size_t t = 0; t < h->nthreads; t++)
-		for (size_t k = 0; (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)) &&
-				   k < h->threads[t].nevents;
-		     k++) {
+	for (size_t t = 0; t < h->nthreads; t++) {
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
+			continue; /* no executor chunks */
+		for (size_t k = 0; k < h->threads[t].nevents; k++) {
 			const struct tfd_event *e = &h->threads[t].events[k];
 			size_t i;
 
@@ -210,6 +210,7 @@ static struct exec_sum *exec_sums(const struct tfd_host *h, struct imap *index)
 			}
 			v.v[i].ns = sat_add(v.v[i].ns, e->dur_ns);
 		}
+	}
 	return v.v;
 }
 

@@ -1266,6 +1266,24 @@ static enum tfd_status analyze_file(const struct tfd_capture *cap, size_t index,
 	return TFD_OK;
 }
 
+/* One load, then the analysis; nothing is left on error. */
+static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
+					const struct tfd_load_opts *lo,
+					const struct tfd_analyze_opts *ao,
+					struct tfd_capture **cap_out, struct tfd_analysis **out,
+					struct tfd_err *err)
+{
+	enum tfd_status st = tfd_capture_load(paths, npaths, lo, cap_out, err);
+
+	if (!st)
+		st = tfd_analyze(*cap_out, ao, out, err);
+	if (st) {
+		tfd_capture_free(*cap_out);
+		*cap_out = NULL;
+	}
+	return st;
+}
+
 enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
 				  struct tfd_capture **cap_out, struct tfd_analysis **out,
@@ -1278,16 +1296,8 @@ enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 	*cap_out = NULL;
 	*out = NULL;
 	/* a file, or several paths (which may name one file twice): one load */
-	if (npaths != 1 || stat(paths[0], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		st = tfd_capture_load(paths, npaths, lo, cap_out, err);
-		if (!st)
-			st = tfd_analyze(*cap_out, ao, out, err);
-		if (st) {
-			tfd_capture_free(*cap_out);
-			*cap_out = NULL;
-		}
-		return st;
-	}
+	if (npaths != 1 || stat(paths[0], &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
 	memset(&bf, 0, sizeof(bf));
 	if (ao)
 		bf.ao = *ao;
@@ -1297,9 +1307,7 @@ enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 	pthread_mutex_destroy(&bf.mu);
 	if (!st && !bf.docs) {
 		/* no host file (a shard that got none): what one load gives */
-		st = tfd_capture_load(paths, npaths, lo, cap_out, err);
-		if (!st)
-			st = tfd_analyze(*cap_out, ao, out, err);
+		st = load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
 	} else if (!st) {
 		st = merge_docs(bf.docs, (const char *const *)bf.names, bf.n, ao, cap_out, out,
 				err);

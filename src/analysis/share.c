@@ -52,15 +52,16 @@ static struct span *wait_union(const struct tfd_host *h, size_t *n)
 	VEC(struct span) w = {0};
 	size_t k = 0;
 
-	for (size_t t = 0; t < h->nthreads; t++)
-		for (size_t i = 0; (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)) &&
-				   i < h->threads[t].nevents;
-		     i++) {
+	for (size_t t = 0; t < h->nthreads; t++) {
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
+			continue;
+		for (size_t i = 0; i < h->threads[t].nevents; i++) {
 			const struct tfd_event *e = &h->threads[t].events[i];
 
 			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)
 				vec_push(&w, ((struct span){e->start_ns, e->start_ns + e->dur_ns}));
 		}
+	}
 	if (w.n > 1)
 		qsort(w.v, w.n, sizeof(*w.v), span_cmp);
 	for (size_t i = 0; i < w.n; i++) {

@@ -749,7 +749,7 @@ out:
 	return st;
 }
 
-/* ---- reading several files at once ---------------------------------------- */
+/* ---- files on several threads --------------------------------------------- */
 
 size_t tfd_cpu_count(void)
 {
@@ -764,7 +764,21 @@ size_t tfd_cpu_count(void)
 	return n > 0 ? (size_t)n : 1;
 }
 
-/* ---- files on several threads --------------------------------------------- */
+/* The threads a load may use: opts->jobs, else one per core. */
+static size_t cores_of(const struct tfd_load_opts *opts)
+{
+	return opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+}
+
+/* Discovery's notes, interned in cap. */
+static void set_notes(struct tfd_capture *cap, const char *const *notes, size_t n)
+{
+	if (!n)
+		return;
+	cap->notes = tfd_arena_alloc(&cap->arena, n * sizeof(*cap->notes));
+	for (size_t k = 0; k < n; k++)
+		cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes[k]);
+}
 
 /* What happens to file i once it is loaded (into a capture of its own):
  * fn may keep it by setting *capp to NULL; else it is freed. */
@@ -802,14 +816,11 @@ static void pool_one(struct pool *pl, size_t i)
 	struct job *j = &pl->jobs[i];
 	struct tfd_capture *cap = tfd_capture_new();
 
-	if (pl->found && pl->found->nnotes) {
-		cap->notes = tfd_arena_alloc(&cap->arena, pl->found->nnotes * sizeof(*cap->notes));
-		for (size_t k = 0; k < pl->found->nnotes; k++)
-			cap->notes[cap->nnotes++] =
-			    tfd_arena_intern_cstr(&cap->arena, pl->found->notes[k]);
+	if (pl->found) {
+		set_notes(cap, pl->found->notes, pl->found->nnotes);
+		if (pl->found->run)
+			cap->run = tfd_arena_intern_cstr(&cap->arena, pl->found->run);
 	}
-	if (pl->found && pl->found->run)
-		cap->run = tfd_arena_intern_cstr(&cap->arena, pl->found->run);
 	j->load_st = load_file(cap, pl->files[i], pl->sub, &j->load_err);
 	if (!j->load_st) {
 		for (size_t h = 0; h < cap->nhosts; h++)
@@ -849,7 +860,7 @@ static enum tfd_status run_pool(const char *const *files, size_t n,
 				const struct tfd_load_opts *opts, const struct tfd_capture *found,
 				bool finish, loaded_fn fn, void *ctx, struct tfd_err *err)
 {
-	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+	size_t cores = cores_of(opts);
 	size_t nthreads = cores < 8 ? cores : 8, started = 0;
 	struct tfd_load_opts sub;
 	struct pool pl;
@@ -917,7 +928,7 @@ static enum tfd_status keep_loaded(struct tfd_capture **capp, size_t i, void *ct
 static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
-	size_t cores = opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
+	size_t cores = cores_of(opts);
 	struct tfd_capture **slots;
 	enum tfd_status st;
 
@@ -1008,11 +1019,8 @@ static enum tfd_status discover(const char *const *paths, size_t npaths,
 			vec_push(files, xstrdup(paths[i]));
 		}
 	}
-	if (!st && notes.n) {
-		cap->notes = tfd_arena_alloc(&cap->arena, notes.n * sizeof(*cap->notes));
-		for (size_t k = 0; k < notes.n; k++)
-			cap->notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, notes.v[k]);
-	}
+	if (!st)
+		set_notes(cap, (const char *const *)notes.v, notes.n);
 	if (!st && opts && opts->shard_count) {
 		size_t k = 0;
 
