@@ -31,7 +31,5 @@ char *tfd_arena_strndup(struct tfd_arena *a, const char *s, size_t len);
 /* The unique interned copy of s[0..len). */
 const char *tfd_arena_intern(struct tfd_arena *a, const char *s, size_t len);
 const char *tfd_arena_intern_cstr(struct tfd_arena *a, const char *s);
-/* The interned copy of s if there is one, else NULL; never inserts. */
-const char *tfd_arena_lookup(const struct tfd_arena *a, const char *s);
 
 #endif

@@ -111,10 +111,9 @@ static void pick_focus(struct tfd_host_result *hr)
 		hr->focus = 0;
 }
 
-static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct tfd_host *h,
-				    struct tfd_host_result *hr, struct tfd_analysis *a,
-				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
-				    struct tfd_err *err)
+static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host_result *hr,
+				    struct tfd_analysis *a, struct analysis_priv *pv,
+				    const struct tfd_analyze_opts *opts, struct tfd_err *err)
 {
 	struct host_ctx c;
 	size_t by_name = 0, orphans = 0;
@@ -123,7 +122,7 @@ static enum tfd_status analyze_host(const struct tfd_capture *cap, const struct 
 	hr->host = h;
 	hr->focus = -1;
 	tfd_share_compute(h, hr);
-	st = tfd_graph_build(&c, cap, h, &by_name, &orphans, err);
+	st = tfd_graph_build(&c, h, &by_name, &orphans, err);
 	if (st)
 		goto out;
 	if (by_name)
@@ -220,7 +219,7 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 	for (size_t i = 0; i < cap->nnotes; i++)
 		diag(a, "input", "%s", cap->notes[i]);
 	for (size_t i = 0; i < cap->nhosts; i++) {
-		st = analyze_host(cap, &cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
+		st = analyze_host(&cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
 		a->nhosts++;
 		if (st) {
 			tfd_err_prefix(err, "%s", cap->hosts[i].path);

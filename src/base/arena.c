@@ -127,18 +127,3 @@ const char *tfd_arena_intern_cstr(struct tfd_arena *a, const char *s)
 {
 	return tfd_arena_intern(a, s, strlen(s));
 }
-
-const char *tfd_arena_lookup(const struct tfd_arena *a, const char *s)
-{
-	size_t len = strlen(s), j;
-
-	if (!a->nslots)
-		return NULL;
-	j = hash_bytes(s, len) & (a->nslots - 1);
-	while (a->slots[j]) {
-		if (strcmp(a->slots[j], s) == 0)
-			return a->slots[j];
-		j = (j + 1) & (a->nslots - 1);
-	}
-	return NULL;
-}

@@ -378,9 +378,8 @@ static void compute_roots(struct host_ctx *c)
 	vec_free(&path);
 }
 
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *cap,
-				const struct tfd_host *h, size_t *by_name, size_t *orphans,
-				struct tfd_err *err)
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
+				size_t *orphans, struct tfd_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->h = h;

@@ -63,9 +63,8 @@ struct host_ctx {
 /* Iterators and calls of one host, parents resolved (a cycle is an error),
  * roots known. *by_name and *orphans count iterators linked by long name and
  * left without a parent. */
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_capture *cap,
-				const struct tfd_host *h, size_t *by_name, size_t *orphans,
-				struct tfd_err *err);
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
+				size_t *orphans, struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
 /* Drop the consumer index (consume, cons_*) once calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
