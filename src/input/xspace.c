@@ -405,11 +405,17 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 		}
 		break;
 	case 5: {
-		char *str = tfd_arena_strndup(&cap->arena, (const char *)x->str.p,
-					      x->str.len < TFD_MAX_NAME_LEN ? x->str.len
-									    : TFD_MAX_NAME_LEN);
+		/* a NUL-terminated copy for as long as the call: what the event
+		 * keeps (a parameter's value) is interned there, and a copy in
+		 * the arena per event was garbage (MBs of long_name stats) */
+		size_t len = x->str.len < TFD_MAX_NAME_LEN ? x->str.len : TFD_MAX_NAME_LEN;
+		char small[256], *str = len < sizeof(small) ? small : xmalloc(len + 1);
 
+		memcpy(str, x->str.p, len);
+		str[len] = '\0';
 		tfd_event_set_stat_str(cap, e, sm->name, str);
+		if (str != small)
+			free(str);
 		break;
 	}
 	case 7: /* ref: the value is the name of another stat metadata */
