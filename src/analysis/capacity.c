@@ -185,33 +185,75 @@ static int *thread_owners(struct ctx *c)
 }
 
 struct exec_sum {
+	uint64_t id;
 	int64_t ns;
 	uint32_t thread; /* one thread it ran on (for the thread count) */
+	uint32_t pos;    /* its first chunk's place in (thread, event) order */
 };
 
-/* Executor time per function step id: the ops a function ran, wherever. */
-static struct exec_sum *exec_sums(const struct tfd_host *h, struct imap *index)
+static int exec_sum_cmp(const void *a, const void *b)
 {
-	VEC(struct exec_sum) v = {0};
+	const struct exec_sum *x = a, *y = b;
 
-	for (size_t t = 0; t < h->nthreads; t++) {
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
-			continue; /* no executor chunks */
-		for (size_t k = 0; k < h->threads[t].nevents; k++) {
-			const struct tfd_event *e = &h->threads[t].events[k];
-			size_t i;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
 
-			if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
-				continue;
-			if (!imap_get(index, e->id, &i)) {
-				vec_push(&v, ((struct exec_sum){0, (uint32_t)t}));
-				i = v.n - 1;
-				imap_put(index, e->id, i);
+/* Executor time per function step id (the ops a function ran, wherever),
+ * sorted by id, *n of them. One record per chunk, sized exactly, sorted
+ * and then merged: about a third of a hash table's memory at the peak,
+ * where the capacity pass runs. The sums add in capture order. */
+static struct exec_sum *exec_sums(const struct tfd_host *h, size_t *n)
+{
+	struct exec_sum *v;
+	size_t m = 0, w = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			v = xmalloc((m + 1) * sizeof(*v));
+		m = 0;
+		for (size_t t = 0; t < h->nthreads; t++) {
+			if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
+				continue; /* no executor chunks */
+			for (size_t k = 0; k < h->threads[t].nevents; k++) {
+				const struct tfd_event *e = &h->threads[t].events[k];
+
+				if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
+					continue;
+				if (pass)
+					v[m] = (struct exec_sum){e->id, e->dur_ns, (uint32_t)t,
+								 (uint32_t)m};
+				m++;
 			}
-			v.v[i].ns = sat_add(v.v[i].ns, e->dur_ns);
 		}
 	}
-	return v.v;
+	if (m > 1)
+		qsort(v, m, sizeof(*v), exec_sum_cmp);
+	for (size_t i = 0; i < m; i++) {
+		if (w && v[w - 1].id == v[i].id)
+			v[w - 1].ns = sat_add(v[w - 1].ns, v[i].ns);
+		else
+			v[w++] = v[i];
+	}
+	*n = w;
+	return v;
+}
+
+/* The sum of function step id, or NULL. */
+static const struct exec_sum *exec_find(const struct exec_sum *v, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].id == id ? &v[lo] : NULL;
 }
 
 /* User-function work of every async map, from its function events. */
@@ -219,8 +261,9 @@ static void function_work(struct ctx *c)
 {
 	const struct tfd_host *h = c->in->host;
 	int *owner = thread_owners(c);
-	struct imap ex_index = {0};
-	struct exec_sum *ex = exec_sums(h, &ex_index);
+	size_t nex;
+	struct exec_sum *ex = exec_sums(h, &nex);
+	const struct exec_sum *x;
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
 	int only_map = -1, nmaps = 0;
@@ -243,7 +286,6 @@ static void function_work(struct ctx *c)
 		for (size_t k = 0; k < h->threads[t].nevents; k++) {
 			const struct tfd_event *e = &h->threads[t].events[k];
 			int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
-			size_t i;
 			int64_t w;
 
 			while (open.n && open.v[open.n - 1] <= e->start_ns)
@@ -259,9 +301,9 @@ static void function_work(struct ctx *c)
 			if (e->start_ns < c->t0 || e->start_ns >= c->t1)
 				continue;
 			c->p->stages[q].fn_calls++;
-			if ((e->flags & TFD_EVF_ID) && imap_get(&ex_index, e->id, &i)) {
-				w = ex[i].ns;
-				seen_thread(c, c->fn_of[q], ex[i].thread);
+			if ((e->flags & TFD_EVF_ID) && (x = exec_find(ex, nex, e->id))) {
+				w = x->ns;
+				seen_thread(c, c->fn_of[q], x->thread);
 			} else if (strstr(e->name, "Async")) {
 				/* dispatch only: the work ran elsewhere, uncaptured */
 				c->fn_unknown[q]++;
@@ -274,7 +316,6 @@ static void function_work(struct ctx *c)
 		}
 	}
 	vec_free(&open);
-	imap_free(&ex_index);
 	free(ex);
 	free(owner);
 	free(has_calls);
