@@ -26,12 +26,15 @@ static int better(const struct host_ctx *c, const struct tfd_event *child, int c
 
 	if (best < 0)
 		return 1;
-	oc = overlap(child, c->calls.v[cand].ev);
-	ob = overlap(child, c->calls.v[best].ev);
+	const struct tfd_event *ec = call_ev(c, &c->calls.v[cand]);
+	const struct tfd_event *eb = call_ev(c, &c->calls.v[best]);
+
+	oc = overlap(child, ec);
+	ob = overlap(child, eb);
 	if (oc != ob)
 		return oc > ob;
-	if (c->calls.v[cand].ev->start_ns != c->calls.v[best].ev->start_ns)
-		return c->calls.v[cand].ev->start_ns < c->calls.v[best].ev->start_ns;
+	if (ec->start_ns != eb->start_ns)
+		return ec->start_ns < eb->start_ns;
 	return cand < best;
 }
 
@@ -40,31 +43,31 @@ void tfd_link_calls(struct host_ctx *c)
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[cl->iter];
+		const struct tfd_event *ev = call_ev(c, cl);
 		int best = -1;
 
 		if (it->parent < 0) {
+			cl->parent = -1;
 			cl->link = TFD_LINK_NONE;
 			continue;
 		}
-		if (cl->encl >= 0) {
-			cl->parent = cl->encl;
+		if (cl->parent >= 0) { /* the enclosing iterator call */
 			cl->link = TFD_LINK_SYNC;
 			continue;
 		}
 		if (cl->produce) {
 			const struct iter *p = &c->iters.v[it->parent];
-			uint64_t key = imap_hash(p->id) ^
-				       (cl->produce->element_id * 0x9e3779b97f4a7c15ull);
+			uint64_t elem = call_produce(c, cl)->element_id;
+			uint64_t key = imap_hash(p->id) ^ (elem * 0x9e3779b97f4a7c15ull);
 			size_t head;
 
 			if (imap_get(&c->consume, key, &head)) {
 				for (int k = (int)head; k >= 0; k = c->cons_next.v[k]) {
 					int cc = c->cons_call.v[k];
 
-					if (c->cons_elem.v[k] != cl->produce->element_id ||
-					    c->calls.v[cc].iter != it->parent)
+					if (c->cons_elem.v[k] != elem || c->calls.v[cc].iter != it->parent)
 						continue;
-					if (better(c, cl->ev, cc, best))
+					if (better(c, ev, cc, best))
 						best = cc;
 				}
 			}
@@ -78,23 +81,24 @@ void tfd_link_calls(struct host_ctx *c)
 		 * sorted by start, so only those starting in [s - maxdur, e] qualify */
 		{
 			const struct iter *p = &c->iters.v[it->parent];
-			int64_t s0 = cl->ev->start_ns, e0 = s0 + cl->ev->dur_ns;
+			int64_t s0 = ev->start_ns, e0 = s0 + ev->dur_ns;
 			size_t lo = 0, hi = p->calls.n;
 
 			while (lo < hi) { /* first call starting after e0 */
 				size_t mid = lo + (hi - lo) / 2;
 
-				if (c->calls.v[p->calls.v[mid]].ev->start_ns <= e0)
+				if (call_ev(c, &c->calls.v[p->calls.v[mid]])->start_ns <= e0)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
 			while (lo-- > 0) {
 				int cc = p->calls.v[lo];
+				const struct tfd_event *ce = call_ev(c, &c->calls.v[cc]);
 
-				if (c->calls.v[cc].ev->start_ns < s0 - p->max_dur)
+				if (ce->start_ns < s0 - p->max_dur)
 					break;
-				if (overlap(cl->ev, c->calls.v[cc].ev) > 0 && better(c, cl->ev, cc, best))
+				if (overlap(ev, ce) > 0 && better(c, ev, cc, best))
 					best = cc;
 			}
 		}

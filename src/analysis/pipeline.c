@@ -103,9 +103,10 @@ static void collect(struct pbuild *b, const struct bucket *bk, int *map)
 	b->parent = xmalloc((n + 1) * sizeof(int));
 	for (size_t k = 0; k < n; k++) {
 		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+		const struct tfd_event *ev = call_ev(c, cl);
 
-		b->start[k] = cl->ev->start_ns;
-		b->end[k] = cl->ev->start_ns + cl->ev->dur_ns;
+		b->start[k] = ev->start_ns;
+		b->end[k] = ev->start_ns + ev->dur_ns;
 		b->parent[k] = cl->parent >= 0 ? map[cl->parent] : -1;
 		if (cl->iter == b->root_iter) {
 			b->parent[k] = -1;
@@ -248,7 +249,7 @@ static void aggregate(struct pbuild *b)
 		if (cl->iter != b->root_iter)
 			s->links[cl->link]++;
 		if (!s->sample)
-			s->sample = cl->ev;
+			s->sample = call_ev(c, cl);
 		if (owner[k] >= 0 && b->selected[owner[k]]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);

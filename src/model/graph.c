@@ -220,16 +220,15 @@ static void scan_threads(struct host_ctx *c)
 				struct call cl;
 
 				memset(&cl, 0, sizeof(cl));
-				cl.ev = e;
+				cl.ev = (uint32_t)k;
 				cl.thread = (uint32_t)t;
 				cl.iter = iter_for_event(c, e);
 				cl.parent = -1;
-				cl.encl = -1;
 				if (top && top->kind == TFD_EV_ITERATOR)
-					cl.encl = top_call;
+					cl.parent = top_call;
 				else if (top && top->kind == TFD_EV_PRODUCE &&
 					 (top->flags & TFD_EVF_ELEMENT))
-					cl.produce = top;
+					cl.produce = (uint32_t)(top - th->events) + 1;
 				vec_push(&c->calls, cl);
 				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
@@ -274,8 +273,10 @@ static int call_start_cmp(const void *a, const void *b)
 	const struct call *x = &sort_ctx->calls.v[*(const int *)a];
 	const struct call *y = &sort_ctx->calls.v[*(const int *)b];
 
-	if (x->ev->start_ns != y->ev->start_ns)
-		return x->ev->start_ns < y->ev->start_ns ? -1 : 1;
+	int64_t sx = call_ev(sort_ctx, x)->start_ns, sy = call_ev(sort_ctx, y)->start_ns;
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
 	return *(const int *)a - *(const int *)b;
 }
 

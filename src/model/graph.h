@@ -34,13 +34,18 @@ struct iter {
 	VEC(int) calls;  /* sorted by start once all are in */
 };
 
+/* 24 bytes: one per iterator event. The events are found by index, not
+ * by pointer (call_ev()), which halves the table. */
 struct call {
-	const struct tfd_event *ev;
-	int iter;
-	int parent; /* call index, -1 */
-	int encl;   /* nearest enclosing iterator call on the thread, -1 */
 	uint32_t thread; /* index into the host's threads */
-	const struct tfd_event *produce; /* enclosing Produce, if that came first */
+	uint32_t ev;     /* the iterator event: index into the thread's events */
+	int iter;
+	/* call index, -1; until tfd_link_calls(): the nearest enclosing
+	 * iterator call on the thread */
+	int parent;
+	/* 1 + the thread's index of the enclosing Produce event, if that came
+	 * first; 0: none */
+	uint32_t produce;
 	uint8_t link;
 };
 
@@ -59,6 +64,17 @@ struct host_ctx {
 	VEC(uint64_t) cons_elem;
 	VEC(int) cons_next;
 };
+
+static inline const struct tfd_event *call_ev(const struct host_ctx *c, const struct call *cl)
+{
+	return &c->h->threads[cl->thread].events[cl->ev];
+}
+
+/* The Produce event around a call (call->produce != 0). */
+static inline const struct tfd_event *call_produce(const struct host_ctx *c, const struct call *cl)
+{
+	return &c->h->threads[cl->thread].events[cl->produce - 1];
+}
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),
  * roots known. *by_name and *orphans count iterators linked by long name and
