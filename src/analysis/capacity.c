@@ -191,23 +191,38 @@ struct exec_sum {
 	uint32_t pos;    /* its first chunk's place in (thread, event) order */
 };
 
+/* Executor time per function step id: the ops a function ran, wherever.
+ * One record per step id, sorted by the id's hash (imap_hash: the buckets
+ * are even whatever the ids look like), and a bucket index over the
+ * hash's top bits (a hash table without empty slots): about a third of an
+ * open-addressing table's memory at the peak, where the capacity pass
+ * runs, and one bucket's records to look at per lookup. */
+struct exec_index {
+	struct exec_sum *v;
+	size_t n;
+	uint32_t *bucket; /* records of bucket b: [bucket[b], bucket[b + 1]) */
+	int bits;
+};
+
 static int exec_sum_cmp(const void *a, const void *b)
 {
 	const struct exec_sum *x = a, *y = b;
 
+	uint64_t hx = imap_hash(x->id), hy = imap_hash(y->id);
+
+	if (hx != hy)
+		return hx < hy ? -1 : 1;
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Executor time per function step id (the ops a function ran, wherever),
- * sorted by id, *n of them. One record per chunk, sized exactly, sorted
- * and then merged: about a third of a hash table's memory at the peak,
- * where the capacity pass runs. The sums add in capture order. */
-static struct exec_sum *exec_sums(const struct tfd_host *h, size_t *n)
+/* The records are counted, filled, sorted and merged (sums add in capture
+ * order; the thread kept is the first chunk's). */
+static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 {
-	struct exec_sum *v;
-	size_t m = 0, w = 0;
+	struct exec_sum *v = NULL;
+	size_t m = 0, w = 0, nb;
 
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)
@@ -222,8 +237,8 @@ static struct exec_sum *exec_sums(const struct tfd_host *h, size_t *n)
 				if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
 					continue;
 				if (pass)
-					v[m] = (struct exec_sum){e->id, e->dur_ns, (uint32_t)t,
-								 (uint32_t)m};
+					v[m] = (struct exec_sum){e->id, e->dur_ns,
+								 (uint32_t)t, (uint32_t)m};
 				m++;
 			}
 		}
@@ -236,24 +251,28 @@ static struct exec_sum *exec_sums(const struct tfd_host *h, size_t *n)
 		else
 			v[w++] = v[i];
 	}
-	*n = w;
-	return v;
+	x->v = v;
+	x->n = w;
+	for (x->bits = 1; x->bits < 30 && ((size_t)1 << x->bits) < w; x->bits++)
+		;
+	nb = (size_t)1 << x->bits;
+	x->bucket = xmalloc((nb + 1) * sizeof(uint32_t));
+	for (size_t b = 0, i = 0; b <= nb; b++) {
+		while (i < w && (imap_hash(v[i].id) >> (64 - x->bits)) < b)
+			i++;
+		x->bucket[b] = (uint32_t)i;
+	}
 }
 
 /* The sum of function step id, or NULL. */
-static const struct exec_sum *exec_find(const struct exec_sum *v, size_t n, uint64_t id)
+static const struct exec_sum *exec_find(const struct exec_index *x, uint64_t id)
 {
-	size_t lo = 0, hi = n;
+	uint64_t b = imap_hash(id) >> (64 - x->bits);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo].id == id ? &v[lo] : NULL;
+	for (uint32_t i = x->bucket[b]; i < x->bucket[b + 1]; i++)
+		if (x->v[i].id == id)
+			return &x->v[i];
+	return NULL;
 }
 
 /* User-function work of every async map, from its function events. */
@@ -261,13 +280,13 @@ static void function_work(struct ctx *c)
 {
 	const struct tfd_host *h = c->in->host;
 	int *owner = thread_owners(c);
-	size_t nex;
-	struct exec_sum *ex = exec_sums(h, &nex);
+	struct exec_index ex;
 	const struct exec_sum *x;
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
 	int only_map = -1, nmaps = 0;
 
+	exec_sums(h, &ex);
 	/* a function on a pool thread that runs no iterator calls (TensorFlow
 	 * without inter-op parallelism runs it there): it can only be the
 	 * pipeline's map when there is one */
@@ -301,7 +320,7 @@ static void function_work(struct ctx *c)
 			if (e->start_ns < c->t0 || e->start_ns >= c->t1)
 				continue;
 			c->p->stages[q].fn_calls++;
-			if ((e->flags & TFD_EVF_ID) && (x = exec_find(ex, nex, e->id))) {
+			if ((e->flags & TFD_EVF_ID) && (x = exec_find(&ex, e->id))) {
 				w = x->ns;
 				seen_thread(c, c->fn_of[q], x->thread);
 			} else if (strstr(e->name, "Async")) {
@@ -316,7 +335,8 @@ static void function_work(struct ctx *c)
 		}
 	}
 	vec_free(&open);
-	free(ex);
+	free(ex.v);
+	free(ex.bucket);
 	free(owner);
 	free(has_calls);
 }
