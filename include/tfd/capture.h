@@ -116,6 +116,9 @@ struct tfd_host {
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
+	/* set by a reader that kept executor chunks only for the functions
+	 * captured on the host: tfd_capture_finish() need not check again */
+	bool exec_filtered;
 };
 
 struct tfd_capture {

@@ -581,7 +581,8 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		struct tfd_host *h = &cap->hosts[i];
 
-		drop_foreign_exec(h);
+		if (!h->exec_filtered)
+			drop_foreign_exec(h);
 
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_thread *th = &h->threads[t];

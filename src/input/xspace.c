@@ -1196,6 +1196,9 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			release_pages(&sc.released, sc.lines.v[i].p + sc.lines.v[i].len);
 	}
 out:
+	/* the pre-pass's step ids are those of functions kept on the host */
+	if (!st && !(opts && opts->keep_other))
+		cap->hosts[host_idx].exec_filtered = true;
 	tfd_arena_release(&scratch);
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);
