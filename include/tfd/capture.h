@@ -49,24 +49,36 @@ struct tfd_param {
 	const char *val;
 };
 
-/* 48 bytes: captures keep millions of these. The duration, kind, flags and
- * parameter count share one word (a duration is at most
- * TFD_MAX_DURATION_NS, which the readers enforce, and tfd_host_add_event
- * clamps; the count is at most TFD_MAX_PARAMS). An event's thread is the
- * thread whose array holds it. */
+/* What the events of one iterator repeat call after call: its name,
+ * parameters and parent. Interned per capture (equal signatures are one
+ * record), so millions of events share a few of these. */
+struct tfd_sig {
+	const char *name;               /* interned; the long name for iterators */
+	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
+	uint64_t parent_id;             /* iterators (TFD_EVF_PARENT on the event) */
+	uint16_t nparams;               /* <= TFD_MAX_PARAMS */
+};
+
+/* 32 bytes: captures keep millions of these. The duration, kind and flags
+ * share one word (a duration is at most TFD_MAX_DURATION_NS, which the
+ * readers enforce, and tfd_host_add_event clamps). An event's thread is the
+ * thread whose array holds it.
+ *
+ * An event has one 64-bit value: element_id for Produce and Consume events,
+ * id for every other kind. A stat of the other name is kept only while the
+ * event's own one is absent, and gives way to it (TensorFlow never writes
+ * both on one event). */
 struct tfd_event {
 	int64_t start_ns;
 	int64_t dur_ns : 47;
-	uint64_t kind : 4;    /* enum tfd_ev_kind */
-	uint64_t flags : 6;   /* enum tfd_ev_flag */
-	uint64_t nparams : 7; /* <= TFD_MAX_PARAMS */
-	const char *name; /* interned; the long name for iterators */
-	uint64_t id;      /* iterator id, full 64-bit pattern */
+	uint64_t kind : 4;  /* enum tfd_ev_kind */
+	uint64_t flags : 6; /* enum tfd_ev_flag */
+	uint64_t : 7;
+	const struct tfd_sig *sig; /* never NULL */
 	union {
-		uint64_t parent_id;  /* iterators (TFD_EVF_PARENT) */
-		uint64_t element_id; /* Produce/Consume (TFD_EVF_ELEMENT) */
+		uint64_t id;         /* TFD_EVF_ID: iterator id, function step id (bit pattern) */
+		uint64_t element_id; /* TFD_EVF_ELEMENT: Produce/Consume */
 	};
-	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 };
 
 struct tfd_thread {
@@ -207,7 +219,8 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
 				     const char *name, int64_t start_ns, int64_t dur_ns);
 /* Record a stat by name: id, parent_id, element_id, group_id, _a, or an
- * iterator parameter (kept as text). */
+ * iterator parameter (kept as text). A parameter or parent changes the
+ * event's signature (e->sig) to the interned one with it. */
 void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    int64_t v);
 void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
@@ -233,9 +246,9 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key);
 #define TFD_MAX_TIME_NS (1ull << 61)
 #define TFD_MAX_DURATION_NS (1ull << 45)
 
-_Static_assert(sizeof(struct tfd_event) == 48, "an event is 48 bytes");
+_Static_assert(sizeof(struct tfd_event) == 32, "an event is 32 bytes");
 _Static_assert(TFD_MAX_DURATION_NS < (1ull << 46), "durations fit dur_ns's 47 bits");
-_Static_assert(TFD_MAX_PARAMS < 128 && TFD_EVF_ASYNC < 64 && TFD_EV_EXEC < 16,
+_Static_assert(TFD_MAX_PARAMS < 65536 && TFD_EVF_ASYNC < 64 && TFD_EV_EXEC < 16,
 	       "counts, flags and kinds fit their bits");
 
 #endif

@@ -323,7 +323,7 @@ static void function_work(struct ctx *c)
 			if ((e->flags & TFD_EVF_ID) && (x = exec_find(&ex, e->id))) {
 				w = x->ns;
 				seen_thread(c, c->fn_of[q], x->thread);
-			} else if (strstr(e->name, "Async")) {
+			} else if (strstr(e->sig->name, "Async")) {
 				/* dispatch only: the work ran elsewhere, uncaptured */
 				c->fn_unknown[q]++;
 				continue;

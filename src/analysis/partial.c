@@ -305,11 +305,11 @@ static cJSON *stage_out(const struct tfd_stage *s)
 	if (s->sample) {
 		cJSON *ps = cJSON_AddArrayToObject(o, "params");
 
-		for (uint16_t i = 0; i < s->sample->nparams; i++) {
+		for (uint16_t i = 0; i < s->sample->sig->nparams; i++) {
 			cJSON *kv = cJSON_CreateArray();
 
-			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->params[i].key));
-			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->params[i].val));
+			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->sig->params[i].key));
+			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->sig->params[i].val));
 			cJSON_AddItemToArray(ps, kv);
 		}
 	} else {
@@ -664,6 +664,7 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 {
 	const cJSON *ps = field(r, o, "params"), *kv;
 	struct tfd_event *e;
+	struct tfd_sig *sig;
 	struct tfd_param *params;
 	int n;
 
@@ -675,10 +676,13 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 		return NULL;
 	}
 	e = tfd_arena_alloc(&r->cap->arena, sizeof(*e));
+	sig = tfd_arena_alloc(&r->cap->arena, sizeof(*sig));
 	memset(e, 0, sizeof(*e));
+	memset(sig, 0, sizeof(*sig));
 	e->kind = TFD_EV_ITERATOR;
+	e->sig = sig;
 	params = n ? tfd_arena_alloc(&r->cap->arena, (size_t)n * sizeof(*params)) : NULL;
-	e->params = params;
+	sig->params = params;
 	cJSON_ArrayForEach (kv, ps) {
 		const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
 
@@ -687,9 +691,9 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 			rd_fail(r, "params", "is not a list of [key, value] pairs");
 			return NULL;
 		}
-		params[e->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
-		params[e->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
-		e->nparams++;
+		params[sig->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
+		params[sig->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+		sig->nparams++;
 	}
 	return e;
 }

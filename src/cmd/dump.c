@@ -69,16 +69,16 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 					continue;
 				tfd_buf_printf(b, "    %-12" PRId64 " %14.3f %12.3f  %s", th->id,
 					       (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3,
-					       e->name);
+					       e->sig->name);
 				if (e->flags & TFD_EVF_ID)
 					tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
 				if (e->flags & TFD_EVF_PARENT)
-					tfd_buf_printf(b, " parent_id=%" PRId64, (int64_t)e->parent_id);
+					tfd_buf_printf(b, " parent_id=%" PRId64, (int64_t)e->sig->parent_id);
 				if (e->flags & TFD_EVF_ELEMENT)
 					tfd_buf_printf(b, " element_id=%" PRId64,
 						       (int64_t)e->element_id);
-				for (uint16_t p = 0; p < e->nparams; p++)
-					tfd_buf_printf(b, " %s=%s", e->params[p].key, e->params[p].val);
+				for (uint16_t p = 0; p < e->sig->nparams; p++)
+					tfd_buf_printf(b, " %s=%s", e->sig->params[p].key, e->sig->params[p].val);
 				tfd_buf_puts(b, "\n");
 			}
 		}
@@ -141,19 +141,19 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 				cJSON_AddItemToObject(je, "thread", id_json((uint64_t)th->id));
 				cJSON_AddNumberToObject(je, "start_ns", (double)e->start_ns);
 				cJSON_AddNumberToObject(je, "dur_ns", (double)e->dur_ns);
-				cJSON_AddStringToObject(je, "name", e->name);
+				cJSON_AddStringToObject(je, "name", e->sig->name);
 				if (e->flags & TFD_EVF_ID)
 					cJSON_AddItemToObject(je, "id", id_json(e->id));
 				if (e->flags & TFD_EVF_PARENT)
-					cJSON_AddItemToObject(je, "parent_id", id_json(e->parent_id));
+					cJSON_AddItemToObject(je, "parent_id", id_json(e->sig->parent_id));
 				if (e->flags & TFD_EVF_ELEMENT)
 					cJSON_AddItemToObject(je, "element_id", id_json(e->element_id));
-				if (e->nparams) {
+				if (e->sig->nparams) {
 					cJSON *jp = cJSON_AddObjectToObject(je, "params");
 
-					for (uint16_t p = 0; p < e->nparams; p++)
-						cJSON_AddStringToObject(jp, e->params[p].key,
-									e->params[p].val);
+					for (uint16_t p = 0; p < e->sig->nparams; p++)
+						cJSON_AddStringToObject(jp, e->sig->params[p].key,
+									e->sig->params[p].val);
 				}
 				cJSON_AddItemToArray(events, je);
 			}

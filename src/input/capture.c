@@ -39,11 +39,23 @@ struct pcons {
 	int next; /* the previous record with the same hash, -1 */
 };
 
+/* The signatures in use, by hash of their fields (a chain per hash). */
+struct sig_rec {
+	const struct tfd_sig *sig;
+	int next; /* the previous record with the same hash, -1 */
+};
+
+/* events added by name: the last signature of each name, direct-mapped */
+#define SIG_CACHE 256
+
 struct capture_impl {
 	struct tfd_capture pub;
 	VEC(struct host_build) hb;    /* parallel to pub.hosts while building */
 	struct imap pcons_head;       /* hash(prev, key, val) -> newest record */
 	VEC(struct pcons) pcons;
+	struct imap sig_head; /* sig_hash() -> newest record */
+	VEC(struct sig_rec) sigs;
+	const struct tfd_sig *sig_cache[SIG_CACHE];
 	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
 					  * arenas hold those hosts' strings */
 };
@@ -55,6 +67,53 @@ static struct capture_impl *impl(struct tfd_capture *cap)
 
 static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
 					  uint16_t n, const char *key, const char *val);
+
+static uint64_t sig_hash(const struct tfd_sig *s)
+{
+	return imap_hash((uint64_t)(uintptr_t)s->name ^
+			 imap_hash((uint64_t)(uintptr_t)s->params ^
+				   imap_hash(s->parent_id ^ ((uint64_t)s->nparams << 48))));
+}
+
+/* The interned signature equal to *want (its strings and parameter array
+ * are cap's, interned). */
+static const struct tfd_sig *sig_get(struct tfd_capture *cap, const struct tfd_sig *want)
+{
+	struct capture_impl *ci = impl(cap);
+	uint64_t h = sig_hash(want);
+	size_t head;
+	int next = -1;
+	struct tfd_sig *s;
+
+	if (imap_get(&ci->sig_head, h, &head)) {
+		for (int j = (int)head; j >= 0; j = ci->sigs.v[j].next) {
+			const struct tfd_sig *r = ci->sigs.v[j].sig;
+
+			if (r->name == want->name && r->params == want->params &&
+			    r->nparams == want->nparams && r->parent_id == want->parent_id)
+				return r;
+		}
+		next = (int)head;
+	}
+	s = tfd_arena_alloc(&cap->arena, sizeof(*s));
+	*s = *want;
+	vec_push(&ci->sigs, ((struct sig_rec){s, next}));
+	imap_put(&ci->sig_head, h, ci->sigs.n - 1);
+	return s;
+}
+
+/* The signature of an event named name (interned) with nothing else. */
+static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *name)
+{
+	struct capture_impl *ci = impl(cap);
+	const struct tfd_sig **slot =
+	    &ci->sig_cache[imap_hash((uint64_t)(uintptr_t)name) % SIG_CACHE];
+	struct tfd_sig want = {name, NULL, 0, 0};
+
+	if (!*slot || (*slot)->name != name)
+		*slot = sig_get(cap, &want);
+	return *slot;
+}
 
 static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_host *h)
 {
@@ -99,6 +158,8 @@ void tfd_capture_free(struct tfd_capture *cap)
 	vec_free(&ci->hb);
 	imap_free(&ci->pcons_head);
 	vec_free(&ci->pcons);
+	imap_free(&ci->sig_head);
+	vec_free(&ci->sigs);
 	for (size_t i = 0; i < ci->parts.n; i++)
 		tfd_capture_free(ci->parts.v[i]);
 	vec_free(&ci->parts);
@@ -218,7 +279,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	e = &t->events[t->nevents++];
 	t->kinds |= TFD_KIND_BIT(kind);
 	memset(e, 0, sizeof(*e));
-	e->name = name;
+	e->sig = sig_of_name(cap, name);
 	e->kind = (uint8_t)kind;
 	e->start_ns = start_ns;
 	/* the readers reject longer ones; programmatic captures are clamped to
@@ -244,20 +305,24 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 				     dur_ns);
 }
 
-/* A parameter array of part's arena rebuilt from cap's shared arrays. */
-static const struct tfd_param *param_move(struct tfd_capture *cap, struct imap *done,
-					  const struct tfd_param *pp, uint16_t n)
+/* A signature of part's arena rebuilt as one of cap's (its name is a
+ * string of cap already; its parameters are rebuilt from cap's arrays). */
+static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done,
+				      const struct tfd_sig *s)
 {
+	struct tfd_sig want = *s;
 	const struct tfd_param *q = NULL;
 	size_t v;
 
-	if (imap_get(done, (uint64_t)(uintptr_t)pp, &v))
-		return (const struct tfd_param *)(uintptr_t)v;
-	for (uint16_t i = 0; i < n; i++)
-		q = param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, pp[i].key),
-			       tfd_arena_intern_cstr(&cap->arena, pp[i].val));
-	imap_put(done, (uint64_t)(uintptr_t)pp, (size_t)(uintptr_t)q);
-	return q;
+	if (imap_get(done, (uint64_t)(uintptr_t)s, &v))
+		return (const struct tfd_sig *)(uintptr_t)v;
+	for (uint16_t i = 0; i < s->nparams; i++)
+		q = param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
+			       tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
+	want.params = q;
+	v = (size_t)(uintptr_t)sig_get(cap, &want);
+	imap_put(done, (uint64_t)(uintptr_t)s, v);
+	return (const struct tfd_sig *)(uintptr_t)v;
 }
 
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
@@ -272,12 +337,8 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 		struct tfd_thread *dst = &h->threads[idx];
 		struct host_build *b = build_of(cap, h);
 
-		for (size_t k = 0; k < src->nevents; k++) {
-			struct tfd_event *e = &src->events[k];
-
-			if (e->nparams)
-				e->params = param_move(cap, &done, e->params, e->nparams);
-		}
+		for (size_t k = 0; k < src->nevents; k++)
+			src->events[k].sig = sig_move(cap, &done, src->events[k].sig);
 		cap_cover(b, h, idx);
 		dst->kinds |= src->kinds;
 		if (!dst->nevents) {
@@ -373,24 +434,33 @@ static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct 
 
 static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key, const char *val)
 {
+	struct tfd_sig want = *e->sig;
 	const struct tfd_param *p = NULL;
 
 	key = tfd_arena_intern_cstr(&cap->arena, key);
 	val = tfd_arena_intern_cstr(&cap->arena, val);
-	for (uint16_t i = 0; i < e->nparams; i++) {
-		if (e->params[i].key == key) {
+	for (uint16_t i = 0; i < want.nparams; i++) {
+		if (want.params[i].key == key) {
 			/* a repeated key: the array with this value in its place */
-			for (uint16_t j = 0; j < e->nparams; j++)
-				p = param_cons(cap, p, j, e->params[j].key,
-					       j == i ? val : e->params[j].val);
-			e->params = p;
+			for (uint16_t j = 0; j < want.nparams; j++)
+				p = param_cons(cap, p, j, want.params[j].key,
+					       j == i ? val : want.params[j].val);
+			want.params = p;
+			e->sig = sig_get(cap, &want);
 			return;
 		}
 	}
-	if (e->nparams >= TFD_MAX_PARAMS)
+	if (want.nparams >= TFD_MAX_PARAMS)
 		return;
-	e->params = param_cons(cap, e->params, e->nparams, key, val);
-	e->nparams++;
+	want.params = param_cons(cap, want.params, want.nparams, key, val);
+	want.nparams++;
+	e->sig = sig_get(cap, &want);
+}
+
+/* Produce and Consume events hold an element_id, the others an id. */
+static bool holds_element(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
 }
 
 /* Stats that are bookkeeping rather than iterator parameters. */
@@ -411,14 +481,22 @@ void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const 
 	char buf[32];
 
 	if (strcmp(key, "id") == 0) {
-		e->id = (uint64_t)v;
-		e->flags |= TFD_EVF_ID;
+		/* the event's value: an element_id stat gives way to it */
+		if (!holds_element(e) || !(e->flags & TFD_EVF_ELEMENT)) {
+			e->id = (uint64_t)v;
+			e->flags = (e->flags | TFD_EVF_ID) & ~TFD_EVF_ELEMENT;
+		}
 	} else if (strcmp(key, "parent_id") == 0) {
-		e->parent_id = (uint64_t)v;
+		struct tfd_sig want = *e->sig;
+
+		want.parent_id = (uint64_t)v;
+		e->sig = sig_get(cap, &want);
 		e->flags |= TFD_EVF_PARENT;
 	} else if (strcmp(key, "element_id") == 0) {
-		e->element_id = (uint64_t)v;
-		e->flags |= TFD_EVF_ELEMENT;
+		if (holds_element(e) || !(e->flags & TFD_EVF_ID)) {
+			e->element_id = (uint64_t)v;
+			e->flags = (e->flags | TFD_EVF_ELEMENT) & ~TFD_EVF_ID;
+		}
 	} else if (strcmp(key, "group_id") == 0) {
 		e->flags |= TFD_EVF_GROUP; /* the reader notes the step itself */
 	} else if (strcmp(key, "_a") == 0) {
@@ -472,9 +550,9 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
 
 const char *tfd_event_param(const struct tfd_event *e, const char *key)
 {
-	for (uint16_t i = 0; i < e->nparams; i++)
-		if (strcmp(e->params[i].key, key) == 0)
-			return e->params[i].val;
+	for (uint16_t i = 0; i < e->sig->nparams; i++)
+		if (strcmp(e->sig->params[i].key, key) == 0)
+			return e->sig->params[i].val;
 	return NULL;
 }
 

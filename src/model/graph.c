@@ -147,14 +147,14 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 			return (int)idx;
 	} else {
 		/* no usable id: one iterator per long name */
-		if (imap_get(&c->by_name, name_key(e->name), &idx))
+		if (imap_get(&c->by_name, name_key(e->sig->name), &idx))
 			return (int)idx;
 	}
 	memset(&it, 0, sizeof(it));
 	it.id = e->id;
-	it.parent_id = e->parent_id;
+	it.parent_id = e->sig->parent_id;
 	it.has_parent = (e->flags & TFD_EVF_PARENT) != 0;
-	it.long_name = e->name;
+	it.long_name = e->sig->name;
 	it.parent = -1;
 	it.stage = -1;
 	it.first_start = e->start_ns;
@@ -163,13 +163,13 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	if (by_id)
 		imap_put(&c->by_id, e->id, idx);
 	else
-		imap_put(&c->by_name, name_key(e->name), idx);
+		imap_put(&c->by_name, name_key(e->sig->name), idx);
 	{
 		size_t head;
-		int next = imap_get(&c->by_lname, text_key(e->name), &head) ? (int)head : -1;
+		int next = imap_get(&c->by_lname, text_key(e->sig->name), &head) ? (int)head : -1;
 
 		vec_push(&c->lname_next, next);
-		imap_put(&c->by_lname, text_key(e->name), idx);
+		imap_put(&c->by_lname, text_key(e->sig->name), idx);
 	}
 	return (int)idx;
 }
@@ -202,7 +202,7 @@ static void scan_threads(struct host_ctx *c)
 				continue;
 			if (e->flags & TFD_EVF_ASYNC)
 				continue;
-			if (e->kind == TFD_EV_ITERATOR && strcmp(e->name, "Iterator") == 0)
+			if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
 				continue;
 			while (stack.n) {
 				const struct tfd_event *s = stack.v[stack.n - 1];

@@ -78,7 +78,7 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 			n.start = (e->start_ns - base) * PS_PER_NS;
 			n.end = (e->start_ns + e->dur_ns - base) * PS_PER_NS;
 			n.nest_parent = -1;
-			if (strcmp(e->name, "Iterator::Prefetch::Generator") == 0)
+			if (strcmp(e->sig->name, "Iterator::Prefetch::Generator") == 0)
 				n.type = N_DIPSI;
 			else if (e->kind == TFD_EV_ITERATOR)
 				n.type = N_ITER;
@@ -146,7 +146,7 @@ static void connect_tfdata(struct forest *f)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			struct node *p = &f->nodes.v[i];
 
-			if (p->type != N_PRODUCE || !produce_at(p->ev->name, t) ||
+			if (p->type != N_PRODUCE || !produce_at(p->ev->sig->name, t) ||
 			    !(p->ev->flags & TFD_EVF_ELEMENT))
 				continue;
 			for (size_t k = 0; k < p->kids.n; k++) {
@@ -154,7 +154,7 @@ static void connect_tfdata(struct forest *f)
 
 				if (c->type == N_ITER || c->type == N_DIPSI) {
 					if (c->ev->flags & TFD_EVF_PARENT)
-						vec_push(&pm, ((struct pkey){(int64_t)c->ev->parent_id,
+						vec_push(&pm, ((struct pkey){(int64_t)c->ev->sig->parent_id,
 									     (int64_t)p->ev->element_id,
 									     p->kids.v[k]}));
 					break;
@@ -181,7 +181,7 @@ static void connect_tfdata(struct forest *f)
 			size_t head;
 			uint64_t key;
 
-			if (k->type != N_CONSUME || !consume_at(k->ev->name, t) ||
+			if (k->type != N_CONSUME || !consume_at(k->ev->sig->name, t) ||
 			    !(k->ev->flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
 				continue;
 			ci = &f->nodes.v[k->nest_parent];
@@ -254,7 +254,7 @@ static void process_iterator(const struct forest *f, int ni, statvec *sv, bool b
 		const struct node *c = &f->nodes.v[n->kids.v[k]];
 		int64_t ov;
 
-		if (!is_tfdata(c->ev->name))
+		if (!is_tfdata(c->ev->sig->name))
 			continue;
 		ov = overlap_ps(n, c);
 		process_iterator(f, n->kids.v[k], sv, blocking && ov != 0, level + 1);
@@ -361,17 +361,17 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				struct tfd_xp_meta md;
 
 				md.id = id;
-				md.parent_id = (n->ev->flags & TFD_EVF_PARENT) ? (int64_t)n->ev->parent_id
+				md.parent_id = (n->ev->flags & TFD_EVF_PARENT) ? (int64_t)n->ev->sig->parent_id
 									      : 0;
-				md.long_name = n->ev->name;
-				md.name = tfd_iter_short(n->ev->name);
+				md.long_name = n->ev->sig->name;
+				md.name = tfd_iter_short(n->ev->sig->name);
 				md.is_async = async_name(md.name);
 				vec_push(&metas, md);
 				imap_put(&meta_seen, (uint64_t)id, 1);
 				if (pass == 1 && (n->ev->flags & TFD_EVF_PARENT))
-					imap_put(&dev_ids, n->ev->parent_id, 1);
+					imap_put(&dev_ids, n->ev->sig->parent_id, 1);
 			}
-			if (pass == 0 && tfd_iter_parts(n->ev->name) == 2) {
+			if (pass == 0 && tfd_iter_parts(n->ev->sig->name) == 2) {
 				if (!imap_get(&root_of, (uint64_t)id, &r)) {
 					imap_put(&root_of, (uint64_t)id, roots.n);
 					vec_push(&roots, ((struct rootkey){n->start, id}));
@@ -396,7 +396,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 		size_t r;
 
 		if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
-		    tfd_iter_parts(n->ev->name) == 2 && imap_get(&root_of, n->ev->id, &r))
+		    tfd_iter_parts(n->ev->sig->name) == 2 && imap_get(&root_of, n->ev->id, &r))
 			vec_push(&per[r], ((struct rootcall){(int)i, n->end - n->start, n->start}));
 	}
 	xh->pipelines = xcalloc(roots.n + 1, sizeof(*xh->pipelines));

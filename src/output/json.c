@@ -64,12 +64,12 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
 	}
-	if (s->sample && s->sample->nparams) {
+	if (s->sample && s->sample->sig->nparams) {
 		cJSON *pp = cJSON_AddObjectToObject(o, "params");
 
-		for (uint16_t i = 0; i < s->sample->nparams; i++)
-			cJSON_AddStringToObject(pp, s->sample->params[i].key,
-						s->sample->params[i].val);
+		for (uint16_t i = 0; i < s->sample->sig->nparams; i++)
+			cJSON_AddStringToObject(pp, s->sample->sig->params[i].key,
+						s->sample->sig->params[i].val);
 	}
 	return o;
 }

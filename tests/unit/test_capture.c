@@ -58,6 +58,57 @@ static void exec_kept_for_functions(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* an event's name, parameters and parent are one interned signature, shared
+ * by the calls that repeat them; its one value is element_id for Produce
+ * and Consume, id for the rest */
+static void signatures_and_values(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "w");
+	struct tfd_event *a, *b, *c, *p, *q;
+
+	T_EQ_U64(sizeof(struct tfd_event), 32);
+	a = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 0, 10);
+	tfd_event_set_stat_int(cap, a, "id", 5);
+	tfd_event_set_stat_int(cap, a, "parent_id", 4);
+	tfd_event_set_stat_str(cap, a, "buffer_limit", "2");
+	b = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 20, 10);
+	tfd_event_set_stat_str(cap, b, "buffer_limit", "2");
+	tfd_event_set_stat_int(cap, b, "parent_id", 4);
+	tfd_event_set_stat_int(cap, b, "id", 6);
+	c = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 40, 10);
+	tfd_event_set_stat_int(cap, c, "parent_id", 4);
+	tfd_event_set_stat_str(cap, c, "buffer_limit", "3");
+	tfd_event_set_stat_str(cap, c, "buffer_limit", "2"); /* a repeated key: the last */
+	/* the same fields in any order: one record */
+	T_TRUE(a->sig == b->sig);
+	T_TRUE(a->sig == c->sig);
+	T_EQ_U64(a->sig->parent_id, 4);
+	T_EQ_U64(a->sig->nparams, 1);
+	T_EQ_STR(tfd_event_param(c, "buffer_limit"), "2");
+	T_EQ_U64(a->id, 5);
+	T_EQ_U64(b->id, 6);
+	T_TRUE((b->flags & (TFD_EVF_ID | TFD_EVF_PARENT)) == (TFD_EVF_ID | TFD_EVF_PARENT));
+	/* a Produce keeps its element_id over an id, before or after it */
+	p = tfd_host_add_event(cap, h, th, "PrefetchProduce", 60, 5);
+	tfd_event_set_stat_int(cap, p, "id", 99);
+	tfd_event_set_stat_int(cap, p, "element_id", 7);
+	tfd_event_set_stat_int(cap, p, "id", 98);
+	T_EQ_U64(p->element_id, 7);
+	T_TRUE((p->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) == TFD_EVF_ELEMENT);
+	/* an iterator keeps its id over an element_id */
+	q = tfd_host_add_event(cap, h, th, "Iterator::Model", 70, 5);
+	tfd_event_set_stat_int(cap, q, "element_id", 3);
+	T_EQ_U64(q->element_id, 3); /* alone, it is kept */
+	tfd_event_set_stat_int(cap, q, "id", 11);
+	tfd_event_set_stat_int(cap, q, "element_id", 12);
+	T_EQ_U64(q->id, 11);
+	T_TRUE((q->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) == TFD_EVF_ID);
+	T_TRUE(q->sig != a->sig && strcmp(q->sig->name, "Iterator::Model") == 0);
+	tfd_capture_free(cap);
+}
+
 /* identical spans keep insertion order; otherwise (start asc, dur desc) */
 static void sort_is_stable(struct t *t)
 {
@@ -75,10 +126,10 @@ static void sort_is_stable(struct t *t)
 		tfd_host_add_event(cap, h, th, "Z", 1000 - i, 1);
 	T_OK(tfd_capture_finish(cap, &err), &err);
 	ev = h->threads[th].events;
-	T_EQ_STR(ev[0].name, "A");
-	T_EQ_STR(ev[1].name, "PrefetchProduce");
-	T_EQ_STR(ev[2].name, "Iterator::Prefetch::Range");
-	T_EQ_STR(ev[3].name, "B");
+	T_EQ_STR(ev[0].sig->name, "A");
+	T_EQ_STR(ev[1].sig->name, "PrefetchProduce");
+	T_EQ_STR(ev[2].sig->name, "Iterator::Prefetch::Range");
+	T_EQ_STR(ev[3].sig->name, "B");
 	for (size_t i = 5; i < h->threads[th].nevents; i++)
 		T_TRUE(ev[i - 1].start_ns <= ev[i].start_ns);
 	tfd_capture_free(cap);
@@ -95,7 +146,7 @@ static void stats_keep_64_bit_ids(struct t *t)
 	tfd_event_set_stat_str(cap, e, "parent_id", "18446744073709551615");
 	tfd_event_set_stat_str(cap, e, "parallelism", "32");
 	T_EQ_I64((int64_t)e->id, -8853763152062701988LL);
-	T_EQ_U64(e->parent_id, UINT64_MAX);
+	T_EQ_U64(e->sig->parent_id, UINT64_MAX);
 	T_TRUE(e->flags & TFD_EVF_ID);
 	T_EQ_STR(tfd_event_param(e, "parallelism"), "32");
 	T_TRUE(tfd_event_param(e, "id") == NULL);
@@ -140,10 +191,10 @@ static void chrome_minimal(struct t *t)
 	T_EQ_I64(cap->hosts[0].niterators, 1);
 	T_EQ_STR(cap->hosts[0].threads[0].name, "tf_data");
 	e = &cap->hosts[0].threads[0].events[0];
-	T_EQ_STR(e->name, "Iterator::Model::Map");
+	T_EQ_STR(e->sig->name, "Iterator::Model::Map");
 	T_EQ_I64(e->start_ns, 1500);
 	T_EQ_I64(e->dur_ns, 2250);
-	T_EQ_I64((int64_t)e->parent_id, -3);
+	T_EQ_I64((int64_t)e->sig->parent_id, -3);
 	tfd_capture_free(cap);
 }
 
@@ -476,14 +527,14 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 				const struct tfd_event *e = &u->events[k], *f = &v->events[k];
 
 				if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns ||
-				    strcmp(e->name, f->name) || e->id != f->id ||
-				    e->parent_id != f->parent_id || e->kind != f->kind ||
+				    strcmp(e->sig->name, f->sig->name) || e->id != f->id ||
+				    e->sig->parent_id != f->sig->parent_id || e->kind != f->kind ||
 				    e->flags != f->flags ||
-				    e->nparams != f->nparams)
+				    e->sig->nparams != f->sig->nparams)
 					T_FAILF("%s: thread %zu event %zu differs", what, th, k);
-				for (uint16_t q = 0; q < e->nparams; q++)
-					if (strcmp(e->params[q].key, f->params[q].key) ||
-					    strcmp(e->params[q].val, f->params[q].val))
+				for (uint16_t q = 0; q < e->sig->nparams; q++)
+					if (strcmp(e->sig->params[q].key, f->sig->params[q].key) ||
+					    strcmp(e->sig->params[q].val, f->sig->params[q].val))
 						T_FAILF("%s: thread %zu event %zu param %u differs", what,
 							th, k, q);
 			}
@@ -737,6 +788,7 @@ const struct t_case capture_cases[] = {
 	T(scan_matches_full_pass),
 	T(kinds),
 	T(exec_kept_for_functions),
+	T(signatures_and_values),
 	T(sort_is_stable),
 	T(stats_keep_64_bit_ids),
 	T(load_mem_errors),
