@@ -188,46 +188,45 @@ struct exec_sum {
 	uint64_t id;
 	int64_t ns;
 	uint32_t thread; /* one thread it ran on (for the thread count) */
-	uint32_t pos;    /* its first chunk's place in (thread, event) order */
 };
 
 /* Executor time per function step id: the ops a function ran, wherever.
- * One record per step id, sorted by the id's hash (imap_hash: the buckets
- * are even whatever the ids look like), and a bucket index over the
- * hash's top bits (a hash table without empty slots): about a third of an
- * open-addressing table's memory at the peak, where the capacity pass
- * runs, and one bucket's records to look at per lookup. */
+ * One record per step id, grouped in buckets by the top bits of the id's
+ * hash (imap_hash: even buckets whatever the ids look like), with an index
+ * of where each bucket starts: a hash table without empty slots, about a
+ * third of an open-addressing table's memory at the peak, where the
+ * capacity pass runs, and one bucket's records to look at per lookup. */
 struct exec_index {
 	struct exec_sum *v;
-	size_t n;
 	uint32_t *bucket; /* records of bucket b: [bucket[b], bucket[b + 1]) */
 	int bits;
 };
 
-static int exec_sum_cmp(const void *a, const void *b)
+static size_t exec_bucket(const struct exec_index *x, uint64_t id)
 {
-	const struct exec_sum *x = a, *y = b;
-
-	uint64_t hx = imap_hash(x->id), hy = imap_hash(y->id);
-
-	if (hx != hy)
-		return hx < hy ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	return (size_t)(imap_hash(id) >> (64 - x->bits));
 }
 
-/* The records are counted, filled, sorted and merged (sums add in capture
- * order; the thread kept is the first chunk's). */
+/* Three walks over the executor chunks: count them, count them per bucket,
+ * place them (in capture order within a bucket, no sort and no scratch
+ * copy); then each bucket's chunks of one id are summed into its first
+ * (sums add in capture order; the thread kept is the first chunk's). */
 static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 {
-	struct exec_sum *v = NULL;
-	size_t m = 0, w = 0, nb;
+	size_t m = 0, nb = 0, w = 0, begin = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass)
-			v = xmalloc((m + 1) * sizeof(*v));
-		m = 0;
+	memset(x, 0, sizeof(*x));
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 1) {
+			for (x->bits = 1; x->bits < 31 && ((size_t)1 << x->bits) < m; x->bits++)
+				;
+			nb = (size_t)1 << x->bits;
+			x->bucket = xcalloc(nb + 1, sizeof(uint32_t));
+			x->v = xmalloc((m + 1) * sizeof(*x->v));
+		} else if (pass == 2) {
+			for (size_t b = 0; b < nb; b++) /* starts; placing moves them to ends */
+				x->bucket[b + 1] += x->bucket[b];
+		}
 		for (size_t t = 0; t < h->nthreads; t++) {
 			if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
 				continue; /* no executor chunks */
@@ -236,38 +235,40 @@ static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 
 				if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
 					continue;
-				if (pass)
-					v[m] = (struct exec_sum){e->id, e->dur_ns,
-								 (uint32_t)t, (uint32_t)m};
-				m++;
+				if (pass == 0)
+					m++;
+				else if (pass == 1)
+					x->bucket[exec_bucket(x, e->id) + 1]++;
+				else
+					x->v[x->bucket[exec_bucket(x, e->id)]++] =
+					    (struct exec_sum){e->id, e->dur_ns, (uint32_t)t};
 			}
 		}
 	}
-	if (m > 1)
-		qsort(v, m, sizeof(*v), exec_sum_cmp);
-	for (size_t i = 0; i < m; i++) {
-		if (w && v[w - 1].id == v[i].id)
-			v[w - 1].ns = sat_add(v[w - 1].ns, v[i].ns);
-		else
-			v[w++] = v[i];
+	/* bucket[b] is now where b ends: merge each bucket toward the front */
+	for (size_t b = 0; b < nb; b++) {
+		size_t end = x->bucket[b], first = w;
+
+		for (size_t i = begin; i < end; i++) {
+			size_t j = first;
+
+			while (j < w && x->v[j].id != x->v[i].id)
+				j++;
+			if (j < w)
+				x->v[j].ns = sat_add(x->v[j].ns, x->v[i].ns);
+			else
+				x->v[w++] = x->v[i];
+		}
+		x->bucket[b] = (uint32_t)first;
+		begin = end;
 	}
-	x->v = v;
-	x->n = w;
-	for (x->bits = 1; x->bits < 30 && ((size_t)1 << x->bits) < w; x->bits++)
-		;
-	nb = (size_t)1 << x->bits;
-	x->bucket = xmalloc((nb + 1) * sizeof(uint32_t));
-	for (size_t b = 0, i = 0; b <= nb; b++) {
-		while (i < w && (imap_hash(v[i].id) >> (64 - x->bits)) < b)
-			i++;
-		x->bucket[b] = (uint32_t)i;
-	}
+	x->bucket[nb] = (uint32_t)w;
 }
 
 /* The sum of function step id, or NULL. */
 static const struct exec_sum *exec_find(const struct exec_index *x, uint64_t id)
 {
-	uint64_t b = imap_hash(id) >> (64 - x->bits);
+	size_t b = exec_bucket(x, id);
 
 	for (uint32_t i = x->bucket[b]; i < x->bucket[b + 1]; i++)
 		if (x->v[i].id == id)

@@ -369,16 +369,17 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	root_stats(&b, opts);
 	aggregate(&b);
 	finish_stages(&b, pv);
-	st = tfd_bottleneck_latency(p, b.ef.v, b.et.v, b.ef.n, err);
-	/* what the capacity pass does not read goes first: it is the peak */
+	/* what the critical path and the capacity pass do not read goes first:
+	 * they run at the peak */
 	tfd_tree_release(&b.tree);
 	tfd_graph_stage_build_release(&b.sb);
-	vec_free(&b.ef);
-	vec_free(&b.et);
 	free(b.blk);
 	free(b.parent);
 	free(b.durs);
 	free(b.selected);
+	st = tfd_bottleneck_latency(p, b.ef.v, b.et.v, b.ef.n, err);
+	vec_free(&b.ef);
+	vec_free(&b.et);
 	if (!st) {
 		capacity(&b, opts);
 		tfd_bottleneck_choose(p);
