@@ -256,6 +256,14 @@ enum tfd_bound tfd_bound_of(double pct);
 
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);
+/* tfd_analyze() for a capture whose events the caller will not read again:
+ * once a host's calls are linked, its Produce, Consume, IteratorGetNext and
+ * other events are dropped from its threads (they are a third of a
+ * tf.data-heavy capture's events, and the pipelines are analyzed at the
+ * memory peak). Hosts, threads, steps and the iterator, function and
+ * executor events stay, as do the hosts' counts of what was read. */
+enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
+				 struct tfd_analysis **out, struct tfd_err *err);
 void tfd_analysis_free(struct tfd_analysis *a);
 
 /* True when most of the stage's calls ran on another thread than their

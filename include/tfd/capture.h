@@ -178,7 +178,7 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 /* Called by tfd_capture_each() with one host file's capture (index of
  * nfiles, in host order). It may run on any thread, several at once; cap is
  * freed when it returns. A non-OK status (with err set) is remembered. */
-typedef enum tfd_status (*tfd_capture_fn)(const struct tfd_capture *cap, size_t index,
+typedef enum tfd_status (*tfd_capture_fn)(struct tfd_capture *cap, size_t index,
 					  size_t nfiles, void *ctx, struct tfd_err *err);
 
 /* The files tfd_capture_load() would read, one at a time: each is loaded

@@ -111,9 +111,11 @@ static void pick_focus(struct tfd_host_result *hr)
 		hr->focus = 0;
 }
 
-static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host_result *hr,
-				    struct tfd_analysis *a, struct analysis_priv *pv,
-				    const struct tfd_analyze_opts *opts, struct tfd_err *err)
+/* lean: h itself, whose events not read after linking may be dropped */
+static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
+				    struct tfd_host_result *hr, struct tfd_analysis *a,
+				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
+				    struct tfd_err *err)
 {
 	struct host_ctx c;
 	size_t by_name = 0, orphans = 0;
@@ -134,6 +136,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host_re
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
 	tfd_graph_release_consumers(&c);
+	if (lean)
+		tfd_graph_shed(&c, lean);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;
@@ -204,8 +208,10 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 	return TFD_OK;
 }
 
-enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
-			    struct tfd_analysis **out, struct tfd_err *err)
+/* lean: cap itself, when its events may be dropped */
+static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture *lean,
+			       const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
+			       struct tfd_err *err)
 {
 	struct tfd_analysis *a = tfd_analysis_new(cap->nhosts);
 	struct analysis_priv *pv = &((struct analysis_full *)a)->priv;
@@ -219,7 +225,8 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 	for (size_t i = 0; i < cap->nnotes; i++)
 		diag(a, "input", "%s", cap->notes[i]);
 	for (size_t i = 0; i < cap->nhosts; i++) {
-		st = analyze_host(&cap->hosts[i], &a->hosts[a->nhosts], a, pv, opts, err);
+		st = analyze_host(&cap->hosts[i], lean ? &lean->hosts[i] : NULL,
+				  &a->hosts[a->nhosts], a, pv, opts, err);
 		a->nhosts++;
 		if (st) {
 			tfd_err_prefix(err, "%s", cap->hosts[i].path);
@@ -236,6 +243,18 @@ out:
 	}
 	*out = a;
 	return TFD_OK;
+}
+
+enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
+			    struct tfd_analysis **out, struct tfd_err *err)
+{
+	return analyze(cap, NULL, opts, out, err);
+}
+
+enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
+				 struct tfd_analysis **out, struct tfd_err *err)
+{
+	return analyze(cap, cap, opts, out, err);
 }
 
 void tfd_analysis_free(struct tfd_analysis *a)

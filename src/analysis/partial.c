@@ -1246,14 +1246,14 @@ struct by_file {
 	char *run; /* discovery's run name */
 };
 
-static enum tfd_status analyze_file(const struct tfd_capture *cap, size_t index, size_t nfiles,
+static enum tfd_status analyze_file(struct tfd_capture *cap, size_t index, size_t nfiles,
 				    void *ctx, struct tfd_err *err)
 {
 	struct by_file *bf = ctx;
 	struct tfd_analysis *a;
 	cJSON *doc;
 
-	if (tfd_analyze(cap, &bf->ao, &a, err))
+	if (tfd_analyze_lean(cap, &bf->ao, &a, err))
 		return err->status;
 	doc = partial_doc(cap, a, &bf->ao, NULL);
 	tfd_analysis_free(a);
@@ -1279,8 +1279,9 @@ static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
 {
 	enum tfd_status st = tfd_capture_load(paths, npaths, lo, cap_out, err);
 
+	/* the caller reads the capture's hosts, not their events */
 	if (!st)
-		st = tfd_analyze(*cap_out, ao, out, err);
+		st = tfd_analyze_lean(*cap_out, ao, out, err);
 	if (st) {
 		tfd_capture_free(*cap_out);
 		*cap_out = NULL;

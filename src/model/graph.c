@@ -265,6 +265,48 @@ static void scan_threads(struct host_ctx *c)
 	vec_free(&stack_call);
 }
 
+void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h)
+{
+	const uint32_t keep = TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_FUNCTION) |
+			      TFD_KIND_BIT(TFD_EV_EXEC);
+	size_t ci = 0; /* calls are in (thread, event) order */
+
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_thread *th = &h->threads[t];
+		size_t w = 0;
+
+		while (ci < c->calls.n && c->calls.v[ci].thread < t)
+			ci++;
+		if (!(th->kinds & ~keep)) {
+			while (ci < c->calls.n && c->calls.v[ci].thread == t)
+				c->calls.v[ci++].produce = 0;
+			continue; /* nothing to drop */
+		}
+		for (size_t k = 0; k < th->nevents; k++) {
+			if (!(TFD_KIND_BIT(th->events[k].kind) & keep))
+				continue;
+			while (ci < c->calls.n && c->calls.v[ci].thread == t &&
+			       c->calls.v[ci].ev < k)
+				ci++; /* cannot happen: calls are iterator events */
+			if (ci < c->calls.n && c->calls.v[ci].thread == t && c->calls.v[ci].ev == k) {
+				c->calls.v[ci].ev = (uint32_t)w;
+				c->calls.v[ci++].produce = 0;
+			}
+			if (w != k)
+				th->events[w] = th->events[k];
+			w++;
+		}
+		th->nevents = w;
+		th->kinds &= keep;
+		if (w) {
+			th->events = xrealloc(th->events, w * sizeof(*th->events));
+		} else {
+			free(th->events);
+			th->events = NULL;
+		}
+	}
+}
+
 /* qsort's context; hosts are analyzed on several threads at once */
 static _Thread_local const struct host_ctx *sort_ctx;
 

@@ -82,6 +82,11 @@ static inline const struct tfd_event *call_produce(const struct host_ctx *c, con
 enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
 				size_t *orphans, struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
+/* Once calls are linked: drop the events of h (the host c was built from)
+ * that no pass reads any more (Produce, Consume, IteratorGetNext, other),
+ * keeping iterator, function and executor events, and point the calls at
+ * their events' new places. Call Produce links are gone. */
+void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h);
 /* Drop the consumer index (consume, cons_*) once calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
 

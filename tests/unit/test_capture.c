@@ -491,6 +491,90 @@ static void by_file_matches_one_load(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* tfd_analyze_lean drops the events no pass reads after linking and gives
+ * what tfd_analyze gives (reports and partials), on real captures of four
+ * formats and synthesized ones with functions, executor chunks, Chrome
+ * JSON and device planes */
+static void lean_matches_plain(struct t *t)
+{
+	static const char *const specs[] = {
+	    "tests/synth/04-parallel-map-at-limit.json", "tests/synth/12-map-and-batch.json",
+	    "tests/synth/18-chrome-json-only.json", "tests/synth/23-device-planes.json",
+	    "tests/synth/34-pmap-behind-wide-interleave.json",
+	    "tests/synth/37-pmap-function-not-captured.json"};
+	static const char *const real[] = {
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz",
+	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
+	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
+	    "../shared/captures/tda-mnist-linear-tf20/local.trace"};
+	const uint32_t gone = TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME) |
+			      TFD_KIND_BIT(TFD_EV_GETNEXT) | TFD_KIND_BIT(TFD_EV_OTHER);
+	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600];
+	const char *paths[sizeof(specs) / sizeof(specs[0]) + sizeof(real) / sizeof(real[0])];
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	size_t n = 0, dropped = 0;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/s%zu", dir, i);
+		T_OK(tfd_synth_run(specs[i], sub, 0.3, &res, &err), &err);
+		paths[n++] = strdup(res.run_dir);
+	}
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++)
+		paths[n++] = strdup(real[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct tfd_capture *c1 = NULL, *c2 = NULL;
+		struct tfd_analysis *a1 = NULL, *a2 = NULL;
+		struct tfd_buf b1, b2;
+		size_t it1 = 0, it2 = 0, ev1 = 0, ev2 = 0;
+
+		T_OK(tfd_capture_load(&paths[i], 1, NULL, &c1, &err), &err);
+		T_OK(tfd_capture_load(&paths[i], 1, NULL, &c2, &err), &err);
+		T_OK(tfd_analyze(c1, NULL, &a1, &err), &err);
+		T_OK(tfd_analyze_lean(c2, NULL, &a2, &err), &err);
+		report_of(a1, &b1);
+		report_of(a2, &b2);
+		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
+			T_FAILF("%s: the lean analysis's report differs", paths[i]);
+		b1.len = b2.len = 0;
+		tfd_partial_write(c1, a1, NULL, "src", &b1);
+		tfd_partial_write(c2, a2, NULL, "src", &b2);
+		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
+			T_FAILF("%s: the lean analysis's partial differs", paths[i]);
+		for (size_t h = 0; h < c2->nhosts; h++) {
+			T_EQ_I64(c2->hosts[h].nevents, c1->hosts[h].nevents); /* what was read */
+			for (size_t k = 0; k < c2->hosts[h].nthreads; k++) {
+				const struct tfd_thread *x = &c1->hosts[h].threads[k];
+				const struct tfd_thread *y = &c2->hosts[h].threads[k];
+
+				for (size_t e = 0; e < x->nevents; e++)
+					it1 += x->events[e].kind == TFD_EV_ITERATOR;
+				for (size_t e = 0; e < y->nevents; e++) {
+					it2 += y->events[e].kind == TFD_EV_ITERATOR;
+					T_TRUE(!(TFD_KIND_BIT(y->events[e].kind) & gone));
+				}
+				T_TRUE(!(y->kinds & gone));
+				ev1 += x->nevents;
+				ev2 += y->nevents;
+			}
+		}
+		T_EQ_I64(it2, it1);
+		dropped += ev1 - ev2;
+		tfd_buf_release(&b1);
+		tfd_buf_release(&b2);
+		tfd_analysis_free(a1);
+		tfd_analysis_free(a2);
+		tfd_capture_free(c1);
+		tfd_capture_free(c2);
+		free((char *)paths[i]);
+	}
+	if (dropped < 500) /* the captures had such events to drop */
+		T_FAILF("only %zu events dropped from %zu captures", dropped, n);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Two loads of the same bytes hold the same hosts, threads, events (with
  * their parameters), steps and planes, in the same order. */
 static void same_capture(struct t *t, const char *what, const struct tfd_capture *a,
@@ -784,6 +868,7 @@ static void blocks_match_lines(struct t *t)
 const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
+	T(lean_matches_plain),
 	T(blocks_match_lines),
 	T(scan_matches_full_pass),
 	T(kinds),
