@@ -161,6 +161,9 @@ struct tfd_load_opts {
 	/* tests: read a Chrome trace's process and thread names with the full
 	 * parser instead of the structural scan (chrome.c) */
 	bool chrome_no_scan;
+	/* tests: read an XSpace executor chunk's id and step in two walks
+	 * over its stats instead of one (xspace.c) */
+	bool xspace_two_walks;
 	/* shard_count > 0: of the host files discovery chose (in host order),
 	 * load only those whose index k has k % shard_count == shard_index;
 	 * the discovery notes are kept whole (fleet tasks: analyze --partial

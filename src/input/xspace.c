@@ -495,6 +495,62 @@ static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end
 	return false;
 }
 
+/* An executor chunk's `id` (the first) and `group_id` (the last) in one
+ * walk over its stats: most chunks run the training step and are dropped
+ * after this, read only for their step. Stats of other metadata ids are
+ * skipped unparsed (the caller checked that both id lists are known). -1
+ * for a malformed stat that the walk for the step would have parsed (a
+ * group_id, or one without its metadata id first), as that walk reports
+ * it. */
+static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *end, bool *has_id,
+		      uint64_t *id, bool *has_group, int64_t *group)
+{
+	*has_id = *has_group = false;
+	for (p = p ? p : end; p < end;) {
+		uint64_t k = 0, x = 0;
+
+		p += tfd_pb_varint(p, end, &k);
+		if ((k & 7) == 0) {
+			p += tfd_pb_varint(p, end, &x);
+		} else if ((k & 7) == 2) {
+			p += tfd_pb_varint(p, end, &x);
+			if ((k >> 3) == 4) {
+				struct xstat xs;
+				size_t si;
+				uint64_t smid;
+				bool known = x > 1 && p[0] == 0x08 && tfd_pb_varint(p + 1, p + x, &smid);
+				bool is_id = known && is_id_mid(sc, smid);
+
+				if (known && !is_id && !is_group_mid(sc, smid)) {
+					p += x;
+					continue;
+				}
+				if (parse_stat(p, p + x, &xs) != 0) {
+					/* the step's walk reads no stats when the
+					 * plane has no group_id metadata */
+					if (!is_id && sc->ngroup_mids > 0)
+						return -1;
+				} else if (imap_get(&sc->stat_meta, xs.mid, &si)) {
+					uint8_t code = sc->smetas.v[si].code;
+
+					if (!*has_id && code == SC_ID && (xs.type == 3 || xs.type == 4)) {
+						*has_id = true;
+						*id = xs.u;
+					}
+					if (!is_id && code == SC_GROUP && xs.type == 4) {
+						*has_group = true;
+						*group = (int64_t)xs.u;
+					}
+				}
+			}
+			p += x;
+		} else {
+			p += (k & 7) == 1 ? 8 : 4;
+		}
+	}
+	return 0;
+}
+
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
 				  const uint8_t *end, struct tfd_err *err)
 {
@@ -574,10 +630,25 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
-		uint64_t id;
+		uint64_t id = 0;
+		bool has_id;
 
-		keep = sc->has_functions && event_id(sc, stats, end, &id) &&
-		       fn_steps_has(&sc->fn_steps, id);
+		if (sc->has_functions && sc->nid_mids >= 0 && sc->ngroup_mids >= 0 &&
+		    !(sc->opts && sc->opts->xspace_two_walks)) {
+			/* one walk for the id and the step; a chunk of a dataset
+			 * function is read again below, in full */
+			if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) != 0)
+				goto bad;
+			keep = has_id && fn_steps_has(&sc->fn_steps, id);
+			if (!keep) {
+				tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
+				return TFD_OK;
+			}
+			has_group = false;
+		} else {
+			keep = sc->has_functions && event_id(sc, stats, end, &id) &&
+			       fn_steps_has(&sc->fn_steps, id);
+		}
 	}
 	if (keep) {
 		if (h->nevents >= tfd_max_events(sc->opts))

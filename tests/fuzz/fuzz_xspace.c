@@ -1,12 +1,55 @@
-/* fuzz_xspace.c - XSpace (and TF 2.0 Trace) reader plus analysis. */
+/* fuzz_xspace.c - XSpace (and TF 2.0 Trace) reader plus analysis; and the
+ * one walk over an executor chunk's stats against two walks, as loads
+ * without keep_other read them: the same error line or the same hosts,
+ * events and steps. The one-walk capture then gets the lean analysis,
+ * which drops events once calls are linked. */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_capture.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
+static void one_vs_two_walks(const unsigned char *data, size_t size)
+{
+	struct tfd_load_opts one = {0}, two = {0};
+	struct tfd_capture *a = NULL, *b = NULL;
+	struct tfd_analysis *an = NULL;
+	struct tfd_err ea = {0}, eb = {0};
+	enum tfd_status sa, sb;
+
+	one.max_events = two.max_events = 200000;
+	one.max_inflated = two.max_inflated = 16u << 20;
+	two.xspace_two_walks = true;
+	sa = tfd_capture_load_mem(data, size, "fuzz.xplane.pb", &two, &a, &ea);
+	sb = tfd_capture_load_mem(data, size, "fuzz.xplane.pb", &one, &b, &eb);
+	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
+		abort();
+	if (!sa) {
+		if (a->nhosts != b->nhosts)
+			abort();
+		for (size_t i = 0; i < a->nhosts; i++) {
+			const struct tfd_host *x = &a->hosts[i], *y = &b->hosts[i];
+
+			if (x->nthreads != y->nthreads || x->nevents != y->nevents ||
+			    x->nsteps != y->nsteps || x->span_start_ns != y->span_start_ns ||
+			    x->span_end_ns != y->span_end_ns)
+				abort();
+			for (size_t k = 0; k < x->nsteps; k++)
+				if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
+					abort();
+		}
+		if (tfd_analyze_lean(b, NULL, &an, &eb) == TFD_OK)
+			tfd_analysis_free(an);
+	}
+	tfd_capture_free(a);
+	tfd_capture_free(b);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
+	one_vs_two_walks(data, size);
 	fuzz_capture(data, size, "fuzz.xplane.pb");
 	return 0;
 }

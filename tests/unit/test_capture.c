@@ -710,6 +710,71 @@ static void check_scan(struct t *t, const char *what, const void *data, size_t l
 	tfd_capture_free(b);
 }
 
+/* The one walk over an executor chunk's stats (its id, then its step)
+ * reads what two walks read: the same capture or the same error line, on
+ * a synthesized host-heavy capture (millions of such chunks in the real
+ * thing) with 300 one-byte damages and on the real XSpace captures */
+static void exec_walk_matches_two_walks(struct t *t)
+{
+	static const char *const real[] = {
+	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
+	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
+	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[600];
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	const char *files[3];
+	size_t nerr = 0;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	T_OK(tfd_synth_run("tests/bench/host-heavy.json", dir, 0.05, &res, &err), &err);
+	snprintf(synth, sizeof(synth), "%s/worker-0.xplane.pb", res.run_dir);
+	files[0] = synth;
+	files[1] = real[0];
+	files[2] = real[1];
+	for (size_t i = 0; i < 3; i++) {
+		size_t len = 0;
+		uint8_t *data = slurp(files[i], &len);
+		unsigned seed = 4242;
+		int rounds = i == 0 ? 300 : 40;
+
+		T_TRUE(data != NULL);
+		for (int round = 0; data && round <= rounds; round++) {
+			struct tfd_load_opts one = {0}, two = {0};
+			struct tfd_capture *a = NULL, *b = NULL;
+			struct tfd_err ea = {0}, eb = {0};
+			enum tfd_status sa, sb;
+			size_t at = 0;
+			uint8_t was = 0;
+
+			if (round) {
+				seed = seed * 1103515245u + 12345u;
+				at = (size_t)(seed >> 4) % len;
+				was = data[at];
+				data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
+			}
+			two.xspace_two_walks = true;
+			one.jobs = two.jobs = 1;
+			sa = tfd_capture_load_mem(data, len, "w.xplane.pb", &two, &a, &ea);
+			sb = tfd_capture_load_mem(data, len, "w.xplane.pb", &one, &b, &eb);
+			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", files[i], at,
+				 round > 0);
+			if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
+				T_FAILF("%s: two walks: %d '%s', one: %d '%s'", what, sa, ea.msg, sb,
+					eb.msg);
+			else if (!sa)
+				same_capture(t, what, a, b);
+			nerr += sa != 0;
+			tfd_capture_free(a);
+			tfd_capture_free(b);
+			if (round)
+				data[at] = was;
+		}
+		free(data);
+	}
+	T_TRUE(nerr > 10); /* damages that the readers reject were among them */
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 #define HOSTM "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
 #define GPUM "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}}"
 #define THRM "{\"ph\":\"M\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_data\"}}"
@@ -869,6 +934,7 @@ const struct t_case capture_cases[] = {
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
 	T(lean_matches_plain),
+	T(exec_walk_matches_two_walks),
 	T(blocks_match_lines),
 	T(scan_matches_full_pass),
 	T(kinds),
