@@ -64,12 +64,11 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 {
 	struct tfd_graph_groups g;
 	size_t nhost = 0, ndev = 0;
-	int *map = xmalloc((c->calls.n + 1) * sizeof(int));
 	enum tfd_status st = TFD_OK;
 
-	for (size_t k = 0; k < c->calls.n; k++)
-		map[k] = -1;
 	tfd_graph_group(c, &g);
+	/* the pipelines need each call's iterator, not each iterator's calls */
+	tfd_graph_release_call_lists(c);
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
 	for (int pass = 0; pass < 2 && !st; pass++)
 		for (size_t r = 0; r < g.n && !st; r++) {
@@ -86,11 +85,10 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 			bk.niters = g.ioff[r + 1] - g.ioff[r];
 			bk.calls = g.calls + g.coff[r];
 			bk.ncalls = g.coff[r + 1] - g.coff[r];
-			st = tfd_pipeline_build(c, g.root[r], &bk, map, p, pv, opts, err);
+			st = tfd_pipeline_build(c, g.root[r], &bk, p, pv, opts, err);
 		}
 	hr->nhost_pipelines = nhost;
 	tfd_graph_groups_release(&g);
-	free(map);
 	return st;
 }
 

@@ -181,14 +181,14 @@ void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const in
 			t->kid_off[parent[i] + 1]++;
 	for (size_t i = 0; i < n; i++)
 		t->kid_off[i + 1] += t->kid_off[i];
-	{
-		int *fill = xcalloc(n + 1, sizeof(int));
-
-		for (size_t i = 0; i < n; i++)
-			if (parent[i] >= 0)
-				t->kids[t->kid_off[parent[i]] + fill[parent[i]]++] = (int)i;
-		free(fill);
-	}
+	/* kid_off[p] serves as p's cursor, ending at p + 1's start; one shift
+	 * puts the starts back (no cursor array: this runs at the peak) */
+	for (size_t i = 0; i < n; i++)
+		if (parent[i] >= 0)
+			t->kids[t->kid_off[parent[i]]++] = (int)i;
+	for (size_t i = n; i > 0; i--)
+		t->kid_off[i] = t->kid_off[i - 1];
+	t->kid_off[0] = 0;
 }
 
 void tfd_tree_release(struct tfd_tree *t)

@@ -58,18 +58,17 @@ void tfd_link_calls(struct host_ctx *c)
 		if (cl->produce) {
 			const struct iter *p = &c->iters.v[it->parent];
 			uint64_t elem = call_produce(c, cl)->element_id;
-			uint64_t key = imap_hash(p->id) ^ (elem * 0x9e3779b97f4a7c15ull);
-			size_t head;
 
-			if (imap_get(&c->consume, key, &head)) {
-				for (int k = (int)head; k >= 0; k = c->cons_next.v[k]) {
-					int cc = c->cons_call.v[k];
+			/* a bucket holds other elements too; better() orders the
+			 * candidates fully, so the walk's order does not matter */
+			for (int k = c->cons_head[cons_bucket(c, p->id, elem)]; k >= 0;
+			     k = c->cons_next.v[k]) {
+				int cc = c->cons_call.v[k];
 
-					if (c->cons_elem.v[k] != elem || c->calls.v[cc].iter != it->parent)
-						continue;
-					if (better(c, ev, cc, best))
-						best = cc;
-				}
+				if (c->cons_elem.v[k] != elem || c->calls.v[cc].iter != it->parent)
+					continue;
+				if (better(c, ev, cc, best))
+					best = cc;
 			}
 			if (best >= 0) {
 				cl->parent = best;

@@ -50,10 +50,9 @@ void tfd_confidence_compute(struct tfd_host_result *hr);
 /* Call linking (link.c): each call's parent call and how it was found. */
 void tfd_link_calls(struct host_ctx *c);
 
-/* One pipeline (pipeline.c). map: per host call, its index in the pipeline
- * being built; all -1 on entry and on return. */
+/* One pipeline (pipeline.c): the bucket's calls are in index order. */
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
-				   int *map, struct tfd_pipeline *p, struct analysis_priv *pv,
+				   struct tfd_pipeline *p, struct analysis_priv *pv,
 				   const struct tfd_analyze_opts *opts, struct tfd_err *err);
 
 /* Latency view (bottleneck.c): most blocking time, the critical path to it;

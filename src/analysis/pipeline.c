@@ -77,8 +77,25 @@ struct pbuild {
 	int *order, *inv;
 };
 
+/* The local index of host call k, -1 if it is not one of the pipeline's
+ * (pcalls ascend: a bucket's calls are in index order). */
+static int local_of(const struct pbuild *b, int k)
+{
+	size_t lo = 0, hi = b->pcalls.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->pcalls.v[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->pcalls.n && b->pcalls.v[lo] == k ? (int)lo : -1;
+}
+
 /* Stages, the pipeline's calls and their call tree. */
-static void collect(struct pbuild *b, const struct bucket *bk, int *map)
+static void collect(struct pbuild *b, const struct bucket *bk)
 {
 	struct host_ctx *c = b->c;
 	size_t n;
@@ -90,10 +107,8 @@ static void collect(struct pbuild *b, const struct bucket *bk, int *map)
 	for (size_t i = 0; i < bk->ncalls; i++) {
 		int k = bk->calls[i];
 
-		if (c->iters.v[c->calls.v[k].iter].stage >= 0) {
-			map[k] = (int)b->pcalls.n;
+		if (c->iters.v[c->calls.v[k].iter].stage >= 0)
 			vec_push(&b->pcalls, k);
-		}
 	}
 	n = b->n = b->pcalls.n;
 	b->start = xmalloc((n + 1) * sizeof(int64_t));
@@ -107,7 +122,7 @@ static void collect(struct pbuild *b, const struct bucket *bk, int *map)
 
 		b->start[k] = ev->start_ns;
 		b->end[k] = ev->start_ns + ev->dur_ns;
-		b->parent[k] = cl->parent >= 0 ? map[cl->parent] : -1;
+		b->parent[k] = cl->parent >= 0 ? local_of(b, cl->parent) : -1;
 		if (cl->iter == b->root_iter) {
 			b->parent[k] = -1;
 			vec_push(&b->roots, (int)k);
@@ -352,7 +367,7 @@ static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
 }
 
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
-				   int *map, struct tfd_pipeline *p, struct analysis_priv *pv,
+				   struct tfd_pipeline *p, struct analysis_priv *pv,
 				   const struct tfd_analyze_opts *opts, struct tfd_err *err)
 {
 	struct pbuild b;
@@ -365,7 +380,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	p->root_id = c->iters.v[root_iter].id;
 	p->bottleneck = p->latency_bottleneck = -1;
 	p->slowest_bottleneck = -1;
-	collect(&b, bk, map);
+	collect(&b, bk);
 	root_stats(&b, opts);
 	aggregate(&b);
 	finish_stages(&b, pv);
@@ -384,8 +399,6 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 		capacity(&b, opts);
 		tfd_bottleneck_choose(p);
 	}
-	for (size_t i = 0; i < b.pcalls.n; i++)
-		map[b.pcalls.v[i]] = -1;
 	vec_free(&b.pcalls);
 	vec_free(&b.roots);
 	free(b.order);

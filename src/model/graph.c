@@ -184,6 +184,17 @@ static void scan_threads(struct host_ctx *c)
 	/* one call per iterator event (fewer when some are async): the table is
 	 * sized once instead of doubling, which left up to half of it unused */
 	vec_reserve_exact(&c->calls, h->niterators);
+	{
+		/* at most one consumer per Consume event: about one bucket each */
+		size_t nb = 16;
+
+		while (nb < h->nproduce / 2)
+			nb *= 2;
+		c->cons_mask = nb - 1;
+		c->cons_head = xmalloc(nb * sizeof(int));
+		for (size_t b = 0; b < nb; b++)
+			c->cons_head[b] = -1;
+	}
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
@@ -242,17 +253,13 @@ static void scan_threads(struct host_ctx *c)
 				    (e->flags & TFD_EVF_ELEMENT)) {
 					/* register the consumer call under (its id, element) */
 					const struct call *cc = &c->calls.v[top_call];
-					uint64_t key = imap_hash(c->iters.v[cc->iter].id) ^
-						       (e->element_id * 0x9e3779b97f4a7c15ull);
-					size_t head;
-					int next = -1;
+					size_t b = cons_bucket(c, c->iters.v[cc->iter].id,
+							       e->element_id);
 
-					if (imap_get(&c->consume, key, &head))
-						next = (int)head;
 					vec_push(&c->cons_call, top_call);
 					vec_push(&c->cons_elem, e->element_id);
-					vec_push(&c->cons_next, next);
-					imap_put(&c->consume, key, c->cons_call.n - 1);
+					vec_push(&c->cons_next, c->cons_head[b]);
+					c->cons_head[b] = (int)(c->cons_call.n - 1);
 				}
 				/* Consume events are leaves */
 			} else {
@@ -269,7 +276,9 @@ void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h)
 {
 	const uint32_t keep = TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_FUNCTION) |
 			      TFD_KIND_BIT(TFD_EV_EXEC);
-	size_t ci = 0; /* calls are in (thread, event) order */
+	/* calls are in (thread, event) order, and each is an iterator event,
+	 * which stays: one walk matches them */
+	size_t ci = 0;
 
 	for (size_t t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
@@ -285,9 +294,6 @@ void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h)
 		for (size_t k = 0; k < th->nevents; k++) {
 			if (!(TFD_KIND_BIT(th->events[k].kind) & keep))
 				continue;
-			while (ci < c->calls.n && c->calls.v[ci].thread == t &&
-			       c->calls.v[ci].ev < k)
-				ci++; /* cannot happen: calls are iterator events */
 			if (ci < c->calls.n && c->calls.v[ci].thread == t && c->calls.v[ci].ev == k) {
 				c->calls.v[ci].ev = (uint32_t)w;
 				c->calls.v[ci++].produce = 0;
@@ -442,10 +448,17 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, si
 
 void tfd_graph_release_consumers(struct host_ctx *c)
 {
-	imap_free(&c->consume);
+	free(c->cons_head);
+	c->cons_head = NULL;
 	vec_free(&c->cons_call);
 	vec_free(&c->cons_elem);
 	vec_free(&c->cons_next);
+}
+
+void tfd_graph_release_call_lists(struct host_ctx *c)
+{
+	for (size_t i = 0; i < c->iters.n; i++)
+		vec_free(&c->iters.v[i].calls);
 }
 
 void tfd_graph_release(struct host_ctx *c)

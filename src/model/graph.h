@@ -59,10 +59,14 @@ struct host_ctx {
 	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */
 	int *root;            /* per iterator: its root iterator, or -1 */
-	struct imap consume; /* hash(iterator id, element id) -> head in cons */
-	VEC(int) cons_call;  /* consumer call index */
+	/* consumer calls by (iterator id, element id): a chained hash whose
+	 * heads are sized once from the host's Produce/Consume count (an open
+	 * table took twice the memory, at the peak) */
+	int *cons_head; /* per bucket: the newest entry in cons_*, -1 */
+	uint64_t cons_mask;
+	VEC(int) cons_call; /* consumer call index */
 	VEC(uint64_t) cons_elem;
-	VEC(int) cons_next;
+	VEC(int) cons_next; /* the previous entry in the bucket, -1 */
 };
 
 static inline const struct tfd_event *call_ev(const struct host_ctx *c, const struct call *cl)
@@ -74,6 +78,13 @@ static inline const struct tfd_event *call_ev(const struct host_ctx *c, const st
 static inline const struct tfd_event *call_produce(const struct host_ctx *c, const struct call *cl)
 {
 	return &c->h->threads[cl->thread].events[cl->produce - 1];
+}
+
+/* The consumer bucket of an element of the iterator with this id. */
+static inline size_t cons_bucket(const struct host_ctx *c, uint64_t iter_id, uint64_t elem)
+{
+	return (size_t)(imap_hash(imap_hash(iter_id) ^ (elem * 0x9e3779b97f4a7c15ull)) &
+			c->cons_mask);
 }
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),
@@ -89,6 +100,9 @@ void tfd_graph_release(struct host_ctx *c);
 void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h);
 /* Drop the consumer index (consume, cons_*) once calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
+/* Drop each iterator's list of calls (struct iter's calls) once calls are
+ * linked and grouped. */
+void tfd_graph_release_call_lists(struct host_ctx *c);
 
 /* The pipelines of a host: root iterators by first call, each with its
  * iterators and calls (index order), and whether it is a device pipeline. */
