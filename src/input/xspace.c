@@ -457,39 +457,67 @@ static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
 	return imap_get(&sc->ev_meta, mid, &mi) ? &sc->metas.v[mi] : NULL;
 }
 
-/* The `id` stat of an event (its stats start at p; the framing was checked). */
-static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
+/* A walk over an event's stats messages (XEvent field 4). The event's
+ * framing was checked: no bounds checks. */
+struct stat_walk {
+	const uint8_t *p, *end;
+	const uint8_t *st; /* the stat: st[0..len) */
+	size_t len;
+	/* the stat's metadata id when that is its first field, as TensorFlow
+	 * writes it: a walk can skip the stats it does not want unparsed */
+	bool known;
+	uint64_t smid;
+};
+
+static struct stat_walk stat_walk(const uint8_t *stats, const uint8_t *end)
 {
-	for (p = p ? p : end; p < end;) {
+	struct stat_walk w = {stats ? stats : end, end, NULL, 0, false, 0};
+
+	return w;
+}
+
+/* The next stat, false at the end. */
+static bool next_stat(struct stat_walk *w)
+{
+	while (w->p < w->end) {
 		uint64_t k = 0, x = 0;
 
-		p += tfd_pb_varint(p, end, &k);
+		w->p += tfd_pb_varint(w->p, w->end, &k);
 		if ((k & 7) == 0) {
-			p += tfd_pb_varint(p, end, &x);
+			w->p += tfd_pb_varint(w->p, w->end, &x);
 		} else if ((k & 7) == 2) {
-			p += tfd_pb_varint(p, end, &x);
+			w->p += tfd_pb_varint(w->p, w->end, &x);
 			if ((k >> 3) == 4) {
-				struct xstat xs;
-				size_t si;
-				uint64_t smid;
-
-				/* a stat whose metadata id (field 1, first as TensorFlow
-				 * writes it) is not id's is skipped unparsed */
-				if (sc->nid_mids >= 0 && x > 1 && p[0] == 0x08 &&
-				    tfd_pb_varint(p + 1, p + x, &smid) && !is_id_mid(sc, smid)) {
-					p += x;
-					continue;
-				}
-				if (parse_stat(p, p + x, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
-				    imap_get(&sc->stat_meta, xs.mid, &si) &&
-				    sc->smetas.v[si].code == SC_ID) {
-					*id = xs.u;
-					return true;
-				}
+				w->st = w->p;
+				w->len = (size_t)x;
+				w->p += x;
+				w->known = x > 1 && w->st[0] == 0x08 &&
+					   tfd_pb_varint(w->st + 1, w->p, &w->smid);
+				return true;
 			}
-			p += x;
+			w->p += x;
 		} else {
-			p += (k & 7) == 1 ? 8 : 4;
+			w->p += (k & 7) == 1 ? 8 : 4;
+		}
+	}
+	return false;
+}
+
+/* The `id` stat of an event (its stats start at p; NULL: none). */
+static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
+{
+	struct stat_walk w = stat_walk(p, end);
+	size_t si;
+
+	while (next_stat(&w)) {
+		struct xstat xs;
+
+		if (sc->nid_mids >= 0 && w.known && !is_id_mid(sc, w.smid))
+			continue;
+		if (parse_stat(w.st, w.st + w.len, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
+		    imap_get(&sc->stat_meta, xs.mid, &si) && sc->smetas.v[si].code == SC_ID) {
+			*id = xs.u;
+			return true;
 		}
 	}
 	return false;
@@ -505,47 +533,32 @@ static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end
 static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *end, bool *has_id,
 		      uint64_t *id, bool *has_group, int64_t *group)
 {
+	struct stat_walk w = stat_walk(p, end);
+	size_t si;
+
 	*has_id = *has_group = false;
-	for (p = p ? p : end; p < end;) {
-		uint64_t k = 0, x = 0;
+	while (next_stat(&w)) {
+		struct xstat xs;
+		bool is_id = w.known && is_id_mid(sc, w.smid);
 
-		p += tfd_pb_varint(p, end, &k);
-		if ((k & 7) == 0) {
-			p += tfd_pb_varint(p, end, &x);
-		} else if ((k & 7) == 2) {
-			p += tfd_pb_varint(p, end, &x);
-			if ((k >> 3) == 4) {
-				struct xstat xs;
-				size_t si;
-				uint64_t smid;
-				bool known = x > 1 && p[0] == 0x08 && tfd_pb_varint(p + 1, p + x, &smid);
-				bool is_id = known && is_id_mid(sc, smid);
+		if (w.known && !is_id && !is_group_mid(sc, w.smid))
+			continue;
+		if (parse_stat(w.st, w.st + w.len, &xs) != 0) {
+			/* the step's walk reads no stats when the plane has no
+			 * group_id metadata */
+			if (!is_id && sc->ngroup_mids > 0)
+				return -1;
+		} else if (imap_get(&sc->stat_meta, xs.mid, &si)) {
+			uint8_t code = sc->smetas.v[si].code;
 
-				if (known && !is_id && !is_group_mid(sc, smid)) {
-					p += x;
-					continue;
-				}
-				if (parse_stat(p, p + x, &xs) != 0) {
-					/* the step's walk reads no stats when the
-					 * plane has no group_id metadata */
-					if (!is_id && sc->ngroup_mids > 0)
-						return -1;
-				} else if (imap_get(&sc->stat_meta, xs.mid, &si)) {
-					uint8_t code = sc->smetas.v[si].code;
-
-					if (!*has_id && code == SC_ID && (xs.type == 3 || xs.type == 4)) {
-						*has_id = true;
-						*id = xs.u;
-					}
-					if (!is_id && code == SC_GROUP && xs.type == 4) {
-						*has_group = true;
-						*group = (int64_t)xs.u;
-					}
-				}
+			if (!*has_id && code == SC_ID && (xs.type == 3 || xs.type == 4)) {
+				*has_id = true;
+				*id = xs.u;
 			}
-			p += x;
-		} else {
-			p += (k & 7) == 1 ? 8 : 4;
+			if (!is_id && code == SC_GROUP && xs.type == 4) {
+				*has_group = true;
+				*group = (int64_t)xs.u;
+			}
 		}
 	}
 	return 0;
@@ -661,39 +674,22 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	 * belongs to) for the others */
 	if (!e && sc->ngroup_mids == 0)
 		stats = NULL; /* no step markers in the plane: nothing to read */
-	for (p = stats ? stats : end; p < end;) {
-		n = tfd_pb_varint(p, end, &k);
-		p += n;
-		if ((k & 7) == 0) {
-			p += tfd_pb_varint(p, end, &x);
-		} else if ((k & 7) == 2) {
-			p += tfd_pb_varint(p, end, &x);
-			if ((k >> 3) == 4) {
-				struct xstat xs;
-				size_t si;
-				uint64_t smid;
+	for (struct stat_walk w = stat_walk(stats, end); next_stat(&w);) {
+		struct xstat xs;
+		size_t si;
 
-				/* not kept: a stat whose metadata id (field 1, first
-				 * as TensorFlow writes it) is not group_id's is
-				 * skipped unparsed */
-				if (!e && sc->ngroup_mids >= 0 && x > 1 && p[0] == 0x08 &&
-				    tfd_pb_varint(p + 1, p + x, &smid) && !is_group_mid(sc, smid)) {
-					p += x;
-					continue;
-				}
-				if (parse_stat(p, p + x, &xs) != 0)
-					goto bad;
-				if (e)
-					apply_xstat(sc, e, &xs);
-				if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
-				    sc->smetas.v[si].code == SC_GROUP) {
-					has_group = true;
-					group = (int64_t)xs.u;
-				}
-			}
-			p += x;
-		} else {
-			p += (k & 7) == 1 ? 8 : 4;
+		/* not kept: a stat of another metadata id than group_id's is
+		 * skipped unparsed */
+		if (!e && sc->ngroup_mids >= 0 && w.known && !is_group_mid(sc, w.smid))
+			continue;
+		if (parse_stat(w.st, w.st + w.len, &xs) != 0)
+			goto bad;
+		if (e)
+			apply_xstat(sc, e, &xs);
+		if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
+		    sc->smetas.v[si].code == SC_GROUP) {
+			has_group = true;
+			group = (int64_t)xs.u;
 		}
 	}
 	tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);

@@ -575,6 +575,19 @@ static void lean_matches_plain(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A one-byte damage at a pseudo-random place of data[from..len): one bit
+ * flipped; *was keeps the byte to put back. */
+static size_t damage_byte(uint8_t *data, size_t from, size_t len, unsigned *seed, uint8_t *was)
+{
+	size_t at;
+
+	*seed = *seed * 1103515245u + 12345u;
+	at = from + (size_t)(*seed >> 4) % (len - from);
+	*was = data[at];
+	data[at] = (uint8_t)(*was ^ (1u << ((*seed >> 1) & 7)));
+	return at;
+}
+
 /* Two loads of the same bytes hold the same hosts, threads, events (with
  * their parameters), steps and planes, in the same order. */
 static void same_capture(struct t *t, const char *what, const struct tfd_capture *a,
@@ -668,12 +681,8 @@ static void check_blocks(struct t *t, const char *path, int damage)
 		uint8_t was = 0;
 		char what[600];
 
-		if (round) { /* one byte changed in the back nine tenths */
-			seed = seed * 1103515245u + 12345u;
-			at = len / 10 + (size_t)(seed >> 4) % (len - len / 10);
-			was = data[at];
-			data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
-		}
+		if (round) /* one byte changed in the back nine tenths */
+			at = damage_byte(data, len / 10, len, &seed, &was);
 		snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", path, at, round > 0);
 		sa = tfd_capture_load_mem(data, len, "h.xplane.pb", &one, &a, &ea);
 		sb = tfd_capture_load_mem(data, len, "h.xplane.pb", &three, &b, &eb);
@@ -746,12 +755,8 @@ static void exec_walk_matches_two_walks(struct t *t)
 			size_t at = 0;
 			uint8_t was = 0;
 
-			if (round) {
-				seed = seed * 1103515245u + 12345u;
-				at = (size_t)(seed >> 4) % len;
-				was = data[at];
-				data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
-			}
+			if (round)
+				at = damage_byte(data, 0, len, &seed, &was);
 			two.xspace_two_walks = true;
 			one.jobs = two.jobs = 1;
 			sa = tfd_capture_load_mem(data, len, "w.xplane.pb", &two, &a, &ea);
@@ -877,12 +882,8 @@ static void scan_matches_full_pass(struct t *t)
 			size_t at = 0;
 			uint8_t was = 0;
 
-			if (round) {
-				seed = seed * 1103515245u + 12345u;
-				at = (size_t)(seed >> 4) % len;
-				was = data[at];
-				data[at] = (uint8_t)(was ^ (1u << ((seed >> 1) & 7)));
-			}
+			if (round)
+				at = damage_byte(data, 0, len, &seed, &was);
 			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", real[i], at, round > 0);
 			check_scan(t, what, data, len, strstr(real[i], ".gz") ? "r.trace.json.gz"
 									    : "r.trace.json");
