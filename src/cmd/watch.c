@@ -334,7 +334,8 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 
 	memset(&job, 0, sizeof(job));
 	tfd_buf_init(&b);
-	if (tfd_analyze(cap, NULL, &an, &err)) {
+	/* the capture is freed after this: its events may go once read */
+	if (tfd_analyze_lean(cap, NULL, &an, &err)) {
 		tfd_err_prefix(&err, "run '%s'", r->name);
 		tfd_cli_report(&err);
 		goto out;
