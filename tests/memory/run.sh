@@ -60,6 +60,30 @@ if [ "$rc" -eq 0 ] && cmp -s "$T/o6" "$T/m8.partial.want"; then ok; else bad "th
 (ulimit -v 160000 && taskset -c 0 $TFD analyze -q -f json -o - "$R"/*.xplane.pb >"$T/o5" 2>"$T/e5")
 rc=$?
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e5")" -eq 1 ] && grep -q '^tfdoctor: error: out of memory' "$T/e5"; then ok; else bad "the same 8 files given one by one (loaded together) should not fit: exit $rc $(head -c 300 "$T/e5")"; fi
+# an XSpace host plane where a quarter of the events are tf.data's (the
+# bench's tf.data-heavy spec, ~25 MB): the address space holds the mapped
+# file, the libraries and what the analysis keeps (under half the file);
+# with room it gives the answer it gives without a limit, and when the
+# limit cannot hold that it ends in one line and exit 1
+$TFD synth -q --scale 8 -o "$T/xs" tests/bench/tfdata-heavy.json
+X=$(ls "$T"/xs/plugins/profile/*/*.xplane.pb)
+xkb=$(($(stat -c %s "$X") / 1000))
+$TFD analyze -q -f json -o "$T/xs.want" "$X"
+(ulimit -v $((xkb * 2 + 75000)) && taskset -c 0 $TFD analyze -q -f json -o - "$X" >"$T/o7" 2>"$T/e7")
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$T/o7" "$T/xs.want"; then ok; else bad "tf.data-heavy XSpace of ${xkb} KB under $((xkb * 2 + 75000)) KB: exit $rc $(head -c 300 "$T/e7")"; fi
+failed=0
+for lim in $((xkb + 60000)) $((xkb + 90000)); do
+	(ulimit -v "$lim" && taskset -c 0 $TFD analyze -q -f json -o - "$X" >"$T/o8" 2>"$T/e8")
+	rc=$?
+	[ "$rc" -eq 1 ] && failed=$((failed + 1))
+	if { [ "$rc" -eq 0 ] && cmp -s "$T/o8" "$T/xs.want"; } || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e8")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e8" && [ ! -s "$T/o8" ]; }; then
+		ok
+	else
+		bad "tf.data-heavy XSpace under ${lim} KB: exit $rc (a signal is > 128) $(head -c 300 "$T/e8")"
+	fi
+done
+if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made the XSpace case fail: it tests nothing"; fi
 # a .gz is parsed while it inflates, never held whole: 300 MB of padding
 # after the events inflate past a 200 MB address-space limit, yet it reads
 G="$T/pad.trace.json.gz"
