@@ -261,7 +261,9 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
  * other events are dropped from its threads (they are a third of a
  * tf.data-heavy capture's events, and the pipelines are analyzed at the
  * memory peak). Hosts, threads, steps and the iterator, function and
- * executor events stay, as do the hosts' counts of what was read. */
+ * executor events stay, as do the hosts' counts of what was read. Do not
+ * analyze cap again: without its Produce/Consume events the threads would
+ * be linked by time overlap. */
 enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 				 struct tfd_analysis **out, struct tfd_err *err);
 void tfd_analysis_free(struct tfd_analysis *a);
