@@ -835,10 +835,10 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 				if (st)
 					return st;
 				events = true;
-				if (sc->mapped && !sc->prepass && p > sc->released + (4u << 20))
+				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 20))
 					release_pages(&sc->released, p);
 				else if (sc->mapped && sc->prepass &&
-					 p > sc->pre_released + (4u << 20))
+					 p > sc->pre_released + (1u << 20))
 					release_pages(&sc->pre_released, p);
 			}
 			p += x;
