@@ -134,8 +134,14 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
 	tfd_graph_release_consumers(&c);
+	/* lean: what the pipelines do not read goes in two steps, so that the
+	 * function calls are read beside a third fewer events */
 	if (lean)
-		tfd_graph_shed(&c, lean);
+		tfd_graph_shed(&c, lean,
+			       TFD_KIND_BIT(TFD_EV_FUNCTION) | TFD_KIND_BIT(TFD_EV_EXEC));
+	c.fns = tfd_capacity_functions(h, &c.nfns);
+	if (lean)
+		tfd_graph_shed(&c, lean, 0);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

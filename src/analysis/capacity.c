@@ -276,18 +276,58 @@ static const struct exec_sum *exec_find(const struct exec_index *x, uint64_t id)
 	return NULL;
 }
 
-/* User-function work of every async map, from its function events. */
+struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n)
+{
+	struct exec_index ex;
+	const struct exec_sum *x;
+	VEC(struct tfd_fn_call) v = {0};
+	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
+
+	exec_sums(h, &ex);
+	for (size_t t = 0; t < h->nthreads; t++) {
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
+			continue; /* no function events to count */
+		open.n = 0;
+		for (size_t k = 0; k < h->threads[t].nevents; k++) {
+			const struct tfd_event *e = &h->threads[t].events[k];
+			struct tfd_fn_call f = {e->start_ns, e->dur_ns, (uint32_t)t, (uint32_t)t};
+
+			while (open.n && open.v[open.n - 1] <= e->start_ns)
+				open.n--;
+			if (e->kind == TFD_EV_ITERATOR) {
+				vec_push(&open, e->start_ns + e->dur_ns);
+				continue;
+			}
+			/* a function inside an iterator call ran inline: that
+			 * stage's self time has it already */
+			if (e->kind != TFD_EV_FUNCTION || open.n)
+				continue;
+			if ((e->flags & TFD_EVF_ID) && (x = exec_find(&ex, e->id))) {
+				f.work_ns = x->ns;
+				f.work_thread = x->thread;
+			} else if (strstr(e->sig->name, "Async")) {
+				/* dispatch only: the work ran elsewhere, uncaptured */
+				f.work_ns = 0;
+				f.work_thread = TFD_FN_UNKNOWN;
+			}
+			vec_push(&v, f);
+		}
+	}
+	vec_free(&open);
+	free(ex.v);
+	free(ex.bucket);
+	*n = v.n;
+	return v.v;
+}
+
+/* User-function work of every async map, from the host's function calls. */
 static void function_work(struct ctx *c)
 {
 	const struct tfd_host *h = c->in->host;
 	int *owner = thread_owners(c);
-	struct exec_index ex;
-	const struct exec_sum *x;
-	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
 	int only_map = -1, nmaps = 0;
 
-	exec_sums(h, &ex);
 	/* a function on a pool thread that runs no iterator calls (TensorFlow
 	 * without inter-op parallelism runs it there): it can only be the
 	 * pipeline's map when there is one */
@@ -299,45 +339,23 @@ static void function_work(struct ctx *c)
 			only_map = (int)i;
 			nmaps++;
 		}
-	for (size_t t = 0; t < h->nthreads; t++) {
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
-			continue; /* no function events to count */
-		open.n = 0;
-		for (size_t k = 0; k < h->threads[t].nevents; k++) {
-			const struct tfd_event *e = &h->threads[t].events[k];
-			int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
-			int64_t w;
+	for (size_t i = 0; i < c->in->nfns; i++) {
+		const struct tfd_fn_call *f = &c->in->fns[i];
+		uint32_t t = f->thread;
+		int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
 
-			while (open.n && open.v[open.n - 1] <= e->start_ns)
-				open.n--;
-			if (e->kind == TFD_EV_ITERATOR) {
-				vec_push(&open, e->start_ns + e->dur_ns);
-				continue;
-			}
-			/* a function inside an iterator call ran inline: that
-			 * stage's self time has it already */
-			if (e->kind != TFD_EV_FUNCTION || open.n || q < 0 || c->fn_of[q] < 0)
-				continue;
-			if (e->start_ns < c->t0 || e->start_ns >= c->t1)
-				continue;
-			c->p->stages[q].fn_calls++;
-			if ((e->flags & TFD_EVF_ID) && (x = exec_find(&ex, e->id))) {
-				w = x->ns;
-				seen_thread(c, c->fn_of[q], x->thread);
-			} else if (strstr(e->sig->name, "Async")) {
-				/* dispatch only: the work ran elsewhere, uncaptured */
-				c->fn_unknown[q]++;
-				continue;
-			} else {
-				w = e->dur_ns;
-				seen_thread(c, c->fn_of[q], (uint32_t)t);
-			}
-			c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, w);
+		if (q < 0 || c->fn_of[q] < 0)
+			continue;
+		if (f->start_ns < c->t0 || f->start_ns >= c->t1)
+			continue;
+		c->p->stages[q].fn_calls++;
+		if (f->work_thread == TFD_FN_UNKNOWN) {
+			c->fn_unknown[q]++;
+			continue;
 		}
+		seen_thread(c, c->fn_of[q], f->work_thread);
+		c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
 	}
-	vec_free(&open);
-	free(ex.v);
-	free(ex.bucket);
 	free(owner);
 	free(has_calls);
 }

@@ -71,8 +71,28 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
 /* The calls of one pipeline as the capacity pass needs them: per call its
  * stage (index into p->stages), thread, span and self time; the root calls
  * in time order and how many leading ones are warm-up. */
+/* A dataset function's call as the capacity pass counts it: a function
+ * event not inside an iterator call on its thread (those ran inline, in a
+ * stage's self time), with its work. What does not depend on the pipeline
+ * is read once per host (tfd_capacity_functions), so the function and
+ * executor events need not stay for the pipelines. */
+struct tfd_fn_call {
+	int64_t start_ns;
+	int64_t work_ns;      /* its executor chunks' sum, or its own duration */
+	uint32_t thread;      /* the function event's */
+	uint32_t work_thread; /* one thread its work ran on; TFD_FN_UNKNOWN: an
+			       * async dispatch whose work was not captured */
+};
+
+#define TFD_FN_UNKNOWN UINT32_MAX
+
+/* The function calls of a host, in (thread, event) order; *n of them. */
+struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n);
+
 struct tfd_cap_calls {
 	const struct tfd_host *host;
+	const struct tfd_fn_call *fns; /* tfd_capacity_functions() of host */
+	size_t nfns;
 	size_t n;
 	const int *stage;
 	const uint32_t *thread;

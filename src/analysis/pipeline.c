@@ -352,6 +352,8 @@ static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	}
 	memset(&in, 0, sizeof(in));
 	in.host = c->h;
+	in.fns = c->fns;
+	in.nfns = c->nfns;
 	in.n = b->n;
 	in.stage = stage;
 	in.thread = thread;

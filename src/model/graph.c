@@ -272,13 +272,13 @@ static void scan_threads(struct host_ctx *c)
 	vec_free(&stack_call);
 }
 
-void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h)
+void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep)
 {
-	const uint32_t keep = TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_FUNCTION) |
-			      TFD_KIND_BIT(TFD_EV_EXEC);
 	/* calls are in (thread, event) order, and each is an iterator event,
 	 * which stays: one walk matches them */
 	size_t ci = 0;
+
+	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
 
 	for (size_t t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
@@ -463,6 +463,7 @@ void tfd_graph_release_call_lists(struct host_ctx *c)
 
 void tfd_graph_release(struct host_ctx *c)
 {
+	free(c->fns);
 	for (size_t i = 0; i < c->iters.n; i++)
 		vec_free(&c->iters.v[i].calls);
 	vec_free(&c->iters);

@@ -67,6 +67,10 @@ struct host_ctx {
 	VEC(int) cons_call; /* consumer call index */
 	VEC(uint64_t) cons_elem;
 	VEC(int) cons_next; /* the previous entry in the bucket, -1 */
+	/* the host's dataset-function calls for the capacity pass, read before
+	 * the function and executor events may go (struct tfd_fn_call) */
+	struct tfd_fn_call *fns;
+	size_t nfns;
 };
 
 static inline const struct tfd_event *call_ev(const struct host_ctx *c, const struct call *cl)
@@ -94,10 +98,10 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, si
 				size_t *orphans, struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
 /* Once calls are linked: drop the events of h (the host c was built from)
- * that no pass reads any more (Produce, Consume, IteratorGetNext, other),
- * keeping iterator, function and executor events, and point the calls at
- * their events' new places. Call Produce links are gone. */
-void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h);
+ * whose kinds are not in keep (TFD_KIND_BIT()s; iterator events always
+ * stay) and point the calls at their events' new places. Call Produce
+ * links are gone. */
+void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep);
 /* Drop the consumer index (consume, cons_*) once calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
 /* Drop each iterator's list of calls (struct iter's calls) once calls are
