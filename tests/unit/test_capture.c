@@ -358,6 +358,29 @@ static void report_of(const struct tfd_analysis *a, struct tfd_buf *b)
 	tfd_rules_free(rs);
 }
 
+/* Which of two analyses' outputs differ: "report" (JSON and text), then
+ * "partial" (analyze --partial); NULL when both are the same. */
+static const char *output_differs(const struct tfd_capture *c1, const struct tfd_analysis *a1,
+				  const struct tfd_capture *c2, const struct tfd_analysis *a2,
+				  const struct tfd_analyze_opts *ao)
+{
+	struct tfd_buf b1, b2;
+	const char *d = NULL;
+
+	report_of(a1, &b1);
+	report_of(a2, &b2);
+	if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
+		d = "report";
+	b1.len = b2.len = 0;
+	tfd_partial_write(c1, a1, ao, "src", &b1);
+	tfd_partial_write(c2, a2, ao, "src", &b2);
+	if (!d && (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len)))
+		d = "partial";
+	tfd_buf_release(&b1);
+	tfd_buf_release(&b2);
+	return d;
+}
+
 /* analyze DIR one host file at a time gives what one load of DIR gives */
 static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze_opts *ao,
 			  int jobs)
@@ -368,7 +391,7 @@ static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze
 	struct tfd_analysis *a1 = NULL, *a2 = NULL;
 	struct tfd_err e1 = {0}, e2 = {0};
 	enum tfd_status s1, s2;
-	struct tfd_buf b1, b2;
+	const char *d;
 
 	lo.jobs = jobs;
 	s1 = tfd_capture_load(paths, 1, &lo, &c1, &e1);
@@ -380,24 +403,14 @@ static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze
 		T_EQ_STR(e2.msg, e1.msg);
 		T_TRUE(!a2 && !c2);
 	} else {
-		report_of(a1, &b1);
-		report_of(a2, &b2);
-		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
-			T_FAILF("%s (jobs %d, host %s): one file at a time differs from one load",
-				dir, jobs, ao->host ? ao->host : "-");
-		/* and the partial it makes (analyze --partial) */
-		b1.len = b2.len = 0;
-		tfd_partial_write(c1, a1, ao, "src", &b1);
-		tfd_partial_write(c2, a2, ao, "src", &b2);
-		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
-			T_FAILF("%s (jobs %d, host %s): the partial of one file at a time differs",
-				dir, jobs, ao->host ? ao->host : "-");
+		/* the report, and the partial it makes (analyze --partial) */
+		if ((d = output_differs(c1, a1, c2, a2, ao)))
+			T_FAILF("%s (jobs %d, host %s): one file at a time gives another %s than "
+				"one load", dir, jobs, ao->host ? ao->host : "-", d);
 		T_EQ_STR(c2->run ? c2->run : "-", c1->run ? c1->run : "-");
 		T_EQ_I64(c2->nhosts, c1->nhosts);
 		for (size_t i = 0; i < c1->nhosts && i < c2->nhosts; i++)
 			T_EQ_STR(c2->hosts[i].path, c1->hosts[i].path);
-		tfd_buf_release(&b1);
-		tfd_buf_release(&b2);
 	}
 	tfd_analysis_free(a1);
 	tfd_analysis_free(a2);
@@ -526,22 +539,15 @@ static void lean_matches_plain(struct t *t)
 	for (size_t i = 0; i < n; i++) {
 		struct tfd_capture *c1 = NULL, *c2 = NULL;
 		struct tfd_analysis *a1 = NULL, *a2 = NULL;
-		struct tfd_buf b1, b2;
 		size_t it1 = 0, it2 = 0, ev1 = 0, ev2 = 0;
+		const char *d;
 
 		T_OK(tfd_capture_load(&paths[i], 1, NULL, &c1, &err), &err);
 		T_OK(tfd_capture_load(&paths[i], 1, NULL, &c2, &err), &err);
 		T_OK(tfd_analyze(c1, NULL, &a1, &err), &err);
 		T_OK(tfd_analyze_lean(c2, NULL, &a2, &err), &err);
-		report_of(a1, &b1);
-		report_of(a2, &b2);
-		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
-			T_FAILF("%s: the lean analysis's report differs", paths[i]);
-		b1.len = b2.len = 0;
-		tfd_partial_write(c1, a1, NULL, "src", &b1);
-		tfd_partial_write(c2, a2, NULL, "src", &b2);
-		if (b1.len != b2.len || memcmp(b1.s, b2.s, b1.len))
-			T_FAILF("%s: the lean analysis's partial differs", paths[i]);
+		if ((d = output_differs(c1, a1, c2, a2, NULL)))
+			T_FAILF("%s: the lean analysis's %s differs", paths[i], d);
 		for (size_t h = 0; h < c2->nhosts; h++) {
 			T_EQ_I64(c2->hosts[h].nevents, c1->hosts[h].nevents); /* what was read */
 			for (size_t k = 0; k < c2->hosts[h].nthreads; k++) {
@@ -561,8 +567,6 @@ static void lean_matches_plain(struct t *t)
 		}
 		T_EQ_I64(it2, it1);
 		dropped += ev1 - ev2;
-		tfd_buf_release(&b1);
-		tfd_buf_release(&b2);
 		tfd_analysis_free(a1);
 		tfd_analysis_free(a2);
 		tfd_capture_free(c1);
