@@ -15,6 +15,7 @@
 #include "../model/graph.h"
 #include "attrib.h"
 #include "passes.h"
+#include "tfd/imap.h"
 #include "tfd/satmath.h"
 
 static int cmp_i64(const void *a, const void *b)
@@ -231,6 +232,7 @@ static void aggregate(struct pbuild *b)
 	int *owner = xmalloc((n + 1) * sizeof(int));
 	int64_t *slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t)), best = -1;
 	int slowest = -1;
+	struct imap seen = {0}; /* the blocking edges already in ef/et */
 
 	for (size_t r = 0; r < nr; r++)
 		tfd_tree_attribute(&b->tree, b->roots.v[r], b->self, b->blk);
@@ -273,9 +275,17 @@ static void aggregate(struct pbuild *b)
 			s->blocking_calls += b->blk[k] > 0;
 			if (b->parent[k] >= 0 && b->blk[k] > 0) {
 				const struct call *pcl = &c->calls.v[b->pcalls.v[b->parent[k]]];
+				int from = c->iters.v[pcl->iter].stage;
+				uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 
-				vec_push(&b->ef, c->iters.v[pcl->iter].stage);
-				vec_push(&b->et, si);
+				/* each edge once, in the order first seen: the critical
+				 * path weighs an edge by its head's blocking time, so a
+				 * repeat adds nothing (one per call was the peak) */
+				if (!imap_get(&seen, key, NULL)) {
+					imap_put(&seen, key, 0);
+					vec_push(&b->ef, from);
+					vec_push(&b->et, si);
+				}
 			}
 		}
 		if (owner[k] == slowest)
@@ -300,6 +310,7 @@ static void aggregate(struct pbuild *b)
 		p->slowest_bottleneck = -1;
 	free(slow_blk);
 	free(owner);
+	imap_free(&seen);
 }
 
 /* Stages in pre-order, with their names, families and shares, into p. */

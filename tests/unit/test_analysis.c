@@ -5,6 +5,7 @@
 #include "fixture.h"
 #include "t.h"
 #include "analysis/attrib.h"
+#include "analysis/passes.h"
 #include "tfd/analysis.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
@@ -399,6 +400,51 @@ static void families(struct t *t)
 	T_EQ_STR(tfd_iter_short("Iterator::Model::Zip[1]::FromTensor"), "FromTensor");
 }
 
+/* The critical path weighs an edge by its head's blocking time, so an
+ * observed edge seen many times counts as once: the pipeline passes each
+ * edge once, and a path (ties included) must not change with repeats. */
+static void critpath_ignores_repeated_edges(struct t *t)
+{
+	/* 0 Model -> {1 A, 2 B}, 3 C under A; B -> C observed. Path via A or B:
+	 * a tie when both block the same, B's when B blocks more */
+	static const int parent[] = {-1, 0, 0, 1}, ef[] = {2, 1, 2}, et[] = {3, 3, 3};
+	static const int64_t blk[][4] = {{0, 10, 10, 5}, {0, 10, 50, 5}, {0, 50, 10, 5}};
+	static const int want_mid[] = {-1, 2, 1};
+
+	for (size_t c = 0; c < 3; c++) {
+		struct tfd_pipeline p1, p2;
+		struct tfd_stage st1[4], st2[4];
+		int rf[30], rt[30];
+		struct tfd_err err = {0};
+
+		memset(&p1, 0, sizeof(p1));
+		memset(st1, 0, sizeof(st1));
+		for (int i = 0; i < 4; i++) {
+			st1[i].parent = parent[i];
+			st1[i].blocking_ns = blk[c][i];
+		}
+		memcpy(st2, st1, sizeof(st1));
+		p1.stages = st1;
+		p1.nstages = 4;
+		p2 = p1;
+		p2.stages = st2;
+		for (int i = 0; i < 30; i++) { /* every edge ten times, interleaved */
+			rf[i] = ef[i % 3];
+			rt[i] = et[i % 3];
+		}
+		T_OK(tfd_critpath_compute(&p1, ef + 1, et + 1, 2, 3, &err), &err);
+		T_OK(tfd_critpath_compute(&p2, rf, rt, 30, 3, &err), &err);
+		T_EQ_I64(p1.ncritpath, 3);
+		T_EQ_I64(p2.ncritpath, p1.ncritpath);
+		for (size_t k = 0; k < p1.ncritpath; k++)
+			T_EQ_I64(p2.critpath[k], p1.critpath[k]);
+		if (want_mid[c] >= 0)
+			T_EQ_I64(p1.critpath[1], want_mid[c]);
+		free(p1.critpath);
+		free(p2.critpath);
+	}
+}
+
 /* ---- real captures --------------------------------------------------- */
 
 /* real captures in the repository (copies of ../shared/captures) */
@@ -489,6 +535,7 @@ const struct t_case analysis_cases[] = {
 	T(warmup_excluded),
 	T(rank_picks_one_call),
 	T(families),
+	T(critpath_ignores_repeated_edges),
 	T(smdebug_8gpu_invariants),
 	T(ai_notebook_formats_agree),
 	{0},
