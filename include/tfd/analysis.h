@@ -257,12 +257,11 @@ enum tfd_bound tfd_bound_of(double pct);
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);
 /* tfd_analyze() for a capture whose events the caller will not read again:
- * once a host's calls are linked and its dataset-function calls read, every
- * event but the iterator events is dropped from its threads (two thirds of
- * a tf.data-heavy capture's events; the pipelines are analyzed at the
- * memory peak). Hosts, threads, steps and the iterator events stay, as do
- * the hosts' counts of what was read. Do not analyze cap again: without
- * its Produce/Consume events the threads would be linked by time overlap. */
+ * once a host's calls are linked and its dataset-function calls read, its
+ * threads' events are dropped (the pipelines are analyzed at the memory
+ * peak, from each call's times and a copy of each iterator's first event,
+ * which the result owns). Hosts, threads and steps stay, as do the hosts'
+ * counts of what was read. Do not analyze cap again: it has no events. */
 enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 				 struct tfd_analysis **out, struct tfd_err *err);
 void tfd_analysis_free(struct tfd_analysis *a);

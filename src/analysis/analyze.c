@@ -140,8 +140,13 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		tfd_graph_shed(&c, lean,
 			       TFD_KIND_BIT(TFD_EV_FUNCTION) | TFD_KIND_BIT(TFD_EV_EXEC));
 	c.fns = tfd_capacity_functions(h, &c.nfns);
-	if (lean)
-		tfd_graph_shed(&c, lean, 0);
+	if (lean) {
+		/* the stages' samples are read after the analysis */
+		struct tfd_event *samples = tfd_graph_drop_events(&c, lean);
+
+		if (samples)
+			vec_push(&pv->blocks, samples);
+	}
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;
@@ -286,5 +291,8 @@ void tfd_analysis_free(struct tfd_analysis *a)
 	for (size_t i = 0; i < pv->strings.n; i++)
 		free(pv->strings.v[i]);
 	vec_free(&pv->strings);
+	for (size_t i = 0; i < pv->blocks.n; i++)
+		free(pv->blocks.v[i]);
+	vec_free(&pv->blocks);
 	free(a); /* the analysis_full it is the first member of */
 }

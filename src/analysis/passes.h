@@ -15,6 +15,7 @@ struct host_ctx;
 /* Strings the result owns (stage paths, families), freed with it. */
 struct analysis_priv {
 	VEC(char *) strings;
+	VEC(void *) blocks; /* other memory of the result's lifetime */
 };
 
 /* An empty analysis with room for nhosts host results (freed by

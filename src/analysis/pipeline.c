@@ -71,6 +71,7 @@ struct pbuild {
 	VEC(int) roots;  /* local indices of the root calls, by start */
 	size_t n;
 	int64_t *start, *end, *self, *blk, *durs;
+	bool borrowed; /* start and end are the host's (cstart, cend) */
 	int *parent;
 	bool *selected; /* per root call: in the aggregate */
 	struct tfd_tree tree;
@@ -112,17 +113,32 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 			vec_push(&b->pcalls, k);
 	}
 	n = b->n = b->pcalls.n;
-	b->start = xmalloc((n + 1) * sizeof(int64_t));
-	b->end = xmalloc((n + 1) * sizeof(int64_t));
+	/* a pipeline with every call of the host (the usual one) reads the
+	 * host's times: its local indices are the host's */
+	b->borrowed = c->cstart && n == c->calls.n;
+	if (b->borrowed) {
+		b->start = c->cstart;
+		b->end = c->cend;
+	} else {
+		b->start = xmalloc((n + 1) * sizeof(int64_t));
+		b->end = xmalloc((n + 1) * sizeof(int64_t));
+	}
 	b->self = xcalloc(n + 1, sizeof(int64_t));
 	b->blk = xcalloc(n + 1, sizeof(int64_t));
 	b->parent = xmalloc((n + 1) * sizeof(int));
 	for (size_t k = 0; k < n; k++) {
-		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
-		const struct tfd_event *ev = call_ev(c, cl);
+		int hk = b->pcalls.v[k];
+		const struct call *cl = &c->calls.v[hk];
 
-		b->start[k] = ev->start_ns;
-		b->end[k] = ev->start_ns + ev->dur_ns;
+		if (c->cstart && !b->borrowed) {
+			b->start[k] = c->cstart[hk];
+			b->end[k] = c->cend[hk];
+		} else if (!c->cstart) {
+			const struct tfd_event *ev = call_ev(c, cl);
+
+			b->start[k] = ev->start_ns;
+			b->end[k] = ev->start_ns + ev->dur_ns;
+		}
 		b->parent[k] = cl->parent >= 0 ? local_of(b, cl->parent) : -1;
 		if (cl->iter == b->root_iter) {
 			b->parent[k] = -1;
@@ -265,8 +281,9 @@ static void aggregate(struct pbuild *b)
 		s->total_all_ns = sat_add(s->total_all_ns, d);
 		if (cl->iter != b->root_iter)
 			s->links[cl->link]++;
+		/* the stage's first call; the first of its iterator's calls, too */
 		if (!s->sample)
-			s->sample = call_ev(c, cl);
+			s->sample = c->cstart ? c->iters.v[cl->iter].sample : call_ev(c, cl);
 		if (owner[k] >= 0 && b->selected[owner[k]]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);
@@ -416,8 +433,10 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	vec_free(&b.roots);
 	free(b.order);
 	free(b.inv);
-	free(b.start);
-	free(b.end);
+	if (!b.borrowed) {
+		free(b.start);
+		free(b.end);
+	}
 	free(b.self);
 	return st;
 }

@@ -313,6 +313,37 @@ void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep)
 	}
 }
 
+struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h)
+{
+	size_t n = c->calls.n, ns = 0;
+	struct tfd_event *samples = NULL;
+
+	if (n) {
+		samples = xmalloc(c->iters.n * sizeof(*samples));
+		c->cstart = xmalloc(n * sizeof(int64_t));
+		c->cend = xmalloc(n * sizeof(int64_t));
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct call *cl = &c->calls.v[k];
+		const struct tfd_event *ev = call_ev(c, cl);
+		struct iter *it = &c->iters.v[cl->iter];
+
+		c->cstart[k] = ev->start_ns;
+		c->cend[k] = ev->start_ns + ev->dur_ns;
+		if (!it->sample) {
+			samples[ns] = *ev;
+			it->sample = &samples[ns++];
+		}
+	}
+	for (size_t t = 0; t < h->nthreads; t++) {
+		free(h->threads[t].events);
+		h->threads[t].events = NULL;
+		h->threads[t].nevents = 0;
+		h->threads[t].kinds = 0;
+	}
+	return samples;
+}
+
 /* qsort's context; hosts are analyzed on several threads at once */
 static _Thread_local const struct host_ctx *sort_ctx;
 
@@ -473,6 +504,8 @@ void tfd_graph_release(struct host_ctx *c)
 	imap_free(&c->by_lname);
 	vec_free(&c->lname_next);
 	free(c->root);
+	free(c->cstart);
+	free(c->cend);
 	tfd_graph_release_consumers(c);
 }
 

@@ -31,6 +31,9 @@ struct iter {
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
 	int64_t max_dur; /* longest call */
+	/* once the host's events are gone (tfd_graph_drop_events): a copy of
+	 * its first call's event */
+	const struct tfd_event *sample;
 	VEC(int) calls;  /* sorted by start once all are in */
 };
 
@@ -71,6 +74,8 @@ struct host_ctx {
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fn_call *fns;
 	size_t nfns;
+	/* once the host's events are gone: each call's start and end */
+	int64_t *cstart, *cend;
 };
 
 static inline const struct tfd_event *call_ev(const struct host_ctx *c, const struct call *cl)
@@ -102,6 +107,12 @@ void tfd_graph_release(struct host_ctx *c);
  * stay) and point the calls at their events' new places. Call Produce
  * links are gone. */
 void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep);
+/* Once calls are linked and the function calls read: each call's start
+ * and end into cstart/cend, each iterator's first event copied into
+ * samples (returned, iters.n of them, the caller's to free, NULL when no
+ * call) as its sample, then every event of h (the host c was built from)
+ * goes. call_ev() is not to be used after this. */
+struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h);
 /* Drop the consumer index (consume, cons_*) once calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
 /* Drop each iterator's list of calls (struct iter's calls) once calls are
