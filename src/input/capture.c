@@ -24,6 +24,7 @@
 struct host_build {
 	struct imap tid;   /* thread id -> index */
 	struct imap group; /* group_id -> step index */
+	size_t steps_cap;  /* h->steps has room for this many */
 	size_t *ev_cap;    /* per thread */
 	size_t ncap;
 };
@@ -374,6 +375,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
 		   int64_t start_ns, int64_t end_ns)
 {
+	struct host_build *b;
 	struct imap *gi;
 	size_t idx;
 
@@ -383,10 +385,16 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		h->span_end_ns = end_ns;
 	if (!has_group)
 		return;
-	gi = &build_of(cap, h)->group;
+	b = build_of(cap, h);
+	gi = &b->group;
 	if (!imap_get(gi, (uint64_t)group_id, &idx)) {
 		idx = h->nsteps;
-		h->steps = xrealloc(h->steps, (h->nsteps + 1) * sizeof(*h->steps));
+		if (h->nsteps >= b->steps_cap) {
+			/* doubling: a realloc per step copied the steps once per
+			 * step (a build released and begun again knows no room) */
+			b->steps_cap = h->nsteps < 32 ? 64 : 2 * h->nsteps;
+			h->steps = xrealloc(h->steps, b->steps_cap * sizeof(*h->steps));
+		}
 		h->steps[idx].group_id = group_id;
 		h->steps[idx].start_ns = start_ns;
 		h->steps[idx].end_ns = end_ns;

@@ -929,7 +929,30 @@ static void blocks_match_lines(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Steps grow by doubling, and each group keeps the span of its events: a
+ * capture with many steps, noted in two rounds, the second widening them */
+static void many_steps_noted(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+
+	for (int round = 0; round < 2; round++)
+		for (int64_t g = 0; g < 5000; g++)
+			tfd_host_note(cap, h, true, 1000 + g, g * 10 - round, g * 10 + 5 + round);
+	tfd_host_note(cap, h, false, 0, -7, 3);
+	T_EQ_I64(h->nsteps, 5000);
+	for (size_t i = 0; i < h->nsteps; i++) {
+		T_EQ_I64(h->steps[i].group_id, 1000 + (int64_t)i);
+		T_EQ_I64(h->steps[i].start_ns, (int64_t)i * 10 - 1);
+		T_EQ_I64(h->steps[i].end_ns, (int64_t)i * 10 + 6);
+	}
+	T_EQ_I64(h->span_start_ns, -7);
+	T_EQ_I64(h->span_end_ns, 49996);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+	T(many_steps_noted),
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
 	T(lean_matches_plain),
