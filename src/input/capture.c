@@ -673,9 +673,21 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_thread *th = &h->threads[t];
 			struct tfd_event *tmp;
-
+			const struct host_build *b =
+			    i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
 			size_t k;
 
+			/* no room left over: the arrays grew by half, and the
+			 * analysis peaks beside them */
+			if (b && t < b->ncap && b->ev_cap[t] > th->nevents) {
+				if (th->nevents) {
+					th->events = xrealloc(th->events,
+							      th->nevents * sizeof(*th->events));
+				} else {
+					free(th->events);
+					th->events = NULL;
+				}
+			}
 			if (th->nevents < 2)
 				continue;
 			/* TensorFlow writes lines sorted: check before paying for a copy */
@@ -690,6 +702,8 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		}
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
+		if (h->nsteps)
+			h->steps = xrealloc(h->steps, h->nsteps * sizeof(*h->steps));
 		/* the file is read: the builder's indexes are not needed any more */
 		if (i < impl(cap)->hb.n)
 			build_release(&impl(cap)->hb.v[i]);
