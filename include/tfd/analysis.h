@@ -257,11 +257,13 @@ enum tfd_bound tfd_bound_of(double pct);
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);
 /* tfd_analyze() for a capture whose events the caller will not read again:
- * once a host's calls are linked and its dataset-function calls read, its
- * threads' events are dropped (the pipelines are analyzed at the memory
- * peak, from each call's times and a copy of each iterator's first event,
- * which the result owns). Hosts, threads and steps stay, as do the hosts'
- * counts of what was read. Do not analyze cap again: it has no events. */
+ * once a host's dataset-function calls are read, every event but the
+ * iterator, Produce and Consume events is dropped from its threads, and
+ * those too once its calls are linked (the graph and the pipelines are
+ * the memory peak; the pipelines read each call's times and a copy of
+ * each iterator's first event, which the result owns). Hosts, threads and
+ * steps stay, as do the hosts' counts of what was read. Do not analyze cap
+ * again: it has no events. */
 enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 				 struct tfd_analysis **out, struct tfd_err *err);
 void tfd_analysis_free(struct tfd_analysis *a);

@@ -116,13 +116,22 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 				    struct tfd_err *err)
 {
 	struct host_ctx c;
-	size_t by_name = 0, orphans = 0;
+	size_t by_name = 0, orphans = 0, nfns;
+	struct tfd_fn_call *fns;
 	enum tfd_status st;
 
 	hr->host = h;
 	hr->focus = -1;
 	tfd_share_compute(h, hr);
+	/* the dataset-function calls are read from the host's events alone:
+	 * first, so that (lean) the function, executor and other events go
+	 * before the graph is built beside the rest */
+	fns = tfd_capacity_functions(h, &nfns);
+	if (lean)
+		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
 	st = tfd_graph_build(&c, h, &by_name, &orphans, err);
+	c.fns = fns;
+	c.nfns = nfns;
 	if (st)
 		goto out;
 	if (by_name)
@@ -134,12 +143,6 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
 	tfd_graph_release_consumers(&c);
-	/* lean: what the pipelines do not read goes in two steps, so that the
-	 * function calls are read beside a third fewer events */
-	if (lean)
-		tfd_graph_shed(&c, lean,
-			       TFD_KIND_BIT(TFD_EV_FUNCTION) | TFD_KIND_BIT(TFD_EV_EXEC));
-	c.fns = tfd_capacity_functions(h, &c.nfns);
 	if (lean) {
 		/* the stages' samples are read after the analysis */
 		struct tfd_event *samples = tfd_graph_drop_events(&c, lean);

@@ -272,36 +272,21 @@ static void scan_threads(struct host_ctx *c)
 	vec_free(&stack_call);
 }
 
-void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep)
+void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 {
-	/* calls are in (thread, event) order, and each is an iterator event,
-	 * which stays: one walk matches them */
-	size_t ci = 0;
-
 	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
-
 	for (size_t t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
 		size_t w = 0;
 
-		while (ci < c->calls.n && c->calls.v[ci].thread < t)
-			ci++;
-		if (!(th->kinds & ~keep)) {
-			while (ci < c->calls.n && c->calls.v[ci].thread == t)
-				c->calls.v[ci++].produce = 0;
+		if (!(th->kinds & ~keep))
 			continue; /* nothing to drop */
-		}
-		for (size_t k = 0; k < th->nevents; k++) {
-			if (!(TFD_KIND_BIT(th->events[k].kind) & keep))
-				continue;
-			if (ci < c->calls.n && c->calls.v[ci].thread == t && c->calls.v[ci].ev == k) {
-				c->calls.v[ci].ev = (uint32_t)w;
-				c->calls.v[ci++].produce = 0;
+		for (size_t k = 0; k < th->nevents; k++)
+			if (TFD_KIND_BIT(th->events[k].kind) & keep) {
+				if (w != k)
+					th->events[w] = th->events[k];
+				w++;
 			}
-			if (w != k)
-				th->events[w] = th->events[k];
-			w++;
-		}
 		th->nevents = w;
 		th->kinds &= keep;
 		if (w) {

@@ -102,11 +102,9 @@ static inline size_t cons_bucket(const struct host_ctx *c, uint64_t iter_id, uin
 enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
 				size_t *orphans, struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
-/* Once calls are linked: drop the events of h (the host c was built from)
- * whose kinds are not in keep (TFD_KIND_BIT()s; iterator events always
- * stay) and point the calls at their events' new places. Call Produce
- * links are gone. */
-void tfd_graph_shed(struct host_ctx *c, struct tfd_host *h, uint32_t keep);
+/* Before a graph is built from h: drop its events whose kinds are not in
+ * keep (TFD_KIND_BIT()s; iterator events always stay). */
+void tfd_host_shed(struct tfd_host *h, uint32_t keep);
 /* Once calls are linked and the function calls read: each call's start
  * and end into cstart/cend, each iterator's first event copied into
  * samples (returned, iters.n of them, the caller's to free, NULL when no
