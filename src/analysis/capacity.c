@@ -282,7 +282,14 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n)
 	const struct exec_sum *x;
 	VEC(struct tfd_fn_call) v = {0};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
+	size_t nf = 0;
 
+	/* room for every function event: no doubling beside all the events */
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
+			for (size_t k = 0; k < h->threads[t].nevents; k++)
+				nf += h->threads[t].events[k].kind == TFD_EV_FUNCTION;
+	vec_reserve_exact(&v, nf);
 	exec_sums(h, &ex);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
@@ -316,6 +323,9 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n)
 	vec_free(&open);
 	free(ex.v);
 	free(ex.bucket);
+	/* the inline ones are not kept: no spare room through the pipelines */
+	if (v.n < v.cap)
+		v.v = xrealloc(v.v, (v.n + 1) * sizeof(*v.v));
 	*n = v.n;
 	return v.v;
 }

@@ -194,6 +194,11 @@ static void scan_threads(struct host_ctx *c)
 		c->cons_head = xmalloc(nb * sizeof(int));
 		for (size_t b = 0; b < nb; b++)
 			c->cons_head[b] = -1;
+		/* and the entries: about half of those events are Consume
+		 * (doubling left up to half of each unused, at the peak) */
+		vec_reserve_exact(&c->cons_call, h->nproduce / 2);
+		vec_reserve_exact(&c->cons_elem, h->nproduce / 2);
+		vec_reserve_exact(&c->cons_next, h->nproduce / 2);
 	}
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
