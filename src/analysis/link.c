@@ -55,9 +55,9 @@ void tfd_link_calls(struct host_ctx *c)
 			cl->link = TFD_LINK_SYNC;
 			continue;
 		}
-		if (cl->produce) {
+		if (c->produce.v[i]) {
 			const struct iter *p = &c->iters.v[it->parent];
-			uint64_t elem = call_produce(c, cl)->element_id;
+			uint64_t elem = call_produce(c, i)->element_id;
 
 			/* a bucket holds other elements too; better() orders the
 			 * candidates fully, so the walk's order does not matter */

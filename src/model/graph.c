@@ -184,6 +184,7 @@ static void scan_threads(struct host_ctx *c)
 	/* one call per iterator event (fewer when some are async): the table is
 	 * sized once instead of doubling, which left up to half of it unused */
 	vec_reserve_exact(&c->calls, h->niterators);
+	vec_reserve_exact(&c->produce, h->niterators);
 	{
 		/* at most one consumer per Consume event: about one bucket each */
 		size_t nb = 16;
@@ -234,6 +235,7 @@ static void scan_threads(struct host_ctx *c)
 			}
 			if (e->kind == TFD_EV_ITERATOR) {
 				struct call cl;
+				uint32_t produce = 0;
 
 				memset(&cl, 0, sizeof(cl));
 				cl.ev = (uint32_t)k;
@@ -244,8 +246,9 @@ static void scan_threads(struct host_ctx *c)
 					cl.parent = top_call;
 				else if (top && top->kind == TFD_EV_PRODUCE &&
 					 (top->flags & TFD_EVF_ELEMENT))
-					cl.produce = (uint32_t)(top - th->events) + 1;
+					produce = (uint32_t)(top - th->events) + 1;
 				vec_push(&c->calls, cl);
+				vec_push(&c->produce, produce);
 				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
 					c->iters.v[cl.iter].max_dur = e->dur_ns;
@@ -459,6 +462,10 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, si
 {
 	memset(c, 0, sizeof(*c));
 	c->h = h;
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].nevents >= TFD_GRAPH_MAX_THREAD_EVENTS)
+			return tfd_fail(err, TFD_E_LIMIT, "more than %u events on thread %zu",
+					TFD_GRAPH_MAX_THREAD_EVENTS - 1, t);
 	scan_threads(c);
 	sort_calls(c);
 	if (resolve_parents(c, by_name, orphans, err))
@@ -471,6 +478,7 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 {
 	free(c->cons_head);
 	c->cons_head = NULL;
+	vec_free(&c->produce);
 	vec_free(&c->cons_call);
 	vec_free(&c->cons_elem);
 	vec_free(&c->cons_next);

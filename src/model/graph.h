@@ -37,26 +37,33 @@ struct iter {
 	VEC(int) calls;  /* sorted by start once all are in */
 };
 
-/* 24 bytes: one per iterator event. The events are found by index, not
- * by pointer (call_ev()), which halves the table. */
+/* 16 bytes: one per iterator event. The events are found by index, not
+ * by pointer (call_ev()), which halves the table; the Produce event around
+ * a call is in a table of its own, gone once calls are linked. */
 struct call {
-	uint32_t thread; /* index into the host's threads */
-	uint32_t ev;     /* the iterator event: index into the thread's events */
+	uint32_t thread;  /* index into the host's threads */
+	uint32_t ev : 29; /* the iterator event: index into the thread's events */
+	uint32_t link : 3;
 	int iter;
 	/* call index, -1; until tfd_link_calls(): the nearest enclosing
 	 * iterator call on the thread */
 	int parent;
-	/* 1 + the thread's index of the enclosing Produce event, if that came
-	 * first; 0: none */
-	uint32_t produce;
-	uint8_t link;
 };
+
+/* A thread's events are indexed in 29 bits (a host holds fewer). */
+#define TFD_GRAPH_MAX_THREAD_EVENTS (1u << 29)
+_Static_assert(TFD_MAX_EVENTS_PER_HOST < TFD_GRAPH_MAX_THREAD_EVENTS, "event index bits");
+_Static_assert(TFD_LINK__COUNT <= 8, "link bits");
+_Static_assert(sizeof(struct call) == 16, "a call is 16 bytes");
 
 struct host_ctx {
 	const struct tfd_host *h;
 	struct tfd_analysis *a;
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
+	/* per call until tfd_graph_release_consumers(): 1 + the thread's index
+	 * of the enclosing Produce event, if that came first; 0: none */
+	VEC(uint32_t) produce;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
@@ -83,10 +90,10 @@ static inline const struct tfd_event *call_ev(const struct host_ctx *c, const st
 	return &c->h->threads[cl->thread].events[cl->ev];
 }
 
-/* The Produce event around a call (call->produce != 0). */
-static inline const struct tfd_event *call_produce(const struct host_ctx *c, const struct call *cl)
+/* The Produce event around call k (c->produce.v[k] != 0). */
+static inline const struct tfd_event *call_produce(const struct host_ctx *c, size_t k)
 {
-	return &c->h->threads[cl->thread].events[cl->produce - 1];
+	return &c->h->threads[c->calls.v[k].thread].events[c->produce.v[k] - 1];
 }
 
 /* The consumer bucket of an element of the iterator with this id. */
@@ -111,7 +118,8 @@ void tfd_host_shed(struct tfd_host *h, uint32_t keep);
  * call) as its sample, then every event of h (the host c was built from)
  * goes. call_ev() is not to be used after this. */
 struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h);
-/* Drop the consumer index (consume, cons_*) once calls are linked. */
+/* Drop the consumer index (cons_*) and the calls' Produce events once
+ * calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
 /* Drop each iterator's list of calls (struct iter's calls) once calls are
  * linked and grouped. */
