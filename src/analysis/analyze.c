@@ -67,8 +67,11 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	enum tfd_status st = TFD_OK;
 
 	tfd_graph_group(c, &g);
-	/* the pipelines need each call's iterator, not each iterator's calls */
-	tfd_graph_release_call_lists(c);
+	if (g.n == 1 && g.coff[1] == c->calls.n) {
+		/* one pipeline with every call (the usual host): no list */
+		free(g.calls);
+		g.calls = NULL;
+	}
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
 	for (int pass = 0; pass < 2 && !st; pass++)
 		for (size_t r = 0; r < g.n && !st; r++) {
@@ -83,7 +86,7 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 				 p->is_device ? "Device" : "Host", p->is_device ? ndev++ : nhost++);
 			bk.iters = g.iters + g.ioff[r];
 			bk.niters = g.ioff[r + 1] - g.ioff[r];
-			bk.calls = g.calls + g.coff[r];
+			bk.calls = g.calls ? g.calls + g.coff[r] : NULL;
 			bk.ncalls = g.coff[r + 1] - g.coff[r];
 			st = tfd_pipeline_build(c, g.root[r], &bk, p, pv, opts, err);
 		}
@@ -143,6 +146,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
 	tfd_graph_release_consumers(&c);
+	/* the pipelines need each call's iterator, not each iterator's calls */
+	tfd_graph_release_call_lists(&c);
 	if (lean) {
 		/* the stages' samples are read after the analysis */
 		struct tfd_event *samples = tfd_graph_drop_events(&c, lean);

@@ -32,7 +32,8 @@ const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s);
 
 /* The iterators and calls of one pipeline, in index order. */
 struct bucket {
-	const int *iters, *calls;
+	const int *iters;
+	const int *calls; /* NULL: every call of the host, in order */
 	size_t niters, ncalls;
 };
 

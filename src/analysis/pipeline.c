@@ -67,7 +67,8 @@ struct pbuild {
 	struct tfd_pipeline *p;
 	int root_iter;
 	struct stage_build sb;
-	VEC(int) pcalls; /* host call index of each local call */
+	VEC(int) pcalls; /* host call index of each local call ... */
+	bool identity;   /* ... unless it has every call of the host: the same */
 	VEC(int) roots;  /* local indices of the root calls, by start */
 	size_t n;
 	int64_t *start, *end, *self, *blk, *durs;
@@ -79,11 +80,20 @@ struct pbuild {
 	int *order, *inv;
 };
 
+/* The host call index of local call k. */
+static inline int host_call(const struct pbuild *b, size_t k)
+{
+	return b->identity ? (int)k : b->pcalls.v[k];
+}
+
 /* The local index of host call k, -1 if it is not one of the pipeline's
  * (pcalls ascend: a bucket's calls are in index order). */
 static int local_of(const struct pbuild *b, int k)
 {
 	size_t lo = 0, hi = b->pcalls.n;
+
+	if (b->identity)
+		return k;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -100,22 +110,27 @@ static int local_of(const struct pbuild *b, int k)
 static void collect(struct pbuild *b, const struct bucket *bk)
 {
 	struct host_ctx *c = b->c;
-	size_t n;
+	size_t n = 0;
 
 	tfd_graph_stage_for(c, &b->sb, b->root_iter, 0);
-	vec_reserve_exact(&b->pcalls, bk->ncalls);
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
-	for (size_t i = 0; i < bk->ncalls; i++) {
-		int k = bk->calls[i];
+	for (size_t i = 0; i < bk->ncalls; i++)
+		n += c->iters.v[c->calls.v[bk->calls ? bk->calls[i] : (int)i].iter].stage >= 0;
+	/* a pipeline with every call of the host (the usual one): its local
+	 * indices are the host's, and it reads the host's times */
+	b->identity = n == c->calls.n;
+	if (!b->identity) {
+		vec_reserve_exact(&b->pcalls, n);
+		for (size_t i = 0; i < bk->ncalls; i++) {
+			int k = bk->calls ? bk->calls[i] : (int)i;
 
-		if (c->iters.v[c->calls.v[k].iter].stage >= 0)
-			vec_push(&b->pcalls, k);
+			if (c->iters.v[c->calls.v[k].iter].stage >= 0)
+				vec_push(&b->pcalls, k);
+		}
 	}
-	n = b->n = b->pcalls.n;
-	/* a pipeline with every call of the host (the usual one) reads the
-	 * host's times: its local indices are the host's */
-	b->borrowed = c->cstart && n == c->calls.n;
+	b->n = n;
+	b->borrowed = c->cstart && b->identity;
 	if (b->borrowed) {
 		b->start = c->cstart;
 		b->end = c->cend;
@@ -127,7 +142,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	b->blk = xcalloc(n + 1, sizeof(int64_t));
 	b->parent = xmalloc((n + 1) * sizeof(int));
 	for (size_t k = 0; k < n; k++) {
-		int hk = b->pcalls.v[k];
+		int hk = host_call(b, k);
 		const struct call *cl = &c->calls.v[hk];
 
 		if (c->cstart && !b->borrowed) {
@@ -236,6 +251,41 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	select_calls(b, opts);
 }
 
+/* A root call's local index and its rank (by start). */
+struct root_rank {
+	int local, rank;
+};
+
+static int root_rank_cmp(const void *a, const void *b)
+{
+	const struct root_rank *x = a, *y = b;
+
+	return (x->local > y->local) - (x->local < y->local);
+}
+
+/* Which root call (its rank) owns call k: the top of k's chain of parents,
+ * if that is a root call; -1 for none. rr: the root calls by local index
+ * (no per-call array: this runs at the peak). */
+static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k)
+{
+	int x = (int)k, guard = 0;
+	size_t lo = 0, hi = nr;
+
+	while (b->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+		x = b->parent[x];
+	if (b->parent[x] >= 0)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rr[mid].local < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr && rr[lo].local == x ? rr[lo].rank : -1;
+}
+
 /* Per-stage sums over every call and over the analyzed root calls; the
  * observed blocking edges for the critical path; the slowest call's own
  * bottleneck. Attribution runs per root call; calls outside every root call
@@ -245,37 +295,28 @@ static void aggregate(struct pbuild *b)
 	struct host_ctx *c = b->c;
 	struct tfd_pipeline *p = b->p;
 	size_t n = b->n, nr = b->roots.n;
-	int *owner = xmalloc((n + 1) * sizeof(int));
+	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
 	int64_t *slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t)), best = -1;
 	int slowest = -1;
 	struct imap seen = {0}; /* the blocking edges already in ef/et */
 
 	for (size_t r = 0; r < nr; r++)
 		tfd_tree_attribute(&b->tree, b->roots.v[r], b->self, b->blk);
-	/* which root call (if any) owns each call: walk up to the top call.
-	 * owner[] holds the root calls' ranks first; a root call has no parent,
-	 * so its entry is never overwritten, and any other top call owns -1 */
-	for (size_t k = 0; k < n; k++)
-		owner[k] = -2;
 	for (size_t r = 0; r < nr; r++)
-		owner[b->roots.v[r]] = (int)r;
-	for (size_t k = 0; k < n; k++) {
-		int x = (int)k, guard = 0;
-
-		while (b->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
-			x = b->parent[x];
-		owner[k] = b->parent[x] < 0 && owner[x] >= 0 ? owner[x] : -1;
-	}
+		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
+	if (nr > 1)
+		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
 	for (size_t r = 0; r < nr; r++)
 		if (slowest < 0 || b->durs[r] > b->durs[slowest])
 			slowest = (int)r;
 	for (size_t k = 0; k < n; k++) {
-		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+		const struct call *cl = &c->calls.v[host_call(b, k)];
 		int si = c->iters.v[cl->iter].stage;
 		struct tfd_stage *s = &b->sb.stages.v[si];
 		int64_t d = b->end[k] - b->start[k];
+		int owner = owner_of(b, rr, nr, k);
 
-		if (owner[k] < 0)
+		if (owner < 0)
 			b->self[k] = tfd_tree_self(&b->tree, (int)k);
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
@@ -284,14 +325,15 @@ static void aggregate(struct pbuild *b)
 		/* the stage's first call; the first of its iterator's calls, too */
 		if (!s->sample)
 			s->sample = c->cstart ? c->iters.v[cl->iter].sample : call_ev(c, cl);
-		if (owner[k] >= 0 && b->selected[owner[k]]) {
+		if (owner >= 0 && b->selected[owner]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, b->self[k]);
 			s->blocking_ns = sat_add(s->blocking_ns, b->blk[k]);
 			s->blocking_calls += b->blk[k] > 0;
 			if (b->parent[k] >= 0 && b->blk[k] > 0) {
-				const struct call *pcl = &c->calls.v[b->pcalls.v[b->parent[k]]];
+				const struct call *pcl =
+				    &c->calls.v[host_call(b, (size_t)b->parent[k])];
 				int from = c->iters.v[pcl->iter].stage;
 				uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 
@@ -305,11 +347,11 @@ static void aggregate(struct pbuild *b)
 				}
 			}
 		}
-		if (owner[k] == slowest)
+		if (owner == slowest)
 			slow_blk[si] = sat_add(slow_blk[si], b->blk[k]);
 	}
 	for (size_t k = 0; k < n; k++) {
-		int si = c->iters.v[c->calls.v[b->pcalls.v[k]].iter].stage;
+		int si = c->iters.v[c->calls.v[host_call(b, k)].iter].stage;
 
 		b->sb.stages.v[si].self_all_ns = sat_add(b->sb.stages.v[si].self_all_ns, b->self[k]);
 	}
@@ -326,7 +368,7 @@ static void aggregate(struct pbuild *b)
 	if (best <= 0)
 		p->slowest_bottleneck = -1;
 	free(slow_blk);
-	free(owner);
+	free(rr);
 	imap_free(&seen);
 }
 
@@ -372,7 +414,7 @@ static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	uint32_t *thread = xmalloc((b->n + 1) * sizeof(uint32_t));
 
 	for (size_t k = 0; k < b->n; k++) {
-		const struct call *cl = &c->calls.v[b->pcalls.v[k]];
+		const struct call *cl = &c->calls.v[host_call(b, k)];
 		int s = c->iters.v[cl->iter].stage;
 
 		stage[k] = s >= 0 ? b->inv[s] : -1;

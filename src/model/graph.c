@@ -250,6 +250,7 @@ static void scan_threads(struct host_ctx *c)
 				vec_push(&c->calls, cl);
 				vec_push(&c->produce, produce);
 				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
+				c->iters.v[cl.iter].has_calls = true;
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
 					c->iters.v[cl.iter].max_dur = e->dur_ns;
 				if (e->start_ns < c->iters.v[cl.iter].first_start)
@@ -309,30 +310,53 @@ void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h)
 {
 	size_t n = c->calls.n, ns = 0;
-	struct tfd_event *samples = NULL;
+	struct tfd_event *samples = n ? xmalloc(c->iters.n * sizeof(*samples)) : NULL;
 
+	/* Each thread's calls' (start, end) pairs are written over its events
+	 * (the j-th pair lands below the j-th call's event, which is read
+	 * first), and the array shrinks to them: the times never sit beside
+	 * all the events. Calls are in thread order. */
+	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
+		struct tfd_thread *th = &h->threads[t];
+		int64_t *pair = (int64_t *)(void *)th->events;
+		size_t j = 0;
+
+		for (; k < n && c->calls.v[k].thread == t; k++, j++) {
+			const struct call *cl = &c->calls.v[k];
+			struct tfd_event ev = th->events[cl->ev];
+			struct iter *it = &c->iters.v[cl->iter];
+
+			if (!it->sample) {
+				samples[ns] = ev;
+				it->sample = &samples[ns++];
+			}
+			pair[2 * j] = ev.start_ns;
+			pair[2 * j + 1] = ev.start_ns + ev.dur_ns;
+		}
+		if (j) {
+			th->events = xrealloc(th->events, j * 2 * sizeof(int64_t));
+		} else {
+			free(th->events);
+			th->events = NULL;
+		}
+		th->nevents = j; /* pairs, until they are copied below */
+		th->kinds = 0;
+	}
 	if (n) {
-		samples = xmalloc(c->iters.n * sizeof(*samples));
 		c->cstart = xmalloc(n * sizeof(int64_t));
 		c->cend = xmalloc(n * sizeof(int64_t));
 	}
-	for (size_t k = 0; k < n; k++) {
-		const struct call *cl = &c->calls.v[k];
-		const struct tfd_event *ev = call_ev(c, cl);
-		struct iter *it = &c->iters.v[cl->iter];
+	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
+		struct tfd_thread *th = &h->threads[t];
+		const int64_t *pair = (const int64_t *)(const void *)th->events;
 
-		c->cstart[k] = ev->start_ns;
-		c->cend[k] = ev->start_ns + ev->dur_ns;
-		if (!it->sample) {
-			samples[ns] = *ev;
-			it->sample = &samples[ns++];
+		for (size_t j = 0; j < th->nevents; j++, k++) {
+			c->cstart[k] = pair[2 * j];
+			c->cend[k] = pair[2 * j + 1];
 		}
-	}
-	for (size_t t = 0; t < h->nthreads; t++) {
-		free(h->threads[t].events);
-		h->threads[t].events = NULL;
-		h->threads[t].nevents = 0;
-		h->threads[t].kinds = 0;
+		free(th->events);
+		th->events = NULL;
+		th->nevents = 0;
 	}
 	return samples;
 }
@@ -535,14 +559,14 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 
 	memset(g, 0, sizeof(*g));
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].calls.n)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].has_calls)
 			nroots++;
 	rs = xcalloc(nroots + 1, sizeof(*rs));
 	g->root = xcalloc(nroots + 1, sizeof(int));
 	g->is_device = xcalloc(nroots + 1, sizeof(bool));
 	nroots = 0;
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].calls.n)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].has_calls)
 			rs[nroots++] = (struct root_sort){c, (int)i};
 	if (nroots > 1)
 		qsort(rs, nroots, sizeof(*rs), root_cmp);

@@ -25,6 +25,7 @@ struct iter {
 	uint64_t id;
 	uint64_t parent_id;
 	bool has_parent;
+	bool has_calls; /* stays when the list of calls goes */
 	const char *long_name;
 	int parent;   /* iterator index, -1 */
 	int stage;
@@ -122,7 +123,7 @@ struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h);
  * calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
 /* Drop each iterator's list of calls (struct iter's calls) once calls are
- * linked and grouped. */
+ * linked. */
 void tfd_graph_release_call_lists(struct host_ctx *c);
 
 /* The pipelines of a host: root iterators by first call, each with its
