@@ -79,7 +79,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 /* Distribute the segments `segs` (owned by node) among node and its
  * children; recurse into children that received time. */
 static void attribute(const struct tfd_tree *t, int node, const struct iv *segs, size_t nsegs,
-		      int depth, int64_t *blocking)
+		      int depth, tfd_blocking_fn add, void *ctx)
 {
 	VEC(struct iv) kids = {0};
 	VEC(struct iv) owned = {0};
@@ -87,7 +87,8 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 
 	if (depth > TFD_MAX_CALL_DEPTH) {
 		for (size_t i = 0; i < nsegs; i++)
-			blocking[node] += segs[i].e - segs[i].s;
+			own += segs[i].e - segs[i].s;
+		add(ctx, node, own);
 		return;
 	}
 	for (size_t si = 0; si < nsegs; si++) {
@@ -135,7 +136,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 			}
 		}
 	}
-	blocking[node] += own;
+	add(ctx, node, own);
 	vec_free(&kids);
 	if (owned.n > 1)
 		qsort(owned.v, owned.n, sizeof(*owned.v), own_cmp);
@@ -144,7 +145,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 
 		while (b < owned.n && owned.v[b].who == owned.v[a].who)
 			b++;
-		attribute(t, owned.v[a].who, owned.v + a, b - a, depth + 1, blocking);
+		attribute(t, owned.v[a].who, owned.v + a, b - a, depth + 1, add, ctx);
 		a = b;
 	}
 	vec_free(&owned);
@@ -159,13 +160,24 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 		self_all(t, t->kids[k], depth + 1, self_ns);
 }
 
-void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns)
+void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
+			   tfd_blocking_fn add, void *ctx)
 {
 	struct iv seg = {t->start[root], t->end[root], root};
 
 	self_all(t, root, 0, self_ns);
 	if (seg.e > seg.s)
-		attribute(t, root, &seg, 1, 0, blocking_ns);
+		attribute(t, root, &seg, 1, 0, add, ctx);
+}
+
+static void add_to_array(void *ctx, int node, int64_t ns)
+{
+	((int64_t *)ctx)[node] += ns;
+}
+
+void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns)
+{
+	tfd_tree_attribute_to(t, root, self_ns, add_to_array, blocking_ns);
 }
 
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,

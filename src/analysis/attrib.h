@@ -23,6 +23,12 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node);
 /* Adds blocking time into blocking_ns[] and sets self_ns[] for every call
  * reachable from root. */
 void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns);
+/* The same, with each call's blocking time handed to add() instead: once
+ * per call that the root's time reaches (a call's whole share, possibly
+ * 0), so that no per-call array is needed. */
+typedef void (*tfd_blocking_fn)(void *ctx, int node, int64_t ns);
+void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
+			   tfd_blocking_fn add, void *ctx);
 
 /* One root call's attribution over a call tree given as parallel arrays
  * (start, end, parent index, -1 for root): fills self_ns and blocking_ns

@@ -55,7 +55,7 @@ void tfd_link_calls(struct host_ctx *c)
 			cl->link = TFD_LINK_SYNC;
 			continue;
 		}
-		if (c->produce.v[i]) {
+		if (c->produce.n && c->produce.v[i]) {
 			const struct iter *p = &c->iters.v[it->parent];
 			uint64_t elem = call_produce(c, i)->element_id;
 

@@ -71,7 +71,7 @@ struct pbuild {
 	bool identity;   /* ... unless it has every call of the host: the same */
 	VEC(int) roots;  /* local indices of the root calls, by start */
 	size_t n;
-	int64_t *start, *end, *self, *blk, *durs;
+	int64_t *start, *end, *self, *durs;
 	bool borrowed; /* start and end are the host's (cstart, cend) */
 	int *parent;
 	bool *selected; /* per root call: in the aggregate */
@@ -139,7 +139,6 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		b->end = xmalloc((n + 1) * sizeof(int64_t));
 	}
 	b->self = xcalloc(n + 1, sizeof(int64_t));
-	b->blk = xcalloc(n + 1, sizeof(int64_t));
 	b->parent = xmalloc((n + 1) * sizeof(int));
 	for (size_t k = 0; k < n; k++) {
 		int hk = host_call(b, k);
@@ -214,18 +213,25 @@ static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
 static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 {
 	struct tfd_pipeline *p = b->p;
-	size_t nr = b->roots.n;
-	struct keyed *kv = xmalloc((nr + 1) * sizeof(*kv));
+	size_t nr = b->roots.n, k = 1;
 	int64_t *sorted;
 
-	/* roots are in thread order; sort by start */
-	for (size_t i = 0; i < nr; i++)
-		kv[i] = (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
-	if (nr > 1)
+	/* roots are in thread order; sort by start (then index) unless they
+	 * are in that order already, as when they ran on one thread */
+	while (k < nr && (b->start[b->roots.v[k - 1]] < b->start[b->roots.v[k]] ||
+			  (b->start[b->roots.v[k - 1]] == b->start[b->roots.v[k]] &&
+			   b->roots.v[k - 1] < b->roots.v[k])))
+		k++;
+	if (k < nr) {
+		struct keyed *kv = xmalloc((nr + 1) * sizeof(*kv));
+
+		for (size_t i = 0; i < nr; i++)
+			kv[i] = (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
 		qsort(kv, nr, sizeof(*kv), keyed_cmp);
-	for (size_t i = 0; i < nr; i++)
-		b->roots.v[i] = (int)kv[i].idx;
-	free(kv);
+		for (size_t i = 0; i < nr; i++)
+			b->roots.v[i] = (int)kv[i].idx;
+		free(kv);
+	}
 	p->ncalls = nr;
 	b->durs = xmalloc((nr + 1) * sizeof(int64_t));
 	b->selected = xcalloc(nr + 1, sizeof(bool));
@@ -286,29 +292,100 @@ static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t n
 	return lo < nr && rr[lo].local == x ? rr[lo].rank : -1;
 }
 
+/* An observed blocking edge (parent stage -> child stage) and the first
+ * call it was seen at. */
+struct edge_seen {
+	int from, to;
+	size_t first;
+};
+
+static int edge_seen_cmp(const void *a, const void *b)
+{
+	const struct edge_seen *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Where one root call's attribution puts each call's blocking time: the
+ * stage sums (an analyzed call), the slowest call's own sums, and the
+ * blocking edges, each once (the critical path weighs an edge by its
+ * head's blocking time, so a repeat adds nothing). No per-call array. */
+struct blk_sink {
+	struct pbuild *b;
+	bool selected, slowest;
+	int64_t *slow_blk;
+	struct imap seen; /* edge key -> index in edges */
+	VEC(struct edge_seen) edges;
+};
+
+static void add_blocking(void *ctx, int node, int64_t ns)
+{
+	struct blk_sink *bs = ctx;
+	struct pbuild *b = bs->b;
+	struct host_ctx *c = b->c;
+	int si;
+	struct tfd_stage *s;
+
+	if (ns <= 0)
+		return;
+	si = c->iters.v[c->calls.v[host_call(b, (size_t)node)].iter].stage;
+	s = &b->sb.stages.v[si];
+	if (bs->selected) {
+		s->blocking_ns = sat_add(s->blocking_ns, ns);
+		s->blocking_calls++;
+		if (b->parent[node] >= 0) {
+			const struct call *pcl = &c->calls.v[host_call(b, (size_t)b->parent[node])];
+			int from = c->iters.v[pcl->iter].stage;
+			uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
+			size_t e;
+
+			if (!imap_get(&bs->seen, key, &e)) {
+				imap_put(&bs->seen, key, bs->edges.n);
+				vec_push(&bs->edges, ((struct edge_seen){from, si, (size_t)node}));
+			} else if ((size_t)node < bs->edges.v[e].first) {
+				bs->edges.v[e].first = (size_t)node;
+			}
+		}
+	}
+	if (bs->slowest)
+		bs->slow_blk[si] = sat_add(bs->slow_blk[si], ns);
+}
+
 /* Per-stage sums over every call and over the analyzed root calls; the
- * observed blocking edges for the critical path; the slowest call's own
- * bottleneck. Attribution runs per root call; calls outside every root call
- * keep self time only. */
+ * observed blocking edges for the critical path, in the order of the
+ * calls first showing them; the slowest call's own bottleneck. Attribution
+ * runs per root call; calls outside every root call keep self time only. */
 static void aggregate(struct pbuild *b)
 {
 	struct host_ctx *c = b->c;
 	struct tfd_pipeline *p = b->p;
 	size_t n = b->n, nr = b->roots.n;
 	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
-	int64_t *slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t)), best = -1;
+	int64_t best = -1;
 	int slowest = -1;
-	struct imap seen = {0}; /* the blocking edges already in ef/et */
+	struct blk_sink bs;
 
+	memset(&bs, 0, sizeof(bs));
+	bs.b = b;
+	bs.slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t));
 	for (size_t r = 0; r < nr; r++)
-		tfd_tree_attribute(&b->tree, b->roots.v[r], b->self, b->blk);
+		if (slowest < 0 || b->durs[r] > b->durs[slowest])
+			slowest = (int)r;
+	for (size_t r = 0; r < nr; r++) {
+		bs.selected = b->selected[r];
+		bs.slowest = (int)r == slowest;
+		tfd_tree_attribute_to(&b->tree, b->roots.v[r], b->self, add_blocking, &bs);
+	}
+	if (bs.edges.n > 1)
+		qsort(bs.edges.v, bs.edges.n, sizeof(*bs.edges.v), edge_seen_cmp);
+	for (size_t e = 0; e < bs.edges.n; e++) {
+		vec_push(&b->ef, bs.edges.v[e].from);
+		vec_push(&b->et, bs.edges.v[e].to);
+	}
 	for (size_t r = 0; r < nr; r++)
 		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
 	if (nr > 1)
 		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
-	for (size_t r = 0; r < nr; r++)
-		if (slowest < 0 || b->durs[r] > b->durs[slowest])
-			slowest = (int)r;
 	for (size_t k = 0; k < n; k++) {
 		const struct call *cl = &c->calls.v[host_call(b, k)];
 		int si = c->iters.v[cl->iter].stage;
@@ -329,26 +406,7 @@ static void aggregate(struct pbuild *b)
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, b->self[k]);
-			s->blocking_ns = sat_add(s->blocking_ns, b->blk[k]);
-			s->blocking_calls += b->blk[k] > 0;
-			if (b->parent[k] >= 0 && b->blk[k] > 0) {
-				const struct call *pcl =
-				    &c->calls.v[host_call(b, (size_t)b->parent[k])];
-				int from = c->iters.v[pcl->iter].stage;
-				uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
-
-				/* each edge once, in the order first seen: the critical
-				 * path weighs an edge by its head's blocking time, so a
-				 * repeat adds nothing (one per call was the peak) */
-				if (!imap_get(&seen, key, NULL)) {
-					imap_put(&seen, key, 0);
-					vec_push(&b->ef, from);
-					vec_push(&b->et, si);
-				}
-			}
 		}
-		if (owner == slowest)
-			slow_blk[si] = sat_add(slow_blk[si], b->blk[k]);
 	}
 	for (size_t k = 0; k < n; k++) {
 		int si = c->iters.v[c->calls.v[host_call(b, k)].iter].stage;
@@ -361,15 +419,16 @@ static void aggregate(struct pbuild *b)
 			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
 		}
 	for (size_t s = 0; s < b->sb.stages.n; s++)
-		if (slow_blk[s] > best) {
-			best = slow_blk[s];
+		if (bs.slow_blk[s] > best) {
+			best = bs.slow_blk[s];
 			p->slowest_bottleneck = (int)s;
 		}
 	if (best <= 0)
 		p->slowest_bottleneck = -1;
-	free(slow_blk);
+	free(bs.slow_blk);
+	imap_free(&bs.seen);
+	vec_free(&bs.edges);
 	free(rr);
-	imap_free(&seen);
 }
 
 /* Stages in pre-order, with their names, families and shares, into p. */
@@ -460,7 +519,6 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	 * they run at the peak */
 	tfd_tree_release(&b.tree);
 	tfd_graph_stage_build_release(&b.sb);
-	free(b.blk);
 	free(b.parent);
 	free(b.durs);
 	free(b.selected);

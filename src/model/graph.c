@@ -184,7 +184,8 @@ static void scan_threads(struct host_ctx *c)
 	/* one call per iterator event (fewer when some are async): the table is
 	 * sized once instead of doubling, which left up to half of it unused */
 	vec_reserve_exact(&c->calls, h->niterators);
-	vec_reserve_exact(&c->produce, h->niterators);
+	if (h->nproduce) /* else no call has a Produce event: no table */
+		vec_reserve_exact(&c->produce, h->niterators);
 	{
 		/* at most one consumer per Consume event: about one bucket each */
 		size_t nb = 16;
@@ -248,7 +249,8 @@ static void scan_threads(struct host_ctx *c)
 					 (top->flags & TFD_EVF_ELEMENT))
 					produce = (uint32_t)(top - th->events) + 1;
 				vec_push(&c->calls, cl);
-				vec_push(&c->produce, produce);
+				if (h->nproduce)
+					vec_push(&c->produce, produce);
 				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
 				c->iters.v[cl.iter].has_calls = true;
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)

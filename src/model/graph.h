@@ -63,7 +63,8 @@ struct host_ctx {
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	/* per call until tfd_graph_release_consumers(): 1 + the thread's index
-	 * of the enclosing Produce event, if that came first; 0: none */
+	 * of the enclosing Produce event, if that came first; 0: none. Empty
+	 * when the host has no Produce/Consume events (Chrome traces). */
 	VEC(uint32_t) produce;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */

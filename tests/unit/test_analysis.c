@@ -68,6 +68,67 @@ static void attribution_overlap(struct t *t)
 	T_EQ_I64(blk[0] + blk[1] + blk[2] + blk[3] + blk[4], 100);
 }
 
+/* The pipeline sums each call's blocking time as the attribution hands it
+ * over: every call at most once per root call, its whole share, and the
+ * shares add up to the root call. Random forests of nested and
+ * overlapping calls, against the array form. */
+struct seen_blk {
+	int64_t ns[64];
+	int times[64];
+};
+
+static void note_blk(void *ctx, int node, int64_t ns)
+{
+	struct seen_blk *sb = ctx;
+
+	sb->ns[node] += ns;
+	sb->times[node]++;
+}
+
+static void attribution_hands_each_call_once(struct t *t)
+{
+	uint64_t x = 88172645463325252ull;
+
+	for (int round = 0; round < 300; round++) {
+		int64_t start[64], end[64], self1[64] = {0}, self2[64] = {0}, blk[64] = {0};
+		int parent[64], n = 2 + (int)(x % 60), nroots = 0;
+		struct seen_blk sb;
+		struct tfd_tree tr;
+
+		memset(&sb, 0, sizeof(sb));
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* a root now and then; else a child of an earlier call, near it */
+			parent[i] = i == 0 || x % 7 == 0 ? -1 : (int)(x % (uint64_t)i);
+			start[i] = parent[i] < 0 ? (int64_t)(x % 1000)
+						 : start[parent[i]] + (int64_t)(x % 50) - 10;
+			end[i] = start[i] + 1 + (int64_t)((x >> 20) % 200);
+			nroots += parent[i] < 0;
+		}
+		tfd_tree_build(&tr, (size_t)n, start, end, parent);
+		for (int r = 0; r < n; r++) {
+			int64_t before = 0, after = 0;
+
+			if (parent[r] >= 0)
+				continue;
+			for (int i = 0; i < n; i++)
+				before += sb.ns[i];
+			tfd_tree_attribute(&tr, r, self1, blk);
+			tfd_tree_attribute_to(&tr, r, self2, note_blk, &sb);
+			for (int i = 0; i < n; i++)
+				after += sb.ns[i];
+			T_EQ_I64(after - before, end[r] - start[r]);
+		}
+		for (int i = 0; i < n; i++) {
+			T_TRUE(sb.times[i] <= 1);
+			T_EQ_I64(sb.ns[i], blk[i]);
+			T_EQ_I64(self2[i], self1[i]);
+		}
+		T_TRUE(nroots >= 1);
+		tfd_tree_release(&tr);
+	}
+}
+
 /* children reaching outside their parent are clipped, never negative */
 static void attribution_clips(struct t *t)
 {
@@ -523,6 +584,7 @@ static void ai_notebook_formats_agree(struct t *t)
 const struct t_case analysis_cases[] = {
 	T(attribution_overlap),
 	T(attribution_clips),
+	T(attribution_hands_each_call_once),
 	T(nested_sync_chain),
 	T(prefetch_other_thread),
 	T(prefetch_by_overlap),
