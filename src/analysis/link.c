@@ -81,18 +81,19 @@ void tfd_link_calls(struct host_ctx *c)
 		{
 			const struct iter *p = &c->iters.v[it->parent];
 			int64_t s0 = ev->start_ns, e0 = s0 + ev->dur_ns;
-			size_t lo = 0, hi = p->calls.n;
+			const int *pc = c->icalls + p->call_off;
+			size_t lo = 0, hi = p->ncalls;
 
 			while (lo < hi) { /* first call starting after e0 */
 				size_t mid = lo + (hi - lo) / 2;
 
-				if (call_ev(c, &c->calls.v[p->calls.v[mid]])->start_ns <= e0)
+				if (call_ev(c, &c->calls.v[pc[mid]])->start_ns <= e0)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
 			while (lo-- > 0) {
-				int cc = p->calls.v[lo];
+				int cc = pc[lo];
 				const struct tfd_event *ce = call_ev(c, &c->calls.v[cc]);
 
 				if (ce->start_ns < s0 - p->max_dur)

@@ -251,8 +251,7 @@ static void scan_threads(struct host_ctx *c)
 				vec_push(&c->calls, cl);
 				if (h->nproduce)
 					vec_push(&c->produce, produce);
-				vec_push(&c->iters.v[cl.iter].calls, (int)(c->calls.n - 1));
-				c->iters.v[cl.iter].has_calls = true;
+				c->iters.v[cl.iter].ncalls++;
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
 					c->iters.v[cl.iter].max_dur = e->dur_ns;
 				if (e->start_ns < c->iters.v[cl.iter].first_start)
@@ -379,18 +378,37 @@ static int call_start_cmp(const void *a, const void *b)
 }
 
 /* Each iterator's calls in start order (threads were scanned one by one). */
+/* Each iterator's calls, in call order, into one exactly sized array (per
+ * iterator lists doubled, leaving up to half unused at the peak). */
+static void list_calls(struct host_ctx *c)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < c->iters.n; i++) {
+		c->iters.v[i].call_off = off;
+		off += c->iters.v[i].ncalls;
+		c->iters.v[i].ncalls = 0; /* counts again below, as a cursor */
+	}
+	c->icalls = xmalloc((off + 1) * sizeof(int));
+	for (size_t k = 0; k < c->calls.n; k++) {
+		struct iter *it = &c->iters.v[c->calls.v[k].iter];
+
+		c->icalls[it->call_off + it->ncalls++] = (int)k;
+	}
+}
+
 static void sort_calls(struct host_ctx *c)
 {
 	sort_ctx = c;
 	for (size_t i = 0; i < c->iters.n; i++) {
-		const int *v = c->iters.v[i].calls.v;
-		size_t n = c->iters.v[i].calls.n, k = 1;
+		int *v = c->icalls + c->iters.v[i].call_off;
+		size_t n = c->iters.v[i].ncalls, k = 1;
 
 		/* an iterator's calls on one thread are in order already */
 		while (k < n && call_start_cmp(&v[k - 1], &v[k]) < 0)
 			k++;
 		if (k < n)
-			qsort(c->iters.v[i].calls.v, n, sizeof(int), call_start_cmp);
+			qsort(v, n, sizeof(int), call_start_cmp);
 	}
 	sort_ctx = NULL;
 }
@@ -421,7 +439,7 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 					if ((size_t)j != i &&
 					    strcmp(c->iters.v[j].long_name, pn) == 0 &&
 					    (it->parent < 0 ||
-					     c->iters.v[j].calls.n > c->iters.v[it->parent].calls.n))
+					     c->iters.v[j].ncalls > c->iters.v[it->parent].ncalls))
 						it->parent = j;
 			free(pn);
 		}
@@ -493,6 +511,7 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, si
 			return tfd_fail(err, TFD_E_LIMIT, "more than %u events on thread %zu",
 					TFD_GRAPH_MAX_THREAD_EVENTS - 1, t);
 	scan_threads(c);
+	list_calls(c);
 	sort_calls(c);
 	if (resolve_parents(c, by_name, orphans, err))
 		return err->status;
@@ -512,15 +531,14 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 
 void tfd_graph_release_call_lists(struct host_ctx *c)
 {
-	for (size_t i = 0; i < c->iters.n; i++)
-		vec_free(&c->iters.v[i].calls);
+	free(c->icalls);
+	c->icalls = NULL;
 }
 
 void tfd_graph_release(struct host_ctx *c)
 {
 	free(c->fns);
-	for (size_t i = 0; i < c->iters.n; i++)
-		vec_free(&c->iters.v[i].calls);
+	tfd_graph_release_call_lists(c);
 	vec_free(&c->iters);
 	vec_free(&c->calls);
 	imap_free(&c->by_id);
@@ -561,14 +579,14 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 
 	memset(g, 0, sizeof(*g));
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].has_calls)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
 			nroots++;
 	rs = xcalloc(nroots + 1, sizeof(*rs));
 	g->root = xcalloc(nroots + 1, sizeof(int));
 	g->is_device = xcalloc(nroots + 1, sizeof(bool));
 	nroots = 0;
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].has_calls)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
 			rs[nroots++] = (struct root_sort){c, (int)i};
 	if (nroots > 1)
 		qsort(rs, nroots, sizeof(*rs), root_cmp);

@@ -25,17 +25,18 @@ struct iter {
 	uint64_t id;
 	uint64_t parent_id;
 	bool has_parent;
-	bool has_calls; /* stays when the list of calls goes */
 	const char *long_name;
 	int parent;   /* iterator index, -1 */
 	int stage;
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
 	int64_t max_dur; /* longest call */
+	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start
+	 * once all are in; ncalls stays when the list goes */
+	size_t call_off, ncalls;
 	/* once the host's events are gone (tfd_graph_drop_events): a copy of
 	 * its first call's event */
 	const struct tfd_event *sample;
-	VEC(int) calls;  /* sorted by start once all are in */
 };
 
 /* 16 bytes: one per iterator event. The events are found by index, not
@@ -62,6 +63,7 @@ struct host_ctx {
 	struct tfd_analysis *a;
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
+	int *icalls; /* every iterator's calls, one after the other (struct iter) */
 	/* per call until tfd_graph_release_consumers(): 1 + the thread's index
 	 * of the enclosing Produce event, if that came first; 0: none. Empty
 	 * when the host has no Produce/Consume events (Chrome traces). */
@@ -123,8 +125,7 @@ struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h);
 /* Drop the consumer index (cons_*) and the calls' Produce events once
  * calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
-/* Drop each iterator's list of calls (struct iter's calls) once calls are
- * linked. */
+/* Drop the iterators' lists of calls (icalls) once calls are linked. */
 void tfd_graph_release_call_lists(struct host_ctx *c);
 
 /* The pipelines of a host: root iterators by first call, each with its
