@@ -209,7 +209,8 @@ struct tfd_host_result {
 	 * not the steady state, would have raised the alarm */
 	bool warmup_inflated;
 	/* per step, in time order; NULL in an analysis merged from partial
-	 * results, which carry only what the reports draw: the points below */
+	 * results or made by tfd_analyze_lean(), which keep only what the
+	 * reports draw: the points below */
 	struct tfd_step_wait *step_waits;
 	size_t nstep_waits; /* steps (also when step_waits is NULL) */
 	int64_t first_step_wait_ns;

@@ -126,6 +126,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	hr->host = h;
 	hr->focus = -1;
 	tfd_share_compute(h, hr);
+	if (lean) {
+		/* the reports draw the points and bars, not every step */
+		free(hr->step_waits);
+		hr->step_waits = NULL;
+	}
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
