@@ -1,4 +1,5 @@
 /* main.c - command table, global options, status -> exit code. */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,6 +71,19 @@ static void huge_pages(char **argv)
 	unsetenv(TUNE_ORIG);
 }
 
+/* glibc raises its mmap threshold as large blocks are freed (up to 32 MB);
+ * the analysis's arrays then come from the heap, where a growing one is
+ * copied and a freed one stays resident. A fixed 1 MB keeps them mapped:
+ * grown in place, returned when freed (peak RSS 4-9 % lower on the bench
+ * captures, about the same time; 128 KB saves a little more but costs up to
+ * a tenth of the time in page faults). */
+static void fixed_mmap_threshold(void)
+{
+#ifdef M_MMAP_THRESHOLD
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+}
+
 static const struct tfd_cmd cmds[] = {
     {"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
     {"merge", cmd_merge, "merge per-host partial results (analyze --partial) into one report"},
@@ -103,6 +117,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	huge_pages(argv);
+	fixed_mmap_threshold();
 	name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
 		if (argc > 2) {
