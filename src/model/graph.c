@@ -319,20 +319,20 @@ struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h)
 	 * all the events. Calls are in thread order. */
 	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
-		int64_t *pair = (int64_t *)(void *)th->events;
+		char *pairs = (char *)th->events; /* written through memcpy only */
 		size_t j = 0;
 
 		for (; k < n && c->calls.v[k].thread == t; k++, j++) {
 			const struct call *cl = &c->calls.v[k];
 			struct tfd_event ev = th->events[cl->ev];
 			struct iter *it = &c->iters.v[cl->iter];
+			int64_t se[2] = {ev.start_ns, ev.start_ns + ev.dur_ns};
 
 			if (!it->sample) {
 				samples[ns] = ev;
 				it->sample = &samples[ns++];
 			}
-			pair[2 * j] = ev.start_ns;
-			pair[2 * j + 1] = ev.start_ns + ev.dur_ns;
+			memcpy(pairs + j * sizeof(se), se, sizeof(se));
 		}
 		if (j) {
 			th->events = xrealloc(th->events, j * 2 * sizeof(int64_t));
@@ -349,11 +349,14 @@ struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h)
 	}
 	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
-		const int64_t *pair = (const int64_t *)(const void *)th->events;
+		const char *pairs = (const char *)th->events;
 
 		for (size_t j = 0; j < th->nevents; j++, k++) {
-			c->cstart[k] = pair[2 * j];
-			c->cend[k] = pair[2 * j + 1];
+			int64_t se[2];
+
+			memcpy(se, pairs + j * sizeof(se), sizeof(se));
+			c->cstart[k] = se[0];
+			c->cend[k] = se[1];
 		}
 		free(th->events);
 		th->events = NULL;
@@ -377,7 +380,6 @@ static int call_start_cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* Each iterator's calls in start order (threads were scanned one by one). */
 /* Each iterator's calls, in call order, into one exactly sized array (per
  * iterator lists doubled, leaving up to half unused at the peak). */
 static void list_calls(struct host_ctx *c)
@@ -397,6 +399,7 @@ static void list_calls(struct host_ctx *c)
 	}
 }
 
+/* Each iterator's calls in start order (threads were scanned one by one). */
 static void sort_calls(struct host_ctx *c)
 {
 	sort_ctx = c;
