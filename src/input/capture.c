@@ -26,8 +26,13 @@ struct host_build {
 	struct imap group; /* group_id -> step index */
 	size_t steps_cap;  /* h->steps has room for this many */
 	size_t *ev_cap;    /* per thread */
+	/* per thread: its events may be out of order (1), or are known to be
+	 * in order (0): the finish sorts only the former */
+	uint8_t *unsorted;
 	size_t ncap;
 };
+
+static int ev_before(const struct tfd_event *a, const struct tfd_event *b);
 
 /* The capture with its private parts; tfd_capture_new() allocates this and
  * hands out &pub (the first member). */
@@ -133,6 +138,7 @@ static void build_release(struct host_build *b)
 	imap_free(&b->tid);
 	imap_free(&b->group);
 	free(b->ev_cap);
+	free(b->unsorted);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -255,8 +261,11 @@ static void cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t t
 		size_t n = h->nthreads > thread ? h->nthreads : thread + 1;
 
 		b->ev_cap = xrealloc(b->ev_cap, n * sizeof(*b->ev_cap));
-		for (size_t i = b->ncap; i < n; i++)
+		b->unsorted = xrealloc(b->unsorted, n);
+		for (size_t i = b->ncap; i < n; i++) {
 			b->ev_cap[i] = h->threads[i].nevents; /* unknown: exactly full */
+			b->unsorted[i] = h->threads[i].nevents > 1; /* unknown order */
+		}
 		b->ncap = n;
 	}
 }
@@ -290,6 +299,8 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	else if (dur_ns < -(int64_t)TFD_MAX_DURATION_NS)
 		dur_ns = -(int64_t)TFD_MAX_DURATION_NS;
 	e->dur_ns = dur_ns;
+	if (t->nevents > 1 && ev_before(e, e - 1))
+		b->unsorted[thread] = 1;
 	h->nevents++;
 	if (kind == TFD_EV_ITERATOR)
 		h->niterators++;
@@ -342,6 +353,10 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 			src->events[k].sig = sig_move(cap, &done, src->events[k].sig);
 		cap_cover(b, h, idx);
 		dst->kinds |= src->kinds;
+		if (src->nevents)
+			b->unsorted[idx] |= (t < pb->ncap ? pb->unsorted[t] : src->nevents > 1) ||
+					    (dst->nevents &&
+					     ev_before(&src->events[0], &dst->events[dst->nevents - 1]));
 		if (!dst->nevents) {
 			/* the usual case, one line per thread: the array moves */
 			free(dst->events);
@@ -688,9 +703,9 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 					th->events = NULL;
 				}
 			}
-			if (th->nevents < 2)
-				continue;
-			/* TensorFlow writes lines sorted: check before paying for a copy */
+			if (th->nevents < 2 || (b && t < b->ncap && !b->unsorted[t]))
+				continue; /* in order as read (TensorFlow writes lines sorted) */
+			/* else check before paying for a copy */
 			for (k = 1; k < th->nevents && !ev_before(&th->events[k], &th->events[k - 1]);
 			     k++)
 				;

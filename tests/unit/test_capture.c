@@ -951,7 +951,48 @@ static void many_steps_noted(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* The finish sorts a thread only when its events came out of order: as
+ * added one by one, as a part moved into an empty thread, and as parts
+ * appended to a thread (each part in order, the two interleaved) */
+static void finish_sorts_what_came_out_of_order(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new(), *p1 = tfd_capture_new(),
+			   *p2 = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host *h1 = tfd_capture_add_host(p1, "h"), *h2 = tfd_capture_add_host(p2, "h");
+	uint32_t a = tfd_host_thread(cap, h, 1, "a"), b1 = tfd_host_thread(p1, h1, 2, "b"),
+		 b2 = tfd_host_thread(p2, h2, 2, "b"), c1 = tfd_host_thread(p1, h1, 3, "c");
+	static const int64_t in_a[] = {50, 10, 30, 20}, in_b1[] = {10, 30, 50},
+			     in_b2[] = {20, 40}, in_c1[] = {9, 7};
+	struct tfd_err err = {0};
+
+	for (size_t i = 0; i < 4; i++)
+		tfd_host_add_event(cap, h, a, "x", in_a[i], 1);
+	for (size_t i = 0; i < 3; i++)
+		tfd_host_add_event(p1, h1, b1, "x", in_b1[i], 1);
+	for (size_t i = 0; i < 2; i++) {
+		tfd_host_add_event(p2, h2, b2, "x", in_b2[i], 1);
+		tfd_host_add_event(p1, h1, c1, "x", in_c1[i], 1);
+	}
+	tfd_host_absorb(cap, h, p1);
+	tfd_host_absorb(cap, h, p2);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_I64(h->nthreads, 3);
+	for (size_t k = 0; k < h->nthreads; k++) {
+		const struct tfd_thread *th = &h->threads[k];
+
+		T_TRUE(th->nevents >= 2);
+		for (size_t e = 1; e < th->nevents; e++)
+			T_TRUE(th->events[e - 1].start_ns <= th->events[e].start_ns);
+	}
+	T_EQ_I64(h->threads[1].nevents, 5);
+	tfd_capture_free(p1);
+	tfd_capture_free(p2);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+	T(finish_sorts_what_came_out_of_order),
 	T(many_steps_noted),
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
