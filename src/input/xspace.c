@@ -895,6 +895,7 @@ typedef VEC(struct piece) piece_vec;
 
 struct block {
 	size_t first, last; /* pieces [first, last) */
+	size_t cost;        /* its bytes, a tf.data thread's weighing more */
 	struct tfd_capture *cap;
 	struct tfd_err err;
 	enum tfd_status st;
@@ -906,9 +907,11 @@ struct block_pool {
 	const struct piece *pc;
 	struct piece_out *po;
 	struct block *b;
-	size_t n, next, failed; /* failed: the lowest failed block, else n */
+	size_t *order; /* blocks are handed out costliest first ... */
+	size_t n, next, failed; /* ... failed: the lowest failed block, else n */
 	pthread_mutex_t mu;
 };
+
 
 static void read_block(struct block_pool *bp, struct block *bl)
 {
@@ -940,7 +943,7 @@ static void *block_worker(void *arg)
 		size_t i;
 
 		pthread_mutex_lock(&bp->mu);
-		i = bp->next++;
+		i = bp->next < bp->n ? bp->order[bp->next++] : bp->n;
 		if (i > bp->failed)
 			i = bp->n; /* an earlier block failed: the rest is not needed */
 		pthread_mutex_unlock(&bp->mu);
@@ -1056,6 +1059,7 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	size_t min_bytes = o && o->block_bytes ? o->block_bytes : (size_t)4 << 20;
 	size_t total = 0, want, acc = 0, n = 0;
 	struct block *b;
+	bool *heavy;
 
 	if (nthreads > 8)
 		nthreads = 8;
@@ -1066,6 +1070,10 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	want = total / (4 * nthreads);
 	if (want < min_bytes)
 		want = min_bytes;
+	/* a tf.data thread's events are kept: a byte of it costs more */
+	heavy = xcalloc(sc->lines.n + 1, sizeof(*heavy));
+	for (size_t i = 0; i < sc->lines.n; i++)
+		heavy[i] = tfdata_line(sc->lines.v[i]);
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct span ln = sc->lines.v[i];
 		struct piece whole = {i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
@@ -1097,14 +1105,18 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	}
 	b = xcalloc(pcs->n + 1, sizeof(*b));
 	for (size_t i = 0; i < pcs->n; i++) {
+		size_t bytes = (size_t)(pcs->v[i].end - pcs->v[i].p);
+
 		if (!acc)
 			b[n].first = i;
-		acc += (size_t)(pcs->v[i].end - pcs->v[i].p);
+		acc += bytes;
+		b[n].cost += bytes * (heavy[pcs->v[i].line] ? 3 : 1);
 		if (acc >= want || i + 1 == pcs->n) {
 			b[n++].last = i + 1;
 			acc = 0;
 		}
 	}
+	free(heavy);
 	if (n < 2) {
 		free(b);
 		return 0;
@@ -1134,6 +1146,19 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	bp.po = xcalloc(npc + 1, sizeof(*bp.po));
 	bp.b = b;
 	bp.n = bp.failed = n;
+	/* costliest first, so that the last block to finish is a short one
+	 * (the tf.data threads' lines, where events are kept, had come last
+	 * and left the other cores idle for a third of the read) */
+	bp.order = xmalloc(n * sizeof(*bp.order));
+	for (size_t i = 0; i < n; i++) {
+		/* a few dozen blocks at the default size: insertion, stable
+		 * (tiny test blocks, by the thousand, keep their order) */
+		size_t j = i;
+
+		for (; n <= 256 && j > 0 && b[bp.order[j - 1]].cost < b[i].cost; j--)
+			bp.order[j] = bp.order[j - 1];
+		bp.order[j] = i;
+	}
 	pthread_mutex_init(&bp.mu, NULL);
 	if (nthreads > 8)
 		nthreads = 8;
@@ -1179,6 +1204,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 		tfd_capture_free(b[i].cap);
 	}
 	free(bp.po);
+	free(bp.order);
 	return st;
 }
 
