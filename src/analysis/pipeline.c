@@ -86,6 +86,14 @@ static inline int host_call(const struct pbuild *b, size_t k)
 	return b->identity ? (int)k : b->pcalls.v[k];
 }
 
+/* The parent (local index) of local call k, -1 for none: the host's link
+ * itself when the pipeline has every call of the host (its root calls
+ * have none), whose array goes once the tree is built */
+static inline int parent_of(const struct pbuild *b, size_t k)
+{
+	return b->parent ? b->parent[k] : b->c->calls.v[k].parent;
+}
+
 /* The local index of host call k, -1 if it is not one of the pipeline's
  * (pcalls ascend: a bucket's calls are in index order). */
 static int local_of(const struct pbuild *b, int k)
@@ -162,6 +170,10 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		}
 	}
 	tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
+	if (b->identity) { /* parent_of() reads the host's calls */
+		free(b->parent);
+		b->parent = NULL;
+	}
 }
 
 /* Leading warm-up calls and the --rank pick or the steady-state selection. */
@@ -277,9 +289,9 @@ static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t n
 	int x = (int)k, guard = 0;
 	size_t lo = 0, hi = nr;
 
-	while (b->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
-		x = b->parent[x];
-	if (b->parent[x] >= 0)
+	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+		x = parent_of(b, (size_t)x);
+	if (parent_of(b, (size_t)x) >= 0)
 		return -1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -333,8 +345,9 @@ static void add_blocking(void *ctx, int node, int64_t ns)
 	if (bs->selected) {
 		s->blocking_ns = sat_add(s->blocking_ns, ns);
 		s->blocking_calls++;
-		if (b->parent[node] >= 0) {
-			const struct call *pcl = &c->calls.v[host_call(b, (size_t)b->parent[node])];
+		if (parent_of(b, (size_t)node) >= 0) {
+			const struct call *pcl =
+			    &c->calls.v[host_call(b, (size_t)parent_of(b, (size_t)node))];
 			int from = c->iters.v[pcl->iter].stage;
 			uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 			size_t e;
