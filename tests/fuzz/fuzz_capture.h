@@ -3,10 +3,33 @@
 #ifndef TFD_FUZZ_CAPTURE_H
 #define TFD_FUZZ_CAPTURE_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
+
+/* The same input read two ways (oa and ob, given the tight limits here):
+ * the same error line or captures with as many hosts, else abort(). The
+ * status; *a and *b are the caller's to compare further and free. */
+static inline enum tfd_status fuzz_load_two(const unsigned char *data, size_t size,
+					    const char *name, struct tfd_load_opts *oa,
+					    struct tfd_load_opts *ob, struct tfd_capture **a,
+					    struct tfd_capture **b)
+{
+	struct tfd_err ea = {0}, eb = {0};
+	enum tfd_status sa, sb;
+
+	oa->max_events = ob->max_events = 200000;
+	oa->max_inflated = ob->max_inflated = 16u << 20;
+	sa = tfd_capture_load_mem(data, size, name, oa, a, &ea);
+	sb = tfd_capture_load_mem(data, size, name, ob, b, &eb);
+	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)) || (!sa && (*a)->nhosts != (*b)->nhosts))
+		abort();
+	return sa;
+}
 
 static inline void fuzz_capture(const unsigned char *data, size_t size, const char *name)
 {

@@ -13,19 +13,9 @@ static void scan_vs_full(const unsigned char *data, size_t size)
 {
 	struct tfd_load_opts scan = {0}, full = {0};
 	struct tfd_capture *a = NULL, *b = NULL;
-	struct tfd_err ea = {0}, eb = {0};
-	enum tfd_status sa, sb;
 
-	scan.max_events = full.max_events = 200000;
-	scan.max_inflated = full.max_inflated = 16u << 20;
 	full.chrome_no_scan = true;
-	sa = tfd_capture_load_mem(data, size, "fuzz.trace.json", &full, &a, &ea);
-	sb = tfd_capture_load_mem(data, size, "fuzz.trace.json", &scan, &b, &eb);
-	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
-		abort();
-	if (!sa) {
-		if (a->nhosts != b->nhosts)
-			abort();
+	if (!fuzz_load_two(data, size, "fuzz.trace.json", &full, &scan, &a, &b)) {
 		for (size_t i = 0; i < a->nhosts; i++)
 			if (a->hosts[i].nthreads != b->hosts[i].nthreads ||
 			    a->hosts[i].nevents != b->hosts[i].nevents ||

@@ -16,19 +16,10 @@ static void one_vs_two_walks(const unsigned char *data, size_t size)
 	struct tfd_load_opts one = {0}, two = {0};
 	struct tfd_capture *a = NULL, *b = NULL;
 	struct tfd_analysis *an = NULL;
-	struct tfd_err ea = {0}, eb = {0};
-	enum tfd_status sa, sb;
+	struct tfd_err eb = {0};
 
-	one.max_events = two.max_events = 200000;
-	one.max_inflated = two.max_inflated = 16u << 20;
 	two.xspace_two_walks = true;
-	sa = tfd_capture_load_mem(data, size, "fuzz.xplane.pb", &two, &a, &ea);
-	sb = tfd_capture_load_mem(data, size, "fuzz.xplane.pb", &one, &b, &eb);
-	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
-		abort();
-	if (!sa) {
-		if (a->nhosts != b->nhosts)
-			abort();
+	if (!fuzz_load_two(data, size, "fuzz.xplane.pb", &two, &one, &a, &b)) {
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host *x = &a->hosts[i], *y = &b->hosts[i];
 
