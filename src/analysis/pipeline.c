@@ -221,6 +221,12 @@ static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
 			b->selected[i] = true;
 }
 
+/* Root call i's sort key: its start, then its local index. */
+static struct keyed root_key(const struct pbuild *b, size_t i)
+{
+	return (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
+}
+
 /* Root calls in time order, their latency statistics and the selection. */
 static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 {
@@ -230,15 +236,17 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 
 	/* roots are in thread order; sort by start (then index) unless they
 	 * are in that order already, as when they ran on one thread */
-	while (k < nr && (b->start[b->roots.v[k - 1]] < b->start[b->roots.v[k]] ||
-			  (b->start[b->roots.v[k - 1]] == b->start[b->roots.v[k]] &&
-			   b->roots.v[k - 1] < b->roots.v[k])))
-		k++;
+	for (struct keyed prev = nr ? root_key(b, 0) : (struct keyed){0, 0}, cur; k < nr; k++) {
+		cur = root_key(b, k);
+		if (keyed_cmp(&prev, &cur) >= 0)
+			break;
+		prev = cur;
+	}
 	if (k < nr) {
 		struct keyed *kv = xmalloc((nr + 1) * sizeof(*kv));
 
 		for (size_t i = 0; i < nr; i++)
-			kv[i] = (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
+			kv[i] = root_key(b, i);
 		qsort(kv, nr, sizeof(*kv), keyed_cmp);
 		for (size_t i = 0; i < nr; i++)
 			b->roots.v[i] = (int)kv[i].idx;
