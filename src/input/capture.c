@@ -125,11 +125,13 @@ static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_hos
 {
 	struct capture_impl *ci = impl(cap);
 	size_t idx = (size_t)(h - cap->hosts);
-	struct host_build zero;
 
-	memset(&zero, 0, sizeof(zero));
-	while (ci->hb.n <= idx)
+	while (ci->hb.n <= idx) {
+		struct host_build zero;
+
+		memset(&zero, 0, sizeof(zero));
 		vec_push(&ci->hb, zero);
+	}
 	return &ci->hb.v[idx];
 }
 

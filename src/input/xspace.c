@@ -189,6 +189,8 @@ struct scan {
 	 * larger ids go through ev_meta */
 	int32_t *meta_by_id;
 	size_t nmeta_by_id;
+	int32_t *smeta_by_id; /* the same for stat metadata */
+	size_t nsmeta_by_id;
 	bool has_functions;
 	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
 	/* the metadata ids of "group_id" stats: an event that is not kept is
@@ -373,16 +375,24 @@ static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
 	return 0;
 }
 
+/* The stat metadata of id mid, or NULL. */
+static inline const struct smeta *smeta_of(const struct scan *sc, uint64_t mid)
+{
+	size_t si;
+
+	if (mid < sc->nsmeta_by_id)
+		return sc->smeta_by_id[mid] >= 0 ? &sc->smetas.v[sc->smeta_by_id[mid]] : NULL;
+	return imap_get(&sc->stat_meta, mid, &si) ? &sc->smetas.v[si] : NULL;
+}
+
 static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
 {
 	struct tfd_capture *cap = sc->cap;
-	size_t si;
-	const struct smeta *sm;
+	const struct smeta *sm = smeta_of(sc, x->mid), *ref;
 	char buf[64];
 
-	if (!imap_get(&sc->stat_meta, x->mid, &si))
+	if (!sm)
 		return;
-	sm = &sc->smetas.v[si];
 	switch (x->type) {
 	case 4: /* int64 */
 		tfd_event_set_stat_int(cap, e, sm->name, (int64_t)x->u);
@@ -419,8 +429,8 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 		break;
 	}
 	case 7: /* ref: the value is the name of another stat metadata */
-		if (imap_get(&sc->stat_meta, x->u, &si))
-			tfd_event_set_stat_str(cap, e, sm->name, sc->smetas.v[si].name);
+		if ((ref = smeta_of(sc, x->u)))
+			tfd_event_set_stat_str(cap, e, sm->name, ref->name);
 		break;
 	default:
 		break;
@@ -467,11 +477,12 @@ struct stat_walk {
 	 * writes it: a walk can skip the stats it does not want unparsed */
 	bool known;
 	uint64_t smid;
+	size_t mid_len; /* known: the bytes of its metadata id field */
 };
 
 static struct stat_walk stat_walk(const uint8_t *stats, const uint8_t *end)
 {
-	struct stat_walk w = {stats ? stats : end, end, NULL, 0, false, 0};
+	struct stat_walk w = {stats ? stats : end, end, NULL, 0, false, 0, 0};
 
 	return w;
 }
@@ -491,8 +502,10 @@ static bool next_stat(struct stat_walk *w)
 				w->st = w->p;
 				w->len = (size_t)x;
 				w->p += x;
-				w->known = x > 1 && w->st[0] == 0x08 &&
-					   tfd_pb_varint(w->st + 1, w->p, &w->smid);
+				w->mid_len = x > 1 && w->st[0] == 0x08
+						     ? tfd_pb_varint(w->st + 1, w->p, &w->smid)
+						     : 0;
+				w->known = w->mid_len != 0;
 				return true;
 			}
 			w->p += x;
@@ -503,19 +516,42 @@ static bool next_stat(struct stat_walk *w)
 	return false;
 }
 
+/* The stat the walk is at, as parse_stat() reads it. Its usual form, the
+ * metadata id then one integer (field 3, 4 or 7), is read here without
+ * parse_stat's general walk (xspace_two_walks: every stat goes to it). */
+static inline int walk_stat(const struct scan *sc, const struct stat_walk *w, struct xstat *xs)
+{
+	/* the tests' reference reading parses every stat in full */
+	if (w->known && !(sc->opts && sc->opts->xspace_two_walks)) {
+		const uint8_t *p = w->st + 1 + w->mid_len, *end = w->st + w->len;
+		uint64_t u;
+		size_t n;
+
+		if (p < end && (*p == 0x18 || *p == 0x20 || *p == 0x38) &&
+		    (n = tfd_pb_varint(p + 1, end, &u)) && p + 1 + n == end) {
+			memset(xs, 0, sizeof(*xs));
+			xs->mid = w->smid;
+			xs->type = *p >> 3;
+			xs->u = u;
+			return 0;
+		}
+	}
+	return parse_stat(w->st, w->st + w->len, xs);
+}
+
 /* The `id` stat of an event (its stats start at p; NULL: none). */
 static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
 {
 	struct stat_walk w = stat_walk(p, end);
-	size_t si;
+	const struct smeta *sm;
 
 	while (next_stat(&w)) {
 		struct xstat xs;
 
 		if (sc->nid_mids >= 0 && w.known && !is_id_mid(sc, w.smid))
 			continue;
-		if (parse_stat(w.st, w.st + w.len, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
-		    imap_get(&sc->stat_meta, xs.mid, &si) && sc->smetas.v[si].code == SC_ID) {
+		if (walk_stat(sc, &w, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
+		    (sm = smeta_of(sc, xs.mid)) && sm->code == SC_ID) {
 			*id = xs.u;
 			return true;
 		}
@@ -534,7 +570,7 @@ static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *en
 		      uint64_t *id, bool *has_group, int64_t *group)
 {
 	struct stat_walk w = stat_walk(p, end);
-	size_t si;
+	const struct smeta *sm;
 
 	*has_id = *has_group = false;
 	while (next_stat(&w)) {
@@ -543,13 +579,13 @@ static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *en
 
 		if (w.known && !is_id && !is_group_mid(sc, w.smid))
 			continue;
-		if (parse_stat(w.st, w.st + w.len, &xs) != 0) {
+		if (walk_stat(sc, &w, &xs) != 0) {
 			/* the step's walk reads no stats when the plane has no
 			 * group_id metadata */
 			if (!is_id && sc->ngroup_mids > 0)
 				return -1;
-		} else if (imap_get(&sc->stat_meta, xs.mid, &si)) {
-			uint8_t code = sc->smetas.v[si].code;
+		} else if ((sm = smeta_of(sc, xs.mid))) {
+			uint8_t code = sm->code;
 
 			if (!*has_id && code == SC_ID && (xs.type == 3 || xs.type == 4)) {
 				*has_id = true;
@@ -676,18 +712,17 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		stats = NULL; /* no step markers in the plane: nothing to read */
 	for (struct stat_walk w = stat_walk(stats, end); next_stat(&w);) {
 		struct xstat xs;
-		size_t si;
+		const struct smeta *sm;
 
 		/* not kept: a stat of another metadata id than group_id's is
 		 * skipped unparsed */
 		if (!e && sc->ngroup_mids >= 0 && w.known && !is_group_mid(sc, w.smid))
 			continue;
-		if (parse_stat(w.st, w.st + w.len, &xs) != 0)
+		if (walk_stat(sc, &w, &xs) != 0)
 			goto bad;
 		if (e)
 			apply_xstat(sc, e, &xs);
-		if (xs.type == 4 && imap_get(&sc->stat_meta, xs.mid, &si) &&
-		    sc->smetas.v[si].code == SC_GROUP) {
+		if (xs.type == 4 && (sm = smeta_of(sc, xs.mid)) && sm->code == SC_GROUP) {
 			has_group = true;
 			group = (int64_t)xs.u;
 		}
@@ -1248,6 +1283,20 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 				if (sc.ev_meta.s[i].val1)
 					sc.meta_by_id[sc.ev_meta.s[i].key] = (int32_t)(sc.ev_meta.s[i].val1 - 1);
 		}
+		maxid = 0;
+		for (size_t i = 0; i < sc.stat_meta.cap; i++)
+			if (sc.stat_meta.s[i].val1 && sc.stat_meta.s[i].key > maxid)
+				maxid = sc.stat_meta.s[i].key;
+		if (sc.stat_meta.n && maxid < (1u << 20)) {
+			sc.nsmeta_by_id = (size_t)maxid + 1;
+			sc.smeta_by_id = xmalloc(sc.nsmeta_by_id * sizeof(int32_t));
+			for (size_t i = 0; i < sc.nsmeta_by_id; i++)
+				sc.smeta_by_id[i] = -1;
+			for (size_t i = 0; i < sc.stat_meta.cap; i++)
+				if (sc.stat_meta.s[i].val1)
+					sc.smeta_by_id[sc.stat_meta.s[i].key] =
+						(int32_t)(sc.stat_meta.s[i].val1 - 1);
+		}
 	}
 	if (sc.has_functions) {
 		sc.pre_released = sc.released;
@@ -1297,6 +1346,7 @@ out:
 	imap_free(&sc.stat_meta);
 	imap_free(&sc.fn_steps.ids);
 	free(sc.meta_by_id);
+	free(sc.smeta_by_id);
 	vec_free(&sc.metas);
 	vec_free(&sc.smetas);
 	vec_free(&sc.lines);

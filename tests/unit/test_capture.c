@@ -717,32 +717,41 @@ static void check_scan(struct t *t, const char *what, const void *data, size_t l
 	tfd_capture_free(b);
 }
 
-/* The one walk over an executor chunk's stats (its id, then its step)
- * reads what two walks read: the same capture or the same error line, on
- * a synthesized host-heavy capture (millions of such chunks in the real
- * thing) with 300 one-byte damages and on the real XSpace captures */
+/* The one walk over an executor chunk's stats (its id, then its step),
+ * with its short path for a stat that is a metadata id and an integer,
+ * reads what two walks with the general stat parser read: the same capture
+ * or the same error line, on synthesized host-heavy and tf.data-heavy
+ * captures (millions of such chunks and stats in the real thing) with 300
+ * one-byte damages each and on the real XSpace captures */
 static void exec_walk_matches_two_walks(struct t *t)
 {
 	static const char *const real[] = {
 	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
 	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
-	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[600];
+	static const char *const specs[] = {"tests/bench/host-heavy.json",
+					    "tests/bench/tfdata-heavy.json"};
+	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[2][600];
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
-	const char *files[3];
+	const char *files[4];
 	size_t nerr = 0;
 
 	T_TRUE(mkdtemp(dir) != NULL);
-	T_OK(tfd_synth_run("tests/bench/host-heavy.json", dir, 0.05, &res, &err), &err);
-	snprintf(synth, sizeof(synth), "%s/worker-0.xplane.pb", res.run_dir);
-	files[0] = synth;
-	files[1] = real[0];
-	files[2] = real[1];
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 2; i++) {
+		char sub[300];
+
+		snprintf(sub, sizeof(sub), "%s/%zu", dir, i);
+		T_OK(tfd_synth_run(specs[i], sub, 0.05, &res, &err), &err);
+		snprintf(synth[i], sizeof(synth[i]), "%s/worker-0.xplane.pb", res.run_dir);
+		files[i] = synth[i];
+	}
+	files[2] = real[0];
+	files[3] = real[1];
+	for (size_t i = 0; i < 4; i++) {
 		size_t len = 0;
 		uint8_t *data = slurp(files[i], &len);
 		unsigned seed = 4242;
-		int rounds = i == 0 ? 300 : 40;
+		int rounds = i < 2 ? 300 : 40;
 
 		T_TRUE(data != NULL);
 		for (int round = 0; data && round <= rounds; round++) {
