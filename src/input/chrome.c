@@ -304,7 +304,7 @@ static int meta_event(struct parse *p)
 		uint64_t id = arg_id(e);
 
 		if (id)
-			imap_put(&p->fn_steps.ids, id, 0);
+			fn_steps_add(&p->fn_steps, id);
 		return 1;
 	}
 	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
@@ -756,8 +756,7 @@ static void pass1_reset(struct parse *p)
 		free(p->threads.v[i].name);
 	p->threads.n = 0;
 	imap_free(&p->host_pids);
-	imap_free(&p->fn_steps.ids);
-	memset(&p->fn_steps, 0, sizeof(p->fn_steps));
+	fn_steps_free(&p->fn_steps);
 	h->nplanes = 0;
 	p->nproc_named = 0;
 	p->found_events = p->checked_first = p->root_key_events = false;
@@ -809,7 +808,7 @@ out:
 	vec_free(&p.ev.args);
 	tfd_buf_release(&p.ev.scratch);
 	imap_free(&p.host_pids);
-	imap_free(&p.fn_steps.ids);
+	fn_steps_free(&p.fn_steps);
 	return st;
 }
 

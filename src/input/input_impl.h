@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tfd/capture.h"
 #include "tfd/imap.h"
@@ -59,22 +61,77 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
  * once parsed. */
 /* The step ids of dataset-function runs, collected before the executor
  * chunks are read: a chunk is kept only when its step id is one of them.
- * A step's chunks share one id and follow each other on a thread, so the
- * last lookup is remembered. */
+ * A set of bare keys (8 bytes a slot, half an imap's: a tf.data-heavy
+ * host holds hundreds of thousands of them while its events are read); 0
+ * marks an empty slot, so the id 0 is a flag of its own. A step's chunks
+ * share one id and follow each other on a thread, so the last lookup is
+ * remembered. */
 struct fn_steps {
-	struct imap ids;
+	uint64_t *k;
+	size_t cap, n;
+	bool has_zero;
 	uint64_t last;
 	bool last_hit, has_last;
 };
+
+static inline bool fn_steps_find(const struct fn_steps *f, uint64_t id)
+{
+	size_t j;
+
+	if (id == 0)
+		return f->has_zero;
+	if (!f->cap)
+		return false;
+	for (j = imap_hash(id) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1))
+		if (f->k[j] == id)
+			return true;
+	return false;
+}
+
+static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
+{
+	size_t j;
+
+	if (id == 0) {
+		f->has_zero = true;
+		return;
+	}
+	if ((f->n + 1) * 4 > f->cap * 3) {
+		uint64_t *old = f->k;
+		size_t ocap = f->cap;
+
+		f->cap = ocap ? 2 * ocap : 64;
+		f->k = xcalloc(f->cap, sizeof(*f->k));
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i]) {
+				for (j = imap_hash(old[i]) & (f->cap - 1); f->k[j];
+				     j = (j + 1) & (f->cap - 1))
+					;
+				f->k[j] = old[i];
+			}
+		free(old);
+	}
+	for (j = imap_hash(id) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1))
+		if (f->k[j] == id)
+			return;
+	f->k[j] = id;
+	f->n++;
+}
 
 static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
 {
 	if (!f->has_last || f->last != id) {
 		f->last = id;
-		f->last_hit = imap_get(&f->ids, id, NULL);
+		f->last_hit = fn_steps_find(f, id);
 		f->has_last = true;
 	}
 	return f->last_hit;
+}
+
+static inline void fn_steps_free(struct fn_steps *f)
+{
+	free(f->k);
+	memset(f, 0, sizeof(*f));
 }
 
 /* Receives inflated bytes; false stops the inflate (the consumer's own

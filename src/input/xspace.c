@@ -674,7 +674,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		uint64_t id;
 
 		if (m.kind == TFD_EV_FUNCTION && event_id(sc, stats, end, &id))
-			imap_put(&sc->fn_steps.ids, id, 0);
+			fn_steps_add(&sc->fn_steps, id);
 		return TFD_OK;
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
@@ -1344,7 +1344,7 @@ out:
 	tfd_arena_release(&scratch);
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);
-	imap_free(&sc.fn_steps.ids);
+	fn_steps_free(&sc.fn_steps);
 	free(sc.meta_by_id);
 	free(sc.smeta_by_id);
 	vec_free(&sc.metas);

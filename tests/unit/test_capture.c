@@ -1000,7 +1000,54 @@ static void finish_sorts_what_came_out_of_order(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* The dataset-function step ids are a set of bare keys: every id added is
+ * found (0, which marks an empty slot, too; ids that collide; across
+ * growth), no other is, and the remembered last lookup follows the set. */
+static void fn_steps_is_a_set(struct t *t)
+{
+	struct fn_steps f;
+	struct imap ref = {0};
+	uint64_t x = 88172645463325252ull;
+	size_t wrong = 0;
+
+	memset(&f, 0, sizeof(f));
+	T_TRUE(!fn_steps_has(&f, 0) && !fn_steps_has(&f, 7));
+	for (int i = 0; i < 20000; i++) {
+		uint64_t id;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* small ids collide in the low bits; every 97th is 0 */
+		id = i % 97 == 0 ? 0 : i % 3 ? x : x & 0xffff;
+		fn_steps_add(&f, id);
+		imap_put(&ref, id, 0);
+		if (i % 2 == 0)
+			fn_steps_add(&f, id); /* again: still one entry */
+	}
+	for (int i = 0; i < 60000; i++) {
+		uint64_t id;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		id = i % 2 ? x & 0x1ffff : x;
+		wrong += fn_steps_has(&f, id) != imap_get(&ref, id, NULL);
+		wrong += fn_steps_find(&f, id) != imap_get(&ref, id, NULL);
+	}
+	for (size_t j = 0; j < ref.cap; j++)
+		if (ref.s[j].val1)
+			wrong += !fn_steps_has(&f, ref.s[j].key);
+	T_EQ_I64((int64_t)wrong, 0);
+	T_EQ_I64((int64_t)(f.n + f.has_zero), (int64_t)ref.n);
+	T_TRUE(fn_steps_has(&f, 0));
+	imap_free(&ref);
+	fn_steps_free(&f);
+	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
+}
+
 const struct t_case capture_cases[] = {
+	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
 	T(many_steps_noted),
 	T(parallel_load_matches_sequential),
