@@ -134,7 +134,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
-	fns = tfd_capacity_functions(h, &nfns);
+	fns = tfd_capacity_functions(h, lean, &nfns);
 	if (lean)
 		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
 	st = tfd_graph_build(&c, h, &by_name, &orphans, err);

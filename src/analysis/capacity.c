@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/graph.h"
 #include "passes.h"
 #include "tfd/families.h"
 #include "tfd/imap.h"
@@ -276,7 +277,8 @@ static const struct exec_sum *exec_find(const struct exec_index *x, uint64_t id)
 	return NULL;
 }
 
-struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n)
+struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
+					   size_t *n)
 {
 	struct exec_index ex;
 	const struct exec_sum *x;
@@ -284,13 +286,18 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n)
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 	size_t nf = 0;
 
+	exec_sums(h, &ex);
+	/* the chunks are summed: (lean) they go before the calls are made.
+	 * Only iterator and function events are read below; an iterator call
+	 * left open is closed by the next of those as by any event between. */
+	if (lean)
+		tfd_host_shed(lean, ~TFD_KIND_BIT(TFD_EV_EXEC));
 	/* room for every function event: no doubling beside all the events */
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
 			for (size_t k = 0; k < h->threads[t].nevents; k++)
 				nf += h->threads[t].events[k].kind == TFD_EV_FUNCTION;
 	vec_reserve_exact(&v, nf);
-	exec_sums(h, &ex);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 			continue; /* no function events to count */

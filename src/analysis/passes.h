@@ -88,8 +88,11 @@ struct tfd_fn_call {
 
 #define TFD_FN_UNKNOWN UINT32_MAX
 
-/* The function calls of a host, in (thread, event) order; *n of them. */
-struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, size_t *n);
+/* The function calls of a host, in (thread, event) order; *n of them.
+ * lean: h itself, whose executor chunks are dropped once summed (before
+ * the calls are allocated beside the events), or NULL. */
+struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
+					   size_t *n);
 
 struct tfd_cap_calls {
 	const struct tfd_host *host;
