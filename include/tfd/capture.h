@@ -124,6 +124,7 @@ struct tfd_host {
 	size_t nevents;      /* kept events on all threads */
 	size_t niterators;   /* iterator events */
 	size_t nproduce;     /* Produce + Consume events */
+	size_t nfunctions;   /* dataset-function events (a size hint) */
 	bool has_host_plane; /* a "/host:CPU" plane or process was found */
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;

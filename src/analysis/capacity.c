@@ -284,7 +284,6 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 	const struct exec_sum *x;
 	VEC(struct tfd_fn_call) v = {0};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
-	size_t nf = 0;
 
 	exec_sums(h, &ex);
 	/* the chunks are summed: (lean) they go before the calls are made.
@@ -292,12 +291,10 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 	 * left open is closed by the next of those as by any event between. */
 	if (lean)
 		tfd_host_shed(lean, ~TFD_KIND_BIT(TFD_EV_EXEC));
-	/* room for every function event: no doubling beside all the events */
-	for (size_t t = 0; t < h->nthreads; t++)
-		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
-			for (size_t k = 0; k < h->threads[t].nevents; k++)
-				nf += h->threads[t].events[k].kind == TFD_EV_FUNCTION;
-	vec_reserve_exact(&v, nf);
+	/* room for every function event, counted as they were read: no
+	 * doubling beside all the events (a count left stale by a caller can
+	 * only cost room: the calls are pushed) */
+	vec_reserve_exact(&v, h->nfunctions);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 			continue; /* no function events to count */

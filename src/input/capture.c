@@ -308,6 +308,8 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 		h->niterators++;
 	else if (kind == TFD_EV_PRODUCE || kind == TFD_EV_CONSUME)
 		h->nproduce++;
+	else if (kind == TFD_EV_FUNCTION)
+		h->nfunctions++;
 	return e;
 }
 
@@ -380,7 +382,8 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	h->nevents += ph->nevents;
 	h->niterators += ph->niterators;
 	h->nproduce += ph->nproduce;
-	ph->nevents = ph->niterators = ph->nproduce = 0;
+	h->nfunctions += ph->nfunctions;
+	ph->nevents = ph->niterators = ph->nproduce = ph->nfunctions = 0;
 	for (size_t i = 0; i < ph->nsteps; i++)
 		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
 			      ph->steps[i].end_ns);

@@ -285,6 +285,8 @@ static void scan_threads(struct host_ctx *c)
 void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 {
 	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
+	if (!(keep & TFD_KIND_BIT(TFD_EV_FUNCTION)))
+		h->nfunctions = 0;
 	for (size_t t = 0; t < h->nthreads; t++) {
 		struct tfd_thread *th = &h->threads[t];
 		size_t w = 0;

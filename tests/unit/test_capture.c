@@ -634,6 +634,22 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 							th, k, q);
 			}
 		}
+		{
+			/* and the counts kept as events were read are theirs */
+			size_t nk[TFD_EV_EXEC + 1] = {0};
+
+			for (size_t th = 0; th < y->nthreads; th++)
+				for (size_t k = 0; k < y->threads[th].nevents; k++)
+					nk[y->threads[th].events[k].kind]++;
+			if (y->niterators != nk[TFD_EV_ITERATOR] ||
+			    y->nproduce != nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME] ||
+			    y->nfunctions != nk[TFD_EV_FUNCTION] || x->nfunctions != y->nfunctions)
+				T_FAILF("%s: host %zu counts: iterators %zu (%zu events), produce %zu "
+					"(%zu), functions %zu (%zu; the other capture %zu)",
+					what, i, y->niterators, nk[TFD_EV_ITERATOR], y->nproduce,
+					nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME], y->nfunctions,
+					nk[TFD_EV_FUNCTION], x->nfunctions);
+		}
 	}
 }
 
