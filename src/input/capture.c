@@ -499,7 +499,7 @@ static int is_meta_stat(const char *key)
 					   "_ct",       "_pid",     "tf_op",    "group_id"};
 
 	/* most parameters start with none of their first letters */
-	if (!strchr("lis_tg", key[0]) || !key[0])
+	if (!key[0] || !strchr("lis_tg", key[0]))
 		return 0;
 	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
 		if (strcmp(key, skip[i]) == 0)
