@@ -1243,6 +1243,30 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	return st;
 }
 
+/* An index by id of the small ids TensorFlow uses (-1: none) for a
+ * metadata map, *n entries; NULL when the map is empty or an id is large
+ * (lookups then go through the map). */
+static int32_t *dense_index(const struct imap *m, size_t *n)
+{
+	uint64_t maxid = 0;
+	int32_t *ix;
+
+	*n = 0;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->s[i].val1 && m->s[i].key > maxid)
+			maxid = m->s[i].key;
+	if (!m->n || maxid >= (1u << 20))
+		return NULL;
+	*n = (size_t)maxid + 1;
+	ix = xmalloc(*n * sizeof(*ix));
+	for (size_t i = 0; i < *n; i++)
+		ix[i] = -1;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->s[i].val1)
+			ix[m->s[i].key] = (int32_t)(m->s[i].val1 - 1);
+	return ix;
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       const uint8_t *file_base, struct tfd_err *err)
@@ -1268,36 +1292,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	}
 	for (size_t i = 0; i < sc.metas.n && !sc.has_functions; i++)
 		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
-	{
-		uint64_t maxid = 0;
-
-		for (size_t i = 0; i < sc.ev_meta.cap; i++)
-			if (sc.ev_meta.s[i].val1 && sc.ev_meta.s[i].key > maxid)
-				maxid = sc.ev_meta.s[i].key;
-		if (sc.ev_meta.n && maxid < (1u << 20)) {
-			sc.nmeta_by_id = (size_t)maxid + 1;
-			sc.meta_by_id = xmalloc(sc.nmeta_by_id * sizeof(int32_t));
-			for (size_t i = 0; i < sc.nmeta_by_id; i++)
-				sc.meta_by_id[i] = -1;
-			for (size_t i = 0; i < sc.ev_meta.cap; i++)
-				if (sc.ev_meta.s[i].val1)
-					sc.meta_by_id[sc.ev_meta.s[i].key] = (int32_t)(sc.ev_meta.s[i].val1 - 1);
-		}
-		maxid = 0;
-		for (size_t i = 0; i < sc.stat_meta.cap; i++)
-			if (sc.stat_meta.s[i].val1 && sc.stat_meta.s[i].key > maxid)
-				maxid = sc.stat_meta.s[i].key;
-		if (sc.stat_meta.n && maxid < (1u << 20)) {
-			sc.nsmeta_by_id = (size_t)maxid + 1;
-			sc.smeta_by_id = xmalloc(sc.nsmeta_by_id * sizeof(int32_t));
-			for (size_t i = 0; i < sc.nsmeta_by_id; i++)
-				sc.smeta_by_id[i] = -1;
-			for (size_t i = 0; i < sc.stat_meta.cap; i++)
-				if (sc.stat_meta.s[i].val1)
-					sc.smeta_by_id[sc.stat_meta.s[i].key] =
-						(int32_t)(sc.stat_meta.s[i].val1 - 1);
-		}
-	}
+	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
+	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);
 	if (sc.has_functions) {
 		sc.pre_released = sc.released;
 		sc.prepass = true;
