@@ -48,15 +48,15 @@ UNIT := $(B)/unit
 all: $(BIN)
 
 deps:
-	@./scripts/install-deps.sh
+	@./src/tools/install-deps.sh
 
 $(B)/gen/xplane.pb-c.c $(B)/gen/xplane.pb-c.h: src/input/xplane.proto
 	@mkdir -p $(B)/gen
 	protoc-c --c_out=$(B)/gen --proto_path=src/input $<
 
-$(B)/gen/rules_builtin.c: $(sort $(wildcard rules/*.json)) scripts/embed-rules.sh
+$(B)/gen/rules_builtin.c: $(sort $(wildcard rules/*.json)) src/tools/embed-rules.sh
 	@mkdir -p $(B)/gen
-	./scripts/embed-rules.sh $(sort $(wildcard rules/*.json)) > $@.tmp && mv $@.tmp $@
+	./src/tools/embed-rules.sh $(sort $(wildcard rules/*.json)) > $@.tmp && mv $@.tmp $@
 
 # generated code gets relaxed warnings
 $(B)/obj/gen/%.o: $(B)/gen/%.c
@@ -86,7 +86,7 @@ $(UNIT): $(UNIT_OBJ) $(B)/libtfd.a
 
 # the build's packages only: the fleet tests' servers are for make check
 demo:
-	@./scripts/install-deps.sh --build
+	@./src/tools/install-deps.sh --build
 	@$(MAKE) --no-print-directory all
 	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 
@@ -122,9 +122,9 @@ PREFIX ?= /usr/local
 MAN := $(B)/tfdoctor.1
 VERSION = $(shell sed -n 's/.*TFD_VERSION "\(.*\)".*/\1/p' include/tfd/version.h)
 
-$(MAN): README.md scripts/make-man.sh include/tfd/version.h
+$(MAN): README.md src/tools/make-man.sh include/tfd/version.h
 	@mkdir -p $(dir $@)
-	./scripts/make-man.sh README.md "$(VERSION)" > $@.tmp && mv $@.tmp $@
+	./src/tools/make-man.sh README.md "$(VERSION)" > $@.tmp && mv $@.tmp $@
 
 install: $(BIN) $(MAN)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"

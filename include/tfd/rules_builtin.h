@@ -1,5 +1,5 @@
 /* rules_builtin.h - the default rule files, embedded at build time from
- * rules/ by scripts/embed-rules.sh. The table ends with {NULL, NULL}. */
+ * rules/ by src/tools/embed-rules.sh. The table ends with {NULL, NULL}. */
 #ifndef TFD_RULES_BUILTIN_H
 #define TFD_RULES_BUILTIN_H
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Repository layout: the root holds only the planned top level (Makefile,
-# README.md, src, include, rules, tests, examples, scripts, .ci, dotfiles);
+# README.md, src, include, rules, tests, examples, .ci, dotfiles);
 # tool artifacts (fuzzer crash files, benchmark captures, build output) live
 # under build/ or are ignored. Ends with "layout: N passed, N failed".
 set -u
@@ -11,7 +11,7 @@ if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	echo "layout: skipped, not a git checkout"
 	exit 0
 fi
-allowed='^(Makefile|README\.md|src|include|rules|tests|examples|scripts|\.[^/]+)$'
+allowed='^(Makefile|README\.md|src|include|rules|tests|examples|\.[^/]+)$'
 # tracked files, and untracked ones git does not ignore
 stray=$(git ls-files --cached --others --exclude-standard | cut -d/ -f1 | sort -u | grep -Ev "$allowed")
 if [ -z "$stray" ]; then ok; else bad "outside the planned top level: $(echo "$stray" | head -5 | tr '\n' ' ')($(echo "$stray" | wc -l) names)"; fi
