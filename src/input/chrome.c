@@ -105,6 +105,8 @@ static bool num_of(const struct jev *e, size_t off1, double *out)
 
 	if (!s)
 		return false;
+	if (tfd_fast_decimal(s, out))
+		return true;
 	*out = strtod(s, &end);
 	return end != s;
 }

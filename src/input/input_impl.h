@@ -134,6 +134,40 @@ static inline void fn_steps_free(struct fn_steps *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* A decimal number the way strtod() reads it, for the form trace JSON
+ * writes: an optional '-', at most 15 digits with an optional '.' among
+ * them, then the string's end. Both the digits as an integer (below 2^53)
+ * and 10^k (k <= 15) are exact doubles, so their quotient, rounded once,
+ * is the correctly rounded value strtod() returns. false: not that form
+ * (the caller asks strtod()). */
+static inline bool tfd_fast_decimal(const char *s, double *out)
+{
+	static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+	uint64_t m = 0;
+	int digits = 0, frac = -1;
+	bool neg = *s == '-';
+
+	for (s += neg; *s; s++) {
+		if (*s >= '0' && *s <= '9') {
+			if (++digits > 15)
+				return false;
+			m = m * 10 + (uint64_t)(*s - '0');
+			frac += frac >= 0;
+		} else if (*s == '.' && frac < 0) {
+			frac = 0;
+		} else {
+			return false;
+		}
+	}
+	if (!digits)
+		return false;
+	*out = frac > 0 ? (double)m / p10[frac] : (double)m;
+	if (neg)
+		*out = -*out;
+	return true;
+}
+
 /* Receives inflated bytes; false stops the inflate (the consumer's own
  * state says why). */
 typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);

@@ -1062,7 +1062,56 @@ static void fn_steps_is_a_set(struct t *t)
 	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
 }
 
+/* The fast decimal path gives strtod()'s double bit for bit, or leaves
+ * the string to strtod(): millions of random numbers in the forms trace
+ * JSON writes (integers, microseconds with 0-9 decimals, negatives, leading
+ * zeros, 15 digits and more) and strings that are not that form. */
+static void fast_decimal_is_strtod(struct t *t)
+{
+	static const char *const odd[] = {"",   ".",  "-",  "-.", "5.",  ".5",    "-0",   "0.000",
+					  "1e3", " 1", "1 ", "1.2.3", "0x10", "inf", "nan", "+1",
+					  "00012.50", "123456789012345", "1234567890123456", "-.0"};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t wrong = 0, fast = 0;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]) + 2000000; i++) {
+		const char *sv = buf;
+		double a = 0, b;
+		char *end;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i < sizeof(odd) / sizeof(odd[0])) {
+			sv = odd[i];
+		} else {
+			int nd = 1 + (int)(x % 17), dot = (int)((x >> 8) % (unsigned)(nd + 2)) - 1;
+			size_t k = 0;
+			uint64_t y = x;
+
+			if ((x >> 20) & 1)
+				buf[k++] = '-';
+			for (int d = 0; d < nd; d++) {
+				if (d == dot)
+					buf[k++] = '.';
+				y = y * 6364136223846793005ull + 1442695040888963407ull;
+				buf[k++] = (char)('0' + (y >> 60) % 10);
+			}
+			buf[k] = '\0';
+		}
+		b = strtod(sv, &end);
+		if (tfd_fast_decimal(sv, &a)) {
+			fast++;
+			wrong += memcmp(&a, &b, sizeof(a)) != 0 || *end != '\0';
+		}
+	}
+	T_EQ_I64((int64_t)wrong, 0);
+	T_TRUE(fast > 1000000); /* most of them took the fast path */
+}
+
 const struct t_case capture_cases[] = {
+	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
 	T(many_steps_noted),
