@@ -74,18 +74,22 @@ struct fn_steps {
 	bool last_hit, has_last;
 };
 
+/* The slot of id (not 0) in f's table: its own, or the empty one where it
+ * would go. */
+static inline size_t fn_steps_slot(const struct fn_steps *f, uint64_t id)
+{
+	size_t j = imap_hash(id) & (f->cap - 1);
+
+	while (f->k[j] && f->k[j] != id)
+		j = (j + 1) & (f->cap - 1);
+	return j;
+}
+
 static inline bool fn_steps_find(const struct fn_steps *f, uint64_t id)
 {
-	size_t j;
-
 	if (id == 0)
 		return f->has_zero;
-	if (!f->cap)
-		return false;
-	for (j = imap_hash(id) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1))
-		if (f->k[j] == id)
-			return true;
-	return false;
+	return f->cap && f->k[fn_steps_slot(f, id)] == id;
 }
 
 static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
@@ -103,19 +107,15 @@ static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 		f->cap = ocap ? 2 * ocap : 64;
 		f->k = xcalloc(f->cap, sizeof(*f->k));
 		for (size_t i = 0; i < ocap; i++)
-			if (old[i]) {
-				for (j = imap_hash(old[i]) & (f->cap - 1); f->k[j];
-				     j = (j + 1) & (f->cap - 1))
-					;
-				f->k[j] = old[i];
-			}
+			if (old[i])
+				f->k[fn_steps_slot(f, old[i])] = old[i];
 		free(old);
 	}
-	for (j = imap_hash(id) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1))
-		if (f->k[j] == id)
-			return;
-	f->k[j] = id;
-	f->n++;
+	j = fn_steps_slot(f, id);
+	if (!f->k[j]) {
+		f->k[j] = id;
+		f->n++;
+	}
 }
 
 static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)

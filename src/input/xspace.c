@@ -375,14 +375,29 @@ static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
 	return 0;
 }
 
+/* The index of metadata id mid in its map m, through the map's by-id
+ * index (n entries, -1: none; see dense_index()) for the small ids
+ * TensorFlow uses. */
+static inline bool meta_index(const struct imap *m, const int32_t *by_id, size_t n, uint64_t mid,
+			      size_t *out)
+{
+	if (mid < n) {
+		if (by_id[mid] < 0)
+			return false;
+		*out = (size_t)by_id[mid];
+		return true;
+	}
+	return imap_get(m, mid, out);
+}
+
 /* The stat metadata of id mid, or NULL. */
 static inline const struct smeta *smeta_of(const struct scan *sc, uint64_t mid)
 {
 	size_t si;
 
-	if (mid < sc->nsmeta_by_id)
-		return sc->smeta_by_id[mid] >= 0 ? &sc->smetas.v[sc->smeta_by_id[mid]] : NULL;
-	return imap_get(&sc->stat_meta, mid, &si) ? &sc->smetas.v[si] : NULL;
+	return meta_index(&sc->stat_meta, sc->smeta_by_id, sc->nsmeta_by_id, mid, &si)
+		   ? &sc->smetas.v[si]
+		   : NULL;
 }
 
 static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
@@ -462,9 +477,9 @@ static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
 {
 	size_t mi;
 
-	if (mid < sc->nmeta_by_id)
-		return sc->meta_by_id[mid] >= 0 ? &sc->metas.v[sc->meta_by_id[mid]] : NULL;
-	return imap_get(&sc->ev_meta, mid, &mi) ? &sc->metas.v[mi] : NULL;
+	return meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi)
+		   ? &sc->metas.v[mi]
+		   : NULL;
 }
 
 /* A walk over an event's stats messages (XEvent field 4). The event's
