@@ -152,10 +152,12 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		int hk = host_call(b, k);
 		const struct call *cl = &c->calls.v[hk];
 
-		if (c->cstart && !b->borrowed) {
+		if (b->borrowed) {
+			/* the host's times already */
+		} else if (c->cstart) {
 			b->start[k] = c->cstart[hk];
 			b->end[k] = c->cend[hk];
-		} else if (!c->cstart) {
+		} else {
 			const struct tfd_event *ev = call_ev(c, cl);
 
 			b->start[k] = ev->start_ns;
