@@ -112,7 +112,8 @@ static void pick_focus(struct tfd_host_result *hr)
 		hr->focus = 0;
 }
 
-/* lean: h itself, whose events not read after linking may be dropped */
+/* lean: h itself, whose events may go once read (all are gone once the
+ * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
 				    struct tfd_host_result *hr, struct tfd_analysis *a,
 				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
@@ -137,11 +138,18 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	fns = tfd_capacity_functions(h, lean, &nfns);
 	if (lean)
 		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
-	st = tfd_graph_build(&c, h, &by_name, &orphans, err);
+	st = tfd_graph_build(&c, h, lean, &by_name, &orphans, err);
 	c.fns = fns;
 	c.nfns = nfns;
 	if (st)
 		goto out;
+	{
+		/* the stages' samples are read after the analysis */
+		struct tfd_event *samples = tfd_graph_take_samples(&c);
+
+		if (samples)
+			vec_push(&pv->blocks, samples);
+	}
 	if (by_name)
 		diag(a, h->name,
 		     "%zu iterator(s) linked by long name (parent_id missing or "
@@ -153,13 +161,6 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_graph_release_consumers(&c);
 	/* the pipelines need each call's iterator, not each iterator's calls */
 	tfd_graph_release_call_lists(&c);
-	if (lean) {
-		/* the stages' samples are read after the analysis */
-		struct tfd_event *samples = tfd_graph_drop_events(&c, lean);
-
-		if (samples)
-			vec_push(&pv->blocks, samples);
-	}
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

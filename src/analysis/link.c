@@ -10,31 +10,29 @@
 #include "../model/graph.h"
 #include "passes.h"
 
-static int64_t overlap(const struct tfd_event *a, const struct tfd_event *b)
+/* The overlap of [s, e) with call k. */
+static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {
-	int64_t s = a->start_ns > b->start_ns ? a->start_ns : b->start_ns;
-	int64_t ea = a->start_ns + a->dur_ns, eb = b->start_ns + b->dur_ns;
-	int64_t e = ea < eb ? ea : eb;
+	int64_t lo = c->cstart[k] > s ? c->cstart[k] : s;
+	int64_t hi = c->cend[k] < e ? c->cend[k] : e;
 
-	return e > s ? e - s : 0;
+	return hi > lo ? hi - lo : 0;
 }
 
-/* Better parent candidate: more overlap, then earlier start, then lower index. */
-static int better(const struct host_ctx *c, const struct tfd_event *child, int cand, int best)
+/* Better parent candidate for the call over [s, e): more overlap, then
+ * earlier start, then lower index. */
+static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
 {
 	int64_t oc, ob;
 
 	if (best < 0)
 		return 1;
-	const struct tfd_event *ec = call_ev(c, &c->calls.v[cand]);
-	const struct tfd_event *eb = call_ev(c, &c->calls.v[best]);
-
-	oc = overlap(child, ec);
-	ob = overlap(child, eb);
+	oc = overlap(c, s, e, cand);
+	ob = overlap(c, s, e, best);
 	if (oc != ob)
 		return oc > ob;
-	if (ec->start_ns != eb->start_ns)
-		return ec->start_ns < eb->start_ns;
+	if (c->cstart[cand] != c->cstart[best])
+		return c->cstart[cand] < c->cstart[best];
 	return cand < best;
 }
 
@@ -43,7 +41,7 @@ void tfd_link_calls(struct host_ctx *c)
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[cl->iter];
-		const struct tfd_event *ev = call_ev(c, cl);
+		int64_t s0 = c->cstart[i], e0 = c->cend[i];
 		int best = -1;
 
 		if (it->parent < 0) {
@@ -57,7 +55,7 @@ void tfd_link_calls(struct host_ctx *c)
 		}
 		if (c->produce.n && c->produce.v[i]) {
 			const struct iter *p = &c->iters.v[it->parent];
-			uint64_t elem = call_produce(c, i)->element_id;
+			uint64_t elem = call_produce_elem(c, i);
 
 			/* a bucket holds other elements too; better() orders the
 			 * candidates fully, so the walk's order does not matter */
@@ -67,7 +65,7 @@ void tfd_link_calls(struct host_ctx *c)
 
 				if (c->cons_elem.v[k] != elem || c->calls.v[cc].iter != it->parent)
 					continue;
-				if (better(c, ev, cc, best))
+				if (better(c, s0, e0, cc, best))
 					best = cc;
 			}
 			if (best >= 0) {
@@ -80,25 +78,23 @@ void tfd_link_calls(struct host_ctx *c)
 		 * sorted by start, so only those starting in [s - maxdur, e] qualify */
 		{
 			const struct iter *p = &c->iters.v[it->parent];
-			int64_t s0 = ev->start_ns, e0 = s0 + ev->dur_ns;
 			const int *pc = c->icalls + p->call_off;
 			size_t lo = 0, hi = p->ncalls;
 
 			while (lo < hi) { /* first call starting after e0 */
 				size_t mid = lo + (hi - lo) / 2;
 
-				if (call_ev(c, &c->calls.v[pc[mid]])->start_ns <= e0)
+				if (c->cstart[pc[mid]] <= e0)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
 			while (lo-- > 0) {
 				int cc = pc[lo];
-				const struct tfd_event *ce = call_ev(c, &c->calls.v[cc]);
 
-				if (ce->start_ns < s0 - p->max_dur)
+				if (c->cstart[cc] < s0 - p->max_dur)
 					break;
-				if (overlap(ev, ce) > 0 && better(c, ev, cc, best))
+				if (overlap(c, s0, e0, cc) > 0 && better(c, s0, e0, cc, best))
 					best = cc;
 			}
 		}

@@ -138,7 +138,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		}
 	}
 	b->n = n;
-	b->borrowed = c->cstart && b->identity;
+	b->borrowed = b->identity && c->cstart; /* none when the host has no call */
 	if (b->borrowed) {
 		b->start = c->cstart;
 		b->end = c->cend;
@@ -152,16 +152,9 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		int hk = host_call(b, k);
 		const struct call *cl = &c->calls.v[hk];
 
-		if (b->borrowed) {
-			/* the host's times already */
-		} else if (c->cstart) {
+		if (!b->borrowed) {
 			b->start[k] = c->cstart[hk];
 			b->end[k] = c->cend[hk];
-		} else {
-			const struct tfd_event *ev = call_ev(c, cl);
-
-			b->start[k] = ev->start_ns;
-			b->end[k] = ev->start_ns + ev->dur_ns;
 		}
 		b->parent[k] = cl->parent >= 0 ? local_of(b, cl->parent) : -1;
 		if (cl->iter == b->root_iter) {
@@ -424,7 +417,7 @@ static void aggregate(struct pbuild *b)
 			s->links[cl->link]++;
 		/* the stage's first call; the first of its iterator's calls, too */
 		if (!s->sample)
-			s->sample = c->cstart ? c->iters.v[cl->iter].sample : call_ev(c, cl);
+			s->sample = c->iters.v[cl->iter].sample;
 		if (owner >= 0 && b->selected[owner]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "graph.h"
 #include "tfd/families.h"
@@ -159,6 +161,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.stage = -1;
 	it.first_start = e->start_ns;
 	vec_push(&c->iters, it);
+	vec_push(&c->samples, *e); /* its first call's event */
 	idx = c->iters.n - 1;
 	if (by_id)
 		imap_put(&c->by_id, e->id, idx);
@@ -174,16 +177,46 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	return (int)idx;
 }
 
-/* Nearest enclosing events on each thread (iterator, Produce, Consume only). */
-static void scan_threads(struct host_ctx *c)
+/* An open event on a thread's nesting stack: a copy, as a lean scan gives
+ * back the pages of the events it has read. */
+struct open_ev {
+	int64_t start, end;
+	uint64_t element_id;
+	int call;     /* its call, -1 for a Produce event */
+	bool element; /* a Produce event with an element_id */
+};
+
+/* A lean scan has read th's events below k: their whole pages go back to
+ * the system, a megabyte or more at a time (*done: bytes given back). The
+ * pages of a block read back as zeros if touched, and nothing reads them
+ * again: the array is freed once the thread is scanned (free() writes only
+ * at the block's ends). */
+static void release_read(const struct tfd_thread *th, size_t k, size_t *done)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)th->events;
+	uintptr_t a = (base + *done + pg - 1) & ~(pg - 1);
+	uintptr_t b = (base + k * sizeof(*th->events)) & ~(pg - 1);
+
+	if (b >= a + (1u << 20)) {
+		madvise((void *)a, b - a, MADV_DONTNEED);
+		*done = b - base;
+	}
+}
+
+/* Nearest enclosing events on each thread (iterator, Produce, Consume only);
+ * each call's times. lean: h itself, whose events go as they are read: the
+ * calls' tables grow into their room. */
+static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 {
 	const struct tfd_host *h = c->h;
-	VEC(const struct tfd_event *) stack = {0};
-	VEC(int) stack_call = {0};
+	VEC(struct open_ev) stack = {0};
+	VEC(int64_t) cstart = {0}, cend = {0};
 
-	/* one call per iterator event (fewer when some are async): the table is
-	 * sized once instead of doubling, which left up to half of it unused */
+	/* one call per iterator event (fewer when some are async): the tables
+	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
+	vec_reserve_exact(&cstart, h->niterators);
+	vec_reserve_exact(&cend, h->niterators);
 	if (h->nproduce) /* else no call has a Produce event: no table */
 		vec_reserve_exact(&c->produce, h->niterators);
 	{
@@ -204,17 +237,19 @@ static void scan_threads(struct host_ctx *c)
 	}
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
+		size_t released = 0;
 
 		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
 				   TFD_KIND_BIT(TFD_EV_CONSUME))))
-			continue; /* none of the events nesting is about */
-		stack.n = stack_call.n = 0;
+			goto scanned; /* none of the events nesting is about */
+		stack.n = 0;
 		for (size_t k = 0; k < th->nevents; k++) {
 			const struct tfd_event *e = &th->events[k];
 			int64_t end = e->start_ns + e->dur_ns;
-			const struct tfd_event *top = NULL;
-			int top_call = -1;
+			const struct open_ev *top = NULL;
 
+			if (lean && (k & 0x7fff) == 0)
+				release_read(th, k, &released);
 			if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
 			    e->kind != TFD_EV_CONSUME)
 				continue;
@@ -222,33 +257,28 @@ static void scan_threads(struct host_ctx *c)
 				continue;
 			if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
 				continue;
-			while (stack.n) {
-				const struct tfd_event *s = stack.v[stack.n - 1];
-
-				if (s->start_ns <= e->start_ns && end <= s->start_ns + s->dur_ns)
-					break;
+			while (stack.n && !(stack.v[stack.n - 1].start <= e->start_ns &&
+					    end <= stack.v[stack.n - 1].end))
 				stack.n--;
-				stack_call.n--;
-			}
-			if (stack.n) {
-				top = stack.v[stack.n - 1];
-				top_call = stack_call.v[stack_call.n - 1];
-			}
+			if (stack.n)
+				top = &stack.v[stack.n - 1];
 			if (e->kind == TFD_EV_ITERATOR) {
 				struct call cl;
 				uint32_t produce = 0;
 
 				memset(&cl, 0, sizeof(cl));
-				cl.ev = (uint32_t)k;
 				cl.thread = (uint32_t)t;
 				cl.iter = iter_for_event(c, e);
 				cl.parent = -1;
-				if (top && top->kind == TFD_EV_ITERATOR)
-					cl.parent = top_call;
-				else if (top && top->kind == TFD_EV_PRODUCE &&
-					 (top->flags & TFD_EVF_ELEMENT))
-					produce = (uint32_t)(top - th->events) + 1;
+				if (top && top->call >= 0)
+					cl.parent = top->call;
+				else if (top && top->element) {
+					vec_push(&c->produce_elem, top->element_id);
+					produce = (uint32_t)c->produce_elem.n;
+				}
 				vec_push(&c->calls, cl);
+				vec_push(&cstart, e->start_ns);
+				vec_push(&cend, end);
 				if (h->nproduce)
 					vec_push(&c->produce, produce);
 				c->iters.v[cl.iter].ncalls++;
@@ -256,115 +286,79 @@ static void scan_threads(struct host_ctx *c)
 					c->iters.v[cl.iter].max_dur = e->dur_ns;
 				if (e->start_ns < c->iters.v[cl.iter].first_start)
 					c->iters.v[cl.iter].first_start = e->start_ns;
-				vec_push(&stack, e);
-				vec_push(&stack_call, (int)(c->calls.n - 1));
+				vec_push(&stack, ((struct open_ev){e->start_ns, end, 0,
+								   (int)(c->calls.n - 1), false}));
 			} else if (e->kind == TFD_EV_CONSUME) {
-				if (top && top->kind == TFD_EV_ITERATOR &&
-				    (e->flags & TFD_EVF_ELEMENT)) {
+				if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT)) {
 					/* register the consumer call under (its id, element) */
-					const struct call *cc = &c->calls.v[top_call];
+					const struct call *cc = &c->calls.v[top->call];
 					size_t b = cons_bucket(c, c->iters.v[cc->iter].id,
 							       e->element_id);
 
-					vec_push(&c->cons_call, top_call);
+					vec_push(&c->cons_call, top->call);
 					vec_push(&c->cons_elem, e->element_id);
 					vec_push(&c->cons_next, c->cons_head[b]);
 					c->cons_head[b] = (int)(c->cons_call.n - 1);
 				}
 				/* Consume events are leaves */
 			} else {
-				vec_push(&stack, e);
-				vec_push(&stack_call, -1);
+				vec_push(&stack,
+					 ((struct open_ev){e->start_ns, end, e->element_id, -1,
+							   (e->flags & TFD_EVF_ELEMENT) != 0}));
 			}
+		}
+	scanned:
+		if (lean) {
+			free(lean->threads[t].events);
+			lean->threads[t].events = NULL;
+			lean->threads[t].nevents = 0;
+			lean->threads[t].kinds = 0;
 		}
 	}
 	vec_free(&stack);
-	vec_free(&stack_call);
+	c->cstart = cstart.v;
+	c->cend = cend.v;
+	for (size_t i = 0; i < c->iters.n; i++)
+		c->iters.v[i].sample = &c->samples.v[i];
+}
+
+void tfd_thread_shed(struct tfd_thread *th, uint32_t keep)
+{
+	size_t w = 0;
+
+	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
+	if (!(th->kinds & ~keep))
+		return; /* nothing to drop */
+	for (size_t k = 0; k < th->nevents; k++)
+		if (TFD_KIND_BIT(th->events[k].kind) & keep) {
+			if (w != k)
+				th->events[w] = th->events[k];
+			w++;
+		}
+	th->nevents = w;
+	th->kinds &= keep;
+	if (w) {
+		th->events = xrealloc(th->events, w * sizeof(*th->events));
+	} else {
+		free(th->events);
+		th->events = NULL;
+	}
 }
 
 void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 {
-	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
 	if (!(keep & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 		h->nfunctions = 0;
-	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_thread *th = &h->threads[t];
-		size_t w = 0;
-
-		if (!(th->kinds & ~keep))
-			continue; /* nothing to drop */
-		for (size_t k = 0; k < th->nevents; k++)
-			if (TFD_KIND_BIT(th->events[k].kind) & keep) {
-				if (w != k)
-					th->events[w] = th->events[k];
-				w++;
-			}
-		th->nevents = w;
-		th->kinds &= keep;
-		if (w) {
-			th->events = xrealloc(th->events, w * sizeof(*th->events));
-		} else {
-			free(th->events);
-			th->events = NULL;
-		}
-	}
+	for (size_t t = 0; t < h->nthreads; t++)
+		tfd_thread_shed(&h->threads[t], keep);
 }
 
-struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h)
+struct tfd_event *tfd_graph_take_samples(struct host_ctx *c)
 {
-	size_t n = c->calls.n, ns = 0;
-	struct tfd_event *samples = n ? xmalloc(c->iters.n * sizeof(*samples)) : NULL;
+	struct tfd_event *v = c->samples.v;
 
-	/* Each thread's calls' (start, end) pairs are written over its events
-	 * (the j-th pair lands below the j-th call's event, which is read
-	 * first), and the array shrinks to them: the times never sit beside
-	 * all the events. Calls are in thread order. */
-	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
-		struct tfd_thread *th = &h->threads[t];
-		char *pairs = (char *)th->events; /* written through memcpy only */
-		size_t j = 0;
-
-		for (; k < n && c->calls.v[k].thread == t; k++, j++) {
-			const struct call *cl = &c->calls.v[k];
-			struct tfd_event ev = th->events[cl->ev];
-			struct iter *it = &c->iters.v[cl->iter];
-			int64_t se[2] = {ev.start_ns, ev.start_ns + ev.dur_ns};
-
-			if (!it->sample) {
-				samples[ns] = ev;
-				it->sample = &samples[ns++];
-			}
-			memcpy(pairs + j * sizeof(se), se, sizeof(se));
-		}
-		if (j) {
-			th->events = xrealloc(th->events, j * 2 * sizeof(int64_t));
-		} else {
-			free(th->events);
-			th->events = NULL;
-		}
-		th->nevents = j; /* pairs, until they are copied below */
-		th->kinds = 0;
-	}
-	if (n) {
-		c->cstart = xmalloc(n * sizeof(int64_t));
-		c->cend = xmalloc(n * sizeof(int64_t));
-	}
-	for (size_t k = 0, t = 0; t < h->nthreads; t++) {
-		struct tfd_thread *th = &h->threads[t];
-		const char *pairs = (const char *)th->events;
-
-		for (size_t j = 0; j < th->nevents; j++, k++) {
-			int64_t se[2];
-
-			memcpy(se, pairs + j * sizeof(se), sizeof(se));
-			c->cstart[k] = se[0];
-			c->cend[k] = se[1];
-		}
-		free(th->events);
-		th->events = NULL;
-		th->nevents = 0;
-	}
-	return samples;
+	memset(&c->samples, 0, sizeof(c->samples));
+	return v;
 }
 
 /* qsort's context; hosts are analyzed on several threads at once */
@@ -372,10 +366,7 @@ static _Thread_local const struct host_ctx *sort_ctx;
 
 static int call_start_cmp(const void *a, const void *b)
 {
-	const struct call *x = &sort_ctx->calls.v[*(const int *)a];
-	const struct call *y = &sort_ctx->calls.v[*(const int *)b];
-
-	int64_t sx = call_ev(sort_ctx, x)->start_ns, sy = call_ev(sort_ctx, y)->start_ns;
+	int64_t sx = sort_ctx->cstart[*(const int *)a], sy = sort_ctx->cstart[*(const int *)b];
 
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
@@ -506,16 +497,15 @@ static void compute_roots(struct host_ctx *c)
 	vec_free(&path);
 }
 
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
-				size_t *orphans, struct tfd_err *err)
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
+				struct tfd_host *lean, size_t *by_name, size_t *orphans,
+				struct tfd_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->h = h;
-	for (size_t t = 0; t < h->nthreads; t++)
-		if (h->threads[t].nevents >= TFD_GRAPH_MAX_THREAD_EVENTS)
-			return tfd_fail(err, TFD_E_LIMIT, "more than %u events on thread %zu",
-					TFD_GRAPH_MAX_THREAD_EVENTS - 1, t);
-	scan_threads(c);
+	if (h->nthreads >= TFD_GRAPH_MAX_THREADS)
+		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads", TFD_GRAPH_MAX_THREADS - 1);
+	scan_threads(c, lean);
 	list_calls(c);
 	sort_calls(c);
 	if (resolve_parents(c, by_name, orphans, err))
@@ -529,6 +519,7 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 	free(c->cons_head);
 	c->cons_head = NULL;
 	vec_free(&c->produce);
+	vec_free(&c->produce_elem);
 	vec_free(&c->cons_call);
 	vec_free(&c->cons_elem);
 	vec_free(&c->cons_next);
@@ -553,6 +544,7 @@ void tfd_graph_release(struct host_ctx *c)
 	free(c->root);
 	free(c->cstart);
 	free(c->cend);
+	vec_free(&c->samples);
 	tfd_graph_release_consumers(c);
 }
 

@@ -34,17 +34,16 @@ struct iter {
 	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start
 	 * once all are in; ncalls stays when the list goes */
 	size_t call_off, ncalls;
-	/* once the host's events are gone (tfd_graph_drop_events): a copy of
-	 * its first call's event */
+	/* a copy of its first call's event (host_ctx.samples), which outlives
+	 * the host's events */
 	const struct tfd_event *sample;
 };
 
-/* 16 bytes: one per iterator event. The events are found by index, not
- * by pointer (call_ev()), which halves the table; the Produce event around
- * a call is in a table of its own, gone once calls are linked. */
+/* 12 bytes: one per iterator event. Its times are in host_ctx.cstart and
+ * cend, read while the threads are scanned: the events are not read after
+ * (a lean build gives them back as it goes). */
 struct call {
-	uint32_t thread;  /* index into the host's threads */
-	uint32_t ev : 29; /* the iterator event: index into the thread's events */
+	uint32_t thread : 29; /* index into the host's threads */
 	uint32_t link : 3;
 	int iter;
 	/* call index, -1; until tfd_link_calls(): the nearest enclosing
@@ -52,11 +51,10 @@ struct call {
 	int parent;
 };
 
-/* A thread's events are indexed in 29 bits (a host holds fewer). */
-#define TFD_GRAPH_MAX_THREAD_EVENTS (1u << 29)
-_Static_assert(TFD_MAX_EVENTS_PER_HOST < TFD_GRAPH_MAX_THREAD_EVENTS, "event index bits");
+/* A host's threads are indexed in 29 bits (a host holds far fewer). */
+#define TFD_GRAPH_MAX_THREADS (1u << 29)
 _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
-_Static_assert(sizeof(struct call) == 16, "a call is 16 bytes");
+_Static_assert(sizeof(struct call) == 12, "a call is 12 bytes");
 
 struct host_ctx {
 	const struct tfd_host *h;
@@ -64,10 +62,12 @@ struct host_ctx {
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	int *icalls; /* every iterator's calls, one after the other (struct iter) */
-	/* per call until tfd_graph_release_consumers(): 1 + the thread's index
-	 * of the enclosing Produce event, if that came first; 0: none. Empty
-	 * when the host has no Produce/Consume events (Chrome traces). */
+	/* per call until tfd_graph_release_consumers(): 1 + the index in
+	 * produce_elem of the element_id of the enclosing Produce event, if that
+	 * came first; 0: none. Empty when the host has no Produce/Consume
+	 * events (Chrome traces). */
 	VEC(uint32_t) produce;
+	VEC(uint64_t) produce_elem;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
@@ -85,19 +85,17 @@ struct host_ctx {
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fn_call *fns;
 	size_t nfns;
-	/* once the host's events are gone: each call's start and end */
+	/* each call's start and end */
 	int64_t *cstart, *cend;
+	/* per iterator: its first call's event (iter.sample points here);
+	 * tfd_graph_take_samples() hands the array over */
+	VEC(struct tfd_event) samples;
 };
 
-static inline const struct tfd_event *call_ev(const struct host_ctx *c, const struct call *cl)
+/* The element_id of the Produce event around call k (c->produce.v[k] != 0). */
+static inline uint64_t call_produce_elem(const struct host_ctx *c, size_t k)
 {
-	return &c->h->threads[cl->thread].events[cl->ev];
-}
-
-/* The Produce event around call k (c->produce.v[k] != 0). */
-static inline const struct tfd_event *call_produce(const struct host_ctx *c, size_t k)
-{
-	return &c->h->threads[c->calls.v[k].thread].events[c->produce.v[k] - 1];
+	return c->produce_elem.v[c->produce.v[k] - 1];
 }
 
 /* The consumer bucket of an element of the iterator with this id. */
@@ -109,19 +107,20 @@ static inline size_t cons_bucket(const struct host_ctx *c, uint64_t iter_id, uin
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),
  * roots known. *by_name and *orphans count iterators linked by long name and
- * left without a parent. */
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, size_t *by_name,
-				size_t *orphans, struct tfd_err *err);
+ * left without a parent. lean: h itself, or NULL; then every event of h goes
+ * as it is read (the calls hold what is read after). */
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
+				struct tfd_host *lean, size_t *by_name, size_t *orphans,
+				struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);
-/* Once calls are linked and the function calls read: each call's start
- * and end into cstart/cend, each iterator's first event copied into
- * samples (returned, iters.n of them, the caller's to free, NULL when no
- * call) as its sample, then every event of h (the host c was built from)
- * goes. call_ev() is not to be used after this. */
-struct tfd_event *tfd_graph_drop_events(struct host_ctx *c, struct tfd_host *h);
+/* The same for one thread (the host's function count is left as it is). */
+void tfd_thread_shed(struct tfd_thread *th, uint32_t keep);
+/* The iterators' samples (iters.n events, NULL when none), the caller's to
+ * free; the sample pointers stay valid while it keeps them. */
+struct tfd_event *tfd_graph_take_samples(struct host_ctx *c);
 /* Drop the consumer index (cons_*) and the calls' Produce events once
  * calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);

@@ -504,33 +504,51 @@ static void by_file_matches_one_load(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A thread of iterator calls long enough (over 100,000 events, 3 MB) for
+ * the lean graph build to give back the pages of events it has read. */
+static const char dense_spec[] =
+    "{\"name\": \"iterator-dense\", \"expect\": \"TFRecord\", \"steps\": 3000,"
+    " \"step_compute_us\": 200, \"large_ids\": true, \"stages\": ["
+    "{\"kind\": \"TFRecord\", \"cost_us\": 20}, {\"kind\": \"Map\", \"cost_us\": 30},"
+    "{\"kind\": \"Batch\", \"batch_size\": 32, \"cost_us\": 10},"
+    "{\"kind\": \"Prefetch\", \"buffer\": 2}]}";
+
 /* tfd_analyze_lean drops every event once calls are linked and gives what
  * tfd_analyze gives (reports, partials, the stages' parameters), on real
  * captures of four formats and synthesized ones with functions, executor
- * chunks, Chrome JSON and device planes */
+ * chunks, Chrome JSON, device planes and a long thread of iterator calls */
 static void lean_matches_plain(struct t *t)
 {
-	static const char *const specs[] = {
+	static const char *specs[] = {
 	    "tests/synth/04-parallel-map-at-limit.json", "tests/synth/12-map-and-batch.json",
 	    "tests/synth/18-chrome-json-only.json", "tests/synth/23-device-planes.json",
 	    "tests/synth/34-pmap-behind-wide-interleave.json",
-	    "tests/synth/37-pmap-function-not-captured.json"};
+	    "tests/synth/37-pmap-function-not-captured.json", NULL /* dense_spec */};
 	static const char *const real[] = {
 	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
 	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz",
 	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
 	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
 	    "../shared/captures/tda-mnist-linear-tf20/local.trace"};
-	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600];
+	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], dense[600];
 	const char *paths[sizeof(specs) / sizeof(specs[0]) + sizeof(real) / sizeof(real[0])];
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
 	size_t n = 0, dropped = 0;
 
 	T_TRUE(mkdtemp(dir) != NULL);
+	snprintf(dense, sizeof(dense), "%s/dense.json", dir);
+	{
+		FILE *fp = fopen(dense, "w");
+
+		T_TRUE(fp != NULL && fputs(dense_spec, fp) >= 0);
+		if (fp)
+			fclose(fp);
+	}
+	specs[sizeof(specs) / sizeof(specs[0]) - 1] = dense;
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		snprintf(sub, sizeof(sub), "%s/s%zu", dir, i);
-		T_OK(tfd_synth_run(specs[i], sub, 0.3, &res, &err), &err);
+		T_OK(tfd_synth_run(specs[i], sub, specs[i] == dense ? 1.0 : 0.3, &res, &err), &err);
 		paths[n++] = strdup(res.run_dir);
 	}
 	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++)
