@@ -323,6 +323,9 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 			}
 			vec_push(&v, f);
 		}
+		if (lean) /* its calls are made: only what the graph reads stays */
+			tfd_thread_shed(&lean->threads[t], TFD_KIND_BIT(TFD_EV_PRODUCE) |
+								TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
 	free(ex.v);

@@ -89,8 +89,10 @@ struct tfd_fn_call {
 #define TFD_FN_UNKNOWN UINT32_MAX
 
 /* The function calls of a host, in (thread, event) order; *n of them.
- * lean: h itself, whose executor chunks are dropped once summed (before
- * the calls are allocated beside the events), or NULL. */
+ * lean: h itself, or NULL; then its executor chunks are dropped once
+ * summed (before the calls are allocated beside the events), and each
+ * thread whose function calls are read keeps only its iterator, Produce
+ * and Consume events. */
 struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
 					   size_t *n);
 
