@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# make bench: synthesize host-heavy captures of about 100 MB and 1 GB (not
-# committed; BENCH_SIZES="100 1000" in MB overrides) and measure, on one
-# core, tfdoctor analyze against a bare protobuf-c unpack and cat.
+# make bench: synthesize host-heavy, tf.data-heavy and iterator-dense captures
+# of 100 MB to 1 GB (not committed; BENCH_CASES="host-heavy:300 ..." as
+# spec:size_MB pairs overrides) and measure, on one core, tfdoctor analyze
+# against a bare protobuf-c unpack and cat.
 set -eu
 TFD=$1
 B=$(dirname "$TFD")
 W=${BENCH_DIR:-build/bench}
 # "spec:size_MB" pairs
-CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000}
+CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000 iter-dense:100 iter-dense:300}
 declare -A an_secs
 mkdir -p "$W"
 one() { taskset -c 0 "$B/runstat" "$@"; }
