@@ -54,6 +54,13 @@ struct sig_rec {
 /* events added by name: the last signature of each name, direct-mapped */
 #define SIG_CACHE 256
 
+/* A signature given a parent_id: the last result of each (signature,
+ * parent_id), direct-mapped (an iterator's calls repeat the pair). */
+struct parent_step {
+	const struct tfd_sig *from, *to;
+	uint64_t parent_id;
+};
+
 struct capture_impl {
 	struct tfd_capture pub;
 	VEC(struct host_build) hb;    /* parallel to pub.hosts while building */
@@ -62,6 +69,7 @@ struct capture_impl {
 	struct imap sig_head; /* sig_hash() -> newest record */
 	VEC(struct sig_rec) sigs;
 	const struct tfd_sig *sig_cache[SIG_CACHE];
+	struct parent_step parent_cache[SIG_CACHE];
 	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
 					  * arenas hold those hosts' strings */
 };
@@ -518,10 +526,17 @@ void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const 
 			e->flags = (e->flags | TFD_EVF_ID) & ~TFD_EVF_ELEMENT;
 		}
 	} else if (strcmp(key, "parent_id") == 0) {
-		struct tfd_sig want = *e->sig;
+		struct parent_step *ps =
+		    &impl(cap)->parent_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^ (uint64_t)v) %
+					     SIG_CACHE];
 
-		want.parent_id = (uint64_t)v;
-		e->sig = sig_get(cap, &want);
+		if (ps->from != e->sig || ps->parent_id != (uint64_t)v || !ps->to) {
+			struct tfd_sig want = *e->sig;
+
+			want.parent_id = (uint64_t)v;
+			*ps = (struct parent_step){e->sig, sig_get(cap, &want), (uint64_t)v};
+		}
+		e->sig = ps->to;
 		e->flags |= TFD_EVF_PARENT;
 	} else if (strcmp(key, "element_id") == 0) {
 		if (holds_element(e) || !(e->flags & TFD_EVF_ID)) {

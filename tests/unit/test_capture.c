@@ -106,6 +106,30 @@ static void signatures_and_values(struct t *t)
 	T_EQ_U64(q->id, 11);
 	T_TRUE((q->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) == TFD_EVF_ID);
 	T_TRUE(q->sig != a->sig && strcmp(q->sig->name, "Iterator::Model") == 0);
+	/* parent ids, repeated and colliding in the reader's cache of the last
+	 * result per (signature, parent_id): each event gets its own, and an
+	 * equal pair the same signature */
+	{
+		const struct tfd_sig *first[600] = {0};
+
+		for (int r = 0; r < 3; r++)
+			for (uint64_t k = 0; k < 600; k++) {
+				struct tfd_event *e = tfd_host_add_event(
+				    cap, h, th, k % 2 ? "Iterator::Model::Map" : "Iterator::Model::Prefetch",
+				    100 + (int64_t)k, 1);
+
+				/* two names in turn under each parent */
+				tfd_event_set_stat_int(cap, e, "parent_id", (int64_t)(k / 2 * 977 + 1));
+				T_EQ_U64(e->sig->parent_id, k / 2 * 977 + 1);
+				T_EQ_STR(e->sig->name,
+					 k % 2 ? "Iterator::Model::Map" : "Iterator::Model::Prefetch");
+				if (r == 0)
+					first[k] = e->sig;
+				else if (e->sig != first[k])
+					T_FAILF("parent_id %llu: a second signature",
+						(unsigned long long)(k / 2 * 977 + 1));
+			}
+	}
 	tfd_capture_free(cap);
 }
 
