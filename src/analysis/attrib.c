@@ -37,18 +37,29 @@ static int own_cmp(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* qsort(), unless v is in order already (a call's children on its own
+ * thread are, and most calls have no others): both comparisons are total
+ * orders, so the result is the same. */
+static void sort_ivs(struct iv *v, size_t n, int (*cmp)(const void *, const void *))
+{
+	size_t i = 1;
+
+	while (i < n && cmp(&v[i - 1], &v[i]) < 0)
+		i++;
+	if (i < n)
+		qsort(v, n, sizeof(*v), cmp);
+}
+
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
 	int64_t s0 = t->start[node], e0 = t->end[node], covered = 0, cs = 0, ce = 0;
-	size_t n = 0;
-	struct iv *v;
+	size_t n = (size_t)(t->kid_off[node + 1] - t->kid_off[node]);
+	struct iv few[16], *v;
 	int started = 0;
 
-	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++)
-		n++;
 	if (!n)
 		return e0 - s0;
-	v = xmalloc(n * sizeof(*v));
+	v = n <= sizeof(few) / sizeof(few[0]) ? few : xmalloc(n * sizeof(*v));
 	n = 0;
 	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
 		int c = t->kids[k];
@@ -58,7 +69,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 		if (a < b)
 			v[n++] = (struct iv){a, b, c};
 	}
-	qsort(v, n, sizeof(*v), iv_cmp);
+	sort_ivs(v, n, iv_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (!started || v[i].s > ce) {
 			if (started)
@@ -72,7 +83,8 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	}
 	if (started)
 		covered += ce - cs;
-	free(v);
+	if (v != few)
+		free(v);
 	return (e0 - s0) - covered;
 }
 
@@ -105,8 +117,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 			if (a < b)
 				vec_push(&kids, ((struct iv){a, b, c}));
 		}
-		if (kids.n > 1)
-			qsort(kids.v, kids.n, sizeof(*kids.v), iv_cmp);
+		sort_ivs(kids.v, kids.n, iv_cmp);
 		while (cur < hi) {
 			while (i < kids.n && kids.v[i].s <= cur) {
 				if (best < 0 || kids.v[i].e > kids.v[best].e)
@@ -138,8 +149,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 	}
 	add(ctx, node, own);
 	vec_free(&kids);
-	if (owned.n > 1)
-		qsort(owned.v, owned.n, sizeof(*owned.v), own_cmp);
+	sort_ivs(owned.v, owned.n, own_cmp);
 	for (size_t a = 0; a < owned.n;) {
 		size_t b = a;
 

@@ -129,6 +129,46 @@ static void attribution_hands_each_call_once(struct t *t)
 	}
 }
 
+/* Self time is the call less the union of its children clipped to it,
+ * against a nanosecond-by-nanosecond count: random trees whose calls have
+ * up to 40 children, in start order or not (the sort is skipped when they
+ * are in order, and a call with more than 16 children takes the heap). */
+static void self_time_is_the_uncovered_span(struct t *t)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 400; round++) {
+		int64_t start[128], end[128];
+		int parent[128], n = 2 + (int)(x % 120);
+		bool in_order = round % 2 == 0;
+		struct tfd_tree tr;
+
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* a few parents with many children each */
+			parent[i] = i == 0 ? -1 : (int)(x % (uint64_t)(i < 4 ? i : 4));
+			start[i] = i == 0 ? 0 : start[parent[i]] + (int64_t)(x % 300) - 20;
+			if (in_order && i > 0 && start[i] < start[i - 1])
+				start[i] = start[i - 1];
+			end[i] = start[i] + 1 + (int64_t)((x >> 24) % 150);
+		}
+		tfd_tree_build(&tr, (size_t)n, start, end, parent);
+		for (int v = 0; v < n; v++) {
+			int64_t uncovered = 0;
+
+			for (int64_t ns = start[v]; ns < end[v]; ns++) {
+				bool covered = false;
+
+				for (int c = 0; c < n && !covered; c++)
+					covered = parent[c] == v && start[c] <= ns && ns < end[c];
+				uncovered += !covered;
+			}
+			T_EQ_I64(tfd_tree_self(&tr, v), uncovered);
+		}
+		tfd_tree_release(&tr);
+	}
+}
+
 /* children reaching outside their parent are clipped, never negative */
 static void attribution_clips(struct t *t)
 {
@@ -584,6 +624,7 @@ static void ai_notebook_formats_agree(struct t *t)
 const struct t_case analysis_cases[] = {
 	T(attribution_overlap),
 	T(attribution_clips),
+	T(self_time_is_the_uncovered_span),
 	T(attribution_hands_each_call_once),
 	T(nested_sync_chain),
 	T(prefetch_other_thread),
