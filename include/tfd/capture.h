@@ -228,6 +228,22 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
  * event's signature (e->sig) to the interned one with it. */
 void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    int64_t v);
+/* What a stat's name makes of it (the readers classify a stat metadata's
+ * name once, not each stat's). */
+enum tfd_stat {
+	TFD_STAT_PARAM = 0, /* an iterator parameter */
+	TFD_STAT_ID,
+	TFD_STAT_PARENT,
+	TFD_STAT_ELEMENT,
+	TFD_STAT_GROUP,
+	TFD_STAT_ASYNC,
+	TFD_STAT_META /* bookkeeping (long_name, step_name, ...): not kept */
+};
+enum tfd_stat tfd_stat_of(const char *key);
+/* tfd_event_set_stat_int() with the name already classified: what =
+ * tfd_stat_of(key). */
+void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
+			   const char *key, int64_t v);
 void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    const char *v);
 /* Note an event's extent for step and span accounting (also for events

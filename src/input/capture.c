@@ -515,17 +515,34 @@ static int is_meta_stat(const char *key)
 	return 0;
 }
 
+enum tfd_stat tfd_stat_of(const char *key)
+{
+	return strcmp(key, "id") == 0	       ? TFD_STAT_ID
+	       : strcmp(key, "parent_id") == 0  ? TFD_STAT_PARENT
+	       : strcmp(key, "element_id") == 0 ? TFD_STAT_ELEMENT
+	       : strcmp(key, "group_id") == 0   ? TFD_STAT_GROUP
+	       : strcmp(key, "_a") == 0	       ? TFD_STAT_ASYNC
+	       : is_meta_stat(key)	       ? TFD_STAT_META
+					       : TFD_STAT_PARAM;
+}
+
 void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key, int64_t v)
+{
+	tfd_event_set_stat_as(cap, e, tfd_stat_of(key), key, v);
+}
+
+void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
+			   const char *key, int64_t v)
 {
 	char buf[32];
 
-	if (strcmp(key, "id") == 0) {
+	if (what == TFD_STAT_ID) {
 		/* the event's value: an element_id stat gives way to it */
 		if (!holds_element(e) || !(e->flags & TFD_EVF_ELEMENT)) {
 			e->id = (uint64_t)v;
 			e->flags = (e->flags | TFD_EVF_ID) & ~TFD_EVF_ELEMENT;
 		}
-	} else if (strcmp(key, "parent_id") == 0) {
+	} else if (what == TFD_STAT_PARENT) {
 		struct parent_step *ps =
 		    &impl(cap)->parent_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^ (uint64_t)v) %
 					     SIG_CACHE];
@@ -538,17 +555,17 @@ void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const 
 		}
 		e->sig = ps->to;
 		e->flags |= TFD_EVF_PARENT;
-	} else if (strcmp(key, "element_id") == 0) {
+	} else if (what == TFD_STAT_ELEMENT) {
 		if (holds_element(e) || !(e->flags & TFD_EVF_ID)) {
 			e->element_id = (uint64_t)v;
 			e->flags = (e->flags | TFD_EVF_ELEMENT) & ~TFD_EVF_ID;
 		}
-	} else if (strcmp(key, "group_id") == 0) {
+	} else if (what == TFD_STAT_GROUP) {
 		e->flags |= TFD_EVF_GROUP; /* the reader notes the step itself */
-	} else if (strcmp(key, "_a") == 0) {
+	} else if (what == TFD_STAT_ASYNC) {
 		if (v)
 			e->flags |= TFD_EVF_ASYNC;
-	} else if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key)) {
+	} else if (what == TFD_STAT_PARAM && e->kind == TFD_EV_ITERATOR) {
 		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 		add_param(cap, e, key, buf);
 	}

@@ -156,7 +156,7 @@ static void pb_free(void *data, void *p)
  * a mapped file are dropped from memory once their lines are done.
  */
 
-enum stat_code { SC_OTHER, SC_ID, SC_PARENT, SC_ELEMENT, SC_GROUP, SC_ASYNC };
+
 
 struct meta {
 	const char *name;
@@ -287,21 +287,16 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		if (!m && val.len)
 			return sc->bad = "corrupt stat metadata", 1;
 		sm.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
-		sm.code = strcmp(sm.name, "id") == 0	       ? SC_ID
-			  : strcmp(sm.name, "parent_id") == 0  ? SC_PARENT
-			  : strcmp(sm.name, "element_id") == 0 ? SC_ELEMENT
-			  : strcmp(sm.name, "group_id") == 0   ? SC_GROUP
-			  : strcmp(sm.name, "_a") == 0	       ? SC_ASYNC
-							       : SC_OTHER;
+		sm.code = (uint8_t)tfd_stat_of(sm.name);
 		imap_put(&sc->stat_meta, key, sc->smetas.n);
 		vec_push(&sc->smetas, sm);
-		if (sm.code == SC_ID && sc->nid_mids >= 0) {
+		if (sm.code == TFD_STAT_ID && sc->nid_mids >= 0) {
 			if (sc->nid_mids < (int)(sizeof(sc->id_mids) / sizeof(sc->id_mids[0])))
 				sc->id_mids[sc->nid_mids++] = key;
 			else
 				sc->nid_mids = -1;
 		}
-		if (sm.code == SC_GROUP && sc->ngroup_mids >= 0) {
+		if (sm.code == TFD_STAT_GROUP && sc->ngroup_mids >= 0) {
 			if (sc->ngroup_mids < (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
 				sc->group_mids[sc->ngroup_mids++] = key;
 			else
@@ -410,11 +405,12 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 		return;
 	switch (x->type) {
 	case 4: /* int64 */
-		tfd_event_set_stat_int(cap, e, sm->name, (int64_t)x->u);
+		tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name, (int64_t)x->u);
 		break;
 	case 3: /* uint64: ids >= 2^63 keep their bit pattern (spec 1.3) */
-		if (sm->code != SC_OTHER) {
-			tfd_event_set_stat_int(cap, e, sm->name, (int64_t)x->u);
+		if (sm->code != TFD_STAT_PARAM && sm->code != TFD_STAT_META) {
+			tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name,
+					      (int64_t)x->u);
 		} else if (e->kind == TFD_EV_ITERATOR) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
 			tfd_event_set_stat_str(cap, e, sm->name, buf);
@@ -566,7 +562,7 @@ static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end
 		if (sc->nid_mids >= 0 && w.known && !is_id_mid(sc, w.smid))
 			continue;
 		if (walk_stat(sc, &w, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
-		    (sm = smeta_of(sc, xs.mid)) && sm->code == SC_ID) {
+		    (sm = smeta_of(sc, xs.mid)) && sm->code == TFD_STAT_ID) {
 			*id = xs.u;
 			return true;
 		}
@@ -602,11 +598,11 @@ static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *en
 		} else if ((sm = smeta_of(sc, xs.mid))) {
 			uint8_t code = sm->code;
 
-			if (!*has_id && code == SC_ID && (xs.type == 3 || xs.type == 4)) {
+			if (!*has_id && code == TFD_STAT_ID && (xs.type == 3 || xs.type == 4)) {
 				*has_id = true;
 				*id = xs.u;
 			}
-			if (!is_id && code == SC_GROUP && xs.type == 4) {
+			if (!is_id && code == TFD_STAT_GROUP && xs.type == 4) {
 				*has_group = true;
 				*group = (int64_t)xs.u;
 			}
@@ -737,7 +733,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			goto bad;
 		if (e)
 			apply_xstat(sc, e, &xs);
-		if (xs.type == 4 && (sm = smeta_of(sc, xs.mid)) && sm->code == SC_GROUP) {
+		if (xs.type == 4 && (sm = smeta_of(sc, xs.mid)) && sm->code == TFD_STAT_GROUP) {
 			has_group = true;
 			group = (int64_t)xs.u;
 		}
