@@ -514,8 +514,8 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 
 	yajl_config(y, yajl_allow_multiple_values, 0);
 	if (src->gz) {
-		enum tfd_status st = tfd_gunzip((const uint8_t *)src->data, src->len, src->limit,
-						yajl_sink, &f, p->err);
+		enum tfd_status st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped,
+						src->limit, yajl_sink, &f, p->err);
 
 		if (st) {
 			yajl_free(y);
@@ -735,7 +735,8 @@ static bool scan_pass(struct parse *p, const struct source *src)
 	sc.y = yajl_alloc(&callbacks, NULL, p);
 	yajl_config(sc.y, yajl_allow_multiple_values, 1);
 	if (src->gz)
-		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->limit, scan1_eat, &sc,
+		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,
+				scan1_eat, &sc,
 				p->err);
 	else
 		feed_plain(src, scan1_eat, &sc);
@@ -825,10 +826,10 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 }
 
 enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
-				   size_t limit, const char *default_host,
+				   bool mapped, size_t limit, const char *default_host,
 				   const struct tfd_load_opts *opts, struct tfd_err *err)
 {
-	const struct source src = {(const char *)gz, len, false, true, limit};
+	const struct source src = {(const char *)gz, len, mapped, true, limit};
 
 	return read_source(cap, &src, default_host, opts, err);
 }

@@ -73,14 +73,14 @@ static bool grow_append(void *ctx, const uint8_t *p, size_t n)
 }
 
 /* The whole inflated document in memory (formats read in place). */
-static enum tfd_status inflate_gz(const uint8_t *src, size_t len, size_t limit, struct blob *out,
-				  struct tfd_err *err)
+static enum tfd_status inflate_gz(const uint8_t *src, size_t len, bool mapped, size_t limit,
+				  struct blob *out, struct tfd_err *err)
 {
 	struct grow g = {NULL, 0, len * 4 + 4096};
 	enum tfd_status st;
 
 	g.p = xmalloc(g.cap);
-	st = tfd_gunzip(src, len, limit, grow_append, &g, err);
+	st = tfd_gunzip(src, len, mapped, limit, grow_append, &g, err);
 	if (st) {
 		free(g.p);
 		return st;
@@ -404,8 +404,9 @@ static size_t gz_peek(const uint8_t *src, size_t len, uint8_t *out, size_t cap)
 
 /* A gzipped Chrome trace is parsed while it is inflated, never held whole;
  * false (nothing done) when the data does not start like JSON. */
-static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len, const char *path,
-			 const struct tfd_load_opts *opts, enum tfd_status *st, struct tfd_err *err)
+static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len, bool mapped,
+			 const char *path, const struct tfd_load_opts *opts, enum tfd_status *st,
+			 struct tfd_err *err)
 {
 	uint8_t head[4096];
 	size_t n = gz_peek(gz, len, head, sizeof(head)), before = cap->nhosts;
@@ -414,7 +415,7 @@ static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 	if (!sniff_json(head, n))
 		return false;
 	host_from_path(path, host, sizeof(host));
-	*st = tfd_chrome_read_gz(cap, gz, len, inflate_limit(opts), host, opts, err);
+	*st = tfd_chrome_read_gz(cap, gz, len, mapped, inflate_limit(opts), host, opts, err);
 	*st = loaded(cap, before, 1, path, *st, err);
 	return true;
 }
@@ -430,10 +431,10 @@ static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, s
 
 	if (len < 2 || data[0] != 0x1f || data[1] != 0x8b)
 		return load_bytes(cap, data, len, 0, mapped, path, opts, err);
-	if (load_gz_json(cap, data, len, path, opts, &st, err))
+	if (load_gz_json(cap, data, len, mapped, path, opts, &st, err))
 		return st;
 	memset(&z, 0, sizeof(z));
-	st = inflate_gz(data, len, inflate_limit(opts), &z, err);
+	st = inflate_gz(data, len, mapped, inflate_limit(opts), &z, err);
 	if (!st)
 		st = load_bytes(cap, z.data, z.len, 1, false, path, opts, err);
 	blob_release(&z);

@@ -3,18 +3,33 @@
  * reader share the loop, its limit and its error lines. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "input_impl.h"
 
 #define OUT_CHUNK (1u << 20)
 
-enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, size_t limit, tfd_gunzip_sink sink,
-			   void *ctx, struct tfd_err *err)
+/* Pages of a mapped input below `upto` go, 4 MB or more at a time
+ * (*dropped: where they went up to; the mapping is page-aligned). */
+static void drop_read(const uint8_t *src, size_t *dropped, size_t upto)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	upto = upto / pg * pg;
+	if (upto >= *dropped + (4u << 20)) {
+		madvise((void *)(src + *dropped), upto - *dropped, MADV_DONTNEED);
+		*dropped = upto;
+	}
+}
+
+enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t limit,
+			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err)
 {
 	unsigned char *out = xmalloc(OUT_CHUNK);
 	enum tfd_status st = TFD_OK;
-	size_t total = 0;
+	size_t total = 0, dropped = 0;
 	z_stream zs;
 	int rc;
 
@@ -32,6 +47,8 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, size_t limit, tfd_gun
 		zs.avail_out = OUT_CHUNK;
 		rc = inflate(&zs, Z_NO_FLUSH);
 		got = OUT_CHUNK - zs.avail_out;
+		if (mapped) /* read once per pass: the page cache keeps them */
+			drop_read(src, &dropped, (size_t)(zs.next_in - src));
 		if (got) {
 			if (total + got > limit) {
 				st = tfd_fail(err, TFD_E_LIMIT, "gzip data inflates to more than %zu MiB",
@@ -62,5 +79,7 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, size_t limit, tfd_gun
 	}
 	inflateEnd(&zs);
 	free(out);
+	if (mapped && len > dropped)
+		madvise((void *)(src + dropped), len - dropped, MADV_DONTNEED);
 	return st;
 }

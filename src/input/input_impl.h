@@ -174,14 +174,16 @@ typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);
 
 /* Inflates gzip data (one or more members) into sink, at most `limit` bytes
  * in all: "truncated gzip data", "corrupt gzip data (...)" and "gzip data
- * inflates to more than N MiB" are its error lines (gunzip.c). */
-enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, size_t limit, tfd_gunzip_sink sink,
-			   void *ctx, struct tfd_err *err);
+ * inflates to more than N MiB" are its error lines (gunzip.c). mapped: src
+ * is a file mapping, whose pages are dropped once inflated. */
+enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t limit,
+			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err);
 
 /* The same from gzip data, inflated chunk by chunk on each of the two
- * passes (never whole); at most `limit` inflated bytes. */
+ * passes (never whole); at most `limit` inflated bytes. mapped: gz is a
+ * file mapping (see tfd_gunzip). */
 enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
-				   size_t limit, const char *default_host,
+				   bool mapped, size_t limit, const char *default_host,
 				   const struct tfd_load_opts *opts, struct tfd_err *err);
 enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
 				const char *path, const char *default_host,
