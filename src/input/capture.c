@@ -349,20 +349,40 @@ static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done
 	return (const struct tfd_sig *)(uintptr_t)v;
 }
 
+/* The moves of one absorb: every signature moved (done), and the last move
+ * of each, direct-mapped (a thread's events cycle through a few). */
+struct sig_moves {
+	struct imap done;
+	struct {
+		const struct tfd_sig *from, *to;
+	} last[64];
+};
+
+static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves *mv,
+				       const struct tfd_sig *s)
+{
+	size_t m = ((uintptr_t)s >> 5) % (sizeof(mv->last) / sizeof(mv->last[0]));
+
+	if (mv->last[m].from != s) {
+		mv->last[m].from = s;
+		mv->last[m].to = sig_move(cap, &mv->done, s);
+	}
+	return mv->last[m].to;
+}
+
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
 {
 	struct tfd_host *ph = &part->hosts[0];
 	struct host_build *pb = build_of(part, ph);
-	struct imap done = {0};
+	struct sig_moves mv;
 
+	memset(&mv, 0, sizeof(mv));
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
 		struct tfd_thread *dst = &h->threads[idx];
 		struct host_build *b = build_of(cap, h);
 
-		for (size_t k = 0; k < src->nevents; k++)
-			src->events[k].sig = sig_move(cap, &done, src->events[k].sig);
 		cap_cover(b, h, idx);
 		dst->kinds |= src->kinds;
 		if (src->nevents)
@@ -371,15 +391,23 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 					     ev_before(&src->events[0], &dst->events[dst->nevents - 1]));
 		if (!dst->nevents) {
 			/* the usual case, one line per thread: the array moves */
+			for (size_t k = 0; k < src->nevents; k++)
+				src->events[k].sig = moved_sig(cap, &mv, src->events[k].sig);
 			free(dst->events);
 			dst->events = src->events;
 			dst->nevents = src->nevents;
 			b->ev_cap[idx] = t < pb->ncap ? pb->ev_cap[t] : src->nevents;
 		} else if (src->nevents) {
+			/* a part of a line: appended, signatures moved as copied */
+			struct tfd_event *to;
+
 			dst->events = xrealloc(dst->events,
 					       (dst->nevents + src->nevents) * sizeof(*dst->events));
-			memcpy(dst->events + dst->nevents, src->events,
-			       src->nevents * sizeof(*src->events));
+			to = dst->events + dst->nevents;
+			for (size_t k = 0; k < src->nevents; k++) {
+				to[k] = src->events[k];
+				to[k].sig = moved_sig(cap, &mv, src->events[k].sig);
+			}
 			dst->nevents += src->nevents;
 			b->ev_cap[idx] = dst->nevents;
 			free(src->events);
@@ -397,7 +425,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 			      ph->steps[i].end_ns);
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
-	imap_free(&done);
+	imap_free(&mv.done);
 }
 
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,

@@ -1058,6 +1058,46 @@ static void finish_sorts_what_came_out_of_order(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* A part's events keep their signatures when moved into a host: 500
+ * distinct ones (name, parent_id, a parameter), in an order that revisits
+ * them, more than the absorb's cache of recent moves holds */
+static void absorb_keeps_signatures(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h"), *ph = tfd_capture_add_host(part, "h");
+	uint32_t th = tfd_host_thread(part, ph, 1, "w");
+	static const char *const names[] = {"Iterator::Model::Map", "Iterator::Model::Prefetch",
+					    "PrefetchProduce"};
+	char val[32];
+
+	for (int i = 0; i < 3000; i++) {
+		int k = (i * 7919) % 500; /* each of 500 signatures, six times, scattered */
+		struct tfd_event *e =
+		    tfd_host_add_event(part, ph, th, names[k % 3], (int64_t)i * 10, 5);
+
+		tfd_event_set_stat_int(part, e, "parent_id", 1000 + k);
+		snprintf(val, sizeof(val), "%d", k % 7);
+		tfd_event_set_stat_str(part, e, "buffer_limit", val);
+	}
+	tfd_host_absorb(cap, h, part);
+	T_EQ_I64(h->nthreads, 1);
+	T_EQ_I64(h->threads[0].nevents, 3000);
+	for (int i = 0; i < 3000 && h->nthreads; i++) {
+		const struct tfd_event *e = &h->threads[0].events[i];
+		int k = (i * 7919) % 500;
+
+		T_EQ_STR(e->sig->name, names[k % 3]);
+		T_EQ_U64(e->sig->parent_id, (uint64_t)(1000 + k));
+		snprintf(val, sizeof(val), "%d", k % 7);
+		if (e->kind == TFD_EV_ITERATOR)
+			T_EQ_STR(tfd_event_param(e, "buffer_limit"), val);
+		else
+			T_TRUE(tfd_event_param(e, "buffer_limit") == NULL);
+	}
+	tfd_capture_free(part);
+	tfd_capture_free(cap);
+}
+
 /* The dataset-function step ids are a set of bare keys: every id added is
  * found (0, which marks an empty slot, too; ids that collide; across
  * growth), no other is, and the remembered last lookup follows the set. */
@@ -1156,6 +1196,7 @@ const struct t_case capture_cases[] = {
 	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
+	T(absorb_keeps_signatures),
 	T(many_steps_noted),
 	T(parallel_load_matches_sequential),
 	T(by_file_matches_one_load),
