@@ -175,7 +175,8 @@ void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 {
 	struct iv seg = {t->start[root], t->end[root], root};
 
-	self_all(t, root, 0, self_ns);
+	if (self_ns)
+		self_all(t, root, 0, self_ns);
 	if (seg.e > seg.s)
 		attribute(t, root, &seg, 1, 0, add, ctx);
 }

@@ -25,7 +25,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node);
 void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, int64_t *blocking_ns);
 /* The same, with each call's blocking time handed to add() instead: once
  * per call that the root's time reaches (a call's whole share, possibly
- * 0), so that no per-call array is needed. */
+ * 0), so that no per-call array is needed; self_ns may be NULL (none set). */
 typedef void (*tfd_blocking_fn)(void *ctx, int node, int64_t ns);
 void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 			   tfd_blocking_fn add, void *ctx);

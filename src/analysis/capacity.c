@@ -130,25 +130,42 @@ static void assign_segments(struct ctx *c)
 			c->fn_of[i] = new_seg(c, TFD_SEG_FUNCTION, (int)i);
 }
 
-/* Own work of every stage over the window, from every call that started in it. */
+/* Call k of the pipeline: its host call, stage and thread. */
+static inline const struct call *cap_call(const struct tfd_cap_calls *in, size_t k)
+{
+	return &in->calls[in->pcalls ? (size_t)in->pcalls[k] : k];
+}
+
+static inline int cap_stage(const struct tfd_cap_calls *in, size_t k)
+{
+	return in->iter_stage[cap_call(in, k)->iter];
+}
+
+static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
+{
+	return cap_call(in, k)->thread;
+}
+
+/* Own work of every stage over the window, from every call that started in
+ * it (summed as the pipeline's calls were aggregated). */
 static void stage_work(struct ctx *c)
 {
 	const struct tfd_cap_calls *in = c->in;
 
-	for (size_t k = 0; k < in->n; k++) {
-		struct tfd_stage *s;
-		int si = in->stage[k];
+	for (size_t si = 0; si < c->p->nstages; si++) {
+		struct tfd_stage *s = &c->p->stages[si];
 
-		if (si < 0 || in->start[k] < c->t0 || in->start[k] >= c->t1)
-			continue;
-		s = &c->p->stages[si];
-		s->window_calls++;
+		s->window_calls += in->window[si].calls;
 		if (s->is_async)
-			c->wait_ns[si] = sat_add(c->wait_ns[si], in->self[k]);
+			c->wait_ns[si] = sat_add(c->wait_ns[si], in->window[si].self_ns);
 		else
-			s->work_ns = sat_add(s->work_ns, in->self[k]);
-		if (!s->is_async || si == 0)
-			seen_thread(c, c->seg_of[si], in->thread[k]);
+			s->work_ns = sat_add(s->work_ns, in->window[si].self_ns);
+	}
+	for (size_t i = 0; i < in->nstage_threads; i++) {
+		size_t si = (size_t)(in->stage_threads[i] >> 32);
+
+		if (!c->p->stages[si].is_async || si == 0)
+			seen_thread(c, c->seg_of[si], (uint32_t)in->stage_threads[i]);
 	}
 }
 
@@ -165,10 +182,10 @@ static int *thread_owners(struct ctx *c)
 	for (size_t t = 0; t < nt; t++)
 		owner[t] = -1;
 	for (size_t k = 0; k < in->n; k++) {
-		int si = in->stage[k], sg = si >= 0 ? c->seg_of[si] : -1;
+		int si = cap_stage(in, k), sg = si >= 0 ? c->seg_of[si] : -1;
 		uint64_t key;
 		size_t v;
-		uint32_t t = in->thread[k];
+		uint32_t t = cap_thread(in, k);
 
 		if (sg < 0 || c->segs.v[sg].kind != TFD_SEG_INPUT || t >= nt)
 			continue;
@@ -349,8 +366,8 @@ static void function_work(struct ctx *c)
 	 * without inter-op parallelism runs it there): it can only be the
 	 * pipeline's map when there is one */
 	for (size_t k = 0; k < c->in->n; k++)
-		if (c->in->thread[k] < h->nthreads)
-			has_calls[c->in->thread[k]] = true;
+		if (cap_thread(c->in, k) < h->nthreads)
+			has_calls[cap_thread(c->in, k)] = true;
 	for (size_t i = 0; i < c->p->nstages; i++)
 		if (c->fn_of[i] >= 0) {
 			only_map = (int)i;
@@ -563,6 +580,19 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 			 100 * c->segs.v[lim].utilization);
 }
 
+bool tfd_capacity_window(const int64_t *start, const int64_t *end, const int *roots,
+			 size_t nroots, size_t nwarmup, int64_t *t0, int64_t *t1)
+{
+	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
+		return false;
+	*t0 = start[roots[nwarmup]];
+	*t1 = *t0;
+	for (size_t r = nwarmup; r < nroots; r++)
+		if (end[roots[r]] > *t1)
+			*t1 = end[roots[r]];
+	return true;
+}
+
 void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
 {
 	struct ctx c;
@@ -573,18 +603,17 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	cp->limiter = cp->runner_up = -1;
 	for (size_t i = 0; i < p->nstages; i++)
 		p->stages[i].segment = -1;
-	if (!p->nstages || in->nroots < in->nwarmup + MIN_ROOT_ELEMENTS)
+	if (!p->nstages)
 		return;
 	memset(&c, 0, sizeof(c));
 	c.p = p;
 	c.in = in;
-	c.t0 = in->start[in->roots[in->nwarmup]];
-	c.t1 = c.t0;
+	if (!tfd_capacity_window(in->start, in->end, in->roots, in->nroots, in->nwarmup, &c.t0,
+				 &c.t1))
+		return;
 	for (size_t r = in->nwarmup; r < in->nroots; r++) {
 		int k = in->roots[r];
 
-		if (in->end[k] > c.t1)
-			c.t1 = in->end[k];
 		root_busy = sat_add(root_busy, in->end[k] - in->start[k]);
 	}
 	c.n = in->nroots - in->nwarmup;

@@ -96,17 +96,41 @@ struct tfd_fn_call {
 struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
 					   size_t *n);
 
+struct call;
+
+/* One stage's calls that started in the capacity window (its own sums,
+ * made while the pipeline's calls are aggregated, so that no call keeps
+ * its self time past that). */
+struct tfd_cap_window {
+	uint64_t calls;
+	int64_t self_ns;
+};
+
 struct tfd_cap_calls {
 	const struct tfd_host *host;
 	const struct tfd_fn_call *fns; /* tfd_capacity_functions() of host */
 	size_t nfns;
 	size_t n;
-	const int *stage;
-	const uint32_t *thread;
-	const int64_t *start, *end, *self;
+	/* call k is the host's calls[pcalls ? pcalls[k] : k]; its stage is
+	 * iter_stage[its iterator] (an index into p->stages, -1 none) */
+	const struct call *calls;
+	const int *pcalls;
+	const int *iter_stage;
+	const int64_t *start, *end;
 	const int *roots;
 	size_t nroots, nwarmup;
+	/* per stage of p: its window sums, and the (stage, thread) pairs of
+	 * its window calls, each once */
+	const struct tfd_cap_window *window;
+	const uint64_t *stage_threads; /* stage << 32 | thread */
+	size_t nstage_threads;
 };
+
+/* The capacity window of root calls roots[nwarmup..nroots) (start, end
+ * indexed by call): [*t0, *t1), from the first's start to the latest end;
+ * false when there are too few root calls for a model. */
+bool tfd_capacity_window(const int64_t *start, const int64_t *end, const int *roots,
+			 size_t nroots, size_t nwarmup, int64_t *t0, int64_t *t1);
 
 /* The capacity model of pipeline p (capacity.c): per-stage work, segments,
  * capacities, the limiter. Fills p->segments, p->capacity and the stages'

@@ -71,13 +71,18 @@ struct pbuild {
 	bool identity;   /* ... unless it has every call of the host: the same */
 	VEC(int) roots;  /* local indices of the root calls, by start */
 	size_t n;
-	int64_t *start, *end, *self, *durs;
+	int64_t *start, *end, *durs;
 	bool borrowed; /* start and end are the host's (cstart, cend) */
 	int *parent;
 	bool *selected; /* per root call: in the aggregate */
 	struct tfd_tree tree;
 	VEC(int) ef, et; /* observed parent -> child stage edges (blocking) */
 	int *order, *inv;
+	/* the capacity window's sums per stage (stage-build order), and the
+	 * (stage, thread) pairs of its calls, each once */
+	size_t cap_warmup; /* the root calls before the window */
+	struct tfd_cap_window *win;
+	VEC(uint64_t) win_threads;
 };
 
 /* The host call index of local call k. */
@@ -146,7 +151,6 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		b->start = xmalloc((n + 1) * sizeof(int64_t));
 		b->end = xmalloc((n + 1) * sizeof(int64_t));
 	}
-	b->self = xcalloc(n + 1, sizeof(int64_t));
 	b->parent = xmalloc((n + 1) * sizeof(int));
 	for (size_t k = 0; k < n; k++) {
 		int hk = host_call(b, k);
@@ -287,12 +291,14 @@ static int root_rank_cmp(const void *a, const void *b)
 /* Which root call (its rank) owns call k: the top of k's chain of parents,
  * if that is a root call; -1 for none. rr: the root calls by local index
  * (no per-call array: this runs at the peak). */
-static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k)
+static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k,
+		    int *depth)
 {
 	int x = (int)k, guard = 0;
 	size_t lo = 0, hi = nr;
 
-	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+	for (*depth = 0; parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5;
+	     ++*depth)
 		x = parent_of(b, (size_t)x);
 	if (parent_of(b, (size_t)x) >= 0)
 		return -1;
@@ -377,9 +383,11 @@ static void aggregate(struct pbuild *b)
 	struct tfd_pipeline *p = b->p;
 	size_t n = b->n, nr = b->roots.n;
 	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
-	int64_t best = -1;
+	int64_t best = -1, t0 = 0, t1 = 0;
 	int slowest = -1;
 	struct blk_sink bs;
+	struct imap win_seen = {0};
+	bool has_window;
 
 	memset(&bs, 0, sizeof(bs));
 	bs.b = b;
@@ -390,7 +398,7 @@ static void aggregate(struct pbuild *b)
 	for (size_t r = 0; r < nr; r++) {
 		bs.selected = b->selected[r];
 		bs.slowest = (int)r == slowest;
-		tfd_tree_attribute_to(&b->tree, b->roots.v[r], b->self, add_blocking, &bs);
+		tfd_tree_attribute_to(&b->tree, b->roots.v[r], NULL, add_blocking, &bs);
 	}
 	if (bs.edges.n > 1)
 		qsort(bs.edges.v, bs.edges.n, sizeof(*bs.edges.v), edge_seen_cmp);
@@ -402,17 +410,23 @@ static void aggregate(struct pbuild *b)
 		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
 	if (nr > 1)
 		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
+	has_window = tfd_capacity_window(b->start, b->end, b->roots.v, nr, b->cap_warmup, &t0, &t1);
+	b->win = xcalloc(b->sb.stages.n + 1, sizeof(*b->win));
 	for (size_t k = 0; k < n; k++) {
 		const struct call *cl = &c->calls.v[host_call(b, k)];
-		int si = c->iters.v[cl->iter].stage;
+		int si = c->iters.v[cl->iter].stage, depth;
 		struct tfd_stage *s = &b->sb.stages.v[si];
-		int64_t d = b->end[k] - b->start[k];
-		int owner = owner_of(b, rr, nr, k);
+		int64_t d = b->end[k] - b->start[k], self;
+		int owner = owner_of(b, rr, nr, k, &depth);
 
-		if (owner < 0)
-			b->self[k] = tfd_tree_self(&b->tree, (int)k);
+		/* self time, found here and not kept per call: the attribution
+		 * of a root call stops TFD_MAX_CALL_DEPTH + 1 levels down, and
+		 * a call below that in a root call's tree had none */
+		self = owner >= 0 && depth > TFD_MAX_CALL_DEPTH + 1 ? 0
+								    : tfd_tree_self(&b->tree, (int)k);
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
+		s->self_all_ns = sat_add(s->self_all_ns, self);
 		if (cl->iter != b->root_iter)
 			s->links[cl->link]++;
 		/* the stage's first call; the first of its iterator's calls, too */
@@ -421,14 +435,21 @@ static void aggregate(struct pbuild *b)
 		if (owner >= 0 && b->selected[owner]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);
-			s->self_ns = sat_add(s->self_ns, b->self[k]);
+			s->self_ns = sat_add(s->self_ns, self);
+		}
+		if (has_window && b->start[k] >= t0 && b->start[k] < t1) {
+			uint64_t key = (uint64_t)(uint32_t)si << 32 | cl->thread;
+			size_t dummy;
+
+			b->win[si].calls++;
+			b->win[si].self_ns = sat_add(b->win[si].self_ns, self);
+			if (!imap_get(&win_seen, key, &dummy)) {
+				imap_put(&win_seen, key, 0);
+				vec_push(&b->win_threads, key);
+			}
 		}
 	}
-	for (size_t k = 0; k < n; k++) {
-		int si = c->iters.v[c->calls.v[host_call(b, k)].iter].stage;
-
-		b->sb.stages.v[si].self_all_ns = sat_add(b->sb.stages.v[si].self_all_ns, b->self[k]);
-	}
+	imap_free(&win_seen);
 	for (size_t r = 0; r < nr; r++)
 		if (b->selected[r]) {
 			p->nanalyzed++;
@@ -480,37 +501,48 @@ static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
 	}
 }
 
-/* The capacity pass gets the calls with their final stage indices. */
-static void capacity(struct pbuild *b, const struct tfd_analyze_opts *opts)
+/* The capacity pass gets the calls, their stages in final order (per
+ * iterator, from the host's calls), and the window sums. */
+static void capacity(struct pbuild *b)
 {
 	struct host_ctx *c = b->c;
 	struct tfd_cap_calls in;
-	int *stage = xmalloc((b->n + 1) * sizeof(int));
-	uint32_t *thread = xmalloc((b->n + 1) * sizeof(uint32_t));
+	size_t ns = b->p->nstages; /* the stage build is gone: as many */
+	int *iter_stage = xmalloc((c->iters.n + 1) * sizeof(int));
+	struct tfd_cap_window *win = xcalloc(ns + 1, sizeof(*win));
 
-	for (size_t k = 0; k < b->n; k++) {
-		const struct call *cl = &c->calls.v[host_call(b, k)];
-		int s = c->iters.v[cl->iter].stage;
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int s = c->iters.v[i].stage;
 
-		stage[k] = s >= 0 ? b->inv[s] : -1;
-		thread[k] = cl->thread;
+		/* another pipeline's iterator keeps its own stage: never read */
+		iter_stage[i] = s >= 0 && (size_t)s < ns ? b->inv[s] : -1;
+	}
+	for (size_t s = 0; s < ns; s++)
+		win[b->inv[s]] = b->win[s];
+	for (size_t i = 0; i < b->win_threads.n; i++) {
+		uint64_t key = b->win_threads.v[i];
+
+		b->win_threads.v[i] = (uint64_t)(uint32_t)b->inv[key >> 32] << 32 | (uint32_t)key;
 	}
 	memset(&in, 0, sizeof(in));
 	in.host = c->h;
 	in.fns = c->fns;
 	in.nfns = c->nfns;
 	in.n = b->n;
-	in.stage = stage;
-	in.thread = thread;
+	in.calls = c->calls.v;
+	in.pcalls = b->identity ? NULL : b->pcalls.v;
+	in.iter_stage = iter_stage;
 	in.start = b->start;
 	in.end = b->end;
-	in.self = b->self;
 	in.roots = b->roots.v;
 	in.nroots = b->roots.n;
-	in.nwarmup = opts->rank_set ? 0 : b->p->nwarmup;
+	in.nwarmup = b->cap_warmup;
+	in.window = win;
+	in.stage_threads = b->win_threads.v;
+	in.nstage_threads = b->win_threads.n;
 	tfd_capacity_compute(b->p, &in);
-	free(stage);
-	free(thread);
+	free(iter_stage);
+	free(win);
 }
 
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
@@ -529,6 +561,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	p->slowest_bottleneck = -1;
 	collect(&b, bk);
 	root_stats(&b, opts);
+	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
 	aggregate(&b);
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:
@@ -542,7 +575,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	vec_free(&b.ef);
 	vec_free(&b.et);
 	if (!st) {
-		capacity(&b, opts);
+		capacity(&b);
 		tfd_bottleneck_choose(p);
 	}
 	vec_free(&b.pcalls);
@@ -553,6 +586,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 		free(b.start);
 		free(b.end);
 	}
-	free(b.self);
+	free(b.win);
+	vec_free(&b.win_threads);
 	return st;
 }
