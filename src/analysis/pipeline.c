@@ -291,14 +291,12 @@ static int root_rank_cmp(const void *a, const void *b)
 /* Which root call (its rank) owns call k: the top of k's chain of parents,
  * if that is a root call; -1 for none. rr: the root calls by local index
  * (no per-call array: this runs at the peak). */
-static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k,
-		    int *depth)
+static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k)
 {
 	int x = (int)k, guard = 0;
 	size_t lo = 0, hi = nr;
 
-	for (*depth = 0; parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5;
-	     ++*depth)
+	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
 		x = parent_of(b, (size_t)x);
 	if (parent_of(b, (size_t)x) >= 0)
 		return -1;
@@ -414,16 +412,14 @@ static void aggregate(struct pbuild *b)
 	b->win = xcalloc(b->sb.stages.n + 1, sizeof(*b->win));
 	for (size_t k = 0; k < n; k++) {
 		const struct call *cl = &c->calls.v[host_call(b, k)];
-		int si = c->iters.v[cl->iter].stage, depth;
+		int si = c->iters.v[cl->iter].stage;
 		struct tfd_stage *s = &b->sb.stages.v[si];
-		int64_t d = b->end[k] - b->start[k], self;
-		int owner = owner_of(b, rr, nr, k, &depth);
+		int64_t d = b->end[k] - b->start[k];
+		/* found here, not kept per call (the attribution's depth limit
+		 * does not apply: every call has its self time) */
+		int64_t self = tfd_tree_self(&b->tree, (int)k);
+		int owner = owner_of(b, rr, nr, k);
 
-		/* self time, found here and not kept per call: the attribution
-		 * of a root call stops TFD_MAX_CALL_DEPTH + 1 levels down, and
-		 * a call below that in a root call's tree had none */
-		self = owner >= 0 && depth > TFD_MAX_CALL_DEPTH + 1 ? 0
-								    : tfd_tree_self(&b->tree, (int)k);
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
 		s->self_all_ns = sat_add(s->self_all_ns, self);

@@ -1,6 +1,8 @@
 /* test_analysis.c - default-mode analysis: attribution invariants,
  * hand-built forests, bad parent ids, and the real captures. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fixture.h"
 #include "t.h"
@@ -220,6 +222,54 @@ static void nested_sync_chain(struct t *t)
 	check_invariants(t, p);
 	tfd_analysis_free(a);
 	tfd_capture_free(f.cap);
+}
+
+/* A chain of nested iterator calls deeper than the blocking attribution
+ * follows (TFD_MAX_CALL_DEPTH): every call still has its self time, and
+ * the stages' self times add up to the root calls' time. The self times
+ * of the four levels below the attribution's reach had been 0. */
+static void self_time_below_the_depth_limit(struct t *t)
+{
+	enum { DEPTH = TFD_MAX_CALL_DEPTH + 10 };
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+	char *name = malloc(16 + 5 * (size_t)DEPTH), id[32], parent[32];
+	int64_t sum = 0;
+
+	T_TRUE(name != NULL);
+	if (!name)
+		return;
+	fx_init(&f);
+	for (int i = 0; i < 5; i++) {
+		int64_t b = i * 100 * US;
+
+		strcpy(name, "Iterator::Model");
+		for (int d = 0; d < DEPTH; d++) {
+			if (d)
+				strcat(name, "::Map");
+			snprintf(id, sizeof(id), "id=%d", 100 + d);
+			snprintf(parent, sizeof(parent), "parent_id=%d", 99 + d);
+			/* each level starts 10 ns after its parent and ends 10 ns before */
+			fx_ev(&f, 0, name, b + d * 10000, 50 * US - d * 20000, id, d ? parent : NULL,
+			      NULL);
+		}
+	}
+	a = analyze(t, &f);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->nstages, DEPTH);
+	for (size_t s = 0; s < p->nstages; s++) {
+		if (p->stages[s].self_all_ns <= 0)
+			T_FAILF("stage %zu of %d: no self time", s, DEPTH);
+		sum += p->stages[s].self_all_ns;
+	}
+	T_EQ_I64(sum, 5 * 50 * 1000);
+	/* (past the limit, the attribution gives a subtree's rest to its top
+	 * call: blocking exceeds self there, so check_invariants() does not
+	 * hold) */
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+	free(name);
 }
 
 /* the upstream HostInputPipeline capture in default mode */
@@ -627,6 +677,7 @@ const struct t_case analysis_cases[] = {
 	T(self_time_is_the_uncovered_span),
 	T(attribution_hands_each_call_once),
 	T(nested_sync_chain),
+	T(self_time_below_the_depth_limit),
 	T(prefetch_other_thread),
 	T(prefetch_by_overlap),
 	T(parallel_map_overlapping),
