@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <yajl/yajl_parse.h>
 
 #include "input_impl.h"
 #include "tfd/buf.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "tfd/vec.h"
 
 #define CHUNK (1u << 20)
@@ -483,24 +483,20 @@ typedef bool (*eat_fn)(void *ctx, const unsigned char *b, size_t n);
 /* Feeds plain bytes; pages of a mapped input are dropped behind the consumer. */
 static void feed_plain(const struct source *src, eat_fn eat, void *ctx)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t off = 0, dropped = 0;
+	const uint8_t *data = (const uint8_t *)src->data, *dropped = data;
+	size_t off = 0;
 
 	while (off < src->len) {
 		size_t n = src->len - off < CHUNK ? src->len - off : CHUNK, start = off;
 
 		off += n;
-		if (!eat(ctx, (const unsigned char *)src->data + start, n))
+		if (!eat(ctx, data + start, n))
 			break;
-		if (src->mapped && page > 0 && off - dropped >= 4 * (size_t)CHUNK) {
-			size_t upto = start / (size_t)page * (size_t)page;
-
-			madvise((void *)(src->data + dropped), upto - dropped, MADV_DONTNEED);
-			dropped = upto;
-		}
+		if (src->mapped) /* the chunks before this one, 3 MB or more */
+			tfd_pages_release(&dropped, data + start, 3 * (size_t)CHUNK);
 	}
-	if (src->mapped && page > 0 && src->len > dropped)
-		madvise((void *)(src->data + dropped), src->len - dropped, MADV_DONTNEED);
+	if (src->mapped && data + src->len > dropped) /* and the last, partial page */
+		madvise((void *)dropped, (size_t)(data + src->len - dropped), MADV_DONTNEED);
 }
 
 /* One pass over the document, fed in chunks. */

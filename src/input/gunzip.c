@@ -4,32 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "input_impl.h"
+#include "tfd/pages.h"
 
 #define OUT_CHUNK (1u << 20)
-
-/* Pages of a mapped input below `upto` go, 4 MB or more at a time
- * (*dropped: where they went up to; the mapping is page-aligned). */
-static void drop_read(const uint8_t *src, size_t *dropped, size_t upto)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	upto = upto / pg * pg;
-	if (upto >= *dropped + (4u << 20)) {
-		madvise((void *)(src + *dropped), upto - *dropped, MADV_DONTNEED);
-		*dropped = upto;
-	}
-}
 
 enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t limit,
 			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err)
 {
 	unsigned char *out = xmalloc(OUT_CHUNK);
 	enum tfd_status st = TFD_OK;
-	size_t total = 0, dropped = 0;
+	size_t total = 0;
+	const uint8_t *dropped = src; /* pages below went (mapped) */
 	z_stream zs;
 	int rc;
 
@@ -48,7 +36,7 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 		rc = inflate(&zs, Z_NO_FLUSH);
 		got = OUT_CHUNK - zs.avail_out;
 		if (mapped) /* read once per pass: the page cache keeps them */
-			drop_read(src, &dropped, (size_t)(zs.next_in - src));
+			tfd_pages_release(&dropped, zs.next_in, 4u << 20);
 		if (got) {
 			if (total + got > limit) {
 				st = tfd_fail(err, TFD_E_LIMIT, "gzip data inflates to more than %zu MiB",
@@ -79,7 +67,7 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 	}
 	inflateEnd(&zs);
 	free(out);
-	if (mapped && len > dropped)
-		madvise((void *)(src + dropped), len - dropped, MADV_DONTNEED);
+	if (mapped && src + len > dropped) /* and the last, partial page */
+		madvise((void *)dropped, (size_t)(src + len - dropped), MADV_DONTNEED);
 	return st;
 }

@@ -10,13 +10,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <protobuf-c/protobuf-c.h>
 
 #include "input_impl.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "tfd/vec.h"
 #include "xplane.pb-c.h"
 
@@ -155,8 +154,6 @@ static void pb_free(void *data, void *p)
  * (step extents). protobuf-c decodes the small metadata messages. Pages of
  * a mapped file are dropped from memory once their lines are done.
  */
-
-
 
 struct meta {
 	const char *name;
@@ -744,20 +741,6 @@ bad:
 	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed event");
 }
 
-/* Drop pages of a mapped file below `upto` from memory: read once, never
- * needed again, so they need not count against the process's RSS. */
-static void release_pages(const uint8_t **done, const uint8_t *upto)
-{
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = ((uintptr_t)*done + pg - 1) & ~(pg - 1);
-	uintptr_t b = (uintptr_t)upto & ~(pg - 1);
-
-	if (b > a) {
-		madvise((void *)a, b - a, MADV_DONTNEED);
-		*done = (const uint8_t *)b;
-	}
-}
-
 /* A line, or a part of one, that scan_line() reads. */
 struct piece {
 	size_t line;
@@ -882,10 +865,10 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 					return st;
 				events = true;
 				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 20))
-					release_pages(&sc->released, p);
+					tfd_pages_release(&sc->released, p, 0);
 				else if (sc->mapped && sc->prepass &&
 					 p > sc->pre_released + (1u << 20))
-					release_pages(&sc->pre_released, p);
+					tfd_pages_release(&sc->pre_released, p, 0);
 			}
 			p += x;
 			break;
@@ -977,7 +960,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 			return;
 		}
 		if (sc.mapped)
-			release_pages(&sc.released, pc->end);
+			tfd_pages_release(&sc.released, pc->end, 0);
 	}
 }
 
@@ -1317,7 +1300,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 				goto out;
 			}
 			if (mapped)
-				release_pages(&sc.pre_released, sc.lines.v[i].p + sc.lines.v[i].len);
+				tfd_pages_release(&sc.pre_released, sc.lines.v[i].p + sc.lines.v[i].len, 0);
 		}
 		sc.prepass = false;
 	}
@@ -1342,7 +1325,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			goto out;
 		}
 		if (mapped)
-			release_pages(&sc.released, sc.lines.v[i].p + sc.lines.v[i].len);
+			tfd_pages_release(&sc.released, sc.lines.v[i].p + sc.lines.v[i].len, 0);
 	}
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */

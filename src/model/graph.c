@@ -10,12 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "graph.h"
 #include "tfd/families.h"
 #include "tfd/err.h"
+#include "tfd/pages.h"
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -186,23 +184,6 @@ struct open_ev {
 	bool element; /* a Produce event with an element_id */
 };
 
-/* A lean scan has read th's events below k: their whole pages go back to
- * the system, a megabyte or more at a time (*done: bytes given back). The
- * pages of a block read back as zeros if touched, and nothing reads them
- * again: the array is freed once the thread is scanned (free() writes only
- * at the block's ends). */
-static void release_read(const struct tfd_thread *th, size_t k, size_t *done)
-{
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)th->events;
-	uintptr_t a = (base + *done + pg - 1) & ~(pg - 1);
-	uintptr_t b = (base + k * sizeof(*th->events)) & ~(pg - 1);
-
-	if (b >= a + (1u << 20)) {
-		madvise((void *)a, b - a, MADV_DONTNEED);
-		*done = b - base;
-	}
-}
-
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
@@ -237,7 +218,10 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	}
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
-		size_t released = 0;
+		/* (lean) pages of the events below went: nothing reads them
+		 * again, and the array is freed once the thread is scanned
+		 * (free() writes only at the block's ends) */
+		const uint8_t *released = (const uint8_t *)th->events;
 
 		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
 				   TFD_KIND_BIT(TFD_EV_CONSUME))))
@@ -248,8 +232,8 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 			int64_t end = e->start_ns + e->dur_ns;
 			const struct open_ev *top = NULL;
 
-			if (lean && (k & 0x7fff) == 0)
-				release_read(th, k, &released);
+			if (lean && (k & 0x7fff) == 0) /* every megabyte read */
+				tfd_pages_release(&released, (const uint8_t *)e, 1u << 20);
 			if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
 			    e->kind != TFD_EV_CONSUME)
 				continue;
