@@ -435,11 +435,10 @@ static void aggregate(struct pbuild *b)
 		}
 		if (has_window && b->start[k] >= t0 && b->start[k] < t1) {
 			uint64_t key = (uint64_t)(uint32_t)si << 32 | cl->thread;
-			size_t dummy;
 
 			b->win[si].calls++;
 			b->win[si].self_ns = sat_add(b->win[si].self_ns, self);
-			if (!imap_get(&win_seen, key, &dummy)) {
+			if (!imap_get(&win_seen, key, NULL)) {
 				imap_put(&win_seen, key, 0);
 				vec_push(&b->win_threads, key);
 			}
