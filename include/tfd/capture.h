@@ -57,12 +57,13 @@ struct tfd_sig {
 	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 	uint64_t parent_id;             /* iterators (TFD_EVF_PARENT on the event) */
 	uint16_t nparams;               /* <= TFD_MAX_PARAMS */
+	uint32_t idx; /* its place in the capture's table (stored events name it) */
 };
 
-/* 32 bytes: captures keep millions of these. The duration, kind and flags
+/* One event as the passes read it (32 bytes). The duration, kind and flags
  * share one word (a duration is at most TFD_MAX_DURATION_NS, which the
  * readers enforce, and tfd_host_add_event clamps). An event's thread is the
- * thread whose array holds it.
+ * thread whose stream holds it.
  *
  * An event has one 64-bit value: element_id for Produce and Consume events,
  * id for every other kind. A stat of the other name is kept only while the
@@ -81,10 +82,25 @@ struct tfd_event {
 	};
 };
 
+/* A thread's events are stored packed, a few bytes each (captures keep
+ * millions), and read in order with a cursor:
+ *
+ *	struct tfd_ev_cursor c;
+ *	struct tfd_event e;
+ *
+ *	for (tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e);)
+ *		...
+ *
+ * An event is its kind and flags in one byte, then varints: its start less
+ * the previous event's (zigzag), its duration (zigzag), and its signature's
+ * index shifted left by two over how its value is stored: 0 none (zero), 1
+ * a varint, 2 eight bytes (little-endian), 3 the index of an iterator id in
+ * the host's table of them (an iterator's calls repeat its id). */
 struct tfd_thread {
 	int64_t id;
 	const char *name;
-	struct tfd_event *events; /* sorted; see file comment */
+	uint8_t *evbuf; /* nevents packed events, sorted; see file comment */
+	size_t evlen;   /* bytes */
 	size_t nevents;
 	/* bit 1 << kind for every kind of event added (a superset once events
 	 * are dropped): passes skip threads without the kinds they read */
@@ -112,8 +128,18 @@ struct tfd_step {
 	int64_t start_ns, end_ns;
 };
 
+/* What packed events refer to: signatures and iterator ids by index. One
+ * per capture that events were read into; it outlives the hosts using it. */
+struct tfd_evtab {
+	const struct tfd_sig **sig;
+	size_t nsig, sigcap;
+	uint64_t *val;
+	size_t nval, valcap;
+};
+
 struct tfd_host {
 	const char *name; /* XSpace hostnames[0], else the file name less its suffix */
+	const struct tfd_evtab *tab; /* of its threads' events */
 	const char *path; /* file it was read from */
 	enum tfd_format format;
 	bool gzipped;
@@ -220,7 +246,8 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 /* Returns the index of the thread with this id, creating it if needed. */
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid,
 			 const char *name);
-/* Append an event; the name decides its kind. Returns it for stats. */
+/* Append an event; the name decides its kind. Returns it for stats: valid
+ * until the next event or thread is added to the host, or it is finished. */
 struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
 				     const char *name, int64_t start_ns, int64_t dur_ns);
 /* Record a stat by name: id, parent_id, element_id, group_id, _a, or an
@@ -258,6 +285,96 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name);
 /* Look up an iterator parameter; NULL if absent. */
 const char *tfd_event_param(const struct tfd_event *e, const char *key);
 
+/* ---- reading packed events ---------------------------------------------- */
+
+struct tfd_ev_cursor {
+	const uint8_t *p, *end; /* p: the next event */
+	int64_t start;
+	const struct tfd_sig *const *sig;
+	const uint64_t *val;
+};
+
+static inline void tfd_ev_begin(struct tfd_ev_cursor *c, const struct tfd_host *h,
+				const struct tfd_thread *th)
+{
+	c->p = th->evbuf;
+	c->end = th->evbuf ? th->evbuf + th->evlen : NULL;
+	c->start = 0;
+	c->sig = h->tab ? (const struct tfd_sig *const *)h->tab->sig : NULL;
+	c->val = h->tab ? h->tab->val : NULL;
+}
+
+/* A varint the capture wrote itself (no checks). */
+static inline uint64_t tfd_ev_varint(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = p[0] & 0x7f;
+
+	if (p[0] < 0x80) {
+		*pp = p + 1;
+		return v;
+	}
+	for (unsigned i = 1;; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*pp = p + i + 1;
+			return v;
+		}
+	}
+}
+
+static inline int64_t tfd_ev_unzig(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* The next event into *e; false at the end. */
+__attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_cursor *c,
+							       struct tfd_event *e)
+{
+	const uint8_t *p = c->p;
+	uint64_t s;
+
+	if (p >= c->end)
+		return false;
+	e->kind = p[0] & 7;
+	e->flags = p[0] >> 3;
+	p++;
+	c->start += tfd_ev_unzig(tfd_ev_varint(&p));
+	e->start_ns = c->start;
+	e->dur_ns = tfd_ev_unzig(tfd_ev_varint(&p));
+	s = tfd_ev_varint(&p);
+	e->sig = c->sig[s >> 2];
+	switch (s & 3) {
+	case 0:
+		e->id = 0;
+		break;
+	case 1:
+		e->id = tfd_ev_varint(&p);
+		break;
+	case 2:
+		e->id = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+			(uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+			(uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+		p += 8;
+		break;
+	default:
+		e->id = c->val[tfd_ev_varint(&p)];
+		break;
+	}
+	c->p = p;
+	return true;
+}
+
+/* Every event of thread th of h, unpacked (tests, dump): the caller frees
+ * the array (NULL for none). */
+struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th);
+
+/* Keep only the events of th that keep(e, ctx) holds for, in place (h:
+ * th's host); the number dropped. th->kinds stays as it was. */
+size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
+			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
+
 /* Hard limits that keep a hostile file from exhausting memory. */
 #define TFD_MAX_EVENTS_PER_HOST (200u * 1000u * 1000u)
 #define TFD_MAX_PARAMS 32
@@ -269,7 +386,7 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key);
 
 _Static_assert(sizeof(struct tfd_event) == 32, "an event is 32 bytes");
 _Static_assert(TFD_MAX_DURATION_NS < (1ull << 46), "durations fit dur_ns's 47 bits");
-_Static_assert(TFD_MAX_PARAMS < 65536 && TFD_EVF_ASYNC < 64 && TFD_EV_EXEC < 16,
-	       "counts, flags and kinds fit their bits");
+_Static_assert(TFD_MAX_PARAMS < 65536 && TFD_EVF_ASYNC < 32 && TFD_EV_EXEC < 8,
+	       "counts fit their bits, flags and kind a packed event's first byte");
 
 #endif

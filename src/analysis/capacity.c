@@ -248,8 +248,11 @@ static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 		for (size_t t = 0; t < h->nthreads; t++) {
 			if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
 				continue; /* no executor chunks */
-			for (size_t k = 0; k < h->threads[t].nevents; k++) {
-				const struct tfd_event *e = &h->threads[t].events[k];
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
+
+			for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+				const struct tfd_event *e = &ev;
 
 				if (e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
 					continue;
@@ -315,9 +318,12 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 	for (size_t t = 0; t < h->nthreads; t++) {
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 			continue; /* no function events to count */
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
+
 		open.n = 0;
-		for (size_t k = 0; k < h->threads[t].nevents; k++) {
-			const struct tfd_event *e = &h->threads[t].events[k];
+		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+			const struct tfd_event *e = &ev;
 			struct tfd_fn_call f = {e->start_ns, e->dur_ns, (uint32_t)t, (uint32_t)t};
 
 			while (open.n && open.v[open.n - 1] <= e->start_ns)
@@ -341,7 +347,7 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 			vec_push(&v, f);
 		}
 		if (lean) /* its calls are made: only what the graph reads stays */
-			tfd_thread_shed(&lean->threads[t], TFD_KIND_BIT(TFD_EV_PRODUCE) |
+			tfd_thread_shed(lean, &lean->threads[t], TFD_KIND_BIT(TFD_EV_PRODUCE) |
 								TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);

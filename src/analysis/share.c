@@ -55,8 +55,11 @@ static struct span *wait_union(const struct tfd_host *h, size_t *n)
 	for (size_t t = 0; t < h->nthreads; t++) {
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
 			continue;
-		for (size_t i = 0; i < h->threads[t].nevents; i++) {
-			const struct tfd_event *e = &h->threads[t].events[i];
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
+
+		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+			const struct tfd_event *e = &ev;
 
 			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)
 				vec_push(&w, ((struct span){e->start_ns, e->start_ns + e->dur_ns}));

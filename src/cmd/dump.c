@@ -48,22 +48,31 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 		for (size_t t = 0; t < h->nthreads; t++) {
 			const struct tfd_thread *th = &h->threads[t];
 			size_t nit = 0;
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
 
-			for (size_t k = 0; k < th->nevents; k++)
-				nit += th->events[k].kind == TFD_EV_ITERATOR;
+			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);)
+				nit += ev.kind == TFD_EV_ITERATOR;
 			tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n",
 				       th->id, th->name, th->nevents, nit);
 		}
-		for (size_t t = 0; t < h->nthreads; t++)
-			for (size_t k = 0; k < h->threads[t].nevents; k++)
-				nshown += wanted(&h->threads[t].events[k], all);
+		for (size_t t = 0; t < h->nthreads; t++) {
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
+
+			for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);)
+				nshown += wanted(&ev, all);
+		}
 		tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", nshown);
 		tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us", "name");
 		for (size_t t = 0; t < h->nthreads; t++) {
 			const struct tfd_thread *th = &h->threads[t];
 
-			for (size_t k = 0; k < th->nevents; k++) {
-				const struct tfd_event *e = &th->events[k];
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
+
+			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+				const struct tfd_event *e = &ev;
 
 				if (!wanted(e, all))
 					continue;
@@ -130,9 +139,12 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 			cJSON_AddItemToObject(jt, "id", id_json((uint64_t)th->id));
 			cJSON_AddStringToObject(jt, "name", th->name);
 			cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
+
 			cJSON_AddItemToArray(threads, jt);
-			for (size_t k = 0; k < th->nevents; k++) {
-				const struct tfd_event *e = &th->events[k];
+			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+				const struct tfd_event *e = &ev;
 				cJSON *je;
 
 				if (!wanted(e, all))

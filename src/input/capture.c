@@ -19,20 +19,33 @@
 /* ---- model building ---------------------------------------------------- */
 
 
+/* A packed event is at most 1 + 10 + 10 + 5 + 8 bytes. */
+#define EV_MAXLEN 40
+
+/* What the builder keeps per thread while a file is read. */
+struct th_build {
+	size_t cap;         /* evbuf has room for this many bytes */
+	int64_t last_start; /* of the last event packed (starts are deltas) */
+	int64_t prev_start, prev_dur; /* of the last event added */
+	/* the event added last: its stats come after it, so it is packed
+	 * when the next one is added or the file is finished */
+	struct tfd_event pend;
+	bool has_pend;
+	/* its events may be out of order (1), or are known to be in order
+	 * (0): the finish sorts only the former */
+	uint8_t unsorted;
+};
+
 /* What the builder needs only while files are read: thread and step indexes
- * and the events arrays' capacities, per host. Freed by tfd_capture_finish(). */
+ * and the threads' builders, per host. Freed by tfd_capture_finish(). */
 struct host_build {
 	struct imap tid;   /* thread id -> index */
 	struct imap group; /* group_id -> step index */
 	size_t steps_cap;  /* h->steps has room for this many */
-	size_t *ev_cap;    /* per thread */
-	/* per thread: its events may be out of order (1), or are known to be
-	 * in order (0): the finish sorts only the former */
-	uint8_t *unsorted;
+	struct th_build *tb;
 	size_t ncap;
 };
 
-static int ev_before(const struct tfd_event *a, const struct tfd_event *b);
 
 /* The capture with its private parts; tfd_capture_new() allocates this and
  * hands out &pub (the first member). */
@@ -70,6 +83,14 @@ struct capture_impl {
 	VEC(struct sig_rec) sigs;
 	const struct tfd_sig *sig_cache[SIG_CACHE];
 	struct parent_step parent_cache[SIG_CACHE];
+	/* what its hosts' packed events refer to; iterator id -> its index
+	 * there, and the last lookups, direct-mapped */
+	struct tfd_evtab *tab;
+	struct imap val_idx;
+	struct {
+		uint64_t val;
+		uint32_t idx;
+	} val_cache[SIG_CACHE];
 	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
 					  * arenas hold those hosts' strings */
 };
@@ -111,6 +132,12 @@ static const struct tfd_sig *sig_get(struct tfd_capture *cap, const struct tfd_s
 	}
 	s = tfd_arena_alloc(&cap->arena, sizeof(*s));
 	*s = *want;
+	s->idx = (uint32_t)ci->tab->nsig;
+	if (ci->tab->nsig == ci->tab->sigcap) {
+		ci->tab->sigcap = ci->tab->sigcap ? 2 * ci->tab->sigcap : 64;
+		ci->tab->sig = xrealloc(ci->tab->sig, ci->tab->sigcap * sizeof(*ci->tab->sig));
+	}
+	ci->tab->sig[ci->tab->nsig++] = s;
 	vec_push(&ci->sigs, ((struct sig_rec){s, next}));
 	imap_put(&ci->sig_head, h, ci->sigs.n - 1);
 	return s;
@@ -122,7 +149,7 @@ static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *na
 	struct capture_impl *ci = impl(cap);
 	const struct tfd_sig **slot =
 	    &ci->sig_cache[imap_hash((uint64_t)(uintptr_t)name) % SIG_CACHE];
-	struct tfd_sig want = {name, NULL, 0, 0};
+	struct tfd_sig want = {name, NULL, 0, 0, 0};
 
 	if (!*slot || (*slot)->name != name)
 		*slot = sig_get(cap, &want);
@@ -147,8 +174,7 @@ static void build_release(struct host_build *b)
 {
 	imap_free(&b->tid);
 	imap_free(&b->group);
-	free(b->ev_cap);
-	free(b->unsorted);
+	free(b->tb);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -157,6 +183,7 @@ struct tfd_capture *tfd_capture_new(void)
 	struct capture_impl *ci = xcalloc(1, sizeof(*ci));
 
 	tfd_arena_init(&ci->pub.arena);
+	ci->tab = xcalloc(1, sizeof(*ci->tab));
 	return &ci->pub;
 }
 
@@ -177,6 +204,10 @@ void tfd_capture_free(struct tfd_capture *cap)
 	vec_free(&ci->pcons);
 	imap_free(&ci->sig_head);
 	vec_free(&ci->sigs);
+	imap_free(&ci->val_idx);
+	free(ci->tab->sig);
+	free(ci->tab->val);
+	free(ci->tab);
 	for (size_t i = 0; i < ci->parts.n; i++)
 		tfd_capture_free(ci->parts.v[i]);
 	vec_free(&ci->parts);
@@ -184,9 +215,15 @@ void tfd_capture_free(struct tfd_capture *cap)
 	free(ci);
 }
 
+static void pack_pending(struct tfd_capture *cap, struct tfd_host *h);
+static void trim_threads(struct tfd_capture *cap, struct tfd_host *h);
+
 void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const char *path)
 {
 	for (size_t i = 0; i < part->nhosts; i++) {
+		/* its builder stays behind: what it holds back goes in now */
+		pack_pending(part, &part->hosts[i]);
+		trim_threads(part, &part->hosts[i]);
 		cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
 		cap->hosts[cap->nhosts] = part->hosts[i];
 		if (path)
@@ -213,6 +250,7 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 	h->path = h->name;
 	h->span_start_ns = INT64_MAX;
 	h->span_end_ns = INT64_MIN;
+	h->tab = impl(cap)->tab;
 	build_release(build_of(cap, h));
 	return h;
 }
@@ -263,21 +301,159 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	return TFD_EV_OTHER;
 }
 
-/* Room for the events of thread `thread` in the builder's capacities
- * (threads added since are exactly full: their arrays have no slack). */
+/* Is an event at (s1, d1) before one at (s2, d2): start ascending,
+ * duration descending? */
+static bool ev_before_at(int64_t s1, int64_t d1, int64_t s2, int64_t d2)
+{
+	return s1 != s2 ? s1 < s2 : d1 > d2;
+}
+
+static uint8_t *put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+static uint64_t zig(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
+}
+
+/* Start deltas wrap around in uint64 (readers allow starts up to 2^62
+ * apart), and the cursor adds them back the same way. */
+static int64_t start_delta(int64_t to, int64_t from)
+{
+	return (int64_t)((uint64_t)to - (uint64_t)from);
+}
+
+/* The index of iterator id v in the capture's table, added if new. */
+static uint32_t val_index(struct capture_impl *ci, uint64_t v)
+{
+	size_t m = (size_t)((v ^ (v >> 29) ^ (v >> 47)) % SIG_CACHE), idx;
+	struct tfd_evtab *tab = ci->tab;
+
+	if (ci->val_cache[m].val == v && v)
+		return ci->val_cache[m].idx;
+	if (!imap_get(&ci->val_idx, v, &idx)) {
+		if (tab->nval == tab->valcap) {
+			tab->valcap = tab->valcap ? 2 * tab->valcap : 64;
+			tab->val = xrealloc(tab->val, tab->valcap * sizeof(*tab->val));
+		}
+		idx = tab->nval;
+		tab->val[tab->nval++] = v;
+		imap_put(&ci->val_idx, v, idx);
+	}
+	ci->val_cache[m].val = v;
+	ci->val_cache[m].idx = (uint32_t)idx;
+	return (uint32_t)idx;
+}
+
+/* Pack e (its signature one of cap's) at q, its start a delta from
+ * *last; the end of what was written. */
+static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_event *e,
+			  int64_t *last)
+{
+	uint64_t v = e->id, si = (uint64_t)e->sig->idx << 2;
+
+	*q++ = (uint8_t)(e->kind | e->flags << 3);
+	q = put_varint(q, zig(start_delta(e->start_ns, *last)));
+	*last = e->start_ns;
+	q = put_varint(q, zig(e->dur_ns));
+	if (v == 0) {
+		q = put_varint(q, si);
+	} else if (e->kind == TFD_EV_ITERATOR) {
+		q = put_varint(q, si | 3);
+		q = put_varint(q, val_index(ci, v));
+	} else if (v < (1ull << 49)) {
+		q = put_varint(q, si | 1);
+		q = put_varint(q, v);
+	} else {
+		q = put_varint(q, si | 2);
+		for (int i = 0; i < 8; i++)
+			*q++ = (uint8_t)(v >> (8 * i));
+	}
+	return q;
+}
+
+/* Append e to thread t's packed events (room grows by half). */
+static void pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
+		       const struct tfd_event *e)
+{
+	if (t->evlen + EV_MAXLEN > tb->cap) {
+		size_t nc = tb->cap + tb->cap / 2;
+
+		if (nc < t->evlen + EV_MAXLEN)
+			nc = t->evlen + EV_MAXLEN < 256 ? 256 : t->evlen + EV_MAXLEN;
+		t->evbuf = xrealloc(t->evbuf, nc);
+		tb->cap = nc;
+	}
+	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
+}
+
+struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th)
+{
+	struct tfd_event *v = th->nevents ? xmalloc(th->nevents * sizeof(*v)) : NULL;
+	struct tfd_ev_cursor c;
+	size_t n = 0;
+
+	for (tfd_ev_begin(&c, h, th); n < th->nevents && tfd_ev_next(&c, &v[n]);)
+		n++;
+	return v;
+}
+
+/* The builders of threads up to `thread` (threads added since the last
+ * are given theirs; one with events packed elsewhere is exactly full and
+ * continues after its last event). */
 static void cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t thread)
 {
 	if (b->ncap <= thread) {
 		size_t n = h->nthreads > thread ? h->nthreads : thread + 1;
 
-		b->ev_cap = xrealloc(b->ev_cap, n * sizeof(*b->ev_cap));
-		b->unsorted = xrealloc(b->unsorted, n);
+		b->tb = xrealloc(b->tb, n * sizeof(*b->tb));
 		for (size_t i = b->ncap; i < n; i++) {
-			b->ev_cap[i] = h->threads[i].nevents; /* unknown: exactly full */
-			b->unsorted[i] = h->threads[i].nevents > 1; /* unknown order */
+			const struct tfd_thread *th = &h->threads[i];
+			struct th_build *tb = &b->tb[i];
+
+			memset(tb, 0, sizeof(*tb));
+			tb->cap = th->evlen;
+			tb->unsorted = th->nevents > 1; /* unknown order */
+			if (th->nevents) {
+				struct tfd_ev_cursor c;
+				struct tfd_event e;
+
+				for (tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e);) {
+					tb->last_start = tb->prev_start = e.start_ns;
+					tb->prev_dur = e.dur_ns;
+				}
+			}
 		}
 		b->ncap = n;
 	}
+}
+
+/* Note that an event at (start, dur) follows the thread's others. */
+static void note_order(struct th_build *tb, size_t before, int64_t start, int64_t dur)
+{
+	if (before && ev_before_at(start, dur, tb->prev_start, tb->prev_dur))
+		tb->unsorted = 1;
+	tb->prev_start = start;
+	tb->prev_dur = dur;
+}
+
+/* Pack the event each thread of h holds back for its stats. */
+static void pack_pending(struct tfd_capture *cap, struct tfd_host *h)
+{
+	struct host_build *b = build_of(cap, h);
+
+	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
+		if (b->tb[t].has_pend) {
+			pack_event(impl(cap), &h->threads[t], &b->tb[t], &b->tb[t].pend);
+			b->tb[t].has_pend = false;
+		}
 }
 
 struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
@@ -286,17 +462,15 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 {
 	struct tfd_thread *t = &h->threads[thread];
 	struct host_build *b = build_of(cap, h);
+	struct th_build *tb;
 	struct tfd_event *e;
 
 	cap_cover(b, h, thread);
-	if (t->nevents == b->ev_cap[thread]) {
-		/* 1.5x: less slack than doubling for the millions kept from big captures */
-		size_t nc = b->ev_cap[thread] ? b->ev_cap[thread] + b->ev_cap[thread] / 2 : 64;
-
-		t->events = xrealloc(t->events, nc * sizeof(*t->events));
-		b->ev_cap[thread] = nc;
-	}
-	e = &t->events[t->nevents++];
+	tb = &b->tb[thread];
+	if (tb->has_pend)
+		pack_event(impl(cap), t, tb, &tb->pend);
+	tb->has_pend = true;
+	e = &tb->pend;
 	t->kinds |= TFD_KIND_BIT(kind);
 	memset(e, 0, sizeof(*e));
 	e->sig = sig_of_name(cap, name);
@@ -309,8 +483,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	else if (dur_ns < -(int64_t)TFD_MAX_DURATION_NS)
 		dur_ns = -(int64_t)TFD_MAX_DURATION_NS;
 	e->dur_ns = dur_ns;
-	if (t->nevents > 1 && ev_before(e, e - 1))
-		b->unsorted[thread] = 1;
+	note_order(tb, t->nevents++, start_ns, dur_ns);
 	h->nevents++;
 	if (kind == TFD_EV_ITERATOR)
 		h->niterators++;
@@ -370,49 +543,106 @@ static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves
 	return mv->last[m].to;
 }
 
+/* A part's signature and iterator id indexes as cap's (UINT32_MAX: not
+ * looked up yet). */
+struct idx_map {
+	uint32_t *sig, *val;
+	size_t nsig, nval;
+};
+
+/* Append the packed events of src (a thread of part's host ph) to dst
+ * (cap's), with cap's indexes: each event's bytes are copied but for its
+ * start delta and the indexes in it. */
+static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
+		   struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
+		   struct th_build *tb)
+{
+	const uint8_t *p = src->evbuf, *end = src->evbuf + src->evlen;
+	int64_t start = 0;
+
+	/* about as long with cap's indexes */
+	if (src->evlen && dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
+		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
+		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+	}
+	while (p < end) {
+		uint8_t first = *p++, *q;
+		const uint8_t *dur;
+		int64_t d;
+		uint64_t si, idx;
+
+		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
+		dur = p;
+		d = tfd_ev_unzig(tfd_ev_varint(&p));
+		note_order(tb, dst->nevents++, start, d);
+		if (dst->evlen + EV_MAXLEN > tb->cap) {
+			tb->cap += tb->cap / 2 + EV_MAXLEN;
+			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+		}
+		q = dst->evbuf + dst->evlen;
+		*q++ = first;
+		q = put_varint(q, zig(start_delta(start, tb->last_start)));
+		tb->last_start = start;
+		memcpy(q, dur, (size_t)(p - dur));
+		q += p - dur;
+		si = tfd_ev_varint(&p);
+		idx = si >> 2;
+		if (map->sig[idx] == UINT32_MAX)
+			map->sig[idx] = moved_sig(cap, mv, ph->tab->sig[idx])->idx;
+		q = put_varint(q, (uint64_t)map->sig[idx] << 2 | (si & 3));
+		if ((si & 3) == 1) {
+			const uint8_t *v = p;
+
+			tfd_ev_varint(&p);
+			memcpy(q, v, (size_t)(p - v));
+			q += p - v;
+		} else if ((si & 3) == 2) {
+			memcpy(q, p, 8);
+			q += 8;
+			p += 8;
+		} else if ((si & 3) == 3) {
+			uint64_t vi = tfd_ev_varint(&p);
+
+			if (map->val[vi] == UINT32_MAX)
+				map->val[vi] = val_index(impl(cap), ph->tab->val[vi]);
+			q = put_varint(q, map->val[vi]);
+		}
+		dst->evlen = (size_t)(q - dst->evbuf);
+	}
+}
+
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
 {
 	struct tfd_host *ph = &part->hosts[0];
-	struct host_build *pb = build_of(part, ph);
 	struct sig_moves mv;
+	struct idx_map map;
 
 	memset(&mv, 0, sizeof(mv));
+	pack_pending(part, ph);
+	map.nsig = ph->tab->nsig;
+	map.nval = ph->tab->nval;
+	map.sig = xmalloc((map.nsig + 1) * sizeof(*map.sig));
+	map.val = xmalloc((map.nval + 1) * sizeof(*map.val));
+	memset(map.sig, 0xff, (map.nsig + 1) * sizeof(*map.sig));
+	memset(map.val, 0xff, (map.nval + 1) * sizeof(*map.val));
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
 		struct tfd_thread *dst = &h->threads[idx];
 		struct host_build *b = build_of(cap, h);
+		struct th_build *tb;
 
 		cap_cover(b, h, idx);
-		dst->kinds |= src->kinds;
-		if (src->nevents)
-			b->unsorted[idx] |= (t < pb->ncap ? pb->unsorted[t] : src->nevents > 1) ||
-					    (dst->nevents &&
-					     ev_before(&src->events[0], &dst->events[dst->nevents - 1]));
-		if (!dst->nevents) {
-			/* the usual case, one line per thread: the array moves */
-			for (size_t k = 0; k < src->nevents; k++)
-				src->events[k].sig = moved_sig(cap, &mv, src->events[k].sig);
-			free(dst->events);
-			dst->events = src->events;
-			dst->nevents = src->nevents;
-			b->ev_cap[idx] = t < pb->ncap ? pb->ev_cap[t] : src->nevents;
-		} else if (src->nevents) {
-			/* a part of a line: appended, signatures moved as copied */
-			struct tfd_event *to;
-
-			dst->events = xrealloc(dst->events,
-					       (dst->nevents + src->nevents) * sizeof(*dst->events));
-			to = dst->events + dst->nevents;
-			for (size_t k = 0; k < src->nevents; k++) {
-				to[k] = src->events[k];
-				to[k].sig = moved_sig(cap, &mv, src->events[k].sig);
-			}
-			dst->nevents += src->nevents;
-			b->ev_cap[idx] = dst->nevents;
-			free(src->events);
+		tb = &b->tb[idx];
+		if (tb->has_pend) {
+			pack_event(impl(cap), dst, tb, &tb->pend);
+			tb->has_pend = false;
 		}
-		src->events = NULL;
+		dst->kinds |= src->kinds;
+		repack(cap, ph, &mv, &map, src, dst, tb);
+		free(src->evbuf);
+		src->evbuf = NULL;
+		src->evlen = 0;
 		src->nevents = 0;
 	}
 	h->nevents += ph->nevents;
@@ -426,6 +656,8 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
 	imap_free(&mv.done);
+	free(map.sig);
+	free(map.val);
 }
 
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
@@ -647,15 +879,19 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key)
 	return NULL;
 }
 
+/* Where a packed event is, by its start and duration. */
+struct ev_ref {
+	int64_t start, dur;
+	size_t off;
+};
+
 /* Stable merge sort by (start asc, duration desc). */
-static int ev_before(const struct tfd_event *a, const struct tfd_event *b)
+static bool ref_before(const struct ev_ref *a, const struct ev_ref *b)
 {
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns;
-	return a->dur_ns > b->dur_ns;
+	return ev_before_at(a->start, a->dur, b->start, b->dur);
 }
 
-static void merge_sort(struct tfd_event *v, struct tfd_event *tmp, size_t n)
+static void merge_sort(struct ev_ref *v, struct ev_ref *tmp, size_t n)
 {
 	size_t mid, i, j, k;
 
@@ -663,9 +899,9 @@ static void merge_sort(struct tfd_event *v, struct tfd_event *tmp, size_t n)
 		return;
 	if (n <= 16) {
 		for (i = 1; i < n; i++) {
-			struct tfd_event x = v[i];
+			struct ev_ref x = v[i];
 
-			for (j = i; j > 0 && ev_before(&x, &v[j - 1]); j--)
+			for (j = i; j > 0 && ref_before(&x, &v[j - 1]); j--)
 				v[j] = v[j - 1];
 			v[j] = x;
 		}
@@ -674,13 +910,13 @@ static void merge_sort(struct tfd_event *v, struct tfd_event *tmp, size_t n)
 	mid = n / 2;
 	merge_sort(v, tmp, mid);
 	merge_sort(v + mid, tmp, n - mid);
-	if (!ev_before(&v[mid], &v[mid - 1]))
+	if (!ref_before(&v[mid], &v[mid - 1]))
 		return;
 	i = 0;
 	j = mid;
 	k = 0;
 	while (i < mid && j < n)
-		tmp[k++] = ev_before(&v[j], &v[i]) ? v[j++] : v[i++];
+		tmp[k++] = ref_before(&v[j], &v[i]) ? v[j++] : v[i++];
 	while (i < mid)
 		tmp[k++] = v[i++];
 	while (j < n)
@@ -697,12 +933,60 @@ static int step_cmp(const void *a, const void *b)
 	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
 }
 
+size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
+			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+{
+	struct tfd_ev_cursor c;
+	struct tfd_event e;
+	uint8_t *w = th->evbuf;
+	const uint8_t *at;
+	int64_t last = 0;
+	size_t n = 0, dropped;
+
+	/* a kept event is its first byte, its start as a delta from the last
+	 * kept one, then its other fields' bytes as they were: the delta's
+	 * varint is never longer than those of the deltas it sums and the
+	 * dropped events' bytes, so the writes stay behind the reads */
+	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
+		const uint8_t *rest = at + 1;
+
+		if (!keep(&e, ctx))
+			continue;
+		tfd_ev_varint(&rest);
+		*w = *at;
+		w = put_varint(w + 1, zig(start_delta(e.start_ns, last)));
+		last = e.start_ns;
+		memmove(w, rest, (size_t)(c.p - rest));
+		w += c.p - rest;
+		n++;
+	}
+	dropped = th->nevents - n;
+	th->nevents = n;
+	th->evlen = (size_t)(w - th->evbuf);
+	if (!dropped)
+		return 0;
+	if (th->evlen) {
+		th->evbuf = xrealloc(th->evbuf, th->evlen);
+	} else {
+		free(th->evbuf);
+		th->evbuf = NULL;
+	}
+	return dropped;
+}
+
+static bool keep_exec(const struct tfd_event *e, void *ctx)
+{
+	size_t dummy;
+
+	return e->kind != TFD_EV_EXEC ||
+	       ((e->flags & TFD_EVF_ID) && imap_get((const struct imap *)ctx, e->id, &dummy));
+}
+
 /* Keep executor chunks only for the dataset functions captured on the host
  * (the training step's own executor events would cost memory for nothing). */
 static void drop_foreign_exec(struct tfd_host *h)
 {
 	struct imap fn = {0};
-	size_t dummy;
 	bool exec = false;
 
 	/* only threads with the kinds a step reads are walked (the XSpace
@@ -713,75 +997,134 @@ static void drop_foreign_exec(struct tfd_host *h)
 	if (!exec)
 		return;
 	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor c;
+		struct tfd_event e;
+
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 			continue;
-		for (size_t k = 0; k < h->threads[t].nevents; k++) {
-			const struct tfd_event *e = &h->threads[t].events[k];
-
-			if (e->kind == TFD_EV_FUNCTION && (e->flags & TFD_EVF_ID))
-				imap_put(&fn, e->id, 0);
-		}
+		for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);)
+			if (e.kind == TFD_EV_FUNCTION && (e.flags & TFD_EVF_ID))
+				imap_put(&fn, e.id, 0);
 	}
-	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_thread *th = &h->threads[t];
-		size_t w = 0;
-
-		if (!(th->kinds & TFD_KIND_BIT(TFD_EV_EXEC)))
-			continue;
-		for (size_t k = 0; k < th->nevents; k++) {
-			const struct tfd_event *e = &th->events[k];
-
-			if (e->kind == TFD_EV_EXEC &&
-			    (!(e->flags & TFD_EVF_ID) || !imap_get(&fn, e->id, &dummy))) {
-				h->nevents--;
-				continue;
-			}
-			if (w != k)
-				th->events[w] = *e;
-			w++;
-		}
-		th->nevents = w;
-	}
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC))
+			h->nevents -= tfd_thread_filter(h, &h->threads[t], keep_exec, &fn);
 	imap_free(&fn);
+}
+
+/* The end of a packed event's fields after its start delta (at p). */
+static const uint8_t *ev_rest_end(const uint8_t *p)
+{
+	uint64_t si;
+
+	tfd_ev_varint(&p); /* duration */
+	si = tfd_ev_varint(&p);
+	if ((si & 3) == 1 || (si & 3) == 3)
+		tfd_ev_varint(&p);
+	else if ((si & 3) == 2)
+		p += 8;
+	return p;
+}
+
+/* Sort a thread's events that came out of order. An event's bytes after
+ * its start delta stand alone: the events are sorted as (start, duration,
+ * where) records, and written again with new deltas. */
+static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
+{
+	struct ev_ref *v = xmalloc(th->nevents * sizeof(*v)),
+		      *tmp = xmalloc(th->nevents * sizeof(*tmp));
+	struct tfd_ev_cursor c;
+	struct tfd_event e;
+	const uint8_t *at;
+	uint8_t *out, *q;
+	size_t n = 0, len = 0;
+	int64_t last = 0;
+
+	for (tfd_ev_begin(&c, h, th), at = c.p; n < th->nevents && tfd_ev_next(&c, &e);
+	     at = c.p)
+		v[n++] = (struct ev_ref){e.start_ns, e.dur_ns, (size_t)(at - th->evbuf)};
+	merge_sort(v, tmp, n);
+	free(tmp);
+	for (size_t k = 0; k < n; k++) {
+		uint8_t d[10];
+		const uint8_t *rest = th->evbuf + v[k].off + 1;
+
+		tfd_ev_varint(&rest);
+		len += 1 + (size_t)(put_varint(d, zig(start_delta(v[k].start, last))) - d) +
+		       (size_t)(ev_rest_end(rest) - rest);
+		last = v[k].start;
+	}
+	q = out = xmalloc(len ? len : 1);
+	last = 0;
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *ev = th->evbuf + v[k].off, *rest = ev + 1, *end;
+
+		tfd_ev_varint(&rest);
+		end = ev_rest_end(rest);
+		*q = *ev;
+		q = put_varint(q + 1, zig(start_delta(v[k].start, last)));
+		last = v[k].start;
+		memcpy(q, rest, (size_t)(end - rest));
+		q += end - rest;
+	}
+	free(th->evbuf);
+	th->evbuf = out;
+	th->evlen = len;
+	free(v);
+}
+
+/* No room left over: the buffers grew by half, and the analysis peaks
+ * beside them. */
+static void trim_threads(struct tfd_capture *cap, struct tfd_host *h)
+{
+	struct host_build *b = build_of(cap, h);
+
+	for (size_t t = 0; t < h->nthreads && t < b->ncap; t++) {
+		struct tfd_thread *th = &h->threads[t];
+
+		if (b->tb[t].cap <= th->evlen)
+			continue;
+		if (th->evlen) {
+			th->evbuf = xrealloc(th->evbuf, th->evlen);
+		} else {
+			free(th->evbuf);
+			th->evbuf = NULL;
+		}
+		b->tb[t].cap = th->evlen;
+	}
 }
 
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 {
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		struct tfd_host *h = &cap->hosts[i];
+		const struct host_build *b = i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
 
+		if (b)
+			pack_pending(cap, h);
 		if (!h->exec_filtered)
 			drop_foreign_exec(h);
 
+		if (b)
+			trim_threads(cap, h);
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_thread *th = &h->threads[t];
-			struct tfd_event *tmp;
-			const struct host_build *b =
-			    i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
+			struct tfd_ev_cursor c;
+			struct tfd_event e;
+			int64_t ps = 0, pd = 0;
 			size_t k;
 
-			/* no room left over: the arrays grew by half, and the
-			 * analysis peaks beside them */
-			if (b && t < b->ncap && b->ev_cap[t] > th->nevents) {
-				if (th->nevents) {
-					th->events = xrealloc(th->events,
-							      th->nevents * sizeof(*th->events));
-				} else {
-					free(th->events);
-					th->events = NULL;
-				}
-			}
-			if (th->nevents < 2 || (b && t < b->ncap && !b->unsorted[t]))
+			if (th->nevents < 2 || (b && t < b->ncap && !b->tb[t].unsorted))
 				continue; /* in order as read (TensorFlow writes lines sorted) */
 			/* else check before paying for a copy */
-			for (k = 1; k < th->nevents && !ev_before(&th->events[k], &th->events[k - 1]);
-			     k++)
-				;
-			if (k == th->nevents)
-				continue;
-			tmp = xmalloc(th->nevents * sizeof(*tmp));
-			merge_sort(th->events, tmp, th->nevents);
-			free(tmp);
+			for (k = 0, tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e); k++) {
+				if (k && ev_before_at(e.start_ns, e.dur_ns, ps, pd))
+					break;
+				ps = e.start_ns;
+				pd = e.dur_ns;
+			}
+			if (k < th->nevents)
+				sort_thread(h, th);
 		}
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
@@ -804,7 +1147,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
 
 	for (size_t t = 0; t < h->nthreads; t++)
-		free(h->threads[t].events);
+		free(h->threads[t].evbuf);
 	free(h->threads);
 	free(h->planes);
 	free(h->steps);

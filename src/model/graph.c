@@ -221,19 +221,22 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 		/* (lean) pages of the events below went: nothing reads them
 		 * again, and the array is freed once the thread is scanned
 		 * (free() writes only at the block's ends) */
-		const uint8_t *released = (const uint8_t *)th->events;
+		const uint8_t *released = th->evbuf;
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
 
 		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
 				   TFD_KIND_BIT(TFD_EV_CONSUME))))
 			goto scanned; /* none of the events nesting is about */
 		stack.n = 0;
-		for (size_t k = 0; k < th->nevents; k++) {
-			const struct tfd_event *e = &th->events[k];
+		for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+			const struct tfd_event *e = &ev;
 			int64_t end = e->start_ns + e->dur_ns;
 			const struct open_ev *top = NULL;
 
-			if (lean && (k & 0x7fff) == 0) /* every megabyte read */
-				tfd_pages_release(&released, (const uint8_t *)e, 1u << 20);
+			/* every megabyte read */
+			if (lean && (size_t)(cur.p - released) > (1u << 20))
+				tfd_pages_release(&released, cur.p, 1u << 20);
 			if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
 			    e->kind != TFD_EV_CONSUME)
 				continue;
@@ -293,8 +296,9 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 		}
 	scanned:
 		if (lean) {
-			free(lean->threads[t].events);
-			lean->threads[t].events = NULL;
+			free(lean->threads[t].evbuf);
+			lean->threads[t].evbuf = NULL;
+			lean->threads[t].evlen = 0;
 			lean->threads[t].nevents = 0;
 			lean->threads[t].kinds = 0;
 		}
@@ -306,27 +310,18 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 		c->iters.v[i].sample = &c->samples.v[i];
 }
 
-void tfd_thread_shed(struct tfd_thread *th, uint32_t keep)
+static bool keep_kinds(const struct tfd_event *e, void *ctx)
 {
-	size_t w = 0;
+	return (TFD_KIND_BIT(e->kind) & *(const uint32_t *)ctx) != 0;
+}
 
+void tfd_thread_shed(const struct tfd_host *h, struct tfd_thread *th, uint32_t keep)
+{
 	keep |= TFD_KIND_BIT(TFD_EV_ITERATOR);
 	if (!(th->kinds & ~keep))
 		return; /* nothing to drop */
-	for (size_t k = 0; k < th->nevents; k++)
-		if (TFD_KIND_BIT(th->events[k].kind) & keep) {
-			if (w != k)
-				th->events[w] = th->events[k];
-			w++;
-		}
-	th->nevents = w;
+	tfd_thread_filter(h, th, keep_kinds, &keep);
 	th->kinds &= keep;
-	if (w) {
-		th->events = xrealloc(th->events, w * sizeof(*th->events));
-	} else {
-		free(th->events);
-		th->events = NULL;
-	}
 }
 
 void tfd_host_shed(struct tfd_host *h, uint32_t keep)
@@ -334,7 +329,7 @@ void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 	if (!(keep & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 		h->nfunctions = 0;
 	for (size_t t = 0; t < h->nthreads; t++)
-		tfd_thread_shed(&h->threads[t], keep);
+		tfd_thread_shed(h, &h->threads[t], keep);
 }
 
 struct tfd_event *tfd_graph_take_samples(struct host_ctx *c)

@@ -117,7 +117,7 @@ void tfd_graph_release(struct host_ctx *c);
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);
 /* The same for one thread (the host's function count is left as it is). */
-void tfd_thread_shed(struct tfd_thread *th, uint32_t keep);
+void tfd_thread_shed(const struct tfd_host *h, struct tfd_thread *th, uint32_t keep);
 /* The iterators' samples (iters.n events, NULL when none), the caller's to
  * free; the sample pointers stay valid while it keeps them. */
 struct tfd_event *tfd_graph_take_samples(struct host_ctx *c);

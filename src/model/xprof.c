@@ -19,7 +19,7 @@
 enum ntype { N_OTHER, N_ITER, N_DIPSI, N_PRODUCE, N_CONSUME };
 
 struct node {
-	const struct tfd_event *ev;
+	struct tfd_event ev; /* a copy */
 	int64_t start, end; /* ps */
 	uint8_t type;
 	int nest_parent; /* parents[0], -1 */
@@ -68,13 +68,16 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 		const struct tfd_thread *th = &h->threads[t];
 
 		stack.n = 0;
-		for (size_t k = 0; k < th->nevents; k++) {
-			const struct tfd_event *e = &th->events[k];
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
+
+		for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+			const struct tfd_event *e = &ev;
 			struct node n;
 			int idx;
 
 			memset(&n, 0, sizeof(n));
-			n.ev = e;
+			n.ev = *e;
 			n.start = (e->start_ns - base) * PS_PER_NS;
 			n.end = (e->start_ns + e->dur_ns - base) * PS_PER_NS;
 			n.nest_parent = -1;
@@ -146,16 +149,16 @@ static void connect_tfdata(struct forest *f)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			struct node *p = &f->nodes.v[i];
 
-			if (p->type != N_PRODUCE || !produce_at(p->ev->sig->name, t) ||
-			    !(p->ev->flags & TFD_EVF_ELEMENT))
+			if (p->type != N_PRODUCE || !produce_at(p->ev.sig->name, t) ||
+			    !(p->ev.flags & TFD_EVF_ELEMENT))
 				continue;
 			for (size_t k = 0; k < p->kids.n; k++) {
 				const struct node *c = &f->nodes.v[p->kids.v[k]];
 
 				if (c->type == N_ITER || c->type == N_DIPSI) {
-					if (c->ev->flags & TFD_EVF_PARENT)
-						vec_push(&pm, ((struct pkey){(int64_t)c->ev->sig->parent_id,
-									     (int64_t)p->ev->element_id,
+					if (c->ev.flags & TFD_EVF_PARENT)
+						vec_push(&pm, ((struct pkey){(int64_t)c->ev.sig->parent_id,
+									     (int64_t)p->ev.element_id,
 									     p->kids.v[k]}));
 					break;
 				}
@@ -181,17 +184,17 @@ static void connect_tfdata(struct forest *f)
 			size_t head;
 			uint64_t key;
 
-			if (k->type != N_CONSUME || !consume_at(k->ev->sig->name, t) ||
-			    !(k->ev->flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
+			if (k->type != N_CONSUME || !consume_at(k->ev.sig->name, t) ||
+			    !(k->ev.flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
 				continue;
 			ci = &f->nodes.v[k->nest_parent];
-			if ((ci->type != N_ITER && ci->type != N_DIPSI) || !(ci->ev->flags & TFD_EVF_ID))
+			if ((ci->type != N_ITER && ci->type != N_DIPSI) || !(ci->ev.flags & TFD_EVF_ID))
 				continue;
-			key = imap_hash(ci->ev->id) ^ (k->ev->element_id * 0x9e3779b97f4a7c15ull);
+			key = imap_hash(ci->ev.id) ^ (k->ev.element_id * 0x9e3779b97f4a7c15ull);
 			if (imap_get(&idx, key, &head))
 				for (int j = (int)head; j >= 0; j = chain.v[j])
-					if (pm.v[j].parent_id == (int64_t)ci->ev->id &&
-					    pm.v[j].element_id == (int64_t)k->ev->element_id)
+					if (pm.v[j].parent_id == (int64_t)ci->ev.id &&
+					    pm.v[j].element_id == (int64_t)k->ev.element_id)
 						vec_push(&hits, pm.v[j].node);
 			/* the chain is newest first: link in insertion order */
 			for (size_t h = hits.n; h-- > 0;)
@@ -242,9 +245,9 @@ static void process_iterator(const struct forest *f, int ni, statvec *sv, bool b
 	int64_t self, id;
 	bool fresh;
 
-	if (level > 100 || !(n->ev->flags & TFD_EVF_ID))
+	if (level > 100 || !(n->ev.flags & TFD_EVF_ID))
 		return;
-	id = (int64_t)n->ev->id;
+	id = (int64_t)n->ev.id;
 	s = stat_get(sv, id, &fresh);
 	if (fresh)
 		s->start_time_ps = n->start;
@@ -254,7 +257,7 @@ static void process_iterator(const struct forest *f, int ni, statvec *sv, bool b
 		const struct node *c = &f->nodes.v[n->kids.v[k]];
 		int64_t ov;
 
-		if (!is_tfdata(c->ev->sig->name))
+		if (!is_tfdata(c->ev.sig->name))
 			continue;
 		ov = overlap_ps(n, c);
 		process_iterator(f, n->kids.v[k], sv, blocking && ov != 0, level + 1);
@@ -351,27 +354,27 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < f.nodes.n; i++) {
 			const struct node *n = &f.nodes.v[i];
-			int64_t id = (int64_t)n->ev->id;
+			int64_t id = (int64_t)n->ev.id;
 			size_t r;
 
 			if ((pass == 0 && n->type != N_ITER) || (pass == 1 && n->type != N_DIPSI) ||
-			    !(n->ev->flags & TFD_EVF_ID))
+			    !(n->ev.flags & TFD_EVF_ID))
 				continue;
 			if (!imap_get(&meta_seen, (uint64_t)id, NULL)) {
 				struct tfd_xp_meta md;
 
 				md.id = id;
-				md.parent_id = (n->ev->flags & TFD_EVF_PARENT) ? (int64_t)n->ev->sig->parent_id
+				md.parent_id = (n->ev.flags & TFD_EVF_PARENT) ? (int64_t)n->ev.sig->parent_id
 									      : 0;
-				md.long_name = n->ev->sig->name;
-				md.name = tfd_iter_short(n->ev->sig->name);
+				md.long_name = n->ev.sig->name;
+				md.name = tfd_iter_short(n->ev.sig->name);
 				md.is_async = async_name(md.name);
 				vec_push(&metas, md);
 				imap_put(&meta_seen, (uint64_t)id, 1);
-				if (pass == 1 && (n->ev->flags & TFD_EVF_PARENT))
-					imap_put(&dev_ids, n->ev->sig->parent_id, 1);
+				if (pass == 1 && (n->ev.flags & TFD_EVF_PARENT))
+					imap_put(&dev_ids, n->ev.sig->parent_id, 1);
 			}
-			if (pass == 0 && tfd_iter_parts(n->ev->sig->name) == 2) {
+			if (pass == 0 && tfd_iter_parts(n->ev.sig->name) == 2) {
 				if (!imap_get(&root_of, (uint64_t)id, &r)) {
 					imap_put(&root_of, (uint64_t)id, roots.n);
 					vec_push(&roots, ((struct rootkey){n->start, id}));
@@ -395,8 +398,8 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 		const struct node *n = &f.nodes.v[i];
 		size_t r;
 
-		if (n->type == N_ITER && (n->ev->flags & TFD_EVF_ID) &&
-		    tfd_iter_parts(n->ev->sig->name) == 2 && imap_get(&root_of, n->ev->id, &r))
+		if (n->type == N_ITER && (n->ev.flags & TFD_EVF_ID) &&
+		    tfd_iter_parts(n->ev.sig->name) == 2 && imap_get(&root_of, n->ev.id, &r))
 			vec_push(&per[r], ((struct rootcall){(int)i, n->end - n->start, n->start}));
 	}
 	xh->pipelines = xcalloc(roots.n + 1, sizeof(*xh->pipelines));

@@ -53,7 +53,12 @@ static void exec_kept_for_functions(struct t *t)
 	tfd_host_add_event(cap, h, w, "ExecutorState::Process", 1300, 5); /* no id */
 	T_OK(tfd_capture_finish(cap, &err), &err);
 	T_EQ_U64(h->threads[1].nevents, 1);
-	T_EQ_U64(h->threads[1].events[0].id, 42);
+	{
+		struct tfd_event *v = tfd_thread_unpack(h, &h->threads[1]);
+
+		T_EQ_U64(v[0].id, 42);
+		free(v);
+	}
 	T_EQ_U64(h->nevents, 2);
 	tfd_capture_free(cap);
 }
@@ -66,21 +71,25 @@ static void signatures_and_values(struct t *t)
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 	uint32_t th = tfd_host_thread(cap, h, 1, "w");
-	struct tfd_event *a, *b, *c, *p, *q;
+	/* copies: an event added is the reader's until the next one comes */
+	struct tfd_event A, B, C, *a = &A, *b = &B, *c = &C, *p, *q, *x;
 
 	T_EQ_U64(sizeof(struct tfd_event), 32);
-	a = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 0, 10);
-	tfd_event_set_stat_int(cap, a, "id", 5);
-	tfd_event_set_stat_int(cap, a, "parent_id", 4);
-	tfd_event_set_stat_str(cap, a, "buffer_limit", "2");
-	b = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 20, 10);
-	tfd_event_set_stat_str(cap, b, "buffer_limit", "2");
-	tfd_event_set_stat_int(cap, b, "parent_id", 4);
-	tfd_event_set_stat_int(cap, b, "id", 6);
-	c = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 40, 10);
-	tfd_event_set_stat_int(cap, c, "parent_id", 4);
-	tfd_event_set_stat_str(cap, c, "buffer_limit", "3");
-	tfd_event_set_stat_str(cap, c, "buffer_limit", "2"); /* a repeated key: the last */
+	x = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 0, 10);
+	tfd_event_set_stat_int(cap, x, "id", 5);
+	tfd_event_set_stat_int(cap, x, "parent_id", 4);
+	tfd_event_set_stat_str(cap, x, "buffer_limit", "2");
+	A = *x;
+	x = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 20, 10);
+	tfd_event_set_stat_str(cap, x, "buffer_limit", "2");
+	tfd_event_set_stat_int(cap, x, "parent_id", 4);
+	tfd_event_set_stat_int(cap, x, "id", 6);
+	B = *x;
+	x = tfd_host_add_event(cap, h, th, "Iterator::Model::Prefetch", 40, 10);
+	tfd_event_set_stat_int(cap, x, "parent_id", 4);
+	tfd_event_set_stat_str(cap, x, "buffer_limit", "3");
+	tfd_event_set_stat_str(cap, x, "buffer_limit", "2"); /* a repeated key: the last */
+	C = *x;
 	/* the same fields in any order: one record */
 	T_TRUE(a->sig == b->sig);
 	T_TRUE(a->sig == c->sig);
@@ -130,6 +139,24 @@ static void signatures_and_values(struct t *t)
 						(unsigned long long)(k / 2 * 977 + 1));
 			}
 	}
+	/* and as stored: packed, then read back */
+	{
+		struct tfd_err err = {0};
+		struct tfd_event *v;
+
+		T_OK(tfd_capture_finish(cap, &err), &err);
+		T_EQ_U64(h->threads[th].nevents, 5 + 1800);
+		v = tfd_thread_unpack(h, &h->threads[th]);
+		T_TRUE(v[0].sig == a->sig && v[1].sig == b->sig && v[2].sig == c->sig);
+		T_EQ_U64(v[0].id, 5);
+		T_EQ_U64(v[1].id, 6);
+		T_EQ_U64(v[3].element_id, 7);
+		T_EQ_U64(v[3].flags, TFD_EVF_ELEMENT);
+		T_EQ_U64(v[4].id, 11);
+		T_EQ_I64(v[2].start_ns, 40);
+		T_EQ_I64(v[2].dur_ns, 10);
+		free(v);
+	}
 	tfd_capture_free(cap);
 }
 
@@ -140,7 +167,7 @@ static void sort_is_stable(struct t *t)
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 	uint32_t th = tfd_host_thread(cap, h, 7, "w");
 	struct tfd_err err = {0};
-	const struct tfd_event *ev;
+	struct tfd_event *ev;
 
 	tfd_host_add_event(cap, h, th, "B", 100, 10);
 	tfd_host_add_event(cap, h, th, "PrefetchProduce", 0, 80);
@@ -149,13 +176,14 @@ static void sort_is_stable(struct t *t)
 	for (int i = 0; i < 40; i++)
 		tfd_host_add_event(cap, h, th, "Z", 1000 - i, 1);
 	T_OK(tfd_capture_finish(cap, &err), &err);
-	ev = h->threads[th].events;
+	ev = tfd_thread_unpack(h, &h->threads[th]);
 	T_EQ_STR(ev[0].sig->name, "A");
 	T_EQ_STR(ev[1].sig->name, "PrefetchProduce");
 	T_EQ_STR(ev[2].sig->name, "Iterator::Prefetch::Range");
 	T_EQ_STR(ev[3].sig->name, "B");
 	for (size_t i = 5; i < h->threads[th].nevents; i++)
 		T_TRUE(ev[i - 1].start_ns <= ev[i].start_ns);
+	free(ev);
 	tfd_capture_free(cap);
 }
 
@@ -207,18 +235,19 @@ static void chrome_minimal(struct t *t)
 		"{}]}";
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
-	const struct tfd_event *e;
+	struct tfd_event *e;
 
 	T_OK(tfd_capture_load_mem(doc, sizeof(doc) - 1, "w0.trace.json", NULL, &cap, &err), &err);
 	T_EQ_I64(cap->nhosts, 1);
 	T_EQ_STR(cap->hosts[0].name, "w0");
 	T_EQ_I64(cap->hosts[0].niterators, 1);
 	T_EQ_STR(cap->hosts[0].threads[0].name, "tf_data");
-	e = &cap->hosts[0].threads[0].events[0];
+	e = tfd_thread_unpack(&cap->hosts[0], &cap->hosts[0].threads[0]);
 	T_EQ_STR(e->sig->name, "Iterator::Model::Map");
 	T_EQ_I64(e->start_ns, 1500);
 	T_EQ_I64(e->dur_ns, 2250);
 	T_EQ_I64((int64_t)e->sig->parent_id, -3);
+	free(e);
 	tfd_capture_free(cap);
 }
 
@@ -595,10 +624,13 @@ static void lean_matches_plain(struct t *t)
 				const struct tfd_thread *x = &c1->hosts[h].threads[k];
 				const struct tfd_thread *y = &c2->hosts[h].threads[k];
 
-				for (size_t e = 0; e < x->nevents; e++)
-					it1 += x->events[e].kind == TFD_EV_ITERATOR;
+				struct tfd_ev_cursor cur;
+				struct tfd_event ev;
+
+				for (tfd_ev_begin(&cur, &c1->hosts[h], x); tfd_ev_next(&cur, &ev);)
+					it1 += ev.kind == TFD_EV_ITERATOR;
 				T_EQ_I64(y->nevents, 0);
-				T_TRUE(y->events == NULL && y->kinds == 0);
+				T_TRUE(y->evbuf == NULL && y->evlen == 0 && y->kinds == 0);
 				ev1 += x->nevents;
 			}
 		}
@@ -660,8 +692,11 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 			if (u->id != v->id || strcmp(u->name, v->name) || u->nevents != v->nevents)
 				T_FAILF("%s: thread %zu differs ('%s' %zu events, '%s' %zu)", what, th,
 					u->name, u->nevents, v->name, v->nevents);
-			for (size_t k = 0; k < u->nevents; k++) {
-				const struct tfd_event *e = &u->events[k], *f = &v->events[k];
+			struct tfd_event *ue = tfd_thread_unpack(x, u);
+			struct tfd_event *ve = tfd_thread_unpack(y, v);
+
+			for (size_t k = 0; k < u->nevents && u->nevents == v->nevents; k++) {
+				const struct tfd_event *e = &ue[k], *f = &ve[k];
 
 				if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns ||
 				    strcmp(e->sig->name, f->sig->name) || e->id != f->id ||
@@ -675,14 +710,21 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 						T_FAILF("%s: thread %zu event %zu param %u differs", what,
 							th, k, q);
 			}
+			free(ue);
+			free(ve);
 		}
 		{
 			/* and the counts kept as events were read are theirs */
 			size_t nk[TFD_EV_EXEC + 1] = {0};
 
-			for (size_t th = 0; th < y->nthreads; th++)
-				for (size_t k = 0; k < y->threads[th].nevents; k++)
-					nk[y->threads[th].events[k].kind]++;
+			for (size_t th = 0; th < y->nthreads; th++) {
+				struct tfd_ev_cursor cur;
+				struct tfd_event ev;
+
+				tfd_ev_begin(&cur, y, &y->threads[th]);
+				while (tfd_ev_next(&cur, &ev))
+					nk[ev.kind]++;
+			}
 			if (y->niterators != nk[TFD_EV_ITERATOR] ||
 			    y->nproduce != nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME] ||
 			    y->nfunctions != nk[TFD_EV_FUNCTION] || x->nfunctions != y->nfunctions)
@@ -1048,9 +1090,12 @@ static void finish_sorts_what_came_out_of_order(struct t *t)
 	for (size_t k = 0; k < h->nthreads; k++) {
 		const struct tfd_thread *th = &h->threads[k];
 
+		struct tfd_event *v = tfd_thread_unpack(h, th);
+
 		T_TRUE(th->nevents >= 2);
 		for (size_t e = 1; e < th->nevents; e++)
-			T_TRUE(th->events[e - 1].start_ns <= th->events[e].start_ns);
+			T_TRUE(v[e - 1].start_ns <= v[e].start_ns);
+		free(v);
 	}
 	T_EQ_I64(h->threads[1].nevents, 5);
 	tfd_capture_free(p1);
@@ -1082,8 +1127,10 @@ static void absorb_keeps_signatures(struct t *t)
 	tfd_host_absorb(cap, h, part);
 	T_EQ_I64(h->nthreads, 1);
 	T_EQ_I64(h->threads[0].nevents, 3000);
-	for (int i = 0; i < 3000 && h->nthreads; i++) {
-		const struct tfd_event *e = &h->threads[0].events[i];
+	struct tfd_event *v = h->nthreads ? tfd_thread_unpack(h, &h->threads[0]) : NULL;
+
+	for (int i = 0; i < 3000 && v; i++) {
+		const struct tfd_event *e = &v[i];
 		int k = (i * 7919) % 500;
 
 		T_EQ_STR(e->sig->name, names[k % 3]);
@@ -1094,6 +1141,7 @@ static void absorb_keeps_signatures(struct t *t)
 		else
 			T_TRUE(tfd_event_param(e, "buffer_limit") == NULL);
 	}
+	free(v);
 	tfd_capture_free(part);
 	tfd_capture_free(cap);
 }
@@ -1192,7 +1240,169 @@ static void fast_decimal_is_strtod(struct t *t)
 	T_TRUE(fast > 1000000); /* most of them took the fast path */
 }
 
+/* Packed events read back as they were added, with every way a value is
+ * stored (none, a varint, eight bytes, an iterator id's index), starts up
+ * to 2^62 apart and negative durations: after the finish's sort, after
+ * dropping the executor chunks of no captured function, after an absorb
+ * into a capture whose tables differ, and after a filter. */
+static bool ref_before(const struct tfd_event *a, const struct tfd_event *b)
+{
+	return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->dur_ns > b->dur_ns;
+}
+
+static void same_events(struct t *t, const char *what, const struct tfd_host *h,
+			const struct tfd_thread *th, const struct tfd_event *want, size_t n)
+{
+	struct tfd_event *v = tfd_thread_unpack(h, th);
+
+	T_EQ_I64((int64_t)th->nevents, (int64_t)n);
+	for (size_t k = 0; k < n && k < th->nevents; k++) {
+		const struct tfd_event *e = &v[k], *f = &want[k];
+
+		if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns || e->kind != f->kind ||
+		    e->flags != f->flags || e->id != f->id || strcmp(e->sig->name, f->sig->name) ||
+		    e->sig->parent_id != f->sig->parent_id || e->sig->nparams != f->sig->nparams) {
+			T_FAILF("%s: event %zu differs", what, k);
+			break;
+		}
+	}
+	free(v);
+}
+
+static bool keep_iterators(const struct tfd_event *e, void *ctx)
+{
+	(void)ctx;
+	return e->kind == TFD_EV_ITERATOR;
+}
+
+static void packed_events_round_trip(struct t *t)
+{
+	enum { N = 4000 };
+	static const char *const names[] = {"Iterator::Model::Map", "PrefetchProduce",
+					    "InstantiatedCapturedFunction::Run",
+					    "ExecutorState::Process", "Other"};
+	static const uint64_t big[] = {1, 127, 128, (1ull << 49) - 1, 1ull << 49, UINT64_MAX,
+				       0x8000000000000000ull, 0xfedcba9876543210ull};
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host *ph = tfd_capture_add_host(part, "h");
+	struct tfd_host *h2;
+	struct tfd_capture *cap2 = tfd_capture_new();
+	uint32_t th = tfd_host_thread(cap, h, 1, "w"), pth = tfd_host_thread(part, ph, 1, "w");
+	struct tfd_event *want = xcalloc(N + 1, sizeof(*want));
+	struct tfd_err err = {0};
+	uint64_t y = 42;
+	size_t n = 0, m;
+
+	for (size_t i = 0; i < N; i++) {
+		struct tfd_event *e, *f;
+		int k;
+		int64_t start, dur;
+		uint64_t v;
+
+		y = y * 6364136223846793005ull + 1442695040888963407ull;
+		k = (int)(y >> 61) % 5;
+		/* starts clustered and far apart, durations of either sign */
+		start = (y >> 20) % 3 == 0	 ? (int64_t)(y >> 40) - (1ll << 23)
+			: (y >> 20) % 3 == 1 ? (1ll << 61) - (int64_t)(y >> 44)
+					     : -(1ll << 61) + (int64_t)(y >> 44);
+		dur = (int64_t)((y >> 8) % 2000) - 500;
+		v = (y >> 30) % 4 == 0 ? 0 : big[(y >> 33) % 8];
+		e = tfd_host_add_event(cap, h, th, names[k], start, dur);
+		f = tfd_host_add_event(part, ph, pth, names[k], start, dur);
+		if (k == 3 && i % 3 == 0)
+			v = 777; /* the step of no captured function: dropped */
+		if (k == 2 || k == 3)
+			v = k == 2 && i % 2 ? 777 + i : v ? v : 1;
+		if (k == 0)
+			v = big[i % 4] + 1000; /* an iterator's id repeats */
+		if (v) {
+			tfd_event_set_stat_int(cap, e, k == 1 ? "element_id" : "id", (int64_t)v);
+			tfd_event_set_stat_int(part, f, k == 1 ? "element_id" : "id", (int64_t)v);
+		}
+		if (k == 0) {
+			tfd_event_set_stat_int(cap, e, "parent_id", (int64_t)(i % 7));
+			tfd_event_set_stat_int(part, f, "parent_id", (int64_t)(i % 7));
+			tfd_event_set_stat_str(cap, e, "parallelism", i % 2 ? "4" : "8");
+			tfd_event_set_stat_str(part, f, "parallelism", i % 2 ? "4" : "8");
+		}
+		if (i % 5 == 0) {
+			tfd_event_set_stat_int(cap, e, "_a", 1);
+			tfd_event_set_stat_int(part, f, "_a", 1);
+		}
+		want[n++] = *e;
+	}
+	/* the dataset function with step 777 + i is captured for the exec
+	 * chunks whose id is one of its */
+	{
+		struct tfd_event *e =
+		    tfd_host_add_event(cap, h, th, "InstantiatedCapturedFunction::Run", 0, 1);
+		struct tfd_event *f =
+		    tfd_host_add_event(part, ph, pth, "InstantiatedCapturedFunction::Run", 0, 1);
+
+		tfd_event_set_stat_int(cap, e, "id", 1);
+		tfd_event_set_stat_int(part, f, "id", 1);
+		want[n++] = *e;
+	}
+	/* what the finish keeps, in its order (a stable sort) */
+	{
+		struct imap fn = {0};
+		size_t w = 0, dummy;
+
+		for (size_t k = 0; k < n; k++)
+			if (want[k].kind == TFD_EV_FUNCTION && (want[k].flags & TFD_EVF_ID))
+				imap_put(&fn, want[k].id, 0);
+		for (size_t k = 0; k < n; k++)
+			if (want[k].kind != TFD_EV_EXEC ||
+			    ((want[k].flags & TFD_EVF_ID) && imap_get(&fn, want[k].id, &dummy)))
+				want[w++] = want[k];
+		imap_free(&fn);
+		T_TRUE(w < n && w > n / 2);
+		n = w;
+		for (size_t i = 1; i < n; i++) { /* insertion sort: stable */
+			struct tfd_event x = want[i];
+			size_t j = i;
+
+			for (; j > 0 && ref_before(&x, &want[j - 1]); j--)
+				want[j] = want[j - 1];
+			want[j] = x;
+		}
+	}
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	same_events(t, "finished", h, &h->threads[th], want, n);
+	/* into a capture with other signatures and ids first */
+	h2 = tfd_capture_add_host(cap2, "h");
+	{
+		uint32_t o = tfd_host_thread(cap2, h2, 9, "other");
+
+		for (int i = 0; i < 3; i++) { /* packed (the last waits for stats) */
+			struct tfd_event *e =
+			    tfd_host_add_event(cap2, h2, o, "Iterator::Model::Zip", i, 1);
+
+			tfd_event_set_stat_int(cap2, e, "id", 5 + i);
+			tfd_event_set_stat_int(cap2, e, "parent_id", 3);
+		}
+	}
+	tfd_host_absorb(cap2, h2, part);
+	T_OK(tfd_capture_finish(cap2, &err), &err);
+	T_EQ_I64(h2->nthreads, 2);
+	same_events(t, "absorbed", h2, &h2->threads[1], want, n);
+	/* a filter keeps the rest in order */
+	m = 0;
+	for (size_t k = 0; k < n; k++)
+		if (want[k].kind == TFD_EV_ITERATOR)
+			want[m++] = want[k];
+	T_EQ_I64((int64_t)tfd_thread_filter(h2, &h2->threads[1], keep_iterators, NULL),
+		 (int64_t)(n - m));
+	same_events(t, "filtered", h2, &h2->threads[1], want, m);
+	free(want);
+	tfd_capture_free(part);
+	tfd_capture_free(cap2);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+	T(packed_events_round_trip),
 	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
