@@ -328,6 +328,22 @@ static inline int64_t tfd_ev_unzig(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+static inline uint64_t tfd_ev_zig(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
+}
+
+/* Write v as a varint at q (room for 10 bytes); the end of it. */
+static inline uint8_t *tfd_ev_put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
 /* The next event into *e; false at the end. */
 __attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_cursor *c,
 							       struct tfd_event *e)

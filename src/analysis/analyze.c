@@ -120,8 +120,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 				    struct tfd_err *err)
 {
 	struct host_ctx c;
-	size_t by_name = 0, orphans = 0, nfns;
-	struct tfd_fn_call *fns;
+	size_t by_name = 0, orphans = 0;
+	struct tfd_fns fns;
 	enum tfd_status st;
 
 	hr->host = h;
@@ -135,12 +135,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
-	fns = tfd_capacity_functions(h, lean, &nfns);
+	tfd_capacity_functions(h, lean, &fns);
 	if (lean)
 		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
 	st = tfd_graph_build(&c, h, lean, &by_name, &orphans, err);
 	c.fns = fns;
-	c.nfns = nfns;
 	if (st)
 		goto out;
 	{

@@ -297,30 +297,64 @@ static const struct exec_sum *exec_find(const struct exec_index *x, uint64_t id)
 	return NULL;
 }
 
-struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
-					   size_t *n)
+static void fn_pack(struct tfd_fns *out, size_t *cap, const struct tfd_fn_call *f,
+		    struct tfd_fn_call *prev)
+{
+	uint8_t *q;
+
+	if (out->len + 40 > *cap) {
+		*cap = *cap < 4096 ? 4096 : *cap + *cap / 2;
+		out->buf = xrealloc(out->buf, *cap);
+	}
+	q = out->buf + out->len;
+	q = tfd_ev_put_varint(q, f->thread - prev->thread); /* threads ascend */
+	q = tfd_ev_put_varint(q, tfd_ev_zig((int64_t)((uint64_t)f->start_ns -
+						      (uint64_t)prev->start_ns)));
+	q = tfd_ev_put_varint(q, tfd_ev_zig(f->work_ns));
+	q = tfd_ev_put_varint(q, f->work_thread == TFD_FN_UNKNOWN
+					 ? 0
+					 : 1 + tfd_ev_zig((int64_t)f->work_thread - f->thread));
+	out->len = (size_t)(q - out->buf);
+	out->n++;
+	*prev = *f;
+}
+
+/* The next of the calls (at *p, before end) after *f, into *f. */
+static bool fn_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f)
+{
+	uint64_t w;
+
+	if (*p >= end)
+		return false;
+	f->thread += (uint32_t)tfd_ev_varint(p);
+	f->start_ns = (int64_t)((uint64_t)f->start_ns + (uint64_t)tfd_ev_unzig(tfd_ev_varint(p)));
+	f->work_ns = tfd_ev_unzig(tfd_ev_varint(p));
+	w = tfd_ev_varint(p);
+	f->work_thread = w ? (uint32_t)((int64_t)f->thread + tfd_ev_unzig(w - 1)) : TFD_FN_UNKNOWN;
+	return true;
+}
+
+void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out)
 {
 	struct exec_index ex;
 	const struct exec_sum *x;
-	VEC(struct tfd_fn_call) v = {0};
+	struct tfd_fn_call prev = {0, 0, 0, 0};
+	size_t cap = 0;
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
+	memset(out, 0, sizeof(*out));
 	exec_sums(h, &ex);
 	/* the chunks are summed: (lean) they go before the calls are made.
 	 * Only iterator and function events are read below; an iterator call
 	 * left open is closed by the next of those as by any event between. */
 	if (lean)
 		tfd_host_shed(lean, ~TFD_KIND_BIT(TFD_EV_EXEC));
-	/* room for every function event, counted as they were read: no
-	 * doubling beside all the events (a count left stale by a caller can
-	 * only cost room: the calls are pushed) */
-	vec_reserve_exact(&v, h->nfunctions);
 	for (size_t t = 0; t < h->nthreads; t++) {
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
-			continue; /* no function events to count */
 		struct tfd_ev_cursor cur;
 		struct tfd_event ev;
 
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
+			continue; /* no function events to count */
 		open.n = 0;
 		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
 			const struct tfd_event *e = &ev;
@@ -344,20 +378,18 @@ struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_
 				f.work_ns = 0;
 				f.work_thread = TFD_FN_UNKNOWN;
 			}
-			vec_push(&v, f);
+			fn_pack(out, &cap, &f, &prev);
 		}
 		if (lean) /* its calls are made: only what the graph reads stays */
-			tfd_thread_shed(lean, &lean->threads[t], TFD_KIND_BIT(TFD_EV_PRODUCE) |
-								TFD_KIND_BIT(TFD_EV_CONSUME));
+			tfd_thread_shed(lean, &lean->threads[t],
+					TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
 	free(ex.v);
 	free(ex.bucket);
-	/* the inline ones are not kept: no spare room through the pipelines */
-	if (v.n < v.cap)
-		v.v = xrealloc(v.v, (v.n + 1) * sizeof(*v.v));
-	*n = v.n;
-	return v.v;
+	/* no spare room through the pipelines */
+	if (out->len < cap)
+		out->buf = xrealloc(out->buf, out->len + 1);
 }
 
 /* User-function work of every async map, from the host's function calls. */
@@ -379,8 +411,10 @@ static void function_work(struct ctx *c)
 			only_map = (int)i;
 			nmaps++;
 		}
-	for (size_t i = 0; i < c->in->nfns; i++) {
-		const struct tfd_fn_call *f = &c->in->fns[i];
+	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
+	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
+
+	while (fn_next(&fp, fend, f)) {
 		uint32_t t = f->thread;
 		int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
 

@@ -88,13 +88,15 @@ struct tfd_fn_call {
 
 #define TFD_FN_UNKNOWN UINT32_MAX
 
-/* The function calls of a host, in (thread, event) order; *n of them.
+struct tfd_fns; /* graph.h */
+
+/* The function calls of a host into *out (the caller frees out->buf).
  * lean: h itself, or NULL; then its executor chunks are dropped once
- * summed (before the calls are allocated beside the events), and each
+ * summed (before the calls are packed beside the events), and each
  * thread whose function calls are read keeps only its iterator, Produce
  * and Consume events. */
-struct tfd_fn_call *tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
-					   size_t *n);
+void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
+			    struct tfd_fns *out);
 
 struct call;
 
@@ -108,8 +110,7 @@ struct tfd_cap_window {
 
 struct tfd_cap_calls {
 	const struct tfd_host *host;
-	const struct tfd_fn_call *fns; /* tfd_capacity_functions() of host */
-	size_t nfns;
+	const struct tfd_fns *fns; /* tfd_capacity_functions() of host */
 	size_t n;
 	/* call k is the host's calls[pcalls ? pcalls[k] : k]; its stage is
 	 * iter_stage[its iterator] (an index into p->stages, -1 none) */

@@ -521,8 +521,7 @@ static void capacity(struct pbuild *b)
 	}
 	memset(&in, 0, sizeof(in));
 	in.host = c->h;
-	in.fns = c->fns;
-	in.nfns = c->nfns;
+	in.fns = &c->fns;
 	in.n = b->n;
 	in.calls = c->calls.v;
 	in.pcalls = b->identity ? NULL : b->pcalls.v;

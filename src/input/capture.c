@@ -308,21 +308,6 @@ static bool ev_before_at(int64_t s1, int64_t d1, int64_t s2, int64_t d2)
 	return s1 != s2 ? s1 < s2 : d1 > d2;
 }
 
-static uint8_t *put_varint(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
-static uint64_t zig(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
-}
-
 /* Start deltas wrap around in uint64 (readers allow starts up to 2^62
  * apart), and the cursor adds them back the same way. */
 static int64_t start_delta(int64_t to, int64_t from)
@@ -360,19 +345,19 @@ static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_
 	uint64_t v = e->id, si = (uint64_t)e->sig->idx << 2;
 
 	*q++ = (uint8_t)(e->kind | e->flags << 3);
-	q = put_varint(q, zig(start_delta(e->start_ns, *last)));
+	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
 	*last = e->start_ns;
-	q = put_varint(q, zig(e->dur_ns));
+	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
 	if (v == 0) {
-		q = put_varint(q, si);
+		q = tfd_ev_put_varint(q, si);
 	} else if (e->kind == TFD_EV_ITERATOR) {
-		q = put_varint(q, si | 3);
-		q = put_varint(q, val_index(ci, v));
+		q = tfd_ev_put_varint(q, si | 3);
+		q = tfd_ev_put_varint(q, val_index(ci, v));
 	} else if (v < (1ull << 49)) {
-		q = put_varint(q, si | 1);
-		q = put_varint(q, v);
+		q = tfd_ev_put_varint(q, si | 1);
+		q = tfd_ev_put_varint(q, v);
 	} else {
-		q = put_varint(q, si | 2);
+		q = tfd_ev_put_varint(q, si | 2);
 		for (int i = 0; i < 8; i++)
 			*q++ = (uint8_t)(v >> (8 * i));
 	}
@@ -557,11 +542,14 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		   struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
 		   struct th_build *tb)
 {
-	const uint8_t *p = src->evbuf, *end = src->evbuf + src->evlen;
+	const uint8_t *p = src->evbuf, *end;
 	int64_t start = 0;
 
+	if (!src->evlen)
+		return;
+	end = p + src->evlen;
 	/* about as long with cap's indexes */
-	if (src->evlen && dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
+	if (dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
 		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
 		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
 	}
@@ -581,7 +569,7 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		}
 		q = dst->evbuf + dst->evlen;
 		*q++ = first;
-		q = put_varint(q, zig(start_delta(start, tb->last_start)));
+		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
 		tb->last_start = start;
 		memcpy(q, dur, (size_t)(p - dur));
 		q += p - dur;
@@ -589,7 +577,7 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		idx = si >> 2;
 		if (map->sig[idx] == UINT32_MAX)
 			map->sig[idx] = moved_sig(cap, mv, ph->tab->sig[idx])->idx;
-		q = put_varint(q, (uint64_t)map->sig[idx] << 2 | (si & 3));
+		q = tfd_ev_put_varint(q, (uint64_t)map->sig[idx] << 2 | (si & 3));
 		if ((si & 3) == 1) {
 			const uint8_t *v = p;
 
@@ -605,7 +593,7 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 
 			if (map->val[vi] == UINT32_MAX)
 				map->val[vi] = val_index(impl(cap), ph->tab->val[vi]);
-			q = put_varint(q, map->val[vi]);
+			q = tfd_ev_put_varint(q, map->val[vi]);
 		}
 		dst->evlen = (size_t)(q - dst->evbuf);
 	}
@@ -943,6 +931,8 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	int64_t last = 0;
 	size_t n = 0, dropped;
 
+	if (!th->nevents)
+		return 0;
 	/* a kept event is its first byte, its start as a delta from the last
 	 * kept one, then its other fields' bytes as they were: the delta's
 	 * varint is never longer than those of the deltas it sums and the
@@ -954,7 +944,7 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 			continue;
 		tfd_ev_varint(&rest);
 		*w = *at;
-		w = put_varint(w + 1, zig(start_delta(e.start_ns, last)));
+		w = tfd_ev_put_varint(w + 1, tfd_ev_zig(start_delta(e.start_ns, last)));
 		last = e.start_ns;
 		memmove(w, rest, (size_t)(c.p - rest));
 		w += c.p - rest;
@@ -1050,8 +1040,8 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 		const uint8_t *rest = th->evbuf + v[k].off + 1;
 
 		tfd_ev_varint(&rest);
-		len += 1 + (size_t)(put_varint(d, zig(start_delta(v[k].start, last))) - d) +
-		       (size_t)(ev_rest_end(rest) - rest);
+		len += 1 + (size_t)(ev_rest_end(rest) - rest) +
+		       (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
 		last = v[k].start;
 	}
 	q = out = xmalloc(len ? len : 1);
@@ -1062,7 +1052,7 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 		tfd_ev_varint(&rest);
 		end = ev_rest_end(rest);
 		*q = *ev;
-		q = put_varint(q + 1, zig(start_delta(v[k].start, last)));
+		q = tfd_ev_put_varint(q + 1, tfd_ev_zig(start_delta(v[k].start, last)));
 		last = v[k].start;
 		memcpy(q, rest, (size_t)(end - rest));
 		q += end - rest;

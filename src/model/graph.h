@@ -56,6 +56,17 @@ struct call {
 _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
 _Static_assert(sizeof(struct call) == 12, "a call is 12 bytes");
 
+/* A host's dataset-function calls (struct tfd_fn_call in
+ * src/analysis/passes.h), packed in (thread, event) order, a few bytes each
+ * (a tf.data-heavy host has one per map element): varints of the call's
+ * thread less the previous call's, its start less the previous call's
+ * (zigzag), its work (zigzag), and where the work ran (0 unknown, else 1 +
+ * the zigzag of work_thread - thread). */
+struct tfd_fns {
+	uint8_t *buf;
+	size_t len, n;
+};
+
 struct host_ctx {
 	const struct tfd_host *h;
 	struct tfd_analysis *a;
@@ -83,8 +94,7 @@ struct host_ctx {
 	VEC(int) cons_next; /* the previous entry in the bucket, -1 */
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
-	struct tfd_fn_call *fns;
-	size_t nfns;
+	struct tfd_fns fns;
 	/* each call's start and end */
 	int64_t *cstart, *cend;
 	/* per iterator: its first call's event (iter.sample points here);
