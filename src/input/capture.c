@@ -87,6 +87,7 @@ struct capture_impl {
 	 * there, and the last lookups, direct-mapped */
 	struct tfd_evtab *tab;
 	struct imap val_idx;
+	size_t nval_asked; /* iterator events with an id packed */
 	struct {
 		uint64_t val;
 		uint32_t idx;
@@ -315,15 +316,26 @@ static int64_t start_delta(int64_t to, int64_t from)
 	return (int64_t)((uint64_t)to - (uint64_t)from);
 }
 
-/* The index of iterator id v in the capture's table, added if new. */
+/* An iterator id not put in the table (VAL_NONE) is stored as it is. */
+#define VAL_NONE UINT32_MAX
+#define VAL_FREE 4096 /* ids the table takes before it must pay */
+
+/* The index of iterator id v in the capture's table, added if new; VAL_NONE
+ * when the table takes no more: ids that do not repeat (no TensorFlow
+ * writes those, but a file may) would cost more in it than as they are,
+ * so past VAL_FREE ids it grows only while the iterator events with an id
+ * number four times its ids. */
 static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 {
 	size_t m = (size_t)((v ^ (v >> 29) ^ (v >> 47)) % SIG_CACHE), idx;
 	struct tfd_evtab *tab = ci->tab;
 
+	ci->nval_asked++;
 	if (ci->val_cache[m].val == v && v)
 		return ci->val_cache[m].idx;
 	if (!imap_get(&ci->val_idx, v, &idx)) {
+		if (tab->nval >= VAL_FREE && tab->nval > ci->nval_asked / 4)
+			return VAL_NONE;
 		if (tab->nval == tab->valcap) {
 			tab->valcap = tab->valcap ? 2 * tab->valcap : 64;
 			tab->val = xrealloc(tab->val, tab->valcap * sizeof(*tab->val));
@@ -337,12 +349,26 @@ static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 	return (uint32_t)idx;
 }
 
+/* A signature's index si (shifted) and a value v, not 0, as it is. */
+static uint8_t *put_value(uint8_t *q, uint64_t si, uint64_t v)
+{
+	if (v < (1ull << 49)) {
+		q = tfd_ev_put_varint(q, si | 1);
+		return tfd_ev_put_varint(q, v);
+	}
+	q = tfd_ev_put_varint(q, si | 2);
+	for (int i = 0; i < 8; i++)
+		*q++ = (uint8_t)(v >> (8 * i));
+	return q;
+}
+
 /* Pack e (its signature one of cap's) at q, its start a delta from
  * *last; the end of what was written. */
 static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_event *e,
 			  int64_t *last)
 {
 	uint64_t v = e->id, si = (uint64_t)e->sig->idx << 2;
+	uint32_t vi;
 
 	*q++ = (uint8_t)(e->kind | e->flags << 3);
 	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
@@ -350,16 +376,11 @@ static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_
 	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
 	if (v == 0) {
 		q = tfd_ev_put_varint(q, si);
-	} else if (e->kind == TFD_EV_ITERATOR) {
+	} else if (e->kind == TFD_EV_ITERATOR && (vi = val_index(ci, v)) != VAL_NONE) {
 		q = tfd_ev_put_varint(q, si | 3);
-		q = tfd_ev_put_varint(q, val_index(ci, v));
-	} else if (v < (1ull << 49)) {
-		q = tfd_ev_put_varint(q, si | 1);
-		q = tfd_ev_put_varint(q, v);
+		q = tfd_ev_put_varint(q, vi);
 	} else {
-		q = tfd_ev_put_varint(q, si | 2);
-		for (int i = 0; i < 8; i++)
-			*q++ = (uint8_t)(v >> (8 * i));
+		q = put_value(q, si, v);
 	}
 	return q;
 }
@@ -528,8 +549,11 @@ static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves
 	return mv->last[m].to;
 }
 
-/* A part's signature and iterator id indexes as cap's (UINT32_MAX: not
- * looked up yet). */
+#define MAP_UNSEEN (UINT32_MAX - 1)
+
+/* A part's signature and iterator id indexes as cap's (UINT32_MAX for a
+ * signature, MAP_UNSEEN for an id: not looked up yet; an id may map to
+ * VAL_NONE). */
 struct idx_map {
 	uint32_t *sig, *val;
 	size_t nsig, nval;
@@ -577,6 +601,20 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		idx = si >> 2;
 		if (map->sig[idx] == UINT32_MAX)
 			map->sig[idx] = moved_sig(cap, mv, ph->tab->sig[idx])->idx;
+		if ((si & 3) == 3) {
+			uint64_t vi = tfd_ev_varint(&p);
+
+			if (map->val[vi] == MAP_UNSEEN)
+				map->val[vi] = val_index(impl(cap), ph->tab->val[vi]);
+			if (map->val[vi] == VAL_NONE) {
+				q = put_value(q, (uint64_t)map->sig[idx] << 2, ph->tab->val[vi]);
+			} else {
+				q = tfd_ev_put_varint(q, (uint64_t)map->sig[idx] << 2 | 3);
+				q = tfd_ev_put_varint(q, map->val[vi]);
+			}
+			dst->evlen = (size_t)(q - dst->evbuf);
+			continue;
+		}
 		q = tfd_ev_put_varint(q, (uint64_t)map->sig[idx] << 2 | (si & 3));
 		if ((si & 3) == 1) {
 			const uint8_t *v = p;
@@ -588,12 +626,6 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 			memcpy(q, p, 8);
 			q += 8;
 			p += 8;
-		} else if ((si & 3) == 3) {
-			uint64_t vi = tfd_ev_varint(&p);
-
-			if (map->val[vi] == UINT32_MAX)
-				map->val[vi] = val_index(impl(cap), ph->tab->val[vi]);
-			q = tfd_ev_put_varint(q, map->val[vi]);
 		}
 		dst->evlen = (size_t)(q - dst->evbuf);
 	}
@@ -612,7 +644,8 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	map.sig = xmalloc((map.nsig + 1) * sizeof(*map.sig));
 	map.val = xmalloc((map.nval + 1) * sizeof(*map.val));
 	memset(map.sig, 0xff, (map.nsig + 1) * sizeof(*map.sig));
-	memset(map.val, 0xff, (map.nval + 1) * sizeof(*map.val));
+	for (size_t i = 0; i <= map.nval; i++)
+		map.val[i] = MAP_UNSEEN;
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);

@@ -1401,7 +1401,58 @@ static void packed_events_round_trip(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* Iterator ids that do not repeat stay out of the table of ids (in it
+ * they would cost more than as they are), read directly and after an
+ * absorb; ids that repeat still go in. */
+static void unrepeated_iterator_ids(struct t *t)
+{
+	enum { N = 30000 };
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_capture *cap2 = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h"), *ph = tfd_capture_add_host(part, "h");
+	struct tfd_host *h2 = tfd_capture_add_host(cap2, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "w"), pth = tfd_host_thread(part, ph, 1, "w");
+	uint64_t *ids = xcalloc(N, sizeof(*ids)), y = 7;
+	struct tfd_err err = {0};
+	struct tfd_event *v;
+
+	for (size_t i = 0; i < N; i++) {
+		struct tfd_event *e =
+		    tfd_host_add_event(cap, h, th, "Iterator::Model", (int64_t)i, 1);
+		struct tfd_event *f =
+		    tfd_host_add_event(part, ph, pth, "Iterator::Model", (int64_t)i, 1);
+
+		y = y * 6364136223846793005ull + 1442695040888963407ull;
+		ids[i] = i % 2 ? y | 1 : 1000 + i % 10; /* every other one repeats */
+		tfd_event_set_stat_int(cap, e, "id", (int64_t)ids[i]);
+		tfd_event_set_stat_int(part, f, "id", (int64_t)ids[i]);
+	}
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	tfd_host_absorb(cap2, h2, part);
+	T_OK(tfd_capture_finish(cap2, &err), &err);
+	for (int k = 0; k < 2; k++) {
+		const struct tfd_host *x = k ? h2 : h;
+
+		/* the 10 that repeat, and a quarter of the 30000 ids asked at most */
+		T_TRUE(x->tab->nval >= 10 && x->tab->nval <= N / 4 + 1);
+		T_EQ_I64((int64_t)x->threads[0].nevents, N);
+		v = tfd_thread_unpack(x, &x->threads[0]);
+		for (size_t i = 0; i < N; i++)
+			if (v[i].id != ids[i] || v[i].start_ns != (int64_t)i) {
+				T_FAILF("%s: event %zu reads id %llu", k ? "absorbed" : "read", i,
+					(unsigned long long)v[i].id);
+				break;
+			}
+		free(v);
+	}
+	free(ids);
+	tfd_capture_free(part);
+	tfd_capture_free(cap2);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+	T(unrepeated_iterator_ids),
 	T(packed_events_round_trip),
 	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
