@@ -14,6 +14,7 @@
 #include "tfd/capture.h"
 #include "tfd/families.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "tfd/vec.h"
 
 /* ---- model building ---------------------------------------------------- */
@@ -561,12 +562,13 @@ struct idx_map {
 
 /* Append the packed events of src (a thread of part's host ph) to dst
  * (cap's), with cap's indexes: each event's bytes are copied but for its
- * start delta and the indexes in it. */
+ * start delta and the indexes in it. src's pages go as they are read (it
+ * is freed after): a long thread is not held twice. */
 static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
 		   struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
 		   struct th_build *tb)
 {
-	const uint8_t *p = src->evbuf, *end;
+	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
 	int64_t start = 0;
 
 	if (!src->evlen)
@@ -583,6 +585,8 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		int64_t d;
 		uint64_t si, idx;
 
+		if ((size_t)(p - released) > (1u << 20))
+			tfd_pages_release(&released, p - 1, 1u << 20);
 		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
 		dur = p;
 		d = tfd_ev_unzig(tfd_ev_varint(&p));

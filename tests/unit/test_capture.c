@@ -1275,6 +1275,37 @@ static bool keep_iterators(const struct tfd_event *e, void *ctx)
 	return e->kind == TFD_EV_ITERATOR;
 }
 
+/* A thread of megabytes moved by an absorb (whose pages go behind its
+ * reads, as parallel reads of a long line are merged) reads back whole. */
+static void long_thread_absorbed(struct t *t)
+{
+	enum { N = 300000 };
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host *ph = tfd_capture_add_host(part, "h");
+	uint32_t pth = tfd_host_thread(part, ph, 1, "w");
+	struct tfd_event *want = xcalloc(N + 1, sizeof(*want));
+	struct tfd_err err = {0};
+
+	tfd_host_thread(cap, h, 2, "first"); /* other indexes than the part's */
+	for (size_t i = 0; i < N; i++) {
+		struct tfd_event *e =
+		    tfd_host_add_event(part, ph, pth, i % 3 ? "Iterator::Model::Map" : "Iterator::Model",
+				       (int64_t)i * 1000 + (int64_t)(i % 11), 500 + (int64_t)(i % 7));
+
+		tfd_event_set_stat_int(part, e, "id", i % 3 ? 2 : 1);
+		want[i] = *e;
+	}
+	tfd_host_absorb(cap, h, part);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_I64(h->nthreads, 2);
+	T_TRUE(h->threads[1].evlen > (2u << 20));
+	same_events(t, "absorbed", h, &h->threads[1], want, N);
+	free(want);
+	tfd_capture_free(part);
+	tfd_capture_free(cap);
+}
+
 static void packed_events_round_trip(struct t *t)
 {
 	enum { N = 4000 };
@@ -1454,6 +1485,7 @@ static void unrepeated_iterator_ids(struct t *t)
 const struct t_case capture_cases[] = {
 	T(unrepeated_iterator_ids),
 	T(packed_events_round_trip),
+	T(long_thread_absorbed),
 	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
