@@ -43,6 +43,10 @@ struct host_build {
 	struct imap tid;   /* thread id -> index */
 	struct imap group; /* group_id -> step index */
 	size_t steps_cap;  /* h->steps has room for this many */
+	/* the step noted last: a thread's events come a step at a time */
+	bool has_last;
+	int64_t last_group;
+	size_t last_step;
 	struct th_build *tb;
 	size_t ncap;
 };
@@ -689,8 +693,7 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		   int64_t start_ns, int64_t end_ns)
 {
 	struct host_build *b;
-	struct imap *gi;
-	size_t idx;
+	struct tfd_step *sp;
 
 	if (start_ns < h->span_start_ns)
 		h->span_start_ns = start_ns;
@@ -699,26 +702,31 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 	if (!has_group)
 		return;
 	b = build_of(cap, h);
-	gi = &b->group;
-	if (!imap_get(gi, (uint64_t)group_id, &idx)) {
-		idx = h->nsteps;
-		if (h->nsteps >= b->steps_cap) {
-			/* doubling: a realloc per step copied the steps once per
-			 * step (a build released and begun again knows no room) */
-			b->steps_cap = h->nsteps < 32 ? 64 : 2 * h->nsteps;
-			h->steps = xrealloc(h->steps, b->steps_cap * sizeof(*h->steps));
+	if (!b->has_last || b->last_group != group_id) {
+		size_t idx;
+
+		if (!imap_get(&b->group, (uint64_t)group_id, &idx)) {
+			idx = h->nsteps;
+			if (h->nsteps >= b->steps_cap) {
+				/* doubling: a realloc per step copied the steps once
+				 * per step (a build released and begun again knows
+				 * no room) */
+				b->steps_cap = h->nsteps < 32 ? 64 : 2 * h->nsteps;
+				h->steps = xrealloc(h->steps, b->steps_cap * sizeof(*h->steps));
+			}
+			h->steps[idx] = (struct tfd_step){group_id, start_ns, end_ns};
+			h->nsteps++;
+			imap_put(&b->group, (uint64_t)group_id, idx);
 		}
-		h->steps[idx].group_id = group_id;
-		h->steps[idx].start_ns = start_ns;
-		h->steps[idx].end_ns = end_ns;
-		h->nsteps++;
-		imap_put(gi, (uint64_t)group_id, idx);
-		return;
+		b->has_last = true;
+		b->last_group = group_id;
+		b->last_step = idx;
 	}
-	if (start_ns < h->steps[idx].start_ns)
-		h->steps[idx].start_ns = start_ns;
-	if (end_ns > h->steps[idx].end_ns)
-		h->steps[idx].end_ns = end_ns;
+	sp = &h->steps[b->last_step];
+	if (start_ns < sp->start_ns)
+		sp->start_ns = start_ns;
+	if (end_ns > sp->end_ns)
+		sp->end_ns = end_ns;
 }
 
 /* The shared array of prev[0..n) followed by (key, val); key and val are
