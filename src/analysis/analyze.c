@@ -157,9 +157,6 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
-	tfd_graph_release_consumers(&c);
-	/* the pipelines need each call's iterator, not each iterator's calls */
-	tfd_graph_release_call_lists(&c);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

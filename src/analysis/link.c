@@ -36,13 +36,24 @@ static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int 
 	return cand < best;
 }
 
-void tfd_link_calls(struct host_ctx *c)
+/* A call that the first pass left to the time-overlap pass. */
+#define LINK_PENDING 7
+_Static_assert(TFD_LINK__COUNT <= LINK_PENDING, "a link value is free");
+
+/* The links that need no time search (1, 2 and roots); the number of calls
+ * left for the overlap pass, their link LINK_PENDING. */
+static size_t link_direct(struct host_ctx *c)
 {
+	size_t pending = 0, nprod = 0;
+
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[cl->iter];
 		int64_t s0 = c->cstart[i], e0 = c->cend[i];
 		int best = -1;
+		bool produced = call_produced(c, i);
+
+		nprod += produced; /* this call's element: produce_elem.v[nprod - 1] */
 
 		if (it->parent < 0) {
 			cl->parent = -1;
@@ -53,9 +64,9 @@ void tfd_link_calls(struct host_ctx *c)
 			cl->link = TFD_LINK_SYNC;
 			continue;
 		}
-		if (c->produce.n && c->produce.v[i]) {
+		if (produced) {
 			const struct iter *p = &c->iters.v[it->parent];
-			uint64_t elem = call_produce_elem(c, i);
+			uint64_t elem = c->produce_elem.v[nprod - 1];
 
 			/* a bucket holds other elements too; better() orders the
 			 * candidates fully, so the walk's order does not matter */
@@ -74,31 +85,62 @@ void tfd_link_calls(struct host_ctx *c)
 				continue;
 			}
 		}
-		/* time overlap with a call of the parent iterator: its calls are
-		 * sorted by start, so only those starting in [s - maxdur, e] qualify */
-		{
-			const struct iter *p = &c->iters.v[it->parent];
-			const int *pc = c->icalls + p->call_off;
-			size_t lo = 0, hi = p->ncalls;
+		cl->link = LINK_PENDING;
+		pending++;
+	}
+	return pending;
+}
 
-			while (lo < hi) { /* first call starting after e0 */
-				size_t mid = lo + (hi - lo) / 2;
+/* 3 and 4: time overlap with a call of the parent iterator, whose calls
+ * are sorted by start, so only those starting in [s - maxdur, e] qualify. */
+static void link_overlap(struct host_ctx *c)
+{
+	for (size_t i = 0; i < c->calls.n; i++) {
+		struct call *cl = &c->calls.v[i];
+		const struct iter *p;
+		const int *pc;
+		int64_t s0 = c->cstart[i], e0 = c->cend[i];
+		size_t lo = 0, hi;
+		int best = -1;
 
-				if (c->cstart[pc[mid]] <= e0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			while (lo-- > 0) {
-				int cc = pc[lo];
+		if (cl->link != LINK_PENDING)
+			continue;
+		p = &c->iters.v[c->iters.v[cl->iter].parent];
+		pc = c->icalls + p->call_off;
+		hi = p->ncalls;
+		while (lo < hi) { /* first call starting after e0 */
+			size_t mid = lo + (hi - lo) / 2;
 
-				if (c->cstart[cc] < s0 - p->max_dur)
-					break;
-				if (overlap(c, s0, e0, cc) > 0 && better(c, s0, e0, cc, best))
-					best = cc;
-			}
+			if (c->cstart[pc[mid]] <= e0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo-- > 0) {
+			int cc = pc[lo];
+
+			if (c->cstart[cc] < s0 - p->max_dur)
+				break;
+			if (overlap(c, s0, e0, cc) > 0 && better(c, s0, e0, cc, best))
+				best = cc;
 		}
 		cl->parent = best;
 		cl->link = best >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE;
 	}
+}
+
+void tfd_link_calls(struct host_ctx *c)
+{
+	size_t pending = link_direct(c);
+
+	/* the consumer index goes before the call lists are made: the two
+	 * are not held at once (a tf.data-heavy host's peak), and most hosts
+	 * with Produce/Consume events need no lists */
+	tfd_graph_release_consumers(c);
+	if (pending) {
+		tfd_graph_list_calls(c);
+		link_overlap(c);
+	}
+	/* the pipelines need each call's iterator, not each iterator's calls */
+	tfd_graph_release_call_lists(c);
 }

@@ -49,7 +49,8 @@ enum tfd_status tfd_critpath_compute(struct tfd_pipeline *p, const int *edge_fro
  * (confidence.c). */
 void tfd_confidence_compute(struct tfd_host_result *hr);
 
-/* Call linking (link.c): each call's parent call and how it was found. */
+/* Call linking (link.c): each call's parent call and how it was found; the
+ * consumer index and the call lists are gone after. */
 void tfd_link_calls(struct host_ctx *c);
 
 /* One pipeline (pipeline.c): the bucket's calls are in index order. */

@@ -192,14 +192,17 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	const struct tfd_host *h = c->h;
 	VEC(struct open_ev) stack = {0};
 	VEC(int64_t) cstart = {0}, cend = {0};
+	size_t nwords = 0; /* of c->produced */
 
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
 	vec_reserve_exact(&cstart, h->niterators);
 	vec_reserve_exact(&cend, h->niterators);
-	if (h->nproduce) /* else no call has a Produce event: no table */
-		vec_reserve_exact(&c->produce, h->niterators);
+	if (h->nproduce) { /* else no call has a Produce event: no table */
+		nwords = h->niterators / 64 + 1;
+		c->produced = xcalloc(nwords, sizeof(uint64_t));
+	}
 	{
 		/* at most one consumer per Consume event: about one bucket each */
 		size_t nb = 16;
@@ -251,7 +254,6 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				top = &stack.v[stack.n - 1];
 			if (e->kind == TFD_EV_ITERATOR) {
 				struct call cl;
-				uint32_t produce = 0;
 
 				memset(&cl, 0, sizeof(cl));
 				cl.thread = (uint32_t)t;
@@ -259,15 +261,22 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				cl.parent = -1;
 				if (top && top->call >= 0)
 					cl.parent = top->call;
-				else if (top && top->element) {
+				else if (top && top->element && c->produced) {
+					size_t k = c->calls.n;
+
+					if (k / 64 >= nwords) { /* not from the count: grow */
+						c->produced = xrealloc(c->produced,
+								       2 * nwords * sizeof(uint64_t));
+						memset(c->produced + nwords, 0,
+						       nwords * sizeof(uint64_t));
+						nwords *= 2;
+					}
 					vec_push(&c->produce_elem, top->element_id);
-					produce = (uint32_t)c->produce_elem.n;
+					c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 				}
 				vec_push(&c->calls, cl);
 				vec_push(&cstart, e->start_ns);
 				vec_push(&cend, end);
-				if (h->nproduce)
-					vec_push(&c->produce, produce);
 				c->iters.v[cl.iter].ncalls++;
 				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
 					c->iters.v[cl.iter].max_dur = e->dur_ns;
@@ -485,19 +494,26 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
 	if (h->nthreads >= TFD_GRAPH_MAX_THREADS)
 		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads", TFD_GRAPH_MAX_THREADS - 1);
 	scan_threads(c, lean);
-	list_calls(c);
-	sort_calls(c);
 	if (resolve_parents(c, by_name, orphans, err))
 		return err->status;
 	compute_roots(c);
 	return TFD_OK;
 }
 
+void tfd_graph_list_calls(struct host_ctx *c)
+{
+	if (c->icalls)
+		return;
+	list_calls(c);
+	sort_calls(c);
+}
+
 void tfd_graph_release_consumers(struct host_ctx *c)
 {
 	free(c->cons_head);
 	c->cons_head = NULL;
-	vec_free(&c->produce);
+	free(c->produced);
+	c->produced = NULL;
 	vec_free(&c->produce_elem);
 	vec_free(&c->cons_call);
 	vec_free(&c->cons_elem);

@@ -31,8 +31,9 @@ struct iter {
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
 	int64_t max_dur; /* longest call */
-	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start
-	 * once all are in; ncalls stays when the list goes */
+	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start,
+	 * from tfd_graph_list_calls(); ncalls (counted by the build) stays
+	 * when the list goes */
 	size_t call_off, ncalls;
 	/* a copy of its first call's event (host_ctx.samples), which outlives
 	 * the host's events */
@@ -73,11 +74,12 @@ struct host_ctx {
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	int *icalls; /* every iterator's calls, one after the other (struct iter) */
-	/* per call until tfd_graph_release_consumers(): 1 + the index in
-	 * produce_elem of the element_id of the enclosing Produce event, if that
-	 * came first; 0: none. Empty when the host has no Produce/Consume
-	 * events (Chrome traces). */
-	VEC(uint32_t) produce;
+	/* until tfd_graph_release_consumers(): a bit per call, set when its
+	 * nearest enclosing event is a Produce event with an element_id (NULL
+	 * when the host has no Produce/Consume events: Chrome traces), and
+	 * those element_ids in call order (a bit, not an index, per call: a
+	 * tf.data-heavy host's peak) */
+	uint64_t *produced;
 	VEC(uint64_t) produce_elem;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
@@ -102,10 +104,11 @@ struct host_ctx {
 	VEC(struct tfd_event) samples;
 };
 
-/* The element_id of the Produce event around call k (c->produce.v[k] != 0). */
-static inline uint64_t call_produce_elem(const struct host_ctx *c, size_t k)
+/* Is call k inside a Produce event with an element_id? The n-th such call
+ * (in index order) has produce_elem.v[n]. */
+static inline bool call_produced(const struct host_ctx *c, size_t k)
 {
-	return c->produce_elem.v[c->produce.v[k] - 1];
+	return c->produced && (c->produced[k / 64] >> (k % 64) & 1);
 }
 
 /* The consumer bucket of an element of the iterator with this id. */
@@ -134,6 +137,10 @@ struct tfd_event *tfd_graph_take_samples(struct host_ctx *c);
 /* Drop the consumer index (cons_*) and the calls' Produce events once
  * calls are linked. */
 void tfd_graph_release_consumers(struct host_ctx *c);
+/* Each iterator's calls in start order (icalls), for the links by time
+ * overlap; made after the consumer index went (the two are not held at
+ * once). */
+void tfd_graph_list_calls(struct host_ctx *c);
 /* Drop the iterators' lists of calls (icalls) once calls are linked. */
 void tfd_graph_release_call_lists(struct host_ctx *c);
 
