@@ -228,8 +228,33 @@ static size_t exec_bucket(const struct exec_index *x, uint64_t id)
 /* Three walks over the executor chunks: count them, count them per bucket,
  * place them (in capture order within a bucket, no sort and no scratch
  * copy); then each bucket's chunks of one id are summed into its first
- * (sums add in capture order; the thread kept is the first chunk's). */
-static void exec_sums(const struct tfd_host *h, struct exec_index *x)
+ * (sums add in capture order; the thread kept is the first chunk's).
+ * lean: h itself, whose chunks go as they are placed, a thread at a time
+ * (not all of them beside the whole index). */
+struct placing {
+	struct exec_index *x;
+	uint32_t thread;
+};
+
+/* Place an executor chunk with an id into its bucket (the last walk). */
+static void place_chunk(struct exec_index *x, const struct tfd_event *e, uint32_t t)
+{
+	x->v[x->bucket[exec_bucket(x, e->id)]++] = (struct exec_sum){e->id, e->dur_ns, t};
+}
+
+/* The last walk of a lean host, as its thread's filter: place, then drop. */
+static bool place_and_drop(const struct tfd_event *e, void *ctx)
+{
+	const struct placing *pl = ctx;
+
+	if (e->kind != TFD_EV_EXEC)
+		return true;
+	if (e->flags & TFD_EVF_ID)
+		place_chunk(pl->x, e, pl->thread);
+	return false;
+}
+
+static void exec_sums(const struct tfd_host *h, struct tfd_host *lean, struct exec_index *x)
 {
 	size_t m = 0, nb = 0, w = 0, begin = 0;
 
@@ -251,6 +276,15 @@ static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 			struct tfd_ev_cursor cur;
 			struct tfd_event ev;
 
+			if (pass == 2 && lean) {
+				/* one walk: each chunk is placed as the thread's
+				 * filter drops it */
+				struct placing pl = {x, (uint32_t)t};
+
+				tfd_thread_filter(lean, &lean->threads[t], place_and_drop, &pl);
+				lean->threads[t].kinds &= ~TFD_KIND_BIT(TFD_EV_EXEC);
+				continue;
+			}
 			for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
 				const struct tfd_event *e = &ev;
 
@@ -261,8 +295,7 @@ static void exec_sums(const struct tfd_host *h, struct exec_index *x)
 				else if (pass == 1)
 					x->bucket[exec_bucket(x, e->id) + 1]++;
 				else
-					x->v[x->bucket[exec_bucket(x, e->id)]++] =
-					    (struct exec_sum){e->id, e->dur_ns, (uint32_t)t};
+					place_chunk(x, e, (uint32_t)t);
 			}
 		}
 	}
@@ -343,12 +376,11 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
 	memset(out, 0, sizeof(*out));
-	exec_sums(h, &ex);
-	/* the chunks are summed: (lean) they go before the calls are made.
-	 * Only iterator and function events are read below; an iterator call
-	 * left open is closed by the next of those as by any event between. */
-	if (lean)
-		tfd_host_shed(lean, ~TFD_KIND_BIT(TFD_EV_EXEC));
+	/* the chunks are summed: (lean) they are gone before the calls are
+	 * made. Only iterator and function events are read below; an iterator
+	 * call left open is closed by the next of those as by any event
+	 * between. */
+	exec_sums(h, lean, &ex);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		struct tfd_ev_cursor cur;
 		struct tfd_event ev;
