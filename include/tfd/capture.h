@@ -169,6 +169,12 @@ struct tfd_capture {
 	 * the newest of 3 runs by name", "skipped a.trace.json.gz: ...") */
 	const char **notes;
 	size_t nnotes;
+	/* a run of executor chunks of one step on a thread, one after the
+	 * other, is packed as one event: the first chunk's start, the sum of
+	 * the durations (what the capacity pass reads of them; real captures
+	 * run a dataset function as 5-20 chunks). The readers set it unless
+	 * keep_other (xprof mode and `dump --all` see every chunk). */
+	bool fold_exec;
 };
 
 struct tfd_load_opts {

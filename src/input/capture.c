@@ -35,6 +35,13 @@ struct th_build {
 	/* its events may be out of order (1), or are known to be in order
 	 * (0): the finish sorts only the former */
 	uint8_t unsorted;
+	/* the last event packed, when it is an executor chunk that the next
+	 * may fold into (tfd_capture.fold_exec): as it is now, at fold_off,
+	 * packed after an event that started at fold_prev */
+	bool has_fold;
+	struct tfd_event fold;
+	size_t fold_off;
+	int64_t fold_prev;
 };
 
 /* What the builder needs only while files are read: thread and step indexes
@@ -390,10 +397,56 @@ static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_
 	return q;
 }
 
-/* Append e to thread t's packed events (room grows by half). */
-static void pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
+/* Can e be folded into a run of chunks (fold_exec)? Negative durations
+ * (damaged input) are not: sums of the others saturate the same in any
+ * grouping, so a line read in parts folds as when read whole. */
+static bool foldable(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_EXEC && (e->flags & TFD_EVF_ID) && e->dur_ns >= 0;
+}
+
+/* Fold e into the chunk packed last on t, if it is one of the same step
+ * (tb->has_fold): it is packed again, its duration the sum. */
+static bool fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
+			   const struct tfd_event *e)
+{
+	struct tfd_event *f = &tb->fold;
+
+	if (!tb->has_fold || !foldable(e) || f->id != e->id || f->sig != e->sig ||
+	    f->flags != e->flags)
+		return false;
+	f->dur_ns = e->dur_ns > (int64_t)TFD_MAX_DURATION_NS - f->dur_ns
+			    ? (int64_t)TFD_MAX_DURATION_NS
+			    : f->dur_ns + e->dur_ns;
+	tb->last_start = tb->fold_prev;
+	t->evlen = (size_t)(put_event(ci, t->evbuf + tb->fold_off, f, &tb->last_start) -
+			    t->evbuf);
+	return true;
+}
+
+/* Note the event just packed at off (after one that started at prev) as
+ * the one the next chunk may fold into. */
+static void note_last(struct capture_impl *ci, struct th_build *tb, const struct tfd_event *e,
+		      size_t off, int64_t prev)
+{
+	tb->has_fold = ci->pub.fold_exec && foldable(e);
+	if (tb->has_fold) {
+		tb->fold = *e;
+		tb->fold_off = off;
+		tb->fold_prev = prev;
+	}
+}
+
+/* Append e to thread t's packed events (room grows by half); false when
+ * it was folded into the chunk before it instead (one event less). */
+static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
 		       const struct tfd_event *e)
 {
+	size_t off = t->evlen;
+	int64_t prev = tb->last_start;
+
+	if (fold_into_last(ci, t, tb, e))
+		return false;
 	if (t->evlen + EV_MAXLEN > tb->cap) {
 		size_t nc = tb->cap + tb->cap / 2;
 
@@ -403,6 +456,20 @@ static void pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 		tb->cap = nc;
 	}
 	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
+	note_last(ci, tb, e, off, prev);
+	return true;
+}
+
+/* Pack the event tb holds back for its stats (one event less on t and h
+ * when it folds). */
+static void pack_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
+		      struct th_build *tb)
+{
+	if (!pack_event(ci, t, tb, &tb->pend)) {
+		t->nevents--;
+		h->nevents--;
+	}
+	tb->has_pend = false;
 }
 
 struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th)
@@ -461,10 +528,13 @@ static void pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 	struct host_build *b = build_of(cap, h);
 
 	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
-		if (b->tb[t].has_pend) {
-			pack_event(impl(cap), &h->threads[t], &b->tb[t], &b->tb[t].pend);
-			b->tb[t].has_pend = false;
-		}
+		if (b->tb[t].has_pend)
+			pack_held(impl(cap), h, &h->threads[t], &b->tb[t]);
+}
+
+void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
+{
+	pack_pending(cap, h);
 }
 
 struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
@@ -479,7 +549,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	cap_cover(b, h, thread);
 	tb = &b->tb[thread];
 	if (tb->has_pend)
-		pack_event(impl(cap), t, tb, &tb->pend);
+		pack_held(impl(cap), h, t, tb);
 	tb->has_pend = true;
 	e = &tb->pend;
 	t->kinds |= TFD_KIND_BIT(kind);
@@ -568,20 +638,38 @@ struct idx_map {
  * (cap's), with cap's indexes: each event's bytes are copied but for its
  * start delta and the indexes in it. src's pages go as they are read (it
  * is freed after): a long thread is not held twice. */
-static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
-		   struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
-		   struct th_build *tb)
+static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
+		     struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
+		     struct th_build *tb)
 {
 	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
-	int64_t start = 0;
+	int64_t start = 0, prev = 0;
+	size_t folded = 0, off = SIZE_MAX;
 
 	if (!src->evlen)
-		return;
+		return 0;
 	end = p + src->evlen;
 	/* about as long with cap's indexes */
 	if (dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
 		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
 		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+	}
+	if (tb->has_fold) {
+		/* the seam of a line read in parts: its first event may be a
+		 * chunk of the run the line's previous part ended with */
+		struct tfd_ev_cursor c;
+		struct tfd_event e = {0};
+
+		tfd_ev_begin(&c, ph, src);
+		tfd_ev_next(&c, &e);
+		e.sig = moved_sig(cap, mv, e.sig);
+		if (fold_into_last(impl(cap), dst, tb, &e)) {
+			note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
+			p = c.p;
+			start = e.start_ns;
+			folded = 1;
+		}
+		tb->has_fold = false;
 	}
 	while (p < end) {
 		uint8_t first = *p++, *q;
@@ -599,6 +687,8 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 			tb->cap += tb->cap / 2 + EV_MAXLEN;
 			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
 		}
+		off = dst->evlen;
+		prev = tb->last_start;
 		q = dst->evbuf + dst->evlen;
 		*q++ = first;
 		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
@@ -637,6 +727,21 @@ static void repack(struct tfd_capture *cap, const struct tfd_host *ph, struct si
 		}
 		dst->evlen = (size_t)(q - dst->evbuf);
 	}
+	if (off != SIZE_MAX && impl(cap)->pub.fold_exec) {
+		/* the last event moved, read back with cap's tables: the next
+		 * part's first may fold into it */
+		struct tfd_ev_cursor c;
+		struct tfd_event e;
+
+		c.p = dst->evbuf + off;
+		c.end = dst->evbuf + dst->evlen;
+		c.start = prev;
+		c.sig = (const struct tfd_sig *const *)impl(cap)->tab->sig;
+		c.val = impl(cap)->tab->val;
+		tfd_ev_next(&c, &e);
+		note_last(impl(cap), tb, &e, off, prev);
+	}
+	return folded;
 }
 
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
@@ -644,6 +749,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	struct tfd_host *ph = &part->hosts[0];
 	struct sig_moves mv;
 	struct idx_map map;
+	size_t folded = 0; /* chunks folded at the seams */
 
 	memset(&mv, 0, sizeof(mv));
 	pack_pending(part, ph);
@@ -663,18 +769,16 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 
 		cap_cover(b, h, idx);
 		tb = &b->tb[idx];
-		if (tb->has_pend) {
-			pack_event(impl(cap), dst, tb, &tb->pend);
-			tb->has_pend = false;
-		}
+		if (tb->has_pend)
+			pack_held(impl(cap), h, dst, tb);
 		dst->kinds |= src->kinds;
-		repack(cap, ph, &mv, &map, src, dst, tb);
+		folded += repack(cap, ph, &mv, &map, src, dst, tb);
 		free(src->evbuf);
 		src->evbuf = NULL;
 		src->evlen = 0;
 		src->nevents = 0;
 	}
-	h->nevents += ph->nevents;
+	h->nevents += ph->nevents - folded;
 	h->niterators += ph->niterators;
 	h->nproduce += ph->nproduce;
 	h->nfunctions += ph->nfunctions;

@@ -772,6 +772,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	struct tfd_host *h;
 	enum tfd_status st;
 
+	cap->fold_exec = !(opts && opts->keep_other);
 	memset(&p, 0, sizeof(p));
 	p.cap = cap;
 	p.opts = opts;

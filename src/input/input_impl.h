@@ -202,6 +202,9 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
  * arrays and thread names are rebuilt in cap. part keeps its arena and is
  * freed by the caller. */
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
+/* Pack the events h's threads hold back for their stats (a reader that
+ * counts what it kept, after a run of chunks may fold). */
+void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 
 /* The cores this process may run on (discover.c). */
 size_t tfd_cpu_count(void);

@@ -947,6 +947,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	struct scan sc = *bp->proto;
 
 	sc.cap = bl->cap = tfd_capture_new();
+	sc.cap->fold_exec = !(sc.opts && sc.opts->keep_other); /* as the host's */
 	tfd_capture_add_host(sc.cap, bp->host_name);
 	sc.host_idx = 0;
 	sc.released = bp->pc[bl->first].p;
@@ -1354,6 +1355,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 	char hostbuf[256];
 
 	(void)path;
+	cap->fold_exec = !(opts && opts->keep_other);
 	memset(&sc, 0, sizeof(sc));
 	bad = walk(data, len, space_field, &sc);
 	if (bad != SIZE_MAX) {
@@ -1402,11 +1404,15 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		pi->name = tfd_arena_intern(&cap->arena, (const char *)ps.name.p, ps.name.len);
 		pi->nlines = ps.nlines;
 		if (strcmp(pi->name, HOST_PLANE) == 0) {
-			size_t before = h->nevents;
+			size_t before;
 
+			tfd_host_pack_pending(cap, h);
+			before = h->nevents;
 			st = read_host_plane(cap, host_idx, sc.planes[i], opts, mapped, data, err);
 			if (st)
 				goto out;
+			/* what was kept, the last chunk run folded */
+			tfd_host_pack_pending(cap, &cap->hosts[host_idx]);
 			pi = &cap->hosts[host_idx].planes[i];
 			pi->nevents = cap->hosts[host_idx].nevents - before;
 			h = &cap->hosts[host_idx];

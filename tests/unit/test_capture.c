@@ -1306,6 +1306,86 @@ static void long_thread_absorbed(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* Consecutive executor chunks of one step on a thread are one event (the
+ * first's start, the durations summed) when fold_exec is set, and a line
+ * read in parts and absorbed folds across the seams as when read whole. */
+static void exec_runs_fold(struct t *t)
+{
+	enum { N = 3000 };
+	struct tfd_event *want = xcalloc(N + 1, sizeof(*want));
+	int64_t start[N], dur[N];
+	int kind[N]; /* 0, 1: a chunk of step 5 or 6; 2: an iterator call */
+	uint64_t y = 7;
+	size_t n = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		y = y * 6364136223846793005ull + 1442695040888963407ull;
+		kind[i] = (y >> 60) % 8 == 0 ? 2 : (y >> 50) % 4 == 0;
+		start[i] = (int64_t)i * 100;
+		dur[i] = (y >> 30) % 16 == 0 ? -3 : (int64_t)((y >> 20) % 90);
+	}
+	for (int way = 0; way < 3; way++) {
+		/* 0: one capture; 1: in parts, absorbed; 2: not folding */
+		struct tfd_capture *cap = tfd_capture_new();
+		struct tfd_host *h = tfd_capture_add_host(cap, "h");
+		struct tfd_err err = {0};
+		struct tfd_capture *part = cap, *parts[N / 97 + 2];
+		struct tfd_host *ph = h;
+		const struct tfd_event *prev = NULL;
+		size_t np = 0;
+		const char *it = tfd_arena_intern_cstr(&cap->arena, "Iterator::Model");
+		const char *ex = tfd_arena_intern_cstr(&cap->arena, "ExecutorState::Process");
+
+		cap->fold_exec = way < 2;
+		tfd_host_thread(cap, h, 1, "w");
+		n = 0;
+		for (size_t i = 0; i < N; i++) {
+			struct tfd_event *e;
+
+			if (way == 1 && i % 97 == 13) { /* a new part */
+				if (part != cap)
+					tfd_host_absorb(cap, h, part);
+				/* kept until compared: want has their signatures */
+				part = parts[np++] = tfd_capture_new();
+				part->fold_exec = true;
+				ph = tfd_capture_add_host(part, "h");
+				tfd_host_thread(part, ph, 1, "w");
+			}
+			/* names of cap's, as the reader's blocks use */
+			e = tfd_host_add_event_as(part, ph, 0, kind[i] == 2 ? it : ex,
+						  kind[i] == 2 ? TFD_EV_ITERATOR : TFD_EV_EXEC,
+						  start[i], dur[i]);
+			tfd_event_set_stat_int(part, e, "id", kind[i] == 2 ? 9 : 5 + kind[i]);
+			/* the expected events: a chunk folds into the one before */
+			if (way < 2 && prev && kind[i] < 2 && e->dur_ns >= 0 && want[n - 1].dur_ns >= 0 &&
+			    want[n - 1].kind == TFD_EV_EXEC && want[n - 1].id == e->id) {
+				want[n - 1].dur_ns += e->dur_ns;
+			} else {
+				want[n++] = *e;
+			}
+			prev = e;
+		}
+		if (part != cap)
+			tfd_host_absorb(cap, h, part);
+		/* the steps' functions (chunks of none are dropped) */
+		for (int f = 5; f <= 6; f++)
+			tfd_event_set_stat_int(cap,
+					       tfd_host_add_event(cap, h, tfd_host_thread(cap, h, 2, "r"),
+								  "InstantiatedCapturedFunction::Run",
+								  f, 1),
+					       "id", (uint64_t)f);
+		T_OK(tfd_capture_finish(cap, &err), &err);
+		T_TRUE(way == 2 ? n == N : n < N * 3 / 4);
+		T_EQ_I64((int64_t)h->nevents, (int64_t)n + 2);
+		same_events(t, way == 0 ? "whole" : way == 1 ? "in parts" : "not folding", h,
+			    &h->threads[0], want, n);
+		tfd_capture_free(cap);
+		for (size_t k = 0; k < np; k++)
+			tfd_capture_free(parts[k]);
+	}
+	free(want);
+}
+
 static void packed_events_round_trip(struct t *t)
 {
 	enum { N = 4000 };
@@ -1486,6 +1566,7 @@ const struct t_case capture_cases[] = {
 	T(unrepeated_iterator_ids),
 	T(packed_events_round_trip),
 	T(long_thread_absorbed),
+	T(exec_runs_fold),
 	T(fast_decimal_is_strtod),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
