@@ -231,32 +231,66 @@ static size_t exec_bucket(const struct exec_index *x, uint64_t id)
  * (sums add in capture order; the thread kept is the first chunk's).
  * lean: h itself, whose chunks go as they are placed, a thread at a time
  * (not all of them beside the whole index). */
+/* The index's records are far apart in a large capture, each touched
+ * once: chunks wait in a ring of LAG, their bucket's start fetched ahead
+ * when they come and the record's room halfway (a prefetch, no result
+ * changes: they are placed oldest first, in capture order). */
+#define LAG 16
+struct pending_chunk {
+	uint64_t id;
+	int64_t ns;
+	uint32_t thread;
+	uint32_t b;
+};
+
 struct placing {
 	struct exec_index *x;
 	uint32_t thread;
+	unsigned n; /* chunks come: ring[n % LAG] the newest */
+	struct pending_chunk ring[LAG];
 };
 
-/* Place an executor chunk with an id into its bucket (the last walk). */
-static void place_chunk(struct exec_index *x, const struct tfd_event *e, uint32_t t)
+static void place_one(struct exec_index *x, const struct pending_chunk *c)
 {
-	x->v[x->bucket[exec_bucket(x, e->id)]++] = (struct exec_sum){e->id, e->dur_ns, t};
+	x->v[x->bucket[c->b]++] = (struct exec_sum){c->id, c->ns, c->thread};
+}
+
+/* Place an executor chunk with an id into its bucket (the last walk). */
+static void place_chunk(struct placing *pl, const struct tfd_event *e)
+{
+	struct pending_chunk *c = &pl->ring[pl->n % LAG];
+
+	if (pl->n >= LAG)
+		place_one(pl->x, c);
+	*c = (struct pending_chunk){e->id, e->dur_ns, pl->thread, (uint32_t)exec_bucket(pl->x, e->id)};
+	__builtin_prefetch(&pl->x->bucket[c->b]);
+	if (pl->n >= LAG / 2)
+		__builtin_prefetch(&pl->x->v[pl->x->bucket[pl->ring[(pl->n - LAG / 2) % LAG].b]], 1);
+	pl->n++;
+}
+
+/* The chunks still in the ring, oldest first. */
+static void place_rest(struct placing *pl)
+{
+	for (unsigned i = pl->n > LAG ? pl->n - LAG : 0; i < pl->n; i++)
+		place_one(pl->x, &pl->ring[i % LAG]);
+	pl->n = 0;
 }
 
 /* The last walk of a lean host, as its thread's filter: place, then drop. */
 static bool place_and_drop(const struct tfd_event *e, void *ctx)
 {
-	const struct placing *pl = ctx;
-
 	if (e->kind != TFD_EV_EXEC)
 		return true;
 	if (e->flags & TFD_EVF_ID)
-		place_chunk(pl->x, e, pl->thread);
+		place_chunk(ctx, e);
 	return false;
 }
 
 static void exec_sums(const struct tfd_host *h, struct tfd_host *lean, struct exec_index *x)
 {
 	size_t m = 0, nb = 0, w = 0, begin = 0;
+	struct placing pl = {.x = x};
 
 	memset(x, 0, sizeof(*x));
 	for (int pass = 0; pass < 3; pass++) {
@@ -276,12 +310,12 @@ static void exec_sums(const struct tfd_host *h, struct tfd_host *lean, struct ex
 			struct tfd_ev_cursor cur;
 			struct tfd_event ev;
 
+			pl.thread = (uint32_t)t;
 			if (pass == 2 && lean) {
 				/* one walk: each chunk is placed as the thread's
 				 * filter drops it */
-				struct placing pl = {x, (uint32_t)t};
-
 				tfd_thread_filter(lean, &lean->threads[t], place_and_drop, &pl);
+				place_rest(&pl);
 				lean->threads[t].kinds &= ~TFD_KIND_BIT(TFD_EV_EXEC);
 				continue;
 			}
@@ -295,8 +329,9 @@ static void exec_sums(const struct tfd_host *h, struct tfd_host *lean, struct ex
 				else if (pass == 1)
 					x->bucket[exec_bucket(x, e->id) + 1]++;
 				else
-					place_chunk(x, e, (uint32_t)t);
+					place_chunk(&pl, e);
 			}
+			place_rest(&pl);
 		}
 	}
 	/* bucket[b] is now where b ends: merge each bucket toward the front */
@@ -352,8 +387,7 @@ static void fn_pack(struct tfd_fns *out, size_t *cap, const struct tfd_fn_call *
 	*prev = *f;
 }
 
-/* The next of the calls (at *p, before end) after *f, into *f. */
-static bool fn_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f)
+bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f)
 {
 	uint64_t w;
 
@@ -367,12 +401,73 @@ static bool fn_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f
 	return true;
 }
 
+/* A function call waiting for its sum (the lookups' ring, as the
+ * placing's: the bucket fetched ahead, then its records). */
+struct pending_fn {
+	struct tfd_fn_call f;
+	uint64_t id;
+	uint32_t b;
+	bool find;  /* an id to look up */
+	bool async; /* dispatch only, when no sum is found */
+};
+
+struct finding {
+	const struct exec_index *x;
+	struct tfd_fns *out;
+	size_t cap;
+	struct tfd_fn_call prev;
+	unsigned n;
+	struct pending_fn ring[LAG];
+};
+
+static void find_one(struct finding *fd, struct pending_fn *p)
+{
+	const struct exec_sum *x;
+
+	if (p->find && (x = exec_find(fd->x, p->id))) {
+		p->f.work_ns = x->ns;
+		p->f.work_thread = x->thread;
+	} else if (p->async) {
+		/* dispatch only: the work ran elsewhere, uncaptured */
+		p->f.work_ns = 0;
+		p->f.work_thread = TFD_FN_UNKNOWN;
+	}
+	fn_pack(fd->out, &fd->cap, &p->f, &fd->prev);
+}
+
+static void find_later(struct finding *fd, const struct tfd_fn_call *f,
+		       const struct tfd_event *e)
+{
+	struct pending_fn *p = &fd->ring[fd->n % LAG];
+	const struct pending_fn *half;
+
+	if (fd->n >= LAG)
+		find_one(fd, p);
+	p->f = *f;
+	p->find = e->flags & TFD_EVF_ID;
+	p->async = strstr(e->sig->name, "Async") != NULL;
+	if (p->find) {
+		p->id = e->id;
+		p->b = (uint32_t)exec_bucket(fd->x, e->id);
+		__builtin_prefetch(&fd->x->bucket[p->b]);
+	}
+	half = &fd->ring[(fd->n + LAG / 2) % LAG];
+	if (fd->n >= LAG / 2 && half->find)
+		__builtin_prefetch(&fd->x->v[fd->x->bucket[half->b]]);
+	fd->n++;
+}
+
+static void find_rest(struct finding *fd)
+{
+	for (unsigned i = fd->n > LAG ? fd->n - LAG : 0; i < fd->n; i++)
+		find_one(fd, &fd->ring[i % LAG]);
+	fd->n = 0;
+}
+
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out)
 {
 	struct exec_index ex;
-	const struct exec_sum *x;
-	struct tfd_fn_call prev = {0, 0, 0, 0};
-	size_t cap = 0;
+	struct finding fd = {.x = &ex, .out = out};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
 	memset(out, 0, sizeof(*out));
@@ -402,16 +497,9 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			 * stage's self time has it already */
 			if (e->kind != TFD_EV_FUNCTION || open.n)
 				continue;
-			if ((e->flags & TFD_EVF_ID) && (x = exec_find(&ex, e->id))) {
-				f.work_ns = x->ns;
-				f.work_thread = x->thread;
-			} else if (strstr(e->sig->name, "Async")) {
-				/* dispatch only: the work ran elsewhere, uncaptured */
-				f.work_ns = 0;
-				f.work_thread = TFD_FN_UNKNOWN;
-			}
-			fn_pack(out, &cap, &f, &prev);
+			find_later(&fd, &f, e);
 		}
+		find_rest(&fd); /* the thread's events go below */
 		if (lean) /* its calls are made: only what the graph reads stays */
 			tfd_thread_shed(lean, &lean->threads[t],
 					TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
@@ -420,7 +508,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	free(ex.v);
 	free(ex.bucket);
 	/* no spare room through the pipelines */
-	if (out->len < cap)
+	if (out->len < fd.cap)
 		out->buf = xrealloc(out->buf, out->len + 1);
 }
 
@@ -446,7 +534,7 @@ static void function_work(struct ctx *c)
 	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
 	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
 
-	while (fn_next(&fp, fend, f)) {
+	while (tfd_fns_next(&fp, fend, f)) {
 		uint32_t t = f->thread;
 		int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
 

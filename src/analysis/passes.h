@@ -98,6 +98,9 @@ struct tfd_fns; /* graph.h */
  * and Consume events. */
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
 			    struct tfd_fns *out);
+/* The call after *f (start with all zeros) of the packed calls at *p,
+ * before end, into *f; false at the end. */
+bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
 struct call;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/passes.h"
+#include "model/graph.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
@@ -58,6 +59,99 @@ static int stage_named(const struct tfd_pipeline *p, const char *name)
 		if (strcmp(p->stages[i].name, name) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* Each dataset function's work is the sum of its executor chunks (on any
+ * thread; the thread kept is its first chunk's in capture order), else its
+ * own duration, or unknown for an async dispatch; a function inside an
+ * iterator call is not a call of its own. 3000 functions with random step
+ * ids on four threads, read plainly and as a lean host drops the chunks. */
+static void functions_get_their_chunk_sums(struct t *t)
+{
+	enum { F = 3000, T = 4 };
+	struct want {
+		int64_t start, work;
+		uint32_t thread, work_thread;
+		bool counted;
+	} *w = xcalloc(F, sizeof(*w));
+	uint64_t y = 99;
+
+	for (int lean = 0; lean < 2; lean++) {
+		struct tfd_capture *cap = tfd_capture_new();
+		struct tfd_host *h = tfd_capture_add_host(cap, "h");
+		struct tfd_err err = {0};
+		struct tfd_fns out;
+		struct tfd_fn_call fc = {0, 0, 0, 0};
+		const uint8_t *p;
+		size_t bad = 0, seen = 0;
+		int64_t chunk_start[T] = {0};
+
+		h->has_host_plane = true;
+		for (uint32_t th = 0; th < T; th++)
+			tfd_host_thread(cap, h, th, "tf_data_w");
+		for (int f = 0; f < F; f++) {
+			uint32_t th = (uint32_t)(f % T);
+			int64_t s = (int64_t)f * 1000;
+			int k = f % 5, async = f % 11 == 0;
+			uint64_t id;
+			struct tfd_event *e;
+
+			y = y * 6364136223846793005ull + 1442695040888963407ull;
+			id = y | 1;
+			if (f % 13 == 0) /* inside an iterator call: inline */
+				tfd_host_add_event(cap, h, th, "Iterator::Model::Map", s - 1, 600);
+			e = tfd_host_add_event(cap, h, th,
+					       async ? "InstantiatedCapturedFunction::RunAsync"
+						     : "InstantiatedCapturedFunction::Run",
+					       s, 500);
+			tfd_event_set_stat_int(cap, e, "id", (int64_t)id);
+			w[f] = (struct want){s, async ? 0 : 500, th, async ? TFD_FN_UNKNOWN : th,
+					     f % 13 != 0};
+			for (int j = 0; j < (async ? 0 : k); j++) {
+				uint32_t ct = (uint32_t)((f + 1 + j * 3) % T);
+				int64_t d = 7 + j + f % 17;
+
+				if (chunk_start[ct] < s + 600)
+					chunk_start[ct] = s + 600;
+				e = tfd_host_add_event(cap, h, ct, "ExecutorState::Process",
+						       chunk_start[ct], d);
+				chunk_start[ct] += d + 5;
+				tfd_event_set_stat_int(cap, e, "id", (int64_t)id);
+				if (j == 0)
+					w[f].work = 0;
+				w[f].work += d;
+				/* the first in capture order: thread by thread */
+				if (j == 0 || ct < w[f].work_thread)
+					w[f].work_thread = ct;
+			}
+		}
+		T_OK(tfd_capture_finish(cap, &err), &err);
+		tfd_capacity_functions(h, lean ? h : NULL, &out);
+		p = out.buf;
+		/* the calls come thread by thread, in time order */
+		for (uint32_t th = 0; th < T; th++)
+			for (int f = (int)th; f < F; f += T) {
+				if (!w[f].counted)
+					continue;
+				seen++;
+				if (!tfd_fns_next(&p, out.buf + out.len, &fc) || fc.thread != th ||
+				    fc.start_ns != w[f].start || fc.work_ns != w[f].work ||
+				    fc.work_thread != w[f].work_thread) {
+					if (bad++ < 3)
+						T_FAILF("lean %d, function %d: thread %u start %lld work "
+							"%lld on %u, want %u %lld %lld on %u",
+							lean, f, fc.thread, (long long)fc.start_ns,
+							(long long)fc.work_ns, fc.work_thread, th,
+							(long long)w[f].start, (long long)w[f].work,
+							w[f].work_thread);
+				}
+			}
+		T_EQ_I64((int64_t)out.n, (int64_t)seen);
+		T_TRUE(!tfd_fns_next(&p, out.buf + out.len, &fc));
+		free(out.buf);
+		tfd_capture_free(cap);
+	}
+	free(w);
 }
 
 /* class 1: the reader limits; the map holds the wait (latency view) */
@@ -130,6 +224,7 @@ static void single_call_keeps_latency_view(struct t *t)
 }
 
 const struct t_case capacity_cases[] = {
+	T(functions_get_their_chunk_sums),
 	T(reader_behind_parallel_map),
 	T(function_not_captured_is_inferred),
 	T(single_call_keeps_latency_view),
