@@ -184,6 +184,48 @@ struct open_ev {
 	bool element; /* a Produce event with an element_id */
 };
 
+/* Consumers wait in a ring before they are registered, their bucket
+ * fetched ahead: the heads are far apart in a large capture, each touched
+ * about once (a prefetch only: they are registered in the same order). */
+#define CONS_LAG 16
+struct pending_cons {
+	unsigned n;
+	struct {
+		int call;
+		uint64_t elem;
+		size_t b;
+	} ring[CONS_LAG];
+};
+
+static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b)
+{
+	vec_push(&c->cons_call, call);
+	vec_push(&c->cons_elem, elem);
+	vec_push(&c->cons_next, c->cons_head[b]);
+	c->cons_head[b] = (int)(c->cons_call.n - 1);
+}
+
+static void cons_later(struct host_ctx *c, struct pending_cons *pc, int call, uint64_t elem,
+		       size_t b)
+{
+	unsigned k = pc->n++ % CONS_LAG;
+
+	if (pc->n > CONS_LAG)
+		cons_register(c, pc->ring[k].call, pc->ring[k].elem, pc->ring[k].b);
+	pc->ring[k].call = call;
+	pc->ring[k].elem = elem;
+	pc->ring[k].b = b;
+	__builtin_prefetch(&c->cons_head[b], 1);
+}
+
+static void cons_rest(struct host_ctx *c, struct pending_cons *pc)
+{
+	for (unsigned i = pc->n > CONS_LAG ? pc->n - CONS_LAG : 0; i < pc->n; i++)
+		cons_register(c, pc->ring[i % CONS_LAG].call, pc->ring[i % CONS_LAG].elem,
+			      pc->ring[i % CONS_LAG].b);
+	pc->n = 0;
+}
+
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
@@ -193,6 +235,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	VEC(struct open_ev) stack = {0};
 	VEC(int64_t) cstart = {0}, cend = {0};
 	size_t nwords = 0; /* of c->produced */
+	struct pending_cons pc = {0};
 
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
@@ -291,10 +334,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 					size_t b = cons_bucket(c, c->iters.v[cc->iter].id,
 							       e->element_id);
 
-					vec_push(&c->cons_call, top->call);
-					vec_push(&c->cons_elem, e->element_id);
-					vec_push(&c->cons_next, c->cons_head[b]);
-					c->cons_head[b] = (int)(c->cons_call.n - 1);
+					cons_later(c, &pc, top->call, e->element_id, b);
 				}
 				/* Consume events are leaves */
 			} else {
@@ -312,6 +352,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 			lean->threads[t].kinds = 0;
 		}
 	}
+	cons_rest(c, &pc);
 	vec_free(&stack);
 	c->cstart = cstart.v;
 	c->cend = cend.v;
