@@ -72,6 +72,10 @@ struct fn_steps {
 	bool has_zero;
 	uint64_t last;
 	bool last_hit, has_last;
+	/* ids added later (fn_steps_add_later), their slots fetched ahead:
+	 * a large set's slots are far apart, each touched about once */
+	unsigned npend, head; /* waiting, from pend[head] on */
+	uint64_t pend[16];    /* FN_STEPS_LAG */
 };
 
 /* The slot of id (not 0) in f's table: its own, or the empty one where it
@@ -92,6 +96,25 @@ static inline bool fn_steps_find(const struct fn_steps *f, uint64_t id)
 	return f->cap && f->k[fn_steps_slot(f, id)] == id;
 }
 
+/* Room for n ids without growing (load at most 3/4). */
+static inline void fn_steps_reserve(struct fn_steps *f, size_t n)
+{
+	uint64_t *old = f->k;
+	size_t ocap = f->cap;
+
+	if (n * 4 <= f->cap * 3)
+		return;
+	if (!f->cap)
+		f->cap = 64;
+	while (n * 4 > f->cap * 3)
+		f->cap *= 2;
+	f->k = xcalloc(f->cap, sizeof(*f->k));
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i])
+			f->k[fn_steps_slot(f, old[i])] = old[i];
+	free(old);
+}
+
 static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 {
 	size_t j;
@@ -100,17 +123,8 @@ static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 		f->has_zero = true;
 		return;
 	}
-	if ((f->n + 1) * 4 > f->cap * 3) {
-		uint64_t *old = f->k;
-		size_t ocap = f->cap;
-
-		f->cap = ocap ? 2 * ocap : 64;
-		f->k = xcalloc(f->cap, sizeof(*f->k));
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i])
-				f->k[fn_steps_slot(f, old[i])] = old[i];
-		free(old);
-	}
+	if ((f->n + 1) * 4 > f->cap * 3)
+		fn_steps_reserve(f, f->cap ? 2 * f->cap * 3 / 4 : 1);
 	j = fn_steps_slot(f, id);
 	if (!f->k[j]) {
 		f->k[j] = id;
@@ -118,8 +132,36 @@ static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 	}
 }
 
+#define FN_STEPS_LAG 16
+
+/* The ids waiting, added. */
+static inline void fn_steps_flush(struct fn_steps *f)
+{
+	for (unsigned i = 0; i < f->npend; i++)
+		fn_steps_add(f, f->pend[(f->head + i) % FN_STEPS_LAG]);
+	f->npend = f->head = 0;
+}
+
+/* Add id soon: it waits while FN_STEPS_LAG more come, its slot fetched
+ * meanwhile (a set: the order changes nothing); lookups add the ids
+ * waiting first. */
+static inline void fn_steps_add_later(struct fn_steps *f, uint64_t id)
+{
+	if (f->npend == FN_STEPS_LAG) {
+		fn_steps_add(f, f->pend[f->head]);
+		f->pend[f->head] = id;
+		f->head = (f->head + 1) % FN_STEPS_LAG;
+	} else {
+		f->pend[(f->head + f->npend++) % FN_STEPS_LAG] = id;
+	}
+	if (f->cap)
+		__builtin_prefetch(&f->k[imap_hash(id) & (f->cap - 1)], 1);
+}
+
 static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
 {
+	if (f->npend)
+		fn_steps_flush(f);
 	if (!f->has_last || f->last != id) {
 		f->last = id;
 		f->last_hit = fn_steps_find(f, id);

@@ -682,7 +682,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		uint64_t id;
 
 		if (m.kind == TFD_EV_FUNCTION && event_id(sc, stats, end, &id))
-			fn_steps_add(&sc->fn_steps, id);
+			fn_steps_add_later(&sc->fn_steps, id);
 		return TFD_OK;
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
@@ -833,7 +833,7 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 			} else if ((k >> 3) == 11 && x > 0) {
 				lh.display_name.p = p;
 				lh.display_name.len = (size_t)x;
-				if (have_thread) {
+				if (have_thread && !sc->prepass) {
 					size_t nl = x < sizeof(name) - 1 ? (size_t)x : sizeof(name) - 1;
 
 					memcpy(name, p, nl);
@@ -852,7 +852,10 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 					}
 					memcpy(name, nm.p ? (const char *)nm.p : "", nl);
 					name[nl] = '\0';
-					th = tfd_host_thread(sc->cap, h, lh.id, name);
+					/* the pre-pass makes no threads: lines make them in
+					 * their order, whichever pass reads them */
+					if (!sc->prepass)
+						th = tfd_host_thread(sc->cap, h, lh.id, name);
 					have_thread = true;
 				}
 				if (lh.ts_ns > (int64_t)TFD_MAX_TIME_NS ||
@@ -1262,6 +1265,149 @@ static int32_t *dense_index(const struct imap *m, size_t *n)
 	return ix;
 }
 
+/* ---- the pre-pass on several threads ---------------------------------------
+ *
+ * The tf.data threads' lines are searched for function step ids whole, one
+ * line at a time on each thread (costliest first), each thread into a set
+ * of its own; the sets are then merged. The pre-pass reads only: the host
+ * is not touched (threads are made by the lines' main read), so the order
+ * the lines are read in changes nothing but the time. */
+struct prepass_pool {
+	const struct scan *proto;
+	const size_t *order; /* line indexes, longest first */
+	size_t n, next;
+	size_t failed;       /* the lowest line that failed, else SIZE_MAX */
+	struct tfd_err err;  /* its error */
+	enum tfd_status st;
+	pthread_mutex_t mu;
+};
+
+struct prepass_worker {
+	struct prepass_pool *pool;
+	struct fn_steps steps;
+};
+
+static void *prepass_worker(void *arg)
+{
+	struct prepass_worker *w = arg;
+	struct prepass_pool *pp = w->pool;
+	struct scan sc = *pp->proto;
+
+	sc.prepass = true;
+	for (;;) {
+		size_t li;
+		struct tfd_err e;
+		enum tfd_status st;
+
+		pthread_mutex_lock(&pp->mu);
+		li = pp->next < pp->n ? pp->order[pp->next++] : SIZE_MAX;
+		if (li != SIZE_MAX && li > pp->failed)
+			li = SIZE_MAX; /* an earlier line failed: the rest is not needed */
+		pthread_mutex_unlock(&pp->mu);
+		if (li == SIZE_MAX)
+			break;
+		sc.fn_steps = w->steps;
+		sc.pre_released = sc.lines.v[li].p;
+		memset(&e, 0, sizeof(e));
+		st = scan_line(&sc, sc.lines.v[li], NULL, NULL, &e);
+		w->steps = sc.fn_steps;
+		if (st) {
+			tfd_err_prefix(&e, "line %zu", li);
+			pthread_mutex_lock(&pp->mu);
+			if (li < pp->failed) {
+				pp->failed = li;
+				pp->err = e;
+				pp->st = st;
+			}
+			pthread_mutex_unlock(&pp->mu);
+			continue; /* the lines before it are still read */
+		}
+		if (sc.mapped)
+			tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len, 0);
+	}
+	return NULL;
+}
+
+struct line_len {
+	size_t len, line;
+};
+
+/* Longest first; equal lengths in line order. */
+static int by_len_desc(const void *a, const void *b)
+{
+	const struct line_len *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
+{
+	struct prepass_pool pp;
+	struct prepass_worker w[8];
+	pthread_t th[8];
+	size_t *order = xmalloc((sc->lines.n + 1) * sizeof(*order)), n = 0, started = 0;
+	size_t nthreads = sc->opts && sc->opts->jobs > 0 ? (size_t)sc->opts->jobs : tfd_cpu_count();
+	struct line_len *ll = xmalloc((sc->lines.n + 1) * sizeof(*ll));
+
+	for (size_t i = 0; i < sc->lines.n; i++)
+		if (tfdata_line(sc->lines.v[i])) /* else skipped by length: untouched */
+			ll[n++] = (struct line_len){sc->lines.v[i].len, i};
+	qsort(ll, n, sizeof(*ll), by_len_desc);
+	for (size_t i = 0; i < n; i++)
+		order[i] = ll[i].line;
+	free(ll);
+	memset(&pp, 0, sizeof(pp));
+	pp.proto = sc;
+	pp.order = order;
+	pp.n = n;
+	pp.failed = SIZE_MAX;
+	pthread_mutex_init(&pp.mu, NULL);
+	if (nthreads > 8)
+		nthreads = 8;
+	if (nthreads > n)
+		nthreads = n ? n : 1;
+	memset(w, 0, sizeof(w));
+	for (size_t t = 0; t < nthreads; t++) {
+		w[t].pool = &pp;
+		if (t == 0) /* the others start empty */
+			w[t].steps = sc->fn_steps;
+	}
+	/* this thread is one of the readers */
+	for (size_t t = 1; t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, prepass_worker, &w[t]) == 0)
+			started = t;
+		else
+			break;
+	prepass_worker(&w[0]);
+	for (size_t t = 1; t <= started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&pp.mu);
+	sc->fn_steps = w[0].steps;
+	fn_steps_flush(&sc->fn_steps);
+	for (size_t t = 1; t < nthreads; t++) {
+		const struct fn_steps *f = &w[t].steps;
+
+		fn_steps_flush(&w[t].steps);
+		/* sized first and at least as large as f, whose slots are read
+		 * in hash order: into a smaller table they would pile up */
+		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n > f->cap ? sc->fn_steps.n + f->n
+									   : f->cap);
+		for (size_t i = 0; i < f->cap; i++)
+			if (f->k[i])
+				fn_steps_add(&sc->fn_steps, f->k[i]);
+		if (f->has_zero)
+			fn_steps_add(&sc->fn_steps, 0);
+		fn_steps_free(&w[t].steps);
+	}
+	sc->fn_steps.has_last = false;
+	free(order);
+	if (pp.st)
+		*err = pp.err;
+	return pp.st;
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       const uint8_t *file_base, struct tfd_err *err)
@@ -1290,20 +1436,9 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
 	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);
 	if (sc.has_functions) {
-		sc.pre_released = sc.released;
-		sc.prepass = true;
-		for (size_t i = 0; i < sc.lines.n; i++) {
-			if (!tfdata_line(sc.lines.v[i]))
-				continue; /* skipped by length: its pages stay untouched */
-			st = scan_line(&sc, sc.lines.v[i], NULL, NULL, err);
-			if (st) {
-				tfd_err_prefix(err, "line %zu", i);
-				goto out;
-			}
-			if (mapped)
-				tfd_pages_release(&sc.pre_released, sc.lines.v[i].p + sc.lines.v[i].len, 0);
-		}
-		sc.prepass = false;
+		st = prepass(&sc, err);
+		if (st)
+			goto out;
 	}
 	{
 		piece_vec pcs = {0};

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "input_impl.h"
+#include "xplane.pb-c.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
@@ -1038,6 +1039,72 @@ static void blocks_match_lines(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The pre-pass reads the tf.data lines on several threads, longest first:
+ * with two of them broken, the error names the first in the file, as one
+ * thread reading them in order does (a synthesized parallel map's lines,
+ * two given a timestamp out of range, which the pre-pass checks). */
+static void prepass_errors_in_line_order(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", f[1200] = "", want[64];
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	Tfdpb__XSpace *xs = NULL;
+	Tfdpb__XPlane *host = NULL;
+	size_t len = 0, first = 0, last = 0, ntf = 0;
+	uint8_t *data = NULL, *out = NULL;
+	DIR *d;
+	struct dirent *de;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	T_OK(tfd_synth_run("tests/synth/04-parallel-map-at-limit.json", dir, 1.0, &res, &err), &err);
+	T_TRUE((d = opendir(res.run_dir)) != NULL);
+	while (d && (de = readdir(d)))
+		if (strstr(de->d_name, ".xplane.pb"))
+			snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
+	if (d)
+		closedir(d);
+	T_TRUE((data = slurp(f, &len)) != NULL);
+	T_TRUE(data && (xs = tfdpb__xspace__unpack(NULL, len, data)) != NULL);
+	for (size_t i = 0; xs && i < xs->n_planes; i++)
+		if (strcmp(xs->planes[i]->name, "/host:CPU") == 0)
+			host = xs->planes[i];
+	T_TRUE(host != NULL);
+	for (size_t i = 0; host && i < host->n_lines; i++)
+		if (strncmp(host->lines[i]->name, "tf_data", 7) == 0 && host->lines[i]->n_events) {
+			if (!ntf++)
+				first = i;
+			last = i;
+		}
+	T_TRUE(ntf >= 3);
+	if (ntf >= 3) {
+		int jobs[] = {1, 2, 3, 8};
+
+		host->lines[first]->timestamp_ns = INT64_MAX / 2;
+		host->lines[last]->timestamp_ns = INT64_MAX / 2;
+		len = tfdpb__xspace__get_packed_size(xs);
+		out = xmalloc(len);
+		tfdpb__xspace__pack(xs, out);
+		snprintf(want, sizeof(want), "line %zu:", first);
+		for (size_t j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+			struct tfd_load_opts o = {0};
+			struct tfd_capture *cap = NULL;
+			struct tfd_err e = {0};
+
+			o.jobs = jobs[j];
+			T_TRUE(tfd_capture_load_mem(out, len, "h.xplane.pb", &o, &cap, &e) != TFD_OK);
+			if (!strstr(e.msg, want) || !strstr(e.msg, "timestamp_ns"))
+				T_FAILF("%d threads: '%s', not the first broken line (%s)", jobs[j], e.msg,
+					want);
+			tfd_capture_free(cap);
+		}
+	}
+	free(out);
+	if (xs)
+		tfdpb__xspace__free_unpacked(xs, NULL);
+	free(data);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Steps grow by doubling, and each group keeps the span of its events: a
  * capture with many steps, noted in two rounds, the second widening them */
 static void many_steps_noted(struct t *t)
@@ -1187,6 +1254,22 @@ static void fn_steps_is_a_set(struct t *t)
 	T_EQ_I64((int64_t)wrong, 0);
 	T_EQ_I64((int64_t)(f.n + f.has_zero), (int64_t)ref.n);
 	T_TRUE(fn_steps_has(&f, 0));
+	/* added later (the pre-pass's way), looked up now and then: each
+	 * lookup sees every id added before it */
+	fn_steps_free(&f);
+	wrong = 0;
+	for (size_t j = 0, n = 0; j < ref.cap; j++) {
+		if (!ref.s[j].val1)
+			continue;
+		fn_steps_add_later(&f, ref.s[j].key);
+		if (++n % 1000 == 37)
+			wrong += !fn_steps_has(&f, ref.s[j].key);
+	}
+	for (size_t j = 0; j < ref.cap; j++)
+		if (ref.s[j].val1)
+			wrong += !fn_steps_has(&f, ref.s[j].key);
+	T_EQ_I64((int64_t)wrong, 0);
+	T_EQ_I64((int64_t)(f.n + f.has_zero), (int64_t)ref.n);
 	imap_free(&ref);
 	fn_steps_free(&f);
 	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
@@ -1577,6 +1660,7 @@ const struct t_case capture_cases[] = {
 	T(lean_matches_plain),
 	T(exec_walk_matches_two_walks),
 	T(blocks_match_lines),
+	T(prepass_errors_in_line_order),
 	T(scan_matches_full_pass),
 	T(kinds),
 	T(exec_kept_for_functions),
