@@ -1384,16 +1384,27 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 	for (size_t t = 1; t <= started; t++)
 		pthread_join(th[t], NULL);
 	pthread_mutex_destroy(&pp.mu);
-	sc->fn_steps = w[0].steps;
-	fn_steps_flush(&sc->fn_steps);
-	for (size_t t = 1; t < nthreads; t++) {
+	/* the largest set takes in the others (the lines holding the
+	 * functions are often one: then nothing is copied) */
+	{
+		size_t big = 0;
+
+		for (size_t t = 0; t < nthreads; t++) {
+			fn_steps_flush(&w[t].steps);
+			if (w[t].steps.n > w[big].steps.n)
+				big = t;
+		}
+		sc->fn_steps = w[big].steps;
+		w[big].steps = (struct fn_steps){0};
+	}
+	for (size_t t = 0; t < nthreads; t++) {
 		const struct fn_steps *f = &w[t].steps;
 
-		fn_steps_flush(&w[t].steps);
-		/* sized first and at least as large as f, whose slots are read
-		 * in hash order: into a smaller table they would pile up */
-		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n > f->cap ? sc->fn_steps.n + f->n
-									   : f->cap);
+		/* sized first, and no smaller than f, whose slots are read in
+		 * hash order: into a smaller table they would pile up */
+		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n > f->cap / 4 * 3
+							 ? sc->fn_steps.n + f->n
+							 : f->cap / 4 * 3);
 		for (size_t i = 0; i < f->cap; i++)
 			if (f->k[i])
 				fn_steps_add(&sc->fn_steps, f->k[i]);
