@@ -9,7 +9,9 @@ B=$(dirname "$TFD")
 W=${BENCH_DIR:-build/bench}
 # "spec:size_MB" pairs
 CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000 iter-dense:100 iter-dense:300}
-declare -A an_secs
+declare -A an_secs rate1 rate_all rss_pct
+# target lines: "what|value|unit|op|limit", printed last as met or not
+targets=()
 mkdir -p "$W"
 one() { taskset -c 0 "$B/runstat" "$@"; }
 # RSS/file: peak RSS above the idle process's (tfdoctor version), as the
@@ -43,6 +45,10 @@ for c in $CASES; do
 	read -r t_all _ rc_all < <("$B/runstat" "$TFD" analyze -q -f json -o - "$f")
 	[ "$rc_all" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
 	an_secs[$spec:$mb]=$t_an
+	# for the targets below: MB/s on one core and on all, RSS over idle / file
+	rate1[$spec:$mb]=$(awk -v s="$size" -v t="$t_an" 'BEGIN { printf "%.0f", s / 1e6 / t }')
+	rate_all[$spec:$mb]=$(awk -v s="$size" -v t="$t_all" 'BEGIN { printf "%.0f", s / 1e6 / t }')
+	rss_pct[$spec:$mb]=$(awk -v s="$size" -v r="$rss_an" -v i="$idle" 'BEGIN { printf "%.1f", 100 * (r - i) * 1024 / s }')
 	awk -v spec="$spec" -v mb="$mb" -v size="$size" -v ev="$events" -v ta="$t_an" -v ra="$rss_an" -v tp="$t_pb" \
 		-v tc="$t_cat" -v rcpb="$rc_pb" -v idle="$idle" -v tall="$t_all" 'BEGIN {
 		printf "%-13s %8d %10d %10.3f %7.0f %9.2f %11.1f %8.1f%% %9.2fx %7.2fx %9s %11.3f %9.0f\n",
@@ -57,7 +63,20 @@ for spec in host-heavy tfdata-heavy; do
 	if [ -n "${an_secs[$spec:100]:-}" ] && [ -n "${an_secs[$spec:1000]:-}" ]; then
 		awk -v s="$spec" -v a="${an_secs[$spec:100]}" -v b="${an_secs[$spec:1000]}" 'BEGIN {
 			printf "scaling: %s 1 GB takes %.2fx the time of 100 MB (target <= 11x)\n", s, b / a }'
+		targets+=("$spec 1 GB / 100 MB time|$(awk -v a="${an_secs[$spec:100]}" -v b="${an_secs[$spec:1000]}" 'BEGIN { printf "%.2f", b / a }')|x|<=|11")
 	fi
+done
+
+[ -n "${rate1[host-heavy:1000]:-}" ] &&
+	targets+=("host-heavy 1 GB, one core|${rate1[host-heavy:1000]}|MB/s|>=|500"
+		"host-heavy 1 GB, all cores ($(nproc))|${rate_all[host-heavy:1000]}|MB/s|>=|1000")
+[ -n "${rate1[tfdata-heavy:1000]:-}" ] &&
+	targets+=("tfdata-heavy 1 GB, one core|${rate1[tfdata-heavy:1000]}|MB/s|>=|300")
+for spec in host-heavy tfdata-heavy; do
+	for mb in 100 300 1000; do
+		[ -n "${rss_pct[$spec:$mb]:-}" ] &&
+			targets+=("$spec $mb MB, peak RSS over idle / file|${rss_pct[$spec:$mb]}|%|<=|10")
+	done
 done
 
 # ---- Chrome trace JSON: streaming reader, linear in steps ------------------------
@@ -83,12 +102,15 @@ if [ "${BENCH_CHROME:-1}" = 1 ]; then
 		read -r t rss rc < <(one "$TFD" analyze -q -f json -o - "$f")
 		[ "$rc" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
 		secs[$steps]=$t
+		targets+=("chrome $label, rate|$(awk -v s="$size" -v t="$t" 'BEGIN { printf "%.0f", s / 1e6 / t }')|MB/s|>=|100"
+			"chrome $label, RSS over idle / uncompressed|$(awk -v s="$size" -v r="$rss" -v i="$idle" 'BEGIN { printf "%.1f", 100 * (r - i) * 1024 / s }')|%|<=|25")
 		awk -v l="$label" -v s="$size" -v t="$t" -v r="$rss" -v i="$idle" 'BEGIN {
 			printf "%-16s %9.0f %10.3f %7.0f %10.1f MB %8.1f%%\n", l, s / 1e6, t, s / 1e6 / t,
 				(r - i) / 1024, 100 * (r - i) * 1024 / s }'
 	done
 	awk -v a="${secs[60000]}" -v b="${secs[120000]}" 'BEGIN {
 		printf "scaling: 120000 steps take %.2fx the time of 60000 (target <= 2.2x)\n", b / a }'
+	targets+=("chrome 120000 / 60000 steps time|$(awk -v a="${secs[60000]}" -v b="${secs[120000]}" 'BEGIN { printf "%.2f", b / a }')|x|<=|2.2")
 fi
 
 # ---- fleet: map (analyze --partial per host) and reduce (merge) -------------------
@@ -123,4 +145,21 @@ if [ "${BENCH_FLEET:-1}" = 1 ]; then
 		printf "%-22s %8.0f %10.3f %10.0f %7.0f%% %10.3f %10.3f %10.3f %12.1f\n", "8 hosts, 1 task each", s / 1e6, o,
 			r / 1024, 100 * (r - i) * 1024 / s, m, su, g, p / 1024
 		printf "an 8-node cluster: %.2fx one process (slowest task + merge; one process uses every core here)\n", o / (m + g) }'
+fi
+
+# ---- the targets, met or not (a single run: this machine's times swing) ----------
+if [ ${#targets[@]} -gt 0 ]; then
+	printf '\n%-52s %9s %-6s %s\n' target value unit result
+	met=0
+	for t in "${targets[@]}"; do
+		IFS='|' read -r what val unit op lim <<<"$t"
+		if awk -v v="$val" -v l="$lim" -v o="$op" 'BEGIN { exit !(o == ">=" ? v >= l : v <= l) }'; then
+			r=met
+			met=$((met + 1))
+		else
+			r="NOT met"
+		fi
+		printf '%-52s %9s %-6s %s (%s %s)\n' "$what" "$val" "$unit" "$r" "$op" "$lim"
+	done
+	echo "targets: $met of ${#targets[@]} met in this run"
 fi
