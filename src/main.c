@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tfd/cli.h"
@@ -34,6 +35,7 @@ static void huge_pages(char **argv)
 	const char *orig = getenv("GLIBC_TUNABLES"), *marker = getenv(TUNE_ORIG);
 	const char *pre = getenv("LD_PRELOAD");
 	bool is_heavy = false;
+	struct rlimit rl;
 	char *val;
 	size_t n;
 
@@ -54,6 +56,11 @@ static void huge_pages(char **argv)
 		is_heavy |= strcmp(argv[1], heavy[i]) == 0;
 	if (!is_heavy || (orig && strstr(orig, TUNE_KEY)) || (pre && strstr(pre, "vgpreload")) ||
 	    getenv("TFDOCTOR_NO_HUGEPAGES"))
+		return;
+	/* nor under an address-space limit (ulimit -v): huge pages pad each
+	 * large block's range to 2 MB, and a library's start-up that runs out
+	 * of room before main() crashes where nothing can report it */
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		return;
 	n = (orig ? strlen(orig) + 1 : 0) + sizeof(TUNE_KEY "=1");
 	val = malloc(n);

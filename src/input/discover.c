@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -70,6 +71,22 @@ static bool grow_append(void *ctx, const uint8_t *p, size_t n)
 	memcpy(g->p + g->len, p, n);
 	g->len += n;
 	return true;
+}
+
+/* The process's mapped address space (what a ulimit -v counts), 0 if
+ * unknown. */
+static size_t mapped_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pg > 0 ? (size_t)pages * (size_t)pg : 0;
 }
 
 /* The whole inflated document in memory (formats read in place). */
@@ -126,8 +143,20 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	}
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED)
-		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(errno));
+	if (m == MAP_FAILED) {
+		int e = errno;
+		struct rlimit rl;
+
+		/* the usual cause: a ulimit -v (a container's limit) without
+		 * room for the file besides what the process has mapped */
+		if (e == ENOMEM && getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			return tfd_fail(err, TFD_E_IO,
+					"cannot map the file (%.0f MB): the address-space limit "
+					"(ulimit -v) is %.0f MB and %.0f MB of it is in use",
+					(double)st.st_size / 1e6, (double)rl.rlim_cur / 1e6,
+					(double)mapped_bytes() / 1e6);
+		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(e));
+	}
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	b->map = m;
 	b->maplen = (size_t)st.st_size;
