@@ -225,12 +225,6 @@ static size_t exec_bucket(const struct exec_index *x, uint64_t id)
 	return (size_t)(imap_hash(id) >> (64 - x->bits));
 }
 
-/* Three walks over the executor chunks: count them, count them per bucket,
- * place them (in capture order within a bucket, no sort and no scratch
- * copy); then each bucket's chunks of one id are summed into its first
- * (sums add in capture order; the thread kept is the first chunk's).
- * lean: h itself, whose chunks go as they are placed, a thread at a time
- * (not all of them beside the whole index). */
 /* The index's records are far apart in a large capture, each touched
  * once: chunks wait in a ring of LAG, their bucket's start fetched ahead
  * when they come and the record's room halfway (a prefetch, no result
@@ -287,6 +281,12 @@ static bool place_and_drop(const struct tfd_event *e, void *ctx)
 	return false;
 }
 
+/* Three walks over the executor chunks: count them, count them per bucket,
+ * place them (in capture order within a bucket, no sort and no scratch
+ * copy); then each bucket's chunks of one id are summed into its first
+ * (sums add in capture order; the thread kept is the first chunk's).
+ * lean: h itself, whose chunks go as they are placed, a thread at a time
+ * (not all of them beside the whole index). */
 static void exec_sums(const struct tfd_host *h, struct tfd_host *lean, struct exec_index *x)
 {
 	size_t m = 0, nb = 0, w = 0, begin = 0;
@@ -407,8 +407,8 @@ struct pending_fn {
 	struct tfd_fn_call f;
 	uint64_t id;
 	uint32_t b;
-	bool find;  /* an id to look up */
-	bool async; /* dispatch only, when no sum is found */
+	bool find;        /* an id to look up */
+	const char *name; /* its signature's (interned: it outlives the events) */
 };
 
 struct finding {
@@ -427,7 +427,7 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	if (p->find && (x = exec_find(fd->x, p->id))) {
 		p->f.work_ns = x->ns;
 		p->f.work_thread = x->thread;
-	} else if (p->async) {
+	} else if (strstr(p->name, "Async")) {
 		/* dispatch only: the work ran elsewhere, uncaptured */
 		p->f.work_ns = 0;
 		p->f.work_thread = TFD_FN_UNKNOWN;
@@ -445,7 +445,7 @@ static void find_later(struct finding *fd, const struct tfd_fn_call *f,
 		find_one(fd, p);
 	p->f = *f;
 	p->find = e->flags & TFD_EVF_ID;
-	p->async = strstr(e->sig->name, "Async") != NULL;
+	p->name = e->sig->name;
 	if (p->find) {
 		p->id = e->id;
 		p->b = (uint32_t)exec_bucket(fd->x, e->id);
