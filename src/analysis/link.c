@@ -40,8 +40,6 @@ static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int 
 #define LINK_PENDING 7
 _Static_assert(TFD_LINK__COUNT <= LINK_PENDING, "a link value is free");
 
-/* The links that need no time search (1, 2 and roots); the number of calls
- * left for the overlap pass, their link LINK_PENDING. */
 /* Whether call k may be linked by its Produce element: the bucket, then. */
 static bool by_element(const struct host_ctx *c, size_t k, size_t *nprod, size_t *b)
 {
@@ -87,6 +85,8 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[3])
 	}
 }
 
+/* The links that need no time search (1, 2 and roots); the number of calls
+ * left for the overlap pass, their link LINK_PENDING. */
 static size_t link_direct(struct host_ctx *c)
 {
 	size_t pending = 0, nprod = 0, np[3] = {0, 0, 0};
