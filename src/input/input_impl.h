@@ -66,6 +66,8 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
  * marks an empty slot, so the id 0 is a flag of its own. A step's chunks
  * share one id and follow each other on a thread, so the last lookup is
  * remembered. */
+#define FN_STEPS_LAG 16
+
 struct fn_steps {
 	uint64_t *k;
 	size_t cap, n;
@@ -75,7 +77,7 @@ struct fn_steps {
 	/* ids added later (fn_steps_add_later), their slots fetched ahead:
 	 * a large set's slots are far apart, each touched about once */
 	unsigned npend, head; /* waiting, from pend[head] on */
-	uint64_t pend[16];    /* FN_STEPS_LAG */
+	uint64_t pend[FN_STEPS_LAG];
 };
 
 /* The slot of id (not 0) in f's table: its own, or the empty one where it
@@ -131,8 +133,6 @@ static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 		f->n++;
 	}
 }
-
-#define FN_STEPS_LAG 16
 
 /* The ids waiting, added. */
 static inline void fn_steps_flush(struct fn_steps *f)
