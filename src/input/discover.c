@@ -794,8 +794,7 @@ size_t tfd_cpu_count(void)
 	return n > 0 ? (size_t)n : 1;
 }
 
-/* The threads a load may use: opts->jobs, else one per core. */
-static size_t cores_of(const struct tfd_load_opts *opts)
+size_t tfd_load_cores(const struct tfd_load_opts *opts)
 {
 	return opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
 }
@@ -890,7 +889,7 @@ static enum tfd_status run_pool(const char *const *files, size_t n,
 				const struct tfd_load_opts *opts, const struct tfd_capture *found,
 				bool finish, loaded_fn fn, void *ctx, struct tfd_err *err)
 {
-	size_t cores = cores_of(opts);
+	size_t cores = tfd_load_cores(opts);
 	size_t nthreads = cores < 8 ? cores : 8, started = 0;
 	struct tfd_load_opts sub;
 	struct pool pl;
@@ -958,7 +957,7 @@ static enum tfd_status keep_loaded(struct tfd_capture **capp, size_t i, void *ct
 static enum tfd_status load_files(struct tfd_capture *cap, const char *const *files, size_t n,
 				  const struct tfd_load_opts *opts, struct tfd_err *err)
 {
-	size_t cores = cores_of(opts);
+	size_t cores = tfd_load_cores(opts);
 	struct tfd_capture **slots;
 	enum tfd_status st;
 

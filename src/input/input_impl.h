@@ -251,6 +251,9 @@ void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 /* The cores this process may run on (discover.c). */
 size_t tfd_cpu_count(void);
 
+/* The threads a load may use: opts->jobs, else one per core (discover.c). */
+size_t tfd_load_cores(const struct tfd_load_opts *opts);
+
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);
 

@@ -1084,18 +1084,26 @@ static bool line_head(struct span ln, struct piece *pc)
 	return false;
 }
 
+/* The threads a host plane is read on: the load's, at most PLANE_THREADS. */
+#define PLANE_THREADS 8
+
+static size_t plane_threads(const struct tfd_load_opts *o)
+{
+	size_t n = tfd_load_cores(o);
+
+	return n < PLANE_THREADS ? n : PLANE_THREADS;
+}
+
 /* The pieces and blocks of sc's lines, or 0 when one thread reads them. */
 static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **out)
 {
 	const struct tfd_load_opts *o = sc->opts;
-	size_t nthreads = o && o->jobs > 0 ? (size_t)o->jobs : tfd_cpu_count();
+	size_t nthreads = plane_threads(o);
 	size_t min_bytes = o && o->block_bytes ? o->block_bytes : (size_t)4 << 20;
 	size_t total = 0, want, acc = 0, n = 0;
 	struct block *b;
 	bool *heavy;
 
-	if (nthreads > 8)
-		nthreads = 8;
 	for (size_t i = 0; i < sc->lines.n; i++)
 		total += sc->lines.v[i].len;
 	if (nthreads < 2 || total < 2 * min_bytes)
@@ -1167,9 +1175,8 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 {
 	struct tfd_host *h;
 	struct block_pool bp;
-	pthread_t th[8];
-	size_t nthreads = sc->opts && sc->opts->jobs > 0 ? (size_t)sc->opts->jobs : tfd_cpu_count(),
-	       started = 0, limit = tfd_max_events(sc->opts);
+	pthread_t th[PLANE_THREADS];
+	size_t nthreads = plane_threads(sc->opts), started = 0, limit = tfd_max_events(sc->opts);
 	enum tfd_status st = TFD_OK;
 
 	memset(&bp, 0, sizeof(bp));
@@ -1193,8 +1200,6 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 		bp.order[j] = i;
 	}
 	pthread_mutex_init(&bp.mu, NULL);
-	if (nthreads > 8)
-		nthreads = 8;
 	/* this thread is one of the readers */
 	for (size_t t = 0; t + 1 < nthreads && t + 1 < n; t++)
 		if (pthread_create(&th[t], NULL, block_worker, &bp) == 0)
@@ -1268,13 +1273,17 @@ static int32_t *dense_index(const struct imap *m, size_t *n)
 /* ---- the pre-pass on several threads ---------------------------------------
  *
  * The tf.data threads' lines are searched for function step ids whole, one
- * line at a time on each thread (costliest first), each thread into a set
+ * line at a time on each thread (longest first), each thread into a set
  * of its own; the sets are then merged. The pre-pass reads only: the host
  * is not touched (threads are made by the lines' main read), so the order
  * the lines are read in changes nothing but the time. */
+struct line_len {
+	size_t len, line;
+};
+
 struct prepass_pool {
 	const struct scan *proto;
-	const size_t *order; /* line indexes, longest first */
+	const struct line_len *order; /* the lines to read, longest first */
 	size_t n, next;
 	size_t failed;       /* the lowest line that failed, else SIZE_MAX */
 	struct tfd_err err;  /* its error */
@@ -1300,7 +1309,7 @@ static void *prepass_worker(void *arg)
 		enum tfd_status st;
 
 		pthread_mutex_lock(&pp->mu);
-		li = pp->next < pp->n ? pp->order[pp->next++] : SIZE_MAX;
+		li = pp->next < pp->n ? pp->order[pp->next++].line : SIZE_MAX;
 		if (li != SIZE_MAX && li > pp->failed)
 			li = SIZE_MAX; /* an earlier line failed: the rest is not needed */
 		pthread_mutex_unlock(&pp->mu);
@@ -1328,10 +1337,6 @@ static void *prepass_worker(void *arg)
 	return NULL;
 }
 
-struct line_len {
-	size_t len, line;
-};
-
 /* Longest first; equal lengths in line order. */
 static int by_len_desc(const void *a, const void *b)
 {
@@ -1345,27 +1350,21 @@ static int by_len_desc(const void *a, const void *b)
 static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 {
 	struct prepass_pool pp;
-	struct prepass_worker w[8];
-	pthread_t th[8];
-	size_t *order = xmalloc((sc->lines.n + 1) * sizeof(*order)), n = 0, started = 0;
-	size_t nthreads = sc->opts && sc->opts->jobs > 0 ? (size_t)sc->opts->jobs : tfd_cpu_count();
-	struct line_len *ll = xmalloc((sc->lines.n + 1) * sizeof(*ll));
+	struct prepass_worker w[PLANE_THREADS];
+	pthread_t th[PLANE_THREADS];
+	size_t n = 0, started = 0, nthreads = plane_threads(sc->opts);
+	struct line_len *order = xmalloc((sc->lines.n + 1) * sizeof(*order));
 
 	for (size_t i = 0; i < sc->lines.n; i++)
 		if (tfdata_line(sc->lines.v[i])) /* else skipped by length: untouched */
-			ll[n++] = (struct line_len){sc->lines.v[i].len, i};
-	qsort(ll, n, sizeof(*ll), by_len_desc);
-	for (size_t i = 0; i < n; i++)
-		order[i] = ll[i].line;
-	free(ll);
+			order[n++] = (struct line_len){sc->lines.v[i].len, i};
+	qsort(order, n, sizeof(*order), by_len_desc);
 	memset(&pp, 0, sizeof(pp));
 	pp.proto = sc;
 	pp.order = order;
 	pp.n = n;
 	pp.failed = SIZE_MAX;
 	pthread_mutex_init(&pp.mu, NULL);
-	if (nthreads > 8)
-		nthreads = 8;
 	if (nthreads > n)
 		nthreads = n ? n : 1;
 	memset(w, 0, sizeof(w));
