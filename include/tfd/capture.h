@@ -195,8 +195,9 @@ struct tfd_load_opts {
 	 * parser instead of the structural scan (chrome.c) */
 	bool chrome_no_scan;
 	/* tests: read an XSpace executor chunk's id and step in two walks
-	 * over its stats instead of one, and every stat with the general
-	 * parser (xspace.c) */
+	 * over its stats instead of one, every stat with the general parser,
+	 * and every iterator parameter without the cache of those read
+	 * before (xspace.c) */
 	bool xspace_two_walks;
 	/* shard_count > 0: of the host files discovery chose (in host order),
 	 * load only those whose index k has k % shard_count == shard_index;

@@ -165,6 +165,8 @@ struct smeta {
 	uint8_t code;
 };
 
+#define PARAM_CACHE 64
+
 struct scan {
 	struct tfd_capture *cap;
 	size_t host_idx;
@@ -197,6 +199,16 @@ struct scan {
 	/* the same for "id" stats, looked for in executor chunks */
 	uint64_t id_mids[4];
 	int nid_mids;
+	/* an iterator's integer parameters, read from every one of its
+	 * events: the signature each (signature, stat, value) gave last,
+	 * direct-mapped (the value's text, its interning and the signature's
+	 * lookup cost a tenth of a tf.data-heavy read). Per capture: a block
+	 * read starts it empty. */
+	struct param_step {
+		const struct tfd_sig *from, *to;
+		uint64_t mid, v;
+		int type;
+	} param_cache[PARAM_CACHE];
 };
 
 static bool is_group_mid(const struct scan *sc, uint64_t mid)
@@ -400,6 +412,32 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 
 	if (!sm)
 		return;
+	if (e->kind == TFD_EV_ITERATOR && sm->code == TFD_STAT_PARAM &&
+	    (x->type == 3 || x->type == 4) && !(sc->opts && sc->opts->xspace_two_walks)) {
+		/* a parameter from a stat that gave this signature before */
+		struct param_step *ps =
+		    &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
+					       imap_hash(x->mid ^ imap_hash(x->u))) %
+				     PARAM_CACHE];
+
+		if (ps->from == e->sig && ps->mid == x->mid && ps->v == x->u &&
+		    ps->type == x->type) {
+			e->sig = ps->to;
+			return;
+		}
+		ps->from = e->sig;
+		ps->mid = x->mid;
+		ps->v = x->u;
+		ps->type = x->type;
+		if (x->type == 4) {
+			tfd_event_set_stat_as(cap, e, TFD_STAT_PARAM, sm->name, (int64_t)x->u);
+		} else {
+			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
+			tfd_event_set_stat_str(cap, e, sm->name, buf);
+		}
+		ps->to = e->sig;
+		return;
+	}
 	switch (x->type) {
 	case 4: /* int64 */
 		tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name, (int64_t)x->u);

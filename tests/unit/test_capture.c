@@ -1105,6 +1105,105 @@ static void prepass_errors_in_line_order(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* An iterator's integer parameters are read from each of its events (the
+ * reader remembers the signature each (signature, stat, value) gave): on a
+ * synthesized capture whose iterator events' parameters change from call to
+ * call, as int64 and as uint64 stats (the same bits read as -1 and as
+ * 2^64-1), reading line by line and in blocks
+ * on three threads gives every event the parameters the general reading
+ * (xspace_two_walks, no cache) gives it */
+static void params_follow_each_event(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", f[1200] = "";
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	Tfdpb__XSpace *xs = NULL;
+	Tfdpb__XPlane *host = NULL;
+	size_t len = 0, changed = 0;
+	uint8_t *data = NULL, *out = NULL;
+	DIR *d;
+	struct dirent *de;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	T_OK(tfd_synth_run("tests/synth/04-parallel-map-at-limit.json", dir, 0.5, &res, &err), &err);
+	T_TRUE((d = opendir(res.run_dir)) != NULL);
+	while (d && (de = readdir(d)))
+		if (strstr(de->d_name, ".xplane.pb"))
+			snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
+	if (d)
+		closedir(d);
+	T_TRUE((data = slurp(f, &len)) != NULL);
+	T_TRUE(data && (xs = tfdpb__xspace__unpack(NULL, len, data)) != NULL);
+	for (size_t i = 0; xs && i < xs->n_planes; i++)
+		if (strcmp(xs->planes[i]->name, "/host:CPU") == 0)
+			host = xs->planes[i];
+	T_TRUE(host != NULL);
+	for (size_t l = 0; host && l < host->n_lines; l++)
+		for (size_t k = 0; k < host->lines[l]->n_events; k++) {
+			Tfdpb__XEvent *ev = host->lines[l]->events[k];
+			const char *name = NULL;
+
+			for (size_t m = 0; m < host->n_event_metadata; m++)
+				if (host->event_metadata[m]->key == ev->metadata_id)
+					name = host->event_metadata[m]->value->name;
+			if (!name || strncmp(name, "Iterator::", 10) != 0)
+				continue;
+			for (size_t s = 0; s < ev->n_stats; s++) {
+				Tfdpb__XStat *st = ev->stats[s];
+				const char *sname = NULL;
+
+				for (size_t m = 0; m < host->n_stat_metadata; m++)
+					if (host->stat_metadata[m]->key == st->metadata_id)
+						sname = host->stat_metadata[m]->value->name;
+				if (!sname || tfd_stat_of(sname) != TFD_STAT_PARAM ||
+				    (st->value_case != TFDPB__XSTAT__VALUE_INT64_VALUE &&
+				     st->value_case != TFDPB__XSTAT__VALUE_UINT64_VALUE))
+					continue;
+				/* 1 2 2^64-1 1 2 2^64-1 ... three as int64 (the
+				 * last reads -1), three as uint64 */
+				uint64_t v = changed % 3 == 2 ? UINT64_MAX : changed % 3 + 1;
+
+				if (changed / 3 % 2) {
+					st->value_case = TFDPB__XSTAT__VALUE_UINT64_VALUE;
+					st->uint64_value = v;
+				} else {
+					st->value_case = TFDPB__XSTAT__VALUE_INT64_VALUE;
+					st->int64_value = (int64_t)v;
+				}
+				changed++;
+			}
+		}
+	T_TRUE(changed > 100);
+	if (changed > 100) {
+		struct tfd_load_opts ref = {0}, one = {0}, three = {0};
+		struct tfd_capture *a = NULL, *b = NULL, *c = NULL;
+		struct tfd_err ea = {0}, eb = {0}, ec = {0};
+
+		len = tfdpb__xspace__get_packed_size(xs);
+		out = xmalloc(len);
+		tfdpb__xspace__pack(xs, out);
+		ref.xspace_two_walks = true;
+		ref.jobs = one.jobs = 1;
+		three.jobs = 3;
+		three.block_bytes = 1;
+		T_OK(tfd_capture_load_mem(out, len, "h.xplane.pb", &ref, &a, &ea), &ea);
+		T_OK(tfd_capture_load_mem(out, len, "h.xplane.pb", &one, &b, &eb), &eb);
+		T_OK(tfd_capture_load_mem(out, len, "h.xplane.pb", &three, &c, &ec), &ec);
+		if (a && b && c) {
+			same_capture(t, "line by line", a, b);
+			same_capture(t, "in blocks", a, c);
+		}
+		tfd_capture_free(a);
+		tfd_capture_free(b);
+		tfd_capture_free(c);
+	}
+	free(out);
+	if (xs)
+		tfdpb__xspace__free_unpacked(xs, NULL);
+	free(data);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Steps grow by doubling, and each group keeps the span of its events: a
  * capture with many steps, noted in two rounds, the second widening them */
 static void many_steps_noted(struct t *t)
@@ -1661,6 +1760,7 @@ const struct t_case capture_cases[] = {
 	T(exec_walk_matches_two_walks),
 	T(blocks_match_lines),
 	T(prepass_errors_in_line_order),
+	T(params_follow_each_event),
 	T(scan_matches_full_pass),
 	T(kinds),
 	T(exec_kept_for_functions),
