@@ -166,6 +166,7 @@ struct smeta {
 };
 
 #define PARAM_CACHE 64
+#define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
 
 struct scan {
 	struct tfd_capture *cap;
@@ -199,15 +200,18 @@ struct scan {
 	/* the same for "id" stats, looked for in executor chunks */
 	uint64_t id_mids[4];
 	int nid_mids;
-	/* an iterator's integer parameters, read from every one of its
-	 * events: the signature each (signature, stat, value) gave last,
+	/* an iterator's parameters (integers, short strings), read from every
+	 * one of its events: the signature each (signature, stat, value) gave last,
 	 * direct-mapped (the value's text, its interning and the signature's
 	 * lookup cost a tenth of a tf.data-heavy read). Per capture: a block
 	 * read starts it empty. */
 	struct param_step {
 		const struct tfd_sig *from, *to;
-		uint64_t mid, v;
+		uint64_t mid, v; /* v: the integer, or a short string's bytes */
 		int type;
+		/* the rest of a short string, zero-padded (a string and the
+		 * same with NULs after it read the same: up to the first NUL) */
+		char tail[PARAM_SHORT - 8];
 	} param_cache[PARAM_CACHE];
 };
 
@@ -413,26 +417,43 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 	if (!sm)
 		return;
 	if (e->kind == TFD_EV_ITERATOR && sm->code == TFD_STAT_PARAM &&
-	    (x->type == 3 || x->type == 4) && !(sc->opts && sc->opts->xspace_two_walks)) {
+	    (x->type == 3 || x->type == 4 || (x->type == 5 && x->str.len < PARAM_SHORT)) &&
+	    !(sc->opts && sc->opts->xspace_two_walks)) {
 		/* a parameter from a stat that gave this signature before */
-		struct param_step *ps =
-		    &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
-					       imap_hash(x->mid ^ imap_hash(x->u))) %
-				     PARAM_CACHE];
+		uint64_t v = x->u;
+		char tail[PARAM_SHORT - 8] = {0};
+		uint8_t len = 0;
+		struct param_step *ps;
 
-		if (ps->from == e->sig && ps->mid == x->mid && ps->v == x->u &&
-		    ps->type == x->type) {
+		if (x->type == 5) {
+			/* the string's first 8 bytes as v, the rest in tail */
+			len = (uint8_t)x->str.len;
+			v = 0;
+			memcpy(&v, x->str.p, len < 8 ? len : 8);
+			if (len > 8)
+				memcpy(tail, x->str.p + 8, len - 8u);
+		}
+		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
+						imap_hash(x->mid ^ imap_hash(v))) %
+				      PARAM_CACHE];
+		if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
+		    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
 			e->sig = ps->to;
 			return;
 		}
 		ps->from = e->sig;
 		ps->mid = x->mid;
-		ps->v = x->u;
+		ps->v = v;
 		ps->type = x->type;
+		memcpy(ps->tail, tail, sizeof(tail));
 		if (x->type == 4) {
 			tfd_event_set_stat_as(cap, e, TFD_STAT_PARAM, sm->name, (int64_t)x->u);
-		} else {
+		} else if (x->type == 3) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
+			tfd_event_set_stat_str(cap, e, sm->name, buf);
+		} else {
+			memcpy(buf, x->str.p, len);
+			buf[len] = '\0';
 			tfd_event_set_stat_str(cap, e, sm->name, buf);
 		}
 		ps->to = e->sig;

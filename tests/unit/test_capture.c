@@ -1105,11 +1105,12 @@ static void prepass_errors_in_line_order(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* An iterator's integer parameters are read from each of its events (the
+/* An iterator's parameters are read from each of its events (the
  * reader remembers the signature each (signature, stat, value) gave): on a
  * synthesized capture whose iterator events' parameters change from call to
  * call, as int64 and as uint64 stats (the same bits read as -1 and as
- * 2^64-1), reading line by line and in blocks
+ * 2^64-1) and as strings (short ones cached, differing in their first 8
+ * bytes or after them, and long ones), reading line by line and in blocks
  * on three threads gives every event the parameters the general reading
  * (xspace_two_walks, no cache) gives it */
 static void params_follow_each_event(struct t *t)
@@ -1119,7 +1120,7 @@ static void params_follow_each_event(struct t *t)
 	struct tfd_err err = {0};
 	Tfdpb__XSpace *xs = NULL;
 	Tfdpb__XPlane *host = NULL;
-	size_t len = 0, changed = 0;
+	size_t len = 0, changed = 0, nstr = 0;
 	uint8_t *data = NULL, *out = NULL;
 	DIR *d;
 	struct dirent *de;
@@ -1155,9 +1156,20 @@ static void params_follow_each_event(struct t *t)
 				for (size_t m = 0; m < host->n_stat_metadata; m++)
 					if (host->stat_metadata[m]->key == st->metadata_id)
 						sname = host->stat_metadata[m]->value->name;
-				if (!sname || tfd_stat_of(sname) != TFD_STAT_PARAM ||
-				    (st->value_case != TFDPB__XSTAT__VALUE_INT64_VALUE &&
-				     st->value_case != TFDPB__XSTAT__VALUE_UINT64_VALUE))
+				if (!sname || tfd_stat_of(sname) != TFD_STAT_PARAM)
+					continue;
+				if (st->value_case == TFDPB__XSTAT__VALUE_STR_VALUE) {
+					/* short strings (in 8 bytes and after) and long */
+					static const char *const strs[] = {
+					    "true", "false", "12345678a", "12345678b",
+					    "0123456789abcdefXYZ", "0123456789abcdefXYW"};
+
+					free(st->str_value);
+					st->str_value = xstrdup(strs[nstr++ % 6]);
+					continue;
+				}
+				if (st->value_case != TFDPB__XSTAT__VALUE_INT64_VALUE &&
+				    st->value_case != TFDPB__XSTAT__VALUE_UINT64_VALUE)
 					continue;
 				/* 1 2 2^64-1 1 2 2^64-1 ... three as int64 (the
 				 * last reads -1), three as uint64 */
@@ -1173,7 +1185,7 @@ static void params_follow_each_event(struct t *t)
 				changed++;
 			}
 		}
-	T_TRUE(changed > 100);
+	T_TRUE(changed > 100 && nstr > 100);
 	if (changed > 100) {
 		struct tfd_load_opts ref = {0}, one = {0}, three = {0};
 		struct tfd_capture *a = NULL, *b = NULL, *c = NULL;
