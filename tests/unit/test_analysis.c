@@ -388,6 +388,41 @@ static void parallel_map_overlapping(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A call of the root iterator nested in another call of its pipeline (a
+ * pipeline iterated from inside its own map function, or a damaged capture)
+ * starts a call tree of its own (the linking gives a root iterator's calls
+ * no parent): the call around it keeps its whole time as self time. The
+ * same whether the pipeline has every call of the host (its tree is made
+ * from the host's links) or shares the host with another. */
+static void nested_root_call_is_a_root(struct t *t)
+{
+	for (int other = 0; other < 2; other++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_pipeline *p = NULL;
+
+		fx_init(&f);
+		fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Model::MapV2", 10 * US, 80 * US, "id=2", "parent_id=1",
+		      NULL);
+		fx_ev(&f, 0, "Iterator::Model", 20 * US, 10 * US, "id=1", NULL);
+		if (other) /* a second pipeline on another thread */
+			fx_ev(&f, 1, "Iterator::Model", 0, 50 * US, "id=9", NULL);
+		a = analyze(t, &f);
+		for (size_t i = 0; i < a->hosts[0].npipelines; i++)
+			if (stage(&a->hosts[0].pipelines[i], "MapV2"))
+				p = &a->hosts[0].pipelines[i];
+		T_EQ_U64(a->hosts[0].npipelines, (uint64_t)(1 + other));
+		T_TRUE(p != NULL);
+		if (p) {
+			T_EQ_I64(stage(p, "MapV2")->self_all_ns, 80 * 1000);
+			check_invariants(t, p);
+		}
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
+	}
+}
+
 static void zip_two_inputs(struct t *t)
 {
 	struct fx f;
@@ -712,6 +747,7 @@ const struct t_case analysis_cases[] = {
 	T(produce_links_every_element),
 	T(prefetch_by_overlap),
 	T(parallel_map_overlapping),
+	T(nested_root_call_is_a_root),
 	T(zip_two_inputs),
 	T(interleave_many_inputs),
 	T(no_blocking_child),
