@@ -137,6 +137,26 @@ struct tfd_evtab {
 	size_t nval, valcap;
 };
 
+/* Executor time of a host's dataset functions, summed while its XSpace
+ * host plane is read, the chunks then not kept as events: the function
+ * step ids the reader's pre-pass collected (an open-addressing set, 0 an
+ * empty slot, the id 0 apart) and per slot the sum of its chunks'
+ * durations and the lowest index of a thread they ran on, packed as
+ * sum << 17 | (thread + 1), 0 for none. What does not fit (a sum of 2^47
+ * ns or more, a thread index of 2^17 - 1 or more) stays an event. */
+#define TFD_EXEC_THREAD_BITS 17
+struct tfd_exec_sums {
+	uint64_t *key;
+	uint64_t *val;
+	size_t cap; /* a power of two */
+	bool has_zero;
+	uint64_t zero_val;
+};
+
+/* The summed time of step id and the thread (false: none summed). */
+bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread);
+void tfd_exec_sums_free(struct tfd_exec_sums *x);
+
 struct tfd_host {
 	const char *name; /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -155,6 +175,8 @@ struct tfd_host {
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
+	/* executor chunks summed as they were read (NULL: they are events) */
+	struct tfd_exec_sums *exec_sums;
 	/* set by a reader that kept executor chunks only for the functions
 	 * captured on the host: tfd_capture_finish() need not check again */
 	bool exec_filtered;

@@ -413,6 +413,7 @@ struct pending_fn {
 
 struct finding {
 	const struct exec_index *x;
+	const struct tfd_exec_sums *sums; /* the reader's, or NULL */
 	struct tfd_fns *out;
 	size_t cap;
 	struct tfd_fn_call prev;
@@ -422,11 +423,22 @@ struct finding {
 
 static void find_one(struct finding *fd, struct pending_fn *p)
 {
-	const struct exec_sum *x;
+	const struct exec_sum *x = p->find ? exec_find(fd->x, p->id) : NULL;
+	int64_t ns = 0;
+	uint32_t th = 0;
+	bool summed = p->find && tfd_exec_sums_get(fd->sums, p->id, &ns, &th);
 
-	if (p->find && (x = exec_find(fd->x, p->id))) {
+	if (x && summed) {
+		/* chunks summed as read and chunks kept (a sum too large for
+		 * the table): all of them, the lowest thread */
+		p->f.work_ns = sat_add(ns, x->ns);
+		p->f.work_thread = x->thread < th ? x->thread : th;
+	} else if (x) {
 		p->f.work_ns = x->ns;
 		p->f.work_thread = x->thread;
+	} else if (summed) {
+		p->f.work_ns = ns;
+		p->f.work_thread = th;
 	} else if (strstr(p->name, "Async")) {
 		/* dispatch only: the work ran elsewhere, uncaptured */
 		p->f.work_ns = 0;
@@ -450,6 +462,12 @@ static void find_later(struct finding *fd, const struct tfd_fn_call *f,
 		p->id = e->id;
 		p->b = (uint32_t)exec_bucket(fd->x, e->id);
 		__builtin_prefetch(&fd->x->bucket[p->b]);
+		if (fd->sums && fd->sums->cap) {
+			size_t j = imap_hash(e->id) & (fd->sums->cap - 1);
+
+			__builtin_prefetch(&fd->sums->key[j]);
+			__builtin_prefetch(&fd->sums->val[j]);
+		}
 	}
 	half = &fd->ring[(fd->n + LAG / 2) % LAG];
 	if (fd->n >= LAG / 2 && half->find)
@@ -467,7 +485,7 @@ static void find_rest(struct finding *fd)
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out)
 {
 	struct exec_index ex;
-	struct finding fd = {.x = &ex, .out = out};
+	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
 	memset(out, 0, sizeof(*out));
@@ -507,6 +525,10 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	vec_free(&open);
 	free(ex.v);
 	free(ex.bucket);
+	if (lean) { /* (lean) the sums are read: only the calls stay */
+		tfd_exec_sums_free(lean->exec_sums);
+		lean->exec_sums = NULL;
+	}
 	/* no spare room through the pipelines */
 	if (out->len < fd.cap)
 		out->buf = xrealloc(out->buf, out->len + 1);

@@ -106,6 +106,9 @@ struct capture_impl {
 	} val_cache[SIG_CACHE];
 	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
 					  * arenas hold those hosts' strings */
+	/* executor chunks summed instead of packed (tfd_capture_sum_exec) */
+	struct tfd_exec_sums *sum_into;
+	const struct imap *sum_tids;
 };
 
 static struct capture_impl *impl(struct tfd_capture *cap)
@@ -460,12 +463,101 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	return true;
 }
 
+/* The slot of id (not 0) in x's set, or the empty one where it would be. */
+static size_t sums_slot(const struct tfd_exec_sums *x, uint64_t id)
+{
+	size_t j = imap_hash(id) & (x->cap - 1);
+
+	while (x->key[j] && x->key[j] != id)
+		j = (j + 1) & (x->cap - 1);
+	return j;
+}
+
+bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread)
+{
+	const uint64_t tmask = ((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1;
+	uint64_t *v, old, nv;
+
+	if (dur_ns < 0 || thread + 1 >= tmask)
+		return false;
+	if (id == 0) {
+		if (!x->has_zero)
+			return false;
+		v = &x->zero_val;
+	} else {
+		size_t j;
+
+		if (!x->cap || x->key[j = sums_slot(x, id)] != id)
+			return false;
+		v = &x->val[j];
+	}
+	old = __atomic_load_n(v, __ATOMIC_RELAXED);
+	do {
+		uint64_t sum = (old >> TFD_EXEC_THREAD_BITS) + (uint64_t)dur_ns;
+		uint64_t th = old ? (old & tmask) - 1 : thread;
+
+		if (sum >= (uint64_t)1 << (64 - TFD_EXEC_THREAD_BITS))
+			return false; /* the event keeps the rest of the sum */
+		nv = sum << TFD_EXEC_THREAD_BITS | ((th < thread ? th : thread) + 1);
+	} while (!__atomic_compare_exchange_n(v, &old, nv, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread)
+{
+	uint64_t v;
+
+	if (!x)
+		return false;
+	if (id == 0)
+		v = x->has_zero ? x->zero_val : 0;
+	else if (x->cap && x->key[sums_slot(x, id)] == id)
+		v = x->val[sums_slot(x, id)];
+	else
+		v = 0;
+	if (!v)
+		return false;
+	*ns = (int64_t)(v >> TFD_EXEC_THREAD_BITS);
+	*thread = (uint32_t)((v & (((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1)) - 1);
+	return true;
+}
+
+void tfd_exec_sums_free(struct tfd_exec_sums *x)
+{
+	if (!x)
+		return;
+	free(x->key);
+	free(x->val);
+	free(x);
+}
+
+void tfd_capture_sum_exec(struct tfd_capture *cap, struct tfd_exec_sums *x, const struct imap *tids)
+{
+	impl(cap)->sum_into = x;
+	impl(cap)->sum_tids = tids;
+}
+
+/* Sum e, an event of thread t of h, into the capture's executor sums
+ * instead of packing it, if it is a chunk that goes there. */
+static bool sum_held(struct capture_impl *ci, const struct tfd_host *h,
+		     const struct tfd_thread *t, const struct tfd_event *e)
+{
+	size_t th = (size_t)(t - h->threads);
+
+	if (!ci->sum_into || e->kind != TFD_EV_EXEC || !(e->flags & TFD_EVF_ID))
+		return false;
+	if (ci->sum_tids && !imap_get(ci->sum_tids, (uint64_t)t->id, &th))
+		return false;
+	return tfd_exec_sums_add(ci->sum_into, e->id, e->dur_ns, th);
+}
+
 /* Pack the event tb holds back for its stats (one event less on t and h
- * when it folds). */
+ * when it folds, or is summed). */
 static void pack_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
 		      struct th_build *tb)
 {
-	if (!pack_event(ci, t, tb, &tb->pend)) {
+	if (sum_held(ci, h, t, &tb->pend) || !pack_event(ci, t, tb, &tb->pend)) {
 		t->nevents--;
 		h->nevents--;
 	}
@@ -1290,6 +1382,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->threads);
 	free(h->planes);
 	free(h->steps);
+	tfd_exec_sums_free(h->exec_sums);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;

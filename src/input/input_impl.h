@@ -244,6 +244,18 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
  * arrays and thread names are rebuilt in cap. part keeps its arena and is
  * freed by the caller. */
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
+/* From now on the executor chunks with an id in x (and a duration of 0 or
+ * more) are summed there as they are packed, not kept: under the thread
+ * index tids gives their thread's id (the host's index of the thread, for
+ * a capture that reads a part of a host's lines), else their own thread's
+ * index. x is shared by the captures reading one host's lines at once
+ * (its sums are updated atomically); NULL stops the summing. */
+void tfd_capture_sum_exec(struct tfd_capture *cap, struct tfd_exec_sums *x,
+			  const struct imap *tids);
+/* Add a chunk of step id, dur_ns (>= 0) long, that ran on thread: false
+ * when it does not go in (an id x does not hold, a sum or thread index
+ * too large), and is to be kept as an event. */
+bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread);
 /* Pack the events h's threads hold back for their stats (a reader that
  * counts what it kept, after a run of chunks may fold). */
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);

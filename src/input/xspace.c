@@ -193,6 +193,9 @@ struct scan {
 	size_t nsmeta_by_id;
 	bool has_functions;
 	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
+	/* their executor chunks' sums, made from that set (NULL: the chunks
+	 * are kept as events) */
+	struct tfd_exec_sums *sums;
 	/* the metadata ids of "group_id" stats: an event that is not kept is
 	 * read only for its step, so its other stats are skipped by id */
 	uint64_t group_mids[4];
@@ -760,6 +763,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
 				return TFD_OK;
 			}
+			if (sc->sums && id && sc->sums->cap) /* summed when packed */
+				__builtin_prefetch(&sc->sums->val[fn_steps_slot(&sc->fn_steps, id)], 1);
 			has_group = false;
 		} else {
 			keep = sc->has_functions && event_id(sc, stats, end, &id) &&
@@ -1001,7 +1006,45 @@ struct block_pool {
 	size_t *order; /* blocks are handed out costliest first ... */
 	size_t n, next, failed; /* ... failed: the lowest failed block, else n */
 	pthread_mutex_t mu;
+	/* thread id -> the index the host gives it (executor sums) */
+	struct imap tids;
 };
+
+struct line_tid {
+	int64_t id;
+	bool events;
+};
+
+/* A line's id as its thread is made with: the one read before its first
+ * event; and whether it has one (else it makes no thread). */
+static int line_tid_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	struct line_tid *lt = ctx;
+
+	(void)s;
+	if (wt == 0 && field == 1)
+		lt->id = (int64_t)v;
+	else if (wt == 2 && field == 4) {
+		lt->events = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The host's index of each thread, as the lines make them in order (the
+ * executor sums name a chunk's thread by it while blocks are read). */
+static void host_tids(const struct scan *sc, struct imap *tids)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc->lines.n; i++) {
+		struct line_tid lt = {0, false};
+
+		walk(sc->lines.v[i].p, sc->lines.v[i].len, line_tid_field, &lt);
+		if (lt.events && !imap_get(tids, (uint64_t)lt.id, NULL))
+			imap_put(tids, (uint64_t)lt.id, n++);
+	}
+}
 
 
 static void read_block(struct block_pool *bp, struct block *bl)
@@ -1010,6 +1053,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 
 	sc.cap = bl->cap = tfd_capture_new();
 	sc.cap->fold_exec = !(sc.opts && sc.opts->keep_other); /* as the host's */
+	if (sc.sums) /* into the host's sums, under the host's thread indexes */
+		tfd_capture_sum_exec(sc.cap, sc.sums, &bp->tids);
 	tfd_capture_add_host(sc.cap, bp->host_name);
 	sc.host_idx = 0;
 	sc.released = bp->pc[bl->first].p;
@@ -1259,6 +1304,8 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 		bp.order[j] = i;
 	}
 	pthread_mutex_init(&bp.mu, NULL);
+	if (sc->sums)
+		host_tids(sc, &bp.tids);
 	/* this thread is one of the readers */
 	for (size_t t = 0; t + 1 < nthreads && t + 1 < n; t++)
 		if (pthread_create(&th[t], NULL, block_worker, &bp) == 0)
@@ -1302,6 +1349,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	}
 	free(bp.po);
 	free(bp.order);
+	imap_free(&bp.tids);
 	return st;
 }
 
@@ -1508,6 +1556,17 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		st = prepass(&sc, err);
 		if (st)
 			goto out;
+		if (!(opts && opts->keep_other)) {
+			/* the chunks of the functions are summed as they are read,
+			 * in a table made of the set: its keys, a value per slot */
+			fn_steps_flush(&sc.fn_steps);
+			sc.sums = xcalloc(1, sizeof(*sc.sums));
+			sc.sums->key = sc.fn_steps.k;
+			sc.sums->cap = sc.fn_steps.cap;
+			sc.sums->has_zero = sc.fn_steps.has_zero;
+			sc.sums->val = xcalloc(sc.fn_steps.cap ? sc.fn_steps.cap : 1, sizeof(uint64_t));
+			tfd_capture_sum_exec(cap, sc.sums, NULL);
+		}
 	}
 	{
 		piece_vec pcs = {0};
@@ -1522,6 +1581,11 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		vec_free(&pcs);
 		if (nblocks && !redo)
 			goto out;
+		if (redo && sc.sums) {
+			/* the blocks' chunks went in: the lines are read again */
+			memset(sc.sums->val, 0, (sc.sums->cap ? sc.sums->cap : 1) * sizeof(uint64_t));
+			sc.sums->zero_val = 0;
+		}
 	}
 	for (size_t i = 0; i < sc.lines.n; i++) {
 		st = scan_line(&sc, sc.lines.v[i], NULL, NULL, err);
@@ -1536,6 +1600,17 @@ out:
 	/* the pre-pass's step ids are those of functions kept on the host */
 	if (!st && !(opts && opts->keep_other))
 		cap->hosts[host_idx].exec_filtered = true;
+	if (sc.sums) {
+		/* the events held back for their stats are packed (summed) now,
+		 * while the table takes them */
+		tfd_host_pack_pending(cap, &cap->hosts[host_idx]);
+		tfd_capture_sum_exec(cap, NULL, NULL);
+		sc.fn_steps.k = NULL; /* the table's keys */
+		if (!st && !cap->hosts[host_idx].exec_sums)
+			cap->hosts[host_idx].exec_sums = sc.sums;
+		else
+			tfd_exec_sums_free(sc.sums);
+	}
 	tfd_arena_release(&scratch);
 	imap_free(&sc.ev_meta);
 	imap_free(&sc.stat_meta);

@@ -683,6 +683,30 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 		for (size_t k = 0; k < x->nsteps; k++)
 			if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
 				T_FAILF("%s: step %zu differs", what, k);
+		/* the executor chunks summed as read: the same ids, sums, threads */
+		if (!x->exec_sums != !y->exec_sums)
+			T_FAILF("%s: executor sums in one capture only", what);
+		for (size_t side = 0; x->exec_sums && y->exec_sums && side < 2; side++) {
+			const struct tfd_exec_sums *p = side ? y->exec_sums : x->exec_sums;
+			const struct tfd_exec_sums *q = side ? x->exec_sums : y->exec_sums;
+
+			for (size_t k = 0; k <= p->cap; k++) {
+				uint64_t id = k < p->cap ? p->key[k] : 0;
+				int64_t n1 = -1, n2 = -1;
+				uint32_t t1 = 0, t2 = 0;
+				bool g1, g2;
+
+				if (k < p->cap && !id)
+					continue;
+				g1 = tfd_exec_sums_get(p, id, &n1, &t1);
+				g2 = tfd_exec_sums_get(q, id, &n2, &t2);
+				if (g1 != g2 || n1 != n2 || t1 != t2)
+					T_FAILF("%s: executor sum of step %llu differs: %lld on %u, "
+						"%lld on %u",
+						what, (unsigned long long)id, (long long)n1, t1,
+						(long long)n2, t2);
+			}
+		}
 		for (size_t k = 0; k < x->nplanes; k++)
 			if (x->planes[k].nevents != y->planes[k].nevents ||
 			    strcmp(x->planes[k].name, y->planes[k].name))
