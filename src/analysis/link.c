@@ -55,33 +55,24 @@ static bool by_element(const struct host_ctx *c, size_t k, size_t *nprod, size_t
 	return true;
 }
 
-/* Lookups run ahead of the links (a prefetch only): a bucket's head
- * FAR calls ahead, its first entry MID calls ahead, that entry's call
- * NEAR calls ahead. */
-enum { FAR = 24, MID = 16, NEAR = 8 };
+/* Lookups run ahead of the links (a prefetch only): an element's first
+ * slot FAR calls ahead, the call it holds NEAR calls ahead. */
+enum { FAR = 16, NEAR = 8 };
 
-static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[3])
+static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[2])
 {
 	size_t b;
-	int k;
+	int cc;
 
-	if (i + FAR < c->calls.n && by_element(c, i + FAR, &np[0], &b))
-		__builtin_prefetch(&c->cons_head[b]);
-	if (i + MID < c->calls.n && by_element(c, i + MID, &np[1], &b) &&
-	    (k = c->cons_head[b]) >= 0) {
-		__builtin_prefetch(&c->cons_elem.v[k]);
-		__builtin_prefetch(&c->cons_call.v[k]);
-		__builtin_prefetch(&c->cons_next.v[k]);
+	if (i + FAR < c->calls.n && by_element(c, i + FAR, &np[0], &b)) {
+		__builtin_prefetch(&c->cons_call[b]);
+		__builtin_prefetch(&c->cons_elem[b]);
 	}
-	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &np[2], &b) &&
-	    (k = c->cons_head[b]) >= 0) {
-		int cc = c->cons_call.v[k];
-
+	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &np[1], &b) &&
+	    (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
 		__builtin_prefetch(&c->cstart[cc]);
 		__builtin_prefetch(&c->cend[cc]);
-		if (c->cons_next.v[k] >= 0)
-			__builtin_prefetch(&c->cons_elem.v[c->cons_next.v[k]]);
 	}
 }
 
@@ -89,17 +80,15 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[3])
  * left for the overlap pass, their link LINK_PENDING. */
 static size_t link_direct(struct host_ctx *c)
 {
-	size_t pending = 0, nprod = 0, np[3] = {0, 0, 0};
+	size_t pending = 0, nprod = 0, np[2] = {0, 0};
 
 	/* the look-ahead cursors start with the calls before them counted */
 	for (size_t k = 0; k < c->calls.n && k < FAR; k++) {
 		size_t b;
 
 		by_element(c, k, &np[0], &b);
-		if (k < MID)
-			by_element(c, k, &np[1], &b);
 		if (k < NEAR)
-			by_element(c, k, &np[2], &b);
+			by_element(c, k, &np[1], &b);
 	}
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
@@ -125,13 +114,14 @@ static size_t link_direct(struct host_ctx *c)
 			const struct iter *p = &c->iters.v[it->parent];
 			uint64_t elem = c->produce_elem.v[nprod - 1];
 
-			/* a bucket holds other elements too; better() orders the
-			 * candidates fully, so the walk's order does not matter */
-			for (int k = c->cons_head[cons_bucket(c, p->id, elem)]; k >= 0;
-			     k = c->cons_next.v[k]) {
-				int cc = c->cons_call.v[k];
+			/* the run of slots holds other elements too; better()
+			 * orders the candidates fully, so the walk's order does
+			 * not matter */
+			for (size_t k = cons_bucket(c, p->id, elem); c->cons_call[k] >= 0;
+			     k = cons_next(c, k)) {
+				int cc = c->cons_call[k];
 
-				if (c->cons_elem.v[k] != elem || c->calls.v[cc].iter != it->parent)
+				if (c->cons_elem[k] != elem || c->calls.v[cc].iter != it->parent)
 					continue;
 				if (better(c, s0, e0, cc, best))
 					best = cc;

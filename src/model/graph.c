@@ -184,8 +184,8 @@ struct open_ev {
 	bool element; /* a Produce event with an element_id */
 };
 
-/* Consumers wait in a ring before they are registered, their bucket
- * fetched ahead: the heads are far apart in a large capture, each touched
+/* Consumers wait in a ring before they are registered, their first slot
+ * fetched ahead: the slots are far apart in a large capture, each touched
  * about once (a prefetch only: they are registered in the same order). */
 #define CONS_LAG 16
 struct pending_cons {
@@ -193,36 +193,75 @@ struct pending_cons {
 	struct {
 		int call;
 		uint64_t elem;
-		size_t b;
+		size_t b, cap; /* its first slot in a table of cap slots */
 	} ring[CONS_LAG];
 };
 
-static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b)
+static void cons_put(struct host_ctx *c, int call, uint64_t elem, size_t b)
 {
-	vec_push(&c->cons_call, call);
-	vec_push(&c->cons_elem, elem);
-	vec_push(&c->cons_next, c->cons_head[b]);
-	c->cons_head[b] = (int)(c->cons_call.n - 1);
+	while (c->cons_call[b] >= 0)
+		b = cons_next(c, b);
+	c->cons_call[b] = call;
+	c->cons_elem[b] = elem;
+	c->cons_n++;
+}
+
+/* A table of cap slots, empty (entries go in again on growth). */
+static void cons_alloc(struct host_ctx *c, size_t cap)
+{
+	c->cons_cap = cap;
+	c->cons_n = 0;
+	c->cons_call = xmalloc(cap * sizeof(int));
+	c->cons_elem = xmalloc(cap * sizeof(uint64_t));
+	for (size_t j = 0; j < cap; j++)
+		c->cons_call[j] = -1;
+}
+
+/* Register a consumer call whose first slot was b when the table had cap
+ * slots (it may have grown since). */
+static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b, size_t cap)
+{
+	if ((c->cons_n + 1) * 4 > c->cons_cap * 3) {
+		/* more Consume events than the count let expect: twice the room */
+		int *oc = c->cons_call;
+		uint64_t *oe = c->cons_elem;
+		size_t ocap = c->cons_cap;
+
+		cons_alloc(c, 2 * ocap);
+		for (size_t j = 0; j < ocap; j++)
+			if (oc[j] >= 0)
+				cons_put(c, oc[j], oe[j],
+					 cons_bucket(c, c->iters.v[c->calls.v[oc[j]].iter].id, oe[j]));
+		free(oc);
+		free(oe);
+	}
+	if (cap != c->cons_cap)
+		b = cons_bucket(c, c->iters.v[c->calls.v[call].iter].id, elem);
+	cons_put(c, call, elem, b);
 }
 
 static void cons_later(struct host_ctx *c, struct pending_cons *pc, int call, uint64_t elem,
 		       size_t b)
 {
 	unsigned k = pc->n++ % CONS_LAG;
+	size_t cap = c->cons_cap; /* b's, before the oldest goes in (it may grow the table) */
 
 	if (pc->n > CONS_LAG)
-		cons_register(c, pc->ring[k].call, pc->ring[k].elem, pc->ring[k].b);
+		cons_register(c, pc->ring[k].call, pc->ring[k].elem, pc->ring[k].b,
+			      pc->ring[k].cap);
 	pc->ring[k].call = call;
 	pc->ring[k].elem = elem;
 	pc->ring[k].b = b;
-	__builtin_prefetch(&c->cons_head[b], 1);
+	pc->ring[k].cap = cap;
+	__builtin_prefetch(&c->cons_call[b], 1);
+	__builtin_prefetch(&c->cons_elem[b], 1);
 }
 
 static void cons_rest(struct host_ctx *c, struct pending_cons *pc)
 {
 	for (unsigned i = pc->n > CONS_LAG ? pc->n - CONS_LAG : 0; i < pc->n; i++)
 		cons_register(c, pc->ring[i % CONS_LAG].call, pc->ring[i % CONS_LAG].elem,
-			      pc->ring[i % CONS_LAG].b);
+			      pc->ring[i % CONS_LAG].b, pc->ring[i % CONS_LAG].cap);
 	pc->n = 0;
 }
 
@@ -246,22 +285,9 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 		nwords = h->niterators / 64 + 1;
 		c->produced = xcalloc(nwords, sizeof(uint64_t));
 	}
-	{
-		/* at most one consumer per Consume event: about one bucket each */
-		size_t nb = 16;
-
-		while (nb < h->nproduce / 2)
-			nb *= 2;
-		c->cons_mask = nb - 1;
-		c->cons_head = xmalloc(nb * sizeof(int));
-		for (size_t b = 0; b < nb; b++)
-			c->cons_head[b] = -1;
-		/* and the entries: about half of those events are Consume
-		 * (doubling left up to half of each unused, at the peak) */
-		vec_reserve_exact(&c->cons_call, h->nproduce / 2);
-		vec_reserve_exact(&c->cons_elem, h->nproduce / 2);
-		vec_reserve_exact(&c->cons_next, h->nproduce / 2);
-	}
+	/* at most one consumer per Consume event, about half of the host's
+	 * Produce/Consume events: room for those at a load of 3/4 */
+	cons_alloc(c, 16 + h->nproduce / 2 * 4 / 3);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 		/* (lean) pages of the events below went: nothing reads them
@@ -551,14 +577,14 @@ void tfd_graph_list_calls(struct host_ctx *c)
 
 void tfd_graph_release_consumers(struct host_ctx *c)
 {
-	free(c->cons_head);
-	c->cons_head = NULL;
 	free(c->produced);
 	c->produced = NULL;
 	vec_free(&c->produce_elem);
-	vec_free(&c->cons_call);
-	vec_free(&c->cons_elem);
-	vec_free(&c->cons_next);
+	free(c->cons_call);
+	free(c->cons_elem);
+	c->cons_call = NULL;
+	c->cons_elem = NULL;
+	c->cons_cap = c->cons_n = 0;
 }
 
 void tfd_graph_release_call_lists(struct host_ctx *c)

@@ -86,14 +86,13 @@ struct host_ctx {
 	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */
 	int *root;            /* per iterator: its root iterator, or -1 */
-	/* consumer calls by (iterator id, element id): a chained hash whose
-	 * heads are sized once from the host's Produce/Consume count (an open
-	 * table took twice the memory, at the peak) */
-	int *cons_head; /* per bucket: the newest entry in cons_*, -1 */
-	uint64_t cons_mask;
-	VEC(int) cons_call; /* consumer call index */
-	VEC(uint64_t) cons_elem;
-	VEC(int) cons_next; /* the previous entry in the bucket, -1 */
+	/* consumer calls by (iterator id, element id): an open table of
+	 * cons_cap slots, its size any number (not a power of two: 12 bytes
+	 * a slot at a load of 3/4, where a chained table with a power of two
+	 * of heads took 16 bytes an entry and 4 a head, at the peak) */
+	int *cons_call;      /* per slot: the consumer call, -1 for none */
+	uint64_t *cons_elem; /* per slot: its element id */
+	size_t cons_cap, cons_n;
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fns fns;
@@ -111,11 +110,19 @@ static inline bool call_produced(const struct host_ctx *c, size_t k)
 	return c->produced && (c->produced[k / 64] >> (k % 64) & 1);
 }
 
-/* The consumer bucket of an element of the iterator with this id. */
+/* The first slot of the consumers of an element of the iterator with this
+ * id (the hash scaled to the table's size); the entries of one element
+ * follow it, cons_next() on, up to an empty slot. */
 static inline size_t cons_bucket(const struct host_ctx *c, uint64_t iter_id, uint64_t elem)
 {
-	return (size_t)(imap_hash(imap_hash(iter_id) ^ (elem * 0x9e3779b97f4a7c15ull)) &
-			c->cons_mask);
+	uint64_t h = imap_hash(imap_hash(iter_id) ^ (elem * 0x9e3779b97f4a7c15ull));
+
+	return (size_t)(((unsigned __int128)h * c->cons_cap) >> 64);
+}
+
+static inline size_t cons_next(const struct host_ctx *c, size_t j)
+{
+	return j + 1 == c->cons_cap ? 0 : j + 1;
 }
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),

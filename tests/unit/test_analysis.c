@@ -308,32 +308,48 @@ static void prefetch_other_thread(struct t *t)
 
 /* Every produced element is linked to its consumer by element_id, the
  * last ones too (consumers are registered after a lag, in order): 300
- * prefetched elements, each made ahead of its Consume */
+ * prefetched elements, each made ahead of its Consume; and again after
+ * twice as many Consume events of no Produce, where the consumer table,
+ * sized for half of the Produce/Consume events, grows as it fills */
 static void produce_links_every_element(struct t *t)
 {
 	enum { N = 300 };
-	struct fx f;
-	struct tfd_analysis *a;
-	const struct tfd_pipeline *p;
-	char el[32];
 
-	fx_init(&f);
-	for (int i = 0; i < N; i++) {
-		snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
-		fx_ev(&f, 0, "Iterator::Prefetch", (int64_t)i * 1000 * US, 100 * US, "id=123", NULL);
-		fx_ev(&f, 0, "PrefetchConsume", ((int64_t)i * 1000 + 50) * US, 40 * US, el, NULL);
+	for (int extra = 0; extra < 2; extra++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_pipeline *p;
+		char el[32];
+
+		fx_init(&f);
+		/* first: the table fills while the linked ones go in */
+		for (int i = 0; extra && i < 2 * N; i++) {
+			int64_t at = ((int64_t)i * 200 - 2 * N * 200 - 1000) * US;
+
+			snprintf(el, sizeof(el), "element_id=%d", 100000 + i);
+			fx_ev(&f, 0, "Iterator::Prefetch", at, 100 * US, "id=123", NULL);
+			fx_ev(&f, 0, "PrefetchConsume", at + 50 * US, 40 * US, el, NULL);
+		}
+		for (int i = 0; i < N; i++) {
+			snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
+			fx_ev(&f, 0, "Iterator::Prefetch", (int64_t)i * 1000 * US, 100 * US,
+			      "id=123", NULL);
+			fx_ev(&f, 0, "PrefetchConsume", ((int64_t)i * 1000 + 50) * US, 40 * US, el,
+			      NULL);
+		}
+		for (int i = 0; i < N; i++) {
+			snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
+			fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US, el,
+			      NULL);
+			fx_ev(&f, 1, "Iterator::Prefetch::Range", ((int64_t)i * 1000 - 400) * US,
+			      300 * US, "id=456", "parent_id=123", NULL);
+		}
+		a = analyze(t, &f);
+		p = &a->hosts[0].pipelines[0];
+		T_EQ_I64(p->links[TFD_LINK_PRODUCE], N);
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
 	}
-	for (int i = 0; i < N; i++) {
-		snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
-		fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US, el, NULL);
-		fx_ev(&f, 1, "Iterator::Prefetch::Range", ((int64_t)i * 1000 - 400) * US, 300 * US,
-		      "id=456", "parent_id=123", NULL);
-	}
-	a = analyze(t, &f);
-	p = &a->hosts[0].pipelines[0];
-	T_EQ_I64(p->links[TFD_LINK_PRODUCE], N);
-	tfd_analysis_free(a);
-	tfd_capture_free(f.cap);
 }
 
 /* without Produce/Consume (Chrome JSON, old TF): parent_id + time overlap */
