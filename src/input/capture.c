@@ -506,16 +506,15 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
 
 bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread)
 {
-	uint64_t v;
+	uint64_t v = 0;
+	size_t j;
 
 	if (!x)
 		return false;
 	if (id == 0)
 		v = x->has_zero ? x->zero_val : 0;
-	else if (x->cap && x->key[sums_slot(x, id)] == id)
-		v = x->val[sums_slot(x, id)];
-	else
-		v = 0;
+	else if (x->cap && x->key[j = sums_slot(x, id)] == id)
+		v = x->val[j];
 	if (!v)
 		return false;
 	*ns = (int64_t)(v >> TFD_EXEC_THREAD_BITS);

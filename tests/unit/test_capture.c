@@ -1063,37 +1063,61 @@ static void blocks_match_lines(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* The pre-pass reads the tf.data lines on several threads, longest first:
- * with two of them broken, the error names the first in the file, as one
- * thread reading them in order does (a synthesized parallel map's lines,
- * two given a timestamp out of range, which the pre-pass checks). */
-static void prepass_errors_in_line_order(struct t *t)
+/* The synthesized parallel-map capture at this scale, made in dir (a
+ * mkdtemp() template) and unpacked: its host plane; *data and *xs are the
+ * caller's to free. */
+static Tfdpb__XPlane *synth_host_plane(struct t *t, char *dir, double scale, uint8_t **data,
+				       size_t *len, Tfdpb__XSpace **xs)
 {
-	char dir[] = "/tmp/tfd-unit-XXXXXX", f[1200] = "", want[64];
+	char f[1200] = "";
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
-	Tfdpb__XSpace *xs = NULL;
 	Tfdpb__XPlane *host = NULL;
-	size_t len = 0, first = 0, last = 0, ntf = 0;
-	uint8_t *data = NULL, *out = NULL;
 	DIR *d;
 	struct dirent *de;
 
+	*data = NULL;
+	*xs = NULL;
 	T_TRUE(mkdtemp(dir) != NULL);
-	T_OK(tfd_synth_run("tests/synth/04-parallel-map-at-limit.json", dir, 1.0, &res, &err), &err);
+	T_OK(tfd_synth_run("tests/synth/04-parallel-map-at-limit.json", dir, scale, &res, &err),
+	     &err);
 	T_TRUE((d = opendir(res.run_dir)) != NULL);
 	while (d && (de = readdir(d)))
 		if (strstr(de->d_name, ".xplane.pb"))
 			snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
 	if (d)
 		closedir(d);
-	T_TRUE((data = slurp(f, &len)) != NULL);
-	T_TRUE(data && (xs = tfdpb__xspace__unpack(NULL, len, data)) != NULL);
-	for (size_t i = 0; xs && i < xs->n_planes; i++)
-		if (strcmp(xs->planes[i]->name, "/host:CPU") == 0)
-			host = xs->planes[i];
+	T_TRUE((*data = slurp(f, len)) != NULL);
+	T_TRUE((*xs = tfdpb__xspace__unpack(NULL, *len, *data)) != NULL);
+	for (size_t i = 0; i < (*xs)->n_planes; i++)
+		if (strcmp((*xs)->planes[i]->name, "/host:CPU") == 0)
+			host = (*xs)->planes[i];
 	T_TRUE(host != NULL);
-	for (size_t i = 0; host && i < host->n_lines; i++)
+	return host;
+}
+
+static void synth_host_plane_free(const char *dir, uint8_t *data, Tfdpb__XSpace *xs)
+{
+	if (xs)
+		tfdpb__xspace__free_unpacked(xs, NULL);
+	free(data);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The pre-pass reads the tf.data lines on several threads, longest first:
+ * with two of them broken, the error names the first in the file, as one
+ * thread reading them in order does (a synthesized parallel map's lines,
+ * two given a timestamp out of range, which the pre-pass checks). */
+static void prepass_errors_in_line_order(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", want[64];
+	Tfdpb__XSpace *xs = NULL;
+	Tfdpb__XPlane *host;
+	size_t len = 0, first = 0, last = 0, ntf = 0;
+	uint8_t *data = NULL, *out = NULL;
+
+	host = synth_host_plane(t, dir, 1.0, &data, &len, &xs);
+	for (size_t i = 0; i < host->n_lines; i++)
 		if (strncmp(host->lines[i]->name, "tf_data", 7) == 0 && host->lines[i]->n_events) {
 			if (!ntf++)
 				first = i;
@@ -1123,10 +1147,7 @@ static void prepass_errors_in_line_order(struct t *t)
 		}
 	}
 	free(out);
-	if (xs)
-		tfdpb__xspace__free_unpacked(xs, NULL);
-	free(data);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	synth_host_plane_free(dir, data, xs);
 }
 
 /* An iterator's parameters are read from each of its events (the
@@ -1139,31 +1160,14 @@ static void prepass_errors_in_line_order(struct t *t)
  * (xspace_two_walks, no cache) gives it */
 static void params_follow_each_event(struct t *t)
 {
-	char dir[] = "/tmp/tfd-unit-XXXXXX", f[1200] = "";
-	struct tfd_synth_result res;
-	struct tfd_err err = {0};
+	char dir[] = "/tmp/tfd-unit-XXXXXX";
 	Tfdpb__XSpace *xs = NULL;
-	Tfdpb__XPlane *host = NULL;
+	Tfdpb__XPlane *host;
 	size_t len = 0, changed = 0, nstr = 0;
 	uint8_t *data = NULL, *out = NULL;
-	DIR *d;
-	struct dirent *de;
 
-	T_TRUE(mkdtemp(dir) != NULL);
-	T_OK(tfd_synth_run("tests/synth/04-parallel-map-at-limit.json", dir, 0.5, &res, &err), &err);
-	T_TRUE((d = opendir(res.run_dir)) != NULL);
-	while (d && (de = readdir(d)))
-		if (strstr(de->d_name, ".xplane.pb"))
-			snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
-	if (d)
-		closedir(d);
-	T_TRUE((data = slurp(f, &len)) != NULL);
-	T_TRUE(data && (xs = tfdpb__xspace__unpack(NULL, len, data)) != NULL);
-	for (size_t i = 0; xs && i < xs->n_planes; i++)
-		if (strcmp(xs->planes[i]->name, "/host:CPU") == 0)
-			host = xs->planes[i];
-	T_TRUE(host != NULL);
-	for (size_t l = 0; host && l < host->n_lines; l++)
+	host = synth_host_plane(t, dir, 0.5, &data, &len, &xs);
+	for (size_t l = 0; l < host->n_lines; l++)
 		for (size_t k = 0; k < host->lines[l]->n_events; k++) {
 			Tfdpb__XEvent *ev = host->lines[l]->events[k];
 			const char *name = NULL;
@@ -1234,10 +1238,7 @@ static void params_follow_each_event(struct t *t)
 		tfd_capture_free(c);
 	}
 	free(out);
-	if (xs)
-		tfdpb__xspace__free_unpacked(xs, NULL);
-	free(data);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	synth_host_plane_free(dir, data, xs);
 }
 
 /* Steps grow by doubling, and each group keeps the span of its events: a
