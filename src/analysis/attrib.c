@@ -191,8 +191,14 @@ void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, in
 	tfd_tree_attribute_to(t, root, self_ns, add_to_array, blocking_ns);
 }
 
-void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
-		    const int *parent)
+/* Node i's parent, stride bytes after node i - 1's. */
+static inline int parent_at(const void *parent, size_t stride, size_t i)
+{
+	return *(const int *)(const void *)((const char *)parent + i * stride);
+}
+
+void tfd_tree_build_from(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+			 const void *parent, size_t stride)
 {
 	t->n = n;
 	t->start = start;
@@ -200,18 +206,24 @@ void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const in
 	t->kid_off = xcalloc(n + 1, sizeof(int));
 	t->kids = xcalloc(n ? n : 1, sizeof(int));
 	for (size_t i = 0; i < n; i++)
-		if (parent[i] >= 0)
-			t->kid_off[parent[i] + 1]++;
+		if (parent_at(parent, stride, i) >= 0)
+			t->kid_off[parent_at(parent, stride, i) + 1]++;
 	for (size_t i = 0; i < n; i++)
 		t->kid_off[i + 1] += t->kid_off[i];
 	/* kid_off[p] serves as p's cursor, ending at p + 1's start; one shift
 	 * puts the starts back (no cursor array: this runs at the peak) */
 	for (size_t i = 0; i < n; i++)
-		if (parent[i] >= 0)
-			t->kids[t->kid_off[parent[i]]++] = (int)i;
+		if (parent_at(parent, stride, i) >= 0)
+			t->kids[t->kid_off[parent_at(parent, stride, i)]++] = (int)i;
 	for (size_t i = n; i > 0; i--)
 		t->kid_off[i] = t->kid_off[i - 1];
 	t->kid_off[0] = 0;
+}
+
+void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+		    const int *parent)
+{
+	tfd_tree_build_from(t, n, start, end, parent, sizeof(int));
 }
 
 void tfd_tree_release(struct tfd_tree *t)

@@ -17,6 +17,10 @@ struct tfd_tree {
 
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent);
+/* The same with node i's parent (an int, -1 for none) read stride bytes
+ * after node i - 1's, from parent on: a field of an array of structs. */
+void tfd_tree_build_from(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+			 const void *parent, size_t stride);
 void tfd_tree_release(struct tfd_tree *t);
 /* A call's duration less the union of its children's clipped spans. */
 int64_t tfd_tree_self(const struct tfd_tree *t, int node);

@@ -119,33 +119,6 @@ static int local_of(const struct pbuild *b, int k)
 	return lo < b->pcalls.n && b->pcalls.v[lo] == k ? (int)lo : -1;
 }
 
-/* The call tree of a pipeline with every call of the host: the host's links
- * are the parents (the linking gives the calls of a root iterator none), so
- * no parent array is made, as tfd_tree_build() would need (4 bytes a call,
- * at the peak of an iterator-dense host). */
-static void tree_of_host(struct tfd_tree *t, const struct pbuild *b)
-{
-	const struct call *cl = b->c->calls.v;
-	size_t n = b->n;
-
-	t->n = n;
-	t->start = b->start;
-	t->end = b->end;
-	t->kid_off = xcalloc(n + 1, sizeof(int));
-	t->kids = xcalloc(n ? n : 1, sizeof(int));
-	for (size_t i = 0; i < n; i++)
-		if (cl[i].parent >= 0)
-			t->kid_off[cl[i].parent + 1]++;
-	for (size_t i = 0; i < n; i++)
-		t->kid_off[i + 1] += t->kid_off[i];
-	for (size_t i = 0; i < n; i++)
-		if (cl[i].parent >= 0)
-			t->kids[t->kid_off[cl[i].parent]++] = (int)i;
-	for (size_t i = n; i > 0; i--)
-		t->kid_off[i] = t->kid_off[i - 1];
-	t->kid_off[0] = 0;
-}
-
 /* Stages, the pipeline's calls and their call tree. */
 static void collect(struct pbuild *b, const struct bucket *bk)
 {
@@ -199,10 +172,14 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		else
 			b->p->links[cl->link]++;
 	}
+	/* with every call of the host, its links are the parents (the linking
+	 * gives the calls of a root iterator none): no array of them, 4 bytes
+	 * a call at the peak of an iterator-dense host */
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
-		tree_of_host(&b->tree, b);
+		tfd_tree_build_from(&b->tree, n, b->start, b->end,
+				    n ? &c->calls.v[0].parent : NULL, sizeof(struct call));
 }
 
 /* Leading warm-up calls and the --rank pick or the steady-state selection. */
