@@ -20,6 +20,7 @@
 
 #include "tfd/arena.h"
 #include "tfd/err.h"
+#include "tfd/imap.h"
 
 enum tfd_ev_kind {
 	TFD_EV_OTHER = 0,
@@ -152,6 +153,24 @@ struct tfd_exec_sums {
 	bool has_zero;
 	uint64_t zero_val;
 };
+
+/* An open-addressing set of cap keys (a power of two, 0 an empty slot),
+ * probed linearly from id's home slot: the readers' set of function step
+ * ids, and the sums made of it, look ids up alike. */
+static inline size_t tfd_key_home(size_t cap, uint64_t id)
+{
+	return (size_t)(imap_hash(id) & (cap - 1));
+}
+
+/* The slot of id (not 0): its own, or the empty one where it would go. */
+static inline size_t tfd_key_slot(const uint64_t *key, size_t cap, uint64_t id)
+{
+	size_t j = tfd_key_home(cap, id);
+
+	while (key[j] && key[j] != id)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
 
 /* The summed time of step id and the thread (false: none summed). */
 bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread);

@@ -463,7 +463,7 @@ static void find_later(struct finding *fd, const struct tfd_fn_call *f,
 		p->b = (uint32_t)exec_bucket(fd->x, e->id);
 		__builtin_prefetch(&fd->x->bucket[p->b]);
 		if (fd->sums && fd->sums->cap) {
-			size_t j = imap_hash(e->id) & (fd->sums->cap - 1);
+			size_t j = tfd_key_home(fd->sums->cap, e->id);
 
 			__builtin_prefetch(&fd->sums->key[j]);
 			__builtin_prefetch(&fd->sums->val[j]);

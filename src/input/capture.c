@@ -463,16 +463,6 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	return true;
 }
 
-/* The slot of id (not 0) in x's set, or the empty one where it would be. */
-static size_t sums_slot(const struct tfd_exec_sums *x, uint64_t id)
-{
-	size_t j = imap_hash(id) & (x->cap - 1);
-
-	while (x->key[j] && x->key[j] != id)
-		j = (j + 1) & (x->cap - 1);
-	return j;
-}
-
 bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread)
 {
 	const uint64_t tmask = ((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1;
@@ -487,7 +477,7 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
 	} else {
 		size_t j;
 
-		if (!x->cap || x->key[j = sums_slot(x, id)] != id)
+		if (!x->cap || x->key[j = tfd_key_slot(x->key, x->cap, id)] != id)
 			return false;
 		v = &x->val[j];
 	}
@@ -513,7 +503,7 @@ bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, 
 		return false;
 	if (id == 0)
 		v = x->has_zero ? x->zero_val : 0;
-	else if (x->cap && x->key[j = sums_slot(x, id)] == id)
+	else if (x->cap && x->key[j = tfd_key_slot(x->key, x->cap, id)] == id)
 		v = x->val[j];
 	if (!v)
 		return false;

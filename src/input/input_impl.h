@@ -73,6 +73,7 @@ struct fn_steps {
 	size_t cap, n;
 	bool has_zero;
 	uint64_t last;
+	size_t last_slot; /* the last id's (fn_steps_find_at()) */
 	bool last_hit, has_last;
 	/* ids added later (fn_steps_add_later), their slots fetched ahead:
 	 * a large set's slots are far apart, each touched about once */
@@ -84,18 +85,26 @@ struct fn_steps {
  * would go. */
 static inline size_t fn_steps_slot(const struct fn_steps *f, uint64_t id)
 {
-	size_t j = imap_hash(id) & (f->cap - 1);
+	return tfd_key_slot(f->k, f->cap, id);
+}
 
-	while (f->k[j] && f->k[j] != id)
-		j = (j + 1) & (f->cap - 1);
-	return j;
+/* Is id in f? *slot: where it is (an id not 0, in a table), else 0. */
+static inline bool fn_steps_find_at(const struct fn_steps *f, uint64_t id, size_t *slot)
+{
+	*slot = 0;
+	if (id == 0)
+		return f->has_zero;
+	if (!f->cap)
+		return false;
+	*slot = fn_steps_slot(f, id);
+	return f->k[*slot] == id;
 }
 
 static inline bool fn_steps_find(const struct fn_steps *f, uint64_t id)
 {
-	if (id == 0)
-		return f->has_zero;
-	return f->cap && f->k[fn_steps_slot(f, id)] == id;
+	size_t j;
+
+	return fn_steps_find_at(f, id, &j);
 }
 
 /* Room for n ids without growing (load at most 3/4). */
@@ -155,7 +164,7 @@ static inline void fn_steps_add_later(struct fn_steps *f, uint64_t id)
 		f->pend[(f->head + f->npend++) % FN_STEPS_LAG] = id;
 	}
 	if (f->cap)
-		__builtin_prefetch(&f->k[imap_hash(id) & (f->cap - 1)], 1);
+		__builtin_prefetch(&f->k[tfd_key_home(f->cap, id)], 1);
 }
 
 static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
@@ -164,7 +173,7 @@ static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
 		fn_steps_flush(f);
 	if (!f->has_last || f->last != id) {
 		f->last = id;
-		f->last_hit = fn_steps_find(f, id);
+		f->last_hit = fn_steps_find_at(f, id, &f->last_slot);
 		f->has_last = true;
 	}
 	return f->last_hit;

@@ -763,8 +763,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
 				return TFD_OK;
 			}
-			if (sc->sums && id && sc->sums->cap) /* summed when packed */
-				__builtin_prefetch(&sc->sums->val[fn_steps_slot(&sc->fn_steps, id)], 1);
+			if (sc->sums && id) /* summed when packed, in the slot just found */
+				__builtin_prefetch(&sc->sums->val[sc->fn_steps.last_slot], 1);
 			has_group = false;
 		} else {
 			keep = sc->has_functions && event_id(sc, stats, end, &id) &&

@@ -105,15 +105,12 @@ static void functions_get_their_chunk_sums(struct t *t)
 			x->val = xcalloc(x->cap, sizeof(uint64_t));
 			for (int f = 0; f < F; f++) { /* the ids the loop below makes */
 				uint64_t id;
-				size_t j;
 
 				y0 = y0 * 6364136223846793005ull + 1442695040888963407ull;
 				id = y0 | 1;
 				if (f % 7 == 0)
 					continue;
-				for (j = imap_hash(id) & (x->cap - 1); x->key[j];)
-					j = (j + 1) & (x->cap - 1);
-				x->key[j] = id;
+				x->key[tfd_key_slot(x->key, x->cap, id)] = id;
 			}
 			tfd_capture_sum_exec(cap, x, NULL);
 		}
