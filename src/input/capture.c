@@ -463,9 +463,12 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	return true;
 }
 
+/* A sum's thread field: its low TFD_EXEC_THREAD_BITS bits, thread + 1. */
+#define EXEC_THREAD_MASK (((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1)
+
 bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread)
 {
-	const uint64_t tmask = ((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1;
+	const uint64_t tmask = EXEC_THREAD_MASK;
 	uint64_t *v, old, nv;
 
 	if (dur_ns < 0 || thread + 1 >= tmask)
@@ -508,7 +511,7 @@ bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, 
 	if (!v)
 		return false;
 	*ns = (int64_t)(v >> TFD_EXEC_THREAD_BITS);
-	*thread = (uint32_t)((v & (((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1)) - 1);
+	*thread = (uint32_t)((v & EXEC_THREAD_MASK) - 1);
 	return true;
 }
 
