@@ -149,17 +149,19 @@ struct tfd_evtab {
 struct tfd_exec_sums {
 	uint64_t *key;
 	uint64_t *val;
-	size_t cap; /* a power of two */
+	size_t cap;
 	bool has_zero;
 	uint64_t zero_val;
 };
 
-/* An open-addressing set of cap keys (a power of two, 0 an empty slot),
- * probed linearly from id's home slot: the readers' set of function step
- * ids, and the sums made of it, look ids up alike. */
+/* An open-addressing set of cap keys (any number of slots, 0 an empty
+ * slot), probed linearly from id's home slot, the hash scaled to the
+ * table's size: the readers' set of function step ids, and the sums made
+ * of it, look ids up alike. A table read in slot order gives its keys in
+ * the order of their home slots in a table of any other size. */
 static inline size_t tfd_key_home(size_t cap, uint64_t id)
 {
-	return (size_t)(imap_hash(id) & (cap - 1));
+	return (size_t)(((unsigned __int128)imap_hash(id) * cap) >> 64);
 }
 
 /* The slot of id (not 0): its own, or the empty one where it would go. */
@@ -168,7 +170,7 @@ static inline size_t tfd_key_slot(const uint64_t *key, size_t cap, uint64_t id)
 	size_t j = tfd_key_home(cap, id);
 
 	while (key[j] && key[j] != id)
-		j = (j + 1) & (cap - 1);
+		j = j + 1 == cap ? 0 : j + 1;
 	return j;
 }
 

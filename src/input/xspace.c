@@ -1506,11 +1506,9 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 	for (size_t t = 0; t < nthreads; t++) {
 		const struct fn_steps *f = &w[t].steps;
 
-		/* sized first, and no smaller than f, whose slots are read in
-		 * hash order: into a smaller table they would pile up */
-		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n > f->cap / 4 * 3
-							 ? sc->fn_steps.n + f->n
-							 : f->cap / 4 * 3);
+		/* sized first (f's slots, read in order, give its ids in the
+		 * order of their home slots in any table: no pile-up) */
+		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n);
 		for (size_t i = 0; i < f->cap; i++)
 			if (f->k[i])
 				fn_steps_add(&sc->fn_steps, f->k[i]);
@@ -1519,6 +1517,7 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 		fn_steps_free(&w[t].steps);
 	}
 	sc->fn_steps.has_last = false;
+	fn_steps_fit(&sc->fn_steps);
 	free(order);
 	if (pp.st)
 		*err = pp.err;
