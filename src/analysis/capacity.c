@@ -138,12 +138,12 @@ static inline const struct call *cap_call(const struct tfd_cap_calls *in, size_t
 
 static inline int cap_stage(const struct tfd_cap_calls *in, size_t k)
 {
-	return in->iter_stage[cap_call(in, k)->iter];
+	return in->iter_stage[in->pairs[cap_call(in, k)->pair].iter];
 }
 
 static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
 {
-	return cap_call(in, k)->thread;
+	return in->pairs[cap_call(in, k)->pair].thread;
 }
 
 /* Own work of every stage over the window, from every call that started in

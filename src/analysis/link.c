@@ -44,7 +44,7 @@ _Static_assert(TFD_LINK__COUNT <= LINK_PENDING, "a link value is free");
 static bool by_element(const struct host_ctx *c, size_t k, size_t *nprod, size_t *b)
 {
 	const struct call *cl = &c->calls.v[k];
-	const struct iter *it = &c->iters.v[cl->iter];
+	const struct iter *it = &c->iters.v[call_iter(c, k)];
 
 	if (!call_produced(c, k))
 		return false;
@@ -92,7 +92,7 @@ static size_t link_direct(struct host_ctx *c)
 	}
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
-		const struct iter *it = &c->iters.v[cl->iter];
+		const struct iter *it = &c->iters.v[call_iter(c, i)];
 		int64_t s0 = c->cstart[i], e0 = c->cend[i];
 		int best = -1;
 		bool produced = call_produced(c, i);
@@ -121,7 +121,7 @@ static size_t link_direct(struct host_ctx *c)
 			     k = cons_next(c, k)) {
 				int cc = c->cons_call[k];
 
-				if (c->cons_elem[k] != elem || c->calls.v[cc].iter != it->parent)
+				if (c->cons_elem[k] != elem || call_iter(c, (size_t)cc) != it->parent)
 					continue;
 				if (better(c, s0, e0, cc, best))
 					best = cc;
@@ -152,7 +152,7 @@ static void link_overlap(struct host_ctx *c)
 
 		if (cl->link != LINK_PENDING)
 			continue;
-		p = &c->iters.v[c->iters.v[cl->iter].parent];
+		p = &c->iters.v[c->iters.v[call_iter(c, i)].parent];
 		pc = c->icalls + p->call_off;
 		hi = p->ncalls;
 		while (lo < hi) { /* first call starting after e0 */

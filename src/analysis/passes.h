@@ -103,6 +103,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
 bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
 struct call;
+struct call_pair;
 
 /* One stage's calls that started in the capacity window (its own sums,
  * made while the pipeline's calls are aggregated, so that no call keeps
@@ -119,6 +120,7 @@ struct tfd_cap_calls {
 	/* call k is the host's calls[pcalls ? pcalls[k] : k]; its stage is
 	 * iter_stage[its iterator] (an index into p->stages, -1 none) */
 	const struct call *calls;
+	const struct call_pair *pairs; /* of the calls */
 	const int *pcalls;
 	const int *iter_stage;
 	const int64_t *start, *end;

@@ -129,7 +129,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
 	for (size_t i = 0; i < bk->ncalls; i++)
-		n += c->iters.v[c->calls.v[bk->calls ? bk->calls[i] : (int)i].iter].stage >= 0;
+		n += c->iters.v[call_iter(c, bk->calls ? (size_t)bk->calls[i] : i)].stage >= 0;
 	/* a pipeline with every call of the host (the usual one): its local
 	 * indices are the host's, and it reads the host's times */
 	b->identity = n == c->calls.n;
@@ -138,7 +138,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		for (size_t i = 0; i < bk->ncalls; i++) {
 			int k = bk->calls ? bk->calls[i] : (int)i;
 
-			if (c->iters.v[c->calls.v[k].iter].stage >= 0)
+			if (c->iters.v[call_iter(c, (size_t)k)].stage >= 0)
 				vec_push(&b->pcalls, k);
 		}
 	}
@@ -158,16 +158,17 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	for (size_t k = 0; k < n; k++) {
 		int hk = host_call(b, k);
 		const struct call *cl = &c->calls.v[hk];
+		int iter = call_iter(c, (size_t)hk);
 
 		if (!b->borrowed) {
 			b->start[k] = c->cstart[hk];
 			b->end[k] = c->cend[hk];
 		}
 		if (b->parent)
-			b->parent[k] = cl->parent >= 0 && cl->iter != b->root_iter
+			b->parent[k] = cl->parent >= 0 && iter != b->root_iter
 					   ? local_of(b, cl->parent)
 					   : -1;
-		if (cl->iter == b->root_iter)
+		if (iter == b->root_iter)
 			vec_push(&b->roots, (int)k);
 		else
 			b->p->links[cl->link]++;
@@ -354,15 +355,16 @@ static void add_blocking(void *ctx, int node, int64_t ns)
 
 	if (ns <= 0)
 		return;
-	si = c->iters.v[c->calls.v[host_call(b, (size_t)node)].iter].stage;
+	si = c->iters.v[call_iter(c, (size_t)host_call(b, (size_t)node))].stage;
 	s = &b->sb.stages.v[si];
 	if (bs->selected) {
 		s->blocking_ns = sat_add(s->blocking_ns, ns);
 		s->blocking_calls++;
 		if (parent_of(b, (size_t)node) >= 0) {
-			const struct call *pcl =
-			    &c->calls.v[host_call(b, (size_t)parent_of(b, (size_t)node))];
-			int from = c->iters.v[pcl->iter].stage;
+			int from = c->iters
+				       .v[call_iter(c, (size_t)host_call(
+							   b, (size_t)parent_of(b, (size_t)node)))]
+				       .stage;
 			uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 			size_t e;
 
@@ -418,8 +420,10 @@ static void aggregate(struct pbuild *b)
 	has_window = tfd_capacity_window(b->start, b->end, b->roots.v, nr, b->cap_warmup, &t0, &t1);
 	b->win = xcalloc(b->sb.stages.n + 1, sizeof(*b->win));
 	for (size_t k = 0; k < n; k++) {
-		const struct call *cl = &c->calls.v[host_call(b, k)];
-		int si = c->iters.v[cl->iter].stage;
+		int hk = host_call(b, k);
+		const struct call *cl = &c->calls.v[hk];
+		int iter = call_iter(c, (size_t)hk);
+		int si = c->iters.v[iter].stage;
 		struct tfd_stage *s = &b->sb.stages.v[si];
 		int64_t d = b->end[k] - b->start[k];
 		/* found here, not kept per call (the attribution's depth limit
@@ -430,18 +434,18 @@ static void aggregate(struct pbuild *b)
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
 		s->self_all_ns = sat_add(s->self_all_ns, self);
-		if (cl->iter != b->root_iter)
+		if (iter != b->root_iter)
 			s->links[cl->link]++;
 		/* the stage's first call; the first of its iterator's calls, too */
 		if (!s->sample)
-			s->sample = c->iters.v[cl->iter].sample;
+			s->sample = c->iters.v[iter].sample;
 		if (owner >= 0 && b->selected[owner]) {
 			s->calls++;
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, self);
 		}
 		if (has_window && b->start[k] >= t0 && b->start[k] < t1) {
-			uint64_t key = (uint64_t)(uint32_t)si << 32 | cl->thread;
+			uint64_t key = (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk);
 
 			b->win[si].calls++;
 			b->win[si].self_ns = sat_add(b->win[si].self_ns, self);
@@ -531,6 +535,7 @@ static void capacity(struct pbuild *b)
 	in.fns = &c->fns;
 	in.n = b->n;
 	in.calls = c->calls.v;
+	in.pairs = c->pairs.v;
 	in.pcalls = b->identity ? NULL : b->pcalls.v;
 	in.iter_stage = iter_stage;
 	in.start = b->start;

@@ -157,6 +157,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.long_name = e->sig->name;
 	it.parent = -1;
 	it.stage = -1;
+	it.pair = -1;
 	it.first_start = e->start_ns;
 	vec_push(&c->iters, it);
 	vec_push(&c->samples, *e); /* its first call's event */
@@ -231,12 +232,12 @@ static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b,
 		for (size_t j = 0; j < ocap; j++)
 			if (oc[j] >= 0)
 				cons_put(c, oc[j], oe[j],
-					 cons_bucket(c, c->iters.v[c->calls.v[oc[j]].iter].id, oe[j]));
+					 cons_bucket(c, c->iters.v[call_iter(c, (size_t)oc[j])].id, oe[j]));
 		free(oc);
 		free(oe);
 	}
 	if (cap != c->cons_cap)
-		b = cons_bucket(c, c->iters.v[c->calls.v[call].iter].id, elem);
+		b = cons_bucket(c, c->iters.v[call_iter(c, (size_t)call)].id, elem);
 	cons_put(c, call, elem, b);
 }
 
@@ -323,10 +324,18 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				top = &stack.v[stack.n - 1];
 			if (e->kind == TFD_EV_ITERATOR) {
 				struct call cl;
+				int i = iter_for_event(c, e);
+				struct iter *it = &c->iters.v[i];
 
+				/* each thread is scanned once: the iterator's
+				 * first call on it makes their pair */
+				if (it->pair < 0 || it->pair_thread != t) {
+					vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
+					it->pair = (int)(c->pairs.n - 1);
+					it->pair_thread = (uint32_t)t;
+				}
 				memset(&cl, 0, sizeof(cl));
-				cl.thread = (uint32_t)t;
-				cl.iter = iter_for_event(c, e);
+				cl.pair = (uint32_t)it->pair;
 				cl.parent = -1;
 				if (top && top->call >= 0)
 					cl.parent = top->call;
@@ -346,18 +355,17 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				vec_push(&c->calls, cl);
 				vec_push(&cstart, e->start_ns);
 				vec_push(&cend, end);
-				c->iters.v[cl.iter].ncalls++;
-				if (e->dur_ns > c->iters.v[cl.iter].max_dur)
-					c->iters.v[cl.iter].max_dur = e->dur_ns;
-				if (e->start_ns < c->iters.v[cl.iter].first_start)
-					c->iters.v[cl.iter].first_start = e->start_ns;
+				it->ncalls++;
+				if (e->dur_ns > it->max_dur)
+					it->max_dur = e->dur_ns;
+				if (e->start_ns < it->first_start)
+					it->first_start = e->start_ns;
 				vec_push(&stack, ((struct open_ev){e->start_ns, end, 0,
 								   (int)(c->calls.n - 1), false}));
 			} else if (e->kind == TFD_EV_CONSUME) {
 				if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT)) {
 					/* register the consumer call under (its id, element) */
-					const struct call *cc = &c->calls.v[top->call];
-					size_t b = cons_bucket(c, c->iters.v[cc->iter].id,
+					size_t b = cons_bucket(c, c->iters.v[call_iter(c, (size_t)top->call)].id,
 							       e->element_id);
 
 					cons_later(c, &pc, top->call, e->element_id, b);
@@ -441,7 +449,7 @@ static void list_calls(struct host_ctx *c)
 	}
 	c->icalls = xmalloc((off + 1) * sizeof(int));
 	for (size_t k = 0; k < c->calls.n; k++) {
-		struct iter *it = &c->iters.v[c->calls.v[k].iter];
+		struct iter *it = &c->iters.v[call_iter(c, k)];
 
 		c->icalls[it->call_off + it->ncalls++] = (int)k;
 	}
@@ -599,6 +607,7 @@ void tfd_graph_release(struct host_ctx *c)
 	tfd_graph_release_call_lists(c);
 	vec_free(&c->iters);
 	vec_free(&c->calls);
+	vec_free(&c->pairs);
 	imap_free(&c->by_id);
 	imap_free(&c->by_name);
 	imap_free(&c->by_lname);
@@ -680,8 +689,8 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 		if (slot[i] >= 0)
 			g->ioff[slot[i] + 1]++;
 	for (size_t k = 0; k < c->calls.n; k++)
-		if (slot[c->calls.v[k].iter] >= 0)
-			g->coff[slot[c->calls.v[k].iter] + 1]++;
+		if (slot[call_iter(c, k)] >= 0)
+			g->coff[slot[call_iter(c, k)] + 1]++;
 	for (size_t r = 0; r < nroots; r++) {
 		g->ioff[r + 1] += g->ioff[r];
 		g->coff[r + 1] += g->coff[r];
@@ -692,7 +701,7 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 		if (slot[i] >= 0)
 			g->iters[g->ioff[slot[i]] + ifill[slot[i]]++] = (int)i;
 	for (size_t k = 0; k < c->calls.n; k++) {
-		int r = slot[c->calls.v[k].iter];
+		int r = slot[call_iter(c, k)];
 
 		if (r >= 0)
 			g->calls[g->coff[r] + cfill[r]++] = (int)k;

@@ -38,15 +38,27 @@ struct iter {
 	/* a copy of its first call's event (host_ctx.samples), which outlives
 	 * the host's events */
 	const struct tfd_event *sample;
+	/* while the threads are scanned: its pair with the thread being
+	 * scanned (pair_thread), -1 before its first call */
+	int pair;
+	uint32_t pair_thread;
 };
 
-/* 12 bytes: one per iterator event. Its times are in host_ctx.cstart and
- * cend, read while the threads are scanned: the events are not read after
- * (a lean build gives them back as it goes). */
-struct call {
-	uint32_t thread : 29; /* index into the host's threads */
-	uint32_t link : 3;
+/* What calls have in common: their iterator and thread. A host's calls
+ * have few of these (an iterator's calls run on a few threads), one made
+ * the first time an iterator's call is seen on a thread. */
+struct call_pair {
 	int iter;
+	uint32_t thread; /* index into the host's threads */
+};
+
+/* 8 bytes: one per iterator event. Its times are in host_ctx.cstart and
+ * cend, read while the threads are scanned: the events are not read after
+ * (a lean build gives them back as it goes). Its iterator and thread are
+ * its pair's (call_iter(), call_thread()). */
+struct call {
+	uint32_t pair : 29; /* index into host_ctx.pairs */
+	uint32_t link : 3;
 	/* call index, -1; until tfd_link_calls(): the nearest enclosing
 	 * iterator call on the thread */
 	int parent;
@@ -55,7 +67,9 @@ struct call {
 /* A host's threads are indexed in 29 bits (a host holds far fewer). */
 #define TFD_GRAPH_MAX_THREADS (1u << 29)
 _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
-_Static_assert(sizeof(struct call) == 12, "a call is 12 bytes");
+_Static_assert(sizeof(struct call) == 8, "a call is 8 bytes");
+/* at most a pair per call, a call per kept event */
+_Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 29), "pair bits");
 
 /* A host's dataset-function calls (struct tfd_fn_call in
  * src/analysis/passes.h), packed in (thread, event) order, a few bytes each
@@ -73,6 +87,7 @@ struct host_ctx {
 	struct tfd_analysis *a;
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
+	VEC(struct call_pair) pairs; /* of the calls */
 	int *icalls; /* every iterator's calls, one after the other (struct iter) */
 	/* until tfd_graph_release_consumers(): a bit per call, set when its
 	 * nearest enclosing event is a Produce event with an element_id (NULL
@@ -102,6 +117,17 @@ struct host_ctx {
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
 };
+
+/* Call k's iterator and thread. */
+static inline int call_iter(const struct host_ctx *c, size_t k)
+{
+	return c->pairs.v[c->calls.v[k].pair].iter;
+}
+
+static inline uint32_t call_thread(const struct host_ctx *c, size_t k)
+{
+	return c->pairs.v[c->calls.v[k].pair].thread;
+}
 
 /* Is call k inside a Produce event with an element_id? The n-th such call
  * (in index order) has produce_elem.v[n]. */

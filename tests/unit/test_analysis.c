@@ -8,6 +8,7 @@
 #include "t.h"
 #include "analysis/attrib.h"
 #include "analysis/passes.h"
+#include "model/graph.h"
 #include "tfd/analysis.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
@@ -439,6 +440,50 @@ static void nested_root_call_is_a_root(struct t *t)
 	}
 }
 
+/* Each call keeps its own iterator and thread, where calls share one
+ * record per (iterator, thread): an iterator whose calls run on three
+ * threads, one of them twice apart, and another iterator on two. */
+static void calls_keep_iterator_and_thread(struct t *t)
+{
+	static const struct {
+		int line;
+		const char *name, *id;
+	} ev[] = {
+	    {0, "Iterator::Model", "id=1"},   {1, "Iterator::Model::Map", "id=2"},
+	    {2, "Iterator::Model::Map", "id=2"}, {1, "Iterator::Model", "id=1"},
+	    {1, "Iterator::Model::Map", "id=2"}, {3, "Iterator::Model::Map", "id=2"},
+	    {2, "Iterator::Model", "id=1"},   {0, "Iterator::Model::Map", "id=2"},
+	};
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0, k = 0;
+
+	fx_init(&f);
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		fx_ev(&f, ev[i].line, ev[i].name, (int64_t)i * 100 * US, 50 * US, ev[i].id,
+		      strcmp(ev[i].id, "id=2") == 0 ? "parent_id=1" : NULL, NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	/* calls come thread by thread, each thread's in time order */
+	for (size_t th = 0; th < f.h->nthreads; th++)
+		for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+			if (f.h->threads[th].id != ev[i].line)
+				continue;
+			T_TRUE(k < c.calls.n);
+			if (k >= c.calls.n)
+				break;
+			T_EQ_U64(call_thread(&c, k), th);
+			T_EQ_U64(c.iters.v[call_iter(&c, k)].id, strcmp(ev[i].id, "id=1") ? 2 : 1);
+			k++;
+		}
+	T_EQ_U64(k, c.calls.n);
+	T_EQ_U64(c.pairs.n, 7); /* (1: lines 0, 1, 2), (2: lines 0, 1, 2, 3) */
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 static void zip_two_inputs(struct t *t)
 {
 	struct fx f;
@@ -764,6 +809,7 @@ const struct t_case analysis_cases[] = {
 	T(prefetch_by_overlap),
 	T(parallel_map_overlapping),
 	T(nested_root_call_is_a_root),
+	T(calls_keep_iterator_and_thread),
 	T(zip_two_inputs),
 	T(interleave_many_inputs),
 	T(no_blocking_child),
