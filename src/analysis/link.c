@@ -14,7 +14,7 @@
 static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {
 	int64_t lo = c->cstart[k] > s ? c->cstart[k] : s;
-	int64_t hi = c->cend[k] < e ? c->cend[k] : e;
+	int64_t end = call_end(c, (size_t)k), hi = end < e ? end : e;
 
 	return hi > lo ? hi - lo : 0;
 }
@@ -72,7 +72,7 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[2])
 	    (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
 		__builtin_prefetch(&c->cstart[cc]);
-		__builtin_prefetch(&c->cend[cc]);
+		__builtin_prefetch(&c->cdur[cc]);
 	}
 }
 
@@ -93,7 +93,7 @@ static size_t link_direct(struct host_ctx *c)
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[call_iter(c, i)];
-		int64_t s0 = c->cstart[i], e0 = c->cend[i];
+		int64_t s0 = c->cstart[i], e0 = call_end(c, i);
 		int best = -1;
 		bool produced = call_produced(c, i);
 
@@ -146,7 +146,7 @@ static void link_overlap(struct host_ctx *c)
 		struct call *cl = &c->calls.v[i];
 		const struct iter *p;
 		const int *pc;
-		int64_t s0 = c->cstart[i], e0 = c->cend[i];
+		int64_t s0 = c->cstart[i], e0 = call_end(c, i);
 		size_t lo = 0, hi;
 		int best = -1;
 
@@ -190,4 +190,5 @@ void tfd_link_calls(struct host_ctx *c)
 	}
 	/* the pipelines need each call's iterator, not each iterator's calls */
 	tfd_graph_release_call_lists(c);
+	tfd_graph_call_ends(c);
 }

@@ -273,7 +273,10 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 {
 	const struct tfd_host *h = c->h;
 	VEC(struct open_ev) stack = {0};
-	VEC(int64_t) cstart = {0}, cend = {0};
+	VEC(int64_t) cstart = {0};
+	/* room for the ends, filled with durations first */
+	size_t dcap = h->niterators + 1;
+	uint32_t *cdur = xmalloc(dcap * sizeof(int64_t));
 	size_t nwords = 0; /* of c->produced */
 	struct pending_cons pc = {0};
 
@@ -281,7 +284,6 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
 	vec_reserve_exact(&cstart, h->niterators);
-	vec_reserve_exact(&cend, h->niterators);
 	if (h->nproduce) { /* else no call has a Produce event: no table */
 		nwords = h->niterators / 64 + 1;
 		c->produced = xcalloc(nwords, sizeof(uint64_t));
@@ -354,7 +356,17 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				}
 				vec_push(&c->calls, cl);
 				vec_push(&cstart, e->start_ns);
-				vec_push(&cend, end);
+				if (c->calls.n > dcap) { /* not from the count: grow */
+					dcap *= 2;
+					cdur = xrealloc(cdur, dcap * sizeof(int64_t));
+				}
+				if ((uint64_t)e->dur_ns < UINT32_MAX) {
+					cdur[c->calls.n - 1] = (uint32_t)e->dur_ns;
+				} else {
+					cdur[c->calls.n - 1] = UINT32_MAX;
+					imap_put(&c->long_dur, c->calls.n - 1,
+						 tfd_ev_zig(e->dur_ns));
+				}
 				it->ncalls++;
 				if (e->dur_ns > it->max_dur)
 					it->max_dur = e->dur_ns;
@@ -389,7 +401,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	cons_rest(c, &pc);
 	vec_free(&stack);
 	c->cstart = cstart.v;
-	c->cend = cend.v;
+	c->cdur = cdur;
 	for (size_t i = 0; i < c->iters.n; i++)
 		c->iters.v[i].sample = &c->samples.v[i];
 }
@@ -575,6 +587,21 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
 	return TFD_OK;
 }
 
+void tfd_graph_call_ends(struct host_ctx *c)
+{
+	int64_t *end = (int64_t *)(void *)c->cdur;
+
+	if (c->cend || !c->cdur)
+		return;
+	/* from the last call down: end k (bytes 8k on) is written after the
+	 * durations up to k (bytes below 4k + 4) are read */
+	for (size_t k = c->calls.n; k-- > 0;)
+		end[k] = call_end(c, k);
+	c->cend = end;
+	c->cdur = NULL;
+	imap_free(&c->long_dur);
+}
+
 void tfd_graph_list_calls(struct host_ctx *c)
 {
 	if (c->icalls)
@@ -614,7 +641,8 @@ void tfd_graph_release(struct host_ctx *c)
 	vec_free(&c->lname_next);
 	free(c->root);
 	free(c->cstart);
-	free(c->cend);
+	free(c->cend ? (void *)c->cend : (void *)c->cdur);
+	imap_free(&c->long_dur);
 	vec_free(&c->samples);
 	tfd_graph_release_consumers(c);
 }

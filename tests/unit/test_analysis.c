@@ -484,6 +484,45 @@ static void calls_keep_iterator_and_thread(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A call's end is its start and a 32-bit duration until the ends are
+ * made: durations that do not fit (2^32 - 1 ns and more, negative ones)
+ * keep theirs whole, before and after. */
+static void calls_keep_their_ends(struct t *t)
+{
+	static const int64_t dur[] = {5,
+				      (int64_t)UINT32_MAX - 1,
+				      (int64_t)UINT32_MAX,
+				      (int64_t)UINT32_MAX + 1,
+				      (int64_t)1 << 40,
+				      0,
+				      -7,
+				      (int64_t)UINT32_MAX * 3 + 11};
+	const size_t n = sizeof(dur) / sizeof(dur[0]);
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0;
+
+	fx_init(&f);
+	for (size_t i = 0; i < n; i++) /* far apart, in time order */
+		fx_ev(&f, 0, "Iterator::Model", (int64_t)i * ((int64_t)1 << 50), dur[i] * 1000,
+		      "id=1", NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	T_EQ_U64(c.calls.n, n);
+	for (size_t k = 0; k < n && k < c.calls.n; k++) {
+		T_EQ_I64(c.cstart[k], (int64_t)k * ((int64_t)1 << 50) / 1000);
+		T_EQ_I64(call_end(&c, k), c.cstart[k] + dur[k]);
+	}
+	tfd_graph_call_ends(&c);
+	T_TRUE(c.cend != NULL && c.cdur == NULL);
+	for (size_t k = 0; k < n && k < c.calls.n; k++)
+		T_EQ_I64(c.cend[k], c.cstart[k] + dur[k]);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 static void zip_two_inputs(struct t *t)
 {
 	struct fx f;
@@ -810,6 +849,7 @@ const struct t_case analysis_cases[] = {
 	T(parallel_map_overlapping),
 	T(nested_root_call_is_a_root),
 	T(calls_keep_iterator_and_thread),
+	T(calls_keep_their_ends),
 	T(zip_two_inputs),
 	T(interleave_many_inputs),
 	T(no_blocking_child),
