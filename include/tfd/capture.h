@@ -147,11 +147,17 @@ struct tfd_evtab {
  * ns or more, a thread index of 2^17 - 1 or more) stays an event. */
 #define TFD_EXEC_THREAD_BITS 17
 struct tfd_exec_sums {
-	uint64_t *key;
+	uint64_t *key; /* NULL once the host is read, when coded */
 	uint64_t *val;
 	size_t cap;
 	bool has_zero;
 	uint64_t zero_val;
+	/* the function and executor events packed while the table took the
+	 * chunks hold, in place of a step id, its code (tfd_exec_code()): a
+	 * few bytes where a random 64-bit id takes eight, and the keys can go
+	 * once the host is read. Chunks of an id not in the table are then
+	 * dropped as they are packed, as the XSpace reader filters them. */
+	bool coded;
 };
 
 /* An open-addressing set of cap keys (any number of slots, 0 an empty
@@ -174,7 +180,22 @@ static inline size_t tfd_key_slot(const uint64_t *key, size_t cap, uint64_t id)
 	return j;
 }
 
-/* The summed time of step id and the thread (false: none summed). */
+/* The code of step id in x: 0 for an id not in it, 1 for the id 0, else
+ * 2 + its slot. */
+static inline uint64_t tfd_exec_code(const struct tfd_exec_sums *x, uint64_t id)
+{
+	size_t j;
+
+	if (id == 0)
+		return x->has_zero ? 1 : 0;
+	if (!x->cap)
+		return 0;
+	j = tfd_key_slot(x->key, x->cap, id);
+	return x->key[j] == id ? j + 2 : 0;
+}
+
+/* The summed time of step id (its code, when x is coded) and the thread
+ * (false: none summed). */
 bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread);
 void tfd_exec_sums_free(struct tfd_exec_sums *x);
 

@@ -462,7 +462,10 @@ static void find_later(struct finding *fd, const struct tfd_fn_call *f,
 		p->id = e->id;
 		p->b = (uint32_t)exec_bucket(fd->x, e->id);
 		__builtin_prefetch(&fd->x->bucket[p->b]);
-		if (fd->sums && fd->sums->cap) {
+		if (fd->sums && fd->sums->coded) {
+			if (e->id >= 2 && e->id - 2 < fd->sums->cap)
+				__builtin_prefetch(&fd->sums->val[e->id - 2]);
+		} else if (fd->sums && fd->sums->cap) {
 			size_t j = tfd_key_home(fd->sums->cap, e->id);
 
 			__builtin_prefetch(&fd->sums->key[j]);

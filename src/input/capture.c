@@ -504,7 +504,9 @@ bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, 
 
 	if (!x)
 		return false;
-	if (id == 0)
+	if (x->coded)
+		v = id == 1 ? x->zero_val : id >= 2 && id - 2 < x->cap ? x->val[id - 2] : 0;
+	else if (id == 0)
 		v = x->has_zero ? x->zero_val : 0;
 	else if (x->cap && x->key[j = tfd_key_slot(x->key, x->cap, id)] == id)
 		v = x->val[j];
@@ -544,12 +546,25 @@ static bool sum_held(struct capture_impl *ci, const struct tfd_host *h,
 	return tfd_exec_sums_add(ci->sum_into, e->id, e->dur_ns, th);
 }
 
+/* A function or executor event's step id as its code, when the sums it
+ * goes with are coded; false for a chunk of a step they do not hold (it
+ * is dropped). */
+static bool code_held(const struct capture_impl *ci, struct tfd_event *e)
+{
+	if (!ci->sum_into || !ci->sum_into->coded || !(e->flags & TFD_EVF_ID) ||
+	    (e->kind != TFD_EV_FUNCTION && e->kind != TFD_EV_EXEC))
+		return true;
+	e->id = tfd_exec_code(ci->sum_into, e->id);
+	return e->id != 0 || e->kind != TFD_EV_EXEC;
+}
+
 /* Pack the event tb holds back for its stats (one event less on t and h
- * when it folds, or is summed). */
+ * when it folds, is summed or dropped). */
 static void pack_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
 		      struct th_build *tb)
 {
-	if (sum_held(ci, h, t, &tb->pend) || !pack_event(ci, t, tb, &tb->pend)) {
+	if (sum_held(ci, h, t, &tb->pend) || !code_held(ci, &tb->pend) ||
+	    !pack_event(ci, t, tb, &tb->pend)) {
 		t->nevents--;
 		h->nevents--;
 	}

@@ -143,21 +143,47 @@ static inline void fn_steps_add(struct fn_steps *f, uint64_t id)
 	}
 }
 
-/* The set in a table of about 4/3 of its ids (load 3/4): one that grew
- * by doubling holds from 4/3 to 8/3 of them, and the executor sums made
- * of it add 8 bytes a slot. Read in slot order, the ids go in one after
- * the other (tfd_key_home()). */
+/* Put id (not in it) into a table of cap keys the Robin Hood way: an id
+ * farther from its home slot, or as far and smaller, takes the slot of
+ * the one it finds there, which goes on. The table then holds a set in
+ * one layout, whatever order the ids came in. */
+static inline void fn_steps_put_ordered(uint64_t *k, size_t cap, uint64_t id)
+{
+	size_t j = tfd_key_home(cap, id), d = 0;
+
+	while (k[j]) {
+		size_t home = tfd_key_home(cap, k[j]);
+		size_t dj = j >= home ? j - home : j + cap - home;
+
+		if (dj < d || (dj == d && k[j] > id)) {
+			uint64_t t = k[j];
+
+			k[j] = id;
+			id = t;
+			d = dj;
+		}
+		j = j + 1 == cap ? 0 : j + 1;
+		d++;
+	}
+	k[j] = id;
+}
+
+/* The set in a table of about 4/3 of its ids (load 3/4), in the one
+ * layout its ids have (fn_steps_put_ordered()): one that grew by doubling
+ * holds from 4/3 to 8/3 of them, and the executor sums made of it add 8
+ * bytes a slot; the slots code the ids (tfd_exec_code()), so a host read
+ * line by line or in blocks on any number of threads gets the same codes. */
 static inline void fn_steps_fit(struct fn_steps *f)
 {
 	size_t cap = f->n + f->n / 3 + 1;
 	uint64_t *k;
 
-	if (!f->cap || cap + cap / 8 >= f->cap)
-		return; /* nothing much to gain */
+	if (!f->cap)
+		return;
 	k = xcalloc(cap, sizeof(*k));
 	for (size_t i = 0; i < f->cap; i++)
 		if (f->k[i])
-			k[tfd_key_slot(k, cap, f->k[i])] = f->k[i];
+			fn_steps_put_ordered(k, cap, f->k[i]);
 	free(f->k);
 	f->k = k;
 	f->cap = cap;

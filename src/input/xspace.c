@@ -799,6 +799,10 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			group = (int64_t)xs.u;
 		}
 	}
+	/* a function's id is coded when the event is packed, as the next
+	 * one comes: its slot fetched meanwhile */
+	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
+		__builtin_prefetch(&sc->sums->key[tfd_key_home(sc->sums->cap, e->id)]);
 	tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
 	return TFD_OK;
 bad:
@@ -1564,6 +1568,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			sc.sums->cap = sc.fn_steps.cap;
 			sc.sums->has_zero = sc.fn_steps.has_zero;
 			sc.sums->val = xcalloc(sc.fn_steps.cap ? sc.fn_steps.cap : 1, sizeof(uint64_t));
+			sc.sums->coded = true;
 			tfd_capture_sum_exec(cap, sc.sums, NULL);
 		}
 	}
@@ -1604,7 +1609,10 @@ out:
 		 * while the table takes them */
 		tfd_host_pack_pending(cap, &cap->hosts[host_idx]);
 		tfd_capture_sum_exec(cap, NULL, NULL);
-		sc.fn_steps.k = NULL; /* the table's keys */
+		/* the events hold codes: the keys go */
+		free(sc.sums->key);
+		sc.sums->key = NULL;
+		sc.fn_steps.k = NULL;
 		if (!st && !cap->hosts[host_idx].exec_sums)
 			cap->hosts[host_idx].exec_sums = sc.sums;
 		else
@@ -1684,6 +1692,15 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		if (strcmp(pi->name, HOST_PLANE) == 0) {
 			size_t before;
 
+			/* the function step ids of a host's events are codes
+			 * of its one table (struct tfd_exec_sums) */
+			if (h->has_host_plane) {
+				st = tfd_fail(err, TFD_E_FORMAT,
+					      "corrupt XSpace protobuf: a second '" HOST_PLANE
+					      "' plane (plane %zu)",
+					      i);
+				goto out;
+			}
 			tfd_host_pack_pending(cap, h);
 			before = h->nevents;
 			st = read_host_plane(cap, host_idx, sc.planes[i], opts, mapped, data, err);

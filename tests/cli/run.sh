@@ -45,6 +45,7 @@ expect_fail $F/cycle.trace.json "cycle in iterator parent ids"
 expect_fail $F/missing-ts.trace.json 'has no "ts"'
 expect_fail $F/huge-ts.trace.json "has an invalid ts/dur"
 expect_fail $F/huge-timestamp.xplane.pb "line timestamp_ns 4611686018427387904 out of range"
+expect_fail $F/two-host-planes.xplane.pb "a second '/host:CPU' plane"
 expect_fail $CAPS/tfprof-demo-tpu/profile_demo.input_pipeline.pb "derived profiler tool file"
 expect_fail $CAPS/tfprof-demo-cloud-tpu/10.240.1.50.input_pipeline.json "derived profiler tool file"
 mkdir -p "$T/emptydir" "$T/logdir/plugins/profile/2024_01_01_00_00_00"

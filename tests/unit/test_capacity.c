@@ -81,9 +81,12 @@ static void functions_get_their_chunk_sums(struct t *t)
 	 * packed (the XSpace reader's way) into a table that holds six in
 	 * seven of the functions (the others' chunks stay events), where
 	 * the huge chunks of every 19th function overflow a sum (the rest of
-	 * it stays events) */
-	for (int mode = 0; mode < 4; mode++) {
-		int lean = mode & 1, summed = mode >> 1;
+	 * it stays events); and coded, as the XSpace reader sums them: the
+ * events hold codes, the keys go once the host is read, and the chunks of
+ * the functions the table lacks are dropped (those functions' work is
+ * their own duration) */
+	for (int mode = 0; mode < 6; mode++) {
+		int lean = mode & 1, summed = mode >> 1, coded = summed == 2;
 		struct tfd_capture *cap = tfd_capture_new();
 		struct tfd_host *h = tfd_capture_add_host(cap, "h");
 		struct tfd_exec_sums *x = NULL;
@@ -103,6 +106,7 @@ static void functions_get_their_chunk_sums(struct t *t)
 			x->cap = 2 * 4096;
 			x->key = xcalloc(x->cap, sizeof(uint64_t));
 			x->val = xcalloc(x->cap, sizeof(uint64_t));
+			x->coded = coded;
 			for (int f = 0; f < F; f++) { /* the ids the loop below makes */
 				uint64_t id;
 
@@ -151,6 +155,10 @@ static void functions_get_their_chunk_sums(struct t *t)
 				if (j == 0 || ct < w[f].work_thread)
 					w[f].work_thread = ct;
 			}
+			if (coded && f % 7 == 0 && !async) { /* its chunks dropped */
+				w[f].work = 500;
+				w[f].work_thread = th;
+			}
 		}
 		T_OK(tfd_capture_finish(cap, &err), &err);
 		if (summed) {
@@ -158,6 +166,10 @@ static void functions_get_their_chunk_sums(struct t *t)
 
 			tfd_capture_sum_exec(cap, NULL, NULL);
 			h->exec_sums = x;
+			if (coded) { /* not read again */
+				free(x->key);
+				x->key = NULL;
+			}
 			/* the chunks of the functions the table lacks, and those
 			 * past a sum's 2^47 ns, are events */
 			for (uint32_t th = 0; th < T; th++) {

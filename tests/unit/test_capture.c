@@ -683,10 +683,22 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 		for (size_t k = 0; k < x->nsteps; k++)
 			if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
 				T_FAILF("%s: step %zu differs", what, k);
-		/* the executor chunks summed as read: the same ids, sums, threads */
+		/* the executor chunks summed as read: the same ids, sums, threads
+		 * (coded: the same codes, the events holding them compared below) */
 		if (!x->exec_sums != !y->exec_sums)
 			T_FAILF("%s: executor sums in one capture only", what);
-		for (size_t side = 0; x->exec_sums && y->exec_sums && side < 2; side++) {
+		if (x->exec_sums && y->exec_sums &&
+		    (x->exec_sums->coded || y->exec_sums->coded)) {
+			const struct tfd_exec_sums *p = x->exec_sums, *q = y->exec_sums;
+
+			if (!p->coded || !q->coded || p->cap != q->cap || p->has_zero != q->has_zero ||
+			    p->zero_val != q->zero_val ||
+			    (p->cap && memcmp(p->val, q->val, p->cap * sizeof(uint64_t))))
+				T_FAILF("%s: coded executor sums differ", what);
+		}
+		for (size_t side = 0; x->exec_sums && y->exec_sums && !x->exec_sums->coded &&
+				      !y->exec_sums->coded && side < 2;
+		     side++) {
 			const struct tfd_exec_sums *p = side ? y->exec_sums : x->exec_sums;
 			const struct tfd_exec_sums *q = side ? x->exec_sums : y->exec_sums;
 
@@ -1408,6 +1420,22 @@ static void fn_steps_is_a_set(struct t *t)
 		}
 		T_EQ_I64((int64_t)wrong, 0);
 		T_EQ_I64((int64_t)(f.n + f.has_zero), (int64_t)ref.n);
+	}
+	{
+		/* the same ids added in another order (backwards, into a
+		 * table sized at once) fit to the same layout: the slots are
+		 * the ids' codes */
+		struct fn_steps g;
+
+		memset(&g, 0, sizeof(g));
+		fn_steps_reserve(&g, ref.n);
+		for (size_t j = ref.cap; j-- > 0;)
+			if (ref.s[j].val1)
+				fn_steps_add(&g, ref.s[j].key);
+		fn_steps_fit(&g);
+		T_TRUE(g.cap == f.cap && g.n == f.n &&
+		       memcmp(g.k, f.k, f.cap * sizeof(uint64_t)) == 0);
+		fn_steps_free(&g);
 	}
 	/* added later (the pre-pass's way), looked up now and then: each
 	 * lookup sees every id added before it */

@@ -1,0 +1,3 @@
+
+	/host:CPU
+	/host:CPU
