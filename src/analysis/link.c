@@ -40,18 +40,20 @@ static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int 
 #define LINK_PENDING 7
 _Static_assert(TFD_LINK__COUNT <= LINK_PENDING, "a link value is free");
 
-/* Whether call k may be linked by its Produce element: the bucket, then. */
-static bool by_element(const struct host_ctx *c, size_t k, size_t *nprod, size_t *b)
+/* Whether call k may be linked by its Produce element (ec: at the
+ * element of the first produced call from k on): the bucket, then. */
+static bool by_element(const struct host_ctx *c, size_t k, struct elem_cursor *ec, size_t *b)
 {
 	const struct call *cl = &c->calls.v[k];
 	const struct iter *it = &c->iters.v[call_iter(c, k)];
+	uint64_t elem;
 
 	if (!call_produced(c, k))
 		return false;
-	(*nprod)++;
+	elem = elem_next(ec);
 	if (it->parent < 0 || cl->parent >= 0)
 		return false;
-	*b = cons_bucket(c, c->iters.v[it->parent].id, c->produce_elem.v[*nprod - 1]);
+	*b = cons_bucket(c, c->iters.v[it->parent].id, elem);
 	return true;
 }
 
@@ -59,16 +61,16 @@ static bool by_element(const struct host_ctx *c, size_t k, size_t *nprod, size_t
  * slot FAR calls ahead, the call it holds NEAR calls ahead. */
 enum { FAR = 16, NEAR = 8 };
 
-static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[2])
+static void fetch_ahead(const struct host_ctx *c, size_t i, struct elem_cursor ec[2])
 {
 	size_t b;
 	int cc;
 
-	if (i + FAR < c->calls.n && by_element(c, i + FAR, &np[0], &b)) {
+	if (i + FAR < c->calls.n && by_element(c, i + FAR, &ec[0], &b)) {
 		__builtin_prefetch(&c->cons_call[b]);
 		__builtin_prefetch(&c->cons_elem[b]);
 	}
-	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &np[1], &b) &&
+	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &ec[1], &b) &&
 	    (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
 		__builtin_prefetch(&c->cstart[cc]);
@@ -80,15 +82,16 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t np[2])
  * left for the overlap pass, their link LINK_PENDING. */
 static size_t link_direct(struct host_ctx *c)
 {
-	size_t pending = 0, nprod = 0, np[2] = {0, 0};
+	size_t pending = 0;
+	struct elem_cursor el = elem_begin(c), ahead[2] = {elem_begin(c), elem_begin(c)};
 
-	/* the look-ahead cursors start with the calls before them counted */
+	/* the look-ahead cursors start past the calls before them */
 	for (size_t k = 0; k < c->calls.n && k < FAR; k++) {
 		size_t b;
 
-		by_element(c, k, &np[0], &b);
+		by_element(c, k, &ahead[0], &b);
 		if (k < NEAR)
-			by_element(c, k, &np[1], &b);
+			by_element(c, k, &ahead[1], &b);
 	}
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
@@ -96,10 +99,9 @@ static size_t link_direct(struct host_ctx *c)
 		int64_t s0 = c->cstart[i], e0 = call_end(c, i);
 		int best = -1;
 		bool produced = call_produced(c, i);
+		uint64_t elem = produced ? elem_next(&el) : 0; /* this call's element */
 
-		fetch_ahead(c, i, np);
-
-		nprod += produced; /* this call's element: produce_elem.v[nprod - 1] */
+		fetch_ahead(c, i, ahead);
 
 		if (it->parent < 0) {
 			cl->parent = -1;
@@ -112,7 +114,6 @@ static size_t link_direct(struct host_ctx *c)
 		}
 		if (produced) {
 			const struct iter *p = &c->iters.v[it->parent];
-			uint64_t elem = c->produce_elem.v[nprod - 1];
 
 			/* the run of slots holds other elements too; better()
 			 * orders the candidates fully, so the walk's order does

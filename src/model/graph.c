@@ -278,6 +278,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	size_t dcap = h->niterators + 1;
 	uint32_t *cdur = xmalloc(dcap * sizeof(int64_t));
 	size_t nwords = 0; /* of c->produced */
+	uint64_t last_elem = 0; /* of pelem */
 	struct pending_cons pc = {0};
 
 	/* one call per iterator event (fewer when some are async): the tables
@@ -351,7 +352,18 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 						       nwords * sizeof(uint64_t));
 						nwords *= 2;
 					}
-					vec_push(&c->produce_elem, top->element_id);
+					if (c->pelem_len + 10 > c->pelem_cap) {
+						c->pelem_cap = c->pelem_cap < 4096
+								   ? 4096
+								   : c->pelem_cap + c->pelem_cap / 2;
+						c->pelem = xrealloc(c->pelem, c->pelem_cap);
+					}
+					c->pelem_len = (size_t)(tfd_ev_put_varint(
+								    c->pelem + c->pelem_len,
+								    tfd_ev_zig((int64_t)(top->element_id -
+											 last_elem))) -
+								c->pelem);
+					last_elem = top->element_id;
 					c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 				}
 				vec_push(&c->calls, cl);
@@ -614,7 +626,9 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 {
 	free(c->produced);
 	c->produced = NULL;
-	vec_free(&c->produce_elem);
+	free(c->pelem);
+	c->pelem = NULL;
+	c->pelem_len = c->pelem_cap = 0;
 	free(c->cons_call);
 	free(c->cons_elem);
 	c->cons_call = NULL;

@@ -93,9 +93,12 @@ struct host_ctx {
 	 * nearest enclosing event is a Produce event with an element_id (NULL
 	 * when the host has no Produce/Consume events: Chrome traces), and
 	 * those element_ids in call order (a bit, not an index, per call: a
-	 * tf.data-heavy host's peak) */
+	 * tf.data-heavy host's peak), each the zigzag varint of its
+	 * difference from the one before (read in order: elem_next(); a
+	 * producer's elements follow each other: a few bytes, not eight) */
 	uint64_t *produced;
-	VEC(uint64_t) produce_elem;
+	uint8_t *pelem;
+	size_t pelem_len, pelem_cap;
 	struct imap by_id;
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
@@ -148,10 +151,27 @@ static inline int64_t call_end(const struct host_ctx *c, size_t k)
 }
 
 /* Is call k inside a Produce event with an element_id? The n-th such call
- * (in index order) has produce_elem.v[n]. */
+ * (in index order) has the n-th element of pelem. */
 static inline bool call_produced(const struct host_ctx *c, size_t k)
 {
 	return c->produced && (c->produced[k / 64] >> (k % 64) & 1);
+}
+
+/* The produced calls' elements, read in order. */
+struct elem_cursor {
+	const uint8_t *p;
+	uint64_t prev;
+};
+
+static inline struct elem_cursor elem_begin(const struct host_ctx *c)
+{
+	return (struct elem_cursor){c->pelem, 0};
+}
+
+static inline uint64_t elem_next(struct elem_cursor *ec)
+{
+	ec->prev += (uint64_t)tfd_ev_unzig(tfd_ev_varint(&ec->p));
+	return ec->prev;
 }
 
 /* The first slot of the consumers of an element of the iterator with this

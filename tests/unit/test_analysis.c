@@ -307,6 +307,16 @@ static void prefetch_other_thread(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* Element i's id: large (as TensorFlow's, times in ns), small and going
+ * down, or negative (ids past 2^63): the ids kept in call order are
+ * differences from the one before. */
+static int64_t element_of(int i)
+{
+	return i % 3 == 0   ? 1700000000000000000LL + (int64_t)i * 1000003
+	       : i % 3 == 1 ? 1000 + (int64_t)(400 - i)
+			    : -(int64_t)(i + 1) * 7919;
+}
+
 /* Every produced element is linked to its consumer by element_id, the
  * last ones too (consumers are registered after a lag, in order): 300
  * prefetched elements, each made ahead of its Consume; and again after
@@ -332,14 +342,14 @@ static void produce_links_every_element(struct t *t)
 			fx_ev(&f, 0, "PrefetchConsume", at + 50 * US, 40 * US, el, NULL);
 		}
 		for (int i = 0; i < N; i++) {
-			snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
+			snprintf(el, sizeof(el), "element_id=%lld", (long long)element_of(i));
 			fx_ev(&f, 0, "Iterator::Prefetch", (int64_t)i * 1000 * US, 100 * US,
 			      "id=123", NULL);
 			fx_ev(&f, 0, "PrefetchConsume", ((int64_t)i * 1000 + 50) * US, 40 * US, el,
 			      NULL);
 		}
 		for (int i = 0; i < N; i++) {
-			snprintf(el, sizeof(el), "element_id=%d", 1000 + i);
+			snprintf(el, sizeof(el), "element_id=%lld", (long long)element_of(i));
 			fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US, el,
 			      NULL);
 			fx_ev(&f, 1, "Iterator::Prefetch::Range", ((int64_t)i * 1000 - 400) * US,
