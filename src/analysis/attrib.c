@@ -52,7 +52,8 @@ static void sort_ivs(struct iv *v, size_t n, int (*cmp)(const void *, const void
 
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
-	int64_t s0 = t->start[node], e0 = t->end[node], covered = 0, cs = 0, ce = 0;
+	int64_t s0 = t->tm.start[node], e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0,
+		cs = 0, ce = 0;
 	size_t n = (size_t)(t->kid_off[node + 1] - t->kid_off[node]);
 	struct iv few[16], *v;
 	int started = 0;
@@ -63,8 +64,8 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	n = 0;
 	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
 		int c = t->kids[k];
-		int64_t a = t->start[c] > s0 ? t->start[c] : s0;
-		int64_t b = t->end[c] < e0 ? t->end[c] : e0;
+		int64_t a = t->tm.start[c] > s0 ? t->tm.start[c] : s0;
+		int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < e0 ? end : e0;
 
 		if (a < b)
 			v[n++] = (struct iv){a, b, c};
@@ -111,8 +112,8 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 		kids.n = 0;
 		for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
 			int c = t->kids[k];
-			int64_t a = t->start[c] > lo ? t->start[c] : lo;
-			int64_t b = t->end[c] < hi ? t->end[c] : hi;
+			int64_t a = t->tm.start[c] > lo ? t->tm.start[c] : lo;
+			int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < hi ? end : hi;
 
 			if (a < b)
 				vec_push(&kids, ((struct iv){a, b, c}));
@@ -173,7 +174,7 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 			   tfd_blocking_fn add, void *ctx)
 {
-	struct iv seg = {t->start[root], t->end[root], root};
+	struct iv seg = {t->tm.start[root], tfd_times_end(&t->tm, (size_t)root), root};
 
 	if (self_ns)
 		self_all(t, root, 0, self_ns);
@@ -197,12 +198,11 @@ static inline int parent_at(const void *parent, size_t stride, size_t i)
 	return *(const int *)(const void *)((const char *)parent + i * stride);
 }
 
-void tfd_tree_build_from(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 const void *parent, size_t stride)
 {
 	t->n = n;
-	t->start = start;
-	t->end = end;
+	t->tm = *tm;
 	t->kid_off = xcalloc(n + 1, sizeof(int));
 	t->kids = xcalloc(n ? n : 1, sizeof(int));
 	for (size_t i = 0; i < n; i++)
@@ -223,7 +223,9 @@ void tfd_tree_build_from(struct tfd_tree *t, size_t n, const int64_t *start, con
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent)
 {
-	tfd_tree_build_from(t, n, start, end, parent, sizeof(int));
+	struct tfd_times tm = {start, end, NULL, NULL};
+
+	tfd_tree_build_from(t, n, &tm, parent, sizeof(int));
 }
 
 void tfd_tree_release(struct tfd_tree *t)

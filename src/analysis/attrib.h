@@ -6,20 +6,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/times.h"
+
 #define TFD_MAX_CALL_DEPTH 1000
 
 struct tfd_tree {
 	size_t n;
-	const int64_t *start, *end;
+	struct tfd_times tm;
 	int *kid_off; /* children of i: kids[kid_off[i] .. kid_off[i+1]) */
 	int *kids;
 };
 
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent);
-/* The same with node i's parent (an int, -1 for none) read stride bytes
- * after node i - 1's, from parent on: a field of an array of structs. */
-void tfd_tree_build_from(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
+/* The same with the times as the call graph keeps them, and node i's
+ * parent (an int, -1 for none) read stride bytes after node i - 1's, from
+ * parent on: a field of an array of structs. */
+void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 const void *parent, size_t stride);
 void tfd_tree_release(struct tfd_tree *t);
 /* A call's duration less the union of its children's clipped spans. */

@@ -765,16 +765,19 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 			 100 * c->segs.v[lim].utilization);
 }
 
-bool tfd_capacity_window(const int64_t *start, const int64_t *end, const int *roots,
-			 size_t nroots, size_t nwarmup, int64_t *t0, int64_t *t1)
+bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
+			 size_t nwarmup, int64_t *t0, int64_t *t1)
 {
 	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
 		return false;
-	*t0 = start[roots[nwarmup]];
+	*t0 = tm->start[roots[nwarmup]];
 	*t1 = *t0;
-	for (size_t r = nwarmup; r < nroots; r++)
-		if (end[roots[r]] > *t1)
-			*t1 = end[roots[r]];
+	for (size_t r = nwarmup; r < nroots; r++) {
+		int64_t end = tfd_times_end(tm, (size_t)roots[r]);
+
+		if (end > *t1)
+			*t1 = end;
+	}
 	return true;
 }
 
@@ -793,13 +796,12 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	memset(&c, 0, sizeof(c));
 	c.p = p;
 	c.in = in;
-	if (!tfd_capacity_window(in->start, in->end, in->roots, in->nroots, in->nwarmup, &c.t0,
-				 &c.t1))
+	if (!tfd_capacity_window(&in->tm, in->roots, in->nroots, in->nwarmup, &c.t0, &c.t1))
 		return;
 	for (size_t r = in->nwarmup; r < in->nroots; r++) {
-		int k = in->roots[r];
+		size_t k = (size_t)in->roots[r];
 
-		root_busy = sat_add(root_busy, in->end[k] - in->start[k]);
+		root_busy = sat_add(root_busy, tfd_times_end(&in->tm, k) - in->tm.start[k]);
 	}
 	c.n = in->nroots - in->nwarmup;
 	if (c.t1 <= c.t0)

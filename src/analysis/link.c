@@ -191,5 +191,4 @@ void tfd_link_calls(struct host_ctx *c)
 	}
 	/* the pipelines need each call's iterator, not each iterator's calls */
 	tfd_graph_release_call_lists(c);
-	tfd_graph_call_ends(c);
 }

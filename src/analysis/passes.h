@@ -9,6 +9,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/vec.h"
+#include "../model/times.h"
 
 struct host_ctx;
 
@@ -123,7 +124,7 @@ struct tfd_cap_calls {
 	const struct call_pair *pairs; /* of the calls */
 	const int *pcalls;
 	const int *iter_stage;
-	const int64_t *start, *end;
+	struct tfd_times tm; /* by call */
 	const int *roots;
 	size_t nroots, nwarmup;
 	/* per stage of p: its window sums, and the (stage, thread) pairs of
@@ -133,11 +134,11 @@ struct tfd_cap_calls {
 	size_t nstage_threads;
 };
 
-/* The capacity window of root calls roots[nwarmup..nroots) (start, end
- * indexed by call): [*t0, *t1), from the first's start to the latest end;
- * false when there are too few root calls for a model. */
-bool tfd_capacity_window(const int64_t *start, const int64_t *end, const int *roots,
-			 size_t nroots, size_t nwarmup, int64_t *t0, int64_t *t1);
+/* The capacity window of root calls roots[nwarmup..nroots) (tm by
+ * call): [*t0, *t1), from the first's start to the latest end; false when
+ * there are too few root calls for a model. */
+bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
+			 size_t nwarmup, int64_t *t0, int64_t *t1);
 
 /* The capacity model of pipeline p (capacity.c): per-stage work, segments,
  * capacities, the limiter. Fills p->segments, p->capacity and the stages'

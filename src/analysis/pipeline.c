@@ -71,8 +71,11 @@ struct pbuild {
 	bool identity;   /* ... unless it has every call of the host: the same */
 	VEC(int) roots;  /* local indices of the root calls, by start */
 	size_t n;
+	/* the calls' times (local indices): the host's (cstart, cdur) when
+	 * borrowed, else start and end arrays of the pipeline's own */
+	struct tfd_times tm;
 	int64_t *start, *end, *durs;
-	bool borrowed; /* start and end are the host's (cstart, cend) */
+	bool borrowed;
 	int *parent;
 	bool *selected; /* per root call: in the aggregate */
 	struct tfd_tree tree;
@@ -145,11 +148,11 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	b->n = n;
 	b->borrowed = b->identity && c->cstart; /* none when the host has no call */
 	if (b->borrowed) {
-		b->start = c->cstart;
-		b->end = c->cend;
+		b->tm = call_times(c);
 	} else {
 		b->start = xmalloc((n + 1) * sizeof(int64_t));
 		b->end = xmalloc((n + 1) * sizeof(int64_t));
+		b->tm = (struct tfd_times){b->start, b->end, NULL, NULL};
 	}
 	/* with every call of the host, parent_of() reads the host's calls and
 	 * the tree is made from them */
@@ -162,7 +165,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 
 		if (!b->borrowed) {
 			b->start[k] = c->cstart[hk];
-			b->end[k] = c->cend[hk];
+			b->end[k] = call_end(c, (size_t)hk);
 		}
 		if (b->parent)
 			b->parent[k] = cl->parent >= 0 && iter != b->root_iter
@@ -179,7 +182,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
-		tfd_tree_build_from(&b->tree, n, b->start, b->end,
+		tfd_tree_build_from(&b->tree, n, &b->tm,
 				    n ? &c->calls.v[0].parent : NULL, sizeof(struct call));
 }
 
@@ -231,7 +234,7 @@ static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
 /* Root call i's sort key: its start, then its local index. */
 static struct keyed root_key(const struct pbuild *b, size_t i)
 {
-	return (struct keyed){b->start[b->roots.v[i]], b->roots.v[i]};
+	return (struct keyed){b->tm.start[b->roots.v[i]], b->roots.v[i]};
 }
 
 /* Root calls in time order, their latency statistics and the selection. */
@@ -263,7 +266,8 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	b->durs = xmalloc((nr + 1) * sizeof(int64_t));
 	b->selected = xcalloc(nr + 1, sizeof(bool));
 	for (size_t i = 0; i < nr; i++) {
-		int64_t d = b->end[b->roots.v[i]] - b->start[b->roots.v[i]];
+		size_t rk = (size_t)b->roots.v[i];
+		int64_t d = tfd_times_end(&b->tm, rk) - b->tm.start[rk];
 
 		b->durs[i] = d;
 		p->total_ns = sat_add(p->total_ns, d);
@@ -279,7 +283,7 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	p->avg_ns = p->total_ns / (int64_t)nr;
 	p->p50_ns = percentile(sorted, nr, 0.5);
 	p->p95_ns = percentile(sorted, nr, 0.95);
-	p->first_start_ns = b->start[b->roots.v[0]];
+	p->first_start_ns = b->tm.start[b->roots.v[0]];
 	free(sorted);
 	select_calls(b, opts);
 }
@@ -417,7 +421,7 @@ static void aggregate(struct pbuild *b)
 		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
 	if (nr > 1)
 		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
-	has_window = tfd_capacity_window(b->start, b->end, b->roots.v, nr, b->cap_warmup, &t0, &t1);
+	has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &t0, &t1);
 	b->win = xcalloc(b->sb.stages.n + 1, sizeof(*b->win));
 	for (size_t k = 0; k < n; k++) {
 		int hk = host_call(b, k);
@@ -425,7 +429,7 @@ static void aggregate(struct pbuild *b)
 		int iter = call_iter(c, (size_t)hk);
 		int si = c->iters.v[iter].stage;
 		struct tfd_stage *s = &b->sb.stages.v[si];
-		int64_t d = b->end[k] - b->start[k];
+		int64_t d = tfd_times_end(&b->tm, k) - b->tm.start[k];
 		/* found here, not kept per call (the attribution's depth limit
 		 * does not apply: every call has its self time) */
 		int64_t self = tfd_tree_self(&b->tree, (int)k);
@@ -444,7 +448,7 @@ static void aggregate(struct pbuild *b)
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, self);
 		}
-		if (has_window && b->start[k] >= t0 && b->start[k] < t1) {
+		if (has_window && b->tm.start[k] >= t0 && b->tm.start[k] < t1) {
 			uint64_t key = (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk);
 
 			b->win[si].calls++;
@@ -538,8 +542,7 @@ static void capacity(struct pbuild *b)
 	in.pairs = c->pairs.v;
 	in.pcalls = b->identity ? NULL : b->pcalls.v;
 	in.iter_stage = iter_stage;
-	in.start = b->start;
-	in.end = b->end;
+	in.tm = b->tm;
 	in.roots = b->roots.v;
 	in.nroots = b->roots.n;
 	in.nwarmup = b->cap_warmup;

@@ -274,9 +274,8 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	const struct tfd_host *h = c->h;
 	VEC(struct open_ev) stack = {0};
 	VEC(int64_t) cstart = {0};
-	/* room for the ends, filled with durations first */
 	size_t dcap = h->niterators + 1;
-	uint32_t *cdur = xmalloc(dcap * sizeof(int64_t));
+	uint32_t *cdur = xmalloc(dcap * sizeof(uint32_t));
 	size_t nwords = 0; /* of c->produced */
 	uint64_t last_elem = 0; /* of pelem */
 	struct pending_cons pc = {0};
@@ -370,7 +369,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 				vec_push(&cstart, e->start_ns);
 				if (c->calls.n > dcap) { /* not from the count: grow */
 					dcap *= 2;
-					cdur = xrealloc(cdur, dcap * sizeof(int64_t));
+					cdur = xrealloc(cdur, dcap * sizeof(uint32_t));
 				}
 				if ((uint64_t)e->dur_ns < UINT32_MAX) {
 					cdur[c->calls.n - 1] = (uint32_t)e->dur_ns;
@@ -599,21 +598,6 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
 	return TFD_OK;
 }
 
-void tfd_graph_call_ends(struct host_ctx *c)
-{
-	int64_t *end = (int64_t *)(void *)c->cdur;
-
-	if (c->cend || !c->cdur)
-		return;
-	/* from the last call down: end k (bytes 8k on) is written after the
-	 * durations up to k (bytes below 4k + 4) are read */
-	for (size_t k = c->calls.n; k-- > 0;)
-		end[k] = call_end(c, k);
-	c->cend = end;
-	c->cdur = NULL;
-	imap_free(&c->long_dur);
-}
-
 void tfd_graph_list_calls(struct host_ctx *c)
 {
 	if (c->icalls)
@@ -655,7 +639,7 @@ void tfd_graph_release(struct host_ctx *c)
 	vec_free(&c->lname_next);
 	free(c->root);
 	free(c->cstart);
-	free(c->cend ? (void *)c->cend : (void *)c->cdur);
+	free(c->cdur);
 	imap_free(&c->long_dur);
 	vec_free(&c->samples);
 	tfd_graph_release_consumers(c);

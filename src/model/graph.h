@@ -20,6 +20,7 @@
 #include "tfd/capture.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
+#include "times.h"
 
 struct iter {
 	uint64_t id;
@@ -114,13 +115,9 @@ struct host_ctx {
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fns fns;
-	/* each call's start; its end is its start and a 32-bit duration
-	 * (cdur; long_dur: the zigzag of the call's duration when that is not
- * below 2^32 - 1 ns, or negative)
-	 * until tfd_graph_call_ends() makes cend of them in the same block:
-	 * 4 bytes a call less through the build and the linking, the peak of
-	 * a tf.data-heavy host */
-	int64_t *cstart, *cend;
+	/* each call's start, and its duration in 32 bits (cdur; long_dur:
+	 * the zigzag of a duration that does not fit, struct tfd_times) */
+	int64_t *cstart;
 	uint32_t *cdur;
 	struct imap long_dur;
 	/* per iterator: its first call's event (iter.sample points here);
@@ -139,15 +136,17 @@ static inline uint32_t call_thread(const struct host_ctx *c, size_t k)
 	return c->pairs.v[c->calls.v[k].pair].thread;
 }
 
-/* Call k's end, until tfd_graph_call_ends() (cend[k] after). */
+/* The calls' times, and call k's end. */
+static inline struct tfd_times call_times(const struct host_ctx *c)
+{
+	return (struct tfd_times){c->cstart, NULL, c->cdur, &c->long_dur};
+}
+
 static inline int64_t call_end(const struct host_ctx *c, size_t k)
 {
-	size_t d = c->cdur[k];
+	struct tfd_times tm = call_times(c);
 
-	if (d != UINT32_MAX)
-		return c->cstart[k] + (int64_t)d;
-	imap_get(&c->long_dur, k, &d);
-	return c->cstart[k] + tfd_ev_unzig(d);
+	return tfd_times_end(&tm, k);
 }
 
 /* Is call k inside a Produce event with an element_id? The n-th such call
@@ -197,8 +196,6 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
 				struct tfd_host *lean, size_t *by_name, size_t *orphans,
 				struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
-/* Every call's end into cend (from the durations, in their place). */
-void tfd_graph_call_ends(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);
