@@ -1074,6 +1074,9 @@ static void read_block(struct block_pool *bp, struct block *bl)
 		if (sc.mapped)
 			tfd_pages_release(&sc.released, pc->end, 0);
 	}
+	/* the events held back for their stats go in while the step-id
+	 * table's keys are there (they go before the blocks move) */
+	tfd_host_pack_pending(sc.cap, &sc.cap->hosts[0]);
 }
 
 static void *block_worker(void *arg)
@@ -1321,6 +1324,14 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	*redo = false;
 	for (size_t i = 0; i < npc; i++)
 		*redo |= bp.po[i].misaligned;
+	if (!*redo && sc->sums && sc->sums->coded) {
+		/* every chunk is summed and every id coded: the keys go before
+		 * the blocks move into the host (a plane read again needs them) */
+		tfd_capture_sum_exec(sc->cap, NULL, NULL);
+		free(sc->sums->key);
+		sc->sums->key = NULL;
+		sc->fn_steps.k = NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!*redo && !st && b[i].st) {
 			st = b[i].st;
