@@ -168,14 +168,16 @@ static inline void fn_steps_put_ordered(uint64_t *k, size_t cap, uint64_t id)
 	k[j] = id;
 }
 
-/* The set in a table of about 4/3 of its ids (load 3/4), in the one
- * layout its ids have (fn_steps_put_ordered()): one that grew by doubling
- * holds from 4/3 to 8/3 of them, and the executor sums made of it add 8
- * bytes a slot; the slots code the ids (tfd_exec_code()), so a host read
+/* The set in a table of about 8/7 of its ids (load 7/8), in the one
+ * layout its ids have (fn_steps_put_ordered(), whose displacements stay
+ * short at that load; lookups that miss are rare, as a step's executor
+ * chunks repeat its id and the last lookup is kept): one that grew by
+ * doubling holds from 4/3 to 8/3 of them, and the executor sums made of
+ * it add 8 bytes a slot; the slots code the ids (tfd_exec_code()), so a host read
  * line by line or in blocks on any number of threads gets the same codes. */
 static inline void fn_steps_fit(struct fn_steps *f)
 {
-	size_t cap = f->n + f->n / 3 + 1;
+	size_t cap = f->n + f->n / 7 + 1;
 	uint64_t *k;
 
 	if (!f->cap)

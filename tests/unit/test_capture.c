@@ -1403,12 +1403,12 @@ static void fn_steps_is_a_set(struct t *t)
 	T_EQ_I64((int64_t)(f.n + f.has_zero), (int64_t)ref.n);
 	T_TRUE(fn_steps_has(&f, 0));
 	{
-		/* fitted to 4/3 of its ids (not a power of two), it holds
+		/* fitted to 8/7 of its ids (not a power of two), it holds
 		 * the same ids */
 		size_t cap = f.cap;
 
 		fn_steps_fit(&f);
-		T_TRUE(f.cap < cap && f.cap == f.n + f.n / 3 + 1);
+		T_TRUE(f.cap < cap && f.cap == f.n + f.n / 7 + 1);
 		for (size_t j = 0; j < ref.cap; j++)
 			if (ref.s[j].val1)
 				wrong += !fn_steps_has(&f, ref.s[j].key);
