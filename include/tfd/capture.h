@@ -302,6 +302,13 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
  * (*.xplane.pb[.gz], *.trace.json[.gz], local.trace)? */
 bool tfd_capture_file_name(const char *name);
 
+/* The bytes of the largest capture file among paths: a regular file
+ * given itself, or one a directory scan picks up (at most 8 levels down
+ * and 100,000 entries looked at); a gzipped file counts 8 times its size.
+ * 0 when there is none. For choosing huge pages: what one host file's
+ * arrays grow to follows its size. */
+uint64_t tfd_capture_largest(const char *const *paths, size_t npaths);
+
 /* Load one capture from memory (format sniffed from the bytes); used by the
  * fuzzers and unit tests. `name` is used for the host name and messages. */
 enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *name,

@@ -537,6 +537,69 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static uint64_t weighed(const char *name, const struct stat *st)
+{
+	size_t n = strlen(name);
+	uint64_t b = (uint64_t)st->st_size;
+
+	return n > 3 && strcmp(name + n - 3, ".gz") == 0 ? b * 8 : b;
+}
+
+static uint64_t largest_in(const char *dir, int depth, size_t *budget)
+{
+	DIR *d;
+	struct dirent *de;
+	uint64_t best = 0;
+
+	if (depth > 8 || !(d = opendir(dir)))
+		return 0;
+	while (*budget && (de = readdir(d))) {
+		char *p;
+		struct stat st;
+
+		(*budget)--;
+		if (de->d_name[0] == '.')
+			continue;
+		p = join(dir, de->d_name);
+		if (lstat(p, &st) == 0) {
+			uint64_t b = 0;
+
+			if (S_ISDIR(st.st_mode))
+				b = largest_in(p, depth + 1, budget);
+			else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+				 tfd_capture_file_name(de->d_name) && stat(p, &st) == 0 &&
+				 S_ISREG(st.st_mode))
+				b = weighed(de->d_name, &st);
+			if (b > best)
+				best = b;
+		}
+		free(p);
+	}
+	closedir(d);
+	return best;
+}
+
+uint64_t tfd_capture_largest(const char *const *paths, size_t npaths)
+{
+	uint64_t best = 0;
+	size_t budget = 100000;
+
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		uint64_t b = 0;
+
+		if (stat(paths[i], &st) != 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			b = weighed(paths[i], &st);
+		else if (S_ISDIR(st.st_mode))
+			b = largest_in(paths[i], 0, &budget);
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
 static char *note_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static char *note_printf(const char *fmt, ...)

@@ -428,6 +428,15 @@ if [ -z "${VALGRIND:-}" ] && [ -r /proc/self/environ ] && ! nm -C "$TFD" 2>/dev/
 	GLIBC_TUNABLES=glibc.malloc.tcache_count=5 $TFD watch -q --once --existing --settle 0 --exec \
 		"echo \"\$GLIBC_TUNABLES\" >$T/hp.keep" "$T/hp" >/dev/null 2>&1
 	if [ "$(cat "$T/hp.keep" 2>/dev/null)" = glibc.malloc.tcache_count=5 ]; then ok; else bad "caller's GLIBC_TUNABLES not restored: $(cat "$T/hp.keep")"; fi
+	# analyze starts again only for a capture file of 512 MB or more (its
+	# own threshold lowered here): one exec for a small one, two past it
+	if command -v strace >/dev/null; then
+		strace -f -qq -e trace=execve -o "$T/hp.st1" $TFD analyze -q -o - "$T/hp" >/dev/null 2>&1
+		TFDOCTOR_HUGEPAGES_MIN_MB=0 strace -f -qq -e trace=execve -o "$T/hp.st2" \
+			$TFD analyze -q -o - "$T/hp" >/dev/null 2>&1
+		n1=$(grep -c 'execve(' "$T/hp.st1"); n2=$(grep -c 'execve(' "$T/hp.st2")
+		if [ "$n1" = 1 ] && [ "$n2" = 2 ]; then ok; else bad "huge pages by size: $n1 and $n2 execs, want 1 and 2"; fi
+	fi
 fi
 
 finish

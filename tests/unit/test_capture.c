@@ -1364,6 +1364,54 @@ static void absorb_keeps_signatures(struct t *t)
 /* The dataset-function step ids are a set of bare keys: every id added is
  * found (0, which marks an empty slot, too; ids that collide; across
  * growth), no other is, and the remembered last lookup follows the set. */
+/* The largest capture file among paths, as huge pages are chosen by:
+ * files given themselves, captures found in directories (a gzipped one
+ * counting 8 times its size, a link to one its target's), not other
+ * files there. */
+static void largest_capture_file(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", p[1200], q[1200];
+	static const struct {
+		const char *name;
+		size_t size;
+	} files[] = {{"a.xplane.pb", 100}, {"sub/b.trace.json.gz", 30}, {"sub/notes.txt", 5000},
+		     {"sub/deep/c.trace.json", 150}};
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	T_TRUE(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/sub/deep", dir);
+	T_TRUE(mkdir(p, 0700) == 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i].name);
+		T_TRUE((f = fopen(p, "wb")) != NULL);
+		for (size_t k = 0; f && k < files[i].size; k++)
+			fputc('x', f);
+		if (f)
+			fclose(f);
+	}
+	{
+		const char *one[] = {dir};
+		char sub[1200], txt[1200];
+		const char *two[2] = {sub, txt};
+
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		snprintf(txt, sizeof(txt), "%s/sub/notes.txt", dir);
+		T_EQ_U64(tfd_capture_largest(one, 1), 240); /* b.trace.json.gz */
+		T_EQ_U64(tfd_capture_largest(two, 1), 240);
+		T_EQ_U64(tfd_capture_largest(two + 1, 1), 5000); /* named itself */
+		snprintf(q, sizeof(q), "%s/big.xplane.pb", dir);
+		T_TRUE(symlink("sub/notes.txt", q) == 0);
+		T_EQ_U64(tfd_capture_largest(one, 1), 5000); /* a link's target */
+		T_EQ_U64(tfd_capture_largest(NULL, 0), 0);
+		one[0] = "/nonexistent/tfd";
+		T_EQ_U64(tfd_capture_largest(one, 1), 0);
+	}
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void fn_steps_is_a_set(struct t *t)
 {
 	struct fn_steps f;
@@ -1834,6 +1882,7 @@ const struct t_case capture_cases[] = {
 	T(long_thread_absorbed),
 	T(exec_runs_fold),
 	T(fast_decimal_is_strtod),
+	T(largest_capture_file),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
 	T(absorb_keeps_signatures),
