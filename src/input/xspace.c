@@ -936,7 +936,7 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 				if (st)
 					return st;
 				events = true;
-				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 20))
+				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 19))
 					tfd_pages_release(&sc->released, p, 0);
 				else if (sc->mapped && sc->prepass &&
 					 p > sc->pre_released + (1u << 20))
