@@ -52,7 +52,7 @@ static void sort_ivs(struct iv *v, size_t n, int (*cmp)(const void *, const void
 
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
-	int64_t s0 = t->tm.start[node], e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0,
+	int64_t s0 = tfd_times_start(&t->tm, (size_t)node), e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0,
 		cs = 0, ce = 0;
 	size_t n = (size_t)(t->kid_off[node + 1] - t->kid_off[node]);
 	struct iv few[16], *v;
@@ -64,7 +64,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	n = 0;
 	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
 		int c = t->kids[k];
-		int64_t a = t->tm.start[c] > s0 ? t->tm.start[c] : s0;
+		int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > s0 ? cs0 : s0;
 		int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < e0 ? end : e0;
 
 		if (a < b)
@@ -112,7 +112,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 		kids.n = 0;
 		for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
 			int c = t->kids[k];
-			int64_t a = t->tm.start[c] > lo ? t->tm.start[c] : lo;
+			int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > lo ? cs0 : lo;
 			int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < hi ? end : hi;
 
 			if (a < b)
@@ -174,7 +174,7 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 			   tfd_blocking_fn add, void *ctx)
 {
-	struct iv seg = {t->tm.start[root], tfd_times_end(&t->tm, (size_t)root), root};
+	struct iv seg = {tfd_times_start(&t->tm, (size_t)root), tfd_times_end(&t->tm, (size_t)root), root};
 
 	if (self_ns)
 		self_all(t, root, 0, self_ns);
@@ -223,7 +223,7 @@ void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *t
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent)
 {
-	struct tfd_times tm = {start, end, NULL, NULL};
+	struct tfd_times tm = {.start = start, .end = end};
 
 	tfd_tree_build_from(t, n, &tm, parent, sizeof(int));
 }

@@ -770,7 +770,7 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 {
 	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
 		return false;
-	*t0 = tm->start[roots[nwarmup]];
+	*t0 = tfd_times_start(tm, (size_t)roots[nwarmup]);
 	*t1 = *t0;
 	for (size_t r = nwarmup; r < nroots; r++) {
 		int64_t end = tfd_times_end(tm, (size_t)roots[r]);
@@ -801,7 +801,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	for (size_t r = in->nwarmup; r < in->nroots; r++) {
 		size_t k = (size_t)in->roots[r];
 
-		root_busy = sat_add(root_busy, tfd_times_end(&in->tm, k) - in->tm.start[k]);
+		root_busy = sat_add(root_busy, tfd_times_end(&in->tm, k) - tfd_times_start(&in->tm, k));
 	}
 	c.n = in->nroots - in->nwarmup;
 	if (c.t1 <= c.t0)

@@ -13,7 +13,7 @@
 /* The overlap of [s, e) with call k. */
 static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {
-	int64_t lo = c->cstart[k] > s ? c->cstart[k] : s;
+	int64_t ks = call_start(c, (size_t)k), lo = ks > s ? ks : s;
 	int64_t end = call_end(c, (size_t)k), hi = end < e ? end : e;
 
 	return hi > lo ? hi - lo : 0;
@@ -31,8 +31,8 @@ static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int 
 	ob = overlap(c, s, e, best);
 	if (oc != ob)
 		return oc > ob;
-	if (c->cstart[cand] != c->cstart[best])
-		return c->cstart[cand] < c->cstart[best];
+	if (call_start(c, (size_t)cand) != call_start(c, (size_t)best))
+		return call_start(c, (size_t)cand) < call_start(c, (size_t)best);
 	return cand < best;
 }
 
@@ -73,7 +73,8 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, struct elem_cursor e
 	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &ec[1], &b) &&
 	    (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
-		__builtin_prefetch(&c->cstart[cc]);
+		__builtin_prefetch(c->cstart40 ? (const void *)(c->cstart40 + 5 * (size_t)cc)
+					       : (const void *)&c->cstart[cc]);
 		__builtin_prefetch(&c->cdur[cc]);
 	}
 }
@@ -96,7 +97,7 @@ static size_t link_direct(struct host_ctx *c)
 	for (size_t i = 0; i < c->calls.n; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[call_iter(c, i)];
-		int64_t s0 = c->cstart[i], e0 = call_end(c, i);
+		int64_t s0 = call_start(c, i), e0 = call_end(c, i);
 		int best = -1;
 		bool produced = call_produced(c, i);
 		uint64_t elem = produced ? elem_next(&el) : 0; /* this call's element */
@@ -147,7 +148,7 @@ static void link_overlap(struct host_ctx *c)
 		struct call *cl = &c->calls.v[i];
 		const struct iter *p;
 		const int *pc;
-		int64_t s0 = c->cstart[i], e0 = call_end(c, i);
+		int64_t s0 = call_start(c, i), e0 = call_end(c, i);
 		size_t lo = 0, hi;
 		int best = -1;
 
@@ -159,7 +160,7 @@ static void link_overlap(struct host_ctx *c)
 		while (lo < hi) { /* first call starting after e0 */
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (c->cstart[pc[mid]] <= e0)
+			if (call_start(c, (size_t)pc[mid]) <= e0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -167,7 +168,7 @@ static void link_overlap(struct host_ctx *c)
 		while (lo-- > 0) {
 			int cc = pc[lo];
 
-			if (c->cstart[cc] < s0 - p->max_dur)
+			if (call_start(c, (size_t)cc) < s0 - p->max_dur)
 				break;
 			if (overlap(c, s0, e0, cc) > 0 && better(c, s0, e0, cc, best))
 				best = cc;

@@ -146,13 +146,14 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		}
 	}
 	b->n = n;
-	b->borrowed = b->identity && c->cstart; /* none when the host has no call */
+	/* (no times when the host has no call) */
+	b->borrowed = b->identity && (c->cstart || c->cstart40);
 	if (b->borrowed) {
 		b->tm = call_times(c);
 	} else {
 		b->start = xmalloc((n + 1) * sizeof(int64_t));
 		b->end = xmalloc((n + 1) * sizeof(int64_t));
-		b->tm = (struct tfd_times){b->start, b->end, NULL, NULL};
+		b->tm = (struct tfd_times){.start = b->start, .end = b->end};
 	}
 	/* with every call of the host, parent_of() reads the host's calls and
 	 * the tree is made from them */
@@ -164,7 +165,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		int iter = call_iter(c, (size_t)hk);
 
 		if (!b->borrowed) {
-			b->start[k] = c->cstart[hk];
+			b->start[k] = call_start(c, (size_t)hk);
 			b->end[k] = call_end(c, (size_t)hk);
 		}
 		if (b->parent)
@@ -234,7 +235,7 @@ static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
 /* Root call i's sort key: its start, then its local index. */
 static struct keyed root_key(const struct pbuild *b, size_t i)
 {
-	return (struct keyed){b->tm.start[b->roots.v[i]], b->roots.v[i]};
+	return (struct keyed){tfd_times_start(&b->tm, (size_t)b->roots.v[i]), b->roots.v[i]};
 }
 
 /* Root calls in time order, their latency statistics and the selection. */
@@ -267,7 +268,7 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	b->selected = xcalloc(nr + 1, sizeof(bool));
 	for (size_t i = 0; i < nr; i++) {
 		size_t rk = (size_t)b->roots.v[i];
-		int64_t d = tfd_times_end(&b->tm, rk) - b->tm.start[rk];
+		int64_t d = tfd_times_end(&b->tm, rk) - tfd_times_start(&b->tm, rk);
 
 		b->durs[i] = d;
 		p->total_ns = sat_add(p->total_ns, d);
@@ -283,7 +284,7 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	p->avg_ns = p->total_ns / (int64_t)nr;
 	p->p50_ns = percentile(sorted, nr, 0.5);
 	p->p95_ns = percentile(sorted, nr, 0.95);
-	p->first_start_ns = b->tm.start[b->roots.v[0]];
+	p->first_start_ns = tfd_times_start(&b->tm, (size_t)b->roots.v[0]);
 	free(sorted);
 	select_calls(b, opts);
 }
@@ -429,7 +430,7 @@ static void aggregate(struct pbuild *b)
 		int iter = call_iter(c, (size_t)hk);
 		int si = c->iters.v[iter].stage;
 		struct tfd_stage *s = &b->sb.stages.v[si];
-		int64_t d = tfd_times_end(&b->tm, k) - b->tm.start[k];
+		int64_t ks = tfd_times_start(&b->tm, k), d = tfd_times_end(&b->tm, k) - ks;
 		/* found here, not kept per call (the attribution's depth limit
 		 * does not apply: every call has its self time) */
 		int64_t self = tfd_tree_self(&b->tree, (int)k);
@@ -448,7 +449,7 @@ static void aggregate(struct pbuild *b)
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, self);
 		}
-		if (has_window && b->tm.start[k] >= t0 && b->tm.start[k] < t1) {
+		if (has_window && ks >= t0 && ks < t1) {
 			uint64_t key = (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk);
 
 			b->win[si].calls++;

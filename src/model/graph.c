@@ -266,6 +266,26 @@ static void cons_rest(struct host_ctx *c, struct pending_cons *pc)
 	pc->n = 0;
 }
 
+/* Call k's start (room for cap calls): in 5 bytes from cbase, unless it
+ * lies outside the host's span (a host built by hand), when every start
+ * goes to 8 bytes. */
+static void put_start(struct host_ctx *c, size_t k, int64_t start, size_t cap)
+{
+	if (c->cstart40 && (start < c->cbase || start - c->cbase >= TFD_START40_SPAN)) {
+		int64_t *wide = xmalloc(cap * sizeof(int64_t));
+
+		for (size_t i = 0; i < k; i++)
+			wide[i] = call_start(c, i);
+		free(c->cstart40);
+		c->cstart40 = NULL;
+		c->cstart = wide;
+	}
+	if (c->cstart40)
+		tfd_start40_put(c->cstart40, k, (uint64_t)(start - c->cbase));
+	else
+		c->cstart[k] = start;
+}
+
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
@@ -273,9 +293,17 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 {
 	const struct tfd_host *h = c->h;
 	VEC(struct open_ev) stack = {0};
-	VEC(int64_t) cstart = {0};
 	size_t dcap = h->niterators + 1;
 	uint32_t *cdur = xmalloc(dcap * sizeof(uint32_t));
+
+	/* starts in 5 bytes when every event of the host lies within 2^40 ns */
+	if (h->span_start_ns <= h->span_end_ns &&
+	    h->span_end_ns - h->span_start_ns < TFD_START40_SPAN) {
+		c->cbase = h->span_start_ns;
+		c->cstart40 = xmalloc(5 * dcap + 8);
+	} else {
+		c->cstart = xmalloc(dcap * sizeof(int64_t));
+	}
 	size_t nwords = 0; /* of c->produced */
 	uint64_t last_elem = 0; /* of pelem */
 	struct pending_cons pc = {0};
@@ -283,7 +311,6 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
-	vec_reserve_exact(&cstart, h->niterators);
 	if (h->nproduce) { /* else no call has a Produce event: no table */
 		nwords = h->niterators / 64 + 1;
 		c->produced = xcalloc(nwords, sizeof(uint64_t));
@@ -366,11 +393,15 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 					c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 				}
 				vec_push(&c->calls, cl);
-				vec_push(&cstart, e->start_ns);
 				if (c->calls.n > dcap) { /* not from the count: grow */
 					dcap *= 2;
 					cdur = xrealloc(cdur, dcap * sizeof(uint32_t));
+					if (c->cstart40)
+						c->cstart40 = xrealloc(c->cstart40, 5 * dcap + 8);
+					else
+						c->cstart = xrealloc(c->cstart, dcap * sizeof(int64_t));
 				}
+				put_start(c, c->calls.n - 1, e->start_ns, dcap);
 				if ((uint64_t)e->dur_ns < UINT32_MAX) {
 					cdur[c->calls.n - 1] = (uint32_t)e->dur_ns;
 				} else {
@@ -411,7 +442,6 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	}
 	cons_rest(c, &pc);
 	vec_free(&stack);
-	c->cstart = cstart.v;
 	c->cdur = cdur;
 	for (size_t i = 0; i < c->iters.n; i++)
 		c->iters.v[i].sample = &c->samples.v[i];
@@ -452,7 +482,8 @@ static _Thread_local const struct host_ctx *sort_ctx;
 
 static int call_start_cmp(const void *a, const void *b)
 {
-	int64_t sx = sort_ctx->cstart[*(const int *)a], sy = sort_ctx->cstart[*(const int *)b];
+	int64_t sx = call_start(sort_ctx, (size_t)*(const int *)a),
+		sy = call_start(sort_ctx, (size_t)*(const int *)b);
 
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
@@ -639,6 +670,7 @@ void tfd_graph_release(struct host_ctx *c)
 	vec_free(&c->lname_next);
 	free(c->root);
 	free(c->cstart);
+	free(c->cstart40);
 	free(c->cdur);
 	imap_free(&c->long_dur);
 	vec_free(&c->samples);

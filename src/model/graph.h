@@ -115,9 +115,12 @@ struct host_ctx {
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fns fns;
-	/* each call's start, and its duration in 32 bits (cdur; long_dur:
-	 * the zigzag of a duration that does not fit, struct tfd_times) */
+	/* each call's start (cstart, or its distance from cbase in 40 bits:
+	 * cstart40), and its duration in 32 bits (cdur; long_dur: the zigzag
+	 * of a duration that does not fit; struct tfd_times) */
 	int64_t *cstart;
+	uint8_t *cstart40;
+	int64_t cbase;
 	uint32_t *cdur;
 	struct imap long_dur;
 	/* per iterator: its first call's event (iter.sample points here);
@@ -139,7 +142,18 @@ static inline uint32_t call_thread(const struct host_ctx *c, size_t k)
 /* The calls' times, and call k's end. */
 static inline struct tfd_times call_times(const struct host_ctx *c)
 {
-	return (struct tfd_times){c->cstart, NULL, c->cdur, &c->long_dur};
+	return (struct tfd_times){.start = c->cstart,
+				  .dur = c->cdur,
+				  .long_dur = &c->long_dur,
+				  .start40 = c->cstart40,
+				  .base = c->cbase};
+}
+
+static inline int64_t call_start(const struct host_ctx *c, size_t k)
+{
+	struct tfd_times tm = call_times(c);
+
+	return tfd_times_start(&tm, k);
 }
 
 static inline int64_t call_end(const struct host_ctx *c, size_t k)

@@ -497,7 +497,9 @@ static void calls_keep_iterator_and_thread(struct t *t)
 /* A call's end is its start and a 32-bit duration: durations that do not
  * fit (2^32 - 1 ns and more, negative ones) keep theirs whole, for the
  * linking and for the pipelines (which read the host's times), whose
- * root calls are the calls here. */
+ * root calls are the calls here; its start is 5 bytes from the host
+ * span's start when that span is under 2^40 ns, else (or when a start
+ * falls outside it) 8. */
 static void calls_keep_their_ends(struct t *t)
 {
 	static const int64_t dur[] = {5,
@@ -509,39 +511,53 @@ static void calls_keep_their_ends(struct t *t)
 				      -7,
 				      (int64_t)UINT32_MAX * 3 + 11};
 	const size_t n = sizeof(dur) / sizeof(dur[0]);
-	struct fx f;
-	struct host_ctx c;
-	struct tfd_err err = {0};
-	size_t by_name = 0, orphans = 0;
 
-	fx_init(&f);
-	for (size_t i = 0; i < n; i++) /* far apart, in time order */
-		fx_ev(&f, 0, "Iterator::Model", (int64_t)i * ((int64_t)1 << 50), dur[i] * 1000,
-		      "id=1", NULL);
-	fx_finish(&f);
-	memset(&c, 0, sizeof(c));
-	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
-	T_EQ_U64(c.calls.n, n);
-	for (size_t k = 0; k < n && k < c.calls.n; k++) {
-		T_EQ_I64(c.cstart[k], (int64_t)k * ((int64_t)1 << 50) / 1000);
-		T_EQ_I64(call_end(&c, k), c.cstart[k] + dur[k]);
-	}
-	tfd_graph_release(&c);
-	{
-		struct tfd_analysis *a = NULL;
-		const struct tfd_pipeline *p;
-		int64_t total = 0;
+	/* starts 2^50 ps apart (a span past 2^40 ns: 8-byte starts), 1 s
+	 * apart (5-byte starts from the span's start), and 2^50 ps apart in
+	 * a span said to be 1 ns long (5 bytes, until the second start is
+	 * past 2^40 ns and every start goes to 8) */
+	for (int variant = 0; variant < 3; variant++) {
+		int64_t gap = variant == 1 ? 1000000000000 : (int64_t)1 << 50;
+		struct fx f;
+		struct host_ctx c;
+		struct tfd_err err = {0};
+		size_t by_name = 0, orphans = 0;
 
-		T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
-		p = &a->hosts[0].pipelines[0];
-		for (size_t k = 0; k < n; k++)
-			total += dur[k];
-		T_EQ_U64(p->ncalls, n);
-		T_EQ_I64(p->max_ns, dur[4]);
-		T_EQ_I64(stage(p, "Model")->total_all_ns, total);
-		tfd_analysis_free(a);
+		fx_init(&f);
+		for (size_t i = 0; i < n; i++) /* in time order */
+			fx_ev(&f, 0, "Iterator::Model", (int64_t)i * gap, dur[i] * 1000, "id=1",
+			      NULL);
+		fx_finish(&f);
+		if (variant) {
+			f.h->span_start_ns = 0;
+			f.h->span_end_ns = variant == 1 ? (int64_t)n * gap / 1000 : 1;
+		}
+		memset(&c, 0, sizeof(c));
+		T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+		T_EQ_U64(c.calls.n, n);
+		T_TRUE((c.cstart40 != NULL) == (variant == 1));
+		for (size_t k = 0; k < n && k < c.calls.n; k++) {
+			T_EQ_I64(call_start(&c, k), (int64_t)k * gap / 1000);
+			T_EQ_I64(call_end(&c, k), call_start(&c, k) + dur[k]);
+		}
+		tfd_graph_release(&c);
+		{
+			struct tfd_analysis *a = NULL;
+			const struct tfd_pipeline *p;
+			int64_t total = 0;
+
+			T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+			p = &a->hosts[0].pipelines[0];
+			for (size_t k = 0; k < n; k++)
+				total += dur[k];
+			T_EQ_U64(p->ncalls, n);
+			T_EQ_I64(p->max_ns, dur[4]);
+			T_EQ_I64(p->first_start_ns, 0);
+			T_EQ_I64(stage(p, "Model")->total_all_ns, total);
+			tfd_analysis_free(a);
+		}
+		tfd_capture_free(f.cap);
 	}
-	tfd_capture_free(f.cap);
 }
 
 static void zip_two_inputs(struct t *t)
