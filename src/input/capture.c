@@ -466,6 +466,14 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 /* A sum's thread field: its low TFD_EXEC_THREAD_BITS bits, thread + 1. */
 #define EXEC_THREAD_MASK (((uint64_t)1 << TFD_EXEC_THREAD_BITS) - 1)
 
+/* The sum of the step with this code (tfd_exec_code()), NULL for none. */
+static const uint64_t *sum_of_code(const struct tfd_exec_sums *x, uint64_t code)
+{
+	if (code == 1)
+		return &x->zero_val;
+	return code >= 2 && code - 2 < x->cap ? &x->val[code - 2] : NULL;
+}
+
 bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread)
 {
 	const uint64_t tmask = EXEC_THREAD_MASK;
@@ -473,17 +481,10 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
 
 	if (dur_ns < 0 || thread + 1 >= tmask)
 		return false;
-	if (id == 0) {
-		if (!x->has_zero)
-			return false;
-		v = &x->zero_val;
-	} else {
-		size_t j;
-
-		if (!x->cap || x->key[j = tfd_key_slot(x->key, x->cap, id)] != id)
-			return false;
-		v = &x->val[j];
-	}
+	/* (sum_of_code() is const to serve tfd_exec_sums_get() too) */
+	v = (uint64_t *)(uintptr_t)sum_of_code(x, tfd_exec_code(x, id));
+	if (!v)
+		return false;
 	old = __atomic_load_n(v, __ATOMIC_RELAXED);
 	do {
 		uint64_t sum = (old >> TFD_EXEC_THREAD_BITS) + (uint64_t)dur_ns;
@@ -499,18 +500,10 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
 
 bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread)
 {
-	uint64_t v = 0;
-	size_t j;
+	const uint64_t *s;
+	uint64_t v;
 
-	if (!x)
-		return false;
-	if (x->coded)
-		v = id == 1 ? x->zero_val : id >= 2 && id - 2 < x->cap ? x->val[id - 2] : 0;
-	else if (id == 0)
-		v = x->has_zero ? x->zero_val : 0;
-	else if (x->cap && x->key[j = tfd_key_slot(x->key, x->cap, id)] == id)
-		v = x->val[j];
-	if (!v)
+	if (!x || !(s = sum_of_code(x, x->coded ? id : tfd_exec_code(x, id))) || !(v = *s))
 		return false;
 	*ns = (int64_t)(v >> TFD_EXEC_THREAD_BITS);
 	*thread = (uint32_t)((v & EXEC_THREAD_MASK) - 1);

@@ -539,10 +539,7 @@ static int is_dir(const char *path)
 
 static uint64_t weighed(const char *name, const struct stat *st)
 {
-	size_t n = strlen(name);
-	uint64_t b = (uint64_t)st->st_size;
-
-	return n > 3 && strcmp(name + n - 3, ".gz") == 0 ? b * 8 : b;
+	return (uint64_t)st->st_size * (ends_with(name, ".gz") ? 8 : 1);
 }
 
 static uint64_t largest_in(const char *dir, int depth, size_t *budget)
