@@ -37,7 +37,7 @@ struct tfd_cmd {
 #define TUNE_KEY "glibc.malloc.hugetlb"
 #define TUNE_ORIG "TFDOCTOR_TUNABLES_ORIG"
 
-static void huge_pages(char **argv)
+static void huge_pages(int argc, char **argv)
 {
 	static const char *const heavy[] = {"analyze", "report", "watch", "dump", "dot"};
 	const char *orig = getenv("GLIBC_TUNABLES"), *marker = getenv(TUNE_ORIG);
@@ -68,13 +68,10 @@ static void huge_pages(char **argv)
 	if (strcmp(argv[1], "watch") != 0) {
 		const char *v = getenv("TFDOCTOR_HUGEPAGES_MIN_MB");
 		uint64_t min_mb = v && *v ? strtoull(v, NULL, 10) : HUGE_MIN_MB;
-		size_t npaths = 0;
 
-		while (argv[2 + npaths])
-			npaths++;
 		/* every argument is looked at: an option's value names no
 		 * capture, or is one (-o FILE) that sizes nothing */
-		if (tfd_capture_largest((const char *const *)argv + 2, npaths) < min_mb << 20)
+		if (tfd_capture_largest((const char *const *)argv + 2, (size_t)argc - 2) < min_mb << 20)
 			return;
 	}
 	/* nor under an address-space limit (ulimit -v): huge pages pad each
@@ -143,7 +140,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	huge_pages(argv);
+	huge_pages(argc, argv);
 	fixed_mmap_threshold();
 	name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {

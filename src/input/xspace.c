@@ -1052,6 +1052,16 @@ static void host_tids(const struct scan *sc, struct imap *tids)
 }
 
 
+/* Every chunk is summed and every id coded (the events hold codes): the
+ * step-id table's keys go, and the host takes no more chunks. */
+static void drop_keys(struct scan *sc)
+{
+	tfd_capture_sum_exec(sc->cap, NULL, NULL);
+	free(sc->sums->key);
+	sc->sums->key = NULL;
+	sc->fn_steps.k = NULL; /* the same array */
+}
+
 static void read_block(struct block_pool *bp, struct block *bl)
 {
 	struct scan sc = *bp->proto;
@@ -1325,14 +1335,10 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	*redo = false;
 	for (size_t i = 0; i < npc; i++)
 		*redo |= bp.po[i].misaligned;
-	if (!*redo && sc->sums && sc->sums->coded) {
-		/* every chunk is summed and every id coded: the keys go before
-		 * the blocks move into the host (a plane read again needs them) */
-		tfd_capture_sum_exec(sc->cap, NULL, NULL);
-		free(sc->sums->key);
-		sc->sums->key = NULL;
-		sc->fn_steps.k = NULL;
-	}
+	/* before the blocks move into the host (a plane read again needs
+	 * the keys) */
+	if (!*redo && sc->sums)
+		drop_keys(sc);
 	for (size_t i = 0; i < n; i++) {
 		if (!*redo && !st && b[i].st) {
 			st = b[i].st;
@@ -1624,11 +1630,7 @@ out:
 		/* the events held back for their stats are packed (summed) now,
 		 * while the table takes them */
 		tfd_host_pack_pending(cap, &cap->hosts[host_idx]);
-		tfd_capture_sum_exec(cap, NULL, NULL);
-		/* the events hold codes: the keys go */
-		free(sc.sums->key);
-		sc.sums->key = NULL;
-		sc.fn_steps.k = NULL;
+		drop_keys(&sc);
 		if (!st && !cap->hosts[host_idx].exec_sums)
 			cap->hosts[host_idx].exec_sums = sc.sums;
 		else

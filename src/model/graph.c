@@ -300,7 +300,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	if (h->span_start_ns <= h->span_end_ns &&
 	    h->span_end_ns - h->span_start_ns < TFD_START40_SPAN) {
 		c->cbase = h->span_start_ns;
-		c->cstart40 = xmalloc(5 * dcap + 8);
+		c->cstart40 = xmalloc(5 * dcap);
 	} else {
 		c->cstart = xmalloc(dcap * sizeof(int64_t));
 	}
@@ -397,18 +397,12 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 					dcap *= 2;
 					cdur = xrealloc(cdur, dcap * sizeof(uint32_t));
 					if (c->cstart40)
-						c->cstart40 = xrealloc(c->cstart40, 5 * dcap + 8);
+						c->cstart40 = xrealloc(c->cstart40, 5 * dcap);
 					else
 						c->cstart = xrealloc(c->cstart, dcap * sizeof(int64_t));
 				}
 				put_start(c, c->calls.n - 1, e->start_ns, dcap);
-				if ((uint64_t)e->dur_ns < UINT32_MAX) {
-					cdur[c->calls.n - 1] = (uint32_t)e->dur_ns;
-				} else {
-					cdur[c->calls.n - 1] = UINT32_MAX;
-					imap_put(&c->long_dur, c->calls.n - 1,
-						 tfd_ev_zig(e->dur_ns));
-				}
+				tfd_dur_put(cdur, &c->long_dur, c->calls.n - 1, e->dur_ns);
 				it->ncalls++;
 				if (e->dur_ns > it->max_dur)
 					it->max_dur = e->dur_ns;

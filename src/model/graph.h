@@ -53,10 +53,10 @@ struct call_pair {
 	uint32_t thread; /* index into the host's threads */
 };
 
-/* 8 bytes: one per iterator event. Its times are in host_ctx.cstart and
- * cdur (later cend), read while the threads are scanned: the events are not read after
- * (a lean build gives them back as it goes). Its iterator and thread are
- * its pair's (call_iter(), call_thread()). */
+/* 8 bytes: one per iterator event. Its times are the host_ctx's (its start
+ * and duration), read while the threads are scanned: the events are not
+ * read after (a lean build gives them back as it goes). Its iterator and
+ * thread are its pair's (call_iter(), call_thread()). */
 struct call {
 	uint32_t pair : 29; /* index into host_ctx.pairs */
 	uint32_t link : 3;

@@ -46,6 +46,17 @@ static inline void tfd_start40_put(uint8_t *start40, size_t k, uint64_t off)
 		p[i] = (uint8_t)(off >> (8 * i));
 }
 
+/* Call k's duration d into dur (and long_dur when it does not fit). */
+static inline void tfd_dur_put(uint32_t *dur, struct imap *long_dur, size_t k, int64_t d)
+{
+	if ((uint64_t)d < UINT32_MAX) {
+		dur[k] = (uint32_t)d;
+	} else {
+		dur[k] = UINT32_MAX;
+		imap_put(long_dur, k, tfd_ev_zig(d));
+	}
+}
+
 static inline int64_t tfd_times_end(const struct tfd_times *t, size_t k)
 {
 	size_t d;
