@@ -15,4 +15,17 @@
  * they make at least min bytes; *done moves to where they went. */
 void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min);
 
+/* Cut the file mapping [m, m + len) into windows of TFD_MAP_WINDOW bytes
+ * (more when there would be over TFD_MAP_WINDOWS_MAX), each its own
+ * mapping in the kernel's eyes; the number of windows made. Linux 6.18
+ * maps a page-cache folio (up to 2 MB) whole on a fault where it fits in
+ * the mapping: whole files held 2 MB or more per reader resident ahead of
+ * what tfd_pages_release() had dropped, a window holds the 64 KB a fault
+ * maps around. The windows are told apart by MADV_DONTDUMP on every other
+ * one (it changes only what a core dump holds), else the kernel merges
+ * them back; a failure (the map-count limit) leaves the rest whole. */
+#define TFD_MAP_WINDOW ((size_t)1 << 20)
+#define TFD_MAP_WINDOWS_MAX 16384 /* a quarter of Linux's default map count */
+size_t tfd_pages_split_map(void *m, size_t len);
+
 #endif

@@ -1,3 +1,5 @@
+/* pages.c - memory read once given back, and file mappings cut into
+ * windows (include/tfd/pages.h). */
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,4 +19,23 @@ void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 		*done = (const uint8_t *)b;
 	}
+}
+
+size_t tfd_pages_split_map(void *m, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t w = TFD_MAP_WINDOW, n = 1;
+
+	if (page <= 0 || len <= w)
+		return 1;
+	if (len / w > TFD_MAP_WINDOWS_MAX)
+		w = (len / TFD_MAP_WINDOWS_MAX + (size_t)page) / (size_t)page * (size_t)page;
+	for (size_t off = w; off < len; off += 2 * w) {
+		size_t n_off = len - off < w ? len - off : w;
+
+		if (madvise((uint8_t *)m + off, n_off, MADV_DONTDUMP) != 0)
+			break;
+		n += off + w < len ? 2 : 1;
+	}
+	return n;
 }

@@ -25,6 +25,7 @@
 #include "input_impl.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "tfd/vec.h"
 
 /* ---- reading files ----------------------------------------------------- */
@@ -158,6 +159,7 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 		return tfd_fail(err, TFD_E_IO, "cannot map file: %s", strerror(e));
 	}
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	tfd_pages_split_map(m, (size_t)st.st_size);
 	b->map = m;
 	b->maplen = (size_t)st.st_size;
 	b->data = m;

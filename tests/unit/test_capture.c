@@ -4,6 +4,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <ftw.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -14,6 +15,7 @@
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
 #include "tfd/capture.h"
+#include "tfd/pages.h"
 #include "tfd/partial.h"
 #include "tfd/render.h"
 #include "tfd/rules.h"
@@ -1361,9 +1363,6 @@ static void absorb_keeps_signatures(struct t *t)
 	tfd_capture_free(cap);
 }
 
-/* The dataset-function step ids are a set of bare keys: every id added is
- * found (0, which marks an empty slot, too; ids that collide; across
- * growth), no other is, and the remembered last lookup follows the set. */
 /* The largest capture file among paths, as huge pages are chosen by:
  * files given themselves, captures found in directories (a gzipped one
  * counting 8 times its size, a link to one its target's), not other
@@ -1412,6 +1411,54 @@ static void largest_capture_file(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A mapped file is cut into windows the kernel keeps apart (a fault maps
+ * at most the window's part of a page-cache folio), the bytes the same. */
+static void file_maps_are_windows(struct t *t)
+{
+	char path[] = "/tmp/tfd-unit-XXXXXX", line[512];
+	size_t len = 8 * TFD_MAP_WINDOW + TFD_MAP_WINDOW / 2, n, found = 0, sum = 0;
+	int fd = mkstemp(path);
+	uint8_t *m, *buf = xmalloc(len);
+	FILE *maps;
+
+	T_TRUE(fd >= 0);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 131 >> 7);
+	T_TRUE(write(fd, buf, len) == (ssize_t)len);
+	m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	unlink(path);
+	T_TRUE(m != MAP_FAILED);
+	if (m == MAP_FAILED) {
+		free(buf);
+		return;
+	}
+	n = tfd_pages_split_map(m, len);
+	T_EQ_U64(n, 9);
+	T_TRUE((maps = fopen("/proc/self/maps", "r")) != NULL);
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long a, b;
+
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a >= (uintptr_t)m &&
+		    b <= (uintptr_t)m + len) {
+			found++;
+			sum += b - a;
+			T_TRUE(b - a <= TFD_MAP_WINDOW);
+		}
+	}
+	if (maps)
+		fclose(maps);
+	T_EQ_U64(found, n);
+	T_EQ_U64(sum, (len + 4095) & ~(size_t)4095);
+	T_TRUE(memcmp(m, buf, len) == 0);
+	T_EQ_U64(tfd_pages_split_map(m, TFD_MAP_WINDOW), 1); /* one window: nothing to cut */
+	munmap(m, len);
+	free(buf);
+}
+
+/* The dataset-function step ids are a set of bare keys: every id added is
+ * found (0, which marks an empty slot, too; ids that collide; across
+ * growth), no other is, and the remembered last lookup follows the set. */
 static void fn_steps_is_a_set(struct t *t)
 {
 	struct fn_steps f;
@@ -1883,6 +1930,7 @@ const struct t_case capture_cases[] = {
 	T(exec_runs_fold),
 	T(fast_decimal_is_strtod),
 	T(largest_capture_file),
+	T(file_maps_are_windows),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
 	T(absorb_keeps_signatures),
