@@ -92,11 +92,10 @@ struct tfd_event {
  *	for (tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e);)
  *		...
  *
- * An event is its kind and flags in one byte, then varints: its start less
- * the previous event's (zigzag), its duration (zigzag), and its signature's
- * index shifted left by two over how its value is stored: 0 none (zero), 1
- * a varint, 2 eight bytes (little-endian), 3 the index of an iterator id in
- * the host's table of them (an iterator's calls repeat its id). */
+ * An event is varints: its start less the previous event's (zigzag), its
+ * duration (zigzag) and the index of its form (struct tfd_form: what an
+ * iterator's calls repeat, one byte for the first 128 forms), then its
+ * value as the form says. */
 struct tfd_thread {
 	int64_t id;
 	const char *name;
@@ -129,13 +128,24 @@ struct tfd_step {
 	int64_t start_ns, end_ns;
 };
 
-/* What packed events refer to: signatures and iterator ids by index. One
- * per capture that events were read into; it outlives the hosts using it. */
+/* How a packed event's value is stored: none (zero), a varint, eight bytes
+ * (little-endian), or in its form (an iterator's id: its calls repeat it). */
+enum tfd_val_how { TFD_VAL_NONE, TFD_VAL_VARINT, TFD_VAL_FIXED, TFD_VAL_FORM };
+
+/* What an event shares with others of its form: its signature, kind and
+ * flags, how its value is stored and, for TFD_VAL_FORM, the value. */
+struct tfd_form {
+	const struct tfd_sig *sig;
+	uint64_t val;
+	uint8_t kind, flags, how;
+};
+
+/* What packed events refer to: their forms by index. One per capture that
+ * events were read into; it outlives the hosts using it. */
 struct tfd_evtab {
-	const struct tfd_sig **sig;
-	size_t nsig, sigcap;
-	uint64_t *val;
-	size_t nval, valcap;
+	struct tfd_form *form;
+	size_t nform, formcap;
+	size_t nval; /* iterator ids given forms of their own */
 };
 
 /* Executor time of a host's dataset functions, summed while its XSpace
@@ -368,8 +378,7 @@ const char *tfd_event_param(const struct tfd_event *e, const char *key);
 struct tfd_ev_cursor {
 	const uint8_t *p, *end; /* p: the next event */
 	int64_t start;
-	const struct tfd_sig *const *sig;
-	const uint64_t *val;
+	const struct tfd_form *form;
 };
 
 static inline void tfd_ev_begin(struct tfd_ev_cursor *c, const struct tfd_host *h,
@@ -378,8 +387,7 @@ static inline void tfd_ev_begin(struct tfd_ev_cursor *c, const struct tfd_host *
 	c->p = th->evbuf;
 	c->end = th->evbuf ? th->evbuf + th->evlen : NULL;
 	c->start = 0;
-	c->sig = h->tab ? (const struct tfd_sig *const *)h->tab->sig : NULL;
-	c->val = h->tab ? h->tab->val : NULL;
+	c->form = h->tab ? h->tab->form : NULL;
 }
 
 /* A varint the capture wrote itself (no checks). */
@@ -427,33 +435,32 @@ __attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_curs
 							       struct tfd_event *e)
 {
 	const uint8_t *p = c->p;
-	uint64_t s;
+	const struct tfd_form *f;
 
 	if (p >= c->end)
 		return false;
-	e->kind = p[0] & 7;
-	e->flags = p[0] >> 3;
-	p++;
 	c->start += tfd_ev_unzig(tfd_ev_varint(&p));
 	e->start_ns = c->start;
 	e->dur_ns = tfd_ev_unzig(tfd_ev_varint(&p));
-	s = tfd_ev_varint(&p);
-	e->sig = c->sig[s >> 2];
-	switch (s & 3) {
-	case 0:
+	f = &c->form[tfd_ev_varint(&p)];
+	e->sig = f->sig;
+	e->kind = f->kind;
+	e->flags = f->flags;
+	switch (f->how) {
+	case TFD_VAL_NONE:
 		e->id = 0;
 		break;
-	case 1:
+	case TFD_VAL_VARINT:
 		e->id = tfd_ev_varint(&p);
 		break;
-	case 2:
+	case TFD_VAL_FIXED:
 		e->id = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
 			(uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
 			(uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 		p += 8;
 		break;
 	default:
-		e->id = c->val[tfd_ev_varint(&p)];
+		e->id = f->val;
 		break;
 	}
 	c->p = p;
@@ -481,6 +488,6 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 _Static_assert(sizeof(struct tfd_event) == 32, "an event is 32 bytes");
 _Static_assert(TFD_MAX_DURATION_NS < (1ull << 46), "durations fit dur_ns's 47 bits");
 _Static_assert(TFD_MAX_PARAMS < 65536 && TFD_EVF_ASYNC < 32 && TFD_EV_EXEC < 8,
-	       "counts fit their bits, flags and kind a packed event's first byte");
+	       "counts fit their bits, flags and kind one byte of a form's key");
 
 #endif

@@ -20,7 +20,7 @@
 /* ---- model building ---------------------------------------------------- */
 
 
-/* A packed event is at most 1 + 10 + 10 + 5 + 8 bytes. */
+/* A packed event is at most 10 + 10 + 5 + 8 bytes. */
 #define EV_MAXLEN 40
 
 /* What the builder keeps per thread while a file is read. */
@@ -78,6 +78,9 @@ struct sig_rec {
 
 /* events added by name: the last signature of each name, direct-mapped */
 #define SIG_CACHE 256
+/* forms looked up last, direct-mapped (a thread's events cycle through a
+ * few); the index is the top 8 bits of a product */
+#define FORM_CACHE 256
 
 /* A signature given a parent_id: the last result of each (signature,
  * parent_id), direct-mapped (an iterator's calls repeat the pair). */
@@ -96,8 +99,14 @@ struct capture_impl {
 	const struct tfd_sig *sig_cache[SIG_CACHE];
 	struct parent_step parent_cache[SIG_CACHE];
 	/* what its hosts' packed events refer to; iterator id -> its index
-	 * there, and the last lookups, direct-mapped */
+	 * among the ids given forms, and the last lookups, direct-mapped */
 	struct tfd_evtab *tab;
+	size_t nsig; /* signatures made: the next one's idx */
+	struct imap form_idx; /* form_key() -> index in tab->form */
+	struct {
+		uint64_t key;
+		uint32_t idx1; /* its index + 1, 0 for an empty entry */
+	} form_cache[FORM_CACHE];
 	struct imap val_idx;
 	size_t nval_asked; /* iterator events with an id packed */
 	struct {
@@ -148,12 +157,7 @@ static const struct tfd_sig *sig_get(struct tfd_capture *cap, const struct tfd_s
 	}
 	s = tfd_arena_alloc(&cap->arena, sizeof(*s));
 	*s = *want;
-	s->idx = (uint32_t)ci->tab->nsig;
-	if (ci->tab->nsig == ci->tab->sigcap) {
-		ci->tab->sigcap = ci->tab->sigcap ? 2 * ci->tab->sigcap : 64;
-		ci->tab->sig = xrealloc(ci->tab->sig, ci->tab->sigcap * sizeof(*ci->tab->sig));
-	}
-	ci->tab->sig[ci->tab->nsig++] = s;
+	s->idx = (uint32_t)ci->nsig++;
 	vec_push(&ci->sigs, ((struct sig_rec){s, next}));
 	imap_put(&ci->sig_head, h, ci->sigs.n - 1);
 	return s;
@@ -221,8 +225,8 @@ void tfd_capture_free(struct tfd_capture *cap)
 	imap_free(&ci->sig_head);
 	vec_free(&ci->sigs);
 	imap_free(&ci->val_idx);
-	free(ci->tab->sig);
-	free(ci->tab->val);
+	imap_free(&ci->form_idx);
+	free(ci->tab->form);
 	free(ci->tab);
 	for (size_t i = 0; i < ci->parts.n; i++)
 		tfd_capture_free(ci->parts.v[i]);
@@ -331,15 +335,16 @@ static int64_t start_delta(int64_t to, int64_t from)
 	return (int64_t)((uint64_t)to - (uint64_t)from);
 }
 
-/* An iterator id not put in the table (VAL_NONE) is stored as it is. */
+/* An iterator id not given forms (VAL_NONE) is stored as it is. */
 #define VAL_NONE UINT32_MAX
-#define VAL_FREE 4096 /* ids the table takes before it must pay */
+#define VAL_FREE 4096 /* ids given forms before they must pay */
+#define FORM_VAL_BITS 22 /* an id's index in a form's key */
 
-/* The index of iterator id v in the capture's table, added if new; VAL_NONE
- * when the table takes no more: ids that do not repeat (no TensorFlow
- * writes those, but a file may) would cost more in it than as they are,
- * so past VAL_FREE ids it grows only while the iterator events with an id
- * number four times its ids. */
+/* The index of iterator id v among the ids given forms of their own
+ * (TFD_VAL_FORM), added if new; VAL_NONE when no more are: ids that do not
+ * repeat (no TensorFlow writes those, but a file may) would cost more in
+ * forms than as they are, so past VAL_FREE ids they are given forms only
+ * while the iterator events with an id number four times the ids. */
 static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 {
 	size_t m = (size_t)((v ^ (v >> 29) ^ (v >> 47)) % SIG_CACHE), idx;
@@ -349,14 +354,10 @@ static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 	if (ci->val_cache[m].val == v && v)
 		return ci->val_cache[m].idx;
 	if (!imap_get(&ci->val_idx, v, &idx)) {
-		if (tab->nval >= VAL_FREE && tab->nval > ci->nval_asked / 4)
+		if (tab->nval >= ((size_t)1 << FORM_VAL_BITS) ||
+		    (tab->nval >= VAL_FREE && tab->nval > ci->nval_asked / 4))
 			return VAL_NONE;
-		if (tab->nval == tab->valcap) {
-			tab->valcap = tab->valcap ? 2 * tab->valcap : 64;
-			tab->val = xrealloc(tab->val, tab->valcap * sizeof(*tab->val));
-		}
-		idx = tab->nval;
-		tab->val[tab->nval++] = v;
+		idx = tab->nval++;
 		imap_put(&ci->val_idx, v, idx);
 	}
 	ci->val_cache[m].val = v;
@@ -364,16 +365,48 @@ static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 	return (uint32_t)idx;
 }
 
-/* A signature's index si (shifted) and a value v, not 0, as it is. */
-static uint8_t *put_value(uint8_t *q, uint64_t si, uint64_t v)
+/* The index of the form (sig, kind, flags, how; for TFD_VAL_FORM the id
+ * val, of index vi) in cap's table, added if new. Its key: sig's index,
+ * kind and flags in a byte (as enum tfd_ev_flag allows), how, vi. */
+static uint32_t form_index(struct capture_impl *ci, const struct tfd_sig *sig, unsigned kind,
+			   unsigned flags, enum tfd_val_how how, uint32_t vi, uint64_t val)
 {
-	if (v < (1ull << 49)) {
-		q = tfd_ev_put_varint(q, si | 1);
-		return tfd_ev_put_varint(q, v);
+	uint64_t key = (uint64_t)sig->idx | (uint64_t)(kind | flags << 3) << 32 |
+		       (uint64_t)how << 40 | (uint64_t)vi << (64 - FORM_VAL_BITS);
+	size_t m = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 56), idx;
+	struct tfd_evtab *tab = ci->tab;
+
+	if (ci->form_cache[m].idx1 && ci->form_cache[m].key == key)
+		return ci->form_cache[m].idx1 - 1;
+	if (!imap_get(&ci->form_idx, key, &idx)) {
+		if (tab->nform == tab->formcap) {
+			tab->formcap = tab->formcap ? 2 * tab->formcap : 64;
+			tab->form = xrealloc(tab->form, tab->formcap * sizeof(*tab->form));
+		}
+		tab->form[tab->nform] = (struct tfd_form){sig, how == TFD_VAL_FORM ? val : 0,
+							  (uint8_t)kind, (uint8_t)flags, (uint8_t)how};
+		idx = tab->nform++;
+		imap_put(&ci->form_idx, key, idx);
 	}
-	q = tfd_ev_put_varint(q, si | 2);
-	for (int i = 0; i < 8; i++)
-		*q++ = (uint8_t)(v >> (8 * i));
+	ci->form_cache[m].key = key;
+	ci->form_cache[m].idx1 = (uint32_t)idx + 1;
+	return (uint32_t)idx;
+}
+
+/* How a value v not given a form is stored. */
+static enum tfd_val_how how_inline(uint64_t v)
+{
+	return v == 0 ? TFD_VAL_NONE : v < (1ull << 49) ? TFD_VAL_VARINT : TFD_VAL_FIXED;
+}
+
+/* Write value v at q as how says (nothing for none or a form's). */
+static uint8_t *put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
+{
+	if (how == TFD_VAL_VARINT)
+		return tfd_ev_put_varint(q, v);
+	if (how == TFD_VAL_FIXED)
+		for (int i = 0; i < 8; i++)
+			*q++ = (uint8_t)(v >> (8 * i));
 	return q;
 }
 
@@ -382,22 +415,19 @@ static uint8_t *put_value(uint8_t *q, uint64_t si, uint64_t v)
 static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_event *e,
 			  int64_t *last)
 {
-	uint64_t v = e->id, si = (uint64_t)e->sig->idx << 2;
-	uint32_t vi;
+	uint64_t v = e->id;
+	uint32_t vi = 0;
+	enum tfd_val_how how = how_inline(v);
 
-	*q++ = (uint8_t)(e->kind | e->flags << 3);
+	if (v && e->kind == TFD_EV_ITERATOR && (vi = val_index(ci, v)) != VAL_NONE)
+		how = TFD_VAL_FORM;
+	else
+		vi = 0;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
 	*last = e->start_ns;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
-	if (v == 0) {
-		q = tfd_ev_put_varint(q, si);
-	} else if (e->kind == TFD_EV_ITERATOR && (vi = val_index(ci, v)) != VAL_NONE) {
-		q = tfd_ev_put_varint(q, si | 3);
-		q = tfd_ev_put_varint(q, vi);
-	} else {
-		q = put_value(q, si, v);
-	}
-	return q;
+	q = tfd_ev_put_varint(q, form_index(ci, e->sig, e->kind, e->flags, how, vi, v));
+	return put_value(q, how, v);
 }
 
 /* Can e be folded into a run of chunks (fold_exec)? Negative durations
@@ -716,22 +746,28 @@ static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves
 	return mv->last[m].to;
 }
 
-#define MAP_UNSEEN (UINT32_MAX - 1)
+/* Form f of a part as cap's: the same but for its signature, moved, and
+ * an id that cap gives no form (VAL_NONE) to be stored as it is. */
+static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv,
+			   const struct tfd_form *f)
+{
+	struct capture_impl *ci = impl(cap);
+	enum tfd_val_how how = (enum tfd_val_how)f->how;
+	uint32_t vi = 0;
 
-/* A part's signature and iterator id indexes as cap's (UINT32_MAX for a
- * signature, MAP_UNSEEN for an id: not looked up yet; an id may map to
- * VAL_NONE). */
-struct idx_map {
-	uint32_t *sig, *val;
-	size_t nsig, nval;
-};
+	if (how == TFD_VAL_FORM && (vi = val_index(ci, f->val)) == VAL_NONE) {
+		how = how_inline(f->val);
+		vi = 0;
+	}
+	return form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi, f->val);
+}
 
 /* Append the packed events of src (a thread of part's host ph) to dst
  * (cap's), with cap's indexes: each event's bytes are copied but for its
  * start delta and the indexes in it. src's pages go as they are read (it
  * is freed after): a long thread is not held twice. */
 static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
-		     struct idx_map *map, struct tfd_thread *src, struct tfd_thread *dst,
+		     uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
 		     struct th_build *tb)
 {
 	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
@@ -764,13 +800,14 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		tb->has_fold = false;
 	}
 	while (p < end) {
-		uint8_t first = *p++, *q;
+		uint8_t *q;
 		const uint8_t *dur;
+		const struct tfd_form *pf;
 		int64_t d;
-		uint64_t si, idx;
+		uint64_t fi;
 
 		if ((size_t)(p - released) > (1u << 20))
-			tfd_pages_release(&released, p - 1, 1u << 20);
+			tfd_pages_release(&released, p, 1u << 20);
 		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
 		dur = p;
 		d = tfd_ev_unzig(tfd_ev_varint(&p));
@@ -782,37 +819,25 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		off = dst->evlen;
 		prev = tb->last_start;
 		q = dst->evbuf + dst->evlen;
-		*q++ = first;
 		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
 		tb->last_start = start;
 		memcpy(q, dur, (size_t)(p - dur));
 		q += p - dur;
-		si = tfd_ev_varint(&p);
-		idx = si >> 2;
-		if (map->sig[idx] == UINT32_MAX)
-			map->sig[idx] = moved_sig(cap, mv, ph->tab->sig[idx])->idx;
-		if ((si & 3) == 3) {
-			uint64_t vi = tfd_ev_varint(&p);
-
-			if (map->val[vi] == MAP_UNSEEN)
-				map->val[vi] = val_index(impl(cap), ph->tab->val[vi]);
-			if (map->val[vi] == VAL_NONE) {
-				q = put_value(q, (uint64_t)map->sig[idx] << 2, ph->tab->val[vi]);
-			} else {
-				q = tfd_ev_put_varint(q, (uint64_t)map->sig[idx] << 2 | 3);
-				q = tfd_ev_put_varint(q, map->val[vi]);
-			}
-			dst->evlen = (size_t)(q - dst->evbuf);
-			continue;
-		}
-		q = tfd_ev_put_varint(q, (uint64_t)map->sig[idx] << 2 | (si & 3));
-		if ((si & 3) == 1) {
+		fi = tfd_ev_varint(&p);
+		pf = &ph->tab->form[fi];
+		if (map[fi] == UINT32_MAX)
+			map[fi] = moved_form(cap, mv, pf);
+		q = tfd_ev_put_varint(q, map[fi]);
+		if (pf->how == TFD_VAL_FORM) {
+			/* nothing, or the id as it is where cap gives it no form */
+			q = put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how, pf->val);
+		} else if (pf->how == TFD_VAL_VARINT) {
 			const uint8_t *v = p;
 
 			tfd_ev_varint(&p);
 			memcpy(q, v, (size_t)(p - v));
 			q += p - v;
-		} else if ((si & 3) == 2) {
+		} else if (pf->how == TFD_VAL_FIXED) {
 			memcpy(q, p, 8);
 			q += 8;
 			p += 8;
@@ -828,8 +853,7 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		c.p = dst->evbuf + off;
 		c.end = dst->evbuf + dst->evlen;
 		c.start = prev;
-		c.sig = (const struct tfd_sig *const *)impl(cap)->tab->sig;
-		c.val = impl(cap)->tab->val;
+		c.form = impl(cap)->tab->form;
 		tfd_ev_next(&c, &e);
 		note_last(impl(cap), tb, &e, off, prev);
 	}
@@ -840,18 +864,13 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 {
 	struct tfd_host *ph = &part->hosts[0];
 	struct sig_moves mv;
-	struct idx_map map;
+	uint32_t *map; /* a part's form as cap's, UINT32_MAX: not seen yet */
 	size_t folded = 0; /* chunks folded at the seams */
 
 	memset(&mv, 0, sizeof(mv));
 	pack_pending(part, ph);
-	map.nsig = ph->tab->nsig;
-	map.nval = ph->tab->nval;
-	map.sig = xmalloc((map.nsig + 1) * sizeof(*map.sig));
-	map.val = xmalloc((map.nval + 1) * sizeof(*map.val));
-	memset(map.sig, 0xff, (map.nsig + 1) * sizeof(*map.sig));
-	for (size_t i = 0; i <= map.nval; i++)
-		map.val[i] = MAP_UNSEEN;
+	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
+	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
@@ -864,7 +883,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 		if (tb->has_pend)
 			pack_held(impl(cap), h, dst, tb);
 		dst->kinds |= src->kinds;
-		folded += repack(cap, ph, &mv, &map, src, dst, tb);
+		folded += repack(cap, ph, &mv, map, src, dst, tb);
 		free(src->evbuf);
 		src->evbuf = NULL;
 		src->evlen = 0;
@@ -881,8 +900,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
 	imap_free(&mv.done);
-	free(map.sig);
-	free(map.val);
+	free(map);
 }
 
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
@@ -1174,18 +1192,17 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 
 	if (!th->nevents)
 		return 0;
-	/* a kept event is its first byte, its start as a delta from the last
-	 * kept one, then its other fields' bytes as they were: the delta's
-	 * varint is never longer than those of the deltas it sums and the
-	 * dropped events' bytes, so the writes stay behind the reads */
+	/* a kept event is its start as a delta from the last kept one, then
+	 * its other fields' bytes as they were: the delta's varint is never
+	 * longer than those of the deltas it sums and the dropped events'
+	 * bytes, so the writes stay behind the reads */
 	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
-		const uint8_t *rest = at + 1;
+		const uint8_t *rest = at;
 
 		if (!keep(&e, ctx))
 			continue;
 		tfd_ev_varint(&rest);
-		*w = *at;
-		w = tfd_ev_put_varint(w + 1, tfd_ev_zig(start_delta(e.start_ns, last)));
+		w = tfd_ev_put_varint(w, tfd_ev_zig(start_delta(e.start_ns, last)));
 		last = e.start_ns;
 		memmove(w, rest, (size_t)(c.p - rest));
 		w += c.p - rest;
@@ -1243,16 +1260,17 @@ static void drop_foreign_exec(struct tfd_host *h)
 	imap_free(&fn);
 }
 
-/* The end of a packed event's fields after its start delta (at p). */
-static const uint8_t *ev_rest_end(const uint8_t *p)
+/* The end of a packed event's fields after its start delta (at p), its
+ * form one of form. */
+static const uint8_t *ev_rest_end(const struct tfd_form *form, const uint8_t *p)
 {
-	uint64_t si;
+	const struct tfd_form *f;
 
 	tfd_ev_varint(&p); /* duration */
-	si = tfd_ev_varint(&p);
-	if ((si & 3) == 1 || (si & 3) == 3)
+	f = &form[tfd_ev_varint(&p)];
+	if (f->how == TFD_VAL_VARINT)
 		tfd_ev_varint(&p);
-	else if ((si & 3) == 2)
+	else if (f->how == TFD_VAL_FIXED)
 		p += 8;
 	return p;
 }
@@ -1278,22 +1296,21 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 	free(tmp);
 	for (size_t k = 0; k < n; k++) {
 		uint8_t d[10];
-		const uint8_t *rest = th->evbuf + v[k].off + 1;
+		const uint8_t *rest = th->evbuf + v[k].off;
 
 		tfd_ev_varint(&rest);
-		len += 1 + (size_t)(ev_rest_end(rest) - rest) +
+		len += (size_t)(ev_rest_end(h->tab->form, rest) - rest) +
 		       (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
 		last = v[k].start;
 	}
 	q = out = xmalloc(len ? len : 1);
 	last = 0;
 	for (size_t k = 0; k < n; k++) {
-		const uint8_t *ev = th->evbuf + v[k].off, *rest = ev + 1, *end;
+		const uint8_t *rest = th->evbuf + v[k].off, *end;
 
 		tfd_ev_varint(&rest);
-		end = ev_rest_end(rest);
-		*q = *ev;
-		q = tfd_ev_put_varint(q + 1, tfd_ev_zig(start_delta(v[k].start, last)));
+		end = ev_rest_end(h->tab->form, rest);
+		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(v[k].start, last)));
 		last = v[k].start;
 		memcpy(q, rest, (size_t)(end - rest));
 		q += end - rest;

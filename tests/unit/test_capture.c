@@ -1640,7 +1640,7 @@ static bool keep_iterators(const struct tfd_event *e, void *ctx)
  * reads, as parallel reads of a long line are merged) reads back whole. */
 static void long_thread_absorbed(struct t *t)
 {
-	enum { N = 300000 };
+	enum { N = 500000 };
 	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 	struct tfd_host *ph = tfd_capture_add_host(part, "h");
@@ -1907,6 +1907,7 @@ static void unrepeated_iterator_ids(struct t *t)
 
 		/* the 10 that repeat, and a quarter of the 30000 ids asked at most */
 		T_TRUE(x->tab->nval >= 10 && x->tab->nval <= N / 4 + 1);
+		T_TRUE(x->tab->nform <= x->tab->nval + 4);
 		T_EQ_I64((int64_t)x->threads[0].nevents, N);
 		v = tfd_thread_unpack(x, &x->threads[0]);
 		for (size_t i = 0; i < N; i++)
@@ -1923,7 +1924,46 @@ static void unrepeated_iterator_ids(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* An id that a part gave a form of its own but the capture absorbing it
+ * gives none (its ids are used up) is stored as it is, and reads back. */
+static void absorbed_id_without_a_form(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h"), *ph = tfd_capture_add_host(part, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "w"), pth = tfd_host_thread(part, ph, 1, "w");
+	struct tfd_err err = {0};
+	struct tfd_event *v;
+	size_t n = 5000;
+
+	for (size_t i = 0; i < n; i++) /* ids asked once each: no room is left */
+		tfd_event_set_stat_int(cap,
+				       tfd_host_add_event(cap, h, th, "Iterator::Model", (int64_t)i, 1),
+				       "id", (int64_t)(100 + i));
+	for (size_t i = 0; i < 4; i++)
+		tfd_event_set_stat_int(
+		    part, tfd_host_add_event(part, ph, pth, "Iterator::Model::Map", (int64_t)(n + i), 1),
+		    "id", i % 2 ? 7 : (int64_t)1 << 60);
+	T_TRUE(ph->tab->nval == 2);
+	tfd_host_absorb(cap, h, part);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_TRUE(h->tab->nval < n);
+	T_EQ_I64((int64_t)h->threads[0].nevents, (int64_t)n + 4);
+	v = tfd_thread_unpack(h, &h->threads[0]);
+	for (size_t i = 0; v && i < n + 4; i++) {
+		uint64_t want = i < n ? 100 + i : i % 2 ? 7 : (uint64_t)1 << 60;
+
+		if (v[i].id != want || v[i].kind != TFD_EV_ITERATOR) {
+			T_FAILF("event %zu reads id %llu", i, (unsigned long long)v[i].id);
+			break;
+		}
+	}
+	free(v);
+	tfd_capture_free(part);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+	T(absorbed_id_without_a_form),
 	T(unrepeated_iterator_ids),
 	T(packed_events_round_trip),
 	T(long_thread_absorbed),
