@@ -58,7 +58,7 @@ struct tfd_sig {
 	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 	uint64_t parent_id;             /* iterators (TFD_EVF_PARENT on the event) */
 	uint16_t nparams;               /* <= TFD_MAX_PARAMS */
-	uint32_t idx; /* its place in the capture's table (stored events name it) */
+	uint32_t idx; /* its index among the capture's signatures (in a form's key) */
 };
 
 /* One event as the passes read it (32 bytes). The duration, kind and flags
