@@ -15,17 +15,20 @@
  * they make at least min bytes; *done moves to where they went. */
 void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min);
 
-/* Cut the file mapping [m, m + len) into windows of TFD_MAP_WINDOW bytes
- * (more when there would be over TFD_MAP_WINDOWS_MAX), each its own
- * mapping in the kernel's eyes; the number of windows made. Linux 6.18
- * maps a page-cache folio (up to 2 MB) whole on a fault where it fits in
- * the mapping: whole files held 2 MB or more per reader resident ahead of
- * what tfd_pages_release() had dropped, a window holds the 64 KB a fault
- * maps around. The windows are told apart by MADV_DONTDUMP on every other
- * one (it changes only what a core dump holds), else the kernel merges
- * them back; a failure (the map-count limit) leaves the rest whole. */
+/* Cut the file mapping [m, m + len) into windows of TFD_MAP_WINDOW bytes,
+ * each its own mapping in the kernel's eyes, when the file is smaller
+ * than TFD_MAP_SPLIT_BELOW; the number of windows made (1: left whole).
+ * Linux 6.18 maps a page-cache folio (up to 2 MB) whole on a fault where
+ * it fits in the mapping: whole files held up to 2 MB per reader resident
+ * ahead of what tfd_pages_release() had dropped, a window holds the 64 KB
+ * a fault maps around. The windows are told apart by MADV_DONTDUMP on
+ * every other one (it changes only what a core dump holds), else the
+ * kernel merges them back; a failure (the map-count limit) leaves the rest
+ * whole. A larger file is left whole: its folios' 2 MB ahead of a reader
+ * are a small share of it, and the windows' faults (16 per folio instead
+ * of one) cost 2-5 % of its read. */
 #define TFD_MAP_WINDOW ((size_t)1 << 20)
-#define TFD_MAP_WINDOWS_MAX 16384 /* a quarter of Linux's default map count */
+#define TFD_MAP_SPLIT_BELOW ((size_t)512 << 20)
 size_t tfd_pages_split_map(void *m, size_t len);
 
 #endif

@@ -23,17 +23,12 @@ void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min)
 
 size_t tfd_pages_split_map(void *m, size_t len)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	size_t w = TFD_MAP_WINDOW, n = 1;
 
-	if (page <= 0 || len <= w)
+	if (len <= w || len >= TFD_MAP_SPLIT_BELOW)
 		return 1;
-	if (len / w > TFD_MAP_WINDOWS_MAX)
-		w = (len / TFD_MAP_WINDOWS_MAX + (size_t)page) / (size_t)page * (size_t)page;
 	for (size_t off = w; off < len; off += 2 * w) {
-		size_t n_off = len - off < w ? len - off : w;
-
-		if (madvise((uint8_t *)m + off, n_off, MADV_DONTDUMP) != 0)
+		if (madvise((uint8_t *)m + off, len - off < w ? len - off : w, MADV_DONTDUMP) != 0)
 			break;
 		n += off + w < len ? 2 : 1;
 	}

@@ -1412,7 +1412,8 @@ static void largest_capture_file(struct t *t)
 }
 
 /* A mapped file is cut into windows the kernel keeps apart (a fault maps
- * at most the window's part of a page-cache folio), the bytes the same. */
+ * at most the window's part of a page-cache folio), the bytes the same;
+ * one of TFD_MAP_SPLIT_BELOW or more is left whole. */
 static void file_maps_are_windows(struct t *t)
 {
 	char path[] = "/tmp/tfd-unit-XXXXXX", line[512];
@@ -1454,6 +1455,19 @@ static void file_maps_are_windows(struct t *t)
 	T_EQ_U64(tfd_pages_split_map(m, TFD_MAP_WINDOW), 1); /* one window: nothing to cut */
 	munmap(m, len);
 	free(buf);
+	/* a large file (sparse here) is mapped whole */
+	memcpy(path + sizeof(path) - 7, "XXXXXX", 6);
+	T_TRUE((fd = mkstemp(path)) >= 0);
+	T_TRUE(ftruncate(fd, (off_t)TFD_MAP_SPLIT_BELOW) == 0);
+	m = mmap(NULL, TFD_MAP_SPLIT_BELOW, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	unlink(path);
+	T_TRUE(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		T_EQ_U64(tfd_pages_split_map(m, TFD_MAP_SPLIT_BELOW), 1);
+		T_EQ_U64(tfd_pages_split_map(m, TFD_MAP_SPLIT_BELOW - 4096), 512);
+		munmap(m, TFD_MAP_SPLIT_BELOW);
+	}
 }
 
 /* The dataset-function step ids are a set of bare keys: every id added is
