@@ -1,7 +1,8 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tfd/err.h"
 
@@ -87,6 +88,23 @@ void *xcalloc(size_t n, size_t size)
 
 	if (!p)
 		oom();
+	return p;
+}
+
+static void *(*volatile const zero_fill)(void *, int, size_t) = memset;
+
+void *xcalloc_written(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		oom();
+	bytes = n * size;
+	p = xmalloc(bytes);
+	/* through a volatile pointer: the compiler folds malloc() and a
+	 * memset() of zeros into calloc() */
+	zero_fill(p, 0, bytes ? bytes : 1);
 	return p;
 }
 

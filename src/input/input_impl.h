@@ -119,7 +119,7 @@ static inline void fn_steps_reserve(struct fn_steps *f, size_t n)
 		f->cap = 64;
 	while (n * 4 > f->cap * 3)
 		f->cap *= 2;
-	f->k = xcalloc(f->cap, sizeof(*f->k));
+	f->k = xcalloc_written(f->cap, sizeof(*f->k));
 	for (size_t i = 0; i < ocap; i++)
 		if (old[i])
 			f->k[fn_steps_slot(f, old[i])] = old[i];
@@ -182,7 +182,7 @@ static inline void fn_steps_fit(struct fn_steps *f)
 
 	if (!f->cap)
 		return;
-	k = xcalloc(cap, sizeof(*k));
+	k = xcalloc_written(cap, sizeof(*k));
 	for (size_t i = 0; i < f->cap; i++)
 		if (f->k[i])
 			fn_steps_put_ordered(k, cap, f->k[i]);

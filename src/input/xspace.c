@@ -1589,7 +1589,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			sc.sums->key = sc.fn_steps.k;
 			sc.sums->cap = sc.fn_steps.cap;
 			sc.sums->has_zero = sc.fn_steps.has_zero;
-			sc.sums->val = xcalloc(sc.fn_steps.cap ? sc.fn_steps.cap : 1, sizeof(uint64_t));
+			sc.sums->val =
+			    xcalloc_written(sc.fn_steps.cap ? sc.fn_steps.cap : 1, sizeof(uint64_t));
 			sc.sums->coded = true;
 			tfd_capture_sum_exec(cap, sc.sums, NULL);
 		}

@@ -1470,6 +1470,28 @@ static void file_maps_are_windows(struct t *t)
 	}
 }
 
+/* A table read before it is written is zeroed by writing: its pages are
+ * resident at once (calloc()'s are not, and map the zero page when read,
+ * whose first write then interrupts every core of the process), and zero. */
+static void written_tables_are_resident(struct t *t)
+{
+	size_t len = (size_t)8 << 20, page = (size_t)sysconf(_SC_PAGESIZE), absent = 0, nonzero = 0;
+	uint64_t *v = xcalloc_written(len / 8, 8);
+	unsigned char *in = xmalloc(len / page + 1);
+	uintptr_t a = ((uintptr_t)v + page - 1) & ~(uintptr_t)(page - 1);
+
+	/* whole pages of it */
+	T_TRUE(mincore((void *)a, (uintptr_t)v + len - a - page, in) == 0);
+	for (size_t i = 0; i < ((uintptr_t)v + len - a - page) / page; i++)
+		absent += !(in[i] & 1);
+	for (size_t i = 0; i < len / 8; i++)
+		nonzero += v[i] != 0;
+	T_EQ_U64(absent, 0);
+	T_EQ_U64(nonzero, 0);
+	free(in);
+	free(v);
+}
+
 /* The dataset-function step ids are a set of bare keys: every id added is
  * found (0, which marks an empty slot, too; ids that collide; across
  * growth), no other is, and the remembered last lookup follows the set. */
@@ -1985,6 +2007,7 @@ const struct t_case capture_cases[] = {
 	T(fast_decimal_is_strtod),
 	T(largest_capture_file),
 	T(file_maps_are_windows),
+	T(written_tables_are_resident),
 	T(fn_steps_is_a_set),
 	T(finish_sorts_what_came_out_of_order),
 	T(absorb_keeps_signatures),
