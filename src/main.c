@@ -19,21 +19,22 @@ struct tfd_cmd {
 };
 
 /* Big captures are read into a few large arrays, filled front to back;
- * with 4 KiB pages that is one page fault per 4 KiB (a fifth to a third of
- * the time on a tf.data-heavy capture). glibc backs its large blocks with
- * transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set at
- * start-up, so the commands that read captures set it and start again
- * (one exec, a few ms), then restore the caller's environment for child
- * processes (watch --exec). Not under valgrind or a sanitizer (their own
- * allocators), not when the caller chose a hugetlb value, and not with
- * TFDOCTOR_NO_HUGEPAGES=1. Huge pages pad each large block to 2 MB (2-7
- * MB of peak RSS in all), and pay only for large captures (least of
- * five: the 1 GB tf.data-heavy capture 3.44 -> 3.12 s on one core, the
- * 300 MB ones and the 1 GB host-heavy one the same time), so analyze,
- * report, dump and dot turn them on only when a capture file of
- * HUGE_MIN_MB (TFDOCTOR_HUGEPAGES_MIN_MB) or more is named (gzipped:
- * 8 times its size); watch, whose captures come later, always. */
-#define HUGE_MIN_MB 512
+ * with 4 KiB pages that is one page fault per 4 KiB. glibc backs its large
+ * blocks with transparent huge pages when the tunable glibc.malloc.hugetlb=1
+ * is set at start-up, so the commands that read captures can set it and
+ * start again (one exec, a few ms), then restore the caller's environment
+ * for child processes (watch --exec). That paid when the arrays were large
+ * (the 1 GB tf.data-heavy capture 3.44 -> 3.12 s on one core, two rounds
+ * ago) and no longer does now that they are small (least of nine: 2.91 ->
+ * 2.90 s on one core; 2.00 -> 2.04 s on two, and the 1 GB host-heavy one
+ * 1.03 -> 1.05 s on two), while huge pages pad each large block to 2 MB
+ * (4-6 MB of peak RSS). So they are off unless asked for:
+ * TFDOCTOR_HUGEPAGES_MIN_MB=N turns them on for analyze, report, dump and
+ * dot when a capture file of N MB or more is named (gzipped: 8 times its
+ * size), and for watch, whose captures come later, always. Never under
+ * valgrind or a sanitizer (their own allocators), when the caller chose a
+ * hugetlb value, under an address-space limit, or with
+ * TFDOCTOR_NO_HUGEPAGES=1. */
 #define TUNE_KEY "glibc.malloc.hugetlb"
 #define TUNE_ORIG "TFDOCTOR_TUNABLES_ORIG"
 
@@ -41,7 +42,7 @@ static void huge_pages(int argc, char **argv)
 {
 	static const char *const heavy[] = {"analyze", "report", "watch", "dump", "dot"};
 	const char *orig = getenv("GLIBC_TUNABLES"), *marker = getenv(TUNE_ORIG);
-	const char *pre = getenv("LD_PRELOAD");
+	const char *pre = getenv("LD_PRELOAD"), *want = getenv("TFDOCTOR_HUGEPAGES_MIN_MB");
 	bool is_heavy = false;
 	struct rlimit rl;
 	char *val;
@@ -62,12 +63,11 @@ static void huge_pages(int argc, char **argv)
 #endif
 	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
 		is_heavy |= strcmp(argv[1], heavy[i]) == 0;
-	if (!is_heavy || (orig && strstr(orig, TUNE_KEY)) || (pre && strstr(pre, "vgpreload")) ||
-	    getenv("TFDOCTOR_NO_HUGEPAGES"))
+	if (!is_heavy || !want || !*want || (orig && strstr(orig, TUNE_KEY)) ||
+	    (pre && strstr(pre, "vgpreload")) || getenv("TFDOCTOR_NO_HUGEPAGES"))
 		return;
 	if (strcmp(argv[1], "watch") != 0) {
-		const char *v = getenv("TFDOCTOR_HUGEPAGES_MIN_MB");
-		uint64_t min_mb = v && *v ? strtoull(v, NULL, 10) : HUGE_MIN_MB;
+		uint64_t min_mb = strtoull(want, NULL, 10);
 
 		/* every argument is looked at: an option's value names no
 		 * capture, or is one (-o FILE) that sizes nothing */

@@ -414,28 +414,36 @@ $TFD synth -o "$T/class1" tests/synth/24-source-behind-pmap.json >/dev/null
 run analyze -q "$T/class1"
 if [[ "$out" == *"bottleneck: TFRecord"*"limits throughput"* ]] && [[ "$out" == *"TFD-S01"* ]] && [[ "$out" == *"latency view: ParallelMapV2"* ]] && [[ "$out" == *"worth: 4.00x throughput"* ]]; then ok; else bad "class 1 text: $(echo "$out" | head -6)"; fi
 
-# ---- huge pages: the reading commands start again with glibc's hugetlb tunable;
-# their children get the caller's environment back ---------------------------
+# ---- huge pages (asked for with TFDOCTOR_HUGEPAGES_MIN_MB): the reading
+# commands start again with glibc's hugetlb tunable; their children get the
+# caller's environment back -----------------------------------------------------
 if [ -z "${VALGRIND:-}" ] && [ -r /proc/self/environ ] && ! nm -C "$TFD" 2>/dev/null | grep -q __asan_init; then
 	$TFD synth -q -o "$T/hp" tests/synth/16-multi-host-slow-worker.json
+	# off unless asked for
 	$TFD watch -q --once --existing --settle 0 --exec \
+		"tr '\\0' '\\n' </proc/\$PPID/environ | grep -c '^GLIBC_TUNABLES=' >$T/hp.def" "$T/hp" >/dev/null 2>&1
+	if [ "$(cat "$T/hp.def" 2>/dev/null)" = 0 ]; then ok; else bad "huge pages on without TFDOCTOR_HUGEPAGES_MIN_MB"; fi
+	TFDOCTOR_HUGEPAGES_MIN_MB=0 $TFD watch -q --once --existing --settle 0 --exec \
 		"tr '\\0' '\\n' </proc/\$PPID/environ | grep -c '^GLIBC_TUNABLES=glibc.malloc.hugetlb=1' >$T/hp.self; echo \"\${GLIBC_TUNABLES-unset}\" >$T/hp.child" \
 		"$T/hp" >/dev/null 2>&1
 	if [ "$(cat "$T/hp.self" 2>/dev/null)" = 1 ] && [ "$(cat "$T/hp.child" 2>/dev/null)" = unset ]; then ok; else bad "hugetlb re-exec: self=$(cat "$T/hp.self" 2>/dev/null) child=$(cat "$T/hp.child" 2>/dev/null)"; fi
-	TFDOCTOR_NO_HUGEPAGES=1 $TFD watch -q --once --existing --settle 0 --exec \
+	TFDOCTOR_HUGEPAGES_MIN_MB=0 TFDOCTOR_NO_HUGEPAGES=1 $TFD watch -q --once --existing --settle 0 --exec \
 		"tr '\\0' '\\n' </proc/\$PPID/environ | grep -c '^GLIBC_TUNABLES=' >$T/hp.off" "$T/hp" >/dev/null 2>&1
 	if [ "$(cat "$T/hp.off" 2>/dev/null)" = 0 ]; then ok; else bad "TFDOCTOR_NO_HUGEPAGES ignored"; fi
-	GLIBC_TUNABLES=glibc.malloc.tcache_count=5 $TFD watch -q --once --existing --settle 0 --exec \
+	TFDOCTOR_HUGEPAGES_MIN_MB=0 GLIBC_TUNABLES=glibc.malloc.tcache_count=5 $TFD watch -q --once --existing --settle 0 --exec \
 		"echo \"\$GLIBC_TUNABLES\" >$T/hp.keep" "$T/hp" >/dev/null 2>&1
 	if [ "$(cat "$T/hp.keep" 2>/dev/null)" = glibc.malloc.tcache_count=5 ]; then ok; else bad "caller's GLIBC_TUNABLES not restored: $(cat "$T/hp.keep")"; fi
-	# analyze starts again only for a capture file of 512 MB or more (its
-	# own threshold lowered here): one exec for a small one, two past it
+	# analyze starts again only when asked, for a capture file of the
+	# size asked or more: one exec by default and for a small capture,
+	# two past the size
 	if command -v strace >/dev/null; then
 		strace -f -qq -e trace=execve -o "$T/hp.st1" $TFD analyze -q -o - "$T/hp" >/dev/null 2>&1
 		TFDOCTOR_HUGEPAGES_MIN_MB=0 strace -f -qq -e trace=execve -o "$T/hp.st2" \
 			$TFD analyze -q -o - "$T/hp" >/dev/null 2>&1
-		n1=$(grep -c 'execve(' "$T/hp.st1"); n2=$(grep -c 'execve(' "$T/hp.st2")
-		if [ "$n1" = 1 ] && [ "$n2" = 2 ]; then ok; else bad "huge pages by size: $n1 and $n2 execs, want 1 and 2"; fi
+		TFDOCTOR_HUGEPAGES_MIN_MB=512 strace -f -qq -e trace=execve -o "$T/hp.st3" \
+			$TFD analyze -q -o - "$T/hp" >/dev/null 2>&1
+		n1=$(grep -c 'execve(' "$T/hp.st1"); n2=$(grep -c 'execve(' "$T/hp.st2"); n3=$(grep -c 'execve(' "$T/hp.st3")
+		if [ "$n1" = 1 ] && [ "$n2" = 2 ] && [ "$n3" = 1 ]; then ok; else bad "huge pages by size: $n1, $n2 and $n3 execs, want 1, 2 and 1"; fi
 	fi
 fi
 
