@@ -169,6 +169,8 @@ struct smeta {
 #define PARAM_CACHE 64
 #define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
 
+#define EXEC_LAST_MAX 128 /* the bytes of stats an executor chunk's reading remembers */
+
 struct scan {
 	struct tfd_capture *cap;
 	size_t host_idx;
@@ -217,6 +219,16 @@ struct scan {
 		 * same with NULs after it read the same: up to the first NUL) */
 		char tail[PARAM_SHORT - 8];
 	} param_cache[PARAM_CACHE];
+	/* the stats of the last executor chunk read for its step, and what
+	 * exec_stats() made of them: a step's chunks on a thread carry the
+	 * same stats, byte for byte (len 0: none yet) */
+	struct exec_last {
+		size_t len;
+		uint8_t bytes[EXEC_LAST_MAX];
+		bool has_id, has_group;
+		uint64_t id;
+		int64_t group;
+	} exec_last;
 };
 
 static bool is_group_mid(const struct scan *sc, uint64_t mid)
@@ -757,8 +769,24 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		    !(sc->opts && sc->opts->xspace_two_walks)) {
 			/* one walk for the id and the step; a chunk of a dataset
 			 * function is read again below, in full */
-			if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) != 0)
-				goto bad;
+			struct exec_last *xl = &sc->exec_last;
+			size_t slen = stats ? (size_t)(end - stats) : 0;
+
+			if (slen && xl->len == slen && memcmp(xl->bytes, stats, slen) == 0) {
+				has_id = xl->has_id;
+				id = xl->id;
+				has_group = xl->has_group;
+				group = xl->group;
+			} else {
+				if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) != 0)
+					goto bad;
+				xl->len = slen <= EXEC_LAST_MAX ? slen : 0;
+				memcpy(xl->bytes, stats ? stats : end, xl->len);
+				xl->has_id = has_id;
+				xl->id = id;
+				xl->has_group = has_group;
+				xl->group = group;
+			}
 			keep = has_id && fn_steps_has(&sc->fn_steps, id);
 			if (!keep) {
 				tfd_host_note(sc->cap, h, has_group, group, start_ns, end_ns);
