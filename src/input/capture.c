@@ -102,7 +102,7 @@ struct capture_impl {
 	 * among the ids given forms, and the last lookups, direct-mapped */
 	struct tfd_evtab *tab;
 	size_t nsig; /* signatures made: the next one's idx */
-	struct imap form_idx; /* form_key() -> index in tab->form */
+	struct imap form_idx; /* a form's key (form_index()) -> its index in tab->form */
 	struct {
 		uint64_t key;
 		uint32_t idx1; /* its index + 1, 0 for an empty entry */
@@ -399,6 +399,17 @@ static enum tfd_val_how how_inline(uint64_t v)
 	return v == 0 ? TFD_VAL_NONE : v < (1ull << 49) ? TFD_VAL_VARINT : TFD_VAL_FIXED;
 }
 
+/* How ci stores value v of an event (iterator: an iterator's id): in a
+ * form while ci gives ids forms, *vi then its index (else 0), or as it is. */
+static enum tfd_val_how value_how(struct capture_impl *ci, uint64_t v, bool iterator,
+				  uint32_t *vi)
+{
+	if (v && iterator && (*vi = val_index(ci, v)) != VAL_NONE)
+		return TFD_VAL_FORM;
+	*vi = 0;
+	return how_inline(v);
+}
+
 /* Write value v at q as how says (nothing for none or a form's). */
 static uint8_t *put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
 {
@@ -416,13 +427,9 @@ static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_
 			  int64_t *last)
 {
 	uint64_t v = e->id;
-	uint32_t vi = 0;
-	enum tfd_val_how how = how_inline(v);
+	uint32_t vi;
+	enum tfd_val_how how = value_how(ci, v, e->kind == TFD_EV_ITERATOR, &vi);
 
-	if (v && e->kind == TFD_EV_ITERATOR && (vi = val_index(ci, v)) != VAL_NONE)
-		how = TFD_VAL_FORM;
-	else
-		vi = 0;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
 	*last = e->start_ns;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
@@ -752,13 +759,10 @@ static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv,
 			   const struct tfd_form *f)
 {
 	struct capture_impl *ci = impl(cap);
-	enum tfd_val_how how = (enum tfd_val_how)f->how;
 	uint32_t vi = 0;
+	enum tfd_val_how how = f->how == TFD_VAL_FORM ? value_how(ci, f->val, true, &vi)
+						       : (enum tfd_val_how)f->how;
 
-	if (how == TFD_VAL_FORM && (vi = val_index(ci, f->val)) == VAL_NONE) {
-		how = how_inline(f->val);
-		vi = 0;
-	}
 	return form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi, f->val);
 }
 
