@@ -1,8 +1,11 @@
 # tfdoctor - single non-recursive GNU make.
 #   make            build build/rel/tfdoctor
 #   make demo       install missing packages, build, analyze a bundled example
-#   make check      install missing packages, build, run every test suite
+#   make check      install missing packages, build, run every test suite that
+#                   needs no system service
 #   make check SAN=1   the same under AddressSanitizer + UBSan (build/san/)
+#   make check-fleet   the PostgreSQL and Slurm suites (installs those packages;
+#                   the tests start throwaway servers, never system services)
 #   make bench      benchmarks (ratios, not timed tests)
 
 SHELL := /bin/bash
@@ -43,12 +46,15 @@ UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
-.PHONY: all deps demo check clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
+.PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
 	install uninstall
 all: $(BIN)
 
 deps:
 	@./src/tools/install-deps.sh
+
+deps-fleet:
+	@./src/tools/install-deps.sh --fleet
 
 $(B)/gen/xplane.pb-c.c $(B)/gen/xplane.pb-c.h: src/input/xplane.proto
 	@mkdir -p $(B)/gen
@@ -84,9 +90,8 @@ $(BIN): $(B)/obj/main.o $(B)/libtfd.a
 $(UNIT): $(UNIT_OBJ) $(B)/libtfd.a
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-# the build's packages only: the fleet tests' servers are for make check
-demo:
-	@./src/tools/install-deps.sh --build
+# the build's packages only: the fleet tests' servers are for make check-fleet
+demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 
@@ -108,14 +113,22 @@ SUITES = \
 	'layout=tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
-	'pg=TFD=$(BIN) tests/fleet/pg.sh' \
-	'slurm=TFD=$(BIN) tests/fleet/slurm.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
 	@tests/check.sh $(B)/check $(SUITES)
+
+# the suites that start servers: a throwaway PostgreSQL and a single-node
+# Slurm with munge, in temporary directories, stopped when they end
+FLEET_SUITES = \
+	'pg=TFD=$(BIN) tests/fleet/pg.sh' \
+	'slurm=TFD=$(BIN) tests/fleet/slurm.sh'
+
+check-fleet: deps-fleet
+	@$(MAKE) --no-print-directory $(BIN)
+	@tests/check.sh $(B)/check-fleet $(FLEET_SUITES)
 
 # ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] -----------------
 PREFIX ?= /usr/local

@@ -1,18 +1,30 @@
 #!/bin/sh
-# Install the Debian packages tfdoctor needs to build and test, and only
-# those that are missing. A no-op when everything is present.
-#   install-deps.sh           to build and to run every test
-#   install-deps.sh --build   to build only (make demo): no PostgreSQL server
-#                             or Slurm daemons, which only the fleet tests run
+# Install the Debian packages tfdoctor needs, and only those that are
+# missing. A no-op when everything is present.
+#   install-deps.sh           to build and run every test that needs no
+#                             system service (make demo, make check)
+#   install-deps.sh --fleet   also what the fleet tests run (make check-fleet):
+#                             a PostgreSQL server and single-node Slurm with
+#                             munge. The tests start them as throwaway servers
+#                             in a temporary directory; Debian's packages may
+#                             register system services, which is why only
+#                             make check-fleet asks for them.
+# TFD_WITH_BROWSER=1 adds chromium for the real-browser test of the HTML
+# report (CI sets it). Waits up to 5 minutes for another apt or dpkg to
+# release its lock. When it cannot install (not root and no sudo, no
+# network), it prints one line naming what is missing and how to install it.
 set -eu
 
 PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson-dev libyajl-dev \
 libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
-if [ "${1:-}" != --build ]; then
-	# tests/fleet: a throwaway PostgreSQL server and a single-node Slurm
-	PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge"
-fi
-# the real-browser test of the HTML report (CI sets this; see .ci/run)
+case "${1:-}" in
+--fleet) PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge" ;;
+--build | "") ;;
+*)
+	echo "usage: install-deps.sh [--fleet]" >&2
+	exit 2
+	;;
+esac
 if [ "${TFD_WITH_BROWSER:-0}" = 1 ]; then
 	PKGS="$PKGS chromium"
 fi
@@ -26,12 +38,26 @@ done
 
 [ -z "$missing" ] && exit 0
 
-echo "install-deps: installing:$missing" >&2
+# not Debian: nothing to install with; say what the build needs
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: no apt-get here; install the equivalents of:$missing" >&2
+	exit 1
+fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
-	SUDO="sudo"
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		SUDO="sudo"
+	else
+		echo "install-deps: missing packages:$missing; install them as root with: apt-get install$missing" >&2
+		exit 1
+	fi
 fi
+echo "install-deps: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >&2
+LOCK="-o DPkg::Lock::Timeout=300"
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+if ! { $SUDO apt-get $LOCK update -qq >&2 &&
+	$SUDO apt-get $LOCK install -y -qq --no-install-recommends $missing >&2; }; then
+	echo "install-deps: could not install:$missing (see apt-get's message above); install them with: ${SUDO:+sudo }apt-get install$missing" >&2
+	exit 1
+fi

@@ -7,7 +7,7 @@ SUITE=cli
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
 TFD=${TFD:-build/rel/tfdoctor}
-# real captures, copied from ../shared/captures (tests/cases/ok/README.md)
+# real captures kept in the repository (sources: tests/cases/ok/README.md)
 CAPS=tests/cases/ok
 if [ -n "${VALGRIND:-}" ]; then
 	TFD="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/supp/valgrind.supp $TFD"

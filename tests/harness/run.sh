@@ -48,4 +48,31 @@ fi
 # the real Makefile wiring: make check runs tests/check.sh with every suite
 if grep -q 'tests/check.sh' Makefile && ! grep -q '|| true' Makefile; then ok; else bad "Makefile does not run the suites through tests/check.sh"; fi
 
+# make check needs no system service: its suites and packages leave out the
+# fleet's servers, which make check-fleet runs
+if ! make -n -p check 2>/dev/null | grep -E "^SUITES = " | grep -qE "tests/fleet/(pg|slurm)\.sh"; then ok; else bad "make check runs a fleet suite"; fi
+if make -n -p check-fleet 2>/dev/null | grep -E "^FLEET_SUITES = " | grep -q "tests/fleet/pg.sh" ; then ok; else bad "make check-fleet does not run the PostgreSQL suite"; fi
+
+# src/tools/install-deps.sh with stand-ins on PATH: every package "missing",
+# apt-get failing, not root and no sudo
+stub=$T/stub
+mkdir -p "$stub"
+printf '#!/bin/sh\nexit 1\n' >"$stub/dpkg-query"
+printf '#!/bin/sh\necho "$*" >>"%s/apt.log"\ncase "$*" in *install*) echo "E: Could not get lock /var/lib/dpkg/lock-frontend" >&2; exit 100;; esac\n' "$T" >"$stub/apt-get"
+printf '#!/bin/sh\necho 1000\n' >"$stub/id"
+printf '#!/bin/sh\nexit 1\n' >"$stub/sudo"
+chmod +x "$stub"/*
+deps() { PATH="$stub:$PATH" sh src/tools/install-deps.sh "$@" >"$T/dout" 2>"$T/derr"; }
+deps
+if [ $? -eq 1 ] && [ "$(wc -l <"$T/derr")" -eq 1 ] && grep -q "^install-deps: missing packages:.* libcjson-dev.*apt-get install" "$T/derr" &&
+	[ ! -e "$T/apt.log" ]; then ok; else bad "not root, no sudo: $(cat "$T/derr")"; fi
+if ! grep -qE "postgresql|slurm|munge" "$T/derr"; then ok; else bad "make check's packages name a daemon: $(cat "$T/derr")"; fi
+deps --fleet
+if grep -q "postgresql slurmctld slurmd slurm-client munge" "$T/derr"; then ok; else bad "--fleet: $(cat "$T/derr")"; fi
+# as root: apt-get waits for the dpkg lock, and a failure names the command
+printf '#!/bin/sh\necho 0\n' >"$stub/id"
+deps
+if [ $? -eq 1 ] && grep -q "^install-deps: could not install:.*apt-get install" "$T/derr" &&
+	grep -q "DPkg::Lock::Timeout=300 install" "$T/apt.log"; then ok; else bad "apt-get failing: $(cat "$T/derr") / $(cat "$T/apt.log" 2>/dev/null)"; fi
+
 finish

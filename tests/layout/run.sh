@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Repository layout: the root holds only the planned top level (Makefile,
-# README.md, src, include, rules, tests, examples, .ci, dotfiles);
+# README.md, CHANGELOG.md, src, include, rules, tests, examples, docs, .ci,
+# dotfiles); tests read only files inside the repository;
 # tool artifacts (fuzzer crash files, benchmark captures, build output) live
 # under build/ or are ignored. Ends with "layout: N passed, N failed".
 set -u
@@ -11,10 +12,15 @@ if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	echo "layout: skipped, not a git checkout"
 	exit 0
 fi
-allowed='^(Makefile|README\.md|src|include|rules|tests|examples|\.[^/]+)$'
+allowed='^(Makefile|README\.md|CHANGELOG\.md|src|include|rules|tests|examples|docs|\.[^/]+)$'
 # tracked files, and untracked ones git does not ignore
 stray=$(git ls-files --cached --others --exclude-standard | cut -d/ -f1 | sort -u | grep -Ev "$allowed")
 if [ -z "$stray" ]; then ok; else bad "outside the planned top level: $(echo "$stray" | head -5 | tr '\n' ' ')($(echo "$stray" | wc -l) names)"; fi
+# tests are hermetic: no test names the workspace folder beside the clone
+# (dot dot slash shared), which a clone of the project alone does not have;
+# prose (*.md) may say where a copy came from
+shared=$(git grep -l -e '\.\./shared' -- tests ':!*.md' 2>/dev/null)
+if [ -z "$shared" ]; then ok; else bad "tests read the workspace folder beside the clone: $(echo "$shared" | head -5 | tr '\n' ' ')"; fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi

@@ -800,7 +800,7 @@ static void critpath_ignores_repeated_edges(struct t *t)
 
 /* ---- real captures --------------------------------------------------- */
 
-/* real captures in the repository (copies of ../shared/captures) */
+/* real captures in the repository (their sources: tests/cases/ok/README.md) */
 #define CAPS "examples/"
 
 static struct tfd_analysis *load_and_analyze(struct t *t, const char *path,

@@ -500,11 +500,11 @@ static void by_file_matches_one_load(struct t *t)
 					    "tests/synth/40-multi-host-source-behind-pmap.json",
 					    "tests/synth/23-device-planes.json"};
 	static const char *const real[] = {
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
-	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
-	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
-	    "../shared/captures/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz",
-	    "../shared/captures/tda-mnist-linear-tf20/local.trace"};
+	    "examples/ai-notebook/ai-notebook.xplane.pb",
+	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
+	    "examples/smdebug-8gpu/ip-172-31-19-241.trace.json",
+	    "examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz",
+	    "tests/cases/ok/tda-mnist-linear-tf20/local.trace"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], f[1200];
 	struct tfd_analyze_opts plain = {0}, nowarm = {0}, rank = {0}, host = {0};
 	struct tfd_synth_result res;
@@ -581,11 +581,11 @@ static void lean_matches_plain(struct t *t)
 	    "tests/synth/34-pmap-behind-wide-interleave.json",
 	    "tests/synth/37-pmap-function-not-captured.json", NULL /* dense_spec */};
 	static const char *const real[] = {
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz",
-	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
-	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
-	    "../shared/captures/tda-mnist-linear-tf20/local.trace"};
+	    "examples/ai-notebook/ai-notebook.xplane.pb",
+	    "examples/ai-notebook/ai-notebook.trace.json.gz",
+	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
+	    "examples/smdebug-8gpu/ip-172-31-19-241.trace.json",
+	    "tests/cases/ok/tda-mnist-linear-tf20/local.trace"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], dense[600];
 	const char *paths[sizeof(specs) / sizeof(specs[0]) + sizeof(real) / sizeof(real[0])];
 	struct tfd_synth_result res;
@@ -865,8 +865,8 @@ static void check_scan(struct t *t, const char *what, const void *data, size_t l
 static void exec_walk_matches_two_walks(struct t *t)
 {
 	static const char *const real[] = {
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
-	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
+	    "examples/ai-notebook/ai-notebook.xplane.pb",
+	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
 	static const char *const specs[] = {"tests/bench/host-heavy.json",
 					    "tests/bench/tfdata-heavy.json"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[2][600];
@@ -972,9 +972,9 @@ static void scan_matches_full_pass(struct t *t)
 	    "{\"traceEvents\":[" HOSTM "," ITER "]",
 	};
 	static const char *const real[] = {
-	    "../shared/captures/smdebug-8gpu-trace/ip-172-31-19-241.trace.json",
-	    "../shared/captures/smdebug-tfprofiler-test/8c859046be41.ant.amazon.com.trace.json.gz",
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.trace.json.gz"};
+	    "examples/smdebug-8gpu/ip-172-31-19-241.trace.json",
+	    "examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz",
+	    "examples/ai-notebook/ai-notebook.trace.json.gz"};
 	struct tfd_buf big;
 	char what[200];
 
@@ -1048,8 +1048,8 @@ static void blocks_match_lines(struct t *t)
 					    "tests/synth/37-pmap-function-not-captured.json",
 					    "tests/synth/40-multi-host-source-behind-pmap.json"};
 	static const char *const real[] = {
-	    "../shared/captures/tda-ai-platform-qwikstart/ai-notebook.xplane.pb",
-	    "../shared/captures/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
+	    "examples/ai-notebook/ai-notebook.xplane.pb",
+	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX";
 
 	T_TRUE(mkdtemp(dir) != NULL);
