@@ -1,7 +1,7 @@
 /* rules.h - the rule table: load, validate, evaluate into findings.
  *
  * Rules are data (JSON files in rules/, embedded into the binary at build time; see
- * README "Rules"). Loading is strict: an unknown key, a wrong type, an
+ * docs/rules.md). Loading is strict: an unknown key, a wrong type, an
  * unknown family, metric, operator, class, severity or estimate model, or a
  * duplicate id is an error naming the file, the rule and the field.
  *

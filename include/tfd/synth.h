@@ -10,7 +10,7 @@
  * one *.xplane.pb per host (and/or *.trace.json) under the output
  * directory's plugins/profile/<run>/.
  *
- * The spec is JSON (README "synth"); errors name the spec file and field.
+ * The spec is JSON (docs/cli.md, "synth"); errors name the spec file and field.
  */
 #ifndef TFD_SYNTH_H
 #define TFD_SYNTH_H

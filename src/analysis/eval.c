@@ -1,6 +1,6 @@
 /* eval.c - rules -> findings, with an estimate of what each fix is worth.
  *
- * Estimate model (README "Rules"): L is the mean latency of the analyzed
+ * Estimate model (docs/rules.md): L is the mean latency of the analyzed
  * root calls and B the bottleneck's blocking time per analyzed call.
  *   scale k:  the stage's blocking time is divided by k (parallelism,
  *             vectorization): L' = L - B + B/k. Other stages keep their

@@ -1,4 +1,4 @@
-/* json.c - the JSON report (schema in README.md, "JSON output"). Keys are
+/* json.c - the JSON report (schema in docs/json.md). Keys are
  * added in a fixed order; ids are decimal strings (64-bit); times are
  * integer nanoseconds; shares are rounded to 4 decimals. */
 #include <inttypes.h>

@@ -21,6 +21,15 @@ if [ -z "$stray" ]; then ok; else bad "outside the planned top level: $(echo "$s
 # prose (*.md) may say where a copy came from
 shared=$(git grep -l -e '\.\./shared' -- tests ':!*.md' 2>/dev/null)
 if [ -z "$shared" ]; then ok; else bad "tests read the workspace folder beside the clone: $(echo "$shared" | head -5 | tr '\n' ' ')"; fi
+# the user's README stays short: reference material lives in docs/
+n=$(wc -l <README.md)
+if [ "$n" -le 300 ]; then ok; else bad "README.md has $n lines (at most 300; the rest goes to docs/)"; fi
+# measurements are dated and belong in CHANGELOG.md, closing notes or docs/performance.md
+dated=$(grep -nE '(19|20)[0-9]{2}-[01][0-9]-[0-3][0-9]' README.md | head -3)
+if [ -z "$dated" ]; then ok; else bad "README.md holds dated material: $dated"; fi
+for f in CHANGELOG.md docs/cli.md docs/analysis.md docs/rules.md docs/json.md docs/fleet.md docs/performance.md; do
+	if [ -s "$f" ]; then ok; else bad "$f is missing"; fi
+done
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi
