@@ -47,7 +47,7 @@ BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
 .PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
-	install uninstall
+	install uninstall man
 all: $(BIN)
 
 deps:
@@ -131,21 +131,27 @@ check-fleet: deps-fleet
 	@tests/check.sh $(B)/check-fleet $(FLEET_SUITES)
 
 # ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] -----------------
+# the man pages come from the binary's own help texts (src/tools/make-man.sh)
 PREFIX ?= /usr/local
-MAN := $(B)/tfdoctor.1
+MANDIR := $(B)/man
 VERSION = $(shell sed -n 's/.*TFD_VERSION "\(.*\)".*/\1/p' include/tfd/version.h)
+MANDEST = $(DESTDIR)$(PREFIX)/share/man/man1
+COMPDEST = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 
-$(MAN): README.md src/tools/make-man.sh include/tfd/version.h
-	@mkdir -p $(dir $@)
-	./src/tools/make-man.sh README.md "$(VERSION)" > $@.tmp && mv $@.tmp $@
+$(MANDIR)/tfdoctor.1: $(BIN) src/tools/make-man.sh include/tfd/version.h
+	./src/tools/make-man.sh $(BIN) $(MANDIR) "$(VERSION)"
 
-install: $(BIN) $(MAN)
-	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1"
+man: $(MANDIR)/tfdoctor.1
+
+install: $(BIN) $(MANDIR)/tfdoctor.1
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(MANDEST)" "$(COMPDEST)"
 	install -m 755 $(BIN) "$(DESTDIR)$(PREFIX)/bin/tfdoctor"
-	install -m 644 $(MAN) "$(DESTDIR)$(PREFIX)/share/man/man1/tfdoctor.1"
+	install -m 644 $(MANDIR)/*.1 "$(MANDEST)/"
+	install -m 644 src/tools/tfdoctor.bash "$(COMPDEST)/tfdoctor"
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/tfdoctor" "$(DESTDIR)$(PREFIX)/share/man/man1/tfdoctor.1"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/tfdoctor" "$(MANDEST)"/tfdoctor.1 "$(MANDEST)"/tfdoctor-*.1 \
+		"$(COMPDEST)/tfdoctor"
 
 # ---- fuzzing ------------------------------------------------------------------
 FUZZ_TARGETS := xspace chrome rules partial

@@ -120,13 +120,32 @@ static const struct tfd_cmd cmds[] = {
     {"rules", cmd_rules, "list the rule table, or check a directory of rule files"},
 };
 
+/* "unknown command 'analyse'; did you mean 'analyze'?" on stderr; 2. */
+static int unknown_command(const char *name)
+{
+	const char *names[sizeof(cmds) / sizeof(cmds[0]) + 2];
+	size_t n = 0;
+	const char *hint;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		names[n++] = cmds[i].name;
+	names[n++] = "help";
+	names[n++] = "version";
+	hint = tfd_cli_closest(name, names, n);
+	if (hint)
+		fprintf(stderr, "tfdoctor: unknown command '%s'; did you mean '%s'?\n", name, hint);
+	else
+		fprintf(stderr, "tfdoctor: unknown command '%s' (see 'tfdoctor help')\n", name);
+	return 2;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tfdoctor <command> [options] CAPTURE...\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "  %-10s %s\n", "help", "show this help, or 'help CMD' for a command");
-	fprintf(f, "  %-10s %s\n", "version", "print the version");
+	fprintf(f, "  %-10s %s\n", "version", "print the version (also -V, --version)");
 	fprintf(f, "\nCAPTURE is a *.xplane.pb, *.trace.json[.gz], a run directory or a\n"
 		   "TensorBoard log directory. Exit codes: 0 ok, 1 bad input or runtime error,\n"
 		   "2 usage error, 3 a --fail-on gate tripped.\n");
@@ -151,33 +170,18 @@ int main(int argc, char **argv)
 
 					return cmds[i].fn(2, av);
 				}
+			return unknown_command(argv[2]);
 		}
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+	if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0 ||
+	    strcmp(name, "-V") == 0) {
 		printf("tfdoctor %s\n", TFD_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(name, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
-	{
-		const char *names[sizeof(cmds) / sizeof(cmds[0]) + 2];
-		size_t n = 0;
-		const char *hint;
-
-		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-			names[n++] = cmds[i].name;
-		names[n++] = "help";
-		names[n++] = "version";
-		hint = tfd_cli_closest(name, names, n);
-		if (hint)
-			fprintf(stderr, "tfdoctor: unknown command '%s'; did you mean '%s'?\n",
-				name, hint);
-		else
-			fprintf(stderr, "tfdoctor: unknown command '%s' (see 'tfdoctor help')\n",
-				name);
-	}
-	return 2;
+	return unknown_command(name);
 }

@@ -16,58 +16,58 @@
 
 static void help(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: tfdoctor analyze [options] CAPTURE...\n"
-	    "\n"
-	    "Finds the input-bound host, its tf.data pipelines, their critical path and\n"
-	    "bottleneck. CAPTURE is a *.xplane.pb, *.trace.json[.gz], local.trace, a run\n"
-	    "directory (one *.xplane.pb per host) or a TensorBoard log directory.\n"
-	    "\n"
-	    "  -f, --format FMT    text (default) or json; gviz with --mode xprof\n"
-	    "  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
-	    "  -H, --host NAME     analyze this host first instead of the most input-bound\n"
-	    "  -r, --run NAME      pick this run under plugins/profile (default: newest)\n"
-	    "      --all-runs      analyze every run of a log directory, one section (or\n"
-	    "                      JSON array element) each\n"
-	    "      --mode MODE     default, or xprof: TensorFlow's own "
-	    "tf_data_bottleneck_analysis\n"
-	    "                      semantics (slowest call only), JSON like CombinedTfDataStats\n"
-	    "      --no-warmup     keep the first root calls instead of excluding warm-up\n"
-	    "      --rank N        analyze only the N-th slowest root call (0 = slowest)\n"
-	    "      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
-	    "      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL (a\n"
-	    "                      finding at LEVEL or above: info, low, medium, high)\n"
-	    "  -q, --quiet         do not echo notes to stderr\n"
-	    "      --partial       write this capture's per-host partial result (JSON) for\n"
-	    "                      'tfdoctor merge' instead of a report\n"
-	    "      --shard I/N     with --partial: only host files I, I+N, I+2N, ... of\n"
-	    "                      those discovery picks (one task of a job array)\n"
-	    "\n"
-	    "CAPTURE may also be *.partial.json files or directories of them: they are\n"
-	    "merged as by 'tfdoctor merge'.\n"
-	    "\n"
-	    "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
+	fputs("usage: tfdoctor analyze [options] CAPTURE...\n"
+		"\n"
+		"Finds the input-bound host, its tf.data pipelines, their critical path and\n"
+		"bottleneck, and what to change. CAPTURE is a *.xplane.pb, *.trace.json[.gz],\n"
+		"local.trace, a run directory (one *.xplane.pb per host) or a TensorBoard log\n"
+		"directory; *.partial.json files, or directories of them, are merged as by\n"
+		"'tfdoctor merge'.\n"
+		"\n"
+		"  -f, --format FMT      text (default) or json; gviz with --mode xprof\n"
+		"  -o, --output FILE     write the report to FILE (atomically) instead of stdout\n"
+		"  -H, --host NAME       analyze this host first instead of the most input-bound\n"
+		"  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
+		"      --all-runs        analyze every run of a log directory, one section (or\n"
+		"                        JSON array element) each\n"
+		"      --mode MODE       default, or xprof: TensorFlow's own\n"
+		"                        tf_data_bottleneck_analysis semantics (slowest call\n"
+		"                        only), JSON like CombinedTfDataStats\n"
+		"      --no-warmup       keep the first root calls instead of excluding warm-up\n"
+		"      --rank N          analyze only the N-th slowest root call (0 = slowest)\n"
+		"      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
+		"      --fail-on WHAT    exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
+		"                        (a finding at LEVEL or above: info, low, medium, high)\n"
+		"      --partial         write this capture's per-host partial result (JSON) for\n"
+		"                        'tfdoctor merge' instead of a report\n"
+		"      --shard I/N       with --partial: only host files I, I+N, I+2N, ... of\n"
+		"                        those discovery picks (one task of a job array)\n"
+		"  -q, --quiet           do not echo notes to stderr\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
+	      f);
 }
 
 static void merge_help(FILE *f)
 {
-	fprintf(f,
-		"usage: tfdoctor merge [options] PARTIAL...\n"
+	fputs("usage: tfdoctor merge [options] PARTIAL...\n"
 		"\n"
 		"Merges the per-host partial results written by 'tfdoctor analyze --partial'\n"
 		"(files, or directories of *.partial.json) into the report that analyzing all\n"
 		"the hosts' captures at once gives: the same ranking, verdict, findings and\n"
 		"exit codes. Fleet use: one 'analyze --partial' task per host, then one merge.\n"
 		"\n"
-		"  -f, --format FMT    text (default) or json\n"
-		"  -o, --output FILE   write the report to FILE (atomically) instead of stdout\n"
-		"  -H, --host NAME     analyze this host first instead of the most input-bound\n"
-		"      --rules DIR     add the rules in DIR/*.json (same id: replaces a built-in)\n"
-		"      --fail-on WHAT  exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
-		"  -q, --quiet         do not echo notes to stderr\n"
+		"  -f, --format FMT      text (default) or json\n"
+		"  -o, --output FILE     write the report to FILE (atomically) instead of stdout\n"
+		"  -H, --host NAME       analyze this host first instead of the most input-bound\n"
+		"      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
+		"      --fail-on WHAT    exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
+		"  -q, --quiet           do not echo notes to stderr\n"
+		"  -h, --help            show this help\n"
 		"\n"
-		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n");
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
+	      f);
 }
 
 struct run_ctx {
@@ -221,6 +221,8 @@ static int analyze_main(int argc, char **argv, int merge)
 	int c, rc = 0, quiet = 0, partial = 0, inputs;
 	const char *cmd = merge ? "merge" : "analyze";
 
+	if (tfd_cli_list_options(argc, argv, lopts, "f:o:qhH:r:", merge ? "rmWAPkS" : NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:o:qhH:r:", lopts, NULL)) != -1) {

@@ -15,23 +15,28 @@
 
 static void help(FILE *f)
 {
-	fprintf(f,
-		"usage: tfdoctor dot [options] CAPTURE...\n"
+	fputs("usage: tfdoctor dot [options] CAPTURE...\n"
 		"\n"
 		"Draws one input pipeline: a node per stage with calls, total and self time\n"
 		"and share of blocking time; the critical path bold, the bottleneck red, other\n"
-		"stages dashed gray; edges to stages on another thread dashed blue.\n"
-		"CAPTURE may be *.partial.json files (analyze --partial): merged first.\n"
+		"stages dashed gray; edges to stages on another thread dashed blue. CAPTURE\n"
+		"may be *.partial.json files (analyze --partial): merged first.\n"
 		"\n"
-		"  -f, -T FMT        dot (default; no layout), svg or png (rendered in-process)\n"
-		"  -o FILE           write to FILE (FMT follows its .dot/.svg/.png suffix; a\n"
-		"                    different -f is an error)\n"
-		"  -H, --host NAME   the host (default: the most input-bound)\n"
-		"  --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the slowest\n"
-		"                    host pipeline)\n"
-		"  --rank N          draw only the N-th slowest root call (0 = slowest)\n"
-		"  -r, --run NAME    pick this run under plugins/profile\n"
-		"  -q                accepted for symmetry (dot prints no notes)\n");
+		"  -f, --format FMT      dot (default; no layout), svg or png (rendered\n"
+		"                        in-process)\n"
+		"  -T FMT                the same as -f\n"
+		"  -o, --output FILE     write to FILE (FMT follows its .dot/.gv, .svg or .png\n"
+		"                        suffix; a different -f is an error)\n"
+		"  -H, --host NAME       the host (default: the most input-bound)\n"
+		"      --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the\n"
+		"                        slowest host pipeline)\n"
+		"      --rank N          draw only the N-th slowest root call (0 = slowest)\n"
+		"  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
+		"  -q, --quiet           accepted for symmetry (dot prints no notes)\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
+	      f);
 }
 
 /* The format an output file name asks for: NULL for no file or no suffix,
@@ -74,6 +79,8 @@ int cmd_dot(int argc, char **argv)
 	int c, rc = 0;
 	char *end;
 
+	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {

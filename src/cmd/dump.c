@@ -179,14 +179,21 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor dump [-f text|json] [--all] [-r NAME] [-o FILE] CAPTURE...\n"
-		   "\n"
-		   "Lists the hosts, planes, threads and iterator events of a capture.\n"
-		   "  -f, --format FMT  text (default) or json (schema_version 1); --json = -f json\n"
-		   "  --all             list every kept host event, not only iterators\n"
-		   "  -r, --run NAME    pick this run under plugins/profile (default: newest)\n"
-		   "  -o FILE           write to FILE instead of standard output\n"
-		   "  -q                accepted for symmetry (dump prints no notes)\n");
+	fputs("usage: tfdoctor dump [options] CAPTURE...\n"
+		"\n"
+		"Lists the hosts, planes, steps, threads and iterator events of a capture,\n"
+		"with ids, parent ids and parameters.\n"
+		"\n"
+		"  -f, --format FMT      text (default) or json (schema_version 1)\n"
+		"      --json            the same as -f json\n"
+		"      --all             list every kept host event, not only iterators\n"
+		"  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
+		"  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+		"  -q, --quiet           accepted for symmetry (dump prints no notes)\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
+	      f);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -207,6 +214,8 @@ int cmd_dump(int argc, char **argv)
 	const char *outpath = NULL;
 	int json = 0, all = 0, c, rc;
 
+	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {

@@ -17,14 +17,19 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor history [--job NAME] [-f text|json|csv] DB\n"
-		   "\n"
-		   "Reads a report history database (never creates or changes one): runs\n"
-		   "SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
-		   "jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite\n"
-		   "file or a postgresql:// URL.\n"
-		   "  --job NAME          the runs of this job\n"
-		   "  -f, --format FMT    text (default), json or csv\n");
+	fputs("usage: tfdoctor history [options] DB\n"
+		"\n"
+		"Reads a report history database (never creates or changes one): runs\n"
+		"SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
+		"jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite file\n"
+		"or a postgresql:// URL.\n"
+		"\n"
+		"      --job NAME        the runs of this job\n"
+		"  -f, --format FMT      text (default), json or csv\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
+	      f);
 }
 
 static void csv_field(const char *s)
@@ -167,6 +172,8 @@ int cmd_history(int argc, char **argv)
 	size_t nruns = 0, n = 0, njobs = 0;
 	int c, rc = 0;
 
+	if (tfd_cli_list_options(argc, argv, lopts, "f:h", NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:h", lopts, NULL)) != -1) {

@@ -23,30 +23,32 @@
 
 static void help(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: tfdoctor report [options] CAPTURE...\n"
-	    "\n"
-	    "A pipeline-health report: each CAPTURE (log directory, run directory or file) is\n"
-	    "a job; its current run is analyzed, recorded in the history database, and\n"
-	    "compared with the previous run and a baseline. A CAPTURE may also be a\n"
-	    "directory of *.partial.json (analyze --partial, one per host): merged.\n"
-	    "\n"
-	    "  --history DB          SQLite history file (created if missing); without it the\n"
-	    "                        report covers the current run only\n"
-	    "  --job NAME            job name (one CAPTURE only; default: its base name)\n"
-	    "  -f, --format FMT      html (default), md or json\n"
-	    "  -o, --output FILE     write the report to FILE (atomically)\n"
-	    "  --baseline RUN        compare with this recorded run (default: the first one)\n"
-	    "  --regress-pct N       a latency increase above N %% is a regression (default 20)\n"
-	    "  --fail-on WHAT        exit 3 on: input-bound, regression, severity=LEVEL\n"
-	    "  --no-record           compare with the history without adding this run\n"
-	    "  --timestamp TIME      record this time instead of now (ISO 8601)\n"
-	    "  --rules DIR, -r NAME  as for analyze\n"
-	    "  -q, --quiet           do not echo notes to stderr\n"
-	    "\n"
-	    "usage: tfdoctor history [--job NAME] DB\n"
-	    "  checks the database's integrity and lists the runs of a job\n");
+	fputs("usage: tfdoctor report [options] CAPTURE...\n"
+		"\n"
+		"A pipeline-health report: each CAPTURE (log directory, run directory or file)\n"
+		"is a job; its current run is analyzed, recorded in the history database, and\n"
+		"compared with the previous run and a baseline. A CAPTURE may also be a\n"
+		"directory of *.partial.json (analyze --partial, one per host): merged.\n"
+		"\n"
+		"      --history DB      the history: a SQLite file (created if missing) or a\n"
+		"                        postgresql:// URL; without it the report covers the\n"
+		"                        current run only\n"
+		"      --job NAME        job name (one CAPTURE only; default: its base name)\n"
+		"  -f, --format FMT      html (default), md or json\n"
+		"  -o, --output FILE     write the report to FILE (atomically)\n"
+		"      --baseline RUN    compare with this recorded run (default: the first one)\n"
+		"      --regress-pct N   a latency increase above N % is a regression\n"
+		"                        (default 20)\n"
+		"      --fail-on WHAT    exit 3 on: input-bound, regression, severity=LEVEL\n"
+		"      --no-record       compare with the history without adding this run\n"
+		"      --timestamp TIME  record this time instead of now (ISO 8601)\n"
+		"      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
+		"  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
+		"  -q, --quiet           do not echo notes to stderr\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
+	      f);
 }
 
 /* YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM|-HH:MM), with fields in range */
@@ -138,6 +140,8 @@ int cmd_report(int argc, char **argv)
 	size_t njobs;
 	char now[32];
 
+	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {

@@ -8,13 +8,19 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor rules list [--rules DIR]\n"
-		   "       tfdoctor rules check DIR\n"
-		   "\n"
-		   "list   the rules in force: the built-in table, plus DIR's rules (a rule\n"
-		   "       with a built-in id replaces it)\n"
-		   "check  validate the *.json rule files in DIR on their own (exit 1 with one\n"
-		   "       line naming the file, rule and field on the first error)\n");
+	fputs("usage: tfdoctor rules list [--rules DIR]\n"
+		"       tfdoctor rules check DIR\n"
+		"\n"
+		"'list' prints the rules in force: the built-in table, plus the rules in\n"
+		"DIR/*.json (a rule with a built-in id replaces it). 'check' validates the\n"
+		"*.json rule files in DIR on their own and prints 'DIR: N rules ok', or one\n"
+		"line naming the file, rule and field of the first error and exits 1.\n"
+		"\n"
+		"      --rules DIR       with list: add the rules in DIR/*.json\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 a bad rule file, 2 usage.\n",
+	      f);
 }
 
 int cmd_rules(int argc, char **argv)
@@ -27,6 +33,8 @@ int cmd_rules(int argc, char **argv)
 	struct tfd_err err = {0};
 	int c;
 
+	if (tfd_cli_list_options(argc, argv, lopts, "h", NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {

@@ -10,12 +10,19 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: tfdoctor synth [--scale X] -o DIR SPEC.json\n"
-		   "\n"
-		   "Simulates the pipeline described in SPEC.json and writes realistic captures\n"
-		   "to DIR/plugins/profile/<run>/ (one *.xplane.pb and/or *.trace.json per host).\n"
-		   "  -o DIR      output log directory (required)\n"
-		   "  --scale X   multiply the spec's steps by X (benchmarks)\n");
+	fputs("usage: tfdoctor synth [options] -o DIR SPEC.json\n"
+		"\n"
+		"Simulates the pipeline described in SPEC.json and writes realistic captures\n"
+		"to DIR/plugins/profile/<run>/ (one *.xplane.pb and/or *.trace.json per host).\n"
+		"The spec format is in docs/cli.md.\n"
+		"\n"
+		"  -o, --output DIR      output log directory (required)\n"
+		"      --scale X         multiply the spec's steps by X (benchmarks)\n"
+		"  -q, --quiet           no summary line\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok, 1 bad spec or write error, 2 usage.\n",
+	      f);
 }
 
 int cmd_synth(int argc, char **argv)
@@ -33,6 +40,8 @@ int cmd_synth(int argc, char **argv)
 	char *end;
 	int c;
 
+	if (tfd_cli_list_options(argc, argv, lopts, "o:qh", NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qh", lopts, NULL)) != -1) {

@@ -499,32 +499,37 @@ static void wait_a_bit(struct watch *w)
 
 static void help(FILE *f)
 {
-	fprintf(f,
-		"usage: tfdoctor watch [options] LOGDIR...\n"
+	fputs("usage: tfdoctor watch [options] LOGDIR...\n"
 		"\n"
 		"Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\n"
 		"once it is complete: every host file unchanged for --settle seconds (and\n"
 		"--hosts of them, when given), and it loads. Runs present at the start are\n"
 		"skipped unless --existing. Stops on SIGINT or SIGTERM.\n"
 		"\n"
-		"  -f, --format FMT    text (default), json, or md (the nightly report's)\n"
-		"  --out-dir DIR       write each run's report to DIR/RUN.txt|json|md\n"
-		"                      (atomically) instead of standard output\n"
-		"  --exec CMD          run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
-		"                      TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT and\n"
-		"                      TFDOCTOR_BOTTLENECK in its environment\n"
-		"  --history DB        also record each run as 'report --history' does\n"
-		"  --job NAME          the job name to record (default: the run's name)\n"
-		"  --hosts N           a run is complete with N host files\n"
-		"  --settle SECONDS    files unchanged this long are complete (default 5)\n"
-		"  --poll SECONDS      scan this often (default 1; inotify wakes it earlier)\n"
-		"  --timeout SECONDS   report a run still incomplete after this long (default\n"
-		"                      600; 0: never)\n"
-		"  --existing          also analyze the runs present at the start\n"
-		"  --once              analyze the complete runs present now and exit (for\n"
-		"                      cron; with --out-dir, runs with a report are skipped)\n"
-		"  --rules DIR         as for analyze\n"
-		"  -q, --quiet         no progress lines on standard error\n");
+		"  -f, --format FMT      text (default), json, or md (the nightly report's)\n"
+		"      --out-dir DIR     write each run's report to DIR/RUN.txt|json|md\n"
+		"                        (atomically) instead of standard output\n"
+		"      --exec CMD        run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
+		"                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT and\n"
+		"                        TFDOCTOR_BOTTLENECK in its environment\n"
+		"      --history DB      also record each run as 'report --history' does\n"
+		"      --job NAME        the job name to record (default: the run's name)\n"
+		"      --hosts N         a run is complete with N host files\n"
+		"      --settle SECONDS  files unchanged this long are complete (default 5)\n"
+		"      --poll SECONDS    scan this often (default 1; inotify wakes it earlier)\n"
+		"      --timeout SECONDS\n"
+		"                        report a run still incomplete after this long\n"
+		"                        (default 600; 0: never)\n"
+		"      --existing        also analyze the runs present at the start\n"
+		"      --once            analyze the complete runs present now and exit (for\n"
+		"                        cron; with --out-dir, runs with a report are skipped)\n"
+		"      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
+		"  -q, --quiet           no progress lines on standard error\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"Exit codes: 0 ok (also when stopped by SIGINT or SIGTERM), 1 runtime error,\n"
+		"2 usage.\n",
+	      f);
 }
 
 static int parse_secs(const char *arg, double *out)
@@ -561,6 +566,8 @@ int cmd_watch(int argc, char **argv)
 	w.settle = 5;
 	w.timeout = 600;
 	w.ino = -1;
+	if (tfd_cli_list_options(argc, argv, lopts, "f:qh", NULL))
+		return 0;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:qh", lopts, NULL)) != -1) {
