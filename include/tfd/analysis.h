@@ -254,6 +254,11 @@ const char *tfd_confidence_name(enum tfd_confidence c);
 /* The XProf band of an input-bound share: >= 20 % highly, >= 5 % moderately,
  * else not; unknown for NAN. */
 enum tfd_bound tfd_bound_of(double pct);
+/* Whether the host's slowest stage may be called its bottleneck: false
+ * when the host is known not to be input-bound (a stage that does not hold
+ * training back is only the slowest one), true otherwise. Every report says
+ * "bottleneck" only where this holds. */
+bool tfd_host_has_bottleneck(const struct tfd_host_result *h);
 
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);

@@ -19,6 +19,17 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *out);
 void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *out);
+/* The same document compact, on one line ending in a newline: one JSON
+ * Lines record, for streams (watch -f json on standard output). */
+void tfd_render_json_line(const struct tfd_analysis *a, const struct tfd_findings *f,
+			  struct tfd_buf *out);
+
+/* What a finding's fix is worth, as one plain sentence appended to b
+ * ("1.69x throughput (1475 elements/s -> 2493 elements/s; 677.9 us ->
+ * 401.2 us per root element), input wait ~1.2% of step time"); nothing
+ * when the estimate is unknown. Returns whether it wrote. The terminal
+ * report, HTML and Markdown all say it this way. */
+bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b);
 
 /* "1.234 ms", "56.7 us", "890 ns" */
 const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len);

@@ -80,14 +80,35 @@ struct tfd_finding {
 	const char *stage;    /* stage name ("" for pipeline and host findings) */
 	const char *stage_long_name;
 	struct tfd_estimate estimate;
+	/* how sure the analysis behind it is: the bottleneck's confidence for
+	 * stage and pipeline findings, the verdict's for host findings */
+	enum tfd_confidence confidence;
 };
 
+/* The gain a finding's estimate promises, for ordering: its speed-up, a
+ * pipeline fully hidden behind the step as infinite, 1 when unknown. */
+double tfd_finding_gain(const struct tfd_finding *f);
+
 struct tfd_findings {
-	struct tfd_finding *v; /* by severity (high first), then host, pipeline, rule order */
+	/* by estimated gain (tfd_finding_gain, largest first), then severity
+	 * (high first), then confidence (high first), then host rank, pipeline
+	 * and rule order */
+	struct tfd_finding *v;
 	size_t n;
 	enum tfd_severity max_severity;
 };
 
+/* Identical findings on several hosts (the same rule, severity, pipeline
+ * and stage) are printed once with their hosts. Returns a new array (free
+ * it) where [i] is the index of the first finding of i's group (i itself
+ * for the first); groups keep the findings' order. NULL when f is empty. */
+size_t *tfd_findings_groups(const struct tfd_findings *f);
+/* The hosts a report names for the group whose first finding is i: their
+ * findings' indices in shown (all of them when the group has at most 4,
+ * else the first two and the last, with "..." before the last). Returns
+ * the group's size. */
+size_t tfd_findings_group_shown(const struct tfd_findings *f, const size_t *g, size_t i,
+				size_t shown[4], size_t *nshown);
 /* Run every rule against the analysis. */
 void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		    struct tfd_findings *out);

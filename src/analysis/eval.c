@@ -406,12 +406,21 @@ static void add(findvec *fv, const struct rule *r, const struct tfd_host_result 
 	f.pipeline = p ? p->name : "";
 	f.stage = p && si >= 0 ? p->stages[si].name : "";
 	f.stage_long_name = p && si >= 0 ? p->stages[si].long_name : "";
+	f.confidence = p ? p->confidence.level : h->confidence.level;
 	estimate(r, h, p, si, &f.estimate);
 	vec_push(fv, f);
 }
 
+double tfd_finding_gain(const struct tfd_finding *f)
+{
+	if (!f->estimate.known)
+		return 1.0;
+	return f->estimate.speedup > 0 ? f->estimate.speedup : INFINITY;
+}
+
 struct order {
-	int severity;
+	double gain;
+	int severity, confidence;
 	size_t pos;
 };
 
@@ -419,8 +428,12 @@ static int order_cmp(const void *a, const void *b)
 {
 	const struct order *x = a, *y = b;
 
+	if (x->gain != y->gain)
+		return x->gain > y->gain ? -1 : 1;
 	if (x->severity != y->severity)
 		return x->severity > y->severity ? -1 : 1;
+	if (x->confidence != y->confidence)
+		return x->confidence > y->confidence ? -1 : 1;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
@@ -441,8 +454,11 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		for (size_t pi = 0; pi < h->npipelines; pi++) {
 			const struct tfd_pipeline *p = &h->pipelines[pi];
 
-			/* stage advice only where the pipeline is slow (> 50 us calls) */
-			if (p->is_device || !p->analyzed_slow_only)
+			/* stage advice only where the pipeline is slow (> 50 us calls)
+			 * and the host waits on it: on a host that is not
+			 * input-bound, a faster pipeline would not speed training
+			 * up (rule TFD-H01 says so instead) */
+			if (p->is_device || !p->analyzed_slow_only || !tfd_host_has_bottleneck(h))
 				continue;
 			for (size_t ri = 0; ri < rs->n; ri++) {
 				const struct rule *r = &rs->v[ri];
@@ -455,13 +471,15 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 			}
 		}
 	}
-	/* severity first, then the order found (host rank, pipeline, rule) */
+	/* the largest gain first, then severity, confidence and the order
+	 * found (host rank, pipeline, rule) */
 	if (fv.n > 1) {
 		struct order *o = xmalloc(fv.n * sizeof(*o));
 		struct tfd_finding *sorted = xmalloc(fv.n * sizeof(*sorted));
 
 		for (size_t i = 0; i < fv.n; i++)
-			o[i] = (struct order){fv.v[i].severity, i};
+			o[i] = (struct order){tfd_finding_gain(&fv.v[i]), (int)fv.v[i].severity,
+					      (int)fv.v[i].confidence, i};
 		qsort(o, fv.n, sizeof(*o), order_cmp);
 		for (size_t i = 0; i < fv.n; i++)
 			sorted[i] = fv.v[o[i].pos];
@@ -474,6 +492,70 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 	for (size_t i = 0; i < fv.n; i++)
 		if (fv.v[i].severity > out->max_severity)
 			out->max_severity = fv.v[i].severity;
+}
+
+static bool same_group(const struct tfd_finding *x, const struct tfd_finding *y)
+{
+	return x->severity == y->severity && strcmp(x->rule_id, y->rule_id) == 0 &&
+	       strcmp(x->pipeline, y->pipeline) == 0 && strcmp(x->stage, y->stage) == 0;
+}
+
+/* by rule, severity, pipeline, stage, then place (pointers into one array) */
+static int group_cmp(const void *a, const void *b)
+{
+	const struct tfd_finding *x = *(const struct tfd_finding *const *)a;
+	const struct tfd_finding *y = *(const struct tfd_finding *const *)b;
+	int c = strcmp(x->rule_id, y->rule_id);
+
+	if (!c)
+		c = (int)x->severity - (int)y->severity;
+	if (!c)
+		c = strcmp(x->pipeline, y->pipeline);
+	if (!c)
+		c = strcmp(x->stage, y->stage);
+	return c ? c : (x > y) - (x < y);
+}
+
+size_t *tfd_findings_groups(const struct tfd_findings *f)
+{
+	const struct tfd_finding **ord;
+	size_t *g;
+
+	if (!f->n)
+		return NULL;
+	g = xmalloc(f->n * sizeof(*g));
+	ord = xmalloc(f->n * sizeof(*ord));
+	for (size_t i = 0; i < f->n; i++)
+		ord[i] = &f->v[i];
+	/* each run of equal keys is a group; its first is the earliest finding */
+	qsort(ord, f->n, sizeof(*ord), group_cmp);
+	for (size_t k = 0; k < f->n; k++) {
+		size_t i = (size_t)(ord[k] - f->v);
+
+		g[i] = k && same_group(ord[k], ord[k - 1]) ? g[ord[k - 1] - f->v] : i;
+	}
+	free(ord);
+	return g;
+}
+
+size_t tfd_findings_group_shown(const struct tfd_findings *f, const size_t *g, size_t i,
+				size_t shown[4], size_t *nshown)
+{
+	size_t n = 0, last = i;
+
+	*nshown = 0;
+	for (size_t j = i; j < f->n; j++)
+		if (g[j] == i) {
+			if (*nshown < 3)
+				shown[(*nshown)++] = j;
+			n++;
+			last = j;
+		}
+	if (n == 4)
+		shown[(*nshown)++] = last;
+	else if (n > 4)
+		shown[2] = last;
+	return n;
 }
 
 void tfd_findings_free(struct tfd_findings *f)

@@ -123,6 +123,11 @@ enum tfd_bound tfd_bound_of(double pct)
 	return pct >= 20.0 ? TFD_BOUND_HIGH : pct >= 5.0 ? TFD_BOUND_MODERATE : TFD_BOUND_NOT;
 }
 
+bool tfd_host_has_bottleneck(const struct tfd_host_result *h)
+{
+	return h->bound != TFD_BOUND_NOT;
+}
+
 /* Leading warm-up steps among the well-formed ones (indices into sw). */
 static size_t warmup_steps(const struct tfd_step_wait *sw, const size_t *wf, size_t nwf)
 {

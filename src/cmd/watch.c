@@ -283,7 +283,9 @@ static enum tfd_status render(const struct watch *w, const struct wrun *r,
 	tfd_history_close(db);
 	if (st)
 		return st;
-	if (strcmp(w->format, "json") == 0)
+	if (strcmp(w->format, "json") == 0 && !w->out_dir)
+		tfd_render_json_line(an, fs, b); /* JSON Lines: one record a run */
+	else if (strcmp(w->format, "json") == 0)
 		tfd_render_json(an, fs, b);
 	else if (strcmp(w->format, "md") == 0)
 		tfd_nightly_md(job, 1, b);
@@ -308,8 +310,14 @@ static void run_exec(const struct watch *w, const struct wrun *r, const char *re
 		setenv("TFDOCTOR_RUN_DIR", r->dir, 1);
 		setenv("TFDOCTOR_REPORT", report, 1);
 		setenv("TFDOCTOR_VERDICT", h ? tfd_bound_name(h->bound) : "unknown", 1);
-		setenv("TFDOCTOR_BOTTLENECK", p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name
-								      : "",
+		/* a host that is not input-bound has no bottleneck, only a
+		 * slowest stage */
+		setenv("TFDOCTOR_BOTTLENECK",
+		       p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h)
+			   ? p->stages[p->bottleneck].name
+			   : "",
+		       1);
+		setenv("TFDOCTOR_SLOWEST_STAGE", p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "",
 		       1);
 		execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
 		_exit(127);
@@ -340,6 +348,8 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 		tfd_cli_report(&err);
 		goto out;
 	}
+	if (!an->run && !w->out_dir)
+		an->run = r->name; /* a JSON Lines record names its run */
 	tfd_rules_eval(w->rules, an, &fs);
 	if (render(w, r, an, &fs, &job, &b, &err)) {
 		tfd_cli_report(&err);
@@ -347,7 +357,7 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 	}
 	if (w->out_dir)
 		report_path(w, r, path, sizeof(path));
-	else if (w->runs.n > 1 || w->analyzed)
+	else if (strcmp(w->format, "json") != 0 && (w->runs.n > 1 || w->analyzed))
 		printf("== run %s\n", r->name);
 	if (tfd_output_write(path, b.s, b.len, &err)) {
 		tfd_cli_report(&err);
@@ -510,8 +520,9 @@ static void help(FILE *f)
 		"      --out-dir DIR     write each run's report to DIR/RUN.txt|json|md\n"
 		"                        (atomically) instead of standard output\n"
 		"      --exec CMD        run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
-		"                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT and\n"
-		"                        TFDOCTOR_BOTTLENECK in its environment\n"
+		"                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT,\n"
+		"                        TFDOCTOR_BOTTLENECK (empty when not input-bound) and\n"
+		"                        TFDOCTOR_SLOWEST_STAGE in its environment\n"
 		"      --history DB      also record each run as 'report --history' does\n"
 		"      --job NAME        the job name to record (default: the run's name)\n"
 		"      --hosts N         a run is complete with N host files\n"

@@ -220,6 +220,7 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 		cJSON_AddStringToObject(o, "rule", x->rule_id);
 		cJSON_AddStringToObject(o, "class", x->class_name);
 		cJSON_AddStringToObject(o, "severity", tfd_severity_name(x->severity));
+		cJSON_AddStringToObject(o, "confidence", tfd_confidence_name(x->confidence));
 		cJSON_AddStringToObject(o, "title", x->title);
 		cJSON_AddStringToObject(o, "host", x->host);
 		cJSON_AddStringToObject(o, "pipeline", x->pipeline);
@@ -323,7 +324,8 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	return o;
 }
 
-void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
+static void render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, bool line,
+			struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *hosts, *diags, *sum;
 	char *s;
@@ -346,10 +348,21 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 			const struct tfd_pipeline *p = &f->pipelines[f->focus];
 
 			cJSON_AddStringToObject(sum, "pipeline", p->name);
-			if (p->bottleneck >= 0) {
+			/* a host that is not input-bound has a slowest stage,
+			 * not a bottleneck */
+			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f)) {
 				cJSON_AddStringToObject(sum, "bottleneck",
 							p->stages[p->bottleneck].name);
 				cJSON_AddStringToObject(sum, "bottleneck_long_name",
+							p->stages[p->bottleneck].long_name);
+			} else if (p->bottleneck >= 0) {
+				cJSON_AddNullToObject(sum, "bottleneck");
+				cJSON_AddNullToObject(sum, "bottleneck_long_name");
+			}
+			if (p->bottleneck >= 0) {
+				cJSON_AddStringToObject(sum, "slowest_stage",
+							p->stages[p->bottleneck].name);
+				cJSON_AddStringToObject(sum, "slowest_stage_long_name",
 							p->stages[p->bottleneck].long_name);
 			}
 		}
@@ -393,7 +406,22 @@ void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs
 		cJSON_AddItemToArray(diags, d);
 	}
 	s = cJSON_PrintUnformatted(root);
-	tfd_buf_json_pretty(b, s);
+	if (line) {
+		tfd_buf_puts(b, s);
+		tfd_buf_puts(b, "\n");
+	} else
+		tfd_buf_json_pretty(b, s);
 	cJSON_free(s);
 	cJSON_Delete(root);
+}
+
+void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
+{
+	render_json(a, fs, false, b);
+}
+
+void tfd_render_json_line(const struct tfd_analysis *a, const struct tfd_findings *fs,
+			  struct tfd_buf *b)
+{
+	render_json(a, fs, true, b);
 }

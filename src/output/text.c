@@ -105,8 +105,9 @@ static const char *seg_name(const struct tfd_pipeline *p, const struct tfd_segme
 	return buf;
 }
 
-/* The throughput view: what limits the rate, by how much, and the evidence. */
-static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
+/* The throughput view: what limits the rate, by how much, and the evidence.
+ * bn: the host waits on input, so the limit may be called its bottleneck. */
+static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -114,7 +115,12 @@ static void throughput_verdict(const struct tfd_pipeline *p, struct tfd_buf *b)
 
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
-	if (p->segments[cp->limiter].capacity >= cp->demand)
+	if (!bn)
+		tfd_buf_printf(b,
+			       "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
+			       "at %s; the host waits little, so it does not hold training back",
+			       s->name, s->long_name, p->name, r1);
+	else if (p->segments[cp->limiter].capacity >= cp->demand)
 		tfd_buf_printf(b,
 			       "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
 			       "above the step's demand of %s: on average the input pipeline "
@@ -182,6 +188,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 			       tfd_fmt_ns(f->max_latency_ns, t1, sizeof(t1)));
 	if (f && f->focus >= 0) {
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
+		bool bn = tfd_host_has_bottleneck(f);
 
 		if (p->max_ns <= TFD_SLOW_CALL_NS)
 			tfd_buf_printf(b,
@@ -189,17 +196,20 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "host: the input pipeline keeps up; look elsewhere "
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0) {
-			throughput_verdict(p, b);
-			sureness_line("bottleneck", &p->confidence, b);
+			throughput_verdict(p, bn, b);
+			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
-				       "         bottleneck: %s (%s) in pipeline %s, %.1f%% of "
+				       "         %s: %s (%s) in pipeline %s, %.1f%% of "
 				       "blocking time (latency view: too few steady-state calls "
-				       "for a throughput model).\n",
+				       "for a throughput model)%s.\n",
+				       bn ? "bottleneck" : "slowest stage",
 				       p->stages[p->bottleneck].name,
 				       p->stages[p->bottleneck].long_name, p->name,
-				       100.0 * p->stages[p->bottleneck].blocking_share);
-			sureness_line("bottleneck", &p->confidence, b);
+				       100.0 * p->stages[p->bottleneck].blocking_share,
+				       bn ? "" : "; the host waits little, so it does not hold "
+						 "training back");
+			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		}
 	}
 }
@@ -219,7 +229,7 @@ static int seg_cap_cmp(const void *a, const void *b)
 }
 
 /* Segments by capacity, lowest (the limit) first. */
-static void capacity_table(const struct tfd_pipeline *p, struct tfd_buf *b)
+static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	int *ord;
@@ -255,9 +265,10 @@ static void capacity_table(const struct tfd_pipeline *p, struct tfd_buf *b)
 		tfd_buf_printf(
 		    b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n", ord[k] == cp->limiter ? ">" : " ",
 		    seg_name(p, g, nm, sizeof(nm)), g->parallelism, t2, 100 * g->utilization, r1,
-		    ord[k] == cp->limiter
-			? (cp->inferred ? "  <- limits (inferred)" : "  <- limits throughput")
-			: "");
+		    ord[k] != cp->limiter ? ""
+		    : !bn		  ? "  <- lowest capacity"
+		    : cp->inferred	  ? "  <- limits (inferred)"
+					  : "  <- limits throughput");
 	}
 	free(ord);
 }
@@ -266,6 +277,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			  struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32], t4[32], t5[32];
+	bool bn = tfd_host_has_bottleneck(hr);
 
 	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", p->name,
 		       p->is_device ? "device" : "host", p->stages[0].long_name,
@@ -297,7 +309,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			tfd_buf_puts(b, " root only");
 	}
 	tfd_buf_puts(b, "\n");
-	capacity_table(p, b);
+	capacity_table(p, bn, b);
 	if (p->ncritpath) {
 		tfd_buf_puts(b, "  critical path (latency view, root -> most blocking):\n");
 		for (size_t i = 0; i < p->ncritpath; i++) {
@@ -309,7 +321,9 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			    i + 1 == p->ncritpath ? "*" : "-", s->name,
 			    tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)), 100.0 * s->blocking_share,
 			    tfd_fmt_ns(s->self_ns, t2, sizeof(t2)), s->calls,
-			    s->is_bottleneck ? "  <- bottleneck" : "");
+			    !s->is_bottleneck ? ""
+			    : bn	      ? "  <- bottleneck"
+					      : "  <- slowest stage");
 		}
 	}
 	tfd_buf_printf(b, "  %-4s %-56s %8s %12s %12s %12s %7s\n", "", "stage", "calls", "total",
@@ -322,7 +336,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		snprintf(label, sizeof(label), "%*s%s%s", ind, "", s->name,
 			 s->is_async ? " (async)" : "");
 		tfd_buf_printf(b, "  %-4s %-56s %8" PRIu64 " %12s %12s %12s %6.1f%%\n",
-			       s->is_bottleneck	     ? "[B]"
+			       s->is_bottleneck	     ? (bn ? "[B]" : "[S]")
 			       : s->on_critical_path ? " * "
 						     : "",
 			       label, s->calls_all, tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
@@ -330,27 +344,89 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			       tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)),
 			       100.0 * s->blocking_share);
 	}
-	(void)hr;
 }
 
-static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
+bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
 
+	if (!e->known)
+		return false;
+	if (strcmp(e->basis, "capacity") == 0) {
+		char r1[48], r2[48];
+
+		fmt_rate_of(e->throughput, "elements", r1, sizeof(r1));
+		fmt_rate_of(e->new_throughput, "elements", r2, sizeof(r2));
+		if (e->misses_limit && e->input_bound_by_demand)
+			tfd_buf_puts(b, "~1.0x: the pipeline already delivers faster than the "
+					"step consumes");
+		else if (e->misses_limit)
+			tfd_buf_puts(b, "~1.0x: this stage does not limit throughput, so the "
+					"change alone gains nothing");
+		else
+			tfd_buf_printf(b, "%.2fx throughput (%s -> %s; %s -> %s per root element)%s",
+				       e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+				       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+				       e->capped_by_demand ? ", then the step's own time limits" : "");
+	} else if (e->speedup > 0)
+		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
+			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)), e->speedup);
+	else
+		tfd_buf_printf(b, "root call %s -> hidden behind the step's other work",
+			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));
+	if (!isnan(e->input_percent_after))
+		tfd_buf_printf(b, ", input wait ~%.1f%% of step time", e->input_percent_after);
+	return true;
+}
+
+/* " on 8 of 8 hosts (worker-0, worker-1, ..., worker-7)" for the group
+ * whose first finding is i */
+static void group_hosts(const struct tfd_findings *f, const size_t *g, size_t i, size_t nhosts,
+			struct tfd_buf *b)
+{
+	size_t shown[4], k, n = tfd_findings_group_shown(f, g, i, shown, &k);
+
+	tfd_buf_printf(b, " on %zu of %zu hosts (", n, nhosts);
+	for (size_t m = 0; m < k; m++)
+		tfd_buf_printf(b, "%s%s", m == 0 ? "" : m == 2 && n > 4 ? ", ..., " : ", ",
+			       f->v[shown[m]].host);
+	tfd_buf_puts(b, ")");
+}
+
+static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tfd_buf *b)
+{
+	size_t *g;
+
 	if (!f || !f->n)
 		return;
-	tfd_buf_puts(b, "\nfindings:\n");
+	g = tfd_findings_groups(f);
+	tfd_buf_puts(b, "\nfindings (largest estimated gain first):\n");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct tfd_finding *x = &f->v[i];
+		bool many;
 
+		if (g[i] != i)
+			continue;
+		many = false;
+		for (size_t j = i + 1; j < f->n && !many; j++)
+			many = g[j] == i;
 		tfd_buf_printf(b, "\n  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id,
 			       x->title);
-		if (x->stage[0])
+		if (many && x->stage[0])
+			tfd_buf_printf(b, "  (%s, %s)", x->pipeline, x->stage);
+		else if (many && x->pipeline[0])
+			tfd_buf_printf(b, "  (%s)", x->pipeline);
+		else if (many)
+			tfd_buf_puts(b, " ");
+		else if (x->stage[0])
 			tfd_buf_printf(b, "  (%s %s, %s)", x->host, x->pipeline, x->stage);
 		else if (x->pipeline[0])
 			tfd_buf_printf(b, "  (%s %s)", x->host, x->pipeline);
 		else
 			tfd_buf_printf(b, "  (%s)", x->host);
+		if (many)
+			group_hosts(f, g, i, nhosts, b);
 		tfd_buf_printf(b, "\n    %s\n", x->suggestion);
 		if (x->code[0]) {
 			const char *p = x->code;
@@ -363,54 +439,22 @@ static void findings_text(const struct tfd_findings *f, struct tfd_buf *b)
 				p += n + (nl ? 1 : 0);
 			}
 		}
-		if (x->estimate.known && strcmp(x->estimate.basis, "capacity") == 0) {
-			const struct tfd_estimate *e = &x->estimate;
-			char r1[48], r2[48];
-
-			fmt_rate_of(e->throughput, "elements", r1, sizeof(r1));
-			fmt_rate_of(e->new_throughput, "elements", r2, sizeof(r2));
-			if (e->misses_limit && e->input_bound_by_demand)
-				tfd_buf_printf(b, "    worth: ~1.0x: the pipeline already delivers "
-						  "faster than the step consumes");
-			else if (e->misses_limit)
-				tfd_buf_printf(b, "    worth: ~1.0x: this stage does not limit "
-						  "throughput, so the change alone gains nothing");
+		if (many && x->estimate.known)
+			tfd_buf_printf(b, "    on %s, the host with the largest gain:\n", x->host);
+		if (x->estimate.known) {
+			tfd_buf_puts(b, "    worth: ");
+			tfd_fmt_worth(&x->estimate, b);
+			if (strcmp(x->estimate.basis, "capacity") == 0)
+				tfd_buf_printf(b, " [capacity, %s %s %g]\n", x->estimate.of,
+					       strcmp(x->estimate.of, "work") == 0 ? "/" : "x",
+					       x->estimate.factor);
 			else
-				tfd_buf_printf(
-				    b,
-				    "    worth: %.2fx throughput (%s -> %s; %s -> %s per "
-				    "root element)%s",
-				    e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-				    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-				    e->capped_by_demand ? ", then the step's own time "
-							  "limits"
-							: "");
-			if (!isnan(e->input_percent_after))
-				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
-					       e->input_percent_after);
-			tfd_buf_printf(b, " [capacity, %s %s %g]\n", e->of,
-				       strcmp(e->of, "work") == 0 ? "/" : "x", e->factor);
-		} else if (x->estimate.known) {
-			if (x->estimate.speedup > 0)
-				tfd_buf_printf(
-				    b, "    worth: root call %s -> %s (%.2fx)",
-				    tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)),
-				    tfd_fmt_ns(x->estimate.new_latency_ns, t2, sizeof(t2)),
-				    x->estimate.speedup);
-			else
-				tfd_buf_printf(
-				    b,
-				    "    worth: root call %s -> hidden behind the step's "
-				    "other work",
-				    tfd_fmt_ns(x->estimate.latency_ns, t1, sizeof(t1)));
-			if (!isnan(x->estimate.input_percent_after))
-				tfd_buf_printf(b, ", input wait ~%.1f%% of step time",
-					       x->estimate.input_percent_after);
-			tfd_buf_printf(b, " [%s]\n", x->estimate.model);
+				tfd_buf_printf(b, " [%s]\n", x->estimate.model);
 		}
 		if (x->doc[0])
 			tfd_buf_printf(b, "    see %s\n", x->doc);
 	}
+	free(g);
 }
 
 void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f, struct tfd_buf *b)
@@ -418,7 +462,7 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 	char t1[32], t2[32], t3[32];
 
 	verdict(a, b);
-	findings_text(f, b);
+	findings_text(f, a->nhosts, b);
 	tfd_buf_printf(b, "\nhosts (most input-bound first):\n");
 	tfd_buf_printf(b, "  %-32s %9s %12s %12s %6s %10s  %s\n", "host", "input %", "waiting",
 		       "step time", "steps", "pipelines", "slowest call");

@@ -437,6 +437,26 @@ static const char *verdict_class(const struct tfd_host_result *h)
 	return "good";
 }
 
+/* Why the stage was picked: the throughput model's evidence, else the
+ * latency view's share of blocking time. */
+static void why_text(const struct tfd_pipeline *p, char *buf, size_t len)
+{
+	if (p->capacity.valid && p->capacity.limiter >= 0 && p->capacity.evidence[0])
+		snprintf(buf, len, "%s", p->capacity.evidence);
+	else
+		snprintf(buf, len,
+			 "%.1f%% of the pipeline's blocking time (latency view: too few "
+			 "steady-state calls for a throughput model)",
+			 100.0 * p->stages[p->bottleneck].blocking_share);
+}
+
+/* "low (1 step captured: profile longer)" */
+static void sure_text(const struct tfd_sureness *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", tfd_confidence_name(c->level), c->reasons[0] ? " (" : "",
+		 c->reasons, c->reasons[0] ? ")" : "");
+}
+
 static const char css[] =
     "body{font:14px/1.45 system-ui,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;"
     "color:#1d1d1f;padding:0 16px}h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid "
@@ -538,17 +558,21 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		else
 			tfd_buf_puts(b, " (on ");
 		esc(b, h->host->name);
-		tfd_buf_puts(b, ")");
-		if (p && p->bottleneck >= 0 && h->bound != TFD_BOUND_NOT) {
+		tfd_buf_printf(b, "; confidence %s)", tfd_confidence_name(h->confidence.level));
+		if (p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
 			tfd_buf_puts(b, "; bottleneck ");
 			esc(b, p->stages[p->bottleneck].name);
+			tfd_buf_printf(b, " (confidence %s)",
+				       tfd_confidence_name(p->confidence.level));
 		}
-		if (fix && h->bound != TFD_BOUND_NOT) {
+		if (fix && tfd_host_has_bottleneck(h)) {
 			tfd_buf_puts(b, "; first change: ");
 			esc(b, fix->title);
 			if (fix->estimate.known && fix->estimate.speedup > 1.02)
 				tfd_buf_printf(b, " (worth about %.2f&times;)",
 					       fix->estimate.speedup);
+			else if (fix->estimate.known && fix->estimate.speedup == 0)
+				tfd_buf_puts(b, " (the input pipeline would be hidden behind the step)");
 			tfd_buf_puts(b, ".</li>\n");
 		} else {
 			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
@@ -557,6 +581,111 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		}
 	}
 	tfd_buf_puts(b, "</ul>\n");
+}
+
+/* The verdict's and the bottleneck's confidence with their reasons, for the
+ * host analyzed first. */
+static void confidence_html(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
+	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	char t[400];
+
+	if (!h || !a->any_tfdata)
+		return;
+	tfd_buf_puts(b, "<p class=\"confidence\">Confidence in the verdict: ");
+	sure_text(&h->confidence, t, sizeof(t));
+	esc(b, t);
+	if (p && p->bottleneck >= 0) {
+		tfd_buf_printf(b, ". Confidence in the %s: ",
+			       tfd_host_has_bottleneck(h) ? "bottleneck" : "slowest stage");
+		sure_text(&p->confidence, t, sizeof(t));
+		esc(b, t);
+	}
+	tfd_buf_puts(b, ".</p>\n");
+}
+
+/* Where a finding holds: "host Host:0, Map", or for a group "Host:0, Map on
+ * 8 of 8 hosts: worker-0, worker-1, ..., worker-7" (esc applied). */
+static void where_html(const struct tfd_findings *fs, const size_t *g, size_t i, size_t nhosts,
+		       struct tfd_buf *b)
+{
+	const struct tfd_finding *f = &fs->v[i];
+	size_t shown[4], k, n = tfd_findings_group_shown(fs, g, i, shown, &k);
+
+	if (n == 1) {
+		esc(b, f->host);
+		if (f->pipeline[0])
+			tfd_buf_printf(b, " %s", f->pipeline);
+	} else if (f->pipeline[0])
+		tfd_buf_puts(b, f->pipeline);
+	if (f->stage[0]) {
+		tfd_buf_puts(b, ", ");
+		esc(b, f->stage);
+	}
+	if (n == 1)
+		return;
+	tfd_buf_printf(b, "%son %zu of %zu hosts: ", f->pipeline[0] ? " " : "", n, nhosts);
+	for (size_t m = 0; m < k; m++) {
+		tfd_buf_puts(b, m == 0 ? "" : m == 2 && n > 4 ? ", ..., " : ", ");
+		esc(b, fs->v[shown[m]].host);
+	}
+}
+
+/* What to change: the findings in their order (largest estimated gain
+ * first), identical ones on several hosts once. */
+static void findings_html(const struct tfd_job *job, size_t nhosts, struct tfd_buf *b)
+{
+	const struct tfd_findings *fs = job->findings;
+	size_t *g, shown_groups = 0;
+
+	tfd_buf_puts(b, "<h3>What to change <span class=\"muted\">(largest estimated gain "
+			"first)</span></h3>\n");
+	if (!fs || !fs->n) {
+		tfd_buf_puts(b, "<p>No findings.</p>\n");
+		return;
+	}
+	g = tfd_findings_groups(fs);
+	for (size_t k = 0; k < fs->n && shown_groups < 6; k++) {
+		const struct tfd_finding *f = &fs->v[k];
+		struct tfd_buf w;
+
+		if (g[k] != k)
+			continue;
+		shown_groups++;
+		tfd_buf_printf(b, "<div class=\"finding\"><b class=\"sev-%s\">[%s]</b> <b>%s</b> ",
+			       tfd_severity_name(f->severity), tfd_severity_name(f->severity),
+			       f->rule_id);
+		esc(b, f->title);
+		tfd_buf_puts(b, " <span class=\"muted\">(");
+		where_html(fs, g, k, nhosts, b);
+		tfd_buf_puts(b, ")</span><p>");
+		esc(b, f->suggestion);
+		tfd_buf_puts(b, "</p>");
+		if (f->code[0]) {
+			tfd_buf_puts(b, "<pre>");
+			esc(b, f->code);
+			tfd_buf_puts(b, "</pre>");
+		}
+		tfd_buf_init(&w);
+		if (tfd_fmt_worth(&f->estimate, &w)) {
+			tfd_buf_puts(b, "<p>Worth: ");
+			esc(b, w.s);
+			tfd_buf_puts(b, ".</p>");
+		}
+		tfd_buf_release(&w);
+		tfd_buf_printf(b, "<p class=\"muted\">Confidence: %s.</p>",
+			       tfd_confidence_name(f->confidence));
+		if (f->doc[0]) {
+			tfd_buf_puts(b, "<p><a href=\"");
+			esc(b, f->doc);
+			tfd_buf_puts(b, "\">");
+			esc(b, f->doc);
+			tfd_buf_puts(b, "</a></p>");
+		}
+		tfd_buf_puts(b, "</div>\n");
+	}
+	free(g);
 }
 
 void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
@@ -585,7 +714,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		/* verdict per host */
 		tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
 				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>bottleneck</th>"
-				"<th>share</th></tr>\n");
+				"<th>why</th></tr>\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host_result *h = &a->hosts[i];
 			const struct tfd_pipeline *p =
@@ -593,8 +722,12 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 
 			tfd_buf_puts(b, "<tr><td>");
 			esc(b, h->host->name);
-			tfd_buf_printf(b, "</td><td class=\"%s\">%s</td><td>", verdict_class(h),
+			tfd_buf_printf(b, "</td><td class=\"%s\">%s", verdict_class(h),
 				       a->any_tfdata ? verdict_word(h) : "no tf.data activity");
+			if (a->any_tfdata)
+				tfd_buf_printf(b, "<br><span class=\"muted\">confidence %s</span>",
+					       tfd_confidence_name(h->confidence.level));
+			tfd_buf_puts(b, "</td><td>");
 			if (isnan(h->input_pct))
 				tfd_buf_puts(b, "n/a");
 			else
@@ -605,13 +738,20 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 					       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
 					       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
 				if (p->bottleneck >= 0) {
+					char why[400];
+
+					if (!tfd_host_has_bottleneck(h))
+						tfd_buf_puts(b, "slowest stage (not a bottleneck: the "
+								"host is not input-bound): ");
 					tfd_buf_puts(b, "<b>");
 					esc(b, p->stages[p->bottleneck].name);
 					tfd_buf_puts(b, "</b><br><span class=\"muted\">");
 					esc(b, p->stages[p->bottleneck].long_name);
-					tfd_buf_printf(b, "</span></td><td>%.1f%%</td>",
-						       100.0 *
-							   p->stages[p->bottleneck].blocking_share);
+					tfd_buf_printf(b, "<br>confidence %s</span></td><td>",
+						       tfd_confidence_name(p->confidence.level));
+					why_text(p, why, sizeof(why));
+					esc(b, why);
+					tfd_buf_puts(b, "</td>");
 				} else {
 					tfd_buf_puts(b, "&mdash;</td><td></td>");
 				}
@@ -620,7 +760,9 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			}
 			tfd_buf_puts(b, "</tr>\n");
 		}
-		tfd_buf_puts(b, "</table>\n<h3>Regressions</h3>\n");
+		tfd_buf_puts(b, "</table>\n");
+		confidence_html(a, b);
+		tfd_buf_puts(b, "<h3>Regressions</h3>\n");
 		if (!job->nregs) {
 			tfd_buf_printf(b, "<div class=\"ok\">No regression %s.</div>\n",
 				       job->previous ? "against the previous run or the baseline"
@@ -632,57 +774,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			esc(b, job->regs[r].text);
 			tfd_buf_puts(b, "</div>\n");
 		}
-		/* findings */
-		tfd_buf_puts(b, "<h3>What to change</h3>\n");
-		if (!job->findings || !job->findings->n)
-			tfd_buf_puts(b, "<p>No findings.</p>\n");
-		for (size_t k = 0; job->findings && k < job->findings->n && k < 6; k++) {
-			const struct tfd_finding *f = &job->findings->v[k];
-
-			tfd_buf_printf(
-			    b, "<div class=\"finding\"><b class=\"sev-%s\">[%s]</b> <b>%s</b> ",
-			    tfd_severity_name(f->severity), tfd_severity_name(f->severity),
-			    f->rule_id);
-			esc(b, f->title);
-			if (f->stage[0]) {
-				tfd_buf_puts(b, " <span class=\"muted\">(");
-				esc(b, f->host);
-				tfd_buf_printf(b, " %s, ", f->pipeline);
-				esc(b, f->stage);
-				tfd_buf_puts(b, ")</span>");
-			}
-			tfd_buf_puts(b, "<p>");
-			esc(b, f->suggestion);
-			tfd_buf_puts(b, "</p>");
-			if (f->code[0]) {
-				tfd_buf_puts(b, "<pre>");
-				esc(b, f->code);
-				tfd_buf_puts(b, "</pre>");
-			}
-			if (f->estimate.known) {
-				if (f->estimate.speedup > 0)
-					tfd_buf_printf(
-					    b, "<p>Worth: root call %s &rarr; %s (%.2f&times;)",
-					    tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)),
-					    tfd_fmt_ns(f->estimate.new_latency_ns, t2, sizeof(t2)),
-					    f->estimate.speedup);
-				else
-					tfd_buf_printf(
-					    b,
-					    "<p>Worth: root call %s hidden behind the "
-					    "step's other work",
-					    tfd_fmt_ns(f->estimate.latency_ns, t1, sizeof(t1)));
-				tfd_buf_puts(b, ".</p>");
-			}
-			if (f->doc[0]) {
-				tfd_buf_puts(b, "<p><a href=\"");
-				esc(b, f->doc);
-				tfd_buf_puts(b, "\">");
-				esc(b, f->doc);
-				tfd_buf_puts(b, "</a></p>");
-			}
-			tfd_buf_puts(b, "</div>\n");
-		}
+		findings_html(job, a->nhosts, b);
 		/* trends */
 		if (!job->nrecorded)
 			tfd_buf_puts(b, "<h3>Trend: this run only (not recorded)</h3>\n"
@@ -754,6 +846,121 @@ static void md_cell(struct tfd_buf *b, const char *s)
 	tfd_buf_puts(b, " |");
 }
 
+/* Under the hosts table: why the focus stage was picked and how sure the
+ * verdict and the stage are. */
+static void evidence_md(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
+	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	char t[400];
+
+	if (!h || !a->any_tfdata)
+		return;
+	if (p && p->bottleneck >= 0) {
+		tfd_buf_puts(b, "\n**Evidence:** ");
+		why_text(p, t, sizeof(t));
+		tfd_buf_put_md(b, t);
+		tfd_buf_puts(b, ".\n");
+	}
+	tfd_buf_puts(b, "\n**Confidence:** verdict ");
+	sure_text(&h->confidence, t, sizeof(t));
+	tfd_buf_put_md(b, t);
+	if (p && p->bottleneck >= 0) {
+		tfd_buf_printf(b, "; %s ", tfd_host_has_bottleneck(h) ? "bottleneck" : "slowest stage");
+		sure_text(&p->confidence, t, sizeof(t));
+		tfd_buf_put_md(b, t);
+	}
+	tfd_buf_puts(b, ".\n");
+}
+
+/* A fenced code block indented under a list item, its fence longer than any
+ * run of backticks in the code. */
+static void code_md(const char *code, struct tfd_buf *b)
+{
+	size_t run = 0, most = 2;
+
+	for (const char *c = code; *c; c++) {
+		run = *c == '`' ? run + 1 : 0;
+		if (run > most)
+			most = run;
+	}
+	tfd_buf_puts(b, "\n  ");
+	for (size_t i = 0; i <= most; i++)
+		tfd_buf_puts(b, "`");
+	tfd_buf_puts(b, "python\n  ");
+	for (const char *c = code; *c; c++) {
+		if (*c == '\n')
+			tfd_buf_puts(b, "\n  ");
+		else if ((unsigned char)*c >= 0x20 || *c == '\t')
+			tfd_buf_add(b, c, 1);
+	}
+	tfd_buf_puts(b, "\n  ");
+	for (size_t i = 0; i <= most; i++)
+		tfd_buf_puts(b, "`");
+	tfd_buf_puts(b, "\n");
+}
+
+/* What to change, as a PR comment needs it: the findings in their order
+ * (largest estimated gain first), identical ones on several hosts once,
+ * each with its code and what it is worth. */
+static void findings_md(const struct tfd_findings *fs, size_t nhosts, struct tfd_buf *b)
+{
+	size_t *g, shown_groups = 0;
+
+	if (!fs || !fs->n)
+		return;
+	g = tfd_findings_groups(fs);
+	tfd_buf_puts(b, "\n**What to change** (largest estimated gain first):\n");
+	for (size_t k = 0; k < fs->n && shown_groups < 5; k++) {
+		const struct tfd_finding *f = &fs->v[k];
+		size_t shown[4], ns, n;
+		struct tfd_buf w;
+
+		if (g[k] != k)
+			continue;
+		shown_groups++;
+		n = tfd_findings_group_shown(fs, g, k, shown, &ns);
+		tfd_buf_printf(b, "\n- **\\[%s\\] ", tfd_severity_name(f->severity));
+		tfd_buf_put_md(b, f->rule_id);
+		tfd_buf_puts(b, "** ");
+		tfd_buf_put_md(b, f->title);
+		tfd_buf_puts(b, " (");
+		if (n == 1) {
+			tfd_buf_put_md(b, f->host);
+			tfd_buf_puts(b, f->pipeline[0] ? " " : "");
+		}
+		tfd_buf_put_md(b, f->pipeline);
+		if (f->stage[0]) {
+			tfd_buf_puts(b, ", ");
+			tfd_buf_put_md(b, f->stage);
+		}
+		if (n > 1) {
+			tfd_buf_printf(b, "%son %zu of %zu hosts: ", f->pipeline[0] ? " " : "", n,
+				       nhosts);
+			for (size_t m = 0; m < ns; m++) {
+				tfd_buf_puts(b, m == 0 ? "" : m == 2 && n > 4 ? ", ..., " : ", ");
+				tfd_buf_put_md(b, fs->v[shown[m]].host);
+			}
+		}
+		tfd_buf_puts(b, "): ");
+		tfd_buf_put_md(b, f->suggestion);
+		tfd_buf_puts(b, "\n");
+		if (f->code[0])
+			code_md(f->code, b);
+		tfd_buf_init(&w);
+		if (tfd_fmt_worth(&f->estimate, &w)) {
+			/* our own words and numbers: nothing to escape, and "->"
+			 * stays readable */
+			tfd_buf_puts(b, "\n  Worth: ");
+			tfd_buf_puts(b, w.s);
+			tfd_buf_printf(b, ". Confidence: %s.\n", tfd_confidence_name(f->confidence));
+		} else
+			tfd_buf_printf(b, "\n  Confidence: %s.\n", tfd_confidence_name(f->confidence));
+		tfd_buf_release(&w);
+	}
+	free(g);
+}
+
 void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
@@ -782,14 +989,31 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				 h->input_pct);
 			tfd_buf_puts(b, "|");
 			md_cell(b, h->host->name);
-			md_cell(b, a->any_tfdata ? verdict_word(h) : "no tf.data activity");
+			if (a->any_tfdata) {
+				char v[96];
+
+				snprintf(v, sizeof(v), "%s (confidence %s)", verdict_word(h),
+					 tfd_confidence_name(h->confidence.level));
+				md_cell(b, v);
+			} else
+				md_cell(b, "no tf.data activity");
 			md_cell(b, pct);
 			md_cell(b, p ? p->name : "-");
 			md_cell(b, p ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-");
 			md_cell(b, p ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-");
-			md_cell(b, p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "-");
+			if (p && p->bottleneck >= 0) {
+				char v[400];
+
+				snprintf(v, sizeof(v), "%s%s (confidence %s)",
+					 tfd_host_has_bottleneck(h) ? "" : "slowest stage ",
+					 p->stages[p->bottleneck].name,
+					 tfd_confidence_name(p->confidence.level));
+				md_cell(b, v);
+			} else
+				md_cell(b, "-");
 			tfd_buf_puts(b, "\n");
 		}
+		evidence_md(a, b);
 		tfd_buf_puts(b, "\n**Regressions:**");
 		if (!job->nregs)
 			tfd_buf_puts(b, " none.\n");
@@ -800,25 +1024,7 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_put_md(b, job->regs[r].text);
 			tfd_buf_puts(b, "\n");
 		}
-		if (job->findings && job->findings->n) {
-			tfd_buf_puts(b, "\n**What to change:**\n\n");
-			for (size_t k = 0; k < job->findings->n && k < 5; k++) {
-				const struct tfd_finding *f = &job->findings->v[k];
-
-				tfd_buf_printf(b, "- **\\[%s\\] ", tfd_severity_name(f->severity));
-				tfd_buf_put_md(b, f->rule_id);
-				tfd_buf_puts(b, "** ");
-				tfd_buf_put_md(b, f->title);
-				if (f->stage[0]) {
-					tfd_buf_puts(b, " (");
-					tfd_buf_put_md(b, f->stage);
-					tfd_buf_puts(b, ")");
-				}
-				tfd_buf_puts(b, ": ");
-				tfd_buf_put_md(b, f->suggestion);
-				tfd_buf_puts(b, "\n");
-			}
-		}
+		findings_md(job->findings, a->nhosts, b);
 		tfd_buf_printf(b, "\n_%zu recorded run%s%s._\n", job->nrecorded,
 			       job->nrecorded == 1 ? "" : "s",
 			       job->nrecorded < job->nhistory ? "; this run was not recorded" : "");

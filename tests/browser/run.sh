@@ -66,7 +66,7 @@ for fact in "max latency" "median latency" "waiting for input" "bottleneck moved
 done
 if [ -z "$twice" ] && [ -s "$T/regs" ]; then ok; else bad "regression facts listed more than once:$twice"; fi
 # the page starts with one sentence per job: verdict, bottleneck, first change
-if grep -q '<li class="job-summary"><b>nightly</b>: <span class="bad">HIGHLY input-bound</span>.*bottleneck ParallelMap; first change: ' "$T/dom.html"; then ok; else bad "no summary sentence at the top"; keep_shot; fi
+if grep -q '<li class="job-summary"><b>nightly</b>: <span class="bad">HIGHLY input-bound</span>.*; confidence [a-z]*); bottleneck ParallelMap (confidence [a-z]*); first change: ' "$T/dom.html"; then ok; else bad "no summary sentence at the top"; keep_shot; fi
 
 # the per-step view: a stacked bar per step, waiting for input in orange
 if grep -q '<svg id="per-step"' "$T/dom.html" && grep -q 'class="wait"' "$T/dom.html"; then ok; else bad "no per-step chart"; fi

@@ -21,6 +21,14 @@ for spec in tests/synth/*.json; do
 	$TFD analyze -q -f json "$out" >"$T/report.json" 2>"$T/err"
 	got=$(grep -m1 '"bottleneck": "' "$T/report.json" | sed 's/.*"bottleneck": "\([^"]*\)".*/\1/')
 	got_host=$(grep -m1 '"host": "' "$T/report.json" | sed 's/.*"host": "\([^"]*\)".*/\1/')
+	# one consistent story: advice follows the verdict, findings by gain
+	$TFD analyze -q "$out" >"$T/report.txt" 2>/dev/null
+	if python3 tests/synth/consistent.py "$T/report.json" "$T/report.txt" >"$T/cons"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL synth $name: $(head -3 "$T/cons" | tr '\n' ';')" >&2
+	fi
 	if [ "$got" = "$want" ] && { [ -z "$want_host" ] || [ "$got_host" = "$want_host" ]; }; then
 		pass=$((pass + 1))
 	else

@@ -77,4 +77,22 @@ run watch "$T/nope"
 if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
 run watch --settle x "$L"
 if [ "$rc" -eq 2 ]; then ok; else bad "--settle x: $rc"; fi
+# -f json on standard output is JSON Lines: one compact record per run,
+# naming its run, and nothing else on stdout (with or without -q); a host
+# that is not input-bound exports no bottleneck, only its slowest stage
+J=$T/jl/plugins/profile
+mkdir -p "$J/r1" "$J/r2"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$J/r1/"
+cp examples/smdebug-zip/*.trace.json.gz "$J/r2/"
+for q in "" -q; do
+	TFD_TEST_EXEC_LOG=$T/jl.exec $TFD watch --once --existing --settle 0 -f json $q \
+		--exec 'echo "$TFDOCTOR_RUN|$TFDOCTOR_VERDICT|$TFDOCTOR_BOTTLENECK|$TFDOCTOR_SLOWEST_STAGE" >>"$TFD_TEST_EXEC_LOG"' \
+		"$T/jl" >"$T/jl.out" 2>"$T/jl.err"
+	if [ "$(wc -l <"$T/jl.out")" -eq 2 ] && python3 -c '
+import json, sys
+runs = [json.loads(l)["run"] for l in open(sys.argv[1])]
+sys.exit(runs != ["r1", "r2"])' "$T/jl.out"; then ok; else bad "watch -f json ${q:-(not quiet)} is not JSON Lines: $(head -c 300 "$T/jl.out")"; fi
+done
+if [ "$(head -2 "$T/jl.exec" | tr '\n' ' ')" = "r1|not||Model r2|highly|ParallelMap|ParallelMap " ]; then ok; else bad "--exec bottleneck on a host that is not input-bound: $(cat "$T/jl.exec")"; fi
+
 finish
