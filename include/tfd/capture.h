@@ -280,8 +280,20 @@ struct tfd_load_opts {
 	size_t shard_index, shard_count;
 };
 
+/* Names for hosts whose files carry the same host name inside (the workers'
+ * files of one run, all saying "localhost" or one address): out[i] is NULL
+ * where names[i] is unique, else a new string "NAME (FILE)", FILE the base
+ * name of paths[i] (free each). Returns how many hosts were renamed and,
+ * in note (len bytes, may be NULL), one line saying so. */
+size_t tfd_host_names_apart(const char *const *names, const char *const *paths, size_t n,
+			    char **out, char *note, size_t len);
+/* tfd_host_names_apart() on a loaded capture's hosts, in place, with its
+ * note added to cap->notes. */
+void tfd_capture_name_hosts_apart(struct tfd_capture *cap);
+
 /* Load every capture named by paths (files, run directories or TensorBoard
- * log directories). Hosts are ordered by file path. On error *out is NULL
+ * log directories). Hosts are ordered by file path; hosts whose files carry
+ * one host name are named apart (tfd_host_names_apart), with a note. On error *out is NULL
  * and err names the file and the problem. */
 enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 				 const struct tfd_load_opts *opts, struct tfd_capture **out,

@@ -34,6 +34,10 @@ struct tfd_job {
 	struct tfd_regression *regs;
 	size_t nregs;
 	char *critpath_svg; /* inline SVG of the focus pipeline, or NULL */
+	/* the job could not be analyzed (a corrupt capture, ...): why, in one
+	 * line; then analysis is NULL, nothing is recorded, and the reports
+	 * say so in the job's place while the other jobs go on */
+	const char *error;
 };
 
 /* Fill job->current from the analysis (hosts in rank order). */

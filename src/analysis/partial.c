@@ -984,6 +984,7 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 				  struct tfd_analysis **out, struct tfd_err *err)
 {
 	VEC(struct hostref) hosts = {0};
+	char **apart = NULL; /* per host: its name told apart by file, or NULL */
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_analysis *a = NULL;
 	struct tfd_analyze_opts mo = {0};
@@ -1109,6 +1110,24 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 				tfd_analysis_diag(a, "input", "%s", x->valuestring);
 		}
 	}
+	/* hosts whose files carry one host name are named apart by file, as
+	 * one load names them */
+	apart = xcalloc(hosts.n, sizeof(*apart));
+	{
+		const char **hn = xmalloc(hosts.n * sizeof(*hn)), **hp = xmalloc(hosts.n * sizeof(*hp));
+		char note[600];
+
+		for (size_t i = 0; i < hosts.n; i++) {
+			const cJSON *nm = cJSON_GetObjectItemCaseSensitive(hosts.v[i].o, "name");
+
+			hn[i] = cJSON_IsString(nm) ? nm->valuestring : "";
+			hp[i] = hosts.v[i].path;
+		}
+		if (tfd_host_names_apart(hn, hp, hosts.n, apart, note, sizeof(note)))
+			tfd_analysis_diag(a, "input", "%s", note);
+		free(hn);
+		free(hp);
+	}
 	for (size_t i = 0; i < hosts.n; i++) {
 		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(hosts.v[i].o, "name"),
 			    *notes = NULL, *x;
@@ -1121,7 +1140,7 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 			st = r.st;
 			goto out;
 		}
-		h = tfd_capture_add_host(cap, nm->valuestring);
+		h = tfd_capture_add_host(cap, apart[i] ? apart[i] : nm->valuestring);
 		host_in(&r, hosts.v[i].o, &a->hosts[a->nhosts], h, i, &notes);
 		a->nhosts++;
 		cJSON_ArrayForEach (x, notes) {
@@ -1145,6 +1164,9 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 		st = tfd_analysis_finish(a, &fo, err);
 	}
 out:
+	for (size_t i = 0; apart && i < hosts.n; i++)
+		free(apart[i]);
+	free(apart);
 	vec_free(&hosts);
 	if (st) {
 		tfd_analysis_free(a);

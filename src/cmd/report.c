@@ -106,6 +106,7 @@ struct job_data {
 	struct tfd_analysis *an;
 	struct tfd_findings findings;
 	char name[256];
+	char error[sizeof(((struct tfd_err *)0)->msg) * 4]; /* the job failed: why */
 };
 
 int cmd_report(int argc, char **argv)
@@ -137,7 +138,7 @@ int cmd_report(int argc, char **argv)
 	struct tfd_buf b;
 	double pct = 20.0;
 	int c, rc = 0, record = 1, fail_sev = -1, quiet = 0;
-	size_t njobs;
+	size_t njobs, nfailed = 0;
 	char now[32];
 
 	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
@@ -239,18 +240,24 @@ int cmd_report(int argc, char **argv)
 		char tmp[512];
 		const char *runname;
 
+		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
+			 jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
+		jobs[i].name = jd[i].name;
 		if (tfd_partial_path(path)
 			? tfd_partial_merge(paths, 1, NULL, &jd[i].cap, &jd[i].an, &err)
 			: tfd_analyze_paths(paths, 1, &lo, NULL, &jd[i].cap, &jd[i].an, &err)) {
+			/* one odd job does not fail the batch: the others are
+			 * reported and recorded, this one is named with its error,
+			 * and the exit status is 1 */
 			rc = tfd_cli_report(&err);
-			goto out;
+			tfd_str_escape_controls(err.msg, jd[i].error, sizeof(jd[i].error));
+			jobs[i].error = jd[i].error;
+			nfailed++;
+			continue;
 		}
 		tfd_rules_eval(rules, jd[i].an, &jd[i].findings);
 		for (size_t k = 0; !quiet && k < jd[i].an->ndiags; k++)
 			tfd_cli_note(jd[i].an->diags[k].host, jd[i].an->diags[k].msg);
-		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
-			 jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
-		jobs[i].name = jd[i].name;
 		jobs[i].analysis = jd[i].an;
 		jobs[i].findings = &jd[i].findings;
 		runname = jd[i].an->run	   ? jd[i].an->run
@@ -259,22 +266,30 @@ int cmd_report(int argc, char **argv)
 		tfd_nightly_record(&jobs[i], runname, path, now);
 		jobs[i].critpath_svg = inline_svg(jd[i].an);
 	}
+	if (nfailed == njobs)
+		goto out; /* nothing to report: each error is said */
 	if (db) {
 		if (record) {
 			/* all jobs of this report in one transaction */
+			size_t nrec = 0;
+
 			for (size_t i = 0; i < njobs; i++)
-				recs[i] = jobs[i].current;
-			if (tfd_history_record(db, recs, njobs, &err)) {
+				if (!jobs[i].error)
+					recs[nrec++] = jobs[i].current;
+			if (tfd_history_record(db, recs, nrec, &err)) {
 				rc = tfd_cli_report(&err);
 				goto out;
 			}
-			for (size_t i = 0; i < njobs; i++)
-				jobs[i].current.id = recs[i].id;
+			for (size_t i = 0, k = 0; i < njobs; i++)
+				if (!jobs[i].error)
+					jobs[i].current.id = recs[k++].id;
 		}
 	}
 	for (size_t i = 0; i < njobs; i++) {
 		struct tfd_job *j = &jobs[i];
 
+		if (j->error)
+			continue;
 		if (tfd_nightly_window(j, db, record && db, baseline, HISTORY_LIMIT, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
@@ -288,7 +303,7 @@ int cmd_report(int argc, char **argv)
 	else
 		tfd_nightly_html(jobs, njobs, &b);
 	for (size_t i = 0; i < njobs; i++)
-		if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, jd[i].cap)) {
+		if (jd[i].cap && tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, jd[i].cap)) {
 			rc = 2;
 			goto out;
 		}
@@ -297,6 +312,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < njobs && fail_on; i++) {
+		if (jobs[i].error)
+			continue;
 		if (strcmp(fail_on, "input-bound") == 0 && jd[i].an->input_bound)
 			rc = 3;
 		if (strcmp(fail_on, "regression") == 0 && jobs[i].nregs)
@@ -305,6 +322,8 @@ int cmd_report(int argc, char **argv)
 		    (int)jd[i].findings.max_severity >= fail_sev)
 			rc = 3;
 	}
+	if (nfailed)
+		rc = 1; /* the report is written; the failed jobs were said */
 out:
 	for (size_t i = 0; i < njobs; i++) {
 		tfd_nightly_job_release(&jobs[i]);

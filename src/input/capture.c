@@ -259,6 +259,90 @@ size_t tfd_capture_nparts(const struct tfd_capture *cap)
 	return ((const struct capture_impl *)cap)->parts.n;
 }
 
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static const char *const *sort_names; /* qsort context (callers are single-threaded) */
+
+static int name_idx_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(sort_names[i], sort_names[j]);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+size_t tfd_host_names_apart(const char *const *names, const char *const *paths, size_t n,
+			    char **out, char *note, size_t len)
+{
+	size_t *ord = xmalloc((n ? n : 1) * sizeof(*ord)), renamed = 0, shown = 0, at = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		ord[i] = i;
+		out[i] = NULL;
+	}
+	sort_names = names;
+	qsort(ord, n, sizeof(*ord), name_idx_cmp);
+	sort_names = NULL;
+	if (note && len)
+		note[0] = '\0';
+	for (size_t k = 0; k < n;) {
+		size_t e = k + 1;
+
+		while (e < n && strcmp(names[ord[e]], names[ord[k]]) == 0)
+			e++;
+		for (size_t m = k; e - k > 1 && m < e; m++) {
+			const char *nm = names[ord[m]], *f = base_of(paths[ord[m]]);
+			size_t sz = strlen(nm) + strlen(f) + 4;
+
+			out[ord[m]] = xmalloc(sz);
+			snprintf(out[ord[m]], sz, "%s (%s)", nm, f);
+			renamed++;
+		}
+		if (e - k > 1 && note && at < len && shown++ < 3)
+			at += (size_t)snprintf(note + at, len - at,
+					       "%s%zu files carry the host name '%s' (%s, ...): "
+					       "each host is named by its file",
+					       at ? "; " : "", e - k, names[ord[k]],
+					       base_of(paths[ord[k]]));
+		k = e;
+	}
+	free(ord);
+	return renamed;
+}
+
+void tfd_capture_name_hosts_apart(struct tfd_capture *cap)
+{
+	const char **names = xmalloc((cap->nhosts + 1) * sizeof(*names));
+	const char **paths = xmalloc((cap->nhosts + 1) * sizeof(*paths));
+	char **out = xmalloc((cap->nhosts + 1) * sizeof(*out)), note[600];
+	const char **notes;
+
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		names[i] = cap->hosts[i].name;
+		paths[i] = cap->hosts[i].path;
+	}
+	if (tfd_host_names_apart(names, paths, cap->nhosts, out, note, sizeof(note))) {
+		for (size_t i = 0; i < cap->nhosts; i++)
+			if (out[i]) {
+				cap->hosts[i].name = tfd_arena_intern_cstr(&cap->arena, out[i]);
+				free(out[i]);
+			}
+		notes = tfd_arena_alloc(&cap->arena, (cap->nnotes + 1) * sizeof(*notes));
+		for (size_t i = 0; i < cap->nnotes; i++)
+			notes[i] = cap->notes[i];
+		notes[cap->nnotes++] = tfd_arena_intern_cstr(&cap->arena, note);
+		cap->notes = notes;
+	}
+	free(names);
+	free(paths);
+	free(out);
+}
+
 struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 {
 	struct tfd_host *h;

@@ -1155,6 +1155,7 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 		tfd_capture_free(cap);
 		return st;
 	}
+	tfd_capture_name_hosts_apart(cap);
 	*out = cap;
 	return TFD_OK;
 }

@@ -536,7 +536,7 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 	for (size_t j = 0; j < n; j++) {
 		const struct tfd_job *job = &jobs[j];
 		const struct tfd_analysis *a = job->analysis;
-		const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
+		const struct tfd_host_result *h = a && a->nhosts ? &a->hosts[0] : NULL;
 		const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 		const struct tfd_finding *fix = NULL;
 
@@ -546,6 +546,12 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		tfd_buf_puts(b, "<li class=\"job-summary\"><b>");
 		esc(b, job->name);
 		tfd_buf_puts(b, "</b>: ");
+		if (job->error) {
+			tfd_buf_puts(b, "<span class=\"bad\">could not be analyzed</span>: ");
+			esc(b, job->error);
+			tfd_buf_puts(b, "</li>\n");
+			continue;
+		}
 		if (!h || !a->any_tfdata) {
 			tfd_buf_puts(b, "no tf.data activity captured.</li>\n");
 			continue;
@@ -705,6 +711,15 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		const struct tfd_job *job = &jobs[j];
 		const struct tfd_analysis *a = job->analysis;
 
+		if (job->error) {
+			tfd_buf_puts(b, "<section class=\"job\"><h2>Job ");
+			esc(b, job->name);
+			tfd_buf_puts(b, "</h2>\n<div class=\"reg\" data-kind=\"error\">Could not be "
+					"analyzed, nothing recorded: ");
+			esc(b, job->error);
+			tfd_buf_puts(b, "</div></section>\n");
+			continue;
+		}
 		tfd_buf_puts(b, "<section class=\"job\"><h2>Job ");
 		esc(b, job->name);
 		tfd_buf_puts(b, " &mdash; run ");
@@ -970,6 +985,14 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		const struct tfd_job *job = &jobs[j];
 		const struct tfd_analysis *a = job->analysis;
 
+		if (job->error) {
+			tfd_buf_puts(b, "\n## ");
+			tfd_buf_put_md(b, job->name);
+			tfd_buf_puts(b, "\n\n**Could not be analyzed**, nothing recorded: ");
+			tfd_buf_put_md(b, job->error);
+			tfd_buf_puts(b, "\n");
+			continue;
+		}
 		tfd_buf_puts(b, "\n## ");
 		tfd_buf_put_md(b, job->name);
 		tfd_buf_puts(b, ": run ");
@@ -1044,6 +1067,11 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		cJSON *o = cJSON_CreateObject(), *regs, *hist;
 
 		cJSON_AddStringToObject(o, "job", job->name);
+		if (job->error) {
+			cJSON_AddStringToObject(o, "error", job->error);
+			cJSON_AddItemToArray(arr, o);
+			continue;
+		}
 		cJSON_AddStringToObject(o, "run", job->current.run);
 		cJSON_AddStringToObject(o, "recorded_at", job->current.recorded_at);
 		cJSON_AddBoolToObject(o, "input_bound", job->analysis->input_bound);

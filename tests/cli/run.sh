@@ -485,4 +485,30 @@ if [ "$(grep -c 'TFD-H01' <<<"$out")" -eq 1 ] && [[ "$out" == *"TFD-H01 Not inpu
 run report -q -f md "$T/mh"
 if [ "$(grep -c 'TFD-H01' <<<"$out")" -eq 1 ] && [[ "$out" == *"on 3 of 4 hosts: worker-0, worker-3, worker-1"* ]]; then ok; else bad "grouped findings in Markdown"; fi
 
+# two files of one run carrying the same host name (the real GPU
+# multi-worker demo's workers): the hosts are told apart by file, with a
+# note, in analyze, in a merge of partials and in report --history
+D=$T/samehost/plugins/profile/r1
+mkdir -p "$D"
+cp $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb "$D/w0.xplane.pb"
+cp $CAPS/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb "$D/w1.xplane.pb"
+run analyze "$T/samehost"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"34.83.195.179:6003 (w0.xplane.pb)"* ]] && [[ "$out" == *"34.83.195.179:6003 (w1.xplane.pb)"* ]] &&
+	[[ "$err" == *"2 files carry the host name '34.83.195.179:6003'"* ]]; then ok; else bad "same host name in two files: $rc $err"; fi
+$TFD analyze -q --partial -o "$T/sh0.partial.json" "$D/w0.xplane.pb"
+$TFD analyze -q --partial -o "$T/sh1.partial.json" "$D/w1.xplane.pb"
+run merge "$T/sh0.partial.json" "$T/sh1.partial.json"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"34.83.195.179:6003 (w1.xplane.pb)"* ]] && [[ "$err" == *"carry the host name"* ]]; then ok; else bad "merge of two partials with one host name: $rc $err"; fi
+run report -q --history "$T/samehost.db" -o "$T/samehost.html" "$T/samehost"
+if [ "$rc" -eq 0 ] && $TFD history "$T/samehost.db" >/dev/null && grep -q "w1.xplane.pb" "$T/samehost.html"; then ok; else bad "report --history with one host name twice: $rc $err"; fi
+# one odd job does not fail a nightly batch: the others are reported and
+# recorded, the odd one is named with its error, exit 1
+mkdir -p "$T/batch/bad/plugins/profile/r1" "$T/batch/good"
+head -c 3000 examples/ai-notebook/ai-notebook.xplane.pb >"$T/batch/bad/plugins/profile/r1/h.xplane.pb"
+cp examples/smdebug-zip/*.trace.json.gz "$T/batch/good/"
+run report -q --history "$T/batch.db" -f md -o "$T/batch.md" "$T/batch/good" "$T/batch/bad"
+if [ "$rc" -eq 1 ] && [ "$(grep -c 'truncated or corrupt' <<<"$err")" -eq 1 ] && grep -q '^## good: run good' "$T/batch.md" &&
+	grep -q '^\*\*Could not be analyzed\*\*, nothing recorded: .*truncated or corrupt' "$T/batch.md" &&
+	[ "$($TFD history -f csv "$T/batch.db" | grep -c '^good,')" -eq 1 ] && ! $TFD history -f csv "$T/batch.db" | grep -q '^bad,'; then ok; else bad "a bad job in a batch: rc $rc $err $(cat "$T/batch.md" 2>/dev/null | head -5)"; fi
+
 finish
