@@ -4,6 +4,8 @@
 #   bad MESSAGE        count a failure, "FAIL SUITE: MESSAGE" on stderr
 #   run ARGS...        run $TFD ARGS, setting rc, out and err
 #   finish             print "SUITE: N passed, N failed", exit 1 on failures
+#   unwrap             stdin with prose joined: newlines and runs of spaces
+#                      become one space (the text report wraps at 80 columns)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0
@@ -19,6 +21,7 @@ run() {
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")
 }
+unwrap() { tr '\n' ' ' | tr -s ' '; }
 finish() {
 	echo "$SUITE: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

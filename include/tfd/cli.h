@@ -53,6 +53,12 @@ int tfd_cli_list_options(int argc, char **argv, const struct option *lopts, cons
  * or NULL when none is close. */
 const char *tfd_cli_closest(const char *word, const char *const *cands, size_t n);
 int tfd_cli_edit_distance(const char *a, const char *b);
+/* Whether output to outpath (NULL or "-": standard output) lands on a
+ * terminal. */
+int tfd_cli_to_terminal(const char *outpath);
+/* The width to wrap prose to for output to outpath: the terminal's (its
+ * window size, else $COLUMNS) when it is one, else 80. */
+int tfd_cli_text_width(const char *outpath);
 /* Progress for tfd_load_opts.progress: one self-erasing line on stderr,
  * only when stderr is a terminal. */
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);

@@ -14,9 +14,14 @@
 /* Version of the JSON document; bump on any incompatible change. */
 #define TFD_JSON_SCHEMA_VERSION 2
 
-/* f may be NULL (no findings section). */
+/* f may be NULL (no findings section). Prose (the verdict, findings,
+ * notes) is wrapped to 80 columns; tables and code are not. */
 void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *out);
+/* The same with prose wrapped to width columns (at least 40): the
+ * terminal's width when the report goes to a terminal. */
+void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *f, int width,
+		       struct tfd_buf *out);
 void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *out);
 /* The same document compact, on one line ending in a newline: one JSON
@@ -31,7 +36,8 @@ void tfd_render_json_line(const struct tfd_analysis *a, const struct tfd_finding
  * report, HTML and Markdown all say it this way. */
 bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b);
 
-/* "1.234 ms", "56.7 us", "890 ns" */
+/* "1.234 ms", "56.7 us", "802 us", "890 ns": at most three decimals, no
+ * trailing zeros (the precision the capture has) */
 const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len);
 
 #endif

@@ -649,21 +649,32 @@ static void finish_segments(struct ctx *c)
 	}
 }
 
-static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
-			     size_t len)
+const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g,
+			     char *buf, size_t len)
 {
 	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "?";
 	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
 
 	if (g->kind == TFD_SEG_CONSUMER)
-		snprintf(buf, len, "the consumer's thread (%s)", top);
+		snprintf(buf, len, "consumer's thread (%s)", top);
 	else if (g->kind == TFD_SEG_FUNCTION)
-		snprintf(buf, len, "the %g %s worker%s", g->parallelism, own,
-			 g->parallelism == 1 ? "" : "s");
+		snprintf(buf, len, "%g %s worker%s%s", g->parallelism, own,
+			 g->parallelism == 1 ? "" : "s",
+			 g->parallelism_observed ? " (AUTOTUNE)" : "");
 	else if (g->parallelism == 1)
-		snprintf(buf, len, "the %s reader of %s (1 thread)", top, own);
+		snprintf(buf, len, "thread feeding %s (runs %s)", own, top);
 	else
-		snprintf(buf, len, "the %g %s readers of %s", g->parallelism, top, own);
+		snprintf(buf, len, "%g threads feeding %s (run %s)", g->parallelism, own, top);
+	return buf;
+}
+
+/* "the ..." of tfd_segment_name, for a sentence */
+static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			     size_t len)
+{
+	char n[200];
+
+	snprintf(buf, len, "the %s", tfd_segment_name(p, g, n, sizeof(n)));
 	return buf;
 }
 

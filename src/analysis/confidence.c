@@ -78,8 +78,8 @@ static void bottleneck(struct tfd_pipeline *p)
 		return;
 	}
 	if (p->ncalls < 4)
-		cap_at(s, TFD_CONF_LOW, "%" PRIu64 " root call%s captured: profile longer (e.g. "
-					"20+ steps)",
+		cap_at(s, TFD_CONF_LOW, "%" PRIu64 " root call%s captured: profile longer, e.g. "
+					"20+ steps",
 		       p->ncalls, p->ncalls == 1 ? "" : "s");
 	else if (p->ncalls < 20)
 		cap_at(s, TFD_CONF_MEDIUM, "%" PRIu64 " root calls: 20+ make it firmer", p->ncalls);
@@ -92,13 +92,13 @@ static void bottleneck(struct tfd_pipeline *p)
 	else if (cp->valid && isfinite(cp->margin) && cp->margin < 1.5)
 		cap_at(s, TFD_CONF_MEDIUM, "the next limit is %.2fx higher", cp->margin);
 	if (!cp->valid && p->ncalls >= 4)
-		cap_at(s, TFD_CONF_MEDIUM, "latency view only (too few steady-state calls for a "
-					   "throughput model)");
+		cap_at(s, TFD_CONF_MEDIUM, "latency view only: too few steady-state calls for a "
+					   "throughput model");
 	if (all && weak * 2 > all) {
 		enum tfd_confidence lower = s->level > TFD_CONF_LOW ? s->level - 1 : TFD_CONF_LOW;
 
-		cap_at(s, lower, "most calls linked by time overlap only (no Produce/Consume "
-				 "events)");
+		cap_at(s, lower, "most calls linked by time overlap only: the capture has no "
+				 "Produce/Consume events");
 	}
 }
 

@@ -177,7 +177,7 @@ render:
 	if (strcmp(rx->format, "json") == 0)
 		tfd_render_json(an, &findings, b);
 	else
-		tfd_render_text(an, &findings, b);
+		tfd_render_text_w(an, &findings, tfd_cli_text_width(rx->outpath), b);
 	for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
 		tfd_cli_note(an->diags[i].host, an->diags[i].msg);
 	if (rx->fail_on && rx->fail_sev < 0 && an->input_bound)
@@ -353,7 +353,8 @@ static int analyze_main(int argc, char **argv, int merge)
 	run.mode = mode;
 	run.fail_on = fail_on;
 	run.fail_sev = fail_sev;
-	run.quiet = quiet;
+	/* a report going to the terminal holds its notes: not twice */
+	run.quiet = quiet || (!partial && tfd_cli_to_terminal(outpath));
 	run.outpath = outpath;
 	run.partial = partial;
 	run.merging = inputs == 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "tfd/buf.h"
@@ -83,6 +84,25 @@ int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninp
 		rc = tfd_cli_report(&err);
 	tfd_outguard_release(&g);
 	return rc;
+}
+
+int tfd_cli_to_terminal(const char *outpath)
+{
+	return (!outpath || strcmp(outpath, "-") == 0) && isatty(STDOUT_FILENO);
+}
+
+int tfd_cli_text_width(const char *outpath)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+
+	if (!tfd_cli_to_terminal(outpath))
+		return 80;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	if (cols && atoi(cols) >= 20)
+		return atoi(cols);
+	return 80;
 }
 
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events)

@@ -10,20 +10,89 @@
 const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len)
 {
 	double v = (double)ns;
+	const char *unit;
+	char num[48], *e;
 
-	if (ns >= 1000000000)
-		snprintf(buf, len, "%.3f s", v / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.3f ms", v / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.3f us", v / 1e3);
-	else
+	if (ns < 1000 && ns > -1000) {
 		snprintf(buf, len, "%" PRId64 " ns", ns);
+		return buf;
+	}
+	if (ns >= 1000000000 || ns <= -1000000000)
+		v /= 1e9, unit = "s";
+	else if (ns >= 1000000 || ns <= -1000000)
+		v /= 1e6, unit = "ms";
+	else
+		v /= 1e3, unit = "us";
+	/* three decimals at most, and no trailing zeros: a Chrome trace's
+	 * microseconds read "802 us", not "802.000 us" (no precision the
+	 * capture does not have) */
+	snprintf(num, sizeof(num), "%.3f", v);
+	e = num + strlen(num);
+	while (e > num && e[-1] == '0')
+		*--e = '\0';
+	if (e > num && e[-1] == '.')
+		*--e = '\0';
+	snprintf(buf, len, "%s %s", num, unit);
 	return buf;
 }
 
-static const char *link_names[TFD_LINK__COUNT] = {"same-thread nesting", "Produce/Consume",
-						  "parent_id + time overlap", "unlinked"};
+/* The width prose is wrapped to (tables and code are not): set for one
+ * render by tfd_render_text_w (renderers run on one thread). */
+static int wrap_width = 80;
+
+/* Append text to b, each of its lines broken at spaces to fit wrap_width;
+ * a continuation line starts with hang spaces. A line that fits, and a
+ * word longer than a line (a URL, a long name), stay whole; the spaces
+ * between words are kept where no break falls. */
+static void wrap(struct tfd_buf *b, const char *text, int hang)
+{
+	const char *s = text;
+
+	while (*s) {
+		const char *e = strchr(s, '\n'), *p = s, *sep = NULL;
+		size_t col;
+
+		if (!e)
+			e = s + strlen(s);
+		if (e - s <= wrap_width) {
+			tfd_buf_add(b, s, (size_t)(e - s));
+		} else {
+			while (p < e && *p == ' ')
+				p++;
+			tfd_buf_add(b, s, (size_t)(p - s));
+			col = (size_t)(p - s);
+			while (p < e) {
+				const char *w = p, *next;
+
+				while (w < e && *w != ' ')
+					w++;
+				if (sep && col + (size_t)(w - sep) > (size_t)wrap_width) {
+					tfd_buf_puts(b, "\n");
+					for (int i = 0; i < hang; i++)
+						tfd_buf_add(b, " ", 1);
+					col = (size_t)hang;
+				} else if (sep) {
+					tfd_buf_add(b, sep, (size_t)(p - sep));
+					col += (size_t)(p - sep);
+				}
+				tfd_buf_add(b, p, (size_t)(w - p));
+				col += (size_t)(w - p);
+				for (next = w; next < e && *next == ' ';)
+					next++;
+				sep = w; /* the spaces before the next word */
+				p = next;
+			}
+		}
+		if (!*e)
+			break;
+		tfd_buf_puts(b, "\n");
+		s = e + 1;
+	}
+}
+
+/* how a call found its parent call, as "N <phrase>" */
+static const char *link_names[TFD_LINK__COUNT] = {"nested on their thread", "by Produce/Consume",
+						  "by parent id and time overlap", "not linked"};
 
 static const char *band_word(enum tfd_bound bd)
 {
@@ -89,22 +158,6 @@ static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
 		snprintf(buf, len, "%s", r);
 }
 
-static const char *seg_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
-			    size_t len)
-{
-	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "-";
-	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
-
-	if (g->kind == TFD_SEG_CONSUMER)
-		snprintf(buf, len, "consumer (%s)", top);
-	else if (g->kind == TFD_SEG_FUNCTION)
-		snprintf(buf, len, "%g %s worker%s%s", g->parallelism, own,
-			 g->parallelism == 1 ? "" : "s", g->parallelism_observed ? " (seen)" : "");
-	else
-		snprintf(buf, len, "%s reader%s of %s", top, g->parallelism == 1 ? "" : "s", own);
-	return buf;
-}
-
 /* The throughput view: what limits the rate, by how much, and the evidence.
  * bn: the host waits on input, so the limit may be called its bottleneck. */
 static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
@@ -132,10 +185,13 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 			       "to %s against a demand of %s",
 			       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "",
 			       r1, r2);
-	if (cp->runner_up >= 0 && isfinite(cp->margin))
-		tfd_buf_printf(b, "; the next limit, %s, is %.1fx higher",
-			       seg_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)),
+	if (cp->runner_up >= 0 && isfinite(cp->margin) && cp->margin < 100)
+		tfd_buf_printf(b, "; the next limit, the %s, is %.1fx higher",
+			       tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)),
 			       cp->margin);
+	else if (cp->runner_up >= 0 && isfinite(cp->margin))
+		tfd_buf_printf(b, "; the next limit, the %s, is over 100x higher",
+			       tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
@@ -264,7 +320,7 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
 		tfd_buf_printf(
 		    b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n", ord[k] == cp->limiter ? ">" : " ",
-		    seg_name(p, g, nm, sizeof(nm)), g->parallelism, t2, 100 * g->utilization, r1,
+		    tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2, 100 * g->utilization, r1,
 		    ord[k] != cp->limiter ? ""
 		    : !bn		  ? "  <- lowest capacity"
 		    : cp->inferred	  ? "  <- limits (inferred)"
@@ -295,23 +351,26 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	if (p->nwarmup)
 		tfd_buf_printf(b, ", %zu warm-up call%s excluded\n", p->nwarmup,
 			       p->nwarmup == 1 ? "" : "s");
-	tfd_buf_puts(b, "  linking:");
+	tfd_buf_puts(b, "  calls linked to their parent call:");
 	{
 		int first = 1;
 
 		for (int k = 0; k < TFD_LINK__COUNT; k++)
 			if (p->links[k]) {
-				tfd_buf_printf(b, "%s %zu by %s", first ? "" : ",", p->links[k],
+				tfd_buf_printf(b, "%s %zu %s", first ? "" : ",", p->links[k],
 					       link_names[k]);
 				first = 0;
 			}
 		if (first)
-			tfd_buf_puts(b, " root only");
+			tfd_buf_puts(b, " none (root calls only)");
 	}
 	tfd_buf_puts(b, "\n");
 	capacity_table(p, bn, b);
 	if (p->ncritpath) {
-		tfd_buf_puts(b, "  critical path (latency view, root -> most blocking):\n");
+		tfd_buf_printf(b,
+			       "  critical path (latency view over the %zu analyzed call%s, root -> "
+			       "most blocking):\n",
+			       p->nanalyzed, p->nanalyzed == 1 ? "" : "s");
 		for (size_t i = 0; i < p->ncritpath; i++) {
 			const struct tfd_stage *s = &p->stages[p->critpath[i]];
 
@@ -326,6 +385,13 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 					      : "  <- slowest stage");
 		}
 	}
+	/* two windows, said: every call for what each stage did, the analyzed
+	 * calls for where the consumer waited */
+	tfd_buf_printf(b,
+		       "  stages (calls, total, self: every call%s; blocking, share: the %zu "
+		       "analyzed call%s):\n",
+		       p->nwarmup ? ", warm-up included" : "", p->nanalyzed,
+		       p->nanalyzed == 1 ? "" : "s");
 	tfd_buf_printf(b, "  %-4s %-56s %8s %12s %12s %12s %7s\n", "", "stage", "calls", "total",
 		       "self", "blocking", "share");
 	for (size_t i = 0; i < p->nstages; i++) {
@@ -396,6 +462,7 @@ static void group_hosts(const struct tfd_findings *f, const size_t *g, size_t i,
 
 static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tfd_buf *b)
 {
+	struct tfd_buf t, w;
 	size_t *g;
 
 	if (!f || !f->n)
@@ -411,23 +478,34 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 		many = false;
 		for (size_t j = i + 1; j < f->n && !many; j++)
 			many = g[j] == i;
-		tfd_buf_printf(b, "\n  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id,
-			       x->title);
+		/* where it holds: on the title's line when it fits, else on a
+		 * line of its own (a host name is not broken in two) */
+		tfd_buf_init(&w);
 		if (many && x->stage[0])
-			tfd_buf_printf(b, "  (%s, %s)", x->pipeline, x->stage);
+			tfd_buf_printf(&w, "(%s, %s)", x->pipeline, x->stage);
 		else if (many && x->pipeline[0])
-			tfd_buf_printf(b, "  (%s)", x->pipeline);
-		else if (many)
-			tfd_buf_puts(b, " ");
+			tfd_buf_printf(&w, "(%s)", x->pipeline);
 		else if (x->stage[0])
-			tfd_buf_printf(b, "  (%s %s, %s)", x->host, x->pipeline, x->stage);
+			tfd_buf_printf(&w, "(%s %s, %s)", x->host, x->pipeline, x->stage);
 		else if (x->pipeline[0])
-			tfd_buf_printf(b, "  (%s %s)", x->host, x->pipeline);
-		else
-			tfd_buf_printf(b, "  (%s)", x->host);
+			tfd_buf_printf(&w, "(%s %s)", x->host, x->pipeline);
+		else if (!many)
+			tfd_buf_printf(&w, "(%s)", x->host);
 		if (many)
-			group_hosts(f, g, i, nhosts, b);
-		tfd_buf_printf(b, "\n    %s\n", x->suggestion);
+			group_hosts(f, g, i, nhosts, &w);
+		tfd_buf_init(&t);
+		tfd_buf_printf(&t, "  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id,
+			       x->title);
+		if (w.len && t.len + 2 + w.len <= (size_t)wrap_width)
+			tfd_buf_printf(&t, "  %s", w.s[0] == ' ' ? w.s + 1 : w.s);
+		else if (w.len)
+			tfd_buf_printf(&t, "\n    %s", w.s[0] == ' ' ? w.s + 1 : w.s);
+		tfd_buf_release(&w);
+		tfd_buf_printf(&t, "\n    %s", x->suggestion);
+		tfd_buf_puts(b, "\n");
+		wrap(b, t.s, 4);
+		tfd_buf_puts(b, "\n");
+		tfd_buf_release(&t);
 		if (x->code[0]) {
 			const char *p = x->code;
 
@@ -439,17 +517,19 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 				p += n + (nl ? 1 : 0);
 			}
 		}
-		if (many && x->estimate.known)
-			tfd_buf_printf(b, "    on %s, the host with the largest gain:\n", x->host);
 		if (x->estimate.known) {
-			tfd_buf_puts(b, "    worth: ");
-			tfd_fmt_worth(&x->estimate, b);
-			if (strcmp(x->estimate.basis, "capacity") == 0)
-				tfd_buf_printf(b, " [capacity, %s %s %g]\n", x->estimate.of,
-					       strcmp(x->estimate.of, "work") == 0 ? "/" : "x",
-					       x->estimate.factor);
+			/* the model and its factor are in the JSON; the reader
+			 * gets the sentence */
+			tfd_buf_init(&t);
+			if (many)
+				tfd_buf_printf(&t, "    worth on %s, the host with the largest gain: ",
+					       x->host);
 			else
-				tfd_buf_printf(b, " [%s]\n", x->estimate.model);
+				tfd_buf_puts(&t, "    worth: ");
+			tfd_fmt_worth(&x->estimate, &t);
+			wrap(b, t.s, 6);
+			tfd_buf_puts(b, "\n");
+			tfd_buf_release(&t);
 		}
 		if (x->doc[0])
 			tfd_buf_printf(b, "    see %s\n", x->doc);
@@ -459,24 +539,48 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 
 void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f, struct tfd_buf *b)
 {
-	char t1[32], t2[32], t3[32];
+	tfd_render_text_w(a, f, 80, b);
+}
 
-	verdict(a, b);
+void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *f, int width,
+		       struct tfd_buf *b)
+{
+	char t1[32], t2[32], t3[32];
+	struct tfd_buf t;
+
+	wrap_width = width < 40 ? 40 : width;
+	tfd_buf_init(&t);
+	verdict(a, &t);
+	wrap(b, t.s ? t.s : "", 9);
+	tfd_buf_release(&t);
 	findings_text(f, a->nhosts, b);
-	tfd_buf_printf(b, "\nhosts (most input-bound first):\n");
+	/* per step: a total over 38 steps read as one step's time */
+	tfd_buf_puts(b, "\n");
+	wrap(b,
+	     "hosts (most input-bound first; waiting and step time are per step, over the "
+	     "steps the verdict counts):\n",
+	     2);
 	tfd_buf_printf(b, "  %-32s %9s %12s %12s %6s %10s  %s\n", "host", "input %", "waiting",
 		       "step time", "steps", "pipelines", "slowest call");
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];
+		bool per = strcmp(h->input_basis, "steps") == 0 && h->nsteps;
 		char pct[16];
 
 		if (isnan(h->input_pct))
 			snprintf(pct, sizeof(pct), "n/a");
 		else
 			snprintf(pct, sizeof(pct), "%.1f", h->input_pct);
+		if (per) {
+			tfd_fmt_ns(h->wait_ns / (int64_t)h->nsteps, t1, sizeof(t1));
+			tfd_fmt_ns(h->step_ns / (int64_t)h->nsteps, t2, sizeof(t2));
+		} else {
+			/* no steps: the capture span is the only basis, said as such */
+			snprintf(t1, sizeof(t1), "-");
+			snprintf(t2, sizeof(t2), "-");
+		}
 		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct,
-			       tfd_fmt_ns(h->wait_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(h->step_ns, t2, sizeof(t2)), h->nsteps, h->npipelines,
+			       t1, t2, h->nsteps, h->npipelines,
 			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
 						  : "- (device pipelines only)");
 	}
@@ -492,7 +596,12 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
 	}
 	if (a->ndiags) {
 		tfd_buf_puts(b, "\nnotes:\n");
-		for (size_t i = 0; i < a->ndiags; i++)
-			tfd_buf_printf(b, "  %s: %s\n", a->diags[i].host, a->diags[i].msg);
+		for (size_t i = 0; i < a->ndiags; i++) {
+			tfd_buf_init(&t);
+			tfd_buf_printf(&t, "  %s: %s\n", a->diags[i].host, a->diags[i].msg);
+			wrap(b, t.s, 4);
+			tfd_buf_release(&t);
+		}
 	}
+	wrap_width = 80;
 }

@@ -4,7 +4,8 @@ report of the same capture and print one line per contradiction:
 - a finding above low on a host that is not input-bound,
 - findings not ordered by estimated gain (then severity, then confidence),
 - summary.bottleneck named while the focus host is not input-bound,
-- the word "bottleneck" in the text report of a host that is not input-bound.
+- the word "bottleneck" in the text report of a host that is not input-bound,
+- jargon in the text report (see the list below).
 Usage: consistent.py REPORT.json REPORT.txt; exit 1 on any contradiction."""
 import json
 import math
@@ -40,6 +41,13 @@ def main():
         if "bottleneck" in text.lower():
             line = next(l for l in text.splitlines() if "bottleneck" in l.lower())
             bad.append(f"text says bottleneck on a host that is not input-bound: {line.strip()[:120]}")
+    # words for a user, not the analysis's internals (issue 33 item 8)
+    for jargon in ["(seen)", "by unlinked", "[capacity,", " reader of ", ".000 us", ".000 ms",
+                   "latency view, root", "linking:"]:
+        if jargon in text:
+            bad.append(f"text report says {jargon!r}")
+    if "(e.g." in text.replace("\n", " "):
+        bad.append("nested parentheses in a confidence line")
     for b in bad:
         print(b)
     return 1 if bad else 0
