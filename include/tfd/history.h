@@ -22,7 +22,8 @@
 
 #include "tfd/err.h"
 
-#define TFD_HISTORY_SCHEMA 1
+/* 1: runs and hosts; 2: runs.capture, the identity of a run's capture */
+#define TFD_HISTORY_SCHEMA 2
 
 struct tfd_history;
 
@@ -49,6 +50,11 @@ struct tfd_hist_run {
 	char run[128];
 	char recorded_at[32]; /* ISO 8601, UTC */
 	char source[512];
+	/* what was analyzed: a hash of the host files' paths, sizes and
+	 * modification times ("" unknown). A run of a job with the same name
+	 * and capture is recorded once. */
+	char capture[24];
+	bool already; /* set by tfd_history_record: it was recorded before */
 	struct tfd_hist_host *hosts;
 	size_t nhosts;
 };
@@ -75,7 +81,9 @@ struct tfd_hist_job {
 enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
 				 struct tfd_err *err);
 void tfd_history_close(struct tfd_history *h);
-/* Record runs atomically (all or none); sets each run's id. */
+/* Record runs atomically (all or none); sets each run's id. A run whose
+ * job, run name and capture are already recorded is not recorded again: its
+ * id is the earlier row's and `already` is set. */
 enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
 				   struct tfd_err *err);
 /* The last `limit` runs of a job, oldest first. Free with tfd_hist_runs_free. */

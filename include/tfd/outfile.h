@@ -45,6 +45,12 @@ enum tfd_status tfd_outguard_check(const struct tfd_outguard *g, const char *out
 
 void tfd_outguard_release(struct tfd_outguard *g);
 
+/* Before the work: TFD_E_IO when an output to path could not be written
+ * (its directory is missing or not writable, it is a directory or a link
+ * to nothing), with the error tfd_output_write() would give after it.
+ * NULL and "-" pass. */
+enum tfd_status tfd_output_check(const char *path, struct tfd_err *err);
+
 /* Write buf[0..len) to path by the rules above. On error nothing at path
  * has changed, and err names the path. */
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,

@@ -205,9 +205,21 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 		for (k = 0; k < a->nhosts; k++)
 			if (strcmp(a->hosts[k].host->name, opts->host) == 0)
 				break;
-		if (k == a->nhosts)
-			return tfd_fail(err, TFD_E_USAGE, "no host named '%s' in the capture",
-					opts->host);
+		if (k == a->nhosts) {
+			/* name the hosts there are (the first eight, by rank) */
+			char list[512] = "";
+			size_t at = 0;
+
+			for (size_t i = 0; i < a->nhosts && i < 8 && at < sizeof(list); i++)
+				at += (size_t)snprintf(list + at, sizeof(list) - at, "%s'%s'",
+						       i ? ", " : "", a->hosts[i].host->name);
+			if (a->nhosts > 8 && at < sizeof(list))
+				snprintf(list + at, sizeof(list) - at, ", ... (%zu in all)",
+					 a->nhosts);
+			return tfd_fail(err, TFD_E_USAGE,
+					"no host named '%s' in the capture; its hosts: %s",
+					opts->host, a->nhosts ? list : "none");
+		}
 		if (k) {
 			struct tfd_host_result tmp = a->hosts[k];
 

@@ -184,6 +184,38 @@ fail:
 	return tfd_fail(err, TFD_E_IO, "writing '%s': %s", shown, strerror(e));
 }
 
+enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
+{
+	struct stat st;
+	char dir[PATH_MAX];
+	const char *slash;
+
+	if (!path || strcmp(path, "-") == 0)
+		return TFD_OK;
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode) ? tfd_fail(err, TFD_E_IO, "%s: is a directory", path)
+					   : TFD_OK;
+	if (lstat(path, &st) == 0) /* a symlink to nothing: refused when writing */
+		return TFD_OK;
+	slash = strrchr(path, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return tfd_fail(err, TFD_E_IO, "%s: path too long", path);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) != 0)
+		return tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s", path, dir,
+				strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s", path, dir,
+				strerror(ENOTDIR));
+	if (access(dir, W_OK | X_OK) != 0)
+		return tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s", path, dir,
+				strerror(errno));
+	return TFD_OK;
+}
+
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,
 				 struct tfd_err *err)
 {

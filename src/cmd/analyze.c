@@ -341,9 +341,10 @@ static int analyze_main(int argc, char **argv, int merge)
 	}
 	lo.keep_other = strcmp(mode, "xprof") == 0;
 	lo.progress = tfd_cli_progress;
-	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				 (size_t)(argc - optind), rules_dir, NULL, NULL))
-		return 2;
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				  (size_t)(argc - optind), rules_dir, NULL, NULL);
+	if (rc)
+		return rc;
 	if (tfd_rules_load_default(rules_dir, &rules, &err))
 		return tfd_cli_report(&err);
 	run.lo = &lo;

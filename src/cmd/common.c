@@ -67,6 +67,10 @@ int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninp
 
 	if (!out || strcmp(out, "-") == 0)
 		return 0;
+	/* before the work: an output that cannot be written fails now, not
+	 * after minutes of analysis */
+	if (inputs && tfd_output_check(out, &err))
+		return tfd_cli_report(&err);
 	for (size_t i = 0; i < ninputs; i++)
 		tfd_outguard_add(&g, inputs[i], 0);
 	tfd_outguard_add(&g, rules_dir, 1);

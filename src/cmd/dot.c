@@ -118,9 +118,10 @@ int cmd_dot(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return tfd_cli_usage("dot", "no capture given");
-	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				 (size_t)(argc - optind), NULL, NULL, NULL))
-		return 2;
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				  (size_t)(argc - optind), NULL, NULL, NULL);
+	if (rc)
+		return rc;
 	/* the format follows -f, else the file's suffix; they must agree */
 	want = suffix_format(outpath);
 	if (want && !*want)
@@ -165,8 +166,14 @@ int cmd_dot(int argc, char **argv)
 			if (strcmp(h->pipelines[i].name, pipeline) == 0)
 				p = &h->pipelines[i];
 		if (!p) {
-			rc = tfd_cli_usage("dot", "no pipeline '%s' on host %s", pipeline,
-					   h->host->name);
+			char list[256] = "";
+			size_t at = 0;
+
+			for (size_t i = 0; i < h->npipelines && at < sizeof(list); i++)
+				at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+						       i ? ", " : "", h->pipelines[i].name);
+			rc = tfd_cli_usage("dot", "no pipeline '%s' on host %s; its pipelines: %s",
+					   pipeline, h->host->name, h->npipelines ? list : "none");
 			goto out;
 		}
 	} else if (h->focus >= 0) {

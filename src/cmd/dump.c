@@ -251,9 +251,10 @@ int cmd_dump(int argc, char **argv)
 		return tfd_cli_usage("dump", "no capture given");
 	lo.keep_other = all;
 	lo.progress = tfd_cli_progress;
-	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				 (size_t)(argc - optind), NULL, NULL, NULL))
-		return 2;
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
+				  (size_t)(argc - optind), NULL, NULL, NULL);
+	if (rc)
+		return rc;
 	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);

@@ -51,13 +51,14 @@ static void help(FILE *f)
 	      f);
 }
 
-/* YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM|-HH:MM), with fields in range */
+/* YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM] (no zone: UTC), fields in range, at
+ * most 64 characters */
 static bool iso8601(const char *t)
 {
 	int y, mo, d, h, mi, sec, n = 0;
 	const char *p;
 
-	if (strlen(t) < 20 ||
+	if (strlen(t) < 19 || strlen(t) > 64 ||
 	    sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
 		return false;
 	for (int i = 0; i < 19; i++)
@@ -76,7 +77,7 @@ static bool iso8601(const char *t)
 		while (isdigit((unsigned char)*p))
 			p++;
 	}
-	if (strcmp(p, "Z") == 0)
+	if (strcmp(p, "Z") == 0 || *p == '\0') /* no zone: taken as UTC */
 		return true;
 	return (p[0] == '+' || p[0] == '-') && isdigit((unsigned char)p[1]) &&
 	       isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
@@ -139,7 +140,7 @@ int cmd_report(int argc, char **argv)
 	double pct = 20.0;
 	int c, rc = 0, record = 1, fail_sev = -1, quiet = 0;
 	size_t njobs, nfailed = 0;
-	char now[32];
+	char now[80];
 
 	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
 		return 0;
@@ -209,7 +210,9 @@ int cmd_report(int argc, char **argv)
 				     "2026-11-20T02:00:00Z",
 				     stamp);
 	if (stamp) {
-		snprintf(now, sizeof(now), "%s", stamp);
+		/* a time without a zone is UTC, recorded as such */
+		snprintf(now, sizeof(now), "%s%s", stamp,
+			 isdigit((unsigned char)stamp[strlen(stamp) - 1]) ? "Z" : "");
 	} else {
 		time_t t = time(NULL);
 		struct tm tmv;
@@ -218,9 +221,10 @@ int cmd_report(int argc, char **argv)
 		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tmv);
 	}
 	lo.progress = tfd_cli_progress;
-	if (tfd_cli_guard_output(outpath, (const char *const *)argv + optind, njobs, rules_dir,
-				 dbpath, NULL))
-		return 2;
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind, njobs, rules_dir,
+				  dbpath, NULL);
+	if (rc)
+		return rc;
 	tfd_buf_init(&b);
 	jd = xcalloc(njobs, sizeof(*jd));
 	jobs = xcalloc(njobs, sizeof(*jobs));
@@ -280,9 +284,20 @@ int cmd_report(int argc, char **argv)
 				rc = tfd_cli_report(&err);
 				goto out;
 			}
-			for (size_t i = 0, k = 0; i < njobs; i++)
-				if (!jobs[i].error)
-					jobs[i].current.id = recs[k++].id;
+			for (size_t i = 0, k = 0; i < njobs; i++) {
+				char m[400];
+
+				if (jobs[i].error)
+					continue;
+				jobs[i].current.id = recs[k].id;
+				if (recs[k++].already && !quiet) {
+					snprintf(m, sizeof(m),
+						 "run '%s' is already in the history (the same "
+						 "capture): not recorded again",
+						 jobs[i].current.run);
+					tfd_cli_note(jobs[i].name, m);
+				}
+			}
 		}
 	}
 	for (size_t i = 0; i < njobs; i++) {

@@ -96,21 +96,6 @@ static void say(const struct watch *w, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static bool is_capture_file(const char *n)
-{
-	static const char *const suf[] = {".xplane.pb", ".xplane.pb.gz", ".trace.json",
-					  ".trace.json.gz"};
-	size_t l = strlen(n);
-
-	for (size_t i = 0; i < sizeof(suf) / sizeof(suf[0]); i++) {
-		size_t k = strlen(suf[i]);
-
-		if (l > k && strcmp(n + l - k, suf[i]) == 0)
-			return true;
-	}
-	return false;
-}
-
 static struct wrun *find_run(struct watch *w, const char *dir)
 {
 	for (size_t i = 0; i < w->runs.n; i++)
@@ -139,7 +124,7 @@ static void scan_files(struct wrun *r, double t)
 		struct stat st;
 		struct wfile *f = NULL;
 
-		if (de->d_name[0] == '.' || !is_capture_file(de->d_name))
+		if (de->d_name[0] == '.' || !tfd_capture_file_name(de->d_name))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", r->dir, de->d_name);
 		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
@@ -274,6 +259,10 @@ static enum tfd_status render(const struct watch *w, const struct wrun *r,
 			rec = job->current;
 			st = tfd_history_record(db, &rec, 1, err);
 			job->current.id = rec.id;
+			if (!st && rec.already)
+				say(w, "run '%s' is already in the history (the same capture): not "
+				       "recorded again",
+				    r->name);
 		}
 	}
 	if (!st)
@@ -450,6 +439,15 @@ static void check_run(struct watch *w, struct wrun *r, double t)
 	}
 }
 
+/* Runs by name (profiler runs are named by time), then directory. */
+static int run_order(const void *a, const void *b)
+{
+	const struct wrun *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->dir, y->dir);
+}
+
 static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 {
 	double t = now_s();
@@ -471,6 +469,15 @@ static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 			*r = w->runs.v[--w->runs.n];
 			continue;
 		}
+		i++;
+	}
+	/* runs that complete in one pass are delivered oldest first, whatever
+	 * order the directory lists them in */
+	if (w->runs.n > 1)
+		qsort(w->runs.v, w->runs.n, sizeof(*w->runs.v), run_order);
+	for (size_t i = 0; i < w->runs.n;) {
+		struct wrun *r = &w->runs.v[i];
+
 		if (r->state == RUN_WAITING && !initial) {
 			char rp[4200];
 			struct stat st;

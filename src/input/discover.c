@@ -732,16 +732,32 @@ static int run_cmp(const void *a, const void *b)
 	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Resolve a directory to the capture files it stands for. */
+/* Whether the last component of path (trailing slashes aside) is name. */
+static bool last_component_is(const char *path, const char *name)
+{
+	size_t n = strlen(path), k = strlen(name);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n >= k && memcmp(path + n - k, name, k) == 0 && (n == k || path[n - k - 1] == '/');
+}
+
 /* The run directories under dir: .../plugins/profile/<run> up to four levels
- * down, or, when dir is plugins/profile itself, its subdirectories that hold
- * captures. Unsorted. */
+ * down, or, when dir is plugins/profile itself (or the plugins directory
+ * above it), its subdirectories that hold captures. Unsorted. */
 static void collect_runs(const char *dir, strvec *runs)
 {
 	DIR *d;
 	struct dirent *de;
 
 	find_runs(dir, 4, runs);
+	if (!runs->n && last_component_is(dir, "plugins")) {
+		char *prof = join(dir, "profile");
+
+		if (is_dir(prof))
+			collect_runs(prof, runs);
+		free(prof);
+	}
 	if (runs->n || !(d = opendir(dir)))
 		return;
 	while ((de = readdir(d)) != NULL) {

@@ -59,6 +59,8 @@ static const char *const migrations[] = {
     "  bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
     "  bottleneck_share REAL NOT NULL, top_rule TEXT NOT NULL, top_severity TEXT NOT NULL,"
     "  top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
+    "ALTER TABLE runs ADD COLUMN capture TEXT;"
+    "CREATE INDEX runs_capture ON runs(job, run, capture);",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -276,7 +278,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
 				   struct tfd_err *err)
 {
-	sqlite3_stmt *ins_run = NULL, *ins_host = NULL;
+	sqlite3_stmt *ins_run = NULL, *ins_host = NULL, *find = NULL;
 	enum tfd_status st = TFD_OK;
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 
@@ -285,8 +287,13 @@ enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *r
 	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
 		return db_fail(h, err, "cannot lock the history database");
 	if (sqlite3_prepare_v2(h->db,
-			       "INSERT INTO runs(job, run, recorded_at, source) VALUES (?,?,?,?)",
+			       "INSERT INTO runs(job, run, recorded_at, source, capture) VALUES "
+			       "(?,?,?,?,?)",
 			       -1, &ins_run, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(h->db,
+			       "SELECT id FROM runs WHERE job = ? AND run = ? AND capture = ? "
+			       "ORDER BY id LIMIT 1",
+			       -1, &find, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(h->db,
 			       "INSERT INTO hosts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
 			       &ins_host, NULL) != SQLITE_OK) {
@@ -296,11 +303,27 @@ enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *r
 	for (size_t i = 0; i < n; i++) {
 		struct tfd_hist_run *r = &runs[i];
 
+		r->already = false;
+		if (r->capture[0]) {
+			sqlite3_reset(find);
+			bind_text(find, 1, r->job);
+			bind_text(find, 2, r->run);
+			bind_text(find, 3, r->capture);
+			if (sqlite3_step(find) == SQLITE_ROW) {
+				r->id = sqlite3_column_int64(find, 0);
+				r->already = true;
+				continue;
+			}
+		}
 		sqlite3_reset(ins_run);
 		bind_text(ins_run, 1, r->job);
 		bind_text(ins_run, 2, r->run);
 		bind_text(ins_run, 3, r->recorded_at);
 		bind_text(ins_run, 4, r->source);
+		if (r->capture[0])
+			bind_text(ins_run, 5, r->capture);
+		else
+			sqlite3_bind_null(ins_run, 5);
 		if (sqlite3_step(ins_run) != SQLITE_DONE) {
 			st = db_fail(h, err, "cannot record the run");
 			goto out;
@@ -346,6 +369,7 @@ out:
 		exec(h, "ROLLBACK");
 	sqlite3_finalize(ins_run);
 	sqlite3_finalize(ins_host);
+	sqlite3_finalize(find);
 	return st;
 }
 

@@ -115,6 +115,8 @@ static const char *const migrations[] = {
     "  pipeline TEXT NOT NULL, bottleneck TEXT NOT NULL, bottleneck_long_name TEXT NOT NULL,"
     "  bottleneck_share DOUBLE PRECISION NOT NULL, top_rule TEXT NOT NULL,"
     "  top_severity TEXT NOT NULL, top_title TEXT NOT NULL, PRIMARY KEY (run_id, host));",
+    "ALTER TABLE tfdoctor.runs ADD COLUMN capture TEXT;"
+    "CREATE INDEX runs_capture ON tfdoctor.runs(job, run, capture);",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -377,12 +379,36 @@ enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs,
 		return pg_fail(h, err, "cannot start the history write");
 	for (size_t i = 0; i < n && !st; i++) {
 		struct tfd_hist_run *r = &runs[i];
-		const char *v[17] = {r->job, r->run, r->recorded_at, r->source};
-		PGresult *res = execp(h,
-				      "INSERT INTO tfdoctor.runs(job, run, recorded_at, source) "
-				      "VALUES ($1, $2, $3, $4) RETURNING id",
-				      4, v);
+		const char *v[17] = {r->job, r->run, r->capture};
+		PGresult *res;
 		char id[32];
+
+		r->already = false;
+		if (r->capture[0]) {
+			res = execp(h,
+				    "SELECT id FROM tfdoctor.runs WHERE job = $1 AND run = $2 AND "
+				    "capture = $3 ORDER BY id LIMIT 1",
+				    3, v);
+			if (!ok(res)) {
+				PQclear(res);
+				st = pg_fail(h, err, "cannot look the run up");
+				break;
+			}
+			if (PQntuples(res) == 1) {
+				r->id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+				r->already = true;
+				PQclear(res);
+				continue;
+			}
+			PQclear(res);
+		}
+		v[2] = r->recorded_at;
+		v[3] = r->source;
+		v[4] = r->capture[0] ? r->capture : NULL;
+		res = execp(h,
+			    "INSERT INTO tfdoctor.runs(job, run, recorded_at, source, capture) "
+			    "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+			    5, v);
 
 		if (!ok(res) || PQntuples(res) != 1) {
 			PQclear(res);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -12,6 +13,40 @@
 #include "tfd/render.h"
 
 /* ---- recording and comparing -------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The identity of what was analyzed: each host file's path, size and
+ * modification time (when it can be seen), summed so the hosts' order does
+ * not matter. The same run analyzed twice has the same identity; a file
+ * rewritten in place does not. */
+static void capture_identity(const struct tfd_analysis *a, char *out, size_t len)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host *host = a->hosts[i].host;
+		uint64_t h = fnv1a(0xcbf29ce484222325ULL, host->path, strlen(host->path) + 1);
+		struct stat st;
+
+		h = fnv1a(h, host->name, strlen(host->name) + 1);
+		if (stat(host->path, &st) == 0) {
+			int64_t v[3] = {(int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+					(int64_t)st.st_mtim.tv_nsec};
+
+			h = fnv1a(h, v, sizeof(v));
+		}
+		sum += h;
+	}
+	snprintf(out, len, "%016" PRIx64, sum);
+}
 
 void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source,
 			const char *recorded_at)
@@ -24,6 +59,7 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 	snprintf(r->run, sizeof(r->run), "%s", run);
 	snprintf(r->source, sizeof(r->source), "%s", source);
 	snprintf(r->recorded_at, sizeof(r->recorded_at), "%s", recorded_at);
+	capture_identity(a, r->capture, sizeof(r->capture));
 	r->hosts = xcalloc(a->nhosts + 1, sizeof(*r->hosts));
 	r->nhosts = a->nhosts;
 	for (size_t i = 0; i < a->nhosts; i++) {
@@ -43,7 +79,9 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 			x->calls = (int64_t)p->ncalls;
 			x->slow_calls = (int64_t)p->nslow;
 			snprintf(x->pipeline, sizeof(x->pipeline), "%s", p->name);
-			if (p->bottleneck >= 0) {
+			/* a host that is not input-bound has no bottleneck to
+			 * record (its slowest stage moving is no regression) */
+			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
 				snprintf(x->bottleneck, sizeof(x->bottleneck), "%s",
 					 p->stages[p->bottleneck].name);
 				snprintf(x->bottleneck_long_name, sizeof(x->bottleneck_long_name),
@@ -51,17 +89,24 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 				x->bottleneck_share = p->stages[p->bottleneck].blocking_share;
 			}
 		}
-		/* the most severe finding about this host (findings are sorted) */
-		for (size_t k = 0; job->findings && k < job->findings->n; k++) {
-			const struct tfd_finding *f = &job->findings->v[k];
+		/* the most severe finding about this host (the first of them in
+		 * the findings' order, which is by gain) */
+		{
+			const struct tfd_finding *top = NULL;
 
-			if (strcmp(f->host, h->host->name))
-				continue;
-			snprintf(x->top_rule, sizeof(x->top_rule), "%s", f->rule_id);
-			snprintf(x->top_severity, sizeof(x->top_severity), "%s",
-				 tfd_severity_name(f->severity));
-			snprintf(x->top_title, sizeof(x->top_title), "%s", f->title);
-			break;
+			for (size_t k = 0; job->findings && k < job->findings->n; k++) {
+				const struct tfd_finding *f = &job->findings->v[k];
+
+				if (strcmp(f->host, h->host->name) == 0 &&
+				    (!top || f->severity > top->severity))
+					top = f;
+			}
+			if (top) {
+				snprintf(x->top_rule, sizeof(x->top_rule), "%s", top->rule_id);
+				snprintf(x->top_severity, sizeof(x->top_severity), "%s",
+					 tfd_severity_name(top->severity));
+				snprintf(x->top_title, sizeof(x->top_title), "%s", top->title);
+			}
 		}
 	}
 }

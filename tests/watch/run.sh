@@ -95,4 +95,17 @@ sys.exit(runs != ["r1", "r2"])' "$T/jl.out"; then ok; else bad "watch -f json ${
 done
 if [ "$(head -2 "$T/jl.exec" | tr '\n' ' ')" = "r1|not||Model r2|highly|ParallelMap|ParallelMap " ]; then ok; else bad "--exec bottleneck on a host that is not input-bound: $(cat "$T/jl.exec")"; fi
 
+# watch picks up what analyze reads (a TF 2.0 local.trace) and delivers the
+# runs of one pass oldest first, whatever order the directory lists them in
+K=$T/order/plugins/profile
+for r in 2026_01_03 2026_01_01 2026_01_02; do mkdir -p "$K/$r"; done
+cp tests/cases/ok/tda-mnist-linear-tf20/local.trace "$K/2026_01_01/"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$K/2026_01_02/"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$K/2026_01_03/"
+$TFD watch --once --existing --settle 0 -f json "$T/order" >"$T/order.out" 2>"$T/order.err"
+if python3 -c '
+import json, sys
+runs = [json.loads(l)["run"] for l in open(sys.argv[1])]
+sys.exit(runs != ["2026_01_01", "2026_01_02", "2026_01_03"])' "$T/order.out"; then ok; else bad "runs out of name order or local.trace ignored: $(grep -o '"run":"[^"]*"' "$T/order.out" | tr '\n' ' ') $(cat "$T/order.err")"; fi
+
 finish
