@@ -773,7 +773,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			       job->current.recorded_at);
 		/* verdict per host */
 		tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
-				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>bottleneck</th>"
+				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>stage</th>"
 				"<th>why</th></tr>\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host_result *h = &a->hosts[i];
@@ -800,9 +800,10 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				if (p->bottleneck >= 0) {
 					char why[400];
 
-					if (!tfd_host_has_bottleneck(h))
-						tfd_buf_puts(b, "slowest stage (not a bottleneck: the "
-								"host is not input-bound): ");
+					tfd_buf_puts(b, tfd_host_has_bottleneck(h)
+							    ? "bottleneck: "
+							    : "slowest stage (the host is not "
+							      "input-bound): ");
 					tfd_buf_puts(b, "<b>");
 					esc(b, p->stages[p->bottleneck].name);
 					tfd_buf_puts(b, "</b><br><span class=\"muted\">");
@@ -1045,7 +1046,7 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		tfd_buf_puts(b, " (");
 		tfd_buf_put_md(b, job->current.recorded_at);
 		tfd_buf_puts(b, ")\n\n");
-		tfd_buf_puts(b, "| host | verdict | input % | pipeline | p50 | max | bottleneck |\n"
+		tfd_buf_puts(b, "| host | verdict | input % | pipeline | p50 | max | stage |\n"
 				"|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
 			const struct tfd_host_result *h = &a->hosts[i];
@@ -1073,7 +1074,7 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				char v[400];
 
 				snprintf(v, sizeof(v), "%s%s (confidence %s)",
-					 tfd_host_has_bottleneck(h) ? "" : "slowest stage ",
+					 tfd_host_has_bottleneck(h) ? "bottleneck " : "slowest stage ",
 					 p->stages[p->bottleneck].name,
 					 tfd_confidence_name(p->confidence.level));
 				md_cell(b, v);

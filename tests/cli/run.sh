@@ -596,4 +596,8 @@ if [ "$rc" -eq 1 ] && [[ "$err" == *"schema version 1 is older: 'tfdoctor report
 run report -q --history "$T/v1.db" -o "$T/v1.html" "$T/l9/logs"
 if [ "$rc" -eq 0 ] && $TFD history "$T/v1.db" | grep -q "schema 2, 2 runs"; then ok; else bad "schema 1 migrated: $rc $err $($TFD history "$T/v1.db" 2>&1)"; fi
 
+# a healthy job's Markdown report never says bottleneck
+run report -q -f md examples/ai-notebook/ai-notebook.xplane.pb
+if [ "$rc" -eq 0 ] && ! grep -qi bottleneck <<<"$out" && [[ "$out" == *"slowest stage Model"* ]]; then ok; else bad "md of a healthy job: $(grep -i bottleneck <<<"$out" | head -2)"; fi
+
 finish
