@@ -47,7 +47,7 @@ BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
 .PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
-	install uninstall man
+	install uninstall man format-check format-tool
 all: $(BIN)
 
 deps:
@@ -217,8 +217,21 @@ hdrcheck:
 	@for h in include/tfd/*.h; do echo "#include \"$${h#include/}\"" | \
 	  $(CC) $(CFLAGS_ALL) -x c -fsyntax-only - || exit 1; done; echo "hdrcheck: ok"
 
-format:
-	clang-format -i $(LIB_SRC) src/main.c $(wildcard include/tfd/*.h) $(UNIT_SRC)
+# every C file in git (tests too), with the pinned clang-format (14, what
+# Debian 12 ships; another major formats differently)
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+CLANG_FORMAT ?= clang-format
+
+format-tool:
+	@./src/tools/install-deps.sh --format
+	@$(CLANG_FORMAT) --version | grep -q 'version 14\.' || \
+	  { echo "format: needs clang-format 14, found: $$($(CLANG_FORMAT) --version)" >&2; exit 1; }
+
+format: format-tool
+	@$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+format-check: format-tool
+	@$(CLANG_FORMAT) --dry-run -Werror $(FORMAT_FILES) && echo "format-check: $(words $(FORMAT_FILES)) files ok"
 
 clean:
 	rm -rf build

@@ -71,7 +71,8 @@ static void huge_pages(int argc, char **argv)
 
 		/* every argument is looked at: an option's value names no
 		 * capture, or is one (-o FILE) that sizes nothing */
-		if (tfd_capture_largest((const char *const *)argv + 2, (size_t)argc - 2) < min_mb << 20)
+		if (tfd_capture_largest((const char *const *)argv + 2, (size_t)argc - 2) <
+		    min_mb << 20)
 			return;
 	}
 	/* nor under an address-space limit (ulimit -v): huge pages pad each

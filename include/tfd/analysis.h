@@ -277,8 +277,8 @@ void tfd_analysis_free(struct tfd_analysis *a);
 /* What a capacity segment is, for a reader: "consumer's thread (Model)",
  * "8 ParallelMapV2 workers", "thread feeding Prefetch (runs Map)",
  * "10 threads feeding ParallelInterleaveV4 (run TFRecord)". Writes buf. */
-const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g,
-			     char *buf, size_t len);
+const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			     size_t len);
 /* True when most of the stage's calls ran on another thread than their
  * parent call (Produce/Consume, overlap, or never linked). */
 bool tfd_stage_is_async_edge(const struct tfd_stage *s);

@@ -24,10 +24,10 @@
 
 enum tfd_ev_kind {
 	TFD_EV_OTHER = 0,
-	TFD_EV_ITERATOR,  /* "Iterator" or "Iterator::..." (long name) */
-	TFD_EV_PRODUCE,   /* PrefetchProduce, ParallelMapProduce, ... */
-	TFD_EV_CONSUME,   /* PrefetchConsume, ParallelMapConsume, ... */
-	TFD_EV_GETNEXT,   /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
+	TFD_EV_ITERATOR, /* "Iterator" or "Iterator::..." (long name) */
+	TFD_EV_PRODUCE,	 /* PrefetchProduce, ParallelMapProduce, ... */
+	TFD_EV_CONSUME,	 /* PrefetchConsume, ParallelMapConsume, ... */
+	TFD_EV_GETNEXT,	 /* consumer ops: IteratorGetNext*, MultiDeviceIteratorGetNext* */
 	/* a dataset's user function: InstantiatedCapturedFunction::Run,
 	 * ::RunAsync, ...; its `id` stat is the function's step id */
 	TFD_EV_FUNCTION,
@@ -54,10 +54,10 @@ struct tfd_param {
  * parameters and parent. Interned per capture (equal signatures are one
  * record), so millions of events share a few of these. */
 struct tfd_sig {
-	const char *name;               /* interned; the long name for iterators */
+	const char *name;		/* interned; the long name for iterators */
 	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
-	uint64_t parent_id;             /* iterators (TFD_EVF_PARENT on the event) */
-	uint16_t nparams;               /* <= TFD_MAX_PARAMS */
+	uint64_t parent_id;		/* iterators (TFD_EVF_PARENT on the event) */
+	uint16_t nparams;		/* <= TFD_MAX_PARAMS */
 	uint32_t idx; /* its index among the capture's signatures (in a form's key) */
 };
 
@@ -78,7 +78,7 @@ struct tfd_event {
 	uint64_t : 7;
 	const struct tfd_sig *sig; /* never NULL */
 	union {
-		uint64_t id;         /* TFD_EVF_ID: iterator id, function step id (bit pattern) */
+		uint64_t id;	     /* TFD_EVF_ID: iterator id, function step id (bit pattern) */
 		uint64_t element_id; /* TFD_EVF_ELEMENT: Produce/Consume */
 	};
 };
@@ -100,7 +100,7 @@ struct tfd_thread {
 	int64_t id;
 	const char *name;
 	uint8_t *evbuf; /* nevents packed events, sorted; see file comment */
-	size_t evlen;   /* bytes */
+	size_t evlen;	/* bytes */
 	size_t nevents;
 	/* bit 1 << kind for every kind of event added (a superset once events
 	 * are dropped): passes skip threads without the kinds they read */
@@ -210,20 +210,20 @@ bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, 
 void tfd_exec_sums_free(struct tfd_exec_sums *x);
 
 struct tfd_host {
-	const char *name; /* XSpace hostnames[0], else the file name less its suffix */
+	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
-	const char *path; /* file it was read from */
+	const char *path;	     /* file it was read from */
 	enum tfd_format format;
 	bool gzipped;
 	struct tfd_plane_info *planes;
 	size_t nplanes;
 	struct tfd_thread *threads;
 	size_t nthreads;
-	size_t nevents;      /* kept events on all threads */
-	size_t niterators;   /* iterator events */
-	size_t nproduce;     /* Produce + Consume events */
-	size_t nfunctions;   /* dataset-function events (a size hint) */
-	bool has_host_plane; /* a "/host:CPU" plane or process was found */
+	size_t nevents;		/* kept events on all threads */
+	size_t niterators;	/* iterator events */
+	size_t nproduce;	/* Produce + Consume events */
+	size_t nfunctions;	/* dataset-function events (a size hint) */
+	bool has_host_plane;	/* a "/host:CPU" plane or process was found */
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
@@ -302,8 +302,8 @@ enum tfd_status tfd_capture_load(const char *const *paths, size_t npaths,
 /* Called by tfd_capture_each() with one host file's capture (index of
  * nfiles, in host order). It may run on any thread, several at once; cap is
  * freed when it returns. A non-OK status (with err set) is remembered. */
-typedef enum tfd_status (*tfd_capture_fn)(struct tfd_capture *cap, size_t index,
-					  size_t nfiles, void *ctx, struct tfd_err *err);
+typedef enum tfd_status (*tfd_capture_fn)(struct tfd_capture *cap, size_t index, size_t nfiles,
+					  void *ctx, struct tfd_err *err);
 
 /* The files tfd_capture_load() would read, one at a time: each is loaded
  * into a capture of its own (with discovery's notes and run), given to fn
@@ -444,7 +444,7 @@ static inline uint8_t *tfd_ev_put_varint(uint8_t *q, uint64_t v)
 
 /* The next event into *e; false at the end. */
 __attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_cursor *c,
-							       struct tfd_event *e)
+							      struct tfd_event *e)
 {
 	const uint8_t *p = c->p;
 	const struct tfd_form *f;

@@ -29,10 +29,11 @@ struct tfd_err {
 
 /* Set err (if not NULL) to status and a printf-style message; returns status. */
 enum tfd_status tfd_fail(struct tfd_err *err, enum tfd_status status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prepend "context: " to the message already in err. */
-void tfd_err_prefix(struct tfd_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tfd_err_prefix(struct tfd_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Reset err to TFD_OK with an empty message. */
 void tfd_err_clear(struct tfd_err *err);

@@ -18,11 +18,11 @@
 #include <stddef.h>
 
 enum tfd_fam_flag {
-	TFD_FAM_ASYNC = 1 << 0,       /* its input runs on other threads */
+	TFD_FAM_ASYNC = 1 << 0,	      /* its input runs on other threads */
 	TFD_FAM_XPROF_ASYNC = 1 << 1, /* async in TensorFlow's bottleneck tool */
 	TFD_FAM_MAP_FN = 1 << 2,      /* a user function on parallel workers */
 	TFD_FAM_INTERLEAVE = 1 << 3,  /* parallel inputs, cycle_length of them */
-	TFD_FAM_ROOT = 1 << 4,        /* Iterator::Model, Iterator::Root */
+	TFD_FAM_ROOT = 1 << 4,	      /* Iterator::Model, Iterator::Root */
 	TFD_FAM_SOURCE = 1 << 5,      /* reads data (files, tensors, remote) */
 };
 
@@ -32,21 +32,21 @@ enum tfd_fam_xprof {
 	TFD_FX_SOURCE,
 	TFD_FX_DATA_SERVICE,
 	TFD_FX_REMOTE_SOURCE,
-	TFD_FX_WITH_PARALLEL,    /* slow transformation with a parallel version */
+	TFD_FX_WITH_PARALLEL,	 /* slow transformation with a parallel version */
 	TFD_FX_WITHOUT_PARALLEL, /* slow transformation without one */
 };
 
 struct tfd_family {
-	const char *name;        /* normalized: ParallelMap, Batch, MemoryCache */
-	const char *aliases;     /* other names, space-separated (op versions "V2" are
-				  * dropped without being listed) */
-	unsigned flags;          /* enum tfd_fam_flag */
-	const char *produce;     /* its XxxProduce event name, or NULL */
-	const char *consume;     /* its XxxConsume event name, or NULL */
+	const char *name;    /* normalized: ParallelMap, Batch, MemoryCache */
+	const char *aliases; /* other names, space-separated (op versions "V2" are
+			      * dropped without being listed) */
+	unsigned flags;	     /* enum tfd_fam_flag */
+	const char *produce; /* its XxxProduce event name, or NULL */
+	const char *consume; /* its XxxConsume event name, or NULL */
 	enum tfd_fam_xprof xprof;
 	const char *xprof_names; /* the exact iterator names TensorFlow's tool
 				  * matched for that type, space-separated */
-	const char *params;      /* parameters its events carry, space-separated */
+	const char *params;	 /* parameters its events carry, space-separated */
 };
 
 extern const struct tfd_family tfd_families[];

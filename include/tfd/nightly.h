@@ -17,7 +17,7 @@
 #include "tfd/rules.h"
 
 struct tfd_regression {
-	char kind[16];  /* latency, input, bottleneck, severity */
+	char kind[16];	  /* latency, input, bottleneck, severity */
 	char against[24]; /* previous, baseline, or "previous; baseline" */
 	char text[640];
 };

@@ -53,23 +53,23 @@ struct tfd_rule_info {
 void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out);
 
 struct tfd_estimate {
-	const char *model;      /* "scale", "remove", "overlap" or "none" */
-	double factor;          /* for "scale" */
-	const char *of;         /* "work" (divided by factor) or "parallelism" (multiplied) */
-	bool known;             /* false when the model has nothing to go on */
+	const char *model; /* "scale", "remove", "overlap" or "none" */
+	double factor;	   /* for "scale" */
+	const char *of;	   /* "work" (divided by factor) or "parallelism" (multiplied) */
+	bool known;	   /* false when the model has nothing to go on */
 	/* "capacity" when a scale/remove estimate went through the pipeline's
 	 * capacity model (the stage's work / factor, new minimum capacity capped
 	 * by the consumer's demand); else "latency" (root-call latency) */
 	const char *basis;
-	int64_t latency_ns;     /* now: mean analyzed root latency, or (capacity)
-				 * the steady-state time per root element */
-	int64_t new_latency_ns; /* expected after the fix */
-	double speedup;         /* latency_ns / new_latency_ns; 0 when fully hidden */
-	double input_percent_after; /* NAN when the share is unknown */
+	int64_t latency_ns;		   /* now: mean analyzed root latency, or (capacity)
+					    * the steady-state time per root element */
+	int64_t new_latency_ns;		   /* expected after the fix */
+	double speedup;			   /* latency_ns / new_latency_ns; 0 when fully hidden */
+	double input_percent_after;	   /* NAN when the share is unknown */
 	double throughput, new_throughput; /* root elements/s (capacity basis) */
-	bool capped_by_demand;  /* the consumer's own time limits after the fix */
-	bool misses_limit;      /* the change does not touch the limiting stage */
-	bool input_bound_by_demand; /* already now the step, not the pipeline, limits */
+	bool capped_by_demand;		   /* the consumer's own time limits after the fix */
+	bool misses_limit;		   /* the change does not touch the limiting stage */
+	bool input_bound_by_demand;	   /* already now the step, not the pipeline, limits */
 };
 
 struct tfd_finding {

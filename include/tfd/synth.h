@@ -22,10 +22,10 @@
 
 struct tfd_synth_result {
 	size_t hosts;
-	uint64_t events;  /* host events written per host, summed */
-	uint64_t bytes;   /* bytes written */
+	uint64_t events; /* host events written per host, summed */
+	uint64_t bytes;	 /* bytes written */
 	char run_dir[512];
-	char expect[128]; /* the spec's "expect" (planted bottleneck), or "" */
+	char expect[128];     /* the spec's "expect" (planted bottleneck), or "" */
 	char expect_host[64]; /* the spec's "expect_host", or "" */
 };
 

@@ -27,7 +27,7 @@ struct tfd_xp_iter_stat {
 	bool is_blocking;
 };
 
-struct tfd_xp_call { /* one InputPipelineStat: one root call */
+struct tfd_xp_call {			/* one InputPipelineStat: one root call */
 	struct tfd_xp_iter_stat *iters; /* sorted by id */
 	size_t niters;
 	int64_t bottleneck_iterator_id, bottleneck_iterator_latency_ps;
@@ -94,15 +94,15 @@ void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *out);
  * that TensorBoard's removed converter produced, as one compact JSON array. */
 void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *out);
 
-#define TFD_XP_SUMMARY_SLOW                                                                  \
-	"Your profile has a tf.data input pipeline slower than 50 us. For each slow input "   \
-	"pipeline, below shows a bottleneck in the input pipeline and a suggestion on how to " \
+#define TFD_XP_SUMMARY_SLOW                                                                        \
+	"Your profile has a tf.data input pipeline slower than 50 us. For each slow input "        \
+	"pipeline, below shows a bottleneck in the input pipeline and a suggestion on how to "     \
 	"fix it."
-#define TFD_XP_SUMMARY_FAST                                                                   \
-	"Your profile does not have any tf.data input pipeline slower than 50 us. Your job "   \
+#define TFD_XP_SUMMARY_FAST                                                                        \
+	"Your profile does not have any tf.data input pipeline slower than 50 us. Your job "       \
 	"could be still input bound if this profile didn't capture all workers."
-#define TFD_XP_SUMMARY_NONE                                                                    \
-	"No tf.data activity captured in your profile. If your job uses tf.data, try to capture " \
+#define TFD_XP_SUMMARY_NONE                                                                        \
+	"No tf.data activity captured in your profile. If your job uses tf.data, try to capture "  \
 	"a longer profile."
 
 #endif

@@ -52,8 +52,8 @@ static void sort_ivs(struct iv *v, size_t n, int (*cmp)(const void *, const void
 
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
-	int64_t s0 = tfd_times_start(&t->tm, (size_t)node), e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0,
-		cs = 0, ce = 0;
+	int64_t s0 = tfd_times_start(&t->tm, (size_t)node),
+		e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0, cs = 0, ce = 0;
 	size_t n = (size_t)(t->kid_off[node + 1] - t->kid_off[node]);
 	struct iv few[16], *v;
 	int started = 0;
@@ -174,7 +174,8 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 			   tfd_blocking_fn add, void *ctx)
 {
-	struct iv seg = {tfd_times_start(&t->tm, (size_t)root), tfd_times_end(&t->tm, (size_t)root), root};
+	struct iv seg = {tfd_times_start(&t->tm, (size_t)root), tfd_times_end(&t->tm, (size_t)root),
+			 root};
 
 	if (self_ns)
 		self_all(t, root, 0, self_ns);

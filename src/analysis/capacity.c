@@ -62,11 +62,11 @@ struct ctx {
 	struct tfd_pipeline *p;
 	const struct tfd_cap_calls *in;
 	VEC(struct tfd_segment) segs;
-	int *seg_of;   /* per stage */
-	int *input_of; /* per stage: its input segment, -1 */
-	int *fn_of;    /* per stage: its function segment, -1 */
-	int64_t *wait_ns; /* per stage: consumer-side time of an async stage */
-	uint64_t *fn_unknown; /* per stage: function runs whose work was not captured */
+	int *seg_of;		 /* per stage */
+	int *input_of;		 /* per stage: its input segment, -1 */
+	int *fn_of;		 /* per stage: its function segment, -1 */
+	int64_t *wait_ns;	 /* per stage: consumer-side time of an async stage */
+	uint64_t *fn_unknown;	 /* per stage: function runs whose work was not captured */
 	struct imap seg_threads; /* (segment, thread) seen */
 	int64_t t0, t1;
 	uint64_t n;
@@ -256,10 +256,12 @@ static void place_chunk(struct placing *pl, const struct tfd_event *e)
 
 	if (pl->n >= LAG)
 		place_one(pl->x, c);
-	*c = (struct pending_chunk){e->id, e->dur_ns, pl->thread, (uint32_t)exec_bucket(pl->x, e->id)};
+	*c = (struct pending_chunk){e->id, e->dur_ns, pl->thread,
+				    (uint32_t)exec_bucket(pl->x, e->id)};
 	__builtin_prefetch(&pl->x->bucket[c->b]);
 	if (pl->n >= LAG / 2)
-		__builtin_prefetch(&pl->x->v[pl->x->bucket[pl->ring[(pl->n - LAG / 2) % LAG].b]], 1);
+		__builtin_prefetch(&pl->x->v[pl->x->bucket[pl->ring[(pl->n - LAG / 2) % LAG].b]],
+				   1);
 	pl->n++;
 }
 
@@ -376,12 +378,12 @@ static void fn_pack(struct tfd_fns *out, size_t *cap, const struct tfd_fn_call *
 	}
 	q = out->buf + out->len;
 	q = tfd_ev_put_varint(q, f->thread - prev->thread); /* threads ascend */
-	q = tfd_ev_put_varint(q, tfd_ev_zig((int64_t)((uint64_t)f->start_ns -
-						      (uint64_t)prev->start_ns)));
+	q = tfd_ev_put_varint(
+	    q, tfd_ev_zig((int64_t)((uint64_t)f->start_ns - (uint64_t)prev->start_ns)));
 	q = tfd_ev_put_varint(q, tfd_ev_zig(f->work_ns));
 	q = tfd_ev_put_varint(q, f->work_thread == TFD_FN_UNKNOWN
-					 ? 0
-					 : 1 + tfd_ev_zig((int64_t)f->work_thread - f->thread));
+				     ? 0
+				     : 1 + tfd_ev_zig((int64_t)f->work_thread - f->thread));
 	out->len = (size_t)(q - out->buf);
 	out->n++;
 	*prev = *f;
@@ -407,7 +409,7 @@ struct pending_fn {
 	struct tfd_fn_call f;
 	uint64_t id;
 	uint32_t b;
-	bool find;        /* an id to look up */
+	bool find;	  /* an id to look up */
 	const char *name; /* its signature's (interned: it outlives the events) */
 };
 
@@ -447,8 +449,7 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	fn_pack(fd->out, &fd->cap, &p->f, &fd->prev);
 }
 
-static void find_later(struct finding *fd, const struct tfd_fn_call *f,
-		       const struct tfd_event *e)
+static void find_later(struct finding *fd, const struct tfd_fn_call *f, const struct tfd_event *e)
 {
 	struct pending_fn *p = &fd->ring[fd->n % LAG];
 	const struct pending_fn *half;
@@ -521,9 +522,10 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			find_later(&fd, &f, e);
 		}
 		find_rest(&fd); /* the thread's events go below */
-		if (lean) /* its calls are made: only what the graph reads stays */
+		if (lean)	/* its calls are made: only what the graph reads stays */
 			tfd_thread_shed(lean, &lean->threads[t],
-					TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
+					TFD_KIND_BIT(TFD_EV_PRODUCE) |
+					    TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
 	free(ex.v);
@@ -612,7 +614,8 @@ static void finish_segments(struct ctx *c)
 		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
 
 		if (g->kind == TFD_SEG_INPUT && is_interleave(o->family)) {
-			double cyc = param_pos(o, "cycle_length"), par = param_pos(o, "parallelism");
+			double cyc = param_pos(o, "cycle_length"),
+			       par = param_pos(o, "parallelism");
 
 			g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
 			if (g->parallelism <= 0) {
@@ -639,18 +642,20 @@ static void finish_segments(struct ctx *c)
 			 * (num_calls_ counts from the read), so a slot is held for
 			 * read + function: P slots deliver P / (read + function) */
 			if (g->known && c->input_of[g->owner] >= 0)
-				g->busy_ns = sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
+				g->busy_ns =
+				    sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
 		}
 		g->work_per_root_ns = (double)g->busy_ns / (double)c->n;
 		g->utilization = W > 0 ? (double)g->busy_ns / (W * g->parallelism) : 0;
-		g->capacity = g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
+		g->capacity =
+		    g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
 		if (!g->known)
 			g->capacity = NAN;
 	}
 }
 
-const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g,
-			     char *buf, size_t len)
+const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			     size_t len)
 {
 	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "?";
 	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
@@ -753,8 +758,7 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 			if (!isnan(c->segs.v[g].capacity) &&
 			    c->segs.v[g].capacity * (compute + w0) < 1e9)
 				producers_faster = false;
-		cp->step_limits = producers_faster && w0 <= 0.05 * (compute + w0) &&
-				  !cp->inferred;
+		cp->step_limits = producers_faster && w0 <= 0.05 * (compute + w0) && !cp->inferred;
 	}
 	seg_label(p, &c->segs.v[lim], a, sizeof(a));
 	if (cp->inferred)
@@ -766,11 +770,11 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 			 run >= 0 && c->segs.v[run].parallelism > 1 ? "are" : "is",
 			 run >= 0 ? 100 * c->segs.v[run].utilization : 0.0);
 	else if (run >= 0)
-		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%% while %s %s busy %.0f%%",
-			 a, 100 * c->segs.v[lim].utilization,
-			 seg_label(p, &c->segs.v[run], b, sizeof(b)),
-			 c->segs.v[run].parallelism > 1 ? "are" : "is",
-			 100 * c->segs.v[run].utilization);
+		snprintf(
+		    cp->evidence, sizeof(cp->evidence), "%s busy %.0f%% while %s %s busy %.0f%%", a,
+		    100 * c->segs.v[lim].utilization, seg_label(p, &c->segs.v[run], b, sizeof(b)),
+		    c->segs.v[run].parallelism > 1 ? "are" : "is",
+		    100 * c->segs.v[run].utilization);
 	else
 		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%%", a,
 			 100 * c->segs.v[lim].utilization);
@@ -812,7 +816,8 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	for (size_t r = in->nwarmup; r < in->nroots; r++) {
 		size_t k = (size_t)in->roots[r];
 
-		root_busy = sat_add(root_busy, tfd_times_end(&in->tm, k) - tfd_times_start(&in->tm, k));
+		root_busy =
+		    sat_add(root_busy, tfd_times_end(&in->tm, k) - tfd_times_start(&in->tm, k));
 	}
 	c.n = in->nroots - in->nwarmup;
 	if (c.t1 <= c.t0)
@@ -833,8 +838,8 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	/* the consumer's own time between root calls: what it would take if
 	 * input were free */
 	cp->demand = cp->window_ns > root_busy
-			     ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
-			     : INFINITY;
+			 ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
+			 : INFINITY;
 	choose_limiter(&c, root_busy);
 	for (size_t i = 0; i < p->nstages; i++)
 		p->stages[i].segment = c.seg_of[i];
@@ -880,8 +885,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
 			mine = true;
 			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
-		} else if (g->kind == TFD_SEG_FUNCTION && g->known &&
-			   p->stages[si].segment >= 0 &&
+		} else if (g->kind == TFD_SEG_FUNCTION && g->known && p->stages[si].segment >= 0 &&
 			   p->segments[p->stages[si].segment].kind == TFD_SEG_INPUT &&
 			   p->segments[p->stages[si].segment].owner == g->owner) {
 			/* faster reads free the map's slots sooner too */

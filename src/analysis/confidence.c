@@ -24,7 +24,7 @@ const char *tfd_confidence_name(enum tfd_confidence c)
 }
 
 static void cap_at(struct tfd_sureness *s, enum tfd_confidence max, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Lower s to at most max, and say why. */
 static void cap_at(struct tfd_sureness *s, enum tfd_confidence max, const char *fmt, ...)
@@ -49,8 +49,9 @@ static void verdict(struct tfd_host_result *hr)
 
 	s->level = TFD_CONF_HIGH;
 	if (isnan(hr->input_pct)) {
-		cap_at(s, TFD_CONF_LOW, "no step markers and no IteratorGetNext events: the share "
-					"is unknown");
+		cap_at(s, TFD_CONF_LOW,
+		       "no step markers and no IteratorGetNext events: the share "
+		       "is unknown");
 		return;
 	}
 	if (strcmp(hr->input_basis, "steps") != 0) {
@@ -78,27 +79,31 @@ static void bottleneck(struct tfd_pipeline *p)
 		return;
 	}
 	if (p->ncalls < 4)
-		cap_at(s, TFD_CONF_LOW, "%" PRIu64 " root call%s captured: profile longer, e.g. "
-					"20+ steps",
+		cap_at(s, TFD_CONF_LOW,
+		       "%" PRIu64 " root call%s captured: profile longer, e.g. "
+		       "20+ steps",
 		       p->ncalls, p->ncalls == 1 ? "" : "s");
 	else if (p->ncalls < 20)
 		cap_at(s, TFD_CONF_MEDIUM, "%" PRIu64 " root calls: 20+ make it firmer", p->ncalls);
 	if (cp->valid && cp->inferred)
-		cap_at(s, TFD_CONF_MEDIUM, "the limit is inferred: its function's work was not "
-					   "captured");
+		cap_at(s, TFD_CONF_MEDIUM,
+		       "the limit is inferred: its function's work was not "
+		       "captured");
 	if (cp->valid && isfinite(cp->margin) && cp->margin < 1.15)
 		cap_at(s, TFD_CONF_LOW, "the next limit is only %.2fx higher: both may need work",
 		       cp->margin);
 	else if (cp->valid && isfinite(cp->margin) && cp->margin < 1.5)
 		cap_at(s, TFD_CONF_MEDIUM, "the next limit is %.2fx higher", cp->margin);
 	if (!cp->valid && p->ncalls >= 4)
-		cap_at(s, TFD_CONF_MEDIUM, "latency view only: too few steady-state calls for a "
-					   "throughput model");
+		cap_at(s, TFD_CONF_MEDIUM,
+		       "latency view only: too few steady-state calls for a "
+		       "throughput model");
 	if (all && weak * 2 > all) {
 		enum tfd_confidence lower = s->level > TFD_CONF_LOW ? s->level - 1 : TFD_CONF_LOW;
 
-		cap_at(s, lower, "most calls linked by time overlap only: the capture has no "
-				 "Produce/Consume events");
+		cap_at(s, lower,
+		       "most calls linked by time overlap only: the capture has no "
+		       "Produce/Consume events");
 	}
 }
 

@@ -82,23 +82,23 @@ static struct val num_or_missing(double v)
 	return (struct val){.present = !isnan(v), .num = v};
 }
 
-#define STAGE_NUM(fn, expr)                                              \
-	static struct val fn(const struct metric_at *a)                   \
-	{                                                                 \
-		const struct tfd_stage *s = a->s;                         \
-		return num(s ? (expr) : 0);                               \
+#define STAGE_NUM(fn, expr)                                                                        \
+	static struct val fn(const struct metric_at *a)                                            \
+	{                                                                                          \
+		const struct tfd_stage *s = a->s;                                                  \
+		return num(s ? (expr) : 0);                                                        \
 	}
-#define PIPE_NUM(fn, expr)                                               \
-	static struct val fn(const struct metric_at *a)                   \
-	{                                                                 \
-		const struct tfd_pipeline *p = a->p;                      \
-		return num(expr);                                         \
+#define PIPE_NUM(fn, expr)                                                                         \
+	static struct val fn(const struct metric_at *a)                                            \
+	{                                                                                          \
+		const struct tfd_pipeline *p = a->p;                                               \
+		return num(expr);                                                                  \
 	}
-#define HOST(fn, expr)                                                   \
-	static struct val fn(const struct metric_at *a)                   \
-	{                                                                 \
-		const struct tfd_host_result *h = a->h;                   \
-		return expr;                                              \
+#define HOST(fn, expr)                                                                             \
+	static struct val fn(const struct metric_at *a)                                            \
+	{                                                                                          \
+		const struct tfd_host_result *h = a->h;                                            \
+		return expr;                                                                       \
 	}
 
 STAGE_NUM(m_blocking_share, s->blocking_share)
@@ -145,59 +145,54 @@ static struct val m_producer_over_demand(const struct metric_at *a)
 }
 
 const struct metric_def tfd_metrics[] = {
-	/* the bottleneck stage */
-	{"blocking_share", VT_NUM, TARGET_BOTTLENECK, "share of analyzed root time it blocks",
-	 m_blocking_share},
-	{"blocking_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its blocking time per root call",
-	 m_blocking_us},
-	{"calls_per_root_call", VT_NUM, TARGET_BOTTLENECK, "its calls per analyzed root call",
-	 m_calls_per_root},
-	{"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call", m_self_us},
-	{"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator", m_is_root},
-	{"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)", m_param_num},
-	{"autotune", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
-	{"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
-	{"cycle_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
-	{"block_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
-	{"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)", m_param_num},
-	{"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)", m_param_num},
-	{"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
-	/* the pipeline */
-	{"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
-	{"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},
-	{"slow_calls", VT_NUM, TARGET_PIPELINE, "root calls slower than 50 us", m_slow_calls},
-	{"slow_call_share", VT_NUM, TARGET_PIPELINE, "share of root calls slower than 50 us",
-	 m_slow_share},
-	{"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up",
-	 m_warmup_calls},
-	{"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call",
-	 m_warmup_over_p50},
-	{"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
-	 m_final_prefetch},
-	{"producer_over_demand", VT_NUM, TARGET_PIPELINE,
-	 "lowest producer capacity / the consumer's demand (capacity model)",
-	 m_producer_over_demand},
-	/* the host */
-	{"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input",
-	 m_input_percent},
-	{"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
-	{"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
-	{"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
-	 m_all_input_percent},
-	{"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",
-	 m_steady_input_percent},
-	{"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step",
-	 m_warmup_steps},
-	{"warmup_inflated", VT_BOOL, TARGET_HOST,
-	 "counting every step would put the host in a higher band", m_warmup_inflated},
+    /* the bottleneck stage */
+    {"blocking_share", VT_NUM, TARGET_BOTTLENECK, "share of analyzed root time it blocks",
+     m_blocking_share},
+    {"blocking_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its blocking time per root call",
+     m_blocking_us},
+    {"calls_per_root_call", VT_NUM, TARGET_BOTTLENECK, "its calls per analyzed root call",
+     m_calls_per_root},
+    {"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call", m_self_us},
+    {"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator", m_is_root},
+    {"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)", m_param_num},
+    {"autotune", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
+    {"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
+    {"cycle_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+    {"block_length", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+    {"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)", m_param_num},
+    {"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)", m_param_num},
+    {"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+    /* the pipeline */
+    {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
+    {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},
+    {"slow_calls", VT_NUM, TARGET_PIPELINE, "root calls slower than 50 us", m_slow_calls},
+    {"slow_call_share", VT_NUM, TARGET_PIPELINE, "share of root calls slower than 50 us",
+     m_slow_share},
+    {"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up", m_warmup_calls},
+    {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
+    {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
+     m_final_prefetch},
+    {"producer_over_demand", VT_NUM, TARGET_PIPELINE,
+     "lowest producer capacity / the consumer's demand (capacity model)", m_producer_over_demand},
+    /* the host */
+    {"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input", m_input_percent},
+    {"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
+    {"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
+    {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
+     m_all_input_percent},
+    {"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",
+     m_steady_input_percent},
+    {"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step", m_warmup_steps},
+    {"warmup_inflated", VT_BOOL, TARGET_HOST,
+     "counting every step would put the host in a higher band", m_warmup_inflated},
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 
 static struct val metric(int m, const struct tfd_host_result *h, const struct tfd_pipeline *p,
 			 int si)
 {
-	struct metric_at at = {h, p, p && si >= 0 ? &p->stages[si] : NULL, si, 0,
-			       tfd_metrics[m].name};
+	struct metric_at at = {h,  p, p && si >= 0 ? &p->stages[si] : NULL,
+			       si, 0, tfd_metrics[m].name};
 
 	struct val v = {0};
 

@@ -123,7 +123,8 @@ static size_t link_direct(struct host_ctx *c)
 			     k = cons_next(c, k)) {
 				int cc = c->cons_call[k];
 
-				if (c->cons_elem[k] != elem || call_iter(c, (size_t)cc) != it->parent)
+				if (c->cons_elem[k] != elem ||
+				    call_iter(c, (size_t)cc) != it->parent)
 					continue;
 				if (better(c, s0, e0, cc, best))
 					best = cc;

@@ -1114,7 +1114,8 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 	 * one load names them */
 	apart = xcalloc(hosts.n, sizeof(*apart));
 	{
-		const char **hn = xmalloc(hosts.n * sizeof(*hn)), **hp = xmalloc(hosts.n * sizeof(*hp));
+		const char **hn = xmalloc(hosts.n * sizeof(*hn)),
+			   **hp = xmalloc(hosts.n * sizeof(*hp));
 		char note[600];
 
 		for (size_t i = 0; i < hosts.n; i++) {
@@ -1268,8 +1269,8 @@ struct by_file {
 	char *run; /* discovery's run name */
 };
 
-static enum tfd_status analyze_file(struct tfd_capture *cap, size_t index, size_t nfiles,
-				    void *ctx, struct tfd_err *err)
+static enum tfd_status analyze_file(struct tfd_capture *cap, size_t index, size_t nfiles, void *ctx,
+				    struct tfd_err *err)
 {
 	struct by_file *bf = ctx;
 	struct tfd_analysis *a;
@@ -1336,8 +1337,8 @@ enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 		/* no host file (a shard that got none): what one load gives */
 		st = load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
 	} else if (!st) {
-		st = merge_docs(bf.docs, (const char *const *)bf.names, bf.n, ao, cap_out, out,
-				err);
+		st =
+		    merge_docs(bf.docs, (const char *const *)bf.names, bf.n, ao, cap_out, out, err);
 		if (!st) {
 			/* the run discovery named, as one load sets it */
 			(*cap_out)->run =

@@ -6,10 +6,10 @@
 #ifndef TFD_PASSES_H
 #define TFD_PASSES_H
 
+#include "../model/times.h"
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/vec.h"
-#include "../model/times.h"
 
 struct host_ctx;
 
@@ -24,7 +24,7 @@ struct analysis_priv {
  * tfd_analyze() (ranking, --host, the verdict). */
 struct tfd_analysis *tfd_analysis_new(size_t nhosts);
 void tfd_analysis_diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
 				    struct tfd_err *err);
 
@@ -97,8 +97,7 @@ struct tfd_fns; /* graph.h */
  * summed (before the calls are packed beside the events), and each
  * thread whose function calls are read keeps only its iterator, Produce
  * and Consume events. */
-void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean,
-			    struct tfd_fns *out);
+void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out);
 /* The call after *f (start with all zeros) of the packed calls at *p,
  * before end, into *f; false at the end. */
 bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);

@@ -68,8 +68,8 @@ struct pbuild {
 	int root_iter;
 	struct stage_build sb;
 	VEC(int) pcalls; /* host call index of each local call ... */
-	bool identity;   /* ... unless it has every call of the host: the same */
-	VEC(int) roots;  /* local indices of the root calls, by start */
+	bool identity;	 /* ... unless it has every call of the host: the same */
+	VEC(int) roots;	 /* local indices of the root calls, by start */
 	size_t n;
 	/* the calls' times (local indices): the host's (cstart, cdur) when
 	 * borrowed, else start and end arrays of the pipeline's own */
@@ -169,9 +169,8 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 			b->end[k] = call_end(c, (size_t)hk);
 		}
 		if (b->parent)
-			b->parent[k] = cl->parent >= 0 && iter != b->root_iter
-					   ? local_of(b, cl->parent)
-					   : -1;
+			b->parent[k] =
+			    cl->parent >= 0 && iter != b->root_iter ? local_of(b, cl->parent) : -1;
 		if (iter == b->root_iter)
 			vec_push(&b->roots, (int)k);
 		else
@@ -183,8 +182,8 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
-		tfd_tree_build_from(&b->tree, n, &b->tm,
-				    n ? &c->calls.v[0].parent : NULL, sizeof(struct call));
+		tfd_tree_build_from(&b->tree, n, &b->tm, n ? &c->calls.v[0].parent : NULL,
+				    sizeof(struct call));
 }
 
 /* Leading warm-up calls and the --rank pick or the steady-state selection. */
@@ -500,9 +499,10 @@ static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
 		if (s->parent >= 0)
 			s->parent = b->inv[s->parent];
 		s->path = tfd_analysis_keep_string(pv, b->sb.paths.v[b->order[i]]);
-		s->family = tfd_analysis_keep_string(pv, tfd_iter_family(s->name, fam, sizeof(fam)));
-		s->blocking_share = p->analyzed_ns ? (double)s->blocking_ns / (double)p->analyzed_ns
-						   : 0.0;
+		s->family =
+		    tfd_analysis_keep_string(pv, tfd_iter_family(s->name, fam, sizeof(fam)));
+		s->blocking_share =
+		    p->analyzed_ns ? (double)s->blocking_ns / (double)p->analyzed_ns : 0.0;
 	}
 	if (p->slowest_bottleneck >= 0)
 		p->slowest_bottleneck = b->inv[p->slowest_bottleneck];

@@ -25,12 +25,25 @@ bool tfd_rules_known_family(const char *f)
 /* The metric table (name, type, scope, how it is computed) is in eval.c. */
 
 static const char *const class_names[] = {
-	"slow_source",        "slow_remote_source",     "slow_data_service",
-	"python_generator",   "in_memory_source",       "sequential_map",
-	"sequential_interleave", "parallel_at_limit",   "fixed_parallelism",
-	"deterministic_stall", "sequential_transformation", "missing_prefetch",
-	"prefetch_starved",   "shuffle_warmup",         "cache_fill",   "pipeline_warmup",
-	"root_overhead",      "not_input_bound",        "other",
+    "slow_source",
+    "slow_remote_source",
+    "slow_data_service",
+    "python_generator",
+    "in_memory_source",
+    "sequential_map",
+    "sequential_interleave",
+    "parallel_at_limit",
+    "fixed_parallelism",
+    "deterministic_stall",
+    "sequential_transformation",
+    "missing_prefetch",
+    "prefetch_starved",
+    "shuffle_warmup",
+    "cache_fill",
+    "pipeline_warmup",
+    "root_overhead",
+    "not_input_bound",
+    "other",
 };
 
 static const char *const op_names[] = {"==", "!=", ">=", ">", "<=", "<", "exists", "missing"};
@@ -137,7 +150,8 @@ struct ctx {
 	struct tfd_err *err;
 };
 
-static enum tfd_status bad(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static enum tfd_status bad(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static enum tfd_status bad(struct ctx *c, const char *fmt, ...)
 {
@@ -178,8 +192,7 @@ static enum tfd_status get_families(struct ctx *c, const cJSON *v, const char *k
 	if (!cJSON_IsArray(v))
 		return bad(c, "field '%s' must be an array of iterator families", key);
 	out->v = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
-	cJSON_ArrayForEach(it, v)
-	{
+	cJSON_ArrayForEach (it, v) {
 		if (!cJSON_IsString(it))
 			return bad(c, "field '%s' must be an array of strings", key);
 		if (!tfd_rules_known_family(it->valuestring)) {
@@ -187,8 +200,9 @@ static enum tfd_status get_families(struct ctx *c, const cJSON *v, const char *k
 
 			tfd_iter_family(it->valuestring, fam, sizeof(fam));
 			if (strcmp(fam, it->valuestring) && tfd_rules_known_family(fam))
-				return bad(c, "field '%s' names unknown iterator family '%s' "
-					      "(families are normalized: '%s')",
+				return bad(c,
+					   "field '%s' names unknown iterator family '%s' "
+					   "(families are normalized: '%s')",
 					   key, it->valuestring, fam);
 			return bad(c, "field '%s' names unknown iterator family '%s'", key,
 				   it->valuestring);
@@ -216,8 +230,7 @@ static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd
 		return bad(c, "each 'when' entry must be an object");
 	if (dup_key(o))
 		return bad(c, "duplicate key 'when.%s'", dup_key(o));
-	cJSON_ArrayForEach(k, o)
-	{
+	cJSON_ArrayForEach (k, o) {
 		if (strcmp(k->string, "metric") == 0)
 			m = k;
 		else if (strcmp(k->string, "op") == 0)
@@ -283,8 +296,7 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	if (!cJSON_IsArray(k))
 		return bad(c, "field '%s' must be an array", key);
 	*out = xcalloc((size_t)cJSON_GetArraySize(k) + 1, sizeof(**out));
-	cJSON_ArrayForEach(w, k)
-	{
+	cJSON_ArrayForEach (w, k) {
 		st = parse_cond(c, w, &(*out)[*n], target);
 		if (st)
 			break;
@@ -304,8 +316,7 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 		return bad(c, "field 'estimate' must be an object");
 	if (dup_key(k))
 		return bad(c, "duplicate key 'estimate.%s'", dup_key(k));
-	cJSON_ArrayForEach(e, k)
-	{
+	cJSON_ArrayForEach (e, k) {
 		if (strcmp(e->string, "model") == 0) {
 			if (!cJSON_IsString(e) || lookup(models, 4, e->valuestring) < 0)
 				return bad(c, "'estimate.model' must be one of scale, remove, "
@@ -317,8 +328,8 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 				return bad(c, "'estimate.factor' must be a number >= 1");
 			r->est_factor = e->valuedouble;
 		} else if (strcmp(e->string, "of") == 0) {
-			if (!cJSON_IsString(e) ||
-			    (strcmp(e->valuestring, "work") && strcmp(e->valuestring, "parallelism")))
+			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
+						   strcmp(e->valuestring, "parallelism")))
 				return bad(c, "'estimate.of' must be work or parallelism");
 			r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
 		} else {
@@ -354,8 +365,7 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 			return bad(c, "field 'target' must be one of bottleneck, pipeline, host");
 		r->target = (enum rule_target)t;
 	}
-	cJSON_ArrayForEach(k, o)
-	{
+	cJSON_ArrayForEach (k, o) {
 		const char *key = k->string;
 
 		if (strcmp(key, "id") == 0 || strcmp(key, "target") == 0)
@@ -377,7 +387,8 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 			int s = cJSON_IsString(k) ? tfd_severity_parse(k->valuestring) : -1;
 
 			if (s < 0)
-				st = bad(c, "field 'severity' must be one of info, low, medium, high");
+				st = bad(c,
+					 "field 'severity' must be one of info, low, medium, high");
 			else
 				r->severity = (enum tfd_severity)s;
 		} else if (strcmp(key, "family") == 0)
@@ -474,8 +485,7 @@ static enum tfd_status parse_file(struct tfd_ruleset *rs, const char *text, size
 			      dup_key(root));
 		goto out;
 	}
-	cJSON_ArrayForEach(k, root)
-	{
+	cJSON_ArrayForEach (k, root) {
 		if (strcmp(k->string, "rules") == 0)
 			rules = k;
 		else if (strcmp(k->string, "description") != 0) {
@@ -488,8 +498,7 @@ static enum tfd_status parse_file(struct tfd_ruleset *rs, const char *text, size
 		st = tfd_fail(err, TFD_E_RULES, "%s: \"rules\" must be an array", name);
 		goto out;
 	}
-	cJSON_ArrayForEach(k, rules)
-	{
+	cJSON_ArrayForEach (k, rules) {
 		struct rule r;
 		char pos[16];
 
@@ -565,8 +574,8 @@ static enum tfd_status read_all(const char *path, char **buf, size_t *len, struc
 			if (cap > (64u << 20)) {
 				fclose(f);
 				free(b);
-				return tfd_fail(err, TFD_E_LIMIT, "%s: rule file larger than 64 MiB",
-						path);
+				return tfd_fail(err, TFD_E_LIMIT,
+						"%s: rule file larger than 64 MiB", path);
 			}
 			cap *= 2;
 			b = xrealloc(b, cap);
@@ -641,7 +650,8 @@ void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info
 
 	fam[0] = '\0';
 	for (size_t k = 0; k < r->family.n && n + 2 < sizeof(fam); k++)
-		n += (size_t)snprintf(fam + n, sizeof(fam) - n, "%s%s", k ? "," : "", r->family.v[k]);
+		n += (size_t)snprintf(fam + n, sizeof(fam) - n, "%s%s", k ? "," : "",
+				      r->family.v[k]);
 	out->id = r->id;
 	out->title = r->title;
 	out->class_name = r->class_name;

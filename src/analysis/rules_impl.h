@@ -22,9 +22,9 @@ struct metric_at {
 	const struct tfd_host_result *h;
 	const struct tfd_pipeline *p; /* NULL for host rules */
 	const struct tfd_stage *s;    /* the bottleneck stage, or NULL */
-	int si;                       /* its index, -1 */
-	double nanalyzed;             /* analyzed root calls of p (0 if none) */
-	const char *name;             /* the metric's own name (parameters) */
+	int si;			      /* its index, -1 */
+	double nanalyzed;	      /* analyzed root calls of p (0 if none) */
+	const char *name;	      /* the metric's own name (parameters) */
 };
 
 struct metric_def {

@@ -163,7 +163,13 @@ void tfd_buf_put_md(struct tfd_buf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
 		switch (*p) {
-		case '|': case '\\': case '`': case '*': case '_': case '[': case ']':
+		case '|':
+		case '\\':
+		case '`':
+		case '*':
+		case '_':
+		case '[':
+		case ']':
 			tfd_buf_add(b, "\\", 1);
 			tfd_buf_add(b, (const char *)p, 1);
 			break;
@@ -176,7 +182,9 @@ void tfd_buf_put_md(struct tfd_buf *b, const char *s)
 		case '&':
 			tfd_buf_puts(b, "&amp;");
 			break;
-		case '\n': case '\r': case '\t':
+		case '\n':
+		case '\r':
+		case '\t':
 			tfd_buf_add(b, " ", 1);
 			break;
 		default:

@@ -216,8 +216,7 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
 	return TFD_OK;
 }
 
-enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,
-				 struct tfd_err *err)
+enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len, struct tfd_err *err)
 {
 	struct stat st, lst;
 	char *real;

@@ -120,7 +120,8 @@ void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t even
 	if (!file)
 		fputs("\r\033[K", stderr);
 	else if (!events)
-		fprintf(stderr, "\r\033[Ktfdoctor: reading %zu/%zu %s ...", index + 1, nfiles, file);
+		fprintf(stderr, "\r\033[Ktfdoctor: reading %zu/%zu %s ...", index + 1, nfiles,
+			file);
 	else
 		fprintf(stderr, "\r\033[Ktfdoctor: read %zu/%zu %s: %zu host events", index + 1,
 			nfiles, file, events);
@@ -135,14 +136,17 @@ int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int
 	if (strncmp(spec, "severity=", 9) == 0) {
 		*severity = tfd_severity_parse(spec + 9);
 		if (*severity < 0)
-			return tfd_cli_usage(cmd, "unknown severity in '--fail-on %s' (info, low, "
-						  "medium, high)",
+			return tfd_cli_usage(cmd,
+					     "unknown severity in '--fail-on %s' (info, low, "
+					     "medium, high)",
 					     spec);
 		return 0;
 	}
-	if (strcmp(spec, "input-bound") == 0 || (allow_regression && strcmp(spec, "regression") == 0))
+	if (strcmp(spec, "input-bound") == 0 ||
+	    (allow_regression && strcmp(spec, "regression") == 0))
 		return 0;
-	return tfd_cli_usage(cmd, "unknown --fail-on condition '%s' (input-bound%s or severity=LEVEL)",
+	return tfd_cli_usage(cmd,
+			     "unknown --fail-on condition '%s' (input-bound%s or severity=LEVEL)",
 			     spec, allow_regression ? ", regression" : "");
 }
 
@@ -176,10 +180,11 @@ int tfd_cli_edit_distance(const char *a, const char *b)
 		row[0] = (int)i;
 		for (size_t j = 1; j <= lb; j++) {
 			cur = row[j];
-			row[j] = a[i - 1] == b[j - 1] ? prev
-						      : 1 + (prev < row[j - 1]
-								 ? (prev < row[j] ? prev : row[j])
-								 : (row[j - 1] < row[j] ? row[j - 1] : row[j]));
+			row[j] = a[i - 1] == b[j - 1]
+				     ? prev
+				     : 1 + (prev < row[j - 1]
+						? (prev < row[j] ? prev : row[j])
+						: (row[j - 1] < row[j] ? row[j - 1] : row[j]));
 			prev = cur;
 		}
 	}
@@ -204,8 +209,7 @@ const char *tfd_cli_closest(const char *word, const char *const *cands, size_t n
 	return bd <= lim ? best : NULL;
 }
 
-int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *shorts,
-		       char **argv)
+int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *shorts, char **argv)
 {
 	const char *arg = argv[optind - 1] ? argv[optind - 1] : "";
 	const char *names[64];
@@ -229,6 +233,7 @@ int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *
 	}
 	hint = tfd_cli_closest(name, names, n);
 	if (hint)
-		return tfd_cli_usage(cmd, "unknown option '--%s'; did you mean '--%s'?", name, hint);
+		return tfd_cli_usage(cmd, "unknown option '--%s'; did you mean '--%s'?", name,
+				     hint);
 	return tfd_cli_usage(cmd, "unknown option '--%s'", name);
 }

@@ -13,9 +13,9 @@
 
 static const char *format_name(const struct tfd_host *h)
 {
-	return h->format == TFD_FMT_XSPACE	   ? "xspace"
+	return h->format == TFD_FMT_XSPACE	? "xspace"
 	       : h->format == TFD_FMT_TF2_TRACE ? "tf2-trace"
-						 : "chrome-json";
+						: "chrome-json";
 }
 
 static int wanted(const struct tfd_event *e, int all)
@@ -39,9 +39,9 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 		for (size_t p = 0; p < h->nplanes; p++)
 			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", h->planes[p].name,
 				       h->planes[p].nlines,
-				       !h->planes[p].decoded		  ? "skipped"
+				       !h->planes[p].decoded		? "skipped"
 				       : h->format == TFD_FMT_TF2_TRACE ? "read"
-								       : "host (decoded)");
+									: "host (decoded)");
 		tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
 			       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
 		tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);
@@ -64,7 +64,8 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 				nshown += wanted(&ev, all);
 		}
 		tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", nshown);
-		tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us", "name");
+		tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us",
+			       "name");
 		for (size_t t = 0; t < h->nthreads; t++) {
 			const struct tfd_thread *th = &h->threads[t];
 
@@ -82,12 +83,14 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 				if (e->flags & TFD_EVF_ID)
 					tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
 				if (e->flags & TFD_EVF_PARENT)
-					tfd_buf_printf(b, " parent_id=%" PRId64, (int64_t)e->sig->parent_id);
+					tfd_buf_printf(b, " parent_id=%" PRId64,
+						       (int64_t)e->sig->parent_id);
 				if (e->flags & TFD_EVF_ELEMENT)
 					tfd_buf_printf(b, " element_id=%" PRId64,
 						       (int64_t)e->element_id);
 				for (uint16_t p = 0; p < e->sig->nparams; p++)
-					tfd_buf_printf(b, " %s=%s", e->sig->params[p].key, e->sig->params[p].val);
+					tfd_buf_printf(b, " %s=%s", e->sig->params[p].key,
+						       e->sig->params[p].val);
 				tfd_buf_puts(b, "\n");
 			}
 		}
@@ -157,9 +160,11 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 				if (e->flags & TFD_EVF_ID)
 					cJSON_AddItemToObject(je, "id", id_json(e->id));
 				if (e->flags & TFD_EVF_PARENT)
-					cJSON_AddItemToObject(je, "parent_id", id_json(e->sig->parent_id));
+					cJSON_AddItemToObject(je, "parent_id",
+							      id_json(e->sig->parent_id));
 				if (e->flags & TFD_EVF_ELEMENT)
-					cJSON_AddItemToObject(je, "element_id", id_json(e->element_id));
+					cJSON_AddItemToObject(je, "element_id",
+							      id_json(e->element_id));
 				if (e->sig->nparams) {
 					cJSON *jp = cJSON_AddObjectToObject(je, "params");
 
@@ -180,32 +185,29 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 static void help(FILE *f)
 {
 	fputs("usage: tfdoctor dump [options] CAPTURE...\n"
-		"\n"
-		"Lists the hosts, planes, steps, threads and iterator events of a capture,\n"
-		"with ids, parent ids and parameters.\n"
-		"\n"
-		"  -f, --format FMT      text (default) or json (schema_version 1)\n"
-		"      --json            the same as -f json\n"
-		"      --all             list every kept host event, not only iterators\n"
-		"  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
-		"  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
-		"  -q, --quiet           accepted for symmetry (dump prints no notes)\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
+	      "\n"
+	      "Lists the hosts, planes, steps, threads and iterator events of a capture,\n"
+	      "with ids, parent ids and parameters.\n"
+	      "\n"
+	      "  -f, --format FMT      text (default) or json (schema_version 1)\n"
+	      "      --json            the same as -f json\n"
+	      "      --all             list every kept host event, not only iterators\n"
+	      "  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
+	      "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	      "  -q, --quiet           accepted for symmetry (dump prints no notes)\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
 	      f);
 }
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option lopts[] = {{"json", no_argument, NULL, 'j'},
-					      {"all", no_argument, NULL, 'a'},
-					      {"run", required_argument, NULL, 'r'},
-					      {"output", required_argument, NULL, 'o'},
-					      {"format", required_argument, NULL, 'f'},
-					      {"quiet", no_argument, NULL, 'q'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
+	static const struct option lopts[] = {
+	    {"json", no_argument, NULL, 'j'},	      {"all", no_argument, NULL, 'a'},
+	    {"run", required_argument, NULL, 'r'},    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'}, {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
 	static const char shorts[] = "f:o:r:qh";
 	struct tfd_load_opts lo = {0};
 	struct tfd_capture *cap = NULL;

@@ -18,17 +18,17 @@
 static void help(FILE *f)
 {
 	fputs("usage: tfdoctor history [options] DB\n"
-		"\n"
-		"Reads a report history database (never creates or changes one): runs\n"
-		"SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
-		"jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite file\n"
-		"or a postgresql:// URL.\n"
-		"\n"
-		"      --job NAME        the runs of this job\n"
-		"  -f, --format FMT      text (default), json or csv\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
+	      "\n"
+	      "Reads a report history database (never creates or changes one): runs\n"
+	      "SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
+	      "jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite file\n"
+	      "or a postgresql:// URL.\n"
+	      "\n"
+	      "      --job NAME        the runs of this job\n"
+	      "  -f, --format FMT      text (default), json or csv\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
 	      f);
 }
 

@@ -9,17 +9,17 @@
 static void help(FILE *f)
 {
 	fputs("usage: tfdoctor rules list [--rules DIR]\n"
-		"       tfdoctor rules check DIR\n"
-		"\n"
-		"'list' prints the rules in force: the built-in table, plus the rules in\n"
-		"DIR/*.json (a rule with a built-in id replaces it). 'check' validates the\n"
-		"*.json rule files in DIR on their own and prints 'DIR: N rules ok', or one\n"
-		"line naming the file, rule and field of the first error and exits 1.\n"
-		"\n"
-		"      --rules DIR       with list: add the rules in DIR/*.json\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Exit codes: 0 ok, 1 a bad rule file, 2 usage.\n",
+	      "       tfdoctor rules check DIR\n"
+	      "\n"
+	      "'list' prints the rules in force: the built-in table, plus the rules in\n"
+	      "DIR/*.json (a rule with a built-in id replaces it). 'check' validates the\n"
+	      "*.json rule files in DIR on their own and prints 'DIR: N rules ok', or one\n"
+	      "line naming the file, rule and field of the first error and exits 1.\n"
+	      "\n"
+	      "      --rules DIR       with list: add the rules in DIR/*.json\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 a bad rule file, 2 usage.\n",
 	      f);
 }
 
@@ -77,8 +77,8 @@ int cmd_rules(int argc, char **argv)
 		struct tfd_rule_info ri;
 
 		tfd_rules_info(rs, i, &ri);
-		printf("%-9s %-8s %-11s %-26s %s\n", ri.id, tfd_severity_name(ri.severity), ri.target,
-		       ri.class_name, ri.title);
+		printf("%-9s %-8s %-11s %-26s %s\n", ri.id, tfd_severity_name(ri.severity),
+		       ri.target, ri.class_name, ri.title);
 		if (ri.families[0])
 			printf("          families: %s\n", ri.families);
 	}

@@ -11,17 +11,17 @@
 static void help(FILE *f)
 {
 	fputs("usage: tfdoctor synth [options] -o DIR SPEC.json\n"
-		"\n"
-		"Simulates the pipeline described in SPEC.json and writes realistic captures\n"
-		"to DIR/plugins/profile/<run>/ (one *.xplane.pb and/or *.trace.json per host).\n"
-		"The spec format is in docs/cli.md.\n"
-		"\n"
-		"  -o, --output DIR      output log directory (required)\n"
-		"      --scale X         multiply the spec's steps by X (benchmarks)\n"
-		"  -q, --quiet           no summary line\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Exit codes: 0 ok, 1 bad spec or write error, 2 usage.\n",
+	      "\n"
+	      "Simulates the pipeline described in SPEC.json and writes realistic captures\n"
+	      "to DIR/plugins/profile/<run>/ (one *.xplane.pb and/or *.trace.json per host).\n"
+	      "The spec format is in docs/cli.md.\n"
+	      "\n"
+	      "  -o, --output DIR      output log directory (required)\n"
+	      "      --scale X         multiply the spec's steps by X (benchmarks)\n"
+	      "  -q, --quiet           no summary line\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit codes: 0 ok, 1 bad spec or write error, 2 usage.\n",
 	      f);
 }
 
@@ -70,7 +70,7 @@ int cmd_synth(int argc, char **argv)
 		return tfd_cli_report(&err);
 	if (!quiet)
 		printf("%s: %zu host%s, %" PRIu64 " events, %" PRIu64 " bytes%s%s\n", res.run_dir,
-	       res.hosts, res.hosts == 1 ? "" : "s", res.events, res.bytes,
-	       res.expect[0] ? ", planted bottleneck: " : "", res.expect);
+		       res.hosts, res.hosts == 1 ? "" : "s", res.events, res.bytes,
+		       res.expect[0] ? ", planted bottleneck: " : "", res.expect);
 	return 0;
 }

@@ -8,6 +8,7 @@
  * file still being written is never analyzed half-way; a run that does not
  * complete within --timeout is reported once with what is missing.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,7 +24,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
@@ -160,7 +160,7 @@ static void add_watch(struct watch *w, const char *dir)
 	if (w->ino >= 0)
 		(void)inotify_add_watch(w->ino, dir,
 					IN_CREATE | IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO |
-						IN_MOVED_FROM | IN_DELETE);
+					    IN_MOVED_FROM | IN_DELETE);
 }
 
 /* Every run directory under dir/.../plugins/profile (4 levels down). */
@@ -206,7 +206,8 @@ static void find_runs(struct watch *w, const char *dir, int depth, double t, boo
 					nr.dir = xstrdup(rp);
 					nr.name = xstrdup(re->d_name);
 					nr.first_seen = t;
-					nr.state = initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
+					nr.state =
+					    initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
 					vec_push(&w->runs, nr);
 					r = &w->runs.v[w->runs.n - 1];
 					if (nr.state == RUN_WAITING && !initial)
@@ -228,8 +229,8 @@ static void find_runs(struct watch *w, const char *dir, int depth, double t, boo
 static void report_path(const struct watch *w, const struct wrun *r, char *buf, size_t len)
 {
 	const char *ext = strcmp(w->format, "json") == 0 ? "json"
-			  : strcmp(w->format, "md") == 0   ? "md"
-							   : "txt";
+			  : strcmp(w->format, "md") == 0 ? "md"
+							 : "txt";
 
 	snprintf(buf, len, "%s/%s.%s", w->out_dir, r->name, ext);
 }
@@ -260,8 +261,9 @@ static enum tfd_status render(const struct watch *w, const struct wrun *r,
 			st = tfd_history_record(db, &rec, 1, err);
 			job->current.id = rec.id;
 			if (!st && rec.already)
-				say(w, "run '%s' is already in the history (the same capture): not "
-				       "recorded again",
+				say(w,
+				    "run '%s' is already in the history (the same capture): not "
+				    "recorded again",
 				    r->name);
 		}
 	}
@@ -306,8 +308,8 @@ static void run_exec(const struct watch *w, const struct wrun *r, const char *re
 			   ? p->stages[p->bottleneck].name
 			   : "",
 		       1);
-		setenv("TFDOCTOR_SLOWEST_STAGE", p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "",
-		       1);
+		setenv("TFDOCTOR_SLOWEST_STAGE",
+		       p && p->bottleneck >= 0 ? p->stages[p->bottleneck].name : "", 1);
 		execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
 		_exit(127);
 	}
@@ -382,8 +384,8 @@ static size_t count_hosts(const struct wrun *r)
 }
 
 /* Why run r is not complete yet (empty when it is, as far as files go). */
-static void missing(const struct watch *w, const struct wrun *r, double t, bool by_mtime,
-		    char *buf, size_t len)
+static void missing(const struct watch *w, const struct wrun *r, double t, bool by_mtime, char *buf,
+		    size_t len)
 {
 	size_t hosts = count_hosts(r);
 	time_t wall = time(NULL);
@@ -399,8 +401,8 @@ static void missing(const struct watch *w, const struct wrun *r, double t, bool 
 	}
 	for (size_t i = 0; i < r->files.n; i++) {
 		const struct wfile *f = &r->files.v[i];
-		bool settled = by_mtime ? difftime(wall, f->mtime) >= w->settle
-					: t - f->changed >= w->settle;
+		bool settled =
+		    by_mtime ? difftime(wall, f->mtime) >= w->settle : t - f->changed >= w->settle;
 
 		if (!settled) {
 			snprintf(buf, len, "%s is still being written", f->name);
@@ -517,36 +519,36 @@ static void wait_a_bit(struct watch *w)
 static void help(FILE *f)
 {
 	fputs("usage: tfdoctor watch [options] LOGDIR...\n"
-		"\n"
-		"Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\n"
-		"once it is complete: every host file unchanged for --settle seconds (and\n"
-		"--hosts of them, when given), and it loads. Runs present at the start are\n"
-		"skipped unless --existing. Stops on SIGINT or SIGTERM.\n"
-		"\n"
-		"  -f, --format FMT      text (default), json, or md (the nightly report's)\n"
-		"      --out-dir DIR     write each run's report to DIR/RUN.txt|json|md\n"
-		"                        (atomically) instead of standard output\n"
-		"      --exec CMD        run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
-		"                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT,\n"
-		"                        TFDOCTOR_BOTTLENECK (empty when not input-bound) and\n"
-		"                        TFDOCTOR_SLOWEST_STAGE in its environment\n"
-		"      --history DB      also record each run as 'report --history' does\n"
-		"      --job NAME        the job name to record (default: the run's name)\n"
-		"      --hosts N         a run is complete with N host files\n"
-		"      --settle SECONDS  files unchanged this long are complete (default 5)\n"
-		"      --poll SECONDS    scan this often (default 1; inotify wakes it earlier)\n"
-		"      --timeout SECONDS\n"
-		"                        report a run still incomplete after this long\n"
-		"                        (default 600; 0: never)\n"
-		"      --existing        also analyze the runs present at the start\n"
-		"      --once            analyze the complete runs present now and exit (for\n"
-		"                        cron; with --out-dir, runs with a report are skipped)\n"
-		"      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
-		"  -q, --quiet           no progress lines on standard error\n"
-		"  -h, --help            show this help\n"
-		"\n"
-		"Exit codes: 0 ok (also when stopped by SIGINT or SIGTERM), 1 runtime error,\n"
-		"2 usage.\n",
+	      "\n"
+	      "Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\n"
+	      "once it is complete: every host file unchanged for --settle seconds (and\n"
+	      "--hosts of them, when given), and it loads. Runs present at the start are\n"
+	      "skipped unless --existing. Stops on SIGINT or SIGTERM.\n"
+	      "\n"
+	      "  -f, --format FMT      text (default), json, or md (the nightly report's)\n"
+	      "      --out-dir DIR     write each run's report to DIR/RUN.txt|json|md\n"
+	      "                        (atomically) instead of standard output\n"
+	      "      --exec CMD        run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
+	      "                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT,\n"
+	      "                        TFDOCTOR_BOTTLENECK (empty when not input-bound) and\n"
+	      "                        TFDOCTOR_SLOWEST_STAGE in its environment\n"
+	      "      --history DB      also record each run as 'report --history' does\n"
+	      "      --job NAME        the job name to record (default: the run's name)\n"
+	      "      --hosts N         a run is complete with N host files\n"
+	      "      --settle SECONDS  files unchanged this long are complete (default 5)\n"
+	      "      --poll SECONDS    scan this often (default 1; inotify wakes it earlier)\n"
+	      "      --timeout SECONDS\n"
+	      "                        report a run still incomplete after this long\n"
+	      "                        (default 600; 0: never)\n"
+	      "      --existing        also analyze the runs present at the start\n"
+	      "      --once            analyze the complete runs present now and exit (for\n"
+	      "                        cron; with --out-dir, runs with a report are skipped)\n"
+	      "      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
+	      "  -q, --quiet           no progress lines on standard error\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit codes: 0 ok (also when stopped by SIGINT or SIGTERM), 1 runtime error,\n"
+	      "2 usage.\n",
 	      f);
 }
 
@@ -563,15 +565,21 @@ static int parse_secs(const char *arg, double *out)
 
 int cmd_watch(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"format", required_argument, NULL, 'f'},  {"out-dir", required_argument, NULL, 'O'},
-		{"exec", required_argument, NULL, 'X'},    {"history", required_argument, NULL, 'D'},
-		{"job", required_argument, NULL, 'J'},     {"hosts", required_argument, NULL, 'n'},
-		{"settle", required_argument, NULL, 's'},  {"poll", required_argument, NULL, 'p'},
-		{"timeout", required_argument, NULL, 't'}, {"existing", no_argument, NULL, 'e'},
-		{"once", no_argument, NULL, '1'},          {"rules", required_argument, NULL, 'R'},
-		{"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option lopts[] = {{"format", required_argument, NULL, 'f'},
+					      {"out-dir", required_argument, NULL, 'O'},
+					      {"exec", required_argument, NULL, 'X'},
+					      {"history", required_argument, NULL, 'D'},
+					      {"job", required_argument, NULL, 'J'},
+					      {"hosts", required_argument, NULL, 'n'},
+					      {"settle", required_argument, NULL, 's'},
+					      {"poll", required_argument, NULL, 'p'},
+					      {"timeout", required_argument, NULL, 't'},
+					      {"existing", no_argument, NULL, 'e'},
+					      {"once", no_argument, NULL, '1'},
+					      {"rules", required_argument, NULL, 'R'},
+					      {"quiet", no_argument, NULL, 'q'},
+					      {"help", no_argument, NULL, 'h'},
+					      {NULL, 0, NULL, 0}};
 	struct watch w;
 	struct tfd_ruleset *rules = NULL;
 	struct tfd_err err = {0};
@@ -590,25 +598,46 @@ int cmd_watch(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "f:qh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': w.format = optarg; break;
-		case 'O': w.out_dir = optarg; break;
-		case 'X': w.exec = optarg; break;
-		case 'D': w.history = optarg; break;
-		case 'J': w.job = optarg; break;
-		case 'R': w.rules_dir = optarg; break;
-		case 'e': w.existing = true; break;
-		case '1': w.once = true; break;
-		case 'q': w.quiet = 1; break;
+		case 'f':
+			w.format = optarg;
+			break;
+		case 'O':
+			w.out_dir = optarg;
+			break;
+		case 'X':
+			w.exec = optarg;
+			break;
+		case 'D':
+			w.history = optarg;
+			break;
+		case 'J':
+			w.job = optarg;
+			break;
+		case 'R':
+			w.rules_dir = optarg;
+			break;
+		case 'e':
+			w.existing = true;
+			break;
+		case '1':
+			w.once = true;
+			break;
+		case 'q':
+			w.quiet = 1;
+			break;
 		case 'n':
 			w.hosts = atoi(optarg);
 			if (w.hosts < 1)
 				return tfd_cli_usage("watch", "--hosts needs a number >= 1");
 			break;
-		case 's': case 'p': case 't': {
+		case 's':
+		case 'p':
+		case 't': {
 			double *v = c == 's' ? &w.settle : c == 'p' ? &w.poll : &w.timeout;
 
 			if (parse_secs(optarg, v) || (c == 'p' && *v < 0.01))
-				return tfd_cli_usage("watch", "'%s' is not a number of seconds", optarg);
+				return tfd_cli_usage("watch", "'%s' is not a number of seconds",
+						     optarg);
 			break;
 		}
 		case 'h':

@@ -19,14 +19,13 @@
 
 /* ---- model building ---------------------------------------------------- */
 
-
 /* A packed event is at most 10 + 10 + 5 + 8 bytes. */
 #define EV_MAXLEN 40
 
 /* What the builder keeps per thread while a file is read. */
 struct th_build {
-	size_t cap;         /* evbuf has room for this many bytes */
-	int64_t last_start; /* of the last event packed (starts are deltas) */
+	size_t cap;		      /* evbuf has room for this many bytes */
+	int64_t last_start;	      /* of the last event packed (starts are deltas) */
 	int64_t prev_start, prev_dur; /* of the last event added */
 	/* the event added last: its stats come after it, so it is packed
 	 * when the next one is added or the file is finished */
@@ -57,7 +56,6 @@ struct host_build {
 	struct th_build *tb;
 	size_t ncap;
 };
-
 
 /* The capture with its private parts; tfd_capture_new() allocates this and
  * hands out &pub (the first member). */
@@ -91,8 +89,8 @@ struct parent_step {
 
 struct capture_impl {
 	struct tfd_capture pub;
-	VEC(struct host_build) hb;    /* parallel to pub.hosts while building */
-	struct imap pcons_head;       /* hash(prev, key, val) -> newest record */
+	VEC(struct host_build) hb; /* parallel to pub.hosts while building */
+	struct imap pcons_head;	   /* hash(prev, key, val) -> newest record */
 	VEC(struct pcons) pcons;
 	struct imap sig_head; /* sig_hash() -> newest record */
 	VEC(struct sig_rec) sigs;
@@ -101,7 +99,7 @@ struct capture_impl {
 	/* what its hosts' packed events refer to; iterator id -> its index
 	 * among the ids given forms, and the last lookups, direct-mapped */
 	struct tfd_evtab *tab;
-	size_t nsig; /* signatures made: the next one's idx */
+	size_t nsig;	      /* signatures made: the next one's idx */
 	struct imap form_idx; /* a form's key (form_index()) -> its index in tab->form */
 	struct {
 		uint64_t key;
@@ -113,8 +111,9 @@ struct capture_impl {
 		uint64_t val;
 		uint32_t idx;
 	} val_cache[SIG_CACHE];
-	VEC(struct tfd_capture *) parts; /* captures whose hosts were adopted: their
-					  * arenas hold those hosts' strings */
+	VEC(struct tfd_capture *)
+	parts; /* captures whose hosts were adopted: their
+		* arenas hold those hosts' strings */
 	/* executor chunks summed instead of packed (tfd_capture_sum_exec) */
 	struct tfd_exec_sums *sum_into;
 	const struct imap *sum_tids;
@@ -382,15 +381,18 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 
 enum tfd_ev_kind tfd_event_kind_of(const char *name)
 {
-	if (strncmp(name, "Iterator", 8) == 0 && (name[8] == '\0' || strncmp(name + 8, "::", 2) == 0))
+	if (strncmp(name, "Iterator", 8) == 0 &&
+	    (name[8] == '\0' || strncmp(name + 8, "::", 2) == 0))
 		return TFD_EV_ITERATOR;
 	{
 		size_t n = strlen(name);
 
 		/* PrefetchProduce, ParallelMapConsume, ...: the families table */
-		if (n > 7 && strcmp(name + n - 7, "Produce") == 0 && tfd_family_of_produce(name, NULL))
+		if (n > 7 && strcmp(name + n - 7, "Produce") == 0 &&
+		    tfd_family_of_produce(name, NULL))
 			return TFD_EV_PRODUCE;
-		if (n > 7 && strcmp(name + n - 7, "Consume") == 0 && tfd_family_of_consume(name, NULL))
+		if (n > 7 && strcmp(name + n - 7, "Consume") == 0 &&
+		    tfd_family_of_consume(name, NULL))
 			return TFD_EV_CONSUME;
 	}
 	/* XProf: a name starting with IteratorGetNext (any case) waits for input. */
@@ -421,7 +423,7 @@ static int64_t start_delta(int64_t to, int64_t from)
 
 /* An iterator id not given forms (VAL_NONE) is stored as it is. */
 #define VAL_NONE UINT32_MAX
-#define VAL_FREE 4096 /* ids given forms before they must pay */
+#define VAL_FREE 4096	 /* ids given forms before they must pay */
 #define FORM_VAL_BITS 22 /* an id's index in a form's key */
 
 /* The index of iterator id v among the ids given forms of their own
@@ -467,8 +469,9 @@ static uint32_t form_index(struct capture_impl *ci, const struct tfd_sig *sig, u
 			tab->formcap = tab->formcap ? 2 * tab->formcap : 64;
 			tab->form = xrealloc(tab->form, tab->formcap * sizeof(*tab->form));
 		}
-		tab->form[tab->nform] = (struct tfd_form){sig, how == TFD_VAL_FORM ? val : 0,
-							  (uint8_t)kind, (uint8_t)flags, (uint8_t)how};
+		tab->form[tab->nform] =
+		    (struct tfd_form){sig, how == TFD_VAL_FORM ? val : 0, (uint8_t)kind,
+				      (uint8_t)flags, (uint8_t)how};
 		idx = tab->nform++;
 		imap_put(&ci->form_idx, key, idx);
 	}
@@ -485,8 +488,7 @@ static enum tfd_val_how how_inline(uint64_t v)
 
 /* How ci stores value v of an event (iterator: an iterator's id): in a
  * form while ci gives ids forms, *vi then its index (else 0), or as it is. */
-static enum tfd_val_how value_how(struct capture_impl *ci, uint64_t v, bool iterator,
-				  uint32_t *vi)
+static enum tfd_val_how value_how(struct capture_impl *ci, uint64_t v, bool iterator, uint32_t *vi)
 {
 	if (v && iterator && (*vi = val_index(ci, v)) != VAL_NONE)
 		return TFD_VAL_FORM;
@@ -540,11 +542,10 @@ static bool fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct
 	    f->flags != e->flags)
 		return false;
 	f->dur_ns = e->dur_ns > (int64_t)TFD_MAX_DURATION_NS - f->dur_ns
-			    ? (int64_t)TFD_MAX_DURATION_NS
-			    : f->dur_ns + e->dur_ns;
+			? (int64_t)TFD_MAX_DURATION_NS
+			: f->dur_ns + e->dur_ns;
 	tb->last_start = tb->fold_prev;
-	t->evlen = (size_t)(put_event(ci, t->evbuf + tb->fold_off, f, &tb->last_start) -
-			    t->evbuf);
+	t->evlen = (size_t)(put_event(ci, t->evbuf + tb->fold_off, f, &tb->last_start) - t->evbuf);
 	return true;
 }
 
@@ -614,8 +615,8 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
 		if (sum >= (uint64_t)1 << (64 - TFD_EXEC_THREAD_BITS))
 			return false; /* the event keeps the rest of the sum */
 		nv = sum << TFD_EXEC_THREAD_BITS | ((th < thread ? th : thread) + 1);
-	} while (!__atomic_compare_exchange_n(v, &old, nv, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	} while (
+	    !__atomic_compare_exchange_n(v, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return true;
 }
 
@@ -648,8 +649,8 @@ void tfd_capture_sum_exec(struct tfd_capture *cap, struct tfd_exec_sums *x, cons
 
 /* Sum e, an event of thread t of h, into the capture's executor sums
  * instead of packing it, if it is a chunk that goes there. */
-static bool sum_held(struct capture_impl *ci, const struct tfd_host *h,
-		     const struct tfd_thread *t, const struct tfd_event *e)
+static bool sum_held(struct capture_impl *ci, const struct tfd_host *h, const struct tfd_thread *t,
+		     const struct tfd_event *e)
 {
 	size_t th = (size_t)(t - h->threads);
 
@@ -839,13 +840,12 @@ static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves
 
 /* Form f of a part as cap's: the same but for its signature, moved, and
  * an id that cap gives no form (VAL_NONE) to be stored as it is. */
-static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv,
-			   const struct tfd_form *f)
+static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const struct tfd_form *f)
 {
 	struct capture_impl *ci = impl(cap);
 	uint32_t vi = 0;
-	enum tfd_val_how how = f->how == TFD_VAL_FORM ? value_how(ci, f->val, true, &vi)
-						       : (enum tfd_val_how)f->how;
+	enum tfd_val_how how =
+	    f->how == TFD_VAL_FORM ? value_how(ci, f->val, true, &vi) : (enum tfd_val_how)f->how;
 
 	return form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi, f->val);
 }
@@ -918,7 +918,8 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		q = tfd_ev_put_varint(q, map[fi]);
 		if (pf->how == TFD_VAL_FORM) {
 			/* nothing, or the id as it is where cap gives it no form */
-			q = put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how, pf->val);
+			q = put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how,
+				      pf->val);
 		} else if (pf->how == TFD_VAL_VARINT) {
 			const uint8_t *v = p;
 
@@ -952,7 +953,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 {
 	struct tfd_host *ph = &part->hosts[0];
 	struct sig_moves mv;
-	uint32_t *map; /* a part's form as cap's, UINT32_MAX: not seen yet */
+	uint32_t *map;	   /* a part's form as cap's, UINT32_MAX: not seen yet */
 	size_t folded = 0; /* chunks folded at the seams */
 
 	memset(&mv, 0, sizeof(mv));
@@ -1037,9 +1038,9 @@ static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct 
 					  uint16_t n, const char *key, const char *val)
 {
 	struct capture_impl *ci = impl(cap);
-	uint64_t h = imap_hash((uint64_t)(uintptr_t)prev ^
-			       imap_hash((uint64_t)(uintptr_t)key ^
-					 imap_hash((uint64_t)(uintptr_t)val)));
+	uint64_t h =
+	    imap_hash((uint64_t)(uintptr_t)prev ^
+		      imap_hash((uint64_t)(uintptr_t)key ^ imap_hash((uint64_t)(uintptr_t)val)));
 	size_t head;
 	int next = -1;
 	struct tfd_param *p;
@@ -1063,7 +1064,8 @@ static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct 
 	return p;
 }
 
-static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key, const char *val)
+static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+		      const char *val)
 {
 	struct tfd_sig want = *e->sig;
 	const struct tfd_param *p = NULL;
@@ -1098,8 +1100,8 @@ static bool holds_element(const struct tfd_event *e)
 static int is_meta_stat(const char *key)
 {
 	static const char *const skip[] = {"long_name", "iter_num", "is_eager", "step_name",
-					   "_r",        "_p",       "_c",       "_pt",
-					   "_ct",       "_pid",     "tf_op",    "group_id"};
+					   "_r",	"_p",	    "_c",	"_pt",
+					   "_ct",	"_pid",	    "tf_op",	"group_id"};
 
 	/* most parameters start with none of their first letters */
 	if (!key[0] || !strchr("lis_tg", key[0]))
@@ -1112,16 +1114,17 @@ static int is_meta_stat(const char *key)
 
 enum tfd_stat tfd_stat_of(const char *key)
 {
-	return strcmp(key, "id") == 0	       ? TFD_STAT_ID
-	       : strcmp(key, "parent_id") == 0  ? TFD_STAT_PARENT
+	return strcmp(key, "id") == 0		? TFD_STAT_ID
+	       : strcmp(key, "parent_id") == 0	? TFD_STAT_PARENT
 	       : strcmp(key, "element_id") == 0 ? TFD_STAT_ELEMENT
-	       : strcmp(key, "group_id") == 0   ? TFD_STAT_GROUP
-	       : strcmp(key, "_a") == 0	       ? TFD_STAT_ASYNC
-	       : is_meta_stat(key)	       ? TFD_STAT_META
-					       : TFD_STAT_PARAM;
+	       : strcmp(key, "group_id") == 0	? TFD_STAT_GROUP
+	       : strcmp(key, "_a") == 0		? TFD_STAT_ASYNC
+	       : is_meta_stat(key)		? TFD_STAT_META
+						: TFD_STAT_PARAM;
 }
 
-void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key, int64_t v)
+void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    int64_t v)
 {
 	tfd_event_set_stat_as(cap, e, tfd_stat_of(key), key, v);
 }
@@ -1377,8 +1380,7 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 	size_t n = 0, len = 0;
 	int64_t last = 0;
 
-	for (tfd_ev_begin(&c, h, th), at = c.p; n < th->nevents && tfd_ev_next(&c, &e);
-	     at = c.p)
+	for (tfd_ev_begin(&c, h, th), at = c.p; n < th->nevents && tfd_ev_next(&c, &e); at = c.p)
 		v[n++] = (struct ev_ref){e.start_ns, e.dur_ns, (size_t)(at - th->evbuf)};
 	merge_sort(v, tmp, n);
 	free(tmp);
@@ -1387,8 +1389,9 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 		const uint8_t *rest = th->evbuf + v[k].off;
 
 		tfd_ev_varint(&rest);
-		len += (size_t)(ev_rest_end(h->tab->form, rest) - rest) +
-		       (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
+		len +=
+		    (size_t)(ev_rest_end(h->tab->form, rest) - rest) +
+		    (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
 		last = v[k].start;
 	}
 	q = out = xmalloc(len ? len : 1);
@@ -1475,7 +1478,6 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 	(void)err;
 	return TFD_OK;
 }
-
 
 /* Undo tfd_capture_add_host() for a file that failed to load. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap)

@@ -33,12 +33,12 @@ enum field { F_OTHER, F_PH, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
 
 struct arg {
 	size_t key, val; /* offsets into the event's scratch buffer */
-	bool num;        /* the value was a JSON number (raw text kept) */
+	bool num;	 /* the value was a JSON number (raw text kept) */
 };
 
 /* One trace event while it is parsed. */
 struct jev {
-	struct tfd_buf scratch; /* NUL-separated strings of this event */
+	struct tfd_buf scratch;		    /* NUL-separated strings of this event */
 	size_t ph, name, pid, tid, ts, dur; /* offsets + 1 (0: absent) */
 	bool pid_num, tid_num, ts_num, dur_num;
 	VEC(struct arg) args;
@@ -58,12 +58,12 @@ struct parse {
 	struct tfd_err *err;
 	enum tfd_status st;
 	int depth;
-	int events_depth;  /* depth of the traceEvents array, 0 until found */
+	int events_depth;     /* depth of the traceEvents array, 0 until found */
 	bool root_key_events; /* the pending top-level key is "traceEvents" */
 	bool found_events;
 	bool checked_first;
 	enum field field; /* the pending key of the event object */
-	size_t arg_key;   /* the pending key inside args (offset + 1) */
+	size_t arg_key;	  /* the pending key inside args (offset + 1) */
 	struct jev ev;
 	/* pass 2: the first bad event's error, reported unless the JSON is bad */
 	enum tfd_status deferred;
@@ -144,13 +144,27 @@ static int scalar(struct parse *p, const unsigned char *s, size_t n, bool num)
 		if (p->field != F_OTHER && p->field != F_ARGS)
 			off = keep(e, s, n);
 		switch (p->field) {
-		case F_PH: e->ph = off; break;
-		case F_NAME: e->name = off; break;
-		case F_PID: e->pid = off; break;
-		case F_TID: e->tid = off; break;
-		case F_TS: e->ts = off; e->ts_num = num; break;
-		case F_DUR: e->dur = off; break;
-		default: break;
+		case F_PH:
+			e->ph = off;
+			break;
+		case F_NAME:
+			e->name = off;
+			break;
+		case F_PID:
+			e->pid = off;
+			break;
+		case F_TID:
+			e->tid = off;
+			break;
+		case F_TS:
+			e->ts = off;
+			e->ts_num = num;
+			break;
+		case F_DUR:
+			e->dur = off;
+			break;
+		default:
+			break;
 		}
 		p->field = F_OTHER;
 	} else if (in_args(p) && p->arg_key) {
@@ -268,10 +282,9 @@ static int cb_end_map(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	cb_null,  cb_bool,	   NULL,       NULL,	       cb_number,   cb_string,
-	cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
+    cb_null,	  cb_bool,    NULL,	  NULL,		  cb_number,	cb_string,
+    cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
 };
-
 
 /* The event's args.id as its 64-bit pattern, 0 if none. */
 static uint64_t arg_id(const struct jev *e)
@@ -302,7 +315,8 @@ static int meta_event(struct parse *p)
 			return 0;
 		}
 	}
-	if (ph && strcmp(ph, "X") == 0 && nm && strncmp(nm, "InstantiatedCapturedFunction::", 30) == 0) {
+	if (ph && strcmp(ph, "X") == 0 && nm &&
+	    strncmp(nm, "InstantiatedCapturedFunction::", 30) == 0) {
 		uint64_t id = arg_id(e);
 
 		if (id)
@@ -555,21 +569,21 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
  * between events) are reported by pass 2's parser, at the same byte. */
 struct scan1 {
 	struct parse *p;
-	yajl_handle y;      /* parses the events that may matter */
-	int depth;          /* open { and [ */
+	yajl_handle y; /* parses the events that may matter */
+	int depth;     /* open { and [ */
 	bool in_str, esc;
-	int root;           /* the document's first { or [, 0 before */
-	bool closed;        /* the root value ended */
-	bool key_next;      /* the next string at depth 1 of a root object is a key */
-	bool in_key;        /* reading such a key */
+	int root;      /* the document's first { or [, 0 before */
+	bool closed;   /* the root value ended */
+	bool key_next; /* the next string at depth 1 of a root object is a key */
+	bool in_key;   /* reading such a key */
 	char key[16];
 	size_t keylen;
-	bool key_events;    /* the last such key was "traceEvents" */
-	int events_depth;   /* depth inside the events array: 0 not yet, -1 done */
+	bool key_events;  /* the last such key was "traceEvents" */
+	int events_depth; /* depth inside the events array: 0 not yet, -1 done */
 	bool in_event;
-	bool ev_matters;    /* it may be a metadata or dataset-function event */
-	size_t ev_from;     /* where the current event starts in this chunk */
-	struct tfd_buf ev;  /* the current event's bytes so far */
+	bool ev_matters;   /* it may be a metadata or dataset-function event */
+	size_t ev_from;	   /* where the current event starts in this chunk */
+	struct tfd_buf ev; /* the current event's bytes so far */
 	size_t nevents;
 	bool bail;
 };
@@ -623,14 +637,15 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			} else if (c == '\\') {
 				sc->esc = true;
 				sc->bail |= sc->in_key; /* a key spelled with escapes */
-				sc->ev_matters = true;  /* an escape may spell anything */
+				sc->ev_matters = true;	/* an escape may spell anything */
 			} else if (c == '"') {
 				sc->in_str = false;
 				if (sc->in_key) {
 					sc->in_key = false;
 					if (sc->events_depth == 0)
-						sc->key_events = sc->keylen == 11 &&
-								 memcmp(sc->key, "traceEvents", 11) == 0;
+						sc->key_events =
+						    sc->keylen == 11 &&
+						    memcmp(sc->key, "traceEvents", 11) == 0;
 				}
 			} else if (sc->in_key) {
 				if (sc->keylen < sizeof(sc->key))
@@ -639,8 +654,8 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			} else {
 				/* the body of a string: on to its next quote or backslash */
 				const unsigned char *q = memchr(b + i + 1, '"', n - i - 1);
-				const unsigned char *e = memchr(b + i + 1, '\\',
-								(q ? (size_t)(q - b) : n) - i - 1);
+				const unsigned char *e =
+				    memchr(b + i + 1, '\\', (q ? (size_t)(q - b) : n) - i - 1);
 
 				i = (size_t)((e ? e : q ? q : b + n) - b) - 1;
 			}
@@ -671,7 +686,8 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			    ((sc->depth == 1 && sc->key_events) || sc->depth == 0)) {
 				sc->events_depth = sc->depth + 1;
 				sc->p->found_events = true;
-			} else if (c == '{' && sc->events_depth > 0 && sc->depth == sc->events_depth) {
+			} else if (c == '{' && sc->events_depth > 0 &&
+				   sc->depth == sc->events_depth) {
 				sc->in_event = true;
 				sc->ev_matters = false;
 				sc->ev.len = 0;
@@ -690,7 +706,8 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			if (c == ']' && sc->events_depth > 0 && sc->depth + 1 == sc->events_depth)
 				sc->events_depth = -1;
 			else if (c == '}' && sc->in_event && sc->depth == sc->events_depth) {
-				tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from, i + 1 - sc->ev_from);
+				tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from,
+					    i + 1 - sc->ev_from);
 				sc->in_event = false;
 				scan1_event(sc);
 			}
@@ -732,8 +749,7 @@ static bool scan_pass(struct parse *p, const struct source *src)
 	yajl_config(sc.y, yajl_allow_multiple_values, 1);
 	if (src->gz)
 		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,
-				scan1_eat, &sc,
-				p->err);
+				scan1_eat, &sc, p->err);
 	else
 		feed_plain(src, scan1_eat, &sc);
 	/* any error (the first event's form, the gzip data) is left to the

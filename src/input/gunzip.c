@@ -39,7 +39,8 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 			tfd_pages_release(&dropped, zs.next_in, 4u << 20);
 		if (got) {
 			if (total + got > limit) {
-				st = tfd_fail(err, TFD_E_LIMIT, "gzip data inflates to more than %zu MiB",
+				st = tfd_fail(err, TFD_E_LIMIT,
+					      "gzip data inflates to more than %zu MiB",
 					      limit >> 20);
 				break;
 			}

@@ -242,7 +242,7 @@ static inline void fn_steps_free(struct fn_steps *f)
  * (the caller asks strtod()). */
 static inline bool tfd_fast_decimal(const char *s, double *out)
 {
-	static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+	static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
 				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 	uint64_t m = 0;
 	int digits = 0, frac = -1;

@@ -181,7 +181,7 @@ struct scan {
 	VEC(struct span) lines;
 	const char *bad; /* first decoding problem */
 	ProtobufCAllocator alloc;
-	bool mapped;             /* data is a file mapping: release pages as we go */
+	bool mapped;		 /* data is a file mapping: release pages as we go */
 	const uint8_t *released; /* pages below this were dropped */
 	/* dataset functions: a pre-pass collects their step ids, so that only
 	 * the executor chunks running them are kept (a host plane holds
@@ -353,7 +353,8 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 	if (!have_key)
 		return 0;
 	if (field == 4) {
-		Tfdpb__XEventMetadata *m = tfdpb__xevent_metadata__unpack(&sc->alloc, val.len, val.p);
+		Tfdpb__XEventMetadata *m =
+		    tfdpb__xevent_metadata__unpack(&sc->alloc, val.len, val.p);
 		struct meta mt;
 
 		if (!m && val.len)
@@ -379,7 +380,8 @@ static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 				sc->nid_mids = -1;
 		}
 		if (sm.code == TFD_STAT_GROUP && sc->ngroup_mids >= 0) {
-			if (sc->ngroup_mids < (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
+			if (sc->ngroup_mids <
+			    (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
 				sc->group_mids[sc->ngroup_mids++] = key;
 			else
 				sc->ngroup_mids = -1;
@@ -639,8 +641,8 @@ static bool next_stat(struct stat_walk *w)
 				w->len = (size_t)x;
 				w->p += x;
 				w->mid_len = x > 1 && w->st[0] == 0x08
-						     ? tfd_pb_varint(w->st + 1, w->p, &w->smid)
-						     : 0;
+						 ? tfd_pb_varint(w->st + 1, w->p, &w->smid)
+						 : 0;
 				w->known = w->mid_len != 0;
 				return true;
 			}
@@ -794,8 +796,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	/* the event's framing is valid from here on: the walks below need no checks */
 	if (off / 1000 > TFD_MAX_TIME_NS || dur / 1000 > TFD_MAX_DURATION_NS)
 		return tfd_fail(err, TFD_E_FORMAT,
-				"event time out of range (offset_ps %" PRIu64 ", duration_ps %" PRIu64
-				")",
+				"event time out of range (offset_ps %" PRIu64
+				", duration_ps %" PRIu64 ")",
 				off, dur);
 	{
 		const struct meta *mm = meta_of(sc, mid);
@@ -831,7 +833,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				has_group = xl->has_group;
 				group = xl->group;
 			} else {
-				if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) != 0)
+				if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) !=
+				    0)
 					goto bad;
 				xl->len = slen <= EXEC_LAST_MAX ? slen : 0;
 				memcpy(xl->bytes, stats ? stats : end, xl->len);
@@ -895,8 +898,8 @@ bad:
 struct piece {
 	size_t line;
 	const uint8_t *p, *end; /* the bytes it reads */
-	bool whole;             /* the line itself */
-	int64_t id, ts_ns;      /* a part of a line: the line's header */
+	bool whole;		/* the line itself */
+	int64_t id, ts_ns;	/* a part of a line: the line's header */
 	struct span name;
 };
 
@@ -984,19 +987,24 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 				lh.display_name.p = p;
 				lh.display_name.len = (size_t)x;
 				if (have_thread && !sc->prepass) {
-					size_t nl = x < sizeof(name) - 1 ? (size_t)x : sizeof(name) - 1;
+					size_t nl =
+					    x < sizeof(name) - 1 ? (size_t)x : sizeof(name) - 1;
 
 					memcpy(name, p, nl);
 					name[nl] = '\0';
-					h->threads[th].name = tfd_arena_intern_cstr(&sc->cap->arena, name);
+					h->threads[th].name =
+					    tfd_arena_intern_cstr(&sc->cap->arena, name);
 				}
 			} else if ((k >> 3) == 4) {
 				if (!have_thread) {
-					struct span nm = lh.display_name.len ? lh.display_name : lh.name;
-					size_t nl = nm.len < sizeof(name) - 1 ? nm.len : sizeof(name) - 1;
+					struct span nm =
+					    lh.display_name.len ? lh.display_name : lh.name;
+					size_t nl =
+					    nm.len < sizeof(name) - 1 ? nm.len : sizeof(name) - 1;
 
 					if (!ts_seen) {
-						/* not in serialized order: look for the timestamp */
+						/* not in serialized order: look for the timestamp
+						 */
 						walk(line.p, line.len, line_hdr_field, &lh);
 						ts_seen = true;
 					}
@@ -1010,9 +1018,9 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 				}
 				if (lh.ts_ns > (int64_t)TFD_MAX_TIME_NS ||
 				    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS)
-					return tfd_fail(err, TFD_E_FORMAT,
-							"line timestamp_ns %" PRId64 " out of range",
-							lh.ts_ns);
+					return tfd_fail(
+					    err, TFD_E_FORMAT,
+					    "line timestamp_ns %" PRId64 " out of range", lh.ts_ns);
 				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
 				if (st)
 					return st;
@@ -1078,7 +1086,7 @@ typedef VEC(struct piece) piece_vec;
 
 struct block {
 	size_t first, last; /* pieces [first, last) */
-	size_t cost;        /* its bytes, a tf.data thread's weighing more */
+	size_t cost;	    /* its bytes, a tf.data thread's weighing more */
 	struct tfd_capture *cap;
 	struct tfd_err err;
 	enum tfd_status st;
@@ -1090,7 +1098,7 @@ struct block_pool {
 	const struct piece *pc;
 	struct piece_out *po;
 	struct block *b;
-	size_t *order; /* blocks are handed out costliest first ... */
+	size_t *order;		/* blocks are handed out costliest first ... */
 	size_t n, next, failed; /* ... failed: the lowest failed block, else n */
 	pthread_mutex_t mu;
 	/* thread id -> the index the host gives it (executor sums) */
@@ -1132,7 +1140,6 @@ static void host_tids(const struct scan *sc, struct imap *tids)
 			imap_put(tids, (uint64_t)lt.id, n++);
 	}
 }
-
 
 /* Every chunk is summed and every id coded (the events hold codes): the
  * step-id table's keys go, and the host takes no more chunks. */
@@ -1333,7 +1340,8 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 
 			head.whole = false;
 			head.line = i;
-			while (end - at >= (ptrdiff_t)(2 * want) && (cut = find_cut(at + want, end))) {
+			while (end - at >= (ptrdiff_t)(2 * want) &&
+			       (cut = find_cut(at + want, end))) {
 				head.p = at;
 				head.end = cut;
 				vec_push(pcs, head);
@@ -1429,8 +1437,8 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 		if (!*redo && !st && b[i].cap) {
 			h = &sc->cap->hosts[sc->host_idx];
 			if (h->nevents + b[i].cap->hosts[0].nevents > limit) {
-				st = tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
-					      limit);
+				st = tfd_fail(err, TFD_E_LIMIT,
+					      "more than %zu events on the host plane", limit);
 				tfd_err_prefix(err, "line %zu", pc[b[i].first].line);
 			} else {
 				tfd_host_absorb(sc->cap, h, b[i].cap);
@@ -1441,12 +1449,14 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 				if (bp.po[k].display_name.len) {
 					char name[256];
 					struct span dn = bp.po[k].display_name;
-					size_t nl = dn.len < sizeof(name) - 1 ? dn.len : sizeof(name) - 1;
+					size_t nl =
+					    dn.len < sizeof(name) - 1 ? dn.len : sizeof(name) - 1;
 					uint32_t t = tfd_host_thread(sc->cap, h, pc[k].id, NULL);
 
 					memcpy(name, dn.p, nl);
 					name[nl] = '\0';
-					h->threads[t].name = tfd_arena_intern_cstr(&sc->cap->arena, name);
+					h->threads[t].name =
+					    tfd_arena_intern_cstr(&sc->cap->arena, name);
 				}
 		}
 		tfd_capture_free(b[i].cap);
@@ -1500,8 +1510,8 @@ struct prepass_pool {
 	const struct scan *proto;
 	const struct line_len *order; /* the lines to read, longest first */
 	size_t n, next;
-	size_t failed;       /* the lowest line that failed, else SIZE_MAX */
-	struct tfd_err err;  /* its error */
+	size_t failed;	    /* the lowest line that failed, else SIZE_MAX */
+	struct tfd_err err; /* its error */
 	enum tfd_status st;
 	pthread_mutex_t mu;
 };
@@ -1547,7 +1557,8 @@ static void *prepass_worker(void *arg)
 			continue; /* the lines before it are still read */
 		}
 		if (sc.mapped)
-			tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len, 0);
+			tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len,
+					  0);
 	}
 	return NULL;
 }
@@ -1671,8 +1682,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			sc.sums->key = sc.fn_steps.k;
 			sc.sums->cap = sc.fn_steps.cap;
 			sc.sums->has_zero = sc.fn_steps.has_zero;
-			sc.sums->val =
-			    xcalloc_written(sc.fn_steps.cap ? sc.fn_steps.cap : 1, sizeof(uint64_t));
+			sc.sums->val = xcalloc_written(sc.fn_steps.cap ? sc.fn_steps.cap : 1,
+						       sizeof(uint64_t));
 			sc.sums->coded = true;
 			tfd_capture_sum_exec(cap, sc.sums, NULL);
 		}
@@ -1692,7 +1703,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 			goto out;
 		if (redo && sc.sums) {
 			/* the blocks' chunks went in: the lines are read again */
-			memset(sc.sums->val, 0, (sc.sums->cap ? sc.sums->cap : 1) * sizeof(uint64_t));
+			memset(sc.sums->val, 0,
+			       (sc.sums->cap ? sc.sums->cap : 1) * sizeof(uint64_t));
 			sc.sums->zero_val = 0;
 		}
 	}
@@ -1752,8 +1764,8 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 				      sc.bad_field, bad);
 		else
 			st = tfd_fail(err, TFD_E_FORMAT,
-				      "truncated or corrupt XSpace protobuf at offset %zu of %zu", bad,
-				      len);
+				      "truncated or corrupt XSpace protobuf at offset %zu of %zu",
+				      bad, len);
 		goto out;
 	}
 	if (sc.nplanes == 0) {
@@ -1761,8 +1773,8 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		goto out;
 	}
 	if (sc.has_hostname && sc.hostname.len > 0) {
-		size_t n = sc.hostname.len < sizeof(hostbuf) - 1 ? sc.hostname.len
-								  : sizeof(hostbuf) - 1;
+		size_t n =
+		    sc.hostname.len < sizeof(hostbuf) - 1 ? sc.hostname.len : sizeof(hostbuf) - 1;
 
 		memcpy(hostbuf, sc.hostname.p, n);
 		hostbuf[n] = '\0';
@@ -1782,8 +1794,8 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		bad = walk(sc.planes[i].p, sc.planes[i].len, plane_field, &ps);
 		if (bad != SIZE_MAX) {
 			st = tfd_fail(err, TFD_E_FORMAT,
-				      "corrupt XSpace protobuf: plane %zu is malformed at byte %zu", i,
-				      bad);
+				      "corrupt XSpace protobuf: plane %zu is malformed at byte %zu",
+				      i, bad);
 			goto out;
 		}
 		h = &cap->hosts[host_idx];
@@ -1886,11 +1898,13 @@ enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, siz
 		tfd_host_note(cap, h, false, 0, start, end);
 		if (!tfd_keep_kind(tfd_event_kind_of(te->name ? te->name : ""), opts))
 			continue;
-		th = tfd_host_thread(cap, h, ((int64_t)te->device_id << 32) | te->resource_id, rname);
+		th = tfd_host_thread(cap, h, ((int64_t)te->device_id << 32) | te->resource_id,
+				     rname);
 		e = tfd_host_add_event(cap, h, th, te->name ? te->name : "", start, end - start);
 		for (size_t a = 0; a < te->n_args; a++)
 			if (te->args[a]->key && te->args[a]->value)
-				tfd_event_set_stat_str(cap, e, te->args[a]->key, te->args[a]->value);
+				tfd_event_set_stat_str(cap, e, te->args[a]->key,
+						       te->args[a]->value);
 	}
 out:
 	tfd_arena_release(&scratch);

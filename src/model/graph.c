@@ -7,13 +7,13 @@
  * name instead (the long name minus its last component). A cycle of parent
  * ids is an error.
  */
+#include "graph.h"
+#include "tfd/err.h"
+#include "tfd/families.h"
+#include "tfd/pages.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "graph.h"
-#include "tfd/families.h"
-#include "tfd/err.h"
-#include "tfd/pages.h"
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -232,7 +232,8 @@ static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b,
 		for (size_t j = 0; j < ocap; j++)
 			if (oc[j] >= 0)
 				cons_put(c, oc[j], oe[j],
-					 cons_bucket(c, c->iters.v[call_iter(c, (size_t)oc[j])].id, oe[j]));
+					 cons_bucket(c, c->iters.v[call_iter(c, (size_t)oc[j])].id,
+						     oe[j]));
 		free(oc);
 		free(oe);
 	}
@@ -304,7 +305,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	} else {
 		c->cstart = xmalloc(dcap * sizeof(int64_t));
 	}
-	size_t nwords = 0; /* of c->produced */
+	size_t nwords = 0;	/* of c->produced */
 	uint64_t last_elem = 0; /* of pelem */
 	struct pending_cons pc = {0};
 
@@ -375,23 +376,25 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 					size_t k = c->calls.n;
 
 					if (k / 64 >= nwords) { /* not from the count: grow */
-						c->produced = xrealloc(c->produced,
-								       2 * nwords * sizeof(uint64_t));
+						c->produced = xrealloc(
+						    c->produced, 2 * nwords * sizeof(uint64_t));
 						memset(c->produced + nwords, 0,
 						       nwords * sizeof(uint64_t));
 						nwords *= 2;
 					}
 					if (c->pelem_len + 10 > c->pelem_cap) {
-						c->pelem_cap = c->pelem_cap < 4096
-								   ? 4096
-								   : c->pelem_cap + c->pelem_cap / 2;
+						c->pelem_cap =
+						    c->pelem_cap < 4096
+							? 4096
+							: c->pelem_cap + c->pelem_cap / 2;
 						c->pelem = xrealloc(c->pelem, c->pelem_cap);
 					}
-					c->pelem_len = (size_t)(tfd_ev_put_varint(
-								    c->pelem + c->pelem_len,
-								    tfd_ev_zig((int64_t)(top->element_id -
-											 last_elem))) -
-								c->pelem);
+					c->pelem_len =
+					    (size_t)(tfd_ev_put_varint(
+							 c->pelem + c->pelem_len,
+							 tfd_ev_zig((int64_t)(top->element_id -
+									      last_elem))) -
+						     c->pelem);
 					last_elem = top->element_id;
 					c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 				}
@@ -402,7 +405,8 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 					if (c->cstart40)
 						c->cstart40 = xrealloc(c->cstart40, 5 * dcap);
 					else
-						c->cstart = xrealloc(c->cstart, dcap * sizeof(int64_t));
+						c->cstart =
+						    xrealloc(c->cstart, dcap * sizeof(int64_t));
 				}
 				put_start(c, c->calls.n - 1, e->start_ns, dcap);
 				tfd_dur_put(cdur, &c->long_dur, c->calls.n - 1, e->dur_ns);
@@ -416,8 +420,9 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 			} else if (e->kind == TFD_EV_CONSUME) {
 				if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT)) {
 					/* register the consumer call under (its id, element) */
-					size_t b = cons_bucket(c, c->iters.v[call_iter(c, (size_t)top->call)].id,
-							       e->element_id);
+					size_t b = cons_bucket(
+					    c, c->iters.v[call_iter(c, (size_t)top->call)].id,
+					    e->element_id);
 
 					cons_later(c, &pc, top->call, e->element_id, b);
 				}
@@ -479,8 +484,8 @@ static _Thread_local const struct host_ctx *sort_ctx;
 
 static int call_start_cmp(const void *a, const void *b)
 {
-	int64_t sx = call_start(sort_ctx, (size_t)*(const int *)a),
-		sy = call_start(sort_ctx, (size_t)*(const int *)b);
+	int64_t sx = call_start(sort_ctx, (size_t) * (const int *)a),
+		sy = call_start(sort_ctx, (size_t) * (const int *)b);
 
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
@@ -603,22 +608,22 @@ static void compute_roots(struct host_ctx *c)
 			r = c->root[cur];
 		else /* the top of the chain: a root if its name says so */
 			r = tfd_iter_parts(c->iters.v[path.v[path.n - 1]].long_name) <= 2
-				    ? path.v[path.n - 1]
-				    : -1;
+				? path.v[path.n - 1]
+				: -1;
 		for (size_t k = 0; k < path.n; k++)
 			c->root[path.v[k]] = r;
 	}
 	vec_free(&path);
 }
 
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
-				struct tfd_host *lean, size_t *by_name, size_t *orphans,
-				struct tfd_err *err)
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, struct tfd_host *lean,
+				size_t *by_name, size_t *orphans, struct tfd_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->h = h;
 	if (h->nthreads >= TFD_GRAPH_MAX_THREADS)
-		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads", TFD_GRAPH_MAX_THREADS - 1);
+		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads",
+				TFD_GRAPH_MAX_THREADS - 1);
 	scan_threads(c, lean);
 	if (resolve_parents(c, by_name, orphans, err))
 		return err->status;
@@ -806,7 +811,8 @@ int tfd_graph_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, in
 	key = stage_key(parent_stage, path);
 	if (imap_get(&sb->index, key, &head))
 		for (int s = (int)head; s >= 0; s = sb->next.v[s])
-			if (sb->stages.v[s].parent == parent_stage && strcmp(sb->paths.v[s], path) == 0) {
+			if (sb->stages.v[s].parent == parent_stage &&
+			    strcmp(sb->paths.v[s], path) == 0) {
 				free(path);
 				it->stage = s;
 				sb->stages.v[s].niterators++;

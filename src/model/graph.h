@@ -27,7 +27,7 @@ struct iter {
 	uint64_t parent_id;
 	bool has_parent;
 	const char *long_name;
-	int parent;   /* iterator index, -1 */
+	int parent; /* iterator index, -1 */
 	int stage;
 	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
 	int64_t first_start;
@@ -89,7 +89,7 @@ struct host_ctx {
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	VEC(struct call_pair) pairs; /* of the calls */
-	int *icalls; /* every iterator's calls, one after the other (struct iter) */
+	int *icalls;		     /* every iterator's calls, one after the other (struct iter) */
 	/* until tfd_graph_release_consumers(): a bit per call, set when its
 	 * nearest enclosing event is a Produce event with an element_id (NULL
 	 * when the host has no Produce/Consume events: Chrome traces), and
@@ -104,12 +104,12 @@ struct host_ctx {
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */
-	int *root;            /* per iterator: its root iterator, or -1 */
+	int *root;	      /* per iterator: its root iterator, or -1 */
 	/* consumer calls by (iterator id, element id): an open table of
 	 * cons_cap slots, its size any number (not a power of two: 12 bytes
 	 * a slot at a load of 3/4, where a chained table with a power of two
 	 * of heads took 16 bytes an entry and 4 a head, at the peak) */
-	int *cons_call;      /* per slot: the consumer call, -1 for none */
+	int *cons_call;	     /* per slot: the consumer call, -1 for none */
 	uint64_t *cons_elem; /* per slot: its element id */
 	size_t cons_cap, cons_n;
 	/* the host's dataset-function calls for the capacity pass, read before
@@ -206,9 +206,8 @@ static inline size_t cons_next(const struct host_ctx *c, size_t j)
  * roots known. *by_name and *orphans count iterators linked by long name and
  * left without a parent. lean: h itself, or NULL; then every event of h goes
  * as it is read (the calls hold what is read after). */
-enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h,
-				struct tfd_host *lean, size_t *by_name, size_t *orphans,
-				struct tfd_err *err);
+enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, struct tfd_host *lean,
+				size_t *by_name, size_t *orphans, struct tfd_err *err);
 void tfd_graph_release(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
@@ -232,7 +231,7 @@ void tfd_graph_release_call_lists(struct host_ctx *c);
  * iterators and calls (index order), and whether it is a device pipeline. */
 struct tfd_graph_groups {
 	size_t n;
-	int *root;   /* iterator index of each root */
+	int *root; /* iterator index of each root */
 	bool *is_device;
 	size_t *ioff, *coff; /* group g: iters[ioff[g]..ioff[g+1]), calls likewise */
 	int *iters, *calls;
@@ -245,7 +244,7 @@ struct stage_build {
 	VEC(struct tfd_stage) stages;
 	VEC(char *) paths; /* owned copies, parallel to stages */
 	struct imap index; /* hash(parent stage, path) -> last stage with it ... */
-	VEC(int) next;     /* ... and the one before, per stage */
+	VEC(int) next;	   /* ... and the one before, per stage */
 };
 
 /* The stage of iterator `iter` (creating it and its ancestors' stages). */

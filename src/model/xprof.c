@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "tfd/analysis.h"
-#include "tfd/imap.h"
-#include "tfd/vec.h"
-#include "tfd/satmath.h"
 #include "tfd/families.h"
+#include "tfd/imap.h"
+#include "tfd/satmath.h"
+#include "tfd/vec.h"
 #include "tfd/xprof.h"
 
 #define PS_PER_NS 1000
@@ -20,7 +20,7 @@ enum ntype { N_OTHER, N_ITER, N_DIPSI, N_PRODUCE, N_CONSUME };
 
 struct node {
 	struct tfd_event ev; /* a copy */
-	int64_t start, end; /* ps */
+	int64_t start, end;  /* ps */
 	uint8_t type;
 	int nest_parent; /* parents[0], -1 */
 	VEC(int) kids;
@@ -61,8 +61,8 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 	 * fit int64 as they are. Raw ones (epoch ns) would overflow: rebase
 	 * those to their first event. */
 	int64_t base = h->span_start_ns > (1ll << 52) || h->span_start_ns < -(1ll << 52)
-			       ? h->span_start_ns
-			       : 0;
+			   ? h->span_start_ns
+			   : 0;
 
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
@@ -157,9 +157,10 @@ static void connect_tfdata(struct forest *f)
 
 				if (c->type == N_ITER || c->type == N_DIPSI) {
 					if (c->ev.flags & TFD_EVF_PARENT)
-						vec_push(&pm, ((struct pkey){(int64_t)c->ev.sig->parent_id,
-									     (int64_t)p->ev.element_id,
-									     p->kids.v[k]}));
+						vec_push(&pm, ((struct pkey){
+								  (int64_t)c->ev.sig->parent_id,
+								  (int64_t)p->ev.element_id,
+								  p->kids.v[k]}));
 					break;
 				}
 			}
@@ -188,7 +189,8 @@ static void connect_tfdata(struct forest *f)
 			    !(k->ev.flags & TFD_EVF_ELEMENT) || k->nest_parent < 0)
 				continue;
 			ci = &f->nodes.v[k->nest_parent];
-			if ((ci->type != N_ITER && ci->type != N_DIPSI) || !(ci->ev.flags & TFD_EVF_ID))
+			if ((ci->type != N_ITER && ci->type != N_DIPSI) ||
+			    !(ci->ev.flags & TFD_EVF_ID))
 				continue;
 			key = imap_hash(ci->ev.id) ^ (k->ev.element_id * 0x9e3779b97f4a7c15ull);
 			if (imap_get(&idx, key, &head))
@@ -235,8 +237,7 @@ static struct tfd_xp_iter_stat *stat_get(statvec *sv, int64_t id, bool *fresh)
 #define XPROF_MAX_VISITS 50000000ull
 static unsigned long long visits;
 
-static void process_iterator(const struct forest *f, int ni, statvec *sv, bool blocking,
-			     int level)
+static void process_iterator(const struct forest *f, int ni, statvec *sv, bool blocking, int level)
 {
 	if (++visits > XPROF_MAX_VISITS)
 		return;
@@ -364,8 +365,9 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				struct tfd_xp_meta md;
 
 				md.id = id;
-				md.parent_id = (n->ev.flags & TFD_EVF_PARENT) ? (int64_t)n->ev.sig->parent_id
-									      : 0;
+				md.parent_id = (n->ev.flags & TFD_EVF_PARENT)
+						   ? (int64_t)n->ev.sig->parent_id
+						   : 0;
 				md.long_name = n->ev.sig->name;
 				md.name = tfd_iter_short(n->ev.sig->name);
 				md.is_async = async_name(md.name);
@@ -464,12 +466,12 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 enum tfd_xp_type tfd_xprof_type(const char *n)
 {
 	static const enum tfd_xp_type map[] = {
-		[TFD_FX_OTHER] = TFD_XP_OTHER,
-		[TFD_FX_SOURCE] = TFD_XP_SLOW_SOURCE,
-		[TFD_FX_DATA_SERVICE] = TFD_XP_SLOW_DATA_SERVICE,
-		[TFD_FX_REMOTE_SOURCE] = TFD_XP_SLOW_REMOTE_SOURCE,
-		[TFD_FX_WITH_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION,
-		[TFD_FX_WITHOUT_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION,
+	    [TFD_FX_OTHER] = TFD_XP_OTHER,
+	    [TFD_FX_SOURCE] = TFD_XP_SLOW_SOURCE,
+	    [TFD_FX_DATA_SERVICE] = TFD_XP_SLOW_DATA_SERVICE,
+	    [TFD_FX_REMOTE_SOURCE] = TFD_XP_SLOW_REMOTE_SOURCE,
+	    [TFD_FX_WITH_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION,
+	    [TFD_FX_WITHOUT_PARALLEL] = TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION,
 	};
 
 	for (size_t i = 0; i < tfd_nfamilies; i++) {
@@ -497,33 +499,46 @@ const char *tfd_xprof_suggestion(enum tfd_xp_type t)
 	switch (t) {
 	case TFD_XP_SLOW_SOURCE:
 		return "1. Make sure the input data is stored close to the host that reads it "
-		       "(same cell or region); see " A(ANALYSIS "#source_datasets", "here") ".<br/>"
-		       "2. Read from this source in parallel; see " A(
-			       GUIDE "#parallelizing_data_extraction", "here") ".<br/>";
+		       "(same cell or region); see " A(
+			   ANALYSIS "#source_datasets",
+			   "here") ".<br/>"
+				   "2. Read from this source in parallel; see " A(
+				       GUIDE "#parallelizing_data_extraction", "here") ".<br/>";
 	case TFD_XP_SLOW_DATA_SERVICE:
 		return "1. Reading from the tf.data service is slow: profile the tf.data service "
 		       "worker.<br/>2. About the tf.data service: " A(
-			       "https://www.tensorflow.org/api_docs/python/tf/data/experimental/"
-			       "service?version=nightly",
-			       "this") ".<br/>3. Other suggestions: " A(ANALYSIS, "this") ".";
+			   "https://www.tensorflow.org/api_docs/python/tf/data/experimental/"
+			   "service?version=nightly",
+			   "this") ".<br/>3. Other suggestions: " A(ANALYSIS, "this") ".";
 	case TFD_XP_SLOW_REMOTE_SOURCE:
 		return "1. The remote data source is slow: profile the host that serves it.<br/>"
 		       "2. Other suggestions: " A(ANALYSIS, "this") ".";
 	case TFD_XP_SLOW_TRANSFORMATION_WITH_PARALLEL_VERSION:
 		return "1. Run this transformation in parallel with "
 		       "<code>num_parallel_calls=tf.data.experimental.AUTOTUNE</code>; see " A(
-			       GUIDE "#parallelizing_data_transformation", "this") ".<br/>"
-		       "2. If the data fits in memory and nothing random runs before it (e.g. "
-		       "<code>shuffle</code>), add <code>cache</code> after it; see " A(
-			       GUIDE "#caching", "this") ".<br/>"
-		       "3. More: " A(ANALYSIS "#transformation_datasets", "here") ".";
+			   GUIDE "#parallelizing_data_transformation",
+			   "this") ".<br/>"
+				   "2. If the data fits in memory and nothing random runs before "
+				   "it (e.g. "
+				   "<code>shuffle</code>), add <code>cache</code> after it; see " A(
+				       GUIDE "#caching",
+				       "this") ".<br/>"
+					       "3. More: " A(ANALYSIS "#transformation_datasets",
+							     "here") ".";
 	case TFD_XP_SLOW_TRANSFORMATION_WITHOUT_PARALLEL_VERSION:
 		return "1. This transformation is sequential: run several copies of the pipeline "
 		       "over shards of the input and interleave them (outer parallelism); see " A(
-			       ANALYSIS "#transformation_datasets", "this") ".<br/>"
-		       "2. If the data fits in memory and nothing random runs before it, add "
-		       "<code>cache</code> after it; see " A(GUIDE "#caching", "this") ".<br/>"
-		       "3. More: " A(ANALYSIS "#3_are_you_reaching_high_cpu_utilization", "here") ".";
+			   ANALYSIS "#transformation_datasets",
+			   "this") ".<br/>"
+				   "2. If the data fits in memory and nothing random runs before "
+				   "it, add "
+				   "<code>cache</code> after it; see " A(
+				       GUIDE "#caching",
+				       "this") ".<br/>"
+					       "3. More: " A(
+						   ANALYSIS
+						   "#3_are_you_reaching_high_cpu_utilization",
+						   "here") ".";
 	default:
 		return "See " A(ANALYSIS, "this") " for suggestions.";
 	}
@@ -560,10 +575,11 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 		    (hh->span_start_ns <= (1ll << 52) && hh->span_end_ns > (1ll << 52))) {
 			x->nhosts = i;
 			tfd_xprof_free(x);
-			return tfd_fail(err, TFD_E_LIMIT,
-					"%s: events span more than 52 days: too long for picosecond "
-					"times in --mode xprof",
-					hh->path);
+			return tfd_fail(
+			    err, TFD_E_LIMIT,
+			    "%s: events span more than 52 days: too long for picosecond "
+			    "times in --mode xprof",
+			    hh->path);
 		}
 		visits = 0;
 		if (!process_host(&cap->hosts[i], &x->hosts[i])) {
@@ -575,7 +591,8 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 					cap->hosts[i].path, XPROF_MAX_VISITS);
 		}
 		for (size_t p = 0; p < x->hosts[i].npipelines; p++)
-			nrows += !x->hosts[i].pipelines[p].is_device && x->hosts[i].pipelines[p].nstats;
+			nrows +=
+			    !x->hosts[i].pipelines[p].is_device && x->hosts[i].pipelines[p].nstats;
 	}
 	x->rows = xcalloc(nrows + 1, sizeof(*x->rows));
 	for (size_t i = 0; i < x->nhosts; i++)
@@ -617,7 +634,7 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 
 		x->is_input_bound = m > SLOW_CALL_PS;
 		x->summary = m > SLOW_CALL_PS ? TFD_XP_SUMMARY_SLOW
-			     : m > 0          ? TFD_XP_SUMMARY_FAST
+			     : m > 0	      ? TFD_XP_SUMMARY_FAST
 					      : TFD_XP_SUMMARY_NONE;
 	}
 	*out = x;

@@ -122,9 +122,9 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 		snprintf(verdict, sizeof(verdict), "input-bound share unknown");
 	else
 		snprintf(verdict, sizeof(verdict), "%s input-bound (%.1f%% waiting)",
-			 h->bound == TFD_BOUND_HIGH ? "HIGHLY" : h->bound == TFD_BOUND_MODERATE
-								 ? "MODERATELY"
-								 : "NOT",
+			 h->bound == TFD_BOUND_HIGH	  ? "HIGHLY"
+			 : h->bound == TFD_BOUND_MODERATE ? "MODERATELY"
+							  : "NOT",
 			 h->input_pct);
 	snprintf(title, sizeof(title), "%s %s (%s): %s; %" PRIu64 " root call%s, max %s",
 		 h->host->name, p->name, p->stages[0].long_name, verdict, p->ncalls,
@@ -153,9 +153,8 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 		snprintf(name, sizeof(name), "s%zu", i);
 		n = agnode(g, name, 1);
 		nodes[i] = n;
-		const struct tfd_segment *sg = s->segment >= 0 && p->capacity.valid
-						       ? &p->segments[s->segment]
-						       : NULL;
+		const struct tfd_segment *sg =
+		    s->segment >= 0 && p->capacity.valid ? &p->segments[s->segment] : NULL;
 		double util = sg ? fmin(1.0, sg->utilization) : 0;
 		char extra[256] = "", fill[32];
 
@@ -163,7 +162,8 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 		if (sg && s->work_ns && s->window_calls) {
 			size_t l = strlen(extra);
 
-			snprintf(extra + l, sizeof(extra) - l, "\\nwork %s/call, threads %.0f%% busy",
+			snprintf(extra + l, sizeof(extra) - l,
+				 "\\nwork %s/call, threads %.0f%% busy",
 				 tfd_fmt_ns(s->work_ns / (int64_t)s->window_calls, t1, sizeof(t1)),
 				 100 * sg->utilization);
 		}
@@ -188,10 +188,10 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 		snprintf(label, sizeof(label),
 			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)%s",
 			 shown, s->is_async ? " (async)" : "", s->calls_all,
-			 s->calls_all == 1 ? "" : "s",
-			 tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
+			 s->calls_all == 1 ? "" : "s", tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
 			 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
-			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share, extra);
+			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share,
+			 extra);
 		set(n, "label", label);
 		set(n, "tooltip", s->long_name);
 		/* white (idle) to orange (saturated) */

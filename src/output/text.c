@@ -169,10 +169,11 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
 	if (!bn)
-		tfd_buf_printf(b,
-			       "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
-			       "at %s; the host waits little, so it does not hold training back",
-			       s->name, s->long_name, p->name, r1);
+		tfd_buf_printf(
+		    b,
+		    "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
+		    "at %s; the host waits little, so it does not hold training back",
+		    s->name, s->long_name, p->name, r1);
 	else if (p->segments[cp->limiter].capacity >= cp->demand)
 		tfd_buf_printf(b,
 			       "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
@@ -263,8 +264,9 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       p->stages[p->bottleneck].name,
 				       p->stages[p->bottleneck].long_name, p->name,
 				       100.0 * p->stages[p->bottleneck].blocking_share,
-				       bn ? "" : "; the host waits little, so it does not hold "
-						 "training back");
+				       bn ? ""
+					  : "; the host waits little, so it does not hold "
+					    "training back");
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		}
 	}
@@ -318,13 +320,14 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			snprintf(t2, sizeof(t2), "?");
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
-		tfd_buf_printf(
-		    b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n", ord[k] == cp->limiter ? ">" : " ",
-		    tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2, 100 * g->utilization, r1,
-		    ord[k] != cp->limiter ? ""
-		    : !bn		  ? "  <- lowest capacity"
-		    : cp->inferred	  ? "  <- limits (inferred)"
-					  : "  <- limits throughput");
+		tfd_buf_printf(b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n",
+			       ord[k] == cp->limiter ? ">" : " ",
+			       tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2,
+			       100 * g->utilization, r1,
+			       ord[k] != cp->limiter ? ""
+			       : !bn		     ? "  <- lowest capacity"
+			       : cp->inferred	     ? "  <- limits (inferred)"
+						     : "  <- limits throughput");
 	}
 	free(ord);
 }
@@ -367,10 +370,11 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	tfd_buf_puts(b, "\n");
 	capacity_table(p, bn, b);
 	if (p->ncritpath) {
-		tfd_buf_printf(b,
-			       "  critical path (latency view over the %zu analyzed call%s, root -> "
-			       "most blocking):\n",
-			       p->nanalyzed, p->nanalyzed == 1 ? "" : "s");
+		tfd_buf_printf(
+		    b,
+		    "  critical path (latency view over the %zu analyzed call%s, root -> "
+		    "most blocking):\n",
+		    p->nanalyzed, p->nanalyzed == 1 ? "" : "s");
 		for (size_t i = 0; i < p->ncritpath; i++) {
 			const struct tfd_stage *s = &p->stages[p->critpath[i]];
 
@@ -430,10 +434,11 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			tfd_buf_puts(b, "~1.0x: this stage does not limit throughput, so the "
 					"change alone gains nothing");
 		else
-			tfd_buf_printf(b, "%.2fx throughput (%s -> %s; %s -> %s per root element)%s",
-				       e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-				       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-				       e->capped_by_demand ? ", then the step's own time limits" : "");
+			tfd_buf_printf(
+			    b, "%.2fx throughput (%s -> %s; %s -> %s per root element)%s",
+			    e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+			    e->capped_by_demand ? ", then the step's own time limits" : "");
 	} else if (e->speedup > 0)
 		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
@@ -455,7 +460,10 @@ static void group_hosts(const struct tfd_findings *f, const size_t *g, size_t i,
 
 	tfd_buf_printf(b, " on %zu of %zu hosts (", n, nhosts);
 	for (size_t m = 0; m < k; m++)
-		tfd_buf_printf(b, "%s%s", m == 0 ? "" : m == 2 && n > 4 ? ", ..., " : ", ",
+		tfd_buf_printf(b, "%s%s",
+			       m == 0		 ? ""
+			       : m == 2 && n > 4 ? ", ..., "
+						 : ", ",
 			       f->v[shown[m]].host);
 	tfd_buf_puts(b, ")");
 }
@@ -522,8 +530,9 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 			 * gets the sentence */
 			tfd_buf_init(&t);
 			if (many)
-				tfd_buf_printf(&t, "    worth on %s, the host with the largest gain: ",
-					       x->host);
+				tfd_buf_printf(
+				    &t,
+				    "    worth on %s, the host with the largest gain: ", x->host);
 			else
 				tfd_buf_puts(&t, "    worth: ");
 			tfd_fmt_worth(&x->estimate, &t);
@@ -579,8 +588,8 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 			snprintf(t1, sizeof(t1), "-");
 			snprintf(t2, sizeof(t2), "-");
 		}
-		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct,
-			       t1, t2, h->nsteps, h->npipelines,
+		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct, t1,
+			       t2, h->nsteps, h->npipelines,
 			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
 						  : "- (device pipelines only)");
 	}

@@ -154,8 +154,9 @@ void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *b)
 			       r->iterator_long_name, (double)r->iterator_latency_ps / 1e6);
 		if (r->iterator_name[0]) {
 			tfd_buf_puts(b, "  suggestion:\n");
-			html_as_text(r->suggestion ? r->suggestion
-						  : tfd_xprof_suggestion(tfd_xprof_type(r->iterator_name)),
+			html_as_text(r->suggestion
+					 ? r->suggestion
+					 : tfd_xprof_suggestion(tfd_xprof_type(r->iterator_name)),
 				     b);
 		}
 	}
@@ -163,12 +164,13 @@ void tfd_xprof_text(const struct tfd_xprof *x, struct tfd_buf *b)
 		for (size_t p = 0; p < x->hosts[i].npipelines; p++) {
 			const struct tfd_xp_pipeline *pl = &x->hosts[i].pipelines[p];
 
-			tfd_buf_printf(b, "\n%s %s: %zu call%s, min %.3f avg %.3f max %.3f us, %" PRId64
-					  " slow\n",
-				       x->hosts[i].host, pl->name, pl->nstats, pl->nstats == 1 ? "" : "s",
-				       (double)pl->min_latency_ps / 1e6,
-				       (double)pl->avg_latency_ps / 1e6,
-				       (double)pl->max_latency_ps / 1e6, pl->num_slow_calls);
+			tfd_buf_printf(
+			    b,
+			    "\n%s %s: %zu call%s, min %.3f avg %.3f max %.3f us, %" PRId64
+			    " slow\n",
+			    x->hosts[i].host, pl->name, pl->nstats, pl->nstats == 1 ? "" : "s",
+			    (double)pl->min_latency_ps / 1e6, (double)pl->avg_latency_ps / 1e6,
+			    (double)pl->max_latency_ps / 1e6, pl->num_slow_calls);
 		}
 }
 
@@ -262,25 +264,29 @@ void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *b)
 				for (size_t k = 0; k < pl->stats[r].niters; k++) {
 					const struct tfd_xp_iter_stat *is = &pl->stats[r].iters[k];
 					const struct tfd_xp_meta *md =
-						tfd_xprof_find_meta(&x->hosts[h], is->id);
+					    tfd_xprof_find_meta(&x->hosts[h], is->id);
 					cJSON *cells = cJSON_CreateArray(), *name;
 					char id[32], parent[32], label[512];
 					int type = !is->is_blocking ? 0
-						   : is->id == pl->stats[r].bottleneck_iterator_id ? 2
-												     : 1;
+						   : is->id == pl->stats[r].bottleneck_iterator_id
+						       ? 2
+						       : 1;
 
 					snprintf(id, sizeof(id), "%" PRId64, is->id);
 					parent[0] = '\0';
 					if (md && md->parent_id)
-						snprintf(parent, sizeof(parent), "%" PRId64, md->parent_id);
+						snprintf(parent, sizeof(parent), "%" PRId64,
+							 md->parent_id);
 					snprintf(label, sizeof(label),
 						 "<div style='padding: 1px;'><b>%s</b><br/><div "
-						 "style='text-align: left;'>Start Time: %lld us<br/>Total "
-						 "Duration: %lld us<br/>Self Duration: %lld us<br/># Calls: "
+						 "style='text-align: left;'>Start Time: %lld "
+						 "us<br/>Total "
+						 "Duration: %lld us<br/>Self Duration: %lld "
+						 "us<br/># Calls: "
 						 "%" PRId64 "</div></div>",
 						 md ? md->name : "", ps_to_us(is->start_time_ps),
-						 ps_to_us(is->duration_ps), ps_to_us(is->self_time_ps),
-						 is->num_calls);
+						 ps_to_us(is->duration_ps),
+						 ps_to_us(is->self_time_ps), is->num_calls);
 					cJSON_AddItemToArray(cells, cell_str(x->hosts[h].host));
 					cJSON_AddItemToArray(cells, cell_str(pl->name));
 					cJSON_AddItemToArray(cells, cell_num((double)r));
@@ -330,10 +336,11 @@ void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *b)
 		char lat[40], cell[1024];
 
 		thousands(ps_to_us(r->iterator_latency_ps), lat, sizeof(lat));
-		snprintf(cell, sizeof(cell),
-			 "<u>Iterator Type</u>: <b>%s</b><br/><u>Long Name</u>: %s<br/><u>Latency</u>: "
-			 "%s us",
-			 r->iterator_name, r->iterator_long_name, lat);
+		snprintf(
+		    cell, sizeof(cell),
+		    "<u>Iterator Type</u>: <b>%s</b><br/><u>Long Name</u>: %s<br/><u>Latency</u>: "
+		    "%s us",
+		    r->iterator_name, r->iterator_long_name, lat);
 		cJSON_AddItemToArray(cells, cell_str(r->host));
 		cJSON_AddItemToArray(cells, cell_str(r->input_pipeline));
 		cJSON_AddItemToArray(cells, cell_num((double)ps_to_us(r->max_latency_ps)));

@@ -623,7 +623,8 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				tfd_buf_printf(b, " (worth about %.2f&times;)",
 					       fix->estimate.speedup);
 			else if (fix->estimate.known && fix->estimate.speedup == 0)
-				tfd_buf_puts(b, " (the input pipeline would be hidden behind the step)");
+				tfd_buf_puts(
+				    b, " (the input pipeline would be hidden behind the step)");
 			tfd_buf_puts(b, ".</li>\n");
 		} else {
 			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
@@ -759,8 +760,9 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		if (job->error) {
 			tfd_buf_puts(b, "<section class=\"job\"><h2>Job ");
 			esc(b, job->name);
-			tfd_buf_puts(b, "</h2>\n<div class=\"reg\" data-kind=\"error\">Could not be "
-					"analyzed, nothing recorded: ");
+			tfd_buf_puts(b,
+				     "</h2>\n<div class=\"reg\" data-kind=\"error\">Could not be "
+				     "analyzed, nothing recorded: ");
 			esc(b, job->error);
 			tfd_buf_puts(b, "</div></section>\n");
 			continue;
@@ -927,7 +929,8 @@ static void evidence_md(const struct tfd_analysis *a, struct tfd_buf *b)
 	sure_text(&h->confidence, t, sizeof(t));
 	tfd_buf_put_md(b, t);
 	if (p && p->bottleneck >= 0) {
-		tfd_buf_printf(b, "; %s ", tfd_host_has_bottleneck(h) ? "bottleneck" : "slowest stage");
+		tfd_buf_printf(b, "; %s ",
+			       tfd_host_has_bottleneck(h) ? "bottleneck" : "slowest stage");
 		sure_text(&p->confidence, t, sizeof(t));
 		tfd_buf_put_md(b, t);
 	}
@@ -1014,9 +1017,11 @@ static void findings_md(const struct tfd_findings *fs, size_t nhosts, struct tfd
 			 * stays readable */
 			tfd_buf_puts(b, "\n  Worth: ");
 			tfd_buf_puts(b, w.s);
-			tfd_buf_printf(b, ". Confidence: %s.\n", tfd_confidence_name(f->confidence));
+			tfd_buf_printf(b, ". Confidence: %s.\n",
+				       tfd_confidence_name(f->confidence));
 		} else
-			tfd_buf_printf(b, "\n  Confidence: %s.\n", tfd_confidence_name(f->confidence));
+			tfd_buf_printf(b, "\n  Confidence: %s.\n",
+				       tfd_confidence_name(f->confidence));
 		tfd_buf_release(&w);
 	}
 	free(g);
@@ -1074,7 +1079,8 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				char v[400];
 
 				snprintf(v, sizeof(v), "%s%s (confidence %s)",
-					 tfd_host_has_bottleneck(h) ? "bottleneck " : "slowest stage ",
+					 tfd_host_has_bottleneck(h) ? "bottleneck "
+								    : "slowest stage ",
 					 p->stages[p->bottleneck].name,
 					 tfd_confidence_name(p->confidence.level));
 				md_cell(b, v);

@@ -23,12 +23,20 @@
 enum fn_style {
 	FN_EXECUTOR, /* TensorFlow: RunAsync on the runner, ExecutorState::Process
 		      * chunks with the same step id on pool threads */
-	FN_RUN,      /* InstantiatedCapturedFunction::Run on the worker */
+	FN_RUN,	     /* InstantiatedCapturedFunction::Run on the worker */
 	FN_NONE,     /* not captured (a lower profiler level) */
 };
 
 enum kind {
-	K_SOURCE, K_MAP, K_BATCH, K_FILTER, K_SHUFFLE, K_PASS, K_PREFETCH, K_PMAP, K_PINTERLEAVE,
+	K_SOURCE,
+	K_MAP,
+	K_BATCH,
+	K_FILTER,
+	K_SHUFFLE,
+	K_PASS,
+	K_PREFETCH,
+	K_PMAP,
+	K_PINTERLEAVE,
 	K_MAPBATCH,
 };
 
@@ -37,28 +45,28 @@ static const struct kind_def {
 	enum kind k;
 	const char *thread; /* its workers' thread name; NULL: synchronous */
 } kinds[] = {
-	{"TFRecord", "TFRecord", K_SOURCE, NULL},
-	{"TextLine", "TextLine", K_SOURCE, NULL},
-	{"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL},
-	{"TensorSlice", "TensorSlice", K_SOURCE, NULL},
-	{"FromTensor", "FromTensor", K_SOURCE, NULL},
-	{"Range", "Range", K_SOURCE, NULL},
-	{"Generator", "Generator", K_SOURCE, NULL},
-	{"Map", "Map", K_MAP, NULL},
-	{"Batch", "BatchV2", K_BATCH, NULL},
-	{"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL},
-	{"Filter", "Filter", K_FILTER, NULL},
-	{"Shuffle", "Shuffle", K_SHUFFLE, NULL},
-	{"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL},
-	{"Repeat", "ForeverRepeat", K_PASS, NULL},
-	{"Cache", "MemoryCache", K_PASS, NULL},
-	{"Interleave", "Interleave", K_PASS, NULL},
-	/* async: Produce/Consume event names from the families table */
-	{"Prefetch", "Prefetch", K_PREFETCH, "tf_data_prefetch"},
-	{"ParallelMap", "ParallelMapV2", K_PMAP, "tf_data_parallel_map"},
-	{"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE,
-	 "tf_data_parallel_interleave_worker"},
-	{"MapAndBatch", "MapAndBatch", K_MAPBATCH, "tf_data_map_and_batch"},
+    {"TFRecord", "TFRecord", K_SOURCE, NULL},
+    {"TextLine", "TextLine", K_SOURCE, NULL},
+    {"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL},
+    {"TensorSlice", "TensorSlice", K_SOURCE, NULL},
+    {"FromTensor", "FromTensor", K_SOURCE, NULL},
+    {"Range", "Range", K_SOURCE, NULL},
+    {"Generator", "Generator", K_SOURCE, NULL},
+    {"Map", "Map", K_MAP, NULL},
+    {"Batch", "BatchV2", K_BATCH, NULL},
+    {"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL},
+    {"Filter", "Filter", K_FILTER, NULL},
+    {"Shuffle", "Shuffle", K_SHUFFLE, NULL},
+    {"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL},
+    {"Repeat", "ForeverRepeat", K_PASS, NULL},
+    {"Cache", "MemoryCache", K_PASS, NULL},
+    {"Interleave", "Interleave", K_PASS, NULL},
+    /* async: Produce/Consume event names from the families table */
+    {"Prefetch", "Prefetch", K_PREFETCH, "tf_data_prefetch"},
+    {"ParallelMap", "ParallelMapV2", K_PMAP, "tf_data_parallel_map"},
+    {"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE,
+     "tf_data_parallel_interleave_worker"},
+    {"MapAndBatch", "MapAndBatch", K_MAPBATCH, "tf_data_map_and_batch"},
 };
 
 /* ---- recorded events ------------------------------------------------------ */
@@ -242,7 +250,8 @@ static void produce(struct host *h, struct stage *s, int depth)
 			addstat(fe, S_ID, step);
 			in_e += 2 * US;
 			if (c > 0)
-				addstat(emit(h, s->wthread[w], s->exec_meta, in_e, in_e + c), S_ID, step);
+				addstat(emit(h, s->wthread[w], s->exec_meta, in_e, in_e + c), S_ID,
+					step);
 		} else if (s->fn_style != FN_NONE && c > 0) {
 			emit(h, s->wthread[w], s->fn_meta, in_e, in_e + c);
 		}
@@ -336,7 +345,7 @@ struct spec {
 };
 
 static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
 {
@@ -368,13 +377,26 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	long len;
 	cJSON *root, *stages, *it, *fmts;
 	double v;
-	static const char *const top_keys[] = {"name", "description", "expect", "expect_host", "hosts", "slow_host",
-					       "steps", "step_compute_us", "seed", "root", "formats",
-					       "run", "large_ids", "device_events_per_step",
-					       "host_other_events_per_step", "function_events", "stages"};
-	static const char *const stage_keys[] = {"kind", "cost_us", "jitter", "first_call_us",
-						 "parallelism", "buffer", "batch_size", "keep_ratio",
-						 "buffer_size", "deterministic", "autotune"};
+	static const char *const top_keys[] = {"name",
+					       "description",
+					       "expect",
+					       "expect_host",
+					       "hosts",
+					       "slow_host",
+					       "steps",
+					       "step_compute_us",
+					       "seed",
+					       "root",
+					       "formats",
+					       "run",
+					       "large_ids",
+					       "device_events_per_step",
+					       "host_other_events_per_step",
+					       "function_events",
+					       "stages"};
+	static const char *const stage_keys[] = {
+	    "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
+	    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune"};
 
 	if (!f)
 		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
@@ -409,8 +431,7 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	sp->slow_host = -1;
 	sp->slow_factor = 1;
 	sp->xplane = 1;
-	cJSON_ArrayForEach(it, root)
-	{
+	cJSON_ArrayForEach (it, root) {
 		int known = 0;
 
 		for (size_t i = 0; i < sizeof(top_keys) / sizeof(top_keys[0]); i++)
@@ -420,15 +441,15 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 			return spec_err(err, path, "unknown key '%s'", it->string);
 		}
 	}
-#define STR(key, dst)                                                                      \
-	do {                                                                               \
-		const cJSON *x_ = cJSON_GetObjectItemCaseSensitive(root, key);             \
-		if (x_ && !cJSON_IsString(x_)) {                                           \
-			cJSON_Delete(root);                                                \
-			return spec_err(err, path, "'%s' must be a string", key);          \
-		}                                                                          \
-		if (x_)                                                                    \
-			snprintf(dst, sizeof(dst), "%s", x_->valuestring);                 \
+#define STR(key, dst)                                                                              \
+	do {                                                                                       \
+		const cJSON *x_ = cJSON_GetObjectItemCaseSensitive(root, key);                     \
+		if (x_ && !cJSON_IsString(x_)) {                                                   \
+			cJSON_Delete(root);                                                        \
+			return spec_err(err, path, "'%s' must be a string", key);                  \
+		}                                                                                  \
+		if (x_)                                                                            \
+			snprintf(dst, sizeof(dst), "%s", x_->valuestring);                         \
 	} while (0)
 	STR("name", sp->name);
 	STR("expect", sp->expect);
@@ -465,38 +486,41 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 				sp->fn_events = i;
 		if (sp->fn_events < 0) {
 			cJSON_Delete(root);
-			return spec_err(err, path, "'function_events' is \"executor\" (TensorFlow's "
-						   "layout), \"run\" or \"none\"");
+			return spec_err(err, path,
+					"'function_events' is \"executor\" (TensorFlow's "
+					"layout), \"run\" or \"none\"");
 		}
 	}
 	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
 	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
 	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000) {
 		cJSON_Delete(root);
-		return spec_err(err, path, "hosts (1-64), steps (>= 1), step_compute_us or "
-					   "device_events_per_step out of range");
+		return spec_err(err, path,
+				"hosts (1-64), steps (>= 1), step_compute_us or "
+				"device_events_per_step out of range");
 	}
 	it = cJSON_GetObjectItemCaseSensitive(root, "slow_host");
 	if (it) {
 		if (num(it, "index", &v) <= 0 || num(it, "factor", &sp->slow_factor) <= 0 ||
 		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0) {
 			cJSON_Delete(root);
-			return spec_err(err, path, "'slow_host' needs an index < hosts and a factor > 0");
+			return spec_err(err, path,
+					"'slow_host' needs an index < hosts and a factor > 0");
 		}
 		sp->slow_host = (int)v;
 	}
 	fmts = cJSON_GetObjectItemCaseSensitive(root, "formats");
 	if (fmts) {
 		sp->xplane = sp->json = 0;
-		cJSON_ArrayForEach(it, fmts)
-		{
+		cJSON_ArrayForEach (it, fmts) {
 			if (cJSON_IsString(it) && strcmp(it->valuestring, "xplane") == 0)
 				sp->xplane = 1;
 			else if (cJSON_IsString(it) && strcmp(it->valuestring, "json") == 0)
 				sp->json = 1;
 			else {
 				cJSON_Delete(root);
-				return spec_err(err, path, "'formats' holds \"xplane\" and/or \"json\"");
+				return spec_err(err, path,
+						"'formats' holds \"xplane\" and/or \"json\"");
 			}
 		}
 	}
@@ -504,16 +528,15 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1 ||
 	    cJSON_GetArraySize(stages) > 32) {
 		cJSON_Delete(root);
-		return spec_err(err, path, "'stages' must be an array of 1 to 32 stages, source first");
+		return spec_err(err, path,
+				"'stages' must be an array of 1 to 32 stages, source first");
 	}
-	cJSON_ArrayForEach(it, stages)
-	{
+	cJSON_ArrayForEach (it, stages) {
 		struct stage_spec *ss = &sp->st[sp->nst];
 		const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
 
 		memset(ss, 0, sizeof(*ss));
-		cJSON_ArrayForEach(x, it)
-		{
+		cJSON_ArrayForEach (x, it) {
 			int known = 0;
 
 			for (size_t i = 0; i < sizeof(stage_keys) / sizeof(stage_keys[0]); i++)
@@ -534,7 +557,8 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 		}
 		if ((sp->nst == 0) != (ss->def->k == K_SOURCE)) {
 			cJSON_Delete(root);
-			return spec_err(err, path, "stage %d: a source must come first, and only first",
+			return spec_err(err, path,
+					"stage %d: a source must come first, and only first",
 					sp->nst);
 		}
 		ss->cost_us = 1;
@@ -570,8 +594,8 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 		    ss->batch > 100000 || ss->keep_every < 1 || ss->keep_every > 1000 ||
 		    ss->shuf_buf < 1 || ss->shuf_buf > 1000000 || ss->first_us < 0) {
 			cJSON_Delete(root);
-			return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
-					ss->def->kind);
+			return spec_err(err, path, "stage %d (%s): a value is out of range",
+					sp->nst, ss->def->kind);
 		}
 		sp->nst++;
 	}
@@ -594,11 +618,11 @@ static int16_t params_for(struct host *h, const struct stage_spec *ss)
 	struct param_set p;
 
 	memset(&p, 0, sizeof(p));
-#define P(K_, FMT_, V_)                                                   \
-	do {                                                              \
-		p.key[p.n] = K_;                                          \
-		snprintf(p.val[p.n], sizeof(p.val[0]), FMT_, V_);         \
-		p.n++;                                                    \
+#define P(K_, FMT_, V_)                                                                            \
+	do {                                                                                       \
+		p.key[p.n] = K_;                                                                   \
+		snprintf(p.val[p.n], sizeof(p.val[0]), FMT_, V_);                                  \
+		p.n++;                                                                             \
 	} while (0)
 	switch (ss->def->k) {
 	case K_PMAP:
@@ -1056,11 +1080,14 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 
 	if (!f)
 		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\"traceEvents\":["
-		   "{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
+	fprintf(
+	    f, "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true},\"traceEvents\":["
+	       "{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/"
+	       "host:CPU\"}}");
 	for (size_t t = 0; t < h->threads.n; t++)
-		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":701,\"tid\":%" PRId64
-			   ",\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+		fprintf(f,
+			",\n{\"ph\":\"M\",\"pid\":701,\"tid\":%" PRId64
+			",\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
 			h->threads.v[t].tid, h->threads.v[t].name);
 	for (size_t t = 0; t < h->threads.n; t++) {
 		const struct thread *th = &h->threads.v[t];
@@ -1080,13 +1107,14 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 					last = (p += 2);
 				shortn = last;
 			}
-			fprintf(f, ",\n{\"pid\":701,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,"
-				   "\"ph\":\"X\",\"name\":\"%s%s\",\"args\":{",
+			fprintf(f,
+				",\n{\"pid\":701,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,"
+				"\"ph\":\"X\",\"name\":\"%s%s\",\"args\":{",
 				th->tid, (double)e->s / 1e3, (double)(e->e - e->s) / 1e3,
 				iter ? "Iterator::" : "", shortn);
 			for (uint8_t i = 0; i < e->nst; i++)
-				fprintf(f, "%s\"%s\":\"%" PRId64 "\"", i ? "," : "", fixed_stats[e->key[i]],
-					(int64_t)e->val[i]);
+				fprintf(f, "%s\"%s\":\"%" PRId64 "\"", i ? "," : "",
+					fixed_stats[e->key[i]], (int64_t)e->val[i]);
 			if (iter && strchr(name + 10, ':'))
 				fprintf(f, "%s\"long_name\":\"%s\"", e->nst ? "," : "", name);
 			if (e->params >= 0) {

@@ -9,6 +9,7 @@
 #                             in a temporary directory; Debian's packages may
 #                             register system services, which is why only
 #                             make check-fleet asks for them.
+#   install-deps.sh --format  clang-format only (make format, format-check)
 # TFD_WITH_BROWSER=1 adds chromium for the real-browser test of the HTML
 # report (CI sets it). Waits up to 5 minutes for another apt or dpkg to
 # release its lock. When it cannot install (not root and no sudo, no
@@ -19,9 +20,10 @@ PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson
 libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
 case "${1:-}" in
 --fleet) PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge" ;;
+--format) PKGS="clang-format" ;; # make format, make format-check
 --build | "") ;;
 *)
-	echo "usage: install-deps.sh [--fleet]" >&2
+	echo "usage: install-deps.sh [--fleet|--format]" >&2
 	exit 2
 	;;
 esac

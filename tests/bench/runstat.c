@@ -30,7 +30,8 @@ int main(int argc, char **argv)
 	}
 	wait4(pid, &status, 0, &ru);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.3f %ld %d\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
-	       ru.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+	printf("%.3f %ld %d\n",
+	       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9, ru.ru_maxrss,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128);
 	return 0;
 }

@@ -52,7 +52,8 @@ static inline void fuzz_capture(const unsigned char *data, size_t size, const ch
 	}
 	if (tfd_capture_load_mem(data, size, name, &lo, &cap, &err) != TFD_OK)
 		return;
-	if (tfd_analyze(cap, NULL, &an, &err) == TFD_OK && tfd_rules_load_builtin(&rs, &err) == TFD_OK) {
+	if (tfd_analyze(cap, NULL, &an, &err) == TFD_OK &&
+	    tfd_rules_load_builtin(&rs, &err) == TFD_OK) {
 		tfd_rules_eval(rs, an, &f);
 		tfd_findings_free(&f);
 	}

@@ -30,6 +30,8 @@ if [ -z "$dated" ]; then ok; else bad "README.md holds dated material: $dated"; 
 for f in CHANGELOG.md docs/cli.md docs/analysis.md docs/rules.md docs/json.md docs/fleet.md docs/performance.md; do
 	if [ -s "$f" ]; then ok; else bad "$f is missing"; fi
 done
+# the habits that keep the tree so are in CI: formatting, headers, cppcheck
+if grep -q '^make format-check' .ci/run && grep -q '^format-check:' Makefile; then ok; else bad ".ci/run does not run make format-check"; fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi

@@ -15,7 +15,8 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 			...)
 {
 	uint32_t th = tfd_host_thread(f->cap, f->h, line, "");
-	struct tfd_event *e = tfd_host_add_event(f->cap, f->h, th, name, off_ps / 1000, dur_ps / 1000);
+	struct tfd_event *e =
+	    tfd_host_add_event(f->cap, f->h, th, name, off_ps / 1000, dur_ps / 1000);
 	va_list ap;
 	const char *kv;
 	bool has_group = false;

@@ -14,11 +14,8 @@ static const struct {
 	const char *suite;
 	const struct t_case *cases;
 } suites[] = {
-	{"capture", capture_cases},
-	{"xprof", xprof_cases},
-	{"analysis", analysis_cases},
-	{"rules", rules_cases},
-	{"capacity", capacity_cases},
+    {"capture", capture_cases}, {"xprof", xprof_cases},	      {"analysis", analysis_cases},
+    {"rules", rules_cases},	{"capacity", capacity_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixture.h"
-#include "t.h"
 #include "analysis/attrib.h"
 #include "analysis/passes.h"
+#include "fixture.h"
 #include "model/graph.h"
+#include "t.h"
 #include "tfd/analysis.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
@@ -252,8 +252,8 @@ static void self_time_below_the_depth_limit(struct t *t)
 			snprintf(id, sizeof(id), "id=%d", 100 + d);
 			snprintf(parent, sizeof(parent), "parent_id=%d", 99 + d);
 			/* each level starts 10 ns after its parent and ends 10 ns before */
-			fx_ev(&f, 0, name, b + d * 10000, 50 * US - d * 20000, id, d ? parent : NULL,
-			      NULL);
+			fx_ev(&f, 0, name, b + d * 10000, 50 * US - d * 20000, id,
+			      d ? parent : NULL, NULL);
 		}
 	}
 	a = analyze(t, &f);
@@ -350,8 +350,8 @@ static void produce_links_every_element(struct t *t)
 		}
 		for (int i = 0; i < N; i++) {
 			snprintf(el, sizeof(el), "element_id=%lld", (long long)element_of(i));
-			fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US, el,
-			      NULL);
+			fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US,
+			      el, NULL);
 			fx_ev(&f, 1, "Iterator::Prefetch::Range", ((int64_t)i * 1000 - 400) * US,
 			      300 * US, "id=456", "parent_id=123", NULL);
 		}
@@ -397,8 +397,8 @@ static void parallel_map_overlapping(struct t *t)
 	fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
 	fx_ev(&f, 0, "Iterator::Model::ParallelMapV2", 0, 100 * US, "id=2", "parent_id=1",
 	      "parallelism=4", "autotune=true", NULL);
-	fx_ev(&f, 1, "Iterator::Model::ParallelMapV2::TFRecord", 0, 60 * US, "id=3",
-	      "parent_id=2", NULL);
+	fx_ev(&f, 1, "Iterator::Model::ParallelMapV2::TFRecord", 0, 60 * US, "id=3", "parent_id=2",
+	      NULL);
 	fx_ev(&f, 2, "Iterator::Model::ParallelMapV2::TFRecord", 10 * US, 80 * US, "id=3",
 	      "parent_id=2", NULL);
 	fx_ev(&f, 3, "Iterator::Model::ParallelMapV2::TFRecord", 20 * US, 30 * US, "id=3",
@@ -459,10 +459,10 @@ static void calls_keep_iterator_and_thread(struct t *t)
 		int line;
 		const char *name, *id;
 	} ev[] = {
-	    {0, "Iterator::Model", "id=1"},   {1, "Iterator::Model::Map", "id=2"},
+	    {0, "Iterator::Model", "id=1"},	 {1, "Iterator::Model::Map", "id=2"},
 	    {2, "Iterator::Model::Map", "id=2"}, {1, "Iterator::Model", "id=1"},
 	    {1, "Iterator::Model::Map", "id=2"}, {3, "Iterator::Model::Map", "id=2"},
-	    {2, "Iterator::Model", "id=1"},   {0, "Iterator::Model::Map", "id=2"},
+	    {2, "Iterator::Model", "id=1"},	 {0, "Iterator::Model::Map", "id=2"},
 	};
 	struct fx f;
 	struct host_ctx c;
@@ -599,7 +599,8 @@ static void interleave_many_inputs(struct t *t)
 	      "cycle_length=10", NULL);
 	for (int i = 0; i < 10; i++) {
 		snprintf(id, sizeof(id), "id=%d", 100 + i);
-		snprintf(name, sizeof(name), "Iterator::Model::ParallelInterleaveV4[%d]::TFRecord", i);
+		snprintf(name, sizeof(name), "Iterator::Model::ParallelInterleaveV4[%d]::TFRecord",
+			 i);
 		fx_ev(&f, 1 + i, name, (int64_t)i * 15 * US, 60 * US, id, "parent_id=2", NULL);
 	}
 	a = analyze(t, &f);
@@ -819,7 +820,7 @@ static void smdebug_8gpu_invariants(struct t *t)
 {
 	struct tfd_capture *cap = NULL;
 	struct tfd_analysis *a =
-		load_and_analyze(t, CAPS "smdebug-8gpu/ip-172-31-19-241.trace.json", &cap);
+	    load_and_analyze(t, CAPS "smdebug-8gpu/ip-172-31-19-241.trace.json", &cap);
 	const struct tfd_pipeline *p = &a->hosts[0].pipelines[a->hosts[0].focus];
 	double share = 0;
 
@@ -841,9 +842,10 @@ static void smdebug_8gpu_invariants(struct t *t)
 static void ai_notebook_formats_agree(struct t *t)
 {
 	struct tfd_capture *c1 = NULL, *c2 = NULL;
-	struct tfd_analysis *a1 = load_and_analyze(t, "examples/ai-notebook/ai-notebook.xplane.pb", &c1);
+	struct tfd_analysis *a1 =
+	    load_and_analyze(t, "examples/ai-notebook/ai-notebook.xplane.pb", &c1);
 	struct tfd_analysis *a2 =
-		load_and_analyze(t, "examples/ai-notebook/ai-notebook.trace.json.gz", &c2);
+	    load_and_analyze(t, "examples/ai-notebook/ai-notebook.trace.json.gz", &c2);
 	const struct tfd_host_result *h1 = &a1->hosts[0], *h2 = &a2->hosts[0];
 
 	T_EQ_I64(h1->npipelines, 2);
@@ -855,7 +857,8 @@ static void ai_notebook_formats_agree(struct t *t)
 		T_EQ_U64(p2->root_id, p1->root_id);
 		T_EQ_I64(p2->nstages, p1->nstages);
 		T_EQ_I64(p2->max_ns, p1->max_ns);
-		T_EQ_STR(p2->stages[p2->bottleneck].long_name, p1->stages[p1->bottleneck].long_name);
+		T_EQ_STR(p2->stages[p2->bottleneck].long_name,
+			 p1->stages[p1->bottleneck].long_name);
 		T_EQ_I64(p2->ncritpath, p1->ncritpath);
 		for (size_t k = 0; k < p1->ncritpath; k++)
 			T_EQ_STR(p2->stages[p2->critpath[k]].long_name,
@@ -874,29 +877,29 @@ static void ai_notebook_formats_agree(struct t *t)
 }
 
 const struct t_case analysis_cases[] = {
-	T(attribution_overlap),
-	T(attribution_clips),
-	T(self_time_is_the_uncovered_span),
-	T(attribution_hands_each_call_once),
-	T(nested_sync_chain),
-	T(self_time_below_the_depth_limit),
-	T(prefetch_other_thread),
-	T(produce_links_every_element),
-	T(prefetch_by_overlap),
-	T(parallel_map_overlapping),
-	T(nested_root_call_is_a_root),
-	T(calls_keep_iterator_and_thread),
-	T(calls_keep_their_ends),
-	T(zip_two_inputs),
-	T(interleave_many_inputs),
-	T(no_blocking_child),
-	T(parent_id_cycle_is_an_error),
-	T(dangling_parent_uses_long_name),
-	T(warmup_excluded),
-	T(rank_picks_one_call),
-	T(families),
-	T(critpath_ignores_repeated_edges),
-	T(smdebug_8gpu_invariants),
-	T(ai_notebook_formats_agree),
-	{0},
+    T(attribution_overlap),
+    T(attribution_clips),
+    T(self_time_is_the_uncovered_span),
+    T(attribution_hands_each_call_once),
+    T(nested_sync_chain),
+    T(self_time_below_the_depth_limit),
+    T(prefetch_other_thread),
+    T(produce_links_every_element),
+    T(prefetch_by_overlap),
+    T(parallel_map_overlapping),
+    T(nested_root_call_is_a_root),
+    T(calls_keep_iterator_and_thread),
+    T(calls_keep_their_ends),
+    T(zip_two_inputs),
+    T(interleave_many_inputs),
+    T(no_blocking_child),
+    T(parent_id_cycle_is_an_error),
+    T(dangling_parent_uses_long_name),
+    T(warmup_excluded),
+    T(rank_picks_one_call),
+    T(families),
+    T(critpath_ignores_repeated_edges),
+    T(smdebug_8gpu_invariants),
+    T(ai_notebook_formats_agree),
+    {0},
 };

@@ -82,9 +82,9 @@ static void functions_get_their_chunk_sums(struct t *t)
 	 * seven of the functions (the others' chunks stay events), where
 	 * the huge chunks of every 19th function overflow a sum (the rest of
 	 * it stays events); and coded, as the XSpace reader sums them: the
- * events hold codes, the keys go once the host is read, and the chunks of
- * the functions the table lacks are dropped (those functions' work is
- * their own duration) */
+	 * events hold codes, the keys go once the host is read, and the chunks of
+	 * the functions the table lacks are dropped (those functions' work is
+	 * their own duration) */
 	for (int mode = 0; mode < 6; mode++) {
 		int lean = mode & 1, summed = mode >> 1, coded = summed == 2;
 		struct tfd_capture *cap = tfd_capture_new();
@@ -140,7 +140,8 @@ static void functions_get_their_chunk_sums(struct t *t)
 				k = 5; /* of 2^45 ns: 2^47 and more in all */
 			for (int j = 0; j < (async ? 0 : k); j++) {
 				uint32_t ct = (uint32_t)((f + 1 + j * 3) % T);
-				int64_t d = f % 19 == 0 ? (int64_t)TFD_MAX_DURATION_NS : 7 + j + f % 17;
+				int64_t d =
+				    f % 19 == 0 ? (int64_t)TFD_MAX_DURATION_NS : 7 + j + f % 17;
 
 				if (chunk_start[ct] < s + 600)
 					chunk_start[ct] = s + 600;
@@ -176,7 +177,8 @@ static void functions_get_their_chunk_sums(struct t *t)
 				struct tfd_ev_cursor cur;
 				struct tfd_event ev;
 
-				for (tfd_ev_begin(&cur, h, &h->threads[th]); tfd_ev_next(&cur, &ev);)
+				for (tfd_ev_begin(&cur, h, &h->threads[th]);
+				     tfd_ev_next(&cur, &ev);)
 					kept += ev.kind == TFD_EV_EXEC;
 			}
 			T_TRUE(kept > 0 && kept < 2000);
@@ -193,7 +195,8 @@ static void functions_get_their_chunk_sums(struct t *t)
 				    fc.start_ns != w[f].start || fc.work_ns != w[f].work ||
 				    fc.work_thread != w[f].work_thread) {
 					if (bad++ < 3)
-						T_FAILF("mode %d, function %d: thread %u start %lld work "
+						T_FAILF("mode %d, function %d: thread %u start "
+							"%lld work "
 							"%lld on %u, want %u %lld %lld on %u",
 							mode, f, fc.thread, (long long)fc.start_ns,
 							(long long)fc.work_ns, fc.work_thread, th,
@@ -279,9 +282,9 @@ static void single_call_keeps_latency_view(struct t *t)
 }
 
 const struct t_case capacity_cases[] = {
-	T(functions_get_their_chunk_sums),
-	T(reader_behind_parallel_map),
-	T(function_not_captured_is_inferred),
-	T(single_call_keeps_latency_view),
-	{0},
+    T(functions_get_their_chunk_sums),
+    T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred),
+    T(single_call_keeps_latency_view),
+    {0},
 };

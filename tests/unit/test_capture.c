@@ -1,16 +1,15 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
+#include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <ftw.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "input_impl.h"
-#include "xplane.pb-c.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
@@ -20,6 +19,7 @@
 #include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/synth.h"
+#include "xplane.pb-c.h"
 
 static void kinds(struct t *t)
 {
@@ -43,8 +43,8 @@ static void exec_kept_for_functions(struct t *t)
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 	uint32_t th = tfd_host_thread(cap, h, 1, "runner"), w = tfd_host_thread(cap, h, 2, "pool");
-	struct tfd_event *f = tfd_host_add_event(cap, h, th, "InstantiatedCapturedFunction::RunAsync",
-						 100, 10);
+	struct tfd_event *f =
+	    tfd_host_add_event(cap, h, th, "InstantiatedCapturedFunction::RunAsync", 100, 10);
 	struct tfd_event *x;
 	struct tfd_err err = {0};
 
@@ -127,14 +127,16 @@ static void signatures_and_values(struct t *t)
 		for (int r = 0; r < 3; r++)
 			for (uint64_t k = 0; k < 600; k++) {
 				struct tfd_event *e = tfd_host_add_event(
-				    cap, h, th, k % 2 ? "Iterator::Model::Map" : "Iterator::Model::Prefetch",
+				    cap, h, th,
+				    k % 2 ? "Iterator::Model::Map" : "Iterator::Model::Prefetch",
 				    100 + (int64_t)k, 1);
 
 				/* two names in turn under each parent */
-				tfd_event_set_stat_int(cap, e, "parent_id", (int64_t)(k / 2 * 977 + 1));
+				tfd_event_set_stat_int(cap, e, "parent_id",
+						       (int64_t)(k / 2 * 977 + 1));
 				T_EQ_U64(e->sig->parent_id, k / 2 * 977 + 1);
-				T_EQ_STR(e->sig->name,
-					 k % 2 ? "Iterator::Model::Map" : "Iterator::Model::Prefetch");
+				T_EQ_STR(e->sig->name, k % 2 ? "Iterator::Model::Map"
+							     : "Iterator::Model::Prefetch");
 				if (r == 0)
 					first[k] = e->sig;
 				else if (e->sig != first[k])
@@ -228,14 +230,16 @@ static void load_mem_errors(struct t *t)
 static void chrome_minimal(struct t *t)
 {
 	static const char doc[] =
-		"{\"traceEvents\":["
-		"{\"ph\":\"M\",\"pid\":5,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}},"
-		"{\"ph\":\"M\",\"pid\":6,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}},"
-		"{\"ph\":\"M\",\"pid\":5,\"tid\":9,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_data\"}},"
-		"{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":1.5,\"dur\":2.25,\"name\":\"Iterator::Map\","
-		"\"args\":{\"id\":\"12\",\"parent_id\":\"-3\",\"long_name\":\"Iterator::Model::Map\"}},"
-		"{\"ph\":\"X\",\"pid\":6,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"Iterator::Gpu\"},"
-		"{}]}";
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"M\",\"pid\":5,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}},"
+	    "{\"ph\":\"M\",\"pid\":6,\"name\":\"process_name\",\"args\":{\"name\":\"/"
+	    "device:GPU:0\"}},"
+	    "{\"ph\":\"M\",\"pid\":5,\"tid\":9,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_"
+	    "data\"}},"
+	    "{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":1.5,\"dur\":2.25,\"name\":\"Iterator::Map\","
+	    "\"args\":{\"id\":\"12\",\"parent_id\":\"-3\",\"long_name\":\"Iterator::Model::Map\"}},"
+	    "{\"ph\":\"X\",\"pid\":6,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"Iterator::Gpu\"},"
+	    "{}]}";
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
 	struct tfd_event *e;
@@ -279,8 +283,9 @@ static char *big_doc(size_t n, size_t *len)
 	size_t cap = n * 200 + 512, k;
 	char *d = malloc(cap);
 
-	k = (size_t)snprintf(d, cap, "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5,\"name\":"
-				     "\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
+	k = (size_t)snprintf(d, cap,
+			     "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5,\"name\":"
+			     "\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
 	for (size_t i = 0; i < n; i++)
 		k += (size_t)snprintf(d + k, cap - k,
 				      ",{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":%zu,\"dur\":3,"
@@ -312,7 +317,8 @@ static void chrome_gz_streamed(struct t *t)
 	tfd_capture_free(b);
 	/* two members: the document split in the middle of an event */
 	{
-		uint8_t *z1 = gzip_of(doc, len / 2, &zlen), *z2 = gzip_of(doc + len / 2, len - len / 2, &zlen2);
+		uint8_t *z1 = gzip_of(doc, len / 2, &zlen),
+			*z2 = gzip_of(doc + len / 2, len - len / 2, &zlen2);
 
 		two = malloc(zlen + zlen2);
 		memcpy(two, z1, zlen);
@@ -330,7 +336,8 @@ static void chrome_gz_streamed(struct t *t)
 	lo.max_inflated = 1u << 20;
 	T_TRUE(tfd_capture_load_mem(z, zfull, "w.trace.json.gz", &lo, &b, &err) == TFD_E_LIMIT);
 	T_TRUE(strstr(err.msg, "gzip data inflates to more than 1 MiB") != NULL);
-	T_TRUE(tfd_capture_load_mem(z, zfull / 2, "w.trace.json.gz", NULL, &b, &err) == TFD_E_FORMAT);
+	T_TRUE(tfd_capture_load_mem(z, zfull / 2, "w.trace.json.gz", NULL, &b, &err) ==
+	       TFD_E_FORMAT);
 	T_TRUE(strstr(err.msg, "truncated gzip data") != NULL);
 	/* broken JSON inside: the byte offset is that of the inflated document */
 	bad = (size_t)(strstr(doc + len / 2, ",{") - doc);
@@ -349,7 +356,8 @@ static void chrome_gz_streamed(struct t *t)
 		T_TRUE(at != NULL);
 		if (!strstr(err.msg, at))
 			T_FAILF("gz '%s', plain '%s'", err.msg, plain.msg);
-		T_TRUE(strtoull(at + 23, NULL, 10) >= bad && strtoull(at + 23, NULL, 10) <= bad + 1);
+		T_TRUE(strtoull(at + 23, NULL, 10) >= bad &&
+		       strtoull(at + 23, NULL, 10) <= bad + 1);
 	}
 	T_TRUE(b == NULL);
 	tfd_capture_free(a);
@@ -376,7 +384,8 @@ static void parallel_load_matches_sequential(struct t *t)
 	const char *paths[1];
 
 	T_TRUE(mkdtemp(dir) != NULL);
-	T_OK(tfd_synth_run("tests/synth/16-multi-host-slow-worker.json", dir, 0.5, &res, &err), &err);
+	T_OK(tfd_synth_run("tests/synth/16-multi-host-slow-worker.json", dir, 0.5, &res, &err),
+	     &err);
 	paths[0] = res.run_dir;
 	one.jobs = 1;
 	four.jobs = 4;
@@ -438,8 +447,7 @@ static const char *output_differs(const struct tfd_capture *c1, const struct tfd
 }
 
 /* analyze DIR one host file at a time gives what one load of DIR gives */
-static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze_opts *ao,
-			  int jobs)
+static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze_opts *ao, int jobs)
 {
 	const char *paths[1] = {dir};
 	struct tfd_load_opts lo = {0};
@@ -462,7 +470,8 @@ static void check_by_file(struct t *t, const char *dir, const struct tfd_analyze
 		/* the report, and the partial it makes (analyze --partial) */
 		if ((d = output_differs(c1, a1, c2, a2, ao)))
 			T_FAILF("%s (jobs %d, host %s): one file at a time gives another %s than "
-				"one load", dir, jobs, ao->host ? ao->host : "-", d);
+				"one load",
+				dir, jobs, ao->host ? ao->host : "-", d);
 		T_EQ_STR(c2->run ? c2->run : "-", c1->run ? c1->run : "-");
 		T_EQ_I64(c2->nhosts, c1->nhosts);
 		for (size_t i = 0; i < c1->nhosts && i < c2->nhosts; i++)
@@ -548,13 +557,15 @@ static void by_file_matches_one_load(struct t *t)
 	     &err);
 	snprintf(f, sizeof(f), "%s/zz.trace.json", res.run_dir);
 	T_TRUE((fp = fopen(f, "wb")) != NULL);
-	fputs("{\"traceEvents\": [{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", "
-	      "\"args\": {\"name\": \"/host:CPU\"}}, "
-	      "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 5, "
-	      "\"name\": \"Iterator::Model::Map\", \"args\": {\"id\": \"2\", \"parent_id\": \"3\"}}, "
-	      "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 4, "
-	      "\"name\": \"Iterator::Model::Map::Map\", \"args\": {\"id\": \"3\", \"parent_id\": \"2\"}}]}",
-	      fp);
+	fputs(
+	    "{\"traceEvents\": [{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", "
+	    "\"args\": {\"name\": \"/host:CPU\"}}, "
+	    "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 5, "
+	    "\"name\": \"Iterator::Model::Map\", \"args\": {\"id\": \"2\", \"parent_id\": \"3\"}}, "
+	    "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 4, "
+	    "\"name\": \"Iterator::Model::Map::Map\", \"args\": {\"id\": \"3\", \"parent_id\": "
+	    "\"2\"}}]}",
+	    fp);
 	fclose(fp);
 	check_by_file(t, res.run_dir, &plain, 2);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -575,11 +586,13 @@ static const char dense_spec[] =
  * chunks, Chrome JSON, device planes and a long thread of iterator calls */
 static void lean_matches_plain(struct t *t)
 {
-	static const char *specs[] = {
-	    "tests/synth/04-parallel-map-at-limit.json", "tests/synth/12-map-and-batch.json",
-	    "tests/synth/18-chrome-json-only.json", "tests/synth/23-device-planes.json",
-	    "tests/synth/34-pmap-behind-wide-interleave.json",
-	    "tests/synth/37-pmap-function-not-captured.json", NULL /* dense_spec */};
+	static const char *specs[] = {"tests/synth/04-parallel-map-at-limit.json",
+				      "tests/synth/12-map-and-batch.json",
+				      "tests/synth/18-chrome-json-only.json",
+				      "tests/synth/23-device-planes.json",
+				      "tests/synth/34-pmap-behind-wide-interleave.json",
+				      "tests/synth/37-pmap-function-not-captured.json",
+				      NULL /* dense_spec */};
 	static const char *const real[] = {
 	    "examples/ai-notebook/ai-notebook.xplane.pb",
 	    "examples/ai-notebook/ai-notebook.trace.json.gz",
@@ -689,12 +702,11 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 		 * (coded: the same codes, the events holding them compared below) */
 		if (!x->exec_sums != !y->exec_sums)
 			T_FAILF("%s: executor sums in one capture only", what);
-		if (x->exec_sums && y->exec_sums &&
-		    (x->exec_sums->coded || y->exec_sums->coded)) {
+		if (x->exec_sums && y->exec_sums && (x->exec_sums->coded || y->exec_sums->coded)) {
 			const struct tfd_exec_sums *p = x->exec_sums, *q = y->exec_sums;
 
-			if (!p->coded || !q->coded || p->cap != q->cap || p->has_zero != q->has_zero ||
-			    p->zero_val != q->zero_val ||
+			if (!p->coded || !q->coded || p->cap != q->cap ||
+			    p->has_zero != q->has_zero || p->zero_val != q->zero_val ||
 			    (p->cap && memcmp(p->val, q->val, p->cap * sizeof(uint64_t))))
 				T_FAILF("%s: coded executor sums differ", what);
 		}
@@ -715,10 +727,11 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 				g1 = tfd_exec_sums_get(p, id, &n1, &t1);
 				g2 = tfd_exec_sums_get(q, id, &n2, &t2);
 				if (g1 != g2 || n1 != n2 || t1 != t2)
-					T_FAILF("%s: executor sum of step %llu differs: %lld on %u, "
-						"%lld on %u",
-						what, (unsigned long long)id, (long long)n1, t1,
-						(long long)n2, t2);
+					T_FAILF(
+					    "%s: executor sum of step %llu differs: %lld on %u, "
+					    "%lld on %u",
+					    what, (unsigned long long)id, (long long)n1, t1,
+					    (long long)n2, t2);
 			}
 		}
 		for (size_t k = 0; k < x->nplanes; k++)
@@ -729,8 +742,8 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 			const struct tfd_thread *u = &x->threads[th], *v = &y->threads[th];
 
 			if (u->id != v->id || strcmp(u->name, v->name) || u->nevents != v->nevents)
-				T_FAILF("%s: thread %zu differs ('%s' %zu events, '%s' %zu)", what, th,
-					u->name, u->nevents, v->name, v->nevents);
+				T_FAILF("%s: thread %zu differs ('%s' %zu events, '%s' %zu)", what,
+					th, u->name, u->nevents, v->name, v->nevents);
 			struct tfd_event *ue = tfd_thread_unpack(x, u);
 			struct tfd_event *ve = tfd_thread_unpack(y, v);
 
@@ -740,14 +753,13 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 				if (e->start_ns != f->start_ns || e->dur_ns != f->dur_ns ||
 				    strcmp(e->sig->name, f->sig->name) || e->id != f->id ||
 				    e->sig->parent_id != f->sig->parent_id || e->kind != f->kind ||
-				    e->flags != f->flags ||
-				    e->sig->nparams != f->sig->nparams)
+				    e->flags != f->flags || e->sig->nparams != f->sig->nparams)
 					T_FAILF("%s: thread %zu event %zu differs", what, th, k);
 				for (uint16_t q = 0; q < e->sig->nparams; q++)
 					if (strcmp(e->sig->params[q].key, f->sig->params[q].key) ||
 					    strcmp(e->sig->params[q].val, f->sig->params[q].val))
-						T_FAILF("%s: thread %zu event %zu param %u differs", what,
-							th, k, q);
+						T_FAILF("%s: thread %zu event %zu param %u differs",
+							what, th, k, q);
 			}
 			free(ue);
 			free(ve);
@@ -767,11 +779,12 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 			if (y->niterators != nk[TFD_EV_ITERATOR] ||
 			    y->nproduce != nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME] ||
 			    y->nfunctions != nk[TFD_EV_FUNCTION] || x->nfunctions != y->nfunctions)
-				T_FAILF("%s: host %zu counts: iterators %zu (%zu events), produce %zu "
-					"(%zu), functions %zu (%zu; the other capture %zu)",
-					what, i, y->niterators, nk[TFD_EV_ITERATOR], y->nproduce,
-					nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME], y->nfunctions,
-					nk[TFD_EV_FUNCTION], x->nfunctions);
+				T_FAILF(
+				    "%s: host %zu counts: iterators %zu (%zu events), produce %zu "
+				    "(%zu), functions %zu (%zu; the other capture %zu)",
+				    what, i, y->niterators, nk[TFD_EV_ITERATOR], y->nproduce,
+				    nk[TFD_EV_PRODUCE] + nk[TFD_EV_CONSUME], y->nfunctions,
+				    nk[TFD_EV_FUNCTION], x->nfunctions);
 		}
 	}
 }
@@ -824,7 +837,8 @@ static void check_blocks(struct t *t, const char *path, int damage)
 		sa = tfd_capture_load_mem(data, len, "h.xplane.pb", &one, &a, &ea);
 		sb = tfd_capture_load_mem(data, len, "h.xplane.pb", &three, &b, &eb);
 		if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
-			T_FAILF("%s: one thread: %d '%s', blocks: %d '%s'", what, sa, ea.msg, sb, eb.msg);
+			T_FAILF("%s: one thread: %d '%s', blocks: %d '%s'", what, sa, ea.msg, sb,
+				eb.msg);
 		if (!sa)
 			same_capture(t, what, a, b);
 		tfd_capture_free(a);
@@ -910,8 +924,8 @@ static void exec_walk_matches_two_walks(struct t *t)
 			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", files[i], at,
 				 round > 0);
 			if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
-				T_FAILF("%s: two walks: %d '%s', one: %d '%s'", what, sa, ea.msg, sb,
-					eb.msg);
+				T_FAILF("%s: two walks: %d '%s', one: %d '%s'", what, sa, ea.msg,
+					sb, eb.msg);
 			else if (!sa)
 				same_capture(t, what, a, b);
 			nerr += sa != 0;
@@ -927,32 +941,45 @@ static void exec_walk_matches_two_walks(struct t *t)
 }
 
 #define HOSTM "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
-#define GPUM "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}}"
-#define THRM "{\"ph\":\"M\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_data\"}}"
-#define ITER "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\"," \
-	     "\"args\":{\"id\":\"11\"}}"
-#define GPUX "{\"ph\":\"X\",\"pid\":2,\"tid\":1,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\"}"
-#define ICFX "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2," \
-	     "\"name\":\"InstantiatedCapturedFunction::Run\",\"args\":{\"id\":\"99\"}}"
-#define EXEC "{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":2,\"dur\":2," \
-	     "\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"99\"}}"
-#define EXEC2 "{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":3,\"dur\":1," \
-	      "\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"98\"}}"
+#define GPUM                                                                                       \
+	"{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}}"
+#define THRM                                                                                       \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\",\"args\":{\"name\":\"tf_"      \
+	"data\"}}"
+#define ITER                                                                                       \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\","  \
+	"\"args\":{\"id\":\"11\"}}"
+#define GPUX                                                                                       \
+	"{\"ph\":\"X\",\"pid\":2,\"tid\":1,\"ts\":1,\"dur\":5,\"name\":\"Iterator::Model::Map\"}"
+#define ICFX                                                                                       \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2,"                                    \
+	"\"name\":\"InstantiatedCapturedFunction::Run\",\"args\":{\"id\":\"99\"}}"
+#define EXEC                                                                                       \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":2,\"dur\":2,"                                    \
+	"\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"99\"}}"
+#define EXEC2                                                                                      \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":8,\"ts\":3,\"dur\":1,"                                    \
+	"\"name\":\"ExecutorState::Process\",\"args\":{\"id\":\"98\"}}"
 
 static void scan_matches_full_pass(struct t *t)
 {
 	static const char *const docs[] = {
-	    "{\"traceEvents\":[" HOSTM "," GPUM "," THRM "," ITER "," GPUX "," ICFX "," EXEC "," EXEC2 "]}",
+	    "{\"traceEvents\":[" HOSTM "," GPUM "," THRM "," ITER "," GPUX "," ICFX "," EXEC
+	    "," EXEC2 "]}",
 	    "[" ITER "," HOSTM "," THRM "," ICFX "," EXEC "]",
 	    /* names spelled with escapes */
-	    "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process\\u005fname\",\"args\":{\"name\":"
-	    "\"\\/host:CPU\"}}," ITER ",{\"ph\":\"\\u004d\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\","
-	    "\"args\":{\"name\":\"x\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2,\"name\":"
+	    "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process\\u005fname\",\"args\":{"
+	    "\"name\":"
+	    "\"\\/host:CPU\"}}," ITER
+	    ",{\"ph\":\"\\u004d\",\"pid\":1,\"tid\":7,\"name\":\"thread_name\","
+	    "\"args\":{\"name\":\"x\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":2,\"dur\":2,"
+	    "\"name\":"
 	    "\"Instantiated\\u0043apturedFunction::Run\",\"args\":{\"id\":\"99\"}}," EXEC "]}",
 	    "{\"trace\\u0045vents\":[" HOSTM "," ITER "]}",
 	    /* strings that look like structure; a nested traceEvents first */
 	    "{\"meta\":{\"traceEvents\":[" GPUM "]},\"s\":\"]}{[\\\"\",\"traceEvents\":[" HOSTM ","
-	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"a}]\\\"[{\"}," ITER "],"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":5,\"name\":\"a}]\\\"[{\"}," ITER
+	    "],"
 	    "\"traceEvents\":[" GPUM "]}",
 	    "{\"displayTimeUnit\":\"ns\",\"traceEvents\":\"none\",\"x\":[" HOSTM "]}",
 	    "{\"traceEvents\":[" HOSTM "," ITER "]} x",
@@ -999,13 +1026,18 @@ static void scan_matches_full_pass(struct t *t)
 		tfd_buf_printf(&big,
 			       ",{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":3,\"name\":"
 			       "\"%s\",\"args\":{\"id\":\"%d\",\"s\":\"%.*s\"}}",
-			       7 + i % 3, i, i % 7 == 0 ? "InstantiatedCapturedFunction::Run"
-					     : i % 7 == 1 ? "ExecutorState::Process"
-							  : "Iterator::Model::Map",
-			       i % 7 == 1 ? i - 1 : i, i % 61, "{[\"]}\\\\xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			       7 + i % 3, i,
+			       i % 7 == 0   ? "InstantiatedCapturedFunction::Run"
+			       : i % 7 == 1 ? "ExecutorState::Process"
+					    : "Iterator::Model::Map",
+			       i % 7 == 1 ? i - 1 : i, i % 61,
+			       "{[\"]}\\\\xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 		if (i % 997 == 0)
-			tfd_buf_printf(&big, ",{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
-					     "\"args\":{\"name\":\"t%d\"}}", 7 + i % 3, i);
+			tfd_buf_printf(
+			    &big,
+			    ",{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
+			    "\"args\":{\"name\":\"t%d\"}}",
+			    7 + i % 3, i);
 	}
 	tfd_buf_puts(&big, "]}");
 	check_scan(t, "5 MB of events", big.s, big.len, "big.trace.json");
@@ -1030,9 +1062,10 @@ static void scan_matches_full_pass(struct t *t)
 
 			if (round)
 				at = damage_byte(data, 0, len, &seed, &was);
-			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", real[i], at, round > 0);
-			check_scan(t, what, data, len, strstr(real[i], ".gz") ? "r.trace.json.gz"
-									    : "r.trace.json");
+			snprintf(what, sizeof(what), "%s (byte %zu changed: %d)", real[i], at,
+				 round > 0);
+			check_scan(t, what, data, len,
+				   strstr(real[i], ".gz") ? "r.trace.json.gz" : "r.trace.json");
 			if (round)
 				data[at] = was;
 		}
@@ -1042,11 +1075,10 @@ static void scan_matches_full_pass(struct t *t)
 
 static void blocks_match_lines(struct t *t)
 {
-	static const char *const specs[] = {"tests/synth/02-tfrecord-parallel-interleave.json",
-					    "tests/synth/19-large-ids.json",
-					    "tests/synth/23-device-planes.json",
-					    "tests/synth/37-pmap-function-not-captured.json",
-					    "tests/synth/40-multi-host-source-behind-pmap.json"};
+	static const char *const specs[] = {
+	    "tests/synth/02-tfrecord-parallel-interleave.json", "tests/synth/19-large-ids.json",
+	    "tests/synth/23-device-planes.json", "tests/synth/37-pmap-function-not-captured.json",
+	    "tests/synth/40-multi-host-source-behind-pmap.json"};
 	static const char *const real[] = {
 	    "examples/ai-notebook/ai-notebook.xplane.pb",
 	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
@@ -1153,10 +1185,11 @@ static void prepass_errors_in_line_order(struct t *t)
 			struct tfd_err e = {0};
 
 			o.jobs = jobs[j];
-			T_TRUE(tfd_capture_load_mem(out, len, "h.xplane.pb", &o, &cap, &e) != TFD_OK);
+			T_TRUE(tfd_capture_load_mem(out, len, "h.xplane.pb", &o, &cap, &e) !=
+			       TFD_OK);
 			if (!strstr(e.msg, want) || !strstr(e.msg, "timestamp_ns"))
-				T_FAILF("%d threads: '%s', not the first broken line (%s)", jobs[j], e.msg,
-					want);
+				T_FAILF("%d threads: '%s', not the first broken line (%s)", jobs[j],
+					e.msg, want);
 			tfd_capture_free(cap);
 		}
 	}
@@ -1202,9 +1235,12 @@ static void params_follow_each_event(struct t *t)
 					continue;
 				if (st->value_case == TFDPB__XSTAT__VALUE_STR_VALUE) {
 					/* short strings (in 8 bytes and after) and long */
-					static const char *const strs[] = {
-					    "true", "false", "12345678a", "12345678b",
-					    "0123456789abcdefXYZ", "0123456789abcdefXYW"};
+					static const char *const strs[] = {"true",
+									   "false",
+									   "12345678a",
+									   "12345678b",
+									   "0123456789abcdefXYZ",
+									   "0123456789abcdefXYW"};
 
 					free(st->str_value);
 					st->str_value = xstrdup(strs[nstr++ % 6]);
@@ -1288,8 +1324,8 @@ static void finish_sorts_what_came_out_of_order(struct t *t)
 	struct tfd_host *h1 = tfd_capture_add_host(p1, "h"), *h2 = tfd_capture_add_host(p2, "h");
 	uint32_t a = tfd_host_thread(cap, h, 1, "a"), b1 = tfd_host_thread(p1, h1, 2, "b"),
 		 b2 = tfd_host_thread(p2, h2, 2, "b"), c1 = tfd_host_thread(p1, h1, 3, "c");
-	static const int64_t in_a[] = {50, 10, 30, 20}, in_b1[] = {10, 30, 50},
-			     in_b2[] = {20, 40}, in_c1[] = {9, 7};
+	static const int64_t in_a[] = {50, 10, 30, 20}, in_b1[] = {10, 30, 50}, in_b2[] = {20, 40},
+			     in_c1[] = {9, 7};
 	struct tfd_err err = {0};
 
 	for (size_t i = 0; i < 4; i++)
@@ -1373,7 +1409,9 @@ static void largest_capture_file(struct t *t)
 	static const struct {
 		const char *name;
 		size_t size;
-	} files[] = {{"a.xplane.pb", 100}, {"sub/b.trace.json.gz", 30}, {"sub/notes.txt", 5000},
+	} files[] = {{"a.xplane.pb", 100},
+		     {"sub/b.trace.json.gz", 30},
+		     {"sub/notes.txt", 5000},
 		     {"sub/deep/c.trace.json", 150}};
 
 	T_TRUE(mkdtemp(dir) != NULL);
@@ -1595,9 +1633,26 @@ static void fn_steps_is_a_set(struct t *t)
  * zeros, 15 digits and more) and strings that are not that form. */
 static void fast_decimal_is_strtod(struct t *t)
 {
-	static const char *const odd[] = {"",   ".",  "-",  "-.", "5.",  ".5",    "-0",   "0.000",
-					  "1e3", " 1", "1 ", "1.2.3", "0x10", "inf", "nan", "+1",
-					  "00012.50", "123456789012345", "1234567890123456", "-.0"};
+	static const char *const odd[] = {"",
+					  ".",
+					  "-",
+					  "-.",
+					  "5.",
+					  ".5",
+					  "-0",
+					  "0.000",
+					  "1e3",
+					  " 1",
+					  "1 ",
+					  "1.2.3",
+					  "0x10",
+					  "inf",
+					  "nan",
+					  "+1",
+					  "00012.50",
+					  "123456789012345",
+					  "1234567890123456",
+					  "-.0"};
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	size_t wrong = 0, fast = 0;
 	char buf[64];
@@ -1686,9 +1741,9 @@ static void long_thread_absorbed(struct t *t)
 
 	tfd_host_thread(cap, h, 2, "first"); /* other indexes than the part's */
 	for (size_t i = 0; i < N; i++) {
-		struct tfd_event *e =
-		    tfd_host_add_event(part, ph, pth, i % 3 ? "Iterator::Model::Map" : "Iterator::Model",
-				       (int64_t)i * 1000 + (int64_t)(i % 11), 500 + (int64_t)(i % 7));
+		struct tfd_event *e = tfd_host_add_event(
+		    part, ph, pth, i % 3 ? "Iterator::Model::Map" : "Iterator::Model",
+		    (int64_t)i * 1000 + (int64_t)(i % 11), 500 + (int64_t)(i % 7));
 
 		tfd_event_set_stat_int(part, e, "id", i % 3 ? 2 : 1);
 		want[i] = *e;
@@ -1754,8 +1809,9 @@ static void exec_runs_fold(struct t *t)
 						  start[i], dur[i]);
 			tfd_event_set_stat_int(part, e, "id", kind[i] == 2 ? 9 : 5 + kind[i]);
 			/* the expected events: a chunk folds into the one before */
-			if (way < 2 && prev && kind[i] < 2 && e->dur_ns >= 0 && want[n - 1].dur_ns >= 0 &&
-			    want[n - 1].kind == TFD_EV_EXEC && want[n - 1].id == e->id) {
+			if (way < 2 && prev && kind[i] < 2 && e->dur_ns >= 0 &&
+			    want[n - 1].dur_ns >= 0 && want[n - 1].kind == TFD_EV_EXEC &&
+			    want[n - 1].id == e->id) {
 				want[n - 1].dur_ns += e->dur_ns;
 			} else {
 				want[n++] = *e;
@@ -1766,16 +1822,19 @@ static void exec_runs_fold(struct t *t)
 			tfd_host_absorb(cap, h, part);
 		/* the steps' functions (chunks of none are dropped) */
 		for (int f = 5; f <= 6; f++)
-			tfd_event_set_stat_int(cap,
-					       tfd_host_add_event(cap, h, tfd_host_thread(cap, h, 2, "r"),
-								  "InstantiatedCapturedFunction::Run",
-								  f, 1),
-					       "id", (uint64_t)f);
+			tfd_event_set_stat_int(
+			    cap,
+			    tfd_host_add_event(cap, h, tfd_host_thread(cap, h, 2, "r"),
+					       "InstantiatedCapturedFunction::Run", f, 1),
+			    "id", (uint64_t)f);
 		T_OK(tfd_capture_finish(cap, &err), &err);
 		T_TRUE(way == 2 ? n == N : n < N * 3 / 4);
 		T_EQ_I64((int64_t)h->nevents, (int64_t)n + 2);
-		same_events(t, way == 0 ? "whole" : way == 1 ? "in parts" : "not folding", h,
-			    &h->threads[0], want, n);
+		same_events(t,
+			    way == 0   ? "whole"
+			    : way == 1 ? "in parts"
+				       : "not folding",
+			    h, &h->threads[0], want, n);
 		tfd_capture_free(cap);
 		for (size_t k = 0; k < np; k++)
 			tfd_capture_free(parts[k]);
@@ -1789,8 +1848,14 @@ static void packed_events_round_trip(struct t *t)
 	static const char *const names[] = {"Iterator::Model::Map", "PrefetchProduce",
 					    "InstantiatedCapturedFunction::Run",
 					    "ExecutorState::Process", "Other"};
-	static const uint64_t big[] = {1, 127, 128, (1ull << 49) - 1, 1ull << 49, UINT64_MAX,
-				       0x8000000000000000ull, 0xfedcba9876543210ull};
+	static const uint64_t big[] = {1,
+				       127,
+				       128,
+				       (1ull << 49) - 1,
+				       1ull << 49,
+				       UINT64_MAX,
+				       0x8000000000000000ull,
+				       0xfedcba9876543210ull};
 	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 	struct tfd_host *ph = tfd_capture_add_host(part, "h");
@@ -1811,7 +1876,7 @@ static void packed_events_round_trip(struct t *t)
 		y = y * 6364136223846793005ull + 1442695040888963407ull;
 		k = (int)(y >> 61) % 5;
 		/* starts clustered and far apart, durations of either sign */
-		start = (y >> 20) % 3 == 0	 ? (int64_t)(y >> 40) - (1ll << 23)
+		start = (y >> 20) % 3 == 0   ? (int64_t)(y >> 40) - (1ll << 23)
 			: (y >> 20) % 3 == 1 ? (1ll << 61) - (int64_t)(y >> 44)
 					     : -(1ll << 61) + (int64_t)(y >> 44);
 		dur = (int64_t)((y >> 8) % 2000) - 500;
@@ -1972,12 +2037,13 @@ static void absorbed_id_without_a_form(struct t *t)
 	size_t n = 5000;
 
 	for (size_t i = 0; i < n; i++) /* ids asked once each: no room is left */
-		tfd_event_set_stat_int(cap,
-				       tfd_host_add_event(cap, h, th, "Iterator::Model", (int64_t)i, 1),
-				       "id", (int64_t)(100 + i));
+		tfd_event_set_stat_int(
+		    cap, tfd_host_add_event(cap, h, th, "Iterator::Model", (int64_t)i, 1), "id",
+		    (int64_t)(100 + i));
 	for (size_t i = 0; i < 4; i++)
 		tfd_event_set_stat_int(
-		    part, tfd_host_add_event(part, ph, pth, "Iterator::Model::Map", (int64_t)(n + i), 1),
+		    part,
+		    tfd_host_add_event(part, ph, pth, "Iterator::Model::Map", (int64_t)(n + i), 1),
 		    "id", i % 2 ? 7 : (int64_t)1 << 60);
 	T_TRUE(ph->tab->nval == 2);
 	tfd_host_absorb(cap, h, part);
@@ -1999,34 +2065,34 @@ static void absorbed_id_without_a_form(struct t *t)
 }
 
 const struct t_case capture_cases[] = {
-	T(absorbed_id_without_a_form),
-	T(unrepeated_iterator_ids),
-	T(packed_events_round_trip),
-	T(long_thread_absorbed),
-	T(exec_runs_fold),
-	T(fast_decimal_is_strtod),
-	T(largest_capture_file),
-	T(file_maps_are_windows),
-	T(written_tables_are_resident),
-	T(fn_steps_is_a_set),
-	T(finish_sorts_what_came_out_of_order),
-	T(absorb_keeps_signatures),
-	T(many_steps_noted),
-	T(parallel_load_matches_sequential),
-	T(by_file_matches_one_load),
-	T(lean_matches_plain),
-	T(exec_walk_matches_two_walks),
-	T(blocks_match_lines),
-	T(prepass_errors_in_line_order),
-	T(params_follow_each_event),
-	T(scan_matches_full_pass),
-	T(kinds),
-	T(exec_kept_for_functions),
-	T(signatures_and_values),
-	T(sort_is_stable),
-	T(stats_keep_64_bit_ids),
-	T(load_mem_errors),
-	T(chrome_minimal),
-	T(chrome_gz_streamed),
-	{0},
+    T(absorbed_id_without_a_form),
+    T(unrepeated_iterator_ids),
+    T(packed_events_round_trip),
+    T(long_thread_absorbed),
+    T(exec_runs_fold),
+    T(fast_decimal_is_strtod),
+    T(largest_capture_file),
+    T(file_maps_are_windows),
+    T(written_tables_are_resident),
+    T(fn_steps_is_a_set),
+    T(finish_sorts_what_came_out_of_order),
+    T(absorb_keeps_signatures),
+    T(many_steps_noted),
+    T(parallel_load_matches_sequential),
+    T(by_file_matches_one_load),
+    T(lean_matches_plain),
+    T(exec_walk_matches_two_walks),
+    T(blocks_match_lines),
+    T(prepass_errors_in_line_order),
+    T(params_follow_each_event),
+    T(scan_matches_full_pass),
+    T(kinds),
+    T(exec_kept_for_functions),
+    T(signatures_and_values),
+    T(sort_is_stable),
+    T(stats_keep_64_bit_ids),
+    T(load_mem_errors),
+    T(chrome_minimal),
+    T(chrome_gz_streamed),
+    {0},
 };

@@ -80,50 +80,50 @@ struct rcase {
 };
 
 static const struct rcase cases[] = {
-	{"TFD-S01", true, {"Model", "TFRecord"}, 1, {NULL}},
-	{"TFD-S01", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
-	{"TFD-S02", true, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
-	{"TFD-S02", false, {"Model", "TFRecord"}, 1, {NULL}},
-	{"TFD-S03", true, {"Model", "FlatMap", "Generator"}, 2, {NULL}},
-	{"TFD-S03", false, {"Model", "TensorSlice"}, 1, {NULL}},
-	{"TFD-S04", true, {"Model", "TensorSlice"}, 1, {NULL}},
-	{"TFD-S04", false, {"Model", "TFRecord"}, 1, {NULL}},
-	{"TFD-S05", true, {"Model", "ReverbDataset"}, 1, {NULL}},
-	{"TFD-S05", false, {"Model", "TFRecord"}, 1, {NULL}},
-	{"TFD-S06", true, {"Model", "DataService"}, 1, {NULL}},
-	{"TFD-S06", false, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-T01", true, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-T01", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
-	{"TFD-T02", true, {"Model", "FlatMap"}, 1, {NULL}},
-	{"TFD-T02", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-	{"TFD-T03", true, {"Model", "ParallelMapV2"}, 1, {"autotune=false", "parallelism=4"}},
-	{"TFD-T03", false, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
-	{"TFD-T04", true, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
-	{"TFD-T04", false, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-T05", true, {"Model", "ParallelMapV2"}, 1, {"deterministic=true"}},
-	{"TFD-T05", false, {"Model", "ParallelMapV2"}, 1, {"deterministic=false"}},
-	{"TFD-T06", true, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-	{"TFD-T06", false, {"Model", "Interleave"}, 1, {NULL}},
-	{"TFD-T07", true, {"Model", "BatchV2"}, 1, {"batch_size=64"}},
-	{"TFD-T07", false, {"Model", "PaddedBatchV2"}, 1, {NULL}},
-	{"TFD-T08", true, {"Model", "PaddedBatchV2"}, 1, {NULL}},
-	{"TFD-T08", false, {"Model", "BatchV2"}, 1, {NULL}},
-	{"TFD-T09", true, {"Model", "ShuffleAndRepeat"}, 1, {NULL}},
-	{"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}},
-	{"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}},
-	{"TFD-T10", false, {"Model", "Map"}, 1, {NULL}},
-	/* a bigger buffer only when the producer keeps up on average: one root
-	 * call gives no capacity model, so no evidence of that */
-	{"TFD-T11", false, {"Model", "Prefetch", "Map"}, 1, {NULL}},
-	{"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
-	{"TFD-T12", true, {"Model", "Map"}, 0, {NULL}},
-	{"TFD-T12", false, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-T99", true, {"Model", "AssertCardinality"}, 1, {NULL}},
-	{"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}},
-	{"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
-	{"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-	{"TFD-P01", true, {"Model", "Map"}, 1, {NULL}},
-	{"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
+    {"TFD-S01", true, {"Model", "TFRecord"}, 1, {NULL}},
+    {"TFD-S01", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
+    {"TFD-S02", true, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
+    {"TFD-S02", false, {"Model", "TFRecord"}, 1, {NULL}},
+    {"TFD-S03", true, {"Model", "FlatMap", "Generator"}, 2, {NULL}},
+    {"TFD-S03", false, {"Model", "TensorSlice"}, 1, {NULL}},
+    {"TFD-S04", true, {"Model", "TensorSlice"}, 1, {NULL}},
+    {"TFD-S04", false, {"Model", "TFRecord"}, 1, {NULL}},
+    {"TFD-S05", true, {"Model", "ReverbDataset"}, 1, {NULL}},
+    {"TFD-S05", false, {"Model", "TFRecord"}, 1, {NULL}},
+    {"TFD-S06", true, {"Model", "DataService"}, 1, {NULL}},
+    {"TFD-S06", false, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-T01", true, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-T01", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
+    {"TFD-T02", true, {"Model", "FlatMap"}, 1, {NULL}},
+    {"TFD-T02", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+    {"TFD-T03", true, {"Model", "ParallelMapV2"}, 1, {"autotune=false", "parallelism=4"}},
+    {"TFD-T03", false, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
+    {"TFD-T04", true, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
+    {"TFD-T04", false, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-T05", true, {"Model", "ParallelMapV2"}, 1, {"deterministic=true"}},
+    {"TFD-T05", false, {"Model", "ParallelMapV2"}, 1, {"deterministic=false"}},
+    {"TFD-T06", true, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+    {"TFD-T06", false, {"Model", "Interleave"}, 1, {NULL}},
+    {"TFD-T07", true, {"Model", "BatchV2"}, 1, {"batch_size=64"}},
+    {"TFD-T07", false, {"Model", "PaddedBatchV2"}, 1, {NULL}},
+    {"TFD-T08", true, {"Model", "PaddedBatchV2"}, 1, {NULL}},
+    {"TFD-T08", false, {"Model", "BatchV2"}, 1, {NULL}},
+    {"TFD-T09", true, {"Model", "ShuffleAndRepeat"}, 1, {NULL}},
+    {"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}},
+    {"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}},
+    {"TFD-T10", false, {"Model", "Map"}, 1, {NULL}},
+    /* a bigger buffer only when the producer keeps up on average: one root
+     * call gives no capacity model, so no evidence of that */
+    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 1, {NULL}},
+    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
+    {"TFD-T12", true, {"Model", "Map"}, 0, {NULL}},
+    {"TFD-T12", false, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-T99", true, {"Model", "AssertCardinality"}, 1, {NULL}},
+    {"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}},
+    {"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
+    {"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
+    {"TFD-P01", true, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
 };
 
 static void every_rule_fires_and_misses(struct t *t)
@@ -137,7 +137,8 @@ static void every_rule_fires_and_misses(struct t *t)
 		got = fires(t, &f, cases[i].rule);
 		if (got != cases[i].fire)
 			T_FAILF("case %zu: %s on %s/%s should %sfire", i, cases[i].rule,
-				cases[i].names[0], cases[i].names[cases[i].b], cases[i].fire ? "" : "not ");
+				cases[i].names[0], cases[i].names[cases[i].b],
+				cases[i].fire ? "" : "not ");
 	}
 }
 
@@ -223,59 +224,73 @@ static void load_errors(struct t *t)
 	static const struct {
 		const char *text, *want;
 	} bad[] = {
-		{"{\"rules\": [", "invalid JSON"},
-		{"[]", "a rule file is a JSON object"},
-		{"{\"rulez\": []}", "unknown top-level key 'rulez'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
-		 "\"suggestion\": \"s\", \"colour\": 1}]}",
-		 "rule 'X1': unknown key 'colour'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": 5, \"class\": \"other\", \"suggestion\": \"s\"}]}",
-		 "rule 'X1': field 'title' must be a string"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"family\": [\"MapV9\"]}]}",
-		 "rule 'X1': field 'family' names unknown iterator family 'MapV9'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\"}, {\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\"}]}",
-		 "rule 'X1': duplicate id"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"when\": [{\"metric\": \"speed\", \"op\": \">\", \"value\": 1}]}]}",
-		 "rule 'X1': unknown metric 'speed'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \"~\", \"value\": 1}]}]}",
-		 "unknown operator '~'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": \"x\"}]}]}",
-		 "needs a number value"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"demote_when\": {}}]}",
-		 "rule 'X1': field 'demote_when' must be an array"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"slowness\", \"suggestion\": "
-		 "\"s\"}]}",
-		 "unknown class 'slowness'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"severity\": \"urgent\"}]}",
-		 "field 'severity' must be one of"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\"}]}",
-		 "missing field 'suggestion'"},
-		/* found by fuzzing: a repeated key used to leak the first value */
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"title\": \"u\", \"class\": "
-		 "\"other\", \"suggestion\": \"s\"}]}",
-		 "rule 'X1': duplicate key 'title'"},
-		{"{\"rules\": [], \"rules\": []}", "duplicate top-level key 'rules'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"estimate\": {\"model\": \"scale\"}}]}",
-		 "needs a 'factor'"},
-		{"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
-		 "\"s\", \"target\": \"host\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", "
-		 "\"value\": 1}]}]}",
-		 "needs a narrower target"},
+	    {"{\"rules\": [", "invalid JSON"},
+	    {"[]", "a rule file is a JSON object"},
+	    {"{\"rulez\": []}", "unknown top-level key 'rulez'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"colour\": 1}]}",
+	     "rule 'X1': unknown key 'colour'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": 5, \"class\": \"other\", \"suggestion\": "
+	     "\"s\"}]}",
+	     "rule 'X1': field 'title' must be a string"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"family\": [\"MapV9\"]}]}",
+	     "rule 'X1': field 'family' names unknown iterator family 'MapV9'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\"}, {\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": "
+	     "\"s\"}]}",
+	     "rule 'X1': duplicate id"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"when\": [{\"metric\": \"speed\", \"op\": \">\", \"value\": 1}]}]}",
+	     "rule 'X1': unknown metric 'speed'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \"~\", \"value\": 1}]}]}",
+	     "unknown operator '~'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"when\": [{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": "
+	     "\"x\"}]}]}",
+	     "needs a number value"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"demote_when\": {}}]}",
+	     "rule 'X1': field 'demote_when' must be an array"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"slowness\", "
+	     "\"suggestion\": "
+	     "\"s\"}]}",
+	     "unknown class 'slowness'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"severity\": \"urgent\"}]}",
+	     "field 'severity' must be one of"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\"}]}",
+	     "missing field 'suggestion'"},
+	    /* found by fuzzing: a repeated key used to leak the first value */
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"title\": \"u\", \"class\": "
+	     "\"other\", \"suggestion\": \"s\"}]}",
+	     "rule 'X1': duplicate key 'title'"},
+	    {"{\"rules\": [], \"rules\": []}", "duplicate top-level key 'rules'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"estimate\": {\"model\": \"scale\"}}]}",
+	     "needs a 'factor'"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": "
+	     "\"s\", \"target\": \"host\", \"when\": [{\"metric\": \"blocking_share\", \"op\": "
+	     "\">\", "
+	     "\"value\": 1}]}]}",
+	     "needs a narrower target"},
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct tfd_ruleset *rs = NULL;
 		struct tfd_err err = {0};
-		enum tfd_status st = tfd_rules_load_mem(bad[i].text, strlen(bad[i].text), "r.json",
-							&rs, &err);
+		enum tfd_status st =
+		    tfd_rules_load_mem(bad[i].text, strlen(bad[i].text), "r.json", &rs, &err);
 
 		if (st != TFD_E_RULES || !strstr(err.msg, bad[i].want) ||
 		    strncmp(err.msg, "r.json: ", 8) != 0)
@@ -290,14 +305,14 @@ static void demote_when(struct t *t)
 {
 	static const char *const names[] = {"Model", "ParallelMapV2", NULL};
 	const char *text =
-		"{\"rules\": ["
-		"{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
-		"\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
-		"[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}]},"
-		"{\"id\": \"X2\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
-		"\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
-		"[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}, "
-		"{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": 2}]}]}";
+	    "{\"rules\": ["
+	    "{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+	    "\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
+	    "[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}]},"
+	    "{\"id\": \"X2\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+	    "\"severity\": \"high\", \"family\": [\"ParallelMap\"], \"demote_when\": "
+	    "[{\"metric\": \"blocking_share\", \"op\": \">=\", \"value\": 0}, "
+	    "{\"metric\": \"blocking_share\", \"op\": \">\", \"value\": 2}]}]}";
 	struct tfd_ruleset *rs = NULL;
 	struct tfd_analysis *a = NULL;
 	struct tfd_findings fs;
@@ -357,12 +372,12 @@ static void builtin_matches_rules_dir(struct t *t)
 }
 
 const struct t_case rules_cases[] = {
-	T(every_rule_fires_and_misses),
-	T(warmup_rule),
-	T(host_rules),
-	T(estimate_model),
-	T(demote_when),
-	T(load_errors),
-	T(builtin_matches_rules_dir),
-	{0},
+    T(every_rule_fires_and_misses),
+    T(warmup_rule),
+    T(host_rules),
+    T(estimate_model),
+    T(demote_when),
+    T(load_errors),
+    T(builtin_matches_rules_dir),
+    {0},
 };

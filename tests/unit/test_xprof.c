@@ -3,8 +3,8 @@
 #include <cjson/cJSON.h>
 
 #include "fixture.h"
-#include "tfd/buf.h"
 #include "t.h"
+#include "tfd/buf.h"
 #include "tfd/xprof.h"
 
 #define US 1000000LL
@@ -25,15 +25,15 @@ static const struct tfd_xp_meta *meta(const struct tfd_xp_host *h, int64_t id)
 	return NULL;
 }
 
-#define T_ITER(c, ID, START, DUR, SELF, BLOCK, CALLS)                   \
-	do {                                                             \
-		const struct tfd_xp_iter_stat *s_ = it_stat((c), (ID));    \
-		T_TRUE(s_ != NULL);                                      \
-		T_EQ_I64(s_->start_time_ps, (START));                    \
-		T_EQ_I64(s_->duration_ps, (DUR));                        \
-		T_EQ_I64(s_->self_time_ps, (SELF));                      \
-		T_EQ_I64(s_->is_blocking, (BLOCK));                      \
-		T_EQ_I64(s_->num_calls, (CALLS));                        \
+#define T_ITER(c, ID, START, DUR, SELF, BLOCK, CALLS)                                              \
+	do {                                                                                       \
+		const struct tfd_xp_iter_stat *s_ = it_stat((c), (ID));                            \
+		T_TRUE(s_ != NULL);                                                                \
+		T_EQ_I64(s_->start_time_ps, (START));                                              \
+		T_EQ_I64(s_->duration_ps, (DUR));                                                  \
+		T_EQ_I64(s_->self_time_ps, (SELF));                                                \
+		T_EQ_I64(s_->is_blocking, (BLOCK));                                                \
+		T_EQ_I64(s_->num_calls, (CALLS));                                                  \
 	} while (0)
 
 static struct tfd_xprof *run(struct t *t, struct fx *f)
@@ -119,8 +119,8 @@ static void device_input_pipeline(struct t *t)
 	fx_ev(&f, 0, "Iterator::Prefetch", 100 * US, 100 * US, "id=123", NULL);
 	fx_ev(&f, 0, "PrefetchConsume", 180 * US, 20 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=100", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Generator", 100 * US, 80 * US, "id=456",
-	      "parent_id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Generator", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
 	x = run(t, &f);
 	T_EQ_I64(x->nrows, 0);
 	T_TRUE(!x->is_input_bound);
@@ -245,7 +245,6 @@ static void type_table(struct t *t)
 	T_EQ_I64(tfd_xprof_type("ParallelMapV2"), TFD_XP_OTHER);
 }
 
-
 /* ---- the Python converter cases (4.4) over the mock proto ------------- */
 
 static cJSON *gviz(struct t *t, const struct tfd_xprof *x)
@@ -294,8 +293,13 @@ static void mock_init(struct mock *k)
 	k->p.avg_latency_ps = k->p.min_latency_ps = k->p.max_latency_ps = 100 * US;
 	k->p.num_slow_calls = 1;
 	k->h = (struct tfd_xp_host){"host1", k->m, 2, &k->p, 1};
-	k->row = (struct tfd_xp_row){"bottleneck_host", "bottleneck_input_pipeline", "Iterator::Map",
-				     "Iterator::Prefetch::Map", "Suggestion", 100 * US, 80 * US};
+	k->row = (struct tfd_xp_row){"bottleneck_host",
+				     "bottleneck_input_pipeline",
+				     "Iterator::Map",
+				     "Iterator::Prefetch::Map",
+				     "Suggestion",
+				     100 * US,
+				     80 * US};
 	k->x = (struct tfd_xprof){&k->h, 1, &k->row, 1, true, "Summary"};
 }
 
@@ -384,15 +388,15 @@ static void gviz_bottleneck_table(struct t *t)
 }
 
 const struct t_case xprof_cases[] = {
-	T(host_input_pipeline),
-	T(device_input_pipeline),
-	T(map_and_batch),
-	T(bottleneck_without_metadata),
-	T(deterministic_ties),
-	T(type_table),
-	T(gviz_empty),
-	T(gviz_graph_table),
-	T(gviz_summary_table),
-	T(gviz_bottleneck_table),
-	{0},
+    T(host_input_pipeline),
+    T(device_input_pipeline),
+    T(map_and_batch),
+    T(bottleneck_without_metadata),
+    T(deterministic_ties),
+    T(type_table),
+    T(gviz_empty),
+    T(gviz_graph_table),
+    T(gviz_summary_table),
+    T(gviz_bottleneck_table),
+    {0},
 };
