@@ -10,6 +10,7 @@
 
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/render.h"
 #include "tfd/version.h"
 
 struct tfd_cmd {
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 	}
 	huge_pages(argc, argv);
 	fixed_mmap_threshold();
+	tfd_json_init();
 	name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
 		if (argc > 2) {

@@ -416,8 +416,8 @@ void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis 
 	cJSON *root = partial_doc(cap, a, opts, source);
 	char *s = cJSON_PrintUnformatted(root);
 
-	if (!s)
-		abort(); /* cJSON only fails on out of memory */
+	if (!s) /* cJSON fails only on out of memory, which xmalloc handles */
+		abort();
 	tfd_buf_puts(b, s);
 	tfd_buf_puts(b, "\n");
 	cJSON_free(s);

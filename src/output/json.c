@@ -4,11 +4,24 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "tfd/render.h"
+
+static void *json_alloc(size_t n)
+{
+	return xmalloc(n);
+}
+
+void tfd_json_init(void)
+{
+	cJSON_Hooks hooks = {json_alloc, free};
+
+	cJSON_InitHooks(&hooks);
+}
 
 static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap", "unlinked"};
 

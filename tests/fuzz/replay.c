@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tfd/render.h"
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 static size_t ran;
@@ -33,6 +35,7 @@ static void one(const char *path)
 
 int main(int argc, char **argv)
 {
+	tfd_json_init(); /* as main() does */
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		DIR *d;

@@ -43,6 +43,24 @@ for lim in 90000 115000 125000; do
 	fi
 done
 if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made it fail: the test tests nothing"; fi
+# out of memory inside cJSON (dump --all -f json builds one large document):
+# one line and exit 1, never a NULL dereferenced (it crashed with SIGSEGV)
+cat >"$T/dense.json" <<'SPEC'
+{"name": "dense", "expect": "Map", "formats": ["xplane"], "steps": 3000, "step_compute_us": 200,
+ "stages": [{"kind": "TFRecord", "cost_us": 4}, {"kind": "Map", "cost_us": 120},
+            {"kind": "Batch", "batch_size": 4, "cost_us": 4}, {"kind": "Prefetch"}]}
+SPEC
+$TFD synth -q -o "$T/dense" "$T/dense.json"
+D=$(ls "$T"/dense/plugins/profile/*/*.xplane.pb)
+oom=0
+for lim in 70000 80000 90000 100000 110000 120000; do
+	(ulimit -v $lim && $TFD dump --all -f json -o - "$D" >"$T/o7" 2>"$T/e7")
+	rc=$?
+	grep -q "out of memory" "$T/e7" && oom=$((oom + 1))
+	if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e7")" -eq 1 ]; }; then ok; else
+		bad "dump --all -f json under ${lim} KB: exit $rc (a signal is > 128) $(head -c 200 "$T/e7")"; fi
+done
+if [ "$oom" -ge 1 ]; then ok; else bad "no limit ran cJSON out of memory: the test tests nothing"; fi
 # a run directory is analyzed one host file at a time: 8 hosts of 11 MB
 # (87 MB) fit under a limit that loading all of them at once does not
 # (on one core, so one file is in flight; taskset sets the affinity mask

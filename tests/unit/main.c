@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "t.h"
+#include "tfd/render.h"
 
 extern const struct t_case capture_cases[];
 extern const struct t_case xprof_cases[];
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
 {
 	const char *filter = NULL;
 	int verbose = 0, pass = 0, fail = 0;
+
+	tfd_json_init(); /* as main() does */
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
