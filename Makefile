@@ -72,8 +72,10 @@ $(B)/obj/gen/%.o: $(B)/gen/%.c
 # objects depend on the headers they include (-MMD -MP), found by the compiler
 $(B)/obj/%.o: src/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -Isrc/input -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# the unit tests are white-box: they reach the readers' and the analysis's
+# private headers (src/input, src/analysis, src/model), and only they do
 $(B)/obj/unit/%.o: tests/unit/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -Isrc/input -Isrc -c $< -o $@
@@ -158,7 +160,7 @@ FUZZ_TARGETS := xspace chrome rules partial
 FUZZ_SECONDS ?= 600
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-	-fno-omit-frame-pointer $(CPPFLAGS) -I$(FZ)/gen -Isrc/input
+	-fno-omit-frame-pointer $(CPPFLAGS) -I$(FZ)/gen
 FUZZ_OBJ := $(patsubst src/%.c,$(FZ)/obj/%.o,$(LIB_SRC)) $(FZ)/obj/gen/xplane.pb-c.o \
 	$(FZ)/obj/gen/rules_builtin.o
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "input_impl.h"
+#include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/families.h"
 #include "tfd/imap.h"

@@ -1,0 +1,69 @@
+/* capbuild.h - building a capture: the side of the capture model
+ * (src/model/capture.c) that its readers (src/input) and merges use.
+ *
+ * Everything here works on a capture under construction and owns nothing
+ * beyond it: events, threads, names and parameters live in the capture's
+ * arena and are freed with it (tfd_capture_free). None of these fail
+ * except by running out of memory (xmalloc: one line, exit 1).
+ */
+#ifndef TFD_CAPBUILD_H
+#define TFD_CAPBUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+
+/* tfd_host_add_event() for a name already interned in cap's arena (or in
+ * an arena that outlives cap's use of it) and its kind known: the readers
+ * classify each metadata name once, not each event. */
+struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
+					uint32_t thread, const char *name, enum tfd_ev_kind kind,
+					int64_t start_ns, int64_t dur_ns);
+
+/* Move the events, threads, steps and span of part's one host into h, as if
+ * they had been added to h after its own (threads by id, in part's order).
+ * Event names must already be strings of cap (or outlive it); parameter
+ * arrays and thread names are rebuilt in cap. part keeps its arena and is
+ * freed by the caller. */
+void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
+/* From now on the executor chunks with an id in x (and a duration of 0 or
+ * more) are summed there as they are packed, not kept: under the thread
+ * index tids gives their thread's id (the host's index of the thread, for
+ * a capture that reads a part of a host's lines), else their own thread's
+ * index. x is shared by the captures reading one host's lines at once
+ * (its sums are updated atomically); NULL stops the summing. */
+void tfd_capture_sum_exec(struct tfd_capture *cap, struct tfd_exec_sums *x,
+			  const struct imap *tids);
+/* Add a chunk of step id, dur_ns (>= 0) long, that ran on thread: false
+ * when it does not go in (an id x does not hold, a sum or thread index
+ * too large), and is to be kept as an event. */
+bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, size_t thread);
+/* Pack the events h's threads hold back for their stats (a reader that
+ * counts what it kept, after a run of chunks may fold). */
+void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
+
+/* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
+void tfd_capture_drop_last_host(struct tfd_capture *cap);
+
+/* Move every host of part into cap (path: the file they came from), keeping
+ * part alive for the strings its arena holds; cap frees it. */
+void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const char *path);
+/* How many captures cap adopted (tests of parallel loading). */
+size_t tfd_capture_nparts(const struct tfd_capture *cap);
+
+/* The kept-event limit in force. */
+static inline size_t tfd_max_events(const struct tfd_load_opts *opts)
+{
+	return opts && opts->max_events ? opts->max_events : TFD_MAX_EVENTS_PER_HOST;
+}
+
+/* True if the event kind is worth keeping under opts. */
+static inline int tfd_keep_kind(enum tfd_ev_kind k, const struct tfd_load_opts *opts)
+{
+	return k != TFD_EV_OTHER || (opts && opts->keep_other);
+}
+
+#endif
