@@ -55,21 +55,13 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 				      struct tfd_capture **cap_out, struct tfd_analysis **out,
 				      struct tfd_err *err);
 
-/* tfd_capture_load() then tfd_analyze(), with the same result, holding
- * only the host files in flight in memory: each host file of one run or
- * log directory is loaded, analyzed and turned into its partial on its own
- * (several at once on several cores), its events freed, and the partials
- * merged. *cap_out then holds no events (hosts, names and parameters, as
- * after a merge). A file, or several paths, are loaded and analyzed
- * whole. */
-enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
-				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
-				  struct tfd_capture **cap_out, struct tfd_analysis **out,
-				  struct tfd_err *err);
-
-/* True for a file whose name ends in .partial.json, or a directory that
- * holds at least one such file and no capture (a run directory with
- * partials written beside its captures is still a run directory). */
-bool tfd_partial_path(const char *path);
+/* tfd_partial_merge() for partials already in memory as text: texts[i]
+ * (lens[i] bytes) is the partial named names[i] in messages. The load-and-
+ * analyze driver (src/app) merges a run's files this way. */
+enum tfd_status tfd_partial_merge_texts(const char *const *texts, const size_t *lens,
+					const char *const *names, size_t n,
+					const struct tfd_analyze_opts *opts,
+					struct tfd_capture **cap_out, struct tfd_analysis **out,
+					struct tfd_err *err);
 
 #endif

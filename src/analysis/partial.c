@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1228,135 +1227,27 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 	return st;
 }
 
-bool tfd_partial_path(const char *path)
-{
-	struct stat sb;
-	DIR *d;
-	struct dirent *de;
-	bool found = false;
-
-	if (stat(path, &sb) < 0)
-		return false;
-	if (!S_ISDIR(sb.st_mode))
-		return has_suffix(path, TFD_PARTIAL_SUFFIX);
-	d = opendir(path);
-	if (!d)
-		return false;
-	/* partials written next to the captures do not turn a run directory
-	 * into a directory of partials */
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		/* the same file names a directory scan takes for captures */
-		if (tfd_capture_file_name(de->d_name) || strcmp(de->d_name, "plugins") == 0) {
-			found = false;
-			break;
-		}
-		found |= has_suffix(de->d_name, TFD_PARTIAL_SUFFIX);
-	}
-	closedir(d);
-	return found;
-}
-
-/* ---- one host file at a time ---------------------------------------------- */
-
-struct by_file {
-	struct tfd_analyze_opts ao; /* the per-host options; no --host */
-	pthread_mutex_t mu;
-	cJSON **docs; /* per file, its partial */
-	char **names; /* per file, its path (for messages) */
-	size_t n;
-	char *run; /* discovery's run name */
-};
-
-static enum tfd_status analyze_file(struct tfd_capture *cap, size_t index, size_t nfiles, void *ctx,
-				    struct tfd_err *err)
-{
-	struct by_file *bf = ctx;
-	struct tfd_analysis *a;
-	cJSON *doc;
-
-	if (tfd_analyze_lean(cap, &bf->ao, &a, err))
-		return err->status;
-	doc = partial_doc(cap, a, &bf->ao, NULL);
-	tfd_analysis_free(a);
-	pthread_mutex_lock(&bf->mu);
-	if (!bf->docs) {
-		bf->n = nfiles;
-		bf->docs = xcalloc(nfiles + 1, sizeof(*bf->docs));
-		bf->names = xcalloc(nfiles + 1, sizeof(*bf->names));
-		bf->run = cap->run ? xstrdup(cap->run) : NULL;
-	}
-	bf->docs[index] = doc;
-	bf->names[index] = xstrdup(cap->nhosts ? cap->hosts[0].path : "capture");
-	pthread_mutex_unlock(&bf->mu);
-	return TFD_OK;
-}
-
-/* One load, then the analysis; nothing is left on error. */
-static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
-					const struct tfd_load_opts *lo,
-					const struct tfd_analyze_opts *ao,
+enum tfd_status tfd_partial_merge_texts(const char *const *texts, const size_t *lens,
+					const char *const *names, size_t n,
+					const struct tfd_analyze_opts *opts,
 					struct tfd_capture **cap_out, struct tfd_analysis **out,
 					struct tfd_err *err)
 {
-	enum tfd_status st = tfd_capture_load(paths, npaths, lo, cap_out, err);
-
-	/* the caller reads the capture's hosts, not their events */
-	if (!st)
-		st = tfd_analyze_lean(*cap_out, ao, out, err);
-	if (st) {
-		tfd_capture_free(*cap_out);
-		*cap_out = NULL;
-	}
-	return st;
-}
-
-enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
-				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
-				  struct tfd_capture **cap_out, struct tfd_analysis **out,
-				  struct tfd_err *err)
-{
-	struct by_file bf;
-	enum tfd_status st;
-	struct stat sb;
+	cJSON **docs = xcalloc(n + 1, sizeof(*docs));
+	enum tfd_status st = TFD_OK;
 
 	*cap_out = NULL;
 	*out = NULL;
-	/* a file, or several paths (which may name one file twice): one load */
-	if (npaths != 1 || stat(paths[0], &sb) != 0 || !S_ISDIR(sb.st_mode))
-		return load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
-	memset(&bf, 0, sizeof(bf));
-	if (ao)
-		bf.ao = *ao;
-	bf.ao.host = NULL; /* picked among all hosts by the merge */
-	pthread_mutex_init(&bf.mu, NULL);
-	st = tfd_capture_each(paths, npaths, lo, analyze_file, &bf, err);
-	pthread_mutex_destroy(&bf.mu);
-	if (!st && !bf.docs) {
-		/* no host file (a shard that got none): what one load gives */
-		st = load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
-	} else if (!st) {
-		st =
-		    merge_docs(bf.docs, (const char *const *)bf.names, bf.n, ao, cap_out, out, err);
-		if (!st) {
-			/* the run discovery named, as one load sets it */
-			(*cap_out)->run =
-			    bf.run ? tfd_arena_intern_cstr(&(*cap_out)->arena, bf.run) : NULL;
-		}
+	for (size_t i = 0; i < n && !st; i++) {
+		docs[i] = cJSON_ParseWithLength(texts[i], lens[i]);
+		if (!docs[i])
+			st = tfd_fail(err, TFD_E_FORMAT, "%s: broken JSON (not a tfdoctor partial)",
+				      names[i]);
 	}
-	for (size_t i = 0; i < bf.n; i++) {
-		cJSON_Delete(bf.docs[i]);
-		free(bf.names[i]);
-	}
-	free(bf.docs);
-	free(bf.names);
-	free(bf.run);
-	if (st) {
-		tfd_capture_free(*cap_out);
-		*cap_out = NULL;
-		tfd_analysis_free(*out);
-		*out = NULL;
-	}
+	if (!st)
+		st = merge_docs(docs, names, n, opts, cap_out, out, err);
+	for (size_t i = 0; i < n; i++)
+		cJSON_Delete(docs[i]);
+	free(docs);
 	return st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tfd/analysis.h"
+#include "tfd/app.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/outfile.h"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "tfd/analysis.h"
+#include "tfd/app.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/dot.h"

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "tfd/analysis.h"
+#include "tfd/app.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/dot.h"

@@ -12,6 +12,7 @@
 #include "input_impl.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/app.h"
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/pages.h"
