@@ -112,7 +112,7 @@ SUITES = \
 	'fuzz=B=$(B) tests/fuzz/run.sh' \
 	'browser=TFD=$(BIN) tests/browser/run.sh' \
 	'harness=tests/harness/run.sh' \
-	'layout=tests/layout/run.sh' \
+	'layout=B=$(B) tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \

@@ -28,6 +28,10 @@ void tfd_buf_escape_controls(struct tfd_buf *b);
  * are backslash-escaped, < > & become entities (no raw HTML passes), line
  * breaks become spaces, and control bytes become "\xNN". */
 void tfd_buf_put_md(struct tfd_buf *b, const char *s);
+/* Append s as HTML text safe in an element or a double-quoted attribute
+ * (the only kind the reports write): < > & " become entities, control bytes (ESC, CR, ...) and C1
+ * controls the visible "\xNN" (HTML has no place for them). The one HTML escaper. */
+void tfd_buf_put_html(struct tfd_buf *b, const char *s);
 /* The same escaping for one line of text about to go to a terminal. */
 void tfd_str_escape_controls(const char *s, char *out, size_t outsz);
 

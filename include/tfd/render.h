@@ -9,6 +9,7 @@
 
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
+#include "tfd/fmt.h"
 #include "tfd/rules.h"
 
 /* Route cJSON's allocations (rules, partials, every JSON document) through
@@ -41,9 +42,5 @@ void tfd_render_json_line(const struct tfd_analysis *a, const struct tfd_finding
  * when the estimate is unknown. Returns whether it wrote. The terminal
  * report, HTML and Markdown all say it this way. */
 bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b);
-
-/* "1.234 ms", "56.7 us", "802 us", "890 ns": at most three decimals, no
- * trailing zeros (the precision the capture has) */
-const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len);
 
 #endif

@@ -159,6 +159,35 @@ void tfd_str_escape_controls(const char *s, char *out, size_t outsz)
 	tfd_buf_release(&b);
 }
 
+void tfd_buf_put_html(struct tfd_buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '<':
+			tfd_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tfd_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			tfd_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			tfd_buf_puts(b, "&quot;");
+			break;
+		case '\n':
+		case '\t':
+			tfd_buf_add(b, (const char *)p, 1);
+			break;
+		default:
+			if (is_ctl(*p) || is_c1(p, 2))
+				tfd_buf_printf(b, "\\x%02x", is_c1(p, 2) ? *++p : *p);
+			else
+				tfd_buf_add(b, (const char *)p, 1);
+		}
+	}
+}
+
 void tfd_buf_put_md(struct tfd_buf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {

@@ -7,35 +7,6 @@
 
 #include "tfd/render.h"
 
-const char *tfd_fmt_ns(int64_t ns, char *buf, size_t len)
-{
-	double v = (double)ns;
-	const char *unit;
-	char num[48], *e;
-
-	if (ns < 1000 && ns > -1000) {
-		snprintf(buf, len, "%" PRId64 " ns", ns);
-		return buf;
-	}
-	if (ns >= 1000000000 || ns <= -1000000000)
-		v /= 1e9, unit = "s";
-	else if (ns >= 1000000 || ns <= -1000000)
-		v /= 1e6, unit = "ms";
-	else
-		v /= 1e3, unit = "us";
-	/* three decimals at most, and no trailing zeros: a Chrome trace's
-	 * microseconds read "802 us", not "802.000 us" (no precision the
-	 * capture does not have) */
-	snprintf(num, sizeof(num), "%.3f", v);
-	e = num + strlen(num);
-	while (e > num && e[-1] == '0')
-		*--e = '\0';
-	if (e > num && e[-1] == '.')
-		*--e = '\0';
-	snprintf(buf, len, "%s %s", num, unit);
-	return buf;
-}
-
 /* The width prose is wrapped to (tables and code are not): set for one
  * render by tfd_render_text_w (renderers run on one thread). */
 static int wrap_width = 80;

@@ -32,6 +32,11 @@ for f in CHANGELOG.md docs/cli.md docs/analysis.md docs/rules.md docs/json.md do
 done
 # the habits that keep the tree so are in CI: formatting, headers, cppcheck
 if grep -q '^make format-check' .ci/run && grep -q '^format-check:' Makefile; then ok; else bad ".ci/run does not run make format-check"; fi
+# the folders of src/ are floors that call only downward (base, model,
+# store, input, analysis, output, synth, app, cmd): read off the objects
+if [ -d "${B:-build/rel}/obj" ]; then
+	if python3 tests/layout/layers.py "${B:-build/rel}/obj" >"$T/layers"; then ok; else bad "calls between floors: $(head -3 "$T/layers" | tr '\n' ';')"; fi
+fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi
