@@ -26,6 +26,7 @@
 #include "tfd/capture.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
+#include "tfd/pool.h"
 #include "tfd/vec.h"
 
 /* ---- reading files ----------------------------------------------------- */
@@ -859,19 +860,6 @@ out:
 
 /* ---- files on several threads --------------------------------------------- */
 
-size_t tfd_cpu_count(void)
-{
-	cpu_set_t set;
-	long n;
-
-	/* the cores this process may run on (taskset, cgroups' cpusets), not
-	 * the machine's */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return (size_t)CPU_COUNT(&set);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (size_t)n : 1;
-}
-
 size_t tfd_load_cores(const struct tfd_load_opts *opts)
 {
 	return opts && opts->jobs > 0 ? (size_t)opts->jobs : tfd_cpu_count();
@@ -899,7 +887,7 @@ struct job {
 
 struct pool {
 	const char *const *files;
-	size_t n, next;
+	size_t n;
 	const struct tfd_load_opts *opts, *sub;
 	const struct tfd_capture *found; /* discovery's notes and run, or NULL */
 	bool finish; /* each capture is finished before fn (else the caller's) */
@@ -942,21 +930,14 @@ static void pool_one(struct pool *pl, size_t i)
 	tfd_capture_free(cap);
 }
 
-static void *worker(void *arg)
+static bool pool_item(void *ctx, size_t worker, size_t i)
 {
-	struct pool *pl = arg;
+	struct pool *pl = ctx;
 
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&pl->mu);
-		i = pl->next++;
-		pthread_mutex_unlock(&pl->mu);
-		if (i >= pl->n)
-			return NULL;
-		progress(pl, i, 0);
-		pool_one(pl, i);
-	}
+	(void)worker;
+	progress(pl, i, 0);
+	pool_one(pl, i);
+	return true; /* each file's error is its job's: every file is read */
 }
 
 /* Every file through pool_one() (finished first if finish), on up to one
@@ -968,10 +949,9 @@ static enum tfd_status run_pool(const char *const *files, size_t n,
 				bool finish, loaded_fn fn, void *ctx, struct tfd_err *err)
 {
 	size_t cores = tfd_load_cores(opts);
-	size_t nthreads = cores < 8 ? cores : 8, started = 0;
+	size_t nthreads = cores < 8 ? cores : 8;
 	struct tfd_load_opts sub;
 	struct pool pl;
-	pthread_t th[8];
 	enum tfd_status st = TFD_OK;
 
 	if (nthreads > n)
@@ -993,13 +973,7 @@ static enum tfd_status run_pool(const char *const *files, size_t n,
 	pl.ctx = ctx;
 	pl.jobs = xcalloc(n + 1, sizeof(*pl.jobs));
 	pthread_mutex_init(&pl.mu, NULL);
-	for (size_t t = 0; nthreads > 1 && t < nthreads; t++)
-		if (pthread_create(&th[t], NULL, worker, &pl) == 0)
-			started++;
-	if (!started)
-		worker(&pl); /* one file, one core, or no threads to be had */
-	for (size_t t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
+	tfd_pool_run(n, nthreads, NULL, false, pool_item, &pl);
 	pthread_mutex_destroy(&pl.mu);
 	for (size_t i = 0; i < n && !st; i++)
 		if (pl.jobs[i].load_st) {

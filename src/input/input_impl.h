@@ -291,9 +291,6 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
-/* The cores this process may run on (discover.c). */
-size_t tfd_cpu_count(void);
-
 /* The threads a load may use: opts->jobs, else one per core (discover.c). */
 size_t tfd_load_cores(const struct tfd_load_opts *opts);
 

@@ -8,7 +8,6 @@
  */
 #include <inttypes.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +16,7 @@
 #include "input_impl.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
+#include "tfd/pool.h"
 #include "tfd/vec.h"
 #include "xplane.pb-c.h"
 
@@ -1098,9 +1098,8 @@ struct block_pool {
 	const struct piece *pc;
 	struct piece_out *po;
 	struct block *b;
-	size_t *order;		/* blocks are handed out costliest first ... */
-	size_t n, next, failed; /* ... failed: the lowest failed block, else n */
-	pthread_mutex_t mu;
+	size_t *order; /* blocks are handed out costliest first */
+	size_t n;
 	/* thread id -> the index the host gives it (executor sums) */
 	struct imap tids;
 };
@@ -1179,28 +1178,13 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	tfd_host_pack_pending(sc.cap, &sc.cap->hosts[0]);
 }
 
-static void *block_worker(void *arg)
+static bool block_item(void *ctx, size_t worker, size_t i)
 {
-	struct block_pool *bp = arg;
+	struct block_pool *bp = ctx;
 
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&bp->mu);
-		i = bp->next < bp->n ? bp->order[bp->next++] : bp->n;
-		if (i > bp->failed)
-			i = bp->n; /* an earlier block failed: the rest is not needed */
-		pthread_mutex_unlock(&bp->mu);
-		if (i >= bp->n)
-			return NULL;
-		read_block(bp, &bp->b[i]);
-		if (bp->b[i].st) {
-			pthread_mutex_lock(&bp->mu);
-			if (i < bp->failed)
-				bp->failed = i;
-			pthread_mutex_unlock(&bp->mu);
-		}
-	}
+	(void)worker;
+	read_block(bp, &bp->b[i]);
+	return !bp->b[i].st;
 }
 
 /* Does an XEvent's field look like one: metadata_id, offset_ps,
@@ -1387,8 +1371,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 {
 	struct tfd_host *h;
 	struct block_pool bp;
-	pthread_t th[PLANE_THREADS];
-	size_t nthreads = plane_threads(sc->opts), started = 0, limit = tfd_max_events(sc->opts);
+	size_t nthreads = plane_threads(sc->opts), limit = tfd_max_events(sc->opts);
 	enum tfd_status st = TFD_OK;
 
 	memset(&bp, 0, sizeof(bp));
@@ -1397,7 +1380,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	bp.pc = pc;
 	bp.po = xcalloc(npc + 1, sizeof(*bp.po));
 	bp.b = b;
-	bp.n = bp.failed = n;
+	bp.n = n;
 	/* costliest first, so that the last block to finish is a short one
 	 * (the tf.data threads' lines, where events are kept, had come last
 	 * and left the other cores idle for a third of the read) */
@@ -1411,17 +1394,10 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 			bp.order[j] = bp.order[j - 1];
 		bp.order[j] = i;
 	}
-	pthread_mutex_init(&bp.mu, NULL);
 	if (sc->sums)
 		host_tids(sc, &bp.tids);
-	/* this thread is one of the readers */
-	for (size_t t = 0; t + 1 < nthreads && t + 1 < n; t++)
-		if (pthread_create(&th[t], NULL, block_worker, &bp) == 0)
-			started++;
-	block_worker(&bp);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
-	pthread_mutex_destroy(&bp.mu);
+	/* after a failed block the later ones are not needed */
+	tfd_pool_run(n, nthreads, bp.order, true, block_item, &bp);
 	*redo = false;
 	for (size_t i = 0; i < npc; i++)
 		*redo |= bp.po[i].misaligned;
@@ -1508,59 +1484,33 @@ struct line_len {
 
 struct prepass_pool {
 	const struct scan *proto;
-	const struct line_len *order; /* the lines to read, longest first */
-	size_t n, next;
-	size_t failed;	    /* the lowest line that failed, else SIZE_MAX */
-	struct tfd_err err; /* its error */
-	enum tfd_status st;
-	pthread_mutex_t mu;
+	const size_t *lines;	/* item k: the k-th tf.data line, in line order */
+	struct fn_steps *steps; /* per worker, a set of its own */
+	struct tfd_err *errs;	/* per item */
+	enum tfd_status *sts;	/* per item */
 };
 
-struct prepass_worker {
-	struct prepass_pool *pool;
-	struct fn_steps steps;
-};
-
-static void *prepass_worker(void *arg)
+static bool prepass_item(void *ctx, size_t worker, size_t k)
 {
-	struct prepass_worker *w = arg;
-	struct prepass_pool *pp = w->pool;
+	struct prepass_pool *pp = ctx;
 	struct scan sc = *pp->proto;
+	size_t li = pp->lines[k];
+	enum tfd_status st;
 
 	sc.prepass = true;
-	for (;;) {
-		size_t li;
-		struct tfd_err e;
-		enum tfd_status st;
-
-		pthread_mutex_lock(&pp->mu);
-		li = pp->next < pp->n ? pp->order[pp->next++].line : SIZE_MAX;
-		if (li != SIZE_MAX && li > pp->failed)
-			li = SIZE_MAX; /* an earlier line failed: the rest is not needed */
-		pthread_mutex_unlock(&pp->mu);
-		if (li == SIZE_MAX)
-			break;
-		sc.fn_steps = w->steps;
-		sc.pre_released = sc.lines.v[li].p;
-		memset(&e, 0, sizeof(e));
-		st = scan_line(&sc, sc.lines.v[li], NULL, NULL, &e);
-		w->steps = sc.fn_steps;
-		if (st) {
-			tfd_err_prefix(&e, "line %zu", li);
-			pthread_mutex_lock(&pp->mu);
-			if (li < pp->failed) {
-				pp->failed = li;
-				pp->err = e;
-				pp->st = st;
-			}
-			pthread_mutex_unlock(&pp->mu);
-			continue; /* the lines before it are still read */
-		}
-		if (sc.mapped)
-			tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len,
-					  0);
+	sc.fn_steps = pp->steps[worker];
+	sc.pre_released = sc.lines.v[li].p;
+	memset(&pp->errs[k], 0, sizeof(pp->errs[k]));
+	st = scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
+	pp->steps[worker] = sc.fn_steps;
+	if (st) {
+		tfd_err_prefix(&pp->errs[k], "line %zu", li);
+		pp->sts[k] = st;
+		return false; /* the lines before it are still read */
 	}
-	return NULL;
+	if (sc.mapped)
+		tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len, 0);
+	return true;
 }
 
 /* Longest first; equal lengths in line order. */
@@ -1576,54 +1526,49 @@ static int by_len_desc(const void *a, const void *b)
 static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 {
 	struct prepass_pool pp;
-	struct prepass_worker w[PLANE_THREADS];
-	pthread_t th[PLANE_THREADS];
-	size_t n = 0, started = 0, nthreads = plane_threads(sc->opts);
-	struct line_len *order = xmalloc((sc->lines.n + 1) * sizeof(*order));
+	size_t n = 0, nthreads = plane_threads(sc->opts), failed;
+	struct line_len *bylen = xmalloc((sc->lines.n + 1) * sizeof(*bylen));
+	size_t *lines = xmalloc((sc->lines.n + 1) * sizeof(*lines));
+	size_t *order = xmalloc((sc->lines.n + 1) * sizeof(*order));
+	enum tfd_status st = TFD_OK;
 
+	/* item k is the k-th tf.data line (the others are skipped by length:
+	 * untouched); items are handed out longest first */
 	for (size_t i = 0; i < sc->lines.n; i++)
-		if (tfdata_line(sc->lines.v[i])) /* else skipped by length: untouched */
-			order[n++] = (struct line_len){sc->lines.v[i].len, i};
-	qsort(order, n, sizeof(*order), by_len_desc);
-	memset(&pp, 0, sizeof(pp));
-	pp.proto = sc;
-	pp.order = order;
-	pp.n = n;
-	pp.failed = SIZE_MAX;
-	pthread_mutex_init(&pp.mu, NULL);
+		if (tfdata_line(sc->lines.v[i])) {
+			lines[n] = i;
+			bylen[n] = (struct line_len){sc->lines.v[i].len, n};
+			n++;
+		}
+	qsort(bylen, n, sizeof(*bylen), by_len_desc);
+	for (size_t k = 0; k < n; k++)
+		order[k] = bylen[k].line;
 	if (nthreads > n)
 		nthreads = n ? n : 1;
-	memset(w, 0, sizeof(w));
-	for (size_t t = 0; t < nthreads; t++) {
-		w[t].pool = &pp;
-		if (t == 0) /* the others start empty */
-			w[t].steps = sc->fn_steps;
-	}
-	/* this thread is one of the readers */
-	for (size_t t = 1; t < nthreads; t++)
-		if (pthread_create(&th[t], NULL, prepass_worker, &w[t]) == 0)
-			started = t;
-		else
-			break;
-	prepass_worker(&w[0]);
-	for (size_t t = 1; t <= started; t++)
-		pthread_join(th[t], NULL);
-	pthread_mutex_destroy(&pp.mu);
+	memset(&pp, 0, sizeof(pp));
+	pp.proto = sc;
+	pp.lines = lines;
+	pp.steps = xcalloc(nthreads, sizeof(*pp.steps));
+	pp.steps[0] = sc->fn_steps; /* the others start empty */
+	pp.errs = xcalloc(n + 1, sizeof(*pp.errs));
+	pp.sts = xcalloc(n + 1, sizeof(*pp.sts));
+	/* after a failed line the later ones are not needed */
+	failed = tfd_pool_run(n, nthreads, order, true, prepass_item, &pp);
 	/* the largest set takes in the others (the lines holding the
 	 * functions are often one: then nothing is copied) */
 	{
 		size_t big = 0;
 
 		for (size_t t = 0; t < nthreads; t++) {
-			fn_steps_flush(&w[t].steps);
-			if (w[t].steps.n > w[big].steps.n)
+			fn_steps_flush(&pp.steps[t]);
+			if (pp.steps[t].n > pp.steps[big].n)
 				big = t;
 		}
-		sc->fn_steps = w[big].steps;
-		w[big].steps = (struct fn_steps){0};
+		sc->fn_steps = pp.steps[big];
+		pp.steps[big] = (struct fn_steps){0};
 	}
 	for (size_t t = 0; t < nthreads; t++) {
-		const struct fn_steps *f = &w[t].steps;
+		const struct fn_steps *f = &pp.steps[t];
 
 		/* sized first (f's slots, read in order, give its ids in the
 		 * order of their home slots in any table: no pile-up) */
@@ -1633,14 +1578,21 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 				fn_steps_add(&sc->fn_steps, f->k[i]);
 		if (f->has_zero)
 			fn_steps_add(&sc->fn_steps, 0);
-		fn_steps_free(&w[t].steps);
+		fn_steps_free(&pp.steps[t]);
 	}
 	sc->fn_steps.has_last = false;
 	fn_steps_fit(&sc->fn_steps);
+	if (failed < n) {
+		st = pp.sts[failed];
+		*err = pp.errs[failed];
+	}
+	free(pp.steps);
+	free(pp.errs);
+	free(pp.sts);
+	free(bylen);
+	free(lines);
 	free(order);
-	if (pp.st)
-		*err = pp.err;
-	return pp.st;
+	return st;
 }
 
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,

@@ -1,0 +1,85 @@
+/* pool.c - run N items on K threads (pool.h). */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tfd/err.h"
+#include "tfd/pool.h"
+
+struct pool {
+	size_t n, next, failed; /* failed: the lowest failed item, else n */
+	const size_t *order;
+	bool skip;
+	tfd_pool_fn fn;
+	void *ctx;
+	pthread_mutex_t mu;
+};
+
+struct worker {
+	struct pool *pl;
+	size_t index;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *pl = w->pl;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&pl->mu);
+		i = pl->next < pl->n ? (pl->order ? pl->order[pl->next] : pl->next) : pl->n;
+		if (pl->next < pl->n)
+			pl->next++;
+		if (pl->skip && i < pl->n && i > pl->failed)
+			i = pl->n; /* an earlier item failed: the rest is not needed */
+		pthread_mutex_unlock(&pl->mu);
+		if (i >= pl->n)
+			return NULL;
+		if (!pl->fn(pl->ctx, w->index, i)) {
+			pthread_mutex_lock(&pl->mu);
+			if (i < pl->failed)
+				pl->failed = i;
+			pthread_mutex_unlock(&pl->mu);
+		}
+	}
+}
+
+size_t tfd_pool_run(size_t n, size_t threads, const size_t *order, bool skip_after_failure,
+		    tfd_pool_fn fn, void *ctx)
+{
+	struct pool pl = {n, 0, n, order, skip_after_failure, fn, ctx, PTHREAD_MUTEX_INITIALIZER};
+	size_t want = threads < n ? threads : n, started = 0;
+	pthread_t *th = want > 1 ? xmalloc((want - 1) * sizeof(*th)) : NULL;
+	struct worker *w = xmalloc((want ? want : 1) * sizeof(*w));
+
+	for (size_t t = 0; t < (want ? want : 1); t++)
+		w[t] = (struct worker){&pl, t};
+	/* the calling thread is worker 0 */
+	for (size_t t = 1; t < want; t++) {
+		if (pthread_create(&th[t - 1], NULL, work, &w[t]) != 0)
+			break;
+		started = t;
+	}
+	work(&w[0]);
+	for (size_t t = 1; t <= started; t++)
+		pthread_join(th[t - 1], NULL);
+	pthread_mutex_destroy(&pl.mu);
+	free(th);
+	free(w);
+	return pl.failed;
+}
+
+size_t tfd_cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (size_t)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (size_t)n : 1;
+}
