@@ -32,7 +32,9 @@ void tfd_buf_put_md(struct tfd_buf *b, const char *s);
  * (the only kind the reports write): < > & " become entities, control bytes (ESC, CR, ...) and C1
  * controls the visible "\xNN" (HTML has no place for them). The one HTML escaper. */
 void tfd_buf_put_html(struct tfd_buf *b, const char *s);
-/* The same escaping for one line of text about to go to a terminal. */
+/* The same escaping for one line of text about to go to a terminal, into
+ * out (outsz bytes): a text that does not fit is cut with "..." at its end,
+ * never inside an "\xNN" or a UTF-8 character. */
 void tfd_str_escape_controls(const char *s, char *out, size_t outsz);
 
 #endif

@@ -44,11 +44,13 @@ void tfd_rules_free(struct tfd_ruleset *rs);
 
 size_t tfd_rules_count(const struct tfd_ruleset *rs);
 
-/* Read-only view of one rule, for `rules list`. */
+/* Read-only view of one rule, for `rules list`: every pointer borrows from
+ * the ruleset (keep it alive while using the view). */
 struct tfd_rule_info {
 	const char *id, *title, *class_name, *target, *file;
 	enum tfd_severity severity;
-	const char *families; /* comma-separated, "" for any */
+	const char *const *families; /* the families it applies to; none: any */
+	size_t nfamilies;
 };
 void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out);
 

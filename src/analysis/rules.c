@@ -644,21 +644,16 @@ enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *d
 void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out)
 {
 	static const char *const targets[] = {"bottleneck", "pipeline", "host"};
-	static char fam[1024];
 	const struct rule *r = &rs->v[i];
-	size_t n = 0;
 
-	fam[0] = '\0';
-	for (size_t k = 0; k < r->family.n && n + 2 < sizeof(fam); k++)
-		n += (size_t)snprintf(fam + n, sizeof(fam) - n, "%s%s", k ? "," : "",
-				      r->family.v[k]);
 	out->id = r->id;
 	out->title = r->title;
 	out->class_name = r->class_name;
 	out->target = targets[r->target];
 	out->file = r->file;
 	out->severity = r->severity;
-	out->families = fam;
+	out->families = (const char *const *)r->family.v;
+	out->nfamilies = r->family.n;
 }
 
 const char *tfd_severity_name(enum tfd_severity s)

@@ -152,10 +152,30 @@ void tfd_str_escape_controls(const char *s, char *out, size_t outsz)
 {
 	struct tfd_buf b;
 
+	size_t n;
+
+	if (!outsz)
+		return;
 	tfd_buf_init(&b);
 	tfd_buf_puts(&b, s);
 	tfd_buf_escape_controls(&b);
-	snprintf(out, outsz, "%s", b.len ? b.s : "");
+	n = b.len;
+	if (n >= outsz) {
+		/* cut, and said: "..." at the end, never inside an "\xNN" or
+		 * a UTF-8 character */
+		n = outsz > 4 ? outsz - 4 : 0;
+		for (size_t k = n >= 3 ? n - 3 : 0; k < n; k++)
+			if (b.s[k] == '\\' && b.s[k + 1] == 'x' && k + 4 > n) {
+				n = k;
+				break;
+			}
+		while (n > 0 && ((unsigned char)b.s[n] & 0xC0) == 0x80)
+			n--;
+		snprintf(out, outsz, "%.*s%s", (int)n, b.s, outsz > 4 ? "..." : "");
+	} else {
+		memcpy(out, b.len ? b.s : "", n);
+		out[n] = '\0';
+	}
 	tfd_buf_release(&b);
 }
 

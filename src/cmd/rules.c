@@ -79,8 +79,12 @@ int cmd_rules(int argc, char **argv)
 		tfd_rules_info(rs, i, &ri);
 		printf("%-9s %-8s %-11s %-26s %s\n", ri.id, tfd_severity_name(ri.severity),
 		       ri.target, ri.class_name, ri.title);
-		if (ri.families[0])
-			printf("          families: %s\n", ri.families);
+		if (ri.nfamilies) {
+			fputs("          families: ", stdout);
+			for (size_t k = 0; k < ri.nfamilies; k++)
+				printf("%s%s", k ? "," : "", ri.families[k]);
+			putchar('\n');
+		}
 	}
 	tfd_rules_free(rs);
 	return 0;

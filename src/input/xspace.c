@@ -921,18 +921,18 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
 	uint32_t th = 0;
 	bool have_thread = false, ts_seen = false, events = false;
-	char name[256];
 	enum tfd_status st;
 
 	memset(&lh, 0, sizeof(lh));
 	if (part) {
 		/* a part of a line: the header came from the line's start */
-		size_t nl = part->name.len < sizeof(name) - 1 ? part->name.len : sizeof(name) - 1;
+		/* names whole, however long (interned with their length) */
+		const char *name = tfd_arena_intern(&sc->cap->arena,
+						    part->name.p ? (const char *)part->name.p : "",
+						    part->name.p ? part->name.len : 0);
 
 		lh.id = part->id;
 		lh.ts_ns = part->ts_ns;
-		memcpy(name, part->name.p ? (const char *)part->name.p : "", nl);
-		name[nl] = '\0';
 		th = tfd_host_thread(sc->cap, h, lh.id, name);
 		have_thread = ts_seen = true;
 	}
@@ -986,21 +986,13 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 			} else if ((k >> 3) == 11 && x > 0) {
 				lh.display_name.p = p;
 				lh.display_name.len = (size_t)x;
-				if (have_thread && !sc->prepass) {
-					size_t nl =
-					    x < sizeof(name) - 1 ? (size_t)x : sizeof(name) - 1;
-
-					memcpy(name, p, nl);
-					name[nl] = '\0';
-					h->threads[th].name =
-					    tfd_arena_intern_cstr(&sc->cap->arena, name);
-				}
+				if (have_thread && !sc->prepass)
+					h->threads[th].name = tfd_arena_intern(
+					    &sc->cap->arena, (const char *)p, (size_t)x);
 			} else if ((k >> 3) == 4) {
 				if (!have_thread) {
 					struct span nm =
 					    lh.display_name.len ? lh.display_name : lh.name;
-					size_t nl =
-					    nm.len < sizeof(name) - 1 ? nm.len : sizeof(name) - 1;
 
 					if (!ts_seen) {
 						/* not in serialized order: look for the timestamp
@@ -1008,12 +1000,14 @@ static enum tfd_status scan_line(struct scan *sc, struct span line, const struct
 						walk(line.p, line.len, line_hdr_field, &lh);
 						ts_seen = true;
 					}
-					memcpy(name, nm.p ? (const char *)nm.p : "", nl);
-					name[nl] = '\0';
 					/* the pre-pass makes no threads: lines make them in
 					 * their order, whichever pass reads them */
 					if (!sc->prepass)
-						th = tfd_host_thread(sc->cap, h, lh.id, name);
+						th = tfd_host_thread(
+						    sc->cap, h, lh.id,
+						    tfd_arena_intern(&sc->cap->arena,
+								     nm.p ? (const char *)nm.p : "",
+								     nm.p ? nm.len : 0));
 					have_thread = true;
 				}
 				if (lh.ts_ns > (int64_t)TFD_MAX_TIME_NS ||
@@ -1423,16 +1417,11 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 			 * as the name's arrival does when the line is read whole */
 			for (size_t k = b[i].first; !st && k < b[i].last; k++)
 				if (bp.po[k].display_name.len) {
-					char name[256];
 					struct span dn = bp.po[k].display_name;
-					size_t nl =
-					    dn.len < sizeof(name) - 1 ? dn.len : sizeof(name) - 1;
 					uint32_t t = tfd_host_thread(sc->cap, h, pc[k].id, NULL);
 
-					memcpy(name, dn.p, nl);
-					name[nl] = '\0';
-					h->threads[t].name =
-					    tfd_arena_intern_cstr(&sc->cap->arena, name);
+					h->threads[t].name = tfd_arena_intern(
+					    &sc->cap->arena, (const char *)dn.p, dn.len);
 				}
 		}
 		tfd_capture_free(b[i].cap);
@@ -1703,7 +1692,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 	enum tfd_status st = TFD_OK;
 	size_t bad, host_idx;
 	struct tfd_host *h;
-	char hostbuf[256];
+	char *hostname;
 
 	(void)path;
 	cap->fold_exec = !(opts && opts->keep_other);
@@ -1724,16 +1713,16 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		st = tfd_fail(err, TFD_E_FORMAT, "not an XSpace capture (no planes)");
 		goto out;
 	}
+	/* the host's name whole, however long */
 	if (sc.has_hostname && sc.hostname.len > 0) {
-		size_t n =
-		    sc.hostname.len < sizeof(hostbuf) - 1 ? sc.hostname.len : sizeof(hostbuf) - 1;
-
-		memcpy(hostbuf, sc.hostname.p, n);
-		hostbuf[n] = '\0';
+		hostname = xmalloc(sc.hostname.len + 1);
+		memcpy(hostname, sc.hostname.p, sc.hostname.len);
+		hostname[sc.hostname.len] = '\0';
 	} else {
-		snprintf(hostbuf, sizeof(hostbuf), "%s", default_host);
+		hostname = xstrdup(default_host ? default_host : "");
 	}
-	h = tfd_capture_add_host(cap, hostbuf);
+	h = tfd_capture_add_host(cap, hostname);
+	free(hostname);
 	host_idx = cap->nhosts - 1;
 	h->format = TFD_FMT_XSPACE;
 	h->planes = xcalloc(sc.nplanes, sizeof(*h->planes));

@@ -600,4 +600,25 @@ if [ "$rc" -eq 0 ] && $TFD history "$T/v1.db" | grep -q "schema 2, 2 runs"; then
 run report -q -f md examples/ai-notebook/ai-notebook.xplane.pb
 if [ "$rc" -eq 0 ] && ! grep -qi bottleneck <<<"$out" && [[ "$out" == *"slowest stage Model"* ]]; then ok; else bad "md of a healthy job: $(grep -i bottleneck <<<"$out" | head -2)"; fi
 
+# names are kept whole: an XSpace hostname of 300 bytes is the host's name,
+# not its first 255 (prepended as hostnames[0], field 4)
+python3 - examples/ai-notebook/ai-notebook.xplane.pb "$T/longhost.xplane.pb" <<'PY'
+import sys
+name = ("h" * 299 + "Z").encode()
+data = open(sys.argv[1], "rb").read()
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+open(sys.argv[2], "wb").write(b"\x22" + varint(len(name)) + name + data)
+PY
+run analyze -q -f json "$T/longhost.xplane.pb"
+if [ "$rc" -eq 0 ] && grep -q "\"host\": \"$(printf 'h%.0s' $(seq 299))Z\"" <<<"$out"; then ok; else bad "a 300-byte hostname was cut: $(grep -o '"host": "[^"]*"' <<<"$out" | head -1 | wc -c)"; fi
+run rules list
+if [ "$rc" -eq 0 ] && [[ "$out" == *"families: TFRecord,TextLine,FixedLengthRecord,SSTable,RecordIO,LMDB,Sql,TFColumn,CapacitorProto,ExternalDataset,Spanner"* ]]; then ok; else bad "rules list families"; fi
+
 finish

@@ -6,6 +6,7 @@
 #include "fixture.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/buf.h"
 #include "tfd/rules.h"
 #include "tfd/rules_builtin.h"
 
@@ -371,6 +372,24 @@ static void builtin_matches_rules_dir(struct t *t)
 	T_TRUE(n >= 4);
 }
 
+/* A message cut to fit says so, and is never cut inside an "\xNN" or a
+ * UTF-8 character (tfd_str_escape_controls) */
+static void escaped_cut_says_so(struct t *t)
+{
+	char out[12];
+
+	tfd_str_escape_controls("abc", out, sizeof(out));
+	T_EQ_STR(out, "abc");
+	tfd_str_escape_controls("abcdefgh\x1bxyz", out, sizeof(out)); /* abcdefgh\x1bxyz */
+	T_EQ_STR(out, "abcdefgh...");
+	tfd_str_escape_controls("abcdef\x1bxyz", out, sizeof(out)); /* the \x1b would be cut */
+	T_EQ_STR(out, "abcdef...");
+	tfd_str_escape_controls("abcdefg\xc3\xa9xyz", out, sizeof(out)); /* an e-acute at the cut */
+	T_EQ_STR(out, "abcdefg...");
+	tfd_str_escape_controls("abcdefghijk", out, sizeof(out)); /* fits exactly */
+	T_EQ_STR(out, "abcdefghijk");
+}
+
 const struct t_case rules_cases[] = {
     T(every_rule_fires_and_misses),
     T(warmup_rule),
@@ -379,5 +398,6 @@ const struct t_case rules_cases[] = {
     T(demote_when),
     T(load_errors),
     T(builtin_matches_rules_dir),
+    T(escaped_cut_says_so),
     {0},
 };
