@@ -27,29 +27,31 @@
 
 struct tfd_history;
 
-/* One host of one run, as recorded. */
+/* One host of one run, as recorded. The strings (char *) are owned and
+ * never NULL ("" for none), whatever their length: names from users and
+ * captures are kept whole. */
 struct tfd_hist_host {
-	char host[128];
+	char *host;
 	int rank;
 	double input_percent; /* NAN when unknown */
 	char bound[16];
 	int64_t max_latency_ns, p50_ns, p95_ns;
 	int64_t calls, slow_calls;
-	char pipeline[24];
-	char bottleneck[128];
-	char bottleneck_long_name[512];
+	char pipeline[24]; /* "Host:N" or "Device:N" */
+	char *bottleneck;
+	char *bottleneck_long_name;
 	double bottleneck_share;
-	char top_rule[32];
+	char *top_rule;
 	char top_severity[16];
-	char top_title[160];
+	char *top_title;
 };
 
 struct tfd_hist_run {
 	int64_t id;
-	char job[128];
-	char run[128];
-	char recorded_at[32]; /* ISO 8601, UTC */
-	char source[512];
+	char *job; /* owned, never NULL, as the hosts' strings */
+	char *run;
+	char recorded_at[32]; /* ISO 8601, UTC (report --timestamp: at most 31) */
+	char *source;
 	/* what was analyzed: a hash of the host files' paths, sizes and
 	 * modification times ("" unknown). A run of a job with the same name
 	 * and capture is recorded once. */
@@ -72,12 +74,12 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 					  struct tfd_err *err);
 
 struct tfd_hist_job {
-	char name[128];
+	char *name; /* owned, whole */
 	size_t nruns;
 	char last[32]; /* recorded_at of its newest run */
 };
 
-/* Every job with its run count, by name; the caller frees *out. */
+/* Every job with its run count, by name; free with tfd_hist_jobs_free. */
 enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
 				 struct tfd_err *err);
 void tfd_history_close(struct tfd_history *h);
@@ -92,5 +94,12 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 /* PRAGMA integrity_check; TFD_OK when "ok". Also counts runs. */
 enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct tfd_err *err);
 void tfd_hist_runs_free(struct tfd_hist_run *runs, size_t n);
+void tfd_hist_jobs_free(struct tfd_hist_job *jobs, size_t n);
+/* Replace the owned string *dst by a copy of s (NULL: ""). */
+void tfd_hist_set(char **dst, const char *s);
+/* Free a run's strings and hosts (not the run itself). */
+void tfd_hist_run_release(struct tfd_hist_run *r);
+/* dst becomes a deep copy of src (dst's own strings are not freed). */
+void tfd_hist_run_copy(struct tfd_hist_run *dst, const struct tfd_hist_run *src);
 
 #endif

@@ -22,9 +22,9 @@
 
 struct tfd_synth_result {
 	size_t hosts;
-	uint64_t events; /* host events written per host, summed */
-	uint64_t bytes;	 /* bytes written */
-	char run_dir[512];
+	uint64_t events;      /* host events written per host, summed */
+	uint64_t bytes;	      /* bytes written */
+	char run_dir[4096];   /* PATH_MAX: a longer one is an error, never cut */
 	char expect[128];     /* the spec's "expect" (planted bottleneck), or "" */
 	char expect_host[64]; /* the spec's "expect_host", or "" */
 };

@@ -54,9 +54,9 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 	struct tfd_hist_run *r = &job->current;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->job, sizeof(r->job), "%s", job->name);
-	snprintf(r->run, sizeof(r->run), "%s", run);
-	snprintf(r->source, sizeof(r->source), "%s", source);
+	tfd_hist_set(&r->job, job->name);
+	tfd_hist_set(&r->run, run);
+	tfd_hist_set(&r->source, source);
 	snprintf(r->recorded_at, sizeof(r->recorded_at), "%s", recorded_at);
 	capture_identity(a, r->capture, sizeof(r->capture));
 	r->hosts = xcalloc(a->nhosts + 1, sizeof(*r->hosts));
@@ -65,7 +65,11 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 		const struct tfd_host_result *h = &a->hosts[i];
 		struct tfd_hist_host *x = &r->hosts[i];
 
-		snprintf(x->host, sizeof(x->host), "%s", h->host->name);
+		tfd_hist_set(&x->host, h->host->name);
+		tfd_hist_set(&x->bottleneck, "");
+		tfd_hist_set(&x->bottleneck_long_name, "");
+		tfd_hist_set(&x->top_rule, "");
+		tfd_hist_set(&x->top_title, "");
 		x->rank = (int)i;
 		x->input_percent = h->input_pct;
 		snprintf(x->bound, sizeof(x->bound), "%s", tfd_bound_name(h->bound));
@@ -81,10 +85,9 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 			/* a host that is not input-bound has no bottleneck to
 			 * record (its slowest stage moving is no regression) */
 			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
-				snprintf(x->bottleneck, sizeof(x->bottleneck), "%s",
-					 p->stages[p->bottleneck].name);
-				snprintf(x->bottleneck_long_name, sizeof(x->bottleneck_long_name),
-					 "%s", p->stages[p->bottleneck].long_name);
+				tfd_hist_set(&x->bottleneck, p->stages[p->bottleneck].name);
+				tfd_hist_set(&x->bottleneck_long_name,
+					     p->stages[p->bottleneck].long_name);
 				x->bottleneck_share = p->stages[p->bottleneck].blocking_share;
 			}
 		}
@@ -101,10 +104,10 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 					top = f;
 			}
 			if (top) {
-				snprintf(x->top_rule, sizeof(x->top_rule), "%s", top->rule_id);
+				tfd_hist_set(&x->top_rule, top->rule_id);
 				snprintf(x->top_severity, sizeof(x->top_severity), "%s",
 					 tfd_severity_name(top->severity));
-				snprintf(x->top_title, sizeof(x->top_title), "%s", top->title);
+				tfd_hist_set(&x->top_title, top->title);
 			}
 		}
 	}
@@ -272,11 +275,7 @@ enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bo
 	if (!recorded) {
 		/* show the current run as the newest point without storing it */
 		j->history = xrealloc(j->history, (j->nhistory + 1) * sizeof(*j->history));
-		j->history[j->nhistory] = j->current;
-		j->history[j->nhistory].hosts =
-		    xcalloc(j->current.nhosts + 1, sizeof(*j->current.hosts));
-		memcpy(j->history[j->nhistory].hosts, j->current.hosts,
-		       j->current.nhosts * sizeof(*j->current.hosts));
+		tfd_hist_run_copy(&j->history[j->nhistory], &j->current);
 		j->nhistory++;
 	}
 	cur = j->nhistory - 1;
@@ -296,7 +295,7 @@ enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bo
 
 void tfd_nightly_job_release(struct tfd_job *job)
 {
-	free(job->current.hosts);
+	tfd_hist_run_release(&job->current);
 	tfd_hist_runs_free(job->history, job->nhistory);
 	free(job->regs);
 	free(job->critpath_svg);

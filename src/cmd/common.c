@@ -27,14 +27,17 @@ int tfd_cli_report(const struct tfd_err *err)
 
 const char *tfd_cli_base_name(const char *path, char *buf, size_t len)
 {
-	size_t n = strlen(path);
-	const char *s;
+	size_t n = strlen(path), b;
 
 	while (n > 1 && path[n - 1] == '/')
 		n--;
-	snprintf(buf, len, "%.*s", (int)n, path);
-	s = strrchr(buf, '/');
-	return s ? s + 1 : buf;
+	/* only the last component is copied: a long path is not cut before it */
+	for (b = n; b > 0 && path[b - 1] != '/';)
+		b--;
+	if (b == n && n) /* the path is "/" */
+		b = n - 1;
+	snprintf(buf, len, "%.*s", (int)(n - b), path + b);
+	return buf;
 }
 
 void tfd_cli_note(const char *host, const char *msg)

@@ -231,7 +231,7 @@ int cmd_history(int argc, char **argv)
 			print_jobs(jobs, njobs, fmt);
 	}
 out:
-	free(jobs);
+	tfd_hist_jobs_free(jobs, njobs);
 	tfd_hist_runs_free(runs, n);
 	tfd_history_close(db);
 	return rc;

@@ -107,7 +107,7 @@ struct job_data {
 	struct tfd_capture *cap;
 	struct tfd_analysis *an;
 	struct tfd_findings findings;
-	char name[256];
+	char *name;					    /* the job's name, whole */
 	char error[sizeof(((struct tfd_err *)0)->msg) * 4]; /* the job failed: why */
 };
 
@@ -245,8 +245,7 @@ int cmd_report(int argc, char **argv)
 		char tmp[512];
 		const char *runname;
 
-		snprintf(jd[i].name, sizeof(jd[i].name), "%s",
-			 jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
+		jd[i].name = xstrdup(jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
 		jobs[i].name = jd[i].name;
 		if (tfd_partial_path(path)
 			? tfd_partial_merge(paths, 1, NULL, &jd[i].cap, &jd[i].an, &err)
@@ -346,6 +345,7 @@ out:
 		tfd_findings_free(&jd[i].findings);
 		tfd_analysis_free(jd[i].an);
 		tfd_capture_free(jd[i].cap);
+		free(jd[i].name);
 	}
 	free(jobs);
 	free(jd);

@@ -244,8 +244,7 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 		const unsigned char *last = sqlite3_column_text(q, 2);
 
 		jobs = xrealloc(jobs, (cnt + 1) * sizeof(*jobs));
-		snprintf(jobs[cnt].name, sizeof(jobs[cnt].name), "%s",
-			 name ? (const char *)name : "");
+		jobs[cnt].name = xstrdup(name ? (const char *)name : "");
 		jobs[cnt].nruns = (size_t)sqlite3_column_int64(q, 1);
 		snprintf(jobs[cnt].last, sizeof(jobs[cnt].last), "%s",
 			 last ? (const char *)last : "");
@@ -253,7 +252,7 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
-		free(jobs);
+		tfd_hist_jobs_free(jobs, cnt);
 		return db_fail(h, err, "cannot list jobs");
 	}
 	*out = jobs;
@@ -380,6 +379,14 @@ static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
 	snprintf(dst, len, "%s", s ? (const char *)s : "");
 }
 
+/* a text column whole, as an owned string */
+static void col_str(sqlite3_stmt *st, int i, char **dst)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	tfd_hist_set(dst, s ? (const char *)s : "");
+}
+
 enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
 {
@@ -422,10 +429,10 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 		r = &runs[cnt++];
 		memset(r, 0, sizeof(*r));
 		r->id = sqlite3_column_int64(q, 0);
-		col_text(q, 1, r->job, sizeof(r->job));
-		col_text(q, 2, r->run, sizeof(r->run));
+		col_str(q, 1, &r->job);
+		col_str(q, 2, &r->run);
 		col_text(q, 3, r->recorded_at, sizeof(r->recorded_at));
-		col_text(q, 4, r->source, sizeof(r->source));
+		col_str(q, 4, &r->source);
 		sqlite3_reset(qh);
 		sqlite3_bind_int64(qh, 1, r->id);
 		while ((rc = sqlite3_step(qh)) == SQLITE_ROW) {
@@ -434,7 +441,7 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 			r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
 			x = &r->hosts[r->nhosts++];
 			memset(x, 0, sizeof(*x));
-			col_text(qh, 0, x->host, sizeof(x->host));
+			col_str(qh, 0, &x->host);
 			x->rank = sqlite3_column_int(qh, 1);
 			x->input_percent = sqlite3_column_type(qh, 2) == SQLITE_NULL
 					       ? NAN
@@ -446,12 +453,12 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 			x->calls = sqlite3_column_int64(qh, 7);
 			x->slow_calls = sqlite3_column_int64(qh, 8);
 			col_text(qh, 9, x->pipeline, sizeof(x->pipeline));
-			col_text(qh, 10, x->bottleneck, sizeof(x->bottleneck));
-			col_text(qh, 11, x->bottleneck_long_name, sizeof(x->bottleneck_long_name));
+			col_str(qh, 10, &x->bottleneck);
+			col_str(qh, 11, &x->bottleneck_long_name);
 			x->bottleneck_share = sqlite3_column_double(qh, 12);
-			col_text(qh, 13, x->top_rule, sizeof(x->top_rule));
+			col_str(qh, 13, &x->top_rule);
 			col_text(qh, 14, x->top_severity, sizeof(x->top_severity));
-			col_text(qh, 15, x->top_title, sizeof(x->top_title));
+			col_str(qh, 15, &x->top_title);
 		}
 		if (rc != SQLITE_DONE) {
 			st = db_fail(h, err, "cannot read the history");
@@ -495,9 +502,67 @@ enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct t
 	return TFD_OK;
 }
 
+void tfd_hist_set(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = xstrdup(s ? s : "");
+}
+
+static void host_release(struct tfd_hist_host *x)
+{
+	free(x->host);
+	free(x->bottleneck);
+	free(x->bottleneck_long_name);
+	free(x->top_rule);
+	free(x->top_title);
+}
+
+void tfd_hist_run_release(struct tfd_hist_run *r)
+{
+	for (size_t k = 0; r->hosts && k < r->nhosts; k++)
+		host_release(&r->hosts[k]);
+	free(r->hosts);
+	free(r->job);
+	free(r->run);
+	free(r->source);
+	r->hosts = NULL;
+	r->nhosts = 0;
+	r->job = r->run = r->source = NULL;
+}
+
+void tfd_hist_run_copy(struct tfd_hist_run *dst, const struct tfd_hist_run *src)
+{
+	*dst = *src;
+	dst->job = dst->run = dst->source = NULL;
+	tfd_hist_set(&dst->job, src->job);
+	tfd_hist_set(&dst->run, src->run);
+	tfd_hist_set(&dst->source, src->source);
+	dst->hosts = xcalloc(src->nhosts + 1, sizeof(*dst->hosts));
+	for (size_t k = 0; k < src->nhosts; k++) {
+		const struct tfd_hist_host *a = &src->hosts[k];
+		struct tfd_hist_host *b = &dst->hosts[k];
+
+		*b = *a;
+		b->host = b->bottleneck = b->bottleneck_long_name = b->top_rule = b->top_title =
+		    NULL;
+		tfd_hist_set(&b->host, a->host);
+		tfd_hist_set(&b->bottleneck, a->bottleneck);
+		tfd_hist_set(&b->bottleneck_long_name, a->bottleneck_long_name);
+		tfd_hist_set(&b->top_rule, a->top_rule);
+		tfd_hist_set(&b->top_title, a->top_title);
+	}
+}
+
+void tfd_hist_jobs_free(struct tfd_hist_job *jobs, size_t n)
+{
+	for (size_t i = 0; jobs && i < n; i++)
+		free(jobs[i].name);
+	free(jobs);
+}
+
 void tfd_hist_runs_free(struct tfd_hist_run *runs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(runs[i].hosts);
+	for (size_t i = 0; runs && i < n; i++)
+		tfd_hist_run_release(&runs[i]);
 	free(runs);
 }

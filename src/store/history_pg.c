@@ -354,7 +354,7 @@ enum tfd_status tfd_hist_pg_jobs(struct pg_hist *h, struct tfd_hist_job **out, s
 	rows = PQntuples(r);
 	jobs = xcalloc((size_t)rows + 1, sizeof(*jobs));
 	for (int i = 0; i < rows; i++) {
-		snprintf(jobs[i].name, sizeof(jobs[i].name), "%s", PQgetvalue(r, i, 0));
+		jobs[i].name = xstrdup(PQgetvalue(r, i, 0));
 		jobs[i].nruns = (size_t)strtoull(PQgetvalue(r, i, 1), NULL, 10);
 		snprintf(jobs[i].last, sizeof(jobs[i].last), "%s", PQgetvalue(r, i, 2));
 	}
@@ -472,6 +472,12 @@ static void cell(PGresult *r, int row, int col, char *dst, size_t len)
 	snprintf(dst, len, "%s", PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
 }
 
+/* a text column whole, as an owned string */
+static void cell_str(PGresult *r, int row, int col, char **dst)
+{
+	tfd_hist_set(dst, PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
+}
+
 enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
 {
@@ -499,10 +505,10 @@ enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limi
 		const char *idv[1];
 
 		x->id = strtoll(PQgetvalue(r, i, 0), NULL, 10);
-		cell(r, i, 1, x->job, sizeof(x->job));
-		cell(r, i, 2, x->run, sizeof(x->run));
+		cell_str(r, i, 1, &x->job);
+		cell_str(r, i, 2, &x->run);
 		cell(r, i, 3, x->recorded_at, sizeof(x->recorded_at));
-		cell(r, i, 4, x->source, sizeof(x->source));
+		cell_str(r, i, 4, &x->source);
 		idv[0] = PQgetvalue(r, i, 0);
 		rh = execp(
 		    h,
@@ -522,7 +528,7 @@ enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limi
 		for (int k = 0; k < PQntuples(rh); k++) {
 			struct tfd_hist_host *y = &x->hosts[k];
 
-			cell(rh, k, 0, y->host, sizeof(y->host));
+			cell_str(rh, k, 0, &y->host);
 			y->rank = atoi(PQgetvalue(rh, k, 1));
 			y->input_percent =
 			    PQgetisnull(rh, k, 2) ? NAN : strtod(PQgetvalue(rh, k, 2), NULL);
@@ -533,12 +539,12 @@ enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limi
 			y->calls = strtoll(PQgetvalue(rh, k, 7), NULL, 10);
 			y->slow_calls = strtoll(PQgetvalue(rh, k, 8), NULL, 10);
 			cell(rh, k, 9, y->pipeline, sizeof(y->pipeline));
-			cell(rh, k, 10, y->bottleneck, sizeof(y->bottleneck));
-			cell(rh, k, 11, y->bottleneck_long_name, sizeof(y->bottleneck_long_name));
+			cell_str(rh, k, 10, &y->bottleneck);
+			cell_str(rh, k, 11, &y->bottleneck_long_name);
 			y->bottleneck_share = strtod(PQgetvalue(rh, k, 12), NULL);
-			cell(rh, k, 13, y->top_rule, sizeof(y->top_rule));
+			cell_str(rh, k, 13, &y->top_rule);
 			cell(rh, k, 14, y->top_severity, sizeof(y->top_severity));
-			cell(rh, k, 15, y->top_title, sizeof(y->top_title));
+			cell_str(rh, k, 15, &y->top_title);
 		}
 		PQclear(rh);
 	}

@@ -1145,19 +1145,23 @@ static void host_free(struct host *h)
 	vec_free(&h->params);
 }
 
+/* mkdir -p: the whole path, however long (it was cut at 1 KB) */
 static int mkdirs(const char *path)
 {
-	char tmp[1024];
+	char *tmp = xstrdup(path);
+	int rc = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++)
+	for (char *p = tmp + 1; *p && !rc; p++)
 		if (*p == '/') {
 			*p = '\0';
 			if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-				return -1;
+				rc = -1;
 			*p = '/';
 		}
-	return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
+	if (!rc && mkdir(tmp, 0777) != 0 && errno != EEXIST)
+		rc = -1;
+	free(tmp);
+	return rc;
 }
 
 enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double scale,
@@ -1174,14 +1178,18 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 	steps = (int)llround(sp.steps * scale);
 	if (steps < 1)
 		steps = 1;
-	snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir, sp.run);
+	if (snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir,
+		     sp.run) >= (int)sizeof(res->run_dir) - 64) /* room for the host files' names */
+		return tfd_fail(err, TFD_E_USAGE,
+				"%s: the run directory's path is too long (at most %zu bytes)",
+				out_dir, sizeof(res->run_dir) - 64);
 	snprintf(res->expect, sizeof(res->expect), "%s", sp.expect);
 	snprintf(res->expect_host, sizeof(res->expect_host), "%s", sp.expect_host);
 	if (mkdirs(res->run_dir) != 0)
 		return tfd_fail(err, TFD_E_IO, "%s: %s", res->run_dir, strerror(errno));
 	for (int i = 0; i < sp.hosts; i++) {
 		struct host h;
-		char name[64], path[1200];
+		char name[64], path[sizeof(res->run_dir) + 96];
 
 		memset(&h, 0, sizeof(h));
 		h.rng = (sp.seed + 1) * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 7919;

@@ -621,4 +621,16 @@ if [ "$rc" -eq 0 ] && grep -q "\"host\": \"$(printf 'h%.0s' $(seq 299))Z\"" <<<"
 run rules list
 if [ "$rc" -eq 0 ] && [[ "$out" == *"families: TFRecord,TextLine,FixedLengthRecord,SSTable,RecordIO,LMDB,Sql,TFColumn,CapacitorProto,ExternalDataset,Spanner"* ]]; then ok; else bad "rules list families"; fi
 
+# synth -o with a 501-character directory writes under plugins/profile/<run>,
+# not into a cut path (.../plugins/p/)
+LD="$T/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 100))"
+run synth -q -o "$LD" tests/synth/01-tfrecord-sequential.json
+if [ "$rc" -eq 0 ] && [ -s "$LD/plugins/profile/2026_01_01_00_00_00/worker-0.xplane.pb" ]; then ok; else bad "synth into a long directory: $rc $err $(find "$T/dddd"* -type d | tail -1 | tail -c 40)"; fi
+
+# the history keeps names whole: a 300-byte job and host name read back as written
+LJ=$(printf 'j%.0s' $(seq 299))J
+run report -q --history "$T/long.db" --job "$LJ" -o "$T/long.html" "$T/longhost.xplane.pb"
+if [ "$rc" -eq 0 ] && $TFD history -f csv "$T/long.db" | grep -q "^$LJ,1," &&
+	$TFD history -f csv --job "$LJ" "$T/long.db" | grep -q ",$(printf 'h%.0s' $(seq 299))Z,"; then ok; else bad "long names in the history: $rc $err $($TFD history -f csv "$T/long.db" | cut -c1-80)"; fi
+
 finish
