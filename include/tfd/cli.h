@@ -42,13 +42,6 @@ int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int
  * return 2. shorts is the getopt short-option string. */
 int tfd_cli_bad_option(const char *cmd, const struct option *lopts, const char *shorts,
 		       char **argv);
-/* For `tfdoctor CMD --list-options` (the bash completion, and the test that
- * every option of a command's getopt table is in its help text): when argv
- * is exactly CMD --list-options, print "--name" for each entry of lopts and
- * "-x" for each letter of shorts, one a line, except those whose getopt
- * value is in skip (may be NULL), and return 1; else return 0. */
-int tfd_cli_list_options(int argc, char **argv, const struct option *lopts, const char *shorts,
-			 const char *skip);
 /* The candidate closest to word (edit distance, or word is a prefix of it),
  * or NULL when none is close. */
 const char *tfd_cli_closest(const char *word, const char *const *cands, size_t n);

@@ -1,10 +1,10 @@
 /* analyze.c - `tfdoctor analyze`: is the job input-bound, where, and why. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "opts.h"
 #include "tfd/analysis.h"
 #include "tfd/app.h"
 #include "tfd/capture.h"
@@ -14,62 +14,6 @@
 #include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
-
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor analyze [options] CAPTURE...\n"
-	      "\n"
-	      "Finds the input-bound host, its tf.data pipelines, their critical path and\n"
-	      "bottleneck, and what to change. CAPTURE is a *.xplane.pb, *.trace.json[.gz],\n"
-	      "local.trace, a run directory (one *.xplane.pb per host) or a TensorBoard log\n"
-	      "directory; *.partial.json files, or directories of them, are merged as by\n"
-	      "'tfdoctor merge'.\n"
-	      "\n"
-	      "  -f, --format FMT      text (default) or json; gviz with --mode xprof\n"
-	      "  -o, --output FILE     write the report to FILE (atomically) instead of stdout\n"
-	      "  -H, --host NAME       analyze this host first instead of the most input-bound\n"
-	      "  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
-	      "      --all-runs        analyze every run of a log directory, one section (or\n"
-	      "                        JSON array element) each\n"
-	      "      --mode MODE       default, or xprof: TensorFlow's own\n"
-	      "                        tf_data_bottleneck_analysis semantics (slowest call\n"
-	      "                        only), JSON like CombinedTfDataStats\n"
-	      "      --no-warmup       keep the first root calls instead of excluding warm-up\n"
-	      "      --rank N          analyze only the N-th slowest root call (0 = slowest)\n"
-	      "      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
-	      "      --fail-on WHAT    exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
-	      "                        (a finding at LEVEL or above: info, low, medium, high)\n"
-	      "      --partial         write this capture's per-host partial result (JSON) for\n"
-	      "                        'tfdoctor merge' instead of a report\n"
-	      "      --shard I/N       with --partial: only host files I, I+N, I+2N, ... of\n"
-	      "                        those discovery picks (one task of a job array)\n"
-	      "  -q, --quiet           do not echo notes to stderr\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
-	      f);
-}
-
-static void merge_help(FILE *f)
-{
-	fputs("usage: tfdoctor merge [options] PARTIAL...\n"
-	      "\n"
-	      "Merges the per-host partial results written by 'tfdoctor analyze --partial'\n"
-	      "(files, or directories of *.partial.json) into the report that analyzing all\n"
-	      "the hosts' captures at once gives: the same ranking, verdict, findings and\n"
-	      "exit codes. Fleet use: one 'analyze --partial' task per host, then one merge.\n"
-	      "\n"
-	      "  -f, --format FMT      text (default) or json\n"
-	      "  -o, --output FILE     write the report to FILE (atomically) instead of stdout\n"
-	      "  -H, --host NAME       analyze this host first instead of the most input-bound\n"
-	      "      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
-	      "      --fail-on WHAT    exit 3 when WHAT holds: input-bound, or severity=LEVEL\n"
-	      "  -q, --quiet           do not echo notes to stderr\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
-	      f);
-}
 
 struct run_ctx {
 	struct tfd_load_opts *lo;
@@ -192,215 +136,183 @@ out:
 	return rc;
 }
 
-static int analyze_main(int argc, char **argv, int merge)
+/* What the command line asked, checked. */
+struct args {
+	struct tfd_load_opts lo;
+	struct tfd_analyze_opts ao;
+	const char *format, *outpath, *mode, *fail_on, *rules_dir;
+	int fail_sev, quiet, partial, all_runs, inputs, first;
+};
+
+/* --shard I/N into lo; 0, or 2 after the usage error. */
+static int shard_arg(const char *v, struct tfd_load_opts *lo)
 {
-	static const struct option lopts[] = {{"format", required_argument, NULL, 'f'},
-					      {"output", required_argument, NULL, 'o'},
-					      {"host", required_argument, NULL, 'H'},
-					      {"run", required_argument, NULL, 'r'},
-					      {"mode", required_argument, NULL, 'm'},
-					      {"no-warmup", no_argument, NULL, 'W'},
-					      {"fail-on", required_argument, NULL, 'F'},
-					      {"quiet", no_argument, NULL, 'q'},
-					      {"rules", required_argument, NULL, 'R'},
-					      {"rank", required_argument, NULL, 'k'},
-					      {"all-runs", no_argument, NULL, 'A'},
-					      {"partial", no_argument, NULL, 'P'},
-					      {"shard", required_argument, NULL, 'S'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	struct tfd_load_opts lo = {0};
-	struct tfd_analyze_opts ao = {0};
-	struct run_ctx run;
-	struct tfd_err err = {0};
-	struct tfd_buf b;
-	int all_runs = 0;
-	const char *format = "text", *outpath = NULL, *mode = "default", *fail_on = NULL;
-	const char *rules_dir = NULL;
-	struct tfd_ruleset *rules = NULL;
-	int fail_sev = -1;
-	int c, rc = 0, quiet = 0, partial = 0, inputs;
-	const char *cmd = merge ? "merge" : "analyze";
+	unsigned long i, n;
+	char slash, extra;
 
-	if (tfd_cli_list_options(argc, argv, lopts, "f:o:qhH:r:", merge ? "rmWAPkS" : NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:qhH:r:", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			format = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'H':
-			ao.host = optarg;
-			break;
-		case 'r':
-			lo.run = optarg;
-			break;
-		case 'm':
-			mode = optarg;
-			break;
-		case 'W':
-			ao.no_warmup = true;
-			break;
-		case 'A':
-			all_runs = 1;
-			break;
-		case 'P':
-			partial = 1;
-			break;
-		case 'S': {
-			unsigned long i, n;
-			char slash, extra;
+	if (sscanf(v, "%lu%c%lu%c", &i, &slash, &n, &extra) != 3 || slash != '/' || n == 0 ||
+	    i >= n || n > 1000000 || v[0] == '-' || strchr(v, '-'))
+		return tfd_cli_usage("analyze", "--shard needs I/N with 0 <= I < N, e.g. "
+						"--shard 3/8");
+	lo->shard_index = i;
+	lo->shard_count = n;
+	return 0;
+}
 
-			if (sscanf(optarg, "%lu%c%lu%c", &i, &slash, &n, &extra) != 3 ||
-			    slash != '/' || n == 0 || i >= n || n > 1000000 || optarg[0] == '-' ||
-			    strchr(optarg, '-'))
-				return tfd_cli_usage(cmd, "--shard needs I/N with 0 <= I < N, e.g. "
-							  "--shard 3/8");
-			lo.shard_index = i;
-			lo.shard_count = n;
-			break;
-		}
-		case 'F':
-			fail_on = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'R':
-			rules_dir = optarg;
-			break;
-		case 'k': {
-			char *end;
-
-			ao.rank = (int)strtol(optarg, &end, 10);
-			if (*end || ao.rank < 0)
-				return tfd_cli_usage("analyze", "--rank needs a number >= 0");
-			ao.rank_set = true;
-			break;
-		}
-		case 'h':
-			if (merge)
-				merge_help(stdout);
-			else
-				help(stdout);
-			return 0;
-		case '?':
-		default:
-			return tfd_cli_bad_option(cmd, lopts, "f:o:qhH:r:", argv);
-		}
-		/* merge takes the report options only: the per-host ones are in
-		 * the partials */
-		if (merge && strchr("rmWAPkS", c))
-			return tfd_cli_usage("merge",
-					     "%s is an option of 'analyze --partial': "
-					     "the partials carry it",
-					     argv[optind - 1]);
-	}
-	if (strcmp(mode, "default") && strcmp(mode, "xprof"))
-		return tfd_cli_usage("analyze", "unknown mode '%s' (default or xprof)", mode);
-	if (strcmp(format, "text") && strcmp(format, "json") &&
-	    (strcmp(format, "gviz") || strcmp(mode, "xprof")))
+/* The combinations of options and inputs analyze and merge refuse. */
+static int check_args(const struct args *a, const char *cmd, int merge, int argc, char **argv)
+{
+	if (strcmp(a->mode, "default") && strcmp(a->mode, "xprof"))
+		return tfd_cli_usage("analyze", "unknown mode '%s' (default or xprof)", a->mode);
+	if (strcmp(a->format, "text") && strcmp(a->format, "json") &&
+	    (strcmp(a->format, "gviz") || strcmp(a->mode, "xprof")))
 		return tfd_cli_usage("analyze",
 				     "unknown format '%s' (text or json; gviz with --mode "
 				     "xprof)",
-				     format);
-	if (tfd_cli_fail_on("analyze", fail_on, 0, &fail_sev))
-		return 2;
-	if (optind >= argc)
+				     a->format);
+	if (a->first >= argc)
 		return tfd_cli_usage(cmd, merge ? "no partial given" : "no capture given");
-	if (lo.shard_count && !partial)
+	if (a->lo.shard_count && !a->partial)
 		return tfd_cli_usage("analyze", "--shard goes with --partial (one fleet task's "
 						"share of the host files)");
-	if (partial &&
-	    (strcmp(mode, "default") || all_runs || fail_on || rules_dir || strcmp(format, "text")))
+	if (a->partial && (strcmp(a->mode, "default") || a->all_runs || a->fail_on ||
+			   a->rules_dir || strcmp(a->format, "text")))
 		return tfd_cli_usage("analyze",
 				     "--partial writes the partial result only: no "
 				     "--mode, --all-runs, --format, --rules or --fail-on "
 				     "(give those to merge)");
-	inputs = partial_inputs((const char *const *)argv + optind, (size_t)(argc - optind));
-	switch (inputs) {
-	case -1:
+	if (a->inputs < 0)
 		return tfd_cli_usage(cmd,
 				     "give either captures or *.partial.json partials, not both");
-	case 1:
-		if (merge)
-			return tfd_cli_usage("merge",
-					     "'%s' is not a partial result (*%s, or a "
-					     "directory of them); make them with "
-					     "'tfdoctor analyze --partial'",
-					     argv[optind], TFD_PARTIAL_SUFFIX);
-		break;
-	default:
-		if (partial || strcmp(mode, "default") || all_runs)
-			return tfd_cli_usage(cmd, "partials are merged: no --partial, --mode or "
-						  "--all-runs with them");
+	if (a->inputs == 1 && merge)
+		return tfd_cli_usage("merge",
+				     "'%s' is not a partial result (*%s, or a "
+				     "directory of them); make them with "
+				     "'tfdoctor analyze --partial'",
+				     argv[a->first], TFD_PARTIAL_SUFFIX);
+	if (a->inputs == 0 && (a->partial || strcmp(a->mode, "default") || a->all_runs))
+		return tfd_cli_usage(cmd, "partials are merged: no --partial, --mode or "
+					  "--all-runs with them");
+	return 0;
+}
+
+/* The options into a; 0, or the exit code of a usage error or --help (-1: 0). */
+static int analyze_args(struct args *a, int argc, char **argv, int merge)
+{
+	const char *cmd = merge ? "merge" : "analyze";
+	struct cli_opts o;
+	int rc = cli_parse(merge ? &cli_merge : &cli_analyze, argc, argv, &o);
+
+	if (rc)
+		return rc == 1 ? -1 : rc;
+	memset(a, 0, sizeof(*a));
+	a->format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : "text";
+	a->outpath = o.v[OPT_OUTPUT];
+	a->mode = o.v[OPT_MODE] ? o.v[OPT_MODE] : "default";
+	a->fail_on = o.v[OPT_FAIL_ON];
+	a->rules_dir = o.v[OPT_RULES];
+	a->quiet = o.v[OPT_QUIET] != NULL;
+	a->partial = o.v[OPT_PARTIAL] != NULL;
+	a->all_runs = o.v[OPT_ALL_RUNS] != NULL;
+	a->ao.host = o.v[OPT_HOST];
+	a->ao.no_warmup = o.v[OPT_NO_WARMUP] != NULL;
+	a->lo.run = o.v[OPT_RUN];
+	if (o.v[OPT_SHARD] && shard_arg(o.v[OPT_SHARD], &a->lo))
+		return 2;
+	if (o.v[OPT_RANK] && cli_rank("analyze", o.v[OPT_RANK], &a->ao.rank))
+		return 2;
+	a->ao.rank_set = o.v[OPT_RANK] != NULL;
+	if (tfd_cli_fail_on("analyze", a->fail_on, 0, &a->fail_sev))
+		return 2;
+	a->first = o.args;
+	if (a->first < argc)
+		a->inputs =
+		    partial_inputs((const char *const *)argv + a->first, (size_t)(argc - a->first));
+	return check_args(a, cmd, merge, argc, argv);
+}
+
+/* --all-runs: every run of one log directory, one section (or JSON array
+ * element) each; the worst exit code. */
+static int analyze_all_runs(struct run_ctx *run, struct tfd_load_opts *lo, const char *dir,
+			    struct tfd_buf *b)
+{
+	struct tfd_err err = {0};
+	char **runs = NULL;
+	size_t nruns = 0;
+	bool text = strcmp(run->format, "text") == 0;
+	int rc = 0;
+
+	if (tfd_capture_runs(dir, &runs, &nruns, &err))
+		return tfd_cli_report(&err);
+	if (!text)
+		tfd_buf_puts(b, "[\n");
+	for (size_t r = 0; r < nruns && rc != 1 && rc != 2; r++) {
+		int one;
+
+		lo->run = runs[r];
+		if (text)
+			tfd_buf_printf(b, "%s== run %s\n\n", r ? "\n" : "", runs[r]);
+		else if (r)
+			tfd_buf_puts(b, ",\n");
+		one = analyze_one(run, &dir, 1, b);
+		if (one > rc)
+			rc = one;
 	}
-	lo.keep_other = strcmp(mode, "xprof") == 0;
-	lo.progress = tfd_cli_progress;
-	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				  (size_t)(argc - optind), rules_dir, NULL, NULL);
+	if (!text)
+		tfd_buf_puts(b, "]\n");
+	for (size_t r = 0; r < nruns; r++)
+		free(runs[r]);
+	free(runs);
+	return rc;
+}
+
+static int analyze_main(int argc, char **argv, int merge)
+{
+	struct args a;
+	struct run_ctx run;
+	struct tfd_err err = {0};
+	struct tfd_buf b;
+	struct tfd_ruleset *rules = NULL;
+	const char *const *paths;
+	size_t npaths;
+	int rc = analyze_args(&a, argc, argv, merge);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	paths = (const char *const *)argv + a.first;
+	npaths = (size_t)(argc - a.first);
+	a.lo.keep_other = strcmp(a.mode, "xprof") == 0;
+	a.lo.progress = tfd_cli_progress;
+	rc = tfd_cli_guard_output(a.outpath, paths, npaths, a.rules_dir, NULL, NULL);
 	if (rc)
 		return rc;
-	if (tfd_rules_load_default(rules_dir, &rules, &err))
+	if (tfd_rules_load_default(a.rules_dir, &rules, &err))
 		return tfd_cli_report(&err);
-	run.lo = &lo;
-	run.ao = &ao;
+	memset(&run, 0, sizeof(run));
+	run.lo = &a.lo;
+	run.ao = &a.ao;
 	run.rules = rules;
-	run.format = format;
-	run.mode = mode;
-	run.fail_on = fail_on;
-	run.fail_sev = fail_sev;
+	run.format = a.format;
+	run.mode = a.mode;
+	run.fail_on = a.fail_on;
+	run.fail_sev = a.fail_sev;
 	/* a report going to the terminal holds its notes: not twice */
-	run.quiet = quiet || (!partial && tfd_cli_to_terminal(outpath));
-	run.outpath = outpath;
-	run.partial = partial;
-	run.merging = inputs == 0;
+	run.quiet = a.quiet || (!a.partial && tfd_cli_to_terminal(a.outpath));
+	run.outpath = a.outpath;
+	run.partial = a.partial;
+	run.merging = a.inputs == 0;
 	tfd_buf_init(&b);
-	if (!all_runs) {
-		rc = analyze_one(&run, (const char *const *)argv + optind, (size_t)(argc - optind),
-				 &b);
-	} else {
-		char **runs = NULL;
-		size_t nruns = 0;
-
-		if (argc - optind != 1) {
-			rc = tfd_cli_usage("analyze", "--all-runs takes one log directory");
-			goto out;
-		}
-		if (tfd_capture_runs(argv[optind], &runs, &nruns, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		if (strcmp(format, "text"))
-			tfd_buf_puts(&b, "[\n");
-		for (size_t r = 0; r < nruns && rc != 1 && rc != 2; r++) {
-			int one;
-
-			lo.run = runs[r];
-			if (strcmp(format, "text") == 0)
-				tfd_buf_printf(&b, "%s== run %s\n\n", r ? "\n" : "", runs[r]);
-			else if (r)
-				tfd_buf_puts(&b, ",\n");
-			one = analyze_one(&run, (const char *const *)argv + optind, 1, &b);
-			if (one > rc)
-				rc = one;
-		}
-		if (strcmp(format, "text"))
-			tfd_buf_puts(&b, "]\n");
-		for (size_t r = 0; r < nruns; r++)
-			free(runs[r]);
-		free(runs);
-	}
+	if (!a.all_runs)
+		rc = analyze_one(&run, paths, npaths, &b);
+	else if (npaths != 1)
+		rc = tfd_cli_usage("analyze", "--all-runs takes one log directory");
+	else
+		rc = analyze_all_runs(&run, &a.lo, paths[0], &b);
 	if (rc == 1 || rc == 2)
 		goto out;
-	if (strcmp(format, "text") == 0)
+	if (strcmp(a.format, "text") == 0)
 		tfd_buf_escape_controls(&b); /* names come from the capture */
-	if (tfd_output_write(outpath, b.s, b.len, &err))
+	if (tfd_output_write(a.outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
 out:
 	tfd_rules_free(rules);

@@ -153,20 +153,6 @@ int tfd_cli_fail_on(const char *cmd, const char *spec, int allow_regression, int
 			     spec, allow_regression ? ", regression" : "");
 }
 
-int tfd_cli_list_options(int argc, char **argv, const struct option *lopts, const char *shorts,
-			 const char *skip)
-{
-	if (argc != 2 || strcmp(argv[1], "--list-options") != 0)
-		return 0;
-	for (const struct option *o = lopts; o->name; o++)
-		if (!skip || !o->val || !strchr(skip, o->val))
-			printf("--%s\n", o->name);
-	for (const char *s = shorts; *s; s++)
-		if (isalnum((unsigned char)*s) && (!skip || !strchr(skip, *s)))
-			printf("-%c\n", *s);
-	return 1;
-}
-
 /* Levenshtein distance, for "did you mean" (short words only). */
 int tfd_cli_edit_distance(const char *a, const char *b)
 {

@@ -1,11 +1,11 @@
 /* dot.c - `tfdoctor dot`: the critical-path diagram of one pipeline. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "tfd/analysis.h"
 #include "tfd/app.h"
 #include "tfd/capture.h"
@@ -13,32 +13,6 @@
 #include "tfd/dot.h"
 #include "tfd/outfile.h"
 #include "tfd/partial.h"
-
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor dot [options] CAPTURE...\n"
-	      "\n"
-	      "Draws one input pipeline: a node per stage with calls, total and self time\n"
-	      "and share of blocking time; the critical path bold, the bottleneck red, other\n"
-	      "stages dashed gray; edges to stages on another thread dashed blue. CAPTURE\n"
-	      "may be *.partial.json files (analyze --partial): merged first.\n"
-	      "\n"
-	      "  -f, --format FMT      dot (default; no layout), svg or png (rendered\n"
-	      "                        in-process)\n"
-	      "  -T FMT                the same as -f\n"
-	      "  -o, --output FILE     write to FILE (FMT follows its .dot/.gv, .svg or .png\n"
-	      "                        suffix; a different -f is an error)\n"
-	      "  -H, --host NAME       the host (default: the most input-bound)\n"
-	      "      --pipeline NAME   the pipeline, e.g. Host:1 or Device:0 (default: the\n"
-	      "                        slowest host pipeline)\n"
-	      "      --rank N          draw only the N-th slowest root call (0 = slowest)\n"
-	      "  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
-	      "  -q, --quiet           accepted for symmetry (dot prints no notes)\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
-	      f);
-}
 
 /* The format an output file name asks for: NULL for no file or no suffix,
  * "" for a suffix that is not a diagram format. */
@@ -57,16 +31,7 @@ static const char *suffix_format(const char *path)
 
 int cmd_dot(int argc, char **argv)
 {
-	static const struct option lopts[] = {{"host", required_argument, NULL, 'H'},
-					      {"pipeline", required_argument, NULL, 'P'},
-					      {"rank", required_argument, NULL, 'k'},
-					      {"run", required_argument, NULL, 'r'},
-					      {"output", required_argument, NULL, 'o'},
-					      {"format", required_argument, NULL, 'f'},
-					      {"quiet", no_argument, NULL, 'q'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	static const char shorts[] = "T:f:o:H:r:qh";
+	struct cli_opts o;
 	const char *want;
 	struct tfd_load_opts lo = {0};
 	struct tfd_analyze_opts ao = {0};
@@ -74,53 +39,27 @@ int cmd_dot(int argc, char **argv)
 	struct tfd_analysis *an = NULL;
 	struct tfd_err err = {0};
 	struct tfd_buf b;
-	const char *outpath = NULL, *format = NULL, *pipeline = NULL;
+	const char *outpath, *format, *pipeline;
 	const struct tfd_host_result *h;
 	const struct tfd_pipeline *p = NULL;
-	int c, rc = 0;
-	char *end;
+	int first, rc = cli_parse(&cli_dot, argc, argv, &o);
 
-	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
-		switch (c) {
-		case 'T':
-		case 'f':
-			format = optarg;
-			break;
-		case 'q':
-			break; /* dot prints no notes; accepted like every command */
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'H':
-			ao.host = optarg;
-			break;
-		case 'P':
-			pipeline = optarg;
-			break;
-		case 'k':
-			ao.rank = (int)strtol(optarg, &end, 10);
-			if (*end || ao.rank < 0)
-				return tfd_cli_usage("dot", "--rank needs a number >= 0");
-			ao.rank_set = true;
-			break;
-		case 'r':
-			lo.run = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return tfd_cli_bad_option("dot", lopts, shorts, argv);
-		}
-	}
-	if (optind >= argc)
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	/* -q is accepted like every command's: dot prints no notes */
+	format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : o.v[OPT_T];
+	outpath = o.v[OPT_OUTPUT];
+	ao.host = o.v[OPT_HOST];
+	pipeline = o.v[OPT_PIPELINE];
+	lo.run = o.v[OPT_RUN];
+	if (o.v[OPT_RANK] && cli_rank("dot", o.v[OPT_RANK], &ao.rank))
+		return 2;
+	ao.rank_set = o.v[OPT_RANK] != NULL;
+	first = o.args;
+	if (first >= argc)
 		return tfd_cli_usage("dot", "no capture given");
-	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				  (size_t)(argc - optind), NULL, NULL, NULL);
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + first,
+				  (size_t)(argc - first), NULL, NULL, NULL);
 	if (rc)
 		return rc;
 	/* the format follows -f, else the file's suffix; they must agree */
@@ -144,20 +83,20 @@ int cmd_dot(int argc, char **argv)
 	    strcmp(format, "pdf"))
 		return tfd_cli_usage("dot", "unknown format '%s' (dot, svg or png)", format);
 	tfd_buf_init(&b);
-	if (tfd_partial_path(argv[optind])) {
+	if (tfd_partial_path(argv[first])) {
 		/* the diagram of a merged run (partials carry --rank themselves) */
 		if (ao.rank_set || lo.run) {
 			rc = tfd_cli_usage("dot", "partials carry --rank and --run: give them to "
 						  "'analyze --partial'");
 			goto out;
 		}
-		if (tfd_partial_merge((const char *const *)argv + optind, (size_t)(argc - optind),
+		if (tfd_partial_merge((const char *const *)argv + first, (size_t)(argc - first),
 				      &ao, &cap, &an, &err)) {
 			rc = tfd_cli_report(&err);
 			goto out;
 		}
-	} else if (tfd_analyze_paths((const char *const *)argv + optind, (size_t)(argc - optind),
-				     &lo, &ao, &cap, &an, &err)) {
+	} else if (tfd_analyze_paths((const char *const *)argv + first, (size_t)(argc - first), &lo,
+				     &ao, &cap, &an, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}

@@ -1,11 +1,11 @@
 /* dump.c - `tfdoctor dump`: what a capture holds, for users and debugging. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "opts.h"
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
@@ -182,82 +182,36 @@ static char *dump_json(const struct tfd_capture *cap, int all)
 	return out;
 }
 
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor dump [options] CAPTURE...\n"
-	      "\n"
-	      "Lists the hosts, planes, steps, threads and iterator events of a capture,\n"
-	      "with ids, parent ids and parameters.\n"
-	      "\n"
-	      "  -f, --format FMT      text (default) or json (schema_version 1)\n"
-	      "      --json            the same as -f json\n"
-	      "      --all             list every kept host event, not only iterators\n"
-	      "  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
-	      "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
-	      "  -q, --quiet           accepted for symmetry (dump prints no notes)\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
-	      f);
-}
-
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"json", no_argument, NULL, 'j'},	      {"all", no_argument, NULL, 'a'},
-	    {"run", required_argument, NULL, 'r'},    {"output", required_argument, NULL, 'o'},
-	    {"format", required_argument, NULL, 'f'}, {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
-	static const char shorts[] = "f:o:r:qh";
+	struct cli_opts o;
 	struct tfd_load_opts lo = {0};
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
 	struct tfd_buf b;
-	const char *outpath = NULL;
-	int json = 0, all = 0, c, rc;
+	const char *outpath, *fmt;
+	int json, all, first, rc = cli_parse(&cli_dump, argc, argv, &o);
 
-	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'f':
-			if (strcmp(optarg, "json") && strcmp(optarg, "text"))
-				return tfd_cli_usage("dump", "unknown format '%s' (text or json)",
-						     optarg);
-			json = strcmp(optarg, "json") == 0;
-			break;
-		case 'q':
-			break; /* dump prints no notes */
-		case 'a':
-			all = 1;
-			break;
-		case 'r':
-			lo.run = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return tfd_cli_bad_option("dump", lopts, shorts, argv);
-		}
-	}
-	if (optind >= argc)
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	fmt = o.v[OPT_FORMAT];
+	if (fmt && strcmp(fmt, "json") && strcmp(fmt, "text"))
+		return tfd_cli_usage("dump", "unknown format '%s' (text or json)", fmt);
+	/* -q is accepted for symmetry: dump prints no notes */
+	json = fmt ? strcmp(fmt, "json") == 0 : o.v[OPT_JSON] != NULL;
+	all = o.v[OPT_ALL] != NULL;
+	lo.run = o.v[OPT_RUN];
+	outpath = o.v[OPT_OUTPUT];
+	first = o.args;
+	if (first >= argc)
 		return tfd_cli_usage("dump", "no capture given");
 	lo.keep_other = all;
 	lo.progress = tfd_cli_progress;
-	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind,
-				  (size_t)(argc - optind), NULL, NULL, NULL);
+	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + first,
+				  (size_t)(argc - first), NULL, NULL, NULL);
 	if (rc)
 		return rc;
-	if (tfd_capture_load((const char *const *)argv + optind, (size_t)(argc - optind), &lo, &cap,
+	if (tfd_capture_load((const char *const *)argv + first, (size_t)(argc - first), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);
 	tfd_buf_init(&b);

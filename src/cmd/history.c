@@ -1,6 +1,5 @@
 /* history.c - `tfdoctor history`: check a report history database and list
  * its runs. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -10,27 +9,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "opts.h"
 #include "tfd/buf.h"
 #include "tfd/cli.h"
 #include "tfd/history.h"
 #include "tfd/render.h"
-
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor history [options] DB\n"
-	      "\n"
-	      "Reads a report history database (never creates or changes one): runs\n"
-	      "SQLite's integrity check (PostgreSQL: every run has its hosts), lists its\n"
-	      "jobs, or with --job NAME that job's runs, oldest first. DB is a SQLite file\n"
-	      "or a postgresql:// URL.\n"
-	      "\n"
-	      "      --job NAME        the runs of this job\n"
-	      "  -f, --format FMT      text (default), json or csv\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.\n",
-	      f);
-}
 
 static void csv_field(const char *s)
 {
@@ -159,40 +142,26 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 
 int cmd_history(int argc, char **argv)
 {
-	static const struct option lopts[] = {{"job", required_argument, NULL, 'J'},
-					      {"format", required_argument, NULL, 'f'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	const char *job = NULL, *fmt = "text", *db_path;
+	struct cli_opts o;
+	const char *job, *fmt, *db_path;
 	char shown[512];
 	struct tfd_history *db = NULL;
 	struct tfd_hist_run *runs = NULL;
 	struct tfd_hist_job *jobs = NULL;
 	struct tfd_err err = {0};
 	size_t nruns = 0, n = 0, njobs = 0;
-	int c, rc = 0;
+	int rc = cli_parse(&cli_history, argc, argv, &o);
 
-	if (tfd_cli_list_options(argc, argv, lopts, "f:h", NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:h", lopts, NULL)) != -1) {
-		if (c == 'J')
-			job = optarg;
-		else if (c == 'f')
-			fmt = optarg;
-		else if (c == 'h') {
-			help(stdout);
-			return 0;
-		} else
-			return tfd_cli_bad_option("history", lopts, "f:h", argv);
-	}
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	job = o.v[OPT_JOB];
+	fmt = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : "text";
 	if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "csv"))
 		return tfd_cli_usage("history", "unknown format '%s' (text, json or csv)", fmt);
-	if (optind + 1 != argc)
+	if (o.args + 1 != argc)
 		return tfd_cli_usage("history", "give one history database");
-	db_path = argv[optind];
-	tfd_history_display(argv[optind], shown, sizeof(shown));
+	db_path = argv[o.args];
+	tfd_history_display(db_path, shown, sizeof(shown));
 	if (tfd_history_open_existing(db_path, &db, &err) || tfd_history_check(db, &nruns, &err) ||
 	    tfd_history_jobs(db, &jobs, &njobs, &err)) {
 		rc = tfd_cli_report(&err);

@@ -1,7 +1,6 @@
 /* report.c - `tfdoctor report`: argument handling of the nightly pipeline-health
  * report (the report itself is src/report/). */
 #include <ctype.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opts.h"
 #include "tfd/analysis.h"
 #include "tfd/app.h"
 #include "tfd/capture.h"
@@ -21,36 +21,6 @@
 #include "tfd/rules.h"
 
 #define HISTORY_LIMIT 60
-
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor report [options] CAPTURE...\n"
-	      "\n"
-	      "A pipeline-health report: each CAPTURE (log directory, run directory or file)\n"
-	      "is a job; its current run is analyzed, recorded in the history database, and\n"
-	      "compared with the previous run and a baseline. A CAPTURE may also be a\n"
-	      "directory of *.partial.json (analyze --partial, one per host): merged.\n"
-	      "\n"
-	      "      --history DB      the history: a SQLite file (created if missing) or a\n"
-	      "                        postgresql:// URL; without it the report covers the\n"
-	      "                        current run only\n"
-	      "      --job NAME        job name (one CAPTURE only; default: its base name)\n"
-	      "  -f, --format FMT      html (default), md or json\n"
-	      "  -o, --output FILE     write the report to FILE (atomically)\n"
-	      "      --baseline RUN    compare with this recorded run (default: the first one)\n"
-	      "      --regress-pct N   a latency increase above N % is a regression\n"
-	      "                        (default 20)\n"
-	      "      --fail-on WHAT    exit 3 on: input-bound, regression, severity=LEVEL\n"
-	      "      --no-record       compare with the history without adding this run\n"
-	      "      --timestamp TIME  record this time instead of now (ISO 8601)\n"
-	      "      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
-	      "  -r, --run NAME        pick this run under plugins/profile (default: newest)\n"
-	      "  -q, --quiet           do not echo notes to stderr\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.\n",
-	      f);
-}
 
 /* YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM] (no zone: UTC), fields in range, at
  * most 64 characters */
@@ -111,100 +81,60 @@ struct job_data {
 	char error[sizeof(((struct tfd_err *)0)->msg) * 4]; /* the job failed: why */
 };
 
-int cmd_report(int argc, char **argv)
-{
-	static const struct option lopts[] = {{"history", required_argument, NULL, 'D'},
-					      {"job", required_argument, NULL, 'J'},
-					      {"format", required_argument, NULL, 'f'},
-					      {"output", required_argument, NULL, 'o'},
-					      {"baseline", required_argument, NULL, 'B'},
-					      {"regress-pct", required_argument, NULL, 'p'},
-					      {"fail-on", required_argument, NULL, 'F'},
-					      {"no-record", no_argument, NULL, 'N'},
-					      {"timestamp", required_argument, NULL, 't'},
-					      {"rules", required_argument, NULL, 'R'},
-					      {"run", required_argument, NULL, 'r'},
-					      {"quiet", no_argument, NULL, 'q'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	static const char shorts[] = "f:o:r:qh";
-	const char *dbpath = NULL, *jobname = NULL, *format = "html", *outpath = NULL;
-	const char *baseline = NULL, *fail_on = NULL, *stamp = NULL, *rules_dir = NULL;
-	struct tfd_load_opts lo = {0};
-	struct tfd_ruleset *rules = NULL;
-	struct tfd_history *db = NULL;
-	struct tfd_err err = {0};
-	struct job_data *jd = NULL;
-	struct tfd_job *jobs = NULL;
-	struct tfd_hist_run *recs = NULL;
-	struct tfd_buf b;
-	double pct = 20.0;
-	int c, rc = 0, record = 1, fail_sev = -1, quiet = 0;
-	size_t njobs, nfailed = 0;
+/* One report: what the command line asked, and the jobs' state. */
+struct report {
+	const char *dbpath, *jobname, *format, *outpath, *baseline, *fail_on, *rules_dir;
+	struct tfd_load_opts lo;
+	double pct;
+	int record, fail_sev, quiet;
 	char now[80];
+	const char *const *paths;
+	size_t njobs, nfailed;
+	int fail_rc; /* the exit code of the last job that failed */
+	struct tfd_ruleset *rules;
+	struct tfd_history *db;
+	struct job_data *jd;
+	struct tfd_job *jobs;
+};
 
-	if (tfd_cli_list_options(argc, argv, lopts, shorts, NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
+/* The options into r; 0, or the exit code of a usage error or --help (-1: 0). */
+static int report_args(struct report *r, int argc, char **argv)
+{
+	struct cli_opts o;
+	const char *stamp;
+	int rc = cli_parse(&cli_report, argc, argv, &o);
+
+	if (rc)
+		return rc == 1 ? -1 : rc;
+	r->quiet = o.v[OPT_QUIET] != NULL;
+	r->dbpath = o.v[OPT_HISTORY];
+	r->jobname = o.v[OPT_JOB];
+	r->format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : "html";
+	r->outpath = o.v[OPT_OUTPUT];
+	r->baseline = o.v[OPT_BASELINE];
+	r->fail_on = o.v[OPT_FAIL_ON];
+	r->record = !o.v[OPT_NO_RECORD];
+	r->rules_dir = o.v[OPT_RULES];
+	r->lo.run = o.v[OPT_RUN];
+	r->pct = 20.0;
+	if (o.v[OPT_REGRESS_PCT]) {
 		char *end;
 
-		switch (c) {
-		case 'q':
-			quiet = 1;
-			break;
-		case 'D':
-			dbpath = optarg;
-			break;
-		case 'J':
-			jobname = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'B':
-			baseline = optarg;
-			break;
-		case 'p':
-			pct = strtod(optarg, &end);
-			if (*end || pct < 0)
-				return tfd_cli_usage("report", "--regress-pct needs a number >= 0");
-			break;
-		case 'F':
-			fail_on = optarg;
-			break;
-		case 'N':
-			record = 0;
-			break;
-		case 't':
-			stamp = optarg;
-			break;
-		case 'R':
-			rules_dir = optarg;
-			break;
-		case 'r':
-			lo.run = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return tfd_cli_bad_option("report", lopts, shorts, argv);
-		}
+		r->pct = strtod(o.v[OPT_REGRESS_PCT], &end);
+		if (*end || !*o.v[OPT_REGRESS_PCT] || r->pct < 0)
+			return tfd_cli_usage("report", "--regress-pct needs a number >= 0");
 	}
-	if (strcmp(format, "html") && strcmp(format, "md") && strcmp(format, "json"))
-		return tfd_cli_usage("report", "unknown format '%s' (html, md or json)", format);
-	if (tfd_cli_fail_on("report", fail_on, 1, &fail_sev))
+	if (strcmp(r->format, "html") && strcmp(r->format, "md") && strcmp(r->format, "json"))
+		return tfd_cli_usage("report", "unknown format '%s' (html, md or json)", r->format);
+	if (tfd_cli_fail_on("report", r->fail_on, 1, &r->fail_sev))
 		return 2;
-	if (optind >= argc)
+	if (o.args >= argc)
 		return tfd_cli_usage("report", "no capture given");
-	njobs = (size_t)(argc - optind);
-	if (jobname && njobs > 1)
+	r->paths = (const char *const *)argv + o.args;
+	r->njobs = (size_t)(argc - o.args);
+	if (r->jobname && r->njobs > 1)
 		return tfd_cli_usage("report", "--job names one job; give one CAPTURE");
+	stamp = o.v[OPT_TIMESTAMP];
 	if (stamp && !iso8601(stamp))
 		return tfd_cli_usage("report",
 				     "--timestamp '%s' is not an ISO 8601 time such as "
@@ -212,146 +142,195 @@ int cmd_report(int argc, char **argv)
 				     stamp);
 	if (stamp) {
 		/* a time without a zone is UTC, recorded as such */
-		snprintf(now, sizeof(now), "%s%s", stamp,
+		snprintf(r->now, sizeof(r->now), "%s%s", stamp,
 			 isdigit((unsigned char)stamp[strlen(stamp) - 1]) ? "Z" : "");
 	} else {
 		time_t t = time(NULL);
 		struct tm tmv;
 
 		gmtime_r(&t, &tmv);
-		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+		strftime(r->now, sizeof(r->now), "%Y-%m-%dT%H:%M:%SZ", &tmv);
 	}
-	lo.progress = tfd_cli_progress;
-	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + optind, njobs, rules_dir,
-				  dbpath, NULL);
-	if (rc)
-		return rc;
-	tfd_buf_init(&b);
-	jd = xcalloc(njobs, sizeof(*jd));
-	jobs = xcalloc(njobs, sizeof(*jobs));
-	recs = xcalloc(njobs, sizeof(*recs));
-	if (tfd_rules_load_default(rules_dir, &rules, &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-	/* a bad history database fails before any analysis */
-	if (dbpath && tfd_history_open(dbpath, &db, &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-	for (size_t i = 0; i < njobs; i++) {
-		const char *path = argv[optind + (int)i];
-		const char *paths[1] = {path};
-		char tmp[512];
-		const char *runname;
+	return 0;
+}
 
-		jd[i].name = xstrdup(jobname ? jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
-		jobs[i].name = jd[i].name;
-		if (tfd_partial_path(path)
-			? tfd_partial_merge(paths, 1, NULL, &jd[i].cap, &jd[i].an, &err)
-			: tfd_analyze_paths(paths, 1, &lo, NULL, &jd[i].cap, &jd[i].an, &err)) {
-			/* one odd job does not fail the batch: the others are
-			 * reported and recorded, this one is named with its error,
-			 * and the exit status is 1 */
-			rc = tfd_cli_report(&err);
-			tfd_str_escape_controls(err.msg, jd[i].error, sizeof(jd[i].error));
-			jobs[i].error = jd[i].error;
-			nfailed++;
+/* Analyze job i. One odd job does not fail the batch: the others are
+ * reported and recorded, this one is named with its error (exit 1). */
+static void analyze_job(struct report *r, size_t i)
+{
+	const char *path = r->paths[i], *paths[1] = {path}, *runname;
+	struct job_data *d = &r->jd[i];
+	struct tfd_job *j = &r->jobs[i];
+	struct tfd_err err = {0};
+	char tmp[512];
+
+	d->name = xstrdup(r->jobname ? r->jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
+	j->name = d->name;
+	if (tfd_partial_path(path)
+		? tfd_partial_merge(paths, 1, NULL, &d->cap, &d->an, &err)
+		: tfd_analyze_paths(paths, 1, &r->lo, NULL, &d->cap, &d->an, &err)) {
+		r->fail_rc = tfd_cli_report(&err);
+		tfd_str_escape_controls(err.msg, d->error, sizeof(d->error));
+		j->error = d->error;
+		r->nfailed++;
+		return;
+	}
+	tfd_rules_eval(r->rules, d->an, &d->findings);
+	for (size_t k = 0; !r->quiet && k < d->an->ndiags; k++)
+		tfd_cli_note(d->an->diags[k].host, d->an->diags[k].msg);
+	j->analysis = d->an;
+	j->findings = &d->findings;
+	runname = d->an->run	? d->an->run
+		  : d->cap->run ? d->cap->run
+				: tfd_cli_base_name(path, tmp, sizeof(tmp));
+	tfd_nightly_record(j, runname, path, r->now);
+	j->critpath_svg = inline_svg(d->an);
+}
+
+/* The jobs that were analyzed, in one transaction; a run already there is
+ * not recorded twice (said). */
+static int record_runs(struct report *r)
+{
+	struct tfd_hist_run *recs = xcalloc(r->njobs + 1, sizeof(*recs));
+	struct tfd_err err = {0};
+	size_t nrec = 0;
+
+	for (size_t i = 0; i < r->njobs; i++)
+		if (!r->jobs[i].error)
+			recs[nrec++] = r->jobs[i].current;
+	if (tfd_history_record(r->db, recs, nrec, &err)) {
+		free(recs);
+		return tfd_cli_report(&err);
+	}
+	for (size_t i = 0, k = 0; i < r->njobs; i++) {
+		char m[400];
+
+		if (r->jobs[i].error)
 			continue;
-		}
-		tfd_rules_eval(rules, jd[i].an, &jd[i].findings);
-		for (size_t k = 0; !quiet && k < jd[i].an->ndiags; k++)
-			tfd_cli_note(jd[i].an->diags[k].host, jd[i].an->diags[k].msg);
-		jobs[i].analysis = jd[i].an;
-		jobs[i].findings = &jd[i].findings;
-		runname = jd[i].an->run	   ? jd[i].an->run
-			  : jd[i].cap->run ? jd[i].cap->run
-					   : tfd_cli_base_name(path, tmp, sizeof(tmp));
-		tfd_nightly_record(&jobs[i], runname, path, now);
-		jobs[i].critpath_svg = inline_svg(jd[i].an);
-	}
-	if (nfailed == njobs)
-		goto out; /* nothing to report: each error is said */
-	if (db) {
-		if (record) {
-			/* all jobs of this report in one transaction */
-			size_t nrec = 0;
-
-			for (size_t i = 0; i < njobs; i++)
-				if (!jobs[i].error)
-					recs[nrec++] = jobs[i].current;
-			if (tfd_history_record(db, recs, nrec, &err)) {
-				rc = tfd_cli_report(&err);
-				goto out;
-			}
-			for (size_t i = 0, k = 0; i < njobs; i++) {
-				char m[400];
-
-				if (jobs[i].error)
-					continue;
-				jobs[i].current.id = recs[k].id;
-				if (recs[k++].already && !quiet) {
-					snprintf(m, sizeof(m),
-						 "run '%s' is already in the history (the same "
-						 "capture): not recorded again",
-						 jobs[i].current.run);
-					tfd_cli_note(jobs[i].name, m);
-				}
-			}
+		r->jobs[i].current.id = recs[k].id;
+		if (recs[k++].already && !r->quiet) {
+			snprintf(m, sizeof(m),
+				 "run '%s' is already in the history (the same capture): not "
+				 "recorded again",
+				 r->jobs[i].current.run);
+			tfd_cli_note(r->jobs[i].name, m);
 		}
 	}
-	for (size_t i = 0; i < njobs; i++) {
-		struct tfd_job *j = &jobs[i];
+	free(recs);
+	return 0;
+}
+
+/* Each job against its history: the window of past runs, the regressions. */
+static int compare_jobs(struct report *r)
+{
+	struct tfd_err err = {0};
+
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct tfd_job *j = &r->jobs[i];
 
 		if (j->error)
 			continue;
-		if (tfd_nightly_window(j, db, record && db, baseline, HISTORY_LIMIT, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		tfd_nightly_compare(j, pct);
+		if (tfd_nightly_window(j, r->db, r->record && r->db, r->baseline, HISTORY_LIMIT,
+				       &err))
+			return tfd_cli_report(&err);
+		tfd_nightly_compare(j, r->pct);
 	}
-	if (strcmp(format, "md") == 0)
-		tfd_nightly_md(jobs, njobs, &b);
-	else if (strcmp(format, "json") == 0)
-		tfd_nightly_json(jobs, njobs, &b);
+	return 0;
+}
+
+/* Render and write the report; 0, or the exit code of an error. */
+static int write_report(struct report *r)
+{
+	struct tfd_err err = {0};
+	struct tfd_buf b;
+	int rc = 0;
+
+	tfd_buf_init(&b);
+	if (strcmp(r->format, "md") == 0)
+		tfd_nightly_md(r->jobs, r->njobs, &b);
+	else if (strcmp(r->format, "json") == 0)
+		tfd_nightly_json(r->jobs, r->njobs, &b);
 	else
-		tfd_nightly_html(jobs, njobs, &b);
-	for (size_t i = 0; i < njobs; i++)
-		if (jd[i].cap && tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, jd[i].cap)) {
+		tfd_nightly_html(r->jobs, r->njobs, &b);
+	for (size_t i = 0; i < r->njobs && !rc; i++)
+		if (r->jd[i].cap &&
+		    tfd_cli_guard_output(r->outpath, NULL, 0, NULL, NULL, r->jd[i].cap))
 			rc = 2;
-			goto out;
-		}
-	if (tfd_output_write(outpath, b.s, b.len, &err)) {
+	if (!rc && tfd_output_write(r->outpath, b.s, b.len, &err))
+		rc = tfd_cli_report(&err);
+	tfd_buf_release(&b);
+	return rc;
+}
+
+/* 3 when a --fail-on condition holds for any job. */
+static int gate(const struct report *r)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < r->njobs && r->fail_on; i++) {
+		const struct job_data *d = &r->jd[i];
+
+		if (r->jobs[i].error)
+			continue;
+		if (strcmp(r->fail_on, "input-bound") == 0 && d->an->input_bound)
+			rc = 3;
+		if (strcmp(r->fail_on, "regression") == 0 && r->jobs[i].nregs)
+			rc = 3;
+		if (r->fail_sev >= 0 && d->findings.n &&
+		    (int)d->findings.max_severity >= r->fail_sev)
+			rc = 3;
+	}
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report r;
+	struct tfd_err err = {0};
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = report_args(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	r.lo.progress = tfd_cli_progress;
+	rc = tfd_cli_guard_output(r.outpath, r.paths, r.njobs, r.rules_dir, r.dbpath, NULL);
+	if (rc)
+		return rc;
+	r.jd = xcalloc(r.njobs, sizeof(*r.jd));
+	r.jobs = xcalloc(r.njobs, sizeof(*r.jobs));
+	/* a bad rule file or history database fails before any analysis */
+	if (tfd_rules_load_default(r.rules_dir, &r.rules, &err) ||
+	    (r.dbpath && tfd_history_open(r.dbpath, &r.db, &err))) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
-	for (size_t i = 0; i < njobs && fail_on; i++) {
-		if (jobs[i].error)
-			continue;
-		if (strcmp(fail_on, "input-bound") == 0 && jd[i].an->input_bound)
-			rc = 3;
-		if (strcmp(fail_on, "regression") == 0 && jobs[i].nregs)
-			rc = 3;
-		if (fail_sev >= 0 && jd[i].findings.n &&
-		    (int)jd[i].findings.max_severity >= fail_sev)
-			rc = 3;
+	for (size_t i = 0; i < r.njobs; i++)
+		analyze_job(&r, i);
+	if (r.nfailed == r.njobs) {
+		rc = r.fail_rc; /* nothing to report: each error is said */
+		goto out;
 	}
-	if (nfailed)
+	rc = r.db && r.record ? record_runs(&r) : 0;
+	if (!rc)
+		rc = compare_jobs(&r);
+	if (!rc)
+		rc = write_report(&r);
+	if (!rc)
+		rc = gate(&r);
+	if ((!rc || rc == 3) && r.nfailed)
 		rc = 1; /* the report is written; the failed jobs were said */
 out:
-	for (size_t i = 0; i < njobs; i++) {
-		tfd_nightly_job_release(&jobs[i]);
-		tfd_findings_free(&jd[i].findings);
-		tfd_analysis_free(jd[i].an);
-		tfd_capture_free(jd[i].cap);
-		free(jd[i].name);
+	for (size_t i = 0; i < r.njobs && r.jd; i++) {
+		tfd_nightly_job_release(&r.jobs[i]);
+		tfd_findings_free(&r.jd[i].findings);
+		tfd_analysis_free(r.jd[i].an);
+		tfd_capture_free(r.jd[i].cap);
+		free(r.jd[i].name);
 	}
-	free(jobs);
-	free(jd);
-	free(recs);
-	tfd_history_close(db);
-	tfd_rules_free(rules);
-	tfd_buf_release(&b);
+	free(r.jobs);
+	free(r.jd);
+	tfd_history_close(r.db);
+	tfd_rules_free(r.rules);
 	return rc;
 }

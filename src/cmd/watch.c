@@ -10,7 +10,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
 #include "tfd/capture.h"
@@ -516,42 +516,6 @@ static void wait_a_bit(struct watch *w)
 			;
 }
 
-static void help(FILE *f)
-{
-	fputs("usage: tfdoctor watch [options] LOGDIR...\n"
-	      "\n"
-	      "Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\n"
-	      "once it is complete: every host file unchanged for --settle seconds (and\n"
-	      "--hosts of them, when given), and it loads. Runs present at the start are\n"
-	      "skipped unless --existing. Stops on SIGINT or SIGTERM.\n"
-	      "\n"
-	      "  -f, --format FMT      text (default), json, or md (the nightly report's)\n"
-	      "      --out-dir DIR     write each run's report to DIR/RUN.txt|json|md\n"
-	      "                        (atomically) instead of standard output\n"
-	      "      --exec CMD        run CMD (sh -c) after each analysis, with TFDOCTOR_RUN,\n"
-	      "                        TFDOCTOR_RUN_DIR, TFDOCTOR_REPORT, TFDOCTOR_VERDICT,\n"
-	      "                        TFDOCTOR_BOTTLENECK (empty when not input-bound) and\n"
-	      "                        TFDOCTOR_SLOWEST_STAGE in its environment\n"
-	      "      --history DB      also record each run as 'report --history' does\n"
-	      "      --job NAME        the job name to record (default: the run's name)\n"
-	      "      --hosts N         a run is complete with N host files\n"
-	      "      --settle SECONDS  files unchanged this long are complete (default 5)\n"
-	      "      --poll SECONDS    scan this often (default 1; inotify wakes it earlier)\n"
-	      "      --timeout SECONDS\n"
-	      "                        report a run still incomplete after this long\n"
-	      "                        (default 600; 0: never)\n"
-	      "      --existing        also analyze the runs present at the start\n"
-	      "      --once            analyze the complete runs present now and exit (for\n"
-	      "                        cron; with --out-dir, runs with a report are skipped)\n"
-	      "      --rules DIR       add the rules in DIR/*.json (an id replaces a built-in)\n"
-	      "  -q, --quiet           no progress lines on standard error\n"
-	      "  -h, --help            show this help\n"
-	      "\n"
-	      "Exit codes: 0 ok (also when stopped by SIGINT or SIGTERM), 1 runtime error,\n"
-	      "2 usage.\n",
-	      f);
-}
-
 static int parse_secs(const char *arg, double *out)
 {
 	char *end;
@@ -563,100 +527,63 @@ static int parse_secs(const char *arg, double *out)
 	return 0;
 }
 
-int cmd_watch(int argc, char **argv)
+/* The options into w; 0, or the exit code of a usage error or --help (-1: 0).
+ * *first: the first log directory's index in argv. */
+static int watch_args(struct watch *w, int argc, char **argv, int *first)
 {
-	static const struct option lopts[] = {{"format", required_argument, NULL, 'f'},
-					      {"out-dir", required_argument, NULL, 'O'},
-					      {"exec", required_argument, NULL, 'X'},
-					      {"history", required_argument, NULL, 'D'},
-					      {"job", required_argument, NULL, 'J'},
-					      {"hosts", required_argument, NULL, 'n'},
-					      {"settle", required_argument, NULL, 's'},
-					      {"poll", required_argument, NULL, 'p'},
-					      {"timeout", required_argument, NULL, 't'},
-					      {"existing", no_argument, NULL, 'e'},
-					      {"once", no_argument, NULL, '1'},
-					      {"rules", required_argument, NULL, 'R'},
-					      {"quiet", no_argument, NULL, 'q'},
-					      {"help", no_argument, NULL, 'h'},
-					      {NULL, 0, NULL, 0}};
-	struct watch w;
-	struct tfd_ruleset *rules = NULL;
-	struct tfd_err err = {0};
-	struct sigaction sa;
-	int c;
+	static const enum opt secs[] = {OPT_SETTLE, OPT_POLL, OPT_TIMEOUT};
+	double *to[] = {&w->settle, &w->poll, &w->timeout};
+	struct cli_opts o;
+	int rc = cli_parse(&cli_watch, argc, argv, &o);
 
-	memset(&w, 0, sizeof(w));
-	w.format = "text";
-	w.poll = 1;
-	w.settle = 5;
-	w.timeout = 600;
-	w.ino = -1;
-	if (tfd_cli_list_options(argc, argv, lopts, "f:qh", NULL))
-		return 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:qh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			w.format = optarg;
-			break;
-		case 'O':
-			w.out_dir = optarg;
-			break;
-		case 'X':
-			w.exec = optarg;
-			break;
-		case 'D':
-			w.history = optarg;
-			break;
-		case 'J':
-			w.job = optarg;
-			break;
-		case 'R':
-			w.rules_dir = optarg;
-			break;
-		case 'e':
-			w.existing = true;
-			break;
-		case '1':
-			w.once = true;
-			break;
-		case 'q':
-			w.quiet = 1;
-			break;
-		case 'n':
-			w.hosts = atoi(optarg);
-			if (w.hosts < 1)
-				return tfd_cli_usage("watch", "--hosts needs a number >= 1");
-			break;
-		case 's':
-		case 'p':
-		case 't': {
-			double *v = c == 's' ? &w.settle : c == 'p' ? &w.poll : &w.timeout;
-
-			if (parse_secs(optarg, v) || (c == 'p' && *v < 0.01))
-				return tfd_cli_usage("watch", "'%s' is not a number of seconds",
-						     optarg);
-			break;
-		}
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return tfd_cli_bad_option("watch", lopts, "f:qh", argv);
-		}
-	}
-	if (strcmp(w.format, "text") && strcmp(w.format, "json") && strcmp(w.format, "md"))
-		return tfd_cli_usage("watch", "unknown format '%s' (text, json or md)", w.format);
-	if (optind >= argc)
+	if (rc)
+		return rc == 1 ? -1 : rc;
+	w->format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : "text";
+	w->out_dir = o.v[OPT_OUT_DIR];
+	w->exec = o.v[OPT_EXEC];
+	w->history = o.v[OPT_HISTORY];
+	w->job = o.v[OPT_JOB];
+	w->rules_dir = o.v[OPT_RULES];
+	w->existing = o.v[OPT_EXISTING] != NULL;
+	w->once = o.v[OPT_ONCE] != NULL;
+	w->quiet = o.v[OPT_QUIET] != NULL;
+	if (o.v[OPT_HOSTS] && (w->hosts = atoi(o.v[OPT_HOSTS])) < 1)
+		return tfd_cli_usage("watch", "--hosts needs a number >= 1");
+	for (size_t k = 0; k < sizeof(secs) / sizeof(secs[0]); k++)
+		if (o.v[secs[k]] &&
+		    (parse_secs(o.v[secs[k]], to[k]) || (secs[k] == OPT_POLL && *to[k] < 0.01)))
+			return tfd_cli_usage("watch", "'%s' is not a number of seconds",
+					     o.v[secs[k]]);
+	if (strcmp(w->format, "text") && strcmp(w->format, "json") && strcmp(w->format, "md"))
+		return tfd_cli_usage("watch", "unknown format '%s' (text, json or md)", w->format);
+	if (o.args >= argc)
 		return tfd_cli_usage("watch", "no log directory given");
-	for (int i = optind; i < argc; i++) {
+	for (int i = o.args; i < argc; i++) {
 		struct stat st;
 
 		if (stat(argv[i], &st) != 0 || !S_ISDIR(st.st_mode))
 			return tfd_cli_usage("watch", "'%s' is not a directory", argv[i]);
 	}
+	*first = o.args;
+	return 0;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct watch w;
+	struct tfd_ruleset *rules = NULL;
+	struct tfd_err err = {0};
+	struct sigaction sa;
+	int first = 0, rc;
+
+	memset(&w, 0, sizeof(w));
+	w.poll = 1;
+	w.settle = 5;
+	w.timeout = 600;
+	w.ino = -1;
+	rc = watch_args(&w, argc, argv, &first);
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	if (w.out_dir && mkdir(w.out_dir, 0777) != 0 && errno != EEXIST) {
 		fprintf(stderr, "tfdoctor: %s: %s\n", w.out_dir, strerror(errno));
 		return 1;
@@ -672,13 +599,13 @@ int cmd_watch(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	tick(&w, argv + optind, (size_t)(argc - optind), true);
+	tick(&w, argv + first, (size_t)(argc - first), true);
 	if (!w.once)
-		say(&w, "watching %d director%s (%zu run%s present%s)", argc - optind,
-		    argc - optind == 1 ? "y" : "ies", w.runs.n, w.runs.n == 1 ? "" : "s",
+		say(&w, "watching %d director%s (%zu run%s present%s)", argc - first,
+		    argc - first == 1 ? "y" : "ies", w.runs.n, w.runs.n == 1 ? "" : "s",
 		    w.existing ? "" : ", skipped");
 	while (!stop) {
-		tick(&w, argv + optind, (size_t)(argc - optind), false);
+		tick(&w, argv + first, (size_t)(argc - first), false);
 		fflush(stdout);
 		if (w.once)
 			break;

@@ -515,7 +515,7 @@ static void by_file_matches_one_load(struct t *t)
 	    "examples/smdebug-8gpu/ip-172-31-19-241.trace.json",
 	    "examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz",
 	    "tests/cases/ok/tda-mnist-linear-tf20/local.trace"};
-	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], f[1200];
+	char dir[] = "/tmp/tfd-unit-XXXXXX", sub[600], f[4400];
 	struct tfd_analyze_opts plain = {0}, nowarm = {0}, rank = {0}, host = {0};
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
@@ -884,7 +884,7 @@ static void exec_walk_matches_two_walks(struct t *t)
 	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
 	static const char *const specs[] = {"tests/bench/host-heavy.json",
 					    "tests/bench/tfdata-heavy.json"};
-	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[2][600];
+	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[2][4200];
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
 	const char *files[4];
@@ -1100,7 +1100,7 @@ static void blocks_match_lines(struct t *t)
 		T_TRUE((d = opendir(res.run_dir)) != NULL);
 		while ((de = readdir(d)))
 			if (strstr(de->d_name, ".xplane.pb")) {
-				char f[1200];
+				char f[4400];
 
 				snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
 				check_blocks(t, f, 40);
@@ -1116,7 +1116,7 @@ static void blocks_match_lines(struct t *t)
 static Tfdpb__XPlane *synth_host_plane(struct t *t, char *dir, double scale, uint8_t **data,
 				       size_t *len, Tfdpb__XSpace **xs)
 {
-	char f[1200] = "";
+	char f[4400] = "";
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
 	Tfdpb__XPlane *host = NULL;
