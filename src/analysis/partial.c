@@ -978,83 +978,82 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 }
 
 /* The merge of parsed partials docs[i], read from names[i]. */
-static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, size_t ndocs,
-				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
-				  struct tfd_analysis **out, struct tfd_err *err)
+/* A merge in progress: what the partials' headers said, their hosts. */
+struct merge {
+	VEC(struct hostref) hosts;
+	struct tfd_analyze_opts mo; /* the per-host options the partials carry */
+	const char *run, *source;
+	bool run_set, source_agrees;
+	struct tfd_capture *cap;
+	struct tfd_analysis *a;
+	char **apart; /* per host: its name told apart by file, or NULL */
+};
+
+/* One partial's header: its options (which must agree), run, source and
+ * the hosts it holds (by reference). */
+static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
+				   const char *const *names, struct tfd_err *err)
 {
-	VEC(struct hostref) hosts = {0};
-	char **apart = NULL; /* per host: its name told apart by file, or NULL */
-	struct tfd_capture *cap = tfd_capture_new();
-	struct tfd_analysis *a = NULL;
-	struct tfd_analyze_opts mo = {0};
-	enum tfd_status st = TFD_OK;
-	const char *run = NULL, *source = NULL;
-	bool run_set = false, source_agrees = true;
-	struct rd r = {0};
+	struct rd r = {.file = names[i], .cap = m->cap, .err = err};
+	const cJSON *o, *hs, *x;
+	enum tfd_status st = check_header(doc, names[i], err);
 
-	*cap_out = NULL;
-	*out = NULL;
-	for (size_t i = 0; i < ndocs && !st; i++) {
-		const cJSON *doc = docs[i], *x;
-		const cJSON *o, *hs;
-
-		st = check_header(doc, names[i], err);
-		if (st)
-			break;
-		r = (struct rd){.file = names[i], .cap = cap, .err = err};
-		o = get_obj(&r, doc, "options");
-		if (o) {
-			struct tfd_analyze_opts po = {0};
-
-			po.no_warmup = get_b(&r, o, "no_warmup");
-			po.rank_set = get_b(&r, o, "rank_set");
-			po.rank = (int)get_i(&r, o, "rank", 0, INT32_MAX);
-			if (!r.st && i > 0 &&
-			    (po.no_warmup != mo.no_warmup || po.rank_set != mo.rank_set ||
-			     po.rank != mo.rank))
-				st = tfd_fail(err, TFD_E_USAGE,
-					      "%s: made with other analyze options "
-					      "(--no-warmup, --rank) than %s",
-					      names[i], names[0]);
-			mo = po;
-		}
-		x = cJSON_GetObjectItemCaseSensitive(doc, "run");
-		if (!cJSON_IsNull(x) && !cJSON_IsString(x))
-			rd_fail(&r, "run", "is not a string");
-		else if (!run_set)
-			run = cJSON_IsString(x) ? x->valuestring : NULL, run_set = true;
-		else if (run && (!cJSON_IsString(x) || strcmp(run, x->valuestring)))
-			run = NULL; /* partials of different runs: no single run */
-		x = cJSON_GetObjectItemCaseSensitive(doc, "source");
-		if (x && !cJSON_IsNull(x) && !cJSON_IsString(x))
-			rd_fail(&r, "source", "is not a string");
-		else if (!cJSON_IsString(x) || (source && strcmp(source, x->valuestring)))
-			source_agrees = false;
-		else
-			source = x->valuestring;
-		hs = get_arr(&r, doc, "hosts");
-		if (hs)
-			cJSON_ArrayForEach (x, hs) {
-				const cJSON *p = cJSON_IsObject(x)
-						     ? cJSON_GetObjectItemCaseSensitive(x, "path")
-						     : NULL;
-
-				if (!cJSON_IsString(p)) {
-					rd_fail(&r, "hosts", "holds a host without a path");
-					break;
-				}
-				vec_push(&hosts, ((struct hostref){x, names[i], p->valuestring}));
-			}
-		get_arr(&r, doc, "notes");
-		if (r.st)
-			st = r.st;
-	}
 	if (st)
-		goto out;
-	/* the directory the host files were in, when they share one: the run
-	 * name a report gives a run directory */
-	for (size_t i = 0; i < hosts.n; i++) {
-		const char *p = hosts.v[i].path, *sl = strrchr(p, '/'), *b;
+		return st;
+	o = get_obj(&r, doc, "options");
+	if (o) {
+		struct tfd_analyze_opts po = {0};
+
+		po.no_warmup = get_b(&r, o, "no_warmup");
+		po.rank_set = get_b(&r, o, "rank_set");
+		po.rank = (int)get_i(&r, o, "rank", 0, INT32_MAX);
+		if (!r.st && i > 0 &&
+		    (po.no_warmup != m->mo.no_warmup || po.rank_set != m->mo.rank_set ||
+		     po.rank != m->mo.rank))
+			return tfd_fail(err, TFD_E_USAGE,
+					"%s: made with other analyze options "
+					"(--no-warmup, --rank) than %s",
+					names[i], names[0]);
+		m->mo = po;
+	}
+	x = cJSON_GetObjectItemCaseSensitive(doc, "run");
+	if (!cJSON_IsNull(x) && !cJSON_IsString(x))
+		rd_fail(&r, "run", "is not a string");
+	else if (!m->run_set)
+		m->run = cJSON_IsString(x) ? x->valuestring : NULL, m->run_set = true;
+	else if (m->run && (!cJSON_IsString(x) || strcmp(m->run, x->valuestring)))
+		m->run = NULL; /* partials of different runs: no single run */
+	x = cJSON_GetObjectItemCaseSensitive(doc, "source");
+	if (x && !cJSON_IsNull(x) && !cJSON_IsString(x))
+		rd_fail(&r, "source", "is not a string");
+	else if (!cJSON_IsString(x) || (m->source && strcmp(m->source, x->valuestring)))
+		m->source_agrees = false;
+	else
+		m->source = x->valuestring;
+	hs = get_arr(&r, doc, "hosts");
+	if (hs)
+		cJSON_ArrayForEach (x, hs) {
+			const cJSON *p =
+			    cJSON_IsObject(x) ? cJSON_GetObjectItemCaseSensitive(x, "path") : NULL;
+
+			if (!cJSON_IsString(p)) {
+				rd_fail(&r, "hosts", "holds a host without a path");
+				break;
+			}
+			vec_push(&m->hosts, ((struct hostref){x, names[i], p->valuestring}));
+		}
+	get_arr(&r, doc, "notes");
+	return r.st;
+}
+
+/* The run name a report gives: the partials' source when they agree, else
+ * the directory the host files share, else none. */
+static void run_name(struct merge *m)
+{
+	struct tfd_capture *cap = m->cap;
+
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const char *p = m->hosts.v[i].path, *sl = strrchr(p, '/'), *b;
 		size_t len;
 
 		if (!sl) {
@@ -1069,112 +1068,150 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 		else if (!cap->run || strlen(cap->run) != len || strncmp(cap->run, b, len))
 			cap->run = NULL;
 	}
-	if (source_agrees && source)
-		cap->run = tfd_arena_intern_cstr(&cap->arena, source);
-	if (hosts.n == 0) {
-		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", names[0],
-			      ndocs > 1 ? "s" : "");
-		goto out;
-	}
-	/* the order tfd_capture_load() gives hosts: by file path */
-	qsort(hosts.v, hosts.n, sizeof(*hosts.v), hostref_cmp);
-	for (size_t i = 1; i < hosts.n; i++)
-		if (strcmp(hosts.v[i].path, hosts.v[i - 1].path) == 0) {
-			st = tfd_fail(err, TFD_E_FORMAT,
-				      "%s: host file %s is also in %s (the same "
-				      "capture merged twice)",
-				      hosts.v[i].file, hosts.v[i].path, hosts.v[i - 1].file);
-			goto out;
-		}
-	a = tfd_analysis_new(hosts.n);
-	a->run = run ? tfd_arena_intern_cstr(&cap->arena, run) : NULL;
-	/* discovery notes first, once each, as one load would give them */
-	for (size_t i = 0; i < ndocs; i++) {
-		const cJSON *n, *x;
+	if (m->source_agrees && m->source)
+		cap->run = tfd_arena_intern_cstr(&cap->arena, m->source);
+}
 
-		n = cJSON_GetObjectItemCaseSensitive(docs[i], "notes");
+/* Hosts in the order tfd_capture_load() gives them (by file path); the same
+ * file twice is an error. */
+static enum tfd_status order_hosts(struct merge *m, const char *const *names, size_t ndocs,
+				   struct tfd_err *err)
+{
+	if (m->hosts.n == 0)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", names[0],
+				ndocs > 1 ? "s" : "");
+	qsort(m->hosts.v, m->hosts.n, sizeof(*m->hosts.v), hostref_cmp);
+	for (size_t i = 1; i < m->hosts.n; i++)
+		if (strcmp(m->hosts.v[i].path, m->hosts.v[i - 1].path) == 0)
+			return tfd_fail(err, TFD_E_FORMAT,
+					"%s: host file %s is also in %s (the same "
+					"capture merged twice)",
+					m->hosts.v[i].file, m->hosts.v[i].path,
+					m->hosts.v[i - 1].file);
+	return TFD_OK;
+}
+
+/* Discovery's notes first, once each, as one load would give them. */
+static enum tfd_status merge_notes(struct merge *m, cJSON *const *docs, const char *const *names,
+				   size_t ndocs, struct tfd_err *err)
+{
+	for (size_t i = 0; i < ndocs; i++) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(docs[i], "notes"), *x;
+
 		cJSON_ArrayForEach (x, n) {
 			bool dup = false;
 
-			if (!cJSON_IsString(x)) {
-				st = tfd_fail(err, TFD_E_FORMAT,
-					      "%s: not a valid tfdoctor partial: "
-					      "notes holds a non-string",
-					      names[i]);
-				goto out;
-			}
-			for (size_t k = 0; k < a->ndiags && !dup; k++)
-				dup = strcmp(a->diags[k].msg, x->valuestring) == 0;
+			if (!cJSON_IsString(x))
+				return tfd_fail(err, TFD_E_FORMAT,
+						"%s: not a valid tfdoctor partial: "
+						"notes holds a non-string",
+						names[i]);
+			for (size_t k = 0; k < m->a->ndiags && !dup; k++)
+				dup = strcmp(m->a->diags[k].msg, x->valuestring) == 0;
 			if (!dup)
-				tfd_analysis_diag(a, "input", "%s", x->valuestring);
+				tfd_analysis_diag(m->a, "input", "%s", x->valuestring);
 		}
 	}
-	/* hosts whose files carry one host name are named apart by file, as
-	 * one load names them */
-	apart = xcalloc(hosts.n, sizeof(*apart));
-	{
-		const char **hn = xmalloc(hosts.n * sizeof(*hn)),
-			   **hp = xmalloc(hosts.n * sizeof(*hp));
-		char note[600];
+	return TFD_OK;
+}
 
-		for (size_t i = 0; i < hosts.n; i++) {
-			const cJSON *nm = cJSON_GetObjectItemCaseSensitive(hosts.v[i].o, "name");
+/* Hosts whose files carry one host name are named apart by file, as one
+ * load names them. */
+static void names_apart(struct merge *m)
+{
+	const char **hn = xmalloc((m->hosts.n + 1) * sizeof(*hn));
+	const char **hp = xmalloc((m->hosts.n + 1) * sizeof(*hp));
+	char note[600];
 
-			hn[i] = cJSON_IsString(nm) ? nm->valuestring : "";
-			hp[i] = hosts.v[i].path;
-		}
-		if (tfd_host_names_apart(hn, hp, hosts.n, apart, note, sizeof(note)))
-			tfd_analysis_diag(a, "input", "%s", note);
-		free(hn);
-		free(hp);
+	m->apart = xcalloc(m->hosts.n + 1, sizeof(*m->apart));
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m->hosts.v[i].o, "name");
+
+		hn[i] = cJSON_IsString(nm) ? nm->valuestring : "";
+		hp[i] = m->hosts.v[i].path;
 	}
-	for (size_t i = 0; i < hosts.n; i++) {
-		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(hosts.v[i].o, "name"),
+	if (tfd_host_names_apart(hn, hp, m->hosts.n, m->apart, note, sizeof(note)))
+		tfd_analysis_diag(m->a, "input", "%s", note);
+	free(hn);
+	free(hp);
+}
+
+/* Each host's result, read into the analysis with its notes. */
+static enum tfd_status read_hosts(struct merge *m, struct tfd_err *err)
+{
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m->hosts.v[i].o, "name"),
 			    *notes = NULL, *x;
+		struct rd r = {.file = m->hosts.v[i].file, .cap = m->cap, .err = err};
 		struct tfd_host *h;
 
-		r = (struct rd){.file = hosts.v[i].file, .cap = cap, .err = err};
-		snprintf(r.where, sizeof(r.where), "host %s", hosts.v[i].path);
+		snprintf(r.where, sizeof(r.where), "host %s", m->hosts.v[i].path);
 		if (!cJSON_IsString(nm)) {
 			rd_fail(&r, "name", "is missing");
-			st = r.st;
-			goto out;
+			return r.st;
 		}
-		h = tfd_capture_add_host(cap, apart[i] ? apart[i] : nm->valuestring);
-		host_in(&r, hosts.v[i].o, &a->hosts[a->nhosts], h, i, &notes);
-		a->nhosts++;
+		h = tfd_capture_add_host(m->cap, m->apart[i] ? m->apart[i] : nm->valuestring);
+		host_in(&r, m->hosts.v[i].o, &m->a->hosts[m->a->nhosts], h, i, &notes);
+		m->a->nhosts++;
 		cJSON_ArrayForEach (x, notes) {
 			if (cJSON_IsString(x))
-				tfd_analysis_diag(a, h->name, "%s", x->valuestring);
+				tfd_analysis_diag(m->a, h->name, "%s", x->valuestring);
 			else
 				rd_fail(&r, "notes", "holds a non-string");
 		}
-		if (r.st) {
-			st = r.st;
-			goto out;
-		}
+		if (r.st)
+			return r.st;
 	}
 	/* host pointers are stable only now that every host is added */
-	for (size_t i = 0; i < a->nhosts; i++)
-		a->hosts[i].host = &cap->hosts[i];
-	{
-		struct tfd_analyze_opts fo = mo;
+	for (size_t i = 0; i < m->a->nhosts; i++)
+		m->a->hosts[i].host = &m->cap->hosts[i];
+	return TFD_OK;
+}
+
+static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, size_t ndocs,
+				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
+				  struct tfd_analysis **out, struct tfd_err *err)
+{
+	struct merge m;
+	enum tfd_status st = TFD_OK;
+
+	memset(&m, 0, sizeof(m));
+	m.cap = tfd_capture_new();
+	m.source_agrees = true;
+	*cap_out = NULL;
+	*out = NULL;
+	for (size_t i = 0; i < ndocs && !st; i++)
+		st = read_header(&m, docs[i], i, names, err);
+	if (!st) {
+		run_name(&m);
+		st = order_hosts(&m, names, ndocs, err);
+	}
+	if (!st) {
+		m.a = tfd_analysis_new(m.hosts.n);
+		m.a->run = m.run ? tfd_arena_intern_cstr(&m.cap->arena, m.run) : NULL;
+		st = merge_notes(&m, docs, names, ndocs, err);
+	}
+	if (!st) {
+		names_apart(&m);
+		st = read_hosts(&m, err);
+	}
+	if (!st) {
+		struct tfd_analyze_opts fo = m.mo;
 
 		fo.host = opts ? opts->host : NULL;
-		st = tfd_analysis_finish(a, &fo, err);
+		st = tfd_analysis_finish(m.a, &fo, err);
 	}
-out:
-	for (size_t i = 0; apart && i < hosts.n; i++)
-		free(apart[i]);
-	free(apart);
-	vec_free(&hosts);
+	for (size_t i = 0; m.apart && i < m.hosts.n; i++)
+		free(m.apart[i]);
+	free(m.apart);
+	vec_free(&m.hosts);
 	if (st) {
-		tfd_analysis_free(a);
-		tfd_capture_free(cap);
+		tfd_analysis_free(m.a);
+		tfd_capture_free(m.cap);
 		return st;
 	}
-	*cap_out = cap;
-	*out = a;
+	*cap_out = m.cap;
+	*out = m.a;
 	return TFD_OK;
 }
 

@@ -432,14 +432,150 @@ static void findings_html(const struct tfd_job *job, size_t nhosts, struct tfd_b
 	free(g);
 }
 
-void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+/* One row per host: verdict, input share, pipeline, stage and why. */
+static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	char t1[32], t2[32];
+
+	tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
+			"%</th><th>pipeline</th><th>p50</th><th>max</th><th>stage</th>"
+			"<th>why</th></tr>\n");
+	for (size_t i = 0; i < a->nhosts; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+		const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+
+		tfd_buf_puts(b, "<tr><td>");
+		esc(b, h->host->name);
+		tfd_buf_printf(b, "</td><td class=\"%s\">%s", verdict_class(h),
+			       a->any_tfdata ? verdict_word(h) : "no tf.data activity");
+		if (a->any_tfdata)
+			tfd_buf_printf(b, "<br><span class=\"muted\">confidence %s</span>",
+				       tfd_confidence_name(h->confidence.level));
+		tfd_buf_puts(b, "</td><td>");
+		if (isnan(h->input_pct))
+			tfd_buf_puts(b, "n/a");
+		else
+			tfd_buf_printf(b, "%.1f", h->input_pct);
+		tfd_buf_puts(b, "</td>");
+		if (p) {
+			tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>%s</td><td>", p->name,
+				       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
+				       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
+			if (p->bottleneck >= 0) {
+				char why[400];
+
+				tfd_buf_puts(b, tfd_host_has_bottleneck(h)
+						    ? "bottleneck: "
+						    : "slowest stage (the host is not "
+						      "input-bound): ");
+				tfd_buf_puts(b, "<b>");
+				esc(b, p->stages[p->bottleneck].name);
+				tfd_buf_puts(b, "</b><br><span class=\"muted\">");
+				esc(b, p->stages[p->bottleneck].long_name);
+				tfd_buf_printf(b, "<br>confidence %s</span></td><td>",
+					       tfd_confidence_name(p->confidence.level));
+				why_text(p, why, sizeof(why));
+				esc(b, why);
+				tfd_buf_puts(b, "</td>");
+			} else {
+				tfd_buf_puts(b, "&mdash;</td><td></td>");
+			}
+		} else {
+			tfd_buf_puts(b, "<td colspan=\"5\">no tf.data input pipeline</td>");
+		}
+		tfd_buf_puts(b, "</tr>\n");
+	}
+	tfd_buf_puts(b, "</table>\n");
+}
+
+/* The regressions against the previous run and the baseline, a line each. */
+static void regressions_html(const struct tfd_job *job, struct tfd_buf *b)
+{
+	tfd_buf_puts(b, "<h3>Regressions</h3>\n");
+	if (!job->nregs) {
+		tfd_buf_printf(b, "<div class=\"ok\">No regression %s.</div>\n",
+			       job->previous ? "against the previous run or the baseline"
+					     : "(first recorded run)");
+	}
+	for (size_t r = 0; r < job->nregs; r++) {
+		tfd_buf_printf(b, "<div class=\"reg\" data-kind=\"%s\">", job->regs[r].kind);
+		esc(b, job->regs[r].text);
+		tfd_buf_puts(b, "</div>\n");
+	}
+}
+
+/* The latency and input-wait trends, and this run's steps. */
+static void trends_html(const struct tfd_job *job, struct tfd_buf *b)
 {
 	static const char *const lat_names[] = {"p50", "p95", "max"};
 	static const char *const lat_colors[] = {"#0969da", "#8250df", "#cf222e"};
 	static const char *const in_names[] = {"input %"};
 	static const char *const in_colors[] = {"#9a6700"};
+	const struct tfd_analysis *a = job->analysis;
+
+	if (!job->nrecorded)
+		tfd_buf_puts(b, "<h3>Trend: this run only (not recorded)</h3>\n"
+				"<div class=\"charts\">");
+	else
+		tfd_buf_printf(b,
+			       "<h3>Trend over %zu recorded run%s%s</h3>\n"
+			       "<div class=\"charts\">",
+			       job->nrecorded, job->nrecorded == 1 ? "" : "s",
+			       job->nrecorded < job->nhistory ? " and this one (not recorded)"
+							      : "");
+	svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms", job->history,
+		  job->nhistory, lat_names, lat_colors, lat_ms, 3);
+	svg_chart(b, "trend-input", "step time waiting for input", "%", job->history, job->nhistory,
+		  in_names, in_colors, input_pct, 1);
+	tfd_buf_puts(b, "</div>\n");
+	step_chart(b, a->nhosts ? &a->hosts[0] : NULL);
+	/* critical path */
+	tfd_buf_puts(b, "<h3>Critical path</h3>\n");
+	if (job->critpath_svg) {
+		tfd_buf_puts(b, "<div class=\"cp\" id=\"critical-path\">");
+		tfd_buf_puts(b, job->critpath_svg);
+		tfd_buf_puts(b, "</div>\n");
+	} else {
+		tfd_buf_puts(b, "<p>No tf.data input pipeline to draw.</p>\n");
+	}
+}
+
+/* The recorded runs, newest first. */
+static void history_html(const struct tfd_job *job, struct tfd_buf *b)
+{
 	char t1[32], t2[32];
 
+	tfd_buf_puts(b, "<h3>History</h3>\n<table class=\"history\"><tr><th>#</th><th>run"
+			"</th><th>recorded</th><th>host</th><th>input %</th><th>p50</th><th>max"
+			"</th><th>bottleneck</th><th>top finding</th></tr>\n");
+	for (size_t i = job->nhistory; i-- > 0;) {
+		const struct tfd_hist_run *r = &job->history[i];
+		const struct tfd_hist_host *x = r->nhosts ? &r->hosts[0] : NULL;
+
+		tfd_buf_printf(b, "<tr><td>%" PRId64 "</td><td>", r->id);
+		esc(b, r->run);
+		tfd_buf_printf(b, "</td><td>%s</td>", r->recorded_at);
+		if (x) {
+			tfd_buf_puts(b, "<td>");
+			esc(b, x->host);
+			if (isnan(x->input_percent))
+				tfd_buf_puts(b, "</td><td>n/a</td>");
+			else
+				tfd_buf_printf(b, "</td><td>%.1f</td>", x->input_percent);
+			tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>",
+				       tfd_fmt_ns(x->p50_ns, t1, sizeof(t1)),
+				       tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
+			esc(b, x->bottleneck);
+			tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity, x->top_rule);
+		} else {
+			tfd_buf_puts(b, "<td colspan=\"6\">no host</td>");
+		}
+		tfd_buf_puts(b, "</tr>\n");
+	}
+}
+
+void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
+{
 	tfd_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 			"<title>tf.data pipeline health</title><style>");
 	tfd_buf_puts(b, css);
@@ -465,127 +601,12 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		esc(b, job->current.run);
 		tfd_buf_printf(b, " <span class=\"muted\">(%s)</span></h2>\n",
 			       job->current.recorded_at);
-		/* verdict per host */
-		tfd_buf_puts(b, "<table class=\"hosts\"><tr><th>host</th><th>verdict</th><th>input "
-				"%</th><th>pipeline</th><th>p50</th><th>max</th><th>stage</th>"
-				"<th>why</th></tr>\n");
-		for (size_t i = 0; i < a->nhosts; i++) {
-			const struct tfd_host_result *h = &a->hosts[i];
-			const struct tfd_pipeline *p =
-			    h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
-
-			tfd_buf_puts(b, "<tr><td>");
-			esc(b, h->host->name);
-			tfd_buf_printf(b, "</td><td class=\"%s\">%s", verdict_class(h),
-				       a->any_tfdata ? verdict_word(h) : "no tf.data activity");
-			if (a->any_tfdata)
-				tfd_buf_printf(b, "<br><span class=\"muted\">confidence %s</span>",
-					       tfd_confidence_name(h->confidence.level));
-			tfd_buf_puts(b, "</td><td>");
-			if (isnan(h->input_pct))
-				tfd_buf_puts(b, "n/a");
-			else
-				tfd_buf_printf(b, "%.1f", h->input_pct);
-			tfd_buf_puts(b, "</td>");
-			if (p) {
-				tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>%s</td><td>", p->name,
-					       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
-					       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
-				if (p->bottleneck >= 0) {
-					char why[400];
-
-					tfd_buf_puts(b, tfd_host_has_bottleneck(h)
-							    ? "bottleneck: "
-							    : "slowest stage (the host is not "
-							      "input-bound): ");
-					tfd_buf_puts(b, "<b>");
-					esc(b, p->stages[p->bottleneck].name);
-					tfd_buf_puts(b, "</b><br><span class=\"muted\">");
-					esc(b, p->stages[p->bottleneck].long_name);
-					tfd_buf_printf(b, "<br>confidence %s</span></td><td>",
-						       tfd_confidence_name(p->confidence.level));
-					why_text(p, why, sizeof(why));
-					esc(b, why);
-					tfd_buf_puts(b, "</td>");
-				} else {
-					tfd_buf_puts(b, "&mdash;</td><td></td>");
-				}
-			} else {
-				tfd_buf_puts(b, "<td colspan=\"5\">no tf.data input pipeline</td>");
-			}
-			tfd_buf_puts(b, "</tr>\n");
-		}
-		tfd_buf_puts(b, "</table>\n");
+		hosts_html(a, b);
 		confidence_html(a, b);
-		tfd_buf_puts(b, "<h3>Regressions</h3>\n");
-		if (!job->nregs) {
-			tfd_buf_printf(b, "<div class=\"ok\">No regression %s.</div>\n",
-				       job->previous ? "against the previous run or the baseline"
-						     : "(first recorded run)");
-		}
-		for (size_t r = 0; r < job->nregs; r++) {
-			tfd_buf_printf(b, "<div class=\"reg\" data-kind=\"%s\">",
-				       job->regs[r].kind);
-			esc(b, job->regs[r].text);
-			tfd_buf_puts(b, "</div>\n");
-		}
+		regressions_html(job, b);
 		findings_html(job, a->nhosts, b);
-		/* trends */
-		if (!job->nrecorded)
-			tfd_buf_puts(b, "<h3>Trend: this run only (not recorded)</h3>\n"
-					"<div class=\"charts\">");
-		else
-			tfd_buf_printf(
-			    b,
-			    "<h3>Trend over %zu recorded run%s%s</h3>\n"
-			    "<div class=\"charts\">",
-			    job->nrecorded, job->nrecorded == 1 ? "" : "s",
-			    job->nrecorded < job->nhistory ? " and this one (not recorded)" : "");
-		svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms",
-			  job->history, job->nhistory, lat_names, lat_colors, lat_ms, 3);
-		svg_chart(b, "trend-input", "step time waiting for input", "%", job->history,
-			  job->nhistory, in_names, in_colors, input_pct, 1);
-		tfd_buf_puts(b, "</div>\n");
-		step_chart(b, a->nhosts ? &a->hosts[0] : NULL);
-		/* critical path */
-		tfd_buf_puts(b, "<h3>Critical path</h3>\n");
-		if (job->critpath_svg) {
-			tfd_buf_puts(b, "<div class=\"cp\" id=\"critical-path\">");
-			tfd_buf_puts(b, job->critpath_svg);
-			tfd_buf_puts(b, "</div>\n");
-		} else {
-			tfd_buf_puts(b, "<p>No tf.data input pipeline to draw.</p>\n");
-		}
-		/* history table */
-		tfd_buf_puts(
-		    b, "<h3>History</h3>\n<table class=\"history\"><tr><th>#</th><th>run"
-		       "</th><th>recorded</th><th>host</th><th>input %</th><th>p50</th><th>max"
-		       "</th><th>bottleneck</th><th>top finding</th></tr>\n");
-		for (size_t i = job->nhistory; i-- > 0;) {
-			const struct tfd_hist_run *r = &job->history[i];
-			const struct tfd_hist_host *x = r->nhosts ? &r->hosts[0] : NULL;
-
-			tfd_buf_printf(b, "<tr><td>%" PRId64 "</td><td>", r->id);
-			esc(b, r->run);
-			tfd_buf_printf(b, "</td><td>%s</td>", r->recorded_at);
-			if (x) {
-				tfd_buf_puts(b, "<td>");
-				esc(b, x->host);
-				if (isnan(x->input_percent))
-					tfd_buf_puts(b, "</td><td>n/a</td>");
-				else
-					tfd_buf_printf(b, "</td><td>%.1f</td>", x->input_percent);
-				tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>",
-					       tfd_fmt_ns(x->p50_ns, t1, sizeof(t1)),
-					       tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
-				esc(b, x->bottleneck);
-				tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity,
-					       x->top_rule);
-			} else {
-				tfd_buf_puts(b, "<td colspan=\"6\">no host</td>");
-			}
-			tfd_buf_puts(b, "</tr>\n");
-		}
+		trends_html(job, b);
+		history_html(job, b);
 		tfd_buf_puts(b, "</table></section>\n");
 	}
 	tfd_buf_puts(b, "<p class=\"muted\">Generated by tfdoctor.</p></body></html>\n");
