@@ -290,150 +290,173 @@ static void put_start(struct host_ctx *c, size_t k, int64_t start, size_t cap)
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
-static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
+/* The state of scan_threads() across a host's threads. */
+struct scan_state {
+	VEC(struct open_ev) stack;
+	size_t dcap;	    /* room in the calls' times */
+	uint32_t *cdur;	    /* the calls' durations */
+	size_t nwords;	    /* of c->produced */
+	uint64_t last_elem; /* of c->pelem */
+	struct pending_cons pc;
+};
+
+/* The calls' tables, sized once from the host's counts. */
+static void scan_alloc(struct host_ctx *c, struct scan_state *ss)
 {
 	const struct tfd_host *h = c->h;
-	VEC(struct open_ev) stack = {0};
-	size_t dcap = h->niterators + 1;
-	uint32_t *cdur = xmalloc(dcap * sizeof(uint32_t));
 
+	ss->dcap = h->niterators + 1;
+	ss->cdur = xmalloc(ss->dcap * sizeof(uint32_t));
 	/* starts in 5 bytes when every event of the host lies within 2^40 ns */
 	if (h->span_start_ns <= h->span_end_ns &&
 	    h->span_end_ns - h->span_start_ns < TFD_START40_SPAN) {
 		c->cbase = h->span_start_ns;
-		c->cstart40 = xmalloc(5 * dcap);
+		c->cstart40 = xmalloc(5 * ss->dcap);
 	} else {
-		c->cstart = xmalloc(dcap * sizeof(int64_t));
+		c->cstart = xmalloc(ss->dcap * sizeof(int64_t));
 	}
-	size_t nwords = 0;	/* of c->produced */
-	uint64_t last_elem = 0; /* of pelem */
-	struct pending_cons pc = {0};
-
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
 	if (h->nproduce) { /* else no call has a Produce event: no table */
-		nwords = h->niterators / 64 + 1;
-		c->produced = xcalloc(nwords, sizeof(uint64_t));
+		ss->nwords = h->niterators / 64 + 1;
+		c->produced = xcalloc(ss->nwords, sizeof(uint64_t));
 	}
 	/* at most one consumer per Consume event, about half of the host's
 	 * Produce/Consume events: room for those at a load of 3/4 */
 	cons_alloc(c, 16 + h->nproduce / 2 * 4 / 3);
+}
+
+/* Call k runs inside a Produce of element id: remember it, as a varint
+ * difference from the last one. */
+static void mark_produced(struct host_ctx *c, struct scan_state *ss, size_t k, uint64_t id)
+{
+	if (k / 64 >= ss->nwords) { /* not from the count: grow */
+		c->produced = xrealloc(c->produced, 2 * ss->nwords * sizeof(uint64_t));
+		memset(c->produced + ss->nwords, 0, ss->nwords * sizeof(uint64_t));
+		ss->nwords *= 2;
+	}
+	if (c->pelem_len + 10 > c->pelem_cap) {
+		c->pelem_cap = c->pelem_cap < 4096 ? 4096 : c->pelem_cap + c->pelem_cap / 2;
+		c->pelem = xrealloc(c->pelem, c->pelem_cap);
+	}
+	c->pelem_len = (size_t)(tfd_ev_put_varint(c->pelem + c->pelem_len,
+						  tfd_ev_zig((int64_t)(id - ss->last_elem))) -
+				c->pelem);
+	ss->last_elem = id;
+	c->produced[k / 64] |= (uint64_t)1 << (k % 64);
+}
+
+/* An iterator event on thread t, inside top (or none): a call. */
+static void add_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
+		     const struct open_ev *top, size_t t)
+{
+	struct call cl;
+	int i = iter_for_event(c, e);
+	struct iter *it = &c->iters.v[i];
+
+	/* each thread is scanned once: the iterator's first call on it makes
+	 * their pair */
+	if (it->pair < 0 || it->pair_thread != t) {
+		vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
+		it->pair = (int)(c->pairs.n - 1);
+		it->pair_thread = (uint32_t)t;
+	}
+	memset(&cl, 0, sizeof(cl));
+	cl.pair = (uint32_t)it->pair;
+	cl.parent = -1;
+	if (top && top->call >= 0)
+		cl.parent = top->call;
+	else if (top && top->element && c->produced)
+		mark_produced(c, ss, c->calls.n, top->element_id);
+	vec_push(&c->calls, cl);
+	if (c->calls.n > ss->dcap) { /* not from the count: grow */
+		ss->dcap *= 2;
+		ss->cdur = xrealloc(ss->cdur, ss->dcap * sizeof(uint32_t));
+		if (c->cstart40)
+			c->cstart40 = xrealloc(c->cstart40, 5 * ss->dcap);
+		else
+			c->cstart = xrealloc(c->cstart, ss->dcap * sizeof(int64_t));
+	}
+	put_start(c, c->calls.n - 1, e->start_ns, ss->dcap);
+	tfd_dur_put(ss->cdur, &c->long_dur, c->calls.n - 1, e->dur_ns);
+	it->ncalls++;
+	if (e->dur_ns > it->max_dur)
+		it->max_dur = e->dur_ns;
+	if (e->start_ns < it->first_start)
+		it->first_start = e->start_ns;
+	vec_push(&ss->stack, ((struct open_ev){e->start_ns, e->start_ns + e->dur_ns, 0,
+					       (int)(c->calls.n - 1), false}));
+}
+
+/* One thread's iterator, Produce and Consume events, nesting on a stack. */
+static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, bool lean)
+{
+	const struct tfd_host *h = c->h;
+	const struct tfd_thread *th = &h->threads[t];
+	/* (lean) pages of the events below went: nothing reads them again,
+	 * and the array is freed once the thread is scanned (free() writes
+	 * only at the block's ends) */
+	const uint8_t *released = th->evbuf;
+	struct tfd_ev_cursor cur;
+	struct tfd_event ev;
+
+	ss->stack.n = 0;
+	for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+		const struct tfd_event *e = &ev;
+		int64_t end = e->start_ns + e->dur_ns;
+		const struct open_ev *top = NULL;
+
+		/* every 256 KB read: the calls' tables are full when the last
+		 * thread's events go, and a megabyte of them left the peak of a
+		 * tf.data-heavy capture here, 0.6 MB above the read's */
+		if (lean && (size_t)(cur.p - released) > (1u << 18))
+			tfd_pages_release(&released, cur.p, 1u << 18);
+		if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
+		    e->kind != TFD_EV_CONSUME)
+			continue;
+		if (e->flags & TFD_EVF_ASYNC)
+			continue;
+		if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
+			continue;
+		while (ss->stack.n && !(ss->stack.v[ss->stack.n - 1].start <= e->start_ns &&
+					end <= ss->stack.v[ss->stack.n - 1].end))
+			ss->stack.n--;
+		if (ss->stack.n)
+			top = &ss->stack.v[ss->stack.n - 1];
+		if (e->kind == TFD_EV_ITERATOR) {
+			add_call(c, ss, e, top, t);
+		} else if (e->kind == TFD_EV_CONSUME) {
+			if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT)) {
+				/* register the consumer call under (its id, element) */
+				size_t b =
+				    cons_bucket(c, c->iters.v[call_iter(c, (size_t)top->call)].id,
+						e->element_id);
+
+				cons_later(c, &ss->pc, top->call, e->element_id, b);
+			}
+			/* Consume events are leaves */
+		} else {
+			vec_push(&ss->stack, ((struct open_ev){e->start_ns, end, e->element_id, -1,
+							       (e->flags & TFD_EVF_ELEMENT) != 0}));
+		}
+	}
+}
+
+static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
+{
+	const struct tfd_host *h = c->h;
+	struct scan_state ss;
+
+	memset(&ss, 0, sizeof(ss));
+	scan_alloc(c, &ss);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
-		/* (lean) pages of the events below went: nothing reads them
-		 * again, and the array is freed once the thread is scanned
-		 * (free() writes only at the block's ends) */
-		const uint8_t *released = th->evbuf;
-		struct tfd_ev_cursor cur;
-		struct tfd_event ev;
 
-		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
-				   TFD_KIND_BIT(TFD_EV_CONSUME))))
-			goto scanned; /* none of the events nesting is about */
-		stack.n = 0;
-		for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
-			const struct tfd_event *e = &ev;
-			int64_t end = e->start_ns + e->dur_ns;
-			const struct open_ev *top = NULL;
-
-			/* every 256 KB read: the calls' tables are full
-			 * when the last thread's events go, and a megabyte
-			 * of them left the peak of a tf.data-heavy capture
-			 * here, 0.6 MB above the read's */
-			if (lean && (size_t)(cur.p - released) > (1u << 18))
-				tfd_pages_release(&released, cur.p, 1u << 18);
-			if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
-			    e->kind != TFD_EV_CONSUME)
-				continue;
-			if (e->flags & TFD_EVF_ASYNC)
-				continue;
-			if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
-				continue;
-			while (stack.n && !(stack.v[stack.n - 1].start <= e->start_ns &&
-					    end <= stack.v[stack.n - 1].end))
-				stack.n--;
-			if (stack.n)
-				top = &stack.v[stack.n - 1];
-			if (e->kind == TFD_EV_ITERATOR) {
-				struct call cl;
-				int i = iter_for_event(c, e);
-				struct iter *it = &c->iters.v[i];
-
-				/* each thread is scanned once: the iterator's
-				 * first call on it makes their pair */
-				if (it->pair < 0 || it->pair_thread != t) {
-					vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
-					it->pair = (int)(c->pairs.n - 1);
-					it->pair_thread = (uint32_t)t;
-				}
-				memset(&cl, 0, sizeof(cl));
-				cl.pair = (uint32_t)it->pair;
-				cl.parent = -1;
-				if (top && top->call >= 0)
-					cl.parent = top->call;
-				else if (top && top->element && c->produced) {
-					size_t k = c->calls.n;
-
-					if (k / 64 >= nwords) { /* not from the count: grow */
-						c->produced = xrealloc(
-						    c->produced, 2 * nwords * sizeof(uint64_t));
-						memset(c->produced + nwords, 0,
-						       nwords * sizeof(uint64_t));
-						nwords *= 2;
-					}
-					if (c->pelem_len + 10 > c->pelem_cap) {
-						c->pelem_cap =
-						    c->pelem_cap < 4096
-							? 4096
-							: c->pelem_cap + c->pelem_cap / 2;
-						c->pelem = xrealloc(c->pelem, c->pelem_cap);
-					}
-					c->pelem_len =
-					    (size_t)(tfd_ev_put_varint(
-							 c->pelem + c->pelem_len,
-							 tfd_ev_zig((int64_t)(top->element_id -
-									      last_elem))) -
-						     c->pelem);
-					last_elem = top->element_id;
-					c->produced[k / 64] |= (uint64_t)1 << (k % 64);
-				}
-				vec_push(&c->calls, cl);
-				if (c->calls.n > dcap) { /* not from the count: grow */
-					dcap *= 2;
-					cdur = xrealloc(cdur, dcap * sizeof(uint32_t));
-					if (c->cstart40)
-						c->cstart40 = xrealloc(c->cstart40, 5 * dcap);
-					else
-						c->cstart =
-						    xrealloc(c->cstart, dcap * sizeof(int64_t));
-				}
-				put_start(c, c->calls.n - 1, e->start_ns, dcap);
-				tfd_dur_put(cdur, &c->long_dur, c->calls.n - 1, e->dur_ns);
-				it->ncalls++;
-				if (e->dur_ns > it->max_dur)
-					it->max_dur = e->dur_ns;
-				if (e->start_ns < it->first_start)
-					it->first_start = e->start_ns;
-				vec_push(&stack, ((struct open_ev){e->start_ns, end, 0,
-								   (int)(c->calls.n - 1), false}));
-			} else if (e->kind == TFD_EV_CONSUME) {
-				if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT)) {
-					/* register the consumer call under (its id, element) */
-					size_t b = cons_bucket(
-					    c, c->iters.v[call_iter(c, (size_t)top->call)].id,
-					    e->element_id);
-
-					cons_later(c, &pc, top->call, e->element_id, b);
-				}
-				/* Consume events are leaves */
-			} else {
-				vec_push(&stack,
-					 ((struct open_ev){e->start_ns, end, e->element_id, -1,
-							   (e->flags & TFD_EVF_ELEMENT) != 0}));
-			}
-		}
-	scanned:
+		/* threads without the events nesting is about are skipped */
+		if (th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
+				 TFD_KIND_BIT(TFD_EV_CONSUME)))
+			scan_thread(c, &ss, t, lean != NULL);
 		if (lean) {
 			free(lean->threads[t].evbuf);
 			lean->threads[t].evbuf = NULL;
@@ -442,9 +465,9 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 			lean->threads[t].kinds = 0;
 		}
 	}
-	cons_rest(c, &pc);
-	vec_free(&stack);
-	c->cdur = cdur;
+	cons_rest(c, &ss.pc);
+	vec_free(&ss.stack);
+	c->cdur = ss.cdur;
 	for (size_t i = 0; i < c->iters.n; i++)
 		c->iters.v[i].sample = &c->samples.v[i];
 }
