@@ -903,59 +903,87 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 
 static const char *const fixed_stats[S__FIXED] = {"id", "parent_id", "element_id", "group_id"};
 
+/* One metadata map entry {id: {id, name}} as field `field` of the plane. */
+static void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
+{
+	struct tfd_buf md, en;
+
+	tfd_buf_init(&md);
+	tfd_buf_init(&en);
+	pb_int(&md, 1, id);
+	pb_bytes(&md, 2, name, strlen(name));
+	pb_int(&en, 1, id);
+	pb_bytes(&en, 2, md.s, md.len);
+	pb_bytes(head, field, en.s, en.len);
+	tfd_buf_release(&md);
+	tfd_buf_release(&en);
+}
+
+/* The host plane's header: id, name, the event and stat metadata maps. */
+static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat_base)
+{
+	pb_int(head, 1, 0);
+	pb_bytes(head, 2, "/host:CPU", 9);
+	for (size_t i = 0; i < h->metas.n; i++)
+		pb_metadata(head, 4, (int64_t)i + 1, h->metas.v[i]);
+	for (size_t i = 0; i < S__FIXED; i++)
+		pb_metadata(head, 5, (int64_t)i + 1, fixed_stats[i]);
+	for (size_t set = 0; set < h->params.n; set++)
+		for (size_t k = 0; k < h->params.v[set].n && k < 8; k++)
+			pb_metadata(head, 5, stat_base + (int64_t)k + 1000 * (int64_t)set,
+				    h->params.v[set].key[k]);
+}
+
+/* A device plane the reader skips: kernels during the steps. */
+static void device_plane(struct tfd_buf *dev, const struct host *h, int device_events)
+{
+	struct tfd_buf line;
+
+	tfd_buf_init(&line);
+	pb_int(&line, 1, 1);
+	pb_bytes(&line, 2, "Stream #1", 9);
+	for (size_t k = 0; k < h->threads.v[0].ev.n; k++) {
+		int64_t t = h->threads.v[0].ev.v[k].s;
+
+		for (int d = 0; d < device_events; d++) {
+			struct tfd_buf ev;
+
+			tfd_buf_init(&ev);
+			pb_int(&ev, 1, 1);
+			pb_int(&ev, 2, (t + d * 2) * 1000);
+			pb_int(&ev, 3, 1500);
+			pb_bytes(&line, 4, ev.s, ev.len);
+			tfd_buf_release(&ev);
+		}
+	}
+	pb_int(dev, 1, 1);
+	pb_bytes(dev, 2, "/device:GPU:0", 13);
+	pb_bytes(dev, 3, line.s, line.len);
+	pb_metadata(dev, 4, 1, "volta_sgemm_128x64_nn");
+	tfd_buf_release(&line);
+}
+
+/* Write b (and count it); false once the stream has failed. */
+static bool put(FILE *f, const struct tfd_buf *b, uint64_t *bytes)
+{
+	*bytes += b->len;
+	return fwrite(b->s ? b->s : "", 1, b->len, f) == b->len;
+}
+
 static enum tfd_status write_xspace(struct host *h, const char *path, const char *hostname,
 				    int device_events, uint64_t *bytes, struct tfd_err *err)
 {
-	struct tfd_buf head, *lines = NULL, dev;
-	size_t plane_len = 0, nlines = h->threads.n;
-	FILE *f;
-	uint32_t stat_base = 100;
+	struct tfd_buf head, *lines, dev, top;
+	size_t plane_len, nlines = h->threads.n;
+	const uint32_t stat_base = 100;
 	enum tfd_status st = TFD_OK;
+	bool ok;
+	FILE *f;
 
 	tfd_buf_init(&head);
 	tfd_buf_init(&dev);
-	/* plane header: id, name, metadata maps */
-	pb_int(&head, 1, 0);
-	pb_bytes(&head, 2, "/host:CPU", 9);
-	for (size_t i = 0; i < h->metas.n; i++) {
-		struct tfd_buf md, en;
-
-		tfd_buf_init(&md);
-		tfd_buf_init(&en);
-		pb_int(&md, 1, (int64_t)i + 1);
-		pb_bytes(&md, 2, h->metas.v[i], strlen(h->metas.v[i]));
-		pb_int(&en, 1, (int64_t)i + 1);
-		pb_bytes(&en, 2, md.s, md.len);
-		pb_bytes(&head, 4, en.s, en.len);
-		tfd_buf_release(&md);
-		tfd_buf_release(&en);
-	}
-	for (size_t i = 0; i < S__FIXED + h->params.n * 8; i++) {
-		struct tfd_buf md, en;
-		const char *name;
-		int64_t id;
-
-		if (i < S__FIXED) {
-			name = fixed_stats[i];
-			id = (int64_t)i + 1;
-		} else {
-			size_t set = (i - S__FIXED) / 8, k = (i - S__FIXED) % 8;
-
-			if (k >= h->params.v[set].n)
-				continue;
-			name = h->params.v[set].key[k];
-			id = stat_base + (int64_t)k + 1000 * (int64_t)set;
-		}
-		tfd_buf_init(&md);
-		tfd_buf_init(&en);
-		pb_int(&md, 1, id);
-		pb_bytes(&md, 2, name, strlen(name));
-		pb_int(&en, 1, id);
-		pb_bytes(&en, 2, md.s, md.len);
-		pb_bytes(&head, 5, en.s, en.len);
-		tfd_buf_release(&md);
-		tfd_buf_release(&en);
-	}
+	tfd_buf_init(&top);
+	plane_head(&head, h, stat_base);
 	plane_len = head.len;
 	lines = xcalloc(nlines + 1, sizeof(*lines));
 	for (size_t t = 0; t < nlines; t++) {
@@ -972,93 +1000,28 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 			encode_event(lb, &th->ev.v[k], h, stat_base);
 		plane_len += 1 + varint_len(lb->len) + lb->len;
 	}
-	/* a device plane, skipped by the reader: kernels during the steps */
-	if (device_events > 0) {
-		struct tfd_buf line, em, en;
-		int64_t t = 0;
-		size_t total = 0;
-
-		tfd_buf_init(&line);
-		pb_int(&line, 1, 1);
-		pb_bytes(&line, 2, "Stream #1", 9);
-		for (size_t k = 0; k < h->threads.v[0].ev.n; k++) {
-			const struct sev *step = &h->threads.v[0].ev.v[k];
-
-			t = step->s;
-			for (int d = 0; d < device_events; d++) {
-				struct tfd_buf ev;
-
-				tfd_buf_init(&ev);
-				pb_int(&ev, 1, 1);
-				pb_int(&ev, 2, (t + d * 2) * 1000);
-				pb_int(&ev, 3, 1500);
-				pb_bytes(&line, 4, ev.s, ev.len);
-				tfd_buf_release(&ev);
-				total++;
-			}
-		}
-		tfd_buf_init(&em);
-		tfd_buf_init(&en);
-		pb_int(&dev, 1, 1);
-		pb_bytes(&dev, 2, "/device:GPU:0", 13);
-		pb_bytes(&dev, 3, line.s, line.len);
-		pb_int(&em, 1, 1);
-		pb_bytes(&em, 2, "volta_sgemm_128x64_nn", 21);
-		pb_int(&en, 1, 1);
-		pb_bytes(&en, 2, em.s, em.len);
-		pb_bytes(&dev, 4, en.s, en.len);
-		tfd_buf_release(&line);
-		tfd_buf_release(&em);
-		tfd_buf_release(&en);
-		(void)total;
-	}
+	if (device_events > 0)
+		device_plane(&dev, h, device_events);
 	f = fopen(path, "wb");
 	if (!f) {
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	{
-		struct tfd_buf top;
-
-		tfd_buf_init(&top);
-		pb_key(&top, 1, 2);
-		pb_varint(&top, plane_len);
-		fwrite(top.s, 1, top.len, f);
-		*bytes += top.len;
-		tfd_buf_release(&top);
+	pb_key(&top, 1, 2);
+	pb_varint(&top, plane_len);
+	ok = put(f, &top, bytes) && put(f, &head, bytes);
+	for (size_t t = 0; t < nlines && ok; t++) {
+		top.len = 0;
+		pb_key(&top, 3, 2);
+		pb_varint(&top, lines[t].len);
+		ok = put(f, &top, bytes) && put(f, &lines[t], bytes);
 	}
-	fwrite(head.s, 1, head.len, f);
-	*bytes += head.len;
-	for (size_t t = 0; t < nlines; t++) {
-		struct tfd_buf lh;
-
-		tfd_buf_init(&lh);
-		pb_key(&lh, 3, 2);
-		pb_varint(&lh, lines[t].len);
-		fwrite(lh.s, 1, lh.len, f);
-		fwrite(lines[t].s, 1, lines[t].len, f);
-		*bytes += lh.len + lines[t].len;
-		tfd_buf_release(&lh);
-	}
-	if (dev.len) {
-		struct tfd_buf top;
-
-		tfd_buf_init(&top);
+	top.len = 0;
+	if (dev.len)
 		pb_bytes(&top, 1, dev.s, dev.len);
-		fwrite(top.s, 1, top.len, f);
-		*bytes += top.len;
-		tfd_buf_release(&top);
-	}
-	{
-		struct tfd_buf hn;
-
-		tfd_buf_init(&hn);
-		pb_bytes(&hn, 4, hostname, strlen(hostname));
-		fwrite(hn.s, 1, hn.len, f);
-		*bytes += hn.len;
-		tfd_buf_release(&hn);
-	}
-	if (fclose(f) != 0)
+	pb_bytes(&top, 4, hostname, strlen(hostname));
+	ok = ok && put(f, &top, bytes);
+	if (fclose(f) != 0 || !ok)
 		st = tfd_fail(err, TFD_E_IO, "%s: write error", path);
 out:
 	for (size_t t = 0; t < nlines; t++)
@@ -1066,6 +1029,7 @@ out:
 	free(lines);
 	tfd_buf_release(&head);
 	tfd_buf_release(&dev);
+	tfd_buf_release(&top);
 	return st;
 }
 
