@@ -339,29 +339,28 @@ static bool async_name(const char *n)
 	return tfd_family_has(n, TFD_FAM_XPROF_ASYNC);
 }
 
-static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
-{
-	struct forest f = {0};
-	VEC(struct tfd_xp_meta) metas = {0};
-	VEC(struct rootkey) roots = {0};
-	struct imap meta_seen = {0}, root_of = {0}, dev_ids = {0};
-	struct rootcalls *per = NULL;
-	int nhost = 0, ndev = 0;
+/* What process_host() gathers before the pipelines. */
+struct host_scan {
+	struct forest f;
+	VEC(struct tfd_xp_meta) metas;
+	VEC(struct rootkey) roots;
+	struct imap meta_seen, root_of, dev_ids;
+};
 
-	build_forest(h, &f);
-	connect_tfdata(&f);
-	xh->host = h->name;
-	/* iterator metadata (first sighting wins) and root iterators */
+/* Iterator metadata (first sighting wins; host iterators, then device ones)
+ * and the root iterators with their first call. */
+static void collect_iterators(struct host_scan *hs)
+{
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < f.nodes.n; i++) {
-			const struct node *n = &f.nodes.v[i];
+		for (size_t i = 0; i < hs->f.nodes.n; i++) {
+			const struct node *n = &hs->f.nodes.v[i];
 			int64_t id = (int64_t)n->ev.id;
 			size_t r;
 
 			if ((pass == 0 && n->type != N_ITER) || (pass == 1 && n->type != N_DIPSI) ||
 			    !(n->ev.flags & TFD_EVF_ID))
 				continue;
-			if (!imap_get(&meta_seen, (uint64_t)id, NULL)) {
+			if (!imap_get(&hs->meta_seen, (uint64_t)id, NULL)) {
 				struct tfd_xp_meta md;
 
 				md.id = id;
@@ -371,93 +370,113 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 				md.long_name = n->ev.sig->name;
 				md.name = tfd_iter_short(n->ev.sig->name);
 				md.is_async = async_name(md.name);
-				vec_push(&metas, md);
-				imap_put(&meta_seen, (uint64_t)id, 1);
+				vec_push(&hs->metas, md);
+				imap_put(&hs->meta_seen, (uint64_t)id, 1);
 				if (pass == 1 && (n->ev.flags & TFD_EVF_PARENT))
-					imap_put(&dev_ids, n->ev.sig->parent_id, 1);
+					imap_put(&hs->dev_ids, n->ev.sig->parent_id, 1);
 			}
 			if (pass == 0 && tfd_iter_parts(n->ev.sig->name) == 2) {
-				if (!imap_get(&root_of, (uint64_t)id, &r)) {
-					imap_put(&root_of, (uint64_t)id, roots.n);
-					vec_push(&roots, ((struct rootkey){n->start, id}));
-				} else if (n->start < roots.v[r].first) {
-					roots.v[r].first = n->start;
+				if (!imap_get(&hs->root_of, (uint64_t)id, &r)) {
+					imap_put(&hs->root_of, (uint64_t)id, hs->roots.n);
+					vec_push(&hs->roots, ((struct rootkey){n->start, id}));
+				} else if (n->start < hs->roots.v[r].first) {
+					hs->roots.v[r].first = n->start;
 				}
 			}
 		}
-	if (metas.n > 1)
-		qsort(metas.v, metas.n, sizeof(*metas.v), meta_cmp);
-	xh->metas = metas.v;
-	xh->nmetas = metas.n;
+}
+
+/* One pipeline's statistics over its root calls: per call, every
+ * iterator's stats and the bottleneck; latencies over the calls. */
+static void pipeline_stats(struct forest *f, struct tfd_xp_pipeline *p, struct rootcalls calls)
+{
+	int64_t sum = 0;
+
+	if (calls.n > 1)
+		qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
+	p->stats = xcalloc(calls.n + 1, sizeof(*p->stats));
+	p->nstats = calls.n;
+	p->min_latency_ps = INT64_MAX;
+	for (size_t c = 0; c < calls.n; c++) {
+		statvec sv = {0};
+		struct tfd_xp_call *st = &p->stats[c];
+		int64_t best = 0, lat = calls.v[c].dur;
+
+		process_iterator(f, calls.v[c].node, &sv, true, 0);
+		imap_free(&sv.index);
+		if (sv.n > 1)
+			qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
+		st->iters = sv.v;
+		st->niters = sv.n;
+		for (size_t k = 0; k < sv.n; k++) /* ties: smaller id (sorted) */
+			if (sv.v[k].is_blocking && sv.v[k].self_time_ps > best) {
+				best = sv.v[k].self_time_ps;
+				st->bottleneck_iterator_id = sv.v[k].id;
+			}
+		st->bottleneck_iterator_latency_ps = best;
+		sum = sat_add(sum, lat);
+		if (lat < p->min_latency_ps)
+			p->min_latency_ps = lat;
+		if (lat > p->max_latency_ps)
+			p->max_latency_ps = lat;
+		p->num_slow_calls += lat > SLOW_CALL_PS;
+	}
+	if (!calls.n)
+		p->min_latency_ps = 0;
+	p->avg_latency_ps = calls.n ? sum / (int64_t)calls.n : 0;
+}
+
+static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
+{
+	struct host_scan hs;
+	struct rootcalls *per;
+	int nhost = 0, ndev = 0;
+
+	memset(&hs, 0, sizeof(hs));
+	build_forest(h, &hs.f);
+	connect_tfdata(&hs.f);
+	xh->host = h->name;
+	collect_iterators(&hs);
+	if (hs.metas.n > 1)
+		qsort(hs.metas.v, hs.metas.n, sizeof(*hs.metas.v), meta_cmp);
+	xh->metas = hs.metas.v;
+	xh->nmetas = hs.metas.n;
 	/* deterministic root order: first call, then id */
-	if (roots.n > 1)
-		qsort(roots.v, roots.n, sizeof(*roots.v), rootkey_cmp);
-	for (size_t r = 0; r < roots.n; r++)
-		imap_put(&root_of, (uint64_t)roots.v[r].id, r);
+	if (hs.roots.n > 1)
+		qsort(hs.roots.v, hs.roots.n, sizeof(*hs.roots.v), rootkey_cmp);
+	for (size_t r = 0; r < hs.roots.n; r++)
+		imap_put(&hs.root_of, (uint64_t)hs.roots.v[r].id, r);
 	/* each pipeline's root calls, in one pass over the nodes */
-	per = xcalloc(roots.n + 1, sizeof(*per));
-	for (size_t i = 0; i < f.nodes.n; i++) {
-		const struct node *n = &f.nodes.v[i];
+	per = xcalloc(hs.roots.n + 1, sizeof(*per));
+	for (size_t i = 0; i < hs.f.nodes.n; i++) {
+		const struct node *n = &hs.f.nodes.v[i];
 		size_t r;
 
 		if (n->type == N_ITER && (n->ev.flags & TFD_EVF_ID) &&
-		    tfd_iter_parts(n->ev.sig->name) == 2 && imap_get(&root_of, n->ev.id, &r))
+		    tfd_iter_parts(n->ev.sig->name) == 2 && imap_get(&hs.root_of, n->ev.id, &r))
 			vec_push(&per[r], ((struct rootcall){(int)i, n->end - n->start, n->start}));
 	}
-	xh->pipelines = xcalloc(roots.n + 1, sizeof(*xh->pipelines));
-	xh->npipelines = roots.n;
-	for (size_t r = 0; r < roots.n; r++) {
+	xh->pipelines = xcalloc(hs.roots.n + 1, sizeof(*xh->pipelines));
+	xh->npipelines = hs.roots.n;
+	for (size_t r = 0; r < hs.roots.n; r++) {
 		struct tfd_xp_pipeline *p = &xh->pipelines[r];
-		struct rootcalls calls = per[r];
-		int64_t sum = 0;
 
-		p->id = roots.v[r].id;
-		p->is_device = imap_get(&dev_ids, (uint64_t)p->id, NULL);
+		p->id = hs.roots.v[r].id;
+		p->is_device = imap_get(&hs.dev_ids, (uint64_t)p->id, NULL);
 		snprintf(p->name, sizeof(p->name), "%s:%d", p->is_device ? "Device" : "Host",
 			 p->is_device ? ndev++ : nhost++);
-		if (calls.n > 1)
-			qsort(calls.v, calls.n, sizeof(*calls.v), rootcall_cmp);
-		p->stats = xcalloc(calls.n + 1, sizeof(*p->stats));
-		p->nstats = calls.n;
-		p->min_latency_ps = INT64_MAX;
-		for (size_t c = 0; c < calls.n; c++) {
-			statvec sv = {0};
-			struct tfd_xp_call *st = &p->stats[c];
-			int64_t best = 0, lat = calls.v[c].dur;
-
-			process_iterator(&f, calls.v[c].node, &sv, true, 0);
-			imap_free(&sv.index);
-			if (sv.n > 1)
-				qsort(sv.v, sv.n, sizeof(*sv.v), stat_cmp);
-			st->iters = sv.v;
-			st->niters = sv.n;
-			for (size_t k = 0; k < sv.n; k++) /* ties: smaller id (sorted) */
-				if (sv.v[k].is_blocking && sv.v[k].self_time_ps > best) {
-					best = sv.v[k].self_time_ps;
-					st->bottleneck_iterator_id = sv.v[k].id;
-				}
-			st->bottleneck_iterator_latency_ps = best;
-			sum = sat_add(sum, lat);
-			if (lat < p->min_latency_ps)
-				p->min_latency_ps = lat;
-			if (lat > p->max_latency_ps)
-				p->max_latency_ps = lat;
-			p->num_slow_calls += lat > SLOW_CALL_PS;
-		}
-		if (!calls.n)
-			p->min_latency_ps = 0;
-		p->avg_latency_ps = calls.n ? sum / (int64_t)calls.n : 0;
+		pipeline_stats(&hs.f, p, per[r]);
 	}
-	for (size_t i = 0; i < f.nodes.n; i++)
-		vec_free(&f.nodes.v[i].kids);
-	vec_free(&f.nodes);
-	for (size_t r = 0; r < roots.n; r++)
+	for (size_t i = 0; i < hs.f.nodes.n; i++)
+		vec_free(&hs.f.nodes.v[i].kids);
+	vec_free(&hs.f.nodes);
+	for (size_t r = 0; r < hs.roots.n; r++)
 		vec_free(&per[r]);
 	free(per);
-	vec_free(&roots);
-	imap_free(&meta_seen);
-	imap_free(&root_of);
-	imap_free(&dev_ids);
+	vec_free(&hs.roots);
+	imap_free(&hs.meta_seen);
+	imap_free(&hs.root_of);
+	imap_free(&hs.dev_ids);
 	return visits <= XPROF_MAX_VISITS;
 }
 
