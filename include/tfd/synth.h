@@ -20,6 +20,10 @@
 
 #include "tfd/err.h"
 
+/* The most host events one synth run may make (about 4 GB of memory while
+ * it simulates): a spec or --scale asking for more is an error. */
+#define TFD_SYNTH_MAX_EVENTS 64000000
+
 struct tfd_synth_result {
 	size_t hosts;
 	uint64_t events;      /* host events written per host, summed */

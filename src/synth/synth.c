@@ -2,6 +2,7 @@
  * XSpace protobuf (encoded by hand, so 1 GB captures stream out quickly)
  * and/or Chrome trace JSON. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -370,56 +372,256 @@ static int num(const cJSON *o, const char *k, double *v)
 	return 1;
 }
 
-static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long len;
-	cJSON *root, *stages, *it, *fmts;
-	double v;
-	static const char *const top_keys[] = {"name",
-					       "description",
-					       "expect",
-					       "expect_host",
-					       "hosts",
-					       "slow_host",
-					       "steps",
-					       "step_compute_us",
-					       "seed",
-					       "root",
-					       "formats",
-					       "run",
-					       "large_ids",
-					       "device_events_per_step",
-					       "host_other_events_per_step",
-					       "function_events",
-					       "stages"};
-	static const char *const stage_keys[] = {
-	    "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
-	    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune"};
+static const char *const top_keys[] = {"name",
+				       "description",
+				       "expect",
+				       "expect_host",
+				       "hosts",
+				       "slow_host",
+				       "steps",
+				       "step_compute_us",
+				       "seed",
+				       "root",
+				       "formats",
+				       "run",
+				       "large_ids",
+				       "device_events_per_step",
+				       "host_other_events_per_step",
+				       "function_events",
+				       "stages"};
+static const char *const stage_keys[] = {
+    "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
+    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune"};
 
-	if (!f)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (len <= 0 || len > (1 << 20)) {
-		fclose(f);
-		return spec_err(err, path, len <= 0 ? "empty spec" : "spec larger than 1 MiB");
+/* The first key of o not in keys (n of them), or NULL. */
+static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach (it, o) {
+		bool known = false;
+
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(it->string, keys[i]) == 0;
+		if (!known)
+			return it->string;
 	}
-	text = xmalloc((size_t)len + 1);
-	if (fread(text, 1, (size_t)len, f) != (size_t)len) {
-		fclose(f);
+	return NULL;
+}
+
+/* The spec file, parsed: a regular file of at most 1 MiB (a FIFO or a
+ * device is refused, never waited on). */
+static enum tfd_status read_spec(const char *path, cJSON **root, struct tfd_err *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *text;
+	ssize_t got;
+
+	*root = NULL;
+	if (fd < 0)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return spec_err(err, path, "not a regular file");
+	}
+	if (st.st_size <= 0 || st.st_size > (1 << 20)) {
+		close(fd);
+		return spec_err(err, path,
+				st.st_size <= 0 ? "empty spec" : "spec larger than 1 MiB");
+	}
+	text = xmalloc((size_t)st.st_size + 1);
+	got = read(fd, text, (size_t)st.st_size);
+	close(fd);
+	if (got != (ssize_t)st.st_size) {
 		free(text);
 		return tfd_fail(err, TFD_E_IO, "%s: read error", path);
 	}
-	fclose(f);
-	root = cJSON_ParseWithLength(text, (size_t)len);
+	*root = cJSON_ParseWithLength(text, (size_t)st.st_size);
 	free(text);
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
+	if (!cJSON_IsObject(*root))
 		return spec_err(err, path, "invalid JSON (a spec is an object)");
+	return TFD_OK;
+}
+
+/* A string field into dst (size len): not a string, or longer than dst,
+ * is an error naming the field (never cut). */
+static enum tfd_status spec_str(const cJSON *root, const char *key, char *dst, size_t len,
+				const char *path, struct tfd_err *err)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (!x)
+		return TFD_OK;
+	if (!cJSON_IsString(x))
+		return spec_err(err, path, "'%s' must be a string", key);
+	if (strlen(x->valuestring) >= len)
+		return spec_err(err, path, "'%s' is longer than %zu characters", key, len - 1);
+	memcpy(dst, x->valuestring, strlen(x->valuestring) + 1);
+	return TFD_OK;
+}
+
+/* The spec's strings: name, expectations, root and run (one path component). */
+static enum tfd_status spec_strings(const cJSON *root, struct spec *sp, const char *path,
+				    struct tfd_err *err)
+{
+	enum tfd_status st = spec_str(root, "name", sp->name, sizeof(sp->name), path, err);
+
+	if (!st)
+		st = spec_str(root, "expect", sp->expect, sizeof(sp->expect), path, err);
+	if (!st)
+		st = spec_str(root, "expect_host", sp->expect_host, sizeof(sp->expect_host), path,
+			      err);
+	if (!st)
+		st = spec_str(root, "root", sp->root, sizeof(sp->root), path, err);
+	if (!st)
+		st = spec_str(root, "run", sp->run, sizeof(sp->run), path, err);
+	if (st)
+		return st;
+	if (strcmp(sp->root, "Model") && strcmp(sp->root, "Root"))
+		return spec_err(err, path, "'root' must be Model or Root");
+	/* the run is a directory under plugins/profile: never a way out of -o */
+	if (!sp->run[0] || strchr(sp->run, '/') || strcmp(sp->run, ".") == 0 ||
+	    strcmp(sp->run, "..") == 0)
+		return spec_err(err, path,
+				"'run' must be one directory name (no '/', not . or ..)");
+	return TFD_OK;
+}
+
+/* The spec's numbers, function events, slow host and formats. */
+static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const char *path,
+				    struct tfd_err *err)
+{
+	const cJSON *it;
+	double v;
+
+	if (num(root, "hosts", &v) > 0)
+		sp->hosts = (int)v;
+	if (num(root, "steps", &v) > 0)
+		sp->steps = v > 1e9 ? 1000000000 : (int)v;
+	if (num(root, "step_compute_us", &v) > 0)
+		sp->compute_us = v;
+	if (num(root, "seed", &v) > 0)
+		sp->seed = (uint64_t)v;
+	if (num(root, "device_events_per_step", &v) > 0)
+		sp->device_events = (int)v;
+	if (num(root, "host_other_events_per_step", &v) > 0)
+		sp->other_events = (int)v;
+	if (sp->other_events < 0 || sp->other_events > 100000)
+		return spec_err(err, path, "host_other_events_per_step out of range");
+	it = cJSON_GetObjectItemCaseSensitive(root, "function_events");
+	if (it) {
+		static const char *const styles[] = {"executor", "run", "none"};
+
+		sp->fn_events = -1;
+		for (int i = 0; i < 3 && cJSON_IsString(it); i++)
+			if (strcmp(it->valuestring, styles[i]) == 0)
+				sp->fn_events = i;
+		if (sp->fn_events < 0)
+			return spec_err(err, path,
+					"'function_events' is \"executor\" (TensorFlow's "
+					"layout), \"run\" or \"none\"");
 	}
+	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
+	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
+	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000)
+		return spec_err(err, path,
+				"hosts (1-64), steps (>= 1), step_compute_us or "
+				"device_events_per_step out of range");
+	it = cJSON_GetObjectItemCaseSensitive(root, "slow_host");
+	if (it) {
+		if (num(it, "index", &v) <= 0 || num(it, "factor", &sp->slow_factor) <= 0 ||
+		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0)
+			return spec_err(err, path,
+					"'slow_host' needs an index < hosts and a factor > 0");
+		sp->slow_host = (int)v;
+	}
+	it = cJSON_GetObjectItemCaseSensitive(root, "formats");
+	if (it) {
+		const cJSON *f;
+
+		sp->xplane = sp->json = 0;
+		cJSON_ArrayForEach (f, it) {
+			if (cJSON_IsString(f) && strcmp(f->valuestring, "xplane") == 0)
+				sp->xplane = 1;
+			else if (cJSON_IsString(f) && strcmp(f->valuestring, "json") == 0)
+				sp->json = 1;
+			else
+				return spec_err(err, path,
+						"'formats' holds \"xplane\" and/or \"json\"");
+		}
+	}
+	return TFD_OK;
+}
+
+/* Stage sp->nst of the spec. */
+static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
+				  struct tfd_err *err)
+{
+	struct stage_spec *ss = &sp->st[sp->nst];
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
+	const char *bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
+	double v;
+
+	memset(ss, 0, sizeof(*ss));
+	if (bad)
+		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
+	for (size_t i = 0; cJSON_IsString(k) && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i].kind, k->valuestring) == 0)
+			ss->def = &kinds[i];
+	if (!ss->def)
+		return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
+				cJSON_IsString(k) ? k->valuestring : "?");
+	if ((sp->nst == 0) != (ss->def->k == K_SOURCE))
+		return spec_err(err, path, "stage %d: a source must come first, and only first",
+				sp->nst);
+	ss->cost_us = 1;
+	ss->jitter = 0.1;
+	ss->par = 1;
+	ss->buffer = ss->def->k == K_PREFETCH ? 2 : 4;
+	ss->batch = 1;
+	ss->keep_every = 1;
+	ss->shuf_buf = 16;
+	ss->deterministic = 1;
+	ss->autotune = 1;
+	num(it, "cost_us", &ss->cost_us);
+	num(it, "jitter", &ss->jitter);
+	num(it, "first_call_us", &ss->first_us);
+	if (num(it, "parallelism", &v) > 0)
+		ss->par = v > 1e6 ? 1000000 : (int)v;
+	if (num(it, "buffer", &v) > 0)
+		ss->buffer = v > 1e9 ? 1000000000 : (int)v;
+	if (num(it, "batch_size", &v) > 0)
+		ss->batch = v > 1e9 ? 1000000000 : (int)v;
+	if (num(it, "keep_ratio", &v) > 0)
+		ss->keep_every = v > 0 ? (int)lround(1.0 / v) : 1;
+	if (num(it, "buffer_size", &v) > 0)
+		ss->shuf_buf = v > 1e9 ? 1000000000 : (int)v;
+	x = cJSON_GetObjectItemCaseSensitive(it, "deterministic");
+	if (x)
+		ss->deterministic = cJSON_IsTrue(x);
+	x = cJSON_GetObjectItemCaseSensitive(it, "autotune");
+	if (x)
+		ss->autotune = cJSON_IsTrue(x);
+	if (ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 || ss->par > 256 ||
+	    ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 || ss->batch > 100000 ||
+	    ss->keep_every < 1 || ss->keep_every > 1000 || ss->shuf_buf < 1 ||
+	    ss->shuf_buf > 1000000 || ss->first_us < 0)
+		return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
+				ss->def->kind);
+	sp->nst++;
+	return TFD_OK;
+}
+
+/* The spec at path into sp: strict (unknown keys, wrong types and values
+ * out of range are errors naming the field). The JSON tree is freed only
+ * at the end, so an error can quote it. */
+static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+{
+	cJSON *root, *stages, *it;
+	const char *bad;
+	enum tfd_status st = read_spec(path, &root, err);
+
 	memset(sp, 0, sizeof(*sp));
 	snprintf(sp->name, sizeof(sp->name), "synth");
 	snprintf(sp->root, sizeof(sp->root), "Model");
@@ -431,176 +633,25 @@ static enum tfd_status parse_spec(const char *path, struct spec *sp, struct tfd_
 	sp->slow_host = -1;
 	sp->slow_factor = 1;
 	sp->xplane = 1;
-	cJSON_ArrayForEach (it, root) {
-		int known = 0;
-
-		for (size_t i = 0; i < sizeof(top_keys) / sizeof(top_keys[0]); i++)
-			known |= strcmp(it->string, top_keys[i]) == 0;
-		if (!known) {
-			cJSON_Delete(root);
-			return spec_err(err, path, "unknown key '%s'", it->string);
+	if (!st && (bad = unknown_key(root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]))))
+		st = spec_err(err, path, "unknown key '%s'", bad);
+	if (!st)
+		st = spec_strings(root, sp, path, err);
+	if (!st)
+		st = spec_numbers(root, sp, path, err);
+	stages = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "stages");
+	if (!st && (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1 ||
+		    cJSON_GetArraySize(stages) > 32))
+		st = spec_err(err, path,
+			      "'stages' must be an array of 1 to 32 stages, source first");
+	if (!st)
+		cJSON_ArrayForEach (it, stages) {
+			st = spec_stage(it, sp, path, err);
+			if (st)
+				break;
 		}
-	}
-#define STR(key, dst)                                                                              \
-	do {                                                                                       \
-		const cJSON *x_ = cJSON_GetObjectItemCaseSensitive(root, key);                     \
-		if (x_ && !cJSON_IsString(x_)) {                                                   \
-			cJSON_Delete(root);                                                        \
-			return spec_err(err, path, "'%s' must be a string", key);                  \
-		}                                                                                  \
-		if (x_)                                                                            \
-			snprintf(dst, sizeof(dst), "%s", x_->valuestring);                         \
-	} while (0)
-	STR("name", sp->name);
-	STR("expect", sp->expect);
-	STR("expect_host", sp->expect_host);
-	STR("root", sp->root);
-	STR("run", sp->run);
-	if (strcmp(sp->root, "Model") && strcmp(sp->root, "Root")) {
-		cJSON_Delete(root);
-		return spec_err(err, path, "'root' must be Model or Root");
-	}
-	if (num(root, "hosts", &v) > 0)
-		sp->hosts = (int)v;
-	if (num(root, "steps", &v) > 0)
-		sp->steps = (int)v;
-	if (num(root, "step_compute_us", &v) > 0)
-		sp->compute_us = v;
-	if (num(root, "seed", &v) > 0)
-		sp->seed = (uint64_t)v;
-	if (num(root, "device_events_per_step", &v) > 0)
-		sp->device_events = (int)v;
-	if (num(root, "host_other_events_per_step", &v) > 0)
-		sp->other_events = (int)v;
-	if (sp->other_events < 0 || sp->other_events > 100000) {
-		cJSON_Delete(root);
-		return spec_err(err, path, "host_other_events_per_step out of range");
-	}
-	it = cJSON_GetObjectItemCaseSensitive(root, "function_events");
-	if (it) {
-		static const char *const styles[] = {"executor", "run", "none"};
-
-		sp->fn_events = -1;
-		for (int i = 0; i < 3 && cJSON_IsString(it); i++)
-			if (strcmp(it->valuestring, styles[i]) == 0)
-				sp->fn_events = i;
-		if (sp->fn_events < 0) {
-			cJSON_Delete(root);
-			return spec_err(err, path,
-					"'function_events' is \"executor\" (TensorFlow's "
-					"layout), \"run\" or \"none\"");
-		}
-	}
-	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
-	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
-	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000) {
-		cJSON_Delete(root);
-		return spec_err(err, path,
-				"hosts (1-64), steps (>= 1), step_compute_us or "
-				"device_events_per_step out of range");
-	}
-	it = cJSON_GetObjectItemCaseSensitive(root, "slow_host");
-	if (it) {
-		if (num(it, "index", &v) <= 0 || num(it, "factor", &sp->slow_factor) <= 0 ||
-		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0) {
-			cJSON_Delete(root);
-			return spec_err(err, path,
-					"'slow_host' needs an index < hosts and a factor > 0");
-		}
-		sp->slow_host = (int)v;
-	}
-	fmts = cJSON_GetObjectItemCaseSensitive(root, "formats");
-	if (fmts) {
-		sp->xplane = sp->json = 0;
-		cJSON_ArrayForEach (it, fmts) {
-			if (cJSON_IsString(it) && strcmp(it->valuestring, "xplane") == 0)
-				sp->xplane = 1;
-			else if (cJSON_IsString(it) && strcmp(it->valuestring, "json") == 0)
-				sp->json = 1;
-			else {
-				cJSON_Delete(root);
-				return spec_err(err, path,
-						"'formats' holds \"xplane\" and/or \"json\"");
-			}
-		}
-	}
-	stages = cJSON_GetObjectItemCaseSensitive(root, "stages");
-	if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1 ||
-	    cJSON_GetArraySize(stages) > 32) {
-		cJSON_Delete(root);
-		return spec_err(err, path,
-				"'stages' must be an array of 1 to 32 stages, source first");
-	}
-	cJSON_ArrayForEach (it, stages) {
-		struct stage_spec *ss = &sp->st[sp->nst];
-		const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
-
-		memset(ss, 0, sizeof(*ss));
-		cJSON_ArrayForEach (x, it) {
-			int known = 0;
-
-			for (size_t i = 0; i < sizeof(stage_keys) / sizeof(stage_keys[0]); i++)
-				known |= strcmp(x->string, stage_keys[i]) == 0;
-			if (!known) {
-				cJSON_Delete(root);
-				return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst,
-						x->string);
-			}
-		}
-		for (size_t i = 0; cJSON_IsString(k) && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (strcmp(kinds[i].kind, k->valuestring) == 0)
-				ss->def = &kinds[i];
-		if (!ss->def) {
-			cJSON_Delete(root);
-			return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
-					cJSON_IsString(k) ? k->valuestring : "?");
-		}
-		if ((sp->nst == 0) != (ss->def->k == K_SOURCE)) {
-			cJSON_Delete(root);
-			return spec_err(err, path,
-					"stage %d: a source must come first, and only first",
-					sp->nst);
-		}
-		ss->cost_us = 1;
-		ss->jitter = 0.1;
-		ss->par = 1;
-		ss->buffer = ss->def->k == K_PREFETCH ? 2 : 4;
-		ss->batch = 1;
-		ss->keep_every = 1;
-		ss->shuf_buf = 16;
-		ss->deterministic = 1;
-		ss->autotune = 1;
-		num(it, "cost_us", &ss->cost_us);
-		num(it, "jitter", &ss->jitter);
-		num(it, "first_call_us", &ss->first_us);
-		if (num(it, "parallelism", &v) > 0)
-			ss->par = (int)v;
-		if (num(it, "buffer", &v) > 0)
-			ss->buffer = (int)v;
-		if (num(it, "batch_size", &v) > 0)
-			ss->batch = (int)v;
-		if (num(it, "keep_ratio", &v) > 0)
-			ss->keep_every = v > 0 ? (int)lround(1.0 / v) : 1;
-		if (num(it, "buffer_size", &v) > 0)
-			ss->shuf_buf = (int)v;
-		x = cJSON_GetObjectItemCaseSensitive(it, "deterministic");
-		if (x)
-			ss->deterministic = cJSON_IsTrue(x);
-		x = cJSON_GetObjectItemCaseSensitive(it, "autotune");
-		if (x)
-			ss->autotune = cJSON_IsTrue(x);
-		if (ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 ||
-		    ss->par > 256 || ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 ||
-		    ss->batch > 100000 || ss->keep_every < 1 || ss->keep_every > 1000 ||
-		    ss->shuf_buf < 1 || ss->shuf_buf > 1000000 || ss->first_us < 0) {
-			cJSON_Delete(root);
-			return spec_err(err, path, "stage %d (%s): a value is out of range",
-					sp->nst, ss->def->kind);
-		}
-		sp->nst++;
-	}
 	cJSON_Delete(root);
-	return TFD_OK;
+	return st;
 }
 
 /* ---- building the stages of one host ----------------------------------------- */
@@ -1128,20 +1179,48 @@ static int mkdirs(const char *path)
 	return rc;
 }
 
+/* About how many host events a host's step makes: the step's own, the
+ * other host events, and each stage's calls with their Produce/Consume,
+ * more below a batch (its batch_size) or a filter (1/keep_ratio). */
+static double events_per_step(const struct spec *sp)
+{
+	double n = 4 + sp->other_events, mult = 1;
+
+	for (int i = sp->nst - 1; i >= 0; i--) {
+		const struct stage_spec *ss = &sp->st[i];
+
+		n += 3 * mult;
+		if (ss->def->k == K_BATCH || ss->def->k == K_MAPBATCH)
+			mult *= ss->batch;
+		else if (ss->def->k == K_FILTER)
+			mult *= ss->keep_every;
+	}
+	return n;
+}
+
 enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double scale,
 			      struct tfd_synth_result *res, struct tfd_err *err)
 {
 	struct spec sp;
 	enum tfd_status st;
+	double events, want;
 	int steps;
 
 	memset(res, 0, sizeof(*res));
 	st = parse_spec(spec_path, &sp, err);
 	if (st)
 		return st;
-	steps = (int)llround(sp.steps * scale);
-	if (steps < 1)
-		steps = 1;
+	/* checked before anything is allocated: a spec (or --scale) that asks
+	 * for billions of events is an error, not tens of GB of memory */
+	want = (double)sp.steps * scale;
+	events = want * sp.hosts * events_per_step(&sp);
+	if (!(events <= TFD_SYNTH_MAX_EVENTS))
+		return tfd_fail(
+		    err, TFD_E_LIMIT,
+		    "%s: the spec asks for about %.0f events (steps x hosts x events per "
+		    "step); at most %d",
+		    spec_path, events, TFD_SYNTH_MAX_EVENTS);
+	steps = want < 1 ? 1 : (int)llround(want);
 	if (snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir,
 		     sp.run) >= (int)sizeof(res->run_dir) - 64) /* room for the host files' names */
 		return tfd_fail(err, TFD_E_USAGE,

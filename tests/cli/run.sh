@@ -633,4 +633,29 @@ run report -q --history "$T/long.db" --job "$LJ" -o "$T/long.html" "$T/longhost.
 if [ "$rc" -eq 0 ] && $TFD history -f csv "$T/long.db" | grep -q "^$LJ,1," &&
 	$TFD history -f csv --job "$LJ" "$T/long.db" | grep -q ",$(printf 'h%.0s' $(seq 299))Z,"; then ok; else bad "long names in the history: $rc $err $($TFD history -f csv "$T/long.db" | cut -c1-80)"; fi
 
+# synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
+# named (it was read after the tree was freed), the run stays one directory
+# under -o, and a spec asking for billions of events fails before allocating
+mkfifo "$T/spec.fifo"
+timeout 10 $TFD synth -o "$T/sf" "$T/spec.fifo" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "spec.fifo: not a regular file" "$T/err"; then ok; else bad "synth on a FIFO: rc $rc $(cat "$T/err")"; fi
+printf '{"stages": [{"kind": "TFRecord", "bogus_key_name": 1}]}' >"$T/uk.json"
+run synth -o "$T/uk" "$T/uk.json"
+if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/uk.json: stage 0: unknown key 'bogus_key_name'" ]; then ok; else bad "synth unknown stage key: $err"; fi
+printf '{"zz_top_key": 1, "stages": [{"kind": "TFRecord"}]}' >"$T/uk2.json"
+run synth -o "$T/uk" "$T/uk2.json"
+if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/uk2.json: unknown key 'zz_top_key'" ]; then ok; else bad "synth unknown key: $err"; fi
+printf '{"run": "../../../../escaped", "stages": [{"kind": "TFRecord"}]}' >"$T/esc.json"
+run synth -o "$T/esc/out" "$T/esc.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"'run' must be one directory name"* ]] && [ ! -e "$T/escaped" ] && [ ! -e "$T/esc/escaped" ]; then ok; else bad "synth run escaping -o: $rc $err"; fi
+printf '{"steps": 1e8, "stages": [{"kind": "TFRecord"}, {"kind": "Batch", "batch_size": 64}]}' >"$T/big.json"
+run synth -o "$T/big" "$T/big.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"asks for about"*"events"*"at most 64000000"* ]] && [ ! -e "$T/big" ]; then ok; else bad "synth steps 1e8: $rc $err"; fi
+run synth --scale 1e6 -o "$T/big" tests/synth/01-tfrecord-sequential.json
+if [ "$rc" -eq 1 ] && [[ "$err" == *"at most 64000000"* ]]; then ok; else bad "synth --scale 1e6: $rc $err"; fi
+printf '{"name": "%s", "stages": [{"kind": "TFRecord"}]}' "$(printf 'n%.0s' $(seq 200))" >"$T/ln.json"
+run synth -o "$T/ln" "$T/ln.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"'name' is longer than 127 characters"* ]]; then ok; else bad "synth long name cut: $rc $err"; fi
+
 finish
