@@ -34,90 +34,66 @@ static int partial_inputs(const char *const *paths, size_t n)
 	return k == 0 ? 1 : k == n ? 0 : -1;
 }
 
-/* Load, analyze and render one capture (or run) into b: 0, 3 (a gate
- * tripped), or 1/2 after printing the error. */
-static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_t npaths,
-		       struct tfd_buf *b)
+/* --mode xprof: TensorFlow's removed analysis on a loaded capture. */
+static int xprof_one(const struct run_ctx *rx, const struct tfd_capture *cap, struct tfd_buf *b)
 {
-	struct tfd_capture *cap = NULL;
-	struct tfd_analysis *an = NULL;
-	struct tfd_findings findings = {0};
+	struct tfd_xprof *xp = NULL;
 	struct tfd_err err = {0};
 	int rc = 0;
 
-	if (rx->merging) {
-		if (tfd_partial_merge(paths, npaths, rx->ao, &cap, &an, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		goto render;
-	}
-	if (strcmp(rx->mode, "xprof") != 0 && npaths == 1) {
-		/* a run or log directory (or a shard of one): host files one at a
-		 * time; a partial is written from the merged result as from one
-		 * load (unit test by_file_matches_one_load) */
-		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, &cap, &an, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, cap)) {
-			rc = 2;
-			goto out;
-		}
-		goto analyzed;
-	}
-	if (tfd_capture_load(paths, npaths, rx->lo, &cap, &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-	if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, cap)) {
-		rc = 2;
-		goto out;
-	}
-	if (strcmp(rx->mode, "xprof") == 0) {
-		struct tfd_xprof *xp = NULL;
+	if (tfd_xprof_run(cap, &xp, &err))
+		return tfd_cli_report(&err);
+	if (strcmp(rx->format, "gviz") == 0)
+		tfd_xprof_gviz(xp, b);
+	else if (strcmp(rx->format, "json") == 0)
+		tfd_xprof_json(xp, b);
+	else
+		tfd_xprof_text(xp, b);
+	if (rx->fail_on && rx->fail_sev < 0 && tfd_xprof_is_input_bound(xp))
+		rc = 3;
+	tfd_xprof_free(xp);
+	return rc;
+}
 
-		if (tfd_xprof_run(cap, &xp, &err)) {
-			rc = tfd_cli_report(&err);
-			goto out;
-		}
-		if (strcmp(rx->format, "gviz") == 0)
-			tfd_xprof_gviz(xp, b);
-		else if (strcmp(rx->format, "json") == 0)
-			tfd_xprof_json(xp, b);
-		else
-			tfd_xprof_text(xp, b);
-		if (rx->fail_on && rx->fail_sev < 0 && tfd_xprof_is_input_bound(xp))
-			rc = 3;
-		tfd_xprof_free(xp);
-		goto out;
-	}
-	if (tfd_analyze(cap, rx->ao, &an, &err)) {
-		rc = tfd_cli_report(&err);
-		goto out;
-	}
-analyzed:
-	if (rx->ao->rank_set && an->nhosts && an->hosts[0].focus >= 0 &&
-	    an->hosts[0].pipelines[an->hosts[0].focus].analyzed_rank < 0) {
-		const struct tfd_pipeline *p = &an->hosts[0].pipelines[an->hosts[0].focus];
+/* The analysis of paths into *cap and *an: partials merged, a run or log
+ * directory one host file at a time (its partial written from the merged
+ * result as from one load: unit test by_file_matches_one_load), else one
+ * load. *done: xprof mode rendered it already. 0 or an exit code. */
+static int load_one(const struct run_ctx *rx, const char *const *paths, size_t npaths,
+		    struct tfd_capture **cap, struct tfd_analysis **an, struct tfd_buf *b,
+		    bool *done)
+{
+	struct tfd_err err = {0};
+	bool xprof = strcmp(rx->mode, "xprof") == 0;
 
-		rc = tfd_cli_usage("analyze",
-				   "pipeline %s has %" PRIu64 " root call%s; no rank %d "
-				   "(ranks start at 0)",
-				   p->name, p->ncalls, p->ncalls == 1 ? "" : "s", rx->ao->rank);
-		goto out;
+	*done = false;
+	if (rx->merging)
+		return tfd_partial_merge(paths, npaths, rx->ao, cap, an, &err)
+			   ? tfd_cli_report(&err)
+			   : 0;
+	if (!xprof && npaths == 1) {
+		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, cap, an, &err))
+			return tfd_cli_report(&err);
+		return tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, *cap) ? 2 : 0;
 	}
-	if (rx->partial) {
-		char tmp[512];
+	if (tfd_capture_load(paths, npaths, rx->lo, cap, &err))
+		return tfd_cli_report(&err);
+	if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, *cap))
+		return 2;
+	if (xprof) {
+		*done = true;
+		return xprof_one(rx, *cap, b);
+	}
+	return tfd_analyze(*cap, rx->ao, an, &err) ? tfd_cli_report(&err) : 0;
+}
 
-		tfd_partial_write(
-		    cap, an, rx->ao,
-		    npaths == 1 ? tfd_cli_base_name(paths[0], tmp, sizeof(tmp)) : NULL, b);
-		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
-			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
-		goto out;
-	}
-render:
+/* Render an analysis: the findings, the report, the notes; 3 when a
+ * --fail-on gate trips. */
+static int render_one(const struct run_ctx *rx, const struct tfd_analysis *an, struct tfd_buf *b)
+{
+	struct tfd_findings findings = {0};
+	int rc = 0;
+
 	tfd_rules_eval(rx->rules, an, &findings);
 	if (strcmp(rx->format, "json") == 0)
 		tfd_render_json(an, &findings, b);
@@ -129,8 +105,42 @@ render:
 		rc = 3;
 	if (rx->fail_sev >= 0 && findings.n && (int)findings.max_severity >= rx->fail_sev)
 		rc = 3;
-out:
 	tfd_findings_free(&findings);
+	return rc;
+}
+
+/* Load, analyze and render one capture (or run) into b: 0, 3 (a gate
+ * tripped), or 1/2 after printing the error. */
+static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_t npaths,
+		       struct tfd_buf *b)
+{
+	struct tfd_capture *cap = NULL;
+	struct tfd_analysis *an = NULL;
+	bool done;
+	int rc = load_one(rx, paths, npaths, &cap, &an, b, &done);
+
+	if (rc || done)
+		goto out;
+	if (!rx->merging && rx->ao->rank_set && an->nhosts && an->hosts[0].focus >= 0 &&
+	    an->hosts[0].pipelines[an->hosts[0].focus].analyzed_rank < 0) {
+		const struct tfd_pipeline *p = &an->hosts[0].pipelines[an->hosts[0].focus];
+
+		rc = tfd_cli_usage("analyze",
+				   "pipeline %s has %" PRIu64 " root call%s; no rank %d "
+				   "(ranks start at 0)",
+				   p->name, p->ncalls, p->ncalls == 1 ? "" : "s", rx->ao->rank);
+	} else if (!rx->merging && rx->partial) {
+		char tmp[512];
+
+		tfd_partial_write(
+		    cap, an, rx->ao,
+		    npaths == 1 ? tfd_cli_base_name(paths[0], tmp, sizeof(tmp)) : NULL, b);
+		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
+			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
+	} else {
+		rc = render_one(rx, an, b);
+	}
+out:
 	tfd_analysis_free(an);
 	tfd_capture_free(cap);
 	return rc;
