@@ -109,14 +109,11 @@ static void legend(Agraph_t *g, bool bound)
 	agsafeset(n, (char *)"fillcolor", (char *)"white", (char *)"");
 }
 
-static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
+/* The graph's title (host, pipeline, verdict) and attribute defaults. */
+static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
 	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
-	Agnode_t **nodes = xcalloc(p->nstages + 1, sizeof(*nodes));
-	char title[512], t1[32], t2[32], t3[32];
-
-	const bool bound = h->bound != TFD_BOUND_NOT;
-	char verdict[96];
+	char title[512], verdict[96], t1[32];
 
 	if (isnan(h->input_pct))
 		snprintf(verdict, sizeof(verdict), "input-bound share unknown");
@@ -144,71 +141,91 @@ static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipelin
 	agattr(g, AGEDGE, (char *)"color", (char *)"black");
 	agattr(g, AGEDGE, (char *)"penwidth", (char *)"1");
 	agattr(g, AGEDGE, (char *)"label", (char *)"");
-	legend(g, bound);
-	for (size_t i = 0; i < p->nstages; i++) {
-		const struct tfd_stage *s = &p->stages[i];
-		char name[32], label[1024], shown[160];
-		Agnode_t *n;
+	return g;
+}
 
-		snprintf(name, sizeof(name), "s%zu", i);
-		n = agnode(g, name, 1);
-		nodes[i] = n;
-		const struct tfd_segment *sg =
-		    s->segment >= 0 && p->capacity.valid ? &p->segments[s->segment] : NULL;
-		double util = sg ? fmin(1.0, sg->utilization) : 0;
-		char extra[256] = "", fill[32];
+/* Stage i's work and function lines (the capacity model's) into extra;
+ * returns how busy its threads are (0 to 1, for the fill). */
+static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, size_t len)
+{
+	const struct tfd_stage *s = &p->stages[i];
+	const struct tfd_segment *sg =
+	    s->segment >= 0 && p->capacity.valid ? &p->segments[s->segment] : NULL;
+	double util = sg ? fmin(1.0, sg->utilization) : 0;
+	char t1[32];
 
-		stage_params(s, extra, sizeof(extra));
-		if (sg && s->work_ns && s->window_calls) {
-			size_t l = strlen(extra);
+	stage_params(s, extra, len);
+	if (sg && s->work_ns && s->window_calls) {
+		size_t l = strlen(extra);
 
-			snprintf(extra + l, sizeof(extra) - l,
-				 "\\nwork %s/call, threads %.0f%% busy",
-				 tfd_fmt_ns(s->work_ns / (int64_t)s->window_calls, t1, sizeof(t1)),
-				 100 * sg->utilization);
-		}
-		for (size_t gi = 0; p->capacity.valid && gi < p->nsegments; gi++) {
-			const struct tfd_segment *fg = &p->segments[gi];
-			size_t l = strlen(extra);
-
-			if (fg->kind != TFD_SEG_FUNCTION || fg->owner != (int)i)
-				continue;
-			if (fg->known && s->fn_calls)
-				snprintf(extra + l, sizeof(extra) - l,
-					 "\\nfunction %s/call, %g workers %.0f%% busy",
-					 tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1,
-						    sizeof(t1)),
-					 fg->parallelism, 100 * fg->utilization);
-			else
-				snprintf(extra + l, sizeof(extra) - l,
-					 "\\nfunction work not captured");
-			util = fmin(1.0, fg->known ? fg->utilization : 0);
-		}
-		shown_name(p, i, shown, sizeof(shown));
-		snprintf(label, sizeof(label),
-			 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)%s",
-			 shown, s->is_async ? " (async)" : "", s->calls_all,
-			 s->calls_all == 1 ? "" : "s", tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
-			 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
-			 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share,
-			 extra);
-		set(n, "label", label);
-		set(n, "tooltip", s->long_name);
-		/* white (idle) to orange (saturated) */
-		snprintf(fill, sizeof(fill), "0.08 %.3f 1.000", 0.85 * util);
-		set(n, "fillcolor", fill);
-		if (s->is_bottleneck) {
-			set(n, "style", "filled,bold");
-			set(n, "color", bound ? "red" : "gray40");
-			set(n, "penwidth", "3");
-		} else if (s->on_critical_path) {
-			set(n, "style", "filled,bold");
-			set(n, "penwidth", "3");
-		} else {
-			set(n, "style", "filled,dashed");
-			set(n, "color", "gray");
-		}
+		snprintf(extra + l, len - l, "\\nwork %s/call, threads %.0f%% busy",
+			 tfd_fmt_ns(s->work_ns / (int64_t)s->window_calls, t1, sizeof(t1)),
+			 100 * sg->utilization);
 	}
+	for (size_t gi = 0; p->capacity.valid && gi < p->nsegments; gi++) {
+		const struct tfd_segment *fg = &p->segments[gi];
+		size_t l = strlen(extra);
+
+		if (fg->kind != TFD_SEG_FUNCTION || fg->owner != (int)i)
+			continue;
+		if (fg->known && s->fn_calls)
+			snprintf(extra + l, len - l, "\\nfunction %s/call, %g workers %.0f%% busy",
+				 tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1, sizeof(t1)),
+				 fg->parallelism, 100 * fg->utilization);
+		else
+			snprintf(extra + l, len - l, "\\nfunction work not captured");
+		util = fmin(1.0, fg->known ? fg->utilization : 0);
+	}
+	return util;
+}
+
+/* Stage i as a node: its label, fill and mark. */
+static Agnode_t *stage_node(Agraph_t *g, const struct tfd_pipeline *p, size_t i, bool bound)
+{
+	const struct tfd_stage *s = &p->stages[i];
+	char name[32], label[1024], shown[160], extra[256] = "", fill[32];
+	char t1[32], t2[32], t3[32];
+	Agnode_t *n;
+	double util;
+
+	snprintf(name, sizeof(name), "s%zu", i);
+	n = agnode(g, name, 1);
+	util = stage_work(p, i, extra, sizeof(extra));
+	shown_name(p, i, shown, sizeof(shown));
+	snprintf(label, sizeof(label),
+		 "%s%s\\n%" PRIu64 " call%s\\ntotal %s  self %s\\nblocking %s (%.1f%%)%s", shown,
+		 s->is_async ? " (async)" : "", s->calls_all, s->calls_all == 1 ? "" : "s",
+		 tfd_fmt_ns(s->total_all_ns, t1, sizeof(t1)),
+		 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
+		 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share, extra);
+	set(n, "label", label);
+	set(n, "tooltip", s->long_name);
+	/* white (idle) to orange (saturated) */
+	snprintf(fill, sizeof(fill), "0.08 %.3f 1.000", 0.85 * util);
+	set(n, "fillcolor", fill);
+	if (s->is_bottleneck) {
+		set(n, "style", "filled,bold");
+		set(n, "color", bound ? "red" : "gray40");
+		set(n, "penwidth", "3");
+	} else if (s->on_critical_path) {
+		set(n, "style", "filled,bold");
+		set(n, "penwidth", "3");
+	} else {
+		set(n, "style", "filled,dashed");
+		set(n, "color", "gray");
+	}
+	return n;
+}
+
+static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
+{
+	Agraph_t *g = open_graph(h, p);
+	Agnode_t **nodes = xcalloc(p->nstages + 1, sizeof(*nodes));
+	const bool bound = h->bound != TFD_BOUND_NOT;
+
+	legend(g, bound);
+	for (size_t i = 0; i < p->nstages; i++)
+		nodes[i] = stage_node(g, p, i, bound);
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
 		Agedge_t *e;
