@@ -40,102 +40,126 @@ static void date_label(struct tfd_buf *b, const struct tfd_hist_run *runs, size_
 		tfd_buf_printf(b, "%.5s", t + 5);
 }
 
-static void svg_chart(struct tfd_buf *b, const char *id, const char *title, const char *unit,
-		      const struct tfd_hist_run *runs, size_t n, const char *const *names,
-		      const char *const *colors, double (*get)(const struct tfd_hist_host *, int),
-		      int nseries)
+/* A line chart's frame (viewBox units) and scale. */
+struct chart {
+	double W, H, L, R, T, B; /* size, and the margins left, right, top, bottom */
+	double maxv;		 /* the top of the y axis */
+	size_t n;		 /* runs */
+};
+
+static double chart_x(const struct chart *c, size_t i)
 {
-	const double W = 1000, H = 240, L = 60, R = 30, T = 30, B = 40;
-	/* one x label per ~90 units at most, so none overlap; first and last
-	 * always (the last moves over when it would touch its neighbour) */
-	size_t every = 1, maxl = (size_t)((W - L - R) / 90.0) + 1;
-	double maxv = 0;
+	return c->n > 1 ? c->L + (c->W - c->L - c->R) * (double)i / (double)(c->n - 1)
+			: c->L + (c->W - c->L - c->R) / 2;
+}
 
-	for (size_t i = 0; i < n; i++)
-		for (int s = 0; s < nseries; s++) {
-			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+static double chart_y(const struct chart *c, double v)
+{
+	return c->T + (c->H - c->T - c->B) * (1.0 - v / c->maxv);
+}
 
-			if (!isnan(v) && v > maxv)
-				maxv = v;
-		}
-	if (maxv <= 0)
-		maxv = 1;
-	maxv *= 1.1;
+/* The x labels: one per ~90 units at most, so none overlap; first and last
+ * always (the regular label just before the last goes when the two would
+ * crowd). */
+static void chart_x_labels(struct tfd_buf *b, const struct chart *c,
+			   const struct tfd_hist_run *runs)
+{
+	size_t n = c->n, every = 1, maxl = (size_t)((c->W - c->L - c->R) / 90.0) + 1;
+	size_t lastreg;
+
 	while (n > 1 && (n - 1) / every + 1 > maxl)
 		every++;
-	tfd_buf_printf(b,
-		       "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-		       "viewBox=\"0 0 %.0f %.0f\" preserveAspectRatio=\"xMinYMin meet\" "
-		       "role=\"img\" aria-label=\"",
-		       id, W, H);
-	esc(b, title);
-	tfd_buf_printf(b, "\"><text x=\"%.0f\" y=\"18\" class=\"ct\">", L);
-	esc(b, title);
-	tfd_buf_printf(b, " (%s)</text>", unit);
-	/* axes and grid */
-	for (int g = 0; g <= 4; g++) {
-		double y = T + (H - T - B) * (1.0 - g / 4.0);
-
-		tfd_buf_printf(b,
-			       "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
-			       "class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"ax\" "
-			       "text-anchor=\"end\">%.3g</text>",
-			       L, y, W - R, y, L - 6, y + 4, maxv * g / 4.0);
-	}
+	lastreg = n ? (n - 1) / every * every : 0;
 	for (size_t i = 0; i < n; i++) {
-		double x =
-		    n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1) : L + (W - L - R) / 2;
 		const char *anchor = n < 2	  ? "middle"
 				     : i == 0	  ? "start"
 				     : i + 1 == n ? "end"
 						  : "middle";
-		size_t lastreg = n ? (n - 1) / every * every : 0;
 
-		/* every `every`-th label and the last one; the regular label
-		 * just before the last goes when the two would crowd */
 		if (i + 1 != n && (i % every || (i == lastreg && i && (n - 1 - i) * 2 < every + 1)))
 			continue;
 		tfd_buf_printf(b,
 			       "<text x=\"%.1f\" y=\"%.0f\" class=\"ax xl\" "
 			       "text-anchor=\"%s\"><title>",
-			       x, H - B + 16, anchor);
+			       chart_x(c, i), c->H - c->B + 16, anchor);
 		esc(b, runs[i].run);
 		tfd_buf_puts(b, "</title>");
 		date_label(b, runs, n, i);
 		tfd_buf_puts(b, "</text>");
 	}
-	for (int s = 0; s < nseries; s++) {
-		tfd_buf_printf(b,
-			       "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
-			       "stroke-width=\"2\" points=\"",
-			       colors[s]);
-		for (size_t i = 0; i < n; i++) {
-			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
-			double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1)
-					 : L + (W - L - R) / 2;
+}
 
-			if (!isnan(v))
-				tfd_buf_printf(b, "%.1f,%.1f ", x,
-					       T + (H - T - B) * (1.0 - v / maxv));
-		}
-		tfd_buf_puts(b, "\"/>");
-		for (size_t i = 0; i < n; i++) {
-			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
-			double x = n > 1 ? L + (W - L - R) * (double)i / (double)(n - 1)
-					 : L + (W - L - R) / 2;
+/* Series s: its line, a dot per run with the value on hover, its legend. */
+static void chart_series(struct tfd_buf *b, const struct chart *c, const struct tfd_hist_run *runs,
+			 int s, const char *name, const char *color, const char *unit,
+			 double (*get)(const struct tfd_hist_host *, int))
+{
+	tfd_buf_printf(b,
+		       "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" "
+		       "stroke-width=\"2\" points=\"",
+		       color);
+	for (size_t i = 0; i < c->n; i++) {
+		double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
 
-			if (isnan(v))
-				continue;
-			tfd_buf_printf(b,
-				       "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">"
-				       "<title>",
-				       x, T + (H - T - B) * (1.0 - v / maxv), colors[s]);
-			esc(b, runs[i].run);
-			tfd_buf_printf(b, ": %s %.3g %s</title></circle>", names[s], v, unit);
-		}
-		tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\" fill=\"%s\">%s</text>",
-			       L + 10 + 110.0 * s, H - 6, colors[s], names[s]);
+		if (!isnan(v))
+			tfd_buf_printf(b, "%.1f,%.1f ", chart_x(c, i), chart_y(c, v));
 	}
+	tfd_buf_puts(b, "\"/>");
+	for (size_t i = 0; i < c->n; i++) {
+		double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+
+		if (isnan(v))
+			continue;
+		tfd_buf_printf(b,
+			       "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\">"
+			       "<title>",
+			       chart_x(c, i), chart_y(c, v), color);
+		esc(b, runs[i].run);
+		tfd_buf_printf(b, ": %s %.3g %s</title></circle>", name, v, unit);
+	}
+	tfd_buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" class=\"lg\" fill=\"%s\">%s</text>",
+		       c->L + 10 + 110.0 * s, c->H - 6, color, name);
+}
+
+static void svg_chart(struct tfd_buf *b, const char *id, const char *title, const char *unit,
+		      const struct tfd_hist_run *runs, size_t n, const char *const *names,
+		      const char *const *colors, double (*get)(const struct tfd_hist_host *, int),
+		      int nseries)
+{
+	struct chart c = {1000, 240, 60, 30, 30, 40, 0, n};
+
+	for (size_t i = 0; i < n; i++)
+		for (int s = 0; s < nseries; s++) {
+			double v = runs[i].nhosts ? get(&runs[i].hosts[0], s) : NAN;
+
+			if (!isnan(v) && v > c.maxv)
+				c.maxv = v;
+		}
+	if (c.maxv <= 0)
+		c.maxv = 1;
+	c.maxv *= 1.1;
+	tfd_buf_printf(b,
+		       "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+		       "viewBox=\"0 0 %.0f %.0f\" preserveAspectRatio=\"xMinYMin meet\" "
+		       "role=\"img\" aria-label=\"",
+		       id, c.W, c.H);
+	esc(b, title);
+	tfd_buf_printf(b, "\"><text x=\"%.0f\" y=\"18\" class=\"ct\">", c.L);
+	esc(b, title);
+	tfd_buf_printf(b, " (%s)</text>", unit);
+	/* axes and grid */
+	for (int g = 0; g <= 4; g++) {
+		double y = c.T + (c.H - c.T - c.B) * (1.0 - g / 4.0);
+
+		tfd_buf_printf(b,
+			       "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+			       "class=\"grid\"/><text x=\"%.0f\" y=\"%.1f\" class=\"ax\" "
+			       "text-anchor=\"end\">%.3g</text>",
+			       c.L, y, c.W - c.R, y, c.L - 6, y + 4, c.maxv * g / 4.0);
+	}
+	chart_x_labels(b, &c, runs);
+	for (int s = 0; s < nseries; s++)
+		chart_series(b, &c, runs, s, names[s], colors[s], unit, get);
 	tfd_buf_puts(b, "</svg>\n");
 }
 
