@@ -439,6 +439,54 @@ static void group_hosts(const struct tfd_findings *f, const size_t *g, size_t i,
 	tfd_buf_puts(b, ")");
 }
 
+/* Where finding i holds (its group's, when many): "(host Host:0, Map)",
+ * or "(Host:0, Map) on 3 of 4 hosts (...)". */
+static void finding_place(const struct tfd_findings *f, const size_t *g, size_t i, bool many,
+			  size_t nhosts, struct tfd_buf *w)
+{
+	const struct tfd_finding *x = &f->v[i];
+
+	if (many && x->stage[0])
+		tfd_buf_printf(w, "(%s, %s)", x->pipeline, x->stage);
+	else if (many && x->pipeline[0])
+		tfd_buf_printf(w, "(%s)", x->pipeline);
+	else if (x->stage[0])
+		tfd_buf_printf(w, "(%s %s, %s)", x->host, x->pipeline, x->stage);
+	else if (x->pipeline[0])
+		tfd_buf_printf(w, "(%s %s)", x->host, x->pipeline);
+	else if (!many)
+		tfd_buf_printf(w, "(%s)", x->host);
+	if (many)
+		group_hosts(f, g, i, nhosts, w);
+}
+
+/* A finding's title, place and suggestion, wrapped; its code as it is. */
+static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, struct tfd_buf *b)
+{
+	struct tfd_buf t;
+
+	tfd_buf_init(&t);
+	tfd_buf_printf(&t, "  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id, x->title);
+	/* the place on the title's line when it fits, else on a line of its
+	 * own (a host name is not broken in two) */
+	if (w->len && t.len + 2 + w->len <= (size_t)wrap_width)
+		tfd_buf_printf(&t, "  %s", w->s[0] == ' ' ? w->s + 1 : w->s);
+	else if (w->len)
+		tfd_buf_printf(&t, "\n    %s", w->s[0] == ' ' ? w->s + 1 : w->s);
+	tfd_buf_printf(&t, "\n    %s", x->suggestion);
+	tfd_buf_puts(b, "\n");
+	wrap(b, t.s, 4);
+	tfd_buf_puts(b, "\n");
+	tfd_buf_release(&t);
+	for (const char *p = x->code; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		tfd_buf_printf(b, "      %.*s\n", (int)n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
 static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tfd_buf *b)
 {
 	struct tfd_buf t, w;
@@ -450,52 +498,16 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 	tfd_buf_puts(b, "\nfindings (largest estimated gain first):\n");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct tfd_finding *x = &f->v[i];
-		bool many;
+		bool many = false;
 
 		if (g[i] != i)
 			continue;
-		many = false;
 		for (size_t j = i + 1; j < f->n && !many; j++)
 			many = g[j] == i;
-		/* where it holds: on the title's line when it fits, else on a
-		 * line of its own (a host name is not broken in two) */
 		tfd_buf_init(&w);
-		if (many && x->stage[0])
-			tfd_buf_printf(&w, "(%s, %s)", x->pipeline, x->stage);
-		else if (many && x->pipeline[0])
-			tfd_buf_printf(&w, "(%s)", x->pipeline);
-		else if (x->stage[0])
-			tfd_buf_printf(&w, "(%s %s, %s)", x->host, x->pipeline, x->stage);
-		else if (x->pipeline[0])
-			tfd_buf_printf(&w, "(%s %s)", x->host, x->pipeline);
-		else if (!many)
-			tfd_buf_printf(&w, "(%s)", x->host);
-		if (many)
-			group_hosts(f, g, i, nhosts, &w);
-		tfd_buf_init(&t);
-		tfd_buf_printf(&t, "  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id,
-			       x->title);
-		if (w.len && t.len + 2 + w.len <= (size_t)wrap_width)
-			tfd_buf_printf(&t, "  %s", w.s[0] == ' ' ? w.s + 1 : w.s);
-		else if (w.len)
-			tfd_buf_printf(&t, "\n    %s", w.s[0] == ' ' ? w.s + 1 : w.s);
+		finding_place(f, g, i, many, nhosts, &w);
+		finding_head(x, &w, b);
 		tfd_buf_release(&w);
-		tfd_buf_printf(&t, "\n    %s", x->suggestion);
-		tfd_buf_puts(b, "\n");
-		wrap(b, t.s, 4);
-		tfd_buf_puts(b, "\n");
-		tfd_buf_release(&t);
-		if (x->code[0]) {
-			const char *p = x->code;
-
-			while (*p) {
-				const char *nl = strchr(p, '\n');
-				size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-				tfd_buf_printf(b, "      %.*s\n", (int)n, p);
-				p += n + (nl ? 1 : 0);
-			}
-		}
 		if (x->estimate.known) {
 			/* the model and its factor are in the JSON; the reader
 			 * gets the sentence */
