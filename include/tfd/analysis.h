@@ -118,7 +118,7 @@ struct tfd_capacity {
 	double margin;		 /* runner-up capacity / limiter capacity */
 	bool inferred;		 /* the limiter's work was not captured: inferred
 				  * from the observed rate and idle readers */
-	char evidence[240];	 /* "reader busy 98 % while the 8 map workers ..." */
+	char evidence[512];	 /* "reader busy 98 % while the 8 map workers ..." */
 };
 
 struct tfd_pipeline {

@@ -705,13 +705,52 @@ static double model_rate(const struct tfd_segment *sg, size_t n, const struct tf
 	return T > 0 ? 1e9 / T : INFINITY;
 }
 
+/* The step limits when no producer is slower than the consumer's serial
+ * part and the pipeline's share of that part is small. */
+static bool step_limits(const struct ctx *c)
+{
+	const struct tfd_capacity *cp = &c->p->capacity;
+	double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	double w0 = c->segs.v[0].work_per_root_ns;
+
+	for (size_t g = 1; g < c->segs.n; g++)
+		if (!isnan(c->segs.v[g].capacity) && c->segs.v[g].capacity * (compute + w0) < 1e9)
+			return false;
+	return w0 <= 0.05 * (compute + w0);
+}
+
+/* The evidence line: the limit's utilization beside the runner-up's. */
+static void write_evidence(struct ctx *c, int lim, int run)
+{
+	struct tfd_pipeline *p = c->p;
+	struct tfd_capacity *cp = &p->capacity;
+	const struct tfd_segment *l = &c->segs.v[lim], *r = run >= 0 ? &c->segs.v[run] : NULL;
+	char a[200], b[200];
+
+	seg_label(p, l, a, sizeof(a));
+	if (r)
+		seg_label(p, r, b, sizeof(b));
+	if (cp->inferred)
+		snprintf(cp->evidence, sizeof(cp->evidence),
+			 "the consumer waits on %s while %s %s busy %.0f%%; its function's work "
+			 "was not captured, so it is inferred to be the limit",
+			 p->stages[l->owner].name, r ? b : "its readers",
+			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
+	else if (r)
+		snprintf(cp->evidence, sizeof(cp->evidence),
+			 "%s busy %.0f%% while %s %s busy %.0f%%", a, 100 * l->utilization, b,
+			 r->parallelism > 1 ? "are" : "is", 100 * r->utilization);
+	else
+		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%%", a,
+			 100 * l->utilization);
+}
+
 static void choose_limiter(struct ctx *c, int64_t root_busy)
 {
 	struct tfd_pipeline *p = c->p;
 	struct tfd_capacity *cp = &p->capacity;
 	int lim = -1, run = -1, unk = -1;
 	int64_t unk_wait = -1;
-	char a[96], b[96];
 
 	for (size_t gi = 0; gi < c->segs.n; gi++) {
 		const struct tfd_segment *g = &c->segs.v[gi];
@@ -747,37 +786,8 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 		return;
 	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
 	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL);
-	/* the step limits when no producer is slower than the consumer's serial
-	 * part and the pipeline's share of that part is small */
-	{
-		double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
-		double w0 = c->segs.v[0].work_per_root_ns;
-		bool producers_faster = true;
-
-		for (size_t g = 1; g < c->segs.n; g++)
-			if (!isnan(c->segs.v[g].capacity) &&
-			    c->segs.v[g].capacity * (compute + w0) < 1e9)
-				producers_faster = false;
-		cp->step_limits = producers_faster && w0 <= 0.05 * (compute + w0) && !cp->inferred;
-	}
-	seg_label(p, &c->segs.v[lim], a, sizeof(a));
-	if (cp->inferred)
-		snprintf(cp->evidence, sizeof(cp->evidence),
-			 "the consumer waits on %s while %s %s busy %.0f%%; its function's work "
-			 "was not captured, so it is inferred to be the limit",
-			 p->stages[c->segs.v[lim].owner].name,
-			 run >= 0 ? seg_label(p, &c->segs.v[run], b, sizeof(b)) : "its readers",
-			 run >= 0 && c->segs.v[run].parallelism > 1 ? "are" : "is",
-			 run >= 0 ? 100 * c->segs.v[run].utilization : 0.0);
-	else if (run >= 0)
-		snprintf(
-		    cp->evidence, sizeof(cp->evidence), "%s busy %.0f%% while %s %s busy %.0f%%", a,
-		    100 * c->segs.v[lim].utilization, seg_label(p, &c->segs.v[run], b, sizeof(b)),
-		    c->segs.v[run].parallelism > 1 ? "are" : "is",
-		    100 * c->segs.v[run].utilization);
-	else
-		snprintf(cp->evidence, sizeof(cp->evidence), "%s busy %.0f%%", a,
-			 100 * c->segs.v[lim].utilization);
+	cp->step_limits = step_limits(c) && !cp->inferred;
+	write_evidence(c, lim, run);
 }
 
 bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,

@@ -357,7 +357,7 @@ static void confidence_html(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
 	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
-	char t[400];
+	char t[600];
 
 	if (!h || !a->any_tfdata)
 		return;
@@ -486,7 +486,7 @@ static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
 				       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
 				       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
 			if (p->bottleneck >= 0) {
-				char why[400];
+				char why[600];
 
 				tfd_buf_puts(b, tfd_host_has_bottleneck(h)
 						    ? "bottleneck: "
@@ -652,7 +652,7 @@ static void evidence_md(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
 	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
-	char t[400];
+	char t[600];
 
 	if (!h || !a->any_tfdata)
 		return;
