@@ -721,14 +721,12 @@ static int root_cmp(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
-void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
+/* The roots (two-part names with calls), in the pipelines' order. */
+static void order_roots(const struct host_ctx *c, struct tfd_graph_groups *g)
 {
 	size_t nroots = 0;
 	struct root_sort *rs;
-	int *slot;
-	size_t *ifill, *cfill;
 
-	memset(g, 0, sizeof(*g));
 	for (size_t i = 0; i < c->iters.n; i++)
 		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
 			nroots++;
@@ -745,25 +743,15 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 	for (size_t r = 0; r < nroots; r++)
 		g->root[r] = rs[r].idx;
 	free(rs);
-	/* each iterator's pipeline (its root's place in the order) */
-	slot = xmalloc((c->iters.n + 1) * sizeof(int));
-	for (size_t i = 0; i < c->iters.n; i++)
-		slot[i] = -1;
-	for (size_t r = 0; r < nroots; r++)
-		slot[g->root[r]] = (int)r;
-	for (size_t i = 0; i < c->iters.n; i++)
-		slot[i] = c->root[i] >= 0 ? slot[c->root[i]] : -1;
-	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator
-	 * names it as parent */
-	for (size_t i = 0; i < c->iters.n; i++) {
-		int pa = c->iters.v[i].parent;
+}
 
-		if (pa >= 0 && slot[pa] >= 0 && g->root[slot[pa]] == pa &&
-		    strcmp(c->iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
-			g->is_device[slot[pa]] = true;
-	}
-	/* bucket iterators and calls by pipeline (counting sort keeps index
-	 * order), so building a pipeline costs its own size, not the host's */
+/* Iterators and calls bucketed by pipeline (slot: each iterator's; a
+ * counting sort keeps index order), so building a pipeline costs its own
+ * size, not the host's. */
+static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_groups *g)
+{
+	size_t nroots = g->n, *ifill, *cfill;
+
 	g->ioff = xcalloc(nroots + 2, sizeof(size_t));
 	g->coff = xcalloc(nroots + 2, sizeof(size_t));
 	g->iters = xmalloc((c->iters.n + 1) * sizeof(int));
@@ -791,6 +779,32 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 	}
 	free(ifill);
 	free(cfill);
+}
+
+void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
+{
+	int *slot;
+
+	memset(g, 0, sizeof(*g));
+	order_roots(c, g);
+	/* each iterator's pipeline (its root's place in the order) */
+	slot = xmalloc((c->iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++)
+		slot[i] = -1;
+	for (size_t r = 0; r < g->n; r++)
+		slot[g->root[r]] = (int)r;
+	for (size_t i = 0; i < c->iters.n; i++)
+		slot[i] = c->root[i] >= 0 ? slot[c->root[i]] : -1;
+	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator
+	 * names it as parent */
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int pa = c->iters.v[i].parent;
+
+		if (pa >= 0 && slot[pa] >= 0 && g->root[slot[pa]] == pa &&
+		    strcmp(c->iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
+			g->is_device[slot[pa]] = true;
+	}
+	bucket(c, slot, g);
 	free(slot);
 }
 
