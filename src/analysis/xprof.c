@@ -140,14 +140,16 @@ struct pkey {
 	int node;
 };
 
-static void connect_tfdata(struct forest *f)
-{
-	const size_t nkinds = nevent_kinds();
-	VEC(struct pkey) pm = {0};
+typedef VEC(struct pkey) pkey_vec;
 
+/* XProf's produce map: for each Produce event (kind by kind, as it walks
+ * them), the iterator it holds, keyed by (that iterator's parent id, the
+ * element id). */
+static void produce_map(const struct forest *f, size_t nkinds, pkey_vec *pm)
+{
 	for (size_t t = 0; t < nkinds; t++)
 		for (size_t i = 0; i < f->nodes.n; i++) {
-			struct node *p = &f->nodes.v[i];
+			const struct node *p = &f->nodes.v[i];
 
 			if (p->type != N_PRODUCE || !produce_at(p->ev.sig->name, t) ||
 			    !(p->ev.flags & TFD_EVF_ELEMENT))
@@ -157,18 +159,25 @@ static void connect_tfdata(struct forest *f)
 
 				if (c->type == N_ITER || c->type == N_DIPSI) {
 					if (c->ev.flags & TFD_EVF_PARENT)
-						vec_push(&pm, ((struct pkey){
-								  (int64_t)c->ev.sig->parent_id,
-								  (int64_t)p->ev.element_id,
-								  p->kids.v[k]}));
+						vec_push(pm, ((struct pkey){
+								 (int64_t)c->ev.sig->parent_id,
+								 (int64_t)p->ev.element_id,
+								 p->kids.v[k]}));
 					break;
 				}
 			}
 		}
-	/* index the produce map by key: hostile captures hold many of both */
+}
+
+static void connect_tfdata(struct forest *f)
+{
+	const size_t nkinds = nevent_kinds();
+	pkey_vec pm = {0};
+	/* the produce map indexed by key: hostile captures hold many of both */
 	struct imap idx = {0};
 	VEC(int) chain = {0};
 
+	produce_map(f, nkinds, &pm);
 	for (size_t j = 0; j < pm.n; j++) {
 		uint64_t key = imap_hash((uint64_t)pm.v[j].parent_id) ^
 			       ((uint64_t)pm.v[j].element_id * 0x9e3779b97f4a7c15ull);
@@ -177,6 +186,7 @@ static void connect_tfdata(struct forest *f)
 		vec_push(&chain, imap_get(&idx, key, &head) ? (int)head : -1);
 		imap_put(&idx, key, j);
 	}
+	/* each Consume event's iterator gets the produced iterators as kids */
 	for (size_t t = 0; t < nkinds; t++)
 		for (size_t i = 0; i < f->nodes.n; i++) {
 			const struct node *k = &f->nodes.v[i];
