@@ -1584,6 +1584,59 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 	return st;
 }
 
+/* A plane with dataset functions: their step ids first (the pre-pass),
+ * and, unless every event is kept, the table their executor chunks are
+ * summed in as they are read (the set's keys, a value per slot). */
+static enum tfd_status functions_first(struct scan *sc, struct tfd_err *err)
+{
+	enum tfd_status st = prepass(sc, err);
+
+	if (st || (sc->opts && sc->opts->keep_other))
+		return st;
+	fn_steps_flush(&sc->fn_steps);
+	sc->sums = xcalloc(1, sizeof(*sc->sums));
+	sc->sums->key = sc->fn_steps.k;
+	sc->sums->cap = sc->fn_steps.cap;
+	sc->sums->has_zero = sc->fn_steps.has_zero;
+	sc->sums->val = xcalloc_written(sc->fn_steps.cap ? sc->fn_steps.cap : 1, sizeof(uint64_t));
+	sc->sums->coded = true;
+	tfd_capture_sum_exec(sc->cap, sc->sums, NULL);
+	return TFD_OK;
+}
+
+/* The plane's lines into the host: in blocks on several threads, or one by
+ * one (a small plane, or one whose guessed cuts were wrong). */
+static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
+{
+	piece_vec pcs = {0};
+	struct block *blocks = NULL;
+	size_t nblocks = plan_blocks(sc, &pcs, &blocks);
+	bool redo = false;
+	enum tfd_status st = TFD_OK;
+
+	if (nblocks)
+		st = read_lines_parallel(sc, pcs.v, pcs.n, blocks, nblocks, &redo, err);
+	free(blocks);
+	vec_free(&pcs);
+	if (nblocks && !redo)
+		return st;
+	if (redo && sc->sums) {
+		/* the blocks' chunks went in: the lines are read again */
+		memset(sc->sums->val, 0, (sc->sums->cap ? sc->sums->cap : 1) * sizeof(uint64_t));
+		sc->sums->zero_val = 0;
+	}
+	for (size_t i = 0; i < sc->lines.n; i++) {
+		st = scan_line(sc, sc->lines.v[i], NULL, NULL, err);
+		if (st) {
+			tfd_err_prefix(err, "line %zu", i);
+			return st;
+		}
+		if (sc->mapped)
+			tfd_pages_release(&sc->released, sc->lines.v[i].p + sc->lines.v[i].len, 0);
+	}
+	return TFD_OK;
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       const uint8_t *file_base, struct tfd_err *err)
@@ -1611,53 +1664,10 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
 	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
 	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);
-	if (sc.has_functions) {
-		st = prepass(&sc, err);
-		if (st)
-			goto out;
-		if (!(opts && opts->keep_other)) {
-			/* the chunks of the functions are summed as they are read,
-			 * in a table made of the set: its keys, a value per slot */
-			fn_steps_flush(&sc.fn_steps);
-			sc.sums = xcalloc(1, sizeof(*sc.sums));
-			sc.sums->key = sc.fn_steps.k;
-			sc.sums->cap = sc.fn_steps.cap;
-			sc.sums->has_zero = sc.fn_steps.has_zero;
-			sc.sums->val = xcalloc_written(sc.fn_steps.cap ? sc.fn_steps.cap : 1,
-						       sizeof(uint64_t));
-			sc.sums->coded = true;
-			tfd_capture_sum_exec(cap, sc.sums, NULL);
-		}
-	}
-	{
-		piece_vec pcs = {0};
-		struct block *blocks = NULL;
-		size_t nblocks = plan_blocks(&sc, &pcs, &blocks);
-
-		bool redo = false;
-
-		if (nblocks)
-			st = read_lines_parallel(&sc, pcs.v, pcs.n, blocks, nblocks, &redo, err);
-		free(blocks);
-		vec_free(&pcs);
-		if (nblocks && !redo)
-			goto out;
-		if (redo && sc.sums) {
-			/* the blocks' chunks went in: the lines are read again */
-			memset(sc.sums->val, 0,
-			       (sc.sums->cap ? sc.sums->cap : 1) * sizeof(uint64_t));
-			sc.sums->zero_val = 0;
-		}
-	}
-	for (size_t i = 0; i < sc.lines.n; i++) {
-		st = scan_line(&sc, sc.lines.v[i], NULL, NULL, err);
-		if (st) {
-			tfd_err_prefix(err, "line %zu", i);
-			goto out;
-		}
-		if (mapped)
-			tfd_pages_release(&sc.released, sc.lines.v[i].p + sc.lines.v[i].len, 0);
-	}
+	if (sc.has_functions)
+		st = functions_first(&sc, err);
+	if (!st)
+		st = read_lines(&sc, err);
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */
 	if (!st && !(opts && opts->keep_other))
