@@ -39,13 +39,37 @@ struct tfd_cmd {
 #define TUNE_KEY "glibc.malloc.hugetlb"
 #define TUNE_ORIG "TFDOCTOR_TUNABLES_ORIG"
 
-static void huge_pages(int argc, char **argv)
+/* Whether this start should turn huge pages on (see above). */
+static bool want_huge_pages(int argc, char **argv, const char *orig)
 {
 	static const char *const heavy[] = {"analyze", "report", "watch", "dump", "dot"};
-	const char *orig = getenv("GLIBC_TUNABLES"), *marker = getenv(TUNE_ORIG);
 	const char *pre = getenv("LD_PRELOAD"), *want = getenv("TFDOCTOR_HUGEPAGES_MIN_MB");
 	bool is_heavy = false;
 	struct rlimit rl;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return false;
+#endif
+	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
+		is_heavy |= strcmp(argv[1], heavy[i]) == 0;
+	if (!is_heavy || !want || !*want || (orig && strstr(orig, TUNE_KEY)) ||
+	    (pre && strstr(pre, "vgpreload")) || getenv("TFDOCTOR_NO_HUGEPAGES"))
+		return false;
+	/* every argument is looked at: an option's value names no capture, or
+	 * is one (-o FILE) that sizes nothing */
+	if (strcmp(argv[1], "watch") != 0 &&
+	    tfd_capture_largest((const char *const *)argv + 2, (size_t)argc - 2) <
+		strtoull(want, NULL, 10) << 20)
+		return false;
+	/* nor under an address-space limit (ulimit -v): huge pages pad each
+	 * large block's range to 2 MB, and a library's start-up that runs out
+	 * of room before main() crashes where nothing can report it */
+	return !(getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY);
+}
+
+static void huge_pages(int argc, char **argv)
+{
+	const char *orig = getenv("GLIBC_TUNABLES"), *marker = getenv(TUNE_ORIG);
 	char *val;
 	size_t n;
 
@@ -59,27 +83,7 @@ static void huge_pages(int argc, char **argv)
 		unsetenv(TUNE_ORIG);
 		return;
 	}
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return;
-#endif
-	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
-		is_heavy |= strcmp(argv[1], heavy[i]) == 0;
-	if (!is_heavy || !want || !*want || (orig && strstr(orig, TUNE_KEY)) ||
-	    (pre && strstr(pre, "vgpreload")) || getenv("TFDOCTOR_NO_HUGEPAGES"))
-		return;
-	if (strcmp(argv[1], "watch") != 0) {
-		uint64_t min_mb = strtoull(want, NULL, 10);
-
-		/* every argument is looked at: an option's value names no
-		 * capture, or is one (-o FILE) that sizes nothing */
-		if (tfd_capture_largest((const char *const *)argv + 2, (size_t)argc - 2) <
-		    min_mb << 20)
-			return;
-	}
-	/* nor under an address-space limit (ulimit -v): huge pages pad each
-	 * large block's range to 2 MB, and a library's start-up that runs out
-	 * of room before main() crashes where nothing can report it */
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+	if (!want_huge_pages(argc, argv, orig))
 		return;
 	n = (orig ? strlen(orig) + 1 : 0) + sizeof(TUNE_KEY "=1");
 	val = malloc(n);
