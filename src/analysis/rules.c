@@ -220,6 +220,8 @@ static int lookup(const char *const *names, size_t n, const char *s)
 	return -1;
 }
 
+/* parser: a condition's metric, operator and value, each checked against
+ * the metric's type; the checks are the schema. */
 static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd,
 				  enum rule_target target)
 {
@@ -339,6 +341,8 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 	return TFD_OK;
 }
 
+/* parser: one check per key of a rule (docs/rules.md); the checks are the
+ * schema, in its order. */
 static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 {
 	const cJSON *k, *id = cJSON_GetObjectItemCaseSensitive(o, "id");

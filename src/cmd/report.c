@@ -24,6 +24,7 @@
 
 /* YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM] (no zone: UTC), fields in range, at
  * most 64 characters */
+/* parser: ISO 8601 position by position. */
 static bool iso8601(const char *t)
 {
 	int y, mo, d, h, mi, sec, n = 0;

@@ -369,6 +369,8 @@ static const char *arg_text(const struct jev *e, const struct arg *a, char *buf,
 }
 
 /* Pass 2: a complete event of a host process. */
+/* parser: one case per field of a trace event (ph, ts, dur, args); the
+ * cases are the Chrome trace format. */
 static int host_event(struct parse *p)
 {
 	const struct jev *e = &p->ev;
@@ -622,6 +624,8 @@ static void scan1_event(struct scan1 *sc)
 	}
 }
 
+/* parser: the structural scan's state machine over trace JSON bytes, one
+ * case per lexical state; splitting it would scatter the state table. */
 static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 {
 	struct scan1 *sc = ctx;

@@ -1,11 +1,13 @@
-/* xspace.c - XSpace (*.xplane.pb) reader; the only user of protobuf-c.
+/* xspace.c - XSpace (*.xplane.pb) reader: the planes found, the host plane
+ * planned into blocks and read on several threads, the functions pre-pass,
+ * and the TF 2.0 Trace reader. xspace_scan.c decodes a plane's lines and
+ * events in place; wire.c walks the protobuf framing.
  *
  * The top level is walked by hand so that planes are decoded one at a time
  * and device planes are skipped by length without decoding: captures reach
- * 1-2 GB and almost all of it is device activity. The "/host:CPU" plane is
- * unpacked with protobuf-c into a scratch arena that is dropped as soon as
- * its events are copied into the capture model.
- */
+ * 1-2 GB and almost all of it is device activity. The "/host:CPU" plane's
+ * metadata is unpacked with protobuf-c into a scratch arena that is dropped
+ * as soon as its events are in the capture model. */
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -19,73 +21,9 @@
 #include "tfd/pool.h"
 #include "tfd/vec.h"
 #include "xplane.pb-c.h"
+#include "xspace_impl.h"
 
 #define HOST_PLANE "/host:CPU"
-
-struct span {
-	const uint8_t *p;
-	size_t len;
-};
-
-/* Walk one message level. For each field calls back with its number, wire
- * type and (for length-delimited fields) its bytes. Returns the offset of
- * the first malformed byte, or SIZE_MAX when the message is well framed. */
-typedef int (*field_fn)(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
-
-static size_t walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
-{
-	const uint8_t *start, *end;
-
-	if (!p) /* an absent (empty) message */
-		return SIZE_MAX;
-	start = p;
-	end = p + len;
-
-	while (p < end) {
-		const uint8_t *at = p;
-		uint64_t key, v = 0;
-		struct span s = {NULL, 0};
-		size_t k = tfd_pb_varint(p, end, &key);
-		int wt;
-
-		if (!k || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
-			return (size_t)(at - start);
-		p += k;
-		wt = (int)(key & 7);
-		switch (wt) {
-		case 0:
-			k = tfd_pb_varint(p, end, &v);
-			if (!k)
-				return (size_t)(at - start);
-			p += k;
-			break;
-		case 1:
-			if (end - p < 8)
-				return (size_t)(at - start);
-			p += 8;
-			break;
-		case 2:
-			k = tfd_pb_varint(p, end, &v);
-			if (!k || v > (uint64_t)(end - p - k))
-				return (size_t)(at - start);
-			p += k;
-			s.p = p;
-			s.len = (size_t)v;
-			p += v;
-			break;
-		case 5:
-			if (end - p < 4)
-				return (size_t)(at - start);
-			p += 4;
-			break;
-		default:
-			return (size_t)(at - start);
-		}
-		if (fn && fn(ctx, (uint32_t)(key >> 3), wt, v, s))
-			return (size_t)(at - start);
-	}
-	return SIZE_MAX;
-}
 
 struct space_scan {
 	struct span *planes;
@@ -144,925 +82,6 @@ static void pb_free(void *data, void *p)
 {
 	(void)data;
 	(void)p;
-}
-
-/* ---- the host plane, scanned in place ------------------------------------
- *
- * A host plane holds every thread's events, tf.data or not; most are not.
- * Instead of unpacking it (which costs several times the file in memory),
- * its lines and events are walked in place: an event's metadata id says
- * whether it is kept; other events are only looked at for their group_id
- * (step extents). protobuf-c decodes the small metadata messages. Pages of
- * a mapped file are dropped from memory once their lines are done.
- */
-
-struct meta {
-	const char *name;
-	uint8_t kind;
-};
-
-struct smeta {
-	const char *name;
-	uint8_t code;
-};
-
-#define PARAM_CACHE 64
-#define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
-
-#define EXEC_LAST_MAX 128 /* the bytes of stats an executor chunk's reading remembers */
-
-struct scan {
-	struct tfd_capture *cap;
-	size_t host_idx;
-	const struct tfd_load_opts *opts;
-	struct imap ev_meta, stat_meta; /* id -> index */
-	VEC(struct meta) metas;
-	VEC(struct smeta) smetas;
-	VEC(struct span) lines;
-	const char *bad; /* first decoding problem */
-	ProtobufCAllocator alloc;
-	bool mapped;		 /* data is a file mapping: release pages as we go */
-	const uint8_t *released; /* pages below this were dropped */
-	/* dataset functions: a pre-pass collects their step ids, so that only
-	 * the executor chunks running them are kept (a host plane holds
-	 * millions of the training step's own ExecutorState::Process events) */
-	bool prepass;
-	const uint8_t *pre_released; /* the pre-pass's own page-release mark */
-	/* metadata index by id for the small ids TensorFlow uses (-1: none);
-	 * larger ids go through ev_meta */
-	int32_t *meta_by_id;
-	size_t nmeta_by_id;
-	int32_t *smeta_by_id; /* the same for stat metadata */
-	size_t nsmeta_by_id;
-	bool has_functions;
-	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
-	/* their executor chunks' sums, made from that set (NULL: the chunks
-	 * are kept as events) */
-	struct tfd_exec_sums *sums;
-	/* the metadata ids of "group_id" stats: an event that is not kept is
-	 * read only for its step, so its other stats are skipped by id */
-	uint64_t group_mids[4];
-	int ngroup_mids; /* -1: more than fit, parse every stat */
-	/* the same for "id" stats, looked for in executor chunks */
-	uint64_t id_mids[4];
-	int nid_mids;
-	/* an iterator's parameters (integers, short strings), read from every
-	 * one of its events: the signature each (signature, stat, value) gave last,
-	 * direct-mapped (the value's text, its interning and the signature's
-	 * lookup cost a tenth of a tf.data-heavy read). Per capture: a block
-	 * read starts it empty. */
-	struct param_step {
-		const struct tfd_sig *from, *to;
-		uint64_t mid, v; /* v: the integer, or a short string's bytes */
-		int type;
-		/* the rest of a short string, zero-padded (a string and the
-		 * same with NULs after it read the same: up to the first NUL) */
-		char tail[PARAM_SHORT - 8];
-	} param_cache[PARAM_CACHE];
-	/* the stats of the last executor chunk read for its step, and what
-	 * exec_stats() made of them: a step's chunks on a thread carry the
-	 * same stats, byte for byte (len 0: none yet) */
-	struct exec_last {
-		size_t len;
-		uint8_t bytes[EXEC_LAST_MAX];
-		bool has_id, has_group;
-		uint64_t id;
-		int64_t group;
-	} exec_last;
-	/* the events of one step in a row, noted at once (tfd_host_note()
-	 * and its host lookup per event were 8 % of a host-heavy read): the
-	 * span of the events without a step since the last note_flush(), and
-	 * the step and extent of the run of events of one step going on */
-	struct note_run {
-		int64_t span_start, span_end;
-		bool spanned, grouped;
-		int64_t group, start, end;
-	} run;
-};
-
-/* Note what sc's run holds on host h: the host is then as if each event
- * read had been noted. */
-static void note_flush(struct scan *sc, struct tfd_host *h)
-{
-	struct note_run *r = &sc->run;
-
-	if (r->grouped)
-		tfd_host_note(sc->cap, h, true, r->group, r->start, r->end);
-	if (r->spanned)
-		tfd_host_note(sc->cap, h, false, 0, r->span_start, r->span_end);
-	r->grouped = r->spanned = false;
-}
-
-/* tfd_host_note() of one event, through the run (a step's extent widens
- * the host's span when it is noted) */
-static inline void note_event(struct scan *sc, struct tfd_host *h, bool has_group, int64_t group,
-			      int64_t start_ns, int64_t end_ns)
-{
-	struct note_run *r = &sc->run;
-
-	if (has_group && r->grouped && r->group == group) {
-		if (start_ns < r->start)
-			r->start = start_ns;
-		if (end_ns > r->end)
-			r->end = end_ns;
-	} else if (has_group) {
-		if (r->grouped)
-			tfd_host_note(sc->cap, h, true, r->group, r->start, r->end);
-		r->grouped = true;
-		r->group = group;
-		r->start = start_ns;
-		r->end = end_ns;
-	} else if (!r->spanned) {
-		r->spanned = true;
-		r->span_start = start_ns;
-		r->span_end = end_ns;
-	} else {
-		if (start_ns < r->span_start)
-			r->span_start = start_ns;
-		if (end_ns > r->span_end)
-			r->span_end = end_ns;
-	}
-}
-
-static bool is_group_mid(const struct scan *sc, uint64_t mid)
-{
-	for (int i = 0; i < sc->ngroup_mids; i++)
-		if (sc->group_mids[i] == mid)
-			return true;
-	return false;
-}
-
-static bool is_id_mid(const struct scan *sc, uint64_t mid)
-{
-	for (int i = 0; i < sc->nid_mids; i++)
-		if (sc->id_mids[i] == mid)
-			return true;
-	return false;
-}
-
-static int plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
-{
-	struct scan *sc = ctx;
-	const uint8_t *p, *end;
-	uint64_t key = 0;
-	struct span val = {NULL, 0};
-	bool have_key = false;
-
-	(void)v;
-	if (wt != 2)
-		return 0;
-	p = s.p;
-	end = s.p + s.len;
-	if (field == 3) {
-		vec_push(&sc->lines, s);
-		return 0;
-	}
-	if (field != 4 && field != 5)
-		return 0;
-	/* a map entry: key = 1 (varint), value = 2 (message) */
-	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			return sc->bad = "malformed metadata entry", 1;
-		p += n;
-		if ((k & 7) == 0) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				return sc->bad = "malformed metadata entry", 1;
-			p += n;
-			if ((k >> 3) == 1) {
-				key = x;
-				have_key = true;
-			}
-		} else if ((k & 7) == 2) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				return sc->bad = "malformed metadata entry", 1;
-			p += n;
-			if ((k >> 3) == 2) {
-				val.p = p;
-				val.len = (size_t)x;
-			}
-			p += x;
-		} else {
-			return sc->bad = "malformed metadata entry", 1;
-		}
-	}
-	if (!have_key)
-		return 0;
-	if (field == 4) {
-		Tfdpb__XEventMetadata *m =
-		    tfdpb__xevent_metadata__unpack(&sc->alloc, val.len, val.p);
-		struct meta mt;
-
-		if (!m && val.len)
-			return sc->bad = "corrupt event metadata", 1;
-		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
-		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
-		imap_put(&sc->ev_meta, key, sc->metas.n);
-		vec_push(&sc->metas, mt);
-	} else {
-		Tfdpb__XStatMetadata *m = tfdpb__xstat_metadata__unpack(&sc->alloc, val.len, val.p);
-		struct smeta sm;
-
-		if (!m && val.len)
-			return sc->bad = "corrupt stat metadata", 1;
-		sm.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
-		sm.code = (uint8_t)tfd_stat_of(sm.name);
-		imap_put(&sc->stat_meta, key, sc->smetas.n);
-		vec_push(&sc->smetas, sm);
-		if (sm.code == TFD_STAT_ID && sc->nid_mids >= 0) {
-			if (sc->nid_mids < (int)(sizeof(sc->id_mids) / sizeof(sc->id_mids[0])))
-				sc->id_mids[sc->nid_mids++] = key;
-			else
-				sc->nid_mids = -1;
-		}
-		if (sm.code == TFD_STAT_GROUP && sc->ngroup_mids >= 0) {
-			if (sc->ngroup_mids <
-			    (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
-				sc->group_mids[sc->ngroup_mids++] = key;
-			else
-				sc->ngroup_mids = -1;
-		}
-	}
-	return 0;
-}
-
-/* One XStat: its metadata id and value. */
-struct xstat {
-	uint64_t mid;
-	int type; /* 2 double, 3 uint64, 4 int64, 5 str, 7 ref, 0 none */
-	uint64_t u;
-	struct span str;
-};
-
-static int parse_stat(const uint8_t *p, const uint8_t *end, struct xstat *st)
-{
-	memset(st, 0, sizeof(*st));
-	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			return -1;
-		p += n;
-		switch (k & 7) {
-		case 0:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				return -1;
-			p += n;
-			if ((k >> 3) == 1)
-				st->mid = x;
-			else if ((k >> 3) == 3 || (k >> 3) == 4 || (k >> 3) == 7) {
-				st->type = (int)(k >> 3);
-				st->u = x;
-			}
-			break;
-		case 1:
-			if (end - p < 8)
-				return -1;
-			if ((k >> 3) == 2) {
-				st->type = 2;
-				memcpy(&st->u, p, 8);
-			}
-			p += 8;
-			break;
-		case 2:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				return -1;
-			p += n;
-			if ((k >> 3) == 5) {
-				st->type = 5;
-				st->str.p = p;
-				st->str.len = (size_t)x;
-			}
-			p += x;
-			break;
-		case 5:
-			if (end - p < 4)
-				return -1;
-			p += 4;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The index of metadata id mid in its map m, through the map's by-id
- * index (n entries, -1: none; see dense_index()) for the small ids
- * TensorFlow uses. */
-static inline bool meta_index(const struct imap *m, const int32_t *by_id, size_t n, uint64_t mid,
-			      size_t *out)
-{
-	if (mid < n) {
-		if (by_id[mid] < 0)
-			return false;
-		*out = (size_t)by_id[mid];
-		return true;
-	}
-	return imap_get(m, mid, out);
-}
-
-/* The stat metadata of id mid, or NULL. */
-static inline const struct smeta *smeta_of(const struct scan *sc, uint64_t mid)
-{
-	size_t si;
-
-	return meta_index(&sc->stat_meta, sc->smeta_by_id, sc->nsmeta_by_id, mid, &si)
-		   ? &sc->smetas.v[si]
-		   : NULL;
-}
-
-static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
-{
-	struct tfd_capture *cap = sc->cap;
-	const struct smeta *sm = smeta_of(sc, x->mid), *ref;
-	char buf[64];
-
-	if (!sm)
-		return;
-	if (e->kind == TFD_EV_ITERATOR && sm->code == TFD_STAT_PARAM &&
-	    (x->type == 3 || x->type == 4 || (x->type == 5 && x->str.len < PARAM_SHORT)) &&
-	    !(sc->opts && sc->opts->xspace_two_walks)) {
-		/* a parameter from a stat that gave this signature before */
-		uint64_t v = x->u;
-		char tail[PARAM_SHORT - 8] = {0};
-		uint8_t len = 0;
-		struct param_step *ps;
-
-		if (x->type == 5) {
-			/* the string's first 8 bytes as v, the rest in tail */
-			len = (uint8_t)x->str.len;
-			v = 0;
-			memcpy(&v, x->str.p, len < 8 ? len : 8);
-			if (len > 8)
-				memcpy(tail, x->str.p + 8, len - 8u);
-		}
-		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
-						imap_hash(x->mid ^ imap_hash(v))) %
-				      PARAM_CACHE];
-		if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
-		    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
-			e->sig = ps->to;
-			return;
-		}
-		ps->from = e->sig;
-		ps->mid = x->mid;
-		ps->v = v;
-		ps->type = x->type;
-		memcpy(ps->tail, tail, sizeof(tail));
-		if (x->type == 4) {
-			tfd_event_set_stat_as(cap, e, TFD_STAT_PARAM, sm->name, (int64_t)x->u);
-		} else if (x->type == 3) {
-			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
-		} else {
-			memcpy(buf, x->str.p, len);
-			buf[len] = '\0';
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
-		}
-		ps->to = e->sig;
-		return;
-	}
-	switch (x->type) {
-	case 4: /* int64 */
-		tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name, (int64_t)x->u);
-		break;
-	case 3: /* uint64: ids >= 2^63 keep their bit pattern (spec 1.3) */
-		if (sm->code != TFD_STAT_PARAM && sm->code != TFD_STAT_META) {
-			tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name,
-					      (int64_t)x->u);
-		} else if (e->kind == TFD_EV_ITERATOR) {
-			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
-		}
-		break;
-	case 2:
-		if (e->kind == TFD_EV_ITERATOR) {
-			double d;
-
-			memcpy(&d, &x->u, sizeof(d));
-			snprintf(buf, sizeof(buf), "%g", d);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
-		}
-		break;
-	case 5: {
-		/* a NUL-terminated copy for as long as the call: what the event
-		 * keeps (a parameter's value) is interned there, and a copy in
-		 * the arena per event was garbage (MBs of long_name stats) */
-		size_t len = x->str.len < TFD_MAX_NAME_LEN ? x->str.len : TFD_MAX_NAME_LEN;
-		char small[256], *str = len < sizeof(small) ? small : xmalloc(len + 1);
-
-		memcpy(str, x->str.p, len);
-		str[len] = '\0';
-		tfd_event_set_stat_str(cap, e, sm->name, str);
-		if (str != small)
-			free(str);
-		break;
-	}
-	case 7: /* ref: the value is the name of another stat metadata */
-		if ((ref = smeta_of(sc, x->u)))
-			tfd_event_set_stat_str(cap, e, sm->name, ref->name);
-		break;
-	default:
-		break;
-	}
-}
-
-struct line_hdr {
-	int64_t id, ts_ns;
-	struct span name, display_name;
-};
-
-static int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
-{
-	struct line_hdr *lh = ctx;
-
-	if (field == 1 && wt == 0)
-		lh->id = (int64_t)v;
-	else if (field == 3 && wt == 0)
-		lh->ts_ns = (int64_t)v;
-	else if (field == 2 && wt == 2)
-		lh->name = s;
-	else if (field == 11 && wt == 2)
-		lh->display_name = s;
-	return 0;
-}
-
-/* The event metadata of id mid, or NULL. */
-static const struct meta *meta_of(const struct scan *sc, uint64_t mid)
-{
-	size_t mi;
-
-	return meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi)
-		   ? &sc->metas.v[mi]
-		   : NULL;
-}
-
-/* A walk over an event's stats messages (XEvent field 4). The event's
- * framing was checked: no bounds checks. */
-struct stat_walk {
-	const uint8_t *p, *end;
-	const uint8_t *st; /* the stat: st[0..len) */
-	size_t len;
-	/* the stat's metadata id when that is its first field, as TensorFlow
-	 * writes it: a walk can skip the stats it does not want unparsed */
-	bool known;
-	uint64_t smid;
-	size_t mid_len; /* known: the bytes of its metadata id field */
-};
-
-static struct stat_walk stat_walk(const uint8_t *stats, const uint8_t *end)
-{
-	struct stat_walk w = {stats ? stats : end, end, NULL, 0, false, 0, 0};
-
-	return w;
-}
-
-/* The next stat, false at the end. */
-static bool next_stat(struct stat_walk *w)
-{
-	while (w->p < w->end) {
-		uint64_t k = 0, x = 0;
-
-		w->p += tfd_pb_varint(w->p, w->end, &k);
-		if ((k & 7) == 0) {
-			w->p += tfd_pb_varint(w->p, w->end, &x);
-		} else if ((k & 7) == 2) {
-			w->p += tfd_pb_varint(w->p, w->end, &x);
-			if ((k >> 3) == 4) {
-				w->st = w->p;
-				w->len = (size_t)x;
-				w->p += x;
-				w->mid_len = x > 1 && w->st[0] == 0x08
-						 ? tfd_pb_varint(w->st + 1, w->p, &w->smid)
-						 : 0;
-				w->known = w->mid_len != 0;
-				return true;
-			}
-			w->p += x;
-		} else {
-			w->p += (k & 7) == 1 ? 8 : 4;
-		}
-	}
-	return false;
-}
-
-/* The stat the walk is at, as parse_stat() reads it. Its usual form, the
- * metadata id then one integer (field 3, 4 or 7), is read here without
- * parse_stat's general walk (xspace_two_walks: every stat goes to it). */
-static inline int walk_stat(const struct scan *sc, const struct stat_walk *w, struct xstat *xs)
-{
-	/* the tests' reference reading parses every stat in full */
-	if (w->known && !(sc->opts && sc->opts->xspace_two_walks)) {
-		const uint8_t *p = w->st + 1 + w->mid_len, *end = w->st + w->len;
-		uint64_t u;
-		size_t n;
-
-		if (p < end && (*p == 0x18 || *p == 0x20 || *p == 0x38) &&
-		    (n = tfd_pb_varint(p + 1, end, &u)) && p + 1 + n == end) {
-			memset(xs, 0, sizeof(*xs));
-			xs->mid = w->smid;
-			xs->type = *p >> 3;
-			xs->u = u;
-			return 0;
-		}
-	}
-	return parse_stat(w->st, w->st + w->len, xs);
-}
-
-/* The `id` stat of an event (its stats start at p; NULL: none). */
-static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
-{
-	struct stat_walk w = stat_walk(p, end);
-	const struct smeta *sm;
-
-	while (next_stat(&w)) {
-		struct xstat xs;
-
-		if (sc->nid_mids >= 0 && w.known && !is_id_mid(sc, w.smid))
-			continue;
-		if (walk_stat(sc, &w, &xs) == 0 && (xs.type == 3 || xs.type == 4) &&
-		    (sm = smeta_of(sc, xs.mid)) && sm->code == TFD_STAT_ID) {
-			*id = xs.u;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* An executor chunk's `id` (the first) and `group_id` (the last) in one
- * walk over its stats: most chunks run the training step and are dropped
- * after this, read only for their step. Stats of other metadata ids are
- * skipped unparsed (the caller checked that both id lists are known). -1
- * for a malformed stat that the walk for the step would have parsed (a
- * group_id, or one without its metadata id first), as that walk reports
- * it. */
-static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *end, bool *has_id,
-		      uint64_t *id, bool *has_group, int64_t *group)
-{
-	struct stat_walk w = stat_walk(p, end);
-	const struct smeta *sm;
-
-	*has_id = *has_group = false;
-	while (next_stat(&w)) {
-		struct xstat xs;
-		bool is_id = w.known && is_id_mid(sc, w.smid);
-
-		if (w.known && !is_id && !is_group_mid(sc, w.smid))
-			continue;
-		if (walk_stat(sc, &w, &xs) != 0) {
-			/* the step's walk reads no stats when the plane has no
-			 * group_id metadata */
-			if (!is_id && sc->ngroup_mids > 0)
-				return -1;
-		} else if ((sm = smeta_of(sc, xs.mid))) {
-			uint8_t code = sm->code;
-
-			if (!*has_id && code == TFD_STAT_ID && (xs.type == 3 || xs.type == 4)) {
-				*has_id = true;
-				*id = xs.u;
-			}
-			if (!is_id && code == TFD_STAT_GROUP && xs.type == 4) {
-				*has_group = true;
-				*group = (int64_t)xs.u;
-			}
-		}
-	}
-	return 0;
-}
-
-static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
-				  const uint8_t *end, struct tfd_err *err)
-{
-	uint64_t mid = 0, off = 0, dur = 0, k = 0, x = 0;
-	const uint8_t *stats = NULL;
-	struct tfd_event *e = NULL;
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER};
-	int64_t start_ns, end_ns, group = 0;
-	bool has_group = false, keep;
-	size_t n;
-
-	if (sc->prepass && p < end && *p == 0x08) {
-		/* the pre-pass wants function events only: the metadata id is the
-		 * first field as TensorFlow writes it; any other event stops here */
-		const struct meta *fm;
-
-		n = tfd_pb_varint(p + 1, end, &x);
-		if (n && (!(fm = meta_of(sc, x)) || fm->kind != TFD_EV_FUNCTION))
-			return TFD_OK;
-	}
-	while (p < end) {
-		const uint8_t *field = p;
-
-		n = tfd_pb_varint(p, end, &k);
-		if (!n)
-			goto bad;
-		p += n;
-		if ((k & 7) == 0) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				goto bad;
-			p += n;
-			if ((k >> 3) == 1)
-				mid = x;
-			else if ((k >> 3) == 2)
-				off = x;
-			else if ((k >> 3) == 3)
-				dur = x;
-		} else if ((k & 7) == 2) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				goto bad;
-			p += n;
-			if ((k >> 3) == 4 && !stats)
-				stats = field;
-			p += x;
-		} else if ((k & 7) == 1 && end - p >= 8) {
-			p += 8;
-		} else if ((k & 7) == 5 && end - p >= 4) {
-			p += 4;
-		} else {
-			goto bad;
-		}
-	}
-	/* the event's framing is valid from here on: the walks below need no checks */
-	if (off / 1000 > TFD_MAX_TIME_NS || dur / 1000 > TFD_MAX_DURATION_NS)
-		return tfd_fail(err, TFD_E_FORMAT,
-				"event time out of range (offset_ps %" PRIu64
-				", duration_ps %" PRIu64 ")",
-				off, dur);
-	{
-		const struct meta *mm = meta_of(sc, mid);
-
-		if (mm)
-			m = *mm;
-	}
-	/* end from start: off + dur could wrap around in uint64 */
-	start_ns = ts_ns + (int64_t)(off / 1000);
-	end_ns = start_ns + (int64_t)((off % 1000 + dur) / 1000);
-	if (sc->prepass) {
-		uint64_t id;
-
-		if (m.kind == TFD_EV_FUNCTION && event_id(sc, stats, end, &id))
-			fn_steps_add_later(&sc->fn_steps, id);
-		return TFD_OK;
-	}
-	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
-	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
-		uint64_t id = 0;
-		bool has_id;
-
-		if (sc->has_functions && sc->nid_mids >= 0 && sc->ngroup_mids >= 0 &&
-		    !(sc->opts && sc->opts->xspace_two_walks)) {
-			/* one walk for the id and the step; a chunk of a dataset
-			 * function is read again below, in full */
-			struct exec_last *xl = &sc->exec_last;
-			size_t slen = stats ? (size_t)(end - stats) : 0;
-
-			if (slen && xl->len == slen && memcmp(xl->bytes, stats, slen) == 0) {
-				has_id = xl->has_id;
-				id = xl->id;
-				has_group = xl->has_group;
-				group = xl->group;
-			} else {
-				if (exec_stats(sc, stats, end, &has_id, &id, &has_group, &group) !=
-				    0)
-					goto bad;
-				xl->len = slen <= EXEC_LAST_MAX ? slen : 0;
-				memcpy(xl->bytes, stats ? stats : end, xl->len);
-				xl->has_id = has_id;
-				xl->id = id;
-				xl->has_group = has_group;
-				xl->group = group;
-			}
-			keep = has_id && fn_steps_has(&sc->fn_steps, id);
-			if (!keep) {
-				note_event(sc, h, has_group, group, start_ns, end_ns);
-				return TFD_OK;
-			}
-			if (sc->sums && id) /* summed when packed, in the slot just found */
-				__builtin_prefetch(&sc->sums->val[sc->fn_steps.last_slot], 1);
-			has_group = false;
-		} else {
-			keep = sc->has_functions && event_id(sc, stats, end, &id) &&
-			       fn_steps_has(&sc->fn_steps, id);
-		}
-	}
-	if (keep) {
-		if (h->nevents >= tfd_max_events(sc->opts))
-			return tfd_fail(err, TFD_E_LIMIT, "more than %zu events on the host plane",
-					tfd_max_events(sc->opts));
-		e = tfd_host_add_event_as(sc->cap, h, th, m.name, (enum tfd_ev_kind)m.kind,
-					  start_ns, end_ns - start_ns);
-	}
-	/* the stats: all of them for a kept event, only group_id (the step it
-	 * belongs to) for the others */
-	if (!e && sc->ngroup_mids == 0)
-		stats = NULL; /* no step markers in the plane: nothing to read */
-	for (struct stat_walk w = stat_walk(stats, end); next_stat(&w);) {
-		struct xstat xs;
-		const struct smeta *sm;
-
-		/* not kept: a stat of another metadata id than group_id's is
-		 * skipped unparsed */
-		if (!e && sc->ngroup_mids >= 0 && w.known && !is_group_mid(sc, w.smid))
-			continue;
-		if (walk_stat(sc, &w, &xs) != 0)
-			goto bad;
-		if (e)
-			apply_xstat(sc, e, &xs);
-		if (xs.type == 4 && (sm = smeta_of(sc, xs.mid)) && sm->code == TFD_STAT_GROUP) {
-			has_group = true;
-			group = (int64_t)xs.u;
-		}
-	}
-	/* a function's id is coded when the event is packed, as the next
-	 * one comes: its slot fetched meanwhile */
-	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
-		__builtin_prefetch(&sc->sums->key[tfd_key_home(sc->sums->cap, e->id)]);
-	note_event(sc, h, has_group, group, start_ns, end_ns);
-	return TFD_OK;
-bad:
-	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed event");
-}
-
-/* A line, or a part of one, that scan_line() reads. */
-struct piece {
-	size_t line;
-	const uint8_t *p, *end; /* the bytes it reads */
-	bool whole;		/* the line itself */
-	int64_t id, ts_ns;	/* a part of a line: the line's header */
-	struct span name;
-};
-
-/* What reading a part of a line found out (one per piece). */
-struct piece_out {
-	/* its last field ran past the next part's start, or it holds a
-	 * timestamp after the line's header (that changes the times of the
-	 * events after it: only a reading of the whole line gets that right) */
-	bool misaligned;
-	struct span display_name;
-};
-
-static enum tfd_status scan_line(struct scan *sc, struct span line, const struct piece *part,
-				 struct piece_out *po, struct tfd_err *err)
-{
-	struct line_hdr lh;
-	const uint8_t *end = line.p + line.len;
-	const uint8_t *p = part ? part->p : line.p, *stop = part ? part->end : end;
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	uint32_t th = 0;
-	bool have_thread = false, ts_seen = false, events = false;
-	enum tfd_status st;
-
-	memset(&lh, 0, sizeof(lh));
-	if (part) {
-		/* a part of a line: the header came from the line's start */
-		/* names whole, however long (interned with their length) */
-		const char *name = tfd_arena_intern(&sc->cap->arena,
-						    part->name.p ? (const char *)part->name.p : "",
-						    part->name.p ? part->name.len : 0);
-
-		lh.id = part->id;
-		lh.ts_ns = part->ts_ns;
-		th = tfd_host_thread(sc->cap, h, lh.id, name);
-		have_thread = ts_seen = true;
-	}
-	/* One pass: the header fields (id, name, timestamp) come before the
-	 * events in serialized order, display_name after them. Reading ahead
-	 * for it would fault in the whole line before its pages can be
-	 * dropped, so it renames the thread when it arrives. A part reads
-	 * its fields (the last may run past its end, up to the line's end) and
-	 * reports what only a reading of the whole line gets right. */
-	while (p < stop) {
-		uint64_t k = 0, x = 0;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			goto bad;
-		p += n;
-		switch (k & 7) {
-		case 0:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				goto bad;
-			p += n;
-			if ((k >> 3) == 1) {
-				lh.id = (int64_t)x;
-			} else if ((k >> 3) == 3) {
-				/* a timestamp after the header changes the times of the
-				 * events after it, also in the parts that follow */
-				if (part && (events || part->p != line.p))
-					po->misaligned = true;
-				lh.ts_ns = (int64_t)x;
-				ts_seen = true;
-			}
-			break;
-		case 1:
-		case 5:
-			if ((size_t)(end - p) < ((k & 7) == 1 ? 8u : 4u))
-				goto bad;
-			p += (k & 7) == 1 ? 8 : 4;
-			break;
-		case 2:
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				goto bad;
-			p += n;
-			if ((k >> 3) == 2) {
-				lh.name.p = p;
-				lh.name.len = (size_t)x;
-			} else if ((k >> 3) == 11 && x > 0 && part) {
-				/* the thread is renamed when the part is merged */
-				po->display_name = (struct span){p, (size_t)x};
-			} else if ((k >> 3) == 11 && x > 0) {
-				lh.display_name.p = p;
-				lh.display_name.len = (size_t)x;
-				if (have_thread && !sc->prepass)
-					h->threads[th].name = tfd_arena_intern(
-					    &sc->cap->arena, (const char *)p, (size_t)x);
-			} else if ((k >> 3) == 4) {
-				if (!have_thread) {
-					struct span nm =
-					    lh.display_name.len ? lh.display_name : lh.name;
-
-					if (!ts_seen) {
-						/* not in serialized order: look for the timestamp
-						 */
-						walk(line.p, line.len, line_hdr_field, &lh);
-						ts_seen = true;
-					}
-					/* the pre-pass makes no threads: lines make them in
-					 * their order, whichever pass reads them */
-					if (!sc->prepass)
-						th = tfd_host_thread(
-						    sc->cap, h, lh.id,
-						    tfd_arena_intern(&sc->cap->arena,
-								     nm.p ? (const char *)nm.p : "",
-								     nm.p ? nm.len : 0));
-					have_thread = true;
-				}
-				if (lh.ts_ns > (int64_t)TFD_MAX_TIME_NS ||
-				    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS)
-					return tfd_fail(
-					    err, TFD_E_FORMAT,
-					    "line timestamp_ns %" PRId64 " out of range", lh.ts_ns);
-				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
-				if (st)
-					return st;
-				events = true;
-				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 19))
-					tfd_pages_release(&sc->released, p, 0);
-				else if (sc->mapped && sc->prepass &&
-					 p > sc->pre_released + (1u << 20))
-					tfd_pages_release(&sc->pre_released, p, 0);
-			}
-			p += x;
-			break;
-		default:
-			goto bad;
-		}
-	}
-	if (part)
-		po->misaligned |= p != stop; /* it ran past the next part's start */
-	note_flush(sc, h);
-	return TFD_OK;
-bad:
-	return tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: malformed line");
-}
-
-/* Does the line belong to one of tf.data's own threads ("tf_data_...")?
- * TensorFlow runs dataset functions from those pools, so only their lines
- * are searched for function events. The name (field 2) precedes the events
- * (field 4) as TensorFlow serializes a line: read up to the first event. A
- * line without a name is searched. */
-static int tfdata_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
-{
-	bool *yes = ctx;
-
-	(void)v;
-	if (wt != 2 || (field != 2 && field != 4))
-		return 0;
-	/* the name decides; events before a name: search the line */
-	if (field == 2)
-		*yes = s.len == 0 || (s.len >= 7 && memcmp(s.p, "tf_data", 7) == 0);
-	return 1;
-}
-
-static bool tfdata_line(struct span line)
-{
-	bool yes = true; /* also for a malformed line: search it */
-
-	walk(line.p, line.len, tfdata_field, &yes);
-	return yes;
 }
 
 /* ---- the lines of a host plane on several threads ------------------------
@@ -1128,7 +147,7 @@ static void host_tids(const struct scan *sc, struct imap *tids)
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct line_tid lt = {0, false};
 
-		walk(sc->lines.v[i].p, sc->lines.v[i].len, line_tid_field, &lt);
+		tfd_pb_walk(sc->lines.v[i].p, sc->lines.v[i].len, line_tid_field, &lt);
 		if (lt.events && !imap_get(tids, (uint64_t)lt.id, NULL))
 			imap_put(tids, (uint64_t)lt.id, n++);
 	}
@@ -1158,8 +177,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	for (size_t i = bl->first; i < bl->last; i++) {
 		const struct piece *pc = &bp->pc[i];
 
-		bl->st = scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc, &bp->po[i],
-				   &bl->err);
+		bl->st = xs_scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc, &bp->po[i],
+				      &bl->err);
 		if (bl->st) {
 			tfd_err_prefix(&bl->err, "line %zu", pc->line);
 			return;
@@ -1212,7 +231,8 @@ static bool events_at(const uint8_t *p, const uint8_t *end, int need)
 			return false;
 		n = tfd_pb_varint(p + 1, end, &x);
 		if (!n || x > (uint64_t)(end - p - 1 - n) ||
-		    walk(p + 1 + n, (size_t)x, event_field, &offsets) != SIZE_MAX || offsets != 1)
+		    tfd_pb_walk(p + 1 + n, (size_t)x, event_field, &offsets) != SIZE_MAX ||
+		    offsets != 1)
 			return false;
 		p += 1 + n + x;
 	}
@@ -1303,7 +323,7 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	/* a tf.data thread's events are kept: a byte of it costs more */
 	heavy = xcalloc(sc->lines.n + 1, sizeof(*heavy));
 	for (size_t i = 0; i < sc->lines.n; i++)
-		heavy[i] = tfdata_line(sc->lines.v[i]);
+		heavy[i] = xs_tfdata_line(sc->lines.v[i]);
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct span ln = sc->lines.v[i];
 		struct piece whole = {i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
@@ -1490,7 +510,7 @@ static bool prepass_item(void *ctx, size_t worker, size_t k)
 	sc.fn_steps = pp->steps[worker];
 	sc.pre_released = sc.lines.v[li].p;
 	memset(&pp->errs[k], 0, sizeof(pp->errs[k]));
-	st = scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
+	st = xs_scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
 	pp->steps[worker] = sc.fn_steps;
 	if (st) {
 		tfd_err_prefix(&pp->errs[k], "line %zu", li);
@@ -1524,7 +544,7 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 	/* item k is the k-th tf.data line (the others are skipped by length:
 	 * untouched); items are handed out longest first */
 	for (size_t i = 0; i < sc->lines.n; i++)
-		if (tfdata_line(sc->lines.v[i])) {
+		if (xs_tfdata_line(sc->lines.v[i])) {
 			lines[n] = i;
 			bylen[n] = (struct line_len){sc->lines.v[i].len, n};
 			n++;
@@ -1626,7 +646,7 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 		sc->sums->zero_val = 0;
 	}
 	for (size_t i = 0; i < sc->lines.n; i++) {
-		st = scan_line(sc, sc->lines.v[i], NULL, NULL, err);
+		st = xs_scan_line(sc, sc->lines.v[i], NULL, NULL, err);
 		if (st) {
 			tfd_err_prefix(err, "line %zu", i);
 			return st;
@@ -1655,7 +675,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	sc.alloc.alloc = pb_alloc;
 	sc.alloc.free = pb_free;
 	sc.alloc.allocator_data = &scratch;
-	if (walk(plane.p, plane.len, plane_collect, &sc) != SIZE_MAX || sc.bad) {
+	if (tfd_pb_walk(plane.p, plane.len, xs_plane_collect, &sc) != SIZE_MAX || sc.bad) {
 		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '/host:CPU'",
 			      sc.bad ? sc.bad : "malformed field");
 		goto out;
@@ -1707,7 +727,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 	(void)path;
 	cap->fold_exec = !(opts && opts->keep_other);
 	memset(&sc, 0, sizeof(sc));
-	bad = walk(data, len, space_field, &sc);
+	bad = tfd_pb_walk(data, len, space_field, &sc);
 	if (bad != SIZE_MAX) {
 		if (sc.bad_field)
 			st = tfd_fail(err, TFD_E_FORMAT,
@@ -1742,7 +762,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 		struct tfd_plane_info *pi;
 
 		memset(&ps, 0, sizeof(ps));
-		bad = walk(sc.planes[i].p, sc.planes[i].len, plane_field, &ps);
+		bad = tfd_pb_walk(sc.planes[i].p, sc.planes[i].len, plane_field, &ps);
 		if (bad != SIZE_MAX) {
 			st = tfd_fail(err, TFD_E_FORMAT,
 				      "corrupt XSpace protobuf: plane %zu is malformed at byte %zu",

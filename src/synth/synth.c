@@ -488,7 +488,8 @@ static enum tfd_status spec_strings(const cJSON *root, struct spec *sp, const ch
 	return TFD_OK;
 }
 
-/* The spec's numbers, function events, slow host and formats. */
+/* The spec's numbers, function events, slow host and formats.
+ * parser: one check per key of the spec, with its range (docs/cli.md). */
 static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const char *path,
 				    struct tfd_err *err)
 {
@@ -554,7 +555,8 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 	return TFD_OK;
 }
 
-/* Stage sp->nst of the spec. */
+/* Stage sp->nst of the spec.
+ * parser: one check per key of a stage, with its range (docs/cli.md). */
 static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
 				  struct tfd_err *err)
 {

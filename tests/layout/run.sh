@@ -37,6 +37,14 @@ if grep -q '^make format-check' .ci/run && grep -q '^format-check:' Makefile; th
 if [ -d "${B:-build/rel}/obj" ]; then
 	if python3 tests/layout/layers.py "${B:-build/rel}/obj" >"$T/layers"; then ok; else bad "calls between floors: $(head -3 "$T/layers" | tr '\n' ';')"; fi
 fi
+# no function a reader cannot hold (120 lines, 25 decisions) but the format
+# parsers that say why; no file over 1,000 lines but those that say why
+if python3 tests/layout/fnsize.py >"$T/fnsize"; then ok; else bad "functions over the limits: $(head -3 "$T/fnsize" | tr '\n' ';')"; fi
+long=""
+for f in src/*/*.c src/*.c; do
+	[ "$(wc -l <"$f")" -le 1000 ] || head -12 "$f" | grep -q "over 1,000 lines:" || long="$long $f"
+done
+if [ -z "$long" ]; then ok; else bad "files over 1,000 lines without a reason:$long"; fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi

@@ -1,0 +1,152 @@
+/* xspace_impl.h - what the XSpace reader's files share (src/input only):
+ * the protobuf wire walker (wire.c), the host plane scanned in place
+ * (xspace_scan.c) and the plane's planning and reading (xspace.c). */
+#ifndef TFD_XSPACE_IMPL_H
+#define TFD_XSPACE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "input_impl.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+struct span {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* Walk one message level. For each field calls back with its number, wire
+ * type and (for length-delimited fields) its bytes. Returns the offset of
+ * the first malformed byte, or SIZE_MAX when the message is well framed. */
+typedef int (*field_fn)(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
+
+size_t tfd_pb_walk(const uint8_t *p, size_t len, field_fn fn, void *ctx);
+
+/* ---- the host plane, scanned in place ------------------------------------
+ *
+ * A host plane holds every thread's events, tf.data or not; most are not.
+ * Instead of unpacking it (which costs several times the file in memory),
+ * its lines and events are walked in place: an event's metadata id says
+ * whether it is kept; other events are only looked at for their group_id
+ * (step extents). protobuf-c decodes the small metadata messages. Pages of
+ * a mapped file are dropped from memory once their lines are done.
+ */
+
+struct meta {
+	const char *name;
+	uint8_t kind;
+};
+
+struct smeta {
+	const char *name;
+	uint8_t code;
+};
+
+#define PARAM_CACHE 64
+#define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
+
+#define EXEC_LAST_MAX 128 /* the bytes of stats an executor chunk's reading remembers */
+
+struct scan {
+	struct tfd_capture *cap;
+	size_t host_idx;
+	const struct tfd_load_opts *opts;
+	struct imap ev_meta, stat_meta; /* id -> index */
+	VEC(struct meta) metas;
+	VEC(struct smeta) smetas;
+	VEC(struct span) lines;
+	const char *bad; /* first decoding problem */
+	ProtobufCAllocator alloc;
+	bool mapped;		 /* data is a file mapping: release pages as we go */
+	const uint8_t *released; /* pages below this were dropped */
+	/* dataset functions: a pre-pass collects their step ids, so that only
+	 * the executor chunks running them are kept (a host plane holds
+	 * millions of the training step's own ExecutorState::Process events) */
+	bool prepass;
+	const uint8_t *pre_released; /* the pre-pass's own page-release mark */
+	/* metadata index by id for the small ids TensorFlow uses (-1: none);
+	 * larger ids go through ev_meta */
+	int32_t *meta_by_id;
+	size_t nmeta_by_id;
+	int32_t *smeta_by_id; /* the same for stat metadata */
+	size_t nsmeta_by_id;
+	bool has_functions;
+	struct fn_steps fn_steps; /* dataset-function step ids (the pre-pass) */
+	/* their executor chunks' sums, made from that set (NULL: the chunks
+	 * are kept as events) */
+	struct tfd_exec_sums *sums;
+	/* the metadata ids of "group_id" stats: an event that is not kept is
+	 * read only for its step, so its other stats are skipped by id */
+	uint64_t group_mids[4];
+	int ngroup_mids; /* -1: more than fit, parse every stat */
+	/* the same for "id" stats, looked for in executor chunks */
+	uint64_t id_mids[4];
+	int nid_mids;
+	/* an iterator's parameters (integers, short strings), read from every
+	 * one of its events: the signature each (signature, stat, value) gave last,
+	 * direct-mapped (the value's text, its interning and the signature's
+	 * lookup cost a tenth of a tf.data-heavy read). Per capture: a block
+	 * read starts it empty. */
+	struct param_step {
+		const struct tfd_sig *from, *to;
+		uint64_t mid, v; /* v: the integer, or a short string's bytes */
+		int type;
+		/* the rest of a short string, zero-padded (a string and the
+		 * same with NULs after it read the same: up to the first NUL) */
+		char tail[PARAM_SHORT - 8];
+	} param_cache[PARAM_CACHE];
+	/* the stats of the last executor chunk read for its step, and what
+	 * exec_stats() made of them: a step's chunks on a thread carry the
+	 * same stats, byte for byte (len 0: none yet) */
+	struct exec_last {
+		size_t len;
+		uint8_t bytes[EXEC_LAST_MAX];
+		bool has_id, has_group;
+		uint64_t id;
+		int64_t group;
+	} exec_last;
+	/* the events of one step in a row, noted at once (tfd_host_note()
+	 * and its host lookup per event were 8 % of a host-heavy read): the
+	 * span of the events without a step since the last note_flush(), and
+	 * the step and extent of the run of events of one step going on */
+	struct note_run {
+		int64_t span_start, span_end;
+		bool spanned, grouped;
+		int64_t group, start, end;
+	} run;
+};
+
+/* A line, or a part of one, that scan_line() reads. */
+struct piece {
+	size_t line;
+	const uint8_t *p, *end; /* the bytes it reads */
+	bool whole;		/* the line itself */
+	int64_t id, ts_ns;	/* a part of a line: the line's header */
+	struct span name;
+};
+
+/* What reading a part of a line found out (one per piece). */
+struct piece_out {
+	/* its last field ran past the next part's start, or it holds a
+	 * timestamp after the line's header (that changes the times of the
+	 * events after it: only a reading of the whole line gets that right) */
+	bool misaligned;
+	struct span display_name;
+};
+
+/* The plane's fields into sc: its lines (whole), the event and stat
+ * metadata; a walk callback (xspace_scan.c). */
+int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
+/* Read a line, or the part of one a block holds (part; po says what the
+ * part found out), into sc's host. */
+enum tfd_status xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
+			     struct piece_out *po, struct tfd_err *err);
+/* Does the line belong to a tf.data thread (its name says so, or it has
+ * none before its events)? The pre-pass reads only those. */
+bool xs_tfdata_line(struct span line);
+
+#endif
