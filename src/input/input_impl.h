@@ -294,4 +294,33 @@ enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_
 /* The threads a load may use: opts->jobs, else one per core (discover.c). */
 size_t tfd_load_cores(const struct tfd_load_opts *opts);
 
+/* ---- load.c: one file --------------------------------------------------- */
+
+static inline int tfd_ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static inline const char *tfd_path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Read the capture file at path into cap (a new host), whatever its format
+ * (sniffed from the bytes; gzip inflated); err names the file. */
+enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
+			      const struct tfd_load_opts *opts, struct tfd_err *err);
+/* The host name a file gives: its name less its reader's suffix. */
+void tfd_host_from_path(const char *path, char *out, size_t outlen);
+/* A file TensorBoard's tools derive from a capture (*.input_pipeline.pb,
+ * ...): not a capture. */
+int tfd_is_derived_tool_file(const char *path);
+/* The rank of the reader a file name picks (the larger wins when a host has
+ * several files, xplane.pb over trace.json.gz), or -1: not a capture. */
+int tfd_capture_file_rank(const char *name);
+
 #endif
