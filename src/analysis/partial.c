@@ -1,6 +1,6 @@
 /* partial.c - per-host partial results (JSON) and their merge; see
- * include/tfd/partial.h. The writer copies every field of a host result;
- * the reader checks types, ranges and indices, so a damaged or foreign
+ * include/tfd/partial.h. partial_write.c writes them; this
+ * file reads and merges them, checking types, ranges and indices, so a damaged or foreign
  * file gives one error line naming it and the field, never a wrong answer.
  */
 #include <dirent.h>
@@ -15,413 +15,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "passes.h"
+#include "partial_impl.h"
 #include "tfd/partial.h"
 #include "tfd/vec.h"
 
 #define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
-#define EXACT_INT (1LL << 53)
-
-static const char *const link_keys[TFD_LINK__COUNT] = {"sync", "produce", "overlap", "none"};
-
-/* ---- writing ---- */
-
-/* a number when a double holds it exactly, else a decimal string */
-static cJSON *num_i(int64_t v)
-{
-	char buf[32];
-
-	if (v > -EXACT_INT && v < EXACT_INT)
-		return cJSON_CreateNumber((double)v);
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	return cJSON_CreateString(buf);
-}
-
-static void put_i(cJSON *o, const char *k, int64_t v)
-{
-	cJSON_AddItemToObject(o, k, num_i(v));
-}
-
-static void put_u(cJSON *o, const char *k, uint64_t v)
-{
-	if (v < (uint64_t)EXACT_INT) {
-		cJSON_AddNumberToObject(o, k, (double)v);
-	} else {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
-		cJSON_AddStringToObject(o, k, buf);
-	}
-}
-
-/* cJSON prints %.15g and falls back to %.17g when that does not read back
- * exactly, so finite doubles round-trip bit for bit. */
-static void put_d(cJSON *o, const char *k, double v)
-{
-	if (isnan(v))
-		cJSON_AddStringToObject(o, k, "nan");
-	else if (isinf(v))
-		cJSON_AddStringToObject(o, k, v > 0 ? "inf" : "-inf");
-	else
-		cJSON_AddNumberToObject(o, k, v);
-}
-
-static void put_s(cJSON *o, const char *k, const char *s)
-{
-	if (s)
-		cJSON_AddStringToObject(o, k, s);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
-static void put_b(cJSON *o, const char *k, bool v)
-{
-	cJSON_AddBoolToObject(o, k, v);
-}
-
-/* ---- the fields, once for writing and reading ----
- *
- * Every plain field of the result structs is a row: its key, how it is
- * stored and where. The writer and the reader walk the same rows, so a
- * field added here is written and read back alike; the special ones
- * (arrays, iterator parameters, link counts) are handled by hand below. */
-
-enum fkind {
-	FK_I64,	  /* int64_t */
-	FK_U64,	  /* uint64_t */
-	FK_SIZE,  /* size_t */
-	FK_INT,	  /* int (or an int-sized enum) within [lo, hi] */
-	FK_DBL,	  /* double: NaN and infinities as strings */
-	FK_BOOL,  /* bool */
-	FK_STR,	  /* const char *, interned in the capture's arena on reading */
-	FK_BUF,	  /* char[size] */
-	FK_STAGE, /* int: a stage index or -1 */
-	FK_SEG,	  /* int: a segment index or -1 */
-};
-
-struct fdesc {
-	const char *key;
-	enum fkind kind;
-	size_t off, size;
-	int64_t lo, hi; /* FK_INT */
-};
-
-#define F(st, k, m, kind)                                                                          \
-	{                                                                                          \
-		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0                               \
-	}
-#define FR(st, k, m, lo, hi)                                                                       \
-	{                                                                                          \
-		k, FK_INT, offsetof(st, m), sizeof(((st *)0)->m), lo, hi                           \
-	}
-#define NF(t) (sizeof(t) / sizeof(t[0]))
-
-static const struct fdesc stage_fields[] = {
-    F(struct tfd_stage, "long_name", long_name, FK_STR),
-    F(struct tfd_stage, "path", path, FK_STR),
-    F(struct tfd_stage, "name", name, FK_STR),
-    F(struct tfd_stage, "family", family, FK_STR),
-    F(struct tfd_stage, "parent", parent, FK_STAGE),
-    FR(struct tfd_stage, "depth", depth, 0, 1 << 20),
-    F(struct tfd_stage, "is_async", is_async, FK_BOOL),
-    F(struct tfd_stage, "is_device_generator", is_device_generator, FK_BOOL),
-    F(struct tfd_stage, "niterators", niterators, FK_SIZE),
-    F(struct tfd_stage, "calls_all", calls_all, FK_U64),
-    F(struct tfd_stage, "total_all_ns", total_all_ns, FK_I64),
-    F(struct tfd_stage, "self_all_ns", self_all_ns, FK_I64),
-    F(struct tfd_stage, "calls", calls, FK_U64),
-    F(struct tfd_stage, "total_ns", total_ns, FK_I64),
-    F(struct tfd_stage, "self_ns", self_ns, FK_I64),
-    F(struct tfd_stage, "blocking_ns", blocking_ns, FK_I64),
-    F(struct tfd_stage, "blocking_calls", blocking_calls, FK_U64),
-    F(struct tfd_stage, "blocking_share", blocking_share, FK_DBL),
-    F(struct tfd_stage, "on_critical_path", on_critical_path, FK_BOOL),
-    F(struct tfd_stage, "is_bottleneck", is_bottleneck, FK_BOOL),
-    F(struct tfd_stage, "segment", segment, FK_SEG),
-    F(struct tfd_stage, "window_calls", window_calls, FK_U64),
-    F(struct tfd_stage, "work_ns", work_ns, FK_I64),
-    F(struct tfd_stage, "fn_calls", fn_calls, FK_U64),
-    F(struct tfd_stage, "fn_work_ns", fn_work_ns, FK_I64),
-};
-
-static const struct fdesc segment_fields[] = {
-    FR(struct tfd_segment, "kind", kind, TFD_SEG_CONSUMER, TFD_SEG_FUNCTION),
-    F(struct tfd_segment, "owner", owner, FK_STAGE),
-    F(struct tfd_segment, "top_stage", top_stage, FK_STAGE),
-    F(struct tfd_segment, "parallelism", parallelism, FK_DBL),
-    F(struct tfd_segment, "parallelism_observed", parallelism_observed, FK_BOOL),
-    F(struct tfd_segment, "nthreads", nthreads, FK_SIZE),
-    F(struct tfd_segment, "busy_ns", busy_ns, FK_I64),
-    F(struct tfd_segment, "work_per_root_ns", work_per_root_ns, FK_DBL),
-    F(struct tfd_segment, "utilization", utilization, FK_DBL),
-    F(struct tfd_segment, "capacity", capacity, FK_DBL),
-    F(struct tfd_segment, "known", known, FK_BOOL),
-};
-
-static const struct fdesc capacity_fields[] = {
-    F(struct tfd_capacity, "valid", valid, FK_BOOL),
-    F(struct tfd_capacity, "window_ns", window_ns, FK_I64),
-    F(struct tfd_capacity, "root_elements", root_elements, FK_U64),
-    F(struct tfd_capacity, "throughput", throughput, FK_DBL),
-    F(struct tfd_capacity, "demand", demand, FK_DBL),
-    F(struct tfd_capacity, "model_throughput", model_throughput, FK_DBL),
-    F(struct tfd_capacity, "step_limits", step_limits, FK_BOOL),
-    F(struct tfd_capacity, "limiter", limiter, FK_SEG),
-    F(struct tfd_capacity, "runner_up", runner_up, FK_SEG),
-    F(struct tfd_capacity, "margin", margin, FK_DBL),
-    F(struct tfd_capacity, "inferred", inferred, FK_BOOL),
-    F(struct tfd_capacity, "evidence", evidence, FK_BUF),
-};
-
-static const struct fdesc pipeline_fields[] = {
-    F(struct tfd_pipeline, "root_id", root_id, FK_U64),
-    F(struct tfd_pipeline, "name", name, FK_BUF),
-    F(struct tfd_pipeline, "is_device", is_device, FK_BOOL),
-    F(struct tfd_pipeline, "ncalls", ncalls, FK_U64),
-    F(struct tfd_pipeline, "nslow", nslow, FK_U64),
-    F(struct tfd_pipeline, "min_ns", min_ns, FK_I64),
-    F(struct tfd_pipeline, "max_ns", max_ns, FK_I64),
-    F(struct tfd_pipeline, "avg_ns", avg_ns, FK_I64),
-    F(struct tfd_pipeline, "p50_ns", p50_ns, FK_I64),
-    F(struct tfd_pipeline, "p95_ns", p95_ns, FK_I64),
-    F(struct tfd_pipeline, "total_ns", total_ns, FK_I64),
-    F(struct tfd_pipeline, "first_start_ns", first_start_ns, FK_I64),
-    F(struct tfd_pipeline, "nwarmup", nwarmup, FK_SIZE),
-    F(struct tfd_pipeline, "nanalyzed", nanalyzed, FK_SIZE),
-    F(struct tfd_pipeline, "analyzed_ns", analyzed_ns, FK_I64),
-    F(struct tfd_pipeline, "analyzed_slow_only", analyzed_slow_only, FK_BOOL),
-    FR(struct tfd_pipeline, "analyzed_rank", analyzed_rank, -1, INT32_MAX),
-    F(struct tfd_pipeline, "bottleneck", bottleneck, FK_STAGE),
-    F(struct tfd_pipeline, "slowest_bottleneck", slowest_bottleneck, FK_STAGE),
-    F(struct tfd_pipeline, "unattributed_share", unattributed_share, FK_DBL),
-    F(struct tfd_pipeline, "latency_bottleneck", latency_bottleneck, FK_STAGE),
-};
-
-static const struct fdesc share_fields[] = {
-    F(struct tfd_share, "pct", pct, FK_DBL),
-    F(struct tfd_share, "step_ns", step_ns, FK_I64),
-    F(struct tfd_share, "wait_ns", wait_ns, FK_I64),
-    F(struct tfd_share, "nsteps", nsteps, FK_SIZE),
-};
-
-static const struct fdesc sure_fields[] = {
-    FR(struct tfd_sureness, "level", level, TFD_CONF_LOW, TFD_CONF_HIGH),
-    F(struct tfd_sureness, "reasons", reasons, FK_BUF),
-};
-
-/* the host result's plain fields (the basis strings are read by hand) */
-static const struct fdesc host_fields[] = {
-    F(struct tfd_host_result, "input_pct", input_pct, FK_DBL),
-    F(struct tfd_host_result, "step_ns", step_ns, FK_I64),
-    F(struct tfd_host_result, "wait_ns", wait_ns, FK_I64),
-    F(struct tfd_host_result, "nsteps", nsteps, FK_SIZE),
-    F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
-    F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
-    F(struct tfd_host_result, "warmup_inflated", warmup_inflated, FK_BOOL),
-    /* the steps: a count and what the reports draw, not every step, so a
-     * partial's size does not grow with the capture's length */
-    F(struct tfd_host_result, "nsteps_seen", nstep_waits, FK_SIZE),
-    F(struct tfd_host_result, "first_step_wait_ns", first_step_wait_ns, FK_I64),
-    F(struct tfd_host_result, "step_pct_min", step_pct_min, FK_DBL),
-    F(struct tfd_host_result, "step_pct_p50", step_pct_p50, FK_DBL),
-    F(struct tfd_host_result, "step_pct_p90", step_pct_p90, FK_DBL),
-    F(struct tfd_host_result, "step_pct_max", step_pct_max, FK_DBL),
-    FR(struct tfd_host_result, "bound", bound, TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH),
-    F(struct tfd_host_result, "max_latency_ns", max_latency_ns, FK_I64),
-};
-
-_Static_assert(sizeof(enum tfd_bound) == sizeof(int) &&
-		   sizeof(enum tfd_confidence) == sizeof(int) &&
-		   sizeof(enum tfd_segment_kind) == sizeof(int),
-	       "FK_INT stores enums as int");
-
-static void put_fields(cJSON *o, const void *base, const struct fdesc *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const void *at = (const char *)base + f[i].off;
-
-		switch (f[i].kind) {
-		case FK_I64:
-			put_i(o, f[i].key, *(const int64_t *)at);
-			break;
-		case FK_U64:
-			put_u(o, f[i].key, *(const uint64_t *)at);
-			break;
-		case FK_SIZE:
-			put_u(o, f[i].key, *(const size_t *)at);
-			break;
-		case FK_INT:
-		case FK_STAGE:
-		case FK_SEG:
-			put_i(o, f[i].key, *(const int *)at);
-			break;
-		case FK_DBL:
-			put_d(o, f[i].key, *(const double *)at);
-			break;
-		case FK_BOOL:
-			put_b(o, f[i].key, *(const bool *)at);
-			break;
-		case FK_STR:
-			put_s(o, f[i].key, *(const char *const *)at);
-			break;
-		case FK_BUF:
-			put_s(o, f[i].key, at);
-			break;
-		}
-	}
-}
-
-static cJSON *fields_obj(const void *base, const struct fdesc *f, size_t n)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	put_fields(o, base, f, n);
-	return o;
-}
-
-static void put_links(cJSON *o, const size_t *links)
-{
-	cJSON *l = cJSON_AddObjectToObject(o, "links");
-
-	for (int i = 0; i < TFD_LINK__COUNT; i++)
-		put_u(l, link_keys[i], links[i]);
-}
-
-static void put_sure(cJSON *o, const char *k, const struct tfd_sureness *s)
-{
-	cJSON_AddItemToObject(o, k, fields_obj(s, sure_fields, NF(sure_fields)));
-}
-
-static void put_share(cJSON *o, const char *k, const struct tfd_share *s)
-{
-	cJSON_AddItemToObject(o, k, fields_obj(s, share_fields, NF(share_fields)));
-}
-
-static cJSON *stage_out(const struct tfd_stage *s)
-{
-	cJSON *o = fields_obj(s, stage_fields, NF(stage_fields));
-
-	if (s->sample) {
-		cJSON *ps = cJSON_AddArrayToObject(o, "params");
-
-		for (uint16_t i = 0; i < s->sample->sig->nparams; i++) {
-			cJSON *kv = cJSON_CreateArray();
-
-			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->sig->params[i].key));
-			cJSON_AddItemToArray(kv, cJSON_CreateString(s->sample->sig->params[i].val));
-			cJSON_AddItemToArray(ps, kv);
-		}
-	} else {
-		cJSON_AddNullToObject(o, "params");
-	}
-	put_links(o, s->links);
-	return o;
-}
-
-static cJSON *pipeline_out(const struct tfd_pipeline *p)
-{
-	cJSON *o = fields_obj(p, pipeline_fields, NF(pipeline_fields));
-	cJSON *a;
-
-	a = cJSON_AddArrayToObject(o, "stages");
-	for (size_t i = 0; i < p->nstages; i++)
-		cJSON_AddItemToArray(a, stage_out(&p->stages[i]));
-	a = cJSON_AddArrayToObject(o, "critpath");
-	for (size_t i = 0; i < p->ncritpath; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(p->critpath[i]));
-	put_links(o, p->links);
-	a = cJSON_AddArrayToObject(o, "segments");
-	for (size_t i = 0; i < p->nsegments; i++)
-		cJSON_AddItemToArray(
-		    a, fields_obj(&p->segments[i], segment_fields, NF(segment_fields)));
-	cJSON_AddItemToObject(o, "capacity",
-			      fields_obj(&p->capacity, capacity_fields, NF(capacity_fields)));
-	put_sure(o, "confidence", &p->confidence);
-	return o;
-}
-
-/* {"per": N, "step_ns": [...], "wait_ns": [...]} */
-static void points_out(cJSON *o, const char *k, const struct tfd_step_points *pt)
-{
-	cJSON *c = cJSON_AddObjectToObject(o, k);
-	cJSON *st = cJSON_AddArrayToObject(c, "step_ns"), *wt;
-
-	put_u(c, "per", pt->per);
-	wt = cJSON_AddArrayToObject(c, "wait_ns");
-	for (size_t i = 0; i < pt->n; i++) {
-		cJSON_AddItemToArray(st, num_i(pt->step_ns[i]));
-		cJSON_AddItemToArray(wt, num_i(pt->wait_ns[i]));
-	}
-}
-
-static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON *arr;
-
-	put_s(o, "name", h->host->name);
-	put_s(o, "path", h->host->path);
-	put_i(o, "format", h->host->format);
-	put_b(o, "has_host_plane", h->host->has_host_plane);
-	arr = cJSON_AddArrayToObject(o, "notes");
-	for (size_t i = 0; i < a->ndiags; i++)
-		if (a->diags[i].host == h->host->name)
-			cJSON_AddItemToArray(arr, cJSON_CreateString(a->diags[i].msg));
-	put_fields(o, h, host_fields, NF(host_fields));
-	put_s(o, "input_basis", h->input_basis);
-	put_s(o, "verdict_basis", h->verdict_basis);
-	put_share(o, "tf", &h->tf);
-	put_share(o, "steady", &h->steady);
-	put_share(o, "all", &h->all);
-	points_out(o, "step_points", &h->step_points);
-	points_out(o, "step_bars", &h->step_bars);
-	put_sure(o, "confidence", &h->confidence);
-	put_i(o, "focus", h->focus);
-	put_u(o, "nhost_pipelines", h->nhost_pipelines);
-	arr = cJSON_AddArrayToObject(o, "pipelines");
-	for (size_t i = 0; i < h->npipelines; i++)
-		cJSON_AddItemToArray(arr, pipeline_out(&h->pipelines[i]));
-	return o;
-}
-
-static cJSON *partial_doc(const struct tfd_capture *cap, const struct tfd_analysis *a,
-			  const struct tfd_analyze_opts *opts, const char *source)
-{
-	cJSON *root = cJSON_CreateObject(), *arr, *o;
-
-	put_s(root, "format", TFD_PARTIAL_FORMAT);
-	put_i(root, "version", TFD_PARTIAL_VERSION);
-	put_s(root, "run", a->run);
-	put_s(root, "source", source);
-	o = cJSON_AddObjectToObject(root, "options");
-	put_b(o, "no_warmup", opts && opts->no_warmup);
-	put_b(o, "rank_set", opts && opts->rank_set);
-	put_i(o, "rank", opts && opts->rank_set ? opts->rank : 0);
-	arr = cJSON_AddArrayToObject(root, "notes");
-	for (size_t i = 0; i < cap->nnotes; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(cap->notes[i]));
-	/* hosts in capture order (by file), as tfd_analyze() met them */
-	arr = cJSON_AddArrayToObject(root, "hosts");
-	for (size_t k = 0; k < cap->nhosts; k++)
-		for (size_t i = 0; i < a->nhosts; i++)
-			if (a->hosts[i].host == &cap->hosts[k])
-				cJSON_AddItemToArray(arr, host_out(&a->hosts[i], a));
-	return root;
-}
-
-void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b)
-{
-	cJSON *root = partial_doc(cap, a, opts, source);
-	char *s = cJSON_PrintUnformatted(root);
-
-	if (!s) /* cJSON fails only on out of memory, which xmalloc handles */
-		abort();
-	tfd_buf_puts(b, s);
-	tfd_buf_puts(b, "\n");
-	cJSON_free(s);
-	cJSON_Delete(root);
-}
 
 /* ---- reading ---- */
 
@@ -594,7 +192,7 @@ static void get_links(struct rd *r, const cJSON *o, size_t *links)
 	const cJSON *l = get_obj(r, o, "links");
 
 	for (int i = 0; l && i < TFD_LINK__COUNT; i++)
-		links[i] = get_u(r, l, link_keys[i]);
+		links[i] = get_u(r, l, tfd_pf_link_keys[i]);
 }
 
 /* The rows of f from o into base; stage and segment indices are checked
@@ -651,12 +249,12 @@ static void get_obj_fields(struct rd *r, const cJSON *o, const char *k, void *ba
 
 static void get_sure(struct rd *r, const cJSON *o, const char *k, struct tfd_sureness *s)
 {
-	get_obj_fields(r, o, k, s, sure_fields, NF(sure_fields), 0, 0);
+	get_obj_fields(r, o, k, s, tfd_pf_sure.v, tfd_pf_sure.n, 0, 0);
 }
 
 static void get_share(struct rd *r, const cJSON *o, const char *k, struct tfd_share *s)
 {
-	get_obj_fields(r, o, k, s, share_fields, NF(share_fields), 0, 0);
+	get_obj_fields(r, o, k, s, tfd_pf_share.v, tfd_pf_share.n, 0, 0);
 }
 
 static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
@@ -700,7 +298,7 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t k, size_t nstages,
 		     size_t nsegments)
 {
-	get_fields(r, o, s, stage_fields, NF(stage_fields), nstages, nsegments);
+	get_fields(r, o, s, tfd_pf_stage.v, tfd_pf_stage.n, nstages, nsegments);
 	/* stages are in pre-order: the root first, a parent before its
 	 * children, so no parent chain can loop */
 	if (!r->st && ((k == 0) != (s->parent < 0) || s->parent >= (int)k))
@@ -723,7 +321,7 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 		rd_fail(r, "stages", "is empty");
 		return;
 	}
-	get_fields(r, o, p, pipeline_fields, NF(pipeline_fields), p->nstages, p->nsegments);
+	get_fields(r, o, p, tfd_pf_pipeline.v, tfd_pf_pipeline.n, p->nstages, p->nsegments);
 	p->stages = xcalloc(p->nstages, sizeof(*p->stages));
 	p->segments = xcalloc(p->nsegments + 1, sizeof(*p->segments));
 	k = 0;
@@ -736,7 +334,7 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 	cJSON_ArrayForEach (x, segs) {
 		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu segment %zu", hi, pi,
 			 k);
-		get_fields(r, x, &p->segments[k++], segment_fields, NF(segment_fields), p->nstages,
+		get_fields(r, x, &p->segments[k++], tfd_pf_segment.v, tfd_pf_segment.n, p->nstages,
 			   p->nsegments);
 	}
 	snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, pi);
@@ -751,7 +349,7 @@ static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, si
 			p->critpath[k++] = (int)x->valuedouble;
 	}
 	get_links(r, o, p->links);
-	get_obj_fields(r, o, "capacity", &p->capacity, capacity_fields, NF(capacity_fields),
+	get_obj_fields(r, o, "capacity", &p->capacity, tfd_pf_capacity.v, tfd_pf_capacity.n,
 		       p->nstages, p->nsegments);
 	get_sure(r, o, "confidence", &p->confidence);
 }
@@ -815,7 +413,7 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	host->format = (enum tfd_format)get_i(r, o, "format", TFD_FMT_XSPACE, TFD_FMT_TF2_TRACE);
 	host->has_host_plane = get_b(r, o, "has_host_plane");
 	*notes = get_arr(r, o, "notes");
-	get_fields(r, o, h, host_fields, NF(host_fields), 0, 0);
+	get_fields(r, o, h, tfd_pf_host.v, tfd_pf_host.n, 0, 0);
 	h->input_basis = get_basis(r, o, "input_basis");
 	h->verdict_basis = get_basis(r, o, "verdict_basis");
 	get_share(r, o, "tf", &h->tf);

@@ -1,0 +1,50 @@
+/* partial_impl.h - what the partial format's writer (partial_write.c) and
+ * reader (partial.c) share: the rows of every plain field of the result
+ * structs (partial_fields.c), so a field added there is written and read
+ * back alike. src/analysis only. */
+#ifndef TFD_PARTIAL_IMPL_H
+#define TFD_PARTIAL_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "passes.h"
+
+#define EXACT_INT (1LL << 53) /* integers past it are written as strings */
+
+extern const char *const tfd_pf_link_keys[TFD_LINK__COUNT];
+
+enum fkind {
+	FK_I64,	  /* int64_t */
+	FK_U64,	  /* uint64_t */
+	FK_SIZE,  /* size_t */
+	FK_INT,	  /* int (or an int-sized enum) within [lo, hi] */
+	FK_DBL,	  /* double: NaN and infinities as strings */
+	FK_BOOL,  /* bool */
+	FK_STR,	  /* const char *, interned in the capture's arena on reading */
+	FK_BUF,	  /* char[size] */
+	FK_STAGE, /* int: a stage index or -1 */
+	FK_SEG,	  /* int: a segment index or -1 */
+};
+
+struct fdesc {
+	const char *key;
+	enum fkind kind;
+	size_t off, size;
+	int64_t lo, hi; /* FK_INT */
+};
+
+struct fields {
+	const struct fdesc *v;
+	size_t n;
+};
+
+extern const struct fields tfd_pf_stage;
+extern const struct fields tfd_pf_segment;
+extern const struct fields tfd_pf_capacity;
+extern const struct fields tfd_pf_pipeline;
+extern const struct fields tfd_pf_share;
+extern const struct fields tfd_pf_sure;
+extern const struct fields tfd_pf_host;
+
+#endif
