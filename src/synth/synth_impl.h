@@ -1,0 +1,62 @@
+/* synth_impl.h - what the simulator (synth.c) and its spec reader
+ * (synth_spec.c) share: the stage kinds and a parsed spec. src/synth only. */
+#ifndef TFD_SYNTH_IMPL_H
+#define TFD_SYNTH_IMPL_H
+
+#include <stdint.h>
+
+#include "tfd/err.h"
+
+/* How a parallel map's function shows in the capture. */
+enum fn_style {
+	FN_EXECUTOR, /* TensorFlow: RunAsync on the runner, ExecutorState::Process
+		      * chunks with the same step id on pool threads */
+	FN_RUN,	     /* InstantiatedCapturedFunction::Run on the worker */
+	FN_NONE,     /* not captured (a lower profiler level) */
+};
+
+enum kind {
+	K_SOURCE,
+	K_MAP,
+	K_BATCH,
+	K_FILTER,
+	K_SHUFFLE,
+	K_PASS,
+	K_PREFETCH,
+	K_PMAP,
+	K_PINTERLEAVE,
+	K_MAPBATCH,
+};
+
+struct kind_def {
+	const char *kind, *tfname;
+	enum kind k;
+	const char *thread; /* its workers' thread name; NULL: synchronous */
+};
+
+/* The stage kinds a spec names, sources first. */
+extern const struct kind_def synth_kinds[];
+extern const size_t synth_nkinds;
+
+struct stage_spec {
+	const struct kind_def *def;
+	double cost_us, jitter, first_us;
+	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
+};
+
+struct spec {
+	char name[128], expect[128], expect_host[64], root[32], run[64];
+	int hosts, steps, slow_host, large_ids, xplane, json, device_events, other_events;
+	int fn_events; /* enum fn_style */
+	double compute_us, slow_factor;
+	uint64_t seed;
+	struct stage_spec st[32];
+	int nst;
+};
+
+/* Read the spec at path into sp: strict (unknown keys, wrong types, values
+ * out of range and strings longer than their field are errors naming the
+ * field); a FIFO or device is refused, never waited on. */
+enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err);
+
+#endif

@@ -1,0 +1,354 @@
+/* synth_spec.c - a synth spec read and checked (synth_impl.h; the format is
+ * in docs/cli.md, "synth"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "synth_impl.h"
+
+const struct kind_def synth_kinds[] = {
+    {"TFRecord", "TFRecord", K_SOURCE, NULL},
+    {"TextLine", "TextLine", K_SOURCE, NULL},
+    {"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL},
+    {"TensorSlice", "TensorSlice", K_SOURCE, NULL},
+    {"FromTensor", "FromTensor", K_SOURCE, NULL},
+    {"Range", "Range", K_SOURCE, NULL},
+    {"Generator", "Generator", K_SOURCE, NULL},
+    {"Map", "Map", K_MAP, NULL},
+    {"Batch", "BatchV2", K_BATCH, NULL},
+    {"PaddedBatch", "PaddedBatchV2", K_BATCH, NULL},
+    {"Filter", "Filter", K_FILTER, NULL},
+    {"Shuffle", "Shuffle", K_SHUFFLE, NULL},
+    {"ShuffleAndRepeat", "ShuffleAndRepeat", K_SHUFFLE, NULL},
+    {"Repeat", "ForeverRepeat", K_PASS, NULL},
+    {"Cache", "MemoryCache", K_PASS, NULL},
+    {"Interleave", "Interleave", K_PASS, NULL},
+    /* async: Produce/Consume event names from the families table */
+    {"Prefetch", "Prefetch", K_PREFETCH, "tf_data_prefetch"},
+    {"ParallelMap", "ParallelMapV2", K_PMAP, "tf_data_parallel_map"},
+    {"ParallelInterleave", "ParallelInterleaveV4", K_PINTERLEAVE,
+     "tf_data_parallel_interleave_worker"},
+    {"MapAndBatch", "MapAndBatch", K_MAPBATCH, "tf_data_map_and_batch"},
+};
+const size_t synth_nkinds = sizeof(synth_kinds) / sizeof(synth_kinds[0]);
+
+/* ---- the spec ------------------------------------------------------------------- */
+
+static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum tfd_status spec_err(struct tfd_err *err, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tfd_fail(err, TFD_E_FORMAT, "%s: %s", path, msg);
+}
+
+static int num(const cJSON *o, const char *k, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!x)
+		return 0;
+	if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+		return -1;
+	*v = x->valuedouble;
+	return 1;
+}
+
+static const char *const top_keys[] = {"name",
+				       "description",
+				       "expect",
+				       "expect_host",
+				       "hosts",
+				       "slow_host",
+				       "steps",
+				       "step_compute_us",
+				       "seed",
+				       "root",
+				       "formats",
+				       "run",
+				       "large_ids",
+				       "device_events_per_step",
+				       "host_other_events_per_step",
+				       "function_events",
+				       "stages"};
+static const char *const stage_keys[] = {
+    "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
+    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune"};
+
+/* The first key of o not in keys (n of them), or NULL. */
+static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach (it, o) {
+		bool known = false;
+
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(it->string, keys[i]) == 0;
+		if (!known)
+			return it->string;
+	}
+	return NULL;
+}
+
+/* The spec file, parsed: a regular file of at most 1 MiB (a FIFO or a
+ * device is refused, never waited on). */
+static enum tfd_status read_spec(const char *path, cJSON **root, struct tfd_err *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *text;
+	ssize_t got;
+
+	*root = NULL;
+	if (fd < 0)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return spec_err(err, path, "not a regular file");
+	}
+	if (st.st_size <= 0 || st.st_size > (1 << 20)) {
+		close(fd);
+		return spec_err(err, path,
+				st.st_size <= 0 ? "empty spec" : "spec larger than 1 MiB");
+	}
+	text = xmalloc((size_t)st.st_size + 1);
+	got = read(fd, text, (size_t)st.st_size);
+	close(fd);
+	if (got != (ssize_t)st.st_size) {
+		free(text);
+		return tfd_fail(err, TFD_E_IO, "%s: read error", path);
+	}
+	*root = cJSON_ParseWithLength(text, (size_t)st.st_size);
+	free(text);
+	if (!cJSON_IsObject(*root))
+		return spec_err(err, path, "invalid JSON (a spec is an object)");
+	return TFD_OK;
+}
+
+/* A string field into dst (size len): not a string, or longer than dst,
+ * is an error naming the field (never cut). */
+static enum tfd_status spec_str(const cJSON *root, const char *key, char *dst, size_t len,
+				const char *path, struct tfd_err *err)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	if (!x)
+		return TFD_OK;
+	if (!cJSON_IsString(x))
+		return spec_err(err, path, "'%s' must be a string", key);
+	if (strlen(x->valuestring) >= len)
+		return spec_err(err, path, "'%s' is longer than %zu characters", key, len - 1);
+	memcpy(dst, x->valuestring, strlen(x->valuestring) + 1);
+	return TFD_OK;
+}
+
+/* The spec's strings: name, expectations, root and run (one path component). */
+static enum tfd_status spec_strings(const cJSON *root, struct spec *sp, const char *path,
+				    struct tfd_err *err)
+{
+	enum tfd_status st = spec_str(root, "name", sp->name, sizeof(sp->name), path, err);
+
+	if (!st)
+		st = spec_str(root, "expect", sp->expect, sizeof(sp->expect), path, err);
+	if (!st)
+		st = spec_str(root, "expect_host", sp->expect_host, sizeof(sp->expect_host), path,
+			      err);
+	if (!st)
+		st = spec_str(root, "root", sp->root, sizeof(sp->root), path, err);
+	if (!st)
+		st = spec_str(root, "run", sp->run, sizeof(sp->run), path, err);
+	if (st)
+		return st;
+	if (strcmp(sp->root, "Model") && strcmp(sp->root, "Root"))
+		return spec_err(err, path, "'root' must be Model or Root");
+	/* the run is a directory under plugins/profile: never a way out of -o */
+	if (!sp->run[0] || strchr(sp->run, '/') || strcmp(sp->run, ".") == 0 ||
+	    strcmp(sp->run, "..") == 0)
+		return spec_err(err, path,
+				"'run' must be one directory name (no '/', not . or ..)");
+	return TFD_OK;
+}
+
+/* The spec's numbers, function events, slow host and formats.
+ * parser: one check per key of the spec, with its range (docs/cli.md). */
+static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const char *path,
+				    struct tfd_err *err)
+{
+	const cJSON *it;
+	double v;
+
+	if (num(root, "hosts", &v) > 0)
+		sp->hosts = (int)v;
+	if (num(root, "steps", &v) > 0)
+		sp->steps = v > 1e9 ? 1000000000 : (int)v;
+	if (num(root, "step_compute_us", &v) > 0)
+		sp->compute_us = v;
+	if (num(root, "seed", &v) > 0)
+		sp->seed = (uint64_t)v;
+	if (num(root, "device_events_per_step", &v) > 0)
+		sp->device_events = (int)v;
+	if (num(root, "host_other_events_per_step", &v) > 0)
+		sp->other_events = (int)v;
+	if (sp->other_events < 0 || sp->other_events > 100000)
+		return spec_err(err, path, "host_other_events_per_step out of range");
+	it = cJSON_GetObjectItemCaseSensitive(root, "function_events");
+	if (it) {
+		static const char *const styles[] = {"executor", "run", "none"};
+
+		sp->fn_events = -1;
+		for (int i = 0; i < 3 && cJSON_IsString(it); i++)
+			if (strcmp(it->valuestring, styles[i]) == 0)
+				sp->fn_events = i;
+		if (sp->fn_events < 0)
+			return spec_err(err, path,
+					"'function_events' is \"executor\" (TensorFlow's "
+					"layout), \"run\" or \"none\"");
+	}
+	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
+	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
+	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000)
+		return spec_err(err, path,
+				"hosts (1-64), steps (>= 1), step_compute_us or "
+				"device_events_per_step out of range");
+	it = cJSON_GetObjectItemCaseSensitive(root, "slow_host");
+	if (it) {
+		if (num(it, "index", &v) <= 0 || num(it, "factor", &sp->slow_factor) <= 0 ||
+		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0)
+			return spec_err(err, path,
+					"'slow_host' needs an index < hosts and a factor > 0");
+		sp->slow_host = (int)v;
+	}
+	it = cJSON_GetObjectItemCaseSensitive(root, "formats");
+	if (it) {
+		const cJSON *f;
+
+		sp->xplane = sp->json = 0;
+		cJSON_ArrayForEach (f, it) {
+			if (cJSON_IsString(f) && strcmp(f->valuestring, "xplane") == 0)
+				sp->xplane = 1;
+			else if (cJSON_IsString(f) && strcmp(f->valuestring, "json") == 0)
+				sp->json = 1;
+			else
+				return spec_err(err, path,
+						"'formats' holds \"xplane\" and/or \"json\"");
+		}
+	}
+	return TFD_OK;
+}
+
+/* Stage sp->nst of the spec.
+ * parser: one check per key of a stage, with its range (docs/cli.md). */
+static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
+				  struct tfd_err *err)
+{
+	struct stage_spec *ss = &sp->st[sp->nst];
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
+	const char *bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
+	double v;
+
+	memset(ss, 0, sizeof(*ss));
+	if (bad)
+		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
+	for (size_t i = 0; cJSON_IsString(k) && i < synth_nkinds; i++)
+		if (strcmp(synth_kinds[i].kind, k->valuestring) == 0)
+			ss->def = &synth_kinds[i];
+	if (!ss->def)
+		return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
+				cJSON_IsString(k) ? k->valuestring : "?");
+	if ((sp->nst == 0) != (ss->def->k == K_SOURCE))
+		return spec_err(err, path, "stage %d: a source must come first, and only first",
+				sp->nst);
+	ss->cost_us = 1;
+	ss->jitter = 0.1;
+	ss->par = 1;
+	ss->buffer = ss->def->k == K_PREFETCH ? 2 : 4;
+	ss->batch = 1;
+	ss->keep_every = 1;
+	ss->shuf_buf = 16;
+	ss->deterministic = 1;
+	ss->autotune = 1;
+	num(it, "cost_us", &ss->cost_us);
+	num(it, "jitter", &ss->jitter);
+	num(it, "first_call_us", &ss->first_us);
+	if (num(it, "parallelism", &v) > 0)
+		ss->par = v > 1e6 ? 1000000 : (int)v;
+	if (num(it, "buffer", &v) > 0)
+		ss->buffer = v > 1e9 ? 1000000000 : (int)v;
+	if (num(it, "batch_size", &v) > 0)
+		ss->batch = v > 1e9 ? 1000000000 : (int)v;
+	if (num(it, "keep_ratio", &v) > 0)
+		ss->keep_every = v > 0 ? (int)lround(1.0 / v) : 1;
+	if (num(it, "buffer_size", &v) > 0)
+		ss->shuf_buf = v > 1e9 ? 1000000000 : (int)v;
+	x = cJSON_GetObjectItemCaseSensitive(it, "deterministic");
+	if (x)
+		ss->deterministic = cJSON_IsTrue(x);
+	x = cJSON_GetObjectItemCaseSensitive(it, "autotune");
+	if (x)
+		ss->autotune = cJSON_IsTrue(x);
+	if (ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 || ss->par > 256 ||
+	    ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 || ss->batch > 100000 ||
+	    ss->keep_every < 1 || ss->keep_every > 1000 || ss->shuf_buf < 1 ||
+	    ss->shuf_buf > 1000000 || ss->first_us < 0)
+		return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
+				ss->def->kind);
+	sp->nst++;
+	return TFD_OK;
+}
+
+/* The spec at path into sp: strict (unknown keys, wrong types and values
+ * out of range are errors naming the field). The JSON tree is freed only
+ * at the end, so an error can quote it. */
+enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+{
+	cJSON *root, *stages, *it;
+	const char *bad;
+	enum tfd_status st = read_spec(path, &root, err);
+
+	memset(sp, 0, sizeof(*sp));
+	snprintf(sp->name, sizeof(sp->name), "synth");
+	snprintf(sp->root, sizeof(sp->root), "Model");
+	snprintf(sp->run, sizeof(sp->run), "2026_01_01_00_00_00");
+	sp->hosts = 1;
+	sp->steps = 20;
+	sp->compute_us = 1000;
+	sp->seed = 1;
+	sp->slow_host = -1;
+	sp->slow_factor = 1;
+	sp->xplane = 1;
+	if (!st && (bad = unknown_key(root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]))))
+		st = spec_err(err, path, "unknown key '%s'", bad);
+	if (!st)
+		st = spec_strings(root, sp, path, err);
+	if (!st)
+		st = spec_numbers(root, sp, path, err);
+	stages = st ? NULL : cJSON_GetObjectItemCaseSensitive(root, "stages");
+	if (!st && (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) < 1 ||
+		    cJSON_GetArraySize(stages) > 32))
+		st = spec_err(err, path,
+			      "'stages' must be an array of 1 to 32 stages, source first");
+	if (!st)
+		cJSON_ArrayForEach (it, stages) {
+			st = spec_stage(it, sp, path, err);
+			if (st)
+				break;
+		}
+	cJSON_Delete(root);
+	return st;
+}
