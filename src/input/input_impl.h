@@ -218,7 +218,7 @@ static inline void fn_steps_add_later(struct fn_steps *f, uint64_t id)
 		__builtin_prefetch(&f->k[tfd_key_home(f->cap, id)], 1);
 }
 
-static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
+__attribute__((always_inline)) static inline bool fn_steps_has(struct fn_steps *f, uint64_t id)
 {
 	if (f->npend)
 		fn_steps_flush(f);

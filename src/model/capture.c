@@ -1,8 +1,7 @@
-/* capture.c - the in-memory capture model: hosts, threads, events, their
- * stats and steps, built by the readers (xspace.c, chrome.c) and finished
- * (sorted, executor chunks filtered) once a file is read. File reading,
- * format sniffing and directory discovery are in discover.c, which calls
- * the readers: dependencies run discover -> readers -> capture. */
+/* capture.c - the in-memory capture model: hosts, threads and their packed
+ * events, built by the readers (src/input) through tfd/capbuild.h. An
+ * event's stats and parameters, and the finish pass (sorted, executor
+ * chunks filtered) once a file is read, are capture_finish.c. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,122 +9,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "capture_impl.h"
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
 #include "tfd/vec.h"
-
-/* ---- model building ---------------------------------------------------- */
-
-/* A packed event is at most 10 + 10 + 5 + 8 bytes. */
-#define EV_MAXLEN 40
-
-/* What the builder keeps per thread while a file is read. */
-struct th_build {
-	size_t cap;		      /* evbuf has room for this many bytes */
-	int64_t last_start;	      /* of the last event packed (starts are deltas) */
-	int64_t prev_start, prev_dur; /* of the last event added */
-	/* the event added last: its stats come after it, so it is packed
-	 * when the next one is added or the file is finished */
-	struct tfd_event pend;
-	bool has_pend;
-	/* its events may be out of order (1), or are known to be in order
-	 * (0): the finish sorts only the former */
-	uint8_t unsorted;
-	/* the last event packed, when it is an executor chunk that the next
-	 * may fold into (tfd_capture.fold_exec): as it is now, at fold_off,
-	 * packed after an event that started at fold_prev */
-	bool has_fold;
-	struct tfd_event fold;
-	size_t fold_off;
-	int64_t fold_prev;
-};
-
-/* What the builder needs only while files are read: thread and step indexes
- * and the threads' builders, per host. Freed by tfd_capture_finish(). */
-struct host_build {
-	struct imap tid;   /* thread id -> index */
-	struct imap group; /* group_id -> step index */
-	size_t steps_cap;  /* h->steps has room for this many */
-	/* the step noted last: a thread's events come a step at a time */
-	bool has_last;
-	int64_t last_group;
-	size_t last_step;
-	struct th_build *tb;
-	size_t ncap;
-};
-
-/* The capture with its private parts; tfd_capture_new() allocates this and
- * hands out &pub (the first member). */
-/* A parameter array is shared by every event with the same parameters (an
- * iterator's calls repeat them millions of times): `result` is the array
- * `prev` (of length n) with (key, val) appended; all strings are interned. */
-struct pcons {
-	const struct tfd_param *prev, *result;
-	const char *key, *val;
-	int next; /* the previous record with the same hash, -1 */
-};
-
-/* The signatures in use, by hash of their fields (a chain per hash). */
-struct sig_rec {
-	const struct tfd_sig *sig;
-	int next; /* the previous record with the same hash, -1 */
-};
-
-/* events added by name: the last signature of each name, direct-mapped */
-#define SIG_CACHE 256
-/* forms looked up last, direct-mapped (a thread's events cycle through a
- * few); the index is the top 8 bits of a product */
-#define FORM_CACHE 256
-
-/* A signature given a parent_id: the last result of each (signature,
- * parent_id), direct-mapped (an iterator's calls repeat the pair). */
-struct parent_step {
-	const struct tfd_sig *from, *to;
-	uint64_t parent_id;
-};
-
-struct capture_impl {
-	struct tfd_capture pub;
-	VEC(struct host_build) hb; /* parallel to pub.hosts while building */
-	struct imap pcons_head;	   /* hash(prev, key, val) -> newest record */
-	VEC(struct pcons) pcons;
-	struct imap sig_head; /* sig_hash() -> newest record */
-	VEC(struct sig_rec) sigs;
-	const struct tfd_sig *sig_cache[SIG_CACHE];
-	struct parent_step parent_cache[SIG_CACHE];
-	/* what its hosts' packed events refer to; iterator id -> its index
-	 * among the ids given forms, and the last lookups, direct-mapped */
-	struct tfd_evtab *tab;
-	size_t nsig;	      /* signatures made: the next one's idx */
-	struct imap form_idx; /* a form's key (form_index()) -> its index in tab->form */
-	struct {
-		uint64_t key;
-		uint32_t idx1; /* its index + 1, 0 for an empty entry */
-	} form_cache[FORM_CACHE];
-	struct imap val_idx;
-	size_t nval_asked; /* iterator events with an id packed */
-	struct {
-		uint64_t val;
-		uint32_t idx;
-	} val_cache[SIG_CACHE];
-	VEC(struct tfd_capture *)
-	parts; /* captures whose hosts were adopted: their
-		* arenas hold those hosts' strings */
-	/* executor chunks summed instead of packed (tfd_capture_sum_exec) */
-	struct tfd_exec_sums *sum_into;
-	const struct imap *sum_tids;
-};
-
-static struct capture_impl *impl(struct tfd_capture *cap)
-{
-	return (struct capture_impl *)cap;
-}
-
-static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
-					  uint16_t n, const char *key, const char *val);
 
 static uint64_t sig_hash(const struct tfd_sig *s)
 {
@@ -136,7 +26,7 @@ static uint64_t sig_hash(const struct tfd_sig *s)
 
 /* The interned signature equal to *want (its strings and parameter array
  * are cap's, interned). */
-static const struct tfd_sig *sig_get(struct tfd_capture *cap, const struct tfd_sig *want)
+const struct tfd_sig *cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want)
 {
 	struct capture_impl *ci = impl(cap);
 	uint64_t h = sig_hash(want);
@@ -171,11 +61,11 @@ static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *na
 	struct tfd_sig want = {name, NULL, 0, 0, 0};
 
 	if (!*slot || (*slot)->name != name)
-		*slot = sig_get(cap, &want);
+		*slot = cm_sig_get(cap, &want);
 	return *slot;
 }
 
-static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_host *h)
+struct host_build *cm_build_of(struct tfd_capture *cap, const struct tfd_host *h)
 {
 	struct capture_impl *ci = impl(cap);
 	size_t idx = (size_t)(h - cap->hosts);
@@ -189,7 +79,7 @@ static struct host_build *build_of(struct tfd_capture *cap, const struct tfd_hos
 	return &ci->hb.v[idx];
 }
 
-static void build_release(struct host_build *b)
+void cm_build_release(struct host_build *b)
 {
 	imap_free(&b->tid);
 	imap_free(&b->group);
@@ -217,7 +107,7 @@ void tfd_capture_free(struct tfd_capture *cap)
 		tfd_capture_drop_last_host(cap);
 	free(cap->hosts);
 	for (size_t i = 0; i < ci->hb.n; i++)
-		build_release(&ci->hb.v[i]);
+		cm_build_release(&ci->hb.v[i]);
 	vec_free(&ci->hb);
 	imap_free(&ci->pcons_head);
 	vec_free(&ci->pcons);
@@ -234,15 +124,12 @@ void tfd_capture_free(struct tfd_capture *cap)
 	free(ci);
 }
 
-static void pack_pending(struct tfd_capture *cap, struct tfd_host *h);
-static void trim_threads(struct tfd_capture *cap, struct tfd_host *h);
-
 void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const char *path)
 {
 	for (size_t i = 0; i < part->nhosts; i++) {
 		/* its builder stays behind: what it holds back goes in now */
-		pack_pending(part, &part->hosts[i]);
-		trim_threads(part, &part->hosts[i]);
+		cm_pack_pending(part, &part->hosts[i]);
+		cm_trim_threads(part, &part->hosts[i]);
 		cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
 		cap->hosts[cap->nhosts] = part->hosts[i];
 		if (path)
@@ -354,13 +241,13 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 	h->span_start_ns = INT64_MAX;
 	h->span_end_ns = INT64_MIN;
 	h->tab = impl(cap)->tab;
-	build_release(build_of(cap, h));
+	cm_build_release(cm_build_of(cap, h));
 	return h;
 }
 
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid, const char *name)
 {
-	struct host_build *b = build_of(cap, h);
+	struct host_build *b = cm_build_of(cap, h);
 	size_t idx;
 	struct tfd_thread *t;
 
@@ -405,20 +292,6 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	if (strcmp(name, "ExecutorState::Process") == 0)
 		return TFD_EV_EXEC;
 	return TFD_EV_OTHER;
-}
-
-/* Is an event at (s1, d1) before one at (s2, d2): start ascending,
- * duration descending? */
-static bool ev_before_at(int64_t s1, int64_t d1, int64_t s2, int64_t d2)
-{
-	return s1 != s2 ? s1 < s2 : d1 > d2;
-}
-
-/* Start deltas wrap around in uint64 (readers allow starts up to 2^62
- * apart), and the cursor adds them back the same way. */
-static int64_t start_delta(int64_t to, int64_t from)
-{
-	return (int64_t)((uint64_t)to - (uint64_t)from);
 }
 
 /* An iterator id not given forms (VAL_NONE) is stored as it is. */
@@ -737,9 +610,9 @@ static void note_order(struct th_build *tb, size_t before, int64_t start, int64_
 }
 
 /* Pack the event each thread of h holds back for its stats. */
-static void pack_pending(struct tfd_capture *cap, struct tfd_host *h)
+void cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 {
-	struct host_build *b = build_of(cap, h);
+	struct host_build *b = cm_build_of(cap, h);
 
 	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
 		if (b->tb[t].has_pend)
@@ -748,7 +621,7 @@ static void pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 {
-	pack_pending(cap, h);
+	cm_pack_pending(cap, h);
 }
 
 struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
@@ -756,7 +629,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 					int64_t start_ns, int64_t dur_ns)
 {
 	struct tfd_thread *t = &h->threads[thread];
-	struct host_build *b = build_of(cap, h);
+	struct host_build *b = cm_build_of(cap, h);
 	struct th_build *tb;
 	struct tfd_event *e;
 
@@ -809,10 +682,10 @@ static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done
 	if (imap_get(done, (uint64_t)(uintptr_t)s, &v))
 		return (const struct tfd_sig *)(uintptr_t)v;
 	for (uint16_t i = 0; i < s->nparams; i++)
-		q = param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
-			       tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
+		q = cm_param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
+				  tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
 	want.params = q;
-	v = (size_t)(uintptr_t)sig_get(cap, &want);
+	v = (size_t)(uintptr_t)cm_sig_get(cap, &want);
 	imap_put(done, (uint64_t)(uintptr_t)s, v);
 	return (const struct tfd_sig *)(uintptr_t)v;
 }
@@ -957,14 +830,14 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	size_t folded = 0; /* chunks folded at the seams */
 
 	memset(&mv, 0, sizeof(mv));
-	pack_pending(part, ph);
+	cm_pack_pending(part, ph);
 	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
 	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
 		struct tfd_thread *dst = &h->threads[idx];
-		struct host_build *b = build_of(cap, h);
+		struct host_build *b = cm_build_of(cap, h);
 		struct th_build *tb;
 
 		cap_cover(b, h, idx);
@@ -1004,7 +877,7 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		h->span_end_ns = end_ns;
 	if (!has_group)
 		return;
-	b = build_of(cap, h);
+	b = cm_build_of(cap, h);
 	if (!b->has_last || b->last_group != group_id) {
 		size_t idx;
 
@@ -1030,467 +903,4 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		sp->start_ns = start_ns;
 	if (end_ns > sp->end_ns)
 		sp->end_ns = end_ns;
-}
-
-/* The shared array of prev[0..n) followed by (key, val); key and val are
- * interned, so records compare by pointer. */
-static const struct tfd_param *param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
-					  uint16_t n, const char *key, const char *val)
-{
-	struct capture_impl *ci = impl(cap);
-	uint64_t h =
-	    imap_hash((uint64_t)(uintptr_t)prev ^
-		      imap_hash((uint64_t)(uintptr_t)key ^ imap_hash((uint64_t)(uintptr_t)val)));
-	size_t head;
-	int next = -1;
-	struct tfd_param *p;
-
-	if (imap_get(&ci->pcons_head, h, &head)) {
-		for (int j = (int)head; j >= 0; j = ci->pcons.v[j].next) {
-			const struct pcons *r = &ci->pcons.v[j];
-
-			if (r->prev == prev && r->key == key && r->val == val)
-				return r->result;
-		}
-		next = (int)head;
-	}
-	p = tfd_arena_alloc(&cap->arena, (n + 1u) * sizeof(*p));
-	if (n)
-		memcpy(p, prev, n * sizeof(*p));
-	p[n].key = key;
-	p[n].val = val;
-	vec_push(&ci->pcons, ((struct pcons){prev, p, key, val, next}));
-	imap_put(&ci->pcons_head, h, ci->pcons.n - 1);
-	return p;
-}
-
-static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key,
-		      const char *val)
-{
-	struct tfd_sig want = *e->sig;
-	const struct tfd_param *p = NULL;
-
-	key = tfd_arena_intern_cstr(&cap->arena, key);
-	val = tfd_arena_intern_cstr(&cap->arena, val);
-	for (uint16_t i = 0; i < want.nparams; i++) {
-		if (want.params[i].key == key) {
-			/* a repeated key: the array with this value in its place */
-			for (uint16_t j = 0; j < want.nparams; j++)
-				p = param_cons(cap, p, j, want.params[j].key,
-					       j == i ? val : want.params[j].val);
-			want.params = p;
-			e->sig = sig_get(cap, &want);
-			return;
-		}
-	}
-	if (want.nparams >= TFD_MAX_PARAMS)
-		return;
-	want.params = param_cons(cap, want.params, want.nparams, key, val);
-	want.nparams++;
-	e->sig = sig_get(cap, &want);
-}
-
-/* Produce and Consume events hold an element_id, the others an id. */
-static bool holds_element(const struct tfd_event *e)
-{
-	return e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
-}
-
-/* Stats that are bookkeeping rather than iterator parameters. */
-static int is_meta_stat(const char *key)
-{
-	static const char *const skip[] = {"long_name", "iter_num", "is_eager", "step_name",
-					   "_r",	"_p",	    "_c",	"_pt",
-					   "_ct",	"_pid",	    "tf_op",	"group_id"};
-
-	/* most parameters start with none of their first letters */
-	if (!key[0] || !strchr("lis_tg", key[0]))
-		return 0;
-	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-		if (strcmp(key, skip[i]) == 0)
-			return 1;
-	return 0;
-}
-
-enum tfd_stat tfd_stat_of(const char *key)
-{
-	return strcmp(key, "id") == 0		? TFD_STAT_ID
-	       : strcmp(key, "parent_id") == 0	? TFD_STAT_PARENT
-	       : strcmp(key, "element_id") == 0 ? TFD_STAT_ELEMENT
-	       : strcmp(key, "group_id") == 0	? TFD_STAT_GROUP
-	       : strcmp(key, "_a") == 0		? TFD_STAT_ASYNC
-	       : is_meta_stat(key)		? TFD_STAT_META
-						: TFD_STAT_PARAM;
-}
-
-void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
-			    int64_t v)
-{
-	tfd_event_set_stat_as(cap, e, tfd_stat_of(key), key, v);
-}
-
-void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
-			   const char *key, int64_t v)
-{
-	char buf[32];
-
-	if (what == TFD_STAT_ID) {
-		/* the event's value: an element_id stat gives way to it */
-		if (!holds_element(e) || !(e->flags & TFD_EVF_ELEMENT)) {
-			e->id = (uint64_t)v;
-			e->flags = (e->flags | TFD_EVF_ID) & ~TFD_EVF_ELEMENT;
-		}
-	} else if (what == TFD_STAT_PARENT) {
-		struct parent_step *ps =
-		    &impl(cap)->parent_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^ (uint64_t)v) %
-					     SIG_CACHE];
-
-		if (ps->from != e->sig || ps->parent_id != (uint64_t)v || !ps->to) {
-			struct tfd_sig want = *e->sig;
-
-			want.parent_id = (uint64_t)v;
-			*ps = (struct parent_step){e->sig, sig_get(cap, &want), (uint64_t)v};
-		}
-		e->sig = ps->to;
-		e->flags |= TFD_EVF_PARENT;
-	} else if (what == TFD_STAT_ELEMENT) {
-		if (holds_element(e) || !(e->flags & TFD_EVF_ID)) {
-			e->element_id = (uint64_t)v;
-			e->flags = (e->flags | TFD_EVF_ELEMENT) & ~TFD_EVF_ID;
-		}
-	} else if (what == TFD_STAT_GROUP) {
-		e->flags |= TFD_EVF_GROUP; /* the reader notes the step itself */
-	} else if (what == TFD_STAT_ASYNC) {
-		if (v)
-			e->flags |= TFD_EVF_ASYNC;
-	} else if (what == TFD_STAT_PARAM && e->kind == TFD_EV_ITERATOR) {
-		snprintf(buf, sizeof(buf), "%lld", (long long)v);
-		add_param(cap, e, key, buf);
-	}
-}
-
-/* Parse a decimal id, signed or unsigned, into its 64-bit pattern. */
-static int parse_id(const char *s, int64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (*s == '-') {
-		long long v = strtoll(s, &end, 10);
-
-		if (errno || end == s || *end)
-			return -1;
-		*out = v;
-	} else {
-		unsigned long long v = strtoull(s, &end, 10);
-
-		if (errno || end == s || *end)
-			return -1;
-		*out = (int64_t)v;
-	}
-	return 0;
-}
-
-void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
-			    const char *v)
-{
-	int64_t n;
-
-	if (strcmp(key, "id") == 0 || strcmp(key, "parent_id") == 0 ||
-	    strcmp(key, "element_id") == 0 || strcmp(key, "group_id") == 0 ||
-	    strcmp(key, "_a") == 0) {
-		if (parse_id(v, &n) == 0)
-			tfd_event_set_stat_int(cap, e, key, n);
-		return;
-	}
-	if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key))
-		add_param(cap, e, key, v);
-}
-
-const char *tfd_event_param(const struct tfd_event *e, const char *key)
-{
-	for (uint16_t i = 0; i < e->sig->nparams; i++)
-		if (strcmp(e->sig->params[i].key, key) == 0)
-			return e->sig->params[i].val;
-	return NULL;
-}
-
-/* Where a packed event is, by its start and duration. */
-struct ev_ref {
-	int64_t start, dur;
-	size_t off;
-};
-
-/* Stable merge sort by (start asc, duration desc). */
-static bool ref_before(const struct ev_ref *a, const struct ev_ref *b)
-{
-	return ev_before_at(a->start, a->dur, b->start, b->dur);
-}
-
-static void merge_sort(struct ev_ref *v, struct ev_ref *tmp, size_t n)
-{
-	size_t mid, i, j, k;
-
-	if (n < 2)
-		return;
-	if (n <= 16) {
-		for (i = 1; i < n; i++) {
-			struct ev_ref x = v[i];
-
-			for (j = i; j > 0 && ref_before(&x, &v[j - 1]); j--)
-				v[j] = v[j - 1];
-			v[j] = x;
-		}
-		return;
-	}
-	mid = n / 2;
-	merge_sort(v, tmp, mid);
-	merge_sort(v + mid, tmp, n - mid);
-	if (!ref_before(&v[mid], &v[mid - 1]))
-		return;
-	i = 0;
-	j = mid;
-	k = 0;
-	while (i < mid && j < n)
-		tmp[k++] = ref_before(&v[j], &v[i]) ? v[j++] : v[i++];
-	while (i < mid)
-		tmp[k++] = v[i++];
-	while (j < n)
-		tmp[k++] = v[j++];
-	memcpy(v, tmp, n * sizeof(*v));
-}
-
-static int step_cmp(const void *a, const void *b)
-{
-	const struct tfd_step *x = a, *y = b;
-
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
-}
-
-size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
-			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
-{
-	struct tfd_ev_cursor c;
-	struct tfd_event e;
-	uint8_t *w = th->evbuf;
-	const uint8_t *at;
-	int64_t last = 0;
-	size_t n = 0, dropped;
-
-	if (!th->nevents)
-		return 0;
-	/* a kept event is its start as a delta from the last kept one, then
-	 * its other fields' bytes as they were: the delta's varint is never
-	 * longer than those of the deltas it sums and the dropped events'
-	 * bytes, so the writes stay behind the reads */
-	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
-		const uint8_t *rest = at;
-
-		if (!keep(&e, ctx))
-			continue;
-		tfd_ev_varint(&rest);
-		w = tfd_ev_put_varint(w, tfd_ev_zig(start_delta(e.start_ns, last)));
-		last = e.start_ns;
-		memmove(w, rest, (size_t)(c.p - rest));
-		w += c.p - rest;
-		n++;
-	}
-	dropped = th->nevents - n;
-	th->nevents = n;
-	th->evlen = (size_t)(w - th->evbuf);
-	if (!dropped)
-		return 0;
-	if (th->evlen) {
-		th->evbuf = xrealloc(th->evbuf, th->evlen);
-	} else {
-		free(th->evbuf);
-		th->evbuf = NULL;
-	}
-	return dropped;
-}
-
-static bool keep_exec(const struct tfd_event *e, void *ctx)
-{
-	size_t dummy;
-
-	return e->kind != TFD_EV_EXEC ||
-	       ((e->flags & TFD_EVF_ID) && imap_get((const struct imap *)ctx, e->id, &dummy));
-}
-
-/* Keep executor chunks only for the dataset functions captured on the host
- * (the training step's own executor events would cost memory for nothing). */
-static void drop_foreign_exec(struct tfd_host *h)
-{
-	struct imap fn = {0};
-	bool exec = false;
-
-	/* only threads with the kinds a step reads are walked (the XSpace
-	 * reader's pre-pass leaves nothing to drop, but a walk of every event
-	 * that copied each over itself cost 8 % of a tf.data-heavy analysis) */
-	for (size_t t = 0; t < h->nthreads; t++)
-		exec |= (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)) != 0;
-	if (!exec)
-		return;
-	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_ev_cursor c;
-		struct tfd_event e;
-
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
-			continue;
-		for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);)
-			if (e.kind == TFD_EV_FUNCTION && (e.flags & TFD_EVF_ID))
-				imap_put(&fn, e.id, 0);
-	}
-	for (size_t t = 0; t < h->nthreads; t++)
-		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC))
-			h->nevents -= tfd_thread_filter(h, &h->threads[t], keep_exec, &fn);
-	imap_free(&fn);
-}
-
-/* The end of a packed event's fields after its start delta (at p), its
- * form one of form. */
-static const uint8_t *ev_rest_end(const struct tfd_form *form, const uint8_t *p)
-{
-	const struct tfd_form *f;
-
-	tfd_ev_varint(&p); /* duration */
-	f = &form[tfd_ev_varint(&p)];
-	if (f->how == TFD_VAL_VARINT)
-		tfd_ev_varint(&p);
-	else if (f->how == TFD_VAL_FIXED)
-		p += 8;
-	return p;
-}
-
-/* Sort a thread's events that came out of order. An event's bytes after
- * its start delta stand alone: the events are sorted as (start, duration,
- * where) records, and written again with new deltas. */
-static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
-{
-	struct ev_ref *v = xmalloc(th->nevents * sizeof(*v)),
-		      *tmp = xmalloc(th->nevents * sizeof(*tmp));
-	struct tfd_ev_cursor c;
-	struct tfd_event e;
-	const uint8_t *at;
-	uint8_t *out, *q;
-	size_t n = 0, len = 0;
-	int64_t last = 0;
-
-	for (tfd_ev_begin(&c, h, th), at = c.p; n < th->nevents && tfd_ev_next(&c, &e); at = c.p)
-		v[n++] = (struct ev_ref){e.start_ns, e.dur_ns, (size_t)(at - th->evbuf)};
-	merge_sort(v, tmp, n);
-	free(tmp);
-	for (size_t k = 0; k < n; k++) {
-		uint8_t d[10];
-		const uint8_t *rest = th->evbuf + v[k].off;
-
-		tfd_ev_varint(&rest);
-		len +=
-		    (size_t)(ev_rest_end(h->tab->form, rest) - rest) +
-		    (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
-		last = v[k].start;
-	}
-	q = out = xmalloc(len ? len : 1);
-	last = 0;
-	for (size_t k = 0; k < n; k++) {
-		const uint8_t *rest = th->evbuf + v[k].off, *end;
-
-		tfd_ev_varint(&rest);
-		end = ev_rest_end(h->tab->form, rest);
-		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(v[k].start, last)));
-		last = v[k].start;
-		memcpy(q, rest, (size_t)(end - rest));
-		q += end - rest;
-	}
-	free(th->evbuf);
-	th->evbuf = out;
-	th->evlen = len;
-	free(v);
-}
-
-/* No room left over: the buffers grew by half, and the analysis peaks
- * beside them. */
-static void trim_threads(struct tfd_capture *cap, struct tfd_host *h)
-{
-	struct host_build *b = build_of(cap, h);
-
-	for (size_t t = 0; t < h->nthreads && t < b->ncap; t++) {
-		struct tfd_thread *th = &h->threads[t];
-
-		if (b->tb[t].cap <= th->evlen)
-			continue;
-		if (th->evlen) {
-			th->evbuf = xrealloc(th->evbuf, th->evlen);
-		} else {
-			free(th->evbuf);
-			th->evbuf = NULL;
-		}
-		b->tb[t].cap = th->evlen;
-	}
-}
-
-enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
-{
-	for (size_t i = 0; i < cap->nhosts; i++) {
-		struct tfd_host *h = &cap->hosts[i];
-		const struct host_build *b = i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
-
-		if (b)
-			pack_pending(cap, h);
-		if (!h->exec_filtered)
-			drop_foreign_exec(h);
-
-		if (b)
-			trim_threads(cap, h);
-		for (size_t t = 0; t < h->nthreads; t++) {
-			struct tfd_thread *th = &h->threads[t];
-			struct tfd_ev_cursor c;
-			struct tfd_event e;
-			int64_t ps = 0, pd = 0;
-			size_t k;
-
-			if (th->nevents < 2 || (b && t < b->ncap && !b->tb[t].unsorted))
-				continue; /* in order as read (TensorFlow writes lines sorted) */
-			/* else check before paying for a copy */
-			for (k = 0, tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e); k++) {
-				if (k && ev_before_at(e.start_ns, e.dur_ns, ps, pd))
-					break;
-				ps = e.start_ns;
-				pd = e.dur_ns;
-			}
-			if (k < th->nevents)
-				sort_thread(h, th);
-		}
-		if (h->nsteps > 1)
-			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
-		if (h->nsteps)
-			h->steps = xrealloc(h->steps, h->nsteps * sizeof(*h->steps));
-		/* the file is read: the builder's indexes are not needed any more */
-		if (i < impl(cap)->hb.n)
-			build_release(&impl(cap)->hb.v[i]);
-		if (h->span_start_ns > h->span_end_ns)
-			h->span_start_ns = h->span_end_ns = 0;
-	}
-	(void)err;
-	return TFD_OK;
-}
-
-/* Undo tfd_capture_add_host() for a file that failed to load. */
-void tfd_capture_drop_last_host(struct tfd_capture *cap)
-{
-	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
-
-	for (size_t t = 0; t < h->nthreads; t++)
-		free(h->threads[t].evbuf);
-	free(h->threads);
-	free(h->planes);
-	free(h->steps);
-	tfd_exec_sums_free(h->exec_sums);
-	if (cap->nhosts - 1 < impl(cap)->hb.n)
-		build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
-	cap->nhosts--;
 }

@@ -348,8 +348,8 @@ static void mark_produced(struct host_ctx *c, struct scan_state *ss, size_t k, u
 }
 
 /* An iterator event on thread t, inside top (or none): a call. */
-static void add_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
-		     const struct open_ev *top, size_t t)
+static inline void add_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
+			    const struct open_ev *top, size_t t)
 {
 	struct call cl;
 	int i = iter_for_event(c, e);

@@ -1,0 +1,476 @@
+/* capture_finish.c - the capture model's events' stats and parameters, and
+ * the finish pass once a file is read: threads sorted, executor chunks of
+ * other functions dropped, the builder's indexes freed (capture_impl.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "capture_impl.h"
+#include "tfd/families.h"
+#include "tfd/pages.h"
+
+/* The shared array of prev[0..n) followed by (key, val); key and val are
+ * interned, so records compare by pointer. */
+const struct tfd_param *cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+				      uint16_t n, const char *key, const char *val)
+{
+	struct capture_impl *ci = impl(cap);
+	uint64_t h =
+	    imap_hash((uint64_t)(uintptr_t)prev ^
+		      imap_hash((uint64_t)(uintptr_t)key ^ imap_hash((uint64_t)(uintptr_t)val)));
+	size_t head;
+	int next = -1;
+	struct tfd_param *p;
+
+	if (imap_get(&ci->pcons_head, h, &head)) {
+		for (int j = (int)head; j >= 0; j = ci->pcons.v[j].next) {
+			const struct pcons *r = &ci->pcons.v[j];
+
+			if (r->prev == prev && r->key == key && r->val == val)
+				return r->result;
+		}
+		next = (int)head;
+	}
+	p = tfd_arena_alloc(&cap->arena, (n + 1u) * sizeof(*p));
+	if (n)
+		memcpy(p, prev, n * sizeof(*p));
+	p[n].key = key;
+	p[n].val = val;
+	vec_push(&ci->pcons, ((struct pcons){prev, p, key, val, next}));
+	imap_put(&ci->pcons_head, h, ci->pcons.n - 1);
+	return p;
+}
+
+static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+		      const char *val)
+{
+	struct tfd_sig want = *e->sig;
+	const struct tfd_param *p = NULL;
+
+	key = tfd_arena_intern_cstr(&cap->arena, key);
+	val = tfd_arena_intern_cstr(&cap->arena, val);
+	for (uint16_t i = 0; i < want.nparams; i++) {
+		if (want.params[i].key == key) {
+			/* a repeated key: the array with this value in its place */
+			for (uint16_t j = 0; j < want.nparams; j++)
+				p = cm_param_cons(cap, p, j, want.params[j].key,
+						  j == i ? val : want.params[j].val);
+			want.params = p;
+			e->sig = cm_sig_get(cap, &want);
+			return;
+		}
+	}
+	if (want.nparams >= TFD_MAX_PARAMS)
+		return;
+	want.params = cm_param_cons(cap, want.params, want.nparams, key, val);
+	want.nparams++;
+	e->sig = cm_sig_get(cap, &want);
+}
+
+/* Produce and Consume events hold an element_id, the others an id. */
+static bool holds_element(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
+}
+
+/* Stats that are bookkeeping rather than iterator parameters. */
+static int is_meta_stat(const char *key)
+{
+	static const char *const skip[] = {"long_name", "iter_num", "is_eager", "step_name",
+					   "_r",	"_p",	    "_c",	"_pt",
+					   "_ct",	"_pid",	    "tf_op",	"group_id"};
+
+	/* most parameters start with none of their first letters */
+	if (!key[0] || !strchr("lis_tg", key[0]))
+		return 0;
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (strcmp(key, skip[i]) == 0)
+			return 1;
+	return 0;
+}
+
+enum tfd_stat tfd_stat_of(const char *key)
+{
+	return strcmp(key, "id") == 0		? TFD_STAT_ID
+	       : strcmp(key, "parent_id") == 0	? TFD_STAT_PARENT
+	       : strcmp(key, "element_id") == 0 ? TFD_STAT_ELEMENT
+	       : strcmp(key, "group_id") == 0	? TFD_STAT_GROUP
+	       : strcmp(key, "_a") == 0		? TFD_STAT_ASYNC
+	       : is_meta_stat(key)		? TFD_STAT_META
+						: TFD_STAT_PARAM;
+}
+
+void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    int64_t v)
+{
+	tfd_event_set_stat_as(cap, e, tfd_stat_of(key), key, v);
+}
+
+void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
+			   const char *key, int64_t v)
+{
+	char buf[32];
+
+	if (what == TFD_STAT_ID) {
+		/* the event's value: an element_id stat gives way to it */
+		if (!holds_element(e) || !(e->flags & TFD_EVF_ELEMENT)) {
+			e->id = (uint64_t)v;
+			e->flags = (e->flags | TFD_EVF_ID) & ~TFD_EVF_ELEMENT;
+		}
+	} else if (what == TFD_STAT_PARENT) {
+		struct parent_step *ps =
+		    &impl(cap)->parent_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^ (uint64_t)v) %
+					     SIG_CACHE];
+
+		if (ps->from != e->sig || ps->parent_id != (uint64_t)v || !ps->to) {
+			struct tfd_sig want = *e->sig;
+
+			want.parent_id = (uint64_t)v;
+			*ps = (struct parent_step){e->sig, cm_sig_get(cap, &want), (uint64_t)v};
+		}
+		e->sig = ps->to;
+		e->flags |= TFD_EVF_PARENT;
+	} else if (what == TFD_STAT_ELEMENT) {
+		if (holds_element(e) || !(e->flags & TFD_EVF_ID)) {
+			e->element_id = (uint64_t)v;
+			e->flags = (e->flags | TFD_EVF_ELEMENT) & ~TFD_EVF_ID;
+		}
+	} else if (what == TFD_STAT_GROUP) {
+		e->flags |= TFD_EVF_GROUP; /* the reader notes the step itself */
+	} else if (what == TFD_STAT_ASYNC) {
+		if (v)
+			e->flags |= TFD_EVF_ASYNC;
+	} else if (what == TFD_STAT_PARAM && e->kind == TFD_EV_ITERATOR) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
+		add_param(cap, e, key, buf);
+	}
+}
+
+/* Parse a decimal id, signed or unsigned, into its 64-bit pattern. */
+static int parse_id(const char *s, int64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '-') {
+		long long v = strtoll(s, &end, 10);
+
+		if (errno || end == s || *end)
+			return -1;
+		*out = v;
+	} else {
+		unsigned long long v = strtoull(s, &end, 10);
+
+		if (errno || end == s || *end)
+			return -1;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
+
+void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
+			    const char *v)
+{
+	int64_t n;
+
+	if (strcmp(key, "id") == 0 || strcmp(key, "parent_id") == 0 ||
+	    strcmp(key, "element_id") == 0 || strcmp(key, "group_id") == 0 ||
+	    strcmp(key, "_a") == 0) {
+		if (parse_id(v, &n) == 0)
+			tfd_event_set_stat_int(cap, e, key, n);
+		return;
+	}
+	if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key))
+		add_param(cap, e, key, v);
+}
+
+const char *tfd_event_param(const struct tfd_event *e, const char *key)
+{
+	for (uint16_t i = 0; i < e->sig->nparams; i++)
+		if (strcmp(e->sig->params[i].key, key) == 0)
+			return e->sig->params[i].val;
+	return NULL;
+}
+
+/* Where a packed event is, by its start and duration. */
+struct ev_ref {
+	int64_t start, dur;
+	size_t off;
+};
+
+/* Stable merge sort by (start asc, duration desc). */
+static bool ref_before(const struct ev_ref *a, const struct ev_ref *b)
+{
+	return ev_before_at(a->start, a->dur, b->start, b->dur);
+}
+
+static void merge_sort(struct ev_ref *v, struct ev_ref *tmp, size_t n)
+{
+	size_t mid, i, j, k;
+
+	if (n < 2)
+		return;
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			struct ev_ref x = v[i];
+
+			for (j = i; j > 0 && ref_before(&x, &v[j - 1]); j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	mid = n / 2;
+	merge_sort(v, tmp, mid);
+	merge_sort(v + mid, tmp, n - mid);
+	if (!ref_before(&v[mid], &v[mid - 1]))
+		return;
+	i = 0;
+	j = mid;
+	k = 0;
+	while (i < mid && j < n)
+		tmp[k++] = ref_before(&v[j], &v[i]) ? v[j++] : v[i++];
+	while (i < mid)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+static int step_cmp(const void *a, const void *b)
+{
+	const struct tfd_step *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
+}
+
+size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
+			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+{
+	struct tfd_ev_cursor c;
+	struct tfd_event e;
+	uint8_t *w = th->evbuf;
+	const uint8_t *at;
+	int64_t last = 0;
+	size_t n = 0, dropped;
+
+	if (!th->nevents)
+		return 0;
+	/* a kept event is its start as a delta from the last kept one, then
+	 * its other fields' bytes as they were: the delta's varint is never
+	 * longer than those of the deltas it sums and the dropped events'
+	 * bytes, so the writes stay behind the reads */
+	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
+		const uint8_t *rest = at;
+
+		if (!keep(&e, ctx))
+			continue;
+		tfd_ev_varint(&rest);
+		w = tfd_ev_put_varint(w, tfd_ev_zig(start_delta(e.start_ns, last)));
+		last = e.start_ns;
+		memmove(w, rest, (size_t)(c.p - rest));
+		w += c.p - rest;
+		n++;
+	}
+	dropped = th->nevents - n;
+	th->nevents = n;
+	th->evlen = (size_t)(w - th->evbuf);
+	if (!dropped)
+		return 0;
+	if (th->evlen) {
+		th->evbuf = xrealloc(th->evbuf, th->evlen);
+	} else {
+		free(th->evbuf);
+		th->evbuf = NULL;
+	}
+	return dropped;
+}
+
+static bool keep_exec(const struct tfd_event *e, void *ctx)
+{
+	size_t dummy;
+
+	return e->kind != TFD_EV_EXEC ||
+	       ((e->flags & TFD_EVF_ID) && imap_get((const struct imap *)ctx, e->id, &dummy));
+}
+
+/* Keep executor chunks only for the dataset functions captured on the host
+ * (the training step's own executor events would cost memory for nothing). */
+static void drop_foreign_exec(struct tfd_host *h)
+{
+	struct imap fn = {0};
+	bool exec = false;
+
+	/* only threads with the kinds a step reads are walked (the XSpace
+	 * reader's pre-pass leaves nothing to drop, but a walk of every event
+	 * that copied each over itself cost 8 % of a tf.data-heavy analysis) */
+	for (size_t t = 0; t < h->nthreads; t++)
+		exec |= (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC)) != 0;
+	if (!exec)
+		return;
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor c;
+		struct tfd_event e;
+
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
+			continue;
+		for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);)
+			if (e.kind == TFD_EV_FUNCTION && (e.flags & TFD_EVF_ID))
+				imap_put(&fn, e.id, 0);
+	}
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_EXEC))
+			h->nevents -= tfd_thread_filter(h, &h->threads[t], keep_exec, &fn);
+	imap_free(&fn);
+}
+
+/* The end of a packed event's fields after its start delta (at p), its
+ * form one of form. */
+static const uint8_t *ev_rest_end(const struct tfd_form *form, const uint8_t *p)
+{
+	const struct tfd_form *f;
+
+	tfd_ev_varint(&p); /* duration */
+	f = &form[tfd_ev_varint(&p)];
+	if (f->how == TFD_VAL_VARINT)
+		tfd_ev_varint(&p);
+	else if (f->how == TFD_VAL_FIXED)
+		p += 8;
+	return p;
+}
+
+/* Sort a thread's events that came out of order. An event's bytes after
+ * its start delta stand alone: the events are sorted as (start, duration,
+ * where) records, and written again with new deltas. */
+static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
+{
+	struct ev_ref *v = xmalloc(th->nevents * sizeof(*v)),
+		      *tmp = xmalloc(th->nevents * sizeof(*tmp));
+	struct tfd_ev_cursor c;
+	struct tfd_event e;
+	const uint8_t *at;
+	uint8_t *out, *q;
+	size_t n = 0, len = 0;
+	int64_t last = 0;
+
+	for (tfd_ev_begin(&c, h, th), at = c.p; n < th->nevents && tfd_ev_next(&c, &e); at = c.p)
+		v[n++] = (struct ev_ref){e.start_ns, e.dur_ns, (size_t)(at - th->evbuf)};
+	merge_sort(v, tmp, n);
+	free(tmp);
+	for (size_t k = 0; k < n; k++) {
+		uint8_t d[10];
+		const uint8_t *rest = th->evbuf + v[k].off;
+
+		tfd_ev_varint(&rest);
+		len +=
+		    (size_t)(ev_rest_end(h->tab->form, rest) - rest) +
+		    (size_t)(tfd_ev_put_varint(d, tfd_ev_zig(start_delta(v[k].start, last))) - d);
+		last = v[k].start;
+	}
+	q = out = xmalloc(len ? len : 1);
+	last = 0;
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *rest = th->evbuf + v[k].off, *end;
+
+		tfd_ev_varint(&rest);
+		end = ev_rest_end(h->tab->form, rest);
+		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(v[k].start, last)));
+		last = v[k].start;
+		memcpy(q, rest, (size_t)(end - rest));
+		q += end - rest;
+	}
+	free(th->evbuf);
+	th->evbuf = out;
+	th->evlen = len;
+	free(v);
+}
+
+/* No room left over: the buffers grew by half, and the analysis peaks
+ * beside them. */
+void cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h)
+{
+	struct host_build *b = cm_build_of(cap, h);
+
+	for (size_t t = 0; t < h->nthreads && t < b->ncap; t++) {
+		struct tfd_thread *th = &h->threads[t];
+
+		if (b->tb[t].cap <= th->evlen)
+			continue;
+		if (th->evlen) {
+			th->evbuf = xrealloc(th->evbuf, th->evlen);
+		} else {
+			free(th->evbuf);
+			th->evbuf = NULL;
+		}
+		b->tb[t].cap = th->evlen;
+	}
+}
+
+enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
+{
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		struct tfd_host *h = &cap->hosts[i];
+		const struct host_build *b = i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
+
+		if (b)
+			cm_pack_pending(cap, h);
+		if (!h->exec_filtered)
+			drop_foreign_exec(h);
+
+		if (b)
+			cm_trim_threads(cap, h);
+		for (size_t t = 0; t < h->nthreads; t++) {
+			struct tfd_thread *th = &h->threads[t];
+			struct tfd_ev_cursor c;
+			struct tfd_event e;
+			int64_t ps = 0, pd = 0;
+			size_t k;
+
+			if (th->nevents < 2 || (b && t < b->ncap && !b->tb[t].unsorted))
+				continue; /* in order as read (TensorFlow writes lines sorted) */
+			/* else check before paying for a copy */
+			for (k = 0, tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e); k++) {
+				if (k && ev_before_at(e.start_ns, e.dur_ns, ps, pd))
+					break;
+				ps = e.start_ns;
+				pd = e.dur_ns;
+			}
+			if (k < th->nevents)
+				sort_thread(h, th);
+		}
+		if (h->nsteps > 1)
+			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
+		if (h->nsteps)
+			h->steps = xrealloc(h->steps, h->nsteps * sizeof(*h->steps));
+		/* the file is read: the builder's indexes are not needed any more */
+		if (i < impl(cap)->hb.n)
+			cm_build_release(&impl(cap)->hb.v[i]);
+		if (h->span_start_ns > h->span_end_ns)
+			h->span_start_ns = h->span_end_ns = 0;
+	}
+	(void)err;
+	return TFD_OK;
+}
+
+/* Undo tfd_capture_add_host() for a file that failed to load. */
+void tfd_capture_drop_last_host(struct tfd_capture *cap)
+{
+	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
+
+	for (size_t t = 0; t < h->nthreads; t++)
+		free(h->threads[t].evbuf);
+	free(h->threads);
+	free(h->planes);
+	free(h->steps);
+	tfd_exec_sums_free(h->exec_sums);
+	if (cap->nhosts - 1 < impl(cap)->hb.n)
+		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
+	cap->nhosts--;
+}

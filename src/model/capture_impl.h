@@ -1,0 +1,149 @@
+/* capture_impl.h - the capture model's private parts, shared by its
+ * builder (capture.c) and its stats and finish pass (capture_finish.c).
+ * src/model only. */
+#ifndef TFD_CAPTURE_IMPL_H
+#define TFD_CAPTURE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/capbuild.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+/* A packed event is at most 10 + 10 + 5 + 8 bytes. */
+#define EV_MAXLEN 40
+
+/* What the builder keeps per thread while a file is read. */
+struct th_build {
+	size_t cap;		      /* evbuf has room for this many bytes */
+	int64_t last_start;	      /* of the last event packed (starts are deltas) */
+	int64_t prev_start, prev_dur; /* of the last event added */
+	/* the event added last: its stats come after it, so it is packed
+	 * when the next one is added or the file is finished */
+	struct tfd_event pend;
+	bool has_pend;
+	/* its events may be out of order (1), or are known to be in order
+	 * (0): the finish sorts only the former */
+	uint8_t unsorted;
+	/* the last event packed, when it is an executor chunk that the next
+	 * may fold into (tfd_capture.fold_exec): as it is now, at fold_off,
+	 * packed after an event that started at fold_prev */
+	bool has_fold;
+	struct tfd_event fold;
+	size_t fold_off;
+	int64_t fold_prev;
+};
+
+/* What the builder needs only while files are read: thread and step indexes
+ * and the threads' builders, per host. Freed by tfd_capture_finish(). */
+struct host_build {
+	struct imap tid;   /* thread id -> index */
+	struct imap group; /* group_id -> step index */
+	size_t steps_cap;  /* h->steps has room for this many */
+	/* the step noted last: a thread's events come a step at a time */
+	bool has_last;
+	int64_t last_group;
+	size_t last_step;
+	struct th_build *tb;
+	size_t ncap;
+};
+
+/* The capture with its private parts; tfd_capture_new() allocates this and
+ * hands out &pub (the first member). */
+/* A parameter array is shared by every event with the same parameters (an
+ * iterator's calls repeat them millions of times): `result` is the array
+ * `prev` (of length n) with (key, val) appended; all strings are interned. */
+struct pcons {
+	const struct tfd_param *prev, *result;
+	const char *key, *val;
+	int next; /* the previous record with the same hash, -1 */
+};
+
+/* The signatures in use, by hash of their fields (a chain per hash). */
+struct sig_rec {
+	const struct tfd_sig *sig;
+	int next; /* the previous record with the same hash, -1 */
+};
+
+/* events added by name: the last signature of each name, direct-mapped */
+#define SIG_CACHE 256
+/* forms looked up last, direct-mapped (a thread's events cycle through a
+ * few); the index is the top 8 bits of a product */
+#define FORM_CACHE 256
+
+/* A signature given a parent_id: the last result of each (signature,
+ * parent_id), direct-mapped (an iterator's calls repeat the pair). */
+struct parent_step {
+	const struct tfd_sig *from, *to;
+	uint64_t parent_id;
+};
+
+struct capture_impl {
+	struct tfd_capture pub;
+	VEC(struct host_build) hb; /* parallel to pub.hosts while building */
+	struct imap pcons_head;	   /* hash(prev, key, val) -> newest record */
+	VEC(struct pcons) pcons;
+	struct imap sig_head; /* sig_hash() -> newest record */
+	VEC(struct sig_rec) sigs;
+	const struct tfd_sig *sig_cache[SIG_CACHE];
+	struct parent_step parent_cache[SIG_CACHE];
+	/* what its hosts' packed events refer to; iterator id -> its index
+	 * among the ids given forms, and the last lookups, direct-mapped */
+	struct tfd_evtab *tab;
+	size_t nsig;	      /* signatures made: the next one's idx */
+	struct imap form_idx; /* a form's key (form_index()) -> its index in tab->form */
+	struct {
+		uint64_t key;
+		uint32_t idx1; /* its index + 1, 0 for an empty entry */
+	} form_cache[FORM_CACHE];
+	struct imap val_idx;
+	size_t nval_asked; /* iterator events with an id packed */
+	struct {
+		uint64_t val;
+		uint32_t idx;
+	} val_cache[SIG_CACHE];
+	VEC(struct tfd_capture *)
+	parts; /* captures whose hosts were adopted: their
+		* arenas hold those hosts' strings */
+	/* executor chunks summed instead of packed (tfd_capture_sum_exec) */
+	struct tfd_exec_sums *sum_into;
+	const struct imap *sum_tids;
+};
+
+static inline struct capture_impl *impl(struct tfd_capture *cap)
+{
+	return (struct capture_impl *)cap;
+}
+
+/* Is an event at (s1, d1) before one at (s2, d2): start ascending,
+ * duration descending? */
+static inline bool ev_before_at(int64_t s1, int64_t d1, int64_t s2, int64_t d2)
+{
+	return s1 != s2 ? s1 < s2 : d1 > d2;
+}
+
+/* Start deltas wrap around in uint64 (readers allow starts up to 2^62
+ * apart), and the cursor adds them back the same way. */
+static inline int64_t start_delta(int64_t to, int64_t from)
+{
+	return (int64_t)((uint64_t)to - (uint64_t)from);
+}
+
+/* The builder's state of host h (made on first use). */
+struct host_build *cm_build_of(struct tfd_capture *cap, const struct tfd_host *h);
+/* Free what a host's builder holds. */
+void cm_build_release(struct host_build *b);
+/* Pack the events h's threads hold back for their stats. */
+void cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
+/* The signature equal to want, made (interned) if new. */
+const struct tfd_sig *cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want);
+/* The shared parameter array prev[0..n) followed by (key, val) (interned). */
+const struct tfd_param *cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+				      uint16_t n, const char *key, const char *val);
+/* Give back the room h's threads' event buffers do not use. */
+void cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h);
+
+#endif
