@@ -260,6 +260,10 @@ enum tfd_bound tfd_bound_of(double pct);
  * "bottleneck" only where this holds. */
 bool tfd_host_has_bottleneck(const struct tfd_host_result *h);
 
+/* Analyze every host of cap: shares, pipelines, capacity, bottleneck and
+ * confidence, hosts ranked most input-bound first. *out is new (free it
+ * with tfd_analysis_free) and borrows names from cap: keep cap alive. On
+ * error *out is NULL and err says why (TFD_E_USAGE: an unknown --host). */
 enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 			    struct tfd_analysis **out, struct tfd_err *err);
 /* tfd_analyze() for a capture whose events the caller will not read again:
@@ -272,6 +276,7 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
  * again: it has no events. */
 enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 				 struct tfd_analysis **out, struct tfd_err *err);
+/* Free an analysis and what it owns; NULL is allowed. */
 void tfd_analysis_free(struct tfd_analysis *a);
 
 /* What a capacity segment is, for a reader: "consumer's thread (Model)",
@@ -292,7 +297,10 @@ const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
 int tfd_iter_parts(const char *name);
 /* Last "::" component of a long name. */
 const char *tfd_iter_short(const char *long_name);
+/* Whether a normalized family runs its input on threads of its own
+ * (Prefetch, ParallelMap, ParallelInterleave, MapAndBatch, ...). */
 bool tfd_family_is_async(const char *family);
+/* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
 
 #endif

@@ -21,6 +21,7 @@ struct tfd_arena {
 	size_t nslots, nused;
 };
 
+/* An empty arena (no chunk yet); cannot fail. */
 void tfd_arena_init(struct tfd_arena *a);
 /* Free every chunk; the arena may be reused after tfd_arena_init(). */
 void tfd_arena_release(struct tfd_arena *a);
@@ -30,6 +31,7 @@ void *tfd_arena_alloc(struct tfd_arena *a, size_t n);
 char *tfd_arena_strndup(struct tfd_arena *a, const char *s, size_t len);
 /* The unique interned copy of s[0..len). */
 const char *tfd_arena_intern(struct tfd_arena *a, const char *s, size_t len);
+/* The same for a NUL-terminated s. */
 const char *tfd_arena_intern_cstr(struct tfd_arena *a, const char *s);
 
 #endif

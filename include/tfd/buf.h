@@ -12,6 +12,9 @@ struct tfd_buf {
 	size_t len, cap;
 };
 
+/* An empty buffer; release with tfd_buf_release (NULL-safe contents).
+ * The appends grow the buffer (abort with one line on out of memory) and
+ * keep it NUL-terminated; printf never cuts. */
 void tfd_buf_init(struct tfd_buf *b);
 void tfd_buf_release(struct tfd_buf *b);
 void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n);

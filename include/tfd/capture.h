@@ -207,6 +207,7 @@ static inline uint64_t tfd_exec_code(const struct tfd_exec_sums *x, uint64_t id)
 /* The summed time of step id (its code, when x is coded) and the thread
  * (false: none summed). */
 bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, uint32_t *thread);
+/* Free executor sums; NULL is allowed. */
 void tfd_exec_sums_free(struct tfd_exec_sums *x);
 
 struct tfd_host {
@@ -337,11 +338,15 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 				     const struct tfd_load_opts *opts, struct tfd_capture **out,
 				     struct tfd_err *err);
 
+/* Free a capture, its arena and every host, thread and event; NULL is
+ * allowed. Analyses made of it must be freed first. */
 void tfd_capture_free(struct tfd_capture *cap);
 
 /* Build a capture programmatically (unit-test fixtures and the synthesizer).
  * Events may be added in any order; tfd_capture_finish() sorts them. */
 struct tfd_capture *tfd_capture_new(void);
+/* A new, empty host named name (copied whole): valid until the next host is
+ * added (the array may move). */
 struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name);
 /* Returns the index of the thread with this id, creating it if needed. */
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid,
@@ -366,11 +371,14 @@ enum tfd_stat {
 	TFD_STAT_ASYNC,
 	TFD_STAT_META /* bookkeeping (long_name, step_name, ...): not kept */
 };
+/* What a stat key is for the model (id, parent_id, element_id, ...). */
 enum tfd_stat tfd_stat_of(const char *key);
 /* tfd_event_set_stat_int() with the name already classified: what =
  * tfd_stat_of(key). */
 void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
 			   const char *key, int64_t v);
+/* The same for a string stat (a decimal id, or a parameter), interned in
+ * cap; nothing is cut. */
 void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    const char *v);
 /* Note an event's extent for step and span accounting (also for events

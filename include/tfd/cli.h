@@ -14,6 +14,9 @@
 struct tfd_capture;
 struct option;
 
+/* The commands: argv[0] is the command, the rest its options and
+ * arguments. Each returns the exit code (0, 1, 2, 3) and prints its own
+ * errors, one line each. */
 int cmd_analyze(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

@@ -62,6 +62,7 @@ const char *tfd_family_alias(const char *name);
 /* The row whose Produce (or Consume) event is named name; NULL if none.
  * *index gets the row's place among the rows with such events. */
 const struct tfd_family *tfd_family_of_produce(const char *name, size_t *index);
+/* The same for a Consume event. */
 const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index);
 
 #endif

@@ -66,6 +66,9 @@ bool tfd_history_is_url(const char *spec);
 /* spec as messages and reports may show it: a URL's password hidden. */
 void tfd_history_display(const char *spec, char *out, size_t len);
 
+/* Open (create if missing) the history at path, a SQLite file or a
+ * postgresql:// URL, migrating an older schema. Close with
+ * tfd_history_close. Errors name the file or URL (password hidden). */
 enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err);
 /* Open an existing database read-only, for reading commands: a missing
  * file is an error (nothing is created), and so is a schema that needs
@@ -82,6 +85,7 @@ struct tfd_hist_job {
 /* Every job with its run count, by name; free with tfd_hist_jobs_free. */
 enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
 				 struct tfd_err *err);
+/* Close a history; NULL is allowed. */
 void tfd_history_close(struct tfd_history *h);
 /* Record runs atomically (all or none); sets each run's id. A run whose
  * job, run name and capture are already recorded is not recorded again: its
@@ -93,6 +97,8 @@ enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t 
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);
 /* PRAGMA integrity_check; TFD_OK when "ok". Also counts runs. */
 enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct tfd_err *err);
+/* Free n runs (their strings and hosts) or n jobs, and the array; NULL is
+ * allowed. */
 void tfd_hist_runs_free(struct tfd_hist_run *runs, size_t n);
 void tfd_hist_jobs_free(struct tfd_hist_job *jobs, size_t n);
 /* Replace the owned string *dst by a copy of s (NULL: ""). */

@@ -53,9 +53,14 @@ enum tfd_status tfd_nightly_window(struct tfd_job *j, struct tfd_history *db, bo
  * regression is an increase of more than pct percent, an input-bound one
  * an increase of 5 points or more. */
 void tfd_nightly_compare(struct tfd_job *job, double pct);
+/* The report of n jobs into out: one self-contained HTML page (inline CSS
+ * and SVG, no scripts), Markdown for chat, or JSON (schema_version 1) for
+ * dashboards. A job with an error is named in its place. Cannot fail. */
 void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
 void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
 void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *out);
+/* Free what a job owns (its records, history, regressions, diagram); the
+ * analysis and findings are the caller's. */
 void tfd_nightly_job_release(struct tfd_job *job);
 
 #endif

@@ -43,6 +43,7 @@ void tfd_outguard_add(struct tfd_outguard *g, const char *path, int dir_files);
 enum tfd_status tfd_outguard_check(const struct tfd_outguard *g, const char *out,
 				   struct tfd_err *err);
 
+/* Free the guard's copies of the paths. */
 void tfd_outguard_release(struct tfd_outguard *g);
 
 /* Before the work: TFD_E_IO when an output to path could not be written

@@ -29,6 +29,9 @@ void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min);
  * of one) cost 2-5 % of its read. */
 #define TFD_MAP_WINDOW ((size_t)1 << 20)
 #define TFD_MAP_SPLIT_BELOW ((size_t)512 << 20)
+/* Cut a mapping of len bytes at m into TFD_MAP_WINDOW windows (below
+ * TFD_MAP_SPLIT_BELOW; larger files stay whole): returns the windows made.
+ * Best effort: a failing madvise leaves the mapping as it was. */
 size_t tfd_pages_split_map(void *m, size_t len);
 
 #endif

@@ -29,6 +29,8 @@ void tfd_render_text(const struct tfd_analysis *a, const struct tfd_findings *f,
  * terminal's width when the report goes to a terminal. */
 void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *f, int width,
 		       struct tfd_buf *out);
+/* The JSON report (schema_version 2, docs/json.md), pretty-printed, into
+ * out; f may be NULL (no findings). Deterministic; cannot fail. */
 void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *f,
 		     struct tfd_buf *out);
 /* The same document compact, on one line ending in a newline: one JSON

@@ -40,8 +40,10 @@ enum tfd_status tfd_rules_load_default(const char *dir, struct tfd_ruleset **out
 /* Parse one rule file from memory into a new ruleset (fuzzing, tests). */
 enum tfd_status tfd_rules_load_mem(const char *text, size_t len, const char *name,
 				   struct tfd_ruleset **out, struct tfd_err *err);
+/* Free a ruleset; NULL is allowed. Findings borrow from it: free them first. */
 void tfd_rules_free(struct tfd_ruleset *rs);
 
+/* How many rules rs holds. */
 size_t tfd_rules_count(const struct tfd_ruleset *rs);
 
 /* Read-only view of one rule, for `rules list`: every pointer borrows from
@@ -52,6 +54,7 @@ struct tfd_rule_info {
 	const char *const *families; /* the families it applies to; none: any */
 	size_t nfamilies;
 };
+/* Rule i of rs (0 <= i < tfd_rules_count) into out; cannot fail. */
 void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out);
 
 struct tfd_estimate {
@@ -114,8 +117,10 @@ size_t tfd_findings_group_shown(const struct tfd_findings *f, const size_t *g, s
 /* Run every rule against the analysis. */
 void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		    struct tfd_findings *out);
+/* Free the findings' array (the strings are borrowed); f is empty after. */
 void tfd_findings_free(struct tfd_findings *f);
 
+/* "info", "low", "medium" or "high" (a static string). */
 const char *tfd_severity_name(enum tfd_severity s);
 /* -1 if not a severity name */
 int tfd_severity_parse(const char *s);

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/graph.h"
 #include "passes.h"
+#include "tfd/graph.h"
 
 /* The result and what it owns privately; tfd_analyze() hands out &pub. */
 struct analysis_full {

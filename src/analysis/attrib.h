@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/times.h"
+#include "tfd/times.h"
 
 #define TFD_MAX_CALL_DEPTH 1000
 

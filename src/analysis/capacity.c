@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/graph.h"
 #include "passes.h"
 #include "tfd/families.h"
+#include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 #include "tfd/vec.h"

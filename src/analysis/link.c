@@ -7,8 +7,8 @@
  *      it most (Chrome JSON drops Produce/Consume, older TF never had them);
  *   4. none: no parent call overlaps: the element was produced ahead.
  */
-#include "../model/graph.h"
 #include "passes.h"
+#include "tfd/graph.h"
 
 /* The overlap of [s, e) with call k. */
 static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)

@@ -6,9 +6,9 @@
 #ifndef TFD_PASSES_H
 #define TFD_PASSES_H
 
-#include "../model/times.h"
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/times.h"
 #include "tfd/vec.h"
 
 struct host_ctx;

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/graph.h"
 #include "attrib.h"
 #include "passes.h"
+#include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 

@@ -7,7 +7,7 @@
  * name instead (the long name minus its last component). A cycle of parent
  * ids is an error.
  */
-#include "graph.h"
+#include "tfd/graph.h"
 #include "tfd/err.h"
 #include "tfd/families.h"
 #include "tfd/pages.h"

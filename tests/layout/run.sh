@@ -45,6 +45,11 @@ for f in src/*/*.c src/*.c; do
 	[ "$(wc -l <"$f")" -le 1000 ] || head -12 "$f" | grep -q "over 1,000 lines:" || long="$long $f"
 done
 if [ -z "$long" ]; then ok; else bad "files over 1,000 lines without a reason:$long"; fi
+# every exported function says what it does, who owns what, and its errors
+if python3 tests/layout/contracts.py >"$T/contracts"; then ok; else bad "$(head -3 "$T/contracts" | tr '\n' ';')"; fi
+# each folder's private headers stay in it: no ../ includes in src/
+up=$(grep -rln '#include "\.\./' src || true)
+if [ -z "$up" ]; then ok; else bad "src files include another folder's private header: $up"; fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi

@@ -7,9 +7,9 @@
 #include "analysis/attrib.h"
 #include "analysis/passes.h"
 #include "fixture.h"
-#include "model/graph.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/graph.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
 

@@ -7,10 +7,10 @@
 
 #include "analysis/passes.h"
 #include "input_impl.h"
-#include "model/graph.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/graph.h"
 #include "tfd/synth.h"
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)

@@ -1,4 +1,5 @@
-/* graph.h - the iterator graph of one host (internal to the library).
+/* graph.h - the iterator graph of one host: the model the analysis passes
+ * (src/analysis) read; not part of the command line.
  *
  * Built from a host's events: one iterator per `id` (or long name when the
  * id is missing), its parent, its root, and every iterator call with the
@@ -19,8 +20,8 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
+#include "tfd/times.h"
 #include "tfd/vec.h"
-#include "times.h"
 
 struct iter {
 	uint64_t id;
@@ -208,6 +209,7 @@ static inline size_t cons_next(const struct host_ctx *c, size_t j)
  * as it is read (the calls hold what is read after). */
 enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, struct tfd_host *lean,
 				size_t *by_name, size_t *orphans, struct tfd_err *err);
+/* Free everything tfd_graph_build() allocated, also after it failed. */
 void tfd_graph_release(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
@@ -237,7 +239,10 @@ struct tfd_graph_groups {
 	int *iters, *calls;
 };
 
+/* Fill g (overwritten, owned by the caller) with c's pipelines; needs the
+ * calls linked (roots known). */
 void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g);
+/* Free g's arrays and zero it. */
 void tfd_graph_groups_release(struct tfd_graph_groups *g);
 
 struct stage_build {
