@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "partial_impl.h"
+#include "tfd/infile.h"
 #include "tfd/partial.h"
 #include "tfd/vec.h"
 
@@ -452,28 +453,14 @@ typedef VEC(char *) strvec;
 
 static enum tfd_status read_doc(const char *path, cJSON **out, struct tfd_err *err)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat sb;
 	char *buf;
 	size_t n;
 	const char *end = NULL;
+	enum tfd_status st = tfd_read_regular(path, MAX_PARTIAL_BYTES, "partial", &buf, &n, err);
 
 	*out = NULL;
-	if (!f)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		fclose(f);
-		return tfd_fail(err, TFD_E_IO, "%s: not a regular file", path);
-	}
-	if ((uint64_t)sb.st_size > MAX_PARTIAL_BYTES) {
-		fclose(f);
-		return tfd_fail(err, TFD_E_LIMIT, "%s: partial larger than %u MiB", path,
-				MAX_PARTIAL_BYTES >> 20);
-	}
-	buf = xmalloc((size_t)sb.st_size + 1);
-	n = fread(buf, 1, (size_t)sb.st_size, f);
-	fclose(f);
-	buf[n] = '\0';
+	if (st)
+		return st;
 	if (n == 0) {
 		free(buf);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: empty file, not a tfdoctor partial", path);

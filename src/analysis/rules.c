@@ -10,6 +10,7 @@
 
 #include "rules_impl.h"
 #include "tfd/families.h"
+#include "tfd/infile.h"
 #include "tfd/rules_builtin.h"
 #include "tfd/vec.h"
 
@@ -563,34 +564,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum tfd_status read_all(const char *path, char **buf, size_t *len, struct tfd_err *err)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 4096, n = 0, k;
-	char *b;
-
-	if (!f)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	b = xmalloc(cap);
-	while ((k = fread(b + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap) {
-			if (cap > (64u << 20)) {
-				fclose(f);
-				free(b);
-				return tfd_fail(err, TFD_E_LIMIT,
-						"%s: rule file larger than 64 MiB", path);
-			}
-			cap *= 2;
-			b = xrealloc(b, cap);
-		}
-	}
-	fclose(f);
-	*buf = b;
-	*len = n;
-	return TFD_OK;
-}
-
 enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *dir,
 				   struct tfd_ruleset **out, struct tfd_err *err)
 {
@@ -628,7 +601,7 @@ enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *d
 
 		path = xmalloc(pl);
 		snprintf(path, pl, "%s/%s", dir, names.v[i]);
-		st = read_all(path, &text, &len, err);
+		st = tfd_read_regular(path, (size_t)64 << 20, "rule file", &text, &len, err);
 		if (!st)
 			st = parse_file(rs, text, len, path, true, err);
 		free(text);

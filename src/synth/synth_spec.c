@@ -1,19 +1,16 @@
 /* synth_spec.c - a synth spec read and checked (synth_impl.h; the format is
  * in docs/cli.md, "synth"). */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "synth_impl.h"
+#include "tfd/infile.h"
 
 const struct kind_def synth_kinds[] = {
     {"TFRecord", "TFRecord", K_SOURCE, NULL},
@@ -110,31 +107,18 @@ static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n
  * device is refused, never waited on). */
 static enum tfd_status read_spec(const char *path, cJSON **root, struct tfd_err *err)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
 	char *text;
-	ssize_t got;
+	size_t len;
+	enum tfd_status st = tfd_read_regular(path, (size_t)1 << 20, "spec", &text, &len, err);
 
 	*root = NULL;
-	if (fd < 0)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return spec_err(err, path, "not a regular file");
-	}
-	if (st.st_size <= 0 || st.st_size > (1 << 20)) {
-		close(fd);
-		return spec_err(err, path,
-				st.st_size <= 0 ? "empty spec" : "spec larger than 1 MiB");
-	}
-	text = xmalloc((size_t)st.st_size + 1);
-	got = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	if (got != (ssize_t)st.st_size) {
+	if (st)
+		return st;
+	if (len == 0) {
 		free(text);
-		return tfd_fail(err, TFD_E_IO, "%s: read error", path);
+		return spec_err(err, path, "empty spec");
 	}
-	*root = cJSON_ParseWithLength(text, (size_t)st.st_size);
+	*root = cJSON_ParseWithLength(text, len);
 	free(text);
 	if (!cJSON_IsObject(*root))
 		return spec_err(err, path, "invalid JSON (a spec is an object)");

@@ -633,6 +633,21 @@ run report -q --history "$T/long.db" --job "$LJ" -o "$T/long.html" "$T/longhost.
 if [ "$rc" -eq 0 ] && $TFD history -f csv "$T/long.db" | grep -q "^$LJ,1," &&
 	$TFD history -f csv --job "$LJ" "$T/long.db" | grep -q ",$(printf 'h%.0s' $(seq 299))Z,"; then ok; else bad "long names in the history: $rc $err $($TFD history -f csv "$T/long.db" | cut -c1-80)"; fi
 
+# a FIFO where a rule file or a partial is read is refused at once, never
+# waited on (issue 35: rules check, rules list --rules, analyze --rules and
+# merge hung on it)
+mkdir -p "$T/fiforules" "$T/fifoparts"
+cp rules/*.json "$T/fiforules/"
+mkfifo "$T/fiforules/zz.json" "$T/fifoparts/a.partial.json" "$T/lone.partial.json"
+for cmd in "rules check $T/fiforules" "rules list --rules $T/fiforules" \
+	"analyze --rules $T/fiforules examples/ai-notebook" "merge $T/fifoparts" \
+	"merge $T/lone.partial.json"; do
+	# shellcheck disable=SC2086
+	timeout 10 $TFD $cmd >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "\.json: not a regular file" "$T/err"; then ok; else bad "FIFO for $cmd: rc $rc $(cat "$T/err")"; fi
+done
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
