@@ -1,4 +1,5 @@
 /* main.c - command table, global options, status -> exit code. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -157,31 +158,45 @@ static void usage(FILE *f)
 		   "2 usage error, 3 a --fail-on gate tripped.\n");
 }
 
-int main(int argc, char **argv)
+/* Every command's output to standard output is checked once, here: a
+ * command that succeeded (or tripped a gate) but whose output could not be
+ * written (a full disk, >/dev/full, a closed pipe) fails with one line.
+ * A command that failed already said why. */
+static int stdout_checked(int rc)
 {
-	const char *name;
+	int e = 0;
 
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	huge_pages(argc, argv);
-	fixed_mmap_threshold();
-	tfd_json_init();
-	name = argv[1];
-	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-		if (argc > 2) {
-			for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-				if (strcmp(argv[2], cmds[i].name) == 0) {
-					char *av[] = {argv[2], "--help", NULL};
+	if (fflush(stdout) != 0)
+		e = errno;
+	if (!e && !ferror(stdout))
+		return rc;
+	if (rc == 0 || rc == 3)
+		fprintf(stderr, "tfdoctor: writing standard output: %s\n",
+			e ? strerror(e) : "write error");
+	return rc == 0 || rc == 3 ? 1 : rc;
+}
 
-					return cmds[i].fn(2, av);
-				}
-			return unknown_command(argv[2]);
-		}
-		usage(stdout);
-		return 0;
+static int run_help(int argc, char **argv)
+{
+	if (argc > 2) {
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (strcmp(argv[2], cmds[i].name) == 0) {
+				char *av[] = {argv[2], "--help", NULL};
+
+				return cmds[i].fn(2, av);
+			}
+		return unknown_command(argv[2]);
 	}
+	usage(stdout);
+	return 0;
+}
+
+static int dispatch(int argc, char **argv)
+{
+	const char *name = argv[1];
+
+	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+		return run_help(argc, argv);
 	if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0 ||
 	    strcmp(name, "-V") == 0) {
 		printf("tfdoctor %s\n", TFD_VERSION);
@@ -191,4 +206,16 @@ int main(int argc, char **argv)
 		if (strcmp(name, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
 	return unknown_command(name);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	huge_pages(argc, argv);
+	fixed_mmap_threshold();
+	tfd_json_init();
+	return stdout_checked(dispatch(argc, argv));
 }

@@ -648,6 +648,21 @@ for cmd in "rules check $T/fiforules" "rules list --rules $T/fiforules" \
 	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "\.json: not a regular file" "$T/err"; then ok; else bad "FIFO for $cmd: rc $rc $(cat "$T/err")"; fi
 done
 
+# a failed write to standard output is an error for every command (issue
+# 35: history, rules list, rules check, help and version exited 0 on it)
+if [ -c /dev/full ]; then
+	run report -q --history "$T/full.db" -o "$T/full.html" examples/ai-notebook
+	for cmd in "history $T/full.db" "history -f csv $T/full.db" "rules list" "rules check rules" \
+		"help" "help analyze" "version" "--version" "analyze examples/ai-notebook" \
+		"dump examples/ai-notebook" "dot examples/ai-notebook"; do
+		# shellcheck disable=SC2086
+		$TFD $cmd >/dev/full 2>"$T/err"
+		rc=$?
+		if [ "$rc" -eq 1 ] && [ "$(grep -vc 'note:' "$T/err")" -eq 1 ] &&
+			grep -q "standard output: No space left on device" "$T/err"; then ok; else bad "stdout on /dev/full for $cmd: rc $rc $(cat "$T/err")"; fi
+	done
+fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
