@@ -354,6 +354,11 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		return bad(c, "a rule must be an object");
 	if (!cJSON_IsString(id) || !id->valuestring[0])
 		return bad(c, "field 'id' must be a non-empty string");
+	/* ids are printed bare (rules list, reports, JSON keys of users'
+	 * scripts): a newline or an escape byte in one would forge output */
+	if (id->valuestring[strspn(id->valuestring, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						    "abcdefghijklmnopqrstuvwxyz0123456789_.-")])
+		return bad(c, "field 'id' may hold only letters, digits, '_', '.' and '-'");
 	c->rule = id->valuestring;
 	if (dup_key(o))
 		return bad(c, "duplicate key '%s'", dup_key(o));

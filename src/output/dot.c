@@ -62,6 +62,23 @@ static void stage_params(const struct tfd_stage *s, char *buf, size_t len)
 	}
 }
 
+/* A name from the capture as DOT text: its backslashes doubled, so that a
+ * name ending in one cannot escape the closing quote (and swallow the next
+ * statement) and a "\n" in a name is not read as a line break. Cut at len
+ * (a label, shown whole in the tooltip). */
+static const char *dot_text(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 2 < len; s++) {
+		if (*s == '\\')
+			out[o++] = '\\';
+		out[o++] = *s;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* "Map #2" when another stage of the pipeline has the same short name (in
  * pre-order: #1 is the outer one); the tooltip has the long name. */
 static void shown_name(const struct tfd_pipeline *p, size_t i, char *buf, size_t len)
@@ -74,10 +91,12 @@ static void shown_name(const struct tfd_pipeline *p, size_t i, char *buf, size_t
 			if (j <= i)
 				k++;
 		}
-	if (same > 1)
-		snprintf(buf, len, "%s #%zu", p->stages[i].name, k);
-	else
-		snprintf(buf, len, "%s", p->stages[i].name);
+	dot_text(p->stages[i].name, buf, len);
+	if (same > 1) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, len - l, " #%zu", k);
+	}
 }
 
 /* A legend box (an HTML-like table) instead of a caption line. */
@@ -113,7 +132,7 @@ static void legend(Agraph_t *g, bool bound)
 static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
 	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
-	char title[512], verdict[96], t1[32];
+	char title[1024], verdict[96], t1[32], hn[256], pn[128], ln[384];
 
 	if (isnan(h->input_pct))
 		snprintf(verdict, sizeof(verdict), "input-bound share unknown");
@@ -124,7 +143,8 @@ static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pi
 							  : "NOT",
 			 h->input_pct);
 	snprintf(title, sizeof(title), "%s %s (%s): %s; %" PRIu64 " root call%s, max %s",
-		 h->host->name, p->name, p->stages[0].long_name, verdict, p->ncalls,
+		 dot_text(h->host->name, hn, sizeof(hn)), dot_text(p->name, pn, sizeof(pn)),
+		 dot_text(p->stages[0].long_name, ln, sizeof(ln)), verdict, p->ncalls,
 		 p->ncalls == 1 ? "" : "s", tfd_fmt_ns(p->max_ns, t1, sizeof(t1)));
 	set(g, "label", title);
 	set(g, "labelloc", "t");
@@ -199,7 +219,13 @@ static Agnode_t *stage_node(Agraph_t *g, const struct tfd_pipeline *p, size_t i,
 		 tfd_fmt_ns(s->self_all_ns, t2, sizeof(t2)),
 		 tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)), 100.0 * s->blocking_share, extra);
 	set(n, "label", label);
-	set(n, "tooltip", s->long_name);
+	{
+		size_t tl = 2 * strlen(s->long_name) + 1;
+		char *tip = xmalloc(tl);
+
+		set(n, "tooltip", dot_text(s->long_name, tip, tl));
+		free(tip);
+	}
 	/* white (idle) to orange (saturated) */
 	snprintf(fill, sizeof(fill), "0.08 %.3f 1.000", 0.85 * util);
 	set(n, "fillcolor", fill);

@@ -663,6 +663,32 @@ if [ -c /dev/full ]; then
 	done
 fi
 
+# a rule id is letters, digits, _ . - (issue 35: a newline in one forged a
+# line in rules list and reports)
+mkdir -p "$T/evilrules"
+printf '{"rules":[{"id":"evil\\nforged line","title":"x","class":"sequential_map","family":["Map"],"suggestion":"s"}]}' >"$T/evilrules/a.json"
+run rules check "$T/evilrules"
+if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/evilrules/a.json: rule '#0': field 'id' may hold only letters, digits, '_', '.' and '-'" ]; then ok; else bad "rule id with a newline: rc $rc $err"; fi
+
+# DOT: a stage name ending in a backslash stays inside its quotes (issue 35:
+# it escaped the closing quote and swallowed the next statement)
+awk 'BEGIN {
+	printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+	for (i = 0; i < 20; i++) {
+		t = i * 1000
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, i
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":790,\"name\":\"Iterator::Map\\\\\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::Map\\\\\"}}", t
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":770,\"name\":\"Iterator::TFRecord\",\"args\":{\"id\":\"3\",\"parent_id\":\"2\",\"long_name\":\"Iterator::Model::Map\\\\::TFRecord\"}}", t + 1
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":200,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + 800, i
+	}
+	printf "]}\n"
+}' >"$T/bs.trace.json"
+run dot -o - "$T/bs.trace.json"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qF 'tooltip="Iterator::Model::Map\\"];' &&
+	printf '%s\n' "$out" | grep -qF 'label="Map\\\n20 calls' &&
+	printf '%s\n' "$out" | grep -qF 'tooltip="Iterator::Model::Map\\::TFRecord"'; then ok; else bad "DOT backslash: rc $rc $(printf '%s\n' "$out" | grep -F 'Map')"; fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
