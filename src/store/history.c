@@ -63,6 +63,73 @@ static const char *const migrations[] = {
     "CREATE INDEX runs_capture ON runs(job, run, capture);",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+#define TFD_STR_(x) #x
+#define TFD_STR(x) TFD_STR_(x)
+
+/* Our databases carry this in the header (PRAGMA application_id: "TFDH"). */
+#define TFD_APP_ID 1413891144 /* 0x54464448 */
+
+/* What a database is, read before anything is written to it. */
+enum db_kind {
+	DB_UNREADABLE, /* not a database, or it cannot be read */
+	DB_EMPTY,      /* nothing in it: a new history */
+	DB_OURS,       /* stamped with TFD_APP_ID */
+	DB_UNSTAMPED,  /* ours from before the stamp: our schema version, a runs table */
+	DB_FOREIGN,    /* anything else: another application's, left untouched */
+};
+
+static int pragma_int(struct tfd_history *h, const char *sql, int *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Whether the runs and hosts tables have the columns the first schema gave
+ * them (a table named runs alone proves nothing). */
+static bool has_our_tables(struct tfd_history *h)
+{
+	static const char *const probes[] = {
+	    "SELECT id, job, run, recorded_at, source FROM runs LIMIT 0",
+	    "SELECT run_id, host, rank, bottleneck, top_rule FROM hosts LIMIT 0",
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(h->db, probes[i], -1, &st, NULL) != SQLITE_OK)
+			return false;
+		sqlite3_finalize(st);
+	}
+	return true;
+}
+
+static enum db_kind db_kind(struct tfd_history *h)
+{
+	int app = 0, ver = 0, objects = 0, runs = 0;
+
+	if (pragma_int(h, "PRAGMA application_id", &app) ||
+	    pragma_int(h, "PRAGMA user_version", &ver) ||
+	    pragma_int(h, "SELECT COUNT(*) FROM sqlite_master", &objects) ||
+	    pragma_int(h,
+		       "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+		       &runs))
+		return DB_UNREADABLE;
+	if (app == TFD_APP_ID)
+		return DB_OURS;
+	if (app == 0 && ver == 0 && objects == 0)
+		return DB_EMPTY;
+	if (app == 0 && ver >= 1 && ver <= NMIGRATIONS && runs == 1 && has_our_tables(h))
+		return DB_UNSTAMPED;
+	return DB_FOREIGN;
+}
 
 static enum tfd_status db_fail(struct tfd_history *h, struct tfd_err *err, const char *what)
 {
@@ -90,6 +157,7 @@ static int user_version(struct tfd_history *h)
 enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err)
 {
 	struct tfd_history *h = xcalloc(1, sizeof(*h));
+	enum db_kind kind;
 	int v;
 
 	*out = NULL;
@@ -106,6 +174,21 @@ enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, str
 		return st;
 	}
 	sqlite3_busy_timeout(h->db, 30000);
+	/* decided before any write: a database that is neither empty nor ours
+	 * is refused and left byte for byte as it was (no WAL, no tables) */
+	kind = db_kind(h);
+	if (kind == DB_UNREADABLE || kind == DB_FOREIGN) {
+		enum tfd_status st =
+		    kind == DB_FOREIGN
+			? tfd_fail(err, TFD_E_FORMAT,
+				   "%s: not a tfdoctor history database (another application's; "
+				   "left untouched)",
+				   path)
+			: db_fail(h, err, "not a usable SQLite database");
+
+		tfd_history_close(h);
+		return st;
+	}
 	if (exec(h, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
 	    exec(h, "PRAGMA foreign_keys=ON") != SQLITE_OK) {
 		enum tfd_status st = db_fail(h, err, "not a usable SQLite database");
@@ -130,6 +213,13 @@ enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, str
 					"(%d)",
 					path, v, NMIGRATIONS);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
+	}
+	if (exec(h, "PRAGMA application_id=" TFD_STR(TFD_APP_ID)) != SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "cannot stamp the history database");
+
+		exec(h, "ROLLBACK");
+		tfd_history_close(h);
+		return st;
 	}
 	for (; v < NMIGRATIONS; v++) {
 		char pragma[64];
@@ -204,6 +294,8 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 	}
 	sqlite3_busy_timeout(h->db, 30000);
 	v = user_version(h);
+	if (db_kind(h) == DB_FOREIGN)
+		v = -1;
 	if (v != NMIGRATIONS) {
 		tfd_history_close(h);
 		if (v > NMIGRATIONS)

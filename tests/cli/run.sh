@@ -689,6 +689,26 @@ if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qF 'tooltip="Iterator::Model:
 	printf '%s\n' "$out" | grep -qF 'label="Map\\\n20 calls' &&
 	printf '%s\n' "$out" | grep -qF 'tooltip="Iterator::Model::Map\\::TFRecord"'; then ok; else bad "DOT backslash: rc $rc $(printf '%s\n' "$out" | grep -F 'Map')"; fi
 
+# another application's SQLite database given as --history is refused and
+# left byte for byte as it was (issue 35: tables were added, user_version set
+# and the journal switched to WAL); one of ours from before the stamp is
+# adopted and stamped
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE notes(x)'); c.execute('INSERT INTO notes VALUES (1)'); c.commit()" "$T/foreign.db"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE runs(x)'); c.execute('PRAGMA user_version=1'); c.commit()" "$T/foreign2.db"
+cp "$T/foreign.db" "$T/foreign.orig"
+cp "$T/foreign2.db" "$T/foreign2.orig"
+for db in foreign foreign2; do
+	run report -q --history "$T/$db.db" -o "$T/foreign.html" examples/ai-notebook
+	if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/$db.db: not a tfdoctor history database (another application's; left untouched)" ] &&
+		cmp -s "$T/$db.db" "$T/$db.orig" && [ ! -e "$T/$db.db-wal" ] && [ ! -e "$T/foreign.html" ]; then ok; else bad "foreign history $db: rc $rc $err"; fi
+	run history "$T/$db.db"
+	if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/$db.db: not a tfdoctor history database" ]; then ok; else bad "history on foreign $db: rc $rc $err"; fi
+done
+run report -q --history "$T/stamp.db" -o "$T/stamp.html" examples/ai-notebook
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA application_id=0'); c.commit()" "$T/stamp.db"
+run report -q --history "$T/stamp.db" -o "$T/stamp.html" examples/smdebug-zip
+if [ "$rc" -eq 0 ] && [ "$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('PRAGMA application_id').fetchone()[0], c.execute('SELECT COUNT(*) FROM runs').fetchone()[0])" "$T/stamp.db")" = "1413891144 2" ]; then ok; else bad "unstamped history adopted: rc $rc $err"; fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
