@@ -92,6 +92,15 @@ void tfd_history_close(struct tfd_history *h);
  * id is the earlier row's and `already` is set. */
 enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
 				   struct tfd_err *err);
+/* tfd_history_record(), its transaction left open: the runs are visible to
+ * this connection (tfd_history_runs) and to no other until
+ * tfd_history_settle() keeps or drops them (the write lock is held until
+ * then). On error nothing is recorded and nothing is left open. */
+enum tfd_status tfd_history_record_held(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
+					struct tfd_err *err);
+/* End the transaction of tfd_history_record_held(): commit when keep is
+ * set, else roll back. Nothing held: TFD_OK. A failed commit rolls back. */
+enum tfd_status tfd_history_settle(struct tfd_history *h, bool keep, struct tfd_err *err);
 /* The last `limit` runs of a job, oldest first. Free with tfd_hist_runs_free. */
 enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);

@@ -1,6 +1,7 @@
 /* report.c - `tfdoctor report`: argument handling of the nightly pipeline-health
  * report (the report itself is src/report/). */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -188,8 +189,9 @@ static void analyze_job(struct report *r, size_t i)
 	j->critpath_svg = inline_svg(d->an);
 }
 
-/* The jobs that were analyzed, in one transaction; a run already there is
- * not recorded twice (said). */
+/* The jobs that were analyzed, in one transaction held open until the
+ * report is written (cmd_report settles it); a run already there is not
+ * recorded twice (said). */
 static int record_runs(struct report *r)
 {
 	struct tfd_hist_run *recs = xcalloc(r->njobs + 1, sizeof(*recs));
@@ -199,7 +201,7 @@ static int record_runs(struct report *r)
 	for (size_t i = 0; i < r->njobs; i++)
 		if (!r->jobs[i].error)
 			recs[nrec++] = r->jobs[i].current;
-	if (tfd_history_record(r->db, recs, nrec, &err)) {
+	if (tfd_history_record_held(r->db, recs, nrec, &err)) {
 		free(recs);
 		return tfd_cli_report(&err);
 	}
@@ -259,6 +261,12 @@ static int write_report(struct report *r)
 			rc = 2;
 	if (!rc && tfd_output_write(r->outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
+	/* on standard output the report is written once it is flushed */
+	if (!rc && (!r->outpath || strcmp(r->outpath, "-") == 0) &&
+	    (fflush(stdout) != 0 || ferror(stdout))) {
+		fprintf(stderr, "tfdoctor: writing standard output: %s\n", strerror(errno));
+		rc = 1;
+	}
 	tfd_buf_release(&b);
 	return rc;
 }
@@ -317,6 +325,9 @@ int cmd_report(int argc, char **argv)
 		rc = compare_jobs(&r);
 	if (!rc)
 		rc = write_report(&r);
+	/* the runs are recorded only with the report written */
+	if (r.db && tfd_history_settle(r.db, rc == 0, &err) && !rc)
+		rc = tfd_cli_report(&err);
 	if (!rc)
 		rc = gate(&r);
 	if ((!rc || rc == 3) && r.nfailed)

@@ -16,6 +16,7 @@ struct tfd_history {
 	sqlite3 *db;
 	struct pg_hist *pg; /* set instead of db for a PostgreSQL history */
 	char path[512];
+	bool held; /* a tfd_history_record_held() transaction is open */
 };
 
 static enum tfd_status open_pg(const char *url, bool existing, struct tfd_history **out,
@@ -356,6 +357,7 @@ void tfd_history_close(struct tfd_history *h)
 {
 	if (!h)
 		return;
+	tfd_history_settle(h, false, NULL); /* a held record is dropped */
 	tfd_hist_pg_close(h->pg);
 	sqlite3_close(h->db);
 	free(h);
@@ -366,15 +368,18 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 	sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
 }
 
-enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
-				   struct tfd_err *err)
+static enum tfd_status record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n, bool hold,
+			      struct tfd_err *err)
 {
 	sqlite3_stmt *ins_run = NULL, *ins_host = NULL, *find = NULL;
 	enum tfd_status st = TFD_OK;
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 
-	if (h->pg)
-		return tfd_hist_pg_record(h->pg, runs, n, err);
+	if (h->pg) {
+		st = tfd_hist_pg_record(h->pg, runs, n, hold, err);
+		h->held = hold && !st;
+		return st;
+	}
 	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
 		return db_fail(h, err, "cannot lock the history database");
 	if (sqlite3_prepare_v2(h->db,
@@ -453,7 +458,7 @@ enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *r
 		if (delay)
 			usleep((useconds_t)atoi(delay) * 1000u);
 	}
-	if (exec(h, "COMMIT") != SQLITE_OK)
+	if (!hold && exec(h, "COMMIT") != SQLITE_OK)
 		st = db_fail(h, err, "cannot commit the run");
 out:
 	if (st)
@@ -461,6 +466,35 @@ out:
 	sqlite3_finalize(ins_run);
 	sqlite3_finalize(ins_host);
 	sqlite3_finalize(find);
+	h->held = hold && !st;
+	return st;
+}
+
+enum tfd_status tfd_history_record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
+				   struct tfd_err *err)
+{
+	return record(h, runs, n, false, err);
+}
+
+enum tfd_status tfd_history_record_held(struct tfd_history *h, struct tfd_hist_run *runs, size_t n,
+					struct tfd_err *err)
+{
+	return record(h, runs, n, true, err);
+}
+
+enum tfd_status tfd_history_settle(struct tfd_history *h, bool keep, struct tfd_err *err)
+{
+	enum tfd_status st = TFD_OK;
+
+	if (!h || !h->held)
+		return TFD_OK;
+	h->held = false;
+	if (h->pg)
+		return tfd_hist_pg_settle(h->pg, keep, err);
+	if (keep && exec(h, "COMMIT") != SQLITE_OK)
+		st = db_fail(h, err, "cannot commit the run");
+	if (!keep || st)
+		exec(h, "ROLLBACK");
 	return st;
 }
 

@@ -22,7 +22,8 @@ const char *tfd_hist_pg_name(const struct pg_hist *h);
 enum tfd_status tfd_hist_pg_jobs(struct pg_hist *h, struct tfd_hist_job **out, size_t *n,
 				 struct tfd_err *err);
 enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n,
-				   struct tfd_err *err);
+				   bool hold, struct tfd_err *err);
+enum tfd_status tfd_hist_pg_settle(struct pg_hist *h, bool keep, struct tfd_err *err);
 enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);
 enum tfd_status tfd_hist_pg_check(struct pg_hist *h, size_t *nruns, struct tfd_err *err);

@@ -370,7 +370,7 @@ static PGresult *execp(struct pg_hist *h, const char *sql, int n, const char *co
 }
 
 enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n,
-				   struct tfd_err *err)
+				   bool hold, struct tfd_err *err)
 {
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 	enum tfd_status st = TFD_OK;
@@ -460,11 +460,24 @@ enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs,
 		if (delay)
 			usleep((useconds_t)atoi(delay) * 1000u);
 	}
-	if (!st && !exec_ok(h, "COMMIT"))
+	if (!st && !hold && !exec_ok(h, "COMMIT"))
 		st = pg_fail(h, err, "cannot commit the run");
 	if (st)
 		exec_ok(h, "ROLLBACK");
 	return st;
+}
+
+enum tfd_status tfd_hist_pg_settle(struct pg_hist *h, bool keep, struct tfd_err *err)
+{
+	if (keep && !exec_ok(h, "COMMIT")) {
+		enum tfd_status st = pg_fail(h, err, "cannot commit the run");
+
+		exec_ok(h, "ROLLBACK");
+		return st;
+	}
+	if (!keep)
+		exec_ok(h, "ROLLBACK");
+	return TFD_OK;
 }
 
 static void cell(PGresult *r, int row, int col, char *dst, size_t len)

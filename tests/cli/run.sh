@@ -709,6 +709,18 @@ python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGM
 run report -q --history "$T/stamp.db" -o "$T/stamp.html" examples/smdebug-zip
 if [ "$rc" -eq 0 ] && [ "$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('PRAGMA application_id').fetchone()[0], c.execute('SELECT COUNT(*) FROM runs').fetchone()[0])" "$T/stamp.db")" = "1413891144 2" ]; then ok; else bad "unstamped history adopted: rc $rc $err"; fi
 
+# a report whose output could not be written records nothing (issue 35:
+# the run was recorded before stdout failed)
+if [ -c /dev/full ]; then
+	$TFD report -q --history "$T/unwritten.db" examples/ai-notebook >/dev/full 2>"$T/err"
+	rc=$?
+	n=$($TFD history -f csv "$T/unwritten.db" | grep -c '^ai-notebook,')
+	if [ "$rc" -eq 1 ] && [ "$n" -eq 0 ] && grep -q "standard output: No space left" "$T/err"; then ok; else bad "report to /dev/full recorded: rc $rc, $n runs, $(cat "$T/err")"; fi
+	run report -q --history "$T/unwritten.db" -o "$T/written.html" examples/ai-notebook
+	n=$($TFD history -f csv "$T/unwritten.db" | grep -c '^ai-notebook,1,')
+	if [ "$rc" -eq 0 ] && [ "$n" -eq 1 ]; then ok; else bad "report written, run recorded: rc $rc, $n"; fi
+fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
