@@ -12,6 +12,7 @@
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/history.h"
 #include "tfd/outfile.h"
 #include "tfd/rules.h"
 
@@ -61,6 +62,57 @@ int tfd_cli_usage(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
+/* path with its directory resolved (the file itself need not exist), in a
+ * new string; NULL when the directory cannot be resolved. */
+static char *place_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+	char *real = dir ? realpath(dir, NULL) : NULL;
+	char *out = NULL;
+
+	if (real) {
+		size_t n = strlen(real) + strlen(slash ? slash + 1 : path) + 2;
+
+		out = xmalloc(n);
+		snprintf(out, n, "%s/%s", real, slash ? slash + 1 : path);
+	}
+	free(dir);
+	free(real);
+	return out;
+}
+
+/* An output that is one of SQLite's files beside the history database
+ * (DB-wal, DB-shm, DB-journal) would be deleted by SQLite on close, even
+ * when it does not exist yet: refused by name. */
+static int guard_sidecars(const char *out, const char *db)
+{
+	static const char *const sfx[] = {"-wal", "-shm", "-journal"};
+	char *o, *d;
+	int rc = 0;
+
+	if (tfd_history_is_url(db))
+		return 0;
+	o = place_of(out);
+	d = place_of(db);
+	for (size_t i = 0; o && d && i < sizeof(sfx) / sizeof(sfx[0]) && !rc; i++) {
+		size_t n = strlen(d);
+
+		if (strncmp(o, d, n) == 0 && strcmp(o + n, sfx[i]) == 0) {
+			struct tfd_err err = {0};
+
+			tfd_fail(&err, TFD_E_USAGE,
+				 "refusing to write '%s': it is a file of the history database "
+				 "'%s' (SQLite removes it)",
+				 out, db);
+			rc = tfd_cli_report(&err);
+		}
+	}
+	free(o);
+	free(d);
+	return rc;
+}
+
 int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninputs,
 			 const char *rules_dir, const char *db, const struct tfd_capture *cap)
 {
@@ -77,6 +129,8 @@ int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninp
 	for (size_t i = 0; i < ninputs; i++)
 		tfd_outguard_add(&g, inputs[i], 0);
 	tfd_outguard_add(&g, rules_dir, 1);
+	if (db && (rc = guard_sidecars(out, db)) != 0)
+		return rc;
 	if (db) {
 		static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
 		char p[4096];

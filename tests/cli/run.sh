@@ -721,6 +721,14 @@ if [ -c /dev/full ]; then
 	if [ "$rc" -eq 0 ] && [ "$n" -eq 1 ]; then ok; else bad "report written, run recorded: rc $rc, $n"; fi
 fi
 
+# -o onto SQLite's own files beside the history is refused even before they
+# exist (issue 35: SQLite deleted DB-wal on close and the report was lost)
+run report -q --history "$T/side.db" -o "$T/side.html" examples/ai-notebook
+for sfx in -wal -shm -journal; do
+	run report -q --history "$T/side.db" -o "$T/./side.db$sfx" examples/smdebug-zip
+	if [ "$rc" -eq 2 ] && [ "$err" = "tfdoctor: refusing to write '$T/./side.db$sfx': it is a file of the history database '$T/side.db' (SQLite removes it)" ]; then ok; else bad "-o history$sfx: rc $rc $err"; fi
+done
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
