@@ -1,6 +1,7 @@
 /* main.c - command table, global options, status -> exit code. */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -216,6 +217,10 @@ int main(int argc, char **argv)
 	}
 	huge_pages(argc, argv);
 	fixed_mmap_threshold();
+	/* over a file-size limit (ulimit -f) a write fails with EFBIG, which
+	 * every writer reports naming its file and cleans up after, instead of
+	 * the process dying mid-write */
+	signal(SIGXFSZ, SIG_IGN);
 	tfd_json_init();
 	return stdout_checked(dispatch(argc, argv));
 }

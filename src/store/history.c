@@ -1,6 +1,7 @@
 /* history.c - the report history: SQLite storage (the embedded default; the
  * only user of sqlite3), or a PostgreSQL server for a postgresql:// URL
  * (history_pg.c). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +156,46 @@ static int user_version(struct tfd_history *h)
 	return v;
 }
 
+static enum tfd_status open_file(const char *path, struct tfd_history **out, struct tfd_err *err);
+
+/* After a failed first open of a database this process created (a full
+ * disk, a file-size limit): the half-made file and SQLite's files beside it
+ * go, unless a schema was committed meanwhile (another report that created
+ * it at the same moment and succeeded). */
+static void remove_half_made(const char *path)
+{
+	static const char *const sfx[] = {"-wal", "-shm", "-journal"};
+	struct tfd_history probe = {0};
+	bool keep = false;
+
+	if (sqlite3_open_v2(path, &probe.db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		keep = user_version(&probe) > 0;
+	sqlite3_close(probe.db);
+	if (keep)
+		return;
+	unlink(path);
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		size_t n = strlen(path) + strlen(sfx[i]) + 1;
+		char *side = xmalloc(n);
+
+		snprintf(side, n, "%s%s", path, sfx[i]);
+		unlink(side);
+		free(side);
+	}
+}
+
 enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, struct tfd_err *err)
+{
+	struct stat sb;
+	bool created = !tfd_hist_is_pg(path) && stat(path, &sb) != 0 && errno == ENOENT;
+	enum tfd_status st = open_file(path, out, err);
+
+	if (st && created)
+		remove_half_made(path);
+	return st;
+}
+
+static enum tfd_status open_file(const char *path, struct tfd_history **out, struct tfd_err *err)
 {
 	struct tfd_history *h = xcalloc(1, sizeof(*h));
 	enum db_kind kind;

@@ -640,6 +640,22 @@ static void device_plane(struct tfd_buf *dev, const struct host *h, int device_e
 }
 
 /* Write b (and count it); false once the stream has failed. */
+/* Close a written file: a failed write (a full disk, EFBIG over ulimit -f)
+ * is an error naming the file, and the cut file is removed. */
+static enum tfd_status close_written(FILE *f, bool ok, const char *path, struct tfd_err *err)
+{
+	int e = 0;
+
+	if (!ok || ferror(f))
+		e = errno ? errno : EIO;
+	if (fclose(f) != 0 && !e)
+		e = errno ? errno : EIO;
+	if (!e)
+		return TFD_OK;
+	unlink(path);
+	return tfd_fail(err, TFD_E_IO, "%s: write error: %s", path, strerror(e));
+}
+
 static bool put(FILE *f, const struct tfd_buf *b, uint64_t *bytes)
 {
 	*bytes += b->len;
@@ -697,8 +713,7 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		pb_bytes(&top, 1, dev.s, dev.len);
 	pb_bytes(&top, 4, hostname, strlen(hostname));
 	ok = ok && put(f, &top, bytes);
-	if (fclose(f) != 0 || !ok)
-		st = tfd_fail(err, TFD_E_IO, "%s: write error", path);
+	st = close_written(f, ok, path, err);
 out:
 	for (size_t t = 0; t < nlines; t++)
 		tfd_buf_release(&lines[t]);
@@ -769,9 +784,7 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 	fputs(",\n{}]}\n", f);
 	pos = ftell(f);
 	*bytes += pos > 0 ? (uint64_t)pos : 0;
-	if (fclose(f) != 0)
-		return tfd_fail(err, TFD_E_IO, "%s: write error", path);
-	return TFD_OK;
+	return close_written(f, true, path, err);
 }
 
 static void host_free(struct host *h)

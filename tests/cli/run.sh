@@ -729,6 +729,26 @@ for sfx in -wal -shm -journal; do
 	if [ "$rc" -eq 2 ] && [ "$err" = "tfdoctor: refusing to write '$T/./side.db$sfx': it is a file of the history database '$T/side.db' (SQLite removes it)" ]; then ok; else bad "-o history$sfx: rc $rc $err"; fi
 done
 
+# over a file-size limit (ulimit -f) a write is an error naming the file
+# (issue 35: SIGXFSZ killed the process with 153, leaving FILE.XXXXXX temp
+# files, cut synth captures and a 4 KB unreadable history database)
+mkdir -p "$T/fsz"
+(
+	ulimit -f 2
+	for c in "analyze -f json -o $T/fsz/a.json" "dump --all -f json -o $T/fsz/d.json" \
+		"report -q -o $T/fsz/r.html" "dot -f svg -o $T/fsz/d.svg"; do
+		# shellcheck disable=SC2086
+		$TFD $c examples/ai-notebook 2>"$T/fsz.err" >/dev/null
+		echo "$? $(grep -c 'File too large' "$T/fsz.err")"
+	done
+	$TFD report -q --history "$T/fsz/h.db" -o - examples/ai-notebook >/dev/null 2>"$T/fsz.err"
+	echo "$? $(grep -c 'fsz/h.db' "$T/fsz.err")"
+	$TFD synth -q -o "$T/fsz/s" tests/synth/05-batch-heavy.json 2>"$T/fsz.err"
+	echo "$? $(grep -c 'write error: File too large' "$T/fsz.err")"
+) >"$T/fsz.out" 2>&1
+left=$(find "$T/fsz" -type f | wc -l)
+if [ "$(sort -u "$T/fsz.out")" = "1 1" ] && [ "$left" -eq 0 ]; then ok; else bad "over ulimit -f: $(tr '\n' ' ' <"$T/fsz.out"), $left files left: $(find "$T/fsz" -type f)"; fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
