@@ -135,6 +135,7 @@ void tfd_rules_free(struct tfd_ruleset *rs)
 	for (size_t i = 0; i < rs->n; i++)
 		rule_free(&rs->v[i]);
 	free(rs->v);
+	free(rs->slot);
 	free(rs);
 }
 
@@ -445,26 +446,74 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 
 /* Add r to rs (taking its strings). A repeated id is an error, except
  * that with allow_override a user rule replaces a built-in one. */
+/* ---- the ids' index: loading is linear in the number of rules ---- */
+
+static size_t id_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The slot of id: holding its rule, or the empty one where it would go. */
+static size_t *id_slot(const struct tfd_ruleset *rs, const char *id)
+{
+	size_t m = rs->nslot - 1;
+
+	for (size_t k = id_hash(id) & m;; k = (k + 1) & m)
+		if (!rs->slot[k] || strcmp(rs->v[rs->slot[k] - 1].id, id) == 0)
+			return &rs->slot[k];
+}
+
+/* Index every rule (ids are unique), with room for one more. */
+static void id_index(struct tfd_ruleset *rs)
+{
+	size_t want = 16;
+
+	while (want < 2 * (rs->n + 1))
+		want *= 2;
+	if (want != rs->nslot) {
+		free(rs->slot);
+		rs->slot = xmalloc(want * sizeof(*rs->slot));
+		rs->nslot = want;
+	}
+	memset(rs->slot, 0, want * sizeof(*rs->slot));
+	for (size_t i = 0; i < rs->n; i++)
+		*id_slot(rs, rs->v[i].id) = i + 1;
+	rs->nindexed = rs->n;
+}
+
 static enum tfd_status add_rule(struct tfd_ruleset *rs, struct rule *r, bool allow_override,
 				struct ctx *c)
 {
-	for (size_t i = 0; i < rs->n; i++) {
+	size_t *slot;
+
+	if (rs->nindexed != rs->n || 2 * (rs->n + 1) > rs->nslot)
+		id_index(rs);
+	slot = id_slot(rs, r->id);
+	if (*slot) {
+		struct rule *old = &rs->v[*slot - 1];
 		enum tfd_status st;
 
-		if (strcmp(rs->v[i].id, r->id))
-			continue;
-		if (allow_override && strncmp(rs->v[i].file, "(built-in)", 10) == 0) {
-			rule_free(&rs->v[i]);
-			rs->v[i] = *r;
+		if (allow_override && strncmp(old->file, "(built-in)", 10) == 0) {
+			rule_free(old);
+			*old = *r;
 			return TFD_OK;
 		}
 		st = tfd_fail(c->err, TFD_E_RULES, "%s: rule '%s': duplicate id (also in %s)",
-			      c->file, r->id, rs->v[i].file);
+			      c->file, r->id, old->file);
 		rule_free(r);
 		return st;
 	}
-	rs->v = xrealloc(rs->v, (rs->n + 1) * sizeof(*rs->v));
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? 2 * rs->cap : 16;
+		rs->v = xrealloc(rs->v, rs->cap * sizeof(*rs->v));
+	}
 	rs->v[rs->n++] = *r;
+	*slot = rs->n;
+	rs->nindexed = rs->n;
 	return TFD_OK;
 }
 
@@ -594,6 +643,7 @@ enum tfd_status tfd_rules_load_dir(const struct tfd_ruleset *base, const char *d
 		qsort(names.v, names.n, sizeof(char *), cmp_str);
 	if (base) {
 		rs->v = xcalloc(base->n + 1, sizeof(*rs->v));
+		rs->cap = base->n + 1;
 		for (size_t i = 0; i < base->n; i++)
 			rule_copy(&rs->v[i], &base->v[i]);
 		rs->n = base->n;

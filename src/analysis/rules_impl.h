@@ -70,7 +70,10 @@ struct rule {
 
 struct tfd_ruleset {
 	struct rule *v;
-	size_t n;
+	size_t n, cap;
+	/* the ids' index (rules.c): open addressing, rule index + 1 per slot,
+	 * nslot a power of two; rebuilt when nindexed falls behind n */
+	size_t *slot, nslot, nindexed;
 };
 
 #endif

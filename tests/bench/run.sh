@@ -163,6 +163,22 @@ if [ "${BENCH_FLEET:-1}" = 1 ]; then
 		printf "an 8-node cluster: %.2fx one process (slowest task + merge; one process uses every core here)\n", o / (m + g) }'
 fi
 
+# (BENCH_RULES=0 skips) loading a rule table grows with the number of rules,
+# not its square: 100k rules against 10k (issue 35: 100k took a minute)
+if [ "${BENCH_RULES:-1}" = 1 ]; then
+	for n in 10000 100000; do
+		mkdir -p "$W/rules-$n"
+		[ -s "$W/rules-$n/a.json" ] || awk -v n="$n" 'BEGIN {
+			printf "{\"rules\":["
+			for (i = 0; i < n; i++)
+				printf "%s{\"id\":\"R%d\",\"title\":\"t\",\"class\":\"sequential_map\",\"family\":[\"Map\"],\"suggestion\":\"s\"}", i ? "," : "", i
+			printf "]}\n" }' >"$W/rules-$n/a.json"
+		read -r rules_t[$n] _ _ < <(best one "$TFD" rules check "$W/rules-$n")
+	done
+	printf '\nrules check: 10k rules %.3f s, 100k rules %.3f s\n' "${rules_t[10000]}" "${rules_t[100000]}"
+	targets+=("rules check 100k / 10k rules time|$(awk -v a="${rules_t[10000]}" -v b="${rules_t[100000]}" 'BEGIN { printf "%.2f", b / a }')|x|<=|15")
+fi
+
 # ---- the targets, met or not (times: the least of BENCH_RUNS runs) ----------------
 if [ ${#targets[@]} -gt 0 ]; then
 	printf '\n%-52s %9s %-6s %s\n' target value unit result
