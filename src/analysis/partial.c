@@ -205,8 +205,8 @@ static void get_fields(struct rd *r, const cJSON *o, void *base, const struct fd
 		void *at = (char *)base + f[i].off;
 
 		switch (f[i].kind) {
-		case FK_I64:
-			*(int64_t *)at = get_i(r, o, f[i].key, INT64_MIN, INT64_MAX);
+		case FK_I64: /* every one a time or a duration, never negative */
+			*(int64_t *)at = get_i(r, o, f[i].key, 0, INT64_MAX);
 			break;
 		case FK_U64:
 			*(uint64_t *)at = get_u(r, o, f[i].key);
@@ -398,8 +398,8 @@ static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps
 	a = st->child;
 	b = wt->child;
 	for (size_t i = 0; i < n && !r->st; i++, a = a->next, b = b->next) {
-		pt->step_ns[i] = int_of(r, a, k, INT64_MIN, INT64_MAX);
-		pt->wait_ns[i] = int_of(r, b, k, INT64_MIN, INT64_MAX);
+		pt->step_ns[i] = int_of(r, a, k, 0, INT64_MAX);
+		pt->wait_ns[i] = int_of(r, b, k, 0, INT64_MAX);
 	}
 }
 
@@ -431,7 +431,8 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	h->nhost_pipelines = get_u(r, o, "nhost_pipelines");
 	if (h->nhost_pipelines > h->npipelines)
 		rd_fail(r, "nhost_pipelines", "is more than the pipelines");
-	h->focus = (int)get_i(r, o, "focus", -1, (int64_t)h->npipelines - 1);
+	/* no focus (-1) only without pipelines */
+	h->focus = (int)get_i(r, o, "focus", h->npipelines ? 0 : -1, (int64_t)h->npipelines - 1);
 	k = 0;
 	cJSON_ArrayForEach (x, pl) {
 		snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, k);
@@ -540,8 +541,60 @@ static int hostref_cmp(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key the object o holds twice, or NULL: sorted, so that an object of
+ * many keys costs n log n. */
+static const char *object_repeat(const cJSON *o, const char ***keys, size_t *cap)
+{
+	size_t n = 0;
+
+	for (const cJSON *a = o->child; a; a = a->next) {
+		if (n == *cap) {
+			*cap = *cap ? 2 * *cap : 32;
+			*keys = xrealloc(*keys, *cap * sizeof(**keys));
+		}
+		(*keys)[n++] = a->string ? a->string : "";
+	}
+	if (n > 1)
+		qsort(*keys, n, sizeof(**keys), key_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp((*keys)[i - 1], (*keys)[i]) == 0)
+			return (*keys)[i];
+	return NULL;
+}
+
+/* The first key that an object anywhere under n repeats (cJSON keeps both
+ * and a lookup finds the first: "hosts":[] before the real hosts would drop
+ * them silently), or NULL. Iterative: a partial's depth is the attacker's. */
+static const char *repeated_key(const cJSON *n)
+{
+	VEC(const cJSON *) todo = {0};
+	const char *bad = NULL, **keys = NULL;
+	size_t cap = 0;
+
+	vec_push(&todo, n);
+	while (todo.n && !bad) {
+		const cJSON *o = todo.v[--todo.n];
+
+		if (cJSON_IsObject(o))
+			bad = object_repeat(o, &keys, &cap);
+		for (const cJSON *a = o->child; a && !bad; a = a->next)
+			if (a->child)
+				vec_push(&todo, a);
+	}
+	vec_free(&todo);
+	free(keys);
+	return bad;
+}
+
 static enum tfd_status check_header(const cJSON *doc, const char *file, struct tfd_err *err)
 {
+	const char *dup;
+
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "format");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
 
@@ -559,6 +612,10 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 				"with the same release",
 				file, cJSON_IsNumber(v) ? v->valuedouble : -1.0,
 				TFD_PARTIAL_VERSION);
+	dup = repeated_key(doc);
+	if (dup)
+		return tfd_fail(err, TFD_E_FORMAT, "%s: key \"%s\" given twice in one object", file,
+				dup);
 	return TFD_OK;
 }
 

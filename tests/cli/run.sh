@@ -749,6 +749,31 @@ mkdir -p "$T/fsz"
 left=$(find "$T/fsz" -type f | wc -l)
 if [ "$(sort -u "$T/fsz.out")" = "1 1" ] && [ "$left" -eq 0 ]; then ok; else bad "over ulimit -f: $(tr '\n' ' ' <"$T/fsz.out"), $left files left: $(find "$T/fsz" -type f)"; fi
 
+# merge validates ranges and refuses repeated keys (issue 35: negative
+# times, focus -1 and "hosts":[] before the real hosts were accepted)
+mkdir -p "$T/badparts"
+$TFD analyze -q --partial -o "$T/badparts/ok.partial.json" examples/ai-notebook
+python3 - "$T/badparts" <<'PY'
+import copy, json, sys
+d = sys.argv[1]
+ok = json.load(open(d + "/ok.partial.json"))
+def put(name, edit):
+    x = copy.deepcopy(ok)
+    edit(x)
+    json.dump(x, open(d + "/" + name + ".partial.json", "w"))
+put("neg", lambda x: x["hosts"][0].__setitem__("step_ns", -5))
+put("focus", lambda x: x["hosts"][0].__setitem__("focus", -1))
+put("lat", lambda x: x["hosts"][0]["pipelines"][0].__setitem__("max_ns", -1))
+text = open(d + "/ok.partial.json").read()
+open(d + "/dup.partial.json", "w").write(text.replace('"hosts"', '"hosts": [], "hosts"', 1))
+PY
+for c in "neg:host examples/ai-notebook/ai-notebook.xplane.pb step_ns is out of range" \
+	"focus:host examples/ai-notebook/ai-notebook.xplane.pb focus is out of range" \
+	"lat:host 0 pipeline 0 max_ns is out of range" "dup:key \"hosts\" given twice in one object"; do
+	run merge "$T/badparts/${c%%:*}.partial.json"
+	if [ "$rc" -eq 1 ] && printf '%s' "$err" | grep -qF "${c#*:}"; then ok; else bad "merge ${c%%:*}: rc $rc $err"; fi
+done
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
