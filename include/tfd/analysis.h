@@ -242,6 +242,7 @@ struct tfd_analysis {
 struct tfd_analyze_opts {
 	const char *host; /* analyze this host first (NULL: most input-bound) */
 	bool no_warmup;	  /* keep every root call (no warm-up exclusion) */
+	bool allow_mixed; /* merge: partials of different runs may be merged (said in a note) */
 	int rank;	  /* >= 0: analyze only the root call of this slowness rank
 			   * (0 = slowest), like XProf's Rank; -1 or 0-init
 			   * ignored unless rank_set */

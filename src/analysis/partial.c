@@ -626,10 +626,57 @@ struct merge {
 	struct tfd_analyze_opts mo; /* the per-host options the partials carry */
 	const char *run, *source;
 	bool run_set, source_agrees;
+	/* the run each partial is of (its run, else its source): the first
+	 * one's, and whether another differed (allowed: a note says so) */
+	const char *of_run, *of_file, *mixed_run, *mixed_file;
+	bool allow_mixed;
 	struct tfd_capture *cap;
 	struct tfd_analysis *a;
 	char **apart; /* per host: its name told apart by file, or NULL */
 };
+
+/* Partials of different runs (or jobs) are not merged into one report
+ * unless asked (--allow-mixed): a partial is of its "run" when it names
+ * one (made from a log directory), else of the directory its first host
+ * file is in, by name (a run directory's name is the run's). */
+static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *file,
+				struct tfd_err *err)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(doc, "run");
+	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(doc, "hosts");
+	const cJSON *h = cJSON_IsArray(hs) ? hs->child : NULL;
+	const cJSON *p = cJSON_IsObject(h) ? cJSON_GetObjectItemCaseSensitive(h, "path") : NULL;
+	const char *of = NULL;
+
+	if (cJSON_IsString(r)) {
+		of = r->valuestring;
+	} else if (cJSON_IsString(p)) {
+		/* the directory's name alone: tasks may name one directory by
+		 * other paths (relative, absolute, another mount) */
+		const char *sl = strrchr(p->valuestring, '/'), *b = sl;
+
+		while (b && b > p->valuestring && b[-1] != '/')
+			b--;
+		of = sl && sl > b ? tfd_arena_intern(&m->cap->arena, b, (size_t)(sl - b)) : ".";
+	}
+	if (!of)
+		return TFD_OK;
+	if (!m->of_run) {
+		m->of_run = of;
+		m->of_file = file;
+		return TFD_OK;
+	}
+	if (strcmp(of, m->of_run) == 0 || m->mixed_run)
+		return TFD_OK;
+	if (!m->allow_mixed)
+		return tfd_fail(err, TFD_E_USAGE,
+				"%s: a partial of run '%s', but %s is of run '%s': partials of "
+				"different runs are not merged (--allow-mixed merges them)",
+				file, of, m->of_file, m->of_run);
+	m->mixed_run = of;
+	m->mixed_file = file;
+	return TFD_OK;
+}
 
 /* One partial's header: its options (which must agree), run, source and
  * the hosts it holds (by reference). */
@@ -672,6 +719,9 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 		m->source_agrees = false;
 	else
 		m->source = x->valuestring;
+	st = same_run(m, doc, names[i], err);
+	if (st)
+		return st;
 	hs = get_arr(&r, doc, "hosts");
 	if (hs)
 		cJSON_ArrayForEach (x, hs) {
@@ -820,6 +870,7 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 	memset(&m, 0, sizeof(m));
 	m.cap = tfd_capture_new();
 	m.source_agrees = true;
+	m.allow_mixed = opts && opts->allow_mixed;
 	*cap_out = NULL;
 	*out = NULL;
 	for (size_t i = 0; i < ndocs && !st; i++)
@@ -832,6 +883,12 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 		m.a = tfd_analysis_new(m.hosts.n);
 		m.a->run = m.run ? tfd_arena_intern_cstr(&m.cap->arena, m.run) : NULL;
 		st = merge_notes(&m, docs, names, ndocs, err);
+		if (!st && m.mixed_run)
+			tfd_analysis_diag(m.a, "input",
+					  "partials of different runs merged (--allow-mixed): "
+					  "'%s' (%s), '%s' (%s)%s",
+					  m.of_run, m.of_file, m.mixed_run, m.mixed_file,
+					  ndocs > 2 ? " and others" : "");
 	}
 	if (!st) {
 		names_apart(&m);

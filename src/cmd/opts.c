@@ -21,6 +21,7 @@ static const struct {
     [OPT_ALL_RUNS] = {"all-runs", 0, NULL},
     [OPT_MODE] = {"mode", 0, "MODE"},
     [OPT_NO_WARMUP] = {"no-warmup", 0, NULL},
+    [OPT_ALLOW_MIXED] = {"allow-mixed", 0, NULL},
     [OPT_RANK] = {"rank", 0, "N"},
     [OPT_RULES] = {"rules", 0, "DIR"},
     [OPT_FAIL_ON] = {"fail-on", 0, "WHAT"},
@@ -234,6 +235,9 @@ static const struct opt_use merge_opts[] = {
     {OPT_HOST, NULL, "analyze this host first instead of the most input-bound"},
     {OPT_RULES, NULL, "add the rules in DIR/*.json (an id replaces a built-in)"},
     {OPT_FAIL_ON, NULL, "exit 3 when WHAT holds: input-bound, or severity=LEVEL"},
+    {OPT_ALLOW_MIXED, NULL,
+     "merge partials of different runs into one report (a\nnote names them); refused "
+     "otherwise"},
     {OPT_QUIET, NULL, "do not echo notes to stderr"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},

@@ -774,6 +774,14 @@ for c in "neg:host examples/ai-notebook/ai-notebook.xplane.pb step_ns is out of 
 	if [ "$rc" -eq 1 ] && printf '%s' "$err" | grep -qF "${c#*:}"; then ok; else bad "merge ${c%%:*}: rc $rc $err"; fi
 done
 
+# partials of different runs are not merged into one report unless asked
+# (issue 35: they were, silently)
+$TFD analyze -q --partial -o "$T/badparts/other.partial.json" examples/smdebug-zip
+run merge "$T/badparts/ok.partial.json" "$T/badparts/other.partial.json"
+if [ "$rc" -eq 2 ] && [ "$err" = "tfdoctor: $T/badparts/other.partial.json: a partial of run 'smdebug-zip', but $T/badparts/ok.partial.json is of run 'ai-notebook': partials of different runs are not merged (--allow-mixed merges them)" ]; then ok; else bad "mixed runs: rc $rc $err"; fi
+run merge --allow-mixed "$T/badparts/ok.partial.json" "$T/badparts/other.partial.json"
+if [ "$rc" -eq 0 ] && printf '%s' "$err" | grep -qF "partials of different runs merged (--allow-mixed): 'ai-notebook' ($T/badparts/ok.partial.json), 'smdebug-zip' ($T/badparts/other.partial.json)"; then ok; else bad "--allow-mixed: rc $rc $err"; fi
+
 # synth specs (issue 35): a FIFO is refused at once, an unknown stage key is
 # named (it was read after the tree was freed), the run stays one directory
 # under -o, and a spec asking for billions of events fails before allocating
