@@ -56,6 +56,8 @@ enum run_state { RUN_WAITING, RUN_DONE, RUN_SKIPPED, RUN_TIMED_OUT };
 
 struct wrun {
 	char *dir, *name;
+	dev_t dev; /* the run directory's identity: one run however it is */
+	ino_t ino; /* reached (a symlink loop, a directory given twice) */
 	enum run_state state;
 	double first_seen;
 	VEC(struct wfile) files;
@@ -96,10 +98,10 @@ static void say(const struct watch *w, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static struct wrun *find_run(struct watch *w, const char *dir)
+static struct wrun *find_run(struct watch *w, const struct stat *st)
 {
 	for (size_t i = 0; i < w->runs.n; i++)
-		if (strcmp(w->runs.v[i].dir, dir) == 0)
+		if (w->runs.v[i].dev == st->st_dev && w->runs.v[i].ino == st->st_ino)
 			return &w->runs.v[i];
 	return NULL;
 }
@@ -198,11 +200,13 @@ static void find_runs(struct watch *w, const char *dir, int depth, double t, boo
 					continue;
 				if (stat(rp, &st) != 0 || !S_ISDIR(st.st_mode))
 					continue;
-				r = find_run(w, rp);
+				r = find_run(w, &st);
 				if (!r) {
 					struct wrun nr;
 
 					memset(&nr, 0, sizeof(nr));
+					nr.dev = st.st_dev;
+					nr.ino = st.st_ino;
 					nr.dir = xstrdup(rp);
 					nr.name = xstrdup(re->d_name);
 					nr.first_seen = t;

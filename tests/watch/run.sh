@@ -108,4 +108,14 @@ import json, sys
 runs = [json.loads(l)["run"] for l in open(sys.argv[1])]
 sys.exit(runs != ["2026_01_01", "2026_01_02", "2026_01_03"])' "$T/order.out"; then ok; else bad "runs out of name order or local.trace ignored: $(grep -o '"run":"[^"]*"' "$T/order.out" | tr '\n' ' ') $(cat "$T/order.err")"; fi
 
+# a run reached twice (a symlink loop, the log directory given twice) is one
+# run, analyzed once (issue 35: four times)
+mkdir -p "$T/loop"
+$TFD synth -q -o "$T/loop/logs" tests/synth/05-batch-heavy.json
+ln -s "$T/loop/logs" "$T/loop/logs/self"
+timeout -s TERM 4 $TFD watch -q --existing --settle 0 --poll 0.2 --exec "echo x >>'$T/loop/count'" \
+	"$T/loop/logs" "$T/loop/logs" >/dev/null 2>&1
+n=$(wc -l <"$T/loop/count" 2>/dev/null || echo 0)
+if [ "$n" -eq 1 ]; then ok; else bad "a run reached by two paths analyzed $n times"; fi
+
 finish
