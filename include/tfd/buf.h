@@ -5,6 +5,7 @@
 #ifndef TFD_BUF_H
 #define TFD_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct tfd_buf {
@@ -20,6 +21,9 @@ void tfd_buf_release(struct tfd_buf *b);
 void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n);
 void tfd_buf_puts(struct tfd_buf *b, const char *s);
 void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* tfd_buf_printf() with a va_list (ap is used up, as by vprintf). */
+void tfd_buf_vprintf(struct tfd_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Append compact JSON (as cJSON_PrintUnformatted writes it) indented by two
  * spaces per level, with a final newline. */
 void tfd_buf_json_pretty(struct tfd_buf *b, const char *compact);
@@ -39,5 +43,12 @@ void tfd_buf_put_html(struct tfd_buf *b, const char *s);
  * out (outsz bytes): a text that does not fit is cut with "..." at its end,
  * never inside an "\xNN" or a UTF-8 character. */
 void tfd_str_escape_controls(const char *s, char *out, size_t outsz);
+
+/* A name from a capture as a line-oriented text shows it: a line break, a
+ * carriage return or another control byte becomes "\xNN", so that a name
+ * cannot end a line and forge the next. Returns s itself when nothing is
+ * escaped, else a buffer of this thread's that lives until eight more
+ * names have been shown (enough for one printf). */
+const char *tfd_name_on_line(const char *s);
 
 #endif

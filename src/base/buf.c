@@ -40,21 +40,28 @@ void tfd_buf_puts(struct tfd_buf *b, const char *s)
 	tfd_buf_add(b, s, strlen(s));
 }
 
+void tfd_buf_vprintf(struct tfd_buf *b, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n >= 0) {
+		reserve(b, (size_t)n);
+		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, again);
+		b->len += (size_t)n;
+	}
+	va_end(again);
+}
+
 void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	tfd_buf_vprintf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	reserve(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
@@ -243,4 +250,28 @@ void tfd_buf_put_md(struct tfd_buf *b, const char *s)
 				tfd_buf_add(b, (const char *)p, 1);
 		}
 	}
+}
+
+const char *tfd_name_on_line(const char *s)
+{
+	static _Thread_local struct tfd_buf ring[8];
+	static _Thread_local unsigned next;
+	struct tfd_buf *b;
+	const char *p = s;
+
+	while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p)
+		return s; /* the common case: nothing to escape */
+	b = &ring[next++ % 8];
+	b->len = 0;
+	for (p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f)
+			tfd_buf_printf(b, "\\x%02x", c);
+		else
+			tfd_buf_add(b, p, 1);
+	}
+	return b->s;
 }

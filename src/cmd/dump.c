@@ -27,18 +27,19 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 {
 	tfd_buf_printf(b, "capture: %zu host%s", cap->nhosts, cap->nhosts == 1 ? "" : "s");
 	if (cap->run)
-		tfd_buf_printf(b, " (run %s)", cap->run);
+		tfd_buf_printf(b, " (run %s)", tfd_name_on_line(cap->run));
 	tfd_buf_puts(b, "\n");
 	for (size_t i = 0; i < cap->nhosts; i++) {
 		const struct tfd_host *h = &cap->hosts[i];
 		size_t nshown = 0;
 
-		tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", h->name, h->path,
-			       format_name(h), h->gzipped ? ", gzip" : "");
+		tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", tfd_name_on_line(h->name),
+			       tfd_name_on_line(h->path), format_name(h),
+			       h->gzipped ? ", gzip" : "");
 		tfd_buf_printf(b, "  planes: %zu\n", h->nplanes);
 		for (size_t p = 0; p < h->nplanes; p++)
-			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", h->planes[p].name,
-				       h->planes[p].nlines,
+			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n",
+				       tfd_name_on_line(h->planes[p].name), h->planes[p].nlines,
 				       !h->planes[p].decoded		? "skipped"
 				       : h->format == TFD_FMT_TF2_TRACE ? "read"
 									: "host (decoded)");
@@ -54,7 +55,7 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);)
 				nit += ev.kind == TFD_EV_ITERATOR;
 			tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n",
-				       th->id, th->name, th->nevents, nit);
+				       th->id, tfd_name_on_line(th->name), th->nevents, nit);
 		}
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_ev_cursor cur;
@@ -79,7 +80,7 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 					continue;
 				tfd_buf_printf(b, "    %-12" PRId64 " %14.3f %12.3f  %s", th->id,
 					       (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3,
-					       e->sig->name);
+					       tfd_name_on_line(e->sig->name));
 				if (e->flags & TFD_EVF_ID)
 					tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
 				if (e->flags & TFD_EVF_PARENT)
@@ -89,8 +90,9 @@ static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
 					tfd_buf_printf(b, " element_id=%" PRId64,
 						       (int64_t)e->element_id);
 				for (uint16_t p = 0; p < e->sig->nparams; p++)
-					tfd_buf_printf(b, " %s=%s", e->sig->params[p].key,
-						       e->sig->params[p].val);
+					tfd_buf_printf(b, " %s=%s",
+						       tfd_name_on_line(e->sig->params[p].key),
+						       tfd_name_on_line(e->sig->params[p].val));
 				tfd_buf_puts(b, "\n");
 			}
 		}

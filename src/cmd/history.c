@@ -44,7 +44,8 @@ static void print_jobs(const struct tfd_hist_job *jobs, size_t n, const char *fm
 	}
 	printf("%-32s %6s  %s\n", "job", "runs", "last recorded");
 	for (size_t i = 0; i < n; i++)
-		printf("%-32s %6zu  %s\n", jobs[i].name, jobs[i].nruns, jobs[i].last);
+		printf("%-32s %6zu  %s\n", tfd_name_on_line(jobs[i].name), jobs[i].nruns,
+		       tfd_name_on_line(jobs[i].last));
 }
 
 static void print_runs(const struct tfd_hist_run *runs, size_t n, const char *fmt)
@@ -75,10 +76,11 @@ static void print_runs(const struct tfd_hist_run *runs, size_t n, const char *fm
 			continue;
 		}
 		printf("%6" PRId64 "  %-24s %-20s %-24s %-10s %7s %12s %12s  %s\n", runs[i].id,
-		       runs[i].run, runs[i].recorded_at, x ? x->host : "-", x ? x->bound : "-", pct,
-		       x ? tfd_fmt_ns(x->max_latency_ns, t1, sizeof(t1)) : "-",
+		       tfd_name_on_line(runs[i].run), tfd_name_on_line(runs[i].recorded_at),
+		       x ? tfd_name_on_line(x->host) : "-", x ? tfd_name_on_line(x->bound) : "-",
+		       pct, x ? tfd_fmt_ns(x->max_latency_ns, t1, sizeof(t1)) : "-",
 		       x ? tfd_fmt_ns(x->p50_ns, t2, sizeof(t2)) : "-",
-		       x && x->bottleneck[0] ? x->bottleneck : "-");
+		       x && x->bottleneck[0] ? tfd_name_on_line(x->bottleneck) : "-");
 	}
 }
 

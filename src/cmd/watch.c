@@ -89,13 +89,17 @@ static void say(const struct watch *w, const char *fmt, ...)
 {
 	va_list ap;
 
+	struct tfd_buf m;
+
 	if (w->quiet)
 		return;
-	fputs("tfdoctor: watch: ", stderr);
+	/* one line: run and directory names are the file system's, any bytes */
+	tfd_buf_init(&m);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tfd_buf_vprintf(&m, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "tfdoctor: watch: %s\n", m.len ? tfd_name_on_line(m.s) : "");
+	tfd_buf_release(&m);
 }
 
 static struct wrun *find_run(struct watch *w, const struct stat *st)

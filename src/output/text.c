@@ -11,6 +11,9 @@
  * render by tfd_render_text_w (renderers run on one thread). */
 static int wrap_width = 80;
 
+/* A name from the capture, safe on one line of the report (buf.h). */
+#define N(s) tfd_name_on_line(s)
+
 /* Append text to b, each of its lines broken at spaces to fit wrap_width;
  * a continuation line starts with hang spaces. A line that fits, and a
  * word longer than a line (a URL, a long name), stay whole; the spaces
@@ -144,33 +147,33 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 		    b,
 		    "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
 		    "at %s; the host waits little, so it does not hold training back",
-		    s->name, s->long_name, p->name, r1);
+		    N(s->name), N(s->long_name), N(p->name), r1);
 	else if (p->segments[cp->limiter].capacity >= cp->demand)
 		tfd_buf_printf(b,
 			       "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
 			       "above the step's demand of %s: on average the input pipeline "
 			       "keeps up",
-			       s->name, s->long_name, p->name, r1, r2);
+			       N(s->name), N(s->long_name), N(p->name), r1, r2);
 	else
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
 			       "to %s against a demand of %s",
-			       s->name, s->long_name, p->name, cp->inferred ? " (inferred)" : "",
-			       r1, r2);
+			       N(s->name), N(s->long_name), N(p->name),
+			       cp->inferred ? " (inferred)" : "", r1, r2);
 	if (cp->runner_up >= 0 && isfinite(cp->margin) && cp->margin < 100)
 		tfd_buf_printf(b, "; the next limit, the %s, is %.1fx higher",
-			       tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)),
+			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))),
 			       cp->margin);
 	else if (cp->runner_up >= 0 && isfinite(cp->margin))
 		tfd_buf_printf(b, "; the next limit, the %s, is over 100x higher",
-			       tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm)));
+			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
 		tfd_buf_printf(b,
 			       "         latency view: %s owns %.1f%% of the consumer's wait, but "
 			       "that is the tail of the producer's work, not what sets the rate.\n",
-			       p->stages[p->latency_bottleneck].name,
+			       N(p->stages[p->latency_bottleneck].name),
 			       100.0 * p->stages[p->latency_bottleneck].blocking_share);
 }
 
@@ -206,7 +209,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 		tfd_buf_printf(b,
 			       "verdict: %s input-bound: %.1f%% of step time on host %s is "
 			       "spent waiting for input (%s).\n",
-			       band_word(f->bound), f->input_pct, f->host->name, basis);
+			       band_word(f->bound), f->input_pct, N(f->host->name), basis);
 		share_lines(f, b);
 		sureness_line("verdict", &f->confidence, b);
 	} else if (f)
@@ -232,8 +235,8 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "blocking time (latency view: too few steady-state calls "
 				       "for a throughput model)%s.\n",
 				       bn ? "bottleneck" : "slowest stage",
-				       p->stages[p->bottleneck].name,
-				       p->stages[p->bottleneck].long_name, p->name,
+				       N(p->stages[p->bottleneck].name),
+				       N(p->stages[p->bottleneck].long_name), N(p->name),
 				       100.0 * p->stages[p->bottleneck].blocking_share,
 				       bn ? ""
 					  : "; the host waits little, so it does not hold "
@@ -309,8 +312,8 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	char t1[32], t2[32], t3[32], t4[32], t5[32];
 	bool bn = tfd_host_has_bottleneck(hr);
 
-	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", p->name,
-		       p->is_device ? "device" : "host", p->stages[0].long_name,
+	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", N(p->name),
+		       p->is_device ? "device" : "host", N(p->stages[0].long_name),
 		       (int64_t)p->root_id);
 	tfd_buf_printf(b,
 		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
@@ -352,7 +355,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			tfd_buf_printf(
 			    b,
 			    "    %s %-28s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64 "%s\n",
-			    i + 1 == p->ncritpath ? "*" : "-", s->name,
+			    i + 1 == p->ncritpath ? "*" : "-", N(s->name),
 			    tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)), 100.0 * s->blocking_share,
 			    tfd_fmt_ns(s->self_ns, t2, sizeof(t2)), s->calls,
 			    !s->is_bottleneck ? ""
@@ -374,7 +377,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		char label[160];
 		int ind = s->depth * 2 > 40 ? 40 : s->depth * 2;
 
-		snprintf(label, sizeof(label), "%*s%s%s", ind, "", s->name,
+		snprintf(label, sizeof(label), "%*s%s%s", ind, "", N(s->name),
 			 s->is_async ? " (async)" : "");
 		tfd_buf_printf(b, "  %-4s %-56s %8" PRIu64 " %12s %12s %12s %6.1f%%\n",
 			       s->is_bottleneck	     ? (bn ? "[B]" : "[S]")
@@ -453,9 +456,9 @@ static void finding_place(const struct tfd_findings *f, const size_t *g, size_t 
 	else if (x->stage[0])
 		tfd_buf_printf(w, "(%s %s, %s)", x->host, x->pipeline, x->stage);
 	else if (x->pipeline[0])
-		tfd_buf_printf(w, "(%s %s)", x->host, x->pipeline);
+		tfd_buf_printf(w, "(%s %s)", N(x->host), N(x->pipeline));
 	else if (!many)
-		tfd_buf_printf(w, "(%s)", x->host);
+		tfd_buf_printf(w, "(%s)", N(x->host));
 	if (many)
 		group_hosts(f, g, i, nhosts, w);
 }
@@ -571,8 +574,8 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 			snprintf(t1, sizeof(t1), "-");
 			snprintf(t2, sizeof(t2), "-");
 		}
-		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", h->host->name, pct, t1,
-			       t2, h->nsteps, h->npipelines,
+		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", N(h->host->name), pct,
+			       t1, t2, h->nsteps, h->npipelines,
 			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
 						  : "- (device pipelines only)");
 	}
@@ -581,7 +584,7 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 
 		if (!h->npipelines)
 			continue;
-		tfd_buf_printf(b, "\n== host %s%s\n", h->host->name,
+		tfd_buf_printf(b, "\n== host %s%s\n", N(h->host->name),
 			       i == 0 ? " (analyzed first)" : "");
 		for (size_t p = 0; p < h->npipelines; p++)
 			pipeline_text(h, &h->pipelines[p], b);

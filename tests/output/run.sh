@@ -143,4 +143,35 @@ if ! grep -q '<script>' "$T/h.html" && grep -qF '&lt;script&gt;' "$T/h.html"; th
 $TFD dot -T svg "$EV" >"$T/h.svg" 2>/dev/null
 if [ -s "$T/h.svg" ] && ! grep -q '<script>' "$T/h.svg" && [ "$(ctl "$T/h.svg")" = 0 ]; then ok; else bad "svg passes raw markup or control bytes"; fi
 
+# a line break in a name cannot forge a line (issue 35: it reached analyze's
+# text, dump and watch's messages raw)
+awk 'BEGIN {
+	printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+	for (i = 0; i < 20; i++) {
+		t = i * 1000
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, i
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":790,\"name\":\"Iterator::Map\\nFORGED\\r\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::Map\\nFORGED\\r\"}}", t
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":770,\"name\":\"Iterator::TFRecord\",\"args\":{\"id\":\"3\",\"parent_id\":\"2\",\"long_name\":\"Iterator::Model::Map\\nFORGED\\r::TFRecord\"}}", t + 1
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":200,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + 800, i
+	}
+	printf "]}\n"
+}' >"$T/nl.trace.json"
+for c in "analyze" "dump" "dump --all"; do
+	# shellcheck disable=SC2086
+	$TFD $c -o - "$T/nl.trace.json" >"$T/nl.out" 2>/dev/null
+	if ! grep -q '^FORGED' "$T/nl.out" && grep -qF 'Map\x0aFORGED\x0d' "$T/nl.out" && [ "$(ctl "$T/nl.out")" = 0 ]; then ok; else bad "$c lets a line break in a name through"; fi
+done
+mkdir -p "$T/nlw/plugins/profile"
+$TFD synth -q -o "$T/nlw0" tests/synth/05-batch-heavy.json
+mv "$T/nlw0/plugins/profile/"* "$T/nlw/plugins/profile/r
+FORGED"
+$TFD watch --once --existing --settle 0 --out-dir "$T/nlw-out" "$T/nlw" 2>"$T/nlw.err" >/dev/null
+if grep -qF 'r\x0aFORGED' "$T/nlw.err" && ! grep -q '^FORGED' "$T/nlw.err"; then ok; else bad "watch lets a line break in a run name through: $(cat "$T/nlw.err")"; fi
+
+$TFD report -q --history "$T/nl.db" --job "$(printf 'j\nFORGED')" -o "$T/nl.html" "$T/nl.trace.json" 2>/dev/null
+$TFD history "$T/nl.db" >"$T/nlh.out" 2>&1
+$TFD history --job "$(printf 'j\nFORGED')" "$T/nl.db" >>"$T/nlh.out" 2>&1
+if ! grep -q '^FORGED' "$T/nlh.out" && grep -qF 'j\x0aFORGED' "$T/nlh.out"; then ok; else bad "history text lets a line break in a name through: $(cat "$T/nlh.out")"; fi
+
 finish
