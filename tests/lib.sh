@@ -26,3 +26,21 @@ finish() {
 	echo "$SUITE: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 }
+
+# A Chrome trace of 20 steps whose pipeline is Model <- NAME <- TFRecord, NAME
+# given as JSON string text (escapes allowed: 'Map\\' for a backslash);
+# untrusted-name tests put control bytes and backslashes there.
+trace_named() { # OUT NAME
+	awk -v nm="$2" 'BEGIN {
+		printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+		for (i = 0; i < 20; i++) {
+			t = i * 1000
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, i
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":790,\"name\":\"Iterator::%s\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::%s\"}}", t, nm, nm
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":770,\"name\":\"Iterator::TFRecord\",\"args\":{\"id\":\"3\",\"parent_id\":\"2\",\"long_name\":\"Iterator::Model::%s::TFRecord\"}}", t + 1, nm
+			printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":200,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + 800, i
+		}
+		printf "]}\n"
+	}' >"$1"
+}

@@ -158,6 +158,21 @@ static int user_version(struct tfd_history *h)
 
 static enum tfd_status open_file(const char *path, struct tfd_history **out, struct tfd_err *err);
 
+/* Open h's connection to name (a path or a file: URI) with flags and a 30 s
+ * busy timeout; on error h is closed (freed) and err says why. */
+static enum tfd_status open_db(struct tfd_history *h, const char *name, int flags,
+			       struct tfd_err *err)
+{
+	if (sqlite3_open_v2(name, &h->db, flags, NULL) != SQLITE_OK) {
+		enum tfd_status st = db_fail(h, err, "cannot open history database");
+
+		tfd_history_close(h);
+		return st;
+	}
+	sqlite3_busy_timeout(h->db, 30000);
+	return TFD_OK;
+}
+
 /* After a failed first open of a database this process created (a full
  * disk, a file-size limit): the half-made file and SQLite's files beside it
  * go, unless a schema was committed meanwhile (another report that created
@@ -207,14 +222,8 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 		return open_pg(path, false, out, err);
 	}
 	snprintf(h->path, sizeof(h->path), "%s", path);
-	if (sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		enum tfd_status st = db_fail(h, err, "cannot open history database");
-
-		tfd_history_close(h);
-		return st;
-	}
-	sqlite3_busy_timeout(h->db, 30000);
+	if (open_db(h, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err))
+		return err->status;
 	/* decided before any write: a database that is neither empty nor ours
 	 * is refused and left byte for byte as it was (no WAL, no tables) */
 	kind = db_kind(h);
@@ -325,15 +334,9 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 			}
 			snprintf(uri + k, sizeof(uri) - k, "?immutable=1");
 		}
-		if (sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
-		    SQLITE_OK) {
-			enum tfd_status s = db_fail(h, err, "cannot open history database");
-
-			tfd_history_close(h);
-			return s;
-		}
+		if (open_db(h, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err))
+			return err->status;
 	}
-	sqlite3_busy_timeout(h->db, 30000);
 	v = user_version(h);
 	if (db_kind(h) == DB_FOREIGN)
 		v = -1;

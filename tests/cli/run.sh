@@ -672,18 +672,7 @@ if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/evilrules/a.json: rule '#0': fiel
 
 # DOT: a stage name ending in a backslash stays inside its quotes (issue 35:
 # it escaped the closing quote and swallowed the next statement)
-awk 'BEGIN {
-	printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
-	for (i = 0; i < 20; i++) {
-		t = i * 1000
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, i
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":790,\"name\":\"Iterator::Map\\\\\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::Map\\\\\"}}", t
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":770,\"name\":\"Iterator::TFRecord\",\"args\":{\"id\":\"3\",\"parent_id\":\"2\",\"long_name\":\"Iterator::Model::Map\\\\::TFRecord\"}}", t + 1
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":200,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + 800, i
-	}
-	printf "]}\n"
-}' >"$T/bs.trace.json"
+trace_named "$T/bs.trace.json" 'Map\\\\'
 run dot -o - "$T/bs.trace.json"
 if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qF 'tooltip="Iterator::Model::Map\\"];' &&
 	printf '%s\n' "$out" | grep -qF 'label="Map\\\n20 calls' &&

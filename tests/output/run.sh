@@ -145,18 +145,7 @@ if [ -s "$T/h.svg" ] && ! grep -q '<script>' "$T/h.svg" && [ "$(ctl "$T/h.svg")"
 
 # a line break in a name cannot forge a line (issue 35: it reached analyze's
 # text, dump and watch's messages raw)
-awk 'BEGIN {
-	printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
-	for (i = 0; i < 20; i++) {
-		t = i * 1000
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, i
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":800,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":790,\"name\":\"Iterator::Map\\nFORGED\\r\",\"args\":{\"id\":\"2\",\"parent_id\":\"1\",\"long_name\":\"Iterator::Model::Map\\nFORGED\\r\"}}", t
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":770,\"name\":\"Iterator::TFRecord\",\"args\":{\"id\":\"3\",\"parent_id\":\"2\",\"long_name\":\"Iterator::Model::Map\\nFORGED\\r::TFRecord\"}}", t + 1
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":200,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + 800, i
-	}
-	printf "]}\n"
-}' >"$T/nl.trace.json"
+trace_named "$T/nl.trace.json" 'Map\\nFORGED\\r'
 for c in "analyze" "dump" "dump --all"; do
 	# shellcheck disable=SC2086
 	$TFD $c -o - "$T/nl.trace.json" >"$T/nl.out" 2>/dev/null
