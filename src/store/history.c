@@ -210,6 +210,19 @@ enum tfd_status tfd_history_open(const char *path, struct tfd_history **out, str
 	return st;
 }
 
+/* A failed step of open_file(): err says what (with SQLite's reason), an
+ * open transaction is rolled back, h is closed. */
+static enum tfd_status open_fail(struct tfd_history *h, bool in_txn, const char *what,
+				 struct tfd_err *err)
+{
+	enum tfd_status st = db_fail(h, err, what);
+
+	if (in_txn)
+		exec(h, "ROLLBACK");
+	tfd_history_close(h);
+	return st;
+}
+
 static enum tfd_status open_file(const char *path, struct tfd_history **out, struct tfd_err *err)
 {
 	struct tfd_history *h = xcalloc(1, sizeof(*h));
@@ -240,19 +253,11 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 		return st;
 	}
 	if (exec(h, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
-	    exec(h, "PRAGMA foreign_keys=ON") != SQLITE_OK) {
-		enum tfd_status st = db_fail(h, err, "not a usable SQLite database");
-
-		tfd_history_close(h);
-		return st;
-	}
+	    exec(h, "PRAGMA foreign_keys=ON") != SQLITE_OK)
+		return open_fail(h, false, "not a usable SQLite database", err);
 	/* migrate under an exclusive write lock: concurrent first runs agree */
-	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK) {
-		enum tfd_status st = db_fail(h, err, "cannot lock the history database");
-
-		tfd_history_close(h);
-		return st;
-	}
+	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
+		return open_fail(h, false, "cannot lock the history database", err);
 	v = user_version(h);
 	if (v < 0 || v > NMIGRATIONS) {
 		exec(h, "ROLLBACK");
@@ -264,31 +269,17 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 					path, v, NMIGRATIONS);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
 	}
-	if (exec(h, "PRAGMA application_id=" TFD_STR(TFD_APP_ID)) != SQLITE_OK) {
-		enum tfd_status st = db_fail(h, err, "cannot stamp the history database");
-
-		exec(h, "ROLLBACK");
-		tfd_history_close(h);
-		return st;
-	}
+	if (exec(h, "PRAGMA application_id=" TFD_STR(TFD_APP_ID)) != SQLITE_OK)
+		return open_fail(h, true, "cannot stamp the history database", err);
 	for (; v < NMIGRATIONS; v++) {
 		char pragma[64];
 
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", v + 1);
-		if (exec(h, migrations[v]) != SQLITE_OK || exec(h, pragma) != SQLITE_OK) {
-			enum tfd_status st = db_fail(h, err, "cannot migrate the history schema");
-
-			exec(h, "ROLLBACK");
-			tfd_history_close(h);
-			return st;
-		}
+		if (exec(h, migrations[v]) != SQLITE_OK || exec(h, pragma) != SQLITE_OK)
+			return open_fail(h, true, "cannot migrate the history schema", err);
 	}
-	if (exec(h, "COMMIT") != SQLITE_OK) {
-		enum tfd_status st = db_fail(h, err, "cannot migrate the history schema");
-
-		tfd_history_close(h);
-		return st;
-	}
+	if (exec(h, "COMMIT") != SQLITE_OK)
+		return open_fail(h, false, "cannot migrate the history schema", err);
 	*out = h;
 	return TFD_OK;
 }

@@ -8,6 +8,26 @@
 # ("  -x, --long ARG  text" or "      --long ARG  text", continued by lines
 # indented 24 columns), and an "Exit codes:" line.
 set -eu
+
+# The EXIT STATUS section; $1 follows the --fail-on line.
+exit_status() {
+	cat <<'EXIT'
+.SH EXIT STATUS
+.TP
+.B 0
+the command ran (an analysis with findings or not)
+.TP
+.B 1
+bad input or a runtime error, said in one line on standard error
+.TP
+.B 2
+a usage error
+.TP
+.B 3
+EXIT
+	printf 'a \\-\\-fail\\-on gate tripped%s\n' "$1"
+}
+
 bin=$1
 dir=$2
 version=$3
@@ -55,21 +75,7 @@ for c in $cmds; do
 		/^                        / && opt != "" { l = $0; sub(/^ +/, "", l); txt = (txt == "" ? l : txt "\n" l); next }
 		{ if (para && said) { print ".PP" } para = 0; said = 1; print }
 		END { flush_opt() }'
-		cat <<'EXIT'
-.SH EXIT STATUS
-.TP
-.B 0
-the command ran (an analysis with findings or not)
-.TP
-.B 1
-bad input or a runtime error, said in one line on standard error
-.TP
-.B 2
-a usage error
-.TP
-.B 3
-a \-\-fail\-on gate tripped (analyze, merge, report)
-EXIT
+		exit_status ' (analyze, merge, report)'
 		echo ".SH SEE ALSO"
 		see_also "$page"
 	} >"$dir/$page.1.tmp"
@@ -111,20 +117,8 @@ HEAD
 		summary=$("$bin" help | awk -v c="$c" '$1 == c { $1 = ""; sub(/^ +/, ""); print; exit }')
 		printf '.TP\n.BR tfdoctor\\-%s (1)\n%s\n' "$c" "$(printf '%s' "$summary" | esc)"
 	done
+	exit_status ''
 	cat <<'TAIL'
-.SH EXIT STATUS
-.TP
-.B 0
-the command ran (an analysis with findings or not)
-.TP
-.B 1
-bad input or a runtime error, said in one line on standard error
-.TP
-.B 2
-a usage error
-.TP
-.B 3
-a \-\-fail\-on gate tripped
 .SH EXAMPLES
 .nf
 tfdoctor analyze logs/train
