@@ -1,7 +1,6 @@
 /* report.c - `tfdoctor report`: argument handling of the nightly pipeline-health
  * report (the report itself is src/report/). */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -261,12 +260,6 @@ static int write_report(struct report *r)
 			rc = 2;
 	if (!rc && tfd_output_write(r->outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
-	/* on standard output the report is written once it is flushed */
-	if (!rc && (!r->outpath || strcmp(r->outpath, "-") == 0) &&
-	    (fflush(stdout) != 0 || ferror(stdout))) {
-		fprintf(stderr, "tfdoctor: writing standard output: %s\n", strerror(errno));
-		rc = 1;
-	}
 	tfd_buf_release(&b);
 	return rc;
 }
