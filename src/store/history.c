@@ -143,20 +143,23 @@ static int exec(struct tfd_history *h, const char *sql)
 	return sqlite3_exec(h->db, sql, NULL, NULL, NULL);
 }
 
+/* The schema version, or -1 when it cannot be read. */
 static int user_version(struct tfd_history *h)
 {
-	sqlite3_stmt *st;
-	int v = -1;
+	int v;
 
-	if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return pragma_int(h, "PRAGMA user_version", &v) ? -1 : v;
 }
 
 static enum tfd_status open_file(const char *path, struct tfd_history **out, struct tfd_err *err);
+
+/* A database whose schema this tfdoctor does not know yet. */
+static enum tfd_status newer_schema(const char *path, int v, struct tfd_err *err)
+{
+	return tfd_fail(err, TFD_E_FORMAT,
+			"%s: history schema version %d is newer than this tfdoctor (%d)", path, v,
+			NMIGRATIONS);
+}
 
 /* Open h's connection to name (a path or a file: URI) with flags and a 30 s
  * busy timeout; on error h is closed (freed) and err says why. */
@@ -263,10 +266,7 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 		exec(h, "ROLLBACK");
 		tfd_history_close(h);
 		if (v > NMIGRATIONS)
-			return tfd_fail(err, TFD_E_FORMAT,
-					"%s: history schema version %d is newer than this tfdoctor "
-					"(%d)",
-					path, v, NMIGRATIONS);
+			return newer_schema(path, v, err);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
 	}
 	if (exec(h, "PRAGMA application_id=" TFD_STR(TFD_APP_ID)) != SQLITE_OK)
@@ -334,10 +334,7 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 	if (v != NMIGRATIONS) {
 		tfd_history_close(h);
 		if (v > NMIGRATIONS)
-			return tfd_fail(err, TFD_E_FORMAT,
-					"%s: history schema version %d is newer than this tfdoctor "
-					"(%d)",
-					path, v, NMIGRATIONS);
+			return newer_schema(path, v, err);
 		if (v > 0)
 			return tfd_fail(err, TFD_E_FORMAT,
 					"%s: history schema version %d is older: 'tfdoctor report "
