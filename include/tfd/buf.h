@@ -45,7 +45,7 @@ void tfd_buf_put_html(struct tfd_buf *b, const char *s);
 void tfd_str_escape_controls(const char *s, char *out, size_t outsz);
 
 /* A name from a capture as a line-oriented text shows it: a line break, a
- * carriage return or another control byte becomes "\xNN", so that a name
+ * carriage return or another control byte (C1 too) becomes "\xNN", so that a name
  * cannot end a line and forge the next. Returns s itself when nothing is
  * escaped, else a buffer of this thread's that lives until eight more
  * names have been shown (enough for one printf). */

@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +126,30 @@ static int is_ctl(unsigned char c)
 	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
 }
 
+/* Append s[0..len) to o with control bytes and C1 controls as "\xNN";
+ * line breaks and tabs stay when lines is set. */
+static void put_escaped(struct tfd_buf *o, const char *s, size_t len, bool lines)
+{
+	size_t clean = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		bool c1 = is_c1(p, len - i);
+
+		if (!c1 && !is_ctl(*p) && (lines || (*p != '\n' && *p != '\t')))
+			continue;
+		tfd_buf_add(o, s + clean, i - clean);
+		tfd_buf_printf(o, "\\x%02x", c1 ? p[1] : *p);
+		i += c1;
+		clean = i + 1;
+	}
+	tfd_buf_add(o, s + clean, len - clean);
+}
+
 void tfd_buf_escape_controls(struct tfd_buf *b)
 {
 	struct tfd_buf o;
-	size_t i = 0, clean = 0;
+	size_t i = 0;
 
 	for (; i < b->len; i++)
 		if (is_ctl((unsigned char)b->s[i]) || is_c1((unsigned char *)b->s + i, b->len - i))
@@ -136,21 +157,7 @@ void tfd_buf_escape_controls(struct tfd_buf *b)
 	if (i == b->len)
 		return; /* the common case: nothing to do */
 	tfd_buf_init(&o);
-	for (i = 0; i < b->len; i++) {
-		const unsigned char *p = (const unsigned char *)b->s + i;
-
-		if (is_ctl(*p)) {
-			tfd_buf_add(&o, b->s + clean, i - clean);
-			tfd_buf_printf(&o, "\\x%02x", *p);
-			clean = i + 1;
-		} else if (is_c1(p, b->len - i)) {
-			tfd_buf_add(&o, b->s + clean, i - clean);
-			tfd_buf_printf(&o, "\\x%02x", p[1]);
-			i++;
-			clean = i + 1;
-		}
-	}
-	tfd_buf_add(&o, b->s + clean, b->len - clean);
+	put_escaped(&o, b->s, b->len, true);
 	tfd_buf_release(b);
 	*b = o;
 }
@@ -256,22 +263,18 @@ const char *tfd_name_on_line(const char *s)
 {
 	static _Thread_local struct tfd_buf ring[8];
 	static _Thread_local unsigned next;
+	size_t len = strlen(s);
 	struct tfd_buf *b;
-	const char *p = s;
+	size_t i = 0;
 
-	while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
-		p++;
-	if (!*p)
+	for (; i < len; i++)
+		if (s[i] == '\n' || s[i] == '\t' || is_ctl((unsigned char)s[i]) ||
+		    is_c1((const unsigned char *)s + i, len - i))
+			break;
+	if (i == len)
 		return s; /* the common case: nothing to escape */
 	b = &ring[next++ % 8];
 	b->len = 0;
-	for (p = s; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c < 0x20 || c == 0x7f)
-			tfd_buf_printf(b, "\\x%02x", c);
-		else
-			tfd_buf_add(b, p, 1);
-	}
+	put_escaped(b, s, len, false);
 	return b->s;
 }
