@@ -41,7 +41,7 @@ LIB_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 GEN_SRC := $(B)/gen/xplane.pb-c.c $(B)/gen/rules_builtin.c
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/gen/xplane.pb-c.o \
 	$(B)/obj/gen/rules_builtin.o
-UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
@@ -74,11 +74,12 @@ $(B)/obj/%.o: src/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-# the unit tests are white-box: they reach the readers' and the analysis's
-# private headers (src/input, src/analysis, src/model), and only they do
+# the unit tests use the public headers; the white-box cases of a folder's
+# internals live in tests/unit/FOLDER/ and see that folder's headers only
 $(B)/obj/unit/%.o: tests/unit/%.c $(B)/gen/xplane.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -Isrc/input -Isrc -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -Itests/unit $(if $(findstring /,$*),-Isrc/$(patsubst %/,%,$(dir $*))) \
+		-c $< -o $@
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(B)/obj/main.d
 

@@ -50,6 +50,10 @@ if python3 tests/layout/contracts.py >"$T/contracts"; then ok; else bad "$(head 
 # each folder's private headers stay in it: no ../ includes in src/
 up=$(grep -rln '#include "\.\./' src || true)
 if [ -z "$up" ]; then ok; else bad "src files include another folder's private header: $up"; fi
+# and the unit tests reach them only from tests/unit/FOLDER/ (compiled with
+# src/FOLDER's headers alone): no path into src/ in any test
+up=$(grep -rlnE '#include "[^"]*(\.\./|src/)' tests/unit || true)
+if [ -z "$up" ]; then ok; else bad "unit tests include a private header by path: $up"; fi
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi

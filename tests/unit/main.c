@@ -10,13 +10,14 @@ extern const struct t_case xprof_cases[];
 extern const struct t_case analysis_cases[];
 extern const struct t_case rules_cases[];
 extern const struct t_case capacity_cases[];
+extern const struct t_case input_cases[];
 
 static const struct {
 	const char *suite;
 	const struct t_case *cases;
 } suites[] = {
     {"capture", capture_cases}, {"xprof", xprof_cases},	      {"analysis", analysis_cases},
-    {"rules", rules_cases},	{"capacity", capacity_cases},
+    {"rules", rules_cases},	{"capacity", capacity_cases}, {"input", input_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)

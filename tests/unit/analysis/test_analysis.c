@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/attrib.h"
-#include "analysis/passes.h"
+#include "attrib.h"
 #include "fixture.h"
+#include "passes.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/graph.h"

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/passes.h"
-#include "input_impl.h"
+#include "passes.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/graph.h"
 #include "tfd/synth.h"
