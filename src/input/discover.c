@@ -54,6 +54,59 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Discovery notes the directories it may not read in denied (when not
+ * NULL): an unreadable log, plugins, profile or run directory is said by
+ * name, never taken for an empty one. */
+static void note_denied(strvec *denied, const char *path)
+{
+	if (denied && errno == EACCES) {
+		for (size_t i = 0; i < denied->n; i++)
+			if (strcmp(denied->v[i], path) == 0)
+				return;
+		vec_push(denied, xstrdup(path));
+	}
+}
+
+static DIR *open_dir(const char *path, strvec *denied)
+{
+	DIR *d = opendir(path);
+
+	if (!d)
+		note_denied(denied, path);
+	return d;
+}
+
+/* is_dir(), noting the directory above path that may not be searched
+ * (stat's EACCES names no component). */
+static int is_dir_noting(const char *path, strvec *denied)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode);
+	if (errno == EACCES && denied) {
+		char *up = xstrdup(path);
+
+		for (char *c = strchr(up + 1, '/'); c; c = strchr(c + 1, '/')) {
+			*c = '\0';
+			if (access(up, X_OK) != 0 && errno == EACCES) {
+				note_denied(denied, up);
+				break;
+			}
+			*c = '/';
+		}
+		free(up);
+	}
+	return 0;
+}
+
+static void free_strs(strvec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i]);
+	vec_free(v);
+}
+
 static uint64_t weighed(const char *name, const struct stat *st)
 {
 	return (uint64_t)st->st_size * (tfd_ends_with(name, ".gz") ? 8 : 1);
@@ -144,9 +197,9 @@ static char *derived_in(const char *dir)
 
 /* Capture files directly in dir, sorted; a host with an xplane.pb does not
  * also load its trace.json(.gz), which is a rendering of the same data. */
-static void list_captures(const char *dir, strvec *out, strvec *notes)
+static void list_captures(const char *dir, strvec *out, strvec *notes, strvec *denied)
 {
-	DIR *d = opendir(dir);
+	DIR *d = open_dir(dir, denied);
 	struct dirent *de;
 	strvec names = {0};
 
@@ -185,12 +238,12 @@ static void list_captures(const char *dir, strvec *out, strvec *notes)
 	vec_free(&names);
 }
 
-static int has_captures(const char *dir)
+static int has_captures(const char *dir, strvec *denied)
 {
 	strvec tmp = {0};
 	size_t n;
 
-	list_captures(dir, &tmp, NULL);
+	list_captures(dir, &tmp, NULL, denied);
 	n = tmp.n;
 	for (size_t i = 0; i < tmp.n; i++)
 		free(tmp.v[i]);
@@ -199,14 +252,14 @@ static int has_captures(const char *dir)
 }
 
 /* Find plugins/profile/<run> directories below root (depth-limited). */
-static void find_runs(const char *root, int depth, strvec *runs)
+static void find_runs(const char *root, int depth, strvec *runs, strvec *denied)
 {
 	char *prof = join(root, "plugins/profile");
 	DIR *d;
 	struct dirent *de;
 
-	if (is_dir(prof)) {
-		d = opendir(prof);
+	if (is_dir_noting(prof, denied)) {
+		d = open_dir(prof, denied);
 		while (d && (de = readdir(d)) != NULL) {
 			char *p;
 
@@ -224,7 +277,7 @@ static void find_runs(const char *root, int depth, strvec *runs)
 	free(prof);
 	if (depth <= 0)
 		return;
-	d = opendir(root);
+	d = open_dir(root, denied);
 	while (d && (de = readdir(d)) != NULL) {
 		char *p;
 
@@ -232,7 +285,7 @@ static void find_runs(const char *root, int depth, strvec *runs)
 			continue;
 		p = join(root, de->d_name);
 		if (is_dir(p))
-			find_runs(p, depth - 1, runs);
+			find_runs(p, depth - 1, runs, denied);
 		free(p);
 	}
 	if (d)
@@ -260,20 +313,20 @@ static bool last_component_is(const char *path, const char *name)
 /* The run directories under dir: .../plugins/profile/<run> up to four levels
  * down, or, when dir is plugins/profile itself (or the plugins directory
  * above it), its subdirectories that hold captures. Unsorted. */
-static void collect_runs(const char *dir, strvec *runs)
+static void collect_runs(const char *dir, strvec *runs, strvec *denied)
 {
 	DIR *d;
 	struct dirent *de;
 
-	find_runs(dir, 4, runs);
+	find_runs(dir, 4, runs, denied);
 	if (!runs->n && last_component_is(dir, "plugins")) {
 		char *prof = join(dir, "profile");
 
-		if (is_dir(prof))
-			collect_runs(prof, runs);
+		if (is_dir_noting(prof, denied))
+			collect_runs(prof, runs, denied);
 		free(prof);
 	}
-	if (runs->n || !(d = opendir(dir)))
+	if (runs->n || !(d = open_dir(dir, denied)))
 		return;
 	while ((de = readdir(d)) != NULL) {
 		char *p;
@@ -281,7 +334,7 @@ static void collect_runs(const char *dir, strvec *runs)
 		if (de->d_name[0] == '.')
 			continue;
 		p = join(dir, de->d_name);
-		if (is_dir(p) && has_captures(p))
+		if (is_dir(p) && has_captures(p, denied))
 			vec_push(runs, p);
 		else
 			free(p);
@@ -289,86 +342,113 @@ static void collect_runs(const char *dir, strvec *runs)
 	closedir(d);
 }
 
+/* The error for a directory with no captures: a directory discovery may
+ * not read is named before anything else. */
+static enum tfd_status none_found(const char *dir, const strvec *denied, struct tfd_err *err)
+{
+	char *derived;
+	enum tfd_status st;
+
+	if (denied->n == 1 && strcmp(denied->v[0], dir) == 0)
+		return tfd_fail(err, TFD_E_IO,
+				"permission denied (no capture in it can be listed)");
+	if (denied->n)
+		return tfd_fail(err, TFD_E_IO,
+				"%s: permission denied (no capture below it can be listed%s)",
+				denied->v[0], denied->n > 1 ? "; nor in other directories" : "");
+	derived = derived_in(dir);
+	if (derived)
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "no profiler captures found, only derived tool files such as "
+			      "'%s' (use the *.xplane.pb of the same run)",
+			      derived);
+	else
+		st = tfd_fail(err, TFD_E_FORMAT,
+			      "no profiler captures found (looked for *.xplane.pb, "
+			      "*.trace.json[.gz] and plugins/profile/<run>/)");
+	free(derived);
+	return st;
+}
+
+/* The run to analyze among runs (sorted by name): the one --run names, or
+ * the newest that holds captures. A newer run that may not be read is an
+ * error, never passed over for an older one. */
+static enum tfd_status pick_run(const strvec *runs, const struct tfd_load_opts *opts,
+				const char **pick, struct tfd_err *err)
+{
+	*pick = NULL;
+	if (opts && opts->run) {
+		for (size_t i = runs->n; i-- > 0;)
+			if (strcmp(tfd_path_base(runs->v[i]), opts->run) == 0) {
+				*pick = runs->v[i];
+				return TFD_OK;
+			}
+		return tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')", opts->run,
+				tfd_path_base(runs->v[runs->n - 1]));
+	}
+	/* newest run that holds captures (names are times) */
+	for (size_t i = runs->n; i-- > 0;) {
+		strvec denied = {0};
+		int found = has_captures(runs->v[i], &denied);
+		bool refused = denied.n > 0;
+
+		free_strs(&denied);
+		if (found) {
+			*pick = runs->v[i];
+			return TFD_OK;
+		}
+		if (refused)
+			return tfd_fail(
+			    err, TFD_E_IO,
+			    "%s: permission denied (run '%s' is the newest; an older run "
+			    "is not analyzed in its place: --run NAME picks one)",
+			    runs->v[i], tfd_path_base(runs->v[i]));
+	}
+	return tfd_fail(err, TFD_E_FORMAT,
+			"no profiler captures found in any of %zu run directories", runs->n);
+}
+
 static enum tfd_status expand_dir(const char *dir, const struct tfd_load_opts *opts, strvec *files,
 				  const char **run_out, struct tfd_arena *arena, strvec *notes,
 				  struct tfd_err *err)
 {
-	strvec runs = {0};
+	strvec runs = {0}, denied = {0};
 	enum tfd_status st = TFD_OK;
 	size_t before = files->n;
+	const char *pick = NULL;
 
-	list_captures(dir, files, notes);
+	list_captures(dir, files, notes, &denied);
 	if (files->n > before)
-		return TFD_OK;
-	collect_runs(dir, &runs);
+		goto out;
+	collect_runs(dir, &runs, &denied);
 	if (runs.n == 0) {
-		char *derived = derived_in(dir);
-
-		if (derived)
-			st = tfd_fail(err, TFD_E_FORMAT,
-				      "no profiler captures found, only derived tool files such as "
-				      "'%s' (use the *.xplane.pb of the same run)",
-				      derived);
-		else
-			st = tfd_fail(err, TFD_E_FORMAT,
-				      "no profiler captures found (looked for *.xplane.pb, "
-				      "*.trace.json[.gz] and plugins/profile/<run>/)");
-		free(derived);
+		st = none_found(dir, &denied, err);
 		goto out;
 	}
 	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
-	{
-		const char *pick = NULL;
-
-		if (opts && opts->run) {
-			for (size_t i = runs.n; i-- > 0;)
-				if (strcmp(tfd_path_base(runs.v[i]), opts->run) == 0) {
-					pick = runs.v[i];
-					break;
-				}
-			if (!pick) {
-				st =
-				    tfd_fail(err, TFD_E_USAGE, "no run named '%s' (newest is '%s')",
-					     opts->run, tfd_path_base(runs.v[runs.n - 1]));
-				goto out;
-			}
-		} else {
-			/* newest run that holds captures (names are timestamps) */
-			for (size_t i = runs.n; i-- > 0 && !pick;)
-				if (has_captures(runs.v[i]))
-					pick = runs.v[i];
-			if (!pick) {
-				st = tfd_fail(err, TFD_E_FORMAT,
-					      "no profiler captures found in any of %zu run "
-					      "directories",
-					      runs.n);
-				goto out;
-			}
-		}
-		list_captures(pick, files, notes);
-		if (files->n == before) {
-			st = tfd_fail(err, TFD_E_FORMAT, "run '%s' holds no profiler captures",
-				      tfd_path_base(pick));
-			goto out;
-		}
-		*run_out = tfd_arena_intern_cstr(arena, tfd_path_base(pick));
-		if (runs.n > 1 && notes && !(opts && opts->run)) {
-			vec_push(notes, note_printf("analyzed run '%s': the newest of %zu runs by "
-						    "name (run names are times)",
-						    tfd_path_base(pick), runs.n));
-			for (size_t i = runs.n; i-- > 0;)
-				if (runs.v[i] != pick)
-					vec_push(notes,
-						 note_printf("skipped run '%s' (%s): use --run %s, "
-							     "or --all-runs for every run",
-							     tfd_path_base(runs.v[i]), runs.v[i],
-							     tfd_path_base(runs.v[i])));
-		}
+	if ((st = pick_run(&runs, opts, &pick, err)) != TFD_OK)
+		goto out;
+	list_captures(pick, files, notes, NULL);
+	if (files->n == before) {
+		st = tfd_fail(err, TFD_E_FORMAT, "run '%s' holds no profiler captures",
+			      tfd_path_base(pick));
+		goto out;
+	}
+	*run_out = tfd_arena_intern_cstr(arena, tfd_path_base(pick));
+	if (runs.n > 1 && notes && !(opts && opts->run)) {
+		vec_push(notes, note_printf("analyzed run '%s': the newest of %zu runs by "
+					    "name (run names are times)",
+					    tfd_path_base(pick), runs.n));
+		for (size_t i = runs.n; i-- > 0;)
+			if (runs.v[i] != pick)
+				vec_push(notes, note_printf("skipped run '%s' (%s): use --run %s, "
+							    "or --all-runs for every run",
+							    tfd_path_base(runs.v[i]), runs.v[i],
+							    tfd_path_base(runs.v[i])));
 	}
 out:
-	for (size_t i = 0; i < runs.n; i++)
-		free(runs.v[i]);
-	vec_free(&runs);
+	free_strs(&runs);
+	free_strs(&denied);
 	return st;
 }
 
@@ -558,13 +638,13 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 
 enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, struct tfd_err *err)
 {
-	strvec runs = {0}, direct = {0};
+	strvec runs = {0}, direct = {0}, denied = {0};
 
 	*names = NULL;
 	*n = 0;
 	if (!is_dir(path))
 		return tfd_fail(err, TFD_E_USAGE, "%s: --all-runs needs a log directory", path);
-	list_captures(path, &direct, NULL);
+	list_captures(path, &direct, NULL, &denied);
 	if (direct.n) {
 		/* a run directory itself: one run */
 		for (size_t i = 0; i < direct.n; i++)
@@ -575,9 +655,15 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 		*n = 1;
 		return TFD_OK;
 	}
-	collect_runs(path, &runs);
-	if (runs.n == 0)
-		return tfd_fail(err, TFD_E_FORMAT, "%s: no profiler captures found", path);
+	collect_runs(path, &runs, &denied);
+	if (runs.n == 0) {
+		enum tfd_status st = none_found(path, &denied, err);
+
+		free_strs(&denied);
+		tfd_err_prefix(err, "%s", path);
+		return st;
+	}
+	free_strs(&denied);
 	qsort(runs.v, runs.n, sizeof(char *), run_cmp);
 	*names = xmalloc(runs.n * sizeof(char *));
 	for (size_t i = 0; i < runs.n; i++) {

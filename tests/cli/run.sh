@@ -796,4 +796,31 @@ printf '{"name": "%s", "stages": [{"kind": "TFRecord"}]}' "$(printf 'n%.0s' $(se
 run synth -o "$T/ln" "$T/ln.json"
 if [ "$rc" -eq 1 ] && [[ "$err" == *"'name' is longer than 127 characters"* ]]; then ok; else bad "synth long name cut: $rc $err"; fi
 
+# unreadable directories are named, and an unreadable newest run is never
+# passed over for an older one (issue 35: "no profiler captures found", or
+# the older run analyzed with exit 0). Run as an unprivileged user: root
+# reads every directory.
+if [ "$(id -u)" = 0 ]; then AS=(setpriv --reuid=65534 --regid=65534 --clear-groups); else AS=(); fi
+P="$T/perm/logs/plugins/profile"
+mkdir -p "$P/2026_01_01" "$P/2026_01_02"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$P/2026_01_01/"
+cp examples/ai-notebook/ai-notebook.xplane.pb "$P/2026_01_02/"
+chmod 755 "$T" && chmod -R a+rX "$T/perm"
+for c in "$P/2026_01_02:$P/2026_01_02: permission denied (run '2026_01_02' is the newest" \
+	"$P:$P: permission denied (no capture below it can be listed)" \
+	"$T/perm/logs/plugins:$T/perm/logs/plugins: permission denied (no capture below it" \
+	"$T/perm/logs:permission denied (no capture in it can be listed)"; do
+	d=${c%%:*} want=${c#*:}
+	chmod 000 "$d"
+	"${AS[@]}" "$TFD" analyze -q "$T/perm/logs" >/dev/null 2>"$T/perm.err"
+	rc=$? err=$(cat "$T/perm.err")
+	chmod 755 "$d"
+	if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/perm/logs: $want"* ]]; then ok; else bad "unreadable ${d#"$T"/}: rc $rc $err"; fi
+done
+chmod 000 "$P/2026_01_02"
+"${AS[@]}" "$TFD" analyze -q --run 2026_01_01 "$T/perm/logs" >/dev/null 2>"$T/perm.err"
+rc=$?
+chmod 755 "$P/2026_01_02"
+if [ "$rc" -eq 0 ]; then ok; else bad "--run an older readable run: rc $rc $(cat "$T/perm.err")"; fi
+
 finish
