@@ -56,6 +56,9 @@ enum run_state { RUN_WAITING, RUN_DONE, RUN_SKIPPED, RUN_TIMED_OUT };
 
 struct wrun {
 	char *dir, *name;
+	char *out; /* its report's name under --out-dir, less the extension:
+		    * the run's path below the log directory, so that two
+		    * jobs' runs of one name do not share a report */
 	dev_t dev; /* the run directory's identity: one run however it is */
 	ino_t ino; /* reached (a symlink loop, a directory given twice) */
 	enum run_state state;
@@ -71,6 +74,8 @@ struct watch {
 	bool once, existing;
 	const struct tfd_ruleset *rules;
 	VEC(struct wrun) runs;
+	size_t nroots;
+	bool *gone; /* a log directory no longer there, said once */
 	int ino;
 	size_t analyzed;
 };
@@ -169,8 +174,50 @@ static void add_watch(struct watch *w, const char *dir)
 					    IN_MOVED_FROM | IN_DELETE);
 }
 
-/* Every run directory under dir/.../plugins/profile (4 levels down). */
-static void find_runs(struct watch *w, const char *dir, int depth, double t, bool initial)
+/* The report name of run (at rp, in plugins, a directory under the log
+ * directory root): the directories between root and plugins, and the
+ * root's own name when several are watched, before the run's, joined by
+ * '.'; a name another run holds already gets its directory's hash. */
+static char *out_name(const struct watch *w, const char *root, const char *plugins, const char *rp,
+		      const char *run)
+{
+	struct tfd_buf b;
+	const char *rel = plugins + strlen(root);
+	size_t n = strlen(rel) > 7 ? strlen(rel) - 7 : 0; /* less "plugins" */
+	uint32_t h = 2166136261u;
+
+	tfd_buf_init(&b);
+	if (w->nroots > 1) {
+		size_t e = strlen(root), k;
+
+		while (e > 1 && root[e - 1] == '/')
+			e--;
+		for (k = e; k > 0 && root[k - 1] != '/';)
+			k--;
+		tfd_buf_printf(&b, "%.*s.", (int)(e - k), root + k);
+	}
+	for (size_t i = 0; i < n;) {
+		size_t k = strcspn(rel + i, "/");
+
+		if (k)
+			tfd_buf_printf(&b, "%.*s.", (int)(k < n - i ? k : n - i), rel + i);
+		i += k + 1;
+	}
+	tfd_buf_puts(&b, run);
+	for (size_t i = 0; i < w->runs.n; i++)
+		if (strcmp(w->runs.v[i].out, b.s) == 0) {
+			for (const char *c = rp; *c; c++)
+				h = (h ^ (uint8_t)*c) * 16777619u;
+			tfd_buf_printf(&b, "-%08x", h);
+			break;
+		}
+	return b.s;
+}
+
+/* Every run directory under dir/.../plugins/profile (4 levels down) of
+ * the log directory root. */
+static void find_runs(struct watch *w, const char *root, const char *dir, int depth, double t,
+		      bool initial)
 {
 	DIR *d;
 	struct dirent *de;
@@ -213,6 +260,7 @@ static void find_runs(struct watch *w, const char *dir, int depth, double t, boo
 					nr.ino = st.st_ino;
 					nr.dir = xstrdup(rp);
 					nr.name = xstrdup(re->d_name);
+					nr.out = out_name(w, root, dir, rp, re->d_name);
 					nr.first_seen = t;
 					nr.state =
 					    initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
@@ -227,7 +275,7 @@ static void find_runs(struct watch *w, const char *dir, int depth, double t, boo
 			if (pd)
 				closedir(pd);
 		} else {
-			find_runs(w, p, depth - 1, t, initial);
+			find_runs(w, root, p, depth - 1, t, initial);
 		}
 	}
 	closedir(d);
@@ -240,7 +288,7 @@ static void report_path(const struct watch *w, const struct wrun *r, char *buf, 
 			  : strcmp(w->format, "md") == 0 ? "md"
 							 : "txt";
 
-	snprintf(buf, len, "%s/%s.%s", w->out_dir, r->name, ext);
+	snprintf(buf, len, "%s/%s.%s", w->out_dir, r->out, ext);
 }
 
 /* Render the analysis of a complete run; md is the nightly report's. */
@@ -295,6 +343,36 @@ static enum tfd_status render(const struct watch *w, const struct wrun *r,
 	return TFD_OK;
 }
 
+/* Wait for the --exec hook (process group pid) and say how it ended. When
+ * watch is told to stop meanwhile, the hook's group is told too and
+ * waited for: no hook is left behind. */
+static void hook_status(const struct watch *w, const struct wrun *r, pid_t pid)
+{
+	int status = 0;
+	bool told = false;
+
+	for (;;) {
+		if (stop && !told) {
+			kill(-pid, SIGTERM);
+			told = true;
+		}
+		if (waitpid(pid, &status, 0) == pid)
+			break;
+		if (errno != EINTR) {
+			say(w, "--exec for run '%s': cannot wait for it: %s", r->name,
+			    strerror(errno));
+			return;
+		}
+	}
+	if (WIFSIGNALED(status))
+		say(w, "--exec for run '%s' ended by signal %d%s", r->name, WTERMSIG(status),
+		    told ? " (watch was stopping and passed the signal on)" : "");
+	else if (WEXITSTATUS(status))
+		say(w, "--exec for run '%s' failed (exit status %d)", r->name, WEXITSTATUS(status));
+	else if (told)
+		say(w, "--exec for run '%s' finished after watch was told to stop", r->name);
+}
+
 /* --exec CMD with the report and the verdict in the environment. */
 static void run_exec(const struct watch *w, const struct wrun *r, const char *report,
 		     const struct tfd_analysis *an)
@@ -302,9 +380,10 @@ static void run_exec(const struct watch *w, const struct wrun *r, const char *re
 	const struct tfd_host_result *h = an->nhosts ? &an->hosts[0] : NULL;
 	const struct tfd_pipeline *p = h && h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 	pid_t pid = fork();
-	int status;
 
 	if (pid == 0) {
+		setpgid(0, 0); /* its own group: a stop signals the hook's children too */
+		signal(SIGXFSZ, SIG_DFL);
 		setenv("TFDOCTOR_RUN", r->name, 1);
 		setenv("TFDOCTOR_RUN_DIR", r->dir, 1);
 		setenv("TFDOCTOR_REPORT", report, 1);
@@ -321,11 +400,12 @@ static void run_exec(const struct watch *w, const struct wrun *r, const char *re
 		execl("/bin/sh", "sh", "-c", w->exec, (char *)NULL);
 		_exit(127);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+	if (pid < 0) {
 		say(w, "--exec for run '%s' could not run: %s", r->name, strerror(errno));
-	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		say(w, "--exec for run '%s' failed (status %d)", r->name,
-		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return;
+	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
+	hook_status(w, r, pid);
 }
 
 /* Analyze a complete run and deliver the result. The capture is loaded
@@ -464,8 +544,19 @@ static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 
 	for (size_t i = 0; i < w->runs.n; i++)
 		w->runs.v[i].seen = false;
-	for (size_t i = 0; i < nroots; i++)
-		find_runs(w, roots[i], 4, t, initial);
+	for (size_t i = 0; i < nroots; i++) {
+		struct stat st;
+		bool gone = stat(roots[i], &st) != 0 || !S_ISDIR(st.st_mode);
+
+		if (gone != w->gone[i])
+			say(w,
+			    gone ? "log directory %s is gone: nothing is watched there until it "
+				   "comes back"
+				 : "log directory %s is back",
+			    roots[i]);
+		w->gone[i] = gone;
+		find_runs(w, roots[i], roots[i], 4, t, initial);
+	}
 	for (size_t i = 0; i < w->runs.n;) {
 		struct wrun *r = &w->runs.v[i];
 
@@ -476,6 +567,7 @@ static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 			vec_free(&r->files);
 			free(r->dir);
 			free(r->name);
+			free(r->out);
 			*r = w->runs.v[--w->runs.n];
 			continue;
 		}
@@ -607,7 +699,9 @@ int cmd_watch(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	tick(&w, argv + first, (size_t)(argc - first), true);
+	w.nroots = (size_t)(argc - first);
+	w.gone = xcalloc(w.nroots, sizeof(*w.gone));
+	tick(&w, argv + first, w.nroots, true);
 	if (!w.once)
 		say(&w, "watching %d director%s (%zu run%s present%s)", argc - first,
 		    argc - first == 1 ? "y" : "ies", w.runs.n, w.runs.n == 1 ? "" : "s",
@@ -626,7 +720,9 @@ int cmd_watch(int argc, char **argv)
 		vec_free(&w.runs.v[i].files);
 		free(w.runs.v[i].dir);
 		free(w.runs.v[i].name);
+		free(w.runs.v[i].out);
 	}
+	free(w.gone);
 	vec_free(&w.runs);
 	if (w.ino >= 0)
 		close(w.ino);

@@ -46,11 +46,11 @@ if [ "$rc" -eq 0 ] && grep -q "watch: stopped" "$T/w1.err"; then ok; else bad "S
 if [ "$(grep -c "analyzed run" "$T/w1.err")" -eq 1 ] && grep -q "analyzed run 'slow' (1 host)" "$T/w1.err"; then ok; else bad "analyses: $(cat "$T/w1.err")"; fi
 # the report is of the whole file, never a part of it
 $TFD analyze -q -f json "$P/slow" >"$T/full.json"
-if cmp -s "$T/full.json" "$T/reports/slow.json"; then ok; else bad "the report is not of the complete capture"; fi
-if [ "$(grep -c "run 'broken' incomplete after" "$T/w1.err")" -eq 1 ] && grep -q "incomplete after .*does not load" "$T/w1.err" && [ ! -e "$T/reports/broken.json" ]; then ok; else bad "incomplete run: $(cat "$T/w1.err")"; fi
-if ! grep -q "analyzed run 'gone'" "$T/w1.err" && [ ! -e "$T/reports/gone.json" ]; then ok; else bad "removed run analyzed"; fi
-if ! grep -q "analyzed run 'old'" "$T/w1.err" && [ ! -e "$T/reports/old.json" ]; then ok; else bad "a run present at the start was analyzed"; fi
-if [ "$(cat "$T/exec.log" 2>/dev/null)" = "slow|highly|Map|$T/reports/slow.json" ]; then ok; else bad "--exec environment: $(cat "$T/exec.log" 2>/dev/null)"; fi
+if cmp -s "$T/full.json" "$T/reports/job.train.slow.json"; then ok; else bad "the report is not of the complete capture"; fi
+if [ "$(grep -c "run 'broken' incomplete after" "$T/w1.err")" -eq 1 ] && grep -q "incomplete after .*does not load" "$T/w1.err" && [ ! -e "$T/reports/job.train.broken.json" ]; then ok; else bad "incomplete run: $(cat "$T/w1.err")"; fi
+if ! grep -q "analyzed run 'gone'" "$T/w1.err" && [ ! -e "$T/reports/job.train.gone.json" ]; then ok; else bad "removed run analyzed"; fi
+if ! grep -q "analyzed run 'old'" "$T/w1.err" && [ ! -e "$T/reports/job.train.old.json" ]; then ok; else bad "a run present at the start was analyzed"; fi
+if [ "$(cat "$T/exec.log" 2>/dev/null)" = "slow|highly|Map|$T/reports/job.train.slow.json" ]; then ok; else bad "--exec environment: $(cat "$T/exec.log" 2>/dev/null)"; fi
 
 # 2. hosts arriving at different times: --hosts 2 waits for the second one
 $TFD watch --settle 1 --poll 0.2 --hosts 2 --timeout 0 -f json --out-dir "$T/out2" "$L" \
@@ -68,7 +68,7 @@ if [ "$(grep -c "analyzed run" "$T/w2.err")" -eq 1 ] && grep -q "analyzed run 'p
 
 # 3. --once (cron): the complete runs present now, once; again skips them
 run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
-if [ "$rc" -eq 0 ] && [ -f "$T/out3/old.md" ] && [ -f "$T/out3/pod.md" ] && [ -f "$T/out3/slow.md" ] &&
+if [ "$rc" -eq 0 ] && [ -f "$T/out3/job.train.old.md" ] && [ -f "$T/out3/job.train.pod.md" ] && [ -f "$T/out3/job.train.slow.md" ] &&
 	[[ "$err" == *"run 'broken' is not complete: does not load"* ]]; then ok; else bad "--once: $rc $err"; fi
 run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
 if [ "$rc" -eq 0 ] && [[ "$err" != *"analyzed run"* ]]; then ok; else bad "--once twice analyzed again: $err"; fi
@@ -117,5 +117,55 @@ timeout -s TERM 4 $TFD watch -q --existing --settle 0 --poll 0.2 --exec "echo x 
 	"$T/loop/logs" "$T/loop/logs" >/dev/null 2>&1
 n=$(wc -l <"$T/loop/count" 2>/dev/null || echo 0)
 if [ "$n" -eq 1 ]; then ok; else bad "a run reached by two paths analyzed $n times"; fi
+
+# two jobs' runs of one name get a report each, named by their path below
+# the log directory (and the log directory's name when several are
+# watched); issue 35: the second overwrote the first, or with --once was
+# skipped silently
+N=$T/names
+for j in jobA jobB; do
+	mkdir -p "$N/logs/$j/plugins/profile/2026_01_01" "$N/$j/logs/plugins/profile/2026_01_01"
+	cp $A "$N/logs/$j/plugins/profile/2026_01_01/"
+	cp $A "$N/$j/logs/plugins/profile/2026_01_01/"
+done
+run watch --once --settle 0 -f json --out-dir "$N/out1" "$N/logs"
+got=$(cd "$N/out1" 2>/dev/null && ls | tr '\n' ' ')
+if [ "$rc" -eq 0 ] && [ "$got" = "jobA.2026_01_01.json jobB.2026_01_01.json " ]; then ok; else bad "two jobs' runs of one name: $got $err"; fi
+run watch --once --settle 0 -f json --out-dir "$N/out2" "$N/jobA/logs" "$N/jobB/logs" "$N/logs/jobA"
+got=$(cd "$N/out2" 2>/dev/null && ls | wc -l)
+if [ "$rc" -eq 0 ] && [ "$got" -eq 3 ] && [ -f "$N/out2/jobA.2026_01_01.json" ] &&
+	[ "$(grep -c "analyzed run" <<<"$err")" -eq 3 ]; then ok; else bad "three log directories, two named logs: $got files: $(ls "$N/out2") $err"; fi
+
+# a log directory deleted while watched is said, once (issue 35: silence)
+mkdir -p "$T/del/logs"
+$TFD watch --poll 0.1 "$T/del/logs" >/dev/null 2>"$T/del.err" &
+W=$!
+sleep 0.5
+rm -rf "$T/del/logs"
+sleep 0.6
+kill -TERM $W
+wait $W
+if [ "$(grep -c "log directory $T/del/logs is gone" "$T/del.err")" -eq 1 ]; then ok; else bad "deleted log dir: $(cat "$T/del.err")"; fi
+
+# SIGTERM while the --exec hook runs: the hook's group is told, waited for,
+# and its end said truthfully (issue 35: the hook's shell was orphaned and
+# "could not run: Interrupted system call" printed)
+mkdir -p "$T/hook"
+$TFD synth -q -o "$T/hook/logs" tests/synth/05-batch-heavy.json
+$TFD watch --existing --settle 0 --poll 0.2 --exec "echo \$\$ >'$T/hook/pid'; sleep 30; echo late >'$T/hook/late'" \
+	"$T/hook/logs" >/dev/null 2>"$T/hook.err" &
+W=$!
+for _ in $(seq 50); do [ -s "$T/hook/pid" ] && break; sleep 0.1; done
+sleep 0.2
+kill -TERM $W
+wait $W
+rc=$?
+hp=$(cat "$T/hook/pid" 2>/dev/null)
+# live members of the hook's group (a killed child may stay a zombie of init)
+left=$(ps -e -o pgid=,stat= | awk -v g="${hp:-0}" '$1 == g && $2 !~ /^Z/' | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ ! -e "$T/hook/late" ] &&
+	grep -q "ended by signal 15 (watch was stopping" "$T/hook.err" &&
+	! grep -q "could not run" "$T/hook.err"; then ok; else bad "SIGTERM during --exec: rc $rc, $left left: $(cat "$T/hook.err")"; fi
+[ -n "$hp" ] && pkill -g "$hp" 2>/dev/null
 
 finish

@@ -103,7 +103,6 @@ static void fn_steps_is_a_set(struct t *t)
 	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
 }
 
-
 /* The fast decimal path gives strtod()'s double bit for bit, or leaves
  * the string to strtod(): millions of random numbers in the forms trace
  * JSON writes (integers, microseconds with 0-9 decimals, negatives, leading
