@@ -27,6 +27,15 @@ void tfd_buf_vprintf(struct tfd_buf *b, const char *fmt, va_list ap)
 /* Append compact JSON (as cJSON_PrintUnformatted writes it) indented by two
  * spaces per level, with a final newline. */
 void tfd_buf_json_pretty(struct tfd_buf *b, const char *compact);
+/* The layout's state between pieces of one document (zeroed first). */
+struct tfd_json_pp {
+	int depth, in_str;
+};
+/* tfd_buf_json_pretty() piece by piece: each call appends the layout of
+ * compact, a piece of one document, from where the last piece left off.
+ * A piece must not end between the brackets of an empty object or array,
+ * nor inside an escape; the document's final newline is the caller's. */
+void tfd_json_pretty_feed(struct tfd_json_pp *st, struct tfd_buf *b, const char *compact);
 /* Make b safe to print on a terminal: every control byte but newline and
  * tab (ESC, BEL, CR, ...) and every C1 control (U+0080..U+009F in UTF-8)
  * becomes the visible text "\xNN". Names in captures are untrusted. */

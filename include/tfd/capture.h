@@ -252,6 +252,11 @@ struct tfd_capture {
 	bool fold_exec;
 };
 
+/* The default ceiling on gzip inflation (tfd_load_opts.max_inflated). */
+#define TFD_INFLATE_RATIO ((size_t)100)
+#define TFD_INFLATE_FLOOR ((size_t)64 << 20)
+#define TFD_INFLATE_MAX ((size_t)8 << 30)
+
 struct tfd_load_opts {
 	const char *run; /* pick this run under plugins/profile (NULL: newest) */
 	bool keep_other; /* keep non-tf.data events (needed by --mode xprof) */
@@ -259,7 +264,9 @@ struct tfd_load_opts {
 	void (*progress)(const char *file, size_t index, size_t nfiles, size_t events);
 	/* tighter limits (0: the defaults below), e.g. for fuzzing */
 	size_t max_events;   /* kept events per host */
-	size_t max_inflated; /* bytes after gzip decompression */
+	size_t max_inflated; /* bytes after gzip decompression; 0: the default
+			      * ceiling (TFD_INFLATE_RATIO times the gzip
+			      * data, within TFD_INFLATE_FLOOR..MAX) */
 	/* threads that read (0: one per core the process may use, at most 8):
 	 * files at once, and the lines of one host plane in blocks of about
 	 * block_bytes (0: 4 MiB; a plane of less than two blocks is read on

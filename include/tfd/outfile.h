@@ -21,6 +21,7 @@
 #ifndef TFD_OUTFILE_H
 #define TFD_OUTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tfd/err.h"
@@ -56,5 +57,32 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err);
  * has changed, and err names the path. */
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,
 				 struct tfd_err *err);
+
+/* An output written piece by piece (a streaming tfd_output_write()): the
+ * same rules, the file replaced only at tfd_output_commit(). */
+struct tfd_output {
+	int fd;	      /* -1: standard output */
+	char *tmp;    /* the temporary file, renamed over target at commit */
+	char *target; /* the regular file replaced (symlinks resolved) */
+	char *dir;    /* target's directory (fsync()ed after the rename) */
+	char *shown;  /* the path as given, for errors */
+	bool failed;  /* a write failed: commit refuses */
+};
+
+/* Open path (NULL or "-": standard output). On error err names the path
+ * and o holds nothing. */
+enum tfd_status tfd_output_open(struct tfd_output *o, const char *path, struct tfd_err *err);
+
+/* Append buf[0..len). An error names the path; commit then fails. */
+enum tfd_status tfd_output_put(struct tfd_output *o, const char *buf, size_t len,
+			       struct tfd_err *err);
+
+/* Finish: flush standard output, or sync, close and rename the temporary
+ * file over the target. Releases o either way; on error nothing at the
+ * path has changed (a device or FIFO has what was written). */
+enum tfd_status tfd_output_commit(struct tfd_output *o, struct tfd_err *err);
+
+/* Give up: the temporary file is removed, o released. Safe after commit. */
+void tfd_output_abort(struct tfd_output *o);
 
 #endif

@@ -65,25 +65,23 @@ void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
+void tfd_json_pretty_feed(struct tfd_json_pp *st, struct tfd_buf *b, const char *c)
 {
-	int depth = 0, in_str = 0;
-
 	for (const char *p = c; *p; p++) {
 		char ch = *p;
 
-		if (in_str) {
+		if (st->in_str) {
 			tfd_buf_add(b, p, 1);
 			if (ch == '\\' && p[1]) {
 				tfd_buf_add(b, ++p, 1);
 			} else if (ch == '"') {
-				in_str = 0;
+				st->in_str = 0;
 			}
 			continue;
 		}
 		switch (ch) {
 		case '"':
-			in_str = 1;
+			st->in_str = 1;
 			tfd_buf_add(b, p, 1);
 			break;
 		case '{':
@@ -94,17 +92,17 @@ void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
 				break;
 			}
 			tfd_buf_add(b, p, 1);
-			depth++;
-			tfd_buf_printf(b, "\n%*s", depth * 2, "");
+			st->depth++;
+			tfd_buf_printf(b, "\n%*s", st->depth * 2, "");
 			break;
 		case '}':
 		case ']':
-			depth--;
-			tfd_buf_printf(b, "\n%*s", depth * 2, "");
+			st->depth--;
+			tfd_buf_printf(b, "\n%*s", st->depth * 2, "");
 			tfd_buf_add(b, p, 1);
 			break;
 		case ',':
-			tfd_buf_printf(b, ",\n%*s", depth * 2, "");
+			tfd_buf_printf(b, ",\n%*s", st->depth * 2, "");
 			break;
 		case ':':
 			tfd_buf_add(b, ": ", 2);
@@ -113,6 +111,13 @@ void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
 			tfd_buf_add(b, p, 1);
 		}
 	}
+}
+
+void tfd_buf_json_pretty(struct tfd_buf *b, const char *c)
+{
+	struct tfd_json_pp st = {0, 0};
+
+	tfd_json_pretty_feed(&st, b, c);
 	tfd_buf_add(b, "\n", 1);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tfd/buf.h"
 #include "tfd/outfile.h"
 
 struct tfd_outguard_item {
@@ -100,25 +101,6 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* A device, FIFO or terminal: write into it, never replace it. */
-static enum tfd_status write_through(const char *path, const char *buf, size_t len,
-				     struct tfd_err *err)
-{
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-
-	if (fd < 0)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	if (write_all(fd, buf, len) != 0) {
-		int e = errno;
-
-		close(fd);
-		return tfd_fail(err, TFD_E_IO, "writing '%s': %s", path, strerror(e));
-	}
-	if (close(fd) != 0)
-		return tfd_fail(err, TFD_E_IO, "writing '%s': %s", path, strerror(errno));
-	return TFD_OK;
-}
-
 static void fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -137,51 +119,153 @@ static mode_t new_file_mode(void)
 	return 0666 & ~um;
 }
 
-/* Replace (or create) the regular file at target atomically. */
-static enum tfd_status replace_file(const char *target, const struct stat *old, const char *shown,
-				    const char *buf, size_t len, struct tfd_err *err)
+/* Open a fresh temporary file beside target for o (replaced at commit). */
+static enum tfd_status open_replacing(struct tfd_output *o, const char *target,
+				      const struct stat *old, const char *shown,
+				      struct tfd_err *err)
 {
 	const char *slash = strrchr(target, '/');
-	char dir[PATH_MAX], tmp[PATH_MAX];
-	int fd, e;
+	struct tfd_buf t;
 
-	if (slash) {
-		size_t dl = slash == target ? 1 : (size_t)(slash - target);
+	tfd_buf_init(&t);
+	if (slash)
+		tfd_buf_printf(&t, "%.*s", slash == target ? 1 : (int)(slash - target), target);
+	else
+		tfd_buf_puts(&t, ".");
+	o->dir = t.s;
+	tfd_buf_init(&t);
+	tfd_buf_printf(&t, "%s/.%s.XXXXXX", o->dir, slash ? slash + 1 : target);
+	o->tmp = t.s;
+	o->target = xstrdup(target);
+	o->fd = mkstemp(o->tmp); /* O_EXCL, mode 0600: no planted file or link is followed */
+	if (o->fd < 0) {
+		enum tfd_status st = tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s",
+					      shown, o->dir, strerror(errno));
 
-		if (dl >= sizeof(dir))
-			return tfd_fail(err, TFD_E_IO, "%s: path too long", shown);
-		memcpy(dir, target, dl);
-		dir[dl] = 0;
-	} else {
-		strcpy(dir, ".");
+		free(o->tmp);
+		o->tmp = NULL; /* nothing to remove */
+		return st;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, slash ? slash + 1 : target) >=
-	    (int)sizeof(tmp))
-		return tfd_fail(err, TFD_E_IO, "%s: path too long", shown);
-	fd = mkstemp(tmp); /* O_EXCL, mode 0600: no planted file or link is followed */
-	if (fd < 0)
-		return tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s", shown, dir,
-				strerror(errno));
-	if (fchmod(fd, old ? old->st_mode & 07777 : new_file_mode()) != 0 ||
-	    write_all(fd, buf, len) != 0 || fsync(fd) != 0)
-		goto fail;
+	if (fchmod(o->fd, old ? old->st_mode & 07777 : new_file_mode()) != 0)
+		return tfd_fail(err, TFD_E_IO, "writing '%s': %s", shown, strerror(errno));
 	if (old && geteuid() == 0)
-		(void)fchown(fd, old->st_uid, old->st_gid); /* root keeps the owner */
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail;
+		(void)fchown(o->fd, old->st_uid, old->st_gid); /* root keeps the owner */
+	return TFD_OK;
+}
+
+/* Open path for writing by the rules of outfile.h (o->shown is path). */
+static enum tfd_status open_path(struct tfd_output *o, const char *path, struct tfd_err *err)
+{
+	struct stat st, lst;
+	enum tfd_status s;
+	char *real;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return tfd_fail(err, TFD_E_IO, "%s: is a directory", path);
+		if (!S_ISREG(st.st_mode)) { /* a device, FIFO or terminal: write through */
+			o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+			return o->fd < 0 ? tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno))
+					 : TFD_OK;
+		}
+	} else if (errno != ENOENT) {
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	} else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		return tfd_fail(err, TFD_E_IO,
+				"%s: is a symlink to a missing file; refusing to follow it", path);
+	} else {
+		return open_replacing(o, path, NULL, path, err);
 	}
-	fd = -1;
-	if (rename(tmp, target) != 0)
+	/* an existing regular file, maybe behind symlinks: replace what they point at */
+	if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode))
+		return open_replacing(o, path, &st, path, err);
+	real = realpath(path, NULL);
+	if (!real)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	s = open_replacing(o, real, &st, path, err);
+	free(real);
+	return s;
+}
+
+enum tfd_status tfd_output_open(struct tfd_output *o, const char *path, struct tfd_err *err)
+{
+	enum tfd_status st;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!path || strcmp(path, "-") == 0) {
+		o->shown = xstrdup("standard output");
+		return TFD_OK;
+	}
+	o->shown = xstrdup(path);
+	st = open_path(o, path, err);
+	if (st)
+		tfd_output_abort(o);
+	return st;
+}
+
+enum tfd_status tfd_output_put(struct tfd_output *o, const char *buf, size_t len,
+			       struct tfd_err *err)
+{
+	if (o->failed)
+		return TFD_E_IO;
+	if (o->fd < 0 ? fwrite(buf, 1, len, stdout) != len : write_all(o->fd, buf, len) != 0) {
+		o->failed = true;
+		if (o->fd < 0)
+			return tfd_fail(err, TFD_E_IO, "writing standard output: %s",
+					strerror(errno));
+		return tfd_fail(err, TFD_E_IO, "writing '%s': %s", o->shown, strerror(errno));
+	}
+	return TFD_OK;
+}
+
+enum tfd_status tfd_output_commit(struct tfd_output *o, struct tfd_err *err)
+{
+	enum tfd_status st = TFD_OK;
+	int rc;
+
+	if (o->failed) {
+		tfd_output_abort(o);
+		return TFD_E_IO;
+	}
+	if (o->fd < 0) {
+		if (fflush(stdout) != 0)
+			st =
+			    tfd_fail(err, TFD_E_IO, "writing standard output: %s", strerror(errno));
+		tfd_output_abort(o);
+		return st;
+	}
+	if (o->tmp && fsync(o->fd) != 0)
 		goto fail;
-	fsync_dir(dir);
+	rc = close(o->fd);
+	o->fd = -1;
+	if (rc != 0 || (o->tmp && rename(o->tmp, o->target) != 0))
+		goto fail;
+	if (o->tmp) {
+		fsync_dir(o->dir);
+		free(o->tmp);
+		o->tmp = NULL; /* renamed: nothing to remove */
+	}
+	tfd_output_abort(o);
 	return TFD_OK;
 fail:
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return tfd_fail(err, TFD_E_IO, "writing '%s': %s", shown, strerror(e));
+	st = tfd_fail(err, TFD_E_IO, "writing '%s': %s", o->shown, strerror(errno));
+	tfd_output_abort(o);
+	return st;
+}
+
+void tfd_output_abort(struct tfd_output *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->dir);
+	free(o->target);
+	free(o->shown);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
 }
 
 enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
@@ -218,36 +302,12 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
 
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len, struct tfd_err *err)
 {
-	struct stat st, lst;
-	char *real;
-	enum tfd_status s;
+	struct tfd_output o;
+	enum tfd_status st = tfd_output_open(&o, path, err);
 
-	if (!path || strcmp(path, "-") == 0) {
-		if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-			return tfd_fail(err, TFD_E_IO, "writing standard output: %s",
-					strerror(errno));
-		return TFD_OK;
+	if (!st && (st = tfd_output_put(&o, buf, len, err)) != TFD_OK) {
+		tfd_output_abort(&o);
+		return st;
 	}
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return tfd_fail(err, TFD_E_IO, "%s: is a directory", path);
-		if (!S_ISREG(st.st_mode))
-			return write_through(path, buf, len, err);
-	} else if (errno != ENOENT) {
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	} else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-		return tfd_fail(err, TFD_E_IO,
-				"%s: is a symlink to a missing file; refusing to follow it", path);
-	} else {
-		return replace_file(path, NULL, path, buf, len, err);
-	}
-	/* an existing regular file, maybe behind symlinks: replace what they point at */
-	if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode))
-		return replace_file(path, &st, path, buf, len, err);
-	real = realpath(path, NULL);
-	if (!real)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	s = replace_file(real, &st, path, buf, len, err);
-	free(real);
-	return s;
+	return st ? st : tfd_output_commit(&o, err);
 }

@@ -227,7 +227,8 @@ static int analyze_args(struct args *a, int argc, char **argv, int merge)
 	a->ao.host = o.v[OPT_HOST];
 	a->ao.no_warmup = o.v[OPT_NO_WARMUP] != NULL;
 	a->ao.allow_mixed = o.v[OPT_ALLOW_MIXED] != NULL;
-	a->lo.run = o.v[OPT_RUN];
+	if (cli_load_opts("analyze", &o, &a->lo))
+		return 2;
 	if (o.v[OPT_SHARD] && shard_arg(o.v[OPT_SHARD], &a->lo))
 		return 2;
 	if (o.v[OPT_RANK] && cli_rank("analyze", o.v[OPT_RANK], &a->ao.rank))

@@ -110,7 +110,8 @@ int cmd_dot(int argc, char **argv)
 	format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : o.v[OPT_T];
 	outpath = o.v[OPT_OUTPUT];
 	ao.host = o.v[OPT_HOST];
-	lo.run = o.v[OPT_RUN];
+	if (cli_load_opts("dot", &o, &lo))
+		return 2;
 	if (o.v[OPT_RANK] && cli_rank("dot", o.v[OPT_RANK], &ao.rank))
 		return 2;
 	ao.rank_set = o.v[OPT_RANK] != NULL;

@@ -23,80 +23,137 @@ static int wanted(const struct tfd_event *e, int all)
 	return all || e->kind == TFD_EV_ITERATOR;
 }
 
-static void dump_text(const struct tfd_capture *cap, int all, struct tfd_buf *b)
+/* The dump goes out in pieces of about this size: a capture of millions of
+ * events is never held as one document. */
+#define DUMP_PIECE (1u << 20)
+
+struct dump_out {
+	struct tfd_output o;
+	struct tfd_buf b;      /* the piece being made */
+	struct tfd_json_pp pp; /* JSON: the layout's state across pieces */
+	int json;
+	enum tfd_status st;
+	struct tfd_err *err;
+};
+
+/* Send the piece made so far (text: control bytes escaped, names come from
+ * the capture). */
+static void flush_piece(struct dump_out *d)
 {
-	tfd_buf_printf(b, "capture: %zu host%s", cap->nhosts, cap->nhosts == 1 ? "" : "s");
-	if (cap->run)
-		tfd_buf_printf(b, " (run %s)", tfd_name_on_line(cap->run));
+	if (!d->json)
+		tfd_buf_escape_controls(&d->b);
+	if (!d->st && d->b.len)
+		d->st = tfd_output_put(&d->o, d->b.s, d->b.len, d->err);
+	d->b.len = 0;
+	if (d->b.s)
+		d->b.s[0] = '\0';
+}
+
+static void maybe_flush(struct dump_out *d)
+{
+	if (d->b.len >= DUMP_PIECE)
+		flush_piece(d);
+}
+
+/* JSON: one compact piece through the layout. */
+static void put_json(struct dump_out *d, const char *compact)
+{
+	tfd_json_pretty_feed(&d->pp, &d->b, compact);
+	maybe_flush(d);
+}
+
+/* JSON: item as a compact piece (its closing brace left off with open). */
+static void put_item(struct dump_out *d, cJSON *item, int open)
+{
+	char *s = cJSON_PrintUnformatted(item); /* allocates by xmalloc(): never NULL */
+
+	if (open)
+		s[strlen(s) - 1] = '\0';
+	put_json(d, s);
+	cJSON_free(s);
+}
+
+static void text_event(struct tfd_buf *b, int64_t thread, const struct tfd_event *e)
+{
+	tfd_buf_printf(b, "    %-12" PRId64 " %14.3f %12.3f  %s", thread, (double)e->start_ns / 1e3,
+		       (double)e->dur_ns / 1e3, tfd_name_on_line(e->sig->name));
+	if (e->flags & TFD_EVF_ID)
+		tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
+	if (e->flags & TFD_EVF_PARENT)
+		tfd_buf_printf(b, " parent_id=%" PRId64, (int64_t)e->sig->parent_id);
+	if (e->flags & TFD_EVF_ELEMENT)
+		tfd_buf_printf(b, " element_id=%" PRId64, (int64_t)e->element_id);
+	for (uint16_t p = 0; p < e->sig->nparams; p++)
+		tfd_buf_printf(b, " %s=%s", tfd_name_on_line(e->sig->params[p].key),
+			       tfd_name_on_line(e->sig->params[p].val));
 	tfd_buf_puts(b, "\n");
-	for (size_t i = 0; i < cap->nhosts; i++) {
-		const struct tfd_host *h = &cap->hosts[i];
-		size_t nshown = 0;
+}
 
-		tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", tfd_name_on_line(h->name),
-			       tfd_name_on_line(h->path), format_name(h),
-			       h->gzipped ? ", gzip" : "");
-		tfd_buf_printf(b, "  planes: %zu\n", h->nplanes);
-		for (size_t p = 0; p < h->nplanes; p++)
-			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n",
-				       tfd_name_on_line(h->planes[p].name), h->planes[p].nlines,
-				       !h->planes[p].decoded		? "skipped"
-				       : h->format == TFD_FMT_TF2_TRACE ? "read"
-									: "host (decoded)");
-		tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
-			       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
-		tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);
-		for (size_t t = 0; t < h->nthreads; t++) {
-			const struct tfd_thread *th = &h->threads[t];
-			size_t nit = 0;
-			struct tfd_ev_cursor cur;
-			struct tfd_event ev;
+/* The events of h the dump lists. */
+static size_t count_shown(const struct tfd_host *h, int all)
+{
+	size_t n = 0;
 
-			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);)
-				nit += ev.kind == TFD_EV_ITERATOR;
-			tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n",
-				       th->id, tfd_name_on_line(th->name), th->nevents, nit);
-		}
-		for (size_t t = 0; t < h->nthreads; t++) {
-			struct tfd_ev_cursor cur;
-			struct tfd_event ev;
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
 
-			for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);)
-				nshown += wanted(&ev, all);
-		}
-		tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", nshown);
-		tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us",
-			       "name");
-		for (size_t t = 0; t < h->nthreads; t++) {
-			const struct tfd_thread *th = &h->threads[t];
+		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);)
+			n += wanted(&ev, all);
+	}
+	return n;
+}
 
-			struct tfd_ev_cursor cur;
-			struct tfd_event ev;
+static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
+{
+	struct tfd_buf *b = &d->b;
 
-			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
-				const struct tfd_event *e = &ev;
+	tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", tfd_name_on_line(h->name),
+		       tfd_name_on_line(h->path), format_name(h), h->gzipped ? ", gzip" : "");
+	tfd_buf_printf(b, "  planes: %zu\n", h->nplanes);
+	for (size_t p = 0; p < h->nplanes; p++)
+		tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", tfd_name_on_line(h->planes[p].name),
+			       h->planes[p].nlines,
+			       !h->planes[p].decoded		? "skipped"
+			       : h->format == TFD_FMT_TF2_TRACE ? "read"
+								: "host (decoded)");
+	tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
+		       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
+	tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);
+	for (size_t t = 0; t < h->nthreads; t++) {
+		const struct tfd_thread *th = &h->threads[t];
+		size_t nit = 0;
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
 
-				if (!wanted(e, all))
-					continue;
-				tfd_buf_printf(b, "    %-12" PRId64 " %14.3f %12.3f  %s", th->id,
-					       (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3,
-					       tfd_name_on_line(e->sig->name));
-				if (e->flags & TFD_EVF_ID)
-					tfd_buf_printf(b, " id=%" PRId64, (int64_t)e->id);
-				if (e->flags & TFD_EVF_PARENT)
-					tfd_buf_printf(b, " parent_id=%" PRId64,
-						       (int64_t)e->sig->parent_id);
-				if (e->flags & TFD_EVF_ELEMENT)
-					tfd_buf_printf(b, " element_id=%" PRId64,
-						       (int64_t)e->element_id);
-				for (uint16_t p = 0; p < e->sig->nparams; p++)
-					tfd_buf_printf(b, " %s=%s",
-						       tfd_name_on_line(e->sig->params[p].key),
-						       tfd_name_on_line(e->sig->params[p].val));
-				tfd_buf_puts(b, "\n");
-			}
+		for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);)
+			nit += ev.kind == TFD_EV_ITERATOR;
+		tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n", th->id,
+			       tfd_name_on_line(th->name), th->nevents, nit);
+	}
+	tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", count_shown(h, all));
+	tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us", "name");
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
+
+		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+			if (!wanted(&ev, all))
+				continue;
+			text_event(b, h->threads[t].id, &ev);
+			maybe_flush(d);
 		}
 	}
+}
+
+static void dump_text(const struct tfd_capture *cap, int all, struct dump_out *d)
+{
+	tfd_buf_printf(&d->b, "capture: %zu host%s", cap->nhosts, cap->nhosts == 1 ? "" : "s");
+	if (cap->run)
+		tfd_buf_printf(&d->b, " (run %s)", tfd_name_on_line(cap->run));
+	tfd_buf_puts(&d->b, "\n");
+	for (size_t i = 0; i < cap->nhosts; i++)
+		text_host(d, &cap->hosts[i], all);
 }
 
 static cJSON *id_json(uint64_t v)
@@ -107,81 +164,136 @@ static cJSON *id_json(uint64_t v)
 	return cJSON_CreateString(buf);
 }
 
-static char *dump_json(const struct tfd_capture *cap, int all)
+static cJSON *event_json(int64_t thread, const struct tfd_event *e)
 {
-	cJSON *root = cJSON_CreateObject(), *hosts;
-	char *out;
+	cJSON *je = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(root, "schema_version", 1);
-	if (cap->run)
-		cJSON_AddStringToObject(root, "run", cap->run);
-	hosts = cJSON_AddArrayToObject(root, "hosts");
-	for (size_t i = 0; i < cap->nhosts; i++) {
-		const struct tfd_host *h = &cap->hosts[i];
-		cJSON *jh = cJSON_CreateObject(), *planes, *threads, *events;
+	cJSON_AddItemToObject(je, "thread", id_json((uint64_t)thread));
+	cJSON_AddNumberToObject(je, "start_ns", (double)e->start_ns);
+	cJSON_AddNumberToObject(je, "dur_ns", (double)e->dur_ns);
+	cJSON_AddStringToObject(je, "name", e->sig->name);
+	if (e->flags & TFD_EVF_ID)
+		cJSON_AddItemToObject(je, "id", id_json(e->id));
+	if (e->flags & TFD_EVF_PARENT)
+		cJSON_AddItemToObject(je, "parent_id", id_json(e->sig->parent_id));
+	if (e->flags & TFD_EVF_ELEMENT)
+		cJSON_AddItemToObject(je, "element_id", id_json(e->element_id));
+	if (e->sig->nparams) {
+		cJSON *jp = cJSON_AddObjectToObject(je, "params");
 
-		cJSON_AddItemToArray(hosts, jh);
-		cJSON_AddStringToObject(jh, "name", h->name);
-		cJSON_AddStringToObject(jh, "file", h->path);
-		cJSON_AddStringToObject(jh, "format", format_name(h));
-		cJSON_AddBoolToObject(jh, "gzip", h->gzipped);
-		cJSON_AddNumberToObject(jh, "steps", (double)h->nsteps);
-		planes = cJSON_AddArrayToObject(jh, "planes");
-		for (size_t p = 0; p < h->nplanes; p++) {
-			cJSON *jp = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(jp, "name", h->planes[p].name);
-			cJSON_AddNumberToObject(jp, "lines", (double)h->planes[p].nlines);
-			cJSON_AddBoolToObject(jp, "decoded", h->planes[p].decoded);
-			cJSON_AddItemToArray(planes, jp);
-		}
-		threads = cJSON_AddArrayToObject(jh, "threads");
-		events = cJSON_CreateArray();
-		for (size_t t = 0; t < h->nthreads; t++) {
-			const struct tfd_thread *th = &h->threads[t];
-			cJSON *jt = cJSON_CreateObject();
-
-			cJSON_AddItemToObject(jt, "id", id_json((uint64_t)th->id));
-			cJSON_AddStringToObject(jt, "name", th->name);
-			cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
-			struct tfd_ev_cursor cur;
-			struct tfd_event ev;
-
-			cJSON_AddItemToArray(threads, jt);
-			for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
-				const struct tfd_event *e = &ev;
-				cJSON *je;
-
-				if (!wanted(e, all))
-					continue;
-				je = cJSON_CreateObject();
-				cJSON_AddItemToObject(je, "thread", id_json((uint64_t)th->id));
-				cJSON_AddNumberToObject(je, "start_ns", (double)e->start_ns);
-				cJSON_AddNumberToObject(je, "dur_ns", (double)e->dur_ns);
-				cJSON_AddStringToObject(je, "name", e->sig->name);
-				if (e->flags & TFD_EVF_ID)
-					cJSON_AddItemToObject(je, "id", id_json(e->id));
-				if (e->flags & TFD_EVF_PARENT)
-					cJSON_AddItemToObject(je, "parent_id",
-							      id_json(e->sig->parent_id));
-				if (e->flags & TFD_EVF_ELEMENT)
-					cJSON_AddItemToObject(je, "element_id",
-							      id_json(e->element_id));
-				if (e->sig->nparams) {
-					cJSON *jp = cJSON_AddObjectToObject(je, "params");
-
-					for (uint16_t p = 0; p < e->sig->nparams; p++)
-						cJSON_AddStringToObject(jp, e->sig->params[p].key,
-									e->sig->params[p].val);
-				}
-				cJSON_AddItemToArray(events, je);
-			}
-		}
-		cJSON_AddItemToObject(jh, all ? "events" : "iterator_events", events);
+		for (uint16_t p = 0; p < e->sig->nparams; p++)
+			cJSON_AddStringToObject(jp, e->sig->params[p].key, e->sig->params[p].val);
 	}
-	out = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	return out;
+	return je;
+}
+
+/* A host's object but its events, which follow it piece by piece. */
+static cJSON *host_json(const struct tfd_host *h)
+{
+	cJSON *jh = cJSON_CreateObject(), *planes, *threads;
+
+	cJSON_AddStringToObject(jh, "name", h->name);
+	cJSON_AddStringToObject(jh, "file", h->path);
+	cJSON_AddStringToObject(jh, "format", format_name(h));
+	cJSON_AddBoolToObject(jh, "gzip", h->gzipped);
+	cJSON_AddNumberToObject(jh, "steps", (double)h->nsteps);
+	planes = cJSON_AddArrayToObject(jh, "planes");
+	for (size_t p = 0; p < h->nplanes; p++) {
+		cJSON *jp = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(jp, "name", h->planes[p].name);
+		cJSON_AddNumberToObject(jp, "lines", (double)h->planes[p].nlines);
+		cJSON_AddBoolToObject(jp, "decoded", h->planes[p].decoded);
+		cJSON_AddItemToArray(planes, jp);
+	}
+	threads = cJSON_AddArrayToObject(jh, "threads");
+	for (size_t t = 0; t < h->nthreads; t++) {
+		const struct tfd_thread *th = &h->threads[t];
+		cJSON *jt = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(jt, "id", id_json((uint64_t)th->id));
+		cJSON_AddStringToObject(jt, "name", th->name);
+		cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
+		cJSON_AddItemToArray(threads, jt);
+	}
+	return jh;
+}
+
+static void json_host(struct dump_out *d, const struct tfd_host *h, int all)
+{
+	cJSON *jh = host_json(h);
+	bool first = true;
+
+	put_item(d, jh, 1);
+	cJSON_Delete(jh);
+	put_json(d, all ? ",\"events\":" : ",\"iterator_events\":");
+	if (!count_shown(h, all)) {
+		put_json(d, "[]}");
+		return;
+	}
+	put_json(d, "[");
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor cur;
+		struct tfd_event ev;
+
+		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+			cJSON *je;
+
+			if (!wanted(&ev, all))
+				continue;
+			if (!first)
+				put_json(d, ",");
+			first = false;
+			je = event_json(h->threads[t].id, &ev);
+			put_item(d, je, 0);
+			cJSON_Delete(je);
+		}
+	}
+	put_json(d, "]}");
+}
+
+static void dump_json(const struct tfd_capture *cap, int all, struct dump_out *d)
+{
+	cJSON *head = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(head, "schema_version", 1);
+	if (cap->run)
+		cJSON_AddStringToObject(head, "run", cap->run);
+	put_item(d, head, 1);
+	cJSON_Delete(head);
+	put_json(d, cap->nhosts ? ",\"hosts\":[" : ",\"hosts\":[]");
+	for (size_t i = 0; i < cap->nhosts; i++) {
+		if (i)
+			put_json(d, ",");
+		json_host(d, &cap->hosts[i], all);
+	}
+	put_json(d, cap->nhosts ? "]}" : "}");
+	tfd_buf_puts(&d->b, "\n");
+}
+
+/* Write the dump of cap to outpath piece by piece. */
+static int write_dump(const struct tfd_capture *cap, int json, int all, const char *outpath)
+{
+	struct tfd_err err = {0};
+	struct dump_out d;
+
+	memset(&d, 0, sizeof(d));
+	d.json = json;
+	d.err = &err;
+	if (tfd_output_open(&d.o, outpath, &err))
+		return tfd_cli_report(&err);
+	tfd_buf_init(&d.b);
+	if (json)
+		dump_json(cap, all, &d);
+	else
+		dump_text(cap, all, &d);
+	flush_piece(&d);
+	tfd_buf_release(&d.b);
+	if (d.st) {
+		tfd_output_abort(&d.o);
+		return tfd_cli_report(&err);
+	}
+	return tfd_output_commit(&d.o, &err) ? tfd_cli_report(&err) : 0;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -190,7 +302,6 @@ int cmd_dump(int argc, char **argv)
 	struct tfd_load_opts lo = {0};
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
-	struct tfd_buf b;
 	const char *outpath, *fmt;
 	int json, all, first, rc = cli_parse(&cli_dump, argc, argv, &o);
 
@@ -202,7 +313,8 @@ int cmd_dump(int argc, char **argv)
 	/* -q is accepted for symmetry: dump prints no notes */
 	json = fmt ? strcmp(fmt, "json") == 0 : o.v[OPT_JSON] != NULL;
 	all = o.v[OPT_ALL] != NULL;
-	lo.run = o.v[OPT_RUN];
+	if (cli_load_opts("dump", &o, &lo))
+		return 2;
 	outpath = o.v[OPT_OUTPUT];
 	first = o.args;
 	if (first >= argc)
@@ -216,21 +328,10 @@ int cmd_dump(int argc, char **argv)
 	if (tfd_capture_load((const char *const *)argv + first, (size_t)(argc - first), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);
-	tfd_buf_init(&b);
-	if (json) {
-		char *s = dump_json(cap, all);
-
-		tfd_buf_json_pretty(&b, s);
-		cJSON_free(s);
-	} else {
-		dump_text(cap, all, &b);
-		tfd_buf_escape_controls(&b); /* names come from the capture */
-	}
 	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
 		rc = 2;
 	else
-		rc = tfd_output_write(outpath, b.s, b.len, &err) ? tfd_cli_report(&err) : 0;
-	tfd_buf_release(&b);
+		rc = write_dump(cap, json, all, outpath);
 	tfd_capture_free(cap);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opts.h"
+#include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/err.h"
 
@@ -48,6 +49,7 @@ static const struct {
     [OPT_EXISTING] = {"existing", 0, NULL},
     [OPT_ONCE] = {"once", 0, NULL},
     [OPT_SCALE] = {"scale", 0, "X"},
+    [OPT_MAX_INFLATED] = {"max-inflated", 0, "SIZE"},
 };
 
 static bool refused(const struct cmd_spec *s, enum opt id)
@@ -144,6 +146,42 @@ int cli_rank(const char *cmd, const char *value, int *rank)
 	return 0;
 }
 
+int cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo)
+{
+	const char *v = o->v[OPT_MAX_INFLATED];
+	char *end;
+	double n;
+
+	lo->run = o->v[OPT_RUN];
+	if (!v)
+		return 0;
+	n = strtod(v, &end);
+	switch (*end) {
+	case 'T':
+		n *= 1024.0;
+		/* fall through */
+	case 'G':
+		n *= 1024.0;
+		/* fall through */
+	case 'M':
+		n *= 1024.0;
+		/* fall through */
+	case 'K':
+		n *= 1024.0;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (end == v || *end || !(n >= 1.0) || n > 1e18)
+		return tfd_cli_usage(cmd,
+				     "--max-inflated: '%s' is not a size (bytes, or with K, M, "
+				     "G or T: 16G)",
+				     v);
+	lo->max_inflated = (size_t)n;
+	return 0;
+}
+
 #define HELP_COLUMN 24
 
 void cli_help(const struct cmd_spec *s, FILE *f)
@@ -212,6 +250,8 @@ static const struct opt_use analyze_opts[] = {
     {OPT_SHARD, NULL,
      "with --partial: only host files I, I+N, I+2N, ... of\nthose discovery picks (one task of a "
      "job array)"},
+    {OPT_MAX_INFLATED, NULL,
+     "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
     {OPT_QUIET, NULL, "do not echo notes to stderr"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},
@@ -262,6 +302,8 @@ static const struct opt_use dump_opts[] = {
     {OPT_ALL, NULL, "list every kept host event, not only iterators"},
     {OPT_RUN, NULL, "pick this run under plugins/profile (default: newest)"},
     {OPT_OUTPUT, NULL, "write to FILE (atomically) instead of stdout"},
+    {OPT_MAX_INFLATED, NULL,
+     "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
     {OPT_QUIET, NULL, "accepted for symmetry (dump prints no notes)"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},
@@ -286,6 +328,8 @@ static const struct opt_use dot_opts[] = {
      "the pipeline, e.g. Host:1 or Device:0 (default: the\nslowest host pipeline)"},
     {OPT_RANK, NULL, "draw only the N-th slowest root call (0 = slowest)"},
     {OPT_RUN, NULL, "pick this run under plugins/profile (default: newest)"},
+    {OPT_MAX_INFLATED, NULL,
+     "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
     {OPT_QUIET, NULL, "accepted for symmetry (dot prints no notes)"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},
@@ -316,6 +360,8 @@ static const struct opt_use report_opts[] = {
     {OPT_TIMESTAMP, NULL, "record this time instead of now (ISO 8601)"},
     {OPT_RULES, NULL, "add the rules in DIR/*.json (an id replaces a built-in)"},
     {OPT_RUN, NULL, "pick this run under plugins/profile (default: newest)"},
+    {OPT_MAX_INFLATED, NULL,
+     "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
     {OPT_QUIET, NULL, "do not echo notes to stderr"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},

@@ -48,6 +48,7 @@ enum opt {
 	OPT_EXISTING,
 	OPT_ONCE,
 	OPT_SCALE,
+	OPT_MAX_INFLATED,
 	OPT__COUNT,
 };
 
@@ -85,6 +86,10 @@ struct cli_opts {
 int cli_parse(const struct cmd_spec *spec, int argc, char **argv, struct cli_opts *o);
 /* --rank N: N >= 0 into *rank; else print the usage error and return 2. */
 int cli_rank(const char *cmd, const char *value, int *rank);
+/* The loading options every command that reads captures takes (--run,
+ * --max-inflated) into lo; 2 after printing a usage error. */
+struct tfd_load_opts;
+int cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo);
 /* The command's help, from its spec. */
 void cli_help(const struct cmd_spec *spec, FILE *f);
 

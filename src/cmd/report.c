@@ -116,7 +116,8 @@ static int report_args(struct report *r, int argc, char **argv)
 	r->fail_on = o.v[OPT_FAIL_ON];
 	r->record = !o.v[OPT_NO_RECORD];
 	r->rules_dir = o.v[OPT_RULES];
-	r->lo.run = o.v[OPT_RUN];
+	if (cli_load_opts("report", &o, &r->lo))
+		return 2;
 	r->pct = 20.0;
 	if (o.v[OPT_REGRESS_PCT]) {
 		char *end;

@@ -39,9 +39,12 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 			tfd_pages_release(&dropped, zs.next_in, 4u << 20);
 		if (got) {
 			if (total + got > limit) {
-				st = tfd_fail(err, TFD_E_LIMIT,
-					      "gzip data inflates to more than %zu MiB",
-					      limit >> 20);
+				st = tfd_fail(
+				    err, TFD_E_LIMIT,
+				    "gzip data inflates to more than %zu MiB (%.0f times "
+				    "its %.1f MB: a gzip bomb?); --max-inflated SIZE sets "
+				    "the ceiling",
+				    limit >> 20, (double)limit / (double)len, (double)len / 1e6);
 				break;
 			}
 			total += got;

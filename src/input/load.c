@@ -45,12 +45,18 @@ static void blob_release(struct blob *b)
 	memset(b, 0, sizeof(*b));
 }
 
-#define TFD_MAX_INFLATED ((size_t)8 << 30)
-
-/* The inflate limit in force. */
-static size_t inflate_limit(const struct tfd_load_opts *opts)
+/* The ceiling on what gzip data of len bytes may inflate to: the one
+ * --max-inflated gives, or TFD_INFLATE_RATIO times len (TFD_INFLATE_FLOOR
+ * at least) and TFD_INFLATE_MAX at most. Real traces inflate 8-15 times;
+ * a gzip bomb inflates a thousand times. */
+static size_t inflate_limit(const struct tfd_load_opts *opts, size_t len)
 {
-	return opts && opts->max_inflated ? opts->max_inflated : TFD_MAX_INFLATED;
+	size_t rel;
+
+	if (opts && opts->max_inflated)
+		return opts->max_inflated;
+	rel = len > TFD_INFLATE_MAX / TFD_INFLATE_RATIO ? TFD_INFLATE_MAX : len * TFD_INFLATE_RATIO;
+	return rel < TFD_INFLATE_FLOOR ? TFD_INFLATE_FLOOR : rel;
 }
 
 /* A growing buffer: the sink of a whole-document inflate. */
@@ -438,7 +444,7 @@ static bool load_gz_json(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 	if (!sniff_json(head, n))
 		return false;
 	tfd_host_from_path(path, host, sizeof(host));
-	*st = tfd_chrome_read_gz(cap, gz, len, mapped, inflate_limit(opts), host, opts, err);
+	*st = tfd_chrome_read_gz(cap, gz, len, mapped, inflate_limit(opts, len), host, opts, err);
 	*st = loaded(cap, before, 1, path, *st, err);
 	return true;
 }
@@ -457,7 +463,7 @@ static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, s
 	if (load_gz_json(cap, data, len, mapped, path, opts, &st, err))
 		return st;
 	memset(&z, 0, sizeof(z));
-	st = inflate_gz(data, len, mapped, inflate_limit(opts), &z, err);
+	st = inflate_gz(data, len, mapped, inflate_limit(opts, len), &z, err);
 	if (!st)
 		st = load_bytes(cap, z.data, z.len, 1, false, path, opts, err);
 	blob_release(&z);
