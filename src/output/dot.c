@@ -10,7 +10,9 @@
 
 #include "tfd/buf.h"
 #include "tfd/dot.h"
+#include "tfd/imap.h"
 #include "tfd/render.h"
+#include "tfd/satmath.h"
 
 static char last_gv_error[256];
 
@@ -129,7 +131,8 @@ static void legend(Agraph_t *g, bool bound)
 }
 
 /* The graph's title (host, pipeline, verdict) and attribute defaults. */
-static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pipeline *p)
+static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+			    size_t nnodes)
 {
 	Agraph_t *g = agopen((char *)"pipeline", Agdirected, NULL);
 	char title[1024], verdict[96], t1[32], hn[256], pn[128], ln[384];
@@ -146,6 +149,14 @@ static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pi
 		 dot_text(h->host->name, hn, sizeof(hn)), dot_text(p->name, pn, sizeof(pn)),
 		 dot_text(p->stages[0].long_name, ln, sizeof(ln)), verdict, p->ncalls,
 		 p->ncalls == 1 ? "" : "s", tfd_fmt_ns(p->max_ns, t1, sizeof(t1)));
+	if (nnodes < p->nstages) {
+		size_t l = strlen(title);
+
+		snprintf(title + l, sizeof(title) - l,
+			 "\\n%zu stages drawn as %zu nodes: above %d stages, siblings of a "
+			 "family and chains are collapsed",
+			 p->nstages, nnodes, TFD_DOT_MAX_NODES);
+	}
 	set(g, "label", title);
 	set(g, "labelloc", "t");
 	set(g, "rankdir", "TB");
@@ -243,31 +254,250 @@ static Agnode_t *stage_node(Agraph_t *g, const struct tfd_pipeline *p, size_t i,
 	return n;
 }
 
+/* ---- large pipelines: stages collapsed into groups ---------------------- */
+
+/* The stages drawn as one node: their sums and marks. */
+struct group {
+	size_t first, n; /* the first stage (pre-order) and how many */
+	uint64_t calls;
+	int64_t self_ns, blocking_ns;
+	double blocking_share;
+	bool critical;
+	Agnode_t *node;
+};
+
+struct grouping {
+	int *of; /* each stage's group */
+	struct group *g;
+	size_t ng;
+	struct imap index; /* (parent group, family) -> a group of siblings */
+	int *next;	   /* groups sharing an index slot */
+};
+
+static uint64_t group_key(int parent_group, const char *family, bool any_family)
+{
+	uint64_t k = 1469598103934665603ull ^ (uint64_t)(uint32_t)parent_group;
+
+	for (const char *c = any_family ? "" : family; *c; c++)
+		k = (k ^ (uint8_t)*c) * 1099511628211ull;
+	return k;
+}
+
+/* The group of siblings under parent group pg that stage i may join, or -1. */
+static int sibling_group(const struct grouping *gr, const struct tfd_pipeline *p, int pg, size_t i,
+			 bool any_family)
+{
+	size_t head;
+
+	if (!imap_get(&gr->index, group_key(pg, p->stages[i].family, any_family), &head))
+		return -1;
+	for (int k = (int)head; k >= 0; k = gr->next[k]) {
+		const struct tfd_stage *f = &p->stages[gr->g[k].first];
+
+		if (gr->of[f->parent] == pg &&
+		    (any_family || strcmp(f->family, p->stages[i].family) == 0))
+			return k;
+	}
+	return -1;
+}
+
+/* Group the stages: the root and the bottleneck alone; a stage joins its
+ * parent's group when it is the parent's only child (a chain) of the same
+ * family (any family with any_family), else its siblings' group of the
+ * same family (any). Returns the number of groups. */
+static size_t group_stages(struct grouping *gr, const struct tfd_pipeline *p, const size_t *nkids,
+			   bool any_family)
+{
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		int pg = s->parent >= 0 ? gr->of[s->parent] : -1, k = -1;
+		bool alone = s->parent < 0 || s->is_bottleneck;
+
+		if (!alone && pg >= 0 && !p->stages[gr->g[pg].first].is_bottleneck &&
+		    gr->g[pg].first != 0 && nkids[s->parent] == 1 &&
+		    (any_family || strcmp(p->stages[s->parent].family, s->family) == 0))
+			k = pg;
+		if (!alone && k < 0)
+			k = sibling_group(gr, p, pg, i, any_family);
+		if (k < 0) {
+			size_t head;
+			uint64_t key = group_key(pg, s->family, any_family);
+
+			k = (int)gr->ng++;
+			memset(&gr->g[k], 0, sizeof(gr->g[k]));
+			gr->g[k].first = i;
+			gr->next[k] = -1;
+			if (!alone) {
+				if (imap_get(&gr->index, key, &head))
+					gr->next[k] = (int)head;
+				imap_put(&gr->index, key, (size_t)k);
+			}
+		}
+		gr->of[i] = k;
+		gr->g[k].n++;
+		gr->g[k].calls += s->calls_all;
+		gr->g[k].self_ns = sat_add(gr->g[k].self_ns, s->self_all_ns);
+		gr->g[k].blocking_ns = sat_add(gr->g[k].blocking_ns, s->blocking_ns);
+		gr->g[k].blocking_share += s->blocking_share;
+		gr->g[k].critical |= s->on_critical_path;
+	}
+	return gr->ng;
+}
+
+static void grouping_reset(struct grouping *gr, size_t n)
+{
+	imap_free(&gr->index);
+	memset(&gr->index, 0, sizeof(gr->index));
+	gr->ng = 0;
+	(void)n;
+}
+
+/* "Map x9998" or "5000 stages: Map x4999, Filter x4999, ..." */
+static void group_label(const struct tfd_pipeline *p, const struct grouping *gr, int k,
+			struct tfd_buf *b)
+{
+	const char *fam[3] = {NULL, NULL, NULL};
+	size_t cnt[3] = {0, 0, 0}, other = 0;
+
+	for (size_t i = gr->g[k].first; i < p->nstages; i++) {
+		size_t j;
+
+		if (gr->of[i] != k)
+			continue;
+		for (j = 0; j < 3 && fam[j] && strcmp(fam[j], p->stages[i].family) != 0; j++)
+			;
+		if (j == 3) {
+			other++;
+			continue;
+		}
+		fam[j] = p->stages[i].family;
+		cnt[j]++;
+	}
+	if (!fam[1]) {
+		tfd_buf_printf(b, "%s x%zu", fam[0], cnt[0]);
+		return;
+	}
+	tfd_buf_printf(b, "%zu stages: ", gr->g[k].n);
+	for (size_t j = 0; j < 3 && fam[j]; j++)
+		tfd_buf_printf(b, "%s%s x%zu", j ? ", " : "", fam[j], cnt[j]);
+	if (other)
+		tfd_buf_printf(b, ", %zu more", other);
+}
+
+/* Group k (of more than one stage) as a node. */
+static Agnode_t *group_node(Agraph_t *g, const struct tfd_pipeline *p, const struct grouping *gr,
+			    int k)
+{
+	const struct group *G = &gr->g[k];
+	char name[32], t2[32], t3[32], *shown;
+	struct tfd_buf b, lb;
+	Agnode_t *n;
+
+	snprintf(name, sizeof(name), "g%d", k);
+	n = agnode(g, name, 1);
+	tfd_buf_init(&b);
+	tfd_buf_init(&lb);
+	group_label(p, gr, k, &b);
+	shown = xmalloc(2 * b.len + 1);
+	/* self and blocking times add up; totals of nested stages do not */
+	tfd_buf_printf(&lb, "%s (collapsed)\\n%" PRIu64 " calls\\nself %s\\nblocking %s (%.1f%%)",
+		       dot_text(b.s, shown, 2 * b.len + 1), G->calls,
+		       tfd_fmt_ns(G->self_ns, t2, sizeof(t2)),
+		       tfd_fmt_ns(G->blocking_ns, t3, sizeof(t3)), 100.0 * G->blocking_share);
+	set(n, "label", lb.s);
+	free(shown);
+	tfd_buf_release(&lb);
+	set(n, "tooltip", "collapsed stages: every one a sibling or the only child of another");
+	tfd_buf_release(&b);
+	set(n, "fillcolor", "white");
+	set(n, "shape", "box3d");
+	if (G->critical) {
+		set(n, "style", "filled,bold");
+		set(n, "penwidth", "3");
+	} else {
+		set(n, "style", "filled,dashed");
+		set(n, "color", "gray");
+	}
+	return n;
+}
+static void stage_edge(Agraph_t *g, const struct tfd_pipeline *p, size_t i, Agnode_t *from,
+		       Agnode_t *to)
+{
+	const struct tfd_stage *s = &p->stages[i];
+	Agedge_t *e;
+
+	if (agedge(g, from, to, NULL, 0))
+		return; /* collapsed stages: one edge between two groups */
+	e = agedge(g, from, to, NULL, 1);
+	if (tfd_stage_is_async_edge(s)) {
+		set(e, "style", "dashed");
+		set(e, "color", "#3465a4");
+		set(e, "label", "async");
+	}
+	if (s->on_critical_path && p->stages[s->parent].on_critical_path)
+		set(e, "penwidth", "3");
+}
+
+/* The stages' groups when there are too many to draw one by one: by family
+ * first, by position alone when that is still too many. NULL when the
+ * pipeline is small enough. */
+static struct grouping *collapse(const struct tfd_pipeline *p)
+{
+	struct grouping *gr;
+	size_t *nkids;
+
+	if (p->nstages <= TFD_DOT_MAX_NODES)
+		return NULL;
+	gr = xcalloc(1, sizeof(*gr));
+	gr->of = xmalloc(p->nstages * sizeof(*gr->of));
+	gr->g = xmalloc(p->nstages * sizeof(*gr->g));
+	gr->next = xmalloc(p->nstages * sizeof(*gr->next));
+	nkids = xcalloc(p->nstages, sizeof(*nkids));
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].parent >= 0)
+			nkids[p->stages[i].parent]++;
+	if (group_stages(gr, p, nkids, false) > TFD_DOT_MAX_NODES) {
+		grouping_reset(gr, p->nstages);
+		group_stages(gr, p, nkids, true);
+	}
+	free(nkids);
+	return gr;
+}
+
+static void grouping_free(struct grouping *gr)
+{
+	if (!gr)
+		return;
+	imap_free(&gr->index);
+	free(gr->of);
+	free(gr->g);
+	free(gr->next);
+	free(gr);
+}
+
 static Agraph_t *build(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
-	Agraph_t *g = open_graph(h, p);
+	struct grouping *gr = collapse(p);
+	Agraph_t *g = open_graph(h, p, gr ? gr->ng : p->nstages);
 	Agnode_t **nodes = xcalloc(p->nstages + 1, sizeof(*nodes));
 	const bool bound = h->bound != TFD_BOUND_NOT;
 
 	legend(g, bound);
-	for (size_t i = 0; i < p->nstages; i++)
-		nodes[i] = stage_node(g, p, i, bound);
 	for (size_t i = 0; i < p->nstages; i++) {
-		const struct tfd_stage *s = &p->stages[i];
-		Agedge_t *e;
+		int k = gr ? gr->of[i] : -1;
 
-		if (s->parent < 0)
-			continue;
-		e = agedge(g, nodes[s->parent], nodes[i], NULL, 1);
-		if (tfd_stage_is_async_edge(s)) {
-			set(e, "style", "dashed");
-			set(e, "color", "#3465a4");
-			set(e, "label", "async");
-		}
-		if (s->on_critical_path && p->stages[s->parent].on_critical_path)
-			set(e, "penwidth", "3");
+		if (k < 0 || gr->g[k].n == 1)
+			nodes[i] = stage_node(g, p, i, bound);
+		else if (gr->g[k].first == i)
+			nodes[i] = gr->g[k].node = group_node(g, p, gr, k);
+		else
+			nodes[i] = gr->g[k].node;
 	}
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].parent >= 0 && nodes[p->stages[i].parent] != nodes[i])
+			stage_edge(g, p, i, nodes[p->stages[i].parent], nodes[i]);
 	free(nodes);
+	grouping_free(gr);
 	return g;
 }
 

@@ -163,4 +163,42 @@ $TFD history "$T/nl.db" >"$T/nlh.out" 2>&1
 $TFD history --job "$(printf 'j\nFORGED')" "$T/nl.db" >>"$T/nlh.out" 2>&1
 if ! grep -q '^FORGED' "$T/nlh.out" && grep -qF 'j\x0aFORGED' "$T/nlh.out"; then ok; else bad "history text lets a line break in a name through: $(cat "$T/nlh.out")"; fi
 
+# a pipeline of thousands of stages is drawn in seconds: above 200 stages
+# siblings of a family and chains are collapsed into counted nodes, and the
+# title says so (issue 35: 10k stages took three minutes, 100k never ended)
+python3 - "$T" <<'PY'
+import json, sys
+d = sys.argv[1]
+def trace(path, n, chain):
+    ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}}]
+    for s in range(3):
+        t = s * 100000.0
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t, "dur": 90000, "name": "IteratorGetNext", "args": {"group_id": str(s)}})
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t, "dur": 90000, "name": "Iterator::Model", "args": {"id": "1"}})
+        if not chain:
+            ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 0.001, "dur": 89990, "name": "Iterator::Zip", "args": {"id": "2", "parent_id": "1", "long_name": "Iterator::Model::Zip"}})
+        for i in range(n):
+            if chain:
+                f = ["Map", "Filter"][i % 2]
+                ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 0.001 * (i + 1), "dur": 89000 - 0.002 * i, "name": "Iterator::" + f,
+                           "args": {"id": str(2 + i), "parent_id": str(1 + i), "long_name": "Iterator::Model::" + f}})
+            else:
+                w = 89000.0 / n
+                ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 1 + i * w, "dur": w * 0.9, "name": "Iterator::Map%d" % i,
+                           "args": {"id": str(3 + i), "parent_id": "2", "long_name": "Iterator::Model::Zip::Map%d" % i}})
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 90000, "dur": 5000, "name": "train_step", "args": {"group_id": str(s)}})
+    json.dump({"traceEvents": ev}, open(path, "w"))
+trace(d + "/wide.trace.json", 10000, False)
+trace(d + "/chain.trace.json", 5000, True)
+PY
+for c in "wide:10002 stages drawn as [0-9] nodes" "chain:5001 stages drawn as [0-9] nodes"; do
+	f=${c%%:*}
+	timeout 30 $TFD dot -f svg -o "$T/$f.svg" "$T/$f.trace.json" 2>"$T/$f.err"
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q "${c#*:}" "$T/$f.svg" && grep -q "(collapsed)" "$T/$f.svg" && grep -q "</svg>" "$T/$f.svg"; then ok; else bad "dot -f svg of a $f pipeline of thousands of stages: rc $rc (124: timed out) $(head -c 200 "$T/$f.err")"; fi
+done
+timeout 30 $TFD report -q -o "$T/wide.html" "$T/wide.trace.json"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "10002 stages drawn as 3 nodes" "$T/wide.html"; then ok; else bad "report of a 10k-stage pipeline: rc $rc"; fi
+
 finish
