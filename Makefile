@@ -16,7 +16,7 @@ ifeq ($(SAN),1)
 export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 VARIANT := san
-OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 else
 VARIANT := rel
 OPT := -O2 -g
@@ -157,7 +157,7 @@ uninstall:
 		"$(COMPDEST)/tfdoctor"
 
 # ---- fuzzing ------------------------------------------------------------------
-FUZZ_TARGETS := xspace chrome rules partial
+FUZZ_TARGETS := xspace chrome rules partial spec
 FUZZ_SECONDS ?= 600
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \

@@ -33,6 +33,11 @@ struct tfd_synth_result {
 	char expect_host[64]; /* the spec's "expect_host", or "" */
 };
 
+/* Parse and check the spec text (name names it in errors) as
+ * tfd_synth_run() does, writing nothing: TFD_OK, or the same error. */
+enum tfd_status tfd_synth_check(const char *text, size_t len, const char *name, double scale,
+				struct tfd_err *err);
+
 /* scale multiplies the spec's steps (for benchmarks); 1.0 keeps them. */
 enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double scale,
 			      struct tfd_synth_result *res, struct tfd_err *err);

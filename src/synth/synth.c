@@ -836,28 +836,45 @@ static double events_per_step(const struct spec *sp)
 	return n;
 }
 
+/* Checked before anything is allocated: a spec (or --scale) that asks for
+ * billions of events is an error, not tens of GB of memory. */
+static enum tfd_status within_cap(const struct spec *sp, double scale, const char *path,
+				  struct tfd_err *err)
+{
+	double events = (double)sp->steps * scale * sp->hosts * events_per_step(sp);
+
+	if (!(events <= TFD_SYNTH_MAX_EVENTS))
+		return tfd_fail(err, TFD_E_LIMIT,
+				"%s: the spec asks for about %.0f events (steps x hosts x events "
+				"per step); at most %d",
+				path, events, TFD_SYNTH_MAX_EVENTS);
+	return TFD_OK;
+}
+
+enum tfd_status tfd_synth_check(const char *text, size_t len, const char *name, double scale,
+				struct tfd_err *err)
+{
+	struct spec sp;
+	enum tfd_status st = synth_parse_spec_text(text, len, name, &sp, err);
+
+	return st ? st : within_cap(&sp, scale, name, err);
+}
+
 enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double scale,
 			      struct tfd_synth_result *res, struct tfd_err *err)
 {
 	struct spec sp;
 	enum tfd_status st;
-	double events, want;
+	double want;
 	int steps;
 
 	memset(res, 0, sizeof(*res));
 	st = synth_parse_spec(spec_path, &sp, err);
+	if (!st)
+		st = within_cap(&sp, scale, spec_path, err);
 	if (st)
 		return st;
-	/* checked before anything is allocated: a spec (or --scale) that asks
-	 * for billions of events is an error, not tens of GB of memory */
 	want = (double)sp.steps * scale;
-	events = want * sp.hosts * events_per_step(&sp);
-	if (!(events <= TFD_SYNTH_MAX_EVENTS))
-		return tfd_fail(
-		    err, TFD_E_LIMIT,
-		    "%s: the spec asks for about %.0f events (steps x hosts x events per "
-		    "step); at most %d",
-		    spec_path, events, TFD_SYNTH_MAX_EVENTS);
 	steps = want < 1 ? 1 : (int)llround(want);
 	if (snprintf(res->run_dir, sizeof(res->run_dir), "%s/plugins/profile/%s", out_dir,
 		     sp.run) >= (int)sizeof(res->run_dir) - 64) /* room for the host files' names */

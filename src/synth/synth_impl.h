@@ -58,5 +58,8 @@ struct spec {
  * out of range and strings longer than their field are errors naming the
  * field); a FIFO or device is refused, never waited on. */
 enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err);
+/* The same from text already read (path names it in errors). */
+enum tfd_status synth_parse_spec_text(const char *text, size_t len, const char *path,
+				      struct spec *sp, struct tfd_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* synth_spec.c - a synth spec read and checked (synth_impl.h; the format is
  * in docs/cli.md, "synth"). */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -103,23 +104,14 @@ static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n
 	return NULL;
 }
 
-/* The spec file, parsed: a regular file of at most 1 MiB (a FIFO or a
- * device is refused, never waited on). */
-static enum tfd_status read_spec(const char *path, cJSON **root, struct tfd_err *err)
+/* Spec text, parsed (path names it in errors). */
+static enum tfd_status parse_text(const char *text, size_t len, const char *path, cJSON **root,
+				  struct tfd_err *err)
 {
-	char *text;
-	size_t len;
-	enum tfd_status st = tfd_read_regular(path, (size_t)1 << 20, "spec", &text, &len, err);
-
 	*root = NULL;
-	if (st)
-		return st;
-	if (len == 0) {
-		free(text);
+	if (len == 0)
 		return spec_err(err, path, "empty spec");
-	}
 	*root = cJSON_ParseWithLength(text, len);
-	free(text);
 	if (!cJSON_IsObject(*root))
 		return spec_err(err, path, "invalid JSON (a spec is an object)");
 	return TFD_OK;
@@ -169,6 +161,15 @@ static enum tfd_status spec_strings(const cJSON *root, struct spec *sp, const ch
 	return TFD_OK;
 }
 
+/* v as an int, out-of-range values pinned to the nearest end (a cast of
+ * one would be undefined): the range checks after it then refuse them. */
+static int to_int(double v)
+{
+	if (!(v > (double)INT_MIN)) /* NaN too */
+		return INT_MIN;
+	return v < (double)INT_MAX ? (int)v : INT_MAX;
+}
+
 /* The spec's numbers, function events, slow host and formats.
  * parser: one check per key of the spec, with its range (docs/cli.md). */
 static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const char *path,
@@ -178,17 +179,17 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 	double v;
 
 	if (num(root, "hosts", &v) > 0)
-		sp->hosts = (int)v;
+		sp->hosts = to_int(v);
 	if (num(root, "steps", &v) > 0)
-		sp->steps = v > 1e9 ? 1000000000 : (int)v;
+		sp->steps = v > 1e9 ? 1000000000 : to_int(v);
 	if (num(root, "step_compute_us", &v) > 0)
 		sp->compute_us = v;
 	if (num(root, "seed", &v) > 0)
-		sp->seed = (uint64_t)v;
+		sp->seed = v >= 0 && v < 1.8e19 ? (uint64_t)v : 0;
 	if (num(root, "device_events_per_step", &v) > 0)
-		sp->device_events = (int)v;
+		sp->device_events = to_int(v);
 	if (num(root, "host_other_events_per_step", &v) > 0)
-		sp->other_events = (int)v;
+		sp->other_events = to_int(v);
 	if (sp->other_events < 0 || sp->other_events > 100000)
 		return spec_err(err, path, "host_other_events_per_step out of range");
 	it = cJSON_GetObjectItemCaseSensitive(root, "function_events");
@@ -216,7 +217,7 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 		    v < 0 || v >= sp->hosts || sp->slow_factor <= 0)
 			return spec_err(err, path,
 					"'slow_host' needs an index < hosts and a factor > 0");
-		sp->slow_host = (int)v;
+		sp->slow_host = to_int(v);
 	}
 	it = cJSON_GetObjectItemCaseSensitive(root, "formats");
 	if (it) {
@@ -271,15 +272,15 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 	num(it, "jitter", &ss->jitter);
 	num(it, "first_call_us", &ss->first_us);
 	if (num(it, "parallelism", &v) > 0)
-		ss->par = v > 1e6 ? 1000000 : (int)v;
+		ss->par = v > 1e6 ? 1000000 : to_int(v);
 	if (num(it, "buffer", &v) > 0)
-		ss->buffer = v > 1e9 ? 1000000000 : (int)v;
+		ss->buffer = v > 1e9 ? 1000000000 : to_int(v);
 	if (num(it, "batch_size", &v) > 0)
-		ss->batch = v > 1e9 ? 1000000000 : (int)v;
+		ss->batch = v > 1e9 ? 1000000000 : to_int(v);
 	if (num(it, "keep_ratio", &v) > 0)
 		ss->keep_every = v > 0 ? (int)lround(1.0 / v) : 1;
 	if (num(it, "buffer_size", &v) > 0)
-		ss->shuf_buf = v > 1e9 ? 1000000000 : (int)v;
+		ss->shuf_buf = v > 1e9 ? 1000000000 : to_int(v);
 	x = cJSON_GetObjectItemCaseSensitive(it, "deterministic");
 	if (x)
 		ss->deterministic = cJSON_IsTrue(x);
@@ -296,14 +297,15 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 	return TFD_OK;
 }
 
-/* The spec at path into sp: strict (unknown keys, wrong types and values
+/* The spec text into sp: strict (unknown keys, wrong types and values
  * out of range are errors naming the field). The JSON tree is freed only
  * at the end, so an error can quote it. */
-enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+enum tfd_status synth_parse_spec_text(const char *text, size_t len, const char *path,
+				      struct spec *sp, struct tfd_err *err)
 {
 	cJSON *root, *stages, *it;
 	const char *bad;
-	enum tfd_status st = read_spec(path, &root, err);
+	enum tfd_status st = parse_text(text, len, path, &root, err);
 
 	memset(sp, 0, sizeof(*sp));
 	snprintf(sp->name, sizeof(sp->name), "synth");
@@ -334,5 +336,22 @@ enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_e
 				break;
 		}
 	cJSON_Delete(root);
+	return st;
+}
+
+/* The spec file at path (a regular file of at most 1 MiB: a FIFO or a
+ * device is refused, never waited on) into sp. */
+enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+{
+	char *text;
+	size_t len;
+	enum tfd_status st = tfd_read_regular(path, (size_t)1 << 20, "spec", &text, &len, err);
+
+	if (st) {
+		memset(sp, 0, sizeof(*sp));
+		return st;
+	}
+	st = synth_parse_spec_text(text, len, path, sp, err);
+	free(text);
 	return st;
 }
