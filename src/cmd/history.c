@@ -15,9 +15,13 @@
 #include "tfd/history.h"
 #include "tfd/render.h"
 
-static void csv_field(const char *s)
+/* A CSV field: control bytes (a line break, ESC, CR) as \xNN, so a name
+ * never forges a row nor reaches a terminal raw; quoted when it holds a
+ * comma or a quote. */
+static void csv_field(const char *raw)
 {
-	bool quote = strpbrk(s, ",\"\n") != NULL;
+	const char *s = tfd_name_on_line(raw);
+	bool quote = strpbrk(s, ",\"") != NULL;
 
 	if (!quote) {
 		fputs(s, stdout);

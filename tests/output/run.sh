@@ -162,6 +162,9 @@ $TFD report -q --history "$T/nl.db" --job "$(printf 'j\nFORGED')" -o "$T/nl.html
 $TFD history "$T/nl.db" >"$T/nlh.out" 2>&1
 $TFD history --job "$(printf 'j\nFORGED')" "$T/nl.db" >>"$T/nlh.out" 2>&1
 if ! grep -q '^FORGED' "$T/nlh.out" && grep -qF 'j\x0aFORGED' "$T/nlh.out"; then ok; else bad "history text lets a line break in a name through: $(cat "$T/nlh.out")"; fi
+$TFD history -f csv "$T/nl.db" >"$T/nlc.out" 2>&1
+$TFD history -f csv --job "$(printf 'j\nFORGED')" "$T/nl.db" >>"$T/nlc.out" 2>&1
+if ! grep -q '^FORGED' "$T/nlc.out" && grep -qF 'j\x0aFORGED' "$T/nlc.out" && [ "$(ctl "$T/nlc.out")" = 0 ]; then ok; else bad "history csv lets a line break or CR in a name through: $(od -c "$T/nlc.out" | head -5)"; fi
 
 # a pipeline of thousands of stages is drawn in seconds: above 200 stages
 # siblings of a family and chains are collapsed into counted nodes, and the
