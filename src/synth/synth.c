@@ -54,6 +54,7 @@ struct host {
 	uint64_t rng;
 	int64_t elements; /* element id counter */
 	int large_ids;
+	int64_t gil_free; /* when the Python GIL is next free (py ops hold it) */
 };
 
 static uint64_t rnd(struct host *h)
@@ -121,8 +122,11 @@ struct stage {
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
 	char *long_name;
 	uint32_t meta, produce_meta, consume_meta, fn_meta, async_meta, exec_meta;
-	int fn_style; /* enum fn_style */
-	int rthread;  /* parallel map, map-and-batch: the runner thread that reads */
+	int fn_style;		   /* enum fn_style */
+	const struct op_spec *ops; /* its function's ops (the spec's) */
+	int nops;
+	uint32_t op_meta[SYNTH_MAX_OPS];
+	int rthread; /* parallel map, map-and-batch: the runner thread that reads */
 	uint64_t id, parent_id;
 	int16_t params;
 	struct stage *input;
@@ -164,6 +168,47 @@ static int64_t work(struct host *h, struct stage *s)
 	return (int64_t)llround(c > 0 ? c : 0);
 }
 
+/* The function's ops on thread th from t, for work c: "name:type" events
+ * one after the other, each its share of c; a Python op first waits for
+ * the host's GIL (its event spans the wait). Returns when the work ends:
+ * t + c and the waits. */
+static int64_t run_ops(struct host *h, struct stage *s, int th, int64_t t, int64_t c)
+{
+	int64_t cur = t + c / 200, used = c / 200; /* the executor's own start */
+
+	for (int i = 0; i < s->nops; i++) {
+		int64_t d = llround(s->ops[i].share * (double)c), b = cur;
+
+		if (used + d > c)
+			d = c - used;
+		if (s->ops[i].py) {
+			if (h->gil_free > cur)
+				cur = h->gil_free;
+			h->gil_free = cur + d;
+		}
+		cur += d;
+		used += d;
+		emit(h, th, s->op_meta[i], b, cur);
+	}
+	return cur + (c - used);
+}
+
+/* A function event (meta, with the step id when not 0) on thread th from
+ * t with its ops inside; returns its length: c and the GIL waits. */
+static int64_t fn_event(struct host *h, struct stage *s, int th, uint32_t meta, uint64_t step,
+			int64_t t, int64_t c)
+{
+	size_t at = h->threads.v[th].ev.n;
+	int64_t end;
+
+	emit(h, th, meta, t, t + c);
+	if (step)
+		addstat(&h->threads.v[th].ev.v[at], S_ID, step);
+	end = s->nops ? run_ops(h, s, th, t, c) : t + c;
+	h->threads.v[th].ev.v[at].e = end; /* (the vector may have moved) */
+	return end - t;
+}
+
 /* Produce element j on the least busy worker, as early as a free worker and
  * a free buffer slot allow (so it may run long before it is asked for). */
 static void produce(struct host *h, struct stage *s, int depth)
@@ -203,10 +248,11 @@ static void produce(struct host *h, struct stage *s, int depth)
 			addstat(fe, S_ID, step);
 			in_e += 2 * US;
 			if (c > 0)
-				addstat(emit(h, s->wthread[w], s->exec_meta, in_e, in_e + c), S_ID,
-					step);
+				c = fn_event(h, s, s->wthread[w], s->exec_meta, step, in_e, c);
 		} else if (s->fn_style != FN_NONE && c > 0) {
-			emit(h, s->wthread[w], s->fn_meta, in_e, in_e + c);
+			c = fn_event(h, s, s->wthread[w], s->fn_meta, 0, in_e, c);
+		} else if (c > 0 && s->nops) { /* ops without a function event */
+			c = run_ops(h, s, s->wthread[w], in_e, c) - in_e;
 		}
 		done = in_e + c;
 	}
@@ -234,7 +280,7 @@ static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int 
 	case K_MAP:
 	case K_PASS:
 		cur = get_next(h, s->input, cur, th, depth + 1);
-		cur += work(h, s);
+		cur = s->nops ? run_ops(h, s, th, cur, work(h, s)) : cur + work(h, s);
 		break;
 	case K_BATCH:
 		for (int i = 0; i < (s->batch > 0 ? s->batch : 1); i++)
@@ -354,6 +400,14 @@ static struct stage *build_chain(struct host *h, const struct spec *sp, int upto
 	s->id = new_id(h);
 	s->parent_id = parent_id;
 	s->params = params_for(h, ss);
+	s->ops = ss->ops;
+	s->nops = ss->nops;
+	for (int i = 0; i < ss->nops; i++) {
+		char on[160];
+
+		snprintf(on, sizeof(on), "%s:%s", ss->ops[i].name, ss->ops[i].type);
+		s->op_meta[i] = meta(h, on);
+	}
 	if (ss->def->thread) {
 		const struct tfd_family *fam = tfd_family_lookup(ss->def->kind);
 

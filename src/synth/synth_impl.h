@@ -38,8 +38,22 @@ struct kind_def {
 extern const struct kind_def synth_kinds[];
 extern const size_t synth_nkinds;
 
+/* One op of a map's function: its events are "name:type", nested in the
+ * function's events; share is its part of the function's work. A Python
+ * op (EagerPyFunc, PyFunc, PyFuncStateless) holds the host's one GIL: its
+ * event spans its wait for it, as TensorFlow shows it. */
+struct op_spec {
+	char name[96], type[48];
+	double share;
+	int py;
+};
+
+#define SYNTH_MAX_OPS 8
+
 struct stage_spec {
 	const struct kind_def *def;
+	struct op_spec ops[SYNTH_MAX_OPS];
+	int nops;
 	double cost_us, jitter, first_us;
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
 };

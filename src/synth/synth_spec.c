@@ -86,7 +86,7 @@ static const char *const top_keys[] = {"name",
 				       "stages"};
 static const char *const stage_keys[] = {
     "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
-    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune"};
+    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune",    "ops"};
 
 /* The first key of o not in keys (n of them), or NULL. */
 static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
@@ -237,6 +237,57 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 	return TFD_OK;
 }
 
+static bool is_py_op(const char *type)
+{
+	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
+	       strcmp(type, "PyFuncStateless") == 0;
+}
+
+/* A map stage's "ops": [{"type": T, "name": N, "share": S}, ...], at most
+ * SYNTH_MAX_OPS, shares in (0, 1] adding up to 1 at most. */
+static enum tfd_status spec_ops(const cJSON *it, struct stage_spec *ss, int at, const char *path,
+				struct tfd_err *err)
+{
+	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(it, "ops"), *o;
+	double sum = 0;
+
+	if (!ops)
+		return TFD_OK;
+	if (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > SYNTH_MAX_OPS ||
+	    (ss->def->k != K_MAP && ss->def->k != K_PMAP && ss->def->k != K_MAPBATCH))
+		return spec_err(err, path,
+				"stage %d: 'ops' is an array of at most %d ops, of a Map, "
+				"ParallelMap or MapAndBatch",
+				at, SYNTH_MAX_OPS);
+	cJSON_ArrayForEach (o, ops) {
+		static const char *const op_keys[] = {"type", "name", "share"};
+		struct op_spec *op = &ss->ops[ss->nops];
+		const char *bad = cJSON_IsObject(o) ? unknown_key(o, op_keys, 3) : "?";
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name");
+		double share = 0;
+
+		if (bad || !cJSON_IsString(t) || !t->valuestring[0] ||
+		    strlen(t->valuestring) >= sizeof(op->type) || strchr(t->valuestring, ':') ||
+		    (n && (!cJSON_IsString(n) || strlen(n->valuestring) >= sizeof(op->name) ||
+			   strchr(n->valuestring, ':'))) ||
+		    num(o, "share", &share) <= 0 || !(share > 0 && share <= 1))
+			return spec_err(err, path,
+					"stage %d: op %d needs a \"type\" (a word, no ':'), "
+					"an optional \"name\" and a \"share\" in (0, 1]",
+					at, ss->nops);
+		snprintf(op->type, sizeof(op->type), "%s", t->valuestring);
+		snprintf(op->name, sizeof(op->name), "%s", n ? n->valuestring : "map/op");
+		op->share = share;
+		op->py = is_py_op(op->type);
+		sum += share;
+		ss->nops++;
+	}
+	if (sum > 1.000001)
+		return spec_err(err, path, "stage %d: the ops' shares add up to more than 1", at);
+	return TFD_OK;
+}
+
 /* Stage sp->nst of the spec.
  * parser: one check per key of a stage, with its range (docs/cli.md). */
 static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
@@ -293,6 +344,8 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 	    ss->shuf_buf > 1000000 || ss->first_us < 0)
 		return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
 				ss->def->kind);
+	if (spec_ops(it, ss, sp->nst, path, err) != TFD_OK)
+		return err ? err->status : TFD_E_FORMAT;
 	sp->nst++;
 	return TFD_OK;
 }

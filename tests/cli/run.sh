@@ -812,13 +812,15 @@ for c in "$P/2026_01_02:$P/2026_01_02: permission denied (run '2026_01_02' is th
 	"$T/perm/logs:permission denied (no capture in it can be listed)"; do
 	d=${c%%:*} want=${c#*:}
 	chmod 000 "$d"
-	"${AS[@]}" "$TFD" analyze -q "$T/perm/logs" >/dev/null 2>"$T/perm.err"
+	# shellcheck disable=SC2086 # TFD may be "valgrind ... tfdoctor"
+	"${AS[@]}" $TFD analyze -q "$T/perm/logs" >/dev/null 2>"$T/perm.err"
 	rc=$? err=$(cat "$T/perm.err")
 	chmod 755 "$d"
 	if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/perm/logs: $want"* ]]; then ok; else bad "unreadable ${d#"$T"/}: rc $rc $err"; fi
 done
 chmod 000 "$P/2026_01_02"
-"${AS[@]}" "$TFD" analyze -q --run 2026_01_01 "$T/perm/logs" >/dev/null 2>"$T/perm.err"
+# shellcheck disable=SC2086
+"${AS[@]}" $TFD analyze -q --run 2026_01_01 "$T/perm/logs" >/dev/null 2>"$T/perm.err"
 rc=$?
 chmod 755 "$P/2026_01_02"
 if [ "$rc" -eq 0 ]; then ok; else bad "--run an older readable run: rc $rc $(cat "$T/perm.err")"; fi
