@@ -45,6 +45,46 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
  * counts what it kept, after a run of chunks may fold). */
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 
+/* ---- the ops inside dataset functions ----------------------------------
+
+ * A reader follows one thread's events in time order with a tracker: a
+ * function scope opens at a dataset function's event (a Run call or a kept
+ * executor chunk), and an op event ("name:type") inside it adds its time
+ * to h's fn_ops, less the time of the ops nested in it. An event out of
+ * time order, or past the scope, closes it (its ops are not counted). */
+#define TFD_OPSCOPE_DEPTH 8
+
+struct tfd_opscope {
+	uint64_t key;
+	int64_t start, end, last_start;
+	bool open;
+	int nops;			   /* enclosing ops of the next one */
+	int64_t op_end[TFD_OPSCOPE_DEPTH]; /* ... their ends */
+	size_t op_rec[TFD_OPSCOPE_DEPTH];  /* ... and records */
+};
+
+/* Close the tracker's scope (a new line or thread begins). */
+static inline void tfd_opscope_reset(struct tfd_opscope *s)
+{
+	s->open = false;
+	s->nops = 0;
+}
+
+/* A dataset function's scope from start to end on the tracker's thread
+ * (key: its step id, or TFD_FNOP_THREAD | the thread's id). */
+void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, int64_t start, int64_t end);
+
+/* The type of an op event's name ("map/decode:DecodeJpegV2" ->
+ * "DecodeJpegV2"), or NULL when the name is not of that form ("a::b",
+ * no ':' or nothing after it). */
+const char *tfd_op_type(const char *name);
+
+/* An event that is not a dataset function's on the tracker's thread: when
+ * it is an op inside the open scope, its time goes to h's fn_ops (name
+ * interned in cap when intern is set, else already cap's). */
+void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
+		       const char *name, size_t name_len, bool intern, int64_t start, int64_t end);
+
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);
 

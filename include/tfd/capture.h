@@ -210,6 +210,39 @@ bool tfd_exec_sums_get(const struct tfd_exec_sums *x, uint64_t id, int64_t *ns, 
 /* Free executor sums; NULL is allowed. */
 void tfd_exec_sums_free(struct tfd_exec_sums *x);
 
+/* What a dataset function's ops cost: the "name:type" events read inside
+ * its InstantiatedCapturedFunction::Run calls or its ExecutorState::Process
+ * chunks (on the thread of the scope, in time order), each one's self time
+ * (net of the ops nested in it). One record per scope and op name in a
+ * row; the same scope may have several (chunks on several threads). */
+struct tfd_fn_op {
+	uint64_t key;	  /* the function's step id; TFD_FNOP_THREAD | the thread's
+			   * id for a Run without one */
+	const char *name; /* "map/decode_jpeg:DecodeJpegV2", the capture's string */
+	int64_t self_ns;
+	uint32_t count; /* op events folded into the record */
+};
+
+#define TFD_FNOP_THREAD (1ull << 63)
+
+/* Function ops summed by op type. */
+struct tfd_op_total {
+	const char *type; /* the suffix of name: "DecodeJpegV2" */
+	const char *name; /* the first op of the type seen: "map/decode:DecodeJpegV2" */
+	int64_t self_ns;
+	uint64_t count;
+};
+
+/* The records v[0..n) summed by op type into *out (the caller frees it),
+ * the most time first (ties by type); returns how many types. Records
+ * whose name has no type are left out. */
+size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_total **out);
+
+struct tfd_fn_ops {
+	struct tfd_fn_op *v;
+	size_t n, cap;
+};
+
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -233,6 +266,9 @@ struct tfd_host {
 	/* set by a reader that kept executor chunks only for the functions
 	 * captured on the host: tfd_capture_finish() need not check again */
 	bool exec_filtered;
+	/* the ops its dataset functions ran (read even when the op events
+	 * themselves are not kept) */
+	struct tfd_fn_ops fn_ops;
 };
 
 struct tfd_capture {

@@ -1,6 +1,7 @@
 /* dump.c - `tfdoctor dump`: what a capture holds, for users and debugging. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -104,6 +105,26 @@ static size_t count_shown(const struct tfd_host *h, int all)
 	return n;
 }
 
+/* What the dataset functions' ops cost, by op type. */
+static void text_fn_ops(struct tfd_buf *b, const struct tfd_host *h)
+{
+	struct tfd_op_total *t = NULL;
+	size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &t);
+	int64_t all = 0;
+
+	for (size_t i = 0; i < n; i++)
+		all += t[i].self_ns;
+	if (n)
+		tfd_buf_printf(b, "  ops inside dataset functions: %zu type%s\n", n,
+			       n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++)
+		tfd_buf_printf(b, "    %-32s %14.3f us %6.1f%% %8" PRIu64 " events  e.g. %s\n",
+			       tfd_name_on_line(t[i].type), (double)t[i].self_ns / 1e3,
+			       all > 0 ? 100.0 * (double)t[i].self_ns / (double)all : 0.0,
+			       t[i].count, tfd_name_on_line(t[i].name));
+	free(t);
+}
+
 static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
 {
 	struct tfd_buf *b = &d->b;
@@ -131,6 +152,7 @@ static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
 		tfd_buf_printf(b, "    %-12" PRId64 " %-48s %6zu events %6zu iterator\n", th->id,
 			       tfd_name_on_line(th->name), th->nevents, nit);
 	}
+	text_fn_ops(b, h);
 	tfd_buf_printf(b, "  %s events: %zu\n", all ? "kept" : "iterator", count_shown(h, all));
 	tfd_buf_printf(b, "    %-12s %14s %12s  %s\n", "thread", "start_us", "dur_us", "name");
 	for (size_t t = 0; t < h->nthreads; t++) {
@@ -187,6 +209,25 @@ static cJSON *event_json(int64_t thread, const struct tfd_event *e)
 	return je;
 }
 
+/* "function_ops": the dataset functions' ops by type, the most time first. */
+static void fn_ops_json(cJSON *jh, const struct tfd_host *h)
+{
+	struct tfd_op_total *t = NULL;
+	size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &t);
+	cJSON *arr = cJSON_AddArrayToObject(jh, "function_ops");
+
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "type", t[i].type);
+		cJSON_AddStringToObject(o, "name", t[i].name);
+		cJSON_AddNumberToObject(o, "self_ns", (double)t[i].self_ns);
+		cJSON_AddNumberToObject(o, "events", (double)t[i].count);
+		cJSON_AddItemToArray(arr, o);
+	}
+	free(t);
+}
+
 /* A host's object but its events, which follow it piece by piece. */
 static cJSON *host_json(const struct tfd_host *h)
 {
@@ -216,6 +257,7 @@ static cJSON *host_json(const struct tfd_host *h)
 		cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
 		cJSON_AddItemToArray(threads, jt);
 	}
+	fn_ops_json(jh, h);
 	return jh;
 }
 

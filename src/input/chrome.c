@@ -71,6 +71,10 @@ struct parse {
 	/* pass 1 results */
 	struct imap host_pids;
 	struct fn_steps fn_steps; /* dataset-function step ids (pass 1) */
+	/* pass 2: a tracker of the ops inside dataset functions per thread
+	 * that ran one (tid -> index), made at its first function event */
+	struct imap op_tids;
+	VEC(struct tfd_opscope) opscopes;
 	size_t nproc_named;
 	VEC(struct thread_meta) threads;
 };
@@ -368,6 +372,29 @@ static const char *arg_text(const struct jev *e, const struct arg *a, char *buf,
 	return buf;
 }
 
+/* A dataset function's event (a kept executor chunk is one) opens a scope
+ * for the ops after it on its thread (the executor chunks of other steps
+ * too when every event is kept: only a dataset function's step counts). */
+static void open_scope(struct parse *p, const struct tfd_event *ev, int64_t tid, int64_t start,
+		       int64_t end)
+{
+	size_t k;
+	uint64_t key = (ev->flags & TFD_EVF_ID) ? ev->id : TFD_FNOP_THREAD | (uint64_t)tid;
+
+	if (ev->kind == TFD_EV_EXEC &&
+	    (!(ev->flags & TFD_EVF_ID) || !fn_steps_has(&p->fn_steps, ev->id)))
+		return;
+	if (!imap_get(&p->op_tids, (uint64_t)tid, &k)) {
+		struct tfd_opscope z;
+
+		memset(&z, 0, sizeof(z));
+		k = p->opscopes.n;
+		vec_push(&p->opscopes, z);
+		imap_put(&p->op_tids, (uint64_t)tid, k);
+	}
+	tfd_opscope_open(&p->opscopes.v[k], key, start, end);
+}
+
 /* Pass 2: a complete event of a host process. */
 /* parser: one case per field of a trace event (ph, ts, dur, args); the
  * cases are the Chrome trace format. */
@@ -380,7 +407,9 @@ static int host_event(struct parse *p)
 	bool has_group = false;
 	struct tfd_host *h;
 	struct tfd_event *ev;
+	enum tfd_ev_kind kind;
 	uint32_t th;
+	size_t tk;
 
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
@@ -419,7 +448,12 @@ static int host_event(struct parse *p)
 	end = llround((ts + dur) * 1000.0);
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
-	if (!tfd_keep_kind(tfd_event_kind_of(name), p->opts))
+	kind = tfd_event_kind_of(name);
+	if (kind == TFD_EV_OTHER && p->opscopes.n &&
+	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
+		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, strlen(name), true, start,
+				  end);
+	if (!tfd_keep_kind(kind, p->opts))
 		return 1;
 	/* only the executor chunks of dataset functions (not the training step's) */
 	if (!(p->opts && p->opts->keep_other) && tfd_event_kind_of(name) == TFD_EV_EXEC &&
@@ -438,6 +472,8 @@ static int host_event(struct parse *p)
 		tfd_event_set_stat_str(p->cap, ev, str(e, e->args.v[i].key),
 				       arg_text(e, &e->args.v[i], buf, sizeof(buf)));
 	}
+	if (kind == TFD_EV_FUNCTION || kind == TFD_EV_EXEC)
+		open_scope(p, ev, to_i64(tid), start, end);
 	return 1;
 }
 
@@ -829,6 +865,8 @@ out:
 	tfd_buf_release(&p.ev.scratch);
 	imap_free(&p.host_pids);
 	fn_steps_free(&p.fn_steps);
+	imap_free(&p.op_tids);
+	vec_free(&p.opscopes);
 	return st;
 }
 

@@ -54,6 +54,9 @@ struct smeta {
 struct scan {
 	struct tfd_capture *cap;
 	size_t host_idx;
+	/* the ops inside dataset functions on the line being read (reset at
+	 * each line or part of one) */
+	struct tfd_opscope ops;
 	const struct tfd_load_opts *opts;
 	struct imap ev_meta, stat_meta; /* id -> index */
 	VEC(struct meta) metas;

@@ -511,6 +511,18 @@ static int exec_stats(const struct scan *sc, const uint8_t *p, const uint8_t *en
 	return 0;
 }
 
+static void open_scope(struct scan *sc, const struct tfd_host *h, uint32_t th,
+		       const struct tfd_event *e, int64_t start_ns, int64_t end_ns)
+{
+	bool id = (e->flags & TFD_EVF_ID) != 0;
+
+	if (e->kind == TFD_EV_EXEC &&
+	    (!id || !sc->has_functions || !fn_steps_has(&sc->fn_steps, e->id)))
+		return;
+	tfd_opscope_open(&sc->ops, id ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[th].id,
+			 start_ns, end_ns);
+}
+
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot
  * bytes (the scanner's inner loop); cut up, the format would be scattered. */
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
@@ -659,6 +671,14 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			group = (int64_t)xs.u;
 		}
 	}
+	/* the ops inside a dataset function: a kept function event or chunk
+	 * opens the scope (with keep_other every chunk is kept: only a
+	 * dataset function's step counts), an op inside it is summed */
+	if (e && (e->kind == TFD_EV_FUNCTION || e->kind == TFD_EV_EXEC))
+		open_scope(sc, h, th, e, start_ns, end_ns);
+	else if (m.kind == TFD_EV_OTHER && sc->ops.open)
+		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, strlen(m.name), false, start_ns,
+				  end_ns);
 	/* a function's id is coded when the event is packed, as the next
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
@@ -683,6 +703,7 @@ enum tfd_status xs_scan_line(struct scan *sc, struct span line, const struct pie
 	enum tfd_status st;
 
 	memset(&lh, 0, sizeof(lh));
+	tfd_opscope_reset(&sc->ops);
 	if (part) {
 		/* a part of a line: the header came from the line's start */
 		/* names whole, however long (interned with their length) */

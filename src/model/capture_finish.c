@@ -470,6 +470,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->planes);
 	free(h->steps);
 	tfd_exec_sums_free(h->exec_sums);
+	free(h->fn_ops.v);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;

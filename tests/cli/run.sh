@@ -825,4 +825,22 @@ rc=$?
 chmod 755 "$P/2026_01_02"
 if [ "$rc" -eq 0 ]; then ok; else bad "--run an older readable run: rc $rc $(cat "$T/perm.err")"; fi
 
+# the ops inside dataset functions (issue 36): a real capture's map decodes
+# PNGs (its ExecutorState::Process chunks hold the ops, named by long_name
+# in the Chrome trace), and a synthesized map's ops read the same from
+# XSpace and Chrome
+run dump -f json examples/smdebug-8gpu
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+ops = json.load(sys.stdin)["hosts"][0]["function_ops"]
+assert [o["type"] for o in ops[:2]] == ["DecodePng", "ParseExampleV2"], ops[:3]
+assert ops[0]["events"] == 64 and 100e6 < ops[0]["self_ns"] < 102e6, ops[0]' <<<"$out"; then ok; else bad "function ops of the real capture: $rc $(head -c 300 <<<"$out")"; fi
+$TFD synth -q -o "$T/ops" tests/synth/44-decode-heavy-map-and-batch.json
+for f in "$T"/ops/plugins/profile/*/worker-0.*; do
+	$TFD dump -f json "$f" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["hosts"][0]["function_ops"]))'
+done >"$T/ops.both"
+if [ "$(wc -l <"$T/ops.both")" -eq 2 ] && [ "$(sort -u "$T/ops.both" | wc -l)" -eq 1 ] && grep -q '"type": "DecodeJpegV2"' "$T/ops.both"; then ok; else bad "function ops differ between the twin renderings: $(cat "$T/ops.both")"; fi
+run dump examples/smdebug-8gpu
+if [[ "$out" == *"ops inside dataset functions: 13 types"*"DecodePng "* ]]; then ok; else bad "dump text lists no function ops"; fi
+
 finish

@@ -22,6 +22,59 @@
 #include "tfd/synth.h"
 #include "xplane.pb-c.h"
 
+/* An op event's name is "name:type": the type an identifier, the name a
+ * path without spaces; iterator names and messages with colons are not. */
+static void op_types(struct t *t)
+{
+	T_EQ_STR(tfd_op_type("map/decode_jpeg:DecodeJpegV2"), "DecodeJpegV2");
+	T_EQ_STR(tfd_op_type("n/_2:_Send"), "_Send");
+	T_TRUE(tfd_op_type("Iterator::Model::Map") == NULL);
+	T_TRUE(tfd_op_type("RemoteCall: Instantiate: f on /job:w/replica:0") == NULL);
+	T_TRUE(tfd_op_type("x:") == NULL && tfd_op_type(":Cast") == NULL);
+	T_TRUE(tfd_op_type("x:2D") == NULL && tfd_op_type("Cast") == NULL);
+}
+
+/* Ops inside a function scope: self time net of the ops nested in them,
+ * one record per scope and op in a row; nothing outside the scope, and an
+ * event out of time order closes it. */
+static void function_ops_self_time(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_opscope s;
+	const char *a = "f/a:DecodePng", *b = "f/b:Cast";
+
+	memset(&s, 0, sizeof(s));
+	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 0, 10); /* no scope yet */
+	tfd_opscope_open(&s, 42, 100, 1000);
+	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 110, 500);
+	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 200, 300); /* inside a */
+	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 600, 700);
+	tfd_opscope_event(cap, h, &s, "Iterator::Map", 13, true, 700, 710);
+	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 650, 660); /* out of order */
+	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 800, 900); /* scope closed */
+	/* a, then b (the nested one and the one after it: in a row) */
+	T_EQ_I64((int64_t)h->fn_ops.n, 2);
+	T_EQ_STR(h->fn_ops.v[0].name, a);
+	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
+	T_EQ_I64(h->fn_ops.v[1].self_ns, 200);
+	T_EQ_I64((int64_t)h->fn_ops.v[1].count, 2);
+	T_EQ_I64((int64_t)h->fn_ops.v[1].key, 42);
+	{
+		struct tfd_op_total *tot = NULL;
+		size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &tot);
+
+		T_EQ_I64((int64_t)n, 2);
+		T_EQ_STR(tot[0].type, "DecodePng");
+		T_EQ_I64(tot[0].self_ns, 290);
+		T_EQ_STR(tot[1].type, "Cast");
+		T_EQ_I64(tot[1].self_ns, 200);
+		T_EQ_I64((int64_t)tot[1].count, 2);
+		free(tot);
+	}
+	tfd_capture_free(cap);
+}
+
 static void kinds(struct t *t)
 {
 	T_EQ_I64(tfd_event_kind_of("Iterator::Model::Prefetch"), TFD_EV_ITERATOR);
@@ -1904,6 +1957,8 @@ static void absorbed_id_without_a_form(struct t *t)
 }
 
 const struct t_case capture_cases[] = {
+    T(op_types),
+    T(function_ops_self_time),
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
     T(packed_events_round_trip),

@@ -1,0 +1,137 @@
+/* fnops.c - the ops inside dataset functions, as a reader follows a
+ * thread's events (capbuild.h): which ops a map's function spent its time
+ * in, kept as sums per function scope and op name, never as events. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/imap.h"
+
+#include "tfd/capbuild.h"
+#include "tfd/capture.h"
+
+void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, int64_t start, int64_t end)
+{
+	s->key = key;
+	s->start = start;
+	s->end = end;
+	s->last_start = start;
+	s->open = end > start;
+	s->nops = 0;
+}
+
+/* Where the type of the op event name[0..len) starts, or NULL: TensorFlow
+ * names an op's event "name:type", the name a path without spaces ("a/b")
+ * and the type an identifier ("DecodeJpegV2", "_Send"). */
+static const char *type_at(const char *name, size_t len)
+{
+	const char *c = name + len;
+
+	while (c > name && (c[-1] == '_' || (c[-1] >= '0' && c[-1] <= '9') ||
+			    (c[-1] >= 'A' && c[-1] <= 'Z') || (c[-1] >= 'a' && c[-1] <= 'z')))
+		c--;
+	if (c == name + len || c - 1 <= name || c[-1] != ':' || c[-2] == ':' ||
+	    (*c >= '0' && *c <= '9') || memchr(name, ' ', len))
+		return NULL;
+	return c;
+}
+
+const char *tfd_op_type(const char *name)
+{
+	return type_at(name, strlen(name));
+}
+
+/* The record for s's scope and name: the last one when it is theirs (ops
+ * of one scope come in a row), else a new one. */
+static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const char *name)
+{
+	struct tfd_fn_ops *o = &h->fn_ops;
+
+	if (o->n && o->v[o->n - 1].key == s->key && o->v[o->n - 1].name == name)
+		return o->n - 1;
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 64;
+		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	o->v[o->n] = (struct tfd_fn_op){s->key, name, 0, 0};
+	return o->n++;
+}
+
+void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
+		       const char *name, size_t name_len, bool intern, int64_t start,
+		       int64_t end)
+{
+	size_t r;
+	int64_t dur;
+
+	if (!s->open)
+		return;
+	if (start >= s->end || start < s->last_start) {
+		tfd_opscope_reset(s); /* past the scope, or out of order */
+		return;
+	}
+	s->last_start = start;
+	if (!memchr(name, ':', name_len) || !type_at(name, name_len))
+		return;
+	if (intern)
+		name = tfd_arena_intern(&cap->arena, name, name_len);
+	while (s->nops && s->op_end[s->nops - 1] <= start)
+		s->nops--;
+	if (end > s->end)
+		end = s->end;
+	dur = end - start;
+	if (s->nops) /* nested: not its parent's own time */
+		h->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
+	r = record_for(h, s, name);
+	h->fn_ops.v[r].self_ns += dur;
+	h->fn_ops.v[r].count++;
+	if (s->nops < TFD_OPSCOPE_DEPTH) {
+		s->op_end[s->nops] = end;
+		s->op_rec[s->nops++] = r;
+	}
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct tfd_op_total *x = a, *y = b;
+
+	if (x->self_ns != y->self_ns)
+		return x->self_ns > y->self_ns ? -1 : 1;
+	return strcmp(x->type, y->type);
+}
+
+size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_total **out)
+{
+	struct imap idx = {0}; /* hash of the type -> a chain of totals */
+	struct tfd_op_total *t = NULL;
+	size_t nt = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *type = tfd_op_type(v[i].name);
+		uint64_t hsh = 1469598103934665603ull;
+		size_t k;
+
+		if (!type)
+			continue;
+		for (const char *c = type; *c; c++)
+			hsh = (hsh ^ (uint8_t)*c) * 1099511628211ull;
+		/* another type under the same hash takes the next key */
+		while (imap_get(&idx, hsh, &k) && strcmp(t[k].type, type) != 0)
+			hsh++;
+		if (!imap_get(&idx, hsh, &k)) {
+			if (nt == cap) {
+				cap = cap ? 2 * cap : 16;
+				t = xrealloc(t, cap * sizeof(*t));
+			}
+			k = nt++;
+			t[k] = (struct tfd_op_total){type, v[i].name, 0, 0};
+			imap_put(&idx, hsh, k);
+		}
+		t[k].self_ns += v[i].self_ns;
+		t[k].count += v[i].count;
+	}
+	imap_free(&idx);
+	if (nt > 1)
+		qsort(t, nt, sizeof(*t), by_time);
+	*out = t;
+	return nt;
+}
