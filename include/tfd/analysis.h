@@ -79,6 +79,11 @@ struct tfd_stage {
 				* stage; 0 for an async stage's consumer side */
 	uint64_t fn_calls;     /* user-function runs of an async map in the window */
 	int64_t fn_work_ns;    /* their work (executor time, or run time) */
+	/* the ops its user function ran (every call of an async map, from the
+	 * op events inside its function events), by op type, the most time
+	 * first; owned by the analysis */
+	struct tfd_op_total *fn_ops;
+	size_t nfn_ops;
 };
 
 enum tfd_segment_kind {

@@ -85,6 +85,11 @@ const char *tfd_op_type(const char *name);
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
 		       const char *name, size_t name_len, bool intern, int64_t start, int64_t end);
 
+/* The step ids of h's function ops as x codes them (a reader that codes
+ * the function and executor events' ids, before x's keys go); a record of
+ * a step x does not hold is dropped. */
+void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x);
+
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap);
 

@@ -296,6 +296,8 @@ void tfd_analysis_free(struct tfd_analysis *a)
 		return;
 	for (size_t i = 0; i < a->nhosts; i++) {
 		for (size_t p = 0; p < a->hosts[i].npipelines; p++) {
+			for (size_t k = 0; k < a->hosts[i].pipelines[p].nstages; k++)
+				free(a->hosts[i].pipelines[p].stages[k].fn_ops);
 			free(a->hosts[i].pipelines[p].stages);
 			free(a->hosts[i].pipelines[p].critpath);
 			free(a->hosts[i].pipelines[p].segments);

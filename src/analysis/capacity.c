@@ -492,7 +492,10 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
+	struct tfd_op_index ox;
+
 	memset(out, 0, sizeof(*out));
+	tfd_op_index_build(h, &ox);
 	/* the chunks are summed: (lean) they are gone before the calls are
 	 * made. Only iterator and function events are read below; an iterator
 	 * call left open is closed by the next of those as by any event
@@ -519,6 +522,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			 * stage's self time has it already */
 			if (e->kind != TFD_EV_FUNCTION || open.n)
 				continue;
+			tfd_op_index_add(h, &ox, (uint32_t)t, e, out);
 			find_later(&fd, &f, e);
 		}
 		find_rest(&fd); /* the thread's events go below */
@@ -528,6 +532,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 					    TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
+	tfd_op_index_free(&ox);
 	free(ex.v);
 	free(ex.bucket);
 	if (lean) { /* (lean) the sums are read: only the calls stay */
@@ -576,6 +581,11 @@ static void function_work(struct ctx *c)
 		}
 		seen_thread(c, c->fn_of[q], f->work_thread);
 		c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
+	}
+	{
+		struct tfd_op_owners ow = {owner, has_calls, nmaps, only_map, c->fn_of};
+
+		tfd_stage_fn_ops(c->p, c->in->fns, &ow);
 	}
 	free(owner);
 	free(has_calls);

@@ -306,6 +306,12 @@ static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t k
 		rd_fail(r, "parent", "breaks the stage tree (a stage's parent comes before it)");
 	s->sample = get_params(r, o);
 	get_links(r, o, s->links);
+	if (!r->st) {
+		const char *bad = tfd_pf_fn_ops_in(o, s, &r->cap->arena);
+
+		if (bad)
+			rd_fail(r, "function_ops", bad);
+	}
 }
 
 static void pipeline_in(struct rd *r, const cJSON *o, struct tfd_pipeline *p, size_t hi, size_t pi)

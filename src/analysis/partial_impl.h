@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "passes.h"
 
 #define EXACT_INT (1LL << 53) /* integers past it are written as strings */
@@ -38,6 +40,12 @@ struct fields {
 	const struct fdesc *v;
 	size_t n;
 };
+
+/* A stage's "function_ops" into o (nothing when it has none). */
+void tfd_pf_fn_ops_out(cJSON *o, const struct tfd_stage *s);
+/* ... and from o (absent: none); NULL, or what is wrong with it (s may
+ * hold the entries before the bad one: freed with the stage). */
+const char *tfd_pf_fn_ops_in(const cJSON *o, struct tfd_stage *s, struct tfd_arena *arena);
 
 extern const struct fields tfd_pf_stage;
 extern const struct fields tfd_pf_segment;

@@ -154,6 +154,7 @@ static cJSON *stage_out(const struct tfd_stage *s)
 		cJSON_AddNullToObject(o, "params");
 	}
 	put_links(o, s->links);
+	tfd_pf_fn_ops_out(o, s);
 	return o;
 }
 

@@ -157,6 +157,7 @@ static void host_tids(const struct scan *sc, struct imap *tids)
  * step-id table's keys go, and the host takes no more chunks. */
 static void drop_keys(struct scan *sc)
 {
+	tfd_fn_ops_code(&sc->cap->hosts[sc->host_idx], sc->sums);
 	tfd_capture_sum_exec(sc->cap, NULL, NULL);
 	free(sc->sums->key);
 	sc->sums->key = NULL;
@@ -417,8 +418,12 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 		*redo |= bp.po[i].misaligned;
 	/* before the blocks move into the host (a plane read again needs
 	 * the keys) */
-	if (!*redo && sc->sums)
+	if (!*redo && sc->sums) {
+		for (size_t i = 0; i < n; i++) /* the blocks' function ops too */
+			if (b[i].cap && b[i].cap->nhosts)
+				tfd_fn_ops_code(&b[i].cap->hosts[0], sc->sums);
 		drop_keys(sc);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!*redo && !st && b[i].st) {
 			st = b[i].st;

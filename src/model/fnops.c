@@ -57,8 +57,7 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 }
 
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
-		       const char *name, size_t name_len, bool intern, int64_t start,
-		       int64_t end)
+		       const char *name, size_t name_len, bool intern, int64_t start, int64_t end)
 {
 	size_t r;
 	int64_t dur;
@@ -134,4 +133,20 @@ size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_tot
 		qsort(t, nt, sizeof(*t), by_time);
 	*out = t;
 	return nt;
+}
+
+void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
+{
+	size_t k = 0;
+
+	if (!x || !x->coded)
+		return;
+	for (size_t i = 0; i < h->fn_ops.n; i++) {
+		struct tfd_fn_op o = h->fn_ops.v[i];
+
+		if (!(o.key & TFD_FNOP_THREAD) && !(o.key = tfd_exec_code(x, o.key)))
+			continue;
+		h->fn_ops.v[k++] = o;
+	}
+	h->fn_ops.n = k;
 }

@@ -43,6 +43,28 @@ static double r4(double x)
 	return round(x * 10000.0) / 10000.0;
 }
 
+/* The ops of a map's function by type: self time and share of its ops'
+ * time, the most first. */
+static cJSON *fn_ops_json(const struct tfd_stage *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	double all = 0;
+
+	for (size_t i = 0; i < s->nfn_ops; i++)
+		all += (double)s->fn_ops[i].self_ns;
+	for (size_t i = 0; i < s->nfn_ops; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "type", s->fn_ops[i].type);
+		cJSON_AddStringToObject(o, "name", s->fn_ops[i].name);
+		add_ns(o, "self_ns", s->fn_ops[i].self_ns);
+		cJSON_AddNumberToObject(o, "share",
+					all > 0 ? r4((double)s->fn_ops[i].self_ns / all) : 0);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -77,6 +99,8 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
 	}
+	if (s->nfn_ops)
+		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
 	if (s->sample && s->sample->sig->nparams) {
 		cJSON *pp = cJSON_AddObjectToObject(o, "params");
 
@@ -378,6 +402,14 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 				cJSON_AddStringToObject(sum, "slowest_stage_long_name",
 							p->stages[p->bottleneck].long_name);
 			}
+			/* what its function spends most in, for a map-like
+			 * bottleneck whose op events were captured */
+			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f) &&
+			    p->stages[p->bottleneck].nfn_ops)
+				cJSON_AddStringToObject(sum, "bottleneck_top_op",
+							p->stages[p->bottleneck].fn_ops[0].type);
+			else
+				cJSON_AddNullToObject(sum, "bottleneck_top_op");
 		}
 	}
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));

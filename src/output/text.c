@@ -132,6 +132,39 @@ static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
 		snprintf(buf, len, "%s", r);
 }
 
+/* "inside ParallelMapV2's function (per call 1.9 ms): DecodeJpegV2 68%,
+ * ResizeBilinear 21%, Cast 11%": the ops its user function ran, by type
+ * (the first five; the rest summed). */
+static void function_ops_line(const struct tfd_stage *s, struct tfd_buf *b)
+{
+	double all = 0, rest = 0;
+	char t1[32];
+
+	if (!s->nfn_ops)
+		return;
+	for (size_t i = 0; i < s->nfn_ops; i++)
+		all += (double)s->fn_ops[i].self_ns;
+	if (!(all > 0))
+		return;
+	tfd_buf_printf(b, "         inside %s's function", N(s->name));
+	if (s->fn_calls && s->fn_work_ns > 0)
+		tfd_buf_printf(b, " (per call %s)",
+			       tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1, sizeof(t1)));
+	tfd_buf_puts(b, ":");
+	for (size_t i = 0; i < s->nfn_ops; i++) {
+		double share = 100.0 * (double)s->fn_ops[i].self_ns / all;
+
+		if (i < 5)
+			tfd_buf_printf(b, "%s %s %.0f%%", i ? "," : "", N(s->fn_ops[i].type),
+				       share);
+		else
+			rest += share;
+	}
+	if (rest > 0)
+		tfd_buf_printf(b, ", other ops %.0f%%", rest);
+	tfd_buf_puts(b, ".\n");
+}
+
 /* The throughput view: what limits the rate, by how much, and the evidence.
  * bn: the host waits on input, so the limit may be called its bottleneck. */
 static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
@@ -169,6 +202,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
+	function_ops_line(s, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
 		tfd_buf_printf(b,
 			       "         latency view: %s owns %.1f%% of the consumer's wait, but "

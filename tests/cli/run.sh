@@ -843,4 +843,23 @@ if [ "$(wc -l <"$T/ops.both")" -eq 2 ] && [ "$(sort -u "$T/ops.both" | wc -l)" -
 run dump examples/smdebug-8gpu
 if [[ "$out" == *"ops inside dataset functions: 13 types"*"DecodePng "* ]]; then ok; else bad "dump text lists no function ops"; fi
 
+# an async map's function ops are the map's (analyze text and JSON), and
+# they go through a partial and merge unchanged
+run analyze -q -f json "$T/ops"
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["summary"]["bottleneck"] == "MapAndBatch" and d["summary"]["bottleneck_top_op"] == "DecodeJpegV2", d["summary"]
+st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "MapAndBatch"][0]
+assert [o["type"] for o in st["function_ops"]] == ["DecodeJpegV2", "ResizeBilinear", "Cast"], st["function_ops"]
+assert abs(st["function_ops"][0]["share"] - 0.69) < 0.02, st["function_ops"]' <<<"$out"; then ok; else bad "function ops of the bottleneck: $rc $(head -c 300 <<<"$out")"; fi
+run analyze -q "$T/ops"
+if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"inside MapAndBatch's function (per call "*"): DecodeJpegV2 69%, ResizeBilinear 21%, Cast 10%."* ]]; then ok; else bad "text has no function ops line: $(grep -A1 inside <<<"$out")"; fi
+$TFD analyze -q --partial -o "$T/ops.partial.json" "$T/ops"
+run merge -q -f json "$T/ops.partial.json"
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"bottleneck_top_op": "DecodeJpegV2"'* ]]; then ok; else bad "function ops lost through a partial: $rc $err"; fi
+sed 's/"map\/resize:ResizeBilinear"/"map\/resize:Cast"/' "$T/ops.partial.json" >"$T/opsbad.partial.json"
+run merge -q "$T/opsbad.partial.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"function_ops"*"holds a name that is not \"name:type\" of its type"* ]]; then ok; else bad "a bad function op in a partial: $rc $err"; fi
+
 finish

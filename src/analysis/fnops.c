@@ -1,0 +1,97 @@
+/* fnops.c - the ops inside each async map's function: the host's function
+ * op records (tfd_host.fn_ops, by step) summed per function thread while
+ * the capacity pass reads the function calls, then per map by the threads
+ * its calls ran on. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "tfd/graph.h"
+#include "tfd/imap.h"
+#include "tfd/satmath.h"
+
+void tfd_op_index_build(const struct tfd_host *h, struct tfd_op_index *x)
+{
+	memset(x, 0, sizeof(*x));
+	if (!h->fn_ops.n)
+		return;
+	x->next = xmalloc(h->fn_ops.n * sizeof(*x->next));
+	x->thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
+	for (size_t i = 0; i < h->fn_ops.n; i++) {
+		size_t prev;
+
+		x->next[i] = imap_get(&x->head, h->fn_ops.v[i].key, &prev) ? (int)prev : -1;
+		imap_put(&x->head, h->fn_ops.v[i].key, i);
+	}
+}
+
+void tfd_op_index_free(struct tfd_op_index *x)
+{
+	imap_free(&x->head);
+	imap_free(&x->at);
+	free(x->next);
+	free(x->thread_done);
+}
+
+void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t t,
+		      const struct tfd_event *e, struct tfd_fns *out)
+{
+	uint64_t key = (e->flags & TFD_EVF_ID) ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[t].id;
+	size_t i;
+
+	if (!x->next || !imap_get(&x->head, key, &i))
+		return;
+	if (!(e->flags & TFD_EVF_ID)) { /* a Run without a step id: its thread's, once */
+		if (x->thread_done[t])
+			return;
+		x->thread_done[t] = true;
+	}
+	for (int r = (int)i; r >= 0; r = x->next[r]) {
+		const struct tfd_fn_op *o = &h->fn_ops.v[r];
+		uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
+		size_t j;
+
+		/* another (thread, name) under the same key takes the next one */
+		while (imap_get(&x->at, k, &j) &&
+		       (out->ops[j].thread != t || out->ops[j].name != o->name))
+			k++;
+		if (!imap_get(&x->at, k, &j)) {
+			j = out->nops++;
+			out->ops = xrealloc(out->ops, out->nops * sizeof(*out->ops));
+			out->ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
+			imap_put(&x->at, k, j);
+		}
+		out->ops[j].self_ns = sat_add(out->ops[j].self_ns, o->self_ns);
+		out->ops[j].count += o->count;
+	}
+}
+
+void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
+		      const struct tfd_op_owners *ow)
+{
+	struct tfd_fn_op *recs;
+
+	if (!fns->nops)
+		return;
+	recs = xmalloc(fns->nops * sizeof(*recs));
+	for (size_t q = 0; q < p->nstages; q++) {
+		size_t n = 0;
+
+		if (ow->fn_of[q] < 0)
+			continue;
+		for (size_t k = 0; k < fns->nops; k++) {
+			uint32_t t = fns->ops[k].thread;
+			int o = ow->owner[t] >= 0		       ? ow->owner[t]
+				: !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map
+								       : -1;
+
+			if (o == (int)q)
+				recs[n++] = (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
+							       (uint32_t)fns->ops[k].count};
+		}
+		free(p->stages[q].fn_ops);
+		p->stages[q].nfn_ops = tfd_fn_ops_by_type(recs, n, &p->stages[q].fn_ops);
+	}
+	free(recs);
+}
