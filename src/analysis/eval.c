@@ -134,6 +134,19 @@ static struct val m_param_num(const struct metric_at *a)
 	return param(a->s, a->name, true);
 }
 
+/* The share of its function's op time the top op takes (missing without
+ * function ops). */
+static struct val m_top_op_share(const struct metric_at *a)
+{
+	double all = 0;
+
+	if (!a->s || !a->s->nfn_ops)
+		return (struct val){0};
+	for (size_t i = 0; i < a->s->nfn_ops; i++)
+		all += (double)a->s->fn_ops[i].self_ns;
+	return all > 0 ? num((double)a->s->fn_ops[0].self_ns / all) : (struct val){0};
+}
+
 static struct val m_final_prefetch(const struct metric_at *a)
 {
 	return boolean(has_final_prefetch(a->p));
@@ -162,6 +175,8 @@ const struct metric_def tfd_metrics[] = {
     {"buffer_limit", VT_NUM, TARGET_BOTTLENECK, "parameter (Prefetch)", m_param_num},
     {"buffer_size", VT_NUM, TARGET_BOTTLENECK, "parameter (Shuffle)", m_param_num},
     {"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
+    {"top_op_share", VT_NUM, TARGET_BOTTLENECK,
+     "share of its function's op time in its top op (missing: no op events)", m_top_op_share},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
     {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},
@@ -271,6 +286,17 @@ static bool pipeline_has_any(const struct tfd_pipeline *p, const struct strlist 
 	return false;
 }
 
+/* The rule's top_op / not_top_op against the type of the op the stage's
+ * function spends most in (none: only a rule without top_op holds). */
+static bool top_op_ok(const struct rule *r, const struct tfd_stage *s)
+{
+	const char *top = s->nfn_ops ? s->fn_ops[0].type : NULL;
+
+	if (r->top_op.n && !(top && in_list(&r->top_op, top)))
+		return false;
+	return !(top && in_list(&r->not_top_op, top));
+}
+
 static bool matches(const struct rule *r, const struct tfd_host_result *h,
 		    const struct tfd_pipeline *p, int si)
 {
@@ -284,6 +310,8 @@ static bool matches(const struct rule *r, const struct tfd_host_result *h,
 		if (r->under.n && !any_ancestor_in(p, si, &r->under))
 			return false;
 		if (r->not_under.n && any_ancestor_in(p, si, &r->not_under))
+			return false;
+		if (!top_op_ok(r, &p->stages[si]))
 			return false;
 	}
 	if (p && r->pipeline_has.n && !pipeline_has_any(p, &r->pipeline_has))

@@ -37,7 +37,8 @@ void tfd_op_index_free(struct tfd_op_index *x)
 void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t t,
 		      const struct tfd_event *e, struct tfd_fns *out)
 {
-	uint64_t key = (e->flags & TFD_EVF_ID) ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[t].id;
+	uint64_t key =
+	    (e->flags & TFD_EVF_ID) ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[t].id;
 	size_t i;
 
 	if (!x->next || !imap_get(&x->head, key, &i))
@@ -82,13 +83,14 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 			continue;
 		for (size_t k = 0; k < fns->nops; k++) {
 			uint32_t t = fns->ops[k].thread;
-			int o = ow->owner[t] >= 0		       ? ow->owner[t]
+			int o = ow->owner[t] >= 0		      ? ow->owner[t]
 				: !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map
-								       : -1;
+								      : -1;
 
 			if (o == (int)q)
-				recs[n++] = (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
-							       (uint32_t)fns->ops[k].count};
+				recs[n++] =
+				    (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
+						       (uint32_t)fns->ops[k].count};
 		}
 		free(p->stages[q].fn_ops);
 		p->stages[q].nfn_ops = tfd_fn_ops_by_type(recs, n, &p->stages[q].fn_ops);

@@ -32,6 +32,10 @@ static const char *const class_names[] = {
     "python_generator",
     "in_memory_source",
     "sequential_map",
+    "python_function",
+    "decode_heavy",
+    "augmentation_heavy",
+    "string_heavy",
     "sequential_interleave",
     "parallel_at_limit",
     "fixed_parallelism",
@@ -89,6 +93,8 @@ static void rule_free(struct rule *r)
 	strlist_free(&r->not_under);
 	strlist_free(&r->pipeline_has);
 	strlist_free(&r->pipeline_lacks);
+	strlist_free(&r->top_op);
+	strlist_free(&r->not_top_op);
 	for (size_t i = 0; i < r->nwhen; i++)
 		free(r->when[i].str);
 	free(r->when);
@@ -116,6 +122,8 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	strlist_copy(&d->not_under, &s->not_under);
 	strlist_copy(&d->pipeline_has, &s->pipeline_has);
 	strlist_copy(&d->pipeline_lacks, &s->pipeline_lacks);
+	strlist_copy(&d->top_op, &s->top_op);
+	strlist_copy(&d->not_top_op, &s->not_top_op);
 	d->when = xcalloc(s->nwhen + 1, sizeof(*d->when));
 	for (size_t i = 0; i < s->nwhen; i++) {
 		d->when[i] = s->when[i];
@@ -210,6 +218,32 @@ static enum tfd_status get_families(struct ctx *c, const cJSON *v, const char *k
 				   it->valuestring);
 		}
 		out->v[out->n++] = xstrdup(it->valuestring);
+	}
+	return TFD_OK;
+}
+
+/* A list of op types ("DecodeJpegV2", "_Send"): identifiers. */
+static enum tfd_status get_op_types(struct ctx *c, const cJSON *v, const char *key,
+				    struct strlist *out)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsArray(v))
+		return bad(c, "field '%s' must be an array of op types", key);
+	out->v = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
+	cJSON_ArrayForEach (it, v) {
+		const char *t = cJSON_IsString(it) ? it->valuestring : "";
+		bool ok = *t && !(*t >= '0' && *t <= '9') && strlen(t) < 128;
+
+		for (const char *q = t; ok && *q; q++)
+			ok = *q == '_' || (*q >= '0' && *q <= '9') || (*q >= 'A' && *q <= 'Z') ||
+			     (*q >= 'a' && *q <= 'z');
+		if (!ok)
+			return bad(c,
+				   "field '%s' must be an array of op types (identifiers such as "
+				   "DecodeJpegV2)",
+				   key);
+		out->v[out->n++] = xstrdup(t);
 	}
 	return TFD_OK;
 }
@@ -414,6 +448,10 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 			st = get_families(c, k, key, &r->pipeline_has);
 		else if (strcmp(key, "pipeline_lacks") == 0)
 			st = get_families(c, k, key, &r->pipeline_lacks);
+		else if (strcmp(key, "top_op") == 0)
+			st = get_op_types(c, k, key, &r->top_op);
+		else if (strcmp(key, "not_top_op") == 0)
+			st = get_op_types(c, k, key, &r->not_top_op);
 		else if (strcmp(key, "when") == 0)
 			st = parse_conds(c, k, key, r->target, &r->when, &r->nwhen);
 		else if (strcmp(key, "demote_when") == 0)
@@ -436,9 +474,9 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		r->est_model = xstrdup("none");
 	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0)
 		return bad(c, "estimate model 'scale' needs a 'factor'");
-	if (r->target != TARGET_BOTTLENECK &&
-	    (r->family.n || r->not_family.n || r->under.n || r->not_under.n))
-		return bad(c, "family/under filters apply to target 'bottleneck' only");
+	if (r->target != TARGET_BOTTLENECK && (r->family.n || r->not_family.n || r->under.n ||
+					       r->not_under.n || r->top_op.n || r->not_top_op.n))
+		return bad(c, "family/under/top_op filters apply to target 'bottleneck' only");
 	if (r->target == TARGET_HOST && (r->pipeline_has.n || r->pipeline_lacks.n))
 		return bad(c, "pipeline_has/pipeline_lacks do not apply to target 'host'");
 	return TFD_OK;

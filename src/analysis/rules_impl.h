@@ -56,6 +56,7 @@ struct rule {
 	enum tfd_severity severity;
 	enum rule_target target;
 	struct strlist family, not_family, under, not_under, pipeline_has, pipeline_lacks;
+	struct strlist top_op, not_top_op; /* op types: the bottleneck's function's top op */
 	struct cond *when;
 	size_t nwhen;
 	/* when all of these hold the finding is reported at severity low (the

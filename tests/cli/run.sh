@@ -862,4 +862,26 @@ sed 's/"map\/resize:ResizeBilinear"/"map\/resize:Cast"/' "$T/ops.partial.json" >
 run merge -q "$T/opsbad.partial.json"
 if [ "$rc" -eq 1 ] && [[ "$err" == *"function_ops"*"holds a name that is not \"name:type\" of its type"* ]]; then ok; else bad "a bad function op in a partial: $rc $err"; fi
 
+# the function-op rules (issue 36): each fires when its kind of op takes
+# the most of a map's function time, and stays quiet on a near miss; a
+# py_function map never gets the parallelism advice (T01, T03, T04, T05)
+fn_spec() { # OUT TYPE SHARE (the rest of 0.9 a MatMul)
+	printf '{"name": "fn", "steps": 40, "step_compute_us": 100, "stages": [{"kind": "TFRecord", "cost_us": 10},
+ {"kind": "ParallelMap", "parallelism": 4, "autotune": false, "cost_us": 600,
+  "ops": [{"type": "%s", "name": "map/%s", "share": %s}, {"type": "MatMul", "name": "map/MatMul", "share": %s}]},
+ {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}' "$2" "$2" "$3" "$(awk -v s="$3" 'BEGIN {printf "%.2f", 0.9 - s}')" >"$1"
+}
+for c in "EagerPyFunc 0.85 TFD-F01 TFD-T03,TFD-T04,TFD-T05" "EagerPyFunc 0.2 TFD-T04 TFD-F01" \
+	"DecodeJpegV2 0.7 TFD-F02 TFD-F01" "DecodeJpegV2 0.3 TFD-T04 TFD-F02" \
+	"ResizeBilinear 0.7 TFD-F03 TFD-F02" "StringSplitV2 0.7 TFD-F04 TFD-F03" "Cast 0.8 TFD-T04 TFD-F01,TFD-F02,TFD-F03,TFD-F04"; do
+	read -r type share want unwanted <<<"$c"
+	fn_spec "$T/fn.json" "$type" "$share"
+	rm -rf "$T/fn"
+	$TFD synth -q -o "$T/fn" "$T/fn.json"
+	got=$($TFD analyze -q -f json "$T/fn" | python3 -c 'import json, sys; print(" ".join(f["rule"] for f in json.load(sys.stdin)["findings"]))')
+	miss=""
+	for u in ${unwanted//,/ }; do [[ " $got " == *" $u "* ]] && miss="$miss $u"; done
+	if [[ " $got " == *" $want "* ]] && [ -z "$miss" ]; then ok; else bad "$type at $share: findings '$got' (want $want, not$miss)"; fi
+done
+
 finish
