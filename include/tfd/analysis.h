@@ -84,6 +84,7 @@ struct tfd_stage {
 	 * first; owned by the analysis */
 	struct tfd_op_total *fn_ops;
 	size_t nfn_ops;
+	double fn_ops_coverage; /* their time / the function calls' work (0..1) */
 };
 
 enum tfd_segment_kind {
@@ -308,5 +309,15 @@ const char *tfd_iter_short(const char *long_name);
 bool tfd_family_is_async(const char *family);
 /* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
+
+/* A map stage whose function spends most in a Python op (EagerPyFunc,
+ * PyFunc, PyFuncStateless), which holds the GIL: the effective parallelism
+ * of its function (Amdahl: the Python share runs one call at a time), and
+ * its configured workers in *workers; NAN when the stage has no function
+ * segment or its top op is not Python. */
+double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *workers);
+
+/* Whether an op type is a Python function's (it holds the GIL). */
+bool tfd_op_is_python(const char *type);
 
 #endif

@@ -91,6 +91,10 @@ struct tfd_fns {
 		uint64_t count;
 	} * ops;
 	size_t nops;
+	/* every call's work summed per function thread (nthreads of them,
+	 * NULL when the host has no function ops): what the ops cover */
+	int64_t *work_by_thread;
+	size_t nthreads;
 };
 
 struct host_ctx {

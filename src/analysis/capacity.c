@@ -446,6 +446,9 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 		p->f.work_ns = 0;
 		p->f.work_thread = TFD_FN_UNKNOWN;
 	}
+	if (fd->out->work_by_thread && p->f.thread < fd->out->nthreads)
+		fd->out->work_by_thread[p->f.thread] =
+		    sat_add(fd->out->work_by_thread[p->f.thread], p->f.work_ns);
 	fn_pack(fd->out, &fd->cap, &p->f, &fd->prev);
 }
 
@@ -496,6 +499,10 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 
 	memset(out, 0, sizeof(*out));
 	tfd_op_index_build(h, &ox);
+	if (h->fn_ops.n) { /* what the ops cover: the calls' work per thread */
+		out->nthreads = h->nthreads;
+		out->work_by_thread = xcalloc(h->nthreads + 1, sizeof(int64_t));
+	}
 	/* the chunks are summed: (lean) they are gone before the calls are
 	 * made. Only iterator and function events are read below; an iterator
 	 * call left open is closed by the next of those as by any event

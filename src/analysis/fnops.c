@@ -2,6 +2,7 @@
  * op records (tfd_host.fn_ops, by step) summed per function thread while
  * the capacity pass reads the function calls, then per map by the threads
  * its calls ran on. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,13 @@ void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t
 	}
 }
 
+static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
+{
+	if (ow->owner[t] >= 0)
+		return ow->owner[t];
+	return !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map : -1;
+}
+
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		      const struct tfd_op_owners *ow)
 {
@@ -78,22 +86,48 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	recs = xmalloc(fns->nops * sizeof(*recs));
 	for (size_t q = 0; q < p->nstages; q++) {
 		size_t n = 0;
+		double ops = 0, work = 0;
 
 		if (ow->fn_of[q] < 0)
 			continue;
-		for (size_t k = 0; k < fns->nops; k++) {
-			uint32_t t = fns->ops[k].thread;
-			int o = ow->owner[t] >= 0		      ? ow->owner[t]
-				: !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map
-								      : -1;
-
-			if (o == (int)q)
+		for (size_t t = 0; fns->work_by_thread && t < fns->nthreads; t++)
+			if (owner_of(ow, (uint32_t)t) == (int)q)
+				work += (double)fns->work_by_thread[t];
+		for (size_t k = 0; k < fns->nops; k++)
+			if (owner_of(ow, fns->ops[k].thread) == (int)q) {
 				recs[n++] =
 				    (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
 						       (uint32_t)fns->ops[k].count};
-		}
+				ops += (double)fns->ops[k].self_ns;
+			}
 		free(p->stages[q].fn_ops);
 		p->stages[q].nfn_ops = tfd_fn_ops_by_type(recs, n, &p->stages[q].fn_ops);
+		p->stages[q].fn_ops_coverage = work > 0 ? fmin(1.0, ops / work) : 0;
 	}
 	free(recs);
+}
+
+bool tfd_op_is_python(const char *type)
+{
+	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
+	       strcmp(type, "PyFuncStateless") == 0;
+}
+
+double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *workers)
+{
+	const struct tfd_stage *s = &p->stages[si];
+	double all = 0, share, w = 0;
+
+	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type))
+		return NAN;
+	for (size_t g = 0; g < p->nsegments; g++)
+		if (p->segments[g].kind == TFD_SEG_FUNCTION && p->segments[g].owner == si)
+			w = p->segments[g].parallelism;
+	if (!(w >= 1))
+		return NAN;
+	for (size_t i = 0; i < s->nfn_ops; i++)
+		all += (double)s->fn_ops[i].self_ns;
+	share = all > 0 ? (double)s->fn_ops[0].self_ns / all : 0;
+	*workers = w;
+	return 1.0 / (share + (1.0 - share) / w);
 }

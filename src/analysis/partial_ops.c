@@ -25,6 +25,7 @@ void tfd_pf_fn_ops_out(cJSON *o, const struct tfd_stage *s)
 		cJSON_AddItemToArray(r, cJSON_CreateNumber((double)s->fn_ops[i].count));
 		cJSON_AddItemToArray(fo, r);
 	}
+	cJSON_AddNumberToObject(o, "function_ops_coverage", s->fn_ops_coverage);
 }
 
 /* One entry into op: NULL, or why it is not [type, name:type, self_ns,
@@ -63,6 +64,10 @@ const char *tfd_pf_fn_ops_in(const cJSON *o, struct tfd_stage *s, struct tfd_are
 		return NULL;
 	if (!cJSON_IsArray(fo) || n > 100000)
 		return "is not a list of [type, name, self_ns, events]";
+	x = cJSON_GetObjectItemCaseSensitive(o, "function_ops_coverage");
+	if (x && (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1)))
+		return "has a function_ops_coverage that is not a share (0 to 1)";
+	s->fn_ops_coverage = x ? x->valuedouble : 0;
 	s->fn_ops = xcalloc((size_t)n + 1, sizeof(*s->fn_ops));
 	cJSON_ArrayForEach (x, fo) {
 		const char *bad = op_in(x, &s->fn_ops[s->nfn_ops],

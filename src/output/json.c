@@ -65,8 +65,9 @@ static cJSON *fn_ops_json(const struct tfd_stage *s)
 	return a;
 }
 
-static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
+static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 {
+	const struct tfd_stage *s = &p->stages[idx];
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddNumberToObject(o, "index", (double)idx);
@@ -99,8 +100,16 @@ static cJSON *stage_json(const struct tfd_stage *s, size_t idx)
 		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
 	}
-	if (s->nfn_ops)
+	if (s->nfn_ops) {
+		double workers = 0, eff = tfd_stage_gil_parallelism(p, (int)idx, &workers);
+
 		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
+		cJSON_AddNumberToObject(o, "function_ops_coverage", r4(s->fn_ops_coverage));
+		if (isnan(eff))
+			cJSON_AddNullToObject(o, "effective_parallelism");
+		else
+			cJSON_AddNumberToObject(o, "effective_parallelism", round(eff * 100) / 100);
+	}
 	if (s->sample && s->sample->sig->nparams) {
 		cJSON *pp = cJSON_AddObjectToObject(o, "params");
 
@@ -242,7 +251,7 @@ static cJSON *pipeline_json(const struct tfd_pipeline *p)
 	cJSON_AddItemToObject(o, "confidence", sureness_json(&p->confidence));
 	stages = cJSON_AddArrayToObject(o, "stages");
 	for (size_t i = 0; i < p->nstages; i++)
-		cJSON_AddItemToArray(stages, stage_json(&p->stages[i], i));
+		cJSON_AddItemToArray(stages, stage_json(p, i));
 	return o;
 }
 

@@ -134,10 +134,12 @@ static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
 
 /* "inside ParallelMapV2's function (per call 1.9 ms): DecodeJpegV2 68%,
  * ResizeBilinear 21%, Cast 11%": the ops its user function ran, by type
- * (the first five; the rest summed). */
-static void function_ops_line(const struct tfd_stage *s, struct tfd_buf *b)
+ * (the first five; the rest summed), with what a Python op's GIL leaves
+ * of the workers and how much of the function the op events cover. */
+static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_buf *b)
 {
-	double all = 0, rest = 0;
+	const struct tfd_stage *s = &p->stages[si];
+	double all = 0, rest = 0, workers = 0, eff;
 	char t1[32];
 
 	if (!s->nfn_ops)
@@ -162,6 +164,16 @@ static void function_ops_line(const struct tfd_stage *s, struct tfd_buf *b)
 	}
 	if (rest > 0)
 		tfd_buf_printf(b, ", other ops %.0f%%", rest);
+	eff = tfd_stage_gil_parallelism(p, si, &workers);
+	if (!isnan(eff))
+		tfd_buf_printf(b,
+			       "; %g workers, effective parallelism %.1f: %s takes %.0f%% of the "
+			       "function and holds the Python GIL, one call at a time",
+			       workers, eff, N(s->fn_ops[0].type),
+			       100.0 * (double)s->fn_ops[0].self_ns / all);
+	if (s->fn_ops_coverage > 0 && s->fn_ops_coverage < 0.5)
+		tfd_buf_printf(b, " (the op events cover %.0f%% of the function's time)",
+			       100.0 * s->fn_ops_coverage);
 	tfd_buf_puts(b, ".\n");
 }
 
@@ -202,7 +214,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
-	function_ops_line(s, b);
+	function_ops_line(p, p->bottleneck, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
 		tfd_buf_printf(b,
 			       "         latency view: %s owns %.1f%% of the consumer's wait, but "

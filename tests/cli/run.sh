@@ -884,4 +884,23 @@ for c in "EagerPyFunc 0.85 TFD-F01 TFD-T03,TFD-T04,TFD-T05" "EagerPyFunc 0.2 TFD
 	if [[ " $got " == *" $want "* ]] && [ -z "$miss" ]; then ok; else bad "$type at $share: findings '$got' (want $want, not$miss)"; fi
 done
 
+# a py_function map: the GIL leaves one worker's worth (Amdahl over the
+# Python share), said in text and JSON; op events that cover little of the
+# function's time are said too
+$TFD synth -q -o "$T/py" tests/synth/43-py-function-map.json
+run analyze -q -f json "$T/py"
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "ParallelMapV2"][0]
+assert 1.0 <= st["effective_parallelism"] <= 1.2, st["effective_parallelism"]
+assert st["function_ops_coverage"] > 0.9 and d["summary"]["bottleneck_top_op"] == "EagerPyFunc", st' <<<"$out"; then ok; else bad "effective parallelism of a py_function map: $rc $(head -c 200 <<<"$out")"; fi
+run analyze -q "$T/py"
+if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"8 workers, effective parallelism 1.0: EagerPyFunc takes 97% of the function and holds the Python GIL"* ]]; then ok; else bad "the GIL is not said: $(grep -A2 inside <<<"$out")"; fi
+fn_spec "$T/low.json" DecodeJpegV2 0.2
+sed -i 's/"share": 0.70/"share": 0.05/' "$T/low.json"
+$TFD synth -q -o "$T/low" "$T/low.json"
+run analyze -q "$T/low"
+if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"(the op events cover 25% of the function's time)"* ]]; then ok; else bad "low op coverage is not said: $(grep -A2 inside <<<"$out")"; fi
+
 finish
