@@ -210,6 +210,18 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 	return util;
 }
 
+/* A node on the critical path is bold, any other dashed gray. */
+static void mark_path(Agnode_t *n, bool critical)
+{
+	if (critical) {
+		set(n, "style", "filled,bold");
+		set(n, "penwidth", "3");
+	} else {
+		set(n, "style", "filled,dashed");
+		set(n, "color", "gray");
+	}
+}
+
 /* Stage i as a node: its label, fill and mark. */
 static Agnode_t *stage_node(Agraph_t *g, const struct tfd_pipeline *p, size_t i, bool bound)
 {
@@ -244,12 +256,8 @@ static Agnode_t *stage_node(Agraph_t *g, const struct tfd_pipeline *p, size_t i,
 		set(n, "style", "filled,bold");
 		set(n, "color", bound ? "red" : "gray40");
 		set(n, "penwidth", "3");
-	} else if (s->on_critical_path) {
-		set(n, "style", "filled,bold");
-		set(n, "penwidth", "3");
 	} else {
-		set(n, "style", "filled,dashed");
-		set(n, "color", "gray");
+		mark_path(n, s->on_critical_path);
 	}
 	return n;
 }
@@ -411,15 +419,10 @@ static Agnode_t *group_node(Agraph_t *g, const struct tfd_pipeline *p, const str
 	tfd_buf_release(&b);
 	set(n, "fillcolor", "white");
 	set(n, "shape", "box3d");
-	if (G->critical) {
-		set(n, "style", "filled,bold");
-		set(n, "penwidth", "3");
-	} else {
-		set(n, "style", "filled,dashed");
-		set(n, "color", "gray");
-	}
+	mark_path(n, G->critical);
 	return n;
 }
+
 static void stage_edge(Agraph_t *g, const struct tfd_pipeline *p, size_t i, Agnode_t *from,
 		       Agnode_t *to)
 {
