@@ -56,6 +56,7 @@ void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 
 struct tfd_opscope {
 	uint64_t key;
+	bool by_thread; /* key is the thread's id (a Run without a step id) */
 	int64_t start, end, last_start;
 	bool open;
 	int nops;			   /* enclosing ops of the next one */
@@ -71,8 +72,9 @@ static inline void tfd_opscope_reset(struct tfd_opscope *s)
 }
 
 /* A dataset function's scope from start to end on the tracker's thread
- * (key: its step id, or TFD_FNOP_THREAD | the thread's id). */
-void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, int64_t start, int64_t end);
+ * (key: its step id, or with by_thread the thread's id). */
+void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64_t start,
+		      int64_t end);
 
 /* The type of an op event's name ("map/decode:DecodeJpegV2" ->
  * "DecodeJpegV2"), or NULL when the name is not of that form ("a::b",

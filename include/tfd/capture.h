@@ -216,14 +216,13 @@ void tfd_exec_sums_free(struct tfd_exec_sums *x);
  * (net of the ops nested in it). One record per scope and op name in a
  * row; the same scope may have several (chunks on several threads). */
 struct tfd_fn_op {
-	uint64_t key;	  /* the function's step id; TFD_FNOP_THREAD | the thread's
+	uint64_t key;	  /* the function's step id, or (by_thread) the thread's
 			   * id for a Run without one */
 	const char *name; /* "map/decode_jpeg:DecodeJpegV2", the capture's string */
 	int64_t self_ns;
 	uint32_t count; /* op events folded into the record */
+	bool by_thread; /* key is a thread id */
 };
-
-#define TFD_FNOP_THREAD (1ull << 63)
 
 /* Function ops summed by op type. */
 struct tfd_op_total {

@@ -12,6 +12,13 @@
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 
+/* The index's key of a record's (key, by_thread): a thread's id is
+ * hashed apart from the step ids; a chain is checked record by record. */
+static uint64_t index_key(uint64_t key, bool by_thread)
+{
+	return by_thread ? imap_hash(key ^ 0x9e3779b97f4a7c15ull) : key;
+}
+
 void tfd_op_index_build(const struct tfd_host *h, struct tfd_op_index *x)
 {
 	memset(x, 0, sizeof(*x));
@@ -20,10 +27,11 @@ void tfd_op_index_build(const struct tfd_host *h, struct tfd_op_index *x)
 	x->next = xmalloc(h->fn_ops.n * sizeof(*x->next));
 	x->thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
 	for (size_t i = 0; i < h->fn_ops.n; i++) {
+		uint64_t k = index_key(h->fn_ops.v[i].key, h->fn_ops.v[i].by_thread);
 		size_t prev;
 
-		x->next[i] = imap_get(&x->head, h->fn_ops.v[i].key, &prev) ? (int)prev : -1;
-		imap_put(&x->head, h->fn_ops.v[i].key, i);
+		x->next[i] = imap_get(&x->head, k, &prev) ? (int)prev : -1;
+		imap_put(&x->head, k, i);
 	}
 }
 
@@ -35,38 +43,43 @@ void tfd_op_index_free(struct tfd_op_index *x)
 	free(x->thread_done);
 }
 
+/* Add record o's time to out's sum of (thread t, its name). */
+static void add_record(struct tfd_op_index *x, uint32_t t, const struct tfd_fn_op *o,
+		       struct tfd_fns *out)
+{
+	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
+	size_t j;
+
+	/* another (thread, name) under the same key takes the next one */
+	while (imap_get(&x->at, k, &j) && (out->ops[j].thread != t || out->ops[j].name != o->name))
+		k++;
+	if (!imap_get(&x->at, k, &j)) {
+		j = out->nops++;
+		out->ops = xrealloc(out->ops, out->nops * sizeof(*out->ops));
+		out->ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
+		imap_put(&x->at, k, j);
+	}
+	out->ops[j].self_ns = sat_add(out->ops[j].self_ns, o->self_ns);
+	out->ops[j].count += o->count;
+}
+
 void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t t,
 		      const struct tfd_event *e, struct tfd_fns *out)
 {
-	uint64_t key =
-	    (e->flags & TFD_EVF_ID) ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[t].id;
+	bool by_thread = !(e->flags & TFD_EVF_ID);
+	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id;
 	size_t i;
 
-	if (!x->next || !imap_get(&x->head, key, &i))
+	if (!x->next || !imap_get(&x->head, index_key(key, by_thread), &i))
 		return;
-	if (!(e->flags & TFD_EVF_ID)) { /* a Run without a step id: its thread's, once */
+	if (by_thread) { /* a Run without a step id: its thread's, once */
 		if (x->thread_done[t])
 			return;
 		x->thread_done[t] = true;
 	}
-	for (int r = (int)i; r >= 0; r = x->next[r]) {
-		const struct tfd_fn_op *o = &h->fn_ops.v[r];
-		uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
-		size_t j;
-
-		/* another (thread, name) under the same key takes the next one */
-		while (imap_get(&x->at, k, &j) &&
-		       (out->ops[j].thread != t || out->ops[j].name != o->name))
-			k++;
-		if (!imap_get(&x->at, k, &j)) {
-			j = out->nops++;
-			out->ops = xrealloc(out->ops, out->nops * sizeof(*out->ops));
-			out->ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
-			imap_put(&x->at, k, j);
-		}
-		out->ops[j].self_ns = sat_add(out->ops[j].self_ns, o->self_ns);
-		out->ops[j].count += o->count;
-	}
+	for (int r = (int)i; r >= 0; r = x->next[r])
+		if (h->fn_ops.v[r].key == key && h->fn_ops.v[r].by_thread == by_thread)
+			add_record(x, t, &h->fn_ops.v[r], out);
 }
 
 static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
@@ -97,7 +110,7 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 			if (owner_of(ow, fns->ops[k].thread) == (int)q) {
 				recs[n++] =
 				    (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
-						       (uint32_t)fns->ops[k].count};
+						       (uint32_t)fns->ops[k].count, false};
 				ops += (double)fns->ops[k].self_ns;
 			}
 		free(p->stages[q].fn_ops);

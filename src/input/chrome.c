@@ -379,7 +379,7 @@ static void open_scope(struct parse *p, const struct tfd_event *ev, int64_t tid,
 		       int64_t end)
 {
 	size_t k;
-	uint64_t key = (ev->flags & TFD_EVF_ID) ? ev->id : TFD_FNOP_THREAD | (uint64_t)tid;
+	bool by_id = (ev->flags & TFD_EVF_ID) != 0;
 
 	if (ev->kind == TFD_EV_EXEC &&
 	    (!(ev->flags & TFD_EVF_ID) || !fn_steps_has(&p->fn_steps, ev->id)))
@@ -392,7 +392,7 @@ static void open_scope(struct parse *p, const struct tfd_event *ev, int64_t tid,
 		vec_push(&p->opscopes, z);
 		imap_put(&p->op_tids, (uint64_t)tid, k);
 	}
-	tfd_opscope_open(&p->opscopes.v[k], key, start, end);
+	tfd_opscope_open(&p->opscopes.v[k], by_id ? ev->id : (uint64_t)tid, !by_id, start, end);
 }
 
 /* Pass 2: a complete event of a host process. */

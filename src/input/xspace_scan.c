@@ -519,8 +519,7 @@ static void open_scope(struct scan *sc, const struct tfd_host *h, uint32_t th,
 	if (e->kind == TFD_EV_EXEC &&
 	    (!id || !sc->has_functions || !fn_steps_has(&sc->fn_steps, e->id)))
 		return;
-	tfd_opscope_open(&sc->ops, id ? e->id : TFD_FNOP_THREAD | (uint64_t)h->threads[th].id,
-			 start_ns, end_ns);
+	tfd_opscope_open(&sc->ops, id ? e->id : (uint64_t)h->threads[th].id, !id, start_ns, end_ns);
 }
 
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot

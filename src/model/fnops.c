@@ -9,9 +9,11 @@
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 
-void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, int64_t start, int64_t end)
+void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64_t start,
+		      int64_t end)
 {
 	s->key = key;
+	s->by_thread = by_thread;
 	s->start = start;
 	s->end = end;
 	s->last_start = start;
@@ -46,13 +48,14 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 {
 	struct tfd_fn_ops *o = &h->fn_ops;
 
-	if (o->n && o->v[o->n - 1].key == s->key && o->v[o->n - 1].name == name)
+	if (o->n && o->v[o->n - 1].key == s->key && o->v[o->n - 1].by_thread == s->by_thread &&
+	    o->v[o->n - 1].name == name)
 		return o->n - 1;
 	if (o->n == o->cap) {
 		o->cap = o->cap ? o->cap * 2 : 64;
 		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
 	}
-	o->v[o->n] = (struct tfd_fn_op){s->key, name, 0, 0};
+	o->v[o->n] = (struct tfd_fn_op){s->key, name, 0, 0, s->by_thread};
 	return o->n++;
 }
 
@@ -139,12 +142,12 @@ void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
 {
 	size_t k = 0;
 
-	if (!x || !x->coded)
-		return;
+	if (!x || !x->coded || !x->key)
+		return; /* (no keys: they went, and the records were coded then) */
 	for (size_t i = 0; i < h->fn_ops.n; i++) {
 		struct tfd_fn_op o = h->fn_ops.v[i];
 
-		if (!(o.key & TFD_FNOP_THREAD) && !(o.key = tfd_exec_code(x, o.key)))
+		if (!o.by_thread && !(o.key = tfd_exec_code(x, o.key)))
 			continue;
 		h->fn_ops.v[k++] = o;
 	}

@@ -903,4 +903,26 @@ $TFD synth -q -o "$T/low" "$T/low.json"
 run analyze -q "$T/low"
 if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"(the op events cover 25% of the function's time)"* ]]; then ok; else bad "low op coverage is not said: $(grep -A2 inside <<<"$out")"; fi
 
+# function ops in a plane read in blocks on several threads, with step ids
+# of 2^63 and more (issue 36: the second key drop crashed, and ids with the
+# top bit were taken for thread keys: half of the ops were lost)
+python3 - "$T/big.json" <<'PY'
+import json, sys
+d = json.load(open("tests/bench/tfdata-heavy.json"))
+d.pop("description")
+d["stages"][1]["ops"] = [{"type": "DecodeJpegV2", "name": "map/decode", "share": 0.5},
+                         {"type": "ResizeBilinear", "name": "map/resize", "share": 0.3},
+                         {"type": "Cast", "name": "map/Cast", "share": 0.1}]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+$TFD synth -q --scale 5 -o "$T/big" "$T/big.json"
+for how in "" "taskset -c 0"; do
+	$how $TFD analyze -q -f json "$T/big" >"$T/big.out" 2>"$T/big.err"
+	echo "$? $(python3 -c '
+import json, sys
+st = [s for s in json.load(open(sys.argv[1]))["hosts"][0]["pipelines"][0]["stages"] if "function_ops" in s][0]
+print(st["function_ops_coverage"], [o["type"] for o in st["function_ops"]])' "$T/big.out" 2>&1)"
+done >"$T/big.res"
+if [ "$(sort -u "$T/big.res" | wc -l)" -eq 1 ] && grep -q "^0 0.9 \['DecodeJpegV2', 'ResizeBilinear', 'Cast'\]" "$T/big.res"; then ok; else bad "function ops of a large plane with large ids: $(cat "$T/big.res") $(head -c 200 "$T/big.err")"; fi
+
 finish

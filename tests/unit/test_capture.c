@@ -46,7 +46,7 @@ static void function_ops_self_time(struct t *t)
 
 	memset(&s, 0, sizeof(s));
 	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 0, 10); /* no scope yet */
-	tfd_opscope_open(&s, 42, 100, 1000);
+	tfd_opscope_open(&s, 42, false, 100, 1000);
 	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 110, 500);
 	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 200, 300); /* inside a */
 	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 600, 700);
