@@ -242,6 +242,16 @@ struct tfd_fn_ops {
 	size_t n, cap;
 };
 
+/* The function ops of a host once it is read, summed per function thread
+ * (the thread of the InstantiatedCapturedFunction event whose step ran
+ * them, for functions not called inline from an iterator) and op name. */
+struct tfd_fn_thread_op {
+	uint32_t thread;
+	const char *name;
+	int64_t self_ns;
+	uint64_t count;
+};
+
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -266,8 +276,14 @@ struct tfd_host {
 	 * captured on the host: tfd_capture_finish() need not check again */
 	bool exec_filtered;
 	/* the ops its dataset functions ran (read even when the op events
-	 * themselves are not kept) */
+	 * themselves are not kept): per function scope while the host is read,
+	 * then (tfd_capture_finish) summed per function thread and op name,
+	 * and by op type over every scope (what dump lists) */
 	struct tfd_fn_ops fn_ops;
+	struct tfd_fn_thread_op *fn_thread_ops;
+	size_t nfn_thread_ops;
+	struct tfd_op_total *fn_op_types;
+	size_t nfn_op_types;
 };
 
 struct tfd_capture {

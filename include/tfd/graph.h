@@ -82,14 +82,8 @@ _Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 29), "pair bits");
 struct tfd_fns {
 	uint8_t *buf;
 	size_t len, n;
-	/* the ops of those calls (the host's fn_ops of their steps), summed
-	 * per function thread and op name */
-	struct tfd_fn_thread_op {
-		uint32_t thread; /* the function event's */
-		const char *name;
-		int64_t self_ns;
-		uint64_t count;
-	} * ops;
+	/* the ops of those calls (the host's fn_thread_ops) */
+	struct tfd_fn_thread_op *ops;
 	size_t nops;
 	/* every call's work summed per function thread (nthreads of them,
 	 * NULL when the host has no function ops): what the ops cover */

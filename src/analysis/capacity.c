@@ -495,11 +495,13 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
-	struct tfd_op_index ox;
-
 	memset(out, 0, sizeof(*out));
-	tfd_op_index_build(h, &ox);
-	if (h->fn_ops.n) { /* what the ops cover: the calls' work per thread */
+	if (h->nfn_thread_ops) {
+		/* the function ops per thread, and what they cover: the calls'
+		 * work per thread */
+		out->nops = h->nfn_thread_ops;
+		out->ops = xmalloc(out->nops * sizeof(*out->ops));
+		memcpy(out->ops, h->fn_thread_ops, out->nops * sizeof(*out->ops));
 		out->nthreads = h->nthreads;
 		out->work_by_thread = xcalloc(h->nthreads + 1, sizeof(int64_t));
 	}
@@ -529,7 +531,6 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			 * stage's self time has it already */
 			if (e->kind != TFD_EV_FUNCTION || open.n)
 				continue;
-			tfd_op_index_add(h, &ox, (uint32_t)t, e, out);
 			find_later(&fd, &f, e);
 		}
 		find_rest(&fd); /* the thread's events go below */
@@ -539,7 +540,6 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 					    TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
-	tfd_op_index_free(&ox);
 	free(ex.v);
 	free(ex.bucket);
 	if (lean) { /* (lean) the sums are read: only the calls stay */

@@ -1,7 +1,6 @@
-/* fnops.c - the ops inside each async map's function: the host's function
- * op records (tfd_host.fn_ops, by step) summed per function thread while
- * the capacity pass reads the function calls, then per map by the threads
- * its calls ran on. */
+/* fnops.c - the ops inside each async map's function: the host's op sums
+ * per function thread (tfd_host.fn_thread_ops, made when it was read),
+ * summed per map by the threads its function calls ran on. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,76 +10,6 @@
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
-
-/* The index's key of a record's (key, by_thread): a thread's id is
- * hashed apart from the step ids; a chain is checked record by record. */
-static uint64_t index_key(uint64_t key, bool by_thread)
-{
-	return by_thread ? imap_hash(key ^ 0x9e3779b97f4a7c15ull) : key;
-}
-
-void tfd_op_index_build(const struct tfd_host *h, struct tfd_op_index *x)
-{
-	memset(x, 0, sizeof(*x));
-	if (!h->fn_ops.n)
-		return;
-	x->next = xmalloc(h->fn_ops.n * sizeof(*x->next));
-	x->thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
-	for (size_t i = 0; i < h->fn_ops.n; i++) {
-		uint64_t k = index_key(h->fn_ops.v[i].key, h->fn_ops.v[i].by_thread);
-		size_t prev;
-
-		x->next[i] = imap_get(&x->head, k, &prev) ? (int)prev : -1;
-		imap_put(&x->head, k, i);
-	}
-}
-
-void tfd_op_index_free(struct tfd_op_index *x)
-{
-	imap_free(&x->head);
-	imap_free(&x->at);
-	free(x->next);
-	free(x->thread_done);
-}
-
-/* Add record o's time to out's sum of (thread t, its name). */
-static void add_record(struct tfd_op_index *x, uint32_t t, const struct tfd_fn_op *o,
-		       struct tfd_fns *out)
-{
-	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
-	size_t j;
-
-	/* another (thread, name) under the same key takes the next one */
-	while (imap_get(&x->at, k, &j) && (out->ops[j].thread != t || out->ops[j].name != o->name))
-		k++;
-	if (!imap_get(&x->at, k, &j)) {
-		j = out->nops++;
-		out->ops = xrealloc(out->ops, out->nops * sizeof(*out->ops));
-		out->ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
-		imap_put(&x->at, k, j);
-	}
-	out->ops[j].self_ns = sat_add(out->ops[j].self_ns, o->self_ns);
-	out->ops[j].count += o->count;
-}
-
-void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t t,
-		      const struct tfd_event *e, struct tfd_fns *out)
-{
-	bool by_thread = !(e->flags & TFD_EVF_ID);
-	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id;
-	size_t i;
-
-	if (!x->next || !imap_get(&x->head, index_key(key, by_thread), &i))
-		return;
-	if (by_thread) { /* a Run without a step id: its thread's, once */
-		if (x->thread_done[t])
-			return;
-		x->thread_done[t] = true;
-	}
-	for (int r = (int)i; r >= 0; r = x->next[r])
-		if (h->fn_ops.v[r].key == key && h->fn_ops.v[r].by_thread == by_thread)
-			add_record(x, t, &h->fn_ops.v[r], out);
-}
 
 static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
 {

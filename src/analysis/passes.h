@@ -98,22 +98,6 @@ struct tfd_fns; /* graph.h */
  * thread whose function calls are read keeps only its iterator, Produce
  * and Consume events. */
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out);
-/* The host's function-op records by key (a chain per key), and what the
- * per-thread sums of tfd_fns hold (fnops.c). */
-struct tfd_op_index {
-	struct imap head;  /* key -> its last record */
-	int *next;	   /* the record before, of the same key; -1 */
-	struct imap at;	   /* (thread, name) -> index in the output's ops */
-	bool *thread_done; /* a Run without a step id: its thread's key once */
-};
-/* Index h's fn_ops (nothing to free when there are none; else
- * tfd_op_index_free()). */
-void tfd_op_index_build(const struct tfd_host *h, struct tfd_op_index *x);
-void tfd_op_index_free(struct tfd_op_index *x);
-/* Add the ops of function event e (thread t) to out's per-thread sums. */
-void tfd_op_index_add(const struct tfd_host *h, struct tfd_op_index *x, uint32_t t,
-		      const struct tfd_event *e, struct tfd_fns *out);
-
 /* Which map a function thread's calls belong to (the capacity pass's
  * choice): owner[t] (a stage, -1), else the one map of the pipeline for a
  * thread without iterator calls; fn_of[q] >= 0 for a map with a function. */

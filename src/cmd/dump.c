@@ -108,8 +108,8 @@ static size_t count_shown(const struct tfd_host *h, int all)
 /* What the dataset functions' ops cost, by op type. */
 static void text_fn_ops(struct tfd_buf *b, const struct tfd_host *h)
 {
-	struct tfd_op_total *t = NULL;
-	size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &t);
+	const struct tfd_op_total *t = h->fn_op_types;
+	size_t n = h->nfn_op_types;
 	int64_t all = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -122,7 +122,6 @@ static void text_fn_ops(struct tfd_buf *b, const struct tfd_host *h)
 			       tfd_name_on_line(t[i].type), (double)t[i].self_ns / 1e3,
 			       all > 0 ? 100.0 * (double)t[i].self_ns / (double)all : 0.0,
 			       t[i].count, tfd_name_on_line(t[i].name));
-	free(t);
 }
 
 static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
@@ -212,8 +211,8 @@ static cJSON *event_json(int64_t thread, const struct tfd_event *e)
 /* "function_ops": the dataset functions' ops by type, the most time first. */
 static void fn_ops_json(cJSON *jh, const struct tfd_host *h)
 {
-	struct tfd_op_total *t = NULL;
-	size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &t);
+	const struct tfd_op_total *t = h->fn_op_types;
+	size_t n = h->nfn_op_types;
 	cJSON *arr = cJSON_AddArrayToObject(jh, "function_ops");
 
 	for (size_t i = 0; i < n; i++) {
@@ -225,7 +224,6 @@ static void fn_ops_json(cJSON *jh, const struct tfd_host *h)
 		cJSON_AddNumberToObject(o, "events", (double)t[i].count);
 		cJSON_AddItemToArray(arr, o);
 	}
-	free(t);
 }
 
 /* A host's object but its events, which follow it piece by piece. */

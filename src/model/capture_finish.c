@@ -445,6 +445,7 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 			if (k < th->nevents)
 				sort_thread(h, th);
 		}
+		tfd_fn_ops_resolve(h); /* its threads are in time order now */
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
 		if (h->nsteps)
@@ -471,6 +472,8 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->steps);
 	tfd_exec_sums_free(h->exec_sums);
 	free(h->fn_ops.v);
+	free(h->fn_thread_ops);
+	free(h->fn_op_types);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;

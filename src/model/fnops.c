@@ -153,3 +153,124 @@ void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
 	}
 	h->fn_ops.n = k;
 }
+
+/* ---- once the host is read: per function thread ----------------------- */
+
+/* The index key of a record's (key, by_thread): a thread's id is hashed
+ * apart from the step ids; a chain is checked record by record. */
+static uint64_t index_key(uint64_t key, bool by_thread)
+{
+	return by_thread ? imap_hash(key ^ 0x9e3779b97f4a7c15ull) : key;
+}
+
+struct resolve {
+	struct tfd_host *h;
+	struct imap head; /* index key -> the last record of it */
+	int *next;	  /* the record before of the same index key, -1 */
+	struct imap at;	  /* (thread, name) -> index in the sums */
+	bool *thread_done;
+	size_t n, cap; /* the sums */
+};
+
+static void add_to_thread(struct resolve *rs, uint32_t t, const struct tfd_fn_op *o)
+{
+	struct tfd_host *h = rs->h;
+	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
+	size_t j;
+
+	/* another (thread, name) under the same key takes the next one */
+	while (imap_get(&rs->at, k, &j) &&
+	       (h->fn_thread_ops[j].thread != t || h->fn_thread_ops[j].name != o->name))
+		k++;
+	if (!imap_get(&rs->at, k, &j)) {
+		if (rs->n == rs->cap) {
+			rs->cap = rs->cap ? 2 * rs->cap : 16;
+			h->fn_thread_ops =
+			    xrealloc(h->fn_thread_ops, rs->cap * sizeof(*h->fn_thread_ops));
+		}
+		j = rs->n++;
+		h->fn_thread_ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
+		imap_put(&rs->at, k, j);
+	}
+	h->fn_thread_ops[j].self_ns += o->self_ns;
+	h->fn_thread_ops[j].count += o->count;
+}
+
+/* The records of function event e on thread t to that thread's sums. */
+static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event *e)
+{
+	const struct tfd_host *h = rs->h;
+	bool by_thread = !(e->flags & TFD_EVF_ID);
+	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id;
+	size_t i;
+
+	if (!imap_get(&rs->head, index_key(key, by_thread), &i))
+		return;
+	if (by_thread) { /* a Run without a step id: its thread's, once */
+		if (rs->thread_done[t])
+			return;
+		rs->thread_done[t] = true;
+	}
+	for (int r = (int)i; r >= 0; r = rs->next[r])
+		if (h->fn_ops.v[r].key == key && h->fn_ops.v[r].by_thread == by_thread)
+			add_to_thread(rs, t, &h->fn_ops.v[r]);
+}
+
+/* A thread's dataset-function events not called inline (inside an
+ * iterator call: that stage's self time has them), in time order. */
+static void resolve_thread(struct resolve *rs, uint32_t t, int64_t **open, size_t *cap)
+{
+	const struct tfd_host *h = rs->h;
+	struct tfd_ev_cursor cur;
+	struct tfd_event ev;
+	size_t n = 0;
+
+	for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+		while (n && (*open)[n - 1] <= ev.start_ns)
+			n--;
+		if (ev.kind == TFD_EV_ITERATOR) {
+			if (n == *cap) {
+				*cap = *cap ? 2 * *cap : 64;
+				*open = xrealloc(*open, *cap * sizeof(**open));
+			}
+			(*open)[n++] = ev.start_ns + ev.dur_ns;
+		} else if (ev.kind == TFD_EV_FUNCTION && !n) {
+			add_function(rs, t, &ev);
+		}
+	}
+}
+
+void tfd_fn_ops_resolve(struct tfd_host *h)
+{
+	struct resolve rs;
+	int64_t *open = NULL;
+	size_t ocap = 0;
+
+	if (!h->fn_ops.n)
+		return;
+	memset(&rs, 0, sizeof(rs));
+	rs.h = h;
+	free(h->fn_op_types);
+	h->nfn_op_types = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &h->fn_op_types);
+	rs.next = xmalloc(h->fn_ops.n * sizeof(*rs.next));
+	rs.thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
+	for (size_t i = 0; i < h->fn_ops.n; i++) {
+		uint64_t k = index_key(h->fn_ops.v[i].key, h->fn_ops.v[i].by_thread);
+		size_t prev;
+
+		rs.next[i] = imap_get(&rs.head, k, &prev) ? (int)prev : -1;
+		imap_put(&rs.head, k, i);
+	}
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
+			resolve_thread(&rs, (uint32_t)t, &open, &ocap);
+	h->nfn_thread_ops = rs.n;
+	free(open);
+	free(rs.next);
+	free(rs.thread_done);
+	imap_free(&rs.head);
+	imap_free(&rs.at);
+	/* the sums are all that is read from here on */
+	free(h->fn_ops.v);
+	memset(&h->fn_ops, 0, sizeof(h->fn_ops));
+}
