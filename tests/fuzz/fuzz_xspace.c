@@ -25,8 +25,14 @@ static void one_vs_two_walks(const unsigned char *data, size_t size)
 
 			if (x->nthreads != y->nthreads || x->nevents != y->nevents ||
 			    x->nsteps != y->nsteps || x->span_start_ns != y->span_start_ns ||
-			    x->span_end_ns != y->span_end_ns)
+			    x->span_end_ns != y->span_end_ns ||
+			    x->nfn_thread_ops != y->nfn_thread_ops ||
+			    x->nfn_op_types != y->nfn_op_types)
 				abort();
+			for (size_t k = 0; k < x->nfn_op_types; k++) /* the function ops alike */
+				if (x->fn_op_types[k].self_ns != y->fn_op_types[k].self_ns ||
+				    strcmp(x->fn_op_types[k].type, y->fn_op_types[k].type) != 0)
+					abort();
 			for (size_t k = 0; k < x->nsteps; k++)
 				if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
 					abort();
