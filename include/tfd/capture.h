@@ -252,6 +252,15 @@ struct tfd_fn_thread_op {
 	uint64_t count;
 };
 
+/* ... and of the functions called inline from an iterator (a sequential
+ * map's), per the innermost iterator call's name and op name. */
+struct tfd_fn_iter_op {
+	const char *iter; /* the iterator event's (long) name */
+	const char *name;
+	int64_t self_ns;
+	uint64_t count;
+};
+
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -282,6 +291,8 @@ struct tfd_host {
 	struct tfd_fn_ops fn_ops;
 	struct tfd_fn_thread_op *fn_thread_ops;
 	size_t nfn_thread_ops;
+	struct tfd_fn_iter_op *fn_iter_ops;
+	size_t nfn_iter_ops;
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
 };

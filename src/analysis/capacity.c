@@ -496,6 +496,11 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
 	memset(out, 0, sizeof(*out));
+	if (h->nfn_iter_ops) {
+		out->niter_ops = h->nfn_iter_ops;
+		out->iter_ops = xmalloc(out->niter_ops * sizeof(*out->iter_ops));
+		memcpy(out->iter_ops, h->fn_iter_ops, out->niter_ops * sizeof(*out->iter_ops));
+	}
 	if (h->nfn_thread_ops) {
 		/* the function ops per thread, and what they cover: the calls'
 		 * work per thread */

@@ -18,20 +18,41 @@ static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
 	return !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map : -1;
 }
 
+/* A stage that calls its function inline (a sequential map): the ops of
+ * the functions called from its iterator calls (recs: room for them). */
+static void inline_ops(struct tfd_stage *s, const struct tfd_fns *fns, struct tfd_fn_op *recs)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < fns->niter_ops; k++)
+		if (strcmp(fns->iter_ops[k].iter, s->long_name) == 0)
+			recs[n++] =
+			    (struct tfd_fn_op){0, fns->iter_ops[k].name, fns->iter_ops[k].self_ns,
+					       (uint32_t)fns->iter_ops[k].count, false};
+	if (!n)
+		return;
+	free(s->fn_ops);
+	s->nfn_ops = tfd_fn_ops_by_type(recs, n, &s->fn_ops);
+	s->fn_ops_coverage = 0; /* its work is its self time: not compared */
+}
+
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		      const struct tfd_op_owners *ow)
 {
 	struct tfd_fn_op *recs;
 
-	if (!fns->nops)
+	if (!fns->nops && !fns->niter_ops)
 		return;
-	recs = xmalloc(fns->nops * sizeof(*recs));
+	recs =
+	    xmalloc((fns->nops > fns->niter_ops ? fns->nops : fns->niter_ops) * sizeof(*recs) + 1);
 	for (size_t q = 0; q < p->nstages; q++) {
 		size_t n = 0;
 		double ops = 0, work = 0;
 
-		if (ow->fn_of[q] < 0)
+		if (ow->fn_of[q] < 0) {
+			inline_ops(&p->stages[q], fns, recs);
 			continue;
+		}
 		for (size_t t = 0; fns->work_by_thread && t < fns->nthreads; t++)
 			if (owner_of(ow, (uint32_t)t) == (int)q)
 				work += (double)fns->work_by_thread[t];

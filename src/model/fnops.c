@@ -169,7 +169,9 @@ struct resolve {
 	int *next;	  /* the record before of the same index key, -1 */
 	struct imap at;	  /* (thread, name) -> index in the sums */
 	bool *thread_done;
-	size_t n, cap; /* the sums */
+	size_t n, cap;	 /* the sums */
+	struct imap iat; /* (iterator name, name) -> index in the inline sums */
+	size_t ni, icap;
 };
 
 static void add_to_thread(struct resolve *rs, uint32_t t, const struct tfd_fn_op *o)
@@ -196,8 +198,33 @@ static void add_to_thread(struct resolve *rs, uint32_t t, const struct tfd_fn_op
 	h->fn_thread_ops[j].count += o->count;
 }
 
-/* The records of function event e on thread t to that thread's sums. */
-static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event *e)
+static void add_to_iter(struct resolve *rs, const char *iter, const struct tfd_fn_op *o)
+{
+	struct tfd_host *h = rs->h;
+	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name ^ imap_hash((uint64_t)(uintptr_t)iter));
+	size_t j;
+
+	while (imap_get(&rs->iat, k, &j) &&
+	       (h->fn_iter_ops[j].iter != iter || h->fn_iter_ops[j].name != o->name))
+		k++;
+	if (!imap_get(&rs->iat, k, &j)) {
+		if (rs->ni == rs->icap) {
+			rs->icap = rs->icap ? 2 * rs->icap : 16;
+			h->fn_iter_ops =
+			    xrealloc(h->fn_iter_ops, rs->icap * sizeof(*h->fn_iter_ops));
+		}
+		j = rs->ni++;
+		h->fn_iter_ops[j] = (struct tfd_fn_iter_op){iter, o->name, 0, 0};
+		imap_put(&rs->iat, k, j);
+	}
+	h->fn_iter_ops[j].self_ns += o->self_ns;
+	h->fn_iter_ops[j].count += o->count;
+}
+
+/* The records of function event e on thread t to that thread's sums, or
+ * (called inline from iterator call iter) to the iterator's. */
+static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event *e,
+			 const char *iter)
 {
 	const struct tfd_host *h = rs->h;
 	bool by_thread = !(e->flags & TFD_EVF_ID);
@@ -211,31 +238,45 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 			return;
 		rs->thread_done[t] = true;
 	}
-	for (int r = (int)i; r >= 0; r = rs->next[r])
-		if (h->fn_ops.v[r].key == key && h->fn_ops.v[r].by_thread == by_thread)
+	for (int r = (int)i; r >= 0; r = rs->next[r]) {
+		if (h->fn_ops.v[r].key != key || h->fn_ops.v[r].by_thread != by_thread)
+			continue;
+		if (iter)
+			add_to_iter(rs, iter, &h->fn_ops.v[r]);
+		else
 			add_to_thread(rs, t, &h->fn_ops.v[r]);
+	}
 }
 
-/* A thread's dataset-function events not called inline (inside an
- * iterator call: that stage's self time has them), in time order. */
-static void resolve_thread(struct resolve *rs, uint32_t t, int64_t **open, size_t *cap)
+/* A thread's dataset-function events in time order: those called inline
+ * from an iterator call go to that call's iterator (a sequential map's
+ * function), the others to the thread. */
+struct open_calls {
+	int64_t *end;
+	const char **name;
+	size_t n, cap;
+};
+
+static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc)
 {
 	const struct tfd_host *h = rs->h;
 	struct tfd_ev_cursor cur;
 	struct tfd_event ev;
-	size_t n = 0;
 
+	oc->n = 0;
 	for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
-		while (n && (*open)[n - 1] <= ev.start_ns)
-			n--;
+		while (oc->n && oc->end[oc->n - 1] <= ev.start_ns)
+			oc->n--;
 		if (ev.kind == TFD_EV_ITERATOR) {
-			if (n == *cap) {
-				*cap = *cap ? 2 * *cap : 64;
-				*open = xrealloc(*open, *cap * sizeof(**open));
+			if (oc->n == oc->cap) {
+				oc->cap = oc->cap ? 2 * oc->cap : 64;
+				oc->end = xrealloc(oc->end, oc->cap * sizeof(*oc->end));
+				oc->name = xrealloc(oc->name, oc->cap * sizeof(*oc->name));
 			}
-			(*open)[n++] = ev.start_ns + ev.dur_ns;
-		} else if (ev.kind == TFD_EV_FUNCTION && !n) {
-			add_function(rs, t, &ev);
+			oc->end[oc->n] = ev.start_ns + ev.dur_ns;
+			oc->name[oc->n++] = ev.sig->name;
+		} else if (ev.kind == TFD_EV_FUNCTION) {
+			add_function(rs, t, &ev, oc->n ? oc->name[oc->n - 1] : NULL);
 		}
 	}
 }
@@ -243,8 +284,7 @@ static void resolve_thread(struct resolve *rs, uint32_t t, int64_t **open, size_
 void tfd_fn_ops_resolve(struct tfd_host *h)
 {
 	struct resolve rs;
-	int64_t *open = NULL;
-	size_t ocap = 0;
+	struct open_calls oc = {NULL, NULL, 0, 0};
 
 	if (!h->fn_ops.n)
 		return;
@@ -263,9 +303,12 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	}
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
-			resolve_thread(&rs, (uint32_t)t, &open, &ocap);
+			resolve_thread(&rs, (uint32_t)t, &oc);
 	h->nfn_thread_ops = rs.n;
-	free(open);
+	h->nfn_iter_ops = rs.ni;
+	free(oc.end);
+	free(oc.name);
+	imap_free(&rs.iat);
 	free(rs.next);
 	free(rs.thread_done);
 	imap_free(&rs.head);

@@ -104,7 +104,10 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 		double workers = 0, eff = tfd_stage_gil_parallelism(p, (int)idx, &workers);
 
 		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
-		cJSON_AddNumberToObject(o, "function_ops_coverage", r4(s->fn_ops_coverage));
+		if (s->fn_calls) /* an async map: its function calls' work */
+			cJSON_AddNumberToObject(o, "function_ops_coverage", r4(s->fn_ops_coverage));
+		else
+			cJSON_AddNullToObject(o, "function_ops_coverage");
 		if (isnan(eff))
 			cJSON_AddNullToObject(o, "effective_parallelism");
 		else

@@ -280,7 +280,9 @@ static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int 
 	case K_MAP:
 	case K_PASS:
 		cur = get_next(h, s->input, cur, th, depth + 1);
-		cur = s->nops ? run_ops(h, s, th, cur, work(h, s)) : cur + work(h, s);
+		/* a map's function runs inline, in its Run call (with its step id) */
+		cur = s->nops ? cur + fn_event(h, s, th, s->fn_meta, new_id(h), cur, work(h, s))
+			      : cur + work(h, s);
 		break;
 	case K_BATCH:
 		for (int i = 0; i < (s->batch > 0 ? s->batch : 1); i++)
@@ -402,6 +404,8 @@ static struct stage *build_chain(struct host *h, const struct spec *sp, int upto
 	s->params = params_for(h, ss);
 	s->ops = ss->ops;
 	s->nops = ss->nops;
+	if (ss->nops)
+		s->fn_meta = meta(h, "InstantiatedCapturedFunction::Run");
 	for (int i = 0; i < ss->nops; i++) {
 		char on[160];
 

@@ -925,4 +925,14 @@ print(st["function_ops_coverage"], [o["type"] for o in st["function_ops"]])' "$T
 done >"$T/big.res"
 if [ "$(sort -u "$T/big.res" | wc -l)" -eq 1 ] && grep -q "^0 0.9 \['DecodeJpegV2', 'ResizeBilinear', 'Cast'\]" "$T/big.res"; then ok; else bad "function ops of a large plane with large ids: $(cat "$T/big.res") $(head -c 200 "$T/big.err")"; fi
 
+# a sequential map's function runs inline, in its own iterator calls: its
+# ops are the map's too
+$TFD synth -q -o "$T/seq" tests/synth/45-string-heavy-sync-map.json
+run analyze -q -f json "$T/seq"
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["summary"]["bottleneck"] == "Map" and d["summary"]["bottleneck_top_op"] == "StringSplitV2", d["summary"]
+assert "TFD-F04" in [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "a sequential map's function ops: $rc $(head -c 300 <<<"$out")"; fi
+
 finish
