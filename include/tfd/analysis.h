@@ -320,4 +320,9 @@ double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *w
 /* Whether an op type is a Python function's (it holds the GIL). */
 bool tfd_op_is_python(const char *type);
 
+/* How sure the stage's top function op is: high when its op events cover
+ * 70 % or more of an async map's function time (or the map is sequential),
+ * medium from 40 %, low below; *why says so ("" when high). */
+enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char **why);
+
 #endif

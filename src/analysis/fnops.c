@@ -94,3 +94,12 @@ double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *w
 	*workers = w;
 	return 1.0 / (share + (1.0 - share) / w);
 }
+
+enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char **why)
+{
+	*why = "";
+	if (!s->fn_calls || s->fn_ops_coverage >= 0.7)
+		return TFD_CONF_HIGH;
+	*why = "the op events cover little of the function's time";
+	return s->fn_ops_coverage >= 0.4 ? TFD_CONF_MEDIUM : TFD_CONF_LOW;
+}

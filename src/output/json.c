@@ -417,11 +417,19 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 			/* what its function spends most in, for a map-like
 			 * bottleneck whose op events were captured */
 			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f) &&
-			    p->stages[p->bottleneck].nfn_ops)
+			    p->stages[p->bottleneck].nfn_ops) {
+				const char *why;
+				enum tfd_confidence c =
+				    tfd_top_op_confidence(&p->stages[p->bottleneck], &why);
+
 				cJSON_AddStringToObject(sum, "bottleneck_top_op",
 							p->stages[p->bottleneck].fn_ops[0].type);
-			else
+				cJSON_AddStringToObject(sum, "bottleneck_top_op_confidence",
+							tfd_confidence_name(c));
+			} else {
 				cJSON_AddNullToObject(sum, "bottleneck_top_op");
+				cJSON_AddNullToObject(sum, "bottleneck_top_op_confidence");
+			}
 		}
 	}
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));

@@ -140,8 +140,17 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 {
 	const struct tfd_stage *s = &p->stages[si];
 	double all = 0, rest = 0, workers = 0, eff;
+	const char *why;
 	char t1[32];
 
+	if (!s->nfn_ops && s->fn_calls && p->capacity.valid) {
+		tfd_buf_printf(
+		    b,
+		    "         inside %s's function: no op events were captured, so what it "
+		    "spends its time in is not known.\n",
+		    N(s->name));
+		return;
+	}
 	if (!s->nfn_ops)
 		return;
 	for (size_t i = 0; i < s->nfn_ops; i++)
@@ -171,9 +180,11 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 			       "function and holds the Python GIL, one call at a time",
 			       workers, eff, N(s->fn_ops[0].type),
 			       100.0 * (double)s->fn_ops[0].self_ns / all);
-	if (s->fn_ops_coverage > 0 && s->fn_ops_coverage < 0.5)
-		tfd_buf_printf(b, " (the op events cover %.0f%% of the function's time)",
-			       100.0 * s->fn_ops_coverage);
+	if (tfd_top_op_confidence(s, &why) != TFD_CONF_HIGH)
+		tfd_buf_printf(
+		    b, " (confidence %s: the op events cover %.0f%% of the function's time)",
+		    tfd_confidence_name(tfd_top_op_confidence(s, &why)),
+		    100.0 * s->fn_ops_coverage);
 	tfd_buf_puts(b, ".\n");
 }
 
