@@ -310,12 +310,13 @@ bool tfd_family_is_async(const char *family);
 /* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
 
-/* A map stage whose function spends most in a Python op (EagerPyFunc,
- * PyFunc, PyFuncStateless), which holds the GIL: the effective parallelism
- * of its function (Amdahl: the Python share runs one call at a time), and
- * its configured workers in *workers; NAN when the stage has no function
- * segment or its top op is not Python. */
-double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *workers);
+/* How many of an async map's function calls really run at once, and its
+ * configured workers in *workers (NAN when it has no function segment).
+ * When its top op is Python's (*python set), the GIL runs that share one
+ * call at a time: Amdahl, 1 / (s + (1 - s) / P); else the time-weighted
+ * overlap of its calls, busy time / window (utilization x P). */
+double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
+				       bool *python);
 
 /* Whether an op type is a Python function's (it holds the GIL). */
 bool tfd_op_is_python(const char *type);

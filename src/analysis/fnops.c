@@ -76,23 +76,27 @@ bool tfd_op_is_python(const char *type)
 	       strcmp(type, "PyFuncStateless") == 0;
 }
 
-double tfd_stage_gil_parallelism(const struct tfd_pipeline *p, int si, double *workers)
+double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
+				       bool *python)
 {
 	const struct tfd_stage *s = &p->stages[si];
-	double all = 0, share, w = 0;
+	const struct tfd_segment *fg = NULL;
+	double all = 0, share;
 
-	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type))
-		return NAN;
+	*python = false;
 	for (size_t g = 0; g < p->nsegments; g++)
 		if (p->segments[g].kind == TFD_SEG_FUNCTION && p->segments[g].owner == si)
-			w = p->segments[g].parallelism;
-	if (!(w >= 1))
+			fg = &p->segments[g];
+	if (!fg || !fg->known || !(fg->parallelism >= 1) || !p->capacity.valid)
 		return NAN;
+	*workers = fg->parallelism;
+	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type))
+		return fg->utilization * fg->parallelism;
 	for (size_t i = 0; i < s->nfn_ops; i++)
 		all += (double)s->fn_ops[i].self_ns;
 	share = all > 0 ? (double)s->fn_ops[0].self_ns / all : 0;
-	*workers = w;
-	return 1.0 / (share + (1.0 - share) / w);
+	*python = true;
+	return 1.0 / (share + (1.0 - share) / fg->parallelism);
 }
 
 enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char **why)

@@ -101,7 +101,10 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 		add_ns(o, "function_work_ns", s->fn_work_ns);
 	}
 	if (s->nfn_ops) {
-		double workers = 0, eff = tfd_stage_gil_parallelism(p, (int)idx, &workers);
+		double workers = 0, eff;
+		bool python;
+
+		eff = tfd_stage_effective_parallelism(p, (int)idx, &workers, &python);
 
 		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
 		if (s->fn_calls) /* an async map: its function calls' work */

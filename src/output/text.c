@@ -140,6 +140,7 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 {
 	const struct tfd_stage *s = &p->stages[si];
 	double all = 0, rest = 0, workers = 0, eff;
+	bool python;
 	const char *why;
 	char t1[32];
 
@@ -173,13 +174,18 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	}
 	if (rest > 0)
 		tfd_buf_printf(b, ", other ops %.0f%%", rest);
-	eff = tfd_stage_gil_parallelism(p, si, &workers);
-	if (!isnan(eff))
+	eff = tfd_stage_effective_parallelism(p, si, &workers, &python);
+	if (!isnan(eff) && python)
 		tfd_buf_printf(b,
 			       "; %g workers, effective parallelism %.1f: %s takes %.0f%% of the "
 			       "function and holds the Python GIL, one call at a time",
 			       workers, eff, N(s->fn_ops[0].type),
 			       100.0 * (double)s->fn_ops[0].self_ns / all);
+	else if (!isnan(eff) && workers >= 2 && eff < 1.5)
+		tfd_buf_printf(b,
+			       "; %g workers, effective parallelism %.1f: its calls run about one "
+			       "at a time",
+			       workers, eff);
 	if (tfd_top_op_confidence(s, &why) != TFD_CONF_HIGH)
 		tfd_buf_printf(
 		    b, " (confidence %s: the op events cover %.0f%% of the function's time)",

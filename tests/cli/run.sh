@@ -852,7 +852,8 @@ d = json.load(sys.stdin)
 assert d["summary"]["bottleneck"] == "MapAndBatch" and d["summary"]["bottleneck_top_op"] == "DecodeJpegV2", d["summary"]
 st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "MapAndBatch"][0]
 assert [o["type"] for o in st["function_ops"]] == ["DecodeJpegV2", "ResizeBilinear", "Cast"], st["function_ops"]
-assert abs(st["function_ops"][0]["share"] - 0.69) < 0.02, st["function_ops"]' <<<"$out"; then ok; else bad "function ops of the bottleneck: $rc $(head -c 300 <<<"$out")"; fi
+assert abs(st["function_ops"][0]["share"] - 0.69) < 0.02, st["function_ops"]
+assert 3.0 <= st["effective_parallelism"] <= 4.0, st["effective_parallelism"]  # 4 workers, busy' <<<"$out"; then ok; else bad "function ops of the bottleneck: $rc $(head -c 300 <<<"$out")"; fi
 run analyze -q "$T/ops"
 if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"inside MapAndBatch's function (per call "*"): DecodeJpegV2 69%, ResizeBilinear 21%, Cast 10%."* ]]; then ok; else bad "text has no function ops line: $(grep -A1 inside <<<"$out")"; fi
 $TFD analyze -q --partial -o "$T/ops.partial.json" "$T/ops"
