@@ -322,7 +322,8 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 bool tfd_op_is_python(const char *type);
 
 /* How sure the stage's top function op is: high when its op events cover
- * 70 % or more of an async map's function time (or the map is sequential),
+ * 70 % or more of an async map's function time (or it is not compared: a
+ * sequential map),
  * medium from 40 %, low below; *why says so ("" when high). */
 enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char **why);
 

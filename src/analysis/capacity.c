@@ -603,6 +603,46 @@ static void function_work(struct ctx *c)
 	free(has_calls);
 }
 
+/* Without a capacity window: only each map's function ops, by the same
+ * thread ownership the model would use (its structure needs no window). */
+static void ops_only(struct ctx *c)
+{
+	const struct tfd_host *h = c->in->host;
+	struct tfd_pipeline *p = c->p;
+	int *owner;
+	bool *has_calls;
+	int only_map = -1, nmaps = 0;
+
+	if (!c->in->fns->nops && !c->in->fns->niter_ops)
+		return;
+	c->seg_of = xmalloc(p->nstages * sizeof(int));
+	c->input_of = xmalloc(p->nstages * sizeof(int));
+	c->fn_of = xmalloc(p->nstages * sizeof(int));
+	assign_segments(c);
+	owner = thread_owners(c);
+	has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
+	for (size_t k = 0; k < c->in->n; k++)
+		if (cap_thread(c->in, k) < h->nthreads)
+			has_calls[cap_thread(c->in, k)] = true;
+	for (size_t i = 0; i < p->nstages; i++)
+		if (c->fn_of[i] >= 0) {
+			only_map = (int)i;
+			nmaps++;
+		}
+	{
+		struct tfd_op_owners ow = {owner, has_calls, nmaps, only_map, c->fn_of};
+
+		tfd_stage_fn_ops(p, c->in->fns, &ow);
+	}
+	free(owner);
+	free(has_calls);
+	vec_free(&c->segs);
+	imap_free(&c->seg_threads);
+	free(c->seg_of);
+	free(c->input_of);
+	free(c->fn_of);
+}
+
 /* Work of the stages in segment sg (before segments are finished). */
 static int64_t input_busy(const struct ctx *c, int sg)
 {
@@ -843,8 +883,10 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	memset(&c, 0, sizeof(c));
 	c.p = p;
 	c.in = in;
-	if (!tfd_capacity_window(&in->tm, in->roots, in->nroots, in->nwarmup, &c.t0, &c.t1))
+	if (!tfd_capacity_window(&in->tm, in->roots, in->nroots, in->nwarmup, &c.t0, &c.t1)) {
+		ops_only(&c); /* too few root calls for a model: the ops still are the maps' */
 		return;
+	}
 	for (size_t r = in->nwarmup; r < in->nroots; r++) {
 		size_t k = (size_t)in->roots[r];
 

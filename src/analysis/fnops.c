@@ -102,8 +102,8 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char **why)
 {
 	*why = "";
-	if (!s->fn_calls || s->fn_ops_coverage >= 0.7)
-		return TFD_CONF_HIGH;
+	if (s->fn_ops_coverage == 0 || s->fn_ops_coverage >= 0.7)
+		return TFD_CONF_HIGH; /* a sequential map's is not compared */
 	*why = "the op events cover little of the function's time";
 	return s->fn_ops_coverage >= 0.4 ? TFD_CONF_MEDIUM : TFD_CONF_LOW;
 }

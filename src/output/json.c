@@ -107,7 +107,7 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 		eff = tfd_stage_effective_parallelism(p, (int)idx, &workers, &python);
 
 		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
-		if (s->fn_calls) /* an async map: its function calls' work */
+		if (s->fn_ops_coverage > 0) /* an async map: its function calls' work */
 			cJSON_AddNumberToObject(o, "function_ops_coverage", r4(s->fn_ops_coverage));
 		else
 			cJSON_AddNullToObject(o, "function_ops_coverage");
