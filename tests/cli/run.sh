@@ -941,4 +941,14 @@ $TFD synth -q -o "$T/noops" tests/synth/04-parallel-map-at-limit.json
 run analyze -q "$T/noops"
 if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"inside ParallelMapV2's function: no op events were captured"* ]]; then ok; else bad "a map without op events: $(grep -A1 inside <<<"$out")"; fi
 
+# a real capture with one root call (no capacity model): its maps still get
+# their ops (two parallel maps decode and parse, a sequential map flips)
+run analyze -q -f json examples/smdebug-8gpu
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+tops = sorted((s["name"], s["function_ops"][0]["type"]) for p in d["hosts"][0]["pipelines"] for s in p["stages"] if "function_ops" in s)
+assert ("ParallelMapV2", "DecodePng") in tops and ("ParallelMapV2", "ParseExampleV2") in tops and ("Map", "Mul") in tops, tops
+assert d["summary"]["bottleneck"] == "Map" and d["summary"]["bottleneck_top_op"] == "Mul", d["summary"]' <<<"$out"; then ok; else bad "the real capture's function ops: $rc $(head -c 300 <<<"$out")"; fi
+
 finish
