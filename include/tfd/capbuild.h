@@ -93,9 +93,8 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x);
 
 /* Once h is read (tfd_capture_finish): its fn_ops summed by type
- * (fn_op_types) and per function thread (fn_thread_ops: the thread of the
- * function event of their step, for functions not called inline from an
- * iterator), the records freed. */
+ * (fn_op_types) and per function thread or inline iterator (fn_sums:
+ * struct tfd_fn_op_sum), the records freed. */
 void tfd_fn_ops_resolve(struct tfd_host *h);
 
 /* Undo the last tfd_capture_add_host() (capture.c), for a file that failed. */

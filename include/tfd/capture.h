@@ -242,24 +242,19 @@ struct tfd_fn_ops {
 	size_t n, cap;
 };
 
-/* The function ops of a host once it is read, summed per function thread
- * (the thread of the InstantiatedCapturedFunction event whose step ran
- * them, for functions not called inline from an iterator) and op name. */
-struct tfd_fn_thread_op {
-	uint32_t thread;
+/* The function ops of a host once it is read, summed per op name and
+ * per function thread (the thread of the InstantiatedCapturedFunction
+ * event whose step ran them), or, for a function called inline from an
+ * iterator (a sequential map's), per the innermost iterator call. */
+struct tfd_fn_op_sum {
+	uint32_t thread;  /* TFD_FN_INLINE for an iterator's */
+	const char *iter; /* that iterator event's (long) name, else NULL */
 	const char *name;
 	int64_t self_ns;
 	uint64_t count;
 };
 
-/* ... and of the functions called inline from an iterator (a sequential
- * map's), per the innermost iterator call's name and op name. */
-struct tfd_fn_iter_op {
-	const char *iter; /* the iterator event's (long) name */
-	const char *name;
-	int64_t self_ns;
-	uint64_t count;
-};
+#define TFD_FN_INLINE UINT32_MAX
 
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
@@ -286,13 +281,12 @@ struct tfd_host {
 	bool exec_filtered;
 	/* the ops its dataset functions ran (read even when the op events
 	 * themselves are not kept): per function scope while the host is read,
-	 * then (tfd_capture_finish) summed per function thread and op name,
+	 * then (tfd_capture_finish) summed per function thread or inline
+	 * iterator and op name,
 	 * and by op type over every scope (what dump lists) */
 	struct tfd_fn_ops fn_ops;
-	struct tfd_fn_thread_op *fn_thread_ops;
-	size_t nfn_thread_ops;
-	struct tfd_fn_iter_op *fn_iter_ops;
-	size_t nfn_iter_ops;
+	struct tfd_fn_op_sum *fn_sums;
+	size_t nfn_sums;
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
 };

@@ -82,12 +82,10 @@ _Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 29), "pair bits");
 struct tfd_fns {
 	uint8_t *buf;
 	size_t len, n;
-	/* the ops of those calls (the host's fn_thread_ops), and of the
-	 * functions called inline from iterators (its fn_iter_ops) */
-	struct tfd_fn_thread_op *ops;
-	size_t nops;
-	struct tfd_fn_iter_op *iter_ops;
-	size_t niter_ops;
+	/* the ops of those calls and of the functions called inline from
+	 * iterators (the host's fn_sums, borrowed: the host outlives them) */
+	const struct tfd_fn_op_sum *sums;
+	size_t nsums;
 	/* every call's work summed per function thread (nthreads of them,
 	 * NULL when the host has no function ops): what the ops cover */
 	int64_t *work_by_thread;

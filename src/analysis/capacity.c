@@ -496,17 +496,9 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
 
 	memset(out, 0, sizeof(*out));
-	if (h->nfn_iter_ops) {
-		out->niter_ops = h->nfn_iter_ops;
-		out->iter_ops = xmalloc(out->niter_ops * sizeof(*out->iter_ops));
-		memcpy(out->iter_ops, h->fn_iter_ops, out->niter_ops * sizeof(*out->iter_ops));
-	}
-	if (h->nfn_thread_ops) {
-		/* the function ops per thread, and what they cover: the calls'
-		 * work per thread */
-		out->nops = h->nfn_thread_ops;
-		out->ops = xmalloc(out->nops * sizeof(*out->ops));
-		memcpy(out->ops, h->fn_thread_ops, out->nops * sizeof(*out->ops));
+	out->sums = h->fn_sums;
+	out->nsums = h->nfn_sums;
+	if (h->nfn_sums) { /* what the ops cover: the calls' work per thread */
 		out->nthreads = h->nthreads;
 		out->work_by_thread = xcalloc(h->nthreads + 1, sizeof(int64_t));
 	}
@@ -613,7 +605,7 @@ static void ops_only(struct ctx *c)
 	bool *has_calls;
 	int only_map = -1, nmaps = 0;
 
-	if (!c->in->fns->nops && !c->in->fns->niter_ops)
+	if (!c->in->fns->nsums)
 		return;
 	c->seg_of = xmalloc(p->nstages * sizeof(int));
 	c->input_of = xmalloc(p->nstages * sizeof(int));

@@ -1,6 +1,7 @@
 /* fnops.c - the ops inside each async map's function: the host's op sums
- * per function thread (tfd_host.fn_thread_ops, made when it was read),
- * summed per map by the threads its function calls ran on. */
+ * per function thread or inline iterator (tfd_host.fn_sums, made when it
+ * was read), summed per map by the threads its function calls ran on, or
+ * (a sequential map) by its own iterator calls. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,22 +19,15 @@ static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
 	return !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map : -1;
 }
 
-/* A stage that calls its function inline (a sequential map): the ops of
- * the functions called from its iterator calls (recs: room for them). */
-static void inline_ops(struct tfd_stage *s, const struct tfd_fns *fns, struct tfd_fn_op *recs)
+/* Whether sum k of fns is stage q's: a sum of its function threads (an
+ * async map, fn_of[q] >= 0), or of its own iterator calls (a function
+ * called inline: a sequential map). */
+static bool sum_of_stage(const struct tfd_fn_op_sum *k, const struct tfd_stage *s, int q,
+			 const struct tfd_op_owners *ow)
 {
-	size_t n = 0;
-
-	for (size_t k = 0; k < fns->niter_ops; k++)
-		if (strcmp(fns->iter_ops[k].iter, s->long_name) == 0)
-			recs[n++] =
-			    (struct tfd_fn_op){0, fns->iter_ops[k].name, fns->iter_ops[k].self_ns,
-					       (uint32_t)fns->iter_ops[k].count, false};
-	if (!n)
-		return;
-	free(s->fn_ops);
-	s->nfn_ops = tfd_fn_ops_by_type(recs, n, &s->fn_ops);
-	s->fn_ops_coverage = 0; /* its work is its self time: not compared */
+	if (k->iter)
+		return ow->fn_of[q] < 0 && strcmp(k->iter, s->long_name) == 0;
+	return ow->fn_of[q] >= 0 && owner_of(ow, k->thread) == q;
 }
 
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
@@ -41,31 +35,32 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 {
 	struct tfd_fn_op *recs;
 
-	if (!fns->nops && !fns->niter_ops)
+	if (!fns->nsums)
 		return;
-	recs =
-	    xmalloc((fns->nops > fns->niter_ops ? fns->nops : fns->niter_ops) * sizeof(*recs) + 1);
+	recs = xmalloc(fns->nsums * sizeof(*recs));
 	for (size_t q = 0; q < p->nstages; q++) {
+		struct tfd_stage *s = &p->stages[q];
 		size_t n = 0;
 		double ops = 0, work = 0;
 
-		if (ow->fn_of[q] < 0) {
-			inline_ops(&p->stages[q], fns, recs);
+		for (size_t k = 0; k < fns->nsums; k++)
+			if (sum_of_stage(&fns->sums[k], s, (int)q, ow)) {
+				recs[n++] =
+				    (struct tfd_fn_op){0, fns->sums[k].name, fns->sums[k].self_ns,
+						       (uint32_t)fns->sums[k].count, false};
+				ops += (double)fns->sums[k].self_ns;
+			}
+		if (!n)
 			continue;
-		}
-		for (size_t t = 0; fns->work_by_thread && t < fns->nthreads; t++)
+		/* an async map's work is its function calls'; a sequential
+		 * map's is its self time: not compared (coverage 0) */
+		for (size_t t = 0; ow->fn_of[q] >= 0 && fns->work_by_thread && t < fns->nthreads;
+		     t++)
 			if (owner_of(ow, (uint32_t)t) == (int)q)
 				work += (double)fns->work_by_thread[t];
-		for (size_t k = 0; k < fns->nops; k++)
-			if (owner_of(ow, fns->ops[k].thread) == (int)q) {
-				recs[n++] =
-				    (struct tfd_fn_op){0, fns->ops[k].name, fns->ops[k].self_ns,
-						       (uint32_t)fns->ops[k].count, false};
-				ops += (double)fns->ops[k].self_ns;
-			}
-		free(p->stages[q].fn_ops);
-		p->stages[q].nfn_ops = tfd_fn_ops_by_type(recs, n, &p->stages[q].fn_ops);
-		p->stages[q].fn_ops_coverage = work > 0 ? fmin(1.0, ops / work) : 0;
+		free(s->fn_ops);
+		s->nfn_ops = tfd_fn_ops_by_type(recs, n, &s->fn_ops);
+		s->fn_ops_coverage = work > 0 ? fmin(1.0, ops / work) : 0;
 	}
 	free(recs);
 }

@@ -472,8 +472,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->steps);
 	tfd_exec_sums_free(h->exec_sums);
 	free(h->fn_ops.v);
-	free(h->fn_thread_ops);
-	free(h->fn_iter_ops);
+	free(h->fn_sums);
 	free(h->fn_op_types);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);

@@ -167,58 +167,35 @@ struct resolve {
 	struct tfd_host *h;
 	struct imap head; /* index key -> the last record of it */
 	int *next;	  /* the record before of the same index key, -1 */
-	struct imap at;	  /* (thread, name) -> index in the sums */
+	struct imap at;	  /* (thread, iterator, name) -> index in the sums */
 	bool *thread_done;
-	size_t n, cap;	 /* the sums */
-	struct imap iat; /* (iterator name, name) -> index in the inline sums */
-	size_t ni, icap;
+	size_t cap; /* of the sums */
 };
 
-static void add_to_thread(struct resolve *rs, uint32_t t, const struct tfd_fn_op *o)
+/* Add record o to the sum of (thread t, iterator iter, its name). */
+static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const struct tfd_fn_op *o)
 {
 	struct tfd_host *h = rs->h;
-	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name) ^ t;
+	uint64_t k =
+	    imap_hash((uint64_t)(uintptr_t)o->name ^ imap_hash((uint64_t)(uintptr_t)iter)) ^ t;
 	size_t j;
 
-	/* another (thread, name) under the same key takes the next one */
+	/* another (thread, iterator, name) under the same key takes the next one */
 	while (imap_get(&rs->at, k, &j) &&
-	       (h->fn_thread_ops[j].thread != t || h->fn_thread_ops[j].name != o->name))
+	       (h->fn_sums[j].thread != t || h->fn_sums[j].iter != iter ||
+		h->fn_sums[j].name != o->name))
 		k++;
 	if (!imap_get(&rs->at, k, &j)) {
-		if (rs->n == rs->cap) {
+		if (h->nfn_sums == rs->cap) {
 			rs->cap = rs->cap ? 2 * rs->cap : 16;
-			h->fn_thread_ops =
-			    xrealloc(h->fn_thread_ops, rs->cap * sizeof(*h->fn_thread_ops));
+			h->fn_sums = xrealloc(h->fn_sums, rs->cap * sizeof(*h->fn_sums));
 		}
-		j = rs->n++;
-		h->fn_thread_ops[j] = (struct tfd_fn_thread_op){t, o->name, 0, 0};
+		j = h->nfn_sums++;
+		h->fn_sums[j] = (struct tfd_fn_op_sum){t, iter, o->name, 0, 0};
 		imap_put(&rs->at, k, j);
 	}
-	h->fn_thread_ops[j].self_ns += o->self_ns;
-	h->fn_thread_ops[j].count += o->count;
-}
-
-static void add_to_iter(struct resolve *rs, const char *iter, const struct tfd_fn_op *o)
-{
-	struct tfd_host *h = rs->h;
-	uint64_t k = imap_hash((uint64_t)(uintptr_t)o->name ^ imap_hash((uint64_t)(uintptr_t)iter));
-	size_t j;
-
-	while (imap_get(&rs->iat, k, &j) &&
-	       (h->fn_iter_ops[j].iter != iter || h->fn_iter_ops[j].name != o->name))
-		k++;
-	if (!imap_get(&rs->iat, k, &j)) {
-		if (rs->ni == rs->icap) {
-			rs->icap = rs->icap ? 2 * rs->icap : 16;
-			h->fn_iter_ops =
-			    xrealloc(h->fn_iter_ops, rs->icap * sizeof(*h->fn_iter_ops));
-		}
-		j = rs->ni++;
-		h->fn_iter_ops[j] = (struct tfd_fn_iter_op){iter, o->name, 0, 0};
-		imap_put(&rs->iat, k, j);
-	}
-	h->fn_iter_ops[j].self_ns += o->self_ns;
-	h->fn_iter_ops[j].count += o->count;
+	h->fn_sums[j].self_ns += o->self_ns;
+	h->fn_sums[j].count += o->count;
 }
 
 /* The records of function event e on thread t to that thread's sums, or
@@ -241,10 +218,7 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 	for (int r = (int)i; r >= 0; r = rs->next[r]) {
 		if (h->fn_ops.v[r].key != key || h->fn_ops.v[r].by_thread != by_thread)
 			continue;
-		if (iter)
-			add_to_iter(rs, iter, &h->fn_ops.v[r]);
-		else
-			add_to_thread(rs, t, &h->fn_ops.v[r]);
+		add_sum(rs, iter ? TFD_FN_INLINE : t, iter, &h->fn_ops.v[r]);
 	}
 }
 
@@ -304,11 +278,8 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
 			resolve_thread(&rs, (uint32_t)t, &oc);
-	h->nfn_thread_ops = rs.n;
-	h->nfn_iter_ops = rs.ni;
 	free(oc.end);
 	free(oc.name);
-	imap_free(&rs.iat);
 	free(rs.next);
 	free(rs.thread_done);
 	imap_free(&rs.head);

@@ -685,8 +685,6 @@ void tfd_graph_release_call_lists(struct host_ctx *c)
 void tfd_graph_release(struct host_ctx *c)
 {
 	free(c->fns.buf);
-	free(c->fns.ops);
-	free(c->fns.iter_ops);
 	free(c->fns.work_by_thread);
 	tfd_graph_release_call_lists(c);
 	vec_free(&c->iters);

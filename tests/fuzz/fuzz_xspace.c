@@ -25,8 +25,7 @@ static void one_vs_two_walks(const unsigned char *data, size_t size)
 
 			if (x->nthreads != y->nthreads || x->nevents != y->nevents ||
 			    x->nsteps != y->nsteps || x->span_start_ns != y->span_start_ns ||
-			    x->span_end_ns != y->span_end_ns ||
-			    x->nfn_thread_ops != y->nfn_thread_ops ||
+			    x->span_end_ns != y->span_end_ns || x->nfn_sums != y->nfn_sums ||
 			    x->nfn_op_types != y->nfn_op_types)
 				abort();
 			for (size_t k = 0; k < x->nfn_op_types; k++) /* the function ops alike */
