@@ -548,31 +548,42 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 		out->buf = xrealloc(out->buf, out->len + 1);
 }
 
-/* User-function work of every async map, from the host's function calls. */
-static void function_work(struct ctx *c)
+/* Which map each function thread's calls belong to (owners_free() it): the
+ * input segment owning the thread, else, for a function on a pool thread
+ * that runs no iterator calls (TensorFlow without inter-op parallelism
+ * runs it there), the pipeline's one map when there is one. */
+static struct tfd_op_owners owners_make(struct ctx *c)
 {
 	const struct tfd_host *h = c->in->host;
-	int *owner = thread_owners(c);
 	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
-	int only_map = -1, nmaps = 0;
+	struct tfd_op_owners ow = {thread_owners(c), has_calls, 0, -1, c->fn_of};
 
-	/* a function on a pool thread that runs no iterator calls (TensorFlow
-	 * without inter-op parallelism runs it there): it can only be the
-	 * pipeline's map when there is one */
 	for (size_t k = 0; k < c->in->n; k++)
 		if (cap_thread(c->in, k) < h->nthreads)
 			has_calls[cap_thread(c->in, k)] = true;
 	for (size_t i = 0; i < c->p->nstages; i++)
 		if (c->fn_of[i] >= 0) {
-			only_map = (int)i;
-			nmaps++;
+			ow.only_map = (int)i;
+			ow.nmaps++;
 		}
+	return ow;
+}
+
+static void owners_free(struct tfd_op_owners *ow)
+{
+	free((void *)ow->owner);
+	free((void *)ow->has_calls);
+}
+
+/* User-function work of every async map, from the host's function calls. */
+static void function_work(struct ctx *c)
+{
+	struct tfd_op_owners ow = owners_make(c);
 	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
 	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
 
 	while (tfd_fns_next(&fp, fend, f)) {
-		uint32_t t = f->thread;
-		int q = owner[t] >= 0 ? owner[t] : !has_calls[t] && nmaps == 1 ? only_map : -1;
+		int q = tfd_op_owner(&ow, f->thread);
 
 		if (q < 0 || c->fn_of[q] < 0)
 			continue;
@@ -586,24 +597,16 @@ static void function_work(struct ctx *c)
 		seen_thread(c, c->fn_of[q], f->work_thread);
 		c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
 	}
-	{
-		struct tfd_op_owners ow = {owner, has_calls, nmaps, only_map, c->fn_of};
-
-		tfd_stage_fn_ops(c->p, c->in->fns, &ow);
-	}
-	free(owner);
-	free(has_calls);
+	tfd_stage_fn_ops(c->p, c->in->fns, &ow);
+	owners_free(&ow);
 }
 
 /* Without a capacity window: only each map's function ops, by the same
  * thread ownership the model would use (its structure needs no window). */
 static void ops_only(struct ctx *c)
 {
-	const struct tfd_host *h = c->in->host;
 	struct tfd_pipeline *p = c->p;
-	int *owner;
-	bool *has_calls;
-	int only_map = -1, nmaps = 0;
+	struct tfd_op_owners ow;
 
 	if (!c->in->fns->nsums)
 		return;
@@ -611,23 +614,9 @@ static void ops_only(struct ctx *c)
 	c->input_of = xmalloc(p->nstages * sizeof(int));
 	c->fn_of = xmalloc(p->nstages * sizeof(int));
 	assign_segments(c);
-	owner = thread_owners(c);
-	has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
-	for (size_t k = 0; k < c->in->n; k++)
-		if (cap_thread(c->in, k) < h->nthreads)
-			has_calls[cap_thread(c->in, k)] = true;
-	for (size_t i = 0; i < p->nstages; i++)
-		if (c->fn_of[i] >= 0) {
-			only_map = (int)i;
-			nmaps++;
-		}
-	{
-		struct tfd_op_owners ow = {owner, has_calls, nmaps, only_map, c->fn_of};
-
-		tfd_stage_fn_ops(p, c->in->fns, &ow);
-	}
-	free(owner);
-	free(has_calls);
+	ow = owners_make(c);
+	tfd_stage_fn_ops(p, c->in->fns, &ow);
+	owners_free(&ow);
 	vec_free(&c->segs);
 	imap_free(&c->seg_threads);
 	free(c->seg_of);

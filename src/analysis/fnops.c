@@ -12,7 +12,7 @@
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 
-static int owner_of(const struct tfd_op_owners *ow, uint32_t t)
+int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 {
 	if (ow->owner[t] >= 0)
 		return ow->owner[t];
@@ -27,7 +27,7 @@ static bool sum_of_stage(const struct tfd_fn_op_sum *k, const struct tfd_stage *
 {
 	if (k->iter)
 		return ow->fn_of[q] < 0 && strcmp(k->iter, s->long_name) == 0;
-	return ow->fn_of[q] >= 0 && owner_of(ow, k->thread) == q;
+	return ow->fn_of[q] >= 0 && tfd_op_owner(ow, k->thread) == q;
 }
 
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
@@ -56,7 +56,7 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		 * map's is its self time: not compared (coverage 0) */
 		for (size_t t = 0; ow->fn_of[q] >= 0 && fns->work_by_thread && t < fns->nthreads;
 		     t++)
-			if (owner_of(ow, (uint32_t)t) == (int)q)
+			if (tfd_op_owner(ow, (uint32_t)t) == (int)q)
 				work += (double)fns->work_by_thread[t];
 		free(s->fn_ops);
 		s->nfn_ops = tfd_fn_ops_by_type(recs, n, &s->fn_ops);

@@ -107,6 +107,8 @@ struct tfd_op_owners {
 	int nmaps, only_map;
 	const int *fn_of;
 };
+/* The stage thread t's function calls belong to, or -1. */
+int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t);
 /* Each map stage's fn_ops (by type) from the per-thread sums of fns. */
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		      const struct tfd_op_owners *ow);
