@@ -318,8 +318,8 @@ const char *tfd_bound_name(enum tfd_bound b);
 double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
 				       bool *python);
 
-/* Whether an op type is a Python function's (it holds the GIL). */
-bool tfd_op_is_python(const char *type);
+/* The time of the stage's function ops (their self time summed, ns). */
+double tfd_fn_ops_time(const struct tfd_stage *s);
 
 /* How sure the stage's top function op is: high when its op events cover
  * 70 % or more of an async map's function time (or it is not compared: a

@@ -232,6 +232,10 @@ struct tfd_op_total {
 	uint64_t count;
 };
 
+/* Whether an op type is a Python function's (EagerPyFunc, PyFunc,
+ * PyFuncStateless): it holds the interpreter's lock (the GIL). */
+bool tfd_op_is_python(const char *type);
+
 /* The records v[0..n) summed by op type into *out (the caller frees it),
  * the most time first (ties by type); returns how many types. Records
  * whose name has no type are left out. */

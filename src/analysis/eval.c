@@ -138,12 +138,10 @@ static struct val m_param_num(const struct metric_at *a)
  * function ops). */
 static struct val m_top_op_share(const struct metric_at *a)
 {
-	double all = 0;
+	double all = a->s ? tfd_fn_ops_time(a->s) : 0;
 
 	if (!a->s || !a->s->nfn_ops)
 		return (struct val){0};
-	for (size_t i = 0; i < a->s->nfn_ops; i++)
-		all += (double)a->s->fn_ops[i].self_ns;
 	return all > 0 ? num((double)a->s->fn_ops[0].self_ns / all) : (struct val){0};
 }
 

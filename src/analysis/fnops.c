@@ -65,10 +65,13 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	free(recs);
 }
 
-bool tfd_op_is_python(const char *type)
+double tfd_fn_ops_time(const struct tfd_stage *s)
 {
-	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
-	       strcmp(type, "PyFuncStateless") == 0;
+	double all = 0;
+
+	for (size_t i = 0; i < s->nfn_ops; i++)
+		all += (double)s->fn_ops[i].self_ns;
+	return all;
 }
 
 double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
@@ -76,7 +79,7 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 {
 	const struct tfd_stage *s = &p->stages[si];
 	const struct tfd_segment *fg = NULL;
-	double all = 0, share;
+	double all = tfd_fn_ops_time(s), share;
 
 	*python = false;
 	for (size_t g = 0; g < p->nsegments; g++)
@@ -87,8 +90,6 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 	*workers = fg->parallelism;
 	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type))
 		return fg->utilization * fg->parallelism;
-	for (size_t i = 0; i < s->nfn_ops; i++)
-		all += (double)s->fn_ops[i].self_ns;
 	share = all > 0 ? (double)s->fn_ops[0].self_ns / all : 0;
 	*python = true;
 	return 1.0 / (share + (1.0 - share) / fg->parallelism);

@@ -288,3 +288,9 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	free(h->fn_ops.v);
 	memset(&h->fn_ops, 0, sizeof(h->fn_ops));
 }
+
+bool tfd_op_is_python(const char *type)
+{
+	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
+	       strcmp(type, "PyFuncStateless") == 0;
+}

@@ -48,10 +48,8 @@ static double r4(double x)
 static cJSON *fn_ops_json(const struct tfd_stage *s)
 {
 	cJSON *a = cJSON_CreateArray();
-	double all = 0;
+	double all = tfd_fn_ops_time(s);
 
-	for (size_t i = 0; i < s->nfn_ops; i++)
-		all += (double)s->fn_ops[i].self_ns;
 	for (size_t i = 0; i < s->nfn_ops; i++) {
 		cJSON *o = cJSON_CreateObject();
 

@@ -154,8 +154,7 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	}
 	if (!s->nfn_ops)
 		return;
-	for (size_t i = 0; i < s->nfn_ops; i++)
-		all += (double)s->fn_ops[i].self_ns;
+	all = tfd_fn_ops_time(s);
 	if (!(all > 0))
 		return;
 	tfd_buf_printf(b, "         inside %s's function", N(s->name));

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "synth_impl.h"
+#include "tfd/capture.h"
 #include "tfd/infile.h"
 
 const struct kind_def synth_kinds[] = {
@@ -237,12 +238,6 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 	return TFD_OK;
 }
 
-static bool is_py_op(const char *type)
-{
-	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
-	       strcmp(type, "PyFuncStateless") == 0;
-}
-
 /* A map stage's "ops": [{"type": T, "name": N, "share": S}, ...], at most
  * SYNTH_MAX_OPS, shares in (0, 1] adding up to 1 at most. */
 static enum tfd_status spec_ops(const cJSON *it, struct stage_spec *ss, int at, const char *path,
@@ -279,7 +274,7 @@ static enum tfd_status spec_ops(const cJSON *it, struct stage_spec *ss, int at, 
 		snprintf(op->type, sizeof(op->type), "%s", t->valuestring);
 		snprintf(op->name, sizeof(op->name), "%s", n ? n->valuestring : "map/op");
 		op->share = share;
-		op->py = is_py_op(op->type);
+		op->py = tfd_op_is_python(op->type);
 		sum += share;
 		ss->nops++;
 	}
