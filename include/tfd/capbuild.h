@@ -81,6 +81,10 @@ void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64
  * no ':' or nothing after it). */
 const char *tfd_op_type(const char *name);
 
+/* Whether type is an op type as tfd_op_type() finds them: an identifier
+ * ("DecodeJpegV2", "_Send"), not starting with a digit. */
+bool tfd_op_type_ok(const char *type);
+
 /* An event that is not a dataset function's on the tracker's thread: when
  * it is an op inside the open scope, its time goes to h's fn_ops (name
  * interned in cap when intern is set, else already cap's). */

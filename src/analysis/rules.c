@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "rules_impl.h"
+#include "tfd/capbuild.h"
 #include "tfd/families.h"
 #include "tfd/infile.h"
 #include "tfd/rules_builtin.h"
@@ -233,12 +234,7 @@ static enum tfd_status get_op_types(struct ctx *c, const cJSON *v, const char *k
 	out->v = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(char *));
 	cJSON_ArrayForEach (it, v) {
 		const char *t = cJSON_IsString(it) ? it->valuestring : "";
-		bool ok = *t && !(*t >= '0' && *t <= '9') && strlen(t) < 128;
-
-		for (const char *q = t; ok && *q; q++)
-			ok = *q == '_' || (*q >= '0' && *q <= '9') || (*q >= 'A' && *q <= 'Z') ||
-			     (*q >= 'a' && *q <= 'z');
-		if (!ok)
+		if (strlen(t) >= 128 || !tfd_op_type_ok(t))
 			return bad(c,
 				   "field '%s' must be an array of op types (identifiers such as "
 				   "DecodeJpegV2)",

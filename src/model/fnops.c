@@ -24,12 +24,27 @@ void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64
 /* Where the type of the op event name[0..len) starts, or NULL: TensorFlow
  * names an op's event "name:type", the name a path without spaces ("a/b")
  * and the type an identifier ("DecodeJpegV2", "_Send"). */
+static bool is_ident(char ch)
+{
+	return ch == '_' || (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= 'a' && ch <= 'z');
+}
+
+bool tfd_op_type_ok(const char *type)
+{
+	if (!*type || (*type >= '0' && *type <= '9'))
+		return false;
+	for (; *type; type++)
+		if (!is_ident(*type))
+			return false;
+	return true;
+}
+
 static const char *type_at(const char *name, size_t len)
 {
 	const char *c = name + len;
 
-	while (c > name && (c[-1] == '_' || (c[-1] >= '0' && c[-1] <= '9') ||
-			    (c[-1] >= 'A' && c[-1] <= 'Z') || (c[-1] >= 'a' && c[-1] <= 'z')))
+	while (c > name && is_ident(c[-1]))
 		c--;
 	if (c == name + len || c - 1 <= name || c[-1] != ':' || c[-2] == ':' ||
 	    (*c >= '0' && *c <= '9') || memchr(name, ' ', len))

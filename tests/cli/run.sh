@@ -170,6 +170,7 @@ rules_fail unknown-key "rule 'X1': unknown key 'colour'"
 rules_fail wrong-type "rule 'X1': field 'severity' must be one of"
 rules_fail dup-id "rule 'X1': duplicate id (also in $R/dup-id/a.json)"
 rules_fail unknown-family "unknown iterator family 'ParallelMapV2' (families are normalized: 'ParallelMap')"
+rules_fail bad-op-type "rule 'X1': field 'top_op' must be an array of op types (identifiers such as DecodeJpegV2)"
 run rules check "$R/good"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rule ok"* ]]; then ok; else bad "rules check good"; fi
 run rules check rules
