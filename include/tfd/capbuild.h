@@ -89,7 +89,7 @@ bool tfd_op_type_ok(const char *type);
  * it is an op inside the open scope, its time goes to h's fn_ops (name
  * interned in cap when intern is set, else already cap's). */
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
-		       const char *name, size_t name_len, bool intern, int64_t start, int64_t end);
+		       const char *name, bool intern, int64_t start, int64_t end);
 
 /* The step ids of h's function ops as x codes them (a reader that codes
  * the function and executor events' ids, before x's keys go); a record of

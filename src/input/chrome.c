@@ -451,8 +451,7 @@ static int host_event(struct parse *p)
 	kind = tfd_event_kind_of(name);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
 	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
-		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, strlen(name), true, start,
-				  end);
+		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, true, start, end);
 	if (!tfd_keep_kind(kind, p->opts))
 		return 1;
 	/* only the executor chunks of dataset functions (not the training step's) */

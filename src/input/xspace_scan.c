@@ -676,8 +676,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (e && (e->kind == TFD_EV_FUNCTION || e->kind == TFD_EV_EXEC))
 		open_scope(sc, h, th, e, start_ns, end_ns);
 	else if (m.kind == TFD_EV_OTHER && sc->ops.open)
-		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, strlen(m.name), false, start_ns,
-				  end_ns);
+		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, false, start_ns, end_ns);
 	/* a function's id is coded when the event is packed, as the next
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))

@@ -75,9 +75,9 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 }
 
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
-		       const char *name, size_t name_len, bool intern, int64_t start, int64_t end)
+		       const char *name, bool intern, int64_t start, int64_t end)
 {
-	size_t r;
+	size_t r, name_len;
 	int64_t dur;
 
 	if (!s->open)
@@ -87,7 +87,8 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 		return;
 	}
 	s->last_start = start;
-	if (!memchr(name, ':', name_len) || !type_at(name, name_len))
+	name_len = strlen(name); /* only for an event inside a scope */
+	if (!type_at(name, name_len))
 		return;
 	if (intern)
 		name = tfd_arena_intern(&cap->arena, name, name_len);

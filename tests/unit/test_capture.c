@@ -45,14 +45,14 @@ static void function_ops_self_time(struct t *t)
 	const char *a = "f/a:DecodePng", *b = "f/b:Cast";
 
 	memset(&s, 0, sizeof(s));
-	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 0, 10); /* no scope yet */
+	tfd_opscope_event(cap, h, &s, a, true, 0, 10); /* no scope yet */
 	tfd_opscope_open(&s, 42, false, 100, 1000);
-	tfd_opscope_event(cap, h, &s, a, strlen(a), true, 110, 500);
-	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 200, 300); /* inside a */
-	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 600, 700);
-	tfd_opscope_event(cap, h, &s, "Iterator::Map", 13, true, 700, 710);
-	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 650, 660); /* out of order */
-	tfd_opscope_event(cap, h, &s, b, strlen(b), true, 800, 900); /* scope closed */
+	tfd_opscope_event(cap, h, &s, a, true, 110, 500);
+	tfd_opscope_event(cap, h, &s, b, true, 200, 300); /* inside a */
+	tfd_opscope_event(cap, h, &s, b, true, 600, 700);
+	tfd_opscope_event(cap, h, &s, "Iterator::Map", true, 700, 710);
+	tfd_opscope_event(cap, h, &s, b, true, 650, 660); /* out of order */
+	tfd_opscope_event(cap, h, &s, b, true, 800, 900); /* scope closed */
 	/* a, then b (the nested one and the one after it: in a row) */
 	T_EQ_I64((int64_t)h->fn_ops.n, 2);
 	T_EQ_STR(h->fn_ops.v[0].name, a);
