@@ -167,24 +167,38 @@ enum tfd_bound {
 };
 
 /* The share of step time spent waiting for input over one set of steps. */
+/* The share of step time that is input over one set of steps: the host
+ * waiting for input plus, with device planes, the copies to the device
+ * (TensorFlow's input time, device-input.md). */
 struct tfd_share {
-	double pct;	 /* NAN when unknown */
+	double pct;	 /* 100 * (wait + h2d) / step; NAN when unknown */
 	int64_t step_ns; /* summed step time */
-	int64_t wait_ns; /* time in IteratorGetNext* within those steps */
+	int64_t wait_ns; /* time in IteratorGetNext* within those steps (with
+			  * device planes: where no device op of a higher
+			  * priority ran) */
+	int64_t h2d_ns;	 /* host-to-device time that nothing of a higher
+			  * priority overlapped (0 without device planes) */
+	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
 	size_t nsteps;
 };
 
-/* One step: its time and the part of it spent waiting for input. */
+/* One step: its time and the parts of it that are input. */
 struct tfd_step_wait {
 	int64_t start_ns, step_ns, wait_ns;
-	bool well_formed; /* has time that is not waiting (TF: has compute) */
+	int64_t h2d_ns;	    /* copies to the device (0 without device planes) */
+	int64_t compute_ns; /* device compute (0 without device planes) */
+	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
+	bool well_formed;   /* has time that is not waiting (TF: has compute;
+			     * with device planes, device compute) */
 };
 
 /* Consecutive steps summed into at most a fixed number of points (a long
- * capture groups `per` steps a point): what the per-step charts draw. */
+ * capture groups `per` steps a point): what the per-step charts draw.
+ * h2d_ns and compute_ns are NULL for a host without device planes. */
 struct tfd_step_points {
 	size_t per, n;
 	int64_t *step_ns, *wait_ns;
+	int64_t *h2d_ns, *compute_ns;
 };
 #define TFD_STEP_POINTS 500 /* the JSON report's per_step points */
 #define TFD_STEP_BARS 250   /* the HTML report's step bars */
@@ -196,9 +210,18 @@ struct tfd_host_result {
 	size_t nhost_pipelines;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
-	double input_pct; /* NAN when unknown */
+	double input_pct; /* NAN when unknown: host wait + host-to-device */
 	int64_t step_ns;  /* summed step time (or capture span) */
 	int64_t wait_ns;  /* time in IteratorGetNext* within it */
+	int64_t h2d_ns;	  /* host-to-device time within it (device planes) */
+	/* device spans were read for the host: input time is TensorFlow's,
+	 * host wait + host-to-device, each overlap owned by one kind */
+	bool has_device;
+	/* per kind (enum tfd_dev_kind) the time each owned in the verdict's
+	 * steps (TFD_DEV_WAIT: the host wait) */
+	int64_t dev_ns[TFD_DEV__COUNT];
+	/* bytes copied to the device per step (0: not said) */
+	double h2d_bytes_per_step;
 	size_t nsteps;
 	const char *input_basis; /* "steps", "capture span" or "none" */
 	/* "tf-convention", "steady-state", "capture span" or "none" */
@@ -254,6 +277,13 @@ struct tfd_analyze_opts {
 			   * ignored unless rank_set */
 	bool rank_set;
 };
+
+/* The two parts of a host's input share: 100 * wait / step and 100 * h2d
+ * / step over the verdict's steps (NAN when unknown). */
+double tfd_host_wait_pct(const struct tfd_host_result *h);
+double tfd_h2d_pct(const struct tfd_host_result *h);
+/* Whether copies to the device are most of the host's input time. */
+bool tfd_h2d_dominates(const struct tfd_host_result *h);
 
 /* "low", "medium", "high" */
 const char *tfd_confidence_name(enum tfd_confidence c);

@@ -3,7 +3,8 @@
  * A capture is one or more hosts. Each host has the threads (XLines of the
  * "/host:CPU" plane, or Chrome trace tids of the host process) with their
  * events, sorted by (start asc, duration desc, file order). Only host events
- * are kept; device planes are listed (name, line count) but not decoded.
+ * are kept as events; a device plane's copies and kernels are kept as
+ * spans (struct tfd_device) for the step breakdown of input time.
  *
  * Times are nanoseconds relative to the host's own clock as stored in the
  * file (XSpace: line timestamp_ns + offset_ps/1000; Chrome: ts/dur in us).
@@ -260,6 +261,64 @@ struct tfd_fn_op_sum {
 
 #define TFD_FN_INLINE UINT32_MAX
 
+/* Where a device's time goes in a step (device-input.md), in TensorFlow's
+ * order of priority: where spans of two kinds overlap, the later kind
+ * owns the time. TFD_DEV_WAIT is the host waiting for input (the
+ * IteratorGetNext* spans, added by the analysis); a reader gives the rest. */
+enum tfd_dev_kind {
+	TFD_DEV_H2D = 0,	/* host-to-device copies (MemcpyH2D, InfeedEnqueue*) */
+	TFD_DEV_COLLECTIVE = 1, /* nccl* kernels */
+	TFD_DEV_WAIT = 2,	/* the host waiting for input (not read from a device) */
+	TFD_DEV_D2D = 3,	/* device-to-device and peer copies */
+	TFD_DEV_D2H = 4,	/* device-to-host copies */
+	TFD_DEV_COMPUTE = 5,	/* every other kernel or device op */
+	TFD_DEV_WAIT_HOST = 6,	/* a TPU waiting for infeed: input, as host-to-device */
+	TFD_DEV__COUNT
+};
+
+/* One span of device activity (or a host-side copy op) as a reader found
+ * it: its step by group_id when the event had one. */
+struct tfd_dev_span {
+	int64_t start_ns, end_ns;
+	int64_t group;
+	uint8_t kind; /* enum tfd_dev_kind */
+	bool has_group;
+};
+
+/* What a host's device planes held: their spans (NULL: no device event was
+ * read) and the bytes its host-to-device copies moved (memcpy_details
+ * "size:N"; 0 when not given). */
+struct tfd_device {
+	struct tfd_dev_span *v;
+	size_t n, cap;
+	size_t nplanes;	      /* device planes or processes decoded */
+	uint64_t h2d_bytes;   /* summed over the copies that said */
+	uint64_t nh2d;	      /* host-to-device copies read */
+	bool tpu;	      /* a /device:TPU plane was read */
+};
+
+/* The kind of a device event by its name (TensorFlow's classification of
+ * GPU events: MemcpyH2D / HtoD, MemcpyD2H / DtoH, MemcpyD2D / DtoD / P2P,
+ * nccl* collectives, the rest compute; on a TPU an infeed op is the device
+ * waiting for the host, an outfeed one a device-to-host copy). */
+enum tfd_dev_kind tfd_dev_kind_of(const char *name, size_t len, bool tpu);
+/* Whether a host-plane op is a host-side copy to the device
+ * (InfeedEnqueue*, MemcpyH2D). */
+bool tfd_host_op_is_h2d(const char *name, size_t len);
+/* Whether a device plane's line (a Chrome device process's thread) holds
+ * the device's own events: "Stream #N(...)" lines on a GPU, "XLA Ops" on
+ * a TPU, else any line that is not one TensorFlow derives from them
+ * ("Steps", "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", ...).
+ * has_streams: the plane has a stream line (then only those are read),
+ * has_ops: it has an "XLA Ops" line (then only it is). */
+bool tfd_dev_line_wanted(const char *name, size_t len, bool has_streams, bool has_ops);
+/* The bytes of a copy from its memcpy_details text ("size:N dest:D ..."),
+ * 0 when it has none. */
+uint64_t tfd_memcpy_bytes(const char *details, size_t len);
+struct tfd_host;
+/* Add a device span to h (end before start is made empty). */
+void tfd_device_add(struct tfd_host *h, const struct tfd_dev_span *s);
+
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -293,6 +352,8 @@ struct tfd_host {
 	size_t nfn_sums;
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
+	/* device planes (and host-side copy ops): the step breakdown's spans */
+	struct tfd_device dev;
 };
 
 struct tfd_capture {

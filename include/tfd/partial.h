@@ -25,7 +25,7 @@
 #include "tfd/err.h"
 
 #define TFD_PARTIAL_FORMAT "tfdoctor-partial"
-#define TFD_PARTIAL_VERSION 1
+#define TFD_PARTIAL_VERSION 2
 /* file names `merge` and `report` pick up in a directory */
 #define TFD_PARTIAL_SUFFIX ".partial.json"
 

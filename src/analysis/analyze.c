@@ -308,6 +308,10 @@ void tfd_analysis_free(struct tfd_analysis *a)
 		free(a->hosts[i].step_points.wait_ns);
 		free(a->hosts[i].step_bars.step_ns);
 		free(a->hosts[i].step_bars.wait_ns);
+		free(a->hosts[i].step_points.h2d_ns);
+		free(a->hosts[i].step_points.compute_ns);
+		free(a->hosts[i].step_bars.h2d_ns);
+		free(a->hosts[i].step_bars.compute_ns);
 	}
 	free(a->hosts);
 	free(a->diags);

@@ -17,6 +17,7 @@
 
 #include "passes.h"
 #include "rules_impl.h"
+#include "tfd/satmath.h"
 #include "tfd/vec.h"
 
 static struct val param(const struct tfd_stage *s, const char *key, bool numeric)
@@ -112,12 +113,19 @@ PIPE_NUM(m_slow_share, p->ncalls ? (double)p->nslow / (double)p->ncalls : 0)
 PIPE_NUM(m_warmup_calls, (double)p->nwarmup)
 PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0)
 HOST(m_input_percent, num_or_missing(h->input_pct))
+/* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
 HOST(m_host_pipelines, num((double)h->nhost_pipelines))
 HOST(m_all_input_percent, num_or_missing(h->all.pct))
 HOST(m_steady_input_percent, num_or_missing(h->steady.pct))
 HOST(m_warmup_steps, num((double)h->nwarmup_steps))
 HOST(m_warmup_inflated, boolean(h->warmup_inflated))
+HOST(m_h2d_percent, num_or_missing(tfd_h2d_pct(h)))
+HOST(m_host_wait_percent, num_or_missing(tfd_host_wait_pct(h)))
+HOST(m_h2d_input_share,
+     num_or_missing(h->has_device && sat_add(h->wait_ns, h->h2d_ns) > 0
+			? (double)h->h2d_ns / (double)sat_add(h->wait_ns, h->h2d_ns)
+			: NAN))
 
 static struct val m_is_root(const struct metric_at *a)
 {
@@ -188,7 +196,8 @@ const struct metric_def tfd_metrics[] = {
     {"producer_over_demand", VT_NUM, TARGET_PIPELINE,
      "lowest producer capacity / the consumer's demand (capacity model)", m_producer_over_demand},
     /* the host */
-    {"input_percent", VT_NUM, TARGET_HOST, "share of step time waiting for input", m_input_percent},
+    {"input_percent", VT_NUM, TARGET_HOST,
+     "share of step time that is input (waiting, and copies to the device)", m_input_percent},
     {"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
     {"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
     {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
@@ -198,6 +207,12 @@ const struct metric_def tfd_metrics[] = {
     {"warmup_steps", VT_NUM, TARGET_HOST, "leading steps > 2x the median step", m_warmup_steps},
     {"warmup_inflated", VT_BOOL, TARGET_HOST,
      "counting every step would put the host in a higher band", m_warmup_inflated},
+    {"host_to_device_percent", VT_NUM, TARGET_HOST,
+     "share of step time copying input to the device (device planes)", m_h2d_percent},
+    {"host_wait_percent", VT_NUM, TARGET_HOST, "share of step time the host waits for input",
+     m_host_wait_percent},
+    {"host_to_device_input_share", VT_NUM, TARGET_HOST,
+     "host-to-device time / input time (device planes)", m_h2d_input_share},
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 
@@ -359,6 +374,29 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	}
 }
 
+/* Copies to the device moved off the step (prefetched to the device, they
+ * run while the device computes the step before): of the exposed copy
+ * time E per step, what the step's other work R (neither input nor copy)
+ * can hide goes; the host wait W stays. Step S -> S - min(E, R). */
+static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double n = (double)h->nsteps, S, W, E, R, hidden;
+
+	if (!h->has_device || !h->nsteps || h->step_ns <= 0)
+		return;
+	S = (double)h->step_ns / n;
+	W = (double)h->wait_ns / n;
+	E = (double)h->h2d_ns / n;
+	R = fmax(0.0, S - W - E);
+	hidden = fmin(E, R);
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S);
+	e->new_latency_ns = (int64_t)llround(S - hidden);
+	e->speedup = S - hidden > 0 ? S / (S - hidden) : 0.0;
+	e->input_percent_after = S - hidden > 0 ? 100.0 * (W + E - hidden) / (S - hidden) : 0.0;
+}
+
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		     const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
@@ -369,6 +407,10 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	e->factor = r->est_factor;
 	e->of = r->est_parallelism ? "parallelism" : "work";
 	e->input_percent_after = NAN;
+	if (strcmp(r->est_model, "copy_overlap") == 0) {
+		copy_estimate(h, e);
+		return;
+	}
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
 		return;
 	e->basis = "latency";
@@ -393,10 +435,13 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	e->new_latency_ns = (int64_t)llround(Lp);
 	e->speedup = Lp > 0 ? L / Lp : 0.0; /* 0: fully hidden */
 	if (!isnan(h->input_pct) && L > 0) {
+		/* the copies to the device (device planes) stay input */
 		double wait = (double)h->wait_ns * (Lp / L);
 		double other = (double)(h->step_ns - h->wait_ns);
 
-		e->input_percent_after = wait + other > 0 ? 100.0 * wait / (wait + other) : 0.0;
+		e->input_percent_after = wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) /
+								(wait + other)
+							  : 0.0;
 	}
 }
 

@@ -101,6 +101,14 @@ static const struct fdesc share_rows[] = {
     F(struct tfd_share, "pct", pct, FK_DBL),
     F(struct tfd_share, "step_ns", step_ns, FK_I64),
     F(struct tfd_share, "wait_ns", wait_ns, FK_I64),
+    F(struct tfd_share, "h2d_ns", h2d_ns, FK_I64),
+    F(struct tfd_share, "dev_ns_0", dev_ns[0], FK_I64),
+    F(struct tfd_share, "dev_ns_1", dev_ns[1], FK_I64),
+    F(struct tfd_share, "dev_ns_2", dev_ns[2], FK_I64),
+    F(struct tfd_share, "dev_ns_3", dev_ns[3], FK_I64),
+    F(struct tfd_share, "dev_ns_4", dev_ns[4], FK_I64),
+    F(struct tfd_share, "dev_ns_5", dev_ns[5], FK_I64),
+    F(struct tfd_share, "dev_ns_6", dev_ns[6], FK_I64),
     F(struct tfd_share, "nsteps", nsteps, FK_SIZE),
 };
 
@@ -114,6 +122,16 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "input_pct", input_pct, FK_DBL),
     F(struct tfd_host_result, "step_ns", step_ns, FK_I64),
     F(struct tfd_host_result, "wait_ns", wait_ns, FK_I64),
+    F(struct tfd_host_result, "h2d_ns", h2d_ns, FK_I64),
+    F(struct tfd_host_result, "has_device", has_device, FK_BOOL),
+    F(struct tfd_host_result, "h2d_bytes_per_step", h2d_bytes_per_step, FK_DBL),
+    F(struct tfd_host_result, "dev_ns_0", dev_ns[0], FK_I64),
+    F(struct tfd_host_result, "dev_ns_1", dev_ns[1], FK_I64),
+    F(struct tfd_host_result, "dev_ns_2", dev_ns[2], FK_I64),
+    F(struct tfd_host_result, "dev_ns_3", dev_ns[3], FK_I64),
+    F(struct tfd_host_result, "dev_ns_4", dev_ns[4], FK_I64),
+    F(struct tfd_host_result, "dev_ns_5", dev_ns[5], FK_I64),
+    F(struct tfd_host_result, "dev_ns_6", dev_ns[6], FK_I64),
     F(struct tfd_host_result, "nsteps", nsteps, FK_SIZE),
     F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
     F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
@@ -130,6 +148,7 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "max_latency_ns", max_latency_ns, FK_I64),
 };
 
+_Static_assert(TFD_DEV__COUNT == 7, "a dev_ns_K row per device kind");
 _Static_assert(sizeof(enum tfd_bound) == sizeof(int) &&
 		   sizeof(enum tfd_confidence) == sizeof(int) &&
 		   sizeof(enum tfd_segment_kind) == sizeof(int),

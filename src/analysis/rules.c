@@ -49,6 +49,7 @@ static const char *const class_names[] = {
     "pipeline_warmup",
     "root_overhead",
     "not_input_bound",
+    "host_to_device",
     "other",
 };
 
@@ -339,7 +340,7 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale", "remove", "overlap", "none"};
+static const char *const models[] = {"scale", "remove", "overlap", "copy_overlap", "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
@@ -352,9 +353,10 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 		return bad(c, "duplicate key 'estimate.%s'", dup_key(k));
 	cJSON_ArrayForEach (e, k) {
 		if (strcmp(e->string, "model") == 0) {
-			if (!cJSON_IsString(e) || lookup(models, 4, e->valuestring) < 0)
+			if (!cJSON_IsString(e) ||
+			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
 				return bad(c, "'estimate.model' must be one of scale, remove, "
-					      "overlap, none");
+					      "overlap, copy_overlap, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "tfd/imap.h"
 #include "tfd/satmath.h"
 #include "tfd/vec.h"
 
@@ -107,12 +108,178 @@ static void share_add(struct tfd_share *s, const struct tfd_step_wait *w)
 {
 	s->step_ns = sat_add(s->step_ns, w->step_ns);
 	s->wait_ns = sat_add(s->wait_ns, w->wait_ns);
+	s->h2d_ns = sat_add(s->h2d_ns, w->h2d_ns);
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
+		s->dev_ns[k] = sat_add(s->dev_ns[k], w->dev_ns[k]);
 	s->nsteps++;
 }
 
 static void share_finish(struct tfd_share *s)
 {
-	s->pct = s->step_ns > 0 ? 100.0 * (double)s->wait_ns / (double)s->step_ns : NAN;
+	s->pct = s->step_ns > 0
+		     ? 100.0 * (double)sat_add(s->wait_ns, s->h2d_ns) / (double)s->step_ns
+		     : NAN;
+}
+
+/* ---- the step breakdown with device planes --------------------------------
+ *
+ * TensorFlow's rule (device-input.md): a step's events are made
+ * non-overlapping, the kind of higher priority owning a shared instant
+ * (enum tfd_dev_kind is in that order), and input is what the host wait
+ * and the copies to the device own. A device span belongs to the step of
+ * its group_id, whose extent it widens; one without a group_id to the step
+ * its start falls in, cut to that step. */
+
+struct mark {
+	int64_t t;
+	int8_t kind, delta;
+};
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+typedef VEC(struct mark) mark_vec;
+
+static void mark_span(mark_vec *m, int64_t s, int64_t e, int kind)
+{
+	if (e <= s)
+		return;
+	vec_push(m, ((struct mark){s, (int8_t)kind, 1}));
+	vec_push(m, ((struct mark){e, (int8_t)kind, -1}));
+}
+
+/* Per kind, the time of [a, b) each owns (out[k]; TFD_DEV_WAIT from the
+ * wait union u), sweeping the marks m of the step's device spans. */
+static void sweep(mark_vec *m, const struct span *u, size_t nu, int64_t a, int64_t b,
+		  int64_t out[TFD_DEV__COUNT])
+{
+	int count[TFD_DEV__COUNT] = {0};
+	size_t lo = 0, hi = nu;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u[mid].e <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < nu && u[i].s < b; i++)
+		mark_span(m, u[i].s > a ? u[i].s : a, u[i].e < b ? u[i].e : b, TFD_DEV_WAIT);
+	if (m->n > 1)
+		qsort(m->v, m->n, sizeof(*m->v), mark_cmp);
+	for (size_t i = 0; i < m->n; i++) {
+		count[m->v[i].kind] += m->v[i].delta;
+		if (i + 1 < m->n && m->v[i + 1].t > m->v[i].t) {
+			for (int k = TFD_DEV__COUNT - 1; k >= 0; k--) {
+				if (count[k] > 0) {
+					out[k] = sat_add(out[k], m->v[i + 1].t - m->v[i].t);
+					break;
+				}
+			}
+		}
+	}
+	m->n = 0;
+}
+
+/* The step whose extent holds t (the last one starting at or before it),
+ * or SIZE_MAX. */
+static size_t step_at(const struct tfd_step *st, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st[mid].start_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t < st[lo - 1].end_ns ? lo - 1 : SIZE_MAX;
+}
+
+/* Each device span's step (SIZE_MAX: none), the steps' extents widened by
+ * their grouped spans (into ext). */
+static size_t *dev_steps(const struct tfd_host *h, struct tfd_step *ext)
+{
+	size_t *of = xmalloc((h->dev.n + 1) * sizeof(*of));
+	struct imap g = {0};
+
+	for (size_t s = 0; s < h->nsteps; s++)
+		imap_put(&g, (uint64_t)h->steps[s].group_id, s);
+	for (size_t i = 0; i < h->dev.n; i++) {
+		const struct tfd_dev_span *d = &h->dev.v[i];
+		size_t s;
+
+		if (d->has_group && imap_get(&g, (uint64_t)d->group, &s)) {
+			if (d->start_ns < ext[s].start_ns)
+				ext[s].start_ns = d->start_ns;
+			if (d->end_ns > ext[s].end_ns)
+				ext[s].end_ns = d->end_ns;
+			of[i] = s;
+		} else {
+			of[i] = step_at(h->steps, h->nsteps, d->start_ns);
+		}
+	}
+	imap_free(&g);
+	return of;
+}
+
+/* Every step's breakdown into hr->step_waits (start, time and parts). */
+static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr, const struct span *u,
+			 size_t nu)
+{
+	struct tfd_step *ext = xmalloc((h->nsteps + 1) * sizeof(*ext));
+	size_t *of, *first = xcalloc(h->nsteps + 2, sizeof(*first)), *order;
+	mark_vec m = {0};
+
+	memcpy(ext, h->steps, h->nsteps * sizeof(*ext));
+	of = dev_steps(h, ext);
+	/* the spans by step (a counting sort) */
+	for (size_t i = 0; i < h->dev.n; i++)
+		if (of[i] != SIZE_MAX)
+			first[of[i] + 2]++;
+	for (size_t s = 0; s < h->nsteps; s++)
+		first[s + 2] += first[s + 1];
+	order = xmalloc((h->dev.n + 1) * sizeof(*order));
+	for (size_t i = 0; i < h->dev.n; i++)
+		if (of[i] != SIZE_MAX)
+			order[first[of[i] + 1]++] = i;
+	for (size_t s = 0; s < h->nsteps; s++) {
+		struct tfd_step_wait *w = &hr->step_waits[s];
+		int64_t a = ext[s].start_ns, b = ext[s].end_ns;
+
+		for (size_t k = s ? first[s] : 0; k < first[s + 1]; k++) {
+			const struct tfd_dev_span *d = &h->dev.v[order[k]];
+
+			mark_span(&m, d->start_ns > a ? d->start_ns : a, d->end_ns < b ? d->end_ns : b,
+				  d->kind);
+		}
+		sweep(&m, u, nu, a, b, w->dev_ns);
+		w->start_ns = a;
+		w->step_ns = b - a;
+		w->wait_ns = w->dev_ns[TFD_DEV_WAIT];
+		w->h2d_ns = sat_add(w->dev_ns[TFD_DEV_H2D], w->dev_ns[TFD_DEV_WAIT_HOST]);
+		w->compute_ns = w->dev_ns[TFD_DEV_COMPUTE];
+	}
+	vec_free(&m);
+	free(order);
+	free(first);
+	free(of);
+	free(ext);
+}
+
+static bool has_kind(const struct tfd_host *h, int kind)
+{
+	for (size_t i = 0; i < h->dev.n; i++)
+		if (h->dev.v[i].kind == kind)
+			return true;
+	return false;
 }
 
 enum tfd_bound tfd_bound_of(double pct)
@@ -158,7 +325,9 @@ static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size
 	for (size_t i = 0; i < n; i++) {
 		const struct tfd_step_wait *w = &hr->step_waits[idx[i]];
 
-		p[i] = w->step_ns > 0 ? 100.0 * (double)w->wait_ns / (double)w->step_ns : 0;
+		p[i] = w->step_ns > 0 ? 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) /
+					    (double)w->step_ns
+				      : 0;
 	}
 	qsort(p, n, sizeof(*p), dbl_cmp);
 	hr->step_pct_min = p[0];
@@ -173,6 +342,8 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->input_pct = s->pct;
 	hr->step_ns = s->step_ns;
 	hr->wait_ns = s->wait_ns;
+	hr->h2d_ns = s->h2d_ns;
+	memcpy(hr->dev_ns, s->dev_ns, sizeof(hr->dev_ns));
 	hr->nsteps = s->nsteps;
 	hr->verdict_basis = basis;
 	hr->bound = tfd_bound_of(s->pct);
@@ -183,15 +354,25 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, con
 {
 	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
 
+	bool compute = hr->has_device && has_kind(h, TFD_DEV_COMPUTE);
+
 	hr->step_waits = xcalloc(h->nsteps, sizeof(*hr->step_waits));
 	hr->nstep_waits = h->nsteps;
+	if (hr->has_device)
+		device_steps(h, hr, u, nu);
 	for (size_t s = 0; s < h->nsteps; s++) {
 		struct tfd_step_wait *w = &hr->step_waits[s];
 
-		w->start_ns = h->steps[s].start_ns;
-		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
-		w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
-		w->well_formed = w->step_ns > 0 && w->wait_ns < w->step_ns;
+		if (!hr->has_device) {
+			w->start_ns = h->steps[s].start_ns;
+			w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+			w->dev_ns[TFD_DEV_WAIT] = w->wait_ns;
+		}
+		/* TensorFlow keeps a step with compute: device compute when
+		 * the device ran kernels */
+		w->well_formed = w->step_ns > 0 && sat_add(w->wait_ns, w->h2d_ns) < w->step_ns &&
+				 (!compute || w->compute_ns > 0);
 		share_add(&hr->all, w);
 		if (w->well_formed)
 			wf[nwf++] = s;
@@ -237,11 +418,19 @@ static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd
 	pt->n = (n + pt->per - 1) / pt->per;
 	pt->step_ns = xcalloc(pt->n + 1, sizeof(*pt->step_ns));
 	pt->wait_ns = xcalloc(pt->n + 1, sizeof(*pt->wait_ns));
+	if (hr->has_device) {
+		pt->h2d_ns = xcalloc(pt->n + 1, sizeof(*pt->h2d_ns));
+		pt->compute_ns = xcalloc(pt->n + 1, sizeof(*pt->compute_ns));
+	}
 	for (size_t k = 0; k < n; k++) {
-		pt->step_ns[k / pt->per] =
-		    sat_add(pt->step_ns[k / pt->per], hr->step_waits[k].step_ns);
-		pt->wait_ns[k / pt->per] =
-		    sat_add(pt->wait_ns[k / pt->per], hr->step_waits[k].wait_ns);
+		size_t i = k / pt->per;
+
+		pt->step_ns[i] = sat_add(pt->step_ns[i], hr->step_waits[k].step_ns);
+		pt->wait_ns[i] = sat_add(pt->wait_ns[i], hr->step_waits[k].wait_ns);
+		if (hr->has_device) {
+			pt->h2d_ns[i] = sat_add(pt->h2d_ns[i], hr->step_waits[k].h2d_ns);
+			pt->compute_ns[i] = sat_add(pt->compute_ns[i], hr->step_waits[k].compute_ns);
+		}
 	}
 }
 
@@ -254,6 +443,9 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
 	hr->input_basis = hr->verdict_basis = "none";
 	hr->bound = TFD_BOUND_UNKNOWN;
+	hr->has_device = h->dev.n > 0;
+	if (hr->has_device && h->dev.h2d_bytes && h->nsteps)
+		hr->h2d_bytes_per_step = (double)h->dev.h2d_bytes / (double)h->nsteps;
 	if (h->nsteps) {
 		from_steps(h, hr, u, nu);
 		hr->first_step_wait_ns = hr->step_waits[0].wait_ns;
@@ -264,8 +456,21 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 		struct tfd_share s = {0};
 
 		s.step_ns = h->span_end_ns - h->span_start_ns;
-		for (size_t i = 0; i < nu; i++)
-			s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
+		if (hr->has_device) {
+			mark_vec m = {0};
+
+			for (size_t i = 0; i < h->dev.n; i++)
+				mark_span(&m, h->dev.v[i].start_ns, h->dev.v[i].end_ns,
+					  h->dev.v[i].kind);
+			sweep(&m, u, nu, h->span_start_ns, h->span_end_ns, s.dev_ns);
+			vec_free(&m);
+			s.wait_ns = s.dev_ns[TFD_DEV_WAIT];
+			s.h2d_ns = sat_add(s.dev_ns[TFD_DEV_H2D], s.dev_ns[TFD_DEV_WAIT_HOST]);
+		} else {
+			for (size_t i = 0; i < nu; i++)
+				s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
+			s.dev_ns[TFD_DEV_WAIT] = s.wait_ns;
+		}
 		share_finish(&s);
 		hr->all = s;
 		hr->input_basis = "capture span";
@@ -273,4 +478,25 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 		hr->nsteps = 0;
 	}
 	free(u);
+}
+
+static double part_pct(const struct tfd_host_result *h, int64_t ns)
+{
+	return h->step_ns > 0 && !isnan(h->input_pct) ? 100.0 * (double)ns / (double)h->step_ns
+						       : NAN;
+}
+
+double tfd_host_wait_pct(const struct tfd_host_result *h)
+{
+	return part_pct(h, h->wait_ns);
+}
+
+double tfd_h2d_pct(const struct tfd_host_result *h)
+{
+	return h->has_device ? part_pct(h, h->h2d_ns) : NAN;
+}
+
+bool tfd_h2d_dominates(const struct tfd_host_result *h)
+{
+	return h->has_device && h->h2d_ns > 0 && h->h2d_ns > h->wait_ns;
 }

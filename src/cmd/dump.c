@@ -124,6 +124,32 @@ static void text_fn_ops(struct tfd_buf *b, const struct tfd_host *h)
 			       t[i].count, tfd_name_on_line(t[i].name));
 }
 
+/* What the device planes held, by kind: time (spans summed, overlaps
+ * counted twice) and, for copies to the device, their count and bytes. */
+static void text_device(struct tfd_buf *b, const struct tfd_host *h)
+{
+	static const char *const names[TFD_DEV__COUNT] = {
+	    "host-to-device", "collectives", "host wait", "device-to-device",
+	    "device-to-host", "compute",     "device waiting for infeed"};
+	int64_t ns[TFD_DEV__COUNT] = {0};
+	size_t n[TFD_DEV__COUNT] = {0};
+
+	for (size_t i = 0; i < h->dev.n; i++) {
+		ns[h->dev.v[i].kind] += h->dev.v[i].end_ns - h->dev.v[i].start_ns;
+		n[h->dev.v[i].kind]++;
+	}
+	tfd_buf_printf(b, "  device spans: %zu\n", h->dev.n);
+	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+		if (!n[k])
+			continue;
+		tfd_buf_printf(b, "    %-26s %12.3f ms  %8zu spans", names[k], (double)ns[k] / 1e6,
+			       n[k]);
+		if (k == TFD_DEV_H2D && h->dev.h2d_bytes)
+			tfd_buf_printf(b, "  %" PRIu64 " bytes", h->dev.h2d_bytes);
+		tfd_buf_puts(b, "\n");
+	}
+}
+
 static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
 {
 	struct tfd_buf *b = &d->b;
@@ -131,12 +157,21 @@ static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
 	tfd_buf_printf(b, "\nhost %s\n  file: %s (%s%s)\n", tfd_name_on_line(h->name),
 		       tfd_name_on_line(h->path), format_name(h), h->gzipped ? ", gzip" : "");
 	tfd_buf_printf(b, "  planes: %zu\n", h->nplanes);
-	for (size_t p = 0; p < h->nplanes; p++)
-		tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", tfd_name_on_line(h->planes[p].name),
-			       h->planes[p].nlines,
-			       !h->planes[p].decoded		? "skipped"
-			       : h->format == TFD_FMT_TF2_TRACE ? "read"
-								: "host (decoded)");
+	for (size_t p = 0; p < h->nplanes; p++) {
+		const struct tfd_plane_info *pi = &h->planes[p];
+
+		if (pi->decoded && strstr(pi->name, "/device:") && h->format != TFD_FMT_TF2_TRACE)
+			tfd_buf_printf(b, "    %-28s %6zu lines  device (%zu spans)\n",
+				       tfd_name_on_line(pi->name), pi->nlines, pi->nevents);
+		else
+			tfd_buf_printf(b, "    %-28s %6zu lines  %s\n", tfd_name_on_line(pi->name),
+				       pi->nlines,
+				       !pi->decoded			? "skipped"
+				       : h->format == TFD_FMT_TF2_TRACE ? "read"
+									: "host (decoded)");
+	}
+	if (h->dev.n)
+		text_device(b, h);
 	tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
 		       (double)(h->span_end_ns - h->span_start_ns) / 1e6);
 	tfd_buf_printf(b, "  threads: %zu\n", h->nthreads);

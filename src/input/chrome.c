@@ -77,6 +77,10 @@ struct parse {
 	VEC(struct tfd_opscope) opscopes;
 	size_t nproc_named;
 	VEC(struct thread_meta) threads;
+	/* device processes (pid -> 2 * its plane's index, + 1 for a TPU) and the
+	 * threads of theirs that hold the device's own events (pid << 32 |
+	 * tid, tfd_dev_line_wanted) */
+	struct imap dev_pids, dev_threads;
 };
 
 static size_t keep(struct jev *e, const unsigned char *s, size_t n)
@@ -341,11 +345,14 @@ static int meta_event(struct parse *p)
 		p->nproc_named++;
 		if (is_host_process(an))
 			imap_put(&p->host_pids, (uint64_t)to_i64(pid), 1);
+		else if (tfd_is_device_plane(an))
+			imap_put(&p->dev_pids, (uint64_t)to_i64(pid),
+				 2 * h->nplanes + (strstr(an, "TPU") != NULL));
 		h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
 		pi = &h->planes[h->nplanes++];
 		memset(pi, 0, sizeof(*pi));
 		pi->name = tfd_arena_intern_cstr(&p->cap->arena, an);
-		pi->decoded = is_host_process(an);
+		pi->decoded = is_host_process(an) || tfd_is_device_plane(an);
 	} else if (strcmp(nm, "thread_name") == 0 && num_of(e, e->tid, &tid)) {
 		struct thread_meta t = {to_i64(pid), to_i64(tid), xstrdup(an)};
 
@@ -395,6 +402,81 @@ static void open_scope(struct parse *p, const struct tfd_event *ev, int64_t tid,
 	tfd_opscope_open(&p->opscopes.v[k], by_id ? ev->id : (uint64_t)tid, !by_id, start, end);
 }
 
+static uint64_t dev_thread_key(int64_t pid, int64_t tid)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+}
+
+/* After pass 1: the threads of device processes to read. A process with
+ * a "Stream #" thread is read on those, one with "XLA Ops" on it, else on
+ * every thread but those TensorFlow derives (tfd_dev_line_wanted). */
+static void dev_threads_pick(struct parse *p)
+{
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct thread_meta *t = &p->threads.v[i];
+		bool streams = false, ops = false;
+
+		if (!imap_get(&p->dev_pids, (uint64_t)t->pid, NULL))
+			continue;
+		for (size_t j = 0; j < p->threads.n; j++) {
+			if (p->threads.v[j].pid != t->pid)
+				continue;
+			streams |= strncmp(p->threads.v[j].name, "Stream #", 8) == 0;
+			ops |= strcmp(p->threads.v[j].name, "XLA Ops") == 0;
+		}
+		if (tfd_dev_line_wanted(t->name, strlen(t->name), streams, ops))
+			imap_put(&p->dev_threads, dev_thread_key(t->pid, t->tid), 1);
+		else
+			imap_put(&p->dev_threads, dev_thread_key(t->pid, t->tid), 0);
+	}
+}
+
+/* Pass 2: a complete event of a device process: a span of the host's
+ * device activity (struct tfd_device). */
+static int device_event(struct parse *p, int64_t pid, size_t dp)
+{
+	bool tpu = dp & 1;
+	const struct jev *e = &p->ev;
+	const char *nm = str(e, e->name);
+	double tid = 0, ts, dur = 0, gv;
+	struct tfd_dev_span sp = {0};
+	struct tfd_host *h = &p->cap->hosts[p->host_idx];
+	uint64_t bytes = 0;
+	size_t want = 1;
+
+	num_of(e, e->tid, &tid);
+	if (imap_get(&p->dev_threads, dev_thread_key(pid, to_i64(tid)), &want) && !want)
+		return 1;
+	if (!num_of(e, e->ts, &ts) || !isfinite(ts) || fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0)
+		return 1;
+	num_of(e, e->dur, &dur);
+	if (!isfinite(dur) || dur <= 0)
+		return 1;
+	if (dur > (double)TFD_MAX_DURATION_NS / 1000.0)
+		dur = (double)TFD_MAX_DURATION_NS / 1000.0;
+	for (size_t i = 0; i < e->args.n; i++) {
+		const char *k = str(e, e->args.v[i].key), *v = str(e, e->args.v[i].val);
+
+		if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
+			sp.has_group = true;
+			sp.group = to_i64(gv);
+		} else if (strcmp(k, "memcpy_details") == 0) {
+			bytes = tfd_memcpy_bytes(v, strlen(v));
+		}
+	}
+	sp.start_ns = llround(ts * 1000.0);
+	sp.end_ns = llround((ts + dur) * 1000.0);
+	sp.kind = (uint8_t)tfd_dev_kind_of(nm, strlen(nm), tpu);
+	if (sp.kind == TFD_DEV_H2D) {
+		h->dev.h2d_bytes += bytes;
+		h->dev.nh2d++;
+	}
+	tfd_device_add(h, &sp);
+	if (dp / 2 < h->nplanes)
+		h->planes[dp / 2].nevents++;
+	return 1;
+}
+
 /* Pass 2: a complete event of a host process. */
 /* parser: one case per field of a trace event (ph, ts, dur, args); the
  * cases are the Chrome trace format. */
@@ -414,8 +496,13 @@ static int host_event(struct parse *p)
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
 	num_of(e, e->pid, &pid);
-	if (p->nproc_named && !imap_get(&p->host_pids, (uint64_t)to_i64(pid), NULL))
+	if (p->nproc_named && !imap_get(&p->host_pids, (uint64_t)to_i64(pid), NULL)) {
+		size_t dp;
+
+		if (imap_get(&p->dev_pids, (uint64_t)to_i64(pid), &dp))
+			return device_event(p, to_i64(pid), dp);
 		return 1;
+	}
 	num_of(e, e->tid, &tid);
 	if (!num_of(e, e->ts, &ts)) {
 		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm);
@@ -810,6 +897,7 @@ static void pass1_reset(struct parse *p)
 		free(p->threads.v[i].name);
 	p->threads.n = 0;
 	imap_free(&p->host_pids);
+	imap_free(&p->dev_pids);
 	fn_steps_free(&p->fn_steps);
 	h->nplanes = 0;
 	p->nproc_named = 0;
@@ -852,6 +940,10 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	for (size_t i = 0; i < p.threads.n; i++)
 		if (!p.nproc_named || imap_get(&p.host_pids, (uint64_t)p.threads.v[i].pid, NULL))
 			tfd_host_thread(cap, h, p.threads.v[i].tid, p.threads.v[i].name);
+	dev_threads_pick(&p);
+	h->dev.nplanes += p.dev_pids.n;
+	for (size_t i = 0; i < h->nplanes; i++)
+		h->dev.tpu |= tfd_is_device_plane(h->planes[i].name) && strstr(h->planes[i].name, "TPU");
 	p.pass = 2;
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
@@ -863,6 +955,8 @@ out:
 	vec_free(&p.ev.args);
 	tfd_buf_release(&p.ev.scratch);
 	imap_free(&p.host_pids);
+	imap_free(&p.dev_pids);
+	imap_free(&p.dev_threads);
 	fn_steps_free(&p.fn_steps);
 	imap_free(&p.op_tids);
 	vec_free(&p.opscopes);

@@ -54,6 +54,20 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
 /* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
+/* Read an XSpace device plane (its bytes, p[0..len)) into h's device
+ * spans; plane_name says which ("/device:TPU:0" reads TPU ops). On error
+ * (a malformed plane) h's spans are as before and err says why. */
+enum tfd_status tfd_xspace_read_device(struct tfd_host *h, const uint8_t *p, size_t len,
+				       const char *plane_name, struct tfd_err *err);
+/* Whether a plane or Chrome process name is a device whose events the
+ * step breakdown reads ("/device:GPU:N", "/device:TPU:N"). */
+static inline bool tfd_is_device_plane(const char *name)
+{
+	const char *d = strstr(name, "/device:");
+
+	return d && (strncmp(d + 8, "GPU:", 4) == 0 || strncmp(d + 8, "TPU:", 4) == 0);
+}
+
 enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 			       const char *path, const char *default_host,
 			       const struct tfd_load_opts *opts, struct tfd_err *err);

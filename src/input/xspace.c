@@ -802,6 +802,15 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 			h = &cap->hosts[host_idx];
 			h->has_host_plane = true;
 			h->planes[i].decoded = true;
+		} else if (tfd_is_device_plane(pi->name)) {
+			size_t before = h->dev.n;
+
+			st = tfd_xspace_read_device(h, sc.planes[i].p, sc.planes[i].len, pi->name,
+						    err);
+			if (st)
+				goto out;
+			pi->nevents = h->dev.n - before;
+			pi->decoded = true;
 		}
 	}
 out:

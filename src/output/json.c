@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "tfd/satmath.h"
 #include "tfd/render.h"
 
 static void *json_alloc(size_t n)
@@ -320,14 +321,44 @@ static cJSON *pct_json(double v)
 	return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 100) / 100);
 }
 
-static cJSON *one_share(const struct tfd_share *s)
+static cJSON *one_share(const struct tfd_share *s, bool device)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddItemToObject(o, "percent", pct_json(s->pct));
 	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
 	add_ns(o, "wait_ns", s->wait_ns);
+	if (device)
+		add_ns(o, "host_to_device_ns", s->h2d_ns);
 	add_ns(o, "step_ns", s->step_ns);
+	return o;
+}
+
+/* What the device planes held and where the verdict's step time went, by
+ * TensorFlow's kinds (each instant owned by one). */
+static cJSON *device_json(const struct tfd_host_result *h)
+{
+	static const char *const keys[TFD_DEV__COUNT] = {
+	    "host_to_device_ns", "collectives_ns",    "host_wait_ns",	    "device_to_device_ns",
+	    "device_to_host_ns", "device_compute_ns", "device_wait_host_ns"};
+	cJSON *o = cJSON_CreateObject(), *bk;
+	int64_t owned = 0;
+
+	cJSON_AddStringToObject(o, "kind", h->host->dev.tpu ? "TPU" : "GPU");
+	cJSON_AddNumberToObject(o, "planes", (double)h->host->dev.nplanes);
+	cJSON_AddNumberToObject(o, "spans", (double)h->host->dev.n);
+	cJSON_AddNumberToObject(o, "host_to_device_copies", (double)h->host->dev.nh2d);
+	if (h->h2d_bytes_per_step > 0)
+		cJSON_AddNumberToObject(o, "host_to_device_bytes_per_step",
+					round(h->h2d_bytes_per_step));
+	else
+		cJSON_AddNullToObject(o, "host_to_device_bytes_per_step");
+	bk = cJSON_AddObjectToObject(o, "breakdown");
+	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+		add_ns(bk, keys[k], h->dev_ns[k]);
+		owned = sat_add(owned, h->dev_ns[k]);
+	}
+	add_ns(bk, "other_ns", h->step_ns > owned ? h->step_ns - owned : 0);
 	return o;
 }
 
@@ -346,6 +377,10 @@ static cJSON *per_step_json(const struct tfd_host_result *h)
 		cJSON_AddNumberToObject(p, "first_step", (double)(i * sp->per));
 		add_ns(p, "step_ns", sp->step_ns[i]);
 		add_ns(p, "wait_ns", sp->wait_ns[i]);
+		if (sp->h2d_ns) {
+			add_ns(p, "host_to_device_ns", sp->h2d_ns[i]);
+			add_ns(p, "device_compute_ns", sp->compute_ns[i]);
+		}
 		cJSON_AddItemToArray(pts, p);
 	}
 	return o;
@@ -358,12 +393,12 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	cJSON *o = cJSON_CreateObject(), *st, *ps;
 
 	cJSON_AddStringToObject(o, "verdict_basis", h->verdict_basis);
-	cJSON_AddItemToObject(o, "tf_convention", one_share(&h->tf));
-	st = one_share(&h->steady);
+	cJSON_AddItemToObject(o, "tf_convention", one_share(&h->tf, h->has_device));
+	st = one_share(&h->steady, h->has_device);
 	cJSON_AddNumberToObject(st, "warmup_steps", (double)h->nwarmup_steps);
 	add_ns(st, "warmup_wait_ns", h->warmup_wait_ns);
 	cJSON_AddItemToObject(o, "steady_state", st);
-	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all));
+	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all, h->has_device));
 	cJSON_AddBoolToObject(o, "warmup_inflated", h->warmup_inflated);
 	cJSON_AddItemToObject(o, "per_step", per_step_json(h));
 	ps = cJSON_AddObjectToObject(o, "per_step_percent");
@@ -447,15 +482,21 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		else
 			cJSON_AddNumberToObject(o, "input_percent",
 						round(h->input_pct * 100) / 100);
+		cJSON_AddItemToObject(o, "host_wait_percent", pct_json(tfd_host_wait_pct(h)));
+		cJSON_AddItemToObject(o, "host_to_device_percent", pct_json(tfd_h2d_pct(h)));
 		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
 		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
 		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
 		add_ns(o, "wait_ns", h->wait_ns);
+		if (h->has_device)
+			add_ns(o, "host_to_device_ns", h->h2d_ns);
 		add_ns(o, "step_ns", h->step_ns);
 		cJSON_AddNumberToObject(o, "steps", (double)h->nsteps);
 		add_ns(o, "max_latency_ns", h->max_latency_ns);
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
+		if (h->has_device)
+			cJSON_AddItemToObject(o, "device", device_json(h));
 		if (h->focus >= 0)
 			cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
 		ps = cJSON_AddArrayToObject(o, "pipelines");

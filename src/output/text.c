@@ -110,6 +110,29 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 		    band_word(tfd_bound_of(f->all.pct)), f->all.pct);
 }
 
+/* The verdict of a host with device planes: input is TensorFlow's, the
+ * host wait plus the copies to the device, the larger part first. */
+static void device_verdict(const struct tfd_host_result *f, const char *basis, struct tfd_buf *b)
+{
+	const char *dev = f->host->dev.tpu ? "TPU" : "GPU";
+	double w = tfd_host_wait_pct(f), c = tfd_h2d_pct(f);
+	char copy[64], wait[48];
+
+	snprintf(copy, sizeof(copy), "%.1f%% copying input to the %s", c, dev);
+	snprintf(wait, sizeof(wait), "%.1f%% waiting for the pipeline", w);
+	tfd_buf_printf(b,
+		       "verdict: %s input-bound: %.1f%% of step time on host %s is input: %s, "
+		       "%s (%s).\n",
+		       band_word(f->bound), f->input_pct, N(f->host->name),
+		       tfd_h2d_dominates(f) ? copy : wait, tfd_h2d_dominates(f) ? wait : copy,
+		       basis);
+	if (f->bound != TFD_BOUND_NOT && tfd_h2d_dominates(f))
+		tfd_buf_printf(b,
+			       "         most of the input time is copying to the %s, not the "
+			       "tf.data pipeline: the pipeline below is only the host side.\n",
+			       dev);
+}
+
 static void fmt_rate(double v, char *buf, size_t len)
 {
 	if (!isfinite(v))
@@ -268,10 +291,13 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				 f->steady.nsteps, f->all.nsteps);
 		else
 			snprintf(basis, sizeof(basis), "%s", f->verdict_basis);
-		tfd_buf_printf(b,
-			       "verdict: %s input-bound: %.1f%% of step time on host %s is "
-			       "spent waiting for input (%s).\n",
-			       band_word(f->bound), f->input_pct, N(f->host->name), basis);
+		if (f->has_device)
+			device_verdict(f, basis, b);
+		else
+			tfd_buf_printf(b,
+				       "verdict: %s input-bound: %.1f%% of step time on host %s is "
+				       "spent waiting for input (%s).\n",
+				       band_word(f->bound), f->input_pct, N(f->host->name), basis);
 		share_lines(f, b);
 		sureness_line("verdict", &f->confidence, b);
 	} else if (f)

@@ -47,8 +47,18 @@ struct param_set {
 	char val[8][32];
 };
 
+/* A device event: a copy to the device, a kernel or a derived step marker. */
+enum dkind { D_H2D, D_KERNEL, D_STEP };
+struct dspan {
+	int64_t s, e;
+	int64_t group; /* -1: none */
+	uint64_t bytes;
+	uint8_t kind;
+};
+
 struct host {
 	VEC(struct thread) threads;
+	VEC(struct dspan) dev; /* the GPU plane's events */
 	VEC(const char *) metas; /* event metadata names (id = index + 1) */
 	VEC(struct param_set) params;
 	uint64_t rng;
@@ -470,6 +480,37 @@ static void free_chain(struct stage *s)
 
 /* ---- simulation of one host -------------------------------------------------- */
 
+/* A step's device work from `from` (the host has its batch): the copies
+ * back to back, then the kernels during the step's compute, and a derived
+ * step marker over them. Returns when the copies are done (the compute
+ * starts then). */
+static int64_t device_step(struct host *h, const struct device_spec *d, double compute_us,
+			   int step, int64_t from)
+{
+	int64_t t = from, copy = (int64_t)llround(d->h2d_us * US * jit(h, 0.05)), k0, kt;
+	int64_t group = d->group_ids ? step : -1;
+	double kus = d->kernel_us >= 0 ? d->kernel_us : 0.8 * compute_us;
+
+	for (int c = 0; c < d->copies && copy > 0; c++) {
+		int64_t len = copy / d->copies;
+
+		vec_push(&h->dev, ((struct dspan){t, t + len, group,
+						  (uint64_t)(d->bytes / d->copies), D_H2D}));
+		t += len;
+	}
+	kt = (int64_t)llround(kus * US);
+	if (kt > (int64_t)llround(compute_us * US))
+		kt = (int64_t)llround(compute_us * US);
+	k0 = t;
+	for (int k = 0; k < d->kernels && kt > 0; k++) {
+		int64_t a = k0 + kt * k / d->kernels, b = k0 + kt * (k + 1) / d->kernels;
+
+		vec_push(&h->dev, ((struct dspan){a, b, group, 0, D_KERNEL}));
+	}
+	vec_push(&h->dev, ((struct dspan){from, k0 + kt, group, 0, D_STEP}));
+	return t;
+}
+
 static void simulate(struct host *h, const struct spec *sp, double factor, int steps)
 {
 	int py = thread_new(h, "python");
@@ -499,7 +540,13 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 		end = get_next(h, root, g0 + 2 * US, gn, 0);
 		e = emit(h, gn, m_do, g0, end + 1 * US);
 		addstat(e, S_GROUP, (uint64_t)s);
-		cend = end + 1 * US + (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
+		for (int d = 0; d < sp->device_events; d++)
+			vec_push(&h->dev, ((struct dspan){t + d * 2 * US, t + d * 2 * US + 1500, -1,
+							  0, D_KERNEL}));
+		cend = end + 1 * US;
+		if (sp->dev.on)
+			cend = device_step(h, &sp->dev, sp->compute_us, s, cend);
+		cend += (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
 		/* the step's other host work: executor ops that are not tf.data */
 		for (int k = 0; k < sp->other_events; k++) {
 			int64_t span = cend - end, os = end + span * k / (sp->other_events + 1);
@@ -668,33 +715,65 @@ static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat
 				    h->params.v[set].key[k]);
 }
 
-/* A device plane the reader skips: kernels during the steps. */
-static void device_plane(struct tfd_buf *dev, const struct host *h, int device_events)
+/* The GPU plane as TensorFlow writes it: a stream line per kind (copies
+ * with memcpy_details, kernels) and the derived "Steps" line the reader
+ * must skip; events carry group_id when the spec says so. */
+static const char *const dline_names[] = {"Stream #13(MemcpyH2D)", "Stream #14(Compute)", "Steps"};
+static const char *const dmeta_names[] = {"MemcpyH2D", "volta_sgemm_128x64_nn", "step"};
+
+static void device_line(struct tfd_buf *line, const struct host *h, int kind)
 {
-	struct tfd_buf line;
+	pb_int(line, 1, 13 + kind);
+	pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
+	pb_int(line, 3, 0);
+	for (size_t k = 0; k < h->dev.n; k++) {
+		const struct dspan *d = &h->dev.v[k];
+		struct tfd_buf ev, st;
 
-	tfd_buf_init(&line);
-	pb_int(&line, 1, 1);
-	pb_bytes(&line, 2, "Stream #1", 9);
-	for (size_t k = 0; k < h->threads.v[0].ev.n; k++) {
-		int64_t t = h->threads.v[0].ev.v[k].s;
-
-		for (int d = 0; d < device_events; d++) {
-			struct tfd_buf ev;
-
-			tfd_buf_init(&ev);
-			pb_int(&ev, 1, 1);
-			pb_int(&ev, 2, (t + d * 2) * 1000);
-			pb_int(&ev, 3, 1500);
-			pb_bytes(&line, 4, ev.s, ev.len);
-			tfd_buf_release(&ev);
+		if (d->kind != kind)
+			continue;
+		tfd_buf_init(&ev);
+		pb_int(&ev, 1, kind + 1);
+		pb_int(&ev, 2, d->s * 1000);
+		pb_int(&ev, 3, (d->e - d->s) * 1000);
+		if (d->group >= 0) {
+			tfd_buf_init(&st);
+			pb_int(&st, 1, 1);
+			pb_int(&st, 4, d->group);
+			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_buf_release(&st);
 		}
+		if (kind == D_H2D) {
+			char det[64];
+
+			snprintf(det, sizeof(det), "size:%" PRIu64 " dest:0 async:1", d->bytes);
+			tfd_buf_init(&st);
+			pb_int(&st, 1, 2);
+			pb_bytes(&st, 5, det, strlen(det));
+			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_buf_release(&st);
+		}
+		pb_bytes(line, 4, ev.s, ev.len);
+		tfd_buf_release(&ev);
 	}
-	pb_int(dev, 1, 1);
+}
+
+static void device_plane(struct tfd_buf *dev, const struct host *h)
+{
+	pb_int(dev, 1, 2);
 	pb_bytes(dev, 2, "/device:GPU:0", 13);
-	pb_bytes(dev, 3, line.s, line.len);
-	pb_metadata(dev, 4, 1, "volta_sgemm_128x64_nn");
-	tfd_buf_release(&line);
+	for (int kind = D_H2D; kind <= D_STEP; kind++) {
+		struct tfd_buf line;
+
+		tfd_buf_init(&line);
+		device_line(&line, h, kind);
+		pb_bytes(dev, 3, line.s, line.len);
+		tfd_buf_release(&line);
+	}
+	for (int i = 0; i < 3; i++)
+		pb_metadata(dev, 4, i + 1, dmeta_names[i]);
+	pb_metadata(dev, 5, 1, "group_id");
+	pb_metadata(dev, 5, 2, "memcpy_details");
 }
 
 /* Write b (and count it); false once the stream has failed. */
@@ -721,7 +800,7 @@ static bool put(FILE *f, const struct tfd_buf *b, uint64_t *bytes)
 }
 
 static enum tfd_status write_xspace(struct host *h, const char *path, const char *hostname,
-				    int device_events, uint64_t *bytes, struct tfd_err *err)
+				    uint64_t *bytes, struct tfd_err *err)
 {
 	struct tfd_buf head, *lines, dev, top;
 	size_t plane_len, nlines = h->threads.n;
@@ -750,8 +829,8 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 			encode_event(lb, &th->ev.v[k], h, stat_base);
 		plane_len += 1 + varint_len(lb->len) + lb->len;
 	}
-	if (device_events > 0)
-		device_plane(&dev, h, device_events);
+	if (h->dev.n)
+		device_plane(&dev, h);
 	f = fopen(path, "wb");
 	if (!f) {
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
@@ -784,6 +863,35 @@ out:
 
 /* ---- Chrome JSON (as TensorBoard renders XSpace: short name + long_name,
  * Produce/Consume dropped) ------------------------------------------------------ */
+
+/* The GPU plane as TensorBoard renders it: a process, a thread per line. */
+static void json_device(FILE *f, const struct host *h)
+{
+	if (!h->dev.n)
+		return;
+	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":702,\"name\":\"process_name\",\"args\":{\"name\":"
+		   "\"/device:GPU:0\"}}");
+	for (int k = D_H2D; k <= D_STEP; k++)
+		fprintf(f,
+			",\n{\"ph\":\"M\",\"pid\":702,\"tid\":%d,\"name\":\"thread_name\","
+			"\"args\":{\"name\":\"%s\"}}",
+			13 + k, dline_names[k]);
+	for (size_t i = 0; i < h->dev.n; i++) {
+		const struct dspan *d = &h->dev.v[i];
+
+		fprintf(f,
+			",\n{\"pid\":702,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"ph\":\"X\","
+			"\"name\":\"%s\",\"args\":{",
+			13 + d->kind, (double)d->s / 1e3, (double)(d->e - d->s) / 1e3,
+			dmeta_names[d->kind]);
+		if (d->group >= 0)
+			fprintf(f, "\"group_id\":\"%" PRId64 "\"", d->group);
+		if (d->kind == D_H2D)
+			fprintf(f, "%s\"memcpy_details\":\"size:%" PRIu64 " dest:0 async:1\"",
+				d->group >= 0 ? "," : "", d->bytes);
+		fputs("}}", f);
+	}
+}
 
 static enum tfd_status write_json(struct host *h, const char *path, uint64_t *bytes,
 				  struct tfd_err *err)
@@ -839,6 +947,7 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 			fputs("}}", f);
 		}
 	}
+	json_device(f, h);
 	fputs(",\n{}]}\n", f);
 	pos = ftell(f);
 	*bytes += pos > 0 ? (uint64_t)pos : 0;
@@ -850,6 +959,7 @@ static void host_free(struct host *h)
 	for (size_t t = 0; t < h->threads.n; t++)
 		vec_free(&h->threads.v[t].ev);
 	vec_free(&h->threads);
+	vec_free(&h->dev);
 	for (size_t i = 0; i < h->metas.n; i++)
 		free((char *)h->metas.v[i]);
 	vec_free(&h->metas);
@@ -956,7 +1066,7 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 			res->events += h.threads.v[t].ev.n;
 		if (sp.xplane) {
 			snprintf(path, sizeof(path), "%s/%s.xplane.pb", res->run_dir, name);
-			st = write_xspace(&h, path, name, sp.device_events, &res->bytes, err);
+			st = write_xspace(&h, path, name, &res->bytes, err);
 		}
 		if (!st && sp.json) {
 			snprintf(path, sizeof(path), "%s/%s.trace.json", res->run_dir, name);

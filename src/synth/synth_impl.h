@@ -58,8 +58,21 @@ struct stage_spec {
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
 };
 
+/* "device": a GPU plane with copies of each step's input to the device
+ * (after the host has its batch, before the step computes) and kernels. */
+struct device_spec {
+	bool on;
+	double h2d_us;	  /* copy time per step, split into copies */
+	int copies;	  /* per step */
+	double bytes;	  /* per step (memcpy_details) */
+	double kernel_us; /* device compute per step, in kernels */
+	int kernels;
+	bool group_ids; /* device events carry the step's group_id */
+};
+
 struct spec {
 	char name[128], expect[128], expect_host[64], root[32], run[64];
+	struct device_spec dev;
 	int hosts, steps, slow_host, large_ids, xplane, json, device_events, other_events;
 	int fn_events; /* enum fn_style */
 	double compute_us, slow_factor;

@@ -56,6 +56,9 @@ static enum tfd_status spec_err(struct tfd_err *err, const char *path, const cha
 	return tfd_fail(err, TFD_E_FORMAT, "%s: %s", path, msg);
 }
 
+static enum tfd_status spec_device(const cJSON *it, struct spec *sp, const char *path,
+				   struct tfd_err *err);
+
 static int num(const cJSON *o, const char *k, double *v)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -84,6 +87,7 @@ static const char *const top_keys[] = {"name",
 				       "device_events_per_step",
 				       "host_other_events_per_step",
 				       "function_events",
+				       "device",
 				       "stages"};
 static const char *const stage_keys[] = {
     "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
@@ -206,6 +210,9 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 					"'function_events' is \"executor\" (TensorFlow's "
 					"layout), \"run\" or \"none\"");
 	}
+	it = cJSON_GetObjectItemCaseSensitive(root, "device");
+	if (it && spec_device(it, sp, path, err))
+		return TFD_E_USAGE;
 	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
 	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
 	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000)
@@ -235,6 +242,56 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 						"'formats' holds \"xplane\" and/or \"json\"");
 		}
 	}
+	return TFD_OK;
+}
+
+/* "device": {"h2d_us": X, "copies": N, "bytes": B, "kernel_us": K,
+ * "kernels": M, "group_ids": true}: every key optional (kernel_us is
+ * 80 % of step_compute_us unless given). */
+static enum tfd_status spec_device(const cJSON *it, struct spec *sp, const char *path,
+				   struct tfd_err *err)
+{
+	static const char *const keys[] = {"h2d_us", "copies", "bytes", "kernel_us", "kernels",
+					   "group_ids"};
+	struct device_spec *d = &sp->dev;
+	const char *bad = cJSON_IsObject(it) ? unknown_key(it, keys, 6) : "?";
+	const cJSON *g;
+	double v;
+
+	if (bad)
+		return spec_err(err, path,
+				"'device' is an object of h2d_us, copies, bytes, kernel_us, "
+				"kernels and group_ids (not '%s')",
+				bad);
+	for (int i = 0; i < 5; i++)
+		if (num(it, keys[i], &v) < 0)
+			return spec_err(err, path, "device.%s is a number", keys[i]);
+	d->on = true;
+	d->copies = 1;
+	d->kernels = 4;
+	d->kernel_us = -1;
+	d->group_ids = true;
+	if (num(it, "h2d_us", &v) > 0)
+		d->h2d_us = v;
+	if (num(it, "copies", &v) > 0)
+		d->copies = to_int(v);
+	if (num(it, "bytes", &v) > 0)
+		d->bytes = v;
+	if (num(it, "kernel_us", &v) > 0)
+		d->kernel_us = v;
+	if (num(it, "kernels", &v) > 0)
+		d->kernels = to_int(v);
+	g = cJSON_GetObjectItemCaseSensitive(it, "group_ids");
+	if (g && !cJSON_IsBool(g))
+		return spec_err(err, path, "device.group_ids is true or false");
+	if (g)
+		d->group_ids = cJSON_IsTrue(g);
+	if (!(d->h2d_us >= 0 && d->h2d_us <= 1e7) || d->copies < 1 || d->copies > 1000 ||
+	    !(d->bytes >= 0 && d->bytes <= 1e15) || !(d->kernel_us >= -1 && d->kernel_us <= 1e7) ||
+	    d->kernels < 1 || d->kernels > 1000)
+		return spec_err(err, path,
+				"device: h2d_us and kernel_us in 0..1e7, copies and kernels "
+				"1..1000, bytes 0..1e15");
 	return TFD_OK;
 }
 
