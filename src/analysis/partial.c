@@ -375,36 +375,12 @@ static const char *get_basis(struct rd *r, const cJSON *o, const char *k)
 	return s;
 }
 
-/* An integer array element, through the same checks as a field. */
-/* The points' device parts (a host with device planes): both arrays or
- * neither, one value per point. */
-static void points_dev_in(struct rd *r, const cJSON *c, const char *k, struct tfd_step_points *pt)
-{
-	const cJSON *hd = cJSON_GetObjectItemCaseSensitive(c, "h2d_ns");
-	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(c, "compute_ns"), *a, *b;
-
-	if (!hd && !cp)
-		return;
-	if (!cJSON_IsArray(hd) || !cJSON_IsArray(cp) ||
-	    (size_t)cJSON_GetArraySize(hd) != pt->n || (size_t)cJSON_GetArraySize(cp) != pt->n) {
-		rd_fail(r, k, "does not have one device point per group of steps");
-		return;
-	}
-	pt->h2d_ns = xcalloc(pt->n + 1, sizeof(*pt->h2d_ns));
-	pt->compute_ns = xcalloc(pt->n + 1, sizeof(*pt->compute_ns));
-	a = hd->child;
-	b = cp->child;
-	for (size_t i = 0; i < pt->n && !r->st; i++, a = a->next, b = b->next) {
-		pt->h2d_ns[i] = int_of(r, a, k, 0, INT64_MAX);
-		pt->compute_ns[i] = int_of(r, b, k, 0, INT64_MAX);
-	}
-}
-
 /* The step points of nsteps steps, grouped as the analysis groups them. */
 static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps, size_t max,
 		      struct tfd_step_points *pt)
 {
 	const cJSON *c = get_obj(r, o, k), *st, *wt, *a, *b;
+	const char *why;
 	size_t per = nsteps > max ? (nsteps + max - 1) / max : 1;
 	size_t n = nsteps ? (nsteps + per - 1) / per : 0;
 
@@ -431,24 +407,23 @@ static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps
 		pt->step_ns[i] = int_of(r, a, k, 0, INT64_MAX);
 		pt->wait_ns[i] = int_of(r, b, k, 0, INT64_MAX);
 	}
-	points_dev_in(r, c, k, pt);
+	if ((why = tfd_pf_points_dev_in(c, pt)) != NULL)
+		rd_fail(r, k, why);
 }
 
 static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, struct tfd_host *host,
 		    size_t hi, const cJSON **notes)
 {
 	const cJSON *pl, *x;
+	const char *why;
 	size_t k;
 
 	h->host = host;
 	host->path = get_s(r, o, "path", false);
 	host->format = (enum tfd_format)get_i(r, o, "format", TFD_FMT_XSPACE, TFD_FMT_TF2_TRACE);
 	host->has_host_plane = get_b(r, o, "has_host_plane");
-	/* the device planes' counts (their spans are not in a partial) */
-	host->dev.tpu = get_b(r, o, "dev_tpu");
-	host->dev.nplanes = get_u(r, o, "dev_planes");
-	host->dev.n = get_u(r, o, "dev_spans");
-	host->dev.nh2d = get_u(r, o, "dev_h2d_copies");
+	if ((why = tfd_pf_dev_host_in(o, host)) != NULL)
+		rd_fail(r, "device", why);
 	*notes = get_arr(r, o, "notes");
 	get_fields(r, o, h, tfd_pf_host.v, tfd_pf_host.n, 0, 0);
 	h->input_basis = get_basis(r, o, "input_basis");

@@ -55,4 +55,14 @@ extern const struct fields tfd_pf_share;
 extern const struct fields tfd_pf_sure;
 extern const struct fields tfd_pf_host;
 
+/* A host's device planes in the partial format (partial_dev.c): an
+ * optional "device" object of counts {tpu, planes, spans, h2d_copies}
+ * (the spans themselves are not kept: a merged host has none to read),
+ * and the step points' optional "h2d_ns" and "compute_ns" arrays. The
+ * readers give NULL, or why the input is not that. */
+void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h);
+const char *tfd_pf_dev_host_in(const cJSON *o, struct tfd_host *h);
+void tfd_pf_points_dev_out(cJSON *c, const struct tfd_step_points *pt);
+const char *tfd_pf_points_dev_in(const cJSON *c, struct tfd_step_points *pt);
+
 #endif

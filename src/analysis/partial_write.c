@@ -192,15 +192,7 @@ static void points_out(cJSON *o, const char *k, const struct tfd_step_points *pt
 		cJSON_AddItemToArray(st, num_i(pt->step_ns[i]));
 		cJSON_AddItemToArray(wt, num_i(pt->wait_ns[i]));
 	}
-	if (pt->h2d_ns) {
-		cJSON *hd = cJSON_AddArrayToObject(c, "h2d_ns");
-		cJSON *cp = cJSON_AddArrayToObject(c, "compute_ns");
-
-		for (size_t i = 0; i < pt->n; i++) {
-			cJSON_AddItemToArray(hd, num_i(pt->h2d_ns[i]));
-			cJSON_AddItemToArray(cp, num_i(pt->compute_ns[i]));
-		}
-	}
+	tfd_pf_points_dev_out(c, pt);
 }
 
 static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a)
@@ -212,11 +204,7 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	put_s(o, "path", h->host->path);
 	put_i(o, "format", h->host->format);
 	put_b(o, "has_host_plane", h->host->has_host_plane);
-	/* what the device planes held (the spans themselves are not kept) */
-	put_b(o, "dev_tpu", h->host->dev.tpu);
-	put_u(o, "dev_planes", h->host->dev.nplanes);
-	put_u(o, "dev_spans", h->host->dev.n);
-	put_u(o, "dev_h2d_copies", (size_t)h->host->dev.nh2d);
+	tfd_pf_dev_host_out(o, h->host);
 	arr = cJSON_AddArrayToObject(o, "notes");
 	for (size_t i = 0; i < a->ndiags; i++)
 		if (a->diags[i].host == h->host->name)

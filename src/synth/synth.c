@@ -47,18 +47,9 @@ struct param_set {
 	char val[8][32];
 };
 
-/* A device event: a copy to the device, a kernel or a derived step marker. */
-enum dkind { D_H2D, D_KERNEL, D_STEP };
-struct dspan {
-	int64_t s, e;
-	int64_t group; /* -1: none */
-	uint64_t bytes;
-	uint8_t kind;
-};
-
 struct host {
 	VEC(struct thread) threads;
-	VEC(struct dspan) dev; /* the GPU plane's events */
+	dspan_vec dev; /* the GPU plane's events */
 	VEC(const char *) metas; /* event metadata names (id = index + 1) */
 	VEC(struct param_set) params;
 	uint64_t rng;
@@ -480,37 +471,6 @@ static void free_chain(struct stage *s)
 
 /* ---- simulation of one host -------------------------------------------------- */
 
-/* A step's device work from `from` (the host has its batch): the copies
- * back to back, then the kernels during the step's compute, and a derived
- * step marker over them. Returns when the copies are done (the compute
- * starts then). */
-static int64_t device_step(struct host *h, const struct device_spec *d, double compute_us,
-			   int step, int64_t from)
-{
-	int64_t t = from, copy = (int64_t)llround(d->h2d_us * US * jit(h, 0.05)), k0, kt;
-	int64_t group = d->group_ids ? step : -1;
-	double kus = d->kernel_us >= 0 ? d->kernel_us : 0.8 * compute_us;
-
-	for (int c = 0; c < d->copies && copy > 0; c++) {
-		int64_t len = copy / d->copies;
-
-		vec_push(&h->dev, ((struct dspan){t, t + len, group,
-						  (uint64_t)(d->bytes / d->copies), D_H2D}));
-		t += len;
-	}
-	kt = (int64_t)llround(kus * US);
-	if (kt > (int64_t)llround(compute_us * US))
-		kt = (int64_t)llround(compute_us * US);
-	k0 = t;
-	for (int k = 0; k < d->kernels && kt > 0; k++) {
-		int64_t a = k0 + kt * k / d->kernels, b = k0 + kt * (k + 1) / d->kernels;
-
-		vec_push(&h->dev, ((struct dspan){a, b, group, 0, D_KERNEL}));
-	}
-	vec_push(&h->dev, ((struct dspan){from, k0 + kt, group, 0, D_STEP}));
-	return t;
-}
-
 static void simulate(struct host *h, const struct spec *sp, double factor, int steps)
 {
 	int py = thread_new(h, "python");
@@ -545,7 +505,8 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 							  0, D_KERNEL}));
 		cend = end + 1 * US;
 		if (sp->dev.on)
-			cend = device_step(h, &sp->dev, sp->compute_us, s, cend);
+			cend = synth_device_step(&h->dev, &sp->dev, sp->compute_us, s, cend,
+						 jit(h, 0.05));
 		cend += (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
 		/* the step's other host work: executor ops that are not tf.data */
 		for (int k = 0; k < sp->other_events; k++) {
@@ -594,14 +555,14 @@ static void pb_key(struct tfd_buf *b, unsigned field, unsigned wt)
 	pb_varint(b, ((uint64_t)field << 3) | wt);
 }
 
-static void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
+void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
 {
 	pb_key(b, field, 2);
 	pb_varint(b, n);
 	tfd_buf_add(b, p, n);
 }
 
-static void pb_int(struct tfd_buf *b, unsigned field, int64_t v)
+void pb_int(struct tfd_buf *b, unsigned field, int64_t v)
 {
 	pb_key(b, field, 0);
 	pb_varint(b, (uint64_t)v);
@@ -685,7 +646,7 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 static const char *const fixed_stats[S__FIXED] = {"id", "parent_id", "element_id", "group_id"};
 
 /* One metadata map entry {id: {id, name}} as field `field` of the plane. */
-static void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
+void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
 {
 	struct tfd_buf md, en;
 
@@ -713,67 +674,6 @@ static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat
 		for (size_t k = 0; k < h->params.v[set].n && k < 8; k++)
 			pb_metadata(head, 5, stat_base + (int64_t)k + 1000 * (int64_t)set,
 				    h->params.v[set].key[k]);
-}
-
-/* The GPU plane as TensorFlow writes it: a stream line per kind (copies
- * with memcpy_details, kernels) and the derived "Steps" line the reader
- * must skip; events carry group_id when the spec says so. */
-static const char *const dline_names[] = {"Stream #13(MemcpyH2D)", "Stream #14(Compute)", "Steps"};
-static const char *const dmeta_names[] = {"MemcpyH2D", "volta_sgemm_128x64_nn", "step"};
-
-static void device_line(struct tfd_buf *line, const struct host *h, int kind)
-{
-	pb_int(line, 1, 13 + kind);
-	pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
-	pb_int(line, 3, 0);
-	for (size_t k = 0; k < h->dev.n; k++) {
-		const struct dspan *d = &h->dev.v[k];
-		struct tfd_buf ev, st;
-
-		if (d->kind != kind)
-			continue;
-		tfd_buf_init(&ev);
-		pb_int(&ev, 1, kind + 1);
-		pb_int(&ev, 2, d->s * 1000);
-		pb_int(&ev, 3, (d->e - d->s) * 1000);
-		if (d->group >= 0) {
-			tfd_buf_init(&st);
-			pb_int(&st, 1, 1);
-			pb_int(&st, 4, d->group);
-			pb_bytes(&ev, 4, st.s, st.len);
-			tfd_buf_release(&st);
-		}
-		if (kind == D_H2D) {
-			char det[64];
-
-			snprintf(det, sizeof(det), "size:%" PRIu64 " dest:0 async:1", d->bytes);
-			tfd_buf_init(&st);
-			pb_int(&st, 1, 2);
-			pb_bytes(&st, 5, det, strlen(det));
-			pb_bytes(&ev, 4, st.s, st.len);
-			tfd_buf_release(&st);
-		}
-		pb_bytes(line, 4, ev.s, ev.len);
-		tfd_buf_release(&ev);
-	}
-}
-
-static void device_plane(struct tfd_buf *dev, const struct host *h)
-{
-	pb_int(dev, 1, 2);
-	pb_bytes(dev, 2, "/device:GPU:0", 13);
-	for (int kind = D_H2D; kind <= D_STEP; kind++) {
-		struct tfd_buf line;
-
-		tfd_buf_init(&line);
-		device_line(&line, h, kind);
-		pb_bytes(dev, 3, line.s, line.len);
-		tfd_buf_release(&line);
-	}
-	for (int i = 0; i < 3; i++)
-		pb_metadata(dev, 4, i + 1, dmeta_names[i]);
-	pb_metadata(dev, 5, 1, "group_id");
-	pb_metadata(dev, 5, 2, "memcpy_details");
 }
 
 /* Write b (and count it); false once the stream has failed. */
@@ -830,7 +730,7 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		plane_len += 1 + varint_len(lb->len) + lb->len;
 	}
 	if (h->dev.n)
-		device_plane(&dev, h);
+		synth_device_plane(&dev, &h->dev);
 	f = fopen(path, "wb");
 	if (!f) {
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
@@ -863,35 +763,6 @@ out:
 
 /* ---- Chrome JSON (as TensorBoard renders XSpace: short name + long_name,
  * Produce/Consume dropped) ------------------------------------------------------ */
-
-/* The GPU plane as TensorBoard renders it: a process, a thread per line. */
-static void json_device(FILE *f, const struct host *h)
-{
-	if (!h->dev.n)
-		return;
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":702,\"name\":\"process_name\",\"args\":{\"name\":"
-		   "\"/device:GPU:0\"}}");
-	for (int k = D_H2D; k <= D_STEP; k++)
-		fprintf(f,
-			",\n{\"ph\":\"M\",\"pid\":702,\"tid\":%d,\"name\":\"thread_name\","
-			"\"args\":{\"name\":\"%s\"}}",
-			13 + k, dline_names[k]);
-	for (size_t i = 0; i < h->dev.n; i++) {
-		const struct dspan *d = &h->dev.v[i];
-
-		fprintf(f,
-			",\n{\"pid\":702,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"ph\":\"X\","
-			"\"name\":\"%s\",\"args\":{",
-			13 + d->kind, (double)d->s / 1e3, (double)(d->e - d->s) / 1e3,
-			dmeta_names[d->kind]);
-		if (d->group >= 0)
-			fprintf(f, "\"group_id\":\"%" PRId64 "\"", d->group);
-		if (d->kind == D_H2D)
-			fprintf(f, "%s\"memcpy_details\":\"size:%" PRIu64 " dest:0 async:1\"",
-				d->group >= 0 ? "," : "", d->bytes);
-		fputs("}}", f);
-	}
-}
 
 static enum tfd_status write_json(struct host *h, const char *path, uint64_t *bytes,
 				  struct tfd_err *err)
@@ -947,7 +818,7 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 			fputs("}}", f);
 		}
 	}
-	json_device(f, h);
+	synth_json_device(f, &h->dev);
 	fputs(",\n{}]}\n", f);
 	pos = ftell(f);
 	*bytes += pos > 0 ? (uint64_t)pos : 0;

@@ -5,7 +5,12 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tfd/buf.h"
 #include "tfd/err.h"
+#include "tfd/vec.h"
 
 /* How a parallel map's function shows in the capture. */
 enum fn_style {
@@ -58,6 +63,16 @@ struct stage_spec {
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
 };
 
+/* A device event: a copy to the device, a kernel or a derived step marker. */
+enum dkind { D_H2D, D_KERNEL, D_STEP };
+struct dspan {
+	int64_t s, e;
+	int64_t group; /* -1: none */
+	uint64_t bytes;
+	uint8_t kind;
+};
+typedef VEC(struct dspan) dspan_vec;
+
 /* "device": a GPU plane with copies of each step's input to the device
  * (after the host has its batch, before the step computes) and kernels. */
 struct device_spec {
@@ -80,6 +95,21 @@ struct spec {
 	struct stage_spec st[32];
 	int nst;
 };
+
+/* A step's device work into dev (synth_device.c): its copies from `from`
+ * (each copy's time scaled by jitter), then its kernels; returns when the
+ * copies end (the step computes from then on). */
+int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us, int step,
+			  int64_t from, double jitter);
+/* The GPU plane of dev's events (an XPlane message's bytes). */
+void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v);
+/* The same as a Chrome trace's device process: events after a comma each. */
+void synth_json_device(FILE *f, const dspan_vec *v);
+/* XSpace encoding helpers of synth.c: a length-delimited field, an integer
+ * field, and a metadata map entry {id, {id, name}}. */
+void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n);
+void pb_int(struct tfd_buf *b, unsigned field, int64_t v);
+void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name);
 
 /* Read the spec at path into sp: strict (unknown keys, wrong types, values
  * out of range and strings longer than their field are errors naming the

@@ -1,0 +1,135 @@
+/* synth_device.c - the synthesizer's GPU plane: each step's copies of its
+ * input to the device and its kernels (struct device_spec), written as an
+ * XSpace device plane or as a Chrome trace's device process. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "synth_impl.h"
+#include "tfd/buf.h"
+#include "tfd/vec.h"
+
+#define US 1000LL /* ns */
+
+/* A step's device work from `from` (the host has its batch): the copies
+ * back to back, then the kernels during the step's compute, and a derived
+ * step marker over them. Returns when the copies are done (the compute
+ * starts then). */
+int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us, int step,
+			  int64_t from, double jitter)
+{
+	int64_t t = from, copy = (int64_t)llround(d->h2d_us * US * jitter), k0, kt;
+	int64_t group = d->group_ids ? step : -1;
+	double kus = d->kernel_us >= 0 ? d->kernel_us : 0.8 * compute_us;
+
+	for (int c = 0; c < d->copies && copy > 0; c++) {
+		int64_t len = copy / d->copies;
+
+		vec_push(dev, ((struct dspan){t, t + len, group,
+						  (uint64_t)(d->bytes / d->copies), D_H2D}));
+		t += len;
+	}
+	kt = (int64_t)llround(kus * US);
+	if (kt > (int64_t)llround(compute_us * US))
+		kt = (int64_t)llround(compute_us * US);
+	k0 = t;
+	for (int k = 0; k < d->kernels && kt > 0; k++) {
+		int64_t a = k0 + kt * k / d->kernels, b = k0 + kt * (k + 1) / d->kernels;
+
+		vec_push(dev, ((struct dspan){a, b, group, 0, D_KERNEL}));
+	}
+	vec_push(dev, ((struct dspan){from, k0 + kt, group, 0, D_STEP}));
+	return t;
+}
+
+/* The GPU plane as TensorFlow writes it: a stream line per kind (copies
+ * with memcpy_details, kernels) and the derived "Steps" line the reader
+ * must skip; events carry group_id when the spec says so. */
+static const char *const dline_names[] = {"Stream #13(MemcpyH2D)", "Stream #14(Compute)", "Steps"};
+static const char *const dmeta_names[] = {"MemcpyH2D", "volta_sgemm_128x64_nn", "step"};
+
+static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind)
+{
+	pb_int(line, 1, 13 + kind);
+	pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
+	pb_int(line, 3, 0);
+	for (size_t k = 0; k < v->n; k++) {
+		const struct dspan *d = &v->v[k];
+		struct tfd_buf ev, st;
+
+		if (d->kind != kind)
+			continue;
+		tfd_buf_init(&ev);
+		pb_int(&ev, 1, kind + 1);
+		pb_int(&ev, 2, d->s * 1000);
+		pb_int(&ev, 3, (d->e - d->s) * 1000);
+		if (d->group >= 0) {
+			tfd_buf_init(&st);
+			pb_int(&st, 1, 1);
+			pb_int(&st, 4, d->group);
+			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_buf_release(&st);
+		}
+		if (kind == D_H2D) {
+			char det[64];
+
+			snprintf(det, sizeof(det), "size:%" PRIu64 " dest:0 async:1", d->bytes);
+			tfd_buf_init(&st);
+			pb_int(&st, 1, 2);
+			pb_bytes(&st, 5, det, strlen(det));
+			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_buf_release(&st);
+		}
+		pb_bytes(line, 4, ev.s, ev.len);
+		tfd_buf_release(&ev);
+	}
+}
+
+void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v)
+{
+	pb_int(dev, 1, 2);
+	pb_bytes(dev, 2, "/device:GPU:0", 13);
+	for (int kind = D_H2D; kind <= D_STEP; kind++) {
+		struct tfd_buf line;
+
+		tfd_buf_init(&line);
+		device_line(&line, v, kind);
+		pb_bytes(dev, 3, line.s, line.len);
+		tfd_buf_release(&line);
+	}
+	for (int i = 0; i < 3; i++)
+		pb_metadata(dev, 4, i + 1, dmeta_names[i]);
+	pb_metadata(dev, 5, 1, "group_id");
+	pb_metadata(dev, 5, 2, "memcpy_details");
+}
+
+/* The GPU plane as TensorBoard renders it: a process, a thread per line. */
+void synth_json_device(FILE *f, const dspan_vec *v)
+{
+	if (!v->n)
+		return;
+	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":702,\"name\":\"process_name\",\"args\":{\"name\":"
+		   "\"/device:GPU:0\"}}");
+	for (int k = D_H2D; k <= D_STEP; k++)
+		fprintf(f,
+			",\n{\"ph\":\"M\",\"pid\":702,\"tid\":%d,\"name\":\"thread_name\","
+			"\"args\":{\"name\":\"%s\"}}",
+			13 + k, dline_names[k]);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct dspan *d = &v->v[i];
+
+		fprintf(f,
+			",\n{\"pid\":702,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"ph\":\"X\","
+			"\"name\":\"%s\",\"args\":{",
+			13 + d->kind, (double)d->s / 1e3, (double)(d->e - d->s) / 1e3,
+			dmeta_names[d->kind]);
+		if (d->group >= 0)
+			fprintf(f, "\"group_id\":\"%" PRId64 "\"", d->group);
+		if (d->kind == D_H2D)
+			fprintf(f, "%s\"memcpy_details\":\"size:%" PRIu64 " dest:0 async:1\"",
+				d->group >= 0 ? "," : "", d->bytes);
+		fputs("}}", f);
+	}
+}
+
