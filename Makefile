@@ -108,6 +108,7 @@ SUITES = \
 	'output=TFD=$(BIN) tests/output/run.sh' \
 	'golden=TFD=$(BIN) tests/golden/run.sh' \
 	'share=TFD=$(BIN) tests/share/run.sh' \
+	'device=TFD=$(BIN) tests/device/run.sh' \
 	'synth=TFD=$(BIN) tests/synth/run.sh' \
 	'estimate=TFD=$(BIN) tests/estimate/run.sh' \
 	'fuzz=B=$(B) tests/fuzz/run.sh' \

@@ -171,13 +171,13 @@ enum tfd_bound {
  * waiting for input plus, with device planes, the copies to the device
  * (TensorFlow's input time, device-input.md). */
 struct tfd_share {
-	double pct;	 /* 100 * (wait + h2d) / step; NAN when unknown */
-	int64_t step_ns; /* summed step time */
-	int64_t wait_ns; /* time in IteratorGetNext* within those steps (with
-			  * device planes: where no device op of a higher
-			  * priority ran) */
-	int64_t h2d_ns;	 /* host-to-device time that nothing of a higher
-			  * priority overlapped (0 without device planes) */
+	double pct;			/* 100 * (wait + h2d) / step; NAN when unknown */
+	int64_t step_ns;		/* summed step time */
+	int64_t wait_ns;		/* time in IteratorGetNext* within those steps (with
+					 * device planes: where no device op of a higher
+					 * priority ran) */
+	int64_t h2d_ns;			/* host-to-device time that nothing of a higher
+					 * priority overlapped (0 without device planes) */
 	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
 	size_t nsteps;
 };
@@ -185,11 +185,11 @@ struct tfd_share {
 /* One step: its time and the parts of it that are input. */
 struct tfd_step_wait {
 	int64_t start_ns, step_ns, wait_ns;
-	int64_t h2d_ns;	    /* copies to the device (0 without device planes) */
-	int64_t compute_ns; /* device compute (0 without device planes) */
+	int64_t h2d_ns;			/* copies to the device (0 without device planes) */
+	int64_t compute_ns;		/* device compute (0 without device planes) */
 	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
-	bool well_formed;   /* has time that is not waiting (TF: has compute;
-			     * with device planes, device compute) */
+	bool well_formed;		/* has time that is not waiting (TF: has compute;
+					 * with device planes, device compute) */
 };
 
 /* Consecutive steps summed into at most a fixed number of points (a long

@@ -291,10 +291,10 @@ struct tfd_dev_span {
 struct tfd_device {
 	struct tfd_dev_span *v;
 	size_t n, cap;
-	size_t nplanes;	      /* device planes or processes decoded */
-	uint64_t h2d_bytes;   /* summed over the copies that said */
-	uint64_t nh2d;	      /* host-to-device copies read */
-	bool tpu;	      /* a /device:TPU plane was read */
+	size_t nplanes;	    /* device planes or processes decoded */
+	uint64_t h2d_bytes; /* summed over the copies that said */
+	uint64_t nh2d;	    /* host-to-device copies read */
+	bool tpu;	    /* a /device:TPU plane was read */
 };
 
 /* The kind of a device event by its name (TensorFlow's classification of

@@ -123,7 +123,7 @@ HOST(m_warmup_inflated, boolean(h->warmup_inflated))
 HOST(m_h2d_percent, num_or_missing(tfd_h2d_pct(h)))
 HOST(m_host_wait_percent, num_or_missing(tfd_host_wait_pct(h)))
 HOST(m_h2d_input_share,
-     num_or_missing(h->has_device && sat_add(h->wait_ns, h->h2d_ns) > 0
+     num_or_missing(h->has_device &&sat_add(h->wait_ns, h->h2d_ns) > 0
 			? (double)h->h2d_ns / (double)sat_add(h->wait_ns, h->h2d_ns)
 			: NAN))
 
@@ -439,9 +439,8 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		double wait = (double)h->wait_ns * (Lp / L);
 		double other = (double)(h->step_ns - h->wait_ns);
 
-		e->input_percent_after = wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) /
-								(wait + other)
-							  : 0.0;
+		e->input_percent_after =
+		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
 	}
 }
 

@@ -27,30 +27,14 @@ bool tfd_rules_known_family(const char *f)
 /* The metric table (name, type, scope, how it is computed) is in eval.c. */
 
 static const char *const class_names[] = {
-    "slow_source",
-    "slow_remote_source",
-    "slow_data_service",
-    "python_generator",
-    "in_memory_source",
-    "sequential_map",
-    "python_function",
-    "decode_heavy",
-    "augmentation_heavy",
-    "string_heavy",
-    "sequential_interleave",
-    "parallel_at_limit",
-    "fixed_parallelism",
-    "deterministic_stall",
-    "sequential_transformation",
-    "missing_prefetch",
-    "prefetch_starved",
-    "shuffle_warmup",
-    "cache_fill",
-    "pipeline_warmup",
-    "root_overhead",
-    "not_input_bound",
-    "host_to_device",
-    "other",
+    "slow_source",	 "slow_remote_source",	  "slow_data_service",
+    "python_generator",	 "in_memory_source",	  "sequential_map",
+    "python_function",	 "decode_heavy",	  "augmentation_heavy",
+    "string_heavy",	 "sequential_interleave", "parallel_at_limit",
+    "fixed_parallelism", "deterministic_stall",	  "sequential_transformation",
+    "missing_prefetch",	 "prefetch_starved",	  "shuffle_warmup",
+    "cache_fill",	 "pipeline_warmup",	  "root_overhead",
+    "not_input_bound",	 "host_to_device",	  "other",
 };
 
 static const char *const op_names[] = {"==", "!=", ">=", ">", "<=", "<", "exists", "missing"};

@@ -257,8 +257,8 @@ static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr, c
 		for (size_t k = s ? first[s] : 0; k < first[s + 1]; k++) {
 			const struct tfd_dev_span *d = &h->dev.v[order[k]];
 
-			mark_span(&m, d->start_ns > a ? d->start_ns : a, d->end_ns < b ? d->end_ns : b,
-				  d->kind);
+			mark_span(&m, d->start_ns > a ? d->start_ns : a,
+				  d->end_ns < b ? d->end_ns : b, d->kind);
 		}
 		sweep(&m, u, nu, a, b, w->dev_ns);
 		w->start_ns = a;
@@ -325,9 +325,9 @@ static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size
 	for (size_t i = 0; i < n; i++) {
 		const struct tfd_step_wait *w = &hr->step_waits[idx[i]];
 
-		p[i] = w->step_ns > 0 ? 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) /
-					    (double)w->step_ns
-				      : 0;
+		p[i] = w->step_ns > 0
+			   ? 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) / (double)w->step_ns
+			   : 0;
 	}
 	qsort(p, n, sizeof(*p), dbl_cmp);
 	hr->step_pct_min = p[0];
@@ -429,7 +429,8 @@ static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd
 		pt->wait_ns[i] = sat_add(pt->wait_ns[i], hr->step_waits[k].wait_ns);
 		if (hr->has_device) {
 			pt->h2d_ns[i] = sat_add(pt->h2d_ns[i], hr->step_waits[k].h2d_ns);
-			pt->compute_ns[i] = sat_add(pt->compute_ns[i], hr->step_waits[k].compute_ns);
+			pt->compute_ns[i] =
+			    sat_add(pt->compute_ns[i], hr->step_waits[k].compute_ns);
 		}
 	}
 }
@@ -483,7 +484,7 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 static double part_pct(const struct tfd_host_result *h, int64_t ns)
 {
 	return h->step_ns > 0 && !isnan(h->input_pct) ? 100.0 * (double)ns / (double)h->step_ns
-						       : NAN;
+						      : NAN;
 }
 
 double tfd_host_wait_pct(const struct tfd_host_result *h)

@@ -129,8 +129,9 @@ static void text_fn_ops(struct tfd_buf *b, const struct tfd_host *h)
 static void text_device(struct tfd_buf *b, const struct tfd_host *h)
 {
 	static const char *const names[TFD_DEV__COUNT] = {
-	    "host-to-device", "collectives", "host wait", "device-to-device",
-	    "device-to-host", "compute",     "device waiting for infeed"};
+	    "host-to-device",		"collectives",	  "host wait",
+	    "device-to-device",		"device-to-host", "compute",
+	    "device waiting for infeed"};
 	int64_t ns[TFD_DEV__COUNT] = {0};
 	size_t n[TFD_DEV__COUNT] = {0};
 

@@ -943,7 +943,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	dev_threads_pick(&p);
 	h->dev.nplanes += p.dev_pids.n;
 	for (size_t i = 0; i < h->nplanes; i++)
-		h->dev.tpu |= tfd_is_device_plane(h->planes[i].name) && strstr(h->planes[i].name, "TPU");
+		h->dev.tpu |=
+		    tfd_is_device_plane(h->planes[i].name) && strstr(h->planes[i].name, "TPU");
 	p.pass = 2;
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;

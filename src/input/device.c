@@ -92,14 +92,15 @@ static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 		vec_push(&d->lines, s);
 	} else if (field == 4 || field == 5) {
 		if (!entry(s, &m)) {
-			d->bad = field == 4 ? "a malformed event metadata" : "a malformed stat metadata";
+			d->bad =
+			    field == 4 ? "a malformed event metadata" : "a malformed stat metadata";
 			return 1;
 		}
 		if (field == 4)
-			imap_put(&d->kinds, m.id,
-				 (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len,
-							 d->tpu) +
-				     1);
+			imap_put(
+			    &d->kinds, m.id,
+			    (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len, d->tpu) +
+				1);
 		else if (span_is(m.name, "group_id"))
 			imap_put(&d->group_mids, m.id, 0);
 		else if (span_is(m.name, "memcpy_details"))
@@ -247,9 +248,10 @@ enum tfd_status tfd_xspace_read_device(struct tfd_host *h, const uint8_t *p, siz
 		struct dline l = {0};
 
 		if (tfd_pb_walk(d.lines.v[i].p, d.lines.v[i].len, line_head, &l) != SIZE_MAX) {
-			st = tfd_fail(err, TFD_E_FORMAT,
-				      "corrupt XSpace protobuf: line %zu of plane '%s' is malformed",
-				      i, plane_name);
+			st =
+			    tfd_fail(err, TFD_E_FORMAT,
+				     "corrupt XSpace protobuf: line %zu of plane '%s' is malformed",
+				     i, plane_name);
 			goto out;
 		}
 		streams |= l.name.len >= 8 && memcmp(l.name.p, "Stream #", 8) == 0;

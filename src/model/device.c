@@ -64,9 +64,10 @@ bool tfd_host_op_is_h2d(const char *name, size_t len)
 
 /* Lines TensorFlow derives from a device's own events (they repeat them). */
 static const char *const derived_lines[] = {
-    "Steps",	     "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules",
-    "XLA TraceMe",   "Launch Stats",   "Source",		"Framework Ops",
-    "Framework Name Scope", "Host Threads", "Sparse Core",
+    "Steps",	    "TensorFlow Ops", "TensorFlow Name Scope",
+    "XLA Modules",  "XLA TraceMe",    "Launch Stats",
+    "Source",	    "Framework Ops",  "Framework Name Scope",
+    "Host Threads", "Sparse Core",
 };
 
 bool tfd_dev_line_wanted(const char *name, size_t len, bool has_streams, bool has_ops)

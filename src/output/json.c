@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "tfd/satmath.h"
 #include "tfd/render.h"
+#include "tfd/satmath.h"
 
 static void *json_alloc(size_t n)
 {

@@ -49,7 +49,7 @@ struct param_set {
 
 struct host {
 	VEC(struct thread) threads;
-	dspan_vec dev; /* the GPU plane's events */
+	dspan_vec dev;		 /* the GPU plane's events */
 	VEC(const char *) metas; /* event metadata names (id = index + 1) */
 	VEC(struct param_set) params;
 	uint64_t rng;

@@ -26,8 +26,8 @@ int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double co
 	for (int c = 0; c < d->copies && copy > 0; c++) {
 		int64_t len = copy / d->copies;
 
-		vec_push(dev, ((struct dspan){t, t + len, group,
-						  (uint64_t)(d->bytes / d->copies), D_H2D}));
+		vec_push(dev, ((struct dspan){t, t + len, group, (uint64_t)(d->bytes / d->copies),
+					      D_H2D}));
 		t += len;
 	}
 	kt = (int64_t)llround(kus * US);
@@ -132,4 +132,3 @@ void synth_json_device(FILE *f, const dspan_vec *v)
 		fputs("}}", f);
 	}
 }
-

@@ -251,8 +251,8 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 static enum tfd_status spec_device(const cJSON *it, struct spec *sp, const char *path,
 				   struct tfd_err *err)
 {
-	static const char *const keys[] = {"h2d_us", "copies", "bytes", "kernel_us", "kernels",
-					   "group_ids"};
+	static const char *const keys[] = {"h2d_us",	"copies",  "bytes",
+					   "kernel_us", "kernels", "group_ids"};
 	struct device_spec *d = &sp->dev;
 	const char *bad = cJSON_IsObject(it) ? unknown_key(it, keys, 6) : "?";
 	const cJSON *g;

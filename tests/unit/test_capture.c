@@ -75,6 +75,78 @@ static void function_ops_self_time(struct t *t)
 	tfd_capture_free(cap);
 }
 
+static enum tfd_dev_kind kind_of(const char *name, bool tpu)
+{
+	return tfd_dev_kind_of(name, strlen(name), tpu);
+}
+
+static void device_kinds(struct t *t)
+{
+	T_EQ_I64(kind_of("MemcpyH2D", false), TFD_DEV_H2D);
+	T_EQ_I64(kind_of("Memcpy HtoD", false), TFD_DEV_H2D);
+	T_EQ_I64(kind_of("MEMCPYHtoD", false), TFD_DEV_H2D);
+	T_EQ_I64(kind_of("MemcpyD2H", false), TFD_DEV_D2H);
+	T_EQ_I64(kind_of("MemcpyDtoD", false), TFD_DEV_D2D);
+	T_EQ_I64(kind_of("MemcpyP2P", false), TFD_DEV_D2D);
+	T_EQ_I64(kind_of("ncclAllReduceRingLLKernel_sum_f32", false), TFD_DEV_COLLECTIVE);
+	T_EQ_I64(kind_of("volta_sgemm_128x64_nn", false), TFD_DEV_COMPUTE);
+	T_EQ_I64(kind_of("Memcpy", false), TFD_DEV_COMPUTE);
+	T_EQ_I64(kind_of("InfeedDequeueTuple", true), TFD_DEV_WAIT_HOST);
+	T_EQ_I64(kind_of("InfeedDequeueTuple", false), TFD_DEV_COMPUTE);
+	T_EQ_I64(kind_of("outfeed-enqueue", true), TFD_DEV_D2H);
+	T_EQ_U64(tfd_memcpy_bytes("size:81118 dest:1 async:1", 25), 81118);
+	T_EQ_U64(tfd_memcpy_bytes("dest:1 size:12", 14), 12);
+	T_EQ_U64(tfd_memcpy_bytes("dest:1 xsize:12", 15), 0);
+	T_EQ_U64(tfd_memcpy_bytes("size:99999999999999999999999", 28), 0);
+	T_TRUE(tfd_dev_line_wanted("Stream #13(MemcpyH2D)", 21, true, false));
+	T_TRUE(!tfd_dev_line_wanted("Steps", 5, true, false));
+	T_TRUE(!tfd_dev_line_wanted("Steps", 5, false, false));
+	T_TRUE(!tfd_dev_line_wanted("TensorFlow Ops", 14, false, false));
+	T_TRUE(tfd_dev_line_wanted("XLA Ops", 7, false, true));
+	T_TRUE(!tfd_dev_line_wanted("XLA Modules", 11, false, true));
+	T_TRUE(tfd_dev_line_wanted("Kernels", 7, false, false));
+	T_TRUE(tfd_host_op_is_h2d("InfeedEnqueueTuple", 18));
+	T_TRUE(!tfd_host_op_is_h2d("Infeed", 6));
+}
+
+/* One step [0, 1000) us: the host waits [0, 200), copies [150, 500) to the
+ * device, the device computes [400, 900). By priority the wait owns
+ * [0, 200), the copy [200, 400), compute [400, 900): input is 40 %. */
+static void device_priority(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+	uint32_t th = tfd_host_thread(cap, h, 1, "python");
+	struct tfd_event *e;
+	static const struct tfd_dev_span spans[] = {
+	    {150000, 500000, 7, TFD_DEV_H2D, true},
+	    {400000, 900000, 7, TFD_DEV_COMPUTE, true},
+	};
+
+	e = tfd_host_add_event(cap, h, th, "train_function", 0, 1000000);
+	tfd_event_set_stat_int(cap, e, "group_id", 7);
+	tfd_host_note(cap, h, true, 7, 0, 1000000);
+	e = tfd_host_add_event(cap, h, th, "IteratorGetNext", 0, 200000);
+	tfd_event_set_stat_int(cap, e, "group_id", 7);
+	for (size_t i = 0; i < 2; i++)
+		tfd_device_add(h, &spans[i]);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_OK(tfd_analyze(cap, NULL, &a, &err), &err);
+	T_TRUE(a->hosts[0].has_device);
+	T_EQ_I64(a->hosts[0].step_ns, 1000000);
+	T_EQ_I64(a->hosts[0].wait_ns, 200000);
+	T_EQ_I64(a->hosts[0].h2d_ns, 200000);
+	T_EQ_I64(a->hosts[0].dev_ns[TFD_DEV_COMPUTE], 500000);
+	T_EQ_DBL(a->hosts[0].input_pct, 40.0, 1e-9);
+	T_EQ_DBL(tfd_h2d_pct(&a->hosts[0]), 20.0, 1e-9);
+	T_EQ_I64(a->hosts[0].bound, TFD_BOUND_HIGH);
+	T_EQ_I64(a->hosts[0].step_points.h2d_ns[0], 200000);
+	tfd_analysis_free(a);
+	tfd_capture_free(cap);
+}
+
 static void kinds(struct t *t)
 {
 	T_EQ_I64(tfd_event_kind_of("Iterator::Model::Prefetch"), TFD_EV_ITERATOR);
@@ -1979,6 +2051,8 @@ const struct t_case capture_cases[] = {
     T(params_follow_each_event),
     T(scan_matches_full_pass),
     T(kinds),
+    T(device_kinds),
+    T(device_priority),
     T(exec_kept_for_functions),
     T(signatures_and_values),
     T(sort_is_stable),
