@@ -139,6 +139,16 @@ static Agraph_t *open_graph(const struct tfd_host_result *h, const struct tfd_pi
 
 	if (isnan(h->input_pct))
 		snprintf(verdict, sizeof(verdict), "input-bound share unknown");
+	else if (h->has_device)
+		/* which part of the input time dominates: copies or the wait */
+		snprintf(verdict, sizeof(verdict), "%s input-bound (%.1f%%: %.1f%% %s, %.1f%% %s)",
+			 h->bound == TFD_BOUND_HIGH	  ? "HIGHLY"
+			 : h->bound == TFD_BOUND_MODERATE ? "MODERATELY"
+							  : "NOT",
+			 h->input_pct, tfd_h2d_dominates(h) ? tfd_h2d_pct(h) : tfd_host_wait_pct(h),
+			 tfd_h2d_dominates(h) ? "copying to the device" : "waiting",
+			 tfd_h2d_dominates(h) ? tfd_host_wait_pct(h) : tfd_h2d_pct(h),
+			 tfd_h2d_dominates(h) ? "waiting" : "copying to the device");
 	else
 		snprintf(verdict, sizeof(verdict), "%s input-bound (%.1f%% waiting)",
 			 h->bound == TFD_BOUND_HIGH	  ? "HIGHLY"

@@ -126,6 +126,20 @@ static void device_verdict(const struct tfd_host_result *f, const char *basis, s
 		       band_word(f->bound), f->input_pct, N(f->host->name),
 		       tfd_h2d_dominates(f) ? copy : wait, tfd_h2d_dominates(f) ? wait : copy,
 		       basis);
+	if (f->nsteps) {
+		int64_t n = (int64_t)f->nsteps, rest = f->step_ns;
+		char t1[32], t2[32], t3[32], t4[32];
+
+		for (int k = 0; k < TFD_DEV__COUNT; k++)
+			rest -= f->dev_ns[k];
+		tfd_buf_printf(b,
+			       "         a step (mean over those steps): host wait %s, copies to "
+			       "the %s %s, device compute %s, the rest %s.\n",
+			       tfd_fmt_ns(f->wait_ns / n, t1, sizeof(t1)), dev,
+			       tfd_fmt_ns(f->h2d_ns / n, t2, sizeof(t2)),
+			       tfd_fmt_ns(f->dev_ns[TFD_DEV_COMPUTE] / n, t3, sizeof(t3)),
+			       tfd_fmt_ns((rest > 0 ? rest : 0) / n, t4, sizeof(t4)));
+	}
 	if (f->bound != TFD_BOUND_NOT && tfd_h2d_dominates(f))
 		tfd_buf_printf(b,
 			       "         most of the input time is copying to the %s, not the "

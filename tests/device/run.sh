@@ -79,6 +79,11 @@ case "$(printf '%s' "$out" | unwrap)" in
 *) bad "heavy: text verdict: $(printf '%s' "$out" | head -3 | unwrap)" ;;
 esac
 case "$out" in *prefetch_to_device*) ok ;; *) bad "heavy: no prefetch_to_device advice" ;; esac
+case "$(printf '%s' "$out" | unwrap)" in *"a step (mean over those steps): host wait"*"copies to the GPU 1.5"*ms*) ok ;;
+*) bad "heavy: no step summary: $(printf '%s' "$out" | head -6 | unwrap)" ;; esac
+run dot -o - "$f"
+case "$(printf '%s' "$out" | unwrap)" in *"HIGHLY input-bound (43."*"copying to the device, 0."*"waiting)"*) ok ;;
+*) bad "heavy: diagram title: $(printf '%s' "$out" | grep -m1 label=)" ;; esac
 run analyze -q --fail-on input-bound -o - "$f"
 [ "$rc" = 3 ] && ok || bad "heavy: --fail-on input-bound exit $rc, want 3"
 # the estimate: copies hidden behind the step's compute
