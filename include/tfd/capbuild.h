@@ -45,6 +45,16 @@ bool tfd_exec_sums_add(struct tfd_exec_sums *x, uint64_t id, int64_t dur_ns, siz
  * counts what it kept, after a run of chunks may fold). */
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 
+/* The step breakdown of h from its device spans (the sources, each in time
+ * order) and its host wait (the union of its IteratorGetNext* events, as
+ * read so far): a k-way merge over the sources, each instant given to the
+ * kind of highest priority and to every step whose extent holds it (steps
+ * as noted so far). Memory is the sources and the spans open at once, not
+ * the spans. h's held-back events are packed first. Returns the index of a source that went back in
+ * time (then h->dev is as before: give that source sorted and sweep again), or n. */
+size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
+			size_t n);
+
 /* ---- the ops inside dataset functions ----------------------------------
 
  * A reader follows one thread's events in time order with a tracker: a

@@ -3,8 +3,8 @@
  * A capture is one or more hosts. Each host has the threads (XLines of the
  * "/host:CPU" plane, or Chrome trace tids of the host process) with their
  * events, sorted by (start asc, duration desc, file order). Only host events
- * are kept as events; a device plane's copies and kernels are kept as
- * spans (struct tfd_device) for the step breakdown of input time.
+ * are kept as events; a device plane's copies and kernels are reduced as
+ * they are read to the step breakdown of input time (struct tfd_device).
  *
  * Times are nanoseconds relative to the host's own clock as stored in the
  * file (XSpace: line timestamp_ns + offset_ps/1000; Chrome: ts/dur in us).
@@ -276,26 +276,54 @@ enum tfd_dev_kind {
 	TFD_DEV__COUNT
 };
 
-/* One span of device activity (or a host-side copy op) as a reader found
- * it: its step by group_id when the event had one. */
+struct tfd_host;
+
+/* One span of device activity as a reader found it. */
 struct tfd_dev_span {
 	int64_t start_ns, end_ns;
-	int64_t group;
 	uint8_t kind; /* enum tfd_dev_kind */
-	bool has_group;
 };
 
-/* What a host's device planes held: their spans (NULL: no device event was
- * read) and the bytes its host-to-device copies moved (memcpy_details
- * "size:N"; 0 when not given). */
-struct tfd_device {
-	struct tfd_dev_span *v;
-	size_t n, cap;
-	size_t nplanes;	    /* device planes or processes decoded */
-	uint64_t h2d_bytes; /* summed over the copies that said */
-	uint64_t nh2d;	    /* host-to-device copies read */
-	bool tpu;	    /* a /device:TPU plane was read */
+/* What a step's time went to, by kind (enum tfd_dev_kind: TFD_DEV_WAIT is
+ * the host waiting for input), each instant owned by the kind of highest
+ * priority active then. */
+struct tfd_dev_step {
+	int64_t group_id;
+	int64_t owned[TFD_DEV__COUNT];
 };
+
+/* What a host's device planes held, reduced as they were read
+ * (tfd_device_sweep): per step what each kind owned, the same over the
+ * host's whole span (for a capture without steps), and per kind the
+ * spans read and their summed time (overlaps counted twice). */
+struct tfd_device {
+	bool read;		    /* a device span was read: input is TensorFlow's */
+	bool tpu;		    /* a /device:TPU plane was read */
+	size_t nplanes;		    /* device planes or processes */
+	uint64_t h2d_bytes;	    /* moved by copies to the device (memcpy_details) */
+	struct tfd_dev_step *steps; /* one per host step; NULL for a host read
+				     * from a partial (only its counts are kept) */
+	size_t nsteps;
+	int64_t span_owned[TFD_DEV__COUNT];
+	int64_t kind_ns[TFD_DEV__COUNT];
+	uint64_t kind_n[TFD_DEV__COUNT];
+};
+
+/* A source of device spans in time order (start, then any end), for
+ * tfd_device_sweep(): next() gives the next one, false at the end. */
+struct tfd_dev_source {
+	bool (*next)(void *ctx, struct tfd_dev_span *out);
+	void *ctx;
+};
+
+/* Spans in memory, given from `at` on. */
+struct tfd_dev_array {
+	struct tfd_dev_span *v;
+	size_t n, at;
+};
+/* A source over a->v[0..n): the spans are sorted by start here and given
+ * from the first (a is the source's ctx; it must outlive the sweep). */
+struct tfd_dev_source tfd_dev_array_source(struct tfd_dev_array *a);
 
 /* The kind of a device event by its name (TensorFlow's classification of
  * GPU events: MemcpyH2D / HtoD, MemcpyD2H / DtoH, MemcpyD2D / DtoD / P2P,
@@ -315,10 +343,6 @@ bool tfd_dev_line_wanted(const char *name, size_t len, bool has_streams, bool ha
 /* The bytes of a copy from its memcpy_details text ("size:N dest:D ..."),
  * 0 when it has none. */
 uint64_t tfd_memcpy_bytes(const char *details, size_t len);
-struct tfd_host;
-/* Add a device span to h (end before start is made empty). */
-void tfd_device_add(struct tfd_host *h, const struct tfd_dev_span *s);
-
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */
@@ -352,7 +376,7 @@ struct tfd_host {
 	size_t nfn_sums;
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
-	/* device planes (and host-side copy ops): the step breakdown's spans */
+	/* its device planes, reduced to the step breakdown as they were read */
 	struct tfd_device dev;
 };
 

@@ -11,45 +11,71 @@
 
 void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h)
 {
-	cJSON *d;
+	cJSON *d, *n, *ns;
 
-	if (!h->dev.nplanes && !h->dev.n)
+	if (!h->dev.nplanes)
 		return;
 	d = cJSON_AddObjectToObject(o, "device");
+	cJSON_AddBoolToObject(d, "read", h->dev.read);
 	cJSON_AddBoolToObject(d, "tpu", h->dev.tpu);
 	cJSON_AddNumberToObject(d, "planes", (double)h->dev.nplanes);
-	cJSON_AddNumberToObject(d, "spans", (double)h->dev.n);
-	cJSON_AddNumberToObject(d, "h2d_copies", (double)h->dev.nh2d);
+	cJSON_AddNumberToObject(d, "h2d_bytes", (double)h->dev.h2d_bytes);
+	n = cJSON_AddArrayToObject(d, "kind_n");
+	ns = cJSON_AddArrayToObject(d, "kind_ns");
+	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+		cJSON_AddItemToArray(n, cJSON_CreateNumber((double)h->dev.kind_n[k]));
+		cJSON_AddItemToArray(ns, cJSON_CreateNumber((double)h->dev.kind_ns[k]));
+	}
 }
 
 /* A count: a whole number in 0..2^53. */
-static bool count_of(const cJSON *o, const char *k, double *v)
+static bool count_ok(const cJSON *x)
 {
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 9007199254740992.0 &&
+	       x->valuedouble == floor(x->valuedouble);
+}
 
-	if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble > 9007199254740992.0 ||
-	    x->valuedouble != floor(x->valuedouble))
+/* An array of TFD_DEV__COUNT counts into v. */
+static bool counts_of(const cJSON *a, uint64_t *v)
+{
+	const cJSON *x;
+	int k = 0;
+
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != TFD_DEV__COUNT)
 		return false;
-	*v = x->valuedouble;
+	cJSON_ArrayForEach (x, a) {
+		if (!count_ok(x))
+			return false;
+		v[k++] = (uint64_t)x->valuedouble;
+	}
 	return true;
 }
 
 const char *tfd_pf_dev_host_in(const cJSON *o, struct tfd_host *h)
 {
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "device"), *t;
-	double planes, spans, copies;
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "device");
+	const cJSON *rd, *tpu, *planes, *bytes;
+	uint64_t n[TFD_DEV__COUNT], ns[TFD_DEV__COUNT];
 
 	if (!d)
 		return NULL;
-	t = cJSON_GetObjectItemCaseSensitive(d, "tpu");
-	if (!cJSON_IsObject(d) || !cJSON_IsBool(t) || !count_of(d, "planes", &planes) ||
-	    !count_of(d, "spans", &spans) || !count_of(d, "h2d_copies", &copies))
-		return "is not {tpu, planes, spans, h2d_copies}";
-	h->dev.tpu = cJSON_IsTrue(t);
-	h->dev.nplanes = (size_t)planes;
-	h->dev.n = (size_t)spans; /* counted; h->dev.v stays NULL */
-	h->dev.nh2d = (uint64_t)copies;
-	return NULL;
+	rd = cJSON_GetObjectItemCaseSensitive(d, "read");
+	tpu = cJSON_GetObjectItemCaseSensitive(d, "tpu");
+	planes = cJSON_GetObjectItemCaseSensitive(d, "planes");
+	bytes = cJSON_GetObjectItemCaseSensitive(d, "h2d_bytes");
+	if (!cJSON_IsBool(rd) || !cJSON_IsBool(tpu) || !count_ok(planes) || !count_ok(bytes) ||
+	    !counts_of(cJSON_GetObjectItemCaseSensitive(d, "kind_n"), n) ||
+	    !counts_of(cJSON_GetObjectItemCaseSensitive(d, "kind_ns"), ns))
+		return "is not {read, tpu, planes, h2d_bytes, kind_n, kind_ns}";
+	h->dev.read = cJSON_IsTrue(rd);
+	h->dev.tpu = cJSON_IsTrue(tpu);
+	h->dev.nplanes = (size_t)planes->valuedouble;
+	h->dev.h2d_bytes = (uint64_t)bytes->valuedouble;
+	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+		h->dev.kind_n[k] = n[k];
+		h->dev.kind_ns[k] = (int64_t)ns[k];
+	}
+	return NULL; /* the steps' breakdown is the host result's */
 }
 
 void tfd_pf_points_dev_out(cJSON *c, const struct tfd_step_points *pt)

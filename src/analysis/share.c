@@ -126,160 +126,28 @@ static void share_finish(struct tfd_share *s)
  * TensorFlow's rule (device-input.md): a step's events are made
  * non-overlapping, the kind of higher priority owning a shared instant
  * (enum tfd_dev_kind is in that order), and input is what the host wait
- * and the copies to the device own. A device span belongs to the step of
- * its group_id, whose extent it widens; one without a group_id to the step
- * its start falls in, cut to that step. */
-
-struct mark {
-	int64_t t;
-	int8_t kind, delta;
-};
-
-static int mark_cmp(const void *a, const void *b)
+ * and the copies to the device own. The readers reduced the device planes
+ * to that breakdown per step (tfd_device_sweep); here it is looked up by
+ * the step's group_id. */
+static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr)
 {
-	const struct mark *x = a, *y = b;
-
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
-typedef VEC(struct mark) mark_vec;
-
-static void mark_span(mark_vec *m, int64_t s, int64_t e, int kind)
-{
-	if (e <= s)
-		return;
-	vec_push(m, ((struct mark){s, (int8_t)kind, 1}));
-	vec_push(m, ((struct mark){e, (int8_t)kind, -1}));
-}
-
-/* Per kind, the time of [a, b) each owns (out[k]; TFD_DEV_WAIT from the
- * wait union u), sweeping the marks m of the step's device spans. */
-static void sweep(mark_vec *m, const struct span *u, size_t nu, int64_t a, int64_t b,
-		  int64_t out[TFD_DEV__COUNT])
-{
-	int count[TFD_DEV__COUNT] = {0};
-	size_t lo = 0, hi = nu;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (u[mid].e <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < nu && u[i].s < b; i++)
-		mark_span(m, u[i].s > a ? u[i].s : a, u[i].e < b ? u[i].e : b, TFD_DEV_WAIT);
-	if (m->n > 1)
-		qsort(m->v, m->n, sizeof(*m->v), mark_cmp);
-	for (size_t i = 0; i < m->n; i++) {
-		count[m->v[i].kind] += m->v[i].delta;
-		if (i + 1 < m->n && m->v[i + 1].t > m->v[i].t) {
-			for (int k = TFD_DEV__COUNT - 1; k >= 0; k--) {
-				if (count[k] > 0) {
-					out[k] = sat_add(out[k], m->v[i + 1].t - m->v[i].t);
-					break;
-				}
-			}
-		}
-	}
-	m->n = 0;
-}
-
-/* The step whose extent holds t (the last one starting at or before it),
- * or SIZE_MAX. */
-static size_t step_at(const struct tfd_step *st, size_t n, int64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st[mid].start_ns <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && t < st[lo - 1].end_ns ? lo - 1 : SIZE_MAX;
-}
-
-/* Each device span's step (SIZE_MAX: none), the steps' extents widened by
- * their grouped spans (into ext). */
-static size_t *dev_steps(const struct tfd_host *h, struct tfd_step *ext)
-{
-	size_t *of = xmalloc((h->dev.n + 1) * sizeof(*of));
 	struct imap g = {0};
 
-	for (size_t s = 0; s < h->nsteps; s++)
-		imap_put(&g, (uint64_t)h->steps[s].group_id, s);
-	for (size_t i = 0; i < h->dev.n; i++) {
-		const struct tfd_dev_span *d = &h->dev.v[i];
-		size_t s;
-
-		if (d->has_group && imap_get(&g, (uint64_t)d->group, &s)) {
-			if (d->start_ns < ext[s].start_ns)
-				ext[s].start_ns = d->start_ns;
-			if (d->end_ns > ext[s].end_ns)
-				ext[s].end_ns = d->end_ns;
-			of[i] = s;
-		} else {
-			of[i] = step_at(h->steps, h->nsteps, d->start_ns);
-		}
-	}
-	imap_free(&g);
-	return of;
-}
-
-/* Every step's breakdown into hr->step_waits (start, time and parts). */
-static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr, const struct span *u,
-			 size_t nu)
-{
-	struct tfd_step *ext = xmalloc((h->nsteps + 1) * sizeof(*ext));
-	size_t *of, *first = xcalloc(h->nsteps + 2, sizeof(*first)), *order;
-	mark_vec m = {0};
-
-	memcpy(ext, h->steps, h->nsteps * sizeof(*ext));
-	of = dev_steps(h, ext);
-	/* the spans by step (a counting sort) */
-	for (size_t i = 0; i < h->dev.n; i++)
-		if (of[i] != SIZE_MAX)
-			first[of[i] + 2]++;
-	for (size_t s = 0; s < h->nsteps; s++)
-		first[s + 2] += first[s + 1];
-	order = xmalloc((h->dev.n + 1) * sizeof(*order));
-	for (size_t i = 0; i < h->dev.n; i++)
-		if (of[i] != SIZE_MAX)
-			order[first[of[i] + 1]++] = i;
+	for (size_t i = 0; i < h->dev.nsteps; i++)
+		imap_put(&g, (uint64_t)h->dev.steps[i].group_id, i);
 	for (size_t s = 0; s < h->nsteps; s++) {
 		struct tfd_step_wait *w = &hr->step_waits[s];
-		int64_t a = ext[s].start_ns, b = ext[s].end_ns;
+		size_t i;
 
-		for (size_t k = s ? first[s] : 0; k < first[s + 1]; k++) {
-			const struct tfd_dev_span *d = &h->dev.v[order[k]];
-
-			mark_span(&m, d->start_ns > a ? d->start_ns : a,
-				  d->end_ns < b ? d->end_ns : b, d->kind);
-		}
-		sweep(&m, u, nu, a, b, w->dev_ns);
-		w->start_ns = a;
-		w->step_ns = b - a;
+		w->start_ns = h->steps[s].start_ns;
+		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		if (imap_get(&g, (uint64_t)h->steps[s].group_id, &i))
+			memcpy(w->dev_ns, h->dev.steps[i].owned, sizeof(w->dev_ns));
 		w->wait_ns = w->dev_ns[TFD_DEV_WAIT];
 		w->h2d_ns = sat_add(w->dev_ns[TFD_DEV_H2D], w->dev_ns[TFD_DEV_WAIT_HOST]);
 		w->compute_ns = w->dev_ns[TFD_DEV_COMPUTE];
 	}
-	vec_free(&m);
-	free(order);
-	free(first);
-	free(of);
-	free(ext);
-}
-
-static bool has_kind(const struct tfd_host *h, int kind)
-{
-	for (size_t i = 0; i < h->dev.n; i++)
-		if (h->dev.v[i].kind == kind)
-			return true;
-	return false;
+	imap_free(&g);
 }
 
 enum tfd_bound tfd_bound_of(double pct)
@@ -354,12 +222,12 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, con
 {
 	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
 
-	bool compute = hr->has_device && has_kind(h, TFD_DEV_COMPUTE);
+	bool compute = hr->has_device && h->dev.kind_n[TFD_DEV_COMPUTE] > 0;
 
 	hr->step_waits = xcalloc(h->nsteps, sizeof(*hr->step_waits));
 	hr->nstep_waits = h->nsteps;
 	if (hr->has_device)
-		device_steps(h, hr, u, nu);
+		device_steps(h, hr);
 	for (size_t s = 0; s < h->nsteps; s++) {
 		struct tfd_step_wait *w = &hr->step_waits[s];
 
@@ -444,7 +312,7 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
 	hr->input_basis = hr->verdict_basis = "none";
 	hr->bound = TFD_BOUND_UNKNOWN;
-	hr->has_device = h->dev.n > 0;
+	hr->has_device = h->dev.read;
 	if (hr->has_device && h->dev.h2d_bytes && h->nsteps)
 		hr->h2d_bytes_per_step = (double)h->dev.h2d_bytes / (double)h->nsteps;
 	if (h->nsteps) {
@@ -458,13 +326,7 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 
 		s.step_ns = h->span_end_ns - h->span_start_ns;
 		if (hr->has_device) {
-			mark_vec m = {0};
-
-			for (size_t i = 0; i < h->dev.n; i++)
-				mark_span(&m, h->dev.v[i].start_ns, h->dev.v[i].end_ns,
-					  h->dev.v[i].kind);
-			sweep(&m, u, nu, h->span_start_ns, h->span_end_ns, s.dev_ns);
-			vec_free(&m);
+			memcpy(s.dev_ns, h->dev.span_owned, sizeof(s.dev_ns));
 			s.wait_ns = s.dev_ns[TFD_DEV_WAIT];
 			s.h2d_ns = sat_add(s.dev_ns[TFD_DEV_H2D], s.dev_ns[TFD_DEV_WAIT_HOST]);
 		} else {

@@ -132,19 +132,18 @@ static void text_device(struct tfd_buf *b, const struct tfd_host *h)
 	    "host-to-device",		"collectives",	  "host wait",
 	    "device-to-device",		"device-to-host", "compute",
 	    "device waiting for infeed"};
-	int64_t ns[TFD_DEV__COUNT] = {0};
-	size_t n[TFD_DEV__COUNT] = {0};
+	const int64_t *ns = h->dev.kind_ns;
+	const uint64_t *n = h->dev.kind_n;
+	uint64_t all = 0;
 
-	for (size_t i = 0; i < h->dev.n; i++) {
-		ns[h->dev.v[i].kind] += h->dev.v[i].end_ns - h->dev.v[i].start_ns;
-		n[h->dev.v[i].kind]++;
-	}
-	tfd_buf_printf(b, "  device spans: %zu\n", h->dev.n);
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
+		all += n[k];
+	tfd_buf_printf(b, "  device spans: %" PRIu64 "\n", all);
 	for (int k = 0; k < TFD_DEV__COUNT; k++) {
 		if (!n[k])
 			continue;
-		tfd_buf_printf(b, "    %-26s %12.3f ms  %8zu spans", names[k], (double)ns[k] / 1e6,
-			       n[k]);
+		tfd_buf_printf(b, "    %-26s %12.3f ms  %8" PRIu64 " spans", names[k],
+			       (double)ns[k] / 1e6, n[k]);
 		if (k == TFD_DEV_H2D && h->dev.h2d_bytes)
 			tfd_buf_printf(b, "  %" PRIu64 " bytes", h->dev.h2d_bytes);
 		tfd_buf_puts(b, "\n");
@@ -171,7 +170,7 @@ static void text_host(struct dump_out *d, const struct tfd_host *h, int all)
 				       : h->format == TFD_FMT_TF2_TRACE ? "read"
 									: "host (decoded)");
 	}
-	if (h->dev.n)
+	if (h->dev.read)
 		text_device(b, h);
 	tfd_buf_printf(b, "  steps: %zu  span: %.3f ms\n", h->nsteps,
 		       (double)(h->span_end_ns - h->span_start_ns) / 1e6);

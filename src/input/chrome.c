@@ -81,6 +81,8 @@ struct parse {
 	 * threads of theirs that hold the device's own events (pid << 32 |
 	 * tid, tfd_dev_line_wanted) */
 	struct imap dev_pids, dev_threads;
+	/* pass 2: the device events, reduced once the host's are in */
+	VEC(struct tfd_dev_span) dev_spans;
 };
 
 static size_t keep(struct jev *e, const unsigned char *s, size_t n)
@@ -438,7 +440,7 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	bool tpu = dp & 1;
 	const struct jev *e = &p->ev;
 	const char *nm = str(e, e->name);
-	double tid = 0, ts, dur = 0, gv;
+	double tid = 0, ts, dur = 0;
 	struct tfd_dev_span sp = {0};
 	struct tfd_host *h = &p->cap->hosts[p->host_idx];
 	uint64_t bytes = 0;
@@ -457,21 +459,15 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	for (size_t i = 0; i < e->args.n; i++) {
 		const char *k = str(e, e->args.v[i].key), *v = str(e, e->args.v[i].val);
 
-		if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
-			sp.has_group = true;
-			sp.group = to_i64(gv);
-		} else if (strcmp(k, "memcpy_details") == 0) {
+		if (strcmp(k, "memcpy_details") == 0)
 			bytes = tfd_memcpy_bytes(v, strlen(v));
-		}
 	}
 	sp.start_ns = llround(ts * 1000.0);
 	sp.end_ns = llround((ts + dur) * 1000.0);
 	sp.kind = (uint8_t)tfd_dev_kind_of(nm, strlen(nm), tpu);
-	if (sp.kind == TFD_DEV_H2D) {
+	if (sp.kind == TFD_DEV_H2D)
 		h->dev.h2d_bytes += bytes;
-		h->dev.nh2d++;
-	}
-	tfd_device_add(h, &sp);
+	vec_push(&p->dev_spans, sp);
 	if (dp / 2 < h->nplanes)
 		h->planes[dp / 2].nevents++;
 	return 1;
@@ -949,7 +945,15 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
 	st = run_pass(&p, src);
+	if (!st && p.dev_spans.n) {
+		/* the host's steps and waits are in: the device's breakdown */
+		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};
+		struct tfd_dev_source s1 = tfd_dev_array_source(&a);
+
+		tfd_device_sweep(cap, &cap->hosts[p.host_idx], &s1, 1);
+	}
 out:
+	vec_free(&p.dev_spans);
 	for (size_t i = 0; i < p.threads.n; i++)
 		free(p.threads.v[i].name);
 	vec_free(&p.threads);

@@ -1,24 +1,46 @@
-/* device.c - an XSpace device plane ("/device:GPU:N", "/device:TPU:N")
- * read in place into the host's device spans (struct tfd_device): per
- * event its kind (by its metadata's name), start, end, group_id and, for a
- * host-to-device copy, the bytes its memcpy_details stat says. Only the
- * lines holding the device's own events are read (tfd_dev_line_wanted);
- * the lines TensorFlow derives from them are skipped by length. */
+/* device.c - the XSpace device planes ("/device:GPU:N", "/device:TPU:N")
+ * of a host, read in place and reduced to the step breakdown of input time
+ * (tfd_device_sweep): each wanted line (tfd_dev_line_wanted) is a source
+ * of spans in time order, decoded as the sweep asks for them, so memory is
+ * the planes' metadata and one cursor per line, whatever the events. An
+ * event's kind comes from its metadata's name; a copy to the device adds
+ * the bytes its memcpy_details stat says. A line found out of time order
+ * is decoded whole, sorted, and the sweep made again. */
 #include <stdio.h>
 #include <string.h>
 
 #include "input_impl.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "xspace_impl.h"
 
 struct dplane {
-	struct span name;
-	VEC(struct span) lines;
-	struct imap kinds; /* event metadata id -> kind + 1 */
-	/* stat metadata ids of group_id and memcpy_details */
-	struct imap group_mids, memcpy_mids;
+	const char *name;	 /* interned in the capture */
+	struct imap kinds;	 /* event metadata id -> kind + 1 */
+	struct imap memcpy_mids; /* stat metadata ids of memcpy_details */
 	bool tpu;
-	const char *bad;
+};
+
+/* One line as a source of spans. */
+struct dline {
+	struct tfd_dev_reader *r;
+	const struct dplane *pl;
+	size_t plane, index; /* the plane's index in the file, the line's in it */
+	const uint8_t *start, *p, *end;
+	const uint8_t *released; /* a mapped file's pages before it were dropped */
+	int64_t ts_ns;
+	bool bad;		     /* an event is malformed */
+	struct tfd_dev_array sorted; /* read whole and sorted (out of order) */
+	uint64_t sorted_bytes;	     /* its copies' bytes then */
+	bool use_sorted;
+	size_t nspans; /* given to the sweep */
+};
+
+struct tfd_dev_reader {
+	bool mapped; /* the bytes are a file mapping: drop pages once read */
+	VEC(struct dplane *) planes;
+	VEC(struct dline *) lines;
+	uint64_t h2d_bytes; /* of the sweep going on */
 };
 
 struct kv {
@@ -31,9 +53,9 @@ static int kv_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s
 {
 	struct kv *kv = ctx;
 
-	if (field == 1 && wt == 0)
+	if (field == 1 && wt == 0) {
 		kv->key = v;
-	else if (field == 2 && wt == 2) {
+	} else if (field == 2 && wt == 2) {
 		kv->val = s;
 		kv->has_val = true;
 	}
@@ -57,6 +79,7 @@ static int idname_field(void *ctx, uint32_t field, int wt, uint64_t v, struct sp
 	return 0;
 }
 
+/* A metadata map entry {key, {id, name}}: the id is the key when absent. */
 static bool entry(struct span s, struct idname *m)
 {
 	struct kv kv = {0};
@@ -64,9 +87,7 @@ static bool entry(struct span s, struct idname *m)
 	memset(m, 0, sizeof(*m));
 	if (tfd_pb_walk(s.p, s.len, kv_field, &kv) != SIZE_MAX)
 		return false;
-	if (!kv.has_val) /* an empty metadata message: the key alone */
-		m->id = kv.key;
-	else if (tfd_pb_walk(kv.val.p, kv.val.len, idname_field, m) != SIZE_MAX)
+	if (kv.has_val && tfd_pb_walk(kv.val.p, kv.val.len, idname_field, m) != SIZE_MAX)
 		return false;
 	if (!m->id)
 		m->id = kv.key;
@@ -78,74 +99,95 @@ static bool span_is(struct span s, const char *what)
 	return s.len == strlen(what) && memcmp(s.p, what, s.len) == 0;
 }
 
+struct plane_walk {
+	struct dplane *pl;
+	VEC(struct span) lines;
+	const char *bad;
+};
+
 static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
-	struct dplane *d = ctx;
+	struct plane_walk *w = ctx;
 	struct idname m;
 
 	(void)v;
 	if (wt != 2)
 		return 0;
-	if (field == 2) {
-		d->name = s;
-	} else if (field == 3) {
-		vec_push(&d->lines, s);
+	if (field == 3) {
+		vec_push(&w->lines, s);
 	} else if (field == 4 || field == 5) {
 		if (!entry(s, &m)) {
-			d->bad =
+			w->bad =
 			    field == 4 ? "a malformed event metadata" : "a malformed stat metadata";
 			return 1;
 		}
 		if (field == 4)
-			imap_put(
-			    &d->kinds, m.id,
-			    (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len, d->tpu) +
-				1);
-		else if (span_is(m.name, "group_id"))
-			imap_put(&d->group_mids, m.id, 0);
+			imap_put(&w->pl->kinds, m.id,
+				 (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len,
+							 w->pl->tpu) +
+				     1);
 		else if (span_is(m.name, "memcpy_details"))
-			imap_put(&d->memcpy_mids, m.id, 0);
+			imap_put(&w->pl->memcpy_mids, m.id, 0);
 	}
 	return 0;
 }
 
-/* A line's header: its name and timestamp. */
-struct dline {
+/* A line's header: its name and timestamp. TensorFlow writes them before
+ * the events; the walk stops at the first event once it has both, so that
+ * finding the lines does not touch every page of a large plane. */
+struct line_head {
 	struct span name;
 	int64_t ts_ns;
+	bool has_name, has_ts, stopped;
 };
 
-static int line_head(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+static int head_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
-	struct dline *l = ctx;
+	struct line_head *l = ctx;
 
-	if (field == 2 && wt == 2)
+	if (field == 2 && wt == 2) {
 		l->name = s;
-	else if (field == 3 && wt == 0)
+		l->has_name = true;
+	} else if (field == 3 && wt == 0) {
 		l->ts_ns = (int64_t)v;
+		l->has_ts = true;
+	} else if (field == 4 && l->has_name && l->has_ts) {
+		l->stopped = true;
+		return 1;
+	}
 	return 0;
 }
 
+static bool read_head(struct span line, struct line_head *lh)
+{
+	memset(lh, 0, sizeof(*lh));
+	return tfd_pb_walk(line.p, line.len, head_field, lh) == SIZE_MAX || lh->stopped;
+}
+
+/* ---- an event ------------------------------------------------------------ */
+
 struct dev_ev {
-	const struct dplane *d;
+	const struct dplane *pl;
 	uint64_t mid;
 	int64_t off_ps, dur_ps;
-	bool has_group;
-	int64_t group;
 	uint64_t bytes;
+};
+
+struct stat_read {
+	uint64_t mid;
+	struct span str;
+	bool has_str;
 };
 
 static int stat_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
-	struct dev_ev *e = ctx;
+	struct stat_read *st = ctx;
 
-	if (field == 1 && wt == 0)
-		e->mid = v;
-	else if ((field == 3 || field == 4) && wt == 0) {
-		e->group = (int64_t)v;
-		e->has_group = true;
+	if (field == 1 && wt == 0) {
+		st->mid = v;
 	} else if (field == 5 && wt == 2) {
-		e->bytes = tfd_memcpy_bytes((const char *)s.p, s.len);
+		st->str = s;
+		st->has_str = true;
 	}
 	return 0;
 }
@@ -154,133 +196,261 @@ static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 {
 	struct dev_ev *e = ctx;
 
-	if (field == 1 && wt == 0)
+	if (field == 1 && wt == 0) {
 		e->mid = v;
-	else if (field == 2 && wt == 0)
+	} else if (field == 2 && wt == 0) {
 		e->off_ps = (int64_t)v;
-	else if (field == 3 && wt == 0)
+	} else if (field == 3 && wt == 0) {
 		e->dur_ps = (int64_t)v;
-	else if (field == 4 && wt == 2) {
-		struct dev_ev st = {.d = e->d};
-		bool group, memcpy;
+	} else if (field == 4 && wt == 2 && e->pl->memcpy_mids.n) {
+		struct stat_read st = {0};
 
-		/* the stat's metadata id comes first as TensorFlow writes it;
-		 * a stat of another name is skipped whole */
 		if (tfd_pb_walk(s.p, s.len, stat_field, &st) != SIZE_MAX)
 			return 1;
-		group = imap_get(&e->d->group_mids, st.mid, NULL);
-		memcpy = imap_get(&e->d->memcpy_mids, st.mid, NULL);
-		if (group && st.has_group) {
-			e->has_group = true;
-			e->group = st.group;
-		} else if (memcpy) {
-			e->bytes = st.bytes;
-		}
+		if (st.has_str && imap_get(&e->pl->memcpy_mids, st.mid, NULL))
+			e->bytes = tfd_memcpy_bytes((const char *)st.str.p, st.str.len);
 	}
 	return 0;
 }
 
-struct line_read {
-	const struct dplane *d;
-	struct tfd_host *h;
-	int64_t ts_ns;
-	bool bad;
-};
-
-static int line_event(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+/* The event at s as a span of line l: false when it is not one (no kind,
+ * no time, out of range; l->bad when it is malformed). */
+static bool event_span(struct dline *l, struct span s, struct tfd_dev_span *out, uint64_t *bytes)
 {
-	struct line_read *lr = ctx;
-	struct dev_ev e = {.d = lr->d};
-	struct tfd_dev_span sp;
+	struct dev_ev e = {.pl = l->pl};
 	size_t kind;
+	int64_t dur;
 
-	(void)v;
-	if (field != 4 || wt != 2)
-		return 0;
 	if (tfd_pb_walk(s.p, s.len, event_field, &e) != SIZE_MAX) {
-		lr->bad = true;
-		return 1;
+		l->bad = true;
+		return false;
 	}
-	/* an event without metadata, or of an unknown one, is not typed */
-	if (!imap_get(&lr->d->kinds, e.mid, &kind) || e.dur_ps < 0 || e.off_ps < 0 ||
+	if (!imap_get(&l->pl->kinds, e.mid, &kind) || e.dur_ps <= 0 || e.off_ps < 0 ||
 	    e.off_ps / 1000 > (int64_t)TFD_MAX_TIME_NS)
-		return 0;
-	sp.start_ns = lr->ts_ns + e.off_ps / 1000;
-	sp.end_ns = sp.start_ns + (e.dur_ps / 1000 < (int64_t)TFD_MAX_DURATION_NS
-				       ? e.dur_ps / 1000
-				       : (int64_t)TFD_MAX_DURATION_NS);
-	sp.kind = (uint8_t)(kind - 1);
-	sp.has_group = e.has_group;
-	sp.group = e.group;
-	if (sp.kind == TFD_DEV_H2D) {
-		lr->h->dev.h2d_bytes += e.bytes;
-		lr->h->dev.nh2d++;
-	}
-	if (sp.end_ns > sp.start_ns)
-		tfd_device_add(lr->h, &sp);
-	return 0;
+		return false;
+	dur = e.dur_ps / 1000 < (int64_t)TFD_MAX_DURATION_NS ? e.dur_ps / 1000
+							     : (int64_t)TFD_MAX_DURATION_NS;
+	out->start_ns = l->ts_ns + e.off_ps / 1000;
+	out->end_ns = out->start_ns + dur;
+	out->kind = (uint8_t)(kind - 1);
+	*bytes = out->kind == TFD_DEV_H2D ? e.bytes : 0;
+	return out->end_ns > out->start_ns;
 }
 
-static void dplane_free(struct dplane *d)
+/* The next span of line l from its bytes (false at its end, or with
+ * l->bad at a malformed field). */
+static bool line_read(struct dline *l, struct tfd_dev_span *out, uint64_t *bytes)
 {
-	vec_free(&d->lines);
-	imap_free(&d->kinds);
-	imap_free(&d->group_mids);
-	imap_free(&d->memcpy_mids);
-}
+	while (l->p < l->end) {
+		uint64_t key, v;
+		size_t k = tfd_pb_varint(l->p, l->end, &key);
+		int wt = (int)(key & 7);
 
-enum tfd_status tfd_xspace_read_device(struct tfd_host *h, const uint8_t *p, size_t len,
-				       const char *plane_name, struct tfd_err *err)
-{
-	struct dplane d;
-	bool streams = false, ops = false;
-	enum tfd_status st = TFD_OK;
-	size_t before = h->dev.n;
+		if (!k)
+			break;
+		l->p += k;
+		if (wt == 0) {
+			k = tfd_pb_varint(l->p, l->end, &v);
+		} else if (wt == 1 || wt == 5) {
+			k = (size_t)(wt == 1 ? 8 : 4);
+			k = (size_t)(l->end - l->p) >= k ? k : 0;
+		} else if (wt == 2) {
+			k = tfd_pb_varint(l->p, l->end, &v);
+			if (k && v <= (uint64_t)(l->end - l->p - k)) {
+				struct span s = {l->p + k, (size_t)v};
 
-	memset(&d, 0, sizeof(d));
-	d.tpu = strstr(plane_name, "TPU") != NULL;
-	if (tfd_pb_walk(p, len, plane_field, &d) != SIZE_MAX) {
-		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '%s'",
-			      d.bad ? d.bad : "a malformed field", plane_name);
-		goto out;
-	}
-	for (size_t i = 0; i < d.lines.n; i++) {
-		struct dline l = {0};
-
-		if (tfd_pb_walk(d.lines.v[i].p, d.lines.v[i].len, line_head, &l) != SIZE_MAX) {
-			st =
-			    tfd_fail(err, TFD_E_FORMAT,
-				     "corrupt XSpace protobuf: line %zu of plane '%s' is malformed",
-				     i, plane_name);
-			goto out;
+				l->p += k + v;
+				if ((key >> 3) == 4 && event_span(l, s, out, bytes))
+					return true;
+				if (l->bad)
+					return false;
+				continue;
+			}
+			k = 0;
+		} else {
+			k = 0;
 		}
-		streams |= l.name.len >= 8 && memcmp(l.name.p, "Stream #", 8) == 0;
-		ops |= span_is(l.name, "XLA Ops");
+		if (!k)
+			break;
+		l->p += k;
 	}
-	for (size_t i = 0; i < d.lines.n; i++) {
-		struct dline l = {0};
-		struct line_read lr = {.d = &d, .h = h};
+	if (l->p < l->end)
+		l->bad = true;
+	return false;
+}
 
-		tfd_pb_walk(d.lines.v[i].p, d.lines.v[i].len, line_head, &l);
-		if (!tfd_dev_line_wanted((const char *)l.name.p, l.name.len, streams, ops))
+static bool line_next(void *ctx, struct tfd_dev_span *out)
+{
+	struct dline *l = ctx;
+	uint64_t bytes = 0;
+
+	if (l->use_sorted) {
+		if (l->sorted.at >= l->sorted.n)
+			return false;
+		*out = l->sorted.v[l->sorted.at++];
+		l->nspans++;
+		return true;
+	}
+	if (!line_read(l, out, &bytes))
+		return false;
+	l->r->h2d_bytes += bytes;
+	l->nspans++;
+	/* read once: a mapped file's pages behind the line go (read back
+	 * from the file should the line be read again) */
+	if (l->r->mapped)
+		tfd_pages_release(&l->released, l->p, (size_t)1 << 20);
+	return true;
+}
+
+/* Line l read whole into its sorted array (its copies' bytes counted then). */
+static void line_sort(struct dline *l)
+{
+	struct tfd_dev_span sp;
+	size_t cap = 0;
+	uint64_t bytes;
+
+	l->p = l->start;
+	while (line_read(l, &sp, &bytes)) {
+		l->sorted_bytes += bytes;
+		if (l->sorted.n == cap) {
+			cap = cap ? 2 * cap : 256;
+			l->sorted.v = xrealloc(l->sorted.v, cap * sizeof(*l->sorted.v));
+		}
+		l->sorted.v[l->sorted.n++] = sp;
+	}
+	tfd_dev_array_source(&l->sorted);
+	l->use_sorted = true;
+}
+
+/* ---- the reader ------------------------------------------------------------ */
+
+struct tfd_dev_reader *tfd_dev_reader_new(bool mapped)
+{
+	struct tfd_dev_reader *r = xcalloc(1, sizeof(*r));
+
+	r->mapped = mapped;
+	return r;
+}
+
+void tfd_dev_reader_free(struct tfd_dev_reader *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->planes.n; i++) {
+		imap_free(&r->planes.v[i]->kinds);
+		imap_free(&r->planes.v[i]->memcpy_mids);
+		free(r->planes.v[i]);
+	}
+	for (size_t i = 0; i < r->lines.n; i++) {
+		free(r->lines.v[i]->sorted.v);
+		free(r->lines.v[i]);
+	}
+	vec_free(&r->planes);
+	vec_free(&r->lines);
+	free(r);
+}
+
+/* The wanted lines of plane w into r (the line names decide: a stream
+ * line, else XLA Ops, else any line TensorFlow does not derive). */
+static enum tfd_status add_lines(struct tfd_dev_reader *r, struct plane_walk *w, size_t plane_index,
+				 struct tfd_err *err)
+{
+	bool streams = false, ops = false;
+	struct line_head lh;
+
+	for (size_t i = 0; i < w->lines.n; i++) {
+		if (!read_head(w->lines.v[i], &lh))
+			return tfd_fail(
+			    err, TFD_E_FORMAT,
+			    "corrupt XSpace protobuf: line %zu of plane '%s' is malformed", i,
+			    w->pl->name);
+		streams |= lh.name.len >= 8 && memcmp(lh.name.p, "Stream #", 8) == 0;
+		ops |= span_is(lh.name, "XLA Ops");
+	}
+	for (size_t i = 0; i < w->lines.n; i++) {
+		struct dline *l;
+
+		read_head(w->lines.v[i], &lh);
+		if (!tfd_dev_line_wanted((const char *)lh.name.p, lh.name.len, streams, ops) ||
+		    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS || lh.ts_ns > (int64_t)TFD_MAX_TIME_NS)
 			continue;
-		if (l.ts_ns < -(int64_t)TFD_MAX_TIME_NS || l.ts_ns > (int64_t)TFD_MAX_TIME_NS)
-			continue;
-		lr.ts_ns = l.ts_ns;
-		tfd_pb_walk(d.lines.v[i].p, d.lines.v[i].len, line_event, &lr);
-		if (lr.bad) {
+		l = xcalloc(1, sizeof(*l));
+		*l = (struct dline){.r = r,
+				    .pl = w->pl,
+				    .plane = plane_index,
+				    .index = i,
+				    .start = w->lines.v[i].p,
+				    .p = w->lines.v[i].p,
+				    .end = w->lines.v[i].p + w->lines.v[i].len,
+				    .ts_ns = lh.ts_ns};
+		vec_push(&r->lines, l);
+	}
+	return TFD_OK;
+}
+
+enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p, size_t len,
+				     const char *plane_name, size_t plane_index,
+				     struct tfd_err *err)
+{
+	struct plane_walk w = {0};
+	enum tfd_status st;
+
+	w.pl = xcalloc(1, sizeof(*w.pl));
+	w.pl->name = plane_name;
+	w.pl->tpu = strstr(plane_name, "TPU") != NULL;
+	vec_push(&r->planes, w.pl);
+	if (tfd_pb_walk(p, len, plane_field, &w) != SIZE_MAX)
+		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '%s'",
+			      w.bad ? w.bad : "a malformed field", plane_name);
+	else
+		st = add_lines(r, &w, plane_index, err);
+	vec_free(&w.lines);
+	return st;
+}
+
+enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
+				      struct tfd_host *h, struct tfd_err *err)
+{
+	struct tfd_dev_source *src = xcalloc(r->lines.n + 1, sizeof(*src));
+	enum tfd_status st = TFD_OK;
+	size_t bad;
+
+	h->dev.nplanes += r->planes.n;
+	for (size_t i = 0; i < r->planes.n; i++)
+		h->dev.tpu |= r->planes.v[i]->tpu;
+	for (;;) {
+		r->h2d_bytes = 0;
+		for (size_t i = 0; i < r->lines.n; i++) {
+			struct dline *l = r->lines.v[i];
+
+			l->p = l->released = l->start;
+			l->sorted.at = 0;
+			l->nspans = 0;
+			src[i] = (struct tfd_dev_source){line_next, l};
+		}
+		bad = tfd_device_sweep(cap, h, src, r->lines.n);
+		if (bad == r->lines.n)
+			break;
+		line_sort(r->lines.v[bad]);
+	}
+	for (size_t i = 0; i < r->lines.n && !st; i++) {
+		const struct dline *l = r->lines.v[i];
+
+		if (l->bad)
 			st = tfd_fail(err, TFD_E_FORMAT,
 				      "corrupt XSpace protobuf: an event of line %zu of plane '%s' "
 				      "is malformed",
-				      i, plane_name);
-			goto out;
-		}
+				      l->index, l->pl->name);
 	}
-	h->dev.nplanes++;
-	h->dev.tpu |= d.tpu;
-out:
-	if (st)
-		h->dev.n = before;
-	dplane_free(&d);
+	for (size_t i = 0; i < r->lines.n; i++) {
+		const struct dline *l = r->lines.v[i];
+
+		if (l->plane < h->nplanes)
+			h->planes[l->plane].nevents += l->nspans;
+		/* a line read whole counted its copies' bytes once, then */
+		h->dev.h2d_bytes += l->use_sorted ? l->sorted_bytes : 0;
+	}
+	h->dev.h2d_bytes += r->h2d_bytes;
+	free(src);
 	return st;
 }

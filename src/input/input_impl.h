@@ -54,11 +54,20 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
 /* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
-/* Read an XSpace device plane (its bytes, p[0..len)) into h's device
- * spans; plane_name says which ("/device:TPU:0" reads TPU ops). On error
- * (a malformed plane) h's spans are as before and err says why. */
-enum tfd_status tfd_xspace_read_device(struct tfd_host *h, const uint8_t *p, size_t len,
-				       const char *plane_name, struct tfd_err *err);
+/* The device planes of one XSpace host (device.c): each plane's bytes
+ * (p[0..len), which must stay readable until finish) given as it is found,
+ * then, once the host plane is read, reduced into h->dev (mapped: the
+ * bytes are a file mapping, whose pages are dropped once read). On error (a
+ * malformed plane, line or event) err names the plane and h->dev is not
+ * to be trusted (the load fails). */
+struct tfd_dev_reader;
+struct tfd_dev_reader *tfd_dev_reader_new(bool mapped);
+void tfd_dev_reader_free(struct tfd_dev_reader *r);
+enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p, size_t len,
+				     const char *plane_name, size_t plane_index,
+				     struct tfd_err *err);
+enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
+				      struct tfd_host *h, struct tfd_err *err);
 /* Whether a plane or Chrome process name is a device whose events the
  * step breakdown reads ("/device:GPU:N", "/device:TPU:N"). */
 static inline bool tfd_is_device_plane(const char *name)

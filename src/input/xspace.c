@@ -724,6 +724,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err)
 {
 	struct space_scan sc;
+	struct tfd_dev_reader *dev = tfd_dev_reader_new(mapped);
 	enum tfd_status st = TFD_OK;
 	size_t bad, host_idx;
 	struct tfd_host *h;
@@ -803,17 +804,17 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 			h->has_host_plane = true;
 			h->planes[i].decoded = true;
 		} else if (tfd_is_device_plane(pi->name)) {
-			size_t before = h->dev.n;
-
-			st = tfd_xspace_read_device(h, sc.planes[i].p, sc.planes[i].len, pi->name,
-						    err);
+			/* reduced once the host plane (its steps and waits) is in */
+			st = tfd_dev_reader_plane(dev, sc.planes[i].p, sc.planes[i].len, pi->name,
+						  i, err);
 			if (st)
 				goto out;
-			pi->nevents = h->dev.n - before;
 			pi->decoded = true;
 		}
 	}
+	st = tfd_dev_reader_finish(dev, cap, &cap->hosts[host_idx], err);
 out:
+	tfd_dev_reader_free(dev);
 	free(sc.planes);
 	return st;
 }

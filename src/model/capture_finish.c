@@ -474,7 +474,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->fn_ops.v);
 	free(h->fn_sums);
 	free(h->fn_op_types);
-	free(h->dev.v);
+	free(h->dev.steps);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;

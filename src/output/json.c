@@ -346,8 +346,14 @@ static cJSON *device_json(const struct tfd_host_result *h)
 
 	cJSON_AddStringToObject(o, "kind", h->host->dev.tpu ? "TPU" : "GPU");
 	cJSON_AddNumberToObject(o, "planes", (double)h->host->dev.nplanes);
-	cJSON_AddNumberToObject(o, "spans", (double)h->host->dev.n);
-	cJSON_AddNumberToObject(o, "host_to_device_copies", (double)h->host->dev.nh2d);
+	uint64_t spans = 0;
+
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
+		spans += h->host->dev.kind_n[k];
+	cJSON_AddNumberToObject(o, "spans", (double)spans);
+	cJSON_AddNumberToObject(o, "host_to_device_copies",
+				(double)h->host->dev.kind_n[TFD_DEV_H2D]);
+	add_ns(o, "host_to_device_copy_ns", h->host->dev.kind_ns[TFD_DEV_H2D]);
 	if (h->h2d_bytes_per_step > 0)
 		cJSON_AddNumberToObject(o, "host_to_device_bytes_per_step",
 					round(h->h2d_bytes_per_step));

@@ -235,14 +235,16 @@ static const char css[] =
     "color:#9a6700}"
     ".muted{color:#666}";
 
-/* The current run's steps as stacked bars: waiting for input (orange) and
- * the rest (grey), so a reader sees whether waiting is steady or spiky. At
+/* The current run's steps as stacked bars: waiting for input (orange),
+ * with device planes the copies to the device (blue) above it, and the
+ * rest (grey), so a reader sees whether input time is steady or spiky. At
  * most 250 bars: longer captures are cut into groups of consecutive steps. */
 static void step_chart(struct tfd_buf *b, const struct tfd_host_result *h)
 {
 	const double W = 1000, H = 170, L = 60, R = 20, T = 30, B = 24;
 	size_t n, per;
 	double maxv = 0, bw;
+	bool dev = h && h->step_bars.h2d_ns;
 
 	if (!h || !h->step_bars.n) {
 		tfd_buf_puts(b, "<p class=\"muted\">No step markers in this capture: no per-step "
@@ -261,27 +263,46 @@ static void step_chart(struct tfd_buf *b, const struct tfd_host_result *h)
 		       "<h3>Steps of this run</h3>\n<svg id=\"per-step\" class=\"chart\" "
 		       "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
 		       "preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"step "
-		       "time split into waiting for input and the rest\"><text x=\"%.0f\" y=\"18\" "
-		       "class=\"ct\">step time: waiting for input (orange) and the rest (grey)%s"
-		       "</text>",
-		       W, H, L, per > 1 ? ", consecutive steps grouped" : "");
+		       "time split into waiting for input%s and the rest\"><text x=\"%.0f\" "
+		       "y=\"18\" class=\"ct\">step time: waiting for input (orange)%s and the rest "
+		       "(grey)%s</text>",
+		       W, H, dev ? ", copying to the device" : "", L,
+		       dev ? ", copying it to the device (blue)" : "",
+		       per > 1 ? ", consecutive steps grouped" : "");
 	tfd_buf_printf(b,
 		       "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\" text-anchor=\"end\">"
 		       "%.3g ms</text>",
 		       L - 6, T + 4, maxv / 1e6);
 	for (size_t i = 0; i < n; i++) {
 		double t = (double)h->step_bars.step_ns[i], w = (double)h->step_bars.wait_ns[i];
-		double x = L + bw * (double)i, ht, hw;
+		double c = dev ? (double)h->step_bars.h2d_ns[i] : 0;
+		double x = L + bw * (double)i, ht, hw, hc;
 
 		ht = (H - T - B) * t / maxv;
 		hw = (H - T - B) * w / maxv;
-		tfd_buf_printf(b,
-			       "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting"
-			       "</title><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-			       "fill=\"#c8ccd1\"/><rect class=\"wait\" x=\"%.2f\" y=\"%.2f\" "
-			       "width=\"%.2f\" height=\"%.2f\" fill=\"#d4750b\"/></g>",
-			       i * per, per > 1 ? "+" : "", t / 1e6, t > 0 ? 100 * w / t : 0.0, x,
-			       H - B - ht, bw * 0.85, ht - hw, x, H - B - hw, bw * 0.85, hw);
+		hc = (H - T - B) * c / maxv;
+		if (!dev) {
+			tfd_buf_printf(
+			    b,
+			    "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting"
+			    "</title><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+			    "height=\"%.2f\" fill=\"#c8ccd1\"/><rect class=\"wait\" x=\"%.2f\" "
+			    "y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#d4750b\"/></g>",
+			    i * per, per > 1 ? "+" : "", t / 1e6, t > 0 ? 100 * w / t : 0.0, x,
+			    H - B - ht, bw * 0.85, ht - hw, x, H - B - hw, bw * 0.85, hw);
+			continue;
+		}
+		tfd_buf_printf(
+		    b,
+		    "<g class=\"step\"><title>step %zu%s: %.3f ms, %.1f%% waiting, %.1f%% "
+		    "copying to the device</title><rect x=\"%.2f\" y=\"%.2f\" "
+		    "width=\"%.2f\" height=\"%.2f\" fill=\"#c8ccd1\"/><rect class=\"wait\" "
+		    "x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+		    "fill=\"#d4750b\"/><rect class=\"h2d\" x=\"%.2f\" y=\"%.2f\" "
+		    "width=\"%.2f\" height=\"%.2f\" fill=\"#2f6fb5\"/></g>",
+		    i * per, per > 1 ? "+" : "", t / 1e6, t > 0 ? 100 * w / t : 0.0,
+		    t > 0 ? 100 * c / t : 0.0, x, H - B - ht, bw * 0.85, fmax(0.0, ht - hw - hc), x,
+		    H - B - hw, bw * 0.85, hw, x, H - B - hw - hc, bw * 0.85, hc);
 	}
 	tfd_buf_printf(b,
 		       "<text x=\"%.0f\" y=\"%.0f\" class=\"ax\">first step</text>"
@@ -319,7 +340,12 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		}
 		tfd_buf_printf(b, "<span class=\"%s\">%s</span>", verdict_class(h),
 			       verdict_word(h));
-		if (!isnan(h->input_pct))
+		if (!isnan(h->input_pct) && h->has_device)
+			tfd_buf_printf(b,
+				       " (%.1f%% of step time is input: %.1f%% copying it to the "
+				       "device, %.1f%% waiting for it, on ",
+				       h->input_pct, tfd_h2d_pct(h), tfd_host_wait_pct(h));
+		else if (!isnan(h->input_pct))
 			tfd_buf_printf(b, " (%.1f%% of step time waiting for input on ",
 				       h->input_pct);
 		else

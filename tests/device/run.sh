@@ -98,6 +98,20 @@ else
 	bad "heavy: TFD-D01 estimate: $(grep -A8 '"estimate"' "$T/h.json" | head -9 | unwrap)"
 fi
 
+# the HTML report's step chart stacks the copies (blue) on the wait; the
+# summary says which part is which
+run report --no-record -o "$T/r.html" "$f"
+if [ "$rc" = 0 ] && grep -q 'class="h2d"' "$T/r.html" &&
+	grep -q 'copying it to the device (blue)' "$T/r.html" &&
+	grep -q 'of step time is input: 42\.[0-9]% copying it to the device' "$T/r.html"; then
+	ok
+else
+	bad "heavy: HTML report: rc $rc, $(grep -o 'of step time[^;]*' "$T/r.html" | head -1)"
+fi
+# and without device planes the chart is as it was: no copies drawn
+run report --no-record -o "$T/n.html" examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+if [ "$rc" = 0 ] && ! grep -q 'class="h2d"\|to the device' "$T/n.html"; then ok; else bad "no device: report draws copies"; fi
+
 # a run directory (one partial per host file, merged) says the same
 d=$(dirname "$f")
 $TFD analyze -q -f json -o "$T/dir.json" "$d" 2>"$T/err"

@@ -109,9 +109,21 @@ static void device_kinds(struct t *t)
 	T_TRUE(!tfd_host_op_is_h2d("Infeed", 6));
 }
 
+/* A source of the spans of an array as they are (not sorted). */
+static bool raw_next(void *ctx, struct tfd_dev_span *out)
+{
+	struct tfd_dev_array *a = ctx;
+
+	if (a->at >= a->n)
+		return false;
+	*out = a->v[a->at++];
+	return true;
+}
+
 /* One step [0, 1000) us: the host waits [0, 200), copies [150, 500) to the
- * device, the device computes [400, 900). By priority the wait owns
- * [0, 200), the copy [200, 400), compute [400, 900): input is 40 %. */
+ * device, the device computes [400, 900) in two kernels. By priority the
+ * wait owns [0, 200), the copy [200, 400), compute [400, 900): input is
+ * 40 %. A source out of time order is named, and nothing is kept. */
 static void device_priority(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
@@ -120,18 +132,28 @@ static void device_priority(struct t *t)
 	struct tfd_err err = {0};
 	uint32_t th = tfd_host_thread(cap, h, 1, "python");
 	struct tfd_event *e;
-	static const struct tfd_dev_span spans[] = {
-	    {150000, 500000, 7, TFD_DEV_H2D, true},
-	    {400000, 900000, 7, TFD_DEV_COMPUTE, true},
-	};
+	/* two sources: a line goes back in time (the sweep says which) */
+	struct tfd_dev_span copies[] = {{150000, 500000, TFD_DEV_H2D}};
+	struct tfd_dev_span kernels[] = {{600000, 900000, TFD_DEV_COMPUTE},
+					 {400000, 600000, TFD_DEV_COMPUTE}};
+	struct tfd_dev_array ca = {copies, 1, 0}, kb = {kernels, 2, 0};
+	struct tfd_dev_source src[2];
 
 	e = tfd_host_add_event(cap, h, th, "train_function", 0, 1000000);
 	tfd_event_set_stat_int(cap, e, "group_id", 7);
 	tfd_host_note(cap, h, true, 7, 0, 1000000);
 	e = tfd_host_add_event(cap, h, th, "IteratorGetNext", 0, 200000);
 	tfd_event_set_stat_int(cap, e, "group_id", 7);
-	for (size_t i = 0; i < 2; i++)
-		tfd_device_add(h, &spans[i]);
+	src[0] = tfd_dev_array_source(&ca);
+	src[1] = (struct tfd_dev_source){raw_next, &kb}; /* as given: out of order */
+	T_EQ_U64(tfd_device_sweep(cap, h, src, 2), 1);
+	T_TRUE(!h->dev.read);
+	src[0] = tfd_dev_array_source(&ca);
+	src[1] = tfd_dev_array_source(&kb);
+	T_EQ_U64(tfd_device_sweep(cap, h, src, 2), 2);
+	T_TRUE(h->dev.read);
+	T_EQ_U64(h->dev.kind_n[TFD_DEV_COMPUTE], 2);
+	T_EQ_I64(h->dev.kind_ns[TFD_DEV_H2D], 350000);
 	T_OK(tfd_capture_finish(cap, &err), &err);
 	T_OK(tfd_analyze(cap, NULL, &a, &err), &err);
 	T_TRUE(a->hosts[0].has_device);
