@@ -47,13 +47,22 @@ void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 
 /* The step breakdown of h from its device spans (the sources, each in time
  * order) and its host wait (the union of its IteratorGetNext* events, as
- * read so far): a k-way merge over the sources, each instant given to the
- * kind of highest priority and to every step whose extent holds it (steps
- * as noted so far). Memory is the sources and the spans open at once, not
- * the spans. h's held-back events are packed first. Returns the index of a source that went back in
+ * read so far): a k-way merge over the sources feeds each step's own
+ * sweep, where each instant goes to the kind of highest priority (steps as
+ * noted so far). A span with the group_id of a step is that step's alone;
+ * one without (the host wait, a copy without a group) is every step's
+ * whose extent it overlaps; each is cut to the step's extent. Memory is
+ * the sources, a sweep state per step and the spans open at once, not the
+ * spans. h's held-back events are packed first. Returns the index of a source that went back in
  * time (then h->dev is as before: give that source sorted and sweep again), or n. */
 size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
 			size_t n);
+
+/* A host-side copy to the device (tfd_host_op_is_h2d) from start_ns to
+ * end_ns, of step group when has_group, for the next tfd_device_sweep()
+ * of h. */
+void tfd_device_host_op(struct tfd_host *h, int64_t start_ns, int64_t end_ns, bool has_group,
+			int64_t group);
 
 /* ---- the ops inside dataset functions ----------------------------------
 

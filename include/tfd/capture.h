@@ -278,10 +278,13 @@ enum tfd_dev_kind {
 
 struct tfd_host;
 
-/* One span of device activity as a reader found it. */
+/* One span of device activity as a reader found it: its step by
+ * group_id when the event had one. */
 struct tfd_dev_span {
 	int64_t start_ns, end_ns;
+	int64_t group;
 	uint8_t kind; /* enum tfd_dev_kind */
+	bool has_group;
 };
 
 /* What a step's time went to, by kind (enum tfd_dev_kind: TFD_DEV_WAIT is
@@ -307,6 +310,10 @@ struct tfd_device {
 	int64_t span_owned[TFD_DEV__COUNT];
 	int64_t kind_ns[TFD_DEV__COUNT];
 	uint64_t kind_n[TFD_DEV__COUNT];
+	/* the host's own copies to the device (InfeedEnqueue*, MemcpyH2D ops)
+	 * as read, until the sweep takes them */
+	struct tfd_dev_span *host_ops;
+	size_t nhost_ops, host_ops_cap;
 };
 
 /* A source of device spans in time order (start, then any end), for
@@ -330,6 +337,9 @@ struct tfd_dev_source tfd_dev_array_source(struct tfd_dev_array *a);
  * nccl* collectives, the rest compute; on a TPU an infeed op is the device
  * waiting for the host, an outfeed one a device-to-host copy). */
 enum tfd_dev_kind tfd_dev_kind_of(const char *name, size_t len, bool tpu);
+/* What the host's device is called in reports: "TPU", "GPU" (device
+ * planes were read), or "device" (only host-side copies were seen). */
+const char *tfd_device_word(const struct tfd_device *d);
 /* Whether a host-plane op is a host-side copy to the device
  * (InfeedEnqueue*, MemcpyH2D). */
 bool tfd_host_op_is_h2d(const char *name, size_t len);

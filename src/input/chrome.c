@@ -440,7 +440,7 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	bool tpu = dp & 1;
 	const struct jev *e = &p->ev;
 	const char *nm = str(e, e->name);
-	double tid = 0, ts, dur = 0;
+	double tid = 0, ts, dur = 0, gv;
 	struct tfd_dev_span sp = {0};
 	struct tfd_host *h = &p->cap->hosts[p->host_idx];
 	uint64_t bytes = 0;
@@ -459,8 +459,12 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	for (size_t i = 0; i < e->args.n; i++) {
 		const char *k = str(e, e->args.v[i].key), *v = str(e, e->args.v[i].val);
 
-		if (strcmp(k, "memcpy_details") == 0)
+		if (strcmp(k, "memcpy_details") == 0) {
 			bytes = tfd_memcpy_bytes(v, strlen(v));
+		} else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
+			sp.has_group = true;
+			sp.group = to_i64(gv);
+		}
 	}
 	sp.start_ns = llround(ts * 1000.0);
 	sp.end_ns = llround((ts + dur) * 1000.0);
@@ -531,6 +535,8 @@ static int host_event(struct parse *p)
 	end = llround((ts + dur) * 1000.0);
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
+	if (tfd_host_op_is_h2d(name, strlen(name)))
+		tfd_device_host_op(h, start, end, has_group, group);
 	kind = tfd_event_kind_of(name);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
 	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
@@ -945,7 +951,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
 	st = run_pass(&p, src);
-	if (!st && p.dev_spans.n) {
+	if (!st && (p.dev_spans.n || cap->hosts[p.host_idx].dev.nhost_ops)) {
 		/* the host's steps and waits are in: the device's breakdown */
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};
 		struct tfd_dev_source s1 = tfd_dev_array_source(&a);

@@ -3,9 +3,9 @@
  * (tfd_device_sweep): each wanted line (tfd_dev_line_wanted) is a source
  * of spans in time order, decoded as the sweep asks for them, so memory is
  * the planes' metadata and one cursor per line, whatever the events. An
- * event's kind comes from its metadata's name; a copy to the device adds
- * the bytes its memcpy_details stat says. A line found out of time order
- * is decoded whole, sorted, and the sweep made again. */
+ * event's kind comes from its metadata's name, its step from its group_id
+ * stat; a copy to the device adds the bytes its memcpy_details stat says. A line found out of time
+ * order is decoded whole, sorted, and the sweep made again. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +18,7 @@ struct dplane {
 	const char *name;	 /* interned in the capture */
 	struct imap kinds;	 /* event metadata id -> kind + 1 */
 	struct imap memcpy_mids; /* stat metadata ids of memcpy_details */
+	struct imap group_mids;	 /* and of group_id */
 	bool tpu;
 };
 
@@ -128,6 +129,8 @@ static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 				     1);
 		else if (span_is(m.name, "memcpy_details"))
 			imap_put(&w->pl->memcpy_mids, m.id, 0);
+		else if (span_is(m.name, "group_id"))
+			imap_put(&w->pl->group_mids, m.id, 0);
 	}
 	return 0;
 }
@@ -171,12 +174,15 @@ struct dev_ev {
 	uint64_t mid;
 	int64_t off_ps, dur_ps;
 	uint64_t bytes;
+	bool has_group;
+	int64_t group;
 };
 
 struct stat_read {
 	uint64_t mid;
 	struct span str;
-	bool has_str;
+	bool has_str, has_int;
+	uint64_t u;
 };
 
 static int stat_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
@@ -188,6 +194,9 @@ static int stat_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span
 	} else if (field == 5 && wt == 2) {
 		st->str = s;
 		st->has_str = true;
+	} else if ((field == 3 || field == 4) && wt == 0) {
+		st->u = v;
+		st->has_int = true;
 	}
 	return 0;
 }
@@ -202,13 +211,17 @@ static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 		e->off_ps = (int64_t)v;
 	} else if (field == 3 && wt == 0) {
 		e->dur_ps = (int64_t)v;
-	} else if (field == 4 && wt == 2 && e->pl->memcpy_mids.n) {
+	} else if (field == 4 && wt == 2 && (e->pl->memcpy_mids.n || e->pl->group_mids.n)) {
 		struct stat_read st = {0};
 
 		if (tfd_pb_walk(s.p, s.len, stat_field, &st) != SIZE_MAX)
 			return 1;
-		if (st.has_str && imap_get(&e->pl->memcpy_mids, st.mid, NULL))
+		if (st.has_str && imap_get(&e->pl->memcpy_mids, st.mid, NULL)) {
 			e->bytes = tfd_memcpy_bytes((const char *)st.str.p, st.str.len);
+		} else if (st.has_int && imap_get(&e->pl->group_mids, st.mid, NULL)) {
+			e->has_group = true;
+			e->group = (int64_t)st.u;
+		}
 	}
 	return 0;
 }
@@ -233,6 +246,8 @@ static bool event_span(struct dline *l, struct span s, struct tfd_dev_span *out,
 	out->start_ns = l->ts_ns + e.off_ps / 1000;
 	out->end_ns = out->start_ns + dur;
 	out->kind = (uint8_t)(kind - 1);
+	out->has_group = e.has_group;
+	out->group = e.group;
 	*bytes = out->kind == TFD_DEV_H2D ? e.bytes : 0;
 	return out->end_ns > out->start_ns;
 }
@@ -339,6 +354,7 @@ void tfd_dev_reader_free(struct tfd_dev_reader *r)
 	for (size_t i = 0; i < r->planes.n; i++) {
 		imap_free(&r->planes.v[i]->kinds);
 		imap_free(&r->planes.v[i]->memcpy_mids);
+		imap_free(&r->planes.v[i]->group_mids);
 		free(r->planes.v[i]);
 	}
 	for (size_t i = 0; i < r->lines.n; i++) {
@@ -418,6 +434,10 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 	h->dev.nplanes += r->planes.n;
 	for (size_t i = 0; i < r->planes.n; i++)
 		h->dev.tpu |= r->planes.v[i]->tpu;
+	if (!r->lines.n && !h->dev.nhost_ops) {
+		free(src);
+		return TFD_OK; /* nothing on a device: input is the host's wait */
+	}
 	for (;;) {
 		r->h2d_bytes = 0;
 		for (size_t i = 0; i < r->lines.n; i++) {

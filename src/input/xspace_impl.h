@@ -39,6 +39,7 @@ size_t tfd_pb_walk(const uint8_t *p, size_t len, field_fn fn, void *ctx);
 struct meta {
 	const char *name;
 	uint8_t kind;
+	bool h2d; /* a host-side copy to the device (tfd_host_op_is_h2d) */
 };
 
 struct smeta {

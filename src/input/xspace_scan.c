@@ -132,6 +132,7 @@ int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span 
 			return sc->bad = "corrupt event metadata", 1;
 		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
 		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
+		mt.h2d = tfd_host_op_is_h2d(mt.name, strlen(mt.name));
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 	} else {
@@ -531,7 +532,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER};
+	struct meta m = {"", TFD_EV_OTHER, false};
 	int64_t start_ns, end_ns, group = 0;
 	bool has_group = false, keep;
 	size_t n;
@@ -681,6 +682,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
 		__builtin_prefetch(&sc->sums->key[tfd_key_home(sc->sums->cap, e->id)]);
+	if (m.h2d)
+		tfd_device_host_op(h, start_ns, end_ns, has_group, group);
 	note_event(sc, h, has_group, group, start_ns, end_ns);
 	return TFD_OK;
 bad:

@@ -881,6 +881,12 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
 	absorb_fn_ops(cap, h, ph);
+	for (size_t i = 0; i < ph->dev.nhost_ops; i++)
+		tfd_device_host_op(h, ph->dev.host_ops[i].start_ns, ph->dev.host_ops[i].end_ns,
+				   ph->dev.host_ops[i].has_group, ph->dev.host_ops[i].group);
+	free(ph->dev.host_ops);
+	ph->dev.host_ops = NULL;
+	ph->dev.nhost_ops = ph->dev.host_ops_cap = 0;
 	imap_free(&mv.done);
 	free(map);
 }

@@ -475,6 +475,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->fn_sums);
 	free(h->fn_op_types);
 	free(h->dev.steps);
+	free(h->dev.host_ops);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
 		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;

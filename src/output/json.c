@@ -344,7 +344,7 @@ static cJSON *device_json(const struct tfd_host_result *h)
 	cJSON *o = cJSON_CreateObject(), *bk;
 	int64_t owned = 0;
 
-	cJSON_AddStringToObject(o, "kind", h->host->dev.tpu ? "TPU" : "GPU");
+	cJSON_AddStringToObject(o, "kind", tfd_device_word(&h->host->dev));
 	cJSON_AddNumberToObject(o, "planes", (double)h->host->dev.nplanes);
 	uint64_t spans = 0;
 

@@ -114,7 +114,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
  * host wait plus the copies to the device, the larger part first. */
 static void device_verdict(const struct tfd_host_result *f, const char *basis, struct tfd_buf *b)
 {
-	const char *dev = f->host->dev.tpu ? "TPU" : "GPU";
+	const char *dev = tfd_device_word(&f->host->dev);
 	double w = tfd_host_wait_pct(f), c = tfd_h2d_pct(f);
 	char copy[64], wait[48];
 

@@ -133,9 +133,11 @@ static void device_priority(struct t *t)
 	uint32_t th = tfd_host_thread(cap, h, 1, "python");
 	struct tfd_event *e;
 	/* two sources: a line goes back in time (the sweep says which) */
-	struct tfd_dev_span copies[] = {{150000, 500000, TFD_DEV_H2D}};
-	struct tfd_dev_span kernels[] = {{600000, 900000, TFD_DEV_COMPUTE},
-					 {400000, 600000, TFD_DEV_COMPUTE}};
+	struct tfd_dev_span copies[] = {
+	    {.start_ns = 150000, .end_ns = 500000, .kind = TFD_DEV_H2D}};
+	struct tfd_dev_span kernels[] = {
+	    {.start_ns = 600000, .end_ns = 900000, .kind = TFD_DEV_COMPUTE},
+	    {.start_ns = 400000, .end_ns = 600000, .kind = TFD_DEV_COMPUTE}};
 	struct tfd_dev_array ca = {copies, 1, 0}, kb = {kernels, 2, 0};
 	struct tfd_dev_source src[2];
 
@@ -166,6 +168,52 @@ static void device_priority(struct t *t)
 	T_EQ_I64(a->hosts[0].bound, TFD_BOUND_HIGH);
 	T_EQ_I64(a->hosts[0].step_points.h2d_ns[0], 200000);
 	tfd_analysis_free(a);
+	tfd_capture_free(cap);
+}
+
+/* Nested steps: step 7 [0, 1000) us holds step 8 [100, 300). A kernel of
+ * group 7 at [100, 300) is step 7's alone: step 8's wait [100, 200) is not
+ * hidden by it, step 7's is. A copy without a group at [300, 400) is step
+ * 7's by time. */
+static void device_groups(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
+	uint32_t th = tfd_host_thread(cap, h, 1, "python");
+	struct tfd_dev_span v[] = {{.start_ns = 100000,
+				    .end_ns = 300000,
+				    .group = 7,
+				    .kind = TFD_DEV_COMPUTE,
+				    .has_group = true},
+				   {.start_ns = 300000, .end_ns = 400000, .kind = TFD_DEV_H2D}};
+	struct tfd_dev_array a = {v, 2, 0};
+	struct tfd_dev_source src;
+	struct tfd_event *e;
+
+	tfd_host_note(cap, h, true, 7, 0, 1000000);
+	tfd_host_note(cap, h, true, 8, 100000, 300000);
+	e = tfd_host_add_event(cap, h, th, "IteratorGetNext", 100000, 100000);
+	tfd_event_set_stat_int(cap, e, "group_id", 8);
+	src = tfd_dev_array_source(&a);
+	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
+	T_EQ_U64(h->dev.nsteps, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct tfd_dev_step *s = &h->dev.steps[i];
+
+		if (s->group_id == 7) {
+			T_EQ_I64(s->owned[TFD_DEV_COMPUTE], 200000);
+			T_EQ_I64(s->owned[TFD_DEV_WAIT], 0);
+			T_EQ_I64(s->owned[TFD_DEV_H2D], 100000);
+		} else {
+			T_EQ_I64(s->group_id, 8);
+			T_EQ_I64(s->owned[TFD_DEV_COMPUTE], 0);
+			T_EQ_I64(s->owned[TFD_DEV_WAIT], 100000);
+			T_EQ_I64(s->owned[TFD_DEV_H2D], 0);
+		}
+	}
+	/* the host's span as a whole: compute hides the wait */
+	T_EQ_I64(h->dev.span_owned[TFD_DEV_WAIT], 0);
+	T_EQ_I64(h->dev.span_owned[TFD_DEV_COMPUTE], 200000);
 	tfd_capture_free(cap);
 }
 
@@ -2075,6 +2123,7 @@ const struct t_case capture_cases[] = {
     T(kinds),
     T(device_kinds),
     T(device_priority),
+    T(device_groups),
     T(exec_kept_for_functions),
     T(signatures_and_values),
     T(sort_is_stable),

@@ -1,0 +1,367 @@
+/* devsweep.c - the step breakdown of a host's device time as TensorFlow
+ * makes it (device-input.md): each step's spans (its device events, its
+ * host wait, its host-side copies) made non-overlapping, the kind of
+ * higher priority owning an instant two kinds share (enum tfd_dev_kind is
+ * in that order). The spans come from the readers' sources in time order
+ * and are swept as they come, per step, so memory does not grow with the
+ * events. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/capbuild.h"
+#include "tfd/capture.h"
+#include "tfd/err.h"
+#include "tfd/imap.h"
+
+void tfd_device_host_op(struct tfd_host *h, int64_t start_ns, int64_t end_ns, bool has_group,
+			int64_t group)
+{
+	struct tfd_device *d = &h->dev;
+
+	if (end_ns <= start_ns)
+		return;
+	if (d->nhost_ops == d->host_ops_cap) {
+		d->host_ops_cap = d->host_ops_cap ? 2 * d->host_ops_cap : 64;
+		d->host_ops = xrealloc(d->host_ops, d->host_ops_cap * sizeof(*d->host_ops));
+	}
+	d->host_ops[d->nhost_ops++] =
+	    (struct tfd_dev_span){start_ns, end_ns, group, TFD_DEV_H2D, has_group};
+}
+
+static int span_start_cmp(const void *a, const void *b)
+{
+	const struct tfd_dev_span *x = a, *y = b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static bool array_next(void *ctx, struct tfd_dev_span *out)
+{
+	struct tfd_dev_array *a = ctx;
+
+	if (a->at >= a->n)
+		return false;
+	*out = a->v[a->at++];
+	return true;
+}
+
+struct tfd_dev_source tfd_dev_array_source(struct tfd_dev_array *a)
+{
+	if (a->n > 1)
+		qsort(a->v, a->n, sizeof(*a->v), span_start_cmp);
+	a->at = 0;
+	return (struct tfd_dev_source){array_next, a};
+}
+
+/* ---- a binary min-heap of (key, value) ---------------------------------- */
+
+struct heap {
+	struct hitem {
+		int64_t key;
+		uint32_t val;
+	} *v;
+	uint32_t n, cap;
+};
+
+static void heap_push(struct heap *h, int64_t key, uint32_t val)
+{
+	uint32_t i;
+
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 4;
+		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+	}
+	i = h->n++;
+	while (i && h->v[(i - 1) / 2].key > key) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = (struct hitem){key, val};
+}
+
+static struct hitem heap_pop(struct heap *h)
+{
+	struct hitem top = h->v[0], last = h->v[--h->n];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1].key < h->v[c].key)
+			c++;
+		if (h->v[c].key >= last.key)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+/* ---- one step's sweep ---------------------------------------------------- */
+
+/* The spans of one step open at time t, by kind, and their ends. */
+struct sstate {
+	int64_t t;
+	int32_t count[TFD_DEV__COUNT];
+	struct heap ends;
+};
+
+/* [a, b) to the highest kind open. */
+static void own_top(const struct sstate *s, int64_t a, int64_t b, int64_t *owned)
+{
+	for (int k = TFD_DEV__COUNT - 1; k >= 0; k--) {
+		if (s->count[k] > 0) {
+			owned[k] += b - a;
+			return;
+		}
+	}
+}
+
+/* The sweep of s on to time `to`: the spans ending by then close. */
+static void advance(struct sstate *s, int64_t to, int64_t *owned)
+{
+	while (s->ends.n && s->ends.v[0].key <= to) {
+		int64_t e = s->ends.v[0].key;
+
+		if (e > s->t) {
+			own_top(s, s->t, e, owned);
+			s->t = e;
+		}
+		s->count[heap_pop(&s->ends).val]--;
+	}
+	if (to > s->t) {
+		own_top(s, s->t, to, owned);
+		s->t = to;
+	}
+	if (!s->ends.n && s->ends.cap > 64) { /* a burst is over: its room goes */
+		free(s->ends.v);
+		memset(&s->ends, 0, sizeof(s->ends));
+	}
+}
+
+/* Span [a, b) of kind k into s (its spans come in start order). */
+static void feed(struct sstate *s, int64_t a, int64_t b, int k, int64_t *owned)
+{
+	if (b <= a)
+		return;
+	if (!s->ends.n && s->t < a)
+		s->t = a; /* nothing open: nothing owned before a */
+	advance(s, a, owned);
+	s->count[k]++;
+	heap_push(&s->ends, b, (uint32_t)k);
+}
+
+/* ---- the host's sweep ----------------------------------------------------- */
+
+/* The host's wait for input: the union of its IteratorGetNext* spans,
+ * sorted and disjoint, as spans of kind TFD_DEV_WAIT. */
+static struct tfd_dev_array wait_spans(const struct tfd_host *h)
+{
+	struct tfd_dev_array a = {0};
+	size_t cap = 0, k = 0;
+
+	for (size_t t = 0; t < h->nthreads; t++) {
+		struct tfd_ev_cursor c;
+		struct tfd_event e;
+
+		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
+			continue;
+		for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+			if (e.kind != TFD_EV_GETNEXT || e.dur_ns <= 0)
+				continue;
+			if (a.n == cap) {
+				cap = cap ? 2 * cap : 64;
+				a.v = xrealloc(a.v, cap * sizeof(*a.v));
+			}
+			a.v[a.n++] = (struct tfd_dev_span){e.start_ns, e.start_ns + e.dur_ns, 0,
+							   TFD_DEV_WAIT, false};
+		}
+	}
+	if (a.n > 1)
+		qsort(a.v, a.n, sizeof(*a.v), span_start_cmp);
+	for (size_t i = 0; i < a.n; i++) {
+		if (k && a.v[i].start_ns <= a.v[k - 1].end_ns) {
+			if (a.v[i].end_ns > a.v[k - 1].end_ns)
+				a.v[k - 1].end_ns = a.v[i].end_ns;
+		} else {
+			a.v[k++] = a.v[i];
+		}
+	}
+	a.n = k;
+	return a;
+}
+
+static int step_start_cmp(const void *a, const void *b)
+{
+	const struct tfd_step *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
+}
+
+/* The steps (by start), their sweeps and results, the steps a span
+ * without a group may overlap, and the host span's own sweep. */
+struct steps_sweep {
+	struct tfd_step *steps;
+	size_t nsteps, next;
+	size_t *active, nactive;
+	struct sstate *st;
+	struct tfd_dev_step *out;
+	struct imap by_group; /* group_id -> step */
+	struct sstate span;
+	int64_t span_start, span_end;
+	int64_t span_owned[TFD_DEV__COUNT];
+};
+
+static void feed_step(struct steps_sweep *w, size_t i, const struct tfd_dev_span *sp)
+{
+	const struct tfd_step *s = &w->steps[i];
+
+	feed(&w->st[i], sp->start_ns > s->start_ns ? sp->start_ns : s->start_ns,
+	     sp->end_ns < s->end_ns ? sp->end_ns : s->end_ns, sp->kind, w->out[i].owned);
+}
+
+/* A span to the host span's sweep and its steps'. */
+static void route(struct steps_sweep *w, const struct tfd_dev_span *sp)
+{
+	size_t i, keep = 0;
+
+	feed(&w->span, sp->start_ns > w->span_start ? sp->start_ns : w->span_start,
+	     sp->end_ns < w->span_end ? sp->end_ns : w->span_end, sp->kind, w->span_owned);
+	if (sp->has_group && imap_get(&w->by_group, (uint64_t)sp->group, &i)) {
+		feed_step(w, i, sp);
+		return;
+	}
+	/* the steps started before the span ends and not over before it starts */
+	while (w->next < w->nsteps && w->steps[w->next].start_ns < sp->end_ns)
+		w->active[w->nactive++] = w->next++;
+	for (size_t k = 0; k < w->nactive; k++) {
+		i = w->active[k];
+		if (w->steps[i].end_ns <= sp->start_ns)
+			continue; /* over for good: spans come in start order */
+		w->active[keep++] = i;
+		feed_step(w, i, sp);
+	}
+	w->nactive = keep;
+}
+
+/* Close every sweep: what is open runs to its end. */
+static void close_all(struct steps_sweep *w)
+{
+	advance(&w->span, INT64_MAX, w->span_owned);
+	free(w->span.ends.v);
+	for (size_t i = 0; i < w->nsteps; i++) {
+		advance(&w->st[i], INT64_MAX, w->out[i].owned);
+		free(w->st[i].ends.v);
+	}
+}
+
+/* The k-way merge: sources 0..n-1 counted as the device's (n: the wait). */
+static size_t merge(struct tfd_device *d, struct steps_sweep *w, struct tfd_dev_source *src,
+		    size_t n)
+{
+	struct heap starts = {0};
+	struct tfd_dev_span *cur = xcalloc(n + 1, sizeof(*cur));
+	size_t bad = SIZE_MAX;
+
+	for (size_t i = 0; i <= n; i++)
+		if (src[i].next(src[i].ctx, &cur[i]))
+			heap_push(&starts, cur[i].start_ns, (uint32_t)i);
+	while (starts.n && bad == SIZE_MAX) {
+		uint32_t i = heap_pop(&starts).val;
+		int64_t last = cur[i].start_ns;
+
+		route(w, &cur[i]);
+		if (i < n) {
+			d->kind_ns[cur[i].kind] += cur[i].end_ns - cur[i].start_ns;
+			d->kind_n[cur[i].kind]++;
+		}
+		if (src[i].next(src[i].ctx, &cur[i])) {
+			if (cur[i].start_ns < last)
+				bad = i;
+			else
+				heap_push(&starts, cur[i].start_ns, i);
+		}
+	}
+	free(starts.v);
+	free(cur);
+	return bad;
+}
+
+static void steps_init(struct steps_sweep *w, const struct tfd_host *h)
+{
+	memset(w, 0, sizeof(*w));
+	w->nsteps = h->nsteps;
+	w->steps = xcalloc(h->nsteps + 1, sizeof(*w->steps));
+	if (h->nsteps)
+		memcpy(w->steps, h->steps, h->nsteps * sizeof(*w->steps));
+	qsort(w->steps, h->nsteps, sizeof(*w->steps), step_start_cmp);
+	w->active = xcalloc(h->nsteps + 1, sizeof(*w->active));
+	w->st = xcalloc(h->nsteps + 1, sizeof(*w->st));
+	w->out = xcalloc(h->nsteps + 1, sizeof(*w->out));
+	for (size_t i = 0; i < h->nsteps; i++) {
+		w->out[i].group_id = w->steps[i].group_id;
+		w->st[i].t = INT64_MIN;
+		imap_put(&w->by_group, (uint64_t)w->steps[i].group_id, i);
+	}
+	w->span.t = INT64_MIN;
+	w->span_start = h->span_start_ns;
+	w->span_end = h->span_end_ns;
+}
+
+static void steps_free(struct steps_sweep *w)
+{
+	free(w->steps);
+	free(w->active);
+	free(w->st);
+	free(w->out);
+	imap_free(&w->by_group);
+}
+
+size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
+			size_t n)
+{
+	struct tfd_device d;
+	struct tfd_dev_array wait, ops;
+	struct tfd_dev_source *all = xcalloc(n + 2, sizeof(*all));
+	struct steps_sweep w;
+	size_t bad;
+
+	tfd_host_pack_pending(cap, h);
+	d = h->dev;
+	memset(d.kind_ns, 0, sizeof(d.kind_ns));
+	memset(d.kind_n, 0, sizeof(d.kind_n));
+	wait = wait_spans(h);
+	memcpy(all, src, n * sizeof(*all));
+	/* the host's own copies are one more device source; the wait last */
+	ops = (struct tfd_dev_array){h->dev.host_ops, h->dev.nhost_ops, 0};
+	all[n] = tfd_dev_array_source(&ops);
+	all[n + 1] = tfd_dev_array_source(&wait);
+	steps_init(&w, h);
+	bad = merge(&d, &w, all, n + 1);
+	close_all(&w);
+	if (bad == SIZE_MAX) {
+		free(h->dev.steps);
+		d.steps = w.out;
+		w.out = NULL;
+		d.nsteps = h->nsteps;
+		memcpy(d.span_owned, w.span_owned, sizeof(d.span_owned));
+		d.read = false;
+		for (int k = 0; k < TFD_DEV__COUNT; k++)
+			d.read |= k != TFD_DEV_WAIT && d.kind_n[k] > 0;
+		free(d.host_ops); /* taken */
+		d.host_ops = NULL;
+		d.nhost_ops = d.host_ops_cap = 0;
+		h->dev = d;
+		bad = n;
+	}
+	steps_free(&w);
+	free(wait.v);
+	free(all);
+	return bad;
+}
