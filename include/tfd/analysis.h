@@ -185,11 +185,13 @@ struct tfd_share {
 /* One step: its time and the parts of it that are input. */
 struct tfd_step_wait {
 	int64_t start_ns, step_ns, wait_ns;
-	int64_t h2d_ns;			/* copies to the device (0 without device planes) */
-	int64_t compute_ns;		/* device compute (0 without device planes) */
-	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
-	bool well_formed;		/* has time that is not waiting (TF: has compute;
-					 * with device planes, device compute) */
+	int64_t h2d_ns;	    /* copies to the device (0 without device planes) */
+	int64_t compute_ns; /* device compute (0 without device planes) */
+	/* per kind what each owned of the step (the capture's: struct
+	 * tfd_device), NULL without device planes */
+	const int64_t *owned;
+	bool well_formed; /* has time that is not waiting (TF: has compute;
+			   * with device planes, device compute) */
 };
 
 /* Consecutive steps summed into at most a fixed number of points (a long

@@ -109,8 +109,11 @@ static void share_add(struct tfd_share *s, const struct tfd_step_wait *w)
 	s->step_ns = sat_add(s->step_ns, w->step_ns);
 	s->wait_ns = sat_add(s->wait_ns, w->wait_ns);
 	s->h2d_ns = sat_add(s->h2d_ns, w->h2d_ns);
-	for (int k = 0; k < TFD_DEV__COUNT; k++)
-		s->dev_ns[k] = sat_add(s->dev_ns[k], w->dev_ns[k]);
+	if (w->owned)
+		for (int k = 0; k < TFD_DEV__COUNT; k++)
+			s->dev_ns[k] = sat_add(s->dev_ns[k], w->owned[k]);
+	else
+		s->dev_ns[TFD_DEV_WAIT] = sat_add(s->dev_ns[TFD_DEV_WAIT], w->wait_ns);
 	s->nsteps++;
 }
 
@@ -141,11 +144,12 @@ static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr)
 
 		w->start_ns = h->steps[s].start_ns;
 		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
-		if (imap_get(&g, (uint64_t)h->steps[s].group_id, &i))
-			memcpy(w->dev_ns, h->dev.steps[i].owned, sizeof(w->dev_ns));
-		w->wait_ns = w->dev_ns[TFD_DEV_WAIT];
-		w->h2d_ns = sat_add(w->dev_ns[TFD_DEV_H2D], w->dev_ns[TFD_DEV_WAIT_HOST]);
-		w->compute_ns = w->dev_ns[TFD_DEV_COMPUTE];
+		if (!imap_get(&g, (uint64_t)h->steps[s].group_id, &i))
+			continue; /* not swept: all zero */
+		w->owned = h->dev.steps[i].owned;
+		w->wait_ns = w->owned[TFD_DEV_WAIT];
+		w->h2d_ns = sat_add(w->owned[TFD_DEV_H2D], w->owned[TFD_DEV_WAIT_HOST]);
+		w->compute_ns = w->owned[TFD_DEV_COMPUTE];
 	}
 	imap_free(&g);
 }
@@ -235,7 +239,6 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, con
 			w->start_ns = h->steps[s].start_ns;
 			w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
 			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
-			w->dev_ns[TFD_DEV_WAIT] = w->wait_ns;
 		}
 		/* TensorFlow keeps a step with compute: device compute when
 		 * the device ran kernels */

@@ -12,6 +12,7 @@
 #include "tfd/capture.h"
 #include "tfd/err.h"
 #include "tfd/imap.h"
+#include "tfd/vec.h"
 
 void tfd_device_host_op(struct tfd_host *h, int64_t start_ns, int64_t end_ns, bool has_group,
 			int64_t group)
@@ -55,21 +56,36 @@ struct tfd_dev_source tfd_dev_array_source(struct tfd_dev_array *a)
 
 /* ---- a binary min-heap of (key, value) ---------------------------------- */
 
+struct hitem {
+	int64_t key;
+	uint32_t val;
+};
+
+/* The first HEAP_INLINE items live in the heap itself: a step's sweep
+ * rarely has more spans open at once, and a step needs no allocation. */
+#define HEAP_INLINE 3
 struct heap {
-	struct hitem {
-		int64_t key;
-		uint32_t val;
-	} *v;
+	struct hitem *v; /* in[] or allocated */
 	uint32_t n, cap;
+	struct hitem in[HEAP_INLINE];
 };
 
 static void heap_push(struct heap *h, int64_t key, uint32_t val)
 {
 	uint32_t i;
 
+	if (!h->cap) {
+		h->v = h->in;
+		h->cap = HEAP_INLINE;
+	}
 	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 4;
-		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+		h->cap *= 2;
+		if (h->v == h->in) {
+			h->v = xmalloc(h->cap * sizeof(*h->v));
+			memcpy(h->v, h->in, sizeof(h->in));
+		} else {
+			h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+		}
 	}
 	i = h->n++;
 	while (i && h->v[(i - 1) / 2].key > key) {
@@ -77,6 +93,14 @@ static void heap_push(struct heap *h, int64_t key, uint32_t val)
 		i = (i - 1) / 2;
 	}
 	h->v[i] = (struct hitem){key, val};
+}
+
+static void heap_free(struct heap *h)
+{
+	if (h->v != h->in)
+		free(h->v);
+	h->v = NULL;
+	h->n = h->cap = 0;
 }
 
 static struct hitem heap_pop(struct heap *h)
@@ -137,9 +161,9 @@ static void advance(struct sstate *s, int64_t to, int64_t *owned)
 		own_top(s, s->t, to, owned);
 		s->t = to;
 	}
-	if (!s->ends.n && s->ends.cap > 64) { /* a burst is over: its room goes */
-		free(s->ends.v);
-		memset(&s->ends, 0, sizeof(s->ends));
+	if (!s->ends.n && s->ends.v != s->ends.in && s->ends.cap > 64) {
+		/* a burst is over: its room goes */
+		heap_free(&s->ends);
 	}
 }
 
@@ -158,41 +182,69 @@ static void feed(struct sstate *s, int64_t a, int64_t b, int k, int64_t *owned)
 /* ---- the host's sweep ----------------------------------------------------- */
 
 /* The host's wait for input: the union of its IteratorGetNext* spans,
- * sorted and disjoint, as spans of kind TFD_DEV_WAIT. */
-static struct tfd_dev_array wait_spans(const struct tfd_host *h)
+ * sorted and disjoint (counted first, so that the array is made once). */
+struct waits {
+	struct wspan {
+		int64_t s, e;
+	} * v;
+	size_t n, at;
+};
+
+static int wspan_cmp(const void *a, const void *b)
 {
-	struct tfd_dev_array a = {0};
+	const struct wspan *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static struct waits wait_spans(const struct tfd_host *h)
+{
+	struct waits w = {0};
 	size_t cap = 0, k = 0;
 
-	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_ev_cursor c;
-		struct tfd_event e;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t t = 0; t < h->nthreads; t++) {
+			struct tfd_ev_cursor c;
+			struct tfd_event e;
 
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
-			continue;
-		for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
-			if (e.kind != TFD_EV_GETNEXT || e.dur_ns <= 0)
+			if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
 				continue;
-			if (a.n == cap) {
-				cap = cap ? 2 * cap : 64;
-				a.v = xrealloc(a.v, cap * sizeof(*a.v));
+			for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+				if (e.kind != TFD_EV_GETNEXT || e.dur_ns <= 0)
+					continue;
+				if (pass)
+					w.v[w.n++] =
+					    (struct wspan){e.start_ns, e.start_ns + e.dur_ns};
+				else
+					cap++;
 			}
-			a.v[a.n++] = (struct tfd_dev_span){e.start_ns, e.start_ns + e.dur_ns, 0,
-							   TFD_DEV_WAIT, false};
 		}
+		if (!pass)
+			w.v = xmalloc((cap + 1) * sizeof(*w.v));
 	}
-	if (a.n > 1)
-		qsort(a.v, a.n, sizeof(*a.v), span_start_cmp);
-	for (size_t i = 0; i < a.n; i++) {
-		if (k && a.v[i].start_ns <= a.v[k - 1].end_ns) {
-			if (a.v[i].end_ns > a.v[k - 1].end_ns)
-				a.v[k - 1].end_ns = a.v[i].end_ns;
+	if (w.n > 1)
+		qsort(w.v, w.n, sizeof(*w.v), wspan_cmp);
+	for (size_t i = 0; i < w.n; i++) {
+		if (k && w.v[i].s <= w.v[k - 1].e) {
+			if (w.v[i].e > w.v[k - 1].e)
+				w.v[k - 1].e = w.v[i].e;
 		} else {
-			a.v[k++] = a.v[i];
+			w.v[k++] = w.v[i];
 		}
 	}
-	a.n = k;
-	return a;
+	w.n = k;
+	return w;
+}
+
+static bool wait_next(void *ctx, struct tfd_dev_span *out)
+{
+	struct waits *w = ctx;
+
+	if (w->at >= w->n)
+		return false;
+	*out = (struct tfd_dev_span){w->v[w->at].s, w->v[w->at].e, 0, TFD_DEV_WAIT, false};
+	w->at++;
+	return true;
 }
 
 static int step_start_cmp(const void *a, const void *b)
@@ -204,26 +256,72 @@ static int step_start_cmp(const void *a, const void *b)
 	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
 }
 
-/* The steps (by start), their sweeps and results, the steps a span
- * without a group may overlap, and the host span's own sweep. */
+/* The steps (by start), their results, the steps a span without a group
+ * may overlap, and the host span's own sweep. A step's sweep state lives
+ * only while spans may still come to it: once the spans start past its
+ * end (they are cut to its extent) it is closed and its slot reused, so
+ * the states are those of the steps open at once, not of every step. */
 struct steps_sweep {
 	struct tfd_step *steps;
 	size_t nsteps, next;
 	size_t *active, nactive;
-	struct sstate *st;
 	struct tfd_dev_step *out;
 	struct imap by_group; /* group_id -> step */
+	uint32_t *slot_of;    /* step -> its state's slot, NO_SLOT: none */
+	VEC(struct sstate) slots;
+	VEC(uint32_t) free_slots;
+	struct heap open; /* steps with a state, by end */
 	struct sstate span;
 	int64_t span_start, span_end;
 	int64_t span_owned[TFD_DEV__COUNT];
 };
 
+#define NO_SLOT UINT32_MAX
+
+static struct sstate *state_of(struct steps_sweep *w, size_t i)
+{
+	uint32_t k = w->slot_of[i];
+
+	if (k == NO_SLOT) {
+		struct sstate z;
+
+		memset(&z, 0, sizeof(z));
+		z.t = INT64_MIN;
+		if (w->free_slots.n) {
+			k = w->free_slots.v[--w->free_slots.n];
+			w->slots.v[k] = z;
+		} else {
+			k = (uint32_t)w->slots.n;
+			vec_push(&w->slots, z);
+		}
+		w->slot_of[i] = k;
+		heap_push(&w->open, w->steps[i].end_ns, (uint32_t)i);
+	}
+	return &w->slots.v[k];
+}
+
+/* Close the states of the steps that end by t: their spans run to their
+ * ends, the result is final. */
+static void close_upto(struct steps_sweep *w, int64_t t)
+{
+	while (w->open.n && w->open.v[0].key <= t) {
+		uint32_t i = heap_pop(&w->open).val, k = w->slot_of[i];
+
+		advance(&w->slots.v[k], INT64_MAX, w->out[i].owned);
+		heap_free(&w->slots.v[k].ends);
+		w->slot_of[i] = NO_SLOT;
+		vec_push(&w->free_slots, k);
+	}
+}
+
 static void feed_step(struct steps_sweep *w, size_t i, const struct tfd_dev_span *sp)
 {
 	const struct tfd_step *s = &w->steps[i];
+	int64_t a = sp->start_ns > s->start_ns ? sp->start_ns : s->start_ns;
+	int64_t b = sp->end_ns < s->end_ns ? sp->end_ns : s->end_ns;
 
-	feed(&w->st[i], sp->start_ns > s->start_ns ? sp->start_ns : s->start_ns,
-	     sp->end_ns < s->end_ns ? sp->end_ns : s->end_ns, sp->kind, w->out[i].owned);
+	if (b > a)
+		feed(state_of(w, i), a, b, sp->kind, w->out[i].owned);
 }
 
 /* A span to the host span's sweep and its steps'. */
@@ -231,6 +329,7 @@ static void route(struct steps_sweep *w, const struct tfd_dev_span *sp)
 {
 	size_t i, keep = 0;
 
+	close_upto(w, sp->start_ns);
 	feed(&w->span, sp->start_ns > w->span_start ? sp->start_ns : w->span_start,
 	     sp->end_ns < w->span_end ? sp->end_ns : w->span_end, sp->kind, w->span_owned);
 	if (sp->has_group && imap_get(&w->by_group, (uint64_t)sp->group, &i)) {
@@ -254,11 +353,8 @@ static void route(struct steps_sweep *w, const struct tfd_dev_span *sp)
 static void close_all(struct steps_sweep *w)
 {
 	advance(&w->span, INT64_MAX, w->span_owned);
-	free(w->span.ends.v);
-	for (size_t i = 0; i < w->nsteps; i++) {
-		advance(&w->st[i], INT64_MAX, w->out[i].owned);
-		free(w->st[i].ends.v);
-	}
+	heap_free(&w->span.ends);
+	close_upto(w, INT64_MAX);
 }
 
 /* The k-way merge: sources 0..n-1 counted as the device's (n: the wait). */
@@ -288,7 +384,7 @@ static size_t merge(struct tfd_device *d, struct steps_sweep *w, struct tfd_dev_
 				heap_push(&starts, cur[i].start_ns, i);
 		}
 	}
-	free(starts.v);
+	heap_free(&starts);
 	free(cur);
 	return bad;
 }
@@ -302,11 +398,11 @@ static void steps_init(struct steps_sweep *w, const struct tfd_host *h)
 		memcpy(w->steps, h->steps, h->nsteps * sizeof(*w->steps));
 	qsort(w->steps, h->nsteps, sizeof(*w->steps), step_start_cmp);
 	w->active = xcalloc(h->nsteps + 1, sizeof(*w->active));
-	w->st = xcalloc(h->nsteps + 1, sizeof(*w->st));
+	w->slot_of = xmalloc((h->nsteps + 1) * sizeof(*w->slot_of));
 	w->out = xcalloc(h->nsteps + 1, sizeof(*w->out));
 	for (size_t i = 0; i < h->nsteps; i++) {
 		w->out[i].group_id = w->steps[i].group_id;
-		w->st[i].t = INT64_MIN;
+		w->slot_of[i] = NO_SLOT;
 		imap_put(&w->by_group, (uint64_t)w->steps[i].group_id, i);
 	}
 	w->span.t = INT64_MIN;
@@ -318,8 +414,11 @@ static void steps_free(struct steps_sweep *w)
 {
 	free(w->steps);
 	free(w->active);
-	free(w->st);
+	free(w->slot_of);
 	free(w->out);
+	vec_free(&w->slots);
+	vec_free(&w->free_slots);
+	heap_free(&w->open);
 	imap_free(&w->by_group);
 }
 
@@ -327,7 +426,8 @@ size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_
 			size_t n)
 {
 	struct tfd_device d;
-	struct tfd_dev_array wait, ops;
+	struct tfd_dev_array ops;
+	struct waits wait;
 	struct tfd_dev_source *all = xcalloc(n + 2, sizeof(*all));
 	struct steps_sweep w;
 	size_t bad;
@@ -341,7 +441,7 @@ size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_
 	/* the host's own copies are one more device source; the wait last */
 	ops = (struct tfd_dev_array){h->dev.host_ops, h->dev.nhost_ops, 0};
 	all[n] = tfd_dev_array_source(&ops);
-	all[n + 1] = tfd_dev_array_source(&wait);
+	all[n + 1] = (struct tfd_dev_source){wait_next, &wait};
 	steps_init(&w, h);
 	bad = merge(&d, &w, all, n + 1);
 	close_all(&w);
