@@ -307,7 +307,7 @@ struct tfd_device {
 	struct tfd_dev_step *steps; /* one per host step; NULL for a host read
 				     * from a partial (only its counts are kept) */
 	size_t nsteps;
-	int64_t span_owned[TFD_DEV__COUNT];
+	int64_t span_owned[TFD_DEV__COUNT]; /* made only for a host without steps */
 	int64_t kind_ns[TFD_DEV__COUNT];
 	uint64_t kind_n[TFD_DEV__COUNT];
 	/* the host's own copies to the device (InfeedEnqueue*, MemcpyH2D ops)

@@ -17,6 +17,7 @@
 struct dplane {
 	const char *name;	 /* interned in the capture */
 	struct imap kinds;	 /* event metadata id -> kind + 1 */
+	uint8_t dense[256];	 /* the same for ids below 256 (0: none) */
 	struct imap memcpy_mids; /* stat metadata ids of memcpy_details */
 	struct imap group_mids;	 /* and of group_id */
 	bool tpu;
@@ -30,11 +31,15 @@ struct dline {
 	const uint8_t *start, *p, *end;
 	const uint8_t *released; /* a mapped file's pages before it were dropped */
 	int64_t ts_ns;
-	bool bad;		     /* an event is malformed */
-	struct tfd_dev_array sorted; /* read whole and sorted (out of order) */
-	uint64_t sorted_bytes;	     /* its copies' bytes then */
-	bool use_sorted;
-	size_t nspans; /* given to the sweep */
+	bool bad; /* an event is malformed */
+	/* how it is read: 0 as it comes, 1 through a reordering window
+	 * (win, a min-heap by start), 2 whole and sorted (sorted) */
+	int mode;
+	struct tfd_dev_span *win;
+	size_t nwin;
+	struct tfd_dev_array sorted;
+	uint64_t sorted_bytes; /* its copies' bytes when read whole */
+	size_t nspans;	       /* given to the sweep */
 };
 
 struct tfd_dev_reader {
@@ -122,12 +127,15 @@ static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 			    field == 4 ? "a malformed event metadata" : "a malformed stat metadata";
 			return 1;
 		}
-		if (field == 4)
-			imap_put(&w->pl->kinds, m.id,
-				 (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len,
-							 w->pl->tpu) +
-				     1);
-		else if (span_is(m.name, "memcpy_details"))
+		if (field == 4) {
+			size_t k = (size_t)tfd_dev_kind_of((const char *)m.name.p, m.name.len,
+							   w->pl->tpu) +
+				   1;
+
+			imap_put(&w->pl->kinds, m.id, k);
+			if (m.id < sizeof(w->pl->dense))
+				w->pl->dense[m.id] = (uint8_t)k;
+		} else if (span_is(m.name, "memcpy_details"))
 			imap_put(&w->pl->memcpy_mids, m.id, 0);
 		else if (span_is(m.name, "group_id"))
 			imap_put(&w->pl->group_mids, m.id, 0);
@@ -201,29 +209,69 @@ static int stat_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span
 	return 0;
 }
 
-static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+/* A stat of an event (field 4): the bytes of a memcpy_details, the step
+ * of a group_id; nonzero when it is malformed. */
+static int event_stat(struct dev_ev *e, struct span s)
 {
-	struct dev_ev *e = ctx;
+	struct stat_read st = {0};
 
-	if (field == 1 && wt == 0) {
-		e->mid = v;
-	} else if (field == 2 && wt == 0) {
-		e->off_ps = (int64_t)v;
-	} else if (field == 3 && wt == 0) {
-		e->dur_ps = (int64_t)v;
-	} else if (field == 4 && wt == 2 && (e->pl->memcpy_mids.n || e->pl->group_mids.n)) {
-		struct stat_read st = {0};
-
-		if (tfd_pb_walk(s.p, s.len, stat_field, &st) != SIZE_MAX)
-			return 1;
-		if (st.has_str && imap_get(&e->pl->memcpy_mids, st.mid, NULL)) {
-			e->bytes = tfd_memcpy_bytes((const char *)st.str.p, st.str.len);
-		} else if (st.has_int && imap_get(&e->pl->group_mids, st.mid, NULL)) {
-			e->has_group = true;
-			e->group = (int64_t)st.u;
-		}
+	if (tfd_pb_walk(s.p, s.len, stat_field, &st) != SIZE_MAX)
+		return 1;
+	if (st.has_str && imap_get(&e->pl->memcpy_mids, st.mid, NULL)) {
+		e->bytes = tfd_memcpy_bytes((const char *)st.str.p, st.str.len);
+	} else if (st.has_int && imap_get(&e->pl->group_mids, st.mid, NULL)) {
+		e->has_group = true;
+		e->group = (int64_t)st.u;
 	}
 	return 0;
+}
+
+/* An event's fields, read in place (the common case: TensorFlow writes
+ * metadata_id, offset_ps, duration_ps and the stats as plain fields);
+ * false when it is malformed. */
+static bool read_event(const struct dplane *pl, const uint8_t *p, const uint8_t *end,
+		       struct dev_ev *e)
+{
+	while (p < end) {
+		uint64_t key, v;
+		size_t k = tfd_pb_varint(p, end, &key);
+
+		if (!k)
+			return false;
+		p += k;
+		switch (key & 7) {
+		case 0:
+			if (!(k = tfd_pb_varint(p, end, &v)))
+				return false;
+			p += k;
+			if ((key >> 3) == 1)
+				e->mid = v;
+			else if ((key >> 3) == 2)
+				e->off_ps = (int64_t)v;
+			else if ((key >> 3) == 3)
+				e->dur_ps = (int64_t)v;
+			break;
+		case 2:
+			if (!(k = tfd_pb_varint(p, end, &v)) || v > (uint64_t)(end - p - k))
+				return false;
+			p += k;
+			if ((key >> 3) == 4 && (pl->memcpy_mids.n || pl->group_mids.n) &&
+			    event_stat(e, (struct span){p, (size_t)v}))
+				return false;
+			p += v;
+			break;
+		case 1:
+		case 5:
+			k = (key & 7) == 1 ? 8 : 4;
+			if ((size_t)(end - p) < k)
+				return false;
+			p += k;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
 }
 
 /* The event at s as a span of line l: false when it is not one (no kind,
@@ -234,12 +282,15 @@ static bool event_span(struct dline *l, struct span s, struct tfd_dev_span *out,
 	size_t kind;
 	int64_t dur;
 
-	if (tfd_pb_walk(s.p, s.len, event_field, &e) != SIZE_MAX) {
+	if (!read_event(l->pl, s.p, s.p + s.len, &e)) {
 		l->bad = true;
 		return false;
 	}
-	if (!imap_get(&l->pl->kinds, e.mid, &kind) || e.dur_ps <= 0 || e.off_ps < 0 ||
-	    e.off_ps / 1000 > (int64_t)TFD_MAX_TIME_NS)
+	if (e.mid < sizeof(l->pl->dense))
+		kind = l->pl->dense[e.mid];
+	else if (!imap_get(&l->pl->kinds, e.mid, &kind))
+		kind = 0;
+	if (!kind || e.dur_ps <= 0 || e.off_ps < 0 || e.off_ps / 1000 > (int64_t)TFD_MAX_TIME_NS)
 		return false;
 	dur = e.dur_ps / 1000 < (int64_t)TFD_MAX_DURATION_NS ? e.dur_ps / 1000
 							     : (int64_t)TFD_MAX_DURATION_NS;
@@ -294,12 +345,63 @@ static bool line_read(struct dline *l, struct tfd_dev_span *out, uint64_t *bytes
 	return false;
 }
 
+/* The reordering window: spans read ahead, the earliest given first. */
+#define REORDER 4096
+
+static void win_push(struct dline *l, const struct tfd_dev_span *sp)
+{
+	size_t i = l->nwin++;
+
+	while (i && l->win[(i - 1) / 2].start_ns > sp->start_ns) {
+		l->win[i] = l->win[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	l->win[i] = *sp;
+}
+
+static struct tfd_dev_span win_pop(struct dline *l)
+{
+	struct tfd_dev_span top = l->win[0], last = l->win[--l->nwin];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= l->nwin)
+			break;
+		if (c + 1 < l->nwin && l->win[c + 1].start_ns < l->win[c].start_ns)
+			c++;
+		if (l->win[c].start_ns >= last.start_ns)
+			break;
+		l->win[i] = l->win[c];
+		i = c;
+	}
+	if (l->nwin)
+		l->win[i] = last;
+	return top;
+}
+
 static bool line_next(void *ctx, struct tfd_dev_span *out)
 {
 	struct dline *l = ctx;
 	uint64_t bytes = 0;
 
-	if (l->use_sorted) {
+	if (l->mode == 1) {
+		struct tfd_dev_span sp;
+
+		while (l->nwin < REORDER && line_read(l, &sp, &bytes)) {
+			l->r->h2d_bytes += bytes;
+			win_push(l, &sp);
+		}
+		if (!l->nwin)
+			return false;
+		*out = win_pop(l);
+		l->nspans++;
+		if (l->r->mapped)
+			tfd_pages_release(&l->released, l->p, (size_t)1 << 20);
+		return true;
+	}
+	if (l->mode == 2) {
 		if (l->sorted.at >= l->sorted.n)
 			return false;
 		*out = l->sorted.v[l->sorted.at++];
@@ -334,7 +436,20 @@ static void line_sort(struct dline *l)
 		l->sorted.v[l->sorted.n++] = sp;
 	}
 	tfd_dev_array_source(&l->sorted);
-	l->use_sorted = true;
+	free(l->win);
+	l->win = NULL;
+	l->mode = 2;
+}
+
+/* Line l found out of order: read through the window, or whole. */
+static void line_reorder(struct dline *l)
+{
+	if (l->mode == 0) {
+		l->win = xmalloc(REORDER * sizeof(*l->win));
+		l->mode = 1;
+	} else {
+		line_sort(l);
+	}
 }
 
 /* ---- the reader ------------------------------------------------------------ */
@@ -359,6 +474,7 @@ void tfd_dev_reader_free(struct tfd_dev_reader *r)
 	}
 	for (size_t i = 0; i < r->lines.n; i++) {
 		free(r->lines.v[i]->sorted.v);
+		free(r->lines.v[i]->win);
 		free(r->lines.v[i]);
 	}
 	vec_free(&r->planes);
@@ -445,13 +561,14 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 
 			l->p = l->released = l->start;
 			l->sorted.at = 0;
+			l->nwin = 0;
 			l->nspans = 0;
 			src[i] = (struct tfd_dev_source){line_next, l};
 		}
 		bad = tfd_device_sweep(cap, h, src, r->lines.n);
 		if (bad == r->lines.n)
 			break;
-		line_sort(r->lines.v[bad]);
+		line_reorder(r->lines.v[bad]);
 	}
 	for (size_t i = 0; i < r->lines.n && !st; i++) {
 		const struct dline *l = r->lines.v[i];
@@ -468,7 +585,7 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 		if (l->plane < h->nplanes)
 			h->planes[l->plane].nevents += l->nspans;
 		/* a line read whole counted its copies' bytes once, then */
-		h->dev.h2d_bytes += l->use_sorted ? l->sorted_bytes : 0;
+		h->dev.h2d_bytes += l->mode == 2 ? l->sorted_bytes : 0;
 	}
 	h->dev.h2d_bytes += r->h2d_bytes;
 	free(src);

@@ -330,8 +330,9 @@ static void route(struct steps_sweep *w, const struct tfd_dev_span *sp)
 	size_t i, keep = 0;
 
 	close_upto(w, sp->start_ns);
-	feed(&w->span, sp->start_ns > w->span_start ? sp->start_ns : w->span_start,
-	     sp->end_ns < w->span_end ? sp->end_ns : w->span_end, sp->kind, w->span_owned);
+	if (!w->nsteps) /* the host's span stands for the steps */
+		feed(&w->span, sp->start_ns > w->span_start ? sp->start_ns : w->span_start,
+		     sp->end_ns < w->span_end ? sp->end_ns : w->span_end, sp->kind, w->span_owned);
 	if (sp->has_group && imap_get(&w->by_group, (uint64_t)sp->group, &i)) {
 		feed_step(w, i, sp);
 		return;

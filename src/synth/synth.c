@@ -523,6 +523,7 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 		t = cend + 10 * US;
 	}
 	free_chain(root);
+	synth_device_sort(&h->dev);
 }
 
 /* ---- XSpace encoding ---------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "synth_impl.h"
@@ -84,6 +85,21 @@ static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind)
 		pb_bytes(line, 4, ev.s, ev.len);
 		tfd_buf_release(&ev);
 	}
+}
+
+static int dspan_cmp(const void *a, const void *b)
+{
+	const struct dspan *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+void synth_device_sort(dspan_vec *v)
+{
+	if (v->n > 1)
+		qsort(v->v, v->n, sizeof(*v->v), dspan_cmp);
 }
 
 void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v)

@@ -101,6 +101,8 @@ struct spec {
  * copies end (the step computes from then on). */
 int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us, int step,
 			  int64_t from, double jitter);
+/* dev's events in time order, as a profiler writes a line's. */
+void synth_device_sort(dspan_vec *v);
 /* The GPU plane of dev's events (an XPlane message's bytes). */
 void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v);
 /* The same as a Chrome trace's device process: events after a comma each. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make bench: synthesize host-heavy, tf.data-heavy and iterator-dense captures
+# make bench: synthesize host-heavy, tf.data-heavy, iterator-dense and
+# device-heavy captures
 # of 100 MB to 1 GB (not committed; BENCH_CASES="host-heavy:300 ..." as
 # spec:size_MB pairs overrides) and measure, on one core, tfdoctor analyze
 # against a bare protobuf-c unpack and cat.
@@ -8,7 +9,7 @@ TFD=$1
 B=$(dirname "$TFD")
 W=${BENCH_DIR:-build/bench}
 # "spec:size_MB" pairs
-CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000 iter-dense:100 iter-dense:300}
+CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000 iter-dense:100 iter-dense:300 device-heavy:300}
 declare -A an_secs rate1 rate_all rss_pct
 # target lines: "what|value|unit|op|limit", printed last as met or not
 targets=()
@@ -88,12 +89,15 @@ done
 		"host-heavy 1 GB, all cores ($(nproc))|${rate_all[host-heavy:1000]}|MB/s|>=|1000")
 [ -n "${rate1[tfdata-heavy:1000]:-}" ] &&
 	targets+=("tfdata-heavy 1 GB, one core|${rate1[tfdata-heavy:1000]}|MB/s|>=|300")
-for spec in host-heavy tfdata-heavy; do
+for spec in host-heavy tfdata-heavy device-heavy; do
 	for mb in 100 300 1000; do
 		[ -n "${rss_pct[$spec:$mb]:-}" ] &&
 			targets+=("$spec $mb MB, peak RSS over idle / file|${rss_pct[$spec:$mb]}|%|<=|10")
 	done
 done
+# GPU planes most of the file: every device event is swept (issue 37)
+[ -n "${rate1[device-heavy:300]:-}" ] &&
+	targets+=("device-heavy 300 MB, one core|${rate1[device-heavy:300]}|MB/s|>=|200")
 
 # ---- Chrome trace JSON: streaming reader, linear in steps ------------------------
 # (BENCH_CHROME=0 skips; steps of the two step-scaling cases and the .gz case)

@@ -211,8 +211,25 @@ static void device_groups(struct t *t)
 			T_EQ_I64(s->owned[TFD_DEV_H2D], 0);
 		}
 	}
-	/* the host's span as a whole: compute hides the wait */
-	T_EQ_I64(h->dev.span_owned[TFD_DEV_WAIT], 0);
+	tfd_capture_free(cap);
+}
+
+/* Without steps the host's span stands for them: a kernel [100, 300) us
+ * hides half of the wait [0, 200). */
+static void device_no_steps(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
+	uint32_t th = tfd_host_thread(cap, h, 1, "python");
+	struct tfd_dev_span v[] = {{.start_ns = 100000, .end_ns = 300000, .kind = TFD_DEV_COMPUTE}};
+	struct tfd_dev_array a = {v, 1, 0};
+	struct tfd_dev_source src;
+
+	tfd_host_add_event(cap, h, th, "IteratorGetNext", 0, 200000);
+	tfd_host_note(cap, h, false, 0, 0, 400000);
+	src = tfd_dev_array_source(&a);
+	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
+	T_EQ_I64(h->dev.span_owned[TFD_DEV_WAIT], 100000);
 	T_EQ_I64(h->dev.span_owned[TFD_DEV_COMPUTE], 200000);
 	tfd_capture_free(cap);
 }
@@ -2124,6 +2141,7 @@ const struct t_case capture_cases[] = {
     T(device_kinds),
     T(device_priority),
     T(device_groups),
+    T(device_no_steps),
     T(exec_kept_for_functions),
     T(signatures_and_values),
     T(sort_is_stable),
