@@ -1363,6 +1363,98 @@ static void synth_host_plane_free(const char *dir, uint8_t *data, Tfdpb__XSpace 
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The device breakdown of an XSpace capture in memory (h->dev copied
+ * whole, its steps into *steps: the caller frees them). */
+static struct tfd_device device_of(struct t *t, const uint8_t *p, size_t len,
+				   struct tfd_dev_step **steps)
+{
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	struct tfd_device d;
+
+	T_OK(tfd_capture_load_mem(p, len, "gpu.xplane.pb", NULL, &cap, &err), &err);
+	d = cap->hosts[0].dev;
+	*steps = xcalloc(d.nsteps + 1, sizeof(**steps));
+	memcpy(*steps, d.steps, d.nsteps * sizeof(**steps));
+	tfd_capture_free(cap);
+	return d;
+}
+
+/* A device line out of time order reads the same as in order: a few
+ * events swapped (the reordering window), and every event reversed
+ * (more than the window holds: the line is sorted whole). */
+static void device_line_order(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", f[4400] = "";
+	struct tfd_synth_result res;
+	struct tfd_err err = {0};
+	Tfdpb__XSpace *xs = NULL;
+	Tfdpb__XLine *kl = NULL;
+	uint8_t *data = NULL, *out = NULL;
+	size_t len = 0, olen;
+	struct tfd_dev_step *s0 = NULL, *s1 = NULL;
+	struct tfd_device d0, d1;
+	DIR *d;
+	struct dirent *de;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	T_OK(tfd_synth_run("tests/bench/device-heavy.json", dir, 0.2, &res, &err), &err);
+	T_TRUE((d = opendir(res.run_dir)) != NULL);
+	while (d && (de = readdir(d)))
+		if (strstr(de->d_name, ".xplane.pb"))
+			snprintf(f, sizeof(f), "%s/%s", res.run_dir, de->d_name);
+	if (d)
+		closedir(d);
+	T_TRUE((data = slurp(f, &len)) != NULL);
+	T_TRUE((xs = tfdpb__xspace__unpack(NULL, len, data)) != NULL);
+	for (size_t i = 0; i < xs->n_planes; i++)
+		for (size_t k = 0; k < xs->planes[i]->n_lines; k++)
+			if (strstr(xs->planes[i]->lines[k]->name, "(Compute)"))
+				kl = xs->planes[i]->lines[k];
+	T_TRUE(kl && kl->n_events > 3 * 4096);
+	d0 = device_of(t, data, len, &s0);
+	T_TRUE(d0.read && d0.nsteps > 0);
+	for (int round = 0; round < 2; round++) {
+		if (round == 0) /* neighbours swapped */
+			for (size_t i = 0; i + 1 < kl->n_events; i += 2) {
+				Tfdpb__XEvent *x = kl->events[i];
+
+				kl->events[i] = kl->events[i + 1];
+				kl->events[i + 1] = x;
+			}
+		else /* reversed (after the swaps) */
+			for (size_t i = 0, j = kl->n_events - 1; i < j; i++, j--) {
+				Tfdpb__XEvent *x = kl->events[i];
+
+				kl->events[i] = kl->events[j];
+				kl->events[j] = x;
+			}
+		olen = tfdpb__xspace__get_packed_size(xs);
+		out = xmalloc(olen);
+		tfdpb__xspace__pack(xs, out);
+		d1 = device_of(t, out, olen, &s1);
+		free(out);
+		T_EQ_U64(d1.nsteps, d0.nsteps);
+		T_EQ_U64(d1.h2d_bytes, d0.h2d_bytes);
+		for (int k = 0; k < TFD_DEV__COUNT; k++) {
+			T_EQ_U64(d1.kind_n[k], d0.kind_n[k]);
+			T_EQ_I64(d1.kind_ns[k], d0.kind_ns[k]);
+		}
+		for (size_t i = 0; i < d0.nsteps; i++)
+			for (int k = 0; k < TFD_DEV__COUNT; k++)
+				if (s1[i].owned[k] != s0[i].owned[k])
+					T_FAILF("round %d, step %zu, kind %d: %" PRId64
+						", in order %" PRId64,
+						round, i, k, s1[i].owned[k], s0[i].owned[k]);
+		free(s1);
+		s1 = NULL;
+	}
+	free(s0);
+	tfdpb__xspace__free_unpacked(xs, NULL);
+	free(data);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* The pre-pass reads the tf.data lines on several threads, longest first:
  * with two of them broken, the error names the first in the file, as one
  * thread reading them in order does (a synthesized parallel map's lines,
@@ -2142,6 +2234,7 @@ const struct t_case capture_cases[] = {
     T(device_priority),
     T(device_groups),
     T(device_no_steps),
+    T(device_line_order),
     T(exec_kept_for_functions),
     T(signatures_and_values),
     T(sort_is_stable),
