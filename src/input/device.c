@@ -143,13 +143,14 @@ static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 	return 0;
 }
 
-/* A line's header: its name and timestamp. TensorFlow writes them before
- * the events; the walk stops at the first event once it has both, so that
- * finding the lines does not touch every page of a large plane. */
+/* A line's header: its name and timestamp. Protobuf writes fields in
+ * the order of their numbers, so both come before the events (field 4):
+ * the walk stops at the first event, so that finding the lines does not
+ * touch every page of a large plane (an absent timestamp is 0). */
 struct line_head {
 	struct span name;
 	int64_t ts_ns;
-	bool has_name, has_ts, stopped;
+	bool stopped;
 };
 
 static int head_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
@@ -158,11 +159,9 @@ static int head_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span
 
 	if (field == 2 && wt == 2) {
 		l->name = s;
-		l->has_name = true;
 	} else if (field == 3 && wt == 0) {
 		l->ts_ns = (int64_t)v;
-		l->has_ts = true;
-	} else if (field == 4 && l->has_name && l->has_ts) {
+	} else if (field == 4) {
 		l->stopped = true;
 		return 1;
 	}
@@ -398,7 +397,7 @@ static bool line_next(void *ctx, struct tfd_dev_span *out)
 		*out = win_pop(l);
 		l->nspans++;
 		if (l->r->mapped)
-			tfd_pages_release(&l->released, l->p, (size_t)1 << 20);
+			tfd_pages_release(&l->released, l->p, (size_t)64 << 10);
 		return true;
 	}
 	if (l->mode == 2) {
@@ -415,7 +414,7 @@ static bool line_next(void *ctx, struct tfd_dev_span *out)
 	/* read once: a mapped file's pages behind the line go (read back
 	 * from the file should the line be read again) */
 	if (l->r->mapped)
-		tfd_pages_release(&l->released, l->p, (size_t)1 << 20);
+		tfd_pages_release(&l->released, l->p, (size_t)64 << 10);
 	return true;
 }
 
