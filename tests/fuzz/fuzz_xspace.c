@@ -35,6 +35,13 @@ static void one_vs_two_walks(const unsigned char *data, size_t size)
 			for (size_t k = 0; k < x->nsteps; k++)
 				if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
 					abort();
+			/* the device breakdown alike (it reads the host's waits) */
+			if (x->dev.read != y->dev.read || x->dev.nsteps != y->dev.nsteps ||
+			    x->dev.h2d_bytes != y->dev.h2d_bytes ||
+			    memcmp(x->dev.kind_n, y->dev.kind_n, sizeof(x->dev.kind_n)) ||
+			    (x->dev.nsteps && memcmp(x->dev.steps, y->dev.steps,
+						     x->dev.nsteps * sizeof(*x->dev.steps))))
+				abort();
 		}
 		if (tfd_analyze_lean(b, NULL, &an, &eb) == TFD_OK)
 			tfd_analysis_free(an);
