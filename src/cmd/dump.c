@@ -261,6 +261,29 @@ static void fn_ops_json(cJSON *jh, const struct tfd_host *h)
 	}
 }
 
+/* What the device planes held, by kind: spans and their summed time. */
+static cJSON *device_json(const struct tfd_host *h)
+{
+	static const char *const keys[TFD_DEV__COUNT] = {
+	    "host_to_device", "collectives",	"host_wait",	   "device_to_device",
+	    "device_to_host", "device_compute", "device_wait_host"};
+	cJSON *d = cJSON_CreateObject(), *k;
+
+	cJSON_AddStringToObject(d, "kind", tfd_device_word(&h->dev));
+	cJSON_AddNumberToObject(d, "host_to_device_bytes", (double)h->dev.h2d_bytes);
+	k = cJSON_AddObjectToObject(d, "kinds");
+	for (int i = 0; i < TFD_DEV__COUNT; i++) {
+		cJSON *o;
+
+		if (!h->dev.kind_n[i])
+			continue;
+		o = cJSON_AddObjectToObject(k, keys[i]);
+		cJSON_AddNumberToObject(o, "spans", (double)h->dev.kind_n[i]);
+		cJSON_AddNumberToObject(o, "ns", (double)h->dev.kind_ns[i]);
+	}
+	return d;
+}
+
 /* A host's object but its events, which follow it piece by piece. */
 static cJSON *host_json(const struct tfd_host *h)
 {
@@ -278,8 +301,13 @@ static cJSON *host_json(const struct tfd_host *h)
 		cJSON_AddStringToObject(jp, "name", h->planes[p].name);
 		cJSON_AddNumberToObject(jp, "lines", (double)h->planes[p].nlines);
 		cJSON_AddBoolToObject(jp, "decoded", h->planes[p].decoded);
+		if (h->planes[p].decoded && strstr(h->planes[p].name, "/device:") &&
+		    h->format != TFD_FMT_TF2_TRACE)
+			cJSON_AddNumberToObject(jp, "device_spans", (double)h->planes[p].nevents);
 		cJSON_AddItemToArray(planes, jp);
 	}
+	if (h->dev.read)
+		cJSON_AddItemToObject(jh, "device", device_json(h));
 	threads = cJSON_AddArrayToObject(jh, "threads");
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];

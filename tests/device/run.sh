@@ -151,6 +151,8 @@ run dump "$real"
 case "$out" in *"/device:GPU:4"*"device (759 spans)"*) ok ;; *) bad "real: GPU:4 not decoded" ;; esac
 case "$out" in *"/device:GPU:0"*"device (0 spans)"*) ok ;; *) bad "real: empty GPU:0 not listed" ;; esac
 case "$out" in *"host-to-device"*"404 spans"*) ok ;; *) bad "real: the 202 device and 202 host copies not summed" ;; esac
+run dump -f json "$real"
+case "$out" in *'"device_spans": 759'*'"device"'*'"device_compute"'*) ok ;; *) bad "real: dump -f json lacks the device" ;; esac
 $TFD analyze -q -f json -o "$T/real.json" "$real" 2>"$T/err"
 read -r inp wait h2d got rules _ _ dev <<<"$(summary "$T/real.json")"
 [ "$got" = not ] && [ "$dev" = True ] && [ "$h2d" != None ] && ok ||
