@@ -278,6 +278,16 @@ enum tfd_dev_kind {
 
 struct tfd_host;
 
+/* A time interval [s, e) in nanoseconds. */
+struct tfd_interval {
+	int64_t s, e;
+};
+
+/* The host waiting for input: the union of its IteratorGetNext* events,
+ * sorted and disjoint, in a new array of *n intervals (the caller frees
+ * it). */
+struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
+
 /* One span of device activity as a reader found it: its step by
  * group_id when the event had one. */
 struct tfd_dev_span {

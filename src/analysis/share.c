@@ -20,18 +20,6 @@
 #include "passes.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
-#include "tfd/vec.h"
-
-struct span {
-	int64_t s, e;
-};
-
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
 
 static int dbl_cmp(const void *a, const void *b)
 {
@@ -47,42 +35,9 @@ static int i64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The union of every IteratorGetNext* span on the host, sorted, disjoint. */
-static struct span *wait_union(const struct tfd_host *h, size_t *n)
-{
-	VEC(struct span) w = {0};
-	size_t k = 0;
-
-	for (size_t t = 0; t < h->nthreads; t++) {
-		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
-			continue;
-		struct tfd_ev_cursor cur;
-		struct tfd_event ev;
-
-		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
-			const struct tfd_event *e = &ev;
-
-			if (e->kind == TFD_EV_GETNEXT && e->dur_ns > 0)
-				vec_push(&w, ((struct span){e->start_ns, e->start_ns + e->dur_ns}));
-		}
-	}
-	if (w.n > 1)
-		qsort(w.v, w.n, sizeof(*w.v), span_cmp);
-	for (size_t i = 0; i < w.n; i++) {
-		if (k && w.v[i].s <= w.v[k - 1].e) {
-			if (w.v[i].e > w.v[k - 1].e)
-				w.v[k - 1].e = w.v[i].e;
-		} else {
-			w.v[k++] = w.v[i];
-		}
-	}
-	*n = k;
-	return w.v;
-}
-
 /* Waiting time inside [a, b): a binary search for the first interval that
  * ends after a, then a walk; linear in the steps overall. */
-static int64_t wait_in(const struct span *u, size_t n, int64_t a, int64_t b)
+static int64_t wait_in(const struct tfd_interval *u, size_t n, int64_t a, int64_t b)
 {
 	size_t lo = 0, hi = n;
 	int64_t w = 0;
@@ -221,8 +176,8 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->bound = tfd_bound_of(s->pct);
 }
 
-static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr, const struct span *u,
-		       size_t nu)
+static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
+		       const struct tfd_interval *u, size_t nu)
 {
 	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
 
@@ -309,7 +264,7 @@ static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 {
 	size_t nu = 0;
-	struct span *u = wait_union(h, &nu);
+	struct tfd_interval *u = tfd_host_wait_union(h, &nu);
 
 	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;

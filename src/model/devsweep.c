@@ -181,26 +181,18 @@ static void feed(struct sstate *s, int64_t a, int64_t b, int k, int64_t *owned)
 
 /* ---- the host's sweep ----------------------------------------------------- */
 
-/* The host's wait for input: the union of its IteratorGetNext* spans,
- * sorted and disjoint (counted first, so that the array is made once). */
-struct waits {
-	struct wspan {
-		int64_t s, e;
-	} * v;
-	size_t n, at;
-};
-
-static int wspan_cmp(const void *a, const void *b)
+static int interval_cmp(const void *a, const void *b)
 {
-	const struct wspan *x = a, *y = b;
+	const struct tfd_interval *x = a, *y = b;
 
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-static struct waits wait_spans(const struct tfd_host *h)
+/* Counted first, so that the array is made once. */
+struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
 {
-	struct waits w = {0};
-	size_t cap = 0, k = 0;
+	struct tfd_interval *v = NULL;
+	size_t cap = 0, m = 0, k = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < h->nthreads; t++) {
@@ -213,28 +205,34 @@ static struct waits wait_spans(const struct tfd_host *h)
 				if (e.kind != TFD_EV_GETNEXT || e.dur_ns <= 0)
 					continue;
 				if (pass)
-					w.v[w.n++] =
-					    (struct wspan){e.start_ns, e.start_ns + e.dur_ns};
+					v[m++] = (struct tfd_interval){e.start_ns,
+								       e.start_ns + e.dur_ns};
 				else
 					cap++;
 			}
 		}
 		if (!pass)
-			w.v = xmalloc((cap + 1) * sizeof(*w.v));
+			v = xmalloc((cap + 1) * sizeof(*v));
 	}
-	if (w.n > 1)
-		qsort(w.v, w.n, sizeof(*w.v), wspan_cmp);
-	for (size_t i = 0; i < w.n; i++) {
-		if (k && w.v[i].s <= w.v[k - 1].e) {
-			if (w.v[i].e > w.v[k - 1].e)
-				w.v[k - 1].e = w.v[i].e;
+	if (m > 1)
+		qsort(v, m, sizeof(*v), interval_cmp);
+	for (size_t i = 0; i < m; i++) {
+		if (k && v[i].s <= v[k - 1].e) {
+			if (v[i].e > v[k - 1].e)
+				v[k - 1].e = v[i].e;
 		} else {
-			w.v[k++] = w.v[i];
+			v[k++] = v[i];
 		}
 	}
-	w.n = k;
-	return w;
+	*n = k;
+	return v;
 }
+
+/* The host's wait as a source of spans of kind TFD_DEV_WAIT. */
+struct waits {
+	struct tfd_interval *v;
+	size_t n, at;
+};
 
 static bool wait_next(void *ctx, struct tfd_dev_span *out)
 {
@@ -437,7 +435,8 @@ size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_
 	d = h->dev;
 	memset(d.kind_ns, 0, sizeof(d.kind_ns));
 	memset(d.kind_n, 0, sizeof(d.kind_n));
-	wait = wait_spans(h);
+	wait.v = tfd_host_wait_union(h, &wait.n);
+	wait.at = 0;
 	memcpy(all, src, n * sizeof(*all));
 	/* the host's own copies are one more device source; the wait last */
 	ops = (struct tfd_dev_array){h->dev.host_ops, h->dev.nhost_ops, 0};
