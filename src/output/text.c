@@ -111,14 +111,18 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 }
 
 /* The verdict of a host with device planes: input is TensorFlow's, the
- * host wait plus the copies to the device, the larger part first. */
+ * host wait plus the copies to the device (on a TPU, its wait for
+ * infeed), the larger part first. */
 static void device_verdict(const struct tfd_host_result *f, const char *basis, struct tfd_buf *b)
 {
 	const char *dev = tfd_device_word(&f->host->dev);
+	bool tpu = f->host->dev.tpu;
 	double w = tfd_host_wait_pct(f), c = tfd_h2d_pct(f);
-	char copy[64], wait[48];
+	char copy[64], wait[48], what[48];
 
-	snprintf(copy, sizeof(copy), "%.1f%% copying input to the %s", c, dev);
+	snprintf(what, sizeof(what), tpu ? "the TPU waiting for infeed" : "copying input to the %s",
+		 dev);
+	snprintf(copy, sizeof(copy), "%.1f%% %s", c, what);
 	snprintf(wait, sizeof(wait), "%.1f%% waiting for the pipeline", w);
 	tfd_buf_printf(b,
 		       "verdict: %s input-bound: %.1f%% of step time on host %s is input: %s, "
@@ -133,18 +137,18 @@ static void device_verdict(const struct tfd_host_result *f, const char *basis, s
 		for (int k = 0; k < TFD_DEV__COUNT; k++)
 			rest -= f->dev_ns[k];
 		tfd_buf_printf(b,
-			       "         a step (mean over those steps): host wait %s, copies to "
-			       "the %s %s, device compute %s, the rest %s.\n",
-			       tfd_fmt_ns(f->wait_ns / n, t1, sizeof(t1)), dev,
+			       "         a step (mean over those steps): host wait %s, %s %s, "
+			       "device compute %s, the rest %s.\n",
+			       tfd_fmt_ns(f->wait_ns / n, t1, sizeof(t1)), what,
 			       tfd_fmt_ns(f->h2d_ns / n, t2, sizeof(t2)),
 			       tfd_fmt_ns(f->dev_ns[TFD_DEV_COMPUTE] / n, t3, sizeof(t3)),
 			       tfd_fmt_ns((rest > 0 ? rest : 0) / n, t4, sizeof(t4)));
 	}
 	if (f->bound != TFD_BOUND_NOT && tfd_h2d_dominates(f))
 		tfd_buf_printf(b,
-			       "         most of the input time is copying to the %s, not the "
-			       "tf.data pipeline: the pipeline below is only the host side.\n",
-			       dev);
+			       "         most of the input time is %s, not the tf.data pipeline: "
+			       "the pipeline below is only the host side.\n",
+			       what);
 }
 
 static void fmt_rate(double v, char *buf, size_t len)

@@ -79,7 +79,7 @@ case "$(printf '%s' "$out" | unwrap)" in
 *) bad "heavy: text verdict: $(printf '%s' "$out" | head -3 | unwrap)" ;;
 esac
 case "$out" in *prefetch_to_device*) ok ;; *) bad "heavy: no prefetch_to_device advice" ;; esac
-case "$(printf '%s' "$out" | unwrap)" in *"a step (mean over those steps): host wait"*"copies to the GPU 1.5"*ms*) ok ;;
+case "$(printf '%s' "$out" | unwrap)" in *"a step (mean over those steps): host wait"*"copying input to the GPU 1.5"*ms*) ok ;;
 *) bad "heavy: no step summary: $(printf '%s' "$out" | head -6 | unwrap)" ;; esac
 run dot -o - "$f"
 case "$(printf '%s' "$out" | unwrap)" in *"HIGHLY input-bound (43."*"copying to the device, 0."*"waiting)"*) ok ;;
@@ -143,6 +143,18 @@ case ",$rules," in *,TFD-D01,*) ok ;; *) bad "infeed: no TFD-D01 ($rules)" ;; es
 run analyze -q tests/device/traces/infeed.trace.json
 case "$(printf '%s' "$out" | unwrap)" in *"40.0% copying input to the device"*) ok ;;
 *) bad "infeed: text $(printf '%s' "$out" | head -2 | unwrap)" ;; esac
+
+# a TPU (a Chrome trace): the device waiting for infeed in XLA Ops is
+# input; the derived XLA Modules and Steps lines are not read
+$TFD analyze -q -f json -o "$T/tpu.json" tests/device/traces/tpu.trace.json 2>"$T/err"
+read -r inp wait h2d got rules _ _ dev <<<"$(summary "$T/tpu.json")"
+[ "$inp $wait $h2d $got $dev" = "30 0 30 highly True" ] && ok ||
+	bad "tpu: input $inp wait $wait infeed $h2d band $got device $dev"
+grep -q '"device_compute_ns": 1200000' "$T/tpu.json" && grep -q '"kind": "TPU"' "$T/tpu.json" &&
+	ok || bad "tpu: derived lines read, or not a TPU"
+run analyze -q tests/device/traces/tpu.trace.json
+case "$(printf '%s' "$out" | unwrap)" in *"30.0% the TPU waiting for infeed"*) ok ;;
+*) bad "tpu: text $(printf '%s' "$out" | head -2 | unwrap)" ;; esac
 
 # the real multi-worker GPU capture: 8 GPU planes (some empty), copies
 # read but small: not input-bound, no transfer finding
