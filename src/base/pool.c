@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -29,16 +30,21 @@ static void *work(void *arg)
 
 	for (;;) {
 		size_t i;
+		bool skip;
 
 		pthread_mutex_lock(&pl->mu);
-		i = pl->next < pl->n ? (pl->order ? pl->order[pl->next] : pl->next) : pl->n;
-		if (pl->next < pl->n)
-			pl->next++;
-		if (pl->skip && i < pl->n && i > pl->failed)
-			i = pl->n; /* an earlier item failed: the rest is not needed */
-		pthread_mutex_unlock(&pl->mu);
-		if (i >= pl->n)
+		if (pl->next >= pl->n) {
+			pthread_mutex_unlock(&pl->mu);
 			return NULL;
+		}
+		i = pl->order ? pl->order[pl->next] : pl->next;
+		pl->next++;
+		/* an earlier item failed: this one is not needed, but the items
+		 * handed out after it may come before the failure and still are */
+		skip = pl->skip && i > pl->failed;
+		pthread_mutex_unlock(&pl->mu);
+		if (skip)
+			continue;
 		if (!pl->fn(pl->ctx, w->index, i)) {
 			pthread_mutex_lock(&pl->mu);
 			if (i < pl->failed)

@@ -17,6 +17,7 @@
 #include "tfd/capture.h"
 #include "tfd/pages.h"
 #include "tfd/partial.h"
+#include "tfd/pool.h"
 #include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/synth.h"
@@ -73,6 +74,43 @@ static void function_ops_self_time(struct t *t)
 		free(tot);
 	}
 	tfd_capture_free(cap);
+}
+
+/* tfd_pool_run with skip_after_failure: items are handed out in the order
+ * given; once item 5 failed, item 9 (after it) is skipped, but the items
+ * handed out after 9 that come before 5 still run, and item 2's failure,
+ * the lowest, is the answer. (A worker used to stop at the first skipped
+ * item: items 0-2 never ran and 5 was returned, so an XSpace file with
+ * two corrupt lines could name either.) */
+struct pool_probe {
+	int ran[10];
+};
+
+static bool pool_item(void *ctx, size_t worker, size_t i)
+{
+	struct pool_probe *p = ctx;
+
+	(void)worker;
+	p->ran[i]++;
+	return i != 5 && i != 2;
+}
+
+static void pool_lowest_failure(struct t *t)
+{
+	static const size_t order[] = {5, 9, 0, 1, 2, 3, 4, 6, 7, 8};
+
+	for (size_t threads = 1; threads <= 2; threads++) {
+		struct pool_probe p;
+
+		memset(&p, 0, sizeof(p));
+		T_EQ_U64(tfd_pool_run(10, threads, order, true, pool_item, &p), 2);
+		/* every item before the lowest failure ran, once */
+		for (int i = 0; i <= 2; i++)
+			T_EQ_I64(p.ran[i], 1);
+		for (int i = 3; i < 10; i++)
+			T_TRUE(p.ran[i] <= 1);
+		T_EQ_I64(p.ran[5], 1);
+	}
 }
 
 static enum tfd_dev_kind kind_of(const char *name, bool tpu)
@@ -2230,6 +2268,7 @@ const struct t_case capture_cases[] = {
     T(params_follow_each_event),
     T(scan_matches_full_pass),
     T(kinds),
+    T(pool_lowest_failure),
     T(device_kinds),
     T(device_priority),
     T(device_groups),
