@@ -435,6 +435,14 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		const struct tfd_host_result *f = &a->hosts[0];
 
 		cJSON_AddStringToObject(sum, "host", f->host->name);
+		/* which part of the input time is larger, with device activity:
+		 * a bottleneck below is then only the host side's */
+		if (f->has_device && !isnan(f->input_pct))
+			cJSON_AddStringToObject(sum, "input_dominant",
+						tfd_h2d_dominates(f) ? "host_to_device"
+								     : "host_wait");
+		else
+			cJSON_AddNullToObject(sum, "input_dominant");
 		if (f->focus >= 0) {
 			const struct tfd_pipeline *p = &f->pipelines[f->focus];
 

@@ -311,6 +311,20 @@ static void step_chart(struct tfd_buf *b, const struct tfd_host_result *h)
 		       L, H - 8, W - R, H - 8);
 }
 
+/* The summary's bottleneck clause: the host side's only when copies to
+ * the device are most of the input. */
+static void summary_bottleneck(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+			       struct tfd_buf *b)
+{
+	bool copies = tfd_h2d_dominates(h);
+
+	tfd_buf_puts(b, copies ? "; copies to the device dominate the input (host-side bottleneck "
+			       : "; bottleneck ");
+	esc(b, p->stages[p->bottleneck].name);
+	tfd_buf_printf(b, " (confidence %s)%s", tfd_confidence_name(p->confidence.level),
+		       copies ? ")" : "");
+}
+
 /* One sentence per job: the verdict, the bottleneck, the first thing to change. */
 static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
@@ -352,12 +366,8 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, " (on ");
 		esc(b, h->host->name);
 		tfd_buf_printf(b, "; confidence %s)", tfd_confidence_name(h->confidence.level));
-		if (p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
-			tfd_buf_puts(b, "; bottleneck ");
-			esc(b, p->stages[p->bottleneck].name);
-			tfd_buf_printf(b, " (confidence %s)",
-				       tfd_confidence_name(p->confidence.level));
-		}
+		if (p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h))
+			summary_bottleneck(h, p, b);
 		if (fix && tfd_host_has_bottleneck(h)) {
 			tfd_buf_puts(b, "; first change: ");
 			esc(b, fix->title);
@@ -514,10 +524,13 @@ static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
 			if (p->bottleneck >= 0) {
 				char why[600];
 
-				tfd_buf_puts(b, tfd_host_has_bottleneck(h)
-						    ? "bottleneck: "
-						    : "slowest stage (the host is not "
-						      "input-bound): ");
+				tfd_buf_puts(b, !tfd_host_has_bottleneck(h)
+						    ? "slowest stage (the host is not "
+						      "input-bound): "
+						: tfd_h2d_dominates(h)
+						    ? "copies to the device dominate the input; "
+						      "host-side bottleneck: "
+						    : "bottleneck: ");
 				tfd_buf_puts(b, "<b>");
 				esc(b, p->stages[p->bottleneck].name);
 				tfd_buf_puts(b, "</b><br><span class=\"muted\">");
@@ -841,11 +854,14 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			if (p && p->bottleneck >= 0) {
 				char v[400];
 
-				snprintf(v, sizeof(v), "%s%s (confidence %s)",
-					 tfd_host_has_bottleneck(h) ? "bottleneck "
-								    : "slowest stage ",
-					 p->stages[p->bottleneck].name,
-					 tfd_confidence_name(p->confidence.level));
+				snprintf(
+				    v, sizeof(v), "%s%s (confidence %s)",
+				    !tfd_host_has_bottleneck(h) ? "slowest stage "
+				    : tfd_h2d_dominates(h)
+					? "copies to the device dominate; host-side bottleneck "
+					: "bottleneck ",
+				    p->stages[p->bottleneck].name,
+				    tfd_confidence_name(p->confidence.level));
 				md_cell(b, v);
 			} else
 				md_cell(b, "-");

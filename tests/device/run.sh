@@ -108,6 +108,11 @@ if [ "$rc" = 0 ] && grep -q 'class="h2d"' "$T/r.html" &&
 else
 	bad "heavy: HTML report: rc $rc, $(grep -o 'of step time[^;]*' "$T/r.html" | head -1)"
 fi
+grep -q 'copies to the device dominate the input (host-side bottleneck' "$T/r.html" && ok ||
+	bad "heavy: HTML summary does not say the copies dominate"
+run report --no-record -f md -o - "$f"
+case "$out" in *"copies to the device dominate; host-side bottleneck"*) ok ;; *) bad "heavy: md stage cell" ;; esac
+grep -q '"input_dominant": "host_to_device"' "$T/h.json" && ok || bad "heavy: summary.input_dominant"
 # and without device planes the chart is as it was: no copies drawn
 run report --no-record -o "$T/n.html" examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 if [ "$rc" = 0 ] && ! grep -q 'class="h2d"\|to the device' "$T/n.html"; then ok; else bad "no device: report draws copies"; fi
