@@ -588,7 +588,7 @@ static void trends_html(const struct tfd_job *job, struct tfd_buf *b)
 							      : "");
 	svg_chart(b, "trend-latency", "root-call latency of the focus pipeline", "ms", job->history,
 		  job->nhistory, lat_names, lat_colors, lat_ms, 3);
-	svg_chart(b, "trend-input", "step time waiting for input", "%", job->history, job->nhistory,
+	svg_chart(b, "trend-input", "step time that is input", "%", job->history, job->nhistory,
 		  in_names, in_colors, input_pct, 1);
 	tfd_buf_puts(b, "</div>\n");
 	step_chart(b, a->nhosts ? &a->hosts[0] : NULL);
