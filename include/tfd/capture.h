@@ -353,13 +353,17 @@ const char *tfd_device_word(const struct tfd_device *d);
 /* Whether a host-plane op is a host-side copy to the device
  * (InfeedEnqueue*, MemcpyH2D). */
 bool tfd_host_op_is_h2d(const char *name, size_t len);
-/* Whether a device plane's line (a Chrome device process's thread) holds
- * the device's own events: "Stream #N(...)" lines on a GPU, "XLA Ops" on
- * a TPU, else any line that is not one TensorFlow derives from them
- * ("Steps", "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", ...).
- * has_streams: the plane has a stream line (then only those are read),
- * has_ops: it has an "XLA Ops" line (then only it is). */
-bool tfd_dev_line_wanted(const char *name, size_t len, bool has_streams, bool has_ops);
+/* What a device plane's line (a Chrome device process's thread) is, by
+ * its name: a GPU stream ("Stream #N(...)"), a TPU's "XLA Ops", or
+ * neither (0). */
+enum { TFD_DEVLINE_STREAM = 1, TFD_DEVLINE_XLA_OPS = 2 };
+unsigned tfd_dev_line_class(const char *name, size_t len);
+/* Whether a line holds the device's own events, given the classes of
+ * every line of its plane (plane, the tfd_dev_line_class() bits or'ed):
+ * only the streams when the plane has one, else only XLA Ops when it has
+ * it, else any line that is not one TensorFlow derives from them
+ * ("Steps", "TensorFlow Ops", "TensorFlow Name Scope", "XLA Modules", ...). */
+bool tfd_dev_line_wanted(const char *name, size_t len, unsigned plane);
 /* The bytes of a copy from its memcpy_details text ("size:N dest:D ..."),
  * 0 when it has none. */
 uint64_t tfd_memcpy_bytes(const char *details, size_t len);

@@ -349,7 +349,7 @@ static int meta_event(struct parse *p)
 			imap_put(&p->host_pids, (uint64_t)to_i64(pid), 1);
 		else if (tfd_is_device_plane(an))
 			imap_put(&p->dev_pids, (uint64_t)to_i64(pid),
-				 2 * h->nplanes + (strstr(an, "TPU") != NULL));
+				 2 * h->nplanes + (tfd_is_device_plane(an) == TFD_DEVPLANE_TPU));
 		h->planes = xrealloc(h->planes, (h->nplanes + 1) * sizeof(*h->planes));
 		pi = &h->planes[h->nplanes++];
 		memset(pi, 0, sizeof(*pi));
@@ -409,28 +409,30 @@ static uint64_t dev_thread_key(int64_t pid, int64_t tid)
 	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
 }
 
-/* After pass 1: the threads of device processes to read. A process with
- * a "Stream #" thread is read on those, one with "XLA Ops" on it, else on
- * every thread but those TensorFlow derives (tfd_dev_line_wanted). */
+/* After pass 1: the threads of device processes to read, by the classes
+ * of their process's threads (tfd_dev_line_wanted). */
 static void dev_threads_pick(struct parse *p)
 {
+	struct imap cls = {0}; /* pid -> the classes of its threads */
+	size_t c;
+
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct thread_meta *t = &p->threads.v[i];
-		bool streams = false, ops = false;
 
 		if (!imap_get(&p->dev_pids, (uint64_t)t->pid, NULL))
 			continue;
-		for (size_t j = 0; j < p->threads.n; j++) {
-			if (p->threads.v[j].pid != t->pid)
-				continue;
-			streams |= strncmp(p->threads.v[j].name, "Stream #", 8) == 0;
-			ops |= strcmp(p->threads.v[j].name, "XLA Ops") == 0;
-		}
-		if (tfd_dev_line_wanted(t->name, strlen(t->name), streams, ops))
-			imap_put(&p->dev_threads, dev_thread_key(t->pid, t->tid), 1);
-		else
-			imap_put(&p->dev_threads, dev_thread_key(t->pid, t->tid), 0);
+		if (!imap_get(&cls, (uint64_t)t->pid, &c))
+			c = 0;
+		imap_put(&cls, (uint64_t)t->pid, c | tfd_dev_line_class(t->name, strlen(t->name)));
 	}
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct thread_meta *t = &p->threads.v[i];
+
+		if (imap_get(&cls, (uint64_t)t->pid, &c))
+			imap_put(&p->dev_threads, dev_thread_key(t->pid, t->tid),
+				 tfd_dev_line_wanted(t->name, strlen(t->name), (unsigned)c));
+	}
+	imap_free(&cls);
 }
 
 /* Pass 2: a complete event of a device process: a span of the host's
@@ -491,7 +493,7 @@ static int host_event(struct parse *p)
 	struct tfd_event *ev;
 	enum tfd_ev_kind kind;
 	uint32_t th;
-	size_t tk;
+	size_t tk, nlen;
 
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
@@ -525,7 +527,8 @@ static int host_event(struct parse *p)
 			group = to_i64(gv);
 		}
 	}
-	if (strlen(name) > TFD_MAX_NAME_LEN) {
+	nlen = strlen(name);
+	if (nlen > TFD_MAX_NAME_LEN) {
 		p->st = tfd_fail(p->err, TFD_E_LIMIT, "event name longer than %d bytes",
 				 TFD_MAX_NAME_LEN);
 		return 0;
@@ -535,7 +538,7 @@ static int host_event(struct parse *p)
 	end = llround((ts + dur) * 1000.0);
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
-	if (tfd_host_op_is_h2d(name, strlen(name)))
+	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
 	kind = tfd_event_kind_of(name);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
@@ -544,7 +547,7 @@ static int host_event(struct parse *p)
 	if (!tfd_keep_kind(kind, p->opts))
 		return 1;
 	/* only the executor chunks of dataset functions (not the training step's) */
-	if (!(p->opts && p->opts->keep_other) && tfd_event_kind_of(name) == TFD_EV_EXEC &&
+	if (!(p->opts && p->opts->keep_other) && kind == TFD_EV_EXEC &&
 	    !fn_steps_has(&p->fn_steps, arg_id(e)))
 		return 1;
 	if (h->nevents >= tfd_max_events(p->opts)) {
@@ -945,8 +948,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	dev_threads_pick(&p);
 	h->dev.nplanes += p.dev_pids.n;
 	for (size_t i = 0; i < h->nplanes; i++)
-		h->dev.tpu |=
-		    tfd_is_device_plane(h->planes[i].name) && strstr(h->planes[i].name, "TPU");
+		h->dev.tpu |= tfd_is_device_plane(h->planes[i].name) == TFD_DEVPLANE_TPU;
 	p.pass = 2;
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;

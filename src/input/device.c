@@ -231,44 +231,20 @@ static int event_stat(struct dev_ev *e, struct span s)
 static bool read_event(const struct dplane *pl, const uint8_t *p, const uint8_t *end,
 		       struct dev_ev *e)
 {
-	while (p < end) {
-		uint64_t key, v;
-		size_t k = tfd_pb_varint(p, end, &key);
+	struct pb_field f;
 
-		if (!k)
+	while (p < end) {
+		if (!tfd_pb_next(&p, end, &f))
 			return false;
-		p += k;
-		switch (key & 7) {
-		case 0:
-			if (!(k = tfd_pb_varint(p, end, &v)))
-				return false;
-			p += k;
-			if ((key >> 3) == 1)
-				e->mid = v;
-			else if ((key >> 3) == 2)
-				e->off_ps = (int64_t)v;
-			else if ((key >> 3) == 3)
-				e->dur_ps = (int64_t)v;
-			break;
-		case 2:
-			if (!(k = tfd_pb_varint(p, end, &v)) || v > (uint64_t)(end - p - k))
-				return false;
-			p += k;
-			if ((key >> 3) == 4 && (pl->memcpy_mids.n || pl->group_mids.n) &&
-			    event_stat(e, (struct span){p, (size_t)v}))
-				return false;
-			p += v;
-			break;
-		case 1:
-		case 5:
-			k = (key & 7) == 1 ? 8 : 4;
-			if ((size_t)(end - p) < k)
-				return false;
-			p += k;
-			break;
-		default:
+		if (f.wt == 0 && f.field == 1)
+			e->mid = f.v;
+		else if (f.wt == 0 && f.field == 2)
+			e->off_ps = (int64_t)f.v;
+		else if (f.wt == 0 && f.field == 3)
+			e->dur_ps = (int64_t)f.v;
+		else if (f.wt == 2 && f.field == 4 && (pl->memcpy_mids.n || pl->group_mids.n) &&
+			 event_stat(e, f.s))
 			return false;
-		}
 	}
 	return true;
 }
@@ -306,41 +282,18 @@ static bool event_span(struct dline *l, struct span s, struct tfd_dev_span *out,
  * l->bad at a malformed field). */
 static bool line_read(struct dline *l, struct tfd_dev_span *out, uint64_t *bytes)
 {
+	struct pb_field f;
+
 	while (l->p < l->end) {
-		uint64_t key, v;
-		size_t k = tfd_pb_varint(l->p, l->end, &key);
-		int wt = (int)(key & 7);
-
-		if (!k)
-			break;
-		l->p += k;
-		if (wt == 0) {
-			k = tfd_pb_varint(l->p, l->end, &v);
-		} else if (wt == 1 || wt == 5) {
-			k = (size_t)(wt == 1 ? 8 : 4);
-			k = (size_t)(l->end - l->p) >= k ? k : 0;
-		} else if (wt == 2) {
-			k = tfd_pb_varint(l->p, l->end, &v);
-			if (k && v <= (uint64_t)(l->end - l->p - k)) {
-				struct span s = {l->p + k, (size_t)v};
-
-				l->p += k + v;
-				if ((key >> 3) == 4 && event_span(l, s, out, bytes))
-					return true;
-				if (l->bad)
-					return false;
-				continue;
-			}
-			k = 0;
-		} else {
-			k = 0;
+		if (!tfd_pb_next(&l->p, l->end, &f)) {
+			l->bad = true;
+			return false;
 		}
-		if (!k)
-			break;
-		l->p += k;
+		if (f.wt == 2 && f.field == 4 && event_span(l, f.s, out, bytes))
+			return true;
+		if (l->bad)
+			return false;
 	}
-	if (l->p < l->end)
-		l->bad = true;
 	return false;
 }
 
@@ -486,7 +439,7 @@ void tfd_dev_reader_free(struct tfd_dev_reader *r)
 static enum tfd_status add_lines(struct tfd_dev_reader *r, struct plane_walk *w, size_t plane_index,
 				 struct tfd_err *err)
 {
-	bool streams = false, ops = false;
+	unsigned plane = 0;
 	struct line_head lh;
 
 	for (size_t i = 0; i < w->lines.n; i++) {
@@ -495,14 +448,13 @@ static enum tfd_status add_lines(struct tfd_dev_reader *r, struct plane_walk *w,
 			    err, TFD_E_FORMAT,
 			    "corrupt XSpace protobuf: line %zu of plane '%s' is malformed", i,
 			    w->pl->name);
-		streams |= lh.name.len >= 8 && memcmp(lh.name.p, "Stream #", 8) == 0;
-		ops |= span_is(lh.name, "XLA Ops");
+		plane |= tfd_dev_line_class((const char *)lh.name.p, lh.name.len);
 	}
 	for (size_t i = 0; i < w->lines.n; i++) {
 		struct dline *l;
 
 		read_head(w->lines.v[i], &lh);
-		if (!tfd_dev_line_wanted((const char *)lh.name.p, lh.name.len, streams, ops) ||
+		if (!tfd_dev_line_wanted((const char *)lh.name.p, lh.name.len, plane) ||
 		    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS || lh.ts_ns > (int64_t)TFD_MAX_TIME_NS)
 			continue;
 		l = xcalloc(1, sizeof(*l));
@@ -528,7 +480,7 @@ enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p,
 
 	w.pl = xcalloc(1, sizeof(*w.pl));
 	w.pl->name = plane_name;
-	w.pl->tpu = strstr(plane_name, "TPU") != NULL;
+	w.pl->tpu = tfd_is_device_plane(plane_name) == TFD_DEVPLANE_TPU;
 	vec_push(&r->planes, w.pl);
 	if (tfd_pb_walk(p, len, plane_field, &w) != SIZE_MAX)
 		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '%s'",

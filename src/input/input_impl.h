@@ -69,12 +69,18 @@ enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p,
 enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
 				      struct tfd_host *h, struct tfd_err *err);
 /* Whether a plane or Chrome process name is a device whose events the
- * step breakdown reads ("/device:GPU:N", "/device:TPU:N"). */
-static inline bool tfd_is_device_plane(const char *name)
+ * step breakdown reads: TFD_DEVPLANE_GPU for "/device:GPU:N",
+ * TFD_DEVPLANE_TPU for "/device:TPU:N", else 0. */
+enum { TFD_DEVPLANE_GPU = 1, TFD_DEVPLANE_TPU = 2 };
+static inline int tfd_is_device_plane(const char *name)
 {
 	const char *d = strstr(name, "/device:");
 
-	return d && (strncmp(d + 8, "GPU:", 4) == 0 || strncmp(d + 8, "TPU:", 4) == 0);
+	if (!d)
+		return 0;
+	return strncmp(d + 8, "GPU:", 4) == 0	? TFD_DEVPLANE_GPU
+	       : strncmp(d + 8, "TPU:", 4) == 0 ? TFD_DEVPLANE_TPU
+						: 0;
 }
 
 enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,

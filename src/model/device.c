@@ -76,12 +76,21 @@ static const char *const derived_lines[] = {
     "Host Threads", "Sparse Core",
 };
 
-bool tfd_dev_line_wanted(const char *name, size_t len, bool has_streams, bool has_ops)
+unsigned tfd_dev_line_class(const char *name, size_t len)
 {
-	if (has_streams)
-		return len >= 8 && memcmp(name, "Stream #", 8) == 0;
-	if (has_ops)
-		return len == 7 && memcmp(name, "XLA Ops", 7) == 0;
+	if (len >= 8 && memcmp(name, "Stream #", 8) == 0)
+		return TFD_DEVLINE_STREAM;
+	if (len == 7 && memcmp(name, "XLA Ops", 7) == 0)
+		return TFD_DEVLINE_XLA_OPS;
+	return 0;
+}
+
+bool tfd_dev_line_wanted(const char *name, size_t len, unsigned plane)
+{
+	if (plane & TFD_DEVLINE_STREAM)
+		return tfd_dev_line_class(name, len) == TFD_DEVLINE_STREAM;
+	if (plane & TFD_DEVLINE_XLA_OPS)
+		return tfd_dev_line_class(name, len) == TFD_DEVLINE_XLA_OPS;
 	for (size_t i = 0; i < sizeof(derived_lines) / sizeof(*derived_lines); i++)
 		if (strlen(derived_lines[i]) == len && memcmp(name, derived_lines[i], len) == 0)
 			return false;

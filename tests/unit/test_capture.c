@@ -136,13 +136,13 @@ static void device_kinds(struct t *t)
 	T_EQ_U64(tfd_memcpy_bytes("dest:1 size:12", 14), 12);
 	T_EQ_U64(tfd_memcpy_bytes("dest:1 xsize:12", 15), 0);
 	T_EQ_U64(tfd_memcpy_bytes("size:99999999999999999999999", 28), 0);
-	T_TRUE(tfd_dev_line_wanted("Stream #13(MemcpyH2D)", 21, true, false));
-	T_TRUE(!tfd_dev_line_wanted("Steps", 5, true, false));
-	T_TRUE(!tfd_dev_line_wanted("Steps", 5, false, false));
-	T_TRUE(!tfd_dev_line_wanted("TensorFlow Ops", 14, false, false));
-	T_TRUE(tfd_dev_line_wanted("XLA Ops", 7, false, true));
-	T_TRUE(!tfd_dev_line_wanted("XLA Modules", 11, false, true));
-	T_TRUE(tfd_dev_line_wanted("Kernels", 7, false, false));
+	T_TRUE(tfd_dev_line_wanted("Stream #13(MemcpyH2D)", 21, TFD_DEVLINE_STREAM));
+	T_TRUE(!tfd_dev_line_wanted("Steps", 5, TFD_DEVLINE_STREAM));
+	T_TRUE(!tfd_dev_line_wanted("Steps", 5, 0));
+	T_TRUE(!tfd_dev_line_wanted("TensorFlow Ops", 14, 0));
+	T_TRUE(tfd_dev_line_wanted("XLA Ops", 7, TFD_DEVLINE_XLA_OPS));
+	T_TRUE(!tfd_dev_line_wanted("XLA Modules", 11, TFD_DEVLINE_XLA_OPS));
+	T_TRUE(tfd_dev_line_wanted("Kernels", 7, 0));
 	T_TRUE(tfd_host_op_is_h2d("InfeedEnqueueTuple", 18));
 	T_TRUE(!tfd_host_op_is_h2d("Infeed", 6));
 }
