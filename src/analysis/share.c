@@ -85,8 +85,8 @@ static void share_finish(struct tfd_share *s)
  * non-overlapping, the kind of higher priority owning a shared instant
  * (enum tfd_dev_kind is in that order), and input is what the host wait
  * and the copies to the device own. The readers reduced the device planes
- * to that breakdown per step (tfd_device_sweep); here it is looked up by
- * the step's group_id. */
+ * to that breakdown per step (tfd_device_sweep); here each step's parts
+ * are looked up by its group_id. */
 static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr)
 {
 	struct imap g = {0};
@@ -97,8 +97,6 @@ static void device_steps(const struct tfd_host *h, struct tfd_host_result *hr)
 		struct tfd_step_wait *w = &hr->step_waits[s];
 		size_t i;
 
-		w->start_ns = h->steps[s].start_ns;
-		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
 		if (!imap_get(&g, (uint64_t)h->steps[s].group_id, &i))
 			continue; /* not swept: all zero */
 		w->owned = h->dev.steps[i].owned;
@@ -180,7 +178,6 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		       const struct tfd_interval *u, size_t nu)
 {
 	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
-
 	bool compute = hr->has_device && h->dev.kind_n[TFD_DEV_COMPUTE] > 0;
 
 	hr->step_waits = xcalloc(h->nsteps, sizeof(*hr->step_waits));
@@ -190,11 +187,10 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	for (size_t s = 0; s < h->nsteps; s++) {
 		struct tfd_step_wait *w = &hr->step_waits[s];
 
-		if (!hr->has_device) {
-			w->start_ns = h->steps[s].start_ns;
-			w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		w->start_ns = h->steps[s].start_ns;
+		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		if (!hr->has_device) /* else the device breakdown's */
 			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
-		}
 		/* TensorFlow keeps a step with compute: device compute when
 		 * the device ran kernels */
 		w->well_formed = w->step_ns > 0 && sat_add(w->wait_ns, w->h2d_ns) < w->step_ns &&
@@ -264,7 +260,8 @@ static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 {
 	size_t nu = 0;
-	struct tfd_interval *u = tfd_host_wait_union(h, &nu);
+	/* with device planes the steps' waits are the device sweep's */
+	struct tfd_interval *u = h->dev.read && h->nsteps ? NULL : tfd_host_wait_union(h, &nu);
 
 	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;

@@ -242,7 +242,7 @@ static void merge_sort(struct ev_ref *v, struct ev_ref *tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-static int step_cmp(const void *a, const void *b)
+int cm_step_cmp(const void *a, const void *b)
 {
 	const struct tfd_step *x = a, *y = b;
 
@@ -447,7 +447,7 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		}
 		tfd_fn_ops_resolve(h); /* its threads are in time order now */
 		if (h->nsteps > 1)
-			qsort(h->steps, h->nsteps, sizeof(*h->steps), step_cmp);
+			qsort(h->steps, h->nsteps, sizeof(*h->steps), cm_step_cmp);
 		if (h->nsteps)
 			h->steps = xrealloc(h->steps, h->nsteps * sizeof(*h->steps));
 		/* the file is read: the builder's indexes are not needed any more */

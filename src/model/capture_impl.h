@@ -146,4 +146,7 @@ const struct tfd_param *cm_param_cons(struct tfd_capture *cap, const struct tfd_
 /* Give back the room h's threads' event buffers do not use. */
 void cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h);
 
+/* The order of a host's steps: by start, then group_id (qsort). */
+int cm_step_cmp(const void *a, const void *b);
+
 #endif

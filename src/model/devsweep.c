@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_impl.h"
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/err.h"
@@ -245,15 +246,6 @@ static bool wait_next(void *ctx, struct tfd_dev_span *out)
 	return true;
 }
 
-static int step_start_cmp(const void *a, const void *b)
-{
-	const struct tfd_step *x = a, *y = b;
-
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
-}
-
 /* The steps (by start), their results, the steps a span without a group
  * may overlap, and the host span's own sweep. A step's sweep state lives
  * only while spans may still come to it: once the spans start past its
@@ -395,7 +387,7 @@ static void steps_init(struct steps_sweep *w, const struct tfd_host *h)
 	w->steps = xcalloc(h->nsteps + 1, sizeof(*w->steps));
 	if (h->nsteps)
 		memcpy(w->steps, h->steps, h->nsteps * sizeof(*w->steps));
-	qsort(w->steps, h->nsteps, sizeof(*w->steps), step_start_cmp);
+	qsort(w->steps, h->nsteps, sizeof(*w->steps), cm_step_cmp);
 	w->active = xcalloc(h->nsteps + 1, sizeof(*w->active));
 	w->slot_of = xmalloc((h->nsteps + 1) * sizeof(*w->slot_of));
 	w->out = xcalloc(h->nsteps + 1, sizeof(*w->out));
