@@ -97,18 +97,19 @@ static const struct fdesc pipeline_rows[] = {
     F(struct tfd_pipeline, "latency_bottleneck", latency_bottleneck, FK_STAGE),
 };
 
+/* a per-kind time array (enum tfd_dev_kind) as dev_ns_K fields */
+#define DEV_ROWS(st)                                                                               \
+	F(st, "dev_ns_0", dev_ns[0], FK_I64), F(st, "dev_ns_1", dev_ns[1], FK_I64),                \
+	    F(st, "dev_ns_2", dev_ns[2], FK_I64), F(st, "dev_ns_3", dev_ns[3], FK_I64),            \
+	    F(st, "dev_ns_4", dev_ns[4], FK_I64), F(st, "dev_ns_5", dev_ns[5], FK_I64),            \
+	    F(st, "dev_ns_6", dev_ns[6], FK_I64)
+
 static const struct fdesc share_rows[] = {
     F(struct tfd_share, "pct", pct, FK_DBL),
     F(struct tfd_share, "step_ns", step_ns, FK_I64),
     F(struct tfd_share, "wait_ns", wait_ns, FK_I64),
     F(struct tfd_share, "h2d_ns", h2d_ns, FK_I64),
-    F(struct tfd_share, "dev_ns_0", dev_ns[0], FK_I64),
-    F(struct tfd_share, "dev_ns_1", dev_ns[1], FK_I64),
-    F(struct tfd_share, "dev_ns_2", dev_ns[2], FK_I64),
-    F(struct tfd_share, "dev_ns_3", dev_ns[3], FK_I64),
-    F(struct tfd_share, "dev_ns_4", dev_ns[4], FK_I64),
-    F(struct tfd_share, "dev_ns_5", dev_ns[5], FK_I64),
-    F(struct tfd_share, "dev_ns_6", dev_ns[6], FK_I64),
+    DEV_ROWS(struct tfd_share),
     F(struct tfd_share, "nsteps", nsteps, FK_SIZE),
 };
 
@@ -125,13 +126,7 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "h2d_ns", h2d_ns, FK_I64),
     F(struct tfd_host_result, "has_device", has_device, FK_BOOL),
     F(struct tfd_host_result, "h2d_bytes_per_step", h2d_bytes_per_step, FK_DBL),
-    F(struct tfd_host_result, "dev_ns_0", dev_ns[0], FK_I64),
-    F(struct tfd_host_result, "dev_ns_1", dev_ns[1], FK_I64),
-    F(struct tfd_host_result, "dev_ns_2", dev_ns[2], FK_I64),
-    F(struct tfd_host_result, "dev_ns_3", dev_ns[3], FK_I64),
-    F(struct tfd_host_result, "dev_ns_4", dev_ns[4], FK_I64),
-    F(struct tfd_host_result, "dev_ns_5", dev_ns[5], FK_I64),
-    F(struct tfd_host_result, "dev_ns_6", dev_ns[6], FK_I64),
+    DEV_ROWS(struct tfd_host_result),
     F(struct tfd_host_result, "nsteps", nsteps, FK_SIZE),
     F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
     F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
