@@ -190,4 +190,17 @@ if [ "$rc" = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ]; then
 else
 	bad "bad plane: rc $rc, stderr $err"
 fi
+# a device plane's metadata or one of its events cut: one line, exit 1
+printf '\n\013\022\011/host:CPU\n\024\022\015/device:GPU:0\042\003\022\001\377' >"$T/meta.xplane.pb"
+printf '\n\013\022\011/host:CPU\n\030\022\015/device:GPU:0\032\007\022\001S\042\002\010\377' >"$T/ev.xplane.pb"
+for c in "meta:a malformed event metadata in plane '/device:GPU:0'" \
+	"ev:an event of line 0 of plane '/device:GPU:0' is malformed"; do
+	run analyze -q "$T/${c%%:*}.xplane.pb"
+	if [ "$rc" = 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+		[ "$err" = "tfdoctor: $T/${c%%:*}.xplane.pb: corrupt XSpace protobuf: ${c#*:}" ]; then
+		ok
+	else
+		bad "${c%%:*}: rc $rc, stderr $err"
+	fi
+done
 finish
