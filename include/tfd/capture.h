@@ -129,6 +129,16 @@ struct tfd_step {
 	int64_t start_ns, end_ns;
 };
 
+/* A step marker as the profiler writes it (tfd_step_marker_name() and a
+ * `_r` or `step_num` stat): what a capture without group_id stats (a raw
+ * tf.profiler capture; TensorFlow's converter adds them later) has of its
+ * steps. */
+struct tfd_marker {
+	int64_t start_ns, end_ns;
+	int64_t step_num; /* -1: none */
+	int64_t thread_id; /* its thread's id (tfd_thread.id) */
+};
+
 /* How a packed event's value is stored: none (zero), a varint, eight bytes
  * (little-endian), or in its form (an iterator's id: its calls repeat it). */
 enum tfd_val_how { TFD_VAL_NONE, TFD_VAL_VARINT, TFD_VAL_FIXED, TFD_VAL_FORM };
@@ -384,6 +394,11 @@ struct tfd_host {
 	bool has_host_plane;	/* a "/host:CPU" plane or process was found */
 	struct tfd_step *steps; /* sorted by start; from group_id stats */
 	size_t nsteps;
+	/* step markers read (tfd_host_step_marker); made the steps by
+	 * tfd_host_steps_from_markers() when no event had a group_id */
+	struct tfd_marker *markers;
+	size_t nmarkers, markers_cap;
+	bool steps_from_markers; /* the steps are the markers' extents */
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
 	/* executor chunks summed as they were read (NULL: they are events) */
 	struct tfd_exec_sums *exec_sums;
@@ -561,6 +576,21 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
  * that are not kept). */
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
 		   int64_t start_ns, int64_t end_ns);
+/* Whether an event name is one TensorFlow's profiler takes for a step
+ * marker when it carries a `_r` (root) or `step_num` stat: a name that
+ * starts with "train", "test" or "TraceContext" and holds no '/', or Keras'
+ * "Profiled batch". */
+bool tfd_step_marker_name(const char *name);
+/* Note a step marker on host h, on the thread of id thread_id. */
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num,
+			  int64_t start_ns, int64_t end_ns);
+/* A host whose events carried no group_id but that has step markers: each
+ * outermost marker becomes a step (group ids 0, 1, ... in time order), as
+ * TensorFlow's converter groups a raw capture; a marker inside another on
+ * its thread is part of it. Frees the markers either way. Called by a reader
+ * before anything reads the steps (the device sweep), and by
+ * tfd_capture_finish(); idempotent. */
+void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h);
 /* Sort every thread's events; must be called once all events are in. */
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err);
 

@@ -92,6 +92,7 @@ struct meta {
 	const char *name;
 	uint8_t kind;
 	bool h2d; /* a host-side copy to the device (tfd_host_op_is_h2d) */
+	bool marker; /* a step marker's name (tfd_step_marker_name) */
 };
 
 struct smeta {

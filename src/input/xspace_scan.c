@@ -133,6 +133,7 @@ int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span 
 		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
 		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
 		mt.h2d = tfd_host_op_is_h2d(mt.name, strlen(mt.name));
+		mt.marker = tfd_step_marker_name(mt.name);
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 	} else {
@@ -523,6 +524,33 @@ static void open_scope(struct scan *sc, const struct tfd_host *h, uint32_t th,
 	tfd_opscope_open(&sc->ops, id ? e->id : (uint64_t)h->threads[th].id, !id, start_ns, end_ns);
 }
 
+/* Whether an event with a step marker's name is one: a `_r` (root) or
+ * `step_num` stat, as the profiler's Trace(name, step_num=..., _r=1) writes
+ * it; *step_num its step number, or -1. The event's framing was checked. */
+static bool step_marker(const struct scan *sc, const uint8_t *p, const uint8_t *end,
+			uint64_t *step_num)
+{
+	struct stat_walk w = stat_walk(p, end);
+	bool marker = false;
+
+	*step_num = (uint64_t)-1;
+	while (next_stat(&w)) {
+		struct xstat xs;
+		const struct smeta *sm;
+
+		if (walk_stat(sc, &w, &xs) != 0 || !(sm = smeta_of(sc, xs.mid)))
+			continue;
+		if (strcmp(sm->name, "_r") == 0) {
+			marker = true;
+		} else if (strcmp(sm->name, "step_num") == 0) {
+			marker = true;
+			if (xs.type == 3 || xs.type == 4)
+				*step_num = xs.u;
+		}
+	}
+	return marker;
+}
+
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot
  * bytes (the scanner's inner loop); cut up, the format would be scattered. */
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
@@ -532,7 +560,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false};
+	struct meta m = {"", TFD_EV_OTHER, false, false};
 	int64_t start_ns, end_ns, group = 0;
 	bool has_group = false, keep;
 	size_t n;
@@ -602,6 +630,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			fn_steps_add_later(&sc->fn_steps, id);
 		return TFD_OK;
 	}
+	if (m.marker && step_marker(sc, stats, end, &x))
+		tfd_host_step_marker(h, h->threads[th].id, (int64_t)x, start_ns, end_ns);
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id = 0;

@@ -878,6 +878,12 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	for (size_t i = 0; i < ph->nsteps; i++)
 		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
 			      ph->steps[i].end_ns);
+	for (size_t i = 0; i < ph->nmarkers; i++)
+		tfd_host_step_marker(h, ph->markers[i].thread_id, ph->markers[i].step_num,
+				     ph->markers[i].start_ns, ph->markers[i].end_ns);
+	free(ph->markers);
+	ph->markers = NULL;
+	ph->nmarkers = ph->markers_cap = 0;
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
 	absorb_fn_ops(cap, h, ph);
@@ -929,4 +935,72 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		sp->start_ns = start_ns;
 	if (end_ns > sp->end_ns)
 		sp->end_ns = end_ns;
+}
+
+bool tfd_step_marker_name(const char *name)
+{
+	/* TensorFlow's explicit host step markers; Keras 3's batch trace */
+	if (strncmp(name, "train", 5) != 0 && strncmp(name, "test", 4) != 0 &&
+	    strncmp(name, "TraceContext", 12) != 0)
+		return strcmp(name, "Profiled batch") == 0;
+	return strchr(name, '/') == NULL;
+}
+
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num,
+			  int64_t start_ns, int64_t end_ns)
+{
+	if (h->nmarkers == h->markers_cap) {
+		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;
+		h->markers = xrealloc(h->markers, h->markers_cap * sizeof(*h->markers));
+	}
+	h->markers[h->nmarkers++] = (struct tfd_marker){start_ns, end_ns, step_num, thread_id};
+}
+
+static int marker_cmp(const void *a, const void *b)
+{
+	const struct tfd_marker *x = a, *y = b;
+
+	/* by thread, then start; the longer first, so an outer marker comes
+	 * before the ones it holds */
+	if (x->thread_id != y->thread_id)
+		return x->thread_id < y->thread_id ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns;
+}
+
+static int marker_start_cmp(const void *a, const void *b)
+{
+	const struct tfd_marker *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
+{
+	size_t n = 0;
+
+	if (h->nmarkers && !h->nsteps) {
+		qsort(h->markers, h->nmarkers, sizeof(*h->markers), marker_cmp);
+		/* keep the outermost markers of each thread */
+		for (size_t i = 0; i < h->nmarkers; i++) {
+			const struct tfd_marker *m = &h->markers[i];
+
+			if (n && h->markers[n - 1].thread_id == m->thread_id &&
+			    m->end_ns <= h->markers[n - 1].end_ns)
+				continue;
+			h->markers[n++] = *m;
+		}
+		/* group ids in time order across threads */
+		qsort(h->markers, n, sizeof(*h->markers), marker_start_cmp);
+		for (size_t i = 0; i < n; i++)
+			tfd_host_note(cap, h, true, (int64_t)i, h->markers[i].start_ns,
+				      h->markers[i].end_ns);
+		h->steps_from_markers = n > 0;
+	}
+	free(h->markers);
+	h->markers = NULL;
+	h->nmarkers = h->markers_cap = 0;
 }

@@ -446,6 +446,7 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 				sort_thread(h, th);
 		}
 		tfd_fn_ops_resolve(h); /* its threads are in time order now */
+		tfd_host_steps_from_markers(cap, h);
 		if (h->nsteps > 1)
 			qsort(h->steps, h->nsteps, sizeof(*h->steps), cm_step_cmp);
 		if (h->nsteps)
@@ -470,6 +471,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->threads);
 	free(h->planes);
 	free(h->steps);
+	free(h->markers);
 	tfd_exec_sums_free(h->exec_sums);
 	free(h->fn_ops.v);
 	free(h->fn_sums);
