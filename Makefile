@@ -242,3 +242,32 @@ clean:
 
 # keep intermediate objects (the fuzz build's pattern chain would delete them)
 .SECONDARY:
+
+# ---- real TensorFlow (tests/tf): never part of make check -----------------------
+# a virtual environment under build/ with TensorFlow (CPU) and xprof, the
+# catalog of real tf.data pipelines, and docs/accuracy.md made from it
+TF_VENV := build/tfvenv
+TF_PY := $(TF_VENV)/bin/python
+TF_PKGS := tensorflow-cpu==2.21.0 xprof==2.24.2
+REAL_OUT ?= build/real/catalog
+REAL_SMOKE := tfrecord_seq_map missing_prefetch light_pipeline
+
+$(TF_PY):
+	python3 -m venv $(TF_VENV)
+	$(TF_VENV)/bin/pip install -q $(TF_PKGS)
+
+tf-venv: $(TF_PY)
+
+# every case (about 5 minutes on 2 cores), then docs/accuracy.md
+real-captures: $(BIN) $(TF_PY)
+	TFD=$(BIN) tests/tf/run.sh $(REAL_OUT)
+	python3 tests/tf/report.py $(REAL_OUT) -o docs/accuracy.md
+
+# a few cases with short windows: the generator and the judges still run
+real-smoke: $(BIN) $(TF_PY)
+	rm -rf build/real/smoke
+	QUICK=1 TFD=$(BIN) tests/tf/run.sh build/real/smoke $(REAL_SMOKE)
+	python3 tests/tf/report.py build/real/smoke > /dev/null
+	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
+
+.PHONY: tf-venv real-captures real-smoke

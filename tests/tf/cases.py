@@ -1,0 +1,583 @@
+"""The catalog's tf.data pipelines: real input pipelines of small CPU training
+jobs, each with a planted bottleneck (or none: about a third are not
+input-bound).
+
+A case is a builder `build(k)` that returns the training dataset for the
+knobs `k` (a dict: the case's defaults updated by an intervention), the
+step's compute (`train_ms`, or a Keras model's width `train_units`), and the truth's candidates: for each stage
+a user could speed up, the knob change that makes it cheaper (its work
+halved, its parallelism raised) and a regex that names the stage in
+tfdoctor's long names. `fixes` maps a tfdoctor finding class to the change
+that finding's own code snippet makes to this pipeline.
+
+Stage costs are real work: matmul chains (`burn`), string ops, PNG decode,
+TFRecord parsing; slow storage is a waiting map inside the
+reader (a numpy_function that sleeps: the thread waits without holding a
+core, as a read from a slow disk does).
+"""
+
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+
+AUTOTUNE = tf.data.AUTOTUNE
+N = 10**7  # elements: the catalog never runs out
+
+
+MM_US = 20.0  # one 128x128 matmul on one core of the catalog's machine, about
+
+
+def burn(x, ms):
+    """About `ms` milliseconds of one core's matmul work, tied to x. The
+    draw from tf.random makes the function stateful, as an augmentation
+    is: TensorFlow then keeps a map without num_parallel_calls sequential
+    (a stateless one it would parallelize itself)."""
+    n = int(round(ms * 1000.0 / MM_US))
+    noise = tf.random.uniform(()) * 0.0
+    if n <= 0:
+        return x + tf.cast(noise, x.dtype)
+    m = tf.fill((128, 128), 1.0 / 128.0) + tf.cast(tf.reduce_sum(x), tf.float32) * 0.0
+    for _ in range(n):
+        m = tf.linalg.matmul(m, m) + 1.0 / 128.0
+    return x + tf.cast(tf.reduce_sum(m) * 0.0 + noise, x.dtype)
+
+
+def feature(i):
+    """An element: a float vector derived from an int64 index."""
+    return tf.fill((16,), tf.cast(i % 97, tf.float32) / 97.0)
+
+
+_DATA = os.environ.get("TFD_TF_DATA", "build/real/data")
+
+
+def tfrecord_files(n_files=4, per_file=256):
+    """TFRecord files on local disk, written once: each record a serialized
+    Example with a 16-float feature and a label."""
+    os.makedirs(_DATA, exist_ok=True)
+    paths = []
+    for f in range(n_files):
+        p = os.path.join(_DATA, "part-%02d.tfrecord" % f)
+        paths.append(p)
+        if os.path.exists(p):
+            continue
+        with tf.io.TFRecordWriter(p + ".tmp") as w:
+            for r in range(per_file):
+                ex = tf.train.Example(features=tf.train.Features(feature={
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(
+                        value=[float((f * per_file + r) % 97) / 97.0] * 16)),
+                    "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 2])),
+                }))
+                w.write(ex.SerializeToString())
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+FEATURES = {
+    "x": tf.io.FixedLenFeature([16], tf.float32),
+    "y": tf.io.FixedLenFeature([], tf.int64),
+}
+
+
+def parse(rec):
+    return tf.io.parse_single_example(rec, FEATURES)["x"]
+
+
+def png_images(n=64):
+    """Small PNG images encoded once (decode is the map's cost)."""
+    rng = np.random.default_rng(1)
+    imgs = rng.integers(0, 255, size=(n, 96, 96, 3), dtype=np.uint8)
+    return [tf.io.encode_png(im).numpy() for im in imgs]
+
+
+def decode(png, units):
+    im = tf.io.decode_png(png, channels=3)
+    im = tf.image.resize(im, (64, 64))
+    v = tf.reduce_mean(tf.reshape(im, (-1, 16)), axis=0) / 255.0
+    return burn(v, units)
+
+
+def texts(n=256):
+    rng = np.random.default_rng(2)
+    words = ["tensor", "flow", "data", "input", "pipeline", "batch", "map", "cache"]
+    return [" ".join(rng.choice(words, size=int(rng.integers(20, 60)))) for _ in range(n)]
+
+
+def tokenize(s, reps):
+    """String work: split, regex, hash; `reps` rounds of it."""
+    for _ in range(int(reps)):
+        s = tf.strings.regex_replace(s, "a", "a")
+    toks = tf.strings.split(s)
+    ids = tf.strings.to_hash_bucket_fast(toks, 1000)
+    return tf.cast(ids, tf.float32) / 1000.0
+
+
+def par(v):
+    """A parallelism knob: None is a sequential map."""
+    return None if v in (None, 0) else (AUTOTUNE if v == "auto" else int(v))
+
+
+def maybe_prefetch(ds, k):
+    return ds.prefetch(k["prefetch"]) if k.get("prefetch") else ds
+
+
+def _vec_map(ds, k, units_key="map_ms", par_key="map_par"):
+    """map then batch, or (vectorize) batch then one map per batch."""
+    if k.get("vectorize"):
+        ds = ds.batch(k["batch"])
+        return ds.map(lambda b: burn(b, k[units_key] * 2), num_parallel_calls=par(k[par_key]))
+    ds = ds.map(lambda x: burn(x, k[units_key]), num_parallel_calls=par(k[par_key]))
+    return ds.batch(k["batch"])
+
+
+# ---- the cases -------------------------------------------------------------
+# Each: name -> dict(build, defaults, train_ms | train_units, candidates, fixes, loop,
+# covers, planted). candidates: {label: (knob change, stage regex)}.
+CASES = {}
+
+
+def case(name, **kw):
+    kw.setdefault("loop", "custom")
+    kw.setdefault("fixes", {})
+    kw.setdefault("candidates", {})
+    CASES[name] = kw
+    return kw
+
+
+def _opts_no_fusion(ds):
+    o = tf.data.Options()
+    o.experimental_optimization.map_and_batch_fusion = False
+    return ds.with_options(o)
+
+
+# 1. TFRecord -> parse -> heavy sequential map -> batch -> prefetch
+def b_tfrecord_seq_map(k):
+    ds = tf.data.TFRecordDataset(tfrecord_files()).repeat().map(parse)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    ds = _opts_no_fusion(ds.batch(k["batch"]))
+    return maybe_prefetch(ds, k)
+
+
+case("tfrecord_seq_map", build=b_tfrecord_seq_map,
+     defaults=dict(map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential map (burn)",
+     covers=["TFRecord", "map sequential", "batch", "prefetch"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(ParallelMapV2|Map)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 0.75}})
+
+
+# 2. the same, map AUTOTUNE, heavier step: not input-bound
+case("tfrecord_autotune_ok", build=b_tfrecord_seq_map,
+     defaults=dict(map_ms=0.3, map_par="auto", batch=8, prefetch=AUTOTUNE),
+     train_ms=10, planted=None,
+     covers=["TFRecord", "map AUTOTUNE", "prefetch AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.15}, r"::ParallelMapV2$")})
+
+
+# 3. from_tensor_slices -> map with a fixed num_parallel_calls=1
+def b_slices_fixed(k):
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(4096, dtype=np.int64)).repeat()
+    ds = ds.map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("slices_fixed_par1", build=b_slices_fixed,
+     defaults=dict(map_ms=1.5, map_par=1, batch=8, prefetch=2),
+     train_ms=6, planted="the map's one fixed worker",
+     covers=["from_tensor_slices", "map num_parallel_calls=1"],
+     candidates={"map": ({"map_ms": 0.75}, r"::ParallelMapV2$")},
+     fixes={"fixed_parallelism": {"map_par": "auto"}, "sequential_map": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 0.75}})
+
+
+# 4. from_generator: a Python generator doing per-element Python work
+def b_generator(k):
+    spin = k["gen_spin"]
+
+    def gen():
+        i = 0
+        while True:
+            acc = 0
+            for j in range(spin):
+                acc += j * j
+            yield np.full((16,), (i + acc * 0) % 97 / 97.0, dtype=np.float32)
+            i += 1
+
+    if k.get("gen_to_slices"):
+        ds = tf.data.Dataset.from_tensor_slices(
+            np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16))).repeat()
+    else:
+        ds = tf.data.Dataset.from_generator(
+            gen, output_signature=tf.TensorSpec((16,), tf.float32))
+    ds = ds.batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("generator_source", build=b_generator,
+     defaults=dict(gen_spin=50000, batch=8, prefetch=2),
+     train_ms=6, planted="the Python generator",
+     covers=["from_generator"],
+     candidates={"generator": ({"gen_spin": 25000}, r"Generator|FlatMap")},
+     fixes={"python_generator": {"gen_to_slices": True}})
+
+
+# 5. tf.py_function map doing Python work (holds the GIL), parallel
+def b_py_map(k):
+    spin = k["py_spin"]
+
+    def py(x):
+        acc = 0
+        for j in range(spin):
+            acc += j * j
+        return x.numpy() + np.float32(acc * 0)
+
+    ds = tf.data.Dataset.range(N).map(feature)
+    if k.get("py_to_tf"):
+        ds = ds.map(lambda x: burn(x, 1), num_parallel_calls=par(k["map_par"]))
+    else:
+        def f(x):
+            y = tf.py_function(py, [x], tf.float32)
+            y.set_shape((16,))
+            return y
+        ds = ds.map(f, num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("py_function_map", build=b_py_map,
+     defaults=dict(py_spin=40000, map_par="auto", batch=8, prefetch=2),
+     train_ms=6, planted="the Python function inside the map (GIL)",
+     covers=["tf.py_function", "map AUTOTUNE"],
+     candidates={"map": ({"py_spin": 20000}, r"::ParallelMapV2$")},
+     fixes={"python_function": {"py_to_tf": True}, "fixed_parallelism": {"map_par": 8},
+            "parallel_at_limit": {"py_spin": 20000}})
+
+
+# 6. numpy_function that waits (I/O-like, releases the GIL), one worker
+def b_numpy_wait(k):
+    import time as _t
+    d = k["wait_ms"] / 1000.0
+
+    def fetch(x):
+        _t.sleep(d)
+        return x
+
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: tf.ensure_shape(tf.numpy_function(fetch, [x], tf.float32), (16,)),
+                num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("numpy_function_io", build=b_numpy_wait,
+     defaults=dict(wait_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the waiting numpy_function in a sequential map",
+     covers=["tf.numpy_function", "map sequential"],
+     candidates={"map": ({"wait_ms": 0.75}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "python_function": {"map_par": "auto"}})
+
+
+# 7. interleave over files, sequential, each reader slow (Sleep)
+def b_interleave(k):
+    files = tf.data.Dataset.from_tensor_slices(tfrecord_files()).repeat()
+
+    d = k["read_us"] / 1e6
+
+    def wait(rec):
+        time.sleep(d)  # a slow disk: the thread waits, no core is busy
+        return rec
+
+    def read(f):
+        r = tf.data.TFRecordDataset(f)
+        return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+
+    ds = files.interleave(read, cycle_length=k["cycle"], block_length=1,
+                          num_parallel_calls=par(k["il_par"]))
+    ds = ds.map(parse, num_parallel_calls=AUTOTUNE).batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("interleave_seq_slow_read", build=b_interleave,
+     defaults=dict(read_us=1500, cycle=4, il_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the readers inside a sequential interleave",
+     covers=["interleave sequential", "cycle_length", "TFRecord", "slow storage"],
+     candidates={"read": ({"read_us": 750}, r"Interleave|::Map$|TFRecord")},
+     fixes={"sequential_interleave": {"il_par": "auto"}, "slow_source": {"il_par": "auto"},
+            "fixed_parallelism": {"il_par": "auto"}})
+
+
+# 8. parallel interleave keeping up: not input-bound
+case("interleave_parallel_ok", build=b_interleave,
+     defaults=dict(read_us=500, cycle=4, il_par="auto", batch=8, prefetch=2),
+     train_ms=10, planted=None,
+     covers=["interleave parallel"],
+     candidates={"read": ({"read_us": 250}, r"Interleave|::Map$|TFRecord")})
+
+
+# 9/10. cache after a heavy map: first epoch (filling) and second (served)
+def b_cache(k):
+    ds = tf.data.Dataset.range(k["n_elems"]).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    ds = ds.cache().repeat().batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("cache_first_epoch", build=b_cache,
+     defaults=dict(n_elems=100000, map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the map before a cache that is still filling",
+     covers=["cache (first epoch)"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+
+case("cache_second_epoch", build=b_cache,
+     defaults=dict(n_elems=256, map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted=None, warm_steps=80,
+     covers=["cache (second epoch)"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(Map|ParallelMapV2)$")})
+
+
+# 11. shuffle with a large buffer and a light map: not input-bound
+def b_shuffle(k):
+    ds = tf.data.Dataset.range(N).map(feature, num_parallel_calls=AUTOTUNE)
+    ds = ds.shuffle(k["buffer"]).batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("shuffle_ok", build=b_shuffle,
+     defaults=dict(buffer=4096, batch=8, prefetch=2),
+     train_ms=6, planted=None, covers=["shuffle"],
+     candidates={"shuffle": ({"buffer": 512}, r"::Shuffle$")})
+
+
+# 12. variable-length text: sequential tokenizing map -> padded_batch
+def b_text(k):
+    ds = tf.data.Dataset.from_tensor_slices(texts()).repeat()
+    ds = ds.map(lambda s: tokenize(s, k["str_reps"]), num_parallel_calls=par(k["map_par"]))
+    ds = ds.padded_batch(k["batch"], padded_shapes=(80,))
+    return maybe_prefetch(ds, k)
+
+
+case("padded_batch_strings", build=b_text,
+     defaults=dict(str_reps=500, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential string map",
+     covers=["padded_batch", "string ops", "map sequential"],
+     candidates={"map": ({"str_reps": 250}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "string_heavy": {"str_reps": 250},
+            "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 13. ParallelBatch after an AUTOTUNE map, heavy step: not input-bound
+def b_parallel_batch(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=AUTOTUNE)
+    ds = ds.batch(k["batch"], num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds, k)
+
+
+case("parallel_batch_ok", build=b_parallel_batch,
+     defaults=dict(map_ms=0.2, batch=8, prefetch=2),
+     train_ms=10, planted=None, covers=["ParallelBatch", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.1}, r"::ParallelMapV2$")})
+
+
+# 14. filter after a heavy sequential map (half the elements dropped)
+def b_filter(k):
+    ds = tf.data.Dataset.range(N)
+    ds = ds.map(lambda i: (i, burn(feature(i), k["map_ms"])),
+                num_parallel_calls=par(k["map_par"]))
+    ds = ds.filter(lambda i, x: i % 2 == 0).map(lambda i, x: x)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("filter_seq_map", build=b_filter,
+     defaults=dict(map_ms=0.8, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential map before the filter",
+     covers=["filter", "map sequential"],
+     candidates={"map": ({"map_ms": 0.4}, r"::Filter::(Map|ParallelMapV2)$|::Map\[1\]")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 15. flat_map expanding each element, then unbatch
+def b_flat(k):
+    def expand(i):
+        return tf.data.Dataset.from_tensors(
+            burn(tf.reshape(tf.tile(feature(i), [4]), (4, 16)), k["fm_ms"]))
+
+    ds = tf.data.Dataset.range(N)
+    if k.get("fm_to_interleave"):
+        ds = ds.interleave(expand, cycle_length=2, num_parallel_calls=AUTOTUNE)
+    else:
+        ds = ds.flat_map(expand)
+    ds = ds.unbatch().batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("flat_map_unbatch", build=b_flat,
+     defaults=dict(fm_ms=5, batch=8, prefetch=2),
+     train_ms=6, planted="the work inside flat_map",
+     covers=["flat_map", "unbatch"],
+     candidates={"flat_map": ({"fm_ms": 2.5}, r"FlatMap")},
+     fixes={"sequential_interleave": {"fm_to_interleave": True},
+            "sequential_transformation": {"fm_to_interleave": True}})
+
+
+# 16. zip of two branches, the second's map three times slower
+def b_zip(k):
+    a = tf.data.Dataset.range(N).map(lambda i: burn(feature(i), k["a_ms"]))
+    b = tf.data.Dataset.range(N).map(lambda i: burn(feature(i), k["b_ms"]),
+                                     num_parallel_calls=par(k["b_par"]))
+    ds = tf.data.Dataset.zip((a, b)).map(lambda x, y: x + y)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("zip_slow_branch", build=b_zip,
+     defaults=dict(a_ms=0.5, b_ms=1.5, b_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the second zip branch's map",
+     covers=["zip"],
+     candidates={"branch0": ({"a_ms": 0.25}, r"Zip\[0\]::"),
+                 "branch1": ({"b_ms": 0.75}, r"Zip\[1\]::")},
+     fixes={"sequential_map": {"b_par": "auto"}, "fixed_parallelism": {"b_par": "auto"}})
+
+
+# 17. sample_from_datasets of two sources, one slow
+def b_sample(k):
+    a = tf.data.Dataset.range(N).map(lambda i: burn(feature(i), k["a_ms"]))
+    b = tf.data.Dataset.range(N).map(lambda i: burn(feature(i), k["b_ms"]),
+                                     num_parallel_calls=par(k["b_par"]))
+    ds = tf.data.Dataset.sample_from_datasets([a, b], weights=[0.5, 0.5], seed=1)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("sample_from_datasets", build=b_sample,
+     defaults=dict(a_ms=0.3, b_ms=2.5, b_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the slow source's map",
+     covers=["sample_from_datasets"],
+     candidates={"src0": ({"a_ms": 0.15}, r"\[0\]::"),
+                 "src1": ({"b_ms": 1.25}, r"\[1\]::")},
+     fixes={"sequential_map": {"b_par": "auto"}, "fixed_parallelism": {"b_par": "auto"}})
+
+
+# 18. no prefetch at the end; the map is parallel and about as fast as the step
+def b_no_prefetch(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("missing_prefetch", build=b_no_prefetch,
+     defaults=dict(map_ms=0.6, map_par=2, batch=8, prefetch=0),
+     train_ms=6, planted="no prefetch: the step waits for every batch",
+     covers=["prefetch missing", "map parallel"],
+     candidates={"map": ({"map_ms": 0.3}, r"::ParallelMapV2$")},
+     fixes={"missing_prefetch": {"prefetch": 2}, "fixed_parallelism": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 0.3}})
+
+
+# 19. prefetch present, heavy step: not input-bound
+case("prefetch_compute_bound", build=b_no_prefetch,
+     defaults=dict(map_ms=0.3, map_par=2, batch=8, prefetch=2),
+     train_ms=10, planted=None, covers=["prefetch present"],
+     candidates={"map": ({"map_ms": 0.15}, r"::ParallelMapV2$")})
+
+
+# 20. map + batch fused by TensorFlow into MapAndBatch, two workers
+def b_map_and_batch(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = _vec_map(ds, k)
+    return maybe_prefetch(ds, k)
+
+
+case("map_and_batch_fused", build=b_map_and_batch,
+     defaults=dict(map_ms=1.5, map_par=2, batch=8, prefetch=2),
+     train_ms=4, planted="the fused map's function at two workers",
+     covers=["map_and_batch (fused)"],
+     candidates={"map": ({"map_ms": 0.75}, r"MapAndBatch|ParallelMapV2")},
+     fixes={"fixed_parallelism": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 0.75}})
+
+
+# 21. a validation iterator beside the training one (custom loop)
+def b_val(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+def b_val_side(k):
+    return tf.data.Dataset.range(N).map(feature).batch(k["batch"]).prefetch(2)
+
+
+case("validation_iterator", build=b_val, val_build=b_val_side,
+     defaults=dict(map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the training pipeline's sequential map",
+     covers=["validation iterator"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 22/23. Keras fit: input-bound (sequential decode) and compute-bound
+def b_keras(k):
+    pngs = png_images()
+    ds = tf.data.Dataset.from_tensor_slices(pngs).repeat()
+    ds = ds.map(lambda p: decode(p, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    ds = ds.map(lambda v: (v, tf.reduce_sum(v)))
+    ds = _opts_no_fusion(ds.batch(k["batch"]))
+    return maybe_prefetch(ds, k)
+
+
+case("keras_fit_decode", build=b_keras, loop="keras",
+     defaults=dict(map_ms=1.0, map_par=None, batch=8, prefetch=2),
+     train_units=256, planted="the sequential PNG decode map",
+     covers=["Keras fit", "decode_png", "map sequential"],
+     candidates={"map": ({"map_ms": 0.5}, r"::Map\[0\]|::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "decode_heavy": {"map_ms": 0.5},
+            "fixed_parallelism": {"map_par": "auto"}})
+
+case("keras_fit_compute_bound", build=b_keras, loop="keras",
+     defaults=dict(map_ms=0, map_par="auto", batch=8, prefetch=2),
+     train_units=2048, planted=None, covers=["Keras fit", "not input-bound"],
+     candidates={"map": ({"map_par": "auto"}, r"::ParallelMapV2$")})
+
+
+# 24. custom loop, light pipeline, heavy step: not input-bound
+def b_light(k):
+    ds = tf.data.Dataset.range(N).map(feature, num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("light_pipeline", build=b_light,
+     defaults=dict(batch=8, prefetch=2), train_ms=6, planted=None,
+     covers=["custom loop", "not input-bound"], candidates={})
+
+
+# 25. many tiny elements through a parallel map: per-call overhead; vectorize
+def b_tiny(k):
+    ds = tf.data.Dataset.range(N)
+    if k.get("vectorize"):
+        ds = ds.batch(k["batch"]).map(lambda i: tf.cast(i % 97, tf.float32) * 2.0 + 1.0,
+                                      num_parallel_calls=AUTOTUNE)
+    else:
+        ds = ds.map(lambda i: tf.cast(i % 97, tf.float32) * 2.0 + 1.0,
+                    num_parallel_calls=AUTOTUNE)
+        ds = _opts_no_fusion(ds.batch(k["batch"]))
+    return maybe_prefetch(ds, k)
+
+
+case("tiny_elements_vectorize", build=b_tiny,
+     defaults=dict(batch=512, prefetch=2), train_ms=2,
+     planted="per-element overhead of a map over tiny elements",
+     covers=["vectorize", "map AUTOTUNE"],
+     candidates={"map": ({"vectorize": True}, r"::ParallelMapV2$|::Batch$")},
+     fixes={"parallel_at_limit": {"vectorize": True}, "fixed_parallelism": {},
+            "sequential_transformation": {"vectorize": True}})
+
+
+# 26. AUTOTUNE map on a saturated CPU: at its limit, make calls cheaper
+case("autotune_map_saturated", build=b_no_prefetch,
+     defaults=dict(map_ms=1.0, map_par="auto", batch=8, prefetch=2),
+     train_ms=3, planted="an AUTOTUNE map with both cores busy",
+     covers=["map AUTOTUNE at the CPU limit"],
+     candidates={"map": ({"map_ms": 0.5}, r"::ParallelMapV2$")},
+     fixes={"parallel_at_limit": {"map_ms": 0.5}, "fixed_parallelism": {"map_par": 8}})

@@ -1,0 +1,176 @@
+"""Turn the catalog's result.json files into docs/accuracy.md (or check it).
+
+  python3 tests/tf/report.py RESULTS_DIR [-o docs/accuracy.md]
+
+Plain Python 3 (no TensorFlow): the results are data.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+ESTIMATE_TOLERANCE = 0.25
+PCT_TOLERANCE = 2.0
+
+
+def load(d):
+    out = []
+    for p in sorted(glob.glob(os.path.join(d, "*", "result.json"))):
+        with open(p) as f:
+            out.append(json.load(f))
+    return out
+
+
+def fmt_pct(v):
+    return "-" if v is None else "%.1f" % v
+
+
+def short_stage(long_name):
+    if not long_name:
+        return "-"
+    parts = long_name.split("::")
+    return "::".join(parts[-2:]) if len(parts) > 2 else long_name
+
+
+def totals(rs):
+    t = dict(cases=len(rs), not_bound=0, verdict_truth=0, verdict_xprof=0, pct_close=0,
+             pct_n=0, bound=0, bn_right=0, est_n=0, est_ok=0, est_unmapped=0)
+    for r in rs:
+        tr, td, xp = r["truth"], r.get("tfdoctor", {}), r.get("xprof", {})
+        if tr["verdict"] == "not":
+            t["not_bound"] += 1
+        t["verdict_truth"] += td.get("verdict") == tr["verdict"]
+        t["verdict_xprof"] += td.get("verdict") == xp.get("verdict")
+        if xp.get("input_percent") is not None and td.get("input_percent") is not None:
+            t["pct_n"] += 1
+            t["pct_close"] += abs(xp["input_percent"] - td["input_percent"]) <= PCT_TOLERANCE
+        if tr["verdict"] != "not" and tr.get("bottleneck"):
+            t["bound"] += 1
+            t["bn_right"] += bool(td.get("bottleneck_right"))
+        for f in r.get("findings_applied", []):
+            if f.get("applied") is None:
+                t["est_unmapped"] += 1
+                continue
+            t["est_n"] += 1
+            t["est_ok"] += f.get("error") is not None and abs(f["error"]) <= ESTIMATE_TOLERANCE
+    return t
+
+
+def render(rs, results_dir):
+    t = totals(rs)
+    L = []
+    w = L.append
+    w("# Accuracy on real TensorFlow")
+    w("")
+    w("Every figure below comes from a real training job on TensorFlow %s (CPU), "
+      "profiled with `tf.profiler.experimental.start/stop` and judged three ways: "
+      "**truth** by measuring and by intervention, **tfdoctor** on the capture, and "
+      "**xprof**, TensorFlow's own input-pipeline analysis of the same `.xplane.pb` "
+      "(its converter, offline). The catalog and how it measures are in "
+      "[tests/tf/README.md](../tests/tf/README.md)." %
+      (rs[0]["tensorflow"] if rs else "?"))
+    w("")
+    w("## Totals")
+    w("")
+    w("| what | result |")
+    w("| --- | --- |")
+    w("| cases (not input-bound by the truth) | %d (%d) |" % (t["cases"], t["not_bound"]))
+    w("| verdict equal to the truth's | %d of %d |" % (t["verdict_truth"], t["cases"]))
+    w("| verdict equal to xprof's | %d of %d |" % (t["verdict_xprof"], t["cases"]))
+    w("| input %% within %.0f points of xprof's | %d of %d |" %
+      (PCT_TOLERANCE, t["pct_close"], t["pct_n"]))
+    w("| bottleneck right (input-bound cases with a measured bottleneck) | %d of %d |" %
+      (t["bn_right"], t["bound"]))
+    w("| estimates within %d %% of the measured effect of applying the finding | %d of %d |"
+      % (ESTIMATE_TOLERANCE * 100, t["est_ok"], t["est_n"]))
+    w("| findings with an estimate that no edit of the case maps | %d |" % t["est_unmapped"])
+    w("")
+    w("## Per case")
+    w("")
+    w("Input % is the share of step time spent waiting for input. Truth: timed around "
+      "`next()` in the training loop without the profiler (a Keras `fit` case: one minus "
+      "the step time with a free input over the real step time). The truth's bottleneck "
+      "is the candidate stage whose halving cut the step time most (more than 5 %).")
+    w("")
+    w("| case | truth: verdict, input %, bottleneck | tfdoctor: verdict, input %, "
+      "bottleneck | xprof: verdict, input % | right? |")
+    w("| --- | --- | --- | --- | --- |")
+    for r in rs:
+        tr, td, xp = r["truth"], r.get("tfdoctor", {}), r.get("xprof", {})
+        bn = tr.get("bottleneck") or "-"
+        ok = []
+        ok.append("verdict" if td.get("verdict") == tr["verdict"] else "**verdict differs**")
+        if xp.get("input_percent") is not None and td.get("input_percent") is not None:
+            d = abs(xp["input_percent"] - td["input_percent"])
+            ok.append("%% %s" % ("= xprof" if d <= PCT_TOLERANCE else "**off %.1f**" % d))
+        if tr["verdict"] != "not" and tr.get("bottleneck"):
+            ok.append("stage" if td.get("bottleneck_right") else "**stage missed**")
+        td_bn = td.get("bottleneck_long_name") or ("(slowest %s)" % short_stage(
+            td.get("slowest_stage_long_name")) if td.get("slowest_stage_long_name") else "-")
+        w("| `%s` | %s, %s, %s | %s, %s, %s | %s, %s | %s |" % (
+            r["case"], tr["verdict"], fmt_pct(tr["input_percent"]), bn,
+            td.get("verdict", "error"), fmt_pct(td.get("input_percent")),
+            "`%s`" % short_stage(td_bn) if td_bn != "-" else "-",
+            xp.get("verdict", "error"), fmt_pct(xp.get("input_percent")), "; ".join(ok)))
+    w("")
+    w("## Estimates against the measured effect")
+    w("")
+    w("For each finding that carries an estimate, the case's pipeline is changed the way "
+      "the finding's code says and the job is measured again. Speed-up is step time "
+      "before over after (median of the windows); error is estimate / measured - 1.")
+    w("")
+    w("| case | finding | change applied | estimate | measured | error |")
+    w("| --- | --- | --- | --- | --- | --- |")
+    for r in rs:
+        for f in r.get("findings_applied", []):
+            if f.get("applied") is None:
+                w("| `%s` | %s %s | none: %s | %s | - | - |" % (
+                    r["case"], f["rule"], f["class"], f.get("why_not", ""),
+                    "%.2fx" % f["estimate_speedup"] if f.get("estimate_speedup") else "-"))
+                continue
+            est = f.get("estimate_speedup")
+            err = f.get("error")
+            w("| `%s` | %s %s | `%s` | %s | %.2fx | %s |" % (
+                r["case"], f["rule"], f["class"], json.dumps(f["applied"]),
+                "%.2fx" % est if est else "-", f["measured_speedup"],
+                "-" if err is None else ("%+.0f %%" % (100 * err) if abs(err) <= ESTIMATE_TOLERANCE
+                                         else "**%+.0f %%**" % (100 * err))))
+    w("")
+    w("## Regenerate")
+    w("")
+    w("    make tf-venv            # TensorFlow %s and xprof in build/tfvenv" %
+      (rs[0]["tensorflow"] if rs else ""))
+    w("    make real-captures      # every case into build/real/catalog, then this page")
+    w("")
+    w("One case: `tests/tf/run.sh build/real/catalog CASE`. Times swing 10-20 %% on a "
+      "shared machine; each figure is the median of three windows of 40 steps.")
+    w("")
+    return "\n".join(L)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("-o", "--output")
+    a = ap.parse_args()
+    rs = load(a.results)
+    if not rs:
+        sys.exit("report: no result.json under %s" % a.results)
+    text = render(rs, a.results)
+    if a.output:
+        with open(a.output + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(a.output + ".tmp", a.output)
+    else:
+        sys.stdout.write(text)
+    t = totals(rs)
+    print("report: %d cases; verdict = truth %d, = xprof %d; input %% close %d/%d; "
+          "bottleneck %d/%d; estimates %d/%d" % (
+              t["cases"], t["verdict_truth"], t["verdict_xprof"], t["pct_close"], t["pct_n"],
+              t["bn_right"], t["bound"], t["est_ok"], t["est_n"]), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
