@@ -99,8 +99,11 @@ struct tfd_segment {
 	enum tfd_segment_kind kind;
 	int owner;	    /* the async stage it serves; -1 for the consumer */
 	int top_stage;	    /* the stage with the most work in it, -1 none */
-	double parallelism; /* configured, or observed for AUTOTUNE */
+	double parallelism; /* configured, or observed for AUTOTUNE: over the
+			     * window, weighted by time */
 	bool parallelism_observed;
+	double par_lo, par_hi; /* the least and most in force in the window
+				* (equal: it did not change; 0: not said) */
 	size_t nthreads;	 /* threads seen doing its work */
 	int64_t busy_ns;	 /* work in the window */
 	double work_per_root_ns; /* busy / root elements */
@@ -124,6 +127,14 @@ struct tfd_capacity {
 	double margin;		 /* runner-up capacity / limiter capacity */
 	bool inferred;		 /* the limiter's work was not captured: inferred
 				  * from the observed rate and idle readers */
+	/* the host's cores: the pipeline root's cpu_budget (0: not said);
+	 * the CPU time per root element the pipeline's stages and, on a host
+	 * without device activity, the step's own compute take; the rate the
+	 * cores allow (budget / cpu work); whether that is the lowest limit */
+	double cpu_budget;
+	double cpu_ns, cpu_step_ns;
+	double cpu_rate;
+	bool cpu_limits;
 	char evidence[512];	 /* "reader busy 98 % while the 8 map workers ..." */
 };
 

@@ -44,6 +44,19 @@ struct iter {
 	 * scanned (pair_thread), -1 before its first call */
 	int pair;
 	uint32_t pair_thread;
+	/* the signature of its last call read (its parameters): a call with
+	 * the same one changes no parameter */
+	const struct tfd_sig *last_sig;
+	double last_par; /* the last numeric `parallelism` read, 0 none */
+};
+
+/* A numeric `parallelism` an iterator's call carried, where it differs
+ * from its call before on that thread (AUTOTUNE changes it; TensorFlow
+ * writes "unavailable" when its lock is busy: those calls are skipped). */
+struct tfd_par_change {
+	int iter;
+	int64_t t_ns; /* the call's start */
+	double value;
 };
 
 /* What calls have in common: their iterator and thread. A host's calls
@@ -135,6 +148,9 @@ struct host_ctx {
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
+	/* every iterator's parallelism changes (struct tfd_par_change), by
+	 * iterator then time once the threads are scanned */
+	VEC(struct tfd_par_change) par;
 };
 
 /* Call k's iterator and thread. */

@@ -72,6 +72,62 @@ struct ctx {
 	uint64_t n;
 };
 
+/* One iterator's parallelism series ch[0..n) (time order) over [t0, t1),
+ * weighted by time: the value in force at t0 is the last change before it
+ * (the first one when none is); *lo and *hi the least and most in force. */
+static double series_over(const struct tfd_par_change *ch, size_t n, int64_t t0, int64_t t1,
+			  double *lo, double *hi)
+{
+	size_t k = 0;
+	double v = ch[0].value, sum = 0;
+	int64_t at = t0;
+
+	while (k + 1 < n && ch[k + 1].t_ns <= t0)
+		k++;
+	v = ch[k].value;
+	*lo = *hi = v;
+	for (k++; k < n && ch[k].t_ns < t1; k++) {
+		sum += v * (double)(ch[k].t_ns - at);
+		at = ch[k].t_ns;
+		v = ch[k].value;
+		*lo = fmin(*lo, v);
+		*hi = fmax(*hi, v);
+	}
+	sum += v * (double)(t1 - at);
+	return t1 > t0 ? sum / (double)(t1 - t0) : v;
+}
+
+/* The parallelism stage q's calls carried over the window, weighted by
+ * time (its iterators' largest: instances of one stage), 0 when no call
+ * said a number (parameters over time, not the first call's: AUTOTUNE
+ * ramps up from 1, and TensorFlow writes "unavailable" when the map's
+ * lock is busy). */
+static double par_over(const struct ctx *c, int q, double *lo, double *hi)
+{
+	const struct tfd_cap_calls *in = c->in;
+	double best = 0;
+
+	*lo = *hi = 0;
+	for (size_t k = 0; k < in->npar;) {
+		int it = in->par[k].iter;
+		size_t e = k;
+
+		while (e < in->npar && in->par[e].iter == it)
+			e++;
+		if (in->iter_stage[it] == q) {
+			double l, h, v = series_over(in->par + k, e - k, c->t0, c->t1, &l, &h);
+
+			if (v > best) {
+				best = v;
+				*lo = l;
+				*hi = h;
+			}
+		}
+		k = e;
+	}
+	return best;
+}
+
 static int new_seg(struct ctx *c, enum tfd_segment_kind kind, int owner)
 {
 	struct tfd_segment sg;
@@ -658,7 +714,7 @@ static void finish_segments(struct ctx *c)
 
 		if (g->kind == TFD_SEG_INPUT && is_interleave(o->family)) {
 			double cyc = param_pos(o, "cycle_length"),
-			       par = param_pos(o, "parallelism");
+			       par = par_over(c, g->owner, &g->par_lo, &g->par_hi);
 
 			g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
 			if (g->parallelism <= 0) {
@@ -669,7 +725,7 @@ static void finish_segments(struct ctx *c)
 			uint64_t known = o->fn_calls, unknown = c->fn_unknown[g->owner];
 
 			g->top_stage = g->owner;
-			g->parallelism = param_pos(o, "parallelism");
+			g->parallelism = par_over(c, g->owner, &g->par_lo, &g->par_hi);
 			if (g->parallelism <= 0)
 				g->parallelism = param_pos(o, "num_parallel_calls");
 			if (g->parallelism <= 0) {
@@ -732,7 +788,7 @@ static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segm
  * other segment works in parallel and delivers at its capacity. caps, when
  * given, replaces the segments' capacities (what-if). */
 static double model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
-			 const double *caps)
+			 const double *caps, double cpu_ns)
 {
 	double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
 	double T = compute, cap0 = caps ? caps[0] : sg[0].capacity;
@@ -745,7 +801,74 @@ static double model_rate(const struct tfd_segment *sg, size_t n, const struct tf
 		if (!isnan(cap) && cap > 0 && isfinite(cap) && 1e9 / cap > T)
 			T = 1e9 / cap;
 	}
+	/* the cores: all that CPU work shares cpu_budget of them */
+	if (cp->cpu_budget > 0 && cpu_ns / cp->cpu_budget > T)
+		T = cpu_ns / cp->cpu_budget;
 	return T > 0 ? 1e9 / T : INFINITY;
+}
+
+/* The share of stage s's function op time that Python ops take (0 without
+ * op events). */
+static double py_share(const struct tfd_stage *s)
+{
+	double all = 0, py = 0;
+
+	for (size_t k = 0; k < s->nfn_ops; k++) {
+		all += (double)s->fn_ops[k].self_ns;
+		if (tfd_op_is_python(s->fn_ops[k].type))
+			py += (double)s->fn_ops[k].self_ns;
+	}
+	return all > 0 ? py / all : 0;
+}
+
+/* The read time held in async stage q's worker slots: its input segment's work. */
+static double reads_of(const struct tfd_pipeline *p, int q)
+{
+	for (size_t gi = 0; gi < p->nsegments; gi++)
+		if (p->segments[gi].kind == TFD_SEG_INPUT && p->segments[gi].owner == q)
+			return (double)p->segments[gi].busy_ns;
+	return 0;
+}
+
+/* The CPU time stage i took in the window: its own work and, for an async
+ * map, its function's runs (the reads its slots held are its input
+ * segment's own). Left out: the share of Python ops (the GIL, not the
+ * cores, bounds them, and a Python wait holds no core) and a Sleep's. */
+static double stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
+{
+	const struct tfd_stage *s = &p->stages[i];
+	double w = (double)s->work_ns;
+
+	if (strcmp(s->family, "Sleep") == 0)
+		return 0;
+	for (size_t gi = 0; gi < p->nsegments; gi++) {
+		const struct tfd_segment *g = &p->segments[gi];
+
+		if (g->kind == TFD_SEG_FUNCTION && g->owner == (int)i && g->known)
+			w += fmax(0.0, (double)g->busy_ns - reads_of(p, (int)i));
+	}
+	return w * (1.0 - py_share(s));
+}
+
+/* The cores' part of the model (p's segments are in): the budget the
+ * pipeline root states and the CPU time per root element. The step's own
+ * time counts on a host without device activity (its compute is the
+ * host's); on a host with a device it waits for the device. */
+static void cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
+{
+	struct tfd_capacity *cp = &p->capacity;
+	double w = 0;
+
+	cp->cpu_budget = param_pos(&p->stages[0], "cpu_budget");
+	if (!(cp->cpu_budget > 0) || !cp->root_elements)
+		return;
+	for (size_t i = 0; i < p->nstages; i++)
+		w += stage_cpu_ns(p, i);
+	cp->cpu_step_ns = !in->host->dev.read && !in->host->dev.nplanes && isfinite(cp->demand)
+			      ? 1e9 / cp->demand
+			      : 0;
+	cp->cpu_ns = w / (double)cp->root_elements + cp->cpu_step_ns;
+	cp->cpu_rate = cp->cpu_ns > 0 ? cp->cpu_budget * 1e9 / cp->cpu_ns : INFINITY;
 }
 
 /* The step limits when no producer is slower than the consumer's serial
@@ -828,7 +951,7 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 	if (lim < 0)
 		return;
 	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
-	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL);
+	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL, 0);
 	cp->step_limits = step_limits(c) && !cp->inferred;
 	write_evidence(c, lim, run);
 }
@@ -900,6 +1023,15 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 		p->stages[i].segment = c.seg_of[i];
 	p->segments = c.segs.v;
 	p->nsegments = c.segs.n;
+	if (cp->limiter >= 0) {
+		double m = cp->model_throughput;
+
+		cpu_model(p, in);
+		cp->model_throughput = model_rate(p->segments, p->nsegments, cp, NULL, cp->cpu_ns);
+		cp->cpu_limits = cp->cpu_budget > 0 && cp->cpu_rate < m;
+		if (cp->cpu_limits)
+			cp->step_limits = false;
+	}
 	imap_free(&c.seg_threads);
 	free(c.seg_of);
 	free(c.input_of);
@@ -908,20 +1040,11 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	free(c.fn_unknown);
 }
 
-/* The read time held in async stage q's worker slots: its input segment's work. */
-static double reads_of(const struct tfd_pipeline *p, int q)
-{
-	for (size_t gi = 0; gi < p->nsegments; gi++)
-		if (p->segments[gi].kind == TFD_SEG_INPUT && p->segments[gi].owner == q)
-			return (double)p->segments[gi].busy_ns;
-	return 0;
-}
-
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
-			   double par_factor)
+			   double par_factor, bool saves_cpu)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double *caps, rate;
+	double *caps, rate, cpu;
 
 	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
 		return 0;
@@ -957,7 +1080,13 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 		}
 		caps[gi] = cap;
 	}
-	rate = model_rate(p->segments, p->nsegments, cp, caps);
+	/* the CPU the change saves: a stage's work divided (more workers
+	 * save none) */
+	cpu = cp->cpu_ns;
+	if (saves_cpu)
+		cpu -= stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
+		       (1.0 - 1.0 / work_factor);
+	rate = model_rate(p->segments, p->nsegments, cp, caps, cpu);
 	free(caps);
 	return rate;
 }

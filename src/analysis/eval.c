@@ -346,8 +346,8 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	const struct tfd_capacity *cp = &p->capacity;
 	double k = strcmp(r->est_model, "remove") == 0 ? 1e12 : r->est_factor;
 	double now = cp->model_throughput;
-	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k)
-					  : tfd_capacity_whatif(p, si, k, 1.0);
+	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k, false)
+					  : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers);
 	double T = 1e9 / cp->throughput, Tn, c;
 
 	if (!(now > 0) || !(after > 0))
@@ -405,7 +405,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
 	e->factor = r->est_factor;
-	e->of = r->est_parallelism ? "parallelism" : "work";
+	e->of = r->est_parallelism ? "parallelism" : r->est_workers ? "workers" : "work";
 	e->input_percent_after = NAN;
 	if (strcmp(r->est_model, "copy_overlap") == 0) {
 		copy_estimate(h, e);

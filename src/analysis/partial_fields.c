@@ -56,6 +56,8 @@ static const struct fdesc segment_rows[] = {
     F(struct tfd_segment, "utilization", utilization, FK_DBL),
     F(struct tfd_segment, "capacity", capacity, FK_DBL),
     F(struct tfd_segment, "known", known, FK_BOOL),
+    F(struct tfd_segment, "par_lo", par_lo, FK_DBL),
+    F(struct tfd_segment, "par_hi", par_hi, FK_DBL),
 };
 
 static const struct fdesc capacity_rows[] = {
@@ -71,6 +73,11 @@ static const struct fdesc capacity_rows[] = {
     F(struct tfd_capacity, "margin", margin, FK_DBL),
     F(struct tfd_capacity, "inferred", inferred, FK_BOOL),
     F(struct tfd_capacity, "evidence", evidence, FK_BUF),
+    F(struct tfd_capacity, "cpu_budget", cpu_budget, FK_DBL),
+    F(struct tfd_capacity, "cpu_ns", cpu_ns, FK_DBL),
+    F(struct tfd_capacity, "cpu_step_ns", cpu_step_ns, FK_DBL),
+    F(struct tfd_capacity, "cpu_rate", cpu_rate, FK_DBL),
+    F(struct tfd_capacity, "cpu_limits", cpu_limits, FK_BOOL),
 };
 
 static const struct fdesc pipeline_rows[] = {

@@ -119,6 +119,7 @@ bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
 struct call;
 struct call_pair;
+struct tfd_par_change;
 
 /* One stage's calls that started in the capacity window (its own sums,
  * made while the pipeline's calls are aggregated, so that no call keeps
@@ -146,6 +147,9 @@ struct tfd_cap_calls {
 	const struct tfd_cap_window *window;
 	const uint64_t *stage_threads; /* stage << 32 | thread */
 	size_t nstage_threads;
+	/* the iterators' parallelism over time, by iterator then time */
+	const struct tfd_par_change *par;
+	size_t npar;
 };
 
 /* The capacity window of root calls roots[nwarmup..nroots) (tm by
@@ -161,8 +165,10 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 
 /* Predicted root elements per second after dividing stage si's work by
  * work_factor and multiplying its segment's parallelism by par_factor (1: no
- * change). 0 when p has no valid capacity model. */
+ * change); saves_cpu: the divided work is CPU the host no longer spends
+ * (cheaper calls), not the same work spread over more workers. 0 when p has
+ * no valid capacity model. */
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
-			   double par_factor);
+			   double par_factor, bool saves_cpu);
 
 #endif

@@ -550,6 +550,8 @@ static void capacity(struct pbuild *b)
 	in.window = win;
 	in.stage_threads = b->win_threads.v;
 	in.nstage_threads = b->win_threads.n;
+	in.par = c->par.v;
+	in.npar = c->par.n;
 	tfd_capacity_compute(b->p, &in);
 	free(iter_stage);
 	free(win);

@@ -102,6 +102,7 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	d->file = dup_or_null(s->file);
 	d->est_model = dup_or_null(s->est_model);
 	d->est_parallelism = s->est_parallelism;
+	d->est_workers = s->est_workers;
 	strlist_copy(&d->family, &s->family);
 	strlist_copy(&d->not_family, &s->not_family);
 	strlist_copy(&d->under, &s->under);
@@ -349,9 +350,11 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 			r->est_factor = e->valuedouble;
 		} else if (strcmp(e->string, "of") == 0) {
 			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
-						   strcmp(e->valuestring, "parallelism")))
-				return bad(c, "'estimate.of' must be work or parallelism");
+						   strcmp(e->valuestring, "parallelism") &&
+						   strcmp(e->valuestring, "workers")))
+				return bad(c, "'estimate.of' must be work, parallelism or workers");
 			r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
+			r->est_workers = strcmp(e->valuestring, "workers") == 0;
 		} else {
 			return bad(c, "unknown key 'estimate.%s'", e->string);
 		}

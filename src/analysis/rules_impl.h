@@ -67,6 +67,9 @@ struct rule {
 	double est_factor;
 	bool est_parallelism; /* "of": "parallelism": the factor multiplies the
 			       * stage's parallelism instead of dividing its work */
+	bool est_workers;     /* "of": "workers": a sequential stage's calls spread
+			       * over factor workers: its time in its segment is
+			       * divided, its CPU work is not */
 };
 
 struct tfd_ruleset {

@@ -347,6 +347,25 @@ static void mark_produced(struct host_ctx *c, struct scan_state *ss, size_t k, u
 	c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 }
 
+/* A call's `parallelism` when its parameters differ from the call before. */
+static void note_par(struct host_ctx *c, int i, const struct tfd_event *e)
+{
+	struct iter *it = &c->iters.v[i];
+	const char *v;
+	double d;
+	char *end;
+
+	it->last_sig = e->sig;
+	v = tfd_event_param(e, "parallelism");
+	if (!v)
+		return;
+	d = strtod(v, &end);
+	if (end == v || !(d > 0) || d == it->last_par)
+		return;
+	it->last_par = d;
+	vec_push(&c->par, ((struct tfd_par_change){i, e->start_ns, d}));
+}
+
 /* An iterator event on thread t, inside top (or none): a call. */
 static inline void add_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
 			    const struct open_ev *top, size_t t)
@@ -356,12 +375,16 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 	struct iter *it = &c->iters.v[i];
 
 	/* each thread is scanned once: the iterator's first call on it makes
-	 * their pair */
+	 * their pair (and its parameters are read afresh on it) */
 	if (it->pair < 0 || it->pair_thread != t) {
 		vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
 		it->pair = (int)(c->pairs.n - 1);
 		it->pair_thread = (uint32_t)t;
+		it->last_sig = NULL;
+		it->last_par = 0;
 	}
+	if (e->sig != it->last_sig)
+		note_par(c, i, e);
 	memset(&cl, 0, sizeof(cl));
 	cl.pair = (uint32_t)it->pair;
 	cl.parent = -1;
@@ -387,6 +410,15 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 		it->first_start = e->start_ns;
 	vec_push(&ss->stack, ((struct open_ev){e->start_ns, e->start_ns + e->dur_ns, 0,
 					       (int)(c->calls.n - 1), false}));
+}
+
+static int par_cmp(const void *a, const void *b)
+{
+	const struct tfd_par_change *x = a, *y = b;
+
+	if (x->iter != y->iter)
+		return x->iter < y->iter ? -1 : 1;
+	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 
 /* One thread's iterator, Produce and Consume events, nesting on a stack. */
@@ -467,6 +499,8 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	}
 	cons_rest(c, &ss.pc);
 	vec_free(&ss.stack);
+	if (c->par.n > 1)
+		qsort(c->par.v, c->par.n, sizeof(*c->par.v), par_cmp);
 	c->cdur = ss.cdur;
 	for (size_t i = 0; i < c->iters.n; i++)
 		c->iters.v[i].sample = &c->samples.v[i];
@@ -700,6 +734,7 @@ void tfd_graph_release(struct host_ctx *c)
 	free(c->cdur);
 	imap_free(&c->long_dur);
 	vec_free(&c->samples);
+	vec_free(&c->par);
 	tfd_graph_release_consumers(c);
 }
 

@@ -179,6 +179,17 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	cJSON_AddBoolToObject(o, "step_limits", cp->step_limits);
 	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
+	if (cp->cpu_budget > 0) {
+		cJSON *u = cJSON_AddObjectToObject(o, "cpu");
+
+		cJSON_AddNumberToObject(u, "budget", cp->cpu_budget);
+		cJSON_AddNumberToObject(u, "work_per_root_element_ns", round(cp->cpu_ns));
+		cJSON_AddNumberToObject(u, "step_per_root_element_ns", round(cp->cpu_step_ns));
+		cJSON_AddItemToObject(u, "capacity", rate_json(cp->cpu_rate));
+		cJSON_AddBoolToObject(u, "limits", cp->cpu_limits);
+	} else {
+		cJSON_AddNullToObject(o, "cpu");
+	}
 	segs = cJSON_AddArrayToObject(o, "segments");
 	for (size_t i = 0; i < p->nsegments; i++) {
 		const struct tfd_segment *g = &p->segments[i];

@@ -67,6 +67,8 @@ for spec in specs:
             factor = st["parallelism"] / par
             st["autotune"] = False
         else:
+            # work: cheaper calls; workers: the stage's calls spread over
+            # factor workers, which the simulator runs as its cost / factor
             st["cost_us"] = st.get("cost_us", 0) / e["factor"]
             factor = e["factor"]
         fixed = os.path.join(tmp, name + "-fixed.json")

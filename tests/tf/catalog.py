@@ -254,6 +254,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
     res = {"case": a.case, "covers": c["covers"], "planted": c["planted"],
+           "fixes": c["fixes"],
            "loop": c["loop"], "defaults": c["defaults"], "train_ms": c.get("train_ms"), "train_units": c.get("train_units"),
            "tensorflow": tf.__version__, "quick": a.quick}
 

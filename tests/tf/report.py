@@ -9,6 +9,8 @@ import argparse
 import glob
 import json
 import os
+import re
+import subprocess
 import sys
 
 ESTIMATE_TOLERANCE = 0.25
@@ -150,12 +152,72 @@ def render(rs, results_dir):
     return "\n".join(L)
 
 
+def rejudge(r, d, tfd):
+    """tfdoctor's part of a result again, from its capture, by binary tfd:
+    the truth and the measured effects stay (a finding whose class was not
+    measured before is listed without a measurement)."""
+    cap = os.path.join(d, r["case"], r["capture"])
+    p = subprocess.run([tfd, "analyze", "-q", "-f", "json", cap], capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        r["tfdoctor"] = {"error": p.stderr.strip()}
+        return
+    tj = json.loads(p.stdout)
+    s, h = tj["summary"], tj["hosts"][0]
+    td = {"input_percent": h["input_percent"], "verdict": h["input_bound"],
+          "confidence": s["verdict_confidence"], "steps": h["steps"],
+          "bottleneck": s["bottleneck"], "bottleneck_long_name": s["bottleneck_long_name"],
+          "slowest_stage_long_name": s["slowest_stage_long_name"],
+          "top_op": s["bottleneck_top_op"],
+          "findings": [{k: f.get(k) for k in ("rule", "class", "stage", "stage_long_name",
+                                              "estimate")} for f in tj["findings"]]}
+    tr = r["truth"]
+    if tr.get("bottleneck_stage"):
+        td["bottleneck_right"] = bool(s["bottleneck_long_name"]) and re.search(
+            tr["bottleneck_stage"], s["bottleneck_long_name"]) is not None
+    r["tfdoctor"] = td
+    measured = {json.dumps(f["applied"], sort_keys=True): f
+                for f in r.get("findings_applied", []) if f.get("applied") is not None}
+    base = tr["baseline"]["step_ms"]
+    rows = []
+    for f in tj["findings"]:
+        est = f.get("estimate") or {}
+        if est.get("model") in (None, "none") or not est.get("known"):
+            continue
+        row = {"rule": f["rule"], "class": f["class"], "stage": f.get("stage"),
+               "estimate_speedup": est.get("speedup"),
+               "input_percent_after": est.get("input_percent_after")}
+        if est.get("speedup") is None and est.get("input_percent_after") is not None:
+            row["estimate_speedup"] = round((100 - est["input_percent_after"]) /
+                                            max(1e-9, 100 - h["input_percent"]), 3)
+        fix = r.get("fixes", {}).get(f["class"])
+        old = measured.get(json.dumps(fix, sort_keys=True)) if fix is not None else None
+        if fix is None:
+            row["applied"] = None
+            row["why_not"] = "no edit of this case maps class '%s'" % f["class"]
+        elif old is None:
+            row["applied"] = None
+            row["why_not"] = "not measured in this run (make real-captures)"
+        else:
+            row["applied"] = fix
+            row["measured"] = old["measured"]
+            row["measured_speedup"] = round(base / old["measured"]["step_ms"], 3)
+            if row["estimate_speedup"]:
+                row["error"] = round(row["estimate_speedup"] / row["measured_speedup"] - 1, 3)
+        rows.append(row)
+    r["findings_applied"] = rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
     ap.add_argument("-o", "--output")
+    ap.add_argument("--rejudge", metavar="TFD",
+                    help="run this tfdoctor binary on the captures again (truth kept)")
     a = ap.parse_args()
     rs = load(a.results)
+    if a.rejudge:
+        for r in rs:
+            rejudge(r, a.results, a.rejudge)
     if not rs:
         sys.exit("report: no result.json under %s" % a.results)
     text = render(rs, a.results)
