@@ -104,6 +104,8 @@ struct tfd_segment {
 	bool parallelism_observed;
 	double par_lo, par_hi; /* the least and most in force in the window
 				* (equal: it did not change; 0: not said) */
+	bool gil; /* a Python op holds most of its function: its capacity is
+		   * the observed rate (capacity.c gil_bound) */
 	size_t nthreads;	 /* threads seen doing its work */
 	int64_t busy_ns;	 /* work in the window */
 	double work_per_root_ns; /* busy / root elements */
@@ -135,8 +137,23 @@ struct tfd_capacity {
 	double cpu_ns, cpu_step_ns;
 	double cpu_rate;
 	bool cpu_limits;
+	/* observed throughput / model throughput; unexplained: under
+	 * TFD_EXPLAINED_MIN, the work the capture shows does not account for
+	 * the rate (per-element overhead no event covers): the throughput view
+	 * is not used for the bottleneck or estimates, the latency view is */
+	double explained;
+	bool unexplained;
 	char evidence[512];	 /* "reader busy 98 % while the 8 map workers ..." */
 };
+
+/* Below this share of the model's rate the observed rate is not explained
+ * by the captured work (struct tfd_capacity.unexplained). */
+#define TFD_EXPLAINED_MIN 0.6
+
+/* Whether the throughput view names p's bottleneck: a valid model with a
+ * limiter that explains the observed rate. */
+#define TFD_CAPACITY_USABLE(p)                                                                    \
+	((p)->capacity.valid && (p)->capacity.limiter >= 0 && !(p)->capacity.unexplained)
 
 struct tfd_pipeline {
 	uint64_t root_id;

@@ -41,7 +41,7 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 
-	if (cp->valid && cp->limiter >= 0 && p->segments[cp->limiter].top_stage >= 0)
+	if (TFD_CAPACITY_USABLE(p) && p->segments[cp->limiter].top_stage >= 0)
 		p->bottleneck = p->segments[cp->limiter].top_stage;
 	if (p->bottleneck >= 0)
 		p->stages[p->bottleneck].is_bottleneck = true;

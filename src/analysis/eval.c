@@ -54,7 +54,8 @@ static struct val producer_over_demand(const struct tfd_pipeline *p)
 	struct val v = {0};
 	double low = INFINITY;
 
-	if (!p || !p->capacity.valid || !isfinite(p->capacity.demand) || p->capacity.demand <= 0)
+	if (!p || !TFD_CAPACITY_USABLE(p) || !isfinite(p->capacity.demand) ||
+	    p->capacity.demand <= 0)
 		return v;
 	for (size_t g = 1; g < p->nsegments; g++)
 		if (!isnan(p->segments[g].capacity) && p->segments[g].capacity < low)
@@ -414,7 +415,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
 		return;
 	e->basis = "latency";
-	if (si >= 0 && p->capacity.valid && p->capacity.limiter >= 0 &&
+	if (si >= 0 && TFD_CAPACITY_USABLE(p) &&
 	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0)) {
 		capacity_estimate(r, h, p, si, e);
 		return;

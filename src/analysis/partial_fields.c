@@ -58,6 +58,7 @@ static const struct fdesc segment_rows[] = {
     F(struct tfd_segment, "known", known, FK_BOOL),
     F(struct tfd_segment, "par_lo", par_lo, FK_DBL),
     F(struct tfd_segment, "par_hi", par_hi, FK_DBL),
+    F(struct tfd_segment, "gil", gil, FK_BOOL),
 };
 
 static const struct fdesc capacity_rows[] = {
@@ -78,6 +79,8 @@ static const struct fdesc capacity_rows[] = {
     F(struct tfd_capacity, "cpu_step_ns", cpu_step_ns, FK_DBL),
     F(struct tfd_capacity, "cpu_rate", cpu_rate, FK_DBL),
     F(struct tfd_capacity, "cpu_limits", cpu_limits, FK_BOOL),
+    F(struct tfd_capacity, "explained", explained, FK_DBL),
+    F(struct tfd_capacity, "unexplained", unexplained, FK_BOOL),
 };
 
 static const struct fdesc pipeline_rows[] = {

@@ -271,6 +271,19 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
+	if (cp->cpu_limits) {
+		char t1[32], r3[32];
+
+		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
+		tfd_buf_printf(b,
+			       "         the host's %g cores are the limit: %s of CPU per root "
+			       "element%s (%s at most), so more workers will not help; "
+			       "cheaper work will.\n",
+			       cp->cpu_budget, tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
+			       cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
+						   : " (the stages' work)",
+			       r3);
+	}
 	function_ops_line(p, p->bottleneck, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
 		tfd_buf_printf(b,
@@ -287,10 +300,25 @@ static void sureness_line(const char *what, const struct tfd_sureness *c, struct
 		       c->reasons[0] ? ")" : "");
 }
 
+/* Why the latency view names the bottleneck: no model, or one that does not
+ * explain the rate. */
+static const char *latency_why(const struct tfd_pipeline *p, char *buf, size_t len)
+{
+	if (p->capacity.valid && p->capacity.unexplained)
+		snprintf(buf, len,
+			 "the work the capture shows explains %.0f%% of the rate; the rest is "
+			 "per-element overhead no event covers, such as thread hand-offs "
+			 "between the stages",
+			 100.0 * p->capacity.explained);
+	else
+		snprintf(buf, len, "too few steady-state calls for a throughput model");
+	return buf;
+}
+
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
-	char t1[32];
+	char t1[32], why[200];
 
 	if (!a->any_tfdata) {
 		tfd_buf_puts(b, "verdict: no tf.data activity captured. If the job uses tf.data, "
@@ -332,18 +360,18 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "         no tf.data root call is slower than 50 us on this "
 				       "host: the input pipeline keeps up; look elsewhere "
 				       "(prefetch will not help).\n");
-		else if (p->bottleneck >= 0 && p->capacity.valid && p->capacity.limiter >= 0) {
+		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 			throughput_verdict(p, bn, b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
 				       "         %s: %s (%s) in pipeline %s, %.1f%% of "
-				       "blocking time (latency view: too few steady-state calls "
-				       "for a throughput model)%s.\n",
+				       "blocking time (latency view: %s)%s.\n",
 				       bn ? "bottleneck" : "slowest stage",
 				       N(p->stages[p->bottleneck].name),
 				       N(p->stages[p->bottleneck].long_name), N(p->name),
 				       100.0 * p->stages[p->bottleneck].blocking_share,
+				       latency_why(p, why, sizeof(why)),
 				       bn ? ""
 					  : "; the host waits little, so it does not hold "
 					    "training back");

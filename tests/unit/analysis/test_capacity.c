@@ -238,13 +238,13 @@ static void reader_behind_parallel_map(struct t *t)
 	T_EQ_DBL(cp->model_throughput / cp->throughput, 1.0, 0.05);
 	/* a faster batch does not touch the limit: ~1.0x */
 	now = cp->model_throughput;
-	after = tfd_capacity_whatif(r.p, batch, 4.0, 1.0);
+	after = tfd_capacity_whatif(r.p, batch, 4.0, 1.0, true);
 	T_EQ_DBL(after / now, 1.0, 0.02);
 	/* a cheaper map function neither */
-	after = tfd_capacity_whatif(r.p, pmap, 2.0, 1.0);
+	after = tfd_capacity_whatif(r.p, pmap, 2.0, 1.0, true);
 	T_EQ_DBL(after / now, 1.0, 0.02);
 	/* reads 4x faster: 4x, just below the map's slots */
-	after = tfd_capacity_whatif(r.p, rec, 4.0, 1.0);
+	after = tfd_capacity_whatif(r.p, rec, 4.0, 1.0, true);
 	T_EQ_DBL(after / now, 4.0, 0.2);
 	done(&r);
 }
@@ -276,7 +276,7 @@ static void single_call_keeps_latency_view(struct t *t)
 	p = &a->hosts[0].pipelines[a->hosts[0].focus];
 	T_TRUE(!p->capacity.valid);
 	T_EQ_I64(p->bottleneck, p->latency_bottleneck);
-	T_EQ_DBL(tfd_capacity_whatif(p, p->bottleneck, 2.0, 1.0), 0.0, 0.0);
+	T_EQ_DBL(tfd_capacity_whatif(p, p->bottleneck, 2.0, 1.0, true), 0.0, 0.0);
 	tfd_analysis_free(a);
 	tfd_capture_free(cap);
 }

@@ -1,0 +1,119 @@
+/* steps.c - a host's steps: the extents of the events that share a
+ * group_id (tfd_host_note), or, in a raw capture without group_id stats,
+ * its step markers (the profiler's Trace(name, step_num=..., _r=1) events),
+ * as TensorFlow's converter groups them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture_impl.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+
+void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
+		   int64_t start_ns, int64_t end_ns)
+{
+	struct host_build *b;
+	struct tfd_step *sp;
+
+	if (start_ns < h->span_start_ns)
+		h->span_start_ns = start_ns;
+	if (end_ns > h->span_end_ns)
+		h->span_end_ns = end_ns;
+	if (!has_group)
+		return;
+	b = cm_build_of(cap, h);
+	if (!b->has_last || b->last_group != group_id) {
+		size_t idx;
+
+		if (!imap_get(&b->group, (uint64_t)group_id, &idx)) {
+			idx = h->nsteps;
+			if (h->nsteps >= b->steps_cap) {
+				/* doubling: a realloc per step copied the steps once
+				 * per step (a build released and begun again knows
+				 * no room) */
+				b->steps_cap = h->nsteps < 32 ? 64 : 2 * h->nsteps;
+				h->steps = xrealloc(h->steps, b->steps_cap * sizeof(*h->steps));
+			}
+			h->steps[idx] = (struct tfd_step){group_id, start_ns, end_ns};
+			h->nsteps++;
+			imap_put(&b->group, (uint64_t)group_id, idx);
+		}
+		b->has_last = true;
+		b->last_group = group_id;
+		b->last_step = idx;
+	}
+	sp = &h->steps[b->last_step];
+	if (start_ns < sp->start_ns)
+		sp->start_ns = start_ns;
+	if (end_ns > sp->end_ns)
+		sp->end_ns = end_ns;
+}
+
+bool tfd_step_marker_name(const char *name)
+{
+	/* TensorFlow's explicit host step markers; Keras 3's batch trace */
+	if (strncmp(name, "train", 5) != 0 && strncmp(name, "test", 4) != 0 &&
+	    strncmp(name, "TraceContext", 12) != 0)
+		return strcmp(name, "Profiled batch") == 0;
+	return strchr(name, '/') == NULL;
+}
+
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num,
+			  int64_t start_ns, int64_t end_ns)
+{
+	if (h->nmarkers == h->markers_cap) {
+		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;
+		h->markers = xrealloc(h->markers, h->markers_cap * sizeof(*h->markers));
+	}
+	h->markers[h->nmarkers++] = (struct tfd_marker){start_ns, end_ns, step_num, thread_id};
+}
+
+static int marker_cmp(const void *a, const void *b)
+{
+	const struct tfd_marker *x = a, *y = b;
+
+	/* by thread, then start; the longer first, so an outer marker comes
+	 * before the ones it holds */
+	if (x->thread_id != y->thread_id)
+		return x->thread_id < y->thread_id ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns;
+}
+
+static int marker_start_cmp(const void *a, const void *b)
+{
+	const struct tfd_marker *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
+{
+	size_t n = 0;
+
+	if (h->nmarkers && !h->nsteps) {
+		qsort(h->markers, h->nmarkers, sizeof(*h->markers), marker_cmp);
+		/* keep the outermost markers of each thread */
+		for (size_t i = 0; i < h->nmarkers; i++) {
+			const struct tfd_marker *m = &h->markers[i];
+
+			if (n && h->markers[n - 1].thread_id == m->thread_id &&
+			    m->end_ns <= h->markers[n - 1].end_ns)
+				continue;
+			h->markers[n++] = *m;
+		}
+		/* group ids in time order across threads */
+		qsort(h->markers, n, sizeof(*h->markers), marker_start_cmp);
+		for (size_t i = 0; i < n; i++)
+			tfd_host_note(cap, h, true, (int64_t)i, h->markers[i].start_ns,
+				      h->markers[i].end_ns);
+		h->steps_from_markers = n > 0;
+	}
+	free(h->markers);
+	h->markers = NULL;
+	h->nmarkers = h->markers_cap = 0;
+}
