@@ -24,6 +24,11 @@ enum tfd_fam_flag {
 	TFD_FAM_INTERLEAVE = 1 << 3,  /* parallel inputs, cycle_length of them */
 	TFD_FAM_ROOT = 1 << 4,	      /* Iterator::Model, Iterator::Root */
 	TFD_FAM_SOURCE = 1 << 5,      /* reads data (files, tensors, remote) */
+	/* its inputs are distinct datasets, named [0], [1], ... (zip,
+	 * concatenate, sample_from_datasets): each input's iterators are
+	 * stages of their own. Elsewhere [i] numbers the instances one stage
+	 * makes per input element (interleave, flat_map, repeat's epochs). */
+	TFD_FAM_MULTI_INPUT = 1 << 6,
 };
 
 /* TensorFlow's bottleneck type (xprof-reference.md 1.10). */

@@ -15,6 +15,7 @@
 #define MAPFN TFD_FAM_MAP_FN
 #define ILV TFD_FAM_INTERLEAVE
 #define SRC TFD_FAM_SOURCE
+#define MULTI TFD_FAM_MULTI_INPUT
 #define PAR "parallelism deterministic autotune"
 
 const struct tfd_family tfd_families[] = {
@@ -98,8 +99,8 @@ const struct tfd_family tfd_families[] = {
     {"Take", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Skip", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Shard", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Zip", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Concatenate", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Zip", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Concatenate", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Window", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"GroupByWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"GroupByReducer", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
@@ -113,12 +114,12 @@ const struct tfd_family tfd_families[] = {
     {"DenseToSparseBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Options", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"LoadDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"ChooseFastestBranch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"ChooseFastestBranch", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"SlidingWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Bucket", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"DirectedInterleave", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"SampleFromDatasets", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"ChooseFromDatasets", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"DirectedInterleave", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"SampleFromDatasets", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"ChooseFromDatasets", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Ignore", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Enumerate", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Padded", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},

@@ -71,7 +71,27 @@ bool tfd_family_is_async(const char *family)
 	return tfd_family_has(family, TFD_FAM_ASYNC);
 }
 
-/* Long name without any "[N]" input index: the stage key. */
+/* Whether the component of s that ends at s[at] (its "[N]" follows) is a
+ * dataset with distinct inputs (TFD_FAM_MULTI_INPUT). */
+static bool distinct_inputs(const char *s, size_t at)
+{
+	size_t b = at;
+	char name[128], fam[128];
+
+	while (b > 0 && !(s[b - 1] == ':' && b >= 2 && s[b - 2] == ':'))
+		b--;
+	if (at - b == 0 || at - b >= sizeof(name))
+		return false;
+	memcpy(name, s + b, at - b);
+	name[at - b] = '\0';
+	tfd_iter_family(name, fam, sizeof(fam));
+	return tfd_family_has(fam, TFD_FAM_MULTI_INPUT);
+}
+
+/* Long name less the "[N]" indices that number instances (interleave's
+ * inputs, repeat's epochs): the stage key. The input index of a dataset
+ * with distinct inputs (Zip[1], Concatenate[0], DirectedInterleave[1])
+ * stays: each input is its own stage. */
 static char *strip_indices(const char *s)
 {
 	size_t n = strlen(s), j = 0;
@@ -83,7 +103,7 @@ static char *strip_indices(const char *s)
 
 			while (k < n && s[k] >= '0' && s[k] <= '9')
 				k++;
-			if (k < n && s[k] == ']' && k > i + 1) {
+			if (k < n && s[k] == ']' && k > i + 1 && !distinct_inputs(s, i)) {
 				i = k;
 				continue;
 			}

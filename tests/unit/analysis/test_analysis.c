@@ -578,10 +578,44 @@ static void zip_two_inputs(struct t *t)
 	T_EQ_I64(stage(p, "Zip")->blocking_ns, 15 * 1000);
 	T_EQ_I64(stage(p, "Range")->blocking_ns, 40 * 1000);
 	T_EQ_STR(p->stages[p->bottleneck].name, "TextLine");
-	T_EQ_STR(stage(p, "Range")->path, "Iterator::Model::Zip::Range");
+	T_EQ_STR(stage(p, "Range")->path, "Iterator::Model::Zip[0]::Range");
 	check_invariants(t, p);
 	tfd_analysis_free(a);
 	tfd_capture_free(f.cap);
+}
+
+/* a zip's (or concatenate's) inputs are distinct datasets: branches whose
+ * stages have the same names stay apart, and the slower branch's map is
+ * the bottleneck (merged, they were one stage named by the first) */
+static void zip_same_named_branches(struct t *t)
+{
+	static const char *const parents[] = {"Zip", "Concatenate", "DirectedInterleave"};
+
+	for (size_t k = 0; k < 3; k++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_pipeline *p;
+		char n0[96], n1[96], z[64];
+		size_t nmap = 0;
+
+		snprintf(z, sizeof(z), "Iterator::Model::%s", parents[k]);
+		snprintf(n0, sizeof(n0), "%s[0]::Map", z);
+		snprintf(n1, sizeof(n1), "%s[1]::Map", z);
+		fx_init(&f);
+		fx_ev(&f, 0, "Iterator::Model", 0, 100 * US, "id=1", NULL);
+		fx_ev(&f, 0, z, 0, 100 * US, "id=2", "parent_id=1", NULL);
+		fx_ev(&f, 0, n0, 5 * US, 20 * US, "id=3", "parent_id=2", NULL);
+		fx_ev(&f, 0, n1, 30 * US, 60 * US, "id=4", "parent_id=2", NULL);
+		a = analyze(t, &f);
+		p = &a->hosts[0].pipelines[0];
+		for (size_t i = 0; i < p->nstages; i++)
+			nmap += strcmp(p->stages[i].name, "Map") == 0;
+		T_EQ_U64(nmap, 2);
+		T_EQ_STR(p->stages[p->bottleneck].long_name, n1);
+		check_invariants(t, p);
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
+	}
 }
 
 /* interleave: ten input iterators (distinct ids, "[N]" names) merge into
@@ -891,6 +925,7 @@ const struct t_case analysis_cases[] = {
     T(calls_keep_iterator_and_thread),
     T(calls_keep_their_ends),
     T(zip_two_inputs),
+    T(zip_same_named_branches),
     T(interleave_many_inputs),
     T(no_blocking_child),
     T(parent_id_cycle_is_an_error),
