@@ -63,50 +63,57 @@ struct hitem {
 };
 
 /* The first HEAP_INLINE items live in the heap itself: a step's sweep
- * rarely has more spans open at once, and a step needs no allocation. */
+ * rarely has more spans open at once, and a step needs no allocation. The
+ * heap holds no pointer to itself (v is NULL while the items are inline):
+ * the steps' states move when their vector grows. */
 #define HEAP_INLINE 3
 struct heap {
-	struct hitem *v; /* in[] or allocated */
+	struct hitem *v; /* allocated, or NULL: the items are in[] */
 	uint32_t n, cap;
 	struct hitem in[HEAP_INLINE];
 };
 
+static inline struct hitem *items(struct heap *h)
+{
+	return h->v ? h->v : h->in;
+}
+
 static void heap_push(struct heap *h, int64_t key, uint32_t val)
 {
+	struct hitem *v;
 	uint32_t i;
 
-	if (!h->cap) {
-		h->v = h->in;
+	if (!h->cap)
 		h->cap = HEAP_INLINE;
-	}
 	if (h->n == h->cap) {
 		h->cap *= 2;
-		if (h->v == h->in) {
+		if (!h->v) {
 			h->v = xmalloc(h->cap * sizeof(*h->v));
 			memcpy(h->v, h->in, sizeof(h->in));
 		} else {
 			h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
 		}
 	}
+	v = items(h);
 	i = h->n++;
-	while (i && h->v[(i - 1) / 2].key > key) {
-		h->v[i] = h->v[(i - 1) / 2];
+	while (i && v[(i - 1) / 2].key > key) {
+		v[i] = v[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	h->v[i] = (struct hitem){key, val};
+	v[i] = (struct hitem){key, val};
 }
 
 static void heap_free(struct heap *h)
 {
-	if (h->v != h->in)
-		free(h->v);
+	free(h->v);
 	h->v = NULL;
 	h->n = h->cap = 0;
 }
 
 static struct hitem heap_pop(struct heap *h)
 {
-	struct hitem top = h->v[0], last = h->v[--h->n];
+	struct hitem *v = items(h);
+	struct hitem top = v[0], last = v[--h->n];
 	uint32_t i = 0;
 
 	for (;;) {
@@ -114,15 +121,15 @@ static struct hitem heap_pop(struct heap *h)
 
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && h->v[c + 1].key < h->v[c].key)
+		if (c + 1 < h->n && v[c + 1].key < v[c].key)
 			c++;
-		if (h->v[c].key >= last.key)
+		if (v[c].key >= last.key)
 			break;
-		h->v[i] = h->v[c];
+		v[i] = v[c];
 		i = c;
 	}
 	if (h->n)
-		h->v[i] = last;
+		v[i] = last;
 	return top;
 }
 
@@ -149,8 +156,8 @@ static void own_top(const struct sstate *s, int64_t a, int64_t b, int64_t *owned
 /* The sweep of s on to time `to`: the spans ending by then close. */
 static void advance(struct sstate *s, int64_t to, int64_t *owned)
 {
-	while (s->ends.n && s->ends.v[0].key <= to) {
-		int64_t e = s->ends.v[0].key;
+	while (s->ends.n && items(&s->ends)[0].key <= to) {
+		int64_t e = items(&s->ends)[0].key;
 
 		if (e > s->t) {
 			own_top(s, s->t, e, owned);
@@ -162,7 +169,7 @@ static void advance(struct sstate *s, int64_t to, int64_t *owned)
 		own_top(s, s->t, to, owned);
 		s->t = to;
 	}
-	if (!s->ends.n && s->ends.v != s->ends.in && s->ends.cap > 64) {
+	if (!s->ends.n && s->ends.v && s->ends.cap > 64) {
 		/* a burst is over: its room goes */
 		heap_free(&s->ends);
 	}
@@ -294,7 +301,7 @@ static struct sstate *state_of(struct steps_sweep *w, size_t i)
  * ends, the result is final. */
 static void close_upto(struct steps_sweep *w, int64_t t)
 {
-	while (w->open.n && w->open.v[0].key <= t) {
+	while (w->open.n && items(&w->open)[0].key <= t) {
 		uint32_t i = heap_pop(&w->open).val, k = w->slot_of[i];
 
 		advance(&w->slots.v[k], INT64_MAX, w->out[i].owned);

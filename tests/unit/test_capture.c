@@ -209,6 +209,31 @@ static void device_priority(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* One kernel without a group_id that spans 50 steps: the steps' sweep
+ * states are open together and their vector grows under them (a state's
+ * heap pointed into itself and dangled when the vector moved: a crash on a
+ * long GPU kernel). Each step is computed all its length. */
+static void device_long_kernel(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
+	struct tfd_dev_span v[] = {{.start_ns = 0, .end_ns = 200000000, .kind = TFD_DEV_COMPUTE},
+				   {.start_ns = 1000, .end_ns = 2000, .kind = TFD_DEV_H2D},
+				   {.start_ns = 100000000, .end_ns = 100001000, .kind = TFD_DEV_H2D}};
+	struct tfd_dev_array a = {v, 3, 0};
+	struct tfd_dev_source src;
+
+	for (int i = 0; i < 100; i++)
+		tfd_host_note(cap, h, true, i, i * 4000000LL, (i + 1) * 4000000LL);
+	src = tfd_dev_array_source(&a);
+	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
+	T_EQ_U64(h->dev.nsteps, 100);
+	for (size_t i = 0; i < 50; i++)
+		T_EQ_I64(h->dev.steps[i].owned[TFD_DEV_COMPUTE], 4000000);
+	T_EQ_I64(h->dev.steps[60].owned[TFD_DEV_COMPUTE], 0);
+	tfd_capture_free(cap);
+}
+
 /* Nested steps: step 7 [0, 1000) us holds step 8 [100, 300). A kernel of
  * group 7 at [100, 300) is step 7's alone: step 8's wait [100, 200) is not
  * hidden by it, step 7's is. A copy without a group at [300, 400) is step
@@ -2245,7 +2270,59 @@ static void absorbed_id_without_a_form(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* a raw capture's step markers are its steps when no event had a
+ * group_id: the outermost marker of each thread, in time order; a marker
+ * inside another on its thread is part of it (TensorFlow's grouping) */
+static void step_markers_make_steps(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_err err;
+
+	T_TRUE(tfd_step_marker_name("train"));
+	T_TRUE(tfd_step_marker_name("test_step"));
+	T_TRUE(tfd_step_marker_name("TraceContext"));
+	T_TRUE(tfd_step_marker_name("Profiled batch"));
+	T_TRUE(!tfd_step_marker_name("train/step"));
+	T_TRUE(!tfd_step_marker_name("FunctionRun"));
+	tfd_host_step_marker(h, 7, 1, 1000, 2000);
+	tfd_host_step_marker(h, 7, 0, 0, 900);
+	tfd_host_step_marker(h, 7, -1, 100, 200); /* inside step 0 */
+	tfd_host_step_marker(h, 9, 5, 2500, 3000); /* another thread */
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 3);
+	T_TRUE(h->steps_from_markers);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_I64(h->steps[0].start_ns, 0);
+	T_EQ_I64(h->steps[0].end_ns, 900);
+	T_EQ_I64(h->steps[1].start_ns, 1000);
+	T_EQ_I64(h->steps[2].start_ns, 2500);
+	T_EQ_I64(h->steps[2].group_id, 2);
+	T_TRUE(h->markers == NULL);
+	tfd_capture_free(cap);
+}
+
+/* with group_id stats the markers are not used: the steps are TensorFlow's
+ * groups as written */
+static void group_ids_win_over_markers(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+
+	tfd_host_note(cap, h, true, 41, 0, 5000);
+	tfd_host_step_marker(h, 7, 0, 0, 900);
+	tfd_host_step_marker(h, 7, 1, 1000, 2000);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 1);
+	T_EQ_I64(h->steps[0].group_id, 41);
+	T_TRUE(!h->steps_from_markers);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
+    T(device_long_kernel),
+    T(step_markers_make_steps),
+    T(group_ids_win_over_markers),
     T(op_types),
     T(function_ops_self_time),
     T(absorbed_id_without_a_form),

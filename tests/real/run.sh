@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Real TensorFlow captures against their measured truth: every
+# examples/real-*/ holds a capture the catalog (tests/tf) took on
+# TensorFlow 2.21 and truth.json, what was measured beside it (the truth by
+# intervention, xprof's own analysis, each finding's change applied and
+# timed). No TensorFlow here: the measurements are data.
+#   - the steps are read (a raw capture: its step markers) and the verdict
+#     is TensorFlow's: input % within 2 points of xprof's, the same band;
+#   - an input-bound case's bottleneck is the stage the intervention named;
+#   - every estimate that was within 25 % of its measured effect still is.
+# Ends with "real: N passed, N failed".
+set -u
+TFD=${TFD:-build/rel/tfdoctor}
+export LC_ALL=C
+pass=0
+fail=0
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+for d in examples/real-*/; do
+	d=${d%/}
+	cap=$(ls "$d"/*.xplane.pb 2>/dev/null | head -1)
+	if [ -z "$cap" ] || [ ! -f "$d/truth.json" ]; then
+		echo "FAIL real: $d has no capture or no truth.json" >&2
+		fail=$((fail + 1))
+		continue
+	fi
+	$TFD analyze -q -f json "$cap" >"$T/out.json" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
+		echo "FAIL real: $d: analyze exited $rc: $(head -2 "$T/err")" >&2
+		fail=$((fail + 1))
+		continue
+	fi
+	res=$(python3 - "$T/out.json" "$d/truth.json" "$d" <<'PY'
+import json, re, sys
+out, truth, d = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+h, s = out["hosts"][0], out["summary"]
+xp, tr = truth["xprof"], truth["truth"]
+checks = []
+def check(ok, what):
+    checks.append((ok, what))
+check(h["steps"] and h["steps"] > 1, "steps read from the step markers (%s)" % h["steps"])
+check(h["input_percent"] is not None and abs(h["input_percent"] - xp["input_percent"]) <= 2.0,
+      "input %% %s within 2 points of xprof's %s" % (h["input_percent"], xp["input_percent"]))
+check(h["input_bound"] == xp["verdict"], "verdict %s is xprof's %s" % (h["input_bound"], xp["verdict"]))
+if tr["verdict"] != "not" and tr.get("bottleneck_stage") and h["input_bound"] != "not":
+    ln = s["bottleneck_long_name"] or ""
+    check(re.search(tr["bottleneck_stage"], ln) is not None,
+          "bottleneck %s is the measured one (%s)" % (ln, tr["bottleneck_stage"]))
+est = {f["rule"]: f["estimate"] for f in out["findings"]}
+for f in truth.get("findings_applied", []):
+    if f.get("measured_speedup") is None or f.get("error") is None or abs(f["error"]) > 0.25:
+        continue  # a miss when recorded: docs/accuracy.md says why
+    e = est.get(f["rule"])
+    if e is None or not e.get("known"):
+        check(False, "%s still estimates (measured %.2fx)" % (f["rule"], f["measured_speedup"]))
+        continue
+    sp = e.get("speedup")
+    if sp is None and e.get("input_percent_after") is not None:
+        sp = (100 - e["input_percent_after"]) / max(1e-9, 100 - h["input_percent"])
+    err = sp / f["measured_speedup"] - 1 if sp else None
+    check(err is not None and abs(err) <= 0.25,
+          "%s estimate %s within 25%% of the measured %.2fx" % (f["rule"], sp, f["measured_speedup"]))
+for ok, what in checks:
+    print(("ok " if ok else "FAIL ") + d + ": " + what)
+PY
+)
+	while IFS= read -r line; do
+		case "$line" in
+		ok*) pass=$((pass + 1)) ;;
+		FAIL*)
+			echo "FAIL real: ${line#FAIL }" >&2
+			fail=$((fail + 1))
+			;;
+		esac
+	done <<<"$res"
+done
+echo "real: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
