@@ -437,6 +437,16 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			       : cp->inferred	     ? "  <- limits (inferred)"
 						     : "  <- limits throughput");
 	}
+	for (size_t k = 0; k < p->nsegments; k++) {
+		const struct tfd_segment *g = &p->segments[ord[k]];
+
+		if (g->par_lo > 0 && g->par_hi > g->par_lo)
+			tfd_buf_printf(b,
+				       "    %s: parallelism went from %g to %g in the window "
+				       "(AUTOTUNE); the time-weighted %.3g is used\n",
+				       tfd_segment_name(p, g, nm, sizeof(nm)), g->par_lo, g->par_hi,
+				       g->parallelism);
+	}
 	free(ord);
 }
 
