@@ -93,10 +93,11 @@ $(BIN): $(B)/obj/main.o $(B)/libtfd.a
 $(UNIT): $(UNIT_OBJ) $(B)/libtfd.a
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS_ALL)
 
-# the build's packages only: the fleet tests' servers are for make check-fleet
+# the build's packages only: the fleet tests' servers are for make check-fleet;
+# the example is a real TensorFlow 2.21 job (tests/tf): 30 steps
 demo: deps
 	@$(MAKE) --no-print-directory all
-	$(BIN) analyze examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+	$(BIN) analyze examples/real-tfrecord-seq-map/vm.xplane.pb
 
 # Every suite prints "<suite>: N passed, N failed"; tests/check.sh runs each
 # as its own process, fails on a crash, a missing summary or a sanitizer
@@ -107,6 +108,7 @@ SUITES = \
 	'cli=TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh' \
 	'output=TFD=$(BIN) tests/output/run.sh' \
 	'golden=TFD=$(BIN) tests/golden/run.sh' \
+	'real=TFD=$(BIN) tests/real/run.sh' \
 	'share=TFD=$(BIN) tests/share/run.sh' \
 	'device=TFD=$(BIN) tests/device/run.sh' \
 	'synth=TFD=$(BIN) tests/synth/run.sh' \

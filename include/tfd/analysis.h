@@ -102,10 +102,10 @@ struct tfd_segment {
 	double parallelism; /* configured, or observed for AUTOTUNE: over the
 			     * window, weighted by time */
 	bool parallelism_observed;
-	double par_lo, par_hi; /* the least and most in force in the window
-				* (equal: it did not change; 0: not said) */
-	bool gil; /* a Python op holds most of its function: its capacity is
-		   * the observed rate (capacity.c gil_bound) */
+	double par_lo, par_hi;	 /* the least and most in force in the window
+				  * (equal: it did not change; 0: not said) */
+	bool gil;		 /* a Python op holds most of its function: its capacity is
+				  * the observed rate (capacity.c gil_bound) */
 	size_t nthreads;	 /* threads seen doing its work */
 	int64_t busy_ns;	 /* work in the window */
 	double work_per_root_ns; /* busy / root elements */
@@ -143,7 +143,7 @@ struct tfd_capacity {
 	 * is not used for the bottleneck or estimates, the latency view is */
 	double explained;
 	bool unexplained;
-	char evidence[512];	 /* "reader busy 98 % while the 8 map workers ..." */
+	char evidence[512]; /* "reader busy 98 % while the 8 map workers ..." */
 };
 
 /* Below this share of the model's rate the observed rate is not explained
@@ -152,7 +152,7 @@ struct tfd_capacity {
 
 /* Whether the throughput view names p's bottleneck: a valid model with a
  * limiter that explains the observed rate. */
-#define TFD_CAPACITY_USABLE(p)                                                                    \
+#define TFD_CAPACITY_USABLE(p)                                                                     \
 	((p)->capacity.valid && (p)->capacity.limiter >= 0 && !(p)->capacity.unexplained)
 
 struct tfd_pipeline {

@@ -135,7 +135,7 @@ struct tfd_step {
  * steps. */
 struct tfd_marker {
 	int64_t start_ns, end_ns;
-	int64_t step_num; /* -1: none */
+	int64_t step_num;  /* -1: none */
 	int64_t thread_id; /* its thread's id (tfd_thread.id) */
 };
 
@@ -398,7 +398,7 @@ struct tfd_host {
 	 * tfd_host_steps_from_markers() when no event had a group_id */
 	struct tfd_marker *markers;
 	size_t nmarkers, markers_cap;
-	bool steps_from_markers; /* the steps are the markers' extents */
+	bool steps_from_markers;	    /* the steps are the markers' extents */
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
 	/* executor chunks summed as they were read (NULL: they are events) */
 	struct tfd_exec_sums *exec_sums;
@@ -582,8 +582,8 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
  * "Profiled batch". */
 bool tfd_step_marker_name(const char *name);
 /* Note a step marker on host h, on the thread of id thread_id. */
-void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num,
-			  int64_t start_ns, int64_t end_ns);
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
+			  int64_t end_ns);
 /* A host whose events carried no group_id but that has step markers: each
  * outermost marker becomes a step (group ids 0, 1, ... in time order), as
  * TensorFlow's converter groups a raw capture; a marker inside another on

@@ -60,19 +60,26 @@ void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info
 struct tfd_estimate {
 	const char *model; /* "scale", "remove", "overlap" or "none" */
 	double factor;	   /* for "scale" */
-	const char *of;	   /* "work" (divided by factor) or "parallelism" (multiplied) */
+	const char *of;	   /* "work" (divided by factor), "parallelism" (multiplied) or
+			    * "workers" (a sequential stage spread over factor workers) */
 	bool known;	   /* false when the model has nothing to go on */
 	/* "capacity" when a scale/remove estimate went through the pipeline's
 	 * capacity model (the stage's work / factor, new minimum capacity capped
 	 * by the consumer's demand); else "latency" (root-call latency) */
 	const char *basis;
-	int64_t latency_ns;		   /* now: mean analyzed root latency, or (capacity)
-					    * the steady-state time per root element */
-	int64_t new_latency_ns;		   /* expected after the fix */
-	double speedup;			   /* latency_ns / new_latency_ns; 0 when fully hidden */
+	int64_t latency_ns;	/* now: mean analyzed root latency, or (capacity)
+				 * the steady-state time per root element */
+	int64_t new_latency_ns; /* expected after the fix */
+	double speedup;		/* latency_ns / new_latency_ns; 0 when fully hidden */
+	/* the training step's speed-up, step time before / after: the
+	 * throughput's (capacity), the step's (steps), or with the step's
+	 * other time unchanged, (100 - input % after) / (100 - input % now)
+	 * (latency), bounded by the host's cores; 0 unknown */
+	double step_speedup;
 	double input_percent_after;	   /* NAN when the share is unknown */
 	double throughput, new_throughput; /* root elements/s (capacity basis) */
 	bool capped_by_demand;		   /* the consumer's own time limits after the fix */
+	bool capped_by_cores;		   /* the host's cores limit after the fix */
 	bool misses_limit;		   /* the change does not touch the limiting stage */
 	bool input_bound_by_demand;	   /* already now the step, not the pipeline, limits */
 };

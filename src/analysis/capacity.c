@@ -258,7 +258,6 @@ static int *thread_owners(struct ctx *c)
 	return owner;
 }
 
-
 /* Which map each function thread's calls belong to (owners_free() it): the
  * input segment owning the thread, else, for a function on a pool thread
  * that runs no iterator calls (TensorFlow without inter-op parallelism
@@ -562,7 +561,8 @@ static void write_evidence(struct ctx *c, int lim, int run)
 			 "%s %s %s, which holds the Python GIL: one call at a time whatever "
 			 "the workers (busy %.0f%%, much of it waiting for the lock)",
 			 a, l->parallelism > 1 ? "run" : "runs",
-			 p->stages[l->owner].nfn_ops ? p->stages[l->owner].fn_ops[0].type : "Python",
+			 p->stages[l->owner].nfn_ops ? p->stages[l->owner].fn_ops[0].type
+						     : "Python",
 			 100 * l->utilization);
 	else if (r)
 		snprintf(cp->evidence, sizeof(cp->evidence),
@@ -733,6 +733,31 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	free(c.fn_unknown);
 }
 
+/* The CPU time per root element after stage si's work is divided by
+ * work_factor (saves_cpu: cheaper calls; else the same work spread). */
+static double cpu_after(const struct tfd_pipeline *p, int si, double work_factor, bool saves_cpu)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu = cp->cpu_ns;
+
+	if (saves_cpu && cp->root_elements)
+		cpu -= stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
+		       (1.0 - 1.0 / work_factor);
+	return cpu;
+}
+
+double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
+				 bool saves_cpu)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu;
+
+	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
+		return INFINITY;
+	cpu = cpu_after(p, si, work_factor, saves_cpu);
+	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
+}
+
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
 			   double par_factor, bool saves_cpu)
 {
@@ -775,10 +800,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	}
 	/* the CPU the change saves: a stage's work divided (more workers
 	 * save none) */
-	cpu = cp->cpu_ns;
-	if (saves_cpu)
-		cpu -= stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
-		       (1.0 - 1.0 / work_factor);
+	cpu = cpu_after(p, si, work_factor, saves_cpu);
 	rate = model_rate(p->segments, p->nsegments, cp, caps, cpu);
 	free(caps);
 	return rate;

@@ -349,6 +349,8 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	double now = cp->model_throughput;
 	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k, false)
 					  : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers);
+	double cores = r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
+					  : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
 	double T = 1e9 / cp->throughput, Tn, c;
 
 	if (!(now > 0) || !(after > 0))
@@ -363,7 +365,9 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	e->new_latency_ns = (int64_t)llround(Tn);
 	e->throughput = cp->throughput;
 	e->new_throughput = cp->throughput * e->speedup;
+	e->step_speedup = e->speedup;
 	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand * 0.999;
+	e->capped_by_cores = !e->capped_by_demand && isfinite(cores) && after >= cores * 0.999;
 	e->misses_limit = e->speedup < 1.02;
 	e->input_bound_by_demand = cp->step_limits;
 	/* waiting per root element before and after, over the consumer's own time */
@@ -395,7 +399,29 @@ static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *
 	e->latency_ns = (int64_t)llround(S);
 	e->new_latency_ns = (int64_t)llround(S - hidden);
 	e->speedup = S - hidden > 0 ? S / (S - hidden) : 0.0;
+	e->step_speedup = e->speedup;
 	e->input_percent_after = S - hidden > 0 ? 100.0 * (W + E - hidden) / (S - hidden) : 0.0;
+}
+
+/* The step's speed-up of a latency estimate: the step's other time stays,
+ * its input share goes to `after`; at most what the host's cores allow
+ * (the pipeline's CPU work and, without a device, the step's compute). */
+static double latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+				   double after)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double sp;
+
+	if (isnan(h->input_pct) || isnan(after) || h->input_pct >= 100.0 || after >= 100.0)
+		return 0.0;
+	sp = (100.0 - after) / (100.0 - h->input_pct);
+	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0) {
+		double most = (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
+
+		if (sp > most)
+			sp = fmax(1.0, most);
+	}
+	return sp;
 }
 
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
@@ -442,6 +468,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 
 		e->input_percent_after =
 		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
+		e->step_speedup = latency_step_speedup(h, p, e->input_percent_after);
 	}
 }
 
@@ -481,6 +508,8 @@ double tfd_finding_gain(const struct tfd_finding *f)
 {
 	if (!f->estimate.known)
 		return 1.0;
+	if (f->estimate.step_speedup > 0)
+		return f->estimate.step_speedup; /* what the training step gains */
 	return f->estimate.speedup > 0 ? f->estimate.speedup : INFINITY;
 }
 

@@ -171,4 +171,9 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
 			   double par_factor, bool saves_cpu);
 
+/* The rate the host's cores allow after the same change (INFINITY without
+ * a CPU budget). */
+double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
+				 bool saves_cpu);
+
 #endif

@@ -91,7 +91,7 @@ static inline bool tfd_pb_next(const uint8_t **pp, const uint8_t *end, struct pb
 struct meta {
 	const char *name;
 	uint8_t kind;
-	bool h2d; /* a host-side copy to the device (tfd_host_op_is_h2d) */
+	bool h2d;    /* a host-side copy to the device (tfd_host_op_is_h2d) */
 	bool marker; /* a step marker's name (tfd_step_marker_name) */
 };
 

@@ -59,8 +59,8 @@ bool tfd_step_marker_name(const char *name)
 	return strchr(name, '/') == NULL;
 }
 
-void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num,
-			  int64_t start_ns, int64_t end_ns)
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
+			  int64_t end_ns)
 {
 	if (h->nmarkers == h->markers_cap) {
 		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;

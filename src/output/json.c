@@ -179,6 +179,8 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	cJSON_AddBoolToObject(o, "step_limits", cp->step_limits);
 	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
+	cJSON_AddNumberToObject(o, "explained", r4(cp->explained));
+	cJSON_AddBoolToObject(o, "unexplained", cp->unexplained);
 	if (cp->cpu_budget > 0) {
 		cJSON *u = cJSON_AddObjectToObject(o, "cpu");
 
@@ -302,6 +304,11 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 				cJSON_AddNumberToObject(e, "speedup", r4(x->estimate.speedup));
 			else
 				cJSON_AddNullToObject(e, "speedup"); /* fully hidden */
+			if (x->estimate.step_speedup > 0)
+				cJSON_AddNumberToObject(e, "step_speedup",
+							r4(x->estimate.step_speedup));
+			else
+				cJSON_AddNullToObject(e, "step_speedup");
 			if (isnan(x->estimate.input_percent_after))
 				cJSON_AddNullToObject(e, "input_percent_after");
 			else
@@ -317,6 +324,8 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 						      rate_json(x->estimate.new_throughput));
 				cJSON_AddBoolToObject(e, "capped_by_demand",
 						      x->estimate.capped_by_demand);
+				cJSON_AddBoolToObject(e, "capped_by_cores",
+						      x->estimate.capped_by_cores);
 				cJSON_AddBoolToObject(e, "misses_limit", x->estimate.misses_limit);
 				cJSON_AddBoolToObject(e, "step_limits_already",
 						      x->estimate.input_bound_by_demand);

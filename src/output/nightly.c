@@ -326,6 +326,20 @@ static void summary_bottleneck(const struct tfd_host_result *h, const struct tfd
 }
 
 /* One sentence per job: the verdict, the bottleneck, the first thing to change. */
+/* "; first change: TITLE (worth about 1.4x step time)." and the item's end */
+static void summary_fix(const struct tfd_finding *fix, struct tfd_buf *b)
+{
+	double gain = tfd_finding_gain(fix);
+
+	tfd_buf_puts(b, "; first change: ");
+	esc(b, fix->title);
+	if (fix->estimate.known && gain > 1.02 && isfinite(gain))
+		tfd_buf_printf(b, " (worth about %.2f&times; step time)", gain);
+	else if (fix->estimate.known && fix->estimate.speedup == 0)
+		tfd_buf_puts(b, " (the input pipeline would be hidden behind the step)");
+	tfd_buf_puts(b, ".</li>\n");
+}
+
 static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	tfd_buf_puts(b, "<ul class=\"summary\" id=\"summary\">\n");
@@ -369,15 +383,7 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		if (p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h))
 			summary_bottleneck(h, p, b);
 		if (fix && tfd_host_has_bottleneck(h)) {
-			tfd_buf_puts(b, "; first change: ");
-			esc(b, fix->title);
-			if (fix->estimate.known && fix->estimate.speedup > 1.02)
-				tfd_buf_printf(b, " (worth about %.2f&times;)",
-					       fix->estimate.speedup);
-			else if (fix->estimate.known && fix->estimate.speedup == 0)
-				tfd_buf_puts(
-				    b, " (the input pipeline would be hidden behind the step)");
-			tfd_buf_puts(b, ".</li>\n");
+			summary_fix(fix, b);
 		} else {
 			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
 					    ? ": nothing to change in the input pipeline.</li>\n"

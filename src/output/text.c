@@ -275,14 +275,15 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 		char t1[32], r3[32];
 
 		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
-		tfd_buf_printf(b,
-			       "         the host's %g cores are the limit: %s of CPU per root "
-			       "element%s (%s at most), so more workers will not help; "
-			       "cheaper work will.\n",
-			       cp->cpu_budget, tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
-			       cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
-						   : " (the stages' work)",
-			       r3);
+		tfd_buf_printf(
+		    b,
+		    "         the host's %g cores are the limit: %s of CPU per root "
+		    "element%s (%s at most), so more workers will not help; "
+		    "cheaper work will.\n",
+		    cp->cpu_budget, tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
+		    cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
+					: " (the stages' work)",
+		    r3);
 	}
 	function_ops_line(p, p->bottleneck, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
@@ -556,11 +557,26 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			    b, "%.2fx throughput (%s -> %s; %s -> %s per root element)%s",
 			    e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
 			    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-			    e->capped_by_demand ? ", then the step's own time limits" : "");
-	} else if (e->speedup > 0)
+			    e->capped_by_demand	 ? ", then the step's own time limits"
+			    : e->capped_by_cores ? ", then the host's cores limit"
+						 : "");
+	} else if (strcmp(e->basis, "steps") == 0)
+		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
+			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+	else if (e->speedup > 0 && e->step_speedup > 0)
+		tfd_buf_printf(b, "~%.2fx step time (root call %s -> %s)", e->step_speedup,
+			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+	else if (e->speedup > 0)
 		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
 			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)), e->speedup);
+	else if (e->step_speedup > 0)
+		tfd_buf_printf(b,
+			       "~%.2fx step time (root call %s -> hidden behind the step's other "
+			       "work)",
+			       e->step_speedup, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));
 	else
 		tfd_buf_printf(b, "root call %s -> hidden behind the step's other work",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));

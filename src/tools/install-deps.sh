@@ -9,7 +9,8 @@
 #                             in a temporary directory; Debian's packages may
 #                             register system services, which is why only
 #                             make check-fleet asks for them.
-#   install-deps.sh --format  clang-format only (make format, format-check)
+#   install-deps.sh --format  the static checks' tools: clang-format 14 (make
+#                             format, format-check) and cppcheck
 # TFD_WITH_BROWSER=1 adds chromium for the real-browser test of the HTML
 # report (CI sets it). Waits up to 5 minutes for another apt or dpkg to
 # release its lock. When it cannot install (not root and no sudo, no
@@ -20,7 +21,7 @@ PKGS="gcc make pkg-config python3 protobuf-c-compiler libprotobuf-c-dev libcjson
 libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
 case "${1:-}" in
 --fleet) PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge" ;;
---format) PKGS="clang-format" ;; # make format, make format-check
+--format) PKGS="clang-format cppcheck" ;; # make format, format-check; cppcheck in CI
 --build | "") ;;
 *)
 	echo "usage: install-deps.sh [--fleet|--format]" >&2

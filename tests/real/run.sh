@@ -56,7 +56,7 @@ for f in truth.get("findings_applied", []):
     if e is None or not e.get("known"):
         check(False, "%s still estimates (measured %.2fx)" % (f["rule"], f["measured_speedup"]))
         continue
-    sp = e.get("speedup")
+    sp = e.get("step_speedup") or e.get("speedup")
     if sp is None and e.get("input_percent_after") is not None:
         sp = (100 - e["input_percent_after"]) / max(1e-9, 100 - h["input_percent"])
     err = sp / f["measured_speedup"] - 1 if sp else None

@@ -334,7 +334,7 @@ def main():
             if est.get("model") in (None, "none") or not est.get("known"):
                 continue
             row = {"rule": f["rule"], "class": f["class"], "stage": f.get("stage"),
-                   "estimate_speedup": est.get("speedup"),
+                   "estimate_speedup": est.get("step_speedup") or est.get("speedup"),
                    "input_percent_after": est.get("input_percent_after")}
             if est.get("speedup") is None and est.get("input_percent_after") is not None \
                     and h["input_percent"] is not None:

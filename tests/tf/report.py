@@ -60,8 +60,31 @@ def totals(rs):
     return t
 
 
+def load_notes():
+    p = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.json")
+    with open(p) as f:
+        return json.load(f)
+
+
+def misses(r):
+    """What went wrong on case r: a list of short phrases."""
+    tr, td, xp = r["truth"], r.get("tfdoctor", {}), r.get("xprof", {})
+    out = []
+    if td.get("verdict") != tr["verdict"]:
+        out.append("verdict")
+    if td.get("verdict") != xp.get("verdict"):
+        out.append("verdict vs xprof")
+    if xp.get("input_percent") is not None and td.get("input_percent") is not None and \
+            abs(xp["input_percent"] - td["input_percent"]) > PCT_TOLERANCE:
+        out.append("input % vs xprof")
+    if tr["verdict"] != "not" and tr.get("bottleneck") and not td.get("bottleneck_right"):
+        out.append("bottleneck")
+    return out
+
+
 def render(rs, results_dir):
     t = totals(rs)
+    notes = load_notes()
     L = []
     w = L.append
     w("# Accuracy on real TensorFlow")
@@ -91,10 +114,11 @@ def render(rs, results_dir):
     w("")
     w("## Per case")
     w("")
-    w("Input % is the share of step time spent waiting for input. Truth: timed around "
-      "`next()` in the training loop without the profiler (a Keras `fit` case: one minus "
-      "the step time with a free input over the real step time). The truth's bottleneck "
-      "is the candidate stage whose halving cut the step time most (more than 5 %).")
+    w("Input % is the share of step time spent waiting for input. Truth: the captured "
+      "run's time in `next()`, timed in the training loop, less what `next()` costs when "
+      "the element is ready (a Keras `fit` case: one minus the step time with a free input "
+      "over the real step time). The truth's bottleneck is the candidate stage whose "
+      "halving cut the step time most (more than 5 %), measured without the profiler.")
     w("")
     w("| case | truth: verdict, input %, bottleneck | tfdoctor: verdict, input %, "
       "bottleneck | xprof: verdict, input % | right? |")
@@ -117,11 +141,34 @@ def render(rs, results_dir):
             "`%s`" % short_stage(td_bn) if td_bn != "-" else "-",
             xp.get("verdict", "error"), fmt_pct(xp.get("input_percent")), "; ".join(ok)))
     w("")
+    w("## Misses, and why")
+    w("")
+    w("Every case or estimate that is off stays in the tables above; this is why.")
+    w("")
+    for r in rs:
+        m = misses(r)
+        if m:
+            w("- `%s` (%s): %s" % (r["case"], ", ".join(m),
+                                   notes.get(r["case"], "**not explained yet**")))
+        for f in r.get("findings_applied", []):
+            key = "%s:%s" % (r["case"], f["rule"])
+            err = f.get("error")
+            if key in notes:
+                w("- `%s` %s (estimate %s, measured %s): %s" % (
+                    r["case"], f["rule"],
+                    "%.2fx" % f["estimate_speedup"] if f.get("estimate_speedup") else "-",
+                    "%.2fx" % f["measured_speedup"] if f.get("measured_speedup") else "-",
+                    notes[key]))
+            elif err is not None and abs(err) > ESTIMATE_TOLERANCE:
+                w("- `%s` %s: **not explained yet**" % (r["case"], f["rule"]))
+    w("")
     w("## Estimates against the measured effect")
     w("")
     w("For each finding that carries an estimate, the case's pipeline is changed the way "
-      "the finding's code says and the job is measured again. Speed-up is step time "
-      "before over after (median of the windows); error is estimate / measured - 1.")
+      "the finding's code says and the job is measured again (where the finding's estimate "
+      "models a halved cost, the cost is halved). Estimate: the finding's `step_speedup`. "
+      "Measured: step time before over after (median of the windows). Error: estimate / "
+      "measured - 1.")
     w("")
     w("| case | finding | change applied | estimate | measured | error |")
     w("| --- | --- | --- | --- | --- | --- |")
@@ -184,7 +231,7 @@ def rejudge(r, d, tfd):
         if est.get("model") in (None, "none") or not est.get("known"):
             continue
         row = {"rule": f["rule"], "class": f["class"], "stage": f.get("stage"),
-               "estimate_speedup": est.get("speedup"),
+               "estimate_speedup": est.get("step_speedup") or est.get("speedup"),
                "input_percent_after": est.get("input_percent_after")}
         if est.get("speedup") is None and est.get("input_percent_after") is not None:
             row["estimate_speedup"] = round((100 - est["input_percent_after"]) /
@@ -213,11 +260,19 @@ def main():
     ap.add_argument("-o", "--output")
     ap.add_argument("--rejudge", metavar="TFD",
                     help="run this tfdoctor binary on the captures again (truth kept)")
+    ap.add_argument("--write", action="store_true",
+                    help="with --rejudge: save the new results in the result.json files")
     a = ap.parse_args()
     rs = load(a.results)
     if a.rejudge:
         for r in rs:
             rejudge(r, a.results, a.rejudge)
+            if a.write:
+                p = os.path.join(a.results, r["case"], "result.json")
+                with open(p + ".tmp", "w") as f:
+                    json.dump(r, f, indent=1, sort_keys=True)
+                    f.write("\n")
+                os.replace(p + ".tmp", p)
     if not rs:
         sys.exit("report: no result.json under %s" % a.results)
     text = render(rs, a.results)

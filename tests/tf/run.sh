@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 OUT=${1:?usage: tests/tf/run.sh OUT [CASE...]}
 shift
 PY=${TF_PY:-build/tfvenv/bin/python}
+export PYTHONDONTWRITEBYTECODE=1
 TFD=${TFD:-build/rel/tfdoctor}
 [ -x "$PY" ] || { echo "tf: no virtual environment at $PY (make tf-venv)" >&2; exit 1; }
 [ -x "$TFD" ] || { echo "tf: no binary at $TFD (make)" >&2; exit 1; }

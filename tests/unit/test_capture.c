@@ -217,9 +217,10 @@ static void device_long_kernel(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
-	struct tfd_dev_span v[] = {{.start_ns = 0, .end_ns = 200000000, .kind = TFD_DEV_COMPUTE},
-				   {.start_ns = 1000, .end_ns = 2000, .kind = TFD_DEV_H2D},
-				   {.start_ns = 100000000, .end_ns = 100001000, .kind = TFD_DEV_H2D}};
+	struct tfd_dev_span v[] = {
+	    {.start_ns = 0, .end_ns = 200000000, .kind = TFD_DEV_COMPUTE},
+	    {.start_ns = 1000, .end_ns = 2000, .kind = TFD_DEV_H2D},
+	    {.start_ns = 100000000, .end_ns = 100001000, .kind = TFD_DEV_H2D}};
 	struct tfd_dev_array a = {v, 3, 0};
 	struct tfd_dev_source src;
 
@@ -2287,7 +2288,7 @@ static void step_markers_make_steps(struct t *t)
 	T_TRUE(!tfd_step_marker_name("FunctionRun"));
 	tfd_host_step_marker(h, 7, 1, 1000, 2000);
 	tfd_host_step_marker(h, 7, 0, 0, 900);
-	tfd_host_step_marker(h, 7, -1, 100, 200); /* inside step 0 */
+	tfd_host_step_marker(h, 7, -1, 100, 200);  /* inside step 0 */
 	tfd_host_step_marker(h, 9, 5, 2500, 3000); /* another thread */
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 3);
