@@ -260,10 +260,23 @@ $(TF_PY):
 
 tf-venv: $(TF_PY)
 
-# every case (about 5 minutes on 2 cores), then docs/accuracy.md
+# every case (about 5 minutes on 2 cores, on a quiet machine: the truth is
+# timed), its results into tests/tf/results (committed), then docs/accuracy.md
 real-captures: $(BIN) $(TF_PY)
+	rm -rf $(REAL_OUT)
 	TFD=$(BIN) tests/tf/run.sh $(REAL_OUT)
-	python3 tests/tf/report.py $(REAL_OUT) -o docs/accuracy.md
+	rm -rf tests/tf/results
+	for d in $(REAL_OUT)/*/; do c=$$(basename $$d); mkdir -p tests/tf/results/$$c; \
+	  cp $$d/result.json tests/tf/results/$$c/; done
+	python3 tests/tf/report.py tests/tf/results -o docs/accuracy.md
+
+# the committed results judged by this binary again (no TensorFlow: the
+# captures under REAL_OUT, the truth kept), then docs/accuracy.md
+real-rejudge: $(BIN)
+	python3 tests/tf/report.py $(REAL_OUT) --rejudge $(BIN) --write > /dev/null
+	for d in $(REAL_OUT)/*/; do c=$$(basename $$d); mkdir -p tests/tf/results/$$c; \
+	  cp $$d/result.json tests/tf/results/$$c/; done
+	python3 tests/tf/report.py tests/tf/results -o docs/accuracy.md
 
 # a few cases with short windows: the generator and the judges still run
 real-smoke: $(BIN) $(TF_PY)
@@ -272,4 +285,4 @@ real-smoke: $(BIN) $(TF_PY)
 	python3 tests/tf/report.py build/real/smoke > /dev/null
 	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
 
-.PHONY: tf-venv real-captures real-smoke
+.PHONY: tf-venv real-captures real-rejudge real-smoke

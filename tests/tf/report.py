@@ -191,9 +191,10 @@ def render(rs, results_dir):
     w("")
     w("    make tf-venv            # TensorFlow %s and xprof in build/tfvenv" %
       (rs[0]["tensorflow"] if rs else ""))
-    w("    make real-captures      # every case into build/real/catalog, then this page")
+    w("    make real-captures      # every case, tests/tf/results, then this page")
+    w("    make real-rejudge       # a new binary on the same captures (no re-timing)")
     w("")
-    w("One case: `tests/tf/run.sh build/real/catalog CASE`. Times swing 10-20 %% on a "
+    w("One case: `tests/tf/run.sh build/real/catalog CASE`. Times swing 10-20 % on a "
       "shared machine; each figure is the median of three windows of 40 steps.")
     w("")
     return "\n".join(L)
