@@ -405,23 +405,32 @@ static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *
 
 /* The step's speed-up of a latency estimate: the step's other time stays,
  * its input share goes to `after`; at most what the host's cores allow
- * (the pipeline's CPU work and, without a device, the step's compute). */
-static double latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
-				   double after)
+ * (the pipeline's CPU work and, without a device, the step's compute) and,
+ * with a capacity model, what its slowest producer delivers (a prefetch
+ * overlaps the pipeline with the step, it does not make it faster). */
+static void latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+				 struct tfd_estimate *e)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double sp;
+	struct val low = producer_over_demand(p);
+	double sp, cores = INFINITY, prod = INFINITY, in = h->input_pct;
 
-	if (isnan(h->input_pct) || isnan(after) || h->input_pct >= 100.0 || after >= 100.0)
-		return 0.0;
-	sp = (100.0 - after) / (100.0 - h->input_pct);
-	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0) {
-		double most = (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
-
-		if (sp > most)
-			sp = fmax(1.0, most);
+	if (isnan(in) || isnan(e->input_percent_after) || in >= 100.0 ||
+	    e->input_percent_after >= 100.0)
+		return;
+	sp = (100.0 - e->input_percent_after) / (100.0 - in);
+	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0)
+		cores = (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
+	if (low.present && cp->throughput > 0)
+		prod = low.num * cp->demand / cp->throughput;
+	if (sp > fmin(cores, prod)) {
+		e->capped_by_cores = cores <= prod;
+		e->capped_by_producer = prod < cores;
+		sp = fmax(1.0, fmin(cores, prod));
+		/* the step's other time stays: the wait is what is left */
+		e->input_percent_after = fmax(0.0, 100.0 * (1.0 - (1.0 - in / 100.0) * sp));
 	}
-	return sp;
+	e->step_speedup = sp;
 }
 
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
@@ -468,7 +477,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 
 		e->input_percent_after =
 		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
-		e->step_speedup = latency_step_speedup(h, p, e->input_percent_after);
+		latency_step_speedup(h, p, e);
 	}
 }
 

@@ -564,10 +564,16 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
 			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+	else if (e->capped_by_producer && e->step_speedup < 1.02)
+		tfd_buf_puts(b, "~1.0x: the slowest stage already sets the rate; overlapping it "
+				"with the step does not make it faster");
 	else if (e->speedup > 0 && e->step_speedup > 0)
-		tfd_buf_printf(b, "~%.2fx step time (root call %s -> %s)", e->step_speedup,
+		tfd_buf_printf(b, "~%.2fx step time (root call %s -> %s)%s", e->step_speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+			       e->capped_by_cores      ? ", then the host's cores limit"
+			       : e->capped_by_producer ? ", then the slowest stage limits"
+						       : "");
 	else if (e->speedup > 0)
 		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
@@ -575,8 +581,11 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 	else if (e->step_speedup > 0)
 		tfd_buf_printf(b,
 			       "~%.2fx step time (root call %s -> hidden behind the step's other "
-			       "work)",
-			       e->step_speedup, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));
+			       "work)%s",
+			       e->step_speedup, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			       e->capped_by_cores      ? ", then the host's cores limit"
+			       : e->capped_by_producer ? ", then the slowest stage limits"
+						       : "");
 	else
 		tfd_buf_printf(b, "root call %s -> hidden behind the step's other work",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));

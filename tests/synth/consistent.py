@@ -19,6 +19,8 @@ def gain(f):
     e = f["estimate"]
     if not e["known"]:
         return 1.0
+    if e.get("step_speedup"):
+        return e["step_speedup"]  # what the training step gains
     return math.inf if e.get("speedup") is None else e["speedup"]
 
 
