@@ -370,6 +370,15 @@ bool tfd_family_is_async(const char *family);
 /* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
 
+/* The share of host h's focus pipeline's steady-state window in which its
+ * Python runs (a from_generator source, the Python ops of a map's
+ * function): the time the input pipeline holds the interpreter's lock that
+ * the training loop needs too (at most 1: a map's Python events span the
+ * wait for the lock as well). 0 without a capacity model. */
+double tfd_python_busy_share(const struct tfd_host_result *h);
+/* From this share the report says so (rule TFD-H04 fires from the same). */
+#define TFD_PYTHON_BUSY_SAYS 0.3
+
 /* How many of an async map's function calls really run at once, and its
  * configured workers in *workers (NAN when it has no function segment).
  * When its top op is Python's (*python set), the GIL runs that share one

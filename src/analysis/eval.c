@@ -128,6 +128,11 @@ HOST(m_h2d_input_share,
 			? (double)h->h2d_ns / (double)sat_add(h->wait_ns, h->h2d_ns)
 			: NAN))
 
+static struct val m_python_busy_share(const struct metric_at *a)
+{
+	return num(tfd_python_busy_share(a->h));
+}
+
 static struct val m_is_root(const struct metric_at *a)
 {
 	return boolean(a->si == 0);
@@ -214,6 +219,9 @@ const struct metric_def tfd_metrics[] = {
      m_host_wait_percent},
     {"host_to_device_input_share", VT_NUM, TARGET_HOST,
      "host-to-device time / input time (device planes)", m_h2d_input_share},
+    {"python_busy_share", VT_NUM, TARGET_HOST,
+     "share of the window the focus pipeline runs Python (generator, Python ops)",
+     m_python_busy_share},
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 

@@ -103,3 +103,32 @@ enum tfd_confidence tfd_top_op_confidence(const struct tfd_stage *s, const char 
 	*why = "the op events cover little of the function's time";
 	return s->fn_ops_coverage >= 0.4 ? TFD_CONF_MEDIUM : TFD_CONF_LOW;
 }
+
+double tfd_python_busy_share(const struct tfd_host_result *h)
+{
+	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	double py = 0;
+
+	if (!p || !p->capacity.valid || p->capacity.window_ns <= 0)
+		return 0; /* nothing measured: no Python seen */
+	for (size_t i = 0; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i];
+		double all = 0, pyops = 0;
+
+		if (strcmp(s->family, "Generator") == 0)
+			py += (double)s->work_ns;
+		for (size_t k = 0; k < s->nfn_ops; k++) {
+			all += (double)s->fn_ops[k].self_ns;
+			if (tfd_op_is_python(s->fn_ops[k].type))
+				pyops += (double)s->fn_ops[k].self_ns;
+		}
+		if (all > 0 && pyops > 0)
+			for (size_t g = 0; g < p->nsegments; g++)
+				if (p->segments[g].kind == TFD_SEG_FUNCTION &&
+				    p->segments[g].owner == (int)i)
+					py += (double)p->segments[g].busy_ns * pyops / all;
+	}
+	/* a map's Python events span the wait for the lock too, and one lock
+	 * is held at most all the time */
+	return fmin(1.0, py / (double)p->capacity.window_ns);
+}

@@ -384,6 +384,10 @@ static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			summary_bottleneck(h, p, b);
 		if (fix && tfd_host_has_bottleneck(h)) {
 			summary_fix(fix, b);
+		} else if (h->bound == TFD_BOUND_NOT &&
+			   tfd_python_busy_share(h) >= TFD_PYTHON_BUSY_SAYS) {
+			tfd_buf_puts(b, ": little waiting for input, but the pipeline's Python "
+					"holds the GIL the training loop needs (TFD-H04).</li>\n");
 		} else {
 			tfd_buf_puts(b, h->bound == TFD_BOUND_NOT
 					    ? ": nothing to change in the input pipeline.</li>\n"

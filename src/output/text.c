@@ -235,8 +235,9 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 }
 
 /* The throughput view: what limits the rate, by how much, and the evidence.
- * bn: the host waits on input, so the limit may be called its bottleneck. */
-static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
+ * bn: the host waits on input, so the limit may be called its bottleneck;
+ * py: the share of the time the pipeline runs Python (holds the GIL). */
+static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -244,7 +245,14 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, struct tfd
 
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
-	if (!bn)
+	if (!bn && py >= TFD_PYTHON_BUSY_SAYS)
+		tfd_buf_printf(b,
+			       "         slowest stage: %s (%s) in pipeline %s, the lowest "
+			       "capacity at %s; the host waits little for input, but the "
+			       "pipeline runs Python %.0f%% of the time and holds the GIL the "
+			       "training loop needs (TFD-H04)",
+			       N(s->name), N(s->long_name), N(p->name), r1, 100 * py);
+	else if (!bn)
 		tfd_buf_printf(
 		    b,
 		    "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
@@ -362,7 +370,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "host: the input pipeline keeps up; look elsewhere "
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
-			throughput_verdict(p, bn, b);
+			throughput_verdict(p, bn, tfd_python_busy_share(f), b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,

@@ -971,4 +971,17 @@ tops = sorted((s["name"], s["function_ops"][0]["type"]) for p in d["hosts"][0]["
 assert ("ParallelMapV2", "DecodePng") in tops and ("ParallelMapV2", "ParseExampleV2") in tops and ("Map", "Mul") in tops, tops
 assert d["summary"]["bottleneck"] == "Map" and d["summary"]["bottleneck_top_op"] == "Mul", d["summary"]' <<<"$out"; then ok; else bad "the real capture's function ops: $rc $(head -c 300 <<<"$out")"; fi
 
+# a host that waits little while its pipeline's Python holds the GIL: TFD-H04
+# (low), not "nothing to change" (H01); a light pipeline is the near miss
+run analyze -q -f json examples/real-py-function-map/vm.xplane.pb
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rules = {f["rule"]: f["severity"] for f in d["findings"]}
+assert rules.get("TFD-H04") == "low" and "TFD-H01" not in rules, rules' <<<"$out"; then ok; else bad "TFD-H04 on a py_function job: $(head -c 300 <<<"$out")"; fi
+run analyze -q examples/real-py-function-map/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"but the pipeline runs Python 100% of the time and holds the GIL the training loop needs (TFD-H04)"* ]]; then ok; else bad "the GIL on a not input-bound host: $(head -8 <<<"$out")"; fi
+run analyze -q -f json examples/real-light-pipeline/vm.xplane.pb
+if [ "$rc" -eq 0 ] && [[ "$out" != *"TFD-H04"* ]] && [[ "$out" == *"TFD-H01"* ]]; then ok; else bad "TFD-H04 near miss: $(head -c 300 <<<"$out")"; fi
+
 finish
