@@ -38,7 +38,7 @@ def short_stage(long_name):
 
 def totals(rs):
     t = dict(cases=len(rs), not_bound=0, verdict_truth=0, verdict_xprof=0, pct_close=0,
-             pct_n=0, bound=0, bn_right=0, est_n=0, est_ok=0, est_unmapped=0)
+             pct_n=0, bound=0, bn_right=0, stage_named=0, est_n=0, est_ok=0, est_unmapped=0)
     for r in rs:
         tr, td, xp = r["truth"], r.get("tfdoctor", {}), r.get("xprof", {})
         if tr["verdict"] == "not":
@@ -51,6 +51,8 @@ def totals(rs):
         if tr["verdict"] != "not" and tr.get("bottleneck"):
             t["bound"] += 1
             t["bn_right"] += bool(td.get("bottleneck_right"))
+            named = td.get("bottleneck_long_name") or td.get("slowest_stage_long_name") or ""
+            t["stage_named"] += re.search(tr["bottleneck_stage"], named) is not None
         for f in r.get("findings_applied", []):
             if f.get("applied") is None:
                 t["est_unmapped"] += 1
@@ -108,6 +110,8 @@ def render(rs, results_dir):
       (PCT_TOLERANCE, t["pct_close"], t["pct_n"]))
     w("| bottleneck right (input-bound cases with a measured bottleneck) | %d of %d |" %
       (t["bn_right"], t["bound"]))
+    w("| the stage named, as bottleneck or slowest stage, is the measured one | %d of %d |" %
+      (t["stage_named"], t["bound"]))
     w("| estimates within %d %% of the measured effect of applying the finding | %d of %d |"
       % (ESTIMATE_TOLERANCE * 100, t["est_ok"], t["est_n"]))
     w("| findings with an estimate that no edit of the case maps | %d |" % t["est_unmapped"])
