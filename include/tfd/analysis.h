@@ -262,8 +262,13 @@ struct tfd_host_result {
 	/* the steady state: well-formed steps less the leading warm-up steps */
 	struct tfd_share steady;
 	struct tfd_share all;	/* every step */
-	size_t nwarmup_steps;	/* leading steps > 2x the median step (at most 10 %) */
+	size_t nwarmup_steps;	/* leading steps > 2x the median step (at most 10 %),
+				 * or before the share settled (a ramp) */
 	int64_t warmup_wait_ns; /* waiting inside them */
+	/* a ramp: the leading steps whose share, together, stood apart from
+	 * the rest's (one change point), and the two shares; 0 none */
+	size_t nramp_steps;
+	double ramp_pct, settled_pct;
 	/* the all-steps share is in a higher band than the verdict: warm-up,
 	 * not the steady state, would have raised the alarm */
 	bool warmup_inflated;

@@ -140,6 +140,9 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "nsteps", nsteps, FK_SIZE),
     F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
     F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
+    F(struct tfd_host_result, "nramp_steps", nramp_steps, FK_SIZE),
+    F(struct tfd_host_result, "ramp_pct", ramp_pct, FK_DBL),
+    F(struct tfd_host_result, "settled_pct", settled_pct, FK_DBL),
     F(struct tfd_host_result, "warmup_inflated", warmup_inflated, FK_BOOL),
     /* the steps: a count and what the reports draw, not every step, so a
      * partial's size does not grow with the capture's length */

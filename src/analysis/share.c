@@ -139,6 +139,64 @@ static size_t warmup_steps(const struct tfd_step_wait *sw, const size_t *wf, siz
 	return n;
 }
 
+/* A ramp before the steady state: the one change point in the well-formed
+ * steps' input shares (the split into a leading run and the rest with the
+ * least squared deviation, the leading run 2 steps to half of them) where
+ * the leading run waited clearly more (by 5 points and by twice the rest's
+ * spread, its first step aside). An AUTOTUNE ramp or an epoch boundary
+ * early in the capture
+ * raises many steps a little, which the warm-up rule (single steps over
+ * twice the median) does not catch. Returns its length, 0 for none. */
+static size_t ramp_steps(const struct tfd_step_wait *sw, const size_t *wf, size_t n, double *ramp,
+			 double *settled)
+{
+	double *x, *s1, *s2, best = INFINITY;
+	size_t k_best = 0;
+
+	if (n < 8)
+		return 0;
+	x = xmalloc(n * sizeof(*x));
+	s1 = xcalloc(n + 1, sizeof(*s1));
+	s2 = xcalloc(n + 1, sizeof(*s2));
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_step_wait *w = &sw[wf[i]];
+
+		x[i] = w->step_ns > 0
+			   ? 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) / (double)w->step_ns
+			   : 0;
+		s1[i + 1] = s1[i] + x[i];
+		s2[i + 1] = s2[i] + x[i] * x[i];
+	}
+	for (size_t k = 2; k <= n / 2; k++) {
+		double a = s2[k] - s1[k] * s1[k] / (double)k,
+		       b = (s2[n] - s2[k]) - (s1[n] - s1[k]) * (s1[n] - s1[k]) / (double)(n - k);
+
+		if (a + b < best) {
+			best = a + b;
+			k_best = k;
+		}
+	}
+	if (k_best) {
+		double m1 = s1[k_best] / (double)k_best,
+		       m2 = (s1[n] - s1[k_best]) / (double)(n - k_best),
+		       v2 = (s2[n] - s2[k_best]) / (double)(n - k_best) - m2 * m2,
+		       /* without its first step: one slow first step is warm-up
+			* (the rule above), not a ramp */
+		    m1r = (s1[k_best] - s1[1]) / (double)(k_best - 1);
+
+		if (!(m1r - m2 >= 5.0 && m1r - m2 >= 2.0 * sqrt(fmax(0.0, v2)))) {
+			k_best = 0;
+		} else {
+			*ramp = m1;
+			*settled = m2;
+		}
+	}
+	free(x);
+	free(s1);
+	free(s2);
+	return k_best;
+}
+
 static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size_t n)
 {
 	double *p;
@@ -210,6 +268,17 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	for (size_t i = first; i < last; i++)
 		share_add(&hr->tf, &hr->step_waits[wf[i]]);
 	nw = warmup_steps(hr->step_waits, wf, nwf);
+	{
+		double rp = NAN, sp = NAN;
+		size_t nr = ramp_steps(hr->step_waits, wf, nwf, &rp, &sp);
+
+		if (nr > nw) {
+			nw = nr;
+			hr->nramp_steps = nr;
+			hr->ramp_pct = rp;
+			hr->settled_pct = sp;
+		}
+	}
 	hr->nwarmup_steps = nw;
 	for (size_t i = 0; i < nwf; i++) {
 		if (i < nw)

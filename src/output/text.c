@@ -88,6 +88,13 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+	if (f->nramp_steps)
+		tfd_buf_printf(
+		    b,
+		    "         ramp: the first %zu steps waited %.1f%% of their time, the "
+		    "rest %.1f%%; the steady state leaves the ramp out (an AUTOTUNE "
+		    "ramp, buffers filling, an epoch boundary).\n",
+		    f->nramp_steps, f->ramp_pct, f->settled_pct);
 	if (!f->warmup_inflated)
 		return;
 	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);
