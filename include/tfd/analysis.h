@@ -384,6 +384,11 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
 /* From this share the report says so (rule TFD-H04 fires from the same). */
 #define TFD_PYTHON_BUSY_SAYS 0.3
 
+/* "DecodeJpegV2 69%, ResizeBilinear 21%, Cast 10%": the first n op types
+ * stage s's function spends its op time in, into buf ("" when its op
+ * events were not captured); returns how many were written. */
+size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t len);
+
 /* How many of an async map's function calls really run at once, and its
  * configured workers in *workers (NAN when it has no function segment).
  * When its top op is Python's (*python set), the GIL runs that share one

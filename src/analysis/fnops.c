@@ -4,6 +4,7 @@
  * (a sequential map) by its own iterator calls. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,22 @@ double tfd_python_busy_share(const struct tfd_host_result *h)
 	/* a map's Python events span the wait for the lock too, and one lock
 	 * is held at most all the time */
 	return fmin(1.0, py / (double)p->capacity.window_ns);
+}
+
+size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t len)
+{
+	double all = tfd_fn_ops_time(s);
+	size_t k = 0, at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (; k < n && k < s->nfn_ops && all > 0 && at < len; k++) {
+		int w = snprintf(buf + at, len - at, "%s%s %.0f%%", k ? ", " : "",
+				 s->fn_ops[k].type, 100.0 * (double)s->fn_ops[k].self_ns / all);
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	return k;
 }

@@ -217,6 +217,13 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 			snprintf(extra + l, len - l, "\\nfunction work not captured");
 		util = fmin(1.0, fg->known ? fg->utilization : 0);
 	}
+	{
+		char ops[160];
+		size_t l = strlen(extra);
+
+		if (tfd_fn_ops_summary(s, 2, ops, sizeof(ops)))
+			snprintf(extra + l, len - l, "\\nops: %s", ops);
+	}
 	return util;
 }
 

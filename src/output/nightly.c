@@ -202,13 +202,27 @@ static const char *verdict_class(const struct tfd_host_result *h)
  * latency view's share of blocking time. */
 static void why_text(const struct tfd_pipeline *p, char *buf, size_t len)
 {
-	if (p->capacity.valid && p->capacity.limiter >= 0 && p->capacity.evidence[0])
+	char ops[200];
+	size_t at;
+
+	if (TFD_CAPACITY_USABLE(p) && p->capacity.evidence[0])
 		snprintf(buf, len, "%s", p->capacity.evidence);
+	else if (p->capacity.valid && p->capacity.unexplained)
+		snprintf(buf, len,
+			 "%.1f%% of the pipeline's blocking time (latency view: the work the "
+			 "capture shows explains %.0f%% of the rate)",
+			 100.0 * p->stages[p->bottleneck].blocking_share,
+			 100.0 * p->capacity.explained);
 	else
 		snprintf(buf, len,
 			 "%.1f%% of the pipeline's blocking time (latency view: too few "
 			 "steady-state calls for a throughput model)",
 			 100.0 * p->stages[p->bottleneck].blocking_share);
+	/* what its function spends its time in, as every format says it */
+	at = strlen(buf);
+	if (tfd_fn_ops_summary(&p->stages[p->bottleneck], 3, ops, sizeof(ops)) && at < len)
+		snprintf(buf + at, len - at, "; inside %s's function: %s",
+			 p->stages[p->bottleneck].name, ops);
 }
 
 /* "low (1 step captured: profile longer)" */
