@@ -107,6 +107,7 @@ SUITES = \
 	'unit=$(VG) $(UNIT)' \
 	'cli=TFD=$(BIN) VALGRIND=$(VALGRIND) tests/cli/run.sh' \
 	'output=TFD=$(BIN) tests/output/run.sh' \
+	'agree=TFD=$(BIN) tests/output/agree.sh' \
 	'golden=TFD=$(BIN) tests/golden/run.sh' \
 	'real=TFD=$(BIN) tests/real/run.sh' \
 	'share=TFD=$(BIN) tests/share/run.sh' \

@@ -267,9 +267,9 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		    N(s->name), N(s->long_name), N(p->name), r1);
 	else if (p->segments[cp->limiter].capacity >= cp->demand)
 		tfd_buf_printf(b,
-			       "         slowest stage: %s (%s) in pipeline %s could deliver %s, "
-			       "above the step's demand of %s: on average the input pipeline "
-			       "keeps up",
+			       "         bottleneck: %s (%s) in pipeline %s, the slowest stage, "
+			       "could deliver %s, above the step's demand of %s: on average the "
+			       "input pipeline keeps up",
 			       N(s->name), N(s->long_name), N(p->name), r1, r2);
 	else
 		tfd_buf_printf(b,

@@ -421,7 +421,9 @@ $TFD synth -o "$T/bursty" tests/synth/42-bursty-producer.json >/dev/null
 run analyze -q -f json "$T/bursty"
 if [[ "$out" == *'"rule": "TFD-P03"'* ]] && [[ "$out" == *'"step_limits_already": true'* ]]; then ok; else bad "bursty producer: no TFD-P03 or estimate"; fi
 run analyze -q "$T/bursty"
-if [[ "$out" == *"slowest stage: Map"*"on average the input pipeline keeps up"* ]] && [[ "$out" == *"worth: ~1.0x: the pipeline already delivers faster than the step consumes"* ]]; then ok; else bad "bursty producer text: $(echo "$out" | head -4)"; fi
+# the host is input-bound, so the stage is its bottleneck in every format
+# (JSON names it so), however well it keeps up on average
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: Map"*"the slowest stage, could deliver"*"on average the input pipeline keeps up"* ]] && [[ "$(unwrap <<<"$out")" == *"worth: ~1.0x: the pipeline already delivers faster than the step consumes"* ]]; then ok; else bad "bursty producer text: $(echo "$out" | head -4)"; fi
 # a stage rule behind a producer that keeps up is demoted (demote_when), the burst advice leads
 first=$(echo "$out" | grep -m1 '^  \[')
 if [[ "$first" == *"[medium] TFD-P03"* ]] && [[ "$out" == *"[low] TFD-T01 Sequential map: one element"* ]]; then ok; else bad "bursty producer: stage rule not demoted: $(echo "$out" | grep '^  \[')"; fi
