@@ -62,8 +62,8 @@ static void verdict(struct tfd_host_result *hr)
 		cap_at(s, TFD_CONF_LOW, "%zu step%s captured: profile longer, e.g. 20+ steps",
 		       hr->all.nsteps, hr->all.nsteps == 1 ? "" : "s");
 	else if (hr->nsteps < 20)
-		cap_at(s, TFD_CONF_MEDIUM, "%zu steps behind the share: 20+ make it firmer",
-		       hr->nsteps);
+		cap_at(s, TFD_CONF_MEDIUM, "%zu step%s behind the share: 20+ make it firmer",
+		       hr->nsteps, hr->nsteps == 1 ? "" : "s");
 }
 
 static void bottleneck(struct tfd_pipeline *p)

@@ -228,7 +228,7 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 			       "function and holds the Python GIL, one call at a time",
 			       workers, eff, N(s->fn_ops[0].type),
 			       100.0 * (double)s->fn_ops[0].self_ns / all);
-	else if (!isnan(eff) && workers >= 2 && eff < 1.5)
+	else if (!isnan(eff) && workers >= 2 && eff >= 0.8 && eff < 1.5)
 		tfd_buf_printf(b,
 			       "; %g workers, effective parallelism %.1f: its calls run about one "
 			       "at a time",
