@@ -84,7 +84,13 @@ void tfd_nightly_record(struct tfd_job *job, const char *run, const char *source
 			snprintf(x->pipeline, sizeof(x->pipeline), "%s", p->name);
 			/* a host that is not input-bound has no bottleneck to
 			 * record (its slowest stage moving is no regression) */
-			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
+			if (tfd_host_has_bottleneck(h) && tfd_h2d_dominates(h)) {
+				/* the input is mostly copies to the device: that
+				 * is what limits, not a pipeline stage */
+				tfd_hist_set(&x->bottleneck, "copies to the device");
+				tfd_hist_set(&x->bottleneck_long_name, "host-to-device");
+				x->bottleneck_share = 0;
+			} else if (p->bottleneck >= 0 && tfd_host_has_bottleneck(h)) {
 				tfd_hist_set(&x->bottleneck, p->stages[p->bottleneck].name);
 				tfd_hist_set(&x->bottleneck_long_name,
 					     p->stages[p->bottleneck].long_name);
@@ -216,7 +222,11 @@ static void compare_rest(struct tfd_job *job, const struct tfd_hist_host *x, con
 			part(pbn, sizeof(pbn), "from %s %s", o->bottleneck, c[i].label);
 			part(abn, sizeof(abn), "%s", c[i].against);
 		}
-		if (tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) &&
+		/* a more severe top finding, or another rule at the same
+		 * severity (a new problem of that weight) */
+		if ((tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) ||
+		     (tfd_severity_parse(x->top_severity) == tfd_severity_parse(o->top_severity) &&
+		      x->top_rule[0] && o->top_rule[0] && strcmp(x->top_rule, o->top_rule) != 0)) &&
 		    tfd_severity_parse(x->top_severity) >= TFD_SEV_MEDIUM) {
 			part(psv, sizeof(psv), "%s", c[i].label);
 			part(asv, sizeof(asv), "%s", c[i].against);

@@ -992,4 +992,20 @@ if [ "$rc" -eq 0 ] && [[ "$out" != *"TFD-H04"* ]] && [[ "$out" == *"TFD-H01"* ]]
 run analyze -q examples/real-missing-prefetch/vm.xplane.pb
 if [ "$rc" -eq 0 ] && [[ "$(unwrap <<<"$out")" != *"its calls run about one at a time"* ]]; then ok; else bad "an idle map said serial: $(grep -A2 inside <<<"$out")"; fi
 
+# regressions the docs promise: a night whose input is mostly copies to the
+# device records that as its limit, so a pipeline stage next night is
+# "bottleneck moved"; a new top finding at the same (high) severity is a
+# regression too (D01 one night, F01 the next)
+$TFD synth -q -o "$T/rg-dev" tests/device/heavy.json
+$TFD synth -q -o "$T/rg-py" tests/synth/43-py-function-map.json
+$TFD report -q --history "$T/rg.db" --job j --timestamp 2026-01-01T00:00:00Z -f json -o "$T/rg1.json" "$T/rg-dev"
+$TFD report -q --history "$T/rg.db" --job j --timestamp 2026-01-02T00:00:00Z -f json -o "$T/rg2.json" "$T/rg-py"
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+regs = d["jobs"][0]["regressions"]
+kinds = {r["kind"]: r["text"] for r in regs}
+assert "from copies to the device" in kinds.get("bottleneck", ""), regs
+assert "new high finding TFD-F01" in kinds.get("severity", ""), regs' "$T/rg2.json"; then ok; else bad "regressions: moved from copies, a new high finding: $(head -c 400 "$T/rg2.json")"; fi
+
 finish
