@@ -416,13 +416,13 @@ const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segm
 	if (g->kind == TFD_SEG_CONSUMER)
 		snprintf(buf, len, "consumer's thread (%s)", top);
 	else if (g->kind == TFD_SEG_FUNCTION)
-		snprintf(buf, len, "%g %s worker%s%s", g->parallelism, own,
+		snprintf(buf, len, "%.3g %s worker%s%s", g->parallelism, own,
 			 g->parallelism == 1 ? "" : "s",
 			 g->parallelism_observed ? " (AUTOTUNE)" : "");
 	else if (g->parallelism == 1)
 		snprintf(buf, len, "thread feeding %s (runs %s)", own, top);
 	else
-		snprintf(buf, len, "%g threads feeding %s (run %s)", g->parallelism, own, top);
+		snprintf(buf, len, "%.3g threads feeding %s (run %s)", g->parallelism, own, top);
 	return buf;
 }
 

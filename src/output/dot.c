@@ -210,7 +210,8 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 		if (fg->kind != TFD_SEG_FUNCTION || fg->owner != (int)i)
 			continue;
 		if (fg->known && s->fn_calls)
-			snprintf(extra + l, len - l, "\\nfunction %s/call, %g workers %.0f%% busy",
+			snprintf(extra + l, len - l,
+				 "\\nfunction %s/call, %.3g workers %.0f%% busy",
 				 tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1, sizeof(t1)),
 				 fg->parallelism, 100 * fg->utilization);
 		else

@@ -224,15 +224,16 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	eff = tfd_stage_effective_parallelism(p, si, &workers, &python);
 	if (!isnan(eff) && python)
 		tfd_buf_printf(b,
-			       "; %g workers, effective parallelism %.1f: %s takes %.0f%% of the "
+			       "; %.3g workers, effective parallelism %.1f: %s takes %.0f%% of the "
 			       "function and holds the Python GIL, one call at a time",
 			       workers, eff, N(s->fn_ops[0].type),
 			       100.0 * (double)s->fn_ops[0].self_ns / all);
 	else if (!isnan(eff) && workers >= 2 && eff >= 0.8 && eff < 1.5)
-		tfd_buf_printf(b,
-			       "; %g workers, effective parallelism %.1f: its calls run about one "
-			       "at a time",
-			       workers, eff);
+		tfd_buf_printf(
+		    b,
+		    "; %.3g workers, effective parallelism %.1f: its calls run about one "
+		    "at a time",
+		    workers, eff);
 	if (tfd_top_op_confidence(s, &why) != TFD_CONF_HIGH)
 		tfd_buf_printf(
 		    b, " (confidence %s: the op events cover %.0f%% of the function's time)",
@@ -444,7 +445,7 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			snprintf(t2, sizeof(t2), "?");
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
-		tfd_buf_printf(b, "  %s %-50s %5g %12s %5.0f%% %12s%s\n",
+		tfd_buf_printf(b, "  %s %-50s %5.3g %12s %5.0f%% %12s%s\n",
 			       ord[k] == cp->limiter ? ">" : " ",
 			       tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2,
 			       100 * g->utilization, r1,

@@ -130,6 +130,10 @@ struct stage {
 	int rthread; /* parallel map, map-and-batch: the runner thread that reads */
 	uint64_t id, parent_id;
 	int16_t params;
+	/* an AUTOTUNE ramp (struct stage_spec): its levels' parameter sets */
+	int nramp;
+	const int *ramp_at, *ramp_par;
+	int16_t ramp_params[SYNTH_MAX_RAMP];
 	struct stage *input;
 	/* sync state */
 	int64_t calls;
@@ -150,14 +154,26 @@ struct stage {
 static int64_t get_next(struct host *h, struct stage *s, int64_t t, int th, int depth);
 static uint64_t new_id(struct host *h);
 
+/* The ramp level in force at element j (-1: no ramp). */
+static int ramp_level(const struct stage *s, size_t j)
+{
+	int l = -1;
+
+	for (int i = 0; i < s->nramp && (size_t)s->ramp_at[i] <= j; i++)
+		l = i;
+	return l;
+}
+
 static void call_event(struct host *h, struct stage *s, int th, int64_t t, int64_t end)
 {
 	struct sev *e = emit(h, th, s->meta, t, end);
+	int l = ramp_level(s, s->produced);
 
 	addstat(e, S_ID, s->id);
 	if (s->parent_id)
 		addstat(e, S_PARENT, s->parent_id);
-	e->params = s->params;
+	/* the parallelism in force as the call returns, as TensorFlow says it */
+	e->params = l >= 0 ? s->ramp_params[l] : s->params;
 }
 
 static int64_t work(struct host *h, struct stage *s)
@@ -219,9 +235,13 @@ static void produce(struct host *h, struct stage *s, int depth)
 	int nin = s->def->k == K_MAPBATCH ? s->batch : 1;
 	bool locked_input = s->def->k == K_PMAP || s->def->k == K_MAPBATCH;
 
+	int l = ramp_level(s, j);
+	size_t nw = l >= 0 ? (size_t)s->ramp_par[l] : (size_t)s->par;
+
 	if (j >= (size_t)s->buffer)
 		slot = s->taken_at.v[j - (size_t)s->buffer];
-	for (size_t k = 1; k < (size_t)s->par; k++)
+	/* AUTOTUNE's ramp: only the first nw workers take elements yet */
+	for (size_t k = 1; k < nw; k++)
 		if (s->wfree[k] < s->wfree[w])
 			w = k;
 	start = s->wfree[w] > slot ? s->wfree[w] : slot;
@@ -338,7 +358,7 @@ static uint64_t new_id(struct host *h)
 	return h->large_ids ? v : (v >> 2) + 1;
 }
 
-static int16_t params_for(struct host *h, const struct stage_spec *ss)
+static int16_t params_for(struct host *h, const struct stage_spec *ss, int par_now)
 {
 	struct param_set p;
 
@@ -355,7 +375,8 @@ static int16_t params_for(struct host *h, const struct stage_spec *ss)
 	case K_MAPBATCH:
 		P("autotune", "%s", ss->autotune ? "true" : "false");
 		P("deterministic", "%s", ss->deterministic ? "true" : "false");
-		P("parallelism", "%d", ss->autotune ? -1 : ss->par);
+		/* a ramp's calls say the value in force, as TensorFlow's do */
+		P("parallelism", "%d", par_now > 0 ? par_now : ss->autotune ? -1 : ss->par);
 		if (ss->def->k == K_PINTERLEAVE)
 			P("cycle_length", "%d", ss->par);
 		if (ss->def->k == K_MAPBATCH)
@@ -402,7 +423,12 @@ static struct stage *build_chain(struct host *h, const struct spec *sp, int upto
 	s->meta = meta(h, s->long_name);
 	s->id = new_id(h);
 	s->parent_id = parent_id;
-	s->params = params_for(h, ss);
+	s->params = params_for(h, ss, 0);
+	s->nramp = ss->nramp;
+	s->ramp_at = ss->ramp_at;
+	s->ramp_par = ss->ramp_par;
+	for (int i = 0; i < ss->nramp; i++)
+		s->ramp_params[i] = params_for(h, ss, ss->ramp_par[i]);
 	s->ops = ss->ops;
 	s->nops = ss->nops;
 	if (ss->nops)

@@ -55,12 +55,19 @@ struct op_spec {
 
 #define SYNTH_MAX_OPS 8
 
+#define SYNTH_MAX_RAMP 8
 struct stage_spec {
 	const struct kind_def *def;
 	struct op_spec ops[SYNTH_MAX_OPS];
 	int nops;
 	double cost_us, jitter, first_us;
 	int par, buffer, batch, keep_every, shuf_buf, deterministic, autotune;
+	/* "ramp": [[element, workers], ...]: AUTOTUNE raising a parallel
+	 * map's workers as it goes (from element ramp_at[i] on, ramp_par[i]
+	 * workers; the calls' parallelism stat says so); none: par from the
+	 * start */
+	int nramp;
+	int ramp_at[SYNTH_MAX_RAMP], ramp_par[SYNTH_MAX_RAMP];
 };
 
 /* A device event: a copy to the device, a kernel or a derived step marker. */

@@ -90,8 +90,9 @@ static const char *const top_keys[] = {"name",
 				       "device",
 				       "stages"};
 static const char *const stage_keys[] = {
-    "kind",	  "cost_us",	"jitter",      "first_call_us", "parallelism", "buffer",
-    "batch_size", "keep_ratio", "buffer_size", "deterministic", "autotune",    "ops"};
+    "kind",	"cost_us",    "jitter",	    "first_call_us", "parallelism",
+    "buffer",	"batch_size", "keep_ratio", "buffer_size",   "deterministic",
+    "autotune", "ops",	      "ramp"};
 
 /* The first key of o not in keys (n of them), or NULL. */
 static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
@@ -340,6 +341,41 @@ static enum tfd_status spec_ops(const cJSON *it, struct stage_spec *ss, int at, 
 	return TFD_OK;
 }
 
+/* A parallel map's "ramp": [[element, workers], ...], elements rising from
+ * 0, workers 1..parallelism: what AUTOTUNE does in its first seconds. */
+static enum tfd_status spec_ramp(const cJSON *it, struct stage_spec *ss, int idx, const char *path,
+				 struct tfd_err *err)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ramp"), *e;
+
+	if (!r)
+		return TFD_OK;
+	if (ss->def->k != K_PMAP || !cJSON_IsArray(r) || !cJSON_GetArraySize(r) ||
+	    cJSON_GetArraySize(r) > SYNTH_MAX_RAMP)
+		return spec_err(err, path,
+				"stage %d: ramp is a ParallelMap's list of 1 to %d [element, "
+				"workers] pairs",
+				idx, SYNTH_MAX_RAMP);
+	cJSON_ArrayForEach (e, r) {
+		const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
+		int k = ss->nramp;
+
+		if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsNumber(a) ||
+		    !cJSON_IsNumber(b) || !(a->valuedouble >= 0 && a->valuedouble <= 1e9) ||
+		    !(b->valuedouble >= 1 && b->valuedouble <= ss->par) ||
+		    (k == 0 && a->valuedouble != 0) ||
+		    (k > 0 && a->valuedouble <= ss->ramp_at[k - 1]))
+			return spec_err(err, path,
+					"stage %d: ramp pairs are [element, workers]: elements "
+					"from 0 and rising, workers 1 to its parallelism",
+					idx);
+		ss->ramp_at[k] = (int)a->valuedouble;
+		ss->ramp_par[k] = (int)b->valuedouble;
+		ss->nramp++;
+	}
+	return TFD_OK;
+}
+
 /* Stage sp->nst of the spec.
  * parser: one check per key of a stage, with its range (docs/cli.md). */
 static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
@@ -397,6 +433,8 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 		return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
 				ss->def->kind);
 	if (spec_ops(it, ss, sp->nst, path, err) != TFD_OK)
+		return err ? err->status : TFD_E_FORMAT;
+	if (spec_ramp(it, ss, sp->nst, path, err) != TFD_OK)
 		return err ? err->status : TFD_E_FORMAT;
 	sp->nst++;
 	return TFD_OK;

@@ -1008,4 +1008,12 @@ kinds = {r["kind"]: r["text"] for r in regs}
 assert "from copies to the device" in kinds.get("bottleneck", ""), regs
 assert "new high finding TFD-F01" in kinds.get("severity", ""), regs' "$T/rg2.json"; then ok; else bad "regressions: moved from copies, a new high finding: $(head -c 400 "$T/rg2.json")"; fi
 
+# AUTOTUNE's ramp: the map's parallelism is the value in force over the
+# window (it was the first call's, 1: "1 worker busy 365%" and the map named
+# while the reader limits), and the change is said
+$TFD synth -q -o "$T/ramp" tests/synth/47-autotune-ramp.json
+run analyze -q "$T/ramp"
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: TFRecord"* ]] && [[ "$(unwrap <<<"$out")" == *"parallelism went from "[0-9]" to 8 in the window (AUTOTUNE)"* ]] &&
+	! grep -qE 'busy [0-9]{4,}%|busy (1[1-9][0-9]|[2-9][0-9][0-9])%' <<<"$out"; then ok; else bad "an AUTOTUNE ramp: $(head -16 <<<"$out")"; fi
+
 finish
