@@ -34,10 +34,17 @@ static void date_label(struct tfd_buf *b, const struct tfd_hist_run *runs, size_
 	for (size_t k = 0; k < n; k++)
 		if (k != i && strncmp(runs[k].recorded_at, t, 10) == 0)
 			shared = true;
-	if (shared)
-		tfd_buf_printf(b, "%.5s %.5s", t + 5, t + 11);
-	else
-		tfd_buf_printf(b, "%.5s", t + 5);
+	{
+		char d[6], h[6];
+
+		snprintf(d, sizeof(d), "%.5s", t + 5);
+		snprintf(h, sizeof(h), "%.5s", t + 11);
+		esc(b, d);
+		if (shared) {
+			tfd_buf_puts(b, " ");
+			esc(b, h);
+		}
+	}
 }
 
 /* A line chart's frame (viewBox units) and scale. */
@@ -641,7 +648,9 @@ static void history_html(const struct tfd_job *job, struct tfd_buf *b)
 
 		tfd_buf_printf(b, "<tr><td>%" PRId64 "</td><td>", r->id);
 		esc(b, r->run);
-		tfd_buf_printf(b, "</td><td>%s</td>", r->recorded_at);
+		tfd_buf_puts(b, "</td><td>");
+		esc(b, r->recorded_at);
+		tfd_buf_puts(b, "</td>");
 		if (x) {
 			tfd_buf_puts(b, "<td>");
 			esc(b, x->host);
@@ -653,7 +662,11 @@ static void history_html(const struct tfd_job *job, struct tfd_buf *b)
 				       tfd_fmt_ns(x->p50_ns, t1, sizeof(t1)),
 				       tfd_fmt_ns(x->max_latency_ns, t2, sizeof(t2)));
 			esc(b, x->bottleneck);
-			tfd_buf_printf(b, "</td><td>%s %s</td>", x->top_severity, x->top_rule);
+			tfd_buf_puts(b, "</td><td>");
+			esc(b, x->top_severity);
+			tfd_buf_puts(b, " ");
+			esc(b, x->top_rule);
+			tfd_buf_puts(b, "</td>");
 		} else {
 			tfd_buf_puts(b, "<td colspan=\"6\">no host</td>");
 		}
@@ -686,8 +699,9 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		esc(b, job->name);
 		tfd_buf_puts(b, " &mdash; run ");
 		esc(b, job->current.run);
-		tfd_buf_printf(b, " <span class=\"muted\">(%s)</span></h2>\n",
-			       job->current.recorded_at);
+		tfd_buf_puts(b, " <span class=\"muted\">(");
+		esc(b, job->current.recorded_at);
+		tfd_buf_puts(b, ")</span></h2>\n");
 		hosts_html(a, b);
 		confidence_html(a, b);
 		regressions_html(job, b);

@@ -544,7 +544,58 @@ static void col_str(sqlite3_stmt *st, int i, char **dst)
 	tfd_hist_set(dst, s ? (const char *)s : "");
 }
 
+static enum tfd_status runs_read(struct tfd_history *h, const char *job, size_t limit,
+				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);
+
+/* Whether every byte of s is in the set allowed and s is at most max long. */
+static bool only(const char *s, const char *allowed, size_t max)
+{
+	size_t n = strlen(s);
+
+	return n <= max && strspn(s, allowed) == n;
+}
+
+/* Values read back from a history are data from whoever can write it (a
+ * shared SQLite file, a PostgreSQL database): the fields the reports print
+ * as they are must have their form, else they read as "?" (a time stamp,
+ * a severity, a rule id). */
+static void validate_runs(struct tfd_hist_run *runs, size_t n)
+{
+	static const char *const sev[] = {"", "info", "low", "medium", "high"};
+
+	for (size_t i = 0; i < n; i++) {
+		struct tfd_hist_run *r = &runs[i];
+
+		if (!only(r->recorded_at, "0123456789-:T.Z+", 31))
+			snprintf(r->recorded_at, sizeof(r->recorded_at), "?");
+		for (size_t k = 0; k < r->nhosts; k++) {
+			struct tfd_hist_host *x = &r->hosts[k];
+			bool ok = false;
+
+			for (size_t j = 0; j < sizeof(sev) / sizeof(sev[0]); j++)
+				ok |= strcmp(x->top_severity, sev[j]) == 0;
+			if (!ok)
+				snprintf(x->top_severity, sizeof(x->top_severity), "?");
+			if (!only(
+				x->top_rule,
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-",
+				64))
+				tfd_hist_set(&x->top_rule, "?");
+		}
+	}
+}
+
 enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
+				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
+{
+	enum tfd_status st = runs_read(h, job, limit, out, n, err);
+
+	if (st == TFD_OK)
+		validate_runs(*out, *n);
+	return st;
+}
+
+static enum tfd_status runs_read(struct tfd_history *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
 {
 	sqlite3_stmt *q = NULL, *qh = NULL;

@@ -1016,4 +1016,18 @@ run analyze -q "$T/ramp"
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: TFRecord"* ]] && [[ "$(unwrap <<<"$out")" == *"parallelism went from "[0-9]" to 8 in the window (AUTOTUNE)"* ]] &&
 	! grep -qE 'busy [0-9]{4,}%|busy (1[1-9][0-9]|[2-9][0-9][0-9])%' <<<"$out"; then ok; else bad "an AUTOTUNE ramp: $(head -16 <<<"$out")"; fi
 
+# markup stored in a shared history is data: escaped in the HTML report,
+# and fields of a known form (time stamp, severity, rule id) that are not
+# of it read as "?"
+$TFD report -q --history "$T/mk.db" --job j --timestamp 2026-01-01T00:00:00Z -o "$T/mk0.html" "$T/rg-py" 2>/dev/null
+python3 - "$T/mk.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE runs SET recorded_at = '2026-<script>alert(1)</script>'")
+c.execute("UPDATE hosts SET top_rule = '<img src=x onerror=alert(2)>' || hex(randomblob(300)), top_severity = '<b>high</b>', bottleneck = '<i>x</i>'")
+c.commit()
+PY
+$TFD report -q --history "$T/mk.db" --job j --timestamp 2026-01-02T00:00:00Z -o "$T/mk.html" "$T/rg-py" 2>"$T/err"
+if [ $? -eq 0 ] && ! grep -q '<script\|<img\|<b>high\|<i>x' "$T/mk.html"; then ok; else bad "stored markup in the history table: $(grep -o '<script[^<]*\|<img[^>]*>\|<b>high' "$T/mk.html" | head -3)"; fi
+
 finish
