@@ -226,6 +226,16 @@ static void get_fields(struct rd *r, const cJSON *o, void *base, const struct fd
 		case FK_DBL:
 			*(double *)at = get_d(r, o, f[i].key);
 			break;
+		case FK_PCT: {
+			double d = get_d(r, o, f[i].key);
+
+			if (!isnan(d) && !(d >= 0 && d <= 100)) {
+				rd_fail(r, f[i].key, "is not a percentage (0 to 100)");
+				d = NAN;
+			}
+			*(double *)at = d;
+			break;
+		}
 		case FK_BOOL:
 			*(bool *)at = get_b(r, o, f[i].key);
 			break;

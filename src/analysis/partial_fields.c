@@ -115,7 +115,7 @@ static const struct fdesc pipeline_rows[] = {
 	    F(st, "dev_ns_6", dev_ns[6], FK_I64)
 
 static const struct fdesc share_rows[] = {
-    F(struct tfd_share, "pct", pct, FK_DBL),
+    F(struct tfd_share, "pct", pct, FK_PCT),
     F(struct tfd_share, "step_ns", step_ns, FK_I64),
     F(struct tfd_share, "wait_ns", wait_ns, FK_I64),
     F(struct tfd_share, "h2d_ns", h2d_ns, FK_I64),
@@ -130,7 +130,7 @@ static const struct fdesc sure_rows[] = {
 
 /* the host result's plain fields (the basis strings are read by hand) */
 static const struct fdesc host_rows[] = {
-    F(struct tfd_host_result, "input_pct", input_pct, FK_DBL),
+    F(struct tfd_host_result, "input_pct", input_pct, FK_PCT),
     F(struct tfd_host_result, "step_ns", step_ns, FK_I64),
     F(struct tfd_host_result, "wait_ns", wait_ns, FK_I64),
     F(struct tfd_host_result, "h2d_ns", h2d_ns, FK_I64),
@@ -141,17 +141,17 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "nwarmup_steps", nwarmup_steps, FK_SIZE),
     F(struct tfd_host_result, "warmup_wait_ns", warmup_wait_ns, FK_I64),
     F(struct tfd_host_result, "nramp_steps", nramp_steps, FK_SIZE),
-    F(struct tfd_host_result, "ramp_pct", ramp_pct, FK_DBL),
-    F(struct tfd_host_result, "settled_pct", settled_pct, FK_DBL),
+    F(struct tfd_host_result, "ramp_pct", ramp_pct, FK_PCT),
+    F(struct tfd_host_result, "settled_pct", settled_pct, FK_PCT),
     F(struct tfd_host_result, "warmup_inflated", warmup_inflated, FK_BOOL),
     /* the steps: a count and what the reports draw, not every step, so a
      * partial's size does not grow with the capture's length */
     F(struct tfd_host_result, "nsteps_seen", nstep_waits, FK_SIZE),
     F(struct tfd_host_result, "first_step_wait_ns", first_step_wait_ns, FK_I64),
-    F(struct tfd_host_result, "step_pct_min", step_pct_min, FK_DBL),
-    F(struct tfd_host_result, "step_pct_p50", step_pct_p50, FK_DBL),
-    F(struct tfd_host_result, "step_pct_p90", step_pct_p90, FK_DBL),
-    F(struct tfd_host_result, "step_pct_max", step_pct_max, FK_DBL),
+    F(struct tfd_host_result, "step_pct_min", step_pct_min, FK_PCT),
+    F(struct tfd_host_result, "step_pct_p50", step_pct_p50, FK_PCT),
+    F(struct tfd_host_result, "step_pct_p90", step_pct_p90, FK_PCT),
+    F(struct tfd_host_result, "step_pct_max", step_pct_max, FK_PCT),
     FR(struct tfd_host_result, "bound", bound, TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH),
     F(struct tfd_host_result, "max_latency_ns", max_latency_ns, FK_I64),
 };

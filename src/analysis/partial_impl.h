@@ -22,6 +22,7 @@ enum fkind {
 	FK_SIZE,  /* size_t */
 	FK_INT,	  /* int (or an int-sized enum) within [lo, hi] */
 	FK_DBL,	  /* double: NaN and infinities as strings */
+	FK_PCT,	  /* double: a percentage, 0 to 100, or NaN (unknown) */
 	FK_BOOL,  /* bool */
 	FK_STR,	  /* const char *, interned in the capture's arena on reading */
 	FK_BUF,	  /* char[size] */

@@ -95,6 +95,7 @@ static void put_fields(cJSON *o, const void *base, const struct fdesc *f, size_t
 			put_i(o, f[i].key, *(const int *)at);
 			break;
 		case FK_DBL:
+		case FK_PCT:
 			put_d(o, f[i].key, *(const double *)at);
 			break;
 		case FK_BOOL:

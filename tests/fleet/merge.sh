@@ -200,4 +200,18 @@ nw=$(ls "$T/nw-16-multi-host-slow-worker"/*.partial.json | head -1)
 run merge "$first" "$nw"
 [ "$rc" = 2 ] && [[ "$err" == *"other analyze options"* ]] && ok || bad "mixed options: $rc $err"
 
+# percentages are range-checked: a partial's input share of -50, 2^31, a
+# number past a double or "inf" is one error line naming the field (it was
+# merged and printed as "HIGHLY input-bound: -50.0%")
+$TFD analyze -q --partial -o "$T/pct.partial.json" examples/smdebug-8gpu
+for v in -50 2147483648 1e999 '"inf"' 100.5; do
+	sed -E "s/\"input_pct\":[^,}]*/\"input_pct\":$v/" "$T/pct.partial.json" >"$T/bad-pct.partial.json"
+	run merge "$T/bad-pct.partial.json"
+	[ "$rc" = 1 ] && [[ "$err" == *"input_pct is not a percentage (0 to 100)"* ]] && [ -z "$out" ] && ok ||
+		bad "input_pct $v: $rc $err $(head -c 100 <<<"$out")"
+done
+sed -E 's/"input_pct":[^,}]*/"input_pct":"nan"/' "$T/pct.partial.json" >"$T/nan-pct.partial.json"
+run merge -q "$T/nan-pct.partial.json"
+[ "$rc" = 0 ] && ok || bad "input_pct unknown (nan) is legal: $rc $err"
+
 finish
