@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
 
 #include "history_impl.h"
+#include "tfd/buf.h"
 
 /* the libpq functions used, resolved once */
 static struct {
@@ -127,32 +129,81 @@ bool tfd_hist_is_pg(const char *spec)
 	return strncmp(spec, "postgresql://", 13) == 0 || strncmp(spec, "postgres://", 11) == 0;
 }
 
-void tfd_hist_pg_display(const char *url, char *out, size_t len)
+static int hex_val(char c)
 {
-	/* scheme://user:password@host... -> scheme://user:***@host... */
-	const char *s = strstr(url, "://"), *at, *colon;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
 
-	snprintf(out, len, "%s", url);
-	if (!s)
-		return;
-	s += 3;
-	at = strchr(s, '@');
-	colon = strchr(s, ':');
-	if (at && colon && colon < at) {
-		snprintf(out, len, "%.*s:***%s", (int)(colon - url), url, at);
-	}
-	/* a password= parameter in the query */
-	{
-		char *p = strstr(out, "password=");
+/* Whether a query parameter's key, percent-decoded and in any case, names
+ * a secret libpq reads (password, sslpassword). */
+static bool secret_key(const char *k, size_t n)
+{
+	char d[32];
+	size_t m = 0;
 
-		if (p) {
-			char *end = strchr(p, '&');
-
-			snprintf(p, len - (size_t)(p - out), "password=***%s", end ? end : "");
+	for (size_t i = 0; i < n && m + 1 < sizeof(d); i++) {
+		if (k[i] == '%' && i + 2 < n && hex_val(k[i + 1]) >= 0 && hex_val(k[i + 2]) >= 0) {
+			d[m++] = (char)(hex_val(k[i + 1]) * 16 + hex_val(k[i + 2]));
+			i += 2;
+		} else {
+			d[m++] = k[i];
 		}
 	}
-	if (!*s) /* "postgresql://": the PG* environment picks the server */
+	d[m] = '\0';
+	return strcasecmp(d, "password") == 0 || strcasecmp(d, "sslpassword") == 0;
+}
+
+void tfd_hist_pg_display(const char *url, char *out, size_t len)
+{
+	/* scheme://user:password@host... -> scheme://user:***@host...; every
+	 * password parameter of the query (keys percent-decoded) -> ***. The
+	 * line goes into error messages and reports. */
+	const char *s = strstr(url, "://"), *auth_end, *at = NULL, *colon = NULL, *q;
+	struct tfd_buf b;
+
+	if (!s) {
+		snprintf(out, len, "%s", url);
+		return;
+	}
+	s += 3;
+	if (!*s) { /* "postgresql://": the PG* environment picks the server */
 		snprintf(out, len, "%s (PG* environment)", url);
+		return;
+	}
+	auth_end = s + strcspn(s, "/?");
+	for (const char *p = s; p < auth_end; p++)
+		if (*p == '@')
+			at = p; /* the last: the user part may hold one, encoded or not */
+	if (at)
+		colon = memchr(s, ':', (size_t)(at - s));
+	tfd_buf_init(&b);
+	if (colon) {
+		tfd_buf_add(&b, url, (size_t)(colon - url));
+		tfd_buf_puts(&b, ":***");
+		tfd_buf_add(&b, at, (size_t)(auth_end - at));
+	} else {
+		tfd_buf_add(&b, url, (size_t)(auth_end - url));
+	}
+	q = auth_end + strcspn(auth_end, "?"); /* the path as it is */
+	tfd_buf_add(&b, auth_end, (size_t)(q - auth_end));
+	while (*q) { /* at '?' or '&': one parameter */
+		size_t n = strcspn(q + 1, "&");
+		const char *eq = memchr(q + 1, '=', n);
+
+		tfd_buf_add(&b, q, 1);
+		if (eq && secret_key(q + 1, (size_t)(eq - q - 1))) {
+			tfd_buf_add(&b, q + 1, (size_t)(eq - q));
+			tfd_buf_puts(&b, "***");
+		} else {
+			tfd_buf_add(&b, q + 1, n);
+		}
+		q += 1 + n;
+	}
+	snprintf(out, len, "%s", b.s ? b.s : "");
+	tfd_buf_release(&b);
 }
 
 /* "name: what: first line of the server's message" */

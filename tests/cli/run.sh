@@ -1030,4 +1030,14 @@ PY
 $TFD report -q --history "$T/mk.db" --job j --timestamp 2026-01-02T00:00:00Z -o "$T/mk.html" "$T/rg-py" 2>"$T/err"
 if [ $? -eq 0 ] && ! grep -q '<script\|<img\|<b>high\|<i>x' "$T/mk.html"; then ok; else bad "stored markup in the history table: $(grep -o '<script[^<]*\|<img[^>]*>\|<b>high' "$T/mk.html" | head -3)"; fi
 
+# a PostgreSQL password never reaches an error line: in the user part, in a
+# password= parameter (any case, percent-encoded key, the second of two),
+# sslpassword (no server: port 1 refuses)
+for u in 'postgresql://bob:s3cret@127.0.0.1:1/db' 'postgresql://bob@127.0.0.1:1/db?pass%77ord=s3cret' \
+	'postgresql://127.0.0.1:1/db?password=a&password=s3cret' 'postgresql://127.0.0.1:1/db?PASSWORD=s3cret&x=1' \
+	'postgresql://b%40x:s3cret@127.0.0.1:1/db' 'postgresql://127.0.0.1:1/db?sslpassword=s3cret'; do
+	run history "$u"
+	if [ "$rc" -ne 0 ] && [[ "$err" != *s3cret* ]] && [[ "$err" == *"***"* ]]; then ok; else bad "password shown: $err"; fi
+done
+
 finish
