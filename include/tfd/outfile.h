@@ -58,6 +58,14 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err);
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len,
 				 struct tfd_err *err);
 
+/* Write buf[0..len) to path, a name the tool made in a directory it writes
+ * into (watch --out-dir): a regular file or nothing there is replaced
+ * atomically; anything else (a symlink, wherever it points; a FIFO; a
+ * device; a directory) is refused with one line, never followed or
+ * opened. On error nothing at path has changed. */
+enum tfd_status tfd_output_write_in_dir(const char *path, const char *buf, size_t len,
+					struct tfd_err *err);
+
 /* An output written piece by piece (a streaming tfd_output_write()): the
  * same rules, the file replaced only at tfd_output_commit(). */
 struct tfd_output {

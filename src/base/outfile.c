@@ -300,6 +300,38 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
 	return TFD_OK;
 }
 
+enum tfd_status tfd_output_write_in_dir(const char *path, const char *buf, size_t len,
+					struct tfd_err *err)
+{
+	struct tfd_output o;
+	struct stat lst;
+	enum tfd_status st;
+	bool exists = lstat(path, &lst) == 0;
+
+	if (!exists && errno != ENOENT)
+		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
+	if (exists && !S_ISREG(lst.st_mode))
+		return tfd_fail(err, TFD_E_IO,
+				"%s: is %s, not a regular file; a report there is only written as "
+				"a file (remove it)",
+				path,
+				S_ISLNK(lst.st_mode)	? "a symlink"
+				: S_ISFIFO(lst.st_mode) ? "a FIFO"
+				: S_ISDIR(lst.st_mode)	? "a directory"
+							: "a device or socket");
+	memset(&o, 0, sizeof(o));
+	o.fd = -1;
+	o.shown = xstrdup(path);
+	st = open_replacing(&o, path, exists ? &lst : NULL, path, err);
+	if (!st)
+		st = tfd_output_put(&o, buf, len, err);
+	if (st) {
+		tfd_output_abort(&o);
+		return st;
+	}
+	return tfd_output_commit(&o, err);
+}
+
 enum tfd_status tfd_output_write(const char *path, const char *buf, size_t len, struct tfd_err *err)
 {
 	struct tfd_output o;

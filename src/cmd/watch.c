@@ -438,7 +438,8 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 		report_path(w, r, path, sizeof(path));
 	else if (strcmp(w->format, "json") != 0 && (w->runs.n > 1 || w->analyzed))
 		printf("== run %s\n", r->name);
-	if (tfd_output_write(path, b.s, b.len, &err)) {
+	if (w->out_dir ? tfd_output_write_in_dir(path, b.s, b.len, &err)
+		       : tfd_output_write(path, b.s, b.len, &err)) {
 		tfd_cli_report(&err);
 		goto out;
 	}

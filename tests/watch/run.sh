@@ -72,6 +72,24 @@ if [ "$rc" -eq 0 ] && [ -f "$T/out3/job.train.old.md" ] && [ -f "$T/out3/job.tra
 	[[ "$err" == *"run 'broken' is not complete: does not load"* ]]; then ok; else bad "--once: $rc $err"; fi
 run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
 if [ "$rc" -eq 0 ] && [[ "$err" != *"analyzed run"* ]]; then ok; else bad "--once twice analyzed again: $err"; fi
+# 3b. what is planted in the output directory is not followed: a symlink
+# at a report's name (pointing out of the directory) and a FIFO are refused
+# with one line each, nothing outside changes, nothing blocks, watch goes on
+mkdir -p "$T/plant/out" "$T/plant/elsewhere" "$T/plant/logs/plugins/profile"
+echo secret >"$T/plant/elsewhere/secret"
+ln -s ../elsewhere/secret "$T/plant/out/r1.txt"
+mkfifo "$T/plant/out/r2.txt"
+$TFD watch --settle 1 --poll 0.2 --out-dir "$T/plant/out" "$T/plant/logs" >/dev/null 2>"$T/w3.err" &
+W3=$!
+sleep 0.6
+for r in r1 r2 r3; do mkdir -p "$T/plant/logs/plugins/profile/$r" && cp $A "$T/plant/logs/plugins/profile/$r/"; done
+sleep 3.5
+kill -TERM $W3
+wait $W3
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(cat "$T/plant/elsewhere/secret")" = secret ] && [ -L "$T/plant/out/r1.txt" ] &&
+	[ -p "$T/plant/out/r2.txt" ] && grep -q "r1.txt: is a symlink, not a regular file" "$T/w3.err" &&
+	grep -q "r2.txt: is a FIFO, not a regular file" "$T/w3.err" && [ -f "$T/plant/out/r3.txt" ]; then ok; else bad "planted out-dir: $rc $(cat "$T/w3.err")"; fi
 # 4. usage
 run watch "$T/nope"
 if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
