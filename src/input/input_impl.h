@@ -49,6 +49,14 @@ static inline size_t tfd_pb_varint(const uint8_t *p, const uint8_t *end, uint64_
 /* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
  * plane is decoded; the others are listed. With mapped, data is a
  * read-only file mapping whose pages may be dropped once read. */
+/* The SIGBUS guard of mapped files (mapguard.c): register a mapping before
+ * it is read (its slot, or -1 when every slot is taken: unguarded), and
+ * unregister it before it is unmapped; either says whether the file shrank
+ * while it was read (its pages past the end then read as zeros). */
+int tfd_mapguard_add(const void *base, size_t len);
+bool tfd_mapguard_remove(int slot);
+bool tfd_mapguard_shrank(int slot);
+
 enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);

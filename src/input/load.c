@@ -34,13 +34,16 @@ struct blob {
 	size_t len;
 	void *map; /* mmap base, or NULL */
 	size_t maplen;
+	int guard;     /* its SIGBUS guard slot (mapguard.c), -1 none */
 	uint8_t *heap; /* inflated bytes, or NULL */
 };
 
 static void blob_release(struct blob *b)
 {
-	if (b->map)
+	if (b->map) {
+		tfd_mapguard_remove(b->guard);
 		munmap(b->map, b->maplen);
+	}
 	free(b->heap);
 	memset(b, 0, sizeof(*b));
 }
@@ -165,6 +168,7 @@ static enum tfd_status read_file(const char *path, struct blob *b, struct tfd_er
 	}
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	tfd_pages_split_map(m, (size_t)st.st_size);
+	b->guard = tfd_mapguard_add(m, (size_t)st.st_size);
 	b->map = m;
 	b->maplen = (size_t)st.st_size;
 	b->data = m;
@@ -479,6 +483,15 @@ enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
 	st = read_file(path, &b, err);
 	if (!st) {
 		st = load_data(cap, b.data, b.len, b.map != NULL, path, opts, err);
+		/* what was read past a shrunk file's end was zeros, not the file */
+		if (b.map && tfd_mapguard_shrank(b.guard)) {
+			if (!st)
+				tfd_capture_drop_last_host(cap);
+			st =
+			    tfd_fail(err, TFD_E_IO,
+				     "the file shrank while it was read (another process truncated "
+				     "or rewrote it); read it again once it is complete");
+		}
 		blob_release(&b);
 	}
 	if (st)

@@ -2,6 +2,9 @@
  * input_impl.h): compiled with that folder's headers only. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "input_impl.h"
 #include "t.h"
@@ -168,7 +171,42 @@ static void fast_decimal_is_strtod(struct t *t)
 	T_TRUE(fast > 1000000); /* most of them took the fast path */
 }
 
+/* A mapped capture that shrinks while it is read: the pages past its new
+ * end read as zeros instead of killing the process with SIGBUS, and the
+ * guard says the file shrank (the loader then names it); after the guard
+ * is removed the slot is free again. */
+static void shrinking_map_is_guarded(struct t *t)
+{
+	char path[] = "/tmp/tfd-unit-shrinkXXXXXX";
+	int fd = mkstemp(path);
+	size_t len = 1 << 16;
+	uint8_t *buf = malloc(len), *m;
+	volatile uint8_t v;
+	int slot;
+
+	T_TRUE(fd >= 0 && buf);
+	memset(buf, 0xab, len);
+	T_TRUE(write(fd, buf, len) == (ssize_t)len);
+	m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	T_TRUE(m != MAP_FAILED);
+	slot = tfd_mapguard_add(m, len);
+	T_TRUE(slot >= 0);
+	T_EQ_U64(m[len - 1], 0xab);
+	T_TRUE(ftruncate(fd, 4096) == 0);
+	T_EQ_U64(m[100], 0xab); /* still in the file */
+	v = m[len - 1];		/* past its new end: SIGBUS, guarded */
+	T_EQ_U64(v, 0);
+	T_TRUE(tfd_mapguard_shrank(slot));
+	T_TRUE(tfd_mapguard_remove(slot));
+	T_TRUE(!tfd_mapguard_shrank(slot));
+	munmap(m, len);
+	close(fd);
+	unlink(path);
+	free(buf);
+}
+
 const struct t_case input_cases[] = {
+    T(shrinking_map_is_guarded),
     T(fn_steps_is_a_set),
     T(fast_decimal_is_strtod),
     {0},
