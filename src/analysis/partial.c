@@ -20,8 +20,6 @@
 #include "tfd/partial.h"
 #include "tfd/vec.h"
 
-#define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
-
 /* ---- reading ---- */
 
 struct rd {
@@ -471,84 +469,6 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 
 /* ---- merging ---- */
 
-typedef VEC(char *) strvec;
-
-static enum tfd_status read_doc(const char *path, cJSON **out, struct tfd_err *err)
-{
-	char *buf;
-	size_t n;
-	const char *end = NULL;
-	enum tfd_status st = tfd_read_regular(path, MAX_PARTIAL_BYTES, "partial", &buf, &n, err);
-
-	*out = NULL;
-	if (st)
-		return st;
-	if (n == 0) {
-		free(buf);
-		return tfd_fail(err, TFD_E_FORMAT, "%s: empty file, not a tfdoctor partial", path);
-	}
-	*out = cJSON_ParseWithLengthOpts(buf, n, &end, 0);
-	if (!*out) {
-		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
-
-		free(buf);
-		return tfd_fail(err, TFD_E_FORMAT,
-				"%s: broken JSON near byte %zu (not a tfdoctor "
-				"partial)",
-				path, at);
-	}
-	free(buf);
-	return TFD_OK;
-}
-
-static bool has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-
-	return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* path itself, or the *.partial.json files of a directory, by name */
-static enum tfd_status expand(const char *path, strvec *files, struct tfd_err *err)
-{
-	struct stat sb;
-	DIR *d;
-	struct dirent *de;
-	size_t first = files->n;
-
-	if (stat(path, &sb) < 0)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(sb.st_mode)) {
-		vec_push(files, xstrdup(path));
-		return TFD_OK;
-	}
-	d = opendir(path);
-	if (!d)
-		return tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		size_t n;
-		char *p;
-
-		if (de->d_name[0] == '.' || !has_suffix(de->d_name, TFD_PARTIAL_SUFFIX))
-			continue;
-		n = strlen(path) + strlen(de->d_name) + 2;
-		p = xmalloc(n);
-		snprintf(p, n, "%s%s%s", path, has_suffix(path, "/") ? "" : "/", de->d_name);
-		vec_push(files, p);
-	}
-	closedir(d);
-	if (files->n == first)
-		return tfd_fail(err, TFD_E_FORMAT, "%s: no *%s files in this directory", path,
-				TFD_PARTIAL_SUFFIX);
-	qsort(files->v + first, files->n - first, sizeof(char *), str_cmp);
-	return TFD_OK;
-}
-
 struct hostref {
 	const cJSON *o;
 	const char *file;
@@ -946,11 +866,11 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 	*cap_out = NULL;
 	*out = NULL;
 	for (size_t i = 0; i < npaths && !st; i++)
-		st = expand(paths[i], &files, err);
+		st = tfd_partial_expand(paths[i], &files, err);
 	for (size_t i = 0; i < files.n && !st; i++) {
 		cJSON *doc;
 
-		st = read_doc(files.v[i], &doc, err);
+		st = tfd_partial_read_doc(files.v[i], &doc, err);
 		if (!st)
 			vec_push(&docs, doc);
 	}

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "passes.h"
+#include "tfd/vec.h"
 
 #define EXACT_INT (1LL << 53) /* integers past it are written as strings */
 
@@ -65,5 +66,14 @@ void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h);
 const char *tfd_pf_dev_host_in(const cJSON *o, struct tfd_host *h);
 void tfd_pf_points_dev_out(cJSON *c, const struct tfd_step_points *pt);
 const char *tfd_pf_points_dev_in(const cJSON *c, struct tfd_step_points *pt);
+
+/* The partials a merge reads (partial_files.c). */
+typedef VEC(char *) strvec;
+/* path's JSON into *out (the caller's to cJSON_Delete); one error line
+ * naming the file when it cannot be read or parsed. */
+enum tfd_status tfd_partial_read_doc(const char *path, cJSON **out, struct tfd_err *err);
+/* path itself, or the *.partial.json files of a directory, by name, appended
+ * to files (copies the caller frees). */
+enum tfd_status tfd_partial_expand(const char *path, strvec *files, struct tfd_err *err);
 
 #endif

@@ -76,7 +76,8 @@ int tfd_mapguard_add(const void *base, size_t len)
 		if (atomic_compare_exchange_strong(&slots[i].base, &free_slot, (uintptr_t)1)) {
 			atomic_store(&slots[i].shrank, 0);
 			atomic_store_explicit(&slots[i].len, len, memory_order_relaxed);
-			atomic_store_explicit(&slots[i].base, (uintptr_t)base, memory_order_release);
+			atomic_store_explicit(&slots[i].base, (uintptr_t)base,
+					      memory_order_release);
 			return i;
 		}
 	}
