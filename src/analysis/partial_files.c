@@ -90,4 +90,3 @@ enum tfd_status tfd_partial_expand(const char *path, strvec *files, struct tfd_e
 	qsort(files->v + first, files->n - first, sizeof(char *), str_cmp);
 	return TFD_OK;
 }
-

@@ -17,17 +17,23 @@
 
 /* A CSV field: control bytes (a line break, ESC, CR) as \xNN, so a name
  * never forges a row nor reaches a terminal raw; quoted when it holds a
- * comma or a quote. */
+ * comma or a quote; a leading = + - @ (a spreadsheet formula:
+ * =HYPERLINK(...)) behind a ' so that it stays text. */
 static void csv_field(const char *raw)
 {
 	const char *s = tfd_name_on_line(raw);
+	bool formula = s[0] && strchr("=+-@", s[0]) != NULL;
 	bool quote = strpbrk(s, ",\"") != NULL;
 
 	if (!quote) {
+		if (formula)
+			putchar('\'');
 		fputs(s, stdout);
 		return;
 	}
 	putchar('"');
+	if (formula)
+		putchar('\'');
 	for (; *s; s++) {
 		if (*s == '"')
 			putchar('"');

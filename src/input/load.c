@@ -388,11 +388,19 @@ static enum tfd_status load_bytes(struct tfd_capture *cap, const uint8_t *data, 
 	size_t before = cap->nhosts;
 
 	tfd_host_from_path(path, host, sizeof(host));
+	/* a UTF-8 byte-order mark (an editor's or a Windows tool's) before a
+	 * JSON trace; never the start of a protobuf (wire type 7) */
+	if (len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf) {
+		data += 3;
+		len -= 3;
+	}
 	while (i < len && isspace(data[i]))
 		i++;
 	if (i == len)
 		return tfd_fail(err, TFD_E_FORMAT,
-				gzipped ? "empty after decompression" : "empty file");
+				gzipped ? "empty after decompression"
+				: len	? "only white space, no capture"
+					: "empty file");
 	st = TFD_E_FORMAT;
 	for (size_t r = 0; r < NREADERS; r++) {
 		if (!readers[r].sniff(data, len))

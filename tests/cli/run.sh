@@ -1066,4 +1066,18 @@ for d in 0.05 0.15 0.3; do
 done
 rm -f "$T/big.json" "$T/shrink.xplane.pb" "$BIG"
 
+# a UTF-8 byte-order mark before a Chrome trace is read as JSON (it was a
+# "corrupt XSpace protobuf"); a file of white space says so
+printf '\xef\xbb\xbf' >"$T/bom.trace.json"
+cat examples/smdebug-8gpu/ip-172-31-19-241.trace.json >>"$T/bom.trace.json"
+run analyze -q -f json "$T/bom.trace.json"
+if [ "$rc" -eq 0 ] && [[ "$out" == *'"tfdata_found": true'* ]]; then ok; else bad "a BOM before JSON: $rc $err"; fi
+printf '\n\n' >"$T/ws.trace.json"
+run analyze "$T/ws.trace.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"ws.trace.json: only white space, no capture"* ]]; then ok; else bad "white space only: $rc $err"; fi
+# CSV keeps a formula a name starts with inert: =HYPERLINK(...) behind a '
+$TFD report -q --history "$T/csv.db" --job '=HYPERLINK("http://x","y")' --timestamp 2026-01-01T00:00:00Z -o "$T/csv.html" examples/smdebug-zip 2>/dev/null
+run history -f csv "$T/csv.db"
+if [ "$rc" -eq 0 ] && grep -q "^\"'=HYPERLINK" <<<"$out" && ! grep -q '^"=\|^=' <<<"$out"; then ok; else bad "CSV formula: $out"; fi
+
 finish
