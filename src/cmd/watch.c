@@ -78,6 +78,7 @@ struct watch {
 	bool *gone; /* a log directory no longer there, said once */
 	int ino;
 	size_t analyzed;
+	size_t failed; /* complete runs whose analysis or report failed */
 };
 
 static double now_s(void)
@@ -425,6 +426,7 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 	if (tfd_analyze_lean(cap, NULL, &an, &err)) {
 		tfd_err_prefix(&err, "run '%s'", r->name);
 		tfd_cli_report(&err);
+		w->failed++;
 		goto out;
 	}
 	if (!an->run && !w->out_dir)
@@ -432,6 +434,7 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 	tfd_rules_eval(w->rules, an, &fs);
 	if (render(w, r, an, &fs, &job, &b, &err)) {
 		tfd_cli_report(&err);
+		w->failed++;
 		goto out;
 	}
 	if (w->out_dir)
@@ -441,6 +444,7 @@ static void deliver(struct watch *w, struct wrun *r, struct tfd_capture *cap)
 	if (w->out_dir ? tfd_output_write_in_dir(path, b.s, b.len, &err)
 		       : tfd_output_write(path, b.s, b.len, &err)) {
 		tfd_cli_report(&err);
+		w->failed++;
 		goto out;
 	}
 	w->analyzed++;
@@ -585,10 +589,11 @@ static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 			char rp[4200];
 			struct stat st;
 
-			/* with --once, a report already in --out-dir means done */
+			/* with --once, a report already in --out-dir means done:
+			 * a file (a link or a FIFO planted there is no report) */
 			if (w->once && w->out_dir) {
 				report_path(w, r, rp, sizeof(rp));
-				if (stat(rp, &st) == 0) {
+				if (lstat(rp, &st) == 0 && S_ISREG(st.st_mode)) {
 					r->state = RUN_DONE;
 					i++;
 					continue;
@@ -728,5 +733,6 @@ int cmd_watch(int argc, char **argv)
 	if (w.ino >= 0)
 		close(w.ino);
 	tfd_rules_free(rules);
-	return 0;
+	/* --once for cron: a run it could not analyze or report is a failure */
+	return w.once && w.failed ? 1 : 0;
 }

@@ -90,6 +90,13 @@ rc=$?
 if [ "$rc" -eq 0 ] && [ "$(cat "$T/plant/elsewhere/secret")" = secret ] && [ -L "$T/plant/out/r1.txt" ] &&
 	[ -p "$T/plant/out/r2.txt" ] && grep -q "r1.txt: is a symlink, not a regular file" "$T/w3.err" &&
 	grep -q "r2.txt: is a FIFO, not a regular file" "$T/w3.err" && [ -f "$T/plant/out/r3.txt" ]; then ok; else bad "planted out-dir: $rc $(cat "$T/w3.err")"; fi
+# 3c. --once (cron) with a report it cannot write: one line and exit 1 (it
+# exited 0); a FIFO at the report's name is no report: the run is analyzed
+mkdir -p "$T/once1/out" "$T/once1/logs/plugins/profile/r1"
+cp $A "$T/once1/logs/plugins/profile/r1/"
+mkfifo "$T/once1/out/r1.txt"
+run watch --once --settle 0 --out-dir "$T/once1/out" "$T/once1/logs"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"r1.txt: is a FIFO, not a regular file"* ]]; then ok; else bad "--once without a report written: $rc $err"; fi
 # 4. usage
 run watch "$T/nope"
 if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
