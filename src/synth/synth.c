@@ -883,13 +883,16 @@ static int mkdirs(const char *path)
 	return rc;
 }
 
-/* About how many host events a host's step makes: the step's own, the
- * other host events, and each stage's calls with their Produce/Consume,
- * more below a batch (its batch_size) or a filter (1/keep_ratio). */
+/* About how many events a host's step makes: the step's own, the other
+ * host events, each stage's calls with their Produce/Consume (more below a
+ * batch, its batch_size, or a filter, 1/keep_ratio), and on a device plane
+ * the step's copies and kernels and its device_events_per_step. */
 static double events_per_step(const struct spec *sp)
 {
-	double n = 4 + sp->other_events, mult = 1;
+	double n = 4 + sp->other_events + sp->device_events, mult = 1;
 
+	if (sp->dev.on)
+		n += sp->dev.copies + sp->dev.kernels + 1;
 	for (int i = sp->nst - 1; i >= 0; i--) {
 		const struct stage_spec *ss = &sp->st[i];
 

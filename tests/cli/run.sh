@@ -796,6 +796,11 @@ if [ "$rc" -eq 1 ] && [[ "$err" == *"'run' must be one directory name"* ]] && [ 
 printf '{"steps": 1e8, "stages": [{"kind": "TFRecord"}, {"kind": "Batch", "batch_size": 64}]}' >"$T/big.json"
 run synth -o "$T/big" "$T/big.json"
 if [ "$rc" -eq 1 ] && [[ "$err" == *"asks for about"*"events"*"at most 64000000"* ]] && [ ! -e "$T/big" ]; then ok; else bad "synth steps 1e8: $rc $err"; fi
+# device events count against the cap too (20,000 steps x 100,000 device
+# events grew past 2.6 GB and left an empty run directory)
+printf '{"name": "devbig", "steps": 20000, "device_events_per_step": 100000, "stages": [{"kind": "TFRecord"}, {"kind": "Prefetch"}]}' >"$T/devbig.json"
+run synth -o "$T/devbig" "$T/devbig.json"
+if [ "$rc" -eq 1 ] && [[ "$err" == *"asks for about"*"at most 64000000"* ]] && [ ! -e "$T/devbig" ]; then ok; else bad "synth device events past the cap: $rc $err"; fi
 run synth --scale 1e6 -o "$T/big" tests/synth/01-tfrecord-sequential.json
 if [ "$rc" -eq 1 ] && [[ "$err" == *"at most 64000000"* ]]; then ok; else bad "synth --scale 1e6: $rc $err"; fi
 printf '{"name": "%s", "stages": [{"kind": "TFRecord"}]}' "$(printf 'n%.0s' $(seq 200))" >"$T/ln.json"
