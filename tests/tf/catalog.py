@@ -39,6 +39,7 @@ import tensorflow as tf  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as C  # noqa: E402
+import judge as J  # noqa: E402
 
 STEPS, REPS, WARM, PROFILE_STEPS = 40, 3, 25, 30
 NOISE = 0.05  # a change under 5 % of the step time is noise here
@@ -231,10 +232,6 @@ def run_xprof(path):
             "steps": len(rows)}
 
 
-def stage_matches(regex, long_name):
-    return bool(long_name) and re.search(regex, long_name) is not None
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cmd", choices=["list", "run"])
@@ -315,47 +312,16 @@ def main():
     if "error" in tj:
         res["tfdoctor"] = tj
     else:
-        s, h = tj["summary"], tj["hosts"][0]
-        res["tfdoctor"] = {
-            "input_percent": h["input_percent"], "verdict": h["input_bound"],
-            "confidence": s["verdict_confidence"], "steps": h["steps"],
-            "bottleneck": s["bottleneck"], "bottleneck_long_name": s["bottleneck_long_name"],
-            "slowest_stage_long_name": s["slowest_stage_long_name"],
-            "top_op": s["bottleneck_top_op"],
-            "findings": [{k: f.get(k) for k in ("rule", "class", "stage", "stage_long_name",
-                                                "estimate")} for f in tj["findings"]]}
-        if truth["bottleneck_stage"]:
-            res["tfdoctor"]["bottleneck_right"] = stage_matches(
-                truth["bottleneck_stage"], s["bottleneck_long_name"])
+        res["tfdoctor"] = J.tfd_part(tj, truth)
         # each finding with an estimate: apply its change, measure
         applied = []
-        for f in tj["findings"]:
-            est = f.get("estimate") or {}
-            if est.get("model") in (None, "none") or not est.get("known"):
-                continue
-            row = {"rule": f["rule"], "class": f["class"], "stage": f.get("stage"),
-                   "estimate_speedup": est.get("step_speedup") or est.get("speedup"),
-                   "input_percent_after": est.get("input_percent_after")}
-            if est.get("speedup") is None and est.get("input_percent_after") is not None \
-                    and h["input_percent"] is not None:
-                # hidden behind the step: the step keeps its compute only
-                # hidden behind the step: the step keeps its compute, its
-                # wait becomes input_percent_after of it
-                row["estimate_speedup"] = round(
-                    (100 - est["input_percent_after"]) / max(1e-9, 100 - h["input_percent"]),
-                    3)
+        for f, row in J.estimate_rows(tj):
             fix = c["fixes"].get(f["class"])
             if fix is None:
                 row["applied"] = None
                 row["why_not"] = "no edit of this case maps class '%s'" % f["class"]
             else:
-                m = measure(c, fix, quick=a.quick)
-                row["applied"] = fix
-                row["measured"] = m
-                row["measured_speedup"] = round(base["step_ms"] / m["step_ms"], 3)
-                if row["estimate_speedup"]:
-                    row["error"] = round(row["estimate_speedup"] / row["measured_speedup"] - 1,
-                                         3)
+                J.measured(row, base["step_ms"], fix, measure(c, fix, quick=a.quick))
             applied.append(row)
         res["findings_applied"] = applied
 

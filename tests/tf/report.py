@@ -13,6 +13,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import judge as J  # noqa: E402
+
 ESTIMATE_TOLERANCE = 0.25
 PCT_TOLERANCE = 2.0
 
@@ -214,33 +217,12 @@ def rejudge(r, d, tfd):
         r["tfdoctor"] = {"error": p.stderr.strip()}
         return
     tj = json.loads(p.stdout)
-    s, h = tj["summary"], tj["hosts"][0]
-    td = {"input_percent": h["input_percent"], "verdict": h["input_bound"],
-          "confidence": s["verdict_confidence"], "steps": h["steps"],
-          "bottleneck": s["bottleneck"], "bottleneck_long_name": s["bottleneck_long_name"],
-          "slowest_stage_long_name": s["slowest_stage_long_name"],
-          "top_op": s["bottleneck_top_op"],
-          "findings": [{k: f.get(k) for k in ("rule", "class", "stage", "stage_long_name",
-                                              "estimate")} for f in tj["findings"]]}
     tr = r["truth"]
-    if tr.get("bottleneck_stage"):
-        td["bottleneck_right"] = bool(s["bottleneck_long_name"]) and re.search(
-            tr["bottleneck_stage"], s["bottleneck_long_name"]) is not None
-    r["tfdoctor"] = td
+    r["tfdoctor"] = J.tfd_part(tj, tr)
     measured = {json.dumps(f["applied"], sort_keys=True): f
                 for f in r.get("findings_applied", []) if f.get("applied") is not None}
-    base = tr["baseline"]["step_ms"]
     rows = []
-    for f in tj["findings"]:
-        est = f.get("estimate") or {}
-        if est.get("model") in (None, "none") or not est.get("known"):
-            continue
-        row = {"rule": f["rule"], "class": f["class"], "stage": f.get("stage"),
-               "estimate_speedup": est.get("step_speedup") or est.get("speedup"),
-               "input_percent_after": est.get("input_percent_after")}
-        if est.get("speedup") is None and est.get("input_percent_after") is not None:
-            row["estimate_speedup"] = round((100 - est["input_percent_after"]) /
-                                            max(1e-9, 100 - h["input_percent"]), 3)
+    for f, row in J.estimate_rows(tj):
         fix = r.get("fixes", {}).get(f["class"])
         old = measured.get(json.dumps(fix, sort_keys=True)) if fix is not None else None
         if fix is None:
@@ -250,11 +232,7 @@ def rejudge(r, d, tfd):
             row["applied"] = None
             row["why_not"] = "not measured in this run (make real-captures)"
         else:
-            row["applied"] = fix
-            row["measured"] = old["measured"]
-            row["measured_speedup"] = round(base / old["measured"]["step_ms"], 3)
-            if row["estimate_speedup"]:
-                row["error"] = round(row["estimate_speedup"] / row["measured_speedup"] - 1, 3)
+            J.measured(row, tr["baseline"]["step_ms"], fix, old["measured"])
         rows.append(row)
     r["findings_applied"] = rows
 
