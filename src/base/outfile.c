@@ -134,7 +134,12 @@ static enum tfd_status open_replacing(struct tfd_output *o, const char *target,
 		tfd_buf_puts(&t, ".");
 	o->dir = t.s;
 	tfd_buf_init(&t);
-	tfd_buf_printf(&t, "%s/.%s.XXXXXX", o->dir, slash ? slash + 1 : target);
+	/* the temporary name is the target's, hidden, unless that would pass
+	 * the file system's name limit (a long report name) */
+	if (strlen(slash ? slash + 1 : target) + 8 > 255)
+		tfd_buf_printf(&t, "%s/.tfdoctor.XXXXXX", o->dir);
+	else
+		tfd_buf_printf(&t, "%s/.%s.XXXXXX", o->dir, slash ? slash + 1 : target);
 	o->tmp = t.s;
 	o->target = xstrdup(target);
 	o->fd = mkstemp(o->tmp); /* O_EXCL, mode 0600: no planted file or link is followed */

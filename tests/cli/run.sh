@@ -1085,4 +1085,11 @@ $TFD report -q --history "$T/csv.db" --job '=HYPERLINK("http://x","y")' --timest
 run history -f csv "$T/csv.db"
 if [ "$rc" -eq 0 ] && grep -q "^\"'=HYPERLINK" <<<"$out" && ! grep -q '^"=\|^=' <<<"$out"; then ok; else bad "CSV formula: $out"; fi
 
+# an output name of 248-255 bytes is written (its temporary name was longer
+# than the file system allows)
+LONGN=$(printf 'r%.0s' $(seq 1 247)).txt
+run analyze -q -o "$T/$LONGN" examples/smdebug-zip
+if [ "$rc" -eq 0 ] && [ -s "$T/$LONGN" ]; then ok; else bad "a 251-byte output name: $rc $err"; fi
+rm -f "$T/$LONGN"
+
 finish
