@@ -315,8 +315,14 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 		if (stat(wal, &ws) == 0) {
 			snprintf(uri, sizeof(uri), "%s", path);
 		} else {
+			const char *c = path;
+
 			k = (size_t)snprintf(uri, sizeof(uri), "file:");
-			for (const char *c = path; *c && k + 4 < sizeof(uri); c++) {
+			/* "//srv/h.db" is "/srv/h.db": in a URI two slashes
+			 * would start an authority */
+			while (c[0] == '/' && c[1] == '/')
+				c++;
+			for (; *c && k + 4 < sizeof(uri); c++) {
 				if (*c == '?' || *c == '#' || *c == '%')
 					k += (size_t)snprintf(uri + k, sizeof(uri) - k, "%%%02X",
 							      (unsigned char)*c);

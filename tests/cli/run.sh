@@ -1092,4 +1092,10 @@ run analyze -q -o "$T/$LONGN" examples/smdebug-zip
 if [ "$rc" -eq 0 ] && [ -s "$T/$LONGN" ]; then ok; else bad "a 251-byte output name: $rc $err"; fi
 rm -f "$T/$LONGN"
 
+# a history path with a leading double slash reads as report wrote it
+mkdir -p "$T/dbl"
+$TFD report -q --history "/$T/dbl/h.db" --job j -o "$T/dbl/r.html" examples/smdebug-zip
+run history "/$T/dbl/h.db"
+if [ "$rc" -eq 0 ] && [[ "$out" == *"1 run, 1 job"* ]]; then ok; else bad "history //path: $rc $err"; fi
+
 finish
