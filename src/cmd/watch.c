@@ -269,6 +269,21 @@ static void find_runs(struct watch *w, const char *root, const char *dir, int de
 					r = &w->runs.v[w->runs.n - 1];
 					if (nr.state == RUN_WAITING && !initial)
 						say(w, "new run '%s' (%s)", r->name, r->dir);
+				} else if (strcmp(r->dir, rp) != 0 && r->state == RUN_WAITING) {
+					/* the same directory under another name: a run
+					 * written as run.tmp and then renamed into place */
+					char *old = r->out;
+
+					say(w, "run '%s' is now '%s' (%s)", r->name, re->d_name,
+					    rp);
+					free(r->dir);
+					free(r->name);
+					r->dir = xstrdup(rp);
+					r->name = xstrdup(re->d_name);
+					/* its old report name is no other run's */
+					r->out = (char *)"";
+					r->out = out_name(w, root, dir, rp, re->d_name);
+					free(old);
 				}
 				r->seen = true;
 				add_watch(w, rp);

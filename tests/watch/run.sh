@@ -97,6 +97,21 @@ cp $A "$T/once1/logs/plugins/profile/r1/"
 mkfifo "$T/once1/out/r1.txt"
 run watch --once --settle 0 --out-dir "$T/once1/out" "$T/once1/logs"
 if [ "$rc" -eq 1 ] && [[ "$err" == *"r1.txt: is a FIFO, not a regular file"* ]]; then ok; else bad "--once without a report written: $rc $err"; fi
+# 3d. a run written as RUN.tmp and renamed into place is analyzed under its
+# final name (it was lost: "run 'run1.tmp' incomplete ... no capture files")
+mkdir -p "$T/ren/out" "$T/ren/logs/plugins/profile"
+$TFD watch --settle 1 --poll 0.2 --out-dir "$T/ren/out" "$T/ren/logs" >/dev/null 2>"$T/w4.err" &
+W4=$!
+sleep 0.6
+mkdir "$T/ren/logs/plugins/profile/run1.tmp"
+cp $A "$T/ren/logs/plugins/profile/run1.tmp/"
+sleep 0.4
+mv "$T/ren/logs/plugins/profile/run1.tmp" "$T/ren/logs/plugins/profile/run1"
+sleep 3
+kill -TERM $W4
+wait $W4
+if grep -q "analyzed run 'run1' (1 host): $T/ren/out/run1.txt" "$T/w4.err" && [ -f "$T/ren/out/run1.txt" ] &&
+	! grep -q "incomplete" "$T/w4.err"; then ok; else bad "a run renamed into place: $(cat "$T/w4.err")"; fi
 # 4. usage
 run watch "$T/nope"
 if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
