@@ -676,6 +676,72 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 
 /* The host files paths name, in host order (the shard applied), with
  * discovery's notes and the run name set on cap. */
+/* The directory part of path ("." for none) into buf. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+	const char *sl = strrchr(path, '/');
+
+	if (!sl)
+		snprintf(buf, len, ".");
+	else
+		snprintf(buf, len, "%.*s", (int)(sl - path), path);
+}
+
+/* Each capture once: a file given twice (the same directory twice, a link
+ * to it) is read once, and a host's capture in two formats side by side
+ * (h.xplane.pb and h.trace.json.gz) is read from the better one, as a run
+ * directory's listing does; each skip is a note. */
+static void dedupe_files(strvec *files, strvec *notes)
+{
+	size_t k = 0;
+	struct stat *st = xcalloc(files->n + 1, sizeof(*st));
+	bool *ok = xcalloc(files->n + 1, sizeof(*ok));
+
+	for (size_t i = 0; i < files->n; i++)
+		ok[i] = stat(files->v[i], &st[i]) == 0;
+	for (size_t i = 0; i < files->n; i++) {
+		const char *why = NULL;
+		size_t j;
+
+		for (j = 0; j < files->n && !why; j++) {
+			char hi[256], hj[256], di[4096], dj[4096];
+			int ri, rj;
+
+			if (j == i)
+				continue;
+			if (j < i && ok[i] && ok[j] && st[i].st_dev == st[j].st_dev &&
+			    st[i].st_ino == st[j].st_ino) {
+				why = "the same file as";
+				break;
+			}
+			ri = tfd_capture_file_rank(files->v[i]);
+			rj = tfd_capture_file_rank(files->v[j]);
+			if (ri < 0 || rj < 0 || rj >= ri)
+				continue;
+			tfd_host_from_path(files->v[i], hi, sizeof(hi));
+			tfd_host_from_path(files->v[j], hj, sizeof(hj));
+			dir_of(files->v[i], di, sizeof(di));
+			dir_of(files->v[j], dj, sizeof(dj));
+			if (strcmp(hi, hj) == 0 && strcmp(di, dj) == 0) {
+				why = "the same host's capture is";
+				break;
+			}
+		}
+		if (why) {
+			vec_push(notes,
+				 note_printf("skipped %s: %s %s", files->v[i], why, files->v[j]));
+			free(files->v[i]);
+			files->v[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < files->n; i++)
+		if (files->v[i])
+			files->v[k++] = files->v[i];
+	files->n = k;
+	free(st);
+	free(ok);
+}
+
 static enum tfd_status discover(const char *const *paths, size_t npaths,
 				const struct tfd_load_opts *opts, struct tfd_capture *cap,
 				strvec *files, struct tfd_err *err)
@@ -700,6 +766,8 @@ static enum tfd_status discover(const char *const *paths, size_t npaths,
 			vec_push(files, xstrdup(paths[i]));
 		}
 	}
+	if (!st && npaths > 1)
+		dedupe_files(files, &notes);
 	if (!st)
 		set_notes(cap, (const char *const *)notes.v, notes.n);
 	if (!st && opts && opts->shard_count) {

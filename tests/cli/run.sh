@@ -1098,4 +1098,14 @@ $TFD report -q --history "/$T/dbl/h.db" --job j -o "$T/dbl/r.html" examples/smde
 run history "/$T/dbl/h.db"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"1 run, 1 job"* ]]; then ok; else bad "history //path: $rc $err"; fi
 
+# the same capture given twice (a directory twice, a host's .xplane.pb and
+# its own .trace.json.gz) is read once, with a note; it counted twice
+run analyze -f json examples/real-tfrecord-seq-map examples/real-tfrecord-seq-map
+if [ "$rc" -eq 0 ] && [ "$(grep -c '"host": "vm' <<<"$out")" -ge 1 ] && python3 -c '
+import json, sys; d = json.load(sys.stdin); assert len(d["hosts"]) == 1, [h["host"] for h in d["hosts"]]' <<<"$out" &&
+	[[ "$err" == *"skipped examples/real-tfrecord-seq-map/vm.xplane.pb: the same file as"* ]]; then ok; else bad "a directory twice: $err"; fi
+run analyze -q -f json examples/ai-notebook/ai-notebook.xplane.pb examples/ai-notebook/ai-notebook.trace.json.gz
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys; d = json.load(sys.stdin); assert len(d["hosts"]) == 1 and d["hosts"][0]["file"].endswith(".xplane.pb"), d["hosts"]' <<<"$out"; then ok; else bad "a host in two formats: $rc $err"; fi
+
 finish
