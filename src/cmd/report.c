@@ -99,6 +99,24 @@ struct report {
 };
 
 /* The options into r; 0, or the exit code of a usage error or --help (-1: 0). */
+/* The report format a file name's suffix names (.html/.htm, .md, .json),
+ * NULL for another or none. */
+static const char *report_suffix_format(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *dot = path ? strrchr(slash ? slash : path, '.') : NULL;
+
+	if (!dot)
+		return NULL;
+	if (strcmp(dot, ".html") == 0 || strcmp(dot, ".htm") == 0)
+		return "html";
+	if (strcmp(dot, ".md") == 0 || strcmp(dot, ".markdown") == 0)
+		return "md";
+	if (strcmp(dot, ".json") == 0)
+		return "json";
+	return NULL;
+}
+
 static int report_args(struct report *r, int argc, char **argv)
 {
 	struct cli_opts o;
@@ -110,8 +128,19 @@ static int report_args(struct report *r, int argc, char **argv)
 	r->quiet = o.v[OPT_QUIET] != NULL;
 	r->dbpath = o.v[OPT_HISTORY];
 	r->jobname = o.v[OPT_JOB];
-	r->format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : "html";
 	r->outpath = o.v[OPT_OUTPUT];
+	r->format = o.v[OPT_FORMAT];
+	{
+		/* the format and the file name agree: -f, else the suffix, else
+		 * html; never an HTML report in rep.md (as dot refuses) */
+		const char *want = report_suffix_format(r->outpath);
+
+		if (r->format && want && strcmp(r->format, want) != 0)
+			return tfd_cli_usage("report", "-f %s does not match the file name '%s'",
+					     r->format, r->outpath);
+		if (!r->format)
+			r->format = want ? want : "html";
+	}
 	r->baseline = o.v[OPT_BASELINE];
 	r->fail_on = o.v[OPT_FAIL_ON];
 	r->record = !o.v[OPT_NO_RECORD];

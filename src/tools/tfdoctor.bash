@@ -43,7 +43,10 @@ _tfdoctor()
 		return
 		;;
 	--fail-on)
-		mapfile -t COMPREPLY < <(compgen -W "input-bound regression severity=info severity=low severity=medium severity=high" -- "$cur")
+		# regression needs a history: report's alone
+		local what="input-bound severity=info severity=low severity=medium severity=high"
+		[ "$cmd" = report ] && what="$what regression"
+		mapfile -t COMPREPLY < <(compgen -W "$what" -- "$cur")
 		return
 		;;
 	--rules | --out-dir)

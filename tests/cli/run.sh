@@ -1108,4 +1108,11 @@ run analyze -q -f json examples/ai-notebook/ai-notebook.xplane.pb examples/ai-no
 if [ "$rc" -eq 0 ] && python3 -c '
 import json, sys; d = json.load(sys.stdin); assert len(d["hosts"]) == 1 and d["hosts"][0]["file"].endswith(".xplane.pb"), d["hosts"]' <<<"$out"; then ok; else bad "a host in two formats: $rc $err"; fi
 
+# report's format and its file name agree, as dot's: -f md -o rep.html is a
+# usage error (it was written silently), -o rep.md alone is Markdown
+run report --no-record -f md -o "$T/rep.html" examples/smdebug-zip
+if [ "$rc" -eq 2 ] && [[ "$err" == *"-f md does not match the file name"* ]] && [ ! -e "$T/rep.html" ]; then ok; else bad "report -f md -o x.html: $rc $err"; fi
+run report -q --no-record -o "$T/rep.md" examples/smdebug-zip
+if [ "$rc" -eq 0 ] && head -1 "$T/rep.md" | grep -q '^# tf.data pipeline health'; then ok; else bad "report -o x.md: $rc $err"; fi
+
 finish

@@ -53,5 +53,7 @@ complete_words() { # WORDS...: what completing the last word offers
 }
 if [ -f "$comp" ] && [ "$(complete_words "$bin" ana)" = analyze ]; then ok; else bad "completion of a command: $(complete_words "$bin" ana 2>&1)"; fi
 if [ "$(complete_words "$bin" analyze --fail)" = --fail-on ] && complete_words "$bin" dot -f "" | grep -qx svg; then ok; else bad "completion of options: $(complete_words "$bin" analyze --fail 2>&1)"; fi
+# --fail-on regression is report's alone (analyze rejects it)
+if ! complete_words "$bin" analyze --fail-on "" | grep -qx regression && complete_words "$bin" report --fail-on "" | grep -qx regression; then ok; else bad "completion of --fail-on values: $(complete_words "$bin" analyze --fail-on "" 2>&1 | tr '\n' ' ')"; fi
 if $M uninstall DESTDIR="$T/stage" PREFIX=/opt/tfd >/dev/null 2>&1 && [ ! -e "$bin" ] && [ -z "$(ls -A "$mandir")" ] && [ ! -e "$comp" ]; then ok; else bad "make uninstall left: $(find "$T/stage" -type f | head -3)"; fi
 finish
