@@ -375,6 +375,16 @@ bool tfd_family_is_async(const char *family);
 /* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
 
+/* Steps a capture should hold for a firm verdict; below TFD_SHORT_STEPS
+ * the reports lead with what to profile instead. */
+#define TFD_SHORT_STEPS 5
+#define TFD_WANT_STEPS 20
+/* Whether host h's capture is too short to judge (fewer than
+ * TFD_SHORT_STEPS steps): then the sentence that says so and gives the
+ * span to profile instead ("capture too short to judge: 1 step. Profile
+ * 20 steps or more after warm-up: ...") into buf. */
+bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len);
+
 /* The share of host h's focus pipeline's steady-state window in which its
  * Python runs (a from_generator source, the Python ops of a map's
  * function): the time the input pipeline holds the interpreter's lock that

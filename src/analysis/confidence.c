@@ -113,3 +113,17 @@ void tfd_confidence_compute(struct tfd_host_result *hr)
 	for (size_t i = 0; i < hr->npipelines; i++)
 		bottleneck(&hr->pipelines[i]);
 }
+
+bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
+{
+	if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS)
+		return false;
+	snprintf(buf, len,
+		 "capture too short to judge: %zu step%s. Profile %d steps or more after "
+		 "warm-up: with Keras, TensorBoard(log_dir, profile_batch=(10, 30)); in a custom "
+		 "loop, tf.profiler.experimental.start(log_dir) before step 10 and .stop() after "
+		 "step 30, each step inside tf.profiler.experimental.Trace(\"train\", "
+		 "step_num=step, _r=1). What follows is a first look",
+		 h->all.nsteps, h->all.nsteps == 1 ? "" : "s", TFD_WANT_STEPS);
+	return true;
+}

@@ -435,6 +435,69 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	return o;
 }
 
+/* The summary's part about the first (most input-bound) host. */
+static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
+{
+	const struct tfd_host_result *f = &a->hosts[0];
+	char hint[512];
+
+	cJSON_AddStringToObject(sum, "host", f->host->name);
+	/* a capture too short to judge: what to profile instead */
+	if (tfd_too_short(f, hint, sizeof(hint))) {
+		cJSON *ts = cJSON_AddObjectToObject(sum, "too_short");
+
+		cJSON_AddNumberToObject(ts, "steps", (double)f->all.nsteps);
+		cJSON_AddNumberToObject(ts, "want_steps", TFD_WANT_STEPS);
+		cJSON_AddStringToObject(ts, "hint", hint);
+	} else {
+		cJSON_AddNullToObject(sum, "too_short");
+	}
+	/* which part of the input time is larger, with device activity:
+	 * a bottleneck below is then only the host side's */
+	if (f->has_device && !isnan(f->input_pct))
+		cJSON_AddStringToObject(sum, "input_dominant",
+					tfd_h2d_dominates(f) ? "host_to_device" : "host_wait");
+	else
+		cJSON_AddNullToObject(sum, "input_dominant");
+	if (f->focus >= 0) {
+		const struct tfd_pipeline *p = &f->pipelines[f->focus];
+
+		cJSON_AddStringToObject(sum, "pipeline", p->name);
+		/* a host that is not input-bound has a slowest stage,
+		 * not a bottleneck */
+		if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f)) {
+			cJSON_AddStringToObject(sum, "bottleneck", p->stages[p->bottleneck].name);
+			cJSON_AddStringToObject(sum, "bottleneck_long_name",
+						p->stages[p->bottleneck].long_name);
+		} else if (p->bottleneck >= 0) {
+			cJSON_AddNullToObject(sum, "bottleneck");
+			cJSON_AddNullToObject(sum, "bottleneck_long_name");
+		}
+		if (p->bottleneck >= 0) {
+			cJSON_AddStringToObject(sum, "slowest_stage",
+						p->stages[p->bottleneck].name);
+			cJSON_AddStringToObject(sum, "slowest_stage_long_name",
+						p->stages[p->bottleneck].long_name);
+		}
+		/* what its function spends most in, for a map-like
+		 * bottleneck whose op events were captured */
+		if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f) &&
+		    p->stages[p->bottleneck].nfn_ops) {
+			const char *why;
+			enum tfd_confidence c =
+			    tfd_top_op_confidence(&p->stages[p->bottleneck], &why);
+
+			cJSON_AddStringToObject(sum, "bottleneck_top_op",
+						p->stages[p->bottleneck].fn_ops[0].type);
+			cJSON_AddStringToObject(sum, "bottleneck_top_op_confidence",
+						tfd_confidence_name(c));
+		} else {
+			cJSON_AddNullToObject(sum, "bottleneck_top_op");
+			cJSON_AddNullToObject(sum, "bottleneck_top_op_confidence");
+		}
+	}
+}
+
 static void render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, bool line,
 			struct tfd_buf *b)
 {
@@ -451,57 +514,8 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	if (a->nhosts)
 		cJSON_AddStringToObject(sum, "verdict_confidence",
 					tfd_confidence_name(a->hosts[0].confidence.level));
-	if (a->nhosts) {
-		const struct tfd_host_result *f = &a->hosts[0];
-
-		cJSON_AddStringToObject(sum, "host", f->host->name);
-		/* which part of the input time is larger, with device activity:
-		 * a bottleneck below is then only the host side's */
-		if (f->has_device && !isnan(f->input_pct))
-			cJSON_AddStringToObject(sum, "input_dominant",
-						tfd_h2d_dominates(f) ? "host_to_device"
-								     : "host_wait");
-		else
-			cJSON_AddNullToObject(sum, "input_dominant");
-		if (f->focus >= 0) {
-			const struct tfd_pipeline *p = &f->pipelines[f->focus];
-
-			cJSON_AddStringToObject(sum, "pipeline", p->name);
-			/* a host that is not input-bound has a slowest stage,
-			 * not a bottleneck */
-			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f)) {
-				cJSON_AddStringToObject(sum, "bottleneck",
-							p->stages[p->bottleneck].name);
-				cJSON_AddStringToObject(sum, "bottleneck_long_name",
-							p->stages[p->bottleneck].long_name);
-			} else if (p->bottleneck >= 0) {
-				cJSON_AddNullToObject(sum, "bottleneck");
-				cJSON_AddNullToObject(sum, "bottleneck_long_name");
-			}
-			if (p->bottleneck >= 0) {
-				cJSON_AddStringToObject(sum, "slowest_stage",
-							p->stages[p->bottleneck].name);
-				cJSON_AddStringToObject(sum, "slowest_stage_long_name",
-							p->stages[p->bottleneck].long_name);
-			}
-			/* what its function spends most in, for a map-like
-			 * bottleneck whose op events were captured */
-			if (p->bottleneck >= 0 && tfd_host_has_bottleneck(f) &&
-			    p->stages[p->bottleneck].nfn_ops) {
-				const char *why;
-				enum tfd_confidence c =
-				    tfd_top_op_confidence(&p->stages[p->bottleneck], &why);
-
-				cJSON_AddStringToObject(sum, "bottleneck_top_op",
-							p->stages[p->bottleneck].fn_ops[0].type);
-				cJSON_AddStringToObject(sum, "bottleneck_top_op_confidence",
-							tfd_confidence_name(c));
-			} else {
-				cJSON_AddNullToObject(sum, "bottleneck_top_op");
-				cJSON_AddNullToObject(sum, "bottleneck_top_op_confidence");
-			}
-		}
-	}
+	if (a->nhosts)
+		summary_host_json(a, sum);
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));
 	hosts = cJSON_AddArrayToObject(root, "hosts");
 	for (size_t i = 0; i < a->nhosts; i++) {

@@ -674,6 +674,18 @@ static void history_html(const struct tfd_job *job, struct tfd_buf *b)
 	}
 }
 
+/* A capture too short to judge leads its job: what to profile instead. */
+static void too_short_html(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	char hint[512];
+
+	if (a->any_tfdata && a->nhosts && tfd_too_short(&a->hosts[0], hint, sizeof(hint))) {
+		tfd_buf_puts(b, "<p class=\"reg\" data-kind=\"too-short\">");
+		esc(b, hint);
+		tfd_buf_puts(b, ".</p>\n");
+	}
+}
+
 void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	tfd_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -702,6 +714,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		tfd_buf_puts(b, " <span class=\"muted\">(");
 		esc(b, job->current.recorded_at);
 		tfd_buf_puts(b, ")</span></h2>\n");
+		too_short_html(a, b);
 		hosts_html(a, b);
 		confidence_html(a, b);
 		regressions_html(job, b);
@@ -841,6 +854,17 @@ static void findings_md(const struct tfd_findings *fs, size_t nhosts, struct tfd
 	free(g);
 }
 
+static void too_short_md(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	char hint[512];
+
+	if (a->any_tfdata && a->nhosts && tfd_too_short(&a->hosts[0], hint, sizeof(hint))) {
+		tfd_buf_puts(b, "**");
+		tfd_buf_put_md(b, hint);
+		tfd_buf_puts(b, ".**\n\n");
+	}
+}
+
 void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
@@ -865,6 +889,7 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		tfd_buf_puts(b, " (");
 		tfd_buf_put_md(b, job->current.recorded_at);
 		tfd_buf_puts(b, ")\n\n");
+		too_short_md(a, b);
 		tfd_buf_puts(b, "| host | verdict | input % | pipeline | p50 | max | stage |\n"
 				"|---|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < a->nhosts; i++) {
@@ -921,69 +946,4 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			       job->nrecorded == 1 ? "" : "s",
 			       job->nrecorded < job->nhistory ? "; this run was not recorded" : "");
 	}
-}
-
-void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
-{
-	cJSON *root = cJSON_CreateObject(), *arr;
-	char *s;
-
-	cJSON_AddNumberToObject(root, "schema_version", 1);
-	cJSON_AddStringToObject(root, "kind", "pipeline-health");
-	arr = cJSON_AddArrayToObject(root, "jobs");
-	for (size_t j = 0; j < n; j++) {
-		const struct tfd_job *job = &jobs[j];
-		cJSON *o = cJSON_CreateObject(), *regs, *hist;
-
-		cJSON_AddStringToObject(o, "job", job->name);
-		if (job->error) {
-			cJSON_AddStringToObject(o, "error", job->error);
-			cJSON_AddItemToArray(arr, o);
-			continue;
-		}
-		cJSON_AddStringToObject(o, "run", job->current.run);
-		cJSON_AddStringToObject(o, "recorded_at", job->current.recorded_at);
-		cJSON_AddBoolToObject(o, "input_bound", job->analysis->input_bound);
-		regs = cJSON_AddArrayToObject(o, "regressions");
-		for (size_t r = 0; r < job->nregs; r++) {
-			cJSON *x = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(x, "kind", job->regs[r].kind);
-			cJSON_AddStringToObject(x, "against", job->regs[r].against);
-			cJSON_AddStringToObject(x, "text", job->regs[r].text);
-			cJSON_AddItemToArray(regs, x);
-		}
-		hist = cJSON_AddArrayToObject(o, "history");
-		for (size_t i = 0; i < job->nhistory; i++) {
-			const struct tfd_hist_run *r = &job->history[i];
-			cJSON *x = cJSON_CreateObject();
-
-			cJSON_AddNumberToObject(x, "id", (double)r->id);
-			cJSON_AddStringToObject(x, "run", r->run);
-			cJSON_AddStringToObject(x, "recorded_at", r->recorded_at);
-			if (r->nhosts) {
-				const struct tfd_hist_host *h = &r->hosts[0];
-
-				cJSON_AddStringToObject(x, "host", h->host);
-				if (isnan(h->input_percent))
-					cJSON_AddNullToObject(x, "input_percent");
-				else
-					cJSON_AddNumberToObject(x, "input_percent",
-								round(h->input_percent * 100) /
-								    100);
-				cJSON_AddNumberToObject(x, "p50_ns", (double)h->p50_ns);
-				cJSON_AddNumberToObject(x, "max_latency_ns",
-							(double)h->max_latency_ns);
-				cJSON_AddStringToObject(x, "bottleneck", h->bottleneck);
-				cJSON_AddStringToObject(x, "top_rule", h->top_rule);
-				cJSON_AddStringToObject(x, "top_severity", h->top_severity);
-			}
-			cJSON_AddItemToArray(hist, x);
-		}
-		cJSON_AddItemToArray(arr, o);
-	}
-	s = cJSON_PrintUnformatted(root);
-	tfd_buf_json_pretty(b, s);
-	cJSON_free(s);
-	cJSON_Delete(root);
 }
