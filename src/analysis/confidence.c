@@ -43,6 +43,27 @@ static void cap_at(struct tfd_sureness *s, enum tfd_confidence max, const char *
 	va_end(ap);
 }
 
+/* Device planes whose spans all fall outside the steps (a clock offset
+ * between the device and the host, a capture of the wrong window): the
+ * device time the share should hold is missing, and the verdict says so. */
+static void device_outside(const struct tfd_host_result *hr, struct tfd_sureness *s)
+{
+	const struct tfd_device *d = &hr->host->dev;
+	uint64_t spans = 0;
+	int64_t owned = 0;
+
+	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+		spans += d->kind_n[k];
+		if (k != TFD_DEV_WAIT)
+			owned += hr->dev_ns[k];
+	}
+	if (d->nplanes && spans && !owned && hr->nsteps)
+		cap_at(s, TFD_CONF_LOW,
+		       "the device planes' %" PRIu64 " spans all fall outside the steps, so device "
+		       "time is not counted: a clock offset between device and host?",
+		       spans);
+}
+
 static void verdict(struct tfd_host_result *hr)
 {
 	struct tfd_sureness *s = &hr->confidence;
@@ -64,6 +85,7 @@ static void verdict(struct tfd_host_result *hr)
 	else if (hr->nsteps < 20)
 		cap_at(s, TFD_CONF_MEDIUM, "%zu step%s behind the share: 20+ make it firmer",
 		       hr->nsteps, hr->nsteps == 1 ? "" : "s");
+	device_outside(hr, s);
 }
 
 static void bottleneck(struct tfd_pipeline *p)

@@ -1130,4 +1130,21 @@ if grep -q 'data-kind="too-short">capture too short to judge: 1 step' <<<"$out";
 run analyze -q -f json examples/real-tfrecord-seq-map/vm.xplane.pb
 if [[ "$out" == *'"too_short": null'* ]]; then ok; else bad "a 30-step capture is not too short"; fi
 
+# device spans that all fall outside the steps (an hour's clock offset) were
+# dropped with no word and the verdict kept high confidence
+$TFD synth -q -o "$T/dshift" tests/device/heavy.json
+python3 - "$(ls "$T"/dshift/plugins/profile/*/*.trace.json)" "$T/dshift.trace.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+pids = {e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+        and e["args"]["name"].startswith("/device")}
+for e in ev:
+    if e.get("pid") in pids and "ts" in e:
+        e["ts"] += 3.6e9
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run analyze -q "$T/dshift.trace.json"
+if [ "$rc" -eq 0 ] && [[ "$(unwrap <<<"$out")" == *"confidence in the verdict: low (the device planes' 280 spans all fall outside the steps, so device time is not counted"* ]]; then ok; else bad "device spans outside the steps: $(grep -A2 'confidence in the verdict' <<<"$out")"; fi
+
 finish
