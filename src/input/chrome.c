@@ -127,6 +127,16 @@ static int64_t to_i64(double v)
 	return isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0;
 }
 
+/* A group_id: a whole number a 64-bit step id can hold; another (2^64,
+ * 1e308, 1.5) names no step (it read as 0, and every span went to step 0). */
+static bool group_of(double v, int64_t *out)
+{
+	if (!(isfinite(v) && fabs(v) < 9.2e18 && v == floor(v)))
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
 static int is_host_process(const char *name)
 {
 	return strcmp(name, "/host:CPU") == 0;
@@ -464,8 +474,7 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 		if (strcmp(k, "memcpy_details") == 0) {
 			bytes = tfd_memcpy_bytes(v, strlen(v));
 		} else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
-			sp.has_group = true;
-			sp.group = to_i64(gv);
+			sp.has_group = group_of(gv, &sp.group);
 		}
 	}
 	sp.start_ns = llround(ts * 1000.0);
@@ -522,10 +531,8 @@ static int host_event(struct parse *p)
 
 		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num && *str(e, e->args.v[i].val))
 			name = str(e, e->args.v[i].val);
-		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv)) {
-			has_group = true;
-			group = to_i64(gv);
-		}
+		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv))
+			has_group = group_of(gv, &group);
 	}
 	nlen = strlen(name);
 	if (nlen > TFD_MAX_NAME_LEN) {
