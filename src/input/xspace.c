@@ -629,6 +629,17 @@ static enum tfd_status functions_first(struct scan *sc, struct tfd_err *err)
 	return TFD_OK;
 }
 
+/* Whether a device plane of the same name as plane i was read already. */
+static bool same_plane_read(const struct tfd_capture *cap, size_t host_idx, size_t i)
+{
+	const struct tfd_host *h = &cap->hosts[host_idx];
+
+	for (size_t j = 0; j < i; j++)
+		if (h->planes[j].decoded && strcmp(h->planes[j].name, h->planes[i].name) == 0)
+			return true;
+	return false;
+}
+
 /* The plane's lines into the host: in blocks on several threads, or one by
  * one (a small plane, or one whose guessed cuts were wrong). */
 static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
@@ -803,8 +814,10 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 			h = &cap->hosts[host_idx];
 			h->has_host_plane = true;
 			h->planes[i].decoded = true;
-		} else if (tfd_is_device_plane(pi->name)) {
-			/* reduced once the host plane (its steps and waits) is in */
+		} else if (tfd_is_device_plane(pi->name) && !same_plane_read(cap, host_idx, i)) {
+			/* reduced once the host plane (its steps and waits) is in; a
+			 * device's plane written twice is read once (its copies were
+			 * counted twice) */
 			st = tfd_dev_reader_plane(dev, sc.planes[i].p, sc.planes[i].len, pi->name,
 						  i, err);
 			if (st)
