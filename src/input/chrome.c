@@ -21,69 +21,12 @@
 
 #include <yajl/yajl_parse.h>
 
+#include "chrome_impl.h"
 #include "input_impl.h"
 #include "tfd/buf.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
 #include "tfd/vec.h"
-
-#define CHUNK (1u << 20)
-
-enum field { F_OTHER, F_PH, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
-
-struct arg {
-	size_t key, val; /* offsets into the event's scratch buffer */
-	bool num;	 /* the value was a JSON number (raw text kept) */
-};
-
-/* One trace event while it is parsed. */
-struct jev {
-	struct tfd_buf scratch;		    /* NUL-separated strings of this event */
-	size_t ph, name, pid, tid, ts, dur; /* offsets + 1 (0: absent) */
-	bool pid_num, tid_num, ts_num, dur_num;
-	VEC(struct arg) args;
-	bool has_args;
-};
-
-struct thread_meta {
-	int64_t pid, tid;
-	char *name;
-};
-
-struct parse {
-	int pass; /* 1: process and thread names, 2: events */
-	struct tfd_capture *cap;
-	size_t host_idx;
-	const struct tfd_load_opts *opts;
-	struct tfd_err *err;
-	enum tfd_status st;
-	int depth;
-	int events_depth;     /* depth of the traceEvents array, 0 until found */
-	bool root_key_events; /* the pending top-level key is "traceEvents" */
-	bool found_events;
-	bool checked_first;
-	enum field field; /* the pending key of the event object */
-	size_t arg_key;	  /* the pending key inside args (offset + 1) */
-	struct jev ev;
-	/* pass 2: the first bad event's error, reported unless the JSON is bad */
-	enum tfd_status deferred;
-	struct tfd_err deferred_err;
-	/* pass 1 results */
-	struct imap host_pids;
-	struct fn_steps fn_steps; /* dataset-function step ids (pass 1) */
-	/* pass 2: a tracker of the ops inside dataset functions per thread
-	 * that ran one (tid -> index), made at its first function event */
-	struct imap op_tids;
-	VEC(struct tfd_opscope) opscopes;
-	size_t nproc_named;
-	VEC(struct thread_meta) threads;
-	/* device processes (pid -> 2 * its plane's index, + 1 for a TPU) and the
-	 * threads of theirs that hold the device's own events (pid << 32 |
-	 * tid, tfd_dev_line_wanted) */
-	struct imap dev_pids, dev_threads;
-	/* pass 2: the device events, reduced once the host's are in */
-	VEC(struct tfd_dev_span) dev_spans;
-};
 
 static size_t keep(struct jev *e, const unsigned char *s, size_t n)
 {
@@ -301,7 +244,7 @@ static int cb_end_map(void *ctx)
 	return 1;
 }
 
-static const yajl_callbacks callbacks = {
+const yajl_callbacks tfd_chrome_callbacks = {
     cb_null,	  cb_bool,    NULL,	  NULL,		  cb_number,	cb_string,
     cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
 };
@@ -594,13 +537,6 @@ static int finish_event(struct parse *p)
 
 /* The document: bytes in memory (mapped or not), or gzip data inflated
  * chunk by chunk on every pass, so the inflated document is never held. */
-struct source {
-	const char *data;
-	size_t len;
-	bool mapped;
-	bool gz;
-	size_t limit; /* most inflated bytes (gz) */
-};
 
 /* Feeds one chunk; false when yajl stopped. */
 static bool feed(yajl_handle y, yajl_status *ys, const unsigned char *b, size_t n)
@@ -628,10 +564,9 @@ static bool yajl_sink(void *ctx, const unsigned char *b, size_t n)
 }
 
 /* A consumer of the document's bytes, chunk by chunk; false: stop. */
-typedef bool (*eat_fn)(void *ctx, const unsigned char *b, size_t n);
 
 /* Feeds plain bytes; pages of a mapped input are dropped behind the consumer. */
-static void feed_plain(const struct source *src, eat_fn eat, void *ctx)
+void tfd_chrome_feed_plain(const struct source *src, eat_fn eat, void *ctx)
 {
 	const uint8_t *data = (const uint8_t *)src->data, *dropped = data;
 	size_t off = 0;
@@ -652,7 +587,7 @@ static void feed_plain(const struct source *src, eat_fn eat, void *ctx)
 /* One pass over the document, fed in chunks. */
 static enum tfd_status run_pass(struct parse *p, const struct source *src)
 {
-	yajl_handle y = yajl_alloc(&callbacks, NULL, p);
+	yajl_handle y = yajl_alloc(&tfd_chrome_callbacks, NULL, p);
 	yajl_status ys = yajl_status_ok;
 	size_t chunk_start = 0;
 	struct yajl_feed f = {y, &ys, &chunk_start, 0};
@@ -668,7 +603,7 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 			return p->st = st;
 		}
 	} else {
-		feed_plain(src, yajl_sink, &f);
+		tfd_chrome_feed_plain(src, yajl_sink, &f);
 	}
 	if (ys == yajl_status_ok) {
 		ys = yajl_complete_parse(y);
@@ -690,215 +625,6 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 }
 
 /* ---- pass 1 by a structural scan ---------------------------------------- */
-
-/* Pass 1 needs only the process and thread names and the dataset
- * functions' step ids, a few events in millions. A structural scan
- * (strings, nesting; no values parsed) finds the traceEvents array and its
- * event objects, and only an event whose bytes may matter is parsed, by
- * yajl with the same callbacks: the first one (its form is checked), and
- * any with a string "M" (a metadata event's ph), a string that starts with
- * "InstantiatedCapturedFunction", or an escape (which may spell either).
- * Anything the scan does not expect (an escaped top-level key, unbalanced
- * nesting, a second value after the document, an event yajl rejects, no
- * events array) gives up, and the caller runs the full yajl pass, which
- * reports errors as always; errors the scan does not see (a bad literal
- * between events) are reported by pass 2's parser, at the same byte. */
-struct scan1 {
-	struct parse *p;
-	yajl_handle y; /* parses the events that may matter */
-	int depth;     /* open { and [ */
-	bool in_str, esc;
-	int root;      /* the document's first { or [, 0 before */
-	bool closed;   /* the root value ended */
-	bool key_next; /* the next string at depth 1 of a root object is a key */
-	bool in_key;   /* reading such a key */
-	char key[16];
-	size_t keylen;
-	bool key_events;  /* the last such key was "traceEvents" */
-	int events_depth; /* depth inside the events array: 0 not yet, -1 done */
-	bool in_event;
-	bool ev_matters;   /* it may be a metadata or dataset-function event */
-	size_t ev_from;	   /* where the current event starts in this chunk */
-	struct tfd_buf ev; /* the current event's bytes so far */
-	size_t nevents;
-	bool bail;
-};
-
-#define ICF "InstantiatedCapturedFunction"
-
-/* A string opens at b[i] (its quote) inside an event: may the event matter?
- * Its value "M" (a metadata event's ph) or a name that starts with a
- * dataset function's prefix; near the chunk's end, where the text is cut,
- * say yes. */
-static bool string_matters(const unsigned char *b, size_t i, size_t n)
-{
-	size_t left = n - i - 1;
-
-	if (left < sizeof(ICF))
-		return true;
-	return (b[i + 1] == 'M' && b[i + 2] == '"') ||
-	       (b[i + 1] == 'I' && memcmp(b + i + 1, ICF, sizeof(ICF) - 1) == 0);
-}
-
-/* One whole event object in sc->ev: parse it if it may matter. */
-static void scan1_event(struct scan1 *sc)
-{
-	struct parse *p = sc->p;
-	yajl_status ys;
-
-	if (sc->nevents++ && !sc->ev_matters)
-		return;
-	/* the callbacks see it as an item of the events array */
-	p->events_depth = sc->events_depth;
-	p->depth = sc->events_depth;
-	ys = yajl_parse(sc->y, (const unsigned char *)sc->ev.s, sc->ev.len);
-	if (ys != yajl_status_ok || p->depth != sc->events_depth) {
-		if (p->st == TFD_OK)
-			sc->bail = true; /* the full pass says what is wrong */
-	}
-}
-
-/* parser: the structural scan's state machine over trace JSON bytes, one
- * case per lexical state; splitting it would scatter the state table. */
-static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
-{
-	struct scan1 *sc = ctx;
-	size_t i = 0;
-
-	sc->ev_from = 0;
-	while (i < n && !sc->bail && sc->p->st == TFD_OK) {
-		unsigned char c = b[i];
-
-		if (sc->in_str) {
-			if (sc->esc) {
-				sc->esc = false;
-			} else if (c == '\\') {
-				sc->esc = true;
-				sc->bail |= sc->in_key; /* a key spelled with escapes */
-				sc->ev_matters = true;	/* an escape may spell anything */
-			} else if (c == '"') {
-				sc->in_str = false;
-				if (sc->in_key) {
-					sc->in_key = false;
-					if (sc->events_depth == 0)
-						sc->key_events =
-						    sc->keylen == 11 &&
-						    memcmp(sc->key, "traceEvents", 11) == 0;
-				}
-			} else if (sc->in_key) {
-				if (sc->keylen < sizeof(sc->key))
-					sc->key[sc->keylen] = (char)c;
-				sc->keylen++;
-			} else {
-				/* the body of a string: on to its next quote or backslash */
-				const unsigned char *q = memchr(b + i + 1, '"', n - i - 1);
-				const unsigned char *e =
-				    memchr(b + i + 1, '\\', (q ? (size_t)(q - b) : n) - i - 1);
-
-				i = (size_t)((e ? e : q ? q : b + n) - b) - 1;
-			}
-			i++;
-			continue;
-		}
-		switch (c) {
-		case '"':
-			sc->bail |= sc->closed;
-			sc->in_str = true;
-			if (sc->in_event && !sc->ev_matters)
-				sc->ev_matters = string_matters(b, i, n);
-			if (sc->depth == 1 && sc->root == '{' && sc->key_next) {
-				sc->in_key = true;
-				sc->keylen = 0;
-				sc->key_next = false;
-			}
-			break;
-		case '{':
-		case '[':
-			if (sc->closed) {
-				sc->bail = true;
-				break;
-			}
-			if (!sc->root)
-				sc->root = c;
-			if (c == '[' && sc->events_depth == 0 &&
-			    ((sc->depth == 1 && sc->key_events) || sc->depth == 0)) {
-				sc->events_depth = sc->depth + 1;
-				sc->p->found_events = true;
-			} else if (c == '{' && sc->events_depth > 0 &&
-				   sc->depth == sc->events_depth) {
-				sc->in_event = true;
-				sc->ev_matters = false;
-				sc->ev.len = 0;
-				sc->ev_from = i;
-			}
-			sc->depth++;
-			if (sc->depth == 1 && c == '{')
-				sc->key_next = true;
-			break;
-		case '}':
-		case ']':
-			if (--sc->depth < 0) {
-				sc->bail = true;
-				break;
-			}
-			if (c == ']' && sc->events_depth > 0 && sc->depth + 1 == sc->events_depth)
-				sc->events_depth = -1;
-			else if (c == '}' && sc->in_event && sc->depth == sc->events_depth) {
-				tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from,
-					    i + 1 - sc->ev_from);
-				sc->in_event = false;
-				scan1_event(sc);
-			}
-			sc->closed = sc->depth == 0;
-			break;
-		case ',':
-			if (sc->depth == 1 && sc->root == '{')
-				sc->key_next = true;
-			break;
-		case ' ':
-		case '\t':
-		case '\n':
-		case '\r':
-			break;
-		default:
-			/* numbers, literals, ':': their spelling is pass 2's to check */
-			sc->bail |= sc->closed || !sc->root;
-			break;
-		}
-		i++;
-	}
-	if (sc->in_event && !sc->bail)
-		tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from, n - sc->ev_from);
-	return !sc->bail && sc->p->st == TFD_OK;
-}
-
-/* Pass 1 by the scan: true when it did the pass, else the full pass must
- * run (after pass1_reset). */
-static bool scan_pass(struct parse *p, const struct source *src)
-{
-	struct scan1 sc;
-	enum tfd_status st = TFD_OK;
-	bool done;
-
-	memset(&sc, 0, sizeof(sc));
-	sc.p = p;
-	tfd_buf_init(&sc.ev);
-	sc.y = yajl_alloc(&callbacks, NULL, p);
-	yajl_config(sc.y, yajl_allow_multiple_values, 1);
-	if (src->gz)
-		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,
-				scan1_eat, &sc, p->err);
-	else
-		feed_plain(src, scan1_eat, &sc);
-	/* any error (the first event's form, the gzip data) is left to the
-	 * full pass too, so that it is reported exactly as it always was */
-	done = st == TFD_OK && p->st == TFD_OK && !sc.bail && sc.closed && !sc.in_str &&
-	       sc.events_depth;
-	p->st = TFD_OK;
-	yajl_free(sc.y);
-	tfd_buf_release(&sc.ev);
-	return done;
-}
 
 /* Pass 1's results back to none (the scan gave up part way). */
 static void pass1_reset(struct parse *p)
@@ -938,7 +664,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	h->format = TFD_FMT_CHROME_JSON;
 	p.pass = 1;
 	st = TFD_OK;
-	if ((opts && opts->chrome_no_scan) || !scan_pass(&p, src)) {
+	if ((opts && opts->chrome_no_scan) || !tfd_chrome_scan_pass(&p, src)) {
 		pass1_reset(&p);
 		st = run_pass(&p, src);
 	}
