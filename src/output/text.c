@@ -728,6 +728,7 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 		       struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32];
+	size_t wname = 32;
 	struct tfd_buf t;
 
 	wrap_width = width < 40 ? 40 : width;
@@ -742,8 +743,16 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 	     "hosts (most input-bound first; waiting and step time are per step, over the "
 	     "steps the verdict counts):\n",
 	     2);
-	tfd_buf_printf(b, "  %-32s %9s %12s %12s %6s %10s  %s\n", "host", "input %", "waiting",
-		       "step time", "steps", "pipelines", "slowest call");
+	/* the host column as wide as the longest name, up to 60; a longer
+	 * name stands on its own line above its numbers */
+	for (size_t i = 0; i < a->nhosts; i++) {
+		size_t l = strlen(N(a->hosts[i].host->name));
+
+		if (l > wname)
+			wname = l > 60 ? 60 : l;
+	}
+	tfd_buf_printf(b, "  %-*s %9s %12s %12s %6s %10s  %s\n", (int)wname, "host", "input %",
+		       "waiting", "step time", "steps", "pipelines", "slowest call");
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];
 		bool per = strcmp(h->input_basis, "steps") == 0 && h->nsteps;
@@ -761,8 +770,11 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 			snprintf(t1, sizeof(t1), "-");
 			snprintf(t2, sizeof(t2), "-");
 		}
-		tfd_buf_printf(b, "  %-32s %9s %12s %12s %6zu %10zu  %s\n", N(h->host->name), pct,
-			       t1, t2, h->nsteps, h->npipelines,
+		if (strlen(N(h->host->name)) > wname)
+			tfd_buf_printf(b, "  %s\n", N(h->host->name));
+		tfd_buf_printf(b, "  %-*s %9s %12s %12s %6zu %10zu  %s\n", (int)wname,
+			       strlen(N(h->host->name)) > wname ? "" : N(h->host->name), pct, t1,
+			       t2, h->nsteps, h->npipelines,
 			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
 						  : "- (device pipelines only)");
 	}

@@ -1201,4 +1201,15 @@ a=$($TFD analyze -q -f json "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" | gre
 b=$($TFD analyze -q -f json "$T/dup.xplane.pb" | grep -m1 '"host_to_device_bytes_per_step"')
 if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "a device plane twice: $a vs $b"; fi
 
+# the hosts table keeps its columns with long host names (the name column
+# widens, up to 60; a longer name stands on its own line above its numbers)
+mkdir -p "$T/lh"
+cp examples/real-light-pipeline/vm.xplane.pb "$T/lh/a-very-long-host-name-of-a-kubernetes-pod-worker-0-abcdef12345.xplane.pb"
+cp examples/real-tfrecord-seq-map/vm.xplane.pb "$T/lh/w1.xplane.pb"
+run analyze -q "$T/lh"
+hdr=$(grep -m1 '^  host ' <<<"$out")
+row=$(grep -m1 '^  vm (w1.xplane.pb)' <<<"$out")
+if [ -n "$hdr" ] && [ -n "$row" ] && [ "$(awk -v h="$hdr" 'BEGIN { print index(h, "input %") + 6 }')" = "$(awk -v r="$row" 'BEGIN { print index(r, "27.0") + 3 }')" ] &&
+	grep -q '^  vm (a-very-long-host-name.*\.xplane\.pb)$' <<<"$out"; then ok; else bad "hosts table with a long name: $(grep -A3 '^  host ' <<<"$out")"; fi
+
 finish
