@@ -239,6 +239,32 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 	return TFD_OK;
 }
 
+/* Device planes that hold no events (a capture of GPUs that ran nothing
+ * in the window, or whose tracer was off): said, as they hold no device
+ * time for the share. */
+static void empty_device_planes(struct tfd_analysis *a, const struct tfd_host *h)
+{
+	size_t dev = 0, empty = 0;
+	const char *first = NULL, *last = NULL;
+
+	for (size_t p = 0; p < h->nplanes; p++) {
+		if (strncmp(h->planes[p].name, "/device:", 8) != 0)
+			continue;
+		dev++;
+		if (!h->planes[p].nevents) {
+			if (!empty++)
+				first = h->planes[p].name;
+			last = h->planes[p].name;
+		}
+	}
+	if (empty == 1)
+		diag(a, h->name, "device plane %s holds no events (of %zu device planes)", first,
+		     dev);
+	else if (empty)
+		diag(a, h->name, "%zu of %zu device planes hold no events (%s ... %s)", empty, dev,
+		     first, last);
+}
+
 /* lean: cap itself, when its events may be dropped */
 static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture *lean,
 			       const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
@@ -265,6 +291,7 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 		}
 		if (!cap->hosts[i].has_host_plane)
 			diag(a, cap->hosts[i].name, "no /host:CPU plane in this capture");
+		empty_device_planes(a, &cap->hosts[i]);
 	}
 	st = tfd_analysis_finish(a, opts, err);
 out:

@@ -1212,4 +1212,8 @@ row=$(grep -m1 '^  vm (w1.xplane.pb)' <<<"$out")
 if [ -n "$hdr" ] && [ -n "$row" ] && [ "$(awk -v h="$hdr" 'BEGIN { print index(h, "input %") + 6 }')" = "$(awk -v r="$row" 'BEGIN { print index(r, "27.0") + 3 }')" ] &&
 	grep -q '^  vm (a-very-long-host-name.*\.xplane\.pb)$' <<<"$out"; then ok; else bad "hosts table with a long name: $(grep -A3 '^  host ' <<<"$out")"; fi
 
+# device planes without events are said (the 8-GPU capture's eight)
+run analyze -q -f json examples/smdebug-8gpu
+if [[ "$out" == *"8 of 8 device planes hold no events (/device:GPU:0 ... /device:GPU:7)"* ]]; then ok; else bad "empty device planes not said"; fi
+
 finish
