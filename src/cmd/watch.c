@@ -179,6 +179,21 @@ static void add_watch(struct watch *w, const char *dir)
  * directory root): the directories between root and plugins, and the
  * root's own name when several are watched, before the run's, joined by
  * '.'; a name another run holds already gets its directory's hash. */
+/* One path component of a report name: the '.' that joins components and
+ * the '%' that escapes are written %2E and %25, so that two runs never map
+ * to one name (a run "sub.run1" and a run "run1" under "sub/"). */
+static void put_part(struct tfd_buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '.')
+			tfd_buf_puts(b, "%2E");
+		else if (s[i] == '%')
+			tfd_buf_puts(b, "%25");
+		else
+			tfd_buf_add(b, s + i, 1);
+	}
+}
+
 static char *out_name(const struct watch *w, const char *root, const char *plugins, const char *rp,
 		      const char *run)
 {
@@ -195,16 +210,19 @@ static char *out_name(const struct watch *w, const char *root, const char *plugi
 			e--;
 		for (k = e; k > 0 && root[k - 1] != '/';)
 			k--;
-		tfd_buf_printf(&b, "%.*s.", (int)(e - k), root + k);
+		put_part(&b, root + k, e - k);
+		tfd_buf_puts(&b, ".");
 	}
 	for (size_t i = 0; i < n;) {
 		size_t k = strcspn(rel + i, "/");
 
-		if (k)
-			tfd_buf_printf(&b, "%.*s.", (int)(k < n - i ? k : n - i), rel + i);
+		if (k) {
+			put_part(&b, rel + i, k < n - i ? k : n - i);
+			tfd_buf_puts(&b, ".");
+		}
 		i += k + 1;
 	}
-	tfd_buf_puts(&b, run);
+	put_part(&b, run, strlen(run));
 	for (size_t i = 0; i < w->runs.n; i++)
 		if (strcmp(w->runs.v[i].out, b.s) == 0) {
 			for (const char *c = rp; *c; c++)

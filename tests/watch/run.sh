@@ -112,6 +112,17 @@ kill -TERM $W4
 wait $W4
 if grep -q "analyzed run 'run1' (1 host): $T/ren/out/run1.txt" "$T/w4.err" && [ -f "$T/ren/out/run1.txt" ] &&
 	! grep -q "incomplete" "$T/w4.err"; then ok; else bad "a run renamed into place: $(cat "$T/w4.err")"; fi
+# 3e. report names never collide across passes: a run "sub.run1" and, a
+# pass later, a run "run1" below "sub/" (it was taken as reported and never
+# analyzed, while the first was analyzed again under a hashed name)
+mkdir -p "$T/pp/out" "$T/pp/logs/plugins/profile/sub.run1"
+cp $A "$T/pp/logs/plugins/profile/sub.run1/"
+run watch --once --settle 0 --out-dir "$T/pp/out" "$T/pp/logs"
+mkdir -p "$T/pp/logs/sub/plugins/profile/run1"
+cp $A "$T/pp/logs/sub/plugins/profile/run1/"
+run watch --once --settle 0 --out-dir "$T/pp/out" "$T/pp/logs"
+if [ "$rc" -eq 0 ] && [[ "$err" == *"analyzed run 'run1'"* ]] && [[ "$err" != *"analyzed run 'sub.run1'"* ]] &&
+	[ "$(ls "$T/pp/out" | wc -l)" -eq 2 ]; then ok; else bad "report names across passes: $err $(ls "$T/pp/out")"; fi
 # 4. usage
 run watch "$T/nope"
 if [ "$rc" -eq 2 ] && [[ "$err" == *"is not a directory"* ]]; then ok; else bad "watch on a missing dir: $rc $err"; fi
