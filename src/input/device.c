@@ -143,13 +143,16 @@ static int plane_field(void *ctx, uint32_t field, int wt, uint64_t v, struct spa
 	return 0;
 }
 
-/* A line's header: its name and timestamp. Protobuf writes fields in
- * the order of their numbers, so both come before the events (field 4):
- * the walk stops at the first event, so that finding the lines does not
- * touch every page of a large plane (an absent timestamp is 0). */
+/* A line's header: its name and timestamp. Protobuf writers put fields
+ * in the order of their numbers, so both come before the events (field
+ * 4): the walk stops at the first event once it has both, so that finding
+ * the lines does not touch every page of a large plane. Any order is legal
+ * protobuf, though: one that lacks either at its first event is walked to
+ * its end for them (an absent timestamp is 0). */
 struct line_head {
 	struct span name;
 	int64_t ts_ns;
+	bool has_name, has_ts;
 	bool stopped;
 };
 
@@ -159,9 +162,11 @@ static int head_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span
 
 	if (field == 2 && wt == 2) {
 		l->name = s;
+		l->has_name = true;
 	} else if (field == 3 && wt == 0) {
 		l->ts_ns = (int64_t)v;
-	} else if (field == 4) {
+		l->has_ts = true;
+	} else if (field == 4 && l->has_name && l->has_ts) {
 		l->stopped = true;
 		return 1;
 	}

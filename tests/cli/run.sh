@@ -1216,4 +1216,12 @@ if [ -n "$hdr" ] && [ -n "$row" ] && [ "$(awk -v h="$hdr" 'BEGIN { print index(h
 run analyze -q -f json examples/smdebug-8gpu
 if [[ "$out" == *"8 of 8 device planes hold no events (/device:GPU:0 ... /device:GPU:7)"* ]]; then ok; else bad "empty device planes not said"; fi
 
+# a device line whose header fields come after its events (legal protobuf
+# order) reads the same (its timestamp was missed and the verdict flipped
+# from HIGHLY to NOT input-bound)
+python3 tests/device/tools/header-last.py "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" "$T/hlast.xplane.pb"
+a=$($TFD analyze -q -f json "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" | grep -m1 '"input_percent"')
+b=$($TFD analyze -q -f json "$T/hlast.xplane.pb" | grep -m1 '"input_percent"')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "device line header after its events: $a vs $b"; fi
+
 finish
