@@ -6,6 +6,7 @@
  * event's kind comes from its metadata's name, its step from its group_id
  * stat; a copy to the device adds the bytes its memcpy_details stat says. A line found out of time
  * order is decoded whole, sorted, and the sweep made again. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,9 +460,15 @@ static enum tfd_status add_lines(struct tfd_dev_reader *r, struct plane_walk *w,
 		struct dline *l;
 
 		read_head(w->lines.v[i], &lh);
-		if (!tfd_dev_line_wanted((const char *)lh.name.p, lh.name.len, plane) ||
-		    lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS || lh.ts_ns > (int64_t)TFD_MAX_TIME_NS)
+		if (!tfd_dev_line_wanted((const char *)lh.name.p, lh.name.len, plane))
 			continue;
+		/* as a host line's: a time past what the model holds is an
+		 * error, not a plane dropped with no word */
+		if (lh.ts_ns < -(int64_t)TFD_MAX_TIME_NS || lh.ts_ns > (int64_t)TFD_MAX_TIME_NS)
+			return tfd_fail(err, TFD_E_FORMAT,
+					"line %zu of plane '%s': timestamp out of range (%" PRId64
+					" ns)",
+					i, w->pl->name, lh.ts_ns);
 		l = xcalloc(1, sizeof(*l));
 		*l = (struct dline){.r = r,
 				    .pl = w->pl,

@@ -1224,4 +1224,11 @@ a=$($TFD analyze -q -f json "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" | gre
 b=$($TFD analyze -q -f json "$T/hlast.xplane.pb" | grep -m1 '"input_percent"')
 if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "device line header after its events: $a vs $b"; fi
 
+# a device line's timestamp past what a time can be (beyond 2^61 ns) is one
+# error line naming the plane, as a host line's is (the plane was dropped
+# with no word)
+python3 tests/device/tools/line-ts.py "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" "$T/lts.xplane.pb" 4611686018427387904
+run analyze -q "$T/lts.xplane.pb"
+if [ "$rc" -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == *"lts.xplane.pb"*"plane '/device:GPU:0': timestamp out of range"* ]]; then ok; else bad "a device timestamp past 2^61: $rc $err"; fi
+
 finish
