@@ -40,7 +40,7 @@ static void rd_fail(struct rd *r, const char *key, const char *problem)
 
 static const cJSON *field(struct rd *r, const cJSON *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const cJSON *v = tfd_pf_item(o, k);
 
 	if (!v)
 		rd_fail(r, k, "is missing");
@@ -398,7 +398,7 @@ static void points_in(struct rd *r, const cJSON *o, const char *k, size_t nsteps
 	wt = get_arr(r, c, "wait_ns");
 	if (!st || !wt)
 		return;
-	if (nsteps && get_u(r, c, "per") != per)
+	if (get_u(r, c, "per") != per && nsteps)
 		rd_fail(r, k, "groups the steps otherwise than this tfdoctor");
 	if ((size_t)cJSON_GetArraySize(st) != n || (size_t)cJSON_GetArraySize(wt) != n)
 		rd_fail(r, k, "does not have one point per group of steps");
@@ -536,8 +536,8 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 {
 	const char *dup;
 
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "format");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
+	const cJSON *f = tfd_pf_item(doc, "format");
+	const cJSON *v = tfd_pf_item(doc, "version");
 
 	if (!cJSON_IsObject(doc) || !cJSON_IsString(f) ||
 	    strcmp(f->valuestring, TFD_PARTIAL_FORMAT))
@@ -583,10 +583,10 @@ struct merge {
 static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *file,
 				struct tfd_err *err)
 {
-	const cJSON *r = cJSON_GetObjectItemCaseSensitive(doc, "run");
-	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(doc, "hosts");
+	const cJSON *r = tfd_pf_item(doc, "run");
+	const cJSON *hs = tfd_pf_item(doc, "hosts");
 	const cJSON *h = cJSON_IsArray(hs) ? hs->child : NULL;
-	const cJSON *p = cJSON_IsObject(h) ? cJSON_GetObjectItemCaseSensitive(h, "path") : NULL;
+	const cJSON *p = cJSON_IsObject(h) ? tfd_pf_item(h, "path") : NULL;
 	const char *of = NULL;
 
 	if (cJSON_IsString(r)) {
@@ -646,14 +646,14 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 					names[i], names[0]);
 		m->mo = po;
 	}
-	x = cJSON_GetObjectItemCaseSensitive(doc, "run");
+	x = tfd_pf_item(doc, "run");
 	if (!cJSON_IsNull(x) && !cJSON_IsString(x))
 		rd_fail(&r, "run", "is not a string");
 	else if (!m->run_set)
 		m->run = cJSON_IsString(x) ? x->valuestring : NULL, m->run_set = true;
 	else if (m->run && (!cJSON_IsString(x) || strcmp(m->run, x->valuestring)))
 		m->run = NULL; /* partials of different runs: no single run */
-	x = cJSON_GetObjectItemCaseSensitive(doc, "source");
+	x = tfd_pf_item(doc, "source");
 	if (x && !cJSON_IsNull(x) && !cJSON_IsString(x))
 		rd_fail(&r, "source", "is not a string");
 	else if (!cJSON_IsString(x) || (m->source && strcmp(m->source, x->valuestring)))
@@ -666,8 +666,7 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 	hs = get_arr(&r, doc, "hosts");
 	if (hs)
 		cJSON_ArrayForEach (x, hs) {
-			const cJSON *p =
-			    cJSON_IsObject(x) ? cJSON_GetObjectItemCaseSensitive(x, "path") : NULL;
+			const cJSON *p = cJSON_IsObject(x) ? tfd_pf_item(x, "path") : NULL;
 
 			if (!cJSON_IsString(p)) {
 				rd_fail(&r, "hosts", "holds a host without a path");
@@ -729,7 +728,7 @@ static enum tfd_status merge_notes(struct merge *m, cJSON *const *docs, const ch
 				   size_t ndocs, struct tfd_err *err)
 {
 	for (size_t i = 0; i < ndocs; i++) {
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(docs[i], "notes"), *x;
+		const cJSON *n = tfd_pf_item(docs[i], "notes"), *x;
 
 		cJSON_ArrayForEach (x, n) {
 			bool dup = false;
@@ -758,7 +757,7 @@ static void names_apart(struct merge *m)
 
 	m->apart = xcalloc(m->hosts.n + 1, sizeof(*m->apart));
 	for (size_t i = 0; i < m->hosts.n; i++) {
-		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m->hosts.v[i].o, "name");
+		const cJSON *nm = tfd_pf_item(m->hosts.v[i].o, "name");
 
 		hn[i] = cJSON_IsString(nm) ? nm->valuestring : "";
 		hp[i] = m->hosts.v[i].path;
@@ -773,8 +772,7 @@ static void names_apart(struct merge *m)
 static enum tfd_status read_hosts(struct merge *m, struct tfd_err *err)
 {
 	for (size_t i = 0; i < m->hosts.n; i++) {
-		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m->hosts.v[i].o, "name"),
-			    *notes = NULL, *x;
+		const cJSON *nm = tfd_pf_item(m->hosts.v[i].o, "name"), *notes = NULL, *x;
 		struct rd r = {.file = m->hosts.v[i].file, .cap = m->cap, .err = err};
 		struct tfd_host *h;
 
@@ -799,6 +797,20 @@ static enum tfd_status read_hosts(struct merge *m, struct tfd_err *err)
 	for (size_t i = 0; i < m->a->nhosts; i++)
 		m->a->hosts[i].host = &m->cap->hosts[i];
 	return TFD_OK;
+}
+
+/* A key no reader looked up: a partial from a newer tfdoctor, or edited,
+ * whose data would otherwise be dropped without a word. */
+static enum tfd_status unknown_keys(const cJSON *doc, const char *file, struct tfd_err *err)
+{
+	char path[256];
+
+	if (!tfd_pf_unread(doc, path, sizeof(path)))
+		return TFD_OK;
+	return tfd_fail(err, TFD_E_FORMAT,
+			"%s: not a valid tfdoctor partial: unknown key %s (made by another "
+			"tfdoctor version, or edited?)",
+			file, path);
 }
 
 static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, size_t ndocs,
@@ -835,6 +847,8 @@ static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, 
 		names_apart(&m);
 		st = read_hosts(&m, err);
 	}
+	for (size_t i = 0; i < ndocs && !st; i++)
+		st = unknown_keys(docs[i], names[i], err);
 	if (!st) {
 		struct tfd_analyze_opts fo = m.mo;
 

@@ -53,19 +53,18 @@ static bool counts_of(const cJSON *a, uint64_t *v)
 
 const char *tfd_pf_dev_host_in(const cJSON *o, struct tfd_host *h)
 {
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "device");
+	const cJSON *d = tfd_pf_item(o, "device");
 	const cJSON *rd, *tpu, *planes, *bytes;
 	uint64_t n[TFD_DEV__COUNT], ns[TFD_DEV__COUNT];
 
 	if (!d)
 		return NULL;
-	rd = cJSON_GetObjectItemCaseSensitive(d, "read");
-	tpu = cJSON_GetObjectItemCaseSensitive(d, "tpu");
-	planes = cJSON_GetObjectItemCaseSensitive(d, "planes");
-	bytes = cJSON_GetObjectItemCaseSensitive(d, "h2d_bytes");
+	rd = tfd_pf_item(d, "read");
+	tpu = tfd_pf_item(d, "tpu");
+	planes = tfd_pf_item(d, "planes");
+	bytes = tfd_pf_item(d, "h2d_bytes");
 	if (!cJSON_IsBool(rd) || !cJSON_IsBool(tpu) || !count_ok(planes) || !count_ok(bytes) ||
-	    !counts_of(cJSON_GetObjectItemCaseSensitive(d, "kind_n"), n) ||
-	    !counts_of(cJSON_GetObjectItemCaseSensitive(d, "kind_ns"), ns))
+	    !counts_of(tfd_pf_item(d, "kind_n"), n) || !counts_of(tfd_pf_item(d, "kind_ns"), ns))
 		return "is not {read, tpu, planes, h2d_bytes, kind_n, kind_ns}";
 	h->dev.read = cJSON_IsTrue(rd);
 	h->dev.tpu = cJSON_IsTrue(tpu);
@@ -115,8 +114,8 @@ static int64_t *ns_array(const cJSON *a, size_t n)
 
 const char *tfd_pf_points_dev_in(const cJSON *c, struct tfd_step_points *pt)
 {
-	const cJSON *hd = cJSON_GetObjectItemCaseSensitive(c, "h2d_ns");
-	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(c, "compute_ns");
+	const cJSON *hd = tfd_pf_item(c, "h2d_ns");
+	const cJSON *cp = tfd_pf_item(c, "compute_ns");
 
 	if (!hd && !cp)
 		return NULL;

@@ -5,6 +5,7 @@
 #ifndef TFD_PARTIAL_IMPL_H
 #define TFD_PARTIAL_IMPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,14 @@ void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h);
 const char *tfd_pf_dev_host_in(const cJSON *o, struct tfd_host *h);
 void tfd_pf_points_dev_out(cJSON *c, const struct tfd_step_points *pt);
 const char *tfd_pf_points_dev_in(const cJSON *c, struct tfd_step_points *pt);
+
+/* Member k of object o (NULL when absent), marked as read
+ * (partial_keys.c): every reader lookup goes through it. */
+const cJSON *tfd_pf_item(const cJSON *o, const char *k);
+/* Whether a member of an object under doc was never looked up: its path
+ * ("hosts[0].pipelines[1].key") into buf. Walks containers that were read
+ * only; iterative (a partial's depth is the writer's). */
+bool tfd_pf_unread(const cJSON *doc, char *buf, size_t len);
 
 /* The partials a merge reads (partial_files.c). */
 typedef VEC(char *) strvec;

@@ -57,14 +57,14 @@ static const char *op_in(const cJSON *x, struct tfd_op_total *op, const struct t
 
 const char *tfd_pf_fn_ops_in(const cJSON *o, struct tfd_stage *s, struct tfd_arena *arena)
 {
-	const cJSON *fo = cJSON_GetObjectItemCaseSensitive(o, "function_ops"), *x;
+	const cJSON *fo = tfd_pf_item(o, "function_ops"), *x;
 	int n = fo ? cJSON_GetArraySize(fo) : 0;
 
 	if (!fo)
 		return NULL;
 	if (!cJSON_IsArray(fo) || n > 100000)
 		return "is not a list of [type, name, self_ns, events]";
-	x = cJSON_GetObjectItemCaseSensitive(o, "function_ops_coverage");
+	x = tfd_pf_item(o, "function_ops_coverage");
 	if (x && (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1)))
 		return "has a function_ops_coverage that is not a share (0 to 1)";
 	s->fn_ops_coverage = x ? x->valuedouble : 0;

@@ -214,4 +214,27 @@ sed -E 's/"input_pct":[^,}]*/"input_pct":"nan"/' "$T/pct.partial.json" >"$T/nan-
 run merge -q "$T/nan-pct.partial.json"
 [ "$rc" = 0 ] && ok || bad "input_pct unknown (nan) is legal: $rc $err"
 
+# a key no reader knows (a typo, a newer writer's field, an edit) is one
+# error line naming its path: it was merged and its data dropped silently
+python3 - "$T/pct.partial.json" "$T/unk" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+def put(name, edit):
+    d = json.load(open(src))
+    edit(d)
+    json.dump(d, open(out + "-" + name + ".partial.json", "w"))
+put("top", lambda d: d.update(extra=1))
+put("host", lambda d: d["hosts"][0].update(input_pcx=5))
+put("stage", lambda d: d["hosts"][0]["pipelines"][0]["stages"][0].update(bogus={"a": [1]}))
+put("opt", lambda d: d["options"].update(cache=True))
+PY
+for c in "top:extra" "host:hosts[0].input_pcx" "stage:hosts[0].pipelines[0].stages[0].bogus" \
+	"opt:options.cache"; do
+	run merge "$T/unk-${c%%:*}.partial.json"
+	[ "$rc" = 1 ] && [[ "$err" == *"unknown key ${c#*:} "* ]] && [ -z "$out" ] &&
+		[ "$(wc -l <<<"$err")" = 1 ] && ok || bad "unknown key ${c#*:}: $rc $err"
+done
+run merge -q "$T/pct.partial.json"
+[ "$rc" = 0 ] && ok || bad "a partial as written has no unknown key: $rc $err"
+
 finish

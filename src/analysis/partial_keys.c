@@ -1,0 +1,78 @@
+/* partial_keys.c - which keys of a partial the reader used: every lookup
+ * goes through tfd_pf_item(), which marks the member it finds, so that a
+ * key no reader asked for (a typo, a newer writer's field, an edit) is an
+ * error rather than silently dropped. The mark is a bit of the cJSON type
+ * that cJSON's own type tests mask off (they compare type & 0xFF). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "partial_impl.h"
+
+#define READ_MARK (1 << 12)
+
+const cJSON *tfd_pf_item(const cJSON *o, const char *k)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (v)
+		v->type |= READ_MARK;
+	return v;
+}
+
+struct visit {
+	const cJSON *n;
+	size_t up;  /* the entry of its container, SIZE_MAX at the root */
+	size_t idx; /* its place in an array container */
+};
+
+/* The path of entry e (a member key under it when key is set) into buf. */
+static void path_of(const struct visit *v, size_t e, const char *key, char *buf, size_t len)
+{
+	size_t chain[64] = {0}, n = 0, off = 0;
+
+	for (size_t i = e; i != SIZE_MAX && n < 64; i = v[i].up)
+		chain[n++] = i;
+	buf[0] = '\0';
+	while (n-- > 0) {
+		const struct visit *x = &v[chain[n]];
+		const cJSON *up = x->up == SIZE_MAX ? NULL : v[x->up].n;
+		int w = 0;
+
+		if (up && cJSON_IsArray(up))
+			w = snprintf(buf + off, len - off, "[%zu]", x->idx);
+		else if (up)
+			w = snprintf(buf + off, len - off, "%s%s", off ? "." : "", x->n->string);
+		if (w < 0 || (size_t)w >= len - off)
+			return;
+		off += (size_t)w;
+	}
+	snprintf(buf + off, len - off, "%s%s", off ? "." : "", key);
+}
+
+bool tfd_pf_unread(const cJSON *doc, char *buf, size_t len)
+{
+	VEC(struct visit) v = {0};
+	bool found = false;
+
+	vec_push(&v, ((struct visit){doc, SIZE_MAX, 0}));
+	for (size_t i = 0; i < v.n && !found; i++) {
+		const cJSON *n = v.v[i].n;
+		bool obj = cJSON_IsObject(n);
+		size_t idx = 0;
+
+		for (const cJSON *c = n->child; c && !found; c = c->next, idx++) {
+			if (obj && !(c->type & READ_MARK)) {
+				path_of(v.v, i, c->string ? c->string : "", buf, len);
+				found = true;
+			} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+				vec_push(&v, ((struct visit){c, i, idx}));
+			}
+		}
+	}
+	vec_free(&v);
+	return found;
+}
