@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "opts.h"
@@ -315,6 +316,20 @@ static int gate(const struct report *r)
 	return rc;
 }
 
+/* The history, read-only for --no-record when it is a file at this
+ * version (a read-only file system or a shared file is enough then); else
+ * opened to write, created or migrated. */
+static enum tfd_status open_history(struct report *r, struct tfd_err *err)
+{
+	struct stat sb;
+
+	if (!r->record && stat(r->dbpath, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    tfd_history_open_existing(r->dbpath, &r->db, err) == TFD_OK)
+		return TFD_OK;
+	memset(err, 0, sizeof(*err));
+	return tfd_history_open(r->dbpath, &r->db, err);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report r;
@@ -333,7 +348,7 @@ int cmd_report(int argc, char **argv)
 	r.jobs = xcalloc(r.njobs, sizeof(*r.jobs));
 	/* a bad rule file or history database fails before any analysis */
 	if (tfd_rules_load_default(r.rules_dir, &r.rules, &err) ||
-	    (r.dbpath && tfd_history_open(r.dbpath, &r.db, &err))) {
+	    (r.dbpath && open_history(&r, &err))) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}

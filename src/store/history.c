@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -133,8 +134,47 @@ static enum db_kind db_kind(struct tfd_history *h)
 	return DB_FOREIGN;
 }
 
+/* Why nothing can be written at path: its file system read-only or full,
+ * or no permission to write it or its directory; NULL when none is so. */
+static const char *write_trouble(const char *path)
+{
+	char dir[4200];
+	const char *sl = strrchr(path, '/');
+	struct statvfs vs;
+
+	if (!sl)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", sl == path ? 1 : (int)(sl - path), path);
+	if (statvfs(dir, &vs) != 0)
+		return NULL;
+	if (vs.f_flag & ST_RDONLY)
+		return "the file system is read-only";
+	if (vs.f_bavail == 0)
+		return "the disk is full";
+	if (access(dir, W_OK) != 0 || (access(path, F_OK) == 0 && access(path, W_OK) != 0))
+		return "no permission to write it or its directory";
+	return NULL;
+}
+
+/* err: what failed, with SQLite's reason; a failure to write (SQLite cannot
+ * open, write or lock its files) says why it cannot write instead, as
+ * SQLite's own words ("unable to open database file", "disk I/O error")
+ * would make "not a usable database" of a read-only file system. */
 static enum tfd_status db_fail(struct tfd_history *h, struct tfd_err *err, const char *what)
 {
+	int code = sqlite3_errcode(h->db) & 0xff;
+	const char *why = NULL;
+
+	if (code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_IOERR ||
+	    code == SQLITE_FULL || code == SQLITE_PERM)
+		why = write_trouble(h->path);
+	if (why)
+		return tfd_fail(err, TFD_E_IO, "%s: cannot write the history database: %s (%s)%s",
+				h->path, why, sqlite3_errmsg(h->db),
+				strcmp(why, "the disk is full") && access(h->path, F_OK) == 0
+				    ? "; 'report --no-record' and 'history' only read it"
+				    : "");
 	return tfd_fail(err, TFD_E_IO, "%s: %s: %s", h->path, what, sqlite3_errmsg(h->db));
 }
 
@@ -268,6 +308,14 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 		if (v > NMIGRATIONS)
 			return newer_schema(path, v, err);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: not a tfdoctor history database", path);
+	}
+	/* nothing is written when no migration is due (a full disk must not
+	 * fail an open that has nothing to write) */
+	if (v == NMIGRATIONS && kind == DB_OURS) {
+		if (exec(h, "COMMIT") != SQLITE_OK)
+			return open_fail(h, false, "cannot read the history database", err);
+		*out = h;
+		return TFD_OK;
 	}
 	if (exec(h, "PRAGMA application_id=" TFD_STR(TFD_APP_ID)) != SQLITE_OK)
 		return open_fail(h, true, "cannot stamp the history database", err);

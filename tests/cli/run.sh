@@ -1231,4 +1231,42 @@ python3 tests/device/tools/line-ts.py "$(ls "$T"/dpl/plugins/profile/*/*.xplane.
 run analyze -q "$T/lts.xplane.pb"
 if [ "$rc" -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [[ "$err" == *"lts.xplane.pb"*"plane '/device:GPU:0': timestamp out of range"* ]]; then ok; else bad "a device timestamp past 2^61: $rc $err"; fi
 
+
+# a read-only file system and a full disk are said as such (they were "not a
+# usable SQLite database" and "cannot migrate the history schema" when no
+# migration was due), and --no-record reads a history on a read-only file
+# system (it needed write access). A tmpfs of its own: root in a mount
+# namespace, else skipped.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	mkdir -p "$T/fs"
+	# shellcheck disable=SC2016
+	unshare -m bash -c '
+		TFD=$1 D=$2 E=$3 A=examples/real-tfrecord-seq-map B=examples/smdebug-8gpu
+		mount -t tmpfs -o size=2m tmpfs "$D" || exit 9
+		$TFD report -q --history "$D/h.db" -o - $A >/dev/null 2>&1 || echo "seed failed"
+		mount -o remount,ro "$D"
+		$TFD report -q --no-record --history "$D/h.db" -o - $B >/dev/null 2>"$E.norec"
+		echo "norec $?"
+		$TFD report -q --history "$D/h.db" -o - $B >/dev/null 2>"$E.rec"
+		echo "rec $?"
+		$TFD report -q --history "$D/new.db" -o - $B >/dev/null 2>"$E.new"
+		echo "new $?"
+		mount -o remount,rw "$D"
+		dd if=/dev/zero of="$D/fill" bs=4k 2>/dev/null
+		$TFD report -q --history "$D/h.db" -o - $A >/dev/null 2>"$E.full"
+		echo "full $?"
+	' _ "$TFD" "$T/fs" "$T/fs-err" >"$T/fs.out" 2>&1
+	[ "$(tr '\n' ' ' <"$T/fs.out")" = "norec 0 rec 1 new 1 full 1 " ] && [ ! -s "$T/fs-err.norec" ] &&
+		ok || bad "history on a read-only or full file system: $(cat "$T/fs.out" "$T/fs-err.norec")"
+	ro="cannot write the history database: the file system is read-only"
+	[[ "$(cat "$T/fs-err.rec")" == *"h.db: $ro ("*"); 'report --no-record' and 'history' only read it" ]] &&
+		[ "$(wc -l <"$T/fs-err.rec")" = 1 ] && ok || bad "recording on a read-only file system: $(cat "$T/fs-err.rec")"
+	[[ "$(cat "$T/fs-err.new")" == *"new.db: $ro ("*")" ]] && ok ||
+		bad "creating on a read-only file system: $(cat "$T/fs-err.new")"
+	[[ "$(cat "$T/fs-err.full")" == *"h.db: cannot write the history database: the disk is full ("*")" ]] &&
+		ok || bad "a full disk: $(cat "$T/fs-err.full")"
+else
+	echo "cli: skipped the read-only and full file system cases (needs root and unshare)"
+fi
+
 finish
