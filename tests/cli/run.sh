@@ -1167,36 +1167,7 @@ if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "group_id past 64 bits: $a 
 # a device's plane written twice in an XSpace is read once (its copies'
 # bytes per step were doubled)
 $TFD synth -q -o "$T/dpl" tests/device/heavy.json
-python3 - "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" "$T/dup.xplane.pb" <<'PY'
-import sys
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return v, i
-def fields(b):
-    i = 0
-    while i < len(b):
-        start = i
-        k, i = varint(b, i)
-        if k & 7 == 2:
-            n, i = varint(b, i); i += n
-        elif k & 7 == 0:
-            _, i = varint(b, i)
-        elif k & 7 == 1: i += 8
-        else: i += 4
-        yield k >> 3, k & 7, b[start:i]
-def name_of(plane_field):
-    k, i = varint(plane_field, 0); n, i = varint(plane_field, i)
-    for f, w, raw in fields(plane_field[i:i + n]):
-        if f == 2 and w == 2:
-            _, j = varint(raw, 0); m, j = varint(raw, j); return raw[j:j + m].decode()
-    return ""
-b = open(sys.argv[1], "rb").read()
-dev = [raw for f, w, raw in fields(b) if f == 1 and name_of(raw).startswith("/device:")]
-assert dev, "no device plane"
-open(sys.argv[2], "wb").write(b + dev[0])
-PY
+python3 tests/device/tools/dup-plane.py "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" "$T/dup.xplane.pb"
 a=$($TFD analyze -q -f json "$(ls "$T"/dpl/plugins/profile/*/*.xplane.pb)" | grep -m1 '"host_to_device_bytes_per_step"')
 b=$($TFD analyze -q -f json "$T/dup.xplane.pb" | grep -m1 '"host_to_device_bytes_per_step"')
 if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "a device plane twice: $a vs $b"; fi

@@ -2,48 +2,12 @@
 # timestamp) come after its events: legal protobuf order, as a writer other
 # than TensorFlow's may produce. header-last.py IN OUT
 import sys
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return v, i
-def enc(v):
-    out = bytearray()
-    while True:
-        c = v & 0x7f; v >>= 7
-        if v: out.append(c | 0x80)
-        else: out.append(c); return bytes(out)
-def fields(b):
-    i = 0
-    while i < len(b):
-        start = i
-        k, i = varint(b, i)
-        if k & 7 == 2:
-            n, j = varint(b, i); payload = b[j:j + n]; i = j + n
-        elif k & 7 == 0:
-            _, i = varint(b, i); payload = None
-        elif k & 7 == 1: i += 8; payload = None
-        else: i += 4; payload = None
-        yield k >> 3, k & 7, b[start:i], payload
-def ld(field, payload):
-    return enc(field << 3 | 2) + enc(len(payload)) + payload
-def plane_name(p):
-    for f, w, raw, pl in fields(p):
-        if f == 2 and w == 2: return pl.decode()
-    return ""
+from xspace import fields, rewrite_device_lines
+
+def header_last(line):
+    head = [r for f, w, r, _ in fields(line) if f != 4]
+    evs = [r for f, w, r, _ in fields(line) if f == 4]
+    return b"".join(evs) + b"".join(head)
+
 b = open(sys.argv[1], "rb").read()
-out = bytearray()
-for f, w, raw, pl in fields(b):
-    if f == 1 and plane_name(pl).startswith("/device:"):
-        np = bytearray()
-        for pf, pw, praw, ppl in fields(pl):
-            if pf == 3 and pw == 2:  # a line: its header fields after its events
-                head = [r for lf, lw, r, _ in fields(ppl) if lf != 4]
-                evs = [r for lf, lw, r, _ in fields(ppl) if lf == 4]
-                np += ld(3, b"".join(evs) + b"".join(head))
-            else:
-                np += praw
-        out += ld(1, bytes(np))
-    else:
-        out += raw
-open(sys.argv[2], "wb").write(out)
+open(sys.argv[2], "wb").write(rewrite_device_lines(b, header_last))
