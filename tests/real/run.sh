@@ -12,24 +12,21 @@
 set -u
 TFD=${TFD:-build/rel/tfdoctor}
 export LC_ALL=C
-pass=0
-fail=0
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+SUITE=real
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 
 for d in examples/real-*/; do
 	d=${d%/}
 	cap=$(ls "$d"/*.xplane.pb 2>/dev/null | head -1)
 	if [ -z "$cap" ] || [ ! -f "$d/truth.json" ]; then
-		echo "FAIL real: $d has no capture or no truth.json" >&2
-		fail=$((fail + 1))
+		bad "$d has no capture or no truth.json"
 		continue
 	fi
 	$TFD analyze -q -f json "$cap" >"$T/out.json" 2>"$T/err"
 	rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
-		echo "FAIL real: $d: analyze exited $rc: $(head -2 "$T/err")" >&2
-		fail=$((fail + 1))
+		bad "$d: analyze exited $rc: $(head -2 "$T/err")"
 		continue
 	fi
 	res=$(python3 - "$T/out.json" "$d/truth.json" "$d" <<'PY'
@@ -68,13 +65,9 @@ PY
 )
 	while IFS= read -r line; do
 		case "$line" in
-		ok*) pass=$((pass + 1)) ;;
-		FAIL*)
-			echo "FAIL real: ${line#FAIL }" >&2
-			fail=$((fail + 1))
-			;;
+		ok*) ok ;;
+		FAIL*) bad "${line#FAIL }" ;;
 		esac
 	done <<<"$res"
 done
-echo "real: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
