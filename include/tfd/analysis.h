@@ -384,6 +384,9 @@ const char *tfd_bound_name(enum tfd_bound b);
  * span to profile instead ("capture too short to judge: 1 step. Profile
  * 20 steps or more after warm-up: ...") into buf. */
 bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len);
+/* The same of a's first (focus) host, when a found tf.data: what the text,
+ * HTML and Markdown reports lead with. */
+bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len);
 
 /* The share of host h's focus pipeline's steady-state window in which its
  * Python runs (a from_generator source, the Python ops of a map's

@@ -149,3 +149,8 @@ bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
 		 h->all.nsteps, h->all.nsteps == 1 ? "" : "s", TFD_WANT_STEPS);
 	return true;
 }
+
+bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len)
+{
+	return a->any_tfdata && a->nhosts && tfd_too_short(&a->hosts[0], buf, len);
+}

@@ -679,7 +679,7 @@ static void too_short_html(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	char hint[512];
 
-	if (a->any_tfdata && a->nhosts && tfd_too_short(&a->hosts[0], hint, sizeof(hint))) {
+	if (tfd_analysis_too_short(a, hint, sizeof(hint))) {
 		tfd_buf_puts(b, "<p class=\"reg\" data-kind=\"too-short\">");
 		esc(b, hint);
 		tfd_buf_puts(b, ".</p>\n");
@@ -858,7 +858,7 @@ static void too_short_md(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	char hint[512];
 
-	if (a->any_tfdata && a->nhosts && tfd_too_short(&a->hosts[0], hint, sizeof(hint))) {
+	if (tfd_analysis_too_short(a, hint, sizeof(hint))) {
 		tfd_buf_puts(b, "**");
 		tfd_buf_put_md(b, hint);
 		tfd_buf_puts(b, ".**\n\n");

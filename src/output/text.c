@@ -337,7 +337,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
 	char t1[32], why[200], shortw[512];
 
-	if (a->any_tfdata && tfd_too_short(f, shortw, sizeof(shortw)))
+	if (tfd_analysis_too_short(a, shortw, sizeof(shortw)))
 		tfd_buf_printf(b, "%s.\n\n", shortw);
 	if (!a->any_tfdata) {
 		tfd_buf_puts(b, "verdict: no tf.data activity captured. If the job uses tf.data, "
