@@ -1,5 +1,5 @@
 /* infile.h - reading a small input file (a rule file, a partial, a synth
- * spec) whole, without ever waiting on it.
+ * spec) whole, without ever waiting on it; and a path's directory.
  *
  * The file is opened non-blocking and must be a regular file: a FIFO, a
  * socket, a device or a directory is refused at once (opening a FIFO for
@@ -19,5 +19,9 @@
  * N MiB"). An empty file is read as *len 0. On error *buf is NULL. */
 enum tfd_status tfd_read_regular(const char *path, size_t max, const char *what, char **buf,
 				 size_t *len, struct tfd_err *err);
+
+/* The directory part of path into buf: "." for a bare name, "/" for a name
+ * at the root; cut as snprintf cuts. Returns buf. */
+const char *tfd_path_dir(const char *path, char *buf, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,4 +60,15 @@ enum tfd_status tfd_read_regular(const char *path, size_t max, const char *what,
 	*buf = b;
 	*len = n;
 	return TFD_OK;
+}
+
+const char *tfd_path_dir(const char *path, char *buf, size_t len)
+{
+	const char *sl = strrchr(path, '/');
+
+	if (!sl)
+		snprintf(buf, len, ".");
+	else
+		snprintf(buf, len, "%.*s", sl == path ? 1 : (int)(sl - path), path);
+	return buf;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tfd/buf.h"
+#include "tfd/infile.h"
 #include "tfd/outfile.h"
 
 struct tfd_outguard_item {
@@ -287,12 +288,9 @@ enum tfd_status tfd_output_check(const char *path, struct tfd_err *err)
 	if (lstat(path, &st) == 0) /* a symlink to nothing: refused when writing */
 		return TFD_OK;
 	slash = strrchr(path, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if ((size_t)(slash - path) >= sizeof(dir))
+	if (slash && (size_t)(slash - path) >= sizeof(dir))
 		return tfd_fail(err, TFD_E_IO, "%s: path too long", path);
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	tfd_path_dir(path, dir, sizeof(dir));
 	if (stat(dir, &st) != 0)
 		return tfd_fail(err, TFD_E_IO, "%s: cannot create a file in '%s': %s", path, dir,
 				strerror(errno));

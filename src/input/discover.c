@@ -22,6 +22,7 @@
 #include "input_impl.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
+#include "tfd/infile.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
 #include "tfd/vec.h"
@@ -676,17 +677,6 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 
 /* The host files paths name, in host order (the shard applied), with
  * discovery's notes and the run name set on cap. */
-/* The directory part of path ("." for none) into buf. */
-static void dir_of(const char *path, char *buf, size_t len)
-{
-	const char *sl = strrchr(path, '/');
-
-	if (!sl)
-		snprintf(buf, len, ".");
-	else
-		snprintf(buf, len, "%.*s", (int)(sl - path), path);
-}
-
 /* Each capture once: a file given twice (the same directory twice, a link
  * to it) is read once, and a host's capture in two formats side by side
  * (h.xplane.pb and h.trace.json.gz) is read from the better one, as a run
@@ -720,8 +710,8 @@ static void dedupe_files(strvec *files, strvec *notes)
 				continue;
 			tfd_host_from_path(files->v[i], hi, sizeof(hi));
 			tfd_host_from_path(files->v[j], hj, sizeof(hj));
-			dir_of(files->v[i], di, sizeof(di));
-			dir_of(files->v[j], dj, sizeof(dj));
+			tfd_path_dir(files->v[i], di, sizeof(di));
+			tfd_path_dir(files->v[j], dj, sizeof(dj));
 			if (strcmp(hi, hj) == 0 && strcmp(di, dj) == 0) {
 				why = "the same host's capture is";
 				break;

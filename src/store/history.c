@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "history_impl.h"
+#include "tfd/infile.h"
 
 struct tfd_history {
 	sqlite3 *db;
@@ -139,14 +140,9 @@ static enum db_kind db_kind(struct tfd_history *h)
 static const char *write_trouble(const char *path)
 {
 	char dir[4200];
-	const char *sl = strrchr(path, '/');
 	struct statvfs vs;
 
-	if (!sl)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", sl == path ? 1 : (int)(sl - path), path);
-	if (statvfs(dir, &vs) != 0)
+	if (statvfs(tfd_path_dir(path, dir, sizeof(dir)), &vs) != 0)
 		return NULL;
 	if (vs.f_flag & ST_RDONLY)
 		return "the file system is read-only";
