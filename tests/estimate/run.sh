@@ -42,6 +42,17 @@ def spec_index(long_name, nstages):
     depth = len(long_name.split("::")) - 2
     return nstages - depth
 
+def judge(err, line):
+    """An estimate within TOL of its re-simulated effect passes."""
+    global passed, failed
+    if err <= TOL:
+        passed += 1
+        if os.environ.get("VERBOSE"):
+            print("ok   " + line)
+    else:
+        failed += 1
+        print("FAIL estimate " + line, file=sys.stderr)
+
 for spec in specs:
     name = os.path.basename(spec)[:-5]
     try:
@@ -88,13 +99,7 @@ for spec in specs:
         line = "%s: %s %s %s %g: predicted %.0f ns, re-simulated %.0f ns (%.1f%%)" % (
             name, est["rule"], est["stage_long_name"].split("::")[-1], e["of"], factor,
             predicted, measured, 100 * err)
-        if err <= TOL:
-            passed += 1
-            if os.environ.get("VERBOSE"):
-                print("ok   " + line)
-        else:
-            failed += 1
-            print("FAIL estimate " + line, file=sys.stderr)
+        judge(err, line)
     except Exception as ex:  # a broken case is a failure, never a skip
         failed += 1
         print("FAIL estimate %s: %s" % (name, ex), file=sys.stderr)
@@ -136,13 +141,7 @@ for spec in specs:
             err = abs(predicted / measured - 1) if predicted else float("inf")
             line = "%s: %s %s: step %.2fx predicted, %.2fx re-simulated (%.1f%%)" % (
                 name, f["rule"], f["class"], predicted or 0, measured, 100 * err)
-            if err <= TOL:
-                passed += 1
-                if os.environ.get("VERBOSE"):
-                    print("ok   " + line)
-            else:
-                failed += 1
-                print("FAIL estimate " + line, file=sys.stderr)
+            judge(err, line)
     except Exception as ex:
         failed += 1
         print("FAIL estimate %s (audit): %s" % (name, ex), file=sys.stderr)
