@@ -4,8 +4,12 @@
  * of spans in time order, decoded as the sweep asks for them, so memory is
  * the planes' metadata and one cursor per line, whatever the events. An
  * event's kind comes from its metadata's name, its step from its group_id
- * stat; a copy to the device adds the bytes its memcpy_details stat says. A line found out of time
- * order is decoded whole, sorted, and the sweep made again. */
+ * stat; a copy to the device adds the bytes its memcpy_details stat says.
+ * A line found out of time order is read through a reordering window;
+ * failing that, as blocks of events whose time ranges do not overlap (a
+ * line written latest first), each decoded and sorted when the sweep gets
+ * to it; failing that, decoded whole and sorted. Each time the sweep is
+ * made again. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,13 +38,22 @@ struct dline {
 	int64_t ts_ns;
 	bool bad; /* an event is malformed */
 	/* how it is read: 0 as it comes, 1 through a reordering window
-	 * (win, a min-heap by start), 2 whole and sorted (sorted) */
+	 * (win, a min-heap by start), 2 whole and sorted (sorted), 3 by
+	 * blocks in time order (blk, each decoded into win and sorted) */
 	int mode;
 	struct tfd_dev_span *win;
 	size_t nwin;
+	struct dblock *blk;
+	size_t nblk, blk_i, win_at;
 	struct tfd_dev_array sorted;
 	uint64_t sorted_bytes; /* its copies' bytes when read whole */
 	size_t nspans;	       /* given to the sweep */
+};
+
+/* BLOCK events of a line from offset off, their starts within [lo, hi]. */
+struct dblock {
+	size_t off, n;
+	int64_t lo, hi;
 };
 
 struct tfd_dev_reader {
@@ -305,6 +318,9 @@ static bool line_read(struct dline *l, struct tfd_dev_span *out, uint64_t *bytes
 
 /* The reordering window: spans read ahead, the earliest given first. */
 #define REORDER 4096
+/* events per block of a line read by blocks (it decodes one at a time) */
+#define BLOCK 4096
+_Static_assert(BLOCK <= REORDER, "a block is decoded into the window's array");
 
 static void win_push(struct dline *l, const struct tfd_dev_span *sp)
 {
@@ -339,6 +355,52 @@ static struct tfd_dev_span win_pop(struct dline *l)
 	return top;
 }
 
+/* Spans by start, then by every field: the order of equal starts does
+ * not depend on the sort's. */
+static int span_cmp(const void *a, const void *b)
+{
+	const struct tfd_dev_span *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->has_group != y->has_group)
+		return x->has_group ? 1 : -1;
+	return (x->group > y->group) - (x->group < y->group);
+}
+
+/* The next span of a line read by blocks: the next block in time order is
+ * decoded into win and sorted when the one before is used up. */
+static bool block_next(struct dline *l, struct tfd_dev_span *out)
+{
+	while (l->win_at >= l->nwin) {
+		const struct dblock *b;
+		struct tfd_dev_span sp;
+		uint64_t bytes = 0;
+		const uint8_t *done;
+
+		if (l->blk_i >= l->nblk)
+			return false;
+		b = &l->blk[l->blk_i++];
+		l->p = l->start + b->off;
+		done = l->p;
+		l->nwin = l->win_at = 0;
+		while (l->nwin < b->n && line_read(l, &sp, &bytes)) {
+			l->r->h2d_bytes += bytes;
+			l->win[l->nwin++] = sp;
+		}
+		qsort(l->win, l->nwin, sizeof(*l->win), span_cmp);
+		if (l->r->mapped)
+			tfd_pages_release(&done, l->p, 0);
+	}
+	*out = l->win[l->win_at++];
+	l->nspans++;
+	return true;
+}
+
 static bool line_next(void *ctx, struct tfd_dev_span *out)
 {
 	struct dline *l = ctx;
@@ -359,6 +421,8 @@ static bool line_next(void *ctx, struct tfd_dev_span *out)
 			tfd_pages_release(&l->released, l->p, (size_t)64 << 10);
 		return true;
 	}
+	if (l->mode == 3)
+		return block_next(l, out);
 	if (l->mode == 2) {
 		if (l->sorted.at >= l->sorted.n)
 			return false;
@@ -399,13 +463,72 @@ static void line_sort(struct dline *l)
 	l->mode = 2;
 }
 
-/* Line l found out of order: read through the window, or whole. */
+static int block_cmp(const void *a, const void *b)
+{
+	const struct dblock *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Line l as blocks of BLOCK events (their offsets and time ranges, one pass
+ * that keeps no span), put in time order: true when no two blocks' ranges
+ * overlap, so that sorting each block alone gives the line in order (a
+ * line written latest first, or in shuffled chunks); the memory is one
+ * block's, whatever the line's length. */
+static bool line_blocks(struct dline *l)
+{
+	struct tfd_dev_span sp;
+	uint64_t bytes;
+	size_t cap = 0;
+
+	l->p = l->released = l->start;
+	l->nblk = 0;
+	for (;;) {
+		size_t off = (size_t)(l->p - l->start);
+		bool got = line_read(l, &sp, &bytes);
+
+		if (!got)
+			break;
+		if (!l->nblk || l->blk[l->nblk - 1].n == BLOCK) {
+			if (l->nblk == cap) {
+				cap = cap ? 2 * cap : 64;
+				l->blk = xrealloc(l->blk, cap * sizeof(*l->blk));
+			}
+			l->blk[l->nblk++] = (struct dblock){off, 0, sp.start_ns, sp.start_ns};
+		}
+		l->blk[l->nblk - 1].n++;
+		if (sp.start_ns < l->blk[l->nblk - 1].lo)
+			l->blk[l->nblk - 1].lo = sp.start_ns;
+		if (sp.start_ns > l->blk[l->nblk - 1].hi)
+			l->blk[l->nblk - 1].hi = sp.start_ns;
+		if (l->r->mapped)
+			tfd_pages_release(&l->released, l->p, (size_t)64 << 10);
+	}
+	if (l->bad)
+		return true; /* said by the caller; nothing more to read */
+	if (l->nblk > 1)
+		qsort(l->blk, l->nblk, sizeof(*l->blk), block_cmp);
+	for (size_t i = 1; i < l->nblk; i++)
+		if (l->blk[i].lo < l->blk[i - 1].hi)
+			return false;
+	if (!l->win)
+		l->win = xmalloc(BLOCK * sizeof(*l->win));
+	return true;
+}
+
+/* Line l found out of order: read through the window, else by blocks,
+ * else whole. */
 static void line_reorder(struct dline *l)
 {
 	if (l->mode == 0) {
 		l->win = xmalloc(REORDER * sizeof(*l->win));
 		l->mode = 1;
+	} else if (l->mode == 1 && line_blocks(l)) {
+		l->mode = 3;
 	} else {
+		free(l->blk);
+		l->blk = NULL;
+		l->nblk = 0;
 		line_sort(l);
 	}
 }
@@ -433,6 +556,7 @@ void tfd_dev_reader_free(struct tfd_dev_reader *r)
 	for (size_t i = 0; i < r->lines.n; i++) {
 		free(r->lines.v[i]->sorted.v);
 		free(r->lines.v[i]->win);
+		free(r->lines.v[i]->blk);
 		free(r->lines.v[i]);
 	}
 	vec_free(&r->planes);
@@ -525,6 +649,7 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 			l->p = l->released = l->start;
 			l->sorted.at = 0;
 			l->nwin = 0;
+			l->blk_i = l->win_at = 0;
 			l->nspans = 0;
 			src[i] = (struct tfd_dev_source){line_next, l};
 		}

@@ -55,7 +55,8 @@ struct host {
 	uint64_t rng;
 	int64_t elements; /* element id counter */
 	int large_ids;
-	int64_t gil_free; /* when the Python GIL is next free (py ops hold it) */
+	bool dev_reversed; /* the spec's device_order "reversed" */
+	int64_t gil_free;  /* when the Python GIL is next free (py ops hold it) */
 };
 
 static uint64_t rnd(struct host *h)
@@ -757,7 +758,7 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		plane_len += 1 + varint_len(lb->len) + lb->len;
 	}
 	if (h->dev.n)
-		synth_device_plane(&dev, &h->dev);
+		synth_device_plane(&dev, &h->dev, h->dev_reversed);
 	f = fopen(path, "wb");
 	if (!f) {
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
@@ -961,6 +962,7 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 		memset(&h, 0, sizeof(h));
 		h.rng = (sp.seed + 1) * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 7919;
 		h.large_ids = sp.large_ids;
+		h.dev_reversed = sp.dev_reversed;
 		snprintf(name, sizeof(name), "worker-%d", i);
 		simulate(&h, &sp, i == sp.slow_host ? sp.slow_factor : 1.0, steps);
 		for (size_t t = 0; t < h.threads.n; t++)

@@ -50,13 +50,13 @@ int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double co
 static const char *const dline_names[] = {"Stream #13(MemcpyH2D)", "Stream #14(Compute)", "Steps"};
 static const char *const dmeta_names[] = {"MemcpyH2D", "volta_sgemm_128x64_nn", "step"};
 
-static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind)
+static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind, bool reversed)
 {
 	pb_int(line, 1, 13 + kind);
 	pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
 	pb_int(line, 3, 0);
-	for (size_t k = 0; k < v->n; k++) {
-		const struct dspan *d = &v->v[k];
+	for (size_t i = 0; i < v->n; i++) {
+		const struct dspan *d = &v->v[reversed ? v->n - 1 - i : i];
 		struct tfd_buf ev, st;
 
 		if (d->kind != kind)
@@ -102,7 +102,7 @@ void synth_device_sort(dspan_vec *v)
 		qsort(v->v, v->n, sizeof(*v->v), dspan_cmp);
 }
 
-void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v)
+void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed)
 {
 	pb_int(dev, 1, 2);
 	pb_bytes(dev, 2, "/device:GPU:0", 13);
@@ -110,7 +110,7 @@ void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v)
 		struct tfd_buf line;
 
 		tfd_buf_init(&line);
-		device_line(&line, v, kind);
+		device_line(&line, v, kind, reversed);
 		pb_bytes(dev, 3, line.s, line.len);
 		tfd_buf_release(&line);
 	}

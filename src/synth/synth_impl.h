@@ -96,7 +96,8 @@ struct spec {
 	char name[128], expect[128], expect_host[64], root[32], run[64];
 	struct device_spec dev;
 	int hosts, steps, slow_host, large_ids, xplane, json, device_events, other_events;
-	int fn_events; /* enum fn_style */
+	int fn_events;	   /* enum fn_style */
+	bool dev_reversed; /* device lines written latest event first */
 	double compute_us, slow_factor;
 	uint64_t seed;
 	struct stage_spec st[32];
@@ -110,8 +111,10 @@ int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double co
 			  int64_t from, double jitter);
 /* dev's events in time order, as a profiler writes a line's. */
 void synth_device_sort(dspan_vec *v);
-/* The GPU plane of dev's events (an XPlane message's bytes). */
-void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v);
+/* The GPU plane of dev's events (an XPlane message's bytes); reversed:
+ * each line's events latest first (legal protobuf, as a rewriting tool
+ * may leave them). */
+void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed);
 /* The same as a Chrome trace's device process: events after a comma each. */
 void synth_json_device(FILE *f, const dspan_vec *v);
 /* XSpace encoding helpers of synth.c: a length-delimited field, an integer

@@ -87,6 +87,7 @@ static const char *const top_keys[] = {"name",
 				       "device_events_per_step",
 				       "host_other_events_per_step",
 				       "function_events",
+				       "device_order",
 				       "device",
 				       "stages"};
 static const char *const stage_keys[] = {
@@ -215,6 +216,11 @@ static enum tfd_status spec_numbers(const cJSON *root, struct spec *sp, const ch
 	if (it && spec_device(it, sp, path, err))
 		return TFD_E_USAGE;
 	sp->large_ids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "large_ids"));
+	it = cJSON_GetObjectItemCaseSensitive(root, "device_order");
+	if (it && (!cJSON_IsString(it) || (strcmp(it->valuestring, "time") != 0 &&
+					   strcmp(it->valuestring, "reversed") != 0)))
+		return spec_err(err, path, "'device_order' is \"time\" or \"reversed\"");
+	sp->dev_reversed = it && strcmp(it->valuestring, "reversed") == 0;
 	if (sp->hosts < 1 || sp->hosts > 64 || sp->steps < 1 || sp->steps > 100000000 ||
 	    sp->compute_us < 0 || sp->device_events < 0 || sp->device_events > 100000)
 		return spec_err(err, path,

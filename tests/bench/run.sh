@@ -167,6 +167,34 @@ if [ "${BENCH_FLEET:-1}" = 1 ]; then
 		printf "an 8-node cluster: %.2fx one process (slowest task + merge; one process uses every core here)\n", o / (m + g) }'
 fi
 
+# ---- device lines out of order ------------------------------------------------------
+# (BENCH_DEVREV=0 skips) the device-heavy spec at 150 MB with every device line
+# written latest first (legal protobuf): read by blocks in time order, its peak
+# RSS stays within 2x of the same capture in order (issue 44: 768 MB against 10)
+if [ "${BENCH_DEVREV:-1}" = 1 ]; then
+	declare -A dev_rss dev_t
+	for order in time reversed; do
+		d="$W/device-$order-150"
+		if [ ! -f "$d/done" ]; then
+			rm -rf "$d"
+			python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["device_order"] = sys.argv[2]; print(json.dumps(s))' \
+				tests/bench/device-heavy.json "$order" >"$W/device-$order.json"
+			probe=$($TFD synth -o "$W/probe" "$W/device-$order.json" | sed 's/.* \([0-9]*\) bytes.*/\1/')
+			rm -rf "$W/probe"
+			$TFD synth -q --scale "$(awk -v p="$probe" 'BEGIN { printf "%.4f", 150e6 / p }')" -o "$d" "$W/device-$order.json" && touch "$d/done"
+		fi
+		f=$(ls "$d"/plugins/profile/*/*.xplane.pb)
+		cat "$f" >/dev/null
+		read -r t r rc < <(best one "$TFD" analyze -q -f json -o - "$f")
+		[ "$rc" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
+		dev_rss[$order]=$r
+		dev_t[$order]=$t
+	done
+	awk -v a="${dev_rss[time]}" -v b="${dev_rss[reversed]}" -v ta="${dev_t[time]}" -v tb="${dev_t[reversed]}" -v i="$idle" 'BEGIN {
+		printf "\ndevice lines, 150 MB: in order %.3f s %.1f MB, reversed %.3f s %.1f MB (RSS over idle)\n", ta, (a - i) / 1024, tb, (b - i) / 1024 }'
+	targets+=("device lines reversed / in order, peak RSS over idle|$(awk -v a="${dev_rss[time]}" -v b="${dev_rss[reversed]}" -v i="$idle" 'BEGIN { printf "%.2f", (b - i) / (a - i) }')|x|<=|2")
+fi
+
 # (BENCH_RULES=0 skips) loading a rule table grows with the number of rules,
 # not its square: 100k rules against 10k (issue 35: 100k took a minute)
 if [ "${BENCH_RULES:-1}" = 1 ]; then

@@ -1445,8 +1445,9 @@ static struct tfd_device device_of(struct t *t, const uint8_t *p, size_t len,
 }
 
 /* A device line out of time order reads the same as in order: a few
- * events swapped (the reordering window), and every event reversed
- * (more than the window holds: the line is sorted whole). */
+ * events swapped (the reordering window), every event reversed (more than
+ * the window holds: read by blocks, each sorted), and shuffled (blocks
+ * overlap: the line is sorted whole). */
 static void device_line_order(struct t *t)
 {
 	char dir[] = "/tmp/tfd-unit-XXXXXX", f[4400] = "";
@@ -1478,7 +1479,9 @@ static void device_line_order(struct t *t)
 	T_TRUE(kl && kl->n_events > 3 * 4096);
 	d0 = device_of(t, data, len, &s0);
 	T_TRUE(d0.read && d0.nsteps > 0);
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
+		uint64_t rng = 0x9e3779b97f4a7c15u;
+
 		if (round == 0) /* neighbours swapped */
 			for (size_t i = 0; i + 1 < kl->n_events; i += 2) {
 				Tfdpb__XEvent *x = kl->events[i];
@@ -1486,10 +1489,22 @@ static void device_line_order(struct t *t)
 				kl->events[i] = kl->events[i + 1];
 				kl->events[i + 1] = x;
 			}
-		else /* reversed (after the swaps) */
+		else if (round == 1) /* reversed (after the swaps) */
 			for (size_t i = 0, j = kl->n_events - 1; i < j; i++, j--) {
 				Tfdpb__XEvent *x = kl->events[i];
 
+				kl->events[i] = kl->events[j];
+				kl->events[j] = x;
+			}
+		else /* shuffled */
+			for (size_t i = kl->n_events - 1; i > 0; i--) {
+				size_t j;
+				Tfdpb__XEvent *x = kl->events[i];
+
+				rng ^= rng << 13;
+				rng ^= rng >> 7;
+				rng ^= rng << 17;
+				j = (size_t)(rng % (i + 1));
 				kl->events[i] = kl->events[j];
 				kl->events[j] = x;
 			}
