@@ -26,6 +26,7 @@
 
 #include "tfd/capture.h"
 #include "tfd/err.h"
+#include "tfd/families.h"
 
 /* XProf: a root iterator call slower than this is a slow call. */
 #define TFD_SLOW_CALL_NS 50000
@@ -104,6 +105,8 @@ struct tfd_segment {
 	bool parallelism_observed;
 	double par_lo, par_hi;	 /* the least and most in force in the window
 				  * (equal: it did not change; 0: not said) */
+	double cyc_lo, cyc_hi;	 /* the same of an interleave's cycle_length */
+	double buf_lo, buf_hi;	 /* the same of its owner's buffer_limit */
 	bool gil;		 /* a Python op holds most of its function: its capacity is
 				  * the observed rate (capacity.c gil_bound) */
 	size_t nthreads;	 /* threads seen doing its work */
@@ -360,18 +363,6 @@ const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segm
  * parent call (Produce/Consume, overlap, or never linked). */
 bool tfd_stage_is_async_edge(const struct tfd_stage *s);
 
-/* Normalized family of an iterator's short name: drops "[N]" indices and
- * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,
- * ForeverRepeat/FiniteRepeat -> Repeat). Writes into buf. */
-const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
-/* Number of "::" components of an iterator name: 2 for a root
- * ("Iterator::Model"). */
-int tfd_iter_parts(const char *name);
-/* Last "::" component of a long name. */
-const char *tfd_iter_short(const char *long_name);
-/* Whether a normalized family runs its input on threads of its own
- * (Prefetch, ParallelMap, ParallelInterleave, MapAndBatch, ...). */
-bool tfd_family_is_async(const char *family);
 /* "highly", "moderately", "not" or "unknown" (a static string). */
 const char *tfd_bound_name(enum tfd_bound b);
 

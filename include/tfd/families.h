@@ -70,4 +70,19 @@ const struct tfd_family *tfd_family_of_produce(const char *name, size_t *index);
 /* The same for a Consume event. */
 const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index);
 
+/* The names TensorFlow gives iterators (families.c). */
+
+/* Normalized family of an iterator's short name: drops "[N]" indices and
+ * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,
+ * ForeverRepeat/FiniteRepeat -> Repeat). Writes into buf. */
+const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
+/* Number of "::" components of an iterator name: 2 for a root
+ * ("Iterator::Model"). */
+int tfd_iter_parts(const char *name);
+/* Last "::" component of a long name. */
+const char *tfd_iter_short(const char *long_name);
+/* Whether a normalized family runs its input on threads of its own
+ * (Prefetch, ParallelMap, ParallelInterleave, MapAndBatch, ...). */
+bool tfd_family_is_async(const char *family);
+
 #endif

@@ -1,4 +1,5 @@
-/* families.c - the tf.data vocabulary table (see families.h).
+/* families.c - the tf.data vocabulary table and the names TensorFlow gives
+ * iterators (see families.h).
  *
  * Sources: TensorFlow's dataset ops and their TraceMe names, the
  * Produce/Consume events of the async ops (throughput-model.md 4), and the
@@ -6,6 +7,7 @@
  * 1.10, exact names as that tool matched them). The rows with Produce and
  * Consume events stay in this order: xprof mode links them in it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "tfd/families.h"
@@ -196,4 +198,60 @@ const struct tfd_family *tfd_family_of_produce(const char *name, size_t *index)
 const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index)
 {
 	return event_row(name, false, index);
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+const char *tfd_iter_short(const char *long_name)
+{
+	const char *p = long_name, *last = long_name;
+
+	while ((p = strstr(p, "::")) != NULL) {
+		p += 2;
+		last = p;
+	}
+	return last;
+}
+
+int tfd_iter_parts(const char *name)
+{
+	int n = 1;
+	const char *p = name;
+
+	while ((p = strstr(p, "::")) != NULL) {
+		p += 2;
+		n++;
+	}
+	return n;
+}
+
+const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
+{
+	const char *canon;
+	size_t n = 0;
+
+	/* copy up to a "[" (input index) */
+	while (short_name[n] && short_name[n] != '[' && n + 1 < len) {
+		buf[n] = short_name[n];
+		n++;
+	}
+	buf[n] = '\0';
+	/* drop a trailing V<digits> op version */
+	if (n > 2) {
+		size_t k = n;
+
+		while (k > 0 && buf[k - 1] >= '0' && buf[k - 1] <= '9')
+			k--;
+		if (k < n && k > 1 && buf[k - 1] == 'V' && buf[k - 2] >= 'a' && buf[k - 2] <= 'z')
+			buf[k - 1] = '\0';
+	}
+	canon = tfd_family_alias(buf); /* MemoryCacheImpl -> MemoryCache, ... */
+	if (canon)
+		snprintf(buf, len, "%s", canon);
+	return buf;
+}
+
+bool tfd_family_is_async(const char *family)
+{
+	return tfd_family_has(family, TFD_FAM_ASYNC);
 }

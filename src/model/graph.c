@@ -17,60 +17,6 @@
 
 /* ---- names ------------------------------------------------------------- */
 
-const char *tfd_iter_short(const char *long_name)
-{
-	const char *p = long_name, *last = long_name;
-
-	while ((p = strstr(p, "::")) != NULL) {
-		p += 2;
-		last = p;
-	}
-	return last;
-}
-
-int tfd_iter_parts(const char *name)
-{
-	int n = 1;
-	const char *p = name;
-
-	while ((p = strstr(p, "::")) != NULL) {
-		p += 2;
-		n++;
-	}
-	return n;
-}
-
-const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
-{
-	const char *canon;
-	size_t n = 0;
-
-	/* copy up to a "[" (input index) */
-	while (short_name[n] && short_name[n] != '[' && n + 1 < len) {
-		buf[n] = short_name[n];
-		n++;
-	}
-	buf[n] = '\0';
-	/* drop a trailing V<digits> op version */
-	if (n > 2) {
-		size_t k = n;
-
-		while (k > 0 && buf[k - 1] >= '0' && buf[k - 1] <= '9')
-			k--;
-		if (k < n && k > 1 && buf[k - 1] == 'V' && buf[k - 2] >= 'a' && buf[k - 2] <= 'z')
-			buf[k - 1] = '\0';
-	}
-	canon = tfd_family_alias(buf); /* MemoryCacheImpl -> MemoryCache, ... */
-	if (canon)
-		snprintf(buf, len, "%s", canon);
-	return buf;
-}
-
-bool tfd_family_is_async(const char *family)
-{
-	return tfd_family_has(family, TFD_FAM_ASYNC);
-}
-
 /* Whether the component of s that ends at s[at] (its "[N]" follows) is a
  * dataset with distinct inputs (TFD_FAM_MULTI_INPUT). */
 static bool distinct_inputs(const char *s, size_t at)
