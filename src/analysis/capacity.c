@@ -258,31 +258,118 @@ static int *thread_owners(struct ctx *c)
 	return owner;
 }
 
+/* A function thread no input segment owns (TensorFlow runs a function
+ * without inter-op parallelism on a pool thread, the inter-op pool's or
+ * the private one, which may also run the consumer's calls or another
+ * map's function): with several maps, each of its calls votes for the map
+ * whose input side ended a call last before it started (the element it was
+ * given to run); the thread is a map's when at least DISPATCH_SHARE of its
+ * votes are, else it stays unattributed (maps sharing one pool cannot be
+ * told apart by thread). */
+#define DISPATCH_SHARE 0.75
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The latest of v[0..n) (sorted) at or before t, or INT64_MIN. */
+static int64_t latest_before(const int64_t *v, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? v[lo - 1] : INT64_MIN;
+}
+
+static void dispatch_votes(struct ctx *c, int *owner)
+{
+	const struct tfd_cap_calls *in = c->in;
+	size_t nt = in->host->nthreads, ns = c->p->nstages;
+	VEC(int64_t) *ends = xcalloc(ns, sizeof(*ends));
+	uint32_t *votes = xcalloc(nt * ns, sizeof(uint32_t));
+	const uint8_t *fp = in->fns->buf, *fend = fp ? fp + in->fns->len : NULL;
+	struct tfd_fn_call f = {0, 0, 0, 0};
+
+	for (size_t k = 0; k < in->n; k++) {
+		uint32_t t = cap_thread(in, k);
+
+		if (t < nt && owner[t] >= 0 && c->fn_of[owner[t]] >= 0)
+			vec_push(&ends[owner[t]], tfd_times_end(&in->tm, k));
+	}
+	for (size_t q = 0; q < ns; q++)
+		if (ends[q].n)
+			qsort(ends[q].v, ends[q].n, sizeof(int64_t), cmp_i64);
+	while (tfd_fns_next(&fp, fend, &f)) {
+		int64_t best = INT64_MIN;
+		int bq = -1;
+
+		if (f.thread >= nt || owner[f.thread] >= 0)
+			continue;
+		for (size_t q = 0; q < ns; q++) {
+			int64_t e = latest_before(ends[q].v, ends[q].n, f.start_ns);
+
+			if (ends[q].n && e > best) {
+				best = e;
+				bq = (int)q;
+			}
+		}
+		if (bq >= 0)
+			votes[(size_t)f.thread * ns + (size_t)bq]++;
+	}
+	for (size_t t = 0; t < nt; t++) {
+		uint64_t all = 0, top = 0;
+		int tq = -1;
+
+		if (owner[t] >= 0)
+			continue;
+		for (size_t q = 0; q < ns; q++) {
+			all += votes[t * ns + q];
+			if (votes[t * ns + q] > top) {
+				top = votes[t * ns + q];
+				tq = (int)q;
+			}
+		}
+		if (tq >= 0 && (double)top >= DISPATCH_SHARE * (double)all)
+			owner[t] = tq;
+	}
+	for (size_t q = 0; q < ns; q++)
+		vec_free(&ends[q]);
+	free(ends);
+	free(votes);
+}
+
 /* Which map each function thread's calls belong to (owners_free() it): the
- * input segment owning the thread, else, for a function on a pool thread
- * that runs no iterator calls (TensorFlow without inter-op parallelism
- * runs it there), the pipeline's one map when there is one. */
+ * input segment owning the thread; else, for a function call on a pool
+ * thread (not inside an iterator call: those ran inline and are their
+ * stage's), the pipeline's one map when there is one, or the map that
+ * dispatched its calls (dispatch_votes). */
 static struct tfd_op_owners owners_make(struct ctx *c)
 {
-	const struct tfd_host *h = c->in->host;
-	bool *has_calls = xcalloc(h->nthreads + 1, sizeof(bool));
-	struct tfd_op_owners ow = {thread_owners(c), has_calls, 0, -1, c->fn_of};
+	struct tfd_op_owners ow = {thread_owners(c), 0, -1, c->fn_of};
 
-	for (size_t k = 0; k < c->in->n; k++)
-		if (cap_thread(c->in, k) < h->nthreads)
-			has_calls[cap_thread(c->in, k)] = true;
 	for (size_t i = 0; i < c->p->nstages; i++)
 		if (c->fn_of[i] >= 0) {
 			ow.only_map = (int)i;
 			ow.nmaps++;
 		}
+	if (ow.nmaps > 1)
+		dispatch_votes(c, (int *)ow.owner);
 	return ow;
 }
 
 static void owners_free(struct tfd_op_owners *ow)
 {
 	free((void *)ow->owner);
-	free((void *)ow->has_calls);
 }
 
 /* User-function work of every async map, from the host's function calls. */

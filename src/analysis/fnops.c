@@ -17,7 +17,7 @@ int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 {
 	if (ow->owner[t] >= 0)
 		return ow->owner[t];
-	return !ow->has_calls[t] && ow->nmaps == 1 ? ow->only_map : -1;
+	return ow->nmaps == 1 ? ow->only_map : -1;
 }
 
 /* Whether sum k of fns is stage q's: a sum of its function threads (an

@@ -99,11 +99,11 @@ struct tfd_fns; /* graph.h */
  * and Consume events. */
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out);
 /* Which map a function thread's calls belong to (the capacity pass's
- * choice): owner[t] (a stage, -1), else the one map of the pipeline for a
- * thread without iterator calls; fn_of[q] >= 0 for a map with a function. */
+ * choice): owner[t] (a stage, -1), else the one map of the pipeline (the
+ * calls counted are never inside an iterator call); fn_of[q] >= 0 for a
+ * map with a function. */
 struct tfd_op_owners {
 	const int *owner;
-	const bool *has_calls;
 	int nmaps, only_map;
 	const int *fn_of;
 };

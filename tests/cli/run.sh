@@ -969,6 +969,30 @@ $TFD synth -q -o "$T/noops" tests/synth/04-parallel-map-at-limit.json
 run analyze -q "$T/noops"
 if [[ "$(tr -s ' \n' '  ' <<<"$out")" == *"inside ParallelMapV2's function: no op events were captured"* ]]; then ok; else bad "a map without op events: $(grep -A1 inside <<<"$out")"; fi
 
+# two parallel maps whose functions run as ::Run on pool threads that run
+# no iterator calls (a function without inter-op parallelism): each pool
+# thread is the map that hands it elements, so each map gets its own work
+# and ops (both were "not captured" and the limit only inferred)
+cat > "$T/pool.json" <<'EOF2'
+{"name": "two-maps-on-pools", "steps": 60, "step_compute_us": 200, "function_events": "run",
+ "stages": [{"kind": "TFRecord", "cost_us": 50},
+            {"kind": "ParallelMap", "parallelism": 4, "cost_us": 3000,
+             "ops": [{"type": "Transpose", "name": "map/transpose", "share": 0.76},
+                     {"type": "Cast", "name": "map/Cast", "share": 0.2}]},
+            {"kind": "ParallelMap", "parallelism": 2, "cost_us": 400,
+             "ops": [{"type": "Mul", "name": "map_1/mul", "share": 0.9}]},
+            {"kind": "Prefetch"}]}
+EOF2
+$TFD synth -q -o "$T/pool" "$T/pool.json"
+run analyze -q -f json "$T/pool"
+if [ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["hosts"][0]["pipelines"][0]
+tops = {s["long_name"].count("ParallelMapV2"): s["function_ops"][0]["type"] for s in p["stages"] if "function_ops" in s}
+assert tops == {1: "Mul", 2: "Transpose"}, tops
+assert d["summary"]["bottleneck_top_op"] == "Transpose" and p["capacity"]["inferred"] is False, d["summary"]' <<<"$out"; then ok; else bad "maps on pool threads: $rc $(head -c 300 <<<"$out")"; fi
+
 # a real capture with one root call (no capacity model): its maps still get
 # their ops (two parallel maps decode and parse, a sequential map flips)
 run analyze -q -f json examples/smdebug-8gpu
