@@ -47,14 +47,28 @@ struct iter {
 	/* the signature of its last call read (its parameters): a call with
 	 * the same one changes no parameter */
 	const struct tfd_sig *last_sig;
-	double last_par; /* the last numeric `parallelism` read, 0 none */
+	/* the last numeric value read of each parameter AUTOTUNE changes
+	 * (enum tfd_param_kind), 0 none */
+	double last_par[3];
 };
 
-/* A numeric `parallelism` an iterator's call carried, where it differs
- * from its call before on that thread (AUTOTUNE changes it; TensorFlow
- * writes "unavailable" when its lock is busy: those calls are skipped). */
+/* The parameters AUTOTUNE changes while a pipeline runs, as TensorFlow's
+ * iterator events carry them. */
+enum tfd_param_kind {
+	TFD_PARAM_PARALLELISM = 0, /* `parallelism`: calls in flight */
+	TFD_PARAM_CYCLE = 1,	   /* `cycle_length`: an interleave's open inputs */
+	TFD_PARAM_BUFFER = 2,	   /* `buffer_limit`: a prefetch's elements */
+};
+
+/* The parameter names of enum tfd_param_kind, in its order. */
+extern const char *const tfd_param_names[3];
+
+/* A numeric parameter an iterator's call carried, where it differs from
+ * its call before on that thread (AUTOTUNE changes it; TensorFlow writes
+ * "unavailable" when its lock is busy: those calls are skipped). */
 struct tfd_par_change {
 	int iter;
+	int what;     /* enum tfd_param_kind */
 	int64_t t_ns; /* the call's start */
 	double value;
 };

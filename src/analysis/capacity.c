@@ -97,24 +97,24 @@ static double series_over(const struct tfd_par_change *ch, size_t n, int64_t t0,
 	return t1 > t0 ? sum / (double)(t1 - t0) : v;
 }
 
-/* The parallelism stage q's calls carried over the window, weighted by
- * time (its iterators' largest: instances of one stage), 0 when no call
- * said a number (parameters over time, not the first call's: AUTOTUNE
- * ramps up from 1, and TensorFlow writes "unavailable" when the map's
- * lock is busy). */
-static double par_over(const struct ctx *c, int q, double *lo, double *hi)
+/* Parameter `what` (enum tfd_param_kind) stage q's calls carried over the
+ * window, weighted by time (its iterators' largest: instances of one
+ * stage), 0 when no call said a number (parameters over time, not the
+ * first call's: AUTOTUNE ramps up from 1, and TensorFlow writes
+ * "unavailable" when the map's lock is busy). */
+static double param_over(const struct ctx *c, int q, int what, double *lo, double *hi)
 {
 	const struct tfd_cap_calls *in = c->in;
 	double best = 0;
 
 	*lo = *hi = 0;
 	for (size_t k = 0; k < in->npar;) {
-		int it = in->par[k].iter;
+		int it = in->par[k].iter, w = in->par[k].what;
 		size_t e = k;
 
-		while (e < in->npar && in->par[e].iter == it)
+		while (e < in->npar && in->par[e].iter == it && in->par[e].what == w)
 			e++;
-		if (in->iter_stage[it] == q) {
+		if (in->iter_stage[it] == q && w == what) {
 			double l, h, v = series_over(in->par + k, e - k, c->t0, c->t1, &l, &h);
 
 			if (v > best) {
@@ -421,6 +421,28 @@ static void ops_only(struct ctx *c)
 	free(c->fn_of);
 }
 
+/* An async stage's input segment g: the buffer_limit over the window (said,
+ * not used) and, for a parallel interleave, its parallelism: the least of
+ * its cycle_length and its parallelism over the window (the first call's
+ * cycle_length when no call said one), else the threads seen. */
+static void input_params(const struct ctx *c, struct tfd_segment *g, const struct tfd_stage *o)
+{
+	double cyc, par;
+
+	param_over(c, g->owner, TFD_PARAM_BUFFER, &g->buf_lo, &g->buf_hi);
+	if (!is_interleave(o->family))
+		return;
+	cyc = param_over(c, g->owner, TFD_PARAM_CYCLE, &g->cyc_lo, &g->cyc_hi);
+	par = param_over(c, g->owner, TFD_PARAM_PARALLELISM, &g->par_lo, &g->par_hi);
+	if (!(cyc > 0))
+		cyc = param_pos(o, "cycle_length");
+	g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
+	if (g->parallelism <= 0) {
+		g->parallelism = g->nthreads ? (double)g->nthreads : 1;
+		g->parallelism_observed = true;
+	}
+}
+
 /* Work of the stages in segment sg (before segments are finished). */
 static int64_t input_busy(const struct ctx *c, int sg)
 {
@@ -453,20 +475,14 @@ static void finish_segments(struct ctx *c)
 		struct tfd_segment *g = &c->segs.v[gi];
 		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
 
-		if (g->kind == TFD_SEG_INPUT && is_interleave(o->family)) {
-			double cyc = param_pos(o, "cycle_length"),
-			       par = par_over(c, g->owner, &g->par_lo, &g->par_hi);
-
-			g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
-			if (g->parallelism <= 0) {
-				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
-				g->parallelism_observed = true;
-			}
+		if (g->kind == TFD_SEG_INPUT) {
+			input_params(c, g, o);
 		} else if (g->kind == TFD_SEG_FUNCTION) {
 			uint64_t known = o->fn_calls, unknown = c->fn_unknown[g->owner];
 
 			g->top_stage = g->owner;
-			g->parallelism = par_over(c, g->owner, &g->par_lo, &g->par_hi);
+			g->parallelism =
+			    param_over(c, g->owner, TFD_PARAM_PARALLELISM, &g->par_lo, &g->par_hi);
 			if (g->parallelism <= 0)
 				g->parallelism = param_pos(o, "num_parallel_calls");
 			if (g->parallelism <= 0) {

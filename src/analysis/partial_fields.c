@@ -58,6 +58,10 @@ static const struct fdesc segment_rows[] = {
     F(struct tfd_segment, "known", known, FK_BOOL),
     F(struct tfd_segment, "par_lo", par_lo, FK_DBL),
     F(struct tfd_segment, "par_hi", par_hi, FK_DBL),
+    F(struct tfd_segment, "cyc_lo", cyc_lo, FK_DBL),
+    F(struct tfd_segment, "cyc_hi", cyc_hi, FK_DBL),
+    F(struct tfd_segment, "buf_lo", buf_lo, FK_DBL),
+    F(struct tfd_segment, "buf_hi", buf_hi, FK_DBL),
     F(struct tfd_segment, "gil", gil, FK_BOOL),
 };
 

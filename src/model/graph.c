@@ -313,23 +313,28 @@ static void mark_produced(struct host_ctx *c, struct scan_state *ss, size_t k, u
 	c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 }
 
-/* A call's `parallelism` when its parameters differ from the call before. */
+const char *const tfd_param_names[3] = {"parallelism", "cycle_length", "buffer_limit"};
+
+/* A call's parameters AUTOTUNE changes, when its parameters differ from
+ * the call before. */
 static void note_par(struct host_ctx *c, int i, const struct tfd_event *e)
 {
 	struct iter *it = &c->iters.v[i];
-	const char *v;
-	double d;
-	char *end;
 
 	it->last_sig = e->sig;
-	v = tfd_event_param(e, "parallelism");
-	if (!v)
-		return;
-	d = strtod(v, &end);
-	if (end == v || !(d > 0) || d == it->last_par)
-		return;
-	it->last_par = d;
-	vec_push(&c->par, ((struct tfd_par_change){i, e->start_ns, d}));
+	for (int w = 0; w < 3; w++) {
+		const char *v = tfd_event_param(e, tfd_param_names[w]);
+		double d;
+		char *end;
+
+		if (!v)
+			continue;
+		d = strtod(v, &end);
+		if (end == v || !(d > 0) || d == it->last_par[w])
+			continue;
+		it->last_par[w] = d;
+		vec_push(&c->par, ((struct tfd_par_change){i, w, e->start_ns, d}));
+	}
 }
 
 /* An iterator event on thread t, inside top (or none): a call. */
@@ -347,7 +352,7 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 		it->pair = (int)(c->pairs.n - 1);
 		it->pair_thread = (uint32_t)t;
 		it->last_sig = NULL;
-		it->last_par = 0;
+		memset(it->last_par, 0, sizeof(it->last_par));
 	}
 	if (e->sig != it->last_sig)
 		note_par(c, i, e);
@@ -384,6 +389,8 @@ static int par_cmp(const void *a, const void *b)
 
 	if (x->iter != y->iter)
 		return x->iter < y->iter ? -1 : 1;
+	if (x->what != y->what)
+		return x->what < y->what ? -1 : 1;
 	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 

@@ -44,6 +44,19 @@ static double r4(double x)
 	return round(x * 10000.0) / 10000.0;
 }
 
+/* [lo, hi] of a parameter AUTOTUNE changed in the window (omitted when it
+ * did not change or no call said it). */
+static void add_range(cJSON *o, const char *key, double lo, double hi)
+{
+	cJSON *a;
+
+	if (!(lo > 0 && hi > lo))
+		return;
+	a = cJSON_AddArrayToObject(o, key);
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(lo));
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(hi));
+}
+
 /* The ops of a map's function by type: self time and share of its ops'
  * time, the most first. */
 static cJSON *fn_ops_json(const struct tfd_stage *s)
@@ -208,6 +221,9 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 			cJSON_AddNullToObject(x, "top_stage");
 		cJSON_AddNumberToObject(x, "parallelism", g->parallelism);
 		cJSON_AddBoolToObject(x, "parallelism_observed", g->parallelism_observed);
+		add_range(x, "parallelism_range", g->par_lo, g->par_hi);
+		add_range(x, "cycle_length_range", g->cyc_lo, g->cyc_hi);
+		add_range(x, "buffer_limit_range", g->buf_lo, g->buf_hi);
 		cJSON_AddNumberToObject(x, "threads", (double)g->nthreads);
 		add_ns(x, "busy_ns", g->busy_ns);
 		cJSON_AddNumberToObject(x, "work_per_root_element_ns", round(g->work_per_root_ns));

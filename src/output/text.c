@@ -465,6 +465,18 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 				       "(AUTOTUNE); the time-weighted %.3g is used\n",
 				       tfd_segment_name(p, g, nm, sizeof(nm)), g->par_lo, g->par_hi,
 				       g->parallelism);
+		if (g->cyc_lo > 0 && g->cyc_hi > g->cyc_lo)
+			tfd_buf_printf(
+			    b,
+			    "    %s: cycle_length went from %g to %g in the window "
+			    "(AUTOTUNE); the time-weighted value bounds its parallelism\n",
+			    tfd_segment_name(p, g, nm, sizeof(nm)), g->cyc_lo, g->cyc_hi);
+		if (g->buf_lo > 0 && g->buf_hi > g->buf_lo)
+			tfd_buf_printf(b,
+				       "    %s: buffer_limit went from %g to %g in the window "
+				       "(AUTOTUNE)\n",
+				       tfd_segment_name(p, g, nm, sizeof(nm)), g->buf_lo,
+				       g->buf_hi);
 	}
 	free(ord);
 }

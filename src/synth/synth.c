@@ -227,6 +227,17 @@ static int64_t fn_event(struct host *h, struct stage *s, int th, uint32_t meta, 
 	return end - t;
 }
 
+/* The workers (*nw) and buffer slots (*nb) stage s has for element j:
+ * AUTOTUNE's ramp raises a parallel map's workers, a prefetch's buffer. */
+static void ramp_sizes(const struct stage *s, size_t j, size_t *nw, size_t *nb)
+{
+	int l = ramp_level(s, j);
+	bool buf_ramp = s->def->k == K_PREFETCH;
+
+	*nw = l >= 0 && !buf_ramp ? (size_t)s->ramp_par[l] : (size_t)s->par;
+	*nb = l >= 0 && buf_ramp ? (size_t)s->ramp_par[l] : (size_t)s->buffer;
+}
+
 /* Produce element j on the least busy worker, as early as a free worker and
  * a free buffer slot allow (so it may run long before it is asked for). */
 static void produce(struct host *h, struct stage *s, int depth)
@@ -236,11 +247,12 @@ static void produce(struct host *h, struct stage *s, int depth)
 	int nin = s->def->k == K_MAPBATCH ? s->batch : 1;
 	bool locked_input = s->def->k == K_PMAP || s->def->k == K_MAPBATCH;
 
-	int l = ramp_level(s, j);
-	size_t nw = l >= 0 ? (size_t)s->ramp_par[l] : (size_t)s->par;
+	size_t nw, nb;
 
-	if (j >= (size_t)s->buffer)
-		slot = s->taken_at.v[j - (size_t)s->buffer];
+	ramp_sizes(s, j, &nw, &nb);
+
+	if (j >= nb)
+		slot = s->taken_at.v[j - nb];
 	/* AUTOTUNE's ramp: only the first nw workers take elements yet */
 	for (size_t k = 1; k < nw; k++)
 		if (s->wfree[k] < s->wfree[w])
@@ -384,7 +396,7 @@ static int16_t params_for(struct host *h, const struct stage_spec *ss, int par_n
 			P("batch_size", "%d", ss->batch);
 		break;
 	case K_PREFETCH:
-		P("buffer_limit", "%d", ss->buffer);
+		P("buffer_limit", "%d", par_now > 0 ? par_now : ss->buffer);
 		break;
 	case K_BATCH:
 		P("batch_size", "%d", ss->batch);

@@ -348,19 +348,21 @@ static enum tfd_status spec_ops(const cJSON *it, struct stage_spec *ss, int at, 
 }
 
 /* A parallel map's "ramp": [[element, workers], ...], elements rising from
- * 0, workers 1..parallelism: what AUTOTUNE does in its first seconds. */
+ * 0, workers 1..parallelism: what AUTOTUNE does in its first seconds; a
+ * prefetch's: [[element, buffer], ...], its buffer_limit 1..buffer. */
 static enum tfd_status spec_ramp(const cJSON *it, struct stage_spec *ss, int idx, const char *path,
 				 struct tfd_err *err)
 {
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ramp"), *e;
+	int top = ss->def->k == K_PREFETCH ? ss->buffer : ss->par;
 
 	if (!r)
 		return TFD_OK;
-	if (ss->def->k != K_PMAP || !cJSON_IsArray(r) || !cJSON_GetArraySize(r) ||
-	    cJSON_GetArraySize(r) > SYNTH_MAX_RAMP)
+	if ((ss->def->k != K_PMAP && ss->def->k != K_PREFETCH) || !cJSON_IsArray(r) ||
+	    !cJSON_GetArraySize(r) || cJSON_GetArraySize(r) > SYNTH_MAX_RAMP)
 		return spec_err(err, path,
-				"stage %d: ramp is a ParallelMap's list of 1 to %d [element, "
-				"workers] pairs",
+				"stage %d: ramp is a ParallelMap's or a Prefetch's list of 1 to "
+				"%d [element, workers or buffer] pairs",
 				idx, SYNTH_MAX_RAMP);
 	cJSON_ArrayForEach (e, r) {
 		const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
@@ -368,12 +370,13 @@ static enum tfd_status spec_ramp(const cJSON *it, struct stage_spec *ss, int idx
 
 		if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsNumber(a) ||
 		    !cJSON_IsNumber(b) || !(a->valuedouble >= 0 && a->valuedouble <= 1e9) ||
-		    !(b->valuedouble >= 1 && b->valuedouble <= ss->par) ||
+		    !(b->valuedouble >= 1 && b->valuedouble <= top) ||
 		    (k == 0 && a->valuedouble != 0) ||
 		    (k > 0 && a->valuedouble <= ss->ramp_at[k - 1]))
 			return spec_err(err, path,
-					"stage %d: ramp pairs are [element, workers]: elements "
-					"from 0 and rising, workers 1 to its parallelism",
+					"stage %d: ramp pairs are [element, workers or buffer]: "
+					"elements from 0 and rising, workers 1 to its "
+					"parallelism (buffer 1 to its buffer)",
 					idx);
 		ss->ramp_at[k] = (int)a->valuedouble;
 		ss->ramp_par[k] = (int)b->valuedouble;

@@ -1046,6 +1046,28 @@ run analyze -q "$T/ramp"
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: TFRecord"* ]] && [[ "$(unwrap <<<"$out")" == *"parallelism went from "[0-9]" to 8 in the window (AUTOTUNE)"* ]] &&
 	! grep -qE 'busy [0-9]{4,}%|busy (1[1-9][0-9]|[2-9][0-9][0-9])%' <<<"$out"; then ok; else bad "an AUTOTUNE ramp: $(head -16 <<<"$out")"; fi
 
+# a prefetch whose buffer AUTOTUNE grows: said under the segments and in
+# JSON, the rate model unchanged (the map stays the limit)
+cat > "$T/buframp.json" <<'EOF2'
+{"name": "prefetch-buffer-ramp", "steps": 120, "step_compute_us": 300,
+ "stages": [{"kind": "TFRecord", "cost_us": 30},
+            {"kind": "ParallelMap", "parallelism": 4, "cost_us": 800},
+            {"kind": "Batch", "batch_size": 2, "cost_us": 5},
+            {"kind": "Prefetch", "buffer": 8, "ramp": [[0, 1], [30, 4], [60, 8]]}]}
+EOF2
+$TFD synth -q -o "$T/br" "$T/buframp.json"
+run analyze -q "$T/br"
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: ParallelMapV2"* ]] && [[ "$(unwrap <<<"$out")" == *"buffer_limit went from 1 to 8 in the window (AUTOTUNE)"* ]]; then ok; else bad "a prefetch buffer ramp: $(head -16 <<<"$out")"; fi
+run analyze -q -f json "$T/br"
+if python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = [g["buffer_limit_range"] for g in d["hosts"][0]["pipelines"][0]["capacity"]["segments"] if "buffer_limit_range" in g]
+assert r == [[1, 8]], r' <<<"$out"; then ok; else bad "buffer_limit_range: $(head -c 300 <<<"$out")"; fi
+printf '{"steps": 5, "stages": [{"kind": "TFRecord"}, {"kind": "Prefetch", "buffer": 2, "ramp": [[0, 3]]}]}' >"$T/badramp.json"
+run synth -q -o "$T/badramp" "$T/badramp.json"
+if [ "$rc" -ne 0 ] && [[ "$err" == *"badramp.json: stage 1: ramp pairs are [element, workers or buffer]"* ]]; then ok; else bad "a prefetch ramp past its buffer: $rc $err"; fi
+
 # markup stored in a shared history is data: escaped in the HTML report,
 # and fields of a known form (time stamp, severity, rule id) that are not
 # of it read as "?"
