@@ -46,7 +46,7 @@ UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
-.PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
+.PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz deps-fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
 	install uninstall man format-check format-tool
 all: $(BIN)
 
@@ -192,8 +192,13 @@ $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 
 fuzz-build: $(addprefix $(FZ)/fuzz_,$(FUZZ_TARGETS))
 
+# clang with libFuzzer, installed when missing (before anything is compiled)
+deps-fuzz:
+	@./src/tools/install-deps.sh --fuzz
+
 # each target runs FUZZ_SECONDS on a scratch copy of its committed corpus
-fuzz: deps fuzz-build
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FZ)/corpus-$$t && cp -n tests/fuzz/corpus/$$t/* $(FZ)/corpus-$$t/ 2>/dev/null; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \

@@ -11,6 +11,8 @@
 #                             make check-fleet asks for them.
 #   install-deps.sh --format  the static checks' tools: clang-format 14 (make
 #                             format, format-check) and cppcheck
+#   install-deps.sh --fuzz    clang (14 on Debian 12) with libFuzzer, for
+#                             make fuzz
 # TFD_WITH_BROWSER=1 adds chromium for the real-browser test of the HTML
 # report (CI sets it). Waits up to 5 minutes for another apt or dpkg to
 # release its lock. When it cannot install (not root and no sudo, no
@@ -22,9 +24,10 @@ libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
 case "${1:-}" in
 --fleet) PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge" ;;
 --format) PKGS="clang-format cppcheck" ;; # make format, format-check; cppcheck in CI
+--fuzz) PKGS="$PKGS clang" ;;                # make fuzz: the build's packages and clang
 --build | "") ;;
 *)
-	echo "usage: install-deps.sh [--fleet|--format]" >&2
+	echo "usage: install-deps.sh [--fleet|--format|--fuzz]" >&2
 	exit 2
 	;;
 esac
