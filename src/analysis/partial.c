@@ -24,6 +24,7 @@
 
 struct rd {
 	const char *file;
+	int version; /* the partial's */
 	struct tfd_capture *cap;
 	struct tfd_err *err;
 	enum tfd_status st;
@@ -202,6 +203,10 @@ static void get_fields(struct rd *r, const cJSON *o, void *base, const struct fd
 	for (size_t i = 0; i < n; i++) {
 		void *at = (char *)base + f[i].off;
 
+		if (f[i].since > r->version) {
+			memset(at, 0, f[i].size); /* not in this version */
+			continue;
+		}
 		switch (f[i].kind) {
 		case FK_I64: /* every one a time or a duration, never negative */
 			*(int64_t *)at = get_i(r, o, f[i].key, 0, INT64_MAX);
@@ -471,6 +476,7 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 
 struct hostref {
 	const cJSON *o;
+	int version; /* its partial's */
 	const char *file;
 	const char *path; /* the host's capture file */
 };
@@ -546,13 +552,14 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 				"\"%s\"); make one with 'tfdoctor analyze "
 				"--partial'",
 				file, TFD_PARTIAL_FORMAT);
-	if (!cJSON_IsNumber(v) || v->valuedouble != TFD_PARTIAL_VERSION)
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < TFD_PARTIAL_VERSION_MIN || v->valuedouble > TFD_PARTIAL_VERSION)
 		return tfd_fail(err, TFD_E_FORMAT,
 				"%s: partial version %g, this tfdoctor reads "
-				"version %d: make the partials and merge them "
-				"with the same release",
+				"versions %d to %d: make the partials and merge "
+				"them with the same release",
 				file, cJSON_IsNumber(v) ? v->valuedouble : -1.0,
-				TFD_PARTIAL_VERSION);
+				TFD_PARTIAL_VERSION_MIN, TFD_PARTIAL_VERSION);
 	dup = repeated_key(doc);
 	if (dup)
 		return tfd_fail(err, TFD_E_FORMAT, "%s: key \"%s\" given twice in one object", file,
@@ -624,7 +631,7 @@ static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *f
 static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 				   const char *const *names, struct tfd_err *err)
 {
-	struct rd r = {.file = names[i], .cap = m->cap, .err = err};
+	struct rd r = {.file = names[i], .version = TFD_PARTIAL_VERSION, .cap = m->cap, .err = err};
 	const cJSON *o, *hs, *x;
 	enum tfd_status st = check_header(doc, names[i], err);
 
@@ -672,7 +679,9 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 				rd_fail(&r, "hosts", "holds a host without a path");
 				break;
 			}
-			vec_push(&m->hosts, ((struct hostref){x, names[i], p->valuestring}));
+			vec_push(&m->hosts,
+				 ((struct hostref){x, (int)tfd_pf_item(doc, "version")->valuedouble,
+						   names[i], p->valuestring}));
 		}
 	get_arr(&r, doc, "notes");
 	return r.st;
@@ -773,7 +782,10 @@ static enum tfd_status read_hosts(struct merge *m, struct tfd_err *err)
 {
 	for (size_t i = 0; i < m->hosts.n; i++) {
 		const cJSON *nm = tfd_pf_item(m->hosts.v[i].o, "name"), *notes = NULL, *x;
-		struct rd r = {.file = m->hosts.v[i].file, .cap = m->cap, .err = err};
+		struct rd r = {.file = m->hosts.v[i].file,
+			       .version = m->hosts.v[i].version,
+			       .cap = m->cap,
+			       .err = err};
 		struct tfd_host *h;
 
 		snprintf(r.where, sizeof(r.where), "host %s", m->hosts.v[i].path);

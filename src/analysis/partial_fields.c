@@ -8,11 +8,16 @@ const char *const tfd_pf_link_keys[TFD_LINK__COUNT] = {"sync", "produce", "overl
 
 #define F(st, k, m, kind)                                                                          \
 	{                                                                                          \
-		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0                               \
+		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0, 0                            \
 	}
 #define FR(st, k, m, lo, hi)                                                                       \
 	{                                                                                          \
-		k, FK_INT, offsetof(st, m), sizeof(((st *)0)->m), lo, hi                           \
+		k, FK_INT, offsetof(st, m), sizeof(((st *)0)->m), lo, hi, 0                        \
+	}
+/* a field added in partial version v */
+#define FV(st, k, m, kind, v)                                                                      \
+	{                                                                                          \
+		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0, v                            \
 	}
 #define NF(t) (sizeof(t) / sizeof(t[0]))
 
@@ -58,10 +63,10 @@ static const struct fdesc segment_rows[] = {
     F(struct tfd_segment, "known", known, FK_BOOL),
     F(struct tfd_segment, "par_lo", par_lo, FK_DBL),
     F(struct tfd_segment, "par_hi", par_hi, FK_DBL),
-    F(struct tfd_segment, "cyc_lo", cyc_lo, FK_DBL),
-    F(struct tfd_segment, "cyc_hi", cyc_hi, FK_DBL),
-    F(struct tfd_segment, "buf_lo", buf_lo, FK_DBL),
-    F(struct tfd_segment, "buf_hi", buf_hi, FK_DBL),
+    FV(struct tfd_segment, "cyc_lo", cyc_lo, FK_DBL, 3),
+    FV(struct tfd_segment, "cyc_hi", cyc_hi, FK_DBL, 3),
+    FV(struct tfd_segment, "buf_lo", buf_lo, FK_DBL, 3),
+    FV(struct tfd_segment, "buf_hi", buf_hi, FK_DBL, 3),
     F(struct tfd_segment, "gil", gil, FK_BOOL),
 };
 

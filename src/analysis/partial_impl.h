@@ -37,6 +37,8 @@ struct fdesc {
 	enum fkind kind;
 	size_t off, size;
 	int64_t lo, hi; /* FK_INT */
+	int since;	/* the partial version that added it (0: the first
+			 * read): older partials leave it 0 */
 };
 
 struct fields {

@@ -164,6 +164,25 @@ echo '{"traceEvents": []}' >"$B/foreign.partial.json"
 expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
+sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
+expect_bad "$B/old.partial.json" "reads versions 2 to 3"
+# a version 2 partial (before the segments' cycle_length and buffer_limit
+# ranges) still merges, to the same report
+python3 - "$first" "$T/v2.partial.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["version"] = 2
+for h in d["hosts"]:
+    for p in h["pipelines"]:
+        for g in p.get("segments") or []:
+            for k in ("cyc_lo", "cyc_hi", "buf_lo", "buf_hi"):
+                g.pop(k, None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run merge -q -f json "$T/v2.partial.json"
+v2=$out
+run merge -q -f json "$first"
+if [ -n "$v2" ] && [ "$v2" = "$out" ]; then ok; else bad "a version 2 partial: $(head -c 300 <<<"$v2")"; fi
 sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
 expect_bad "$B/index.partial.json" "bottleneck is out of range"
 sed 's/"input_pct":/"input_pcx":/' "$first" >"$B/missing.partial.json"
