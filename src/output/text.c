@@ -481,6 +481,12 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	free(ord);
 }
 
+/* A fleet's text report stays readable: the hosts table lists the most
+ * input-bound TEXT_HOST_ROWS hosts and the pipelines of the first
+ * TEXT_HOST_SECTIONS are drawn (JSON holds every host). */
+#define TEXT_HOST_ROWS 64
+#define TEXT_HOST_SECTIONS 16
+
 static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pipeline *p,
 			  struct tfd_buf *b)
 {
@@ -765,7 +771,7 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 	}
 	tfd_buf_printf(b, "  %-*s %9s %12s %12s %6s %10s  %s\n", (int)wname, "host", "input %",
 		       "waiting", "step time", "steps", "pipelines", "slowest call");
-	for (size_t i = 0; i < a->nhosts; i++) {
+	for (size_t i = 0; i < a->nhosts && i < TEXT_HOST_ROWS; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];
 		bool per = strcmp(h->input_basis, "steps") == 0 && h->nsteps;
 		char pct[16];
@@ -790,7 +796,12 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
 						  : "- (device pipelines only)");
 	}
-	for (size_t i = 0; i < a->nhosts; i++) {
+	if (a->nhosts > TEXT_HOST_ROWS)
+		tfd_buf_printf(b,
+			       "  ... and %zu more hosts, less input-bound (-f json lists every "
+			       "host)\n",
+			       a->nhosts - TEXT_HOST_ROWS);
+	for (size_t i = 0; i < a->nhosts && i < TEXT_HOST_SECTIONS; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];
 
 		if (!h->npipelines)
@@ -800,6 +811,11 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 		for (size_t p = 0; p < h->npipelines; p++)
 			pipeline_text(h, &h->pipelines[p], b);
 	}
+	if (a->nhosts > TEXT_HOST_SECTIONS)
+		tfd_buf_printf(b,
+			       "\n(the pipelines of the %zu most input-bound hosts are shown; "
+			       "-f json holds every host's)\n",
+			       (size_t)TEXT_HOST_SECTIONS);
 	if (a->ndiags) {
 		tfd_buf_puts(b, "\nnotes:\n");
 		for (size_t i = 0; i < a->ndiags; i++) {
