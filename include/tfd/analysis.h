@@ -304,6 +304,10 @@ struct tfd_analysis {
 	bool any_tfdata;
 	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
 	const char *run;  /* the run analyzed when a log directory was given, or NULL */
+	/* the name a report gives the run: the run above for what was loaded;
+	 * for partials, the CAPTURE they were made from when they agree, else
+	 * the directory their host files share, else NULL */
+	const char *label;
 };
 
 struct tfd_analyze_opts {
@@ -353,6 +357,34 @@ enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analy
 				 struct tfd_analysis **out, struct tfd_err *err);
 /* Free an analysis and what it owns; NULL is allowed. */
 void tfd_analysis_free(struct tfd_analysis *a);
+
+/* One analysis from many (merge.c): the per-file analyses of a run, or
+ * the partials' hosts, merged in memory into what one load of all the
+ * files gives: hosts in file order, named apart where their files carry
+ * one name, discovery's notes once each, then ranked and finished as
+ * tfd_analyze() does. Each part's hosts are made self-contained when
+ * added (names, paths, device counts, stage names, parameters and op names
+ * copied into the merge), so its capture may be freed right after. */
+struct tfd_merger;
+
+/* An empty merge (tfd_merger_finish or tfd_merger_free it). */
+struct tfd_merger *tfd_merger_new(void);
+/* The arena the merge keeps names in (a reader may intern into it). */
+struct tfd_arena *tfd_merger_arena(struct tfd_merger *m);
+/* Add every host of part (consumed: freed here) and its notes; seq orders
+ * the parts' notes (the file's index), origin names the file in
+ * messages. A note whose host pointer is one of part's host names is that
+ * host's; the others are the part's own (discovery's). */
+void tfd_merger_add(struct tfd_merger *m, struct tfd_analysis *part, size_t seq,
+		    const char *origin);
+/* The merged analysis into *out (m is consumed, also on error): extra
+ * notes follow the parts' own; opts->host picks the host analyzed first.
+ * The same host file twice is an error naming both origins. */
+enum tfd_status tfd_merger_finish(struct tfd_merger *m, const char *const *extra, size_t nextra,
+				  const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
+				  struct tfd_err *err);
+/* Free a merge not finished; NULL is allowed. */
+void tfd_merger_free(struct tfd_merger *m);
 
 /* What a capacity segment is, for a reader: "consumer's thread (Model)",
  * "8 ParallelMapV2 workers", "thread feeding Prefetch (runs Map)",

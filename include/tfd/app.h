@@ -16,15 +16,14 @@
 
 /* tfd_capture_load() then tfd_analyze(), with the same result, holding
  * only the host files in flight in memory: each host file of one run or
- * log directory is loaded, analyzed and turned into its partial on its own
- * (several at once on several cores), its events freed, and the partials
- * merged. *cap_out then holds no events (hosts, names and parameters, as
- * after a merge). A file, or several paths, are loaded and analyzed
- * whole. */
+ * log directory is loaded and analyzed on its own (several at once on
+ * several cores), its hosts added to one merge (struct tfd_merger) and
+ * its events freed. A file, or several paths, are loaded and analyzed
+ * whole. Either way *out is self-contained (no capture to keep) and its
+ * label is the run discovery named. */
 enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
-				  struct tfd_capture **cap_out, struct tfd_analysis **out,
-				  struct tfd_err *err);
+				  struct tfd_analysis **out, struct tfd_err *err);
 
 /* True for a file whose name ends in .partial.json, or a directory that
  * holds at least one such file and no capture (a run directory with

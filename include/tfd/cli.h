@@ -12,6 +12,8 @@
 #include "tfd/err.h"
 
 struct tfd_capture;
+struct tfd_analysis;
+
 struct option;
 
 /* The commands: argv[0] is the command, the rest its options and
@@ -60,12 +62,14 @@ int tfd_cli_text_width(const char *outpath);
 void tfd_cli_progress(const char *file, size_t index, size_t nfiles, size_t events);
 /* Refuse an output path that is one of the command's inputs: the paths
  * given, the files in rules_dir, the history database db (and its journal
- * files), and every file cap was loaded from (each may be NULL). Prints the
+ * files), and every file cap was loaded from or an analyzed (each may be
+ * NULL). Prints the
  * one-line error and returns 2, or returns 0. Call it before the work (the
  * paths as given, inputs not NULL: then an output that cannot be written,
  * such as one in a missing directory, is also an error now, exit 1) and
  * again before writing (the files really read). */
 int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninputs,
-			 const char *rules_dir, const char *db, const struct tfd_capture *cap);
+			 const char *rules_dir, const char *db, const struct tfd_capture *cap,
+			 const struct tfd_analysis *an);
 
 #endif

@@ -31,39 +31,29 @@
 /* file names `merge` and `report` pick up in a directory */
 #define TFD_PARTIAL_SUFFIX ".partial.json"
 
-/* The partial of analysis a of capture cap (made with opts), as JSON.
- * source: the name a report gives the run of the one CAPTURE it was
- * loaded from (its base name), or NULL. */
-void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b);
+/* The partial of analysis a (made with opts), as JSON: its notes that are
+ * no host's, then each host (in file order) with its own. source: the
+ * name a report gives the run of the one CAPTURE it was loaded from (its
+ * base name), or NULL. */
+void tfd_partial_write(const struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
+		       const char *source, struct tfd_buf *b);
 
 /* Read the partials named by paths (files, or directories whose
- * *.partial.json files are all read) and merge them. opts->host picks the
- * host analyzed first, as for tfd_analyze(); the per-host options
- * (no_warmup, rank) come from the partials, which must agree. *cap_out
- * holds what the analysis borrows (host names, iterator parameters): free
- * it after the analysis; its run is the name a report gives the run: the
- * base name of the CAPTURE the partials were made from when they agree,
- * else of the directory the hosts' files share, else NULL. On error both are NULL and err names the
- * file. */
+ * *.partial.json files are all read) and merge them (struct tfd_merger).
+ * opts->host picks the host analyzed first, as for tfd_analyze(); the
+ * per-host options (no_warmup, rank) come from the partials, which must
+ * agree. *out is self-contained; its label is the name a report gives the
+ * run: the base name of the CAPTURE the partials were made from when they
+ * agree, else of the directory the hosts' files share, else NULL. On error
+ * *out is NULL and err names the file. */
 enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
-				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
-				  struct tfd_analysis **out, struct tfd_err *err);
+				  const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
+				  struct tfd_err *err);
 
 /* The same for one partial in memory (fuzzing, tests); name is used in
  * messages. */
 enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *name,
 				      const struct tfd_analyze_opts *opts,
-				      struct tfd_capture **cap_out, struct tfd_analysis **out,
-				      struct tfd_err *err);
-
-/* tfd_partial_merge() for partials already in memory as text: texts[i]
- * (lens[i] bytes) is the partial named names[i] in messages. The load-and-
- * analyze driver (src/app) merges a run's files this way. */
-enum tfd_status tfd_partial_merge_texts(const char *const *texts, const size_t *lens,
-					const char *const *names, size_t n,
-					const struct tfd_analyze_opts *opts,
-					struct tfd_capture **cap_out, struct tfd_analysis **out,
-					struct tfd_err *err);
+				      struct tfd_analysis **out, struct tfd_err *err);
 
 #endif

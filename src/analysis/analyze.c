@@ -12,12 +12,6 @@
 #include "passes.h"
 #include "tfd/graph.h"
 
-/* The result and what it owns privately; tfd_analyze() hands out &pub. */
-struct analysis_full {
-	struct tfd_analysis pub;
-	struct analysis_priv priv;
-};
-
 #define diag tfd_analysis_diag
 
 void tfd_analysis_diag(struct tfd_analysis *a, const char *host, const char *fmt, ...)
@@ -279,6 +273,7 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 		opts = &defaults;
 	*out = NULL;
 	a->run = cap->run;
+	a->label = cap->run;
 	for (size_t i = 0; i < cap->nnotes; i++)
 		diag(a, "input", "%s", cap->notes[i]);
 	for (size_t i = 0; i < cap->nhosts; i++) {
@@ -349,5 +344,6 @@ void tfd_analysis_free(struct tfd_analysis *a)
 	for (size_t i = 0; i < pv->blocks.n; i++)
 		free(pv->blocks.v[i]);
 	vec_free(&pv->blocks);
+	tfd_arena_release(&pv->arena);
 	free(a); /* the analysis_full it is the first member of */
 }

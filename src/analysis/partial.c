@@ -24,11 +24,13 @@
 
 struct rd {
 	const char *file;
-	int version; /* the partial's */
-	struct tfd_capture *cap;
+	int version;		 /* the partial's */
+	struct tfd_arena *arena; /* the merge's: names are interned there */
 	struct tfd_err *err;
 	enum tfd_status st;
-	char where[96]; /* "host 2 pipeline 0 stage 3" */
+	char where[96];
+	/* the object last read from, and where its next member is likely */
+	const cJSON *hint_obj, *hint; /* "host 2 pipeline 0 stage 3" */
 };
 
 static void rd_fail(struct rd *r, const char *key, const char *problem)
@@ -41,7 +43,13 @@ static void rd_fail(struct rd *r, const char *key, const char *problem)
 
 static const cJSON *field(struct rd *r, const cJSON *o, const char *k)
 {
-	const cJSON *v = tfd_pf_item(o, k);
+	const cJSON *v;
+
+	if (r->hint_obj != o) {
+		r->hint_obj = o;
+		r->hint = NULL;
+	}
+	v = tfd_pf_item_from(o, k, &r->hint);
 
 	if (!v)
 		rd_fail(r, k, "is missing");
@@ -136,7 +144,7 @@ static bool get_b(struct rd *r, const cJSON *o, const char *k)
 	return v && cJSON_IsTrue(v);
 }
 
-/* A string copied into the capture's arena; NULL stays NULL when allowed. */
+/* A string copied into the merge's arena; NULL stays NULL when allowed. */
 static const char *get_s(struct rd *r, const cJSON *o, const char *k, bool null_ok)
 {
 	const cJSON *v = field(r, o, k);
@@ -149,7 +157,7 @@ static const char *get_s(struct rd *r, const cJSON *o, const char *k, bool null_
 		rd_fail(r, k, "is not a string");
 		return NULL;
 	}
-	return tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+	return tfd_arena_intern_cstr(r->arena, v->valuestring);
 }
 
 static void get_buf(struct rd *r, const cJSON *o, const char *k, char *dst, size_t len)
@@ -286,13 +294,13 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 		rd_fail(r, "params", "is not a list of [key, value] pairs");
 		return NULL;
 	}
-	e = tfd_arena_alloc(&r->cap->arena, sizeof(*e));
-	sig = tfd_arena_alloc(&r->cap->arena, sizeof(*sig));
+	e = tfd_arena_alloc(r->arena, sizeof(*e));
+	sig = tfd_arena_alloc(r->arena, sizeof(*sig));
 	memset(e, 0, sizeof(*e));
 	memset(sig, 0, sizeof(*sig));
 	e->kind = TFD_EV_ITERATOR;
 	e->sig = sig;
-	params = n ? tfd_arena_alloc(&r->cap->arena, (size_t)n * sizeof(*params)) : NULL;
+	params = n ? tfd_arena_alloc(r->arena, (size_t)n * sizeof(*params)) : NULL;
 	sig->params = params;
 	cJSON_ArrayForEach (kv, ps) {
 		const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
@@ -302,8 +310,8 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 			rd_fail(r, "params", "is not a list of [key, value] pairs");
 			return NULL;
 		}
-		params[sig->nparams].key = tfd_arena_intern_cstr(&r->cap->arena, k->valuestring);
-		params[sig->nparams].val = tfd_arena_intern_cstr(&r->cap->arena, v->valuestring);
+		params[sig->nparams].key = tfd_arena_intern_cstr(r->arena, k->valuestring);
+		params[sig->nparams].val = tfd_arena_intern_cstr(r->arena, v->valuestring);
 		sig->nparams++;
 	}
 	return e;
@@ -320,7 +328,7 @@ static void stage_in(struct rd *r, const cJSON *o, struct tfd_stage *s, size_t k
 	s->sample = get_params(r, o);
 	get_links(r, o, s->links);
 	if (!r->st) {
-		const char *bad = tfd_pf_fn_ops_in(o, s, &r->cap->arena);
+		const char *bad = tfd_pf_fn_ops_in(o, s, r->arena);
 
 		if (bad)
 			rd_fail(r, "function_ops", bad);
@@ -474,74 +482,8 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 
 /* ---- merging ---- */
 
-struct hostref {
-	const cJSON *o;
-	int version; /* its partial's */
-	const char *file;
-	const char *path; /* the host's capture file */
-};
-
-static int hostref_cmp(const void *a, const void *b)
-{
-	const struct hostref *x = a, *y = b;
-
-	return strcmp(x->path, y->path);
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* A key the object o holds twice, or NULL: sorted, so that an object of
- * many keys costs n log n. */
-static const char *object_repeat(const cJSON *o, const char ***keys, size_t *cap)
-{
-	size_t n = 0;
-
-	for (const cJSON *a = o->child; a; a = a->next) {
-		if (n == *cap) {
-			*cap = *cap ? 2 * *cap : 32;
-			*keys = xrealloc(*keys, *cap * sizeof(**keys));
-		}
-		(*keys)[n++] = a->string ? a->string : "";
-	}
-	if (n > 1)
-		qsort(*keys, n, sizeof(**keys), key_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp((*keys)[i - 1], (*keys)[i]) == 0)
-			return (*keys)[i];
-	return NULL;
-}
-
-/* The first key that an object anywhere under n repeats (cJSON keeps both
- * and a lookup finds the first: "hosts":[] before the real hosts would drop
- * them silently), or NULL. Iterative: a partial's depth is the attacker's. */
-static const char *repeated_key(const cJSON *n)
-{
-	VEC(const cJSON *) todo = {0};
-	const char *bad = NULL, **keys = NULL;
-	size_t cap = 0;
-
-	vec_push(&todo, n);
-	while (todo.n && !bad) {
-		const cJSON *o = todo.v[--todo.n];
-
-		if (cJSON_IsObject(o))
-			bad = object_repeat(o, &keys, &cap);
-		for (const cJSON *a = o->child; a && !bad; a = a->next)
-			if (a->child)
-				vec_push(&todo, a);
-	}
-	vec_free(&todo);
-	free(keys);
-	return bad;
-}
-
 static enum tfd_status check_header(const cJSON *doc, const char *file, struct tfd_err *err)
 {
-	const char *dup;
-
 	const cJSON *f = tfd_pf_item(doc, "format");
 	const cJSON *v = tfd_pf_item(doc, "version");
 
@@ -560,17 +502,13 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 				"them with the same release",
 				file, cJSON_IsNumber(v) ? v->valuedouble : -1.0,
 				TFD_PARTIAL_VERSION_MIN, TFD_PARTIAL_VERSION);
-	dup = repeated_key(doc);
-	if (dup)
-		return tfd_fail(err, TFD_E_FORMAT, "%s: key \"%s\" given twice in one object", file,
-				dup);
 	return TFD_OK;
 }
 
 /* The merge of parsed partials docs[i], read from names[i]. */
 /* A merge in progress: what the partials' headers said, their hosts. */
 struct merge {
-	VEC(struct hostref) hosts;
+	VEC(const char *) paths;    /* the hosts' capture files (interned) */
 	struct tfd_analyze_opts mo; /* the per-host options the partials carry */
 	const char *run, *source;
 	bool run_set, source_agrees;
@@ -578,9 +516,9 @@ struct merge {
 	 * one's, and whether another differed (allowed: a note says so) */
 	const char *of_run, *of_file, *mixed_run, *mixed_file;
 	bool allow_mixed;
-	struct tfd_capture *cap;
-	struct tfd_analysis *a;
-	char **apart; /* per host: its name told apart by file, or NULL */
+	struct tfd_merger *merger;
+	struct tfd_arena *arena; /* the merger's */
+	const char *label;	 /* the name a report gives the run (run_name) */
 };
 
 /* Partials of different runs (or jobs) are not merged into one report
@@ -597,7 +535,7 @@ static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *f
 	const char *of = NULL;
 
 	if (cJSON_IsString(r)) {
-		of = r->valuestring;
+		of = tfd_arena_intern_cstr(m->arena, r->valuestring);
 	} else if (cJSON_IsString(p)) {
 		/* the directory's name alone: tasks may name one directory by
 		 * other paths (relative, absolute, another mount) */
@@ -605,7 +543,7 @@ static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *f
 
 		while (b && b > p->valuestring && b[-1] != '/')
 			b--;
-		of = sl && sl > b ? tfd_arena_intern(&m->cap->arena, b, (size_t)(sl - b)) : ".";
+		of = sl && sl > b ? tfd_arena_intern(m->arena, b, (size_t)(sl - b)) : ".";
 	}
 	if (!of)
 		return TFD_OK;
@@ -631,7 +569,8 @@ static enum tfd_status same_run(struct merge *m, const cJSON *doc, const char *f
 static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 				   const char *const *names, struct tfd_err *err)
 {
-	struct rd r = {.file = names[i], .version = TFD_PARTIAL_VERSION, .cap = m->cap, .err = err};
+	struct rd r = {
+	    .file = names[i], .version = TFD_PARTIAL_VERSION, .arena = m->arena, .err = err};
 	const cJSON *o, *hs, *x;
 	enum tfd_status st = check_header(doc, names[i], err);
 
@@ -657,7 +596,8 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 	if (!cJSON_IsNull(x) && !cJSON_IsString(x))
 		rd_fail(&r, "run", "is not a string");
 	else if (!m->run_set)
-		m->run = cJSON_IsString(x) ? x->valuestring : NULL, m->run_set = true;
+		m->run = cJSON_IsString(x) ? tfd_arena_intern_cstr(m->arena, x->valuestring) : NULL,
+		m->run_set = true;
 	else if (m->run && (!cJSON_IsString(x) || strcmp(m->run, x->valuestring)))
 		m->run = NULL; /* partials of different runs: no single run */
 	x = tfd_pf_item(doc, "source");
@@ -666,7 +606,7 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 	else if (!cJSON_IsString(x) || (m->source && strcmp(m->source, x->valuestring)))
 		m->source_agrees = false;
 	else
-		m->source = x->valuestring;
+		m->source = tfd_arena_intern_cstr(m->arena, x->valuestring);
 	st = same_run(m, doc, names[i], err);
 	if (st)
 		return st;
@@ -679,9 +619,7 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
 				rd_fail(&r, "hosts", "holds a host without a path");
 				break;
 			}
-			vec_push(&m->hosts,
-				 ((struct hostref){x, (int)tfd_pf_item(doc, "version")->valuedouble,
-						   names[i], p->valuestring}));
+			vec_push(&m->paths, tfd_arena_intern_cstr(m->arena, p->valuestring));
 		}
 	get_arr(&r, doc, "notes");
 	return r.st;
@@ -691,221 +629,204 @@ static enum tfd_status read_header(struct merge *m, const cJSON *doc, size_t i,
  * the directory the host files share, else none. */
 static void run_name(struct merge *m)
 {
-	struct tfd_capture *cap = m->cap;
-
-	for (size_t i = 0; i < m->hosts.n; i++) {
-		const char *p = m->hosts.v[i].path, *sl = strrchr(p, '/'), *b;
+	m->label = NULL;
+	for (size_t i = 0; i < m->paths.n; i++) {
+		const char *p = m->paths.v[i], *sl = strrchr(p, '/'), *b;
 		size_t len;
 
 		if (!sl) {
-			cap->run = NULL;
+			m->label = NULL;
 			break;
 		}
 		for (b = sl; b > p && b[-1] != '/';)
 			b--;
 		len = (size_t)(sl - b);
 		if (i == 0)
-			cap->run = tfd_arena_intern(&cap->arena, b, len);
-		else if (!cap->run || strlen(cap->run) != len || strncmp(cap->run, b, len))
-			cap->run = NULL;
+			m->label = tfd_arena_intern(m->arena, b, len);
+		else if (!m->label || strlen(m->label) != len || strncmp(m->label, b, len))
+			m->label = NULL;
 	}
 	if (m->source_agrees && m->source)
-		cap->run = tfd_arena_intern_cstr(&cap->arena, m->source);
+		m->label = tfd_arena_intern_cstr(m->arena, m->source);
 }
 
-/* Hosts in the order tfd_capture_load() gives them (by file path); the same
- * file twice is an error. */
-static enum tfd_status order_hosts(struct merge *m, const char *const *names, size_t ndocs,
-				   struct tfd_err *err)
+/* The partial docs[i]'s hosts, read into an analysis of their own with
+ * its notes (the document's, then each host's), for the merge. */
+static enum tfd_status read_doc(struct merge *m, const cJSON *doc, size_t i, const char *file,
+				struct tfd_analysis **out, struct tfd_err *err)
 {
-	if (m->hosts.n == 0)
-		return tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", names[0],
-				ndocs > 1 ? "s" : "");
-	qsort(m->hosts.v, m->hosts.n, sizeof(*m->hosts.v), hostref_cmp);
-	for (size_t i = 1; i < m->hosts.n; i++)
-		if (strcmp(m->hosts.v[i].path, m->hosts.v[i - 1].path) == 0)
-			return tfd_fail(err, TFD_E_FORMAT,
-					"%s: host file %s is also in %s (the same "
-					"capture merged twice)",
-					m->hosts.v[i].file, m->hosts.v[i].path,
-					m->hosts.v[i - 1].file);
-	return TFD_OK;
-}
+	const cJSON *hs = tfd_pf_item(doc, "hosts"), *x, *n;
+	struct tfd_analysis *part = tfd_analysis_new((size_t)cJSON_GetArraySize(hs));
+	struct rd r = {.file = file,
+		       .version = (int)tfd_pf_item(doc, "version")->valuedouble,
+		       .arena = m->arena,
+		       .err = err};
+	const cJSON *rn = tfd_pf_item(doc, "run");
 
-/* Discovery's notes first, once each, as one load would give them. */
-static enum tfd_status merge_notes(struct merge *m, cJSON *const *docs, const char *const *names,
-				   size_t ndocs, struct tfd_err *err)
-{
-	for (size_t i = 0; i < ndocs; i++) {
-		const cJSON *n = tfd_pf_item(docs[i], "notes"), *x;
-
-		cJSON_ArrayForEach (x, n) {
-			bool dup = false;
-
-			if (!cJSON_IsString(x))
-				return tfd_fail(err, TFD_E_FORMAT,
-						"%s: not a valid tfdoctor partial: "
-						"notes holds a non-string",
-						names[i]);
-			for (size_t k = 0; k < m->a->ndiags && !dup; k++)
-				dup = strcmp(m->a->diags[k].msg, x->valuestring) == 0;
-			if (!dup)
-				tfd_analysis_diag(m->a, "input", "%s", x->valuestring);
+	part->run = cJSON_IsString(rn) ? tfd_arena_intern_cstr(m->arena, rn->valuestring) : NULL;
+	n = tfd_pf_item(doc, "notes");
+	cJSON_ArrayForEach (x, n) {
+		if (!cJSON_IsString(x)) {
+			rd_fail(&r, "notes", "holds a non-string");
+			break;
 		}
+		tfd_analysis_diag(part, "input", "%s", x->valuestring);
 	}
-	return TFD_OK;
-}
-
-/* Hosts whose files carry one host name are named apart by file, as one
- * load names them. */
-static void names_apart(struct merge *m)
-{
-	const char **hn = xmalloc((m->hosts.n + 1) * sizeof(*hn));
-	const char **hp = xmalloc((m->hosts.n + 1) * sizeof(*hp));
-	char note[600];
-
-	m->apart = xcalloc(m->hosts.n + 1, sizeof(*m->apart));
-	for (size_t i = 0; i < m->hosts.n; i++) {
-		const cJSON *nm = tfd_pf_item(m->hosts.v[i].o, "name");
-
-		hn[i] = cJSON_IsString(nm) ? nm->valuestring : "";
-		hp[i] = m->hosts.v[i].path;
-	}
-	if (tfd_host_names_apart(hn, hp, m->hosts.n, m->apart, note, sizeof(note)))
-		tfd_analysis_diag(m->a, "input", "%s", note);
-	free(hn);
-	free(hp);
-}
-
-/* Each host's result, read into the analysis with its notes. */
-static enum tfd_status read_hosts(struct merge *m, struct tfd_err *err)
-{
-	for (size_t i = 0; i < m->hosts.n; i++) {
-		const cJSON *nm = tfd_pf_item(m->hosts.v[i].o, "name"), *notes = NULL, *x;
-		struct rd r = {.file = m->hosts.v[i].file,
-			       .version = m->hosts.v[i].version,
-			       .cap = m->cap,
-			       .err = err};
+	cJSON_ArrayForEach (x, hs) {
+		const cJSON *nm = tfd_pf_item(x, "name"), *notes = NULL, *y;
+		const cJSON *path = tfd_pf_item(x, "path");
 		struct tfd_host *h;
 
-		snprintf(r.where, sizeof(r.where), "host %s", m->hosts.v[i].path);
+		if (r.st)
+			break;
+		snprintf(r.where, sizeof(r.where), "host %s", path->valuestring);
 		if (!cJSON_IsString(nm)) {
 			rd_fail(&r, "name", "is missing");
-			return r.st;
+			break;
 		}
-		h = tfd_capture_add_host(m->cap, m->apart[i] ? m->apart[i] : nm->valuestring);
-		host_in(&r, m->hosts.v[i].o, &m->a->hosts[m->a->nhosts], h, i, &notes);
-		m->a->nhosts++;
-		cJSON_ArrayForEach (x, notes) {
-			if (cJSON_IsString(x))
-				tfd_analysis_diag(m->a, h->name, "%s", x->valuestring);
+		h = tfd_arena_alloc(m->arena, sizeof(*h));
+		h->name = tfd_arena_intern_cstr(m->arena, nm->valuestring);
+		host_in(&r, x, &part->hosts[part->nhosts], h, i, &notes);
+		part->nhosts++;
+		cJSON_ArrayForEach (y, notes) {
+			if (cJSON_IsString(y))
+				tfd_analysis_diag(part, h->name, "%s", y->valuestring);
 			else
 				rd_fail(&r, "notes", "holds a non-string");
 		}
-		if (r.st)
-			return r.st;
 	}
-	/* host pointers are stable only now that every host is added */
-	for (size_t i = 0; i < m->a->nhosts; i++)
-		m->a->hosts[i].host = &m->cap->hosts[i];
+	if (r.st) {
+		tfd_analysis_free(part);
+		return r.st;
+	}
+	*out = part;
 	return TFD_OK;
 }
 
 /* A key no reader looked up: a partial from a newer tfdoctor, or edited,
- * whose data would otherwise be dropped without a word. */
+ * whose data would otherwise be dropped without a word; or a key given
+ * twice in one object (cJSON keeps both and a lookup finds the first:
+ * "hosts":[] before the real hosts would drop them). */
 static enum tfd_status unknown_keys(const cJSON *doc, const char *file, struct tfd_err *err)
 {
 	char path[256];
 
-	if (!tfd_pf_unread(doc, path, sizeof(path)))
+	switch (tfd_pf_unread(doc, path, sizeof(path))) {
+	case TFD_PF_ALL_READ:
 		return TFD_OK;
-	return tfd_fail(err, TFD_E_FORMAT,
-			"%s: not a valid tfdoctor partial: unknown key %s (made by another "
-			"tfdoctor version, or edited?)",
-			file, path);
+	case TFD_PF_TWICE:
+		return tfd_fail(err, TFD_E_FORMAT, "%s: key \"%s\" given twice in one object", file,
+				path);
+	default:
+		return tfd_fail(err, TFD_E_FORMAT,
+				"%s: not a valid tfdoctor partial: unknown key %s (made by "
+				"another tfdoctor version, or edited?)",
+				file, path);
+	}
 }
 
-static enum tfd_status merge_docs(cJSON *const *docs, const char *const *names, size_t ndocs,
-				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
+/* Where the partials come from: parsed one at a time, so that a merge of
+ * thousands holds one document at once. */
+struct doc_source {
+	const char *const *names;
+	size_t n;
+	cJSON *one; /* a single document in memory (names[0]), or NULL: files */
+};
+
+static enum tfd_status doc_get(const struct doc_source *ds, size_t i, cJSON **doc,
+			       struct tfd_err *err)
+{
+	if (ds->one) {
+		*doc = ds->one;
+		return TFD_OK;
+	}
+	return tfd_partial_read_doc(ds->names[i], doc, err);
+}
+
+/* Document i: its header checked against the ones before, its hosts read
+ * and added to the merge. */
+static enum tfd_status merge_one(struct merge *m, const cJSON *doc, size_t i,
+				 const char *const *names, struct tfd_err *err)
+{
+	struct tfd_analysis *part = NULL;
+	enum tfd_status st = read_header(m, doc, i, names, err);
+
+	if (!st)
+		st = read_doc(m, doc, i, names[i], &part, err);
+	if (!st)
+		st = unknown_keys(doc, names[i], err);
+	if (st) {
+		tfd_analysis_free(part);
+		return st;
+	}
+	tfd_merger_add(m->merger, part, i, names[i]);
+	return TFD_OK;
+}
+
+static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_analyze_opts *opts,
 				  struct tfd_analysis **out, struct tfd_err *err)
 {
 	struct merge m;
 	enum tfd_status st = TFD_OK;
+	char mixed[600] = "";
+	const char *extra[1] = {mixed};
 
 	memset(&m, 0, sizeof(m));
-	m.cap = tfd_capture_new();
+	m.merger = tfd_merger_new();
+	m.arena = tfd_merger_arena(m.merger);
 	m.source_agrees = true;
 	m.allow_mixed = opts && opts->allow_mixed;
-	*cap_out = NULL;
 	*out = NULL;
-	for (size_t i = 0; i < ndocs && !st; i++)
-		st = read_header(&m, docs[i], i, names, err);
-	if (!st) {
-		run_name(&m);
-		st = order_hosts(&m, names, ndocs, err);
+	for (size_t i = 0; i < ds->n && !st; i++) {
+		cJSON *doc;
+
+		st = doc_get(ds, i, &doc, err);
+		if (st)
+			break;
+		st = merge_one(&m, doc, i, ds->names, err);
+		if (!ds->one)
+			cJSON_Delete(doc);
 	}
-	if (!st) {
-		m.a = tfd_analysis_new(m.hosts.n);
-		m.a->run = m.run ? tfd_arena_intern_cstr(&m.cap->arena, m.run) : NULL;
-		st = merge_notes(&m, docs, names, ndocs, err);
-		if (!st && m.mixed_run)
-			tfd_analysis_diag(m.a, "input",
-					  "partials of different runs merged (--allow-mixed): "
-					  "'%s' (%s), '%s' (%s)%s",
-					  m.of_run, m.of_file, m.mixed_run, m.mixed_file,
-					  ndocs > 2 ? " and others" : "");
-	}
-	if (!st) {
-		names_apart(&m);
-		st = read_hosts(&m, err);
-	}
-	for (size_t i = 0; i < ndocs && !st; i++)
-		st = unknown_keys(docs[i], names[i], err);
+	if (!st && m.paths.n == 0)
+		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", ds->names[0],
+			      ds->n > 1 ? "s" : "");
 	if (!st) {
 		struct tfd_analyze_opts fo = m.mo;
 
+		run_name(&m);
+		if (m.mixed_run)
+			snprintf(mixed, sizeof(mixed),
+				 "partials of different runs merged (--allow-mixed): '%s' (%s), "
+				 "'%s' (%s)%s",
+				 m.of_run, m.of_file, m.mixed_run, m.mixed_file,
+				 ds->n > 2 ? " and others" : "");
 		fo.host = opts ? opts->host : NULL;
-		st = tfd_analysis_finish(m.a, &fo, err);
-	}
-	for (size_t i = 0; m.apart && i < m.hosts.n; i++)
-		free(m.apart[i]);
-	free(m.apart);
-	vec_free(&m.hosts);
-	if (st) {
-		tfd_analysis_free(m.a);
-		tfd_capture_free(m.cap);
+		vec_free(&m.paths);
+		st = tfd_merger_finish(m.merger, extra, m.mixed_run ? 1 : 0, &fo, out, err);
+		if (!st)
+			(*out)->label = m.label;
 		return st;
 	}
-	*cap_out = m.cap;
-	*out = m.a;
-	return TFD_OK;
+	vec_free(&m.paths);
+	tfd_merger_free(m.merger);
+	return st;
 }
 
 enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
-				  const struct tfd_analyze_opts *opts, struct tfd_capture **cap_out,
-				  struct tfd_analysis **out, struct tfd_err *err)
+				  const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
+				  struct tfd_err *err)
 {
 	strvec files = {0};
-	VEC(cJSON *) docs = {0};
 	enum tfd_status st = TFD_OK;
 
-	*cap_out = NULL;
 	*out = NULL;
 	for (size_t i = 0; i < npaths && !st; i++)
 		st = tfd_partial_expand(paths[i], &files, err);
-	for (size_t i = 0; i < files.n && !st; i++) {
-		cJSON *doc;
+	if (!st) {
+		struct doc_source ds = {(const char *const *)files.v, files.n, NULL};
 
-		st = tfd_partial_read_doc(files.v[i], &doc, err);
-		if (!st)
-			vec_push(&docs, doc);
+		st = merge_docs(&ds, opts, out, err);
 	}
-	if (!st)
-		st = merge_docs(docs.v, (const char *const *)files.v, docs.n, opts, cap_out, out,
-				err);
-	for (size_t i = 0; i < docs.n; i++)
-		cJSON_Delete(docs.v[i]);
-	vec_free(&docs);
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	vec_free(&files);
@@ -914,43 +835,17 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 
 enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *name,
 				      const struct tfd_analyze_opts *opts,
-				      struct tfd_capture **cap_out, struct tfd_analysis **out,
-				      struct tfd_err *err)
+				      struct tfd_analysis **out, struct tfd_err *err)
 {
 	cJSON *doc = cJSON_ParseWithLength(data, len);
+	struct doc_source ds = {&name, 1, doc};
 	enum tfd_status st;
 
-	*cap_out = NULL;
 	*out = NULL;
 	if (!doc)
 		return tfd_fail(err, TFD_E_FORMAT, "%s: broken JSON (not a tfdoctor partial)",
 				name);
-	st = merge_docs(&doc, &name, 1, opts, cap_out, out, err);
+	st = merge_docs(&ds, opts, out, err);
 	cJSON_Delete(doc);
-	return st;
-}
-
-enum tfd_status tfd_partial_merge_texts(const char *const *texts, const size_t *lens,
-					const char *const *names, size_t n,
-					const struct tfd_analyze_opts *opts,
-					struct tfd_capture **cap_out, struct tfd_analysis **out,
-					struct tfd_err *err)
-{
-	cJSON **docs = xcalloc(n + 1, sizeof(*docs));
-	enum tfd_status st = TFD_OK;
-
-	*cap_out = NULL;
-	*out = NULL;
-	for (size_t i = 0; i < n && !st; i++) {
-		docs[i] = cJSON_ParseWithLength(texts[i], lens[i]);
-		if (!docs[i])
-			st = tfd_fail(err, TFD_E_FORMAT, "%s: broken JSON (not a tfdoctor partial)",
-				      names[i]);
-	}
-	if (!st)
-		st = merge_docs(docs, names, n, opts, cap_out, out, err);
-	for (size_t i = 0; i < n; i++)
-		cJSON_Delete(docs[i]);
-	free(docs);
 	return st;
 }

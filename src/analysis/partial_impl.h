@@ -73,10 +73,21 @@ const char *tfd_pf_points_dev_in(const cJSON *c, struct tfd_step_points *pt);
 /* Member k of object o (NULL when absent), marked as read
  * (partial_keys.c): every reader lookup goes through it. */
 const cJSON *tfd_pf_item(const cJSON *o, const char *k);
-/* Whether a member of an object under doc was never looked up: its path
- * ("hosts[0].pipelines[1].key") into buf. Walks containers that were read
- * only; iterative (a partial's depth is the writer's). */
-bool tfd_pf_unread(const cJSON *doc, char *buf, size_t len);
+/* tfd_pf_item() searching from *hint (a member of o, or NULL: the first),
+ * round to it; *hint moves past the member found. A reader that asks for
+ * an object's members in the writer's order finds each at once. */
+const cJSON *tfd_pf_item_from(const cJSON *o, const char *k, const cJSON **hint);
+/* Whether every member of every object under doc was looked up: if not,
+ * the first one's path ("hosts[0].pipelines[1].key") into buf, and
+ * whether its key was a repeat of a member before it in its object (a
+ * lookup finds the first). Iterative (a partial's depth is the
+ * writer's). */
+enum tfd_pf_unread_kind {
+	TFD_PF_ALL_READ = 0,
+	TFD_PF_UNKNOWN, /* a key no reader asked for */
+	TFD_PF_TWICE,	/* a key given twice in one object */
+};
+enum tfd_pf_unread_kind tfd_pf_unread(const cJSON *doc, char *buf, size_t len);
 
 /* The partials a merge reads (partial_files.c). */
 typedef VEC(char *) strvec;

@@ -23,6 +23,24 @@ const cJSON *tfd_pf_item(const cJSON *o, const char *k)
 	return v;
 }
 
+const cJSON *tfd_pf_item_from(const cJSON *o, const char *k, const cJSON **hint)
+{
+	cJSON *start = (cJSON *)(*hint ? *hint : o->child), *v;
+
+	/* from the member after the last one found (a reader asks for the
+	 * members in the order the writer put them), round to it */
+	for (v = start; v && strcmp(v->string ? v->string : "", k); v = v->next)
+		;
+	for (cJSON *c = o->child; !v && c && c != start; c = c->next)
+		if (strcmp(c->string ? c->string : "", k) == 0)
+			v = c;
+	if (!v)
+		return NULL;
+	v->type |= READ_MARK;
+	*hint = v->next;
+	return v;
+}
+
 struct visit {
 	const cJSON *n;
 	size_t up;  /* the entry of its container, SIZE_MAX at the root */
@@ -53,22 +71,31 @@ static void path_of(const struct visit *v, size_t e, const char *key, char *buf,
 	snprintf(buf + off, len - off, "%s%s", off ? "." : "", key);
 }
 
-bool tfd_pf_unread(const cJSON *doc, char *buf, size_t len)
+/* Whether member c of object n repeats the key of a member before it. */
+static bool repeats(const cJSON *n, const cJSON *c)
+{
+	for (const cJSON *d = n->child; d && d != c; d = d->next)
+		if (strcmp(d->string ? d->string : "", c->string ? c->string : "") == 0)
+			return true;
+	return false;
+}
+
+enum tfd_pf_unread_kind tfd_pf_unread(const cJSON *doc, char *buf, size_t len)
 {
 	VEC(struct visit) v = {0};
-	bool found = false;
+	enum tfd_pf_unread_kind found = TFD_PF_ALL_READ;
 
 	vec_push(&v, ((struct visit){doc, SIZE_MAX, 0}));
 	for (size_t i = 0; i < v.n && !found; i++) {
 		const cJSON *n = v.v[i].n;
-		bool obj = cJSON_IsObject(n);
+		bool obj = (n->type & 0xFF) == cJSON_Object;
 		size_t idx = 0;
 
 		for (const cJSON *c = n->child; c && !found; c = c->next, idx++) {
 			if (obj && !(c->type & READ_MARK)) {
 				path_of(v.v, i, c->string ? c->string : "", buf, len);
-				found = true;
-			} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+				found = repeats(n, c) ? TFD_PF_TWICE : TFD_PF_UNKNOWN;
+			} else if (c->child) { /* an object or array with members */
 				vec_push(&v, ((struct visit){c, i, idx}));
 			}
 		}

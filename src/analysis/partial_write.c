@@ -227,10 +227,33 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	return o;
 }
 
-static cJSON *partial_doc(const struct tfd_capture *cap, const struct tfd_analysis *a,
-			  const struct tfd_analyze_opts *opts, const char *source)
+/* Whether note d is one of a's hosts' (else the run's: discovery's). */
+static bool host_note(const struct tfd_analysis *a, const struct tfd_diag *d)
+{
+	for (size_t i = 0; i < a->nhosts; i++)
+		if (d->host == a->hosts[i].host->name)
+			return true;
+	return false;
+}
+
+struct host_at {
+	const char *path;
+	size_t i;
+};
+
+static int by_path(const void *x, const void *y)
+{
+	const struct host_at *a = x, *b = y;
+	int c = strcmp(a->path, b->path);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static cJSON *partial_doc(const struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
+			  const char *source)
 {
 	cJSON *root = cJSON_CreateObject(), *arr, *o;
+	struct host_at *order = xmalloc((a->nhosts + 1) * sizeof(*order));
 
 	put_s(root, "format", TFD_PARTIAL_FORMAT);
 	put_i(root, "version", TFD_PARTIAL_VERSION);
@@ -241,21 +264,24 @@ static cJSON *partial_doc(const struct tfd_capture *cap, const struct tfd_analys
 	put_b(o, "rank_set", opts && opts->rank_set);
 	put_i(o, "rank", opts && opts->rank_set ? opts->rank : 0);
 	arr = cJSON_AddArrayToObject(root, "notes");
-	for (size_t i = 0; i < cap->nnotes; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(cap->notes[i]));
-	/* hosts in capture order (by file), as tfd_analyze() met them */
+	for (size_t i = 0; i < a->ndiags; i++)
+		if (!host_note(a, &a->diags[i]))
+			cJSON_AddItemToArray(arr, cJSON_CreateString(a->diags[i].msg));
+	/* hosts in file order, as tfd_analyze() met them */
+	for (size_t i = 0; i < a->nhosts; i++)
+		order[i] = (struct host_at){a->hosts[i].host->path, i};
+	qsort(order, a->nhosts, sizeof(*order), by_path);
 	arr = cJSON_AddArrayToObject(root, "hosts");
-	for (size_t k = 0; k < cap->nhosts; k++)
-		for (size_t i = 0; i < a->nhosts; i++)
-			if (a->hosts[i].host == &cap->hosts[k])
-				cJSON_AddItemToArray(arr, host_out(&a->hosts[i], a));
+	for (size_t i = 0; i < a->nhosts; i++)
+		cJSON_AddItemToArray(arr, host_out(&a->hosts[order[i].i], a));
+	free(order);
 	return root;
 }
 
-void tfd_partial_write(const struct tfd_capture *cap, const struct tfd_analysis *a,
-		       const struct tfd_analyze_opts *opts, const char *source, struct tfd_buf *b)
+void tfd_partial_write(const struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
+		       const char *source, struct tfd_buf *b)
 {
-	cJSON *root = partial_doc(cap, a, opts, source);
+	cJSON *root = partial_doc(a, opts, source);
 	char *s = cJSON_PrintUnformatted(root);
 
 	if (!s) /* cJSON fails only on out of memory, which xmalloc handles */

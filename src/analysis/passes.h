@@ -16,7 +16,14 @@ struct host_ctx;
 /* Strings the result owns (stage paths, families), freed with it. */
 struct analysis_priv {
 	VEC(char *) strings;
-	VEC(void *) blocks; /* other memory of the result's lifetime */
+	VEC(void *) blocks;	/* other memory of the result's lifetime */
+	struct tfd_arena arena; /* a merged result's names (merge.c) */
+};
+
+/* The result and what it owns privately; tfd_analyze() hands out &pub. */
+struct analysis_full {
+	struct tfd_analysis pub;
+	struct analysis_priv priv;
 };
 
 /* An empty analysis with room for nhosts host results (freed by

@@ -56,9 +56,8 @@ bool tfd_partial_path(const char *path)
 struct by_file {
 	struct tfd_analyze_opts ao; /* the per-host options; no --host */
 	pthread_mutex_t mu;
-	struct tfd_buf *texts; /* per file, its partial */
-	char **names;	       /* per file, its path (for messages) */
-	size_t n;
+	struct tfd_merger *m;
+	size_t nfiles;
 	char *run; /* discovery's run name */
 };
 
@@ -67,107 +66,83 @@ static enum tfd_status analyze_file(struct tfd_capture *cap, size_t index, size_
 {
 	struct by_file *bf = ctx;
 	struct tfd_analysis *a;
-	struct tfd_buf t;
 
 	if (tfd_analyze_lean(cap, &bf->ao, &a, err))
 		return err->status;
-	tfd_buf_init(&t);
-	tfd_partial_write(cap, a, &bf->ao, NULL, &t);
-	tfd_analysis_free(a);
 	pthread_mutex_lock(&bf->mu);
-	if (!bf->texts) {
-		bf->n = nfiles;
-		bf->texts = xcalloc(nfiles + 1, sizeof(*bf->texts));
-		bf->names = xcalloc(nfiles + 1, sizeof(*bf->names));
+	if (!bf->nfiles++)
 		bf->run = cap->run ? xstrdup(cap->run) : NULL;
-	}
-	bf->texts[index] = t;
-	bf->names[index] = xstrdup(cap->nhosts ? cap->hosts[0].path : "capture");
+	/* the host's result copies what it needs: the file's capture goes */
+	tfd_merger_add(bf->m, a, index, cap->nhosts ? cap->hosts[0].path : "capture");
 	pthread_mutex_unlock(&bf->mu);
+	(void)nfiles;
 	return TFD_OK;
 }
 
-/* One load, then the analysis; nothing is left on error. */
+/* One load, then the analysis, self-contained; nothing is left on error. */
 static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
 					const struct tfd_load_opts *lo,
 					const struct tfd_analyze_opts *ao,
-					struct tfd_capture **cap_out, struct tfd_analysis **out,
-					struct tfd_err *err)
+					struct tfd_analysis **out, struct tfd_err *err)
 {
-	enum tfd_status st = tfd_capture_load(paths, npaths, lo, cap_out, err);
+	struct tfd_capture *cap;
+	struct tfd_analysis *a;
+	struct tfd_merger *m;
+	const char *label;
+	enum tfd_status st = tfd_capture_load(paths, npaths, lo, &cap, err);
 
+	if (st)
+		return st;
 	/* the caller reads the capture's hosts, not their events */
-	if (!st)
-		st = tfd_analyze_lean(*cap_out, ao, out, err);
+	st = tfd_analyze_lean(cap, ao, &a, err);
 	if (st) {
-		tfd_capture_free(*cap_out);
-		*cap_out = NULL;
+		tfd_capture_free(cap);
+		return st;
 	}
-	return st;
-}
-
-/* The partials of a run's files, merged: what one load gives. */
-static enum tfd_status merge_files(struct by_file *bf, const struct tfd_analyze_opts *ao,
-				   struct tfd_capture **cap_out, struct tfd_analysis **out,
-				   struct tfd_err *err)
-{
-	const char **texts = xcalloc(bf->n + 1, sizeof(*texts));
-	size_t *lens = xcalloc(bf->n + 1, sizeof(*lens));
-	enum tfd_status st;
-
-	for (size_t i = 0; i < bf->n; i++) {
-		texts[i] = bf->texts[i].s ? bf->texts[i].s : "";
-		lens[i] = bf->texts[i].len;
-	}
-	st = tfd_partial_merge_texts(texts, lens, (const char *const *)bf->names, bf->n, ao,
-				     cap_out, out, err);
-	/* the run discovery named, as one load sets it */
+	m = tfd_merger_new();
+	label = cap->run ? tfd_arena_intern_cstr(tfd_merger_arena(m), cap->run) : NULL;
+	tfd_merger_add(m, a, 0, npaths ? paths[0] : "capture");
+	tfd_capture_free(cap);
+	st = tfd_merger_finish(m, NULL, 0, ao, out, err);
 	if (!st)
-		(*cap_out)->run =
-		    bf->run ? tfd_arena_intern_cstr(&(*cap_out)->arena, bf->run) : NULL;
-	free(texts);
-	free(lens);
+		(*out)->label = label;
 	return st;
 }
 
 enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 				  const struct tfd_load_opts *lo, const struct tfd_analyze_opts *ao,
-				  struct tfd_capture **cap_out, struct tfd_analysis **out,
-				  struct tfd_err *err)
+				  struct tfd_analysis **out, struct tfd_err *err)
 {
 	struct by_file bf;
 	enum tfd_status st;
 	struct stat sb;
 
-	*cap_out = NULL;
 	*out = NULL;
 	/* a file, or several paths (which may name one file twice): one load */
 	if (npaths != 1 || stat(paths[0], &sb) != 0 || !S_ISDIR(sb.st_mode))
-		return load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
+		return load_and_analyze(paths, npaths, lo, ao, out, err);
 	memset(&bf, 0, sizeof(bf));
 	if (ao)
 		bf.ao = *ao;
 	bf.ao.host = NULL; /* picked among all hosts by the merge */
+	bf.m = tfd_merger_new();
 	pthread_mutex_init(&bf.mu, NULL);
 	st = tfd_capture_each(paths, npaths, lo, analyze_file, &bf, err);
 	pthread_mutex_destroy(&bf.mu);
-	if (!st && !bf.texts)
+	if (st || !bf.nfiles) {
+		tfd_merger_free(bf.m);
 		/* no host file (a shard that got none): what one load gives */
-		st = load_and_analyze(paths, npaths, lo, ao, cap_out, out, err);
-	else if (!st)
-		st = merge_files(&bf, ao, cap_out, out, err);
-	for (size_t i = 0; i < bf.n; i++) {
-		tfd_buf_release(&bf.texts[i]);
-		free(bf.names[i]);
+		if (!st)
+			st = load_and_analyze(paths, npaths, lo, ao, out, err);
+	} else {
+		const char *label =
+		    bf.run ? tfd_arena_intern_cstr(tfd_merger_arena(bf.m), bf.run) : NULL;
+
+		st = tfd_merger_finish(bf.m, NULL, 0, ao, out, err);
+		/* the run discovery named, as one load gives it */
+		if (!st)
+			(*out)->label = label;
 	}
-	free(bf.texts);
-	free(bf.names);
 	free(bf.run);
-	if (st) {
-		tfd_capture_free(*cap_out);
-		*cap_out = NULL;
-		tfd_analysis_free(*out);
-		*out = NULL;
-	}
 	return st;
 }

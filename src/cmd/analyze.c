@@ -55,10 +55,11 @@ static int xprof_one(const struct run_ctx *rx, const struct tfd_capture *cap, st
 	return rc;
 }
 
-/* The analysis of paths into *cap and *an: partials merged, a run or log
- * directory one host file at a time (its partial written from the merged
- * result as from one load: unit test by_file_matches_one_load), else one
- * load. *done: xprof mode rendered it already. 0 or an exit code. */
+/* The analysis of paths into *an: partials merged, a run or log directory
+ * one host file at a time (its partial written from the merged result as
+ * from one load: unit test by_file_matches_one_load), else one load; or
+ * (xprof mode) the capture into *cap, rendered already (*done). 0 or an
+ * exit code. */
 static int load_one(const struct run_ctx *rx, const char *const *paths, size_t npaths,
 		    struct tfd_capture **cap, struct tfd_analysis **an, struct tfd_buf *b,
 		    bool *done)
@@ -68,23 +69,19 @@ static int load_one(const struct run_ctx *rx, const char *const *paths, size_t n
 
 	*done = false;
 	if (rx->merging)
-		return tfd_partial_merge(paths, npaths, rx->ao, cap, an, &err)
-			   ? tfd_cli_report(&err)
-			   : 0;
-	if (!xprof && npaths == 1) {
-		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, cap, an, &err))
+		return tfd_partial_merge(paths, npaths, rx->ao, an, &err) ? tfd_cli_report(&err)
+									  : 0;
+	if (!xprof) {
+		if (tfd_analyze_paths(paths, npaths, rx->lo, rx->ao, an, &err))
 			return tfd_cli_report(&err);
-		return tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, *cap) ? 2 : 0;
+		return tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, NULL, *an) ? 2 : 0;
 	}
 	if (tfd_capture_load(paths, npaths, rx->lo, cap, &err))
 		return tfd_cli_report(&err);
-	if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, *cap))
+	if (tfd_cli_guard_output(rx->outpath, NULL, 0, NULL, NULL, *cap, NULL))
 		return 2;
-	if (xprof) {
-		*done = true;
-		return xprof_one(rx, *cap, b);
-	}
-	return tfd_analyze(*cap, rx->ao, an, &err) ? tfd_cli_report(&err) : 0;
+	*done = true;
+	return xprof_one(rx, *cap, b);
 }
 
 /* Render an analysis: the findings, the report, the notes; 3 when a
@@ -133,8 +130,8 @@ static int analyze_one(const struct run_ctx *rx, const char *const *paths, size_
 		char tmp[512];
 
 		tfd_partial_write(
-		    cap, an, rx->ao,
-		    npaths == 1 ? tfd_cli_base_name(paths[0], tmp, sizeof(tmp)) : NULL, b);
+		    an, rx->ao, npaths == 1 ? tfd_cli_base_name(paths[0], tmp, sizeof(tmp)) : NULL,
+		    b);
 		for (size_t i = 0; !rx->quiet && i < an->ndiags; i++)
 			tfd_cli_note(an->diags[i].host, an->diags[i].msg);
 	} else {
@@ -295,7 +292,7 @@ static int analyze_main(int argc, char **argv, int merge)
 	npaths = (size_t)(argc - a.first);
 	a.lo.keep_other = strcmp(a.mode, "xprof") == 0;
 	a.lo.progress = tfd_cli_progress;
-	rc = tfd_cli_guard_output(a.outpath, paths, npaths, a.rules_dir, NULL, NULL);
+	rc = tfd_cli_guard_output(a.outpath, paths, npaths, a.rules_dir, NULL, NULL, NULL);
 	if (rc)
 		return rc;
 	if (tfd_rules_load_default(a.rules_dir, &rules, &err))

@@ -114,7 +114,8 @@ static int guard_sidecars(const char *out, const char *db)
 }
 
 int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninputs,
-			 const char *rules_dir, const char *db, const struct tfd_capture *cap)
+			 const char *rules_dir, const char *db, const struct tfd_capture *cap,
+			 const struct tfd_analysis *an)
 {
 	struct tfd_outguard g = {0};
 	struct tfd_err err = {0};
@@ -141,6 +142,8 @@ int tfd_cli_guard_output(const char *out, const char *const *inputs, size_t ninp
 	}
 	for (size_t i = 0; cap && i < cap->nhosts; i++)
 		tfd_outguard_add(&g, cap->hosts[i].path, 0);
+	for (size_t i = 0; an && i < an->nhosts; i++)
+		tfd_outguard_add(&g, an->hosts[i].host->path, 0);
 	if (tfd_outguard_check(&g, out, &err))
 		rc = tfd_cli_report(&err);
 	tfd_outguard_release(&g);

@@ -95,7 +95,6 @@ int cmd_dot(int argc, char **argv)
 	struct cli_opts o;
 	struct tfd_load_opts lo = {0};
 	struct tfd_analyze_opts ao = {0};
-	struct tfd_capture *cap = NULL;
 	struct tfd_analysis *an = NULL;
 	struct tfd_err err = {0};
 	struct tfd_buf b;
@@ -119,7 +118,7 @@ int cmd_dot(int argc, char **argv)
 		return tfd_cli_usage("dot", "no capture given");
 	paths = (const char *const *)argv + o.args;
 	npaths = (size_t)(argc - o.args);
-	rc = tfd_cli_guard_output(outpath, paths, npaths, NULL, NULL, NULL);
+	rc = tfd_cli_guard_output(outpath, paths, npaths, NULL, NULL, NULL, NULL);
 	if (!rc)
 		rc = dot_format(outpath, &format);
 	if (rc)
@@ -132,9 +131,8 @@ int cmd_dot(int argc, char **argv)
 					  "'analyze --partial'");
 		goto out;
 	}
-	if (tfd_partial_path(paths[0])
-		? tfd_partial_merge(paths, npaths, &ao, &cap, &an, &err)
-		: tfd_analyze_paths(paths, npaths, &lo, &ao, &cap, &an, &err)) {
+	if (tfd_partial_path(paths[0]) ? tfd_partial_merge(paths, npaths, &ao, &an, &err)
+				       : tfd_analyze_paths(paths, npaths, &lo, &ao, &an, &err)) {
 		rc = tfd_cli_report(&err);
 		goto out;
 	}
@@ -142,7 +140,7 @@ int cmd_dot(int argc, char **argv)
 	if (!rc && ao.rank_set && p->analyzed_rank < 0)
 		rc = tfd_cli_usage("dot", "pipeline %s has %" PRIu64 " root calls; no rank %d",
 				   p->name, p->ncalls, ao.rank);
-	if (!rc && tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
+	if (!rc && tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, NULL, an))
 		rc = 2;
 	else if (!rc && (tfd_dot_render(&an->hosts[0], p, format, &b, &err) ||
 			 tfd_output_write(outpath, b.s, b.len, &err)))
@@ -150,6 +148,5 @@ int cmd_dot(int argc, char **argv)
 out:
 	tfd_buf_release(&b);
 	tfd_analysis_free(an);
-	tfd_capture_free(cap);
 	return rc;
 }

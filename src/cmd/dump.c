@@ -425,13 +425,13 @@ int cmd_dump(int argc, char **argv)
 	lo.keep_other = all;
 	lo.progress = tfd_cli_progress;
 	rc = tfd_cli_guard_output(outpath, (const char *const *)argv + first,
-				  (size_t)(argc - first), NULL, NULL, NULL);
+				  (size_t)(argc - first), NULL, NULL, NULL, NULL);
 	if (rc)
 		return rc;
 	if (tfd_capture_load((const char *const *)argv + first, (size_t)(argc - first), &lo, &cap,
 			     &err))
 		return tfd_cli_report(&err);
-	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap))
+	if (tfd_cli_guard_output(outpath, NULL, 0, NULL, NULL, cap, NULL))
 		rc = 2;
 	else
 		rc = write_dump(cap, json, all, outpath);

@@ -76,7 +76,6 @@ static char *inline_svg(const struct tfd_analysis *a)
 }
 
 struct job_data {
-	struct tfd_capture *cap;
 	struct tfd_analysis *an;
 	struct tfd_findings findings;
 	char *name;					    /* the job's name, whole */
@@ -198,9 +197,8 @@ static void analyze_job(struct report *r, size_t i)
 
 	d->name = xstrdup(r->jobname ? r->jobname : tfd_cli_base_name(path, tmp, sizeof(tmp)));
 	j->name = d->name;
-	if (tfd_partial_path(path)
-		? tfd_partial_merge(paths, 1, NULL, &d->cap, &d->an, &err)
-		: tfd_analyze_paths(paths, 1, &r->lo, NULL, &d->cap, &d->an, &err)) {
+	if (tfd_partial_path(path) ? tfd_partial_merge(paths, 1, NULL, &d->an, &err)
+				   : tfd_analyze_paths(paths, 1, &r->lo, NULL, &d->an, &err)) {
 		r->fail_rc = tfd_cli_report(&err);
 		tfd_str_escape_controls(err.msg, d->error, sizeof(d->error));
 		j->error = d->error;
@@ -212,9 +210,9 @@ static void analyze_job(struct report *r, size_t i)
 		tfd_cli_note(d->an->diags[k].host, d->an->diags[k].msg);
 	j->analysis = d->an;
 	j->findings = &d->findings;
-	runname = d->an->run	? d->an->run
-		  : d->cap->run ? d->cap->run
-				: tfd_cli_base_name(path, tmp, sizeof(tmp));
+	runname = d->an->run	 ? d->an->run
+		  : d->an->label ? d->an->label
+				 : tfd_cli_base_name(path, tmp, sizeof(tmp));
 	tfd_nightly_record(j, runname, path, r->now);
 	j->critpath_svg = inline_svg(d->an);
 }
@@ -286,8 +284,8 @@ static int write_report(struct report *r)
 	else
 		tfd_nightly_html(r->jobs, r->njobs, &b);
 	for (size_t i = 0; i < r->njobs && !rc; i++)
-		if (r->jd[i].cap &&
-		    tfd_cli_guard_output(r->outpath, NULL, 0, NULL, NULL, r->jd[i].cap))
+		if (r->jd[i].an &&
+		    tfd_cli_guard_output(r->outpath, NULL, 0, NULL, NULL, NULL, r->jd[i].an))
 			rc = 2;
 	if (!rc && tfd_output_write(r->outpath, b.s, b.len, &err))
 		rc = tfd_cli_report(&err);
@@ -341,7 +339,7 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	r.lo.progress = tfd_cli_progress;
-	rc = tfd_cli_guard_output(r.outpath, r.paths, r.njobs, r.rules_dir, r.dbpath, NULL);
+	rc = tfd_cli_guard_output(r.outpath, r.paths, r.njobs, r.rules_dir, r.dbpath, NULL, NULL);
 	if (rc)
 		return rc;
 	r.jd = xcalloc(r.njobs, sizeof(*r.jd));
@@ -375,7 +373,6 @@ out:
 		tfd_nightly_job_release(&r.jobs[i]);
 		tfd_findings_free(&r.jd[i].findings);
 		tfd_analysis_free(r.jd[i].an);
-		tfd_capture_free(r.jd[i].cap);
 		free(r.jd[i].name);
 	}
 	free(r.jobs);

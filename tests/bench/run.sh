@@ -195,6 +195,43 @@ if [ "${BENCH_DEVREV:-1}" = 1 ]; then
 	targets+=("device lines reversed / in order, peak RSS over idle|$(awk -v a="${dev_rss[time]}" -v b="${dev_rss[reversed]}" -v i="$idle" 'BEGIN { printf "%.2f", (b - i) / (a - i) }')|x|<=|2")
 fi
 
+# ---- merging a fleet's host summaries ------------------------------------------------
+# (BENCH_MERGE=0 skips) 100,000 hosts' partial results (100 files of 1,000 hosts,
+# each a 20-step host with one parallel pipeline, ~700 MB of JSON) merged into one
+# text report: read one file at a time into the in-memory merge (issue 45: under
+# 10 s and 1 GB)
+if [ "${BENCH_MERGE:-1}" = 1 ]; then
+	d="$W/merge-100k"
+	if [ ! -f "$d/done" ]; then
+		rm -rf "$d" && mkdir -p "$d/parts"
+		printf '{"name": "fleet-host", "steps": 20, "step_compute_us": 100, "stages": [{"kind": "TFRecord", "cost_us": 30}, {"kind": "ParallelMap", "parallelism": 4, "cost_us": 300}, {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}\n' >"$d/spec.json"
+		$TFD synth -q -o "$d/cap" "$d/spec.json"
+		$TFD analyze -q --partial -o "$d/one.partial.json" "$(ls "$d"/cap/plugins/profile/*/*.xplane.pb)"
+		python3 - "$d" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(d + "/one.partial.json"))
+h = doc["hosts"][0]
+one = json.dumps(h, separators=(",", ":"))
+name, path = '"name":%s' % json.dumps(h["name"]), '"path":%s' % json.dumps(h["path"])
+doc["hosts"] = []
+head = json.dumps(doc, separators=(",", ":"))
+for f in range(100):
+    hosts = [one.replace(name, '"name":"host-%06d"' % i, 1).replace(path, '"path":"/fleet/run/host-%06d.xplane.pb"' % i, 1)
+             for i in range(f * 1000, (f + 1) * 1000)]
+    open("%s/parts/p%03d.partial.json" % (d, f), "w").write(head.replace('"hosts":[]', '"hosts":[' + ",".join(hosts) + "]"))
+PY
+		touch "$d/done"
+	fi
+	cat "$d"/parts/* >/dev/null
+	read -r t r rc < <(best one "$TFD" merge -q -f text -o "$d/report.txt" "$d/parts")
+	[ "$rc" = 0 ] || { echo "bench: merge failed on $d/parts" >&2; exit 1; }
+	printf '\nmerge of 100,000 host summaries (%s MB of partials): %.2f s, peak RSS %.0f MB\n' \
+		"$(du -sm "$d/parts" | cut -f1)" "$t" "$(awk -v r="$r" 'BEGIN { print r / 1024 }')"
+	targets+=("merge of 100,000 hosts, time|$t|s|<=|10"
+		"merge of 100,000 hosts, peak RSS|$(awk -v r="$r" 'BEGIN { printf "%.0f", r / 1024 }')|MB|<=|1024")
+fi
+
 # (BENCH_RULES=0 skips) loading a rule table grows with the number of rules,
 # not its square: 100k rules against 10k (issue 35: 100k took a minute)
 if [ "${BENCH_RULES:-1}" = 1 ]; then

@@ -14,15 +14,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	struct tfd_capture *cap = NULL;
 	struct tfd_analysis *an = NULL;
 	struct tfd_ruleset *rs = NULL;
 	struct tfd_findings f = {0};
 	struct tfd_err err;
 	struct tfd_buf b;
 
-	if (tfd_partial_merge_mem((const char *)data, size, "fuzz.partial.json", NULL, &cap, &an,
-				  &err) != TFD_OK)
+	if (tfd_partial_merge_mem((const char *)data, size, "fuzz.partial.json", NULL, &an, &err) !=
+	    TFD_OK)
 		return 0;
 	tfd_buf_init(&b);
 	if (tfd_rules_load_builtin(&rs, &err) == TFD_OK) {
@@ -50,6 +49,5 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	tfd_findings_free(&f);
 	tfd_rules_free(rs);
 	tfd_analysis_free(an);
-	tfd_capture_free(cap);
 	return 0;
 }
