@@ -24,7 +24,7 @@ libigraph-dev libgraphviz-dev zlib1g-dev libsqlite3-dev libpq-dev"
 case "${1:-}" in
 --fleet) PKGS="$PKGS postgresql slurmctld slurmd slurm-client munge" ;;
 --format) PKGS="clang-format cppcheck" ;; # make format, format-check; cppcheck in CI
---fuzz) PKGS="$PKGS clang" ;;                # make fuzz: the build's packages and clang
+--fuzz) PKGS="$PKGS clang libclang-rt-dev" ;; # make fuzz: the build's packages, clang and its sanitizer and libFuzzer runtimes
 --build | "") ;;
 *)
 	echo "usage: install-deps.sh [--fleet|--format|--fuzz]" >&2
