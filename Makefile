@@ -56,7 +56,8 @@ deps:
 deps-fleet:
 	@./src/tools/install-deps.sh --fleet
 
-$(B)/gen/xplane.pb-c.c $(B)/gen/xplane.pb-c.h: src/input/xplane.proto
+# one protoc-c run makes both files (a grouped target: run once, not per file)
+$(B)/gen/xplane.pb-c.c $(B)/gen/xplane.pb-c.h &: src/input/xplane.proto
 	@mkdir -p $(B)/gen
 	protoc-c --c_out=$(B)/gen --proto_path=src/input $<
 
