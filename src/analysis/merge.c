@@ -74,9 +74,8 @@ static const struct tfd_event *own_sample(struct tfd_merger *m, const struct tfd
 	sig = tfd_arena_alloc(m->arena, sizeof(*sig));
 	c->kind = TFD_EV_ITERATOR;
 	c->sig = sig;
-	params = e->sig->nparams
-		     ? tfd_arena_alloc(m->arena, e->sig->nparams * sizeof(*params))
-		     : NULL;
+	params =
+	    e->sig->nparams ? tfd_arena_alloc(m->arena, e->sig->nparams * sizeof(*params)) : NULL;
 	for (uint16_t i = 0; i < e->sig->nparams; i++) {
 		params[i].key = own(m, e->sig->params[i].key);
 		params[i].val = own(m, e->sig->params[i].val);
@@ -122,8 +121,7 @@ static const struct tfd_host *own_host(struct tfd_merger *m, const struct tfd_ho
 	return c;
 }
 
-void tfd_merger_add(struct tfd_merger *m, struct tfd_analysis *part, size_t seq,
-		    const char *origin)
+void tfd_merger_add(struct tfd_merger *m, struct tfd_analysis *part, size_t seq, const char *origin)
 {
 	const char *o = own(m, origin);
 	const char *run = own(m, part->run);
@@ -158,8 +156,7 @@ void tfd_merger_add(struct tfd_merger *m, struct tfd_analysis *part, size_t seq,
 		for (size_t i = 0; i < part->nhosts && !of_host; i++)
 			of_host = part->diags[k].host == part->hosts[i].host->name;
 		if (!of_host)
-			vec_push(&m->notes,
-				 ((struct mnote){seq, k, own(m, part->diags[k].msg)}));
+			vec_push(&m->notes, ((struct mnote){seq, k, own(m, part->diags[k].msg)}));
 	}
 	/* what the hosts hold now is the merge's: the part keeps nothing */
 	for (size_t i = 0; i < part->nhosts; i++) {
@@ -334,7 +331,8 @@ enum tfd_status tfd_merger_finish(struct tfd_merger *m, const char *const *extra
 	names_apart(m);
 	for (size_t i = 0; i < m->hrs.n; i++)
 		for (size_t k = 0; k < m->meta.v[i].ndiags; k++)
-			tfd_analysis_diag(a, m->hrs.v[i].host->name, "%s", m->meta.v[i].diags[k].msg);
+			tfd_analysis_diag(a, m->hrs.v[i].host->name, "%s",
+					  m->meta.v[i].diags[k].msg);
 	hand_over(m);
 	merger_release(m);
 	st = tfd_analysis_finish(a, opts, err);

@@ -27,7 +27,8 @@ struct node {
 };
 
 struct forest {
-	VEC(struct node) nodes; /* thread order, then event order: upstream's deque order */
+	VEC(struct node) nodes;	   /* thread order, then event order: upstream's deque order */
+	unsigned long long visits; /* by process_iterator, against XPROF_MAX_VISITS */
 };
 
 static bool is_tfdata(const char *name)
@@ -245,11 +246,10 @@ static struct tfd_xp_iter_stat *stat_get(statvec *sv, int64_t id, bool *fresh)
  * once per path). Hostile element ids make that explode; past this many
  * visits per host the xprof mode gives up with an error. */
 #define XPROF_MAX_VISITS 50000000ull
-static unsigned long long visits;
 
-static void process_iterator(const struct forest *f, int ni, statvec *sv, bool blocking, int level)
+static void process_iterator(struct forest *f, int ni, statvec *sv, bool blocking, int level)
 {
-	if (++visits > XPROF_MAX_VISITS)
+	if (++f->visits > XPROF_MAX_VISITS)
 		return;
 	const struct node *n = &f->nodes.v[ni];
 	struct tfd_xp_iter_stat *s;
@@ -487,7 +487,7 @@ static bool process_host(const struct tfd_host *h, struct tfd_xp_host *xh)
 	imap_free(&hs.meta_seen);
 	imap_free(&hs.root_of);
 	imap_free(&hs.dev_ids);
-	return visits <= XPROF_MAX_VISITS;
+	return hs.f.visits <= XPROF_MAX_VISITS;
 }
 
 /* XProf matched the captured name exactly (BatchV2 is not Batch): the
@@ -610,7 +610,6 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 			    "times in --mode xprof",
 			    hh->path);
 		}
-		visits = 0;
 		if (!process_host(&cap->hosts[i], &x->hosts[i])) {
 			x->nhosts = i + 1;
 			tfd_xprof_free(x);

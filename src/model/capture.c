@@ -152,28 +152,34 @@ static const char *base_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-static const char *const *sort_names; /* qsort context (callers are single-threaded) */
+/* A host's name and its index, sorted by name (then index). */
+struct named {
+	const char *name;
+	size_t i;
+};
 
-static int name_idx_cmp(const void *a, const void *b)
+static int named_cmp(const void *a, const void *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int c = strcmp(sort_names[i], sort_names[j]);
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
 
-	return c ? c : (i > j) - (i < j);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 size_t tfd_host_names_apart(const char *const *names, const char *const *paths, size_t n,
 			    char **out, char *note, size_t len)
 {
+	struct named *by = xmalloc((n ? n : 1) * sizeof(*by));
 	size_t *ord = xmalloc((n ? n : 1) * sizeof(*ord)), renamed = 0, shown = 0, at = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		ord[i] = i;
+		by[i] = (struct named){names[i], i};
 		out[i] = NULL;
 	}
-	sort_names = names;
-	qsort(ord, n, sizeof(*ord), name_idx_cmp);
-	sort_names = NULL;
+	qsort(by, n, sizeof(*by), named_cmp);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = by[i].i;
+	free(by);
 	if (note && len)
 		note[0] = '\0';
 	for (size_t k = 0; k < n;) {

@@ -7,18 +7,15 @@
 
 #include "tfd/render.h"
 
-/* The width prose is wrapped to (tables and code are not): set for one
- * render by tfd_render_text_w (renderers run on one thread). */
-static int wrap_width = 80;
-
 /* A name from the capture, safe on one line of the report (buf.h). */
 #define N(s) tfd_name_on_line(s)
 
-/* Append text to b, each of its lines broken at spaces to fit wrap_width;
+/* Append text to b, each of its lines broken at spaces to fit width (the
+ * width prose is wrapped to; tables and code are not);
  * a continuation line starts with hang spaces. A line that fits, and a
  * word longer than a line (a URL, a long name), stay whole; the spaces
  * between words are kept where no break falls. */
-static void wrap(struct tfd_buf *b, const char *text, int hang)
+static void wrap(struct tfd_buf *b, int width, const char *text, int hang)
 {
 	const char *s = text;
 
@@ -28,7 +25,7 @@ static void wrap(struct tfd_buf *b, const char *text, int hang)
 
 		if (!e)
 			e = s + strlen(s);
-		if (e - s <= wrap_width) {
+		if (e - s <= width) {
 			tfd_buf_add(b, s, (size_t)(e - s));
 		} else {
 			while (p < e && *p == ' ')
@@ -40,7 +37,7 @@ static void wrap(struct tfd_buf *b, const char *text, int hang)
 
 				while (w < e && *w != ' ')
 					w++;
-				if (sep && col + (size_t)(w - sep) > (size_t)wrap_width) {
+				if (sep && col + (size_t)(w - sep) > (size_t)width) {
 					tfd_buf_puts(b, "\n");
 					for (int i = 0; i < hang; i++)
 						tfd_buf_add(b, " ", 1);
@@ -669,7 +666,8 @@ static void finding_place(const struct tfd_findings *f, const size_t *g, size_t 
 }
 
 /* A finding's title, place and suggestion, wrapped; its code as it is. */
-static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, struct tfd_buf *b)
+static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, int width,
+			 struct tfd_buf *b)
 {
 	struct tfd_buf t;
 
@@ -677,13 +675,13 @@ static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, s
 	tfd_buf_printf(&t, "  [%s] %s %s", tfd_severity_name(x->severity), x->rule_id, x->title);
 	/* the place on the title's line when it fits, else on a line of its
 	 * own (a host name is not broken in two) */
-	if (w->len && t.len + 2 + w->len <= (size_t)wrap_width)
+	if (w->len && t.len + 2 + w->len <= (size_t)width)
 		tfd_buf_printf(&t, "  %s", w->s[0] == ' ' ? w->s + 1 : w->s);
 	else if (w->len)
 		tfd_buf_printf(&t, "\n    %s", w->s[0] == ' ' ? w->s + 1 : w->s);
 	tfd_buf_printf(&t, "\n    %s", x->suggestion);
 	tfd_buf_puts(b, "\n");
-	wrap(b, t.s, 4);
+	wrap(b, width, t.s, 4);
 	tfd_buf_puts(b, "\n");
 	tfd_buf_release(&t);
 	for (const char *p = x->code; *p;) {
@@ -695,7 +693,7 @@ static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, s
 	}
 }
 
-static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tfd_buf *b)
+static void findings_text(const struct tfd_findings *f, size_t nhosts, int width, struct tfd_buf *b)
 {
 	struct tfd_buf t, w;
 	size_t *g;
@@ -714,7 +712,7 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 			many = g[j] == i;
 		tfd_buf_init(&w);
 		finding_place(f, g, i, many, nhosts, &w);
-		finding_head(x, &w, b);
+		finding_head(x, &w, width, b);
 		tfd_buf_release(&w);
 		if (x->estimate.known) {
 			/* the model and its factor are in the JSON; the reader
@@ -727,7 +725,7 @@ static void findings_text(const struct tfd_findings *f, size_t nhosts, struct tf
 			else
 				tfd_buf_puts(&t, "    worth: ");
 			tfd_fmt_worth(&x->estimate, &t);
-			wrap(b, t.s, 6);
+			wrap(b, width, t.s, 6);
 			tfd_buf_puts(b, "\n");
 			tfd_buf_release(&t);
 		}
@@ -749,15 +747,16 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 	size_t wname = 32;
 	struct tfd_buf t;
 
-	wrap_width = width < 40 ? 40 : width;
+	if (width < 40)
+		width = 40;
 	tfd_buf_init(&t);
 	verdict(a, &t);
-	wrap(b, t.s ? t.s : "", 9);
+	wrap(b, width, t.s ? t.s : "", 9);
 	tfd_buf_release(&t);
-	findings_text(f, a->nhosts, b);
+	findings_text(f, a->nhosts, width, b);
 	/* per step: a total over 38 steps read as one step's time */
 	tfd_buf_puts(b, "\n");
-	wrap(b,
+	wrap(b, width,
 	     "hosts (most input-bound first; waiting and step time are per step, over the "
 	     "steps the verdict counts):\n",
 	     2);
@@ -821,9 +820,8 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 		for (size_t i = 0; i < a->ndiags; i++) {
 			tfd_buf_init(&t);
 			tfd_buf_printf(&t, "  %s: %s\n", a->diags[i].host, a->diags[i].msg);
-			wrap(b, t.s, 4);
+			wrap(b, width, t.s, 4);
 			tfd_buf_release(&t);
 		}
 	}
-	wrap_width = 80;
 }
