@@ -255,8 +255,39 @@ static int lookup(const char *const *names, size_t n, const char *s)
 	return -1;
 }
 
-/* parser: a condition's metric, operator and value, each checked against
- * the metric's type; the checks are the schema. */
+/* A condition's value val for metric mi (name m) under its operator,
+ * checked against the metric's type, into cd. */
+static enum tfd_status cond_value(struct ctx *c, const cJSON *val, int mi, const char *m,
+				  struct cond *cd)
+{
+	bool eq_only = cd->op != OP_EQ && cd->op != OP_NE;
+
+	switch (tfd_metrics[mi].type) {
+	case VT_NUM:
+		if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
+			return bad(c, "metric '%s' needs a number value", m);
+		cd->num = val->valuedouble;
+		break;
+	case VT_STR:
+		if (!cJSON_IsString(val))
+			return bad(c, "metric '%s' needs a string value", m);
+		if (eq_only)
+			return bad(c, "metric '%s' compares with == or != only", m);
+		cd->str = xstrdup(val->valuestring);
+		break;
+	case VT_BOOL:
+		if (!cJSON_IsBool(val))
+			return bad(c, "metric '%s' needs a true/false value", m);
+		if (eq_only)
+			return bad(c, "metric '%s' compares with == or != only", m);
+		cd->b = cJSON_IsTrue(val);
+		break;
+	}
+	return TFD_OK;
+}
+
+/* A condition's metric, operator and value, each checked against the
+ * metric's type; the checks are the schema. */
 static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd,
 				  enum rule_target target)
 {
@@ -294,33 +325,9 @@ static enum tfd_status parse_cond(struct ctx *c, const cJSON *o, struct cond *cd
 		return bad(c, "unknown operator '%s'", op->valuestring);
 	cd->metric = mi;
 	cd->op = (enum cond_op)oi;
-	if (cd->op == OP_EXISTS || cd->op == OP_MISSING) {
-		if (val)
-			return bad(c, "operator '%s' takes no value", op->valuestring);
-		return TFD_OK;
-	}
-	switch (tfd_metrics[mi].type) {
-	case VT_NUM:
-		if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
-			return bad(c, "metric '%s' needs a number value", m->valuestring);
-		cd->num = val->valuedouble;
-		break;
-	case VT_STR:
-		if (!cJSON_IsString(val))
-			return bad(c, "metric '%s' needs a string value", m->valuestring);
-		if (cd->op != OP_EQ && cd->op != OP_NE)
-			return bad(c, "metric '%s' compares with == or != only", m->valuestring);
-		cd->str = xstrdup(val->valuestring);
-		break;
-	case VT_BOOL:
-		if (!cJSON_IsBool(val))
-			return bad(c, "metric '%s' needs a true/false value", m->valuestring);
-		if (cd->op != OP_EQ && cd->op != OP_NE)
-			return bad(c, "metric '%s' compares with == or != only", m->valuestring);
-		cd->b = cJSON_IsTrue(val);
-		break;
-	}
-	return TFD_OK;
+	if (cd->op == OP_EXISTS || cd->op == OP_MISSING)
+		return val ? bad(c, "operator '%s' takes no value", op->valuestring) : TFD_OK;
+	return cond_value(c, val, mi, m->valuestring, cd);
 }
 
 /* A list of conditions ("when", "demote_when"): all must hold. */

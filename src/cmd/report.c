@@ -23,38 +23,47 @@
 
 #define HISTORY_LIMIT 60
 
-/* YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM] (no zone: UTC), fields in range, at
- * most 64 characters */
-/* parser: ISO 8601 position by position. */
-static bool iso8601(const char *t)
+/* Whether t[0..19) has the shape YYYY-MM-DDTHH:MM:SS (digits and
+ * separators in place). */
+static bool iso_shape(const char *t)
 {
-	int y, mo, d, h, mi, sec, n = 0;
-	const char *p;
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
 
-	if (strlen(t) < 19 || strlen(t) > 64 ||
-	    sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
-		return false;
 	for (int i = 0; i < 19; i++)
-		if (!((i == 4 || i == 7)     ? t[i] == '-'
-		      : i == 10		     ? t[i] == 'T'
-		      : (i == 13 || i == 16) ? t[i] == ':'
-					     : isdigit((unsigned char)t[i])))
+		if (shape[i] == 'd' ? !isdigit((unsigned char)t[i]) : t[i] != shape[i])
 			return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return false;
-	p = t + 19;
+	return true;
+}
+
+/* Whether p is what may follow the seconds: [.fff] then Z, nothing (UTC),
+ * or +HH:MM / -HH:MM. */
+static bool iso_tail(const char *p)
+{
 	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
+		if (!isdigit((unsigned char)*++p))
 			return false;
 		while (isdigit((unsigned char)*p))
 			p++;
 	}
 	if (strcmp(p, "Z") == 0 || *p == '\0') /* no zone: taken as UTC */
 		return true;
-	return (p[0] == '+' || p[0] == '-') && isdigit((unsigned char)p[1]) &&
+	return (p[0] == '+' || p[0] == '-') && strlen(p) == 6 && isdigit((unsigned char)p[1]) &&
 	       isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
-	       isdigit((unsigned char)p[5]) && p[6] == '\0';
+	       isdigit((unsigned char)p[5]);
+}
+
+/* YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM|-HH:MM] (no zone: UTC), fields in range, at
+ * most 64 characters */
+static bool iso8601(const char *t)
+{
+	int y, mo, d, h, mi, sec, n = 0;
+
+	if (strlen(t) < 19 || strlen(t) > 64 || !iso_shape(t) ||
+	    sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+		return false;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return false;
+	return iso_tail(t + 19);
 }
 
 /* The SVG of gvc without its XML prolog and doctype, to inline in HTML. */

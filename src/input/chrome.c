@@ -431,16 +431,57 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	return 1;
 }
 
+/* An event's start and end in nanoseconds from its "ts" and "dur"
+ * (microseconds as floats, rounded once here); false with p->st set when
+ * they are missing or out of range. */
+static bool event_span(struct parse *p, const struct jev *e, const char *nm, int64_t *start,
+		       int64_t *end)
+{
+	double ts, dur = 0;
+
+	if (!num_of(e, e->ts, &ts)) {
+		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm);
+		return false;
+	}
+	num_of(e, e->dur, &dur);
+	if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
+	    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
+	    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
+		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has an invalid ts/dur", nm);
+		return false;
+	}
+	*start = llround(ts * 1000.0);
+	*end = llround((ts + dur) * 1000.0);
+	return true;
+}
+
+/* The event's long name (its "long_name" arg, else nm) and its step (a
+ * "group_id" arg): whether it has one. */
+static bool event_names(const struct jev *e, const char *nm, const char **name, int64_t *group)
+{
+	bool has_group = false;
+	double gv;
+
+	*name = nm;
+	for (size_t i = 0; i < e->args.n; i++) {
+		const char *k = str(e, e->args.v[i].key);
+
+		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num && *str(e, e->args.v[i].val))
+			*name = str(e, e->args.v[i].val);
+		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv))
+			has_group = group_of(gv, group);
+	}
+	return has_group;
+}
+
 /* Pass 2: a complete event of a host process. */
-/* parser: one case per field of a trace event (ph, ts, dur, args); the
- * cases are the Chrome trace format. */
 static int host_event(struct parse *p)
 {
 	const struct jev *e = &p->ev;
-	const char *ph = str(e, e->ph), *nm = str(e, e->name), *name = nm;
-	double pid = 0, tid = 0, ts, dur = 0, gv;
+	const char *ph = str(e, e->ph), *nm = str(e, e->name), *name;
+	double pid = 0, tid = 0;
 	int64_t start, end, group = 0;
-	bool has_group = false;
+	bool has_group;
 	struct tfd_host *h;
 	struct tfd_event *ev;
 	enum tfd_ev_kind kind;
@@ -458,34 +499,15 @@ static int host_event(struct parse *p)
 		return 1;
 	}
 	num_of(e, e->tid, &tid);
-	if (!num_of(e, e->ts, &ts)) {
-		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm);
+	if (!event_span(p, e, nm, &start, &end))
 		return 0;
-	}
-	num_of(e, e->dur, &dur);
-	if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
-	    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
-	    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
-		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has an invalid ts/dur", nm);
-		return 0;
-	}
-	for (size_t i = 0; i < e->args.n; i++) {
-		const char *k = str(e, e->args.v[i].key);
-
-		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num && *str(e, e->args.v[i].val))
-			name = str(e, e->args.v[i].val);
-		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv))
-			has_group = group_of(gv, &group);
-	}
+	has_group = event_names(e, nm, &name, &group);
 	nlen = strlen(name);
 	if (nlen > TFD_MAX_NAME_LEN) {
 		p->st = tfd_fail(p->err, TFD_E_LIMIT, "event name longer than %d bytes",
 				 TFD_MAX_NAME_LEN);
 		return 0;
 	}
-	/* microseconds as floats -> nanoseconds, rounded once here */
-	start = llround(ts * 1000.0);
-	end = llround((ts + dur) * 1000.0);
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
 	if (tfd_host_op_is_h2d(name, nlen))

@@ -69,58 +69,99 @@ static bool is_id_mid(const struct scan *sc, uint64_t mid)
 	return false;
 }
 
-/* parser: one case per XPlane field (lines, event and stat metadata), in
- * wire order; the cases are the schema (xprof-reference.md). */
+/* A metadata map entry (key = 1, a varint; value = 2, a message) of
+ * s[0..len): false when it is malformed; *have_key when it has a key. */
+static bool map_entry(struct span s, uint64_t *key, bool *have_key, struct span *val)
+{
+	const uint8_t *p = s.p, *end = s.p + s.len;
+
+	*have_key = false;
+	while (p < end) {
+		uint64_t k, x;
+		size_t n = tfd_pb_varint(p, end, &k);
+
+		if (!n)
+			return false;
+		p += n;
+		if ((k & 7) == 0) {
+			n = tfd_pb_varint(p, end, &x);
+			if (!n)
+				return false;
+			p += n;
+			if ((k >> 3) == 1) {
+				*key = x;
+				*have_key = true;
+			}
+		} else if ((k & 7) == 2) {
+			n = tfd_pb_varint(p, end, &x);
+			if (!n || x > (uint64_t)(end - p - n))
+				return false;
+			p += n;
+			if ((k >> 3) == 2) {
+				val->p = p;
+				val->len = (size_t)x;
+			}
+			p += x;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Keep metadata id key of a stat named like TensorFlow's id or group_id
+ * stat (at most as many as the arrays hold; -1: more, all checked). */
+static void note_stat_mid(int *n, uint64_t *mids, size_t cap, uint64_t key)
+{
+	if (*n < 0)
+		return;
+	if (*n < (int)cap)
+		mids[(*n)++] = key;
+	else
+		*n = -1;
+}
+
+/* A stat metadata entry (key, val) into the scan's tables. */
+static int stat_meta(struct scan *sc, uint64_t key, struct span val)
+{
+	Tfdpb__XStatMetadata *m = tfdpb__xstat_metadata__unpack(&sc->alloc, val.len, val.p);
+	struct smeta sm;
+
+	if (!m && val.len)
+		return sc->bad = "corrupt stat metadata", 1;
+	sm.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
+	sm.code = (uint8_t)tfd_stat_of(sm.name);
+	imap_put(&sc->stat_meta, key, sc->smetas.n);
+	vec_push(&sc->smetas, sm);
+	if (sm.code == TFD_STAT_ID)
+		note_stat_mid(&sc->nid_mids, sc->id_mids,
+			      sizeof(sc->id_mids) / sizeof(sc->id_mids[0]), key);
+	if (sm.code == TFD_STAT_GROUP)
+		note_stat_mid(&sc->ngroup_mids, sc->group_mids,
+			      sizeof(sc->group_mids) / sizeof(sc->group_mids[0]), key);
+	return 0;
+}
+
+/* One XPlane field (lines, event and stat metadata), in wire order
+ * (xprof-reference.md). */
 int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
 	struct scan *sc = ctx;
-	const uint8_t *p, *end;
 	uint64_t key = 0;
 	struct span val = {NULL, 0};
-	bool have_key = false;
+	bool have_key;
 
 	(void)v;
 	if (wt != 2)
 		return 0;
-	p = s.p;
-	end = s.p + s.len;
 	if (field == 3) {
 		vec_push(&sc->lines, s);
 		return 0;
 	}
 	if (field != 4 && field != 5)
 		return 0;
-	/* a map entry: key = 1 (varint), value = 2 (message) */
-	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			return sc->bad = "malformed metadata entry", 1;
-		p += n;
-		if ((k & 7) == 0) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				return sc->bad = "malformed metadata entry", 1;
-			p += n;
-			if ((k >> 3) == 1) {
-				key = x;
-				have_key = true;
-			}
-		} else if ((k & 7) == 2) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				return sc->bad = "malformed metadata entry", 1;
-			p += n;
-			if ((k >> 3) == 2) {
-				val.p = p;
-				val.len = (size_t)x;
-			}
-			p += x;
-		} else {
-			return sc->bad = "malformed metadata entry", 1;
-		}
-	}
+	if (!map_entry(s, &key, &have_key, &val))
+		return sc->bad = "malformed metadata entry", 1;
 	if (!have_key)
 		return 0;
 	if (field == 4) {
@@ -136,31 +177,9 @@ int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span 
 		mt.marker = tfd_step_marker_name(mt.name);
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
-	} else {
-		Tfdpb__XStatMetadata *m = tfdpb__xstat_metadata__unpack(&sc->alloc, val.len, val.p);
-		struct smeta sm;
-
-		if (!m && val.len)
-			return sc->bad = "corrupt stat metadata", 1;
-		sm.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
-		sm.code = (uint8_t)tfd_stat_of(sm.name);
-		imap_put(&sc->stat_meta, key, sc->smetas.n);
-		vec_push(&sc->smetas, sm);
-		if (sm.code == TFD_STAT_ID && sc->nid_mids >= 0) {
-			if (sc->nid_mids < (int)(sizeof(sc->id_mids) / sizeof(sc->id_mids[0])))
-				sc->id_mids[sc->nid_mids++] = key;
-			else
-				sc->nid_mids = -1;
-		}
-		if (sm.code == TFD_STAT_GROUP && sc->ngroup_mids >= 0) {
-			if (sc->ngroup_mids <
-			    (int)(sizeof(sc->group_mids) / sizeof(sc->group_mids[0])))
-				sc->group_mids[sc->ngroup_mids++] = key;
-			else
-				sc->ngroup_mids = -1;
-		}
+		return 0;
 	}
-	return 0;
+	return stat_meta(sc, key, val);
 }
 
 /* One XStat: its metadata id and value. */

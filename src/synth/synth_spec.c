@@ -385,28 +385,22 @@ static enum tfd_status spec_ramp(const cJSON *it, struct stage_spec *ss, int idx
 	return TFD_OK;
 }
 
-/* Stage sp->nst of the spec.
- * parser: one check per key of a stage, with its range (docs/cli.md). */
-static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
-				  struct tfd_err *err)
+/* Whether a stage's values are within their ranges (docs/cli.md). */
+static bool stage_in_range(const struct stage_spec *ss)
 {
-	struct stage_spec *ss = &sp->st[sp->nst];
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind"), *x;
-	const char *bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
+	return !(ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 ||
+		 ss->par > 256 || ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 ||
+		 ss->batch > 100000 || ss->keep_every < 1 || ss->keep_every > 1000 ||
+		 ss->shuf_buf < 1 || ss->shuf_buf > 1000000 || ss->first_us < 0);
+}
+
+/* A stage's numbers and flags into ss (its kind set), defaults where not
+ * given: false when one is out of its range (docs/cli.md). */
+static bool stage_values(const cJSON *it, struct stage_spec *ss)
+{
+	const cJSON *x;
 	double v;
 
-	memset(ss, 0, sizeof(*ss));
-	if (bad)
-		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
-	for (size_t i = 0; cJSON_IsString(k) && i < synth_nkinds; i++)
-		if (strcmp(synth_kinds[i].kind, k->valuestring) == 0)
-			ss->def = &synth_kinds[i];
-	if (!ss->def)
-		return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
-				cJSON_IsString(k) ? k->valuestring : "?");
-	if ((sp->nst == 0) != (ss->def->k == K_SOURCE))
-		return spec_err(err, path, "stage %d: a source must come first, and only first",
-				sp->nst);
 	ss->cost_us = 1;
 	ss->jitter = 0.1;
 	ss->par = 1;
@@ -435,10 +429,31 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 	x = cJSON_GetObjectItemCaseSensitive(it, "autotune");
 	if (x)
 		ss->autotune = cJSON_IsTrue(x);
-	if (ss->cost_us < 0 || ss->jitter < 0 || ss->jitter >= 1 || ss->par < 1 || ss->par > 256 ||
-	    ss->buffer < 1 || ss->buffer > 100000 || ss->batch < 1 || ss->batch > 100000 ||
-	    ss->keep_every < 1 || ss->keep_every > 1000 || ss->shuf_buf < 1 ||
-	    ss->shuf_buf > 1000000 || ss->first_us < 0)
+	return stage_in_range(ss);
+}
+
+/* Stage sp->nst of the spec.
+ * One check per key of a stage, with its range (docs/cli.md). */
+static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *path,
+				  struct tfd_err *err)
+{
+	struct stage_spec *ss = &sp->st[sp->nst];
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind");
+	const char *bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
+
+	memset(ss, 0, sizeof(*ss));
+	if (bad)
+		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
+	for (size_t i = 0; cJSON_IsString(k) && i < synth_nkinds; i++)
+		if (strcmp(synth_kinds[i].kind, k->valuestring) == 0)
+			ss->def = &synth_kinds[i];
+	if (!ss->def)
+		return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
+				cJSON_IsString(k) ? k->valuestring : "?");
+	if ((sp->nst == 0) != (ss->def->k == K_SOURCE))
+		return spec_err(err, path, "stage %d: a source must come first, and only first",
+				sp->nst);
+	if (!stage_values(it, ss))
 		return spec_err(err, path, "stage %d (%s): a value is out of range", sp->nst,
 				ss->def->kind);
 	if (spec_ops(it, ss, sp->nst, path, err) != TFD_OK)
