@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/err.h"
+#include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/times.h"
 #include "tfd/vec.h"
@@ -87,7 +88,7 @@ struct call_pair {
  * thread are its pair's (call_iter(), call_thread()). */
 struct call {
 	uint32_t pair : 29; /* index into host_ctx.pairs */
-	uint32_t link : 3;
+	uint32_t link : 3;  /* enum tfd_link_kind (analysis: link.c) */
 	/* call index, -1; until tfd_link_calls(): the nearest enclosing
 	 * iterator call on the thread */
 	int parent;
@@ -95,7 +96,6 @@ struct call {
 
 /* A host's threads are indexed in 29 bits (a host holds far fewer). */
 #define TFD_GRAPH_MAX_THREADS (1u << 29)
-_Static_assert(TFD_LINK__COUNT <= 8, "link bits");
 _Static_assert(sizeof(struct call) == 8, "a call is 8 bytes");
 /* at most a pair per call, a call per kept event */
 _Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 29), "pair bits");
@@ -121,7 +121,6 @@ struct tfd_fns {
 
 struct host_ctx {
 	const struct tfd_host *h;
-	struct tfd_analysis *a;
 	VEC(struct iter) iters;
 	VEC(struct call) calls;
 	VEC(struct call_pair) pairs; /* of the calls */
@@ -283,19 +282,11 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g);
 /* Free g's arrays and zero it. */
 void tfd_graph_groups_release(struct tfd_graph_groups *g);
 
-struct stage_build {
-	VEC(struct tfd_stage) stages;
-	VEC(char *) paths; /* owned copies, parallel to stages */
-	struct imap index; /* hash(parent stage, path) -> last stage with it ... */
-	VEC(int) next;	   /* ... and the one before, per stage */
-};
-
-/* The stage of iterator `iter` (creating it and its ancestors' stages). */
-int tfd_graph_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard);
-void tfd_graph_stage_build_release(struct stage_build *sb);
-
-/* Pre-order of the stage tree from root, children by first appearance;
- * stages not reached are appended. order has n slots. */
-void tfd_graph_stage_order(const struct tfd_stage *st, size_t n, int root, int *order);
+/* The stage path of a long name: the name less the "[N]" indices that
+ * number instances (interleave's inputs, repeat's epochs); the input index
+ * of a dataset with distinct inputs (Zip[1], Concatenate[0],
+ * DirectedInterleave[1]) stays, each input its own stage. A new string
+ * (the caller frees it). */
+char *tfd_iter_stage_path(const char *long_name);
 
 #endif

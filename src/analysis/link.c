@@ -10,6 +10,9 @@
 #include "passes.h"
 #include "tfd/graph.h"
 
+/* a call keeps how it was linked in 3 bits (struct call.link) */
+_Static_assert(TFD_LINK__COUNT <= 8, "link bits");
+
 /* The overlap of [s, e) with call k. */
 static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {

@@ -183,4 +183,20 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
 				 bool saves_cpu);
 
+/* The stages of a pipeline being built (stages.c). */
+struct stage_build {
+	VEC(struct tfd_stage) stages;
+	VEC(char *) paths; /* owned copies, parallel to stages */
+	struct imap index; /* hash(parent stage, path) -> last stage with it ... */
+	VEC(int) next;	   /* ... and the one before, per stage */
+};
+
+/* The stage of iterator `iter` (creating it and its ancestors' stages). */
+int tfd_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard);
+void tfd_stage_build_release(struct stage_build *sb);
+
+/* Pre-order of the stage tree from root, children by first appearance;
+ * stages not reached are appended. order has n slots. */
+void tfd_stage_order(const struct tfd_stage *st, size_t n, int root, int *order);
+
 #endif

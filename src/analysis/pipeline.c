@@ -128,9 +128,9 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	struct host_ctx *c = b->c;
 	size_t n = 0;
 
-	tfd_graph_stage_for(c, &b->sb, b->root_iter, 0);
+	tfd_stage_for(c, &b->sb, b->root_iter, 0);
 	for (size_t i = 0; i < bk->niters; i++)
-		tfd_graph_stage_for(c, &b->sb, bk->iters[i], 0);
+		tfd_stage_for(c, &b->sb, bk->iters[i], 0);
 	for (size_t i = 0; i < bk->ncalls; i++)
 		n += c->iters.v[call_iter(c, bk->calls ? (size_t)bk->calls[i] : i)].stage >= 0;
 	/* a pipeline with every call of the host (the usual one): its local
@@ -486,7 +486,7 @@ static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
 
 	b->order = xmalloc((ns + 1) * sizeof(int));
 	b->inv = xmalloc((ns + 1) * sizeof(int));
-	tfd_graph_stage_order(b->sb.stages.v, ns, 0, b->order);
+	tfd_stage_order(b->sb.stages.v, ns, 0, b->order);
 	for (size_t i = 0; i < ns; i++)
 		b->inv[b->order[i]] = (int)i;
 	p->nstages = ns;
@@ -579,7 +579,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	/* what the critical path and the capacity pass do not read goes first:
 	 * they run at the peak */
 	tfd_tree_release(&b.tree);
-	tfd_graph_stage_build_release(&b.sb);
+	tfd_stage_build_release(&b.sb);
 	free(b.parent);
 	free(b.durs);
 	free(b.selected);

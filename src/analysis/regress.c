@@ -9,7 +9,7 @@
 
 #include "tfd/fmt.h"
 #include "tfd/history.h"
-#include "tfd/nightly.h"
+#include "tfd/regress.h"
 
 /* ---- recording and comparing -------------------------------------------- */
 
