@@ -37,8 +37,11 @@ if grep -q '^make format-check' .ci/run && grep -q '^format-check:' Makefile; th
 if [ -d "${B:-build/rel}/obj" ]; then
 	if python3 tests/layout/layers.py "${B:-build/rel}/obj" >"$T/layers"; then ok; else bad "calls between floors: $(head -3 "$T/layers" | tr '\n' ';')"; fi
 fi
-# no function a reader cannot hold (120 lines, 25 decisions) but the format
-# parsers that say why; no file over 1,000 lines but those that say why
+# and their includes too: no header of a floor above, no two folders
+# including each other's headers, no circle of includes inside a folder
+if python3 tests/layout/includes.py >"$T/includes"; then ok; else bad "includes against the floors: $(head -3 "$T/includes" | tr '\n' ';')"; fi
+# no function a reader cannot hold (120 lines, 25 decisions) but the at most
+# 6 listed with their reason in exceptions.txt; no file over 1,000 lines but those that say why
 if python3 tests/layout/fnsize.py >"$T/fnsize"; then ok; else bad "functions over the limits: $(head -3 "$T/fnsize" | tr '\n' ';')"; fi
 long=""
 for f in src/*/*.c src/*.c; do
