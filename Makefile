@@ -120,6 +120,7 @@ SUITES = \
 	'harness=tests/harness/run.sh' \
 	'layout=B=$(B) tests/layout/run.sh' \
 	'watch=TFD=$(BIN) tests/watch/run.sh' \
+	'diff=TFD=$(BIN) tests/diff/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'

@@ -44,7 +44,7 @@ struct tfd_cmd {
 /* Whether this start should turn huge pages on (see above). */
 static bool want_huge_pages(int argc, char **argv, const char *orig)
 {
-	static const char *const heavy[] = {"analyze", "report", "watch", "dump", "dot"};
+	static const char *const heavy[] = {"analyze", "report", "watch", "dump", "dot", "diff"};
 	const char *pre = getenv("LD_PRELOAD"), *want = getenv("TFDOCTOR_HUGEPAGES_MIN_MB");
 	bool is_heavy = false;
 	struct rlimit rl;
@@ -121,6 +121,7 @@ static const struct tfd_cmd cmds[] = {
     {"merge", cmd_merge, "merge per-host partial results (analyze --partial) into one report"},
     {"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
     {"dot", cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
+    {"diff", cmd_diff, "did a change help: two captures of one job side by side"},
     {"report", cmd_report, "nightly pipeline-health report with history and regressions"},
     {"history", cmd_history, "check a report history database and list its runs"},
     {"watch", cmd_watch, "analyze each new profiler run as soon as it is complete"},

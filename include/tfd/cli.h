@@ -24,6 +24,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_rules(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_watch(int argc, char **argv);

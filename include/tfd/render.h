@@ -9,6 +9,7 @@
 
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
+#include "tfd/diff.h"
 #include "tfd/fmt.h"
 #include "tfd/rules.h"
 
@@ -44,5 +45,16 @@ void tfd_render_json_line(const struct tfd_analysis *a, const struct tfd_finding
  * when the estimate is unknown. Returns whether it wrote. The terminal
  * report, HTML and Markdown all say it this way. */
 bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b);
+
+/* The text report of `tfdoctor diff` (struct tfd_diff, diff.h) into out:
+ * names[0] and names[1] are what was compared (the paths given).
+ * Deterministic; cannot fail. */
+void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2],
+			  struct tfd_buf *out);
+/* The same as JSON ("kind": "diff", schema_version 1, docs/json.md). */
+void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2],
+			  struct tfd_buf *out);
+/* The same as Markdown, for a pull request or a chat. */
+void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *out);
 
 #endif

@@ -50,6 +50,7 @@ static const struct {
     [OPT_ONCE] = {"once", 0, NULL},
     [OPT_SCALE] = {"scale", 0, "X"},
     [OPT_MAX_INFLATED] = {"max-inflated", 0, "SIZE"},
+    [OPT_MARGIN] = {"margin", 0, "N"},
 };
 
 static bool refused(const struct cmd_spec *s, enum opt id)
@@ -344,6 +345,37 @@ const struct cmd_spec cli_dot = {
 	     "*.partial.json files (analyze --partial): merged first.",
     .opts = dot_opts,
     .tail = "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage.",
+};
+
+static const struct opt_use diff_opts[] = {
+    {OPT_FORMAT, NULL, "text (default), json or md"},
+    {OPT_OUTPUT, NULL, "write to FILE (atomically) instead of stdout"},
+    {OPT_HOST, NULL,
+     "compare this host (default: the first capture's most\ninput-bound host, and the host of "
+     "that name in the\nsecond)"},
+    {OPT_MARGIN, NULL,
+     "worse or better beyond N points of input share or N %\nof step time (default 5)"},
+    {OPT_FAIL_ON, NULL, "exit 3 on: worse"},
+    {OPT_RULES, NULL, "add the rules in DIR/*.json (an id replaces a built-in)"},
+    {OPT_RUN, NULL, "pick this run under plugins/profile in both (default:\nnewest)"},
+    {OPT_MAX_INFLATED, NULL,
+     "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
+    {OPT_QUIET, NULL, "do not echo notes to stderr"},
+    {OPT_HELP, NULL, "show this help"},
+    {OPT__COUNT, NULL, NULL},
+};
+
+const struct cmd_spec cli_diff = {
+    .name = "diff",
+    .usage = "usage: tfdoctor diff [options] BEFORE AFTER",
+    .about = "Did the change help? Analyzes two captures of one job (log directories, runs,\n"
+	     "capture files or *.partial.json) and puts them side by side: the verdict and\n"
+	     "input share, the step time and rate, the bottleneck then and now (same, moved,\n"
+	     "removed, new), each stage's capacity and utilization, the findings resolved,\n"
+	     "new and still there, and what each finding of BEFORE estimated against the\n"
+	     "step time measured in AFTER.",
+    .opts = diff_opts,
+    .tail = "Exit codes: 0 ok, 1 bad input or runtime error, 2 usage, 3 --fail-on tripped.",
 };
 
 static const struct opt_use report_opts[] = {

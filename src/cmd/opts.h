@@ -49,6 +49,7 @@ enum opt {
 	OPT_ONCE,
 	OPT_SCALE,
 	OPT_MAX_INFLATED,
+	OPT_MARGIN,
 	OPT__COUNT,
 };
 
@@ -102,5 +103,6 @@ extern const struct cmd_spec cli_history;
 extern const struct cmd_spec cli_watch;
 extern const struct cmd_spec cli_synth;
 extern const struct cmd_spec cli_rules;
+extern const struct cmd_spec cli_diff;
 
 #endif

@@ -31,6 +31,7 @@ _tfdoctor()
 		analyze) fmts="text json gviz" ;;
 		merge | dump) fmts="text json" ;;
 		dot) fmts="dot svg png" ;;
+		diff) fmts="text json md" ;;
 		report) fmts="html md json" ;;
 		history) fmts="text json csv" ;;
 		watch) fmts="text json md" ;;
@@ -46,6 +47,7 @@ _tfdoctor()
 		# regression needs a history: report's alone
 		local what="input-bound severity=info severity=low severity=medium severity=high"
 		[ "$cmd" = report ] && what="$what regression"
+		[ "$cmd" = diff ] && what="worse"
 		mapfile -t COMPREPLY < <(compgen -W "$what" -- "$cur")
 		return
 		;;

@@ -19,7 +19,7 @@ FLOOR_OF = {
     "times": "model",
     "history": "store",
     "analysis": "analysis", "partial": "analysis", "rules": "analysis", "xprof": "analysis",
-    "rules_builtin": "analysis", "regress": "analysis",
+    "rules_builtin": "analysis", "regress": "analysis", "diff": "analysis",
     "dot": "output", "nightly": "output", "render": "output",
     "synth": "synth", "app": "app", "cli": "cmd",
 }

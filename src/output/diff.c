@@ -1,0 +1,333 @@
+/* diff.c - the reports of `tfdoctor diff` (struct tfd_diff): text for the
+ * terminal, JSON for automation (docs/json.md, "kind": "diff") and
+ * Markdown for a pull request or a chat. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tfd/diff.h"
+#include "tfd/render.h"
+
+/* A name from the capture, safe on one line of the report (buf.h). */
+#define N(s) tfd_name_on_line(s)
+
+static const char *band(double pct)
+{
+	enum tfd_bound b = tfd_bound_of(pct);
+
+	return b == TFD_BOUND_HIGH	 ? "HIGHLY input-bound"
+	       : b == TFD_BOUND_MODERATE ? "MODERATELY input-bound"
+	       : b == TFD_BOUND_NOT	 ? "NOT input-bound"
+					 : "input share unknown";
+}
+
+static const char *pct_text(double pct, char *buf, size_t len)
+{
+	if (isnan(pct))
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f%%", pct);
+	return buf;
+}
+
+static const char *step_text(int64_t ns, char *buf, size_t len)
+{
+	return ns > 0 ? tfd_fmt_ns(ns, buf, len) : (snprintf(buf, len, "n/a"), buf);
+}
+
+static const char *rate_text(double r, char *buf, size_t len)
+{
+	if (isinf(r))
+		snprintf(buf, len, "unbounded");
+	else if (r > 0)
+		snprintf(buf, len, "%.0f/s", r);
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* "ParallelMapV2 (inside: Transpose)" or "none" */
+static void bn_text(const struct tfd_diff_side *s, struct tfd_buf *b)
+{
+	if (!s->bn_name) {
+		tfd_buf_puts(b, "none");
+		return;
+	}
+	tfd_buf_puts(b, N(s->bn_name));
+	if (s->bn_top_op)
+		tfd_buf_printf(b, " (inside: %s)", N(s->bn_top_op));
+}
+
+/* "it estimated the step 2.00x faster; measured 1.82x (the estimate was 10%
+ * high)" for a finding of the first run that carried an estimate and is
+ * gone in the second (its change was made, or another's removed it). */
+static bool estimate_text(const struct tfd_diff *d, const struct tfd_finding *was,
+			  struct tfd_buf *b)
+{
+	double est = was ? was->estimate.step_speedup : 0;
+
+	if (!was || !was->estimate.known || !(est > 0))
+		return false;
+	tfd_buf_printf(b, "it estimated the step %.2fx faster", est);
+	if (d->step_speedup > 0)
+		tfd_buf_printf(b, "; measured %.2fx (the estimate was %.0f%% %s)", d->step_speedup,
+			       fabs(est / d->step_speedup - 1) * 100,
+			       est >= d->step_speedup ? "high" : "low");
+	return true;
+}
+
+static void stages_text(const struct tfd_diff *d, struct tfd_buf *b)
+{
+	char c1[32] = "", c2[32] = "";
+
+	if (!d->nstages)
+		return;
+	tfd_buf_puts(b, "\nstages of the focus pipeline (capacity of the stage's segment, its "
+			"utilization;\n[B] the bottleneck):\n");
+	tfd_buf_printf(b, "  %-40s %-20s %s\n", "stage", "before", "after");
+	for (size_t i = 0; i < d->nstages; i++) {
+		const struct tfd_diff_stage *r = &d->stages[i];
+		char side[2][96];
+
+		for (int k = 0; k < 2; k++) {
+			int at = k ? r->after : r->before;
+			double u = fmin(fmax(100 * r->util[k], 0), 999);
+
+			if (at < 0)
+				snprintf(side[k], sizeof(side[k]), "-");
+			else if (r->cap[k] > 0)
+				snprintf(side[k], sizeof(side[k]), "%s %3.0f%%%s",
+					 rate_text(r->cap[k], k ? c2 : c1, 32), u,
+					 r->bottleneck[k] ? " [B]" : "");
+			else
+				snprintf(side[k], sizeof(side[k]), "?%s",
+					 r->bottleneck[k] ? " [B]" : "");
+		}
+		tfd_buf_printf(b, "  %-40s %-20s %s\n", N(r->name), side[0], side[1]);
+	}
+}
+
+static void findings_text(const struct tfd_diff *d, struct tfd_buf *b)
+{
+	if (!d->nfindings) {
+		tfd_buf_puts(b, "\nfindings: none either time\n");
+		return;
+	}
+	tfd_buf_puts(b, "\nfindings:\n");
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct tfd_diff_finding *x = &d->findings[i];
+		struct tfd_buf e;
+
+		tfd_buf_printf(b, "  %-9s [%s] %s %s", tfd_diff_status_name(x->status),
+			       tfd_severity_name(x->f->severity), x->f->rule_id, x->f->title);
+		if (x->f->stage && *x->f->stage)
+			tfd_buf_printf(b, " (%s)", N(x->f->stage));
+		tfd_buf_puts(b, "\n");
+		tfd_buf_init(&e);
+		if (x->status == TFD_DIFF_RESOLVED && estimate_text(d, x->was, &e))
+			tfd_buf_printf(b, "            %s\n", e.s);
+		tfd_buf_release(&e);
+	}
+}
+
+void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2],
+			  struct tfd_buf *b)
+{
+	const struct tfd_diff_side *s0 = &d->side[0], *s1 = &d->side[1];
+	char t0[32], t1[32], p0[16], p1[16];
+
+	tfd_buf_printf(b, "diff: %s -> %s\n", N(names[0]), N(names[1]));
+	tfd_buf_printf(b, "  host         %s", N(s0->host->host->name));
+	if (strcmp(s0->host->host->name, s1->host->host->name))
+		tfd_buf_printf(b, " -> %s", N(s1->host->host->name));
+	tfd_buf_printf(b, "\n  verdict      %s %s -> %s %s\n", band(s0->input_pct),
+		       pct_text(s0->input_pct, p0, sizeof(p0)), band(s1->input_pct),
+		       pct_text(s1->input_pct, p1, sizeof(p1)));
+	tfd_buf_printf(b, "  step time    %s -> %s", step_text(s0->step_ns, t0, sizeof(t0)),
+		       step_text(s1->step_ns, t1, sizeof(t1)));
+	if (d->step_speedup > 0)
+		tfd_buf_printf(b, " (%.2fx %s)",
+			       d->step_speedup >= 1 ? d->step_speedup : 1 / d->step_speedup,
+			       d->step_speedup >= 1 ? "faster" : "slower");
+	tfd_buf_printf(b, "\n  rate         %s -> %s root elements\n",
+		       rate_text(s0->throughput, t0, sizeof(t0)),
+		       rate_text(s1->throughput, t1, sizeof(t1)));
+	tfd_buf_puts(b, "  bottleneck   ");
+	bn_text(s0, b);
+	tfd_buf_puts(b, " -> ");
+	bn_text(s1, b);
+	tfd_buf_printf(b, " (%s)\n", tfd_diff_move_name(d->move));
+	tfd_buf_printf(b, "  result       %s%s%s (margin %g points / %%)\n",
+		       d->worse ? "WORSE" : d->better ? "better" : "no change beyond the margin",
+		       d->why[0] ? ": " : "", d->why, d->margin);
+	stages_text(d, b);
+	findings_text(d, b);
+}
+
+/* ---- JSON ---- */
+
+/* v rounded to 4 decimals (a stable document), null when not finite. */
+static cJSON *num_or_null(double v)
+{
+	return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1e4) / 1e4);
+}
+
+static cJSON *side_json(const struct tfd_diff_side *s, const char *path)
+{
+	cJSON *o = cJSON_CreateObject(), *bn;
+
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddStringToObject(o, "host", s->host->host->name);
+	cJSON_AddStringToObject(o, "verdict", tfd_bound_name(tfd_bound_of(s->input_pct)));
+	cJSON_AddItemToObject(o, "input_pct", num_or_null(s->input_pct));
+	cJSON_AddItemToObject(o, "step_ns",
+			      s->step_ns > 0 ? cJSON_CreateNumber((double)s->step_ns)
+					     : cJSON_CreateNull());
+	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
+	cJSON_AddItemToObject(o, "throughput",
+			      s->throughput > 0 ? num_or_null(s->throughput) : cJSON_CreateNull());
+	cJSON_AddStringToObject(o, "pipeline", s->pipeline ? s->pipeline->name : "");
+	if (!s->bn_name) {
+		cJSON_AddNullToObject(o, "bottleneck");
+		return o;
+	}
+	bn = cJSON_AddObjectToObject(o, "bottleneck");
+	cJSON_AddStringToObject(bn, "stage", s->bn_name);
+	cJSON_AddStringToObject(bn, "path", s->bn_path);
+	if (s->bn_top_op)
+		cJSON_AddStringToObject(bn, "top_op", s->bn_top_op);
+	else
+		cJSON_AddNullToObject(bn, "top_op");
+	return o;
+}
+
+static cJSON *stage_side(const struct tfd_diff_stage *r, int k)
+{
+	cJSON *o;
+
+	if ((k ? r->after : r->before) < 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "capacity", r->cap[k] > 0 ? num_or_null(r->cap[k])
+							   : cJSON_CreateNull());
+	cJSON_AddNumberToObject(o, "utilization", round(r->util[k] * 1e4) / 1e4);
+	cJSON_AddNumberToObject(o, "blocking_share", round(r->share[k] * 1e4) / 1e4);
+	cJSON_AddBoolToObject(o, "bottleneck", r->bottleneck[k]);
+	return o;
+}
+
+static cJSON *finding_json(const struct tfd_diff *d, const struct tfd_diff_finding *x)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct tfd_finding *w = x->was;
+
+	cJSON_AddStringToObject(o, "status", tfd_diff_status_name(x->status));
+	cJSON_AddStringToObject(o, "rule", x->f->rule_id);
+	cJSON_AddStringToObject(o, "severity", tfd_severity_name(x->f->severity));
+	cJSON_AddStringToObject(o, "title", x->f->title);
+	cJSON_AddStringToObject(o, "stage", x->f->stage ? x->f->stage : "");
+	if (w && w->estimate.known && w->estimate.step_speedup > 0)
+		cJSON_AddNumberToObject(o, "estimated_step_speedup",
+					round(w->estimate.step_speedup * 1e4) / 1e4);
+	else
+		cJSON_AddNullToObject(o, "estimated_step_speedup");
+	return o;
+}
+
+void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2],
+			  struct tfd_buf *b)
+{
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *s;
+
+	cJSON_AddNumberToObject(root, "schema_version", 1);
+	cJSON_AddStringToObject(root, "tool", "tfdoctor");
+	cJSON_AddStringToObject(root, "kind", "diff");
+	cJSON_AddItemToObject(root, "before", side_json(&d->side[0], names[0]));
+	cJSON_AddItemToObject(root, "after", side_json(&d->side[1], names[1]));
+	cJSON_AddStringToObject(root, "bottleneck_move", tfd_diff_move_name(d->move));
+	cJSON_AddItemToObject(root, "step_speedup",
+			      d->step_speedup > 0 ? cJSON_CreateNumber(round(d->step_speedup * 1e4) /
+								       1e4)
+						  : cJSON_CreateNull());
+	cJSON_AddNumberToObject(root, "margin", d->margin);
+	cJSON_AddStringToObject(root, "result", d->worse ? "worse" : d->better ? "better" : "same");
+	cJSON_AddStringToObject(root, "why", d->why);
+	arr = cJSON_AddArrayToObject(root, "stages");
+	for (size_t i = 0; i < d->nstages; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "path", d->stages[i].path);
+		cJSON_AddStringToObject(o, "name", d->stages[i].name);
+		cJSON_AddItemToObject(o, "before", stage_side(&d->stages[i], 0));
+		cJSON_AddItemToObject(o, "after", stage_side(&d->stages[i], 1));
+		cJSON_AddItemToArray(arr, o);
+	}
+	arr = cJSON_AddArrayToObject(root, "findings");
+	for (size_t i = 0; i < d->nfindings; i++)
+		cJSON_AddItemToArray(arr, finding_json(d, &d->findings[i]));
+	s = cJSON_PrintUnformatted(root);
+	if (!s)
+		abort(); /* cJSON fails only on out of memory, which xmalloc handles */
+	tfd_buf_json_pretty(b, s);
+	cJSON_free(s);
+	cJSON_Delete(root);
+}
+
+/* ---- Markdown ---- */
+
+void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *b)
+{
+	const struct tfd_diff_side *s0 = &d->side[0], *s1 = &d->side[1];
+	char t0[32], t1[32], p0[16], p1[16];
+
+	tfd_buf_puts(b, "### tfdoctor diff: ");
+	tfd_buf_put_md(b, names[0]);
+	tfd_buf_puts(b, " → ");
+	tfd_buf_put_md(b, names[1]);
+	tfd_buf_printf(b, "\n\n**%s**%s%s\n\n| | before | after |\n|---|---|---|\n",
+		       d->worse ? "Worse" : d->better ? "Better" : "No change beyond the margin",
+		       d->why[0] ? ": " : "", d->why);
+	tfd_buf_puts(b, "| host | ");
+	tfd_buf_put_md(b, s0->host->host->name);
+	tfd_buf_puts(b, " | ");
+	tfd_buf_put_md(b, s1->host->host->name);
+	tfd_buf_printf(b, " |\n| verdict | %s %s | %s %s |\n", band(s0->input_pct),
+		       pct_text(s0->input_pct, p0, sizeof(p0)), band(s1->input_pct),
+		       pct_text(s1->input_pct, p1, sizeof(p1)));
+	tfd_buf_printf(b, "| step time | %s | %s |\n", step_text(s0->step_ns, t0, sizeof(t0)),
+		       step_text(s1->step_ns, t1, sizeof(t1)));
+	tfd_buf_printf(b, "| rate (root elements) | %s | %s |\n",
+		       rate_text(s0->throughput, t0, sizeof(t0)),
+		       rate_text(s1->throughput, t1, sizeof(t1)));
+	tfd_buf_puts(b, "| bottleneck | ");
+	if (s0->bn_name)
+		tfd_buf_put_md(b, s0->bn_name);
+	else
+		tfd_buf_puts(b, "none");
+	tfd_buf_puts(b, " | ");
+	if (s1->bn_name)
+		tfd_buf_put_md(b, s1->bn_name);
+	else
+		tfd_buf_puts(b, "none");
+	tfd_buf_printf(b, " (%s) |\n", tfd_diff_move_name(d->move));
+	if (d->nfindings)
+		tfd_buf_puts(b, "\n");
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct tfd_diff_finding *x = &d->findings[i];
+		struct tfd_buf e;
+
+		tfd_buf_printf(b, "- **%s** `%s` ", tfd_diff_status_name(x->status), x->f->rule_id);
+		tfd_buf_put_md(b, x->f->title);
+		tfd_buf_init(&e);
+		if (x->status == TFD_DIFF_RESOLVED && estimate_text(d, x->was, &e)) {
+			tfd_buf_puts(b, ": ");
+			tfd_buf_put_md(b, e.s);
+		}
+		tfd_buf_release(&e);
+		tfd_buf_puts(b, "\n");
+	}
+}

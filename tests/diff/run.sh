@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# tfdoctor diff BEFORE AFTER: pairs of synth captures where AFTER is BEFORE
+# with one finding's change applied to its spec (a sequential map made
+# parallel, a slow map made cheap), in reverse (worse), against itself,
+# and as partials; the bad inputs and usage errors. Ends with
+# "diff: N passed, N failed".
+set -u
+SUITE=diff
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+TFD=${TFD:-build/rel/tfdoctor}
+j() { python3 -c "import json, sys; d = json.load(sys.stdin); $1" <<<"$out"; }
+
+# BEFORE: a sequential map decoding images is the bottleneck (TFD-T01)
+cat >"$T/seq.json" <<'SPEC'
+{"name": "seq-map", "steps": 60, "step_compute_us": 300,
+ "stages": [{"kind": "TFRecord", "cost_us": 30},
+            {"kind": "Map", "cost_us": 900,
+             "ops": [{"type": "DecodeJpegV2", "name": "map/decode", "share": 0.8}]},
+            {"kind": "Batch", "batch_size": 2, "cost_us": 5}, {"kind": "Prefetch"}]}
+SPEC
+# AFTER: TFD-T01's change (num_parallel_calls): the map runs on 8 workers
+sed 's/"kind": "Map", "cost_us": 900/"kind": "ParallelMap", "parallelism": 8, "cost_us": 900/' \
+	"$T/seq.json" >"$T/par.json"
+# AFTER2: the map's work made cheap (TFD-F02's change): no longer input-bound
+sed 's/"kind": "Map", "cost_us": 900/"kind": "Map", "cost_us": 40/' "$T/seq.json" >"$T/cheap.json"
+for s in seq par cheap; do $TFD synth -q -o "$T/$s" "$T/$s.json"; done
+
+# the change helped: bottleneck moved to the parallel map, T01 resolved
+# with its estimate beside the measured step time, step time down
+run diff -q -f json "$T/seq" "$T/par"
+if [ "$rc" = 0 ] && j '
+assert d["kind"] == "diff" and d["result"] == "better", d["result"]
+assert d["bottleneck_move"] == "moved", d["bottleneck_move"]
+assert d["before"]["bottleneck"]["stage"] == "Map" and d["after"]["bottleneck"]["stage"] == "ParallelMapV2"
+assert d["step_speedup"] > 2, d["step_speedup"]
+st = {f["rule"]: f for f in d["findings"] if f["status"] == "resolved"}
+assert "TFD-T01" in st and st["TFD-T01"]["estimated_step_speedup"] > 1, st
+# the estimate is within a third of what was measured
+assert abs(st["TFD-T01"]["estimated_step_speedup"] / d["step_speedup"] - 1) < 0.34, (st, d["step_speedup"])'; then ok; else bad "seq -> par (json): $rc $(head -c 400 <<<"$out") $err"; fi
+run diff -q "$T/seq" "$T/par"
+if [ "$rc" = 0 ] && [[ "$(unwrap <<<"$out")" == *"bottleneck Map (inside: DecodeJpegV2) -> ParallelMapV2 (inside: DecodeJpegV2) (moved)"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"resolved [high] TFD-T01 Sequential map"*"it estimated the step "*"x faster; measured "*"x (the estimate was "* ]] &&
+	[[ "$out" == *"result       better: input share -"* ]]; then ok; else bad "seq -> par (text): $rc $out"; fi
+run diff -q -f md "$T/seq" "$T/par"
+if [ "$rc" = 0 ] && [[ "$out" == *"**Better**"* ]] && [[ "$out" == *"| bottleneck | Map | ParallelMapV2 (moved) |"* ]] &&
+	[[ "$out" == *"- **resolved** \`TFD-T01\`"* ]]; then ok; else bad "seq -> par (md): $rc $out"; fi
+
+# the bottleneck removed: the map made cheap, the host no longer input-bound
+run diff -q -f json "$T/seq" "$T/cheap"
+if [ "$rc" = 0 ] && j '
+assert d["bottleneck_move"] == "removed" and d["after"]["bottleneck"] is None, d["bottleneck_move"]
+assert d["after"]["verdict"] == "not" and d["result"] == "better", d["after"]'; then ok; else bad "seq -> cheap: $rc $(head -c 400 <<<"$out")"; fi
+
+# the change made it worse: --fail-on worse exits 3 (the report is written)
+run diff -q --fail-on worse "$T/par" "$T/seq"
+if [ "$rc" = 3 ] && [[ "$out" == *"result       WORSE: input share +"* ]]; then ok; else bad "par -> seq --fail-on worse: $rc $out"; fi
+# a capture against itself: the same, --fail-on worse passes
+run diff -q --fail-on worse -f json "$T/seq" "$T/seq"
+if [ "$rc" = 0 ] && j '
+assert d["result"] == "same" and d["bottleneck_move"] == "same" and d["step_speedup"] == 1, d
+assert all(f["status"] == "still" for f in d["findings"]), d["findings"]'; then ok; else bad "seq -> seq: $rc $(head -c 300 <<<"$out")"; fi
+# a wide margin says "no change" where 5 % says better
+run diff -q -f json --margin 100 "$T/seq" "$T/par"
+if [ "$rc" = 0 ] && j 'assert d["result"] == "same" and d["margin"] == 100, d["result"]'; then ok; else bad "--margin 100: $rc $(head -c 300 <<<"$out")"; fi
+
+# partials compare as their captures do
+$TFD analyze -q --partial -o "$T/seq.partial.json" "$T/seq"
+$TFD analyze -q --partial -o "$T/par.partial.json" "$T/par"
+run diff -q -f json "$T/seq" "$T/par"
+want=$out
+run diff -q -f json "$T/seq.partial.json" "$T/par.partial.json"
+if [ "$rc" = 0 ] && [ "$(j 'd["before"]["path"] = d["after"]["path"] = ""; print(json.dumps(d))')" = "$(out=$want j 'd["before"]["path"] = d["after"]["path"] = ""; print(json.dumps(d))')" ]; then ok; else bad "partials differ from their captures: $rc $err"; fi
+
+# a host named on both sides, and one that is not there
+$TFD synth -q -o "$T/fleet" tests/synth/16-multi-host-slow-worker.json
+run diff -q -H worker-1 -f json "$T/fleet" "$T/fleet"
+if [ "$rc" = 0 ] && j 'assert d["before"]["host"] == "worker-1" == d["after"]["host"], d["before"]["host"]'; then ok; else bad "-H worker-1: $rc $err"; fi
+run diff -q -H nosuch "$T/fleet" "$T/fleet"
+if [ "$rc" = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == *"no host named 'nosuch' in the first capture"* ]]; then ok; else bad "-H nosuch: $rc $err"; fi
+
+# bad inputs: one error line naming the file, exit 1, no report
+run diff -q "$T/seq" "$T/missing"
+if [ "$rc" = 1 ] && [ -z "$out" ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == *"$T/missing"* ]]; then ok; else bad "a missing capture: $rc $err"; fi
+printf 'garbage' >"$T/bad.xplane.pb"
+run diff -q "$T/bad.xplane.pb" "$T/seq"
+if [ "$rc" = 1 ] && [ -z "$out" ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == *"bad.xplane.pb"* ]]; then ok; else bad "a corrupt capture: $rc $err"; fi
+# usage: exit 2, one line
+for args in "$T/seq" "$T/seq $T/par $T/seq" "-f html $T/seq $T/par" "--margin 0 $T/seq $T/par" \
+	"--margin x $T/seq $T/par" "--fail-on input-bound $T/seq $T/par"; do
+	# shellcheck disable=SC2086
+	run diff -q $args
+	if [ "$rc" = 2 ] && [ -z "$out" ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == "tfdoctor: diff: "* ]]; then ok; else bad "usage '$args': $rc $err"; fi
+done
+# the output is never one of the inputs
+cp "$T/seq.partial.json" "$T/keep.partial.json"
+run diff -q -o "$T/keep.partial.json" "$T/keep.partial.json" "$T/par.partial.json"
+if [ "$rc" = 2 ] && cmp -s "$T/seq.partial.json" "$T/keep.partial.json"; then ok; else bad "-o an input: $rc $err"; fi
+# and the help names the command's options
+run diff --help
+if [ "$rc" = 0 ] && [[ "$out" == *"usage: tfdoctor diff [options] BEFORE AFTER"* ]] && [[ "$out" == *"--margin N"* ]]; then ok; else bad "diff --help: $rc"; fi
+finish
