@@ -285,6 +285,7 @@ struct tfd_host_result {
 	struct tfd_step_points step_bars;   /* at most TFD_STEP_BARS */
 	/* per-step waiting share (100 * wait / step) over the tf steps */
 	double step_pct_min, step_pct_p50, step_pct_p90, step_pct_max;
+	int64_t step_p90_ns; /* the 90th percentile step time of those steps, 0 */
 	enum tfd_bound bound;
 	struct tfd_sureness confidence; /* of the verdict (confidence.c) */
 	int focus;			/* pipeline index analyzed first, -1 if none */
@@ -296,9 +297,22 @@ struct tfd_diag {
 	char msg[240];
 };
 
+/* A host whose steps are longer than the fleet's (straggler.c). */
+struct tfd_straggler {
+	size_t host;		 /* its index in hosts */
+	double ratio;		 /* its mean step / the median host's */
+	double peers_step_ns;	 /* the median host's mean step */
+	double peers_input_pct;	 /* the median input share, NAN unknown */
+	double peers_compute_ns; /* the median device compute per step, 0 none */
+};
+
 struct tfd_analysis {
 	struct tfd_host_result *hosts; /* ranked: most input-bound first */
 	size_t nhosts;
+	/* hosts whose mean step is over 1.2x the median host's (3 hosts with
+	 * steps or more), the slowest first */
+	struct tfd_straggler *stragglers;
+	size_t nstragglers;
 	struct tfd_diag *diags;
 	size_t ndiags;
 	bool any_tfdata;
@@ -357,6 +371,22 @@ enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analy
 				 struct tfd_analysis **out, struct tfd_err *err);
 /* Free an analysis and what it owns; NULL is allowed. */
 void tfd_analysis_free(struct tfd_analysis *a);
+
+/* A host's mean step time over the steps its verdict counts (0: no steps). */
+double tfd_host_mean_step_ns(const struct tfd_host_result *h);
+/* Its device compute per step (0: no device planes). */
+double tfd_host_compute_ns(const struct tfd_host_result *h);
+
+/* Why a straggler's steps are longer, from what the data gives. */
+enum tfd_straggler_why {
+	TFD_STRAGGLER_INPUT,  /* it waits for input TFD_STRAGGLER_INPUT_POINTS more */
+	TFD_STRAGGLER_DEVICE, /* its device computes longer (over 1.2x) */
+	TFD_STRAGGLER_STEP,   /* neither: the step's own work, not the input */
+};
+#define TFD_STRAGGLER_INPUT_POINTS 10.0
+/* Why straggler s of a is slow (the first that holds, in the enum's order). */
+enum tfd_straggler_why tfd_straggler_why(const struct tfd_analysis *a,
+					 const struct tfd_straggler *s);
 
 /* One analysis from many (merge.c): the per-file analyses of a run, or
  * the partials' hosts, merged in memory into what one load of all the

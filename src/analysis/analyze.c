@@ -223,6 +223,7 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 	}
 	for (size_t i = 0; i < a->nhosts; i++)
 		a->any_tfdata |= a->hosts[i].npipelines > 0;
+	tfd_stragglers_find(a);
 	if (a->nhosts) {
 		const struct tfd_host_result *f = &a->hosts[0];
 
@@ -337,6 +338,7 @@ void tfd_analysis_free(struct tfd_analysis *a)
 	}
 	free(a->hosts);
 	free(a->diags);
+	free(a->stragglers);
 	pv = &((struct analysis_full *)a)->priv;
 	for (size_t i = 0; i < pv->strings.n; i++)
 		free(pv->strings.v[i]);

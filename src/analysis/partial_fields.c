@@ -160,6 +160,7 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "step_pct_min", step_pct_min, FK_PCT),
     F(struct tfd_host_result, "step_pct_p50", step_pct_p50, FK_PCT),
     F(struct tfd_host_result, "step_pct_p90", step_pct_p90, FK_PCT),
+    FV(struct tfd_host_result, "step_p90_ns", step_p90_ns, FK_I64, 4),
     F(struct tfd_host_result, "step_pct_max", step_pct_max, FK_PCT),
     FR(struct tfd_host_result, "bound", bound, TFD_BOUND_UNKNOWN, TFD_BOUND_HIGH),
     F(struct tfd_host_result, "max_latency_ns", max_latency_ns, FK_I64),

@@ -34,6 +34,9 @@ void tfd_analysis_diag(struct tfd_analysis *a, const char *host, const char *fmt
     __attribute__((format(printf, 3, 4)));
 enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
 				    struct tfd_err *err);
+/* The stragglers of a's hosts (a->stragglers, made anew; straggler.c):
+ * after the hosts are in their final order. */
+void tfd_stragglers_find(struct tfd_analysis *a);
 
 /* Keep a copy of s for the result's lifetime. */
 const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s);

@@ -217,6 +217,11 @@ static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size
 	hr->step_pct_p50 = p[n / 2];
 	hr->step_pct_p90 = p[(size_t)((double)(n - 1) * 0.9 + 0.5)];
 	hr->step_pct_max = p[n - 1];
+	/* and the step times themselves: the 90th percentile (stragglers) */
+	for (size_t i = 0; i < n; i++)
+		p[i] = (double)hr->step_waits[idx[i]].step_ns;
+	qsort(p, n, sizeof(*p), dbl_cmp);
+	hr->step_p90_ns = (int64_t)p[(size_t)((double)(n - 1) * 0.9 + 0.5)];
 	free(p);
 }
 

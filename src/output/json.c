@@ -451,6 +451,28 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	return o;
 }
 
+/* The stragglers (straggler.c), the slowest first, at most 100. */
+static cJSON *stragglers_json(const struct tfd_analysis *a)
+{
+	static const char *const why[] = {"input", "device", "step"};
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t k = 0; k < a->nstragglers && k < 100; k++) {
+		const struct tfd_straggler *s = &a->stragglers[k];
+		const struct tfd_host_result *h = &a->hosts[s->host];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "host", h->host->name);
+		cJSON_AddNumberToObject(o, "ratio", r4(s->ratio));
+		add_ns(o, "mean_step_ns", (int64_t)tfd_host_mean_step_ns(h));
+		add_ns(o, "p90_step_ns", h->step_p90_ns);
+		add_ns(o, "median_host_step_ns", (int64_t)s->peers_step_ns);
+		cJSON_AddStringToObject(o, "why", why[tfd_straggler_why(a, s)]);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
 /* The summary's part about the first (most input-bound) host. */
 static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 {
@@ -458,6 +480,7 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 	char hint[512];
 
 	cJSON_AddStringToObject(sum, "host", f->host->name);
+	cJSON_AddItemToObject(sum, "stragglers", stragglers_json(a));
 	/* a capture too short to judge: what to profile instead */
 	if (tfd_too_short(f, hint, sizeof(hint))) {
 		cJSON *ts = cJSON_AddObjectToObject(sum, "too_short");

@@ -1068,6 +1068,22 @@ printf '{"steps": 5, "stages": [{"kind": "TFRecord"}, {"kind": "Prefetch", "buff
 run synth -q -o "$T/badramp" "$T/badramp.json"
 if [ "$rc" -ne 0 ] && [[ "$err" == *"badramp.json: stage 1: ramp pairs are [element, workers or buffer]"* ]]; then ok; else bad "a prefetch ramp past its buffer: $rc $err"; fi
 
+# stragglers: a fleet's host whose steps are over 1.2x the median host's is
+# named with the reason the data gives (worker-2 reads 3x slower: it waits
+# for input); the other workers and a single host name none
+$TFD synth -q -o "$T/slow" tests/synth/16-multi-host-slow-worker.json
+run analyze -q "$T/slow"
+if [[ "$(unwrap <<<"$out")" == *"straggler: worker-2's steps take "*"x the median host's (mean "*", p90 "*"): it waits for input "*"% of its step against "*"% on the median host (its bottleneck: TFRecord)."* ]] &&
+	[ "$(grep -c '^straggler' <<<"$out")" = 1 ]; then ok; else bad "the slow worker as a straggler: $(grep -A2 straggler <<<"$out")"; fi
+run analyze -q -f json "$T/slow"
+if python3 -c '
+import json, sys
+s = json.load(sys.stdin)["summary"]["stragglers"]
+assert [(x["host"], x["why"]) for x in s] == [("worker-2", "input")] and 1.4 < s[0]["ratio"] < 3.5, s
+assert s[0]["p90_step_ns"] >= s[0]["mean_step_ns"] * 0.9 and s[0]["median_host_step_ns"] < s[0]["mean_step_ns"], s' <<<"$out"; then ok; else bad "stragglers in JSON: $(head -c 300 <<<"$out")"; fi
+run analyze -q -f json tests/synth/../../examples/real-light-pipeline/vm.xplane.pb
+if python3 -c 'import json, sys; assert json.load(sys.stdin)["summary"]["stragglers"] == []' <<<"$out"; then ok; else bad "a single host has no straggler"; fi
+
 # markup stored in a shared history is data: escaped in the HTML report,
 # and fields of a known form (time stamp, severity, rule id) that are not
 # of it read as "?"

@@ -165,14 +165,15 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 3"
+expect_bad "$B/old.partial.json" "reads versions 2 to 4"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
-# ranges) still merges, to the same report
+# ranges and the hosts' p90 step time) still merges, to the same report
 python3 - "$first" "$T/v2.partial.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["version"] = 2
 for h in d["hosts"]:
+    h.pop("step_p90_ns", None)
     for p in h["pipelines"]:
         for g in p.get("segments") or []:
             for k in ("cyc_lo", "cyc_hi", "buf_lo", "buf_hi"):
