@@ -396,18 +396,23 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 	}
 }
 
-static const struct tfd_segment *sort_segs; /* qsort context (single-threaded renderer) */
+/* A segment's capacity and index, to sort by (the lowest first, unknown
+ * last, then by index). */
+struct seg_at {
+	double capacity;
+	int i;
+};
 
 static int seg_cap_cmp(const void *a, const void *b)
 {
-	const struct tfd_segment *sg = sort_segs;
-	double x = sg[*(const int *)a].capacity, y = sg[*(const int *)b].capacity;
+	const struct seg_at *p = a, *q = b;
+	double x = p->capacity, y = q->capacity;
 
 	if (isnan(x) != isnan(y))
 		return isnan(x) ? 1 : -1;
 	if (x != y && !isnan(x))
 		return x < y ? -1 : 1;
-	return *(const int *)a - *(const int *)b;
+	return p->i - q->i;
 }
 
 /* Segments by capacity, lowest (the limit) first. */
@@ -428,11 +433,16 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	tfd_buf_printf(b, "    %-50s %5s %12s %6s %12s\n", "segment (threads)", "par", "work/elem",
 		       "busy", "capacity");
 	ord = xmalloc((p->nsegments + 1) * sizeof(int));
-	for (size_t i = 0; i < p->nsegments; i++)
-		ord[i] = (int)i;
-	sort_segs = p->segments;
-	qsort(ord, p->nsegments, sizeof(int), seg_cap_cmp);
-	sort_segs = NULL;
+	{
+		struct seg_at *by = xmalloc((p->nsegments + 1) * sizeof(*by));
+
+		for (size_t i = 0; i < p->nsegments; i++)
+			by[i] = (struct seg_at){p->segments[i].capacity, (int)i};
+		qsort(by, p->nsegments, sizeof(*by), seg_cap_cmp);
+		for (size_t i = 0; i < p->nsegments; i++)
+			ord[i] = by[i].i;
+		free(by);
+	}
 	for (size_t k = 0; k < p->nsegments; k++) {
 		const struct tfd_segment *g = &p->segments[ord[k]];
 
