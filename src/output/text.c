@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tfd/render.h"
+#include "tfd/satmath.h"
 
 /* A name from the capture, safe on one line of the report (buf.h). */
 #define N(s) tfd_name_on_line(s)
@@ -114,6 +115,43 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 		    band_word(tfd_bound_of(f->all.pct)), f->all.pct);
 }
 
+/* A mean step in the parts TensorBoard's overview names that the device
+ * planes tell apart: device compute, input (host wait + copies to the
+ * device), device-to-host, device-to-device and collectives (when any),
+ * and the rest: the device idle while the host does not wait for input
+ * (host compute, kernel launches, other host work), which no device event
+ * covers and the host plane's op events are not read for. */
+static void step_breakdown(const struct tfd_host_result *f, const char *what, struct tfd_buf *b)
+{
+	int64_t n = (int64_t)f->nsteps, rest = f->step_ns;
+	int64_t d2d = sat_add(f->dev_ns[TFD_DEV_D2D], f->dev_ns[TFD_DEV_COLLECTIVE]);
+	char t1[32], t2[32], t3[32], t4[32];
+
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
+		rest -= f->dev_ns[k];
+	if (rest < 0)
+		rest = 0;
+	tfd_buf_printf(b,
+		       "         a step (mean over those steps): device compute %s, input %s "
+		       "(host wait %s, %s %s)",
+		       tfd_fmt_ns(f->dev_ns[TFD_DEV_COMPUTE] / n, t1, sizeof(t1)),
+		       tfd_fmt_ns(sat_add(f->wait_ns, f->h2d_ns) / n, t2, sizeof(t2)),
+		       tfd_fmt_ns(f->wait_ns / n, t3, sizeof(t3)), what,
+		       tfd_fmt_ns(f->h2d_ns / n, t4, sizeof(t4)));
+	if (f->dev_ns[TFD_DEV_D2H])
+		tfd_buf_printf(b, ", device-to-host %s",
+			       tfd_fmt_ns(f->dev_ns[TFD_DEV_D2H] / n, t1, sizeof(t1)));
+	if (d2d)
+		tfd_buf_printf(b, ", device-to-device and collectives %s",
+			       tfd_fmt_ns(d2d / n, t1, sizeof(t1)));
+	tfd_buf_printf(b,
+		       "; the device idle with no input wait %s (%.0f%%): host compute, kernel "
+		       "launches or other host work, which the device planes do not tell "
+		       "apart.\n",
+		       tfd_fmt_ns(rest / n, t1, sizeof(t1)),
+		       f->step_ns > 0 ? 100.0 * (double)rest / (double)f->step_ns : 0.0);
+}
+
 /* The verdict of a host with device planes: input is TensorFlow's, the
  * host wait plus the copies to the device (on a TPU, its wait for
  * infeed), the larger part first. */
@@ -134,20 +172,8 @@ static void device_verdict(const struct tfd_host_result *f, const char *basis, s
 		       band_word(f->bound), f->input_pct, N(f->host->name),
 		       tfd_h2d_dominates(f) ? copy : wait, tfd_h2d_dominates(f) ? wait : copy,
 		       basis);
-	if (f->nsteps) {
-		int64_t n = (int64_t)f->nsteps, rest = f->step_ns;
-		char t1[32], t2[32], t3[32], t4[32];
-
-		for (int k = 0; k < TFD_DEV__COUNT; k++)
-			rest -= f->dev_ns[k];
-		tfd_buf_printf(b,
-			       "         a step (mean over those steps): host wait %s, %s %s, "
-			       "device compute %s, the rest %s.\n",
-			       tfd_fmt_ns(f->wait_ns / n, t1, sizeof(t1)), what,
-			       tfd_fmt_ns(f->h2d_ns / n, t2, sizeof(t2)),
-			       tfd_fmt_ns(f->dev_ns[TFD_DEV_COMPUTE] / n, t3, sizeof(t3)),
-			       tfd_fmt_ns((rest > 0 ? rest : 0) / n, t4, sizeof(t4)));
-	}
+	if (f->nsteps)
+		step_breakdown(f, what, b);
 	if (f->bound != TFD_BOUND_NOT && tfd_h2d_dominates(f))
 		tfd_buf_printf(b,
 			       "         most of the input time is %s, not the tf.data pipeline: "

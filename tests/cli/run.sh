@@ -1084,6 +1084,12 @@ assert s[0]["p90_step_ns"] >= s[0]["mean_step_ns"] * 0.9 and s[0]["median_host_s
 run analyze -q -f json tests/synth/../../examples/real-light-pipeline/vm.xplane.pb
 if python3 -c 'import json, sys; assert json.load(sys.stdin)["summary"]["stragglers"] == []' <<<"$out"; then ok; else bad "a single host has no straggler"; fi
 
+# a step broken down as TensorBoard's overview does, as far as the device
+# planes tell: the real multi-worker GPU capture's 95% that no device event
+# covers is said to be the device idle with no input wait, and what it may be
+run analyze -q tests/cases/ok/tfprof-demo-gpu-multi-worker
+if [[ "$(unwrap <<<"$out")" == *"a step (mean over those steps): device compute 27.245 ms, input 6.044 ms (host wait 4.693 ms, copying input to the GPU 1.35 ms), device-to-host 35.232 us; the device idle with no input wait 636.992 ms (95%): host compute, kernel launches or other host work, which the device planes do not tell apart."* ]]; then ok; else bad "the step breakdown: $(grep -A4 'a step' <<<"$out")"; fi
+
 # markup stored in a shared history is data: escaped in the HTML report,
 # and fields of a known form (time stamp, severity, rule id) that are not
 # of it read as "?"
