@@ -36,11 +36,11 @@ struct tfd_diff_side {
 	double input_pct;		     /* NAN when unknown */
 	int64_t step_ns;		     /* mean step time, 0 unknown */
 	size_t nsteps;
-	double throughput;	  /* root elements/s (capacity model), 0 unknown */
-	int bottleneck;		  /* stage index in pipeline, -1 none */
-	const char *bn_path;	  /* its stage path, NULL */
-	const char *bn_name;	  /* its short name, NULL */
-	const char *bn_top_op;	  /* the top op inside it, NULL */
+	double throughput;     /* root elements/s (capacity model), 0 unknown */
+	int bottleneck;	       /* stage index in pipeline, -1 none */
+	const char *bn_path;   /* its stage path, NULL */
+	const char *bn_name;   /* its short name, NULL */
+	const char *bn_top_op; /* the top op inside it, NULL */
 };
 
 /* One stage, matched by its stage path (the long name less instance
@@ -62,7 +62,7 @@ enum tfd_diff_status {
 
 /* A finding of the host, matched by rule and the family of its stage. */
 struct tfd_diff_finding {
-	const struct tfd_finding *f; /* the after run's when still there */
+	const struct tfd_finding *f;   /* the after run's when still there */
 	const struct tfd_finding *was; /* the first run's (NULL: new) */
 	enum tfd_diff_status status;
 };

@@ -237,7 +237,8 @@ static void judge(struct tfd_diff *d)
 	if (b->step_ns > 0 && a->step_ns > 0)
 		d->step_speedup = (double)b->step_ns / (double)a->step_ns;
 	d->worse = (!isnan(dp) && dp > d->margin) || (!isnan(ds) && ds > d->margin);
-	d->better = !d->worse && ((!isnan(dp) && dp < -d->margin) || (!isnan(ds) && ds < -d->margin));
+	d->better =
+	    !d->worse && ((!isnan(dp) && dp < -d->margin) || (!isnan(ds) && ds < -d->margin));
 	if (!isnan(dp))
 		at += (size_t)snprintf(d->why + at, sizeof(d->why) - at, "input share %+.1f points",
 				       dp);

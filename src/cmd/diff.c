@@ -47,8 +47,8 @@ static int margin_arg(const char *v, double *m)
 		return 0;
 	*m = strtod(v, &end);
 	if (end == v || *end || !(*m > 0 && *m <= 100))
-		return tfd_cli_usage("diff", "--margin '%s' is not a number above 0 and at most 100",
-				     v);
+		return tfd_cli_usage("diff",
+				     "--margin '%s' is not a number above 0 and at most 100", v);
 	return 0;
 }
 
@@ -97,8 +97,8 @@ int cmd_diff(int argc, char **argv)
 	lo.progress = tfd_cli_progress;
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = load_side(names[i], &lo, rules, o.v[OPT_QUIET] != NULL, &s[i]);
-	if (!rc && tfd_diff_make(s[0].an, &s[0].f, s[1].an, &s[1].f, o.v[OPT_HOST], margin, &d,
-				 &err))
+	if (!rc &&
+	    tfd_diff_make(s[0].an, &s[0].f, s[1].an, &s[1].f, o.v[OPT_HOST], margin, &d, &err))
 		rc = tfd_cli_report(&err);
 	if (!rc) {
 		if (strcmp(format, "json") == 0)

@@ -133,8 +133,7 @@ static void findings_text(const struct tfd_diff *d, struct tfd_buf *b)
 	}
 }
 
-void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2],
-			  struct tfd_buf *b)
+void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *b)
 {
 	const struct tfd_diff_side *s0 = &d->side[0], *s1 = &d->side[1];
 	char t0[32], t1[32], p0[16], p1[16];
@@ -161,7 +160,9 @@ void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2],
 	bn_text(s1, b);
 	tfd_buf_printf(b, " (%s)\n", tfd_diff_move_name(d->move));
 	tfd_buf_printf(b, "  result       %s%s%s (margin %g points / %%)\n",
-		       d->worse ? "WORSE" : d->better ? "better" : "no change beyond the margin",
+		       d->worse	   ? "WORSE"
+		       : d->better ? "better"
+				   : "no change beyond the margin",
 		       d->why[0] ? ": " : "", d->why, d->margin);
 	stages_text(d, b);
 	findings_text(d, b);
@@ -211,8 +212,8 @@ static cJSON *stage_side(const struct tfd_diff_stage *r, int k)
 	if ((k ? r->after : r->before) < 0)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	cJSON_AddItemToObject(o, "capacity", r->cap[k] > 0 ? num_or_null(r->cap[k])
-							   : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "capacity",
+			      r->cap[k] > 0 ? num_or_null(r->cap[k]) : cJSON_CreateNull());
 	cJSON_AddNumberToObject(o, "utilization", round(r->util[k] * 1e4) / 1e4);
 	cJSON_AddNumberToObject(o, "blocking_share", round(r->share[k] * 1e4) / 1e4);
 	cJSON_AddBoolToObject(o, "bottleneck", r->bottleneck[k]);
@@ -237,8 +238,7 @@ static cJSON *finding_json(const struct tfd_diff *d, const struct tfd_diff_findi
 	return o;
 }
 
-void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2],
-			  struct tfd_buf *b)
+void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
 	char *s;
@@ -250,9 +250,9 @@ void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2],
 	cJSON_AddItemToObject(root, "after", side_json(&d->side[1], names[1]));
 	cJSON_AddStringToObject(root, "bottleneck_move", tfd_diff_move_name(d->move));
 	cJSON_AddItemToObject(root, "step_speedup",
-			      d->step_speedup > 0 ? cJSON_CreateNumber(round(d->step_speedup * 1e4) /
-								       1e4)
-						  : cJSON_CreateNull());
+			      d->step_speedup > 0
+				  ? cJSON_CreateNumber(round(d->step_speedup * 1e4) / 1e4)
+				  : cJSON_CreateNull());
 	cJSON_AddNumberToObject(root, "margin", d->margin);
 	cJSON_AddStringToObject(root, "result", d->worse ? "worse" : d->better ? "better" : "same");
 	cJSON_AddStringToObject(root, "why", d->why);
@@ -289,7 +289,9 @@ void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], st
 	tfd_buf_puts(b, " → ");
 	tfd_buf_put_md(b, names[1]);
 	tfd_buf_printf(b, "\n\n**%s**%s%s\n\n| | before | after |\n|---|---|---|\n",
-		       d->worse ? "Worse" : d->better ? "Better" : "No change beyond the margin",
+		       d->worse	   ? "Worse"
+		       : d->better ? "Better"
+				   : "No change beyond the margin",
 		       d->why[0] ? ": " : "", d->why);
 	tfd_buf_puts(b, "| host | ");
 	tfd_buf_put_md(b, s0->host->host->name);

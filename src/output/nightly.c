@@ -524,6 +524,35 @@ static void findings_html(const struct tfd_job *job, size_t nhosts, struct tfd_b
 }
 
 /* One row per host: verdict, input share, pipeline, stage and why. */
+/* The stragglers under the hosts table (at most three), as a list. */
+static void stragglers_md(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	for (size_t k = 0; k < a->nstragglers && k < 3; k++) {
+		struct tfd_buf t;
+
+		tfd_buf_init(&t);
+		tfd_straggler_sentence(a, &a->stragglers[k], &t);
+		tfd_buf_puts(b, k ? "- " : "\n**Stragglers:**\n\n- ");
+		tfd_buf_put_md(b, t.s);
+		tfd_buf_puts(b, "\n");
+		tfd_buf_release(&t);
+	}
+}
+
+static void stragglers_html(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	for (size_t k = 0; k < a->nstragglers && k < 3; k++) {
+		struct tfd_buf t;
+
+		tfd_buf_init(&t);
+		tfd_straggler_sentence(a, &a->stragglers[k], &t);
+		tfd_buf_puts(b, "<p><b>straggler:</b> ");
+		esc(b, t.s);
+		tfd_buf_puts(b, "</p>\n");
+		tfd_buf_release(&t);
+	}
+}
+
 static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
@@ -716,6 +745,7 @@ void tfd_nightly_html(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		tfd_buf_puts(b, ")</span></h2>\n");
 		too_short_html(a, b);
 		hosts_html(a, b);
+		stragglers_html(a, b);
 		confidence_html(a, b);
 		regressions_html(job, b);
 		findings_html(job, a->nhosts, b);
@@ -931,6 +961,7 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			tfd_buf_puts(b, "\n");
 		}
 		evidence_md(a, b);
+		stragglers_md(a, b);
 		tfd_buf_puts(b, "\n**Regressions:**");
 		if (!job->nregs)
 			tfd_buf_puts(b, " none.\n");

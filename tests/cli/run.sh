@@ -1081,6 +1081,10 @@ import json, sys
 s = json.load(sys.stdin)["summary"]["stragglers"]
 assert [(x["host"], x["why"]) for x in s] == [("worker-2", "input")] and 1.4 < s[0]["ratio"] < 3.5, s
 assert s[0]["p90_step_ns"] >= s[0]["mean_step_ns"] * 0.9 and s[0]["median_host_step_ns"] < s[0]["mean_step_ns"], s' <<<"$out"; then ok; else bad "stragglers in JSON: $(head -c 300 <<<"$out")"; fi
+run report -q --no-record --timestamp 2026-11-20T02:00:00Z -f md -o - "$T/slow"
+if [[ "$out" == *"**Stragglers:**"*"- worker-2's steps take "*"it waits for input"* ]]; then ok; else bad "a straggler in the Markdown report: $(grep -A3 Straggl <<<"$out")"; fi
+run report -q --no-record --timestamp 2026-11-20T02:00:00Z -o - "$T/slow"
+if [[ "$out" == *"<p><b>straggler:</b> worker-2&#39;s steps take "* || "$out" == *"<p><b>straggler:</b> worker-2's steps take "* ]]; then ok; else bad "a straggler in the HTML report: $(grep -o 'straggler:[^<]*' <<<"$out" | head -2)"; fi
 run analyze -q -f json tests/synth/../../examples/real-light-pipeline/vm.xplane.pb
 if python3 -c 'import json, sys; assert json.load(sys.stdin)["summary"]["stragglers"] == []' <<<"$out"; then ok; else bad "a single host has no straggler"; fi
 
