@@ -293,4 +293,8 @@ real-smoke: $(BIN) $(TF_PY)
 	python3 tests/tf/report.py build/real/smoke > /dev/null
 	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
 
-.PHONY: tf-venv real-captures real-rejudge real-smoke
+# tfdoctor beside xprof's converter on the same XSpace files (time, memory)
+bench-peers: $(BIN) $(B)/runstat $(TF_PY)
+	./tests/bench/peers.sh $(BIN) $(TF_PY)
+
+.PHONY: tf-venv real-captures real-rejudge real-smoke bench-peers
