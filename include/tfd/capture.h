@@ -511,6 +511,13 @@ enum tfd_status tfd_capture_each(const char *const *paths, size_t npaths,
  * directories), oldest first, as names --run accepts; a run directory is
  * one run. The caller frees each name and the array. */
 enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, struct tfd_err *err);
+/* The run directories under dir as every command finds them: each
+ * plugins/profile/<run> up to four levels down, else (dir is
+ * plugins/profile, the plugins directory above it, or a directory of
+ * runs) its subdirectories that hold captures; sorted by run name, then
+ * path. An unreadable directory is skipped. The caller frees each path
+ * and the array (*paths may be NULL when *n is 0). */
+void tfd_run_dirs(const char *dir, char ***paths, size_t *n);
 
 /* Is name (a file name) one a directory scan picks up as a capture
  * (*.xplane.pb[.gz], *.trace.json[.gz], local.trace)? */

@@ -233,10 +233,10 @@ static char *out_name(const struct watch *w, const char *root, const char *plugi
 	return b.s;
 }
 
-/* Every run directory under dir/.../plugins/profile (4 levels down) of
- * the log directory root. */
-static void find_runs(struct watch *w, const char *root, const char *dir, int depth, double t,
-		      bool initial)
+/* inotify on every directory under dir down to depth, so that a run
+ * appearing anywhere discovery looks is seen at once (a poll finds it
+ * anyway). */
+static void watch_tree(struct watch *w, const char *dir, int depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -248,71 +248,96 @@ static void find_runs(struct watch *w, const char *root, const char *dir, int de
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' ||
+		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
+		    stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (strcmp(de->d_name, "profile") == 0 && strlen(dir) >= 8 &&
-		    strcmp(dir + strlen(dir) - 8, "/plugins") == 0) {
-			DIR *pd = opendir(p);
-			struct dirent *re;
-
-			add_watch(w, p);
-			while (pd && (re = readdir(pd)) != NULL) {
-				char rp[4096];
-				struct wrun *r;
-
-				if (re->d_name[0] == '.')
-					continue;
-				if (snprintf(rp, sizeof(rp), "%s/%s", p, re->d_name) >=
-				    (int)sizeof(rp))
-					continue;
-				if (stat(rp, &st) != 0 || !S_ISDIR(st.st_mode))
-					continue;
-				r = find_run(w, &st);
-				if (!r) {
-					struct wrun nr;
-
-					memset(&nr, 0, sizeof(nr));
-					nr.dev = st.st_dev;
-					nr.ino = st.st_ino;
-					nr.dir = xstrdup(rp);
-					nr.name = xstrdup(re->d_name);
-					nr.out = out_name(w, root, dir, rp, re->d_name);
-					nr.first_seen = t;
-					nr.state =
-					    initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
-					vec_push(&w->runs, nr);
-					r = &w->runs.v[w->runs.n - 1];
-					if (nr.state == RUN_WAITING && !initial)
-						say(w, "new run '%s' (%s)", r->name, r->dir);
-				} else if (strcmp(r->dir, rp) != 0 && r->state == RUN_WAITING) {
-					/* the same directory under another name: a run
-					 * written as run.tmp and then renamed into place */
-					char *old = r->out;
-
-					say(w, "run '%s' is now '%s' (%s)", r->name, re->d_name,
-					    rp);
-					free(r->dir);
-					free(r->name);
-					r->dir = xstrdup(rp);
-					r->name = xstrdup(re->d_name);
-					/* its old report name is no other run's */
-					r->out = (char *)"";
-					r->out = out_name(w, root, dir, rp, re->d_name);
-					free(old);
-				}
-				r->seen = true;
-				add_watch(w, rp);
-			}
-			if (pd)
-				closedir(pd);
-		} else {
-			find_runs(w, root, p, depth - 1, t, initial);
-		}
+		watch_tree(w, p, depth - 1);
 	}
 	closedir(d);
+}
+
+/* The directory a run's report name is made from (its plugins directory,
+ * or the log directory root when the run is not under one below it). */
+static void plugins_of(const char *root, const char *rp, char *buf, size_t len)
+{
+	size_t n = strlen(rp), rl = strlen(root);
+
+	snprintf(buf, len, "%s", root);
+	while (n && rp[n - 1] != '/') /* the run */
+		n--;
+	while (n && rp[n - 1] == '/')
+		n--;
+	while (n && rp[n - 1] != '/') /* profile */
+		n--;
+	while (n && rp[n - 1] == '/')
+		n--;
+	if (n >= rl + 8 && strncmp(rp, root, rl) == 0 && memcmp(rp + n - 8, "/plugins", 8) == 0 &&
+	    n < len)
+		snprintf(buf, len, "%.*s", (int)n, rp);
+}
+
+/* A run directory found under root: new, renamed (the same directory
+ * under another name: a run written as run.tmp and renamed into place),
+ * or seen again. */
+static void note_run(struct watch *w, const char *root, const char *rp, double t, bool initial)
+{
+	const char *name =
+	    strrchr(rp, '/') ? strrchr(rp, '/') + 1 : rp; /* paths have no trailing '/' */
+	char plugins[4096];
+	struct stat st;
+	struct wrun *r;
+
+	if (stat(rp, &st) != 0 || !S_ISDIR(st.st_mode))
+		return;
+	plugins_of(root, rp, plugins, sizeof(plugins));
+	r = find_run(w, &st);
+	if (!r) {
+		struct wrun nr;
+
+		memset(&nr, 0, sizeof(nr));
+		nr.dev = st.st_dev;
+		nr.ino = st.st_ino;
+		nr.dir = xstrdup(rp);
+		nr.name = xstrdup(name);
+		nr.out = out_name(w, root, plugins, rp, name);
+		nr.first_seen = t;
+		nr.state = initial && !w->existing ? RUN_SKIPPED : RUN_WAITING;
+		vec_push(&w->runs, nr);
+		r = &w->runs.v[w->runs.n - 1];
+		if (nr.state == RUN_WAITING && !initial)
+			say(w, "new run '%s' (%s)", r->name, r->dir);
+	} else if (strcmp(r->dir, rp) != 0 && r->state == RUN_WAITING) {
+		char *old = r->out;
+
+		say(w, "run '%s' is now '%s' (%s)", r->name, name, rp);
+		free(r->dir);
+		free(r->name);
+		r->dir = xstrdup(rp);
+		r->name = xstrdup(name);
+		/* its old report name is no other run's */
+		r->out = (char *)"";
+		r->out = out_name(w, root, plugins, rp, name);
+		free(old);
+	}
+	r->seen = true;
+	add_watch(w, rp);
+}
+
+/* Every run directory under the log directory root, found as analyze
+ * finds runs (tfd_run_dirs: one discovery for every command). */
+static void find_runs(struct watch *w, const char *root, double t, bool initial)
+{
+	char **runs;
+	size_t n;
+
+	watch_tree(w, root, 4);
+	tfd_run_dirs(root, &runs, &n);
+	for (size_t i = 0; i < n; i++) {
+		note_run(w, root, runs[i], t, initial);
+		free(runs[i]);
+	}
+	free(runs);
 }
 
 /* The run's report path under --out-dir. */
@@ -593,7 +618,7 @@ static void tick(struct watch *w, char **roots, size_t nroots, bool initial)
 				 : "log directory %s is back",
 			    roots[i]);
 		w->gone[i] = gone;
-		find_runs(w, roots[i], roots[i], 4, t, initial);
+		find_runs(w, roots[i], t, initial);
 	}
 	for (size_t i = 0; i < w->runs.n;) {
 		struct wrun *r = &w->runs.v[i];

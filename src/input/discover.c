@@ -637,6 +637,18 @@ static enum tfd_status load_files(struct tfd_capture *cap, const char *const *fi
 	return st;
 }
 
+void tfd_run_dirs(const char *dir, char ***paths, size_t *n)
+{
+	strvec runs = {0}, denied = {0};
+
+	collect_runs(dir, &runs, &denied);
+	free_strs(&denied);
+	if (runs.n > 1)
+		qsort(runs.v, runs.n, sizeof(char *), run_cmp);
+	*paths = runs.v;
+	*n = runs.n;
+}
+
 enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, struct tfd_err *err)
 {
 	strvec runs = {0}, direct = {0}, denied = {0};

@@ -21,10 +21,12 @@ void tfd_straggler_sentence(const struct tfd_analysis *a, const struct tfd_strag
 		       tfd_fmt_ns((int64_t)s->peers_step_ns, t3, sizeof(t3)));
 	switch (tfd_straggler_why(a, s)) {
 	case TFD_STRAGGLER_INPUT:
-		tfd_buf_printf(b, "it waits for input %.0f%% of its step against %.0f%% on the median host",
-			       h->input_pct, s->peers_input_pct);
+		tfd_buf_printf(
+		    b, "it waits for input %.0f%% of its step against %.0f%% on the median host",
+		    h->input_pct, s->peers_input_pct);
 		if (p && p->bottleneck >= 0 && tfd_host_has_bottleneck(h))
-			tfd_buf_printf(b, " (its bottleneck: %s)", N(p->stages[p->bottleneck].name));
+			tfd_buf_printf(b, " (its bottleneck: %s)",
+				       N(p->stages[p->bottleneck].name));
 		break;
 	case TFD_STRAGGLER_DEVICE:
 		tfd_buf_printf(b, "its device computes %s a step against %s on the median host",

@@ -72,6 +72,14 @@ if [ "$rc" -eq 0 ] && [ -f "$T/out3/job.train.old.md" ] && [ -f "$T/out3/job.tra
 	[[ "$err" == *"run 'broken' is not complete: does not load"* ]]; then ok; else bad "--once: $rc $err"; fi
 run watch --once --settle 0 -f md --out-dir "$T/out3" "$L"
 if [ "$rc" -eq 0 ] && [[ "$err" != *"analyzed run"* ]]; then ok; else bad "--once twice analyzed again: $err"; fi
+# 3a. watch finds runs as analyze does (one discovery): given the
+# plugins/profile directory itself, its runs are the runs (it found none)
+mkdir -p "$T/pprof/logs/plugins/profile/r1"
+cp $A "$T/pprof/logs/plugins/profile/r1/"
+run watch --once --existing --settle 0 -f md --out-dir "$T/pprof/out" "$T/pprof/logs/plugins/profile"
+if [ "$rc" -eq 0 ] && [ -f "$T/pprof/out/r1.md" ] && [[ "$err" == *"analyzed run 'r1'"* ]]; then ok; else bad "watch on plugins/profile: $rc $err $(ls "$T/pprof/out" 2>&1)"; fi
+run analyze -q --all-runs "$T/pprof/logs/plugins/profile"
+if [ "$rc" -eq 0 ]; then ok; else bad "analyze on plugins/profile: $rc $err"; fi
 # 3b. what is planted in the output directory is not followed: a symlink
 # at a report's name (pointing out of the directory) and a FIFO are refused
 # with one line each, nothing outside changes, nothing blocks, watch goes on
