@@ -117,16 +117,16 @@ static void fixed_mmap_threshold(void)
 }
 
 static const struct tfd_cmd cmds[] = {
-    {"analyze", cmd_analyze, "find the input-pipeline bottleneck and what to change"},
-    {"merge", cmd_merge, "merge per-host partial results (analyze --partial) into one report"},
-    {"dump", cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
-    {"dot", cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
-    {"diff", cmd_diff, "did a change help: two captures of one job side by side"},
-    {"report", cmd_report, "nightly pipeline-health report with history and regressions"},
-    {"history", cmd_history, "check a report history database and list its runs"},
-    {"watch", cmd_watch, "analyze each new profiler run as soon as it is complete"},
-    {"synth", cmd_synth, "write realistic captures from a pipeline description"},
-    {"rules", cmd_rules, "list the rule table, or check a directory of rule files"},
+    {"analyze", tfd_cmd_analyze, "find the input-pipeline bottleneck and what to change"},
+    {"merge", tfd_cmd_merge, "merge per-host partial results (analyze --partial) into one report"},
+    {"dump", tfd_cmd_dump, "list hosts, planes, threads and iterator events of a capture"},
+    {"dot", tfd_cmd_dot, "draw a pipeline's critical path (DOT, SVG or PNG)"},
+    {"diff", tfd_cmd_diff, "did a change help: two captures of one job side by side"},
+    {"report", tfd_cmd_report, "nightly pipeline-health report with history and regressions"},
+    {"history", tfd_cmd_history, "check a report history database and list its runs"},
+    {"watch", tfd_cmd_watch, "analyze each new profiler run as soon as it is complete"},
+    {"synth", tfd_cmd_synth, "write realistic captures from a pipeline description"},
+    {"rules", tfd_cmd_rules, "list the rule table, or check a directory of rule files"},
 };
 
 /* "unknown command 'analyse'; did you mean 'analyze'?" on stderr; 2. */

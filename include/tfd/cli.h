@@ -19,16 +19,16 @@ struct option;
 /* The commands: argv[0] is the command, the rest its options and
  * arguments. Each returns the exit code (0, 1, 2, 3) and prints its own
  * errors, one line each. */
-int cmd_analyze(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_rules(int argc, char **argv);
-int cmd_dot(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_history(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-int cmd_synth(int argc, char **argv);
+int tfd_cmd_analyze(int argc, char **argv);
+int tfd_cmd_merge(int argc, char **argv);
+int tfd_cmd_dump(int argc, char **argv);
+int tfd_cmd_rules(int argc, char **argv);
+int tfd_cmd_dot(int argc, char **argv);
+int tfd_cmd_diff(int argc, char **argv);
+int tfd_cmd_report(int argc, char **argv);
+int tfd_cmd_history(int argc, char **argv);
+int tfd_cmd_watch(int argc, char **argv);
+int tfd_cmd_synth(int argc, char **argv);
 
 /* Print "tfdoctor: <msg>" for err and return its exit code. */
 int tfd_cli_report(const struct tfd_err *err);

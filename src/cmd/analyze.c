@@ -208,7 +208,7 @@ static int analyze_args(struct args *a, int argc, char **argv, int merge)
 {
 	const char *cmd = merge ? "merge" : "analyze";
 	struct cli_opts o;
-	int rc = cli_parse(merge ? &cli_merge : &cli_analyze, argc, argv, &o);
+	int rc = tfd_cli_parse(merge ? &tfd_spec_merge : &tfd_spec_analyze, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? -1 : rc;
@@ -224,11 +224,11 @@ static int analyze_args(struct args *a, int argc, char **argv, int merge)
 	a->ao.host = o.v[OPT_HOST];
 	a->ao.no_warmup = o.v[OPT_NO_WARMUP] != NULL;
 	a->ao.allow_mixed = o.v[OPT_ALLOW_MIXED] != NULL;
-	if (cli_load_opts("analyze", &o, &a->lo))
+	if (tfd_cli_load_opts("analyze", &o, &a->lo))
 		return 2;
 	if (o.v[OPT_SHARD] && shard_arg(o.v[OPT_SHARD], &a->lo))
 		return 2;
-	if (o.v[OPT_RANK] && cli_rank("analyze", o.v[OPT_RANK], &a->ao.rank))
+	if (o.v[OPT_RANK] && tfd_cli_rank("analyze", o.v[OPT_RANK], &a->ao.rank))
 		return 2;
 	a->ao.rank_set = o.v[OPT_RANK] != NULL;
 	if (tfd_cli_fail_on("analyze", a->fail_on, 0, &a->fail_sev))
@@ -329,12 +329,12 @@ out:
 	return rc;
 }
 
-int cmd_analyze(int argc, char **argv)
+int tfd_cmd_analyze(int argc, char **argv)
 {
 	return analyze_main(argc, argv, 0);
 }
 
-int cmd_merge(int argc, char **argv)
+int tfd_cmd_merge(int argc, char **argv)
 {
 	return analyze_main(argc, argv, 1);
 }

@@ -66,7 +66,7 @@ static int check_args(const struct cli_opts *o, int argc, const char **format)
 	return 0;
 }
 
-int cmd_diff(int argc, char **argv)
+int tfd_cmd_diff(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct tfd_load_opts lo = {0};
@@ -77,12 +77,12 @@ int cmd_diff(int argc, char **argv)
 	struct tfd_buf b;
 	const char *format, *names[2];
 	double margin;
-	int rc = cli_parse(&cli_diff, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_diff, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if ((rc = check_args(&o, argc, &format)) || (rc = margin_arg(o.v[OPT_MARGIN], &margin)) ||
-	    cli_load_opts("diff", &o, &lo))
+	    tfd_cli_load_opts("diff", &o, &lo))
 		return rc ? rc : 2;
 	names[0] = argv[o.args];
 	names[1] = argv[o.args + 1];

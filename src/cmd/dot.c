@@ -90,7 +90,7 @@ static int pick_pipeline(const struct tfd_host_result *h, const char *name,
 	return 0;
 }
 
-int cmd_dot(int argc, char **argv)
+int tfd_cmd_dot(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct tfd_load_opts lo = {0};
@@ -101,7 +101,7 @@ int cmd_dot(int argc, char **argv)
 	const char *outpath, *format, *const *paths;
 	const struct tfd_pipeline *p = NULL;
 	size_t npaths;
-	int rc = cli_parse(&cli_dot, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_dot, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -109,9 +109,9 @@ int cmd_dot(int argc, char **argv)
 	format = o.v[OPT_FORMAT] ? o.v[OPT_FORMAT] : o.v[OPT_T];
 	outpath = o.v[OPT_OUTPUT];
 	ao.host = o.v[OPT_HOST];
-	if (cli_load_opts("dot", &o, &lo))
+	if (tfd_cli_load_opts("dot", &o, &lo))
 		return 2;
-	if (o.v[OPT_RANK] && cli_rank("dot", o.v[OPT_RANK], &ao.rank))
+	if (o.v[OPT_RANK] && tfd_cli_rank("dot", o.v[OPT_RANK], &ao.rank))
 		return 2;
 	ao.rank_set = o.v[OPT_RANK] != NULL;
 	if (o.args >= argc)

@@ -399,14 +399,14 @@ static int write_dump(const struct tfd_capture *cap, int json, int all, const ch
 	return tfd_output_commit(&d.o, &err) ? tfd_cli_report(&err) : 0;
 }
 
-int cmd_dump(int argc, char **argv)
+int tfd_cmd_dump(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct tfd_load_opts lo = {0};
 	struct tfd_capture *cap = NULL;
 	struct tfd_err err = {0};
 	const char *outpath, *fmt;
-	int json, all, first, rc = cli_parse(&cli_dump, argc, argv, &o);
+	int json, all, first, rc = tfd_cli_parse(&tfd_spec_dump, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -416,7 +416,7 @@ int cmd_dump(int argc, char **argv)
 	/* -q is accepted for symmetry: dump prints no notes */
 	json = fmt ? strcmp(fmt, "json") == 0 : o.v[OPT_JSON] != NULL;
 	all = o.v[OPT_ALL] != NULL;
-	if (cli_load_opts("dump", &o, &lo))
+	if (tfd_cli_load_opts("dump", &o, &lo))
 		return 2;
 	outpath = o.v[OPT_OUTPUT];
 	first = o.args;

@@ -152,7 +152,7 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 	cJSON_Delete(root);
 }
 
-int cmd_history(int argc, char **argv)
+int tfd_cmd_history(int argc, char **argv)
 {
 	struct cli_opts o;
 	const char *job, *fmt, *db_path;
@@ -162,7 +162,7 @@ int cmd_history(int argc, char **argv)
 	struct tfd_hist_job *jobs = NULL;
 	struct tfd_err err = {0};
 	size_t nruns = 0, n = 0, njobs = 0;
-	int rc = cli_parse(&cli_history, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_history, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;

@@ -103,7 +103,7 @@ static void list_options(const struct cmd_spec *s)
 			printf("-%c\n", table[u->id].letter);
 }
 
-int cli_parse(const struct cmd_spec *s, int argc, char **argv, struct cli_opts *o)
+int tfd_cli_parse(const struct cmd_spec *s, int argc, char **argv, struct cli_opts *o)
 {
 	struct option lo[OPT__COUNT + 1];
 	char shorts[2 * OPT__COUNT + 2];
@@ -127,7 +127,7 @@ int cli_parse(const struct cmd_spec *s, int argc, char **argv, struct cli_opts *
 		if (refused(s, id))
 			return tfd_cli_usage(s->name, "%s %s", argv[optind - 1], s->refuse_why);
 		if (id == OPT_HELP) {
-			cli_help(s, stdout);
+			tfd_cli_help(s, stdout);
 			return 1;
 		}
 		o->v[id] = table[id].arg ? optarg : "";
@@ -136,7 +136,7 @@ int cli_parse(const struct cmd_spec *s, int argc, char **argv, struct cli_opts *
 	return 0;
 }
 
-int cli_rank(const char *cmd, const char *value, int *rank)
+int tfd_cli_rank(const char *cmd, const char *value, int *rank)
 {
 	char *end;
 	long v = strtol(value, &end, 10);
@@ -147,7 +147,7 @@ int cli_rank(const char *cmd, const char *value, int *rank)
 	return 0;
 }
 
-int cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo)
+int tfd_cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo)
 {
 	const char *v = o->v[OPT_MAX_INFLATED];
 	char *end;
@@ -185,7 +185,7 @@ int cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opt
 
 #define HELP_COLUMN 24
 
-void cli_help(const struct cmd_spec *s, FILE *f)
+void tfd_cli_help(const struct cmd_spec *s, FILE *f)
 {
 	fprintf(f, "%s\n\n", s->usage);
 	if (s->about[0])
@@ -258,7 +258,7 @@ static const struct opt_use analyze_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_analyze = {
+const struct cmd_spec tfd_spec_analyze = {
     .name = "analyze",
     .usage = "usage: tfdoctor analyze [options] CAPTURE...",
     .about =
@@ -284,7 +284,7 @@ static const struct opt_use merge_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_merge = {
+const struct cmd_spec tfd_spec_merge = {
     .name = "merge",
     .usage = "usage: tfdoctor merge [options] PARTIAL...",
     .about = "Merges the per-host partial results written by 'tfdoctor analyze --partial'\n(files, "
@@ -310,7 +310,7 @@ static const struct opt_use dump_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_dump = {
+const struct cmd_spec tfd_spec_dump = {
     .name = "dump",
     .usage = "usage: tfdoctor dump [options] CAPTURE...",
     .about = "Lists the hosts, planes, steps, threads and iterator events of a capture,\nwith ids, "
@@ -336,7 +336,7 @@ static const struct opt_use dot_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_dot = {
+const struct cmd_spec tfd_spec_dot = {
     .name = "dot",
     .usage = "usage: tfdoctor dot [options] CAPTURE...",
     .about = "Draws one input pipeline: a node per stage with calls, total and self time\nand "
@@ -365,7 +365,7 @@ static const struct opt_use diff_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_diff = {
+const struct cmd_spec tfd_spec_diff = {
     .name = "diff",
     .usage = "usage: tfdoctor diff [options] BEFORE AFTER",
     .about = "Did the change help? Analyzes two captures of one job (log directories, runs,\n"
@@ -399,7 +399,7 @@ static const struct opt_use report_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_report = {
+const struct cmd_spec tfd_spec_report = {
     .name = "report",
     .usage = "usage: tfdoctor report [options] CAPTURE...",
     .about = "A pipeline-health report: each CAPTURE (log directory, run directory or file)\nis a "
@@ -417,7 +417,7 @@ static const struct opt_use history_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_history = {
+const struct cmd_spec tfd_spec_history = {
     .name = "history",
     .usage = "usage: tfdoctor history [options] DB",
     .about =
@@ -452,7 +452,7 @@ static const struct opt_use watch_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_watch = {
+const struct cmd_spec tfd_spec_watch = {
     .name = "watch",
     .usage = "usage: tfdoctor watch [options] LOGDIR...",
     .about = "Waits for new runs under LOGDIR/.../plugins/profile and analyzes each one\nonce it "
@@ -471,7 +471,7 @@ static const struct opt_use synth_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_synth = {
+const struct cmd_spec tfd_spec_synth = {
     .name = "synth",
     .usage = "usage: tfdoctor synth [options] -o DIR SPEC.json",
     .about = "Simulates the pipeline described in SPEC.json and writes realistic captures\nto "
@@ -487,7 +487,7 @@ static const struct opt_use rules_opts[] = {
     {OPT__COUNT, NULL, NULL},
 };
 
-const struct cmd_spec cli_rules = {
+const struct cmd_spec tfd_spec_rules = {
     .name = "rules",
     .usage = "usage: tfdoctor rules list [--rules DIR]\n       tfdoctor rules check DIR",
     .about = "'list' prints the rules in force: the built-in table, plus the rules in\nDIR/*.json "

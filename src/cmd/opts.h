@@ -84,25 +84,25 @@ struct cli_opts {
 /* Parse argv (argv[0] is the command) by spec. Returns 0; or 1 when it
  * printed the help or the option list (exit 0); or 2 after printing a
  * usage error (an unknown option, with a suggestion; a missing value). */
-int cli_parse(const struct cmd_spec *spec, int argc, char **argv, struct cli_opts *o);
+int tfd_cli_parse(const struct cmd_spec *spec, int argc, char **argv, struct cli_opts *o);
 /* --rank N: N >= 0 into *rank; else print the usage error and return 2. */
-int cli_rank(const char *cmd, const char *value, int *rank);
+int tfd_cli_rank(const char *cmd, const char *value, int *rank);
 /* The loading options every command that reads captures takes (--run,
  * --max-inflated) into lo; 2 after printing a usage error. */
 struct tfd_load_opts;
-int cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo);
+int tfd_cli_load_opts(const char *cmd, const struct cli_opts *o, struct tfd_load_opts *lo);
 /* The command's help, from its spec. */
-void cli_help(const struct cmd_spec *spec, FILE *f);
+void tfd_cli_help(const struct cmd_spec *spec, FILE *f);
 
-extern const struct cmd_spec cli_analyze;
-extern const struct cmd_spec cli_merge;
-extern const struct cmd_spec cli_dump;
-extern const struct cmd_spec cli_dot;
-extern const struct cmd_spec cli_report;
-extern const struct cmd_spec cli_history;
-extern const struct cmd_spec cli_watch;
-extern const struct cmd_spec cli_synth;
-extern const struct cmd_spec cli_rules;
-extern const struct cmd_spec cli_diff;
+extern const struct cmd_spec tfd_spec_analyze;
+extern const struct cmd_spec tfd_spec_merge;
+extern const struct cmd_spec tfd_spec_dump;
+extern const struct cmd_spec tfd_spec_dot;
+extern const struct cmd_spec tfd_spec_report;
+extern const struct cmd_spec tfd_spec_history;
+extern const struct cmd_spec tfd_spec_watch;
+extern const struct cmd_spec tfd_spec_synth;
+extern const struct cmd_spec tfd_spec_rules;
+extern const struct cmd_spec tfd_spec_diff;
 
 #endif

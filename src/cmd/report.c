@@ -130,7 +130,7 @@ static int report_args(struct report *r, int argc, char **argv)
 {
 	struct cli_opts o;
 	const char *stamp;
-	int rc = cli_parse(&cli_report, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_report, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? -1 : rc;
@@ -154,7 +154,7 @@ static int report_args(struct report *r, int argc, char **argv)
 	r->fail_on = o.v[OPT_FAIL_ON];
 	r->record = !o.v[OPT_NO_RECORD];
 	r->rules_dir = o.v[OPT_RULES];
-	if (cli_load_opts("report", &o, &r->lo))
+	if (tfd_cli_load_opts("report", &o, &r->lo))
 		return 2;
 	r->pct = 20.0;
 	if (o.v[OPT_REGRESS_PCT]) {
@@ -227,7 +227,7 @@ static void analyze_job(struct report *r, size_t i)
 }
 
 /* The jobs that were analyzed, in one transaction held open until the
- * report is written (cmd_report settles it); a run already there is not
+ * report is written (tfd_cmd_report settles it); a run already there is not
  * recorded twice (said). */
 static int record_runs(struct report *r)
 {
@@ -337,7 +337,7 @@ static enum tfd_status open_history(struct report *r, struct tfd_err *err)
 	return tfd_history_open(r->dbpath, &r->db, err);
 }
 
-int cmd_report(int argc, char **argv)
+int tfd_cmd_report(int argc, char **argv)
 {
 	struct report r;
 	struct tfd_err err = {0};

@@ -6,13 +6,13 @@
 #include "tfd/cli.h"
 #include "tfd/rules.h"
 
-int cmd_rules(int argc, char **argv)
+int tfd_cmd_rules(int argc, char **argv)
 {
 	struct cli_opts o, after;
 	const char *dir, *sub;
 	struct tfd_ruleset *rs = NULL;
 	struct tfd_err err = {0};
-	int first, rc = cli_parse(&cli_rules, argc, argv, &o);
+	int first, rc = tfd_cli_parse(&tfd_spec_rules, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -20,7 +20,7 @@ int cmd_rules(int argc, char **argv)
 		return tfd_cli_usage("rules", "say 'list' or 'check DIR'");
 	sub = argv[o.args];
 	/* options may also follow the subcommand (parsed as if it were argv[0]) */
-	rc = cli_parse(&cli_rules, argc - o.args, argv + o.args, &after);
+	rc = tfd_cli_parse(&tfd_spec_rules, argc - o.args, argv + o.args, &after);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	dir = after.v[OPT_RULES] ? after.v[OPT_RULES] : o.v[OPT_RULES];

@@ -8,13 +8,13 @@
 #include "tfd/cli.h"
 #include "tfd/synth.h"
 
-int cmd_synth(int argc, char **argv)
+int tfd_cmd_synth(int argc, char **argv)
 {
 	struct cli_opts o;
 	double scale = 1.0;
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
-	int rc = cli_parse(&cli_synth, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_synth, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? 0 : rc;

@@ -698,7 +698,7 @@ static int watch_args(struct watch *w, int argc, char **argv, int *first)
 	static const enum opt secs[] = {OPT_SETTLE, OPT_POLL, OPT_TIMEOUT};
 	double *to[] = {&w->settle, &w->poll, &w->timeout};
 	struct cli_opts o;
-	int rc = cli_parse(&cli_watch, argc, argv, &o);
+	int rc = tfd_cli_parse(&tfd_spec_watch, argc, argv, &o);
 
 	if (rc)
 		return rc == 1 ? -1 : rc;
@@ -732,7 +732,7 @@ static int watch_args(struct watch *w, int argc, char **argv, int *first)
 	return 0;
 }
 
-int cmd_watch(int argc, char **argv)
+int tfd_cmd_watch(int argc, char **argv)
 {
 	struct watch w;
 	struct tfd_ruleset *rules = NULL;

@@ -178,8 +178,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	for (size_t i = bl->first; i < bl->last; i++) {
 		const struct piece *pc = &bp->pc[i];
 
-		bl->st = xs_scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc, &bp->po[i],
-				      &bl->err);
+		bl->st = tfd_xs_scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc,
+					  &bp->po[i], &bl->err);
 		if (bl->st) {
 			tfd_err_prefix(&bl->err, "line %zu", pc->line);
 			return;
@@ -324,7 +324,7 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	/* a tf.data thread's events are kept: a byte of it costs more */
 	heavy = xcalloc(sc->lines.n + 1, sizeof(*heavy));
 	for (size_t i = 0; i < sc->lines.n; i++)
-		heavy[i] = xs_tfdata_line(sc->lines.v[i]);
+		heavy[i] = tfd_xs_tfdata_line(sc->lines.v[i]);
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct span ln = sc->lines.v[i];
 		struct piece whole = {i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
@@ -515,7 +515,7 @@ static bool prepass_item(void *ctx, size_t worker, size_t k)
 	sc.fn_steps = pp->steps[worker];
 	sc.pre_released = sc.lines.v[li].p;
 	memset(&pp->errs[k], 0, sizeof(pp->errs[k]));
-	st = xs_scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
+	st = tfd_xs_scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
 	pp->steps[worker] = sc.fn_steps;
 	if (st) {
 		tfd_err_prefix(&pp->errs[k], "line %zu", li);
@@ -549,7 +549,7 @@ static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
 	/* item k is the k-th tf.data line (the others are skipped by length:
 	 * untouched); items are handed out longest first */
 	for (size_t i = 0; i < sc->lines.n; i++)
-		if (xs_tfdata_line(sc->lines.v[i])) {
+		if (tfd_xs_tfdata_line(sc->lines.v[i])) {
 			lines[n] = i;
 			bylen[n] = (struct line_len){sc->lines.v[i].len, n};
 			n++;
@@ -662,7 +662,7 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 		sc->sums->zero_val = 0;
 	}
 	for (size_t i = 0; i < sc->lines.n; i++) {
-		st = xs_scan_line(sc, sc->lines.v[i], NULL, NULL, err);
+		st = tfd_xs_scan_line(sc, sc->lines.v[i], NULL, NULL, err);
 		if (st) {
 			tfd_err_prefix(err, "line %zu", i);
 			return st;
@@ -691,7 +691,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	sc.alloc.alloc = pb_alloc;
 	sc.alloc.free = pb_free;
 	sc.alloc.allocator_data = &scratch;
-	if (tfd_pb_walk(plane.p, plane.len, xs_plane_collect, &sc) != SIZE_MAX || sc.bad) {
+	if (tfd_pb_walk(plane.p, plane.len, tfd_xs_plane_collect, &sc) != SIZE_MAX || sc.bad) {
 		st = tfd_fail(err, TFD_E_FORMAT, "corrupt XSpace protobuf: %s in plane '/host:CPU'",
 			      sc.bad ? sc.bad : "malformed field");
 		goto out;

@@ -197,13 +197,13 @@ struct piece_out {
 
 /* The plane's fields into sc: its lines (whole), the event and stat
  * metadata; a walk callback (xspace_scan.c). */
-int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
+int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
 /* Read a line, or the part of one a block holds (part; po says what the
  * part found out), into sc's host. */
-enum tfd_status xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
-			     struct piece_out *po, struct tfd_err *err);
+enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
+				 struct piece_out *po, struct tfd_err *err);
 /* Does the line belong to a tf.data thread (its name says so, or it has
  * none before its events)? The pre-pass reads only those. */
-bool xs_tfdata_line(struct span line);
+bool tfd_xs_tfdata_line(struct span line);
 
 #endif

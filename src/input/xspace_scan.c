@@ -144,7 +144,7 @@ static int stat_meta(struct scan *sc, uint64_t key, struct span val)
 
 /* One XPlane field (lines, event and stat metadata), in wire order
  * (xprof-reference.md). */
-int xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
 {
 	struct scan *sc = ctx;
 	uint64_t key = 0;
@@ -741,8 +741,8 @@ bad:
 
 /* parser: an XLine's header fields, then its events, in wire order (one pass
  * that may start mid-line for a block); the cases follow the format. */
-enum tfd_status xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
-			     struct piece_out *po, struct tfd_err *err)
+enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
+				 struct piece_out *po, struct tfd_err *err)
 {
 	struct line_hdr lh;
 	const uint8_t *end = line.p + line.len;
@@ -887,7 +887,7 @@ static int tfdata_field(void *ctx, uint32_t field, int wt, uint64_t v, struct sp
 	return 1;
 }
 
-bool xs_tfdata_line(struct span line)
+bool tfd_xs_tfdata_line(struct span line)
 {
 	bool yes = true; /* also for a malformed line: search it */
 

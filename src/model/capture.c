@@ -26,7 +26,7 @@ static uint64_t sig_hash(const struct tfd_sig *s)
 
 /* The interned signature equal to *want (its strings and parameter array
  * are cap's, interned). */
-const struct tfd_sig *cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want)
+const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want)
 {
 	struct capture_impl *ci = impl(cap);
 	uint64_t h = sig_hash(want);
@@ -61,11 +61,11 @@ static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *na
 	struct tfd_sig want = {name, NULL, 0, 0, 0};
 
 	if (!*slot || (*slot)->name != name)
-		*slot = cm_sig_get(cap, &want);
+		*slot = tfd_cm_sig_get(cap, &want);
 	return *slot;
 }
 
-struct host_build *cm_build_of(struct tfd_capture *cap, const struct tfd_host *h)
+struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const struct tfd_host *h)
 {
 	struct capture_impl *ci = impl(cap);
 	size_t idx = (size_t)(h - cap->hosts);
@@ -79,7 +79,7 @@ struct host_build *cm_build_of(struct tfd_capture *cap, const struct tfd_host *h
 	return &ci->hb.v[idx];
 }
 
-void cm_build_release(struct host_build *b)
+void tfd_cm_build_release(struct host_build *b)
 {
 	imap_free(&b->tid);
 	imap_free(&b->group);
@@ -107,7 +107,7 @@ void tfd_capture_free(struct tfd_capture *cap)
 		tfd_capture_drop_last_host(cap);
 	free(cap->hosts);
 	for (size_t i = 0; i < ci->hb.n; i++)
-		cm_build_release(&ci->hb.v[i]);
+		tfd_cm_build_release(&ci->hb.v[i]);
 	vec_free(&ci->hb);
 	imap_free(&ci->pcons_head);
 	vec_free(&ci->pcons);
@@ -128,8 +128,8 @@ void tfd_capture_adopt(struct tfd_capture *cap, struct tfd_capture *part, const 
 {
 	for (size_t i = 0; i < part->nhosts; i++) {
 		/* its builder stays behind: what it holds back goes in now */
-		cm_pack_pending(part, &part->hosts[i]);
-		cm_trim_threads(part, &part->hosts[i]);
+		tfd_cm_pack_pending(part, &part->hosts[i]);
+		tfd_cm_trim_threads(part, &part->hosts[i]);
 		cap->hosts = xrealloc(cap->hosts, (cap->nhosts + 1) * sizeof(*cap->hosts));
 		cap->hosts[cap->nhosts] = part->hosts[i];
 		if (path)
@@ -247,13 +247,13 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 	h->span_start_ns = INT64_MAX;
 	h->span_end_ns = INT64_MIN;
 	h->tab = impl(cap)->tab;
-	cm_build_release(cm_build_of(cap, h));
+	tfd_cm_build_release(tfd_cm_build_of(cap, h));
 	return h;
 }
 
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid, const char *name)
 {
-	struct host_build *b = cm_build_of(cap, h);
+	struct host_build *b = tfd_cm_build_of(cap, h);
 	size_t idx;
 	struct tfd_thread *t;
 
@@ -616,9 +616,9 @@ static void note_order(struct th_build *tb, size_t before, int64_t start, int64_
 }
 
 /* Pack the event each thread of h holds back for its stats. */
-void cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
+void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 {
-	struct host_build *b = cm_build_of(cap, h);
+	struct host_build *b = tfd_cm_build_of(cap, h);
 
 	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
 		if (b->tb[t].has_pend)
@@ -627,7 +627,7 @@ void cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 {
-	cm_pack_pending(cap, h);
+	tfd_cm_pack_pending(cap, h);
 }
 
 struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
@@ -635,7 +635,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 					int64_t start_ns, int64_t dur_ns)
 {
 	struct tfd_thread *t = &h->threads[thread];
-	struct host_build *b = cm_build_of(cap, h);
+	struct host_build *b = tfd_cm_build_of(cap, h);
 	struct th_build *tb;
 	struct tfd_event *e;
 
@@ -688,10 +688,11 @@ static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done
 	if (imap_get(done, (uint64_t)(uintptr_t)s, &v))
 		return (const struct tfd_sig *)(uintptr_t)v;
 	for (uint16_t i = 0; i < s->nparams; i++)
-		q = cm_param_cons(cap, q, i, tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
-				  tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
+		q = tfd_cm_param_cons(cap, q, i,
+				      tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
+				      tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
 	want.params = q;
-	v = (size_t)(uintptr_t)cm_sig_get(cap, &want);
+	v = (size_t)(uintptr_t)tfd_cm_sig_get(cap, &want);
 	imap_put(done, (uint64_t)(uintptr_t)s, v);
 	return (const struct tfd_sig *)(uintptr_t)v;
 }
@@ -855,14 +856,14 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	size_t folded = 0; /* chunks folded at the seams */
 
 	memset(&mv, 0, sizeof(mv));
-	cm_pack_pending(part, ph);
+	tfd_cm_pack_pending(part, ph);
 	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
 	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
 		struct tfd_thread *dst = &h->threads[idx];
-		struct host_build *b = cm_build_of(cap, h);
+		struct host_build *b = tfd_cm_build_of(cap, h);
 		struct th_build *tb;
 
 		cap_cover(b, h, idx);

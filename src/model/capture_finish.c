@@ -14,8 +14,8 @@
 
 /* The shared array of prev[0..n) followed by (key, val); key and val are
  * interned, so records compare by pointer. */
-const struct tfd_param *cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
-				      uint16_t n, const char *key, const char *val)
+const struct tfd_param *tfd_cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+					  uint16_t n, const char *key, const char *val)
 {
 	struct capture_impl *ci = impl(cap);
 	uint64_t h =
@@ -56,18 +56,18 @@ static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *
 		if (want.params[i].key == key) {
 			/* a repeated key: the array with this value in its place */
 			for (uint16_t j = 0; j < want.nparams; j++)
-				p = cm_param_cons(cap, p, j, want.params[j].key,
-						  j == i ? val : want.params[j].val);
+				p = tfd_cm_param_cons(cap, p, j, want.params[j].key,
+						      j == i ? val : want.params[j].val);
 			want.params = p;
-			e->sig = cm_sig_get(cap, &want);
+			e->sig = tfd_cm_sig_get(cap, &want);
 			return;
 		}
 	}
 	if (want.nparams >= TFD_MAX_PARAMS)
 		return;
-	want.params = cm_param_cons(cap, want.params, want.nparams, key, val);
+	want.params = tfd_cm_param_cons(cap, want.params, want.nparams, key, val);
 	want.nparams++;
-	e->sig = cm_sig_get(cap, &want);
+	e->sig = tfd_cm_sig_get(cap, &want);
 }
 
 /* Produce and Consume events hold an element_id, the others an id. */
@@ -129,7 +129,7 @@ void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tf
 			struct tfd_sig want = *e->sig;
 
 			want.parent_id = (uint64_t)v;
-			*ps = (struct parent_step){e->sig, cm_sig_get(cap, &want), (uint64_t)v};
+			*ps = (struct parent_step){e->sig, tfd_cm_sig_get(cap, &want), (uint64_t)v};
 		}
 		e->sig = ps->to;
 		e->flags |= TFD_EVF_PARENT;
@@ -242,7 +242,7 @@ static void merge_sort(struct ev_ref *v, struct ev_ref *tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-int cm_step_cmp(const void *a, const void *b)
+int tfd_cm_step_cmp(const void *a, const void *b)
 {
 	const struct tfd_step *x = a, *y = b;
 
@@ -394,9 +394,9 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 
 /* No room left over: the buffers grew by half, and the analysis peaks
  * beside them. */
-void cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h)
+void tfd_cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h)
 {
-	struct host_build *b = cm_build_of(cap, h);
+	struct host_build *b = tfd_cm_build_of(cap, h);
 
 	for (size_t t = 0; t < h->nthreads && t < b->ncap; t++) {
 		struct tfd_thread *th = &h->threads[t];
@@ -420,12 +420,12 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		const struct host_build *b = i < impl(cap)->hb.n ? &impl(cap)->hb.v[i] : NULL;
 
 		if (b)
-			cm_pack_pending(cap, h);
+			tfd_cm_pack_pending(cap, h);
 		if (!h->exec_filtered)
 			drop_foreign_exec(h);
 
 		if (b)
-			cm_trim_threads(cap, h);
+			tfd_cm_trim_threads(cap, h);
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_thread *th = &h->threads[t];
 			struct tfd_ev_cursor c;
@@ -448,12 +448,12 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 		tfd_fn_ops_resolve(h); /* its threads are in time order now */
 		tfd_host_steps_from_markers(cap, h);
 		if (h->nsteps > 1)
-			qsort(h->steps, h->nsteps, sizeof(*h->steps), cm_step_cmp);
+			qsort(h->steps, h->nsteps, sizeof(*h->steps), tfd_cm_step_cmp);
 		if (h->nsteps)
 			h->steps = xrealloc(h->steps, h->nsteps * sizeof(*h->steps));
 		/* the file is read: the builder's indexes are not needed any more */
 		if (i < impl(cap)->hb.n)
-			cm_build_release(&impl(cap)->hb.v[i]);
+			tfd_cm_build_release(&impl(cap)->hb.v[i]);
 		if (h->span_start_ns > h->span_end_ns)
 			h->span_start_ns = h->span_end_ns = 0;
 	}
@@ -479,6 +479,6 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->dev.steps);
 	free(h->dev.host_ops);
 	if (cap->nhosts - 1 < impl(cap)->hb.n)
-		cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
+		tfd_cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
 	cap->nhosts--;
 }

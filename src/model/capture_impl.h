@@ -133,20 +133,20 @@ static inline int64_t start_delta(int64_t to, int64_t from)
 }
 
 /* The builder's state of host h (made on first use). */
-struct host_build *cm_build_of(struct tfd_capture *cap, const struct tfd_host *h);
+struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const struct tfd_host *h);
 /* Free what a host's builder holds. */
-void cm_build_release(struct host_build *b);
+void tfd_cm_build_release(struct host_build *b);
 /* Pack the events h's threads hold back for their stats. */
-void cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
+void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 /* The signature equal to want, made (interned) if new. */
-const struct tfd_sig *cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want);
+const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want);
 /* The shared parameter array prev[0..n) followed by (key, val) (interned). */
-const struct tfd_param *cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
-				      uint16_t n, const char *key, const char *val);
+const struct tfd_param *tfd_cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
+					  uint16_t n, const char *key, const char *val);
 /* Give back the room h's threads' event buffers do not use. */
-void cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h);
+void tfd_cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h);
 
 /* The order of a host's steps: by start, then group_id (qsort). */
-int cm_step_cmp(const void *a, const void *b);
+int tfd_cm_step_cmp(const void *a, const void *b);
 
 #endif

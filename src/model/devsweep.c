@@ -394,7 +394,7 @@ static void steps_init(struct steps_sweep *w, const struct tfd_host *h)
 	w->steps = xcalloc(h->nsteps + 1, sizeof(*w->steps));
 	if (h->nsteps)
 		memcpy(w->steps, h->steps, h->nsteps * sizeof(*w->steps));
-	qsort(w->steps, h->nsteps, sizeof(*w->steps), cm_step_cmp);
+	qsort(w->steps, h->nsteps, sizeof(*w->steps), tfd_cm_step_cmp);
 	w->active = xcalloc(h->nsteps + 1, sizeof(*w->active));
 	w->slot_of = xmalloc((h->nsteps + 1) * sizeof(*w->slot_of));
 	w->out = xcalloc(h->nsteps + 1, sizeof(*w->out));

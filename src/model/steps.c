@@ -22,7 +22,7 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
 		h->span_end_ns = end_ns;
 	if (!has_group)
 		return;
-	b = cm_build_of(cap, h);
+	b = tfd_cm_build_of(cap, h);
 	if (!b->has_last || b->last_group != group_id) {
 		size_t idx;
 

@@ -544,8 +544,8 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 							  0, D_KERNEL}));
 		cend = end + 1 * US;
 		if (sp->dev.on)
-			cend = synth_device_step(&h->dev, &sp->dev, sp->compute_us, s, cend,
-						 jit(h, 0.05));
+			cend = tfd_synth_device_step(&h->dev, &sp->dev, sp->compute_us, s, cend,
+						     jit(h, 0.05));
 		cend += (int64_t)llround(sp->compute_us * US * jit(h, 0.05));
 		/* the step's other host work: executor ops that are not tf.data */
 		for (int k = 0; k < sp->other_events; k++) {
@@ -562,7 +562,7 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 		t = cend + 10 * US;
 	}
 	free_chain(root);
-	synth_device_sort(&h->dev);
+	tfd_synth_device_sort(&h->dev);
 }
 
 /* ---- XSpace encoding ---------------------------------------------------------- */
@@ -595,14 +595,14 @@ static void pb_key(struct tfd_buf *b, unsigned field, unsigned wt)
 	pb_varint(b, ((uint64_t)field << 3) | wt);
 }
 
-void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
+void tfd_synth_pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
 {
 	pb_key(b, field, 2);
 	pb_varint(b, n);
 	tfd_buf_add(b, p, n);
 }
 
-void pb_int(struct tfd_buf *b, unsigned field, int64_t v)
+void tfd_synth_pb_int(struct tfd_buf *b, unsigned field, int64_t v)
 {
 	pb_key(b, field, 0);
 	pb_varint(b, (uint64_t)v);
@@ -680,23 +680,23 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 			mb_bytes(&ev, 4, st.b, st.n);
 		}
 	}
-	pb_bytes(line, 4, ev.b, ev.n);
+	tfd_synth_pb_bytes(line, 4, ev.b, ev.n);
 }
 
 static const char *const fixed_stats[S__FIXED] = {"id", "parent_id", "element_id", "group_id"};
 
 /* One metadata map entry {id: {id, name}} as field `field` of the plane. */
-void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
+void tfd_synth_pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
 {
 	struct tfd_buf md, en;
 
 	tfd_buf_init(&md);
 	tfd_buf_init(&en);
-	pb_int(&md, 1, id);
-	pb_bytes(&md, 2, name, strlen(name));
-	pb_int(&en, 1, id);
-	pb_bytes(&en, 2, md.s, md.len);
-	pb_bytes(head, field, en.s, en.len);
+	tfd_synth_pb_int(&md, 1, id);
+	tfd_synth_pb_bytes(&md, 2, name, strlen(name));
+	tfd_synth_pb_int(&en, 1, id);
+	tfd_synth_pb_bytes(&en, 2, md.s, md.len);
+	tfd_synth_pb_bytes(head, field, en.s, en.len);
 	tfd_buf_release(&md);
 	tfd_buf_release(&en);
 }
@@ -704,16 +704,16 @@ void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *n
 /* The host plane's header: id, name, the event and stat metadata maps. */
 static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat_base)
 {
-	pb_int(head, 1, 0);
-	pb_bytes(head, 2, "/host:CPU", 9);
+	tfd_synth_pb_int(head, 1, 0);
+	tfd_synth_pb_bytes(head, 2, "/host:CPU", 9);
 	for (size_t i = 0; i < h->metas.n; i++)
-		pb_metadata(head, 4, (int64_t)i + 1, h->metas.v[i]);
+		tfd_synth_pb_metadata(head, 4, (int64_t)i + 1, h->metas.v[i]);
 	for (size_t i = 0; i < S__FIXED; i++)
-		pb_metadata(head, 5, (int64_t)i + 1, fixed_stats[i]);
+		tfd_synth_pb_metadata(head, 5, (int64_t)i + 1, fixed_stats[i]);
 	for (size_t set = 0; set < h->params.n; set++)
 		for (size_t k = 0; k < h->params.v[set].n && k < 8; k++)
-			pb_metadata(head, 5, stat_base + (int64_t)k + 1000 * (int64_t)set,
-				    h->params.v[set].key[k]);
+			tfd_synth_pb_metadata(head, 5, stat_base + (int64_t)k + 1000 * (int64_t)set,
+					      h->params.v[set].key[k]);
 }
 
 /* Write b (and count it); false once the stream has failed. */
@@ -762,15 +762,15 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		tfd_buf_init(lb);
 		if (th->ev.n > 1) /* an idle worker has none (and a NULL array) */
 			qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
-		pb_int(lb, 1, th->tid);
-		pb_bytes(lb, 2, th->name, strlen(th->name));
-		pb_int(lb, 3, 0);
+		tfd_synth_pb_int(lb, 1, th->tid);
+		tfd_synth_pb_bytes(lb, 2, th->name, strlen(th->name));
+		tfd_synth_pb_int(lb, 3, 0);
 		for (size_t k = 0; k < th->ev.n; k++)
 			encode_event(lb, &th->ev.v[k], h, stat_base);
 		plane_len += 1 + varint_len(lb->len) + lb->len;
 	}
 	if (h->dev.n)
-		synth_device_plane(&dev, &h->dev, h->dev_reversed);
+		tfd_synth_device_plane(&dev, &h->dev, h->dev_reversed);
 	f = fopen(path, "wb");
 	if (!f) {
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
@@ -787,8 +787,8 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 	}
 	top.len = 0;
 	if (dev.len)
-		pb_bytes(&top, 1, dev.s, dev.len);
-	pb_bytes(&top, 4, hostname, strlen(hostname));
+		tfd_synth_pb_bytes(&top, 1, dev.s, dev.len);
+	tfd_synth_pb_bytes(&top, 4, hostname, strlen(hostname));
 	ok = ok && put(f, &top, bytes);
 	st = close_written(f, ok, path, err);
 out:
@@ -858,7 +858,7 @@ static enum tfd_status write_json(struct host *h, const char *path, uint64_t *by
 			fputs("}}", f);
 		}
 	}
-	synth_json_device(f, &h->dev);
+	tfd_synth_json_device(f, &h->dev);
 	fputs(",\n{}]}\n", f);
 	pos = ftell(f);
 	*bytes += pos > 0 ? (uint64_t)pos : 0;
@@ -937,7 +937,7 @@ enum tfd_status tfd_synth_check(const char *text, size_t len, const char *name, 
 				struct tfd_err *err)
 {
 	struct spec sp;
-	enum tfd_status st = synth_parse_spec_text(text, len, name, &sp, err);
+	enum tfd_status st = tfd_synth_parse_spec_text(text, len, name, &sp, err);
 
 	return st ? st : within_cap(&sp, scale, name, err);
 }
@@ -951,7 +951,7 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 	int steps;
 
 	memset(res, 0, sizeof(*res));
-	st = synth_parse_spec(spec_path, &sp, err);
+	st = tfd_synth_parse_spec(spec_path, &sp, err);
 	if (!st)
 		st = within_cap(&sp, scale, spec_path, err);
 	if (st)

@@ -17,8 +17,8 @@
  * back to back, then the kernels during the step's compute, and a derived
  * step marker over them. Returns when the copies are done (the compute
  * starts then). */
-int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us, int step,
-			  int64_t from, double jitter)
+int64_t tfd_synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us,
+			      int step, int64_t from, double jitter)
 {
 	int64_t t = from, copy = (int64_t)llround(d->h2d_us * US * jitter), k0, kt;
 	int64_t group = d->group_ids ? step : -1;
@@ -52,9 +52,9 @@ static const char *const dmeta_names[] = {"MemcpyH2D", "volta_sgemm_128x64_nn", 
 
 static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind, bool reversed)
 {
-	pb_int(line, 1, 13 + kind);
-	pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
-	pb_int(line, 3, 0);
+	tfd_synth_pb_int(line, 1, 13 + kind);
+	tfd_synth_pb_bytes(line, 2, dline_names[kind], strlen(dline_names[kind]));
+	tfd_synth_pb_int(line, 3, 0);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct dspan *d = &v->v[reversed ? v->n - 1 - i : i];
 		struct tfd_buf ev, st;
@@ -62,14 +62,14 @@ static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind, bool
 		if (d->kind != kind)
 			continue;
 		tfd_buf_init(&ev);
-		pb_int(&ev, 1, kind + 1);
-		pb_int(&ev, 2, d->s * 1000);
-		pb_int(&ev, 3, (d->e - d->s) * 1000);
+		tfd_synth_pb_int(&ev, 1, kind + 1);
+		tfd_synth_pb_int(&ev, 2, d->s * 1000);
+		tfd_synth_pb_int(&ev, 3, (d->e - d->s) * 1000);
 		if (d->group >= 0) {
 			tfd_buf_init(&st);
-			pb_int(&st, 1, 1);
-			pb_int(&st, 4, d->group);
-			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_synth_pb_int(&st, 1, 1);
+			tfd_synth_pb_int(&st, 4, d->group);
+			tfd_synth_pb_bytes(&ev, 4, st.s, st.len);
 			tfd_buf_release(&st);
 		}
 		if (kind == D_H2D) {
@@ -77,12 +77,12 @@ static void device_line(struct tfd_buf *line, const dspan_vec *v, int kind, bool
 
 			snprintf(det, sizeof(det), "size:%" PRIu64 " dest:0 async:1", d->bytes);
 			tfd_buf_init(&st);
-			pb_int(&st, 1, 2);
-			pb_bytes(&st, 5, det, strlen(det));
-			pb_bytes(&ev, 4, st.s, st.len);
+			tfd_synth_pb_int(&st, 1, 2);
+			tfd_synth_pb_bytes(&st, 5, det, strlen(det));
+			tfd_synth_pb_bytes(&ev, 4, st.s, st.len);
 			tfd_buf_release(&st);
 		}
-		pb_bytes(line, 4, ev.s, ev.len);
+		tfd_synth_pb_bytes(line, 4, ev.s, ev.len);
 		tfd_buf_release(&ev);
 	}
 }
@@ -96,32 +96,32 @@ static int dspan_cmp(const void *a, const void *b)
 	return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
-void synth_device_sort(dspan_vec *v)
+void tfd_synth_device_sort(dspan_vec *v)
 {
 	if (v->n > 1)
 		qsort(v->v, v->n, sizeof(*v->v), dspan_cmp);
 }
 
-void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed)
+void tfd_synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed)
 {
-	pb_int(dev, 1, 2);
-	pb_bytes(dev, 2, "/device:GPU:0", 13);
+	tfd_synth_pb_int(dev, 1, 2);
+	tfd_synth_pb_bytes(dev, 2, "/device:GPU:0", 13);
 	for (int kind = D_H2D; kind <= D_STEP; kind++) {
 		struct tfd_buf line;
 
 		tfd_buf_init(&line);
 		device_line(&line, v, kind, reversed);
-		pb_bytes(dev, 3, line.s, line.len);
+		tfd_synth_pb_bytes(dev, 3, line.s, line.len);
 		tfd_buf_release(&line);
 	}
 	for (int i = 0; i < 3; i++)
-		pb_metadata(dev, 4, i + 1, dmeta_names[i]);
-	pb_metadata(dev, 5, 1, "group_id");
-	pb_metadata(dev, 5, 2, "memcpy_details");
+		tfd_synth_pb_metadata(dev, 4, i + 1, dmeta_names[i]);
+	tfd_synth_pb_metadata(dev, 5, 1, "group_id");
+	tfd_synth_pb_metadata(dev, 5, 2, "memcpy_details");
 }
 
 /* The GPU plane as TensorBoard renders it: a process, a thread per line. */
-void synth_json_device(FILE *f, const dspan_vec *v)
+void tfd_synth_json_device(FILE *f, const dspan_vec *v)
 {
 	if (!v->n)
 		return;

@@ -40,8 +40,8 @@ struct kind_def {
 };
 
 /* The stage kinds a spec names, sources first. */
-extern const struct kind_def synth_kinds[];
-extern const size_t synth_nkinds;
+extern const struct kind_def tfd_synth_kinds[];
+extern const size_t tfd_synth_nkinds;
 
 /* One op of a map's function: its events are "name:type", nested in the
  * function's events; share is its part of the function's work. A Python
@@ -107,28 +107,28 @@ struct spec {
 /* A step's device work into dev (synth_device.c): its copies from `from`
  * (each copy's time scaled by jitter), then its kernels; returns when the
  * copies end (the step computes from then on). */
-int64_t synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us, int step,
-			  int64_t from, double jitter);
+int64_t tfd_synth_device_step(dspan_vec *dev, const struct device_spec *d, double compute_us,
+			      int step, int64_t from, double jitter);
 /* dev's events in time order, as a profiler writes a line's. */
-void synth_device_sort(dspan_vec *v);
+void tfd_synth_device_sort(dspan_vec *v);
 /* The GPU plane of dev's events (an XPlane message's bytes); reversed:
  * each line's events latest first (legal protobuf, as a rewriting tool
  * may leave them). */
-void synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed);
+void tfd_synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed);
 /* The same as a Chrome trace's device process: events after a comma each. */
-void synth_json_device(FILE *f, const dspan_vec *v);
+void tfd_synth_json_device(FILE *f, const dspan_vec *v);
 /* XSpace encoding helpers of synth.c: a length-delimited field, an integer
  * field, and a metadata map entry {id, {id, name}}. */
-void pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n);
-void pb_int(struct tfd_buf *b, unsigned field, int64_t v);
-void pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name);
+void tfd_synth_pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n);
+void tfd_synth_pb_int(struct tfd_buf *b, unsigned field, int64_t v);
+void tfd_synth_pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name);
 
 /* Read the spec at path into sp: strict (unknown keys, wrong types, values
  * out of range and strings longer than their field are errors naming the
  * field); a FIFO or device is refused, never waited on. */
-enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err);
+enum tfd_status tfd_synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err);
 /* The same from text already read (path names it in errors). */
-enum tfd_status synth_parse_spec_text(const char *text, size_t len, const char *path,
-				      struct spec *sp, struct tfd_err *err);
+enum tfd_status tfd_synth_parse_spec_text(const char *text, size_t len, const char *path,
+					  struct spec *sp, struct tfd_err *err);
 
 #endif

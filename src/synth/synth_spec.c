@@ -14,7 +14,7 @@
 #include "tfd/capture.h"
 #include "tfd/infile.h"
 
-const struct kind_def synth_kinds[] = {
+const struct kind_def tfd_synth_kinds[] = {
     {"TFRecord", "TFRecord", K_SOURCE, NULL},
     {"TextLine", "TextLine", K_SOURCE, NULL},
     {"FixedLengthRecord", "FixedLengthRecordV2", K_SOURCE, NULL},
@@ -38,7 +38,7 @@ const struct kind_def synth_kinds[] = {
      "tf_data_parallel_interleave_worker"},
     {"MapAndBatch", "MapAndBatch", K_MAPBATCH, "tf_data_map_and_batch"},
 };
-const size_t synth_nkinds = sizeof(synth_kinds) / sizeof(synth_kinds[0]);
+const size_t tfd_synth_nkinds = sizeof(tfd_synth_kinds) / sizeof(tfd_synth_kinds[0]);
 
 /* ---- the spec ------------------------------------------------------------------- */
 
@@ -444,9 +444,9 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 	memset(ss, 0, sizeof(*ss));
 	if (bad)
 		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
-	for (size_t i = 0; cJSON_IsString(k) && i < synth_nkinds; i++)
-		if (strcmp(synth_kinds[i].kind, k->valuestring) == 0)
-			ss->def = &synth_kinds[i];
+	for (size_t i = 0; cJSON_IsString(k) && i < tfd_synth_nkinds; i++)
+		if (strcmp(tfd_synth_kinds[i].kind, k->valuestring) == 0)
+			ss->def = &tfd_synth_kinds[i];
 	if (!ss->def)
 		return spec_err(err, path, "stage %d: unknown kind '%s'", sp->nst,
 				cJSON_IsString(k) ? k->valuestring : "?");
@@ -467,8 +467,8 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 /* The spec text into sp: strict (unknown keys, wrong types and values
  * out of range are errors naming the field). The JSON tree is freed only
  * at the end, so an error can quote it. */
-enum tfd_status synth_parse_spec_text(const char *text, size_t len, const char *path,
-				      struct spec *sp, struct tfd_err *err)
+enum tfd_status tfd_synth_parse_spec_text(const char *text, size_t len, const char *path,
+					  struct spec *sp, struct tfd_err *err)
 {
 	cJSON *root, *stages, *it;
 	const char *bad;
@@ -508,7 +508,7 @@ enum tfd_status synth_parse_spec_text(const char *text, size_t len, const char *
 
 /* The spec file at path (a regular file of at most 1 MiB: a FIFO or a
  * device is refused, never waited on) into sp. */
-enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
+enum tfd_status tfd_synth_parse_spec(const char *path, struct spec *sp, struct tfd_err *err)
 {
 	char *text;
 	size_t len;
@@ -518,7 +518,7 @@ enum tfd_status synth_parse_spec(const char *path, struct spec *sp, struct tfd_e
 		memset(sp, 0, sizeof(*sp));
 		return st;
 	}
-	st = synth_parse_spec_text(text, len, path, sp, err);
+	st = tfd_synth_parse_spec_text(text, len, path, sp, err);
 	free(text);
 	return st;
 }
