@@ -16,11 +16,14 @@
 #include "tfd/infile.h"
 
 struct tfd_history {
-	sqlite3 *db;
-	struct pg_hist *pg; /* set instead of db for a PostgreSQL history */
+	const struct tfd_hist_backend *be;
+	void *ctx;   /* the backend's handle: this history (SQLite) or a pg_hist */
+	sqlite3 *db; /* SQLite */
 	char path[512];
 	bool held; /* a tfd_history_record_held() transaction is open */
 };
+
+static const struct tfd_hist_backend sqlite_backend;
 
 static enum tfd_status open_pg(const char *url, bool existing, struct tfd_history **out,
 			       struct tfd_err *err)
@@ -31,7 +34,8 @@ static enum tfd_status open_pg(const char *url, bool existing, struct tfd_histor
 	if (st)
 		return st;
 	*out = xcalloc(1, sizeof(**out));
-	(*out)->pg = pg;
+	(*out)->be = &tfd_hist_pg_backend;
+	(*out)->ctx = pg;
 	snprintf((*out)->path, sizeof((*out)->path), "%s", tfd_hist_pg_name(pg));
 	return TFD_OK;
 }
@@ -268,6 +272,8 @@ static enum tfd_status open_file(const char *path, struct tfd_history **out, str
 	enum db_kind kind;
 	int v;
 
+	h->be = &sqlite_backend;
+	h->ctx = h;
 	*out = NULL;
 	if (tfd_hist_is_pg(path)) {
 		free(h);
@@ -346,6 +352,8 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 	if (!S_ISREG(st.st_mode))
 		return tfd_fail(err, TFD_E_IO, "%s: not a regular file", path);
 	h = xcalloc(1, sizeof(*h));
+	h->be = &sqlite_backend;
+	h->ctx = h;
 	snprintf(h->path, sizeof(h->path), "%s", path);
 	/* reading never creates or migrates anything. A WAL database opened
 	 * read-only would still get -wal and -shm files; with no -wal there
@@ -396,18 +404,14 @@ enum tfd_status tfd_history_open_existing(const char *path, struct tfd_history *
 	return TFD_OK;
 }
 
-enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
-				 struct tfd_err *err)
+static enum tfd_status sq_jobs(void *ctx, struct tfd_hist_job **out, size_t *n, struct tfd_err *err)
 {
+	struct tfd_history *h = ctx;
 	sqlite3_stmt *q = NULL;
 	struct tfd_hist_job *jobs = NULL;
 	size_t cnt = 0;
 	int rc;
 
-	*out = NULL;
-	*n = 0;
-	if (h->pg)
-		return tfd_hist_pg_jobs(h->pg, out, n, err);
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT job, COUNT(*), MAX(recorded_at) FROM runs GROUP BY job "
 			       "ORDER BY job",
@@ -434,13 +438,26 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 	return TFD_OK;
 }
 
+enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **out, size_t *n,
+				 struct tfd_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	return h->be->jobs(h->ctx, out, n, err);
+}
+
+static void sq_close(void *ctx)
+{
+	sqlite3_close(((struct tfd_history *)ctx)->db);
+}
+
 void tfd_history_close(struct tfd_history *h)
 {
 	if (!h)
 		return;
 	tfd_history_settle(h, false, NULL); /* a held record is dropped */
-	tfd_hist_pg_close(h->pg);
-	sqlite3_close(h->db);
+	if (h->be)
+		h->be->close(h->ctx);
 	free(h);
 }
 
@@ -449,18 +466,14 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 	sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
 }
 
-static enum tfd_status record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n, bool hold,
-			      struct tfd_err *err)
+static enum tfd_status sq_record(void *ctx, struct tfd_hist_run *runs, size_t n, bool hold,
+				 struct tfd_err *err)
 {
+	struct tfd_history *h = ctx;
 	sqlite3_stmt *ins_run = NULL, *ins_host = NULL, *find = NULL;
 	enum tfd_status st = TFD_OK;
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 
-	if (h->pg) {
-		st = tfd_hist_pg_record(h->pg, runs, n, hold, err);
-		h->held = hold && !st;
-		return st;
-	}
 	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
 		return db_fail(h, err, "cannot lock the history database");
 	if (sqlite3_prepare_v2(h->db,
@@ -547,6 +560,14 @@ out:
 	sqlite3_finalize(ins_run);
 	sqlite3_finalize(ins_host);
 	sqlite3_finalize(find);
+	return st;
+}
+
+static enum tfd_status record(struct tfd_history *h, struct tfd_hist_run *runs, size_t n, bool hold,
+			      struct tfd_err *err)
+{
+	enum tfd_status st = h->be->record(h->ctx, runs, n, hold, err);
+
 	h->held = hold && !st;
 	return st;
 }
@@ -565,13 +586,17 @@ enum tfd_status tfd_history_record_held(struct tfd_history *h, struct tfd_hist_r
 
 enum tfd_status tfd_history_settle(struct tfd_history *h, bool keep, struct tfd_err *err)
 {
-	enum tfd_status st = TFD_OK;
-
 	if (!h || !h->held)
 		return TFD_OK;
 	h->held = false;
-	if (h->pg)
-		return tfd_hist_pg_settle(h->pg, keep, err);
+	return h->be->settle(h->ctx, keep, err);
+}
+
+static enum tfd_status sq_settle(void *ctx, bool keep, struct tfd_err *err)
+{
+	struct tfd_history *h = ctx;
+	enum tfd_status st = TFD_OK;
+
 	if (keep && exec(h, "COMMIT") != SQLITE_OK)
 		st = db_fail(h, err, "cannot commit the run");
 	if (!keep || st)
@@ -593,9 +618,6 @@ static void col_str(sqlite3_stmt *st, int i, char **dst)
 
 	tfd_hist_set(dst, s ? (const char *)s : "");
 }
-
-static enum tfd_status runs_read(struct tfd_history *h, const char *job, size_t limit,
-				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err);
 
 /* Whether every byte of s is in the set allowed and s is at most max long. */
 static bool only(const char *s, const char *allowed, size_t max)
@@ -638,25 +660,26 @@ static void validate_runs(struct tfd_hist_run *runs, size_t n)
 enum tfd_status tfd_history_runs(struct tfd_history *h, const char *job, size_t limit,
 				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
 {
-	enum tfd_status st = runs_read(h, job, limit, out, n, err);
+	enum tfd_status st;
+
+	*out = NULL;
+	*n = 0;
+	st = h->be->runs(h->ctx, job, limit, out, n, err);
 
 	if (st == TFD_OK)
 		validate_runs(*out, *n);
 	return st;
 }
 
-static enum tfd_status runs_read(struct tfd_history *h, const char *job, size_t limit,
-				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
+static enum tfd_status sq_runs(void *ctx, const char *job, size_t limit, struct tfd_hist_run **out,
+			       size_t *n, struct tfd_err *err)
 {
+	struct tfd_history *h = ctx;
 	sqlite3_stmt *q = NULL, *qh = NULL;
 	struct tfd_hist_run *runs = NULL;
 	size_t cnt = 0;
 	enum tfd_status st = TFD_OK;
 
-	*out = NULL;
-	*n = 0;
-	if (h->pg)
-		return tfd_hist_pg_runs(h->pg, job, limit, out, n, err);
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT id, job, run, recorded_at, source FROM (SELECT * FROM runs "
 			       "WHERE job = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
@@ -737,12 +760,16 @@ out:
 
 enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct tfd_err *err)
 {
+	return h->be->check(h->ctx, nruns, err);
+}
+
+static enum tfd_status sq_check(void *ctx, size_t *nruns, struct tfd_err *err)
+{
+	struct tfd_history *h = ctx;
 	sqlite3_stmt *q = NULL;
 	enum tfd_status st = TFD_OK;
 	const unsigned char *res;
 
-	if (h->pg)
-		return tfd_hist_pg_check(h->pg, nruns, err);
 	if (sqlite3_prepare_v2(h->db, "PRAGMA integrity_check", -1, &q, NULL) != SQLITE_OK ||
 	    sqlite3_step(q) != SQLITE_ROW)
 		st = db_fail(h, err, "integrity check failed");
@@ -759,6 +786,9 @@ enum tfd_status tfd_history_check(struct tfd_history *h, size_t *nruns, struct t
 	sqlite3_finalize(q);
 	return TFD_OK;
 }
+
+static const struct tfd_hist_backend sqlite_backend = {sq_jobs, sq_record, sq_settle,
+						       sq_runs, sq_check,  sq_close};
 
 void tfd_hist_set(char **dst, const char *s)
 {

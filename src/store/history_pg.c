@@ -387,8 +387,8 @@ const char *tfd_hist_pg_name(const struct pg_hist *h)
 	return h->name;
 }
 
-enum tfd_status tfd_hist_pg_jobs(struct pg_hist *h, struct tfd_hist_job **out, size_t *n,
-				 struct tfd_err *err)
+static enum tfd_status pg_jobs(struct pg_hist *h, struct tfd_hist_job **out, size_t *n,
+			       struct tfd_err *err)
 {
 	/* byte order, as SQLite sorts, whatever the server's locale */
 	PGresult *r = PQexec(h->conn, "SELECT job, count(*), max(recorded_at) FROM tfdoctor.runs "
@@ -420,8 +420,8 @@ static PGresult *execp(struct pg_hist *h, const char *sql, int n, const char *co
 	return PQexecParams(h->conn, sql, n, NULL, vals, NULL, NULL, 0);
 }
 
-enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n,
-				   bool hold, struct tfd_err *err)
+static enum tfd_status pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n, bool hold,
+				 struct tfd_err *err)
 {
 	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 	enum tfd_status st = TFD_OK;
@@ -518,7 +518,7 @@ enum tfd_status tfd_hist_pg_record(struct pg_hist *h, struct tfd_hist_run *runs,
 	return st;
 }
 
-enum tfd_status tfd_hist_pg_settle(struct pg_hist *h, bool keep, struct tfd_err *err)
+static enum tfd_status pg_settle(struct pg_hist *h, bool keep, struct tfd_err *err)
 {
 	if (keep && !exec_ok(h, "COMMIT")) {
 		enum tfd_status st = pg_fail(h, err, "cannot commit the run");
@@ -542,8 +542,8 @@ static void cell_str(PGresult *r, int row, int col, char **dst)
 	tfd_hist_set(dst, PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
 }
 
-enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limit,
-				 struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
+static enum tfd_status pg_runs(struct pg_hist *h, const char *job, size_t limit,
+			       struct tfd_hist_run **out, size_t *n, struct tfd_err *err)
 {
 	char lim[32];
 	const char *v[2] = {job, lim};
@@ -618,7 +618,7 @@ enum tfd_status tfd_hist_pg_runs(struct pg_hist *h, const char *job, size_t limi
 	return TFD_OK;
 }
 
-enum tfd_status tfd_hist_pg_check(struct pg_hist *h, size_t *nruns, struct tfd_err *err)
+static enum tfd_status pg_check(struct pg_hist *h, size_t *nruns, struct tfd_err *err)
 {
 	/* every run has its hosts: a run is written whole or not at all */
 	PGresult *r =
@@ -639,3 +639,40 @@ enum tfd_status tfd_hist_pg_check(struct pg_hist *h, size_t *nruns, struct tfd_e
 				h->name, orphans);
 	return TFD_OK;
 }
+
+/* ---- the backend ------------------------------------------------------------ */
+
+static enum tfd_status be_jobs(void *c, struct tfd_hist_job **out, size_t *n, struct tfd_err *err)
+{
+	return pg_jobs(c, out, n, err);
+}
+
+static enum tfd_status be_record(void *c, struct tfd_hist_run *runs, size_t n, bool hold,
+				 struct tfd_err *err)
+{
+	return pg_record(c, runs, n, hold, err);
+}
+
+static enum tfd_status be_settle(void *c, bool keep, struct tfd_err *err)
+{
+	return pg_settle(c, keep, err);
+}
+
+static enum tfd_status be_runs(void *c, const char *job, size_t limit, struct tfd_hist_run **out,
+			       size_t *n, struct tfd_err *err)
+{
+	return pg_runs(c, job, limit, out, n, err);
+}
+
+static enum tfd_status be_check(void *c, size_t *nruns, struct tfd_err *err)
+{
+	return pg_check(c, nruns, err);
+}
+
+static void be_close(void *c)
+{
+	tfd_hist_pg_close(c);
+}
+
+const struct tfd_hist_backend tfd_hist_pg_backend = {be_jobs, be_record, be_settle,
+						     be_runs, be_check,	 be_close};
