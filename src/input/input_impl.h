@@ -12,39 +12,7 @@
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
-
-/* Read a protobuf varint at p (before end): the bytes used, or 0 if it is
- * malformed or truncated. */
-static inline size_t tfd_pb_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	/* the common cases first: one byte (tags, small ids), and a varint
-	 * that cannot run past the end (no bounds check per byte) */
-	if (p < end && p[0] < 0x80) {
-		*v = p[0];
-		return 1;
-	}
-	if (end - p >= 10) {
-		r = p[0] & 0x7f;
-		for (size_t i = 1; i < 10; i++) {
-			r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (p[i] < 0x80) {
-				*v = r;
-				return i + 1;
-			}
-		}
-		return 0;
-	}
-	for (size_t i = 0; i < 10 && p + i < end; i++) {
-		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
-}
+#include "wire.h"
 
 /* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
  * plane is decoded; the others are listed. With mapped, data is a

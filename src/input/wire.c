@@ -3,7 +3,7 @@
  * skipped by length (xspace_impl.h). */
 #include <stdint.h>
 
-#include "xspace_impl.h"
+#include "wire.h"
 
 size_t tfd_pb_walk(const uint8_t *p, size_t len, field_fn fn, void *ctx)
 {

@@ -262,34 +262,19 @@ static const uint8_t *find_cut(const uint8_t *from, const uint8_t *end)
 static bool line_head(struct span ln, struct piece *pc)
 {
 	const uint8_t *p = ln.p, *end = ln.p + ln.len;
+	struct pb_field f;
 
 	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
+		if (!tfd_pb_next(&p, end, &f) || (f.wt != 0 && f.wt != 2))
 			return false;
-		if ((k >> 3) == 4)
-			return (k & 7) == 2;
-		p += n;
-		if ((k & 7) == 0) {
-			if (!(n = tfd_pb_varint(p, end, &x)))
-				return false;
-			p += n;
-			if ((k >> 3) == 1)
-				pc->id = (int64_t)x;
-			else if ((k >> 3) == 3)
-				pc->ts_ns = (int64_t)x;
-		} else if ((k & 7) == 2) {
-			if (!(n = tfd_pb_varint(p, end, &x)) || x > (uint64_t)(end - p - n))
-				return false;
-			p += n;
-			if ((k >> 3) == 2)
-				pc->name = (struct span){p, (size_t)x};
-			p += x;
-		} else {
-			return false;
-		}
+		if (f.field == 4) /* the events: the header came first */
+			return f.wt == 2;
+		if (f.wt == 0 && f.field == 1)
+			pc->id = (int64_t)f.v;
+		else if (f.wt == 0 && f.field == 3)
+			pc->ts_ns = (int64_t)f.v;
+		else if (f.wt == 2 && f.field == 2)
+			pc->name = f.s;
 	}
 	return false;
 }

@@ -13,70 +13,7 @@
 #include "input_impl.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
-
-struct span {
-	const uint8_t *p;
-	size_t len;
-};
-
-/* Walk one message level. For each field calls back with its number, wire
- * type and (for length-delimited fields) its bytes. Returns the offset of
- * the first malformed byte, or SIZE_MAX when the message is well framed. */
-typedef int (*field_fn)(void *ctx, uint32_t field, int wt, uint64_t v, struct span s);
-
-size_t tfd_pb_walk(const uint8_t *p, size_t len, field_fn fn, void *ctx);
-
-/* One field of a message. */
-struct pb_field {
-	uint32_t field;
-	int wt;
-	uint64_t v;    /* a varint's value, a length-delimited field's length */
-	struct span s; /* a length-delimited field's bytes */
-};
-
-/* The field at *p (before end) into f, *p moved past it; false when it is
- * malformed (field number 0 or too large, cut short, an unknown wire type),
- * *p then unmoved. What tfd_pb_walk() steps with, for readers that pull
- * fields one at a time. */
-static inline bool tfd_pb_next(const uint8_t **pp, const uint8_t *end, struct pb_field *f)
-{
-	const uint8_t *p = *pp;
-	uint64_t key;
-	size_t k = tfd_pb_varint(p, end, &key);
-
-	if (!k || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
-		return false;
-	p += k;
-	f->field = (uint32_t)(key >> 3);
-	f->wt = (int)(key & 7);
-	f->v = 0;
-	f->s = (struct span){NULL, 0};
-	switch (f->wt) {
-	case 0:
-		if (!(k = tfd_pb_varint(p, end, &f->v)))
-			return false;
-		p += k;
-		break;
-	case 1:
-	case 5:
-		k = f->wt == 1 ? 8 : 4;
-		if ((size_t)(end - p) < k)
-			return false;
-		p += k;
-		break;
-	case 2:
-		k = tfd_pb_varint(p, end, &f->v);
-		if (!k || f->v > (uint64_t)(end - p - k))
-			return false;
-		f->s = (struct span){p + k, (size_t)f->v};
-		p += k + f->v;
-		break;
-	default:
-		return false;
-	}
-	*pp = p;
-	return true;
-}
+#include "wire.h"
 
 /* ---- the host plane, scanned in place ------------------------------------
  *

@@ -69,46 +69,6 @@ static bool is_id_mid(const struct scan *sc, uint64_t mid)
 	return false;
 }
 
-/* A metadata map entry (key = 1, a varint; value = 2, a message) of
- * s[0..len): false when it is malformed; *have_key when it has a key. */
-static bool map_entry(struct span s, uint64_t *key, bool *have_key, struct span *val)
-{
-	const uint8_t *p = s.p, *end = s.p + s.len;
-
-	*have_key = false;
-	while (p < end) {
-		uint64_t k, x;
-		size_t n = tfd_pb_varint(p, end, &k);
-
-		if (!n)
-			return false;
-		p += n;
-		if ((k & 7) == 0) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n)
-				return false;
-			p += n;
-			if ((k >> 3) == 1) {
-				*key = x;
-				*have_key = true;
-			}
-		} else if ((k & 7) == 2) {
-			n = tfd_pb_varint(p, end, &x);
-			if (!n || x > (uint64_t)(end - p - n))
-				return false;
-			p += n;
-			if ((k >> 3) == 2) {
-				val->p = p;
-				val->len = (size_t)x;
-			}
-			p += x;
-		} else {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Keep metadata id key of a stat named like TensorFlow's id or group_id
  * stat (at most as many as the arrays hold; -1: more, all checked). */
 static void note_stat_mid(int *n, uint64_t *mids, size_t cap, uint64_t key)
@@ -160,7 +120,7 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 	}
 	if (field != 4 && field != 5)
 		return 0;
-	if (!map_entry(s, &key, &have_key, &val))
+	if (!tfd_pb_map_entry(s, &key, &have_key, &val))
 		return sc->bad = "malformed metadata entry", 1;
 	if (!have_key)
 		return 0;
