@@ -12,6 +12,7 @@
 
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/load.h"
 #include "tfd/render.h"
 #include "tfd/version.h"
 

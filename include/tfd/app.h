@@ -13,6 +13,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/err.h"
+#include "tfd/load.h"
 
 /* tfd_capture_load() then tfd_analyze(), with the same result, holding
  * only the host files in flight in memory: each host file of one run or

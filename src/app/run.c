@@ -12,6 +12,7 @@
 
 #include "tfd/app.h"
 #include "tfd/buf.h"
+#include "tfd/load.h"
 #include "tfd/partial.h"
 
 static bool ends_with(const char *s, const char *suf)

@@ -9,6 +9,7 @@
 #include "tfd/app.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/load.h"
 #include "tfd/outfile.h"
 #include "tfd/partial.h"
 #include "tfd/render.h"

@@ -10,6 +10,7 @@
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/load.h"
 #include "tfd/outfile.h"
 
 static const char *format_name(const struct tfd_host *h)

@@ -30,6 +30,7 @@
 #include "tfd/capture.h"
 #include "tfd/cli.h"
 #include "tfd/history.h"
+#include "tfd/load.h"
 #include "tfd/nightly.h"
 #include "tfd/outfile.h"
 #include "tfd/render.h"

@@ -23,6 +23,7 @@
 #include "tfd/capture.h"
 #include "tfd/imap.h"
 #include "tfd/infile.h"
+#include "tfd/load.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
 #include "tfd/vec.h"

@@ -23,6 +23,7 @@
 #include "input_impl.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
+#include "tfd/load.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
 #include "tfd/vec.h"

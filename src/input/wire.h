@@ -108,8 +108,7 @@ static inline bool tfd_pb_next(const uint8_t **pp, const uint8_t *end, struct pb
 /* A map entry's message s (key = 1, a varint; value = 2, a message) into
  * *key and *val: false when it is malformed; *have_key when the key was
  * given. */
-static inline bool tfd_pb_map_entry(struct span s, uint64_t *key, bool *have_key,
-				    struct span *val)
+static inline bool tfd_pb_map_entry(struct span s, uint64_t *key, bool *have_key, struct span *val)
 {
 	const uint8_t *p = s.p, *end = s.p + s.len;
 	struct pb_field f;

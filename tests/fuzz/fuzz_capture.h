@@ -8,6 +8,7 @@
 
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/load.h"
 #include "tfd/rules.h"
 #include "tfd/xprof.h"
 

@@ -18,6 +18,7 @@ FLOOR_OF = {
     "capbuild": "model", "capture": "model", "families": "model", "graph": "model",
     "times": "model",
     "history": "store",
+    "load": "input",
     "analysis": "analysis", "partial": "analysis", "rules": "analysis", "xprof": "analysis",
     "rules_builtin": "analysis", "regress": "analysis", "diff": "analysis",
     "dot": "output", "nightly": "output", "render": "output",

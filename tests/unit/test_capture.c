@@ -15,6 +15,7 @@
 #include "tfd/buf.h"
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
+#include "tfd/load.h"
 #include "tfd/pages.h"
 #include "tfd/partial.h"
 #include "tfd/pool.h"

@@ -10,6 +10,7 @@
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/graph.h"
+#include "tfd/load.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
 

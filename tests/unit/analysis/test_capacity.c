@@ -11,6 +11,7 @@
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/graph.h"
+#include "tfd/load.h"
 #include "tfd/synth.h"
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
