@@ -126,7 +126,8 @@ SUITES = \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS))
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS)) \
+		$(B)/writedelay.so
 	@tests/check.sh $(B)/check $(SUITES)
 
 # the suites that start servers: a throwaway PostgreSQL and a single-node
@@ -136,7 +137,7 @@ FLEET_SUITES = \
 	'slurm=TFD=$(BIN) tests/fleet/slurm.sh'
 
 check-fleet: deps-fleet
-	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory $(BIN) $(B)/writedelay.so
 	@tests/check.sh $(B)/check-fleet $(FLEET_SUITES)
 
 # ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] -----------------
@@ -220,6 +221,11 @@ golden-update: $(BIN)
 
 $(B)/runstat: tests/bench/runstat.c
 	$(CC) -O2 -o $@ $<
+
+# the tests' write-delay hook (LD_PRELOAD; tests/lib.sh with_write_delay)
+$(B)/writedelay.so: tests/lib/writedelay.c
+	@mkdir -p $(B)
+	$(CC) -O2 -shared -fPIC -o $@ $< -ldl
 
 $(B)/pbunpack: tests/bench/pbunpack.c $(B)/obj/gen/xplane.pb-c.o
 	$(CC) -O2 $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $^ $(LDLIBS_ALL)

@@ -22,6 +22,16 @@ run() {
 	err=$(cat "$T/err")
 }
 unwrap() { tr '\n' ' ' | tr -s ' '; }
+# with_write_delay MS CMD...: CMD with its history commits held back MS ms
+# (tests/lib/writedelay.c, built beside the binary: the product reads no
+# test variable); a sanitized binary lets the hook load first
+with_write_delay() {
+	local ms=$1
+	shift
+	LD_PRELOAD="$(dirname "$TFD")/writedelay.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		TFD_TEST_WRITE_DELAY_MS=$ms "$@"
+}
 finish() {
 	echo "$SUITE: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

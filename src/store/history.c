@@ -472,7 +472,6 @@ static enum tfd_status sq_record(void *ctx, struct tfd_hist_run *runs, size_t n,
 	struct tfd_history *h = ctx;
 	sqlite3_stmt *ins_run = NULL, *ins_host = NULL, *find = NULL;
 	enum tfd_status st = TFD_OK;
-	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 
 	if (exec(h, "BEGIN IMMEDIATE") != SQLITE_OK)
 		return db_fail(h, err, "cannot lock the history database");
@@ -548,9 +547,6 @@ static enum tfd_status sq_record(void *ctx, struct tfd_hist_run *runs, size_t n,
 				goto out;
 			}
 		}
-		/* test hook: widen the window in which a crash would hit the write */
-		if (delay)
-			usleep((useconds_t)atoi(delay) * 1000u);
 	}
 	if (!hold && exec(h, "COMMIT") != SQLITE_OK)
 		st = db_fail(h, err, "cannot commit the run");

@@ -423,7 +423,6 @@ static PGresult *execp(struct pg_hist *h, const char *sql, int n, const char *co
 static enum tfd_status pg_record(struct pg_hist *h, struct tfd_hist_run *runs, size_t n, bool hold,
 				 struct tfd_err *err)
 {
-	const char *delay = getenv("TFD_TEST_WRITE_DELAY_MS");
 	enum tfd_status st = TFD_OK;
 
 	if (!exec_ok(h, "BEGIN"))
@@ -507,9 +506,6 @@ static enum tfd_status pg_record(struct pg_hist *h, struct tfd_hist_run *runs, s
 				st = pg_fail(h, err, "cannot record a host");
 			PQclear(res);
 		}
-		/* test hook: widen the window in which a crash would hit the write */
-		if (delay)
-			usleep((useconds_t)atoi(delay) * 1000u);
 	}
 	if (!st && !hold && !exec_ok(h, "COMMIT"))
 		st = pg_fail(h, err, "cannot commit the run");

@@ -301,7 +301,7 @@ run history "$DB"
 if [ "$r1" -eq 0 ] && [ "$r2" -eq 0 ] && [[ "$out" == *"5 runs"* ]]; then ok; else bad "concurrent reports: $r1 $r2 $out $(cat "$T/c1" "$T/c2")"; fi
 # killed in the middle of the write: the database stays consistent, the run is not half there
 k=$(night k)
-TFD_TEST_WRITE_DELAY_MS=3000 $TFD report --history "$DB" --job nightly -o - "$k" >/dev/null 2>&1 &
+with_write_delay 3000 $TFD report --history "$DB" --job nightly -o - "$k" >/dev/null 2>&1 &
 pk=$!
 sleep 1
 kill -9 $pk 2>/dev/null

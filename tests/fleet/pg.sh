@@ -28,11 +28,11 @@ for i in $(seq 1 20); do
 	[ $((i % 2)) = 0 ] && cap=$Z
 	if [ "$i" = 7 ]; then
 		# the victim: holds its transaction open 30 s after writing its rows
-		TFD_TEST_WRITE_DELAY_MS=30000 $TFD report -q --history "$PG_URL" --job "w$i" \
+		with_write_delay 30000 $TFD report -q --history "$PG_URL" --job "w$i" \
 			--timestamp 2026-11-20T02:00:00Z -o "$T/w$i.html" $cap 2>"$T/w$i.err" &
 		victim=$!
 	else
-		TFD_TEST_WRITE_DELAY_MS=$((RANDOM % 300)) $TFD report -q --history "$PG_URL" --job "w$i" \
+		with_write_delay $((RANDOM % 300)) $TFD report -q --history "$PG_URL" --job "w$i" \
 			--timestamp 2026-11-20T02:00:00Z -o "$T/w$i.html" $cap 2>"$T/w$i.err" &
 		pids+=($!)
 	fi
