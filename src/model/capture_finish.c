@@ -12,38 +12,6 @@
 #include "tfd/families.h"
 #include "tfd/pages.h"
 
-/* The shared array of prev[0..n) followed by (key, val); key and val are
- * interned, so records compare by pointer. */
-const struct tfd_param *tfd_cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
-					  uint16_t n, const char *key, const char *val)
-{
-	struct capture_impl *ci = impl(cap);
-	uint64_t h =
-	    imap_hash((uint64_t)(uintptr_t)prev ^
-		      imap_hash((uint64_t)(uintptr_t)key ^ imap_hash((uint64_t)(uintptr_t)val)));
-	size_t head;
-	int next = -1;
-	struct tfd_param *p;
-
-	if (imap_get(&ci->pcons_head, h, &head)) {
-		for (int j = (int)head; j >= 0; j = ci->pcons.v[j].next) {
-			const struct pcons *r = &ci->pcons.v[j];
-
-			if (r->prev == prev && r->key == key && r->val == val)
-				return r->result;
-		}
-		next = (int)head;
-	}
-	p = tfd_arena_alloc(&cap->arena, (n + 1u) * sizeof(*p));
-	if (n)
-		memcpy(p, prev, n * sizeof(*p));
-	p[n].key = key;
-	p[n].val = val;
-	vec_push(&ci->pcons, ((struct pcons){prev, p, key, val, next}));
-	imap_put(&ci->pcons_head, h, ci->pcons.n - 1);
-	return p;
-}
-
 static void add_param(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 		      const char *val)
 {
@@ -392,27 +360,6 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 	free(v);
 }
 
-/* No room left over: the buffers grew by half, and the analysis peaks
- * beside them. */
-void tfd_cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h)
-{
-	struct host_build *b = tfd_cm_build_of(cap, h);
-
-	for (size_t t = 0; t < h->nthreads && t < b->ncap; t++) {
-		struct tfd_thread *th = &h->threads[t];
-
-		if (b->tb[t].cap <= th->evlen)
-			continue;
-		if (th->evlen) {
-			th->evbuf = xrealloc(th->evbuf, th->evlen);
-		} else {
-			free(th->evbuf);
-			th->evbuf = NULL;
-		}
-		b->tb[t].cap = th->evlen;
-	}
-}
-
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 {
 	for (size_t i = 0; i < cap->nhosts; i++) {
@@ -459,26 +406,4 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 	}
 	(void)err;
 	return TFD_OK;
-}
-
-/* Undo tfd_capture_add_host() for a file that failed to load. */
-void tfd_capture_drop_last_host(struct tfd_capture *cap)
-{
-	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
-
-	for (size_t t = 0; t < h->nthreads; t++)
-		free(h->threads[t].evbuf);
-	free(h->threads);
-	free(h->planes);
-	free(h->steps);
-	free(h->markers);
-	tfd_exec_sums_free(h->exec_sums);
-	free(h->fn_ops.v);
-	free(h->fn_sums);
-	free(h->fn_op_types);
-	free(h->dev.steps);
-	free(h->dev.host_ops);
-	if (cap->nhosts - 1 < impl(cap)->hb.n)
-		tfd_cm_build_release(&impl(cap)->hb.v[cap->nhosts - 1]);
-	cap->nhosts--;
 }

@@ -37,7 +37,7 @@ int sqlite3_exec(void *db, const char *sql, void *cb, void *arg, char **errmsg)
 {
 	int (*real)(void *, const char *, void *, void *, char **) =
 	    (int (*)(void *, const char *, void *, void *, char **))real_dlsym(RTLD_NEXT,
-									"sqlite3_exec");
+									       "sqlite3_exec");
 
 	delay_before(sql);
 	return real(db, sql, cb, arg, errmsg);
