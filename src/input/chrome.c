@@ -587,25 +587,6 @@ static bool yajl_sink(void *ctx, const unsigned char *b, size_t n)
 
 /* A consumer of the document's bytes, chunk by chunk; false: stop. */
 
-/* Feeds plain bytes; pages of a mapped input are dropped behind the consumer. */
-void tfd_chrome_feed_plain(const struct source *src, eat_fn eat, void *ctx)
-{
-	const uint8_t *data = (const uint8_t *)src->data, *dropped = data;
-	size_t off = 0;
-
-	while (off < src->len) {
-		size_t n = src->len - off < CHUNK ? src->len - off : CHUNK, start = off;
-
-		off += n;
-		if (!eat(ctx, data + start, n))
-			break;
-		if (src->mapped) /* the chunks before this one, 3 MB or more */
-			tfd_pages_release(&dropped, data + start, 3 * (size_t)CHUNK);
-	}
-	if (src->mapped && data + src->len > dropped) /* and the last, partial page */
-		madvise((void *)dropped, (size_t)(data + src->len - dropped), MADV_DONTNEED);
-}
-
 /* One pass over the document, fed in chunks. */
 static enum tfd_status run_pass(struct parse *p, const struct source *src)
 {
@@ -686,7 +667,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	h->format = TFD_FMT_CHROME_JSON;
 	p.pass = 1;
 	st = TFD_OK;
-	if ((opts && opts->chrome_no_scan) || !tfd_chrome_scan_pass(&p, src)) {
+	if ((opts && opts->chrome_no_scan) ||
+	    !tfd_chrome_scan_pass(&p, src, &tfd_chrome_callbacks)) {
 		pass1_reset(&p);
 		st = run_pass(&p, src);
 	}

@@ -88,12 +88,13 @@ typedef bool (*eat_fn)(void *ctx, const unsigned char *b, size_t n);
 extern const yajl_callbacks tfd_chrome_callbacks;
 
 /* Feed src's plain bytes to eat in chunks, dropping a mapped file's pages
- * behind them (chrome.c). */
+ * behind them (chrome_feed.c). */
 void tfd_chrome_feed_plain(const struct source *src, eat_fn eat, void *ctx);
 
 /* Pass 1 by a byte scan that parses only the events that may matter
- * (chrome_scan.c): true when it did the pass; false, and the caller resets
- * pass 1 and runs the full parse, on anything it does not expect. */
-bool tfd_chrome_scan_pass(struct parse *p, const struct source *src);
+ * (chrome_scan.c), with the parser's callbacks cb for those: true when it
+ * did the pass; false, and the caller resets pass 1 and runs the full
+ * parse, on anything it does not expect. */
+bool tfd_chrome_scan_pass(struct parse *p, const struct source *src, const yajl_callbacks *cb);
 
 #endif

@@ -191,7 +191,7 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 
 /* Pass 1 by the scan: true when it did the pass, else the full pass must
  * run (after pass1_reset). */
-bool tfd_chrome_scan_pass(struct parse *p, const struct source *src)
+bool tfd_chrome_scan_pass(struct parse *p, const struct source *src, const yajl_callbacks *cb)
 {
 	struct scan1 sc;
 	enum tfd_status st = TFD_OK;
@@ -200,7 +200,7 @@ bool tfd_chrome_scan_pass(struct parse *p, const struct source *src)
 	memset(&sc, 0, sizeof(sc));
 	sc.p = p;
 	tfd_buf_init(&sc.ev);
-	sc.y = yajl_alloc(&tfd_chrome_callbacks, NULL, p);
+	sc.y = yajl_alloc(cb, NULL, p);
 	yajl_config(sc.y, yajl_allow_multiple_values, 1);
 	if (src->gz)
 		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,

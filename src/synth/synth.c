@@ -567,47 +567,6 @@ static void simulate(struct host *h, const struct spec *sp, double factor, int s
 
 /* ---- XSpace encoding ---------------------------------------------------------- */
 
-static void pb_varint(struct tfd_buf *b, uint64_t v)
-{
-	char tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	tfd_buf_add(b, tmp, n);
-}
-
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v > 0x7f) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static void pb_key(struct tfd_buf *b, unsigned field, unsigned wt)
-{
-	pb_varint(b, ((uint64_t)field << 3) | wt);
-}
-
-void tfd_synth_pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n)
-{
-	pb_key(b, field, 2);
-	pb_varint(b, n);
-	tfd_buf_add(b, p, n);
-}
-
-void tfd_synth_pb_int(struct tfd_buf *b, unsigned field, int64_t v)
-{
-	pb_key(b, field, 0);
-	pb_varint(b, (uint64_t)v);
-}
-
 static int ev_cmp(const void *a, const void *b)
 {
 	const struct sev *x = a, *y = b;
@@ -685,22 +644,6 @@ static void encode_event(struct tfd_buf *line, const struct sev *e, const struct
 
 static const char *const fixed_stats[S__FIXED] = {"id", "parent_id", "element_id", "group_id"};
 
-/* One metadata map entry {id: {id, name}} as field `field` of the plane. */
-void tfd_synth_pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
-{
-	struct tfd_buf md, en;
-
-	tfd_buf_init(&md);
-	tfd_buf_init(&en);
-	tfd_synth_pb_int(&md, 1, id);
-	tfd_synth_pb_bytes(&md, 2, name, strlen(name));
-	tfd_synth_pb_int(&en, 1, id);
-	tfd_synth_pb_bytes(&en, 2, md.s, md.len);
-	tfd_synth_pb_bytes(head, field, en.s, en.len);
-	tfd_buf_release(&md);
-	tfd_buf_release(&en);
-}
-
 /* The host plane's header: id, name, the event and stat metadata maps. */
 static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat_base)
 {
@@ -767,7 +710,7 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		tfd_synth_pb_int(lb, 3, 0);
 		for (size_t k = 0; k < th->ev.n; k++)
 			encode_event(lb, &th->ev.v[k], h, stat_base);
-		plane_len += 1 + varint_len(lb->len) + lb->len;
+		plane_len += 1 + tfd_synth_varint_len(lb->len) + lb->len;
 	}
 	if (h->dev.n)
 		tfd_synth_device_plane(&dev, &h->dev, h->dev_reversed);
@@ -776,13 +719,13 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		st = tfd_fail(err, TFD_E_IO, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	pb_key(&top, 1, 2);
-	pb_varint(&top, plane_len);
+	tfd_synth_pb_key(&top, 1, 2);
+	tfd_synth_pb_varint(&top, plane_len);
 	ok = put(f, &top, bytes) && put(f, &head, bytes);
 	for (size_t t = 0; t < nlines && ok; t++) {
 		top.len = 0;
-		pb_key(&top, 3, 2);
-		pb_varint(&top, lines[t].len);
+		tfd_synth_pb_key(&top, 3, 2);
+		tfd_synth_pb_varint(&top, lines[t].len);
 		ok = put(f, &top, bytes) && put(f, &lines[t], bytes);
 	}
 	top.len = 0;

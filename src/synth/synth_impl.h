@@ -117,8 +117,12 @@ void tfd_synth_device_sort(dspan_vec *v);
 void tfd_synth_device_plane(struct tfd_buf *dev, const dspan_vec *v, bool reversed);
 /* The same as a Chrome trace's device process: events after a comma each. */
 void tfd_synth_json_device(FILE *f, const dspan_vec *v);
-/* XSpace encoding helpers of synth.c: a length-delimited field, an integer
- * field, and a metadata map entry {id, {id, name}}. */
+/* XSpace encoding (synth_pb.c): a varint, its length, a field's key, a
+ * length-delimited field, an integer field, and a metadata map entry {id,
+ * {id, name}}. */
+void tfd_synth_pb_varint(struct tfd_buf *b, uint64_t v);
+size_t tfd_synth_varint_len(uint64_t v);
+void tfd_synth_pb_key(struct tfd_buf *b, unsigned field, unsigned wt);
 void tfd_synth_pb_bytes(struct tfd_buf *b, unsigned field, const void *p, size_t n);
 void tfd_synth_pb_int(struct tfd_buf *b, unsigned field, int64_t v);
 void tfd_synth_pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name);
