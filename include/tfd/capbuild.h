@@ -53,7 +53,8 @@ void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
  * one without (the host wait, a copy without a group) is every step's
  * whose extent it overlaps; each is cut to the step's extent. Memory is
  * the sources, a sweep state per step and the spans open at once, not the
- * spans. h's held-back events are packed first. Returns the index of a source that went back in
+ * spans. h's held-back events must be packed (tfd_host_pack_pending)
+ * before: the sweep reads its waits. Returns the index of a source that went back in
  * time (then h->dev is as before: give that source sorted and sweep again), or n. */
 size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
 			size_t n);

@@ -695,6 +695,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};
 		struct tfd_dev_source s1 = tfd_dev_array_source(&a);
 
+		tfd_host_pack_pending(cap, &cap->hosts[p.host_idx]); /* the sweep reads the waits */
 		tfd_device_sweep(cap, &cap->hosts[p.host_idx], &s1, 1);
 	}
 out:

@@ -641,6 +641,7 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 		free(src);
 		return TFD_OK; /* nothing on a device: input is the host's wait */
 	}
+	tfd_host_pack_pending(cap, h); /* the sweep reads the host's waits */
 	for (;;) {
 		r->h2d_bytes = 0;
 		for (size_t i = 0; i < r->lines.n; i++) {

@@ -66,20 +66,6 @@ static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *na
 	return *slot;
 }
 
-struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const struct tfd_host *h)
-{
-	struct capture_impl *ci = impl(cap);
-	size_t idx = (size_t)(h - cap->hosts);
-
-	while (ci->hb.n <= idx) {
-		struct host_build zero;
-
-		memset(&zero, 0, sizeof(zero));
-		vec_push(&ci->hb, zero);
-	}
-	return &ci->hb.v[idx];
-}
-
 void tfd_cm_build_release(struct host_build *b)
 {
 	imap_free(&b->tid);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
@@ -132,8 +133,22 @@ static inline int64_t start_delta(int64_t to, int64_t from)
 	return (int64_t)((uint64_t)to - (uint64_t)from);
 }
 
-/* The builder's state of host h (made on first use). */
-struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const struct tfd_host *h);
+/* The builder's state of host h (made on first use). Inline: the readers'
+ * helpers in other files of the model (steps.c) use it without calling
+ * into capture.c. */
+static inline struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const struct tfd_host *h)
+{
+	struct capture_impl *ci = impl(cap);
+	size_t idx = (size_t)(h - cap->hosts);
+
+	while (ci->hb.n <= idx) {
+		struct host_build zero;
+
+		memset(&zero, 0, sizeof(zero));
+		vec_push(&ci->hb, zero);
+	}
+	return &ci->hb.v[idx];
+}
 /* Free what a host's builder holds. */
 void tfd_cm_build_release(struct host_build *b);
 /* Pack the events h's threads hold back for their stats. */

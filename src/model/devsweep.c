@@ -430,7 +430,6 @@ size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_
 	struct steps_sweep w;
 	size_t bad;
 
-	tfd_host_pack_pending(cap, h);
 	d = h->dev;
 	memset(d.kind_ns, 0, sizeof(d.kind_ns));
 	memset(d.kind_n, 0, sizeof(d.kind_n));

@@ -47,7 +47,6 @@ void tfd_synth_pb_int(struct tfd_buf *b, unsigned field, int64_t v)
 	tfd_synth_pb_varint(b, (uint64_t)v);
 }
 
-
 /* One metadata map entry {id: {id, name}} as field `field` of the plane. */
 void tfd_synth_pb_metadata(struct tfd_buf *head, uint32_t field, int64_t id, const char *name)
 {

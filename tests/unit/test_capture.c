@@ -187,6 +187,7 @@ static void device_priority(struct t *t)
 	tfd_event_set_stat_int(cap, e, "group_id", 7);
 	src[0] = tfd_dev_array_source(&ca);
 	src[1] = (struct tfd_dev_source){raw_next, &kb}; /* as given: out of order */
+	tfd_host_pack_pending(cap, h);			 /* the sweep reads the waits */
 	T_EQ_U64(tfd_device_sweep(cap, h, src, 2), 1);
 	T_TRUE(!h->dev.read);
 	src[0] = tfd_dev_array_source(&ca);
@@ -228,6 +229,7 @@ static void device_long_kernel(struct t *t)
 	for (int i = 0; i < 100; i++)
 		tfd_host_note(cap, h, true, i, i * 4000000LL, (i + 1) * 4000000LL);
 	src = tfd_dev_array_source(&a);
+	tfd_host_pack_pending(cap, h); /* the sweep reads the waits */
 	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
 	T_EQ_U64(h->dev.nsteps, 100);
 	for (size_t i = 0; i < 50; i++)
@@ -260,6 +262,7 @@ static void device_groups(struct t *t)
 	e = tfd_host_add_event(cap, h, th, "IteratorGetNext", 100000, 100000);
 	tfd_event_set_stat_int(cap, e, "group_id", 8);
 	src = tfd_dev_array_source(&a);
+	tfd_host_pack_pending(cap, h); /* the sweep reads the waits */
 	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
 	T_EQ_U64(h->dev.nsteps, 2);
 	for (size_t i = 0; i < 2; i++) {
@@ -293,6 +296,7 @@ static void device_no_steps(struct t *t)
 	tfd_host_add_event(cap, h, th, "IteratorGetNext", 0, 200000);
 	tfd_host_note(cap, h, false, 0, 0, 400000);
 	src = tfd_dev_array_source(&a);
+	tfd_host_pack_pending(cap, h); /* the sweep reads the waits */
 	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
 	T_EQ_I64(h->dev.span_owned[TFD_DEV_WAIT], 100000);
 	T_EQ_I64(h->dev.span_owned[TFD_DEV_COMPUTE], 200000);
