@@ -299,8 +299,12 @@ real-smoke: $(BIN) $(TF_PY)
 	python3 tests/tf/report.py build/real/smoke > /dev/null
 	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
 
+# instructions per case (callgrind) against tests/bench/instructions.txt
+bench-instr: $(BIN)
+	./tests/bench/instr.sh $(BIN)
+
 # tfdoctor beside xprof's converter on the same XSpace files (time, memory)
 bench-peers: $(BIN) $(B)/runstat $(TF_PY)
 	./tests/bench/peers.sh $(BIN) $(TF_PY)
 
-.PHONY: tf-venv real-captures real-rejudge real-smoke bench-peers
+.PHONY: tf-venv real-captures real-rejudge real-smoke bench-peers bench-instr

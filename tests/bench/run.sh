@@ -248,6 +248,16 @@ if [ "${BENCH_RULES:-1}" = 1 ]; then
 	targets+=("rules check 100k / 10k rules time|$(awk -v a="${rules_t[10000]}" -v b="${rules_t[100000]}" 'BEGIN { printf "%.2f", b / a }')|x|<=|15")
 fi
 
+# ---- instructions (callgrind) against the committed baseline ----------------------
+# (BENCH_INSTR=0 skips; needs valgrind) times swing with the machine,
+# instruction counts do not: the regression check (tests/bench/instr.sh)
+if [ "${BENCH_INSTR:-1}" = 1 ] && command -v valgrind >/dev/null; then
+	echo
+	./tests/bench/instr.sh "$TFD" | tee "$W/instr.out"
+	worst=$(sed -n 's/.*(worst \([0-9.]*\)x).*/\1/p' "$W/instr.out")
+	[ -n "$worst" ] && targets+=("instructions / committed baseline, worst case|$worst|x|<=|1.05")
+fi
+
 # ---- the targets, met or not (times: the least of BENCH_RUNS runs) ----------------
 if [ ${#targets[@]} -gt 0 ]; then
 	printf '\n%-52s %9s %-6s %s\n' target value unit result
