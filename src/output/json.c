@@ -482,7 +482,7 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 	cJSON_AddStringToObject(sum, "host", f->host->name);
 	cJSON_AddItemToObject(sum, "stragglers", stragglers_json(a));
 	/* a capture too short to judge: what to profile instead */
-	if (tfd_too_short(f, hint, sizeof(hint))) {
+	if (tfd_analysis_too_short(a, hint, sizeof(hint))) {
 		cJSON *ts = cJSON_AddObjectToObject(sum, "too_short");
 
 		cJSON_AddNumberToObject(ts, "steps", (double)f->all.nsteps);

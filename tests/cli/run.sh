@@ -1094,6 +1094,22 @@ if python3 -c 'import json, sys; assert json.load(sys.stdin)["summary"]["straggl
 run analyze -q tests/cases/ok/tfprof-demo-gpu-multi-worker
 if [[ "$(unwrap <<<"$out")" == *"a step (mean over those steps): device compute 27.245 ms, input 6.044 ms (host wait 4.693 ms, copying input to the GPU 1.35 ms), device-to-host 35.232 us; the device idle with no input wait 636.992 ms (95%): host compute, kernel launches or other host work, which the device planes do not tell apart."* ]]; then ok; else bad "the step breakdown: $(grep -A4 'a step' <<<"$out")"; fi
 
+# a capture with steps and no tf.data: JSON says nothing is too short, as
+# the text, HTML and Markdown do (it said too_short with the profiling hint)
+cat >"$T/notf.trace.json" <<'EOF2'
+{"displayTimeUnit":"ns","traceEvents":[
+{"ph":"M","pid":1,"name":"process_name","args":{"name":"/host:CPU"}},
+{"ph":"M","pid":1,"tid":2,"name":"thread_name","args":{"name":"python"}},
+{"ph":"X","pid":1,"tid":2,"name":"train_function","ts":0,"dur":1000,"args":{"group_id":"0"}},
+{"ph":"X","pid":1,"tid":2,"name":"train_function","ts":1100,"dur":1000,"args":{"group_id":"1"}}
+]}
+EOF2
+run analyze -q -f json "$T/notf.trace.json"
+if [ "$rc" = 0 ] && python3 -c '
+import json, sys
+s = json.load(sys.stdin)["summary"]
+assert s["tfdata_found"] is False and s["too_short"] is None, s' <<<"$out"; then ok; else bad "too_short without tf.data: $(head -c 300 <<<"$out")"; fi
+
 # markup stored in a shared history is data: escaped in the HTML report,
 # and fields of a known form (time stamp, severity, rule id) that are not
 # of it read as "?"
