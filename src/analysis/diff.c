@@ -44,8 +44,7 @@ static void side_of(const struct tfd_host_result *h, struct tfd_diff_side *s)
 	s->pipeline = p;
 	s->input_pct = h->input_pct;
 	s->nsteps = h->nsteps;
-	if (h->nsteps && h->input_basis && strcmp(h->input_basis, "steps") == 0)
-		s->step_ns = h->step_ns / (int64_t)h->nsteps;
+	s->step_ns = (int64_t)tfd_host_mean_step_ns(h);
 	s->bottleneck = -1;
 	if (!p)
 		return;
