@@ -60,28 +60,32 @@ static const char *own(struct tfd_merger *m, const char *s)
 	return s ? tfd_arena_intern_cstr(m->arena, s) : NULL;
 }
 
-/* A stage's first-call parameters, copied: an iterator event that holds
- * them and nothing else (what a report reads of it). */
+const struct tfd_event *tfd_sample_new(struct tfd_arena *a, uint16_t n, struct tfd_param **params)
+{
+	struct tfd_event *e = tfd_arena_alloc(a, sizeof(*e));
+	struct tfd_sig *sig = tfd_arena_alloc(a, sizeof(*sig));
+
+	e->kind = TFD_EV_ITERATOR;
+	e->sig = sig;
+	*params = n ? tfd_arena_alloc(a, n * sizeof(**params)) : NULL;
+	sig->params = *params;
+	sig->nparams = n;
+	return e;
+}
+
+/* A stage's first-call parameters, copied. */
 static const struct tfd_event *own_sample(struct tfd_merger *m, const struct tfd_event *e)
 {
-	struct tfd_event *c;
-	struct tfd_sig *sig;
+	const struct tfd_event *c;
 	struct tfd_param *params;
 
 	if (!e)
 		return NULL;
-	c = tfd_arena_alloc(m->arena, sizeof(*c));
-	sig = tfd_arena_alloc(m->arena, sizeof(*sig));
-	c->kind = TFD_EV_ITERATOR;
-	c->sig = sig;
-	params =
-	    e->sig->nparams ? tfd_arena_alloc(m->arena, e->sig->nparams * sizeof(*params)) : NULL;
+	c = tfd_sample_new(m->arena, e->sig->nparams, &params);
 	for (uint16_t i = 0; i < e->sig->nparams; i++) {
 		params[i].key = own(m, e->sig->params[i].key);
 		params[i].val = own(m, e->sig->params[i].val);
 	}
-	sig->params = params;
-	sig->nparams = e->sig->nparams;
 	return c;
 }
 

@@ -282,10 +282,9 @@ static void get_share(struct rd *r, const cJSON *o, const char *k, struct tfd_sh
 static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 {
 	const cJSON *ps = field(r, o, "params"), *kv;
-	struct tfd_event *e;
-	struct tfd_sig *sig;
+	const struct tfd_event *e;
 	struct tfd_param *params;
-	int n;
+	int n, i = 0;
 
 	if (!ps || cJSON_IsNull(ps))
 		return NULL;
@@ -294,14 +293,7 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 		rd_fail(r, "params", "is not a list of [key, value] pairs");
 		return NULL;
 	}
-	e = tfd_arena_alloc(r->arena, sizeof(*e));
-	sig = tfd_arena_alloc(r->arena, sizeof(*sig));
-	memset(e, 0, sizeof(*e));
-	memset(sig, 0, sizeof(*sig));
-	e->kind = TFD_EV_ITERATOR;
-	e->sig = sig;
-	params = n ? tfd_arena_alloc(r->arena, (size_t)n * sizeof(*params)) : NULL;
-	sig->params = params;
+	e = tfd_sample_new(r->arena, (uint16_t)n, &params);
 	cJSON_ArrayForEach (kv, ps) {
 		const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
 
@@ -310,9 +302,9 @@ static const struct tfd_event *get_params(struct rd *r, const cJSON *o)
 			rd_fail(r, "params", "is not a list of [key, value] pairs");
 			return NULL;
 		}
-		params[sig->nparams].key = tfd_arena_intern_cstr(r->arena, k->valuestring);
-		params[sig->nparams].val = tfd_arena_intern_cstr(r->arena, v->valuestring);
-		sig->nparams++;
+		params[i].key = tfd_arena_intern_cstr(r->arena, k->valuestring);
+		params[i].val = tfd_arena_intern_cstr(r->arena, v->valuestring);
+		i++;
 	}
 	return e;
 }

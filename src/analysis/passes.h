@@ -38,6 +38,11 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
  * after the hosts are in their final order. */
 void tfd_stragglers_find(struct tfd_analysis *a);
 
+/* A stage's sample as a result keeps it (merge.c): an iterator event in
+ * arena a that holds n parameters and nothing else (what a report reads
+ * of it). *params is its parameter array, zeroed, for the caller to fill. */
+const struct tfd_event *tfd_sample_new(struct tfd_arena *a, uint16_t n, struct tfd_param **params);
+
 /* Keep a copy of s for the result's lifetime. */
 const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s);
 
