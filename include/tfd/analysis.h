@@ -197,7 +197,6 @@ enum tfd_bound {
 	TFD_BOUND_HIGH,
 };
 
-/* The share of step time spent waiting for input over one set of steps. */
 /* The share of step time that is input over one set of steps: the host
  * waiting for input plus, with device planes, the copies to the device
  * (TensorFlow's input time, device-input.md). */

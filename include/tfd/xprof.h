@@ -88,9 +88,9 @@ enum tfd_status tfd_xprof_run(const struct tfd_capture *cap, struct tfd_xprof **
 void tfd_xprof_free(struct tfd_xprof *x);
 /* XProf's verdict on the capture: input-bound or not (its summary). */
 bool tfd_xprof_is_input_bound(const struct tfd_xprof *x);
-/* The exact-name type table and the suggestion for a type. */
 /* The iterator metadata of host h with this id (binary search), or NULL. */
 const struct tfd_xp_meta *tfd_xprof_find_meta(const struct tfd_xp_host *h, int64_t id);
+/* The exact-name type table and the suggestion for a type. */
 enum tfd_xp_type tfd_xprof_type(const char *iterator_name);
 const char *tfd_xprof_suggestion(enum tfd_xp_type t);
 /* The result as CombinedTfDataStats-shaped JSON, or as text, into out. */

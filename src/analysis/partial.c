@@ -497,7 +497,6 @@ static enum tfd_status check_header(const cJSON *doc, const char *file, struct t
 	return TFD_OK;
 }
 
-/* The merge of parsed partials docs[i], read from names[i]. */
 /* A merge in progress: what the partials' headers said, their hosts. */
 struct merge {
 	VEC(const char *) paths;    /* the hosts' capture files (interned) */
@@ -755,6 +754,7 @@ static enum tfd_status merge_one(struct merge *m, const cJSON *doc, size_t i,
 	return TFD_OK;
 }
 
+/* The merge of parsed partials docs[i], read from names[i]. */
 static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_analyze_opts *opts,
 				  struct tfd_analysis **out, struct tfd_err *err)
 {

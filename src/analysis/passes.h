@@ -87,9 +87,6 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p);
  * all shares, per-step waits and their summary, the verdict band. */
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
 
-/* The calls of one pipeline as the capacity pass needs them: per call its
- * stage (index into p->stages), thread, span and self time; the root calls
- * in time order and how many leading ones are warm-up. */
 /* A dataset function's call as the capacity pass counts it: a function
  * event not inside an iterator call on its thread (those ran inline, in a
  * stage's self time), with its work. What does not depend on the pipeline
@@ -144,6 +141,9 @@ struct tfd_cap_window {
 	int64_t self_ns;
 };
 
+/* The calls of one pipeline as the capacity pass needs them: per call its
+ * stage (index into p->stages), thread, span and self time; the root calls
+ * in time order and how many leading ones are warm-up. */
 struct tfd_cap_calls {
 	const struct tfd_host *host;
 	const struct tfd_fns *fns; /* tfd_capacity_functions() of host */

@@ -491,8 +491,6 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 	return TFD_OK;
 }
 
-/* Add r to rs (taking its strings). A repeated id is an error, except
- * that with allow_override a user rule replaces a built-in one. */
 /* ---- the ids' index: loading is linear in the number of rules ---- */
 
 static size_t id_hash(const char *s)
@@ -532,6 +530,8 @@ static void id_index(struct tfd_ruleset *rs)
 	rs->nindexed = rs->n;
 }
 
+/* Add r to rs (taking its strings). A repeated id is an error, except
+ * that with allow_override a user rule replaces a built-in one. */
 static enum tfd_status add_rule(struct tfd_ruleset *rs, struct rule *r, bool allow_override,
 				struct ctx *c)
 {

@@ -107,7 +107,6 @@ struct report {
 	struct tfd_job *jobs;
 };
 
-/* The options into r; 0, or the exit code of a usage error or --help (-1: 0). */
 /* The report format a file name's suffix names (.html/.htm, .md, .json),
  * NULL for another or none. */
 static const char *report_suffix_format(const char *path)
@@ -126,6 +125,7 @@ static const char *report_suffix_format(const char *path)
 	return NULL;
 }
 
+/* The options into r; 0, or the exit code of a usage error or --help (-1: 0). */
 static int report_args(struct report *r, int argc, char **argv)
 {
 	struct cli_opts o;

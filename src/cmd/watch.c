@@ -176,10 +176,6 @@ static void add_watch(struct watch *w, const char *dir)
 					    IN_MOVED_FROM | IN_DELETE);
 }
 
-/* The report name of run (at rp, in plugins, a directory under the log
- * directory root): the directories between root and plugins, and the
- * root's own name when several are watched, before the run's, joined by
- * '.'; a name another run holds already gets its directory's hash. */
 /* One path component of a report name: the '.' that joins components and
  * the '%' that escapes are written %2E and %25, so that two runs never map
  * to one name (a run "sub.run1" and a run "run1" under "sub/"). */
@@ -195,6 +191,10 @@ static void put_part(struct tfd_buf *b, const char *s, size_t n)
 	}
 }
 
+/* The report name of run (at rp, in plugins, a directory under the log
+ * directory root): the directories between root and plugins, and the
+ * root's own name when several are watched, before the run's, joined by
+ * '.'; a name another run holds already gets its directory's hash. */
 static char *out_name(const struct watch *w, const char *root, const char *plugins, const char *rp,
 		      const char *run)
 {

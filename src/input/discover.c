@@ -688,8 +688,6 @@ enum tfd_status tfd_capture_runs(const char *path, char ***names, size_t *n, str
 	return TFD_OK;
 }
 
-/* The host files paths name, in host order (the shard applied), with
- * discovery's notes and the run name set on cap. */
 /* Each capture once: a file given twice (the same directory twice, a link
  * to it) is read once, and a host's capture in two formats side by side
  * (h.xplane.pb and h.trace.json.gz) is read from the better one, as a run
@@ -745,6 +743,8 @@ static void dedupe_files(strvec *files, strvec *notes)
 	free(ok);
 }
 
+/* The host files paths name, in host order (the shard applied), with
+ * discovery's notes and the run name set on cap. */
 static enum tfd_status discover(const char *const *paths, size_t npaths,
 				const struct tfd_load_opts *opts, struct tfd_capture *cap,
 				strvec *files, struct tfd_err *err)

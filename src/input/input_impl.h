@@ -14,9 +14,6 @@
 #include "tfd/imap.h"
 #include "wire.h"
 
-/* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
- * plane is decoded; the others are listed. With mapped, data is a
- * read-only file mapping whose pages may be dropped once read. */
 /* The SIGBUS guard of mapped files (mapguard.c): register a mapping before
  * it is read (its slot, or -1 when every slot is taken: unguarded), and
  * unregister it before it is unmapped; either says whether the file shrank
@@ -25,11 +22,13 @@ int tfd_mapguard_add(const void *base, size_t len);
 bool tfd_mapguard_remove(int slot);
 bool tfd_mapguard_shrank(int slot);
 
+/* Decode an XSpace protobuf into a new host of cap. Only the "/host:CPU"
+ * plane is decoded; the others are listed. With mapped, data is a
+ * read-only file mapping whose pages may be dropped once read. */
 enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 				const char *path, const char *default_host,
 				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
-/* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
 /* The device planes of one XSpace host (device.c): each plane's bytes
  * (p[0..len), which must stay readable until finish) given as it is found,
  * then, once the host plane is read, reduced into h->dev (mapped: the
@@ -59,13 +58,11 @@ static inline int tfd_is_device_plane(const char *name)
 						: 0;
 }
 
+/* Decode a TF 2.0 "Trace" protobuf (local.trace) into a new host of cap. */
 enum tfd_status tfd_trace_read(struct tfd_capture *cap, const uint8_t *data, size_t len,
 			       const char *path, const char *default_host,
 			       const struct tfd_load_opts *opts, struct tfd_err *err);
 
-/* Decode a Chrome trace JSON document into a new host of cap (streaming).
- * With mapped, data is a read-only file mapping whose pages may be dropped
- * once parsed. */
 /* The step ids of dataset-function runs, collected before the executor
  * chunks are read: a chunk is kept only when its step id is one of them.
  * A set of bare keys (8 bytes a slot, half an imap's: a tf.data-heavy
@@ -286,15 +283,19 @@ typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);
 enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t limit,
 			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err);
 
+/* Decode a Chrome trace JSON document into a new host of cap (streaming).
+ * With mapped, data is a read-only file mapping whose pages may be dropped
+ * once parsed. */
+enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
+				const char *path, const char *default_host,
+				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
+
 /* The same from gzip data, inflated chunk by chunk on each of the two
  * passes (never whole); at most `limit` inflated bytes. mapped: gz is a
  * file mapping (see tfd_gunzip). */
 enum tfd_status tfd_chrome_read_gz(struct tfd_capture *cap, const uint8_t *gz, size_t len,
 				   bool mapped, size_t limit, const char *default_host,
 				   const struct tfd_load_opts *opts, struct tfd_err *err);
-enum tfd_status tfd_chrome_read(struct tfd_capture *cap, const char *data, size_t len,
-				const char *path, const char *default_host,
-				const struct tfd_load_opts *opts, bool mapped, struct tfd_err *err);
 
 /* The threads a load may use: opts->jobs, else one per core (discover.c). */
 size_t tfd_load_cores(const struct tfd_load_opts *opts);

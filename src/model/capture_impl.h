@@ -52,8 +52,6 @@ struct host_build {
 	size_t ncap;
 };
 
-/* The capture with its private parts; tfd_capture_new() allocates this and
- * hands out &pub (the first member). */
 /* A parameter array is shared by every event with the same parameters (an
  * iterator's calls repeat them millions of times): `result` is the array
  * `prev` (of length n) with (key, val) appended; all strings are interned. */
@@ -82,6 +80,8 @@ struct parent_step {
 	uint64_t parent_id;
 };
 
+/* The capture with its private parts; tfd_capture_new() allocates this and
+ * hands out &pub (the first member). */
 struct capture_impl {
 	struct tfd_capture pub;
 	VEC(struct host_build) hb; /* parallel to pub.hosts while building */

@@ -253,9 +253,6 @@ static void put_start(struct host_ctx *c, size_t k, int64_t start, size_t cap)
 		c->cstart[k] = start;
 }
 
-/* Nearest enclosing events on each thread (iterator, Produce, Consume only);
- * each call's times. lean: h itself, whose events go as they are read: the
- * calls' tables grow into their room. */
 /* The state of scan_threads() across a host's threads. */
 struct scan_state {
 	VEC(struct open_ev) stack;
@@ -448,6 +445,9 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 	}
 }
 
+/* Nearest enclosing events on each thread (iterator, Produce, Consume only);
+ * each call's times. lean: h itself, whose events go as they are read: the
+ * calls' tables grow into their room. */
 static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 {
 	const struct tfd_host *h = c->h;

@@ -20,7 +20,6 @@ static void esc(struct tfd_buf *b, const char *s)
 	tfd_buf_put_html(b, s);
 }
 
-/* A line chart of up to 3 series over the history, as inline SVG. */
 /* "11-22", or "11-22 02:00" when another run shares the day */
 static void date_label(struct tfd_buf *b, const struct tfd_hist_run *runs, size_t n, size_t i)
 {
@@ -128,6 +127,7 @@ static void chart_series(struct tfd_buf *b, const struct chart *c, const struct 
 		       c->L + 10 + 110.0 * s, c->H - 6, color, name);
 }
 
+/* A line chart of up to 3 series over the history, as inline SVG. */
 static void svg_chart(struct tfd_buf *b, const char *id, const char *title, const char *unit,
 		      const struct tfd_hist_run *runs, size_t n, const char *const *names,
 		      const char *const *colors, double (*get)(const struct tfd_hist_host *, int),
@@ -346,7 +346,6 @@ static void summary_bottleneck(const struct tfd_host_result *h, const struct tfd
 		       copies ? ")" : "");
 }
 
-/* One sentence per job: the verdict, the bottleneck, the first thing to change. */
 /* "; first change: TITLE (worth about 1.4x step time)." and the item's end */
 static void summary_fix(const struct tfd_finding *fix, struct tfd_buf *b)
 {
@@ -361,6 +360,7 @@ static void summary_fix(const struct tfd_finding *fix, struct tfd_buf *b)
 	tfd_buf_puts(b, ".</li>\n");
 }
 
+/* One sentence per job: the verdict, the bottleneck, the first thing to change. */
 static void summary(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	tfd_buf_puts(b, "<ul class=\"summary\" id=\"summary\">\n");
@@ -523,7 +523,6 @@ static void findings_html(const struct tfd_job *job, size_t nhosts, struct tfd_b
 	free(g);
 }
 
-/* One row per host: verdict, input share, pipeline, stage and why. */
 /* The stragglers under the hosts table (at most three), as a list. */
 static void stragglers_md(const struct tfd_analysis *a, struct tfd_buf *b)
 {
@@ -553,6 +552,7 @@ static void stragglers_html(const struct tfd_analysis *a, struct tfd_buf *b)
 	}
 }
 
+/* One row per host: verdict, input share, pipeline, stage and why. */
 static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	char t1[32], t2[32];

@@ -659,7 +659,6 @@ static void plane_head(struct tfd_buf *head, const struct host *h, uint32_t stat
 					      h->params.v[set].key[k]);
 }
 
-/* Write b (and count it); false once the stream has failed. */
 /* Close a written file: a failed write (a full disk, EFBIG over ulimit -f)
  * is an error naming the file, and the cut file is removed. */
 static enum tfd_status close_written(FILE *f, bool ok, const char *path, struct tfd_err *err)
@@ -676,6 +675,7 @@ static enum tfd_status close_written(FILE *f, bool ok, const char *path, struct 
 	return tfd_fail(err, TFD_E_IO, "%s: write error: %s", path, strerror(e));
 }
 
+/* Write b (and count it); false once the stream has failed. */
 static bool put(FILE *f, const struct tfd_buf *b, uint64_t *bytes)
 {
 	*bytes += b->len;
