@@ -375,6 +375,9 @@ void tfd_analysis_free(struct tfd_analysis *a);
 double tfd_host_mean_step_ns(const struct tfd_host_result *h);
 /* Its device compute per step (0: no device planes). */
 double tfd_host_compute_ns(const struct tfd_host_result *h);
+/* Its step time that no device kind owns (dev_ns), 0 when they own it
+ * all: the device idle while the host does not wait for input. */
+int64_t tfd_host_other_ns(const struct tfd_host_result *h);
 
 /* Why a straggler's steps are longer, from what the data gives. */
 enum tfd_straggler_why {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "tfd/satmath.h"
 
 /* A host slower than the median host by more than this share is named. */
 #define STRAGGLER_MARGIN 0.2
@@ -49,6 +50,15 @@ double tfd_host_compute_ns(const struct tfd_host_result *h)
 	if (!h->has_device || !h->nsteps)
 		return 0;
 	return (double)h->dev_ns[TFD_DEV_COMPUTE] / (double)h->nsteps;
+}
+
+int64_t tfd_host_other_ns(const struct tfd_host_result *h)
+{
+	int64_t owned = 0;
+
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
+		owned = sat_add(owned, h->dev_ns[k]);
+	return h->step_ns > owned ? h->step_ns - owned : 0;
 }
 
 void tfd_stragglers_find(struct tfd_analysis *a)

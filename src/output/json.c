@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 
 #include "tfd/render.h"
-#include "tfd/satmath.h"
 
 static void *json_alloc(size_t n)
 {
@@ -378,7 +377,6 @@ static cJSON *device_json(const struct tfd_host_result *h)
 	    "host_to_device_ns", "collectives_ns",    "host_wait_ns",	    "device_to_device_ns",
 	    "device_to_host_ns", "device_compute_ns", "device_wait_host_ns"};
 	cJSON *o = cJSON_CreateObject(), *bk;
-	int64_t owned = 0;
 
 	cJSON_AddStringToObject(o, "kind", tfd_device_word(&h->host->dev));
 	cJSON_AddNumberToObject(o, "planes", (double)h->host->dev.nplanes);
@@ -396,11 +394,9 @@ static cJSON *device_json(const struct tfd_host_result *h)
 	else
 		cJSON_AddNullToObject(o, "host_to_device_bytes_per_step");
 	bk = cJSON_AddObjectToObject(o, "breakdown");
-	for (int k = 0; k < TFD_DEV__COUNT; k++) {
+	for (int k = 0; k < TFD_DEV__COUNT; k++)
 		add_ns(bk, keys[k], h->dev_ns[k]);
-		owned = sat_add(owned, h->dev_ns[k]);
-	}
-	add_ns(bk, "other_ns", h->step_ns > owned ? h->step_ns - owned : 0);
+	add_ns(bk, "other_ns", tfd_host_other_ns(h));
 	return o;
 }
 

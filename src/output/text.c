@@ -123,14 +123,10 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
  * covers and the host plane's op events are not read for. */
 static void step_breakdown(const struct tfd_host_result *f, const char *what, struct tfd_buf *b)
 {
-	int64_t n = (int64_t)f->nsteps, rest = f->step_ns;
+	int64_t n = (int64_t)f->nsteps, rest = tfd_host_other_ns(f);
 	int64_t d2d = sat_add(f->dev_ns[TFD_DEV_D2D], f->dev_ns[TFD_DEV_COLLECTIVE]);
 	char t1[32], t2[32], t3[32], t4[32];
 
-	for (int k = 0; k < TFD_DEV__COUNT; k++)
-		rest -= f->dev_ns[k];
-	if (rest < 0)
-		rest = 0;
 	tfd_buf_printf(b,
 		       "         a step (mean over those steps): device compute %s, input %s "
 		       "(host wait %s, %s %s)",
