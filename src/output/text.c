@@ -441,7 +441,7 @@ static int seg_cap_cmp(const void *a, const void *b)
 static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	int *ord;
+	struct seg_at *ord;
 	char t1[32], t2[32], r1[32], r2[32], nm[160];
 
 	if (!cp->valid)
@@ -454,19 +454,12 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1, r2);
 	tfd_buf_printf(b, "    %-50s %5s %12s %6s %12s\n", "segment (threads)", "par", "work/elem",
 		       "busy", "capacity");
-	ord = xmalloc((p->nsegments + 1) * sizeof(int));
-	{
-		struct seg_at *by = xmalloc((p->nsegments + 1) * sizeof(*by));
-
-		for (size_t i = 0; i < p->nsegments; i++)
-			by[i] = (struct seg_at){p->segments[i].capacity, (int)i};
-		qsort(by, p->nsegments, sizeof(*by), seg_cap_cmp);
-		for (size_t i = 0; i < p->nsegments; i++)
-			ord[i] = by[i].i;
-		free(by);
-	}
+	ord = xmalloc((p->nsegments + 1) * sizeof(*ord));
+	for (size_t i = 0; i < p->nsegments; i++)
+		ord[i] = (struct seg_at){p->segments[i].capacity, (int)i};
+	qsort(ord, p->nsegments, sizeof(*ord), seg_cap_cmp);
 	for (size_t k = 0; k < p->nsegments; k++) {
-		const struct tfd_segment *g = &p->segments[ord[k]];
+		const struct tfd_segment *g = &p->segments[ord[k].i];
 
 		if (g->known)
 			fmt_rate(g->capacity, r1, sizeof(r1));
@@ -477,16 +470,16 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
 		tfd_buf_printf(b, "  %s %-50s %5.3g %12s %5.0f%% %12s%s\n",
-			       ord[k] == cp->limiter ? ">" : " ",
+			       ord[k].i == cp->limiter ? ">" : " ",
 			       tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2,
 			       100 * g->utilization, r1,
-			       ord[k] != cp->limiter ? ""
-			       : !bn		     ? "  <- lowest capacity"
-			       : cp->inferred	     ? "  <- limits (inferred)"
-						     : "  <- limits throughput");
+			       ord[k].i != cp->limiter ? ""
+			       : !bn		       ? "  <- lowest capacity"
+			       : cp->inferred	       ? "  <- limits (inferred)"
+						       : "  <- limits throughput");
 	}
 	for (size_t k = 0; k < p->nsegments; k++) {
-		const struct tfd_segment *g = &p->segments[ord[k]];
+		const struct tfd_segment *g = &p->segments[ord[k].i];
 
 		if (g->par_lo > 0 && g->par_hi > g->par_lo)
 			tfd_buf_printf(b,
