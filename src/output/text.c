@@ -606,6 +606,15 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	}
 }
 
+/* What caps a latency-basis estimate once the change is made: ", then
+ * the host's cores limit", ", then the slowest stage limits" or "". */
+static const char *then_limits(const struct tfd_estimate *e)
+{
+	return e->capped_by_cores      ? ", then the host's cores limit"
+	       : e->capped_by_producer ? ", then the slowest stage limits"
+				       : "";
+}
+
 bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
@@ -641,10 +650,7 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 	else if (e->speedup > 0 && e->step_speedup > 0)
 		tfd_buf_printf(b, "~%.2fx step time (root call %s -> %s)%s", e->step_speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-			       e->capped_by_cores      ? ", then the host's cores limit"
-			       : e->capped_by_producer ? ", then the slowest stage limits"
-						       : "");
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)), then_limits(e));
 	else if (e->speedup > 0)
 		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
@@ -654,9 +660,7 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			       "~%.2fx step time (root call %s -> hidden behind the step's other "
 			       "work)%s",
 			       e->step_speedup, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       e->capped_by_cores      ? ", then the host's cores limit"
-			       : e->capped_by_producer ? ", then the slowest stage limits"
-						       : "");
+			       then_limits(e));
 	else
 		tfd_buf_printf(b, "root call %s -> hidden behind the step's other work",
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));
