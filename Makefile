@@ -123,6 +123,7 @@ SUITES = \
 	'diff=TFD=$(BIN) tests/diff/run.sh' \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
+	'cores=TFD=$(BIN) tests/cores/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps

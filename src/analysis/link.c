@@ -9,6 +9,7 @@
  */
 #include "passes.h"
 #include "tfd/graph.h"
+#include "tfd/pool.h"
 
 /* a call keeps how it was linked in 3 bits (struct call.link) */
 _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
@@ -64,17 +65,25 @@ static bool by_element(const struct host_ctx *c, size_t k, struct elem_cursor *e
  * slot FAR calls ahead, the call it holds NEAR calls ahead. */
 enum { FAR = 16, NEAR = 8 };
 
-static void fetch_ahead(const struct host_ctx *c, size_t i, struct elem_cursor ec[2])
+/* A run of calls [k0, k1) linked by one worker: its cursor (at the element
+ * of the first produced call from k0 on) and what it left pending. */
+struct link_range {
+	size_t k0, k1;
+	struct elem_cursor el;
+	size_t pending;
+};
+
+static void fetch_ahead(const struct host_ctx *c, size_t i, size_t end, struct elem_cursor ec[2])
 {
 	size_t b;
 	int cc;
 
-	if (i + FAR < c->calls.n && by_element(c, i + FAR, &ec[0], &b)) {
+	/* only within the range: the calls past it are another worker's */
+	if (i + FAR < end && by_element(c, i + FAR, &ec[0], &b)) {
 		__builtin_prefetch(&c->cons_call[b]);
 		__builtin_prefetch(&c->cons_elem[b]);
 	}
-	if (i + NEAR < c->calls.n && by_element(c, i + NEAR, &ec[1], &b) &&
-	    (cc = c->cons_call[b]) >= 0) {
+	if (i + NEAR < end && by_element(c, i + NEAR, &ec[1], &b) && (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
 		__builtin_prefetch(c->cstart40 ? (const void *)(c->cstart40 + 5 * (size_t)cc)
 					       : (const void *)&c->cstart[cc]);
@@ -82,22 +91,34 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, struct elem_cursor e
 	}
 }
 
-/* The links that need no time search (1, 2 and roots); the number of calls
- * left for the overlap pass, their link LINK_PENDING. */
-static size_t link_direct(struct host_ctx *c)
+/* While ranges link on several threads, a call's link kind is not written:
+ * it shares a word with the call's pair, which the other threads read of
+ * the consumer calls. The parent says it instead, decoded once they are
+ * done (link_settle()): a parent call index (produce), or one of these. */
+#define PARENT_NONE (-1)    /* a call of a root iterator */
+#define PARENT_PENDING (-2) /* left to the overlap pass */
+#define PARENT_PRODUCED(k) (-3 - (k))
+/* a call index is below 2^29 (graph.h): its code fits an int */
+_Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 30), "parent codes");
+
+/* The links of calls [r->k0, r->k1) that need no time search (1, 2 and
+ * roots), as parent codes; the calls left for the overlap pass are
+ * counted. A call's link reads the consumers' iterators and times and its
+ * own parent, never another call's parent: ranges link on several threads
+ * at once. */
+static void link_direct_range(struct host_ctx *c, struct link_range *r)
 {
-	size_t pending = 0;
-	struct elem_cursor el = elem_begin(c), ahead[2] = {elem_begin(c), elem_begin(c)};
+	struct elem_cursor el = r->el, ahead[2] = {r->el, r->el};
 
 	/* the look-ahead cursors start past the calls before them */
-	for (size_t k = 0; k < c->calls.n && k < FAR; k++) {
+	for (size_t k = r->k0; k < r->k1 && k < r->k0 + FAR; k++) {
 		size_t b;
 
 		by_element(c, k, &ahead[0], &b);
-		if (k < NEAR)
+		if (k < r->k0 + NEAR)
 			by_element(c, k, &ahead[1], &b);
 	}
-	for (size_t i = 0; i < c->calls.n; i++) {
+	for (size_t i = r->k0; i < r->k1; i++) {
 		struct call *cl = &c->calls.v[i];
 		const struct iter *it = &c->iters.v[call_iter(c, i)];
 		int64_t s0 = call_start(c, i), e0 = call_end(c, i);
@@ -105,17 +126,14 @@ static size_t link_direct(struct host_ctx *c)
 		bool produced = call_produced(c, i);
 		uint64_t elem = produced ? elem_next(&el) : 0; /* this call's element */
 
-		fetch_ahead(c, i, ahead);
+		fetch_ahead(c, i, r->k1, ahead);
 
 		if (it->parent < 0) {
-			cl->parent = -1;
-			cl->link = TFD_LINK_NONE;
+			cl->parent = PARENT_NONE;
 			continue;
 		}
-		if (cl->parent >= 0) { /* the enclosing iterator call */
-			cl->link = TFD_LINK_SYNC;
+		if (cl->parent >= 0) /* the enclosing iterator call */
 			continue;
-		}
 		if (produced) {
 			const struct iter *p = &c->iters.v[it->parent];
 
@@ -133,14 +151,107 @@ static size_t link_direct(struct host_ctx *c)
 					best = cc;
 			}
 			if (best >= 0) {
-				cl->parent = best;
-				cl->link = TFD_LINK_PRODUCE;
+				cl->parent = PARENT_PRODUCED(best);
 				continue;
 			}
 		}
-		cl->link = LINK_PENDING;
-		pending++;
+		cl->parent = PARENT_PENDING;
+		r->pending++;
 	}
+}
+
+/* The parent codes of calls [r->k0, r->k1) as parents and link kinds. */
+static void link_settle(struct host_ctx *c, const struct link_range *r)
+{
+	for (size_t i = r->k0; i < r->k1; i++) {
+		struct call *cl = &c->calls.v[i];
+		int p = cl->parent;
+
+		if (p >= 0) {
+			cl->link = TFD_LINK_SYNC;
+		} else if (p == PARENT_NONE) {
+			cl->link = TFD_LINK_NONE;
+		} else if (p == PARENT_PENDING) {
+			cl->parent = -1;
+			cl->link = LINK_PENDING;
+		} else {
+			cl->parent = -3 - p;
+			cl->link = TFD_LINK_PRODUCE;
+		}
+	}
+}
+
+struct link_job {
+	struct host_ctx *c;
+	struct link_range *r;
+	bool settle; /* the second run: the codes as links */
+};
+
+static bool link_item(void *ctx, size_t worker, size_t i)
+{
+	struct link_job *j = ctx;
+
+	(void)worker;
+	if (j->settle)
+		link_settle(j->c, &j->r[i]);
+	else
+		link_direct_range(j->c, &j->r[i]);
+	return true;
+}
+
+/* The produced calls among [k0, k1). */
+static size_t produced_between(const struct host_ctx *c, size_t k0, size_t k1)
+{
+	size_t n = 0;
+
+	if (!c->produced)
+		return 0;
+	for (; k0 < k1 && k0 % 64; k0++)
+		n += call_produced(c, k0);
+	for (; k0 + 64 <= k1; k0 += 64)
+		n += (size_t)__builtin_popcountll(c->produced[k0 / 64]);
+	for (; k0 < k1; k0++)
+		n += call_produced(c, k0);
+	return n;
+}
+
+/* Fewer calls than this are linked on one thread: a thread costs more
+ * than it saves. */
+#define LINK_SPLIT_MIN ((size_t)1 << 15)
+/* Ranges of calls handed out to the cores in turn: a host's calls are in
+ * thread order, and a producer thread's calls (each a lookup) cost several
+ * times a consumer's (its enclosing call), so a range per core left one
+ * core idle most of the pass. */
+#define LINK_RANGES 32
+
+/* Every call's direct link, the calls split into ranges linked on the
+ * cores this process may use; the number of calls left for the overlap
+ * pass, their link LINK_PENDING. */
+static size_t link_direct(struct host_ctx *c)
+{
+	size_t n = c->calls.n, cores = tfd_cpu_count(), nr = 1, pending = 0;
+	struct link_range r[LINK_RANGES];
+	struct elem_cursor el = elem_begin(c);
+	struct link_job job = {c, r, false};
+
+	if (n >= LINK_SPLIT_MIN && cores > 1)
+		nr = LINK_RANGES;
+	for (size_t i = 0; i < nr; i++) {
+		r[i] = (struct link_range){n * i / nr, n * (i + 1) / nr, el, 0};
+		/* the next range's cursor: past this range's elements */
+		for (size_t e = i + 1 < nr ? produced_between(c, r[i].k0, r[i].k1) : 0; e; e--)
+			(void)elem_next(&el);
+	}
+	if (nr > 1) {
+		tfd_pool_run(nr, cores, NULL, false, link_item, &job);
+		job.settle = true;
+		tfd_pool_run(nr, cores, NULL, false, link_item, &job);
+	} else {
+		link_direct_range(c, &r[0]);
+		link_settle(c, &r[0]);
+	}
+	for (size_t i = 0; i < nr; i++)
+		pending += r[i].pending;
 	return pending;
 }
 
