@@ -16,6 +16,7 @@
 #include "passes.h"
 #include "tfd/graph.h"
 #include "tfd/imap.h"
+#include "tfd/pool.h"
 #include "tfd/satmath.h"
 
 static int cmp_i64(const void *a, const void *b)
@@ -337,30 +338,52 @@ static int edge_seen_cmp(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-/* Where one root call's attribution puts each call's blocking time: the
- * stage sums (an analyzed call), the slowest call's own sums, and the
- * blocking edges, each once (the critical path weighs an edge by its
- * head's blocking time, so a repeat adds nothing). No per-call array. */
-struct blk_sink {
-	struct pbuild *b;
-	bool selected, slowest;
+/* One stage's sums over a run of calls (and of root calls' attribution). */
+struct stage_sums {
+	const struct tfd_event *sample; /* its first call's, in index order */
+	uint64_t calls_all, calls, blocking_calls, win_calls;
+	int64_t total_all_ns, self_all_ns, total_ns, self_ns, blocking_ns, win_self_ns;
+	size_t links[TFD_LINK__COUNT];
+};
+
+/* What one run of root calls (their attribution) and one run of calls add
+ * up to: per stage sums, the blocking edges with the first call showing
+ * each, the slowest root call's own blocking per stage, and the (stage,
+ * thread) pairs of the capacity window's calls in the order they first
+ * appear. Runs are summed on several threads at once and merged in order:
+ * the result is the one run's. */
+struct agg_part {
+	struct stage_sums *ss;
 	int64_t *slow_blk;
 	struct imap seen; /* edge key -> index in edges */
 	VEC(struct edge_seen) edges;
+	struct imap win_seen;
+	VEC(uint64_t) win_threads;
+};
+
+/* Where one root call's attribution puts each call's blocking time: the
+ * part's stage sums (an analyzed call), the slowest call's own sums, and
+ * the blocking edges, each once (the critical path weighs an edge by its
+ * head's blocking time, so a repeat adds nothing). No per-call array. */
+struct blk_sink {
+	const struct pbuild *b;
+	bool selected, slowest;
+	struct agg_part *part;
 };
 
 static void add_blocking(void *ctx, int node, int64_t ns)
 {
 	struct blk_sink *bs = ctx;
-	struct pbuild *b = bs->b;
-	struct host_ctx *c = b->c;
+	const struct pbuild *b = bs->b;
+	const struct host_ctx *c = b->c;
+	struct agg_part *pt = bs->part;
 	int si;
-	struct tfd_stage *s;
+	struct stage_sums *s;
 
 	if (ns <= 0)
 		return;
 	si = c->iters.v[call_iter(c, (size_t)host_call(b, (size_t)node))].stage;
-	s = &b->sb.stages.v[si];
+	s = &pt->ss[si];
 	if (bs->selected) {
 		s->blocking_ns = sat_add(s->blocking_ns, ns);
 		s->blocking_calls++;
@@ -372,68 +395,59 @@ static void add_blocking(void *ctx, int node, int64_t ns)
 			uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 			size_t e;
 
-			if (!imap_get(&bs->seen, key, &e)) {
-				imap_put(&bs->seen, key, bs->edges.n);
-				vec_push(&bs->edges, ((struct edge_seen){from, si, (size_t)node}));
-			} else if ((size_t)node < bs->edges.v[e].first) {
-				bs->edges.v[e].first = (size_t)node;
+			if (!imap_get(&pt->seen, key, &e)) {
+				imap_put(&pt->seen, key, pt->edges.n);
+				vec_push(&pt->edges, ((struct edge_seen){from, si, (size_t)node}));
+			} else if ((size_t)node < pt->edges.v[e].first) {
+				pt->edges.v[e].first = (size_t)node;
 			}
 		}
 	}
 	if (bs->slowest)
-		bs->slow_blk[si] = sat_add(bs->slow_blk[si], ns);
+		pt->slow_blk[si] = sat_add(pt->slow_blk[si], ns);
 }
 
-/* Per-stage sums over every call and over the analyzed root calls; the
- * observed blocking edges for the critical path, in the order of the
- * calls first showing them; the slowest call's own bottleneck. Attribution
- * runs per root call; calls outside every root call keep self time only. */
-static void aggregate(struct pbuild *b)
-{
-	struct host_ctx *c = b->c;
-	struct tfd_pipeline *p = b->p;
-	size_t n = b->n, nr = b->roots.n;
-	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
-	int64_t best = -1, t0 = 0, t1 = 0;
-	int slowest = -1;
-	struct blk_sink bs;
-	struct imap win_seen = {0};
+/* The aggregation's shared inputs and its runs: runs [i * n / nruns, (i +
+ * 1) * n / nruns) of the root calls and of the calls. */
+struct agg_job {
+	const struct pbuild *b;
+	const struct root_rank *rr;
+	int slowest;
 	bool has_window;
+	int64_t t0, t1;
+	size_t nruns;
+	struct agg_part *parts;
+};
 
-	memset(&bs, 0, sizeof(bs));
-	bs.b = b;
-	bs.slow_blk = xcalloc(b->sb.stages.n + 1, sizeof(int64_t));
-	for (size_t r = 0; r < nr; r++)
-		if (slowest < 0 || b->durs[r] > b->durs[slowest])
-			slowest = (int)r;
-	for (size_t r = 0; r < nr; r++) {
+static void agg_roots(const struct agg_job *j, struct agg_part *pt, size_t r0, size_t r1)
+{
+	const struct pbuild *b = j->b;
+	struct blk_sink bs = {b, false, false, pt};
+
+	for (size_t r = r0; r < r1; r++) {
 		bs.selected = b->selected[r];
-		bs.slowest = (int)r == slowest;
+		bs.slowest = (int)r == j->slowest;
 		tfd_tree_attribute_to(&b->tree, b->roots.v[r], NULL, add_blocking, &bs);
 	}
-	if (bs.edges.n > 1)
-		qsort(bs.edges.v, bs.edges.n, sizeof(*bs.edges.v), edge_seen_cmp);
-	for (size_t e = 0; e < bs.edges.n; e++) {
-		vec_push(&b->ef, bs.edges.v[e].from);
-		vec_push(&b->et, bs.edges.v[e].to);
-	}
-	for (size_t r = 0; r < nr; r++)
-		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
-	if (nr > 1)
-		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
-	has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &t0, &t1);
-	b->win = xcalloc(b->sb.stages.n + 1, sizeof(*b->win));
-	for (size_t k = 0; k < n; k++) {
+}
+
+static void agg_calls(const struct agg_job *j, struct agg_part *pt, size_t k0, size_t k1)
+{
+	const struct pbuild *b = j->b;
+	const struct host_ctx *c = b->c;
+	size_t nr = b->roots.n;
+
+	for (size_t k = k0; k < k1; k++) {
 		int hk = host_call(b, k);
 		const struct call *cl = &c->calls.v[hk];
 		int iter = call_iter(c, (size_t)hk);
 		int si = c->iters.v[iter].stage;
-		struct tfd_stage *s = &b->sb.stages.v[si];
+		struct stage_sums *s = &pt->ss[si];
 		int64_t ks = tfd_times_start(&b->tm, k), d = tfd_times_end(&b->tm, k) - ks;
 		/* found here, not kept per call (the attribution's depth limit
 		 * does not apply: every call has its self time) */
 		int64_t self = tfd_tree_self(&b->tree, (int)k);
-		int owner = owner_of(b, rr, nr, k);
+		int owner = owner_of(b, j->rr, nr, k);
 
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
@@ -448,33 +462,143 @@ static void aggregate(struct pbuild *b)
 			s->total_ns = sat_add(s->total_ns, d);
 			s->self_ns = sat_add(s->self_ns, self);
 		}
-		if (has_window && ks >= t0 && ks < t1) {
+		if (j->has_window && ks >= j->t0 && ks < j->t1) {
 			uint64_t key = (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk);
 
-			b->win[si].calls++;
-			b->win[si].self_ns = sat_add(b->win[si].self_ns, self);
-			if (!imap_get(&win_seen, key, NULL)) {
-				imap_put(&win_seen, key, 0);
-				vec_push(&b->win_threads, key);
+			s->win_calls++;
+			s->win_self_ns = sat_add(s->win_self_ns, self);
+			if (!imap_get(&pt->win_seen, key, NULL)) {
+				imap_put(&pt->win_seen, key, 0);
+				vec_push(&pt->win_threads, key);
 			}
 		}
 	}
-	imap_free(&win_seen);
+}
+
+static bool agg_item(void *ctx, size_t worker, size_t i)
+{
+	const struct agg_job *j = ctx;
+	size_t nr = j->b->roots.n, n = j->b->n;
+
+	(void)worker;
+	agg_roots(j, &j->parts[i], nr * i / j->nruns, nr * (i + 1) / j->nruns);
+	agg_calls(j, &j->parts[i], n * i / j->nruns, n * (i + 1) / j->nruns);
+	return true;
+}
+
+/* Fewer calls than this are summed on one thread. */
+#define AGG_SPLIT_MIN ((size_t)1 << 15)
+/* Runs handed out to the cores in turn (a run's cost depends on its
+ * threads' calls: see link.c). */
+#define AGG_RUNS 16
+
+/* Per-stage sums over every call and over the analyzed root calls; the
+ * observed blocking edges for the critical path, in the order of the
+ * calls first showing them; the slowest call's own bottleneck. Attribution
+ * runs per root call; calls outside every root call keep self time only. */
+static void aggregate(struct pbuild *b)
+{
+	struct tfd_pipeline *p = b->p;
+	size_t nr = b->roots.n, ns = b->sb.stages.n, cores = tfd_cpu_count();
+	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
+	int64_t best = -1, *slow_blk = xcalloc(ns + 1, sizeof(int64_t));
+	struct agg_job j;
+	struct imap seen = {0}, win_seen = {0};
+	VEC(struct edge_seen) edges = {0};
+
+	memset(&j, 0, sizeof(j));
+	j.b = b;
+	j.rr = rr;
+	j.slowest = -1;
+	for (size_t r = 0; r < nr; r++)
+		if (j.slowest < 0 || b->durs[r] > b->durs[j.slowest])
+			j.slowest = (int)r;
+	for (size_t r = 0; r < nr; r++)
+		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
+	if (nr > 1)
+		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
+	j.has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &j.t0, &j.t1);
+	j.nruns = b->n >= AGG_SPLIT_MIN && cores > 1 ? AGG_RUNS : 1;
+	j.parts = xcalloc(j.nruns, sizeof(*j.parts));
+	for (size_t i = 0; i < j.nruns; i++) {
+		j.parts[i].ss = xcalloc(ns + 1, sizeof(*j.parts[i].ss));
+		j.parts[i].slow_blk = xcalloc(ns + 1, sizeof(int64_t));
+	}
+	if (j.nruns > 1)
+		tfd_pool_run(j.nruns, cores, NULL, false, agg_item, &j);
+	else
+		agg_item(&j, 0, 0);
+	b->win = xcalloc(ns + 1, sizeof(*b->win));
+	for (size_t i = 0; i < j.nruns; i++) {
+		struct agg_part *pt = &j.parts[i];
+
+		for (size_t si = 0; si < ns; si++) {
+			const struct stage_sums *q = &pt->ss[si];
+			struct tfd_stage *s = &b->sb.stages.v[si];
+
+			if (!s->sample)
+				s->sample = q->sample;
+			s->calls_all += q->calls_all;
+			s->total_all_ns = sat_add(s->total_all_ns, q->total_all_ns);
+			s->self_all_ns = sat_add(s->self_all_ns, q->self_all_ns);
+			s->calls += q->calls;
+			s->total_ns = sat_add(s->total_ns, q->total_ns);
+			s->self_ns = sat_add(s->self_ns, q->self_ns);
+			s->blocking_ns = sat_add(s->blocking_ns, q->blocking_ns);
+			s->blocking_calls += q->blocking_calls;
+			for (int l = 0; l < TFD_LINK__COUNT; l++)
+				s->links[l] += q->links[l];
+			b->win[si].calls += q->win_calls;
+			b->win[si].self_ns = sat_add(b->win[si].self_ns, q->win_self_ns);
+			slow_blk[si] = sat_add(slow_blk[si], pt->slow_blk[si]);
+		}
+		for (size_t e = 0; e < pt->edges.n; e++) {
+			const struct edge_seen *es = &pt->edges.v[e];
+			uint64_t key = (uint64_t)(uint32_t)es->from << 32 | (uint32_t)es->to;
+			size_t at;
+
+			if (!imap_get(&seen, key, &at)) {
+				imap_put(&seen, key, edges.n);
+				vec_push(&edges, *es);
+			} else if (es->first < edges.v[at].first) {
+				edges.v[at].first = es->first;
+			}
+		}
+		for (size_t w = 0; w < pt->win_threads.n; w++)
+			if (!imap_get(&win_seen, pt->win_threads.v[w], NULL)) {
+				imap_put(&win_seen, pt->win_threads.v[w], 0);
+				vec_push(&b->win_threads, pt->win_threads.v[w]);
+			}
+		free(pt->ss);
+		free(pt->slow_blk);
+		imap_free(&pt->seen);
+		vec_free(&pt->edges);
+		imap_free(&pt->win_seen);
+		vec_free(&pt->win_threads);
+	}
+	free(j.parts);
+	if (edges.n > 1)
+		qsort(edges.v, edges.n, sizeof(*edges.v), edge_seen_cmp);
+	for (size_t e = 0; e < edges.n; e++) {
+		vec_push(&b->ef, edges.v[e].from);
+		vec_push(&b->et, edges.v[e].to);
+	}
 	for (size_t r = 0; r < nr; r++)
 		if (b->selected[r]) {
 			p->nanalyzed++;
 			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
 		}
-	for (size_t s = 0; s < b->sb.stages.n; s++)
-		if (bs.slow_blk[s] > best) {
-			best = bs.slow_blk[s];
+	for (size_t s = 0; s < ns; s++)
+		if (slow_blk[s] > best) {
+			best = slow_blk[s];
 			p->slowest_bottleneck = (int)s;
 		}
 	if (best <= 0)
 		p->slowest_bottleneck = -1;
-	free(bs.slow_blk);
-	imap_free(&bs.seen);
-	vec_free(&bs.edges);
+	free(slow_blk);
+	imap_free(&seen);
+	imap_free(&win_seen);
+	vec_free(&edges);
 	free(rr);
 }
 
