@@ -11,6 +11,7 @@
 #include "tfd/err.h"
 #include "tfd/families.h"
 #include "tfd/pages.h"
+#include "tfd/pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,10 +494,62 @@ void tfd_thread_shed(const struct tfd_host *h, struct tfd_thread *th, uint32_t k
 	th->kinds &= keep;
 }
 
+struct shed_job {
+	struct tfd_host *h;
+	uint32_t keep;
+};
+
+static bool shed_item(void *ctx, size_t worker, size_t i)
+{
+	struct shed_job *j = ctx;
+
+	(void)worker;
+	tfd_thread_shed(j->h, &j->h->threads[i], j->keep);
+	return true;
+}
+
+/* A thread and its events' bytes: threads shed most bytes first. */
+struct shed_order {
+	size_t len, t;
+};
+
+static int shed_cmp(const void *a, const void *b)
+{
+	const struct shed_order *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Fewer events' bytes than this are shed on one thread. */
+#define SHED_SPLIT_MIN ((size_t)1 << 20)
+
 void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 {
+	size_t bytes = 0, cores = tfd_cpu_count();
+
 	if (!(keep & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 		h->nfunctions = 0;
+	for (size_t t = 0; t < h->nthreads; t++)
+		bytes += h->threads[t].evlen;
+	if (cores > 1 && h->nthreads > 1 && bytes >= SHED_SPLIT_MIN) {
+		/* each thread's events are its own: threads shed on the cores
+		 * at once, the largest first */
+		struct shed_order *by_len = xmalloc(h->nthreads * sizeof(*by_len));
+		size_t *order = xmalloc(h->nthreads * sizeof(*order));
+		struct shed_job j = {h, keep};
+
+		for (size_t t = 0; t < h->nthreads; t++)
+			by_len[t] = (struct shed_order){h->threads[t].evlen, t};
+		qsort(by_len, h->nthreads, sizeof(*by_len), shed_cmp);
+		for (size_t t = 0; t < h->nthreads; t++)
+			order[t] = by_len[t].t;
+		tfd_pool_run(h->nthreads, cores, order, false, shed_item, &j);
+		free(by_len);
+		free(order);
+		return;
+	}
 	for (size_t t = 0; t < h->nthreads; t++)
 		tfd_thread_shed(h, &h->threads[t], keep);
 }
