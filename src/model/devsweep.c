@@ -387,25 +387,38 @@ static size_t merge(struct tfd_device *d, struct steps_sweep *w, struct tfd_dev_
 	return bad;
 }
 
-static void steps_init(struct steps_sweep *w, const struct tfd_host *h)
+/* What a sweep reads of its host, copied when it is made: the host may
+ * change (its events go) while the sweep runs on another thread. */
+struct tfd_dev_sweep {
+	struct tfd_device base;	  /* h->dev as it was, without its copies */
+	struct tfd_dev_array ops; /* the host's own copies (taken from h) */
+	struct tfd_interval *waits;
+	size_t nwaits;
+	struct tfd_step *steps; /* sorted by start */
+	size_t nsteps;
+	int64_t span_start, span_end;
+	struct tfd_device out; /* a run's result, once one went through */
+	bool done;
+};
+
+static void steps_init(struct steps_sweep *w, const struct tfd_dev_sweep *s)
 {
 	memset(w, 0, sizeof(*w));
-	w->nsteps = h->nsteps;
-	w->steps = xcalloc(h->nsteps + 1, sizeof(*w->steps));
-	if (h->nsteps)
-		memcpy(w->steps, h->steps, h->nsteps * sizeof(*w->steps));
-	qsort(w->steps, h->nsteps, sizeof(*w->steps), tfd_cm_step_cmp);
-	w->active = xcalloc(h->nsteps + 1, sizeof(*w->active));
-	w->slot_of = xmalloc((h->nsteps + 1) * sizeof(*w->slot_of));
-	w->out = xcalloc(h->nsteps + 1, sizeof(*w->out));
-	for (size_t i = 0; i < h->nsteps; i++) {
+	w->nsteps = s->nsteps;
+	w->steps = xcalloc(s->nsteps + 1, sizeof(*w->steps));
+	if (s->nsteps)
+		memcpy(w->steps, s->steps, s->nsteps * sizeof(*w->steps));
+	w->active = xcalloc(s->nsteps + 1, sizeof(*w->active));
+	w->slot_of = xmalloc((s->nsteps + 1) * sizeof(*w->slot_of));
+	w->out = xcalloc(s->nsteps + 1, sizeof(*w->out));
+	for (size_t i = 0; i < s->nsteps; i++) {
 		w->out[i].group_id = w->steps[i].group_id;
 		w->slot_of[i] = NO_SLOT;
 		imap_put(&w->by_group, (uint64_t)w->steps[i].group_id, i);
 	}
 	w->span.t = INT64_MIN;
-	w->span_start = h->span_start_ns;
-	w->span_end = h->span_end_ns;
+	w->span_start = s->span_start;
+	w->span_end = s->span_end;
 }
 
 static void steps_free(struct steps_sweep *w)
@@ -420,46 +433,98 @@ static void steps_free(struct steps_sweep *w)
 	imap_free(&w->by_group);
 }
 
-size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
-			size_t n)
+struct tfd_dev_sweep *tfd_dev_sweep_new(struct tfd_host *h)
 {
-	struct tfd_device d;
-	struct tfd_dev_array ops;
-	struct waits wait;
+	struct tfd_dev_sweep *s = xcalloc(1, sizeof(*s));
+
+	s->base = h->dev;
+	s->ops = (struct tfd_dev_array){h->dev.host_ops, h->dev.nhost_ops, 0};
+	h->dev.host_ops = NULL;
+	h->dev.nhost_ops = h->dev.host_ops_cap = 0;
+	s->base.host_ops = NULL;
+	s->base.nhost_ops = s->base.host_ops_cap = 0;
+	s->waits = tfd_host_wait_union(h, &s->nwaits);
+	s->nsteps = h->nsteps;
+	s->steps = xcalloc(h->nsteps + 1, sizeof(*s->steps));
+	if (h->nsteps)
+		memcpy(s->steps, h->steps, h->nsteps * sizeof(*s->steps));
+	qsort(s->steps, s->nsteps, sizeof(*s->steps), tfd_cm_step_cmp);
+	s->span_start = h->span_start_ns;
+	s->span_end = h->span_end_ns;
+	return s;
+}
+
+size_t tfd_dev_sweep_run(struct tfd_dev_sweep *s, struct tfd_dev_source *src, size_t n)
+{
+	struct tfd_device d = s->base;
+	struct waits wait = {s->waits, s->nwaits, 0};
 	struct tfd_dev_source *all = xcalloc(n + 2, sizeof(*all));
 	struct steps_sweep w;
 	size_t bad;
 
-	d = h->dev;
 	memset(d.kind_ns, 0, sizeof(d.kind_ns));
 	memset(d.kind_n, 0, sizeof(d.kind_n));
-	wait.v = tfd_host_wait_union(h, &wait.n);
-	wait.at = 0;
 	memcpy(all, src, n * sizeof(*all));
 	/* the host's own copies are one more device source; the wait last */
-	ops = (struct tfd_dev_array){h->dev.host_ops, h->dev.nhost_ops, 0};
-	all[n] = tfd_dev_array_source(&ops);
+	all[n] = tfd_dev_array_source(&s->ops);
 	all[n + 1] = (struct tfd_dev_source){wait_next, &wait};
-	steps_init(&w, h);
+	steps_init(&w, s);
 	bad = merge(&d, &w, all, n + 1);
 	close_all(&w);
 	if (bad == SIZE_MAX) {
-		free(h->dev.steps);
 		d.steps = w.out;
 		w.out = NULL;
-		d.nsteps = h->nsteps;
+		d.nsteps = s->nsteps;
 		memcpy(d.span_owned, w.span_owned, sizeof(d.span_owned));
 		d.read = false;
 		for (int k = 0; k < TFD_DEV__COUNT; k++)
 			d.read |= k != TFD_DEV_WAIT && d.kind_n[k] > 0;
-		free(d.host_ops); /* taken */
-		d.host_ops = NULL;
-		d.nhost_ops = d.host_ops_cap = 0;
-		h->dev = d;
+		s->out = d;
+		s->done = true;
 		bad = n;
 	}
 	steps_free(&w);
-	free(wait.v);
 	free(all);
+	return bad;
+}
+
+void tfd_dev_sweep_install(struct tfd_dev_sweep *s, struct tfd_host *h)
+{
+	if (!s->done)
+		return;
+	free(h->dev.steps);
+	free(h->dev.host_ops); /* none: taken when the sweep was made */
+	h->dev = s->out;
+	s->out.steps = NULL;
+	s->done = false;
+}
+
+void tfd_dev_sweep_free(struct tfd_dev_sweep *s)
+{
+	if (!s)
+		return;
+	free(s->ops.v);
+	free(s->waits);
+	free(s->steps);
+	free(s->out.steps);
+	free(s);
+}
+
+size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
+			size_t n)
+{
+	struct tfd_dev_sweep *s = tfd_dev_sweep_new(h);
+	size_t bad = tfd_dev_sweep_run(s, src, n);
+
+	(void)cap;
+	if (bad == n) {
+		tfd_dev_sweep_install(s, h);
+	} else {
+		/* as before: the copies stay the host's for the next sweep */
+		h->dev.host_ops = s->ops.v;
+		h->dev.nhost_ops = h->dev.host_ops_cap = s->ops.n;
+		s->ops.v = NULL;
+	}
+	tfd_dev_sweep_free(s);
 	return bad;
 }
