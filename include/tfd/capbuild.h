@@ -59,6 +59,19 @@ void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 size_t tfd_device_sweep(struct tfd_capture *cap, struct tfd_host *h, struct tfd_dev_source *src,
 			size_t n);
 
+/* The same sweep in three parts, so that it may run on another thread
+ * while the host goes on (its events read, shed, freed): made on the
+ * host's thread, it copies what it reads of h (its waits, steps, span and
+ * device counts) and takes h's own copies to the device; run on any
+ * thread, as often as a source goes back in time (the return value is
+ * tfd_device_sweep's); installed into h on the host's thread once a run
+ * went through. */
+struct tfd_dev_sweep;
+struct tfd_dev_sweep *tfd_dev_sweep_new(struct tfd_host *h);
+size_t tfd_dev_sweep_run(struct tfd_dev_sweep *s, struct tfd_dev_source *src, size_t n);
+void tfd_dev_sweep_install(struct tfd_dev_sweep *s, struct tfd_host *h);
+void tfd_dev_sweep_free(struct tfd_dev_sweep *s);
+
 /* A host-side copy to the device (tfd_host_op_is_h2d) from start_ns to
  * end_ns, of step group when has_group, for the next tfd_device_sweep()
  * of h. */

@@ -417,7 +417,22 @@ struct tfd_host {
 	size_t nfn_op_types;
 	/* its device planes, reduced to the step breakdown as they were read */
 	struct tfd_device dev;
+	/* a reader's work on it still running on another thread (the device
+	 * planes' sweep of a capture loaded for analysis, opts->defer_device):
+	 * dev and the device planes' event counts are known once
+	 * tfd_host_settle() returns; NULL when nothing runs */
+	struct tfd_pending *pending;
 };
+
+/* Work a reader left running for a host: settle() waits for it, puts what
+ * it made into h, frees it and says how it went (a malformed device plane
+ * is an error then, as it is when the plane is read on the spot). */
+struct tfd_pending {
+	enum tfd_status (*settle)(struct tfd_pending *pd, struct tfd_host *h, struct tfd_err *err);
+};
+
+/* h's pending work settled (TFD_OK when there was none). */
+enum tfd_status tfd_host_settle(struct tfd_host *h, struct tfd_err *err);
 
 struct tfd_capture {
 	struct tfd_arena arena;
@@ -470,6 +485,11 @@ struct tfd_load_opts {
 	 * the discovery notes are kept whole (fleet tasks: analyze --partial
 	 * --shard) */
 	size_t shard_index, shard_count;
+	/* the capture is for a lean analysis (tfd_analyze_lean), which settles
+	 * each host's pending work where it needs it: a large device plane
+	 * may then be swept on another core while the analysis builds the
+	 * host's iterator graph (struct tfd_host.pending) */
+	bool defer_device;
 };
 
 /* Names for hosts whose files carry the same host name inside (the workers'

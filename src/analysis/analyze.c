@@ -106,6 +106,17 @@ static void pick_focus(struct tfd_host_result *hr)
 		hr->focus = 0;
 }
 
+/* The host's input share; lean: the reports draw the points and bars,
+ * not every step. */
+static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr)
+{
+	tfd_share_compute(h, hr);
+	if (lean) {
+		free(hr->step_waits);
+		hr->step_waits = NULL;
+	}
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -114,18 +125,19 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 				    struct tfd_err *err)
 {
 	struct host_ctx c;
-	size_t by_name = 0, orphans = 0;
+	size_t by_name = 0, orphans = 0, nwaits = 0;
 	struct tfd_fns fns;
 	enum tfd_status st;
+	/* its device planes still being swept (a lean capture's, on another
+	 * core): the share waits for them; the host's waits, read from its
+	 * events, are read now, before the events go */
+	bool pending = h->pending != NULL;
+	struct tfd_interval *waits = pending ? tfd_host_wait_union(h, &nwaits) : NULL;
 
 	hr->host = h;
 	hr->focus = -1;
-	tfd_share_compute(h, hr);
-	if (lean) {
-		/* the reports draw the points and bars, not every step */
-		free(hr->step_waits);
-		hr->step_waits = NULL;
-	}
+	if (!pending)
+		host_share(h, lean != NULL, hr);
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
@@ -151,6 +163,21 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
+	if (pending) {
+		/* the capacity pass reads what the device held: settled now. A
+		 * capture loaded to be analyzed lean has no other kind of host
+		 * with work pending: h is lean's (the cast writes nothing the
+		 * caller's const promised to keep) */
+		st = tfd_host_settle(lean ? lean : (struct tfd_host *)h, err);
+		if (st)
+			goto out;
+		tfd_share_compute_with(h, hr, waits, nwaits);
+		waits = NULL;
+		if (lean) {
+			free(hr->step_waits);
+			hr->step_waits = NULL;
+		}
+	}
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;
@@ -161,6 +188,17 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		     "no Produce/Consume events: threads linked by parent_id and "
 		     "time overlap");
 out:
+	if (h->pending) {
+		/* an earlier failure: a malformed device plane is still the
+		 * error, as when the planes are read while the file is */
+		struct tfd_err derr;
+
+		if (tfd_host_settle(lean ? lean : (struct tfd_host *)h, &derr) != TFD_OK) {
+			st = derr.status;
+			*err = derr;
+		}
+	}
+	free(waits);
 	tfd_graph_release(&c);
 	return st;
 }

@@ -86,6 +86,11 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p);
 /* Input-bound share of host h (share.c): hr->input_pct, the tf, steady and
  * all shares, per-step waits and their summary, the verdict band. */
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
+/* The same with the host's waits read before (tfd_host_wait_union(): its
+ * events may have gone since), u[0..nu), taken; they are not read when
+ * the device sweep made the steps' waits. */
+void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
+			    struct tfd_interval *u, size_t nu);
 
 /* A dataset function's call as the capacity pass counts it: a function
  * event not inside an iterator call on its thread (those ran inline, in a

@@ -337,6 +337,18 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 	/* with device planes the steps' waits are the device sweep's */
 	struct tfd_interval *u = h->dev.read && h->nsteps ? NULL : tfd_host_wait_union(h, &nu);
 
+	tfd_share_compute_with(h, hr, u, nu);
+}
+
+void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
+			    struct tfd_interval *u, size_t nu)
+{
+	if (h->dev.read && h->nsteps) { /* the device sweep's waits, then */
+		free(u);
+		u = NULL;
+		nu = 0;
+	}
+
 	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
 	hr->input_basis = hr->verdict_basis = "none";

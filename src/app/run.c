@@ -90,7 +90,12 @@ static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
 	struct tfd_analysis *a;
 	struct tfd_merger *m;
 	const char *label;
-	enum tfd_status st = tfd_capture_load(paths, npaths, lo, &cap, err);
+	/* analyzed lean below: a device plane may be swept beside it */
+	struct tfd_load_opts lean_lo = lo ? *lo : (struct tfd_load_opts){0};
+	enum tfd_status st;
+
+	lean_lo.defer_device = true;
+	st = tfd_capture_load(paths, npaths, &lean_lo, &cap, err);
 
 	if (st)
 		return st;
@@ -128,7 +133,14 @@ enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 	bf.ao.host = NULL; /* picked among all hosts by the merge */
 	bf.m = tfd_merger_new();
 	pthread_mutex_init(&bf.mu, NULL);
-	st = tfd_capture_each(paths, npaths, lo, analyze_file, &bf, err);
+	{
+		/* each file is analyzed lean: its device planes may be swept
+		 * beside its analysis */
+		struct tfd_load_opts lean_lo = lo ? *lo : (struct tfd_load_opts){0};
+
+		lean_lo.defer_device = true;
+		st = tfd_capture_each(paths, npaths, &lean_lo, analyze_file, &bf, err);
+	}
 	pthread_mutex_destroy(&bf.mu);
 	if (st || !bf.nfiles) {
 		tfd_merger_free(bf.m);

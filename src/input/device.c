@@ -11,12 +11,14 @@
  * to it; failing that, decoded whole and sorted. Each time the sweep is
  * made again. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "input_impl.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
+#include "tfd/pool.h"
 #include "xspace_impl.h"
 
 struct dplane {
@@ -627,22 +629,29 @@ enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p,
 	return st;
 }
 
-enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
-				      struct tfd_host *h, struct tfd_err *err)
+/* The sweep of r's lines made ready (NULL: nothing to sweep, the host's
+ * wait is its input). */
+static struct tfd_dev_sweep *sweep_begin(struct tfd_dev_reader *r, struct tfd_capture *cap,
+					 struct tfd_host *h)
 {
-	struct tfd_dev_source *src = xcalloc(r->lines.n + 1, sizeof(*src));
-	enum tfd_status st = TFD_OK;
-	size_t bad;
-
 	h->dev.nplanes += r->planes.n;
 	for (size_t i = 0; i < r->planes.n; i++)
 		h->dev.tpu |= r->planes.v[i]->tpu;
-	if (!r->lines.n && !h->dev.nhost_ops) {
-		free(src);
-		return TFD_OK; /* nothing on a device: input is the host's wait */
-	}
+	if (!r->lines.n && !h->dev.nhost_ops)
+		return NULL;	       /* nothing on a device: input is the host's wait */
 	tfd_host_pack_pending(cap, h); /* the sweep reads the host's waits */
+	return tfd_dev_sweep_new(h);
+}
+
+/* Sweep r's lines until no line goes back in time (each that did is read
+ * again in order): on any thread, touching only r and sw. */
+static void sweep_lines(struct tfd_dev_reader *r, struct tfd_dev_sweep *sw)
+{
+	struct tfd_dev_source *src = xcalloc(r->lines.n + 1, sizeof(*src));
+
 	for (;;) {
+		size_t bad;
+
 		r->h2d_bytes = 0;
 		for (size_t i = 0; i < r->lines.n; i++) {
 			struct dline *l = r->lines.v[i];
@@ -654,11 +663,23 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 			l->nspans = 0;
 			src[i] = (struct tfd_dev_source){line_next, l};
 		}
-		bad = tfd_device_sweep(cap, h, src, r->lines.n);
+		bad = tfd_dev_sweep_run(sw, src, r->lines.n);
 		if (bad == r->lines.n)
 			break;
 		line_reorder(r->lines.v[bad]);
 	}
+	free(src);
+}
+
+/* The swept lines into h: the breakdown, the planes' event counts, the
+ * copies' bytes; the first malformed line, if any, as the error. */
+static enum tfd_status sweep_end(struct tfd_dev_reader *r, struct tfd_dev_sweep *sw,
+				 struct tfd_host *h, struct tfd_err *err)
+{
+	enum tfd_status st = TFD_OK;
+
+	tfd_dev_sweep_install(sw, h);
+	tfd_dev_sweep_free(sw);
 	for (size_t i = 0; i < r->lines.n && !st; i++) {
 		const struct dline *l = r->lines.v[i];
 
@@ -677,6 +698,104 @@ enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_captu
 		h->dev.h2d_bytes += l->mode == 2 ? l->sorted_bytes : 0;
 	}
 	h->dev.h2d_bytes += r->h2d_bytes;
-	free(src);
 	return st;
+}
+
+enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
+				      struct tfd_host *h, struct tfd_err *err)
+{
+	struct tfd_dev_sweep *sw = sweep_begin(r, cap, h);
+
+	if (!sw)
+		return TFD_OK;
+	sweep_lines(r, sw);
+	return sweep_end(r, sw, h, err);
+}
+
+/* ---- the sweep on another thread ------------------------------------------ */
+
+/* A host's device sweep running on a thread of its own. */
+struct dev_job {
+	struct tfd_pending pd; /* first: the host holds &pd */
+	struct tfd_dev_reader *r;
+	struct tfd_dev_sweep *sw;
+	pthread_t th;
+	/* the bytes the lines are read from, released once the sweep is done
+	 * (with the file's own error, should it have shrunk meanwhile) */
+	enum tfd_status (*release)(void *arg, struct tfd_err *err);
+	void *release_arg;
+};
+
+static void *job_run(void *arg)
+{
+	struct dev_job *j = arg;
+
+	sweep_lines(j->r, j->sw);
+	return NULL;
+}
+
+static enum tfd_status job_settle(struct tfd_pending *pd, struct tfd_host *h, struct tfd_err *err)
+{
+	struct dev_job *j = (struct dev_job *)pd;
+	enum tfd_status st;
+
+	pthread_join(j->th, NULL);
+	st = sweep_end(j->r, j->sw, h, err);
+	if (j->release) {
+		struct tfd_err rerr;
+
+		/* a file that shrank is the error, whatever was read of its zeros */
+		if (j->release(j->release_arg, &rerr) != TFD_OK) {
+			st = rerr.status;
+			*err = rerr;
+		}
+	}
+	tfd_dev_reader_free(j->r);
+	free(j);
+	return st;
+}
+
+/* Fewer bytes of device lines than this are swept on the spot. */
+#define DEFER_MIN_BYTES ((size_t)1 << 20)
+
+enum tfd_status tfd_dev_reader_defer(struct tfd_dev_reader **rp, struct tfd_capture *cap,
+				     struct tfd_host *h, struct tfd_err *err)
+{
+	struct tfd_dev_reader *r = *rp;
+	size_t bytes = 0;
+	struct dev_job *j;
+
+	for (size_t i = 0; i < r->lines.n; i++)
+		bytes += (size_t)(r->lines.v[i]->end - r->lines.v[i]->start);
+	if (bytes < DEFER_MIN_BYTES || tfd_cpu_count() < 2)
+		return tfd_dev_reader_finish(r, cap, h, err);
+	j = xcalloc(1, sizeof(*j));
+	j->sw = sweep_begin(r, cap, h);
+	if (!j->sw) {
+		free(j);
+		return TFD_OK;
+	}
+	j->r = r;
+	j->pd.settle = job_settle;
+	if (pthread_create(&j->th, NULL, job_run, j) != 0) {
+		/* no thread to be had: on the spot */
+		enum tfd_status st;
+
+		sweep_lines(r, j->sw);
+		st = sweep_end(r, j->sw, h, err);
+		free(j);
+		return st;
+	}
+	*rp = NULL; /* the job's now */
+	h->pending = &j->pd;
+	return TFD_OK;
+}
+
+void tfd_dev_job_own(struct tfd_pending *pd, enum tfd_status (*release)(void *, struct tfd_err *),
+		     void *arg)
+{
+	struct dev_job *j = (struct dev_job *)pd;
+
+	j->release = release;
+	j->release_arg = arg;
 }

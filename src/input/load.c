@@ -30,6 +30,10 @@
 
 /* ---- reading files ----------------------------------------------------- */
 
+#define SHRANK                                                                                     \
+	"the file shrank while it was read (another process truncated or rewrote it); read it "    \
+	"again once it is complete"
+
 struct blob {
 	const uint8_t *data;
 	size_t len;
@@ -477,9 +481,28 @@ static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, s
 		return st;
 	memset(&z, 0, sizeof(z));
 	st = inflate_gz(data, len, mapped, inflate_limit(opts, len), &z, err);
-	if (!st)
-		st = load_bytes(cap, z.data, z.len, 1, false, path, opts, err);
+	if (!st) {
+		/* the inflated bytes go below: nothing may read them later */
+		struct tfd_load_opts now = opts ? *opts : (struct tfd_load_opts){0};
+
+		now.defer_device = false;
+		st = load_bytes(cap, z.data, z.len, 1, false, path, &now, err);
+	}
 	blob_release(&z);
+	return st;
+}
+
+/* A file's bytes a host's pending device sweep still reads: released
+ * once it is done, the file's shrinking meanwhile its error. */
+static enum tfd_status release_kept(void *arg, struct tfd_err *err)
+{
+	struct blob *b = arg;
+	enum tfd_status st = TFD_OK;
+
+	if (b->map && tfd_mapguard_shrank(b->guard))
+		st = tfd_fail(err, TFD_E_IO, SHRANK);
+	blob_release(b);
+	free(b);
 	return st;
 }
 
@@ -496,12 +519,18 @@ enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
 		if (b.map && tfd_mapguard_shrank(b.guard)) {
 			if (!st)
 				tfd_capture_drop_last_host(cap);
-			st =
-			    tfd_fail(err, TFD_E_IO,
-				     "the file shrank while it was read (another process truncated "
-				     "or rewrote it); read it again once it is complete");
+			st = tfd_fail(err, TFD_E_IO, SHRANK);
 		}
-		blob_release(&b);
+		if (!st && cap->nhosts && cap->hosts[cap->nhosts - 1].pending) {
+			/* its device planes are still being read: the bytes go
+			 * with the sweep */
+			struct blob *kept = xmalloc(sizeof(*kept));
+
+			*kept = b;
+			tfd_dev_job_own(cap->hosts[cap->nhosts - 1].pending, release_kept, kept);
+		} else {
+			blob_release(&b);
+		}
 	}
 	if (st)
 		tfd_err_prefix(err, "%s", path);
@@ -516,10 +545,15 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 	enum tfd_status st;
 
 	*out = NULL;
-	if (len == 0)
+	if (len == 0) {
 		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
-	else
-		st = load_data(cap, data, len, false, name, opts, err);
+	} else {
+		/* the caller's bytes: read now, not after this returns */
+		struct tfd_load_opts now = opts ? *opts : (struct tfd_load_opts){0};
+
+		now.defer_device = false;
+		st = load_data(cap, data, len, false, name, &now, err);
+	}
 	if (!st)
 		st = tfd_capture_finish(cap, err);
 	if (st) {

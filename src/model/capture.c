@@ -947,10 +947,25 @@ void tfd_cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h)
 	}
 }
 
+enum tfd_status tfd_host_settle(struct tfd_host *h, struct tfd_err *err)
+{
+	struct tfd_pending *pd = h->pending;
+
+	if (!pd)
+		return TFD_OK;
+	h->pending = NULL;
+	return pd->settle(pd, h, err);
+}
+
 /* Undo tfd_capture_add_host() for a file that failed to load. */
 void tfd_capture_drop_last_host(struct tfd_capture *cap)
 {
 	struct tfd_host *h = &cap->hosts[cap->nhosts - 1];
+	struct tfd_err ignored;
+
+	/* what still runs on it is waited for (its error is not the host's
+	 * to report: the host goes) */
+	tfd_host_settle(h, &ignored);
 
 	for (size_t t = 0; t < h->nthreads; t++)
 		free(h->threads[t].evbuf);

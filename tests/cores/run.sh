@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One core or all of them, the same answer: the passes that run on several
 # threads once a host is large (the shedding of its threads' events, the
-# links of its calls, the per-stage sums of a pipeline) give byte for byte
-# what one thread gives. Captures large enough to take the threaded paths
-# are synthesized here: an XSpace with Produce/Consume events (links by
-# element), a dense synchronous chain, and a Chrome trace (links by time
-# overlap). Ends with "cores: N passed, N failed".
+# links of its calls, the per-stage sums of a pipeline, the device planes'
+# sweep beside the host's analysis) give byte for byte what one thread
+# gives. Captures large enough to take the threaded paths are synthesized
+# here: an XSpace with Produce/Consume events (links by element), a dense
+# synchronous chain, a Chrome trace (links by time overlap) and a GPU
+# capture whose device lines pass a megabyte. A malformed device event and
+# a file shrinking under the sweep are the same one-line errors either
+# way. Ends with "cores: N passed, N failed".
 set -u
 SUITE=cores
 # shellcheck source=tests/lib.sh
@@ -23,7 +26,8 @@ cat >"$T/chrome.json" <<'SPEC'
             {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch", "buffer": 2}]}
 SPEC
 $TFD synth -q -o "$T/chrome" "$T/chrome.json"
-for c in tfdata dense chrome; do
+$TFD synth -q -o "$T/gpu" tests/bench/device-heavy.json
+for c in tfdata dense chrome gpu; do
 	f=$(ls "$T/$c"/plugins/profile/*/*.xplane.pb "$T/$c"/plugins/profile/*/*.trace.json 2>/dev/null | head -1)
 	for fmt in json text; do
 		taskset -c 0 "$TFD" analyze -f "$fmt" -o "$T/one" "$f" 2>"$T/e1"
@@ -43,5 +47,48 @@ for c in tfdata dense chrome; do
 	run dump "$T/$c"
 	n=$(sed -n 's/^ *iterator events: \([0-9]*\).*/\1/p' <<<"$out" | head -1)
 	if [ "${n:-0}" -ge 32768 ]; then ok; else bad "$c has ${n:-no} iterator events, fewer than the threaded passes need"; fi
+done
+# the GPU capture's run directory (each file analyzed as it is loaded) and
+# its report
+for args in "-f json $T/gpu" "-f text $T/gpu/plugins/profile"; do
+	# shellcheck disable=SC2086
+	taskset -c 0 "$TFD" analyze -o "$T/one" $args 2>"$T/e1"
+	rc1=$?
+	# shellcheck disable=SC2086
+	"$TFD" analyze -o "$T/all" $args 2>"$T/e2"
+	rc2=$?
+	if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && cmp -s "$T/one" "$T/all"; then ok; else bad "analyze $args: one core ($rc1) and all ($rc2) differ"; fi
+done
+# a malformed device event: found by the sweep on the other core, it is the
+# same error as on one core, for a file and for its run directory
+mkdir -p "$T/bad/plugins/profile/run1"
+cp "$(ls "$T"/gpu/plugins/profile/*/*.xplane.pb)" "$T/bad/plugins/profile/run1/worker-0.xplane.pb"
+python3 tests/lib/corrupt_device_event.py "$T/bad/plugins/profile/run1/worker-0.xplane.pb"
+for p in "$T/bad/plugins/profile/run1/worker-0.xplane.pb" "$T/bad"; do
+	taskset -c 0 "$TFD" analyze -q -o - "$p" >"$T/o1" 2>"$T/e1"
+	rc1=$?
+	"$TFD" analyze -q -o - "$p" >"$T/o2" 2>"$T/e2"
+	rc2=$?
+	if [ "$rc1" -eq 1 ] && [ "$rc2" -eq 1 ] && [ ! -s "$T/o2" ] && [ "$(wc -l <"$T/e2")" -eq 1 ] &&
+		grep -q "worker-0.xplane.pb: corrupt XSpace protobuf: an event of line 0 of plane '/device:GPU:0' is malformed" "$T/e2" &&
+		cmp -s "$T/e1" "$T/e2"; then
+		ok
+	else
+		bad "malformed device event in $p: $rc1/$rc2 $(cat "$T/e1" "$T/e2")"
+	fi
+done
+# a GPU capture that shrinks while its device planes are swept beside the
+# analysis: one line naming the file, or a full read, never a signal
+big=$(ls "$T"/gpu/plugins/profile/*/*.xplane.pb)
+for d in 0.01 0.03 0.06; do
+	cp "$big" "$T/shrink.xplane.pb"
+	"$TFD" analyze -q -o "$T/shrink.txt" "$T/shrink.xplane.pb" 2>"$T/shrink.err" &
+	pid=$!
+	sleep $d
+	truncate -s 100000 "$T/shrink.xplane.pb"
+	wait $pid
+	rc=$?
+	if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/shrink.err")" -eq 1 ] &&
+		grep -q "shrink.xplane.pb: " "$T/shrink.err"; }; then ok; else bad "a GPU capture shrinking mid-read: exit $rc $(head -2 "$T/shrink.err")"; fi
 done
 finish
