@@ -303,7 +303,7 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 		total += sc->lines.v[i].len;
 	if (nthreads < 2 || total < 2 * min_bytes)
 		return 0;
-	want = total / (4 * nthreads);
+	want = total / (16 * nthreads);
 	if (want < min_bytes)
 		want = min_bytes;
 	/* a tf.data thread's events are kept: a byte of it costs more */
@@ -634,6 +634,16 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 	size_t nblocks = plan_blocks(sc, &pcs, &blocks);
 	bool redo = false;
 	enum tfd_status st = TFD_OK;
+
+	if (nblocks && sc->mapped && sc->lines.n) {
+		/* the cuts were guessed by reading a little at each: the
+		 * kernel mapped the file around them (a large folio can be
+		 * megabytes), pages that stayed until a block passed by */
+		const uint8_t *from = sc->lines.v[0].p;
+		const struct span *last = &sc->lines.v[sc->lines.n - 1];
+
+		tfd_pages_release(&from, last->p + last->len, 0);
+	}
 
 	if (nblocks)
 		st = read_lines_parallel(sc, pcs.v, pcs.n, blocks, nblocks, &redo, err);
