@@ -10,7 +10,7 @@ B=$(dirname "$TFD")
 W=${BENCH_DIR:-build/bench}
 # "spec:size_MB" pairs
 CASES=${BENCH_CASES-host-heavy:100 host-heavy:300 host-heavy:1000 tfdata-heavy:100 tfdata-heavy:300 tfdata-heavy:1000 iter-dense:100 iter-dense:300 device-heavy:300}
-declare -A an_secs rate1 rate_all rss_pct
+declare -A an_secs all_secs vs_unpack rate1 rate_all rss_pct
 # target lines: "what|value|unit|op|limit", printed last as met or not
 targets=()
 mkdir -p "$W"
@@ -61,6 +61,8 @@ for c in $CASES; do
 	read -r t_all _ rc_all < <(best "$B/runstat" "$TFD" analyze -q -f json -o - "$f")
 	[ "$rc_all" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
 	an_secs[$spec:$mb]=$t_an
+	all_secs[$spec:$mb]=$t_all
+	[ "$rc_pb" = 0 ] && vs_unpack[$spec:$mb]=$(awk -v p="$t_pb" -v a="$t_an" 'BEGIN { printf "%.2f", p / a }')
 	# for the targets below: MB/s on one core and on all, RSS over idle / file
 	rate1[$spec:$mb]=$(awk -v s="$size" -v t="$t_an" 'BEGIN { printf "%.0f", s / 1e6 / t }')
 	rate_all[$spec:$mb]=$(awk -v s="$size" -v t="$t_all" 'BEGIN { printf "%.0f", s / 1e6 / t }')
@@ -95,6 +97,22 @@ for spec in host-heavy tfdata-heavy device-heavy; do
 			targets+=("$spec $mb MB, peak RSS over idle / file|${rss_pct[$spec:$mb]}|%|<=|10")
 	done
 done
+# issue 47: both cores against one in the same run (ratios: absolute rates
+# swing with the machine of the day), and iterator-dense captures (every
+# host event an iterator call) in memory and against the protobuf-c unpack
+if [ "$(nproc)" -ge 2 ]; then
+	for t in host-heavy:1.6 tfdata-heavy:1.5; do
+		spec=${t%%:*}
+		[ -n "${all_secs[$spec:1000]:-}" ] &&
+			targets+=("$spec 1 GB, all cores ($(nproc)) / one core|$(awk -v a="${an_secs[$spec:1000]}" -v b="${all_secs[$spec:1000]}" 'BEGIN { printf "%.2f", a / b }')|x|>=|${t##*:}")
+	done
+fi
+for mb in 100 300; do
+	[ -n "${rss_pct[iter-dense:$mb]:-}" ] &&
+		targets+=("iter-dense $mb MB, peak RSS over idle / file|${rss_pct[iter-dense:$mb]}|%|<=|15")
+	[ -n "${vs_unpack[iter-dense:$mb]:-}" ] &&
+		targets+=("iter-dense $mb MB, protobuf-c unpack time / analyze|${vs_unpack[iter-dense:$mb]}|x|>=|5")
+done
 # GPU planes most of the file: every device event is swept (issue 37)
 [ -n "${rate1[device-heavy:300]:-}" ] &&
 	targets+=("device-heavy 300 MB, one core|${rate1[device-heavy:300]}|MB/s|>=|200")
@@ -122,6 +140,12 @@ if [ "${BENCH_CHROME:-1}" = 1 ]; then
 		read -r t rss rc < <(best one "$TFD" analyze -q -f json -o - "$f")
 		[ "$rc" = 0 ] || { echo "bench: analyze failed on $f" >&2; exit 1; }
 		secs[$steps]=$t
+		if [ "$steps" = 60000 ] && command -v python3 >/dev/null; then
+			# what a user's own script costs on the same trace: Python's
+			# json.load of it, nothing done with the result (issue 47)
+			read -r t_py _ _ < <(best one python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f")
+			targets+=("chrome 60000 steps, json.load / analyze time|$(awk -v p="$t_py" -v t="$t" 'BEGIN { printf "%.2f", p / t }')|x|>=|6")
+		fi
 		targets+=("chrome $label, rate|$(awk -v s="$size" -v t="$t" 'BEGIN { printf "%.0f", s / 1e6 / t }')|MB/s|>=|100"
 			"chrome $label, RSS over idle / uncompressed|$(awk -v s="$size" -v r="$rss" -v i="$idle" 'BEGIN { printf "%.1f", 100 * (r - i) * 1024 / s }')|%|<=|25")
 		awk -v l="$label" -v s="$size" -v t="$t" -v r="$rss" -v i="$idle" 'BEGIN {
