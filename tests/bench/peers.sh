@@ -32,7 +32,7 @@ for c in $CASES; do
 		rm -rf "$d" "$W/probe"
 		probe=$($TFD synth -o "$W/probe" "tests/bench/$spec.json" | sed 's/.* \([0-9]*\) bytes.*/\1/')
 		$TFD synth --scale "$(awk -v mb="$mb" -v p="$probe" 'BEGIN { printf "%.4f", mb * 1e6 / p }')" \
-			-o "$d" "tests/bench/$spec.json" >/dev/null
+			-o "$d" "tests/bench/$spec.json" >"$d.synth"
 		touch "$d/done"
 	fi
 	files+=("$(ls "$d"/plugins/profile/*/*.xplane.pb)")
