@@ -9,7 +9,9 @@
  * failing that, as blocks of events whose time ranges do not overlap (a
  * line written latest first), each decoded and sorted when the sweep gets
  * to it; failing that, decoded whole and sorted. Each time the sweep is
- * made again. */
+ * made again. For a capture to be analyzed lean, large lines are swept on
+ * a thread of their own while the analysis goes on (tfd_dev_reader_defer;
+ * the host's pending work, settled by the analysis). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,7 +20,6 @@
 #include "input_impl.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
-#include "tfd/pool.h"
 #include "xspace_impl.h"
 
 struct dplane {
@@ -759,7 +760,8 @@ static enum tfd_status job_settle(struct tfd_pending *pd, struct tfd_host *h, st
 #define DEFER_MIN_BYTES ((size_t)1 << 20)
 
 enum tfd_status tfd_dev_reader_defer(struct tfd_dev_reader **rp, struct tfd_capture *cap,
-				     struct tfd_host *h, struct tfd_err *err)
+				     struct tfd_host *h, const struct tfd_load_opts *opts,
+				     struct tfd_err *err)
 {
 	struct tfd_dev_reader *r = *rp;
 	size_t bytes = 0;
@@ -767,7 +769,7 @@ enum tfd_status tfd_dev_reader_defer(struct tfd_dev_reader **rp, struct tfd_capt
 
 	for (size_t i = 0; i < r->lines.n; i++)
 		bytes += (size_t)(r->lines.v[i]->end - r->lines.v[i]->start);
-	if (bytes < DEFER_MIN_BYTES || tfd_cpu_count() < 2)
+	if (bytes < DEFER_MIN_BYTES || tfd_load_cores(opts) < 2)
 		return tfd_dev_reader_finish(r, cap, h, err);
 	j = xcalloc(1, sizeof(*j));
 	j->sw = sweep_begin(r, cap, h);

@@ -44,13 +44,14 @@ enum tfd_status tfd_dev_reader_plane(struct tfd_dev_reader *r, const uint8_t *p,
 enum tfd_status tfd_dev_reader_finish(struct tfd_dev_reader *r, struct tfd_capture *cap,
 				      struct tfd_host *h, struct tfd_err *err);
 /* The same, the sweep itself left running on another thread when the
- * lines are large and a second core may be used: then *rp is NULL (the
- * reader is the job's), h->pending is set, and what the lines point into
- * must stay readable until it is settled: hand its owner to the job with
- * tfd_dev_job_own() (its release runs once the sweep is done; an error it
- * returns, a file that shrank, is the host's). */
+ * lines are large and a second core may be used (tfd_load_cores(opts)):
+ * then *rp is NULL (the reader is the job's), h->pending is set, and what
+ * the lines point into must stay readable until it is settled: hand its
+ * owner to the job with tfd_dev_job_own() (its release runs once the sweep
+ * is done; an error it returns, a file that shrank, is the host's). */
 enum tfd_status tfd_dev_reader_defer(struct tfd_dev_reader **rp, struct tfd_capture *cap,
-				     struct tfd_host *h, struct tfd_err *err);
+				     struct tfd_host *h, const struct tfd_load_opts *opts,
+				     struct tfd_err *err);
 void tfd_dev_job_own(struct tfd_pending *pd, enum tfd_status (*release)(void *, struct tfd_err *),
 		     void *arg);
 /* Whether a plane or Chrome process name is a device whose events the

@@ -823,7 +823,7 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 	/* a raw capture's steps are its markers: before the device sweep */
 	tfd_host_steps_from_markers(cap, &cap->hosts[host_idx]);
 	if (opts && opts->defer_device)
-		st = tfd_dev_reader_defer(&dev, cap, &cap->hosts[host_idx], err);
+		st = tfd_dev_reader_defer(&dev, cap, &cap->hosts[host_idx], opts, err);
 	else
 		st = tfd_dev_reader_finish(dev, cap, &cap->hosts[host_idx], err);
 out:
