@@ -32,6 +32,30 @@ with_write_delay() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		TFD_TEST_WRITE_DELAY_MS=$ms "$@"
 }
+# shrink_while_read SRC SIZE ERR_RE DELAY...: for each DELAY, SRC copied to
+# $T/shrink.xplane.pb and analyzed while it is truncated to SIZE bytes DELAY
+# seconds in (a writer still copying it, a log rotated); each run must end
+# 0 (read before) or 1 with one error line matching ERR_RE, never a signal
+shrink_while_read() {
+	local src=$1 size=$2 re=$3 d pid rc
+	shift 3
+	for d in "$@"; do
+		cp "$src" "$T/shrink.xplane.pb"
+		$TFD analyze -q -o "$T/shrink.txt" "$T/shrink.xplane.pb" 2>"$T/shrink.err" &
+		pid=$!
+		sleep "$d"
+		truncate -s "$size" "$T/shrink.xplane.pb"
+		wait $pid
+		rc=$?
+		if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/shrink.err")" -eq 1 ] &&
+			grep -q "$re" "$T/shrink.err"; }; then
+			ok
+		else
+			bad "$(basename "$src") shrinking ${d} s into the read: exit $rc $(head -2 "$T/shrink.err")"
+		fi
+	done
+	rm -f "$T/shrink.xplane.pb"
+}
 finish() {
 	echo "$SUITE: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

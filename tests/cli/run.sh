@@ -1145,20 +1145,8 @@ cat >"$T/big.json" <<'JSON'
 JSON
 $TFD synth -q -o "$T/big" "$T/big.json"
 BIG=$(ls "$T"/big/plugins/profile/*/*.xplane.pb)
-shrank=0
-for d in 0.05 0.15 0.3; do
-	cp "$BIG" "$T/shrink.xplane.pb"
-	$TFD analyze -q -o "$T/shrink.txt" "$T/shrink.xplane.pb" 2>"$T/shrink.err" &
-	pid=$!
-	sleep $d
-	truncate -s 1000000 "$T/shrink.xplane.pb"
-	wait $pid
-	rc=$?
-	if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/shrink.err")" -eq 1 ] &&
-		grep -q "shrink.xplane.pb: .*the file shrank while it was read" "$T/shrink.err"; }; then ok; else bad "a file shrinking mid-read: exit $rc $(head -2 "$T/shrink.err")"; fi
-	[ "$rc" -eq 1 ] && shrank=$((shrank + 1))
-done
-rm -f "$T/big.json" "$T/shrink.xplane.pb" "$BIG"
+shrink_while_read "$BIG" 1000000 "shrink.xplane.pb: .*the file shrank while it was read" 0.05 0.15 0.3
+rm -f "$T/big.json" "$BIG"
 
 # a UTF-8 byte-order mark before a Chrome trace is read as JSON (it was a
 # "corrupt XSpace protobuf"); a file of white space says so

@@ -79,16 +79,5 @@ for p in "$T/bad/plugins/profile/run1/worker-0.xplane.pb" "$T/bad"; do
 done
 # a GPU capture that shrinks while its device planes are swept beside the
 # analysis: one line naming the file, or a full read, never a signal
-big=$(ls "$T"/gpu/plugins/profile/*/*.xplane.pb)
-for d in 0.01 0.03 0.06; do
-	cp "$big" "$T/shrink.xplane.pb"
-	"$TFD" analyze -q -o "$T/shrink.txt" "$T/shrink.xplane.pb" 2>"$T/shrink.err" &
-	pid=$!
-	sleep $d
-	truncate -s 100000 "$T/shrink.xplane.pb"
-	wait $pid
-	rc=$?
-	if [ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/shrink.err")" -eq 1 ] &&
-		grep -q "shrink.xplane.pb: " "$T/shrink.err"; }; then ok; else bad "a GPU capture shrinking mid-read: exit $rc $(head -2 "$T/shrink.err")"; fi
-done
+shrink_while_read "$(ls "$T"/gpu/plugins/profile/*/*.xplane.pb)" 100000 "shrink.xplane.pb: " 0.01 0.03 0.06
 finish
