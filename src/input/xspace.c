@@ -95,8 +95,6 @@ static void pb_free(void *data, void *p)
  * capture's strings), and the blocks are then moved into the host in order:
  * the host gets what reading the lines one by one gives. */
 
-typedef VEC(struct piece) piece_vec;
-
 struct block {
 	size_t first, last; /* pieces [first, last) */
 	size_t cost;	    /* its bytes, a tf.data thread's weighing more */
@@ -201,99 +199,11 @@ static bool block_item(void *ctx, size_t worker, size_t i)
 	return !bp->b[i].st;
 }
 
-/* Does an XEvent's field look like one: metadata_id, offset_ps,
- * duration_ps, num_occurrences (varints) or a stat (a message)? Counts
- * offset_ps, which an XStat cannot hold as a varint (its field 2 is a
- * double): the stats of an event are not taken for events. */
-static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
-{
-	int *offsets = ctx;
-
-	(void)v;
-	(void)s;
-	if (wt == 0 && (field == 1 || field == 2 || field == 3 || field == 5)) {
-		*offsets += field == 2;
-		return 0;
-	}
-	return !(wt == 2 && field == 4);
-}
-
-/* Is p (before end) the start of `need` events in a row, or of fewer that
- * end the line? An event is field 4 of a line: tag 0x22, a length, and a
- * message of event fields with an offset. */
-static bool events_at(const uint8_t *p, const uint8_t *end, int need)
-{
-	for (int i = 0; i < need && p < end; i++) {
-		uint64_t x;
-		size_t n;
-		int offsets = 0;
-
-		if (*p != 0x22)
-			return false;
-		n = tfd_pb_varint(p + 1, end, &x);
-		if (!n || x > (uint64_t)(end - p - 1 - n) ||
-		    tfd_pb_walk(p + 1 + n, (size_t)x, event_field, &offsets) != SIZE_MAX ||
-		    offsets != 1)
-			return false;
-		p += 1 + n + x;
-	}
-	return true;
-}
-
-/* A likely event boundary at or after `from` (before end), or NULL: a
- * guess, confirmed when the part before it ends there. Looks at most 64 KiB
- * ahead. */
-static const uint8_t *find_cut(const uint8_t *from, const uint8_t *end)
-{
-	const uint8_t *lim = end - from > (65536 + 1) ? from + 65536 : end - 1;
-
-	for (const uint8_t *p = from; p < lim; p++) {
-		p = memchr(p, 0x22, (size_t)(lim - p));
-		if (!p)
-			return NULL;
-		if (events_at(p, end, 8))
-			return p;
-	}
-	return NULL;
-}
-
-/* The header of a line (id, name, timestamp) when it comes before the
- * events, and where the events start; false otherwise. */
-static bool line_head(struct span ln, struct piece *pc)
-{
-	const uint8_t *p = ln.p, *end = ln.p + ln.len;
-	struct pb_field f;
-
-	while (p < end) {
-		if (!tfd_pb_next(&p, end, &f) || (f.wt != 0 && f.wt != 2))
-			return false;
-		if (f.field == 4) /* the events: the header came first */
-			return f.wt == 2;
-		if (f.wt == 0 && f.field == 1)
-			pc->id = (int64_t)f.v;
-		else if (f.wt == 0 && f.field == 3)
-			pc->ts_ns = (int64_t)f.v;
-		else if (f.wt == 2 && f.field == 2)
-			pc->name = f.s;
-	}
-	return false;
-}
-
-/* The threads a host plane is read on: the load's, at most PLANE_THREADS. */
-#define PLANE_THREADS 8
-
-static size_t plane_threads(const struct tfd_load_opts *o)
-{
-	size_t n = tfd_load_cores(o);
-
-	return n < PLANE_THREADS ? n : PLANE_THREADS;
-}
-
 /* The pieces and blocks of sc's lines, or 0 when one thread reads them. */
 static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **out)
 {
 	const struct tfd_load_opts *o = sc->opts;
-	size_t nthreads = plane_threads(o);
+	size_t nthreads = tfd_xs_plane_threads(o);
 	size_t min_bytes = o && o->block_bytes ? o->block_bytes : (size_t)4 << 20;
 	size_t total = 0, want, acc = 0, n = 0;
 	struct block *b;
@@ -318,14 +228,14 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 
 		memset(&head, 0, sizeof(head));
 
-		if (ln.len >= 2 * want && line_head(ln, &head)) {
+		if (ln.len >= 2 * want && tfd_xs_line_head(ln, &head)) {
 			/* parts of about `want` bytes from guessed event boundaries */
 			const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
 
 			head.whole = false;
 			head.line = i;
 			while (end - at >= (ptrdiff_t)(2 * want) &&
-			       (cut = find_cut(at + want, end))) {
+			       (cut = tfd_xs_find_cut(at + want, end))) {
 				head.p = at;
 				head.end = cut;
 				vec_push(pcs, head);
@@ -371,7 +281,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 {
 	struct tfd_host *h;
 	struct block_pool bp;
-	size_t nthreads = plane_threads(sc->opts), limit = tfd_max_events(sc->opts);
+	size_t nthreads = tfd_xs_plane_threads(sc->opts), limit = tfd_max_events(sc->opts);
 	enum tfd_status st = TFD_OK;
 
 	memset(&bp, 0, sizeof(bp));
@@ -470,136 +380,12 @@ static int32_t *dense_index(const struct imap *m, size_t *n)
 	return ix;
 }
 
-/* ---- the pre-pass on several threads ---------------------------------------
- *
- * The tf.data threads' lines are searched for function step ids whole, one
- * line at a time on each thread (longest first), each thread into a set
- * of its own; the sets are then merged. The pre-pass reads only: the host
- * is not touched (threads are made by the lines' main read), so the order
- * the lines are read in changes nothing but the time. */
-struct line_len {
-	size_t len, line;
-};
-
-struct prepass_pool {
-	const struct scan *proto;
-	const size_t *lines;	/* item k: the k-th tf.data line, in line order */
-	struct fn_steps *steps; /* per worker, a set of its own */
-	struct tfd_err *errs;	/* per item */
-	enum tfd_status *sts;	/* per item */
-};
-
-static bool prepass_item(void *ctx, size_t worker, size_t k)
-{
-	struct prepass_pool *pp = ctx;
-	struct scan sc = *pp->proto;
-	size_t li = pp->lines[k];
-	enum tfd_status st;
-
-	sc.prepass = true;
-	sc.fn_steps = pp->steps[worker];
-	sc.pre_released = sc.lines.v[li].p;
-	memset(&pp->errs[k], 0, sizeof(pp->errs[k]));
-	st = tfd_xs_scan_line(&sc, sc.lines.v[li], NULL, NULL, &pp->errs[k]);
-	pp->steps[worker] = sc.fn_steps;
-	if (st) {
-		tfd_err_prefix(&pp->errs[k], "line %zu", li);
-		pp->sts[k] = st;
-		return false; /* the lines before it are still read */
-	}
-	if (sc.mapped)
-		tfd_pages_release(&sc.pre_released, sc.lines.v[li].p + sc.lines.v[li].len, 0);
-	return true;
-}
-
-/* Longest first; equal lengths in line order. */
-static int by_len_desc(const void *a, const void *b)
-{
-	const struct line_len *x = a, *y = b;
-
-	if (x->len != y->len)
-		return x->len < y->len ? 1 : -1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-static enum tfd_status prepass(struct scan *sc, struct tfd_err *err)
-{
-	struct prepass_pool pp;
-	size_t n = 0, nthreads = plane_threads(sc->opts), failed;
-	struct line_len *bylen = xmalloc((sc->lines.n + 1) * sizeof(*bylen));
-	size_t *lines = xmalloc((sc->lines.n + 1) * sizeof(*lines));
-	size_t *order = xmalloc((sc->lines.n + 1) * sizeof(*order));
-	enum tfd_status st = TFD_OK;
-
-	/* item k is the k-th tf.data line (the others are skipped by length:
-	 * untouched); items are handed out longest first */
-	for (size_t i = 0; i < sc->lines.n; i++)
-		if (tfd_xs_tfdata_line(sc->lines.v[i])) {
-			lines[n] = i;
-			bylen[n] = (struct line_len){sc->lines.v[i].len, n};
-			n++;
-		}
-	qsort(bylen, n, sizeof(*bylen), by_len_desc);
-	for (size_t k = 0; k < n; k++)
-		order[k] = bylen[k].line;
-	if (nthreads > n)
-		nthreads = n ? n : 1;
-	memset(&pp, 0, sizeof(pp));
-	pp.proto = sc;
-	pp.lines = lines;
-	pp.steps = xcalloc(nthreads, sizeof(*pp.steps));
-	pp.steps[0] = sc->fn_steps; /* the others start empty */
-	pp.errs = xcalloc(n + 1, sizeof(*pp.errs));
-	pp.sts = xcalloc(n + 1, sizeof(*pp.sts));
-	/* after a failed line the later ones are not needed */
-	failed = tfd_pool_run(n, nthreads, order, true, prepass_item, &pp);
-	/* the largest set takes in the others (the lines holding the
-	 * functions are often one: then nothing is copied) */
-	{
-		size_t big = 0;
-
-		for (size_t t = 0; t < nthreads; t++) {
-			fn_steps_flush(&pp.steps[t]);
-			if (pp.steps[t].n > pp.steps[big].n)
-				big = t;
-		}
-		sc->fn_steps = pp.steps[big];
-		pp.steps[big] = (struct fn_steps){0};
-	}
-	for (size_t t = 0; t < nthreads; t++) {
-		const struct fn_steps *f = &pp.steps[t];
-
-		/* sized first (f's slots, read in order, give its ids in the
-		 * order of their home slots in any table: no pile-up) */
-		fn_steps_reserve(&sc->fn_steps, sc->fn_steps.n + f->n);
-		for (size_t i = 0; i < f->cap; i++)
-			if (f->k[i])
-				fn_steps_add(&sc->fn_steps, f->k[i]);
-		if (f->has_zero)
-			fn_steps_add(&sc->fn_steps, 0);
-		fn_steps_free(&pp.steps[t]);
-	}
-	sc->fn_steps.has_last = false;
-	fn_steps_fit(&sc->fn_steps);
-	if (failed < n) {
-		st = pp.sts[failed];
-		*err = pp.errs[failed];
-	}
-	free(pp.steps);
-	free(pp.errs);
-	free(pp.sts);
-	free(bylen);
-	free(lines);
-	free(order);
-	return st;
-}
-
 /* A plane with dataset functions: their step ids first (the pre-pass),
  * and, unless every event is kept, the table their executor chunks are
  * summed in as they are read (the set's keys, a value per slot). */
 static enum tfd_status functions_first(struct scan *sc, struct tfd_err *err)
 {
-	enum tfd_status st = prepass(sc, err);
+	enum tfd_status st = tfd_xs_prepass(sc, err);
 
 	if (st || (sc->opts && sc->opts->keep_other))
 		return st;

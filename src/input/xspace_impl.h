@@ -1,6 +1,7 @@
 /* xspace_impl.h - what the XSpace reader's files share (src/input only):
  * the protobuf wire walker (wire.c), the host plane scanned in place
- * (xspace_scan.c) and the plane's planning and reading (xspace.c). */
+ * (xspace_scan.c), long lines cut into parts and the functions' pre-pass
+ * (xspace_cuts.c), and the plane's planning and reading (xspace.c). */
 #ifndef TFD_XSPACE_IMPL_H
 #define TFD_XSPACE_IMPL_H
 
@@ -142,5 +143,23 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 /* Does the line belong to a tf.data thread (its name says so, or it has
  * none before its events)? The pre-pass reads only those. */
 bool tfd_xs_tfdata_line(struct span line);
+
+/* ---- long lines in parts (xspace_cuts.c) ---------------------------------- */
+
+typedef VEC(struct piece) piece_vec;
+
+/* The threads a host plane is read on: the load's cores, at most 8. */
+size_t tfd_xs_plane_threads(const struct tfd_load_opts *o);
+/* A likely event boundary at or after `from` (before end), or NULL: a
+ * guess, confirmed when the part before it ends there (struct piece_out).
+ * Looks at most 64 KiB ahead. */
+const uint8_t *tfd_xs_find_cut(const uint8_t *from, const uint8_t *end);
+/* The header of a line (id, name, timestamp) into pc when it comes before
+ * the events; false otherwise (the line is read whole). */
+bool tfd_xs_line_head(struct span ln, struct piece *pc);
+/* The functions' pre-pass: the step ids of the dataset-function events of
+ * the tf.data lines into sc->fn_steps (fitted, the same table on any
+ * number of threads); the lines are read in parts on several threads. */
+enum tfd_status tfd_xs_prepass(struct scan *sc, struct tfd_err *err);
 
 #endif

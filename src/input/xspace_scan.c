@@ -716,14 +716,18 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 	tfd_opscope_reset(&sc->ops);
 	if (part) {
 		/* a part of a line: the header came from the line's start */
-		/* names whole, however long (interned with their length) */
-		const char *name = tfd_arena_intern(&sc->cap->arena,
-						    part->name.p ? (const char *)part->name.p : "",
-						    part->name.p ? part->name.len : 0);
-
 		lh.id = part->id;
 		lh.ts_ns = part->ts_ns;
-		th = tfd_host_thread(sc->cap, h, lh.id, name);
+		/* (the pre-pass keeps no thread: its parts are read on several
+		 * threads into the host's one capture) */
+		if (!sc->prepass) {
+			/* names whole, however long (interned with their length) */
+			const char *name = tfd_arena_intern(
+			    &sc->cap->arena, part->name.p ? (const char *)part->name.p : "",
+			    part->name.p ? part->name.len : 0);
+
+			th = tfd_host_thread(sc->cap, h, lh.id, name);
+		}
 		have_thread = ts_seen = true;
 	}
 	/* One pass: the header fields (id, name, timestamp) come before the

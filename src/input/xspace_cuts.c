@@ -1,0 +1,343 @@
+/* xspace_cuts.c - a host plane's long lines cut into parts at guessed
+ * event boundaries, and the functions' pre-pass over the tf.data lines'
+ * parts on several threads (xspace.c reads the plane's blocks; both read
+ * a part with xspace_scan.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfd/pages.h"
+#include "tfd/pool.h"
+#include "xspace_impl.h"
+
+/* The threads a host plane is read on: the load's, at most PLANE_THREADS. */
+#define PLANE_THREADS 8
+
+/* Does an XEvent's field look like one: metadata_id, offset_ps,
+ * duration_ps, num_occurrences (varints) or a stat (a message)? Counts
+ * offset_ps, which an XStat cannot hold as a varint (its field 2 is a
+ * double): the stats of an event are not taken for events. */
+static int event_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	int *offsets = ctx;
+
+	(void)v;
+	(void)s;
+	if (wt == 0 && (field == 1 || field == 2 || field == 3 || field == 5)) {
+		*offsets += field == 2;
+		return 0;
+	}
+	return !(wt == 2 && field == 4);
+}
+
+/* Is p (before end) the start of `need` events in a row, or of fewer that
+ * end the line? An event is field 4 of a line: tag 0x22, a length, and a
+ * message of event fields with an offset. */
+static bool events_at(const uint8_t *p, const uint8_t *end, int need)
+{
+	for (int i = 0; i < need && p < end; i++) {
+		uint64_t x;
+		size_t n;
+		int offsets = 0;
+
+		if (*p != 0x22)
+			return false;
+		n = tfd_pb_varint(p + 1, end, &x);
+		if (!n || x > (uint64_t)(end - p - 1 - n) ||
+		    tfd_pb_walk(p + 1 + n, (size_t)x, event_field, &offsets) != SIZE_MAX ||
+		    offsets != 1)
+			return false;
+		p += 1 + n + x;
+	}
+	return true;
+}
+
+/* A likely event boundary at or after `from` (before end), or NULL: a
+ * guess, confirmed when the part before it ends there. Looks at most 64 KiB
+ * ahead. */
+const uint8_t *tfd_xs_find_cut(const uint8_t *from, const uint8_t *end)
+{
+	const uint8_t *lim = end - from > (65536 + 1) ? from + 65536 : end - 1;
+
+	for (const uint8_t *p = from; p < lim; p++) {
+		p = memchr(p, 0x22, (size_t)(lim - p));
+		if (!p)
+			return NULL;
+		if (events_at(p, end, 8))
+			return p;
+	}
+	return NULL;
+}
+
+/* The header of a line (id, name, timestamp) when it comes before the
+ * events, and where the events start; false otherwise. */
+bool tfd_xs_line_head(struct span ln, struct piece *pc)
+{
+	const uint8_t *p = ln.p, *end = ln.p + ln.len;
+	struct pb_field f;
+
+	while (p < end) {
+		if (!tfd_pb_next(&p, end, &f) || (f.wt != 0 && f.wt != 2))
+			return false;
+		if (f.field == 4) /* the events: the header came first */
+			return f.wt == 2;
+		if (f.wt == 0 && f.field == 1)
+			pc->id = (int64_t)f.v;
+		else if (f.wt == 0 && f.field == 3)
+			pc->ts_ns = (int64_t)f.v;
+		else if (f.wt == 2 && f.field == 2)
+			pc->name = f.s;
+	}
+	return false;
+}
+
+size_t tfd_xs_plane_threads(const struct tfd_load_opts *o)
+{
+	size_t n = tfd_load_cores(o);
+
+	return n < PLANE_THREADS ? n : PLANE_THREADS;
+}
+
+/* ---- the pre-pass on several threads ----------------------------------------
+ *
+ * The tf.data threads' lines are searched for function step ids in parts
+ * (a long line cut like the blocks' lines), a part at a time on each
+ * thread (longest first), each thread into a set of its own; the sets are
+ * then fitted into one table. The pre-pass reads only: the host is not
+ * touched (threads are made by the lines' main read), so the order the
+ * parts are read in changes nothing but the time. */
+struct line_len {
+	size_t len, line;
+};
+
+struct prepass_pool {
+	const struct scan *proto;
+	const struct piece *pcs; /* item k: the k-th piece of the tf.data lines */
+	struct piece_out *po;	 /* per item */
+	struct fn_steps *steps;	 /* per worker, a set of its own */
+	struct tfd_err *errs;	 /* per item */
+	enum tfd_status *sts;	 /* per item */
+};
+
+static bool prepass_item(void *ctx, size_t worker, size_t k)
+{
+	struct prepass_pool *pp = ctx;
+	struct scan sc = *pp->proto;
+	const struct piece *pc = &pp->pcs[k];
+	size_t li = pc->line;
+	enum tfd_status st;
+
+	sc.prepass = true;
+	sc.fn_steps = pp->steps[worker];
+	sc.pre_released = pc->p;
+	memset(&pp->errs[k], 0, sizeof(pp->errs[k]));
+	st = tfd_xs_scan_line(&sc, sc.lines.v[li], pc->whole ? NULL : pc, &pp->po[k], &pp->errs[k]);
+	pp->steps[worker] = sc.fn_steps;
+	if (st) {
+		tfd_err_prefix(&pp->errs[k], "line %zu", li);
+		pp->sts[k] = st;
+		return false; /* the lines before it are still read */
+	}
+	if (sc.mapped)
+		tfd_pages_release(&sc.pre_released, pc->end, 0);
+	return true;
+}
+
+/* Longest first; equal lengths in line order. */
+static int by_len_desc(const void *a, const void *b)
+{
+	const struct line_len *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* The pre-pass's pieces: each tf.data line whole, or (whole false, on
+ * several threads) cut into parts of about a sixteenth of a thread's
+ * share: one long line had left the other cores idle for most of a
+ * tf.data-heavy pre-pass. The others are skipped by length, untouched. */
+static void prepass_pieces(const struct scan *sc, size_t nthreads, bool whole, piece_vec *pcs)
+{
+	const struct tfd_load_opts *o = sc->opts;
+	size_t total = 0, want, min = o && o->block_bytes ? o->block_bytes : (size_t)1 << 20;
+
+	for (size_t i = 0; i < sc->lines.n; i++)
+		if (tfd_xs_tfdata_line(sc->lines.v[i]))
+			total += sc->lines.v[i].len;
+	want = total / (16 * (nthreads ? nthreads : 1));
+	if (want < min)
+		want = min;
+	for (size_t i = 0; i < sc->lines.n; i++) {
+		struct span ln = sc->lines.v[i];
+		struct piece head;
+		size_t before = pcs->n;
+
+		if (!tfd_xs_tfdata_line(ln))
+			continue;
+		memset(&head, 0, sizeof(head));
+		if (!whole && nthreads > 1 && ln.len >= 2 * want && tfd_xs_line_head(ln, &head)) {
+			const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
+
+			head.line = i;
+			while (end - at >= (ptrdiff_t)(2 * want) &&
+			       (cut = tfd_xs_find_cut(at + want, end))) {
+				head.p = at;
+				head.end = cut;
+				vec_push(pcs, head);
+				at = cut;
+			}
+			if (pcs->n > before) {
+				head.p = at;
+				head.end = end;
+				vec_push(pcs, head);
+			}
+		}
+		if (pcs->n == before)
+			vec_push(pcs,
+				 ((struct piece){i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}}));
+	}
+}
+
+/* Put id into a table of cap keys as fn_steps_put_ordered() does, unless
+ * it is there: false then. A Robin Hood table holds id, if at all, before
+ * the first key the walk would displace: one walk looks and puts. */
+static bool put_ordered_new(uint64_t *k, size_t cap, uint64_t id)
+{
+	size_t j = tfd_key_home(cap, id), d = 0;
+	bool carried = false; /* id is now a key the walk displaced */
+
+	while (k[j]) {
+		size_t home = tfd_key_home(cap, k[j]);
+		size_t dj = j >= home ? j - home : j + cap - home;
+
+		if (!carried && k[j] == id)
+			return false;
+		if (dj < d || (dj == d && k[j] > id)) {
+			uint64_t t = k[j];
+
+			k[j] = id;
+			id = t;
+			d = dj;
+			carried = true;
+		}
+		j = j + 1 == cap ? 0 : j + 1;
+		d++;
+	}
+	k[j] = id;
+	return true;
+}
+
+/* The workers' sets into out as one, fitted: fn_steps_fit()'s table of
+ * the union (its layout is the set's alone, so the codes are those of one
+ * thread's set). Each set is read once into the fitted table, its slots in
+ * order (its ids near their home order: the writes go along the table);
+ * merging them into the largest first, then fitting that, had read and
+ * written the ids twice more, alone on one core. The sets go. */
+static void fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets)
+{
+	size_t total = 0, dup = 0, cap;
+	bool zero = false;
+	uint64_t *k;
+
+	for (size_t t = 0; t < nsets; t++) {
+		fn_steps_flush(&sets[t]);
+		total += sets[t].n;
+		zero |= sets[t].has_zero;
+	}
+	memset(out, 0, sizeof(*out));
+	out->has_zero = zero;
+	if (!total) {
+		for (size_t t = 0; t < nsets; t++)
+			fn_steps_free(&sets[t]);
+		return;
+	}
+	cap = total + total / 7 + 1;
+	k = xcalloc_written(cap, sizeof(*k));
+	for (size_t t = 0; t < nsets; t++) {
+		for (size_t i = 0; i < sets[t].cap; i++)
+			if (sets[t].k[i] && !put_ordered_new(k, cap, sets[t].k[i]))
+				dup++;
+		fn_steps_free(&sets[t]);
+	}
+	out->k = k;
+	out->cap = cap;
+	out->n = total - dup;
+	/* an id two workers met: the table is sized for the ids it holds */
+	if (dup)
+		fn_steps_fit(out);
+}
+
+/* The pre-pass over pieces pcs[0..n) on up to nthreads threads, into
+ * sc->fn_steps; *misaligned: a guessed cut was wrong (read the lines whole
+ * again, from an empty set). */
+static enum tfd_status prepass_run(struct scan *sc, const struct piece *pcs, size_t n,
+				   size_t nthreads, bool *misaligned, struct tfd_err *err)
+{
+	struct prepass_pool pp;
+	struct line_len *bylen = xmalloc((n + 1) * sizeof(*bylen));
+	size_t *order = xmalloc((n + 1) * sizeof(*order));
+	enum tfd_status st = TFD_OK;
+	size_t failed;
+
+	/* items are handed out longest first */
+	for (size_t k = 0; k < n; k++)
+		bylen[k] = (struct line_len){(size_t)(pcs[k].end - pcs[k].p), k};
+	qsort(bylen, n, sizeof(*bylen), by_len_desc);
+	for (size_t k = 0; k < n; k++)
+		order[k] = bylen[k].line;
+	if (nthreads > n)
+		nthreads = n ? n : 1;
+	memset(&pp, 0, sizeof(pp));
+	pp.proto = sc;
+	pp.pcs = pcs;
+	pp.po = xcalloc(n + 1, sizeof(*pp.po));
+	pp.steps = xcalloc(nthreads, sizeof(*pp.steps));
+	pp.steps[0] = sc->fn_steps; /* the others start empty */
+	pp.errs = xcalloc(n + 1, sizeof(*pp.errs));
+	pp.sts = xcalloc(n + 1, sizeof(*pp.sts));
+	/* after a failed piece the later ones are not needed */
+	failed = tfd_pool_run(n, nthreads, order, true, prepass_item, &pp);
+	*misaligned = false;
+	for (size_t k = 0; k < n; k++)
+		*misaligned |= pp.po[k].misaligned;
+	if (*misaligned) {
+		for (size_t t = 0; t < nthreads; t++)
+			fn_steps_free(&pp.steps[t]);
+		sc->fn_steps = (struct fn_steps){0};
+	} else {
+		fit_sets(&sc->fn_steps, pp.steps, nthreads);
+	}
+	if (!*misaligned && failed < n) {
+		st = pp.sts[failed];
+		*err = pp.errs[failed];
+	}
+	free(pp.po);
+	free(pp.steps);
+	free(pp.errs);
+	free(pp.sts);
+	free(bylen);
+	free(order);
+	return st;
+}
+
+enum tfd_status tfd_xs_prepass(struct scan *sc, struct tfd_err *err)
+{
+	size_t nthreads = tfd_xs_plane_threads(sc->opts);
+	piece_vec pcs = {0};
+	bool misaligned = false;
+	enum tfd_status st;
+
+	prepass_pieces(sc, nthreads, false, &pcs);
+	st = prepass_run(sc, pcs.v, pcs.n, nthreads, &misaligned, err);
+	if (misaligned) {
+		/* a cut fell inside an event: the lines whole, from an empty set */
+		fn_steps_free(&sc->fn_steps);
+		memset(&sc->fn_steps, 0, sizeof(sc->fn_steps));
+		pcs.n = 0;
+		prepass_pieces(sc, nthreads, true, &pcs);
+		st = prepass_run(sc, pcs.v, pcs.n, nthreads, &misaligned, err);
+	}
+	vec_free(&pcs);
+	return st;
+}
+
