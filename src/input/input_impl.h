@@ -249,6 +249,76 @@ static inline void fn_steps_free(struct fn_steps *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* Put id into a table of cap keys as fn_steps_put_ordered() does, unless
+ * it is there: false then. A Robin Hood table holds id, if at all, before
+ * the first key the walk would displace: one walk looks and puts. */
+static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id)
+{
+	size_t j = tfd_key_home(cap, id), d = 0;
+	bool carried = false; /* id is now a key the walk displaced */
+
+	while (k[j]) {
+		size_t home = tfd_key_home(cap, k[j]);
+		size_t dj = j >= home ? j - home : j + cap - home;
+
+		if (!carried && k[j] == id)
+			return false;
+		if (dj < d || (dj == d && k[j] > id)) {
+			uint64_t t = k[j];
+
+			k[j] = id;
+			id = t;
+			d = dj;
+			carried = true;
+		}
+		j = j + 1 == cap ? 0 : j + 1;
+		d++;
+	}
+	k[j] = id;
+	return true;
+}
+
+/* Sets (the pre-pass workers') into out as one, fitted: fn_steps_fit()'s
+ * table of their union (its layout is the union's alone, so the codes are
+ * those one thread's set gets). Each set is read once into the fitted
+ * table, its slots in order (its ids near their home order: the writes go
+ * along the table); merging them into the largest first, then fitting
+ * that, had read and written the ids twice more, alone on one core. The
+ * sets go. */
+static inline void fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets)
+{
+	size_t total = 0, dup = 0, cap;
+	bool zero = false;
+	uint64_t *k;
+
+	for (size_t t = 0; t < nsets; t++) {
+		fn_steps_flush(&sets[t]);
+		total += sets[t].n;
+		zero |= sets[t].has_zero;
+	}
+	memset(out, 0, sizeof(*out));
+	out->has_zero = zero;
+	if (!total) {
+		for (size_t t = 0; t < nsets; t++)
+			fn_steps_free(&sets[t]);
+		return;
+	}
+	cap = total + total / 7 + 1;
+	k = xcalloc_written(cap, sizeof(*k));
+	for (size_t t = 0; t < nsets; t++) {
+		for (size_t i = 0; i < sets[t].cap; i++)
+			if (sets[t].k[i] && !fn_steps_put_ordered_new(k, cap, sets[t].k[i]))
+				dup++;
+		fn_steps_free(&sets[t]);
+	}
+	out->k = k;
+	out->cap = cap;
+	out->n = total - dup;
+	/* an id two workers met: the table is sized for the ids it holds */
+	if (dup)
+		fn_steps_fit(out);
+}
+
 /* A decimal number the way strtod() reads it, for the form trace JSON
  * writes: an optional '-', at most 15 digits with an optional '.' among
  * them, then the string's end. Both the digits as an integer (below 2^53)

@@ -198,75 +198,6 @@ static void prepass_pieces(const struct scan *sc, size_t nthreads, bool whole, p
 	}
 }
 
-/* Put id into a table of cap keys as fn_steps_put_ordered() does, unless
- * it is there: false then. A Robin Hood table holds id, if at all, before
- * the first key the walk would displace: one walk looks and puts. */
-static bool put_ordered_new(uint64_t *k, size_t cap, uint64_t id)
-{
-	size_t j = tfd_key_home(cap, id), d = 0;
-	bool carried = false; /* id is now a key the walk displaced */
-
-	while (k[j]) {
-		size_t home = tfd_key_home(cap, k[j]);
-		size_t dj = j >= home ? j - home : j + cap - home;
-
-		if (!carried && k[j] == id)
-			return false;
-		if (dj < d || (dj == d && k[j] > id)) {
-			uint64_t t = k[j];
-
-			k[j] = id;
-			id = t;
-			d = dj;
-			carried = true;
-		}
-		j = j + 1 == cap ? 0 : j + 1;
-		d++;
-	}
-	k[j] = id;
-	return true;
-}
-
-/* The workers' sets into out as one, fitted: fn_steps_fit()'s table of
- * the union (its layout is the set's alone, so the codes are those of one
- * thread's set). Each set is read once into the fitted table, its slots in
- * order (its ids near their home order: the writes go along the table);
- * merging them into the largest first, then fitting that, had read and
- * written the ids twice more, alone on one core. The sets go. */
-static void fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets)
-{
-	size_t total = 0, dup = 0, cap;
-	bool zero = false;
-	uint64_t *k;
-
-	for (size_t t = 0; t < nsets; t++) {
-		fn_steps_flush(&sets[t]);
-		total += sets[t].n;
-		zero |= sets[t].has_zero;
-	}
-	memset(out, 0, sizeof(*out));
-	out->has_zero = zero;
-	if (!total) {
-		for (size_t t = 0; t < nsets; t++)
-			fn_steps_free(&sets[t]);
-		return;
-	}
-	cap = total + total / 7 + 1;
-	k = xcalloc_written(cap, sizeof(*k));
-	for (size_t t = 0; t < nsets; t++) {
-		for (size_t i = 0; i < sets[t].cap; i++)
-			if (sets[t].k[i] && !put_ordered_new(k, cap, sets[t].k[i]))
-				dup++;
-		fn_steps_free(&sets[t]);
-	}
-	out->k = k;
-	out->cap = cap;
-	out->n = total - dup;
-	/* an id two workers met: the table is sized for the ids it holds */
-	if (dup)
-		fn_steps_fit(out);
-}
-
 /* The pre-pass over pieces pcs[0..n) on up to nthreads threads, into
  * sc->fn_steps; *misaligned: a guessed cut was wrong (read the lines whole
  * again, from an empty set). */
@@ -305,7 +236,7 @@ static enum tfd_status prepass_run(struct scan *sc, const struct piece *pcs, siz
 			fn_steps_free(&pp.steps[t]);
 		sc->fn_steps = (struct fn_steps){0};
 	} else {
-		fit_sets(&sc->fn_steps, pp.steps, nthreads);
+		fn_steps_fit_sets(&sc->fn_steps, pp.steps, nthreads);
 	}
 	if (!*misaligned && failed < n) {
 		st = pp.sts[failed];
@@ -340,4 +271,3 @@ enum tfd_status tfd_xs_prepass(struct scan *sc, struct tfd_err *err)
 	vec_free(&pcs);
 	return st;
 }
-

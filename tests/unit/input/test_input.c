@@ -106,6 +106,41 @@ static void fn_steps_is_a_set(struct t *t)
 	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
 }
 
+/* The pre-pass workers' sets fitted into one table: the table of their
+ * union fitted as one set (the same layout, so the same codes), whether
+ * they share ids or not, and with the id 0 in any of them. */
+static void sets_fit_as_one(struct t *t)
+{
+	for (int overlap = 0; overlap < 2; overlap++) {
+		struct fn_steps sets[3], one, out;
+		uint64_t x = 2463534242ull;
+
+		memset(sets, 0, sizeof(sets));
+		memset(&one, 0, sizeof(one));
+		for (int i = 0; i < 30000; i++) {
+			uint64_t id;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			id = i % 1000 == 0 ? 0 : x;
+			fn_steps_add(&sets[i % 3], id);
+			/* the same id met by a second worker */
+			if (overlap && i % 5 == 0)
+				fn_steps_add(&sets[(i + 1) % 3], id);
+			fn_steps_add(&one, id);
+		}
+		fn_steps_fit(&one);
+		fn_steps_fit_sets(&out, sets, 3);
+		T_TRUE(out.n == one.n && out.cap == one.cap && out.has_zero == one.has_zero);
+		T_TRUE(out.cap && memcmp(out.k, one.k, out.cap * sizeof(uint64_t)) == 0);
+		for (int k = 0; k < 3; k++)
+			T_TRUE(sets[k].k == NULL && sets[k].n == 0);
+		fn_steps_free(&one);
+		fn_steps_free(&out);
+	}
+}
+
 /* The fast decimal path gives strtod()'s double bit for bit, or leaves
  * the string to strtod(): millions of random numbers in the forms trace
  * JSON writes (integers, microseconds with 0-9 decimals, negatives, leading
@@ -208,6 +243,7 @@ static void shrinking_map_is_guarded(struct t *t)
 const struct t_case input_cases[] = {
     T(shrinking_map_is_guarded),
     T(fn_steps_is_a_set),
+    T(sets_fit_as_one),
     T(fast_decimal_is_strtod),
     {0},
 };
