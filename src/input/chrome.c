@@ -11,9 +11,12 @@
  * pass 2 keeps the complete events of host processes. Memory is the kept
  * events, not the document: the input is fed in chunks, and pages of a
  * mapped file are dropped once parsed; gzip data is inflated chunk by chunk
- * into the parser on each pass, never whole.
+ * into the parser on each pass, never whole. With a second core, pass 2's
+ * parse runs on a thread of its own and hands the reader its events as
+ * records, kept in the document's order.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,10 +543,14 @@ static int host_event(struct parse *p)
 	return 1;
 }
 
+static int queue_event(struct parse *p);
+
 static int finish_event(struct parse *p)
 {
 	if (p->pass == 1)
 		return meta_event(p);
+	if (p->q) /* parsed on a thread of its own: kept by the reader's */
+		return queue_event(p);
 	if (p->deferred)
 		return 1; /* an event was bad: only the JSON is still checked */
 	if (!host_event(p)) {
@@ -627,6 +634,196 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 	return p->st;
 }
 
+/* ---- pass 2 on two threads ------------------------------------------------
+ *
+ * With a second core, pass 2's parse (the bytes fed, inflated, parsed, each
+ * event's fields gathered by the callbacks) runs on a thread of its own,
+ * and its events go to the reader's thread as records, which it keeps in
+ * the document's order (finish_event()): the capture and any error are
+ * the one thread's. The queue holds a few buffers of records, so memory
+ * does not grow with the document. */
+
+#define QBUF ((size_t)256 << 10)   /* a buffer of records */
+#define QSLOTS 4		   /* buffers the parse may be ahead */
+#define PIPE_MIN ((size_t)8 << 20) /* a smaller document is read on one thread */
+
+struct evq {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct tfd_buf slot[QSLOTS]; /* full buffers, a ring from head */
+	size_t head, n;
+	struct tfd_buf cur; /* the parse's buffer being filled */
+	bool done;	    /* the parse's end: its status and error */
+	enum tfd_status st;
+	struct tfd_err err;
+	struct parse w; /* the parse's own state (the thread's) */
+	const struct source *src;
+};
+
+/* An event's record: its fields, then its args, then its strings. */
+struct rec {
+	size_t ph, name, pid, tid, ts, dur, nargs, nscratch;
+	bool pid_num, tid_num, ts_num, dur_num, has_args;
+};
+
+/* The full buffer into the ring (waiting for room), a new one begun. */
+static void queue_flush(struct evq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	while (q->n == QSLOTS)
+		pthread_cond_wait(&q->cv, &q->mu);
+	q->slot[(q->head + q->n++) % QSLOTS] = q->cur;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	tfd_buf_init(&q->cur);
+}
+
+static int queue_event(struct parse *p)
+{
+	struct evq *q = p->q;
+	const struct jev *e = &p->ev;
+	struct rec r;
+
+	memset(&r, 0, sizeof(r)); /* no stray padding bytes in the buffer */
+	r.ph = e->ph;
+	r.name = e->name;
+	r.pid = e->pid;
+	r.tid = e->tid;
+	r.ts = e->ts;
+	r.dur = e->dur;
+	r.nargs = e->args.n;
+	r.nscratch = e->scratch.len;
+	r.pid_num = e->pid_num;
+	r.tid_num = e->tid_num;
+	r.ts_num = e->ts_num;
+	r.dur_num = e->dur_num;
+	r.has_args = e->has_args;
+	tfd_buf_add(&q->cur, (const char *)&r, sizeof(r));
+	if (e->args.n)
+		tfd_buf_add(&q->cur, (const char *)e->args.v, e->args.n * sizeof(*e->args.v));
+	if (e->scratch.len)
+		tfd_buf_add(&q->cur, e->scratch.s, e->scratch.len);
+	if (q->cur.len >= QBUF)
+		queue_flush(q);
+	return 1;
+}
+
+static void *parse_thread(void *arg)
+{
+	struct evq *q = arg;
+	enum tfd_status st = run_pass(&q->w, q->src);
+
+	if (q->cur.len)
+		queue_flush(q);
+	pthread_mutex_lock(&q->mu);
+	q->done = true;
+	q->st = st;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* The records of buffer b kept, in order. */
+static void keep_records(struct parse *p, const struct tfd_buf *b)
+{
+	size_t at = 0;
+
+	while (at < b->len) {
+		struct rec r;
+		struct jev *e = &p->ev;
+
+		memcpy(&r, b->s + at, sizeof(r));
+		at += sizeof(r);
+		e->ph = r.ph;
+		e->name = r.name;
+		e->pid = r.pid;
+		e->tid = r.tid;
+		e->ts = r.ts;
+		e->dur = r.dur;
+		e->pid_num = r.pid_num;
+		e->tid_num = r.tid_num;
+		e->ts_num = r.ts_num;
+		e->dur_num = r.dur_num;
+		e->has_args = r.has_args;
+		e->args.n = 0;
+		for (size_t i = 0; i < r.nargs; i++) {
+			struct arg a;
+
+			memcpy(&a, b->s + at, sizeof(a));
+			at += sizeof(a);
+			vec_push(&e->args, a);
+		}
+		e->scratch.len = 0;
+		if (r.nscratch)
+			tfd_buf_add(&e->scratch, b->s + at, r.nscratch);
+		at += r.nscratch;
+		finish_event(p);
+	}
+}
+
+/* Pass 2 with its parse on another thread; false: no thread to be had
+ * (nothing was read). */
+static bool run_pass_piped(struct parse *p, const struct source *src, enum tfd_status *st)
+{
+	struct evq *q = xcalloc(1, sizeof(*q));
+	pthread_t th;
+
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	tfd_buf_init(&q->cur);
+	q->src = src;
+	q->w.pass = 2;
+	q->w.cap = p->cap;
+	q->w.host_idx = p->host_idx;
+	q->w.opts = p->opts;
+	q->w.err = &q->err;
+	q->w.q = q;
+	tfd_buf_init(&q->w.ev.scratch);
+	if (pthread_create(&th, NULL, parse_thread, q) != 0) {
+		tfd_buf_release(&q->w.ev.scratch);
+		tfd_buf_release(&q->cur);
+		pthread_mutex_destroy(&q->mu);
+		pthread_cond_destroy(&q->cv);
+		free(q);
+		return false;
+	}
+	for (;;) {
+		struct tfd_buf b;
+
+		pthread_mutex_lock(&q->mu);
+		while (!q->n && !q->done)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (!q->n) {
+			pthread_mutex_unlock(&q->mu);
+			break;
+		}
+		b = q->slot[q->head];
+		q->head = (q->head + 1) % QSLOTS;
+		q->n--;
+		pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+		keep_records(p, &b);
+		tfd_buf_release(&b);
+	}
+	pthread_join(th, NULL);
+	/* as run_pass(): the JSON's error first, then the first bad event's */
+	if (q->st) {
+		p->st = q->st;
+		*p->err = q->err;
+	} else if (p->deferred) {
+		p->st = p->deferred;
+		*p->err = p->deferred_err;
+	}
+	*st = p->st;
+	vec_free(&q->w.ev.args);
+	tfd_buf_release(&q->w.ev.scratch);
+	tfd_buf_release(&q->cur);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	free(q);
+	return true;
+}
+
 /* ---- pass 1 by a structural scan ---------------------------------------- */
 
 /* Pass 1's results back to none (the scan gave up part way). */
@@ -689,7 +886,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.pass = 2;
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
-	st = run_pass(&p, src);
+	if (src->len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
+		st = run_pass(&p, src);
 	if (!st && (p.dev_spans.n || cap->hosts[p.host_idx].dev.nhost_ops)) {
 		/* the host's steps and waits are in: the device's breakdown */
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};

@@ -71,6 +71,9 @@ struct parse {
 	struct imap dev_pids, dev_threads;
 	/* pass 2: the device events, reduced once the host's are in */
 	VEC(struct tfd_dev_span) dev_spans;
+	/* pass 2 on two threads: the parse's events go to this queue
+	 * (chrome.c), NULL when the reader keeps them itself */
+	struct evq *q;
 };
 
 /* A trace's bytes: plain, or gzip inflated as it is read. */

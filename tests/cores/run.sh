@@ -77,6 +77,35 @@ for p in "$T/bad/plugins/profile/run1/worker-0.xplane.pb" "$T/bad"; do
 		bad "malformed device event in $p: $rc1/$rc2 $(cat "$T/e1" "$T/e2")"
 	fi
 done
+# a Chrome trace parsed on one thread and kept on another: its errors are
+# one thread's (a bad event; invalid JSON after it, which comes first; a
+# document cut short), in the same words
+tr=$(ls "$T"/chrome/plugins/profile/*/*.trace.json)
+python3 - "$tr" "$T" <<'PY'
+import sys
+src, out = sys.argv[1], sys.argv[2]
+b = open(src, "rb").read()
+at = b.index(b"},\n", b.index(b"traceEvents")) + 3
+bad = b'{"ph":"X","pid":701,"tid":1000,"ts":5,"dur":1,"name":"' + b"a" * 70000 + b'"},\n'
+open(out + "/badev.trace.json", "wb").write(b[:at] + bad + b[at:])
+# a bad literal between events: the first pass's scan does not see it,
+# the second pass's parser does, after the bad event
+late = b.index(b'"dur":', len(b) * 9 // 10) + 6
+open(out + "/badjson.trace.json", "wb").write(b[:at] + bad + b[at:late] + b"x" + b[late:])
+open(out + "/cut.trace.json", "wb").write(b[:len(b) * 9 // 10])
+PY
+for f in badev badjson cut; do
+	taskset -c 0 "$TFD" analyze -q -o - "$T/$f.trace.json" >"$T/o1" 2>"$T/e1"
+	rc1=$?
+	"$TFD" analyze -q -o - "$T/$f.trace.json" >"$T/o2" 2>"$T/e2"
+	rc2=$?
+	if [ "$rc1" -ne 0 ] && [ "$rc1" -eq "$rc2" ] && [ ! -s "$T/o2" ] && [ "$(wc -l <"$T/e2")" -eq 1 ] &&
+		cmp -s "$T/e1" "$T/e2"; then
+		ok
+	else
+		bad "$f: one core $rc1 '$(cat "$T/e1")', all $rc2 '$(cat "$T/e2")'"
+	fi
+done
 # a GPU capture that shrinks while its device planes are swept beside the
 # analysis: one line naming the file, or a full read, never a signal
 shrink_while_read "$(ls "$T"/gpu/plugins/profile/*/*.xplane.pb)" 100000 "shrink.xplane.pb: " 0.01 0.03 0.06
