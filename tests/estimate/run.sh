@@ -9,7 +9,7 @@ set -u
 TFD=${TFD:-build/rel/tfdoctor}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-exec python3 - "$TFD" "$T" tests/synth/*.json <<'PY'
+python3 - "$TFD" "$T" tests/synth/*.json <<'PY'
 import json, math, os, subprocess, sys
 
 tfd, tmp, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -154,3 +154,5 @@ print("estimate: note: %d specs without a capacity estimate for the bottleneck" 
 print("estimate: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 PY
+# (not exec: the trap above removes $T on exit)
+exit $?

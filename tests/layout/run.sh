@@ -21,6 +21,16 @@ if [ -z "$stray" ]; then ok; else bad "outside the planned top level: $(echo "$s
 # prose (*.md) may say where a copy came from
 shared=$(git grep -l -e '\.\./shared' -- tests ':!*.md' 2>/dev/null)
 if [ -z "$shared" ]; then ok; else bad "tests read the workspace folder beside the clone: $(echo "$shared" | head -5 | tr '\n' ' ')"; fi
+# a test script that removes its scratch directory on exit never replaces
+# itself with exec (the trap would not run: two suites left 34 MB in /tmp
+# at every make check); one with both fails here (tests/lib.sh sets the trap)
+leaks=""
+for f in tests/*.sh tests/*/*.sh; do
+	if { grep -q "trap .*EXIT" "$f" || grep -q '^\. tests/lib.sh' "$f"; } && grep -qE '^[[:space:]]*exec[[:space:]]' "$f"; then
+		leaks="$leaks $f"
+	fi
+done
+if [ -z "$leaks" ]; then ok; else bad "exec after an EXIT trap (the scratch directory stays):$leaks"; fi
 # the user's README stays short: reference material lives in docs/
 n=$(wc -l <README.md)
 if [ "$n" -le 300 ]; then ok; else bad "README.md has $n lines (at most 300; the rest goes to docs/)"; fi

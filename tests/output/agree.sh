@@ -22,4 +22,6 @@ for d in examples/*/; do
 	[ -n "$cap" ] || cap=$(ls "$d"*.trace.json* 2>/dev/null | head -1)
 	[ -n "$cap" ] && caps+=("$cap")
 done
-exec python3 tests/output/agree.py "$TFD" "${caps[@]}"
+python3 tests/output/agree.py "$TFD" "${caps[@]}"
+# (not exec: the trap above removes $T on exit)
+exit $?
