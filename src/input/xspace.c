@@ -220,36 +220,8 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	heavy = xcalloc(sc->lines.n + 1, sizeof(*heavy));
 	for (size_t i = 0; i < sc->lines.n; i++)
 		heavy[i] = tfd_xs_tfdata_line(sc->lines.v[i]);
-	for (size_t i = 0; i < sc->lines.n; i++) {
-		struct span ln = sc->lines.v[i];
-		struct piece whole = {i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}};
-		struct piece head;
-		size_t before = pcs->n;
-
-		memset(&head, 0, sizeof(head));
-
-		if (ln.len >= 2 * want && tfd_xs_line_head(ln, &head)) {
-			/* parts of about `want` bytes from guessed event boundaries */
-			const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
-
-			head.whole = false;
-			head.line = i;
-			while (end - at >= (ptrdiff_t)(2 * want) &&
-			       (cut = tfd_xs_find_cut(at + want, end))) {
-				head.p = at;
-				head.end = cut;
-				vec_push(pcs, head);
-				at = cut;
-			}
-			if (pcs->n > before) {
-				head.p = at;
-				head.end = end;
-				vec_push(pcs, head);
-			}
-		}
-		if (pcs->n == before)
-			vec_push(pcs, whole);
-	}
+	for (size_t i = 0; i < sc->lines.n; i++)
+		tfd_xs_line_pieces(sc->lines.v[i], i, want, pcs);
 	b = xcalloc(pcs->n + 1, sizeof(*b));
 	for (size_t i = 0; i < pcs->n; i++) {
 		size_t bytes = (size_t)(pcs->v[i].end - pcs->v[i].p);

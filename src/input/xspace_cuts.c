@@ -68,6 +68,34 @@ const uint8_t *tfd_xs_find_cut(const uint8_t *from, const uint8_t *end)
 	return NULL;
 }
 
+void tfd_xs_line_pieces(struct span ln, size_t line, size_t want, piece_vec *pcs)
+{
+	struct piece head;
+	size_t before = pcs->n;
+
+	memset(&head, 0, sizeof(head));
+	if (want && ln.len >= 2 * want && tfd_xs_line_head(ln, &head)) {
+		/* parts of about `want` bytes from guessed event boundaries */
+		const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
+
+		head.line = line;
+		while (end - at >= (ptrdiff_t)(2 * want) &&
+		       (cut = tfd_xs_find_cut(at + want, end))) {
+			head.p = at;
+			head.end = cut;
+			vec_push(pcs, head);
+			at = cut;
+		}
+		if (pcs->n > before) {
+			head.p = at;
+			head.end = end;
+			vec_push(pcs, head);
+		}
+	}
+	if (pcs->n == before)
+		vec_push(pcs, ((struct piece){line, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}}));
+}
+
 /* The header of a line (id, name, timestamp) when it comes before the
  * events, and where the events start; false otherwise. */
 bool tfd_xs_line_head(struct span ln, struct piece *pc)
@@ -169,32 +197,9 @@ static void prepass_pieces(const struct scan *sc, size_t nthreads, bool whole, p
 		want = min;
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		struct span ln = sc->lines.v[i];
-		struct piece head;
-		size_t before = pcs->n;
 
-		if (!tfd_xs_tfdata_line(ln))
-			continue;
-		memset(&head, 0, sizeof(head));
-		if (!whole && nthreads > 1 && ln.len >= 2 * want && tfd_xs_line_head(ln, &head)) {
-			const uint8_t *at = ln.p, *end = ln.p + ln.len, *cut;
-
-			head.line = i;
-			while (end - at >= (ptrdiff_t)(2 * want) &&
-			       (cut = tfd_xs_find_cut(at + want, end))) {
-				head.p = at;
-				head.end = cut;
-				vec_push(pcs, head);
-				at = cut;
-			}
-			if (pcs->n > before) {
-				head.p = at;
-				head.end = end;
-				vec_push(pcs, head);
-			}
-		}
-		if (pcs->n == before)
-			vec_push(pcs,
-				 ((struct piece){i, ln.p, ln.p + ln.len, true, 0, 0, {NULL, 0}}));
+		if (tfd_xs_tfdata_line(ln))
+			tfd_xs_line_pieces(ln, i, !whole && nthreads > 1 ? want : 0, pcs);
 	}
 }
 

@@ -157,6 +157,10 @@ const uint8_t *tfd_xs_find_cut(const uint8_t *from, const uint8_t *end);
 /* The header of a line (id, name, timestamp) into pc when it comes before
  * the events; false otherwise (the line is read whole). */
 bool tfd_xs_line_head(struct span ln, struct piece *pc);
+/* Line number `line` (ln) into pcs: parts of about want bytes cut at
+ * guessed event boundaries when it is twice that long or more (want 0:
+ * never) and its header comes first, else the line whole. */
+void tfd_xs_line_pieces(struct span ln, size_t line, size_t want, piece_vec *pcs);
 /* The functions' pre-pass: the step ids of the dataset-function events of
  * the tf.data lines into sc->fn_steps (fitted, the same table on any
  * number of threads); the lines are read in parts on several threads. */
