@@ -106,11 +106,15 @@ static void pick_focus(struct tfd_host_result *hr)
 		hr->focus = 0;
 }
 
-/* The host's input share; lean: the reports draw the points and bars,
- * not every step. */
-static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr)
+/* The host's input share, from its waits read before (taken) or now;
+ * lean: the reports draw the points and bars, not every step. */
+static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr,
+		       struct tfd_interval *waits, size_t nwaits)
 {
-	tfd_share_compute(h, hr);
+	if (waits)
+		tfd_share_compute_with(h, hr, waits, nwaits);
+	else
+		tfd_share_compute(h, hr);
 	if (lean) {
 		free(hr->step_waits);
 		hr->step_waits = NULL;
@@ -137,7 +141,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	hr->host = h;
 	hr->focus = -1;
 	if (!pending)
-		host_share(h, lean != NULL, hr);
+		host_share(h, lean != NULL, hr, NULL, 0);
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
@@ -171,12 +175,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		st = tfd_host_settle(lean ? lean : (struct tfd_host *)h, err);
 		if (st)
 			goto out;
-		tfd_share_compute_with(h, hr, waits, nwaits);
+		host_share(h, lean != NULL, hr, waits, nwaits);
 		waits = NULL;
-		if (lean) {
-			free(hr->step_waits);
-			hr->step_waits = NULL;
-		}
 	}
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
