@@ -280,44 +280,10 @@ static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id
 
 /* Sets (the pre-pass workers') into out as one, fitted: fn_steps_fit()'s
  * table of their union (its layout is the union's alone, so the codes are
- * those one thread's set gets). Each set is read once into the fitted
- * table, its slots in order (its ids near their home order: the writes go
- * along the table); merging them into the largest first, then fitting
- * that, had read and written the ids twice more, alone on one core. The
- * sets go. */
-static inline void fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets)
-{
-	size_t total = 0, dup = 0, cap;
-	bool zero = false;
-	uint64_t *k;
-
-	for (size_t t = 0; t < nsets; t++) {
-		fn_steps_flush(&sets[t]);
-		total += sets[t].n;
-		zero |= sets[t].has_zero;
-	}
-	memset(out, 0, sizeof(*out));
-	out->has_zero = zero;
-	if (!total) {
-		for (size_t t = 0; t < nsets; t++)
-			fn_steps_free(&sets[t]);
-		return;
-	}
-	cap = total + total / 7 + 1;
-	k = xcalloc_written(cap, sizeof(*k));
-	for (size_t t = 0; t < nsets; t++) {
-		for (size_t i = 0; i < sets[t].cap; i++)
-			if (sets[t].k[i] && !fn_steps_put_ordered_new(k, cap, sets[t].k[i]))
-				dup++;
-		fn_steps_free(&sets[t]);
-	}
-	out->k = k;
-	out->cap = cap;
-	out->n = total - dup;
-	/* an id two workers met: the table is sized for the ids it holds */
-	if (dup)
-		fn_steps_fit(out);
-}
+ * those one thread's set gets), made on up to nthreads threads
+ * (xspace_cuts.c). The sets go. */
+void tfd_fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets,
+			   size_t nthreads);
 
 /* A decimal number the way strtod() reads it, for the form trace JSON
  * writes: an optional '-', at most 15 digits with an optional '.' among

@@ -203,6 +203,143 @@ static void prepass_pieces(const struct scan *sc, size_t nthreads, bool whole, p
 	}
 }
 
+/* ---- the workers' sets fitted into one table ------------------------------
+ *
+ * Each set is read once into the fitted table, its slots in order (its ids
+ * near their home order: the writes go along the table); merging them into
+ * the largest first, then fitting that, had read and written the ids twice
+ * more, alone on one core. With several threads the table is filled in
+ * ranges of home slots, one range a thread: an id goes in Robin Hood's way
+ * while its walk stays in its range, and an id that would walk past the
+ * range's end waits to go in after the ranges are done (a Robin Hood table
+ * holds a set in one layout, whatever order its ids came in). */
+
+/* Put id into k[lo..hi) of a table of cap keys as fn_steps_put_ordered()
+ * does: 1, or 0 when id is there; -1 when the walk reaches hi, *left then
+ * the id still to place (id or one it displaced). */
+static int put_in_range(uint64_t *k, size_t cap, size_t lo, size_t hi, uint64_t id, uint64_t *left)
+{
+	size_t j = tfd_key_home(cap, id), d = 0;
+	bool carried = false;
+
+	(void)lo;
+	while (j < hi && k[j]) {
+		size_t home = tfd_key_home(cap, k[j]);
+		size_t dj = j >= home ? j - home : j + cap - home;
+
+		if (!carried && k[j] == id)
+			return 0;
+		if (dj < d || (dj == d && k[j] > id)) {
+			uint64_t t = k[j];
+
+			k[j] = id;
+			id = t;
+			d = dj;
+			carried = true;
+		}
+		j++;
+		d++;
+	}
+	if (j == hi) {
+		*left = id;
+		return -1;
+	}
+	k[j] = id;
+	return 1;
+}
+
+struct fit_job {
+	uint64_t *k;
+	size_t cap, nparts;
+	const struct fn_steps *sets;
+	size_t nsets;
+	size_t *dup;	      /* per part */
+	VEC(uint64_t) * left; /* per part: ids to place after the ranges */
+};
+
+static bool fit_part(void *ctx, size_t worker, size_t r)
+{
+	struct fit_job *j = ctx;
+	size_t lo = j->cap * r / j->nparts, hi = j->cap * (r + 1) / j->nparts;
+
+	(void)worker;
+	for (size_t t = 0; t < j->nsets; t++)
+		for (size_t i = 0; i < j->sets[t].cap; i++) {
+			uint64_t id = j->sets[t].k[i], left;
+			size_t h;
+			int got;
+
+			if (!id)
+				continue;
+			h = tfd_key_home(j->cap, id);
+			if (h < lo || h >= hi)
+				continue;
+			got = put_in_range(j->k, j->cap, lo, hi, id, &left);
+			if (got == 0)
+				j->dup[r]++;
+			else if (got < 0)
+				vec_push(&j->left[r], left);
+		}
+	return true;
+}
+
+/* Fewer ids than this are fitted on one thread. */
+#define FIT_SPLIT_MIN ((size_t)1 << 16)
+
+void tfd_fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets,
+			   size_t nthreads)
+{
+	size_t total = 0, dup = 0, cap;
+	bool zero = false;
+	uint64_t *k;
+
+	for (size_t t = 0; t < nsets; t++) {
+		fn_steps_flush(&sets[t]);
+		total += sets[t].n;
+		zero |= sets[t].has_zero;
+	}
+	memset(out, 0, sizeof(*out));
+	out->has_zero = zero;
+	if (!total) {
+		for (size_t t = 0; t < nsets; t++)
+			fn_steps_free(&sets[t]);
+		return;
+	}
+	cap = total + total / 7 + 1;
+	k = xcalloc_written(cap, sizeof(*k));
+	if (nthreads > 1 && total >= FIT_SPLIT_MIN) {
+		struct fit_job j = {k, cap, nthreads, sets, nsets, NULL, NULL};
+
+		j.dup = xcalloc(nthreads, sizeof(*j.dup));
+		j.left = xcalloc(nthreads, sizeof(*j.left));
+		tfd_pool_run(nthreads, nthreads, NULL, false, fit_part, &j);
+		/* the ids that met a range's end, in range order, on the whole
+		 * table (they may walk on into the next range, or wrap around) */
+		for (size_t r = 0; r < nthreads; r++) {
+			dup += j.dup[r];
+			for (size_t i = 0; i < j.left[r].n; i++)
+				if (!fn_steps_put_ordered_new(k, cap, j.left[r].v[i]))
+					dup++;
+			vec_free(&j.left[r]);
+		}
+		free(j.dup);
+		free(j.left);
+	} else {
+		for (size_t t = 0; t < nsets; t++)
+			for (size_t i = 0; i < sets[t].cap; i++)
+				if (sets[t].k[i] && !fn_steps_put_ordered_new(k, cap, sets[t].k[i]))
+					dup++;
+	}
+	for (size_t t = 0; t < nsets; t++)
+		fn_steps_free(&sets[t]);
+	out->k = k;
+	out->cap = cap;
+	out->n = total - dup;
+	/* an id two workers met: the table is sized for the ids it holds */
+	if (dup)
+		fn_steps_fit(out);
+}
+
 /* The pre-pass over pieces pcs[0..n) on up to nthreads threads, into
  * sc->fn_steps; *misaligned: a guessed cut was wrong (read the lines whole
  * again, from an empty set). */
@@ -241,7 +378,7 @@ static enum tfd_status prepass_run(struct scan *sc, const struct piece *pcs, siz
 			fn_steps_free(&pp.steps[t]);
 		sc->fn_steps = (struct fn_steps){0};
 	} else {
-		fn_steps_fit_sets(&sc->fn_steps, pp.steps, nthreads);
+		tfd_fn_steps_fit_sets(&sc->fn_steps, pp.steps, nthreads, nthreads);
 	}
 	if (!*misaligned && failed < n) {
 		st = pp.sts[failed];

@@ -106,18 +106,21 @@ static void fn_steps_is_a_set(struct t *t)
 	T_TRUE(!fn_steps_has(&f, 0) && f.k == NULL);
 }
 
-/* The pre-pass workers' sets fitted into one table: the table of their
- * union fitted as one set (the same layout, so the same codes), whether
- * they share ids or not, and with the id 0 in any of them. */
+/* The pre-pass workers' sets fitted into one table, on one thread or in
+ * ranges on three: the table of their union fitted as one set (the same
+ * layout, so the same codes), whether they share ids or not, and with the
+ * id 0 in any of them. */
 static void sets_fit_as_one(struct t *t)
 {
-	for (int overlap = 0; overlap < 2; overlap++) {
+	for (int round = 0; round < 4; round++) {
+		int overlap = round & 1, threads = round & 2 ? 3 : 1;
 		struct fn_steps sets[3], one, out;
 		uint64_t x = 2463534242ull;
 
 		memset(sets, 0, sizeof(sets));
 		memset(&one, 0, sizeof(one));
-		for (int i = 0; i < 30000; i++) {
+		/* more ids than one thread fits: ranges on three */
+		for (int i = 0; i < 100000; i++) {
 			uint64_t id;
 
 			x ^= x << 13;
@@ -131,7 +134,7 @@ static void sets_fit_as_one(struct t *t)
 			fn_steps_add(&one, id);
 		}
 		fn_steps_fit(&one);
-		fn_steps_fit_sets(&out, sets, 3);
+		tfd_fn_steps_fit_sets(&out, sets, 3, (size_t)threads);
 		T_TRUE(out.n == one.n && out.cap == one.cap && out.has_zero == one.has_zero);
 		T_TRUE(out.cap && memcmp(out.k, one.k, out.cap * sizeof(uint64_t)) == 0);
 		for (int k = 0; k < 3; k++)
