@@ -250,9 +250,13 @@ static inline void fn_steps_free(struct fn_steps *f)
 }
 
 /* Put id into a table of cap keys as fn_steps_put_ordered() does, unless
- * it is there: false then. A Robin Hood table holds id, if at all, before
- * the first key the walk would displace: one walk looks and puts. */
-static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id)
+ * it is there: 0 then, 1 once placed. A Robin Hood table holds id, if at
+ * all, before the first key the walk would displace: one walk looks and
+ * puts. hi > 0: the walk stays below slot hi (a range of the table being
+ * filled on several threads): -1 when it gets there, *left the id still to
+ * place (id, or one it displaced); hi 0: it wraps around the table. */
+static inline int fn_steps_put_until(uint64_t *k, size_t cap, size_t hi, uint64_t id,
+				     uint64_t *left)
 {
 	size_t j = tfd_key_home(cap, id), d = 0;
 	bool carried = false; /* id is now a key the walk displaced */
@@ -262,7 +266,7 @@ static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id
 		size_t dj = j >= home ? j - home : j + cap - home;
 
 		if (!carried && k[j] == id)
-			return false;
+			return 0;
 		if (dj < d || (dj == d && k[j] > id)) {
 			uint64_t t = k[j];
 
@@ -271,11 +275,22 @@ static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id
 			d = dj;
 			carried = true;
 		}
-		j = j + 1 == cap ? 0 : j + 1;
 		d++;
+		if (++j == (hi ? hi : cap)) {
+			if (hi) {
+				*left = id;
+				return -1;
+			}
+			j = 0;
+		}
 	}
 	k[j] = id;
-	return true;
+	return 1;
+}
+
+static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id)
+{
+	return fn_steps_put_until(k, cap, 0, id, NULL) != 0;
 }
 
 /* Sets (the pre-pass workers') into out as one, fitted: fn_steps_fit()'s

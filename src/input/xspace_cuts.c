@@ -214,40 +214,6 @@ static void prepass_pieces(const struct scan *sc, size_t nthreads, bool whole, p
  * range's end waits to go in after the ranges are done (a Robin Hood table
  * holds a set in one layout, whatever order its ids came in). */
 
-/* Put id into k[lo..hi) of a table of cap keys as fn_steps_put_ordered()
- * does: 1, or 0 when id is there; -1 when the walk reaches hi, *left then
- * the id still to place (id or one it displaced). */
-static int put_in_range(uint64_t *k, size_t cap, size_t lo, size_t hi, uint64_t id, uint64_t *left)
-{
-	size_t j = tfd_key_home(cap, id), d = 0;
-	bool carried = false;
-
-	(void)lo;
-	while (j < hi && k[j]) {
-		size_t home = tfd_key_home(cap, k[j]);
-		size_t dj = j >= home ? j - home : j + cap - home;
-
-		if (!carried && k[j] == id)
-			return 0;
-		if (dj < d || (dj == d && k[j] > id)) {
-			uint64_t t = k[j];
-
-			k[j] = id;
-			id = t;
-			d = dj;
-			carried = true;
-		}
-		j++;
-		d++;
-	}
-	if (j == hi) {
-		*left = id;
-		return -1;
-	}
-	k[j] = id;
-	return 1;
-}
-
 struct fit_job {
 	uint64_t *k;
 	size_t cap, nparts;
@@ -274,7 +240,7 @@ static bool fit_part(void *ctx, size_t worker, size_t r)
 			h = tfd_key_home(j->cap, id);
 			if (h < lo || h >= hi)
 				continue;
-			got = put_in_range(j->k, j->cap, lo, hi, id, &left);
+			got = fn_steps_put_until(j->k, j->cap, hi, id, &left);
 			if (got == 0)
 				j->dup[r]++;
 			else if (got < 0)
