@@ -492,6 +492,15 @@ struct tfd_load_opts {
 	bool defer_device;
 };
 
+/* opts (NULL: the defaults) with defer_device set to defer. */
+static inline struct tfd_load_opts tfd_load_opts_defer(const struct tfd_load_opts *opts, bool defer)
+{
+	struct tfd_load_opts o = opts ? *opts : (struct tfd_load_opts){0};
+
+	o.defer_device = defer;
+	return o;
+}
+
 /* Names for hosts whose files carry the same host name inside (the workers'
  * files of one run, all saying "localhost" or one address): out[i] is NULL
  * where names[i] is unique, else a new string "NAME (FILE)", FILE the base

@@ -26,6 +26,11 @@ typedef bool (*tfd_pool_fn)(void *ctx, size_t worker, size_t item);
 size_t tfd_pool_run(size_t n, size_t threads, const size_t *order, bool skip_after_failure,
 		    tfd_pool_fn fn, void *ctx);
 
+/* An order for tfd_pool_run() that hands out items 0..n-1 costliest
+ * first (equal costs in index order), so that the last item to finish is
+ * a short one; the caller frees it. */
+size_t *tfd_pool_costliest_first(const size_t *cost, size_t n);
+
 /* The cores this process may run on (its affinity mask: taskset,
  * cgroups' cpusets), not the machine's; at least 1. */
 size_t tfd_cpu_count(void);

@@ -175,7 +175,7 @@ static void link_settle(struct host_ctx *c, const struct link_range *r)
 			cl->parent = -1;
 			cl->link = LINK_PENDING;
 		} else {
-			cl->parent = -3 - p;
+			cl->parent = PARENT_PRODUCED(p); /* the code is its own inverse */
 			cl->link = TFD_LINK_PRODUCE;
 		}
 	}

@@ -91,11 +91,8 @@ static enum tfd_status load_and_analyze(const char *const *paths, size_t npaths,
 	struct tfd_merger *m;
 	const char *label;
 	/* analyzed lean below: a device plane may be swept beside it */
-	struct tfd_load_opts lean_lo = lo ? *lo : (struct tfd_load_opts){0};
-	enum tfd_status st;
-
-	lean_lo.defer_device = true;
-	st = tfd_capture_load(paths, npaths, &lean_lo, &cap, err);
+	struct tfd_load_opts lean_lo = tfd_load_opts_defer(lo, true);
+	enum tfd_status st = tfd_capture_load(paths, npaths, &lean_lo, &cap, err);
 
 	if (st)
 		return st;
@@ -136,9 +133,8 @@ enum tfd_status tfd_analyze_paths(const char *const *paths, size_t npaths,
 	{
 		/* each file is analyzed lean: its device planes may be swept
 		 * beside its analysis */
-		struct tfd_load_opts lean_lo = lo ? *lo : (struct tfd_load_opts){0};
+		struct tfd_load_opts lean_lo = tfd_load_opts_defer(lo, true);
 
-		lean_lo.defer_device = true;
 		st = tfd_capture_each(paths, npaths, &lean_lo, analyze_file, &bf, err);
 	}
 	pthread_mutex_destroy(&bf.mu);

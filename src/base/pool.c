@@ -89,3 +89,32 @@ size_t tfd_cpu_count(void)
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (size_t)n : 1;
 }
+
+/* An item and its cost, sorted costliest first, then by index. */
+struct item_cost {
+	size_t cost, i;
+};
+
+static int costliest_cmp(const void *a, const void *b)
+{
+	const struct item_cost *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t *tfd_pool_costliest_first(const size_t *cost, size_t n)
+{
+	struct item_cost *ic = xmalloc((n + 1) * sizeof(*ic));
+	size_t *order = xmalloc((n + 1) * sizeof(*order));
+
+	for (size_t i = 0; i < n; i++)
+		ic[i] = (struct item_cost){cost[i], i};
+	if (n > 1)
+		qsort(ic, n, sizeof(*ic), costliest_cmp);
+	for (size_t i = 0; i < n; i++)
+		order[i] = ic[i].i;
+	free(ic);
+	return order;
+}

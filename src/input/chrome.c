@@ -594,6 +594,16 @@ static bool yajl_sink(void *ctx, const unsigned char *b, size_t n)
 
 /* A consumer of the document's bytes, chunk by chunk; false: stop. */
 
+/* A pass that ended well reports the first bad event, if any (invalid
+ * JSON anywhere is the error before it). */
+static void take_deferred(struct parse *p)
+{
+	if (p->st == TFD_OK && p->deferred) {
+		p->st = p->deferred;
+		*p->err = p->deferred_err;
+	}
+}
+
 /* One pass over the document, fed in chunks. */
 static enum tfd_status run_pass(struct parse *p, const struct source *src)
 {
@@ -626,10 +636,7 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 			p->st = tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON near byte %zu",
 					 chunk_start + yajl_get_bytes_consumed(y));
 	}
-	if (p->st == TFD_OK && p->deferred) {
-		p->st = p->deferred;
-		*p->err = p->deferred_err;
-	}
+	take_deferred(p);
 	yajl_free(y);
 	return p->st;
 }
@@ -761,6 +768,16 @@ static void keep_records(struct parse *p, const struct tfd_buf *b)
 	}
 }
 
+static void queue_free(struct evq *q)
+{
+	vec_free(&q->w.ev.args);
+	tfd_buf_release(&q->w.ev.scratch);
+	tfd_buf_release(&q->cur);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	free(q);
+}
+
 /* Pass 2 with its parse on another thread; false: no thread to be had
  * (nothing was read). */
 static bool run_pass_piped(struct parse *p, const struct source *src, enum tfd_status *st)
@@ -780,11 +797,7 @@ static bool run_pass_piped(struct parse *p, const struct source *src, enum tfd_s
 	q->w.q = q;
 	tfd_buf_init(&q->w.ev.scratch);
 	if (pthread_create(&th, NULL, parse_thread, q) != 0) {
-		tfd_buf_release(&q->w.ev.scratch);
-		tfd_buf_release(&q->cur);
-		pthread_mutex_destroy(&q->mu);
-		pthread_cond_destroy(&q->cv);
-		free(q);
+		queue_free(q);
 		return false;
 	}
 	for (;;) {
@@ -810,17 +823,10 @@ static bool run_pass_piped(struct parse *p, const struct source *src, enum tfd_s
 	if (q->st) {
 		p->st = q->st;
 		*p->err = q->err;
-	} else if (p->deferred) {
-		p->st = p->deferred;
-		*p->err = p->deferred_err;
 	}
+	take_deferred(p);
 	*st = p->st;
-	vec_free(&q->w.ev.args);
-	tfd_buf_release(&q->w.ev.scratch);
-	tfd_buf_release(&q->cur);
-	pthread_mutex_destroy(&q->mu);
-	pthread_cond_destroy(&q->cv);
-	free(q);
+	queue_free(q);
 	return true;
 }
 

@@ -483,9 +483,8 @@ static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, s
 	st = inflate_gz(data, len, mapped, inflate_limit(opts, len), &z, err);
 	if (!st) {
 		/* the inflated bytes go below: nothing may read them later */
-		struct tfd_load_opts now = opts ? *opts : (struct tfd_load_opts){0};
+		struct tfd_load_opts now = tfd_load_opts_defer(opts, false);
 
-		now.defer_device = false;
 		st = load_bytes(cap, z.data, z.len, 1, false, path, &now, err);
 	}
 	blob_release(&z);
@@ -549,9 +548,8 @@ enum tfd_status tfd_capture_load_mem(const void *data, size_t len, const char *n
 		st = tfd_fail(err, TFD_E_FORMAT, "empty file");
 	} else {
 		/* the caller's bytes: read now, not after this returns */
-		struct tfd_load_opts now = opts ? *opts : (struct tfd_load_opts){0};
+		struct tfd_load_opts now = tfd_load_opts_defer(opts, false);
 
-		now.defer_device = false;
 		st = load_data(cap, data, len, false, name, &now, err);
 	}
 	if (!st)

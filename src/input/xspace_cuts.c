@@ -133,9 +133,6 @@ size_t tfd_xs_plane_threads(const struct tfd_load_opts *o)
  * then fitted into one table. The pre-pass reads only: the host is not
  * touched (threads are made by the lines' main read), so the order the
  * parts are read in changes nothing but the time. */
-struct line_len {
-	size_t len, line;
-};
 
 struct prepass_pool {
 	const struct scan *proto;
@@ -168,16 +165,6 @@ static bool prepass_item(void *ctx, size_t worker, size_t k)
 	if (sc.mapped)
 		tfd_pages_release(&sc.pre_released, pc->end, 0);
 	return true;
-}
-
-/* Longest first; equal lengths in line order. */
-static int by_len_desc(const void *a, const void *b)
-{
-	const struct line_len *x = a, *y = b;
-
-	if (x->len != y->len)
-		return x->len < y->len ? 1 : -1;
-	return x->line < y->line ? -1 : x->line > y->line;
 }
 
 /* The pre-pass's pieces: each tf.data line whole, or (whole false, on
@@ -313,17 +300,14 @@ static enum tfd_status prepass_run(struct scan *sc, const struct piece *pcs, siz
 				   size_t nthreads, bool *misaligned, struct tfd_err *err)
 {
 	struct prepass_pool pp;
-	struct line_len *bylen = xmalloc((n + 1) * sizeof(*bylen));
-	size_t *order = xmalloc((n + 1) * sizeof(*order));
+	size_t *len = xmalloc((n + 1) * sizeof(*len)), *order;
 	enum tfd_status st = TFD_OK;
 	size_t failed;
 
 	/* items are handed out longest first */
 	for (size_t k = 0; k < n; k++)
-		bylen[k] = (struct line_len){(size_t)(pcs[k].end - pcs[k].p), k};
-	qsort(bylen, n, sizeof(*bylen), by_len_desc);
-	for (size_t k = 0; k < n; k++)
-		order[k] = bylen[k].line;
+		len[k] = (size_t)(pcs[k].end - pcs[k].p);
+	order = tfd_pool_costliest_first(len, n);
 	if (nthreads > n)
 		nthreads = n ? n : 1;
 	memset(&pp, 0, sizeof(pp));
@@ -354,7 +338,7 @@ static enum tfd_status prepass_run(struct scan *sc, const struct piece *pcs, siz
 	free(pp.steps);
 	free(pp.errs);
 	free(pp.sts);
-	free(bylen);
+	free(len);
 	free(order);
 	return st;
 }

@@ -508,20 +508,6 @@ static bool shed_item(void *ctx, size_t worker, size_t i)
 	return true;
 }
 
-/* A thread and its events' bytes: threads shed most bytes first. */
-struct shed_order {
-	size_t len, t;
-};
-
-static int shed_cmp(const void *a, const void *b)
-{
-	const struct shed_order *x = a, *y = b;
-
-	if (x->len != y->len)
-		return x->len < y->len ? 1 : -1;
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
 /* Fewer events' bytes than this are shed on one thread. */
 #define SHED_SPLIT_MIN ((size_t)1 << 20)
 
@@ -536,17 +522,14 @@ void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 	if (cores > 1 && h->nthreads > 1 && bytes >= SHED_SPLIT_MIN) {
 		/* each thread's events are its own: threads shed on the cores
 		 * at once, the largest first */
-		struct shed_order *by_len = xmalloc(h->nthreads * sizeof(*by_len));
-		size_t *order = xmalloc(h->nthreads * sizeof(*order));
+		size_t *len = xmalloc(h->nthreads * sizeof(*len)), *order;
 		struct shed_job j = {h, keep};
 
 		for (size_t t = 0; t < h->nthreads; t++)
-			by_len[t] = (struct shed_order){h->threads[t].evlen, t};
-		qsort(by_len, h->nthreads, sizeof(*by_len), shed_cmp);
-		for (size_t t = 0; t < h->nthreads; t++)
-			order[t] = by_len[t].t;
+			len[t] = h->threads[t].evlen;
+		order = tfd_pool_costliest_first(len, h->nthreads);
 		tfd_pool_run(h->nthreads, cores, order, false, shed_item, &j);
-		free(by_len);
+		free(len);
 		free(order);
 		return;
 	}
