@@ -121,7 +121,16 @@ void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tf
 static int parse_id(const char *s, int64_t *out)
 {
 	char *end;
+	uint64_t digits = 0;
+	size_t i = 0;
 
+	/* the usual id: up to 19 digits, nothing else (no overflow) */
+	while (i < 19 && s[i] >= '0' && s[i] <= '9')
+		digits = digits * 10 + (uint64_t)(s[i++] - '0');
+	if (i && !s[i]) {
+		*out = (int64_t)digits;
+		return 0;
+	}
 	errno = 0;
 	while (isspace((unsigned char)*s))
 		s++;
