@@ -14,6 +14,7 @@
  * makes a host input-bound.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,55 @@
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
 
-static int dbl_cmp(const void *a, const void *b)
+/* The k-th smallest of p[0..n) (k < n), p reordered about it: Hoare's
+ * selection, linear on average, where sorting a step per element was not
+ * (tens of thousands of steps). p holds no NaN. */
+static double kth_smallest(double *p, size_t n, size_t k)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
 
-	return x < y ? -1 : x > y;
+	while (lo < hi) {
+		double pivot = p[lo + (hi - lo) / 2];
+		ptrdiff_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (p[i] < pivot)
+				i++;
+			while (p[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = p[i];
+
+				p[i++] = p[j];
+				p[j--] = t;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break; /* between the two: equal to the pivot */
+	}
+	return p[want];
+}
+
+static double min_of(const double *p, size_t n)
+{
+	double m = p[0];
+
+	for (size_t i = 1; i < n; i++)
+		m = p[i] < m ? p[i] : m;
+	return m;
+}
+
+static double max_of(const double *p, size_t n)
+{
+	double m = p[0];
+
+	for (size_t i = 1; i < n; i++)
+		m = p[i] > m ? p[i] : m;
+	return m;
 }
 
 static int i64_cmp(const void *a, const void *b)
@@ -212,16 +257,14 @@ static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size
 			   ? 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) / (double)w->step_ns
 			   : 0;
 	}
-	qsort(p, n, sizeof(*p), dbl_cmp);
-	hr->step_pct_min = p[0];
-	hr->step_pct_p50 = p[n / 2];
-	hr->step_pct_p90 = p[(size_t)((double)(n - 1) * 0.9 + 0.5)];
-	hr->step_pct_max = p[n - 1];
+	hr->step_pct_min = min_of(p, n);
+	hr->step_pct_max = max_of(p, n);
+	hr->step_pct_p50 = kth_smallest(p, n, n / 2);
+	hr->step_pct_p90 = kth_smallest(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
 	/* and the step times themselves: the 90th percentile (stragglers) */
 	for (size_t i = 0; i < n; i++)
 		p[i] = (double)hr->step_waits[idx[i]].step_ns;
-	qsort(p, n, sizeof(*p), dbl_cmp);
-	hr->step_p90_ns = (int64_t)p[(size_t)((double)(n - 1) * 0.9 + 0.5)];
+	hr->step_p90_ns = (int64_t)kth_smallest(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
 	free(p);
 }
 
