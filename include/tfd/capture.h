@@ -472,8 +472,8 @@ struct tfd_load_opts {
 	 * one thread) */
 	int jobs;
 	size_t block_bytes;
-	/* tests: read a Chrome trace's process and thread names with the full
-	 * parser instead of the structural scan (chrome.c) */
+	/* tests: read a Chrome trace with yajl's full parse in both passes
+	 * instead of the structural scan and its event reader (chrome.c) */
 	bool chrome_no_scan;
 	/* tests: read an XSpace executor chunk's id and step in two walks
 	 * over its stats instead of one, every stat with the general parser,

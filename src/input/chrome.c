@@ -31,26 +31,9 @@
 #include "tfd/pages.h"
 #include "tfd/vec.h"
 
-static size_t keep(struct jev *e, const unsigned char *s, size_t n)
-{
-	size_t off = e->scratch.len;
-
-	tfd_buf_add(&e->scratch, (const char *)s, n);
-	tfd_buf_add(&e->scratch, "", 1);
-	return off + 1;
-}
-
 static const char *str(const struct jev *e, size_t off1)
 {
 	return off1 ? e->scratch.s + off1 - 1 : NULL;
-}
-
-static void ev_reset(struct jev *e)
-{
-	e->scratch.len = 0;
-	e->ph = e->name = e->pid = e->tid = e->ts = e->dur = 0;
-	e->args.n = 0;
-	e->has_args = false;
 }
 
 /* pid/tid/ts/dur may be JSON numbers or strings holding them. */
@@ -105,36 +88,10 @@ static int scalar(struct parse *p, const unsigned char *s, size_t n, bool num)
 	struct jev *e = &p->ev;
 
 	if (in_event(p)) {
-		size_t off = 0;
-
-		if (p->field != F_OTHER && p->field != F_ARGS)
-			off = keep(e, s, n);
-		switch (p->field) {
-		case F_PH:
-			e->ph = off;
-			break;
-		case F_NAME:
-			e->name = off;
-			break;
-		case F_PID:
-			e->pid = off;
-			break;
-		case F_TID:
-			e->tid = off;
-			break;
-		case F_TS:
-			e->ts = off;
-			e->ts_num = num;
-			break;
-		case F_DUR:
-			e->dur = off;
-			break;
-		default:
-			break;
-		}
+		tfd_jev_set(e, p->field, s, n);
 		p->field = F_OTHER;
 	} else if (in_args(p) && p->arg_key) {
-		struct arg a = {p->arg_key, keep(e, s, n), num};
+		struct arg a = {p->arg_key, tfd_jev_keep(e, s, n), num};
 
 		vec_push(&e->args, a);
 		p->arg_key = 0;
@@ -175,16 +132,9 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	if (p->depth == 1 && !p->events_depth)
 		p->root_key_events = KEY("traceEvents");
 	else if (in_event(p))
-		p->field = KEY("ph")	 ? F_PH
-			   : KEY("name") ? F_NAME
-			   : KEY("pid")	 ? F_PID
-			   : KEY("tid")	 ? F_TID
-			   : KEY("ts")	 ? F_TS
-			   : KEY("dur")	 ? F_DUR
-			   : KEY("args") ? F_ARGS
-					 : F_OTHER;
+		p->field = tfd_jev_field(k, n);
 	else if (in_args(p))
-		p->arg_key = keep(&p->ev, k, n);
+		p->arg_key = tfd_jev_keep(&p->ev, k, n);
 #undef KEY
 	return 1;
 }
@@ -194,7 +144,7 @@ static int cb_start_map(void *ctx)
 	struct parse *p = ctx;
 
 	if (p->events_depth && p->depth == p->events_depth) {
-		ev_reset(&p->ev); /* an event begins */
+		tfd_jev_reset(&p->ev); /* an event begins */
 		p->field = F_OTHER;
 	} else if (in_event(p) && p->field == F_ARGS) {
 		p->ev.has_args = true; /* field stays F_ARGS while inside */
@@ -549,6 +499,8 @@ static int finish_event(struct parse *p)
 {
 	if (p->pass == 1)
 		return meta_event(p);
+	if (p->check_only)
+		return 1;
 	if (p->q) /* parsed on a thread of its own: kept by the reader's */
 		return queue_event(p);
 	if (p->deferred)
@@ -641,6 +593,34 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 	return p->st;
 }
 
+/* Pass 2 by the scan (the parser reads only the events it leaves), unless
+ * the tests ask for the full parse; the full parse when the scan cannot,
+ * and again, keeping no events, to find the error of JSON the scan found
+ * bad after it had read events. */
+static enum tfd_status run_pass2(struct parse *p, const struct source *src)
+{
+	enum scan_result r = SCAN_CANT;
+	size_t bad_at = 0;
+
+	if (!(p->opts && p->opts->chrome_no_scan))
+		r = tfd_chrome_scan_pass(p, src, &tfd_chrome_callbacks, finish_event, &bad_at);
+	if (r == SCAN_DONE) {
+		take_deferred(p);
+		return p->st;
+	}
+	p->depth = p->events_depth = 0;
+	p->root_key_events = false;
+	p->field = F_OTHER;
+	p->arg_key = 0;
+	if (r == SCAN_CANT)
+		return run_pass(p, src);
+	p->check_only = true;
+	p->deferred = TFD_OK;
+	if (run_pass(p, src) == TFD_OK) /* the scan saw what the parser did not */
+		p->st = tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON near byte %zu", bad_at);
+	return p->st;
+}
+
 /* ---- pass 2 on two threads ------------------------------------------------
  *
  * With a second core, pass 2's parse (the bytes fed, inflated, parsed, each
@@ -670,7 +650,7 @@ struct evq {
 /* An event's record: its fields, then its args, then its strings. */
 struct rec {
 	size_t ph, name, pid, tid, ts, dur, nargs, nscratch;
-	bool pid_num, tid_num, ts_num, dur_num, has_args;
+	bool has_args;
 };
 
 /* The full buffer into the ring (waiting for room), a new one begun. */
@@ -700,10 +680,6 @@ static int queue_event(struct parse *p)
 	r.dur = e->dur;
 	r.nargs = e->args.n;
 	r.nscratch = e->scratch.len;
-	r.pid_num = e->pid_num;
-	r.tid_num = e->tid_num;
-	r.ts_num = e->ts_num;
-	r.dur_num = e->dur_num;
 	r.has_args = e->has_args;
 	tfd_buf_add(&q->cur, (const char *)&r, sizeof(r));
 	if (e->args.n)
@@ -718,7 +694,7 @@ static int queue_event(struct parse *p)
 static void *parse_thread(void *arg)
 {
 	struct evq *q = arg;
-	enum tfd_status st = run_pass(&q->w, q->src);
+	enum tfd_status st = run_pass2(&q->w, q->src);
 
 	if (q->cur.len)
 		queue_flush(q);
@@ -747,10 +723,6 @@ static void keep_records(struct parse *p, const struct tfd_buf *b)
 		e->tid = r.tid;
 		e->ts = r.ts;
 		e->dur = r.dur;
-		e->pid_num = r.pid_num;
-		e->tid_num = r.tid_num;
-		e->ts_num = r.ts_num;
-		e->dur_num = r.dur_num;
 		e->has_args = r.has_args;
 		e->args.n = 0;
 		for (size_t i = 0; i < r.nargs; i++) {
@@ -858,6 +830,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	struct parse p;
 	struct tfd_host *h;
 	enum tfd_status st;
+	size_t bad_at;
 
 	cap->fold_exec = !(opts && opts->keep_other);
 	memset(&p, 0, sizeof(p));
@@ -871,7 +844,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.pass = 1;
 	st = TFD_OK;
 	if ((opts && opts->chrome_no_scan) ||
-	    !tfd_chrome_scan_pass(&p, src, &tfd_chrome_callbacks)) {
+	    tfd_chrome_scan_pass(&p, src, &tfd_chrome_callbacks, NULL, &bad_at) != SCAN_DONE) {
 		pass1_reset(&p);
 		st = run_pass(&p, src);
 	}
@@ -893,7 +866,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.depth = p.events_depth = 0;
 	p.root_key_events = false;
 	if (src->len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
-		st = run_pass(&p, src);
+		st = run_pass2(&p, src);
 	if (!st && (p.dev_spans.n || cap->hosts[p.host_idx].dev.nhost_ops)) {
 		/* the host's steps and waits are in: the device's breakdown */
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -28,10 +29,62 @@ struct arg {
 struct jev {
 	struct tfd_buf scratch;		    /* NUL-separated strings of this event */
 	size_t ph, name, pid, tid, ts, dur; /* offsets + 1 (0: absent) */
-	bool pid_num, tid_num, ts_num, dur_num;
 	VEC(struct arg) args;
 	bool has_args;
 };
+
+/* A string into the event's scratch buffer: its offset + 1. */
+static inline size_t tfd_jev_keep(struct jev *e, const unsigned char *s, size_t n)
+{
+	struct tfd_buf *b = &e->scratch;
+	size_t off = b->len;
+
+	if (b->len + n + 2 > b->cap) {
+		tfd_buf_add(b, (const char *)s, n);
+		tfd_buf_add(b, "", 1);
+	} else { /* room for it, its NUL and the buffer's */
+		memcpy(b->s + b->len, s, n);
+		b->s[b->len + n] = '\0';
+		b->len += n + 1;
+		b->s[b->len] = '\0';
+	}
+	return off + 1;
+}
+
+/* An event begins: no fields, no args. */
+static inline void tfd_jev_reset(struct jev *e)
+{
+	e->scratch.len = 0;
+	e->ph = e->name = e->pid = e->tid = e->ts = e->dur = 0;
+	e->args.n = 0;
+	e->has_args = false;
+}
+
+/* An event's key: the field it fills (F_OTHER: none of them). */
+static inline enum field tfd_jev_field(const unsigned char *k, size_t n)
+{
+#define KEY(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+	return KEY("ph")     ? F_PH
+	       : KEY("name") ? F_NAME
+	       : KEY("pid")  ? F_PID
+	       : KEY("tid")  ? F_TID
+	       : KEY("ts")   ? F_TS
+	       : KEY("dur")  ? F_DUR
+	       : KEY("args") ? F_ARGS
+			     : F_OTHER;
+#undef KEY
+}
+
+/* A scalar value of the event's key f kept as that field's text (the last
+ * one counts); other keys' values are not kept. */
+static inline void tfd_jev_set(struct jev *e, enum field f, const unsigned char *s, size_t n)
+{
+	size_t *at[] = {[F_PH] = &e->ph,   [F_NAME] = &e->name, [F_PID] = &e->pid,
+			[F_TID] = &e->tid, [F_TS] = &e->ts,	[F_DUR] = &e->dur};
+
+	if (f != F_OTHER && f != F_ARGS)
+		*at[f] = tfd_jev_keep(e, s, n);
+}
 
 struct thread_meta {
 	int64_t pid, tid;
@@ -74,6 +127,8 @@ struct parse {
 	/* pass 2 on two threads: the parse's events go to this queue
 	 * (chrome.c), NULL when the reader keeps them itself */
 	struct evq *q;
+	/* pass 2 read again to find the JSON's error: events are not kept */
+	bool check_only;
 };
 
 /* A trace's bytes: plain, or gzip inflated as it is read. */
@@ -94,10 +149,23 @@ extern const yajl_callbacks tfd_chrome_callbacks;
  * behind them (chrome_feed.c). */
 void tfd_chrome_feed_plain(const struct source *src, eat_fn eat, void *ctx);
 
-/* Pass 1 by a byte scan that parses only the events that may matter
- * (chrome_scan.c), with the parser's callbacks cb for those: true when it
- * did the pass; false, and the caller resets pass 1 and runs the full
- * parse, on anything it does not expect. */
-bool tfd_chrome_scan_pass(struct parse *p, const struct source *src, const yajl_callbacks *cb);
+/* A pass by a byte scan (chrome_scan.c) with the parser's callbacks cb for
+ * the events it does not read itself. Pass 1 (finish NULL) parses only the
+ * events that may matter; pass 2 reads every event, finish taking each.
+ * SCAN_DONE: the pass is done. SCAN_CANT: nothing was read that counts;
+ * the caller resets pass 1 and runs the full parse (it met something it
+ * does not expect). SCAN_BAD (pass 2 only): the document is not valid
+ * JSON, seen after events were read (*bad_at: the bytes read by then). */
+enum scan_result { SCAN_DONE, SCAN_CANT, SCAN_BAD };
+enum scan_result tfd_chrome_scan_pass(struct parse *p, const struct source *src,
+				      const yajl_callbacks *cb, int (*finish)(struct parse *),
+				      size_t *bad_at);
+
+/* One event object read without the parser (chrome_fast.c): FAST_OK with
+ * its fields in e and *used its bytes; FAST_SHORT: its bytes end before
+ * the object does; FAST_ODD: a form the parser must read (escapes, bytes
+ * past ASCII, nesting past "args", anything invalid). s[0] is its brace. */
+enum fast_r { FAST_OK, FAST_SHORT, FAST_ODD };
+enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t n, size_t *used);
 
 #endif

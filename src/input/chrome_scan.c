@@ -1,6 +1,8 @@
-/* chrome_scan.c - pass 1 of the Chrome trace reader as a byte scan: the
- * metadata and dataset-function events are parsed, every other event is
- * skipped by its bytes (see chrome.c for the passes). */
+/* chrome_scan.c - the Chrome trace reader's passes as a byte scan that
+ * finds the event objects (see chrome.c for the passes). Pass 1 parses the
+ * metadata and dataset-function events and skips every other by its
+ * bytes; pass 2 reads each event with chrome_fast.c, the parser taking
+ * the few it leaves, and the parser checks the rest of the document. */
 #include <string.h>
 
 #include <yajl/yajl_parse.h>
@@ -39,6 +41,17 @@ struct scan1 {
 	struct tfd_buf ev; /* the current event's bytes so far */
 	size_t nevents;
 	bool bail;
+	/* pass 2 */
+	bool pass2;
+	int (*finish)(struct parse *); /* an event's fields are in p->ev */
+	/* the document without its event objects' insides, for the parser
+	 * to check: each object is "{}", and a run of objects parted by
+	 * commas is one "{}" */
+	yajl_handle sk;
+	size_t sk_from; /* the chunk's bytes from here are not fed yet */
+	int gap;	/* since the last object: 0 white space, 1 and a comma, 2 more */
+	bool gap_comma; /* the gap's comma was in a chunk before */
+	size_t fed;	/* the document's bytes before this chunk */
 };
 
 #define ICF "InstantiatedCapturedFunction"
@@ -57,22 +70,130 @@ static bool string_matters(const unsigned char *b, size_t i, size_t n)
 	       (b[i + 1] == 'I' && memcmp(b + i + 1, ICF, sizeof(ICF) - 1) == 0);
 }
 
-/* One whole event object in sc->ev: parse it if it may matter. */
-static void scan1_event(struct scan1 *sc)
+/* An event object's bytes to the parser, as an item of the events array
+ * (as the callbacks see it); a rejected one ends the scan. */
+static void parse_event(struct scan1 *sc, const char *s, size_t n)
 {
 	struct parse *p = sc->p;
 	yajl_status ys;
 
-	if (sc->nevents++ && !sc->ev_matters)
-		return;
-	/* the callbacks see it as an item of the events array */
 	p->events_depth = sc->events_depth;
 	p->depth = sc->events_depth;
-	ys = yajl_parse(sc->y, (const unsigned char *)sc->ev.s, sc->ev.len);
+	ys = yajl_parse(sc->y, (const unsigned char *)s, n);
 	if (ys != yajl_status_ok || p->depth != sc->events_depth) {
 		if (p->st == TFD_OK)
 			sc->bail = true; /* the full pass says what is wrong */
 	}
+}
+
+/* One whole event object in sc->ev: pass 1 parses it if it may matter,
+ * pass 2 reads it. */
+static void scan1_event(struct scan1 *sc)
+{
+	size_t used;
+
+	if (sc->pass2) {
+		if (tfd_chrome_fast_event(&sc->p->ev, (const unsigned char *)sc->ev.s, sc->ev.len,
+					  &used) == FAST_OK &&
+		    used == sc->ev.len)
+			sc->finish(sc->p);
+		else
+			parse_event(sc, sc->ev.s, sc->ev.len);
+		return;
+	}
+	if (sc->nevents++ && !sc->ev_matters)
+		return;
+	parse_event(sc, sc->ev.s, sc->ev.len);
+}
+
+/* Pass 2: bytes of the document to the parser's check. */
+static void sk_feed(struct scan1 *sc, const void *s, size_t n)
+{
+	if (n && yajl_parse(sc->sk, s, n) != yajl_status_ok)
+		sc->bail = true;
+}
+
+/* Pass 2: the gap since the last object is more than white space and a
+ * comma: the parser checks it (its comma, if in a chunk before). */
+static void gap_open(struct scan1 *sc)
+{
+	if (sc->gap_comma)
+		sk_feed(sc, ",", 1);
+	sc->gap_comma = false;
+	sc->gap = 2;
+}
+
+/* Pass 2: an event object begins at b[i]: the gap before it, then "{}",
+ * to the parser, unless one "{}" stands for both objects; then the object
+ * read, *i past it when it was read here. */
+static bool scan2_object(struct scan1 *sc, const unsigned char *b, size_t *i, size_t n)
+{
+	size_t used;
+
+	if (sc->gap != 1) {
+		gap_open(sc);
+		sk_feed(sc, b + sc->sk_from, *i - sc->sk_from);
+		sk_feed(sc, "{}", 2);
+	}
+	sc->gap_comma = false;
+	sc->gap = 0;
+	sc->sk_from = *i;
+	if (tfd_chrome_fast_event(&sc->p->ev, b + *i, n - *i, &used) != FAST_OK)
+		return false; /* gathered and read at its end */
+	sc->finish(sc->p);
+	*i += used;
+	sc->sk_from = *i;
+	return true;
+}
+
+/* Pass 2: a byte between the items of the events array. */
+static void scan2_gap(struct scan1 *sc, unsigned char c)
+{
+	if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+		return;
+	if (c == ',' && sc->gap == 0)
+		sc->gap = 1;
+	else if (sc->gap != 2)
+		gap_open(sc);
+}
+
+/* Pass 2: the end of a chunk: its bytes not fed yet to the parser, but a
+ * gap of white space and a comma, and an object's bytes. */
+static void scan2_chunk_end(struct scan1 *sc, const unsigned char *b, size_t n)
+{
+	if (sc->in_event)
+		return;
+	if (sc->events_depth > 0 && sc->depth == sc->events_depth && !sc->in_str && sc->gap < 2)
+		sc->gap_comma |= sc->gap == 1;
+	else
+		sk_feed(sc, b + sc->sk_from, n - sc->sk_from);
+}
+
+/* Inside an event object (not in a string): past the bytes from b[i] that
+ * change nothing but whether the event may matter (pass 1), up to a brace
+ * or a bracket, or a string with an escape or cut by the chunk's end, for
+ * the state machine. */
+static size_t skip_in_event(struct scan1 *sc, const unsigned char *b, size_t i, size_t n)
+{
+	while (i < n) {
+		unsigned char c = b[i];
+		size_t j;
+
+		if (c == '{' || c == '}' || c == '[' || c == ']')
+			return i;
+		if (c != '"') {
+			i++;
+			continue;
+		}
+		if (!sc->ev_matters && !sc->pass2)
+			sc->ev_matters = string_matters(b, i, n);
+		for (j = i + 1; j < n && b[j] != '"' && b[j] != '\\'; j++)
+			;
+		if (j == n || b[j] == '\\')
+			return i;
+		i = j + 1;
+	}
+	return n;
 }
 
 /* parser: the structural scan's state machine over trace JSON bytes, one
@@ -83,16 +204,21 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 	size_t i = 0;
 
 	sc->ev_from = 0;
+	sc->sk_from = 0;
 	while (i < n && !sc->bail && sc->p->st == TFD_OK) {
-		unsigned char c = b[i];
+		unsigned char c;
 
+		if (sc->in_event && !sc->in_str && (i = skip_in_event(sc, b, i, n)) == n)
+			break;
+		c = b[i];
 		if (sc->in_str) {
 			if (sc->esc) {
 				sc->esc = false;
 			} else if (c == '\\') {
 				sc->esc = true;
-				sc->bail |= sc->in_key; /* a key spelled with escapes */
-				sc->ev_matters = true;	/* an escape may spell anything */
+				/* a key spelled with escapes, while it may matter */
+				sc->bail |= sc->in_key && !(sc->pass2 && sc->events_depth);
+				sc->ev_matters = true; /* an escape may spell anything */
 			} else if (c == '"') {
 				sc->in_str = false;
 				if (sc->in_key) {
@@ -117,11 +243,17 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			i++;
 			continue;
 		}
+		if (sc->pass2 && sc->events_depth > 0 && sc->depth == sc->events_depth) {
+			if (c != '{')
+				scan2_gap(sc, c);
+			else if (scan2_object(sc, b, &i, n))
+				continue;
+		}
 		switch (c) {
 		case '"':
 			sc->bail |= sc->closed;
 			sc->in_str = true;
-			if (sc->in_event && !sc->ev_matters)
+			if (sc->in_event && !sc->ev_matters && !sc->pass2)
 				sc->ev_matters = string_matters(b, i, n);
 			if (sc->depth == 1 && sc->root == '{' && sc->key_next) {
 				sc->in_key = true;
@@ -165,6 +297,7 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 					    i + 1 - sc->ev_from);
 				sc->in_event = false;
 				scan1_event(sc);
+				sc->sk_from = i + 1;
 			}
 			sc->closed = sc->depth == 0;
 			break;
@@ -186,12 +319,20 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 	}
 	if (sc->in_event && !sc->bail)
 		tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from, n - sc->ev_from);
+	if (sc->pass2 && !sc->bail)
+		scan2_chunk_end(sc, b, n);
+	sc->fed += n;
 	return !sc->bail && sc->p->st == TFD_OK;
 }
 
-/* Pass 1 by the scan: true when it did the pass, else the full pass must
- * run (after pass1_reset). */
-bool tfd_chrome_scan_pass(struct parse *p, const struct source *src, const yajl_callbacks *cb)
+/* A pass by the scan: pass 1 when finish is NULL, else pass 2 with finish
+ * taking each event read. SCAN_DONE: it did the pass; SCAN_CANT: it read
+ * nothing that counts (the caller resets pass 1) and the full pass must
+ * run; SCAN_BAD (pass 2): the document is not valid JSON, and events were
+ * read before that was seen: *bad_at is the bytes read by then. */
+enum scan_result tfd_chrome_scan_pass(struct parse *p, const struct source *src,
+				      const yajl_callbacks *cb, int (*finish)(struct parse *),
+				      size_t *bad_at)
 {
 	struct scan1 sc;
 	enum tfd_status st = TFD_OK;
@@ -202,17 +343,30 @@ bool tfd_chrome_scan_pass(struct parse *p, const struct source *src, const yajl_
 	tfd_buf_init(&sc.ev);
 	sc.y = yajl_alloc(cb, NULL, p);
 	yajl_config(sc.y, yajl_allow_multiple_values, 1);
+	if (finish) {
+		sc.pass2 = true;
+		sc.finish = finish;
+		sc.sk = yajl_alloc(NULL, NULL, NULL);
+		sc.gap = 2;
+	}
 	if (src->gz)
 		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,
 				scan1_eat, &sc, p->err);
 	else
 		tfd_chrome_feed_plain(src, scan1_eat, &sc);
-	/* any error (the first event's form, the gzip data) is left to the
-	 * full pass too, so that it is reported exactly as it always was */
+	/* any error (the first event's form, the gzip data, the JSON) is left
+	 * to the full pass too, so that it is reported exactly as it always was */
 	done = st == TFD_OK && p->st == TFD_OK && !sc.bail && sc.closed && !sc.in_str &&
 	       sc.events_depth;
+	if (sc.sk) {
+		done = done && yajl_complete_parse(sc.sk) == yajl_status_ok;
+		yajl_free(sc.sk);
+	}
 	p->st = TFD_OK;
 	yajl_free(sc.y);
 	tfd_buf_release(&sc.ev);
-	return done;
+	*bad_at = sc.fed;
+	if (done)
+		return SCAN_DONE;
+	return finish && sc.events_depth ? SCAN_BAD : SCAN_CANT;
 }

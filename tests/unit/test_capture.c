@@ -1288,6 +1288,51 @@ static void scan_matches_full_pass(struct t *t)
 	    "{\"traceEvents\":[1,\"s\",[" GPUM "],null," HOSTM "," THRM "," ITER "]}",
 	    "{\"traceEvents\":[]}",
 	    "[]",
+	    /* pass 2 reads these forms itself: repeated keys, white space, an
+	     * empty event, literals, numbers of every spelling, args of every
+	     * kind of value; and leaves these to the parser: nested args, an
+	     * array value, a non-ASCII name, a control byte, bad numbers (not
+	     * last: pass 1 parses the events near a chunk's end) */
+	    "{\"traceEvents\":[" HOSTM "," THRM ",{\"ph\":\"X\",\"ph\":\"X\",\"name\":\"a\","
+	    "\"name\":\"Iterator::Model::Map\",\"pid\":1,\"tid\":7,\"ts\":1,\"ts\":2,\"dur\":1,"
+	    "\"args\":{\"id\":\"5\"},\"args\":{\"parent_id\":\"4\"}}, { \"ph\" : \"X\" ,\r\n\t"
+	    "\"pid\" : 1 , \"tid\" : 7 , \"ts\" : 3e0 , \"dur\" : -0 , \"name\" : \"b\" , "
+	    "\"args\" : { \"x\" : true , \"y\" : false , \"z\" : null , \"\" : 1.5E+2 , "
+	    "\"n\" : -12.25e-1 , \"t\" : \"\x7f\" } } ,{},{\"args\":null,\"ph\":\"X\",\"pid\":1,"
+	    "\"tid\":7,\"ts\":\"4\",\"dur\":\"1\",\"name\":\"c\",\"other\":null,\"o2\":\"s\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":5,\"name\":\"d\",\"args\":\"s\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":6,\"name\":\"e\",\"args\":[1,{}]},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":7,\"name\":\"f\",\"args\":{\"a\":{\"b\":1},"
+	    "\"c\":[2],\"d\":\"3\"}},{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":8,\"name\":"
+	    "\"g\xc3\xa9\",\"meta\":{\"ph\":\"M\"},\"args\":{}},{\"ph\":\"X\",\"pid\":true,\"tid\":"
+	    "7,"
+	    "\"ts\":9,\"name\":\"h\",\"dur\":null}]}",
+	    "{\"traceEvents\":[" HOSTM
+	    ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":01,\"name\":\"a\"}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM
+	    ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1.,\"name\":\"a\"}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM
+	    ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,\"name\":\"a\x01\"}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":1,}," ITER
+	    "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"args\":{\"a\":tru}}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"args\":{\"a\":1 \"b\":2}}," ITER "," ITER
+	    "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\" ,, \"pid\":1}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"ts\":12a}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"args\":{\"a\":truex}}," ITER "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"name\":\"a\x01,\"b\":1}," ITER "," ITER
+	    "]}",
+	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"pid\"x1}," ITER "," ITER "]}",
+	    /* the items between events: every gap the scan stands in for */
+	    "{\"traceEvents\":[" HOSTM "," ITER ",," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM " " ITER "]}",
+	    "{\"traceEvents\":[" HOSTM " ,\n " ITER "\n,\t1, " ITER " ]}",
+	    "{\"traceEvents\":[" HOSTM "," ITER ",]}",
+	    "{\"traceEvents\":[," HOSTM "," ITER "]}",
+	    "{\"traceEvents\":[" HOSTM "," ITER "],\"after\":[1,2,{\"a\":nul}]}",
+	    "{\"traceEvents\":[" HOSTM "," ITER "],\"after\":[1,2,{\"a\":null}],\"m\":{}}",
+	    "{\"traceEvents\":[" HOSTM "," ITER "],\"a\\u0062\":1}",
 	    "\"traceEvents\"",
 	    "{\"traceEvents\":[" HOSTM "," ITER "]",
 	};
@@ -1341,6 +1386,24 @@ static void scan_matches_full_pass(struct t *t)
 		check_scan(t, "5 MB of events, gzipped", gz, gl, "big.trace.json.gz");
 		free(gz);
 	}
+	/* and plain ones (pass 2 reads them without the parser), whose chunk
+	 * boundaries fall in every part of an event */
+	big.len = 0;
+	tfd_buf_puts(&big, "{\"traceEvents\":[" HOSTM "," THRM);
+	for (int i = 0; big.len < (3u << 20); i++)
+		tfd_buf_printf(
+		    &big,
+		    ",\n{\"pid\":1,\"tid\":%d,\"ts\":%d.%03d,\"dur\":%d,\"ph\":\"X\",\"name\":"
+		    "\"%s\",\"args\":{\"id\":\"%d\",\"b\":%s,\"s\":\"%.*s\"}}",
+		    7 + i % 3, i, i % 1000, 1 + i % 5,
+		    i % 7 == 0	 ? "InstantiatedCapturedFunction::Run"
+		    : i % 7 == 1 ? "ExecutorState::Process"
+				 : "Iterator::Model::Map",
+		    i % 7 == 1 ? i - 1 : i, i % 2 ? "true" : "null", i % 97,
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	tfd_buf_puts(&big, "]}");
+	check_scan(t, "3 MB of plain events", big.s, big.len, "big.trace.json");
 	tfd_buf_release(&big);
 	/* real traces, and 40 one-byte damages of each */
 	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {

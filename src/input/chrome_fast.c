@@ -1,0 +1,292 @@
+/* chrome_fast.c - one trace event object read straight into its fields,
+ * without the general parser, for the shape nearly every event has: keys
+ * and strings of plain ASCII (no escapes), numbers, literals, and an "args"
+ * object of such values. Anything else is left to the parser (FAST_ODD),
+ * which then reads the same bytes with the callbacks of chrome.c; what this
+ * reads, it reads as they would (the same fields, texts and args). */
+#include <stdint.h>
+#include <string.h>
+
+#include "chrome_impl.h"
+
+/* bytes that may stand in a plain string: printable ASCII and DEL, no
+ * quote, no backslash */
+#define ONES8 1, 1, 1, 1, 1, 1, 1, 1
+#define ONES16 ONES8, ONES8
+static const unsigned char plain[256] = {
+    /* 0x00-0x1f: control bytes */
+    [0x20] = 1, 1, 0, 1, 1, 1, 1, 1, ONES8,		 /* 0x22: the quote */
+    ONES16, ONES16, ONES8, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x5c: the backslash */
+    ONES16, ONES16,				 /* 0x80-0xff: not ASCII */
+};
+#undef ONES16
+#undef ONES8
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LITTLE_ENDIAN_WORDS 1
+#else
+#define LITTLE_ENDIAN_WORDS 0
+#endif
+
+/* The bytes of the 8 at q that are not plain (below 0x20 or past 0x7f, a
+ * quote, a backslash), each as its high bit; exact up to the first such
+ * byte, which is what the caller wants. */
+static inline uint64_t word_odd(const unsigned char *q)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t w, quote, bslash;
+
+	memcpy(&w, q, 8);
+	quote = w ^ (ones * '"');
+	bslash = w ^ (ones * '\\');
+	return (((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
+		w) &
+	       high;
+}
+
+struct cur {
+	const unsigned char *s, *end;
+};
+
+static inline bool is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static inline void skip_ws(struct cur *c)
+{
+	while (c->s < c->end && is_ws(*c->s))
+		c->s++;
+}
+
+/* A plain string at c->s (its quote): its body. */
+static enum fast_r plain_string(struct cur *c, const unsigned char **body, size_t *len)
+{
+	const unsigned char *q = c->s + 1;
+
+	for (;;) { /* 8 bytes at a time where the first byte is the lowest */
+		uint64_t m;
+
+		if (!LITTLE_ENDIAN_WORDS || q + 8 > c->end) {
+			while (q < c->end && plain[*q])
+				q++;
+			break;
+		}
+		if ((m = word_odd(q)) != 0) {
+			q += __builtin_ctzll(m) / 8;
+			break;
+		}
+		q += 8;
+	}
+	if (q == c->end)
+		return FAST_SHORT;
+	if (*q != '"')
+		return FAST_ODD; /* an escape, a control or non-ASCII byte */
+	*body = c->s + 1;
+	*len = (size_t)(q - c->s - 1);
+	c->s = q + 1;
+	return FAST_OK;
+}
+
+static const unsigned char *digits(const unsigned char *q, const unsigned char *end)
+{
+	while (q < end && *q >= '0' && *q <= '9')
+		q++;
+	return q;
+}
+
+/* A JSON number at c->s, as the grammar spells it. */
+static enum fast_r number(struct cur *c, size_t *len)
+{
+	const unsigned char *q = c->s, *d;
+
+	if (q < c->end && *q == '-')
+		q++;
+	d = digits(q, c->end);
+	if (d == q || (*q == '0' && d - q > 1))
+		return d == c->end ? FAST_SHORT : FAST_ODD;
+	q = d;
+	if (q < c->end && *q == '.') {
+		d = digits(q + 1, c->end);
+		if (d == q + 1)
+			return d == c->end ? FAST_SHORT : FAST_ODD;
+		q = d;
+	}
+	if (q < c->end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < c->end && (*q == '+' || *q == '-'))
+			q++;
+		d = digits(q, c->end);
+		if (d == q)
+			return d == c->end ? FAST_SHORT : FAST_ODD;
+		q = d;
+	}
+	*len = (size_t)(q - c->s);
+	c->s = q;
+	/* what follows is the caller's to check */
+	return q == c->end ? FAST_SHORT : FAST_OK; /* more digits may follow */
+}
+
+/* true, false or null at c->s: its text (NULL for null). */
+static enum fast_r literal(struct cur *c, const char **text, size_t *len)
+{
+	static const char *const lit[] = {"true", "false", "null"};
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(lit[i]), have = (size_t)(c->end - c->s);
+
+		if (*c->s != lit[i][0])
+			continue;
+		if (memcmp(c->s, lit[i], have < n ? have : n))
+			return FAST_ODD;
+		if (have <= n)
+			return FAST_SHORT;
+		c->s += n;
+		*text = i < 2 ? lit[i] : NULL;
+		*len = n;
+		return FAST_OK;
+	}
+	return FAST_ODD;
+}
+
+/* A scalar value: its text to keep (NULL: null), and whether a number. */
+struct scalar {
+	const unsigned char *s;
+	size_t n;
+	bool num;
+};
+
+static enum fast_r scalar_value(struct cur *c, struct scalar *v)
+{
+	const char *t = NULL;
+	enum fast_r r;
+
+	v->num = false;
+	if (*c->s == '"')
+		return plain_string(c, &v->s, &v->n);
+	if (*c->s == '-' || (*c->s >= '0' && *c->s <= '9')) {
+		v->s = c->s;
+		v->num = true;
+		return number(c, &v->n);
+	}
+	r = literal(c, &t, &v->n);
+	v->s = (const unsigned char *)t;
+	return r;
+}
+
+/* After a member: a comma (then another) or the closing brace. *more:
+ * another member follows. */
+static enum fast_r next_member(struct cur *c, bool *more)
+{
+	skip_ws(c);
+	if (c->s == c->end)
+		return FAST_SHORT;
+	if (*c->s != ',' && *c->s != '}')
+		return FAST_ODD;
+	*more = *c->s++ == ',';
+	if (*more) {
+		skip_ws(c);
+		if (c->s == c->end)
+			return FAST_SHORT;
+		if (*c->s != '"')
+			return FAST_ODD;
+	}
+	return FAST_OK;
+}
+
+/* A member's key and its colon: the key's body. */
+static enum fast_r key_colon(struct cur *c, const unsigned char **k, size_t *kn)
+{
+	enum fast_r r = plain_string(c, k, kn);
+
+	if (r != FAST_OK)
+		return r;
+	skip_ws(c);
+	if (c->s == c->end)
+		return FAST_SHORT;
+	if (*c->s++ != ':')
+		return FAST_ODD;
+	skip_ws(c);
+	return c->s == c->end ? FAST_SHORT : FAST_OK;
+}
+
+/* The "args" object at c->s (its brace): each entry with a value kept. */
+static enum fast_r args_object(struct jev *e, struct cur *c)
+{
+	bool more = true;
+
+	e->has_args = true;
+	c->s++;
+	skip_ws(c);
+	if (c->s == c->end)
+		return FAST_SHORT;
+	if (*c->s == '}') {
+		c->s++;
+		return FAST_OK;
+	}
+	if (*c->s != '"')
+		return FAST_ODD;
+	while (more) {
+		const unsigned char *k;
+		size_t kn;
+		struct scalar v;
+		enum fast_r r = key_colon(c, &k, &kn);
+
+		if (r == FAST_OK)
+			r = scalar_value(c, &v);
+		if (r != FAST_OK)
+			return r;
+		if (v.s) {
+			struct arg a;
+
+			a.key = tfd_jev_keep(e, k, kn);
+			a.val = tfd_jev_keep(e, v.s, v.n);
+			a.num = v.num;
+			vec_push(&e->args, a);
+		}
+		if ((r = next_member(c, &more)) != FAST_OK)
+			return r;
+	}
+	return FAST_OK;
+}
+
+enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t n, size_t *used)
+{
+	struct cur c = {s + 1, s + n};
+	bool more = true;
+
+	tfd_jev_reset(e);
+	skip_ws(&c);
+	if (c.s == c.end)
+		return FAST_SHORT;
+	if (*c.s == '}')
+		more = false, c.s++;
+	else if (*c.s != '"')
+		return FAST_ODD;
+	while (more) {
+		const unsigned char *k;
+		size_t kn;
+		enum field f;
+		enum fast_r r = key_colon(&c, &k, &kn);
+
+		if (r != FAST_OK)
+			return r;
+		f = tfd_jev_field(k, kn);
+		if (*c.s == '{') {
+			if (f != F_ARGS)
+				return FAST_ODD;
+			r = args_object(e, &c);
+		} else if (*c.s == '[') {
+			return FAST_ODD;
+		} else {
+			struct scalar v;
+
+			if ((r = scalar_value(&c, &v)) == FAST_OK && v.s)
+				tfd_jev_set(e, f, v.s, v.n);
+		}
+		if (r != FAST_OK || (r = next_member(&c, &more)) != FAST_OK)
+			return r;
+	}
+	*used = (size_t)(c.s - s);
+	return FAST_OK;
+}
