@@ -9,18 +9,12 @@
 
 #include "chrome_impl.h"
 
-/* bytes that may stand in a plain string: printable ASCII and DEL, no
- * quote, no backslash */
-#define ONES8 1, 1, 1, 1, 1, 1, 1, 1
-#define ONES16 ONES8, ONES8
-static const unsigned char plain[256] = {
-    /* 0x00-0x1f: control bytes */
-    [0x20] = 1, 1, 0, 1, 1, 1, 1, 1, ONES8,		 /* 0x22: the quote */
-    ONES16, ONES16, ONES8, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x5c: the backslash */
-    ONES16, ONES16,				 /* 0x80-0xff: not ASCII */
-};
-#undef ONES16
-#undef ONES8
+/* May c stand in a plain string? Printable ASCII and DEL, but the quote
+ * and the backslash. */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define LITTLE_ENDIAN_WORDS 1
@@ -68,7 +62,7 @@ static enum fast_r plain_string(struct cur *c, const unsigned char **body, size_
 		uint64_t m;
 
 		if (!LITTLE_ENDIAN_WORDS || q + 8 > c->end) {
-			while (q < c->end && plain[*q])
+			while (q < c->end && plain(*q))
 				q++;
 			break;
 		}
