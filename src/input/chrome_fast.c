@@ -54,7 +54,7 @@ static inline void skip_ws(struct cur *c)
 }
 
 /* A plain string at c->s (its quote): its body. */
-static enum fast_r plain_string(struct cur *c, const unsigned char **body, size_t *len)
+static inline enum fast_r plain_string(struct cur *c, const unsigned char **body, size_t *len)
 {
 	const unsigned char *q = c->s + 1;
 
@@ -188,13 +188,48 @@ static enum fast_r next_member(struct cur *c, bool *more)
 	return FAST_OK;
 }
 
-/* A member's key and its colon: the key's body. */
-static enum fast_r key_colon(struct cur *c, const unsigned char **k, size_t *kn)
+/* The event's key at c->s (its quote) when it is one of the fields,
+ * spelled plainly, its closing quote in the bytes: past it; else F_OTHER,
+ * c->s where it was. */
+static inline enum field known_key(struct cur *c)
 {
-	enum fast_r r = plain_string(c, k, kn);
+	static const char *const keys[] = {
+	    [F_PH] = "\"ph\"", [F_NAME] = "\"name\"", [F_PID] = "\"pid\"",  [F_TID] = "\"tid\"",
+	    [F_TS] = "\"ts\"", [F_DUR] = "\"dur\"",   [F_ARGS] = "\"args\""};
+	enum field f;
+	size_t n;
 
-	if (r != FAST_OK)
-		return r;
+	if (c->end - c->s < 6)
+		return F_OTHER;
+	switch (c->s[1]) {
+	case 'p':
+		f = c->s[2] == 'h' ? F_PH : F_PID;
+		break;
+	case 't':
+		f = c->s[2] == 's' ? F_TS : F_TID;
+		break;
+	case 'n':
+		f = F_NAME;
+		break;
+	case 'd':
+		f = F_DUR;
+		break;
+	case 'a':
+		f = F_ARGS;
+		break;
+	default:
+		return F_OTHER;
+	}
+	n = strlen(keys[f]);
+	if (memcmp(c->s, keys[f], n))
+		return F_OTHER;
+	c->s += n;
+	return f;
+}
+
+/* After a key: its colon, and white space about it. */
+static enum fast_r colon(struct cur *c)
+{
 	skip_ws(c);
 	if (c->s == c->end)
 		return FAST_SHORT;
@@ -202,6 +237,14 @@ static enum fast_r key_colon(struct cur *c, const unsigned char **k, size_t *kn)
 		return FAST_ODD;
 	skip_ws(c);
 	return c->s == c->end ? FAST_SHORT : FAST_OK;
+}
+
+/* A member's key and its colon: the key's body. */
+static enum fast_r key_colon(struct cur *c, const unsigned char **k, size_t *kn)
+{
+	enum fast_r r = plain_string(c, k, kn);
+
+	return r == FAST_OK ? colon(c) : r;
 }
 
 /* The "args" object at c->s (its brace): each entry with a value kept. */
@@ -260,12 +303,11 @@ enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t 
 	while (more) {
 		const unsigned char *k;
 		size_t kn;
-		enum field f;
-		enum fast_r r = key_colon(&c, &k, &kn);
+		enum field f = known_key(&c);
+		enum fast_r r = f != F_OTHER ? colon(&c) : key_colon(&c, &k, &kn);
 
 		if (r != FAST_OK)
 			return r;
-		f = tfd_jev_field(k, kn);
 		if (*c.s == '{') {
 			if (f != F_ARGS)
 				return FAST_ODD;
