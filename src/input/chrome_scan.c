@@ -4,6 +4,9 @@
  * bytes; pass 2 reads each event with chrome_fast.c, the parser taking
  * the few it leaves, and the parser checks the rest of the document. */
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <yajl/yajl_parse.h>
 
@@ -173,8 +176,60 @@ static void scan2_chunk_end(struct scan1 *sc, const unsigned char *b, size_t n)
  * change nothing but whether the event may matter (pass 1), up to a brace
  * or a bracket, or a string with an escape or cut by the chunk's end, for
  * the state machine. */
+#ifdef __SSE2__
+/* 16 bytes at b as a mask of those equal to c. */
+static inline unsigned bytes_eq(__m128i v, char c)
+{
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c)));
+}
+
+/* skip_in_event() 16 bytes at a time: strings found by the parity of the
+ * quotes before each byte, no byte looked at alone but the openings of
+ * strings that may matter. Stops before a block with a backslash or a
+ * brace or bracket outside a string, and returns where the bytes are
+ * outside a string again (a block's start, or the quote that opened the
+ * string it ends in). */
+static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, size_t n)
+{
+	bool in_str = false; /* at b[i], inside a string opened at open */
+	size_t open = i;
+
+	while (i + 16 <= n) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+		unsigned q = bytes_eq(v, '"'), inside = q;
+		unsigned br =
+		    bytes_eq(v, '{') | bytes_eq(v, '}') | bytes_eq(v, '[') | bytes_eq(v, ']');
+
+		inside ^= inside << 1; /* each bit: the parity of the quotes up to it */
+		inside ^= inside << 2;
+		inside ^= inside << 4;
+		inside ^= inside << 8;
+		inside = (inside ^ (in_str ? 0xffffu : 0)) & 0xffffu;
+		if (bytes_eq(v, '\\') || (br & ~inside))
+			break;
+		if (!sc->ev_matters && !sc->pass2) {
+			/* a string opened here whose first byte is M or I (or is in
+			 * the next block) may matter */
+			unsigned mi = bytes_eq(v, 'M') | bytes_eq(v, 'I');
+
+			for (unsigned m = q & inside & ((mi >> 1) | 0x8000u); m && !sc->ev_matters;
+			     m &= m - 1)
+				sc->ev_matters = string_matters(b, i + (size_t)__builtin_ctz(m), n);
+		}
+		if (q & inside) /* the last string opened in the block */
+			open = i + 31 - (size_t)__builtin_clz(q & inside);
+		in_str = inside >> 15;
+		i += 16;
+	}
+	return in_str ? open : i;
+}
+#endif
+
 static size_t skip_in_event(struct scan1 *sc, const unsigned char *b, size_t i, size_t n)
 {
+#ifdef __SSE2__
+	i = skip_blocks(sc, b, i, n);
+#endif
 	while (i < n) {
 		unsigned char c = b[i];
 		size_t j;

@@ -1324,6 +1324,17 @@ static void scan_matches_full_pass(struct t *t)
 	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"name\":\"a\x01,\"b\":1}," ITER "," ITER
 	    "]}",
 	    "{\"traceEvents\":[" HOSTM ",{\"ph\":\"X\",\"pid\"x1}," ITER "," ITER "]}",
+	    /* brackets in strings, and strings that matter in the middle of 16
+	     * bytes of plain ones (the first pass reads 16 bytes at a time) */
+	    "{\"traceEvents\":[" HOSTM
+	    ",{\"xxxxxxxxxxxxxxxxxxxxxxxx\":\"}}}]]]{{{[[[\",\"ph\":\"X\","
+	    "\"pid\":1,\"tid\":7,\"ts\":1,\"name\":\"x{[]}x{[]}x{[]}x{[]}x{[]}x\"},{\"yyyyyyyyyyyyy"
+	    "\":\"zzzzzzzzzzzzzzzzzzzzzzzzzzzz\",\"ph\":\"M\",\"pid\":1,\"name\":\"thread_name\","
+	    "\"tid\":9,\"args\":{\"name\":\"late\"}},{\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyy\":\"zzzzzz\","
+	    "\"ph\":\"X\",\"pid\":1,\"tid\":9,\"ts\":2,\"dur\":2,\"name\":"
+	    "\"InstantiatedCapturedFunction::Run\",\"args\":{\"id\":\"77\"}},{\"ph\":\"X\","
+	    "\"pid\":1,\"tid\":8,\"ts\":2,\"dur\":2,\"name\":\"ExecutorState::Process\","
+	    "\"args\":{\"id\":\"77\"}}," ITER "," ITER "," ITER "]}",
 	    /* the items between events: every gap the scan stands in for */
 	    "{\"traceEvents\":[" HOSTM "," ITER ",," ITER "]}",
 	    "{\"traceEvents\":[" HOSTM " " ITER "]}",
@@ -1402,6 +1413,16 @@ static void scan_matches_full_pass(struct t *t)
 		    i % 7 == 1 ? i - 1 : i, i % 2 ? "true" : "null", i % 97,
 		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	for (int i = 0; i < 64; i++) /* a thread's name, its "M" at each place of 16 bytes */
+		tfd_buf_printf(&big,
+			       ",{\"k%.*s\":1,\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+			       "\"thread_name\",\"args\":{\"name\":\"m%d\"}}",
+			       i % 32, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", 100 + i, i);
+	for (int i = 0; i < 2000; i++)
+		tfd_buf_printf(&big,
+			       ",{\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":1,\"ph\":\"X\","
+			       "\"name\":\"Iterator::Model::Map\"}",
+			       100 + i % 64, i);
 	tfd_buf_puts(&big, "]}");
 	check_scan(t, "3 MB of plain events", big.s, big.len, "big.trace.json");
 	tfd_buf_release(&big);
