@@ -172,10 +172,6 @@ static void scan2_chunk_end(struct scan1 *sc, const unsigned char *b, size_t n)
 		sk_feed(sc, b + sc->sk_from, n - sc->sk_from);
 }
 
-/* Inside an event object (not in a string): past the bytes from b[i] that
- * change nothing but whether the event may matter (pass 1), up to a brace
- * or a bracket, or a string with an escape or cut by the chunk's end, for
- * the state machine. */
 #ifdef __SSE2__
 /* 16 bytes at b as a mask of those equal to c. */
 static inline unsigned bytes_eq(__m128i v, char c)
@@ -225,6 +221,10 @@ static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, si
 }
 #endif
 
+/* Inside an event object (not in a string): past the bytes from b[i] that
+ * change nothing but whether the event may matter (pass 1), up to a brace
+ * or a bracket, or a string with an escape or cut by the chunk's end, for
+ * the state machine. */
 static size_t skip_in_event(struct scan1 *sc, const unsigned char *b, size_t i, size_t n)
 {
 #ifdef __SSE2__
