@@ -132,7 +132,14 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	if (p->depth == 1 && !p->events_depth)
 		p->root_key_events = KEY("traceEvents");
 	else if (in_event(p))
-		p->field = tfd_jev_field(k, n);
+		p->field = KEY("ph")	 ? F_PH
+			   : KEY("name") ? F_NAME
+			   : KEY("pid")	 ? F_PID
+			   : KEY("tid")	 ? F_TID
+			   : KEY("ts")	 ? F_TS
+			   : KEY("dur")	 ? F_DUR
+			   : KEY("args") ? F_ARGS
+					 : F_OTHER;
 	else if (in_args(p))
 		p->arg_key = tfd_jev_keep(&p->ev, k, n);
 #undef KEY

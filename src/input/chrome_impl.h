@@ -60,21 +60,6 @@ static inline void tfd_jev_reset(struct jev *e)
 	e->has_args = false;
 }
 
-/* An event's key: the field it fills (F_OTHER: none of them). */
-static inline enum field tfd_jev_field(const unsigned char *k, size_t n)
-{
-#define KEY(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
-	return KEY("ph")     ? F_PH
-	       : KEY("name") ? F_NAME
-	       : KEY("pid")  ? F_PID
-	       : KEY("tid")  ? F_TID
-	       : KEY("ts")   ? F_TS
-	       : KEY("dur")  ? F_DUR
-	       : KEY("args") ? F_ARGS
-			     : F_OTHER;
-#undef KEY
-}
-
 /* A scalar value of the event's key f kept as that field's text (the last
  * one counts); other keys' values are not kept. */
 static inline void tfd_jev_set(struct jev *e, enum field f, const unsigned char *s, size_t n)
