@@ -42,9 +42,10 @@ struct cur {
 	const unsigned char *s, *end;
 };
 
+/* White space as yajl reads it: JSON's, and \v and \f. */
 static inline bool is_ws(unsigned char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
 static inline void skip_ws(struct cur *c)

@@ -152,7 +152,7 @@ static bool scan2_object(struct scan1 *sc, const unsigned char *b, size_t *i, si
 /* Pass 2: a byte between the items of the events array. */
 static void scan2_gap(struct scan1 *sc, unsigned char c)
 {
-	if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+	if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r')
 		return;
 	if (c == ',' && sc->gap == 0)
 		sc->gap = 1;
@@ -360,9 +360,11 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			if (sc->depth == 1 && sc->root == '{')
 				sc->key_next = true;
 			break;
-		case ' ':
+		case ' ': /* white space as yajl reads it: JSON's, and \v and \f */
 		case '\t':
 		case '\n':
+		case '\v':
+		case '\f':
 		case '\r':
 			break;
 		default:

@@ -1335,6 +1335,11 @@ static void scan_matches_full_pass(struct t *t)
 	    "\"InstantiatedCapturedFunction::Run\",\"args\":{\"id\":\"77\"}},{\"ph\":\"X\","
 	    "\"pid\":1,\"tid\":8,\"ts\":2,\"dur\":2,\"name\":\"ExecutorState::Process\","
 	    "\"args\":{\"id\":\"77\"}}," ITER "," ITER "," ITER "]}",
+	    /* yajl's white space is JSON's and \v and \f: after the document,
+	     * between events, inside one */
+	    "{\"traceEvents\":[" HOSTM "," ITER "," ITER "]}\v\f\n",
+	    "{\"traceEvents\":[" HOSTM "\v,\f" ITER ",{\f\"ph\"\v:\"X\",\"pid\":1,\"tid\":7,"
+	    "\"ts\":3,\"name\":\"a\"\v}," ITER "," ITER "]}",
 	    /* the items between events: every gap the scan stands in for */
 	    "{\"traceEvents\":[" HOSTM "," ITER ",," ITER "]}",
 	    "{\"traceEvents\":[" HOSTM " " ITER "]}",
