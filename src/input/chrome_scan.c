@@ -263,6 +263,8 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 	while (i < n && !sc->bail && sc->p->st == TFD_OK) {
 		unsigned char c;
 
+		if (sc->pass2 && sc->closed)
+			break; /* what follows the document is yajl's to judge, quirks and all */
 		if (sc->in_event && !sc->in_str && (i = skip_in_event(sc, b, i, n)) == n)
 			break;
 		c = b[i];

@@ -1338,6 +1338,12 @@ static void scan_matches_full_pass(struct t *t)
 	    /* yajl's white space is JSON's and \v and \f: after the document,
 	     * between events, inside one */
 	    "{\"traceEvents\":[" HOSTM "," ITER "," ITER "]}\v\f\n",
+	    /* and takes a string cut by the end after the document for white
+	     * space; a whole one is a second value */
+	    "{\"traceEvents\":[" HOSTM "," ITER "," ITER "]}\"",
+	    "{\"traceEvents\":[" HOSTM "," ITER "," ITER "]} \"ab",
+	    "{\"traceEvents\":[" HOSTM "," ITER "," ITER "]} \"ab\"",
+	    "[" HOSTM "," ITER "," ITER "]]",
 	    "{\"traceEvents\":[" HOSTM "\v,\f" ITER ",{\f\"ph\"\v:\"X\",\"pid\":1,\"tid\":7,"
 	    "\"ts\":3,\"name\":\"a\"\v}," ITER "," ITER "]}",
 	    /* the items between events: every gap the scan stands in for */
