@@ -475,6 +475,12 @@ struct tfd_load_opts {
 	/* tests: read a Chrome trace with yajl's full parse in both passes
 	 * instead of the structural scan and its event reader (chrome.c) */
 	bool chrome_no_scan;
+	/* tests: a Chrome document the scan finds invalid and yajl does not is
+	 * an error (the scan's mistake shown), not read again by yajl */
+	bool chrome_scan_strict;
+	/* tests: the scan takes every document for invalid once it has read
+	 * events, so that yajl reads it again (to check, then to read) */
+	bool chrome_scan_doubt;
 	/* tests: read an XSpace executor chunk's id and step in two walks
 	 * over its stats instead of one, every stat with the general parser,
 	 * and every iterator parameter without the cache of those read

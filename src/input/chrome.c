@@ -623,8 +623,12 @@ static enum tfd_status run_pass2(struct parse *p, const struct source *src)
 		return run_pass(p, src);
 	p->check_only = true;
 	p->deferred = TFD_OK;
-	if (run_pass(p, src) == TFD_OK) /* the scan saw what the parser did not */
-		p->st = tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON near byte %zu", bad_at);
+	if (run_pass(p, src) == TFD_OK) { /* the scan saw what the parser did not */
+		if (p->opts && p->opts->chrome_scan_strict)
+			p->st =
+			    tfd_fail(p->err, TFD_E_FORMAT, "invalid JSON near byte %zu", bad_at);
+		p->rescan = true;
+	}
 	return p->st;
 }
 
@@ -803,6 +807,7 @@ static bool run_pass_piped(struct parse *p, const struct source *src, enum tfd_s
 		p->st = q->st;
 		*p->err = q->err;
 	}
+	p->rescan = q->w.rescan;
 	take_deferred(p);
 	*st = p->st;
 	queue_free(q);
@@ -874,6 +879,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	p.root_key_events = false;
 	if (src->len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
 		st = run_pass2(&p, src);
+	if (!st && p.rescan)
+		goto out;
 	if (!st && (p.dev_spans.n || cap->hosts[p.host_idx].dev.nhost_ops)) {
 		/* the host's steps and waits are in: the device's breakdown */
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};
@@ -895,6 +902,13 @@ out:
 	fn_steps_free(&p.fn_steps);
 	imap_free(&p.op_tids);
 	vec_free(&p.opscopes);
+	if (!st && p.rescan) { /* the host again, read by yajl alone */
+		struct tfd_load_opts full = opts ? *opts : (struct tfd_load_opts){0};
+
+		full.chrome_no_scan = true;
+		tfd_capture_drop_last_host(cap);
+		return read_source(cap, src, default_host, &full, err);
+	}
 	return st;
 }
 

@@ -114,6 +114,9 @@ struct parse {
 	struct evq *q;
 	/* pass 2 read again to find the JSON's error: events are not kept */
 	bool check_only;
+	/* the scan found JSON invalid that yajl reads: the file is read again
+	 * by yajl alone */
+	bool rescan;
 };
 
 /* A trace's bytes: plain, or gzip inflated as it is read. */

@@ -425,7 +425,7 @@ enum scan_result tfd_chrome_scan_pass(struct parse *p, const struct source *src,
 	yajl_free(sc.y);
 	tfd_buf_release(&sc.ev);
 	*bad_at = sc.fed;
-	if (done)
+	if (done && !(finish && p->opts && p->opts->chrome_scan_doubt && sc.events_depth))
 		return SCAN_DONE;
 	return finish && sc.events_depth ? SCAN_BAD : SCAN_CANT;
 }

@@ -46,6 +46,7 @@ static void scan_vs_full(const unsigned char *data, size_t size)
 	struct tfd_capture *a = NULL, *b = NULL;
 
 	full.chrome_no_scan = true;
+	scan.chrome_scan_strict = true;
 	if (!fuzz_load_two(data, size, "fuzz.trace.json", &full, &scan, &a, &b)) {
 		for (size_t i = 0; i < a->nhosts; i++)
 			if (a->hosts[i].nthreads != b->hosts[i].nthreads ||

@@ -1142,25 +1142,36 @@ static void check_blocks(struct t *t, const char *path, int damage)
 	free(data);
 }
 
-/* A Chrome trace read with the structural scan for its names, and with the
- * full parser, gives the same capture or the same error line. */
+/* A Chrome trace read by the structural scan (its names, then its events),
+ * and by yajl in both passes, gives the same capture or the same error
+ * line; and so does the scan made to doubt every document it has read
+ * events of, which yajl then reads again to check and to read. */
 static void check_scan(struct t *t, const char *what, const void *data, size_t len,
 		       const char *name)
 {
-	struct tfd_load_opts scan = {0}, full = {0};
-	struct tfd_capture *a = NULL, *b = NULL;
-	struct tfd_err ea = {0}, eb = {0};
-	enum tfd_status sa, sb;
+	struct tfd_load_opts scan = {0}, full = {0}, doubt = {0};
+	struct tfd_capture *a = NULL, *b = NULL, *c = NULL;
+	struct tfd_err ea = {0}, eb = {0}, ec = {0};
+	enum tfd_status sa, sb, sc;
 
 	full.chrome_no_scan = true;
+	scan.chrome_scan_strict = true;
+	doubt.chrome_scan_doubt = true;
 	sa = tfd_capture_load_mem(data, len, name, &full, &a, &ea);
 	sb = tfd_capture_load_mem(data, len, name, &scan, &b, &eb);
+	sc = tfd_capture_load_mem(data, len, name, &doubt, &c, &ec);
 	if (sa != sb || (sa && strcmp(ea.msg, eb.msg)))
 		T_FAILF("%s: full parser: %d '%s', scan: %d '%s'", what, sa, ea.msg, sb, eb.msg);
 	else if (!sa)
 		same_capture(t, what, a, b);
+	if (sa != sc || (sa && strcmp(ea.msg, ec.msg)))
+		T_FAILF("%s: full parser: %d '%s', doubted scan: %d '%s'", what, sa, ea.msg, sc,
+			ec.msg);
+	else if (!sa)
+		same_capture(t, what, a, c);
 	tfd_capture_free(a);
 	tfd_capture_free(b);
+	tfd_capture_free(c);
 }
 
 /* The one walk over an executor chunk's stats (its id, then its step),
@@ -1436,6 +1447,12 @@ static void scan_matches_full_pass(struct t *t)
 			       100 + i % 64, i);
 	tfd_buf_puts(&big, "]}");
 	check_scan(t, "3 MB of plain events", big.s, big.len, "big.trace.json");
+	/* 9 MB: read on two threads (8 MB or more, where there are two cores) */
+	while (big.len < (9u << 20)) {
+		big.len -= 2;
+		tfd_buf_puts(&big, "," ITER "," ITER "," ITER "," ITER "]}");
+	}
+	check_scan(t, "9 MB of plain events", big.s, big.len, "big.trace.json");
 	tfd_buf_release(&big);
 	/* real traces, and 40 one-byte damages of each */
 	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
