@@ -18,13 +18,7 @@
 #include "tfd/imap.h"
 #include "tfd/pool.h"
 #include "tfd/satmath.h"
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "tfd/select.h"
 
 /* A sort key and the index it belongs to; ties go to the smaller index. */
 struct keyed {
@@ -42,7 +36,8 @@ static int keyed_cmp(const void *a, const void *b)
 }
 
 /* Nearest-rank percentile of a sorted array. */
-static int64_t percentile(const int64_t *sorted, size_t n, double q)
+/* The q-th quantile of v[0..n) (nearest rank), v reordered. */
+static int64_t percentile(int64_t *v, size_t n, double q)
 {
 	size_t k;
 
@@ -51,7 +46,7 @@ static int64_t percentile(const int64_t *sorted, size_t n, double q)
 	k = (size_t)ceil(q * (double)n);
 	if (k < 1)
 		k = 1;
-	return sorted[k - 1];
+	return tfd_kth_i64(v, n, k - 1);
 }
 
 const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s)
@@ -278,9 +273,11 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 		return;
 	sorted = xmalloc(nr * sizeof(int64_t));
 	memcpy(sorted, b->durs, nr * sizeof(int64_t));
-	qsort(sorted, nr, sizeof(int64_t), cmp_i64);
-	p->min_ns = sorted[0];
-	p->max_ns = sorted[nr - 1];
+	p->min_ns = p->max_ns = sorted[0];
+	for (size_t i = 1; i < nr; i++) {
+		p->min_ns = sorted[i] < p->min_ns ? sorted[i] : p->min_ns;
+		p->max_ns = sorted[i] > p->max_ns ? sorted[i] : p->max_ns;
+	}
 	p->avg_ns = p->total_ns / (int64_t)nr;
 	p->p50_ns = percentile(sorted, nr, 0.5);
 	p->p95_ns = percentile(sorted, nr, 0.95);

@@ -21,39 +21,7 @@
 #include "passes.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
-
-/* The k-th smallest of p[0..n) (k < n), p reordered about it: Hoare's
- * selection, linear on average, where sorting a step per element was not
- * (tens of thousands of steps). p holds no NaN. */
-static double kth_smallest(double *p, size_t n, size_t k)
-{
-	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
-
-	while (lo < hi) {
-		double pivot = p[lo + (hi - lo) / 2];
-		ptrdiff_t i = lo, j = hi;
-
-		while (i <= j) {
-			while (p[i] < pivot)
-				i++;
-			while (p[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = p[i];
-
-				p[i++] = p[j];
-				p[j--] = t;
-			}
-		}
-		if (want <= j)
-			hi = j;
-		else if (want >= i)
-			lo = i;
-		else
-			break; /* between the two: equal to the pivot */
-	}
-	return p[want];
-}
+#include "tfd/select.h"
 
 static double min_of(const double *p, size_t n)
 {
@@ -71,13 +39,6 @@ static double max_of(const double *p, size_t n)
 	for (size_t i = 1; i < n; i++)
 		m = p[i] > m ? p[i] : m;
 	return m;
-}
-
-static int i64_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Waiting time inside [a, b): a binary search for the first interval that
@@ -176,8 +137,7 @@ static size_t warmup_steps(const struct tfd_step_wait *sw, const size_t *wf, siz
 	d = xmalloc(nwf * sizeof(*d));
 	for (size_t i = 0; i < nwf; i++)
 		d[i] = sw[wf[i]].step_ns;
-	qsort(d, nwf, sizeof(*d), i64_cmp);
-	med = d[nwf / 2];
+	med = tfd_kth_i64(d, nwf, nwf / 2);
 	free(d);
 	while (n < limit && sw[wf[n]].step_ns > 2 * med)
 		n++;
@@ -259,12 +219,12 @@ static void per_step_summary(struct tfd_host_result *hr, const size_t *idx, size
 	}
 	hr->step_pct_min = min_of(p, n);
 	hr->step_pct_max = max_of(p, n);
-	hr->step_pct_p50 = kth_smallest(p, n, n / 2);
-	hr->step_pct_p90 = kth_smallest(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
+	hr->step_pct_p50 = tfd_kth_dbl(p, n, n / 2);
+	hr->step_pct_p90 = tfd_kth_dbl(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
 	/* and the step times themselves: the 90th percentile (stragglers) */
 	for (size_t i = 0; i < n; i++)
 		p[i] = (double)hr->step_waits[idx[i]].step_ns;
-	hr->step_p90_ns = (int64_t)kth_smallest(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
+	hr->step_p90_ns = (int64_t)tfd_kth_dbl(p, n, (size_t)((double)(n - 1) * 0.9 + 0.5));
 	free(p);
 }
 

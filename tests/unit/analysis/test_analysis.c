@@ -11,6 +11,7 @@
 #include "tfd/analysis.h"
 #include "tfd/graph.h"
 #include "tfd/load.h"
+#include "tfd/select.h"
 
 #define US 1000000LL /* fixtures take picoseconds */
 
@@ -911,7 +912,54 @@ static void ai_notebook_formats_agree(struct t *t)
 	tfd_capture_free(c2);
 }
 
+static int i64_order(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The k-th smallest by selection is the sorted array's k-th, for every k of
+ * arrays of 1 to 120 values, few distinct (ties) and many, in order,
+ * reversed and shuffled; and the selection leaves no larger value before
+ * it, no smaller after. */
+static void selection_matches_sort(struct t *t)
+{
+	unsigned seed = 12345;
+	int64_t v[120], w[120], s[120];
+	double d[120];
+
+	for (size_t n = 1; n <= 120; n += (n < 10 ? 1 : 7))
+		for (int shape = 0; shape < 4; shape++) {
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 1103515245u + 12345u;
+				v[i] = shape == 0   ? (int64_t)(seed >> 16) % 5 - 2
+				       : shape == 1 ? (int64_t)i
+				       : shape == 2 ? (int64_t)(n - i)
+						    : (int64_t)(seed >> 8) * 977 - (1ll << 40);
+			}
+			memcpy(s, v, n * sizeof(*v));
+			qsort(s, n, sizeof(*s), i64_order);
+			for (size_t k = 0; k < n; k++) {
+				int64_t got;
+
+				memcpy(w, v, n * sizeof(*v));
+				got = tfd_kth_i64(w, n, k);
+				for (size_t i = 0; i < n; i++)
+					d[i] = (double)v[i];
+				if (got != s[k] || tfd_kth_dbl(d, n, k) != (double)s[k])
+					T_FAILF("n %zu shape %d k %zu: %lld, sorted %lld", n, shape,
+						k, (long long)got, (long long)s[k]);
+				for (size_t i = 0; i < n; i++)
+					if ((i < k && w[i] > got) || (i > k && w[i] < got))
+						T_FAILF("n %zu shape %d k %zu: %lld at %zu", n,
+							shape, k, (long long)w[i], i);
+			}
+		}
+}
+
 const struct t_case analysis_cases[] = {
+    T(selection_matches_sort),
     T(attribution_overlap),
     T(attribution_clips),
     T(self_time_is_the_uncovered_span),

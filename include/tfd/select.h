@@ -1,0 +1,19 @@
+/* select.h - the k-th smallest of an array without sorting it.
+ *
+ * A percentile or a median of tens of thousands of steps or calls: Hoare's
+ * selection, linear on average, reorders the array about the k-th element
+ * (what is before it is no larger, what is after no smaller). k < n; the
+ * values hold no NaN.
+ */
+#ifndef TFD_SELECT_H
+#define TFD_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The k-th smallest (from 0) of v[0..n), k < n, v reordered about it;
+ * nothing allocated, no error. */
+double tfd_kth_dbl(double *v, size_t n, size_t k);
+int64_t tfd_kth_i64(int64_t *v, size_t n, size_t k);
+
+#endif
