@@ -180,11 +180,11 @@ static inline unsigned bytes_eq(__m128i v, char c)
 }
 
 /* skip_in_event() 16 bytes at a time: strings found by the parity of the
- * quotes before each byte, no byte looked at alone but the openings of
- * strings that may matter. Stops before a block with a backslash or a
- * brace or bracket outside a string, and returns where the bytes are
- * outside a string again (a block's start, or the quote that opened the
- * string it ends in). */
+ * quotes before each byte, braces and brackets outside them counted into
+ * the depth, no byte looked at alone but the openings of strings that may
+ * matter. Stops at the event's closing brace, and before a block with a
+ * backslash, returning where the bytes are outside a string (a block's
+ * start, or the quote that opened the string it ends in). */
 static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, size_t n)
 {
 	bool in_str = false; /* at b[i], inside a string opened at open */
@@ -192,7 +192,7 @@ static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, si
 
 	while (i + 16 <= n) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-		unsigned q = bytes_eq(v, '"'), inside = q;
+		unsigned q = bytes_eq(v, '"'), inside = q, stop = 16, before;
 		unsigned br =
 		    bytes_eq(v, '{') | bytes_eq(v, '}') | bytes_eq(v, '[') | bytes_eq(v, ']');
 
@@ -201,17 +201,32 @@ static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, si
 		inside ^= inside << 4;
 		inside ^= inside << 8;
 		inside = (inside ^ (in_str ? 0xffffu : 0)) & 0xffffu;
-		if (bytes_eq(v, '\\') || (br & ~inside))
+		if (bytes_eq(v, '\\'))
 			break;
+		for (unsigned m = br & ~inside; m; m &= m - 1) {
+			unsigned at = (unsigned)__builtin_ctz(m);
+
+			if (b[i + at] == '{' || b[i + at] == '[') {
+				sc->depth++;
+			} else if (sc->depth - 1 == sc->events_depth) {
+				stop = at; /* the event's own end: the state machine's */
+				break;
+			} else {
+				sc->depth--;
+			}
+		}
+		before = stop == 16 ? 0xffffu : (1u << stop) - 1;
 		if (!sc->ev_matters && !sc->pass2) {
 			/* a string opened here whose first byte is M or I (or is in
 			 * the next block) may matter */
 			unsigned mi = bytes_eq(v, 'M') | bytes_eq(v, 'I');
 
-			for (unsigned m = q & inside & ((mi >> 1) | 0x8000u); m && !sc->ev_matters;
-			     m &= m - 1)
+			for (unsigned m = q & inside & ((mi >> 1) | 0x8000u) & before;
+			     m && !sc->ev_matters; m &= m - 1)
 				sc->ev_matters = string_matters(b, i + (size_t)__builtin_ctz(m), n);
 		}
+		if (stop < 16)
+			return i + stop;
 		if (q & inside) /* the last string opened in the block */
 			open = i + 31 - (size_t)__builtin_clz(q & inside);
 		in_str = inside >> 15;
