@@ -6,14 +6,19 @@
  * "name". Produce/Consume events are dropped by the renderer, so analysis
  * falls back to parent_id plus time overlap for these captures.
  *
- * The document is parsed twice with a SAX parser, never built as a tree:
- * pass 1 reads only the process and thread names (which pids are the host),
- * pass 2 keeps the complete events of host processes. Memory is the kept
- * events, not the document: the input is fed in chunks, and pages of a
- * mapped file are dropped once parsed; gzip data is inflated chunk by chunk
- * into the parser on each pass, never whole. With a second core, pass 2's
- * parse runs on a thread of its own and hands the reader its events as
- * records, kept in the document's order.
+ * The document is read twice, never built as a tree: pass 1 reads only the
+ * process and thread names (which pids are the host) and the dataset
+ * functions' step ids, pass 2 keeps the complete events of host processes.
+ * Both are a byte scan (chrome_scan.c) that finds the event objects; pass
+ * 1 gives yajl's SAX parser only the few events that may matter, pass 2
+ * reads each event with a reader of its own (chrome_fast.c), gives yajl
+ * the rest and has yajl check the whole document; where the scan cannot,
+ * yajl parses everything with the callbacks below. Memory is the
+ * kept events, not the document: the input is fed in chunks, and pages of
+ * a mapped file are dropped once read; gzip data is inflated chunk by
+ * chunk on each pass, never whole. With a second core, pass 2's reading
+ * runs on a thread of its own and hands the reader its events as records,
+ * kept in the document's order.
  */
 #include <math.h>
 #include <pthread.h>
@@ -603,7 +608,8 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 /* Pass 2 by the scan (the parser reads only the events it leaves), unless
  * the tests ask for the full parse; the full parse when the scan cannot,
  * and again, keeping no events, to find the error of JSON the scan found
- * bad after it had read events. */
+ * bad after it had read events. Should the parser find none, p->rescan:
+ * the caller reads the file again with the parser alone. */
 static enum tfd_status run_pass2(struct parse *p, const struct source *src)
 {
 	enum scan_result r = SCAN_CANT;
