@@ -605,6 +605,15 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 	return p->st;
 }
 
+/* The parser's place back to the document's start, for a pass from it. */
+static void parse_restart(struct parse *p)
+{
+	p->depth = p->events_depth = 0;
+	p->root_key_events = false;
+	p->field = F_OTHER;
+	p->arg_key = 0;
+}
+
 /* Pass 2 by the scan (the parser reads only the events it leaves), unless
  * the tests ask for the full parse; the full parse when the scan cannot,
  * and again, keeping no events, to find the error of JSON the scan found
@@ -621,10 +630,7 @@ static enum tfd_status run_pass2(struct parse *p, const struct source *src)
 		take_deferred(p);
 		return p->st;
 	}
-	p->depth = p->events_depth = 0;
-	p->root_key_events = false;
-	p->field = F_OTHER;
-	p->arg_key = 0;
+	parse_restart(p);
 	if (r == SCAN_CANT)
 		return run_pass(p, src);
 	p->check_only = true;
@@ -835,10 +841,8 @@ static void pass1_reset(struct parse *p)
 	fn_steps_free(&p->fn_steps);
 	h->nplanes = 0;
 	p->nproc_named = 0;
-	p->found_events = p->checked_first = p->root_key_events = false;
-	p->depth = p->events_depth = 0;
-	p->field = F_OTHER;
-	p->arg_key = 0;
+	p->found_events = p->checked_first = false;
+	parse_restart(p);
 }
 
 static enum tfd_status read_source(struct tfd_capture *cap, const struct source *src,
@@ -880,9 +884,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	h->dev.nplanes += p.dev_pids.n;
 	for (size_t i = 0; i < h->nplanes; i++)
 		h->dev.tpu |= tfd_is_device_plane(h->planes[i].name) == TFD_DEVPLANE_TPU;
-	p.pass = 2;
-	p.depth = p.events_depth = 0;
-	p.root_key_events = false;
+	p.pass = 2; /* run_pass2() restarts the parser's place where it parses */
 	if (src->len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
 		st = run_pass2(&p, src);
 	if (!st && p.rescan)

@@ -40,6 +40,7 @@ struct scan1 {
 	int events_depth; /* depth inside the events array: 0 not yet, -1 done */
 	bool in_event;
 	bool ev_matters;   /* it may be a metadata or dataset-function event */
+	bool ev_odd;	   /* pass 2: the event reader left it to the parser */
 	size_t ev_from;	   /* where the current event starts in this chunk */
 	struct tfd_buf ev; /* the current event's bytes so far */
 	size_t nevents;
@@ -96,7 +97,8 @@ static void scan1_event(struct scan1 *sc)
 	size_t used;
 
 	if (sc->pass2) {
-		if (tfd_chrome_fast_event(&sc->p->ev, (const unsigned char *)sc->ev.s, sc->ev.len,
+		if (!sc->ev_odd &&
+		    tfd_chrome_fast_event(&sc->p->ev, (const unsigned char *)sc->ev.s, sc->ev.len,
 					  &used) == FAST_OK &&
 		    used == sc->ev.len)
 			sc->finish(sc->p);
@@ -128,10 +130,12 @@ static void gap_open(struct scan1 *sc)
 
 /* Pass 2: an event object begins at b[i]: the gap before it, then "{}",
  * to the parser, unless one "{}" stands for both objects; then the object
- * read, *i past it when it was read here. */
+ * read, *i past it when it was read here (else it is gathered, and read at
+ * its end again only if the chunk cut it). */
 static bool scan2_object(struct scan1 *sc, const unsigned char *b, size_t *i, size_t n)
 {
 	size_t used;
+	enum fast_r r;
 
 	if (sc->gap != 1) {
 		gap_open(sc);
@@ -141,8 +145,10 @@ static bool scan2_object(struct scan1 *sc, const unsigned char *b, size_t *i, si
 	sc->gap_comma = false;
 	sc->gap = 0;
 	sc->sk_from = *i;
-	if (tfd_chrome_fast_event(&sc->p->ev, b + *i, n - *i, &used) != FAST_OK)
-		return false; /* gathered and read at its end */
+	r = tfd_chrome_fast_event(&sc->p->ev, b + *i, n - *i, &used);
+	sc->ev_odd = r == FAST_ODD;
+	if (r != FAST_OK)
+		return false;
 	sc->finish(sc->p);
 	*i += used;
 	sc->sk_from = *i;
@@ -365,8 +371,10 @@ static bool scan1_eat(void *ctx, const unsigned char *b, size_t n)
 			if (c == ']' && sc->events_depth > 0 && sc->depth + 1 == sc->events_depth)
 				sc->events_depth = -1;
 			else if (c == '}' && sc->in_event && sc->depth == sc->events_depth) {
-				tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from,
-					    i + 1 - sc->ev_from);
+				/* its bytes, where they will be read: pass 1 skips most */
+				if (sc->pass2 || !sc->nevents || sc->ev_matters)
+					tfd_buf_add(&sc->ev, (const char *)b + sc->ev_from,
+						    i + 1 - sc->ev_from);
 				sc->in_event = false;
 				scan1_event(sc);
 				sc->sk_from = i + 1;
