@@ -92,6 +92,10 @@ struct tfd_finding {
 	const char *pipeline; /* "" for host findings */
 	const char *stage;    /* stage name ("" for pipeline and host findings) */
 	const char *stage_long_name;
+	/* the stage's pipeline and index (NULL, -1 for pipeline and host
+	 * findings): what a report calls it (tfd_stage_label) */
+	const struct tfd_pipeline *stage_of;
+	int stage_index;
 	struct tfd_estimate estimate;
 	/* how sure the analysis behind it is: the bottleneck's confidence for
 	 * stage and pipeline findings, the verdict's for host findings */

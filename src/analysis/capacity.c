@@ -513,8 +513,10 @@ static void finish_segments(struct ctx *c)
 const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
 			     size_t len)
 {
-	const char *top = g->top_stage >= 0 ? p->stages[g->top_stage].name : "?";
-	const char *own = g->owner >= 0 ? p->stages[g->owner].name : "";
+	char tb[120], ob[120];
+	const char *top =
+	    g->top_stage >= 0 ? tfd_stage_label(p, g->top_stage, tb, sizeof(tb)) : "?";
+	const char *own = g->owner >= 0 ? tfd_stage_label(p, g->owner, ob, sizeof(ob)) : "";
 
 	if (g->kind == TFD_SEG_CONSUMER)
 		snprintf(buf, len, "consumer's thread (%s)", top);
@@ -648,7 +650,7 @@ static void write_evidence(struct ctx *c, int lim, int run)
 	struct tfd_pipeline *p = c->p;
 	struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_segment *l = &c->segs.v[lim], *r = run >= 0 ? &c->segs.v[run] : NULL;
-	char a[200], b[200];
+	char a[200], b[200], ol[120];
 
 	seg_label(p, l, a, sizeof(a));
 	if (r)
@@ -657,7 +659,7 @@ static void write_evidence(struct ctx *c, int lim, int run)
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 "the consumer waits on %s while %s %s busy %.0f%%; its function's work "
 			 "was not captured, so it is inferred to be the limit",
-			 p->stages[l->owner].name, r ? b : "its readers",
+			 tfd_stage_label(p, l->owner, ol, sizeof(ol)), r ? b : "its readers",
 			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
 	else if (l->gil)
 		snprintf(cp->evidence, sizeof(cp->evidence),

@@ -516,6 +516,8 @@ static void add(findvec *fv, const struct rule *r, const struct tfd_host_result 
 	f.pipeline = p ? p->name : "";
 	f.stage = p && si >= 0 ? p->stages[si].name : "";
 	f.stage_long_name = p && si >= 0 ? p->stages[si].long_name : "";
+	f.stage_of = p && si >= 0 ? p : NULL;
+	f.stage_index = p && si >= 0 ? si : -1;
 	f.confidence = p ? p->confidence.level : h->confidence.level;
 	estimate(r, h, p, si, &f.estimate);
 	vec_push(fv, f);

@@ -209,7 +209,7 @@ static const char *verdict_class(const struct tfd_host_result *h)
  * latency view's share of blocking time. */
 static void why_text(const struct tfd_pipeline *p, char *buf, size_t len)
 {
-	char ops[200];
+	char ops[200], lb[120];
 	size_t at;
 
 	if (TFD_CAPACITY_USABLE(p) && p->capacity.evidence[0])
@@ -229,7 +229,7 @@ static void why_text(const struct tfd_pipeline *p, char *buf, size_t len)
 	at = strlen(buf);
 	if (tfd_fn_ops_summary(&p->stages[p->bottleneck], 3, ops, sizeof(ops)) && at < len)
 		snprintf(buf + at, len - at, "; inside %s's function: %s",
-			 p->stages[p->bottleneck].name, ops);
+			 tfd_stage_label(p, p->bottleneck, lb, sizeof(lb)), ops);
 }
 
 /* "low (1 step captured: profile longer)" */

@@ -209,14 +209,14 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	double all = 0, rest = 0, workers = 0, eff;
 	bool python;
 	const char *why;
-	char t1[32];
+	char t1[32], lb[120];
 
 	if (!s->nfn_ops && s->fn_calls && p->capacity.valid) {
 		tfd_buf_printf(
 		    b,
 		    "         inside %s's function: no op events were captured, so what it "
 		    "spends its time in is not known.\n",
-		    N(s->name));
+		    N(tfd_stage_label(p, si, lb, sizeof(lb))));
 		return;
 	}
 	if (!s->nfn_ops)
@@ -224,7 +224,8 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	all = tfd_fn_ops_time(s);
 	if (!(all > 0))
 		return;
-	tfd_buf_printf(b, "         inside %s's function", N(s->name));
+	tfd_buf_printf(b, "         inside %s's function",
+		       N(tfd_stage_label(p, si, lb, sizeof(lb))));
 	if (s->fn_calls && s->fn_work_ns > 0)
 		tfd_buf_printf(b, " (per call %s)",
 			       tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1, sizeof(t1)));
@@ -305,7 +306,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		tfd_buf_printf(b, "; the next limit, the %s, is over 100x higher",
 			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
-	tfd_buf_printf(b, "         evidence: %s.\n", cp->evidence);
+	tfd_buf_printf(b, "         evidence: %s.\n", N(cp->evidence));
 	if (cp->cpu_limits) {
 		char t1[32], r3[32];
 
@@ -325,7 +326,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		tfd_buf_printf(b,
 			       "         latency view: %s owns %.1f%% of the consumer's wait, but "
 			       "that is the tail of the producer's work, not what sets the rate.\n",
-			       N(p->stages[p->latency_bottleneck].name),
+			       N(tfd_stage_label(p, p->latency_bottleneck, nm, sizeof(nm))),
 			       100.0 * p->stages[p->latency_bottleneck].blocking_share);
 }
 
@@ -437,12 +438,21 @@ static int seg_cap_cmp(const void *a, const void *b)
 	return p->i - q->i;
 }
 
+/* Whether the segments table shows g: not a reader thread that ran no
+ * stage of its own (it only waits on the async stage below it, whose work
+ * shows in that stage's segments). */
+static bool shown(const struct tfd_segment *g)
+{
+	return !(g->kind == TFD_SEG_INPUT && g->top_stage < 0 && g->busy_ns == 0);
+}
+
 /* Segments by capacity, lowest (the limit) first. */
 static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	struct seg_at *ord;
 	char t1[32], t2[32], r1[32], r2[32], nm[160];
+	size_t w = 50;
 
 	if (!cp->valid)
 		return;
@@ -452,8 +462,14 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 		       "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
 		       "consumer would take %s\n",
 		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1, r2);
-	tfd_buf_printf(b, "    %-50s %5s %12s %6s %12s\n", "segment (threads)", "par", "work/elem",
-		       "busy", "capacity");
+	for (size_t i = 0; i < p->nsegments; i++) {
+		size_t l = strlen(N(tfd_segment_name(p, &p->segments[i], nm, sizeof(nm))));
+
+		if (shown(&p->segments[i]) && l > w)
+			w = l;
+	}
+	tfd_buf_printf(b, "    %-*s %5s %12s %6s %12s\n", (int)w, "segment (threads)", "par",
+		       "work/elem", "busy", "capacity");
 	ord = xmalloc((p->nsegments + 1) * sizeof(*ord));
 	for (size_t i = 0; i < p->nsegments; i++)
 		ord[i] = (struct seg_at){p->segments[i].capacity, (int)i};
@@ -461,6 +477,8 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	for (size_t k = 0; k < p->nsegments; k++) {
 		const struct tfd_segment *g = &p->segments[ord[k].i];
 
+		if (!shown(g))
+			continue;
 		if (g->known)
 			fmt_rate(g->capacity, r1, sizeof(r1));
 		else
@@ -469,9 +487,9 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			snprintf(t2, sizeof(t2), "?");
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
-		tfd_buf_printf(b, "  %s %-50s %5.3g %12s %5.0f%% %12s%s\n",
-			       ord[k].i == cp->limiter ? ">" : " ",
-			       tfd_segment_name(p, g, nm, sizeof(nm)), g->parallelism, t2,
+		tfd_buf_printf(b, "  %s %-*s %5.3g %12s %5.0f%% %12s%s\n",
+			       ord[k].i == cp->limiter ? ">" : " ", (int)w,
+			       N(tfd_segment_name(p, g, nm, sizeof(nm))), g->parallelism, t2,
 			       100 * g->utilization, r1,
 			       ord[k].i != cp->limiter ? ""
 			       : !bn		       ? "  <- lowest capacity"
@@ -485,19 +503,19 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			tfd_buf_printf(b,
 				       "    %s: parallelism went from %g to %g in the window "
 				       "(AUTOTUNE); the time-weighted %.3g is used\n",
-				       tfd_segment_name(p, g, nm, sizeof(nm)), g->par_lo, g->par_hi,
-				       g->parallelism);
+				       N(tfd_segment_name(p, g, nm, sizeof(nm))), g->par_lo,
+				       g->par_hi, g->parallelism);
 		if (g->cyc_lo > 0 && g->cyc_hi > g->cyc_lo)
 			tfd_buf_printf(
 			    b,
 			    "    %s: cycle_length went from %g to %g in the window "
 			    "(AUTOTUNE); the time-weighted value bounds its parallelism\n",
-			    tfd_segment_name(p, g, nm, sizeof(nm)), g->cyc_lo, g->cyc_hi);
+			    N(tfd_segment_name(p, g, nm, sizeof(nm))), g->cyc_lo, g->cyc_hi);
 		if (g->buf_lo > 0 && g->buf_hi > g->buf_lo)
 			tfd_buf_printf(b,
 				       "    %s: buffer_limit went from %g to %g in the window "
 				       "(AUTOTUNE)\n",
-				       tfd_segment_name(p, g, nm, sizeof(nm)), g->buf_lo,
+				       N(tfd_segment_name(p, g, nm, sizeof(nm))), g->buf_lo,
 				       g->buf_hi);
 	}
 	free(ord);
@@ -514,6 +532,38 @@ static void stragglers_text(const struct tfd_analysis *a, struct tfd_buf *b)
 	if (a->nstragglers > 3)
 		tfd_buf_printf(b, "and %zu more stragglers (-f json lists them).\n",
 			       a->nstragglers - 3);
+}
+
+/* The critical path, root first, each stage by its label. */
+static void critpath_text(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
+{
+	char t1[32], t2[32], lb[120];
+	int w = 28;
+
+	if (!p->ncritpath)
+		return;
+	tfd_buf_printf(b,
+		       "  critical path (latency view over the %zu analyzed call%s, root -> "
+		       "most blocking):\n",
+		       p->nanalyzed, p->nanalyzed == 1 ? "" : "s");
+	for (size_t i = 0; i < p->ncritpath; i++) {
+		int l = (int)strlen(N(tfd_stage_label(p, p->critpath[i], lb, sizeof(lb))));
+
+		w = l > w ? l : w;
+	}
+	for (size_t i = 0; i < p->ncritpath; i++) {
+		const struct tfd_stage *s = &p->stages[p->critpath[i]];
+
+		tfd_buf_printf(
+		    b, "    %s %-*s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64 "%s\n",
+		    i + 1 == p->ncritpath ? "*" : "-", w,
+		    N(tfd_stage_label(p, p->critpath[i], lb, sizeof(lb))),
+		    tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)), 100.0 * s->blocking_share,
+		    tfd_fmt_ns(s->self_ns, t2, sizeof(t2)), s->calls,
+		    !s->is_bottleneck ? ""
+		    : bn	      ? "  <- bottleneck"
+				      : "  <- slowest stage");
+	}
 }
 
 /* A fleet's text report stays readable: the hosts table lists the most
@@ -559,26 +609,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	}
 	tfd_buf_puts(b, "\n");
 	capacity_table(p, bn, b);
-	if (p->ncritpath) {
-		tfd_buf_printf(
-		    b,
-		    "  critical path (latency view over the %zu analyzed call%s, root -> "
-		    "most blocking):\n",
-		    p->nanalyzed, p->nanalyzed == 1 ? "" : "s");
-		for (size_t i = 0; i < p->ncritpath; i++) {
-			const struct tfd_stage *s = &p->stages[p->critpath[i]];
-
-			tfd_buf_printf(
-			    b,
-			    "    %s %-28s blocking %10s  %5.1f%%  self %10s  calls %" PRIu64 "%s\n",
-			    i + 1 == p->ncritpath ? "*" : "-", N(s->name),
-			    tfd_fmt_ns(s->blocking_ns, t1, sizeof(t1)), 100.0 * s->blocking_share,
-			    tfd_fmt_ns(s->self_ns, t2, sizeof(t2)), s->calls,
-			    !s->is_bottleneck ? ""
-			    : bn	      ? "  <- bottleneck"
-					      : "  <- slowest stage");
-		}
-	}
+	critpath_text(p, bn, b);
 	/* two windows, said: every call for what each stage did, the analyzed
 	 * calls for where the consumer waited */
 	tfd_buf_printf(b,
@@ -692,13 +723,17 @@ static void finding_place(const struct tfd_findings *f, const size_t *g, size_t 
 			  size_t nhosts, struct tfd_buf *w)
 {
 	const struct tfd_finding *x = &f->v[i];
+	char lb[120];
+	const char *stage = x->stage_of
+				? N(tfd_stage_label(x->stage_of, x->stage_index, lb, sizeof(lb)))
+				: x->stage;
 
-	if (many && x->stage[0])
-		tfd_buf_printf(w, "(%s, %s)", x->pipeline, x->stage);
+	if (many && stage[0])
+		tfd_buf_printf(w, "(%s, %s)", x->pipeline, stage);
 	else if (many && x->pipeline[0])
 		tfd_buf_printf(w, "(%s)", x->pipeline);
-	else if (x->stage[0])
-		tfd_buf_printf(w, "(%s %s, %s)", x->host, x->pipeline, x->stage);
+	else if (stage[0])
+		tfd_buf_printf(w, "(%s %s, %s)", x->host, x->pipeline, stage);
 	else if (x->pipeline[0])
 		tfd_buf_printf(w, "(%s %s)", N(x->host), N(x->pipeline));
 	else if (!many)

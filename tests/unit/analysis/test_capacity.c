@@ -282,10 +282,41 @@ static void single_call_keeps_latency_view(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* a stage's name in the reports, made unique within its pipeline by the
+ * shortest tail of its path another stage of that name does not share */
+static void stage_labels_tell_namesakes_apart(struct t *t)
+{
+	struct tfd_stage st[] = {
+	    {.name = "Root", .path = "Iterator::Root"},
+	    {.name = "ParallelMapV2", .path = "Iterator::Root::BatchV2::ParallelMapV2"},
+	    {.name = "ParallelMapV2",
+	     .path = "Iterator::Root::BatchV2::ParallelMapV2::ParallelMapV2"},
+	    {.name = "Map",
+	     .path = "Iterator::Root::BatchV2::ParallelMapV2::ParallelMapV2::Zip[0]::Map"},
+	    {.name = "Map",
+	     .path = "Iterator::Root::BatchV2::ParallelMapV2::ParallelMapV2::Zip[1]::Map"},
+	    {.name = "Range",
+	     .path = "Iterator::Root::BatchV2::ParallelMapV2::ParallelMapV2::Zip[1]::Map::Range"},
+	    {.name = "Shard", .path = "A::X::Shard"},
+	    {.name = "Shard", .path = "B::X::Shard"},
+	};
+	struct tfd_pipeline p = {.stages = st, .nstages = sizeof(st) / sizeof(st[0])};
+	char b[120];
+
+	T_EQ_STR(tfd_stage_label(&p, 0, b, sizeof(b)), "Root");
+	T_EQ_STR(tfd_stage_label(&p, 1, b, sizeof(b)), "BatchV2::ParallelMapV2");
+	T_EQ_STR(tfd_stage_label(&p, 2, b, sizeof(b)), "ParallelMapV2::ParallelMapV2");
+	T_EQ_STR(tfd_stage_label(&p, 3, b, sizeof(b)), "Zip[0]::Map");
+	T_EQ_STR(tfd_stage_label(&p, 4, b, sizeof(b)), "Zip[1]::Map");
+	T_EQ_STR(tfd_stage_label(&p, 5, b, sizeof(b)), "Range");
+	T_EQ_STR(tfd_stage_label(&p, 6, b, sizeof(b)), "A::X::Shard");
+	T_EQ_STR(tfd_stage_label(&p, 7, b, sizeof(b)), "B::X::Shard");
+	/* a buffer too small cuts the label, never overruns */
+	T_EQ_STR(tfd_stage_label(&p, 2, b, 8), "Paralle");
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),
-    T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred),
-    T(single_call_keeps_latency_view),
-    {0},
+    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart), {0},
 };

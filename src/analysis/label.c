@@ -1,0 +1,48 @@
+/* label.c - what a report calls a stage: its name, or, where another stage
+ * of its pipeline has the same name (a map over a map, two batches), the
+ * shortest tail of its stage path that no other of them shares:
+ * "BatchV2::ParallelMapV2" and "ParallelMapV2::ParallelMapV2". */
+#include <stdio.h>
+#include <string.h>
+
+#include "tfd/analysis.h"
+
+/* The last k "::" components of s (all of s when it has fewer). */
+static const char *tail_of(const char *s, int k)
+{
+	for (const char *q = s + strlen(s); q > s + 1; q--)
+		if (q[-1] == ':' && q[-2] == ':' && --k == 0)
+			return q;
+	return s;
+}
+
+/* Whether the stages other than si with si's name all differ from it in
+ * their last k path components. */
+static bool tail_unique(const struct tfd_pipeline *p, size_t si, int k)
+{
+	const char *mine = tail_of(p->stages[si].path, k);
+
+	for (size_t j = 0; j < p->nstages; j++) {
+		const struct tfd_stage *o = &p->stages[j];
+
+		if (j != si && o->name && o->path && strcmp(o->name, p->stages[si].name) == 0 &&
+		    strcmp(tail_of(o->path, k), mine) == 0)
+			return false;
+	}
+	return true;
+}
+
+const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, size_t len)
+{
+	const struct tfd_stage *s = &p->stages[si];
+	int k = 1;
+
+	if (!s->name || !s->path)
+		return s->name ? s->name : "";
+	while (!tail_unique(p, (size_t)si, k) && tail_of(s->path, k) != s->path)
+		k++;
+	if (k == 1)
+		return s->name;
+	snprintf(buf, len, "%s", tail_of(s->path, k));
+	return buf;
+}
