@@ -159,9 +159,36 @@ static struct val m_top_op_share(const struct metric_at *a)
 	return all > 0 ? num((double)a->s->fn_ops[0].self_ns / all) : (struct val){0};
 }
 
+/* The share of the stage's self time (every call) its function's ops take:
+ * a function a sequential op runs inline (scan, filter, a group's key). */
+static struct val m_function_share(const struct metric_at *a)
+{
+	double all = a->s ? tfd_fn_ops_time(a->s) : 0;
+
+	if (!a->s || !a->s->nfn_ops || !(all > 0) || a->s->self_all_ns <= 0)
+		return (struct val){0};
+	return num(fmin(1.0, all / (double)a->s->self_all_ns));
+}
+
 static struct val m_final_prefetch(const struct metric_at *a)
 {
 	return boolean(has_final_prefetch(a->p));
+}
+
+/* The root's private thread pool over the CPU budget tf.data plans for
+ * (both options its Root event carries): below 1, AUTOTUNE's parallelism
+ * stops at the pool's size, short of the cores. */
+static struct val m_threadpool_share(const struct metric_at *a)
+{
+	struct val pool, budget;
+
+	if (!a->p || !a->p->nstages)
+		return (struct val){0};
+	pool = param(&a->p->stages[0], "threadpool_size", true);
+	budget = param(&a->p->stages[0], "cpu_budget", true);
+	if (!pool.present || !budget.present || !(pool.num > 0) || !(budget.num > 0))
+		return (struct val){0};
+	return num(pool.num / budget.num);
 }
 
 static struct val m_producer_over_demand(const struct metric_at *a)
@@ -189,6 +216,8 @@ const struct metric_def tfd_metrics[] = {
     {"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
     {"top_op_share", VT_NUM, TARGET_BOTTLENECK,
      "share of its function's op time in its top op (missing: no op events)", m_top_op_share},
+    {"function_share", VT_NUM, TARGET_BOTTLENECK,
+     "share of its self time its function's ops take (missing: no op events)", m_function_share},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
     {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},
@@ -199,6 +228,8 @@ const struct metric_def tfd_metrics[] = {
     {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
+    {"threadpool_share", VT_NUM, TARGET_PIPELINE,
+     "the root's thread pool size / its CPU budget (missing: not said)", m_threadpool_share},
     {"producer_over_demand", VT_NUM, TARGET_PIPELINE,
      "lowest producer capacity / the consumer's demand (capacity model)", m_producer_over_demand},
     /* the host */

@@ -594,3 +594,129 @@ case("autotune_map_saturated", build=b_no_prefetch,
      covers=["map AUTOTUNE at the CPU limit"],
      candidates={"map": ({"map_ms": 0.5}, r"::ParallelMapV2$")},
      fixes={"parallel_at_limit": {"map_ms": 0.5}, "fixed_parallelism": {"map_par": 8}})
+
+
+# 27. an AUTOTUNE map in a one-thread private pool: its parallelism says
+# many, the pool runs one call at a time
+def b_pool(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=AUTOTUNE)
+    ds = maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+    o = tf.data.Options()
+    o.threading.private_threadpool_size = k["pool"]
+    return ds.with_options(o)
+
+
+case("private_pool_one_thread", build=b_pool,
+     defaults=dict(map_ms=1.0, pool=1, batch=8, prefetch=2),
+     train_ms=5, planted="the map, in a private pool of one thread",
+     covers=["private_threadpool_size", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.5}, r"::ParallelMapV2$"),
+                 "pool": ({"pool": 2}, r"::ParallelMapV2$")},
+     fixes={"small_threadpool": {"pool": 0}, "parallel_at_limit": {"map_ms": 0.5}})
+
+
+# 28. a parallel interleave whose cycle is too short for slow reads
+case("interleave_short_cycle", build=b_interleave,
+     defaults=dict(read_us=3000, cycle=2, il_par="auto", batch=8, prefetch=2),
+     train_ms=6, planted="the reads: two open files at a time",
+     covers=["interleave parallel", "cycle_length", "slow storage"],
+     candidates={"read": ({"read_us": 1500}, r"Interleave|::Map$|TFRecord"),
+                 "cycle": ({"cycle": 4}, r"Interleave")})
+
+
+# 29. bucket_by_sequence_length after a sequential tokenizing map
+def b_bucket(k):
+    ds = tf.data.Dataset.from_tensor_slices(texts()).repeat()
+    ds = ds.map(lambda s: tokenize(s, k["str_reps"]), num_parallel_calls=par(k["map_par"]))
+    # padded to the bucket's bound: three batch shapes, so the step is
+    # traced three times in warm-up, not once per length
+    ds = ds.bucket_by_sequence_length(lambda t: tf.shape(t)[0], [35, 50, 62],
+                                      [k["batch"]] * 4, pad_to_bucket_boundary=True)
+    return maybe_prefetch(ds, k)
+
+
+case("bucket_by_length", build=b_bucket,
+     defaults=dict(str_reps=800, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential string map before the buckets",
+     covers=["bucket_by_sequence_length", "map sequential"],
+     candidates={"map": ({"str_reps": 400}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "string_heavy": {"str_reps": 400},
+            "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 30. two maps: a cheap-looking sequential one first, a parallel one after
+def b_two_maps(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["a_ms"]), num_parallel_calls=par(k["a_par"]))
+    ds = ds.map(lambda x: burn(x, k["b_ms"]), num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("two_maps_seq_first", build=b_two_maps,
+     defaults=dict(a_ms=0.9, a_par=None, b_ms=0.5, batch=8, prefetch=2),
+     train_ms=5, planted="the first, sequential map",
+     covers=["two maps", "map sequential"],
+     candidates={"map_a": ({"a_ms": 0.45}, r"::Map$|ParallelMapV2\[0\]|::Map::"),
+                 "map_b": ({"b_ms": 0.25}, r"::ParallelMapV2$")},
+     fixes={"sequential_map": {"a_par": "auto"}, "fixed_parallelism": {"a_par": "auto"}})
+
+
+# 31. a scan (stateful: one element at a time) whose function does the work;
+# the work does not depend on the state, so a parallel map can take it
+def b_scan(k):
+    if k.get("outer"):  # T08's outer parallelism: a scan per shard, interleaved
+        return maybe_prefetch(_opts_no_fusion(_outer(lambda d: _scan_of(d, k)).batch(k["batch"])), k)
+    return maybe_prefetch(_opts_no_fusion(_scan_of(tf.data.Dataset.range(N), k).batch(k["batch"])), k)
+
+
+def _outer(per_shard, n=2):
+    """n copies of a pipeline over shards of the input, interleaved."""
+    return tf.data.Dataset.range(n).interleave(
+        lambda i: per_shard(tf.data.Dataset.range(N).shard(n, i)), cycle_length=n,
+        num_parallel_calls=AUTOTUNE, deterministic=False)
+
+
+def _scan_of(ds, k):
+    ds = ds.map(feature)
+    if k.get("split"):
+        ds = ds.map(lambda x: burn(x, k["scan_ms"]), num_parallel_calls=AUTOTUNE)
+        ds = ds.scan(tf.zeros((16,)), lambda s, y: (s * 0.5 + y, y + s * 0.0))
+    else:
+        ds = ds.scan(tf.zeros((16,)),
+                     lambda s, x: (s * 0.5 + x, burn(x, k["scan_ms"]) + s * 0.0))
+    return ds
+
+
+case("scan_heavy_function", build=b_scan,
+     defaults=dict(scan_ms=1.0, batch=8, prefetch=2),
+     train_ms=5, planted="the work inside the scan's function",
+     covers=["scan"],
+     candidates={"scan": ({"scan_ms": 0.5}, r"::Scan$")},
+     fixes={"sequential_function": {"split": True}, "sequential_transformation": {"outer": True}})
+
+
+# 32. a filter whose predicate is the expensive part
+def b_filter_pred(k):
+    def pred(x):
+        # about half the elements pass; burn's result (NaN: its matmul
+        # chain overflows) takes part, so the work is not pruned
+        return tf.logical_and(x[0] < 0.5, tf.reduce_sum(burn(x, k["pred_ms"])) != 12345.0)
+
+    def pipe(d):
+        d = d.map(feature)
+        if k.get("split"):
+            d = d.map(lambda x: (x, pred(x)), num_parallel_calls=AUTOTUNE)
+            return d.filter(lambda x, keep: keep).map(lambda x, keep: x)
+        return d.filter(pred)
+
+    ds = _outer(pipe) if k.get("outer") else pipe(tf.data.Dataset.range(N))
+    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+
+
+case("filter_heavy_predicate", build=b_filter_pred,
+     defaults=dict(pred_ms=1.0, batch=8, prefetch=2),
+     train_ms=5, planted="the filter's predicate",
+     covers=["filter", "predicate work"],
+     candidates={"filter": ({"pred_ms": 0.5}, r"::Filter$")},
+     fixes={"sequential_function": {"split": True}, "sequential_transformation": {"outer": True}})
