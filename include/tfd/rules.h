@@ -102,6 +102,11 @@ struct tfd_finding {
 	enum tfd_confidence confidence;
 };
 
+/* What a report calls finding f's stage: tfd_stage_label() of it, its
+ * name when the finding has no pipeline ("" for pipeline and host
+ * findings); written to buf when it is not the name. */
+const char *tfd_finding_stage(const struct tfd_finding *f, char *buf, size_t len);
+
 /* The gain a finding's estimate promises, for ordering: its speed-up, a
  * pipeline fully hidden behind the step as infinite, 1 when unknown. */
 double tfd_finding_gain(const struct tfd_finding *f);

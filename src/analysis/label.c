@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tfd/analysis.h"
+#include "tfd/rules.h"
 
 /* The last k "::" components of s (all of s when it has fewer). */
 static const char *tail_of(const char *s, int k)
@@ -45,4 +46,11 @@ const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, siz
 		return s->name;
 	snprintf(buf, len, "%s", tail_of(s->path, k));
 	return buf;
+}
+
+const char *tfd_finding_stage(const struct tfd_finding *f, char *buf, size_t len)
+{
+	if (!f->stage_of || f->stage_index < 0)
+		return f->stage ? f->stage : "";
+	return tfd_stage_label(f->stage_of, f->stage_index, buf, len);
 }

@@ -447,6 +447,7 @@ static void where_html(const struct tfd_findings *fs, const size_t *g, size_t i,
 {
 	const struct tfd_finding *f = &fs->v[i];
 	size_t shown[4], k, n = tfd_findings_group_shown(fs, g, i, shown, &k);
+	char lb[120];
 
 	if (n == 1) {
 		esc(b, f->host);
@@ -456,7 +457,7 @@ static void where_html(const struct tfd_findings *fs, const size_t *g, size_t i,
 		tfd_buf_puts(b, f->pipeline);
 	if (f->stage[0]) {
 		tfd_buf_puts(b, ", ");
-		esc(b, f->stage);
+		esc(b, tfd_finding_stage(f, lb, sizeof(lb)));
 	}
 	if (n == 1)
 		return;
@@ -836,6 +837,7 @@ static void findings_md(const struct tfd_findings *fs, size_t nhosts, struct tfd
 		const struct tfd_finding *f = &fs->v[k];
 		size_t shown[4], ns, n;
 		struct tfd_buf w;
+		char lb[120];
 
 		if (g[k] != k)
 			continue;
@@ -853,7 +855,7 @@ static void findings_md(const struct tfd_findings *fs, size_t nhosts, struct tfd
 		tfd_buf_put_md(b, f->pipeline);
 		if (f->stage[0]) {
 			tfd_buf_puts(b, ", ");
-			tfd_buf_put_md(b, f->stage);
+			tfd_buf_put_md(b, tfd_finding_stage(f, lb, sizeof(lb)));
 		}
 		if (n > 1) {
 			tfd_buf_printf(b, "%son %zu of %zu hosts: ", f->pipeline[0] ? " " : "", n,

@@ -660,6 +660,10 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 		if (e->misses_limit && e->input_bound_by_demand)
 			tfd_buf_puts(b, "~1.0x: the pipeline already delivers faster than the "
 					"step consumes");
+		else if (e->misses_limit && e->capped_by_cores)
+			tfd_buf_puts(
+			    b, "~1.0x: the host's cores are already the limit, so spreading "
+			       "the work over more threads gains nothing (cheaper work would)");
 		else if (e->misses_limit)
 			tfd_buf_puts(b, "~1.0x: this stage does not limit throughput, so the "
 					"change alone gains nothing");
@@ -724,9 +728,7 @@ static void finding_place(const struct tfd_findings *f, const size_t *g, size_t 
 {
 	const struct tfd_finding *x = &f->v[i];
 	char lb[120];
-	const char *stage = x->stage_of
-				? N(tfd_stage_label(x->stage_of, x->stage_index, lb, sizeof(lb)))
-				: x->stage;
+	const char *stage = N(tfd_finding_stage(x, lb, sizeof(lb)));
 
 	if (many && stage[0])
 		tfd_buf_printf(w, "(%s, %s)", x->pipeline, stage);

@@ -7,10 +7,26 @@
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/buf.h"
+#include "tfd/render.h"
 #include "tfd/rules.h"
 #include "tfd/rules_builtin.h"
 
 #define US 1000000LL
+
+static void set_params(struct fx *f, struct tfd_event *ev, const char *const *kv)
+{
+	for (const char *const *p = kv; p && *p; p++) {
+		const char *eq = strchr(*p, '=');
+		char key[64];
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
+		tfd_event_set_stat_str(f->cap, ev, key, eq + 1);
+	}
+}
+
+/* Parameters of the root stage (the next chain's first event), as a Root
+ * event carries tf.data's options; NULL-ended. */
+static const char *const *root_kv;
 
 /* A synchronous chain: stage i of `names` is Iterator::<names[0]>::...::
  * <names[i]>. Stage `b` owns most of the 1 ms root call; `kv` (NULL-ended)
@@ -41,13 +57,9 @@ static void chain(struct fx *f, const char *const *names, int b, const char *con
 		snprintf(pid, sizeof(pid), "parent_id=%d", 99 + i);
 		ev = fx_ev(f, 0, name, s, e - s, id, i ? pid : NULL, NULL);
 		if (i == b)
-			for (const char *const *p = kv; p && *p; p++) {
-				const char *eq = strchr(*p, '=');
-				char key[64];
-
-				snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
-				tfd_event_set_stat_str(f->cap, ev, key, eq + 1);
-			}
+			set_params(f, ev, kv);
+		if (i == 0)
+			set_params(f, ev, root_kv);
 	}
 }
 
@@ -78,53 +90,68 @@ struct rcase {
 	const char *names[6];
 	int b;
 	const char *kv[4];
+	const char *root[3]; /* the root's parameters */
 };
 
 static const struct rcase cases[] = {
-    {"TFD-S01", true, {"Model", "TFRecord"}, 1, {NULL}},
-    {"TFD-S01", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
-    {"TFD-S02", true, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}},
-    {"TFD-S02", false, {"Model", "TFRecord"}, 1, {NULL}},
-    {"TFD-S03", true, {"Model", "FlatMap", "Generator"}, 2, {NULL}},
-    {"TFD-S03", false, {"Model", "TensorSlice"}, 1, {NULL}},
-    {"TFD-S04", true, {"Model", "TensorSlice"}, 1, {NULL}},
-    {"TFD-S04", false, {"Model", "TFRecord"}, 1, {NULL}},
-    {"TFD-S05", true, {"Model", "ReverbDataset"}, 1, {NULL}},
-    {"TFD-S05", false, {"Model", "TFRecord"}, 1, {NULL}},
-    {"TFD-S06", true, {"Model", "DataService"}, 1, {NULL}},
-    {"TFD-S06", false, {"Model", "Map"}, 1, {NULL}},
-    {"TFD-T01", true, {"Model", "Map"}, 1, {NULL}},
-    {"TFD-T01", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
-    {"TFD-T02", true, {"Model", "FlatMap"}, 1, {NULL}},
-    {"TFD-T02", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-    {"TFD-T03", true, {"Model", "ParallelMapV2"}, 1, {"autotune=false", "parallelism=4"}},
-    {"TFD-T03", false, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
-    {"TFD-T04", true, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}},
-    {"TFD-T04", false, {"Model", "Map"}, 1, {NULL}},
-    {"TFD-T05", true, {"Model", "ParallelMapV2"}, 1, {"deterministic=true"}},
-    {"TFD-T05", false, {"Model", "ParallelMapV2"}, 1, {"deterministic=false"}},
-    {"TFD-T06", true, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-    {"TFD-T06", false, {"Model", "Interleave"}, 1, {NULL}},
-    {"TFD-T07", true, {"Model", "BatchV2"}, 1, {"batch_size=64"}},
-    {"TFD-T07", false, {"Model", "PaddedBatchV2"}, 1, {NULL}},
-    {"TFD-T08", true, {"Model", "PaddedBatchV2"}, 1, {NULL}},
-    {"TFD-T08", false, {"Model", "BatchV2"}, 1, {NULL}},
-    {"TFD-T09", true, {"Model", "ShuffleAndRepeat"}, 1, {NULL}},
-    {"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}},
-    {"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}},
-    {"TFD-T10", false, {"Model", "Map"}, 1, {NULL}},
+    {"TFD-S01", true, {"Model", "TFRecord"}, 1, {NULL}, {NULL}},
+    {"TFD-S01", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}, {NULL}},
+    {"TFD-S02", true, {"Model", "ParallelInterleaveV4", "TFRecord"}, 2, {NULL}, {NULL}},
+    {"TFD-S02", false, {"Model", "TFRecord"}, 1, {NULL}, {NULL}},
+    {"TFD-S03", true, {"Model", "FlatMap", "Generator"}, 2, {NULL}, {NULL}},
+    {"TFD-S03", false, {"Model", "TensorSlice"}, 1, {NULL}, {NULL}},
+    {"TFD-S04", true, {"Model", "TensorSlice"}, 1, {NULL}, {NULL}},
+    {"TFD-S04", false, {"Model", "TFRecord"}, 1, {NULL}, {NULL}},
+    {"TFD-S05", true, {"Model", "ReverbDataset"}, 1, {NULL}, {NULL}},
+    {"TFD-S05", false, {"Model", "TFRecord"}, 1, {NULL}, {NULL}},
+    {"TFD-S06", true, {"Model", "DataService"}, 1, {NULL}, {NULL}},
+    {"TFD-S06", false, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T01", true, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T01", false, {"Model", "ParallelMapV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T02", true, {"Model", "FlatMap"}, 1, {NULL}, {NULL}},
+    {"TFD-T02", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}, {NULL}},
+    {"TFD-T03", true, {"Model", "ParallelMapV2"}, 1, {"autotune=false", "parallelism=4"}, {NULL}},
+    {"TFD-T03", false, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}, {NULL}},
+    {"TFD-T04", true, {"Model", "ParallelMapV2"}, 1, {"autotune=true"}, {NULL}},
+    {"TFD-T04", false, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T14",
+     true,
+     {"Root", "ParallelMapV2"},
+     1,
+     {"autotune=true"},
+     {"threadpool_size=1", "cpu_budget=8"}},
+    {"TFD-T14",
+     false,
+     {"Root", "ParallelMapV2"},
+     1,
+     {"autotune=true"},
+     {"threadpool_size=8", "cpu_budget=8"}},
+    {"TFD-T14", false, {"Root", "ParallelMapV2"}, 1, {"autotune=true"}, {"cpu_budget=8"}},
+    {"TFD-T14", false, {"Root", "Map"}, 1, {NULL}, {"threadpool_size=1", "cpu_budget=8"}},
+    {"TFD-T05", true, {"Model", "ParallelMapV2"}, 1, {"deterministic=true"}, {NULL}},
+    {"TFD-T05", false, {"Model", "ParallelMapV2"}, 1, {"deterministic=false"}, {NULL}},
+    {"TFD-T06", true, {"Model", "ParallelInterleaveV4"}, 1, {NULL}, {NULL}},
+    {"TFD-T06", false, {"Model", "Interleave"}, 1, {NULL}, {NULL}},
+    {"TFD-T07", true, {"Model", "BatchV2"}, 1, {"batch_size=64"}, {NULL}},
+    {"TFD-T07", false, {"Model", "PaddedBatchV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T08", true, {"Model", "PaddedBatchV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T08", false, {"Model", "BatchV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T09", true, {"Model", "ShuffleAndRepeat"}, 1, {NULL}, {NULL}},
+    {"TFD-T09", false, {"Model", "ForeverRepeat"}, 1, {NULL}, {NULL}},
+    {"TFD-T10", true, {"Model", "MemoryCacheImpl"}, 1, {NULL}, {NULL}},
+    {"TFD-T10", false, {"Model", "Map"}, 1, {NULL}, {NULL}},
     /* a bigger buffer only when the producer keeps up on average: one root
      * call gives no capacity model, so no evidence of that */
-    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 1, {NULL}},
-    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
-    {"TFD-T12", true, {"Model", "Map"}, 0, {NULL}},
-    {"TFD-T12", false, {"Model", "Map"}, 1, {NULL}},
-    {"TFD-T99", true, {"Model", "AssertCardinality"}, 1, {NULL}},
-    {"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}},
-    {"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}},
-    {"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}},
-    {"TFD-P01", true, {"Model", "Map"}, 1, {NULL}},
-    {"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}},
+    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T11", false, {"Model", "Prefetch", "Map"}, 2, {NULL}, {NULL}},
+    {"TFD-T12", true, {"Model", "Map"}, 0, {NULL}, {NULL}},
+    {"TFD-T12", false, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T99", true, {"Model", "AssertCardinality"}, 1, {NULL}, {NULL}},
+    {"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}, {NULL}},
+    {"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}, {NULL}},
+    {"TFD-P01", true, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}, {NULL}},
 };
 
 static void every_rule_fires_and_misses(struct t *t)
@@ -134,7 +161,9 @@ static void every_rule_fires_and_misses(struct t *t)
 		bool got;
 
 		fx_init(&f);
+		root_kv = cases[i].root;
 		chain(&f, cases[i].names, cases[i].b, cases[i].kv, 0, 1000);
+		root_kv = NULL;
 		got = fires(t, &f, cases[i].rule);
 		if (got != cases[i].fire)
 			T_FAILF("case %zu: %s on %s/%s should %sfire", i, cases[i].rule,
@@ -390,6 +419,34 @@ static void escaped_cut_says_so(struct t *t)
 	T_EQ_STR(out, "abcdefghijk");
 }
 
+/* why a change is worth ~1.0x: the stage is not the limit, the step
+ * already is, or the cores are (then more threads gain nothing, while the
+ * stage is the limit) */
+static void worth_says_why_nothing(struct t *t)
+{
+	struct tfd_estimate e = {.known = true,
+				 .basis = "capacity",
+				 .speedup = 1.0,
+				 .misses_limit = true,
+				 .input_percent_after = NAN};
+	struct tfd_buf b;
+
+	tfd_buf_init(&b);
+	T_TRUE(tfd_fmt_worth(&e, &b));
+	T_TRUE(strstr(b.s, "this stage does not limit throughput") != NULL);
+	tfd_buf_release(&b);
+	tfd_buf_init(&b);
+	e.capped_by_cores = true;
+	T_TRUE(tfd_fmt_worth(&e, &b));
+	T_TRUE(strstr(b.s, "the host's cores are already the limit") != NULL);
+	tfd_buf_release(&b);
+	tfd_buf_init(&b);
+	e.input_bound_by_demand = true;
+	T_TRUE(tfd_fmt_worth(&e, &b));
+	T_TRUE(strstr(b.s, "already delivers faster than the step consumes") != NULL);
+	tfd_buf_release(&b);
+}
+
 const struct t_case rules_cases[] = {
     T(every_rule_fires_and_misses),
     T(warmup_rule),
@@ -399,5 +456,6 @@ const struct t_case rules_cases[] = {
     T(load_errors),
     T(builtin_matches_rules_dir),
     T(escaped_cut_says_so),
+    T(worth_says_why_nothing),
     {0},
 };
