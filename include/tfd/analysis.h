@@ -121,9 +121,14 @@ struct tfd_segment {
 struct tfd_capacity {
 	bool valid; /* enough steady-state root calls to say anything */
 	int64_t window_ns;
-	uint64_t root_elements;	 /* root calls in the window */
-	double throughput;	 /* observed root elements per second */
-	double demand;		 /* root elements per second the consumer would take */
+	uint64_t root_elements; /* root calls in the window */
+	double throughput;	/* observed root elements per second */
+	double demand;		/* root elements per second the consumer would take */
+	/* the demand is the training steps' (their rate with free input times
+	 * the pipeline's root elements per step): its own consumer, a
+	 * MultiDeviceIterator's or tf.data service's thread, takes elements as
+	 * they come, far faster than the steps do */
+	bool demand_from_steps;
 	double model_throughput; /* the consumer's step plus its own stages in series,
 				  * every other segment at its capacity: the slowest */
 	bool step_limits;	 /* the step, not the input pipeline, sets the rate */

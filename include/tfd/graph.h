@@ -150,6 +150,11 @@ struct host_ctx {
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
 	struct tfd_fns fns;
+	/* the host's training steps per second with free input and their
+	 * number (struct tfd_cap_calls), 0 unknown: set before the pipelines
+	 * are built */
+	double step_rate;
+	size_t nsteps;
 	/* each call's start (cstart, or its distance from cbase in 40 bits:
 	 * cstart40), and its duration in 32 bits (cdur; long_dur: the zigzag
 	 * of a duration that does not fit; struct tfd_times) */
@@ -278,6 +283,12 @@ struct tfd_graph_groups {
 
 /* Fill g (overwritten, owned by the caller) with c's pipelines; needs the
  * calls linked (roots known). */
+/* Whether iterator i is a MultiDeviceIterator's per-device generator (the
+ * one a distribution strategy puts on each device, fed from the host
+ * pipeline): Iterator::Prefetch::Generator, or Iterator::Root::Prefetch::
+ * Generator (Model: older names) whose root's dataset is named
+ * device_prefetch. Its pipeline is a device pipeline. */
+bool tfd_graph_is_device_generator(const struct host_ctx *c, int i);
 void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g);
 /* Free g's arrays and zero it. */
 void tfd_graph_groups_release(struct tfd_graph_groups *g);

@@ -178,6 +178,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		host_share(h, lean != NULL, hr, waits, nwaits);
 		waits = NULL;
 	}
+	if (hr->input_basis && strcmp(hr->input_basis, "steps") == 0 && hr->nsteps &&
+	    hr->step_ns > hr->wait_ns) {
+		c.step_rate = (double)hr->nsteps * 1e9 / (double)(hr->step_ns - hr->wait_ns);
+		c.nsteps = hr->nstep_waits ? hr->nstep_waits : hr->nsteps;
+	}
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

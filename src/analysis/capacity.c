@@ -765,6 +765,28 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 	return true;
 }
 
+/* Demand more than this many times the steps' is not the training
+ * step's: a consumer that takes elements as they come */
+#define STEPS_DEMAND_GAP 3.0
+
+/* The steps' demand instead of the consumer's when the consumer takes
+ * elements far faster than the training steps do: a MultiDeviceIterator's
+ * thread fills the devices' buffers, a tf.data service worker its own. The
+ * steps' rate with free input, times the pipeline's root elements per step
+ * (a rebatched pipeline gives one per replica). */
+static void steps_demand(struct tfd_capacity *cp, const struct tfd_cap_calls *in)
+{
+	double d;
+
+	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
+		return;
+	d = in->step_rate * (double)in->nroots / (double)in->nsteps;
+	if (d > 0 && cp->demand > STEPS_DEMAND_GAP * d) {
+		cp->demand = d;
+		cp->demand_from_steps = true;
+	}
+}
+
 void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
 {
 	struct ctx c;
@@ -811,6 +833,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	cp->demand = cp->window_ns > root_busy
 			 ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
 			 : INFINITY;
+	steps_demand(cp, in);
 	gil_bound(&c, root_busy);
 	choose_limiter(&c, root_busy);
 	for (size_t i = 0; i < p->nstages; i++)

@@ -191,6 +191,14 @@ static struct val m_threadpool_share(const struct metric_at *a)
 	return num(pool.num / budget.num);
 }
 
+/* Whether the training step consumes the pipeline's elements (true but
+ * when its capacity model found a consumer that takes them as they come:
+ * a MultiDeviceIterator's or tf.data service's thread) */
+static struct val m_consumer_is_step(const struct metric_at *a)
+{
+	return boolean(!(a->p && a->p->capacity.valid && a->p->capacity.demand_from_steps));
+}
+
 static struct val m_producer_over_demand(const struct metric_at *a)
 {
 	return producer_over_demand(a->p);
@@ -228,6 +236,9 @@ const struct metric_def tfd_metrics[] = {
     {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
+    {"consumer_is_step", VT_BOOL, TARGET_PIPELINE,
+     "the training step takes its elements (false: a thread that buffers them)",
+     m_consumer_is_step},
     {"threadpool_share", VT_NUM, TARGET_PIPELINE,
      "the root's thread pool size / its CPU budget (missing: not said)", m_threadpool_share},
     {"producer_over_demand", VT_NUM, TARGET_PIPELINE,

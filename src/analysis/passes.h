@@ -170,6 +170,10 @@ struct tfd_cap_calls {
 	/* the iterators' parallelism over time, by iterator then time */
 	const struct tfd_par_change *par;
 	size_t npar;
+	/* the host's training steps per second with free input (their time
+	 * less the input wait) and how many the capture holds; 0 unknown */
+	double step_rate;
+	size_t nsteps;
 };
 
 /* The capacity window of root calls roots[nwarmup..nroots) (tm by

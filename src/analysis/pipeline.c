@@ -673,6 +673,8 @@ static void capacity(struct pbuild *b)
 	in.nstage_threads = b->win_threads.n;
 	in.par = c->par.v;
 	in.npar = c->par.n;
+	in.step_rate = c->step_rate;
+	in.nsteps = c->nsteps;
 	tfd_capacity_compute(b->p, &in);
 	free(iter_stage);
 	free(win);

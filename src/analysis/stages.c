@@ -53,7 +53,7 @@ int tfd_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int dept
 	tfd_iter_family(st.name, fam, sizeof(fam));
 	st.family = NULL; /* set when the pipeline is finished (needs stable storage) */
 	st.is_async = tfd_family_is_async(fam);
-	st.is_device_generator = strcmp(it->long_name, "Iterator::Prefetch::Generator") == 0;
+	st.is_device_generator = tfd_graph_is_device_generator(c, iter);
 	st.niterators = 1;
 	vec_push(&sb->stages, st);
 	vec_push(&sb->paths, path);

@@ -826,6 +826,26 @@ static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_g
 	free(cfill);
 }
 
+bool tfd_graph_is_device_generator(const struct host_ctx *c, int i)
+{
+	const struct iter *it = &c->iters.v[i];
+	const struct iter *root;
+	const char *name;
+
+	if (strcmp(it->long_name, "Iterator::Prefetch::Generator") == 0)
+		return true; /* XProf's rule (TensorFlow 2.0 to 2.6) */
+	if (strcmp(it->long_name, "Iterator::Root::Prefetch::Generator") != 0 &&
+	    strcmp(it->long_name, "Iterator::Model::Prefetch::Generator") != 0)
+		return false;
+	if (c->root[i] < 0)
+		return false;
+	root = &c->iters.v[c->root[i]];
+	name = root->sample ? tfd_event_param(root->sample, "name") : NULL;
+	/* the MultiDeviceIterator names its per-device prefetch: a user's own
+	 * from_generator().prefetch() is not named so */
+	return name && strncmp(name, "device_prefetch", 15) == 0;
+}
+
 void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 {
 	int *slot;
@@ -840,14 +860,15 @@ void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
 		slot[g->root[r]] = (int)r;
 	for (size_t i = 0; i < c->iters.n; i++)
 		slot[i] = c->root[i] >= 0 ? slot[c->root[i]] : -1;
-	/* XProf: a root is a device pipeline if an Iterator::Prefetch::Generator
-	 * names it as parent */
+	/* a root is a device pipeline if a MultiDeviceIterator's per-device
+	 * generator is in it: XProf's rule, its parent is the root; since the
+	 * root iterator wraps every pipeline, the root's Prefetch is */
 	for (size_t i = 0; i < c->iters.n; i++) {
-		int pa = c->iters.v[i].parent;
+		int r = c->root[i];
 
-		if (pa >= 0 && slot[pa] >= 0 && g->root[slot[pa]] == pa &&
-		    strcmp(c->iters.v[i].long_name, "Iterator::Prefetch::Generator") == 0)
-			g->is_device[slot[pa]] = true;
+		if (r >= 0 && slot[r] >= 0 && g->root[slot[r]] == r &&
+		    tfd_graph_is_device_generator(c, (int)i))
+			g->is_device[slot[r]] = true;
 	}
 	bucket(c, slot, g);
 	free(slot);

@@ -189,6 +189,7 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	cJSON_AddItemToObject(o, "margin", rate_json(cp->margin));
 	cJSON_AddBoolToObject(o, "inferred", cp->inferred);
 	cJSON_AddBoolToObject(o, "step_limits", cp->step_limits);
+	cJSON_AddBoolToObject(o, "demand_from_steps", cp->demand_from_steps);
 	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
 	cJSON_AddNumberToObject(o, "explained", r4(cp->explained));

@@ -460,8 +460,12 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	fmt_rate(cp->demand, r2, sizeof(r2));
 	tfd_buf_printf(b,
 		       "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
-		       "consumer would take %s\n",
-		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1, r2);
+		       "%s would take %s%s\n",
+		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1,
+		       cp->demand_from_steps ? "training steps" : "consumer", r2,
+		       cp->demand_from_steps ? " (its own consumer, a thread that buffers "
+					       "elements for them, takes them as they come)"
+					     : "");
 	for (size_t i = 0; i < p->nsegments; i++) {
 		size_t l = strlen(N(tfd_segment_name(p, &p->segments[i], nm, sizeof(nm))));
 

@@ -720,3 +720,55 @@ case("filter_heavy_predicate", build=b_filter_pred,
      covers=["filter", "predicate work"],
      candidates={"filter": ({"pred_ms": 0.5}, r"::Filter$")},
      fixes={"sequential_function": {"split": True}, "sequential_transformation": {"outer": True}})
+
+
+# 33. tf.data service in the same process (a dispatcher and one worker):
+# the worker runs the pipeline, with a heavy sequential map; the client
+# reads from the service
+_SERVICE = {}
+
+
+def _service():
+    if "d" not in _SERVICE:
+        d = tf.data.experimental.service.DispatchServer()
+        w = tf.data.experimental.service.WorkerServer(
+            tf.data.experimental.service.WorkerConfig(
+                dispatcher_address=d.target.split("://")[1]))
+        _SERVICE.update(d=d, w=w)
+    return _SERVICE["d"]
+
+
+def b_service(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    ds = _opts_no_fusion(ds.batch(k["batch"]))
+    ds = ds.apply(tf.data.experimental.service.distribute(
+        processing_mode="parallel_epochs", service=_service().target))
+    return maybe_prefetch(ds, k)
+
+
+case("data_service_local", build=b_service,
+     defaults=dict(map_ms=2.0, map_par=None, batch=8, prefetch=2),
+     train_ms=5, planted="the sequential map on the service's worker",
+     covers=["tf.data service"],
+     candidates={"map": ({"map_ms": 1.0}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 34. MirroredStrategy over two devices (logical CPUs): the dataset is
+# distributed, a MultiDeviceIterator feeds a per-device pipeline on each
+# device; the host pipeline's map is sequential (TensorFlow fuses it with the
+# batch into a MapAndBatch of one worker)
+def b_mirrored(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("mirrored_two_devices", build=b_mirrored, loop="mirrored",
+     defaults=dict(map_ms=2.0, map_par=None, batch=16, prefetch=2),
+     train_ms=2, planted="the host pipeline's sequential map",
+     covers=["MirroredStrategy", "MultiDeviceIterator", "map sequential"],
+     candidates={"map": ({"map_ms": 1.0}, r"MapAndBatch|::(Map|ParallelMapV2)$")},
+     fixes={"fixed_parallelism": {"map_par": "auto"}, "sequential_map": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 1.0}})

@@ -156,7 +156,49 @@ class KerasLoop:
         return out
 
 
+class MirroredLoop(CustomLoop):
+    """The custom loop under MirroredStrategy on two logical CPU devices (set
+    up by main() before TensorFlow starts): the dataset is distributed, so a
+    MultiDeviceIterator feeds a per-device pipeline on each device from the
+    host pipeline, as on a multi-GPU machine."""
+
+    def __init__(self, train_ms):
+        self.strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        with self.strategy.scope():
+            self.w = tf.Variable(tf.eye(128) * 0.5)
+        self.links = max(1, int(round(train_ms * 1000.0 / (3 * C.MM_US))))
+        strategy, w, links = self.strategy, self.w, self.links
+
+        @tf.function
+        def step(batch):
+            def replica(b):
+                x = tf.reduce_mean(tf.cast(b, tf.float32))
+                with tf.GradientTape() as tape:
+                    m = tf.fill((128, 128), x * 0.0 + 1.0 / 128.0) @ w
+                    for _ in range(links):
+                        m = tf.tanh(m @ w)
+                    loss = tf.reduce_sum(m * m)
+                w.assign_sub(1e-6 * tape.gradient(loss, w))
+                return loss
+            return strategy.reduce("SUM", strategy.run(replica, args=(batch,)), axis=None)
+
+        self.step = step
+
+    def windows(self, ds, warm, steps, reps, val=None, profile_dir=None):
+        return CustomLoop.windows(self, self.strategy.experimental_distribute_dataset(ds),
+                                  warm, steps, reps, val, profile_dir)
+
+
+def logical_cpus(n):
+    """n logical CPU devices: before TensorFlow's runtime starts."""
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(
+        cpus[0], [tf.config.LogicalDeviceConfiguration()] * n)
+
+
 def loop_of(c):
+    if c["loop"] == "mirrored":
+        return MirroredLoop(c["train_ms"])
     return KerasLoop(c["train_units"]) if c["loop"] == "keras" else CustomLoop(c["train_ms"])
 
 
@@ -247,6 +289,8 @@ def main():
     c = C.CASES.get(a.case)
     if not c:
         raise SystemExit("catalog: no case '%s' (see: catalog.py list)" % a.case)
+    if c["loop"] == "mirrored":
+        logical_cpus(2)
     out = os.path.join(a.out, a.case)
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
