@@ -772,3 +772,27 @@ case("mirrored_two_devices", build=b_mirrored, loop="mirrored",
      candidates={"map": ({"map_ms": 1.0}, r"MapAndBatch|::(Map|ParallelMapV2)$")},
      fixes={"fixed_parallelism": {"map_par": "auto"}, "sequential_map": {"map_par": "auto"},
             "parallel_at_limit": {"map_ms": 1.0}})
+
+
+# 35. two datasets feed each step (a labeled and an unlabeled one, as in
+# semi-supervised training): the second's map is the slow one
+def b_pair_main(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["a_ms"]), num_parallel_calls=AUTOTUNE)
+    return ds.batch(k["batch"]).prefetch(2)
+
+
+def b_pair_side(k):
+    ds = tf.data.Dataset.range(N).map(feature)
+    ds = ds.map(lambda x: burn(x, k["b_ms"]), num_parallel_calls=par(k["b_par"]))
+    return _opts_no_fusion(ds.batch(k["batch"])).prefetch(2)
+
+
+case("two_iterators_per_step", build=b_pair_main, val_build=b_pair_side, side_every=1,
+     defaults=dict(a_ms=0.2, b_ms=1.0, b_par=None, batch=8),
+     train_ms=2, planted="the second dataset's sequential map",
+     covers=["two iterators a step"],
+     candidates={"a_map": ({"a_ms": 0.1}, r"::ParallelMapV2$"),
+                 "b_map": ({"b_ms": 0.5}, r"::Map$")},
+     fixes={"sequential_map": {"b_par": "auto"}, "fixed_parallelism": {"b_par": "auto"},
+            "parallel_at_limit": {"a_ms": 0.1}})
