@@ -426,7 +426,7 @@ void tfd_merger_free(struct tfd_merger *m);
 /* What a report calls stage si of p: its name, or, when another of its
  * stages has that name, the shortest tail of its stage path no other
  * shares ("BatchV2::ParallelMapV2"); written to buf when it is not the
- * name. */
+ * name. A pipeline of over 2000 stages keeps its names. */
 const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, size_t len);
 /* What a capacity segment is, for a reader: "consumer's thread (Model)",
  * "8 ParallelMapV2 workers", "thread feeding Prefetch (runs Map)",

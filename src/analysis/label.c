@@ -33,12 +33,17 @@ static bool tail_unique(const struct tfd_pipeline *p, size_t si, int k)
 	return true;
 }
 
+/* Above this many stages a pipeline's names are shown as they are: a
+ * label looks at every stage, and a report may ask for thousands (a
+ * critical path through a generated chain) */
+#define LABEL_MAX_STAGES 2000
+
 const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, size_t len)
 {
 	const struct tfd_stage *s = &p->stages[si];
 	int k = 1;
 
-	if (!s->name || !s->path)
+	if (!s->name || !s->path || p->nstages > LABEL_MAX_STAGES)
 		return s->name ? s->name : "";
 	while (!tail_unique(p, (size_t)si, k) && tail_of(s->path, k) != s->path)
 		k++;

@@ -313,6 +313,22 @@ static void stage_labels_tell_namesakes_apart(struct t *t)
 	T_EQ_STR(tfd_stage_label(&p, 7, b, sizeof(b)), "B::X::Shard");
 	/* a buffer too small cuts the label, never overruns */
 	T_EQ_STR(tfd_stage_label(&p, 2, b, 8), "Paralle");
+	/* a generated pipeline of thousands of stages keeps its names (each
+	 * label looks at every stage) */
+	{
+		size_t n = 2001;
+		struct tfd_stage *many = calloc(n, sizeof(*many));
+
+		T_TRUE(many != NULL);
+		for (size_t i = 0; i < n; i++)
+			many[i] =
+			    (struct tfd_stage){.name = "Map", .path = i % 2 ? "A::Map" : "B::Map"};
+		p = (struct tfd_pipeline){.stages = many, .nstages = n};
+		T_EQ_STR(tfd_stage_label(&p, 1, b, sizeof(b)), "Map");
+		p.nstages = 2000;
+		T_EQ_STR(tfd_stage_label(&p, 1, b, sizeof(b)), "A::Map");
+		free(many);
+	}
 }
 
 const struct t_case capacity_cases[] = {
