@@ -76,7 +76,7 @@ static const struct fdesc capacity_rows[] = {
     F(struct tfd_capacity, "root_elements", root_elements, FK_U64),
     F(struct tfd_capacity, "throughput", throughput, FK_DBL),
     F(struct tfd_capacity, "demand", demand, FK_DBL),
-    F(struct tfd_capacity, "demand_from_steps", demand_from_steps, FK_BOOL),
+    FV(struct tfd_capacity, "demand_from_steps", demand_from_steps, FK_BOOL, 5),
     F(struct tfd_capacity, "model_throughput", model_throughput, FK_DBL),
     F(struct tfd_capacity, "step_limits", step_limits, FK_BOOL),
     F(struct tfd_capacity, "limiter", limiter, FK_SEG),

@@ -165,25 +165,32 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 4"
+expect_bad "$B/old.partial.json" "reads versions 2 to 5"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
-# ranges and the hosts' p90 step time) still merges, to the same report
-python3 - "$first" "$T/v2.partial.json" <<'PY'
+# ranges, the hosts' p90 step time and the capacity's demand_from_steps)
+# and a version 4 one (before demand_from_steps) still merge, to the same
+# report (the synthesized capture's demand is its consumer's)
+python3 - "$first" "$T" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
-d["version"] = 2
-for h in d["hosts"]:
-    h.pop("step_p90_ns", None)
-    for p in h["pipelines"]:
-        for g in p.get("segments") or []:
-            for k in ("cyc_lo", "cyc_hi", "buf_lo", "buf_hi"):
-                g.pop(k, None)
-json.dump(d, open(sys.argv[2], "w"))
+for v in (2, 4):
+    d = json.load(open(sys.argv[1]))
+    d["version"] = v
+    for h in d["hosts"]:
+        if v < 4:
+            h.pop("step_p90_ns", None)
+        for p in h["pipelines"]:
+            (p.get("capacity") or {}).pop("demand_from_steps", None)
+            for g in p.get("segments") or [] if v < 3 else []:
+                for k in ("cyc_lo", "cyc_hi", "buf_lo", "buf_hi"):
+                    g.pop(k, None)
+    json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
 PY
-run merge -q -f json "$T/v2.partial.json"
-v2=$out
 run merge -q -f json "$first"
-if [ -n "$v2" ] && [ "$v2" = "$out" ]; then ok; else bad "a version 2 partial: $(head -c 300 <<<"$v2")"; fi
+cur=$out
+for v in 2 4; do
+	run merge -q -f json "$T/v$v.partial.json"
+	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
+done
 sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
 expect_bad "$B/index.partial.json" "bottleneck is out of range"
 sed 's/"input_pct":/"input_pcx":/' "$first" >"$B/missing.partial.json"
