@@ -483,6 +483,18 @@ static void latency_step_speedup(const struct tfd_host_result *h, const struct t
 	e->step_speedup = sp;
 }
 
+/* The pipeline delivers faster than the step consumes on average, yet the
+ * host waits: the waits are bursts, the tails of uneven work (a slow
+ * element holding ordered output), which the rates do not see. Cheaper or
+ * removed work shortens those tails: the latency view's estimate, not the
+ * capacity model's ~1.0x. More workers are left to the capacity model. */
+static bool bursts(const struct rule *r, const struct tfd_host_result *h,
+		   const struct tfd_pipeline *p)
+{
+	return p->capacity.step_limits && !r->est_parallelism && !r->est_workers &&
+	       tfd_bound_of(h->input_pct) >= TFD_BOUND_MODERATE;
+}
+
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		     const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
@@ -500,7 +512,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
 		return;
 	e->basis = "latency";
-	if (si >= 0 && TFD_CAPACITY_USABLE(p) &&
+	if (si >= 0 && TFD_CAPACITY_USABLE(p) && !bursts(r, h, p) &&
 	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0)) {
 		capacity_estimate(r, h, p, si, e);
 		return;
@@ -628,14 +640,18 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		}
 	}
 	/* the largest gain first, then severity, confidence and the order
-	 * found (host rank, pipeline, rule) */
+	 * found (host rank, pipeline, rule); a gain under 1.02x is none (the
+	 * reports say ~1.0x): it does not outrank more severe advice */
 	if (fv.n > 1) {
 		struct order *o = xmalloc(fv.n * sizeof(*o));
 		struct tfd_finding *sorted = xmalloc(fv.n * sizeof(*sorted));
 
-		for (size_t i = 0; i < fv.n; i++)
-			o[i] = (struct order){tfd_finding_gain(&fv.v[i]), (int)fv.v[i].severity,
+		for (size_t i = 0; i < fv.n; i++) {
+			double g = tfd_finding_gain(&fv.v[i]);
+
+			o[i] = (struct order){g < 1.02 ? 1.0 : g, (int)fv.v[i].severity,
 					      (int)fv.v[i].confidence, i};
+		}
 		qsort(o, fv.n, sizeof(*o), order_cmp);
 		for (size_t i = 0; i < fv.n; i++)
 			sorted[i] = fv.v[o[i].pos];

@@ -796,3 +796,26 @@ case("two_iterators_per_step", build=b_pair_main, val_build=b_pair_side, side_ev
                  "b_map": ({"b_ms": 0.5}, r"::Map$")},
      fixes={"sequential_map": {"b_par": "auto"}, "fixed_parallelism": {"b_par": "auto"},
             "parallel_at_limit": {"a_ms": 0.1}})
+
+
+# 36. uneven elements: one in 64 costs 40 ms, the rest 0.1 ms; on average
+# the parallel map keeps up with the step, but a slow element holds its
+# batch (ordered output) and a one-batch prefetch cannot hide it
+def b_bursty(k):
+    def cost(i, x):
+        heavy = tf.equal(i % 64, 0)
+        return tf.cond(heavy, lambda: burn(x, k["heavy_ms"]), lambda: burn(x, 0.1))
+
+    ds = tf.data.Dataset.range(N)
+    ds = ds.map(lambda i: cost(i, feature(i)), num_parallel_calls=AUTOTUNE)
+    ds = _opts_no_fusion(ds.batch(k["batch"]))
+    return ds.prefetch(k["prefetch"])
+
+
+case("bursty_uneven_elements", build=b_bursty,
+     defaults=dict(heavy_ms=40.0, batch=8, prefetch=1),
+     train_ms=6, planted="bursts: one slow element in 64 behind a one-batch prefetch",
+     covers=["uneven elements", "prefetch buffer"],
+     candidates={"buffer": ({"prefetch": 16}, r"::Prefetch$"),
+                 "heavy": ({"heavy_ms": 20.0}, r"::ParallelMapV2$")},
+     fixes={"prefetch_starved": {"prefetch": 16}, "parallel_at_limit": {"heavy_ms": 20.0}})
