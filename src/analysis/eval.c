@@ -191,6 +191,22 @@ static struct val m_threadpool_share(const struct metric_at *a)
 	return num(pool.num / budget.num);
 }
 
+/* Whether the stage's function ran on one worker over the capacity window
+ * (a map TensorFlow fused into MapAndBatch keeps the one worker of a map
+ * without num_parallel_calls): false when it had more, or no model says */
+static struct val m_one_worker(const struct metric_at *a)
+{
+	if (!a->p || !a->s || !a->p->capacity.valid)
+		return boolean(false);
+	for (size_t g = 0; g < a->p->nsegments; g++) {
+		const struct tfd_segment *sg = &a->p->segments[g];
+
+		if (sg->kind == TFD_SEG_FUNCTION && sg->owner == a->si)
+			return boolean(sg->parallelism > 0 && sg->parallelism < 1.5);
+	}
+	return boolean(false);
+}
+
 /* Whether the training step consumes the pipeline's elements (true but
  * when its capacity model found a consumer that takes them as they come:
  * a MultiDeviceIterator's or tf.data service's thread) */
@@ -236,6 +252,9 @@ const struct metric_def tfd_metrics[] = {
     {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
+    {"one_worker", VT_BOOL, TARGET_BOTTLENECK,
+     "its function ran on one worker in the capacity window (false: more, or no model)",
+     m_one_worker},
     {"consumer_is_step", VT_BOOL, TARGET_PIPELINE,
      "the training step takes its elements (false: a thread that buffers them)",
      m_consumer_is_step},
