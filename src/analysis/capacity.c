@@ -609,16 +609,20 @@ static double stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
 	return w * (1.0 - py_share(s));
 }
 
-/* The cores' part of the model (p's segments are in): the budget the
- * pipeline root states and the CPU time per root element. The step's own
- * time counts on a host without device activity (its compute is the
- * host's); on a host with a device it waits for the device. */
+/* The cores' part of the model (p's segments are in): the host's cores as
+ * the pipeline root states them and the CPU time per root element. Both
+ * its cpu_budget and its threadpool_size are the schedulable cores unless
+ * an option made one smaller (options.autotune.cpu_budget, a private
+ * pool): the larger is the cores. The step's own time counts on a host
+ * without device activity (its compute is the host's); on a host with a
+ * device it waits for the device. */
 static void cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
 {
 	struct tfd_capacity *cp = &p->capacity;
 	double w = 0;
 
-	cp->cpu_budget = param_pos(&p->stages[0], "cpu_budget");
+	cp->cpu_budget = fmax(param_pos(&p->stages[0], "cpu_budget"),
+			      param_pos(&p->stages[0], "threadpool_size"));
 	if (!(cp->cpu_budget > 0) || !cp->root_elements)
 		return;
 	for (size_t i = 0; i < p->nstages; i++)

@@ -313,11 +313,11 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
 		tfd_buf_printf(
 		    b,
-		    "         the host's %g cores are the limit: %s of CPU per root "
+		    "         the host's %g core%s the limit: %s of CPU per root "
 		    "element%s (%s at most), so more workers will not help; "
 		    "cheaper work will.\n",
-		    cp->cpu_budget, tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
-		    cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
+		    cp->cpu_budget, cp->cpu_budget == 1 ? " is" : "s are",
+		    tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)), cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
 					: " (the stages' work)",
 		    r3);
 	}
