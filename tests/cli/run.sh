@@ -413,6 +413,10 @@ run dump tests/cases/ok/tda-mnist-linear-tf20/local.trace
 if [[ "$out" == *"local.trace (tf2-trace)"* ]] && [[ "$out" != *"skipped"* ]] && [[ "$out" == *"/host:CPU "*"read"* ]]; then ok; else bad "dump of a local.trace: $(echo "$out" | sed -n 4,6p)"; fi
 run analyze -q tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb
 if [[ "$out" == *"- (device pipelines only)"* ]] && [[ "$out" != *"  0 ns"* ]]; then ok; else bad "device-only host table: $(echo "$out" | grep -A2 '^hosts')"; fi
+# a cpu_budget option below the cores is not the host's cores: the larger
+# of cpu_budget and the thread pool's size is
+run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
+if [[ "$out" == *'"budget": 2,'* ]]; then ok; else bad "cpu_budget=1 on 2 cores: $(grep -o '"cpu": {[^}]*' <<<"$out")"; fi
 run analyze -q --mode xprof examples/smdebug-zip
 if [[ "$out" == *"  suggestion:"*"https://www.tensorflow.org/guide/data_performance_analysis"* ]] && [[ "$out" == *": 1 call, min"* ]] && [[ "$out" != *"<a "* ]]; then ok; else bad "xprof text suggestion: $out"; fi
 
