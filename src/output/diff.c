@@ -79,9 +79,21 @@ static bool estimate_text(const struct tfd_diff *d, const struct tfd_finding *wa
 	return true;
 }
 
+/* What the reports call a diff row's stage: its label in the after
+ * pipeline when it is there, else in the before one. */
+static const char *row_label(const struct tfd_diff *d, const struct tfd_diff_stage *r, char *buf,
+			     size_t len)
+{
+	if (r->after >= 0 && d->side[1].pipeline)
+		return tfd_stage_label(d->side[1].pipeline, r->after, buf, len);
+	if (r->before >= 0 && d->side[0].pipeline)
+		return tfd_stage_label(d->side[0].pipeline, r->before, buf, len);
+	return r->name;
+}
+
 static void stages_text(const struct tfd_diff *d, struct tfd_buf *b)
 {
-	char c1[32] = "", c2[32] = "";
+	char c1[32] = "", c2[32] = "", lb[120];
 
 	if (!d->nstages)
 		return;
@@ -106,7 +118,8 @@ static void stages_text(const struct tfd_diff *d, struct tfd_buf *b)
 				snprintf(side[k], sizeof(side[k]), "?%s",
 					 r->bottleneck[k] ? " [B]" : "");
 		}
-		tfd_buf_printf(b, "  %-40s %-20s %s\n", N(r->name), side[0], side[1]);
+		tfd_buf_printf(b, "  %-40s %-20s %s\n", N(row_label(d, r, lb, sizeof(lb))), side[0],
+			       side[1]);
 	}
 }
 
@@ -120,11 +133,12 @@ static void findings_text(const struct tfd_diff *d, struct tfd_buf *b)
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct tfd_diff_finding *x = &d->findings[i];
 		struct tfd_buf e;
+		char lb[120];
 
 		tfd_buf_printf(b, "  %-9s [%s] %s %s", tfd_diff_status_name(x->status),
 			       tfd_severity_name(x->f->severity), x->f->rule_id, x->f->title);
 		if (x->f->stage && *x->f->stage)
-			tfd_buf_printf(b, " (%s)", N(x->f->stage));
+			tfd_buf_printf(b, " (%s)", N(tfd_finding_stage(x->f, lb, sizeof(lb))));
 		tfd_buf_puts(b, "\n");
 		tfd_buf_init(&e);
 		if (x->status == TFD_DIFF_RESOLVED && estimate_text(d, x->was, &e))

@@ -311,15 +311,16 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		char t1[32], r3[32];
 
 		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
-		tfd_buf_printf(
-		    b,
-		    "         the host's %g core%s the limit: %s of CPU per root "
-		    "element%s (%s at most), so more workers will not help; "
-		    "cheaper work will.\n",
-		    cp->cpu_budget, cp->cpu_budget == 1 ? " is" : "s are",
-		    tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)), cp->cpu_step_ns > 0 ? " (the stages' work and the step's own compute)"
-					: " (the stages' work)",
-		    r3);
+		tfd_buf_printf(b,
+			       "         the host's %g core%s the limit: %s of CPU per root "
+			       "element%s (%s at most), so more workers will not help; "
+			       "cheaper work will.\n",
+			       cp->cpu_budget, cp->cpu_budget == 1 ? " is" : "s are",
+			       tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
+			       cp->cpu_step_ns > 0
+				   ? " (the stages' work and the step's own compute)"
+				   : " (the stages' work)",
+			       r3);
 	}
 	function_ops_line(p, p->bottleneck, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)

@@ -99,4 +99,10 @@ if [ "$rc" = 2 ] && cmp -s "$T/seq.partial.json" "$T/keep.partial.json"; then ok
 # and the help names the command's options
 run diff --help
 if [ "$rc" = 0 ] && [[ "$out" == *"usage: tfdoctor diff [options] BEFORE AFTER"* ]] && [[ "$out" == *"--margin N"* ]]; then ok; else bad "diff --help: $rc"; fi
+# stages that share a name are told apart in the table and the findings
+# (a real capture: TensorFlow parallelized the stateless map under the
+# fixed-parallelism one)
+run diff examples/real-slices-fixed-par1 examples/real-slices-fixed-par1
+if [[ "$out" == *"  BatchV2::ParallelMapV2 "* ]] && [[ "$out" == *"  ParallelMapV2::ParallelMapV2 "* ]] &&
+	[[ "$out" == *"autotuned (BatchV2::ParallelMapV2)"* ]]; then ok; else bad "diff of namesake stages: $out"; fi
 finish
