@@ -502,7 +502,10 @@ static void finish_segments(struct ctx *c)
 				    sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
 		}
 		g->work_per_root_ns = (double)g->busy_ns / (double)c->n;
-		g->utilization = W > 0 ? (double)g->busy_ns / (W * g->parallelism) : 0;
+		/* at most fully busy: the work of the calls that started in the
+		 * window includes the run-ahead that fills the buffers above,
+		 * which can end past the window (105 % on a real capture) */
+		g->utilization = W > 0 ? fmin(1.0, (double)g->busy_ns / (W * g->parallelism)) : 0;
 		g->capacity =
 		    g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
 		if (!g->known)

@@ -211,9 +211,10 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 			continue;
 		if (fg->known && s->fn_calls)
 			snprintf(extra + l, len - l,
-				 "\\nfunction %s/call, %.3g workers %.0f%% busy",
+				 "\\nfunction %s/call, %.3g worker%s %.0f%% busy",
 				 tfd_fmt_ns(s->fn_work_ns / (int64_t)s->fn_calls, t1, sizeof(t1)),
-				 fg->parallelism, 100 * fg->utilization);
+				 fg->parallelism, fg->parallelism == 1 ? "" : "s",
+				 100 * fg->utilization);
 		else
 			snprintf(extra + l, len - l, "\\nfunction work not captured");
 		util = fmin(1.0, fg->known ? fg->utilization : 0);
