@@ -287,7 +287,8 @@ struct tfd_graph_groups {
  * one a distribution strategy puts on each device, fed from the host
  * pipeline): Iterator::Prefetch::Generator, or Iterator::Root::Prefetch::
  * Generator (Model: older names) whose root's dataset is named
- * device_prefetch. Its pipeline is a device pipeline. */
+ * device_prefetch, or, when the root names no dataset, on a host with
+ * MultiDeviceIterator threads. Its pipeline is a device pipeline. */
 bool tfd_graph_is_device_generator(const struct host_ctx *c, int i);
 void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g);
 /* Free g's arrays and zero it. */

@@ -826,6 +826,17 @@ static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_g
 	free(cfill);
 }
 
+/* Whether the host ran a MultiDeviceIterator: its threads that fill the
+ * devices' buffers are named so. */
+static bool has_multi_device_thread(const struct tfd_host *h)
+{
+	for (size_t t = 0; h && t < h->nthreads; t++)
+		if (h->threads[t].name &&
+		    strncmp(h->threads[t].name, "tf_data_multi_device_iterator", 29) == 0)
+			return true;
+	return false;
+}
+
 bool tfd_graph_is_device_generator(const struct host_ctx *c, int i)
 {
 	const struct iter *it = &c->iters.v[i];
@@ -842,8 +853,11 @@ bool tfd_graph_is_device_generator(const struct host_ctx *c, int i)
 	root = &c->iters.v[c->root[i]];
 	name = root->sample ? tfd_event_param(root->sample, "name") : NULL;
 	/* the MultiDeviceIterator names its per-device prefetch: a user's own
-	 * from_generator().prefetch() is not named so */
-	return name && strncmp(name, "device_prefetch", 15) == 0;
+	 * from_generator().prefetch() is not named so; a TensorFlow that names
+	 * no dataset leaves its threads to tell */
+	if (name)
+		return strncmp(name, "device_prefetch", 15) == 0;
+	return has_multi_device_thread(c->h);
 }
 
 void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)

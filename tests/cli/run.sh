@@ -413,6 +413,42 @@ run dump tests/cases/ok/tda-mnist-linear-tf20/local.trace
 if [[ "$out" == *"local.trace (tf2-trace)"* ]] && [[ "$out" != *"skipped"* ]] && [[ "$out" == *"/host:CPU "*"read"* ]]; then ok; else bad "dump of a local.trace: $(echo "$out" | sed -n 4,6p)"; fi
 run analyze -q tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb
 if [[ "$out" == *"- (device pipelines only)"* ]] && [[ "$out" != *"  0 ns"* ]]; then ok; else bad "device-only host table: $(echo "$out" | grep -A2 '^hosts')"; fi
+# a MultiDeviceIterator's per-device pipeline (Iterator::Root::Prefetch::
+# Generator) whose root names no dataset is told by the host's
+# tf_data_multi_device_iterator threads: a device pipeline, no "Python
+# generator" finding; without those threads, or under a root named another
+# way, it is the user's own from_generator().prefetch()
+python3 - "$T" <<'PY'
+import json, sys
+def trace(path, mdi_thread, root_name=None):
+    ev = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+          {"ph": "M", "pid": 1, "tid": 2, "name": "thread_name", "args": {"name": "tf_data_iterator_resource/2"}}]
+    if mdi_thread:
+        ev.append({"ph": "M", "pid": 1, "tid": 3, "name": "thread_name",
+                   "args": {"name": "tf_data_multi_device_iterator_get_next/3"}})
+    for s in range(6):
+        t = s * 10000.0
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t, "dur": 9000, "name": "train", "args": {"step_num": str(s), "_r": "1"}})
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 1, "dur": 3000, "name": "IteratorGetNext", "args": {}})
+        a = {"id": "10"}
+        if root_name:
+            a["name"] = root_name
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 2, "dur": 2990, "name": "Iterator::Root", "args": a})
+        ev.append({"ph": "X", "pid": 1, "tid": 1, "ts": t + 3, "dur": 2980, "name": "Iterator::Prefetch",
+                   "args": {"id": "11", "parent_id": "10", "long_name": "Iterator::Root::Prefetch"}})
+        ev.append({"ph": "X", "pid": 1, "tid": 2, "ts": t + 4, "dur": 2900, "name": "Iterator::Generator",
+                   "args": {"id": "12", "parent_id": "11", "long_name": "Iterator::Root::Prefetch::Generator"}})
+    json.dump({"traceEvents": ev}, open(path, "w"))
+trace(sys.argv[1] + "/mdi.trace.json", True)
+trace(sys.argv[1] + "/gen.trace.json", False)
+trace(sys.argv[1] + "/named.trace.json", True, "OptionsDataset:3")
+PY
+run analyze -q "$T/mdi.trace.json"
+if [[ "$out" == *"pipeline Device:0 (device"* ]] && [[ "$out" != *"TFD-S03"* ]]; then ok; else bad "a MultiDeviceIterator's per-device pipeline: $(grep -E '^pipeline|TFD-' <<<"$out")"; fi
+for f in gen named; do
+	run analyze -q "$T/$f.trace.json"
+	if [[ "$out" == *"pipeline Host:0 (host"* ]] && [[ "$out" == *"TFD-S03"* ]]; then ok; else bad "$f: a user's generator pipeline: $(grep -E '^pipeline|TFD-' <<<"$out")"; fi
+done
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
