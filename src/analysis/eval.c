@@ -48,7 +48,8 @@ static bool has_final_prefetch(const struct tfd_pipeline *p)
 }
 
 /* How much faster than the consumer asks the slowest producer segment can
- * deliver; missing without a capacity model or an unbounded demand. */
+ * deliver (or the host's cores, when they allow less); missing without a
+ * capacity model or an unbounded demand. */
 static struct val producer_over_demand(const struct tfd_pipeline *p)
 {
 	struct val v = {0};
@@ -60,6 +61,10 @@ static struct val producer_over_demand(const struct tfd_pipeline *p)
 	for (size_t g = 1; g < p->nsegments; g++)
 		if (!isnan(p->segments[g].capacity) && p->segments[g].capacity < low)
 			low = p->segments[g].capacity;
+	/* the host's cores, shared with the step, may allow less than any
+	 * stage could deliver with them to itself */
+	if (p->capacity.cpu_limits && p->capacity.cpu_rate < low)
+		low = p->capacity.cpu_rate;
 	if (!isfinite(low))
 		return v;
 	v.present = true;

@@ -269,9 +269,14 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
-	char r1[32], r2[32], nm[160];
+	char r0[32], r1[32], r2[32], nm[160];
+	/* the rate the limit allows: its capacity, or the host's cores when
+	 * they, shared with the step, allow less (said on the line after) */
+	bool cores = cp->cpu_limits && cp->cpu_rate < p->segments[cp->limiter].capacity;
+	double lim = cores ? cp->cpu_rate : p->segments[cp->limiter].capacity;
 
-	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r1, sizeof(r1));
+	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r0, sizeof(r0));
+	fmt_rate_of(lim, "root elements", r1, sizeof(r1));
 	fmt_rate(cp->demand, r2, sizeof(r2));
 	if (!bn && py >= TFD_PYTHON_BUSY_SAYS)
 		tfd_buf_printf(b,
@@ -279,14 +284,14 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       "capacity at %s; the host waits little for input, but the "
 			       "pipeline runs Python %.0f%% of the time and holds the GIL the "
 			       "training loop needs (TFD-H04)",
-			       N(s->name), N(s->long_name), N(p->name), r1, 100 * py);
+			       N(s->name), N(s->long_name), N(p->name), r0, 100 * py);
 	else if (!bn)
 		tfd_buf_printf(
 		    b,
 		    "         slowest stage: %s (%s) in pipeline %s, the lowest capacity "
 		    "at %s; the host waits little, so it does not hold training back",
-		    N(s->name), N(s->long_name), N(p->name), r1);
-	else if (p->segments[cp->limiter].capacity >= cp->demand)
+		    N(s->name), N(s->long_name), N(p->name), r0);
+	else if (lim >= cp->demand)
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s, the slowest stage, "
 			       "could deliver %s, above the step's demand of %s: on average the "
