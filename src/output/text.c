@@ -586,11 +586,17 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			  struct tfd_buf *b)
 {
 	char t1[32], t2[32], t3[32], t4[32], t5[32];
-	bool bn = tfd_host_has_bottleneck(hr);
+	/* a device pipeline is never the bottleneck: its slowest stage waits
+	 * on the host pipeline that feeds it */
+	bool bn = tfd_host_has_bottleneck(hr) && !p->is_device;
 
 	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", N(p->name),
 		       p->is_device ? "device" : "host", N(p->stages[0].long_name),
 		       (int64_t)p->root_id);
+	if (p->is_device)
+		tfd_buf_puts(b, "  a device's pipeline (a distribution strategy's "
+				"MultiDeviceIterator): its Generator\n  waits on the host "
+				"pipeline that feeds it, which is where to look for the limit\n");
 	tfd_buf_printf(b,
 		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
 		       "p95 %s  max %s\n",
