@@ -275,7 +275,7 @@ $(TF_PY):
 
 tf-venv: $(TF_PY)
 
-# every case (about 5 minutes on 2 cores, on a quiet machine: the truth is
+# every case (about 8 minutes on 2 cores, on a quiet machine: the truth is
 # timed), its results into tests/tf/results (committed), then docs/accuracy.md
 real-captures: $(BIN) $(TF_PY)
 	rm -rf $(REAL_OUT)
