@@ -819,3 +819,42 @@ case("bursty_uneven_elements", build=b_bursty,
      candidates={"buffer": ({"prefetch": 16}, r"::Prefetch$"),
                  "heavy": ({"heavy_ms": 20.0}, r"::ParallelMapV2$")},
      fixes={"prefetch_starved": {"prefetch": 16}, "parallel_at_limit": {"heavy_ms": 20.0}})
+
+
+# 37. GZIP-compressed TFRecord files read by a parallel interleave of two:
+# decompression is the reading's work
+def gz_files(n_files=4, per_file=256, kb=64):
+    os.makedirs(_DATA, exist_ok=True)
+    paths = []
+    rng = np.random.default_rng(3)
+    for f in range(n_files):
+        p = os.path.join(_DATA, "gz-%02d.tfrecord.gz" % f)
+        paths.append(p)
+        if os.path.exists(p):
+            continue
+        opts = tf.io.TFRecordOptions(compression_type="GZIP")
+        with tf.io.TFRecordWriter(p + ".tmp", opts) as w:
+            for r in range(per_file):
+                # half random bytes, half zeros: compressible, as real records are
+                b = rng.integers(0, 255, size=kb * 512, dtype=np.uint8).tobytes()
+                w.write(b + bytes(kb * 512))
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+def b_gz(k):
+    files = tf.data.Dataset.from_tensor_slices(gz_files()).repeat()
+    ds = files.interleave(lambda f: tf.data.TFRecordDataset(f, compression_type="GZIP"),
+                          cycle_length=k["cycle"], num_parallel_calls=k["il_par"])
+    ds = ds.map(lambda r: tf.fill((16,), tf.cast(tf.strings.length(r), tf.float32) * 1e-6),
+                num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("gzip_tfrecord_interleave", build=b_gz,
+     defaults=dict(cycle=2, il_par=2, batch=64, prefetch=2),
+     train_ms=4, planted="decompressing GZIP records in a parallel interleave of two",
+     covers=["TFRecord GZIP", "interleave parallel"],
+     candidates={"read": ({"cycle": 4, "il_par": 4}, r"TFRecord|Interleave")},
+     fixes={"slow_source": {"cycle": 4, "il_par": 4}, "parallel_at_limit": {"cycle": 4, "il_par": 4},
+            "fixed_parallelism": {"il_par": AUTOTUNE}})
