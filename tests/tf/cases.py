@@ -858,3 +858,21 @@ case("gzip_tfrecord_interleave", build=b_gz,
      candidates={"read": ({"cycle": 4, "il_par": 4}, r"TFRecord|Interleave")},
      fixes={"slow_source": {"cycle": 4, "il_par": 4}, "parallel_at_limit": {"cycle": 4, "il_par": 4},
             "fixed_parallelism": {"il_par": AUTOTUNE}})
+
+
+# 38. a cache to a file, in its first epoch: the heavy map before it runs
+# while the cache fills
+def b_disk_cache(k):
+    path = os.path.join(_DATA, "cache-%d" % os.getpid())
+    ds = tf.data.Dataset.range(k["n_elems"]).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    ds = ds.cache(path + "-%s" % k["map_ms"]).repeat().batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("disk_cache_first_epoch", build=b_disk_cache,
+     defaults=dict(n_elems=100000, map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the map before a file cache that is still filling",
+     covers=["cache to a file (first epoch)"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
