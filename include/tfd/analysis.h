@@ -308,13 +308,19 @@ struct tfd_straggler {
 	double peers_step_ns;	 /* the median host's mean step */
 	double peers_input_pct;	 /* the median input share, NAN unknown */
 	double peers_compute_ns; /* the median device compute per step, 0 none */
+	/* its steps are no longer than the others' (a synchronous job: they
+	 * wait for it in their collectives), but it waits for input
+	 * TFD_STRAGGLER_INPUT_POINTS more than the median other host */
+	bool synchronous;
 };
 
 struct tfd_analysis {
 	struct tfd_host_result *hosts; /* ranked: most input-bound first */
 	size_t nhosts;
 	/* hosts whose mean step is over 1.2x the median host's (3 hosts with
-	 * steps or more), the slowest first */
+	 * steps or more), the slowest first; then the input-bound hosts that
+	 * wait for input far more than the others while their steps are as
+	 * long (2 hosts with steps or more), the most waiting first */
 	struct tfd_straggler *stragglers;
 	size_t nstragglers;
 	struct tfd_diag *diags;

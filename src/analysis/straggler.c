@@ -1,6 +1,9 @@
 /* straggler.c - the hosts whose steps are longer than the fleet's (a
  * straggler holds every synchronous worker back): each host's mean step
- * time against the median host's, over the steps its verdict counts. */
+ * time against the median host's, over the steps its verdict counts. In a
+ * synchronous job the steps are as long on every host (the others wait in
+ * their collectives): there the straggler is the host that waits for input
+ * far more than the others. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,15 @@ static int straggler_cmp(const void *a, const void *b)
 
 	if (x->ratio != y->ratio)
 		return x->ratio > y->ratio ? -1 : 1;
+	return (x->host > y->host) - (x->host < y->host);
+}
+
+/* Synchronous stragglers: the most waiting for input first (a's hosts are
+ * ranked so already), then by host. */
+static int sync_cmp(const void *a, const void *b)
+{
+	const struct tfd_straggler *x = a, *y = b;
+
 	return (x->host > y->host) - (x->host < y->host);
 }
 
@@ -61,6 +73,54 @@ int64_t tfd_host_other_ns(const struct tfd_host_result *h)
 	return h->step_ns > owned ? h->step_ns - owned : 0;
 }
 
+/* The median input share of the hosts with steps other than host `skip`
+ * (v: room for every host), NAN when none is known. */
+static double peers_pct(const struct tfd_analysis *a, size_t skip, double *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nhosts; i++)
+		if (i != skip && tfd_host_mean_step_ns(&a->hosts[i]) > 0 &&
+		    !isnan(a->hosts[i].input_pct))
+			v[n++] = a->hosts[i].input_pct;
+	return median(v, n);
+}
+
+static bool named(const struct tfd_analysis *a, size_t host)
+{
+	for (size_t k = 0; k < a->nstragglers; k++)
+		if (a->stragglers[k].host == host)
+			return true;
+	return false;
+}
+
+/* The synchronous stragglers, after the others (most waiting first): an
+ * input-bound host waiting for input TFD_STRAGGLER_INPUT_POINTS more than
+ * the median other host, its steps no longer than 1.2x the median's. */
+static void synchronous_stragglers(struct tfd_analysis *a, double med_step, double *v)
+{
+	size_t first = a->nstragglers;
+
+	for (size_t i = 0; i < a->nhosts && med_step > 0; i++) {
+		const struct tfd_host_result *h = &a->hosts[i];
+		double s = tfd_host_mean_step_ns(h), peers;
+
+		if (!(s > 0) || named(a, i) || isnan(h->input_pct) || !tfd_host_has_bottleneck(h) ||
+		    s > med_step * (1 + STRAGGLER_MARGIN))
+			continue;
+		peers = peers_pct(a, i, v);
+		if (isnan(peers) || h->input_pct - peers < TFD_STRAGGLER_INPUT_POINTS)
+			continue;
+		a->stragglers =
+		    xrealloc(a->stragglers, (a->nstragglers + 1) * sizeof(*a->stragglers));
+		a->stragglers[a->nstragglers++] =
+		    (struct tfd_straggler){i, s / med_step, med_step, peers, 0, true};
+	}
+	if (a->nstragglers - first > 1)
+		qsort(a->stragglers + first, a->nstragglers - first, sizeof(*a->stragglers),
+		      sync_cmp);
+}
+
 void tfd_stragglers_find(struct tfd_analysis *a)
 {
 	double *step = xmalloc((a->nhosts + 1) * sizeof(double));
@@ -93,11 +153,13 @@ void tfd_stragglers_find(struct tfd_analysis *a)
 			continue;
 		a->stragglers =
 		    xrealloc(a->stragglers, (a->nstragglers + 1) * sizeof(*a->stragglers));
-		a->stragglers[a->nstragglers++] =
-		    (struct tfd_straggler){i, s / med, med, med_pct, isnan(med_dev) ? 0 : med_dev};
+		a->stragglers[a->nstragglers++] = (struct tfd_straggler){
+		    i, s / med, med, med_pct, isnan(med_dev) ? 0 : med_dev, false};
 	}
 	if (a->nstragglers > 1)
 		qsort(a->stragglers, a->nstragglers, sizeof(*a->stragglers), straggler_cmp);
+	/* two hosts are a fleet for this: the one waiting is the one named */
+	synchronous_stragglers(a, n >= 2 ? median(step, n) : NAN, step);
 	free(step);
 	free(pct);
 	free(dev);

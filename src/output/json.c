@@ -465,6 +465,7 @@ static cJSON *stragglers_json(const struct tfd_analysis *a)
 		add_ns(o, "p90_step_ns", h->step_p90_ns);
 		add_ns(o, "median_host_step_ns", (int64_t)s->peers_step_ns);
 		cJSON_AddStringToObject(o, "why", why[tfd_straggler_why(a, s)]);
+		cJSON_AddBoolToObject(o, "synchronous", s->synchronous);
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;

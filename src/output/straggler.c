@@ -14,6 +14,21 @@ void tfd_straggler_sentence(const struct tfd_analysis *a, const struct tfd_strag
 	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 	char t1[32], t2[32], t3[32];
 
+	if (s->synchronous) {
+		tfd_buf_printf(b,
+			       "%s waits for input %.0f%% of its steps against %.0f%% on the "
+			       "median other host, its steps as long as theirs (mean %s, against "
+			       "%s): in a synchronous job the others wait for it in their "
+			       "collectives",
+			       N(h->host->name), h->input_pct, s->peers_input_pct,
+			       tfd_fmt_ns((int64_t)tfd_host_mean_step_ns(h), t1, sizeof(t1)),
+			       tfd_fmt_ns((int64_t)s->peers_step_ns, t2, sizeof(t2)));
+		if (p && p->bottleneck >= 0)
+			tfd_buf_printf(b, " (its bottleneck: %s)",
+				       N(p->stages[p->bottleneck].name));
+		tfd_buf_puts(b, ".");
+		return;
+	}
 	tfd_buf_printf(b, "%s's steps take %.1fx the median host's (mean %s, p90 %s, against %s): ",
 		       N(h->host->name), s->ratio,
 		       tfd_fmt_ns((int64_t)tfd_host_mean_step_ns(h), t1, sizeof(t1)),

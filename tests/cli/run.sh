@@ -456,6 +456,15 @@ done
 run analyze -q tests/cases/ok/tf221-autotune-cores-full/vm.xplane.pb
 if [[ "$out" == *"limits throughput to 86.9 root elements/s"* ]] && [[ "$out" != *"keeps up"* ]] &&
 	[[ "$out" == *"[high] TFD-T04"* ]] && [[ "$out" != *"TFD-P03"* ]]; then ok; else bad "cores full: $(sed -n 7,12p <<<"$out"; grep 'TFD-' <<<"$out")"; fi
+# a synchronous job (MultiWorkerMirroredStrategy, two real workers): the
+# steps are as long on both, so the straggler is the worker that waits for
+# input, named as such; the other, waiting in its collectives, is not
+run analyze -q tests/cases/ok/tf221-mwms-two-workers
+if [[ "$(unwrap <<<"$out")" == *"straggler: vm (worker1.xplane.pb) waits for input 56% of its steps against 1% on the median other host, its steps as long as theirs"*"the others wait for it in their collectives (its bottleneck: MapAndBatch)."* ]] &&
+	[ "$(grep -c '^straggler' <<<"$out")" = 1 ]; then ok; else bad "a synchronous straggler: $(grep -A3 straggler <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/tf221-mwms-two-workers
+if python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]["stragglers"]
+assert len(s) == 1 and s[0]["host"] == "vm (worker1.xplane.pb)" and s[0]["synchronous"] and s[0]["why"] == "input", s' <<<"$out"; then ok; else bad "a synchronous straggler in JSON: $(head -c 300 <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
