@@ -32,15 +32,6 @@ static int straggler_cmp(const void *a, const void *b)
 	return (x->host > y->host) - (x->host < y->host);
 }
 
-/* Synchronous stragglers: the most waiting for input first (a's hosts are
- * ranked so already), then by host. */
-static int sync_cmp(const void *a, const void *b)
-{
-	const struct tfd_straggler *x = a, *y = b;
-
-	return (x->host > y->host) - (x->host < y->host);
-}
-
 /* The median of v[0..n) (sorted here), NAN when n is 0. */
 static double median(double *v, size_t n)
 {
@@ -73,17 +64,25 @@ int64_t tfd_host_other_ns(const struct tfd_host_result *h)
 	return h->step_ns > owned ? h->step_ns - owned : 0;
 }
 
-/* The median input share of the hosts with steps other than host `skip`
- * (v: room for every host), NAN when none is known. */
-static double peers_pct(const struct tfd_analysis *a, size_t skip, double *v)
+/* The median of sorted v[0..n) less one of its values x (the other
+ * hosts' median, a host's own share taken out), NAN when none is left. */
+static double median_without(const double *v, size_t n, double x)
 {
-	size_t n = 0;
+	size_t lo = 0, hi = n, m = n - 1;
 
-	for (size_t i = 0; i < a->nhosts; i++)
-		if (i != skip && tfd_host_mean_step_ns(&a->hosts[i]) > 0 &&
-		    !isnan(a->hosts[i].input_pct))
-			v[n++] = a->hosts[i].input_pct;
-	return median(v, n);
+	if (!n || !m)
+		return NAN;
+	while (lo < hi) { /* x's first place */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+#define AT(j) v[(j) < lo ? (j) : (j) + 1]
+	return m % 2 ? AT(m / 2) : (AT(m / 2 - 1) + AT(m / 2)) / 2;
+#undef AT
 }
 
 static bool named(const struct tfd_analysis *a, size_t host)
@@ -94,13 +93,14 @@ static bool named(const struct tfd_analysis *a, size_t host)
 	return false;
 }
 
-/* The synchronous stragglers, after the others (most waiting first): an
- * input-bound host waiting for input TFD_STRAGGLER_INPUT_POINTS more than
- * the median other host, its steps no longer than 1.2x the median's. */
-static void synchronous_stragglers(struct tfd_analysis *a, double med_step, double *v)
+/* The synchronous stragglers, after the others (most waiting first: a's
+ * hosts are ranked so): an input-bound host waiting for input
+ * TFD_STRAGGLER_INPUT_POINTS more than the median other host, its steps no
+ * longer than 1.2x the median's. pct: the input shares of the hosts with
+ * steps, sorted (np of them). */
+static void synchronous_stragglers(struct tfd_analysis *a, double med_step, const double *pct,
+				   size_t np)
 {
-	size_t first = a->nstragglers;
-
 	for (size_t i = 0; i < a->nhosts && med_step > 0; i++) {
 		const struct tfd_host_result *h = &a->hosts[i];
 		double s = tfd_host_mean_step_ns(h), peers;
@@ -108,7 +108,7 @@ static void synchronous_stragglers(struct tfd_analysis *a, double med_step, doub
 		if (!(s > 0) || named(a, i) || isnan(h->input_pct) || !tfd_host_has_bottleneck(h) ||
 		    s > med_step * (1 + STRAGGLER_MARGIN))
 			continue;
-		peers = peers_pct(a, i, v);
+		peers = median_without(pct, np, h->input_pct);
 		if (isnan(peers) || h->input_pct - peers < TFD_STRAGGLER_INPUT_POINTS)
 			continue;
 		a->stragglers =
@@ -116,9 +116,6 @@ static void synchronous_stragglers(struct tfd_analysis *a, double med_step, doub
 		a->stragglers[a->nstragglers++] =
 		    (struct tfd_straggler){i, s / med_step, med_step, peers, 0, true};
 	}
-	if (a->nstragglers - first > 1)
-		qsort(a->stragglers + first, a->nstragglers - first, sizeof(*a->stragglers),
-		      sync_cmp);
 }
 
 void tfd_stragglers_find(struct tfd_analysis *a)
@@ -159,7 +156,7 @@ void tfd_stragglers_find(struct tfd_analysis *a)
 	if (a->nstragglers > 1)
 		qsort(a->stragglers, a->nstragglers, sizeof(*a->stragglers), straggler_cmp);
 	/* two hosts are a fleet for this: the one waiting is the one named */
-	synchronous_stragglers(a, n >= 2 ? median(step, n) : NAN, step);
+	synchronous_stragglers(a, n >= 2 ? median(step, n) : NAN, pct, np);
 	free(step);
 	free(pct);
 	free(dev);

@@ -958,7 +958,45 @@ static void selection_matches_sort(struct t *t)
 		}
 }
 
+/* Synchronous stragglers: steps as long on every host, the named ones wait
+ * for input 10 points or more above the median of the other hosts (each
+ * host's own share taken out of that median); hosts of a fleet that wait
+ * alike are not named. */
+static void synchronous_stragglers_by_input(struct t *t)
+{
+	static const double pcts[][6] = {
+	    {60, 2, 3, 4, 1, -1},  /* one: the others' median 2.5 */
+	    {60, 58, 1, 2, 3, -1}, /* two: each against 2.5 (the other's share out) */
+	    {30, 29, 28, 27, 26, -1},
+	    {12, 2, -1}, /* two hosts: 10 points apart */
+	};
+	static const size_t want[] = {1, 2, 0, 1};
+
+	for (size_t c = 0; c < sizeof(want) / sizeof(want[0]); c++) {
+		struct tfd_host_result hs[6];
+		struct tfd_analysis a = {.hosts = hs};
+
+		memset(hs, 0, sizeof(hs));
+		for (size_t i = 0; pcts[c][i] >= 0; i++, a.nhosts++) {
+			hs[i].input_pct = pcts[c][i];
+			hs[i].bound = tfd_bound_of(pcts[c][i]);
+			hs[i].input_basis = "steps";
+			hs[i].nsteps = 20;
+			hs[i].step_ns = 20 * 10000000LL;
+		}
+		tfd_stragglers_find(&a);
+		T_EQ_U64(a.nstragglers, want[c]);
+		for (size_t k = 0; k < a.nstragglers; k++) {
+			T_EQ_U64(a.stragglers[k].host, k);
+			T_TRUE(a.stragglers[k].synchronous);
+			T_EQ_DBL(a.stragglers[k].peers_input_pct, c == 3 ? 2.0 : 2.5, 1e-9);
+		}
+		free(a.stragglers);
+	}
+}
+
 const struct t_case analysis_cases[] = {
+    T(synchronous_stragglers_by_input),
     T(selection_matches_sort),
     T(attribution_overlap),
     T(attribution_clips),
