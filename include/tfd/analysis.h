@@ -481,6 +481,10 @@ size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t
 double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
 				       bool *python);
 
+/* The segment of stage si's user function on its workers (an async map's),
+ * NULL when it has none. */
+const struct tfd_segment *tfd_stage_function_segment(const struct tfd_pipeline *p, int si);
+
 /* The time of the stage's function ops (their self time summed, ns). */
 double tfd_fn_ops_time(const struct tfd_stage *s);
 

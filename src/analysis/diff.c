@@ -65,10 +65,9 @@ static void side_of(const struct tfd_host_result *h, struct tfd_diff_side *s)
  * workers), else the segment its own work is in. */
 static int own_segment(const struct tfd_pipeline *p, int k)
 {
-	for (size_t g = 0; g < p->nsegments; g++)
-		if (p->segments[g].kind == TFD_SEG_FUNCTION && p->segments[g].owner == k)
-			return (int)g;
-	return p->stages[k].segment;
+	const struct tfd_segment *fg = tfd_stage_function_segment(p, k);
+
+	return fg ? (int)(fg - p->segments) : p->stages[k].segment;
 }
 
 /* Stage k of side i's pipeline into the row for its path. */

@@ -201,15 +201,12 @@ static struct val m_threadpool_share(const struct metric_at *a)
  * without num_parallel_calls): false when it had more, or no model says */
 static struct val m_one_worker(const struct metric_at *a)
 {
+	const struct tfd_segment *fg;
+
 	if (!a->p || !a->s || !a->p->capacity.valid)
 		return boolean(false);
-	for (size_t g = 0; g < a->p->nsegments; g++) {
-		const struct tfd_segment *sg = &a->p->segments[g];
-
-		if (sg->kind == TFD_SEG_FUNCTION && sg->owner == a->si)
-			return boolean(sg->parallelism > 0 && sg->parallelism < 1.5);
-	}
-	return boolean(false);
+	fg = tfd_stage_function_segment(a->p, a->si);
+	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
 /* Whether the training step consumes the pipeline's elements (true but

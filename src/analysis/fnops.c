@@ -75,17 +75,22 @@ double tfd_fn_ops_time(const struct tfd_stage *s)
 	return all;
 }
 
+const struct tfd_segment *tfd_stage_function_segment(const struct tfd_pipeline *p, int si)
+{
+	for (size_t g = 0; g < p->nsegments; g++)
+		if (p->segments[g].kind == TFD_SEG_FUNCTION && p->segments[g].owner == si)
+			return &p->segments[g];
+	return NULL;
+}
+
 double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
 				       bool *python)
 {
 	const struct tfd_stage *s = &p->stages[si];
-	const struct tfd_segment *fg = NULL;
+	const struct tfd_segment *fg = tfd_stage_function_segment(p, si);
 	double all = tfd_fn_ops_time(s), share;
 
 	*python = false;
-	for (size_t g = 0; g < p->nsegments; g++)
-		if (p->segments[g].kind == TFD_SEG_FUNCTION && p->segments[g].owner == si)
-			fg = &p->segments[g];
 	if (!fg || !fg->known || !(fg->parallelism >= 1) || !p->capacity.valid)
 		return NAN;
 	*workers = fg->parallelism;
@@ -114,6 +119,7 @@ double tfd_python_busy_share(const struct tfd_host_result *h)
 		return 0; /* nothing measured: no Python seen */
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
+		const struct tfd_segment *fg;
 		double all = 0, pyops = 0;
 
 		if (strcmp(s->family, "Generator") == 0)
@@ -123,11 +129,9 @@ double tfd_python_busy_share(const struct tfd_host_result *h)
 			if (tfd_op_is_python(s->fn_ops[k].type))
 				pyops += (double)s->fn_ops[k].self_ns;
 		}
-		if (all > 0 && pyops > 0)
-			for (size_t g = 0; g < p->nsegments; g++)
-				if (p->segments[g].kind == TFD_SEG_FUNCTION &&
-				    p->segments[g].owner == (int)i)
-					py += (double)p->segments[g].busy_ns * pyops / all;
+		fg = tfd_stage_function_segment(p, (int)i);
+		if (all > 0 && pyops > 0 && fg)
+			py += (double)fg->busy_ns * pyops / all;
 	}
 	/* a map's Python events span the wait for the lock too, and one lock
 	 * is held at most all the time */

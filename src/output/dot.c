@@ -192,6 +192,7 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 	const struct tfd_stage *s = &p->stages[i];
 	const struct tfd_segment *sg =
 	    s->segment >= 0 && p->capacity.valid ? &p->segments[s->segment] : NULL;
+	const struct tfd_segment *fg;
 	double util = sg ? fmin(1.0, sg->utilization) : 0;
 	char t1[32];
 
@@ -203,12 +204,10 @@ static double stage_work(const struct tfd_pipeline *p, size_t i, char *extra, si
 			 tfd_fmt_ns(s->work_ns / (int64_t)s->window_calls, t1, sizeof(t1)),
 			 100 * sg->utilization);
 	}
-	for (size_t gi = 0; p->capacity.valid && gi < p->nsegments; gi++) {
-		const struct tfd_segment *fg = &p->segments[gi];
+	fg = p->capacity.valid ? tfd_stage_function_segment(p, (int)i) : NULL;
+	if (fg) {
 		size_t l = strlen(extra);
 
-		if (fg->kind != TFD_SEG_FUNCTION || fg->owner != (int)i)
-			continue;
 		if (fg->known && s->fn_calls)
 			snprintf(extra + l, len - l,
 				 "\\nfunction %s/call, %.3g worker%s %.0f%% busy",
