@@ -52,6 +52,22 @@ def band(pct):
 
 
 # ---- the training step --------------------------------------------------------
+def links_of(train_ms):
+    """The chain's links for about `train_ms` of forward and backward
+    compute (about three matmuls a link)."""
+    return max(1, int(round(train_ms * 1000.0 / (3 * C.MM_US))))
+
+
+def chain_loss(batch, w, links):
+    """The step's forward pass: a chain of `links` matmuls with w, tied to
+    the batch; called under the step's gradient tape."""
+    x = tf.reduce_mean(tf.cast(batch, tf.float32))
+    m = tf.fill((128, 128), x * 0.0 + 1.0 / 128.0) @ w
+    for _ in range(links):
+        m = tf.tanh(m @ w)
+    return tf.reduce_sum(m * m)
+
+
 class CustomLoop:
     """A custom training loop: a variable-holding matmul chain with its
     gradient applied; `train_ms` sets the step's compute (forward and
@@ -59,17 +75,13 @@ class CustomLoop:
 
     def __init__(self, train_ms):
         self.w = tf.Variable(tf.eye(128) * 0.5)
-        self.links = max(1, int(round(train_ms * 1000.0 / (3 * C.MM_US))))
+        self.links = links_of(train_ms)
         self.opt = tf.keras.optimizers.SGD(1e-6)
 
         @tf.function
         def step(batch):
-            x = tf.reduce_mean(tf.cast(batch, tf.float32))
             with tf.GradientTape() as tape:
-                m = tf.fill((128, 128), x * 0.0 + 1.0 / 128.0) @ self.w
-                for _ in range(self.links):
-                    m = tf.tanh(m @ self.w)
-                loss = tf.reduce_sum(m * m)
+                loss = chain_loss(batch, self.w, self.links)
             g = tape.gradient(loss, [self.w])
             self.opt.apply_gradients(zip(g, [self.w]))
             return loss
@@ -177,18 +189,14 @@ class MirroredLoop(CustomLoop):
         self.strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
         with self.strategy.scope():
             self.w = tf.Variable(tf.eye(128) * 0.5)
-        self.links = max(1, int(round(train_ms * 1000.0 / (3 * C.MM_US))))
+        self.links = links_of(train_ms)
         strategy, w, links = self.strategy, self.w, self.links
 
         @tf.function
         def step(batch):
             def replica(b):
-                x = tf.reduce_mean(tf.cast(b, tf.float32))
                 with tf.GradientTape() as tape:
-                    m = tf.fill((128, 128), x * 0.0 + 1.0 / 128.0) @ w
-                    for _ in range(links):
-                        m = tf.tanh(m @ w)
-                    loss = tf.reduce_sum(m * m)
+                    loss = chain_loss(b, w, links)
                 w.assign_sub(1e-6 * tape.gradient(loss, w))
                 return loss
             return strategy.reduce("SUM", strategy.run(replica, args=(batch,)), axis=None)
