@@ -137,6 +137,8 @@ struct tfd_marker {
 	int64_t start_ns, end_ns;
 	int64_t step_num;  /* -1: none */
 	int64_t thread_id; /* its thread's id (tfd_thread.id) */
+	int64_t group;	   /* its group_id, when has_group */
+	bool has_group;
 };
 
 /* How a packed event's value is stored: none (zero), a varint, eight bytes
@@ -398,7 +400,9 @@ struct tfd_host {
 	 * tfd_host_steps_from_markers() when no event had a group_id */
 	struct tfd_marker *markers;
 	size_t nmarkers, markers_cap;
-	bool steps_from_markers;	    /* the steps are the markers' extents */
+	/* the steps are the markers' extents (their group_ids, if any, are
+	 * not the steps': a device span is routed to its steps by time) */
+	bool steps_from_markers;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
 	/* executor chunks summed as they were read (NULL: they are events) */
 	struct tfd_exec_sums *exec_sums;
@@ -570,15 +574,21 @@ void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, 
  * starts with "train", "test" or "TraceContext" and holds no '/', or Keras'
  * "Profiled batch". */
 bool tfd_step_marker_name(const char *name);
-/* Note a step marker on host h, on the thread of id thread_id. */
+/* Note a step marker on host h, on the thread of id thread_id, in the
+ * step of group_id group when has_group. */
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
-			  int64_t end_ns);
-/* A host whose events carried no group_id but that has step markers: each
- * outermost marker becomes a step (group ids 0, 1, ... in time order), as
- * TensorFlow's converter groups a raw capture; a marker inside another on
- * its thread is part of it. Frees the markers either way. Called by a reader
- * before anything reads the steps (the device sweep), and by
- * tfd_capture_finish(); idempotent. */
+			  int64_t end_ns, bool has_group, int64_t group);
+/* A host with step markers: each outermost marker becomes a step (group
+ * ids 0, 1, ... in time order), as TensorFlow's converter groups a raw
+ * capture; a marker inside another on its thread is part of it. A host
+ * whose events carry group_ids too (a trace the converter wrote: it gives
+ * a group to every root event, a tf.data function's run as well as a
+ * step) keeps the groups that hold a marker and drops the others; when no
+ * marker has a group (Keras 3's "Profiled batch", which the converter does
+ * not take for a marker), the markers are the steps, as in the raw
+ * capture. Frees the markers either way. Called by a reader before
+ * anything reads the steps (the device sweep), and by tfd_capture_finish();
+ * idempotent. */
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h);
 /* Sort every thread's events; must be called once all events are in. */
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err);

@@ -439,6 +439,33 @@ static bool event_names(const struct jev *e, const char *nm, const char **name, 
 	return has_group;
 }
 
+/* A step marker (tfd_step_marker_name(), and a "step_num" or "_r" arg),
+ * noted with its step number and group: TensorFlow's converter names it
+ * with its number ("train 25"). */
+static void note_marker(struct tfd_host *h, const struct jev *e, const char *nm, double tid,
+			int64_t start, int64_t end, bool has_group, int64_t group)
+{
+	int64_t step = -1;
+	bool marker = false;
+	double v;
+
+	if (!tfd_step_marker_name(nm))
+		return;
+	for (size_t i = 0; i < e->args.n; i++) {
+		const char *k = str(e, e->args.v[i].key);
+
+		if (strcmp(k, "_r") == 0) {
+			marker = true;
+		} else if (strcmp(k, "step_num") == 0) {
+			marker = true;
+			if (num_of(e, e->args.v[i].val, &v) && group_of(v, &step) && step < 0)
+				step = -1;
+		}
+	}
+	if (marker)
+		tfd_host_step_marker(h, to_i64(tid), step, start, end, has_group, group);
+}
+
 /* Pass 2: a complete event of a host process. */
 static int host_event(struct parse *p)
 {
@@ -475,6 +502,7 @@ static int host_event(struct parse *p)
 	}
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
+	note_marker(h, e, nm, tid, start, end, has_group, group);
 	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
 	kind = tfd_event_kind_of(name);

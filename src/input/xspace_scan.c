@@ -541,7 +541,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
 	struct meta m = {"", TFD_EV_OTHER, false, false};
 	int64_t start_ns, end_ns, group = 0;
-	bool has_group = false, keep;
+	uint64_t step_num = 0;
+	bool has_group = false, keep, marker;
 	size_t n;
 
 	if (sc->prepass && p < end && *p == 0x08) {
@@ -609,8 +610,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			fn_steps_add_later(&sc->fn_steps, id);
 		return TFD_OK;
 	}
-	if (m.marker && step_marker(sc, stats, end, &x))
-		tfd_host_step_marker(h, h->threads[th].id, (int64_t)x, start_ns, end_ns);
+	marker = m.marker && step_marker(sc, stats, end, &step_num);
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id = 0;
@@ -693,6 +693,9 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		__builtin_prefetch(&sc->sums->key[tfd_key_home(sc->sums->cap, e->id)]);
 	if (m.h2d)
 		tfd_device_host_op(h, start_ns, end_ns, has_group, group);
+	if (marker) /* with its group, read above */
+		tfd_host_step_marker(h, h->threads[th].id, (int64_t)step_num, start_ns, end_ns,
+				     has_group, group);
 	note_event(sc, h, has_group, group, start_ns, end_ns);
 	return TFD_OK;
 bad:

@@ -396,6 +396,9 @@ struct tfd_dev_sweep {
 	size_t nwaits;
 	struct tfd_step *steps; /* sorted by start */
 	size_t nsteps;
+	/* the steps' group ids are not the events' (the steps are markers):
+	 * every span goes to the steps it overlaps */
+	bool by_time;
 	int64_t span_start, span_end;
 	struct tfd_device out; /* a run's result, once one went through */
 	bool done;
@@ -414,7 +417,8 @@ static void steps_init(struct steps_sweep *w, const struct tfd_dev_sweep *s)
 	for (size_t i = 0; i < s->nsteps; i++) {
 		w->out[i].group_id = w->steps[i].group_id;
 		w->slot_of[i] = NO_SLOT;
-		imap_put(&w->by_group, (uint64_t)w->steps[i].group_id, i);
+		if (!s->by_time)
+			imap_put(&w->by_group, (uint64_t)w->steps[i].group_id, i);
 	}
 	w->span.t = INT64_MIN;
 	w->span_start = s->span_start;
@@ -449,6 +453,7 @@ struct tfd_dev_sweep *tfd_dev_sweep_new(struct tfd_host *h)
 	if (h->nsteps)
 		memcpy(s->steps, h->steps, h->nsteps * sizeof(*s->steps));
 	qsort(s->steps, s->nsteps, sizeof(*s->steps), tfd_cm_step_cmp);
+	s->by_time = h->steps_from_markers;
 	s->span_start = h->span_start_ns;
 	s->span_end = h->span_end_ns;
 	return s;

@@ -60,13 +60,14 @@ bool tfd_step_marker_name(const char *name)
 }
 
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
-			  int64_t end_ns)
+			  int64_t end_ns, bool has_group, int64_t group)
 {
 	if (h->nmarkers == h->markers_cap) {
 		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;
 		h->markers = xrealloc(h->markers, h->markers_cap * sizeof(*h->markers));
 	}
-	h->markers[h->nmarkers++] = (struct tfd_marker){start_ns, end_ns, step_num, thread_id};
+	h->markers[h->nmarkers++] = (struct tfd_marker){
+	    start_ns, end_ns, step_num, thread_id, has_group ? group : 0, has_group};
 }
 
 static int marker_cmp(const void *a, const void *b)
@@ -91,10 +92,37 @@ static int marker_start_cmp(const void *a, const void *b)
 	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
 }
 
+/* A host with groups and markers (tfd_host_steps_from_markers()): only the
+ * groups holding a marker stay steps, or none when no marker has a group. */
+static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
+{
+	struct imap marked = {0};
+	struct host_build *b = tfd_cm_build_of(cap, h);
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (h->markers[i].has_group)
+			imap_put(&marked, (uint64_t)h->markers[i].group, 0);
+	if (marked.n)
+		for (size_t s = 0; s < h->nsteps; s++)
+			if (imap_get(&marked, (uint64_t)h->steps[s].group_id, NULL))
+				h->steps[n++] = h->steps[s];
+	h->nsteps = n;
+	imap_free(&marked);
+	/* the builder's index of the groups is stale: rebuilt for what stays */
+	imap_free(&b->group);
+	memset(&b->group, 0, sizeof(b->group));
+	for (size_t s = 0; s < n; s++)
+		imap_put(&b->group, (uint64_t)h->steps[s].group_id, s);
+	b->has_last = false;
+}
+
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 {
 	size_t n = 0;
 
+	if (h->nmarkers && h->nsteps)
+		markers_over_groups(cap, h);
 	if (h->nmarkers && !h->nsteps) {
 		qsort(h->markers, h->nmarkers, sizeof(*h->markers), marker_cmp);
 		/* keep the outermost markers of each thread */

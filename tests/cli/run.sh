@@ -465,6 +465,24 @@ if [[ "$(unwrap <<<"$out")" == *"straggler: vm (worker1.xplane.pb) waits for inp
 run analyze -q -f json tests/cases/ok/tf221-mwms-two-workers
 if python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]["stragglers"]
 assert len(s) == 1 and s[0]["host"] == "vm (worker1.xplane.pb)" and s[0]["synchronous"] and s[0]["why"] == "input", s' <<<"$out"; then ok; else bad "a synchronous straggler in JSON: $(head -c 300 <<<"$out")"; fi
+# the same capture as TensorFlow's converter writes it for the trace viewer
+# (Chrome JSON) gives the same steps, input % and demand as its XSpace: the
+# converter gives every root event a group, a tf.data function run's as
+# well as a step's (MirroredStrategy: the MultiDeviceIterator's runs; Keras
+# 3 fit with the TensorBoard callback: the train function's runs, its
+# "Profiled batch" markers left ungrouped); the steps are the markers
+for pair in "examples/real-mirrored-two-devices tests/cases/ok/tf221-mirrored-chrome" \
+	"tests/cases/ok/tf221-keras3-tensorboard tests/cases/ok/tf221-keras3-tensorboard-chrome"; do
+	set -- $pair
+	run analyze -q -f json "$1"
+	xs=$out
+	run analyze -q -f json "$2"
+	if python3 -c 'import json, sys
+a, b = (json.loads(x)["hosts"][0] for x in sys.argv[1:3])
+ca, cb = a["pipelines"][0]["capacity"], b["pipelines"][0]["capacity"]
+assert a["steps"] == b["steps"] and abs(a["input_percent"] - b["input_percent"]) <= 0.5, (a["steps"], b["steps"], a["input_percent"], b["input_percent"])
+assert abs(ca["demand"] - cb["demand"]) <= 0.01 * ca["demand"], (ca["demand"], cb["demand"])' "$xs" "$out"; then ok; else bad "Chrome trace of $1: not the XSpace's steps"; fi
+done
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb

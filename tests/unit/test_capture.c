@@ -282,6 +282,36 @@ static void device_groups(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* Steps made of markers without a group_id beside groups: their ids (0,
+ * 1, ...) are not the events' groups, so a kernel of group 0 that runs in
+ * the second marker's step is that step's, by time. */
+static void device_marker_steps_by_time(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "gpu-host");
+	struct tfd_dev_span v[] = {{.start_ns = 1100000,
+				    .end_ns = 1300000,
+				    .group = 0,
+				    .kind = TFD_DEV_COMPUTE,
+				    .has_group = true}};
+	struct tfd_dev_array a = {v, 1, 0};
+	struct tfd_dev_source src;
+
+	tfd_host_note(cap, h, true, 0, 1100000, 1300000); /* a function run's group */
+	tfd_host_step_marker(h, 7, 0, 0, 1000000, false, 0);
+	tfd_host_step_marker(h, 7, 1, 1000000, 2000000, false, 0);
+	tfd_host_steps_from_markers(cap, h);
+	T_TRUE(h->steps_from_markers);
+	src = tfd_dev_array_source(&a);
+	tfd_host_pack_pending(cap, h); /* the sweep reads the waits */
+	T_EQ_U64(tfd_device_sweep(cap, h, &src, 1), 1);
+	T_EQ_U64(h->dev.nsteps, 2);
+	for (size_t i = 0; i < 2; i++)
+		T_EQ_I64(h->dev.steps[i].owned[TFD_DEV_COMPUTE],
+			 h->dev.steps[i].group_id == 1 ? 200000 : 0);
+	tfd_capture_free(cap);
+}
+
 /* Without steps the host's span stands for them: a kernel [100, 300) us
  * hides half of the wait [0, 200). */
 static void device_no_steps(struct t *t)
@@ -2429,10 +2459,10 @@ static void step_markers_make_steps(struct t *t)
 	T_TRUE(tfd_step_marker_name("Profiled batch"));
 	T_TRUE(!tfd_step_marker_name("train/step"));
 	T_TRUE(!tfd_step_marker_name("FunctionRun"));
-	tfd_host_step_marker(h, 7, 1, 1000, 2000);
-	tfd_host_step_marker(h, 7, 0, 0, 900);
-	tfd_host_step_marker(h, 7, -1, 100, 200);  /* inside step 0 */
-	tfd_host_step_marker(h, 9, 5, 2500, 3000); /* another thread */
+	tfd_host_step_marker(h, 7, 1, 1000, 2000, false, 0);
+	tfd_host_step_marker(h, 7, 0, 0, 900, false, 0);
+	tfd_host_step_marker(h, 7, -1, 100, 200, false, 0);  /* inside step 0 */
+	tfd_host_step_marker(h, 9, 5, 2500, 3000, false, 0); /* another thread */
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 3);
 	T_TRUE(h->steps_from_markers);
@@ -2446,27 +2476,79 @@ static void step_markers_make_steps(struct t *t)
 	tfd_capture_free(cap);
 }
 
-/* with group_id stats the markers are not used: the steps are TensorFlow's
- * groups as written */
-static void group_ids_win_over_markers(struct t *t)
+/* with group_id stats and no marker: the steps are TensorFlow's groups as
+ * written */
+static void group_ids_without_markers(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
 
 	tfd_host_note(cap, h, true, 41, 0, 5000);
-	tfd_host_step_marker(h, 7, 0, 0, 900);
-	tfd_host_step_marker(h, 7, 1, 1000, 2000);
+	tfd_host_note(cap, h, true, 42, 6000, 7000);
 	tfd_host_steps_from_markers(cap, h);
-	T_EQ_U64(h->nsteps, 1);
+	T_EQ_U64(h->nsteps, 2);
 	T_EQ_I64(h->steps[0].group_id, 41);
 	T_TRUE(!h->steps_from_markers);
 	tfd_capture_free(cap);
 }
 
+/* a trace TensorFlow's converter wrote gives a group to every root event:
+ * the steps' (a marker in each) and a tf.data function run's between them
+ * (none); only the groups holding a marker are steps, with their group
+ * ids, and a group noted after that goes on growing its own step */
+static void groups_holding_markers_are_the_steps(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_err err;
+
+	tfd_host_note(cap, h, true, 0, 0, 1000);
+	tfd_host_note(cap, h, true, 1, 900, 1900); /* a function run's group */
+	tfd_host_note(cap, h, true, 2, 1000, 2000);
+	tfd_host_note(cap, h, true, 3, 1900, 2900);
+	tfd_host_step_marker(h, 7, 25, 0, 1000, true, 0);
+	tfd_host_step_marker(h, 7, 26, 1000, 2000, true, 2);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 2);
+	T_EQ_I64(h->steps[0].group_id, 0);
+	T_EQ_I64(h->steps[1].group_id, 2);
+	T_TRUE(!h->steps_from_markers);
+	tfd_host_note(cap, h, true, 2, 1000, 2100);
+	T_EQ_U64(h->nsteps, 2);
+	T_EQ_I64(h->steps[1].end_ns, 2100);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_U64(h->nsteps, 2);
+	tfd_capture_free(cap);
+}
+
+/* markers without a group_id beside groups (Keras 3's "Profiled batch",
+ * which the converter does not group; its groups are the function runs
+ * inside the batches): the markers are the steps, as in the raw capture */
+static void ungrouped_markers_win_over_groups(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+
+	tfd_host_note(cap, h, true, 0, 300, 800);
+	tfd_host_note(cap, h, true, 1, 1300, 1800);
+	tfd_host_step_marker(h, 7, 0, 0, 1000, false, 0);
+	tfd_host_step_marker(h, 7, 1, 1000, 2000, false, 0);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 2);
+	T_EQ_I64(h->steps[0].start_ns, 0);
+	T_EQ_I64(h->steps[0].end_ns, 1000);
+	T_EQ_I64(h->steps[1].end_ns, 2000);
+	T_TRUE(h->steps_from_markers);
+	tfd_capture_free(cap);
+}
+
 const struct t_case capture_cases[] = {
     T(device_long_kernel),
+    T(device_marker_steps_by_time),
     T(step_markers_make_steps),
-    T(group_ids_win_over_markers),
+    T(group_ids_without_markers),
+    T(groups_holding_markers_are_the_steps),
+    T(ungrouped_markers_win_over_groups),
     T(op_types),
     T(function_ops_self_time),
     T(absorbed_id_without_a_form),
