@@ -279,6 +279,15 @@ struct tfd_host_result {
 	/* the all-steps share is in a higher band than the verdict: warm-up,
 	 * not the steady state, would have raised the alarm */
 	bool warmup_inflated;
+	/* the steps' markers left the input out (next() ran between them: the
+	 * waits between steps are 5 % of the time or more, and more than the
+	 * waits inside): each step was counted from its start to the next
+	 * step's (share.c); gap_wait_ns is the waiting between the markers,
+	 * markers_pct TensorFlow's convention over the markers alone (NAN
+	 * when not counted) */
+	bool gaps_counted;
+	int64_t gap_wait_ns;
+	double markers_pct;
 	/* per step, in time order; NULL in an analysis merged from partial
 	 * results or made by tfd_analyze_lean(), which keep only what the
 	 * reports draw: the points below */

@@ -144,7 +144,8 @@ bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
 		 "capture too short to judge: %zu step%s. Profile %d steps or more after "
 		 "warm-up: with Keras, TensorBoard(log_dir, profile_batch=(10, 30)); in a custom "
 		 "loop, tf.profiler.experimental.start(log_dir) before step 10 and .stop() after "
-		 "step 30, each step inside tf.profiler.experimental.Trace(\"train\", "
+		 "step 30, each step, its next() included, inside "
+		 "tf.profiler.experimental.Trace(\"train\", "
 		 "step_num=step, _r=1). What follows is a first look",
 		 h->all.nsteps, h->all.nsteps == 1 ? "" : "s", TFD_WANT_STEPS);
 	return true;

@@ -154,6 +154,9 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "ramp_pct", ramp_pct, FK_PCT),
     F(struct tfd_host_result, "settled_pct", settled_pct, FK_PCT),
     F(struct tfd_host_result, "warmup_inflated", warmup_inflated, FK_BOOL),
+    FV(struct tfd_host_result, "gaps_counted", gaps_counted, FK_BOOL, 6),
+    FV(struct tfd_host_result, "gap_wait_ns", gap_wait_ns, FK_I64, 6),
+    FV(struct tfd_host_result, "markers_pct", markers_pct, FK_PCT, 6),
     /* the steps: a count and what the reports draw, not every step, so a
      * partial's size does not grow with the capture's length */
     F(struct tfd_host_result, "nsteps_seen", nstep_waits, FK_SIZE),

@@ -240,6 +240,72 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->bound = tfd_bound_of(s->pct);
 }
 
+/* Gaps between steps, waits between markers: at least this share of the
+ * steps' time from the first start to the last end, and more than the
+ * waits inside the markers. */
+#define GAP_WAIT_MIN 0.05
+
+/* The end of step s's cycle: the next step's start when the steps follow
+ * each other (steps sorted by start), else its own end. */
+static int64_t cycle_end(const struct tfd_host *h, size_t s)
+{
+	return s + 1 < h->nsteps && h->steps[s + 1].start_ns > h->steps[s].end_ns
+		   ? h->steps[s + 1].start_ns
+		   : h->steps[s].end_ns;
+}
+
+/* Whether the markers leave the input out: the steps follow each other
+ * (none overlaps the next) and the waits between them are GAP_WAIT_MIN of
+ * the time or more, and more than the waits inside them: the training loop
+ * calls next() between its step markers (`for step, x in enumerate(ds):`
+ * with the marker around the step function alone). *gap the waits between
+ * the steps. */
+static bool markers_leave_input_out(const struct tfd_host *h, const struct tfd_interval *u,
+				    size_t nu, int64_t *gap)
+{
+	int64_t inside = 0, span;
+
+	*gap = 0;
+	if (h->nsteps < 2)
+		return false;
+	for (size_t s = 0; s < h->nsteps; s++) {
+		if (s + 1 < h->nsteps && h->steps[s + 1].start_ns < h->steps[s].end_ns)
+			return false;
+		inside = sat_add(inside, wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns));
+		*gap = sat_add(*gap, wait_in(u, nu, h->steps[s].end_ns, cycle_end(h, s)));
+	}
+	span = h->steps[h->nsteps - 1].end_ns - h->steps[0].start_ns;
+	return span > 0 && (double)*gap >= GAP_WAIT_MIN * (double)span && *gap > inside;
+}
+
+/* TensorFlow's convention over the markers alone (the rule of
+ * from_steps(): well-formed steps, the first and last dropped when there
+ * are more than 5). */
+static double markers_tf_pct(const struct tfd_host *h, const struct tfd_interval *u, size_t nu)
+{
+	size_t nwf = 0, k = 0;
+	int64_t step = 0, wait = 0;
+
+	for (size_t s = 0; s < h->nsteps; s++) {
+		int64_t d = h->steps[s].end_ns - h->steps[s].start_ns;
+
+		nwf += d > 0 && wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns) < d;
+	}
+	for (size_t s = 0; s < h->nsteps; s++) {
+		int64_t d = h->steps[s].end_ns - h->steps[s].start_ns,
+			w = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+
+		if (nwf && !(d > 0 && w < d))
+			continue;
+		k++;
+		if (nwf > 5 && (k == 1 || k == nwf))
+			continue;
+		step = sat_add(step, d);
+		wait = sat_add(wait, w);
+	}
+	return step > 0 ? 100.0 * (double)wait / (double)step : NAN;
+}
+
 static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		       const struct tfd_interval *u, size_t nu)
 {
@@ -250,13 +316,18 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	hr->nstep_waits = h->nsteps;
 	if (hr->has_device)
 		device_steps(h, hr);
+	if (!hr->has_device && markers_leave_input_out(h, u, nu, &hr->gap_wait_ns)) {
+		hr->gaps_counted = true;
+		hr->markers_pct = markers_tf_pct(h, u, nu);
+	}
 	for (size_t s = 0; s < h->nsteps; s++) {
 		struct tfd_step_wait *w = &hr->step_waits[s];
+		int64_t end = hr->gaps_counted ? cycle_end(h, s) : h->steps[s].end_ns;
 
 		w->start_ns = h->steps[s].start_ns;
-		w->step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		w->step_ns = end - h->steps[s].start_ns;
 		if (!hr->has_device) /* else the device breakdown's */
-			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, end);
 		/* TensorFlow keeps a step with compute: device compute when
 		 * the device ran kernels */
 		w->well_formed = w->step_ns > 0 && sat_add(w->wait_ns, w->h2d_ns) < w->step_ns &&
@@ -352,7 +423,7 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 		nu = 0;
 	}
 
-	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = NAN;
+	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = hr->markers_pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
 	hr->input_basis = hr->verdict_basis = "none";
 	hr->bound = TFD_BOUND_UNKNOWN;

@@ -439,6 +439,14 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	cJSON_AddItemToObject(o, "steady_state", st);
 	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all, h->has_device));
 	cJSON_AddBoolToObject(o, "warmup_inflated", h->warmup_inflated);
+	if (h->gaps_counted) {
+		cJSON *g = cJSON_AddObjectToObject(o, "between_steps");
+
+		add_ns(g, "wait_ns", h->gap_wait_ns);
+		cJSON_AddItemToObject(g, "markers_only_percent", pct_json(h->markers_pct));
+	} else {
+		cJSON_AddNullToObject(o, "between_steps");
+	}
 	cJSON_AddItemToObject(o, "per_step", per_step_json(h));
 	ps = cJSON_AddObjectToObject(o, "per_step_percent");
 	cJSON_AddItemToObject(ps, "min", pct_json(h->step_pct_min));

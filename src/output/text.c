@@ -86,6 +86,15 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+	if (f->gaps_counted)
+		tfd_buf_printf(b,
+			       "         between steps: the step markers leave the input out "
+			       "(next() runs between them: %s of waiting over %zu steps), so "
+			       "each step runs from its start to the next step's; the markers "
+			       "alone (TensorFlow's convention, TensorBoard's figure) would say "
+			       "%.1f%%.\n",
+			       tfd_fmt_ns(f->gap_wait_ns, t1, sizeof(t1)), f->all.nsteps,
+			       f->markers_pct);
 	if (f->nramp_steps)
 		tfd_buf_printf(
 		    b,

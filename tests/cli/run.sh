@@ -483,6 +483,14 @@ ca, cb = a["pipelines"][0]["capacity"], b["pipelines"][0]["capacity"]
 assert a["steps"] == b["steps"] and abs(a["input_percent"] - b["input_percent"]) <= 0.5, (a["steps"], b["steps"], a["input_percent"], b["input_percent"])
 assert abs(ca["demand"] - cb["demand"]) <= 0.01 * ca["demand"], (ca["demand"], cb["demand"])' "$xs" "$out"; then ok; else bad "Chrome trace of $1: not the XSpace's steps"; fi
 done
+# next() before the step marker (a real custom loop): the waits fall
+# between the markers; the host is input-bound (the truth: 26.9 %), the
+# report says why, and the markers-only figure (xprof's 0.0 %) is kept
+run analyze -q examples/real-next-outside-markers
+if [[ "$out" == "verdict: HIGHLY input-bound: 25.8%"* ]] && [[ "$(unwrap <<<"$out")" == *"between steps: the step markers leave the input out (next() runs between them:"*"the markers alone (TensorFlow's convention, TensorBoard's figure) would say 0.0%."* ]]; then ok; else bad "waits between markers: $(head -8 <<<"$out")"; fi
+run analyze -q -f json examples/real-next-outside-markers
+if python3 -c 'import json, sys; g = json.load(sys.stdin)["hosts"][0]["input_share"]["between_steps"]
+assert g["markers_only_percent"] == 0.0 and g["wait_ns"] > 0, g' <<<"$out"; then ok; else bad "waits between markers in JSON: $(head -c 300 <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb

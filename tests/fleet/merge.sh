@@ -165,20 +165,23 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 5"
+expect_bad "$B/old.partial.json" "reads versions 2 to 6"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
-# ranges, the hosts' p90 step time and the capacity's demand_from_steps)
-# and a version 4 one (before demand_from_steps) still merge, to the same
-# report (the synthesized capture's demand is its consumer's)
+# ranges, the hosts' p90 step time and the capacity's demand_from_steps),
+# a version 4 one (before demand_from_steps) and a version 5 one (before
+# the waits between step markers) still merge, to the same report (the
+# synthesized capture's demand is its consumer's, its markers hold next())
 python3 - "$first" "$T" <<'PY'
 import json, sys
-for v in (2, 4):
+for v in (2, 4, 5):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
     for h in d["hosts"]:
+        for k in ("gaps_counted", "gap_wait_ns", "markers_pct"):
+            h.pop(k)
         if v < 4:
             h.pop("step_p90_ns", None)
-        for p in h["pipelines"]:
+        for p in h["pipelines"] if v < 5 else []:
             (p.get("capacity") or {}).pop("demand_from_steps", None)
             for g in p.get("segments") or [] if v < 3 else []:
                 for k in ("cyc_lo", "cyc_hi", "buf_lo", "buf_hi"):
@@ -187,7 +190,7 @@ for v in (2, 4):
 PY
 run merge -q -f json "$first"
 cur=$out
-for v in 2 4; do
+for v in 2 4 5; do
 	run merge -q -f json "$T/v$v.partial.json"
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
 done

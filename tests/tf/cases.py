@@ -876,3 +876,16 @@ case("disk_cache_first_epoch", build=b_disk_cache,
      covers=["cache to a file (first epoch)"],
      candidates={"map": ({"map_ms": 0.75}, r"::(Map|ParallelMapV2)$")},
      fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+
+
+# 39. the step marker around the step function alone (next() before it, as
+# in `for step, x in enumerate(ds): with Trace("train", ...): step(x)`):
+# the waits fall between the markers, where TensorFlow's convention does
+# not look
+case("next_outside_markers", build=b_tfrecord_seq_map, marker_step_only=True,
+     defaults=dict(map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential map (burn)",
+     covers=["step marker without next()", "TFRecord", "map sequential"],
+     candidates={"map": ({"map_ms": 0.75}, r"::(ParallelMapV2|Map)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "parallel_at_limit": {"map_ms": 0.75}})

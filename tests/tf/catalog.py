@@ -103,7 +103,12 @@ class CustomLoop:
             t0 = time.perf_counter()
             for i in range(steps):
                 n = warm + r * steps + i
-                if profile_dir and r == 0:
+                if profile_dir and r == 0 and self.marker_step_only:
+                    # the marker around the step function alone, next()
+                    # before it (`for step, x in enumerate(ds):`)
+                    wait += self._one(it, vit, n, mark=lambda: tf.profiler.experimental.Trace(
+                        "train", step_num=n, _r=1))
+                elif profile_dir and r == 0:
                     with tf.profiler.experimental.Trace("train", step_num=n, _r=1):
                         wait += self._one(it, vit, n)
                 else:
@@ -115,11 +120,16 @@ class CustomLoop:
         return out
 
     side_every = 10  # a validation batch every 10 steps
+    marker_step_only = False  # the step marker leaves next() out
 
-    def _one(self, it, vit, n):
+    def _one(self, it, vit, n, mark=None):
         a = time.perf_counter()
         b = next(it)
         w = time.perf_counter() - a
+        if mark is not None:
+            with mark():
+                self.step(b).numpy()
+            return w
         if vit is not None and self.side_every == 1:
             # a second input every step (two datasets feed one step): its
             # wait is input too
@@ -222,6 +232,7 @@ def loop_of(c):
         return KerasLoop(c["train_units"])
     loop = CustomLoop(c["train_ms"])
     loop.side_every = c.get("side_every", 10)
+    loop.marker_step_only = c.get("marker_step_only", False)
     return loop
 
 

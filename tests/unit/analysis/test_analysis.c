@@ -1,5 +1,6 @@
 /* test_analysis.c - default-mode analysis: attribution invariants,
  * hand-built forests, bad parent ids, and the real captures. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -995,7 +996,61 @@ static void synchronous_stragglers_by_input(struct t *t)
 	}
 }
 
+/* One host: 8 step markers 10 ms long, 10 ms apart; a wait of `gap` ms
+ * before each step (between the markers) and one of `in` ms inside it. */
+static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "python");
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+	const int64_t ms = 1000000;
+
+	for (int64_t i = 0; i < 8; i++) {
+		int64_t s = i * 20 * ms + 10 * ms;
+
+		if (gap)
+			tfd_host_add_event(cap, h, th, "IteratorGetNext", s - gap * ms, gap * ms);
+		if (in)
+			tfd_host_add_event(cap, h, th, "IteratorGetNext", s, in * ms);
+		tfd_host_step_marker(h, 1, i, s, s + 10 * ms, false, 0);
+		tfd_host_note(cap, h, false, 0, s - 10 * ms, s + 10 * ms);
+	}
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_OK(tfd_analyze(cap, NULL, &a, &err), &err);
+	tfd_capture_free(cap);
+	return a;
+}
+
+/* next() before the step marker: the waits between the markers count,
+ * each step running to the next step's start; TensorFlow's convention
+ * over the markers alone is kept beside; waits inside the markers, or too
+ * few between them, leave the markers as they are */
+static void waits_between_markers(struct t *t)
+{
+	struct tfd_analysis *a = marker_steps(t, 6, 0);
+	const struct tfd_host_result *h = &a->hosts[0];
+
+	T_TRUE(h->gaps_counted);
+	T_EQ_I64(h->gap_wait_ns, 7 * 6000000LL); /* the first step's is before them */
+	T_EQ_DBL(h->markers_pct, 0.0, 1e-9);
+	/* the tf steps: the 6 middle ones of 20 ms, each with the next one's wait */
+	T_EQ_DBL(h->tf.pct, 30.0, 1e-9);
+	T_EQ_I64(h->bound, TFD_BOUND_HIGH);
+	tfd_analysis_free(a);
+	a = marker_steps(t, 6, 7); /* more inside than between */
+	T_TRUE(!a->hosts[0].gaps_counted);
+	T_EQ_DBL(a->hosts[0].tf.pct, 70.0, 1e-9);
+	tfd_analysis_free(a);
+	a = marker_steps(t, 0, 0);
+	T_TRUE(!a->hosts[0].gaps_counted);
+	T_TRUE(isnan(a->hosts[0].markers_pct));
+	tfd_analysis_free(a);
+}
+
 const struct t_case analysis_cases[] = {
+    T(waits_between_markers),
     T(synchronous_stragglers_by_input),
     T(selection_matches_sort),
     T(attribution_overlap),
