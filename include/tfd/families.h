@@ -76,6 +76,13 @@ const struct tfd_family *tfd_family_of_consume(const char *name, size_t *index);
  * the "V<n>" op version, and folds aliases (MemoryCacheImpl -> MemoryCache,
  * ForeverRepeat/FiniteRepeat -> Repeat). Writes into buf. */
 const char *tfd_iter_family(const char *short_name, char *buf, size_t len);
+/* A family less its "Parallel" prefix (ParallelMap -> Map, ParallelInterleave
+ * -> Interleave, ParallelBatch -> Batch): a stage made parallel is the
+ * stage it was. */
+const char *tfd_serial_family(const char *family);
+/* Whether two long names (or stage paths) name one stage, a component made
+ * parallel aside: "...::BatchV2::Map" and "...::BatchV2::ParallelMapV2". */
+bool tfd_same_stage_made_parallel(const char *a, const char *b);
 /* Number of "::" components of an iterator name: 2 for a root
  * ("Iterator::Model"). */
 int tfd_iter_parts(const char *name);

@@ -94,7 +94,8 @@ static void stage_row(struct tfd_diff_stage *r, const struct tfd_diff_side *s, i
 /* The row of the first run's stages that stage st of the second run is:
  * the one with its stage path; failing that (the change renamed a stage
  * above it: Map became ParallelMapV2), the one of its family at its
- * depth, not matched yet. */
+ * depth, not matched yet, then (the renamed stage itself) the one whose
+ * family is the same once "Parallel" is set aside. */
 static struct tfd_diff_stage *row_for(struct tfd_diff *d, const struct tfd_stage *st)
 {
 	const struct tfd_pipeline *pb = d->side[0].pipeline;
@@ -103,14 +104,17 @@ static struct tfd_diff_stage *row_for(struct tfd_diff *d, const struct tfd_stage
 		if (d->stages[j].after < 0 && d->stages[j].before >= 0 &&
 		    strcmp(d->stages[j].path, st->path) == 0)
 			return &d->stages[j];
-	for (size_t j = 0; j < d->nstages; j++) {
-		const struct tfd_stage *b =
-		    d->stages[j].before >= 0 ? &pb->stages[d->stages[j].before] : NULL;
+	for (int kin = 0; kin < 2; kin++)
+		for (size_t j = 0; j < d->nstages; j++) {
+			const struct tfd_stage *b =
+			    d->stages[j].before >= 0 ? &pb->stages[d->stages[j].before] : NULL;
 
-		if (d->stages[j].after < 0 && b && b->depth == st->depth && b->family &&
-		    st->family && strcmp(b->family, st->family) == 0)
-			return &d->stages[j];
-	}
+			if (d->stages[j].after < 0 && b && b->depth == st->depth && b->family &&
+			    st->family &&
+			    strcmp(kin ? tfd_serial_family(b->family) : b->family,
+				   kin ? tfd_serial_family(st->family) : st->family) == 0)
+				return &d->stages[j];
+		}
 	return NULL;
 }
 
@@ -218,6 +222,10 @@ static enum tfd_diff_move move_of(const struct tfd_diff *d)
 		return TFD_MOVE_REMOVED;
 	if (!b)
 		return TFD_MOVE_NEW;
+	/* the same stage, the change renamed it (a Map made parallel): its row */
+	for (size_t j = 0; j < d->nstages; j++)
+		if (d->stages[j].bottleneck[0] && d->stages[j].bottleneck[1])
+			return TFD_MOVE_SAME;
 	return strcmp(a, b) == 0 ? TFD_MOVE_SAME : TFD_MOVE_MOVED;
 }
 
@@ -271,8 +279,8 @@ enum tfd_status tfd_diff_make(const struct tfd_analysis *before, const struct tf
 	side_of(hb, &out->side[0]);
 	side_of(ha, &out->side[1]);
 	out->margin = margin;
-	out->move = move_of(out);
 	match_stages(out);
+	out->move = move_of(out);
 	match_findings(out, fb, fa);
 	judge(out);
 	return TFD_OK;

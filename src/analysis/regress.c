@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tfd/families.h"
 #include "tfd/fmt.h"
 #include "tfd/history.h"
 #include "tfd/regress.h"
@@ -217,16 +218,22 @@ static void compare_rest(struct tfd_job *job, const struct tfd_hist_host *x, con
 			     x->input_percent - o->input_percent, c[i].label, o->input_percent);
 			part(ain, sizeof(ain), "%s", c[i].against);
 		}
+		/* the same stage made parallel (Map -> ParallelMapV2) did not move */
 		if (o->bottleneck[0] && x->bottleneck[0] &&
-		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name)) {
+		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name) &&
+		    !tfd_same_stage_made_parallel(o->bottleneck_long_name,
+						  x->bottleneck_long_name)) {
 			part(pbn, sizeof(pbn), "from %s %s", o->bottleneck, c[i].label);
 			part(abn, sizeof(abn), "%s", c[i].against);
 		}
 		/* a more severe top finding, or another rule at the same
-		 * severity (a new problem of that weight) */
+		 * severity (a new problem of that weight), unless the host waits
+		 * 5 points less than then: the old problem was fixed and the
+		 * next limit shows (a map made parallel: T01, then T04) */
 		if ((tfd_severity_parse(x->top_severity) > tfd_severity_parse(o->top_severity) ||
 		     (tfd_severity_parse(x->top_severity) == tfd_severity_parse(o->top_severity) &&
-		      x->top_rule[0] && o->top_rule[0] && strcmp(x->top_rule, o->top_rule) != 0)) &&
+		      x->top_rule[0] && o->top_rule[0] && strcmp(x->top_rule, o->top_rule) != 0 &&
+		      !(x->input_percent <= o->input_percent - 5.0))) &&
 		    tfd_severity_parse(x->top_severity) >= TFD_SEV_MEDIUM) {
 			part(psv, sizeof(psv), "%s", c[i].label);
 			part(asv, sizeof(asv), "%s", c[i].against);

@@ -251,6 +251,45 @@ const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
 	return buf;
 }
 
+const char *tfd_serial_family(const char *family)
+{
+	return strncmp(family, "Parallel", 8) == 0 && family[8] ? family + 8 : family;
+}
+
+/* The next "::" component of *p into buf (its family, serial), *p moved
+ * past it; false at the end. */
+static bool next_serial(const char **p, char *buf, size_t len)
+{
+	char name[256];
+	const char *e;
+	size_t n;
+
+	if (!**p)
+		return false;
+	e = strstr(*p, "::");
+	n = e ? (size_t)(e - *p) : strlen(*p);
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), *p);
+	*p += e ? n + 2 : n;
+	tfd_iter_family(name, buf, len);
+	memmove(buf, tfd_serial_family(buf), strlen(tfd_serial_family(buf)) + 1);
+	return true;
+}
+
+bool tfd_same_stage_made_parallel(const char *a, const char *b)
+{
+	char x[256], y[256];
+	bool more_a, more_b;
+
+	for (;;) {
+		more_a = next_serial(&a, x, sizeof(x));
+		more_b = next_serial(&b, y, sizeof(y));
+		if (!more_a || !more_b)
+			return more_a == more_b;
+		if (strcmp(x, y) != 0)
+			return false;
+	}
+}
+
 bool tfd_family_is_async(const char *family)
 {
 	return tfd_family_has(family, TFD_FAM_ASYNC);

@@ -80,10 +80,21 @@ static bool estimate_text(const struct tfd_diff *d, const struct tfd_finding *wa
 }
 
 /* What the reports call a diff row's stage: its label in the after
- * pipeline when it is there, else in the before one. */
+ * pipeline when it is there, else in the before one; a stage the change
+ * renamed (a Map made a ParallelMapV2) by both ("Map -> ParallelMapV2"). */
 static const char *row_label(const struct tfd_diff *d, const struct tfd_diff_stage *r, char *buf,
 			     size_t len)
 {
+	if (r->after >= 0 && r->before >= 0 && d->side[0].pipeline && d->side[1].pipeline &&
+	    strcmp(d->side[0].pipeline->stages[r->before].name,
+		   d->side[1].pipeline->stages[r->after].name) != 0) {
+		char was[256], now[256];
+
+		snprintf(buf, len, "%s -> %s",
+			 tfd_stage_label(d->side[0].pipeline, r->before, was, sizeof(was)),
+			 tfd_stage_label(d->side[1].pipeline, r->after, now, sizeof(now)));
+		return buf;
+	}
 	if (r->after >= 0 && d->side[1].pipeline)
 		return tfd_stage_label(d->side[1].pipeline, r->after, buf, len);
 	if (r->before >= 0 && d->side[0].pipeline)

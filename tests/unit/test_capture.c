@@ -15,6 +15,7 @@
 #include "tfd/buf.h"
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
+#include "tfd/families.h"
 #include "tfd/load.h"
 #include "tfd/pages.h"
 #include "tfd/partial.h"
@@ -2542,8 +2543,28 @@ static void ungrouped_markers_win_over_groups(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* a stage made parallel is the stage it was (diff's rows, the nightly
+ * job's "bottleneck moved") */
+static void same_stage_made_parallel(struct t *t)
+{
+	T_EQ_STR(tfd_serial_family("ParallelMap"), "Map");
+	T_EQ_STR(tfd_serial_family("Parallel"), "Parallel");
+	T_EQ_STR(tfd_serial_family("Batch"), "Batch");
+	T_TRUE(tfd_same_stage_made_parallel("Iterator::Root::Prefetch::BatchV2::Map",
+					    "Iterator::Root::Prefetch::BatchV2::ParallelMapV2"));
+	T_TRUE(
+	    tfd_same_stage_made_parallel("Iterator::Model::Interleave::Map",
+					 "Iterator::Model::ParallelInterleaveV4::ParallelMapV2"));
+	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Prefetch::BatchV2::Map",
+					     "Iterator::Root::Prefetch::BatchV2::Filter"));
+	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Prefetch::Map",
+					     "Iterator::Root::Prefetch::BatchV2::ParallelMapV2"));
+	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Map", "Iterator::Root"));
+}
+
 const struct t_case capture_cases[] = {
     T(device_long_kernel),
+    T(same_stage_made_parallel),
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
     T(group_ids_without_markers),
