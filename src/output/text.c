@@ -330,7 +330,10 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       "element%s (%s at most), so more workers will not help; "
 			       "cheaper work will.\n",
 			       cp->cpu_budget, cp->cpu_budget == 1 ? " is" : "s are",
-			       tfd_fmt_ns((int64_t)llround(cp->cpu_ns), t1, sizeof(t1)),
+			       /* the CPU the cores' rate allows (the model's, unless
+				* the throughput seen was higher: capacity.c) */
+			       tfd_fmt_ns((int64_t)llround(cp->cpu_budget * 1e9 / cp->cpu_rate), t1,
+					  sizeof(t1)),
 			       cp->cpu_step_ns > 0
 				   ? " (the stages' work and the step's own compute)"
 				   : " (the stages' work)",

@@ -59,6 +59,14 @@ if tr["verdict"] != "not" and tr.get("bottleneck_stage") and h["input_bound"] !=
     ln = s["bottleneck_long_name"] or ""
     check(re.search(tr["bottleneck_stage"], ln) is not None,
           "bottleneck %s is the measured one (%s)" % (ln, tr["bottleneck_stage"]))
+# the cores allow at least what they delivered (the calls' wall time holds
+# waits for a core)
+for p in h["pipelines"]:
+    cp = p.get("capacity") or {}
+    if cp.get("valid") and cp.get("cpu") and cp["cpu"]["capacity"] is not None:
+        check(cp["cpu"]["capacity"] >= cp["throughput"],
+              "%s: the cores' %s root elements/s at least the %s seen"
+              % (p["name"], cp["cpu"]["capacity"], cp["throughput"]))
 est = {f["rule"]: f["estimate"] for f in out["findings"]}
 for f in truth.get("findings_applied", []):
     if f.get("measured_speedup") is None or f.get("error") is None or abs(f["error"]) > 0.25:
