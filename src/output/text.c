@@ -212,6 +212,10 @@ static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
  * ResizeBilinear 21%, Cast 11%": the ops its user function ran, by type
  * (the first five; the rest summed), with what a Python op's GIL leaves
  * of the workers and how much of the function the op events cover. */
+/* A pipeline whose throughput is this share of its consumer's demand keeps
+ * up with it. */
+#define KEEPS_UP 0.9
+
 static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_buf *b)
 {
 	const struct tfd_stage *s = &p->stages[si];
@@ -257,7 +261,10 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 			       "function and holds the Python GIL, one call at a time",
 			       workers, eff, N(s->fn_ops[0].type),
 			       100.0 * (double)s->fn_ops[0].self_ns / all);
-	else if (!isnan(eff) && workers >= 2 && eff >= 0.8 && eff < 1.5)
+	else if (!isnan(eff) && workers >= 2 && eff >= 0.8 && eff < 1.5 &&
+		 !(p->capacity.throughput >= KEEPS_UP * p->capacity.demand))
+		/* (a pipeline that keeps up with its consumer leaves its
+		 * workers idle: few calls at a time says nothing then) */
 		tfd_buf_printf(
 		    b,
 		    "; %.3g workers, effective parallelism %.1f: its calls run about one "

@@ -1103,6 +1103,15 @@ if [ "$rc" -eq 0 ] && [[ "$out" != *"TFD-H04"* ]] && [[ "$out" == *"TFD-H01"* ]]
 # run at 0.6 on average)
 run analyze -q examples/real-missing-prefetch/vm.xplane.pb
 if [ "$rc" -eq 0 ] && [[ "$(unwrap <<<"$out")" != *"its calls run about one at a time"* ]]; then ok; else bad "an idle map said serial: $(grep -A2 inside <<<"$out")"; fi
+# nor a map whose pipeline keeps up with the step (16 workers on 2 cores,
+# 1.4 busy on average because little is asked); nor are the cores said to
+# limit below the 82.2 root elements/s they deliver. A map at its limit
+# whose 2 workers overlap little is said to run one call at a time.
+run analyze -q tests/cases/ok/tf221-map-16-workers-2-cores/vm.xplane.pb
+if [[ "$out" == "verdict: NOT input-bound"* ]] && [[ "$(unwrap <<<"$out")" != *"one at a time"* ]] &&
+	[[ "$(unwrap <<<"$out")" != *"cores are the limit"* ]]; then ok; else bad "16 workers keeping up: $(sed -n 1,16p <<<"$out")"; fi
+run analyze -q examples/real-autotune-map-saturated
+if [[ "$(unwrap <<<"$out")" == *"2 workers, effective parallelism 1.5: its calls run about one at a time"* ]]; then ok; else bad "a map at its limit, one call at a time: $(grep -A2 inside <<<"$out")"; fi
 
 # regressions the docs promise: a night whose input is mostly copies to the
 # device records that as its limit, so a pipeline stage next night is
