@@ -255,11 +255,13 @@ static int64_t cycle_end(const struct tfd_host *h, size_t s)
 }
 
 /* Whether the markers leave the input out: the steps follow each other
- * (none overlaps the next) and the waits between them are GAP_WAIT_MIN of
- * the time or more, and more than the waits inside them: the training loop
- * calls next() between its step markers (`for step, x in enumerate(ds):`
- * with the marker around the step function alone). *gap the waits between
- * the steps. */
+ * (none overlaps the next by more than a tenth of itself: a group's
+ * extent, in a trace TensorFlow's converter wrote, can pass its marker's
+ * end by the step's last async ops) and the waits between them are
+ * GAP_WAIT_MIN of the time or more, and more than the waits inside them:
+ * the training loop calls next() between its step markers (`for step, x
+ * in enumerate(ds):` with the marker around the step function alone). *gap
+ * the waits between the steps. */
 static bool markers_leave_input_out(const struct tfd_host *h, const struct tfd_interval *u,
 				    size_t nu, int64_t *gap)
 {
@@ -269,7 +271,8 @@ static bool markers_leave_input_out(const struct tfd_host *h, const struct tfd_i
 	if (h->nsteps < 2)
 		return false;
 	for (size_t s = 0; s < h->nsteps; s++) {
-		if (s + 1 < h->nsteps && h->steps[s + 1].start_ns < h->steps[s].end_ns)
+		if (s + 1 < h->nsteps && h->steps[s].end_ns - h->steps[s + 1].start_ns >
+					     (h->steps[s].end_ns - h->steps[s].start_ns) / 10)
 			return false;
 		inside = sat_add(inside, wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns));
 		*gap = sat_add(*gap, wait_in(u, nu, h->steps[s].end_ns, cycle_end(h, s)));

@@ -472,7 +472,8 @@ assert len(s) == 1 and s[0]["host"] == "vm (worker1.xplane.pb)" and s[0]["synchr
 # 3 fit with the TensorBoard callback: the train function's runs, its
 # "Profiled batch" markers left ungrouped); the steps are the markers
 for pair in "examples/real-mirrored-two-devices tests/cases/ok/tf221-mirrored-chrome" \
-	"tests/cases/ok/tf221-keras3-tensorboard tests/cases/ok/tf221-keras3-tensorboard-chrome"; do
+	"tests/cases/ok/tf221-keras3-tensorboard tests/cases/ok/tf221-keras3-tensorboard-chrome" \
+	"examples/real-next-outside-markers tests/cases/ok/tf221-next-outside-markers-chrome"; do
 	set -- $pair
 	run analyze -q -f json "$1"
 	xs=$out

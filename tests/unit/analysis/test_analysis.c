@@ -997,8 +997,10 @@ static void synchronous_stragglers_by_input(struct t *t)
 }
 
 /* One host: 8 step markers 10 ms long, 10 ms apart; a wait of `gap` ms
- * before each step (between the markers) and one of `in` ms inside it. */
-static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in)
+ * before each step (between the markers) and one of `in` ms inside it;
+ * with over_us, the fourth runs that far into the fifth (its gap's wait
+ * inside it). */
+static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in, int64_t over_us)
 {
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
@@ -1014,7 +1016,9 @@ static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in)
 			tfd_host_add_event(cap, h, th, "IteratorGetNext", s - gap * ms, gap * ms);
 		if (in)
 			tfd_host_add_event(cap, h, th, "IteratorGetNext", s, in * ms);
-		tfd_host_step_marker(h, 1, i, s, s + 10 * ms, false, 0);
+		tfd_host_step_marker(h, 1, i, s,
+				     i == 3 && over_us ? s + 20 * ms + over_us * 1000 : s + 10 * ms,
+				     false, 0);
 		tfd_host_note(cap, h, false, 0, s - 10 * ms, s + 10 * ms);
 	}
 	T_OK(tfd_capture_finish(cap, &err), &err);
@@ -1029,7 +1033,7 @@ static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in)
  * few between them, leave the markers as they are */
 static void waits_between_markers(struct t *t)
 {
-	struct tfd_analysis *a = marker_steps(t, 6, 0);
+	struct tfd_analysis *a = marker_steps(t, 6, 0, 0);
 	const struct tfd_host_result *h = &a->hosts[0];
 
 	T_TRUE(h->gaps_counted);
@@ -1039,11 +1043,21 @@ static void waits_between_markers(struct t *t)
 	T_EQ_DBL(h->tf.pct, 30.0, 1e-9);
 	T_EQ_I64(h->bound, TFD_BOUND_HIGH);
 	tfd_analysis_free(a);
-	a = marker_steps(t, 6, 7); /* more inside than between */
+	a = marker_steps(t, 6, 7, 0); /* more inside than between */
 	T_TRUE(!a->hosts[0].gaps_counted);
 	T_EQ_DBL(a->hosts[0].tf.pct, 70.0, 1e-9);
 	tfd_analysis_free(a);
-	a = marker_steps(t, 0, 0);
+	/* a step overlapping the next by 0.5 ms, a fortieth of itself (a
+	 * group's last async ops, in a converted trace): the steps still
+	 * follow each other; by 3 ms, more than a tenth of it, they do not */
+	a = marker_steps(t, 6, 0, 500);
+	T_TRUE(a->hosts[0].gaps_counted);
+	T_EQ_I64(a->hosts[0].gap_wait_ns, 6 * 6000000LL);
+	tfd_analysis_free(a);
+	a = marker_steps(t, 6, 0, 3000);
+	T_TRUE(!a->hosts[0].gaps_counted);
+	tfd_analysis_free(a);
+	a = marker_steps(t, 0, 0, 0);
 	T_TRUE(!a->hosts[0].gaps_counted);
 	T_TRUE(isnan(a->hosts[0].markers_pct));
 	tfd_analysis_free(a);
