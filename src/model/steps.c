@@ -93,20 +93,39 @@ static int marker_start_cmp(const void *a, const void *b)
 }
 
 /* A host with groups and markers (tfd_host_steps_from_markers()): only the
- * groups holding a marker stay steps, or none when no marker has a group. */
+ * groups holding a marker stay steps, each over its markers' extent (the
+ * group's can start before it: a GetNext the converter grouped with the
+ * step, as TensorFlow's own analysis of the raw capture does not count),
+ * or none when no marker has a group. */
 static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
 {
 	struct imap marked = {0};
 	struct host_build *b = tfd_cm_build_of(cap, h);
-	size_t n = 0;
+	size_t n = 0, at;
 
-	for (size_t i = 0; i < h->nmarkers; i++)
-		if (h->markers[i].has_group)
-			imap_put(&marked, (uint64_t)h->markers[i].group, 0);
+	for (size_t i = 0; i < h->nmarkers; i++) {
+		const struct tfd_marker *m = &h->markers[i];
+
+		if (!m->has_group)
+			continue;
+		if (!imap_get(&marked, (uint64_t)m->group, &at)) {
+			imap_put(&marked, (uint64_t)m->group, i);
+		} else { /* the group's first marker holds their extent */
+			h->markers[at].start_ns = m->start_ns < h->markers[at].start_ns
+						      ? m->start_ns
+						      : h->markers[at].start_ns;
+			h->markers[at].end_ns =
+			    m->end_ns > h->markers[at].end_ns ? m->end_ns : h->markers[at].end_ns;
+		}
+	}
 	if (marked.n)
 		for (size_t s = 0; s < h->nsteps; s++)
-			if (imap_get(&marked, (uint64_t)h->steps[s].group_id, NULL))
-				h->steps[n++] = h->steps[s];
+			if (imap_get(&marked, (uint64_t)h->steps[s].group_id, &at)) {
+				h->steps[n] = h->steps[s];
+				h->steps[n].start_ns = h->markers[at].start_ns;
+				h->steps[n].end_ns = h->markers[at].end_ns;
+				n++;
+			}
 	h->nsteps = n;
 	imap_free(&marked);
 	/* the builder's index of the groups is stale: rebuilt for what stays */

@@ -470,10 +470,13 @@ assert len(s) == 1 and s[0]["host"] == "vm (worker1.xplane.pb)" and s[0]["synchr
 # converter gives every root event a group, a tf.data function run's as
 # well as a step's (MirroredStrategy: the MultiDeviceIterator's runs; Keras
 # 3 fit with the TensorBoard callback: the train function's runs, its
-# "Profiled batch" markers left ungrouped); the steps are the markers
+# "Profiled batch" markers left ungrouped); the steps are the markers, over
+# the markers' extents (a group can start with a GetNext before its
+# marker: the MapAndBatch job's first step)
 for pair in "examples/real-mirrored-two-devices tests/cases/ok/tf221-mirrored-chrome" \
 	"tests/cases/ok/tf221-keras3-tensorboard tests/cases/ok/tf221-keras3-tensorboard-chrome" \
-	"examples/real-next-outside-markers tests/cases/ok/tf221-next-outside-markers-chrome"; do
+	"examples/real-next-outside-markers tests/cases/ok/tf221-next-outside-markers-chrome" \
+	"examples/real-map-and-batch-fused tests/cases/ok/tf221-map-and-batch-fused-chrome"; do
 	set -- $pair
 	run analyze -q -f json "$1"
 	xs=$out
@@ -481,7 +484,7 @@ for pair in "examples/real-mirrored-two-devices tests/cases/ok/tf221-mirrored-ch
 	if python3 -c 'import json, sys
 a, b = (json.loads(x)["hosts"][0] for x in sys.argv[1:3])
 ca, cb = a["pipelines"][0]["capacity"], b["pipelines"][0]["capacity"]
-assert a["steps"] == b["steps"] and abs(a["input_percent"] - b["input_percent"]) <= 0.5, (a["steps"], b["steps"], a["input_percent"], b["input_percent"])
+assert a["steps"] == b["steps"] and abs(a["input_percent"] - b["input_percent"]) <= 0.3, (a["steps"], b["steps"], a["input_percent"], b["input_percent"])
 assert abs(ca["demand"] - cb["demand"]) <= 0.01 * ca["demand"], (ca["demand"], cb["demand"])' "$xs" "$out"; then ok; else bad "Chrome trace of $1: not the XSpace's steps"; fi
 done
 # next() before the step marker (a real custom loop): the waits fall

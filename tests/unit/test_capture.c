@@ -2496,7 +2496,8 @@ static void group_ids_without_markers(struct t *t)
 /* a trace TensorFlow's converter wrote gives a group to every root event:
  * the steps' (a marker in each) and a tf.data function run's between them
  * (none); only the groups holding a marker are steps, with their group
- * ids, and a group noted after that goes on growing its own step */
+ * ids, over their markers' extents, and a group noted after that goes on
+ * growing its own step */
 static void groups_holding_markers_are_the_steps(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
@@ -2505,7 +2506,7 @@ static void groups_holding_markers_are_the_steps(struct t *t)
 
 	tfd_host_note(cap, h, true, 0, 0, 1000);
 	tfd_host_note(cap, h, true, 1, 900, 1900); /* a function run's group */
-	tfd_host_note(cap, h, true, 2, 1000, 2000);
+	tfd_host_note(cap, h, true, 2, 950, 2000); /* a GetNext grouped with it */
 	tfd_host_note(cap, h, true, 3, 1900, 2900);
 	tfd_host_step_marker(h, 7, 25, 0, 1000, true, 0);
 	tfd_host_step_marker(h, 7, 26, 1000, 2000, true, 2);
@@ -2513,6 +2514,7 @@ static void groups_holding_markers_are_the_steps(struct t *t)
 	T_EQ_U64(h->nsteps, 2);
 	T_EQ_I64(h->steps[0].group_id, 0);
 	T_EQ_I64(h->steps[1].group_id, 2);
+	T_EQ_I64(h->steps[1].start_ns, 1000); /* the marker's extent */
 	T_TRUE(!h->steps_from_markers);
 	tfd_host_note(cap, h, true, 2, 1000, 2100);
 	T_EQ_U64(h->nsteps, 2);
