@@ -792,13 +792,38 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
  * thread fills the devices' buffers, a tf.data service worker its own. The
  * steps' rate with free input, times the pipeline's root elements per step
  * (a rebatched pipeline gives one per replica). */
+/* The host's steps that overlap the pipeline's root calls (all of them,
+ * when the host's steps are not at hand): a loop that makes an iterator
+ * each epoch has a pipeline per epoch, each consumed by the steps of its
+ * epoch alone (counted over every step, each epoch's demand was a third
+ * of the steps' rate, and "its own consumer" said to buffer for them). */
+static size_t steps_of_pipeline(const struct tfd_cap_calls *in)
+{
+	const struct tfd_host *h = in->host;
+	int64_t a = INT64_MAX, b = INT64_MIN;
+	size_t n = 0;
+
+	if (!h || !h->steps || h->nsteps != in->nsteps)
+		return in->nsteps;
+	for (size_t r = 0; r < in->nroots; r++) {
+		int64_t s = tfd_times_start(&in->tm, (size_t)in->roots[r]),
+			e = tfd_times_end(&in->tm, (size_t)in->roots[r]);
+
+		a = s < a ? s : a;
+		b = e > b ? e : b;
+	}
+	for (size_t s = 0; s < h->nsteps; s++)
+		n += h->steps[s].start_ns < b && h->steps[s].end_ns > a;
+	return n ? n : in->nsteps;
+}
+
 static void steps_demand(struct tfd_capacity *cp, const struct tfd_cap_calls *in)
 {
 	double d;
 
 	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
 		return;
-	d = in->step_rate * (double)in->nroots / (double)in->nsteps;
+	d = in->step_rate * (double)in->nroots / (double)steps_of_pipeline(in);
 	if (d > 0 && cp->demand > STEPS_DEMAND_GAP * d) {
 		cp->demand = d;
 		cp->demand_from_steps = true;

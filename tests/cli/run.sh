@@ -495,6 +495,14 @@ if [[ "$out" == "verdict: HIGHLY input-bound: 25.8%"* ]] && [[ "$(unwrap <<<"$ou
 run analyze -q -f json examples/real-next-outside-markers
 if python3 -c 'import json, sys; g = json.load(sys.stdin)["hosts"][0]["input_share"]["between_steps"]
 assert g["markers_only_percent"] == 0.0 and g["wait_ns"] > 0, g' <<<"$out"; then ok; else bad "waits between markers in JSON: $(head -c 300 <<<"$out")"; fi
+# a loop that makes an iterator each epoch (`for epoch ...: for x in ds:`):
+# a pipeline per epoch, each consumed by its epoch's steps; the training
+# steps are its consumer, none is said to take elements for them
+run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch
+if python3 -c 'import json, sys; ps = json.load(sys.stdin)["hosts"][0]["pipelines"]
+assert len(ps) == 3 and not any(p["capacity"]["demand_from_steps"] for p in ps), [p["capacity"]["demand"] for p in ps]' <<<"$out"; then ok; else bad "an iterator per epoch: demand from steps: $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-iterator-per-epoch
+if [[ "$(unwrap <<<"$out")" != *"its own consumer"* ]]; then ok; else bad "an iterator per epoch: $(grep -m2 'would take' <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
