@@ -193,6 +193,13 @@ struct tfd_pipeline {
 	size_t nsegments;
 	struct tfd_capacity capacity;
 	struct tfd_sureness confidence; /* of the bottleneck (confidence.c) */
+	/* 1 + the index of the host pipeline this one repeats, 0 none (so a
+	 * zeroed pipeline repeats none): the same dataset (its root's name)
+	 * and stages, iterated anew (a loop that makes an iterator each epoch
+	 * has a pipeline per epoch). Each group of repeats has one pipeline of
+	 * its own, the one with the slowest call: the findings are that
+	 * one's */
+	int repeat_of1;
 };
 
 enum tfd_bound {

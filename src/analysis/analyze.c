@@ -89,6 +89,74 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	return st;
 }
 
+/* A hash of host pipeline p's root: its long name and its dataset's name,
+ * the op TensorFlow names once per dataset ("PrefetchDataset:3"), which an
+ * iterator made anew of the same dataset repeats (0: not one that can
+ * repeat: a device pipeline, a root without a name). Its stages may
+ * differ: an epoch's calls need not reach every stage. */
+static uint64_t repeat_key(const struct tfd_pipeline *p)
+{
+	const char *name =
+	    p->nstages && p->stages[0].sample ? tfd_event_param(p->stages[0].sample, "name") : NULL;
+	uint64_t h = 1469598103934665603ull;
+
+	if (p->is_device || !name || !*name)
+		return 0;
+	for (const char *c = name; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull;
+	for (const char *c = p->stages[0].path; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	return h | 1;
+}
+
+static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
+{
+	return strcmp(tfd_event_param(a->stages[0].sample, "name"),
+		      tfd_event_param(b->stages[0].sample, "name")) == 0 &&
+	       strcmp(a->stages[0].path, b->stages[0].path) == 0;
+}
+
+/* Host pipelines that repeat one dataset (struct tfd_pipeline.repeat_of1):
+ * each group's pipeline with the slowest call stands for it. */
+static void mark_repeats(struct tfd_host_result *hr)
+{
+	struct imap first = {0}; /* key -> the first pipeline with it */
+	uint64_t *key = xmalloc((hr->npipelines + 1) * sizeof(*key));
+	size_t n = hr->npipelines;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		hr->pipelines[i].repeat_of1 = 0;
+		key[i] = repeat_key(&hr->pipelines[i]);
+		if (!key[i])
+			continue;
+		if (!imap_get(&first, key[i], &j))
+			imap_put(&first, key[i], i);
+		else if (same_pipeline(&hr->pipelines[j], &hr->pipelines[i]))
+			hr->pipelines[i].repeat_of1 = (int)j + 1;
+	}
+	/* each group's own: its slowest call (so the focus is one) */
+	for (size_t i = 0; i < n; i++) {
+		size_t own = i;
+
+		if (hr->pipelines[i].repeat_of1 || !key[i])
+			continue;
+		for (size_t j = i + 1; j < n; j++)
+			if (hr->pipelines[j].repeat_of1 == (int)i + 1 &&
+			    hr->pipelines[j].max_ns > hr->pipelines[own].max_ns)
+				own = j;
+		if (own == i)
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (j == i || hr->pipelines[j].repeat_of1 == (int)i + 1)
+				hr->pipelines[j].repeat_of1 = j == own ? 0 : (int)own + 1;
+	}
+	imap_free(&first);
+	free(key);
+}
+
 /* The pipeline analyzed first: the host pipeline with the slowest call. */
 static void pick_focus(struct tfd_host_result *hr)
 {
@@ -186,6 +254,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;
+	mark_repeats(hr);
 	pick_focus(hr);
 	tfd_confidence_compute(hr);
 	if (c.calls.n && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)

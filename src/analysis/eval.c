@@ -649,6 +649,10 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 			 * up (rule TFD-H01 says so instead) */
 			if (p->is_device || !p->analyzed_slow_only || !tfd_host_has_bottleneck(h))
 				continue;
+			/* a dataset iterated anew (an iterator per epoch): its
+			 * advice is said once, for the group's own pipeline */
+			if (p->repeat_of1)
+				continue;
 			for (size_t ri = 0; ri < rs->n; ri++) {
 				const struct rule *r = &rs->v[ri];
 

@@ -469,6 +469,16 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 		if (r->st)
 			break;
 	}
+	/* a repeat names another pipeline of the host, one that repeats none */
+	for (k = 0; k < h->npipelines && !r->st; k++) {
+		int of = h->pipelines[k].repeat_of1;
+
+		if (of && ((size_t)of > h->npipelines || (size_t)of == k + 1 ||
+			   h->pipelines[of - 1].repeat_of1)) {
+			snprintf(r->where, sizeof(r->where), "host %zu pipeline %zu", hi, k);
+			rd_fail(r, "repeat_of1", "names no pipeline of its own");
+		}
+	}
 	snprintf(r->where, sizeof(r->where), "host %zu", hi);
 }
 

@@ -19,6 +19,11 @@ const char *const tfd_pf_link_keys[TFD_LINK__COUNT] = {"sync", "produce", "overl
 	{                                                                                          \
 		k, kind, offsetof(st, m), sizeof(((st *)0)->m), 0, 0, v                            \
 	}
+/* an int within [lo, hi] added in partial version v */
+#define FRV(st, k, m, lo, hi, v)                                                                   \
+	{                                                                                          \
+		k, FK_INT, offsetof(st, m), sizeof(((st *)0)->m), lo, hi, v                        \
+	}
 #define NF(t) (sizeof(t) / sizeof(t[0]))
 
 static const struct fdesc stage_rows[] = {
@@ -106,6 +111,7 @@ static const struct fdesc pipeline_rows[] = {
     F(struct tfd_pipeline, "p95_ns", p95_ns, FK_I64),
     F(struct tfd_pipeline, "total_ns", total_ns, FK_I64),
     F(struct tfd_pipeline, "first_start_ns", first_start_ns, FK_I64),
+    FRV(struct tfd_pipeline, "repeat_of1", repeat_of1, 0, 1 << 30, 6),
     F(struct tfd_pipeline, "nwarmup", nwarmup, FK_SIZE),
     F(struct tfd_pipeline, "nanalyzed", nanalyzed, FK_SIZE),
     F(struct tfd_pipeline, "analyzed_ns", analyzed_ns, FK_I64),

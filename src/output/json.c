@@ -235,12 +235,16 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	return o;
 }
 
-static cJSON *pipeline_json(const struct tfd_pipeline *p)
+static cJSON *pipeline_json(const struct tfd_host_result *h, const struct tfd_pipeline *p)
 {
 	cJSON *o = cJSON_CreateObject(), *lat, *links, *stages, *cp;
 
 	cJSON_AddStringToObject(o, "name", p->name);
 	cJSON_AddStringToObject(o, "type", p->is_device ? "device" : "host");
+	if (p->repeat_of1)
+		cJSON_AddStringToObject(o, "repeats", h->pipelines[p->repeat_of1 - 1].name);
+	else
+		cJSON_AddNullToObject(o, "repeats");
 	add_id(o, "root_id", p->root_id);
 	cJSON_AddStringToObject(o, "root", p->stages[0].long_name);
 	cJSON_AddNumberToObject(o, "calls", (double)p->ncalls);
@@ -594,7 +598,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 			cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
 		ps = cJSON_AddArrayToObject(o, "pipelines");
 		for (size_t p = 0; p < h->npipelines; p++)
-			cJSON_AddItemToArray(ps, pipeline_json(&h->pipelines[p]));
+			cJSON_AddItemToArray(ps, pipeline_json(h, &h->pipelines[p]));
 		cJSON_AddItemToArray(hosts, o);
 	}
 	diags = cJSON_AddArrayToObject(root, "notes");

@@ -616,6 +616,12 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		tfd_buf_puts(b, "  a device's pipeline (a distribution strategy's "
 				"MultiDeviceIterator): its Generator\n  waits on the host "
 				"pipeline that feeds it, which is where to look for the limit\n");
+	if (p->repeat_of1)
+		tfd_buf_printf(b,
+			       "  the dataset of %s iterated anew (a new iterator, as each epoch "
+			       "of `for x in ds:` makes):\n  the findings are %s's\n",
+			       N(hr->pipelines[p->repeat_of1 - 1].name),
+			       N(hr->pipelines[p->repeat_of1 - 1].name));
 	tfd_buf_printf(b,
 		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
 		       "p95 %s  max %s\n",

@@ -503,6 +503,14 @@ if python3 -c 'import json, sys; ps = json.load(sys.stdin)["hosts"][0]["pipeline
 assert len(ps) == 3 and not any(p["capacity"]["demand_from_steps"] for p in ps), [p["capacity"]["demand"] for p in ps]' <<<"$out"; then ok; else bad "an iterator per epoch: demand from steps: $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-iterator-per-epoch
 if [[ "$(unwrap <<<"$out")" != *"its own consumer"* ]]; then ok; else bad "an iterator per epoch: $(grep -m2 'would take' <<<"$out")"; fi
+# the three pipelines are one dataset iterated anew: its advice is said
+# once, for the pipeline with the slowest call (the focus), and the other
+# two say whose findings they share
+if [ "$(grep -c '^  \[.*TFD-P03' <<<"$out")" = 1 ] && [ "$(grep -c "the findings are Host:1's" <<<"$out")" = 2 ]; then ok; else bad "an iterator per epoch: findings $(grep '^  \[' <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch
+if python3 -c 'import json, sys; d = json.load(sys.stdin); ps = d["hosts"][0]["pipelines"]
+assert [p["repeats"] for p in ps] == ["Host:1", None, "Host:1"], [p["repeats"] for p in ps]
+assert d["hosts"][0]["focus_pipeline"] == "Host:1"' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb

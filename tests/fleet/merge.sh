@@ -169,8 +169,9 @@ expect_bad "$B/old.partial.json" "reads versions 2 to 6"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
 # ranges, the hosts' p90 step time and the capacity's demand_from_steps),
 # a version 4 one (before demand_from_steps) and a version 5 one (before
-# the waits between step markers) still merge, to the same report (the
-# synthesized capture's demand is its consumer's, its markers hold next())
+# the waits between step markers and the pipelines iterated anew) still
+# merge, to the same report (the synthesized capture's demand is its
+# consumer's, its markers hold next())
 python3 - "$first" "$T" <<'PY'
 import json, sys
 for v in (2, 4, 5):
@@ -179,6 +180,8 @@ for v in (2, 4, 5):
     for h in d["hosts"]:
         for k in ("gaps_counted", "gap_wait_ns", "markers_pct"):
             h.pop(k)
+        for p in h["pipelines"]:
+            p.pop("repeat_of1")
         if v < 4:
             h.pop("step_p90_ns", None)
         for p in h["pipelines"] if v < 5 else []:
@@ -194,6 +197,17 @@ for v in 2 4 5; do
 	run merge -q -f json "$T/v$v.partial.json"
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
 done
+# a dataset iterated anew each epoch (three pipelines, one standing for
+# them): the partial gives the report the capture gives; a repeat that
+# names no pipeline of its own is refused
+EP=tests/cases/ok/tf221-iterator-per-epoch
+$TFD analyze -q --partial -o "$T/ep.partial.json" "$EP"
+run merge -q "$T/ep.partial.json"
+ep_merged=$out
+run analyze -q "$EP"
+if [ -n "$out" ] && [ "$ep_merged" = "$out" ] && [[ "$out" == *"the findings are Host:1's"* ]]; then ok; else bad "an iterator per epoch through a partial: $(diff <(echo "$ep_merged") <(echo "$out") | head -5)"; fi
+sed 's/"repeat_of1":2/"repeat_of1":1/' "$T/ep.partial.json" >"$B/repeat.partial.json"
+expect_bad "$B/repeat.partial.json" "repeat_of1 names no pipeline of its own"
 sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
 expect_bad "$B/index.partial.json" "bottleneck is out of range"
 sed 's/"input_pct":/"input_pcx":/' "$first" >"$B/missing.partial.json"
