@@ -137,21 +137,31 @@ static void mark_repeats(struct tfd_host_result *hr)
 		else if (same_pipeline(&hr->pipelines[j], &hr->pipelines[i]))
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
-	/* each group's own: its slowest call (so the focus is one) */
-	for (size_t i = 0; i < n; i++) {
-		size_t own = i;
+	/* each group's own: its slowest call (so the focus is one); own[i]
+	 * for a group's first pipeline i, in one pass (a capture can hold
+	 * thousands of groups) */
+	{
+		size_t *own = xmalloc((n + 1) * sizeof(*own));
 
-		if (hr->pipelines[i].repeat_of1 || !key[i])
-			continue;
-		for (size_t j = i + 1; j < n; j++)
-			if (hr->pipelines[j].repeat_of1 == (int)i + 1 &&
-			    hr->pipelines[j].max_ns > hr->pipelines[own].max_ns)
-				own = j;
-		if (own == i)
-			continue;
-		for (size_t j = i; j < n; j++)
-			if (j == i || hr->pipelines[j].repeat_of1 == (int)i + 1)
-				hr->pipelines[j].repeat_of1 = j == own ? 0 : (int)own + 1;
+		for (size_t i = 0; i < n; i++) {
+			size_t g = hr->pipelines[i].repeat_of1
+				       ? (size_t)hr->pipelines[i].repeat_of1 - 1
+				       : i;
+
+			if (g == i)
+				own[i] = i;
+			else if (hr->pipelines[i].max_ns > hr->pipelines[own[g]].max_ns)
+				own[g] = i;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t g = hr->pipelines[i].repeat_of1
+				       ? (size_t)hr->pipelines[i].repeat_of1 - 1
+				       : i;
+
+			if (key[i])
+				hr->pipelines[i].repeat_of1 = own[g] == i ? 0 : (int)own[g] + 1;
+		}
+		free(own);
 	}
 	imap_free(&first);
 	free(key);
