@@ -118,7 +118,19 @@ PIPE_NUM(m_slow_calls, (double)p->nslow)
 PIPE_NUM(m_slow_share, p->ncalls ? (double)p->nslow / (double)p->ncalls : 0)
 PIPE_NUM(m_warmup_calls, (double)p->nwarmup)
 PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0)
+/* host pipelines that repeat a dataset iterated anew (an iterator per
+ * epoch) */
+static double repeated_iterators(const struct tfd_host_result *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->npipelines; i++)
+		n += h->pipelines[i].repeat_of1 != 0;
+	return (double)n;
+}
+
 HOST(m_input_percent, num_or_missing(h->input_pct))
+HOST(m_repeated_iterators, num(repeated_iterators(h)))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
 HOST(m_host_pipelines, num((double)h->nhost_pipelines))
@@ -269,6 +281,9 @@ const struct metric_def tfd_metrics[] = {
      "share of step time that is input (waiting, and copies to the device)", m_input_percent},
     {"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
     {"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
+    {"repeated_iterators", VT_NUM, TARGET_HOST,
+     "host pipelines that iterate again a dataset another one iterated (an iterator per epoch)",
+     m_repeated_iterators},
     {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
      m_all_input_percent},
     {"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",

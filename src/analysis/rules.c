@@ -53,6 +53,7 @@ static const char *const class_names[] = {
     "not_input_bound",
     "host_to_device",
     "python_gil",
+    "iterator_per_epoch",
     "other",
 };
 

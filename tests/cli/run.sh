@@ -510,7 +510,10 @@ if [ "$(grep -c '^  \[.*TFD-P03' <<<"$out")" = 1 ] && [ "$(grep -c "the findings
 run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch
 if python3 -c 'import json, sys; d = json.load(sys.stdin); ps = d["hosts"][0]["pipelines"]
 assert [p["repeats"] for p in ps] == ["Host:1", None, "Host:1"], [p["repeats"] for p in ps]
-assert d["hosts"][0]["focus_pipeline"] == "Host:1"' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
+assert d["hosts"][0]["focus_pipeline"] == "Host:1"
+# the advice: one iterator over the repeated dataset, first (measured on
+# this loop: 8.8-9.3 ms a step, 6.8-7.7 ms with one iterator)
+assert d["findings"][0]["rule"] == "TFD-H05", [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
