@@ -619,7 +619,8 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	if (p->repeat_of1)
 		tfd_buf_printf(b,
 			       "  the dataset of %s iterated anew (a new iterator, as each epoch "
-			       "of `for x in ds:` makes):\n  the findings are %s's\n",
+			       "of `for x in ds:`\n  or of Keras fit on a dataset that ends "
+			       "makes): the findings are %s's\n",
 			       N(hr->pipelines[p->repeat_of1 - 1].name),
 			       N(hr->pipelines[p->repeat_of1 - 1].name));
 	tfd_buf_printf(b,

@@ -514,6 +514,11 @@ assert d["hosts"][0]["focus_pipeline"] == "Host:1"
 # the advice: one iterator over the repeated dataset, first (measured on
 # this loop: 8.8-9.3 ms a step, 6.8-7.7 ms with one iterator)
 assert d["findings"][0]["rule"] == "TFD-H05", [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
+# Keras 3 fit on a dataset that ends makes an iterator each epoch too
+# (profile_batch=(10, 40) over 16-batch epochs); the advice names fit's way
+run analyze -q tests/cases/ok/tf221-keras3-fit-iterator-per-epoch
+if [[ "$out" == *"TFD-H05"* ]] && [[ "$out" == *"model.fit(ds.repeat(), epochs=epochs, steps_per_epoch=steps_per_epoch)"* ]] &&
+	[ "$(grep -c 'iterated anew' <<<"$out")" -ge 1 ]; then ok; else bad "Keras fit, an iterator per epoch: $(grep '^  \[' <<<"$out")"; fi
 # a cpu_budget option below the cores is not the host's cores: the larger
 # of cpu_budget and the thread pool's size is
 run analyze -q -f json tests/cases/ok/tf221-autotune-cpu-budget-1/vm.xplane.pb
