@@ -89,6 +89,17 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	return st;
 }
 
+/* Whether host pipeline a holds the training loop up more than b: its root
+ * calls (the consumer's GetNext) take more time in all, then its slowest
+ * call is slower. The slowest call alone had made a validation pipeline,
+ * its first call refilling it, the focus of a Keras job. */
+static bool holds_up_more(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
+{
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns;
+	return a->max_ns > b->max_ns;
+}
+
 /* A hash of host pipeline p's root: its long name and its dataset's name,
  * the op TensorFlow names once per dataset ("PrefetchDataset:3"), which an
  * iterator made anew of the same dataset repeats (0: not one that can
@@ -118,7 +129,7 @@ static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipelin
 }
 
 /* Host pipelines that repeat one dataset (struct tfd_pipeline.repeat_of1):
- * each group's pipeline with the slowest call stands for it. */
+ * each group's pipeline that holds the loop up most stands for it. */
 static void mark_repeats(struct tfd_host_result *hr)
 {
 	struct imap first = {0}; /* key -> the first pipeline with it */
@@ -137,7 +148,8 @@ static void mark_repeats(struct tfd_host_result *hr)
 		else if (same_pipeline(&hr->pipelines[j], &hr->pipelines[i]))
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
-	/* each group's own: its slowest call (so the focus is one); own[i]
+	/* each group's own: the one that holds the loop up most (so the focus
+	 * is one); own[i]
 	 * for a group's first pipeline i, in one pass (a capture can hold
 	 * thousands of groups) */
 	{
@@ -150,7 +162,7 @@ static void mark_repeats(struct tfd_host_result *hr)
 
 			if (g == i)
 				own[i] = i;
-			else if (hr->pipelines[i].max_ns > hr->pipelines[own[g]].max_ns)
+			else if (holds_up_more(&hr->pipelines[i], &hr->pipelines[own[g]]))
 				own[g] = i;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -167,7 +179,7 @@ static void mark_repeats(struct tfd_host_result *hr)
 	free(key);
 }
 
-/* The pipeline analyzed first: the host pipeline with the slowest call. */
+/* The pipeline analyzed first: the host pipeline that holds the loop up most. */
 static void pick_focus(struct tfd_host_result *hr)
 {
 	for (size_t i = 0; i < hr->npipelines; i++) {
@@ -177,7 +189,7 @@ static void pick_focus(struct tfd_host_result *hr)
 			continue;
 		if (p->max_ns > hr->max_latency_ns)
 			hr->max_latency_ns = p->max_ns;
-		if (hr->focus < 0 || p->max_ns > hr->pipelines[hr->focus].max_ns)
+		if (hr->focus < 0 || holds_up_more(p, &hr->pipelines[hr->focus]))
 			hr->focus = (int)i;
 	}
 	if (hr->focus < 0 && hr->npipelines)

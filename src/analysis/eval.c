@@ -118,14 +118,15 @@ PIPE_NUM(m_slow_calls, (double)p->nslow)
 PIPE_NUM(m_slow_share, p->ncalls ? (double)p->nslow / (double)p->ncalls : 0)
 PIPE_NUM(m_warmup_calls, (double)p->nwarmup)
 PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0)
-/* host pipelines that repeat a dataset iterated anew (an iterator per
- * epoch) */
+/* host pipelines that repeat the focus pipeline's dataset, iterated anew
+ * (an iterator per epoch; a validation set's repeats are not the loop's
+ * own: the focus is the pipeline that holds the loop up most) */
 static double repeated_iterators(const struct tfd_host_result *h)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < h->npipelines; i++)
-		n += h->pipelines[i].repeat_of1 != 0;
+	for (size_t i = 0; i < h->npipelines && h->focus >= 0; i++)
+		n += h->pipelines[i].repeat_of1 == h->focus + 1;
 	return (double)n;
 }
 
@@ -282,7 +283,7 @@ const struct metric_def tfd_metrics[] = {
     {"max_latency_us", VT_NUM, TARGET_HOST, "slowest host-pipeline root call", m_max_latency_us},
     {"host_pipelines", VT_NUM, TARGET_HOST, "number of host input pipelines", m_host_pipelines},
     {"repeated_iterators", VT_NUM, TARGET_HOST,
-     "host pipelines that iterate again a dataset another one iterated (an iterator per epoch)",
+     "host pipelines that iterate the focus pipeline's dataset again (an iterator per epoch)",
      m_repeated_iterators},
     {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
      m_all_input_percent},

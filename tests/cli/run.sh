@@ -516,6 +516,15 @@ assert d["hosts"][0]["focus_pipeline"] == "Host:1"
 assert d["findings"][0]["rule"] == "TFD-H05", [f["rule"] for f in d["findings"]]
 # the waits are the refill, not bursts a larger buffer would hide
 assert [f["severity"] for f in d["findings"] if f["rule"] == "TFD-P03"] == ["low"], d["findings"]' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
+# Keras 3 fit with validation_data over epochs: the training pipeline (one
+# iterator: ds.repeat() and steps_per_epoch) is the focus, not the
+# validation set's, whose first call of each pass refills it (the slowest
+# call); its repeats are no advice for the training loop (no TFD-H05)
+run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["focus_pipeline"] == "Host:0" and d["summary"]["pipeline"] == "Host:0", h["focus_pipeline"]
+assert "TFD-H05" not in [f["rule"] for f in d["findings"]]
+assert [p["repeats"] for p in h["pipelines"]][1:] in (["Host:2", None], [None, "Host:1"])' <<<"$out"; then ok; else bad "Keras fit with validation: focus $(grep -o '"focus_pipeline":"[^"]*"' <<<"$out")"; fi
 # Keras 3 fit on a dataset that ends makes an iterator each epoch too
 # (profile_batch=(10, 40) over 16-batch epochs); the advice names fit's way
 run analyze -q tests/cases/ok/tf221-keras3-fit-iterator-per-epoch
