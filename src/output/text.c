@@ -394,8 +394,11 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 		char basis[96];
 
 		if (strcmp(f->verdict_basis, "tf-convention") == 0)
-			snprintf(basis, sizeof(basis), "%zu of %zu step%s, TensorFlow's convention",
-				 f->tf.nsteps, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+			snprintf(basis, sizeof(basis),
+				 "%zu of %zu step%s, TensorFlow's convention%s", f->tf.nsteps,
+				 f->all.nsteps, f->all.nsteps == 1 ? "" : "s",
+				 /* (the markers left the input out: share.c) */
+				 f->gaps_counted ? ", each step to the next one's start" : "");
 		else if (strcmp(f->verdict_basis, "steady-state") == 0)
 			snprintf(basis, sizeof(basis), "steady state, %zu of %zu steps",
 				 f->steady.nsteps, f->all.nsteps);
