@@ -194,11 +194,11 @@ struct tfd_pipeline {
 	struct tfd_capacity capacity;
 	struct tfd_sureness confidence; /* of the bottleneck (confidence.c) */
 	/* 1 + the index of the host pipeline this one repeats, 0 none (so a
-	 * zeroed pipeline repeats none): the same dataset (its root's name)
-	 * and stages, iterated anew (a loop that makes an iterator each epoch
-	 * has a pipeline per epoch). Each group of repeats has one pipeline of
-	 * its own, the one with the slowest call: the findings are that
-	 * one's */
+	 * zeroed pipeline repeats none): the same dataset (its root's long
+	 * name and dataset name), iterated anew (a loop that makes an iterator
+	 * each epoch has a pipeline per epoch). Each group of repeats has one
+	 * pipeline of its own, the one that holds the loop up most (its root
+	 * calls' total time, analyze.c): the findings are that one's */
 	int repeat_of1;
 };
 
