@@ -128,6 +128,13 @@ static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipelin
 	       strcmp(a->stages[0].path, b->stages[0].path) == 0;
 }
 
+/* The first pipeline of pipeline i's group of repeats, while repeat_of1
+ * marks that first one (mark_repeats()). */
+static size_t group_first(const struct tfd_host_result *hr, size_t i)
+{
+	return hr->pipelines[i].repeat_of1 ? (size_t)hr->pipelines[i].repeat_of1 - 1 : i;
+}
+
 /* Host pipelines that repeat one dataset (struct tfd_pipeline.repeat_of1):
  * each group's pipeline that holds the loop up most stands for it. */
 static void mark_repeats(struct tfd_host_result *hr)
@@ -149,16 +156,13 @@ static void mark_repeats(struct tfd_host_result *hr)
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
 	/* each group's own: the one that holds the loop up most (so the focus
-	 * is one); own[i]
-	 * for a group's first pipeline i, in one pass (a capture can hold
-	 * thousands of groups) */
+	 * is one), own[g] for the group's first pipeline g, in one pass (a
+	 * capture can hold thousands of groups) */
 	{
 		size_t *own = xmalloc((n + 1) * sizeof(*own));
 
 		for (size_t i = 0; i < n; i++) {
-			size_t g = hr->pipelines[i].repeat_of1
-				       ? (size_t)hr->pipelines[i].repeat_of1 - 1
-				       : i;
+			size_t g = group_first(hr, i);
 
 			if (g == i)
 				own[i] = i;
@@ -166,12 +170,10 @@ static void mark_repeats(struct tfd_host_result *hr)
 				own[g] = i;
 		}
 		for (size_t i = 0; i < n; i++) {
-			size_t g = hr->pipelines[i].repeat_of1
-				       ? (size_t)hr->pipelines[i].repeat_of1 - 1
-				       : i;
+			size_t o = own[group_first(hr, i)]; /* i's mark, not yet rewritten */
 
 			if (key[i])
-				hr->pipelines[i].repeat_of1 = own[g] == i ? 0 : (int)own[g] + 1;
+				hr->pipelines[i].repeat_of1 = o == i ? 0 : (int)o + 1;
 		}
 		free(own);
 	}

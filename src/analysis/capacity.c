@@ -787,11 +787,6 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
  * step's: a consumer that takes elements as they come */
 #define STEPS_DEMAND_GAP 3.0
 
-/* The steps' demand instead of the consumer's when the consumer takes
- * elements far faster than the training steps do: a MultiDeviceIterator's
- * thread fills the devices' buffers, a tf.data service worker its own. The
- * steps' rate with free input, times the pipeline's root elements per step
- * (a rebatched pipeline gives one per replica). */
 /* The host's steps that overlap the pipeline's root calls (all of them,
  * when the host's steps are not at hand): a loop that makes an iterator
  * each epoch has a pipeline per epoch, each consumed by the steps of its
@@ -817,6 +812,11 @@ static size_t steps_of_pipeline(const struct tfd_cap_calls *in)
 	return n ? n : in->nsteps;
 }
 
+/* The steps' demand instead of the consumer's when the consumer takes
+ * elements far faster than the training steps do: a MultiDeviceIterator's
+ * thread fills the devices' buffers, a tf.data service worker its own. The
+ * steps' rate with free input, times the pipeline's root elements per step
+ * (a rebatched pipeline gives one per replica). */
 static void steps_demand(struct tfd_capacity *cp, const struct tfd_cap_calls *in)
 {
 	double d;

@@ -281,38 +281,52 @@ static bool markers_leave_input_out(const struct tfd_host *h, const struct tfd_i
 	return span > 0 && (double)*gap >= GAP_WAIT_MIN * (double)span && *gap > inside;
 }
 
-/* TensorFlow's convention over the markers alone (the rule of
- * from_steps(): well-formed steps, the first and last dropped when there
- * are more than 5). */
+/* TensorFlow's convention's steps of sw[0..n) (well_formed set): the
+ * well-formed ones, or all when none is (TensorFlow would report no
+ * steps), into wf (their number returned); the first and the last are
+ * left out when there are more than 5: wf[*first..*last) count. */
+static size_t tf_steps(const struct tfd_step_wait *sw, size_t n, size_t *wf, size_t *first,
+		       size_t *last)
+{
+	size_t nwf = 0;
+
+	for (size_t s = 0; s < n; s++)
+		if (sw[s].well_formed)
+			wf[nwf++] = s;
+	if (!nwf)
+		for (size_t s = 0; s < n; s++)
+			wf[nwf++] = s;
+	*first = nwf > 5 ? 1 : 0;
+	*last = nwf > 5 ? nwf - 1 : nwf;
+	return nwf;
+}
+
+/* TensorFlow's convention over the markers alone (a host without device
+ * planes), as from_steps() takes it. */
 static double markers_tf_pct(const struct tfd_host *h, const struct tfd_interval *u, size_t nu)
 {
-	size_t nwf = 0, k = 0;
-	int64_t step = 0, wait = 0;
+	struct tfd_step_wait *sw = xcalloc(h->nsteps, sizeof(*sw));
+	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), first, last;
+	struct tfd_share tf = {0};
 
 	for (size_t s = 0; s < h->nsteps; s++) {
-		int64_t d = h->steps[s].end_ns - h->steps[s].start_ns;
-
-		nwf += d > 0 && wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns) < d;
+		sw[s].step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
+		sw[s].wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+		sw[s].well_formed = sw[s].step_ns > 0 && sw[s].wait_ns < sw[s].step_ns;
 	}
-	for (size_t s = 0; s < h->nsteps; s++) {
-		int64_t d = h->steps[s].end_ns - h->steps[s].start_ns,
-			w = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
-
-		if (nwf && !(d > 0 && w < d))
-			continue;
-		k++;
-		if (nwf > 5 && (k == 1 || k == nwf))
-			continue;
-		step = sat_add(step, d);
-		wait = sat_add(wait, w);
-	}
-	return step > 0 ? 100.0 * (double)wait / (double)step : NAN;
+	tf_steps(sw, h->nsteps, wf, &first, &last);
+	for (size_t i = first; i < last; i++)
+		share_add(&tf, &sw[wf[i]]);
+	share_finish(&tf);
+	free(wf);
+	free(sw);
+	return tf.pct;
 }
 
 static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		       const struct tfd_interval *u, size_t nu)
 {
-	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf = 0, first, last, nw;
+	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf, first, last, nw;
 	bool compute = hr->has_device && h->dev.kind_n[TFD_DEV_COMPUTE] > 0;
 
 	hr->step_waits = xcalloc(h->nsteps, sizeof(*hr->step_waits));
@@ -336,17 +350,8 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		w->well_formed = w->step_ns > 0 && sat_add(w->wait_ns, w->h2d_ns) < w->step_ns &&
 				 (!compute || w->compute_ns > 0);
 		share_add(&hr->all, w);
-		if (w->well_formed)
-			wf[nwf++] = s;
 	}
-	if (!nwf) {
-		/* no step has any time besides waiting: use them all rather
-		 * than saying nothing (TensorFlow would report no steps) */
-		for (size_t s = 0; s < h->nsteps; s++)
-			wf[nwf++] = s;
-	}
-	first = nwf > 5 ? 1 : 0;
-	last = nwf > 5 ? nwf - 1 : nwf;
+	nwf = tf_steps(hr->step_waits, h->nsteps, wf, &first, &last);
 	for (size_t i = first; i < last; i++)
 		share_add(&hr->tf, &hr->step_waits[wf[i]]);
 	nw = warmup_steps(hr->step_waits, wf, nwf);

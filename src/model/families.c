@@ -256,9 +256,9 @@ const char *tfd_serial_family(const char *family)
 	return strncmp(family, "Parallel", 8) == 0 && family[8] ? family + 8 : family;
 }
 
-/* The next "::" component of *p into buf (its family, serial), *p moved
- * past it; false at the end. */
-static bool next_serial(const char **p, char *buf, size_t len)
+/* The next "::" component of *p into buf (its family), *p moved past it;
+ * false at the end. */
+static bool next_family(const char **p, char *buf, size_t len)
 {
 	char name[256];
 	const char *e;
@@ -271,7 +271,6 @@ static bool next_serial(const char **p, char *buf, size_t len)
 	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), *p);
 	*p += e ? n + 2 : n;
 	tfd_iter_family(name, buf, len);
-	memmove(buf, tfd_serial_family(buf), strlen(tfd_serial_family(buf)) + 1);
 	return true;
 }
 
@@ -281,11 +280,11 @@ bool tfd_same_stage_made_parallel(const char *a, const char *b)
 	bool more_a, more_b;
 
 	for (;;) {
-		more_a = next_serial(&a, x, sizeof(x));
-		more_b = next_serial(&b, y, sizeof(y));
+		more_a = next_family(&a, x, sizeof(x));
+		more_b = next_family(&b, y, sizeof(y));
 		if (!more_a || !more_b)
 			return more_a == more_b;
-		if (strcmp(x, y) != 0)
+		if (strcmp(tfd_serial_family(x), tfd_serial_family(y)) != 0)
 			return false;
 	}
 }
