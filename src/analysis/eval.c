@@ -222,6 +222,26 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
+/* Whether the stage is a MapAndBatch TensorFlow fused from a map written
+ * without num_parallel_calls (map_and_batch_fusion, on by default): its
+ * `name` says "fused(MapDataset:..." (a parallel map's says ParallelMap...);
+ * a TensorFlow that names no dataset leaves its parallelism of 1 to tell.
+ * Such a stage keeps the map's one call at a time: no fixed number was
+ * written, the map is sequential. False for every other stage. */
+static struct val m_fused_sequential_map(const struct metric_at *a)
+{
+	const char *name;
+	struct val par;
+
+	if (!a->s || strcmp(a->s->family, "MapAndBatch") != 0)
+		return boolean(false);
+	name = a->s->sample ? tfd_event_param(a->s->sample, "name") : NULL;
+	if (name && strncmp(name, "fused(", 6) == 0)
+		return boolean(strncmp(name + 6, "MapDataset:", 11) == 0);
+	par = param(a->s, "parallelism", true);
+	return boolean(par.present && par.num == 1);
+}
+
 /* Whether the training step consumes the pipeline's elements (true but
  * when its capacity model found a consumer that takes them as they come:
  * a MultiDeviceIterator's or tf.data service's thread) */
@@ -260,6 +280,9 @@ const struct metric_def tfd_metrics[] = {
     {"one_worker", VT_BOOL, TARGET_BOTTLENECK,
      "its function ran on one worker in the capacity window (false: more, or no model)",
      m_one_worker},
+    {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
+     "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
+     m_fused_sequential_map},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
     {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},

@@ -889,3 +889,20 @@ case("next_outside_markers", build=b_tfrecord_seq_map, marker_step_only=True,
      candidates={"map": ({"map_ms": 0.75}, r"::(ParallelMapV2|Map)$")},
      fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
             "parallel_at_limit": {"map_ms": 0.75}})
+
+
+# 40. the pipeline most jobs write: map without num_parallel_calls, batch,
+# prefetch, default options: TensorFlow fuses the map and the batch into
+# one MapAndBatch stage that keeps the map's one call at a time
+def b_map_batch_default(k):
+    ds = tf.data.TFRecordDataset(tfrecord_files()).repeat().map(parse)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("map_batch_default_options", build=b_map_batch_default,
+     defaults=dict(map_ms=1.5, map_par=None, batch=8, prefetch=2),
+     train_ms=6, planted="the sequential map TensorFlow fused with the batch",
+     covers=["map_and_batch (fused from a sequential map)", "default options"],
+     candidates={"map": ({"map_ms": 0.75}, r"MapAndBatch|::(ParallelMapV2|Map)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "parallel_at_limit": {"map_ms": 0.75}})
