@@ -252,6 +252,9 @@ struct tfd_host_result {
 	struct tfd_pipeline *pipelines; /* host pipelines first, by first call */
 	size_t npipelines;
 	size_t nhost_pipelines;
+	/* the host ran a ReduceDataset op: a dataset's loop inside a
+	 * tf.function (see struct tfd_analysis's loop_in_function) */
+	bool loop_in_function;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
 	double input_pct; /* NAN when unknown: host wait + host-to-device */
@@ -342,6 +345,11 @@ struct tfd_analysis {
 	struct tfd_diag *diags;
 	size_t ndiags;
 	bool any_tfdata;
+	/* without tf.data found: a host ran a dataset's whole loop inside one
+	 * op (a for loop over a dataset inside a tf.function, ds.reduce: the
+	 * ReduceDataset op's thread), whose iterators no training loop pulls
+	 * from and no IteratorGetNext waits for */
+	bool loop_in_function;
 	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
 	const char *run;  /* the run analyzed when a log directory was given, or NULL */
 	/* the name a report gives the run: the run above for what was loaded;

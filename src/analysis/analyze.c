@@ -215,6 +215,18 @@ static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_resu
 
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
+/* Whether the host ran a ReduceDataset op (TensorFlow names the thread it
+ * runs on): a for loop over a dataset inside a tf.function becomes one,
+ * the loop's body its function, the dataset iterated inside the op. */
+static bool runs_loop_in_function(const struct tfd_host *h)
+{
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].name &&
+		    strncmp(h->threads[t].name, "tf_data_reduce_dataset", 22) == 0)
+			return true;
+	return false;
+}
+
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
 				    struct tfd_host_result *hr, struct tfd_analysis *a,
 				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
@@ -232,6 +244,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 
 	hr->host = h;
 	hr->focus = -1;
+	hr->loop_in_function = runs_loop_in_function(h);
 	if (!pending)
 		host_share(h, lean != NULL, hr, NULL, 0);
 	/* the dataset-function calls are read from the host's events alone:
@@ -359,6 +372,8 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 	}
 	for (size_t i = 0; i < a->nhosts; i++)
 		a->any_tfdata |= a->hosts[i].npipelines > 0;
+	for (size_t i = 0; i < a->nhosts && !a->any_tfdata; i++)
+		a->loop_in_function |= a->hosts[i].loop_in_function;
 	tfd_stragglers_find(a);
 	if (a->nhosts) {
 		const struct tfd_host_result *f = &a->hosts[0];

@@ -559,6 +559,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddStringToObject(root, "run", a->run);
 	sum = cJSON_AddObjectToObject(root, "summary");
 	cJSON_AddBoolToObject(sum, "tfdata_found", a->any_tfdata);
+	cJSON_AddBoolToObject(sum, "loop_in_function", a->loop_in_function);
 	cJSON_AddBoolToObject(sum, "input_bound", a->input_bound);
 	if (a->nhosts)
 		cJSON_AddStringToObject(sum, "verdict_confidence",

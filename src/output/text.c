@@ -384,6 +384,17 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 
 	if (tfd_analysis_too_short(a, shortw, sizeof(shortw)))
 		tfd_buf_printf(b, "%s.\n\n", shortw);
+	if (!a->any_tfdata && a->loop_in_function) {
+		tfd_buf_puts(b,
+			     "verdict: no training loop's tf.data iterator captured: the dataset "
+			     "is iterated inside a tf.function (a for loop over a dataset there, "
+			     "or ds.reduce, runs the whole loop in one ReduceDataset op), where no "
+			     "IteratorGetNext waits for it and neither tfdoctor nor TensorFlow's "
+			     "own analyzer can tell its input time. Iterate it outside the "
+			     "function (for x in ds: train_step(x)), or call next(it) inside it "
+			     "(for _ in tf.range(n): train_step(next(it))), and profile again.\n");
+		return;
+	}
 	if (!a->any_tfdata) {
 		tfd_buf_puts(b, "verdict: no tf.data activity captured. If the job uses tf.data, "
 				"capture a longer profile (and make sure the input pipeline runs "

@@ -495,6 +495,18 @@ if [[ "$out" == "verdict: HIGHLY input-bound: 25.8%"* ]] && [[ "$(unwrap <<<"$ou
 run analyze -q -f json examples/real-next-outside-markers
 if python3 -c 'import json, sys; g = json.load(sys.stdin)["hosts"][0]["input_share"]["between_steps"]
 assert g["markers_only_percent"] == 0.0 and g["wait_ns"] > 0, g' <<<"$out"; then ok; else bad "waits between markers in JSON: $(head -c 300 <<<"$out")"; fi
+# a for loop over a dataset inside a tf.function runs in one ReduceDataset
+# op: nothing waits on an iterator, and the report says why there is no
+# verdict and how to profile one (it said "no tf.data activity captured"
+# and to capture a longer profile); a capture without tf.data keeps that
+run analyze -q tests/cases/ok/tf221-loop-inside-function
+if [ "$rc" -eq 0 ] && [[ "$(unwrap <<<"$out")" == *"iterated inside a tf.function"*"next(it)"* ]]; then ok; else bad "a loop inside a tf.function: $rc $(head -3 <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/tf221-loop-inside-function
+if python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]
+assert s["tfdata_found"] is False and s["loop_in_function"] is True, s' <<<"$out"; then ok; else bad "a loop inside a tf.function in JSON: $(head -c 300 <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/negative-tda-mnist-cnn-tf20-no-iterators
+if python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]
+assert s["tfdata_found"] is False and s["loop_in_function"] is False, s' <<<"$out"; then ok; else bad "no tf.data, no loop inside a function: $(head -c 300 <<<"$out")"; fi
 # a loop that makes an iterator each epoch (`for epoch ...: for x in ds:`):
 # a pipeline per epoch, each consumed by its epoch's steps; the training
 # steps are its consumer, none is said to take elements for them
