@@ -906,3 +906,16 @@ case("map_batch_default_options", build=b_map_batch_default,
      covers=["map_and_batch (fused from a sequential map)", "default options"],
      candidates={"map": ({"map_ms": 0.75}, r"MapAndBatch|::(ParallelMapV2|Map)$")},
      fixes={"sequential_map": {"map_par": "auto"}, "parallel_at_limit": {"map_ms": 0.75}})
+
+
+# 41. the same pipeline iterated inside a tf.function (`for b in d:
+# step(b)` there: autograph's scan, one ReduceDataset op a call, no
+# IteratorGetNext), an epoch a call
+case("loop_inside_function", build=b_map_batch_default, loop="in_function",
+     defaults=dict(map_ms=1.5, map_par=None, batch=8, prefetch=2, pull_next=False),
+     train_ms=6, planted="the sequential map TensorFlow fused with the batch",
+     covers=["a for loop over a dataset inside tf.function (ReduceDataset)",
+             "map_and_batch (fused from a sequential map)"],
+     candidates={"map": ({"map_ms": 0.75}, r"MapAndBatch|::(ParallelMapV2|Map)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "parallel_at_limit": {"map_ms": 0.75},
+            "loop_in_function": {"pull_next": True}})

@@ -218,6 +218,77 @@ class MirroredLoop(CustomLoop):
                                   warm, steps, reps, val, profile_dir)
 
 
+class InFunctionLoop(CustomLoop):
+    """The loop inside a tf.function: `for b in d: step(b)` in it, which
+    autograph makes a scan over the dataset reduced by one ReduceDataset
+    op, one call an epoch of `per_call` steps over the same dataset (a new
+    iterator each call, as an epoch of a dataset that ends makes), a window
+    (timed, or profiled with a marker around each call) whole calls; pull:
+    the change TFD-H06 gives, one iterator pulled with next() under
+    tf.range in the function. Its wait is not timed: the truth is the free
+    input's."""
+
+    per_call = 20
+
+    def __init__(self, train_ms, pull=False):
+        CustomLoop.__init__(self, train_ms)
+        w, links, opt = self.w, self.links, self.opt
+
+        def one(b):
+            with tf.GradientTape() as tape:
+                loss = chain_loss(b, w, links)
+            g = tape.gradient(loss, [w])
+            opt.apply_gradients(zip(g, [w]))
+            return loss
+
+        @tf.function
+        def epoch(d):
+            total = 0.0
+            for b in d:
+                total += one(b)
+            return total
+
+        @tf.function
+        def pull_steps(it, n):
+            total = 0.0
+            for _ in tf.range(n):
+                total += one(next(it))
+            return total
+
+        self.epoch, self.pull_steps, self.pull = epoch, pull_steps, pull
+
+    def windows(self, ds, warm, steps, reps, val=None, profile_dir=None):
+        it = iter(ds) if self.pull else None
+        part = ds.take(self.per_call)  # an epoch: the same dataset each call
+        ncalls = max(1, -(-steps // self.per_call))
+
+        def call():
+            if self.pull:
+                self.pull_steps(it, tf.constant(self.per_call)).numpy()
+            else:
+                self.epoch(part).numpy()
+
+        for _ in range(max(1, warm // self.per_call)):
+            call()
+        out = []
+        for r in range(reps):
+            prof = profile_dir and r == 0
+            if prof:
+                tf.profiler.experimental.start(profile_dir)
+            t0 = time.perf_counter()
+            for i in range(ncalls):
+                if prof:
+                    with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+                        call()
+                else:
+                    call()
+            total = time.perf_counter() - t0
+            if prof:
+                tf.profiler.experimental.stop()
+            out.append((total / (ncalls * self.per_call), None))
+        return out
+
+
 def logical_cpus(n):
     """n logical CPU devices: before TensorFlow's runtime starts."""
     cpus = tf.config.list_physical_devices("CPU")
@@ -225,7 +296,9 @@ def logical_cpus(n):
         cpus[0], [tf.config.LogicalDeviceConfiguration()] * n)
 
 
-def loop_of(c):
+def loop_of(c, k=None):
+    if c["loop"] == "in_function":
+        return InFunctionLoop(c["train_ms"], pull=bool((k or {}).get("pull_next")))
     if c["loop"] == "mirrored":
         return MirroredLoop(c["train_ms"])
     if c["loop"] == "keras":
@@ -252,7 +325,7 @@ def measure(c, change=None, fast_input=False, quick=False):
     if fast_input and val is not None and c.get("side_every") == 1:
         val = val.take(1).cache().repeat()  # a second input every step: free too
     steps, reps = (15, 2) if quick else (STEPS, REPS)
-    w = loop_of(c).windows(ds, c.get("warm_steps", WARM), steps, reps, val=val)
+    w = loop_of(c, knobs(c, change)).windows(ds, c.get("warm_steps", WARM), steps, reps, val=val)
     step = statistics.median(x[0] for x in w) * 1000
     waits = [x[1] / x[0] * 100 for x in w if x[1] is not None]
     return {"step_ms": round(step, 3),
@@ -264,7 +337,7 @@ def capture(c, out, quick=False):
     logs = os.path.join(out, "logs")
     ds = c["build"](knobs(c))
     val = c["val_build"](knobs(c)) if c.get("val_build") else None
-    w = loop_of(c).windows(ds, c.get("warm_steps", WARM), 12 if quick else PROFILE_STEPS, 1,
+    w = loop_of(c, knobs(c)).windows(ds, c.get("warm_steps", WARM), 12 if quick else PROFILE_STEPS, 1,
                            val=val, profile_dir=logs)
     found = sorted(glob.glob(os.path.join(logs, "plugins/profile/*/*.xplane.pb")))
     if not found:
