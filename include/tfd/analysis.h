@@ -255,6 +255,11 @@ struct tfd_host_result {
 	/* the host ran a ReduceDataset op: a dataset's loop inside a
 	 * tf.function (see struct tfd_analysis's loop_in_function) */
 	bool loop_in_function;
+	/* its steps' time before the loop's first element, summed over the
+	 * steps that hold one (each call of the function builds the loop
+	 * anew: the body instantiated, the iterator started empty), and those
+	 * steps' time */
+	int64_t loop_startup_ns, loop_steps_ns;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
 	double input_pct; /* NAN when unknown: host wait + host-to-device */
@@ -345,10 +350,10 @@ struct tfd_analysis {
 	struct tfd_diag *diags;
 	size_t ndiags;
 	bool any_tfdata;
-	/* without tf.data found: a host ran a dataset's whole loop inside one
-	 * op (a for loop over a dataset inside a tf.function, ds.reduce: the
-	 * ReduceDataset op's thread), whose iterators no training loop pulls
-	 * from and no IteratorGetNext waits for */
+	/* a host ran a dataset's whole loop inside one op (a for loop over a
+	 * dataset inside a tf.function, ds.reduce: a ReduceDataset), where no
+	 * IteratorGetNext waits: the loop's input is analyzed when autograph's
+	 * scan runs the body; without it no tf.data is found */
 	bool loop_in_function;
 	bool input_bound; /* focus host's verdict: >= 5 % waiting, or slow pipeline */
 	const char *run;  /* the run analyzed when a log directory was given, or NULL */

@@ -391,6 +391,7 @@ struct tfd_host {
 	size_t nthreads;
 	size_t nevents;		/* kept events on all threads */
 	size_t niterators;	/* iterator events */
+	size_t nloop_inputs;	/* of them, a loop inside a tf.function's input's */
 	size_t nproduce;	/* Produce + Consume events */
 	size_t nfunctions;	/* dataset-function events (a size hint) */
 	bool has_host_plane;	/* a "/host:CPU" plane or process was found */

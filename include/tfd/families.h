@@ -83,6 +83,19 @@ const char *tfd_serial_family(const char *family);
 /* Whether two long names (or stage paths) name one stage, a component made
  * parallel aside: "...::BatchV2::Map" and "...::BatchV2::ParallelMapV2". */
 bool tfd_same_stage_made_parallel(const char *a, const char *b);
+/* For an iterator event of a dataset's loop inside a tf.function
+ * ("ReduceIterator::Root::Prefetch::Scan::X...": autograph makes the loop a
+ * scan whose function is the loop's body, run by a ReduceDataset op), its
+ * name from the scan on ("Scan::X..."): the loop's input pipeline, the scan
+ * in the place of "Iterator". NULL for any other name, the loop's own
+ * iterators (up to the scan) included. */
+const char *tfd_loop_input_name(const char *name);
+/* Whether name is the root iterator of a dataset's loop inside a
+ * tf.function, whose parameters are its pipeline's options
+ * ("ReduceIterator::Root"; "ReduceIterator::Model" before 2.7). */
+bool tfd_loop_root_name(const char *name);
+/* An iterator event's long name: its loop input name (above) or itself. */
+const char *tfd_iter_long_name(const char *name);
 /* Number of "::" components of an iterator name: 2 for a root
  * ("Iterator::Model"). */
 int tfd_iter_parts(const char *name);

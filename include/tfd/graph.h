@@ -166,6 +166,12 @@ struct host_ctx {
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
+	/* the first call of a loop inside a tf.function's own root
+	 * (tfd_loop_root_name): its parameters are its input pipeline's
+	 * options (cpu_budget, threadpool_size), which the input's root,
+	 * below the loop's scan, does not carry */
+	struct tfd_event loop_root;
+	bool has_loop_root;
 	/* every iterator's parallelism changes (struct tfd_par_change), by
 	 * iterator then time once the threads are scanned */
 	VEC(struct tfd_par_change) par;

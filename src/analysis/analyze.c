@@ -11,6 +11,7 @@
 
 #include "passes.h"
 #include "tfd/graph.h"
+#include "tfd/satmath.h"
 
 #define diag tfd_analysis_diag
 
@@ -215,11 +216,71 @@ static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_resu
 
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
-/* Whether the host ran a ReduceDataset op (TensorFlow names the thread it
- * runs on): a for loop over a dataset inside a tf.function becomes one,
- * the loop's body its function, the dataset iterated inside the op. */
+/* A loop inside a tf.function: its input's roots (below the loop's scan)
+ * carry the options (cpu_budget, threadpool_size) its own root does, as
+ * an iterator's Root does: their first calls' parameters are theirs and
+ * then the loop root's they lack. */
+static void loop_options(struct host_ctx *c, struct analysis_priv *pv)
+{
+	const struct tfd_sig *lr = c->has_loop_root ? c->loop_root.sig : NULL;
+
+	for (size_t i = 0; lr && i < c->iters.n; i++) {
+		struct iter *it = &c->iters.v[i];
+		struct tfd_event *e = (struct tfd_event *)it->sample;
+		struct tfd_sig *s;
+		struct tfd_param *ps;
+		size_t n;
+
+		if (!e || it->long_name == e->sig->name || tfd_iter_parts(it->long_name) != 2)
+			continue;
+		s = xmalloc(sizeof(*s) + (e->sig->nparams + lr->nparams) * sizeof(*ps));
+		ps = (struct tfd_param *)(s + 1);
+		*s = *e->sig;
+		memcpy(ps, e->sig->params, e->sig->nparams * sizeof(*ps));
+		n = e->sig->nparams;
+		for (uint16_t k = 0; k < lr->nparams && n < TFD_MAX_PARAMS; k++) {
+			bool have = false;
+
+			for (size_t j = 0; j < e->sig->nparams && !have; j++)
+				have = strcmp(ps[j].key, lr->params[k].key) == 0;
+			if (!have)
+				ps[n++] = lr->params[k];
+		}
+		s->params = ps;
+		s->nparams = (uint16_t)n;
+		vec_push(&pv->blocks, s);
+		e->sig = s;
+	}
+}
+
+/* A loop inside a tf.function: each step's time before the loop's first
+ * element (its input's first call: a wait, from the waits' union), over the
+ * steps that hold one. */
+static void loop_startup(const struct tfd_host *h, struct tfd_host_result *hr)
+{
+	size_t nu = 0, k = 0;
+	struct tfd_interval *u = tfd_host_wait_union(h, &nu);
+
+	for (size_t s = 0; s < h->nsteps; s++) {
+		const struct tfd_step *st = &h->steps[s];
+
+		while (k < nu && u[k].s < st->start_ns)
+			k++;
+		if (k < nu && u[k].s < st->end_ns) {
+			hr->loop_startup_ns = sat_add(hr->loop_startup_ns, u[k].s - st->start_ns);
+			hr->loop_steps_ns = sat_add(hr->loop_steps_ns, st->end_ns - st->start_ns);
+		}
+	}
+	free(u);
+}
+
+/* Whether the host ran a dataset's loop inside a tf.function: its input's
+ * iterator events (autograph's scan, the loop's body, reduced), or a
+ * ReduceDataset op (TensorFlow names the thread it runs on). */
 static bool runs_loop_in_function(const struct tfd_host *h)
 {
+	if (h->nloop_inputs)
+		return true;
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].name &&
 		    strncmp(h->threads[t].name, "tf_data_reduce_dataset", 22) == 0)
@@ -245,6 +306,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	hr->host = h;
 	hr->focus = -1;
 	hr->loop_in_function = runs_loop_in_function(h);
+	if (h->nloop_inputs && h->nsteps)
+		loop_startup(h, hr);
 	if (!pending)
 		host_share(h, lean != NULL, hr, NULL, 0);
 	/* the dataset-function calls are read from the host's events alone:
@@ -263,6 +326,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 
 		if (samples)
 			vec_push(&pv->blocks, samples);
+		loop_options(&c, pv);
 	}
 	if (by_name)
 		diag(a, h->name,
@@ -372,7 +436,7 @@ enum tfd_status tfd_analysis_finish(struct tfd_analysis *a, const struct tfd_ana
 	}
 	for (size_t i = 0; i < a->nhosts; i++)
 		a->any_tfdata |= a->hosts[i].npipelines > 0;
-	for (size_t i = 0; i < a->nhosts && !a->any_tfdata; i++)
+	for (size_t i = 0; i < a->nhosts; i++)
 		a->loop_in_function |= a->hosts[i].loop_in_function;
 	tfd_stragglers_find(a);
 	if (a->nhosts) {

@@ -817,10 +817,16 @@ static size_t steps_of_pipeline(const struct tfd_cap_calls *in)
  * thread fills the devices' buffers, a tf.data service worker its own. The
  * steps' rate with free input, times the pipeline's root elements per step
  * (a rebatched pipeline gives one per replica). */
-static void steps_demand(struct tfd_capacity *cp, const struct tfd_cap_calls *in)
+static void steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
+			 const struct tfd_cap_calls *in)
 {
 	double d;
 
+	/* a loop inside a tf.function: the consumer is the loop's body, and
+	 * a step (a marker around the function's call) holds the loop's
+	 * start-up too */
+	if (strncmp(p->stages[0].long_name, "Scan::", 6) == 0)
+		return;
 	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
 		return;
 	d = in->step_rate * (double)in->nroots / (double)steps_of_pipeline(in);
@@ -876,7 +882,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	cp->demand = cp->window_ns > root_busy
 			 ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
 			 : INFINITY;
-	steps_demand(cp, in);
+	steps_demand(p, cp, in);
 	gil_bound(&c, root_busy);
 	choose_limiter(&c, root_busy);
 	for (size_t i = 0; i < p->nstages; i++)

@@ -64,9 +64,29 @@ static void device_outside(const struct tfd_host_result *hr, struct tfd_sureness
 		       spans);
 }
 
+/* The iterations of the training loop the steps hold: the root calls of
+ * the pipeline that holds the loop up most, when a step runs several (a
+ * loop inside a tf.function, next() under tf.range or a for loop over the
+ * dataset there, with a marker around each call; Keras'
+ * steps_per_execution); 0 without one. */
+static size_t loop_iterations(const struct tfd_host_result *hr)
+{
+	size_t calls;
+
+	if (hr->focus < 0 || (size_t)hr->focus >= hr->npipelines)
+		return 0;
+	calls = 0; /* its own and its repeats' (an iterator each call) */
+	for (size_t i = 0; i < hr->npipelines; i++)
+		if ((int)i == hr->focus || hr->pipelines[i].repeat_of1 == hr->focus + 1)
+			calls += (size_t)hr->pipelines[i].ncalls;
+	/* two a step or more: a call or two outside the steps is no loop */
+	return hr->all.nsteps && calls >= 2 * hr->all.nsteps ? calls : 0;
+}
+
 static void verdict(struct tfd_host_result *hr)
 {
 	struct tfd_sureness *s = &hr->confidence;
+	size_t iters = loop_iterations(hr);
 
 	s->level = TFD_CONF_HIGH;
 	if (isnan(hr->input_pct)) {
@@ -79,7 +99,13 @@ static void verdict(struct tfd_host_result *hr)
 		cap_at(s, TFD_CONF_LOW, "no step markers: the share is over the capture span");
 		return;
 	}
-	if (hr->all.nsteps < 5)
+	if (iters > hr->all.nsteps) {
+		/* the loop's iterations behind the share */
+		if (iters < 20)
+			cap_at(s, TFD_CONF_MEDIUM,
+			       "%zu iterations of the loop behind the share: 20+ make it firmer",
+			       iters);
+	} else if (hr->all.nsteps < 5)
 		cap_at(s, TFD_CONF_LOW, "%zu step%s captured: profile longer, e.g. 20+ steps",
 		       hr->all.nsteps, hr->all.nsteps == 1 ? "" : "s");
 	else if (hr->nsteps < 20)
@@ -138,7 +164,8 @@ void tfd_confidence_compute(struct tfd_host_result *hr)
 
 bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
 {
-	if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS)
+	if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS ||
+	    loop_iterations(h) >= TFD_SHORT_STEPS)
 		return false;
 	snprintf(buf, len,
 		 "capture too short to judge: %zu step%s. Profile %d steps or more after "

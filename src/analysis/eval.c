@@ -132,6 +132,7 @@ static double repeated_iterators(const struct tfd_host_result *h)
 
 HOST(m_input_percent, num_or_missing(h->input_pct))
 HOST(m_repeated_iterators, num(repeated_iterators(h)))
+HOST(m_loop_in_function, boolean(h->loop_in_function))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
 HOST(m_host_pipelines, num((double)h->nhost_pipelines))
@@ -308,6 +309,8 @@ const struct metric_def tfd_metrics[] = {
     {"repeated_iterators", VT_NUM, TARGET_HOST,
      "host pipelines that iterate the focus pipeline's dataset again (an iterator per epoch)",
      m_repeated_iterators},
+    {"loop_in_function", VT_BOOL, TARGET_HOST,
+     "the host ran a dataset's loop inside a tf.function (a ReduceDataset op)", m_loop_in_function},
     {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
      m_all_input_percent},
     {"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",
@@ -513,6 +516,26 @@ static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *
 	e->input_percent_after = S - hidden > 0 ? 100.0 * (W + E - hidden) / (S - hidden) : 0.0;
 }
 
+/* A loop inside a tf.function pulled from one iterator instead: each
+ * step's start-up (the time before the loop's first element: the body
+ * instantiated, the iterator started empty) goes, its waits stay. Over
+ * the steps that hold the loop (U of their S). */
+static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double S = (double)h->loop_steps_ns, U = (double)h->loop_startup_ns, W;
+
+	if (!h->loop_in_function || !(S > 0) || !(U > 0) || U >= S)
+		return;
+	W = h->step_ns > 0 ? (double)h->wait_ns / (double)h->step_ns * S : 0.0;
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S / (double)h->nsteps);
+	e->new_latency_ns = (int64_t)llround((S - U) / (double)h->nsteps);
+	e->speedup = S / (S - U);
+	e->step_speedup = e->speedup;
+	e->input_percent_after = fmin(100.0, 100.0 * W / (S - U));
+}
+
 /* The step's speed-up of a latency estimate: the step's other time stays,
  * its input share goes to `after`; at most what the host's cores allow
  * (the pipeline's CPU work and, without a device, the step's compute) and,
@@ -567,6 +590,10 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 	e->input_percent_after = NAN;
 	if (strcmp(r->est_model, "copy_overlap") == 0) {
 		copy_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "loop_startup") == 0) {
+		startup_estimate(h, e);
 		return;
 	}
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)

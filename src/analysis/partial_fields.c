@@ -164,6 +164,8 @@ static const struct fdesc host_rows[] = {
     FV(struct tfd_host_result, "gap_wait_ns", gap_wait_ns, FK_I64, 6),
     FV(struct tfd_host_result, "markers_pct", markers_pct, FK_PCT, 6),
     FV(struct tfd_host_result, "loop_in_function", loop_in_function, FK_BOOL, 6),
+    FV(struct tfd_host_result, "loop_startup_ns", loop_startup_ns, FK_I64, 6),
+    FV(struct tfd_host_result, "loop_steps_ns", loop_steps_ns, FK_I64, 6),
     /* the steps: a count and what the reports draw, not every step, so a
      * partial's size does not grow with the capture's length */
     F(struct tfd_host_result, "nsteps_seen", nstep_waits, FK_SIZE),

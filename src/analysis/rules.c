@@ -54,6 +54,7 @@ static const char *const class_names[] = {
     "host_to_device",
     "python_gil",
     "iterator_per_epoch",
+    "loop_in_function",
     "other",
 };
 
@@ -352,7 +353,8 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale", "remove", "overlap", "copy_overlap", "none"};
+static const char *const models[] = {"scale",	     "remove",	     "overlap",
+				     "copy_overlap", "loop_startup", "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
@@ -368,7 +370,7 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 			if (!cJSON_IsString(e) ||
 			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
 				return bad(c, "'estimate.model' must be one of scale, remove, "
-					      "overlap, copy_overlap, none");
+					      "overlap, copy_overlap, loop_startup, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {

@@ -264,6 +264,10 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	if (strncmp(name, "Iterator", 8) == 0 &&
 	    (name[8] == '\0' || strncmp(name + 8, "::", 2) == 0))
 		return TFD_EV_ITERATOR;
+	/* a dataset's loop inside a tf.function: its input's iterators, and
+	 * its root for the options it carries */
+	if (name[0] == 'R' && (tfd_loop_input_name(name) || tfd_loop_root_name(name)))
+		return TFD_EV_ITERATOR;
 	{
 		size_t n = strlen(name);
 
@@ -646,9 +650,10 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	e->dur_ns = dur_ns;
 	note_order(tb, t->nevents++, start_ns, dur_ns);
 	h->nevents++;
-	if (kind == TFD_EV_ITERATOR)
+	if (kind == TFD_EV_ITERATOR) {
 		h->niterators++;
-	else if (kind == TFD_EV_PRODUCE || kind == TFD_EV_CONSUME)
+		h->nloop_inputs += name[0] == 'R'; /* tfd_event_kind_of */
+	} else if (kind == TFD_EV_PRODUCE || kind == TFD_EV_CONSUME)
 		h->nproduce++;
 	else if (kind == TFD_EV_FUNCTION)
 		h->nfunctions++;
@@ -866,9 +871,10 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	}
 	h->nevents += ph->nevents - folded;
 	h->niterators += ph->niterators;
+	h->nloop_inputs += ph->nloop_inputs;
 	h->nproduce += ph->nproduce;
 	h->nfunctions += ph->nfunctions;
-	ph->nevents = ph->niterators = ph->nproduce = ph->nfunctions = 0;
+	ph->nevents = ph->niterators = ph->nloop_inputs = ph->nproduce = ph->nfunctions = 0;
 	for (size_t i = 0; i < ph->nsteps; i++)
 		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
 			      ph->steps[i].end_ns);

@@ -12,6 +12,7 @@
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/err.h"
+#include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
 
@@ -196,21 +197,44 @@ static int interval_cmp(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* Whether e is a call of the root of a loop inside a tf.function's input
+ * ("Scan::X"): the loop's body waits in it for its next element, as a loop
+ * outside a function waits in IteratorGetNext. last/last_is cache the
+ * answer for the signature read before. */
+static bool loop_input_root(const struct tfd_event *e, const struct tfd_sig **last, bool *last_is)
+{
+	if (e->sig != *last) {
+		const char *l = tfd_loop_input_name(e->sig->name);
+
+		*last = e->sig;
+		*last_is = l && tfd_iter_parts(l) == 2;
+	}
+	return *last_is;
+}
+
 /* Counted first, so that the array is made once. */
 struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
 {
 	struct tfd_interval *v = NULL;
 	size_t cap = 0, m = 0, k = 0;
+	uint32_t want =
+	    TFD_KIND_BIT(TFD_EV_GETNEXT) | (h->nloop_inputs ? TFD_KIND_BIT(TFD_EV_ITERATOR) : 0);
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < h->nthreads; t++) {
 			struct tfd_ev_cursor c;
 			struct tfd_event e;
+			const struct tfd_sig *last = NULL;
+			bool last_is = false;
 
-			if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)))
+			if (!(h->threads[t].kinds & want))
 				continue;
 			for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
-				if (e.kind != TFD_EV_GETNEXT || e.dur_ns <= 0)
+				if (e.dur_ns <= 0)
+					continue;
+				if (e.kind != TFD_EV_GETNEXT &&
+				    !(e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
+				      loop_input_root(&e, &last, &last_is)))
 					continue;
 				if (pass)
 					v[m++] = (struct tfd_interval){e.start_ns,

@@ -213,6 +213,46 @@ const char *tfd_iter_short(const char *long_name)
 	return last;
 }
 
+const char *tfd_loop_input_name(const char *name)
+{
+	/* what may stand between the reduce's iterator and the scan: the
+	 * root (Model before TensorFlow 2.7), the prefetch AUTOTUNE injects,
+	 * the take_while of a loop that breaks */
+	static const char *const wrap[] = {"Root", "Model", "Prefetch", "TakeWhile"};
+	const char *p;
+
+	if (strncmp(name, "ReduceIterator::", 16) != 0)
+		return NULL;
+	p = name + 16;
+	for (int k = 0; k <= 4; k++) {
+		const char *end = strstr(p, "::");
+		size_t n = end ? (size_t)(end - p) : strlen(p), i;
+
+		if (n == 4 && strncmp(p, "Scan", 4) == 0)
+			return end ? p : NULL;
+		for (i = 0; i < sizeof(wrap) / sizeof(wrap[0]); i++)
+			if (strlen(wrap[i]) == n && strncmp(p, wrap[i], n) == 0)
+				break;
+		if (i == sizeof(wrap) / sizeof(wrap[0]) || !end)
+			return NULL;
+		p = end + 2;
+	}
+	return NULL;
+}
+
+bool tfd_loop_root_name(const char *name)
+{
+	return strcmp(name, "ReduceIterator::Root") == 0 ||
+	       strcmp(name, "ReduceIterator::Model") == 0;
+}
+
+const char *tfd_iter_long_name(const char *name)
+{
+	const char *l = name[0] == 'R' ? tfd_loop_input_name(name) : NULL;
+
+	return l ? l : name;
+}
+
 int tfd_iter_parts(const char *name)
 {
 	int n = 1;

@@ -121,7 +121,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.id = e->id;
 	it.parent_id = e->sig->parent_id;
 	it.has_parent = (e->flags & TFD_EVF_PARENT) != 0;
-	it.long_name = e->sig->name;
+	it.long_name = tfd_iter_long_name(e->sig->name);
 	it.parent = -1;
 	it.stage = -1;
 	it.pair = -1;
@@ -135,10 +135,10 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 		imap_put(&c->by_name, name_key(e->sig->name), idx);
 	{
 		size_t head;
-		int next = imap_get(&c->by_lname, text_key(e->sig->name), &head) ? (int)head : -1;
+		int next = imap_get(&c->by_lname, text_key(it.long_name), &head) ? (int)head : -1;
 
 		vec_push(&c->lname_next, next);
-		imap_put(&c->by_lname, text_key(e->sig->name), idx);
+		imap_put(&c->by_lname, text_key(it.long_name), idx);
 	}
 	return (int)idx;
 }
@@ -422,6 +422,15 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 			continue;
 		if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
 			continue;
+		if (e->kind == TFD_EV_ITERATOR && e->sig->name[0] == 'R' &&
+		    tfd_loop_root_name(e->sig->name)) {
+			/* the loop's own root: not its input's; its options are */
+			if (!c->has_loop_root) {
+				c->loop_root = *e;
+				c->has_loop_root = true;
+			}
+			continue;
+		}
 		while (ss->stack.n && !(ss->stack.v[ss->stack.n - 1].start <= e->start_ns &&
 					end <= ss->stack.v[ss->stack.n - 1].end))
 			ss->stack.n--;

@@ -591,6 +591,14 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		add_ns(o, "step_ns", h->step_ns);
 		cJSON_AddNumberToObject(o, "steps", (double)h->nsteps);
 		add_ns(o, "max_latency_ns", h->max_latency_ns);
+		if (h->loop_in_function) {
+			cJSON *lp = cJSON_AddObjectToObject(o, "loop_in_function");
+
+			add_ns(lp, "startup_ns", h->loop_startup_ns);
+			add_ns(lp, "steps_ns", h->loop_steps_ns);
+		} else {
+			cJSON_AddNullToObject(o, "loop_in_function");
+		}
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->has_device)

@@ -179,7 +179,8 @@ for v in (2, 4, 5):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
     for h in d["hosts"]:
-        for k in ("gaps_counted", "gap_wait_ns", "markers_pct", "loop_in_function"):
+        for k in ("gaps_counted", "gap_wait_ns", "markers_pct", "loop_in_function",
+                  "loop_startup_ns", "loop_steps_ns"):
             h.pop(k)
         for p in h["pipelines"]:
             p.pop("repeat_of1")

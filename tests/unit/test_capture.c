@@ -339,6 +339,14 @@ static void kinds(struct t *t)
 	T_EQ_I64(tfd_event_kind_of("Iterator::Model::Prefetch"), TFD_EV_ITERATOR);
 	T_EQ_I64(tfd_event_kind_of("Iterator"), TFD_EV_ITERATOR);
 	T_EQ_I64(tfd_event_kind_of("IteratorX"), TFD_EV_OTHER);
+	/* a dataset's loop inside a tf.function: its input below autograph's
+	 * scan, and its own root for its options; the rest of it is not */
+	T_EQ_I64(tfd_event_kind_of("ReduceIterator::Root::Prefetch::Scan::FiniteTake"),
+		 TFD_EV_ITERATOR);
+	T_EQ_I64(tfd_event_kind_of("ReduceIterator::Root"), TFD_EV_ITERATOR);
+	T_EQ_I64(tfd_event_kind_of("ReduceIterator::Root::Prefetch::Scan"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("ReduceIterator::Root::Map"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("ReduceIteratorX::Root"), TFD_EV_OTHER);
 	T_EQ_I64(tfd_event_kind_of("PrefetchProduce"), TFD_EV_PRODUCE);
 	T_EQ_I64(tfd_event_kind_of("MapAndBatchConsume"), TFD_EV_CONSUME);
 	T_EQ_I64(tfd_event_kind_of("IteratorGetNextOp::DoCompute"), TFD_EV_GETNEXT);
@@ -2545,6 +2553,25 @@ static void ungrouped_markers_win_over_groups(struct t *t)
 	tfd_capture_free(cap);
 }
 
+static void loop_input_names(struct t *t)
+{
+	/* the input of a loop inside a tf.function: from the scan on, through
+	 * the root, the prefetch AUTOTUNE injects and a breaking loop's
+	 * take_while (Model before TensorFlow 2.7) */
+	T_EQ_STR(tfd_loop_input_name("ReduceIterator::Root::Prefetch::Scan::FiniteTake::Map"),
+		 "Scan::FiniteTake::Map");
+	T_EQ_STR(tfd_loop_input_name("ReduceIterator::Model::Scan::BatchV2"), "Scan::BatchV2");
+	T_EQ_STR(tfd_loop_input_name("ReduceIterator::Root::Prefetch::TakeWhile::Scan::Range"),
+		 "Scan::Range");
+	T_TRUE(tfd_loop_input_name("ReduceIterator::Root::Prefetch::Scan") == NULL);
+	T_TRUE(tfd_loop_input_name("ReduceIterator::Root::Map::Scan::Range") == NULL);
+	T_TRUE(tfd_loop_input_name("Iterator::Root::Prefetch::Scan::Range") == NULL);
+	T_TRUE(tfd_loop_input_name("ReduceIterator::Root::Root::Root::Root::Root::Scan::R") ==
+	       NULL);
+	T_EQ_STR(tfd_iter_long_name("Iterator::Root::Map"), "Iterator::Root::Map");
+	T_TRUE(tfd_loop_root_name("ReduceIterator::Root") && !tfd_loop_root_name("Iterator::Root"));
+}
+
 /* a stage made parallel is the stage it was (diff's rows, the nightly
  * job's "bottleneck moved") */
 static void same_stage_made_parallel(struct t *t)
@@ -2567,6 +2594,7 @@ static void same_stage_made_parallel(struct t *t)
 const struct t_case capture_cases[] = {
     T(device_long_kernel),
     T(same_stage_made_parallel),
+    T(loop_input_names),
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
     T(group_ids_without_markers),
