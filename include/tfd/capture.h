@@ -570,11 +570,17 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
  * that are not kept). */
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
 		   int64_t start_ns, int64_t end_ns);
-/* Whether an event name is one TensorFlow's profiler takes for a step
- * marker when it carries a `_r` (root) or `step_num` stat: a name that
- * starts with "train", "test" or "TraceContext" and holds no '/', or Keras'
- * "Profiled batch". */
+/* Whether an event name is a step marker's by its name alone, when it
+ * carries a `_r` (root) or `step_num` stat: a name that starts with
+ * "train", "test" or "TraceContext" and holds no '/', or Keras' "Profiled
+ * batch". */
 bool tfd_step_marker_name(const char *name);
+/* Whether an event of this name that carries a `_r` (root) stat is a step
+ * marker, whatever its name, as TensorFlow's converter takes one
+ * (Trace("step", _r=1) marks a step as Trace("train", _r=1) does): every
+ * name but those of the roots TensorFlow itself writes (FunctionRun,
+ * SessionRun, RunGraph, ExecutorState::Process), which are no steps. */
+bool tfd_step_root_name(const char *name);
 /* Note a step marker on host h, on the thread of id thread_id, in the
  * step of group_id group when has_group. */
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,

@@ -439,31 +439,35 @@ static bool event_names(const struct jev *e, const char *nm, const char **name, 
 	return has_group;
 }
 
-/* A step marker (tfd_step_marker_name(), and a "step_num" or "_r" arg),
- * noted with its step number and group: TensorFlow's converter names it
- * with its number ("train 25"). */
+/* A step marker, noted with its step number and group: a step marker's
+ * name (tfd_step_marker_name()) with a "step_num" or "_r" arg, or any
+ * other name but TensorFlow's own roots' (tfd_step_root_name()) with a
+ * "_r" arg (a raw trace) or the "step_name" TensorFlow's converter gives
+ * a step's root (it names the event with its number too: "train 25",
+ * "step 25"). */
 static void note_marker(struct tfd_host *h, const struct jev *e, const char *nm, double tid,
 			int64_t start, int64_t end, bool has_group, int64_t group)
 {
 	int64_t step = -1;
-	bool marker = false;
+	bool root = false, num = false;
 	double v;
 
-	/* (train*, test*, TraceContext*, Profiled batch: most names fail here) */
-	if ((nm[0] != 't' && nm[0] != 'T' && nm[0] != 'P') || !tfd_step_marker_name(nm))
-		return;
 	for (size_t i = 0; i < e->args.n; i++) {
 		const char *k = str(e, e->args.v[i].key);
 
-		if (strcmp(k, "_r") == 0) {
-			marker = true;
+		if (k[0] != '_' && k[0] != 's')
+			continue; /* (most args) */
+		if (strcmp(k, "_r") == 0 || strcmp(k, "step_name") == 0) {
+			root = true;
 		} else if (strcmp(k, "step_num") == 0) {
-			marker = true;
+			num = true;
 			if (num_of(e, e->args.v[i].val, &v) && group_of(v, &step) && step < 0)
 				step = -1;
 		}
 	}
-	if (marker)
+	if (!root && !num)
+		return;
+	if (tfd_step_marker_name(nm) ? true : root && tfd_step_root_name(nm))
 		tfd_host_step_marker(h, to_i64(tid), step, start, end, has_group, group);
 }
 

@@ -31,6 +31,10 @@ struct meta {
 	uint8_t kind;
 	bool h2d;    /* a host-side copy to the device (tfd_host_op_is_h2d) */
 	bool marker; /* a step marker's name (tfd_step_marker_name) */
+	/* a step marker by its `_r` stat (tfd_step_root_name): 0 not known
+	 * yet (read on its first event: a Trace's arguments are its call
+	 * site's), 1 yes, 2 no */
+	uint8_t root;
 };
 
 struct smeta {
@@ -81,6 +85,10 @@ struct scan {
 	/* the same for "id" stats, looked for in executor chunks */
 	uint64_t id_mids[4];
 	int nid_mids;
+	/* and for "_r" (a root: a step marker whatever its name), looked for
+	 * on each event name's first event; none in the plane, none looked */
+	uint64_t root_mids[4];
+	int nroot_mids;
 	/* an iterator's parameters (integers, short strings), read from every
 	 * one of its events: the signature each (signature, stat, value) gave last,
 	 * direct-mapped (the value's text, its interning and the signature's

@@ -99,6 +99,9 @@ static int stat_meta(struct scan *sc, uint64_t key, struct span val)
 	if (sm.code == TFD_STAT_GROUP)
 		note_stat_mid(&sc->ngroup_mids, sc->group_mids,
 			      sizeof(sc->group_mids) / sizeof(sc->group_mids[0]), key);
+	if (strcmp(sm.name, "_r") == 0)
+		note_stat_mid(&sc->nroot_mids, sc->root_mids,
+			      sizeof(sc->root_mids) / sizeof(sc->root_mids[0]), key);
 	return 0;
 }
 
@@ -135,6 +138,8 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
 		mt.h2d = tfd_host_op_is_h2d(mt.name, strlen(mt.name));
 		mt.marker = tfd_step_marker_name(mt.name);
+		mt.root =
+		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 		return 0;
@@ -530,6 +535,31 @@ static bool step_marker(const struct scan *sc, const uint8_t *p, const uint8_t *
 	return marker;
 }
 
+/* Whether an event's stats hold a `_r` (root) stat: by its metadata id,
+ * none when the plane has no "_r" stat. */
+static bool has_root_stat(const struct scan *sc, const uint8_t *p, const uint8_t *end)
+{
+	struct stat_walk w = stat_walk(p, end);
+
+	if (!sc->nroot_mids)
+		return false;
+	while (next_stat(&w)) {
+		struct xstat xs;
+		const struct smeta *sm;
+
+		if (w.known && sc->nroot_mids > 0) {
+			for (int i = 0; i < sc->nroot_mids; i++)
+				if (sc->root_mids[i] == w.smid)
+					return true;
+			continue;
+		}
+		if (walk_stat(sc, &w, &xs) == 0 && (sm = smeta_of(sc, xs.mid)) &&
+		    strcmp(sm->name, "_r") == 0)
+			return true;
+	}
+	return false;
+}
+
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot
  * bytes (the scanner's inner loop); cut up, the format would be scattered. */
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
@@ -539,7 +569,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0;
 	bool has_group = false, keep, marker;
@@ -597,6 +627,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	{
 		const struct meta *mm = meta_of(sc, mid);
 
+		if (mm && mm->root == 0 && !sc->prepass)
+			((struct meta *)mm)->root = has_root_stat(sc, stats, end) ? 1 : 2;
 		if (mm)
 			m = *mm;
 	}
@@ -610,7 +642,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			fn_steps_add_later(&sc->fn_steps, id);
 		return TFD_OK;
 	}
-	marker = m.marker && step_marker(sc, stats, end, &step_num);
+	marker = (m.marker || m.root == 1) && step_marker(sc, stats, end, &step_num);
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id = 0;

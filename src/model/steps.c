@@ -59,6 +59,12 @@ bool tfd_step_marker_name(const char *name)
 	return strchr(name, '/') == NULL;
 }
 
+bool tfd_step_root_name(const char *name)
+{
+	return strcmp(name, "FunctionRun") != 0 && strcmp(name, "SessionRun") != 0 &&
+	       strcmp(name, "RunGraph") != 0 && strcmp(name, "ExecutorState::Process") != 0;
+}
+
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
 			  int64_t end_ns, bool has_group, int64_t group)
 {

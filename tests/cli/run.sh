@@ -535,6 +535,16 @@ assert s["tfdata_found"] is False and s["loop_in_function"] is True, s' <<<"$out
 run analyze -q -f json tests/cases/ok/negative-tda-mnist-cnn-tf20-no-iterators
 if python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]
 assert s["tfdata_found"] is False and s["loop_in_function"] is False, s' <<<"$out"; then ok; else bad "no tf.data, no loop inside a function: $(head -c 300 <<<"$out")"; fi
+# a step marker of any name with `_r` is a step, as TensorFlow's converter
+# takes it (xprof: 28 steps, 32.69 %), and the converter's Chrome trace of
+# it (markers "step 20", ..., a step_name arg) reads the same; tfdoctor had
+# taken only train*/test* names and read the capture's span
+for f in vm.xplane.pb vm.trace.json.gz; do
+	run analyze -q -f json "tests/cases/ok/tf221-marker-named-step/$f"
+	if python3 -c 'import json, sys; h = json.load(sys.stdin)["hosts"][0]
+assert h["input_basis"] == "steps" and h["input_share"]["tf_convention"]["steps"] == 28, h["input_basis"]
+assert abs(h["input_percent"] - 32.69) <= 0.1, h["input_percent"]' <<<"$out"; then ok; else bad "a marker named step ($f): $(head -c 300 <<<"$out")"; fi
+done
 # a loop that makes an iterator each epoch (`for epoch ...: for x in ds:`):
 # a pipeline per epoch, each consumed by its epoch's steps; the training
 # steps are its consumer, none is said to take elements for them

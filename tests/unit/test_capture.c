@@ -2553,6 +2553,15 @@ static void ungrouped_markers_win_over_groups(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* a marker of any name with `_r` is a step, but TensorFlow's own roots */
+static void step_root_names(struct t *t)
+{
+	T_TRUE(tfd_step_root_name("step") && tfd_step_root_name("epoch_step") &&
+	       tfd_step_root_name("train/x"));
+	T_TRUE(!tfd_step_root_name("FunctionRun") && !tfd_step_root_name("SessionRun") &&
+	       !tfd_step_root_name("RunGraph") && !tfd_step_root_name("ExecutorState::Process"));
+}
+
 static void loop_input_names(struct t *t)
 {
 	/* the input of a loop inside a tf.function: from the scan on, through
@@ -2595,6 +2604,7 @@ const struct t_case capture_cases[] = {
     T(device_long_kernel),
     T(same_stage_made_parallel),
     T(loop_input_names),
+    T(step_root_names),
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
     T(group_ids_without_markers),
