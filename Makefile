@@ -208,7 +208,8 @@ fuzz: deps-fuzz
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  $(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=2048 \
 	    -timeout=10 -print_final_stats=1 -artifact_prefix=$(FZ)/crash-$$t- \
-	    $(FZ)/corpus-$$t 2>&1 | tail -12 || exit 1; \
+	    $(FZ)/corpus-$$t > $(FZ)/log-$$t 2>&1; rc=$$?; tail -12 $(FZ)/log-$$t; \
+	  [ $$rc -eq 0 ] || { echo "fuzz: $$t failed (exit $$rc; see $(FZ)/log-$$t)"; exit 1; }; \
 	done
 
 # fold what fuzzing found back into the committed corpus, minimized

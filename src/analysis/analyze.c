@@ -214,8 +214,6 @@ static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_resu
 	}
 }
 
-/* lean: h itself, whose events may go once read (all are gone once the
- * graph is built) */
 /* A loop inside a tf.function: its input's roots (below the loop's scan)
  * carry the options (cpu_budget, threadpool_size) its own root does, as
  * an iterator's Root does: their first calls' parameters are theirs and
@@ -236,7 +234,8 @@ static void loop_options(struct host_ctx *c, struct analysis_priv *pv)
 		s = xmalloc(sizeof(*s) + (e->sig->nparams + lr->nparams) * sizeof(*ps));
 		ps = (struct tfd_param *)(s + 1);
 		*s = *e->sig;
-		memcpy(ps, e->sig->params, e->sig->nparams * sizeof(*ps));
+		if (e->sig->nparams)
+			memcpy(ps, e->sig->params, e->sig->nparams * sizeof(*ps));
 		n = e->sig->nparams;
 		for (uint16_t k = 0; k < lr->nparams && n < TFD_MAX_PARAMS; k++) {
 			bool have = false;
@@ -288,6 +287,8 @@ static bool runs_loop_in_function(const struct tfd_host *h)
 	return false;
 }
 
+/* lean: h itself, whose events may go once read (all are gone once the
+ * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
 				    struct tfd_host_result *hr, struct tfd_analysis *a,
 				    struct analysis_priv *pv, const struct tfd_analyze_opts *opts,
