@@ -141,6 +141,14 @@ struct tfd_marker {
 	bool has_group;
 };
 
+/* A FunctionRun: a tf.function's run (its step id, its thread's id),
+ * read to tell a training step's functions from those tf.data runs. */
+struct tfd_fnrun {
+	int64_t start_ns, end_ns;
+	int64_t thread_id;
+	uint64_t id;
+};
+
 /* How a packed event's value is stored: none (zero), a varint, eight bytes
  * (little-endian), or in its form (an iterator's id: its calls repeat it). */
 enum tfd_val_how { TFD_VAL_NONE, TFD_VAL_VARINT, TFD_VAL_FIXED, TFD_VAL_FORM };
@@ -401,6 +409,15 @@ struct tfd_host {
 	 * tfd_host_steps_from_markers() when no event had a group_id */
 	struct tfd_marker *markers;
 	size_t nmarkers, markers_cap;
+	/* FunctionRun events read (tfd_host_fnrun), until the markers make the
+	 * steps; then the step ids of those outside every step marker, sorted:
+	 * functions tf.data runs (prefetch_to_device's generator pulls the host
+	 * pipeline with an IteratorGetNext op in one), not a step's, whose
+	 * GetNext is the pipeline's own, no wait of the training loop's */
+	struct tfd_fnrun *fnruns;
+	size_t nfnruns, fnruns_cap;
+	uint64_t *loose_fn_ids;
+	size_t nloose_fn_ids;
 	/* the steps are the markers' extents (their group_ids, if any, are
 	 * not the steps': a device span is routed to its steps by time) */
 	bool steps_from_markers;
@@ -581,6 +598,13 @@ bool tfd_step_marker_name(const char *name);
  * name but those of the roots TensorFlow itself writes (FunctionRun,
  * SessionRun, RunGraph, ExecutorState::Process), which are no steps. */
 bool tfd_step_root_name(const char *name);
+/* Note a FunctionRun of step id id on host h, on the thread of id
+ * thread_id. */
+void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
+		    int64_t end_ns);
+/* Whether id is the step id of a function run outside every step marker
+ * (tfd_host.loose_fn_ids). */
+bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);
 /* Note a step marker on host h, on the thread of id thread_id, in the
  * step of group_id group when has_group. */
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,

@@ -35,6 +35,7 @@ struct meta {
 	 * yet (read on its first event: a Trace's arguments are its call
 	 * site's), 1 yes, 2 no */
 	uint8_t root;
+	bool fnrun; /* a FunctionRun (tfd_host_fnrun) */
 };
 
 struct smeta {

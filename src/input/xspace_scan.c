@@ -140,6 +140,7 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.marker = tfd_step_marker_name(mt.name);
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
+		mt.fnrun = strcmp(mt.name, "FunctionRun") == 0;
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 		return 0;
@@ -569,7 +570,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false, 2};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2, false};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0;
 	bool has_group = false, keep, marker;
@@ -643,6 +644,12 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		return TFD_OK;
 	}
 	marker = (m.marker || m.root == 1) && step_marker(sc, stats, end, &step_num);
+	if (m.fnrun) {
+		uint64_t id;
+
+		if (event_id(sc, stats, end, &id))
+			tfd_host_fnrun(h, h->threads[th].id, id, start_ns, end_ns);
+	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
 		uint64_t id = 0;

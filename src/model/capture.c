@@ -885,6 +885,12 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	free(ph->markers);
 	ph->markers = NULL;
 	ph->nmarkers = ph->markers_cap = 0;
+	for (size_t i = 0; i < ph->nfnruns; i++)
+		tfd_host_fnrun(h, ph->fnruns[i].thread_id, ph->fnruns[i].id, ph->fnruns[i].start_ns,
+			       ph->fnruns[i].end_ns);
+	free(ph->fnruns);
+	ph->fnruns = NULL;
+	ph->nfnruns = ph->fnruns_cap = 0;
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
 	absorb_fn_ops(cap, h, ph);
@@ -980,6 +986,8 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->planes);
 	free(h->steps);
 	free(h->markers);
+	free(h->fnruns);
+	free(h->loose_fn_ids);
 	tfd_exec_sums_free(h->exec_sums);
 	free(h->fn_ops.v);
 	free(h->fn_sums);

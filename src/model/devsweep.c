@@ -226,11 +226,25 @@ struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
 			struct tfd_event e;
 			const struct tfd_sig *last = NULL;
 			bool last_is = false;
+			/* the end of the dataset function's run open on the thread:
+			 * a GetNext inside one is the pipeline's own (a generator
+			 * that pulls another iterator: prefetch_to_device), not the
+			 * training loop's wait */
+			int64_t fn_end = INT64_MIN;
 
 			if (!(h->threads[t].kinds & want))
 				continue;
 			for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+				if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {
+					if (e.dur_ns > 0 && e.start_ns + e.dur_ns > fn_end)
+						fn_end = e.start_ns + e.dur_ns;
+					continue;
+				}
 				if (e.dur_ns <= 0)
+					continue;
+				if (e.kind == TFD_EV_GETNEXT &&
+				    (e.start_ns < fn_end ||
+				     ((e.flags & TFD_EVF_ID) && tfd_host_loose_fn(h, e.id))))
 					continue;
 				if (e.kind != TFD_EV_GETNEXT &&
 				    !(e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&

@@ -65,6 +65,60 @@ bool tfd_step_root_name(const char *name)
 	       strcmp(name, "RunGraph") != 0 && strcmp(name, "ExecutorState::Process") != 0;
 }
 
+void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
+		    int64_t end_ns)
+{
+	if (h->nfnruns == h->fnruns_cap) {
+		h->fnruns_cap = h->fnruns_cap ? 2 * h->fnruns_cap : 64;
+		h->fnruns = xrealloc(h->fnruns, h->fnruns_cap * sizeof(*h->fnruns));
+	}
+	h->fnruns[h->nfnruns++] = (struct tfd_fnrun){start_ns, end_ns, thread_id, id};
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id)
+{
+	return h->nloose_fn_ids &&
+	       bsearch(&id, h->loose_fn_ids, h->nloose_fn_ids, sizeof(id), u64_cmp) != NULL;
+}
+
+/* The function runs outside every step marker (markers: the outermost of
+ * each thread, by thread then start): their step ids, sorted. */
+static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
+{
+	size_t k = 0;
+
+	h->loose_fn_ids = xmalloc((h->nfnruns + 1) * sizeof(*h->loose_fn_ids));
+	for (size_t i = 0; i < h->nfnruns; i++) {
+		const struct tfd_fnrun *f = &h->fnruns[i];
+		size_t lo = 0, hi = n;
+		bool inside = false;
+
+		/* the last marker of f's thread that starts by f's start */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (mk[mid].thread_id < f->thread_id ||
+			    (mk[mid].thread_id == f->thread_id && mk[mid].start_ns <= f->start_ns))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		inside = lo > 0 && mk[lo - 1].thread_id == f->thread_id &&
+			 f->start_ns < mk[lo - 1].end_ns;
+		if (!inside)
+			h->loose_fn_ids[k++] = f->id;
+	}
+	qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
+	h->nloose_fn_ids = k;
+}
+
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
 			  int64_t end_ns, bool has_group, int64_t group)
 {
@@ -159,6 +213,8 @@ void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 				continue;
 			h->markers[n++] = *m;
 		}
+		if (h->nfnruns)
+			loose_fns(h, h->markers, n);
 		/* group ids in time order across threads */
 		qsort(h->markers, n, sizeof(*h->markers), marker_start_cmp);
 		for (size_t i = 0; i < n; i++)
@@ -169,4 +225,7 @@ void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 	free(h->markers);
 	h->markers = NULL;
 	h->nmarkers = h->markers_cap = 0;
+	free(h->fnruns);
+	h->fnruns = NULL;
+	h->nfnruns = h->fnruns_cap = 0;
 }
