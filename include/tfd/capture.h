@@ -147,6 +147,8 @@ struct tfd_fnrun {
 	int64_t start_ns, end_ns;
 	int64_t thread_id;
 	uint64_t id;
+	int64_t group; /* its group_id, when has_group (a converted trace) */
+	bool has_group;
 };
 
 /* How a packed event's value is stored: none (zero), a varint, eight bytes
@@ -410,7 +412,8 @@ struct tfd_host {
 	struct tfd_marker *markers;
 	size_t nmarkers, markers_cap;
 	/* FunctionRun events read (tfd_host_fnrun), until the markers make the
-	 * steps; then the step ids of those outside every step marker, sorted:
+	 * steps; then the step ids of those outside every step marker (in a
+	 * group that is no step's, in a converted trace), sorted:
 	 * functions tf.data runs (prefetch_to_device's generator pulls the host
 	 * pipeline with an IteratorGetNext op in one), not a step's, whose
 	 * GetNext is the pipeline's own, no wait of the training loop's */
@@ -599,9 +602,9 @@ bool tfd_step_marker_name(const char *name);
  * SessionRun, RunGraph, ExecutorState::Process), which are no steps. */
 bool tfd_step_root_name(const char *name);
 /* Note a FunctionRun of step id id on host h, on the thread of id
- * thread_id. */
+ * thread_id, in the group group when has_group. */
 void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
-		    int64_t end_ns);
+		    int64_t end_ns, bool has_group, int64_t group);
 /* Whether id is the step id of a function run outside every step marker
  * (tfd_host.loose_fn_ids). */
 bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);

@@ -508,6 +508,8 @@ static int host_event(struct parse *p)
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
 	note_marker(h, e, nm, tid, start, end, has_group, group);
+	if (nm[0] == 'F' && strcmp(nm, "FunctionRun") == 0)
+		tfd_host_fnrun(h, to_i64(tid), arg_id(e), start, end, has_group, group);
 	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
 	kind = tfd_event_kind_of(name);

@@ -648,7 +648,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		uint64_t id;
 
 		if (event_id(sc, stats, end, &id))
-			tfd_host_fnrun(h, h->threads[th].id, id, start_ns, end_ns);
+			tfd_host_fnrun(h, h->threads[th].id, id, start_ns, end_ns, false, 0);
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {

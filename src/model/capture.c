@@ -887,7 +887,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	ph->nmarkers = ph->markers_cap = 0;
 	for (size_t i = 0; i < ph->nfnruns; i++)
 		tfd_host_fnrun(h, ph->fnruns[i].thread_id, ph->fnruns[i].id, ph->fnruns[i].start_ns,
-			       ph->fnruns[i].end_ns);
+			       ph->fnruns[i].end_ns, ph->fnruns[i].has_group, ph->fnruns[i].group);
 	free(ph->fnruns);
 	ph->fnruns = NULL;
 	ph->nfnruns = ph->fnruns_cap = 0;

@@ -66,13 +66,14 @@ bool tfd_step_root_name(const char *name)
 }
 
 void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
-		    int64_t end_ns)
+		    int64_t end_ns, bool has_group, int64_t group)
 {
 	if (h->nfnruns == h->fnruns_cap) {
 		h->fnruns_cap = h->fnruns_cap ? 2 * h->fnruns_cap : 64;
 		h->fnruns = xrealloc(h->fnruns, h->fnruns_cap * sizeof(*h->fnruns));
 	}
-	h->fnruns[h->nfnruns++] = (struct tfd_fnrun){start_ns, end_ns, thread_id, id};
+	h->fnruns[h->nfnruns++] =
+	    (struct tfd_fnrun){start_ns, end_ns, thread_id, id, has_group ? group : 0, has_group};
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -94,6 +95,7 @@ static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 {
 	size_t k = 0;
 
+	free(h->loose_fn_ids); /* (a converted trace's, when its groups made no step) */
 	h->loose_fn_ids = xmalloc((h->nfnruns + 1) * sizeof(*h->loose_fn_ids));
 	for (size_t i = 0; i < h->nfnruns; i++) {
 		const struct tfd_fnrun *f = &h->fnruns[i];
@@ -177,6 +179,18 @@ static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
 			h->markers[at].end_ns =
 			    m->end_ns > h->markers[at].end_ns ? m->end_ns : h->markers[at].end_ns;
 		}
+	}
+	if (marked.n && h->nfnruns) {
+		/* the function runs in groups that are no step's: tf.data's */
+		size_t k = 0;
+
+		h->loose_fn_ids = xmalloc(h->nfnruns * sizeof(*h->loose_fn_ids));
+		for (size_t i = 0; i < h->nfnruns; i++)
+			if (h->fnruns[i].has_group &&
+			    !imap_get(&marked, (uint64_t)h->fnruns[i].group, NULL))
+				h->loose_fn_ids[k++] = h->fnruns[i].id;
+		qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
+		h->nloose_fn_ids = k;
 	}
 	if (marked.n)
 		for (size_t s = 0; s < h->nsteps; s++)
