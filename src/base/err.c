@@ -1,3 +1,4 @@
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,9 +65,15 @@ int tfd_status_exit_code(enum tfd_status st)
 }
 
 /* One clear line and exit status 1: running out of memory (a ulimit, a huge
- * capture) is a runtime error, never a crash. */
+ * capture) is a runtime error, never a crash. Said once: two threads that
+ * run out together printed it twice; the later one waits for the exit. */
 static void oom(void)
 {
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (atomic_flag_test_and_set(&said))
+		for (;;)
+			pause();
 	fputs("tfdoctor: error: out of memory (the capture needs more than the memory limit "
 	      "allows)\n",
 	      stderr);

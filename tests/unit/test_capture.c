@@ -1,11 +1,14 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
 #include <dirent.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -2553,6 +2556,66 @@ static void ungrouped_markers_win_over_groups(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* Out of memory on several threads at once: one line, exit 1 (two threads
+ * printed it twice). In a child process: the failure exits. Not under
+ * AddressSanitizer, whose allocator reports a huge request instead. */
+#if defined(__SANITIZE_ADDRESS__)
+#define OOM_TEST 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OOM_TEST 0
+#endif
+#endif
+#ifndef OOM_TEST
+#define OOM_TEST 1
+#endif
+
+static pthread_barrier_t oom_go;
+
+static void *oom_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&oom_go);
+	return xmalloc(SIZE_MAX / 2);
+}
+
+static void oom_said_once(struct t *t)
+{
+	int fd[2], status = 0;
+	pid_t pid;
+	char buf[4096];
+	size_t len = 0;
+	ssize_t r;
+
+	if (!OOM_TEST)
+		return;
+	T_TRUE(pipe(fd) == 0);
+	pid = fork();
+	T_TRUE(pid >= 0);
+	if (pid == 0) {
+		pthread_t th[32];
+
+		dup2(fd[1], 2);
+		close(fd[0]);
+		pthread_barrier_init(&oom_go, NULL, 32);
+		for (int i = 0; i < 32; i++)
+			pthread_create(&th[i], NULL, oom_thread, NULL);
+		for (int i = 0; i < 32; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	close(fd[1]);
+	while (len < sizeof(buf) - 1 && (r = read(fd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	T_EQ_STR(buf,
+		 "tfdoctor: error: out of memory (the capture needs more than the memory limit "
+		 "allows)\n");
+}
+
 /* a marker of any name with `_r` is a step, but TensorFlow's own roots */
 static void step_root_names(struct t *t)
 {
@@ -2605,6 +2668,7 @@ const struct t_case capture_cases[] = {
     T(same_stage_made_parallel),
     T(loop_input_names),
     T(step_root_names),
+    T(oom_said_once),
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
     T(group_ids_without_markers),
