@@ -557,6 +557,15 @@ for f in vm.xplane.pb vm.trace.json.gz; do
 tf = h["input_share"]["tf_convention"]
 assert tf["steps"] == 28 and abs(tf["percent"] - 0.48) <= 0.1, tf' <<<"$out"; then ok; else bad "prefetch_to_device ($f): $(head -c 300 <<<"$out")"; fi
 done
+# next(it) under tf.range inside the function, 4 steps a call, a marker
+# around each call: the GetNext ops inside the function are the waits, and
+# the verdict's confidence counts the loop's 40 iterations, not the 10
+# markers (it said medium, "8 steps behind the share")
+run analyze -q -f json tests/cases/ok/tf221-next-under-tf-range
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_share"]["tf_convention"]["steps"] == 8 and abs(h["input_percent"] - 21.75) <= 0.1, h["input_percent"]
+assert h["confidence"]["level"] == "high", h["confidence"]
+assert d["findings"][0]["rule"] == "TFD-T15", d["findings"][0]["rule"]' <<<"$out"; then ok; else bad "next() under tf.range: $(head -c 300 <<<"$out")"; fi
 # a loop that makes an iterator each epoch (`for epoch ...: for x in ds:`):
 # a pipeline per epoch, each consumed by its epoch's steps; the training
 # steps are its consumer, none is said to take elements for them
