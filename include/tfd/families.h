@@ -94,6 +94,9 @@ const char *tfd_loop_input_name(const char *name);
  * tf.function, whose parameters are its pipeline's options
  * ("ReduceIterator::Root"; "ReduceIterator::Model" before 2.7). */
 bool tfd_loop_root_name(const char *name);
+/* Whether a long name (tfd_iter_long_name()) is in a loop inside a
+ * tf.function's input: it starts at the loop's scan ("Scan::X..."). */
+bool tfd_in_loop_input(const char *long_name);
 /* An iterator event's long name: its loop input name (above) or itself. */
 const char *tfd_iter_long_name(const char *name);
 /* Number of "::" components of an iterator name: 2 for a root

@@ -229,7 +229,7 @@ static void loop_options(struct host_ctx *c, struct analysis_priv *pv)
 		struct tfd_param *ps;
 		size_t n;
 
-		if (!e || it->long_name == e->sig->name || tfd_iter_parts(it->long_name) != 2)
+		if (!e || !tfd_in_loop_input(it->long_name) || tfd_iter_parts(it->long_name) != 2)
 			continue;
 		s = xmalloc(sizeof(*s) + (e->sig->nparams + lr->nparams) * sizeof(*ps));
 		ps = (struct tfd_param *)(s + 1);
@@ -253,12 +253,12 @@ static void loop_options(struct host_ctx *c, struct analysis_priv *pv)
 }
 
 /* A loop inside a tf.function: each step's time before the loop's first
- * element (its input's first call: a wait, from the waits' union), over the
- * steps that hold one. */
-static void loop_startup(const struct tfd_host *h, struct tfd_host_result *hr)
+ * element (its input's first call: a wait, from the waits' union u), over
+ * the steps that hold one. */
+static void loop_startup(const struct tfd_host *h, struct tfd_host_result *hr,
+			 const struct tfd_interval *u, size_t nu)
 {
-	size_t nu = 0, k = 0;
-	struct tfd_interval *u = tfd_host_wait_union(h, &nu);
+	size_t k = 0;
 
 	for (size_t s = 0; s < h->nsteps; s++) {
 		const struct tfd_step *st = &h->steps[s];
@@ -270,7 +270,6 @@ static void loop_startup(const struct tfd_host *h, struct tfd_host_result *hr)
 			hr->loop_steps_ns = sat_add(hr->loop_steps_ns, st->end_ns - st->start_ns);
 		}
 	}
-	free(u);
 }
 
 /* Whether the host ran a dataset's loop inside a tf.function: its input's
@@ -300,17 +299,20 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	enum tfd_status st;
 	/* its device planes still being swept (a lean capture's, on another
 	 * core): the share waits for them; the host's waits, read from its
-	 * events, are read now, before the events go */
-	bool pending = h->pending != NULL;
-	struct tfd_interval *waits = pending ? tfd_host_wait_union(h, &nwaits) : NULL;
+	 * events, are read now, before the events go (and once, for the
+	 * share and a loop's start-up both) */
+	bool pending = h->pending != NULL, loop = h->nloop_inputs && h->nsteps;
+	struct tfd_interval *waits = pending || loop ? tfd_host_wait_union(h, &nwaits) : NULL;
 
 	hr->host = h;
 	hr->focus = -1;
 	hr->loop_in_function = runs_loop_in_function(h);
-	if (h->nloop_inputs && h->nsteps)
-		loop_startup(h, hr);
-	if (!pending)
-		host_share(h, lean != NULL, hr, NULL, 0);
+	if (loop)
+		loop_startup(h, hr, waits, nwaits);
+	if (!pending) {
+		host_share(h, lean != NULL, hr, waits, nwaits); /* (which frees them) */
+		waits = NULL;
+	}
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */

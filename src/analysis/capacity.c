@@ -825,7 +825,7 @@ static void steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
 	/* a loop inside a tf.function: the consumer is the loop's body, and
 	 * a step (a marker around the function's call) holds the loop's
 	 * start-up too */
-	if (strncmp(p->stages[0].long_name, "Scan::", 6) == 0)
+	if (tfd_in_loop_input(p->stages[0].long_name))
 		return;
 	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
 		return;

@@ -626,12 +626,16 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				", duration_ps %" PRIu64 ")",
 				off, dur);
 	{
-		const struct meta *mm = meta_of(sc, mid);
+		size_t mi;
 
-		if (mm && mm->root == 0 && !sc->prepass)
-			((struct meta *)mm)->root = has_root_stat(sc, stats, end) ? 1 : 2;
-		if (mm)
+		if (meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi)) {
+			struct meta *mm = &sc->metas.v[mi];
+
+			/* a name's `_r`, read on its first event */
+			if (mm->root == 0 && !sc->prepass)
+				mm->root = has_root_stat(sc, stats, end) ? 1 : 2;
 			m = *mm;
+		}
 	}
 	/* end from start: off + dur could wrap around in uint64 */
 	start_ns = ts_ns + (int64_t)(off / 1000);

@@ -246,6 +246,11 @@ bool tfd_loop_root_name(const char *name)
 	       strcmp(name, "ReduceIterator::Model") == 0;
 }
 
+bool tfd_in_loop_input(const char *long_name)
+{
+	return strncmp(long_name, "Scan::", 6) == 0;
+}
+
 const char *tfd_iter_long_name(const char *name)
 {
 	const char *l = name[0] == 'R' ? tfd_loop_input_name(name) : NULL;

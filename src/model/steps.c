@@ -89,14 +89,29 @@ bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id)
 	       bsearch(&id, h->loose_fn_ids, h->nloose_fn_ids, sizeof(id), u64_cmp) != NULL;
 }
 
+/* The room for the step ids of the loose function runs (any set before,
+ * a converted trace's when its groups made no step, goes), and their end:
+ * the first k of them, sorted. */
+static uint64_t *loose_begin(struct tfd_host *h)
+{
+	free(h->loose_fn_ids);
+	h->nloose_fn_ids = 0;
+	return h->loose_fn_ids = xmalloc((h->nfnruns + 1) * sizeof(*h->loose_fn_ids));
+}
+
+static void loose_end(struct tfd_host *h, size_t k)
+{
+	qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
+	h->nloose_fn_ids = k;
+}
+
 /* The function runs outside every step marker (markers: the outermost of
- * each thread, by thread then start): their step ids, sorted. */
+ * each thread, by thread then start): their step ids. */
 static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 {
 	size_t k = 0;
+	uint64_t *ids = loose_begin(h);
 
-	free(h->loose_fn_ids); /* (a converted trace's, when its groups made no step) */
-	h->loose_fn_ids = xmalloc((h->nfnruns + 1) * sizeof(*h->loose_fn_ids));
 	for (size_t i = 0; i < h->nfnruns; i++) {
 		const struct tfd_fnrun *f = &h->fnruns[i];
 		size_t lo = 0, hi = n;
@@ -115,10 +130,9 @@ static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 		inside = lo > 0 && mk[lo - 1].thread_id == f->thread_id &&
 			 f->start_ns < mk[lo - 1].end_ns;
 		if (!inside)
-			h->loose_fn_ids[k++] = f->id;
+			ids[k++] = f->id;
 	}
-	qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
-	h->nloose_fn_ids = k;
+	loose_end(h, k);
 }
 
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
@@ -183,14 +197,13 @@ static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
 	if (marked.n && h->nfnruns) {
 		/* the function runs in groups that are no step's: tf.data's */
 		size_t k = 0;
+		uint64_t *ids = loose_begin(h);
 
-		h->loose_fn_ids = xmalloc(h->nfnruns * sizeof(*h->loose_fn_ids));
 		for (size_t i = 0; i < h->nfnruns; i++)
 			if (h->fnruns[i].has_group &&
 			    !imap_get(&marked, (uint64_t)h->fnruns[i].group, NULL))
-				h->loose_fn_ids[k++] = h->fnruns[i].id;
-		qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
-		h->nloose_fn_ids = k;
+				ids[k++] = h->fnruns[i].id;
+		loose_end(h, k);
 	}
 	if (marked.n)
 		for (size_t s = 0; s < h->nsteps; s++)

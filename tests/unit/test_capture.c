@@ -2641,6 +2641,8 @@ static void loop_input_names(struct t *t)
 	T_TRUE(tfd_loop_input_name("ReduceIterator::Root::Root::Root::Root::Root::Scan::R") ==
 	       NULL);
 	T_EQ_STR(tfd_iter_long_name("Iterator::Root::Map"), "Iterator::Root::Map");
+	T_TRUE(tfd_in_loop_input(tfd_iter_long_name("ReduceIterator::Root::Prefetch::Scan::Map")));
+	T_TRUE(!tfd_in_loop_input(tfd_iter_long_name("Iterator::Root::Prefetch::Scan::Map")));
 	T_TRUE(tfd_loop_root_name("ReduceIterator::Root") && !tfd_loop_root_name("Iterator::Root"));
 }
 
