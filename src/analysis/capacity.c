@@ -680,13 +680,15 @@ static void write_evidence(struct ctx *c, int lim, int run)
 			 tfd_stage_label(p, l->owner, ol, sizeof(ol)), r ? b : "its readers",
 			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
 	else if (l->gil)
+		/* one worker has no other worker to wait for the lock with */
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 "%s %s %s, which holds the Python GIL: one call at a time whatever "
-			 "the workers (busy %.0f%%, much of it waiting for the lock)",
+			 "the workers (busy %.0f%%%s)",
 			 a, l->parallelism > 1 ? "run" : "runs",
 			 p->stages[l->owner].nfn_ops ? p->stages[l->owner].fn_ops[0].type
 						     : "Python",
-			 100 * l->utilization);
+			 100 * l->utilization,
+			 l->parallelism > 1 ? ", much of it waiting for the lock" : "");
 	else if (r)
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 "%s busy %.0f%% while %s %s busy %.0f%%", a, 100 * l->utilization, b,

@@ -194,6 +194,21 @@ static struct val m_final_prefetch(const struct metric_at *a)
 	return boolean(has_final_prefetch(a->p));
 }
 
+/* The stage right below the root runs on threads of its own (a prefetch,
+ * a parallel map, interleave or batch, a fused map-and-batch, a data
+ * service reader): it makes the next elements while the step runs, so the
+ * step and the pipeline overlap without a final prefetch (TensorFlow's
+ * inject_prefetch adds one only after a synchronous last stage). */
+static struct val m_final_async(const struct metric_at *a)
+{
+	const struct tfd_pipeline *p = a->p;
+
+	for (size_t i = 1; i < p->nstages; i++)
+		if (p->stages[i].parent == 0)
+			return boolean(p->stages[i].is_async);
+	return boolean(p->nstages && p->stages[0].is_async);
+}
+
 /* The root's private thread pool over the CPU budget tf.data plans for
  * (both options its Root event carries): below 1, AUTOTUNE's parallelism
  * stops at the pool's size, short of the cores. */
@@ -294,6 +309,10 @@ const struct metric_def tfd_metrics[] = {
     {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
+    {"final_async", VT_BOOL, TARGET_PIPELINE,
+     "the stage right below the root runs on its own threads (a prefetch or another async "
+     "stage): the step and the pipeline overlap",
+     m_final_async},
     {"consumer_is_step", VT_BOOL, TARGET_PIPELINE,
      "the training step takes its elements (false: a thread that buffers them)",
      m_consumer_is_step},

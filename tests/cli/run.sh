@@ -670,21 +670,36 @@ done
 run analyze -q --fail-on severity=medium $CAPS/tda-mnist-linear-tf20/local.trace
 if [ "$rc" -eq 0 ] && [[ "$out" == *"NOT input-bound"* ]] && [[ "$out" == *"slowest stage: ShuffleAndRepeat"* ]] &&
 	[[ "$out" != *"TFD-T09"* ]]; then ok; else bad "not input-bound TF 2.0 capture: --fail-on severity=medium exit $rc"; fi
-# findings by estimated gain: the 2.78x prefetch before the 1.88x map change,
-# in text, JSON, HTML and Markdown alike
-run analyze -q examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
-if [[ "$out" == *"findings (largest estimated gain first)"* ]] && [ "$(grep -o 'TFD-[A-Z][0-9]*' <<<"$out" | head -2 | tr '\n' ' ')" = "TFD-P01 TFD-T04 " ]; then ok; else bad "text findings order: $(grep -o 'TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
-run analyze -q -f json examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
-if [ "$(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | head -2 | cut -d'"' -f4 | tr '\n' ' ')" = "TFD-P01 TFD-T04 " ]; then ok; else bad "JSON findings order"; fi
+# findings by estimated gain: the 1.28x prefetch (medium) before the 1.18x
+# map change (high), in text, JSON, HTML and Markdown alike
+S8=$(ls examples/smdebug-8gpu/*.trace.json)
+run analyze -q "$S8"
+if [[ "$out" == *"findings (largest estimated gain first)"* ]] && [ "$(grep -o 'TFD-[A-Z][0-9]*' <<<"$out" | head -2 | tr '\n' ' ')" = "TFD-P01 TFD-T01 " ]; then ok; else bad "text findings order: $(grep -o 'TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
+run analyze -q -f json "$S8"
+if [ "$(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | head -2 | cut -d'"' -f4 | tr '\n' ' ')" = "TFD-P01 TFD-T01 " ]; then ok; else bad "JSON findings order"; fi
 for fmt in html md; do
-	run report -q -f $fmt examples/smdebug-zip
+	run report -q -f $fmt examples/smdebug-8gpu
 	first=$(grep -o 'TFD-[A-Z][0-9]*' <<<"$out" | awk '!seen[$0]++' | head -2 | tr '\n' ' ')
 	# the report carries the verdict's and the bottleneck's confidence, the
 	# evidence, the code and the worth
-	if [ "$first" = "TFD-P01 TFD-T04 " ] && grep -qi 'confidence.*verdict\|verdict.*confidence' <<<"$out" &&
-		grep -q 'ds = ds.prefetch(tf.data.AUTOTUNE)' <<<"$out" && grep -q 'Worth: ~1.64x step time (root call 51.503 ms -\(>\|&gt;\) 18.505 ms)' <<<"$out" &&
+	if [ "$first" = "TFD-P01 TFD-T01 " ] && grep -qi 'confidence.*verdict\|verdict.*confidence' <<<"$out" &&
+		grep -q 'ds = ds.prefetch(tf.data.AUTOTUNE)' <<<"$out" && grep -q 'Worth: ~1.28x step time (root call 13.039 ms -\(>\|&gt;\) hidden behind' <<<"$out" &&
 		grep -qi 'evidence\|blocking time' <<<"$out"; then ok; else bad "report -f $fmt: order '$first', confidence, code or worth missing"; fi
 done
+# no final-prefetch finding when the last stage is asynchronous (SMDebug's
+# Iterator::Model::ParallelMap): its workers already run ahead of the step
+run analyze -q -f json examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
+if [ "$(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | head -2 | cut -d'"' -f4 | tr '\n' ' ')" = "TFD-T04 TFD-T05 " ]; then ok; else bad "async last stage: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
+# the same on a real TensorFlow 2.21 job: records read from a slow disk,
+# batched, parsed with a parallel map at the end, no prefetch (TensorFlow
+# injects none after an asynchronous last stage). A final prefetch measured
+# 1.6 % (noise), halving the reads 35 %: the reads are named, no P01; their
+# one worker has no other to wait for the GIL with
+run analyze -q -f json tests/cases/ok/tf221-async-last-no-prefetch/vm.xplane.pb
+if [[ "$out" != *'"TFD-P01"'* ]] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::ParallelMapV2::MapAndBatch"'* ]] &&
+	[[ "$out" == *'"TFD-F01"'* ]]; then ok; else bad "real async last stage: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
+run analyze -q tests/cases/ok/tf221-async-last-no-prefetch/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"runs PyFunc, which holds the Python GIL: one call at a time whatever the workers (busy 87%)."* ]]; then ok; else bad "one GIL worker said to wait for the lock: $(grep -A2 evidence <<<"$out")"; fi
 # identical findings on several hosts print once, with their hosts
 mkdir -p "$T/mh"
 $TFD synth -q -o "$T/mh" tests/synth/16-multi-host-slow-worker.json

@@ -919,3 +919,35 @@ case("loop_inside_function", build=b_map_batch_default, loop="in_function",
      candidates={"map": ({"map_ms": 0.75}, r"MapAndBatch|::(ParallelMapV2|Map)$")},
      fixes={"sequential_map": {"map_par": "auto"}, "parallel_at_limit": {"map_ms": 0.75},
             "loop_in_function": {"pull_next": True}})
+
+
+# 42. the last transformation is a parallel map (records read from a slow
+# disk, batched, then parsed a batch at a time with AUTOTUNE) and no
+# prefetch: TensorFlow injects none after an asynchronous last stage, whose
+# workers already run ahead of the step. The reads set the rate; a final
+# prefetch changes nothing (the truth measures it)
+FEATURES_B = {"x": tf.io.FixedLenFeature([16], tf.float32)}
+
+
+def b_async_last(k):
+    d = k["read_us"] / 1e6
+
+    def wait(rec):
+        time.sleep(d)  # a slow disk: the thread waits, no core is busy
+        return rec
+
+    ds = tf.data.TFRecordDataset(tfrecord_files()).repeat()
+    ds = ds.map(lambda r: tf.ensure_shape(tf.numpy_function(wait, [r], tf.string), ()))
+    ds = ds.batch(k["batch"])
+    ds = ds.map(lambda b: tf.io.parse_example(b, FEATURES_B)["x"], num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds, k)
+
+
+case("async_last_no_prefetch", build=b_async_last,
+     defaults=dict(read_us=1000, batch=8, prefetch=0),
+     train_ms=6, planted="the slow reads (a final prefetch does not help)",
+     covers=["parallel map last, no prefetch (none injected)", "TFRecord", "slow storage"],
+     candidates={"read": ({"read_us": 500}, r"MapAndBatch|::Map$|TFRecord"),
+                 "prefetch": ({"prefetch": 2}, r"::Prefetch$")},
+     fixes={"missing_prefetch": {"prefetch": 2}, "sequential_map": {"read_us": 500},
+            "python_function": {"read_us": 500}})
