@@ -31,6 +31,12 @@
 /* XProf: a root iterator call slower than this is a slow call. */
 #define TFD_SLOW_CALL_NS 50000
 
+/* A map's function calls are uneven when much of their work is in calls
+ * more than TFD_UNEVEN_X times the median (struct tfd_stage); judged from
+ * TFD_UNEVEN_MIN_CALLS calls with their work known */
+#define TFD_UNEVEN_X 4
+#define TFD_UNEVEN_MIN_CALLS 8
+
 enum tfd_link_kind {
 	TFD_LINK_SYNC = 0, /* nested on the same thread */
 	TFD_LINK_PRODUCE,  /* Produce/Consume events with the same element_id */
@@ -80,6 +86,11 @@ struct tfd_stage {
 				* stage; 0 for an async stage's consumer side */
 	uint64_t fn_calls;     /* user-function runs of an async map in the window */
 	int64_t fn_work_ns;    /* their work (executor time, or run time) */
+	/* their median work and the share of their work in calls longer than
+	 * TFD_UNEVEN_X times it (0 both: fewer than TFD_UNEVEN_MIN_CALLS
+	 * with their work known) */
+	int64_t fn_p50_ns;
+	double fn_uneven_share;
 	/* the ops its user function ran (every call of an async map, from the
 	 * op events inside its function events), by op type, the most time
 	 * first; owned by the analysis */

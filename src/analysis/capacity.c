@@ -378,6 +378,7 @@ static void function_work(struct ctx *c)
 	struct tfd_op_owners ow = owners_make(c);
 	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
 	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
+	VEC(int64_t) *work = xcalloc(c->p->nstages, sizeof(*work));
 
 	while (tfd_fns_next(&fp, fend, f)) {
 		int q = tfd_op_owner(&ow, f->thread);
@@ -393,7 +394,13 @@ static void function_work(struct ctx *c)
 		}
 		seen_thread(c, c->fn_of[q], f->work_thread);
 		c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
+		vec_push(&work[q], f->work_ns);
 	}
+	for (size_t q = 0; q < c->p->nstages; q++) {
+		tfd_stage_uneven_calls(&c->p->stages[q], work[q].v, work[q].n);
+		vec_free(&work[q]);
+	}
+	free(work);
 	tfd_stage_fn_ops(c->p, c->in->fns, &ow);
 	owners_free(&ow);
 }

@@ -178,6 +178,23 @@ static struct val m_top_op_share(const struct metric_at *a)
 	return all > 0 ? num((double)a->s->fn_ops[0].self_ns / all) : (struct val){0};
 }
 
+/* The median of an async map's user-function calls, and the share of
+ * their work in calls more than TFD_UNEVEN_X times as long (missing
+ * without enough calls with their work known). */
+static struct val m_fn_call_p50_us(const struct metric_at *a)
+{
+	if (!a->s || a->s->fn_p50_ns <= 0)
+		return (struct val){0};
+	return num((double)a->s->fn_p50_ns / 1e3);
+}
+
+static struct val m_uneven_work_share(const struct metric_at *a)
+{
+	if (!a->s || a->s->fn_p50_ns <= 0)
+		return (struct val){0};
+	return num(a->s->fn_uneven_share);
+}
+
 /* The share of the stage's self time (every call) its function's ops take:
  * a function a sequential op runs inline (scan, filter, a group's key). */
 static struct val m_function_share(const struct metric_at *a)
@@ -299,6 +316,13 @@ const struct metric_def tfd_metrics[] = {
     {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
      "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
      m_fused_sequential_map},
+    {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
+     "median work of an async map's user-function call (missing: fewer than 8 known)",
+     m_fn_call_p50_us},
+    {"uneven_work_share", VT_NUM, TARGET_BOTTLENECK,
+     "share of an async map's function work in calls over 4x the median (missing: fewer than 8 "
+     "known)",
+     m_uneven_work_share},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
     {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},

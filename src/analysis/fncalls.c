@@ -3,7 +3,8 @@
  * its step (the ExecutorState::Process chunks that share its step id, on
  * whatever thread ran them), packed as struct tfd_fns (passes.h). Read before
  * the function and executor events may go; the capacity model (capacity.c)
- * sums them per map.
+ * sums them per map, and says how uneven a map's calls are
+ * (tfd_stage_uneven_calls).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
+#include "tfd/select.h"
 #include "tfd/vec.h"
 
 struct exec_sum {
@@ -359,4 +361,25 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	/* no spare room through the pipelines */
 	if (out->len < fd.cap)
 		out->buf = xrealloc(out->buf, out->len + 1);
+}
+
+/* How uneven a map's function calls are: their median work, and the share
+ * of their work in calls more than TFD_UNEVEN_X times as long (one slow
+ * element in 64 holds 60 % of the work; even calls on a busy host keep
+ * 5-10 % there, from being preempted). */
+void tfd_stage_uneven_calls(struct tfd_stage *s, int64_t *w, size_t n)
+{
+	int64_t lim;
+	double slow = 0, all = 0;
+
+	if (n < TFD_UNEVEN_MIN_CALLS)
+		return;
+	s->fn_p50_ns = tfd_kth_i64(w, n, n / 2);
+	lim = s->fn_p50_ns > INT64_MAX / TFD_UNEVEN_X ? INT64_MAX : s->fn_p50_ns * TFD_UNEVEN_X;
+	for (size_t k = 0; k < n; k++) {
+		all += (double)w[k];
+		if (w[k] > lim)
+			slow += (double)w[k];
+	}
+	s->fn_uneven_share = all > 0 ? slow / all : 0.0;
 }

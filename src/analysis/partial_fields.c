@@ -52,6 +52,8 @@ static const struct fdesc stage_rows[] = {
     F(struct tfd_stage, "work_ns", work_ns, FK_I64),
     F(struct tfd_stage, "fn_calls", fn_calls, FK_U64),
     F(struct tfd_stage, "fn_work_ns", fn_work_ns, FK_I64),
+    FV(struct tfd_stage, "fn_p50_ns", fn_p50_ns, FK_I64, 7),
+    FV(struct tfd_stage, "fn_uneven_share", fn_uneven_share, FK_DBL, 7),
 };
 
 static const struct fdesc segment_rows[] = {

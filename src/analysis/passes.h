@@ -134,6 +134,10 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
  * before end, into *f; false at the end. */
 bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
+/* Stage s's fn_p50_ns and fn_uneven_share from the work of its n function
+ * calls w (reordered); left 0 with fewer than TFD_UNEVEN_MIN_CALLS. */
+void tfd_stage_uneven_calls(struct tfd_stage *s, int64_t *w, size_t n);
+
 struct call;
 struct call_pair;
 struct tfd_par_change;

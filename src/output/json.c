@@ -110,6 +110,10 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 	if (s->fn_calls) {
 		cJSON_AddNumberToObject(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
+		if (s->fn_p50_ns > 0) {
+			add_ns(o, "function_call_p50_ns", s->fn_p50_ns);
+			cJSON_AddNumberToObject(o, "function_uneven_share", r4(s->fn_uneven_share));
+		}
 	}
 	if (s->nfn_ops) {
 		double workers = 0, eff;

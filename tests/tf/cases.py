@@ -807,18 +807,21 @@ def b_bursty(k):
         return tf.cond(heavy, lambda: burn(x, k["heavy_ms"]), lambda: burn(x, 0.1))
 
     ds = tf.data.Dataset.range(N)
-    ds = ds.map(lambda i: cost(i, feature(i)), num_parallel_calls=AUTOTUNE)
+    ds = ds.map(lambda i: cost(i, feature(i)), num_parallel_calls=AUTOTUNE,
+                deterministic=False if k.get("unordered") else None)
     ds = _opts_no_fusion(ds.batch(k["batch"]))
     return ds.prefetch(k["prefetch"])
 
 
 case("bursty_uneven_elements", build=b_bursty,
-     defaults=dict(heavy_ms=40.0, batch=8, prefetch=1),
+     defaults=dict(heavy_ms=40.0, batch=8, prefetch=1, unordered=False),
      train_ms=6, planted="bursts: one slow element in 64 behind a one-batch prefetch",
-     covers=["uneven elements", "prefetch buffer"],
+     covers=["uneven elements", "prefetch buffer", "ordered output"],
      candidates={"buffer": ({"prefetch": 16}, r"::Prefetch$"),
-                 "heavy": ({"heavy_ms": 20.0}, r"::ParallelMapV2$")},
-     fixes={"prefetch_starved": {"prefetch": 16}, "parallel_at_limit": {"heavy_ms": 20.0}})
+                 "heavy": ({"heavy_ms": 20.0}, r"::ParallelMapV2$"),
+                 "order": ({"unordered": True}, r"::ParallelMapV2$")},
+     fixes={"prefetch_starved": {"prefetch": 16}, "parallel_at_limit": {"heavy_ms": 20.0},
+            "deterministic_stall": {"unordered": True}})
 
 
 # 37. GZIP-compressed TFRecord files read by a parallel interleave of two:
