@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -103,6 +104,35 @@ static void huge_pages(int argc, char **argv)
 		unsetenv("GLIBC_TUNABLES");
 	unsetenv(TUNE_ORIG);
 }
+
+/* Room to start: the libraries' own start-up runs before main(), and
+ * libgfortran's (igraph's LAPACK) loops until the stack overflows when its
+ * first calloc fails: under an address-space limit (ulimit -v) that leaves
+ * the loader just enough room, the program died of SIGSEGV with nothing
+ * said. The executable's pre-initializers run before any library's, so
+ * this one asks for 1 MB of address space first and, without it, says so
+ * in one line and exits 1. */
+#define ROOM_TO_START ((size_t)1 << 20)
+
+static void room_to_start(int argc, char **argv, char **envp)
+{
+	static const char msg[] = "tfdoctor: error: out of memory: the address-space limit "
+				  "(ulimit -v) leaves no room to start\n";
+	void *p = mmap(NULL, ROOM_TO_START, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)argc;
+	(void)argv;
+	(void)envp;
+	if (p == MAP_FAILED) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(1);
+		_exit(1);
+	}
+	munmap(p, ROOM_TO_START);
+}
+
+__attribute__((section(".preinit_array"),
+	       used)) static void (*const preinit_room)(int, char **, char **) = room_to_start;
 
 /* glibc raises its mmap threshold as large blocks are freed (up to 32 MB);
  * the analysis's arrays then come from the heap, where a growing one is

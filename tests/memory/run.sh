@@ -114,23 +114,35 @@ if [ "$failed" -ge 1 ]; then ok; else bad "no tight limit made the XSpace case f
 # library's start-up ran out of room before main() and crashed, about 1 MB
 # above where the loader gives up; a file that cannot be mapped names the
 # limit and what is in use.)
-crashed="" loader=0 maperr=0 answered=0
-for lim in $(seq 50000 500 70000) $(seq 72000 2000 $((xkb * 2 + 75000))); do
-	(ulimit -c 0 && ulimit -v "$lim" && $TFD analyze -q -f json -o - "$X" >"$T/o9" 2>"$T/e9")
+# (Just above where the loader gives up, libgfortran's start-up, before
+# main(), looped on a failed calloc until the stack overflowed: the
+# executable's pre-initializer now checks for room first. Around the
+# loader's edge the sweep goes in 100 KB steps.)
+crashed="" loader=0 maperr=0 answered=0 nostart=0 edge=""
+sweep() {
+	(ulimit -c 0 && ulimit -v "$1" && $TFD analyze -q -f json -o - "$X" >"$T/o9" 2>"$T/e9")
 	rc=$?
 	if [ "$rc" -eq 0 ] && cmp -s "$T/o9" "$T/xs.want"; then
 		answered=$((answered + 1))
 	elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e9")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e9" && [ ! -s "$T/o9" ]; then
 		grep -q 'the address-space limit (ulimit -v) is [0-9]* MB and [0-9]* MB of it is in use' "$T/e9" &&
 			maperr=$((maperr + 1))
-	elif [ "$rc" -eq 127 ] && grep -q 'error while loading shared libraries' "$T/e9"; then
+		grep -q 'leaves no room to start' "$T/e9" && nostart=$((nostart + 1))
+	elif [ "$rc" -eq 127 ] && grep -q 'error while loading shared libraries\|cannot allocate TLS' "$T/e9"; then
 		loader=$((loader + 1))
 	else
-		crashed="$crashed $lim:$rc"
+		crashed="$crashed $1:$rc"
 	fi
+}
+for lim in $(seq 50000 500 70000) $(seq 72000 2000 $((xkb * 2 + 75000))); do
+	sweep "$lim"
+	[ -z "$edge" ] && [ "$rc" -ne 127 ] && edge=$lim
 done
-if [ -z "$crashed" ] && [ "$loader" -ge 1 ] && [ "$maperr" -ge 1 ] && [ "$answered" -ge 1 ]; then ok; else
-	bad "limits swept: exits other than 0, 1 and the loader's 127:${crashed:- none} (loader $loader, map errors $maperr, answers $answered)"; fi
+for lim in $(seq $((${edge:-60000} - 1500)) 100 $((${edge:-60000} + 1500))); do
+	sweep "$lim"
+done
+if [ -z "$crashed" ] && [ "$loader" -ge 1 ] && [ "$maperr" -ge 1 ] && [ "$answered" -ge 1 ] && [ "$nostart" -ge 1 ]; then ok; else
+	bad "limits swept: exits other than 0, 1 and the loader's 127:${crashed:- none} (loader $loader, no room to start $nostart, map errors $maperr, answers $answered)"; fi
 # a .gz is parsed while it inflates, never held whole: 300 MB of padding
 # after the events inflate past a 200 MB address-space limit, yet it reads
 # (its 1.3 MB inflate 230 times: past the default ceiling, which says so,
