@@ -676,6 +676,9 @@ static void write_evidence(struct ctx *c, int lim, int run)
 	struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_segment *l = &c->segs.v[lim], *r = run >= 0 ? &c->segs.v[run] : NULL;
 	char a[200], b[200], ol[120];
+	const char *py = l->owner >= 0 && p->stages[l->owner].nfn_ops
+			     ? p->stages[l->owner].fn_ops[0].type
+			     : "Python";
 
 	seg_label(p, l, a, sizeof(a));
 	if (r)
@@ -687,15 +690,15 @@ static void write_evidence(struct ctx *c, int lim, int run)
 			 tfd_stage_label(p, l->owner, ol, sizeof(ol)), r ? b : "its readers",
 			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
 	else if (l->gil)
-		/* one worker has no other worker to wait for the lock with */
+		/* one worker: nothing says whether its Python holds the lock
+		 * (computing) or lets go of it (waiting on a file, a service) */
 		snprintf(cp->evidence, sizeof(cp->evidence),
-			 "%s %s %s, which holds the Python GIL: one call at a time whatever "
-			 "the workers (busy %.0f%%%s)",
-			 a, l->parallelism > 1 ? "run" : "runs",
-			 p->stages[l->owner].nfn_ops ? p->stages[l->owner].fn_ops[0].type
-						     : "Python",
-			 100 * l->utilization,
-			 l->parallelism > 1 ? ", much of it waiting for the lock" : "");
+			 l->parallelism > 1
+			     ? "%s run %s, which holds the Python GIL: one call at a "
+			       "time whatever the workers (busy %.0f%%, much of it "
+			       "waiting for the lock)"
+			     : "%s runs %s (Python), one call at a time (busy %.0f%%)",
+			 a, py, 100 * l->utilization);
 	else if (r)
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 "%s busy %.0f%% while %s %s busy %.0f%%", a, 100 * l->utilization, b,

@@ -255,6 +255,20 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
+/* Whether the stage's function runs one call at a time: a synchronous
+ * stage (a map without num_parallel_calls, an interleave without it) runs
+ * it on its consumer's thread, an async one with one worker on that
+ * worker. With a Python function, one call at a time says nothing of the
+ * GIL: Python that waits would overlap with more workers. */
+static struct val m_one_call_at_a_time(const struct metric_at *a)
+{
+	if (!a->s)
+		return (struct val){0};
+	if (!a->s->is_async)
+		return boolean(true);
+	return m_one_worker(a);
+}
+
 /* Whether the stage is a MapAndBatch TensorFlow fused from a map written
  * without num_parallel_calls (map_and_batch_fusion, on by default): its
  * `name` says "fused(MapDataset:..." (a parallel map's says ParallelMap...);
@@ -316,6 +330,10 @@ const struct metric_def tfd_metrics[] = {
     {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
      "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
      m_fused_sequential_map},
+    {"one_call_at_a_time", VT_BOOL, TARGET_BOTTLENECK,
+     "the stage's function runs one call at a time: a synchronous stage, or an async one "
+     "with one worker",
+     m_one_call_at_a_time},
     {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
      "median work of an async map's user-function call (missing: fewer than 8 known)",
      m_fn_call_p50_us},

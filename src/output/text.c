@@ -255,7 +255,11 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 	if (rest > 0)
 		tfd_buf_printf(b, ", other ops %.0f%%", rest);
 	eff = tfd_stage_effective_parallelism(p, si, &workers, &python);
-	if (!isnan(eff) && python)
+	if (!isnan(eff) && python && workers < 1.5)
+		tfd_buf_printf(
+		    b, "; 1 worker: %s (Python) takes %.0f%% of the function, one call at a time",
+		    N(s->fn_ops[0].type), 100.0 * (double)s->fn_ops[0].self_ns / all);
+	else if (!isnan(eff) && python)
 		tfd_buf_printf(b,
 			       "; %.3g workers, effective parallelism %.1f: %s takes %.0f%% of the "
 			       "function and holds the Python GIL, one call at a time",
