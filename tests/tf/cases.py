@@ -820,8 +820,8 @@ case("bursty_uneven_elements", build=b_bursty,
      candidates={"buffer": ({"prefetch": 16}, r"::Prefetch$"),
                  "heavy": ({"heavy_ms": 20.0}, r"::ParallelMapV2$"),
                  "order": ({"unordered": True}, r"::ParallelMapV2$")},
-     fixes={"prefetch_starved": {"prefetch": 16}, "parallel_at_limit": {"heavy_ms": 20.0},
-            "deterministic_stall": {"unordered": True}})
+     fixes={"prefetch_starved": {"prefetch": AUTOTUNE, "unordered": True},
+            "parallel_at_limit": {"heavy_ms": 20.0}, "deterministic_stall": {"unordered": True}})
 
 
 # 37. GZIP-compressed TFRecord files read by a parallel interleave of two:
@@ -940,17 +940,18 @@ def b_async_last(k):
         return rec
 
     ds = tf.data.TFRecordDataset(tfrecord_files()).repeat()
-    ds = ds.map(lambda r: tf.ensure_shape(tf.numpy_function(wait, [r], tf.string), ()))
+    ds = ds.map(lambda r: tf.ensure_shape(tf.numpy_function(wait, [r], tf.string), ()),
+                num_parallel_calls=par(k["read_par"]))
     ds = ds.batch(k["batch"])
     ds = ds.map(lambda b: tf.io.parse_example(b, FEATURES_B)["x"], num_parallel_calls=AUTOTUNE)
     return maybe_prefetch(ds, k)
 
 
 case("async_last_no_prefetch", build=b_async_last,
-     defaults=dict(read_us=1000, batch=8, prefetch=0),
+     defaults=dict(read_us=1000, read_par=None, batch=8, prefetch=0),
      train_ms=6, planted="the slow reads (a final prefetch does not help)",
      covers=["parallel map last, no prefetch (none injected)", "TFRecord", "slow storage"],
      candidates={"read": ({"read_us": 500}, r"MapAndBatch|::Map$|TFRecord"),
                  "prefetch": ({"prefetch": 2}, r"::Prefetch$")},
-     fixes={"missing_prefetch": {"prefetch": 2}, "sequential_map": {"read_us": 500},
-            "python_function": {"read_us": 500}})
+     fixes={"missing_prefetch": {"prefetch": 2}, "sequential_map": {"read_par": "auto"},
+            "python_function": {"read_par": "auto"}})

@@ -477,6 +477,15 @@ def main():
                 J.measured(row, base["step_ms"], fix, measure(c, fix, quick=a.quick))
             applied.append(row)
         res["findings_applied"] = applied
+        # each finding without an estimate whose change this case can make:
+        # measured too (what the advice is worth, where no number is put)
+        plain = []
+        for f, row in J.plain_rows(tj):
+            fix = c["fixes"].get(f["class"])
+            if fix is not None:
+                plain.append(J.measured(row, base["step_ms"], fix,
+                                        measure(c, fix, quick=a.quick)))
+        res["findings_measured"] = plain
 
     try:
         res["xprof"] = run_xprof(xplane)

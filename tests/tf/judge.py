@@ -42,11 +42,22 @@ def estimate_rows(tj):
         yield f, row
 
 
+def plain_rows(tj):
+    """(finding, row) for every finding without an estimate (its model
+    `none`, or not known): its change is measured all the same, so what
+    the advice is worth is known even where tfdoctor puts no number on it."""
+    for f in tj["findings"]:
+        est = f.get("estimate") or {}
+        if est.get("model") not in (None, "none") and est.get("known"):
+            continue
+        yield f, {"rule": f["rule"], "class": f["class"], "stage": f.get("stage")}
+
+
 def measured(row, base_ms, fix, m):
     """The row with fix applied and measured (m: its step time)."""
     row["applied"] = fix
     row["measured"] = m
     row["measured_speedup"] = round(base_ms / m["step_ms"], 3)
-    if row["estimate_speedup"]:
+    if row.get("estimate_speedup"):
         row["error"] = round(row["estimate_speedup"] / row["measured_speedup"] - 1, 3)
     return row

@@ -194,6 +194,20 @@ def render(rs, results_dir):
                 "-" if err is None else ("%+.0f %%" % (100 * err) if abs(err) <= ESTIMATE_TOLERANCE
                                          else "**%+.0f %%**" % (100 * err))))
     w("")
+    w("## Findings without an estimate, their change measured")
+    w("")
+    w("A finding whose estimate model is `none` puts no number on its advice; where the "
+      "case can make the change its code says, the job is measured with it all the same. "
+      "Measured: step time before over after.")
+    w("")
+    w("| case | finding | change applied | measured |")
+    w("| --- | --- | --- | --- |")
+    for r in rs:
+        for f in r.get("findings_measured", []):
+            w("| `%s` | %s %s | `%s` | %.2fx |" % (
+                r["case"], f["rule"], f["class"], json.dumps(f["applied"]),
+                f["measured_speedup"]))
+    w("")
     w("## Regenerate")
     w("")
     w("    make tf-venv            # TensorFlow %s and xprof in build/tfvenv" %
@@ -235,6 +249,15 @@ def rejudge(r, d, tfd):
             J.measured(row, tr["baseline"]["step_ms"], fix, old["measured"])
         rows.append(row)
     r["findings_applied"] = rows
+    before = {(f["rule"], json.dumps(f["applied"], sort_keys=True)): f
+              for f in r.get("findings_measured", [])}
+    plain = []
+    for f, row in J.plain_rows(tj):
+        fix = r.get("fixes", {}).get(f["class"])
+        old = before.get((f["rule"], json.dumps(fix, sort_keys=True))) if fix else None
+        if old is not None:
+            plain.append(J.measured(row, tr["baseline"]["step_ms"], fix, old["measured"]))
+    r["findings_measured"] = plain
 
 
 def main():
