@@ -440,6 +440,11 @@ struct tfd_host {
 	size_t nfn_sums;
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
+	/* the Python ops (tf.py_function, numpy_function) its dataset
+	 * functions ran, each's extent, in no order: whether they ran side by
+	 * side or took turns at the interpreter's lock */
+	struct tfd_interval *py_ops;
+	size_t npy_ops, py_ops_cap;
 	/* its device planes, reduced to the step breakdown as they were read */
 	struct tfd_device dev;
 	/* a reader's work on it still running on another thread (the device

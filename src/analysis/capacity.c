@@ -689,9 +689,7 @@ static void write_evidence(struct ctx *c, int lim, int run)
 			 "was not captured, so it is inferred to be the limit",
 			 tfd_stage_label(p, l->owner, ol, sizeof(ol)), r ? b : "its readers",
 			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
-	else if (l->gil)
-		/* one worker: nothing says whether its Python holds the lock
-		 * (computing) or lets go of it (waiting on a file, a service) */
+	else if (l->gil) /* one worker: it may hold the lock or let go of it */
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 l->parallelism > 1
 			     ? "%s run %s, which holds the Python GIL: one call at a "
@@ -709,16 +707,18 @@ static void write_evidence(struct ctx *c, int lim, int run)
 }
 
 /* A map whose function is mostly a Python op (tf.py_function,
- * numpy_function) runs those calls one at a time under the interpreter's
- * lock whatever its workers: its events span the wait for the lock, so its
- * workers look busy at no capacity. When the consumer waits, such a stage
- * delivers at most what was seen: its capacity is the observed rate, the
- * GIL its limit (the Python share of the host's other threads, the training
- * loop's included, is not in the capture). */
+ * numpy_function) whose calls were seen taking turns (or with one worker)
+ * runs them one at a time under the interpreter's lock: its events span
+ * the wait for the lock, so its workers look busy at no capacity. When the
+ * consumer waits, it delivers at most what was seen: its capacity is the
+ * observed rate, the GIL its limit. */
 static void gil_bound(struct ctx *c, int64_t root_busy)
 {
-	const struct tfd_capacity *cp = &c->p->capacity;
+	struct tfd_capacity *cp = &c->p->capacity;
+	enum tfd_py_overlap ov = tfd_python_overlap(c->in->host);
 
+	cp->python_side_by_side = ov == TFD_PY_SIDE_BY_SIDE;
+	cp->python_take_turns = ov == TFD_PY_TAKE_TURNS;
 	if ((double)root_busy < 0.05 * (double)cp->window_ns)
 		return;
 	for (size_t gi = 0; gi < c->segs.n; gi++) {
@@ -726,7 +726,8 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
 		const struct tfd_stage *s = g->owner >= 0 ? &c->p->stages[g->owner] : NULL;
 
 		if (g->kind != TFD_SEG_FUNCTION || !g->known || !s || !s->nfn_ops ||
-		    !tfd_op_is_python(s->fn_ops[0].type) || py_share(s) < 0.5)
+		    !tfd_op_is_python(s->fn_ops[0].type) || py_share(s) < 0.5 ||
+		    (!cp->python_take_turns && g->parallelism >= 1.5))
 			continue;
 		g->gil = true;
 		if (!(g->capacity < cp->throughput))

@@ -269,6 +269,19 @@ static struct val m_one_call_at_a_time(const struct metric_at *a)
 	return m_one_worker(a);
 }
 
+/* Whether the host's Python ops (tf.py_function, numpy_function) were
+ * seen running side by side: they let go of the interpreter's lock, as
+ * Python that waits on a file or a service does (tfd_python_overlap) */
+static struct val m_python_side_by_side(const struct metric_at *a)
+{
+	return boolean(a->p && a->p->capacity.valid && a->p->capacity.python_side_by_side);
+}
+
+static struct val m_python_take_turns(const struct metric_at *a)
+{
+	return boolean(a->p && a->p->capacity.valid && a->p->capacity.python_take_turns);
+}
+
 /* Whether the stage is a MapAndBatch TensorFlow fused from a map written
  * without num_parallel_calls (map_and_batch_fusion, on by default): its
  * `name` says "fused(MapDataset:..." (a parallel map's says ParallelMap...);
@@ -334,6 +347,14 @@ const struct metric_def tfd_metrics[] = {
      "the stage's function runs one call at a time: a synchronous stage, or an async one "
      "with one worker",
      m_one_call_at_a_time},
+    {"python_side_by_side", VT_BOOL, TARGET_BOTTLENECK,
+     "the host's tf.py_function / numpy_function calls ran side by side (none waited for those "
+     "running when it started): Python that waits lets go of the GIL",
+     m_python_side_by_side},
+    {"python_take_turns", VT_BOOL, TARGET_BOTTLENECK,
+     "the host's tf.py_function / numpy_function calls took turns (each waited for those still "
+     "running when it started): Python that computes holds the GIL",
+     m_python_take_turns},
     {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
      "median work of an async map's user-function call (missing: fewer than 8 known)",
      m_fn_call_p50_us},

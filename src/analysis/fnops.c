@@ -94,7 +94,8 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 	if (!fg || !fg->known || !(fg->parallelism >= 1) || !p->capacity.valid)
 		return NAN;
 	*workers = fg->parallelism;
-	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type))
+	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type) ||
+	    (!p->capacity.python_take_turns && fg->parallelism >= 1.5))
 		return fg->utilization * fg->parallelism;
 	share = all > 0 ? (double)s->fn_ops[0].self_ns / all : 0;
 	*python = true;
@@ -154,4 +155,91 @@ size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t
 		at += (size_t)w;
 	}
 	return k;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct tfd_interval *x = a, *y = b;
+
+	if (x->s != y->s)
+		return (x->s > y->s) - (x->s < y->s);
+	return (x->e > y->e) - (x->e < y->e);
+}
+
+/* A min-heap of ends: push e (room for it is there). */
+static void heap_push(int64_t *hp, size_t *n, int64_t e)
+{
+	size_t i = (*n)++;
+
+	while (i && hp[(i - 1) / 2] > e) {
+		hp[i] = hp[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	hp[i] = e;
+}
+
+static void heap_pop(int64_t *hp, size_t *n)
+{
+	int64_t last = hp[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && hp[c + 1] < hp[c])
+			c++;
+		if (hp[c] >= last)
+			break;
+		hp[i] = hp[c];
+		i = c;
+	}
+	if (*n)
+		hp[i] = last;
+}
+
+enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
+{
+	size_t n = h->npy_ops, nh = 0;
+	struct tfd_interval *v;
+	int64_t *hp;
+	double sa = 0, sd = 0, saa = 0, sad = 0, ma, md, var, slope, d0;
+	enum tfd_py_overlap res = TFD_PY_UNKNOWN;
+
+	if (n < TFD_PY_OVERLAP_MIN_CALLS)
+		return res;
+	v = xmalloc(n * sizeof(*v));
+	memcpy(v, h->py_ops, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_start);
+	hp = xmalloc(n * sizeof(*hp));
+	/* each call's duration against the calls still running when it
+	 * started (ahead of it at the lock): calls that take turns wait for
+	 * those, calls that wait on something else do not */
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)v[i].e - (double)v[i].s, ahead;
+
+		while (nh && hp[0] <= v[i].s)
+			heap_pop(hp, &nh);
+		ahead = (double)nh;
+		heap_push(hp, &nh, v[i].e);
+		sa += ahead;
+		sd += d;
+		saa += ahead * ahead;
+		sad += ahead * d;
+	}
+	ma = sa / (double)n;
+	md = sd / (double)n;
+	var = saa / (double)n - ma * ma;
+	if (var >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD) {
+		slope = (sad / (double)n - ma * md) / var;
+		d0 = md - slope * ma; /* a call with none ahead */
+		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE)
+			res = TFD_PY_SIDE_BY_SIDE;
+		else if (d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS)
+			res = TFD_PY_TAKE_TURNS;
+	}
+	free(v);
+	free(hp);
+	return res;
 }

@@ -98,6 +98,8 @@ static const struct fdesc capacity_rows[] = {
     F(struct tfd_capacity, "cpu_limits", cpu_limits, FK_BOOL),
     F(struct tfd_capacity, "explained", explained, FK_DBL),
     F(struct tfd_capacity, "unexplained", unexplained, FK_BOOL),
+    FV(struct tfd_capacity, "python_side_by_side", python_side_by_side, FK_BOOL, 7),
+    FV(struct tfd_capacity, "python_take_turns", python_take_turns, FK_BOOL, 7),
 };
 
 static const struct fdesc pipeline_rows[] = {

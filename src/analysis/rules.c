@@ -55,6 +55,7 @@ static const char *const class_names[] = {
     "python_gil",
     "iterator_per_epoch",
     "loop_in_function",
+    "python_waits",
     "other",
 };
 

@@ -828,16 +828,15 @@ static void absorb_fn_ops(struct tfd_capture *cap, struct tfd_host *h, struct tf
 
 	if (!ph->fn_ops.n)
 		return;
-	if (o->n + ph->fn_ops.n > o->cap) {
-		o->cap = o->n + ph->fn_ops.n;
-		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
-	}
+	o->cap = o->n + ph->fn_ops.n > o->cap ? o->n + ph->fn_ops.n : o->cap;
+	o->v = xrealloc(o->v, o->cap * sizeof(*o->v)); /* (grown, or as it was) */
 	for (size_t i = 0; i < ph->fn_ops.n; i++) {
 		o->v[o->n] = ph->fn_ops.v[i];
 		o->v[o->n++].name = tfd_arena_intern_cstr(&cap->arena, ph->fn_ops.v[i].name);
 	}
 	free(ph->fn_ops.v);
 	memset(&ph->fn_ops, 0, sizeof(ph->fn_ops));
+	tfd_py_ops_absorb(h, ph);
 }
 
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
@@ -990,6 +989,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->loose_fn_ids);
 	tfd_exec_sums_free(h->exec_sums);
 	free(h->fn_ops.v);
+	free(h->py_ops);
 	free(h->fn_sums);
 	free(h->fn_op_types);
 	free(h->dev.steps);

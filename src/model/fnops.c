@@ -79,6 +79,7 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 {
 	size_t r, name_len;
 	int64_t dur;
+	const char *type;
 
 	if (!s->open)
 		return;
@@ -88,7 +89,8 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 	}
 	s->last_start = start;
 	name_len = strlen(name); /* only for an event inside a scope */
-	if (!type_at(name, name_len))
+	type = type_at(name, name_len);
+	if (!type)
 		return;
 	if (intern)
 		name = tfd_arena_intern(&cap->arena, name, name_len);
@@ -97,6 +99,13 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 	if (end > s->end)
 		end = s->end;
 	dur = end - start;
+	if (tfd_op_is_python(type)) {
+		if (h->npy_ops == h->py_ops_cap) {
+			h->py_ops_cap = h->py_ops_cap ? 2 * h->py_ops_cap : 64;
+			h->py_ops = xrealloc(h->py_ops, h->py_ops_cap * sizeof(*h->py_ops));
+		}
+		h->py_ops[h->npy_ops++] = (struct tfd_interval){start, end};
+	}
 	if (s->nops) /* nested: not its parent's own time */
 		h->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
 	r = record_for(h, s, name);
@@ -106,6 +115,19 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 		s->op_end[s->nops] = end;
 		s->op_rec[s->nops++] = r;
 	}
+}
+
+void tfd_py_ops_absorb(struct tfd_host *h, struct tfd_host *ph)
+{
+	if (ph->npy_ops) {
+		h->py_ops = xrealloc(h->py_ops, (h->npy_ops + ph->npy_ops) * sizeof(*h->py_ops));
+		memcpy(h->py_ops + h->npy_ops, ph->py_ops, ph->npy_ops * sizeof(*h->py_ops));
+		h->npy_ops += ph->npy_ops;
+		h->py_ops_cap = h->npy_ops;
+	}
+	free(ph->py_ops);
+	ph->py_ops = NULL;
+	ph->npy_ops = ph->py_ops_cap = 0;
 }
 
 static int by_time(const void *a, const void *b)

@@ -198,6 +198,11 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
 	cJSON_AddNumberToObject(o, "explained", r4(cp->explained));
 	cJSON_AddBoolToObject(o, "unexplained", cp->unexplained);
+	if (cp->python_side_by_side || cp->python_take_turns)
+		cJSON_AddStringToObject(o, "python_calls",
+					cp->python_side_by_side ? "side_by_side" : "take_turns");
+	else
+		cJSON_AddNullToObject(o, "python_calls");
 	if (cp->cpu_budget > 0) {
 		cJSON *u = cJSON_AddObjectToObject(o, "cpu");
 

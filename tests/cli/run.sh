@@ -718,6 +718,18 @@ s = [s for s in json.loads(sys.argv[1])["hosts"][0]["pipelines"][0]["stages"] if
 sys.exit(not (s["function_uneven_share"] >= 0.5 and s["function_call_p50_ns"] > 50000))' "$out"; then ok; else bad "uneven elements: no T05 or no share"; fi
 run analyze -q -f json examples/real-autotune-map-saturated
 if [[ "$out" != *'"TFD-T05"'* ]] && [[ "$out" == *'"function_uneven_share": 0.0731'* ]]; then ok; else bad "even elements said to stall: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
+# Python ops that ran side by side wait (a sleeping numpy_function, 4 ms,
+# AUTOTUNE's 2 workers): their duration does not grow with the calls
+# beside them, so no GIL is said and F06 asks for more calls and a larger
+# pool (measured 2.87x with 16 and 16; F01 had said more workers gain
+# nothing). A computing py_function's calls take turns: F01's GIL stays.
+run analyze -q -f json tests/cases/ok/tf221-python-waits-two-workers/vm.xplane.pb
+if [[ "$out" == *'"rule": "TFD-F06"'* ]] && [[ "$out" != *'"TFD-F01"'* ]] &&
+	[[ "$out" == *'"python_calls": "side_by_side"'* ]]; then ok; else bad "waiting Python: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
+run analyze -q tests/cases/ok/tf221-python-waits-two-workers/vm.xplane.pb
+if [[ "$out" != *"GIL: one call at a time"* ]] && [[ "$out" != *"holds the Python GIL"* ]]; then ok; else bad "waiting Python said to hold the GIL: $(grep -A2 evidence <<<"$out")"; fi
+run analyze -q -f json examples/real-py-function-map
+if [[ "$out" == *'"python_calls": "take_turns"'* ]] && [[ "$out" != *'"TFD-F06"'* ]]; then ok; else bad "computing Python not said to take turns"; fi
 # identical findings on several hosts print once, with their hosts
 mkdir -p "$T/mh"
 $TFD synth -q -o "$T/mh" tests/synth/16-multi-host-slow-worker.json

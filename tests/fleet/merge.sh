@@ -171,7 +171,7 @@ expect_bad "$B/old.partial.json" "reads versions 2 to 7"
 # a version 4 one (before demand_from_steps), a version 5 one (before
 # the waits between step markers, the pipelines iterated anew and a loop
 # inside a tf.function) and a version 6 one (before the maps' median call
-# and uneven share) still
+# and uneven share, and whether Python calls took turns) still
 # merge, to the same report (the synthesized capture's demand is its
 # consumer's, its markers hold next(); its map's calls are even)
 python3 - "$first" "$T" <<'PY'
@@ -184,6 +184,8 @@ for v in (2, 4, 5, 6):
             for s in p["stages"]:
                 s.pop("fn_p50_ns")
                 s.pop("fn_uneven_share")
+            for k in ("python_side_by_side", "python_take_turns"):
+                (p.get("capacity") or {}).pop(k, None)
         if v == 6:
             continue
         for k in ("gaps_counted", "gap_wait_ns", "markers_pct", "loop_in_function",

@@ -268,7 +268,12 @@ def b_numpy_wait(k):
     ds = tf.data.Dataset.range(N).map(feature)
     ds = ds.map(lambda x: tf.ensure_shape(tf.numpy_function(fetch, [x], tf.float32), (16,)),
                 num_parallel_calls=par(k["map_par"]))
-    return maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+    ds = maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+    if k.get("pool"):
+        o = tf.data.Options()
+        o.threading.private_threadpool_size = k["pool"]
+        ds = ds.with_options(o)
+    return ds
 
 
 case("numpy_function_io", build=b_numpy_wait,
@@ -955,3 +960,15 @@ case("async_last_no_prefetch", build=b_async_last,
                  "prefetch": ({"prefetch": 2}, r"::Prefetch$")},
      fixes={"missing_prefetch": {"prefetch": 2}, "sequential_map": {"read_par": "auto"},
             "python_function": {"read_par": "auto"}})
+
+
+# 43. the same waiting numpy_function (a read from slow storage: the GIL let
+# go while it waits) on an AUTOTUNE map, 4 ms a call: AUTOTUNE stops at the
+# pool of 2 (the cores), though waiting calls need no core
+case("python_waits_two_workers", build=b_numpy_wait,
+     defaults=dict(wait_ms=4.0, map_par="auto", batch=8, prefetch=2, pool=0),
+     train_ms=6, planted="a waiting numpy_function on 2 workers (the pool's size)",
+     covers=["tf.numpy_function that waits", "map parallel", "thread pool"],
+     candidates={"map": ({"wait_ms": 2.0}, r"::ParallelMapV2$")},
+     fixes={"python_waits": {"map_par": 16, "pool": 16},
+            "python_function": {"map_par": 16, "pool": 16}})

@@ -1063,7 +1063,49 @@ static void waits_between_markers(struct t *t)
 	tfd_analysis_free(a);
 }
 
+/* Python ops that take turns at the interpreter's lock wait for the one
+ * still running when they start; ops that wait on something else last as
+ * long either way; one at a time, or too few, says nothing. */
+static void python_overlap(struct t *t)
+{
+	struct tfd_interval iv[64];
+	struct tfd_host h;
+	size_t n = 0;
+	int64_t at = 0;
+
+	memset(&h, 0, sizeof(h));
+	h.py_ops = iv;
+	/* taking turns: 1 ms of Python each; of two started at once, the
+	 * second waits for the first */
+	for (int i = 0; i < 16; i++, at += 10000000) {
+		iv[n++] = (struct tfd_interval){at, at + 1000000};
+		iv[n++] = (struct tfd_interval){at + 3000000, at + 4000000};
+		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
+	}
+	h.npy_ops = n;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_TAKE_TURNS);
+	/* side by side: 2 ms whatever runs beside */
+	n = 0;
+	for (int i = 0; i < 16; i++, at += 10000000) {
+		iv[n++] = (struct tfd_interval){at, at + 2000000};
+		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
+		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
+	}
+	h.npy_ops = n;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_SIDE_BY_SIDE);
+	/* one at a time: no spread in how many run at once */
+	n = 0;
+	for (int i = 0; i < 32; i++, at += 3000000)
+		iv[n++] = (struct tfd_interval){at, at + 1000000 + (i % 3) * 100000};
+	h.npy_ops = n;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_UNKNOWN);
+	/* too few calls */
+	h.npy_ops = 12;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_UNKNOWN);
+}
+
 const struct t_case analysis_cases[] = {
+    T(python_overlap),
     T(waits_between_markers),
     T(synchronous_stragglers_by_input),
     T(selection_matches_sort),
