@@ -297,12 +297,18 @@ def b_interleave(k):
 
     def read(f):
         r = tf.data.TFRecordDataset(f)
-        return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+        return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()),
+                     num_parallel_calls=par(k.get("read_par")))
 
     ds = files.interleave(read, cycle_length=k["cycle"], block_length=1,
                           num_parallel_calls=par(k["il_par"]))
     ds = ds.map(parse, num_parallel_calls=AUTOTUNE).batch(k["batch"])
-    return maybe_prefetch(ds, k)
+    ds = maybe_prefetch(ds, k)
+    if k.get("pool"):
+        o = tf.data.Options()
+        o.threading.private_threadpool_size = k["pool"]
+        ds = ds.with_options(o)
+    return ds
 
 
 case("interleave_seq_slow_read", build=b_interleave,
@@ -311,7 +317,7 @@ case("interleave_seq_slow_read", build=b_interleave,
      covers=["interleave sequential", "cycle_length", "TFRecord", "slow storage"],
      candidates={"read": ({"read_us": 750}, r"Interleave|::Map$|TFRecord")},
      fixes={"sequential_interleave": {"il_par": "auto"}, "slow_source": {"il_par": "auto"},
-            "fixed_parallelism": {"il_par": "auto"}})
+            "fixed_parallelism": {"il_par": "auto"}, "python_function": {"read_par": "auto"}})
 
 
 # 8. parallel interleave keeping up: not input-bound
@@ -627,7 +633,9 @@ case("interleave_short_cycle", build=b_interleave,
      train_ms=6, planted="the reads: two open files at a time",
      covers=["interleave parallel", "cycle_length", "slow storage"],
      candidates={"read": ({"read_us": 1500}, r"Interleave|::Map$|TFRecord"),
-                 "cycle": ({"cycle": 4}, r"Interleave")})
+                 "cycle": ({"cycle": 4}, r"Interleave")},
+     fixes={"python_waits": {"read_par": 16, "pool": 16},
+            "python_function": {"read_par": "auto"}})
 
 
 # 29. bucket_by_sequence_length after a sequential tokenizing map
