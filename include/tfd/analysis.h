@@ -519,7 +519,6 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
  * many were ahead (one worker: none ever). On real TF 2.21 jobs the
  * duration's growth per call ahead, over a call with none, was 0.74 for a
  * computing py_function and 0.03 for sleeping numpy_functions. */
-enum tfd_py_overlap { TFD_PY_UNKNOWN, TFD_PY_SIDE_BY_SIDE, TFD_PY_TAKE_TURNS };
 #define TFD_PY_OVERLAP_MIN_CALLS 20
 #define TFD_PY_OVERLAP_MIN_SD 0.1
 #define TFD_PY_OVERLAP_SIDE 0.25

@@ -389,6 +389,11 @@ bool tfd_dev_line_wanted(const char *name, size_t len, unsigned plane);
 /* The bytes of a copy from its memcpy_details text ("size:N dest:D ..."),
  * 0 when it has none. */
 uint64_t tfd_memcpy_bytes(const char *details, size_t len);
+
+/* Whether a host's Python ops (struct tfd_host.py_ops) ran side by side or
+ * took turns at the interpreter's lock (tfd_python_overlap, analysis.h). */
+enum tfd_py_overlap { TFD_PY_UNKNOWN, TFD_PY_SIDE_BY_SIDE, TFD_PY_TAKE_TURNS };
+
 struct tfd_host {
 	const char *name;	     /* XSpace hostnames[0], else the file name less its suffix */
 	const struct tfd_evtab *tab; /* of its threads' events */

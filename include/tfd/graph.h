@@ -155,6 +155,9 @@ struct host_ctx {
 	 * are built */
 	double step_rate;
 	size_t nsteps;
+	/* how the host's Python ops shared the interpreter's lock, judged once
+	 * for its pipelines (tfd_python_overlap) */
+	enum tfd_py_overlap py_overlap;
 	/* each call's start (cstart, or its distance from cbase in 40 bits:
 	 * cstart40), and its duration in 32 bits (cdur; long_dur: the zigzag
 	 * of a duration that does not fit; struct tfd_times) */

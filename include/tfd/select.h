@@ -16,4 +16,8 @@
 double tfd_kth_dbl(double *v, size_t n, size_t k);
 int64_t tfd_kth_i64(int64_t *v, size_t n, size_t k);
 
+/* The order of two int64_t values, for qsort when the whole array is
+ * wanted in order: negative, 0 or positive. */
+int tfd_cmp_i64(const void *a, const void *b);
+
 #endif

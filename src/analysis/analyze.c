@@ -355,6 +355,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		c.step_rate = (double)hr->nsteps * 1e9 / (double)(hr->step_ns - hr->wait_ns);
 		c.nsteps = hr->nstep_waits ? hr->nstep_waits : hr->nsteps;
 	}
+	c.py_overlap = tfd_python_overlap(h);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	if (st)
 		goto out;

@@ -32,6 +32,7 @@
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
+#include "tfd/select.h"
 #include "tfd/vec.h"
 
 /* root elements needed before the model says anything */
@@ -268,13 +269,6 @@ static int *thread_owners(struct ctx *c)
  * told apart by thread). */
 #define DISPATCH_SHARE 0.75
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The latest of v[0..n) (sorted) at or before t, or INT64_MIN. */
 static int64_t latest_before(const int64_t *v, size_t n, int64_t t)
 {
@@ -308,7 +302,7 @@ static void dispatch_votes(struct ctx *c, int *owner)
 	}
 	for (size_t q = 0; q < ns; q++)
 		if (ends[q].n)
-			qsort(ends[q].v, ends[q].n, sizeof(int64_t), cmp_i64);
+			qsort(ends[q].v, ends[q].n, sizeof(int64_t), tfd_cmp_i64);
 	while (tfd_fns_next(&fp, fend, &f)) {
 		int64_t best = INT64_MIN;
 		int bq = -1;
@@ -715,10 +709,9 @@ static void write_evidence(struct ctx *c, int lim, int run)
 static void gil_bound(struct ctx *c, int64_t root_busy)
 {
 	struct tfd_capacity *cp = &c->p->capacity;
-	enum tfd_py_overlap ov = tfd_python_overlap(c->in->host);
 
-	cp->python_side_by_side = ov == TFD_PY_SIDE_BY_SIDE;
-	cp->python_take_turns = ov == TFD_PY_TAKE_TURNS;
+	cp->python_side_by_side = c->in->py_overlap == TFD_PY_SIDE_BY_SIDE;
+	cp->python_take_turns = c->in->py_overlap == TFD_PY_TAKE_TURNS;
 	if ((double)root_busy < 0.05 * (double)cp->window_ns)
 		return;
 	for (size_t gi = 0; gi < c->segs.n; gi++) {

@@ -12,6 +12,7 @@
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/satmath.h"
+#include "tfd/select.h"
 
 int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 {
@@ -166,44 +167,11 @@ static int by_start(const void *a, const void *b)
 	return (x->e > y->e) - (x->e < y->e);
 }
 
-/* A min-heap of ends: push e (room for it is there). */
-static void heap_push(int64_t *hp, size_t *n, int64_t e)
-{
-	size_t i = (*n)++;
-
-	while (i && hp[(i - 1) / 2] > e) {
-		hp[i] = hp[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	hp[i] = e;
-}
-
-static void heap_pop(int64_t *hp, size_t *n)
-{
-	int64_t last = hp[--*n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && hp[c + 1] < hp[c])
-			c++;
-		if (hp[c] >= last)
-			break;
-		hp[i] = hp[c];
-		i = c;
-	}
-	if (*n)
-		hp[i] = last;
-}
-
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 {
-	size_t n = h->npy_ops, nh = 0;
+	size_t n = h->npy_ops, done = 0;
 	struct tfd_interval *v;
-	int64_t *hp;
+	int64_t *ends;
 	double sa = 0, sd = 0, saa = 0, sad = 0, ma, md, var, slope, d0;
 	enum tfd_py_overlap res = TFD_PY_UNKNOWN;
 
@@ -212,17 +180,21 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 	v = xmalloc(n * sizeof(*v));
 	memcpy(v, h->py_ops, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), by_start);
-	hp = xmalloc(n * sizeof(*hp));
+	ends = xmalloc(n * sizeof(*ends));
+	for (size_t i = 0; i < n; i++)
+		ends[i] = v[i].e;
+	qsort(ends, n, sizeof(*ends), tfd_cmp_i64);
 	/* each call's duration against the calls still running when it
 	 * started (ahead of it at the lock): calls that take turns wait for
-	 * those, calls that wait on something else do not */
+	 * those, calls that wait on something else do not. Of the i calls
+	 * that started before it, those ended by then are the `done` first
+	 * ends. */
 	for (size_t i = 0; i < n; i++) {
 		double d = (double)v[i].e - (double)v[i].s, ahead;
 
-		while (nh && hp[0] <= v[i].s)
-			heap_pop(hp, &nh);
-		ahead = (double)nh;
-		heap_push(hp, &nh, v[i].e);
+		while (done < n && ends[done] <= v[i].s)
+			done++;
+		ahead = i > done ? (double)(i - done) : 0.0;
 		sa += ahead;
 		sd += d;
 		saa += ahead * ahead;
@@ -240,6 +212,6 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 			res = TFD_PY_TAKE_TURNS;
 	}
 	free(v);
-	free(hp);
+	free(ends);
 	return res;
 }

@@ -178,6 +178,7 @@ struct tfd_cap_calls {
 	 * less the input wait) and how many the capture holds; 0 unknown */
 	double step_rate;
 	size_t nsteps;
+	enum tfd_py_overlap py_overlap; /* of the host's Python ops */
 };
 
 /* The capacity window of root calls roots[nwarmup..nroots) (tm by

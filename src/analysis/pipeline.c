@@ -675,6 +675,7 @@ static void capacity(struct pbuild *b)
 	in.npar = c->par.n;
 	in.step_rate = c->step_rate;
 	in.nsteps = c->nsteps;
+	in.py_overlap = c->py_overlap;
 	tfd_capacity_compute(b->p, &in);
 	free(iter_stage);
 	free(win);

@@ -1,4 +1,5 @@
-/* select.c - the k-th smallest of an array (select.h). */
+/* select.c - the k-th smallest of an array, and the order qsort sorts
+ * int64_t values in (select.h). */
 #include <stddef.h>
 
 #include "tfd/select.h"
@@ -37,3 +38,10 @@
 
 KTH(tfd_kth_dbl, double)
 KTH(tfd_kth_i64, int64_t)
+
+int tfd_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}

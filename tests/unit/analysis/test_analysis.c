@@ -913,13 +913,6 @@ static void ai_notebook_formats_agree(struct t *t)
 	tfd_capture_free(c2);
 }
 
-static int i64_order(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The k-th smallest by selection is the sorted array's k-th, for every k of
  * arrays of 1 to 120 values, few distinct (ties) and many, in order,
  * reversed and shuffled; and the selection leaves no larger value before
@@ -940,7 +933,7 @@ static void selection_matches_sort(struct t *t)
 						    : (int64_t)(seed >> 8) * 977 - (1ll << 40);
 			}
 			memcpy(s, v, n * sizeof(*v));
-			qsort(s, n, sizeof(*s), i64_order);
+			qsort(s, n, sizeof(*s), tfd_cmp_i64);
 			for (size_t k = 0; k < n; k++) {
 				int64_t got;
 
