@@ -123,8 +123,9 @@ bool tfd_op_type_ok(const char *type);
  * interned in cap when intern is set, else already cap's). */
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
 		       const char *name, bool intern, int64_t start, int64_t end);
-/* Move part ph's Python op extents (tfd_host.py_ops) after h's. */
-void tfd_py_ops_absorb(struct tfd_host *h, struct tfd_host *ph);
+/* Move part ph's function ops (their names made cap's) and Python op
+ * extents (tfd_host.py_ops) after h's. */
+void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph);
 
 /* The step ids of h's function ops as x codes them (a reader that codes
  * the function and executor events' ids, before x's keys go); a record of

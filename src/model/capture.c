@@ -821,24 +821,6 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 	return folded;
 }
 
-/* The part's function ops after h's, their names cap's. */
-static void absorb_fn_ops(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
-{
-	struct tfd_fn_ops *o = &h->fn_ops;
-
-	if (!ph->fn_ops.n)
-		return;
-	o->cap = o->n + ph->fn_ops.n > o->cap ? o->n + ph->fn_ops.n : o->cap;
-	o->v = xrealloc(o->v, o->cap * sizeof(*o->v)); /* (grown, or as it was) */
-	for (size_t i = 0; i < ph->fn_ops.n; i++) {
-		o->v[o->n] = ph->fn_ops.v[i];
-		o->v[o->n++].name = tfd_arena_intern_cstr(&cap->arena, ph->fn_ops.v[i].name);
-	}
-	free(ph->fn_ops.v);
-	memset(&ph->fn_ops, 0, sizeof(ph->fn_ops));
-	tfd_py_ops_absorb(h, ph);
-}
-
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
 {
 	struct tfd_host *ph = &part->hosts[0];
@@ -892,7 +874,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	ph->nfnruns = ph->fnruns_cap = 0;
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
-	absorb_fn_ops(cap, h, ph);
+	tfd_fn_ops_absorb(cap, h, ph);
 	for (size_t i = 0; i < ph->dev.nhost_ops; i++)
 		tfd_device_host_op(h, ph->dev.host_ops[i].start_ns, ph->dev.host_ops[i].end_ns,
 				   ph->dev.host_ops[i].has_group, ph->dev.host_ops[i].group);

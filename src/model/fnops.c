@@ -117,8 +117,20 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 	}
 }
 
-void tfd_py_ops_absorb(struct tfd_host *h, struct tfd_host *ph)
+void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
 {
+	struct tfd_fn_ops *o = &h->fn_ops;
+
+	if (o->n + ph->fn_ops.n > o->cap) {
+		o->cap = o->n + ph->fn_ops.n;
+		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	for (size_t i = 0; i < ph->fn_ops.n; i++) {
+		o->v[o->n] = ph->fn_ops.v[i];
+		o->v[o->n++].name = tfd_arena_intern_cstr(&cap->arena, ph->fn_ops.v[i].name);
+	}
+	free(ph->fn_ops.v);
+	memset(&ph->fn_ops, 0, sizeof(ph->fn_ops));
 	if (ph->npy_ops) {
 		h->py_ops = xrealloc(h->py_ops, (h->npy_ops + ph->npy_ops) * sizeof(*h->py_ops));
 		memcpy(h->py_ops + h->npy_ops, ph->py_ops, ph->npy_ops * sizeof(*h->py_ops));
