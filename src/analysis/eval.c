@@ -255,20 +255,6 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
-/* Whether the stage's function runs one call at a time: a synchronous
- * stage (a map without num_parallel_calls, an interleave without it) runs
- * it on its consumer's thread, an async one with one worker on that
- * worker. With a Python function, one call at a time says nothing of the
- * GIL: Python that waits would overlap with more workers. */
-static struct val m_one_call_at_a_time(const struct metric_at *a)
-{
-	if (!a->s)
-		return (struct val){0};
-	if (!a->s->is_async)
-		return boolean(true);
-	return m_one_worker(a);
-}
-
 /* Whether the host's Python ops (tf.py_function, numpy_function) were
  * seen running side by side: they let go of the interpreter's lock, as
  * Python that waits on a file or a service does (tfd_python_overlap) */
@@ -343,10 +329,6 @@ const struct metric_def tfd_metrics[] = {
     {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
      "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
      m_fused_sequential_map},
-    {"one_call_at_a_time", VT_BOOL, TARGET_BOTTLENECK,
-     "the stage's function runs one call at a time: a synchronous stage, or an async one "
-     "with one worker",
-     m_one_call_at_a_time},
     {"python_side_by_side", VT_BOOL, TARGET_BOTTLENECK,
      "the host's tf.py_function / numpy_function calls ran side by side (none waited for those "
      "running when it started): Python that waits lets go of the GIL",
