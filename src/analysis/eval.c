@@ -220,10 +220,14 @@ static struct val m_final_async(const struct metric_at *a)
 {
 	const struct tfd_pipeline *p = a->p;
 
+	/* a root that runs on threads of its own is the last stage itself
+	 * (Iterator::Prefetch::..., as older TensorFlow names a pipeline) */
+	if (p->nstages && p->stages[0].is_async)
+		return boolean(true);
 	for (size_t i = 1; i < p->nstages; i++)
 		if (p->stages[i].parent == 0)
 			return boolean(p->stages[i].is_async);
-	return boolean(p->nstages && p->stages[0].is_async);
+	return boolean(false);
 }
 
 /* The root's private thread pool over the CPU budget tf.data plans for
@@ -355,8 +359,8 @@ const struct metric_def tfd_metrics[] = {
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
     {"final_async", VT_BOOL, TARGET_PIPELINE,
-     "the stage right below the root runs on its own threads (a prefetch or another async "
-     "stage): the step and the pipeline overlap",
+     "the root or the stage right below it runs on its own threads (a prefetch or another "
+     "async stage): the step and the pipeline overlap",
      m_final_async},
     {"consumer_is_step", VT_BOOL, TARGET_PIPELINE,
      "the training step takes its elements (false: a thread that buffers them)",

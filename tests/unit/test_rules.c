@@ -194,6 +194,10 @@ static const struct rcase cases[] = {
     {"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}, {NULL}},
     {"TFD-P01", true, {"Model", "Map"}, 1, {NULL}, {NULL}},
     {"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}, {NULL}},
+    /* an async last stage runs ahead of the step by itself; a root that is
+     * itself the last stage (Iterator::Prefetch, no Model above it) too */
+    {"TFD-P01", false, {"Model", "ParallelMapV2", "Map"}, 2, {NULL}, {NULL}},
+    {"TFD-P01", false, {"Prefetch", "Map"}, 1, {NULL}, {NULL}},
 };
 
 static void every_rule_fires_and_misses(struct t *t)
