@@ -123,6 +123,15 @@ def maybe_prefetch(ds, k):
     return ds.prefetch(k["prefetch"]) if k.get("prefetch") else ds
 
 
+def maybe_pool(ds, k):
+    """A private thread pool of k["pool"] threads (0 or none: tf.data's own)."""
+    if not k.get("pool"):
+        return ds
+    o = tf.data.Options()
+    o.threading.private_threadpool_size = k["pool"]
+    return ds.with_options(o)
+
+
 def _vec_map(ds, k, units_key="map_ms", par_key="map_par"):
     """map then batch, or (vectorize) batch then one map per batch."""
     if k.get("vectorize"):
@@ -268,12 +277,7 @@ def b_numpy_wait(k):
     ds = tf.data.Dataset.range(N).map(feature)
     ds = ds.map(lambda x: tf.ensure_shape(tf.numpy_function(fetch, [x], tf.float32), (16,)),
                 num_parallel_calls=par(k["map_par"]))
-    ds = maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
-    if k.get("pool"):
-        o = tf.data.Options()
-        o.threading.private_threadpool_size = k["pool"]
-        ds = ds.with_options(o)
-    return ds
+    return maybe_pool(maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k), k)
 
 
 case("numpy_function_io", build=b_numpy_wait,
@@ -303,12 +307,7 @@ def b_interleave(k):
     ds = files.interleave(read, cycle_length=k["cycle"], block_length=1,
                           num_parallel_calls=par(k["il_par"]))
     ds = ds.map(parse, num_parallel_calls=AUTOTUNE).batch(k["batch"])
-    ds = maybe_prefetch(ds, k)
-    if k.get("pool"):
-        o = tf.data.Options()
-        o.threading.private_threadpool_size = k["pool"]
-        ds = ds.with_options(o)
-    return ds
+    return maybe_pool(maybe_prefetch(ds, k), k)
 
 
 case("interleave_seq_slow_read", build=b_interleave,
@@ -612,10 +611,7 @@ case("autotune_map_saturated", build=b_no_prefetch,
 def b_pool(k):
     ds = tf.data.Dataset.range(N).map(feature)
     ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=AUTOTUNE)
-    ds = maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
-    o = tf.data.Options()
-    o.threading.private_threadpool_size = k["pool"]
-    return ds.with_options(o)
+    return maybe_pool(maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k), k)
 
 
 case("private_pool_one_thread", build=b_pool,
