@@ -259,6 +259,59 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
+/* The nearest parallel interleave above stage si (its reads' owner), -1. */
+static int reads_owner(const struct tfd_pipeline *p, int si)
+{
+	int guard = 0;
+
+	for (int a = si >= 0 ? p->stages[si].parent : -1; a >= 0 && guard++ < 10000;
+	     a = p->stages[a].parent)
+		if (tfd_family_has(p->stages[a].family, TFD_FAM_INTERLEAVE))
+			return a;
+	return -1;
+}
+
+/* How many inputs the parallel interleave above stage si read at once:
+ * its input segment's parallelism over the capacity window (the least of
+ * cycle_length and parallelism, as AUTOTUNE moved them), else those two
+ * parameters; 0 when unknown (neither said). */
+static double reads_parallelism(const struct tfd_pipeline *p, int q)
+{
+	struct val cyc, par;
+
+	if (p->capacity.valid)
+		for (size_t g = 0; g < p->nsegments; g++)
+			if (p->segments[g].kind == TFD_SEG_INPUT && p->segments[g].owner == q &&
+			    p->segments[g].parallelism > 0 && !p->segments[g].parallelism_observed)
+				return p->segments[g].parallelism;
+	cyc = param(&p->stages[q], "cycle_length", true);
+	par = param(&p->stages[q], "parallelism", true);
+	if (cyc.present && cyc.num > 0 && par.present && par.num > 0)
+		return fmin(cyc.num, par.num);
+	return cyc.present && cyc.num > 0 ? cyc.num : par.present && par.num > 0 ? par.num : 0;
+}
+
+/* Whether the parallel interleave above the bottleneck read one input at a
+ * time (false when it read more, when it does not say, or when there is
+ * none): the reads are then as sequential as a bare reader's. */
+static struct val m_reads_one_at_a_time(const struct metric_at *a)
+{
+	int q = a->p ? reads_owner(a->p, a->si) : -1;
+	double n = q >= 0 ? reads_parallelism(a->p, q) : 0;
+
+	return boolean(n > 0 && n < 1.5);
+}
+
+/* Whether AUTOTUNE sets that interleave's parallelism (its autotune
+ * parameter; false when it says no or there is none) */
+static struct val m_reads_autotune(const struct metric_at *a)
+{
+	int q = a->p ? reads_owner(a->p, a->si) : -1;
+	struct val v = q >= 0 ? param(&a->p->stages[q], "autotune", false) : (struct val){0};
+
+	return boolean(v.present && strcmp(v.str, "true") == 0);
+}
+
 /* Whether the host's Python ops (tf.py_function, numpy_function) were
  * seen running side by side: they let go of the interpreter's lock, as
  * Python that waits on a file or a service does (tfd_python_overlap) */
@@ -341,6 +394,12 @@ const struct metric_def tfd_metrics[] = {
      "the host's tf.py_function / numpy_function calls took turns (each waited for those still "
      "running when it started): Python that computes holds the GIL",
      m_python_take_turns},
+    {"reads_one_at_a_time", VT_BOOL, TARGET_BOTTLENECK,
+     "the parallel interleave above it read one input at a time over the capacity window "
+     "(cycle_length or parallelism 1; false: more, not said, or no parallel interleave above)",
+     m_reads_one_at_a_time},
+    {"reads_autotune", VT_BOOL, TARGET_BOTTLENECK,
+     "AUTOTUNE sets the parallelism of the parallel interleave above it", m_reads_autotune},
     {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
      "median work of an async map's user-function call (missing: fewer than 8 known)",
      m_fn_call_p50_us},

@@ -716,6 +716,21 @@ if [[ "$out" == *'"rule": "TFD-T05"'* ]] && python3 -c '
 import json, sys
 s = [s for s in json.loads(sys.argv[1])["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "ParallelMapV2"][0]
 sys.exit(not (s["function_uneven_share"] >= 0.5 and s["function_call_p50_ns"] > 50000))' "$out"; then ok; else bad "uneven elements: no T05 or no share"; fi
+# reads under a parallel interleave that reads one file at a time (real TF
+# 2.21 jobs, GZIP records): num_parallel_reads=AUTOTUNE kept its
+# cycle_length at 1 (S07: AUTOTUNE left it there; a cycle_length of 8 with
+# num_parallel_calls=AUTOTUNE measured 1.52x), num_parallel_reads=1 (S08);
+# S02's "already read in parallel" only with four files read at once
+rules_of() { grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | cut -d'"' -f4 | tr '\n' ' '; }
+run analyze -q -f json tests/cases/ok/tf221-gzip-autotune-reads/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S07 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::MapAndBatch::ForeverRepeat[3]::ParallelInterleaveV4[3]::TFRecord"'* ]]; then ok; else bad "AUTOTUNE reads at one file: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-gzip-autotune-reads/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"AUTOTUNE left the interleave reading one file at a time"* ]] &&
+	[[ "$out" == *"cycle_length=8,"* ]] && [[ "$out" != *"already read in parallel"* ]]; then ok; else bad "AUTOTUNE reads text: $(grep -A3 findings <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/tf221-gzip-one-read/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S08 " ]; then ok; else bad "one read at a time: $(rules_of)"; fi
+run analyze -q -f json tests/cases/ok/tf221-gzip-four-reads/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S02 " ]; then ok; else bad "four reads at once: $(rules_of)"; fi
 run analyze -q -f json examples/real-autotune-map-saturated
 if [[ "$out" != *'"TFD-T05"'* ]] && [[ "$out" == *'"function_uneven_share": 0.0731'* ]]; then ok; else bad "even elements said to stall: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
 # Python ops that ran side by side wait (a sleeping numpy_function, 4 ms,

@@ -27,6 +27,7 @@ static void set_params(struct fx *f, struct tfd_event *ev, const char *const *kv
 /* Parameters of the root stage (the next chain's first event), as a Root
  * event carries tf.data's options; NULL-ended. */
 static const char *const *root_kv;
+static const char *const *above_kv; /* the bottleneck's parent's parameters */
 
 /* A synchronous chain: stage i of `names` is Iterator::<names[0]>::...::
  * <names[i]>. Stage `b` owns most of the 1 ms root call; `kv` (NULL-ended)
@@ -60,6 +61,8 @@ static void chain(struct fx *f, const char *const *names, int b, const char *con
 			set_params(f, ev, kv);
 		if (i == 0)
 			set_params(f, ev, root_kv);
+		if (i == b - 1)
+			set_params(f, ev, above_kv);
 	}
 }
 
@@ -215,6 +218,59 @@ static void every_rule_fires_and_misses(struct t *t)
 			T_FAILF("case %zu: %s on %s/%s should %sfire", i, cases[i].rule,
 				cases[i].names[0], cases[i].names[cases[i].b],
 				cases[i].fire ? "" : "not ");
+	}
+}
+
+/* Reads under a parallel interleave whose parameters say how many files it
+ * reads at once: one (AUTOTUNE kept it there: S07; a cycle_length of 1
+ * written: S08), more (S02), or not said (S02, as before) */
+struct reads_case {
+	const char *rule;
+	bool fire;
+	const char *names[4];
+	const char *above[4]; /* the interleave's parameters */
+};
+
+static const struct reads_case reads_cases[] = {
+    {"TFD-S02",
+     true,
+     {"Model", "ParallelInterleaveV4", "TFRecord"},
+     {"cycle_length=4", "parallelism=4", "autotune=true"}},
+    {"TFD-S02",
+     false,
+     {"Model", "ParallelInterleaveV4", "TFRecord"},
+     {"cycle_length=1", "parallelism=1", "autotune=true"}},
+    {"TFD-S07",
+     true,
+     {"Model", "ParallelInterleaveV4", "TFRecord"},
+     {"cycle_length=1", "parallelism=1", "autotune=true"}},
+    {"TFD-S07",
+     false,
+     {"Model", "ParallelInterleaveV4", "TFRecord"},
+     {"cycle_length=4", "parallelism=2", "autotune=true"}},
+    {"TFD-S08",
+     true,
+     {"Model", "LegacyParallelInterleaveV2", "TFRecord"},
+     {"cycle_length=1", "autotune=false"}},
+    {"TFD-S08",
+     false,
+     {"Model", "ParallelInterleaveV4", "TFRecord"},
+     {"cycle_length=1", "parallelism=1", "autotune=true"}},
+    {"TFD-S07", false, {"Model", "ParallelInterleaveV4", "TFRecord"}, {NULL}},
+};
+
+static void reads_one_at_a_time(struct t *t)
+{
+	for (size_t i = 0; i < sizeof(reads_cases) / sizeof(reads_cases[0]); i++) {
+		struct fx f;
+
+		fx_init(&f);
+		above_kv = reads_cases[i].above;
+		chain(&f, reads_cases[i].names, 2, NULL, 0, 1000);
+		above_kv = NULL;
+		if (fires(t, &f, reads_cases[i].rule) != reads_cases[i].fire)
+			T_FAILF("reads case %zu: %s should %sfire", i, reads_cases[i].rule,
+				reads_cases[i].fire ? "" : "not ");
 	}
 }
 
@@ -495,6 +551,7 @@ static void worth_says_why_nothing(struct t *t)
 
 const struct t_case rules_cases[] = {
     T(every_rule_fires_and_misses),
+    T(reads_one_at_a_time),
     T(warmup_rule),
     T(host_rules),
     T(estimate_model),
