@@ -976,3 +976,103 @@ case("python_waits_two_workers", build=b_numpy_wait,
      candidates={"map": ({"wait_ms": 2.0}, r"::ParallelMapV2$")},
      fixes={"python_waits": {"map_par": 16, "pool": 16},
             "python_function": {"map_par": 16, "pool": 16}})
+
+
+# 44. GZIP TFRecord files read one at a time (no num_parallel_reads): the
+# reader inflates every record on one thread while the map's workers idle
+def b_gz_seq(k):
+    if k["reads"] == "interleave":  # the code of TFD-S01, S07 and S08
+        files = tf.data.Dataset.from_tensor_slices(gz_files()).repeat()
+        ds = files.interleave(lambda f: tf.data.TFRecordDataset(f, compression_type="GZIP"),
+                              cycle_length=8, num_parallel_calls=AUTOTUNE,
+                              deterministic=False)
+    else:
+        ds = tf.data.TFRecordDataset(gz_files(), compression_type="GZIP",
+                                     num_parallel_reads=par(k["reads"])).repeat()
+    ds = ds.map(lambda r: tf.fill((16,), tf.cast(tf.strings.length(r), tf.float32) * 1e-6),
+                num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("gzip_tfrecord_sequential", build=b_gz_seq,
+     defaults=dict(reads=None, batch=128, prefetch=2),
+     train_ms=4, planted="GZIP records inflated by one sequential reader",
+     covers=["TFRecord GZIP", "sequential file reads"],
+     candidates={"read": ({"reads": 2}, r"TFRecord|Interleave")},
+     fixes={"slow_source": {"reads": "interleave"}})
+
+
+# 45. the same files read with num_parallel_reads=AUTOTUNE, as most jobs
+# write it: the interleave's cycle_length is AUTOTUNE, and TensorFlow 2.21
+# keeps it at one file on this machine (measured 1.04x over no parallel
+# reads; a cycle_length of 4 with num_parallel_calls=AUTOTUNE, 1.53x)
+case("gzip_tfrecord_autotune_reads", build=b_gz_seq,
+     defaults=dict(reads="auto", batch=128, prefetch=2),
+     train_ms=4, planted="GZIP reads that AUTOTUNE keeps at one file at a time",
+     covers=["TFRecord GZIP", "num_parallel_reads=AUTOTUNE"],
+     candidates={"read": ({"reads": 2}, r"TFRecord|Interleave")},
+     fixes={"slow_source": {"reads": "interleave"}})
+
+
+def jpeg_images(n=32, side=384):
+    """JPEG photos-to-be: smooth gradients with noise, encoded once."""
+    rng = np.random.default_rng(4)
+    y, x = np.mgrid[0:side, 0:side]
+    out = []
+    for i in range(n):
+        base = (np.stack([x, y, (x + y) // 2], -1) * (i + 1) % 255).astype(np.float32)
+        im = np.clip(base + rng.normal(0, 12, base.shape), 0, 255).astype(np.uint8)
+        out.append(tf.io.encode_jpeg(im, quality=90).numpy())
+    return out
+
+
+# 46. JPEG decode in an AUTOTUNE map at the cores' limit: the decode is the
+# function's cost; decode_and_crop_jpeg decodes half of each image
+def b_jpeg(k):
+    side = 384
+    ds = tf.data.Dataset.from_tensor_slices(jpeg_images(side=side)).repeat()
+
+    def dec(j):
+        if k["crop"]:
+            im = tf.io.decode_and_crop_jpeg(j, [0, 0, side // 2, side], channels=3)
+        else:
+            im = tf.io.decode_jpeg(j, channels=3)[: side // 2]
+        im = tf.image.resize(im, (32, 32))
+        return tf.reduce_mean(tf.reshape(im, (-1, 16)), axis=0) / 255.0
+
+    ds = ds.map(dec, num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("jpeg_decode_autotune", build=b_jpeg,
+     defaults=dict(crop=False, map_par="auto", batch=16, prefetch=2),
+     train_ms=3, planted="JPEG decode (whole images, half kept) in an AUTOTUNE map",
+     covers=["decode_jpeg", "decode_and_crop_jpeg", "map AUTOTUNE"],
+     candidates={"map": ({"crop": True}, r"::(ParallelMapV2|MapAndBatch)$")},
+     fixes={"decode_heavy": {"crop": True}, "parallel_at_limit": {"crop": True}})
+
+
+# 47. a dataset that ends, iterated anew each epoch (`for b in ds:`): the
+# shuffle after the map refills from empty, the whole epoch's map before
+# its first batch. repeat="end" is TFD-H05's code (one iterator over
+# ds.repeat()); repeat="source" repeats below the shuffle
+def b_epochs(k):
+    ds = tf.data.Dataset.range(k["epoch"])
+    if k["repeat"] == "source":
+        ds = ds.repeat()
+    ds = ds.map(lambda i: burn(feature(i), k["map_ms"]), num_parallel_calls=AUTOTUNE)
+    ds = ds.shuffle(k["shuffle"])
+    if k["repeat"] == "shuffle":
+        ds = ds.repeat()
+    ds = maybe_prefetch(_opts_no_fusion(ds.batch(k["batch"])), k)
+    return ds.repeat() if k["repeat"] == "end" else ds
+
+
+case("epoch_iterator_refill", build=b_epochs, loop="epochs",
+     defaults=dict(epoch=256, map_ms=0.5, shuffle=256, repeat=None, batch=16, prefetch=2),
+     train_ms=6, planted="a new iterator each epoch: the shuffle buffer refills",
+     covers=["new iterator per epoch", "shuffle after map", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.25}, r"::ParallelMapV2$"),
+                 "epochs": ({"repeat": "source"}, r"::Shuffle$")},
+     fixes={"iterator_per_epoch": {"repeat": "end"}, "shuffle_warmup": {"shuffle": 64},
+            "parallel_at_limit": {"map_ms": 0.25}})

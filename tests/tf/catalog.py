@@ -145,6 +145,33 @@ class CustomLoop:
         return w
 
 
+class EpochLoop(CustomLoop):
+    """The custom loop over a dataset that ends: `for b in ds:` each epoch,
+    so every epoch makes a new iterator (next() timed across the seam)."""
+
+    def windows(self, ds, warm, steps, reps, val=None, profile_dir=None):
+        return CustomLoop.windows(self, _Epochs(ds), warm, steps, reps, val, profile_dir)
+
+
+class _Epochs:
+    """Iterates a dataset epoch after epoch, a new iterator each time."""
+
+    def __init__(self, ds):
+        self.ds = ds
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not hasattr(self, "it"):
+            self.it = iter(self.ds)
+        try:
+            return next(self.it)
+        except StopIteration:
+            self.it = iter(self.ds)
+            return next(self.it)
+
+
 class KerasLoop:
     """Keras fit: a small dense model; `units` is its width."""
 
@@ -303,6 +330,8 @@ def loop_of(c, k=None):
         return MirroredLoop(c["train_ms"])
     if c["loop"] == "keras":
         return KerasLoop(c["train_units"])
+    if c["loop"] == "epochs":
+        return EpochLoop(c["train_ms"])
     loop = CustomLoop(c["train_ms"])
     loop.side_every = c.get("side_every", 10)
     loop.marker_step_only = c.get("marker_step_only", False)
