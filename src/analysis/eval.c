@@ -178,6 +178,24 @@ static struct val m_top_op_share(const struct metric_at *a)
 	return all > 0 ? num((double)a->s->fn_ops[0].self_ns / all) : (struct val){0};
 }
 
+/* The share of its function's op time in the op types the rule names
+ * (its "ops": decoding, augmentation, string work spread over several op
+ * types, none of which need lead); missing without op events. */
+static struct val m_ops_share(const struct metric_at *a)
+{
+	double all = a->s ? tfd_fn_ops_time(a->s) : 0, in = 0;
+
+	if (!a->s || !a->s->nfn_ops || !(all > 0) || !a->rule)
+		return (struct val){0};
+	for (size_t k = 0; k < a->s->nfn_ops; k++)
+		for (size_t j = 0; j < a->rule->ops.n; j++)
+			if (strcmp(a->s->fn_ops[k].type, a->rule->ops.v[j]) == 0) {
+				in += (double)a->s->fn_ops[k].self_ns;
+				break;
+			}
+	return num(fmin(1.0, in / all));
+}
+
 /* The median of an async map's user-function calls, and the share of
  * their work in calls more than TFD_UNEVEN_X times as long (missing
  * without enough calls with their work known). */
@@ -186,6 +204,17 @@ static struct val m_fn_call_p50_us(const struct metric_at *a)
 	if (!a->s || a->s->fn_p50_ns <= 0)
 		return (struct val){0};
 	return num((double)a->s->fn_p50_ns / 1e3);
+}
+
+/* Whether an async map's user-function calls are small: a median under
+ * TFD_SMALL_CALL_US of work, which tf.data's fixed cost per call (about
+ * 10 us) rivals, so batching before the map pays; false with larger calls
+ * or none known (whole images batched measured several times slower). */
+#define TFD_SMALL_CALL_US 50.0
+static struct val m_small_calls(const struct metric_at *a)
+{
+	return boolean(a->s && a->s->fn_p50_ns > 0 &&
+		       (double)a->s->fn_p50_ns / 1e3 < TFD_SMALL_CALL_US);
 }
 
 static struct val m_uneven_work_share(const struct metric_at *a)
@@ -378,6 +407,10 @@ const struct metric_def tfd_metrics[] = {
     {"batch_size", VT_NUM, TARGET_BOTTLENECK, "parameter", m_param_num},
     {"top_op_share", VT_NUM, TARGET_BOTTLENECK,
      "share of its function's op time in its top op (missing: no op events)", m_top_op_share},
+    {"ops_share", VT_NUM, TARGET_BOTTLENECK,
+     "share of its function's op time in the op types of the rule's \"ops\" (missing: no op "
+     "events)",
+     m_ops_share},
     {"function_share", VT_NUM, TARGET_BOTTLENECK,
      "share of its self time its function's ops take (missing: no op events)", m_function_share},
     {"one_worker", VT_BOOL, TARGET_BOTTLENECK,
@@ -403,6 +436,10 @@ const struct metric_def tfd_metrics[] = {
     {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
      "median work of an async map's user-function call (missing: fewer than 8 known)",
      m_fn_call_p50_us},
+    {"small_calls", VT_BOOL, TARGET_BOTTLENECK,
+     "an async map's user-function calls have a median under 50 us of work (false: larger, or "
+     "fewer than 8 known)",
+     m_small_calls},
     {"uneven_work_share", VT_NUM, TARGET_BOTTLENECK,
      "share of an async map's function work in calls over 4x the median (missing: fewer than 8 "
      "known)",
@@ -457,11 +494,11 @@ const struct metric_def tfd_metrics[] = {
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 
-static struct val metric(int m, const struct tfd_host_result *h, const struct tfd_pipeline *p,
-			 int si)
+static struct val metric(int m, const struct rule *r, const struct tfd_host_result *h,
+			 const struct tfd_pipeline *p, int si)
 {
-	struct metric_at at = {h,  p, p && si >= 0 ? &p->stages[si] : NULL,
-			       si, 0, tfd_metrics[m].name};
+	struct metric_at at = {
+	    h, p, p && si >= 0 ? &p->stages[si] : NULL, si, 0, tfd_metrics[m].name, r};
 
 	struct val v = {0};
 
@@ -477,10 +514,10 @@ static struct val metric(int m, const struct tfd_host_result *h, const struct tf
 	return v;
 }
 
-static bool cond_holds(const struct cond *c, const struct tfd_host_result *h,
+static bool cond_holds(const struct cond *c, const struct rule *r, const struct tfd_host_result *h,
 		       const struct tfd_pipeline *p, int si)
 {
-	struct val v = metric(c->metric, h, p, si);
+	struct val v = metric(c->metric, r, h, p, si);
 
 	if (c->op == OP_EXISTS)
 		return v.present;
@@ -573,7 +610,7 @@ static bool matches(const struct rule *r, const struct tfd_host_result *h,
 	if (p && r->pipeline_lacks.n && pipeline_has_any(p, &r->pipeline_lacks))
 		return false;
 	for (size_t i = 0; i < r->nwhen; i++)
-		if (!cond_holds(&r->when[i], h, p, si))
+		if (!cond_holds(&r->when[i], r, h, p, si))
 			return false;
 	return true;
 }
@@ -776,7 +813,7 @@ static void add(findvec *fv, const struct rule *r, const struct tfd_host_result 
 		bool all = true;
 
 		for (size_t i = 0; i < r->ndemote && all; i++)
-			all = cond_holds(&r->demote[i], h, p, si);
+			all = cond_holds(&r->demote[i], r, h, p, si);
 		if (all)
 			f.severity = TFD_SEV_LOW;
 	}

@@ -103,6 +103,7 @@ static void rule_free(struct rule *r)
 	strlist_free(&r->pipeline_lacks);
 	strlist_free(&r->top_op);
 	strlist_free(&r->not_top_op);
+	strlist_free(&r->ops);
 	for (size_t i = 0; i < r->nwhen; i++)
 		free(r->when[i].str);
 	free(r->when);
@@ -133,6 +134,7 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	strlist_copy(&d->pipeline_lacks, &s->pipeline_lacks);
 	strlist_copy(&d->top_op, &s->top_op);
 	strlist_copy(&d->not_top_op, &s->not_top_op);
+	strlist_copy(&d->ops, &s->ops);
 	d->when = xcalloc(s->nwhen + 1, sizeof(*d->when));
 	for (size_t i = 0; i < s->nwhen; i++) {
 		d->when[i] = s->when[i];
@@ -394,6 +396,15 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 
 /* parser: one check per key of a rule (docs/rules.md); the checks are the
  * schema, in its order. */
+/* Whether one of the n conditions reads metric `name`. */
+static bool uses_metric(const struct cond *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(tfd_metrics[v[i].metric].name, name) == 0)
+			return true;
+	return false;
+}
+
 static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 {
 	const cJSON *k, *id = cJSON_GetObjectItemCaseSensitive(o, "id");
@@ -467,6 +478,8 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 			st = get_op_types(c, k, key, &r->top_op);
 		else if (strcmp(key, "not_top_op") == 0)
 			st = get_op_types(c, k, key, &r->not_top_op);
+		else if (strcmp(key, "ops") == 0)
+			st = get_op_types(c, k, key, &r->ops);
 		else if (strcmp(key, "when") == 0)
 			st = parse_conds(c, k, key, r->target, &r->when, &r->nwhen);
 		else if (strcmp(key, "demote_when") == 0)
@@ -489,9 +502,13 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		r->est_model = xstrdup("none");
 	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0)
 		return bad(c, "estimate model 'scale' needs a 'factor'");
-	if (r->target != TARGET_BOTTLENECK && (r->family.n || r->not_family.n || r->under.n ||
-					       r->not_under.n || r->top_op.n || r->not_top_op.n))
-		return bad(c, "family/under/top_op filters apply to target 'bottleneck' only");
+	if (r->target != TARGET_BOTTLENECK &&
+	    (r->family.n || r->not_family.n || r->under.n || r->not_under.n || r->top_op.n ||
+	     r->not_top_op.n || r->ops.n))
+		return bad(c, "family/under/top_op/ops filters apply to target 'bottleneck' only");
+	if (!r->ops.n && (uses_metric(r->when, r->nwhen, "ops_share") ||
+			  uses_metric(r->demote, r->ndemote, "ops_share")))
+		return bad(c, "metric 'ops_share' needs the rule's 'ops' (the op types it sums)");
 	if (r->target == TARGET_HOST && (r->pipeline_has.n || r->pipeline_lacks.n))
 		return bad(c, "pipeline_has/pipeline_lacks do not apply to target 'host'");
 	return TFD_OK;

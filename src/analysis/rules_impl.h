@@ -17,6 +17,8 @@ struct val {
 	bool b;
 };
 
+struct rule;
+
 /* Where a metric is read: the host, its pipeline, the rule's stage. */
 struct metric_at {
 	const struct tfd_host_result *h;
@@ -25,6 +27,7 @@ struct metric_at {
 	int si;			      /* its index, -1 */
 	double nanalyzed;	      /* analyzed root calls of p (0 if none) */
 	const char *name;	      /* the metric's own name (parameters) */
+	const struct rule *rule;      /* the rule asking (its op types) */
 };
 
 struct metric_def {
@@ -57,6 +60,7 @@ struct rule {
 	enum rule_target target;
 	struct strlist family, not_family, under, not_under, pipeline_has, pipeline_lacks;
 	struct strlist top_op, not_top_op; /* op types: the bottleneck's function's top op */
+	struct strlist ops;		   /* op types the ops_share metric sums */
 	struct cond *when;
 	size_t nwhen;
 	/* when all of these hold the finding is reported at severity low (the

@@ -731,6 +731,16 @@ run analyze -q -f json tests/cases/ok/tf221-gzip-one-read/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S08 " ]; then ok; else bad "one read at a time: $(rules_of)"; fi
 run analyze -q -f json tests/cases/ok/tf221-gzip-four-reads/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S02 " ]; then ok; else bad "four reads at once: $(rules_of)"; fi
+# a parallel map at its limit: vectorizing pays for tiny calls (T17: real
+# 2-us calls, batching first measured 5.66x), not for calls of real work
+# (T04: the catalog's image augmentation batched measured 5.5x slower);
+# augmentation spread over several image ops (none 40 % alone) is F03's,
+# whose advice is to resize once (measured 2.5x), not to batch
+run analyze -q -f json tests/cases/ok/tf221-tiny-elements/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T17 " ] && [[ "$out" == *'ds = ds.batch(B).map(f_on_batch'* ]]; then ok; else bad "tiny calls: $(rules_of)"; fi
+run analyze -q -f json tests/cases/ok/tf221-augment-per-image/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T04 TFD-F03 " ] && [[ "$out" != *'ds.batch(B).map('* ]] &&
+	[[ "$out" == *'tf.image.resize(im, (H, W))'* ]]; then ok; else bad "image augmentation: $(rules_of)"; fi
 run analyze -q -f json examples/real-autotune-map-saturated
 if [[ "$out" != *'"TFD-T05"'* ]] && [[ "$out" == *'"function_uneven_share": 0.0731'* ]]; then ok; else bad "even elements said to stall: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
 # Python ops that ran side by side wait (a sleeping numpy_function, 4 ms,

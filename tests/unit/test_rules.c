@@ -416,6 +416,11 @@ static void load_errors(struct t *t)
 	     "\">\", "
 	     "\"value\": 1}]}]}",
 	     "needs a narrower target"},
+	    /* ops_share sums the rule's own "ops": without them it says nothing */
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"when\": [{\"metric\": \"ops_share\", \"op\": \">=\", "
+	     "\"value\": 0.4}]}]}",
+	     "rule 'X1': metric 'ops_share' needs the rule's 'ops'"},
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
