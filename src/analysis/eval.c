@@ -615,6 +615,21 @@ static bool matches(const struct rule *r, const struct tfd_host_result *h,
 	return true;
 }
 
+/* The calls one vectorized call replaces: the batch size of the stage (a
+ * MapAndBatch) or of the nearest batch above it, else the rule's factor. */
+static double vectorize_factor(const struct rule *r, const struct tfd_pipeline *p, int si)
+{
+	int guard = 0;
+
+	for (int a = si; a >= 0 && guard++ < 10000; a = p->stages[a].parent) {
+		struct val b = param(&p->stages[a], "batch_size", true);
+
+		if (b.present && b.num >= 1)
+			return b.num;
+	}
+	return r->est_factor >= 1 ? r->est_factor : 2;
+}
+
 /* What-if through the capacity model: the stage's work / factor (remove: no
  * work), the new lowest capacity capped by the consumer's demand, anchored
  * to the observed time per root element (throughput-model.md 5). */
@@ -622,8 +637,13 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 			      const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double k = strcmp(r->est_model, "remove") == 0 ? 1e12 : r->est_factor;
-	double now = cp->model_throughput;
+	bool vec = strcmp(r->est_model, "vectorize") == 0;
+	double k = strcmp(r->est_model, "remove") == 0 ? 1e12
+		   : vec			       ? vectorize_factor(r, p, si)
+						       : r->est_factor;
+	/* vectorizing removes the fixed cost of each call, which the model
+	 * does not see as work (what it leaves unexplained): from the rate seen */
+	double now = vec ? cp->throughput : cp->model_throughput;
 	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k, false)
 					  : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers);
 	double cores = r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
@@ -706,7 +726,7 @@ static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimat
  * with a capacity model, what its slowest producer delivers (a prefetch
  * overlaps the pipeline with the step, it does not make it faster). */
 static void latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
-				 struct tfd_estimate *e)
+				 int si, double cheaper, struct tfd_estimate *e)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	struct val low = producer_over_demand(p);
@@ -716,8 +736,11 @@ static void latency_step_speedup(const struct tfd_host_result *h, const struct t
 	    e->input_percent_after >= 100.0)
 		return;
 	sp = (100.0 - e->input_percent_after) / (100.0 - in);
+	/* the CPU after the change: calls `cheaper` times cheaper free cores */
 	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0)
-		cores = (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
+		cores = si >= 0 ? tfd_capacity_whatif_cores(p, si, cheaper, cheaper > 1.0) /
+				      cp->throughput
+				: (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
 	if (low.present && cp->throughput > 0)
 		prod = low.num * cp->demand / cp->throughput;
 	if (sp > fmin(cores, prod)) {
@@ -745,7 +768,7 @@ static bool bursts(const struct rule *r, const struct tfd_host_result *h,
 static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		     const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
-	double L, B = 0, Lp;
+	double L, B = 0, Lp, cheaper = 1.0; /* the stage's calls this many times cheaper */
 
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
@@ -764,18 +787,25 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 		return;
 	e->basis = "latency";
 	if (si >= 0 && TFD_CAPACITY_USABLE(p) && !bursts(r, h, p) &&
-	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0)) {
+	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0 ||
+	     strcmp(r->est_model, "vectorize") == 0)) {
 		capacity_estimate(r, h, p, si, e);
 		return;
 	}
 	L = (double)p->analyzed_ns / (double)p->nanalyzed;
 	if (si >= 0)
 		B = (double)p->stages[si].blocking_ns / (double)p->nanalyzed;
-	if (strcmp(r->est_model, "scale") == 0 && si >= 0)
+	if (strcmp(r->est_model, "scale") == 0 && si >= 0) {
 		Lp = L - B + B / r->est_factor;
-	else if (strcmp(r->est_model, "remove") == 0 && si >= 0)
+		if (!r->est_parallelism && !r->est_workers)
+			cheaper = r->est_factor;
+	} else if (strcmp(r->est_model, "vectorize") == 0 && si >= 0) {
+		cheaper = vectorize_factor(r, p, si);
+		Lp = L - B + B / cheaper;
+	} else if (strcmp(r->est_model, "remove") == 0 && si >= 0) {
 		Lp = L - B;
-	else if (strcmp(r->est_model, "overlap") == 0 && h->nsteps && h->step_ns > h->wait_ns)
+		cheaper = 1e12;
+	} else if (strcmp(r->est_model, "overlap") == 0 && h->nsteps && h->step_ns > h->wait_ns)
 		Lp = fmax(0.0, L - (double)(h->step_ns - h->wait_ns) / (double)h->nsteps);
 	else
 		return;
@@ -790,7 +820,7 @@ static void estimate(const struct rule *r, const struct tfd_host_result *h,
 
 		e->input_percent_after =
 		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
-		latency_step_speedup(h, p, e);
+		latency_step_speedup(h, p, si, cheaper, e);
 	}
 }
 
