@@ -1076,3 +1076,93 @@ case("epoch_iterator_refill", build=b_epochs, loop="epochs",
                  "epochs": ({"repeat": "source"}, r"::Shuffle$")},
      fixes={"iterator_per_epoch": {"repeat": "end"}, "shuffle_warmup": {"shuffle": 64},
             "parallel_at_limit": {"map_ms": 0.25}})
+
+
+def raw_images(n=32, side=160):
+    """Decoded images held in memory (uint8), as after a cache()."""
+    rng = np.random.default_rng(5)
+    return rng.integers(0, 255, size=(n, side, side, 3), dtype=np.uint8)
+
+
+def augment(im, resize=True):
+    """Random flip, brightness and contrast, then a resize to the model's
+    112x112: one image, or a batch of them (tf.image takes both)."""
+    im = tf.image.convert_image_dtype(im, tf.float32)
+    im = tf.image.random_flip_left_right(im)
+    im = tf.image.random_brightness(im, 0.2)
+    im = tf.image.random_contrast(im, 0.8, 1.2)
+    return tf.image.resize(im, (112, 112)) if resize else im
+
+
+def _summary(im):
+    return tf.reduce_mean(tf.reshape(im, (-1, 16)), axis=0)
+
+
+# 48. image augmentation of 448x448 images in an AUTOTUNE map, one image
+# a call, resized to the model's 112x112 last. Applied after batch(), on
+# whole batches ("batched", what TFD-F03 used to advise first), it
+# measured 5.5x slower (43 against 7.7 ms a step: a batch of float pixels
+# does not stay in cache); the images stored at 112 ("side": 112, no
+# resize), 2.5x; the work halved is "side" 316 (half the pixels)
+def b_augment(k):
+    ds = tf.data.Dataset.from_tensor_slices(raw_images(side=k["side"])).repeat()
+    if k["batched"]:
+        ds = ds.batch(k["batch"]).map(
+            lambda b: tf.reduce_mean(tf.reshape(augment(b), (tf.shape(b)[0], -1, 16)), axis=1),
+            num_parallel_calls=AUTOTUNE)
+    else:
+        ds = ds.map(lambda im: _summary(augment(im, k["side"] != 112)),
+                    num_parallel_calls=AUTOTUNE)
+        ds = ds.batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("augment_per_image", build=b_augment,
+     defaults=dict(side=448, batched=False, batch=32, prefetch=2),
+     train_ms=3, planted="image augmentation (flip, brightness, contrast, resize) per image",
+     covers=["tf.image augmentation", "map AUTOTUNE"],
+     candidates={"map": ({"side": 316}, r"::(ParallelMapV2|MapAndBatch)$")},
+     fixes={"augmentation_heavy": {"side": 316}, "parallel_at_limit": {"side": 316}})
+
+
+def csv_files(n_files=4, rows=4096, cols=16):
+    """CSV files of float columns, written once."""
+    os.makedirs(_DATA, exist_ok=True)
+    paths = []
+    rng = np.random.default_rng(6)
+    for f in range(n_files):
+        p = os.path.join(_DATA, "part-%02d-%dc.csv" % (f, cols))
+        paths.append(p)
+        if os.path.exists(p):
+            continue
+        with open(p + ".tmp", "w") as w:
+            for r in range(rows):
+                w.write(",".join("%.4f" % v for v in rng.random(cols)) + "\n")
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+# 49. CSV lines parsed one at a time by a map written without
+# num_parallel_calls (the tutorials' pipeline): each call parses one short
+# line, so tf.data's fixed cost per call is most of it; "vectorize" parses
+# whole batches of lines; the parsing halved is 8 columns a line, not 16
+def b_csv(k):
+    defaults = [[0.0]] * k["cols"]
+    ds = tf.data.TextLineDataset(csv_files(cols=k["cols"])).repeat()
+    if k["vectorize"]:
+        ds = ds.batch(k["batch"]).map(lambda b: tf.stack(tf.io.decode_csv(b, defaults), 1),
+                                      num_parallel_calls=par(k["map_par"]))
+    else:
+        ds = ds.map(lambda line: tf.stack(tf.io.decode_csv(line, defaults)),
+                    num_parallel_calls=par(k["map_par"]))
+        ds = _opts_no_fusion(ds.batch(k["batch"]))
+    return maybe_prefetch(ds, k)
+
+
+case("csv_lines_per_element", build=b_csv,
+     defaults=dict(vectorize=False, cols=16, map_par=None, batch=1024, prefetch=2),
+     train_ms=4, planted="CSV lines parsed one a call by a sequential map",
+     covers=["TextLineDataset", "decode_csv", "map sequential"],
+     candidates={"map": ({"vectorize": True}, r"::(Map|ParallelMapV2|MapAndBatch)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "decode_heavy": {"cols": 8},
+            "parallel_at_limit": {"vectorize": True}})
