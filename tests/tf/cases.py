@@ -231,7 +231,7 @@ case("generator_source", build=b_generator,
      train_ms=6, planted="the Python generator",
      covers=["from_generator"],
      candidates={"generator": ({"gen_spin": 25000}, r"Generator|FlatMap")},
-     fixes={"python_generator": {"gen_to_slices": True}})
+     fixes={"python_generator": {"gen_to_slices": True}, "python_gil": {"gen_to_slices": True}})
 
 
 # 5. tf.py_function map doing Python work (holds the GIL), parallel
@@ -261,8 +261,8 @@ case("py_function_map", build=b_py_map,
      train_ms=6, planted="the Python function inside the map (GIL)",
      covers=["tf.py_function", "map AUTOTUNE"],
      candidates={"map": ({"py_spin": 20000}, r"::ParallelMapV2$")},
-     fixes={"python_function": {"py_to_tf": True}, "fixed_parallelism": {"map_par": 8},
-            "parallel_at_limit": {"py_spin": 20000}})
+     fixes={"python_function": {"py_to_tf": True}, "python_gil": {"py_to_tf": True},
+            "fixed_parallelism": {"map_par": 8}, "parallel_at_limit": {"py_spin": 20000}})
 
 
 # 6. numpy_function that waits (I/O-like, releases the GIL), one worker
@@ -490,7 +490,7 @@ case("missing_prefetch", build=b_no_prefetch,
      covers=["prefetch missing", "map parallel"],
      candidates={"map": ({"map_ms": 0.3}, r"::ParallelMapV2$")},
      fixes={"missing_prefetch": {"prefetch": 2}, "fixed_parallelism": {"map_par": "auto"},
-            "parallel_at_limit": {"map_ms": 0.3}})
+            "parallel_at_limit": {"map_ms": 0.3}, "prefetch_starved": {"prefetch": -1}})
 
 
 # 19. prefetch present, heavy step: not input-bound
