@@ -76,6 +76,13 @@ struct rule {
 			       * divided, its CPU work is not */
 };
 
+/* estimate.c: the slowest producer's capacity over the consumer's demand
+ * (missing without a capacity model), and what rule r's fix at stage si
+ * is worth */
+struct val tfd_producer_over_demand(const struct tfd_pipeline *p);
+void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
+		  const struct tfd_pipeline *p, int si, struct tfd_estimate *e);
+
 struct tfd_ruleset {
 	struct rule *v;
 	size_t n, cap;

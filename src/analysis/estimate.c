@@ -1,0 +1,278 @@
+/* estimate.c - what a finding's fix is worth.
+ *
+ * Estimate model (docs/rules.md): L is the mean latency of the analyzed
+ * root calls and B the bottleneck's blocking time per analyzed call.
+ *   scale k:  the stage's blocking time is divided by k (parallelism,
+ *             vectorization): L' = L - B + B/k. Other stages keep their
+ *             blocking time, so the next critical stage becomes the bound.
+ *   remove:   the stage's blocking time disappears (cache, offload): L' = L - B.
+ *   overlap:  a prefetch buffer hides the pipeline behind the step's other
+ *             work C = (step time - input wait) per step: L' = max(0, L - C).
+ *   vectorize: the stage's calls merged by the batch size, from the rate
+ *             seen (the fixed cost of a call is no work in the capture).
+ *   none:     no estimate.
+ * The input-bound share after the fix scales the host's input wait by L'/L.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "rules_impl.h"
+
+/* How much faster than the consumer asks the slowest producer segment can
+ * deliver (or the host's cores, when they allow less); missing without a
+ * capacity model or an unbounded demand. */
+struct val tfd_producer_over_demand(const struct tfd_pipeline *p)
+{
+	struct val v = {0};
+	double low = INFINITY;
+
+	if (!p || !TFD_CAPACITY_USABLE(p) || !isfinite(p->capacity.demand) ||
+	    p->capacity.demand <= 0)
+		return v;
+	for (size_t g = 1; g < p->nsegments; g++)
+		if (!isnan(p->segments[g].capacity) && p->segments[g].capacity < low)
+			low = p->segments[g].capacity;
+	/* the host's cores, shared with the step, may allow less than any
+	 * stage could deliver with them to itself */
+	if (p->capacity.cpu_limits && p->capacity.cpu_rate < low)
+		low = p->capacity.cpu_rate;
+	if (!isfinite(low))
+		return v;
+	v.present = true;
+	v.num = low / p->capacity.demand;
+	return v;
+}
+
+/* The calls one vectorized call replaces: the batch size of the stage (a
+ * MapAndBatch) or of the nearest batch above it, else the rule's factor. */
+static double vectorize_factor(const struct rule *r, const struct tfd_pipeline *p, int si)
+{
+	int guard = 0;
+
+	for (int a = si; a >= 0 && guard++ < 10000; a = p->stages[a].parent) {
+		const char *b = p->stages[a].sample
+				    ? tfd_event_param(p->stages[a].sample, "batch_size")
+				    : NULL;
+		double n = b ? strtod(b, NULL) : 0;
+
+		if (n >= 1)
+			return n;
+	}
+	return r->est_factor >= 1 ? r->est_factor : 2;
+}
+
+/* What-if through the capacity model: the stage's work / factor (remove: no
+ * work), the new lowest capacity capped by the consumer's demand, anchored
+ * to the observed time per root element (throughput-model.md 5). */
+static void capacity_estimate(const struct rule *r, const struct tfd_host_result *h,
+			      const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	bool vec = strcmp(r->est_model, "vectorize") == 0;
+	double k = strcmp(r->est_model, "remove") == 0 ? 1e12
+		   : vec			       ? vectorize_factor(r, p, si)
+						       : r->est_factor;
+	/* vectorizing removes the fixed cost of each call, which the model
+	 * does not see as work (what it leaves unexplained): from the rate seen */
+	double now = vec ? cp->throughput : cp->model_throughput;
+	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k, false)
+					  : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers);
+	double cores = r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
+					  : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
+	double T = 1e9 / cp->throughput, Tn, c;
+
+	if (!(now > 0) || !(after > 0))
+		return;
+	e->basis = "capacity";
+	e->known = true;
+	e->speedup = after / now;
+	if (e->speedup < 1.0)
+		e->speedup = 1.0;
+	Tn = T / e->speedup;
+	e->latency_ns = (int64_t)llround(T);
+	e->new_latency_ns = (int64_t)llround(Tn);
+	e->throughput = cp->throughput;
+	e->new_throughput = cp->throughput * e->speedup;
+	e->step_speedup = e->speedup;
+	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand * 0.999;
+	e->capped_by_cores = !e->capped_by_demand && isfinite(cores) && after >= cores * 0.999;
+	e->misses_limit = e->speedup < 1.02;
+	e->input_bound_by_demand = cp->step_limits;
+	/* waiting per root element before and after, over the consumer's own time */
+	c = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	if (!isnan(h->input_pct) && T > 0 && c >= 0) {
+		double w = fmax(0.0, Tn - c);
+
+		e->input_percent_after = w + c > 0 ? 100.0 * w / (w + c) : 0.0;
+	}
+}
+
+/* Copies to the device moved off the step (prefetched to the device, they
+ * run while the device computes the step before): of the exposed copy
+ * time E per step, what the step's other work R (neither input nor copy)
+ * can hide goes; the host wait W stays. Step S -> S - min(E, R). */
+static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double n = (double)h->nsteps, S, W, E, R, hidden;
+
+	if (!h->has_device || !h->nsteps || h->step_ns <= 0)
+		return;
+	S = (double)h->step_ns / n;
+	W = (double)h->wait_ns / n;
+	E = (double)h->h2d_ns / n;
+	R = fmax(0.0, S - W - E);
+	hidden = fmin(E, R);
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S);
+	e->new_latency_ns = (int64_t)llround(S - hidden);
+	e->speedup = S - hidden > 0 ? S / (S - hidden) : 0.0;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = S - hidden > 0 ? 100.0 * (W + E - hidden) / (S - hidden) : 0.0;
+}
+
+/* A loop inside a tf.function pulled from one iterator instead: each
+ * step's start-up (the time before the loop's first element: the body
+ * instantiated, the iterator started empty) goes, its waits stay. Over
+ * the steps that hold the loop (U of their S). */
+static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double S = (double)h->loop_steps_ns, U = (double)h->loop_startup_ns, W;
+
+	if (!h->loop_in_function || !(S > 0) || !(U > 0) || U >= S)
+		return;
+	W = h->step_ns > 0 ? (double)h->wait_ns / (double)h->step_ns * S : 0.0;
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S / (double)h->nsteps);
+	e->new_latency_ns = (int64_t)llround((S - U) / (double)h->nsteps);
+	e->speedup = S / (S - U);
+	e->step_speedup = e->speedup;
+	e->input_percent_after = fmin(100.0, 100.0 * W / (S - U));
+}
+
+/* The step's speed-up of a latency estimate: the step's other time stays,
+ * its input share goes to `after`; at most what the host's cores allow
+ * (the pipeline's CPU work and, without a device, the step's compute) and,
+ * with a capacity model, what its slowest producer delivers (a prefetch
+ * overlaps the pipeline with the step, it does not make it faster). */
+static void latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
+				 int si, double cheaper, struct tfd_estimate *e)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	struct val low = tfd_producer_over_demand(p);
+	double sp, cores = INFINITY, prod = INFINITY, in = h->input_pct;
+
+	if (isnan(in) || isnan(e->input_percent_after) || in >= 100.0 ||
+	    e->input_percent_after >= 100.0)
+		return;
+	sp = (100.0 - e->input_percent_after) / (100.0 - in);
+	/* the CPU after the change: calls `cheaper` times cheaper free cores */
+	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0)
+		cores = si >= 0 ? tfd_capacity_whatif_cores(p, si, cheaper, cheaper > 1.0) /
+				      cp->throughput
+				: (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
+	if (low.present && cp->throughput > 0)
+		prod = low.num * cp->demand / cp->throughput;
+	if (sp > fmin(cores, prod)) {
+		e->capped_by_cores = cores <= prod;
+		e->capped_by_producer = prod < cores;
+		sp = fmax(1.0, fmin(cores, prod));
+		/* the step's other time stays: the wait is what is left */
+		e->input_percent_after = fmax(0.0, 100.0 * (1.0 - (1.0 - in / 100.0) * sp));
+	}
+	e->step_speedup = sp;
+}
+
+/* The pipeline delivers faster than the step consumes on average, yet the
+ * host waits: the waits are bursts, the tails of uneven work (a slow
+ * element holding ordered output), which the rates do not see. Cheaper or
+ * removed work shortens those tails: the latency view's estimate, not the
+ * capacity model's ~1.0x. More workers are left to the capacity model. */
+static bool bursts(const struct rule *r, const struct tfd_host_result *h,
+		   const struct tfd_pipeline *p)
+{
+	return p->capacity.step_limits && !r->est_parallelism && !r->est_workers &&
+	       tfd_bound_of(h->input_pct) >= TFD_BOUND_MODERATE;
+}
+
+/* The latency view's mean root-call latency after the fix (L -> *Lp) and
+ * how many times cheaper the stage's calls get (*cheaper: the CPU they
+ * free); false when the model has nothing to say here. */
+static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
+			  const struct tfd_pipeline *p, int si, double L, double *Lp,
+			  double *cheaper)
+{
+	double B = si >= 0 ? (double)p->stages[si].blocking_ns / (double)p->nanalyzed : 0;
+
+	*cheaper = 1.0;
+	if (strcmp(r->est_model, "overlap") == 0) {
+		if (!h->nsteps || h->step_ns <= h->wait_ns)
+			return false;
+		*Lp = fmax(0.0, L - (double)(h->step_ns - h->wait_ns) / (double)h->nsteps);
+		return true;
+	}
+	if (si < 0)
+		return false;
+	if (strcmp(r->est_model, "scale") == 0) {
+		*Lp = L - B + B / r->est_factor;
+		if (!r->est_parallelism && !r->est_workers)
+			*cheaper = r->est_factor;
+	} else if (strcmp(r->est_model, "vectorize") == 0) {
+		*cheaper = vectorize_factor(r, p, si);
+		*Lp = L - B + B / *cheaper;
+	} else if (strcmp(r->est_model, "remove") == 0) {
+		*Lp = L - B;
+		*cheaper = 1e12;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
+		  const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
+{
+	double L, Lp, cheaper; /* the stage's calls this many times cheaper */
+
+	memset(e, 0, sizeof(*e));
+	e->model = r->est_model;
+	e->factor = r->est_factor;
+	e->of = r->est_parallelism ? "parallelism" : r->est_workers ? "workers" : "work";
+	e->input_percent_after = NAN;
+	if (strcmp(r->est_model, "copy_overlap") == 0) {
+		copy_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "loop_startup") == 0) {
+		startup_estimate(h, e);
+		return;
+	}
+	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)
+		return;
+	e->basis = "latency";
+	if (si >= 0 && TFD_CAPACITY_USABLE(p) && !bursts(r, h, p) &&
+	    (strcmp(r->est_model, "scale") == 0 || strcmp(r->est_model, "remove") == 0 ||
+	     strcmp(r->est_model, "vectorize") == 0)) {
+		capacity_estimate(r, h, p, si, e);
+		return;
+	}
+	L = (double)p->analyzed_ns / (double)p->nanalyzed;
+	if (!latency_after(r, h, p, si, L, &Lp, &cheaper))
+		return;
+	e->known = true;
+	e->latency_ns = (int64_t)llround(L);
+	e->new_latency_ns = (int64_t)llround(Lp);
+	e->speedup = Lp > 0 ? L / Lp : 0.0; /* 0: fully hidden */
+	if (!isnan(h->input_pct) && L > 0) {
+		/* the copies to the device (device planes) stay input */
+		double wait = (double)h->wait_ns * (Lp / L);
+		double other = (double)(h->step_ns - h->wait_ns);
+
+		e->input_percent_after =
+		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
+		latency_step_speedup(h, p, si, cheaper, e);
+	}
+}
