@@ -29,6 +29,10 @@ enum tfd_fam_flag {
 	 * stages of their own. Elsewhere [i] numbers the instances one stage
 	 * makes per input element (interleave, flat_map, repeat's epochs). */
 	TFD_FAM_MULTI_INPUT = 1 << 6,
+	/* hands its one input's elements on as they come, on the caller's
+	 * thread, with no work of its own (repeat, take, options): a
+	 * prefetch below it serves the step as well as one above it */
+	TFD_FAM_PASS = 1 << 7,
 };
 
 /* TensorFlow's bottleneck type (xprof-reference.md 1.10). */

@@ -52,9 +52,8 @@ static double vectorize_factor(const struct rule *r, const struct tfd_pipeline *
 	int guard = 0;
 
 	for (int a = si; a >= 0 && guard++ < 10000; a = p->stages[a].parent) {
-		const char *b = p->stages[a].sample
-				    ? tfd_event_param(p->stages[a].sample, "batch_size")
-				    : NULL;
+		const char *b =
+		    p->stages[a].sample ? tfd_event_param(p->stages[a].sample, "batch_size") : NULL;
 		double n = b ? strtod(b, NULL) : 0;
 
 		if (n >= 1)

@@ -205,6 +205,25 @@ static struct val m_final_prefetch(const struct metric_at *a)
 	return boolean(has_final_prefetch(a->p));
 }
 
+/* Whether the stage below stage q runs on threads of its own, through
+ * stages that pass their one input's elements on (a prefetch under
+ * repeat() or take(), as `ds.prefetch(2).repeat()` ends a pipeline where
+ * TensorFlow injects no prefetch of its own). */
+static bool last_stage_async(const struct tfd_pipeline *p, int q, int depth)
+{
+	int child = -1, n = 0;
+
+	for (size_t i = 1; i < p->nstages; i++)
+		if (p->stages[i].parent == q && n++ == 0)
+			child = (int)i;
+	if (child < 0)
+		return false;
+	if (p->stages[child].is_async)
+		return true;
+	return n == 1 && depth < 64 && tfd_family_has(p->stages[child].family, TFD_FAM_PASS) &&
+	       last_stage_async(p, child, depth + 1);
+}
+
 /* The stage right below the root runs on threads of its own (a prefetch,
  * a parallel map, interleave or batch, a fused map-and-batch, a data
  * service reader): it makes the next elements while the step runs, so the
@@ -218,10 +237,7 @@ static struct val m_final_async(const struct metric_at *a)
 	 * (Iterator::Prefetch::..., as older TensorFlow names a pipeline) */
 	if (p->nstages && p->stages[0].is_async)
 		return boolean(true);
-	for (size_t i = 1; i < p->nstages; i++)
-		if (p->stages[i].parent == 0)
-			return boolean(p->stages[i].is_async);
-	return boolean(false);
+	return boolean(last_stage_async(p, 0, 0));
 }
 
 /* The root's private thread pool over the CPU budget tf.data plans for

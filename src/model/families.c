@@ -18,6 +18,7 @@
 #define ILV TFD_FAM_INTERLEAVE
 #define SRC TFD_FAM_SOURCE
 #define MULTI TFD_FAM_MULTI_INPUT
+#define PASS TFD_FAM_PASS
 #define PAR "parallelism deterministic autotune"
 
 const struct tfd_family tfd_families[] = {
@@ -94,12 +95,12 @@ const struct tfd_family tfd_families[] = {
     {"Rebatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Shuffle", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "buffer_size"},
     {"ShuffleAndRepeat", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "buffer_size"},
-    {"Repeat", "ForeverRepeat FiniteRepeat", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Repeat", "ForeverRepeat FiniteRepeat", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"MemoryCache", "MemoryCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"DiskCache", "DiskCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Cache", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Take", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Skip", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Take", "FiniteTake EmptyTake", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Skip", "FiniteSkip EmptySkip", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Shard", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Zip", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Concatenate", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
@@ -107,14 +108,14 @@ const struct tfd_family tfd_families[] = {
     {"GroupByWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"GroupByReducer", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Scan", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"AssertCardinality", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"AssertNext", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"MaxIntraOpParallelism", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"PrivateThreadPool", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"AssertCardinality", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"AssertNext", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"MaxIntraOpParallelism", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"PrivateThreadPool", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Snapshot", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Unique", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"DenseToSparseBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Options", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"Options", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"LoadDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"ChooseFastestBranch", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"SlidingWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},

@@ -742,6 +742,11 @@ if [ "$(rules_of)" = "TFD-T17 " ] && [[ "$out" == *'ds = ds.batch(B).map(f_on_ba
 run analyze -q -f json tests/cases/ok/tf221-augment-per-image/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T04 TFD-F03 " ] && [[ "$out" != *'ds.batch(B).map('* ]] &&
 	[[ "$out" == *'tf.image.resize(im, (H, W))'* ]]; then ok; else bad "image augmentation: $(rules_of)"; fi
+# `.prefetch(2).repeat()` last with TensorFlow's prefetch injection off (as
+# before TF 2.13 injected one): the prefetch under the repeat serves the
+# step, no TFD-P01
+run analyze -q -f json tests/cases/ok/tf221-prefetch-under-repeat/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T15 " ] && [[ "$out" == *'"long_name": "Iterator::Root::ForeverRepeat[0]::Prefetch"'* ]]; then ok; else bad "prefetch under repeat: $(rules_of)"; fi
 # no step markers (Keras 3 fit profiled by the API): the share is over the
 # stretch the input was read, not the fit call's start-up and teardown
 # (47.2 % over the whole capture; the clock says 94-97 %)

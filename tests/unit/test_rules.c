@@ -201,6 +201,17 @@ static const struct rcase cases[] = {
      * itself the last stage (Iterator::Prefetch, no Model above it) too */
     {"TFD-P01", false, {"Model", "ParallelMapV2", "Map"}, 2, {NULL}, {NULL}},
     {"TFD-P01", false, {"Prefetch", "Map"}, 1, {NULL}, {NULL}},
+    /* a prefetch under a repeat or a take (`.prefetch(2).repeat()` last,
+     * with no prefetch injected) serves the step as one above them would */
+    {"TFD-P01", false, {"Model", "ForeverRepeat", "Prefetch", "Map"}, 3, {NULL}, {NULL}},
+    {"TFD-P01",
+     false,
+     {"Model", "FiniteTake", "ForeverRepeat", "Prefetch", "Map"},
+     4,
+     {NULL},
+     {NULL}},
+    {"TFD-P01", true, {"Model", "ForeverRepeat", "Map"}, 2, {NULL}, {NULL}},
+    {"TFD-P01", true, {"Model", "Shuffle", "Prefetch", "Map"}, 3, {NULL}, {NULL}},
 };
 
 static void every_rule_fires_and_misses(struct t *t)
