@@ -737,14 +737,16 @@ case("filter_heavy_predicate", build=b_filter_pred,
 _SERVICE = {}
 
 
-def _service():
-    if "d" not in _SERVICE:
+def _service(workers=1):
+    """An in-process tf.data service: a dispatcher and `workers` workers,
+    made once per count."""
+    if workers not in _SERVICE:
         d = tf.data.experimental.service.DispatchServer()
-        w = tf.data.experimental.service.WorkerServer(
+        ws = [tf.data.experimental.service.WorkerServer(
             tf.data.experimental.service.WorkerConfig(
-                dispatcher_address=d.target.split("://")[1]))
-        _SERVICE.update(d=d, w=w)
-    return _SERVICE["d"]
+                dispatcher_address=d.target.split("://")[1])) for _ in range(workers)]
+        _SERVICE[workers] = (d, ws)
+    return _SERVICE[workers][0]
 
 
 def b_service(k):
@@ -752,7 +754,7 @@ def b_service(k):
     ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
     ds = _opts_no_fusion(ds.batch(k["batch"]))
     ds = ds.apply(tf.data.experimental.service.distribute(
-        processing_mode="parallel_epochs", service=_service().target))
+        processing_mode="parallel_epochs", service=_service(k.get("workers", 1)).target))
     return maybe_prefetch(ds, k)
 
 
@@ -761,7 +763,8 @@ case("data_service_local", build=b_service,
      train_ms=5, planted="the sequential map on the service's worker",
      covers=["tf.data service"],
      candidates={"map": ({"map_ms": 1.0}, r"::(Map|ParallelMapV2)$")},
-     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "slow_data_service": {"workers": 2}})
 
 
 # 34. MirroredStrategy over two devices (logical CPUs): the dataset is
