@@ -747,6 +747,11 @@ if [ "$(rules_of)" = "TFD-T04 TFD-F03 " ] && [[ "$out" != *'ds.batch(B).map('* ]
 # step, no TFD-P01
 run analyze -q -f json tests/cases/ok/tf221-prefetch-under-repeat/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T15 " ] && [[ "$out" == *'"long_name": "Iterator::Root::ForeverRepeat[0]::Prefetch"'* ]]; then ok; else bad "prefetch under repeat: $(rules_of)"; fi
+# a Keras PyDataset computing in Python (real TF 2.21): its generator holds
+# the GIL the training loop needs, so the producer's headroom over the
+# step's demand is no headroom: S03 leads at full severity, no P03 (bursts)
+run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-python/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]]; then ok; else bad "PyDataset in Python: $(rules_of)"; fi
 # no step markers (Keras 3 fit profiled by the API): the share is over the
 # stretch the input was read, not the fit call's start-up and teardown
 # (47.2 % over the whole capture; the clock says 94-97 %)
