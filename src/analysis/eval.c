@@ -322,6 +322,32 @@ static struct val m_reads_autotune(const struct metric_at *a)
 	return boolean(v.present && strcmp(v.str, "true") == 0);
 }
 
+/* Whether a repeat lies between the bottleneck and the nearest cache above
+ * it (`ds.repeat().cache()`): the cache's input never ends, so it never
+ * fills and the stages below it run every epoch. False without a cache
+ * above. */
+static struct val m_cache_endless(const struct metric_at *a)
+{
+	const struct tfd_pipeline *p = a->p;
+	int guard = 0, c = -1;
+
+	if (!p || a->si < 0)
+		return boolean(false);
+	for (int x = p->stages[a->si].parent; x >= 0 && guard++ < 10000; x = p->stages[x].parent)
+		if (strcmp(p->stages[x].family, "MemoryCache") == 0 ||
+		    strcmp(p->stages[x].family, "DiskCache") == 0 ||
+		    strcmp(p->stages[x].family, "Cache") == 0) {
+			c = x;
+			break;
+		}
+	guard = 0;
+	for (int x = p->stages[a->si].parent; c >= 0 && x != c && x >= 0 && guard++ < 10000;
+	     x = p->stages[x].parent)
+		if (strcmp(p->stages[x].family, "Repeat") == 0)
+			return boolean(true);
+	return boolean(false);
+}
+
 /* Whether the host's Python ops (tf.py_function, numpy_function) were
  * seen running side by side: they let go of the interpreter's lock, as
  * Python that waits on a file or a service does (tfd_python_overlap) */
@@ -414,6 +440,10 @@ const struct metric_def tfd_metrics[] = {
      m_reads_one_at_a_time},
     {"reads_autotune", VT_BOOL, TARGET_BOTTLENECK,
      "AUTOTUNE sets the parallelism of the parallel interleave above it", m_reads_autotune},
+    {"cache_endless", VT_BOOL, TARGET_BOTTLENECK,
+     "a repeat lies between it and the nearest cache above it: the cache never fills (false "
+     "without a cache above)",
+     m_cache_endless},
     {"fn_call_p50_us", VT_NUM, TARGET_BOTTLENECK,
      "median work of an async map's user-function call (missing: fewer than 8 known)",
      m_fn_call_p50_us},

@@ -97,7 +97,7 @@ const struct tfd_family tfd_families[] = {
     {"ShuffleAndRepeat", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, "buffer_size"},
     {"Repeat", "ForeverRepeat FiniteRepeat", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"MemoryCache", "MemoryCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"DiskCache", "DiskCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"DiskCache", "DiskCacheImpl FileCache FileCacheImpl", 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Cache", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Take", "FiniteTake EmptyTake", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Skip", "FiniteSkip EmptySkip", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},

@@ -752,6 +752,11 @@ if [ "$(rules_of)" = "TFD-T15 " ] && [[ "$out" == *'"long_name": "Iterator::Root
 # step's demand is no headroom: S03 leads at full severity, no P03 (bursts)
 run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-python/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]]; then ok; else bad "PyDataset in Python: $(rules_of)"; fi
+# cache() after repeat(): the cache never fills and the map below it runs
+# every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
+# first epoch only" (T18)
+run analyze -q -f json tests/cases/ok/tf221-cache-after-repeat/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T19 TFD-T01 " ]; then ok; else bad "cache after repeat: $(rules_of)"; fi
 # no step markers (Keras 3 fit profiled by the API): the share is over the
 # stretch the input was read, not the fit call's start-up and teardown
 # (47.2 % over the whole capture; the clock says 94-97 %)

@@ -1169,3 +1169,23 @@ case("csv_lines_per_element", build=b_csv,
      candidates={"map": ({"vectorize": True}, r"::(Map|ParallelMapV2|MapAndBatch)$")},
      fixes={"sequential_map": {"map_par": "auto"}, "decode_heavy": {"cols": 8},
             "parallel_at_limit": {"vectorize": True}})
+
+
+# 50. cache() after repeat() (`ds.map(f).repeat().cache()`): the cache's
+# input never ends, so it never fills and the map runs in every epoch;
+# "cache_first" is TFD-T19's order, `.cache().repeat()` (an epoch of 160
+# elements, 20 batches: the warm-up fills the cache)
+def b_cache_order(k):
+    ds = tf.data.Dataset.range(k["n_elems"]).map(feature)
+    ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k.get("map_par")))
+    ds = ds.cache().repeat() if k["cache_first"] else ds.repeat().cache()
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("cache_after_repeat", build=b_cache_order,
+     defaults=dict(n_elems=160, map_ms=1.0, cache_first=False, batch=8, prefetch=2),
+     train_ms=6, planted="cache() after repeat(): the cache never fills, the map runs on",
+     covers=["cache order", "map sequential"],
+     candidates={"map": ({"map_ms": 0.5}, r"::Map$"),
+                 "order": ({"cache_first": True}, r"::Map$")},
+     fixes={"cache_fill": {"cache_first": True}, "sequential_map": {"map_par": "auto"}})

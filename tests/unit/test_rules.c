@@ -195,6 +195,15 @@ static const struct rcase cases[] = {
     {"TFD-T99", false, {"Model", "BatchV2"}, 1, {NULL}, {NULL}},
     {"TFD-T99", false, {"Model", "ParallelMapV2"}, 1, {NULL}, {NULL}},
     {"TFD-T99", false, {"Model", "ParallelInterleaveV4"}, 1, {NULL}, {NULL}},
+    /* a stage below a cache: its first epoch (T18), or every epoch when a
+     * repeat below the cache makes its input endless (T19) */
+    {"TFD-T18", true, {"Model", "MemoryCache", "Map"}, 2, {NULL}, {NULL}},
+    {"TFD-T18", true, {"Model", "ForeverRepeat", "MemoryCache", "Map"}, 3, {NULL}, {NULL}},
+    {"TFD-T18", false, {"Model", "MemoryCache", "ForeverRepeat", "Map"}, 3, {NULL}, {NULL}},
+    {"TFD-T18", false, {"Model", "Map"}, 1, {NULL}, {NULL}},
+    {"TFD-T19", true, {"Model", "MemoryCache", "ForeverRepeat", "Map"}, 3, {NULL}, {NULL}},
+    {"TFD-T19", true, {"Model", "FileCacheImpl", "FiniteRepeat", "Map"}, 3, {NULL}, {NULL}},
+    {"TFD-T19", false, {"Model", "ForeverRepeat", "MemoryCache", "Map"}, 3, {NULL}, {NULL}},
     {"TFD-P01", true, {"Model", "Map"}, 1, {NULL}, {NULL}},
     {"TFD-P01", false, {"Model", "Prefetch", "Map"}, 2, {NULL}, {NULL}},
     /* an async last stage runs ahead of the step by itself; a root that is
