@@ -370,14 +370,20 @@ static struct val m_python_take_turns(const struct metric_at *a)
 static struct val m_fused_sequential_map(const struct metric_at *a)
 {
 	const char *name;
-	struct val par;
+	struct val par, auto_;
 
 	if (!a->s || strcmp(a->s->family, "MapAndBatch") != 0)
 		return boolean(false);
 	name = a->s->sample ? tfd_event_param(a->s->sample, "name") : NULL;
+	par = param(a->s, "parallelism", true);
+	auto_ = param(a->s, "autotune", false);
+	/* TensorFlow parallelizes a stateless map itself (map_parallelization)
+	 * and keeps its MapDataset name in the fused one: AUTOTUNE and more
+	 * than one call at a time say so */
+	if ((auto_.present && strcmp(auto_.str, "true") == 0) || (par.present && par.num > 1))
+		return boolean(false);
 	if (name && strncmp(name, "fused(", 6) == 0)
 		return boolean(strncmp(name + 6, "MapDataset:", 11) == 0);
-	par = param(a->s, "parallelism", true);
 	return boolean(par.present && par.num == 1);
 }
 

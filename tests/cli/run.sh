@@ -757,6 +757,12 @@ if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]]; the
 # first epoch only" (T18)
 run analyze -q -f json tests/cases/ok/tf221-cache-after-repeat/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T19 TFD-T01 " ]; then ok; else bad "cache after repeat: $(rules_of)"; fi
+# the MNIST tutorial's stateless map, which TensorFlow parallelized itself
+# (fused(MapDataset:...) with AUTOTUNE and 2 calls at a time): not a
+# sequential map (no T15); its 3-us calls want vectorizing (T17: the map
+# after batch() measured 2.12x)
+run analyze -q -f json tests/cases/ok/tf221-keras3-mnist-tutorial/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T17 " ]; then ok; else bad "MNIST tutorial: $(rules_of)"; fi
 # no step markers (Keras 3 fit profiled by the API): the share is over the
 # stretch the input was read, not the fit call's start-up and teardown
 # (47.2 % over the whole capture; the clock says 94-97 %)
