@@ -284,8 +284,10 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 
 /* The throughput view: what limits the rate, by how much, and the evidence.
  * bn: the host waits on input, so the limit may be called its bottleneck;
- * py: the share of the time the pipeline runs Python (holds the GIL). */
-static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, struct tfd_buf *b)
+ * py: the share of the time the pipeline runs Python (holds the GIL);
+ * renewed: the iterators of its dataset made anew in the capture. */
+static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, size_t renewed,
+			       struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -315,8 +317,11 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s, the slowest stage, "
 			       "could deliver %s, above the step's demand of %s: on average the "
-			       "input pipeline keeps up",
-			       N(s->name), N(s->long_name), N(p->name), r1, r2);
+			       "input pipeline keeps up%s",
+			       N(s->name), N(s->long_name), N(p->name), r1, r2,
+			       renewed ? ", and the waits are where each new iterator starts "
+					 "empty (TFD-H05)"
+				       : "");
 	else
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
@@ -443,7 +448,11 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "host: the input pipeline keeps up; look elsewhere "
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
-			throughput_verdict(p, bn, tfd_python_busy_share(f), b);
+			size_t renewed = 0;
+
+			for (size_t i = 0; i < f->npipelines; i++)
+				renewed += f->pipelines[i].repeat_of1 == f->focus + 1;
+			throughput_verdict(p, bn, tfd_python_busy_share(f), renewed, b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,

@@ -574,6 +574,9 @@ if python3 -c 'import json, sys; ps = json.load(sys.stdin)["hosts"][0]["pipeline
 assert len(ps) == 3 and not any(p["capacity"]["demand_from_steps"] for p in ps), [p["capacity"]["demand"] for p in ps]' <<<"$out"; then ok; else bad "an iterator per epoch: demand from steps: $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-iterator-per-epoch
 if [[ "$(unwrap <<<"$out")" != *"its own consumer"* ]]; then ok; else bad "an iterator per epoch: $(grep -m2 'would take' <<<"$out")"; fi
+# a producer that keeps up on average, iterated anew each epoch: the verdict
+# says where its waits are
+if [[ "$(unwrap <<<"$out")" == *"on average the input pipeline keeps up, and the waits are where each new iterator starts empty (TFD-H05)"* ]]; then ok; else bad "an iterator per epoch: verdict $(grep -m1 -A3 'bottleneck:' <<<"$out")"; fi
 # the three pipelines are one dataset iterated anew: its advice is said
 # once, for the pipeline with the slowest call (the focus), and the other
 # two say whose findings they share
