@@ -503,6 +503,11 @@ bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len);
  * HTML and Markdown reports lead with. */
 bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len);
 
+/* Host h's pipelines that iterate its focus pipeline's dataset anew (an
+ * iterator per epoch; a validation set's repeats are not the loop's own:
+ * the focus is the pipeline that holds the loop up most). */
+size_t tfd_repeated_iterators(const struct tfd_host_result *h);
+
 /* The share of host h's focus pipeline's steady-state window in which its
  * Python runs (a from_generator source, the Python ops of a map's
  * function): the time the input pipeline holds the interpreter's lock that

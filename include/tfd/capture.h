@@ -310,6 +310,9 @@ struct tfd_interval {
  * it). */
 struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
 
+/* qsort's order for intervals: by start, then by end. */
+int tfd_interval_cmp(const void *a, const void *b);
+
 /* One span of device activity as a reader found it: its step by
  * group_id when the event had one. */
 struct tfd_dev_span {

@@ -33,6 +33,7 @@ enum tfd_fam_flag {
 	 * thread, with no work of its own (repeat, take, options): a
 	 * prefetch below it serves the step as well as one above it */
 	TFD_FAM_PASS = 1 << 7,
+	TFD_FAM_CACHE = 1 << 8, /* cache(): in memory or to a file */
 };
 
 /* TensorFlow's bottleneck type (xprof-reference.md 1.10). */

@@ -182,6 +182,15 @@ static void mark_repeats(struct tfd_host_result *hr)
 	free(key);
 }
 
+size_t tfd_repeated_iterators(const struct tfd_host_result *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->npipelines && h->focus >= 0; i++)
+		n += h->pipelines[i].repeat_of1 == h->focus + 1;
+	return n;
+}
+
 /* The pipeline analyzed first: the host pipeline that holds the loop up most. */
 static void pick_focus(struct tfd_host_result *hr)
 {

@@ -720,7 +720,7 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
 
 		if (g->kind != TFD_SEG_FUNCTION || !g->known || !s || !s->nfn_ops ||
 		    !tfd_op_is_python(s->fn_ops[0].type) || py_share(s) < 0.5 ||
-		    (!cp->python_take_turns && g->parallelism >= 1.5))
+		    !tfd_gil_binds(cp, g->parallelism))
 			continue;
 		g->gil = true;
 		if (!(g->capacity < cp->throughput))

@@ -83,20 +83,8 @@ PIPE_NUM(m_slow_calls, (double)p->nslow)
 PIPE_NUM(m_slow_share, p->ncalls ? (double)p->nslow / (double)p->ncalls : 0)
 PIPE_NUM(m_warmup_calls, (double)p->nwarmup)
 PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 0)
-/* host pipelines that repeat the focus pipeline's dataset, iterated anew
- * (an iterator per epoch; a validation set's repeats are not the loop's
- * own: the focus is the pipeline that holds the loop up most) */
-static double repeated_iterators(const struct tfd_host_result *h)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < h->npipelines && h->focus >= 0; i++)
-		n += h->pipelines[i].repeat_of1 == h->focus + 1;
-	return (double)n;
-}
-
 HOST(m_input_percent, num_or_missing(h->input_pct))
-HOST(m_repeated_iterators, num(repeated_iterators(h)))
+HOST(m_repeated_iterators, num((double)tfd_repeated_iterators(h)))
 HOST(m_loop_in_function, boolean(h->loop_in_function))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
@@ -269,14 +257,14 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
-/* The nearest parallel interleave above stage si (its reads' owner), -1. */
-static int reads_owner(const struct tfd_pipeline *p, int si)
+/* The nearest stage above stage si whose family has one of flags, -1. */
+static int nearest_above(const struct tfd_pipeline *p, int si, unsigned flags)
 {
 	int guard = 0;
 
 	for (int a = si >= 0 ? p->stages[si].parent : -1; a >= 0 && guard++ < 10000;
 	     a = p->stages[a].parent)
-		if (tfd_family_has(p->stages[a].family, TFD_FAM_INTERLEAVE))
+		if (tfd_family_has(p->stages[a].family, flags))
 			return a;
 	return -1;
 }
@@ -306,7 +294,7 @@ static double reads_parallelism(const struct tfd_pipeline *p, int q)
  * none): the reads are then as sequential as a bare reader's. */
 static struct val m_reads_one_at_a_time(const struct metric_at *a)
 {
-	int q = a->p ? reads_owner(a->p, a->si) : -1;
+	int q = a->p ? nearest_above(a->p, a->si, TFD_FAM_INTERLEAVE) : -1;
 	double n = q >= 0 ? reads_parallelism(a->p, q) : 0;
 
 	return boolean(n > 0 && n < 1.5);
@@ -316,7 +304,7 @@ static struct val m_reads_one_at_a_time(const struct metric_at *a)
  * parameter; false when it says no or there is none) */
 static struct val m_reads_autotune(const struct metric_at *a)
 {
-	int q = a->p ? reads_owner(a->p, a->si) : -1;
+	int q = a->p ? nearest_above(a->p, a->si, TFD_FAM_INTERLEAVE) : -1;
 	struct val v = q >= 0 ? param(&a->p->stages[q], "autotune", false) : (struct val){0};
 
 	return boolean(v.present && strcmp(v.str, "true") == 0);
@@ -329,19 +317,9 @@ static struct val m_reads_autotune(const struct metric_at *a)
 static struct val m_cache_endless(const struct metric_at *a)
 {
 	const struct tfd_pipeline *p = a->p;
-	int guard = 0, c = -1;
+	int guard = 0, c = p ? nearest_above(p, a->si, TFD_FAM_CACHE) : -1;
 
-	if (!p || a->si < 0)
-		return boolean(false);
-	for (int x = p->stages[a->si].parent; x >= 0 && guard++ < 10000; x = p->stages[x].parent)
-		if (strcmp(p->stages[x].family, "MemoryCache") == 0 ||
-		    strcmp(p->stages[x].family, "DiskCache") == 0 ||
-		    strcmp(p->stages[x].family, "Cache") == 0) {
-			c = x;
-			break;
-		}
-	guard = 0;
-	for (int x = p->stages[a->si].parent; c >= 0 && x != c && x >= 0 && guard++ < 10000;
+	for (int x = c >= 0 ? p->stages[a->si].parent : -1; x >= 0 && x != c && guard++ < 10000;
 	     x = p->stages[x].parent)
 		if (strcmp(p->stages[x].family, "Repeat") == 0)
 			return boolean(true);

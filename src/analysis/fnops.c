@@ -84,6 +84,11 @@ const struct tfd_segment *tfd_stage_function_segment(const struct tfd_pipeline *
 	return NULL;
 }
 
+bool tfd_gil_binds(const struct tfd_capacity *cp, double workers)
+{
+	return cp->python_take_turns || workers < 1.5;
+}
+
 double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, double *workers,
 				       bool *python)
 {
@@ -96,7 +101,7 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
 		return NAN;
 	*workers = fg->parallelism;
 	if (!s->nfn_ops || !tfd_op_is_python(s->fn_ops[0].type) ||
-	    (!p->capacity.python_take_turns && fg->parallelism >= 1.5))
+	    !tfd_gil_binds(&p->capacity, fg->parallelism))
 		return fg->utilization * fg->parallelism;
 	share = all > 0 ? (double)s->fn_ops[0].self_ns / all : 0;
 	*python = true;
@@ -158,15 +163,6 @@ size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t
 	return k;
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct tfd_interval *x = a, *y = b;
-
-	if (x->s != y->s)
-		return (x->s > y->s) - (x->s < y->s);
-	return (x->e > y->e) - (x->e < y->e);
-}
-
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 {
 	size_t n = h->npy_ops, done = 0;
@@ -179,7 +175,7 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 		return res;
 	v = xmalloc(n * sizeof(*v));
 	memcpy(v, h->py_ops, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), by_start);
+	qsort(v, n, sizeof(*v), tfd_interval_cmp);
 	ends = xmalloc(n * sizeof(*ends));
 	for (size_t i = 0; i < n; i++)
 		ends[i] = v[i].e;

@@ -134,6 +134,11 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
  * before end, into *f; false at the end. */
 bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
+/* Whether the interpreter's lock bounds a map's workers that run Python:
+ * its calls were seen taking turns at it, or it has one worker (one call
+ * at a time, whether it holds the lock or lets go of it). */
+bool tfd_gil_binds(const struct tfd_capacity *cp, double workers);
+
 /* Stage s's fn_p50_ns and fn_uneven_share from the work of its n function
  * calls w (reordered); left 0 with fewer than TFD_UNEVEN_MIN_CALLS. */
 void tfd_stage_uneven_calls(struct tfd_stage *s, int64_t *w, size_t n);

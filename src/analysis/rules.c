@@ -395,8 +395,6 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 	return TFD_OK;
 }
 
-/* parser: one check per key of a rule (docs/rules.md); the checks are the
- * schema, in its order. */
 /* Whether one of the n conditions reads metric `name`. */
 static bool uses_metric(const struct cond *v, size_t n, const char *name)
 {
@@ -406,6 +404,8 @@ static bool uses_metric(const struct cond *v, size_t n, const char *name)
 	return false;
 }
 
+/* parser: one check per key of a rule (docs/rules.md); the checks are the
+ * schema, in its order. */
 static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 {
 	const cJSON *k, *id = cJSON_GetObjectItemCaseSensitive(o, "id");

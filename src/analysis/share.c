@@ -466,16 +466,17 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 		step_points(hr, TFD_STEP_POINTS, &hr->step_points);
 		step_points(hr, TFD_STEP_BARS, &hr->step_bars);
 	} else if (nu && h->span_end_ns > h->span_start_ns) {
-		/* no step markers: the capture's span stands for the steps */
+		/* no step markers: the capture's span stands for the steps (on a
+		 * host without device planes, the stretch its input was read) */
 		struct tfd_share s = {0};
 
-		s.step_ns =
-		    hr->has_device ? h->span_end_ns - h->span_start_ns : read_span(h, u, nu);
 		if (hr->has_device) {
+			s.step_ns = h->span_end_ns - h->span_start_ns;
 			memcpy(s.dev_ns, h->dev.span_owned, sizeof(s.dev_ns));
 			s.wait_ns = s.dev_ns[TFD_DEV_WAIT];
 			s.h2d_ns = sat_add(s.dev_ns[TFD_DEV_H2D], s.dev_ns[TFD_DEV_WAIT_HOST]);
 		} else {
+			s.step_ns = read_span(h, u, nu);
 			for (size_t i = 0; i < nu; i++)
 				s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
 			s.dev_ns[TFD_DEV_WAIT] = s.wait_ns;

@@ -190,11 +190,13 @@ static void feed(struct sstate *s, int64_t a, int64_t b, int k, int64_t *owned)
 
 /* ---- the host's sweep ----------------------------------------------------- */
 
-static int interval_cmp(const void *a, const void *b)
+int tfd_interval_cmp(const void *a, const void *b)
 {
 	const struct tfd_interval *x = a, *y = b;
 
-	return x->s < y->s ? -1 : x->s > y->s;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return (x->e > y->e) - (x->e < y->e);
 }
 
 /* Whether e is a call of the root of a loop inside a tf.function's input
@@ -261,7 +263,7 @@ struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
 			v = xmalloc((cap + 1) * sizeof(*v));
 	}
 	if (m > 1)
-		qsort(v, m, sizeof(*v), interval_cmp);
+		qsort(v, m, sizeof(*v), tfd_interval_cmp);
 	for (size_t i = 0; i < m; i++) {
 		if (k && v[i].s <= v[k - 1].e) {
 			if (v[i].e > v[k - 1].e)

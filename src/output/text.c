@@ -448,11 +448,8 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "host: the input pipeline keeps up; look elsewhere "
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
-			size_t renewed = 0;
-
-			for (size_t i = 0; i < f->npipelines; i++)
-				renewed += f->pipelines[i].repeat_of1 == f->focus + 1;
-			throughput_verdict(p, bn, tfd_python_busy_share(f), renewed, b);
+			throughput_verdict(p, bn, tfd_python_busy_share(f),
+					   tfd_repeated_iterators(f), b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
