@@ -171,6 +171,11 @@ rules_fail wrong-type "rule 'X1': field 'severity' must be one of"
 rules_fail dup-id "rule 'X1': duplicate id (also in $R/dup-id/a.json)"
 rules_fail unknown-family "unknown iterator family 'ParallelMapV2' (families are normalized: 'ParallelMap')"
 rules_fail bad-op-type "rule 'X1': field 'top_op' must be an array of op types (identifiers such as DecodeJpegV2)"
+# a rule's "ops" (the op types ops_share sums): an array, on a bottleneck
+# rule, and needed by the metric
+rules_fail bad-ops "rule 'X1': field 'ops' must be an array of op types"
+rules_fail ops-on-host "rule 'X1': family/under/top_op/ops filters apply to target 'bottleneck' only"
+rules_fail ops-share-without-ops "rule 'X1': metric 'ops_share' needs the rule's 'ops' (the op types it sums)"
 run rules check "$R/good"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rule ok"* ]]; then ok; else bad "rules check good"; fi
 run rules check rules
