@@ -550,10 +550,10 @@ static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segm
  * prefetch between them), so that part takes compute + their work; every
  * other segment works in parallel and delivers at its capacity. caps, when
  * given, replaces the segments' capacities (what-if). */
-static double model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
-			 const double *caps, double cpu_ns)
+double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
+			  const double *caps, double cpu_ns, double step_share)
 {
-	double compute = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	double compute = isfinite(cp->demand) ? step_share * 1e9 / cp->demand : 0;
 	double T = compute, cap0 = caps ? caps[0] : sg[0].capacity;
 
 	if (n && isfinite(cap0) && cap0 > 0)
@@ -585,7 +585,7 @@ static double py_share(const struct tfd_stage *s)
 }
 
 /* The read time held in async stage q's worker slots: its input segment's work. */
-static double reads_of(const struct tfd_pipeline *p, int q)
+double tfd_cap_reads_of(const struct tfd_pipeline *p, int q)
 {
 	for (size_t gi = 0; gi < p->nsegments; gi++)
 		if (p->segments[gi].kind == TFD_SEG_INPUT && p->segments[gi].owner == q)
@@ -597,7 +597,7 @@ static double reads_of(const struct tfd_pipeline *p, int q)
  * map, its function's runs (the reads its slots held are its input
  * segment's own). Left out: the share of Python ops (the GIL, not the
  * cores, bounds them, and a Python wait holds no core) and a Sleep's. */
-static double stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
+double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
 {
 	const struct tfd_stage *s = &p->stages[i];
 	double w = (double)s->work_ns;
@@ -608,7 +608,7 @@ static double stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
 		const struct tfd_segment *g = &p->segments[gi];
 
 		if (g->kind == TFD_SEG_FUNCTION && g->owner == (int)i && g->known)
-			w += fmax(0.0, (double)g->busy_ns - reads_of(p, (int)i));
+			w += fmax(0.0, (double)g->busy_ns - tfd_cap_reads_of(p, (int)i));
 	}
 	return w * (1.0 - py_share(s));
 }
@@ -634,7 +634,7 @@ static void cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
 	if (!(cp->cpu_budget > 0) || !cp->root_elements)
 		return;
 	for (size_t i = 0; i < p->nstages; i++)
-		w += stage_cpu_ns(p, i);
+		w += tfd_cap_stage_cpu_ns(p, i);
 	cp->cpu_step_ns = !in->host->dev.read && !in->host->dev.nplanes && isfinite(cp->demand)
 			      ? 1e9 / cp->demand
 			      : 0;
@@ -768,7 +768,7 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 	if (lim < 0)
 		return;
 	cp->margin = run >= 0 ? c->segs.v[run].capacity / c->segs.v[lim].capacity : INFINITY;
-	cp->model_throughput = model_rate(c->segs.v, c->segs.n, cp, NULL, 0);
+	cp->model_throughput = tfd_cap_model_rate(c->segs.v, c->segs.n, cp, NULL, 0, 1.0);
 	cp->step_limits = step_limits(c) && !cp->inferred;
 	write_evidence(c, lim, run);
 }
@@ -899,7 +899,8 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 		double m = cp->model_throughput;
 
 		cpu_model(p, in);
-		cp->model_throughput = model_rate(p->segments, p->nsegments, cp, NULL, cp->cpu_ns);
+		cp->model_throughput =
+		    tfd_cap_model_rate(p->segments, p->nsegments, cp, NULL, cp->cpu_ns, 1.0);
 		/* by a clear margin: the cores, bound from below by what they
 		 * delivered (cpu_model()), are no limit when the rest of the
 		 * model allows about as much */
@@ -917,77 +918,4 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	free(c.fn_of);
 	free(c.wait_ns);
 	free(c.fn_unknown);
-}
-
-/* The CPU time per root element after stage si's work is divided by
- * work_factor (saves_cpu: cheaper calls; else the same work spread). */
-static double cpu_after(const struct tfd_pipeline *p, int si, double work_factor, bool saves_cpu)
-{
-	const struct tfd_capacity *cp = &p->capacity;
-	double cpu = cp->cpu_ns;
-
-	if (saves_cpu && cp->root_elements)
-		cpu -= stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
-		       (1.0 - 1.0 / work_factor);
-	return cpu;
-}
-
-double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
-				 bool saves_cpu)
-{
-	const struct tfd_capacity *cp = &p->capacity;
-	double cpu;
-
-	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
-		return INFINITY;
-	cpu = cpu_after(p, si, work_factor, saves_cpu);
-	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
-}
-
-double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
-			   double par_factor, bool saves_cpu)
-{
-	const struct tfd_capacity *cp = &p->capacity;
-	double *caps, rate, cpu;
-
-	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
-		return 0;
-	caps = xmalloc((p->nsegments + 1) * sizeof(double));
-	for (size_t gi = 0; gi < p->nsegments; gi++) {
-		const struct tfd_segment *g = &p->segments[gi];
-		double cap = g->capacity, busy = (double)g->busy_ns, par = g->parallelism;
-		bool mine = false;
-
-		if (g->kind == TFD_SEG_FUNCTION && g->owner == si) {
-			/* the function part of the slot time; the reads stay */
-			double fn = busy - reads_of(p, g->owner);
-
-			mine = true;
-			busy = busy - fn + fn / work_factor;
-		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
-			mine = true;
-			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
-		} else if (g->kind == TFD_SEG_FUNCTION && g->known && p->stages[si].segment >= 0 &&
-			   p->segments[p->stages[si].segment].kind == TFD_SEG_INPUT &&
-			   p->segments[p->stages[si].segment].owner == g->owner) {
-			/* faster reads free the map's slots sooner too */
-			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
-			cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy : INFINITY;
-		}
-		if (mine) {
-			par *= par_factor;
-			if (!g->known) /* inferred: scale what was observed */
-				cap = cp->throughput * par_factor * work_factor;
-			else
-				cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy
-					       : INFINITY;
-		}
-		caps[gi] = cap;
-	}
-	/* the CPU the change saves: a stage's work divided (more workers
-	 * save none) */
-	cpu = cpu_after(p, si, work_factor, saves_cpu);
-	rate = model_rate(p->segments, p->nsegments, cp, caps, cpu);
-	free(caps);
-	return rate;
 }

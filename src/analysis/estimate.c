@@ -76,8 +76,10 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	/* vectorizing removes the fixed cost of each call, which the model
 	 * does not see as work (what it leaves unexplained): from the rate seen */
 	double now = vec ? cp->throughput : cp->model_throughput;
-	double after = r->est_parallelism ? tfd_capacity_whatif(p, si, 1.0, k, false)
-					  : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers);
+	double share = 1.0; /* the step's compute after, over before */
+	double after = r->est_parallelism
+			   ? tfd_capacity_whatif(p, si, 1.0, k, false, &share)
+			   : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers, &share);
 	double cores = r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
 					  : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
 	double T = 1e9 / cp->throughput, Tn, c;
@@ -95,12 +97,12 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	e->throughput = cp->throughput;
 	e->new_throughput = cp->throughput * e->speedup;
 	e->step_speedup = e->speedup;
-	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand * 0.999;
+	e->capped_by_demand = isfinite(cp->demand) && after >= cp->demand / share * 0.999;
 	e->capped_by_cores = !e->capped_by_demand && isfinite(cores) && after >= cores * 0.999;
 	e->misses_limit = e->speedup < 1.02;
 	e->input_bound_by_demand = cp->step_limits;
 	/* waiting per root element before and after, over the consumer's own time */
-	c = isfinite(cp->demand) ? 1e9 / cp->demand : 0;
+	c = isfinite(cp->demand) ? share * 1e9 / cp->demand : 0;
 	if (!isnan(h->input_pct) && T > 0 && c >= 0) {
 		double w = fmax(0.0, Tn - c);
 
@@ -152,13 +154,14 @@ static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimat
 	e->input_percent_after = fmin(100.0, 100.0 * W / (S - U));
 }
 
-/* The step's speed-up of a latency estimate: the step's other time stays,
- * its input share goes to `after`; at most what the host's cores allow
- * (the pipeline's CPU work and, without a device, the step's compute) and,
- * with a capacity model, what its slowest producer delivers (a prefetch
- * overlaps the pipeline with the step, it does not make it faster). */
+/* The step's speed-up of a latency estimate: the step's other time is
+ * `share` of what it was (the cores the change frees), its input share
+ * goes to `after`; at most what the host's cores allow (the pipeline's CPU
+ * work and, without a device, the step's compute) and, with a capacity
+ * model, what its slowest producer delivers (a prefetch overlaps the
+ * pipeline with the step, it does not make it faster). */
 static void latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
-				 int si, double cheaper, struct tfd_estimate *e)
+				 int si, double cheaper, double share, struct tfd_estimate *e)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	struct val low = tfd_producer_over_demand(p);
@@ -167,7 +170,7 @@ static void latency_step_speedup(const struct tfd_host_result *h, const struct t
 	if (isnan(in) || isnan(e->input_percent_after) || in >= 100.0 ||
 	    e->input_percent_after >= 100.0)
 		return;
-	sp = (100.0 - e->input_percent_after) / (100.0 - in);
+	sp = (100.0 - e->input_percent_after) / (100.0 - in) / share;
 	/* the CPU after the change: calls `cheaper` times cheaper free cores */
 	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0)
 		cores = si >= 0 ? tfd_capacity_whatif_cores(p, si, cheaper, cheaper > 1.0) /
@@ -179,8 +182,8 @@ static void latency_step_speedup(const struct tfd_host_result *h, const struct t
 		e->capped_by_cores = cores <= prod;
 		e->capped_by_producer = prod < cores;
 		sp = fmax(1.0, fmin(cores, prod));
-		/* the step's other time stays: the wait is what is left */
-		e->input_percent_after = fmax(0.0, 100.0 * (1.0 - (1.0 - in / 100.0) * sp));
+		/* the step's other time as above: the wait is what is left */
+		e->input_percent_after = fmax(0.0, 100.0 * (1.0 - (1.0 - in / 100.0) * share * sp));
 	}
 	e->step_speedup = sp;
 }
@@ -195,6 +198,26 @@ static bool bursts(const struct rule *r, const struct tfd_host_result *h,
 {
 	return p->capacity.step_limits && !r->est_parallelism && !r->est_workers &&
 	       tfd_bound_of(h->input_pct) >= TFD_BOUND_MODERATE;
+}
+
+/* The step's other time after the fix over before (S: the steps' time,
+ * wait: their wait after the fix, other: their other time before): the
+ * cores the cheaper calls free go to the step's compute, its share taken
+ * at the new rate, once more at the rate that gives. */
+static double step_share(const struct tfd_pipeline *p, int si, double cheaper, double S,
+			 double wait, double other)
+{
+	double cpu, share = 1.0;
+
+	if (si < 0 || !(cheaper > 1.0) || !p->capacity.valid)
+		return 1.0;
+	cpu = tfd_capacity_cpu_after(p, si, cheaper, true);
+	for (int it = 0; it < 2; it++) {
+		double after = wait + other * share;
+
+		share = tfd_capacity_step_share(p, cpu, after > 0 ? S / after : 1.0);
+	}
+	return share;
 }
 
 /* The latency view's mean root-call latency after the fix (L -> *Lp) and
@@ -269,9 +292,11 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 		/* the copies to the device (device planes) stay input */
 		double wait = (double)h->wait_ns * (Lp / L);
 		double other = (double)(h->step_ns - h->wait_ns);
+		double share = step_share(p, si, cheaper, (double)h->step_ns, wait, other);
 
+		other *= share;
 		e->input_percent_after =
 		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
-		latency_step_speedup(h, p, si, cheaper, e);
+		latency_step_speedup(h, p, si, cheaper, share, e);
 	}
 }

@@ -201,9 +201,35 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
  * work_factor and multiplying its segment's parallelism by par_factor (1: no
  * change); saves_cpu: the divided work is CPU the host no longer spends
  * (cheaper calls), not the same work spread over more workers. 0 when p has
- * no valid capacity model. */
+ * no valid capacity model. *step_share (may be NULL): the step's compute
+ * time after, over before, the rate assumes (tfd_capacity_step_share). */
 double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
-			   double par_factor, bool saves_cpu);
+			   double par_factor, bool saves_cpu, double *step_share);
+
+/* The capacity model's parts the what-ifs reuse (capacity.c): the rate the
+ * model gives with caps replacing the segments' capacities (when given),
+ * the CPU time per root element cpu_ns and the step's compute scaled by
+ * step_share; the read time held in async stage q's worker slots; the CPU
+ * time stage i took in the window. */
+double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
+			  const double *caps, double cpu_ns, double step_share);
+double tfd_cap_reads_of(const struct tfd_pipeline *p, int q);
+double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i);
+
+/* The CPU time per root element after the same change (the model's
+ * cpu_ns without one). */
+double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_factor,
+			      bool saves_cpu);
+
+/* The step's compute time after the pipeline's CPU per root element goes
+ * to cpu_after_ns and the rate `speedup` times up, over what it was: on a
+ * host without device activity the step's ops share the cores with the
+ * pipeline. TensorFlow's intra-op pool is the cores: the step is taken to
+ * keep N threads runnable, the pipeline u on average (its CPU per element
+ * over the period), and the scheduler to share the N cores among them
+ * alike, so the step's time goes as (N + u) / N, and (N + u') / N after.
+ * 1 without a cores model, on a device host, or when no CPU is freed. */
+double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns, double speedup);
 
 /* The rate the host's cores allow after the same change (INFINITY without
  * a CPU budget). */

@@ -239,13 +239,13 @@ static void reader_behind_parallel_map(struct t *t)
 	T_EQ_DBL(cp->model_throughput / cp->throughput, 1.0, 0.05);
 	/* a faster batch does not touch the limit: ~1.0x */
 	now = cp->model_throughput;
-	after = tfd_capacity_whatif(r.p, batch, 4.0, 1.0, true);
+	after = tfd_capacity_whatif(r.p, batch, 4.0, 1.0, true, NULL);
 	T_EQ_DBL(after / now, 1.0, 0.02);
 	/* a cheaper map function neither */
-	after = tfd_capacity_whatif(r.p, pmap, 2.0, 1.0, true);
+	after = tfd_capacity_whatif(r.p, pmap, 2.0, 1.0, true, NULL);
 	T_EQ_DBL(after / now, 1.0, 0.02);
 	/* reads 4x faster: 4x, just below the map's slots */
-	after = tfd_capacity_whatif(r.p, rec, 4.0, 1.0, true);
+	after = tfd_capacity_whatif(r.p, rec, 4.0, 1.0, true, NULL);
 	T_EQ_DBL(after / now, 4.0, 0.2);
 	done(&r);
 }
@@ -277,7 +277,7 @@ static void single_call_keeps_latency_view(struct t *t)
 	p = &a->hosts[0].pipelines[a->hosts[0].focus];
 	T_TRUE(!p->capacity.valid);
 	T_EQ_I64(p->bottleneck, p->latency_bottleneck);
-	T_EQ_DBL(tfd_capacity_whatif(p, p->bottleneck, 2.0, 1.0, true), 0.0, 0.0);
+	T_EQ_DBL(tfd_capacity_whatif(p, p->bottleneck, 2.0, 1.0, true, NULL), 0.0, 0.0);
 	tfd_analysis_free(a);
 	tfd_capture_free(cap);
 }
@@ -331,8 +331,42 @@ static void stage_labels_tell_namesakes_apart(struct t *t)
 	}
 }
 
+/* The step's share of the cores after the pipeline frees some: N
+ * threads of the step and u of the pipeline share N cores alike, so the
+ * step's time goes as (N + u) / N. 2 cores, a pipeline using 1 of them
+ * (5 ms of CPU per 5-ms root element) beside the step's 4 ms. */
+static void step_gets_the_cores_freed(struct t *t)
+{
+	struct tfd_stage st[] = {{.name = "Root", .path = "Iterator::Root"}};
+	struct tfd_pipeline p = {.stages = st, .nstages = 1};
+	struct tfd_capacity *cp = &p.capacity;
+
+	cp->valid = true;
+	cp->cpu_budget = 2;
+	cp->throughput = 200;  /* T = 5 ms */
+	cp->cpu_step_ns = 4e6; /* the step, on a host without a device */
+	cp->cpu_ns = 9e6;      /* + 5 ms of the pipeline's: u = 1 */
+	/* all of it freed: (2 + 0) / (2 + 1) */
+	T_EQ_DBL(tfd_capacity_step_share(&p, 4e6, 1.0), 2.0 / 3.0, 1e-9);
+	/* half of it, at the same rate: u' = 0.5 */
+	T_EQ_DBL(tfd_capacity_step_share(&p, 6.5e6, 1.0), 2.5 / 3.0, 1e-9);
+	/* the same CPU over a period 2x shorter: u' = 1, nothing gained */
+	T_EQ_DBL(tfd_capacity_step_share(&p, 6.5e6, 2.0), 1.0, 1e-9);
+	/* no CPU freed, or more used: the step keeps its time */
+	T_EQ_DBL(tfd_capacity_step_share(&p, 9e6, 1.0), 1.0, 0.0);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 12e6, 1.0), 1.0, 0.0);
+	/* a host with a device: the step waits for it, not for the cores */
+	cp->cpu_step_ns = 0;
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 1.0), 1.0, 0.0);
+	/* no cores said */
+	cp->cpu_step_ns = 4e6;
+	cp->cpu_budget = 0;
+	T_EQ_DBL(tfd_capacity_step_share(&p, 4e6, 1.0), 1.0, 0.0);
+}
+
 const struct t_case capacity_cases[] = {
     T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
     T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart), {0},
+    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
+      {0},
 };

@@ -1,0 +1,114 @@
+/* whatif.c - the capacity model's what-ifs: the rate a pipeline would
+ * deliver with one stage's work divided or its parallelism multiplied, the
+ * rate the host's cores would allow, and the share of the cores the step's
+ * compute gets back when the pipeline spends less CPU (capacity.c builds
+ * the model they change).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "passes.h"
+#include "tfd/vec.h"
+
+/* The CPU time per root element after stage si's work is divided by
+ * work_factor (saves_cpu: cheaper calls; else the same work spread). */
+static double cpu_after(const struct tfd_pipeline *p, int si, double work_factor, bool saves_cpu)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu = cp->cpu_ns;
+
+	if (saves_cpu && cp->root_elements)
+		cpu -= tfd_cap_stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
+		       (1.0 - 1.0 / work_factor);
+	return cpu;
+}
+
+double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
+				 bool saves_cpu)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu;
+
+	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
+		return INFINITY;
+	cpu = cpu_after(p, si, work_factor, saves_cpu);
+	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
+}
+
+double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
+			   double par_factor, bool saves_cpu, double *step_share)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double *caps, rate, cpu, share = 1.0;
+
+	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
+		return 0;
+	caps = xmalloc((p->nsegments + 1) * sizeof(double));
+	for (size_t gi = 0; gi < p->nsegments; gi++) {
+		const struct tfd_segment *g = &p->segments[gi];
+		double cap = g->capacity, busy = (double)g->busy_ns, par = g->parallelism;
+		bool mine = false;
+
+		if (g->kind == TFD_SEG_FUNCTION && g->owner == si) {
+			/* the function part of the slot time; the reads stay */
+			double fn = busy - tfd_cap_reads_of(p, g->owner);
+
+			mine = true;
+			busy = busy - fn + fn / work_factor;
+		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
+			mine = true;
+			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
+		} else if (g->kind == TFD_SEG_FUNCTION && g->known && p->stages[si].segment >= 0 &&
+			   p->segments[p->stages[si].segment].kind == TFD_SEG_INPUT &&
+			   p->segments[p->stages[si].segment].owner == g->owner) {
+			/* faster reads free the map's slots sooner too */
+			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
+			cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy : INFINITY;
+		}
+		if (mine) {
+			par *= par_factor;
+			if (!g->known) /* inferred: scale what was observed */
+				cap = cp->throughput * par_factor * work_factor;
+			else
+				cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy
+					       : INFINITY;
+		}
+		caps[gi] = cap;
+	}
+	/* the CPU the change saves: a stage's work divided (more workers
+	 * save none) */
+	cpu = cpu_after(p, si, work_factor, saves_cpu);
+	rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, 1.0);
+	/* the step's compute gets the cores the change frees: its share at
+	 * the new rate, once more at the rate that gives */
+	for (int it = 0; it < 2 && cp->throughput > 0; it++) {
+		share = tfd_capacity_step_share(p, cpu, rate / cp->throughput);
+		rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, share);
+	}
+	free(caps);
+	if (step_share)
+		*step_share = share;
+	return rate;
+}
+
+double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_factor,
+			      bool saves_cpu)
+{
+	if (!p->capacity.valid || si < 0 || (size_t)si >= p->nstages)
+		return p->capacity.cpu_ns;
+	return cpu_after(p, si, work_factor, saves_cpu);
+}
+
+double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns, double speedup)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double N = cp->cpu_budget, T, u, u2;
+
+	if (!cp->valid || !(N > 0) || !(cp->cpu_step_ns > 0) || !(cp->throughput > 0) ||
+	    !(cpu_after_ns < cp->cpu_ns))
+		return 1.0;
+	T = 1e9 / cp->throughput;
+	u = fmax(0.0, cp->cpu_ns - cp->cpu_step_ns) / T;
+	u2 = fmax(0.0, cpu_after_ns - cp->cpu_step_ns) / (T / fmax(1.0, speedup));
+	return u2 < u ? (N + u2) / (N + u) : 1.0;
+}
