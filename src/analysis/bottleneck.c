@@ -9,6 +9,7 @@
  * when they disagree.
  */
 #include "passes.h"
+#include "tfd/families.h"
 
 enum tfd_status tfd_bottleneck_latency(struct tfd_pipeline *p, const int *ef, const int *et,
 				       size_t ne, struct tfd_err *err)
@@ -37,11 +38,39 @@ enum tfd_status tfd_bottleneck_latency(struct tfd_pipeline *p, const int *ef, co
 	return TFD_OK;
 }
 
+/* Whether stage si's data comes from another machine (tf.data service, a
+ * remote source): what it delivers at is that machine's work, which no
+ * event of this capture holds. */
+static bool remote(const struct tfd_pipeline *p, int si)
+{
+	const struct tfd_family *f = si >= 0 ? tfd_family_lookup(p->stages[si].family) : NULL;
+
+	return f && (f->xprof == TFD_FX_DATA_SERVICE || f->xprof == TFD_FX_REMOTE_SOURCE);
+}
+
+/* Whether a remote stage, the latency view's bottleneck, sets the rate: the
+ * lowest segment the capacity model measured and the consumer's demand
+ * are both well above the rate seen (REMOTE_SLACK times): the remote
+ * work is the capacity the model cannot see (a client pipeline's map
+ * before a tf.data service had been named at 11,600/s, with 70.5/s seen
+ * and the step taking 106/s). */
+#define REMOTE_SLACK 1.25
+
+bool tfd_remote_limits(const struct tfd_pipeline *p)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+
+	return TFD_CAPACITY_USABLE(p) && remote(p, p->latency_bottleneck) && cp->throughput > 0 &&
+	       cp->demand > REMOTE_SLACK * cp->throughput &&
+	       p->segments[cp->limiter].capacity > REMOTE_SLACK * cp->throughput;
+}
+
 void tfd_bottleneck_choose(struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 
-	if (TFD_CAPACITY_USABLE(p) && p->segments[cp->limiter].top_stage >= 0)
+	if (TFD_CAPACITY_USABLE(p) && p->segments[cp->limiter].top_stage >= 0 &&
+	    !tfd_remote_limits(p))
 		p->bottleneck = p->segments[cp->limiter].top_stage;
 	if (p->bottleneck >= 0)
 		p->stages[p->bottleneck].is_bottleneck = true;

@@ -38,6 +38,9 @@ struct val tfd_producer_over_demand(const struct tfd_pipeline *p)
 	 * stage could deliver with them to itself */
 	if (p->capacity.cpu_limits && p->capacity.cpu_rate < low)
 		low = p->capacity.cpu_rate;
+	/* a remote stage delivers what was seen */
+	if (tfd_remote_limits(p) && p->capacity.throughput < low)
+		low = p->capacity.throughput;
 	if (!isfinite(low))
 		return v;
 	v.present = true;

@@ -236,6 +236,11 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns
 double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
 				 bool saves_cpu);
 
+/* Whether a remote stage (tf.data service, a remote source) sets the
+ * pipeline's rate where its capacity model sees none of that work
+ * (bottleneck.c): its delivery is then the rate seen. */
+bool tfd_remote_limits(const struct tfd_pipeline *p);
+
 /* The stages of a pipeline being built (stages.c). */
 struct stage_build {
 	VEC(struct tfd_stage) stages;

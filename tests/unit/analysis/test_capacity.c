@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "rules_impl.h"
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/capbuild.h"
@@ -364,9 +365,60 @@ static void step_gets_the_cores_freed(struct t *t)
 	T_EQ_DBL(tfd_capacity_step_share(&p, 4e6, 1.0), 1.0, 0.0);
 }
 
+/* A tf.data service client: its map's workers, measured, could deliver
+ * far more than the 60/s seen, the step would take 94/s, and the
+ * DataService stage blocks most: the remote work sets the rate. */
+static void remote_stage_limits_where_unseen(struct t *t)
+{
+	struct tfd_stage st[] = {
+	    {.name = "Root", .path = "Iterator::Root", .family = "Root"},
+	    {.name = "ParallelMapV2",
+	     .path = "Iterator::Root::ParallelMapV2",
+	     .family = "ParallelMap",
+	     .parent = 0},
+	    {.name = "DataService",
+	     .path = "Iterator::Root::ParallelMapV2::DataService",
+	     .family = "DataService",
+	     .parent = 1},
+	};
+	struct tfd_segment sg[] = {{.kind = TFD_SEG_CONSUMER, .top_stage = 0, .capacity = 68000},
+				   {.kind = TFD_SEG_FUNCTION,
+				    .owner = 1,
+				    .top_stage = 1,
+				    .capacity = 7900,
+				    .known = true}};
+	struct tfd_pipeline p = {.stages = st, .nstages = 3, .segments = sg, .nsegments = 2};
+	struct tfd_capacity *cp = &p.capacity;
+
+	cp->valid = true;
+	cp->limiter = 1;
+	cp->throughput = 60;
+	cp->demand = 94;
+	p.latency_bottleneck = p.bottleneck = 2; /* as the latency view left it */
+	T_TRUE(tfd_remote_limits(&p));
+	tfd_bottleneck_choose(&p);
+	T_EQ_I64(p.bottleneck, 2);
+	T_EQ_DBL(tfd_producer_over_demand(&p).num, 60.0 / 94.0, 1e-9);
+	/* the step takes about what was seen: the remote keeps up */
+	cp->demand = 70;
+	T_TRUE(!tfd_remote_limits(&p));
+	/* a measured segment near the rate seen is the limit */
+	cp->demand = 94;
+	sg[1].capacity = 70;
+	T_TRUE(!tfd_remote_limits(&p));
+	/* a source on this host is the model's to judge */
+	sg[1].capacity = 7900;
+	st[2].family = "TFRecord";
+	T_TRUE(!tfd_remote_limits(&p));
+	p.bottleneck = -1;
+	st[1].is_bottleneck = false;
+	tfd_bottleneck_choose(&p);
+	T_EQ_I64(p.bottleneck, 1);
+}
+
 const struct t_case capacity_cases[] = {
     T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
     T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
     T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
-      {0},
+    T(remote_stage_limits_where_unseen),  {0},
 };
