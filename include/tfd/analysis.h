@@ -534,6 +534,18 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h);
 /* From this share the report says so (rule TFD-H04 fires from the same). */
 #define TFD_PYTHON_BUSY_SAYS 0.3
 
+/* The share of host h's cores its focus pipeline kept busy over the
+ * steady-state window (its CPU time per root element over the time between
+ * them, over the cores its root says), on a host without device activity,
+ * where the step computes on the same cores: 0 on a host with a device or
+ * without a cores model. */
+double tfd_pipeline_cpu_share(const struct tfd_host_result *h);
+/* From this share the report says the pipeline takes the step's cores
+ * (rule TFD-H07 fires from the same): the catalog's jobs that were not
+ * input-bound kept at most 0.14 busy, those that waited under 10 % but
+ * lost a third or more of their step to the pipeline 0.48-0.62. */
+#define TFD_PIPELINE_CPU_SAYS 0.3
+
 /* "DecodeJpegV2 69%, ResizeBilinear 21%, Cast 10%": the first n op types
  * stage s's function spends its op time in, into buf ("" when its op
  * events were not captured); returns how many were written. */

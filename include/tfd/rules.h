@@ -58,7 +58,7 @@ struct tfd_rule_info {
 void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info *out);
 
 struct tfd_estimate {
-	const char *model; /* "scale", "remove", "overlap" or "none" */
+	const char *model; /* the rule's estimate model: "scale", "remove", ... */
 	double factor;	   /* for "scale" */
 	const char *of;	   /* "work" (divided by factor), "parallelism" (multiplied) or
 			    * "workers" (a sequential stage spread over factor workers) */

@@ -137,6 +137,34 @@ static void copy_estimate(const struct tfd_host_result *h, struct tfd_estimate *
 	e->input_percent_after = S - hidden > 0 ? 100.0 * (W + E - hidden) / (S - hidden) : 0.0;
 }
 
+/* The focus pipeline's CPU work divided by the rule's factor k, on a host
+ * whose step computes on the same cores: the step's other time C goes to
+ * C (N + u/k) / (N + u), N the cores and u those the pipeline kept busy
+ * (tfd_capacity_step_share's model); the waits stay. */
+static void cpu_estimate(const struct rule *r, const struct tfd_host_result *h,
+			 struct tfd_estimate *e)
+{
+	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	double n = (double)h->nsteps, k = r->est_factor > 1 ? r->est_factor : 2, u, N, S, W, C;
+
+	if (!p || !h->nsteps || h->step_ns <= 0 || !(p->capacity.cpu_budget > 0))
+		return;
+	N = p->capacity.cpu_budget;
+	u = tfd_pipeline_cpu_share(h) * N;
+	if (!(u > 0))
+		return;
+	S = (double)h->step_ns / n;
+	W = fmin(S, (double)h->wait_ns / n);
+	C = (S - W) * (N + u / k) / (N + u);
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S);
+	e->new_latency_ns = (int64_t)llround(W + C);
+	e->speedup = W + C > 0 ? S / (W + C) : 0.0;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = W + C > 0 ? 100.0 * W / (W + C) : 0.0;
+}
+
 /* A loop inside a tf.function pulled from one iterator instead: each
  * step's start-up (the time before the loop's first element: the body
  * instantiated, the iterator started empty) goes, its waits stay. Over
@@ -273,6 +301,10 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 	}
 	if (strcmp(r->est_model, "loop_startup") == 0) {
 		startup_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "free_cpu") == 0) {
+		cpu_estimate(r, h, e);
 		return;
 	}
 	if (!p || !p->nanalyzed || strcmp(r->est_model, "none") == 0)

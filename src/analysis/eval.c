@@ -105,6 +105,11 @@ static struct val m_python_busy_share(const struct metric_at *a)
 	return num(tfd_python_busy_share(a->h));
 }
 
+static struct val m_pipeline_cpu_share(const struct metric_at *a)
+{
+	return num(tfd_pipeline_cpu_share(a->h));
+}
+
 static struct val m_is_root(const struct metric_at *a)
 {
 	return boolean(a->si == 0);
@@ -486,6 +491,10 @@ const struct metric_def tfd_metrics[] = {
     {"python_busy_share", VT_NUM, TARGET_HOST,
      "share of the window the focus pipeline runs Python (generator, Python ops)",
      m_python_busy_share},
+    {"pipeline_cpu_share", VT_NUM, TARGET_HOST,
+     "share of the host's cores the focus pipeline keeps busy where the step computes on them "
+     "too (no device activity; 0 otherwise)",
+     m_pipeline_cpu_share},
 };
 const size_t tfd_nmetrics = sizeof(tfd_metrics) / sizeof(tfd_metrics[0]);
 

@@ -56,6 +56,7 @@ static const char *const class_names[] = {
     "iterator_per_epoch",
     "loop_in_function",
     "python_waits",
+    "pipeline_cpu",
     "other",
 };
 
@@ -356,8 +357,8 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale",	     "remove",	  "overlap", "copy_overlap",
-				     "loop_startup", "vectorize", "none"};
+static const char *const models[] = {"scale",	     "remove",	  "overlap",  "copy_overlap",
+				     "loop_startup", "vectorize", "free_cpu", "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)

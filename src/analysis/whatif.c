@@ -112,3 +112,14 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns
 	u2 = fmax(0.0, cpu_after_ns - cp->cpu_step_ns) / (T / fmax(1.0, speedup));
 	return u2 < u ? (N + u2) / (N + u) : 1.0;
 }
+
+double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
+{
+	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
+	const struct tfd_capacity *cp = p ? &p->capacity : NULL;
+
+	if (!cp || !cp->valid || !(cp->cpu_budget > 0) || !(cp->cpu_step_ns > 0) ||
+	    !(cp->throughput > 0))
+		return 0;
+	return fmax(0.0, cp->cpu_ns - cp->cpu_step_ns) * cp->throughput / 1e9 / cp->cpu_budget;
+}

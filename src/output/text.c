@@ -285,9 +285,11 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
 /* The throughput view: what limits the rate, by how much, and the evidence.
  * bn: the host waits on input, so the limit may be called its bottleneck;
  * py: the share of the time the pipeline runs Python (holds the GIL);
- * renewed: the iterators of its dataset made anew in the capture. */
-static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, size_t renewed,
-			       struct tfd_buf *b)
+ * cpu: the share of the host's cores it keeps busy where the step computes
+ * on them too; renewed: the iterators of its dataset made anew in the
+ * capture. */
+static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, double cpu,
+			       size_t renewed, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -307,6 +309,14 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       "pipeline runs Python %.0f%% of the time and holds the GIL the "
 			       "training loop needs (TFD-H04)",
 			       N(s->name), N(s->long_name), N(p->name), r0, 100 * py);
+	else if (!bn && cpu >= TFD_PIPELINE_CPU_SAYS)
+		tfd_buf_printf(b,
+			       "         slowest stage: %s (%s) in pipeline %s, the lowest "
+			       "capacity at %s; the host waits little for input, but the "
+			       "pipeline keeps %.2g of its %.3g cores busy, the cores the step "
+			       "computes on (TFD-H07)",
+			       N(s->name), N(s->long_name), N(p->name), r0, cpu * cp->cpu_budget,
+			       cp->cpu_budget);
 	else if (!bn)
 		tfd_buf_printf(
 		    b,
@@ -449,7 +459,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
-					   tfd_repeated_iterators(f), b);
+					   tfd_pipeline_cpu_share(f), tfd_repeated_iterators(f), b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
@@ -741,7 +751,13 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			    e->capped_by_demand	 ? ", then the step's own time limits"
 			    : e->capped_by_cores ? ", then the host's cores limit"
 						 : "");
-	} else if (strcmp(e->basis, "steps") == 0)
+	} else if (strcmp(e->basis, "steps") == 0 && e->model && strcmp(e->model, "free_cpu") == 0)
+		tfd_buf_printf(
+		    b, "%.2fx step time with the pipeline's CPU work / %g (%s -> %s per step)",
+		    e->speedup, e->factor > 1 ? e->factor : 2,
+		    tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+		    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+	else if (strcmp(e->basis, "steps") == 0)
 		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
 			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));

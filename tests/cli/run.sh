@@ -747,6 +747,16 @@ if [ "$(rules_of)" = "TFD-S02 " ]; then ok; else bad "four reads at once: $(rule
 run analyze -q -f json tests/cases/ok/tf221-tiny-elements/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T17 " ] && [[ "$out" == *'ds = ds.batch(B).map(f_on_batch'* ]] &&
 	[[ "$out" == *'"model": "vectorize"'* ]] && [[ "$out" == *'"step_speedup": 1.6'* ]]; then ok; else bad "tiny calls: $(rules_of)"; fi
+# a map that keeps up but keeps 0.94 of the 2 cores busy while the step
+# computes on them (no device): not input-bound by the wait, and H07, not
+# H01, says what it costs (halving the map's work measured 1.10x)
+run analyze -q -f json tests/cases/ok/tf221-cpu-shared-keeps-up/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H07 " ] && [[ "$out" == *'"model": "free_cpu"'* ]] &&
+	[[ "$out" == *'"step_speedup": 1.1'* ]]; then ok; else bad "cpu shared: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-cpu-shared-keeps-up/vm.xplane.pb
+u=$(unwrap <<<"$out")
+if [[ "$u" == *'pipeline keeps 0.94 of its 2 cores busy'* ]] && [[ "$u" != *'does not hold training back'* ]] &&
+	[[ "$u" == *"with the pipeline's CPU work / 2"* ]]; then ok; else bad "cpu shared: verdict line"; fi
 # a tf.data service client: its own map measured far above the rate seen,
 # the DataService stage blocking most: the service is the client's limit
 # (S06), not the map (T17 had said to vectorize it)
