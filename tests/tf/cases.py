@@ -1078,6 +1078,7 @@ case("epoch_iterator_refill", build=b_epochs, loop="epochs",
      candidates={"map": ({"map_ms": 0.25}, r"::ParallelMapV2$"),
                  "epochs": ({"repeat": "source"}, r"::Shuffle$")},
      fixes={"iterator_per_epoch": {"repeat": "end"}, "shuffle_warmup": {"shuffle": 64},
+            "sequential_transformation": {"shuffle": 64},
             "parallel_at_limit": {"map_ms": 0.25}})
 
 
@@ -1125,7 +1126,8 @@ case("augment_per_image", build=b_augment,
      train_ms=3, planted="image augmentation (flip, brightness, contrast, resize) per image",
      covers=["tf.image augmentation", "map AUTOTUNE"],
      candidates={"map": ({"side": 316}, r"::(ParallelMapV2|MapAndBatch)$")},
-     fixes={"augmentation_heavy": {"side": 316}, "parallel_at_limit": {"side": 316}})
+     fixes={"augmentation_heavy": {"side": 316}, "parallel_at_limit": {"side": 316},
+            "pipeline_cpu": {"side": 316}})
 
 
 def csv_files(n_files=4, rows=4096, cols=16):
@@ -1189,3 +1191,78 @@ case("cache_after_repeat", build=b_cache_order,
      candidates={"map": ({"map_ms": 0.5}, r"::Map$"),
                  "order": ({"cache_first": True}, r"::Map$")},
      fixes={"cache_fill": {"cache_first": True}, "sequential_map": {"map_par": "auto"}})
+
+
+# 51. the TensorFlow guide's first TFRecord pipeline, as most jobs write it:
+# read, shuffle, parse one record a call, batch, no prefetch (TensorFlow
+# parallelizes the stateless parse and injects the prefetch itself);
+# "vectorize" is the guide's fix, batch first and parse a batch a call
+def b_tfrecord_parse(k):
+    ds = tf.data.TFRecordDataset(tfrecord_files()).repeat().shuffle(k["buffer"])
+    if k.get("vectorize"):
+        ds = ds.batch(k["batch"]).map(lambda b: tf.io.parse_example(b, FEATURES)["x"],
+                                      num_parallel_calls=par(k["map_par"]))
+    else:
+        ds = ds.map(parse, num_parallel_calls=par(k["map_par"])).batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("tfrecord_parse_per_record", build=b_tfrecord_parse,
+     defaults=dict(buffer=1024, vectorize=False, map_par=None, batch=256, prefetch=0),
+     train_ms=3, planted="one parse_single_example call per record",
+     covers=["TFRecord", "parse_single_example", "shuffle", "map (parallelized by TensorFlow)"],
+     candidates={"parse": ({"vectorize": True}, r"::(Map|ParallelMapV2|MapAndBatch)$")},
+     fixes={"parallel_at_limit": {"vectorize": True}, "sequential_map": {"map_par": "auto"},
+            "fixed_parallelism": {"map_par": "auto"}, "decode_heavy": {"vectorize": True},
+            "missing_prefetch": {"prefetch": AUTOTUNE},
+            "prefetch_starved": {"prefetch": AUTOTUNE}})
+
+
+# 52. Keras's image_dataset_from_directory over JPEG files (shuffled paths,
+# an AUTOTUNE decode-and-resize map, batch, prefetch): the decode is the
+# work; "cache" is the image tutorial's `.cache()` after it
+def jpeg_folder(n=256, side=320):
+    d = os.path.join(_DATA, "jpeg-%d" % side, "imgs")
+    if os.path.isdir(d) and len(os.listdir(d)) == n:
+        return os.path.dirname(d)
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(4)
+    yy, xx = np.mgrid[0:side, 0:side]
+    for i in range(n):
+        # smooth gradients with noise: a photo's kind of JPEG, not pure noise
+        base = (np.sin(xx / (7 + i % 13)) + np.cos(yy / (5 + i % 11))) * 60 + 128
+        im = np.clip(base[..., None] + rng.normal(0, 12, (side, side, 3)), 0, 255)
+        tf.io.write_file(os.path.join(d, "%04d.jpg" % i),
+                         tf.io.encode_jpeg(im.astype(np.uint8), quality=90))
+    return os.path.dirname(d)
+
+
+def b_image_folder(k):
+    import keras
+
+    ds = keras.utils.image_dataset_from_directory(
+        jpeg_folder(side=k["side"]), labels=None, image_size=(128, 128),
+        batch_size=k["batch"], shuffle=True, seed=1, verbose=False)
+    if k.get("cache"):
+        ds = ds.cache()
+    return ds.repeat()
+
+
+case("image_folder_keras", build=b_image_folder,
+     defaults=dict(side=320, cache=False, batch=32),
+     train_ms=4, planted="JPEG decode and resize in Keras's AUTOTUNE map",
+     covers=["image_dataset_from_directory", "decode_jpeg", "map AUTOTUNE"],
+     candidates={"decode": ({"side": 226}, r"::(ParallelMapV2|MapAndBatch)$")},
+     fixes={"parallel_at_limit": {"side": 226}, "decode_heavy": {"side": 226}})
+
+
+
+# 53. a heavy AUTOTUNE map that keeps up with a long step (the steps barely
+# wait) on a host without an accelerator: its workers take the cores the
+# step computes on, so every step runs slower, and no wait shows it
+case("cpu_shared_keeps_up", build=b_no_prefetch,
+     defaults=dict(map_ms=0.8, map_par="auto", batch=8, prefetch=2),
+     train_ms=12, planted="a map that keeps up but takes the step's cores",
+     covers=["map AUTOTUNE", "CPU shared with the step"],
+     candidates={"map": ({"map_ms": 0.4}, r"::ParallelMapV2$")},
+     fixes={"pipeline_cpu": {"map_ms": 0.4}, "parallel_at_limit": {"map_ms": 0.4}})
