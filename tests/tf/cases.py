@@ -1266,3 +1266,42 @@ case("cpu_shared_keeps_up", build=b_no_prefetch,
      covers=["map AUTOTUNE", "CPU shared with the step"],
      candidates={"map": ({"map_ms": 0.4}, r"::ParallelMapV2$")},
      fixes={"pipeline_cpu": {"map_ms": 0.4}, "parallel_at_limit": {"map_ms": 0.4}})
+
+
+# 54. tf.data.experimental.make_csv_dataset with its defaults: the files
+# read one at a time (num_parallel_reads=1: a legacy parallel interleave of
+# cycle 1 over CsvDataset readers), shuffle(10000), batch, a map building
+# the feature dict a batch at a time, prefetch(AUTOTUNE)
+def csv_header_files(n_files=4, rows=8192, cols=16):
+    os.makedirs(_DATA, exist_ok=True)
+    paths = []
+    rng = np.random.default_rng(7)
+    for f in range(n_files):
+        p = os.path.join(_DATA, "hdr-%02d-%dc.csv" % (f, cols))
+        paths.append(p)
+        if os.path.exists(p):
+            continue
+        with open(p + ".tmp", "w") as w:
+            w.write(",".join("c%d" % i for i in range(cols)) + "\n")
+            for r in range(rows):
+                w.write(",".join("%.4f" % v for v in rng.random(cols)) + "\n")
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+def b_make_csv(k):
+    ds = tf.data.experimental.make_csv_dataset(
+        csv_header_files(cols=k["cols"]), batch_size=k["batch"], num_epochs=None,
+        num_parallel_reads=par(k["reads"]), shuffle_buffer_size=k["shuffle"])
+    return ds.map(lambda d: tf.stack(list(d.values()), 1))
+
+
+case("make_csv_dataset_default", build=b_make_csv,
+     defaults=dict(reads=None, cols=16, batch=256, shuffle=10000),
+     train_ms=3, planted="CSV rows parsed by one reader, one row an element",
+     covers=["make_csv_dataset", "CsvDataset", "legacy parallel interleave of cycle 1"],
+     candidates={"reads": ({"reads": 4}, r"CSV|Csv|Interleave"),
+                 "shuffle": ({"shuffle": 1000}, r"Shuffle")},
+     fixes={"slow_source": {"reads": 4}, "sequential_interleave": {"reads": 4},
+            "fixed_parallelism": {"reads": 4}, "sequential_transformation": {"reads": 4},
+            "pipeline_cpu": {"cols": 8}})
