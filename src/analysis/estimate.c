@@ -235,18 +235,25 @@ static bool bursts(const struct rule *r, const struct tfd_host_result *h,
  * wait: their wait after the fix, other: their other time before): the
  * cores the cheaper calls free go to the step's compute, its share taken
  * at the new rate, once more at the rate that gives. */
-static double step_share(const struct tfd_pipeline *p, int si, double cheaper, double S,
-			 double wait, double other)
+static double step_share(const struct rule *r, const struct tfd_pipeline *p, int si, double cheaper,
+			 double S, double wait, double other)
 {
-	double cpu, share = 1.0;
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu, hidden = 0, share = 1.0;
 
-	if (si < 0 || !(cheaper > 1.0) || !p->capacity.valid)
+	if (si < 0 || !(cheaper > 1.0) || !cp->valid)
 		return 1.0;
 	cpu = tfd_capacity_cpu_after(p, si, cheaper, true);
+	/* vectorizing merges the calls: their fixed cost, the rate's part the
+	 * model leaves unexplained, is CPU the merged calls no longer spend */
+	if (strcmp(r->est_model, "vectorize") == 0 && cp->explained > 0 && cp->explained < 1 &&
+	    cp->root_elements)
+		hidden = tfd_cap_stage_cpu_ns(p, (size_t)si) / (double)cp->root_elements *
+			 (1.0 / cp->explained - 1.0);
 	for (int it = 0; it < 2; it++) {
 		double after = wait + other * share;
 
-		share = tfd_capacity_step_share(p, cpu, after > 0 ? S / after : 1.0);
+		share = tfd_capacity_step_share(p, hidden, cpu, after > 0 ? S / after : 1.0);
 	}
 	return share;
 }
@@ -327,7 +334,7 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 		/* the copies to the device (device planes) stay input */
 		double wait = (double)h->wait_ns * (Lp / L);
 		double other = (double)(h->step_ns - h->wait_ns);
-		double share = step_share(p, si, cheaper, (double)h->step_ns, wait, other);
+		double share = step_share(r, p, si, cheaper, (double)h->step_ns, wait, other);
 
 		other *= share;
 		e->input_percent_after =

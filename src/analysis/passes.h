@@ -222,14 +222,16 @@ double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_
 			      bool saves_cpu);
 
 /* The step's compute time after the pipeline's CPU per root element goes
- * to cpu_after_ns and the rate `speedup` times up, over what it was: on a
+ * to cpu_after_ns (from the model's cpu_ns and hidden_ns more, CPU the
+ * model does not see) and the rate `speedup` times up, over what it was: on a
  * host without device activity the step's ops share the cores with the
  * pipeline. TensorFlow's intra-op pool is the cores: the step is taken to
  * keep N threads runnable, the pipeline u on average (its CPU per element
  * over the period), and the scheduler to share the N cores among them
  * alike, so the step's time goes as (N + u) / N, and (N + u') / N after.
  * 1 without a cores model, on a device host, or when no CPU is freed. */
-double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns, double speedup);
+double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, double cpu_after_ns,
+			       double speedup);
 
 /* The rate the host's cores allow after the same change (INFINITY without
  * a CPU budget). */

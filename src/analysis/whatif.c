@@ -82,7 +82,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	/* the step's compute gets the cores the change frees: its share at
 	 * the new rate, once more at the rate that gives */
 	for (int it = 0; it < 2 && cp->throughput > 0; it++) {
-		share = tfd_capacity_step_share(p, cpu, rate / cp->throughput);
+		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
 		rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, share);
 	}
 	free(caps);
@@ -99,16 +99,17 @@ double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_
 	return cpu_after(p, si, work_factor, saves_cpu);
 }
 
-double tfd_capacity_step_share(const struct tfd_pipeline *p, double cpu_after_ns, double speedup)
+double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, double cpu_after_ns,
+			       double speedup)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	double N = cp->cpu_budget, T, u, u2;
 
 	if (!cp->valid || !(N > 0) || !(cp->cpu_step_ns > 0) || !(cp->throughput > 0) ||
-	    !(cpu_after_ns < cp->cpu_ns))
+	    !(cpu_after_ns < cp->cpu_ns + hidden_ns))
 		return 1.0;
 	T = 1e9 / cp->throughput;
-	u = fmax(0.0, cp->cpu_ns - cp->cpu_step_ns) / T;
+	u = fmax(0.0, cp->cpu_ns + hidden_ns - cp->cpu_step_ns) / T;
 	u2 = fmax(0.0, cpu_after_ns - cp->cpu_step_ns) / (T / fmax(1.0, speedup));
 	return u2 < u ? (N + u2) / (N + u) : 1.0;
 }

@@ -348,21 +348,24 @@ static void step_gets_the_cores_freed(struct t *t)
 	cp->cpu_step_ns = 4e6; /* the step, on a host without a device */
 	cp->cpu_ns = 9e6;      /* + 5 ms of the pipeline's: u = 1 */
 	/* all of it freed: (2 + 0) / (2 + 1) */
-	T_EQ_DBL(tfd_capacity_step_share(&p, 4e6, 1.0), 2.0 / 3.0, 1e-9);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 4e6, 1.0), 2.0 / 3.0, 1e-9);
 	/* half of it, at the same rate: u' = 0.5 */
-	T_EQ_DBL(tfd_capacity_step_share(&p, 6.5e6, 1.0), 2.5 / 3.0, 1e-9);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 6.5e6, 1.0), 2.5 / 3.0, 1e-9);
+	/* 5 ms of hidden CPU a root element (a vectorized map's fixed cost per
+	 * call) counts before: u = 2, all freed: (2 + 0) / (2 + 2) */
+	T_EQ_DBL(tfd_capacity_step_share(&p, 5e6, 4e6, 1.0), 0.5, 1e-9);
 	/* the same CPU over a period 2x shorter: u' = 1, nothing gained */
-	T_EQ_DBL(tfd_capacity_step_share(&p, 6.5e6, 2.0), 1.0, 1e-9);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 6.5e6, 2.0), 1.0, 1e-9);
 	/* no CPU freed, or more used: the step keeps its time */
-	T_EQ_DBL(tfd_capacity_step_share(&p, 9e6, 1.0), 1.0, 0.0);
-	T_EQ_DBL(tfd_capacity_step_share(&p, 12e6, 1.0), 1.0, 0.0);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 9e6, 1.0), 1.0, 0.0);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 12e6, 1.0), 1.0, 0.0);
 	/* a host with a device: the step waits for it, not for the cores */
 	cp->cpu_step_ns = 0;
-	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 1.0), 1.0, 0.0);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 0, 1.0), 1.0, 0.0);
 	/* no cores said */
 	cp->cpu_step_ns = 4e6;
 	cp->cpu_budget = 0;
-	T_EQ_DBL(tfd_capacity_step_share(&p, 4e6, 1.0), 1.0, 0.0);
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 4e6, 1.0), 1.0, 0.0);
 }
 
 /* A tf.data service client: its map's workers, measured, could deliver
