@@ -1130,17 +1130,20 @@ case("augment_per_image", build=b_augment,
             "pipeline_cpu": {"side": 316}})
 
 
-def csv_files(n_files=4, rows=4096, cols=16):
-    """CSV files of float columns, written once."""
+def csv_files(n_files=4, rows=4096, cols=16, header=False):
+    """CSV files of float columns, written once; with a header row of
+    column names (c0, c1, ...) where make_csv_dataset needs one."""
     os.makedirs(_DATA, exist_ok=True)
     paths = []
-    rng = np.random.default_rng(6)
+    rng = np.random.default_rng(7 if header else 6)
     for f in range(n_files):
-        p = os.path.join(_DATA, "part-%02d-%dc.csv" % (f, cols))
+        p = os.path.join(_DATA, "%s-%02d-%dc.csv" % ("hdr" if header else "part", f, cols))
         paths.append(p)
         if os.path.exists(p):
             continue
         with open(p + ".tmp", "w") as w:
+            if header:
+                w.write(",".join("c%d" % i for i in range(cols)) + "\n")
             for r in range(rows):
                 w.write(",".join("%.4f" % v for v in rng.random(cols)) + "\n")
         os.replace(p + ".tmp", p)
@@ -1272,27 +1275,10 @@ case("cpu_shared_keeps_up", build=b_no_prefetch,
 # read one at a time (num_parallel_reads=1: a legacy parallel interleave of
 # cycle 1 over CsvDataset readers), shuffle(10000), batch, a map building
 # the feature dict a batch at a time, prefetch(AUTOTUNE)
-def csv_header_files(n_files=4, rows=8192, cols=16):
-    os.makedirs(_DATA, exist_ok=True)
-    paths = []
-    rng = np.random.default_rng(7)
-    for f in range(n_files):
-        p = os.path.join(_DATA, "hdr-%02d-%dc.csv" % (f, cols))
-        paths.append(p)
-        if os.path.exists(p):
-            continue
-        with open(p + ".tmp", "w") as w:
-            w.write(",".join("c%d" % i for i in range(cols)) + "\n")
-            for r in range(rows):
-                w.write(",".join("%.4f" % v for v in rng.random(cols)) + "\n")
-        os.replace(p + ".tmp", p)
-    return paths
-
-
 def b_make_csv(k):
     ds = tf.data.experimental.make_csv_dataset(
-        csv_header_files(cols=k["cols"]), batch_size=k["batch"], num_epochs=None,
-        num_parallel_reads=par(k["reads"]), shuffle_buffer_size=k["shuffle"])
+        csv_files(rows=8192, cols=k["cols"], header=True), batch_size=k["batch"],
+        num_epochs=None, num_parallel_reads=par(k["reads"]), shuffle_buffer_size=k["shuffle"])
     return ds.map(lambda d: tf.stack(list(d.values()), 1))
 
 
