@@ -7,7 +7,8 @@
  *             blocking time, so the next critical stage becomes the bound.
  *   remove:   the stage's blocking time disappears (cache, offload): L' = L - B.
  *   overlap:  a prefetch buffer hides the pipeline behind the step's other
- *             work C = (step time - input wait) per step: L' = max(0, L - C).
+ *             work C = (step time - input wait) per step (no steps: the
+ *             consumer's own time per root element): L' = max(0, L - C).
  *   vectorize: the stage's calls merged by the batch size, from the rate
  *             seen (the fixed cost of a call is no work in the capture).
  *   none:     no estimate.
@@ -269,9 +270,17 @@ static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
 
 	*cheaper = 1.0;
 	if (strcmp(r->est_model, "overlap") == 0) {
-		if (!h->nsteps || h->step_ns <= h->wait_ns)
+		double C; /* the step's other work per step */
+
+		if (h->nsteps && h->step_ns > h->wait_ns)
+			C = (double)(h->step_ns - h->wait_ns) / (double)h->nsteps;
+		else if (!h->nsteps && p->capacity.valid && isfinite(p->capacity.demand) &&
+			 p->capacity.demand > 0)
+			C = 1e9 / p->capacity.demand; /* no markers: the consumer's own time
+						       * per root element */
+		else
 			return false;
-		*Lp = fmax(0.0, L - (double)(h->step_ns - h->wait_ns) / (double)h->nsteps);
+		*Lp = fmax(0.0, L - C);
 		return true;
 	}
 	if (si < 0)
