@@ -35,15 +35,58 @@ double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double wo
 	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
 }
 
-double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
-			   double par_factor, bool saves_cpu, double *step_share)
+/* Whether stage j lies below stage si. */
+static bool below(const struct tfd_pipeline *p, int j, int si)
+{
+	int guard = 0;
+
+	for (int a = p->stages[j].parent; a >= 0 && guard++ < 10000; a = p->stages[a].parent)
+		if (a == si)
+			return true;
+	return false;
+}
+
+/* A synchronous stage spread over k workers becomes an asynchronous one
+ * (a parallel map): it and the stages below it on its thread leave that
+ * thread's segment; one thread reads its input (those stages' work D),
+ * and its k worker slots, held from the read through the function as
+ * TensorFlow holds them, deliver k / (its work + D). Read by an async
+ * map's input thread, those reads had held the map's slots: they no longer
+ * do. caps has room for the two new segments; returns how many segments
+ * caps now holds. */
+static size_t goes_async(const struct tfd_pipeline *p, int si, double k, double *caps)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double *caps, rate, cpu, share = 1.0;
+	int g0 = p->stages[si].segment;
+	double D = 0, own = (double)p->stages[si].work_ns, busy, n = (double)cp->root_elements;
 
-	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
-		return 0;
-	caps = xmalloc((p->nsegments + 1) * sizeof(double));
+	for (size_t j = 0; j < p->nstages; j++)
+		if ((int)j != si && p->stages[j].segment == g0 && below(p, (int)j, si))
+			D += (double)p->stages[j].work_ns;
+	busy = (double)p->segments[g0].busy_ns - own - D;
+	if (p->segments[g0].known)
+		caps[g0] = busy > 0 ? p->segments[g0].parallelism * 1e9 * n / busy : INFINITY;
+	for (size_t g = 0; g < p->nsegments; g++) {
+		const struct tfd_segment *f = &p->segments[g];
+
+		if (p->segments[g0].kind == TFD_SEG_INPUT && f->kind == TFD_SEG_FUNCTION &&
+		    f->known && f->owner == p->segments[g0].owner) {
+			busy = (double)f->busy_ns - own - D;
+			caps[g] = busy > 0 ? f->parallelism * 1e9 * n / busy : INFINITY;
+		}
+	}
+	caps[p->nsegments] = D > 0 ? 1e9 * n / D : INFINITY;
+	caps[p->nsegments + 1] = own + D > 0 ? k * 1e9 * n / (own + D) : INFINITY;
+	return p->nsegments + 2;
+}
+
+/* Each segment's capacity after stage si's work is divided by work_factor
+ * and its parallelism multiplied by par_factor, into caps. */
+static void segment_caps(const struct tfd_pipeline *p, int si, double work_factor,
+			 double par_factor, double *caps)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+
 	for (size_t gi = 0; gi < p->nsegments; gi++) {
 		const struct tfd_segment *g = &p->segments[gi];
 		double cap = g->capacity, busy = (double)g->busy_ns, par = g->parallelism;
@@ -75,15 +118,32 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 		}
 		caps[gi] = cap;
 	}
+}
+
+double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_factor,
+			   double par_factor, bool saves_cpu, double *step_share)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double *caps, rate, cpu, share = 1.0;
+	size_t n = p->nsegments;
+
+	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
+		return 0;
+	caps = xmalloc((p->nsegments + 2) * sizeof(double));
+	segment_caps(p, si, work_factor, par_factor, caps);
+	/* a sequential stage given workers runs apart from its consumer */
+	if (!saves_cpu && par_factor == 1.0 && work_factor > 1.0 && !p->stages[si].is_async &&
+	    p->stages[si].segment >= 0)
+		n = goes_async(p, si, work_factor, caps);
 	/* the CPU the change saves: a stage's work divided (more workers
 	 * save none) */
 	cpu = cpu_after(p, si, work_factor, saves_cpu);
-	rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, 1.0);
+	rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, 1.0);
 	/* the step's compute gets the cores the change frees: its share at
 	 * the new rate, once more at the rate that gives */
 	for (int it = 0; it < 2 && cp->throughput > 0; it++) {
 		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
-		rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, share);
+		rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, share);
 	}
 	free(caps);
 	if (step_share)

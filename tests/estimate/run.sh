@@ -2,7 +2,8 @@
 # What-if estimates against the simulator: for every spec of the synth
 # matrix, take the first capacity-based estimate analyze gives for the
 # bottleneck (e.g. "TFRecord work / 4"), apply that change to the spec (the
-# stage's cost_us / factor, or its parallelism x factor), re-synthesize, and
+# stage's cost_us / factor, its parallelism x factor, or a sequential stage
+# made parallel: a parallel map, a parallel interleave over a source), re-synthesize, and
 # check the predicted time per root element is within 15 % of the one the
 # fixed pipeline shows. Ends with "estimate: N passed, N failed".
 set -u
@@ -42,6 +43,8 @@ def spec_index(long_name, nstages):
     depth = len(long_name.split("::")) - 2
     return nstages - depth
 
+SOURCES = ("TFRecord", "TextLine", "FixedLengthRecord", "TensorSlice", "FromTensor", "Range")
+
 def judge(err, line):
     """An estimate within TOL of its re-simulated effect passes."""
     global passed, failed
@@ -77,9 +80,24 @@ for spec in specs:
             st["parallelism"] = max(par + 1, int(round(par * e["factor"])))
             factor = st["parallelism"] / par
             st["autotune"] = False
+        elif e["of"] == "workers":
+            # a sequential stage given workers, as TensorFlow runs it: a map
+            # becomes a parallel map; a source is read by a parallel
+            # interleave, one reader per input. The simulator has no
+            # parallel batch: that change is not simulated
+            factor = e["factor"]
+            if st["kind"] == "Map":
+                st["kind"] = "ParallelMap"
+                st["parallelism"] = int(round(factor))
+                st["autotune"] = False
+            elif st["kind"] in SOURCES:
+                sp["stages"].insert(i + 1, {"kind": "ParallelInterleave", "cost_us": 0,
+                                            "parallelism": int(round(factor)), "buffer": 8})
+            else:
+                skipped += 1
+                continue
         else:
-            # work: cheaper calls; workers: the stage's calls spread over
-            # factor workers, which the simulator runs as its cost / factor
+            # work: cheaper calls
             st["cost_us"] = st.get("cost_us", 0) / e["factor"]
             factor = e["factor"]
         fixed = os.path.join(tmp, name + "-fixed.json")
