@@ -66,6 +66,22 @@ static double vectorize_factor(const struct rule *r, const struct tfd_pipeline *
 	return r->est_factor >= 1 ? r->est_factor : 2;
 }
 
+/* The factor of a "to" estimate: the parallelism the fix sets over the
+ * stage's function workers seen (its segment's, for a stage without a
+ * function), at least 1; the rule's factor otherwise. */
+static double to_factor(const struct rule *r, const struct tfd_pipeline *p, int si)
+{
+	const struct tfd_segment *g = si >= 0 ? tfd_stage_function_segment(p, si) : NULL;
+	double par;
+
+	if (!(r->est_to >= 1.0))
+		return r->est_factor;
+	if (!g && si >= 0 && p->stages[si].segment >= 0)
+		g = &p->segments[p->stages[si].segment];
+	par = g && g->parallelism > 0 ? g->parallelism : 1.0;
+	return fmax(1.0, r->est_to / par);
+}
+
 /* What-if through the capacity model: the stage's work / factor (remove: no
  * work), the new lowest capacity capped by the consumer's demand, anchored
  * to the observed time per root element (throughput-model.md 5). */
@@ -76,7 +92,7 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	bool vec = strcmp(r->est_model, "vectorize") == 0;
 	double k = strcmp(r->est_model, "remove") == 0 ? 1e12
 		   : vec			       ? vectorize_factor(r, p, si)
-						       : r->est_factor;
+						       : to_factor(r, p, si);
 	/* vectorizing removes the fixed cost of each call, which the model
 	 * does not see as work (what it leaves unexplained): from the rate seen */
 	double now = vec ? cp->throughput : cp->model_throughput;
@@ -286,9 +302,11 @@ static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
 	if (si < 0)
 		return false;
 	if (strcmp(r->est_model, "scale") == 0) {
-		*Lp = L - B + B / r->est_factor;
+		double k = to_factor(r, p, si);
+
+		*Lp = L - B + B / k;
 		if (!r->est_parallelism && !r->est_workers)
-			*cheaper = r->est_factor;
+			*cheaper = k;
 	} else if (strcmp(r->est_model, "vectorize") == 0) {
 		*cheaper = vectorize_factor(r, p, si);
 		*Lp = L - B + B / *cheaper;
@@ -308,7 +326,7 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
-	e->factor = r->est_factor;
+	e->factor = p ? to_factor(r, p, si) : r->est_factor;
 	e->of = r->est_parallelism ? "parallelism" : r->est_workers ? "workers" : "work";
 	e->input_percent_after = NAN;
 	if (strcmp(r->est_model, "copy_overlap") == 0) {

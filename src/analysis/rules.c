@@ -360,7 +360,8 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 static const char *const models[] = {"scale",	     "remove",	  "overlap",  "copy_overlap",
 				     "loop_startup", "vectorize", "free_cpu", "none"};
 
-/* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"} */
+/* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism",
+ * "to": ...} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
 {
 	const cJSON *e;
@@ -373,15 +374,19 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 		if (strcmp(e->string, "model") == 0) {
 			if (!cJSON_IsString(e) ||
 			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
-				return bad(c,
-					   "'estimate.model' must be one of scale, remove, "
-					   "overlap, copy_overlap, loop_startup, vectorize, none");
+				return bad(c, "'estimate.model' must be one of scale, remove, "
+					      "overlap, copy_overlap, loop_startup, vectorize, "
+					      "free_cpu, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {
 			if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1.0) || e->valuedouble > 1e6)
 				return bad(c, "'estimate.factor' must be a number >= 1");
 			r->est_factor = e->valuedouble;
+		} else if (strcmp(e->string, "to") == 0) {
+			if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1.0) || e->valuedouble > 1e6)
+				return bad(c, "'estimate.to' must be a number >= 1");
+			r->est_to = e->valuedouble;
 		} else if (strcmp(e->string, "of") == 0) {
 			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
 						   strcmp(e->valuestring, "parallelism") &&
@@ -502,8 +507,11 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		return bad(c, "missing field 'class'");
 	if (!r->est_model)
 		r->est_model = xstrdup("none");
-	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0)
-		return bad(c, "estimate model 'scale' needs a 'factor'");
+	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0 && !(r->est_to >= 1.0))
+		return bad(c, "estimate model 'scale' needs a 'factor' (or 'to')");
+	if (r->est_to >= 1.0 && (strcmp(r->est_model, "scale") != 0 || !r->est_parallelism))
+		return bad(c, "'estimate.to' sets a parallelism: model 'scale' with 'of': "
+			      "'parallelism' only");
 	if (r->target != TARGET_BOTTLENECK &&
 	    (r->family.n || r->not_family.n || r->under.n || r->not_under.n || r->top_op.n ||
 	     r->not_top_op.n || r->ops.n))

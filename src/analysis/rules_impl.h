@@ -71,6 +71,9 @@ struct rule {
 	double est_factor;
 	bool est_parallelism; /* "of": "parallelism": the factor multiplies the
 			       * stage's parallelism instead of dividing its work */
+	double est_to;	      /* "to": the parallelism the fix sets ("of":
+			       * "parallelism"): the factor is est_to over the
+			       * stage's parallelism seen (0: est_factor) */
 	bool est_workers;     /* "of": "workers": a sequential stage's calls spread
 			       * over factor workers: its time in its segment is
 			       * divided, its CPU work is not */

@@ -445,6 +445,16 @@ static void load_errors(struct t *t)
 	     "\">\", "
 	     "\"value\": 1}]}]}",
 	     "needs a narrower target"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"estimate\": {\"model\": \"remove\", \"to\": 16}}]}",
+	     "'estimate.to' sets a parallelism"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"estimate\": {\"model\": \"scale\", \"to\": 16}}]}",
+	     "'estimate.to' sets a parallelism"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"estimate\": {\"model\": \"scale\", \"of\": "
+	     "\"parallelism\", \"to\": 0.5}}]}",
+	     "'estimate.to' must be a number >= 1"},
 	    /* ops_share sums the rule's own "ops": without them it says nothing */
 	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
 	     "\"suggestion\": \"s\", \"when\": [{\"metric\": \"ops_share\", \"op\": \">=\", "
