@@ -76,7 +76,8 @@ static double to_factor(const struct rule *r, const struct tfd_pipeline *p, int 
 
 	if (!(r->est_to >= 1.0))
 		return r->est_factor;
-	if (!g && si >= 0 && p->stages[si].segment >= 0)
+	if (!g && si >= 0 && p->stages[si].segment >= 0 &&
+	    (size_t)p->stages[si].segment < p->nsegments)
 		g = &p->segments[p->stages[si].segment];
 	par = g && g->parallelism > 0 ? g->parallelism : 1.0;
 	return fmax(1.0, r->est_to / par);

@@ -133,7 +133,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	segment_caps(p, si, work_factor, par_factor, caps);
 	/* a sequential stage given workers runs apart from its consumer */
 	if (!saves_cpu && par_factor == 1.0 && work_factor > 1.0 && !p->stages[si].is_async &&
-	    p->stages[si].segment >= 0)
+	    p->stages[si].segment >= 0 && (size_t)p->stages[si].segment < p->nsegments)
 		n = goes_async(p, si, work_factor, caps);
 	/* the CPU the change saves: a stage's work divided (more workers
 	 * save none) */
