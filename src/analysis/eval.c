@@ -370,6 +370,21 @@ static struct val m_fused_sequential_map(const struct metric_at *a)
 	return boolean(par.present && par.num == 1);
 }
 
+/* Whether the stage's function ran on one worker because the pipeline
+ * says so: a map fused from one without num_parallel_calls, or a fixed
+ * parallelism (no AUTOTUNE). An AUTOTUNE map that stayed at one worker
+ * (one core, a CPU budget of one) is not: its calls run as parallel as
+ * tf.data lets them. */
+static struct val m_one_worker_by_choice(const struct metric_at *a)
+{
+	struct val auto_ = param(a->s, "autotune", false);
+
+	if (!m_one_worker(a).b)
+		return boolean(false);
+	return boolean(m_fused_sequential_map(a).b ||
+		       (auto_.present && strcmp(auto_.str, "false") == 0));
+}
+
 /* Whether the training step consumes the pipeline's elements (true but
  * when its capacity model found a consumer that takes them as they come:
  * a MultiDeviceIterator's or tf.data service's thread) */
@@ -412,6 +427,11 @@ const struct metric_def tfd_metrics[] = {
     {"one_worker", VT_BOOL, TARGET_BOTTLENECK,
      "its function ran on one worker in the capacity window (false: more, or no model)",
      m_one_worker},
+    {"one_worker_by_choice", VT_BOOL, TARGET_BOTTLENECK,
+     "its function ran on one worker as the pipeline set it: a map fused from one without "
+     "num_parallel_calls, or a fixed parallelism (false: AUTOTUNE's one worker, more, or no "
+     "model)",
+     m_one_worker_by_choice},
     {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
      "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
      m_fused_sequential_map},

@@ -770,6 +770,11 @@ if [ "$(rules_of)" = "TFD-S03 TFD-P01 " ] && [[ "$(tr -d ' \n' <<<"$out")" == *'
 run analyze -q -f json tests/cases/ok/tf221-guide-sequential-py-map/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T01 TFD-P01 " ] && [[ "$out" == *'"step_speedup": 2,'* ]] &&
 	[[ "$out" == *'"step_speedup": 1.18'* ]]; then ok; else bad "sequential map over a generator: $(rules_of)"; fi
+# one core: the AUTOTUNE map stays at one worker, the core is the limit;
+# T04 (make the work cheaper) fires, where no rule had (it needed more than
+# one worker; halving the work measured 1.16x)
+run analyze -q -f json tests/cases/ok/tf221-autotune-one-core/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T04 " ] && [[ "$out" == *'"step_speedup": 1.2'* ]]; then ok; else bad "one core: $(rules_of)"; fi
 # a tf.data service client: its own map measured far above the rate seen,
 # the DataService stage blocking most: the service is the client's limit
 # (S06), not the map (T17 had said to vectorize it)
