@@ -536,7 +536,9 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h);
 
 /* The share of host h's cores its focus pipeline kept busy over the
  * steady-state window (its CPU time per root element over the time between
- * them, over the cores its root says), on a host without device activity,
+ * them, over the cores its root says; the synchronous stages on the
+ * consumer's own thread left out: they run between the steps), on a host
+ * without device activity,
  * where the step computes on the same cores: 0 on a host with a device or
  * without a cores model. */
 double tfd_pipeline_cpu_share(const struct tfd_host_result *h);

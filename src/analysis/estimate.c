@@ -259,7 +259,10 @@ static double step_share(const struct rule *r, const struct tfd_pipeline *p, int
 	const struct tfd_capacity *cp = &p->capacity;
 	double cpu, hidden = 0, share = 1.0;
 
-	if (si < 0 || !(cheaper > 1.0) || !cp->valid)
+	/* a synchronous stage on the consumer's own thread runs between the
+	 * steps: the CPU it frees was never beside the step's compute */
+	if (si < 0 || !(cheaper > 1.0) || !cp->valid ||
+	    (p->stages[si].segment == 0 && !p->stages[si].is_async))
 		return 1.0;
 	cpu = tfd_capacity_cpu_after(p, si, cheaper, true);
 	/* vectorizing merges the calls: their fixed cost, the rate's part the

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 #include "tfd/vec.h"
@@ -140,8 +141,12 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	cpu = cpu_after(p, si, work_factor, saves_cpu);
 	rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, 1.0);
 	/* the step's compute gets the cores the change frees: its share at
-	 * the new rate, once more at the rate that gives */
-	for (int it = 0; it < 2 && cp->throughput > 0; it++) {
+	 * the new rate, once more at the rate that gives (none from a
+	 * synchronous stage on the consumer's own thread, which runs between
+	 * the steps) */
+	for (int it = 0; it < 2 && cp->throughput > 0 &&
+			 !(p->stages[si].segment == 0 && !p->stages[si].is_async);
+	     it++) {
 		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
 		rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, share);
 	}
@@ -159,18 +164,34 @@ double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_
 	return cpu_after(p, si, work_factor, saves_cpu);
 }
 
+/* The CPU time per root element of the synchronous stages on the
+ * consumer's own thread: they run between the steps, never beside the
+ * step's compute (an async stage there only waits; its function's workers
+ * and its input's thread do run beside it). */
+static double consumer_cpu(const struct tfd_pipeline *p)
+{
+	double w = 0;
+
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].segment == 0 && !p->stages[i].is_async &&
+		    strcmp(p->stages[i].family, "Sleep") != 0)
+			w += (double)p->stages[i].work_ns;
+	return p->capacity.root_elements ? w / (double)p->capacity.root_elements : 0;
+}
+
 double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, double cpu_after_ns,
 			       double speedup)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double N = cp->cpu_budget, T, u, u2;
+	double N = cp->cpu_budget, T, u, u2, own;
 
 	if (!cp->valid || !(N > 0) || !(cp->cpu_step_ns > 0) || !(cp->throughput > 0) ||
 	    !(cpu_after_ns < cp->cpu_ns + hidden_ns))
 		return 1.0;
 	T = 1e9 / cp->throughput;
-	u = fmax(0.0, cp->cpu_ns + hidden_ns - cp->cpu_step_ns) / T;
-	u2 = fmax(0.0, cpu_after_ns - cp->cpu_step_ns) / (T / fmax(1.0, speedup));
+	own = cp->cpu_step_ns + consumer_cpu(p);
+	u = fmax(0.0, cp->cpu_ns + hidden_ns - own) / T;
+	u2 = fmax(0.0, cpu_after_ns - own) / (T / fmax(1.0, speedup));
 	return u2 < u ? (N + u2) / (N + u) : 1.0;
 }
 
@@ -182,5 +203,6 @@ double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
 	if (!cp || !cp->valid || !(cp->cpu_budget > 0) || !(cp->cpu_step_ns > 0) ||
 	    !(cp->throughput > 0))
 		return 0;
-	return fmax(0.0, cp->cpu_ns - cp->cpu_step_ns) * cp->throughput / 1e9 / cp->cpu_budget;
+	return fmax(0.0, cp->cpu_ns - cp->cpu_step_ns - consumer_cpu(p)) * cp->throughput / 1e9 /
+	       cp->cpu_budget;
 }

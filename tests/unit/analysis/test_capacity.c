@@ -338,7 +338,7 @@ static void stage_labels_tell_namesakes_apart(struct t *t)
  * (5 ms of CPU per 5-ms root element) beside the step's 4 ms. */
 static void step_gets_the_cores_freed(struct t *t)
 {
-	struct tfd_stage st[] = {{.name = "Root", .path = "Iterator::Root"}};
+	struct tfd_stage st[] = {{.name = "Root", .path = "Iterator::Root", .family = "Root"}};
 	struct tfd_pipeline p = {.stages = st, .nstages = 1};
 	struct tfd_capacity *cp = &p.capacity;
 
@@ -359,6 +359,12 @@ static void step_gets_the_cores_freed(struct t *t)
 	/* no CPU freed, or more used: the step keeps its time */
 	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 9e6, 1.0), 1.0, 0.0);
 	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 12e6, 1.0), 1.0, 0.0);
+	/* 1 ms of it a synchronous stage on the consumer's own thread: it runs
+	 * between the steps, never beside them: u = 0.8, all else freed */
+	cp->root_elements = 1;
+	st[0].work_ns = 1000000;
+	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 5e6, 1.0), 2.0 / 2.8, 1e-9);
+	st[0].work_ns = 0;
 	/* a host with a device: the step waits for it, not for the cores */
 	cp->cpu_step_ns = 0;
 	T_EQ_DBL(tfd_capacity_step_share(&p, 0, 0, 1.0), 1.0, 0.0);
