@@ -261,8 +261,7 @@ static double step_share(const struct rule *r, const struct tfd_pipeline *p, int
 
 	/* a synchronous stage on the consumer's own thread runs between the
 	 * steps: the CPU it frees was never beside the step's compute */
-	if (si < 0 || !(cheaper > 1.0) || !cp->valid ||
-	    (p->stages[si].segment == 0 && !p->stages[si].is_async))
+	if (si < 0 || !(cheaper > 1.0) || !cp->valid || tfd_stage_between_steps(p, si))
 		return 1.0;
 	cpu = tfd_capacity_cpu_after(p, si, cheaper, true);
 	/* vectorizing merges the calls: their fixed cost, the rate's part the

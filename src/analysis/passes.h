@@ -238,6 +238,10 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, d
 double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
 				 bool saves_cpu);
 
+/* Whether stage si runs synchronously on the consumer's own thread: between
+ * the steps, never beside the step's compute (whatif.c). */
+bool tfd_stage_between_steps(const struct tfd_pipeline *p, int si);
+
 /* Whether a remote stage (tf.data service, a remote source) sets the
  * pipeline's rate where its capacity model sees none of that work
  * (bottleneck.c): its delivery is then the rate seen. */

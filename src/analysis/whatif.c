@@ -47,6 +47,19 @@ static bool below(const struct tfd_pipeline *p, int j, int si)
 	return false;
 }
 
+/* The known function segment (the worker slots) of the async map whose
+ * input segment is g, NULL when g is no such input. */
+static const struct tfd_segment *slots_reading(const struct tfd_pipeline *p, int g)
+{
+	if (g < 0 || (size_t)g >= p->nsegments || p->segments[g].kind != TFD_SEG_INPUT)
+		return NULL;
+	for (size_t f = 0; f < p->nsegments; f++)
+		if (p->segments[f].kind == TFD_SEG_FUNCTION && p->segments[f].known &&
+		    p->segments[f].owner == p->segments[g].owner)
+			return &p->segments[f];
+	return NULL;
+}
+
 /* A synchronous stage spread over k workers becomes an asynchronous one
  * (a parallel map): it and the stages below it on its thread leave that
  * thread's segment; one thread reads its input (those stages' work D),
@@ -60,6 +73,7 @@ static size_t goes_async(const struct tfd_pipeline *p, int si, double k, double 
 	const struct tfd_capacity *cp = &p->capacity;
 	int g0 = p->stages[si].segment;
 	double D = 0, own = (double)p->stages[si].work_ns, busy, n = (double)cp->root_elements;
+	const struct tfd_segment *f = slots_reading(p, g0);
 
 	for (size_t j = 0; j < p->nstages; j++)
 		if ((int)j != si && p->stages[j].segment == g0 && below(p, (int)j, si))
@@ -67,14 +81,9 @@ static size_t goes_async(const struct tfd_pipeline *p, int si, double k, double 
 	busy = (double)p->segments[g0].busy_ns - own - D;
 	if (p->segments[g0].known)
 		caps[g0] = busy > 0 ? p->segments[g0].parallelism * 1e9 * n / busy : INFINITY;
-	for (size_t g = 0; g < p->nsegments; g++) {
-		const struct tfd_segment *f = &p->segments[g];
-
-		if (p->segments[g0].kind == TFD_SEG_INPUT && f->kind == TFD_SEG_FUNCTION &&
-		    f->known && f->owner == p->segments[g0].owner) {
-			busy = (double)f->busy_ns - own - D;
-			caps[g] = busy > 0 ? f->parallelism * 1e9 * n / busy : INFINITY;
-		}
+	if (f) {
+		busy = (double)f->busy_ns - own - D;
+		caps[f - p->segments] = busy > 0 ? f->parallelism * 1e9 * n / busy : INFINITY;
 	}
 	caps[p->nsegments] = D > 0 ? 1e9 * n / D : INFINITY;
 	caps[p->nsegments + 1] = own + D > 0 ? k * 1e9 * n / (own + D) : INFINITY;
@@ -102,9 +111,7 @@ static void segment_caps(const struct tfd_pipeline *p, int si, double work_facto
 		} else if (g->kind != TFD_SEG_FUNCTION && p->stages[si].segment == (int)gi) {
 			mine = true;
 			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
-		} else if (g->kind == TFD_SEG_FUNCTION && g->known && p->stages[si].segment >= 0 &&
-			   p->segments[p->stages[si].segment].kind == TFD_SEG_INPUT &&
-			   p->segments[p->stages[si].segment].owner == g->owner) {
+		} else if (g == slots_reading(p, p->stages[si].segment)) {
 			/* faster reads free the map's slots sooner too */
 			busy -= (double)p->stages[si].work_ns * (1.0 - 1.0 / work_factor);
 			cap = busy > 0 ? par * 1e9 * (double)cp->root_elements / busy : INFINITY;
@@ -144,9 +151,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	 * the new rate, once more at the rate that gives (none from a
 	 * synchronous stage on the consumer's own thread, which runs between
 	 * the steps) */
-	for (int it = 0; it < 2 && cp->throughput > 0 &&
-			 !(p->stages[si].segment == 0 && !p->stages[si].is_async);
-	     it++) {
+	for (int it = 0; it < 2 && cp->throughput > 0 && !tfd_stage_between_steps(p, si); it++) {
 		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
 		rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, share);
 	}
@@ -164,45 +169,54 @@ double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_
 	return cpu_after(p, si, work_factor, saves_cpu);
 }
 
+bool tfd_stage_between_steps(const struct tfd_pipeline *p, int si)
+{
+	return si >= 0 && p->stages[si].segment == 0 && !p->stages[si].is_async;
+}
+
 /* The CPU time per root element of the synchronous stages on the
- * consumer's own thread: they run between the steps, never beside the
- * step's compute (an async stage there only waits; its function's workers
- * and its input's thread do run beside it). */
+ * consumer's own thread, which run between the steps (an async stage there
+ * only waits; its function's workers and its input's thread do run beside
+ * the step). */
 static double consumer_cpu(const struct tfd_pipeline *p)
 {
 	double w = 0;
 
 	for (size_t i = 0; i < p->nstages; i++)
-		if (p->stages[i].segment == 0 && !p->stages[i].is_async &&
-		    strcmp(p->stages[i].family, "Sleep") != 0)
+		if (tfd_stage_between_steps(p, (int)i) && strcmp(p->stages[i].family, "Sleep") != 0)
 			w += (double)p->stages[i].work_ns;
 	return p->capacity.root_elements ? w / (double)p->capacity.root_elements : 0;
+}
+
+/* The cores the pipeline keeps busy beside the step at the rate seen, with
+ * cpu_ns of CPU per root element (the step's own and the consumer thread's
+ * left out); NAN without a cores model or on a host whose step waits for a
+ * device (no step CPU counted). */
+static double cores_beside_step(const struct tfd_pipeline *p, double cpu_ns)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+
+	if (!cp->valid || !(cp->cpu_budget > 0) || !(cp->cpu_step_ns > 0) || !(cp->throughput > 0))
+		return NAN;
+	return fmax(0.0, cpu_ns - cp->cpu_step_ns - consumer_cpu(p)) * cp->throughput / 1e9;
 }
 
 double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, double cpu_after_ns,
 			       double speedup)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double N = cp->cpu_budget, T, u, u2, own;
+	double N = cp->cpu_budget, u = cores_beside_step(p, cp->cpu_ns + hidden_ns), u2;
 
-	if (!cp->valid || !(N > 0) || !(cp->cpu_step_ns > 0) || !(cp->throughput > 0) ||
-	    !(cpu_after_ns < cp->cpu_ns + hidden_ns))
+	if (isnan(u) || !(cpu_after_ns < cp->cpu_ns + hidden_ns))
 		return 1.0;
-	T = 1e9 / cp->throughput;
-	own = cp->cpu_step_ns + consumer_cpu(p);
-	u = fmax(0.0, cp->cpu_ns + hidden_ns - own) / T;
-	u2 = fmax(0.0, cpu_after_ns - own) / (T / fmax(1.0, speedup));
+	u2 = cores_beside_step(p, cpu_after_ns) * fmax(1.0, speedup);
 	return u2 < u ? (N + u2) / (N + u) : 1.0;
 }
 
 double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
 {
 	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
-	const struct tfd_capacity *cp = p ? &p->capacity : NULL;
+	double u = p ? cores_beside_step(p, p->capacity.cpu_ns) : NAN;
 
-	if (!cp || !cp->valid || !(cp->cpu_budget > 0) || !(cp->cpu_step_ns > 0) ||
-	    !(cp->throughput > 0))
-		return 0;
-	return fmax(0.0, cp->cpu_ns - cp->cpu_step_ns - consumer_cpu(p)) * cp->throughput / 1e9 /
-	       cp->cpu_budget;
+	return isnan(u) ? 0 : u / p->capacity.cpu_budget;
 }
