@@ -176,6 +176,7 @@ static void cpu_estimate(const struct rule *r, const struct tfd_host_result *h,
 	C = (S - W) * (N + u / k) / (N + u);
 	e->basis = "steps";
 	e->known = true;
+	e->factor = k;
 	e->latency_ns = (int64_t)llround(S);
 	e->new_latency_ns = (int64_t)llround(W + C);
 	e->speedup = W + C > 0 ? S / (W + C) : 0.0;
