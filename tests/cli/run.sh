@@ -176,6 +176,11 @@ rules_fail bad-op-type "rule 'X1': field 'top_op' must be an array of op types (
 rules_fail bad-ops "rule 'X1': field 'ops' must be an array of op types"
 rules_fail ops-on-host "rule 'X1': family/under/top_op/ops filters apply to target 'bottleneck' only"
 rules_fail ops-share-without-ops "rule 'X1': metric 'ops_share' needs the rule's 'ops' (the op types it sums)"
+# an estimate's "to" (the parallelism a fix sets) scales a parallelism only,
+# from 1 up; the model names the one added with H07
+rules_fail to-not-parallelism "rule 'X1': 'estimate.to' sets a parallelism: model 'scale' with 'of': 'parallelism' only"
+rules_fail to-below-one "rule 'X1': 'estimate.to' must be a number >= 1"
+rules_fail unknown-model "rule 'X1': 'estimate.model' must be one of scale, remove, overlap, copy_overlap, loop_startup, vectorize, free_cpu, none"
 run rules check "$R/good"
 if [ "$rc" -eq 0 ] && [[ "$out" == *"1 rule ok"* ]]; then ok; else bad "rules check good"; fi
 run rules check rules
