@@ -287,7 +287,7 @@ struct tfd_graph_groups {
 	int *root; /* iterator index of each root */
 	bool *is_device;
 	size_t *ioff, *coff; /* group g: iters[ioff[g]..ioff[g+1]), calls likewise */
-	int *iters, *calls;
+	int *iters, *calls;  /* calls: NULL when one pipeline has every call */
 };
 
 /* Fill g (overwritten, owned by the caller) with c's pipelines; needs the

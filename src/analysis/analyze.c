@@ -62,11 +62,6 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	enum tfd_status st = TFD_OK;
 
 	tfd_graph_group(c, &g);
-	if (g.n == 1 && g.coff[1] == c->calls.n) {
-		/* one pipeline with every call (the usual host): no list */
-		free(g.calls);
-		g.calls = NULL;
-	}
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
 	for (int pass = 0; pass < 2 && !st; pass++)
 		for (size_t r = 0; r < g.n && !st; r++) {

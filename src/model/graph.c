@@ -809,7 +809,6 @@ static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_g
 	g->ioff = xcalloc(nroots + 2, sizeof(size_t));
 	g->coff = xcalloc(nroots + 2, sizeof(size_t));
 	g->iters = xmalloc((c->iters.n + 1) * sizeof(int));
-	g->calls = xmalloc((c->calls.n + 1) * sizeof(int));
 	for (size_t i = 0; i < c->iters.n; i++)
 		if (slot[i] >= 0)
 			g->ioff[slot[i] + 1]++;
@@ -820,12 +819,16 @@ static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_g
 		g->ioff[r + 1] += g->ioff[r];
 		g->coff[r + 1] += g->coff[r];
 	}
+	/* one pipeline with every call (the usual host): no list, 4 bytes a
+	 * call at the peak of an iterator-dense host */
+	if (nroots != 1 || g->coff[1] != c->calls.n)
+		g->calls = xmalloc((c->calls.n + 1) * sizeof(int));
 	ifill = xcalloc(nroots + 1, sizeof(size_t));
 	cfill = xcalloc(nroots + 1, sizeof(size_t));
 	for (size_t i = 0; i < c->iters.n; i++)
 		if (slot[i] >= 0)
 			g->iters[g->ioff[slot[i]] + ifill[slot[i]]++] = (int)i;
-	for (size_t k = 0; k < c->calls.n; k++) {
+	for (size_t k = 0; g->calls && k < c->calls.n; k++) {
 		int r = slot[call_iter(c, k)];
 
 		if (r >= 0)
