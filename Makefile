@@ -124,6 +124,7 @@ SUITES = \
 	'merge=TFD=$(BIN) tests/fleet/merge.sh' \
 	'memory=TFD=$(BIN) SAN=$(SAN) tests/memory/run.sh' \
 	'cores=TFD=$(BIN) tests/cores/run.sh' \
+	'forms=TFD=$(BIN) tests/forms/run.sh' \
 	'install=SAN=$(SAN) tests/install/run.sh'
 
 check: deps

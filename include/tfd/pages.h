@@ -8,12 +8,19 @@
 #ifndef TFD_PAGES_H
 #define TFD_PAGES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The whole pages from *done up to upto (rounded down to a page) go, when
  * they make at least min bytes; *done moves to where they went. */
 void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min);
+
+/* Whether bytes more resident memory than the process holds now would
+ * take it past its peak so far (false when either is unknown): a choice
+ * between two ways to the same answer, the faster one when it fits under
+ * the peak already reached. */
+bool tfd_pages_would_raise_peak(size_t bytes);
 
 /* Cut the file mapping [m, m + len) into windows of TFD_MAP_WINDOW bytes,
  * each its own mapping in the kernel's eyes, when the file is smaller

@@ -10,6 +10,8 @@
 
 #include "attrib.h"
 #include "tfd/analysis.h"
+#include "tfd/err.h"
+#include "tfd/graph.h"
 #include "tfd/vec.h"
 
 struct iv {
@@ -50,25 +52,114 @@ static void sort_ivs(struct iv *v, size_t n, int (*cmp)(const void *, const void
 		qsort(v, n, sizeof(*v), cmp);
 }
 
+/* A node's children, one at a time (either form of the tree). */
+struct kids {
+	const struct tfd_tree *t;
+	int node;
+	size_t j, end; /* listed: kids[j..end); scanned: the next call to look at, its run's end */
+	size_t f;      /* scanned: the next far pair, nfar for none */
+	int64_t until; /* scanned: the node's end */
+};
+
+/* The end of call k's run: the first call after it on another thread. */
+static size_t run_end(const struct tfd_tree *t, size_t k)
+{
+	size_t lo = 0, hi = t->nruns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->run_ends[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t->run_ends[lo];
+}
+
+static inline void kids_begin(struct kids *it, const struct tfd_tree *t, int node, int64_t until)
+{
+	*it = (struct kids){.t = t, .node = node};
+	if (t->kid_off) {
+		it->j = (size_t)t->kid_off[node];
+		it->end = (size_t)t->kid_off[node + 1];
+		return;
+	}
+	it->j = (size_t)node + 1;
+	it->end = run_end(t, (size_t)node);
+	it->until = until;
+	it->f = t->nfar;
+	if (t->has_far[(size_t)node / 64] >> ((size_t)node % 64) & 1) {
+		size_t lo = 0, hi = t->nfar;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->far[2 * mid] < node)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		it->f = lo;
+	}
+}
+
+/* The next child, -1 after the last. The window of a node: the calls
+ * after it in its run up to the first that starts after its end. */
+static inline int kids_next(struct kids *it)
+{
+	const struct tfd_tree *t = it->t;
+
+	if (t->kid_off)
+		return it->j < it->end ? t->kids[it->j++] : -1;
+	while (it->j < it->end) {
+		size_t j = it->j++;
+
+		if (tfd_times_start(&t->tm, j) > it->until) {
+			it->end = j;
+			break;
+		}
+		if (t->calls[j].parent == it->node)
+			return (int)j;
+	}
+	if (it->f < t->nfar && t->far[2 * it->f] == it->node) {
+		it->f++;
+		return t->far[2 * it->f - 1];
+	}
+	return -1;
+}
+
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
 	int64_t s0 = tfd_times_start(&t->tm, (size_t)node),
 		e0 = tfd_times_end(&t->tm, (size_t)node), covered = 0, cs = 0, ce = 0;
-	size_t n = (size_t)(t->kid_off[node + 1] - t->kid_off[node]);
-	struct iv few[16], *v;
+	struct iv few[16], *v = few;
+	size_t n = 0, cap = sizeof(few) / sizeof(few[0]);
+	struct kids it;
 	int started = 0;
 
-	if (!n)
-		return e0 - s0;
-	v = n <= sizeof(few) / sizeof(few[0]) ? few : xmalloc(n * sizeof(*v));
-	n = 0;
-	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
-		int c = t->kids[k];
+	kids_begin(&it, t, node, e0);
+	for (int c; (c = kids_next(&it)) >= 0;) {
 		int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > s0 ? cs0 : s0;
 		int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < e0 ? end : e0;
 
-		if (a < b)
-			v[n++] = (struct iv){a, b, c};
+		if (a >= b)
+			continue;
+		if (n == cap) {
+			struct iv *w = xmalloc(2 * cap * sizeof(*v));
+
+			memcpy(w, v, n * sizeof(*v));
+			if (v != few)
+				free(v);
+			v = w;
+			cap *= 2;
+		}
+		v[n++] = (struct iv){a, b, c};
+	}
+	if (!n) {
+		if (v != few)
+			free(v);
+		return e0 - s0;
 	}
 	sort_ivs(v, n, iv_cmp);
 	for (size_t i = 0; i < n; i++) {
@@ -96,6 +187,7 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 {
 	VEC(struct iv) kids = {0};
 	VEC(struct iv) owned = {0};
+	struct kids first;
 	int64_t own = 0;
 
 	if (depth > TFD_MAX_CALL_DEPTH) {
@@ -104,14 +196,15 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 		add(ctx, node, own);
 		return;
 	}
+	kids_begin(&first, t, node, tfd_times_end(&t->tm, (size_t)node));
 	for (size_t si = 0; si < nsegs; si++) {
 		int64_t lo = segs[si].s, hi = segs[si].e, cur = lo;
 		size_t i = 0;
 		int best = -1;
+		struct kids it = first;
 
 		kids.n = 0;
-		for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++) {
-			int c = t->kids[k];
+		for (int c; (c = kids_next(&it)) >= 0;) {
 			int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > lo ? cs0 : lo;
 			int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < hi ? end : hi;
 
@@ -167,8 +260,11 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 	self_ns[node] = tfd_tree_self(t, node);
 	if (depth > TFD_MAX_CALL_DEPTH)
 		return;
-	for (int k = t->kid_off[node]; k < t->kid_off[node + 1]; k++)
-		self_all(t, t->kids[k], depth + 1, self_ns);
+	struct kids it;
+
+	kids_begin(&it, t, node, tfd_times_end(&t->tm, (size_t)node));
+	for (int c; (c = kids_next(&it)) >= 0;)
+		self_all(t, c, depth + 1, self_ns);
 }
 
 void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
@@ -202,6 +298,7 @@ static inline int parent_at(const void *parent, size_t stride, size_t i)
 void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 const void *parent, size_t stride)
 {
+	memset(t, 0, sizeof(*t));
 	t->n = n;
 	t->tm = *tm;
 	t->kid_off = xcalloc(n + 1, sizeof(int));
@@ -221,6 +318,90 @@ void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *t
 	t->kid_off[0] = 0;
 }
 
+static int far_cmp(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The runs of calls on one thread: each run's end, ascending (the last
+ * is n); false (none kept) when there are more than a few. */
+static bool find_runs(struct tfd_tree *t, const struct call *calls, const struct call_pair *pairs)
+{
+	size_t n = t->n, cap = 16;
+
+	t->run_ends = xmalloc(cap * sizeof(size_t));
+	for (size_t k = 1; k <= n; k++) {
+		if (k < n && pairs[calls[k].pair].thread == pairs[calls[k - 1].pair].thread)
+			continue;
+		if (t->nruns == cap) {
+			if (cap > n / 16 + 16)
+				return false;
+			cap *= 2;
+			t->run_ends = xrealloc(t->run_ends, cap * sizeof(size_t));
+		}
+		t->run_ends[t->nruns++] = k;
+	}
+	return true;
+}
+
+void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
+			 const struct call *calls, const struct call_pair *pairs, bool list)
+{
+	/* the windows are looked at again by each reader: past a few calls
+	 * per call (calls at one instant, deep nesting on one thread, threads
+	 * taking turns) the listed form is cheaper */
+	size_t budget = 8 * n + 4096, looked = 0, nw = n / 64 + 1, r = 0;
+	uint64_t *found = NULL;
+
+	memset(t, 0, sizeof(*t));
+	t->n = n;
+	t->tm = *tm;
+	t->calls = calls;
+	if (n && !list && find_runs(t, calls, pairs)) {
+		found = xcalloc(nw, sizeof(uint64_t));
+		for (size_t p = 0; p < n && looked <= budget; p++) {
+			int64_t until = tfd_times_end(tm, p);
+
+			r += p == t->run_ends[r];
+			for (size_t j = p + 1;
+			     j < t->run_ends[r] && tfd_times_start(tm, j) <= until; j++) {
+				if (++looked > budget)
+					break;
+				if (calls[j].parent == (int)p)
+					found[j / 64] |= 1ull << (j % 64);
+			}
+		}
+	}
+	if (!found || looked > budget) {
+		free(found);
+		free(t->run_ends);
+		tfd_tree_build_from(t, n, tm, n ? &calls[0].parent : NULL, sizeof(struct call));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		t->nfar += calls[i].parent >= 0 && !(found[i / 64] >> (i % 64) & 1);
+	t->far = xmalloc((2 * t->nfar + 1) * sizeof(int));
+	t->nfar = 0;
+	for (size_t i = 0; i < n; i++)
+		if (calls[i].parent >= 0 && !(found[i / 64] >> (i % 64) & 1)) {
+			t->far[2 * t->nfar] = calls[i].parent;
+			t->far[2 * t->nfar + 1] = (int)i;
+			t->nfar++;
+		}
+	if (t->nfar > 1)
+		qsort(t->far, t->nfar, 2 * sizeof(int), far_cmp);
+	/* the found bits are done with: the same words mark the nodes with
+	 * far children */
+	memset(found, 0, nw * sizeof(uint64_t));
+	for (size_t f = 0; f < t->nfar; f++)
+		found[(size_t)t->far[2 * f] / 64] |= 1ull << ((size_t)t->far[2 * f] % 64);
+	t->has_far = found;
+}
+
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent)
 {
@@ -233,6 +414,9 @@ void tfd_tree_release(struct tfd_tree *t)
 {
 	free(t->kid_off);
 	free(t->kids);
+	free(t->far);
+	free(t->has_far);
+	free(t->run_ends);
 	memset(t, 0, sizeof(*t));
 }
 

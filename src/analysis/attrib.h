@@ -3,6 +3,7 @@
 #ifndef TFD_ATTRIB_H
 #define TFD_ATTRIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,11 +11,30 @@
 
 #define TFD_MAX_CALL_DEPTH 1000
 
+struct call;
+struct call_pair;
+
+/* A call tree: node i's children either listed (kid_off, kids) or, for a
+ * tree over a host's own calls (tfd_tree_build_scan), found where they
+ * are: the calls after i on its thread, up to the first that starts after
+ * its end, whose parent is i,
+ * and the few others (far: a consumer's producer calls on another thread)
+ * in a short list. The second form keeps no 8 bytes per call, at the peak
+ * of an iterator-dense host. Both give each node the same set of
+ * children; every reader sorts them. */
 struct tfd_tree {
 	size_t n;
 	struct tfd_times tm;
-	int *kid_off; /* children of i: kids[kid_off[i] .. kid_off[i+1]) */
+	int *kid_off; /* children of i: kids[kid_off[i] .. kid_off[i+1]), or NULL */
 	int *kids;
+	/* the scanned form: the host's calls (their parents); where each run
+	 * of calls on one thread ends (nruns, ascending); the children not in
+	 * a node's window, as (parent, child) pairs by parent then child */
+	const struct call *calls;
+	size_t *run_ends, nruns;
+	int *far;
+	size_t nfar;
+	uint64_t *has_far; /* a bit per node with far children */
 };
 
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
@@ -24,6 +44,12 @@ void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const in
  * parent on: a field of an array of structs. */
 void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 const void *parent, size_t stride);
+/* The tree over every call of a host (node i is call i, its parent the
+ * call's): in the scanned form, or listed when list is set (the lists fit
+ * in memory: they are faster to read) or scanning would look at more than
+ * a few calls per call (a thread of many calls at one instant). */
+void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
+			 const struct call *calls, const struct call_pair *pairs, bool list);
 void tfd_tree_release(struct tfd_tree *t);
 /* A call's duration less the union of its children's clipped spans. */
 int64_t tfd_tree_self(const struct tfd_tree *t, int node);

@@ -16,6 +16,7 @@
 #include "passes.h"
 #include "tfd/graph.h"
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 #include "tfd/pool.h"
 #include "tfd/satmath.h"
 #include "tfd/select.h"
@@ -118,6 +119,23 @@ static int local_of(const struct pbuild *b, int k)
 	return lo < b->pcalls.n && b->pcalls.v[lo] == k ? (int)lo : -1;
 }
 
+/* Whether a tree over the host's n calls keeps its lists of children (8
+ * bytes a call, faster to read) or finds them where they are: the lists
+ * unless they would take the process past its peak so far (an
+ * iterator-dense host, where the calls are most of the memory). The
+ * answer is the same; TFDOCTOR_CALL_TREE=lists or =scan picks one (the
+ * tests compare them). */
+static bool tree_lists(size_t n)
+{
+	const char *form = getenv("TFDOCTOR_CALL_TREE");
+
+	if (form && strcmp(form, "lists") == 0)
+		return true;
+	if (form && strcmp(form, "scan") == 0)
+		return false;
+	return !tfd_pages_would_raise_peak(2 * n * sizeof(int));
+}
+
 /* Stages, the pipeline's calls and their call tree. */
 static void collect(struct pbuild *b, const struct bucket *bk)
 {
@@ -178,8 +196,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
-		tfd_tree_build_from(&b->tree, n, &b->tm, n ? &c->calls.v[0].parent : NULL,
-				    sizeof(struct call));
+		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, c->pairs.v, tree_lists(n));
 }
 
 /* Leading warm-up calls and the --rank pick or the steady-state selection. */

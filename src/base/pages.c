@@ -1,6 +1,8 @@
 /* pages.c - memory read once given back, and file mappings cut into
  * windows (include/tfd/pages.h). */
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tfd/pages.h"
@@ -33,4 +35,21 @@ size_t tfd_pages_split_map(void *m, size_t len)
 		n += off + w < len ? 2 : 1;
 	}
 	return n;
+}
+
+bool tfd_pages_would_raise_peak(size_t bytes)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, resident = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	struct rusage ru;
+	int got = 0;
+
+	if (f) {
+		got = fscanf(f, "%lu %lu", &size, &resident);
+		fclose(f);
+	}
+	if (got != 2 || page <= 0 || getrusage(RUSAGE_SELF, &ru) != 0)
+		return false;
+	return (double)resident * (double)page + (double)bytes > (double)ru.ru_maxrss * 1024.0;
 }

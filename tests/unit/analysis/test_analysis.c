@@ -135,6 +135,111 @@ static void attribution_hands_each_call_once(struct t *t)
 	}
 }
 
+/* A tree over a host's calls gives each call the same children, self time
+ * and blocking time whether it lists them or finds them by scanning its
+ * thread (tfd_tree_build_scan): random hosts of a few threads whose calls
+ * nest on their thread, overlap without nesting, start at one instant,
+ * run out of start order, and have parents on other threads and later in
+ * the index order; and a thread of thousands of calls at one instant,
+ * where scanning gives way to the lists. */
+static void call_tree_scan_is_the_lists(struct t *t)
+{
+	enum { N = 400 };
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	static int64_t start[N], end[N];
+	static struct call calls[N];
+	static struct seen_blk sb1, sb2;
+	struct call_pair pairs[4] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}};
+	struct tfd_times tm = {.start = start, .end = end};
+
+	for (int round = 0; round < 200; round++) {
+		int n = 2 + (int)(x % 60), th = 0;
+		int order[64], made = 0;
+		struct tfd_tree a, b;
+
+		/* calls in index order, a thread's run after another's; each
+		 * made at a random time, so parents come before or after */
+		for (int i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			if (i && x % 9 == 0 && th < 3)
+				th++;
+			calls[i].pair = (uint32_t)th;
+			calls[i].link = 0;
+			calls[i].parent = -1;
+			if (i && x % 11 == 0)
+				start[i] = start[i - 1]; /* one instant */
+			else if (i && x % 13 == 0)
+				start[i] = start[i - 1] - (int64_t)(x % 30); /* out of order */
+			else
+				start[i] = i ? start[i - 1] + (int64_t)(x % 40) : 0;
+			end[i] = start[i] + (x % 17 == 0 ? 0 : (int64_t)((x >> 20) % 300));
+			order[i] = i;
+		}
+		/* parents: an earlier-made call, nearest enclosing on the thread
+		 * or anywhere (a consumer's), so the forest has no cycle */
+		for (int i = n - 1; i > 0; i--) {
+			int j = (int)(x % (uint64_t)(i + 1)), o = order[i];
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			order[i] = order[j];
+			order[j] = o;
+		}
+		for (int k = 0; k < n; k++) {
+			int i = order[k], best = -1;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			for (int m = 0; m < made; m++) {
+				int q = order[m];
+
+				if (calls[q].pair == calls[i].pair && start[q] <= start[i] &&
+				    end[i] <= end[q] && (best < 0 || start[q] >= start[best]))
+					best = q;
+			}
+			if (made && (best < 0 || x % 5 == 0) && x % 3)
+				best = order[x / 3 % (uint64_t)made];
+			calls[i].parent = best;
+			made++;
+		}
+		tfd_tree_build_scan(&a, (size_t)n, &tm, calls, pairs, true);
+		tfd_tree_build_scan(&b, (size_t)n, &tm, calls, pairs, false);
+		T_TRUE(a.kid_off != NULL);
+		T_TRUE(b.kid_off == NULL);
+		memset(&sb1, 0, sizeof(sb1));
+		memset(&sb2, 0, sizeof(sb2));
+		for (int i = 0; i < n; i++) {
+			int64_t s1[64] = {0}, s2[64] = {0};
+
+			T_EQ_I64(tfd_tree_self(&b, i), tfd_tree_self(&a, i));
+			if (calls[i].parent >= 0)
+				continue;
+			tfd_tree_attribute_to(&a, i, s1, note_blk, &sb1);
+			tfd_tree_attribute_to(&b, i, s2, note_blk, &sb2);
+			for (int k = 0; k < n; k++)
+				T_EQ_I64(s2[k], s1[k]);
+		}
+		for (int i = 0; i < n; i++) {
+			T_EQ_I64(sb2.ns[i], sb1.ns[i]);
+			T_EQ_I64(sb2.times[i], sb1.times[i]);
+		}
+		tfd_tree_release(&a);
+		tfd_tree_release(&b);
+	}
+	/* N calls at one instant, each the first one's child: every window
+	 * holds the rest of the thread, so the tree keeps its lists */
+	for (int i = 0; i < N; i++) {
+		start[i] = end[i] = 500;
+		calls[i] = (struct call){.pair = 0, .parent = i ? 0 : -1};
+	}
+	{
+		struct tfd_tree b;
+
+		tfd_tree_build_scan(&b, N, &tm, calls, pairs, false);
+		T_TRUE(b.kid_off != NULL);
+		T_EQ_I64(tfd_tree_self(&b, 0), 0);
+		tfd_tree_release(&b);
+	}
+}
+
 /* Self time is the call less the union of its children clipped to it,
  * against a nanosecond-by-nanosecond count: random trees whose calls have
  * up to 40 children, in start order or not (the sort is skipped when they
@@ -1106,6 +1211,7 @@ const struct t_case analysis_cases[] = {
     T(attribution_clips),
     T(self_time_is_the_uncovered_span),
     T(attribution_hands_each_call_once),
+    T(call_tree_scan_is_the_lists),
     T(nested_sync_chain),
     T(self_time_below_the_depth_limit),
     T(prefetch_other_thread),
