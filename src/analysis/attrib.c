@@ -257,11 +257,11 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 
 static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *self_ns)
 {
+	struct kids it;
+
 	self_ns[node] = tfd_tree_self(t, node);
 	if (depth > TFD_MAX_CALL_DEPTH)
 		return;
-	struct kids it;
-
 	kids_begin(&it, t, node, tfd_times_end(&t->tm, (size_t)node));
 	for (int c; (c = kids_next(&it)) >= 0;)
 		self_all(t, c, depth + 1, self_ns);
