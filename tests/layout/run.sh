@@ -70,6 +70,10 @@ if [ -z "$up" ]; then ok; else bad "unit tests include a private header by path:
 # fuzzer artifacts are never tracked anywhere
 crashes=$(git ls-files | grep -E '(^|/)(crash|leak|timeout|oom|slow-unit)-[0-9a-f]+$')
 if [ -z "$crashes" ]; then ok; else bad "tracked fuzzer artifacts: $(echo "$crashes" | wc -l)"; fi
+# nor xprof's caches (ALL_HOSTS.op_stats_v2.pb, written beside a capture
+# it converts: ten of them had been committed by a bench-peers run)
+caches=$(git ls-files | grep -E '(^|/)ALL_HOSTS\.op_stats_v2\.pb$' || true)
+if [ -z "$caches" ]; then ok; else bad "tracked xprof caches: $(echo "$caches" | wc -l)"; fi
 # the fuzz targets write their artifacts under build/
 if grep -q -- '-artifact_prefix=$(FZ)/' Makefile && [ "$(grep -c -- '$(FZ)/fuzz_$$t ' Makefile)" -eq "$(grep -c -- '-artifact_prefix=$(FZ)/' Makefile)" ]; then ok; else bad "a fuzz run without -artifact_prefix under build/"; fi
 finish
