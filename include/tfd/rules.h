@@ -83,6 +83,7 @@ struct tfd_estimate {
 	bool capped_by_producer;    /* (latency) the slowest producer already sets the rate */
 	bool misses_limit;	    /* the change does not touch the limiting stage */
 	bool input_bound_by_demand; /* already now the step, not the pipeline, limits */
+	bool per_element;	    /* (steps) no step markers: its times per root element */
 };
 
 struct tfd_finding {

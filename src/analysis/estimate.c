@@ -165,7 +165,14 @@ static void cpu_estimate(const struct rule *r, const struct tfd_host_result *h,
 	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
 	double n = (double)h->nsteps, k = r->est_factor > 1 ? r->est_factor : 2, u, N, S, W, C;
 
-	if (!p || !h->nsteps || h->step_ns <= 0 || !(p->capacity.cpu_budget > 0))
+	/* without step markers the span the input was read over stands for
+	 * the steps (the input share's own basis), each root element one
+	 * step: the speed-up is the same ratio, its times per element */
+	if (p && !h->nsteps && h->input_basis && strcmp(h->input_basis, "capture span") == 0) {
+		n = (double)p->ncalls;
+		e->per_element = true;
+	}
+	if (!p || !(n > 0) || h->step_ns <= 0 || !(p->capacity.cpu_budget > 0))
 		return;
 	N = p->capacity.cpu_budget;
 	u = tfd_pipeline_cpu_share(h) * N;

@@ -753,9 +753,10 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 						 : "");
 	} else if (strcmp(e->basis, "steps") == 0 && e->model && strcmp(e->model, "free_cpu") == 0)
 		tfd_buf_printf(
-		    b, "%.2fx step time with the pipeline's CPU work / %g (%s -> %s per step)",
+		    b, "%.2fx step time with the pipeline's CPU work / %g (%s -> %s per %s)",
 		    e->speedup, e->factor, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-		    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
+		    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
+		    e->per_element ? "root element" : "step");
 	else if (strcmp(e->basis, "steps") == 0)
 		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),

@@ -762,6 +762,16 @@ run analyze -q tests/cases/ok/tf221-cpu-shared-keeps-up/vm.xplane.pb
 u=$(unwrap <<<"$out")
 if [[ "$u" == *'pipeline keeps 0.94 of its 2 cores busy'* ]] && [[ "$u" != *'does not hold training back'* ]] &&
 	[[ "$u" == *"with the pipeline's CPU work / 2"* ]]; then ok; else bad "cpu shared: verdict line"; fi
+# the same job with no step markers: the share is over the span the input
+# was read, each root element a step; H07's estimate is the same ratio, its
+# times per root element (measured 1.18x, the estimate 1.13x; it had none)
+run analyze -q -f json tests/cases/ok/tf221-cpu-shared-no-markers/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H07 " ] && [[ "$out" == *'"model": "free_cpu"'* ]] &&
+	[[ "$(tr -d ' \n' <<<"$out")" == *'"known":true,"basis":"steps"'* ]] &&
+	[[ "$out" == *'"step_speedup": 1.12'* ]]; then ok; else bad "cpu shared, no markers: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-cpu-shared-no-markers/vm.xplane.pb
+u=$(unwrap <<<"$out")
+if [[ "$u" == *"with the pipeline's CPU work / 2 ("*" per root element)"* ]]; then ok; else bad "cpu shared, no markers: worth line"; fi
 # no step markers: a prefetch's overlap is worth what the consumer's own time
 # per element hides (the guide's generator and 10-ms sleeping step: 1.40x
 # measured, the estimate 1.40x); it had no estimate without steps

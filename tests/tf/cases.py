@@ -1271,6 +1271,16 @@ case("cpu_shared_keeps_up", build=b_no_prefetch,
      fixes={"pipeline_cpu": {"map_ms": 0.4}, "parallel_at_limit": {"map_ms": 0.4}})
 
 
+# 53b. the same job with no step marker in the profiled window (a loop that
+# never names its steps): the input share comes from the span the input was
+# read over, the pipeline's cores from its threads, as with markers
+case("cpu_shared_no_markers", build=b_no_prefetch, no_markers=True,
+     defaults=dict(map_ms=0.8, map_par="auto", batch=8, prefetch=2),
+     train_ms=12, planted="a map that keeps up but takes the step's cores (no step markers)",
+     covers=["map AUTOTUNE", "CPU shared with the step", "no step markers"],
+     candidates={"map": ({"map_ms": 0.4}, r"::ParallelMapV2$")},
+     fixes={"pipeline_cpu": {"map_ms": 0.4}, "parallel_at_limit": {"map_ms": 0.4}})
+
 # 54. tf.data.experimental.make_csv_dataset with its defaults: the files
 # read one at a time (num_parallel_reads=1: a legacy parallel interleave of
 # cycle 1 over CsvDataset readers), shuffle(10000), batch, a map building

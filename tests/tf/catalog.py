@@ -103,7 +103,11 @@ class CustomLoop:
             t0 = time.perf_counter()
             for i in range(steps):
                 n = warm + r * steps + i
-                if profile_dir and r == 0 and self.marker_step_only:
+                if profile_dir and r == 0 and self.no_markers:
+                    # no step marker at all (a loop that never names its
+                    # steps): the capture's span stands for the steps
+                    wait += self._one(it, vit, n)
+                elif profile_dir and r == 0 and self.marker_step_only:
                     # the marker around the step function alone, next()
                     # before it (`for step, x in enumerate(ds):`)
                     wait += self._one(it, vit, n, mark=lambda: tf.profiler.experimental.Trace(
@@ -121,6 +125,7 @@ class CustomLoop:
 
     side_every = 10  # a validation batch every 10 steps
     marker_step_only = False  # the step marker leaves next() out
+    no_markers = False  # no step marker in the profiled window
 
     def _one(self, it, vit, n, mark=None):
         a = time.perf_counter()
@@ -335,6 +340,7 @@ def loop_of(c, k=None):
     loop = CustomLoop(c["train_ms"])
     loop.side_every = c.get("side_every", 10)
     loop.marker_step_only = c.get("marker_step_only", False)
+    loop.no_markers = c.get("no_markers", False)
     return loop
 
 
