@@ -144,6 +144,28 @@ static size_t warmup_steps(const struct tfd_step_wait *sw, const size_t *wf, siz
 	return n;
 }
 
+/* Whether the leading k of the n well-formed steps were longer by at least
+ * half of what they waited more: a ramp's waits add to its steps. When the
+ * steps kept their length while the waits went (a host whose cores the
+ * pipeline and the step share: the pipeline, ahead, slows the step's
+ * compute instead), the time only moved from waiting to computing. */
+static bool waits_lengthen(const struct tfd_step_wait *sw, const size_t *wf, size_t n, size_t k)
+{
+	double step[2] = {0, 0}, wait[2] = {0, 0};
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_step_wait *w = &sw[wf[i]];
+
+		step[i >= k] += (double)w->step_ns;
+		wait[i >= k] += (double)sat_add(w->wait_ns, w->h2d_ns);
+	}
+	for (int j = 0; j < 2; j++) {
+		step[j] /= (double)(j ? n - k : k);
+		wait[j] /= (double)(j ? n - k : k);
+	}
+	return step[0] - step[1] >= 0.5 * (wait[0] - wait[1]);
+}
+
 /* A ramp before the steady state: the one change point in the well-formed
  * steps' input shares (the split into a leading run and the rest with the
  * least squared deviation, the leading run 2 steps to half of them) where
@@ -189,7 +211,8 @@ static size_t ramp_steps(const struct tfd_step_wait *sw, const size_t *wf, size_
 			* (the rule above), not a ramp */
 		    m1r = (s1[k_best] - s1[1]) / (double)(k_best - 1);
 
-		if (!(m1r - m2 >= 5.0 && m1r - m2 >= 2.0 * sqrt(fmax(0.0, v2)))) {
+		if (!(m1r - m2 >= 5.0 && m1r - m2 >= 2.0 * sqrt(fmax(0.0, v2))) ||
+		    !waits_lengthen(sw, wf, n, k_best)) {
 			k_best = 0;
 		} else {
 			*ramp = m1;

@@ -87,22 +87,31 @@ want "$T/hand/bound.trace.json" moderately tf-convention no moderately
 $TFD analyze -q "$T/hand/warm20.trace.json" >"$T/r.txt"
 if unwrap <"$T/r.txt" | grep -q "warm-up: the first step waited 4.2 ms" && unwrap <"$T/r.txt" | grep -q "every step 17.5%"; then ok; else bad "warm-up line: $(sed -n 1,3p "$T/r.txt")"; fi
 
-# a gradual ramp (an AUTOTUNE ramp, an epoch boundary): 40 steps of 1 ms, the
-# first 10 waiting 700 us down to 520 us, the rest 400-420 us. The steady
-# state leaves the ramp out (41 %, not the 45 % of the convention) and says
-# so; the warm-up rule alone (single steps over twice the median) kept it
-awk 'BEGIN {
+# a gradual ramp (an AUTOTUNE ramp, an epoch boundary): 40 steps of 600 us
+# of compute after their wait, the first 10 waiting 700 us down to 520 us,
+# the rest 400-420 us. The steady state leaves the ramp out (41 %, not the
+# 43 % of the convention) and says so; the warm-up rule alone (single steps
+# over twice the median) kept it. hand_ramp SHIFT: with SHIFT=1 the steps
+# keep 1 ms each instead, their compute shorter by what they wait: the
+# waits fell but the rate did not change (a pipeline ahead slowing the
+# step on shared cores), which is no ramp
+hand_ramp() {
+	awk -v shift="$1" 'BEGIN {
 	printf "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
 	t = 0
 	for (i = 0; i < 40; i++) {
 		w = i < 10 ? 700 - 20 * i : 400 + 10 * (i % 3)
+		c = shift ? 1000 - w : 600
 		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"IteratorGetNext\",\"args\":{\"group_id\":\"%d\"}}", t, w, i
 		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"Iterator::Model\",\"args\":{\"id\":\"1\"}}", t, w
-		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + w, 1000 - w, i
-		t += 1000
+		printf ",{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d,\"name\":\"train_step\",\"args\":{\"group_id\":\"%d\"}}", t + w, c, i
+		t += w + c
 	}
 	printf "]}\n"
-}' >"$T/hand/ramp.trace.json"
+}'
+}
+hand_ramp 0 >"$T/hand/ramp.trace.json"
+hand_ramp 1 >"$T/hand/shift.trace.json"
 $TFD analyze -q -f json "$T/hand/ramp.trace.json" >"$T/r.json"
 $TFD analyze -q "$T/hand/ramp.trace.json" >"$T/r.txt"
 if python3 -c '
@@ -110,8 +119,17 @@ import json, sys
 h = json.load(open(sys.argv[1]))["hosts"][0]["input_share"]
 st, tf = h["steady_state"], h["tf_convention"]
 assert st["warmup_steps"] >= 8 and abs(st["percent"] - 40.7) < 1.0, st
-assert tf["percent"] > 44, tf' "$T/r.json" &&
+assert tf["percent"] > st["percent"] + 2, tf' "$T/r.json" &&
 	unwrap <"$T/r.txt" | grep -q "ramp: the first [0-9]* steps waited"; then ok; else bad "a gradual ramp: $(sed -n 1,6p "$T/r.txt")"; fi
+$TFD analyze -q -f json "$T/hand/shift.trace.json" >"$T/r.json"
+$TFD analyze -q "$T/hand/shift.trace.json" >"$T/r.txt"
+if python3 -c '
+import json, sys
+h = json.load(open(sys.argv[1]))["hosts"][0]["input_share"]
+st, tf = h["steady_state"], h["tf_convention"]
+assert st["warmup_steps"] == 0 and st["percent"] > 44, st
+assert tf["percent"] > 44, tf' "$T/r.json" &&
+	! unwrap <"$T/r.txt" | grep -q "ramp:"; then ok; else bad "waits that fell without the steps: $(sed -n 1,6p "$T/r.txt")"; fi
 
 # the host ranking uses the same share: the steadily waiting host comes first,
 # not the one whose first step waited longest
