@@ -63,11 +63,14 @@ struct ctx {
 	struct tfd_pipeline *p;
 	const struct tfd_cap_calls *in;
 	VEC(struct tfd_segment) segs;
-	int *seg_of;		 /* per stage */
-	int *input_of;		 /* per stage: its input segment, -1 */
-	int *fn_of;		 /* per stage: its function segment, -1 */
-	int64_t *wait_ns;	 /* per stage: consumer-side time of an async stage */
-	uint64_t *fn_unknown;	 /* per stage: function runs whose work was not captured */
+	int *seg_of;	      /* per stage */
+	int *input_of;	      /* per stage: its input segment, -1 */
+	int *fn_of;	      /* per stage: its function segment, -1 */
+	int64_t *wait_ns;     /* per stage: consumer-side time of an async stage */
+	uint64_t *fn_unknown; /* per stage: function runs whose work was not captured */
+	/* the window's function runs placed with a map, and those on a thread
+	 * no stage owns */
+	uint64_t fn_placed, fn_unplaced;
 	struct imap seg_threads; /* (segment, thread) seen */
 	int64_t t0, t1;
 	uint64_t n;
@@ -366,6 +369,16 @@ static void owners_free(struct tfd_op_owners *ow)
 	free((void *)ow->owner);
 }
 
+/* Whether map q's function only passes its input through (an identity,
+ * a projection such as the one snapshot() and enumerate() add): TensorFlow
+ * then skips running it and records no run (RunShortCircuit), so a map
+ * with no run at all in a window where every run was placed and other maps'
+ * were seen does no work of its own, rather than work not captured. */
+static bool passes_through(const struct ctx *c, int q)
+{
+	return c->p->stages[q].fn_calls == 0 && c->fn_placed > 0 && c->fn_unplaced == 0;
+}
+
 /* User-function work of every async map, from the host's function calls. */
 static void function_work(struct ctx *c)
 {
@@ -377,10 +390,12 @@ static void function_work(struct ctx *c)
 	while (tfd_fns_next(&fp, fend, f)) {
 		int q = tfd_op_owner(&ow, f->thread);
 
-		if (q < 0 || c->fn_of[q] < 0)
-			continue;
 		if (f->start_ns < c->t0 || f->start_ns >= c->t1)
 			continue;
+		c->fn_unplaced += q < 0;
+		if (q < 0 || c->fn_of[q] < 0)
+			continue;
+		c->fn_placed++;
 		c->p->stages[q].fn_calls++;
 		if (f->work_thread == TFD_FN_UNKNOWN) {
 			c->fn_unknown[q]++;
@@ -490,7 +505,7 @@ static void finish_segments(struct ctx *c)
 				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
 				g->parallelism_observed = true;
 			}
-			g->known = known > 0;
+			g->known = known > 0 || passes_through(c, g->owner);
 			/* some runs measured, some not: scale up to all runs */
 			g->busy_ns = known ? (int64_t)((double)o->fn_work_ns *
 						       (double)(known + unknown) / (double)known)

@@ -98,11 +98,13 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	 * does not see as work (what it leaves unexplained): from the rate seen */
 	double now = vec ? cp->throughput : cp->model_throughput;
 	double share = 1.0; /* the step's compute after, over before */
-	double after = r->est_parallelism
+	double after = r->est_subtree ? tfd_capacity_whatif_gone(p, si, &share)
+		       : r->est_parallelism
 			   ? tfd_capacity_whatif(p, si, 1.0, k, false, &share)
 			   : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers, &share);
-	double cores = r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
-					  : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
+	double cores = r->est_subtree	    ? tfd_capacity_whatif_gone_cores(p, si)
+		       : r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
+					    : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
 	double T = 1e9 / cp->throughput, Tn, c;
 
 	if (!(now > 0) || !(after > 0))
@@ -271,7 +273,8 @@ static double step_share(const struct rule *r, const struct tfd_pipeline *p, int
 	 * steps: the CPU it frees was never beside the step's compute */
 	if (si < 0 || !(cheaper > 1.0) || !cp->valid || tfd_stage_between_steps(p, si))
 		return 1.0;
-	cpu = tfd_capacity_cpu_after(p, si, cheaper, true);
+	cpu = r->est_subtree ? tfd_capacity_cpu_gone(p, si)
+			     : tfd_capacity_cpu_after(p, si, cheaper, true);
 	/* vectorizing merges the calls: their fixed cost, the rate's part the
 	 * model leaves unexplained, is CPU the merged calls no longer spend */
 	if (strcmp(r->est_model, "vectorize") == 0 && cp->explained > 0 && cp->explained < 1 &&
@@ -294,6 +297,11 @@ static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
 			  double *cheaper)
 {
 	double B = si >= 0 ? (double)p->stages[si].blocking_ns / (double)p->nanalyzed : 0;
+
+	/* the stages below it stop too: their blocking goes with its own */
+	for (size_t j = 0; si >= 0 && r->est_subtree && j < p->nstages; j++)
+		if ((int)j != si && tfd_stage_within(p, (int)j, si))
+			B += (double)p->stages[j].blocking_ns / (double)p->nanalyzed;
 
 	*cheaper = 1.0;
 	if (strcmp(r->est_model, "overlap") == 0) {
@@ -338,7 +346,10 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
 	e->factor = p ? to_factor(r, p, si) : r->est_factor;
-	e->of = r->est_parallelism ? "parallelism" : r->est_workers ? "workers" : "work";
+	e->of = r->est_parallelism ? "parallelism"
+		: r->est_workers   ? "workers"
+		: r->est_subtree   ? "subtree"
+				   : "work";
 	e->input_percent_after = NAN;
 	if (strcmp(r->est_model, "copy_overlap") == 0) {
 		copy_estimate(h, e);

@@ -238,6 +238,17 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, d
 double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
 				 bool saves_cpu);
 
+/* The same what-ifs once stage si and every stage below it stop running
+ * (read back from a snapshot or a cache): their work leaves every segment,
+ * the worker slots of a map among them go, and so does their CPU. The
+ * rate (0 without a valid model; *step_share as above, may be NULL), the
+ * CPU time per root element, and the rate the host's cores allow. */
+double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *step_share);
+double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si);
+double tfd_capacity_whatif_gone_cores(const struct tfd_pipeline *p, int si);
+/* Whether stage j is si or lies below it. */
+bool tfd_stage_within(const struct tfd_pipeline *p, int j, int si);
+
 /* Whether stage si runs synchronously on the consumer's own thread: between
  * the steps, never beside the step's compute (whatif.c). */
 bool tfd_stage_between_steps(const struct tfd_pipeline *p, int si);

@@ -127,6 +127,7 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	d->est_model = dup_or_null(s->est_model);
 	d->est_parallelism = s->est_parallelism;
 	d->est_workers = s->est_workers;
+	d->est_subtree = s->est_subtree;
 	strlist_copy(&d->family, &s->family);
 	strlist_copy(&d->not_family, &s->not_family);
 	strlist_copy(&d->under, &s->under);
@@ -360,8 +361,8 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 static const char *const models[] = {"scale",	     "remove",	  "overlap",  "copy_overlap",
 				     "loop_startup", "vectorize", "free_cpu", "none"};
 
-/* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism",
- * "to": ...} */
+/* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"|
+ * "workers"|"subtree", "to": ...} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
 {
 	const cJSON *e;
@@ -390,10 +391,13 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 		} else if (strcmp(e->string, "of") == 0) {
 			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
 						   strcmp(e->valuestring, "parallelism") &&
-						   strcmp(e->valuestring, "workers")))
-				return bad(c, "'estimate.of' must be work, parallelism or workers");
+						   strcmp(e->valuestring, "workers") &&
+						   strcmp(e->valuestring, "subtree")))
+				return bad(c, "'estimate.of' must be work, parallelism, workers or "
+					      "subtree");
 			r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
 			r->est_workers = strcmp(e->valuestring, "workers") == 0;
+			r->est_subtree = strcmp(e->valuestring, "subtree") == 0;
 		} else {
 			return bad(c, "unknown key 'estimate.%s'", e->string);
 		}
@@ -509,6 +513,8 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		r->est_model = xstrdup("none");
 	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0 && !(r->est_to >= 1.0))
 		return bad(c, "estimate model 'scale' needs a 'factor' (or 'to')");
+	if (r->est_subtree && strcmp(r->est_model, "remove") != 0)
+		return bad(c, "'estimate.of' 'subtree' goes with model 'remove' only");
 	if (r->est_to >= 1.0 && (strcmp(r->est_model, "scale") != 0 || !r->est_parallelism))
 		return bad(c, "'estimate.to' sets a parallelism: model 'scale' with 'of': "
 			      "'parallelism' only");

@@ -77,6 +77,9 @@ struct rule {
 	bool est_workers;     /* "of": "workers": a sequential stage's calls spread
 			       * over factor workers: its time in its segment is
 			       * divided, its CPU work is not */
+	bool est_subtree;     /* "of": "subtree" (model "remove"): the stage and
+			       * every stage below it stop running (read back
+			       * from a snapshot or a cache instead) */
 };
 
 /* estimate.c: the slowest producer's capacity over the consumer's demand

@@ -161,6 +161,90 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 	return rate;
 }
 
+bool tfd_stage_within(const struct tfd_pipeline *p, int j, int si)
+{
+	return j == si || below(p, j, si);
+}
+
+double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu = cp->cpu_ns;
+
+	if (!cp->valid || !cp->root_elements || si < 0 || (size_t)si >= p->nstages)
+		return cpu;
+	for (size_t j = 0; j < p->nstages; j++)
+		if (tfd_stage_within(p, (int)j, si))
+			cpu -= tfd_cap_stage_cpu_ns(p, j) / (double)cp->root_elements;
+	return fmax(0.0, cpu);
+}
+
+double tfd_capacity_whatif_gone_cores(const struct tfd_pipeline *p, int si)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double cpu;
+
+	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
+		return INFINITY;
+	cpu = tfd_capacity_cpu_gone(p, si);
+	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
+}
+
+/* Each segment's capacity once stage si and the stages below it do no
+ * work, into caps: a map's worker slots among them go; every other segment
+ * loses their work on its threads, and the slots of a map reading from
+ * those threads the reads they held. */
+static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
+{
+	double n = (double)p->capacity.root_elements;
+
+	for (size_t gi = 0; gi < p->nsegments; gi++) {
+		const struct tfd_segment *g = &p->segments[gi];
+		double busy = (double)g->busy_ns;
+		bool changed = false;
+
+		if (g->kind == TFD_SEG_FUNCTION && g->owner >= 0 &&
+		    tfd_stage_within(p, g->owner, si)) {
+			caps[gi] = INFINITY;
+			continue;
+		}
+		for (size_t j = 0; j < p->nstages; j++) {
+			int sj = p->stages[j].segment;
+
+			if (!tfd_stage_within(p, (int)j, si) ||
+			    !((g->kind != TFD_SEG_FUNCTION && sj == (int)gi) ||
+			      g == slots_reading(p, sj)))
+				continue;
+			busy -= (double)p->stages[j].work_ns;
+			changed = true;
+		}
+		caps[gi] = !changed || !g->known ? g->capacity
+			   : busy > 0		 ? g->parallelism * 1e9 * n / busy
+						 : INFINITY;
+	}
+}
+
+double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *step_share)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double *caps, rate, cpu, share = 1.0;
+
+	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
+		return 0;
+	caps = xmalloc((p->nsegments + 1) * sizeof(double));
+	gone_caps(p, si, caps);
+	cpu = tfd_capacity_cpu_gone(p, si);
+	rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, 1.0);
+	for (int it = 0; it < 2 && cp->throughput > 0 && !tfd_stage_between_steps(p, si); it++) {
+		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
+		rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, share);
+	}
+	free(caps);
+	if (step_share)
+		*step_share = share;
+	return rate;
+}
+
 double tfd_capacity_cpu_after(const struct tfd_pipeline *p, int si, double work_factor,
 			      bool saves_cpu)
 {

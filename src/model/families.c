@@ -114,6 +114,10 @@ const struct tfd_family tfd_families[] = {
     {"MaxIntraOpParallelism", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"PrivateThreadPool", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Snapshot", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    /* snapshot()'s iterator while it writes (no run has read the input to
+     * its end) and once it reads what a run committed */
+    {"SnapshotWriter", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"SnapshotReader", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Unique", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"DenseToSparseBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Options", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},

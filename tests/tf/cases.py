@@ -17,6 +17,7 @@ core, as a read from a slow disk does).
 """
 
 import os
+import shutil
 import time
 
 import numpy as np
@@ -1281,7 +1282,44 @@ case("cpu_shared_no_markers", build=b_no_prefetch, no_markers=True,
      candidates={"map": ({"map_ms": 0.4}, r"::ParallelMapV2$")},
      fixes={"pipeline_cpu": {"map_ms": 0.4}, "parallel_at_limit": {"map_ms": 0.4}})
 
-# 54. tf.data.experimental.make_csv_dataset with its defaults: the files
+# 55. snapshot() in its first run: every element hashed to a shard,
+# compressed and written as it passes (the writer's iterator,
+# SnapshotWriter); a run that reads the input to its end commits it, and the
+# runs after it read the snapshot (SnapshotReader) without running the
+# stages before it. snapshot() adds enumerate() and a projection map that
+# TensorFlow skips running (it only passes its input through)
+def _det_burn(x, ms):
+    """burn() without its random draw: a snapshot's input is deterministic."""
+    m = tf.fill((128, 128), 1.0 / 128.0) + tf.reduce_sum(x) * 0.0
+    for _ in range(int(round(ms * 1000.0 / MM_US))):
+        m = tf.linalg.matmul(m, m) + 1.0 / 128.0
+    return x + tf.reduce_sum(m) * 0.0
+
+
+def b_snapshot(k):
+    path = os.path.join(_DATA, "snapshot-%d-%s" % (os.getpid(), k["snap"]))
+    ds = tf.data.Dataset.range(k["n_elems"]).map(
+        lambda i: tf.fill((k["side"], k["side"]), tf.cast(i % 97, tf.float32) / 97.0))
+    ds = ds.map(lambda x: _det_burn(x, k["map_ms"]), num_parallel_calls=AUTOTUNE)
+    if k["snap"]:
+        shutil.rmtree(path, ignore_errors=True)
+        ds = ds.snapshot(path)
+        if k["snap"] == "read":  # a run before this one read it to the end
+            for _ in ds:
+                pass
+    ds = ds.repeat().map(lambda x: x * 2.0, num_parallel_calls=AUTOTUNE).batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("snapshot_first_run", build=b_snapshot,
+     defaults=dict(n_elems=3000, side=8, map_ms=0.05, snap="write", batch=8, prefetch=2),
+     train_ms=0.3, planted="snapshot() writing: its first run",
+     covers=["snapshot (writing)", "a map TensorFlow skips (projection)", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.025}, r"WriterIterator.*ParallelMapV2$"),
+                 "snapshot": ({"snap": "read"}, r"Snapshot")},
+     fixes={"cache_fill": {"snap": "read"}})
+
+# 56. tf.data.experimental.make_csv_dataset with its defaults: the files
 # read one at a time (num_parallel_reads=1: a legacy parallel interleave of
 # cycle 1 over CsvDataset readers), shuffle(10000), batch, a map building
 # the feature dict a batch at a time, prefetch(AUTOTUNE)
