@@ -217,6 +217,24 @@ struct tfd_pipeline {
 	int repeat_of1;
 };
 
+/* Whether the host's cores, shared with the step, limit pipeline p: the
+ * model says they do by a clear margin, or, while the consumer waits (the
+ * pipeline delivers under 95 % of what the step takes), they allow less
+ * than the step takes and less than the slowest stage would deliver: its
+ * waits are then no bursts a buffer evens out (a real map on 2 cores
+ * allowing 0.96 of the demand measured nothing from a larger prefetch,
+ * 1.3x from halving its work). */
+static inline bool tfd_cores_limit(const struct tfd_pipeline *p)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+
+	if (!(cp->cpu_budget > 0))
+		return false;
+	return cp->cpu_limits || (cp->limiter >= 0 && (size_t)cp->limiter < p->nsegments &&
+				  cp->throughput < 0.95 * cp->demand && cp->cpu_rate < cp->demand &&
+				  cp->cpu_rate < p->segments[cp->limiter].capacity);
+}
+
 enum tfd_bound {
 	TFD_BOUND_UNKNOWN = 0,
 	TFD_BOUND_NOT,

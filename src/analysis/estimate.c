@@ -37,7 +37,7 @@ struct val tfd_producer_over_demand(const struct tfd_pipeline *p)
 			low = p->segments[g].capacity;
 	/* the host's cores, shared with the step, may allow less than any
 	 * stage could deliver with them to itself */
-	if (p->capacity.cpu_limits && p->capacity.cpu_rate < low)
+	if (tfd_cores_limit(p) && p->capacity.cpu_rate < low)
 		low = p->capacity.cpu_rate;
 	/* a remote stage delivers what was seen */
 	if (tfd_remote_limits(p) && p->capacity.throughput < low)

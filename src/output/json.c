@@ -210,7 +210,7 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 		cJSON_AddNumberToObject(u, "work_per_root_element_ns", round(cp->cpu_ns));
 		cJSON_AddNumberToObject(u, "step_per_root_element_ns", round(cp->cpu_step_ns));
 		cJSON_AddItemToObject(u, "capacity", rate_json(cp->cpu_rate));
-		cJSON_AddBoolToObject(u, "limits", cp->cpu_limits);
+		cJSON_AddBoolToObject(u, "limits", tfd_cores_limit(p));
 	} else {
 		cJSON_AddNullToObject(o, "cpu");
 	}

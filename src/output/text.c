@@ -296,7 +296,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 	char r0[32], r1[32], r2[32], nm[160];
 	/* the rate the limit allows: its capacity, or the host's cores when
 	 * they, shared with the step, allow less (said on the line after) */
-	bool cores = cp->cpu_limits && cp->cpu_rate < p->segments[cp->limiter].capacity;
+	bool cores = tfd_cores_limit(p) && cp->cpu_rate < p->segments[cp->limiter].capacity;
 	double lim = cores ? cp->cpu_rate : p->segments[cp->limiter].capacity;
 
 	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r0, sizeof(r0));
@@ -347,7 +347,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       N(tfd_segment_name(p, &p->segments[cp->runner_up], nm, sizeof(nm))));
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", N(cp->evidence));
-	if (cp->cpu_limits) {
+	if (tfd_cores_limit(p)) {
 		char t1[32], r3[32];
 
 		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));

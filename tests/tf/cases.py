@@ -1319,7 +1319,28 @@ case("snapshot_first_run", build=b_snapshot,
                  "snapshot": ({"snap": "read"}, r"Snapshot")},
      fixes={"cache_fill": {"snap": "read"}})
 
-# 56. tf.data.experimental.make_csv_dataset with its defaults: the files
+# 56. Dataset.load() of a saved dataset, repeated, an AUTOTUNE map of
+# matmuls and batch(8) (fused into MapAndBatch), prefetch(2): the map's work
+# and the step's just exceed what the 2 cores allow, so every stage could
+# deliver more than the step takes with the cores to itself, yet together
+# they cannot
+def b_load(k):
+    path = os.path.join(_DATA, "saved-%d" % os.getpid())
+    if not os.path.exists(path):
+        tf.data.Dataset.range(4000).map(lambda x: tf.fill((16,), tf.cast(x, tf.float32))).save(path)
+    ds = tf.data.Dataset.load(path).repeat()
+    ds = ds.map(lambda v: _det_burn(v, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("load_map_shared_cores", build=b_load,
+     defaults=dict(map_ms=0.08, map_par="auto", batch=8, prefetch=2),
+     train_ms=0.3, planted="an AUTOTUNE map whose work and the step's just exceed the 2 cores",
+     covers=["Dataset.load", "map AUTOTUNE", "CPU shared with the step"],
+     candidates={"map": ({"map_ms": 0.04}, r"(ParallelMapV2|MapAndBatch)$")},
+     fixes={"parallel_at_limit": {"map_ms": 0.04}, "prefetch_starved": {"prefetch": -1}})
+
+# 57. tf.data.experimental.make_csv_dataset with its defaults: the files
 # read one at a time (num_parallel_reads=1: a legacy parallel interleave of
 # cycle 1 over CsvDataset readers), shuffle(10000), batch, a map building
 # the feature dict a batch at a time, prefetch(AUTOTUNE)
