@@ -138,6 +138,11 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	struct kids it;
 	int started = 0;
 
+	/* scanned, a node no call after it starts within and with no far
+	 * children (most calls: the leaves) has none */
+	if (!t->kid_off && !(t->has_far[(size_t)node / 64] >> ((size_t)node % 64) & 1) &&
+	    ((size_t)node + 1 >= t->n || tfd_times_start(&t->tm, (size_t)node + 1) > e0))
+		return e0 - s0;
 	kids_begin(&it, t, node, e0);
 	for (int c; (c = kids_next(&it)) >= 0;) {
 		int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > s0 ? cs0 : s0;
