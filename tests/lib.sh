@@ -26,9 +26,13 @@ unwrap() { tr '\n' ' ' | tr -s ' '; }
 # (tests/lib/writedelay.c, built beside the binary: the product reads no
 # test variable); a sanitized binary lets the hook load first
 with_write_delay() {
-	local ms=$1
+	local ms=$1 so
 	shift
-	LD_PRELOAD="$(dirname "$TFD")/writedelay.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+	# beside the binary under test, else the release build's (a binary
+	# copied elsewhere, as when an old one is compared with a new one)
+	so="$(dirname "$TFD")/writedelay.so"
+	[ -f "$so" ] || so=build/rel/writedelay.so
+	LD_PRELOAD="$so${LD_PRELOAD:+:$LD_PRELOAD}" \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		TFD_TEST_WRITE_DELAY_MS=$ms "$@"
 }
