@@ -224,15 +224,18 @@ struct tfd_pipeline {
  * waits are then no bursts a buffer evens out (a real map on 2 cores
  * allowing 0.96 of the demand measured nothing from a larger prefetch,
  * 1.3x from halving its work). */
+#define TFD_CONSUMER_WAITS 0.95 /* delivered / demand under which the consumer waits */
+
 static inline bool tfd_cores_limit(const struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 
 	if (!(cp->cpu_budget > 0))
 		return false;
-	return cp->cpu_limits || (cp->limiter >= 0 && (size_t)cp->limiter < p->nsegments &&
-				  cp->throughput < 0.95 * cp->demand && cp->cpu_rate < cp->demand &&
-				  cp->cpu_rate < p->segments[cp->limiter].capacity);
+	return cp->cpu_limits ||
+	       (cp->limiter >= 0 && (size_t)cp->limiter < p->nsegments &&
+		cp->throughput < TFD_CONSUMER_WAITS * cp->demand && cp->cpu_rate < cp->demand &&
+		cp->cpu_rate < p->segments[cp->limiter].capacity);
 }
 
 enum tfd_bound {

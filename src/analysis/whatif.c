@@ -24,16 +24,42 @@ static double cpu_after(const struct tfd_pipeline *p, int si, double work_factor
 	return cpu;
 }
 
-double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
-				 bool saves_cpu)
+/* The rate the host's cores allow at cpu_ns of CPU per root element
+ * (INFINITY without a CPU budget or a stage si to change). */
+static double cores_rate(const struct tfd_pipeline *p, int si, double cpu_ns)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double cpu;
 
 	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
 		return INFINITY;
-	cpu = cpu_after(p, si, work_factor, saves_cpu);
-	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
+	return cpu_ns > 0 ? cp->cpu_budget * 1e9 / cpu_ns : INFINITY;
+}
+
+double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
+				 bool saves_cpu)
+{
+	return cores_rate(p, si, cpu_after(p, si, work_factor, saves_cpu));
+}
+
+/* The rate the model gives with the first n segments' capacities in caps
+ * and cpu_ns of CPU per root element, the step's compute given the cores
+ * the change to stage si frees: its share at the new rate, once more at
+ * the rate that gives (none from a synchronous stage on the consumer's own
+ * thread, which runs between the steps). *step_share (may be NULL): the
+ * share the rate assumes. */
+static double rate_after(const struct tfd_pipeline *p, int si, const double *caps, size_t n,
+			 double cpu_ns, double *step_share)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu_ns, 1.0), share = 1.0;
+
+	for (int it = 0; it < 2 && cp->throughput > 0 && !tfd_stage_between_steps(p, si); it++) {
+		share = tfd_capacity_step_share(p, 0, cpu_ns, rate / cp->throughput);
+		rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu_ns, share);
+	}
+	if (step_share)
+		*step_share = share;
+	return rate;
 }
 
 /* Whether stage j lies below stage si. */
@@ -132,7 +158,7 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 			   double par_factor, bool saves_cpu, double *step_share)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double *caps, rate, cpu, share = 1.0;
+	double *caps, rate;
 	size_t n = p->nsegments;
 
 	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
@@ -145,19 +171,8 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 		n = goes_async(p, si, work_factor, caps);
 	/* the CPU the change saves: a stage's work divided (more workers
 	 * save none) */
-	cpu = cpu_after(p, si, work_factor, saves_cpu);
-	rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, 1.0);
-	/* the step's compute gets the cores the change frees: its share at
-	 * the new rate, once more at the rate that gives (none from a
-	 * synchronous stage on the consumer's own thread, which runs between
-	 * the steps) */
-	for (int it = 0; it < 2 && cp->throughput > 0 && !tfd_stage_between_steps(p, si); it++) {
-		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
-		rate = tfd_cap_model_rate(p->segments, n, cp, caps, cpu, share);
-	}
+	rate = rate_after(p, si, caps, n, cpu_after(p, si, work_factor, saves_cpu), step_share);
 	free(caps);
-	if (step_share)
-		*step_share = share;
 	return rate;
 }
 
@@ -181,13 +196,7 @@ double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si)
 
 double tfd_capacity_whatif_gone_cores(const struct tfd_pipeline *p, int si)
 {
-	const struct tfd_capacity *cp = &p->capacity;
-	double cpu;
-
-	if (!cp->valid || !(cp->cpu_budget > 0) || si < 0 || (size_t)si >= p->nstages)
-		return INFINITY;
-	cpu = tfd_capacity_cpu_gone(p, si);
-	return cpu > 0 ? cp->cpu_budget * 1e9 / cpu : INFINITY;
+	return cores_rate(p, si, tfd_capacity_cpu_gone(p, si));
 }
 
 /* Each segment's capacity once stage si and the stages below it do no
@@ -227,21 +236,14 @@ static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
 double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *step_share)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double *caps, rate, cpu, share = 1.0;
+	double *caps, rate;
 
 	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
 		return 0;
 	caps = xmalloc((p->nsegments + 1) * sizeof(double));
 	gone_caps(p, si, caps);
-	cpu = tfd_capacity_cpu_gone(p, si);
-	rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, 1.0);
-	for (int it = 0; it < 2 && cp->throughput > 0 && !tfd_stage_between_steps(p, si); it++) {
-		share = tfd_capacity_step_share(p, 0, cpu, rate / cp->throughput);
-		rate = tfd_cap_model_rate(p->segments, p->nsegments, cp, caps, cpu, share);
-	}
+	rate = rate_after(p, si, caps, p->nsegments, tfd_capacity_cpu_gone(p, si), step_share);
 	free(caps);
-	if (step_share)
-		*step_share = share;
 	return rate;
 }
 
