@@ -86,6 +86,32 @@ static double to_factor(const struct rule *r, const struct tfd_pipeline *p, int 
 /* What-if through the capacity model: the stage's work / factor (remove: no
  * work), the new lowest capacity capped by the consumer's demand, anchored
  * to the observed time per root element (throughput-model.md 5). */
+/* The subtree a "remove" of a subtree or of dropped elements changes: its
+ * root (*root) and the share of its work that stays (*keep); false for
+ * another model, or with no shard dropping elements above si. */
+static bool subtree_of(const struct rule *r, const struct tfd_pipeline *p, int si, int *root,
+		       double *keep)
+{
+	*root = si;
+	*keep = 0;
+	if (r->est_subtree)
+		return true;
+	return r->est_dropped && tfd_dropped_above(p, si, root, keep) >= 0;
+}
+
+/* The finding's factor: the rule's (to_factor), or for the elements a
+ * shard drops, the elements made below it per element it keeps (0
+ * unknown). */
+static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int si)
+{
+	int root;
+	double keep;
+
+	if (!r->est_dropped)
+		return to_factor(r, p, si);
+	return subtree_of(r, p, si, &root, &keep) && keep > 0 ? round(100.0 / keep) / 100.0 : 0;
+}
+
 static void capacity_estimate(const struct rule *r, const struct tfd_host_result *h,
 			      const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
@@ -98,15 +124,21 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	 * does not see as work (what it leaves unexplained): from the rate seen */
 	double now = vec ? cp->throughput : cp->model_throughput;
 	double share = 1.0; /* the step's compute after, over before */
-	double after = r->est_subtree ? tfd_capacity_whatif_gone(p, si, &share)
-		       : r->est_parallelism
-			   ? tfd_capacity_whatif(p, si, 1.0, k, false, &share)
-			   : tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers, &share);
-	double cores = r->est_subtree	    ? tfd_capacity_whatif_gone_cores(p, si)
-		       : r->est_parallelism ? tfd_capacity_whatif_cores(p, si, 1.0, false)
-					    : tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
-	double T = 1e9 / cp->throughput, Tn, c;
+	double keep, after, cores, T = 1e9 / cp->throughput, Tn, c;
+	int root;
 
+	if (subtree_of(r, p, si, &root, &keep)) {
+		after = tfd_capacity_whatif_kept(p, root, keep, &share);
+		cores = tfd_capacity_whatif_kept_cores(p, root, keep);
+	} else if (r->est_subtree || r->est_dropped) {
+		return;
+	} else if (r->est_parallelism) {
+		after = tfd_capacity_whatif(p, si, 1.0, k, false, &share);
+		cores = tfd_capacity_whatif_cores(p, si, 1.0, false);
+	} else {
+		after = tfd_capacity_whatif(p, si, k, 1.0, !r->est_workers, &share);
+		cores = tfd_capacity_whatif_cores(p, si, k, !r->est_workers);
+	}
 	if (!(now > 0) || !(after > 0))
 		return;
 	e->basis = "capacity";
@@ -219,12 +251,14 @@ static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimat
  * work and, without a device, the step's compute) and, with a capacity
  * model, what its slowest producer delivers (a prefetch overlaps the
  * pipeline with the step, it does not make it faster). */
-static void latency_step_speedup(const struct tfd_host_result *h, const struct tfd_pipeline *p,
-				 int si, double cheaper, double share, struct tfd_estimate *e)
+static void latency_step_speedup(const struct rule *r, const struct tfd_host_result *h,
+				 const struct tfd_pipeline *p, int si, double cheaper, double share,
+				 struct tfd_estimate *e)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	struct val low = tfd_producer_over_demand(p);
-	double sp, cores = INFINITY, prod = INFINITY, in = h->input_pct;
+	double sp, cores = INFINITY, prod = INFINITY, in = h->input_pct, keep;
+	int root;
 
 	if (isnan(in) || isnan(e->input_percent_after) || in >= 100.0 ||
 	    e->input_percent_after >= 100.0)
@@ -232,9 +266,11 @@ static void latency_step_speedup(const struct tfd_host_result *h, const struct t
 	sp = (100.0 - e->input_percent_after) / (100.0 - in) / share;
 	/* the CPU after the change: calls `cheaper` times cheaper free cores */
 	if (cp->valid && cp->cpu_budget > 0 && cp->cpu_ns > 0 && cp->throughput > 0)
-		cores = si >= 0 ? tfd_capacity_whatif_cores(p, si, cheaper, cheaper > 1.0) /
-				      cp->throughput
-				: (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget);
+		cores =
+		    si < 0 ? (1e9 / cp->throughput) / (cp->cpu_ns / cp->cpu_budget)
+		    : subtree_of(r, p, si, &root, &keep)
+			? tfd_capacity_whatif_kept_cores(p, root, keep) / cp->throughput
+			: tfd_capacity_whatif_cores(p, si, cheaper, cheaper > 1.0) / cp->throughput;
 	if (low.present && cp->throughput > 0)
 		prod = low.num * cp->demand / cp->throughput;
 	if (sp > fmin(cores, prod)) {
@@ -267,14 +303,15 @@ static double step_share(const struct rule *r, const struct tfd_pipeline *p, int
 			 double S, double wait, double other)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	double cpu, hidden = 0, share = 1.0;
+	double cpu, hidden = 0, share = 1.0, keep;
+	int root;
 
 	/* a synchronous stage on the consumer's own thread runs between the
 	 * steps: the CPU it frees was never beside the step's compute */
 	if (si < 0 || !(cheaper > 1.0) || !cp->valid || tfd_stage_between_steps(p, si))
 		return 1.0;
-	cpu = r->est_subtree ? tfd_capacity_cpu_gone(p, si)
-			     : tfd_capacity_cpu_after(p, si, cheaper, true);
+	cpu = subtree_of(r, p, si, &root, &keep) ? tfd_capacity_cpu_kept(p, root, keep)
+						 : tfd_capacity_cpu_after(p, si, cheaper, true);
 	/* vectorizing merges the calls: their fixed cost, the rate's part the
 	 * model leaves unexplained, is CPU the merged calls no longer spend */
 	if (strcmp(r->est_model, "vectorize") == 0 && cp->explained > 0 && cp->explained < 1 &&
@@ -296,12 +333,20 @@ static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
 			  const struct tfd_pipeline *p, int si, double L, double *Lp,
 			  double *cheaper)
 {
-	double B = si >= 0 ? (double)p->stages[si].blocking_ns / (double)p->nanalyzed : 0;
+	double B = si >= 0 ? (double)p->stages[si].blocking_ns / (double)p->nanalyzed : 0, keep = 0;
+	int root = si;
 
-	/* the stages below it stop too: their blocking goes with its own */
-	for (size_t j = 0; si >= 0 && r->est_subtree && j < p->nstages; j++)
-		if ((int)j != si && tfd_stage_within(p, (int)j, si))
-			B += (double)p->stages[j].blocking_ns / (double)p->nanalyzed;
+	/* the stages below it stop too (or do the kept share of their work):
+	 * their blocking goes with its own */
+	if (si >= 0 && (r->est_subtree || r->est_dropped)) {
+		if (!subtree_of(r, p, si, &root, &keep))
+			return false;
+		B = 0;
+		for (size_t j = 0; j < p->nstages; j++)
+			if (tfd_stage_within(p, (int)j, root))
+				B += (double)p->stages[j].blocking_ns / (double)p->nanalyzed *
+				     (1.0 - keep);
+	}
 
 	*cheaper = 1.0;
 	if (strcmp(r->est_model, "overlap") == 0) {
@@ -331,7 +376,7 @@ static bool latency_after(const struct rule *r, const struct tfd_host_result *h,
 		*Lp = L - B + B / *cheaper;
 	} else if (strcmp(r->est_model, "remove") == 0) {
 		*Lp = L - B;
-		*cheaper = 1e12;
+		*cheaper = keep > 0 ? 1.0 / keep : 1e12;
 	} else {
 		return false;
 	}
@@ -345,10 +390,11 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
-	e->factor = p ? to_factor(r, p, si) : r->est_factor;
+	e->factor = p ? factor_of(r, p, si) : r->est_factor;
 	e->of = r->est_parallelism ? "parallelism"
 		: r->est_workers   ? "workers"
 		: r->est_subtree   ? "subtree"
+		: r->est_dropped   ? "dropped"
 				   : "work";
 	e->input_percent_after = NAN;
 	if (strcmp(r->est_model, "copy_overlap") == 0) {
@@ -388,6 +434,6 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 		other *= share;
 		e->input_percent_after =
 		    wait + other > 0 ? 100.0 * (wait + (double)h->h2d_ns) / (wait + other) : 0.0;
-		latency_step_speedup(h, p, si, cheaper, share, e);
+		latency_step_speedup(r, h, p, si, cheaper, share, e);
 	}
 }

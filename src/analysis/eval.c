@@ -175,6 +175,18 @@ static struct val m_small_calls(const struct metric_at *a)
 		       (double)a->s->fn_p50_ns / 1e3 < TFD_SMALL_CALL_US);
 }
 
+/* The share of the elements its input made that the nearest shard above
+ * it passes on (tfd_dropped_above); missing without one. */
+static struct val m_kept_above(const struct metric_at *a)
+{
+	int root;
+	double keep;
+
+	if (!a->p || tfd_dropped_above(a->p, a->si, &root, &keep) < 0)
+		return (struct val){0};
+	return num(keep);
+}
+
 static struct val m_uneven_work_share(const struct metric_at *a)
 {
 	if (!a->s || a->s->fn_p50_ns <= 0)
@@ -464,6 +476,10 @@ const struct metric_def tfd_metrics[] = {
      "share of an async map's function work in calls over 4x the median (missing: fewer than 8 "
      "known)",
      m_uneven_work_share},
+    {"kept_above", VT_NUM, TARGET_BOTTLENECK,
+     "share of the elements made below the nearest shard above it that the shard passes on, "
+     "over the capacity window (missing: no shard above, or no model)",
+     m_kept_above},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},
     {"latency_max_us", VT_NUM, TARGET_PIPELINE, "slowest root call", m_max_us},

@@ -238,14 +238,23 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, d
 double tfd_capacity_whatif_cores(const struct tfd_pipeline *p, int si, double work_factor,
 				 bool saves_cpu);
 
-/* The same what-ifs once stage si and every stage below it stop running
- * (read back from a snapshot or a cache): their work leaves every segment,
- * the worker slots of a map among them go, and so does their CPU. The
- * rate (0 without a valid model; *step_share as above, may be NULL), the
- * CPU time per root element, and the rate the host's cores allow. */
-double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *step_share);
-double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si);
-double tfd_capacity_whatif_gone_cores(const struct tfd_pipeline *p, int si);
+/* The same what-ifs once stage si and every stage below it do only the
+ * share keep of their work (0: they stop running, read back from a
+ * snapshot or a cache; a quarter: a shard of 4 taken before them, not
+ * after): the rest leaves every segment, the worker slots of a map among
+ * them do that share of theirs, and their CPU goes with it. The rate (0
+ * without a valid model; *step_share as above, may be NULL), the CPU time
+ * per root element, and the rate the host's cores allow. */
+double tfd_capacity_whatif_kept(const struct tfd_pipeline *p, int si, double keep,
+				double *step_share);
+double tfd_capacity_cpu_kept(const struct tfd_pipeline *p, int si, double keep);
+double tfd_capacity_whatif_kept_cores(const struct tfd_pipeline *p, int si, double keep);
+
+/* The shard above stage si that drops elements its input made: the
+ * nearest Shard above si, the stage below it on the way to si (*root) and
+ * the share of its input's elements it passes on over the capacity window
+ * (*keep, 0..1); -1 when there is none or its input's count is unknown. */
+int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *keep);
 /* Whether stage j is si or lies below it. */
 bool tfd_stage_within(const struct tfd_pipeline *p, int j, int si);
 

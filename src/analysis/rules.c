@@ -48,6 +48,7 @@ static const char *const class_names[] = {
     "prefetch_starved",
     "shuffle_warmup",
     "cache_fill",
+    "shard_late",
     "pipeline_warmup",
     "root_overhead",
     "not_input_bound",
@@ -128,6 +129,7 @@ static void rule_copy(struct rule *d, const struct rule *s)
 	d->est_parallelism = s->est_parallelism;
 	d->est_workers = s->est_workers;
 	d->est_subtree = s->est_subtree;
+	d->est_dropped = s->est_dropped;
 	strlist_copy(&d->family, &s->family);
 	strlist_copy(&d->not_family, &s->not_family);
 	strlist_copy(&d->under, &s->under);
@@ -362,7 +364,7 @@ static const char *const models[] = {"scale",	     "remove",	  "overlap",  "copy
 				     "loop_startup", "vectorize", "free_cpu", "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"|
- * "workers"|"subtree", "to": ...} */
+ * "workers"|"subtree"|"dropped", "to": ...} */
 static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule *r)
 {
 	const cJSON *e;
@@ -392,12 +394,14 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "work") &&
 						   strcmp(e->valuestring, "parallelism") &&
 						   strcmp(e->valuestring, "workers") &&
-						   strcmp(e->valuestring, "subtree")))
-				return bad(c, "'estimate.of' must be work, parallelism, workers or "
-					      "subtree");
+						   strcmp(e->valuestring, "subtree") &&
+						   strcmp(e->valuestring, "dropped")))
+				return bad(c, "'estimate.of' must be work, parallelism, workers, "
+					      "subtree or dropped");
 			r->est_parallelism = strcmp(e->valuestring, "parallelism") == 0;
 			r->est_workers = strcmp(e->valuestring, "workers") == 0;
 			r->est_subtree = strcmp(e->valuestring, "subtree") == 0;
+			r->est_dropped = strcmp(e->valuestring, "dropped") == 0;
 		} else {
 			return bad(c, "unknown key 'estimate.%s'", e->string);
 		}
@@ -515,6 +519,8 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		return bad(c, "estimate model 'scale' needs a 'factor' (or 'to')");
 	if (r->est_subtree && strcmp(r->est_model, "remove") != 0)
 		return bad(c, "'estimate.of' 'subtree' goes with model 'remove' only");
+	if (r->est_dropped && strcmp(r->est_model, "remove") != 0)
+		return bad(c, "'estimate.of' 'dropped' goes with model 'remove' only");
 	if (r->est_to >= 1.0 && (strcmp(r->est_model, "scale") != 0 || !r->est_parallelism))
 		return bad(c, "'estimate.to' sets a parallelism: model 'scale' with 'of': "
 			      "'parallelism' only");

@@ -80,6 +80,9 @@ struct rule {
 	bool est_subtree;     /* "of": "subtree" (model "remove"): the stage and
 			       * every stage below it stop running (read back
 			       * from a snapshot or a cache instead) */
+	bool est_dropped;     /* "of": "dropped" (model "remove"): the stages
+			       * below the shard above the stage do the work of
+			       * the elements it keeps only (sharded early) */
 };
 
 /* estimate.c: the slowest producer's capacity over the consumer's demand

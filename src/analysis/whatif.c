@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "tfd/families.h"
 #include "tfd/vec.h"
 
 /* The CPU time per root element after stage si's work is divided by
@@ -181,7 +182,7 @@ bool tfd_stage_within(const struct tfd_pipeline *p, int j, int si)
 	return j == si || below(p, j, si);
 }
 
-double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si)
+double tfd_capacity_cpu_kept(const struct tfd_pipeline *p, int si, double keep)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	double cpu = cp->cpu_ns;
@@ -190,20 +191,22 @@ double tfd_capacity_cpu_gone(const struct tfd_pipeline *p, int si)
 		return cpu;
 	for (size_t j = 0; j < p->nstages; j++)
 		if (tfd_stage_within(p, (int)j, si))
-			cpu -= tfd_cap_stage_cpu_ns(p, j) / (double)cp->root_elements;
+			cpu -=
+			    tfd_cap_stage_cpu_ns(p, j) / (double)cp->root_elements * (1.0 - keep);
 	return fmax(0.0, cpu);
 }
 
-double tfd_capacity_whatif_gone_cores(const struct tfd_pipeline *p, int si)
+double tfd_capacity_whatif_kept_cores(const struct tfd_pipeline *p, int si, double keep)
 {
-	return cores_rate(p, si, tfd_capacity_cpu_gone(p, si));
+	return cores_rate(p, si, tfd_capacity_cpu_kept(p, si, keep));
 }
 
-/* Each segment's capacity once stage si and the stages below it do no
- * work, into caps: a map's worker slots among them go; every other segment
- * loses their work on its threads, and the slots of a map reading from
- * those threads the reads they held. */
-static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
+/* Each segment's capacity once stage si and the stages below it do only
+ * the share keep of their work (0: none), into caps: the worker slots of a
+ * map among them do that share of theirs (none: they go); every other
+ * segment loses the rest of their work on its threads, and the slots of a
+ * map reading from those threads the reads they held. */
+static void kept_caps(const struct tfd_pipeline *p, int si, double keep, double *caps)
 {
 	double n = (double)p->capacity.root_elements;
 
@@ -214,7 +217,7 @@ static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
 
 		if (g->kind == TFD_SEG_FUNCTION && g->owner >= 0 &&
 		    tfd_stage_within(p, g->owner, si)) {
-			caps[gi] = INFINITY;
+			caps[gi] = !(keep > 0) ? INFINITY : g->capacity / keep;
 			continue;
 		}
 		for (size_t j = 0; j < p->nstages; j++) {
@@ -224,7 +227,7 @@ static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
 			    !((g->kind != TFD_SEG_FUNCTION && sj == (int)gi) ||
 			      g == slots_reading(p, sj)))
 				continue;
-			busy -= (double)p->stages[j].work_ns;
+			busy -= (double)p->stages[j].work_ns * (1.0 - keep);
 			changed = true;
 		}
 		caps[gi] = !changed || !g->known ? g->capacity
@@ -233,7 +236,8 @@ static void gone_caps(const struct tfd_pipeline *p, int si, double *caps)
 	}
 }
 
-double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *step_share)
+double tfd_capacity_whatif_kept(const struct tfd_pipeline *p, int si, double keep,
+				double *step_share)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	double *caps, rate;
@@ -241,8 +245,9 @@ double tfd_capacity_whatif_gone(const struct tfd_pipeline *p, int si, double *st
 	if (!cp->valid || cp->limiter < 0 || si < 0 || (size_t)si >= p->nstages)
 		return 0;
 	caps = xmalloc((p->nsegments + 1) * sizeof(double));
-	gone_caps(p, si, caps);
-	rate = rate_after(p, si, caps, p->nsegments, tfd_capacity_cpu_gone(p, si), step_share);
+	kept_caps(p, si, keep, caps);
+	rate =
+	    rate_after(p, si, caps, p->nsegments, tfd_capacity_cpu_kept(p, si, keep), step_share);
 	free(caps);
 	return rate;
 }
@@ -305,4 +310,86 @@ double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
 	double u = p ? cores_beside_step(p, p->capacity.cpu_ns) : NAN;
 
 	return isnan(u) ? 0 : u / p->capacity.cpu_budget;
+}
+
+/* Whether stage i hands on one element for each its input makes (a map,
+ * a prefetch, a repeat): its input's count is its own. */
+static bool one_to_one(const struct tfd_pipeline *p, size_t i)
+{
+	const char *f = p->stages[i].family;
+
+	return strcmp(f, "Map") == 0 || strcmp(f, "ParallelMap") == 0 ||
+	       strcmp(f, "ParseExample") == 0 || strcmp(f, "Prefetch") == 0 ||
+	       tfd_family_has(f, TFD_FAM_PASS);
+}
+
+/* The only stage whose parent is i, -1 for none or several. */
+static int only_child(const struct tfd_pipeline *p, int i)
+{
+	int c = -1;
+
+	for (size_t j = 0; j < p->nstages; j++)
+		if (p->stages[j].parent == i) {
+			if (c >= 0)
+				return -1;
+			c = (int)j;
+		}
+	return c;
+}
+
+/* The batch size of a batching stage (its batch_size), 0 for another
+ * stage or when it does not say. */
+static double batch_of(const struct tfd_pipeline *p, int x)
+{
+	const char *f = p->stages[x].family, *v;
+	double b;
+
+	if (strcmp(f, "Batch") && strcmp(f, "PaddedBatch") && strcmp(f, "MapAndBatch") &&
+	    strcmp(f, "ParallelBatch"))
+		return 0;
+	v = p->stages[x].sample ? tfd_event_param(p->stages[x].sample, "batch_size") : NULL;
+	b = v ? strtod(v, NULL) : 0;
+	return b >= 1 && b < 1e9 ? b : 0;
+}
+
+/* How many elements stage x (a shard's input) made over the capacity
+ * window: a shard skips the elements it drops in one call of its input
+ * (Skip), so its input's calls undercount them; its function's runs count
+ * every one, as do the calls of the stages below it while each hands on
+ * one element for each it reads (a batch one for its batch size). The most
+ * any of them says; 0 unknown. */
+static double elements_made(const struct tfd_pipeline *p, int x, int depth)
+{
+	double n, b = batch_of(p, x), fn = (double)p->stages[x].fn_calls;
+	int c;
+
+	n = fmax((double)p->stages[x].window_calls, b > 0 ? fn / b : fn);
+	if (depth < 64 && (c = only_child(p, x)) >= 0) {
+		if (one_to_one(p, (size_t)x))
+			n = fmax(n, elements_made(p, c, depth + 1));
+		else if (b > 0)
+			n = fmax(n, elements_made(p, c, depth + 1) / b);
+	}
+	return n;
+}
+
+int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *keep)
+{
+	int guard = 0, under = si;
+	double made;
+
+	if (!p->capacity.valid || si < 0 || (size_t)si >= p->nstages)
+		return -1;
+	for (int a = p->stages[si].parent; a >= 0 && guard++ < 10000;
+	     under = a, a = p->stages[a].parent) {
+		if (strcmp(p->stages[a].family, "Shard") != 0)
+			continue;
+		made = elements_made(p, under, 0);
+		if (!(made > 0) || !p->stages[a].window_calls)
+			return -1;
+		*root = under;
+		*keep = fmin(1.0, (double)p->stages[a].window_calls / made);
+		return a;
+	}
+	return -1;
 }

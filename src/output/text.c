@@ -751,6 +751,11 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			    e->capped_by_demand	 ? ", then the step's own time limits"
 			    : e->capped_by_cores ? ", then the host's cores limit"
 						 : "");
+		if (e->of && strcmp(e->of, "dropped") == 0 && e->factor > 1)
+			tfd_buf_printf(b,
+				       " with the stages below the shard run for the 1 element "
+				       "in %.1f it keeps",
+				       e->factor);
 	} else if (strcmp(e->basis, "steps") == 0 && e->model && strcmp(e->model, "free_cpu") == 0)
 		tfd_buf_printf(
 		    b, "%.2fx step time with the pipeline's CPU work / %g (%s -> %s per %s)",

@@ -425,9 +425,83 @@ static void remote_stage_limits_where_unseen(struct t *t)
 	T_EQ_I64(p.bottleneck, 1);
 }
 
+/* shard(4, 0) above a map: the shard skips three elements in one call of
+ * its input, so the map's own calls say two for each element kept; its
+ * function's runs, or the calls of the stage below a one-to-one stage, say
+ * four. The what-if of a quarter of the work below the shard lies between
+ * none of it (the subtree gone) and all of it. */
+static void late_shard_keeps_a_quarter(struct t *t)
+{
+	struct tfd_stage st[] = {
+	    {.name = "Root", .path = "R", .family = "Root", .parent = -1, .segment = 0},
+	    {.name = "Shard", .path = "R::S", .family = "Shard", .parent = 0, .segment = 0},
+	    {.name = "Map", .path = "R::S::M", .family = "Map", .parent = 1, .segment = 0},
+	    {.name = "TFRecord", .path = "R::S::M::T", .family = "TFRecord", .parent = 2},
+	};
+	struct tfd_segment sg[] = {{.kind = TFD_SEG_CONSUMER,
+				    .owner = -1,
+				    .top_stage = 2,
+				    .parallelism = 1,
+				    .busy_ns = 1000000000,
+				    .capacity = 100,
+				    .known = true}};
+	struct tfd_pipeline p = {.stages = st, .nstages = 4, .segments = sg, .nsegments = 1};
+	struct tfd_capacity *cp = &p.capacity;
+	int root = -9;
+	double keep = -1, gone, quarter, all;
+
+	cp->valid = true;
+	cp->limiter = 0;
+	cp->throughput = cp->model_throughput = 100;
+	cp->demand = INFINITY; /* the step takes whatever comes */
+	cp->root_elements = 100;
+	st[0].window_calls = st[1].window_calls = 100;
+	st[2].window_calls = 200; /* GetNext and Skip */
+	st[3].window_calls = 400;
+	st[2].work_ns = 800000000;
+	st[3].work_ns = 100000000;
+	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_I64(root, 2);
+	T_EQ_DBL(keep, 0.25, 1e-12);
+	/* from the reader too: the same shard, the same count */
+	T_EQ_I64(tfd_dropped_above(&p, 3, &root, &keep), 1);
+	T_EQ_DBL(keep, 0.25, 1e-12);
+	/* the rate: 0.9 s of the segment's 1 s below the shard */
+	gone = tfd_capacity_whatif_kept(&p, 2, 0.0, NULL);
+	quarter = tfd_capacity_whatif_kept(&p, 2, 0.25, NULL);
+	all = tfd_capacity_whatif_kept(&p, 2, 1.0, NULL);
+	T_EQ_DBL(gone, 1000.0, 1e-6);
+	T_EQ_DBL(quarter, 100.0 / (0.1 + 0.9 * 0.25), 1e-6);
+	T_EQ_DBL(all, 100.0, 1e-6);
+	/* the shard itself, and a stage above it, have no shard above */
+	T_EQ_I64(tfd_dropped_above(&p, 1, &root, &keep), -1);
+	T_EQ_I64(tfd_dropped_above(&p, 0, &root, &keep), -1);
+	/* an async map's function runs count what its calls do not */
+	st[2].family = "ParallelMap";
+	st[2].fn_calls = 400;
+	st[3].window_calls = 0;
+	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_DBL(keep, 0.25, 1e-12);
+	/* nothing counted below it: unknown, not "keeps all" */
+	st[2].window_calls = st[2].fn_calls = 0;
+	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), -1);
+	/* a shard that passes every element on keeps 1 */
+	st[2].window_calls = 100;
+	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_DBL(keep, 1.0, 1e-12);
+	/* no model, no answer */
+	cp->valid = false;
+	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), -1);
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),  {0},
+    T(functions_get_their_chunk_sums),
+    T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred),
+    T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart),
+    T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),
+    T(late_shard_keeps_a_quarter),
+    {0},
 };
