@@ -1360,3 +1360,32 @@ case("make_csv_dataset_default", build=b_make_csv,
      fixes={"slow_source": {"reads": 4}, "sequential_interleave": {"reads": 4},
             "fixed_parallelism": {"reads": 4}, "sequential_transformation": {"reads": 4},
             "pipeline_cpu": {"cols": 8}})
+
+# 58. One worker's shard of a multi-worker job, taken late: the records are
+# read and parsed and an AUTOTUNE map runs on every one of them, then
+# shard(4, 0) keeps one in four (what the DATA auto-shard policy does, and a
+# common hand-written placement); batch, prefetch. Sharding the file list
+# before the reader does a quarter of the work
+def b_shard_late(k):
+    files = tf.data.Dataset.from_tensor_slices(tfrecord_files())
+    if k["shard"] == "files":
+        files = files.shard(4, 0)
+    ds = tf.data.TFRecordDataset(files.repeat())
+    if k["shard"] == "records":
+        ds = ds.shard(4, 0)
+    ds = ds.map(lambda r: burn(parse(r), k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    if k["shard"] == "late":
+        ds = ds.shard(4, 0)
+    ds = ds.batch(k["batch"])
+    if k["shard"] == "batches":  # as the DATA auto-shard policy places it
+        ds = ds.shard(4, 0)
+    return maybe_prefetch(ds, k)
+
+
+case("shard_after_map", build=b_shard_late,
+     defaults=dict(shard="late", map_ms=0.3, map_par="auto", batch=8, prefetch=2),
+     train_ms=2, planted="shard(4, 0) after the map: each worker maps every record",
+     covers=["shard", "TFRecord", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.15}, r"ParallelMapV2$"),
+                 "shard": ({"shard": "files"}, r"Shard")},
+     fixes={"parallel_at_limit": {"map_ms": 0.15}, "shard_late": {"shard": "files"}})
