@@ -1389,3 +1389,40 @@ case("shard_after_map", build=b_shard_late,
      candidates={"map": ({"map_ms": 0.15}, r"ParallelMapV2$"),
                  "shard": ({"shard": "files"}, r"Shard")},
      fixes={"parallel_at_limit": {"map_ms": 0.15}, "shard_late": {"shard": "files"}})
+
+# 59. The common idiom of a map inside each interleaved file: four TFRecord
+# files read by a parallel interleave (cycle 4, AUTOTUNE), each read through
+# a map written without num_parallel_calls (parse and 0.3 ms of matmuls an
+# element), then batch(8), prefetch(2): the per-file maps run one element at
+# a time each, on the interleave's threads
+def b_inner_map(k):
+    files = tf.data.Dataset.from_tensor_slices(tfrecord_files()).repeat()
+
+    def read(f):
+        return tf.data.TFRecordDataset(f).map(lambda r: burn(parse(r), k["map_ms"]),
+                                              num_parallel_calls=par(k["inner_par"]))
+
+    ds = files.interleave(read, cycle_length=k["cycle"], block_length=1,
+                          num_parallel_calls=par(k["il_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("interleave_inner_seq_map", build=b_inner_map,
+     defaults=dict(map_ms=0.8, inner_par=None, cycle=4, il_par="auto", batch=8, prefetch=2),
+     train_ms=2, planted="a sequential map inside each interleaved file",
+     covers=["interleave parallel", "map inside interleave", "TFRecord"],
+     candidates={"map": ({"map_ms": 0.4}, r"Interleave.*::Map$"),
+                 "inner_par": ({"inner_par": "auto"}, r"Interleave.*::Map$")},
+     fixes={"sequential_map": {"inner_par": "auto"}, "parallel_at_limit": {"map_ms": 0.4},
+            "pipeline_cpu": {"map_ms": 0.4}})
+
+# 60. The same with two files open at a time (cycle 2): the two per-file
+# maps, one element at a time each, limit the rate, on cores the step shares
+case("interleave_inner_seq_map_cycle2", build=b_inner_map,
+     defaults=dict(map_ms=0.8, inner_par=None, cycle=2, il_par="auto", batch=8, prefetch=2),
+     train_ms=2, planted="a sequential map inside each of two interleaved files",
+     covers=["interleave parallel", "map inside interleave", "cycle_length", "TFRecord"],
+     candidates={"map": ({"map_ms": 0.4}, r"Interleave.*::Map$"),
+                 "inner_par": ({"inner_par": "auto"}, r"Interleave.*::Map$")},
+     fixes={"sequential_map": {"inner_par": "auto"}, "parallel_at_limit": {"map_ms": 0.4},
+            "pipeline_cpu": {"map_ms": 0.4}})
