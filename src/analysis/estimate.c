@@ -212,6 +212,13 @@ static void cpu_estimate(const struct rule *r, const struct tfd_host_result *h,
 	u = tfd_pipeline_cpu_share(h) * N;
 	if (!(u > 0))
 		return;
+	if (r->est_dropped) { /* the stages below a shard: the kept share */
+		double keep, freed;
+
+		if (tfd_focus_dropped(h, &keep, &freed) < 0 || !(freed > 0))
+			return;
+		k = round(100.0 * u / fmax(u - freed, u * 1e-3)) / 100.0;
+	}
 	S = (double)h->step_ns / n;
 	W = fmin(S, (double)h->wait_ns / n);
 	C = (S - W) * (N + u / k) / (N + u);

@@ -110,6 +110,15 @@ static struct val m_pipeline_cpu_share(const struct metric_at *a)
 	return num(tfd_pipeline_cpu_share(a->h));
 }
 
+/* kept_above of the focus pipeline's slowest stage (tfd_focus_dropped);
+ * missing without a shard above it. */
+static struct val m_focus_kept_above(const struct metric_at *a)
+{
+	double keep;
+
+	return tfd_focus_dropped(a->h, &keep, NULL) >= 0 ? num(keep) : (struct val){0};
+}
+
 static struct val m_is_root(const struct metric_at *a)
 {
 	return boolean(a->si == 0);
@@ -511,6 +520,10 @@ const struct metric_def tfd_metrics[] = {
      m_repeated_iterators},
     {"loop_in_function", VT_BOOL, TARGET_HOST,
      "the host ran a dataset's loop inside a tf.function (a ReduceDataset op)", m_loop_in_function},
+    {"focus_kept_above", VT_NUM, TARGET_HOST,
+     "kept_above of the slowest stage of the pipeline the host waits on most (missing: no "
+     "shard above it)",
+     m_focus_kept_above},
     {"all_steps_input_percent", VT_NUM, TARGET_HOST, "waiting share over every step",
      m_all_input_percent},
     {"steady_input_percent", VT_NUM, TARGET_HOST, "waiting share without warm-up steps",

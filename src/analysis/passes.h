@@ -255,6 +255,12 @@ double tfd_capacity_whatif_kept_cores(const struct tfd_pipeline *p, int si, doub
  * the share of its input's elements it passes on over the capacity window
  * (*keep, 0..1); -1 when there is none or its input's count is unknown. */
 int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *keep);
+
+/* The same for host h's focus pipeline and its slowest stage, and the
+ * cores beside the step (tfd_pipeline_cpu_share's u) the stages below that
+ * shard would no longer keep busy if they did the kept share of their work
+ * (*cores, may be NULL); -1 when there is none. */
+int tfd_focus_dropped(const struct tfd_host_result *h, double *keep, double *cores);
 /* Whether stage j is si or lies below it. */
 bool tfd_stage_within(const struct tfd_pipeline *p, int j, int si);
 

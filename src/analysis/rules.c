@@ -519,8 +519,10 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		return bad(c, "estimate model 'scale' needs a 'factor' (or 'to')");
 	if (r->est_subtree && strcmp(r->est_model, "remove") != 0)
 		return bad(c, "'estimate.of' 'subtree' goes with model 'remove' only");
-	if (r->est_dropped && strcmp(r->est_model, "remove") != 0)
-		return bad(c, "'estimate.of' 'dropped' goes with model 'remove' only");
+	if (r->est_dropped && strcmp(r->est_model, "remove") != 0 &&
+	    strcmp(r->est_model, "free_cpu") != 0)
+		return bad(c,
+			   "'estimate.of' 'dropped' goes with model 'remove' or 'free_cpu' only");
 	if (r->est_to >= 1.0 && (strcmp(r->est_model, "scale") != 0 || !r->est_parallelism))
 		return bad(c, "'estimate.to' sets a parallelism: model 'scale' with 'of': "
 			      "'parallelism' only");

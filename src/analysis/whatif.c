@@ -393,3 +393,18 @@ int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *k
 	}
 	return -1;
 }
+
+int tfd_focus_dropped(const struct tfd_host_result *h, double *keep, double *cores)
+{
+	const struct tfd_pipeline *p =
+	    h->focus >= 0 && (size_t)h->focus < h->npipelines ? &h->pipelines[h->focus] : NULL;
+	const struct tfd_capacity *cp = p ? &p->capacity : NULL;
+	int root, q = p ? tfd_dropped_above(p, p->bottleneck, &root, keep) : -1;
+
+	if (q >= 0 && cores)
+		*cores = cp->throughput > 0
+			     ? fmax(0.0, cp->cpu_ns - tfd_capacity_cpu_kept(p, root, *keep)) *
+				   cp->throughput / 1e9
+			     : 0;
+	return q;
+}
