@@ -1426,3 +1426,27 @@ case("interleave_inner_seq_map_cycle2", build=b_inner_map,
                  "inner_par": ({"inner_par": "auto"}, r"Interleave.*::Map$")},
      fixes={"sequential_map": {"inner_par": "auto"}, "parallel_at_limit": {"map_ms": 0.4},
             "pipeline_cpu": {"map_ms": 0.4}})
+
+# 61. The same shard placed as the DATA auto-shard policy places it, on
+# the batches (batch(2), which TensorFlow fuses with the map into
+# MapAndBatch): the map keeps up with a step that barely waits, but on the
+# step's 2 cores it does the work of four workers' elements
+case("shard_after_batch", build=b_shard_late,
+     defaults=dict(shard="batches", map_ms=0.8, map_par="auto", batch=2, prefetch=2),
+     train_ms=2, planted="shard(4, 0) after batch: each worker maps every record, the step's cores",
+     covers=["shard", "TFRecord", "map AUTOTUNE", "MapAndBatch", "CPU shared with the step"],
+     candidates={"map": ({"map_ms": 0.4}, r"MapAndBatch$"),
+                 "shard": ({"shard": "files"}, r"Shard")},
+     fixes={"shard_late": {"shard": "files"}, "pipeline_cpu": {"map_ms": 0.4},
+            "parallel_at_limit": {"map_ms": 0.4}})
+
+# 62. The same with a lighter map (0.5 ms): the steps barely wait, and the
+# map's work on the elements the shard drops slows them through the cores
+case("shard_after_batch_keeps_up", build=b_shard_late,
+     defaults=dict(shard="batches", map_ms=0.5, map_par="auto", batch=2, prefetch=2),
+     train_ms=2, planted=None,
+     covers=["shard", "MapAndBatch", "CPU shared with the step", "not input-bound"],
+     candidates={"map": ({"map_ms": 0.25}, r"MapAndBatch$"),
+                 "shard": ({"shard": "files"}, r"Shard")},
+     fixes={"shard_late": {"shard": "files"}, "pipeline_cpu": {"map_ms": 0.25},
+            "parallel_at_limit": {"map_ms": 0.25}})
