@@ -60,8 +60,9 @@ void tfd_rules_info(const struct tfd_ruleset *rs, size_t i, struct tfd_rule_info
 struct tfd_estimate {
 	const char *model; /* the rule's estimate model: "scale", "remove", ... */
 	double factor;	   /* for "scale" */
-	const char *of;	   /* "work" (divided by factor), "parallelism" (multiplied) or
-			    * "workers" (a sequential stage spread over factor workers) */
+	const char *of;	   /* "work" (divided by factor), "parallelism" (multiplied),
+			    * "workers" (a sequential stage spread over factor workers),
+			    * "subtree" or "dropped" (remove) */
 	bool known;	   /* false when the model has nothing to go on */
 	/* "capacity" when a scale/remove estimate went through the pipeline's
 	 * capacity model (the stage's work / factor, new minimum capacity capped
@@ -84,6 +85,8 @@ struct tfd_estimate {
 	bool misses_limit;	    /* the change does not touch the limiting stage */
 	bool input_bound_by_demand; /* already now the step, not the pipeline, limits */
 	bool per_element;	    /* (steps) no step markers: its times per root element */
+	const char *dropped_by;	    /* "of": "dropped": the name of the stage that drops
+				     * (Shard, Filter), NULL unknown */
 };
 
 struct tfd_finding {

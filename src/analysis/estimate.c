@@ -96,20 +96,25 @@ static bool subtree_of(const struct rule *r, const struct tfd_pipeline *p, int s
 	*keep = 0;
 	if (r->est_subtree)
 		return true;
-	return r->est_dropped && tfd_dropped_above(p, si, root, keep) >= 0;
+	return r->est_dropped && tfd_dropped_above(p, si, (const char *const *)r->under.v,
+						   r->under.n, root, keep) >= 0;
 }
 
 /* The finding's factor: the rule's (to_factor), or for the elements a
  * shard drops, the elements made below it per element it keeps (0
  * unknown). */
-static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int si)
+static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int si,
+			struct tfd_estimate *e)
 {
 	int root;
 	double keep;
 
 	if (!r->est_dropped)
 		return to_factor(r, p, si);
-	return subtree_of(r, p, si, &root, &keep) && keep > 0 ? round(100.0 / keep) / 100.0 : 0;
+	if (!subtree_of(r, p, si, &root, &keep) || !(keep > 0))
+		return 0;
+	e->dropped_by = p->stages[p->stages[root].parent].name;
+	return round(100.0 / keep) / 100.0;
 }
 
 static void capacity_estimate(const struct rule *r, const struct tfd_host_result *h,
@@ -397,7 +402,7 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 
 	memset(e, 0, sizeof(*e));
 	e->model = r->est_model;
-	e->factor = p ? factor_of(r, p, si) : r->est_factor;
+	e->factor = p ? factor_of(r, p, si, e) : r->est_factor;
 	e->of = r->est_parallelism ? "parallelism"
 		: r->est_workers   ? "workers"
 		: r->est_subtree   ? "subtree"

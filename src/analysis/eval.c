@@ -184,14 +184,17 @@ static struct val m_small_calls(const struct metric_at *a)
 		       (double)a->s->fn_p50_ns / 1e3 < TFD_SMALL_CALL_US);
 }
 
-/* The share of the elements its input made that the nearest shard above
- * it passes on (tfd_dropped_above); missing without one. */
+/* The share of the elements its input made that the nearest stage above
+ * it of the rule's `under` families (a shard when it names none) passes on
+ * (tfd_dropped_above); missing without one. */
 static struct val m_kept_above(const struct metric_at *a)
 {
+	const struct strlist *u = a->rule ? &a->rule->under : NULL;
 	int root;
 	double keep;
 
-	if (!a->p || tfd_dropped_above(a->p, a->si, &root, &keep) < 0)
+	if (!a->p || tfd_dropped_above(a->p, a->si, u ? (const char *const *)u->v : NULL,
+				       u ? u->n : 0, &root, &keep) < 0)
 		return (struct val){0};
 	return num(keep);
 }
@@ -486,8 +489,9 @@ const struct metric_def tfd_metrics[] = {
      "known)",
      m_uneven_work_share},
     {"kept_above", VT_NUM, TARGET_BOTTLENECK,
-     "share of the elements made below the nearest shard above it that the shard passes on, "
-     "over the capacity window (missing: no shard above, or no model)",
+     "share of the elements made below the nearest stage above it of the rule's \"under\" "
+     "families (a shard when it names none) that the stage passes on, over the capacity window "
+     "(missing: none above, or no model)",
      m_kept_above},
     /* the pipeline */
     {"latency_p50_us", VT_NUM, TARGET_PIPELINE, "median root-call latency", m_p50_us},

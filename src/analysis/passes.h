@@ -250,13 +250,15 @@ double tfd_capacity_whatif_kept(const struct tfd_pipeline *p, int si, double kee
 double tfd_capacity_cpu_kept(const struct tfd_pipeline *p, int si, double keep);
 double tfd_capacity_whatif_kept_cores(const struct tfd_pipeline *p, int si, double keep);
 
-/* The shard above stage si that drops elements its input made: the
- * nearest Shard above si, the stage below it on the way to si (*root) and
- * the share of its input's elements it passes on over the capacity window
- * (*keep, 0..1); -1 when there is none or its input's count is unknown. */
-int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *keep);
+/* The stage above stage si that drops elements its input made: the
+ * nearest one above si of the nfams families fams (a Shard when nfams is
+ * 0; a Filter), the stage below it on the way to si (*root) and the share
+ * of its input's elements it passes on over the capacity window (*keep,
+ * 0..1); -1 when there is none or its input's count is unknown. */
+int tfd_dropped_above(const struct tfd_pipeline *p, int si, const char *const *fams, size_t nfams,
+		      int *root, double *keep);
 
-/* The same for host h's focus pipeline and its slowest stage, and the
+/* The same (a Shard) for host h's focus pipeline and its slowest stage, and the
  * cores beside the step (tfd_pipeline_cpu_share's u) the stages below that
  * shard would no longer keep busy if they did the kept share of their work
  * (*cores, may be NULL); -1 when there is none. */

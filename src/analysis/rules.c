@@ -49,6 +49,7 @@ static const char *const class_names[] = {
     "shuffle_warmup",
     "cache_fill",
     "shard_late",
+    "filter_late",
     "pipeline_warmup",
     "root_overhead",
     "not_input_bound",

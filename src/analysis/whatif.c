@@ -373,7 +373,19 @@ static double elements_made(const struct tfd_pipeline *p, int x, int depth)
 	return n;
 }
 
-int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *keep)
+/* Whether family f is one of the n families fams (Shard when n is 0). */
+static bool drops(const char *f, const char *const *fams, size_t n)
+{
+	if (!n)
+		return strcmp(f, "Shard") == 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(f, fams[i]) == 0)
+			return true;
+	return false;
+}
+
+int tfd_dropped_above(const struct tfd_pipeline *p, int si, const char *const *fams, size_t nfams,
+		      int *root, double *keep)
 {
 	int guard = 0, under = si;
 	double made;
@@ -382,7 +394,7 @@ int tfd_dropped_above(const struct tfd_pipeline *p, int si, int *root, double *k
 		return -1;
 	for (int a = p->stages[si].parent; a >= 0 && guard++ < 10000;
 	     under = a, a = p->stages[a].parent) {
-		if (strcmp(p->stages[a].family, "Shard") != 0)
+		if (!drops(p->stages[a].family, fams, nfams))
 			continue;
 		made = elements_made(p, under, 0);
 		if (!(made > 0) || !p->stages[a].window_calls)
@@ -399,7 +411,7 @@ int tfd_focus_dropped(const struct tfd_host_result *h, double *keep, double *cor
 	const struct tfd_pipeline *p =
 	    h->focus >= 0 && (size_t)h->focus < h->npipelines ? &h->pipelines[h->focus] : NULL;
 	const struct tfd_capacity *cp = p ? &p->capacity : NULL;
-	int root, q = p ? tfd_dropped_above(p, p->bottleneck, &root, keep) : -1;
+	int root, q = p ? tfd_dropped_above(p, p->bottleneck, NULL, 0, &root, keep) : -1;
 
 	if (q >= 0 && cores)
 		*cores = cp->throughput > 0

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output_impl.h"
 #include "tfd/render.h"
 #include "tfd/satmath.h"
 
@@ -186,28 +187,6 @@ static void device_verdict(const struct tfd_host_result *f, const char *basis, s
 			       what);
 }
 
-static void fmt_rate(double v, char *buf, size_t len)
-{
-	if (!isfinite(v))
-		snprintf(buf, len, "unbounded");
-	else if (v >= 100)
-		snprintf(buf, len, "%.0f/s", v);
-	else
-		snprintf(buf, len, "%.3g/s", v);
-}
-
-/* "311 root elements/s" from "311/s" */
-static void fmt_rate_of(double v, const char *what, char *buf, size_t len)
-{
-	char r[32];
-
-	fmt_rate(v, r, sizeof(r));
-	if (isfinite(v))
-		snprintf(buf, len, "%.*s %s/s", (int)(strlen(r) - 2), r, what);
-	else
-		snprintf(buf, len, "%s", r);
-}
-
 /* "inside ParallelMapV2's function (per call 1.9 ms): DecodeJpegV2 68%,
  * ResizeBilinear 21%, Cast 11%": the ops its user function ran, by type
  * (the first five; the rest summed), with what a Python op's GIL leaves
@@ -299,9 +278,9 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 	bool cores = tfd_cores_limit(p) && cp->cpu_rate < p->segments[cp->limiter].capacity;
 	double lim = cores ? cp->cpu_rate : p->segments[cp->limiter].capacity;
 
-	fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r0, sizeof(r0));
-	fmt_rate_of(lim, "root elements", r1, sizeof(r1));
-	fmt_rate(cp->demand, r2, sizeof(r2));
+	tfd_fmt_rate_of(p->segments[cp->limiter].capacity, "root elements", r0, sizeof(r0));
+	tfd_fmt_rate_of(lim, "root elements", r1, sizeof(r1));
+	tfd_fmt_rate(cp->demand, r2, sizeof(r2));
 	if (!bn && py >= TFD_PYTHON_BUSY_SAYS)
 		tfd_buf_printf(b,
 			       "         slowest stage: %s (%s) in pipeline %s, the lowest "
@@ -350,7 +329,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 	if (tfd_cores_limit(p)) {
 		char t1[32], r3[32];
 
-		fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
+		tfd_fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
 		tfd_buf_printf(b,
 			       "         the host's %g core%s the limit: %s of CPU per root "
 			       "element%s (%s at most), so more workers will not help; "
@@ -515,8 +494,8 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 
 	if (!cp->valid)
 		return;
-	fmt_rate(cp->throughput, r1, sizeof(r1));
-	fmt_rate(cp->demand, r2, sizeof(r2));
+	tfd_fmt_rate(cp->throughput, r1, sizeof(r1));
+	tfd_fmt_rate(cp->demand, r2, sizeof(r2));
 	tfd_buf_printf(b,
 		       "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
 		       "%s would take %s%s\n",
@@ -543,7 +522,7 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 		if (!shown(g))
 			continue;
 		if (g->known)
-			fmt_rate(g->capacity, r1, sizeof(r1));
+			tfd_fmt_rate(g->capacity, r1, sizeof(r1));
 		else
 			snprintf(r1, sizeof(r1), "not captured");
 		if (!g->known)
@@ -711,84 +690,6 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 			       tfd_fmt_ns(s->blocking_ns, t3, sizeof(t3)),
 			       100.0 * s->blocking_share);
 	}
-}
-
-/* What caps a latency-basis estimate once the change is made: ", then
- * the host's cores limit", ", then the slowest stage limits" or "". */
-static const char *then_limits(const struct tfd_estimate *e)
-{
-	return e->capped_by_cores      ? ", then the host's cores limit"
-	       : e->capped_by_producer ? ", then the slowest stage limits"
-				       : "";
-}
-
-bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
-{
-	char t1[32], t2[32];
-
-	if (!e->known)
-		return false;
-	if (strcmp(e->basis, "capacity") == 0) {
-		char r1[48], r2[48];
-
-		fmt_rate_of(e->throughput, "elements", r1, sizeof(r1));
-		fmt_rate_of(e->new_throughput, "elements", r2, sizeof(r2));
-		if (e->misses_limit && e->input_bound_by_demand)
-			tfd_buf_puts(b, "~1.0x: the pipeline already delivers faster than the "
-					"step consumes");
-		else if (e->misses_limit && e->capped_by_cores)
-			tfd_buf_puts(
-			    b, "~1.0x: the host's cores are already the limit, so spreading "
-			       "the work over more threads gains nothing (cheaper work would)");
-		else if (e->misses_limit)
-			tfd_buf_puts(b, "~1.0x: this stage does not limit throughput, so the "
-					"change alone gains nothing");
-		else
-			tfd_buf_printf(
-			    b, "%.2fx throughput (%s -> %s; %s -> %s per root element)%s",
-			    e->speedup, r1, r2, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-			    e->capped_by_demand	 ? ", then the step's own time limits"
-			    : e->capped_by_cores ? ", then the host's cores limit"
-						 : "");
-		if (e->of && strcmp(e->of, "dropped") == 0 && e->factor > 1)
-			tfd_buf_printf(b,
-				       " with the stages below the shard run for the 1 element "
-				       "in %.1f it keeps",
-				       e->factor);
-	} else if (strcmp(e->basis, "steps") == 0 && e->model && strcmp(e->model, "free_cpu") == 0)
-		tfd_buf_printf(
-		    b, "%.2fx step time with the pipeline's CPU work / %g (%s -> %s per %s)",
-		    e->speedup, e->factor, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-		    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
-		    e->per_element ? "root element" : "step");
-	else if (strcmp(e->basis, "steps") == 0)
-		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
-			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
-	else if (e->capped_by_producer && e->step_speedup < 1.02)
-		tfd_buf_puts(b, "~1.0x: the slowest stage already sets the rate; overlapping it "
-				"with the step does not make it faster");
-	else if (e->speedup > 0 && e->step_speedup > 0)
-		tfd_buf_printf(b, "~%.2fx step time (root call %s -> %s)%s", e->step_speedup,
-			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)), then_limits(e));
-	else if (e->speedup > 0)
-		tfd_buf_printf(b, "root call %s -> %s (%.2fx)",
-			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)), e->speedup);
-	else if (e->step_speedup > 0)
-		tfd_buf_printf(b,
-			       "~%.2fx step time (root call %s -> hidden behind the step's other "
-			       "work)%s",
-			       e->step_speedup, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
-			       then_limits(e));
-	else
-		tfd_buf_printf(b, "root call %s -> hidden behind the step's other work",
-			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)));
-	if (!isnan(e->input_percent_after))
-		tfd_buf_printf(b, ", input wait ~%.1f%% of step time", e->input_percent_after);
-	return true;
 }
 
 /* " on 8 of 8 hosts (worker-0, worker-1, ..., worker-7)" for the group

@@ -460,11 +460,11 @@ static void late_shard_keeps_a_quarter(struct t *t)
 	st[3].window_calls = 400;
 	st[2].work_ns = 800000000;
 	st[3].work_ns = 100000000;
-	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), 1);
 	T_EQ_I64(root, 2);
 	T_EQ_DBL(keep, 0.25, 1e-12);
 	/* from the reader too: the same shard, the same count */
-	T_EQ_I64(tfd_dropped_above(&p, 3, &root, &keep), 1);
+	T_EQ_I64(tfd_dropped_above(&p, 3, NULL, 0, &root, &keep), 1);
 	T_EQ_DBL(keep, 0.25, 1e-12);
 	/* the rate: 0.9 s of the segment's 1 s below the shard */
 	gone = tfd_capacity_whatif_kept(&p, 2, 0.0, NULL);
@@ -474,24 +474,34 @@ static void late_shard_keeps_a_quarter(struct t *t)
 	T_EQ_DBL(quarter, 100.0 / (0.1 + 0.9 * 0.25), 1e-6);
 	T_EQ_DBL(all, 100.0, 1e-6);
 	/* the shard itself, and a stage above it, have no shard above */
-	T_EQ_I64(tfd_dropped_above(&p, 1, &root, &keep), -1);
-	T_EQ_I64(tfd_dropped_above(&p, 0, &root, &keep), -1);
+	T_EQ_I64(tfd_dropped_above(&p, 1, NULL, 0, &root, &keep), -1);
+	T_EQ_I64(tfd_dropped_above(&p, 0, NULL, 0, &root, &keep), -1);
 	/* an async map's function runs count what its calls do not */
 	st[2].family = "ParallelMap";
 	st[2].fn_calls = 400;
 	st[3].window_calls = 0;
-	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), 1);
 	T_EQ_DBL(keep, 0.25, 1e-12);
 	/* nothing counted below it: unknown, not "keeps all" */
 	st[2].window_calls = st[2].fn_calls = 0;
-	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), -1);
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
 	/* a shard that passes every element on keeps 1 */
 	st[2].window_calls = 100;
-	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), 1);
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), 1);
 	T_EQ_DBL(keep, 1.0, 1e-12);
+	/* a filter's families, named: the shard is none of them */
+	{
+		const char *const filt[] = {"Filter", "ParallelFilter"};
+
+		T_EQ_I64(tfd_dropped_above(&p, 2, filt, 2, &root, &keep), -1);
+		st[1].family = "Filter";
+		T_EQ_I64(tfd_dropped_above(&p, 2, filt, 2, &root, &keep), 1);
+		T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
+		st[1].family = "Shard";
+	}
 	/* no model, no answer */
 	cp->valid = false;
-	T_EQ_I64(tfd_dropped_above(&p, 2, &root, &keep), -1);
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
 }
 
 const struct t_case capacity_cases[] = {
