@@ -397,6 +397,10 @@ case("parallel_batch_ok", build=b_parallel_batch,
 # 14. filter after a heavy sequential map (half the elements dropped)
 def b_filter(k):
     ds = tf.data.Dataset.range(N)
+    if k.get("filter_first"):  # the predicate reads the index only
+        ds = ds.filter(lambda i: i % 2 == 0)
+        ds = ds.map(lambda i: burn(feature(i), k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+        return maybe_prefetch(ds.batch(k["batch"]), k)
     ds = ds.map(lambda i: (i, burn(feature(i), k["map_ms"])),
                 num_parallel_calls=par(k["map_par"]))
     ds = ds.filter(lambda i, x: i % 2 == 0).map(lambda i, x: x)
@@ -408,7 +412,8 @@ case("filter_seq_map", build=b_filter,
      train_ms=6, planted="the sequential map before the filter",
      covers=["filter", "map sequential"],
      candidates={"map": ({"map_ms": 0.4}, r"::Filter::(Map|ParallelMapV2)$|::Map\[1\]")},
-     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"}})
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "filter_late": {"filter_first": True}})
 
 
 # 15. flat_map expanding each element, then unbatch
@@ -1450,3 +1455,35 @@ case("shard_after_batch_keeps_up", build=b_shard_late,
                  "shard": ({"shard": "files"}, r"Shard")},
      fixes={"shard_late": {"shard": "files"}, "pipeline_cpu": {"map_ms": 0.25},
             "parallel_at_limit": {"map_ms": 0.25}})
+
+# 63. A filter after an expensive map that keeps about one element in four
+# (a class or quality filter): TFRecord files -> an AUTOTUNE map (parse,
+# 0.4 ms of matmuls) -> filter on a parsed feature -> batch(8) ->
+# prefetch(2). The predicate needs only the parsed feature: parsing, then
+# filtering, then the expensive map does a quarter of the work
+def b_filter_late(k):
+    files = tf.data.Dataset.from_tensor_slices(tfrecord_files()).repeat()
+    ds = tf.data.TFRecordDataset(files)
+
+    # (the predicate reads the parsed feature: burn()'s result is NaN)
+    if k["filter_first"]:
+        ds = ds.map(parse).filter(lambda x: x[0] < 0.25)
+        ds = ds.map(lambda x: burn(x, k["map_ms"]), num_parallel_calls=par(k["map_par"]))
+    else:
+        def f(r):
+            x = parse(r)
+            return burn(x, k["map_ms"]), x[0]
+
+        ds = ds.map(f, num_parallel_calls=par(k["map_par"]))
+        ds = ds.filter(lambda y, x0: x0 < 0.25).map(lambda y, x0: y)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("filter_after_map", build=b_filter_late,
+     defaults=dict(filter_first=False, map_ms=0.4, map_par="auto", batch=8, prefetch=2),
+     train_ms=2, planted="a filter keeping one element in four after the expensive map",
+     covers=["filter", "TFRecord", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.2}, r"ParallelMapV2$"),
+                 "filter": ({"filter_first": True}, r"Filter")},
+     fixes={"parallel_at_limit": {"map_ms": 0.2}, "filter_late": {"filter_first": True},
+            "sequential_transformation": {"filter_first": True}})
