@@ -259,6 +259,11 @@ struct tfd_op_total {
  * PyFuncStateless): it holds the interpreter's lock (the GIL). */
 bool tfd_op_is_python(const char *type);
 
+/* Whether an op of this type draws random numbers (RandomUniform, a
+ * stateless or stateful random op, a random crop's bounding box, a
+ * shuffle): a function that runs one gives another result each epoch. */
+bool tfd_op_is_random(const char *type);
+
 /* The records v[0..n) summed by op type into *out (the caller frees it),
  * the most time first (ties by type); returns how many types. Records
  * whose name has no type are left out. */

@@ -184,6 +184,41 @@ static struct val m_small_calls(const struct metric_at *a)
 		       (double)a->s->fn_p50_ns / 1e3 < TFD_SMALL_CALL_US);
 }
 
+/* Whether its function ran a random op (tfd_op_is_random); missing when
+ * no op event of its function was captured. */
+static struct val m_fn_random(const struct metric_at *a)
+{
+	if (!a->s || !a->s->nfn_ops)
+		return (struct val){0};
+	for (size_t k = 0; k < a->s->nfn_ops; k++)
+		if (tfd_op_is_random(a->s->fn_ops[k].type))
+			return boolean(true);
+	return boolean(false);
+}
+
+/* Whether a cache() that was read back lies below it: a cache stage among
+ * the stages below it, none of them below that cache running in the
+ * capacity window (a cache still filling reads its input). */
+static struct val m_cache_below(const struct metric_at *a)
+{
+	const struct tfd_pipeline *p = a->p;
+
+	for (size_t c = 0; p && c < p->nstages; c++) {
+		bool reads = false;
+
+		if (!tfd_family_has(p->stages[c].family, TFD_FAM_CACHE) ||
+		    !tfd_stage_within(p, (int)c, a->si) || (int)c == a->si)
+			continue;
+		for (size_t j = 0; j < p->nstages && !reads; j++)
+			reads = (int)j != (int)c && tfd_stage_within(p, (int)j, (int)c) &&
+				p->stages[j].window_calls > 0 &&
+				!tfd_family_has(p->stages[j].family, TFD_FAM_CACHE);
+		if (!reads)
+			return boolean(true);
+	}
+	return boolean(false);
+}
+
 /* The share of the elements its input made that the nearest stage above
  * it of the rule's `under` families (a shard when it names none) passes on
  * (tfd_dropped_above); missing without one. */
@@ -488,6 +523,14 @@ const struct metric_def tfd_metrics[] = {
      "share of an async map's function work in calls over 4x the median (missing: fewer than 8 "
      "known)",
      m_uneven_work_share},
+    {"fn_random", VT_BOOL, TARGET_BOTTLENECK,
+     "its function ran a random op (RandomUniform, a stateless or stateful random op, a random "
+     "crop's box, a shuffle; missing: no op event of its function)",
+     m_fn_random},
+    {"cache_below", VT_BOOL, TARGET_BOTTLENECK,
+     "a cache() below it is read back: none of the stages below that cache ran in the capacity "
+     "window (false: none, or still filling)",
+     m_cache_below},
     {"kept_above", VT_NUM, TARGET_BOTTLENECK,
      "share of the elements made below the nearest stage above it of the rule's \"under\" "
      "families (a shard when it names none) that the stage passes on, over the capacity window "

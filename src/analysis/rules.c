@@ -50,6 +50,7 @@ static const char *const class_names[] = {
     "cache_fill",
     "shard_late",
     "filter_late",
+    "cache_early",
     "pipeline_warmup",
     "root_overhead",
     "not_input_bound",

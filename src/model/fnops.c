@@ -344,3 +344,26 @@ bool tfd_op_is_python(const char *type)
 	return strcmp(type, "EagerPyFunc") == 0 || strcmp(type, "PyFunc") == 0 ||
 	       strcmp(type, "PyFuncStateless") == 0;
 }
+
+bool tfd_op_is_random(const char *type)
+{
+	/* control flow and calls that share the prefixes */
+	static const char *const control[] = {"StatelessIf", "StatelessWhile", "StatelessCase",
+					      "StatefulPartitionedCall"};
+	static const char *const prefix[] = {"Stateless",
+					     "Stateful",
+					     "Rng",
+					     "Multinomial",
+					     "TruncatedNormal",
+					     "ParameterizedTruncatedNormal",
+					     "SampleDistortedBoundingBox",
+					     "NonDeterministicInts"};
+
+	for (size_t i = 0; i < sizeof(control) / sizeof(*control); i++)
+		if (strcmp(type, control[i]) == 0)
+			return false;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(*prefix); i++)
+		if (strncmp(type, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	return strstr(type, "Random") != NULL;
+}

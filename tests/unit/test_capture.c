@@ -2665,7 +2665,24 @@ static void same_stage_made_parallel(struct t *t)
 	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Map", "Iterator::Root"));
 }
 
+/* the op types that make a function's result change from one epoch to the
+ * next, and those that share their prefixes without drawing anything */
+static void random_op_types(struct t *t)
+{
+	T_TRUE(tfd_op_is_random("RandomUniform") && tfd_op_is_random("RandomStandardNormal") &&
+	       tfd_op_is_random("RandomUniformInt") && tfd_op_is_random("RandomShuffle") &&
+	       tfd_op_is_random("StatelessRandomUniformV2") &&
+	       tfd_op_is_random("StatelessRandomGetKeyCounter") &&
+	       tfd_op_is_random("StatefulUniformFullInt") && tfd_op_is_random("RngReadAndSkip") &&
+	       tfd_op_is_random("TruncatedNormal") && tfd_op_is_random("Multinomial") &&
+	       tfd_op_is_random("SampleDistortedBoundingBoxV2"));
+	T_TRUE(!tfd_op_is_random("StatelessIf") && !tfd_op_is_random("StatelessWhile") &&
+	       !tfd_op_is_random("StatefulPartitionedCall") && !tfd_op_is_random("_MklMatMul") &&
+	       !tfd_op_is_random("ParseExampleV2") && !tfd_op_is_random("DecodeJpeg"));
+}
+
 const struct t_case capture_cases[] = {
+    T(random_op_types),
     T(device_long_kernel),
     T(same_stage_made_parallel),
     T(loop_input_names),
