@@ -1487,3 +1487,33 @@ case("filter_after_map", build=b_filter_late,
                  "filter": ({"filter_first": True}, r"Filter")},
      fixes={"parallel_at_limit": {"map_ms": 0.2}, "filter_late": {"filter_first": True},
             "sequential_transformation": {"filter_first": True}})
+
+# 64. cache() right after the reader, before an expensive deterministic
+# map (the raw records cached, the map run again every epoch): 160 TFRecord
+# records (20 steps an epoch) -> cache() -> repeat() -> an AUTOTUNE map
+# (parse, 1.2 ms of matmuls, no random op) -> batch(8) -> prefetch(2). With
+# the cache after the map, later epochs read the mapped elements
+def b_cache_early(k):
+    ds = tf.data.TFRecordDataset(tfrecord_files()).take(k["n_records"])
+    def m(r):
+        x = _det_burn(parse(r), k["map_ms"])
+        if k.get("random_map"):  # an augmentation's draw, large enough to be traced
+            x += tf.reduce_mean(tf.random.uniform((256, 256))) * 0.0
+        return x
+
+    if k["cache_after"]:
+        ds = ds.map(m, num_parallel_calls=par(k["map_par"])).cache().repeat()
+    else:
+        ds = ds.cache().repeat().map(m, num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("cache_before_map", build=b_cache_early,
+     defaults=dict(cache_after=False, n_records=160, map_ms=1.2, map_par="auto", batch=8,
+                   prefetch=2),
+     train_ms=2, planted="cache() of the raw records below an expensive deterministic map",
+     covers=["cache placement", "TFRecord", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.6}, r"(ParallelMapV2|MapAndBatch)$"),
+                 "cache": ({"cache_after": True}, r"(ParallelMapV2|MapAndBatch)$")},
+     fixes={"parallel_at_limit": {"map_ms": 0.6}, "cache_early": {"cache_after": True},
+            "pipeline_cpu": {"map_ms": 0.6}})
