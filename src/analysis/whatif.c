@@ -352,18 +352,37 @@ static double batch_of(const struct tfd_pipeline *p, int x)
 	return b >= 1 && b < 1e9 ? b : 0;
 }
 
+/* The most calls in the capacity window of a stage whose parent is x: an
+ * interleave's or a flat_map's inner datasets (one stage for all their
+ * instances) hand it every element it makes. */
+static double inner_calls(const struct tfd_pipeline *p, int x)
+{
+	double n = 0;
+
+	for (size_t j = 0; j < p->nstages; j++)
+		if (p->stages[j].parent == x)
+			n = fmax(n, (double)p->stages[j].window_calls);
+	return n;
+}
+
 /* How many elements stage x (a shard's input) made over the capacity
  * window: a shard skips the elements it drops in one call of its input
  * (Skip), so its input's calls undercount them; its function's runs count
  * every one, as do the calls of the stages below it while each hands on
- * one element for each it reads (a batch one for its batch size). The most
- * any of them says; 0 unknown. */
+ * one element for each it reads (a batch one for its batch size), and the
+ * inner datasets of an interleave right below the shard. The most any of
+ * them says; 0 unknown. */
 static double elements_made(const struct tfd_pipeline *p, int x, int depth)
 {
 	double n, b = batch_of(p, x), fn = (double)p->stages[x].fn_calls;
 	int c;
 
 	n = fmax((double)p->stages[x].window_calls, b > 0 ? fn / b : fn);
+	/* right below the shard only: deeper, the stage's own calls count its
+	 * elements, and its inner datasets' add an end-of-input call each */
+	if (depth == 0 && (tfd_family_has(p->stages[x].family, TFD_FAM_INTERLEAVE) ||
+			   strcmp(p->stages[x].family, "FlatMap") == 0))
+		n = fmax(n, inner_calls(p, x));
 	if (depth < 64 && (c = only_child(p, x)) >= 0) {
 		if (one_to_one(p, (size_t)x))
 			n = fmax(n, elements_made(p, c, depth + 1));

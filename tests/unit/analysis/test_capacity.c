@@ -499,6 +499,13 @@ static void late_shard_keeps_a_quarter(struct t *t)
 		T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
 		st[1].family = "Shard";
 	}
+	/* an interleave below the shard: its inner datasets' calls */
+	st[2].family = "ParallelInterleave";
+	st[2].window_calls = 200;
+	st[2].fn_calls = 0;
+	st[3].window_calls = 400;
+	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), 1);
+	T_EQ_DBL(keep, 0.25, 1e-12);
 	/* no model, no answer */
 	cp->valid = false;
 	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
