@@ -813,6 +813,12 @@ run analyze -q tests/cases/ok/tf221-shard-after-batch-keeps-up/vm.xplane.pb
 u=$(unwrap <<<"$out")
 if [[ "$u" == *"[medium] TFD-H08 A late shard() spends the step's cores on elements it drops"*"[medium] TFD-H07"* ]] &&
 	[[ "$u" == *"1.29x step time with the pipeline's CPU work / 3.79"* ]]; then ok; else bad "late shard keeps up: $(grep TFD- <<<"$out")"; fi
+# the shard right above a parallel interleave of per-file maps: the
+# interleave's own calls say 2 for each element kept (GetNext and the Skip
+# of the other three), its inner datasets 4; T21 2.73x (measured 2.66x)
+run analyze -q -f json tests/cases/ok/tf221-shard-after-interleave/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T21 TFD-T01 " ] && [[ "$out" == *'"factor": 4'* ]] &&
+	[[ "$out" == *'"step_speedup": 2.7'* ]]; then ok; else bad "shard after interleave: $(rules_of)"; fi
 # a filter keeping one element in four above an AUTOTUNE map: the filter
 # calls its input for every element it drops (3.8 made per element kept);
 # T22 (filter first: 2.17x measured, 1.77x estimated) leads T04 (the map's
