@@ -1373,6 +1373,16 @@ case("make_csv_dataset_default", build=b_make_csv,
 # before the reader does a quarter of the work
 def b_shard_late(k):
     files = tf.data.Dataset.from_tensor_slices(tfrecord_files())
+    if k.get("interleave"):  # the map inside each file's dataset, files read 4 at a time
+        if k["shard"] == "files":
+            files = files.shard(4, 0)
+        ds = files.repeat().interleave(
+            lambda f: tf.data.TFRecordDataset(f).map(lambda r: burn(parse(r), k["map_ms"]),
+                                                     num_parallel_calls=par(k["map_par"])),
+            cycle_length=4, num_parallel_calls=AUTOTUNE)
+        if k["shard"] == "late":
+            ds = ds.shard(4, 0)
+        return maybe_prefetch(ds.batch(k["batch"]), k)
     if k["shard"] == "files":
         files = files.shard(4, 0)
     ds = tf.data.TFRecordDataset(files.repeat())
@@ -1517,3 +1527,17 @@ case("cache_before_map", build=b_cache_early,
                  "cache": ({"cache_after": True}, r"(ParallelMapV2|MapAndBatch)$")},
      fixes={"parallel_at_limit": {"map_ms": 0.6}, "cache_early": {"cache_after": True},
             "pipeline_cpu": {"map_ms": 0.6}})
+
+# 65. The shard after a parallel interleave whose files are each read
+# through a map (the map inside each file's dataset, 4 files at a time),
+# shard(4, 0) on the interleaved records: the interleave skips the dropped
+# ones in one call, its inner datasets still make every one
+case("shard_after_interleave", build=b_shard_late,
+     defaults=dict(shard="late", interleave=True, map_ms=0.3, map_par=None, batch=8,
+                   prefetch=2),
+     train_ms=2, planted="shard(4, 0) after a parallel interleave of per-file maps",
+     covers=["shard", "interleave parallel", "map inside interleave", "TFRecord"],
+     candidates={"map": ({"map_ms": 0.15}, r"Interleave.*::Map$"),
+                 "shard": ({"shard": "files"}, r"Shard")},
+     fixes={"shard_late": {"shard": "files"}, "parallel_at_limit": {"map_ms": 0.15},
+            "sequential_map": {"map_par": "auto"}})
