@@ -198,25 +198,33 @@ static struct val m_fn_random(const struct metric_at *a)
 
 /* Whether a cache() that was read back lies below it: a cache stage among
  * the stages below it, none of them below that cache running in the
- * capacity window (a cache still filling reads its input). */
+ * capacity window (a cache still filling reads its input). One walk up
+ * from each stage that ran marks the caches above it as reading. */
 static struct val m_cache_below(const struct metric_at *a)
 {
 	const struct tfd_pipeline *p = a->p;
+	bool *reads, found = false;
 
-	for (size_t c = 0; p && c < p->nstages; c++) {
-		bool reads = false;
+	if (!p || a->si < 0)
+		return boolean(false);
+	reads = xcalloc(p->nstages ? p->nstages : 1, sizeof(*reads));
+	for (size_t j = 0; j < p->nstages; j++) {
+		int guard = 0;
 
-		if (!tfd_family_has(p->stages[c].family, TFD_FAM_CACHE) ||
-		    !tfd_stage_within(p, (int)c, a->si) || (int)c == a->si)
+		if (!p->stages[j].window_calls ||
+		    tfd_family_has(p->stages[j].family, TFD_FAM_CACHE))
 			continue;
-		for (size_t j = 0; j < p->nstages && !reads; j++)
-			reads = (int)j != (int)c && tfd_stage_within(p, (int)j, (int)c) &&
-				p->stages[j].window_calls > 0 &&
-				!tfd_family_has(p->stages[j].family, TFD_FAM_CACHE);
-		if (!reads)
-			return boolean(true);
+		for (int x = p->stages[j].parent; x >= 0 && guard++ < 10000;
+		     x = p->stages[x].parent)
+			if (tfd_family_has(p->stages[x].family, TFD_FAM_CACHE))
+				reads[x] = true;
 	}
-	return boolean(false);
+	for (size_t c = 0; c < p->nstages && !found; c++)
+		found = (int)c != a->si && !reads[c] &&
+			tfd_family_has(p->stages[c].family, TFD_FAM_CACHE) &&
+			tfd_stage_within(p, (int)c, a->si);
+	free(reads);
+	return boolean(found);
 }
 
 /* The share of the elements its input made that the nearest stage above
