@@ -83,12 +83,10 @@ static double to_factor(const struct rule *r, const struct tfd_pipeline *p, int 
 	return fmax(1.0, r->est_to / par);
 }
 
-/* What-if through the capacity model: the stage's work / factor (remove: no
- * work), the new lowest capacity capped by the consumer's demand, anchored
- * to the observed time per root element (throughput-model.md 5). */
 /* The subtree a "remove" of a subtree or of dropped elements changes: its
  * root (*root) and the share of its work that stays (*keep); false for
- * another model, or with no shard dropping elements above si. */
+ * another model, or with no shard or filter (the rule's `under` families)
+ * dropping elements above si. */
 static bool subtree_of(const struct rule *r, const struct tfd_pipeline *p, int si, int *root,
 		       double *keep)
 {
@@ -101,8 +99,8 @@ static bool subtree_of(const struct rule *r, const struct tfd_pipeline *p, int s
 }
 
 /* The finding's factor: the rule's (to_factor), or for the elements a
- * shard drops, the elements made below it per element it keeps (0
- * unknown). */
+ * shard or a filter drops, the elements made below it per element it
+ * keeps (0 unknown; e->dropped_by names that stage). */
 static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int si,
 			struct tfd_estimate *e)
 {
@@ -117,6 +115,9 @@ static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int 
 	return round(100.0 / keep) / 100.0;
 }
 
+/* What-if through the capacity model: the stage's work / factor (remove: no
+ * work), the new lowest capacity capped by the consumer's demand, anchored
+ * to the observed time per root element (throughput-model.md 5). */
 static void capacity_estimate(const struct rule *r, const struct tfd_host_result *h,
 			      const struct tfd_pipeline *p, int si, struct tfd_estimate *e)
 {
