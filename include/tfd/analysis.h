@@ -207,6 +207,10 @@ struct tfd_pipeline {
 	struct tfd_segment *segments;
 	size_t nsegments;
 	struct tfd_capacity capacity;
+	/* a parameter AUTOTUNE sets (parallelism, cycle_length, buffer_limit)
+	 * took two values over the capture: still being tuned (the direct
+	 * analysis only; a merge keeps the verdict it led to) */
+	bool tuned_in_capture;
 	struct tfd_sureness confidence; /* of the bottleneck (confidence.c) */
 	/* 1 + the index of the host pipeline this one repeats, 0 none (so a
 	 * zeroed pipeline repeats none): the same dataset (its root's long

@@ -365,6 +365,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		goto out;
 	mark_repeats(hr);
 	pick_focus(hr);
+	tfd_share_settle_ramp(hr);
 	tfd_confidence_compute(hr);
 	if (c.calls.n && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
 		diag(a, h->name,

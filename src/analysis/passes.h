@@ -92,6 +92,14 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
 void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
 			    struct tfd_interval *u, size_t nu);
 
+/* Once the host's pipelines are known: a ramp (leading steps that waited
+ * more) that put the verdict in a lower band than TensorFlow's convention
+ * does so only when some pipeline of the host was still being tuned
+ * (tuned_in_capture): else the verdict goes back to the convention, the
+ * ramp still said (a profile started in a running job can open with steps
+ * that wait as the job did before the profiler slowed its step). */
+void tfd_share_settle_ramp(struct tfd_host_result *hr);
+
 /* A dataset function's call as the capacity pass counts it: a function
  * event not inside an iterator call on its thread (those ran inline, in a
  * stage's self time), with its work. What does not depend on the pipeline

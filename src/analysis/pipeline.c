@@ -650,6 +650,19 @@ static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
 	}
 }
 
+/* Whether a parameter AUTOTUNE sets (a parallelism, a cycle_length, a
+ * buffer_limit) took two values over the capture in one of the iterators
+ * whose stage is in iter_stage (by iterator, -1 none): the pipeline was
+ * still being tuned while it was profiled. */
+static bool tuned(const struct tfd_par_change *par, size_t n, const int *iter_stage)
+{
+	for (size_t k = 0; k + 1 < n; k++)
+		if (par[k].iter == par[k + 1].iter && par[k].what == par[k + 1].what &&
+		    iter_stage[par[k].iter] >= 0 && par[k].value != par[k + 1].value)
+			return true;
+	return false;
+}
+
 /* The capacity pass gets the calls, their stages in final order (per
  * iterator, from the host's calls), and the window sums. */
 static void capacity(struct pbuild *b)
@@ -694,6 +707,7 @@ static void capacity(struct pbuild *b)
 	in.nsteps = c->nsteps;
 	in.py_overlap = c->py_overlap;
 	tfd_capacity_compute(b->p, &in);
+	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
 	free(iter_stage);
 	free(win);
 }

@@ -410,6 +410,18 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
 }
 
+void tfd_share_settle_ramp(struct tfd_host_result *hr)
+{
+	if (!hr->nramp_steps || !hr->verdict_basis ||
+	    strcmp(hr->verdict_basis, "steady-state") != 0)
+		return;
+	for (size_t i = 0; i < hr->npipelines; i++)
+		if (hr->pipelines[i].tuned_in_capture)
+			return;
+	use_share(hr, &hr->tf, "tf-convention");
+	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+}
+
 /* The steps summed in groups of consecutive steps, at most max groups. */
 static void step_points(const struct tfd_host_result *hr, size_t max, struct tfd_step_points *pt)
 {

@@ -96,7 +96,16 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       "%.1f%%.\n",
 			       tfd_fmt_ns(f->gap_wait_ns, t1, sizeof(t1)), f->all.nsteps,
 			       f->markers_pct);
-	if (f->nramp_steps)
+	if (f->nramp_steps && tfd_bound_of(f->steady.pct) < f->bound)
+		tfd_buf_printf(
+		    b,
+		    "         ramp: the first %zu steps waited %.1f%% of their time, the "
+		    "rest %.1f%%; no parameter AUTOTUNE sets changed over the capture, so "
+		    "the verdict keeps them (a profile started in a running job can open "
+		    "with steps that wait as the job did before the profiler slowed its "
+		    "step).\n",
+		    f->nramp_steps, f->ramp_pct, f->settled_pct);
+	else if (f->nramp_steps)
 		tfd_buf_printf(
 		    b,
 		    "         ramp: the first %zu steps waited %.1f%% of their time, the "

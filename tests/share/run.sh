@@ -131,6 +131,19 @@ assert st["warmup_steps"] == 0 and st["percent"] > 44, st
 assert tf["percent"] > 44, tf' "$T/r.json" &&
 	! unwrap <"$T/r.txt" | grep -q "ramp:"; then ok; else bad "waits that fell without the steps: $(sed -n 1,6p "$T/r.txt")"; fi
 
+# an AUTOTUNE ramp the capture shows (the map's workers 1 -> 2 after 30 of
+# 150 steps): its steps, each under twice the median, waited 39 %, the rest
+# 0.4 %; a ramp whose pipeline was being tuned still leaves the verdict's
+# band (TensorFlow's convention 10.9 %: MODERATELY) for the steady state's
+printf '%s' '{"name": "gentle-autotune-ramp", "steps": 150, "step_compute_us": 2000,
+ "stages": [{"kind": "TFRecord", "cost_us": 5},
+  {"kind": "ParallelMap", "parallelism": 2, "buffer": 8, "cost_us": 800, "ramp": [[0, 1], [120, 2]]},
+  {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}' >"$T/gentle.json"
+$TFD synth -q -o "$T/gentle" "$T/gentle.json"
+$TFD analyze -q "$T/gentle" >"$T/r.txt"
+if unwrap <"$T/r.txt" | grep -q "^verdict: NOT input-bound: 0.4% .*(steady state" &&
+	unwrap <"$T/r.txt" | grep -q "ramp: the first 30 steps waited .* the steady state leaves the ramp out"; then ok; else bad "a tuned ramp: $(sed -n 1,6p "$T/r.txt")"; fi
+
 # the host ranking uses the same share: the steadily waiting host comes first,
 # not the one whose first step waited longest
 mkdir -p "$T/two"
