@@ -77,6 +77,12 @@ static size_t run_end(const struct tfd_tree *t, size_t k)
 	return t->run_ends[lo];
 }
 
+/* Whether node has children outside its window (far pairs; scanned form). */
+static inline bool has_far(const struct tfd_tree *t, int node)
+{
+	return t->has_far[(size_t)node / 64] >> ((size_t)node % 64) & 1;
+}
+
 static inline void kids_begin(struct kids *it, const struct tfd_tree *t, int node, int64_t until)
 {
 	*it = (struct kids){.t = t, .node = node};
@@ -89,7 +95,7 @@ static inline void kids_begin(struct kids *it, const struct tfd_tree *t, int nod
 	it->end = run_end(t, (size_t)node);
 	it->until = until;
 	it->f = t->nfar;
-	if (t->has_far[(size_t)node / 64] >> ((size_t)node % 64) & 1) {
+	if (has_far(t, node)) {
 		size_t lo = 0, hi = t->nfar;
 
 		while (lo < hi) {
@@ -140,7 +146,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 
 	/* scanned, a node no call after it starts within and with no far
 	 * children (most calls: the leaves) has none */
-	if (!t->kid_off && !(t->has_far[(size_t)node / 64] >> ((size_t)node % 64) & 1) &&
+	if (!t->kid_off && !has_far(t, node) &&
 	    ((size_t)node + 1 >= t->n || tfd_times_start(&t->tm, (size_t)node + 1) > e0))
 		return e0 - s0;
 	kids_begin(&it, t, node, e0);

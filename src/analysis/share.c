@@ -263,6 +263,20 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->bound = tfd_bound_of(s->pct);
 }
 
+/* The share the verdict uses: the steady state when it is in a lower band
+ * than TensorFlow's convention (warm-up alone never makes a host
+ * input-bound), its left-out steps a ramp only when ramp_counts; else the
+ * convention. */
+static void choose_basis(struct tfd_host_result *hr, bool ramp_counts)
+{
+	if (hr->nwarmup_steps && (ramp_counts || !hr->nramp_steps) && !isnan(hr->steady.pct) &&
+	    tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
+		use_share(hr, &hr->steady, "steady-state");
+	else
+		use_share(hr, &hr->tf, "tf-convention");
+	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+}
+
 /* Gaps between steps, waits between markers: at least this share of the
  * steps' time from the first start to the last end, and more than the
  * waits inside the markers. */
@@ -403,23 +417,19 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	per_step_summary(hr, wf + first, last - first);
 	free(wf);
 	hr->input_basis = "steps";
-	if (nw && !isnan(hr->steady.pct) && tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
-		use_share(hr, &hr->steady, "steady-state");
-	else
-		use_share(hr, &hr->tf, "tf-convention");
-	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+	choose_basis(hr, true);
 }
 
 void tfd_share_settle_ramp(struct tfd_host_result *hr)
 {
+	bool tuned = false;
+
 	if (!hr->nramp_steps || !hr->verdict_basis ||
 	    strcmp(hr->verdict_basis, "steady-state") != 0)
 		return;
-	for (size_t i = 0; i < hr->npipelines; i++)
-		if (hr->pipelines[i].tuned_in_capture)
-			return;
-	use_share(hr, &hr->tf, "tf-convention");
-	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+	for (size_t i = 0; i < hr->npipelines && !tuned; i++)
+		tuned = hr->pipelines[i].tuned_in_capture;
+	choose_basis(hr, tuned);
 }
 
 /* The steps summed in groups of consecutive steps, at most max groups. */

@@ -96,22 +96,18 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       "%.1f%%.\n",
 			       tfd_fmt_ns(f->gap_wait_ns, t1, sizeof(t1)), f->all.nsteps,
 			       f->markers_pct);
-	if (f->nramp_steps && tfd_bound_of(f->steady.pct) < f->bound)
+	if (f->nramp_steps)
 		tfd_buf_printf(
 		    b,
 		    "         ramp: the first %zu steps waited %.1f%% of their time, the "
-		    "rest %.1f%%; no parameter AUTOTUNE sets changed over the capture, so "
-		    "the verdict keeps them (a profile started in a running job can open "
-		    "with steps that wait as the job did before the profiler slowed its "
-		    "step).\n",
-		    f->nramp_steps, f->ramp_pct, f->settled_pct);
-	else if (f->nramp_steps)
-		tfd_buf_printf(
-		    b,
-		    "         ramp: the first %zu steps waited %.1f%% of their time, the "
-		    "rest %.1f%%; the steady state leaves the ramp out (an AUTOTUNE "
-		    "ramp, buffers filling, an epoch boundary).\n",
-		    f->nramp_steps, f->ramp_pct, f->settled_pct);
+		    "rest %.1f%%; %s.\n",
+		    f->nramp_steps, f->ramp_pct, f->settled_pct,
+		    tfd_bound_of(f->steady.pct) < f->bound
+			? "no parameter AUTOTUNE sets changed over the capture, so the verdict "
+			  "keeps them (a profile started in a running job can open with steps "
+			  "that wait as the job did before the profiler slowed its step)"
+			: "the steady state leaves the ramp out (an AUTOTUNE ramp, buffers "
+			  "filling, an epoch boundary)");
 	if (!f->warmup_inflated)
 		return;
 	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);
