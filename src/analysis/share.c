@@ -263,18 +263,50 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->bound = tfd_bound_of(s->pct);
 }
 
+/* Every step's share less the first well-formed step's (the one
+ * TensorFlow's convention drops at the start), when that step stands out:
+ * its own share at least twice the rest's. NAN otherwise, or when no step
+ * is left. */
+static double pct_after_first(const struct tfd_host_result *hr)
+{
+	struct tfd_share s = hr->all;
+	const struct tfd_step_wait *w = NULL;
+	double own;
+
+	for (size_t i = 0; i < hr->nstep_waits && !w; i++)
+		if (hr->step_waits[i].well_formed)
+			w = &hr->step_waits[i];
+	if (!w && hr->nstep_waits)
+		w = &hr->step_waits[0];
+	if (!w || w->step_ns <= 0 || s.step_ns <= w->step_ns)
+		return NAN;
+	s.step_ns -= w->step_ns;
+	s.wait_ns -= w->wait_ns;
+	s.h2d_ns -= w->h2d_ns;
+	share_finish(&s);
+	own = 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) / (double)w->step_ns;
+	return own >= 2.0 * s.pct ? s.pct : NAN;
+}
+
 /* The share the verdict uses: the steady state when it is in a lower band
  * than TensorFlow's convention (warm-up alone never makes a host
  * input-bound), its left-out steps a ramp only when ramp_counts; else the
- * convention. */
+ * convention. Warm-up inflates the share when every step's is in a higher
+ * band than the verdict's and than the steps' after the warm-up (after
+ * the first one, when no step was long enough to be warm-up but the first
+ * waited a share twice the rest's): a convention that drops an ordinary
+ * first and last step is no warm-up. */
 static void choose_basis(struct tfd_host_result *hr, bool ramp_counts)
 {
+	enum tfd_bound all = tfd_bound_of(hr->all.pct);
+	double after = hr->nwarmup_steps ? hr->steady.pct : pct_after_first(hr);
+
 	if (hr->nwarmup_steps && (ramp_counts || !hr->nramp_steps) && !isnan(hr->steady.pct) &&
 	    tfd_bound_of(hr->steady.pct) < tfd_bound_of(hr->tf.pct))
 		use_share(hr, &hr->steady, "steady-state");
 	else
 		use_share(hr, &hr->tf, "tf-convention");
-	hr->warmup_inflated = tfd_bound_of(hr->all.pct) > hr->bound;
+	hr->warmup_inflated = all > hr->bound && !isnan(after) && all > tfd_bound_of(after);
 }
 
 /* Gaps between steps, waits between markers: at least this share of the

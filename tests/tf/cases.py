@@ -1541,3 +1541,31 @@ case("shard_after_interleave", build=b_shard_late,
                  "shard": ({"shard": "files"}, r"Shard")},
      fixes={"shard_late": {"shard": "files"}, "parallel_at_limit": {"map_ms": 0.15},
             "sequential_map": {"map_par": "auto"}})
+
+# 66. Large elements batched on one thread: an AUTOTUNE map makes
+# side x side x 3 float images, a shuffle between the map and the batch
+# (as most image pipelines write it) keeps TensorFlow from fusing them, so
+# BatchV2 copies every image (600 KB) into the batch one at a time. uint8:
+# the images stay bytes until the whole batch is converted (a quarter of
+# the copying)
+def b_batch_copy(k):
+    s = int(k["side"])
+    dt = tf.uint8 if k.get("uint8") else tf.float32
+    ds = tf.data.Dataset.range(N).map(
+        lambda i: tf.fill((s, s, 3), tf.cast(i % 97, dt)),
+        num_parallel_calls=AUTOTUNE)
+    ds = ds.shuffle(k["shuffle"])
+    ds = ds.batch(k["batch"], num_parallel_calls=par(k["batch_par"]))
+    if k.get("uint8"):
+        ds = ds.map(lambda b: tf.cast(b, tf.float32) / 97.0, num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds, k)
+
+
+case("batch_copy_large", build=b_batch_copy,
+     defaults=dict(side=224, uint8=False, shuffle=32, batch=128, batch_par=None, prefetch=2),
+     train_ms=2, planted="a sequential batch copying 224x224x3 float images",
+     covers=["batch sequential", "large elements", "shuffle"],
+     candidates={"batch": ({"batch_par": 2}, r"::BatchV2$"),
+                 "bytes": ({"uint8": True}, r"::BatchV2$")},
+     fixes={"sequential_transformation": {"batch_par": "auto"},
+            "prefetch_starved": {"prefetch": -1}})
