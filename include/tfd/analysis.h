@@ -255,18 +255,21 @@ enum tfd_bound {
 struct tfd_share {
 	double pct;			/* 100 * (wait + h2d) / step; NAN when unknown */
 	int64_t step_ns;		/* summed step time */
-	int64_t wait_ns;		/* time in IteratorGetNext* within those steps (with
+	int64_t wait_ns;		/* time in IteratorGetNext* (and MakeIterator, on
+					 * the threads that call it) within those steps (with
 					 * device planes: where no device op of a higher
 					 * priority ran) */
 	int64_t h2d_ns;			/* host-to-device time that nothing of a higher
 					 * priority overlapped (0 without device planes) */
 	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
 	size_t nsteps;
+	int64_t create_ns; /* of wait_ns: iterators being made for the loop */
 };
 
 /* One step: its time and the parts of it that are input. */
 struct tfd_step_wait {
 	int64_t start_ns, step_ns, wait_ns;
+	int64_t create_ns;  /* of wait_ns: iterators being made (MakeIterator) */
 	int64_t h2d_ns;	    /* copies to the device (0 without device planes) */
 	int64_t compute_ns; /* device compute (0 without device planes) */
 	/* per kind what each owned of the step (the capture's: struct
@@ -302,10 +305,11 @@ struct tfd_host_result {
 	int64_t loop_startup_ns, loop_steps_ns;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
-	double input_pct; /* NAN when unknown: host wait + host-to-device */
-	int64_t step_ns;  /* summed step time (or capture span) */
-	int64_t wait_ns;  /* time in IteratorGetNext* within it */
-	int64_t h2d_ns;	  /* host-to-device time within it (device planes) */
+	double input_pct;  /* NAN when unknown: host wait + host-to-device */
+	int64_t step_ns;   /* summed step time (or capture span) */
+	int64_t wait_ns;   /* time in IteratorGetNext* within it */
+	int64_t h2d_ns;	   /* host-to-device time within it (device planes) */
+	int64_t create_ns; /* of wait_ns: iterators being made for the loop */
 	/* device spans were read for the host: input time is TensorFlow's,
 	 * host wait + host-to-device, each overlap owned by one kind */
 	bool has_device;
@@ -532,6 +536,15 @@ bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len)
  * iterator per epoch; a validation set's repeats are not the loop's own:
  * the focus is the pipeline that holds the loop up most). */
 size_t tfd_repeated_iterators(const struct tfd_host_result *h);
+/* Iterators of that dataset (its first and the repeats) per step of the
+ * capture: about 1 when the loop makes one each step; 0 without steps. */
+double tfd_iterators_per_step(const struct tfd_host_result *h);
+/* From this many iterators a step the report may name the new iterators
+ * as what holds the loop up (rule TFD-H09 fires from the same). */
+#define TFD_ITERATORS_PER_STEP_SAYS 0.5
+/* Whether host h's loop makes a new iterator each step: that many a step,
+ * making them 1 % of the verdict's step time or more. */
+bool tfd_iterator_per_step(const struct tfd_host_result *h);
 
 /* The share of host h's focus pipeline's steady-state window in which its
  * Python runs (a from_generator source, the Python ops of a map's

@@ -36,6 +36,10 @@ enum tfd_ev_kind {
 	 * `id` = the step id of the function it runs; kept only when a
 	 * TFD_EV_FUNCTION with that id was captured on the host */
 	TFD_EV_EXEC,
+	/* MakeIterator::<dataset>: an iterator being made, each dataset's
+	 * nested in its parent's; on the thread that calls GetNext it is time
+	 * the training loop waits for its input (a new iterator each step) */
+	TFD_EV_MAKEITER,
 };
 
 enum tfd_ev_flag {
@@ -310,10 +314,13 @@ struct tfd_interval {
 	int64_t s, e;
 };
 
-/* The host waiting for input: the union of its IteratorGetNext* events,
+/* The host waiting for input: the union of its IteratorGetNext* events
+ * and of the iterators made on the threads that call them (MakeIterator),
  * sorted and disjoint, in a new array of *n intervals (the caller frees
  * it). */
 struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
+/* The iterators made on those threads alone, the same way. */
+struct tfd_interval *tfd_host_create_union(const struct tfd_host *h, size_t *n);
 
 /* qsort's order for intervals: by start, then by end. */
 int tfd_interval_cmp(const void *a, const void *b);

@@ -186,6 +186,19 @@ size_t tfd_repeated_iterators(const struct tfd_host_result *h)
 	return n;
 }
 
+double tfd_iterators_per_step(const struct tfd_host_result *h)
+{
+	if (h->focus < 0 || !h->all.nsteps)
+		return 0.0;
+	return (double)(tfd_repeated_iterators(h) + 1) / (double)h->all.nsteps;
+}
+
+bool tfd_iterator_per_step(const struct tfd_host_result *h)
+{
+	return tfd_iterators_per_step(h) >= TFD_ITERATORS_PER_STEP_SAYS && h->step_ns > 0 &&
+	       (double)h->create_ns >= 0.01 * (double)h->step_ns;
+}
+
 /* The pipeline analyzed first: the host pipeline that holds the loop up most. */
 static void pick_focus(struct tfd_host_result *hr)
 {
@@ -206,10 +219,11 @@ static void pick_focus(struct tfd_host_result *hr)
 /* The host's input share, from its waits read before (taken) or now;
  * lean: the reports draw the points and bars, not every step. */
 static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr,
-		       struct tfd_interval *waits, size_t nwaits)
+		       struct tfd_interval *waits, size_t nwaits, struct tfd_interval *creates,
+		       size_t ncreates)
 {
 	if (waits)
-		tfd_share_compute_with(h, hr, waits, nwaits);
+		tfd_share_compute_with(h, hr, waits, nwaits, creates, ncreates);
 	else
 		tfd_share_compute(h, hr);
 	if (lean) {
@@ -290,6 +304,15 @@ static bool runs_loop_in_function(const struct tfd_host *h)
 	return false;
 }
 
+/* The host's waits (*n of them, returned) and the iterators made for the
+ * loop among them (*creates, *ncreates), read while its events are there. */
+static struct tfd_interval *read_waits(const struct tfd_host *h, size_t *n,
+				       struct tfd_interval **creates, size_t *ncreates)
+{
+	*creates = tfd_host_create_union(h, ncreates);
+	return tfd_host_wait_union(h, n);
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -298,7 +321,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 				    struct tfd_err *err)
 {
 	struct host_ctx c;
-	size_t by_name = 0, orphans = 0, nwaits = 0;
+	size_t by_name = 0, orphans = 0, nwaits = 0, ncreates = 0;
 	struct tfd_fns fns;
 	enum tfd_status st;
 	/* its device planes still being swept (a lean capture's, on another
@@ -306,7 +329,9 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	 * events, are read now, before the events go (and once, for the
 	 * share and a loop's start-up both) */
 	bool pending = h->pending != NULL, loop = h->nloop_inputs && h->nsteps;
-	struct tfd_interval *waits = pending || loop ? tfd_host_wait_union(h, &nwaits) : NULL;
+	struct tfd_interval *creates = NULL,
+			    *waits = pending || loop ? read_waits(h, &nwaits, &creates, &ncreates)
+						     : NULL;
 
 	hr->host = h;
 	hr->focus = -1;
@@ -314,8 +339,9 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	if (loop)
 		loop_startup(h, hr, waits, nwaits);
 	if (!pending) {
-		host_share(h, lean != NULL, hr, waits, nwaits); /* (which frees them) */
-		waits = NULL;
+		host_share(h, lean != NULL, hr, waits, nwaits, creates,
+			   ncreates); /* (which frees them) */
+		waits = creates = NULL;
 	}
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
@@ -351,8 +377,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		st = tfd_host_settle(lean ? lean : (struct tfd_host *)h, err);
 		if (st)
 			goto out;
-		host_share(h, lean != NULL, hr, waits, nwaits);
-		waits = NULL;
+		host_share(h, lean != NULL, hr, waits, nwaits, creates, ncreates);
+		waits = creates = NULL;
 	}
 	if (hr->input_basis && strcmp(hr->input_basis, "steps") == 0 && hr->nsteps &&
 	    hr->step_ns > hr->wait_ns) {
@@ -383,6 +409,7 @@ out:
 		}
 	}
 	free(waits);
+	free(creates);
 	tfd_graph_release(&c);
 	return st;
 }

@@ -258,6 +258,34 @@ static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimat
 	e->input_percent_after = fmin(100.0, 100.0 * W / (S - U));
 }
 
+/* The loop keeps one iterator instead of making one each step: the time
+ * spent making iterators goes, and a running pipeline, which works while
+ * the step computes, leaves a step waiting only for what its element
+ * takes past the step's other time. A new iterator's first element (what
+ * the steps waited in GetNext) is the pipeline's time for one element
+ * from empty, an upper bound on a running one's: each step then takes the
+ * longer of its other time and that (copies to the device stay). */
+static void one_iterator_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double n = (double)h->nsteps, S = (double)h->step_ns, C = (double)h->create_ns,
+	       W = (double)h->wait_ns - C, D = (double)h->h2d_ns, o, w, after;
+
+	if (!(n > 0) || !(S > 0) || !(C > 0) || W < 0)
+		return;
+	o = (S - (double)h->wait_ns - D) / n;
+	w = W / n;
+	if (!(o > 0))
+		return;
+	after = fmax(o, w) + D / n;
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S / n);
+	e->new_latency_ns = (int64_t)llround(after);
+	e->speedup = S / n / after;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = 100.0 * (after - o) / after;
+}
+
 /* The step's speed-up of a latency estimate: the step's other time is
  * `share` of what it was (the cores the change frees), its input share
  * goes to `after`; at most what the host's cores allow (the pipeline's CPU
@@ -416,6 +444,10 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 	}
 	if (strcmp(r->est_model, "loop_startup") == 0) {
 		startup_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "one_iterator") == 0) {
+		one_iterator_estimate(h, e);
 		return;
 	}
 	if (strcmp(r->est_model, "free_cpu") == 0) {

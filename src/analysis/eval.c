@@ -86,6 +86,9 @@ PIPE_NUM(m_warmup_over_p50, p->p50_ns ? (double)p->max_ns / (double)p->p50_ns : 
 HOST(m_input_percent, num_or_missing(h->input_pct))
 HOST(m_repeated_iterators, num((double)tfd_repeated_iterators(h)))
 HOST(m_loop_in_function, boolean(h->loop_in_function))
+HOST(m_iterators_per_step, num(tfd_iterators_per_step(h)))
+HOST(m_iterator_create_percent,
+     num(h->step_ns > 0 ? 100.0 * (double)h->create_ns / (double)h->step_ns : 0.0))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
 HOST(m_host_pipelines, num((double)h->nhost_pipelines))
@@ -573,6 +576,13 @@ const struct metric_def tfd_metrics[] = {
     {"repeated_iterators", VT_NUM, TARGET_HOST,
      "host pipelines that iterate the focus pipeline's dataset again (an iterator per epoch)",
      m_repeated_iterators},
+    {"iterators_per_step", VT_NUM, TARGET_HOST,
+     "iterators of the focus pipeline's dataset made per step (its first and each repeat; 0 "
+     "without steps)",
+     m_iterators_per_step},
+    {"iterator_create_percent", VT_NUM, TARGET_HOST,
+     "share of the verdict's step time spent making iterators for the loop (MakeIterator)",
+     m_iterator_create_percent},
     {"loop_in_function", VT_BOOL, TARGET_HOST,
      "the host ran a dataset's loop inside a tf.function (a ReduceDataset op)", m_loop_in_function},
     {"focus_kept_above", VT_NUM, TARGET_HOST,
@@ -807,6 +817,12 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 			 * input-bound, a faster pipeline would not speed training
 			 * up (rule TFD-H01 says so instead) */
 			if (p->is_device || !p->analyzed_slow_only || !tfd_host_has_bottleneck(h))
+				continue;
+			/* a new iterator each step: each pipeline ran one element
+			 * from empty (and the ids of iterators made anew can
+			 * repeat), so its stages' figures are no steady state;
+			 * TFD-H09 says so */
+			if (tfd_iterator_per_step(h))
 				continue;
 			/* a dataset iterated anew (an iterator per epoch): its
 			 * advice is said once, for the group's own pipeline */

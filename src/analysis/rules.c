@@ -57,6 +57,7 @@ static const char *const class_names[] = {
     "host_to_device",
     "python_gil",
     "iterator_per_epoch",
+    "iterator_per_step",
     "loop_in_function",
     "python_waits",
     "pipeline_cpu",
@@ -362,8 +363,9 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale",	     "remove",	  "overlap",  "copy_overlap",
-				     "loop_startup", "vectorize", "free_cpu", "none"};
+static const char *const models[] = {"scale",	     "remove",	     "overlap",
+				     "copy_overlap", "loop_startup", "one_iterator",
+				     "vectorize",    "free_cpu",     "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"|
  * "workers"|"subtree"|"dropped", "to": ...} */
@@ -380,8 +382,8 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 			if (!cJSON_IsString(e) ||
 			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
 				return bad(c, "'estimate.model' must be one of scale, remove, "
-					      "overlap, copy_overlap, loop_startup, vectorize, "
-					      "free_cpu, none");
+					      "overlap, copy_overlap, loop_startup, one_iterator, "
+					      "vectorize, free_cpu, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {

@@ -288,6 +288,8 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 		return TFD_EV_FUNCTION;
 	if (strcmp(name, "ExecutorState::Process") == 0)
 		return TFD_EV_EXEC;
+	if (strncmp(name, "MakeIterator::", 14) == 0)
+		return TFD_EV_MAKEITER;
 	return TFD_EV_OTHER;
 }
 

@@ -214,53 +214,90 @@ static bool loop_input_root(const struct tfd_event *e, const struct tfd_sig **la
 	return *last_is;
 }
 
-/* Counted first, so that the array is made once. */
-struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
+/* Whether thread t may run the training loop: it calls GetNext, or it is
+ * named and not one of tf.data's own threads (the Python thread that makes
+ * an iterator an epoch for a train function whose GetNext runs on the
+ * inter-op threads). Iterators made on it (MakeIterator), outside any
+ * iterator's call, are made for the loop, which waits for them; made on
+ * tf.data's threads (an interleave's inputs) or inside an iterator's call
+ * (a flat_map's inner datasets) they are the pipeline's work. */
+static bool loop_thread(const struct tfd_host *h, size_t t)
+{
+	const char *name = h->threads[t].name;
+
+	return (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)) ||
+	       (name && *name && strncmp(name, "tf_data", 7) != 0);
+}
+
+/* Whether e, an event of a thread that may run the loop, is time the loop
+ * waits for input; fn_end the end of the dataset function's run open on
+ * the thread (a GetNext inside one is the pipeline's own: a generator that
+ * pulls another iterator, prefetch_to_device), it_end the iterator call's.
+ * creates: iterators being made only. */
+static bool waits_for_input(const struct tfd_host *h, const struct tfd_event *e, int64_t fn_end,
+			    int64_t it_end, bool creates)
+{
+	if (e->kind == TFD_EV_MAKEITER)
+		return e->start_ns >= fn_end && e->start_ns >= it_end;
+	if (creates)
+		return false;
+	return e->kind == TFD_EV_GETNEXT && e->start_ns >= fn_end &&
+	       !((e->flags & TFD_EVF_ID) && tfd_host_loose_fn(h, e->id));
+}
+
+/* Thread t's waits (creates: iterators made for the loop only) into v, or
+ * only counted when v is NULL: how many. */
+static size_t thread_waits(const struct tfd_host *h, size_t t, bool creates, struct tfd_interval *v)
+{
+	struct tfd_ev_cursor c;
+	struct tfd_event e;
+	const struct tfd_sig *last = NULL;
+	bool last_is = false, loop = loop_thread(h, t);
+	int64_t fn_end = INT64_MIN, it_end = INT64_MIN;
+	size_t m = 0;
+
+	for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+		if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {
+			if (e.dur_ns > 0 && e.start_ns + e.dur_ns > fn_end)
+				fn_end = e.start_ns + e.dur_ns;
+			continue;
+		}
+		if (e.dur_ns <= 0)
+			continue;
+		if (e.kind == TFD_EV_ITERATOR && e.start_ns + e.dur_ns > it_end)
+			it_end = e.start_ns + e.dur_ns;
+		if (!(loop && waits_for_input(h, &e, fn_end, it_end, creates)) &&
+		    !(!creates && e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
+		      loop_input_root(&e, &last, &last_is)))
+			continue;
+		if (v)
+			v[m] = (struct tfd_interval){e.start_ns, e.start_ns + e.dur_ns};
+		m++;
+	}
+	return m;
+}
+
+/* The union of the waits (creates: of the iterators made for the loop
+ * only), counted first so that the array is made once. */
+static struct tfd_interval *wait_union(const struct tfd_host *h, bool creates, size_t *n)
 {
 	struct tfd_interval *v = NULL;
-	size_t cap = 0, m = 0, k = 0;
-	uint32_t want =
-	    TFD_KIND_BIT(TFD_EV_GETNEXT) | (h->nloop_inputs ? TFD_KIND_BIT(TFD_EV_ITERATOR) : 0);
+	size_t m = 0, k = 0;
+	uint32_t want = TFD_KIND_BIT(TFD_EV_GETNEXT) | TFD_KIND_BIT(TFD_EV_MAKEITER) |
+			(h->nloop_inputs && !creates ? TFD_KIND_BIT(TFD_EV_ITERATOR) : 0);
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < h->nthreads; t++) {
-			struct tfd_ev_cursor c;
-			struct tfd_event e;
-			const struct tfd_sig *last = NULL;
-			bool last_is = false;
-			/* the end of the dataset function's run open on the thread:
-			 * a GetNext inside one is the pipeline's own (a generator
-			 * that pulls another iterator: prefetch_to_device), not the
-			 * training loop's wait */
-			int64_t fn_end = INT64_MIN;
-
-			if (!(h->threads[t].kinds & want))
+			if (!(h->threads[t].kinds & want) ||
+			    (creates && (!loop_thread(h, t) ||
+					 !(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_MAKEITER)))))
 				continue;
-			for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
-				if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {
-					if (e.dur_ns > 0 && e.start_ns + e.dur_ns > fn_end)
-						fn_end = e.start_ns + e.dur_ns;
-					continue;
-				}
-				if (e.dur_ns <= 0)
-					continue;
-				if (e.kind == TFD_EV_GETNEXT &&
-				    (e.start_ns < fn_end ||
-				     ((e.flags & TFD_EVF_ID) && tfd_host_loose_fn(h, e.id))))
-					continue;
-				if (e.kind != TFD_EV_GETNEXT &&
-				    !(e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
-				      loop_input_root(&e, &last, &last_is)))
-					continue;
-				if (pass)
-					v[m++] = (struct tfd_interval){e.start_ns,
-								       e.start_ns + e.dur_ns};
-				else
-					cap++;
-			}
+			m += thread_waits(h, t, creates, pass ? v + m : NULL);
 		}
-		if (!pass)
-			v = xmalloc((cap + 1) * sizeof(*v));
+		if (!pass) {
+			v = xmalloc((m + 1) * sizeof(*v));
+			m = 0;
+		}
 	}
 	if (m > 1)
 		qsort(v, m, sizeof(*v), tfd_interval_cmp);
@@ -274,6 +311,16 @@ struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
 	}
 	*n = k;
 	return v;
+}
+
+struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
+{
+	return wait_union(h, false, n);
+}
+
+struct tfd_interval *tfd_host_create_union(const struct tfd_host *h, size_t *n)
+{
+	return wait_union(h, true, n);
 }
 
 /* The host's wait as a source of spans of kind TFD_DEV_WAIT. */

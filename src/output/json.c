@@ -377,6 +377,7 @@ static cJSON *one_share(const struct tfd_share *s, bool device)
 	cJSON_AddItemToObject(o, "percent", pct_json(s->pct));
 	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
 	add_ns(o, "wait_ns", s->wait_ns);
+	add_ns(o, "iterator_create_ns", s->create_ns);
 	if (device)
 		add_ns(o, "host_to_device_ns", s->h2d_ns);
 	add_ns(o, "step_ns", s->step_ns);
@@ -517,6 +518,11 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 					tfd_h2d_dominates(f) ? "host_to_device" : "host_wait");
 	else
 		cJSON_AddNullToObject(sum, "input_dominant");
+	/* the loop makes a new iterator each step: that holds it up; the
+	 * bottleneck below is then the slowest stage within one */
+	cJSON_AddBoolToObject(sum, "new_iterator_each_step",
+			      f->focus >= 0 && tfd_host_has_bottleneck(f) &&
+				  tfd_iterator_per_step(f));
 	if (f->focus >= 0) {
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
 
@@ -595,6 +601,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
 		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
 		add_ns(o, "wait_ns", h->wait_ns);
+		add_ns(o, "iterator_create_ns", h->create_ns);
 		if (h->has_device)
 			add_ns(o, "host_to_device_ns", h->h2d_ns);
 		add_ns(o, "step_ns", h->step_ns);
@@ -608,6 +615,8 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		} else {
 			cJSON_AddNullToObject(o, "loop_in_function");
 		}
+		cJSON_AddNumberToObject(o, "iterators_per_step",
+					round(tfd_iterators_per_step(h) * 1000) / 1000);
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->has_device)

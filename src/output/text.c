@@ -72,13 +72,35 @@ static const char *band_word(enum tfd_bound bd)
 	return bd == TFD_BOUND_HIGH ? "HIGHLY" : bd == TFD_BOUND_MODERATE ? "MODERATELY" : "NOT";
 }
 
+/* The wait's part that made iterators for the loop (MakeIterator on its
+ * thread), when it is 1 % of the steps' time or more. */
+static void create_line(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	char t1[32], t2[32];
+	size_t n = f->nsteps ? f->nsteps : 1;
+
+	if (!(f->step_ns > 0) || (double)f->create_ns < 0.01 * (double)f->step_ns)
+		return;
+	tfd_buf_printf(b,
+		       "         making iterators: %s %s of the %s waited (%.1f%% of the "
+		       "time): the loop built new iterators (MakeIterator: the pipeline's "
+		       "functions instantiated, its threads started) before their first "
+		       "element.\n",
+		       tfd_fmt_ns(f->create_ns / (int64_t)n, t1, sizeof(t1)),
+		       f->nsteps ? "a step" : "in all",
+		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),
+		       100.0 * (double)f->create_ns / (double)f->step_ns);
+}
+
 /* The three shares, and why they differ when warm-up would have raised the alarm. */
 static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	char t1[32], num[24];
 
-	if (strcmp(f->input_basis, "steps") != 0)
+	if (strcmp(f->input_basis, "steps") != 0) {
+		create_line(f, b);
 		return;
+	}
 	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
 		tfd_buf_printf(b,
 			       "         shares: TensorFlow's convention %.1f%% (%zu step%s), "
@@ -87,6 +109,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
+	create_line(f, b);
 	if (f->gaps_counted)
 		tfd_buf_printf(b,
 			       "         between steps: the step markers leave the input out "
@@ -380,6 +403,19 @@ static const char *latency_why(const struct tfd_pipeline *p, char *buf, size_t l
 	return buf;
 }
 
+/* The loop makes a new iterator each step: that, not a stage, holds it up. */
+static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	size_t made = tfd_repeated_iterators(f) + 1;
+
+	tfd_buf_printf(b,
+		       "         bottleneck: a new iterator each step (%zu iterators of pipeline "
+		       "%s's dataset over %zu steps): making them took %.1f%% of the time, "
+		       "and each new one waits for its first element from empty (TFD-H09).\n",
+		       made, N(f->pipelines[f->focus].name), f->all.nsteps,
+		       100.0 * (double)f->create_ns / (double)f->step_ns);
+}
+
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
@@ -436,7 +472,9 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
 		bool bn = tfd_host_has_bottleneck(f);
 
-		if (p->max_ns <= TFD_SLOW_CALL_NS)
+		if (bn && tfd_iterator_per_step(f))
+			renewed_each_step(f, b);
+		else if (p->max_ns <= TFD_SLOW_CALL_NS)
 			tfd_buf_printf(b,
 				       "         no tf.data root call is slower than 50 us on this "
 				       "host: the input pipeline keeps up; look elsewhere "

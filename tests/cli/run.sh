@@ -180,7 +180,7 @@ rules_fail ops-share-without-ops "rule 'X1': metric 'ops_share' needs the rule's
 # from 1 up; the model names the one added with H07
 rules_fail to-not-parallelism "rule 'X1': 'estimate.to' sets a parallelism: model 'scale' with 'of': 'parallelism' only"
 rules_fail to-below-one "rule 'X1': 'estimate.to' must be a number >= 1"
-rules_fail unknown-model "rule 'X1': 'estimate.model' must be one of scale, remove, overlap, copy_overlap, loop_startup, vectorize, free_cpu, none"
+rules_fail unknown-model "rule 'X1': 'estimate.model' must be one of scale, remove, overlap, copy_overlap, loop_startup, one_iterator, vectorize, free_cpu, none"
 # "of": "subtree" (the stage and the stages below it stop running) removes
 rules_fail subtree-not-remove "rule 'X1': 'estimate.of' 'subtree' goes with model 'remove' only"
 # "of": "dropped" (the work of the elements a shard above drops) as well
@@ -605,6 +605,30 @@ assert d["hosts"][0]["focus_pipeline"] == "Host:1"
 assert d["findings"][0]["rule"] == "TFD-H05", [f["rule"] for f in d["findings"]]
 # the waits are the refill, not bursts a larger buffer would hide
 assert [f["severity"] for f in d["findings"] if f["rule"] == "TFD-P03"] == ["low"], d["findings"]' <<<"$out"; then ok; else bad "an iterator per epoch in JSON: $(head -c 300 <<<"$out")"; fi
+# a loop that makes a new iterator each step (`next(iter(ds))`): making
+# each (MakeIterator on the loop's thread) is input time the loop waits
+# for, as its next() does (xprof and the markers-only count said 11.5 %;
+# the run's clock 40-67 %); the new iterators, not a stage, are the
+# bottleneck, and no stage advice comes from pipelines that ran one
+# element from empty (it said TFD-P01 "no prefetch" of a pipeline with one)
+run analyze -q -f json tests/cases/ok/tf221-iterator-per-step
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_bound"] == "highly" and h["input_percent"] > 50, h["input_percent"]
+assert h["iterator_create_ns"] > 0.4 * h["step_ns"], (h["iterator_create_ns"], h["step_ns"])
+assert abs(h["iterators_per_step"] - 1.0) < 0.01, h["iterators_per_step"]
+assert d["summary"]["new_iterator_each_step"] is True
+assert [f["rule"] for f in d["findings"]] == ["TFD-H09"], [f["rule"] for f in d["findings"]]
+e = d["findings"][0]["estimate"]
+assert e["model"] == "one_iterator" and 2.0 < e["step_speedup"] < 2.4, e' <<<"$out"; then ok; else bad "an iterator per step: $(head -c 400 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-iterator-per-step
+if [[ "$(unwrap <<<"$out")" == *"making iterators: 10.206 ms a step of the 12.93 ms waited"* &&
+	"$(unwrap <<<"$out")" == *"bottleneck: a new iterator each step (30 iterators"* ]]; then ok; else bad "an iterator per step: $(sed -n 1,12p <<<"$out")"; fi
+# the iterator per epoch: each epoch's MakeIterator counts too (6.4 % of
+# the steps without it)
+run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert abs(h["input_percent"] - 10.9) < 0.1 and h["iterator_create_ns"] > 0, h["input_percent"]
+assert h["iterators_per_step"] < 0.5 and d["summary"]["new_iterator_each_step"] is False' <<<"$out"; then ok; else bad "an iterator per epoch: iterators made: $(head -c 300 <<<"$out")"; fi
 # Keras 3 fit with validation_data over epochs: the training pipeline (one
 # iterator: ds.repeat() and steps_per_epoch) is the focus, not the
 # validation set's, whose first call of each pass refills it (the slowest
@@ -904,9 +928,10 @@ run analyze -q -f json tests/cases/ok/tf221-keras3-mnist-tutorial/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T17 " ]; then ok; else bad "MNIST tutorial: $(rules_of)"; fi
 # no step markers (Keras 3 fit profiled by the API): the share is over the
 # stretch the input was read, not the fit call's start-up and teardown
-# (47.2 % over the whole capture; the clock says 94-97 %)
+# (47.2 % over the whole capture; the clock says 94-97 %); fit's own
+# iterator, made in the stretch (25 ms), counts as input (87.9 % without)
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-no-markers/vm.xplane.pb
-if [[ "$out" == *'"input_basis": "capture span"'* ]] && [[ "$out" == *'"input_percent": 87.9,'* ]]; then ok; else bad "no markers, read span: $(grep -m1 '"input_percent"' <<<"$out")"; fi
+if [[ "$out" == *'"input_basis": "capture span"'* ]] && [[ "$out" == *'"input_percent": 88.51,'* ]]; then ok; else bad "no markers, read span: $(grep -m1 '"input_percent"' <<<"$out")"; fi
 run analyze -q -f json examples/real-autotune-map-saturated
 if [[ "$out" != *'"TFD-T05"'* ]] && [[ "$out" == *'"function_uneven_share": 0.0731'* ]]; then ok; else bad "even elements said to stall: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
 # Python ops that ran side by side wait (a sleeping numpy_function, 4 ms,

@@ -1569,3 +1569,23 @@ case("batch_copy_large", build=b_batch_copy,
                  "bytes": ({"uint8": True}, r"::BatchV2$")},
      fixes={"sequential_transformation": {"batch_par": "auto"},
             "prefetch_starved": {"prefetch": -1}})
+
+
+# 67. A new iterator each step: the loop takes `next(iter(ds))` for every
+# batch of an AUTOTUNE map (0.3 ms an element) -> batch(8) -> prefetch(2):
+# each iterator is built (its map function instantiated, its threads
+# started), fills from empty for one batch and is torn down
+def b_fresh(k):
+    ds = tf.data.Dataset.range(N).map(lambda i: burn(feature(i), k["map_ms"]),
+                                      num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("iterator_per_step", build=b_fresh, loop="fresh_iterator",
+     defaults=dict(one_iterator=False, map_ms=0.3, batch=8, prefetch=2),
+     train_ms=6, planted="next(iter(ds)) each step",
+     covers=["new iterator each step", "map AUTOTUNE"],
+     candidates={"iterator": ({"one_iterator": True}, "@new_iterator_each_step"),
+                 "map": ({"map_ms": 0.15}, r"(ParallelMapV2|MapAndBatch)$")},
+     fixes={"iterator_per_step": {"one_iterator": True},
+            "parallel_at_limit": {"map_ms": 0.15}})

@@ -158,6 +158,33 @@ class EpochLoop(CustomLoop):
         return CustomLoop.windows(self, _Epochs(ds), warm, steps, reps, val, profile_dir)
 
 
+class FreshIteratorLoop(CustomLoop):
+    """The custom loop that makes a new iterator of the dataset each step
+    (`batch = next(iter(ds))` in the loop); one: the change TFD-H09 gives,
+    one iterator made before the loop."""
+
+    def __init__(self, train_ms, one=False):
+        CustomLoop.__init__(self, train_ms)
+        self.one = one
+
+    def windows(self, ds, warm, steps, reps, val=None, profile_dir=None):
+        return CustomLoop.windows(self, ds if self.one else _FreshEach(ds), warm, steps, reps,
+                                  val, profile_dir)
+
+
+class _FreshEach:
+    """next() makes a new iterator of the dataset and takes its first element."""
+
+    def __init__(self, ds):
+        self.ds = ds
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(iter(self.ds))
+
+
 class _Epochs:
     """Iterates a dataset epoch after epoch, a new iterator each time."""
 
@@ -337,6 +364,8 @@ def loop_of(c, k=None):
         return KerasLoop(c["train_units"])
     if c["loop"] == "epochs":
         return EpochLoop(c["train_ms"])
+    if c["loop"] == "fresh_iterator":
+        return FreshIteratorLoop(c["train_ms"], one=bool((k or {}).get("one_iterator")))
     loop = CustomLoop(c["train_ms"])
     loop.side_every = c.get("side_every", 10)
     loop.marker_step_only = c.get("marker_step_only", False)

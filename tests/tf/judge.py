@@ -14,9 +14,14 @@ def tfd_part(tj, truth):
           "bottleneck": s["bottleneck"], "bottleneck_long_name": s["bottleneck_long_name"],
           "slowest_stage_long_name": s["slowest_stage_long_name"],
           "top_op": s["bottleneck_top_op"],
+          "new_iterator_each_step": s.get("new_iterator_each_step"),
           "findings": [{k: f.get(k) for k in ("rule", "class", "stage", "stage_long_name",
                                               "estimate")} for f in tj["findings"]]}
-    if truth.get("bottleneck_stage"):
+    if truth.get("bottleneck_stage") == "@new_iterator_each_step":
+        # the loop's new iterator each step, not a stage, is what the
+        # intervention named
+        td["bottleneck_right"] = bool(s.get("new_iterator_each_step"))
+    elif truth.get("bottleneck_stage"):
         td["bottleneck_right"] = bool(s["bottleneck_long_name"]) and re.search(
             truth["bottleneck_stage"], s["bottleneck_long_name"]) is not None
     return td

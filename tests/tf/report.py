@@ -13,6 +13,9 @@ import re
 import subprocess
 import sys
 
+# the truth's bottleneck pattern for "the loop makes a new iterator each step"
+ITER_EACH_STEP = "@new_iterator_each_step"
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import judge as J  # noqa: E402
 
@@ -55,7 +58,10 @@ def totals(rs):
             t["bound"] += 1
             t["bn_right"] += bool(td.get("bottleneck_right"))
             named = td.get("bottleneck_long_name") or td.get("slowest_stage_long_name") or ""
-            t["stage_named"] += re.search(tr["bottleneck_stage"], named) is not None
+            if tr["bottleneck_stage"] == ITER_EACH_STEP:
+                t["stage_named"] += bool(td.get("bottleneck_right"))
+            else:
+                t["stage_named"] += re.search(tr["bottleneck_stage"], named) is not None
         for f in r.get("findings_applied", []):
             if f.get("applied") is None:
                 t["est_unmapped"] += 1
@@ -140,7 +146,8 @@ def render(rs, results_dir):
             ok.append("%% %s" % ("= xprof" if d <= PCT_TOLERANCE else "**off %.1f**" % d))
         if tr["verdict"] != "not" and tr.get("bottleneck"):
             ok.append("stage" if td.get("bottleneck_right") else "**stage missed**")
-        td_bn = td.get("bottleneck_long_name") or ("(slowest %s)" % short_stage(
+        td_bn = "new iterator each step" if td.get("new_iterator_each_step") else \
+            td.get("bottleneck_long_name") or ("(slowest %s)" % short_stage(
             td.get("slowest_stage_long_name")) if td.get("slowest_stage_long_name") else "-")
         w("| `%s` | %s, %s, %s | %s, %s, %s | %s, %s | %s |" % (
             r["case"], tr["verdict"], fmt_pct(tr["input_percent"]), bn,
