@@ -263,6 +263,21 @@ static struct val m_function_share(const struct metric_at *a)
 	return num(fmin(1.0, all / (double)a->s->self_all_ns));
 }
 
+/* A flat_map or an interleave that makes an inner dataset for every
+ * element or two (tfd_elements_per_inner at most TFD_PER_ELEMENT_MAX),
+ * making them its cost: false when it makes fewer, the calls do not say,
+ * or its function's ops take half its self time or more (the work of a
+ * flat_map that returns Dataset.from_tensors(f(x)) is f's, which a map
+ * would still do). */
+#define TFD_PER_ELEMENT_MAX 2.0
+static struct val m_dataset_per_element(const struct metric_at *a)
+{
+	double k = a->p ? tfd_elements_per_inner(a->p, a->si) : NAN;
+	struct val fs = m_function_share(a);
+
+	return boolean(!isnan(k) && k <= TFD_PER_ELEMENT_MAX && !(fs.present && fs.num >= 0.5));
+}
+
 static struct val m_final_prefetch(const struct metric_at *a)
 {
 	return boolean(has_final_prefetch(a->p));
@@ -542,6 +557,10 @@ const struct metric_def tfd_metrics[] = {
      "a cache() below it is read back: none of the stages below that cache ran in the capacity "
      "window (false: none, or still filling)",
      m_cache_below},
+    {"dataset_per_element", VT_BOOL, TARGET_BOTTLENECK,
+     "a flat_map or an interleave that makes an inner dataset for every element or two it "
+     "delivers, over the capacity window (false: fewer, or the calls do not say)",
+     m_dataset_per_element},
     {"kept_above", VT_NUM, TARGET_BOTTLENECK,
      "share of the elements made below the nearest stage above it of the rule's \"under\" "
      "families (a shard when it names none) that the stage passes on, over the capacity window "

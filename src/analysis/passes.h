@@ -267,6 +267,13 @@ double tfd_capacity_whatif_kept_cores(const struct tfd_pipeline *p, int si, doub
 int tfd_dropped_above(const struct tfd_pipeline *p, int si, const char *const *fams, size_t nfams,
 		      int *root, double *keep);
 
+/* Elements stage si (a flat_map or an interleave) delivered per inner
+ * dataset it made over the capacity window: each inner dataset's stages
+ * take one call per element and one for its end, so the inner datasets
+ * are their calls less the stage's; NAN when si makes none or too few
+ * calls say (under 8). */
+double tfd_elements_per_inner(const struct tfd_pipeline *p, int si);
+
 /* The same (a Shard) for host h's focus pipeline and its slowest stage, and the
  * cores beside the step (tfd_pipeline_cpu_share's u) the stages below that
  * shard would no longer keep busy if they did the kept share of their work

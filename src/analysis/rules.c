@@ -58,6 +58,7 @@ static const char *const class_names[] = {
     "python_gil",
     "iterator_per_epoch",
     "iterator_per_step",
+    "dataset_per_element",
     "loop_in_function",
     "python_waits",
     "pipeline_cpu",

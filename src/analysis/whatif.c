@@ -365,6 +365,33 @@ static double inner_calls(const struct tfd_pipeline *p, int x)
 	return n;
 }
 
+/* Whether stage j is an inner dataset of its parent (a flat_map's or an
+ * interleave's): its long name numbers the parent's instance,
+ * "FlatMap[12]::BatchV2", where the parent's input is "FlatMap::Window". */
+static bool is_inner(const struct tfd_pipeline *p, size_t j)
+{
+	const char *ln = p->stages[j].long_name, *last = NULL;
+
+	for (const char *c = ln ? strstr(ln, "::") : NULL; c; c = strstr(c + 2, "::"))
+		last = c;
+	return last && last > ln && last[-1] == ']';
+}
+
+double tfd_elements_per_inner(const struct tfd_pipeline *p, int si)
+{
+	double e, in = 0;
+
+	if (si < 0 || (size_t)si >= p->nstages)
+		return NAN;
+	e = (double)p->stages[si].window_calls;
+	for (size_t j = 0; j < p->nstages; j++)
+		if (p->stages[j].parent == si && is_inner(p, j))
+			in = fmax(in, (double)p->stages[j].window_calls);
+	if (e < 8 || !(in - e >= 1))
+		return NAN;
+	return e / (in - e);
+}
+
 /* How many elements stage x (a shard's input) made over the capacity
  * window: a shard skips the elements it drops in one call of its input
  * (Skip), so its input's calls undercount them; its function's runs count

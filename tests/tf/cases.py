@@ -1589,3 +1589,26 @@ case("iterator_per_step", build=b_fresh, loop="fresh_iterator",
                  "map": ({"map_ms": 0.15}, r"(ParallelMapV2|MapAndBatch)$")},
      fixes={"iterator_per_step": {"one_iterator": True},
             "parallel_at_limit": {"map_ms": 0.15}})
+
+# 68. Sliding windows over a series, the way many time-series tutorials
+# write them: window(65, shift=1) and flat_map(lambda w: w.batch(65)) make a
+# dataset (and an iterator, and a function call) for every window; frame:
+# all the windows at once with tf.signal.frame, sliced
+def b_windows(k):
+    series = np.sin(np.arange(200000, dtype=np.float32) / 50.0)
+    if k["frame"]:
+        ds = tf.data.Dataset.from_tensor_slices(tf.signal.frame(series, 65, 1))
+    else:
+        ds = tf.data.Dataset.from_tensor_slices(series).window(65, shift=1, drop_remainder=True)
+        ds = ds.flat_map(lambda w: w.batch(65))
+    ds = ds.map(lambda w: w - tf.reduce_mean(w))
+    ds = ds.shuffle(1000).repeat().batch(k["batch"])
+    return maybe_prefetch(ds, k)
+
+
+case("window_flat_map", build=b_windows,
+     defaults=dict(frame=False, batch=32, prefetch=1),
+     train_ms=1, planted="window() + flat_map: a dataset per window",
+     covers=["window", "flat_map", "dataset per element", "shuffle"],
+     candidates={"window": ({"frame": True}, r"FlatMap$")},
+     fixes={"dataset_per_element": {"frame": True}})

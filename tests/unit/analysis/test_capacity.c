@@ -511,14 +511,61 @@ static void late_shard_keeps_a_quarter(struct t *t)
 	T_EQ_I64(tfd_dropped_above(&p, 2, NULL, 0, &root, &keep), -1);
 }
 
+/* A flat_map's inner datasets: each takes one call per element and one for
+ * its end, so a window of one batch each makes two calls per element
+ * delivered; files of many records make one and a little more. The input
+ * (FlatMap::Window) and the inner (FlatMap[7]::Batch) are told apart by
+ * the instance index in the inner's long name. */
+static void flat_map_elements_per_inner(struct t *t)
+{
+	struct tfd_stage st[] = {
+	    {.name = "Root",
+	     .long_name = "Iterator::Root",
+	     .path = "R",
+	     .family = "Root",
+	     .parent = -1},
+	    {.name = "FlatMap",
+	     .long_name = "Iterator::Root::FlatMap",
+	     .path = "R::F",
+	     .family = "FlatMap",
+	     .parent = 0},
+	    {.name = "Window",
+	     .long_name = "Iterator::Root::FlatMap::Window",
+	     .path = "R::F::W",
+	     .family = "Window",
+	     .parent = 1},
+	    {.name = "BatchV2",
+	     .long_name = "Iterator::Root::FlatMap[7]::BatchV2",
+	     .path = "R::F::B",
+	     .family = "Batch",
+	     .parent = 1},
+	};
+	struct tfd_pipeline p = {.stages = st, .nstages = 4};
+
+	st[1].window_calls = 1000;
+	st[2].window_calls = 5000; /* the input's own calls are no inner datasets */
+	st[3].window_calls = 2000; /* 1000 windows of one batch each, and their ends */
+	T_EQ_DBL(tfd_elements_per_inner(&p, 1), 1.0, 1e-12);
+	st[3].window_calls = 1004; /* 4 files of 250 records */
+	T_EQ_DBL(tfd_elements_per_inner(&p, 1), 250.0, 1e-12);
+	/* no inner call beyond the stage's own: unknown */
+	st[3].window_calls = 1000;
+	T_TRUE(isnan(tfd_elements_per_inner(&p, 1)));
+	/* no inner stage at all (the input only): unknown */
+	st[3].long_name = "Iterator::Root::FlatMap::BatchV2";
+	st[3].window_calls = 2000;
+	T_TRUE(isnan(tfd_elements_per_inner(&p, 1)));
+	/* too few calls to say */
+	st[3].long_name = "Iterator::Root::FlatMap[7]::BatchV2";
+	st[1].window_calls = 4;
+	st[3].window_calls = 8;
+	T_TRUE(isnan(tfd_elements_per_inner(&p, 1)));
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),
-    T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred),
-    T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart),
-    T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),
-    T(late_shard_keeps_a_quarter),
-    {0},
+    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),  T(late_shard_keeps_a_quarter),
+    T(flat_map_elements_per_inner),	  {0},
 };
