@@ -259,6 +259,23 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 	return (uint32_t)h->nthreads++;
 }
 
+/* Whether eager op type t makes or ends the loop's input: a dataset
+ * (TakeDataset, BatchDatasetV2: ds.take(1) in the loop) or an iterator
+ * (AnonymousIteratorV3, MakeIterator, whose dataset is optimized before
+ * its MakeIterator::Root..., DeleteIterator). */
+static bool builds_input(const char *t)
+{
+	size_t n = strlen(t);
+
+	while (n && isdigit((unsigned char)t[n - 1]))
+		n--;
+	if (n >= 2 && t[n - 1] == 'V' && n < strlen(t))
+		n--;
+	return strcmp(t, "MakeIterator") == 0 || strcmp(t, "DeleteIterator") == 0 ||
+	       strncmp(t, "AnonymousIterator", 17) == 0 ||
+	       (n > 7 && strncmp(t + n - 7, "Dataset", 7) == 0);
+}
+
 enum tfd_ev_kind tfd_event_kind_of(const char *name)
 {
 	if (strncmp(name, "Iterator", 8) == 0 &&
@@ -288,7 +305,9 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 		return TFD_EV_FUNCTION;
 	if (strcmp(name, "ExecutorState::Process") == 0)
 		return TFD_EV_EXEC;
-	if (strncmp(name, "MakeIterator::", 14) == 0)
+	if (strncmp(name, "MakeIterator::", 14) == 0 ||
+	    (name[0] == 'E' && strncmp(name, "EagerLocalExecute: ", 19) == 0 &&
+	     builds_input(name + 19)))
 		return TFD_EV_MAKEITER;
 	return TFD_EV_OTHER;
 }

@@ -83,9 +83,9 @@ static void create_line(const struct tfd_host_result *f, struct tfd_buf *b)
 		return;
 	tfd_buf_printf(b,
 		       "         making iterators: %s %s of the %s waited (%.1f%% of the "
-		       "time): the loop built new iterators (MakeIterator: the pipeline's "
-		       "functions instantiated, its threads started) before their first "
-		       "element.\n",
+		       "time): the loop made datasets and iterators (MakeIterator: the "
+		       "dataset optimized, its functions instantiated, its threads "
+		       "started) before their first element.\n",
 		       tfd_fmt_ns(f->create_ns / (int64_t)n, t1, sizeof(t1)),
 		       f->nsteps ? "a step" : "in all",
 		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),

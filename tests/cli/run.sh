@@ -621,7 +621,7 @@ assert [f["rule"] for f in d["findings"]] == ["TFD-H09"], [f["rule"] for f in d[
 e = d["findings"][0]["estimate"]
 assert e["model"] == "one_iterator" and 2.0 < e["step_speedup"] < 2.4, e' <<<"$out"; then ok; else bad "an iterator per step: $(head -c 400 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-iterator-per-step
-if [[ "$(unwrap <<<"$out")" == *"making iterators: 10.206 ms a step of the 12.93 ms waited"* &&
+if [[ "$(unwrap <<<"$out")" == *"making iterators: 10.322 ms a step of the 13.046 ms waited"* &&
 	"$(unwrap <<<"$out")" == *"bottleneck: a new iterator each step (30 iterators"* ]]; then ok; else bad "an iterator per step: $(sed -n 1,12p <<<"$out")"; fi
 # window() + flat_map(lambda w: w.batch(n)): every inner dataset yields one
 # window, so the flat_map's cost is making them; a parallel interleave does
@@ -638,11 +638,18 @@ assert 1.4 < fs[0]["estimate"]["step_speedup"] < 2.2, fs[0]["estimate"]' <<<"$ou
 run analyze -q -f json tests/cases/ok/tf221-flat-map-from-tensors
 if python3 -c 'import json, sys; d = json.load(sys.stdin); fs = [f["rule"] for f in d["findings"]]
 assert "TFD-T24" not in fs and "TFD-T02" in fs, fs' <<<"$out"; then ok; else bad "flat_map of from_tensors(f(x)): $(head -c 400 <<<"$out")"; fi
+# `for b in ds.take(1):` each step: the dataset made (TakeDataset) and
+# optimized inside the eager MakeIterator op before MakeIterator::Root...
+# count too (44 % with the MakeIterator:: events alone; the clock 69 %)
+run analyze -q -f json tests/cases/ok/tf221-take-one-per-step
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert 62 < h["input_percent"] < 66, h["input_percent"]
+assert [f["rule"] for f in d["findings"]] == ["TFD-H09"], [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "ds.take(1) each step: $(head -c 300 <<<"$out")"; fi
 # the iterator per epoch: each epoch's MakeIterator counts too (6.4 % of
 # the steps without it)
 run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch
 if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
-assert abs(h["input_percent"] - 10.9) < 0.1 and h["iterator_create_ns"] > 0, h["input_percent"]
+assert abs(h["input_percent"] - 11.0) < 0.1 and h["iterator_create_ns"] > 0, h["input_percent"]
 assert h["iterators_per_step"] < 0.5 and d["summary"]["new_iterator_each_step"] is False' <<<"$out"; then ok; else bad "an iterator per epoch: iterators made: $(head -c 300 <<<"$out")"; fi
 # Keras 3 fit with validation_data over epochs: the training pipeline (one
 # iterator: ds.repeat() and steps_per_epoch) is the focus, not the
@@ -946,7 +953,7 @@ if [ "$(rules_of)" = "TFD-T17 " ]; then ok; else bad "MNIST tutorial: $(rules_of
 # (47.2 % over the whole capture; the clock says 94-97 %); fit's own
 # iterator, made in the stretch (25 ms), counts as input (87.9 % without)
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-no-markers/vm.xplane.pb
-if [[ "$out" == *'"input_basis": "capture span"'* ]] && [[ "$out" == *'"input_percent": 88.51,'* ]]; then ok; else bad "no markers, read span: $(grep -m1 '"input_percent"' <<<"$out")"; fi
+if [[ "$out" == *'"input_basis": "capture span"'* ]] && [[ "$out" == *'"input_percent": 88.52,'* ]]; then ok; else bad "no markers, read span: $(grep -m1 '"input_percent"' <<<"$out")"; fi
 run analyze -q -f json examples/real-autotune-map-saturated
 if [[ "$out" != *'"TFD-T05"'* ]] && [[ "$out" == *'"function_uneven_share": 0.0731'* ]]; then ok; else bad "even elements said to stall: $(grep -o '"rule": "TFD-[A-Z][0-9]*' <<<"$out" | tr '\n' ' ')"; fi
 # Python ops that ran side by side wait (a sleeping numpy_function, 4 ms,

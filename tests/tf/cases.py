@@ -1590,6 +1590,17 @@ case("iterator_per_step", build=b_fresh, loop="fresh_iterator",
      fixes={"iterator_per_step": {"one_iterator": True},
             "parallel_at_limit": {"map_ms": 0.15}})
 
+# 67b. The same with `for b in ds.take(1):` each step: a new dataset too,
+# optimized before its iterator is made
+case("take_one_per_step", build=b_fresh, loop="fresh_iterator",
+     defaults=dict(one_iterator=False, take1=True, map_ms=0.3, batch=8, prefetch=2),
+     train_ms=6, planted="ds.take(1) iterated each step",
+     covers=["new iterator each step", "take"],
+     candidates={"iterator": ({"one_iterator": True}, "@new_iterator_each_step"),
+                 "map": ({"map_ms": 0.15}, r"(ParallelMapV2|MapAndBatch)$")},
+     fixes={"iterator_per_step": {"one_iterator": True},
+            "parallel_at_limit": {"map_ms": 0.15}})
+
 # 68. Sliding windows over a series, the way many time-series tutorials
 # write them: window(65, shift=1) and flat_map(lambda w: w.batch(65)) make a
 # dataset (and an iterator, and a function call) for every window; frame:

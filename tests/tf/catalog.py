@@ -163,26 +163,28 @@ class FreshIteratorLoop(CustomLoop):
     (`batch = next(iter(ds))` in the loop); one: the change TFD-H09 gives,
     one iterator made before the loop."""
 
-    def __init__(self, train_ms, one=False):
+    def __init__(self, train_ms, one=False, take1=False):
         CustomLoop.__init__(self, train_ms)
-        self.one = one
+        self.one, self.take1 = one, take1
 
     def windows(self, ds, warm, steps, reps, val=None, profile_dir=None):
-        return CustomLoop.windows(self, ds if self.one else _FreshEach(ds), warm, steps, reps,
-                                  val, profile_dir)
+        return CustomLoop.windows(self, ds if self.one else _FreshEach(ds, self.take1), warm,
+                                  steps, reps, val, profile_dir)
 
 
 class _FreshEach:
-    """next() makes a new iterator of the dataset and takes its first element."""
+    """next() makes a new iterator of the dataset and takes its first
+    element; take1: of ds.take(1), a new dataset each time (`for b in
+    ds.take(1):` in the loop)."""
 
-    def __init__(self, ds):
-        self.ds = ds
+    def __init__(self, ds, take1=False):
+        self.ds, self.take1 = ds, take1
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return next(iter(self.ds))
+        return next(iter(self.ds.take(1) if self.take1 else self.ds))
 
 
 class _Epochs:
@@ -365,7 +367,8 @@ def loop_of(c, k=None):
     if c["loop"] == "epochs":
         return EpochLoop(c["train_ms"])
     if c["loop"] == "fresh_iterator":
-        return FreshIteratorLoop(c["train_ms"], one=bool((k or {}).get("one_iterator")))
+        return FreshIteratorLoop(c["train_ms"], one=bool((k or {}).get("one_iterator")),
+                                 take1=bool((k or {}).get("take1")))
     loop = CustomLoop(c["train_ms"])
     loop.side_every = c.get("side_every", 10)
     loop.marker_step_only = c.get("marker_step_only", False)
