@@ -203,6 +203,13 @@ static int stdout_checked(int rc)
 		e = errno;
 	if (!e && !ferror(stdout))
 		return rc;
+	if (!e) {
+		/* a write inside printf failed and stdio kept no errno: ask the
+		 * output again (one byte more of an output already cut short) */
+		clearerr(stdout);
+		if (fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+			e = errno;
+	}
 	if (rc == 0 || rc == 3)
 		fprintf(stderr, "tfdoctor: writing standard output: %s\n",
 			e ? strerror(e) : "write error");

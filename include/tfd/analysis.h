@@ -264,12 +264,14 @@ struct tfd_share {
 	int64_t dev_ns[TFD_DEV__COUNT]; /* per kind, what each owned */
 	size_t nsteps;
 	int64_t create_ns; /* of wait_ns: iterators being made for the loop */
+	int64_t gil_ns;	   /* of wait_ns: the loop waiting for the GIL after GetNext */
 };
 
 /* One step: its time and the parts of it that are input. */
 struct tfd_step_wait {
 	int64_t start_ns, step_ns, wait_ns;
 	int64_t create_ns;  /* of wait_ns: iterators being made (MakeIterator) */
+	int64_t gil_ns;	    /* of wait_ns: waiting for the GIL after GetNext */
 	int64_t h2d_ns;	    /* copies to the device (0 without device planes) */
 	int64_t compute_ns; /* device compute (0 without device planes) */
 	/* per kind what each owned of the step (the capture's: struct
@@ -310,6 +312,7 @@ struct tfd_host_result {
 	int64_t wait_ns;   /* time in IteratorGetNext* within it */
 	int64_t h2d_ns;	   /* host-to-device time within it (device planes) */
 	int64_t create_ns; /* of wait_ns: iterators being made for the loop */
+	int64_t gil_ns;	   /* of wait_ns: the loop waiting for the GIL after GetNext */
 	/* device spans were read for the host: input time is TensorFlow's,
 	 * host wait + host-to-device, each overlap owned by one kind */
 	bool has_device;

@@ -36,10 +36,12 @@ enum tfd_ev_kind {
 	 * `id` = the step id of the function it runs; kept only when a
 	 * TFD_EV_FUNCTION with that id was captured on the host */
 	TFD_EV_EXEC,
-	/* MakeIterator::<dataset>: an iterator being made, each dataset's
-	 * nested in its parent's; on the thread that calls GetNext it is time
-	 * the training loop waits for its input (a new iterator each step) */
-	TFD_EV_MAKEITER,
+	/* the loop's own input work besides GetNext: MakeIterator::<dataset>
+	 * (an iterator being made, each dataset's nested in its parent's), the
+	 * eager ops that make datasets and iterators, and the Python call
+	 * around an eager op (TFE_Py_FastPathExecute_C, whose end after a
+	 * GetNext's is the wait for the interpreter's lock): waits.c */
+	TFD_EV_LOOPOP,
 };
 
 enum tfd_ev_flag {
@@ -314,13 +316,30 @@ struct tfd_interval {
 	int64_t s, e;
 };
 
-/* The host waiting for input: the union of its IteratorGetNext* events
- * and of the iterators made on the threads that call them (MakeIterator),
+/* The host waiting for input: the union of its IteratorGetNext* events,
+ * of the datasets and iterators made on the threads that may run the loop
+ * (MakeIterator, eager dataset ops) and of its wait for the interpreter's
+ * lock after an eager GetNext (below),
  * sorted and disjoint, in a new array of *n intervals (the caller frees
  * it). */
 struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
-/* The iterators made on those threads alone, the same way. */
+/* The datasets and iterators made on those threads alone, the same way. */
 struct tfd_interval *tfd_host_create_union(const struct tfd_host *h, size_t *n);
+/* The loop waiting for the interpreter's lock after an eager GetNext
+ * returned (the end of its Python call, TFE_Py_FastPathExecute_C, less
+ * the least such ends), the same way: part of the wait union too. */
+struct tfd_interval *tfd_host_gil_union(const struct tfd_host *h, size_t *n);
+
+/* A host's waits and the two parts of them the report names, read while
+ * its events are there (all NULL and 0 when not read). */
+struct tfd_host_waits {
+	struct tfd_interval *all, *creates, *gil;
+	size_t nall, ncreates, ngil;
+};
+/* All three; all is not read (NULL) when skip_all (the device sweep's
+ * steps hold the waits). */
+void tfd_host_waits_read(const struct tfd_host *h, bool skip_all, struct tfd_host_waits *w);
+void tfd_host_waits_free(struct tfd_host_waits *w);
 
 /* qsort's order for intervals: by start, then by end. */
 int tfd_interval_cmp(const void *a, const void *b);

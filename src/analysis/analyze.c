@@ -219,11 +219,10 @@ static void pick_focus(struct tfd_host_result *hr)
 /* The host's input share, from its waits read before (taken) or now;
  * lean: the reports draw the points and bars, not every step. */
 static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr,
-		       struct tfd_interval *waits, size_t nwaits, struct tfd_interval *creates,
-		       size_t ncreates)
+		       struct tfd_host_waits *waits)
 {
-	if (waits)
-		tfd_share_compute_with(h, hr, waits, nwaits, creates, ncreates);
+	if (waits->all)
+		tfd_share_compute_with(h, hr, waits);
 	else
 		tfd_share_compute(h, hr);
 	if (lean) {
@@ -304,15 +303,6 @@ static bool runs_loop_in_function(const struct tfd_host *h)
 	return false;
 }
 
-/* The host's waits (*n of them, returned) and the iterators made for the
- * loop among them (*creates, *ncreates), read while its events are there. */
-static struct tfd_interval *read_waits(const struct tfd_host *h, size_t *n,
-				       struct tfd_interval **creates, size_t *ncreates)
-{
-	*creates = tfd_host_create_union(h, ncreates);
-	return tfd_host_wait_union(h, n);
-}
-
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -321,7 +311,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 				    struct tfd_err *err)
 {
 	struct host_ctx c;
-	size_t by_name = 0, orphans = 0, nwaits = 0, ncreates = 0;
+	size_t by_name = 0, orphans = 0;
 	struct tfd_fns fns;
 	enum tfd_status st;
 	/* its device planes still being swept (a lean capture's, on another
@@ -329,20 +319,17 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	 * events, are read now, before the events go (and once, for the
 	 * share and a loop's start-up both) */
 	bool pending = h->pending != NULL, loop = h->nloop_inputs && h->nsteps;
-	struct tfd_interval *creates = NULL,
-			    *waits = pending || loop ? read_waits(h, &nwaits, &creates, &ncreates)
-						     : NULL;
+	struct tfd_host_waits waits = {0};
 
 	hr->host = h;
 	hr->focus = -1;
 	hr->loop_in_function = runs_loop_in_function(h);
+	if (pending || loop)
+		tfd_host_waits_read(h, false, &waits);
 	if (loop)
-		loop_startup(h, hr, waits, nwaits);
-	if (!pending) {
-		host_share(h, lean != NULL, hr, waits, nwaits, creates,
-			   ncreates); /* (which frees them) */
-		waits = creates = NULL;
-	}
+		loop_startup(h, hr, waits.all, waits.nall);
+	if (!pending)
+		host_share(h, lean != NULL, hr, &waits); /* (which frees them) */
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
@@ -377,8 +364,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		st = tfd_host_settle(lean ? lean : (struct tfd_host *)h, err);
 		if (st)
 			goto out;
-		host_share(h, lean != NULL, hr, waits, nwaits, creates, ncreates);
-		waits = creates = NULL;
+		host_share(h, lean != NULL, hr, &waits);
 	}
 	if (hr->input_basis && strcmp(hr->input_basis, "steps") == 0 && hr->nsteps &&
 	    hr->step_ns > hr->wait_ns) {
@@ -408,8 +394,7 @@ out:
 			*err = derr;
 		}
 	}
-	free(waits);
-	free(creates);
+	tfd_host_waits_free(&waits);
 	tfd_graph_release(&c);
 	return st;
 }

@@ -87,6 +87,7 @@ HOST(m_input_percent, num_or_missing(h->input_pct))
 HOST(m_repeated_iterators, num((double)tfd_repeated_iterators(h)))
 HOST(m_loop_in_function, boolean(h->loop_in_function))
 HOST(m_iterators_per_step, num(tfd_iterators_per_step(h)))
+HOST(m_gil_wait_percent, num(h->step_ns > 0 ? 100.0 * (double)h->gil_ns / (double)h->step_ns : 0.0))
 HOST(m_iterator_create_percent,
      num(h->step_ns > 0 ? 100.0 * (double)h->create_ns / (double)h->step_ns : 0.0))
 /* with device planes: input is the host wait plus the copies to the device */
@@ -599,6 +600,10 @@ const struct metric_def tfd_metrics[] = {
      "iterators of the focus pipeline's dataset made per step (its first and each repeat; 0 "
      "without steps)",
      m_iterators_per_step},
+    {"gil_wait_percent", VT_NUM, TARGET_HOST,
+     "share of the verdict's step time the loop waited for the GIL after an eager GetNext "
+     "returned",
+     m_gil_wait_percent},
     {"iterator_create_percent", VT_NUM, TARGET_HOST,
      "share of the verdict's step time spent making iterators for the loop (MakeIterator)",
      m_iterator_create_percent},

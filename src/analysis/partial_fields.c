@@ -142,6 +142,7 @@ static const struct fdesc share_rows[] = {
     DEV_ROWS(struct tfd_share),
     F(struct tfd_share, "nsteps", nsteps, FK_SIZE),
     FV(struct tfd_share, "create_ns", create_ns, FK_I64, 8),
+    FV(struct tfd_share, "gil_ns", gil_ns, FK_I64, 8),
 };
 
 static const struct fdesc sure_rows[] = {
@@ -156,6 +157,7 @@ static const struct fdesc host_rows[] = {
     F(struct tfd_host_result, "wait_ns", wait_ns, FK_I64),
     F(struct tfd_host_result, "h2d_ns", h2d_ns, FK_I64),
     FV(struct tfd_host_result, "create_ns", create_ns, FK_I64, 8),
+    FV(struct tfd_host_result, "gil_ns", gil_ns, FK_I64, 8),
     F(struct tfd_host_result, "has_device", has_device, FK_BOOL),
     F(struct tfd_host_result, "h2d_bytes_per_step", h2d_bytes_per_step, FK_DBL),
     DEV_ROWS(struct tfd_host_result),

@@ -86,12 +86,11 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p);
 /* Input-bound share of host h (share.c): hr->input_pct, the tf, steady and
  * all shares, per-step waits and their summary, the verdict band. */
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
-/* The same with the host's waits read before (tfd_host_wait_union(): its
- * events may have gone since), u[0..nu), and the iterators made for the
- * loop among them (tfd_host_create_union()), cu[0..ncu), both taken; u
+/* The same with the host's waits read before (tfd_host_waits_read(): its
+ * events may have gone since), taken (freed); their union of every wait
  * is not read when the device sweep made the steps' waits. */
 void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
-			    struct tfd_interval *u, size_t nu, struct tfd_interval *cu, size_t ncu);
+			    struct tfd_host_waits *hw);
 
 /* Once the host's pipelines are known: a ramp (leading steps that waited
  * more) that put the verdict in a lower band than TensorFlow's convention

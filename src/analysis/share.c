@@ -71,6 +71,7 @@ static void share_add(struct tfd_share *s, const struct tfd_step_wait *w)
 	s->wait_ns = sat_add(s->wait_ns, w->wait_ns);
 	s->h2d_ns = sat_add(s->h2d_ns, w->h2d_ns);
 	s->create_ns = sat_add(s->create_ns, w->create_ns);
+	s->gil_ns = sat_add(s->gil_ns, w->gil_ns);
 	if (w->owned)
 		for (int k = 0; k < TFD_DEV__COUNT; k++)
 			s->dev_ns[k] = sat_add(s->dev_ns[k], w->owned[k]);
@@ -259,6 +260,7 @@ static void use_share(struct tfd_host_result *hr, const struct tfd_share *s, con
 	hr->wait_ns = s->wait_ns;
 	hr->h2d_ns = s->h2d_ns;
 	hr->create_ns = s->create_ns;
+	hr->gil_ns = s->gil_ns;
 	memcpy(hr->dev_ns, s->dev_ns, sizeof(hr->dev_ns));
 	hr->nsteps = s->nsteps;
 	hr->verdict_basis = basis;
@@ -286,6 +288,7 @@ static double pct_after_first(const struct tfd_host_result *hr)
 	s.wait_ns -= w->wait_ns;
 	s.h2d_ns -= w->h2d_ns;
 	s.create_ns -= w->create_ns;
+	s.gil_ns -= w->gil_ns;
 	share_finish(&s);
 	own = 100.0 * (double)sat_add(w->wait_ns, w->h2d_ns) / (double)w->step_ns;
 	return own >= 2.0 * s.pct ? s.pct : NAN;
@@ -395,10 +398,20 @@ static double markers_tf_pct(const struct tfd_host *h, const struct tfd_interval
 	return tf.pct;
 }
 
-static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
-		       const struct tfd_interval *u, size_t nu, const struct tfd_interval *cu,
-		       size_t ncu)
+/* Of step w's wait, the part in the intervals p[0..n). */
+static int64_t part_of(const struct tfd_step_wait *w, const struct tfd_interval *p, size_t n,
+		       int64_t a, int64_t b)
 {
+	int64_t c = n ? wait_in(p, n, a, b) : 0;
+
+	return c < w->wait_ns ? c : w->wait_ns;
+}
+
+static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
+		       const struct tfd_host_waits *hw)
+{
+	const struct tfd_interval *u = hw->all;
+	size_t nu = hw->nall;
 	size_t *wf = xmalloc(h->nsteps * sizeof(*wf)), nwf, first, last, nw;
 	bool compute = hr->has_device && h->dev.kind_n[TFD_DEV_COMPUTE] > 0;
 
@@ -418,11 +431,8 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		w->step_ns = end - h->steps[s].start_ns;
 		if (!hr->has_device) /* else the device breakdown's */
 			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, end);
-		if (ncu) {
-			int64_t c = wait_in(cu, ncu, h->steps[s].start_ns, end);
-
-			w->create_ns = c < w->wait_ns ? c : w->wait_ns;
-		}
+		w->create_ns = part_of(w, hw->creates, hw->ncreates, h->steps[s].start_ns, end);
+		w->gil_ns = part_of(w, hw->gil, hw->ngil, h->steps[s].start_ns, end);
 		/* TensorFlow keeps a step with compute: device compute when
 		 * the device ran kernels */
 		w->well_formed = w->step_ns > 0 && sat_add(w->wait_ns, w->h2d_ns) < w->step_ns &&
@@ -523,22 +533,26 @@ static int64_t read_span(const struct tfd_host *h, const struct tfd_interval *u,
 
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 {
-	size_t nu = 0, ncu = 0;
-	/* with device planes the steps' waits are the device sweep's */
-	struct tfd_interval *u = h->dev.read && h->nsteps ? NULL : tfd_host_wait_union(h, &nu);
-	struct tfd_interval *cu = tfd_host_create_union(h, &ncu);
+	struct tfd_host_waits w;
 
-	tfd_share_compute_with(h, hr, u, nu, cu, ncu);
+	/* with device planes the steps' waits are the device sweep's */
+	tfd_host_waits_read(h, h->dev.read && h->nsteps, &w);
+	tfd_share_compute_with(h, hr, &w);
 }
 
 void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
-			    struct tfd_interval *u, size_t nu, struct tfd_interval *cu, size_t ncu)
+			    struct tfd_host_waits *hw)
 {
+	struct tfd_interval *u;
+	size_t nu;
+
 	if (h->dev.read && h->nsteps) { /* the device sweep's waits, then */
-		free(u);
-		u = NULL;
-		nu = 0;
+		free(hw->all);
+		hw->all = NULL;
+		hw->nall = 0;
 	}
+	u = hw->all;
+	nu = hw->nall;
 
 	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = hr->markers_pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;
@@ -548,7 +562,7 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 	if (hr->has_device && h->dev.h2d_bytes && h->nsteps)
 		hr->h2d_bytes_per_step = (double)h->dev.h2d_bytes / (double)h->nsteps;
 	if (h->nsteps) {
-		from_steps(h, hr, u, nu, cu, ncu);
+		from_steps(h, hr, hw);
 		hr->first_step_wait_ns = hr->step_waits[0].wait_ns;
 		step_points(hr, TFD_STEP_POINTS, &hr->step_points);
 		step_points(hr, TFD_STEP_BARS, &hr->step_bars);
@@ -566,8 +580,11 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 			s.step_ns = read_span(h, u, nu);
 			for (size_t i = 0; i < nu; i++)
 				s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
-			for (size_t i = 0; i < ncu; i++)
-				s.create_ns = sat_add(s.create_ns, cu[i].e - cu[i].s);
+			for (size_t i = 0; i < hw->ncreates; i++)
+				s.create_ns =
+				    sat_add(s.create_ns, hw->creates[i].e - hw->creates[i].s);
+			for (size_t i = 0; i < hw->ngil; i++)
+				s.gil_ns = sat_add(s.gil_ns, hw->gil[i].e - hw->gil[i].s);
 			s.dev_ns[TFD_DEV_WAIT] = s.wait_ns;
 		}
 		share_finish(&s);
@@ -576,8 +593,7 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 		use_share(hr, &s, "capture span");
 		hr->nsteps = 0;
 	}
-	free(u);
-	free(cu);
+	tfd_host_waits_free(hw);
 }
 
 static double part_pct(const struct tfd_host_result *h, int64_t ns)

@@ -55,8 +55,9 @@ enum tfd_ev_kind tfd_event_kind_of(const char *name)
 	if (strcmp(name, "ExecutorState::Process") == 0)
 		return TFD_EV_EXEC;
 	if (strncmp(name, "MakeIterator::", 14) == 0 ||
+	    strcmp(name, "TFE_Py_FastPathExecute_C") == 0 ||
 	    (name[0] == 'E' && strncmp(name, "EagerLocalExecute: ", 19) == 0 &&
 	     builds_input(name + 19)))
-		return TFD_EV_MAKEITER;
+		return TFD_EV_LOOPOP;
 	return TFD_EV_OTHER;
 }

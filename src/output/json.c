@@ -378,6 +378,7 @@ static cJSON *one_share(const struct tfd_share *s, bool device)
 	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
 	add_ns(o, "wait_ns", s->wait_ns);
 	add_ns(o, "iterator_create_ns", s->create_ns);
+	add_ns(o, "gil_wait_ns", s->gil_ns);
 	if (device)
 		add_ns(o, "host_to_device_ns", s->h2d_ns);
 	add_ns(o, "step_ns", s->step_ns);
@@ -602,6 +603,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
 		add_ns(o, "wait_ns", h->wait_ns);
 		add_ns(o, "iterator_create_ns", h->create_ns);
+		add_ns(o, "gil_wait_ns", h->gil_ns);
 		if (h->has_device)
 			add_ns(o, "host_to_device_ns", h->h2d_ns);
 		add_ns(o, "step_ns", h->step_ns);

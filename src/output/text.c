@@ -92,6 +92,26 @@ static void create_line(const struct tfd_host_result *f, struct tfd_buf *b)
 		       100.0 * (double)f->create_ns / (double)f->step_ns);
 }
 
+/* The wait's part that came after an eager GetNext had returned: the loop
+ * waiting for the interpreter's lock, when it is 1 % of the steps' time or
+ * more. */
+static void gil_line(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	char t1[32], t2[32];
+	size_t n = f->nsteps ? f->nsteps : 1;
+
+	if (!(f->step_ns > 0) || (double)f->gil_ns < 0.01 * (double)f->step_ns)
+		return;
+	tfd_buf_printf(b,
+		       "         the GIL: %s %s of the %s waited (%.1f%% of the time) came "
+		       "after next()'s GetNext had returned, the loop waiting for the "
+		       "interpreter's lock before next() could return.\n",
+		       tfd_fmt_ns(f->gil_ns / (int64_t)n, t1, sizeof(t1)),
+		       f->nsteps ? "a step" : "in all",
+		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),
+		       100.0 * (double)f->gil_ns / (double)f->step_ns);
+}
+
 /* The three shares, and why they differ when warm-up would have raised the alarm. */
 static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 {
@@ -99,6 +119,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 
 	if (strcmp(f->input_basis, "steps") != 0) {
 		create_line(f, b);
+		gil_line(f, b);
 		return;
 	}
 	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
@@ -110,6 +131,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
 	create_line(f, b);
+	gil_line(f, b);
 	if (f->gaps_counted)
 		tfd_buf_printf(b,
 			       "         between steps: the step markers leave the input out "

@@ -172,7 +172,7 @@ expect_bad "$B/old.partial.json" "reads versions 2 to 8"
 # the waits between step markers, the pipelines iterated anew and a loop
 # inside a tf.function) and a version 6 one (before the maps' median call
 # and uneven share, and whether Python calls took turns) and a version 7
-# one (before the time spent making iterators) still
+# one (before the time spent making iterators and waiting for the GIL) still
 # merge, to the same report (the synthesized capture's demand is its
 # consumer's, its markers hold next(); its map's calls are even)
 python3 - "$first" "$T" <<'PY'
@@ -191,6 +191,7 @@ for v in (2, 4, 5, 6, 7):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
     drop(d["hosts"], "create_ns")
+    drop(d["hosts"], "gil_ns")
     for h in d["hosts"]:
         if v == 7:
             continue

@@ -220,6 +220,11 @@ def b_generator(k):
     if k.get("gen_to_slices"):
         ds = tf.data.Dataset.from_tensor_slices(
             np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16))).repeat()
+    elif k.get("gen_shards"):  # TFD-S03's code: shards of the generator interleaved
+        sig = tf.TensorSpec((16,), tf.float32)
+        ds = tf.data.Dataset.range(k["gen_shards"]).interleave(
+            lambda i: tf.data.Dataset.from_generator(gen, output_signature=sig),
+            num_parallel_calls=AUTOTUNE, deterministic=False)
     else:
         ds = tf.data.Dataset.from_generator(
             gen, output_signature=tf.TensorSpec((16,), tf.float32))
@@ -232,7 +237,7 @@ case("generator_source", build=b_generator,
      train_ms=6, planted="the Python generator",
      covers=["from_generator"],
      candidates={"generator": ({"gen_spin": 25000}, r"Generator|FlatMap")},
-     fixes={"python_generator": {"gen_to_slices": True}, "python_gil": {"gen_to_slices": True}})
+     fixes={"python_generator": {"gen_shards": 2}, "python_gil": {"gen_to_slices": True}})
 
 
 # 5. tf.py_function map doing Python work (holds the GIL), parallel

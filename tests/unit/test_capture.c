@@ -359,6 +359,69 @@ static void kinds(struct t *t)
 	T_EQ_I64(tfd_event_kind_of("InstantiatedCapturedFunction::Run"), TFD_EV_FUNCTION);
 	T_EQ_I64(tfd_event_kind_of("ExecutorState::ProcessX"), TFD_EV_OTHER);
 	T_EQ_I64(tfd_event_kind_of("MatMul"), TFD_EV_OTHER);
+	/* the loop's own input work: datasets and iterators made, the
+	 * Python call around an eager op */
+	T_EQ_I64(tfd_event_kind_of("MakeIterator::RootDataset"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: MakeIterator"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: AnonymousIteratorV3"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: TakeDataset"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: BatchDatasetV2"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: DeleteIterator"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("TFE_Py_FastPathExecute_C"), TFD_EV_LOOPOP);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: MatMul"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: IteratorGetNext"), TFD_EV_OTHER);
+	T_EQ_I64(tfd_event_kind_of("EagerLocalExecute: DatasetCardinality"), TFD_EV_OTHER);
+}
+
+/* The loop's waits on its thread: GetNext, the iterators it makes (not
+ * those an iterator's call or tf.data's threads make), and the tail of an
+ * eager GetNext's Python call less the least such tail (the GIL). Ten
+ * calls end 2 us after their GetNext, one 500 us after. */
+static void loop_waits(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t py = tfd_host_thread(cap, h, 1, "python"),
+		 td = tfd_host_thread(cap, h, 2, "tf_data_parallel_interleave_worker");
+	struct tfd_err err = {0};
+	struct tfd_interval *u;
+	size_t n;
+
+	for (int i = 0; i < 11; i++) {
+		int64_t a = i * 10000, tail = i == 10 ? 500000 : 2000;
+
+		tfd_host_add_event(cap, h, py, "TFE_Py_FastPathExecute_C", a, 3000 + tail);
+		tfd_host_add_event(cap, h, py, "IteratorGetNextOp::DoCompute", a + 1000, 2000);
+	}
+	/* made by the loop: 200 us; by an iterator's call on the loop's thread
+	 * (a flat_map's input) and on tf.data's thread: not the loop's */
+	tfd_host_add_event(cap, h, py, "EagerLocalExecute: MakeIterator", 2000000, 200000);
+	tfd_host_add_event(cap, h, py, "MakeIterator::RootDataset", 2100000, 50000);
+	tfd_host_add_event(cap, h, py, "Iterator::Root::FlatMap", 3000000, 100000);
+	tfd_host_add_event(cap, h, py, "MakeIterator::TFRecordDataset", 3010000, 10000);
+	tfd_host_add_event(cap, h, td, "MakeIterator::TFRecordDataset", 4000000, 10000);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	u = tfd_host_gil_union(h, &n);
+	T_EQ_U64(n, 1);
+	T_EQ_I64(u[0].s, 100000 + 3000 + 2000);
+	T_EQ_I64(u[0].e, 100000 + 3000 + 500000);
+	free(u);
+	u = tfd_host_create_union(h, &n);
+	T_EQ_U64(n, 1);
+	T_EQ_I64(u[0].s, 2000000);
+	T_EQ_I64(u[0].e, 2200000);
+	free(u);
+	u = tfd_host_wait_union(h, &n);
+	/* 11 GetNexts, the GIL tail after the last one (less the least
+	 * tail), the iterator made; the flat_map's input is none */
+	T_EQ_U64(n, 13);
+	T_EQ_I64(u[10].s, 101000);
+	T_EQ_I64(u[10].e, 103000);
+	T_EQ_I64(u[11].s, 105000);
+	T_EQ_I64(u[11].e, 603000);
+	T_EQ_I64(u[12].s, 2000000);
+	free(u);
+	tfd_capture_free(cap);
 }
 
 /* executor chunks stay only when their id names a captured dataset function */
@@ -2715,6 +2778,7 @@ const struct t_case capture_cases[] = {
     T(params_follow_each_event),
     T(scan_matches_full_pass),
     T(kinds),
+    T(loop_waits),
     T(pool_lowest_failure),
     T(device_kinds),
     T(device_priority),
