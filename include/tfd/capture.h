@@ -42,6 +42,7 @@ enum tfd_ev_kind {
 	 * around an eager op (TFE_Py_FastPathExecute_C, whose end after a
 	 * GetNext's is the wait for the interpreter's lock): waits.c */
 	TFD_EV_LOOPOP,
+	TFD_EV__COUNT /* (not a kind: how many there are; at most 8, a form's key holds 3 bits) */
 };
 
 enum tfd_ev_flag {

@@ -259,6 +259,9 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 	return (uint32_t)h->nthreads++;
 }
 
+/* a form's key gives an event's kind 3 bits (form_index) */
+_Static_assert(TFD_EV__COUNT <= 8, "event kinds outgrow a form's key");
+
 /* An iterator id not given forms (VAL_NONE) is stored as it is. */
 #define VAL_NONE UINT32_MAX
 #define VAL_FREE 4096	 /* ids given forms before they must pay */

@@ -1164,7 +1164,7 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 		}
 		{
 			/* and the counts kept as events were read are theirs */
-			size_t nk[TFD_EV_EXEC + 1] = {0};
+			size_t nk[TFD_EV__COUNT] = {0};
 
 			for (size_t th = 0; th < y->nthreads; th++) {
 				struct tfd_ev_cursor cur;
