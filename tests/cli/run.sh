@@ -645,6 +645,14 @@ run analyze -q -f json tests/cases/ok/tf221-take-one-per-step
 if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert 62 < h["input_percent"] < 66, h["input_percent"]
 assert [f["rule"] for f in d["findings"]] == ["TFD-H09"], [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "ds.take(1) each step: $(head -c 300 <<<"$out")"; fi
+# Keras augmentation layers in a map over the batches, written without
+# num_parallel_calls: the sequential map is the bottleneck, its function
+# mostly ImageProjectiveTransformV3; F03 (half the work: 2.00x, measured
+# 1.93x) and T01 (AUTOTUNE: 1.33x, measured 1.56x)
+run analyze -q -f json tests/cases/ok/tf221-keras-augment-layers
+if python3 -c 'import json, sys; d = json.load(sys.stdin); s = d["summary"]
+assert s["bottleneck"] == "Map" and s["bottleneck_top_op"] == "ImageProjectiveTransformV3", s
+assert [f["rule"] for f in d["findings"]] == ["TFD-F03", "TFD-T01"], [f["rule"] for f in d["findings"]]' <<<"$out"; then ok; else bad "Keras augmentation layers: $(head -c 300 <<<"$out")"; fi
 # the iterator per epoch: each epoch's MakeIterator counts too (6.4 % of
 # the steps without it)
 run analyze -q -f json tests/cases/ok/tf221-iterator-per-epoch

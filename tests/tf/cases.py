@@ -1628,3 +1628,31 @@ case("window_flat_map", build=b_windows,
      covers=["window", "flat_map", "dataset per element", "shuffle"],
      candidates={"window": ({"frame": True}, r"FlatMap$")},
      fixes={"dataset_per_element": {"frame": True}})
+
+
+# 69. Keras preprocessing layers as data augmentation in a map over the
+# batches image_dataset_from_directory gives (the Keras image tutorials'
+# pattern), the map written without num_parallel_calls: the random layers
+# keep TensorFlow from parallelizing it, so one batch is augmented at a
+# time; aug_par: the tutorials' own fix, num_parallel_calls=AUTOTUNE; img:
+# the size the images are loaded at (90: half the pixels to transform)
+def b_keras_augment(k):
+    import keras
+
+    ds = keras.utils.image_dataset_from_directory(
+        jpeg_folder(side=k["side"]), labels=None, image_size=(k["img"], k["img"]),
+        batch_size=k["batch"], shuffle=True, seed=1, verbose=False)
+    aug = keras.Sequential([keras.layers.RandomFlip("horizontal"),
+                            keras.layers.RandomRotation(0.1),
+                            keras.layers.RandomZoom(0.1)])
+    ds = ds.map(lambda x: aug(x, training=True), num_parallel_calls=par(k["aug_par"]))
+    return ds.repeat().prefetch(k["prefetch"])
+
+
+case("keras_augment_layers", build=b_keras_augment,
+     defaults=dict(side=160, img=128, batch=32, aug_par=None, prefetch=2),
+     train_ms=4, planted="Keras augmentation layers in a sequential map over batches",
+     covers=["Keras preprocessing layers", "map sequential", "image_dataset_from_directory"],
+     candidates={"augment": ({"aug_par": "auto"}, r"::Map$|::ParallelMapV2$")},
+     fixes={"sequential_map": {"aug_par": "auto"}, "fixed_parallelism": {"aug_par": "auto"},
+            "augmentation_heavy": {"img": 90}})
