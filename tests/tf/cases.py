@@ -1656,3 +1656,29 @@ case("keras_augment_layers", build=b_keras_augment,
      candidates={"augment": ({"aug_par": "auto"}, r"::Map$|::ParallelMapV2$")},
      fixes={"sequential_map": {"aug_par": "auto"}, "fixed_parallelism": {"aug_par": "auto"},
             "augmentation_heavy": {"img": 90}})
+
+
+# 70. Keras text preprocessing: a TextVectorization layer (adapted once)
+# in a map over batches of raw strings, as the Keras text tutorials write
+# it (no num_parallel_calls; the layer is stateless, so TensorFlow may
+# parallelize it itself); long: longer reviews (more tokens to split and
+# look up)
+def b_text_vectorize(k):
+    import keras
+
+    docs = [" ".join([s] * k["reps"]) for s in texts(512)]
+    vec = keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=256)
+    vec.adapt(docs[:64])
+    ds = tf.data.Dataset.from_tensor_slices(docs).repeat().batch(k["batch"])
+    ds = ds.map(lambda s: tf.cast(vec(s), tf.float32), num_parallel_calls=par(k["map_par"]))
+    return maybe_prefetch(ds, k)
+
+
+case("text_vectorization_map", build=b_text_vectorize,
+     defaults=dict(reps=64, batch=64, map_par=None, prefetch=2),
+     train_ms=4, planted="TextVectorization over each batch of long strings",
+     covers=["Keras TextVectorization", "string ops", "map over batches"],
+     candidates={"vectorize": ({"reps": 32}, r"::(Map|ParallelMapV2)$")},
+     fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
+            "string_heavy": {"reps": 32}, "parallel_at_limit": {"reps": 32},
+            "pipeline_cpu": {"reps": 32}})
