@@ -72,44 +72,36 @@ static const char *band_word(enum tfd_bound bd)
 	return bd == TFD_BOUND_HIGH ? "HIGHLY" : bd == TFD_BOUND_MODERATE ? "MODERATELY" : "NOT";
 }
 
-/* The wait's part that made iterators for the loop (MakeIterator on its
- * thread), when it is 1 % of the steps' time or more. */
-static void create_line(const struct tfd_host_result *f, struct tfd_buf *b)
+/* A part of the wait, ns of it, when it is 1 % of the steps' time or
+ * more: "label: X a step of the Y waited (Z% of the time)what". */
+static void wait_part_line(const struct tfd_host_result *f, int64_t ns, const char *label,
+			   const char *what, struct tfd_buf *b)
 {
 	char t1[32], t2[32];
 	size_t n = f->nsteps ? f->nsteps : 1;
 
-	if (!(f->step_ns > 0) || (double)f->create_ns < 0.01 * (double)f->step_ns)
+	if (!(f->step_ns > 0) || (double)ns < 0.01 * (double)f->step_ns)
 		return;
-	tfd_buf_printf(b,
-		       "         making iterators: %s %s of the %s waited (%.1f%% of the "
-		       "time): the loop made datasets and iterators (MakeIterator: the "
-		       "dataset optimized, its functions instantiated, its threads "
-		       "started) before their first element.\n",
-		       tfd_fmt_ns(f->create_ns / (int64_t)n, t1, sizeof(t1)),
-		       f->nsteps ? "a step" : "in all",
+	tfd_buf_printf(b, "         %s: %s %s of the %s waited (%.1f%% of the time)%s.\n", label,
+		       tfd_fmt_ns(ns / (int64_t)n, t1, sizeof(t1)), f->nsteps ? "a step" : "in all",
 		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),
-		       100.0 * (double)f->create_ns / (double)f->step_ns);
+		       100.0 * (double)ns / (double)f->step_ns, what);
 }
 
-/* The wait's part that came after an eager GetNext had returned: the loop
- * waiting for the interpreter's lock, when it is 1 % of the steps' time or
- * more. */
-static void gil_line(const struct tfd_host_result *f, struct tfd_buf *b)
+/* The wait's parts that were no GetNext: the datasets and iterators the
+ * loop made, and its wait for the interpreter's lock after an eager
+ * GetNext had returned. */
+static void wait_parts(const struct tfd_host_result *f, struct tfd_buf *b)
 {
-	char t1[32], t2[32];
-	size_t n = f->nsteps ? f->nsteps : 1;
-
-	if (!(f->step_ns > 0) || (double)f->gil_ns < 0.01 * (double)f->step_ns)
-		return;
-	tfd_buf_printf(b,
-		       "         the GIL: %s %s of the %s waited (%.1f%% of the time) came "
-		       "after next()'s GetNext had returned, the loop waiting for the "
-		       "interpreter's lock before next() could return.\n",
-		       tfd_fmt_ns(f->gil_ns / (int64_t)n, t1, sizeof(t1)),
-		       f->nsteps ? "a step" : "in all",
-		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),
-		       100.0 * (double)f->gil_ns / (double)f->step_ns);
+	wait_part_line(f, f->create_ns, "making iterators",
+		       ": the loop made datasets and iterators (MakeIterator: the dataset "
+		       "optimized, its functions instantiated, its threads started) before "
+		       "their first element",
+		       b);
+	wait_part_line(f, f->gil_ns, "the GIL",
+		       " came after next()'s GetNext had returned, the loop waiting for the "
+		       "interpreter's lock before next() could return",
+		       b);
 }
 
 /* The three shares, and why they differ when warm-up would have raised the alarm. */
@@ -118,8 +110,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 	char t1[32], num[24];
 
 	if (strcmp(f->input_basis, "steps") != 0) {
-		create_line(f, b);
-		gil_line(f, b);
+		wait_parts(f, b);
 		return;
 	}
 	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
@@ -130,8 +121,7 @@ static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
 			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
 			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
-	create_line(f, b);
-	gil_line(f, b);
+	wait_parts(f, b);
 	if (f->gaps_counted)
 		tfd_buf_printf(b,
 			       "         between steps: the step markers leave the input out "
