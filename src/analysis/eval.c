@@ -560,7 +560,8 @@ const struct metric_def tfd_metrics[] = {
      m_cache_below},
     {"dataset_per_element", VT_BOOL, TARGET_BOTTLENECK,
      "a flat_map or an interleave that makes an inner dataset for every element or two it "
-     "delivers, over the capacity window (false: fewer, or the calls do not say)",
+     "delivers, over the capacity window (false: fewer, the calls do not say, or its function's "
+     "ops take half its self time)",
      m_dataset_per_element},
     {"kept_above", VT_NUM, TARGET_BOTTLENECK,
      "share of the elements made below the nearest stage above it of the rule's \"under\" "
