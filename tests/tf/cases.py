@@ -1682,3 +1682,61 @@ case("text_vectorization_map", build=b_text_vectorize,
      fixes={"sequential_map": {"map_par": "auto"}, "fixed_parallelism": {"map_par": "auto"},
             "string_heavy": {"reps": 32}, "parallel_at_limit": {"reps": 32},
             "pipeline_cpu": {"reps": 32}})
+
+
+# 71. The canonical image-classification input: JPEG records in TFRecord
+# shards read by a parallel interleave, shuffled, parsed and decoded with a
+# random crop and flip in an AUTOTUNE map, batched, prefetched (AUTOTUNE).
+# On 2 cores the decode is the limit; crop: decode only the crop
+# (decode_and_crop_jpeg), about half the decode
+def jpeg_records(n_files=4, per_file=64, side=256):
+    os.makedirs(_DATA, exist_ok=True)
+    imgs = jpeg_images(n=16, side=side)
+    paths = []
+    for f in range(n_files):
+        p = os.path.join(_DATA, "jpeg-%d-%02d.tfrecord" % (side, f))
+        paths.append(p)
+        if os.path.exists(p):
+            continue
+        with tf.io.TFRecordWriter(p + ".tmp") as w:
+            for r in range(per_file):
+                ex = tf.train.Example(features=tf.train.Features(feature={
+                    "image": tf.train.Feature(bytes_list=tf.train.BytesList(
+                        value=[imgs[(f * per_file + r) % len(imgs)]])),
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 10])),
+                }))
+                w.write(ex.SerializeToString())
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+def b_imagenet_like(k):
+    side = 256
+    files = tf.data.Dataset.from_tensor_slices(jpeg_records(side=side)).repeat()
+    ds = files.interleave(tf.data.TFRecordDataset, cycle_length=4,
+                          num_parallel_calls=AUTOTUNE, deterministic=False)
+    ds = ds.shuffle(256)
+    spec = {"image": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64)}
+
+    def prep(rec):
+        ex = tf.io.parse_single_example(rec, spec)
+        if k["crop"]:
+            im = tf.io.decode_and_crop_jpeg(ex["image"], [32, 32, 160, 160], channels=3)
+        else:
+            im = tf.image.random_crop(tf.io.decode_jpeg(ex["image"], channels=3), (160, 160, 3))
+        im = tf.image.random_flip_left_right(im)
+        return tf.image.resize(tf.cast(im, tf.float32) / 255.0, (64, 64))
+
+    ds = ds.map(prep, num_parallel_calls=AUTOTUNE).batch(k["batch"])
+    return ds.prefetch(AUTOTUNE)
+
+
+case("imagenet_like", build=b_imagenet_like,
+     defaults=dict(crop=False, batch=32),
+     train_ms=3, planted="JPEG decode in the AUTOTUNE map (2 cores)",
+     covers=["TFRecord", "interleave parallel", "shuffle", "decode_jpeg", "random_crop",
+             "map AUTOTUNE", "prefetch AUTOTUNE"],
+     candidates={"decode": ({"crop": True}, r"::(ParallelMapV2|MapAndBatch)$")},
+     fixes={"decode_heavy": {"crop": True}, "parallel_at_limit": {"crop": True},
+            "augmentation_heavy": {"crop": True}, "pipeline_cpu": {"crop": True}})
