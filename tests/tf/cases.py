@@ -53,26 +53,31 @@ def feature(i):
 _DATA = os.environ.get("TFD_TF_DATA", "build/real/data")
 
 
-def tfrecord_files(n_files=4, per_file=256):
-    """TFRecord files on local disk, written once: each record a serialized
-    Example with a 16-float feature and a label."""
+def record_files(name, n_files, per_file, features):
+    """TFRecord files on local disk (name % file number), written once:
+    record r of file f the Example of features(f, r), a feature dict."""
     os.makedirs(_DATA, exist_ok=True)
     paths = []
     for f in range(n_files):
-        p = os.path.join(_DATA, "part-%02d.tfrecord" % f)
+        p = os.path.join(_DATA, name % f)
         paths.append(p)
         if os.path.exists(p):
             continue
         with tf.io.TFRecordWriter(p + ".tmp") as w:
             for r in range(per_file):
-                ex = tf.train.Example(features=tf.train.Features(feature={
-                    "x": tf.train.Feature(float_list=tf.train.FloatList(
-                        value=[float((f * per_file + r) % 97) / 97.0] * 16)),
-                    "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 2])),
-                }))
+                ex = tf.train.Example(features=tf.train.Features(feature=features(f, r)))
                 w.write(ex.SerializeToString())
         os.replace(p + ".tmp", p)
     return paths
+
+
+def tfrecord_files(n_files=4, per_file=256):
+    """Each record a serialized Example with a 16-float feature and a label."""
+    return record_files("part-%02d.tfrecord", n_files, per_file, lambda f, r: {
+        "x": tf.train.Feature(float_list=tf.train.FloatList(
+            value=[float((f * per_file + r) % 97) / 97.0] * 16)),
+        "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 2])),
+    })
 
 
 FEATURES = {
@@ -1690,24 +1695,13 @@ case("text_vectorization_map", build=b_text_vectorize,
 # On 2 cores the decode is the limit; crop: decode only the crop
 # (decode_and_crop_jpeg), about half the decode
 def jpeg_records(n_files=4, per_file=64, side=256):
-    os.makedirs(_DATA, exist_ok=True)
+    """Each record an Example holding a JPEG image and a label."""
     imgs = jpeg_images(n=16, side=side)
-    paths = []
-    for f in range(n_files):
-        p = os.path.join(_DATA, "jpeg-%d-%02d.tfrecord" % (side, f))
-        paths.append(p)
-        if os.path.exists(p):
-            continue
-        with tf.io.TFRecordWriter(p + ".tmp") as w:
-            for r in range(per_file):
-                ex = tf.train.Example(features=tf.train.Features(feature={
-                    "image": tf.train.Feature(bytes_list=tf.train.BytesList(
-                        value=[imgs[(f * per_file + r) % len(imgs)]])),
-                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 10])),
-                }))
-                w.write(ex.SerializeToString())
-        os.replace(p + ".tmp", p)
-    return paths
+    return record_files("jpeg-%d-%%02d.tfrecord" % side, n_files, per_file, lambda f, r: {
+        "image": tf.train.Feature(bytes_list=tf.train.BytesList(
+            value=[imgs[(f * per_file + r) % len(imgs)]])),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[r % 10])),
+    })
 
 
 def b_imagenet_like(k):
