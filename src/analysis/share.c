@@ -277,6 +277,8 @@ static double pct_after_first(const struct tfd_host_result *hr)
 	const struct tfd_step_wait *w = NULL;
 	double own;
 
+	if (!hr->step_waits) /* gone (a lean analysis keeps the points) */
+		return NAN;
 	for (size_t i = 0; i < hr->nstep_waits && !w; i++)
 		if (hr->step_waits[i].well_formed)
 			w = &hr->step_waits[i];
