@@ -50,10 +50,23 @@ static const char *rate_text(double r, char *buf, size_t len)
 }
 
 /* "ParallelMapV2 (inside: Transpose)" or "none" */
+/* Whether the side's loop made a new iterator each step (TFD-H09): that,
+ * not its focus pipeline's stage, was the bottleneck. */
+static bool renewed(const struct tfd_diff_side *s)
+{
+	return s->bn_name && tfd_iterator_per_step(s->host);
+}
+
+static const char *const RENEWED = "a new iterator each step";
+
 static void bn_text(const struct tfd_diff_side *s, struct tfd_buf *b)
 {
 	if (!s->bn_name) {
 		tfd_buf_puts(b, "none");
+		return;
+	}
+	if (renewed(s)) {
+		tfd_buf_puts(b, RENEWED);
 		return;
 	}
 	tfd_buf_puts(b, N(s->bn_name));
@@ -221,6 +234,7 @@ static cJSON *side_json(const struct tfd_diff_side *s, const char *path)
 		return o;
 	}
 	bn = cJSON_AddObjectToObject(o, "bottleneck");
+	cJSON_AddBoolToObject(bn, "new_iterator_each_step", renewed(s));
 	cJSON_AddStringToObject(bn, "stage", s->bn_name);
 	cJSON_AddStringToObject(bn, "path", s->bn_path);
 	if (s->bn_top_op)
@@ -331,15 +345,18 @@ void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], st
 		       rate_text(s0->throughput, t0, sizeof(t0)),
 		       rate_text(s1->throughput, t1, sizeof(t1)));
 	tfd_buf_puts(b, "| bottleneck | ");
-	if (s0->bn_name)
-		tfd_buf_put_md(b, s0->bn_name);
-	else
-		tfd_buf_puts(b, "none");
-	tfd_buf_puts(b, " | ");
-	if (s1->bn_name)
-		tfd_buf_put_md(b, s1->bn_name);
-	else
-		tfd_buf_puts(b, "none");
+	for (int i = 0; i < 2; i++) {
+		const struct tfd_diff_side *s = i ? s1 : s0;
+
+		if (i)
+			tfd_buf_puts(b, " | ");
+		if (renewed(s))
+			tfd_buf_puts(b, RENEWED);
+		else if (s->bn_name)
+			tfd_buf_put_md(b, s->bn_name);
+		else
+			tfd_buf_puts(b, "none");
+	}
 	tfd_buf_printf(b, " (%s) |\n", tfd_diff_move_name(d->move));
 	if (d->nfindings)
 		tfd_buf_puts(b, "\n");

@@ -118,4 +118,13 @@ import json, sys
 regs = json.load(open(sys.argv[1]))["jobs"][0]["regressions"]
 assert not regs, regs' "$T/n2.json"; then ok; else bad "a map made parallel is no moved bottleneck: $(head -c 400 "$T/n2.json")"; fi
 
+# real captures: a loop that made a new iterator each step, then the same
+# loop with one iterator (TFD-H09's change): the new iterators are the
+# before's bottleneck, H09 resolved with its estimate against the capture's
+run diff -q tests/cases/ok/tf221-iterator-per-step tests/cases/ok/tf221-one-iterator
+if [[ "$out" == *"bottleneck   a new iterator each step -> none (removed)"* ]] &&
+	[[ "$out" == *"resolved  [high] TFD-H09"*"it estimated the step 2.22x faster; measured 2.46x"* ]]; then ok; else bad "diff of a new iterator each step: $(head -12 <<<"$out")"; fi
+run diff -q -f json tests/cases/ok/tf221-iterator-per-step tests/cases/ok/tf221-one-iterator
+if j 'assert d["before"]["bottleneck"]["new_iterator_each_step"] is True, d["before"]["bottleneck"]'; then ok; else bad "diff JSON of a new iterator each step: $(head -c 300 <<<"$out")"; fi
+
 finish
