@@ -320,24 +320,21 @@ struct tfd_interval {
 /* The host waiting for input: the union of its IteratorGetNext* events,
  * of the datasets and iterators made on the threads that may run the loop
  * (MakeIterator, eager dataset ops) and of its wait for the interpreter's
- * lock after an eager GetNext (below),
- * sorted and disjoint, in a new array of *n intervals (the caller frees
+ * lock after an eager GetNext (the end of its Python call,
+ * TFE_Py_FastPathExecute_C, less the least such ends), sorted and
+ * disjoint, in a new array of *n intervals (never NULL; the caller frees
  * it). */
 struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
-/* The datasets and iterators made on those threads alone, the same way. */
-struct tfd_interval *tfd_host_create_union(const struct tfd_host *h, size_t *n);
-/* The loop waiting for the interpreter's lock after an eager GetNext
- * returned (the end of its Python call, TFE_Py_FastPathExecute_C, less
- * the least such ends), the same way: part of the wait union too. */
-struct tfd_interval *tfd_host_gil_union(const struct tfd_host *h, size_t *n);
 
-/* A host's waits and the two parts of them the report names, read while
- * its events are there (all NULL and 0 when not read). */
+/* A host's waits and the two parts of them the report names (the
+ * datasets and iterators made, the interpreter's lock), each a union as
+ * above, read in one pass while its events are there (all NULL and 0 when
+ * not read). */
 struct tfd_host_waits {
 	struct tfd_interval *all, *creates, *gil;
 	size_t nall, ncreates, ngil;
 };
-/* All three; all is not read (NULL) when skip_all (the device sweep's
+/* All three; all is not kept (NULL) when skip_all (the device sweep's
  * steps hold the waits). */
 void tfd_host_waits_read(const struct tfd_host *h, bool skip_all, struct tfd_host_waits *w);
 void tfd_host_waits_free(struct tfd_host_waits *w);

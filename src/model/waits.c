@@ -11,13 +11,20 @@
 #include "tfd/err.h"
 #include "tfd/families.h"
 #include "tfd/select.h"
+#include "tfd/vec.h"
 
-/* What a union holds. */
-enum wait_what {
-	WAIT_ALL,     /* every wait */
-	WAIT_CREATES, /* the datasets and iterators made for the loop */
-	WAIT_GIL,     /* the interpreter's lock after an eager GetNext */
+typedef VEC(struct tfd_interval) ivec;
+
+/* A host's waits as its threads are read, before their unions: every
+ * wait, and the two parts of them the report names. */
+struct parts {
+	ivec all, creates, gil;
 };
+
+static void add(ivec *v, int64_t s, int64_t e)
+{
+	vec_push(v, ((struct tfd_interval){s, e}));
+}
 
 int tfd_interval_cmp(const void *a, const void *b)
 {
@@ -72,62 +79,41 @@ static bool is_getnext(const struct tfd_host *h, const struct tfd_event *e, int6
 	       !((e->flags & TFD_EVF_ID) && tfd_host_loose_fn(h, e->id));
 }
 
-/* Whether e, an event of a thread that may run the loop, is time the loop
- * waits for input; fn_end the end of the dataset function's run open on
- * the thread (a GetNext inside one is the pipeline's own: a generator that
- * pulls another iterator, prefetch_to_device), it_end the iterator call's. */
-static bool waits_for_input(const struct tfd_host *h, const struct tfd_event *e, int64_t fn_end,
-			    int64_t it_end, enum wait_what what)
+/* Whether e, a dataset or an iterator the loop's thread made, was made for
+ * the loop: outside the dataset function's run open on the thread (fn_end)
+ * and the iterator's call (it_end). */
+static bool made_for_loop(const struct tfd_event *e, int64_t fn_end, int64_t it_end)
 {
-	if (e->kind == TFD_EV_LOOPOP)
-		return what != WAIT_GIL && !is_py_call(e) && e->start_ns >= fn_end &&
-		       e->start_ns >= it_end;
-	return what == WAIT_ALL && is_getnext(h, e, fn_end);
-}
-
-/* The stretches a thread's loop waited for the interpreter's lock: from
- * the end of the GetNext an eager Python call ran to the end of that call,
- * which waits for the lock before it returns. */
-struct tails {
-	struct tfd_interval *v;
-	size_t n, cap;
-};
-
-static void tail_add(struct tails *tl, int64_t s, int64_t e)
-{
-	if (e <= s)
-		return;
-	if (tl->n == tl->cap) {
-		tl->cap = tl->cap ? 2 * tl->cap : 64;
-		tl->v = xrealloc(tl->v, tl->cap * sizeof(*tl->v));
-	}
-	tl->v[tl->n++] = (struct tfd_interval){s, e};
+	return e->kind == TFD_EV_LOOPOP && !is_py_call(e) && e->start_ns >= fn_end &&
+	       e->start_ns >= it_end;
 }
 
 /* The loop's state on one thread as its events are read. */
 struct scan {
 	int64_t fn_end, it_end;	    /* the open dataset function's and iterator call's ends */
 	int64_t py_s, py_e, gn_end; /* the open Python call, its GetNext's end (or INT64_MIN) */
-	struct tails tails;
+	/* the stretches the loop waited for the interpreter's lock: from the
+	 * end of the GetNext an eager Python call ran to the end of that
+	 * call, which waits for the lock before it returns */
+	ivec tails;
 };
 
 static void py_close(struct scan *sc)
 {
-	if (sc->gn_end != INT64_MIN)
-		tail_add(&sc->tails, sc->gn_end, sc->py_e);
+	if (sc->gn_end != INT64_MIN && sc->py_e > sc->gn_end)
+		add(&sc->tails, sc->gn_end, sc->py_e);
 	sc->gn_end = INT64_MIN;
 }
 
 /* Each tail less the least of them (their 10th percentile: a call's own
- * return with the lock free, a few microseconds) into v, or only counted
- * when v is NULL: how many. */
-static size_t tails_out(struct tails *tl, struct tfd_interval *v)
+ * return with the lock free, a few microseconds), into the waits and the
+ * GIL's part. */
+static void tails_out(const ivec *tl, struct parts *out)
 {
 	int64_t *len, floor;
-	size_t m = 0;
 
 	if (!tl->n)
-		return 0;
+		return;
 	len = xmalloc(tl->n * sizeof(*len));
 	for (size_t i = 0; i < tl->n; i++)
 		len[i] = tl->v[i].e - tl->v[i].s;
@@ -136,26 +122,27 @@ static size_t tails_out(struct tails *tl, struct tfd_interval *v)
 	for (size_t i = 0; i < tl->n; i++) {
 		if (tl->v[i].e - tl->v[i].s <= floor)
 			continue;
-		if (v)
-			v[m] = (struct tfd_interval){tl->v[i].s + floor, tl->v[i].e};
-		m++;
+		add(&out->all, tl->v[i].s + floor, tl->v[i].e);
+		add(&out->gil, tl->v[i].s + floor, tl->v[i].e);
 	}
-	return m;
 }
 
-/* Thread t's waits of kind what into v, or only counted when v is NULL:
- * how many. */
-static size_t thread_waits(const struct tfd_host *h, size_t t, enum wait_what what,
-			   struct tfd_interval *v)
+/* Thread t's waits into out: the GetNexts the loop calls (fn_end: the end
+ * of the dataset function's run open on the thread; a GetNext inside one
+ * is the pipeline's own: a generator that pulls another iterator,
+ * prefetch_to_device), the datasets and iterators made for it, a loop
+ * inside a tf.function waiting for its input's root, and the GIL's tails. */
+static void thread_waits(const struct tfd_host *h, size_t t, struct parts *out)
 {
 	struct tfd_ev_cursor c;
 	struct tfd_event e;
 	const struct tfd_sig *last = NULL;
 	bool last_is = false, loop = loop_thread(h, t);
 	struct scan sc = {INT64_MIN, INT64_MIN, 0, 0, INT64_MIN, {NULL, 0, 0}};
-	size_t m = 0;
 
 	for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+		bool gn;
+
 		if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {
 			if (e.dur_ns > 0 && e.start_ns + e.dur_ns > sc.fn_end)
 				sc.fn_end = e.start_ns + e.dur_ns;
@@ -165,97 +152,74 @@ static size_t thread_waits(const struct tfd_host *h, size_t t, enum wait_what wh
 			continue;
 		if (e.kind == TFD_EV_ITERATOR && e.start_ns + e.dur_ns > sc.it_end)
 			sc.it_end = e.start_ns + e.dur_ns;
+		gn = loop && is_getnext(h, &e, sc.fn_end);
 		if (loop && is_py_call(&e)) {
 			py_close(&sc);
 			sc.py_s = e.start_ns;
 			sc.py_e = e.start_ns + e.dur_ns;
-		} else if (loop && is_getnext(h, &e, sc.fn_end) && e.start_ns >= sc.py_s &&
-			   e.start_ns + e.dur_ns <= sc.py_e && e.start_ns + e.dur_ns > sc.gn_end) {
+		} else if (gn && e.start_ns >= sc.py_s && e.start_ns + e.dur_ns <= sc.py_e &&
+			   e.start_ns + e.dur_ns > sc.gn_end) {
 			sc.gn_end = e.start_ns + e.dur_ns;
 		}
-		if (!(loop && waits_for_input(h, &e, sc.fn_end, sc.it_end, what)) &&
-		    !(what == WAIT_ALL && e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
-		      loop_input_root(&e, &last, &last_is)))
-			continue;
-		if (v)
-			v[m] = (struct tfd_interval){e.start_ns, e.start_ns + e.dur_ns};
-		m++;
+		if (loop && made_for_loop(&e, sc.fn_end, sc.it_end)) {
+			add(&out->all, e.start_ns, e.start_ns + e.dur_ns);
+			add(&out->creates, e.start_ns, e.start_ns + e.dur_ns);
+		} else if (gn || (e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
+				  loop_input_root(&e, &last, &last_is))) {
+			add(&out->all, e.start_ns, e.start_ns + e.dur_ns);
+		}
 	}
 	py_close(&sc);
-	if (what != WAIT_CREATES)
-		m += tails_out(&sc.tails, v ? v + m : NULL);
-	free(sc.tails.v);
-	return m;
+	tails_out(&sc.tails, out);
+	vec_free(&sc.tails);
 }
 
-/* Whether thread t can hold waits of kind what. */
-static bool thread_may_wait(const struct tfd_host *h, size_t t, enum wait_what what)
+/* Every thread's waits, read once. */
+static void read_parts(const struct tfd_host *h, struct parts *out)
 {
-	uint32_t k = h->threads[t].kinds;
+	uint32_t want = TFD_KIND_BIT(TFD_EV_GETNEXT) | TFD_KIND_BIT(TFD_EV_LOOPOP) |
+			(h->nloop_inputs ? TFD_KIND_BIT(TFD_EV_ITERATOR) : 0);
 
-	switch (what) {
-	case WAIT_CREATES:
-		return loop_thread(h, t) && (k & TFD_KIND_BIT(TFD_EV_LOOPOP));
-	case WAIT_GIL:
-		return (k & TFD_KIND_BIT(TFD_EV_GETNEXT)) && (k & TFD_KIND_BIT(TFD_EV_LOOPOP));
-	default:
-		return (k & (TFD_KIND_BIT(TFD_EV_GETNEXT) | TFD_KIND_BIT(TFD_EV_LOOPOP) |
-			     (h->nloop_inputs ? TFD_KIND_BIT(TFD_EV_ITERATOR) : 0))) != 0;
-	}
+	memset(out, 0, sizeof(*out));
+	for (size_t t = 0; t < h->nthreads; t++)
+		if (h->threads[t].kinds & want)
+			thread_waits(h, t, out);
 }
 
-/* The union of the waits of kind what, counted first so that the array
- * is made once. */
-static struct tfd_interval *wait_union(const struct tfd_host *h, enum wait_what what, size_t *n)
+/* v sorted and made disjoint, in place: its array (never NULL, the caller
+ * frees it) and *n intervals. */
+static struct tfd_interval *union_of(ivec *v, size_t *n)
 {
-	struct tfd_interval *v = NULL;
-	size_t m = 0, k = 0;
+	size_t k = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t t = 0; t < h->nthreads; t++)
-			if (thread_may_wait(h, t, what))
-				m += thread_waits(h, t, what, pass ? v + m : NULL);
-		if (!pass) {
-			v = xmalloc((m + 1) * sizeof(*v));
-			m = 0;
-		}
-	}
-	if (m > 1)
-		qsort(v, m, sizeof(*v), tfd_interval_cmp);
-	for (size_t i = 0; i < m; i++) {
-		if (k && v[i].s <= v[k - 1].e) {
-			if (v[i].e > v[k - 1].e)
-				v[k - 1].e = v[i].e;
+	if (v->n > 1)
+		qsort(v->v, v->n, sizeof(*v->v), tfd_interval_cmp);
+	for (size_t i = 0; i < v->n; i++) {
+		if (k && v->v[i].s <= v->v[k - 1].e) {
+			if (v->v[i].e > v->v[k - 1].e)
+				v->v[k - 1].e = v->v[i].e;
 		} else {
-			v[k++] = v[i];
+			v->v[k++] = v->v[i];
 		}
 	}
+	if (!v->v)
+		v->v = xmalloc(sizeof(*v->v));
 	*n = k;
-	return v;
-}
-
-struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
-{
-	return wait_union(h, WAIT_ALL, n);
-}
-
-struct tfd_interval *tfd_host_create_union(const struct tfd_host *h, size_t *n)
-{
-	return wait_union(h, WAIT_CREATES, n);
-}
-
-struct tfd_interval *tfd_host_gil_union(const struct tfd_host *h, size_t *n)
-{
-	return wait_union(h, WAIT_GIL, n);
+	return v->v;
 }
 
 void tfd_host_waits_read(const struct tfd_host *h, bool skip_all, struct tfd_host_waits *w)
 {
+	struct parts pt;
+
+	read_parts(h, &pt);
 	*w = (struct tfd_host_waits){0};
-	if (!skip_all)
-		w->all = tfd_host_wait_union(h, &w->nall);
-	w->creates = tfd_host_create_union(h, &w->ncreates);
-	w->gil = tfd_host_gil_union(h, &w->ngil);
+	if (skip_all)
+		vec_free(&pt.all);
+	else
+		w->all = union_of(&pt.all, &w->nall);
+	w->creates = union_of(&pt.creates, &w->ncreates);
+	w->gil = union_of(&pt.gil, &w->ngil);
 }
 
 void tfd_host_waits_free(struct tfd_host_waits *w)
@@ -264,4 +228,14 @@ void tfd_host_waits_free(struct tfd_host_waits *w)
 	free(w->creates);
 	free(w->gil);
 	*w = (struct tfd_host_waits){0};
+}
+
+struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n)
+{
+	struct parts pt;
+
+	read_parts(h, &pt);
+	vec_free(&pt.creates);
+	vec_free(&pt.gil);
+	return union_of(&pt.all, n);
 }

@@ -384,6 +384,7 @@ static void loop_waits(struct t *t)
 	uint32_t py = tfd_host_thread(cap, h, 1, "python"),
 		 td = tfd_host_thread(cap, h, 2, "tf_data_parallel_interleave_worker");
 	struct tfd_err err = {0};
+	struct tfd_host_waits w;
 	struct tfd_interval *u;
 	size_t n;
 
@@ -401,16 +402,15 @@ static void loop_waits(struct t *t)
 	tfd_host_add_event(cap, h, py, "MakeIterator::TFRecordDataset", 3010000, 10000);
 	tfd_host_add_event(cap, h, td, "MakeIterator::TFRecordDataset", 4000000, 10000);
 	T_OK(tfd_capture_finish(cap, &err), &err);
-	u = tfd_host_gil_union(h, &n);
-	T_EQ_U64(n, 1);
-	T_EQ_I64(u[0].s, 100000 + 3000 + 2000);
-	T_EQ_I64(u[0].e, 100000 + 3000 + 500000);
-	free(u);
-	u = tfd_host_create_union(h, &n);
-	T_EQ_U64(n, 1);
-	T_EQ_I64(u[0].s, 2000000);
-	T_EQ_I64(u[0].e, 2200000);
-	free(u);
+	tfd_host_waits_read(h, false, &w);
+	T_EQ_U64(w.ngil, 1);
+	T_EQ_I64(w.gil[0].s, 100000 + 3000 + 2000);
+	T_EQ_I64(w.gil[0].e, 100000 + 3000 + 500000);
+	T_EQ_U64(w.ncreates, 1);
+	T_EQ_I64(w.creates[0].s, 2000000);
+	T_EQ_I64(w.creates[0].e, 2200000);
+	T_EQ_U64(w.nall, 13);
+	tfd_host_waits_free(&w);
 	u = tfd_host_wait_union(h, &n);
 	/* 11 GetNexts, the GIL tail after the last one (less the least
 	 * tail), the iterator made; the flat_map's input is none */
