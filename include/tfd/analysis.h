@@ -545,9 +545,10 @@ double tfd_iterators_per_step(const struct tfd_host_result *h);
 /* From this many iterators a step the report may name the new iterators
  * as what holds the loop up (rule TFD-H09 fires from the same). */
 #define TFD_ITERATORS_PER_STEP_SAYS 0.5
-/* Whether host h's loop makes a new iterator each step: two or more of
- * them, that many a step, making them 1 % of the verdict's step time or
- * more. */
+/* Whether host h's loop makes a new iterator each step and that holds it
+ * up: the host has a bottleneck (tfd_host_has_bottleneck), two or more
+ * iterators, that many a step, making them 1 % of the verdict's step time
+ * or more. */
 bool tfd_iterator_per_step(const struct tfd_host_result *h);
 
 /* The share of host h's focus pipeline's steady-state window in which its

@@ -195,7 +195,7 @@ double tfd_iterators_per_step(const struct tfd_host_result *h)
 
 bool tfd_iterator_per_step(const struct tfd_host_result *h)
 {
-	return tfd_repeated_iterators(h) >= 1 &&
+	return tfd_host_has_bottleneck(h) && tfd_repeated_iterators(h) >= 1 &&
 	       tfd_iterators_per_step(h) >= TFD_ITERATORS_PER_STEP_SAYS && h->step_ns > 0 &&
 	       (double)h->create_ns >= 0.01 * (double)h->step_ns;
 }

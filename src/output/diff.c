@@ -49,7 +49,6 @@ static const char *rate_text(double r, char *buf, size_t len)
 	return buf;
 }
 
-/* "ParallelMapV2 (inside: Transpose)" or "none" */
 /* Whether the side's loop made a new iterator each step (TFD-H09): that,
  * not its focus pipeline's stage, was the bottleneck. */
 static bool renewed(const struct tfd_diff_side *s)
@@ -59,6 +58,7 @@ static bool renewed(const struct tfd_diff_side *s)
 
 static const char *const RENEWED = "a new iterator each step";
 
+/* "ParallelMapV2 (inside: Transpose)", "a new iterator each step" or "none" */
 static void bn_text(const struct tfd_diff_side *s, struct tfd_buf *b)
 {
 	if (!s->bn_name) {

@@ -521,9 +521,7 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 		cJSON_AddNullToObject(sum, "input_dominant");
 	/* the loop makes a new iterator each step: that holds it up; the
 	 * bottleneck below is then the slowest stage within one */
-	cJSON_AddBoolToObject(sum, "new_iterator_each_step",
-			      f->focus >= 0 && tfd_host_has_bottleneck(f) &&
-				  tfd_iterator_per_step(f));
+	cJSON_AddBoolToObject(sum, "new_iterator_each_step", tfd_iterator_per_step(f));
 	if (f->focus >= 0) {
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
 

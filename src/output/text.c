@@ -484,7 +484,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 		const struct tfd_pipeline *p = &f->pipelines[f->focus];
 		bool bn = tfd_host_has_bottleneck(f);
 
-		if (bn && tfd_iterator_per_step(f))
+		if (tfd_iterator_per_step(f))
 			renewed_each_step(f, b);
 		else if (p->max_ns <= TFD_SLOW_CALL_NS)
 			tfd_buf_printf(b,
