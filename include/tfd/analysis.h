@@ -420,6 +420,9 @@ struct tfd_analyze_opts {
 	bool rank_set;
 };
 
+/* 100 * ns / step over the verdict's steps: a part of a host's step time
+ * (NAN when its input share is unknown). */
+double tfd_host_part_pct(const struct tfd_host_result *h, int64_t ns);
 /* The two parts of a host's input share: 100 * wait / step and 100 * h2d
  * / step over the verdict's steps (NAN when unknown). */
 double tfd_host_wait_pct(const struct tfd_host_result *h);

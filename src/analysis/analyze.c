@@ -196,8 +196,8 @@ double tfd_iterators_per_step(const struct tfd_host_result *h)
 bool tfd_iterator_per_step(const struct tfd_host_result *h)
 {
 	return tfd_host_has_bottleneck(h) && tfd_repeated_iterators(h) >= 1 &&
-	       tfd_iterators_per_step(h) >= TFD_ITERATORS_PER_STEP_SAYS && h->step_ns > 0 &&
-	       (double)h->create_ns >= 0.01 * (double)h->step_ns;
+	       tfd_iterators_per_step(h) >= TFD_ITERATORS_PER_STEP_SAYS &&
+	       tfd_host_part_pct(h, h->create_ns) >= 1.0;
 }
 
 /* The pipeline analyzed first: the host pipeline that holds the loop up most. */

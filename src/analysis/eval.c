@@ -87,9 +87,8 @@ HOST(m_input_percent, num_or_missing(h->input_pct))
 HOST(m_repeated_iterators, num((double)tfd_repeated_iterators(h)))
 HOST(m_loop_in_function, boolean(h->loop_in_function))
 HOST(m_iterators_per_step, num(tfd_iterators_per_step(h)))
-HOST(m_gil_wait_percent, num(h->step_ns > 0 ? 100.0 * (double)h->gil_ns / (double)h->step_ns : 0.0))
-HOST(m_iterator_create_percent,
-     num(h->step_ns > 0 ? 100.0 * (double)h->create_ns / (double)h->step_ns : 0.0))
+HOST(m_gil_wait_percent, num_or_missing(tfd_host_part_pct(h, h->gil_ns)))
+HOST(m_iterator_create_percent, num_or_missing(tfd_host_part_pct(h, h->create_ns)))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
 HOST(m_host_pipelines, num((double)h->nhost_pipelines))
@@ -603,10 +602,11 @@ const struct metric_def tfd_metrics[] = {
      m_iterators_per_step},
     {"gil_wait_percent", VT_NUM, TARGET_HOST,
      "share of the verdict's step time the loop waited for the GIL after an eager GetNext "
-     "returned",
+     "returned (missing: no input share)",
      m_gil_wait_percent},
     {"iterator_create_percent", VT_NUM, TARGET_HOST,
-     "share of the verdict's step time spent making iterators for the loop (MakeIterator)",
+     "share of the verdict's step time spent making iterators for the loop (MakeIterator; "
+     "missing: no input share)",
      m_iterator_create_percent},
     {"loop_in_function", VT_BOOL, TARGET_HOST,
      "the host ran a dataset's loop inside a tf.function (a ReduceDataset op)", m_loop_in_function},

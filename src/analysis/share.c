@@ -598,7 +598,7 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 	tfd_host_waits_free(hw);
 }
 
-static double part_pct(const struct tfd_host_result *h, int64_t ns)
+double tfd_host_part_pct(const struct tfd_host_result *h, int64_t ns)
 {
 	return h->step_ns > 0 && !isnan(h->input_pct) ? 100.0 * (double)ns / (double)h->step_ns
 						      : NAN;
@@ -606,12 +606,12 @@ static double part_pct(const struct tfd_host_result *h, int64_t ns)
 
 double tfd_host_wait_pct(const struct tfd_host_result *h)
 {
-	return part_pct(h, h->wait_ns);
+	return tfd_host_part_pct(h, h->wait_ns);
 }
 
 double tfd_h2d_pct(const struct tfd_host_result *h)
 {
-	return h->has_device ? part_pct(h, h->h2d_ns) : NAN;
+	return h->has_device ? tfd_host_part_pct(h, h->h2d_ns) : NAN;
 }
 
 bool tfd_h2d_dominates(const struct tfd_host_result *h)

@@ -14,11 +14,12 @@
  * its MakeIterator::Root..., DeleteIterator). */
 static bool builds_input(const char *t)
 {
-	size_t n = strlen(t);
+	size_t len = strlen(t), n = len;
 
+	/* less a version suffix: BatchDatasetV2 */
 	while (n && isdigit((unsigned char)t[n - 1]))
 		n--;
-	if (n >= 2 && t[n - 1] == 'V' && n < strlen(t))
+	if (n < len && n >= 2 && t[n - 1] == 'V')
 		n--;
 	return strcmp(t, "MakeIterator") == 0 || strcmp(t, "DeleteIterator") == 0 ||
 	       strncmp(t, "AnonymousIterator", 17) == 0 ||

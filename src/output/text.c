@@ -79,13 +79,13 @@ static void wait_part_line(const struct tfd_host_result *f, int64_t ns, const ch
 {
 	char t1[32], t2[32];
 	size_t n = f->nsteps ? f->nsteps : 1;
+	double pct = tfd_host_part_pct(f, ns);
 
-	if (!(f->step_ns > 0) || (double)ns < 0.01 * (double)f->step_ns)
+	if (!(pct >= 1.0))
 		return;
 	tfd_buf_printf(b, "         %s: %s %s of the %s waited (%.1f%% of the time)%s.\n", label,
 		       tfd_fmt_ns(ns / (int64_t)n, t1, sizeof(t1)), f->nsteps ? "a step" : "in all",
-		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)),
-		       100.0 * (double)ns / (double)f->step_ns, what);
+		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)), pct, what);
 }
 
 /* The wait's parts that were no GetNext: the datasets and iterators the
@@ -425,7 +425,7 @@ static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b
 		       "%s's dataset over %zu steps): making them took %.1f%% of the time, "
 		       "and each new one waits for its first element from empty (TFD-H09).\n",
 		       made, N(f->pipelines[f->focus].name), f->all.nsteps,
-		       100.0 * (double)f->create_ns / (double)f->step_ns);
+		       tfd_host_part_pct(f, f->create_ns));
 }
 
 static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
