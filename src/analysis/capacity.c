@@ -190,22 +190,6 @@ static void assign_segments(struct ctx *c)
 			c->fn_of[i] = new_seg(c, TFD_SEG_FUNCTION, (int)i);
 }
 
-/* Call k of the pipeline: its host call, stage and thread. */
-static inline const struct call *cap_call(const struct tfd_cap_calls *in, size_t k)
-{
-	return &in->calls[in->pcalls ? (size_t)in->pcalls[k] : k];
-}
-
-static inline int cap_stage(const struct tfd_cap_calls *in, size_t k)
-{
-	return in->iter_stage[in->pairs[cap_call(in, k)->pair].iter];
-}
-
-static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
-{
-	return in->pairs[cap_call(in, k)->pair].thread;
-}
-
 /* Own work of every stage over the window, from every call that started in
  * it (summed as the pipeline's calls were aggregated). */
 static void stage_work(struct ctx *c)
@@ -229,146 +213,6 @@ static void stage_work(struct ctx *c)
 	}
 }
 
-/* Which async stage each thread works for: the owner of the input segment
- * most of its calls belong to (-1: the consumer's, or no calls). */
-static int *thread_owners(struct ctx *c)
-{
-	const struct tfd_cap_calls *in = c->in;
-	size_t nt = in->host->nthreads;
-	int *owner = xmalloc((nt + 1) * sizeof(int));
-	uint64_t *best = xcalloc(nt + 1, sizeof(uint64_t));
-	struct imap votes = {0};
-
-	for (size_t t = 0; t < nt; t++)
-		owner[t] = -1;
-	for (size_t k = 0; k < in->n; k++) {
-		int si = cap_stage(in, k), sg = si >= 0 ? c->seg_of[si] : -1;
-		uint64_t key;
-		size_t v;
-		uint32_t t = cap_thread(in, k);
-
-		if (sg < 0 || c->segs.v[sg].kind != TFD_SEG_INPUT || t >= nt)
-			continue;
-		key = ((uint64_t)t << 32) | (uint32_t)c->segs.v[sg].owner;
-		v = imap_get(&votes, key, &v) ? v + 1 : 1;
-		imap_put(&votes, key, v);
-		if (v > best[t]) {
-			best[t] = v;
-			owner[t] = c->segs.v[sg].owner;
-		}
-	}
-	imap_free(&votes);
-	free(best);
-	return owner;
-}
-
-/* A function thread no input segment owns (TensorFlow runs a function
- * without inter-op parallelism on a pool thread, the inter-op pool's or
- * the private one, which may also run the consumer's calls or another
- * map's function): with several maps, each of its calls votes for the map
- * whose input side ended a call last before it started (the element it was
- * given to run); the thread is a map's when at least DISPATCH_SHARE of its
- * votes are, else it stays unattributed (maps sharing one pool cannot be
- * told apart by thread). */
-#define DISPATCH_SHARE 0.75
-
-/* The latest of v[0..n) (sorted) at or before t, or INT64_MIN. */
-static int64_t latest_before(const int64_t *v, size_t n, int64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? v[lo - 1] : INT64_MIN;
-}
-
-static void dispatch_votes(struct ctx *c, int *owner)
-{
-	const struct tfd_cap_calls *in = c->in;
-	size_t nt = in->host->nthreads, ns = c->p->nstages;
-	VEC(int64_t) *ends = xcalloc(ns, sizeof(*ends));
-	uint32_t *votes = xcalloc(nt * ns, sizeof(uint32_t));
-	const uint8_t *fp = in->fns->buf, *fend = fp ? fp + in->fns->len : NULL;
-	struct tfd_fn_call f = {0, 0, 0, 0};
-
-	for (size_t k = 0; k < in->n; k++) {
-		uint32_t t = cap_thread(in, k);
-
-		if (t < nt && owner[t] >= 0 && c->fn_of[owner[t]] >= 0)
-			vec_push(&ends[owner[t]], tfd_times_end(&in->tm, k));
-	}
-	for (size_t q = 0; q < ns; q++)
-		if (ends[q].n)
-			qsort(ends[q].v, ends[q].n, sizeof(int64_t), tfd_cmp_i64);
-	while (tfd_fns_next(&fp, fend, &f)) {
-		int64_t best = INT64_MIN;
-		int bq = -1;
-
-		if (f.thread >= nt || owner[f.thread] >= 0)
-			continue;
-		for (size_t q = 0; q < ns; q++) {
-			int64_t e = latest_before(ends[q].v, ends[q].n, f.start_ns);
-
-			if (ends[q].n && e > best) {
-				best = e;
-				bq = (int)q;
-			}
-		}
-		if (bq >= 0)
-			votes[(size_t)f.thread * ns + (size_t)bq]++;
-	}
-	for (size_t t = 0; t < nt; t++) {
-		uint64_t all = 0, top = 0;
-		int tq = -1;
-
-		if (owner[t] >= 0)
-			continue;
-		for (size_t q = 0; q < ns; q++) {
-			all += votes[t * ns + q];
-			if (votes[t * ns + q] > top) {
-				top = votes[t * ns + q];
-				tq = (int)q;
-			}
-		}
-		if (tq >= 0 && (double)top >= DISPATCH_SHARE * (double)all)
-			owner[t] = tq;
-	}
-	for (size_t q = 0; q < ns; q++)
-		vec_free(&ends[q]);
-	free(ends);
-	free(votes);
-}
-
-/* Which map each function thread's calls belong to (owners_free() it): the
- * input segment owning the thread; else, for a function call on a pool
- * thread (not inside an iterator call: those ran inline and are their
- * stage's), the pipeline's one map when there is one, or the map that
- * dispatched its calls (dispatch_votes). */
-static struct tfd_op_owners owners_make(struct ctx *c)
-{
-	struct tfd_op_owners ow = {thread_owners(c), 0, -1, c->fn_of};
-
-	for (size_t i = 0; i < c->p->nstages; i++)
-		if (c->fn_of[i] >= 0) {
-			ow.only_map = (int)i;
-			ow.nmaps++;
-		}
-	if (ow.nmaps > 1)
-		dispatch_votes(c, (int *)ow.owner);
-	return ow;
-}
-
-static void owners_free(struct tfd_op_owners *ow)
-{
-	free((void *)ow->owner);
-}
-
 /* Whether map q's function only passes its input through (an identity,
  * a projection such as the one snapshot() and enumerate() add): TensorFlow
  * then skips running it and records no run (RunShortCircuit), so a map
@@ -382,14 +226,22 @@ static bool passes_through(const struct ctx *c, int q)
 /* User-function work of every async map, from the host's function calls. */
 static void function_work(struct ctx *c)
 {
-	struct tfd_op_owners ow = owners_make(c);
+	struct tfd_owner_in oi = {c->in, c->p->nstages, c->seg_of, c->fn_of, c->segs.v};
+	struct tfd_op_owners ow = tfd_owners_make(&oi);
 	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
 	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
 	VEC(int64_t) *work = xcalloc(c->p->nstages, sizeof(*work));
+	struct imap runs = {0}; /* (thread, map): runs on a thread of several roles */
 
 	while (tfd_fns_next(&fp, fend, f)) {
-		int q = tfd_op_owner(&ow, f->thread);
+		int q = tfd_op_owner_at(&ow, f->thread, f->start_ns);
 
+		if (ow.roles && ow.roles[f->thread].n && q >= 0 && c->fn_of[q] >= 0) {
+			uint64_t key = ((uint64_t)f->thread << 32) | (uint32_t)q;
+			size_t v;
+
+			imap_put(&runs, key, imap_get(&runs, key, &v) ? v + 1 : 1);
+		}
 		if (f->start_ns < c->t0 || f->start_ns >= c->t1)
 			continue;
 		c->fn_unplaced += q < 0;
@@ -410,8 +262,9 @@ static void function_work(struct ctx *c)
 		vec_free(&work[q]);
 	}
 	free(work);
-	tfd_stage_fn_ops(c->p, c->in->fns, &ow);
-	owners_free(&ow);
+	tfd_owners_fn_ops(c->p, c->in->fns, &ow, &runs);
+	imap_free(&runs);
+	tfd_owners_free(&ow);
 }
 
 /* Without a capacity window: only each map's function ops, by the same
@@ -427,9 +280,13 @@ static void ops_only(struct ctx *c)
 	c->input_of = xmalloc(p->nstages * sizeof(int));
 	c->fn_of = xmalloc(p->nstages * sizeof(int));
 	assign_segments(c);
-	ow = owners_make(c);
+	{
+		struct tfd_owner_in oi = {c->in, p->nstages, c->seg_of, c->fn_of, c->segs.v};
+
+		ow = tfd_owners_make(&oi);
+	}
 	tfd_stage_fn_ops(p, c->in->fns, &ow);
-	owners_free(&ow);
+	tfd_owners_free(&ow);
 	vec_free(&c->segs);
 	imap_free(&c->seg_threads);
 	free(c->seg_of);

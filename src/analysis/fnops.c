@@ -21,6 +21,22 @@ int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 	return ow->nmaps == 1 ? ow->only_map : -1;
 }
 
+int tfd_op_owner_at(const struct tfd_op_owners *ow, uint32_t t, int64_t at)
+{
+	const struct tfd_role_line *r = ow->roles ? &ow->roles[t] : NULL;
+	size_t lo = 0, hi = r ? r->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->v[mid].end_ns <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? r->v[lo - 1].owner : tfd_op_owner(ow, t);
+}
+
 /* Whether sum k of fns is stage q's: a sum of its function threads (an
  * async map, fn_of[q] >= 0), or of its own iterator calls (a function
  * called inline: a sequential map). */

@@ -8,6 +8,7 @@
 
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
+#include "tfd/graph.h"
 #include "tfd/times.h"
 #include "tfd/vec.h"
 
@@ -131,9 +132,29 @@ struct tfd_op_owners {
 	const int *owner;
 	int nmaps, only_map;
 	const int *fn_of;
+	/* per thread, or NULL: the input calls of a thread that worked for
+	 * several stages over time (TensorFlow's pools hand an ended
+	 * iterator's threads to the next one's roles), by their ends; n 0 for
+	 * a thread of one stage */
+	struct tfd_role_line *roles;
+	size_t nthreads;
+};
+struct tfd_role {
+	int64_t end_ns;
+	int owner;
+};
+struct tfd_role_line {
+	size_t n;
+	struct tfd_role *v;
 };
 /* The stage thread t's function calls belong to, or -1. */
 int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t);
+/* The stage a function call that started at `at` on thread t belongs to:
+ * on a thread of several roles, the owner of the last input call that had
+ * ended by then (a worker runs the function on the element its input call
+ * returned; an inner call nested in that one ended before it); else
+ * tfd_op_owner(). */
+int tfd_op_owner_at(const struct tfd_op_owners *ow, uint32_t t, int64_t at);
 /* Each map stage's fn_ops (by type) from the per-thread sums of fns. */
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		      const struct tfd_op_owners *ow);
@@ -193,6 +214,40 @@ struct tfd_cap_calls {
 	size_t nsteps;
 	enum tfd_py_overlap py_overlap; /* of the host's Python ops */
 };
+
+/* Call k of the pipeline: its host call, stage and thread. */
+static inline const struct call *cap_call(const struct tfd_cap_calls *in, size_t k)
+{
+	return &in->calls[in->pcalls ? (size_t)in->pcalls[k] : k];
+}
+
+static inline int cap_stage(const struct tfd_cap_calls *in, size_t k)
+{
+	return in->iter_stage[in->pairs[cap_call(in, k)->pair].iter];
+}
+
+static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
+{
+	return in->pairs[cap_call(in, k)->pair].thread;
+}
+
+/* What owners.c chooses threads' owners from: the pipeline's calls, each
+ * stage's segment and function segment (-1 none), the segments. */
+struct tfd_owner_in {
+	const struct tfd_cap_calls *in;
+	size_t nstages;
+	const int *seg_of, *fn_of;
+	const struct tfd_segment *segs;
+};
+/* Which map each function thread's calls belong to (tfd_owners_free() it). */
+struct tfd_op_owners tfd_owners_make(const struct tfd_owner_in *oi);
+void tfd_owners_free(struct tfd_op_owners *ow);
+struct imap;
+/* Each map's function ops by ow; a thread of several roles gives its sums
+ * to the map with most of its function calls (runs: (thread << 32 | map)
+ * -> calls). */
+void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
+		       const struct tfd_op_owners *ow, struct imap *runs);
 
 /* The capacity window of root calls roots[nwarmup..nroots) (tm by
  * call): [*t0, *t1), from the first's start to the latest end; false when

@@ -1098,6 +1098,19 @@ case("epoch_iterator_refill", build=b_epochs, loop="epochs",
             "parallel_at_limit": {"map_ms": 0.25}})
 
 
+# 47b. the same pipeline with repeat() after the prefetch: one iterator,
+# whose inner iterators (prefetch, batch, shuffle, map) are made anew each
+# epoch; TensorFlow's pool gives the ended ones' threads new roles
+case("repeat_after_prefetch", build=b_epochs, loop="epochs",
+     defaults=dict(epoch=256, map_ms=0.5, shuffle=256, repeat="end", batch=16, prefetch=2),
+     train_ms=6, planted="the AUTOTUNE map, its threads handed on each epoch",
+     covers=["repeat after prefetch", "threads that change roles", "map AUTOTUNE"],
+     candidates={"map": ({"map_ms": 0.25}, r"::ParallelMapV2$"),
+                 "epochs": ({"repeat": "source"}, r"::Shuffle$")},
+     fixes={"parallel_at_limit": {"map_ms": 0.25}, "shuffle_warmup": {"shuffle": 64},
+            "sequential_transformation": {"shuffle": 64}})
+
+
 def raw_images(n=32, side=160):
     """Decoded images held in memory (uint8), as after a cache()."""
     rng = np.random.default_rng(5)

@@ -562,10 +562,36 @@ static void flat_map_elements_per_inner(struct t *t)
 	T_TRUE(isnan(tfd_elements_per_inner(&p, 1)));
 }
 
+/* A thread that changed roles: each function call is the stage's whose
+ * input call ended last before it; before any, the thread's owner. */
+static void function_owner_by_time(struct t *t)
+{
+	int owner[2] = {3, -1}, fn_of[8] = {-1, -1, -1, 1, -1, -1, 2, -1};
+	struct tfd_role r0[4] = {{100, 3}, {200, 6}, {210, 6}, {500, 3}};
+	struct tfd_role_line roles[2] = {{4, r0}, {0, NULL}};
+	struct tfd_op_owners ow = {owner, 2, -1, fn_of, roles, 2};
+
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 50), 3);  /* no call ended yet */
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 100), 3); /* the one that just ended */
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 205), 6);
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 499), 6);
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 9000), 3);
+	/* a thread of one role: its owner, or none */
+	T_EQ_I64(tfd_op_owner_at(&ow, 1, 300), -1);
+	ow.roles = NULL;
+	T_EQ_I64(tfd_op_owner_at(&ow, 0, 300), 3);
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),  T(late_shard_keeps_a_quarter),
-    T(flat_map_elements_per_inner),	  {0},
+    T(functions_get_their_chunk_sums),
+    T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred),
+    T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart),
+    T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),
+    T(late_shard_keeps_a_quarter),
+    T(flat_map_elements_per_inner),
+    T(function_owner_by_time),
+    {0},
 };

@@ -1,0 +1,242 @@
+/* owners.c - which stage each thread works for, for the capacity model:
+ * a map's function calls count as its work on the threads it owns.
+ *
+ * A thread belongs to the input segment most of its iterator calls are
+ * in; a pool thread with no such calls, to the map that dispatched its
+ * function calls. TensorFlow's pools hand an ended iterator's threads on
+ * (repeat() and every new iterator start new ones), so a thread can work
+ * for several stages over a capture: such a thread's calls are kept in
+ * time order and each function call is the stage's whose input call ended
+ * last before it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "tfd/graph.h"
+#include "tfd/imap.h"
+#include "tfd/select.h"
+#include "tfd/vec.h"
+
+/* Thread t's input calls, over the owners' votes (owners are stages). */
+static size_t roles_on(struct imap *votes, uint32_t t, size_t nstages)
+{
+	size_t all = 0, v;
+
+	for (size_t q = 0; q < nstages; q++)
+		if (imap_get(votes, ((uint64_t)t << 32) | (uint32_t)q, &v))
+			all += v;
+	return all;
+}
+
+static int cmp_role(const void *a, const void *b)
+{
+	const struct tfd_role *x = a, *y = b;
+
+	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* Which async stage each thread works for: the owner of the input segment
+ * most of its calls belong to (-1: the consumer's, or no calls). A thread
+ * whose calls belong to several owners changed roles over time (a pool's
+ * thread handed on when an iterator ended: repeat() and new iterators make
+ * new ones): it also gets its calls' owners by their ends (*roles). */
+static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **roles)
+{
+	const struct tfd_cap_calls *in = oi->in;
+	size_t nt = in->host->nthreads;
+	int *owner = xmalloc((nt + 1) * sizeof(int)), *first = xmalloc((nt + 1) * sizeof(int));
+	uint64_t *best = xcalloc(nt + 1, sizeof(uint64_t));
+	struct tfd_role_line *rl = NULL;
+	struct imap votes = {0};
+
+	for (size_t t = 0; t < nt; t++)
+		owner[t] = first[t] = -1;
+	for (size_t k = 0; k < in->n; k++) {
+		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1, o;
+		uint64_t key;
+		size_t v;
+		uint32_t t = cap_thread(in, k);
+
+		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt)
+			continue;
+		o = oi->segs[sg].owner;
+		if (first[t] == -1)
+			first[t] = o;
+		else if (first[t] != o)
+			first[t] = -2; /* several owners */
+		key = ((uint64_t)t << 32) | (uint32_t)o;
+		v = imap_get(&votes, key, &v) ? v + 1 : 1;
+		imap_put(&votes, key, v);
+		if (v > best[t]) {
+			best[t] = v;
+			owner[t] = o;
+		}
+	}
+	for (size_t k = 0; k < in->n; k++) {
+		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1;
+		uint32_t t = cap_thread(in, k);
+
+		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt || first[t] != -2)
+			continue;
+		if (!rl)
+			rl = xcalloc(nt + 1, sizeof(*rl));
+		/* sized by the votes: the thread's calls counted above */
+		if (!rl[t].v)
+			rl[t].v = xmalloc(roles_on(&votes, t, oi->nstages) * sizeof(*rl[t].v));
+		rl[t].v[rl[t].n++] =
+		    (struct tfd_role){tfd_times_end(&in->tm, k), oi->segs[sg].owner};
+	}
+	for (size_t t = 0; rl && t < nt; t++)
+		if (rl[t].n)
+			qsort(rl[t].v, rl[t].n, sizeof(*rl[t].v), cmp_role);
+	imap_free(&votes);
+	free(best);
+	free(first);
+	*roles = rl;
+	return owner;
+}
+
+/* A function thread no input segment owns (TensorFlow runs a function
+ * without inter-op parallelism on a pool thread, the inter-op pool's or
+ * the private one, which may also run the consumer's calls or another
+ * map's function): with several maps, each of its calls votes for the map
+ * whose input side ended a call last before it started (the element it was
+ * given to run); the thread is a map's when at least DISPATCH_SHARE of its
+ * votes are, else it stays unattributed (maps sharing one pool cannot be
+ * told apart by thread). */
+#define DISPATCH_SHARE 0.75
+
+/* The latest of v[0..n) (sorted) at or before t, or INT64_MIN. */
+static int64_t latest_before(const int64_t *v, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? v[lo - 1] : INT64_MIN;
+}
+
+static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
+{
+	const struct tfd_cap_calls *in = oi->in;
+	size_t nt = in->host->nthreads, ns = oi->nstages;
+	VEC(int64_t) *ends = xcalloc(ns, sizeof(*ends));
+	uint32_t *votes = xcalloc(nt * ns, sizeof(uint32_t));
+	const uint8_t *fp = in->fns->buf, *fend = fp ? fp + in->fns->len : NULL;
+	struct tfd_fn_call f = {0, 0, 0, 0};
+
+	for (size_t k = 0; k < in->n; k++) {
+		uint32_t t = cap_thread(in, k);
+
+		if (t < nt && owner[t] >= 0 && oi->fn_of[owner[t]] >= 0)
+			vec_push(&ends[owner[t]], tfd_times_end(&in->tm, k));
+	}
+	for (size_t q = 0; q < ns; q++)
+		if (ends[q].n)
+			qsort(ends[q].v, ends[q].n, sizeof(int64_t), tfd_cmp_i64);
+	while (tfd_fns_next(&fp, fend, &f)) {
+		int64_t best = INT64_MIN;
+		int bq = -1;
+
+		if (f.thread >= nt || owner[f.thread] >= 0)
+			continue;
+		for (size_t q = 0; q < ns; q++) {
+			int64_t e = latest_before(ends[q].v, ends[q].n, f.start_ns);
+
+			if (ends[q].n && e > best) {
+				best = e;
+				bq = (int)q;
+			}
+		}
+		if (bq >= 0)
+			votes[(size_t)f.thread * ns + (size_t)bq]++;
+	}
+	for (size_t t = 0; t < nt; t++) {
+		uint64_t all = 0, top = 0;
+		int tq = -1;
+
+		if (owner[t] >= 0)
+			continue;
+		for (size_t q = 0; q < ns; q++) {
+			all += votes[t * ns + q];
+			if (votes[t * ns + q] > top) {
+				top = votes[t * ns + q];
+				tq = (int)q;
+			}
+		}
+		if (tq >= 0 && (double)top >= DISPATCH_SHARE * (double)all)
+			owner[t] = tq;
+	}
+	for (size_t q = 0; q < ns; q++)
+		vec_free(&ends[q]);
+	free(ends);
+	free(votes);
+}
+
+/* Which map each function thread's calls belong to (owners_free() it): the
+ * input segment owning the thread; else, for a function call on a pool
+ * thread (not inside an iterator call: those ran inline and are their
+ * stage's), the pipeline's one map when there is one, or the map that
+ * dispatched its calls (dispatch_votes). */
+struct tfd_op_owners tfd_owners_make(const struct tfd_owner_in *oi)
+{
+	struct tfd_op_owners ow = {NULL, 0, -1, oi->fn_of, NULL, oi->in->host->nthreads};
+
+	ow.owner = thread_owners(oi, &ow.roles);
+
+	for (size_t i = 0; i < oi->nstages; i++)
+		if (oi->fn_of[i] >= 0) {
+			ow.only_map = (int)i;
+			ow.nmaps++;
+		}
+	if (ow.nmaps > 1)
+		dispatch_votes(oi, (int *)ow.owner);
+	return ow;
+}
+
+void tfd_owners_free(struct tfd_op_owners *ow)
+{
+	for (size_t t = 0; ow->roles && t < ow->nthreads; t++)
+		free(ow->roles[t].v);
+	free(ow->roles);
+	free((void *)ow->owner);
+}
+
+/* Each map's function ops (tfd_stage_fn_ops): they are summed per thread,
+ * so a thread of several roles gives its sums to the map that ran most of
+ * its function calls (`runs`, per thread and map). */
+void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
+		       const struct tfd_op_owners *ow, struct imap *runs)
+{
+	size_t nt = ow->nthreads;
+	struct tfd_op_owners by = *ow;
+	int *owner = NULL;
+
+	for (size_t t = 0; ow->roles && t < nt; t++) {
+		size_t top = 0, v;
+
+		if (!ow->roles[t].n)
+			continue;
+		if (!owner) {
+			owner = xmalloc((nt + 1) * sizeof(int));
+			memcpy(owner, ow->owner, nt * sizeof(int));
+		}
+		for (size_t q = 0; q < p->nstages; q++)
+			if (imap_get(runs, ((uint64_t)t << 32) | (uint32_t)q, &v) && v > top) {
+				top = v;
+				owner[t] = (int)q;
+			}
+	}
+	if (owner)
+		by.owner = owner;
+	by.roles = NULL;
+	tfd_stage_fn_ops(p, fns, &by);
+	free(owner);
+}
