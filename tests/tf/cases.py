@@ -1454,6 +1454,16 @@ case("interleave_inner_seq_map", build=b_inner_map,
      fixes={"sequential_map": {"inner_par": "auto"}, "parallel_at_limit": {"map_ms": 0.4},
             "pipeline_cpu": {"map_ms": 0.4}})
 
+# 59b. The same with the per-file map written with num_parallel_calls
+# (AUTOTUNE): each open file's map has workers of its own, on cores the
+# step shares; the map's work is still the limit
+case("interleave_inner_parallel_map", build=b_inner_map,
+     defaults=dict(map_ms=0.8, inner_par="auto", cycle=4, il_par="auto", batch=8, prefetch=2),
+     train_ms=2, planted="the parallel maps inside the interleaved files",
+     covers=["interleave parallel", "parallel map inside interleave", "TFRecord"],
+     candidates={"map": ({"map_ms": 0.4}, r"Interleave.*::ParallelMapV2$")},
+     fixes={"parallel_at_limit": {"map_ms": 0.4}, "pipeline_cpu": {"map_ms": 0.4}})
+
 # 60. The same with two files open at a time (cycle 2): the two per-file
 # maps, one element at a time each, limit the rate, on cores the step shares
 case("interleave_inner_seq_map_cycle2", build=b_inner_map,
