@@ -155,6 +155,11 @@ struct host_ctx {
 	 * are built */
 	double step_rate;
 	size_t nsteps;
+	/* the spans the host's verdict counts as steps (each marker's, or to
+	 * the next step's start when the waits between markers count), sorted
+	 * by start; none without steps: set before the pipelines are built */
+	const struct tfd_interval *step_spans;
+	size_t nstep_spans;
 	/* how the host's Python ops shared the interpreter's lock, judged once
 	 * for its pipelines (tfd_python_overlap) */
 	enum tfd_py_overlap py_overlap;

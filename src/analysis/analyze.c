@@ -91,6 +91,10 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
  * its first call refilling it, the focus of a Keras job. */
 static bool holds_up_more(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
 {
+	/* one read inside the steps beats one read between them (a heavy
+	 * validation set's passes hold the training loop up in no step) */
+	if (a->outside_steps != b->outside_steps)
+		return !a->outside_steps;
 	if (a->total_ns != b->total_ns)
 		return a->total_ns > b->total_ns;
 	return a->max_ns > b->max_ns;
@@ -321,6 +325,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	 * share and a loop's start-up both) */
 	bool pending = h->pending != NULL, loop = h->nloop_inputs && h->nsteps;
 	struct tfd_host_waits waits = {0};
+	struct tfd_interval *spans;
 
 	hr->host = h;
 	hr->focus = -1;
@@ -373,7 +378,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		c.nsteps = hr->nstep_waits ? hr->nstep_waits : hr->nsteps;
 	}
 	c.py_overlap = tfd_python_overlap(h);
+	spans = tfd_share_step_spans(h, hr, &c.nstep_spans);
+	c.step_spans = spans;
 	st = build_pipelines(&c, hr, pv, opts, err);
+	free(spans);
+	c.step_spans = NULL;
 	if (st)
 		goto out;
 	mark_repeats(hr);

@@ -705,6 +705,9 @@ static void steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
 	 * start-up too */
 	if (tfd_in_loop_input(p->stages[0].long_name))
 		return;
+	/* read between the steps (a validation pass): they are not its consumer */
+	if (p->outside_steps)
+		return;
 	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
 		return;
 	d = in->step_rate * (double)in->nroots / (double)steps_of_pipeline(in);

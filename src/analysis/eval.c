@@ -853,6 +853,10 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 			 * advice is said once, for the group's own pipeline */
 			if (p->repeat_of1)
 				continue;
+			/* a pipeline read between the steps (a Keras validation
+			 * pass): a faster one does not shorten them */
+			if (p->outside_steps && (int)pi != h->focus)
+				continue;
 			for (size_t ri = 0; ri < rs->n; ri++) {
 				const struct rule *r = &rs->v[ri];
 

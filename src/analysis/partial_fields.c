@@ -125,6 +125,7 @@ static const struct fdesc pipeline_rows[] = {
     F(struct tfd_pipeline, "slowest_bottleneck", slowest_bottleneck, FK_STAGE),
     F(struct tfd_pipeline, "unattributed_share", unattributed_share, FK_DBL),
     F(struct tfd_pipeline, "latency_bottleneck", latency_bottleneck, FK_STAGE),
+    FV(struct tfd_pipeline, "outside_steps", outside_steps, FK_BOOL, 9),
 };
 
 /* a per-kind time array (enum tfd_dev_kind) as dev_ns_K fields */

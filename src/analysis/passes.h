@@ -87,6 +87,10 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p);
 /* Input-bound share of host h (share.c): hr->input_pct, the tf, steady and
  * all shares, per-step waits and their summary, the verdict band. */
 void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr);
+/* The spans the share counted as steps, sorted by start (the caller frees
+ * them; NULL and *n 0 when its basis is not the steps). */
+struct tfd_interval *tfd_share_step_spans(const struct tfd_host *h,
+					  const struct tfd_host_result *hr, size_t *n);
 /* The same with the host's waits read before (tfd_host_waits_read(): its
  * events may have gone since), taken (freed); their union of every wait
  * is not read when the device sweep made the steps' waits. */

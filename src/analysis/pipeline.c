@@ -303,6 +303,40 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	select_calls(b, opts);
 }
 
+/* Share of its root calls' time under which a pipeline whose calls fall
+ * between the steps counted is outside them (a call may straddle a
+ * marker's edge). */
+#define OUTSIDE_STEPS_SHARE 0.01
+
+/* The root calls' time inside the host's counted steps (both sorted by
+ * start), and whether the pipeline is outside them. */
+static void steps_overlap(struct pbuild *b)
+{
+	const struct tfd_interval *iv = b->c->step_spans;
+	size_t n = b->c->nstep_spans, j = 0;
+	struct tfd_pipeline *p = b->p;
+	int64_t in = 0;
+
+	if (!n || !b->roots.n)
+		return;
+	for (size_t r = 0; r < b->roots.n; r++) {
+		int64_t s = tfd_times_start(&b->tm, (size_t)b->roots.v[r]),
+			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]), own = 0;
+
+		while (j < n && iv[j].e <= s)
+			j++;
+		for (size_t k = j; k < n && iv[k].s < e; k++) {
+			int64_t a = iv[k].s > s ? iv[k].s : s, z = iv[k].e < e ? iv[k].e : e;
+
+			own = sat_add(own, z > a ? z - a : 0);
+		}
+		in = sat_add(in, own < e - s ? own : e - s);
+	}
+	p->steps_ns = in;
+	p->outside_steps =
+	    p->total_ns > 0 && (double)in < OUTSIDE_STEPS_SHARE * (double)p->total_ns;
+}
+
 /* A root call's local index and its rank (by start). */
 struct root_rank {
 	int local, rank;
@@ -728,6 +762,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	p->slowest_bottleneck = -1;
 	collect(&b, bk);
 	root_stats(&b, opts);
+	steps_overlap(&b);
 	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
 	aggregate(&b);
 	finish_stages(&b, pv);

@@ -598,6 +598,22 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 	tfd_host_waits_free(hw);
 }
 
+struct tfd_interval *tfd_share_step_spans(const struct tfd_host *h,
+					  const struct tfd_host_result *hr, size_t *n)
+{
+	struct tfd_interval *iv;
+
+	*n = 0;
+	if (!h->nsteps || !hr->input_basis || strcmp(hr->input_basis, "steps") != 0)
+		return NULL;
+	iv = xmalloc(h->nsteps * sizeof(*iv));
+	for (size_t s = 0; s < h->nsteps; s++)
+		iv[s] = (struct tfd_interval){
+		    h->steps[s].start_ns, hr->gaps_counted ? cycle_end(h, s) : h->steps[s].end_ns};
+	*n = h->nsteps;
+	return iv;
+}
+
 double tfd_host_part_pct(const struct tfd_host_result *h, int64_t ns)
 {
 	return h->step_ns > 0 && !isnan(h->input_pct) ? 100.0 * (double)ns / (double)h->step_ns

@@ -256,6 +256,7 @@ static cJSON *pipeline_json(const struct tfd_host_result *h, const struct tfd_pi
 		cJSON_AddNullToObject(o, "repeats");
 	add_id(o, "root_id", p->root_id);
 	cJSON_AddStringToObject(o, "root", p->stages[0].long_name);
+	cJSON_AddBoolToObject(o, "outside_steps", p->outside_steps);
 	cJSON_AddNumberToObject(o, "calls", (double)p->ncalls);
 	cJSON_AddNumberToObject(o, "slow_calls", (double)p->nslow);
 	lat = cJSON_AddObjectToObject(o, "latency_ns");

@@ -669,6 +669,32 @@ static void critpath_text(const struct tfd_pipeline *p, bool bn, struct tfd_buf 
 #define TEXT_HOST_ROWS 64
 #define TEXT_HOST_SECTIONS 16
 
+/* What a pipeline is, under its heading: a device's, a dataset iterated
+ * anew, one read between the steps. */
+static void pipeline_kind_text(const struct tfd_host_result *hr, const struct tfd_pipeline *p,
+			       struct tfd_buf *b)
+{
+	/* the findings skip it (eval.c) */
+	bool outside = p->outside_steps && (int)(p - hr->pipelines) != hr->focus;
+	const char *own = p->repeat_of1 ? N(hr->pipelines[p->repeat_of1 - 1].name) : "";
+
+	if (p->is_device)
+		tfd_buf_puts(b, "  a device's pipeline (a distribution strategy's "
+				"MultiDeviceIterator): its Generator\n  waits on the host "
+				"pipeline that feeds it, which is where to look for the limit\n");
+	if (p->repeat_of1)
+		tfd_buf_printf(b,
+			       "  the dataset of %s iterated anew (a new iterator, as each epoch "
+			       "of `for x in ds:`\n  or of Keras fit on a dataset that ends "
+			       "makes)%s%s%s\n",
+			       own, outside ? "" : ": the findings are ", outside ? "" : own,
+			       outside ? "" : "'s");
+	if (outside)
+		tfd_buf_puts(b, "  read between the training steps (as Keras' validation passes "
+				"are): the\n  steps never wait on it, so no advice is given for "
+				"its stages\n");
+}
+
 static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pipeline *p,
 			  struct tfd_buf *b)
 {
@@ -680,17 +706,7 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 	tfd_buf_printf(b, "\npipeline %s (%s, root %s id %" PRId64 ")\n", N(p->name),
 		       p->is_device ? "device" : "host", N(p->stages[0].long_name),
 		       (int64_t)p->root_id);
-	if (p->is_device)
-		tfd_buf_puts(b, "  a device's pipeline (a distribution strategy's "
-				"MultiDeviceIterator): its Generator\n  waits on the host "
-				"pipeline that feeds it, which is where to look for the limit\n");
-	if (p->repeat_of1)
-		tfd_buf_printf(b,
-			       "  the dataset of %s iterated anew (a new iterator, as each epoch "
-			       "of `for x in ds:`\n  or of Keras fit on a dataset that ends "
-			       "makes): the findings are %s's\n",
-			       N(hr->pipelines[p->repeat_of1 - 1].name),
-			       N(hr->pipelines[p->repeat_of1 - 1].name));
+	pipeline_kind_text(hr, p, b);
 	tfd_buf_printf(b,
 		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
 		       "p95 %s  max %s\n",

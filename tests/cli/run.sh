@@ -682,6 +682,17 @@ if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert h["focus_pipeline"] == "Host:0" and d["summary"]["pipeline"] == "Host:0", h["focus_pipeline"]
 assert "TFD-H05" not in [f["rule"] for f in d["findings"]]
 assert [p["repeats"] for p in h["pipelines"]][1:] in (["Host:2", None], [None, "Host:1"])' <<<"$out"; then ok; else bad "Keras fit with validation: focus $(grep -o '"focus_pipeline":"[^"]*"' <<<"$out")"; fi
+# the validation passes run between the training steps (none of their
+# calls falls in a step): no stage advice for them (it had said TFD-T01 for
+# the validation set's map, ranked beside the training's; on a heavier
+# validation map, TFD-T04 at 1.66x, first of all), and the training steps
+# are not the consumer whose demand they are measured against
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert [p["outside_steps"] for p in h["pipelines"]] == [False, True, True], h["pipelines"]
+assert {f["pipeline"] for f in d["findings"]} == {"Host:0"}, [(f["rule"], f["pipeline"]) for f in d["findings"]]
+assert not any(p["capacity"]["demand_from_steps"] for p in h["pipelines"][1:])' <<<"$out"; then ok; else bad "Keras validation passes: $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-keras3-fit-validation
+if [ "$(unwrap <<<"$out" | grep -o 'read between the training steps' | wc -l)" = 2 ]; then ok; else bad "Keras validation passes, text: $(grep -A2 '^pipeline' <<<"$out")"; fi
 # Keras 3 fit on a dataset that ends makes an iterator each epoch too
 # (profile_batch=(10, 40) over 16-batch epochs); the advice names fit's way
 run analyze -q tests/cases/ok/tf221-keras3-fit-iterator-per-epoch

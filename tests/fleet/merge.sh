@@ -165,15 +165,15 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 8"
+expect_bad "$B/old.partial.json" "reads versions 2 to 9"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
 # ranges, the hosts' p90 step time and the capacity's demand_from_steps),
 # a version 4 one (before demand_from_steps), a version 5 one (before
 # the waits between step markers, the pipelines iterated anew and a loop
 # inside a tf.function) and a version 6 one (before the maps' median call
-# and uneven share, and whether Python calls took turns) and a version 7
-# one (before the time spent making iterators and waiting for the GIL) still
-# merge, to the same report (the synthesized capture's demand is its
+# and uneven share, and whether Python calls took turns), a version 7
+# one (before the time spent making iterators and waiting for the GIL) and a
+# version 8 one (before the pipelines read between the steps) still merge, to the same report (the synthesized capture's demand is its
 # consumer's, its markers hold next(); its map's calls are even)
 python3 - "$first" "$T" <<'PY'
 import json, sys
@@ -187,9 +187,13 @@ def drop(o, key):
             drop(x, key)
 
 
-for v in (2, 4, 5, 6, 7):
+for v in (2, 4, 5, 6, 7, 8):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
+    drop(d["hosts"], "outside_steps")
+    if v == 8:
+        json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
+        continue
     drop(d["hosts"], "create_ns")
     drop(d["hosts"], "gil_ns")
     for h in d["hosts"]:
@@ -219,7 +223,7 @@ for v in (2, 4, 5, 6, 7):
 PY
 run merge -q -f json "$first"
 cur=$out
-for v in 2 4 5 6 7; do
+for v in 2 4 5 6 7 8; do
 	run merge -q -f json "$T/v$v.partial.json"
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
 done
@@ -232,6 +236,14 @@ run merge -q "$T/ep.partial.json"
 ep_merged=$out
 run analyze -q "$EP"
 if [ -n "$out" ] && [ "$ep_merged" = "$out" ] && [[ "$out" == *"the findings are Host:1's"* ]]; then ok; else bad "an iterator per epoch through a partial: $(diff <(echo "$ep_merged") <(echo "$out") | head -5)"; fi
+# Keras validation passes, read between the training steps: no advice for
+# them through a partial either
+KV=tests/cases/ok/tf221-keras3-fit-validation
+$TFD analyze -q --partial -o "$T/kv.partial.json" "$KV"
+run merge -q "$T/kv.partial.json"
+kv_merged=$out
+run analyze -q "$KV"
+if [ -n "$out" ] && [ "$kv_merged" = "$out" ] && [[ "$out" == *"read between the training steps"* ]]; then ok; else bad "validation passes through a partial: $(diff <(echo "$kv_merged") <(echo "$out") | head -5)"; fi
 sed 's/"repeat_of1":2/"repeat_of1":1/' "$T/ep.partial.json" >"$B/repeat.partial.json"
 expect_bad "$B/repeat.partial.json" "repeat_of1 names no pipeline of its own"
 sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
