@@ -180,7 +180,7 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	free(votes);
 }
 
-/* Which map each function thread's calls belong to (owners_free() it): the
+/* Which map each function thread's calls belong to (tfd_owners_free() it): the
  * input segment owning the thread; else, for a function call on a pool
  * thread (not inside an iterator call: those ran inline and are their
  * stage's), the pipeline's one map when there is one, or the map that
@@ -190,7 +190,6 @@ struct tfd_op_owners tfd_owners_make(const struct tfd_owner_in *oi)
 	struct tfd_op_owners ow = {NULL, 0, -1, oi->fn_of, NULL, oi->in->host->nthreads};
 
 	ow.owner = thread_owners(oi, &ow.roles);
-
 	for (size_t i = 0; i < oi->nstages; i++)
 		if (oi->fn_of[i] >= 0) {
 			ow.only_map = (int)i;
