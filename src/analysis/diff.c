@@ -91,8 +91,56 @@ static void stage_row(struct tfd_diff_stage *r, const struct tfd_diff_side *s, i
 	}
 }
 
+/* Whether path component [p, p + n) is a dataset a change inserts above
+ * stages without changing what they do: a prefetch, or one that hands its
+ * input's elements on (repeat, take, options). */
+static bool inserted_kind(const char *p, size_t n)
+{
+	char name[96], fam[96];
+
+	if (!n || n >= sizeof(name))
+		return false;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	tfd_iter_family(name, fam, sizeof(fam));
+	return strcmp(fam, "Prefetch") == 0 || tfd_family_has(fam, TFD_FAM_PASS);
+}
+
+/* The next component of a stage path from *p on, past the inserted kinds
+ * when skip (its length in *n; NULL at the end). */
+static const char *next_part(const char **p, size_t *n, bool skip)
+{
+	while (**p) {
+		const char *c = *p, *end = strstr(c, "::");
+
+		*n = end ? (size_t)(end - c) : strlen(c);
+		*p = end ? end + 2 : c + *n;
+		if (!skip || !end || !inserted_kind(c, *n))
+			return c; /* the stage's own name (the last) is never skipped */
+	}
+	return NULL;
+}
+
+/* Whether stage paths a and b are one once the prefetches and the
+ * datasets that hand elements on above the stage are set aside: adding a
+ * final prefetch or a repeat() moves every path below it. */
+static bool same_but_inserted(const char *a, const char *b)
+{
+	for (;;) {
+		size_t na = 0, nb = 0;
+		const char *x = next_part(&a, &na, true), *y = next_part(&b, &nb, true);
+
+		if (!x || !y)
+			return !x && !y;
+		if (na != nb || memcmp(x, y, na) != 0)
+			return false;
+	}
+}
+
 /* The row of the first run's stages that stage st of the second run is:
- * the one with its stage path; failing that (the change renamed a stage
+ * the one with its stage path; failing that, the one with its path once
+ * inserted prefetches and pass-through datasets are set aside (a final
+ * prefetch or a repeat() added); failing that (the change renamed a stage
  * above it: Map became ParallelMapV2), the one of its family at its
  * depth, not matched yet, then (the renamed stage itself) the one whose
  * family is the same once "Parallel" is set aside. */
@@ -103,6 +151,10 @@ static struct tfd_diff_stage *row_for(struct tfd_diff *d, const struct tfd_stage
 	for (size_t j = 0; j < d->nstages; j++)
 		if (d->stages[j].after < 0 && d->stages[j].before >= 0 &&
 		    strcmp(d->stages[j].path, st->path) == 0)
+			return &d->stages[j];
+	for (size_t j = 0; j < d->nstages; j++)
+		if (d->stages[j].after < 0 && d->stages[j].before >= 0 &&
+		    same_but_inserted(d->stages[j].path, st->path))
 			return &d->stages[j];
 	for (int kin = 0; kin < 2; kin++)
 		for (size_t j = 0; j < d->nstages; j++) {

@@ -74,18 +74,42 @@ static void bn_text(const struct tfd_diff_side *s, struct tfd_buf *b)
 		tfd_buf_printf(b, " (inside: %s)", N(s->bn_top_op));
 }
 
+/* Whether a finding of the first run carried a step estimate. */
+static bool has_estimate(const struct tfd_finding *was)
+{
+	return was && was->estimate.known && was->estimate.step_speedup > 0;
+}
+
+/* The resolved findings that carried an estimate. */
+static size_t resolved_estimates(const struct tfd_diff *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nfindings; i++)
+		n += d->findings[i].status == TFD_DIFF_RESOLVED && has_estimate(d->findings[i].was);
+	return n;
+}
+
 /* "it estimated the step 2.00x faster; measured 1.82x (the estimate was 10%
  * high)" for a finding of the first run that carried an estimate and is
- * gone in the second (its change was made, or another's removed it). */
+ * gone in the second (its change was made, or another's removed it). With
+ * several such findings the step's change is no one's measure: it is said
+ * without an error. */
 static bool estimate_text(const struct tfd_diff *d, const struct tfd_finding *was,
 			  struct tfd_buf *b)
 {
 	double est = was ? was->estimate.step_speedup : 0;
+	size_t n = resolved_estimates(d);
 
-	if (!was || !was->estimate.known || !(est > 0))
+	if (!has_estimate(was))
 		return false;
 	tfd_buf_printf(b, "it estimated the step %.2fx faster", est);
-	if (d->step_speedup > 0)
+	if (d->step_speedup > 0 && n > 1)
+		tfd_buf_printf(b,
+			       "; measured %.2fx with %zu estimates resolved at once (whose "
+			       "change it measures is not known)",
+			       d->step_speedup, n);
+	else if (d->step_speedup > 0)
 		tfd_buf_printf(b, "; measured %.2fx (the estimate was %.0f%% %s)", d->step_speedup,
 			       fabs(est / d->step_speedup - 1) * 100,
 			       est >= d->step_speedup ? "high" : "low");

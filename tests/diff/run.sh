@@ -127,4 +127,18 @@ if [[ "$out" == *"bottleneck   a new iterator each step -> none (removed)"* ]] &
 run diff -q -f json tests/cases/ok/tf221-iterator-per-step tests/cases/ok/tf221-one-iterator
 if j 'assert d["before"]["bottleneck"]["new_iterator_each_step"] is True, d["before"]["bottleneck"]'; then ok; else bad "diff JSON of a new iterator each step: $(head -c 300 <<<"$out")"; fi
 
+# a final prefetch added (TFD-P01's change): every stage's path gains the
+# prefetch above it, and each is still matched to itself (they had been
+# listed apart, before-only and after-only); the new prefetch is new. The
+# step's change, with three estimates resolved at once, is no one's audit
+run diff -q -f json examples/real-missing-prefetch tests/cases/ok/tf221-prefetch-added
+if j 'rows = {r["name"]: r for r in d["stages"]}
+assert len(d["stages"]) == 6, [r["path"] for r in d["stages"]]
+for n in ("Root", "BatchV2", "Range"):
+    assert rows[n]["before"] and rows[n]["after"], rows[n]
+assert rows["Prefetch"]["before"] is None and rows["Prefetch"]["after"], rows["Prefetch"]'; then ok; else bad "diff with a prefetch added: $(head -c 400 <<<"$out")"; fi
+run diff -q examples/real-missing-prefetch tests/cases/ok/tf221-prefetch-added
+if [[ "$(unwrap <<<"$out")" == *"TFD-P01 No prefetch at the end of the pipeline it estimated the step 1.43x faster; measured "*"x with 3 estimates resolved at once"* ]] &&
+	[[ "$out" != *"the estimate was"* ]]; then ok; else bad "diff, several estimates resolved: $(grep -A1 resolved <<<"$out")"; fi
+
 finish
