@@ -88,6 +88,10 @@ const char *tfd_serial_family(const char *family);
 /* Whether two long names (or stage paths) name one stage, a component made
  * parallel aside: "...::BatchV2::Map" and "...::BatchV2::ParallelMapV2". */
 bool tfd_same_stage_made_parallel(const char *a, const char *b);
+/* The same, also with the prefetches and pass-through datasets (repeat,
+ * take, options) above the stage set aside: a final prefetch or a repeat()
+ * added above it moves no stage. */
+bool tfd_same_stage_moved(const char *a, const char *b);
 /* For an iterator event of a dataset's loop inside a tf.function
  * ("ReduceIterator::Root::Prefetch::Scan::X...": autograph makes the loop a
  * scan whose function is the loop's body, run by a ReduceDataset op), its

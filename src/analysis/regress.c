@@ -218,11 +218,11 @@ static void compare_rest(struct tfd_job *job, const struct tfd_hist_host *x, con
 			     x->input_percent - o->input_percent, c[i].label, o->input_percent);
 			part(ain, sizeof(ain), "%s", c[i].against);
 		}
-		/* the same stage made parallel (Map -> ParallelMapV2) did not move */
+		/* the same stage made parallel (Map -> ParallelMapV2), or under a
+		 * prefetch or a repeat() added above it, did not move */
 		if (o->bottleneck[0] && x->bottleneck[0] &&
 		    strcmp(o->bottleneck_long_name, x->bottleneck_long_name) &&
-		    !tfd_same_stage_made_parallel(o->bottleneck_long_name,
-						  x->bottleneck_long_name)) {
+		    !tfd_same_stage_moved(o->bottleneck_long_name, x->bottleneck_long_name)) {
 			part(pbn, sizeof(pbn), "from %s %s", o->bottleneck, c[i].label);
 			part(abn, sizeof(abn), "%s", c[i].against);
 		}

@@ -307,22 +307,43 @@ const char *tfd_serial_family(const char *family)
 	return strncmp(family, "Parallel", 8) == 0 && family[8] ? family + 8 : family;
 }
 
-/* The next "::" component of *p into buf (its family), *p moved past it;
+/* The next "::" component of *p into buf (its family), *p moved past it,
+ * past the prefetches and pass-through datasets above the last when skip;
  * false at the end. */
-static bool next_family(const char **p, char *buf, size_t len)
+static bool next_family(const char **p, char *buf, size_t len, bool skip)
 {
 	char name[256];
 	const char *e;
 	size_t n;
 
-	if (!**p)
-		return false;
-	e = strstr(*p, "::");
-	n = e ? (size_t)(e - *p) : strlen(*p);
-	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), *p);
-	*p += e ? n + 2 : n;
-	tfd_iter_family(name, buf, len);
-	return true;
+	for (;;) {
+		if (!**p)
+			return false;
+		e = strstr(*p, "::");
+		n = e ? (size_t)(e - *p) : strlen(*p);
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+			 *p);
+		*p += e ? n + 2 : n;
+		tfd_iter_family(name, buf, len);
+		if (!skip || !e ||
+		    (strcmp(buf, "Prefetch") != 0 && !tfd_family_has(buf, TFD_FAM_PASS)))
+			return true;
+	}
+}
+
+bool tfd_same_stage_moved(const char *a, const char *b)
+{
+	char x[256], y[256];
+	bool more_a, more_b;
+
+	for (;;) {
+		more_a = next_family(&a, x, sizeof(x), true);
+		more_b = next_family(&b, y, sizeof(y), true);
+		if (!more_a || !more_b)
+			return more_a == more_b;
+		if (strcmp(tfd_serial_family(x), tfd_serial_family(y)) != 0)
+			return false;
+	}
 }
 
 bool tfd_same_stage_made_parallel(const char *a, const char *b)
@@ -331,8 +352,8 @@ bool tfd_same_stage_made_parallel(const char *a, const char *b)
 	bool more_a, more_b;
 
 	for (;;) {
-		more_a = next_family(&a, x, sizeof(x));
-		more_b = next_family(&b, y, sizeof(y));
+		more_a = next_family(&a, x, sizeof(x), false);
+		more_b = next_family(&b, y, sizeof(y), false);
 		if (!more_a || !more_b)
 			return more_a == more_b;
 		if (strcmp(tfd_serial_family(x), tfd_serial_family(y)) != 0)

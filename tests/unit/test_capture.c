@@ -2726,6 +2726,20 @@ static void same_stage_made_parallel(struct t *t)
 	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Prefetch::Map",
 					     "Iterator::Root::Prefetch::BatchV2::ParallelMapV2"));
 	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::Map", "Iterator::Root"));
+	/* a final prefetch or a repeat() added above a stage moves it nowhere
+	 * (an epoch's index aside); the new prefetch itself is no stage it was */
+	T_TRUE(tfd_same_stage_moved("Iterator::Root::BatchV2::ParallelMapV2",
+				    "Iterator::Root::Prefetch::BatchV2::ParallelMapV2"));
+	T_TRUE(tfd_same_stage_moved(
+	    "Iterator::Root::Prefetch::BatchV2::Map",
+	    "Iterator::Root::Prefetch::ForeverRepeat[3]::Prefetch::BatchV2::ParallelMapV2"));
+	T_TRUE(!tfd_same_stage_made_parallel("Iterator::Root::BatchV2::Map",
+					     "Iterator::Root::Prefetch::BatchV2::Map"));
+	T_TRUE(!tfd_same_stage_moved("Iterator::Root::BatchV2", "Iterator::Root::Prefetch"));
+	T_TRUE(!tfd_same_stage_moved("Iterator::Root::Prefetch::Map",
+				     "Iterator::Root::Prefetch::BatchV2::Map"));
+	T_TRUE(!tfd_same_stage_moved("Iterator::Root::Prefetch::Map",
+				     "Iterator::Root::Map::Prefetch"));
 }
 
 /* the op types that make a function's result change from one epoch to the
