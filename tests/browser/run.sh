@@ -15,7 +15,9 @@ if [ -z "$CHROME" ]; then
 	exit 0
 fi
 
-caps=(examples/ai-notebook/ai-notebook.xplane.pb examples/smdebug-8gpu examples/smdebug-zip)
+# (the baseline night's bottleneck a map under a batch, the last night's a map
+# under the root: it moved)
+caps=(examples/ai-notebook/ai-notebook.xplane.pb examples/real-missing-prefetch examples/smdebug-zip)
 # 14 nights of history, then the report: a crowded x axis, regressions
 for d in $(seq 1 14); do
 	$TFD report -q --history "$T/h.db" --job nightly --timestamp "2026-11-$(printf %02d "$d")T02:00:00Z" \
