@@ -331,14 +331,16 @@ static bool next_family(const char **p, char *buf, size_t len, bool skip)
 	}
 }
 
-bool tfd_same_stage_moved(const char *a, const char *b)
+/* Whether a and b name one stage, components made parallel aside and,
+ * with skip, the prefetches and pass-through datasets above it too. */
+static bool same_stage(const char *a, const char *b, bool skip)
 {
 	char x[256], y[256];
 	bool more_a, more_b;
 
 	for (;;) {
-		more_a = next_family(&a, x, sizeof(x), true);
-		more_b = next_family(&b, y, sizeof(y), true);
+		more_a = next_family(&a, x, sizeof(x), skip);
+		more_b = next_family(&b, y, sizeof(y), skip);
 		if (!more_a || !more_b)
 			return more_a == more_b;
 		if (strcmp(tfd_serial_family(x), tfd_serial_family(y)) != 0)
@@ -346,19 +348,14 @@ bool tfd_same_stage_moved(const char *a, const char *b)
 	}
 }
 
+bool tfd_same_stage_moved(const char *a, const char *b)
+{
+	return same_stage(a, b, true);
+}
+
 bool tfd_same_stage_made_parallel(const char *a, const char *b)
 {
-	char x[256], y[256];
-	bool more_a, more_b;
-
-	for (;;) {
-		more_a = next_family(&a, x, sizeof(x), false);
-		more_b = next_family(&b, y, sizeof(y), false);
-		if (!more_a || !more_b)
-			return more_a == more_b;
-		if (strcmp(tfd_serial_family(x), tfd_serial_family(y)) != 0)
-			return false;
-	}
+	return same_stage(a, b, false);
 }
 
 bool tfd_family_is_async(const char *family)

@@ -227,23 +227,19 @@ for v in 2 4 5 6 7 8; do
 	run merge -q -f json "$T/v$v.partial.json"
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
 done
-# a dataset iterated anew each epoch (three pipelines, one standing for
-# them): the partial gives the report the capture gives; a repeat that
-# names no pipeline of its own is refused
-EP=tests/cases/ok/tf221-iterator-per-epoch
-$TFD analyze -q --partial -o "$T/ep.partial.json" "$EP"
-run merge -q "$T/ep.partial.json"
-ep_merged=$out
-run analyze -q "$EP"
-if [ -n "$out" ] && [ "$ep_merged" = "$out" ] && [[ "$out" == *"the findings are Host:1's"* ]]; then ok; else bad "an iterator per epoch through a partial: $(diff <(echo "$ep_merged") <(echo "$out") | head -5)"; fi
-# Keras validation passes, read between the training steps: no advice for
-# them through a partial either
-KV=tests/cases/ok/tf221-keras3-fit-validation
-$TFD analyze -q --partial -o "$T/kv.partial.json" "$KV"
-run merge -q "$T/kv.partial.json"
-kv_merged=$out
-run analyze -q "$KV"
-if [ -n "$out" ] && [ "$kv_merged" = "$out" ] && [[ "$out" == *"read between the training steps"* ]]; then ok; else bad "validation passes through a partial: $(diff <(echo "$kv_merged") <(echo "$out") | head -5)"; fi
+# through a partial, the report the capture gives: a dataset iterated anew
+# each epoch (three pipelines, one standing for them), and Keras'
+# validation passes read between the training steps (no advice for them)
+through_partial() { # CAPTURE NAME WANT
+	$TFD analyze -q --partial -o "$T/$2.partial.json" "$1"
+	run merge -q "$T/$2.partial.json"
+	local merged=$out
+	run analyze -q "$1"
+	if [ -n "$out" ] && [ "$merged" = "$out" ] && [[ "$out" == *"$3"* ]]; then ok; else bad "$2 through a partial: $(diff <(echo "$merged") <(echo "$out") | head -5)"; fi
+}
+through_partial tests/cases/ok/tf221-iterator-per-epoch ep "the findings are Host:1's"
+through_partial tests/cases/ok/tf221-keras3-fit-validation kv "read between the training steps"
+# a repeat that names no pipeline of its own is refused
 sed 's/"repeat_of1":2/"repeat_of1":1/' "$T/ep.partial.json" >"$B/repeat.partial.json"
 expect_bad "$B/repeat.partial.json" "repeat_of1 names no pipeline of its own"
 sed 's/"bottleneck":[-0-9]*/"bottleneck":999/' "$first" >"$B/index.partial.json"
