@@ -305,10 +305,11 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
  * bn: the host waits on input, so the limit may be called its bottleneck;
  * py: the share of the time the pipeline runs Python (holds the GIL);
  * cpu: the share of the host's cores it keeps busy where the step computes
- * on them too; renewed: the iterators of its dataset made anew in the
- * capture. */
+ * on them too; renewed: its dataset iterated anew in the capture (1), and
+ * making the new iterators half the wait or more (2: Keras fit on NumPy
+ * arrays makes one each epoch), else 0. */
 static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, double cpu,
-			       size_t renewed, struct tfd_buf *b)
+			       int renewed, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -348,9 +349,11 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       "could deliver %s, above the step's demand of %s: on average the "
 			       "input pipeline keeps up%s",
 			       N(s->name), N(s->long_name), N(p->name), r1, r2,
-			       renewed ? ", and the waits are where each new iterator starts "
-					 "empty (TFD-H05)"
-				       : "");
+			       renewed == 2 ? ", and the waits are each new iterator being made "
+					      "and starting empty (TFD-H05)"
+			       : renewed    ? ", and the waits are where each new iterator starts "
+					      "empty (TFD-H05)"
+					    : "");
 	else
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
@@ -416,6 +419,14 @@ static const char *latency_why(const struct tfd_pipeline *p, char *buf, size_t l
 }
 
 /* The loop makes a new iterator each step: that, not a stage, holds it up. */
+/* throughput_verdict()'s renewed of host f. */
+static int renewed_kind(const struct tfd_host_result *f)
+{
+	if (!tfd_repeated_iterators(f))
+		return 0;
+	return 2 * f->create_ns >= f->wait_ns ? 2 : 1;
+}
+
 static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	size_t made = tfd_repeated_iterators(f) + 1;
@@ -493,7 +504,7 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
-					   tfd_pipeline_cpu_share(f), tfd_repeated_iterators(f), b);
+					   tfd_pipeline_cpu_share(f), renewed_kind(f), b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
