@@ -219,10 +219,9 @@ struct tfd_pipeline {
 	 * pipeline of its own, the one that holds the loop up most (its root
 	 * calls' total time, analyze.c): the findings are that one's */
 	int repeat_of1;
-	/* its root calls' time inside the steps the verdict counts, and
-	 * whether they all fall outside them (a Keras validation pass runs
-	 * between the training steps: the steps never wait on it) */
-	int64_t steps_ns;
+	/* its root calls fall outside the steps the verdict counts (a Keras
+	 * validation pass runs between the training steps: the steps never
+	 * wait on it) */
 	bool outside_steps;
 };
 

@@ -341,6 +341,9 @@ void tfd_host_waits_free(struct tfd_host_waits *w);
 
 /* qsort's order for intervals: by start, then by end. */
 int tfd_interval_cmp(const void *a, const void *b);
+/* The time intervals u[0..n) (sorted by start, their ends too: a union,
+ * or steps that follow each other) cover inside [a, b). */
+int64_t tfd_interval_overlap(const struct tfd_interval *u, size_t n, int64_t a, int64_t b);
 
 /* One span of device activity as a reader found it: its step by
  * group_id when the event had one. */

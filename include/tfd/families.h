@@ -92,6 +92,10 @@ bool tfd_same_stage_made_parallel(const char *a, const char *b);
  * take, options) above the stage set aside: a final prefetch or a repeat()
  * added above it moves no stage. */
 bool tfd_same_stage_moved(const char *a, const char *b);
+/* Whether a change that adds a dataset of this family above stages leaves
+ * them what they were: a prefetch, or one that hands its input's elements
+ * on (repeat, take, options). */
+bool tfd_family_set_aside(const char *family);
 /* For an iterator event of a dataset's loop inside a tf.function
  * ("ReduceIterator::Root::Prefetch::Scan::X...": autograph makes the loop a
  * scan whose function is the loop's body, run by a ReduceDataset op), its

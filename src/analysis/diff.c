@@ -92,8 +92,7 @@ static void stage_row(struct tfd_diff_stage *r, const struct tfd_diff_side *s, i
 }
 
 /* Whether path component [p, p + n) is a dataset a change inserts above
- * stages without changing what they do: a prefetch, or one that hands its
- * input's elements on (repeat, take, options). */
+ * stages without changing what they do (tfd_family_set_aside). */
 static bool inserted_kind(const char *p, size_t n)
 {
 	char name[96], fam[96];
@@ -102,8 +101,7 @@ static bool inserted_kind(const char *p, size_t n)
 		return false;
 	memcpy(name, p, n);
 	name[n] = '\0';
-	tfd_iter_family(name, fam, sizeof(fam));
-	return strcmp(fam, "Prefetch") == 0 || tfd_family_has(fam, TFD_FAM_PASS);
+	return tfd_family_set_aside(tfd_iter_family(name, fam, sizeof(fam)));
 }
 
 /* The next component of a stage path from *p on, past the inserted kinds

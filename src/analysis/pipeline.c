@@ -308,31 +308,22 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
  * marker's edge). */
 #define OUTSIDE_STEPS_SHARE 0.01
 
-/* The root calls' time inside the host's counted steps (both sorted by
- * start), and whether the pipeline is outside them. */
+/* Whether the pipeline's root calls fall between the host's counted steps
+ * (their time inside them under OUTSIDE_STEPS_SHARE of theirs). */
 static void steps_overlap(struct pbuild *b)
 {
-	const struct tfd_interval *iv = b->c->step_spans;
-	size_t n = b->c->nstep_spans, j = 0;
 	struct tfd_pipeline *p = b->p;
 	int64_t in = 0;
 
-	if (!n || !b->roots.n)
+	if (!b->c->nstep_spans || !b->roots.n)
 		return;
 	for (size_t r = 0; r < b->roots.n; r++) {
 		int64_t s = tfd_times_start(&b->tm, (size_t)b->roots.v[r]),
-			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]), own = 0;
+			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]),
+			own = tfd_interval_overlap(b->c->step_spans, b->c->nstep_spans, s, e);
 
-		while (j < n && iv[j].e <= s)
-			j++;
-		for (size_t k = j; k < n && iv[k].s < e; k++) {
-			int64_t a = iv[k].s > s ? iv[k].s : s, z = iv[k].e < e ? iv[k].e : e;
-
-			own = sat_add(own, z > a ? z - a : 0);
-		}
 		in = sat_add(in, own < e - s ? own : e - s);
 	}
-	p->steps_ns = in;
 	p->outside_steps =
 	    p->total_ns > 0 && (double)in < OUTSIDE_STEPS_SHARE * (double)p->total_ns;
 }

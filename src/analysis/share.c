@@ -41,28 +41,14 @@ static double max_of(const double *p, size_t n)
 	return m;
 }
 
-/* Waiting time inside [a, b): a binary search for the first interval that
- * ends after a, then a walk; linear in the steps overall. */
-static int64_t wait_in(const struct tfd_interval *u, size_t n, int64_t a, int64_t b)
+/* The time intervals v[0..n) (disjoint) hold. */
+static int64_t length_of(const struct tfd_interval *v, size_t n)
 {
-	size_t lo = 0, hi = n;
-	int64_t w = 0;
+	int64_t t = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (u[mid].e <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < n && u[i].s < b; i++) {
-		int64_t x = u[i].s > a ? u[i].s : a, y = u[i].e < b ? u[i].e : b;
-
-		if (y > x)
-			w = sat_add(w, y - x);
-	}
-	return w;
+	for (size_t i = 0; i < n; i++)
+		t = sat_add(t, v[i].e - v[i].s);
+	return t;
 }
 
 static void share_add(struct tfd_share *s, const struct tfd_step_wait *w)
@@ -351,8 +337,10 @@ static bool markers_leave_input_out(const struct tfd_host *h, const struct tfd_i
 		if (s + 1 < h->nsteps && h->steps[s].end_ns - h->steps[s + 1].start_ns >
 					     (h->steps[s].end_ns - h->steps[s].start_ns) / 10)
 			return false;
-		inside = sat_add(inside, wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns));
-		*gap = sat_add(*gap, wait_in(u, nu, h->steps[s].end_ns, cycle_end(h, s)));
+		inside = sat_add(
+		    inside, tfd_interval_overlap(u, nu, h->steps[s].start_ns, h->steps[s].end_ns));
+		*gap =
+		    sat_add(*gap, tfd_interval_overlap(u, nu, h->steps[s].end_ns, cycle_end(h, s)));
 	}
 	span = h->steps[h->nsteps - 1].end_ns - h->steps[0].start_ns;
 	return span > 0 && (double)*gap >= GAP_WAIT_MIN * (double)span && *gap > inside;
@@ -388,7 +376,8 @@ static double markers_tf_pct(const struct tfd_host *h, const struct tfd_interval
 
 	for (size_t s = 0; s < h->nsteps; s++) {
 		sw[s].step_ns = h->steps[s].end_ns - h->steps[s].start_ns;
-		sw[s].wait_ns = wait_in(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
+		sw[s].wait_ns =
+		    tfd_interval_overlap(u, nu, h->steps[s].start_ns, h->steps[s].end_ns);
 		sw[s].well_formed = sw[s].step_ns > 0 && sw[s].wait_ns < sw[s].step_ns;
 	}
 	tf_steps(sw, h->nsteps, wf, &first, &last);
@@ -404,7 +393,7 @@ static double markers_tf_pct(const struct tfd_host *h, const struct tfd_interval
 static int64_t part_of(const struct tfd_step_wait *w, const struct tfd_interval *p, size_t n,
 		       int64_t a, int64_t b)
 {
-	int64_t c = n ? wait_in(p, n, a, b) : 0;
+	int64_t c = n ? tfd_interval_overlap(p, n, a, b) : 0;
 
 	return c < w->wait_ns ? c : w->wait_ns;
 }
@@ -432,7 +421,7 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		w->start_ns = h->steps[s].start_ns;
 		w->step_ns = end - h->steps[s].start_ns;
 		if (!hr->has_device) /* else the device breakdown's */
-			w->wait_ns = wait_in(u, nu, h->steps[s].start_ns, end);
+			w->wait_ns = tfd_interval_overlap(u, nu, h->steps[s].start_ns, end);
 		w->create_ns = part_of(w, hw->creates, hw->ncreates, h->steps[s].start_ns, end);
 		w->gil_ns = part_of(w, hw->gil, hw->ngil, h->steps[s].start_ns, end);
 		/* TensorFlow keeps a step with compute: device compute when
@@ -580,13 +569,9 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 			s.h2d_ns = sat_add(s.dev_ns[TFD_DEV_H2D], s.dev_ns[TFD_DEV_WAIT_HOST]);
 		} else {
 			s.step_ns = read_span(h, u, nu);
-			for (size_t i = 0; i < nu; i++)
-				s.wait_ns = sat_add(s.wait_ns, u[i].e - u[i].s);
-			for (size_t i = 0; i < hw->ncreates; i++)
-				s.create_ns =
-				    sat_add(s.create_ns, hw->creates[i].e - hw->creates[i].s);
-			for (size_t i = 0; i < hw->ngil; i++)
-				s.gil_ns = sat_add(s.gil_ns, hw->gil[i].e - hw->gil[i].s);
+			s.wait_ns = length_of(u, nu);
+			s.create_ns = length_of(hw->creates, hw->ncreates);
+			s.gil_ns = length_of(hw->gil, hw->ngil);
 			s.dev_ns[TFD_DEV_WAIT] = s.wait_ns;
 		}
 		share_finish(&s);

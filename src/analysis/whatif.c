@@ -370,11 +370,10 @@ static double inner_calls(const struct tfd_pipeline *p, int x)
  * "FlatMap[12]::BatchV2", where the parent's input is "FlatMap::Window". */
 static bool is_inner(const struct tfd_pipeline *p, size_t j)
 {
-	const char *ln = p->stages[j].long_name, *last = NULL;
+	const char *ln = p->stages[j].long_name, *last = ln ? tfd_iter_short(ln) : NULL;
 
-	for (const char *c = ln ? strstr(ln, "::") : NULL; c; c = strstr(c + 2, "::"))
-		last = c;
-	return last && last > ln && last[-1] == ']';
+	/* last: past the "::" before the stage's own name */
+	return last && last - ln >= 3 && last[-3] == ']';
 }
 
 double tfd_elements_per_inner(const struct tfd_pipeline *p, int si)

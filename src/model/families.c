@@ -325,8 +325,7 @@ static bool next_family(const char **p, char *buf, size_t len, bool skip)
 			 *p);
 		*p += e ? n + 2 : n;
 		tfd_iter_family(name, buf, len);
-		if (!skip || !e ||
-		    (strcmp(buf, "Prefetch") != 0 && !tfd_family_has(buf, TFD_FAM_PASS)))
+		if (!skip || !e || !tfd_family_set_aside(buf))
 			return true;
 	}
 }
@@ -356,6 +355,11 @@ bool tfd_same_stage_moved(const char *a, const char *b)
 bool tfd_same_stage_made_parallel(const char *a, const char *b)
 {
 	return same_stage(a, b, false);
+}
+
+bool tfd_family_set_aside(const char *family)
+{
+	return strcmp(family, "Prefetch") == 0 || tfd_family_has(family, TFD_FAM_PASS);
 }
 
 bool tfd_family_is_async(const char *family)

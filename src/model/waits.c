@@ -10,6 +10,7 @@
 #include "tfd/capture.h"
 #include "tfd/err.h"
 #include "tfd/families.h"
+#include "tfd/satmath.h"
 #include "tfd/select.h"
 #include "tfd/vec.h"
 
@@ -33,6 +34,30 @@ int tfd_interval_cmp(const void *a, const void *b)
 	if (x->s != y->s)
 		return x->s < y->s ? -1 : 1;
 	return (x->e > y->e) - (x->e < y->e);
+}
+
+int64_t tfd_interval_overlap(const struct tfd_interval *u, size_t n, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = n;
+	int64_t w = 0;
+
+	/* a binary search for the first interval that ends after a, then a
+	 * walk: linear in the steps overall */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u[mid].e <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && u[i].s < b; i++) {
+		int64_t x = u[i].s > a ? u[i].s : a, y = u[i].e < b ? u[i].e : b;
+
+		if (y > x)
+			w = sat_add(w, y - x);
+	}
+	return w;
 }
 
 /* Whether e is a call of the root of a loop inside a tf.function's input
