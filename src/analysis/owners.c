@@ -49,6 +49,7 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 	uint64_t *best = xcalloc(nt + 1, sizeof(uint64_t));
 	struct tfd_role_line *rl = NULL;
 	struct imap votes = {0};
+	bool mixed = false; /* a thread of several owners: a second walk for its roles */
 
 	for (size_t t = 0; t < nt; t++)
 		owner[t] = first[t] = -1;
@@ -61,10 +62,12 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt)
 			continue;
 		o = oi->segs[sg].owner;
-		if (first[t] == -1)
+		if (first[t] == -1) {
 			first[t] = o;
-		else if (first[t] != o)
+		} else if (first[t] != o && first[t] != -2) {
 			first[t] = -2; /* several owners */
+			mixed = true;
+		}
 		key = ((uint64_t)t << 32) | (uint32_t)o;
 		v = imap_get(&votes, key, &v) ? v + 1 : 1;
 		imap_put(&votes, key, v);
@@ -73,7 +76,7 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 			owner[t] = o;
 		}
 	}
-	for (size_t k = 0; k < in->n; k++) {
+	for (size_t k = 0; mixed && k < in->n; k++) {
 		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1;
 		uint32_t t = cap_thread(in, k);
 
