@@ -96,6 +96,10 @@ bool tfd_same_stage_moved(const char *a, const char *b);
  * them what they were: a prefetch, or one that hands its input's elements
  * on (repeat, take, options). */
 bool tfd_family_set_aside(const char *family);
+/* The next "::" component of stage path or long name *p (its length in
+ * *n), *p moved past it; with skip, past the components above the last
+ * whose family is set aside (tfd_family_set_aside); NULL at the end. */
+const char *tfd_path_next(const char **p, size_t *n, bool skip);
 /* For an iterator event of a dataset's loop inside a tf.function
  * ("ReduceIterator::Root::Prefetch::Scan::X...": autograph makes the loop a
  * scan whose function is the loop's body, run by a ReduceDataset op), its

@@ -91,34 +91,6 @@ static void stage_row(struct tfd_diff_stage *r, const struct tfd_diff_side *s, i
 	}
 }
 
-/* Whether path component [p, p + n) is a dataset a change inserts above
- * stages without changing what they do (tfd_family_set_aside). */
-static bool inserted_kind(const char *p, size_t n)
-{
-	char name[96], fam[96];
-
-	if (!n || n >= sizeof(name))
-		return false;
-	memcpy(name, p, n);
-	name[n] = '\0';
-	return tfd_family_set_aside(tfd_iter_family(name, fam, sizeof(fam)));
-}
-
-/* The next component of a stage path from *p on, past the inserted kinds
- * when skip (its length in *n; NULL at the end). */
-static const char *next_part(const char **p, size_t *n, bool skip)
-{
-	while (**p) {
-		const char *c = *p, *end = strstr(c, "::");
-
-		*n = end ? (size_t)(end - c) : strlen(c);
-		*p = end ? end + 2 : c + *n;
-		if (!skip || !end || !inserted_kind(c, *n))
-			return c; /* the stage's own name (the last) is never skipped */
-	}
-	return NULL;
-}
-
 /* Whether stage paths a and b are one once the prefetches and the
  * datasets that hand elements on above the stage are set aside: adding a
  * final prefetch or a repeat() moves every path below it. */
@@ -126,7 +98,7 @@ static bool same_but_inserted(const char *a, const char *b)
 {
 	for (;;) {
 		size_t na = 0, nb = 0;
-		const char *x = next_part(&a, &na, true), *y = next_part(&b, &nb, true);
+		const char *x = tfd_path_next(&a, &na, true), *y = tfd_path_next(&b, &nb, true);
 
 		if (!x || !y)
 			return !x && !y;

@@ -307,27 +307,41 @@ const char *tfd_serial_family(const char *family)
 	return strncmp(family, "Parallel", 8) == 0 && family[8] ? family + 8 : family;
 }
 
-/* The next "::" component of *p into buf (its family), *p moved past it,
- * past the prefetches and pass-through datasets above the last when skip;
- * false at the end. */
-static bool next_family(const char **p, char *buf, size_t len, bool skip)
+/* The family of path component [c, c + n) into buf. */
+static const char *part_family(const char *c, size_t n, char *buf, size_t len)
 {
 	char name[256];
-	const char *e;
-	size_t n;
 
-	for (;;) {
-		if (!**p)
-			return false;
-		e = strstr(*p, "::");
-		n = e ? (size_t)(e - *p) : strlen(*p);
-		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
-			 *p);
-		*p += e ? n + 2 : n;
-		tfd_iter_family(name, buf, len);
-		if (!skip || !e || !tfd_family_set_aside(buf))
-			return true;
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), c);
+	return tfd_iter_family(name, buf, len);
+}
+
+const char *tfd_path_next(const char **p, size_t *n, bool skip)
+{
+	char fam[256];
+
+	while (**p) {
+		const char *c = *p, *end = strstr(c, "::");
+
+		*n = end ? (size_t)(end - c) : strlen(c);
+		*p = end ? end + 2 : c + *n;
+		/* the stage's own name (the last) is never set aside */
+		if (!skip || !end || !tfd_family_set_aside(part_family(c, *n, fam, sizeof(fam))))
+			return c;
 	}
+	return NULL;
+}
+
+/* The next component's family into buf (tfd_path_next); false at the end. */
+static bool next_family(const char **p, char *buf, size_t len, bool skip)
+{
+	size_t n;
+	const char *c = tfd_path_next(p, &n, skip);
+
+	if (!c)
+		return false;
+	part_family(c, n, buf, len);
+	return true;
 }
 
 /* Whether a and b name one stage, components made parallel aside and,
