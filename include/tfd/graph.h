@@ -119,6 +119,8 @@ struct tfd_fns {
 	size_t nthreads;
 };
 
+struct tfd_thread_roots;
+
 struct host_ctx {
 	const struct tfd_host *h;
 	VEC(struct iter) iters;
@@ -183,6 +185,9 @@ struct host_ctx {
 	/* every iterator's parallelism changes (struct tfd_par_change), by
 	 * iterator then time once the threads are scanned */
 	VEC(struct tfd_par_change) par;
+	/* while the pipelines are built, on a host of several: which one each
+	 * function thread worked for over time (src/analysis/passes.h) */
+	const struct tfd_thread_roots *troots;
 };
 
 /* Call k's iterator and thread. */

@@ -236,6 +236,9 @@ static void function_work(struct ctx *c)
 	while (tfd_fns_next(&fp, fend, f)) {
 		int q = tfd_op_owner_at(&ow, f->thread, f->start_ns);
 
+		if (tfd_fn_foreign(c->in->troots, f->thread, f->start_ns, c->in->root))
+			continue; /* another pipeline's, on a thread both used */
+
 		if (ow.roles && ow.roles[f->thread].n && q >= 0 && c->fn_of[q] >= 0) {
 			uint64_t key = ((uint64_t)f->thread << 32) | (uint32_t)q;
 			size_t v;

@@ -18,6 +18,8 @@ int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 {
 	if (ow->owner[t] >= 0)
 		return ow->owner[t];
+	if (ow->owner[t] == TFD_OWNER_FOREIGN)
+		return -1;
 	return ow->nmaps == 1 ? ow->only_map : -1;
 }
 

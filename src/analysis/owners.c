@@ -148,7 +148,8 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 		int64_t best = INT64_MIN;
 		int bq = -1;
 
-		if (f.thread >= nt || owner[f.thread] >= 0)
+		if (f.thread >= nt || owner[f.thread] != -1 ||
+		    tfd_fn_foreign(in->troots, f.thread, f.start_ns, in->root))
 			continue;
 		for (size_t q = 0; q < ns; q++) {
 			int64_t e = latest_before(ends[q].v, ends[q].n, f.start_ns);
@@ -165,7 +166,7 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 		uint64_t all = 0, top = 0;
 		int tq = -1;
 
-		if (owner[t] >= 0)
+		if (owner[t] != -1)
 			continue;
 		for (size_t q = 0; q < ns; q++) {
 			all += votes[t * ns + q];
@@ -183,6 +184,31 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	free(votes);
 }
 
+/* A thread no input segment of the pipeline owns, whose function calls
+ * mostly ran for another pipeline (a validation pass's workers beside the
+ * training pipeline's), is no map's: one of the pipeline's maps would have
+ * taken it by its dispatches, or as its only map. */
+static void foreign_threads(const struct tfd_owner_in *oi, int *owner)
+{
+	const struct tfd_cap_calls *in = oi->in;
+	size_t nt = in->host->nthreads;
+	const uint8_t *fp = in->fns->buf, *fend = fp ? fp + in->fns->len : NULL;
+	struct tfd_fn_call f = {0, 0, 0, 0};
+	int64_t *score; /* per thread: foreign calls less its own */
+
+	if (!in->troots || !in->troots->runs)
+		return;
+	score = xcalloc(nt + 1, sizeof(int64_t));
+	while (tfd_fns_next(&fp, fend, &f))
+		if (f.thread < nt && owner[f.thread] == -1)
+			score[f.thread] +=
+			    tfd_fn_foreign(in->troots, f.thread, f.start_ns, in->root) ? 1 : -1;
+	for (size_t t = 0; t < nt; t++)
+		if (owner[t] == -1 && score[t] > 0)
+			owner[t] = TFD_OWNER_FOREIGN;
+	free(score);
+}
+
 /* Which map each function thread's calls belong to (tfd_owners_free() it): the
  * input segment owning the thread; else, for a function call on a pool
  * thread (not inside an iterator call: those ran inline and are their
@@ -193,6 +219,7 @@ struct tfd_op_owners tfd_owners_make(const struct tfd_owner_in *oi)
 	struct tfd_op_owners ow = {NULL, 0, -1, oi->fn_of, NULL, oi->in->host->nthreads};
 
 	ow.owner = thread_owners(oi, &ow.roles);
+	foreign_threads(oi, (int *)ow.owner);
 	for (size_t i = 0; i < oi->nstages; i++)
 		if (oi->fn_of[i] >= 0) {
 			ow.only_map = (int)i;
@@ -241,4 +268,115 @@ void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	by.roles = NULL;
 	tfd_stage_fn_ops(p, fns, &by);
 	free(owner);
+}
+
+struct root_call {
+	uint32_t thread;
+	int root;
+	int64_t end_ns;
+};
+
+static int cmp_root_call(const void *a, const void *b)
+{
+	const struct root_call *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
+			   struct tfd_thread_roots *tr)
+{
+	size_t nt = c->h->nthreads, n = 0, w = 0;
+	const uint8_t *fp = c->fns.buf, *fend = fp ? fp + c->fns.len : NULL;
+	struct tfd_fn_call f = {0, 0, 0, 0};
+	bool *runs_fns;
+	struct root_call *rc;
+
+	memset(tr, 0, sizeof(*tr));
+	if (g->n < 2 || !c->fns.n)
+		return;
+	runs_fns = xcalloc(nt + 1, sizeof(bool));
+	while (tfd_fns_next(&fp, fend, &f))
+		if (f.thread < nt)
+			runs_fns[f.thread] = true;
+	tr->nthreads = nt;
+	tr->last_end = xmalloc((c->iters.n + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < c->iters.n; i++)
+		tr->last_end[i] = INT64_MIN;
+	/* a pipeline runs until its consumer's last call ends: by the root's
+	 * own calls (an iterator whose id repeats in each epoch's pipeline,
+	 * a source's, is kept as one, under the first epoch's root) */
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int i = call_iter(c, k), r = c->root[i];
+		int64_t e = call_end(c, k);
+
+		if (r < 0)
+			continue;
+		if (r == i && e > tr->last_end[r])
+			tr->last_end[r] = e;
+		n += runs_fns[call_thread(c, k)];
+	}
+	rc = xmalloc((n + 1) * sizeof(*rc));
+	n = 0;
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int r = c->root[call_iter(c, k)];
+		uint32_t t = call_thread(c, k);
+
+		if (r >= 0 && runs_fns[t])
+			rc[n++] = (struct root_call){t, r, call_end(c, k)};
+	}
+	qsort(rc, n, sizeof(*rc), cmp_root_call);
+	/* runs of one root per thread, each kept as its first call's end */
+	tr->off = xcalloc(nt + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < n; i++) {
+		if (i && rc[i].thread == rc[i - 1].thread && rc[i].root == rc[i - 1].root)
+			continue;
+		rc[w] = rc[i];
+		tr->off[rc[i].thread + 1]++;
+		w++;
+	}
+	for (size_t t = 0; t < nt; t++)
+		tr->off[t + 1] += tr->off[t];
+	tr->runs = xmalloc((w + 1) * sizeof(*tr->runs));
+	for (size_t i = 0; i < w; i++)
+		tr->runs[i] = (struct tfd_root_run){rc[i].end_ns, rc[i].root};
+	free(rc);
+	free(runs_fns);
+}
+
+void tfd_thread_roots_free(struct tfd_thread_roots *tr)
+{
+	free(tr->off);
+	free(tr->runs);
+	free(tr->last_end);
+	memset(tr, 0, sizeof(*tr));
+}
+
+bool tfd_fn_foreign(const struct tfd_thread_roots *tr, uint32_t t, int64_t at, int root)
+{
+	size_t lo, hi;
+	int q;
+
+	if (!tr || !tr->runs || t >= tr->nthreads)
+		return false;
+	lo = tr->off[t];
+	hi = tr->off[t + 1];
+	{
+		size_t first = lo;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (tr->runs[mid].end_ns <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == first)
+			return false; /* no iterator call ended on it yet */
+	}
+	q = tr->runs[lo - 1].root;
+	return q != root && tr->last_end[q] >= at;
 }

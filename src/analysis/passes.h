@@ -151,6 +151,34 @@ struct tfd_role_line {
 	size_t n;
 	struct tfd_role *v;
 };
+/* owner[t] of a thread whose function calls ran for another pipeline
+ * (tfd_fn_foreign): no map's */
+#define TFD_OWNER_FOREIGN (-2)
+
+/* Which pipeline each thread that ran function calls worked for last: its
+ * iterator calls' roots (iterator indexes) by their ends, in runs of one
+ * root; made when a host has several pipelines (tfd_thread_roots_make). */
+struct tfd_root_run {
+	int64_t end_ns; /* the run's first call's end */
+	int root;
+};
+struct tfd_thread_roots {
+	uint32_t *off; /* thread t's runs: runs[off[t] .. off[t + 1]) */
+	struct tfd_root_run *runs;
+	int64_t *last_end; /* per iterator: a root's last call's end */
+	size_t nthreads;
+};
+struct tfd_graph_groups;
+void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
+			   struct tfd_thread_roots *tr);
+void tfd_thread_roots_free(struct tfd_thread_roots *tr);
+/* Whether a function call that started at `at` on thread t ran for
+ * another pipeline than root's: the last iterator call that had ended on
+ * the thread by then was another pipeline's, still running (its calls go
+ * on past `at`). A worker runs the function on the element its input call
+ * returned; a pool thread an ended iterator used works for any pipeline
+ * after it. tr NULL or empty: never. */
+bool tfd_fn_foreign(const struct tfd_thread_roots *tr, uint32_t t, int64_t at, int root);
 /* The stage thread t's function calls belong to, or -1. */
 int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t);
 /* The stage a function call that started at `at` on thread t belongs to:
@@ -217,6 +245,10 @@ struct tfd_cap_calls {
 	double step_rate;
 	size_t nsteps;
 	enum tfd_py_overlap py_overlap; /* of the host's Python ops */
+	/* the pipeline's root iterator, and which pipeline each function
+	 * thread worked for over time (NULL: the host has one pipeline) */
+	int root;
+	const struct tfd_thread_roots *troots;
 };
 
 /* Call k of the pipeline: its host call, stage and thread. */

@@ -731,6 +731,8 @@ static void capacity(struct pbuild *b)
 	in.step_rate = c->step_rate;
 	in.nsteps = c->nsteps;
 	in.py_overlap = c->py_overlap;
+	in.root = b->root_iter;
+	in.troots = c->troots;
 	tfd_capacity_compute(b->p, &in);
 	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
 	free(iter_stage);

@@ -693,6 +693,17 @@ assert {f["pipeline"] for f in d["findings"]} == {"Host:0"}, [(f["rule"], f["pip
 assert not any(p["capacity"]["demand_from_steps"] for p in h["pipelines"][1:])' <<<"$out"; then ok; else bad "Keras validation passes: $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-keras3-fit-validation
 if [ "$(unwrap <<<"$out" | grep -o 'read between the training steps' | wc -l)" = 2 ]; then ok; else bad "Keras validation passes, text: $(grep -A2 '^pipeline' <<<"$out")"; fi
+# the validation set's map as heavy as the training's, parallel, on the
+# pool threads both iterators draw from: a validation worker's function
+# calls ran for its own pipeline (its input call before each), not the
+# training map's (which had counted 760 calls, 43.8 ms a root element, for
+# its 632: 16 a batch of its 41 and the ones filling its buffers), nor the
+# validation feature map's calls the training's
+run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-heavy
+if python3 -c 'import json, sys; d = json.load(sys.stdin); ps = d["hosts"][0]["pipelines"]
+calls = [{s["name"]: s.get("function_calls") for s in p["stages"]} for p in ps]
+assert calls[0]["MapAndBatch"] == calls[0]["ParallelMapV2"] == 632, calls
+assert calls[1]["MapAndBatch"] == calls[1]["ParallelMapV2"] == 64, calls' <<<"$out"; then ok; else bad "Keras validation on shared pool threads: $(head -c 300 <<<"$out")"; fi
 # Keras 3 fit on a dataset that ends makes an iterator each epoch too
 # (profile_batch=(10, 40) over 16-batch epochs); the advice names fit's way
 run analyze -q tests/cases/ok/tf221-keras3-fit-iterator-per-epoch

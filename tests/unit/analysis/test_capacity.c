@@ -582,16 +582,32 @@ static void function_owner_by_time(struct t *t)
 	T_EQ_I64(tfd_op_owner_at(&ow, 0, 300), 3);
 }
 
+/* A function call on a thread whose last ended iterator call was another
+ * pipeline's, still running, is that pipeline's; one of an ended pipeline
+ * (a pool thread handed on) is not. Roots are iterators 0 and 5. */
+static void function_foreign_by_time(struct t *t)
+{
+	uint32_t off[3] = {0, 3, 3};
+	struct tfd_root_run runs[3] = {{100, 0}, {300, 5}, {700, 0}};
+	int64_t last_end[6] = {900, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, 400};
+	struct tfd_thread_roots tr = {off, runs, last_end, 2};
+
+	T_TRUE(!tfd_fn_foreign(&tr, 0, 50, 0)); /* no call ended yet */
+	T_TRUE(!tfd_fn_foreign(&tr, 0, 150, 0));
+	T_TRUE(tfd_fn_foreign(&tr, 0, 150, 5));
+	T_TRUE(tfd_fn_foreign(&tr, 0, 350, 0)); /* pipeline 5 still runs */
+	T_TRUE(!tfd_fn_foreign(&tr, 0, 350, 5));
+	T_TRUE(!tfd_fn_foreign(&tr, 0, 500, 0)); /* pipeline 5 ended at 400 */
+	T_TRUE(tfd_fn_foreign(&tr, 0, 800, 5));
+	T_TRUE(!tfd_fn_foreign(&tr, 1, 800, 5)); /* no runs on the thread */
+	T_TRUE(!tfd_fn_foreign(NULL, 0, 800, 5));
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),
-    T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred),
-    T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart),
-    T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),
-    T(late_shard_keeps_a_quarter),
-    T(flat_map_elements_per_inner),
-    T(function_owner_by_time),
-    {0},
+    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),  T(late_shard_keeps_a_quarter),
+    T(flat_map_elements_per_inner),	  T(function_owner_by_time),
+    T(function_foreign_by_time),	  {0},
 };
