@@ -131,7 +131,13 @@ struct tfd_segment {
 /* The throughput view of a pipeline (throughput-model.md 5). */
 struct tfd_capacity {
 	bool valid; /* enough steady-state root calls to say anything */
+	/* the steady state's span, less its pauses: gaps between the training
+	 * steps far longer than a step in which the pipeline's consumer took
+	 * nothing (a Keras validation pass, an epoch's checkpoint), its
+	 * buffers full and its workers idle */
 	int64_t window_ns;
+	int64_t pause_ns;
+	uint32_t npauses;
 	uint64_t root_elements; /* root calls in the window */
 	double throughput;	/* observed root elements per second */
 	double demand;		/* root elements per second the consumer would take */

@@ -333,7 +333,7 @@ static int64_t input_busy(const struct ctx *c, int sg)
 static void finish_segments(struct ctx *c)
 {
 	struct tfd_pipeline *p = c->p;
-	double W = (double)(c->t1 - c->t0);
+	double W = (double)(c->t1 - c->t0 - c->p->capacity.pause_ns);
 
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
@@ -664,6 +664,110 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 	return true;
 }
 
+/* A gap between steps this many times the median step or longer, in which
+ * the pipeline's consumer took nothing, is a pause (struct tfd_capacity) */
+#define PAUSE_STEPS 2.0
+
+static int cmp_iv_start(const void *a, const void *b)
+{
+	const struct tfd_interval *x = a, *y = b;
+
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Candidate pauses in [t0, t1): the gaps between steps longer than
+ * PAUSE_STEPS median steps that no root call (rc: by start, each with the
+ * latest end up to it) overlaps, into gaps (sorted); how many. */
+static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interval *rc, size_t nr,
+			int64_t t0, int64_t t1, struct tfd_interval *gaps)
+{
+	const struct tfd_interval *sp = in->step_spans;
+	size_t ns = in->nstep_spans, k = 0, n = 0;
+	int64_t *dur = xmalloc(ns * sizeof(int64_t)), med, reach = sp[0].e;
+
+	for (size_t i = 0; i < ns; i++)
+		dur[i] = sp[i].e - sp[i].s;
+	med = tfd_kth_i64(dur, ns, ns / 2);
+	free(dur);
+	for (size_t i = 1; i < ns && med > 0; i++) {
+		int64_t a = reach > t0 ? reach : t0, b = sp[i].s < t1 ? sp[i].s : t1;
+
+		if (sp[i].e > reach)
+			reach = sp[i].e;
+		if (!(b - a > PAUSE_STEPS * (double)med))
+			continue;
+		while (k < nr && rc[k].s < b)
+			k++;
+		if (k && rc[k - 1].e > a)
+			continue; /* the consumer read in it */
+		gaps[n++] = (struct tfd_interval){a, b};
+	}
+	return n;
+}
+
+/* The pauses in the window [t0, t1) of a pipeline read inside the steps:
+ * each step gap (step_gaps) from the end of the last of the pipeline's
+ * calls that started in it (its workers filling its buffers for the
+ * steps after) on; their time, their number in *n. A pipeline read
+ * between the steps is its own demand's, paused or not. */
+static int64_t pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
+		      int64_t t1, uint32_t *n, int64_t *away)
+{
+	size_t nr = in->nroots - in->nwarmup, ng;
+	int64_t sum = 0, *begin;
+	struct tfd_interval *rc, *gaps;
+
+	*n = 0;
+	*away = 0;
+	if (p->outside_steps || in->nstep_spans < 3 || !nr)
+		return 0;
+	rc = xmalloc(nr * sizeof(*rc));
+	for (size_t r = 0; r < nr; r++) {
+		size_t c = (size_t)in->roots[in->nwarmup + r];
+
+		rc[r] =
+		    (struct tfd_interval){tfd_times_start(&in->tm, c), tfd_times_end(&in->tm, c)};
+	}
+	qsort(rc, nr, sizeof(*rc), cmp_iv_start);
+	for (size_t r = 1; r < nr; r++)
+		if (rc[r].e < rc[r - 1].e)
+			rc[r].e = rc[r - 1].e;
+	gaps = xmalloc(in->nstep_spans * sizeof(*gaps));
+	ng = step_gaps(in, rc, nr, t0, t1, gaps);
+	free(rc);
+	begin = xmalloc((ng + 1) * sizeof(int64_t));
+	for (size_t g = 0; g < ng; g++) {
+		*away += gaps[g].e - gaps[g].s;
+		begin[g] = gaps[g].s;
+	}
+	for (size_t k = 0; ng && k < in->n; k++) {
+		int64_t s = tfd_times_start(&in->tm, k), e;
+		size_t lo = 0, hi = ng;
+
+		while (lo < hi) { /* the last gap starting at or before s */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (begin[mid] <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || s >= gaps[lo - 1].e)
+			continue;
+		e = tfd_times_end(&in->tm, k);
+		if (e > gaps[lo - 1].s)
+			gaps[lo - 1].s = e < gaps[lo - 1].e ? e : gaps[lo - 1].e;
+	}
+	for (size_t g = 0; g < ng; g++)
+		if (gaps[g].e > gaps[g].s) {
+			sum += gaps[g].e - gaps[g].s;
+			(*n)++;
+		}
+	free(gaps);
+	free(begin);
+	return sum;
+}
+
 /* Demand more than this many times the steps' is not the training
  * step's: a consumer that takes elements as they come */
 #define STEPS_DEMAND_GAP 3.0
@@ -724,7 +828,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 {
 	struct ctx c;
 	struct tfd_capacity *cp = &p->capacity;
-	int64_t root_busy = 0;
+	int64_t root_busy = 0, away = 0;
 
 	memset(cp, 0, sizeof(*cp));
 	cp->limiter = cp->runner_up = -1;
@@ -748,6 +852,11 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	c.n = in->nroots - in->nwarmup;
 	if (c.t1 <= c.t0)
 		return;
+	cp->pause_ns = pauses(p, in, c.t0, c.t1, &cp->npauses, &away);
+	if (away >= c.t1 - c.t0 - root_busy) {
+		cp->pause_ns = away = 0;
+		cp->npauses = 0;
+	}
 	c.seg_of = xmalloc(p->nstages * sizeof(int));
 	c.input_of = xmalloc(p->nstages * sizeof(int));
 	c.fn_of = xmalloc(p->nstages * sizeof(int));
@@ -758,13 +867,14 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	function_work(&c);
 	finish_segments(&c);
 	cp->valid = true;
-	cp->window_ns = c.t1 - c.t0;
+	cp->window_ns = c.t1 - c.t0 - cp->pause_ns;
 	cp->root_elements = c.n;
 	cp->throughput = (double)c.n * 1e9 / (double)cp->window_ns;
-	/* the consumer's own time between root calls: what it would take if
-	 * input were free */
-	cp->demand = cp->window_ns > root_busy
-			 ? (double)c.n * 1e9 / (double)(cp->window_ns - root_busy)
+	/* the consumer's own time between root calls, less the gaps between
+	 * steps it spent away from training (each pause whole, its buffers'
+	 * refill included): what it would take if input were free */
+	cp->demand = c.t1 - c.t0 - away > root_busy
+			 ? (double)c.n * 1e9 / (double)(c.t1 - c.t0 - away - root_busy)
 			 : INFINITY;
 	steps_demand(p, cp, in);
 	gil_bound(&c, root_busy);

@@ -80,6 +80,8 @@ static const struct fdesc segment_rows[] = {
 static const struct fdesc capacity_rows[] = {
     F(struct tfd_capacity, "valid", valid, FK_BOOL),
     F(struct tfd_capacity, "window_ns", window_ns, FK_I64),
+    FV(struct tfd_capacity, "pause_ns", pause_ns, FK_I64, 10),
+    FRV(struct tfd_capacity, "npauses", npauses, 0, INT32_MAX, 10),
     F(struct tfd_capacity, "root_elements", root_elements, FK_U64),
     F(struct tfd_capacity, "throughput", throughput, FK_DBL),
     F(struct tfd_capacity, "demand", demand, FK_DBL),

@@ -733,6 +733,8 @@ static void capacity(struct pbuild *b)
 	in.py_overlap = c->py_overlap;
 	in.root = b->root_iter;
 	in.troots = c->troots;
+	in.step_spans = c->step_spans;
+	in.nstep_spans = c->nstep_spans;
 	tfd_capacity_compute(b->p, &in);
 	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
 	free(iter_stage);

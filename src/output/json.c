@@ -178,6 +178,8 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	if (!cp->valid)
 		return o;
 	add_ns(o, "window_ns", cp->window_ns);
+	add_ns(o, "pause_ns", cp->pause_ns);
+	cJSON_AddNumberToObject(o, "pauses", cp->npauses);
 	cJSON_AddNumberToObject(o, "root_elements", (double)cp->root_elements);
 	cJSON_AddItemToObject(o, "throughput", rate_json(cp->throughput));
 	cJSON_AddItemToObject(o, "demand", rate_json(cp->demand));

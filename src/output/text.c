@@ -550,26 +550,38 @@ static bool shown(const struct tfd_segment *g)
 	return !(g->kind == TFD_SEG_INPUT && g->top_stage < 0 && g->busy_ns == 0);
 }
 
+/* The capacity model's throughput line: the window, its pauses, the rates. */
+static void throughput_line(struct tfd_buf *b, const struct tfd_capacity *cp)
+{
+	char t1[32], t2[32], r1[32], r2[32], pause[96] = "";
+
+	if (cp->npauses)
+		snprintf(pause, sizeof(pause), ", leaving out %s of %s between the steps",
+			 tfd_fmt_ns(cp->pause_ns, t2, sizeof(t2)),
+			 cp->npauses == 1 ? "a pause" : "pauses");
+	tfd_fmt_rate(cp->throughput, r1, sizeof(r1));
+	tfd_fmt_rate(cp->demand, r2, sizeof(r2));
+	tfd_buf_printf(b,
+		       "  throughput (steady state, %" PRIu64 " root elements in %s%s): %s; "
+		       "the %s would take %s%s\n",
+		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), pause, r1,
+		       cp->demand_from_steps ? "training steps" : "consumer", r2,
+		       cp->demand_from_steps ? " (its own consumer, a thread that buffers "
+					       "elements for them, takes them as they come)"
+					     : "");
+}
+
 /* Segments by capacity, lowest (the limit) first. */
 static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	struct seg_at *ord;
-	char t1[32], t2[32], r1[32], r2[32], nm[160];
+	char r1[32], t2[32], nm[160];
 	size_t w = 50;
 
 	if (!cp->valid)
 		return;
-	tfd_fmt_rate(cp->throughput, r1, sizeof(r1));
-	tfd_fmt_rate(cp->demand, r2, sizeof(r2));
-	tfd_buf_printf(b,
-		       "  throughput (steady state, %" PRIu64 " root elements in %s): %s; the "
-		       "%s would take %s%s\n",
-		       cp->root_elements, tfd_fmt_ns(cp->window_ns, t1, sizeof(t1)), r1,
-		       cp->demand_from_steps ? "training steps" : "consumer", r2,
-		       cp->demand_from_steps ? " (its own consumer, a thread that buffers "
-					       "elements for them, takes them as they come)"
-					     : "");
+	throughput_line(b, cp);
 	for (size_t i = 0; i < p->nsegments; i++) {
 		size_t l = strlen(N(tfd_segment_name(p, &p->segments[i], nm, sizeof(nm))));
 

@@ -165,16 +165,18 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 9"
+expect_bad "$B/old.partial.json" "reads versions 2 to 10"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
 # ranges, the hosts' p90 step time and the capacity's demand_from_steps),
 # a version 4 one (before demand_from_steps), a version 5 one (before
 # the waits between step markers, the pipelines iterated anew and a loop
 # inside a tf.function) and a version 6 one (before the maps' median call
 # and uneven share, and whether Python calls took turns), a version 7
-# one (before the time spent making iterators and waiting for the GIL) and a
-# version 8 one (before the pipelines read between the steps) still merge, to the same report (the synthesized capture's demand is its
-# consumer's, its markers hold next(); its map's calls are even)
+# one (before the time spent making iterators and waiting for the GIL), a
+# version 8 one (before the pipelines read between the steps) and a version
+# 9 one (before the pauses between the steps) still merge, to the same
+# report (the synthesized capture's demand is its consumer's, its markers
+# hold next(); its map's calls are even; it has no pauses)
 python3 - "$first" "$T" <<'PY'
 import json, sys
 def drop(o, key):
@@ -187,9 +189,14 @@ def drop(o, key):
             drop(x, key)
 
 
-for v in (2, 4, 5, 6, 7, 8):
+for v in (2, 4, 5, 6, 7, 8, 9):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
+    drop(d["hosts"], "pause_ns")
+    drop(d["hosts"], "npauses")
+    if v == 9:
+        json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
+        continue
     drop(d["hosts"], "outside_steps")
     if v == 8:
         json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
@@ -223,13 +230,14 @@ for v in (2, 4, 5, 6, 7, 8):
 PY
 run merge -q -f json "$first"
 cur=$out
-for v in 2 4 5 6 7 8; do
+for v in 2 4 5 6 7 8 9; do
 	run merge -q -f json "$T/v$v.partial.json"
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
 done
 # through a partial, the report the capture gives: a dataset iterated anew
 # each epoch (three pipelines, one standing for them), and Keras'
 # validation passes read between the training steps (no advice for them)
+# and its pauses
 through_partial() { # CAPTURE NAME WANT
 	$TFD analyze -q --partial -o "$T/$2.partial.json" "$1"
 	run merge -q "$T/$2.partial.json"
@@ -239,6 +247,8 @@ through_partial() { # CAPTURE NAME WANT
 }
 through_partial tests/cases/ok/tf221-iterator-per-epoch ep "the findings are Host:1's"
 through_partial tests/cases/ok/tf221-keras3-fit-validation kv "read between the training steps"
+# and the pauses between them, left out of the training pipeline's window
+through_partial tests/cases/ok/tf221-keras3-fit-validation kp "of pauses between the steps"
 # a repeat that names no pipeline of its own is refused
 sed 's/"repeat_of1":2/"repeat_of1":1/' "$T/ep.partial.json" >"$B/repeat.partial.json"
 expect_bad "$B/repeat.partial.json" "repeat_of1 names no pipeline of its own"
