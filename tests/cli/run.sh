@@ -1011,9 +1011,13 @@ run analyze -q -f json tests/cases/ok/tf221-prefetch-under-repeat/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T15 " ] && [[ "$out" == *'"long_name": "Iterator::Root::ForeverRepeat[0]::Prefetch"'* ]]; then ok; else bad "prefetch under repeat: $(rules_of)"; fi
 # a Keras PyDataset computing in Python (real TF 2.21): its generator holds
 # the GIL the training loop needs, so the producer's headroom over the
-# step's demand is no headroom: S03 leads at full severity, no P03 (bursts)
+# step's demand is no headroom: S03 leads at full severity, no P03 (bursts);
+# it says processes for a loader that computes in Python (threads measured
+# 2.2x slower on such a loader, use_multiprocessing=True with 2 workers
+# 1.74x faster)
 run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-python/vm.xplane.pb
-if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]]; then ok; else bad "PyDataset in Python: $(rules_of)"; fi
+if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]] &&
+	[[ "$out" == *'workers=2, use_multiprocessing=True'* ]]; then ok; else bad "PyDataset in Python: $(rules_of)"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)
