@@ -667,6 +667,7 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 /* A gap between steps this many times the median step or longer, in which
  * the pipeline's consumer took nothing, is a pause (struct tfd_capacity) */
 #define PAUSE_STEPS 2.0
+#define PAUSE_GAPS 4.0
 
 static int cmp_iv_start(const void *a, const void *b)
 {
@@ -675,26 +676,41 @@ static int cmp_iv_start(const void *a, const void *b)
 	return (x->s > y->s) - (x->s < y->s);
 }
 
+/* The median of v[0..n) (n > 0; v is reordered). */
+static int64_t median_i64(int64_t *v, size_t n)
+{
+	return tfd_kth_i64(v, n, n / 2);
+}
+
 /* Candidate pauses in [t0, t1): the gaps between steps longer than
- * PAUSE_STEPS median steps that no root call (rc: by start, each with the
- * latest end up to it) overlaps, into gaps (sorted); how many. */
+ * PAUSE_STEPS median steps and PAUSE_GAPS median gaps (a loop that does
+ * Python work between every two steps has that as its cadence: its
+ * consumer's time, not a pause) that no root call (rc: by start, each with
+ * the latest end up to it) overlaps, into gaps (sorted); how many. */
 static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interval *rc, size_t nr,
 			int64_t t0, int64_t t1, struct tfd_interval *gaps)
 {
 	const struct tfd_interval *sp = in->step_spans;
 	size_t ns = in->nstep_spans, k = 0, n = 0;
-	int64_t *dur = xmalloc(ns * sizeof(int64_t)), med, reach = sp[0].e;
+	int64_t *v = xmalloc(ns * sizeof(int64_t)), med, medgap, reach = sp[0].e;
 
 	for (size_t i = 0; i < ns; i++)
-		dur[i] = sp[i].e - sp[i].s;
-	med = tfd_kth_i64(dur, ns, ns / 2);
-	free(dur);
+		v[i] = sp[i].e - sp[i].s;
+	med = median_i64(v, ns);
+	for (size_t i = 1; i < ns; i++) {
+		v[i - 1] = sp[i].s > reach ? sp[i].s - reach : 0;
+		if (sp[i].e > reach)
+			reach = sp[i].e;
+	}
+	medgap = median_i64(v, ns - 1);
+	free(v);
+	reach = sp[0].e;
 	for (size_t i = 1; i < ns && med > 0; i++) {
 		int64_t a = reach > t0 ? reach : t0, b = sp[i].s < t1 ? sp[i].s : t1;
 
 		if (sp[i].e > reach)
 			reach = sp[i].e;
-		if (!(b - a > PAUSE_STEPS * (double)med))
+		if (!(b - a > PAUSE_STEPS * (double)med) || !(b - a > PAUSE_GAPS * (double)medgap))
 			continue;
 		while (k < nr && rc[k].s < b)
 			k++;
