@@ -51,6 +51,51 @@ const char *tfd_bound_name(enum tfd_bound b)
 	}
 }
 
+/* When the waits between the step markers count (the loop's next() seemed
+ * to run between them): whether a pipeline's root calls are still mostly
+ * inside the markers, so that what is read between them is something
+ * else (a custom loop's evaluation every N steps, its iterator made each
+ * time, whose waits made the gaps count): c->markers_hold_input, with the
+ * markers' own spans for the pipelines (outside_steps, pauses). */
+static void markers_hold_input(struct host_ctx *c, const struct tfd_host_result *hr)
+{
+	const struct tfd_host *h = c->h;
+	struct tfd_interval *mk;
+	int64_t *all, *in;
+
+	c->markers_hold_input = false;
+	c->marker_spans = NULL;
+	c->nmarker_spans = 0;
+	if (!hr->gaps_counted || !c->nstep_spans || !c->iters.n)
+		return;
+	mk = xmalloc(h->nsteps * sizeof(*mk));
+	for (size_t s = 0; s < h->nsteps; s++)
+		mk[s] = (struct tfd_interval){h->steps[s].start_ns, h->steps[s].end_ns};
+	all = xcalloc(c->iters.n, sizeof(int64_t));
+	in = xcalloc(c->iters.n, sizeof(int64_t));
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int i = call_iter(c, k);
+		int64_t a, b;
+
+		if (c->root[i] != i)
+			continue;
+		a = call_start(c, k);
+		b = call_end(c, k);
+		all[i] = sat_add(all[i], b - a);
+		in[i] = sat_add(in[i], tfd_interval_overlap(mk, h->nsteps, a, b));
+	}
+	for (size_t i = 0; i < c->iters.n && !c->markers_hold_input; i++)
+		c->markers_hold_input = all[i] > 0 && 2 * in[i] >= all[i];
+	free(all);
+	free(in);
+	if (!c->markers_hold_input) {
+		free(mk);
+		return;
+	}
+	c->marker_spans = mk;
+	c->nmarker_spans = h->nsteps;
+}
+
 /* Every pipeline of the host: host pipelines first, then device ones, each
  * in order of their first call. */
 static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
@@ -385,9 +430,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	c.py_overlap = tfd_python_overlap(h);
 	spans = tfd_share_step_spans(h, hr, &c.nstep_spans);
 	c.step_spans = spans;
+	markers_hold_input(&c, hr);
 	st = build_pipelines(&c, hr, pv, opts, err);
 	free(spans);
-	c.step_spans = NULL;
+	free((void *)c.marker_spans);
+	c.step_spans = c.marker_spans = NULL;
 	if (st)
 		goto out;
 	mark_repeats(hr);

@@ -727,6 +727,19 @@ run analyze -q -f json tests/cases/ok/tf221-python-between-steps
 if python3 -c 'import json, sys; d = json.load(sys.stdin); c = d["hosts"][0]["pipelines"][0]["capacity"]
 assert c["pauses"] == 0 and c["demand"] < 120, c
 assert all((f.get("estimate") or {}).get("step_speedup", 1) < 1.1 for f in d["findings"]), d["findings"]' <<<"$out"; then ok; else bad "Python between every two steps: $(head -c 300 <<<"$out")"; fi
+# a custom loop that evaluates every 10 steps (a new iterator of an eval
+# dataset, 4 batches, between the step markers, which hold next()): the
+# eval's waits made the gaps between markers count, so its pipelines were
+# inside the steps and one was given T04 ahead of the training map's; now
+# they are read between the steps, the training pipeline's window leaves
+# the evaluations out, and its T04 says 1.93x (halving the map measured
+# 1.87x on the training steps)
+run analyze -q -f json tests/cases/ok/tf221-loop-eval-every-10
+if python3 -c 'import json, sys; d = json.load(sys.stdin); ps = d["hosts"][0]["pipelines"]
+assert [p["outside_steps"] for p in ps] == [False] + [True] * 5, [(p["name"], p["outside_steps"]) for p in ps]
+assert [(f["rule"], f["pipeline"]) for f in d["findings"]] == [("TFD-T04", "Host:0")], d["findings"]
+assert ps[0]["capacity"]["pauses"] == 5, ps[0]["capacity"]
+assert 1.6 < d["findings"][0]["estimate"]["step_speedup"] < 2.2, d["findings"][0]["estimate"]' <<<"$out"; then ok; else bad "custom loop, eval every 10 steps: $(head -c 300 <<<"$out")"; fi
 # the heavy validation job: T04's halving of the training map measured
 # 1.92x on the training steps (1.59x with the pauses counted in)
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-heavy
