@@ -270,29 +270,54 @@ void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	free(owner);
 }
 
-struct root_call {
-	uint32_t thread;
-	int root;
-	int64_t end_ns;
-};
-
-static int cmp_root_call(const void *a, const void *b)
+static int cmp_root_run(const void *a, const void *b)
 {
-	const struct root_call *x = a, *y = b;
+	const struct tfd_root_run *x = a, *y = b;
 
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
 	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* The runs of calls of one root on the threads that ran function calls:
+ * the host's calls are a thread's after another, each thread's by start;
+ * a run is kept as the earliest end among its calls. Counted (runs NULL)
+ * or written; how many. */
+static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct tfd_thread_roots *tr,
+			struct tfd_root_run *runs)
+{
+	size_t w = 0;
+	uint32_t pt = UINT32_MAX;
+	int pr = -1;
+
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int r = c->root[call_iter(c, k)];
+		uint32_t t = call_thread(c, k);
+		int64_t e;
+
+		if (r < 0 || !runs_fns[t])
+			continue;
+		if (t != pt || r != pr) {
+			pt = t;
+			pr = r;
+			w++;
+			if (!runs)
+				tr->off[t + 1]++;
+			else
+				runs[w - 1] = (struct tfd_root_run){INT64_MAX, r};
+		}
+		e = call_end(c, k);
+		if (runs && e < runs[w - 1].end_ns)
+			runs[w - 1].end_ns = e;
+	}
+	return w;
 }
 
 void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
 			   struct tfd_thread_roots *tr)
 {
-	size_t nt = c->h->nthreads, n = 0, w = 0;
+	size_t nt = c->h->nthreads, w;
 	const uint8_t *fp = c->fns.buf, *fend = fp ? fp + c->fns.len : NULL;
 	struct tfd_fn_call f = {0, 0, 0, 0};
 	bool *runs_fns;
-	struct root_call *rc;
 
 	memset(tr, 0, sizeof(*tr));
 	if (g->n < 2 || !c->fns.n)
@@ -309,40 +334,25 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 	 * own calls (an iterator whose id repeats in each epoch's pipeline,
 	 * a source's, is kept as one, under the first epoch's root) */
 	for (size_t k = 0; k < c->calls.n; k++) {
-		int i = call_iter(c, k), r = c->root[i];
-		int64_t e = call_end(c, k);
+		int i = call_iter(c, k);
+		int64_t e;
 
-		if (r < 0)
+		if (c->root[i] != i)
 			continue;
-		if (r == i && e > tr->last_end[r])
-			tr->last_end[r] = e;
-		n += runs_fns[call_thread(c, k)];
+		e = call_end(c, k);
+		if (e > tr->last_end[i])
+			tr->last_end[i] = e;
 	}
-	rc = xmalloc((n + 1) * sizeof(*rc));
-	n = 0;
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int r = c->root[call_iter(c, k)];
-		uint32_t t = call_thread(c, k);
-
-		if (r >= 0 && runs_fns[t])
-			rc[n++] = (struct root_call){t, r, call_end(c, k)};
-	}
-	qsort(rc, n, sizeof(*rc), cmp_root_call);
-	/* runs of one root per thread, each kept as its first call's end */
 	tr->off = xcalloc(nt + 1, sizeof(uint32_t));
-	for (size_t i = 0; i < n; i++) {
-		if (i && rc[i].thread == rc[i - 1].thread && rc[i].root == rc[i - 1].root)
-			continue;
-		rc[w] = rc[i];
-		tr->off[rc[i].thread + 1]++;
-		w++;
-	}
+	w = root_runs(c, runs_fns, tr, NULL);
 	for (size_t t = 0; t < nt; t++)
 		tr->off[t + 1] += tr->off[t];
 	tr->runs = xmalloc((w + 1) * sizeof(*tr->runs));
-	for (size_t i = 0; i < w; i++)
-		tr->runs[i] = (struct tfd_root_run){rc[i].end_ns, rc[i].root};
-	free(rc);
+	root_runs(c, runs_fns, tr, tr->runs);
+	for (size_t t = 0; t < nt; t++)
+		if (tr->off[t + 1] - tr->off[t] > 1)
+			qsort(tr->runs + tr->off[t], tr->off[t + 1] - tr->off[t], sizeof(*tr->runs),
+			      cmp_root_run);
 	free(runs_fns);
 }
 
@@ -356,27 +366,23 @@ void tfd_thread_roots_free(struct tfd_thread_roots *tr)
 
 bool tfd_fn_foreign(const struct tfd_thread_roots *tr, uint32_t t, int64_t at, int root)
 {
-	size_t lo, hi;
+	size_t first, lo, hi;
 	int q;
 
 	if (!tr || !tr->runs || t >= tr->nthreads)
 		return false;
-	lo = tr->off[t];
+	first = lo = tr->off[t];
 	hi = tr->off[t + 1];
-	{
-		size_t first = lo;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (tr->runs[mid].end_ns <= at)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == first)
-			return false; /* no iterator call ended on it yet */
+		if (tr->runs[mid].end_ns <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo == first)
+		return false; /* no iterator call ended on it yet */
 	q = tr->runs[lo - 1].root;
 	return q != root && tr->last_end[q] >= at;
 }
