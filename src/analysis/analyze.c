@@ -103,13 +103,13 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 				       const struct tfd_analyze_opts *opts, struct tfd_err *err)
 {
 	struct tfd_graph_groups g;
-	struct tfd_thread_roots troots;
+	struct tfd_thread_roots *troots = xmalloc(sizeof(*troots));
 	size_t nhost = 0, ndev = 0;
 	enum tfd_status st = TFD_OK;
 
 	tfd_graph_group(c, &g);
-	tfd_thread_roots_make(c, &g, &troots);
-	c->troots = &troots;
+	tfd_thread_roots_make(c, &g, troots);
+	c->troots = troots;
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
 	for (int pass = 0; pass < 2 && !st; pass++)
 		for (size_t r = 0; r < g.n && !st; r++) {
@@ -130,7 +130,8 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 		}
 	hr->nhost_pipelines = nhost;
 	c->troots = NULL;
-	tfd_thread_roots_free(&troots);
+	tfd_thread_roots_free(troots);
+	free(troots);
 	tfd_graph_groups_release(&g);
 	return st;
 }
