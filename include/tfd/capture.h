@@ -333,6 +333,12 @@ struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
 struct tfd_host_waits {
 	struct tfd_interval *all, *creates, *gil;
 	size_t nall, ncreates, ngil;
+	/* set by the analysis before the share: stretches between the step
+	 * markers the training loop spent reading another pipeline (a
+	 * validation pass), sorted and disjoint; their waits and their time
+	 * are not the steps' */
+	struct tfd_interval *holes;
+	size_t nholes;
 };
 /* All three; all is not kept (NULL) when skip_all (the device sweep's
  * steps hold the waits). */

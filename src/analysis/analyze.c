@@ -51,49 +51,194 @@ const char *tfd_bound_name(enum tfd_bound b)
 	}
 }
 
-/* When the waits between the step markers count (the loop's next() seemed
- * to run between them): whether a pipeline's root calls are still mostly
- * inside the markers, so that what is read between them is something
- * else (a custom loop's evaluation every N steps, its iterator made each
- * time, whose waits made the gaps count): c->markers_hold_input, with the
- * markers' own spans for the pipelines (outside_steps, pauses). */
-static void markers_hold_input(struct host_ctx *c, const struct tfd_host_result *hr)
-{
-	const struct tfd_host *h = c->h;
-	struct tfd_interval *mk;
-	int64_t *all, *in;
+/* Where the host's pipelines were read against its step markers: whether
+ * the markers hold a pipeline's next() (its root calls mostly inside
+ * them), the markers' spans, and, then, the stretches between two markers
+ * the loop spent reading a pipeline that is read only between them (a
+ * Keras validation pass, a custom loop's evaluation every N steps): from
+ * the marker before to the end of its last root call there, its iterator
+ * made and its elements read. Their waits had made the waits between the
+ * markers count as the training input (a Keras job whose pipelines keep
+ * up was HIGHLY input-bound at 33 %, its markers saying 6 %). */
+struct marker_reads {
+	bool hold;
+	struct tfd_interval *mk, *holes;
+	size_t nmk, nholes;
+};
 
-	c->markers_hold_input = false;
-	c->marker_spans = NULL;
-	c->nmarker_spans = 0;
-	if (!hr->gaps_counted || !c->nstep_spans || !c->iters.n)
-		return;
-	mk = xmalloc(h->nsteps * sizeof(*mk));
-	for (size_t s = 0; s < h->nsteps; s++)
-		mk[s] = (struct tfd_interval){h->steps[s].start_ns, h->steps[s].end_ns};
-	all = xcalloc(c->iters.n, sizeof(int64_t));
-	in = xcalloc(c->iters.n, sizeof(int64_t));
+/* Per root iterator: its root calls' time, and the part inside markers. */
+static void root_times(const struct host_ctx *c, const struct marker_reads *mr, int64_t *all,
+		       int64_t *in)
+{
 	for (size_t k = 0; k < c->calls.n; k++) {
-		int i = call_iter(c, k);
+		int i;
 		int64_t a, b;
 
+		if (c->calls.v[k].parent >= 0) /* a root call has no parent call */
+			continue;
+		i = call_iter(c, k);
 		if (c->root[i] != i)
 			continue;
 		a = call_start(c, k);
 		b = call_end(c, k);
 		all[i] = sat_add(all[i], b - a);
-		in[i] = sat_add(in[i], tfd_interval_overlap(mk, h->nsteps, a, b));
+		in[i] = sat_add(in[i], tfd_interval_overlap(mr->mk, mr->nmk, a, b));
 	}
-	for (size_t i = 0; i < c->iters.n && !c->markers_hold_input; i++)
-		c->markers_hold_input = all[i] > 0 && 2 * in[i] >= all[i];
+}
+
+/* Root call [a, b) between two markers: the stretch from the marker before
+ * it to its end (nothing when it starts inside a marker). */
+static bool hole_of(const struct marker_reads *mr, int64_t a, int64_t b, struct tfd_interval *h)
+{
+	size_t lo = 0, hi = mr->nmk;
+
+	while (lo < hi) { /* the last marker starting at or before a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mr->mk[mid].s <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || mr->mk[lo - 1].e > a)
+		return false;
+	*h = (struct tfd_interval){mr->mk[lo - 1].e, b};
+	if (lo < mr->nmk && mr->mk[lo].s < h->e)
+		h->e = mr->mk[lo].s;
+	return h->e > h->s;
+}
+
+struct root_start {
+	int64_t start;
+	bool between; /* read between the markers */
+};
+
+static int cmp_root_start(const void *a, const void *b)
+{
+	const struct root_start *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Sort and merge v[0..n) in place; the merged count. */
+static size_t merge_intervals(struct tfd_interval *v, size_t n)
+{
+	size_t m = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), tfd_interval_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (m && v[i].s <= v[m - 1].e) {
+			if (v[i].e > v[m - 1].e)
+				v[m - 1].e = v[i].e;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	return m;
+}
+
+/* Whether *x lies between two markers where a pipeline read only between
+ * them was read (reads: those stretches, merged). */
+static bool in_read_gap(const struct marker_reads *mr, const struct tfd_interval *reads,
+			size_t nreads, const struct tfd_interval *x)
+{
+	struct tfd_interval gap;
+
+	if (!nreads || !hole_of(mr, x->s, x->e, &gap))
+		return false;
+	/* the whole gap: from the marker before to the marker after */
+	{
+		size_t lo = 0, hi = mr->nmk;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (mr->mk[mid].s < x->e)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		gap.e = lo < mr->nmk ? mr->mk[lo].s : INT64_MAX;
+	}
+	return tfd_interval_overlap(reads, nreads, gap.s, gap.e) > 0;
+}
+
+/* Iterators made (w's creates) for a pipeline read between the markers:
+ * the first pipeline to start after one is the one it was made for; when
+ * none starts after it, one made between the markers where such a
+ * pipeline was read (Keras makes the next validation pass's iterator at
+ * the end of this one). */
+static void creation_holes(const struct host_ctx *c, const int64_t *all, const int64_t *in,
+			   const struct tfd_host_waits *w, const struct marker_reads *mr, void *hvp)
+{
+	VEC(struct tfd_interval) *hv = hvp;
+	size_t n = 0, nread = hv->n; /* the reads' stretches, merged */
+	struct root_start *rs;
+
+	if (!w->ncreates)
+		return;
+	rs = xmalloc((c->iters.n + 1) * sizeof(*rs));
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (c->root[i] == (int)i && all[i] > 0)
+			rs[n++] =
+			    (struct root_start){c->iters.v[i].first_start, 100 * in[i] < all[i]};
+	qsort(rs, n, sizeof(*rs), cmp_root_start);
+	for (size_t k = 0; k < w->ncreates; k++) {
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) { /* the first root starting at or after it */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (rs[mid].start < w->creates[k].s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n ? rs[lo].between : in_read_gap(mr, hv->v, nread, &w->creates[k]))
+			vec_push(hv, w->creates[k]);
+	}
+	free(rs);
+}
+
+static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *w,
+			 struct marker_reads *mr)
+{
+	const struct tfd_host *h = c->h;
+	int64_t *all, *in;
+	VEC(struct tfd_interval) hv = {0};
+
+	memset(mr, 0, sizeof(*mr));
+	if (h->nsteps < 2 || !c->iters.n)
+		return;
+	mr->mk = xmalloc(h->nsteps * sizeof(*mr->mk));
+	mr->nmk = h->nsteps;
+	for (size_t s = 0; s < h->nsteps; s++)
+		mr->mk[s] = (struct tfd_interval){h->steps[s].start_ns, h->steps[s].end_ns};
+	all = xcalloc(c->iters.n, sizeof(int64_t));
+	in = xcalloc(c->iters.n, sizeof(int64_t));
+	root_times(c, mr, all, in);
+	for (size_t i = 0; i < c->iters.n && !mr->hold; i++)
+		mr->hold = all[i] > 0 && 2 * in[i] >= all[i];
+	for (size_t k = 0; mr->hold && k < c->calls.n; k++) {
+		int i = c->calls.v[k].parent >= 0 ? -1 : call_iter(c, k);
+		struct tfd_interval hole;
+
+		/* a root read between the markers: under 1 % of it inside */
+		if (i >= 0 && c->root[i] == i && all[i] > 0 && 100 * in[i] < all[i] &&
+		    hole_of(mr, call_start(c, k), call_end(c, k), &hole))
+			vec_push(&hv, hole);
+	}
+	hv.n = merge_intervals(hv.v, hv.n);
+	if (mr->hold)
+		creation_holes(c, all, in, w, mr, &hv);
 	free(all);
 	free(in);
-	if (!c->markers_hold_input) {
-		free(mk);
-		return;
+	if (hv.n) {
+		mr->holes = hv.v;
+		mr->nholes = merge_intervals(hv.v, hv.n);
 	}
-	c->marker_spans = mk;
-	c->nmarker_spans = h->nsteps;
 }
 
 /* Every pipeline of the host: host pipelines first, then device ones, each
@@ -277,7 +422,7 @@ static void pick_focus(struct tfd_host_result *hr)
 static void host_share(const struct tfd_host *h, bool lean, struct tfd_host_result *hr,
 		       struct tfd_host_waits *waits)
 {
-	if (waits->all)
+	if (waits->all || waits->holes)
 		tfd_share_compute_with(h, hr, waits);
 	else
 		tfd_share_compute(h, hr);
@@ -359,6 +504,34 @@ static bool runs_loop_in_function(const struct tfd_host *h)
 	return false;
 }
 
+/* The host's pipelines, once its share is known: the steps' rate and the
+ * spans they count, and, when the waits between the markers count but the
+ * markers hold a pipeline's next() (mr), the markers: what is read only
+ * between them is outside the steps, and pauses are found between them. */
+static enum tfd_status host_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
+				      const struct marker_reads *mr, struct analysis_priv *pv,
+				      const struct tfd_analyze_opts *opts, struct tfd_err *err)
+{
+	struct tfd_interval *spans;
+	enum tfd_status st;
+
+	if (hr->input_basis && strcmp(hr->input_basis, "steps") == 0 && hr->nsteps &&
+	    hr->step_ns > hr->wait_ns) {
+		c->step_rate = (double)hr->nsteps * 1e9 / (double)(hr->step_ns - hr->wait_ns);
+		c->nsteps = hr->nstep_waits ? hr->nstep_waits : hr->nsteps;
+	}
+	c->py_overlap = tfd_python_overlap(c->h);
+	spans = tfd_share_step_spans(c->h, hr, &c->nstep_spans);
+	c->step_spans = spans;
+	c->markers_hold_input = hr->gaps_counted && mr->hold;
+	c->marker_spans = c->markers_hold_input ? mr->mk : NULL;
+	c->nmarker_spans = c->markers_hold_input ? mr->nmk : 0;
+	st = build_pipelines(c, hr, pv, opts, err);
+	free(spans);
+	c->step_spans = c->marker_spans = NULL;
+	return st;
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -375,17 +548,20 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	 * events, are read now, before the events go (and once, for the
 	 * share and a loop's start-up both) */
 	bool pending = h->pending != NULL, loop = h->nloop_inputs && h->nsteps;
+	/* a host with step markers and no device planes: the share waits for
+	 * the graph, which tells what was read between the markers */
+	bool defer = !pending && h->nsteps >= 2 && !h->dev.read;
 	struct tfd_host_waits waits = {0};
-	struct tfd_interval *spans;
+	struct marker_reads mr = {0};
 
 	hr->host = h;
 	hr->focus = -1;
 	hr->loop_in_function = runs_loop_in_function(h);
-	if (pending || loop)
+	if (pending || loop || defer)
 		tfd_host_waits_read(h, false, &waits);
 	if (loop)
 		loop_startup(h, hr, waits.all, waits.nall);
-	if (!pending)
+	if (!pending && !defer)
 		host_share(h, lean != NULL, hr, &waits); /* (which frees them) */
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
@@ -413,6 +589,13 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
+	marker_reads(&c, &waits, &mr);
+	if (defer) {
+		waits.holes = mr.holes; /* the share frees them */
+		waits.nholes = mr.nholes;
+		mr.holes = NULL;
+		host_share(h, lean != NULL, hr, &waits);
+	}
 	if (pending) {
 		/* the capacity pass reads what the device held: settled now. A
 		 * capture loaded to be analyzed lean has no other kind of host
@@ -423,19 +606,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 			goto out;
 		host_share(h, lean != NULL, hr, &waits);
 	}
-	if (hr->input_basis && strcmp(hr->input_basis, "steps") == 0 && hr->nsteps &&
-	    hr->step_ns > hr->wait_ns) {
-		c.step_rate = (double)hr->nsteps * 1e9 / (double)(hr->step_ns - hr->wait_ns);
-		c.nsteps = hr->nstep_waits ? hr->nstep_waits : hr->nsteps;
-	}
-	c.py_overlap = tfd_python_overlap(h);
-	spans = tfd_share_step_spans(h, hr, &c.nstep_spans);
-	c.step_spans = spans;
-	markers_hold_input(&c, hr);
-	st = build_pipelines(&c, hr, pv, opts, err);
-	free(spans);
-	free((void *)c.marker_spans);
-	c.step_spans = c.marker_spans = NULL;
+	st = host_pipelines(&c, hr, &mr, pv, opts, err);
 	if (st)
 		goto out;
 	mark_repeats(hr);
@@ -458,6 +629,8 @@ out:
 		}
 	}
 	tfd_host_waits_free(&waits);
+	free(mr.mk);
+	free(mr.holes);
 	tfd_graph_release(&c);
 	return st;
 }

@@ -420,6 +420,9 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 
 		w->start_ns = h->steps[s].start_ns;
 		w->step_ns = end - h->steps[s].start_ns;
+		if (hr->gaps_counted && hw->nholes) /* a cycle's time less its holes */
+			w->step_ns -=
+			    tfd_interval_overlap(hw->holes, hw->nholes, h->steps[s].start_ns, end);
 		if (!hr->has_device) /* else the device breakdown's */
 			w->wait_ns = tfd_interval_overlap(u, nu, h->steps[s].start_ns, end);
 		w->create_ns = part_of(w, hw->creates, hw->ncreates, h->steps[s].start_ns, end);
@@ -531,6 +534,35 @@ void tfd_share_compute(const struct tfd_host *h, struct tfd_host_result *hr)
 	tfd_share_compute_with(h, hr, &w);
 }
 
+/* The union v[0..*n) (sorted, disjoint) less the holes h[0..nh) (the
+ * same), in place; *n its new length. */
+static void cut_holes(struct tfd_interval **v, size_t *n, const struct tfd_interval *h, size_t nh)
+{
+	struct tfd_interval *out;
+	size_t w = 0, k = 0;
+
+	if (!*v || !*n || !nh)
+		return;
+	out = xmalloc((*n + nh + 1) * sizeof(*out));
+	for (size_t i = 0; i < *n; i++) {
+		int64_t a = (*v)[i].s, b = (*v)[i].e;
+
+		while (k < nh && h[k].e <= a)
+			k++;
+		for (size_t j = k; j < nh && h[j].s < b && a < b; j++) {
+			if (h[j].s > a)
+				out[w++] = (struct tfd_interval){a, h[j].s};
+			if (h[j].e > a)
+				a = h[j].e;
+		}
+		if (a < b)
+			out[w++] = (struct tfd_interval){a, b};
+	}
+	free(*v);
+	*v = out;
+	*n = w;
+}
+
 void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
 			    struct tfd_host_waits *hw)
 {
@@ -542,6 +574,11 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 		hw->all = NULL;
 		hw->nall = 0;
 	}
+	/* what the loop read between the markers for another pipeline (a
+	 * validation pass) is not the steps' input */
+	cut_holes(&hw->all, &hw->nall, hw->holes, hw->nholes);
+	cut_holes(&hw->creates, &hw->ncreates, hw->holes, hw->nholes);
+	cut_holes(&hw->gil, &hw->ngil, hw->holes, hw->nholes);
 	u = hw->all;
 	nu = hw->nall;
 

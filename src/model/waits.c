@@ -252,6 +252,7 @@ void tfd_host_waits_free(struct tfd_host_waits *w)
 	free(w->all);
 	free(w->creates);
 	free(w->gil);
+	free(w->holes);
 	*w = (struct tfd_host_waits){0};
 }
 
