@@ -54,8 +54,9 @@ const char *tfd_bound_name(enum tfd_bound b)
 /* Where the host's pipelines were read against its step markers: whether
  * the markers hold a pipeline's next() (its root calls mostly inside
  * them), the markers' spans, and, then, the stretches between two markers
- * the loop spent reading a pipeline that is read only between them (a
- * Keras validation pass, a custom loop's evaluation every N steps): from
+ * the loop spent reading a pipeline that is read only between them, in
+ * fewer than half the gaps (a Keras validation pass, a custom loop's
+ * evaluation every N steps): from
  * the marker before to the end of its last root call there, its iterator
  * made and its elements read. Their waits had made the waits between the
  * markers count as the training input (a Keras job whose pipelines keep
@@ -230,7 +231,15 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 		    hole_of(mr, call_start(c, k), call_end(c, k), &hole))
 			vec_push(&hv, hole);
 	}
+	/* one stretch per gap (each starts at its gap's marker): read in half
+	 * the gaps or more, such a pipeline is the loop's own cadence (a
+	 * second dataset whose next() comes before the marker every step),
+	 * its input, not a pass now and then */
 	hv.n = merge_intervals(hv.v, hv.n);
+	if (mr->hold && 2 * hv.n >= mr->nmk - 1) {
+		mr->hold = false;
+		hv.n = 0;
+	}
 	if (mr->hold)
 		creation_holes(c, all, in, w, mr, &hv);
 	free(all);

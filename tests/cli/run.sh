@@ -750,6 +750,17 @@ assert 1.6 < d["findings"][0]["estimate"]["step_speedup"] < 2.2, d["findings"][0
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-light
 if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert h["input_percent"] < 10 and h["input_share"].get("between_steps") is None, (h["input_percent"], h["input_share"].get("between_steps"))' <<<"$out"; then ok; else bad "Keras validation, light pipelines: $(head -c 300 <<<"$out")"; fi
+# two datasets a step, the second's next() before the step marker every
+# step (the first's inside it): read between the markers in every gap,
+# it is the loop's input, not a pass now and then; its sequential map gets
+# T15 (AUTOTUNE measured 8.0 -> 4.6 ms a step, 1.74x). Taken for a
+# validation pass, it had been outside the steps, with no finding at all
+run analyze -q -f json tests/cases/ok/tf221-second-dataset-before-marker
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert not any(p["outside_steps"] for p in h["pipelines"]), [(p["name"], p["outside_steps"]) for p in h["pipelines"]]
+assert h["input_share"].get("between_steps") is not None
+f = d["findings"][0]
+assert f["rule"] == "TFD-T15" and 1.5 < f["estimate"]["step_speedup"] < 2.1, f' <<<"$out"; then ok; else bad "second dataset before the marker: $(head -c 300 <<<"$out")"; fi
 # the heavy validation job: T04's halving of the training map measured
 # 1.92x on the training steps (1.59x with the pauses counted in)
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-heavy
