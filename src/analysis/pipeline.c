@@ -317,20 +317,39 @@ static void steps_overlap(struct pbuild *b)
 	struct tfd_pipeline *p = b->p;
 	const struct host_ctx *c = b->c;
 	const struct tfd_interval *sp = c->markers_hold_input ? c->marker_spans : c->step_spans;
-	size_t n = c->markers_hold_input ? c->nmarker_spans : c->nstep_spans;
+	size_t n = c->markers_hold_input ? c->nmarker_spans : c->nstep_spans, gaps = 0;
 	int64_t in = 0;
+	uint8_t *seen;
 
 	if (!n || !b->roots.n)
 		return;
+	seen = xcalloc(n + 1, 1);
 	for (size_t r = 0; r < b->roots.n; r++) {
 		int64_t s = tfd_times_start(&b->tm, (size_t)b->roots.v[r]),
 			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]),
 			own = tfd_interval_overlap(sp, n, s, e);
+		size_t lo = 0, hi = n;
 
 		in = sat_add(in, own < e - s ? own : e - s);
+		while (lo < hi) { /* the gap after the last span starting by s */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sp[mid].s <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && lo < n && !seen[lo]) {
+			seen[lo] = 1;
+			gaps++;
+		}
 	}
-	p->outside_steps =
-	    p->total_ns > 0 && (double)in < OUTSIDE_STEPS_SHARE * (double)p->total_ns;
+	free(seen);
+	/* read between the steps in half the gaps or more, it is the loop's
+	 * own cadence (a second dataset's next() before each marker) */
+	p->outside_steps = p->total_ns > 0 &&
+			   (double)in < OUTSIDE_STEPS_SHARE * (double)p->total_ns &&
+			   2 * gaps < n - 1;
 }
 
 /* A root call's local index and its rank (by start). */

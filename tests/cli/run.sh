@@ -761,6 +761,15 @@ assert not any(p["outside_steps"] for p in h["pipelines"]), [(p["name"], p["outs
 assert h["input_share"].get("between_steps") is not None
 f = d["findings"][0]
 assert f["rule"] == "TFD-T15" and 1.5 < f["estimate"]["step_speedup"] < 2.1, f' <<<"$out"; then ok; else bad "second dataset before the marker: $(head -c 300 <<<"$out")"; fi
+# the same loop with a heavy first map (2 ms an element) and a light
+# second one (0.5 ms): the waits are inside the markers, the gaps do not
+# count, but a dataset read before every marker is still the loop's input
+# (it had been outside the steps): its map gets T15, worth ~1.0x there
+run analyze -q -f json tests/cases/ok/tf221-second-dataset-before-marker-light
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_share"].get("between_steps") is None
+assert not any(p["outside_steps"] for p in h["pipelines"]), [(p["name"], p["outside_steps"]) for p in h["pipelines"]]
+assert [f["rule"] for f in d["findings"]] == ["TFD-T04", "TFD-T15"], d["findings"]' <<<"$out"; then ok; else bad "second dataset before the marker, light: $(head -c 300 <<<"$out")"; fi
 # the heavy validation job: T04's halving of the training map measured
 # 1.92x on the training steps (1.59x with the pauses counted in)
 run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-heavy
