@@ -247,6 +247,8 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	if (hv.n) {
 		mr->holes = hv.v;
 		mr->nholes = merge_intervals(hv.v, hv.n);
+	} else {
+		vec_free(&hv);
 	}
 }
 
