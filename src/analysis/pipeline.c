@@ -349,7 +349,7 @@ static void steps_overlap(struct pbuild *b)
 	 * own cadence (a second dataset's next() before each marker) */
 	p->outside_steps = p->total_ns > 0 &&
 			   (double)in < OUTSIDE_STEPS_SHARE * (double)p->total_ns &&
-			   2 * gaps < n - 1;
+			   (!gaps || 2 * gaps < n - 1);
 }
 
 /* A root call's local index and its rank (by start). */
