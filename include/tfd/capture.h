@@ -350,6 +350,11 @@ int tfd_interval_cmp(const void *a, const void *b);
 /* The time intervals u[0..n) (sorted by start, their ends too: a union,
  * or steps that follow each other) cover inside [a, b). */
 int64_t tfd_interval_overlap(const struct tfd_interval *u, size_t n, int64_t a, int64_t b);
+/* v[0..n) sorted and made disjoint in place (a union); how many remain. */
+size_t tfd_interval_union(struct tfd_interval *v, size_t n);
+/* How many of u[0..n) (sorted by start) start at or before t: u[k - 1] is
+ * the last to, none when k is 0. */
+size_t tfd_intervals_started(const struct tfd_interval *u, size_t n, int64_t t);
 
 /* One span of device activity as a reader found it: its step by
  * group_id when the event had one. */

@@ -91,16 +91,8 @@ static void root_times(const struct host_ctx *c, const struct marker_reads *mr, 
  * it to its end (nothing when it starts inside a marker). */
 static bool hole_of(const struct marker_reads *mr, int64_t a, int64_t b, struct tfd_interval *h)
 {
-	size_t lo = 0, hi = mr->nmk;
+	size_t lo = tfd_intervals_started(mr->mk, mr->nmk, a);
 
-	while (lo < hi) { /* the last marker starting at or before a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (mr->mk[mid].s <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || mr->mk[lo - 1].e > a)
 		return false;
 	*h = (struct tfd_interval){mr->mk[lo - 1].e, b};
@@ -121,25 +113,6 @@ static int cmp_root_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Sort and merge v[0..n) in place; the merged count. */
-static size_t merge_intervals(struct tfd_interval *v, size_t n)
-{
-	size_t m = 0;
-
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), tfd_interval_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (m && v[i].s <= v[m - 1].e) {
-			if (v[i].e > v[m - 1].e)
-				v[m - 1].e = v[i].e;
-		} else {
-			v[m++] = v[i];
-		}
-	}
-	return m;
-}
-
 /* Whether *x lies between two markers where a pipeline read only between
  * them was read (reads: those stretches, merged). */
 static bool in_read_gap(const struct marker_reads *mr, const struct tfd_interval *reads,
@@ -149,18 +122,11 @@ static bool in_read_gap(const struct marker_reads *mr, const struct tfd_interval
 
 	if (!nreads || !hole_of(mr, x->s, x->e, &gap))
 		return false;
-	/* the whole gap: from the marker before to the marker after */
+	/* the whole gap: from the marker before to the marker after (the
+	 * first to start at or after its end) */
 	{
-		size_t lo = 0, hi = mr->nmk;
+		size_t lo = tfd_intervals_started(mr->mk, mr->nmk, x->e - 1);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (mr->mk[mid].s < x->e)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		gap.e = lo < mr->nmk ? mr->mk[lo].s : INT64_MAX;
 	}
 	return tfd_interval_overlap(reads, nreads, gap.s, gap.e) > 0;
@@ -235,7 +201,7 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	 * the gaps or more, such a pipeline is the loop's own cadence (a
 	 * second dataset whose next() comes before the marker every step),
 	 * its input, not a pass now and then */
-	hv.n = merge_intervals(hv.v, hv.n);
+	hv.n = tfd_interval_union(hv.v, hv.n);
 	if (mr->hold && 2 * hv.n >= mr->nmk - 1) {
 		mr->hold = false;
 		hv.n = 0;
@@ -246,7 +212,7 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	free(in);
 	if (hv.n) {
 		mr->holes = hv.v;
-		mr->nholes = merge_intervals(hv.v, hv.n);
+		mr->nholes = tfd_interval_union(hv.v, hv.n);
 	} else {
 		vec_free(&hv);
 	}

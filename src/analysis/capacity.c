@@ -669,19 +669,6 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 #define PAUSE_STEPS 2.0
 #define PAUSE_GAPS 4.0
 
-static int cmp_iv_start(const void *a, const void *b)
-{
-	const struct tfd_interval *x = a, *y = b;
-
-	return (x->s > y->s) - (x->s < y->s);
-}
-
-/* The median of v[0..n) (n > 0; v is reordered). */
-static int64_t median_i64(int64_t *v, size_t n)
-{
-	return tfd_kth_i64(v, n, n / 2);
-}
-
 /* Candidate pauses in [t0, t1): the gaps between steps longer than
  * PAUSE_STEPS median steps and PAUSE_GAPS median gaps (a loop that does
  * Python work between every two steps has that as its cadence: its
@@ -696,13 +683,13 @@ static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interva
 
 	for (size_t i = 0; i < ns; i++)
 		v[i] = sp[i].e - sp[i].s;
-	med = median_i64(v, ns);
+	med = tfd_kth_i64(v, ns, ns / 2);
 	for (size_t i = 1; i < ns; i++) {
 		v[i - 1] = sp[i].s > reach ? sp[i].s - reach : 0;
 		if (sp[i].e > reach)
 			reach = sp[i].e;
 	}
-	medgap = median_i64(v, ns - 1);
+	medgap = tfd_kth_i64(v, ns - 1, (ns - 1) / 2);
 	free(v);
 	reach = sp[0].e;
 	for (size_t i = 1; i < ns && med > 0; i++) {
@@ -730,8 +717,8 @@ static int64_t pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *
 		      int64_t t1, uint32_t *n, int64_t *away)
 {
 	size_t nr = in->nroots - in->nwarmup, ng;
-	int64_t sum = 0, *begin;
-	struct tfd_interval *rc, *gaps;
+	int64_t sum = 0;
+	struct tfd_interval *rc, *gaps, *found;
 
 	*n = 0;
 	*away = 0;
@@ -744,30 +731,22 @@ static int64_t pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *
 		rc[r] =
 		    (struct tfd_interval){tfd_times_start(&in->tm, c), tfd_times_end(&in->tm, c)};
 	}
-	qsort(rc, nr, sizeof(*rc), cmp_iv_start);
+	qsort(rc, nr, sizeof(*rc), tfd_interval_cmp);
 	for (size_t r = 1; r < nr; r++)
 		if (rc[r].e < rc[r - 1].e)
 			rc[r].e = rc[r - 1].e;
 	gaps = xmalloc(in->nstep_spans * sizeof(*gaps));
 	ng = step_gaps(in, rc, nr, t0, t1, gaps);
 	free(rc);
-	begin = xmalloc((ng + 1) * sizeof(int64_t));
-	for (size_t g = 0; g < ng; g++) {
+	/* the gaps as found, searched while their starts move */
+	found = xmalloc((ng + 1) * sizeof(*found));
+	memcpy(found, gaps, ng * sizeof(*gaps));
+	for (size_t g = 0; g < ng; g++)
 		*away += gaps[g].e - gaps[g].s;
-		begin[g] = gaps[g].s;
-	}
 	for (size_t k = 0; ng && k < in->n; k++) {
 		int64_t s = tfd_times_start(&in->tm, k), e;
-		size_t lo = 0, hi = ng;
+		size_t lo = tfd_intervals_started(found, ng, s);
 
-		while (lo < hi) { /* the last gap starting at or before s */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (begin[mid] <= s)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (!lo || s >= gaps[lo - 1].e)
 			continue;
 		e = tfd_times_end(&in->tm, k);
@@ -780,7 +759,7 @@ static int64_t pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *
 			(*n)++;
 		}
 	free(gaps);
-	free(begin);
+	free(found);
 	return sum;
 }
 

@@ -328,17 +328,10 @@ static void steps_overlap(struct pbuild *b)
 		int64_t s = tfd_times_start(&b->tm, (size_t)b->roots.v[r]),
 			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]),
 			own = tfd_interval_overlap(sp, n, s, e);
-		size_t lo = 0, hi = n;
+		/* the gap after the last span starting by s */
+		size_t lo = tfd_intervals_started(sp, n, s);
 
 		in = sat_add(in, own < e - s ? own : e - s);
-		while (lo < hi) { /* the gap after the last span starting by s */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (sp[mid].s <= s)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (lo && lo < n && !seen[lo]) {
 			seen[lo] = 1;
 			gaps++;

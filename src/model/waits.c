@@ -211,25 +211,45 @@ static void read_parts(const struct tfd_host *h, struct parts *out)
 			thread_waits(h, t, out);
 }
 
+size_t tfd_interval_union(struct tfd_interval *v, size_t n)
+{
+	size_t k = 0;
+
+	if (n > 1)
+		qsort(v, n, sizeof(*v), tfd_interval_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[i].s <= v[k - 1].e) {
+			if (v[i].e > v[k - 1].e)
+				v[k - 1].e = v[i].e;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	return k;
+}
+
+size_t tfd_intervals_started(const struct tfd_interval *u, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u[mid].s <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* v sorted and made disjoint, in place: its array (never NULL, the caller
  * frees it) and *n intervals. */
 static struct tfd_interval *union_of(ivec *v, size_t *n)
 {
-	size_t k = 0;
-
-	if (v->n > 1)
-		qsort(v->v, v->n, sizeof(*v->v), tfd_interval_cmp);
-	for (size_t i = 0; i < v->n; i++) {
-		if (k && v->v[i].s <= v->v[k - 1].e) {
-			if (v->v[i].e > v->v[k - 1].e)
-				v->v[k - 1].e = v->v[i].e;
-		} else {
-			v->v[k++] = v->v[i];
-		}
-	}
+	*n = tfd_interval_union(v->v, v->n);
 	if (!v->v)
 		v->v = xmalloc(sizeof(*v->v));
-	*n = k;
 	return v->v;
 }
 
