@@ -157,18 +157,15 @@ struct host_ctx {
 	 * are built */
 	double step_rate;
 	size_t nsteps;
-	/* the spans the host's verdict counts as steps (each marker's, or to
-	 * the next step's start when the waits between markers count), sorted
-	 * by start; none without steps: set before the pipelines are built */
+	/* the steps the pipelines are read against (inside or outside them,
+	 * pauses between them), sorted by start; none without steps: set
+	 * before the pipelines are built. The spans the host's verdict counts
+	 * as steps (each marker's, or to the next step's start when the waits
+	 * between markers count), but the markers' own when the waits between
+	 * them count and they still hold a pipeline's next() (what is read
+	 * between them is something else: a custom loop's evaluation) */
 	const struct tfd_interval *step_spans;
 	size_t nstep_spans;
-	/* when the waits between markers count: whether the markers still hold
-	 * a pipeline's next() (its root calls mostly inside them: what is read
-	 * between them is something else, a custom loop's evaluation every N
-	 * steps), and then the markers' own spans (tfd_markers_hold_input) */
-	bool markers_hold_input;
-	const struct tfd_interval *marker_spans;
-	size_t nmarker_spans;
 	/* how the host's Python ops shared the interpreter's lock, judged once
 	 * for its pipelines (tfd_python_overlap) */
 	enum tfd_py_overlap py_overlap;

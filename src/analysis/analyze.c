@@ -482,7 +482,7 @@ static bool runs_loop_in_function(const struct tfd_host *h)
 }
 
 /* The host's pipelines, once its share is known: the steps' rate and the
- * spans they count, and, when the waits between the markers count but the
+ * spans they count, or, when the waits between the markers count but the
  * markers hold a pipeline's next() (mr), the markers: what is read only
  * between them is outside the steps, and pauses are found between them. */
 static enum tfd_status host_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
@@ -500,12 +500,13 @@ static enum tfd_status host_pipelines(struct host_ctx *c, struct tfd_host_result
 	c->py_overlap = tfd_python_overlap(c->h);
 	spans = tfd_share_step_spans(c->h, hr, &c->nstep_spans);
 	c->step_spans = spans;
-	c->markers_hold_input = hr->gaps_counted && mr->hold;
-	c->marker_spans = c->markers_hold_input ? mr->mk : NULL;
-	c->nmarker_spans = c->markers_hold_input ? mr->nmk : 0;
+	if (hr->gaps_counted && mr->hold) {
+		c->step_spans = mr->mk;
+		c->nstep_spans = mr->nmk;
+	}
 	st = build_pipelines(c, hr, pv, opts, err);
 	free(spans);
-	c->step_spans = c->marker_spans = NULL;
+	c->step_spans = NULL;
 	return st;
 }
 

@@ -249,8 +249,8 @@ struct tfd_cap_calls {
 	 * thread worked for over time (NULL: the host has one pipeline) */
 	int root;
 	const struct tfd_thread_roots *troots;
-	/* the spans the host's verdict counts as steps, by start (none: no
-	 * steps) */
+	/* the steps the pipelines are read against (host_ctx's), by start
+	 * (none: no steps) */
 	const struct tfd_interval *step_spans;
 	size_t nstep_spans;
 };

@@ -308,16 +308,14 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
  * marker's edge). */
 #define OUTSIDE_STEPS_SHARE 0.01
 
-/* Whether the pipeline's root calls fall between the host's counted steps
- * (their time inside them under OUTSIDE_STEPS_SHARE of theirs); when the
- * waits between the markers count but the markers hold another pipeline's
- * next() (c->markers_hold_input), between the markers. */
+/* Whether the pipeline's root calls fall between the host's steps (their
+ * time inside them under OUTSIDE_STEPS_SHARE of theirs; host_ctx's
+ * step_spans). */
 static void steps_overlap(struct pbuild *b)
 {
 	struct tfd_pipeline *p = b->p;
-	const struct host_ctx *c = b->c;
-	const struct tfd_interval *sp = c->markers_hold_input ? c->marker_spans : c->step_spans;
-	size_t n = c->markers_hold_input ? c->nmarker_spans : c->nstep_spans, gaps = 0;
+	const struct tfd_interval *sp = b->c->step_spans;
+	size_t n = b->c->nstep_spans, gaps = 0;
 	int64_t in = 0;
 	uint8_t *seen;
 
@@ -750,8 +748,8 @@ static void capacity(struct pbuild *b)
 	in.py_overlap = c->py_overlap;
 	in.root = b->root_iter;
 	in.troots = c->troots;
-	in.step_spans = c->markers_hold_input ? c->marker_spans : c->step_spans;
-	in.nstep_spans = c->markers_hold_input ? c->nmarker_spans : c->nstep_spans;
+	in.step_spans = c->step_spans;
+	in.nstep_spans = c->nstep_spans;
 	tfd_capacity_compute(b->p, &in);
 	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
 	free(iter_stage);
