@@ -567,8 +567,9 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	if (orphans)
 		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
-	marker_reads(&c, &waits, &mr);
 	if (defer) {
+		/* (the gaps between markers count on no other host) */
+		marker_reads(&c, &waits, &mr);
 		waits.holes = mr.holes; /* the share frees them */
 		waits.nholes = mr.nholes;
 		mr.holes = NULL;
