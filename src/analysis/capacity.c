@@ -333,7 +333,7 @@ static int64_t input_busy(const struct ctx *c, int sg)
 static void finish_segments(struct ctx *c)
 {
 	struct tfd_pipeline *p = c->p;
-	double W = (double)(c->t1 - c->t0 - c->p->capacity.pause_ns);
+	double W = (double)p->capacity.window_ns;
 
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
@@ -852,6 +852,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 		cp->pause_ns = away = 0;
 		cp->npauses = 0;
 	}
+	cp->window_ns = c.t1 - c.t0 - cp->pause_ns;
 	c.seg_of = xmalloc(p->nstages * sizeof(int));
 	c.input_of = xmalloc(p->nstages * sizeof(int));
 	c.fn_of = xmalloc(p->nstages * sizeof(int));
@@ -862,7 +863,6 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	function_work(&c);
 	finish_segments(&c);
 	cp->valid = true;
-	cp->window_ns = c.t1 - c.t0 - cp->pause_ns;
 	cp->root_elements = c.n;
 	cp->throughput = (double)c.n * 1e9 / (double)cp->window_ns;
 	/* the consumer's own time between root calls, less the gaps between
