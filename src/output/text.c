@@ -418,7 +418,6 @@ static const char *latency_why(const struct tfd_pipeline *p, char *buf, size_t l
 	return buf;
 }
 
-/* The loop makes a new iterator each step: that, not a stage, holds it up. */
 /* throughput_verdict()'s renewed of host f. */
 static int renewed_kind(const struct tfd_host_result *f)
 {
@@ -427,6 +426,7 @@ static int renewed_kind(const struct tfd_host_result *f)
 	return 2 * f->create_ns >= f->wait_ns ? 2 : 1;
 }
 
+/* The loop makes a new iterator each step: that, not a stage, holds it up. */
 static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	size_t made = tfd_repeated_iterators(f) + 1;
