@@ -23,20 +23,27 @@ int tfd_op_owner(const struct tfd_op_owners *ow, uint32_t t)
 	return ow->nmaps == 1 ? ow->only_map : -1;
 }
 
-int tfd_op_owner_at(const struct tfd_op_owners *ow, uint32_t t, int64_t at)
+size_t tfd_roles_ended(const struct tfd_role *v, size_t n, int64_t at)
 {
-	const struct tfd_role_line *r = ow->roles ? &ow->roles[t] : NULL;
-	size_t lo = 0, hi = r ? r->n : 0;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->v[mid].end_ns <= at)
+		if (v[mid].end_ns <= at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? r->v[lo - 1].owner : tfd_op_owner(ow, t);
+	return lo;
+}
+
+int tfd_op_owner_at(const struct tfd_op_owners *ow, uint32_t t, int64_t at)
+{
+	const struct tfd_role_line *r = ow->roles ? &ow->roles[t] : NULL;
+	size_t k = r ? tfd_roles_ended(r->v, r->n, at) : 0;
+
+	return k ? r->v[k - 1].owner : tfd_op_owner(ow, t);
 }
 
 /* Whether sum k of fns is stage q's: a sum of its function threads (an

@@ -270,19 +270,12 @@ void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	free(owner);
 }
 
-static int cmp_root_run(const void *a, const void *b)
-{
-	const struct tfd_root_run *x = a, *y = b;
-
-	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
-}
-
 /* The runs of calls of one root on the threads that ran function calls:
  * the host's calls are a thread's after another, each thread's by start;
  * a run is kept as the earliest end among its calls. Counted (runs NULL)
  * or written; how many. */
 static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct tfd_thread_roots *tr,
-			struct tfd_root_run *runs)
+			struct tfd_role *runs)
 {
 	size_t w = 0;
 	uint32_t pt = UINT32_MAX;
@@ -302,7 +295,7 @@ static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct t
 			if (!runs)
 				tr->off[t + 1]++;
 			else
-				runs[w - 1] = (struct tfd_root_run){INT64_MAX, r};
+				runs[w - 1] = (struct tfd_role){INT64_MAX, r};
 		}
 		e = call_end(c, k);
 		if (runs && e < runs[w - 1].end_ns)
@@ -352,7 +345,7 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 	for (size_t t = 0; t < nt; t++)
 		if (tr->off[t + 1] - tr->off[t] > 1)
 			qsort(tr->runs + tr->off[t], tr->off[t + 1] - tr->off[t], sizeof(*tr->runs),
-			      cmp_root_run);
+			      cmp_role);
 	free(runs_fns);
 }
 
@@ -366,23 +359,16 @@ void tfd_thread_roots_free(struct tfd_thread_roots *tr)
 
 bool tfd_fn_foreign(const struct tfd_thread_roots *tr, uint32_t t, int64_t at, int root)
 {
-	size_t first, lo, hi;
+	const struct tfd_role *v;
+	size_t k;
 	int q;
 
 	if (!tr || !tr->runs || t >= tr->nthreads)
 		return false;
-	first = lo = tr->off[t];
-	hi = tr->off[t + 1];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (tr->runs[mid].end_ns <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
+	v = tr->runs + tr->off[t];
+	k = tfd_roles_ended(v, tr->off[t + 1] - tr->off[t], at);
+	if (!k)
 		return false; /* no iterator call ended on it yet */
-	q = tr->runs[lo - 1].root;
+	q = v[k - 1].owner;
 	return q != root && tr->last_end[q] >= at;
 }

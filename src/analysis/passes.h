@@ -143,10 +143,15 @@ struct tfd_op_owners {
 	struct tfd_role_line *roles;
 	size_t nthreads;
 };
+/* A call's end and whom it ran for: a stage (a thread's roles), a root
+ * iterator (tfd_thread_roots' runs) */
 struct tfd_role {
 	int64_t end_ns;
 	int owner;
 };
+/* How many of v[0..n) (by end) had ended by at: v[k - 1] the last, none
+ * when k is 0. */
+size_t tfd_roles_ended(const struct tfd_role *v, size_t n, int64_t at);
 struct tfd_role_line {
 	size_t n;
 	struct tfd_role *v;
@@ -156,15 +161,12 @@ struct tfd_role_line {
 #define TFD_OWNER_FOREIGN (-2)
 
 /* Which pipeline each thread that ran function calls worked for last: its
- * iterator calls' roots (iterator indexes) by their ends, in runs of one
- * root; made when a host has several pipelines (tfd_thread_roots_make). */
-struct tfd_root_run {
-	int64_t end_ns; /* the run's first call's end */
-	int root;
-};
+ * iterator calls' roots (iterator indexes, the runs' owners) by their
+ * ends, in runs of one root, each at its earliest end; made when a host
+ * has several pipelines (tfd_thread_roots_make). */
 struct tfd_thread_roots {
 	uint32_t *off; /* thread t's runs: runs[off[t] .. off[t + 1]) */
-	struct tfd_root_run *runs;
+	struct tfd_role *runs;
 	int64_t *last_end; /* per iterator: a root's last call's end */
 	size_t nthreads;
 };

@@ -588,7 +588,7 @@ static void function_owner_by_time(struct t *t)
 static void function_foreign_by_time(struct t *t)
 {
 	uint32_t off[3] = {0, 3, 3};
-	struct tfd_root_run runs[3] = {{100, 0}, {300, 5}, {700, 0}};
+	struct tfd_role runs[3] = {{100, 0}, {300, 5}, {700, 0}};
 	int64_t last_end[6] = {900, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, 400};
 	struct tfd_thread_roots tr = {off, runs, last_end, 2};
 
