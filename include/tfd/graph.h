@@ -31,9 +31,12 @@ struct iter {
 	const char *long_name;
 	int parent; /* iterator index, -1 */
 	int stage;
-	int state; /* cycle detection: 0 new, 1 on stack, 2 done */
-	int64_t first_start;
-	int64_t max_dur; /* longest call */
+	int state;		       /* cycle detection: 0 new, 1 on stack, 2 done */
+	int64_t first_start, last_end; /* its calls' first start, last end */
+	int64_t max_dur;	       /* longest call */
+	/* the iterator made before it with the same id (TensorFlow's ids are
+	 * addresses: a later iterator can reuse a dead one's), -1 none */
+	int id_next;
 	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start,
 	 * from tfd_graph_list_calls(); ncalls (counted by the build) stays
 	 * when the list goes */

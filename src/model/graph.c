@@ -103,6 +103,30 @@ static uint64_t text_key(const char *p)
 	return h;
 }
 
+/* The iterator of event e among those with its id, from the last made
+ * (head): TensorFlow's ids are the iterators' addresses, and an iterator
+ * made after another's end can get its address. One iterator keeps its
+ * parent, so another parent_id is another iterator (the same parent's
+ * next inner iterator at that address is the same stage: it stays one);
+ * an event without a parent_id matches any. -1: none. */
+static int id_match(struct host_ctx *c, int head, const struct tfd_event *e)
+{
+	bool has = (e->flags & TFD_EVF_PARENT) != 0;
+
+	for (int j = head; j >= 0; j = c->iters.v[j].id_next) {
+		struct iter *it = &c->iters.v[j];
+
+		if (!has || it->parent_id == e->sig->parent_id)
+			return j;
+		if (!it->has_parent) { /* its events so far had none */
+			it->has_parent = true;
+			it->parent_id = e->sig->parent_id;
+			return j;
+		}
+	}
+	return -1;
+}
+
 static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 {
 	size_t idx;
@@ -110,8 +134,14 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	struct iter it;
 
 	if (by_id) {
-		if (imap_get(&c->by_id, e->id, &idx))
-			return (int)idx;
+		if (imap_get(&c->by_id, e->id, &idx)) {
+			int j = id_match(c, (int)idx, e);
+
+			if (j >= 0)
+				return j;
+		} else {
+			idx = SIZE_MAX;
+		}
 	} else {
 		/* no usable id: one iterator per long name */
 		if (imap_get(&c->by_name, name_key(e->sig->name), &idx))
@@ -126,6 +156,8 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.stage = -1;
 	it.pair = -1;
 	it.first_start = e->start_ns;
+	it.last_end = e->start_ns;
+	it.id_next = by_id && idx != SIZE_MAX ? (int)idx : -1;
 	vec_push(&c->iters, it);
 	vec_push(&c->samples, *e); /* its first call's event */
 	idx = c->iters.n - 1;
@@ -377,6 +409,8 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 		it->max_dur = e->dur_ns;
 	if (e->start_ns < it->first_start)
 		it->first_start = e->start_ns;
+	if (e->start_ns + e->dur_ns > it->last_end)
+		it->last_end = e->start_ns + e->dur_ns;
 	vec_push(&ss->stack, ((struct open_ev){e->start_ns, e->start_ns + e->dur_ns, 0,
 					       (int)(c->calls.n - 1), false}));
 }
@@ -603,6 +637,32 @@ static void sort_calls(struct host_ctx *c)
 	sort_ctx = NULL;
 }
 
+/* The parent of iterator i among the iterators with its parent_id (head
+ * the last made): the one whose calls' span overlaps i's most, else the
+ * nearest in time (an id reused by an iterator made later). SIZE_MAX:
+ * none but i. */
+static size_t parent_by_id(const struct host_ctx *c, int head, size_t i)
+{
+	const struct iter *it = &c->iters.v[i];
+	size_t best = SIZE_MAX;
+	int64_t best_score = INT64_MIN;
+
+	for (int j = head; j >= 0; j = c->iters.v[j].id_next) {
+		const struct iter *p = &c->iters.v[j];
+		int64_t lo = p->first_start > it->first_start ? p->first_start : it->first_start;
+		int64_t hi = p->last_end < it->last_end ? p->last_end : it->last_end;
+
+		if ((size_t)j == i)
+			continue;
+		/* the overlap; a gap counts as a negative one */
+		if (best == SIZE_MAX || hi - lo > best_score) {
+			best = (size_t)j;
+			best_score = hi - lo;
+		}
+	}
+	return best;
+}
+
 static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size_t *orphans,
 				       struct tfd_err *err)
 {
@@ -613,7 +673,8 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 
 		if (tfd_iter_parts(it->long_name) <= 2)
 			continue; /* a root: Iterator::X */
-		if (it->has_parent && imap_get(&c->by_id, it->parent_id, &idx) && idx != i) {
+		if (it->has_parent && imap_get(&c->by_id, it->parent_id, &idx) &&
+		    (idx = parent_by_id(c, (int)idx, i)) != SIZE_MAX) {
 			it->parent = (int)idx;
 			continue;
 		}

@@ -795,6 +795,49 @@ static void parent_id_cycle_is_an_error(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* TensorFlow's iterator ids are addresses: the next epoch's inner iterator
+ * got the dead one's id under another parent. Each epoch's pipeline keeps
+ * its own calls (they had all gone to the first pipeline). */
+static void reused_id_is_another_iterator(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p0, *p1;
+
+	fx_init(&f);
+	for (int ep = 0; ep < 2; ep++) {
+		char root[32], fm[32], fmp[32], gp[32];
+		int64_t b = ep * 10000 * US;
+
+		snprintf(root, sizeof(root), "id=%d", 100 + ep);
+		snprintf(fm, sizeof(fm), "id=%d", 200 + ep);
+		snprintf(fmp, sizeof(fmp), "parent_id=%d", 100 + ep);
+		snprintf(gp, sizeof(gp), "parent_id=%d", 200 + ep);
+		for (int i = 0; i < 4; i++) {
+			int64_t c = b + i * 1000 * US;
+
+			fx_ev(&f, 0, "Iterator::Root", c, 900 * US, root, NULL);
+			fx_ev(&f, 0, "Iterator::Root::FlatMap", c + 10 * US, 880 * US, fm, fmp,
+			      NULL);
+			fx_ev(&f, 0, "Iterator::Root::FlatMap[0]::Generator", c + 20 * US,
+			      (ep ? 800 : 400) * US, "id=300", gp, NULL);
+		}
+	}
+	a = analyze(t, &f);
+	T_EQ_I64(a->hosts[0].npipelines, 2);
+	p0 = &a->hosts[0].pipelines[0];
+	p1 = &a->hosts[0].pipelines[1];
+	T_TRUE(stage(p0, "Generator") != NULL && stage(p1, "Generator") != NULL);
+	T_EQ_I64(stage(p0, "Generator")->calls, 4);
+	T_EQ_I64(stage(p1, "Generator")->calls, 4);
+	T_EQ_I64(stage(p0, "Generator")->total_ns + stage(p1, "Generator")->total_ns,
+		 4 * 1200 * US / 1000);
+	check_invariants(t, p0);
+	check_invariants(t, p1);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 static void dangling_parent_uses_long_name(struct t *t)
 {
 	struct fx f;
@@ -1226,6 +1269,7 @@ const struct t_case analysis_cases[] = {
     T(interleave_many_inputs),
     T(no_blocking_child),
     T(parent_id_cycle_is_an_error),
+    T(reused_id_is_another_iterator),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
     T(rank_picks_one_call),
