@@ -57,6 +57,10 @@ void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2],
 /* The same as Markdown, for a pull request or a chat. */
 void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *out);
 
+/* The stragglers of a (at most three, the slowest first), a line each,
+ * "straggler: " and its sentence, then how many more there are. */
+void tfd_stragglers_text(const struct tfd_analysis *a, struct tfd_buf *b);
+
 /* Straggler s of a in one sentence (no line break), as the reports say
  * it: "worker-2's steps take 1.7x the median host's (mean ..., p90 ...,
  * against ...): it waits for input 41% of its step against 2% on the

@@ -734,6 +734,12 @@ static bool top_op_ok(const struct rule *r, const struct tfd_stage *s)
 static bool matches(const struct rule *r, const struct tfd_host_result *h,
 		    const struct tfd_pipeline *p, int si)
 {
+	/* a host rule's pipeline is the host's focus pipeline */
+	const struct tfd_pipeline *fp =
+	    p ? p
+	      : (h->focus >= 0 && (size_t)h->focus < h->npipelines ? &h->pipelines[h->focus]
+								   : NULL);
+
 	if (r->target == TARGET_BOTTLENECK) {
 		const char *fam = p->stages[si].family;
 
@@ -748,9 +754,9 @@ static bool matches(const struct rule *r, const struct tfd_host_result *h,
 		if (!top_op_ok(r, &p->stages[si]))
 			return false;
 	}
-	if (p && r->pipeline_has.n && !pipeline_has_any(p, &r->pipeline_has))
+	if (r->pipeline_has.n && !(fp && pipeline_has_any(fp, &r->pipeline_has)))
 		return false;
-	if (p && r->pipeline_lacks.n && pipeline_has_any(p, &r->pipeline_lacks))
+	if (r->pipeline_lacks.n && !(fp && !pipeline_has_any(fp, &r->pipeline_lacks)))
 		return false;
 	for (size_t i = 0; i < r->nwhen; i++)
 		if (!cond_holds(&r->when[i], r, h, p, si))

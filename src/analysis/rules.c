@@ -538,8 +538,6 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 	if (!r->ops.n && (uses_metric(r->when, r->nwhen, "ops_share") ||
 			  uses_metric(r->demote, r->ndemote, "ops_share")))
 		return bad(c, "metric 'ops_share' needs the rule's 'ops' (the op types it sums)");
-	if (r->target == TARGET_HOST && (r->pipeline_has.n || r->pipeline_lacks.n))
-		return bad(c, "pipeline_has/pipeline_lacks do not apply to target 'host'");
 	return TFD_OK;
 }
 

@@ -57,3 +57,15 @@ void tfd_straggler_sentence(const struct tfd_analysis *a, const struct tfd_strag
 	}
 	tfd_buf_puts(b, ".");
 }
+
+void tfd_stragglers_text(const struct tfd_analysis *a, struct tfd_buf *b)
+{
+	for (size_t k = 0; k < a->nstragglers && k < 3; k++) {
+		tfd_buf_puts(b, "straggler: ");
+		tfd_straggler_sentence(a, &a->stragglers[k], b);
+		tfd_buf_puts(b, "\n");
+	}
+	if (a->nstragglers > 3)
+		tfd_buf_printf(b, "and %zu more stragglers (-f json lists them).\n",
+			       a->nstragglers - 3);
+}

@@ -305,11 +305,10 @@ static void function_ops_line(const struct tfd_pipeline *p, int si, struct tfd_b
  * bn: the host waits on input, so the limit may be called its bottleneck;
  * py: the share of the time the pipeline runs Python (holds the GIL);
  * cpu: the share of the host's cores it keeps busy where the step computes
- * on them too; renewed: its dataset iterated anew in the capture (1), and
- * making the new iterators half the wait or more (2: Keras fit on NumPy
- * arrays makes one each epoch), else 0. */
+ * on them too; renewed: what the waits are when its dataset is iterated
+ * anew in the capture ("" else: renewed_why). */
 static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py, double cpu,
-			       int renewed, struct tfd_buf *b)
+			       const char *renewed, struct tfd_buf *b)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_stage *s = &p->stages[p->bottleneck];
@@ -348,12 +347,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       "         bottleneck: %s (%s) in pipeline %s, the slowest stage, "
 			       "could deliver %s, above the step's demand of %s: on average the "
 			       "input pipeline keeps up%s",
-			       N(s->name), N(s->long_name), N(p->name), r1, r2,
-			       renewed == 2 ? ", and the waits are each new iterator being made "
-					      "and starting empty (TFD-H05)"
-			       : renewed    ? ", and the waits are where each new iterator starts "
-					      "empty (TFD-H05)"
-					    : "");
+			       N(s->name), N(s->long_name), N(p->name), r1, r2, renewed);
 	else
 		tfd_buf_printf(b,
 			       "         bottleneck: %s (%s) in pipeline %s limits throughput%s "
@@ -418,12 +412,27 @@ static const char *latency_why(const struct tfd_pipeline *p, char *buf, size_t l
 	return buf;
 }
 
-/* throughput_verdict()'s renewed of host f. */
-static int renewed_kind(const struct tfd_host_result *f)
+/* throughput_verdict()'s renewed of host f: what its waits are when its
+ * dataset is iterated anew (when making the iterators is half the wait or
+ * more, Keras fit on NumPy arrays, being made too), with the id of the
+ * finding of class iterator_per_epoch that says so (TFD-H05, TFD-H11 over
+ * a generator), "" else. */
+static const char *renewed_why(const struct tfd_host_result *f, const struct tfd_findings *fs,
+			       char *buf, size_t size)
 {
+	const char *rid = NULL;
+
 	if (!tfd_repeated_iterators(f))
-		return 0;
-	return 2 * f->create_ns >= f->wait_ns ? 2 : 1;
+		return "";
+	for (size_t i = 0; fs && i < fs->n && !rid; i++)
+		if (strcmp(fs->v[i].class_name, "iterator_per_epoch") == 0 &&
+		    strcmp(fs->v[i].host, f->host->name) == 0)
+			rid = fs->v[i].rule_id;
+	snprintf(buf, size, ", and the waits are %s%s%s%s",
+		 2 * f->create_ns >= f->wait_ns ? "each new iterator being made and starting empty"
+						: "where each new iterator starts empty",
+		 rid ? " (" : "", rid ? rid : "", rid ? ")" : "");
+	return buf;
 }
 
 /* The loop makes a new iterator each step: that, not a stage, holds it up. */
@@ -439,7 +448,7 @@ static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b
 		       tfd_host_part_pct(f, f->create_ns));
 }
 
-static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
+static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
 	char t1[32], why[200], shortw[512];
@@ -504,7 +513,8 @@ static void verdict(const struct tfd_analysis *a, struct tfd_buf *b)
 				       "(prefetch will not help).\n");
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
-					   tfd_pipeline_cpu_share(f), renewed_kind(f), b);
+					   tfd_pipeline_cpu_share(f),
+					   renewed_why(f, fs, why, sizeof(why)), b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
@@ -639,19 +649,6 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 				       g->buf_hi);
 	}
 	free(ord);
-}
-
-/* The stragglers (at most three, the slowest first), a sentence each. */
-static void stragglers_text(const struct tfd_analysis *a, struct tfd_buf *b)
-{
-	for (size_t k = 0; k < a->nstragglers && k < 3; k++) {
-		tfd_buf_puts(b, "straggler: ");
-		tfd_straggler_sentence(a, &a->stragglers[k], b);
-		tfd_buf_puts(b, "\n");
-	}
-	if (a->nstragglers > 3)
-		tfd_buf_printf(b, "and %zu more stragglers (-f json lists them).\n",
-			       a->nstragglers - 3);
 }
 
 /* The critical path, root first, each stage by its label. */
@@ -911,11 +908,11 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 	if (width < 40)
 		width = 40;
 	tfd_buf_init(&t);
-	verdict(a, &t);
+	verdict(a, f, &t);
 	wrap(b, width, t.s ? t.s : "", 9);
 	tfd_buf_release(&t);
 	tfd_buf_init(&t);
-	stragglers_text(a, &t);
+	tfd_stragglers_text(a, &t);
 	if (t.len) {
 		tfd_buf_puts(b, "\n");
 		wrap(b, width, t.s, 11);

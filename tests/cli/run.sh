@@ -1070,6 +1070,22 @@ if [ "$(rules_of)" = "TFD-T15 " ] && [[ "$out" == *'"long_name": "Iterator::Root
 run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-python/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"severity": "high"'* ]] &&
 	[[ "$out" == *'workers=2, use_multiprocessing=True'* ]]; then ok; else bad "PyDataset in Python: $(rules_of)"; fi
+# a Keras PyDataset over three epochs (real TF 2.21): fit makes a new
+# iterator each epoch, and the second epoch's generator iterator had the
+# first's id under another FlatMap. Each pipeline keeps its own generator
+# (the second had none, its FlatMap was the bottleneck, with T02's advice);
+# the new iterators are said the PyDataset's way (H11: no end and
+# steps_per_epoch, measured 1.16x an epoch), not with ds.repeat() (H05)
+run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-epochs/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S03 TFD-H11 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin)
+ps = d["hosts"][0]["pipelines"]
+assert len(ps) == 3, len(ps)
+for p in ps:
+    g = [s for s in p["stages"] if s["family"] == "Generator"]
+    assert len(g) == 1 and 10 <= g[0]["calls"] <= 40, (p["name"], [(s["name"], s["calls"]) for s in p["stages"]])
+assert [p for p in ps if p["name"] == d["hosts"][0]["focus_pipeline"]][0]["bottleneck"]["name"] == "Generator"
+f = [f for f in d["findings"] if f["rule"] == "TFD-H11"][0]
+assert "steps_per_epoch=n" in f["code"] and "return None" in f["code"], f["code"]' <<<"$out"; then ok; else bad "PyDataset over epochs: $(rules_of) $(head -c 300 <<<"$out")"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)

@@ -347,6 +347,43 @@ static void host_rules(struct t *t)
 	T_TRUE(!fires(t, &f, "TFD-H02"));
 }
 
+/* a host rule's pipeline_has / pipeline_lacks: the host's focus pipeline */
+static void host_rule_focus_families(struct t *t)
+{
+	static const char *const names[] = {"Model", "Map", NULL};
+	static const char text[] =
+	    "{\"rules\": ["
+	    "{\"id\": \"HA\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+	    "\"target\": \"host\", \"pipeline_has\": [\"Map\"]},"
+	    "{\"id\": \"HB\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+	    "\"target\": \"host\", \"pipeline_lacks\": [\"Map\"]},"
+	    "{\"id\": \"HC\", \"title\": \"t\", \"class\": \"other\", \"suggestion\": \"s\", "
+	    "\"target\": \"host\", \"pipeline_lacks\": [\"Generator\"]}]}";
+	struct fx f;
+	struct tfd_analysis *a = NULL;
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_findings fs;
+	struct tfd_err err = {0};
+	char got[16] = "";
+
+	fx_init(&f);
+	chain(&f, names, 1, NULL, 0, 1000);
+	fx_finish(&f);
+	T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+	T_OK(tfd_rules_load_mem(text, strlen(text), "r.json", &rs, &err), &err);
+	tfd_rules_eval(rs, a, &fs);
+	for (size_t i = 0; i < fs.n; i++)
+		if (strlen(got) + strlen(fs.v[i].rule_id) + 2 < sizeof(got)) {
+			strcat(got, fs.v[i].rule_id);
+			strcat(got, " ");
+		}
+	T_EQ_STR(got, "HA HC ");
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 static void estimate_model(struct t *t)
 {
 	static const char *const names[] = {"Model", "Map", NULL};
@@ -598,6 +635,7 @@ const struct t_case rules_cases[] = {
     T(reads_one_at_a_time),
     T(warmup_rule),
     T(host_rules),
+    T(host_rule_focus_families),
     T(estimate_model),
     T(demote_when),
     T(load_errors),
