@@ -318,6 +318,32 @@ static struct val m_final_async(const struct metric_at *a)
 	return boolean(last_stage_async(p, 0, 0));
 }
 
+/* Keras reading a PyDataset (or a Sequence) with workers: Keras turns
+ * tf.data's autotuning (so its injected prefetch) off and gives the
+ * dataset a private pool of one thread, and the generator waits for the
+ * workers' batches. The root is that OptionsDataset, threadpool_size=1 and
+ * no cpu_budget (autotuning off), over a generator and no prefetch. */
+static struct val m_keras_workers(const struct metric_at *a)
+{
+	const struct tfd_pipeline *p = a->p;
+	struct val name, pool;
+	bool gen = false;
+
+	if (!p || !p->nstages)
+		return (struct val){0};
+	name = param(&p->stages[0], "name", false);
+	pool = param(&p->stages[0], "threadpool_size", true);
+	if (!name.present || strncmp(name.str, "OptionsDataset", 14) != 0 || !pool.present ||
+	    pool.num != 1 || param(&p->stages[0], "cpu_budget", false).present)
+		return boolean(false);
+	for (size_t i = 0; i < p->nstages; i++) {
+		if (strcmp(p->stages[i].family, "Prefetch") == 0)
+			return boolean(false);
+		gen |= strcmp(p->stages[i].family, "Generator") == 0;
+	}
+	return boolean(gen);
+}
+
 /* The root's private thread pool over the CPU budget tf.data plans for
  * (both options its Root event carries): below 1, AUTOTUNE's parallelism
  * stops at the pool's size, short of the cores. */
@@ -584,6 +610,10 @@ const struct metric_def tfd_metrics[] = {
     {"consumer_is_step", VT_BOOL, TARGET_PIPELINE,
      "the training step takes its elements (false: a thread that buffers them)",
      m_consumer_is_step},
+    {"keras_workers", VT_BOOL, TARGET_PIPELINE,
+     "Keras reads a PyDataset with workers: its generator waits for them, tf.data's own "
+     "prefetch and autotuning off",
+     m_keras_workers},
     {"threadpool_share", VT_NUM, TARGET_PIPELINE,
      "the root's thread pool size / its CPU budget (missing: not said)", m_threadpool_share},
     {"producer_over_demand", VT_NUM, TARGET_PIPELINE,
@@ -899,75 +929,4 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 	for (size_t i = 0; i < fv.n; i++)
 		if (fv.v[i].severity > out->max_severity)
 			out->max_severity = fv.v[i].severity;
-}
-
-static bool same_group(const struct tfd_finding *x, const struct tfd_finding *y)
-{
-	return x->severity == y->severity && strcmp(x->rule_id, y->rule_id) == 0 &&
-	       strcmp(x->pipeline, y->pipeline) == 0 && strcmp(x->stage, y->stage) == 0;
-}
-
-/* by rule, severity, pipeline, stage, then place (pointers into one array) */
-static int group_cmp(const void *a, const void *b)
-{
-	const struct tfd_finding *x = *(const struct tfd_finding *const *)a;
-	const struct tfd_finding *y = *(const struct tfd_finding *const *)b;
-	int c = strcmp(x->rule_id, y->rule_id);
-
-	if (!c)
-		c = (int)x->severity - (int)y->severity;
-	if (!c)
-		c = strcmp(x->pipeline, y->pipeline);
-	if (!c)
-		c = strcmp(x->stage, y->stage);
-	return c ? c : (x > y) - (x < y);
-}
-
-size_t *tfd_findings_groups(const struct tfd_findings *f)
-{
-	const struct tfd_finding **ord;
-	size_t *g;
-
-	if (!f->n)
-		return NULL;
-	g = xmalloc(f->n * sizeof(*g));
-	ord = xmalloc(f->n * sizeof(*ord));
-	for (size_t i = 0; i < f->n; i++)
-		ord[i] = &f->v[i];
-	/* each run of equal keys is a group; its first is the earliest finding */
-	qsort(ord, f->n, sizeof(*ord), group_cmp);
-	for (size_t k = 0; k < f->n; k++) {
-		size_t i = (size_t)(ord[k] - f->v);
-
-		g[i] = k && same_group(ord[k], ord[k - 1]) ? g[ord[k - 1] - f->v] : i;
-	}
-	free(ord);
-	return g;
-}
-
-size_t tfd_findings_group_shown(const struct tfd_findings *f, const size_t *g, size_t i,
-				size_t shown[4], size_t *nshown)
-{
-	size_t n = 0, last = i;
-
-	*nshown = 0;
-	for (size_t j = i; j < f->n; j++)
-		if (g[j] == i) {
-			if (*nshown < 3)
-				shown[(*nshown)++] = j;
-			n++;
-			last = j;
-		}
-	if (n == 4)
-		shown[(*nshown)++] = last;
-	else if (n > 4)
-		shown[2] = last;
-	return n;
-}
-
-void tfd_findings_free(struct tfd_findings *f)
-{
-	free(f->v);
-	f->v = NULL;
-	f->n = 0;
 }
