@@ -315,6 +315,11 @@ struct tfd_host_result {
 	 * anew: the body instantiated, the iterator started empty), and those
 	 * steps' time */
 	int64_t loop_startup_ns, loop_steps_ns;
+	/* the long gaps between its steps (tfd_long_step_gap: an epoch's end,
+	 * a validation pass, an evaluation), their time and number, and the
+	 * time from its first step's start to its last step's end */
+	int64_t between_ns, steps_span_ns;
+	uint32_t nbetween;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
 	double input_pct;  /* NAN when unknown: host wait + host-to-device */
@@ -589,6 +594,9 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h);
 /* From this share the report says so (rule TFD-H04 fires from the same). */
 #define TFD_PYTHON_BUSY_SAYS 0.3
+/* From this share of the steps' span in long gaps between them the report
+ * says so (rule TFD-H12 fires from the same). */
+#define TFD_BETWEEN_SAYS 10.0
 
 /* The share of host h's cores its focus pipeline kept busy over the
  * steady-state window (its CPU time per root element over the time between

@@ -356,6 +356,19 @@ size_t tfd_interval_union(struct tfd_interval *v, size_t n);
  * the last to, none when k is 0. */
 size_t tfd_intervals_started(const struct tfd_interval *u, size_t n, int64_t t);
 
+/* A gap between two steps longer than TFD_LONG_GAP_STEPS median steps
+ * and TFD_LONG_GAP_GAPS median gaps is a long one (an epoch's end, a
+ * validation pass, an evaluation): a loop whose Python works between
+ * every two steps has that as its cadence, not as a long gap. */
+#define TFD_LONG_GAP_STEPS 2.0
+#define TFD_LONG_GAP_GAPS 4.0
+/* The median step and the median gap between steps of the steps sp[0..n)
+ * (sorted by start; a gap runs from the latest end so far); 0 with fewer
+ * than two steps. */
+void tfd_step_gap_medians(const struct tfd_interval *sp, size_t n, int64_t *med, int64_t *medgap);
+/* Whether a gap of gap ns between two steps is a long one. */
+bool tfd_long_step_gap(int64_t gap, int64_t med, int64_t medgap);
+
 /* One span of device activity as a reader found it: its step by
  * group_id when the event had one. */
 struct tfd_dev_span {

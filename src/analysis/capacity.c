@@ -664,40 +664,23 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
 	return true;
 }
 
-/* A gap between steps this many times the median step or longer, in which
- * the pipeline's consumer took nothing, is a pause (struct tfd_capacity) */
-#define PAUSE_STEPS 2.0
-#define PAUSE_GAPS 4.0
-
-/* Candidate pauses in [t0, t1): the gaps between steps longer than
- * PAUSE_STEPS median steps and PAUSE_GAPS median gaps (a loop that does
- * Python work between every two steps has that as its cadence: its
- * consumer's time, not a pause) that no root call (rc: by start, each with
- * the latest end up to it) overlaps, into gaps (sorted); how many. */
+/* Candidate pauses in [t0, t1): the long gaps between steps
+ * (tfd_long_step_gap) that no root call (rc: by start, each with the
+ * latest end up to it) overlaps, into gaps (sorted); how many. */
 static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interval *rc, size_t nr,
 			int64_t t0, int64_t t1, struct tfd_interval *gaps)
 {
 	const struct tfd_interval *sp = in->step_spans;
 	size_t ns = in->nstep_spans, k = 0, n = 0;
-	int64_t *v = xmalloc(ns * sizeof(int64_t)), med, medgap, reach = sp[0].e;
+	int64_t med, medgap, reach = sp[0].e;
 
-	for (size_t i = 0; i < ns; i++)
-		v[i] = sp[i].e - sp[i].s;
-	med = tfd_kth_i64(v, ns, ns / 2);
-	for (size_t i = 1; i < ns; i++) {
-		v[i - 1] = sp[i].s > reach ? sp[i].s - reach : 0;
-		if (sp[i].e > reach)
-			reach = sp[i].e;
-	}
-	medgap = tfd_kth_i64(v, ns - 1, (ns - 1) / 2);
-	free(v);
-	reach = sp[0].e;
+	tfd_step_gap_medians(sp, ns, &med, &medgap);
 	for (size_t i = 1; i < ns && med > 0; i++) {
 		int64_t a = reach > t0 ? reach : t0, b = sp[i].s < t1 ? sp[i].s : t1;
 
 		if (sp[i].e > reach)
 			reach = sp[i].e;
-		if (!(b - a > PAUSE_STEPS * (double)med) || !(b - a > PAUSE_GAPS * (double)medgap))
+		if (!tfd_long_step_gap(b - a, med, medgap))
 			continue;
 		while (k < nr && rc[k].s < b)
 			k++;

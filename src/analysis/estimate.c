@@ -258,6 +258,27 @@ static void startup_estimate(const struct tfd_host_result *h, struct tfd_estimat
 	e->input_percent_after = fmin(100.0, 100.0 * W / (S - U));
 }
 
+/* The long gaps between the steps K times rarer (fewer, longer epochs;
+ * validation or evaluation every K times): over the span of the steps S,
+ * of which the gaps take G, S / (S - G (1 - 1/K)); the steps' waits stay. */
+static void gaps_estimate(const struct rule *r, const struct tfd_host_result *h,
+			  struct tfd_estimate *e)
+{
+	double S = (double)h->steps_span_ns, G = (double)h->between_ns,
+	       after = S - G * (1.0 - 1.0 / r->est_factor);
+
+	if (!(S > 0) || !(G > 0) || !(after > 0) || !h->nsteps)
+		return;
+	e->basis = "steps";
+	e->known = true;
+	e->factor = r->est_factor;
+	e->latency_ns = (int64_t)llround(S / (double)h->nsteps);
+	e->new_latency_ns = (int64_t)llround(after / (double)h->nsteps);
+	e->speedup = S / after;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = h->input_pct;
+}
+
 /* The loop keeps one iterator instead of making one each step: the time
  * spent making iterators goes, and a running pipeline, which works while
  * the step computes, leaves a step waiting only for what its element
@@ -444,6 +465,10 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 	}
 	if (strcmp(r->est_model, "loop_startup") == 0) {
 		startup_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "fewer_gaps") == 0) {
+		gaps_estimate(r, h, e);
 		return;
 	}
 	if (strcmp(r->est_model, "one_iterator") == 0) {

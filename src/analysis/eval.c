@@ -88,6 +88,10 @@ HOST(m_repeated_iterators, num((double)tfd_repeated_iterators(h)))
 HOST(m_loop_in_function, boolean(h->loop_in_function))
 HOST(m_iterators_per_step, num(tfd_iterators_per_step(h)))
 HOST(m_gil_wait_percent, num_or_missing(tfd_host_part_pct(h, h->gil_ns)))
+HOST(m_between_percent,
+     num_or_missing(h->steps_span_ns > 0 ? 100.0 * (double)h->between_ns / (double)h->steps_span_ns
+					 : NAN))
+HOST(m_between_steps, num((double)h->nbetween))
 HOST(m_iterator_create_percent, num_or_missing(tfd_host_part_pct(h, h->create_ns)))
 /* with device planes: input is the host wait plus the copies to the device */
 HOST(m_max_latency_us, num((double)h->max_latency_ns / 1e3))
@@ -630,6 +634,11 @@ const struct metric_def tfd_metrics[] = {
      "iterators of the focus pipeline's dataset made per step (its first and each repeat; 0 "
      "without steps)",
      m_iterators_per_step},
+    {"between_steps_percent", VT_NUM, TARGET_HOST,
+     "share of the time from the first step to the last in long gaps between the steps "
+     "(missing: under 3 steps)",
+     m_between_percent},
+    {"between_steps", VT_NUM, TARGET_HOST, "long gaps between the steps", m_between_steps},
     {"gil_wait_percent", VT_NUM, TARGET_HOST,
      "share of the verdict's step time the loop waited for the GIL after an eager GetNext "
      "returned (missing: no input share)",

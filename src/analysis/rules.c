@@ -62,6 +62,7 @@ static const char *const class_names[] = {
     "loop_in_function",
     "python_waits",
     "pipeline_cpu",
+    "between_steps",
     "other",
 };
 
@@ -364,9 +365,9 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale",	     "remove",	     "overlap",
-				     "copy_overlap", "loop_startup", "one_iterator",
-				     "vectorize",    "free_cpu",     "none"};
+static const char *const models[] = {"scale",	     "remove",	     "overlap",	  "copy_overlap",
+				     "loop_startup", "one_iterator", "vectorize", "free_cpu",
+				     "fewer_gaps",   "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"|
  * "workers"|"subtree"|"dropped", "to": ...} */
@@ -384,7 +385,7 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
 				return bad(c, "'estimate.model' must be one of scale, remove, "
 					      "overlap, copy_overlap, loop_startup, one_iterator, "
-					      "vectorize, free_cpu, none");
+					      "vectorize, free_cpu, fewer_gaps, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {
@@ -522,6 +523,10 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 		r->est_model = xstrdup("none");
 	if (strcmp(r->est_model, "scale") == 0 && r->est_factor < 1.0 && !(r->est_to >= 1.0))
 		return bad(c, "estimate model 'scale' needs a 'factor' (or 'to')");
+	if (strcmp(r->est_model, "fewer_gaps") == 0 && !(r->est_factor > 1.0))
+		return bad(c, "estimate model 'fewer_gaps' needs a 'factor' above 1");
+	if (strcmp(r->est_model, "fewer_gaps") == 0 && r->target != TARGET_HOST)
+		return bad(c, "estimate model 'fewer_gaps' goes with target 'host' only");
 	if (r->est_subtree && strcmp(r->est_model, "remove") != 0)
 		return bad(c, "'estimate.of' 'subtree' goes with model 'remove' only");
 	if (r->est_dropped && strcmp(r->est_model, "remove") != 0 &&

@@ -398,6 +398,48 @@ static int64_t part_of(const struct tfd_step_wait *w, const struct tfd_interval 
 	return c < w->wait_ns ? c : w->wait_ns;
 }
 
+/* The long gaps between the host's steps that its share leaves out
+ * (struct tfd_host_result's between_ns), and the span of its steps. When
+ * the markers leave the input out (gaps counted), each step's share runs
+ * to the next one's start less the holes in it (a validation pass between
+ * the markers): only those are left out. Steps out of order: none. */
+static void between_steps(const struct tfd_host *h, struct tfd_host_result *hr,
+			  const struct tfd_host_waits *hw)
+{
+	size_t n = h->nsteps;
+	struct tfd_interval *sp;
+	int64_t med, medgap, reach;
+
+	if (n < 3)
+		return;
+	sp = xmalloc(n * sizeof(*sp));
+	for (size_t i = 0; i < n; i++) {
+		sp[i] = (struct tfd_interval){h->steps[i].start_ns, h->steps[i].end_ns};
+		if (i && sp[i].s < sp[i - 1].s) {
+			free(sp);
+			return;
+		}
+	}
+	tfd_step_gap_medians(sp, n, &med, &medgap);
+	reach = sp[0].e;
+	for (size_t i = 1; i < n; i++) {
+		int64_t gap = sp[i].s - reach;
+		int64_t out = !hr->gaps_counted ? gap
+			      : hw->nholes
+				  ? tfd_interval_overlap(hw->holes, hw->nholes, reach, sp[i].s)
+				  : 0;
+
+		if (tfd_long_step_gap(gap, med, medgap) && out > 0) {
+			hr->between_ns = sat_add(hr->between_ns, out);
+			hr->nbetween++;
+		}
+		if (sp[i].e > reach)
+			reach = sp[i].e;
+	}
+	hr->steps_span_ns = reach - sp[0].s;
+	free(sp);
+}
+
 static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		       const struct tfd_host_waits *hw)
 {
@@ -433,6 +475,7 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 				 (!compute || w->compute_ns > 0);
 		share_add(&hr->all, w);
 	}
+	between_steps(h, hr, hw);
 	nwf = tf_steps(hr->step_waits, h->nsteps, wf, &first, &last);
 	for (size_t i = first; i < last; i++)
 		share_add(&hr->tf, &hr->step_waits[wf[i]]);

@@ -228,6 +228,33 @@ size_t tfd_interval_union(struct tfd_interval *v, size_t n)
 	return k;
 }
 
+void tfd_step_gap_medians(const struct tfd_interval *sp, size_t n, int64_t *med, int64_t *medgap)
+{
+	int64_t *v, reach;
+
+	*med = *medgap = 0;
+	if (n < 2)
+		return;
+	v = xmalloc(n * sizeof(int64_t));
+	for (size_t i = 0; i < n; i++)
+		v[i] = sp[i].e - sp[i].s;
+	*med = tfd_kth_i64(v, n, n / 2);
+	reach = sp[0].e;
+	for (size_t i = 1; i < n; i++) {
+		v[i - 1] = sp[i].s > reach ? sp[i].s - reach : 0;
+		if (sp[i].e > reach)
+			reach = sp[i].e;
+	}
+	*medgap = tfd_kth_i64(v, n - 1, (n - 1) / 2);
+	free(v);
+}
+
+bool tfd_long_step_gap(int64_t gap, int64_t med, int64_t medgap)
+{
+	return med > 0 && gap > TFD_LONG_GAP_STEPS * (double)med &&
+	       gap > TFD_LONG_GAP_GAPS * (double)medgap;
+}
+
 size_t tfd_intervals_started(const struct tfd_interval *u, size_t n, int64_t t)
 {
 	size_t lo = 0, hi = n;

@@ -620,6 +620,9 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		}
 		cJSON_AddNumberToObject(o, "iterators_per_step",
 					round(tfd_iterators_per_step(h) * 1000) / 1000);
+		add_ns(o, "steps_span_ns", h->steps_span_ns);
+		add_ns(o, "between_steps_ns", h->between_ns);
+		cJSON_AddNumberToObject(o, "between_steps", (double)h->nbetween);
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->has_device)

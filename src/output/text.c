@@ -67,104 +67,6 @@ static void wrap(struct tfd_buf *b, int width, const char *text, int hang)
 static const char *link_names[TFD_LINK__COUNT] = {"nested on their thread", "by Produce/Consume",
 						  "by parent id and time overlap", "not linked"};
 
-static const char *band_word(enum tfd_bound bd)
-{
-	return bd == TFD_BOUND_HIGH ? "HIGHLY" : bd == TFD_BOUND_MODERATE ? "MODERATELY" : "NOT";
-}
-
-/* A part of the wait, ns of it, when it is 1 % of the steps' time or
- * more: "label: X a step of the Y waited (Z% of the time)what". */
-static void wait_part_line(const struct tfd_host_result *f, int64_t ns, const char *label,
-			   const char *what, struct tfd_buf *b)
-{
-	char t1[32], t2[32];
-	size_t n = f->nsteps ? f->nsteps : 1;
-	double pct = tfd_host_part_pct(f, ns);
-
-	if (!(pct >= 1.0))
-		return;
-	tfd_buf_printf(b, "         %s: %s %s of the %s waited (%.1f%% of the time)%s.\n", label,
-		       tfd_fmt_ns(ns / (int64_t)n, t1, sizeof(t1)), f->nsteps ? "a step" : "in all",
-		       tfd_fmt_ns(f->wait_ns / (int64_t)n, t2, sizeof(t2)), pct, what);
-}
-
-/* The wait's parts that were no GetNext: the datasets and iterators the
- * loop made, and its wait for the interpreter's lock after an eager
- * GetNext had returned. */
-static void wait_parts(const struct tfd_host_result *f, struct tfd_buf *b)
-{
-	wait_part_line(f, f->create_ns, "making iterators",
-		       ": the loop made datasets and iterators (MakeIterator: the dataset "
-		       "optimized, its functions instantiated, its threads started) before "
-		       "their first element",
-		       b);
-	wait_part_line(f, f->gil_ns, "the GIL",
-		       " came after next()'s GetNext had returned, the loop waiting for the "
-		       "interpreter's lock before next() could return",
-		       b);
-}
-
-/* The three shares, and why they differ when warm-up would have raised the alarm. */
-static void share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
-{
-	char t1[32], num[24];
-
-	if (strcmp(f->input_basis, "steps") != 0) {
-		wait_parts(f, b);
-		return;
-	}
-	if (fabs(f->tf.pct - f->all.pct) >= 0.05 || fabs(f->steady.pct - f->all.pct) >= 0.05)
-		tfd_buf_printf(b,
-			       "         shares: TensorFlow's convention %.1f%% (%zu step%s), "
-			       "steady state %.1f%% (%zu step%s, %zu warm-up), every step %.1f%% "
-			       "(%zu step%s).\n",
-			       f->tf.pct, f->tf.nsteps, f->tf.nsteps == 1 ? "" : "s", f->steady.pct,
-			       f->steady.nsteps, f->steady.nsteps == 1 ? "" : "s", f->nwarmup_steps,
-			       f->all.pct, f->all.nsteps, f->all.nsteps == 1 ? "" : "s");
-	wait_parts(f, b);
-	if (f->gaps_counted)
-		tfd_buf_printf(b,
-			       "         between steps: the step markers leave the input out "
-			       "(next() runs between them: %s of waiting over %zu steps), so "
-			       "each step runs from its start to the next step's; the markers "
-			       "alone (TensorFlow's convention, TensorBoard's figure) would say "
-			       "%.1f%%.\n",
-			       tfd_fmt_ns(f->gap_wait_ns, t1, sizeof(t1)), f->all.nsteps,
-			       f->markers_pct);
-	if (f->nramp_steps)
-		tfd_buf_printf(
-		    b,
-		    "         ramp: the first %zu steps waited %.1f%% of their time, the "
-		    "rest %.1f%%; %s.\n",
-		    f->nramp_steps, f->ramp_pct, f->settled_pct,
-		    tfd_bound_of(f->steady.pct) < f->bound
-			? "no parameter AUTOTUNE sets changed over the capture, so the verdict "
-			  "keeps them (a profile started in a running job can open with steps "
-			  "that wait as the job did before the profiler slowed its step)"
-			: "the steady state leaves the ramp out (an AUTOTUNE ramp, buffers "
-			  "filling, an epoch boundary)");
-	if (!f->warmup_inflated)
-		return;
-	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);
-	if (f->nwarmup_steps)
-		tfd_buf_printf(b,
-			       "         warm-up: the first %s%s waited %s for the pipeline to "
-			       "fill; steady state %.1f%%. Counting every step would say %s "
-			       "input-bound (%.1f%%).\n",
-			       f->nwarmup_steps == 1 ? "" : num,
-			       f->nwarmup_steps == 1 ? "step" : " steps",
-			       tfd_fmt_ns(f->warmup_wait_ns, t1, sizeof(t1)), f->steady.pct,
-			       band_word(tfd_bound_of(f->all.pct)), f->all.pct);
-	else
-		tfd_buf_printf(
-		    b,
-		    "         warm-up: the first step waited %s (TensorFlow's convention "
-		    "drops the first and last steps); steady state %.1f%%. Counting "
-		    "every step would say %s input-bound (%.1f%%).\n",
-		    tfd_fmt_ns(f->first_step_wait_ns, t1, sizeof(t1)), f->steady.pct,
-		    band_word(tfd_bound_of(f->all.pct)), f->all.pct);
-}
-
 /* A mean step in the parts TensorBoard's overview names that the device
  * planes tell apart: device compute, input (host wait + copies to the
  * device), device-to-host, device-to-device and collectives (when any),
@@ -215,7 +117,7 @@ static void device_verdict(const struct tfd_host_result *f, const char *basis, s
 	tfd_buf_printf(b,
 		       "verdict: %s input-bound: %.1f%% of step time on host %s is input: %s, "
 		       "%s (%s).\n",
-		       band_word(f->bound), f->input_pct, N(f->host->name),
+		       tfd_band_word(f->bound), f->input_pct, N(f->host->name),
 		       tfd_h2d_dominates(f) ? copy : wait, tfd_h2d_dominates(f) ? wait : copy,
 		       basis);
 	if (f->nsteps)
@@ -492,8 +394,9 @@ static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs,
 			tfd_buf_printf(b,
 				       "verdict: %s input-bound: %.1f%% of step time on host %s is "
 				       "spent waiting for input (%s).\n",
-				       band_word(f->bound), f->input_pct, N(f->host->name), basis);
-		share_lines(f, b);
+				       tfd_band_word(f->bound), f->input_pct, N(f->host->name),
+				       basis);
+		tfd_share_lines(f, b);
 		sureness_line("verdict", &f->confidence, b);
 	} else if (f)
 		tfd_buf_printf(b,

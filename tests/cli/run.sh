@@ -180,7 +180,7 @@ rules_fail ops-share-without-ops "rule 'X1': metric 'ops_share' needs the rule's
 # from 1 up; the model names the one added with H07
 rules_fail to-not-parallelism "rule 'X1': 'estimate.to' sets a parallelism: model 'scale' with 'of': 'parallelism' only"
 rules_fail to-below-one "rule 'X1': 'estimate.to' must be a number >= 1"
-rules_fail unknown-model "rule 'X1': 'estimate.model' must be one of scale, remove, overlap, copy_overlap, loop_startup, one_iterator, vectorize, free_cpu, none"
+rules_fail unknown-model "rule 'X1': 'estimate.model' must be one of scale, remove, overlap, copy_overlap, loop_startup, one_iterator, vectorize, free_cpu, fewer_gaps, none"
 # "of": "subtree" (the stage and the stages below it stop running) removes
 rules_fail subtree-not-remove "rule 'X1': 'estimate.of' 'subtree' goes with model 'remove' only"
 # "of": "dropped" (the work of the elements a shard above drops) as well
@@ -689,7 +689,7 @@ assert [p["repeats"] for p in h["pipelines"]][1:] in (["Host:2", None], [None, "
 # are not the consumer whose demand they are measured against
 if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert [p["outside_steps"] for p in h["pipelines"]] == [False, True, True], h["pipelines"]
-assert {f["pipeline"] for f in d["findings"]} == {"Host:0"}, [(f["rule"], f["pipeline"]) for f in d["findings"]]
+assert {f["pipeline"] for f in d["findings"] if f["pipeline"]} == {"Host:0"}, [(f["rule"], f["pipeline"]) for f in d["findings"]]
 assert not any(p["capacity"]["demand_from_steps"] for p in h["pipelines"][1:])' <<<"$out"; then ok; else bad "Keras validation passes: $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-keras3-fit-validation
 if [ "$(unwrap <<<"$out" | grep -o 'read between the training steps' | wc -l)" = 2 ]; then ok; else bad "Keras validation passes, text: $(grep -A2 '^pipeline' <<<"$out")"; fi
@@ -733,12 +733,13 @@ assert all((f.get("estimate") or {}).get("step_speedup", 1) < 1.1 for f in d["fi
 # inside the steps and one was given T04 ahead of the training map's; now
 # they are read between the steps, the training pipeline's window leaves
 # the evaluations out, and its T04 says 1.93x (halving the map measured
-# 1.87x on the training steps)
+# 1.87x on the training steps); the evaluations themselves are TFD-H12's
+# (evaluate less often)
 run analyze -q -f json tests/cases/ok/tf221-loop-eval-every-10
 if python3 -c 'import json, sys; d = json.load(sys.stdin); ps = d["hosts"][0]["pipelines"]
 assert d["hosts"][0]["input_share"].get("between_steps") is None, "the eval waits counted"
 assert [p["outside_steps"] for p in ps] == [False] + [True] * 5, [(p["name"], p["outside_steps"]) for p in ps]
-assert [(f["rule"], f["pipeline"]) for f in d["findings"]] == [("TFD-T04", "Host:0")], d["findings"]
+assert [(f["rule"], f["pipeline"]) for f in d["findings"]] == [("TFD-T04", "Host:0"), ("TFD-H12", "")], d["findings"]
 assert ps[0]["capacity"]["pauses"] == 5, ps[0]["capacity"]
 assert 1.6 < d["findings"][0]["estimate"]["step_speedup"] < 2.2, d["findings"][0]["estimate"]' <<<"$out"; then ok; else bad "custom loop, eval every 10 steps: $(head -c 300 <<<"$out")"; fi
 # Keras fit with validation_data whose pipelines keep up: Keras makes each
@@ -1092,7 +1093,27 @@ assert "steps_per_epoch=n" in f["code"] and "return None" in f["code"], f["code"
 # S09 instead of S03: the workers' batches are the limit (halving
 # __getitem__ measured 1.7x)
 run analyze -q -f json tests/cases/ok/tf221-keras3-pydataset-processes/vm.xplane.pb
-if [[ "$(rules_of)" == "TFD-S09 "* ]] && [[ "$(rules_of)" != *"TFD-P01"* ]] && [[ "$(rules_of)" != *"TFD-S03"* ]]; then ok; else bad "PyDataset with processes: $(rules_of)"; fi
+if [[ "$(rules_of)" == *"TFD-S09 "* ]] && [[ "$(rules_of)" != *"TFD-P01"* ]] && [[ "$(rules_of)" != *"TFD-S03"* ]]; then ok; else bad "PyDataset with processes: $(rules_of)"; fi
+# its epoch ends (Keras stops the workers, waiting 0.1 s for their queue,
+# and starts them again) are half the time from the first step to the
+# last: TFD-H12 leads (estimate 1.62x; 96-step epochs over the endless
+# PyDataset measured 1.94x)
+if [ "$(rules_of | cut -d' ' -f1)" = "TFD-H12" ]; then ok; else bad "PyDataset with processes, the epoch ends: $(rules_of)"; fi
+# Keras fit with a validation set over 20-step epochs (real TF 2.21): the
+# steps wait 2 %, the validation passes and epoch ends between them take
+# 48 % of the time; TFD-H12 (epochs four times longer measured 1.72x)
+run analyze -q -f json tests/cases/ok/tf221-keras3-fit-validation-epochs/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["between_steps"] == 2 and 0.4 < h["between_steps_ns"] / h["steps_span_ns"] < 0.56, h
+f = d["findings"][0]
+assert f["rule"] == "TFD-H12" and 1.35 < f["estimate"]["step_speedup"] < 2.1, f' <<<"$out"; then ok; else bad "Keras validation over short epochs: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-keras3-fit-validation-epochs/vm.xplane.pb
+if unwrap <<<"$out" | grep -q "between the steps: 2 long stretches ([0-9.]* ms on average) took [0-9.]*% of the time from the first step to the last"; then ok; else bad "validation over short epochs, verdict: $(sed -n 1,8p <<<"$out")"; fi
+# Keras fit on NumPy arrays: the markers leave the input out, so the time
+# to the next step (the epoch's new iterator made there) is step time in
+# the share and H05's; no long stretch is left out of it
+run analyze -q -f json tests/cases/ok/tf221-keras3-fit-numpy-epochs
+if [[ "$(rules_of)" != *"TFD-H12"* ]] && [[ "$out" == *'"between_steps": 0,'* ]]; then ok; else bad "Keras fit on NumPy arrays, between the steps: $(rules_of)"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)

@@ -165,7 +165,7 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 10"
+expect_bad "$B/old.partial.json" "reads versions 2 to 11"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
 # ranges, the hosts' p90 step time and the capacity's demand_from_steps),
 # a version 4 one (before demand_from_steps), a version 5 one (before
@@ -173,10 +173,11 @@ expect_bad "$B/old.partial.json" "reads versions 2 to 10"
 # inside a tf.function) and a version 6 one (before the maps' median call
 # and uneven share, and whether Python calls took turns), a version 7
 # one (before the time spent making iterators and waiting for the GIL), a
-# version 8 one (before the pipelines read between the steps) and a version
-# 9 one (before the pauses between the steps) still merge, to the same
-# report (the synthesized capture's demand is its consumer's, its markers
-# hold next(); its map's calls are even; it has no pauses)
+# version 8 one (before the pipelines read between the steps), a version 9
+# one (before the pauses between the steps) and a version 10 one (before
+# the host's long gaps between its steps) still merge, to the same report
+# (the synthesized capture's demand is its consumer's, its markers hold
+# next(); its map's calls are even; it has no pauses nor long gaps)
 python3 - "$first" "$T" <<'PY'
 import json, sys
 def drop(o, key):
@@ -189,9 +190,15 @@ def drop(o, key):
             drop(x, key)
 
 
-for v in (2, 4, 5, 6, 7, 8, 9):
+for v in (2, 4, 5, 6, 7, 8, 9, 10):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
+    for h in d["hosts"]:
+        for k in ("between_ns", "steps_span_ns", "nbetween"):
+            h.pop(k)
+    if v == 10:
+        json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
+        continue
     drop(d["hosts"], "pause_ns")
     drop(d["hosts"], "npauses")
     if v == 9:
@@ -230,9 +237,12 @@ for v in (2, 4, 5, 6, 7, 8, 9):
 PY
 run merge -q -f json "$first"
 cur=$out
-for v in 2 4 5 6 7 8 9; do
+# (the span of the steps, which version 11 added, is 0 from older ones)
+cur=$(grep -v '"steps_span_ns"' <<<"$cur")
+for v in 2 4 5 6 7 8 9 10; do
 	run merge -q -f json "$T/v$v.partial.json"
-	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(head -c 300 <<<"$out")"; fi
+	out=$(grep -v '"steps_span_ns"' <<<"$out")
+	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(diff <(echo "$out") <(echo "$cur") | head -5)"; fi
 done
 # through a partial, the report the capture gives: a dataset iterated anew
 # each epoch (three pipelines, one standing for them), and Keras'
@@ -249,6 +259,8 @@ through_partial tests/cases/ok/tf221-iterator-per-epoch ep "the findings are Hos
 through_partial tests/cases/ok/tf221-keras3-fit-validation kv "read between the training steps"
 # and the pauses between them, left out of the training pipeline's window
 through_partial tests/cases/ok/tf221-keras3-fit-validation kp "of pauses between the steps"
+# and the long gaps between the steps (TFD-H12)
+through_partial tests/cases/ok/tf221-keras3-fit-validation kg "TFD-H12 Long stretches between the steps"
 # a repeat that names no pipeline of its own is refused
 sed 's/"repeat_of1":2/"repeat_of1":1/' "$T/ep.partial.json" >"$B/repeat.partial.json"
 expect_bad "$B/repeat.partial.json" "repeat_of1 names no pipeline of its own"

@@ -1,5 +1,6 @@
 /* test_rules.c - every default rule fires on a pipeline made for it and
  * stays quiet on a near miss; loading errors; the embedded copy. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -385,6 +386,62 @@ static void host_rules(struct t *t)
 	T_TRUE(!fires(t, &f, "TFD-H02"));
 }
 
+/* ten 1 ms steps 0.2 ms apart; with gap_ms > 0, one stretch of gap_ms
+ * between the fifth and the sixth */
+static void gap_steps(struct fx *f, int gap_ms)
+{
+	static const char *const names[] = {"Model", "Map", NULL};
+	int64_t t = 0;
+
+	for (int i = 0; i < 10; i++) {
+		char gid[32];
+
+		snprintf(gid, sizeof(gid), "group_id=%d", i + 1);
+		chain(f, names, 1, NULL, t, 100);
+		fx_ev(f, 5, "StepMarker", t, 1000 * US, gid, NULL);
+		fx_ev(f, 6, "IteratorGetNext:IteratorGetNext", t, 100 * US, gid, NULL);
+		t += (i == 4 && gap_ms ? 1000 + gap_ms * 1000 : 1200) * US;
+	}
+}
+
+/* TFD-H12: a long stretch between the steps (the share leaves it out),
+ * worth its time four times rarer */
+static void between_steps_rule(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a = NULL;
+	struct tfd_ruleset *rs = NULL;
+	struct tfd_findings fs;
+	struct tfd_err err = {0};
+	const struct tfd_finding *h12 = NULL;
+	double S, G;
+
+	fx_init(&f);
+	gap_steps(&f, 0);
+	T_TRUE(!fires(t, &f, "TFD-H12"));
+	fx_init(&f);
+	gap_steps(&f, 20);
+	fx_finish(&f);
+	T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+	T_EQ_I64(a->hosts[0].nbetween, 1);
+	T_EQ_I64(a->hosts[0].between_ns, 20000000);
+	T_EQ_I64(a->hosts[0].steps_span_ns, 9 * 1200000 + 1000000 + 20000000 - 200000);
+	T_OK(tfd_rules_load_builtin(&rs, &err), &err);
+	tfd_rules_eval(rs, a, &fs);
+	for (size_t i = 0; i < fs.n; i++)
+		if (strcmp(fs.v[i].rule_id, "TFD-H12") == 0)
+			h12 = &fs.v[i];
+	T_TRUE(h12 != NULL);
+	S = (double)a->hosts[0].steps_span_ns;
+	G = 20e6;
+	T_TRUE(h12 && h12->estimate.known &&
+	       fabs(h12->estimate.step_speedup - S / (S - G * 0.75)) < 1e-3);
+	tfd_findings_free(&fs);
+	tfd_rules_free(rs);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 /* a host rule's pipeline_has / pipeline_lacks: the host's focus pipeline */
 static void host_rule_focus_families(struct t *t)
 {
@@ -530,6 +587,14 @@ static void load_errors(struct t *t)
 	     "\"suggestion\": \"s\", \"estimate\": {\"model\": \"scale\", \"of\": "
 	     "\"parallelism\", \"to\": 0.5}}]}",
 	     "'estimate.to' must be a number >= 1"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"target\": \"host\", \"estimate\": {\"model\": "
+	     "\"fewer_gaps\"}}]}",
+	     "'fewer_gaps' needs a 'factor' above 1"},
+	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
+	     "\"suggestion\": \"s\", \"estimate\": {\"model\": \"fewer_gaps\", \"factor\": "
+	     "4}}]}",
+	     "'fewer_gaps' goes with target 'host' only"},
 	    /* ops_share sums the rule's own "ops": without them it says nothing */
 	    {"{\"rules\": [{\"id\": \"X1\", \"title\": \"t\", \"class\": \"other\", "
 	     "\"suggestion\": \"s\", \"when\": [{\"metric\": \"ops_share\", \"op\": \">=\", "
@@ -674,6 +739,7 @@ const struct t_case rules_cases[] = {
     T(warmup_rule),
     T(host_rules),
     T(host_rule_focus_families),
+    T(between_steps_rule),
     T(estimate_model),
     T(demote_when),
     T(load_errors),
