@@ -36,6 +36,11 @@ struct tfd_diff_side {
 	double input_pct;		     /* NAN when unknown */
 	int64_t step_ns;		     /* mean step time, 0 unknown */
 	size_t nsteps;
+	/* the long gaps between the steps: their share of the time from the
+	 * first step to the last (NAN unknown: under 3 steps), and that time
+	 * per step, the gaps in it (0 unknown) */
+	double between_pct;
+	int64_t span_step_ns;
 	double throughput;     /* root elements/s (capacity model), 0 unknown */
 	int bottleneck;	       /* stage index in pipeline, -1 none */
 	const char *bn_path;   /* its stage path, NULL */
@@ -76,6 +81,10 @@ struct tfd_diff {
 	size_t nfindings;
 	/* step before / after (> 1: faster), 0 unknown */
 	double step_speedup;
+	/* the long gaps between the steps count (one side's take 10 % of its
+	 * steps' span or more, TFD_BETWEEN_SAYS): the time a step with them
+	 * is compared too */
+	bool between;
 	double margin; /* points of input share, percent of step time */
 	bool worse, better;
 	char why[256]; /* what made it worse or better, one line */

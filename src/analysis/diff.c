@@ -45,6 +45,11 @@ static void side_of(const struct tfd_host_result *h, struct tfd_diff_side *s)
 	s->input_pct = h->input_pct;
 	s->nsteps = h->nsteps;
 	s->step_ns = (int64_t)tfd_host_mean_step_ns(h);
+	s->between_pct = NAN;
+	if (h->steps_span_ns > 0 && h->all.nsteps) {
+		s->between_pct = 100.0 * (double)h->between_ns / (double)h->steps_span_ns;
+		s->span_step_ns = h->steps_span_ns / (int64_t)h->all.nsteps;
+	}
 	s->bottleneck = -1;
 	if (!p)
 		return;
@@ -261,6 +266,7 @@ static void judge(struct tfd_diff *d)
 			? 100.0 * (double)(a->step_ns - b->step_ns) / (double)b->step_ns
 			: NAN;
 	size_t at = 0;
+	double dw;
 
 	if (b->step_ns > 0 && a->step_ns > 0)
 		d->step_speedup = (double)b->step_ns / (double)a->step_ns;
@@ -271,8 +277,25 @@ static void judge(struct tfd_diff *d)
 		at += (size_t)snprintf(d->why + at, sizeof(d->why) - at, "input share %+.1f points",
 				       dp);
 	if (!isnan(ds) && at < sizeof(d->why))
-		snprintf(d->why + at, sizeof(d->why) - at, "%sstep time %+.1f %%", at ? ", " : "",
-			 ds);
+		at += (size_t)snprintf(d->why + at, sizeof(d->why) - at, "%sstep time %+.1f %%",
+				       at ? ", " : "", ds);
+	/* the time a step with the long gaps between the steps, where they
+	 * count on one side */
+	d->between = (b->between_pct >= TFD_BETWEEN_SAYS || a->between_pct >= TFD_BETWEEN_SAYS) &&
+		     b->span_step_ns > 0 && a->span_step_ns > 0;
+	if (!d->between)
+		return;
+	dw = 100.0 * (double)(a->span_step_ns - b->span_step_ns) / (double)b->span_step_ns;
+	if (dw > d->margin) {
+		d->worse = true;
+		d->better = false;
+	} else if (dw < -d->margin && !d->worse) {
+		d->better = true;
+	}
+	if (at < sizeof(d->why))
+		snprintf(d->why + at, sizeof(d->why) - at,
+			 "%stime a step with the stretches between the steps %+.1f %%",
+			 at ? ", " : "", dw);
 }
 
 enum tfd_status tfd_diff_make(const struct tfd_analysis *before, const struct tfd_findings *fb,

@@ -98,21 +98,28 @@ static size_t resolved_estimates(const struct tfd_diff *d)
 static bool estimate_text(const struct tfd_diff *d, const struct tfd_finding *was,
 			  struct tfd_buf *b)
 {
-	double est = was ? was->estimate.step_speedup : 0;
+	double est = was ? was->estimate.step_speedup : 0, got = d->step_speedup;
 	size_t n = resolved_estimates(d);
+	/* the stretches between the steps (TFD-H12) are measured by the time
+	 * a step with them, not by the steps' own */
+	bool gaps = was && strcmp(was->class_name, "between_steps") == 0;
 
 	if (!has_estimate(was))
 		return false;
-	tfd_buf_printf(b, "it estimated the step %.2fx faster", est);
-	if (d->step_speedup > 0 && n > 1)
+	if (gaps)
+		got = d->side[0].span_step_ns > 0 && d->side[1].span_step_ns > 0
+			  ? (double)d->side[0].span_step_ns / (double)d->side[1].span_step_ns
+			  : 0;
+	tfd_buf_printf(b, "it estimated %s %.2fx faster",
+		       gaps ? "a step with the stretches between them" : "the step", est);
+	if (got > 0 && n > 1)
 		tfd_buf_printf(b,
 			       "; measured %.2fx with %zu estimates resolved at once (whose "
 			       "change it measures is not known)",
-			       d->step_speedup, n);
-	else if (d->step_speedup > 0)
-		tfd_buf_printf(b, "; measured %.2fx (the estimate was %.0f%% %s)", d->step_speedup,
-			       fabs(est / d->step_speedup - 1) * 100,
-			       est >= d->step_speedup ? "high" : "low");
+			       got, n);
+	else if (got > 0)
+		tfd_buf_printf(b, "; measured %.2fx (the estimate was %.0f%% %s)", got,
+			       fabs(est / got - 1) * 100, est >= got ? "high" : "low");
 	return true;
 }
 
@@ -213,6 +220,14 @@ void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2], 
 		tfd_buf_printf(b, " (%.2fx %s)",
 			       d->step_speedup >= 1 ? d->step_speedup : 1 / d->step_speedup,
 			       d->step_speedup >= 1 ? "faster" : "slower");
+	if (d->between)
+		tfd_buf_printf(b,
+			       "\n  between      %s -> %s of the time from the first step to the "
+			       "last (a step with them: %s -> %s)",
+			       pct_text(s0->between_pct, p0, sizeof(p0)),
+			       pct_text(s1->between_pct, p1, sizeof(p1)),
+			       step_text(s0->span_step_ns, t0, sizeof(t0)),
+			       step_text(s1->span_step_ns, t1, sizeof(t1)));
 	tfd_buf_printf(b, "\n  rate         %s -> %s root elements\n",
 		       rate_text(s0->throughput, t0, sizeof(t0)),
 		       rate_text(s1->throughput, t1, sizeof(t1)));
@@ -250,6 +265,10 @@ static cJSON *side_json(const struct tfd_diff_side *s, const char *path)
 			      s->step_ns > 0 ? cJSON_CreateNumber((double)s->step_ns)
 					     : cJSON_CreateNull());
 	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
+	cJSON_AddItemToObject(o, "between_steps_pct", num_or_null(s->between_pct));
+	cJSON_AddItemToObject(o, "span_step_ns",
+			      s->span_step_ns > 0 ? cJSON_CreateNumber((double)s->span_step_ns)
+						  : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "throughput",
 			      s->throughput > 0 ? num_or_null(s->throughput) : cJSON_CreateNull());
 	cJSON_AddStringToObject(o, "pipeline", s->pipeline ? s->pipeline->name : "");
@@ -365,6 +384,12 @@ void tfd_render_diff_md(const struct tfd_diff *d, const char *const names[2], st
 		       pct_text(s1->input_pct, p1, sizeof(p1)));
 	tfd_buf_printf(b, "| step time | %s | %s |\n", step_text(s0->step_ns, t0, sizeof(t0)),
 		       step_text(s1->step_ns, t1, sizeof(t1)));
+	if (d->between)
+		tfd_buf_printf(b, "| between the steps | %s, a step with them %s | %s, %s |\n",
+			       pct_text(s0->between_pct, p0, sizeof(p0)),
+			       step_text(s0->span_step_ns, t0, sizeof(t0)),
+			       pct_text(s1->between_pct, p1, sizeof(p1)),
+			       step_text(s1->span_step_ns, t1, sizeof(t1)));
 	tfd_buf_printf(b, "| rate (root elements) | %s | %s |\n",
 		       rate_text(s0->throughput, t0, sizeof(t0)),
 		       rate_text(s1->throughput, t1, sizeof(t1)));
