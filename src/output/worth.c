@@ -86,6 +86,12 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 		    e->speedup, e->factor, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
 		    tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)),
 		    e->per_element ? "root element" : "step");
+	else if (strcmp(e->basis, "steps") == 0 && e->model && strcmp(e->model, "fewer_gaps") == 0)
+		tfd_buf_printf(b,
+			       "%.2fx the time a step with the stretches between the steps, "
+			       "%g times rarer (%s -> %s per step)",
+			       e->speedup, e->factor, tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),
+			       tfd_fmt_ns(e->new_latency_ns, t2, sizeof(t2)));
 	else if (strcmp(e->basis, "steps") == 0)
 		tfd_buf_printf(b, "%.2fx step time (%s -> %s per step)", e->speedup,
 			       tfd_fmt_ns(e->latency_ns, t1, sizeof(t1)),

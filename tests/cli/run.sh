@@ -1109,6 +1109,7 @@ f = d["findings"][0]
 assert f["rule"] == "TFD-H12" and 1.35 < f["estimate"]["step_speedup"] < 2.1, f' <<<"$out"; then ok; else bad "Keras validation over short epochs: $(rules_of)"; fi
 run analyze -q tests/cases/ok/tf221-keras3-fit-validation-epochs/vm.xplane.pb
 if unwrap <<<"$out" | grep -q "between the steps: 2 long stretches ([0-9.]* ms on average) took [0-9.]*% of the time from the first step to the last"; then ok; else bad "validation over short epochs, verdict: $(sed -n 1,8p <<<"$out")"; fi
+if unwrap <<<"$out" | grep -q "worth: 1\.[0-9]*x the time a step with the stretches between the steps, 4 times rarer ([0-9.]* ms -> [0-9.]* ms per step)"; then ok; else bad "validation over short epochs, worth: $(grep -A1 'worth:' <<<"$out")"; fi
 # Keras fit on NumPy arrays: the markers leave the input out, so the time
 # to the next step (the epoch's new iterator made there) is step time in
 # the share and H05's; no long stretch is left out of it
