@@ -265,15 +265,16 @@ static void gaps_estimate(const struct rule *r, const struct tfd_host_result *h,
 			  struct tfd_estimate *e)
 {
 	double S = (double)h->steps_span_ns, G = (double)h->between_ns,
-	       after = S - G * (1.0 - 1.0 / r->est_factor);
+	       after = S - G * (1.0 - 1.0 / r->est_factor), n = (double)h->all.nsteps;
 
-	if (!(S > 0) || !(G > 0) || !(after > 0) || !h->nsteps)
+	if (!(S > 0) || !(G > 0) || !(after > 0) || !(n > 0))
 		return;
 	e->basis = "steps";
 	e->known = true;
 	e->factor = r->est_factor;
-	e->latency_ns = (int64_t)llround(S / (double)h->nsteps);
-	e->new_latency_ns = (int64_t)llround(after / (double)h->nsteps);
+	/* per step of the span: every step in it */
+	e->latency_ns = (int64_t)llround(S / n);
+	e->new_latency_ns = (int64_t)llround(after / n);
 	e->speedup = S / after;
 	e->step_speedup = e->speedup;
 	e->input_percent_after = h->input_pct;
