@@ -320,6 +320,11 @@ struct tfd_host_result {
 	 * time from its first step's start to its last step's end */
 	int64_t between_ns, steps_span_ns;
 	uint32_t nbetween;
+	/* of between_ns: passes over pipelines read only between the steps
+	 * (a validation pass, an evaluation: the holes), and outside them the
+	 * loop waiting in GetNext and making iterators (both 0 where the
+	 * markers leave the input out: what is left out there is the passes) */
+	int64_t between_pass_ns, between_wait_ns, between_create_ns;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
 	double input_pct;  /* NAN when unknown: host wait + host-to-device */

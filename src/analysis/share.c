@@ -432,6 +432,21 @@ static void between_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		if (tfd_long_step_gap(gap, med, medgap) && out > 0) {
 			hr->between_ns = sat_add(hr->between_ns, out);
 			hr->nbetween++;
+			/* what the loop did in it: passes over pipelines read
+			 * only between the steps (the holes, cut from the
+			 * waits), and outside them its waits and iterators */
+			hr->between_pass_ns =
+			    sat_add(hr->between_pass_ns,
+				    tfd_interval_overlap(hw->holes, hw->nholes, reach, sp[i].s));
+			if (!hr->gaps_counted) {
+				hr->between_wait_ns = sat_add(
+				    hr->between_wait_ns,
+				    tfd_interval_overlap(hw->all, hw->nall, reach, sp[i].s));
+				hr->between_create_ns =
+				    sat_add(hr->between_create_ns,
+					    tfd_interval_overlap(hw->creates, hw->ncreates, reach,
+								 sp[i].s));
+			}
 		}
 		if (sp[i].e > reach)
 			reach = sp[i].e;

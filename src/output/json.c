@@ -623,6 +623,9 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		add_ns(o, "steps_span_ns", h->steps_span_ns);
 		add_ns(o, "between_steps_ns", h->between_ns);
 		cJSON_AddNumberToObject(o, "between_steps", (double)h->nbetween);
+		add_ns(o, "between_steps_pass_ns", h->between_pass_ns);
+		add_ns(o, "between_steps_wait_ns", h->between_wait_ns);
+		add_ns(o, "between_steps_create_ns", h->between_create_ns);
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->has_device)

@@ -46,6 +46,40 @@ static void wait_parts(const struct tfd_host_result *f, struct tfd_buf *b)
 		       b);
 }
 
+/* A part of the long stretches between the steps, when it is 1 % of them
+ * or more: "label X%, ". */
+static void between_part(const struct tfd_host_result *f, int64_t ns, const char *label,
+			 struct tfd_buf *b)
+{
+	if (ns > 0 && 100.0 * (double)ns >= (double)f->between_ns)
+		tfd_buf_printf(b, "%s %.0f%%, ", label, 100.0 * (double)ns / (double)f->between_ns);
+}
+
+/* The long stretches between the steps, from TFD_BETWEEN_SAYS percent of
+ * the steps' span, and what the loop did in them. */
+static void between_line(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	char t1[32];
+	int64_t rest = f->between_ns - f->between_pass_ns - f->between_wait_ns;
+
+	if (!f->nbetween || !(f->steps_span_ns > 0) ||
+	    100.0 * (double)f->between_ns / (double)f->steps_span_ns < TFD_BETWEEN_SAYS)
+		return;
+	tfd_buf_printf(b,
+		       "         between the steps: %u long stretch%s (%s on average) took %.1f%% "
+		       "of the time from the first step to the last; the share counts the steps' "
+		       "time alone. In them: ",
+		       f->nbetween, f->nbetween == 1 ? "" : "es",
+		       tfd_fmt_ns(f->between_ns / f->nbetween, t1, sizeof(t1)),
+		       100.0 * (double)f->between_ns / (double)f->steps_span_ns);
+	between_part(f, f->between_pass_ns,
+		     "passes over pipelines read only there (a validation pass, an evaluation)", b);
+	between_part(f, f->between_create_ns, "making iterators", b);
+	between_part(f, f->between_wait_ns - f->between_create_ns, "waiting for input", b);
+	tfd_buf_printf(b, "the loop's own work (callbacks, checkpoints, Python) %.0f%%.\n",
+		       rest > 0 ? 100.0 * (double)rest / (double)f->between_ns : 0.0);
+}
+
 void tfd_share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	char t1[32], num[24];
@@ -72,15 +106,7 @@ void tfd_share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			       "%.1f%%.\n",
 			       tfd_fmt_ns(f->gap_wait_ns, t1, sizeof(t1)), f->all.nsteps,
 			       f->markers_pct);
-	if (f->nbetween && f->steps_span_ns > 0 &&
-	    100.0 * (double)f->between_ns / (double)f->steps_span_ns >= TFD_BETWEEN_SAYS)
-		tfd_buf_printf(b,
-			       "         between the steps: %u long stretch%s (%s on average) took "
-			       "%.1f%% of the time from the first step to the last; the share "
-			       "counts the steps' time alone.\n",
-			       f->nbetween, f->nbetween == 1 ? "" : "es",
-			       tfd_fmt_ns(f->between_ns / f->nbetween, t1, sizeof(t1)),
-			       100.0 * (double)f->between_ns / (double)f->steps_span_ns);
+	between_line(f, b);
 	if (f->nramp_steps)
 		tfd_buf_printf(
 		    b,

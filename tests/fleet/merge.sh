@@ -194,7 +194,8 @@ for v in (2, 4, 5, 6, 7, 8, 9, 10):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
     for h in d["hosts"]:
-        for k in ("between_ns", "steps_span_ns", "nbetween"):
+        for k in ("between_ns", "steps_span_ns", "nbetween", "between_pass_ns",
+                  "between_wait_ns", "between_create_ns"):
             h.pop(k)
     if v == 10:
         json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
