@@ -140,7 +140,8 @@ struct host_ctx {
 	uint64_t *produced;
 	uint8_t *pelem;
 	size_t pelem_len, pelem_cap;
-	struct imap by_id;
+	struct imap by_id;    /* id -> the last iterator made with it */
+	struct imap by_idp;   /* (id, parent_id) -> its iterator (id_pair_key) */
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */

@@ -103,28 +103,38 @@ static uint64_t text_key(const char *p)
 	return h;
 }
 
-/* The iterator of event e among those with its id, from the last made
- * (head): TensorFlow's ids are the iterators' addresses, and an iterator
- * made after another's end can get its address. One iterator keeps its
- * parent, so another parent_id is another iterator (the same parent's
- * next inner iterator at that address is the same stage: it stays one);
- * an event without a parent_id matches any. -1: none. */
-static int id_match(struct host_ctx *c, int head, const struct tfd_event *e)
+/* The key of an (id, parent_id) pair in by_idp: the two mixed, so that a
+ * hit is checked against the iterator's own id and parent. */
+static uint64_t id_pair_key(uint64_t id, uint64_t parent)
 {
-	bool has = (e->flags & TFD_EVF_PARENT) != 0;
+	return imap_hash(id ^ imap_hash(parent + 0x9e3779b97f4a7c15ull));
+}
 
-	for (int j = head; j >= 0; j = c->iters.v[j].id_next) {
-		struct iter *it = &c->iters.v[j];
+/* The iterator of event e among those with its id, head the last made:
+ * TensorFlow's ids are the iterators' addresses, and an iterator made
+ * after another's end can get its address. One iterator keeps its parent,
+ * so another parent_id is another iterator (the same parent's next inner
+ * iterator at that address is the same stage: it stays one); an event
+ * without a parent_id is the last made's, as is one whose iterator's
+ * events so far had none. -1: a new one. */
+static int id_match(struct host_ctx *c, size_t head, const struct tfd_event *e)
+{
+	uint64_t pid = e->sig->parent_id, key = id_pair_key(e->id, pid);
+	struct iter *it;
+	size_t idx;
 
-		if (!has || it->parent_id == e->sig->parent_id)
-			return j;
-		if (!it->has_parent) { /* its events so far had none */
-			it->has_parent = true;
-			it->parent_id = e->sig->parent_id;
-			return j;
-		}
-	}
-	return -1;
+	if (!(e->flags & TFD_EVF_PARENT))
+		return (int)head;
+	if (imap_get(&c->by_idp, key, &idx) && c->iters.v[idx].id == e->id &&
+	    c->iters.v[idx].has_parent && c->iters.v[idx].parent_id == pid)
+		return (int)idx;
+	it = &c->iters.v[head];
+	if (it->has_parent)
+		return -1;
+	it->has_parent = true;
+	it->parent_id = pid;
+	imap_put(&c->by_idp, key, head);
+	return (int)head;
 }
 
 static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
@@ -135,7 +145,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 
 	if (by_id) {
 		if (imap_get(&c->by_id, e->id, &idx)) {
-			int j = id_match(c, (int)idx, e);
+			int j = id_match(c, idx, e);
 
 			if (j >= 0)
 				return j;
@@ -163,6 +173,8 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	idx = c->iters.n - 1;
 	if (by_id)
 		imap_put(&c->by_id, e->id, idx);
+	if (by_id && it.has_parent)
+		imap_put(&c->by_idp, id_pair_key(e->id, it.parent_id), idx);
 	else
 		imap_put(&c->by_name, name_key(e->sig->name), idx);
 	{
@@ -638,16 +650,19 @@ static void sort_calls(struct host_ctx *c)
 }
 
 /* The parent of iterator i among the iterators with its parent_id (head
- * the last made): the one whose calls' span overlaps i's most, else the
- * nearest in time (an id reused by an iterator made later). SIZE_MAX:
- * none but i. */
+ * the last made; the PARENT_CANDIDATES last made, so that a hostile file
+ * of one id under many parents stays linear): the one whose calls' span
+ * overlaps i's most, else the nearest in time (an id reused by an
+ * iterator made later). SIZE_MAX: none but i. */
+#define PARENT_CANDIDATES 256
 static size_t parent_by_id(const struct host_ctx *c, int head, size_t i)
 {
 	const struct iter *it = &c->iters.v[i];
 	size_t best = SIZE_MAX;
 	int64_t best_score = INT64_MIN;
+	int seen = 0;
 
-	for (int j = head; j >= 0; j = c->iters.v[j].id_next) {
+	for (int j = head; j >= 0 && seen++ < PARENT_CANDIDATES; j = c->iters.v[j].id_next) {
 		const struct iter *p = &c->iters.v[j];
 		int64_t lo = p->first_start > it->first_start ? p->first_start : it->first_start;
 		int64_t hi = p->last_end < it->last_end ? p->last_end : it->last_end;
@@ -804,6 +819,7 @@ void tfd_graph_release(struct host_ctx *c)
 	vec_free(&c->calls);
 	vec_free(&c->pairs);
 	imap_free(&c->by_id);
+	imap_free(&c->by_idp);
 	imap_free(&c->by_name);
 	imap_free(&c->by_lname);
 	vec_free(&c->lname_next);

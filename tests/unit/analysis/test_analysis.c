@@ -838,6 +838,33 @@ static void reused_id_is_another_iterator(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* one id under thousands of parents (a hostile file): one iterator per
+ * (id, parent) pair, found by the pair, and the children of that id are
+ * linked to one of the last made with it, never to all in turn */
+static void one_id_many_parents(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Model", 0, 100000 * US, "id=1", NULL);
+	for (int i = 0; i < 3000; i++) {
+		char pid[32], cid[32];
+
+		snprintf(pid, sizeof(pid), "parent_id=%d", 100 + i);
+		snprintf(cid, sizeof(cid), "id=%d", 10000 + i);
+		fx_ev(&f, 0, "Iterator::Model::Map", i * 10 * US, 5 * US, "id=7", pid, NULL);
+		fx_ev(&f, 0, "Iterator::Model::Map::Range", i * 10 * US + US, 2 * US, cid,
+		      "parent_id=7", NULL);
+	}
+	a = analyze(t, &f);
+	T_EQ_I64(a->hosts[0].npipelines, 1);
+	T_EQ_I64(a->hosts[0].pipelines[0].nstages, 3);
+	T_EQ_I64(stage(&a->hosts[0].pipelines[0], "Range")->calls, 3000);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 static void dangling_parent_uses_long_name(struct t *t)
 {
 	struct fx f;
@@ -1270,6 +1297,7 @@ const struct t_case analysis_cases[] = {
     T(no_blocking_child),
     T(parent_id_cycle_is_an_error),
     T(reused_id_is_another_iterator),
+    T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
     T(rank_picks_one_call),
