@@ -119,16 +119,16 @@ static uint64_t id_pair_key(uint64_t id, uint64_t parent)
  * events so far had none. -1: a new one. */
 static int id_match(struct host_ctx *c, size_t head, const struct tfd_event *e)
 {
-	uint64_t pid = e->sig->parent_id, key = id_pair_key(e->id, pid);
-	struct iter *it;
+	uint64_t pid = e->sig->parent_id, key;
+	struct iter *it = &c->iters.v[head];
 	size_t idx;
 
-	if (!(e->flags & TFD_EVF_PARENT))
-		return (int)head;
+	if (!(e->flags & TFD_EVF_PARENT) || (it->has_parent && it->parent_id == pid))
+		return (int)head; /* (nearly every event) */
+	key = id_pair_key(e->id, pid);
 	if (imap_get(&c->by_idp, key, &idx) && c->iters.v[idx].id == e->id &&
 	    c->iters.v[idx].has_parent && c->iters.v[idx].parent_id == pid)
 		return (int)idx;
-	it = &c->iters.v[head];
 	if (it->has_parent)
 		return -1;
 	it->has_parent = true;
