@@ -562,6 +562,11 @@ bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len)
  * iterator per epoch; a validation set's repeats are not the loop's own:
  * the focus is the pipeline that holds the loop up most). */
 size_t tfd_repeated_iterators(const struct tfd_host_result *h);
+/* Whether host h's pipeline pi fills a cache (a stage below it ran) that
+ * a later iterator of the same dataset read back (its cache ran, nothing
+ * below it): pi is the first epoch, and its stages below the cache run no
+ * more after it. */
+bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi);
 /* Iterators of that dataset (its first and the repeats) per step of the
  * capture: about 1 when the loop makes one each step; 0 without steps. */
 double tfd_iterators_per_step(const struct tfd_host_result *h);

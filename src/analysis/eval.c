@@ -865,6 +865,53 @@ static int order_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Whether host h's pipeline pi gets stage and pipeline advice. */
+static bool stage_advice(const struct tfd_host_result *h, size_t pi)
+{
+	const struct tfd_pipeline *p = &h->pipelines[pi];
+
+	/* stage advice only where the pipeline is slow (> 50 us calls) and
+	 * the host waits on it: on a host that is not input-bound, a faster
+	 * pipeline would not speed training up (rule TFD-H01 says so
+	 * instead) */
+	if (p->is_device || !p->analyzed_slow_only || !tfd_host_has_bottleneck(h))
+		return false;
+	/* a new iterator each step: each pipeline ran one element from empty
+	 * (and the ids of iterators made anew can repeat), so its stages'
+	 * figures are no steady state; TFD-H09 says so */
+	if (tfd_iterator_per_step(h))
+		return false;
+	/* a dataset iterated anew (an iterator per epoch): its advice is said
+	 * once, for the group's own pipeline */
+	if (p->repeat_of1)
+		return false;
+	/* a pipeline read between the steps (a Keras validation pass): a
+	 * faster one does not shorten them */
+	return !(p->outside_steps && (int)pi != h->focus);
+}
+
+/* The pipeline and bottleneck rules on host h's pipeline pi. A first
+ * epoch filling a cache a later one read back runs its stages below the
+ * cache no more after it: only what says so (class cache_fill) is advice. */
+static void pipeline_findings(const struct tfd_ruleset *rs, const struct tfd_host_result *h,
+			      size_t pi, findvec *fv)
+{
+	const struct tfd_pipeline *p = &h->pipelines[pi];
+	bool fill = tfd_cache_read_back(h, pi);
+
+	for (size_t ri = 0; ri < rs->n; ri++) {
+		const struct rule *r = &rs->v[ri];
+
+		if (fill && strcmp(r->class_name, "cache_fill") != 0)
+			continue;
+		if (r->target == TARGET_PIPELINE && matches(r, h, p, -1))
+			add(fv, r, h, p, -1);
+		else if (r->target == TARGET_BOTTLENECK && p->bottleneck >= 0 &&
+			 matches(r, h, p, p->bottleneck))
+			add(fv, r, h, p, p->bottleneck);
+	}
+}
+
 void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		    struct tfd_findings *out)
 {
@@ -879,39 +926,9 @@ void tfd_rules_eval(const struct tfd_ruleset *rs, const struct tfd_analysis *a,
 		for (size_t ri = 0; ri < rs->n; ri++)
 			if (rs->v[ri].target == TARGET_HOST && matches(&rs->v[ri], h, NULL, -1))
 				add(&fv, &rs->v[ri], h, NULL, -1);
-		for (size_t pi = 0; pi < h->npipelines; pi++) {
-			const struct tfd_pipeline *p = &h->pipelines[pi];
-
-			/* stage advice only where the pipeline is slow (> 50 us calls)
-			 * and the host waits on it: on a host that is not
-			 * input-bound, a faster pipeline would not speed training
-			 * up (rule TFD-H01 says so instead) */
-			if (p->is_device || !p->analyzed_slow_only || !tfd_host_has_bottleneck(h))
-				continue;
-			/* a new iterator each step: each pipeline ran one element
-			 * from empty (and the ids of iterators made anew can
-			 * repeat), so its stages' figures are no steady state;
-			 * TFD-H09 says so */
-			if (tfd_iterator_per_step(h))
-				continue;
-			/* a dataset iterated anew (an iterator per epoch): its
-			 * advice is said once, for the group's own pipeline */
-			if (p->repeat_of1)
-				continue;
-			/* a pipeline read between the steps (a Keras validation
-			 * pass): a faster one does not shorten them */
-			if (p->outside_steps && (int)pi != h->focus)
-				continue;
-			for (size_t ri = 0; ri < rs->n; ri++) {
-				const struct rule *r = &rs->v[ri];
-
-				if (r->target == TARGET_PIPELINE && matches(r, h, p, -1))
-					add(&fv, r, h, p, -1);
-				else if (r->target == TARGET_BOTTLENECK && p->bottleneck >= 0 &&
-					 matches(r, h, p, p->bottleneck))
-					add(&fv, r, h, p, p->bottleneck);
-			}
-		}
+		for (size_t pi = 0; pi < h->npipelines; pi++)
+			if (stage_advice(h, pi))
+				pipeline_findings(rs, h, pi, &fv);
 	}
 	/* the largest gain first, then severity, confidence and the order
 	 * found (host rank, pipeline, rule); a gain under 1.02x is none (the

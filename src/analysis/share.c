@@ -530,8 +530,10 @@ void tfd_share_settle_ramp(struct tfd_host_result *hr)
 	if (!hr->nramp_steps || !hr->verdict_basis ||
 	    strcmp(hr->verdict_basis, "steady-state") != 0)
 		return;
+	/* a ramp counts when a pipeline was still being tuned, or when the
+	 * steps waited for a cache to fill that a later epoch read back */
 	for (size_t i = 0; i < hr->npipelines && !tuned; i++)
-		tuned = hr->pipelines[i].tuned_in_capture;
+		tuned = hr->pipelines[i].tuned_in_capture || tfd_cache_read_back(hr, i);
 	choose_basis(hr, tuned);
 }
 
@@ -713,4 +715,40 @@ double tfd_h2d_pct(const struct tfd_host_result *h)
 bool tfd_h2d_dominates(const struct tfd_host_result *h)
 {
 	return h->has_device && h->h2d_ns > 0 && h->h2d_ns > h->wait_ns;
+}
+
+/* How pipeline p uses a cache: 1 fills it (a stage below a cache ran), 2
+ * reads it back (its cache ran, nothing below it), 0 has none. */
+static int cache_use(const struct tfd_pipeline *p)
+{
+	bool cache = false;
+
+	for (size_t i = 0; i < p->nstages; i++) {
+		int up = p->stages[i].parent;
+
+		if (tfd_family_has(p->stages[i].family, TFD_FAM_CACHE))
+			cache = true;
+		else if (up >= 0 && (size_t)up < p->nstages &&
+			 tfd_family_has(p->stages[up].family, TFD_FAM_CACHE))
+			return 1;
+	}
+	return cache ? 2 : 0;
+}
+
+bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi)
+{
+	const struct tfd_pipeline *p = &h->pipelines[pi];
+	size_t own = p->repeat_of1 > 0 ? (size_t)p->repeat_of1 - 1 : pi;
+
+	if (own >= h->npipelines || cache_use(p) != 1)
+		return false;
+	for (size_t i = 0; i < h->npipelines; i++) {
+		const struct tfd_pipeline *q = &h->pipelines[i];
+
+		if (i != pi &&
+		    (i == own || (q->repeat_of1 > 0 && (size_t)q->repeat_of1 - 1 == own)) &&
+		    q->first_start_ns > p->first_start_ns && cache_use(q) == 2)
+			return true;
+	}
+	return false;
 }

@@ -118,7 +118,7 @@ void tfd_share_lines(const struct tfd_host_result *f, struct tfd_buf *b)
 			  "keeps them (a profile started in a running job can open with steps "
 			  "that wait as the job did before the profiler slowed its step)"
 			: "the steady state leaves the ramp out (an AUTOTUNE ramp, buffers "
-			  "filling, an epoch boundary)");
+			  "or a cache filling, an epoch boundary)");
 	if (!f->warmup_inflated)
 		return;
 	snprintf(num, sizeof(num), "%zu", f->nwarmup_steps);

@@ -418,6 +418,11 @@ static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs,
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
 					   tfd_pipeline_cpu_share(f),
 					   renewed_why(f, fs, why, sizeof(why)), b);
+			if (tfd_cache_read_back(f, (size_t)f->focus))
+				tfd_buf_puts(b,
+					     "         that is the first epoch: it filled a cache "
+					     "that the later epochs read back, and its stages "
+					     "below the cache run no more (TFD-T18).\n");
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,
