@@ -423,33 +423,31 @@ static void between_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	tfd_step_gap_medians(sp, n, &med, &medgap);
 	reach = sp[0].e;
 	for (size_t i = 1; i < n; i++) {
-		int64_t gap = sp[i].s - reach;
-		int64_t out = !hr->gaps_counted ? gap
-			      : hw->nholes
-				  ? tfd_interval_overlap(hw->holes, hw->nholes, reach, sp[i].s)
-				  : 0;
+		int64_t gap = sp[i].s - reach, pass, out;
 
-		if (tfd_long_step_gap(gap, med, medgap) && out > 0) {
-			hr->between_ns = sat_add(hr->between_ns, out);
-			hr->nbetween++;
-			/* what the loop did in it: passes over pipelines read
-			 * only between the steps (the holes, cut from the
-			 * waits), and outside them its waits and iterators */
-			hr->between_pass_ns =
-			    sat_add(hr->between_pass_ns,
-				    tfd_interval_overlap(hw->holes, hw->nholes, reach, sp[i].s));
-			if (!hr->gaps_counted) {
-				hr->between_wait_ns = sat_add(
-				    hr->between_wait_ns,
-				    tfd_interval_overlap(hw->all, hw->nall, reach, sp[i].s));
-				hr->between_create_ns =
-				    sat_add(hr->between_create_ns,
-					    tfd_interval_overlap(hw->creates, hw->ncreates, reach,
-								 sp[i].s));
-			}
-		}
 		if (sp[i].e > reach)
 			reach = sp[i].e;
+		if (!tfd_long_step_gap(gap, med, medgap))
+			continue;
+		/* what the loop did in it: passes over pipelines read only
+		 * between the steps (the holes, cut from the waits: all the
+		 * share leaves out of the gap where the markers leave the input
+		 * out), and outside them its waits and the iterators it made */
+		pass = tfd_interval_overlap(hw->holes, hw->nholes, sp[i].s - gap, sp[i].s);
+		out = hr->gaps_counted ? pass : gap;
+		if (!(out > 0))
+			continue;
+		hr->between_ns = sat_add(hr->between_ns, out);
+		hr->nbetween++;
+		hr->between_pass_ns = sat_add(hr->between_pass_ns, pass);
+		if (hr->gaps_counted)
+			continue;
+		hr->between_wait_ns =
+		    sat_add(hr->between_wait_ns,
+			    tfd_interval_overlap(hw->all, hw->nall, sp[i].s - gap, sp[i].s));
+		hr->between_create_ns =
+		    sat_add(hr->between_create_ns, tfd_interval_overlap(hw->creates, hw->ncreates,
+									sp[i].s - gap, sp[i].s));
 	}
 	hr->steps_span_ns = reach - sp[0].s;
 	free(sp);
@@ -523,6 +521,77 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	choose_basis(hr, true);
 }
 
+/* How pipeline p uses a cache: 1 fills it (a stage below a cache ran), 2
+ * reads it back (its cache ran, nothing below it), 0 has none. */
+static int cache_use(const struct tfd_pipeline *p)
+{
+	bool cache = false;
+
+	for (size_t i = 0; i < p->nstages; i++) {
+		int up = p->stages[i].parent;
+
+		if (tfd_family_has(p->stages[i].family, TFD_FAM_CACHE))
+			cache = true;
+		else if (up >= 0 && (size_t)up < p->nstages &&
+			 tfd_family_has(p->stages[up].family, TFD_FAM_CACHE))
+			return 1;
+	}
+	return cache ? 2 : 0;
+}
+
+/* The pipeline that stands for pipeline i's dataset (i itself when it
+ * repeats none: struct tfd_pipeline's repeat_of1). */
+static size_t group_of(const struct tfd_host_result *h, size_t i)
+{
+	int r = h->pipelines[i].repeat_of1;
+
+	return r > 0 ? (size_t)r - 1 : i;
+}
+
+bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi)
+{
+	const struct tfd_pipeline *p = &h->pipelines[pi];
+	size_t own = group_of(h, pi);
+
+	if (own >= h->npipelines || cache_use(p) != 1)
+		return false;
+	for (size_t i = 0; i < h->npipelines; i++)
+		if (i != pi && group_of(h, i) == own &&
+		    h->pipelines[i].first_start_ns > p->first_start_ns &&
+		    cache_use(&h->pipelines[i]) == 2)
+			return true;
+	return false;
+}
+
+/* Whether any of host h's pipelines fills a cache that a later iterator
+ * of its dataset read back (tfd_cache_read_back), in one pass: a loop
+ * that makes an iterator each step can have thousands of pipelines. */
+static bool cache_read_back_any(const struct tfd_host_result *h)
+{
+	size_t n = h->npipelines;
+	int64_t *last_read = xmalloc((n + 1) * sizeof(*last_read));
+	int *use = xmalloc((n + 1) * sizeof(*use));
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++)
+		last_read[i] = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		size_t own = group_of(h, i);
+
+		use[i] = cache_use(&h->pipelines[i]);
+		if (use[i] == 2 && own < n && h->pipelines[i].first_start_ns > last_read[own])
+			last_read[own] = h->pipelines[i].first_start_ns;
+	}
+	for (size_t i = 0; i < n && !any; i++) {
+		size_t own = group_of(h, i);
+
+		any = use[i] == 1 && own < n && last_read[own] > h->pipelines[i].first_start_ns;
+	}
+	free(last_read);
+	free(use);
+	return any;
+}
+
 void tfd_share_settle_ramp(struct tfd_host_result *hr)
 {
 	bool tuned = false;
@@ -533,8 +602,8 @@ void tfd_share_settle_ramp(struct tfd_host_result *hr)
 	/* a ramp counts when a pipeline was still being tuned, or when the
 	 * steps waited for a cache to fill that a later epoch read back */
 	for (size_t i = 0; i < hr->npipelines && !tuned; i++)
-		tuned = hr->pipelines[i].tuned_in_capture || tfd_cache_read_back(hr, i);
-	choose_basis(hr, tuned);
+		tuned = hr->pipelines[i].tuned_in_capture;
+	choose_basis(hr, tuned || cache_read_back_any(hr));
 }
 
 /* The steps summed in groups of consecutive steps, at most max groups. */
@@ -715,40 +784,4 @@ double tfd_h2d_pct(const struct tfd_host_result *h)
 bool tfd_h2d_dominates(const struct tfd_host_result *h)
 {
 	return h->has_device && h->h2d_ns > 0 && h->h2d_ns > h->wait_ns;
-}
-
-/* How pipeline p uses a cache: 1 fills it (a stage below a cache ran), 2
- * reads it back (its cache ran, nothing below it), 0 has none. */
-static int cache_use(const struct tfd_pipeline *p)
-{
-	bool cache = false;
-
-	for (size_t i = 0; i < p->nstages; i++) {
-		int up = p->stages[i].parent;
-
-		if (tfd_family_has(p->stages[i].family, TFD_FAM_CACHE))
-			cache = true;
-		else if (up >= 0 && (size_t)up < p->nstages &&
-			 tfd_family_has(p->stages[up].family, TFD_FAM_CACHE))
-			return 1;
-	}
-	return cache ? 2 : 0;
-}
-
-bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi)
-{
-	const struct tfd_pipeline *p = &h->pipelines[pi];
-	size_t own = p->repeat_of1 > 0 ? (size_t)p->repeat_of1 - 1 : pi;
-
-	if (own >= h->npipelines || cache_use(p) != 1)
-		return false;
-	for (size_t i = 0; i < h->npipelines; i++) {
-		const struct tfd_pipeline *q = &h->pipelines[i];
-
-		if (i != pi &&
-		    (i == own || (q->repeat_of1 > 0 && (size_t)q->repeat_of1 - 1 == own)) &&
-		    q->first_start_ns > p->first_start_ns && cache_use(q) == 2)
-			return true;
-	}
-	return false;
 }
