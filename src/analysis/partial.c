@@ -451,7 +451,8 @@ static void host_in(struct rd *r, const cJSON *o, struct tfd_host_result *h, str
 	if (!pl)
 		return;
 	h->npipelines = (size_t)cJSON_GetArraySize(pl);
-	h->pipelines = xcalloc(h->npipelines + 1, sizeof(*h->pipelines));
+	/* (a pipeline is 1.2 KB, and a fleet's merge holds every host's) */
+	h->pipelines = xcalloc(h->npipelines ? h->npipelines : 1, sizeof(*h->pipelines));
 	h->nhost_pipelines = get_u(r, o, "nhost_pipelines");
 	if (h->nhost_pipelines > h->npipelines)
 		rd_fail(r, "nhost_pipelines", "is more than the pipelines");
@@ -731,7 +732,8 @@ static enum tfd_status unknown_keys(const cJSON *doc, const char *file, struct t
 struct doc_source {
 	const char *const *names;
 	size_t n;
-	cJSON *one; /* a single document in memory (names[0]), or NULL: files */
+	cJSON *one;		    /* a single document in memory (names[0]), or NULL: files */
+	struct tfd_pf_ahead *ahead; /* files parsed on a second thread, or NULL */
 };
 
 static enum tfd_status doc_get(const struct doc_source *ds, size_t i, cJSON **doc,
@@ -741,7 +743,19 @@ static enum tfd_status doc_get(const struct doc_source *ds, size_t i, cJSON **do
 		*doc = ds->one;
 		return TFD_OK;
 	}
+	if (ds->ahead)
+		return tfd_pf_ahead_next(ds->ahead, i, doc, err);
 	return tfd_partial_read_doc(ds->names[i], doc, err);
+}
+
+static void doc_put(const struct doc_source *ds, cJSON *doc)
+{
+	if (ds->one)
+		return;
+	if (ds->ahead)
+		tfd_pf_ahead_done(ds->ahead, doc);
+	else
+		cJSON_Delete(doc);
 }
 
 /* Document i: its header checked against the ones before, its hosts read
@@ -786,8 +800,7 @@ static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_
 		if (st)
 			break;
 		st = merge_one(&m, doc, i, ds->names, err);
-		if (!ds->one)
-			cJSON_Delete(doc);
+		doc_put(ds, doc);
 	}
 	if (!st && m.paths.n == 0)
 		st = tfd_fail(err, TFD_E_FORMAT, "%s: no hosts in the partial%s", ds->names[0],
@@ -825,9 +838,11 @@ enum tfd_status tfd_partial_merge(const char *const *paths, size_t npaths,
 	for (size_t i = 0; i < npaths && !st; i++)
 		st = tfd_partial_expand(paths[i], &files, err);
 	if (!st) {
-		struct doc_source ds = {(const char *const *)files.v, files.n, NULL};
+		struct doc_source ds = {(const char *const *)files.v, files.n, NULL, NULL};
 
+		ds.ahead = tfd_pf_ahead_start(ds.names, ds.n);
 		st = merge_docs(&ds, opts, out, err);
+		tfd_pf_ahead_stop(ds.ahead);
 	}
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
@@ -840,7 +855,7 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 				      struct tfd_analysis **out, struct tfd_err *err)
 {
 	cJSON *doc = cJSON_ParseWithLength(data, len);
-	struct doc_source ds = {&name, 1, doc};
+	struct doc_source ds = {&name, 1, doc, NULL};
 	enum tfd_status st;
 
 	*out = NULL;

@@ -3,6 +3,8 @@
  * GB) and parsed as JSON. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "partial_impl.h"
 #include "tfd/infile.h"
 #include "tfd/partial.h"
+#include "tfd/pool.h"
 
 #define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
 
@@ -42,6 +45,139 @@ enum tfd_status tfd_partial_read_doc(const char *path, cJSON **out, struct tfd_e
 	}
 	free(buf);
 	return TFD_OK;
+}
+
+/* The second thread's state: one parsed document waits for the caller
+ * (ready), one given back waits to be freed (trash); the thread frees
+ * before it parses, so at most two documents are held besides the
+ * caller's. */
+struct tfd_pf_ahead {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	const char *const *names;
+	size_t n, next; /* next: the document the thread parses next */
+	bool has_ready, stop;
+	size_t ready_i;
+	cJSON *ready;
+	enum tfd_status ready_st;
+	struct tfd_err ready_err;
+	cJSON *trash;
+};
+
+static void *ahead_thread(void *arg)
+{
+	struct tfd_pf_ahead *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		if (a->trash) {
+			cJSON *d = a->trash;
+
+			a->trash = NULL;
+			pthread_mutex_unlock(&a->mu);
+			cJSON_Delete(d);
+			pthread_mutex_lock(&a->mu);
+		} else if (!a->stop && !a->has_ready && a->next < a->n) {
+			size_t i = a->next++;
+			cJSON *d = NULL;
+			struct tfd_err err;
+			enum tfd_status st;
+
+			tfd_err_clear(&err);
+			pthread_mutex_unlock(&a->mu);
+			st = tfd_partial_read_doc(a->names[i], &d, &err);
+			pthread_mutex_lock(&a->mu);
+			a->ready = d;
+			a->ready_i = i;
+			a->ready_st = st;
+			a->ready_err = err;
+			a->has_ready = true;
+			if (st) /* the caller stops at this one */
+				a->next = a->n;
+			pthread_cond_broadcast(&a->cv);
+		} else if (a->stop) {
+			break;
+		} else {
+			pthread_cond_wait(&a->cv, &a->mu);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+struct tfd_pf_ahead *tfd_pf_ahead_start(const char *const *names, size_t n)
+{
+	struct tfd_pf_ahead *a;
+
+	if (n < 2 || tfd_cpu_count() < 2)
+		return NULL;
+	a = xcalloc(1, sizeof(*a));
+	a->names = names;
+	a->n = n;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if (pthread_create(&a->th, NULL, ahead_thread, a) != 0) {
+		pthread_mutex_destroy(&a->mu);
+		pthread_cond_destroy(&a->cv);
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, cJSON **doc,
+				  struct tfd_err *err)
+{
+	enum tfd_status st;
+
+	pthread_mutex_lock(&a->mu);
+	while (!a->has_ready)
+		pthread_cond_wait(&a->cv, &a->mu);
+	/* documents are asked for in order, each once */
+	if (a->ready_i != i) {
+		pthread_mutex_unlock(&a->mu);
+		return tfd_fail(err, TFD_E_INTERNAL, "%s: partials read out of order", a->names[i]);
+	}
+	*doc = a->ready;
+	st = a->ready_st;
+	if (st)
+		*err = a->ready_err;
+	a->ready = NULL;
+	a->has_ready = false;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	return st;
+}
+
+void tfd_pf_ahead_done(struct tfd_pf_ahead *a, cJSON *doc)
+{
+	cJSON *now = NULL;
+
+	pthread_mutex_lock(&a->mu);
+	if (a->trash) /* the last one is still being freed: this one here */
+		now = doc;
+	else
+		a->trash = doc;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	cJSON_Delete(now);
+}
+
+void tfd_pf_ahead_stop(struct tfd_pf_ahead *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->th, NULL);
+	cJSON_Delete(a->ready);
+	cJSON_Delete(a->trash);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	free(a);
 }
 
 static bool has_suffix(const char *s, const char *suf)

@@ -94,6 +94,20 @@ typedef VEC(char *) strvec;
 /* path's JSON into *out (the caller's to cJSON_Delete); one error line
  * naming the file when it cannot be read or parsed. */
 enum tfd_status tfd_partial_read_doc(const char *path, cJSON **out, struct tfd_err *err);
+/* The partials names[0..n) parsed one ahead on a second thread while
+ * the caller reads the one before (the parse and the freeing of a
+ * document are most of a merge's time; the reading into the merge is the
+ * caller's, in file order). NULL when this process has one core or no
+ * thread can be had: the caller parses each itself. */
+struct tfd_pf_ahead;
+struct tfd_pf_ahead *tfd_pf_ahead_start(const char *const *names, size_t n);
+/* Document i (the next in order): as tfd_partial_read_doc() gives it. */
+enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, cJSON **doc,
+				  struct tfd_err *err);
+/* A document the caller is done with, freed on the second thread. */
+void tfd_pf_ahead_done(struct tfd_pf_ahead *a, cJSON *doc);
+/* Stop (documents parsed and not taken are freed) and free a. */
+void tfd_pf_ahead_stop(struct tfd_pf_ahead *a);
 /* path itself, or the *.partial.json files of a directory, by name, appended
  * to files (copies the caller frees). */
 enum tfd_status tfd_partial_expand(const char *path, strvec *files, struct tfd_err *err);

@@ -139,7 +139,7 @@ static int id_match(struct host_ctx *c, size_t head, const struct tfd_event *e)
 
 static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 {
-	size_t idx;
+	size_t idx = SIZE_MAX;
 	bool by_id = (e->flags & TFD_EVF_ID) && e->id != 0;
 	struct iter it;
 

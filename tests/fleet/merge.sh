@@ -286,6 +286,36 @@ sed 's/"nsteps_seen":\([0-9]*\)/"nsteps_seen":9\1/' "$first" >"$B/points.partial
 expect_bad "$B/points.partial.json" "step_points"
 echo '[1,2' >"$B/arr.partial.json"
 expect_bad "$B/arr.partial.json" "broken JSON"
+# the partials of a directory are parsed one ahead on a second core: the
+# first bad one in name order is named (a broken one after it too, and the
+# good ones around them), the same with one core; and a directory of good
+# ones merges to the same report on one core and on two
+O=$T/order
+mkdir -p "$O/bad" "$O/good"
+python3 - "$first" "$O" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["hosts"][0]
+for i in range(6):
+    g = dict(d)
+    g["hosts"] = [dict(h, name="h%d" % i, path="/r/h%d.xplane.pb" % i)]
+    json.dump(g, open("%s/good/p%d.partial.json" % (sys.argv[2], i), "w"))
+    if i == 2:
+        open("%s/bad/p%d.partial.json" % (sys.argv[2], i), "w").write(json.dumps(g)[:200])
+    elif i == 4:
+        open("%s/bad/p%d.partial.json" % (sys.argv[2], i), "w").write("{")
+    else:
+        json.dump(g, open("%s/bad/p%d.partial.json" % (sys.argv[2], i), "w"))
+PY
+run merge "$O/bad"
+[ "$rc" = 1 ] && [ "$err" = "tfdoctor: $O/bad/p2.partial.json: broken JSON near byte 199 (not a tfdoctor partial)" ] && ok || bad "first bad partial of a directory: $rc $err"
+if command -v taskset >/dev/null; then
+	taskset -c 0 "$TFD" merge "$O/bad" >/dev/null 2>"$T/one.err"
+	cmp -s "$T/err" "$T/one.err" && ok || bad "one core names another bad partial: $(cat "$T/one.err")"
+	$TFD merge -f json "$O/good" >"$T/two.out" 2>&1
+	taskset -c 0 "$TFD" merge -f json "$O/good" >"$T/one.out" 2>&1
+	cmp -s "$T/one.out" "$T/two.out" && grep -q '"h5"' "$T/two.out" && ok || bad "merge on one core and two differ"
+fi
 # every task empty: nothing to merge
 $TFD analyze -q --partial --shard 7/9 -o "$B/zero.partial.json" "$run_dir"
 expect_bad "$B/zero.partial.json" "no hosts"
