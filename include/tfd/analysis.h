@@ -564,9 +564,15 @@ bool tfd_analysis_too_short(const struct tfd_analysis *a, char *buf, size_t len)
 size_t tfd_repeated_iterators(const struct tfd_host_result *h);
 /* Whether host h's pipeline pi fills a cache (a stage below it ran) that
  * a later iterator of the same dataset read back (its cache ran, nothing
- * below it): pi is the first epoch, and its stages below the cache run no
- * more after it. */
+ * below it), or that pi read back itself (tfd_cache_filled_in_capture):
+ * its stages below the cache run no more after the first epoch. */
 bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi);
+/* Whether pipeline p's cache filled during the capture and was read back
+ * by the same iterator (`ds.cache().repeat()`): the stage right below
+ * the cache ran for clearly fewer calls than the cache (while it fills,
+ * each call of the cache is one of that stage's; once full, none is).
+ * That stage's index, -1 when none. */
+int tfd_cache_filled_in_capture(const struct tfd_pipeline *p);
 /* Iterators of that dataset (its first and the repeats) per step of the
  * capture: about 1 when the loop makes one each step; 0 without steps. */
 double tfd_iterators_per_step(const struct tfd_host_result *h);

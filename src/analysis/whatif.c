@@ -304,10 +304,28 @@ double tfd_capacity_step_share(const struct tfd_pipeline *p, double hidden_ns, d
 	return u2 < u ? (N + u2) / (N + u) : 1.0;
 }
 
+/* The CPU per root element of the stages below a cache the capture saw
+ * fill and read back (tfd_cache_filled_in_capture): they run no more
+ * once it is full, so the steady state does without it. */
+static double cache_fill_cpu_ns(const struct tfd_pipeline *p)
+{
+	int below = tfd_cache_filled_in_capture(p);
+	double w = 0;
+	const struct tfd_capacity *cp = &p->capacity;
+
+	if (below < 0 || !(cp->throughput > 0) || cp->window_ns <= 0)
+		return 0;
+	for (size_t j = 0; j < p->nstages; j++)
+		if (tfd_stage_within(p, (int)j, below))
+			w += tfd_cap_stage_cpu_ns(p, j);
+	/* per root element: the window's elements are its time by the rate */
+	return w / ((double)cp->window_ns * cp->throughput / 1e9);
+}
+
 double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
 {
 	const struct tfd_pipeline *p = h->focus >= 0 ? &h->pipelines[h->focus] : NULL;
-	double u = p ? cores_beside_step(p, p->capacity.cpu_ns) : NAN;
+	double u = p ? cores_beside_step(p, p->capacity.cpu_ns - cache_fill_cpu_ns(p)) : NAN;
 
 	return isnan(u) ? 0 : u / p->capacity.cpu_budget;
 }

@@ -350,6 +350,20 @@ static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b
 		       tfd_host_part_pct(f, f->create_ns));
 }
 
+/* Whether host f's focus pipeline filled a cache read back after it:
+ * its stages below the cache stopped (tfd_cache_read_back). */
+static void cache_fill_line(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	if (tfd_cache_filled_in_capture(&f->pipelines[f->focus]) >= 0)
+		tfd_buf_puts(b, "         the first steps filled a cache that the later ones "
+				"read back: its stages below the cache ran no more after "
+				"that.\n");
+	else if (tfd_cache_read_back(f, (size_t)f->focus))
+		tfd_buf_puts(b, "         that is the first epoch: it filled a cache that the "
+				"later epochs read back, and its stages below the cache run "
+				"no more (TFD-T18).\n");
+}
+
 static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
@@ -418,11 +432,7 @@ static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs,
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
 					   tfd_pipeline_cpu_share(f),
 					   renewed_why(f, fs, why, sizeof(why)), b);
-			if (tfd_cache_read_back(f, (size_t)f->focus))
-				tfd_buf_puts(b,
-					     "         that is the first epoch: it filled a cache "
-					     "that the later epochs read back, and its stages "
-					     "below the cache run no more (TFD-T18).\n");
+			cache_fill_line(f, b);
 			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
 		} else if (p->bottleneck >= 0) {
 			tfd_buf_printf(b,

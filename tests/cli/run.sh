@@ -1129,6 +1129,18 @@ if [ "$(rules_of)" = "TFD-H05 TFD-T18 " ] && [[ "$out" == *'"input_bound": "mode
 run analyze -q tests/cases/ok/tf221-keras3-cache-first-epoch/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"that is the first epoch: it filled a cache that the later epochs read back, and its stages below the cache run no more (TFD-T18)."* ]] &&
 	[[ "$(unwrap <<<"$out")" == *"the steady state leaves the ramp out (an AUTOTUNE ramp, buffers or a cache filling, an epoch boundary)"* ]]; then ok; else bad "cache filled in the first epoch, verdict: $(sed -n 1,12p <<<"$out")"; fi
+# one iterator over cache().repeat() whose cache fills during the capture
+# (real TF 2.21: 12 profiled steps fill it, 20 read it back; unprofiled 12.0
+# ms a step while filling, 5.1 ms after, the step's own compute): the ramp
+# counts (NOT input-bound, the steady state; TensorFlow's convention and
+# xprof said MODERATELY 8.6 %), the verdict says the first steps filled the
+# cache, and neither a burst (P03) nor the map's parallelism (T01) is
+# advice; the map's work, which stops with the fill, is not the cores'
+# share (no H07)
+run analyze -q -f json tests/cases/ok/tf221-cache-fills-in-capture/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H03 TFD-H01 " ] && [[ "$out" == *'"input_bound": "not"'* ]]; then ok; else bad "cache filled within the capture: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-cache-fills-in-capture/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"the first steps filled a cache that the later ones read back: its stages below the cache ran no more after that."* ]]; then ok; else bad "cache filled within the capture, verdict: $(sed -n 1,24p <<<"$out")"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)
