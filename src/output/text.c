@@ -350,6 +350,31 @@ static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b
 		       tfd_host_part_pct(f, f->create_ns));
 }
 
+/* Host f's focus pipeline hands out every element at once: it keeps up,
+ * unless its Python or its CPU slows the step all the same. */
+static void keeps_up_line(const struct tfd_host_result *f, struct tfd_buf *b)
+{
+	const struct tfd_pipeline *p = &f->pipelines[f->focus];
+	double py = tfd_python_busy_share(f), cpu = tfd_pipeline_cpu_share(f);
+
+	tfd_buf_puts(b, "         no tf.data root call is slower than 50 us on this host: the "
+			"input pipeline keeps up");
+	if (py >= TFD_PYTHON_BUSY_SAYS)
+		tfd_buf_printf(b,
+			       ", but it runs Python %.0f%% of the time and holds the GIL the "
+			       "training loop needs (TFD-H04)",
+			       100 * py);
+	if (cpu >= TFD_PIPELINE_CPU_SAYS)
+		tfd_buf_printf(b,
+			       "%s keeps %.2g of its %.3g cores busy, the cores the step computes "
+			       "on (TFD-H07)",
+			       py >= TFD_PYTHON_BUSY_SAYS ? ", and" : ", but it",
+			       cpu * p->capacity.cpu_budget, p->capacity.cpu_budget);
+	tfd_buf_puts(b, py >= TFD_PYTHON_BUSY_SAYS || cpu >= TFD_PIPELINE_CPU_SAYS
+			    ? "; prefetch will not help.\n"
+			    : "; look elsewhere (prefetch will not help).\n");
+}
+
 /* Whether host f's focus pipeline filled a cache read back after it:
  * its stages below the cache stopped (tfd_cache_read_back). */
 static void cache_fill_line(const struct tfd_host_result *f, struct tfd_buf *b)
@@ -424,10 +449,7 @@ static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs,
 		if (tfd_iterator_per_step(f))
 			renewed_each_step(f, b);
 		else if (p->max_ns <= TFD_SLOW_CALL_NS)
-			tfd_buf_printf(b,
-				       "         no tf.data root call is slower than 50 us on this "
-				       "host: the input pipeline keeps up; look elsewhere "
-				       "(prefetch will not help).\n");
+			keeps_up_line(f, b);
 		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 			throughput_verdict(p, bn, tfd_python_busy_share(f),
 					   tfd_pipeline_cpu_share(f),

@@ -1141,6 +1141,16 @@ run analyze -q -f json tests/cases/ok/tf221-cache-fills-in-capture/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-H03 TFD-H01 " ] && [[ "$out" == *'"input_bound": "not"'* ]]; then ok; else bad "cache filled within the capture: $(rules_of)"; fi
 run analyze -q tests/cases/ok/tf221-cache-fills-in-capture/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"the first steps filled a cache that the later ones read back: its stages below the cache ran no more after that."* ]]; then ok; else bad "cache filled within the capture, verdict: $(sed -n 1,24p <<<"$out")"; fi
+# four Python generators interleaved, taking turns at the GIL (real TF
+# 2.21): the profiled steps barely wait, but the Python holds a core the
+# step computes on while it runs (unprofiled 12.9 ms a step; the generators'
+# work halved 8.2 ms, 1.57x; their parallelism bought nothing): H07 fires
+# from the Python's core (it had counted none: a Python wait holds no core,
+# but Python taking turns computes) beside H04, and the verdict says both
+run analyze -q -f json tests/cases/ok/tf221-generators-take-turns/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H07 TFD-H04 " ] && grep -qE '"speedup": 1\.(1[5-9]|2)' <<<"$out"; then ok; else bad "generators taking turns: $(rules_of)"; fi
+run analyze -q tests/cases/ok/tf221-generators-take-turns/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"the input pipeline keeps up, but it runs Python 100% of the time and holds the GIL the training loop needs (TFD-H04), and keeps 1 of its 2 cores busy, the cores the step computes on (TFD-H07); prefetch will not help."* ]]; then ok; else bad "generators taking turns, verdict: $(sed -n 1,12p <<<"$out")"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)
