@@ -313,13 +313,12 @@ static double cache_fill_cpu_ns(const struct tfd_pipeline *p)
 	double w = 0;
 	const struct tfd_capacity *cp = &p->capacity;
 
-	if (below < 0 || !(cp->throughput > 0) || cp->window_ns <= 0)
+	if (below < 0 || !cp->root_elements)
 		return 0;
 	for (size_t j = 0; j < p->nstages; j++)
 		if (tfd_stage_within(p, (int)j, below))
 			w += tfd_cap_stage_cpu_ns(p, j);
-	/* per root element: the window's elements are its time by the rate */
-	return w / ((double)cp->window_ns * cp->throughput / 1e9);
+	return w / (double)cp->root_elements;
 }
 
 double tfd_pipeline_cpu_share(const struct tfd_host_result *h)
