@@ -600,11 +600,21 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
  * fewer than TFD_PY_OVERLAP_MIN_CALLS calls or too little spread in how
  * many were ahead (one worker: none ever). On real TF 2.21 jobs the
  * duration's growth per call ahead, over a call with none, was 0.74 for a
- * computing py_function and 0.03 for sleeping numpy_functions. */
+ * computing py_function and 0.03 for sleeping numpy_functions. Side by
+ * side needs steady calls too (the slowest tenth at most
+ * TFD_PY_OVERLAP_SPREAD times the median and TFD_PY_OVERLAP_JITTER_NS,
+ * a busy scheduler's delay): a call that waits lasts what it waits for
+ * (the catalog's 4 ms sleeps 1.05-1.13 times the median, its 0.5 ms
+ * reads 0.68 -> 1.17 ms), Python that computes with the lock let go
+ * (NumPy's matmuls) runs side by side as well but stretches as the cores
+ * are shared (1.14 -> 8.27 ms; computing py_functions 2.1-2.5 times):
+ * more calls than cores would not help it. */
 #define TFD_PY_OVERLAP_MIN_CALLS 20
 #define TFD_PY_OVERLAP_MIN_SD 0.1
 #define TFD_PY_OVERLAP_SIDE 0.25
 #define TFD_PY_OVERLAP_TURNS 0.5
+#define TFD_PY_OVERLAP_SPREAD 1.5
+#define TFD_PY_OVERLAP_JITTER_NS 500000
 /* h's Python ops as above: side by side, taking turns, or unknown; nothing
  * kept, no error. */
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h);

@@ -188,6 +188,23 @@ size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t
 	return k;
 }
 
+/* Whether the n calls v last about alike, as waits do: the slowest tenth
+ * within TFD_PY_OVERLAP_SPREAD times the median and a scheduler's
+ * jitter. */
+static bool steady(const struct tfd_interval *v, size_t n)
+{
+	int64_t *d = xmalloc(n * sizeof(*d));
+	bool ok;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = v[i].e - v[i].s;
+	qsort(d, n, sizeof(*d), tfd_cmp_i64);
+	ok = (double)d[n * 9 / 10] <=
+	     TFD_PY_OVERLAP_SPREAD * (double)d[n / 2] + (double)TFD_PY_OVERLAP_JITTER_NS;
+	free(d);
+	return ok;
+}
+
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 {
 	size_t n = h->npy_ops, done = 0;
@@ -227,7 +244,7 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 	if (var >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD) {
 		slope = (sad / (double)n - ma * md) / var;
 		d0 = md - slope * ma; /* a call with none ahead */
-		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE)
+		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE && steady(v, n))
 			res = TFD_PY_SIDE_BY_SIDE;
 		else if (d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS)
 			res = TFD_PY_TAKE_TURNS;

@@ -1151,6 +1151,15 @@ run analyze -q -f json tests/cases/ok/tf221-generators-take-turns/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-H07 TFD-H04 " ] && grep -qE '"speedup": 1\.(1[5-9]|2)' <<<"$out"; then ok; else bad "generators taking turns: $(rules_of)"; fi
 run analyze -q tests/cases/ok/tf221-generators-take-turns/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"the input pipeline keeps up, but it runs Python 100% of the time and holds the GIL the training loop needs (TFD-H04), and keeps 1 of its 2 cores busy, the cores the step computes on (TFD-H07); prefetch will not help."* ]]; then ok; else bad "generators taking turns, verdict: $(sed -n 1,12p <<<"$out")"; fi
+# a numpy_function computing with the GIL let go (NumPy matmuls), 2 calls
+# at once on 2 cores (real TF 2.21): side by side, but stretched as the
+# cores are shared (unprofiled: 2 calls at once no faster than 1, the work
+# halved 1.30x). No "Python that waits: more calls help past the cores"
+# (F06, which sleeping reads earn): the profile cannot tell (F05)
+run analyze -q -f json tests/cases/ok/tf221-numpy-matmul-map/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-F05 " ] && [[ "$out" == *'"python_calls": null'* ]]; then ok; else bad "NumPy matmuls in a numpy_function: $(rules_of)"; fi
+run analyze -q -f json tests/cases/ok/tf221-python-waits-two-workers/vm.xplane.pb
+if [[ "$(rules_of)" == *"TFD-F06"* ]] && [[ "$out" == *'"python_calls": "side_by_side"'* ]]; then ok; else bad "sleeping numpy_function, side by side: $(rules_of)"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)
