@@ -375,8 +375,9 @@ static void keeps_up_line(const struct tfd_host_result *f, struct tfd_buf *b)
 			    : "; look elsewhere (prefetch will not help).\n");
 }
 
-/* Whether host f's focus pipeline filled a cache read back after it:
- * its stages below the cache stopped (tfd_cache_read_back). */
+/* The line saying host f's focus pipeline filled a cache read back after
+ * it, its stages below the cache stopped (tfd_cache_read_back); none
+ * when it did not. */
 static void cache_fill_line(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	if (tfd_cache_filled_in_capture(&f->pipelines[f->focus]) >= 0)
