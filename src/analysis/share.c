@@ -521,6 +521,16 @@ static void from_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 	choose_basis(hr, true);
 }
 
+/* Whether stage i of p is no cache and runs right below one. */
+static bool below_cache(const struct tfd_pipeline *p, size_t i)
+{
+	int up = p->stages[i].parent;
+
+	return up >= 0 && (size_t)up < p->nstages &&
+	       tfd_family_has(p->stages[up].family, TFD_FAM_CACHE) &&
+	       !tfd_family_has(p->stages[i].family, TFD_FAM_CACHE);
+}
+
 /* How pipeline p uses a cache: 1 fills it (a stage below a cache ran), 2
  * reads it back (its cache ran, nothing below it), 0 has none. */
 static int cache_use(const struct tfd_pipeline *p)
@@ -528,13 +538,9 @@ static int cache_use(const struct tfd_pipeline *p)
 	bool cache = false;
 
 	for (size_t i = 0; i < p->nstages; i++) {
-		int up = p->stages[i].parent;
-
-		if (tfd_family_has(p->stages[i].family, TFD_FAM_CACHE))
-			cache = true;
-		else if (up >= 0 && (size_t)up < p->nstages &&
-			 tfd_family_has(p->stages[up].family, TFD_FAM_CACHE))
+		if (below_cache(p, i))
 			return 1;
+		cache |= tfd_family_has(p->stages[i].family, TFD_FAM_CACHE);
 	}
 	return cache ? 2 : 0;
 }
@@ -552,15 +558,11 @@ int tfd_cache_filled_in_capture(const struct tfd_pipeline *p)
 {
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *below = &p->stages[i];
-		int up = below->parent;
 
-		if (up < 0 || (size_t)up >= p->nstages ||
-		    !tfd_family_has(p->stages[up].family, TFD_FAM_CACHE) ||
-		    tfd_family_has(below->family, TFD_FAM_CACHE))
-			continue;
 		/* (a quarter and two calls of slack: the end of the input is a
 		 * call of the cache's that may not reach the stage) */
-		if (p->stages[up].calls_all > below->calls_all + below->calls_all / 4 + 2)
+		if (below_cache(p, i) && p->stages[below->parent].calls_all >
+					     below->calls_all + below->calls_all / 4 + 2)
 			return (int)i;
 	}
 	return -1;

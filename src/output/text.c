@@ -356,23 +356,23 @@ static void keeps_up_line(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	const struct tfd_pipeline *p = &f->pipelines[f->focus];
 	double py = tfd_python_busy_share(f), cpu = tfd_pipeline_cpu_share(f);
+	bool says_py = py >= TFD_PYTHON_BUSY_SAYS, says_cpu = cpu >= TFD_PIPELINE_CPU_SAYS;
 
 	tfd_buf_puts(b, "         no tf.data root call is slower than 50 us on this host: the "
 			"input pipeline keeps up");
-	if (py >= TFD_PYTHON_BUSY_SAYS)
+	if (says_py)
 		tfd_buf_printf(b,
 			       ", but it runs Python %.0f%% of the time and holds the GIL the "
 			       "training loop needs (TFD-H04)",
 			       100 * py);
-	if (cpu >= TFD_PIPELINE_CPU_SAYS)
+	if (says_cpu)
 		tfd_buf_printf(b,
 			       "%s keeps %.2g of its %.3g cores busy, the cores the step computes "
 			       "on (TFD-H07)",
-			       py >= TFD_PYTHON_BUSY_SAYS ? ", and" : ", but it",
-			       cpu * p->capacity.cpu_budget, p->capacity.cpu_budget);
-	tfd_buf_puts(b, py >= TFD_PYTHON_BUSY_SAYS || cpu >= TFD_PIPELINE_CPU_SAYS
-			    ? "; prefetch will not help.\n"
-			    : "; look elsewhere (prefetch will not help).\n");
+			       says_py ? ", and" : ", but it", cpu * p->capacity.cpu_budget,
+			       p->capacity.cpu_budget);
+	tfd_buf_puts(b, says_py || says_cpu ? "; prefetch will not help.\n"
+					    : "; look elsewhere (prefetch will not help).\n");
 }
 
 /* The line saying host f's focus pipeline filled a cache read back after
