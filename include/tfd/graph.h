@@ -37,6 +37,11 @@ struct iter {
 	/* the iterator made before it with the same id (TensorFlow's ids are
 	 * addresses: a later iterator can reuse a dead one's), -1 none */
 	int id_next;
+	/* its dataset's name (the `name` stat, "PrefetchDataset:15"), NULL
+	 * none: another dataset's iterator at its address is another one;
+	 * name_sig the last signature seen to carry it */
+	const char *dname;
+	const struct tfd_sig *name_sig;
 	/* its calls: icalls[call_off .. call_off + ncalls), sorted by start,
 	 * from tfd_graph_list_calls(); ncalls (counted by the build) stays
 	 * when the list goes */
@@ -141,7 +146,7 @@ struct host_ctx {
 	uint8_t *pelem;
 	size_t pelem_len, pelem_cap;
 	struct imap by_id;    /* id -> the last iterator made with it */
-	struct imap by_idp;   /* (id, parent_id) -> its iterator (id_pair_key) */
+	struct imap by_idp;   /* (id, parent_id, dataset name) -> its iterator (id_key) */
 	struct imap by_name;  /* long name pointer -> the iterator without an id */
 	struct imap by_lname; /* long name text -> last iterator with it ... */
 	VEC(int) lname_next;  /* ... and the one before, per iterator */

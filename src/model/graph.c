@@ -103,37 +103,78 @@ static uint64_t text_key(const char *p)
 	return h;
 }
 
-/* The key of an (id, parent_id) pair in by_idp: the two mixed, so that a
- * hit is checked against the iterator's own id and parent. */
-static uint64_t id_pair_key(uint64_t id, uint64_t parent)
+/* The dataset name iterator event e carries (its `name` stat), NULL
+ * none. */
+static const char *dataset_name(const struct tfd_event *e)
 {
-	return imap_hash(id ^ imap_hash(parent + 0x9e3779b97f4a7c15ull));
+	return tfd_event_param(e, "name");
+}
+
+/* The key of an iterator in by_idp: its id, its parent_id (0 while it has
+ * none) and its dataset's name mixed, so that a hit is checked against
+ * all three. */
+static uint64_t id_key(uint64_t id, uint64_t parent, const char *dname)
+{
+	uint64_t k = imap_hash(id ^ imap_hash(parent + 0x9e3779b97f4a7c15ull));
+
+	return dname ? imap_hash(k ^ text_key(dname)) : k;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	return !a || !b || a == b || strcmp(a, b) == 0;
+}
+
+/* Whether event e is of iterator it's dataset: an event or iterator
+ * without a name is. The signatures seen to be are remembered (the last
+ * one): nearly every event repeats its iterator's. */
+static bool of_dataset(struct iter *it, const struct tfd_event *e)
+{
+	if (e->sig == it->name_sig)
+		return true;
+	if (!same_name(it->dname, dataset_name(e)))
+		return false;
+	it->name_sig = e->sig;
+	return true;
+}
+
+/* Whether iterator it has parent_id pid (has_pid) and dataset name dname. */
+static bool iter_is(const struct iter *it, uint64_t id, bool has_pid, uint64_t pid,
+		    const char *dname)
+{
+	return it->id == id && it->has_parent == has_pid && (!has_pid || it->parent_id == pid) &&
+	       same_name(it->dname, dname);
 }
 
 /* The iterator of event e among those with its id, head the last made:
  * TensorFlow's ids are the iterators' addresses, and an iterator made
- * after another's end can get its address. One iterator keeps its parent,
- * so another parent_id is another iterator (the same parent's next inner
- * iterator at that address is the same stage: it stays one); an event
- * without a parent_id is the last made's, as is one whose iterator's
- * events so far had none. -1: a new one. */
+ * after another's end can get its address. One iterator keeps its parent
+ * and its dataset, so another parent_id or another dataset name is
+ * another iterator (the same parent's next inner iterator of the same
+ * dataset at that address is the same stage: it stays one; a Keras
+ * epoch's training iterator at the address its validation iterator had
+ * is not); an event without a parent_id is the last made's, as is one
+ * whose iterator's events so far had none. -1: a new one. */
 static int id_match(struct host_ctx *c, size_t head, const struct tfd_event *e)
 {
-	uint64_t pid = e->sig->parent_id, key;
+	bool has_pid = (e->flags & TFD_EVF_PARENT) != 0;
+	uint64_t pid = has_pid ? e->sig->parent_id : 0;
 	struct iter *it = &c->iters.v[head];
+	bool ours = of_dataset(it, e);
+	const char *dname;
 	size_t idx;
 
-	if (!(e->flags & TFD_EVF_PARENT) || (it->has_parent && it->parent_id == pid))
+	if (ours && (!has_pid || (it->has_parent && it->parent_id == pid)))
 		return (int)head; /* (nearly every event) */
-	key = id_pair_key(e->id, pid);
-	if (imap_get(&c->by_idp, key, &idx) && c->iters.v[idx].id == e->id &&
-	    c->iters.v[idx].has_parent && c->iters.v[idx].parent_id == pid)
+	dname = dataset_name(e);
+	if (imap_get(&c->by_idp, id_key(e->id, pid, dname), &idx) &&
+	    iter_is(&c->iters.v[idx], e->id, has_pid, pid, dname))
 		return (int)idx;
-	if (it->has_parent)
+	if (!ours || it->has_parent)
 		return -1;
 	it->has_parent = true;
 	it->parent_id = pid;
-	imap_put(&c->by_idp, key, head);
+	imap_put(&c->by_idp, id_key(e->id, pid, it->dname), head);
 	return (int)head;
 }
 
@@ -168,15 +209,20 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.first_start = e->start_ns;
 	it.last_end = e->start_ns;
 	it.id_next = by_id && idx != SIZE_MAX ? (int)idx : -1;
+	if (by_id) {
+		it.dname = dataset_name(e);
+		it.name_sig = e->sig;
+	}
 	vec_push(&c->iters, it);
 	vec_push(&c->samples, *e); /* its first call's event */
 	idx = c->iters.n - 1;
-	if (by_id)
+	if (by_id) {
 		imap_put(&c->by_id, e->id, idx);
-	if (by_id && it.has_parent)
-		imap_put(&c->by_idp, id_pair_key(e->id, it.parent_id), idx);
-	else
+		imap_put(&c->by_idp, id_key(e->id, it.has_parent ? it.parent_id : 0, it.dname),
+			 idx);
+	} else {
 		imap_put(&c->by_name, name_key(e->sig->name), idx);
+	}
 	{
 		size_t head;
 		int next = imap_get(&c->by_lname, text_key(it.long_name), &head) ? (int)head : -1;
@@ -831,159 +877,4 @@ void tfd_graph_release(struct host_ctx *c)
 	vec_free(&c->samples);
 	vec_free(&c->par);
 	tfd_graph_release_consumers(c);
-}
-
-/* ---- pipelines ------------------------------------------------------------ */
-
-struct root_sort {
-	const struct host_ctx *c;
-	int idx;
-};
-
-static int root_cmp(const void *a, const void *b)
-{
-	const struct root_sort *x = a, *y = b;
-	const struct iter *ix = &x->c->iters.v[x->idx], *iy = &y->c->iters.v[y->idx];
-
-	if (ix->first_start != iy->first_start)
-		return ix->first_start < iy->first_start ? -1 : 1;
-	if (ix->id != iy->id)
-		return ix->id < iy->id ? -1 : 1;
-	return x->idx - y->idx;
-}
-
-/* The roots (two-part names with calls), in the pipelines' order. */
-static void order_roots(const struct host_ctx *c, struct tfd_graph_groups *g)
-{
-	size_t nroots = 0;
-	struct root_sort *rs;
-
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
-			nroots++;
-	rs = xcalloc(nroots + 1, sizeof(*rs));
-	g->root = xcalloc(nroots + 1, sizeof(int));
-	g->is_device = xcalloc(nroots + 1, sizeof(bool));
-	nroots = 0;
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
-			rs[nroots++] = (struct root_sort){c, (int)i};
-	if (nroots > 1)
-		qsort(rs, nroots, sizeof(*rs), root_cmp);
-	g->n = nroots;
-	for (size_t r = 0; r < nroots; r++)
-		g->root[r] = rs[r].idx;
-	free(rs);
-}
-
-/* Iterators and calls bucketed by pipeline (slot: each iterator's; a
- * counting sort keeps index order), so building a pipeline costs its own
- * size, not the host's. */
-static void bucket(const struct host_ctx *c, const int *slot, struct tfd_graph_groups *g)
-{
-	size_t nroots = g->n, *ifill, *cfill;
-
-	g->ioff = xcalloc(nroots + 2, sizeof(size_t));
-	g->coff = xcalloc(nroots + 2, sizeof(size_t));
-	g->iters = xmalloc((c->iters.n + 1) * sizeof(int));
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (slot[i] >= 0)
-			g->ioff[slot[i] + 1]++;
-	for (size_t k = 0; k < c->calls.n; k++)
-		if (slot[call_iter(c, k)] >= 0)
-			g->coff[slot[call_iter(c, k)] + 1]++;
-	for (size_t r = 0; r < nroots; r++) {
-		g->ioff[r + 1] += g->ioff[r];
-		g->coff[r + 1] += g->coff[r];
-	}
-	/* one pipeline with every call (the usual host): no list, 4 bytes a
-	 * call at the peak of an iterator-dense host */
-	if (nroots != 1 || g->coff[1] != c->calls.n)
-		g->calls = xmalloc((c->calls.n + 1) * sizeof(int));
-	ifill = xcalloc(nroots + 1, sizeof(size_t));
-	cfill = xcalloc(nroots + 1, sizeof(size_t));
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (slot[i] >= 0)
-			g->iters[g->ioff[slot[i]] + ifill[slot[i]]++] = (int)i;
-	for (size_t k = 0; g->calls && k < c->calls.n; k++) {
-		int r = slot[call_iter(c, k)];
-
-		if (r >= 0)
-			g->calls[g->coff[r] + cfill[r]++] = (int)k;
-	}
-	free(ifill);
-	free(cfill);
-}
-
-/* Whether the host ran a MultiDeviceIterator: its threads that fill the
- * devices' buffers are named so. */
-static bool has_multi_device_thread(const struct tfd_host *h)
-{
-	for (size_t t = 0; h && t < h->nthreads; t++)
-		if (h->threads[t].name &&
-		    strncmp(h->threads[t].name, "tf_data_multi_device_iterator", 29) == 0)
-			return true;
-	return false;
-}
-
-bool tfd_graph_is_device_generator(const struct host_ctx *c, int i)
-{
-	const struct iter *it = &c->iters.v[i];
-	const struct iter *root;
-	const char *name;
-
-	if (strcmp(it->long_name, "Iterator::Prefetch::Generator") == 0)
-		return true; /* XProf's rule (TensorFlow 2.0 to 2.6) */
-	if (strcmp(it->long_name, "Iterator::Root::Prefetch::Generator") != 0 &&
-	    strcmp(it->long_name, "Iterator::Model::Prefetch::Generator") != 0)
-		return false;
-	if (c->root[i] < 0)
-		return false;
-	root = &c->iters.v[c->root[i]];
-	name = root->sample ? tfd_event_param(root->sample, "name") : NULL;
-	/* the MultiDeviceIterator names its per-device prefetch: a user's own
-	 * from_generator().prefetch() is not named so; a TensorFlow that names
-	 * no dataset leaves its threads to tell */
-	if (name)
-		return strncmp(name, "device_prefetch", 15) == 0;
-	return has_multi_device_thread(c->h);
-}
-
-void tfd_graph_group(const struct host_ctx *c, struct tfd_graph_groups *g)
-{
-	int *slot;
-
-	memset(g, 0, sizeof(*g));
-	order_roots(c, g);
-	/* each iterator's pipeline (its root's place in the order) */
-	slot = xmalloc((c->iters.n + 1) * sizeof(int));
-	for (size_t i = 0; i < c->iters.n; i++)
-		slot[i] = -1;
-	for (size_t r = 0; r < g->n; r++)
-		slot[g->root[r]] = (int)r;
-	for (size_t i = 0; i < c->iters.n; i++)
-		slot[i] = c->root[i] >= 0 ? slot[c->root[i]] : -1;
-	/* a root is a device pipeline if a MultiDeviceIterator's per-device
-	 * generator is in it: XProf's rule, its parent is the root; since the
-	 * root iterator wraps every pipeline, the root's Prefetch is */
-	for (size_t i = 0; i < c->iters.n; i++) {
-		int r = c->root[i];
-
-		if (r >= 0 && slot[r] >= 0 && g->root[slot[r]] == r &&
-		    tfd_graph_is_device_generator(c, (int)i))
-			g->is_device[slot[r]] = true;
-	}
-	bucket(c, slot, g);
-	free(slot);
-}
-
-void tfd_graph_groups_release(struct tfd_graph_groups *g)
-{
-	free(g->root);
-	free(g->is_device);
-	free(g->ioff);
-	free(g->coff);
-	free(g->iters);
-	free(g->calls);
-	memset(g, 0, sizeof(*g));
 }

@@ -1166,6 +1166,20 @@ if [[ "$(rules_of)" == *"TFD-F06"* ]] && [[ "$out" == *'"python_calls": "side_by
 run analyze -q -f json tests/cases/ok/tf221-generator-sleeps/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S03 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::BatchV2::FlatMap[0]::Generator"'* ]] &&
 	[[ "$out" == *"4 shards of one sleeping 1.5 ms an element measured 1.79x"* ]]; then ok; else bad "a sleeping generator: $(rules_of)"; fi
+# TensorFlow's iterator ids are addresses: in this Keras fit with
+# validation_data, each epoch's training iterator was made at the address
+# the last validation pass's had (the roots' `name` stat says which
+# dataset). Each pass is its own pipeline: every validation pipeline is read
+# between the steps, no training one is (they had been merged, 5 pipelines)
+run analyze -q -f json tests/cases/ok/tf221-keras3-validation-address-reused/vm.xplane.pb
+if python3 -c '
+import json, sys
+h = json.loads(sys.stdin.read())["hosts"][0]
+ps = [(p["stages"][0]["params"]["name"], p["outside_steps"]) for p in h["pipelines"]]
+assert len(ps) == 9, ps
+assert all(out == (n == "PrefetchDataset:15") for n, out in ps), ps' <<<"$out"; then ok; else bad "an address reused by another dataset: $(grep -c '"root_id"' <<<"$out") pipelines"; fi
+run analyze -q tests/cases/ok/tf221-keras3-validation-address-reused/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"passes over pipelines read only there (a validation pass, an evaluation) 12%"* ]]; then ok; else bad "validation passes between the steps: $(head -8 <<<"$out")"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)

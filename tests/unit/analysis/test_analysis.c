@@ -838,6 +838,52 @@ static void reused_id_is_another_iterator(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A root's address reused by another dataset's iterator: a Keras epoch's
+ * training iterator made where the validation pass's had been (the `name`
+ * stat says which dataset). Each dataset keeps its own pipeline; a root
+ * reused by the same dataset stays one iterator, as before. */
+static void reused_root_of_another_dataset(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	size_t train = 0, val = 0;
+
+	fx_init(&f);
+	for (int pass = 0; pass < 3; pass++) {
+		/* pass 0: training (root 100), 1: validation (root 101), 2: the
+		 * next epoch's training at the validation iterator's address */
+		const char *name =
+		    pass == 1 ? "name=PrefetchDataset:15" : "name=PrefetchDataset:16";
+		const char *root = pass == 0 ? "id=100" : "id=101";
+		const char *child = pass == 0 ? "id=200" : pass == 1 ? "id=201" : "id=202";
+		const char *cpar = pass == 0 ? "parent_id=100" : "parent_id=101";
+
+		for (int i = 0; i < 4; i++) {
+			int64_t c = pass * 10000 * US + i * 1000 * US;
+
+			fx_ev(&f, 0, "Iterator::Root", c, 500 * US, root, name, NULL);
+			fx_ev(&f, 0, "Iterator::Root::Prefetch", c + 10 * US, 480 * US, child, cpar,
+			      name, NULL);
+		}
+	}
+	a = analyze(t, &f);
+	T_EQ_I64(a->hosts[0].npipelines, 3);
+	for (size_t i = 0; i < a->hosts[0].npipelines; i++) {
+		const struct tfd_pipeline *p = &a->hosts[0].pipelines[i];
+		const char *n = tfd_event_param(p->stages[0].sample, "name");
+
+		T_EQ_I64(p->stages[0].calls, 4);
+		if (n && strcmp(n, "PrefetchDataset:15") == 0)
+			val++;
+		else if (n && strcmp(n, "PrefetchDataset:16") == 0)
+			train++;
+	}
+	T_EQ_I64(train, 2);
+	T_EQ_I64(val, 1);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
 /* one id under thousands of parents (a hostile file): one iterator per
  * (id, parent) pair, found by the pair, and the children of that id are
  * linked to one of the last made with it, never to all in turn */
@@ -1297,6 +1343,7 @@ const struct t_case analysis_cases[] = {
     T(no_blocking_child),
     T(parent_id_cycle_is_an_error),
     T(reused_id_is_another_iterator),
+    T(reused_root_of_another_dataset),
     T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
