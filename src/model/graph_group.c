@@ -111,10 +111,12 @@ bool tfd_graph_is_device_generator(const struct host_ctx *c, int i)
 		return false;
 	root = &c->iters.v[c->root[i]];
 	name = root->sample ? tfd_event_param(root->sample, "name") : NULL;
-	/* the MultiDeviceIterator names its per-device prefetch: a user's own
-	 * from_generator().prefetch() is not named so; a TensorFlow that names
-	 * no dataset leaves its threads to tell */
-	if (name)
+	/* the MultiDeviceIterator names its per-device prefetch (TensorFlow
+	 * 2.21): a user's own from_generator().prefetch() is not named so. A
+	 * TensorFlow that names no dataset, or names every root RootDataset:N
+	 * (2.15: that prefetch's generators had drawn TFD-S03 at 2.00x), leaves
+	 * the host's threads to tell */
+	if (name && strncmp(name, "RootDataset", 11) != 0)
 		return strncmp(name, "device_prefetch", 15) == 0;
 	return has_multi_device_thread(c->h);
 }
