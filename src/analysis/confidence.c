@@ -114,12 +114,54 @@ static void verdict(struct tfd_host_result *hr)
 	device_outside(hr, s);
 }
 
+/* Whether an iterator of family f asks its input for one element (or more)
+ * for each it gives: its input's calls cannot be clearly fewer than its own
+ * but for what its buffers held when the capture began. */
+static bool takes_each(const char *f)
+{
+	static const char *const fam[] = {"Root",	 "Model", "Prefetch", "ParallelMap", "Map",
+					  "MapAndBatch", "Batch", "PaddedBatch", "Filter"};
+
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		if (f && strcmp(f, fam[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A stage whose calls are clearly fewer than what the stage above it took
+ * from it, beyond every buffer and call in flight between them: its
+ * threads' events were lost (TensorFlow 2.15 kept none of a thread that
+ * ended before the profile stopped, as an iterator made each epoch does:
+ * a Keras 2 fit's ParallelMapV2 had made 10 elements for the 21 its
+ * Prefetch gave), so its work and busy time count low. -1: none. */
+static int lost_events(const struct tfd_pipeline *p)
+{
+	for (size_t i = 1; i < p->nstages; i++) {
+		const struct tfd_stage *s = &p->stages[i], *up;
+		double slack = 2;
+
+		if (s->parent < 0 || (size_t)s->parent >= p->nstages)
+			continue;
+		up = &p->stages[s->parent];
+		if (up->calls_all < 8 || !takes_each(up->family))
+			continue;
+		for (size_t g = 0; g < p->nsegments; g++)
+			if (p->segments[g].owner == s->parent)
+				slack += (isfinite(p->segments[g].buf_hi) ? p->segments[g].buf_hi : 0) +
+					 (isfinite(p->segments[g].par_hi) ? p->segments[g].par_hi : 0);
+		if ((double)s->calls_all + slack < 0.9 * (double)up->calls_all)
+			return (int)i;
+	}
+	return -1;
+}
+
 static void bottleneck(struct tfd_pipeline *p)
 {
 	struct tfd_sureness *s = &p->confidence;
 	const struct tfd_capacity *cp = &p->capacity;
 	size_t weak = p->links[TFD_LINK_OVERLAP] + p->links[TFD_LINK_NONE];
 	size_t all = weak + p->links[TFD_LINK_SYNC] + p->links[TFD_LINK_PRODUCE];
+	int lost;
 
 	s->level = TFD_CONF_HIGH;
 	if (p->bottleneck < 0) {
@@ -146,6 +188,15 @@ static void bottleneck(struct tfd_pipeline *p)
 		cap_at(s, TFD_CONF_MEDIUM,
 		       "latency view only: too few steady-state calls for a "
 		       "throughput model");
+	/* (a device pipeline is fed as the host pipeline delivers) */
+	if (!p->is_device && (lost = lost_events(p)) >= 0)
+		cap_at(s, TFD_CONF_LOW,
+		       "%s made %" PRIu64 " elements for the %" PRIu64 " %s took: its threads' "
+		       "events were lost (TensorFlow 2.15 keeps none of a thread that ends "
+		       "before the profile stops), so its work counts low",
+		       p->stages[lost].name, p->stages[lost].calls_all,
+		       p->stages[p->stages[lost].parent].calls_all,
+		       p->stages[p->stages[lost].parent].name);
 	if (all && weak * 2 > all) {
 		enum tfd_confidence lower = s->level > TFD_CONF_LOW ? s->level - 1 : TFD_CONF_LOW;
 

@@ -128,7 +128,8 @@ sweep() {
 		grep -q 'the address-space limit (ulimit -v) is [0-9]* MB and [0-9]* MB of it is in use' "$T/e9" &&
 			maperr=$((maperr + 1))
 		grep -q 'leaves no room to start' "$T/e9" && nostart=$((nostart + 1))
-	elif [ "$rc" -eq 127 ] && grep -q 'error while loading shared libraries\|cannot allocate TLS' "$T/e9"; then
+	elif [ "$rc" -eq 127 ] && grep -q 'error while loading shared libraries\|cannot allocate TLS\|^out of memory$' "$T/e9"; then
+		# (a bare "out of memory" and 127: ld.so's own, on the edge)
 		loader=$((loader + 1))
 	else
 		crashed="$crashed $1:$rc"

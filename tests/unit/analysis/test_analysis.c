@@ -884,6 +884,38 @@ static void reused_root_of_another_dataset(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A producer that made clearly fewer elements than its consumer took: its
+ * thread's events were lost (TensorFlow 2.15 keeps none of a thread that
+ * ended before the profile stopped). The bottleneck's confidence says so;
+ * with every element there it does not. */
+static void lost_producer_events(struct t *t)
+{
+	for (int lose = 0; lose < 2; lose++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_pipeline *p;
+
+		fx_init(&f);
+		for (int i = 0; i < 24; i++) {
+			int64_t c = i * 1000 * US;
+
+			fx_ev(&f, 0, "Iterator::Root", c, 600 * US, "id=1", NULL);
+			fx_ev(&f, 0, "Iterator::Root::Prefetch", c + 10 * US, 580 * US, "id=2",
+			      "parent_id=1", "buffer_limit=1", NULL);
+			if (!lose || i % 2 == 0)
+				fx_ev(&f, 1, "Iterator::Root::Prefetch::Map", c + 20 * US, 900 * US,
+				      "id=3", "parent_id=2", NULL);
+		}
+		a = analyze(t, &f);
+		p = &a->hosts[0].pipelines[0];
+		T_TRUE((strstr(p->confidence.reasons, "events were lost") != NULL) == (lose == 1));
+		if (lose)
+			T_EQ_I64(p->confidence.level, TFD_CONF_LOW);
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
+	}
+}
+
 /* one id under thousands of parents (a hostile file): one iterator per
  * (id, parent) pair, found by the pair, and the children of that id are
  * linked to one of the last made with it, never to all in turn */
@@ -1344,6 +1376,7 @@ const struct t_case analysis_cases[] = {
     T(parent_id_cycle_is_an_error),
     T(reused_id_is_another_iterator),
     T(reused_root_of_another_dataset),
+    T(lost_producer_events),
     T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
