@@ -119,8 +119,9 @@ static void verdict(struct tfd_host_result *hr)
  * but for what its buffers held when the capture began. */
 static bool takes_each(const char *f)
 {
-	static const char *const fam[] = {"Root",	 "Model", "Prefetch", "ParallelMap", "Map",
-					  "MapAndBatch", "Batch", "PaddedBatch", "Filter"};
+	static const char *const fam[] = {"Root",	 "Model",	"Prefetch",
+					  "ParallelMap", "Map",		"MapAndBatch",
+					  "Batch",	 "PaddedBatch", "Filter"};
 
 	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
 		if (f && strcmp(f, fam[i]) == 0)
@@ -147,8 +148,9 @@ static int lost_events(const struct tfd_pipeline *p)
 			continue;
 		for (size_t g = 0; g < p->nsegments; g++)
 			if (p->segments[g].owner == s->parent)
-				slack += (isfinite(p->segments[g].buf_hi) ? p->segments[g].buf_hi : 0) +
-					 (isfinite(p->segments[g].par_hi) ? p->segments[g].par_hi : 0);
+				slack +=
+				    (isfinite(p->segments[g].buf_hi) ? p->segments[g].buf_hi : 0) +
+				    (isfinite(p->segments[g].par_hi) ? p->segments[g].par_hi : 0);
 		if ((double)s->calls_all + slack < 0.9 * (double)up->calls_all)
 			return (int)i;
 	}
