@@ -579,6 +579,10 @@ double tfd_iterators_per_step(const struct tfd_host_result *h);
 /* From this many iterators a step the report may name the new iterators
  * as what holds the loop up (rule TFD-H09 fires from the same). */
 #define TFD_ITERATORS_PER_STEP_SAYS 0.5
+/* A filter's predicate runs whose ops ran on another thread and took under
+ * a fifth of their time waited the rest for a thread of the pool: no work
+ * of the filter's (capacity.c) */
+#define TFD_PREDICATE_WAIT_MIN 0.8
 /* Whether host h's loop makes a new iterator each step and that holds it
  * up: the host has a bottleneck (tfd_host_has_bottleneck), two or more
  * iterators, that many a step, making them 1 % of the verdict's step time

@@ -125,6 +125,17 @@ struct tfd_fns {
 	 * NULL when the host has no function ops): what the ops cover */
 	int64_t *work_by_thread;
 	size_t nthreads;
+	/* per iterator name (its long name, interned) whose calls ran a
+	 * function inline whose ops ran on another thread: those calls, and
+	 * how long the functions waited for their ops (their time less the
+	 * ops'): a filter's predicate queued behind the map's work on the
+	 * pool they share is no work of the filter's */
+	struct tfd_inline_wait {
+		const char *iter;
+		uint64_t calls;
+		int64_t run_ns, wait_ns; /* those functions' time, and its wait */
+	} * waits;
+	size_t nwaits;
 };
 
 struct tfd_thread_roots;

@@ -226,6 +226,9 @@ struct pending_fn {
 	uint32_t b;
 	bool find;	  /* an id to look up */
 	const char *name; /* its signature's (interned: it outlives the events) */
+	/* a function called inline: 1 + its iterator's index in waits (its
+	 * duration in f.work_ns until the ops are found), else 0 */
+	size_t inline_of;
 };
 
 struct finding {
@@ -245,6 +248,22 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	uint32_t th = 0;
 	bool summed = p->find && tfd_exec_sums_get(fd->sums, p->id, &ns, &th);
 
+	if (p->inline_of) {
+		/* its iterator's self time has it: only its wait for its ops,
+		 * when they ran elsewhere, is told apart */
+		int64_t ops = sat_add(x ? x->ns : 0, summed ? ns : 0);
+		uint32_t where = x && summed ? (x->thread < th ? x->thread : th)
+				 : x	     ? x->thread
+					     : th;
+		struct tfd_inline_wait *w = &fd->out->waits[p->inline_of - 1];
+
+		if ((x || summed) && where != p->f.thread) {
+			w->run_ns = sat_add(w->run_ns, p->f.work_ns);
+			if (p->f.work_ns > ops)
+				w->wait_ns = sat_add(w->wait_ns, p->f.work_ns - ops);
+		}
+		return;
+	}
 	if (x && summed) {
 		/* chunks summed as read and chunks kept (a sum too large for
 		 * the table): all of them, the lowest thread */
@@ -267,7 +286,8 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	fn_pack(fd->out, &fd->cap, &p->f, &fd->prev);
 }
 
-static void find_later(struct finding *fd, const struct tfd_fn_call *f, const struct tfd_event *e)
+static void find_later(struct finding *fd, const struct tfd_fn_call *f, const struct tfd_event *e,
+		       size_t inline_of)
 {
 	struct pending_fn *p = &fd->ring[fd->n % LAG];
 	const struct pending_fn *half;
@@ -277,6 +297,7 @@ static void find_later(struct finding *fd, const struct tfd_fn_call *f, const st
 	p->f = *f;
 	p->find = e->flags & TFD_EVF_ID;
 	p->name = e->sig->name;
+	p->inline_of = inline_of;
 	if (p->find) {
 		p->id = e->id;
 		p->b = (uint32_t)exec_bucket(fd->x, e->id);
@@ -304,11 +325,44 @@ static void find_rest(struct finding *fd)
 	fd->n = 0;
 }
 
+/* An iterator call open on the thread being read. */
+struct open_call {
+	int64_t end;
+	const char *name;
+	bool counted; /* in its name's inline calls */
+};
+
+/* 1 + the index in out->waits of the name of iterator call c, which runs a
+ * function inline (added if new; c counted once). */
+static size_t inline_slot(struct tfd_fns *out, struct imap *wait_of, size_t *cap,
+			  struct open_call *c)
+{
+	uint64_t key = (uint64_t)(uintptr_t)c->name;
+	size_t k;
+
+	if (!imap_get(wait_of, key, &k)) {
+		if (out->nwaits == *cap) {
+			*cap = *cap ? 2 * *cap : 8;
+			out->waits = xrealloc(out->waits, *cap * sizeof(*out->waits));
+		}
+		out->waits[out->nwaits] = (struct tfd_inline_wait){c->name, 0, 0, 0};
+		k = ++out->nwaits;
+		imap_put(wait_of, key, k);
+	}
+	if (!c->counted) {
+		out->waits[k - 1].calls++;
+		c->counted = true;
+	}
+	return k;
+}
+
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out)
 {
 	struct exec_index ex;
 	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
-	VEC(int64_t) open = {0}; /* ends of the enclosing iterator calls */
+	VEC(struct open_call) open = {0}; /* the enclosing iterator calls */
+	struct imap wait_of = {0};	  /* iterator name -> 1 + its index in waits */
+	size_t wcap = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->sums = h->fn_sums;
@@ -333,17 +387,21 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			const struct tfd_event *e = &ev;
 			struct tfd_fn_call f = {e->start_ns, e->dur_ns, (uint32_t)t, (uint32_t)t};
 
-			while (open.n && open.v[open.n - 1] <= e->start_ns)
+			while (open.n && open.v[open.n - 1].end <= e->start_ns)
 				open.n--;
 			if (e->kind == TFD_EV_ITERATOR) {
-				vec_push(&open, e->start_ns + e->dur_ns);
+				vec_push(&open, ((struct open_call){e->start_ns + e->dur_ns,
+								    e->sig->name, false}));
 				continue;
 			}
-			/* a function inside an iterator call ran inline: that
-			 * stage's self time has it already */
-			if (e->kind != TFD_EV_FUNCTION || open.n)
+			if (e->kind != TFD_EV_FUNCTION)
 				continue;
-			find_later(&fd, &f, e);
+			/* a function inside an iterator call ran inline: that
+			 * stage's self time has it already, and its wait for its
+			 * ops is told apart */
+			find_later(&fd, &f, e,
+				   open.n ? inline_slot(out, &wait_of, &wcap, &open.v[open.n - 1])
+					  : 0);
 		}
 		find_rest(&fd); /* the thread's events go below */
 		if (lean)	/* its calls are made: only what the graph reads stays */
@@ -352,6 +410,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 					    TFD_KIND_BIT(TFD_EV_CONSUME));
 	}
 	vec_free(&open);
+	imap_free(&wait_of);
 	free(ex.v);
 	free(ex.bucket);
 	if (lean) { /* (lean) the sums are read: only the calls stay */

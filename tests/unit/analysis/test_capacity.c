@@ -67,7 +67,8 @@ static int stage_named(const struct tfd_pipeline *p, const char *name)
 /* Each dataset function's work is the sum of its executor chunks (on any
  * thread; the thread kept is its first chunk's in capture order), else its
  * own duration, or unknown for an async dispatch; a function inside an
- * iterator call is not a call of its own. 3000 functions with random step
+ * iterator call is not a call of its own: its wait for its ops, when they
+ * ran on another thread, is its iterator's (struct tfd_fns' waits). 3000 functions with random step
  * ids on four threads, read plainly and as a lean host drops the chunks. */
 static void functions_get_their_chunk_sums(struct t *t)
 {
@@ -208,7 +209,33 @@ static void functions_get_their_chunk_sums(struct t *t)
 			}
 		T_EQ_I64((int64_t)out.n, (int64_t)seen);
 		T_TRUE(!tfd_fns_next(&p, out.buf + out.len, &fc));
+		{
+			/* the inline ones: each its Map call's, the wait of those
+			 * whose ops ran on another thread told apart */
+			uint64_t calls = 0;
+			int64_t run = 0, wait = 0;
+
+			for (int f = 0; f < F; f++) {
+				if (w[f].counted)
+					continue;
+				calls++;
+				if (w[f].work_thread == TFD_FN_UNKNOWN ||
+				    w[f].work_thread == w[f].thread)
+					continue;
+				run += 500;
+				wait += w[f].work < 500 ? 500 - w[f].work : 0;
+			}
+			T_EQ_I64((int64_t)out.nwaits, 1);
+			if (out.nwaits == 1) {
+				T_TRUE(strcmp(out.waits[0].iter, "Iterator::Model::Map") == 0);
+				T_EQ_I64((int64_t)out.waits[0].calls, (int64_t)calls);
+				T_EQ_I64(out.waits[0].run_ns, run);
+				T_EQ_I64(out.waits[0].wait_ns, wait);
+			}
+			T_TRUE(run > 0 && wait > 0);
+		}
 		free(out.buf);
+		free(out.waits);
 		tfd_capture_free(cap);
 	}
 	free(w);
