@@ -377,6 +377,19 @@ static struct val m_one_worker(const struct metric_at *a)
 	return boolean(fg && fg->parallelism > 0 && fg->parallelism < 1.5);
 }
 
+/* Whether the bottleneck, a synchronous stage, ran on several threads at
+ * once over the capacity window (the inputs of a parallel interleave
+ * above it): its calls are parallel already, as a parallel map's are */
+static struct val m_outer_parallel(const struct metric_at *a)
+{
+	const struct tfd_stage *s = a->s;
+
+	if (!a->p || !s || s->is_async || !a->p->capacity.valid || s->segment < 0 ||
+	    (size_t)s->segment >= a->p->nsegments)
+		return boolean(false);
+	return boolean(a->p->segments[s->segment].parallelism >= 1.5);
+}
+
 /* The nearest stage above stage si whose family has one of flags, -1. */
 static int nearest_above(const struct tfd_pipeline *p, int si, unsigned flags)
 {
@@ -547,6 +560,10 @@ const struct metric_def tfd_metrics[] = {
      "num_parallel_calls, or a fixed parallelism (false: AUTOTUNE's one worker, more, or no "
      "model)",
      m_one_worker_by_choice},
+    {"outer_parallel", VT_BOOL, TARGET_BOTTLENECK,
+     "a synchronous stage that ran on several threads at once (a parallel interleave's "
+     "inputs: false when it ran on one, or no model)",
+     m_outer_parallel},
     {"fused_sequential_map", VT_BOOL, TARGET_BOTTLENECK,
      "a MapAndBatch fused from a map without num_parallel_calls (false: any other stage)",
      m_fused_sequential_map},

@@ -242,6 +242,13 @@ def rejudge(r, d, tfd):
     r["tfdoctor"] = J.tfd_part(tj, tr)
     measured = {json.dumps(f["applied"], sort_keys=True): f
                 for f in r.get("findings_applied", []) if f.get("applied") is not None}
+    # the truth's candidates measured their changes in the same run: a
+    # finding that makes one of those changes takes that measurement
+    for c in tr.get("candidates", {}).values():
+        key = json.dumps(c.get("change"), sort_keys=True)
+        if key not in measured and c.get("step_ms") is not None:
+            measured[key] = {"measured": {k: c[k] for k in ("input_percent", "step_ms", "windows_ms")
+                                          if k in c}}
     rows = []
     for f, row in J.estimate_rows(tj):
         fix = r.get("fixes", {}).get(f["class"])
