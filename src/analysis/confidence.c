@@ -131,10 +131,10 @@ static bool takes_each(const char *f)
 
 /* A stage whose calls are clearly fewer than what the stage above it took
  * from it, beyond every buffer and call in flight between them: its
- * threads' events were lost (TensorFlow 2.15 kept none of a thread that
- * ended before the profile stopped, as an iterator made each epoch does:
- * a Keras 2 fit's ParallelMapV2 had made 10 elements for the 21 its
- * Prefetch gave), so its work and busy time count low. -1: none. */
+ * threads' events were lost (TensorFlow 2.12 and 2.15 kept none of a
+ * thread that ended before the profile stopped, as an iterator made each
+ * epoch does: a Keras 2 fit's ParallelMapV2 had made 10 elements for the
+ * 21 its Prefetch gave), so its work and busy time count low. -1: none. */
 static int lost_events(const struct tfd_pipeline *p)
 {
 	for (size_t i = 1; i < p->nstages; i++) {
@@ -194,7 +194,7 @@ static void bottleneck(struct tfd_pipeline *p)
 	if (!p->is_device && (lost = lost_events(p)) >= 0)
 		cap_at(s, TFD_CONF_LOW,
 		       "%s made %" PRIu64 " elements for the %" PRIu64 " %s took: its threads' "
-		       "events were lost (TensorFlow 2.15 keeps none of a thread that ends "
+		       "events were lost (TensorFlow 2.12 and 2.15 keep none of a thread that ends "
 		       "before the profile stops), so its work counts low",
 		       p->stages[lost].name, p->stages[lost].calls_all,
 		       p->stages[p->stages[lost].parent].calls_all,
