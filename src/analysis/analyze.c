@@ -273,32 +273,92 @@ static bool holds_up_more(const struct tfd_pipeline *a, const struct tfd_pipelin
 	return a->max_ns > b->max_ns;
 }
 
+/* Whether dataset name n is one TensorFlow numbers per dataset made, as
+ * 2.12 and 2.15 name every root ("RootDataset:57"): `ds.take(1)` made anew
+ * each step gets a new number each time. */
+static bool numbered_name(const char *n)
+{
+	const char *colon = n ? strrchr(n, ':') : NULL;
+
+	if (!colon || colon - n < 7 || strncmp(colon - 7, "Dataset", 7) != 0 || !colon[1])
+		return false;
+	for (const char *c = colon + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+/* h (FNV-1a) with text t and a separator mixed in. */
+static uint64_t mix_text(uint64_t h, const char *t)
+{
+	for (const char *c = t; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	return (h ^ 0xff) * 1099511628211ull;
+}
+
+static const char *root_name(const struct tfd_pipeline *p)
+{
+	return p->nstages && p->stages[0].sample ? tfd_event_param(p->stages[0].sample, "name")
+						 : NULL;
+}
+
 /* A hash of host pipeline p's root: its long name and its dataset's name,
  * the op TensorFlow names once per dataset ("PrefetchDataset:3"), which an
  * iterator made anew of the same dataset repeats (0: not one that can
- * repeat: a device pipeline, a root without a name). Its stages may
- * differ: an epoch's calls need not reach every stage. */
-static uint64_t repeat_key(const struct tfd_pipeline *p)
+ * repeat: a device pipeline, a root without a name); one shot: its first
+ * stage's path instead of the name. Its stages may differ: an epoch's
+ * calls need not reach every stage. */
+static uint64_t repeat_key(const struct tfd_pipeline *p, bool shot)
 {
-	const char *name =
-	    p->nstages && p->stages[0].sample ? tfd_event_param(p->stages[0].sample, "name") : NULL;
+	const char *name = root_name(p);
 	uint64_t h = 1469598103934665603ull;
 
 	if (p->is_device || !name || !*name)
 		return 0;
-	for (const char *c = name; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
+	if (shot)
+		h = mix_text(mix_text(h, "one shot"), p->nstages > 1 ? p->stages[1].path : "");
+	else
+		h = mix_text(h, name);
 	for (const char *c = p->stages[0].path; *c; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ull;
 	return h | 1;
 }
 
-static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
+static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipeline *b, bool shot)
 {
-	return strcmp(tfd_event_param(a->stages[0].sample, "name"),
-		      tfd_event_param(b->stages[0].sample, "name")) == 0 &&
-	       strcmp(a->stages[0].path, b->stages[0].path) == 0;
+	if (strcmp(a->stages[0].path, b->stages[0].path) != 0)
+		return false;
+	if (shot)
+		return a->nstages > 1 && b->nstages > 1 &&
+		       strcmp(a->stages[1].path, b->stages[1].path) == 0;
+	return strcmp(root_name(a), root_name(b)) == 0;
+}
+
+/* shot[i]: whether pipeline i is of a one-shot dataset: a numbered root
+ * name whose pipelines (iterators) were each called at most twice at the
+ * root, made for one element (`for b in ds.take(1):` each step: a new
+ * dataset, a new number). Such pipelines are the same pipeline when their
+ * root and its first stage below have the same paths: their names cannot
+ * say. A dataset iterated for long keeps its own number and has many root
+ * calls. */
+static void one_shots(const struct tfd_host_result *hr, bool *shot)
+{
+	struct imap most = {0}; /* name's key -> the most root calls */
+	size_t n = hr->npipelines, v;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = repeat_key(&hr->pipelines[i], false);
+
+		if (k && (!imap_get(&most, k, &v) || hr->pipelines[i].ncalls > v))
+			imap_put(&most, k, (size_t)hr->pipelines[i].ncalls);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = repeat_key(&hr->pipelines[i], false);
+
+		shot[i] = k && numbered_name(root_name(&hr->pipelines[i])) &&
+			  imap_get(&most, k, &v) && v <= 2;
+	}
+	imap_free(&most);
 }
 
 /* The first pipeline of pipeline i's group of repeats, while repeat_of1
@@ -314,18 +374,21 @@ static void mark_repeats(struct tfd_host_result *hr)
 {
 	struct imap first = {0}; /* key -> the first pipeline with it */
 	uint64_t *key = xmalloc((hr->npipelines + 1) * sizeof(*key));
+	bool *shot = xmalloc(hr->npipelines + 1);
 	size_t n = hr->npipelines;
 
+	one_shots(hr, shot);
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
 
 		hr->pipelines[i].repeat_of1 = 0;
-		key[i] = repeat_key(&hr->pipelines[i]);
+		key[i] = repeat_key(&hr->pipelines[i], shot[i]);
 		if (!key[i])
 			continue;
 		if (!imap_get(&first, key[i], &j))
 			imap_put(&first, key[i], i);
-		else if (same_pipeline(&hr->pipelines[j], &hr->pipelines[i]))
+		else if (shot[j] == shot[i] &&
+			 same_pipeline(&hr->pipelines[j], &hr->pipelines[i], shot[i]))
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
 	/* each group's own: the one that holds the loop up most (so the focus
@@ -352,6 +415,7 @@ static void mark_repeats(struct tfd_host_result *hr)
 	}
 	imap_free(&first);
 	free(key);
+	free(shot);
 }
 
 size_t tfd_repeated_iterators(const struct tfd_host_result *h)

@@ -1209,6 +1209,12 @@ if [ "$(rules_of)" = "TFD-T22 TFD-T04 " ] && [[ "$out" == *'"bottleneck_long_nam
 # on the 4-input case) and T25 (cheaper work) leads: 1.49x, measured 1.48x
 run analyze -q -f json tests/cases/ok/tf212-interleave-inner-seq-map/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T25 TFD-T01 " ] && [[ "$out" == *'"step_speedup": 1.48'* ]]; then ok; else bad "a sequential map under a parallel interleave: $(rules_of)"; fi
+# `for b in ds.take(1):` each step under TensorFlow 2.12: a new dataset each
+# step, whose root TensorFlow names with a new number (RootDataset:57, :59,
+# ...), so the names do not say the pipelines are one; each was called
+# once: one-shot pipelines of the same shape are (H09, not P01 at 2.86x)
+run analyze -q -f json tests/cases/ok/tf212-take-one-per-step/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H09 " ] && [[ "$out" == *'"new_iterator_each_step": true'* ]]; then ok; else bad "take(1) each step, numbered roots: $(rules_of)"; fi
 # cache() after repeat(): the cache never fills and the map below it runs
 # every epoch (T19 leads; measured 1.49x on the catalog's job), not "the
 # first epoch only" (T18)

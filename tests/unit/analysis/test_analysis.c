@@ -916,6 +916,47 @@ static void lost_producer_events(struct t *t)
 	}
 }
 
+/* TensorFlow 2.12 and 2.15 number every root's dataset (RootDataset:57):
+ * `ds.take(1)` made each step gets a new number, so one-shot pipelines
+ * (each root called at most twice) of the same shape are one pipeline
+ * made anew; two datasets read for long keep their own numbers and stay
+ * apart however alike their shapes. */
+static void numbered_one_shot_roots_repeat(struct t *t)
+{
+	for (int longread = 0; longread < 2; longread++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_host_result *h;
+		size_t repeats = 0;
+		int n = longread ? 2 : 10;
+
+		fx_init(&f);
+		for (int k = 0; k < n; k++) {
+			char id[32], cid[32], pid[32], name[48];
+
+			snprintf(id, sizeof(id), "id=%d", 100 + k);
+			snprintf(cid, sizeof(cid), "id=%d", 200 + k);
+			snprintf(pid, sizeof(pid), "parent_id=%d", 100 + k);
+			snprintf(name, sizeof(name), "name=RootDataset:%d", 55 + 2 * k);
+			for (int c = 0; c < (longread ? 12 : 1); c++) {
+				int64_t at = (k * 20 + c) * 1000 * US;
+
+				fx_ev(&f, 0, "Iterator::Root", at, 600 * US, id, name, NULL);
+				fx_ev(&f, 0, "Iterator::Root::Prefetch", at + 10 * US, 580 * US,
+				      cid, pid, NULL);
+			}
+		}
+		a = analyze(t, &f);
+		h = &a->hosts[0];
+		T_EQ_I64(h->npipelines, n);
+		for (size_t i = 0; i < h->npipelines; i++)
+			repeats += h->pipelines[i].repeat_of1 != 0;
+		T_EQ_I64(repeats, longread ? 0 : n - 1);
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
+	}
+}
+
 /* one id under thousands of parents (a hostile file): one iterator per
  * (id, parent) pair, found by the pair, and the children of that id are
  * linked to one of the last made with it, never to all in turn */
@@ -1377,6 +1418,7 @@ const struct t_case analysis_cases[] = {
     T(reused_id_is_another_iterator),
     T(reused_root_of_another_dataset),
     T(lost_producer_events),
+    T(numbered_one_shot_roots_repeat),
     T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
