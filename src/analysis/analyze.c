@@ -334,30 +334,24 @@ static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipelin
 	return strcmp(root_name(a), root_name(b)) == 0;
 }
 
-/* shot[i]: whether pipeline i is of a one-shot dataset: a numbered root
- * name whose pipelines (iterators) were each called at most twice at the
- * root, made for one element (`for b in ds.take(1):` each step: a new
- * dataset, a new number). Such pipelines are the same pipeline when their
- * root and its first stage below have the same paths: their names cannot
- * say. A dataset iterated for long keeps its own number and has many root
- * calls. */
-static void one_shots(const struct tfd_host_result *hr, bool *shot)
+/* shot[i]: whether pipeline i is of a one-shot dataset, from key[i], its
+ * key by name (repeat_key): a numbered root name whose pipelines
+ * (iterators) were each called at most twice at the root, made for one
+ * element (`for b in ds.take(1):` each step: a new dataset, a new number).
+ * Such pipelines are the same pipeline when their root and its first stage
+ * below have the same paths: their names cannot say. A dataset iterated
+ * for long keeps its own number and has many root calls. */
+static void one_shots(const struct tfd_host_result *hr, const uint64_t *key, bool *shot)
 {
 	struct imap most = {0}; /* name's key -> the most root calls */
 	size_t n = hr->npipelines, v;
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = repeat_key(&hr->pipelines[i], false);
-
-		if (k && (!imap_get(&most, k, &v) || hr->pipelines[i].ncalls > v))
-			imap_put(&most, k, (size_t)hr->pipelines[i].ncalls);
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = repeat_key(&hr->pipelines[i], false);
-
-		shot[i] = k && numbered_name(root_name(&hr->pipelines[i])) &&
-			  imap_get(&most, k, &v) && v <= 2;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (key[i] && (!imap_get(&most, key[i], &v) || hr->pipelines[i].ncalls > v))
+			imap_put(&most, key[i], (size_t)hr->pipelines[i].ncalls);
+	for (size_t i = 0; i < n; i++)
+		shot[i] = key[i] && numbered_name(root_name(&hr->pipelines[i])) &&
+			  imap_get(&most, key[i], &v) && v <= 2;
 	imap_free(&most);
 }
 
@@ -377,12 +371,15 @@ static void mark_repeats(struct tfd_host_result *hr)
 	bool *shot = xmalloc(hr->npipelines + 1);
 	size_t n = hr->npipelines;
 
-	one_shots(hr, shot);
+	for (size_t i = 0; i < n; i++)
+		key[i] = repeat_key(&hr->pipelines[i], false);
+	one_shots(hr, key, shot);
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
 
 		hr->pipelines[i].repeat_of1 = 0;
-		key[i] = repeat_key(&hr->pipelines[i], shot[i]);
+		if (shot[i])
+			key[i] = repeat_key(&hr->pipelines[i], true);
 		if (!key[i])
 			continue;
 		if (!imap_get(&first, key[i], &j))

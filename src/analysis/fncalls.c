@@ -247,23 +247,8 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	int64_t ns = 0;
 	uint32_t th = 0;
 	bool summed = p->find && tfd_exec_sums_get(fd->sums, p->id, &ns, &th);
+	int64_t dur = p->f.work_ns; /* its own duration, until its ops are found */
 
-	if (p->inline_of) {
-		/* its iterator's self time has it: only its wait for its ops,
-		 * when they ran elsewhere, is told apart */
-		int64_t ops = sat_add(x ? x->ns : 0, summed ? ns : 0);
-		uint32_t where = x && summed ? (x->thread < th ? x->thread : th)
-				 : x	     ? x->thread
-					     : th;
-		struct tfd_inline_wait *w = &fd->out->waits[p->inline_of - 1];
-
-		if ((x || summed) && where != p->f.thread) {
-			w->run_ns = sat_add(w->run_ns, p->f.work_ns);
-			if (p->f.work_ns > ops)
-				w->wait_ns = sat_add(w->wait_ns, p->f.work_ns - ops);
-		}
-		return;
-	}
 	if (x && summed) {
 		/* chunks summed as read and chunks kept (a sum too large for
 		 * the table): all of them, the lowest thread */
@@ -279,6 +264,18 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 		/* dispatch only: the work ran elsewhere, uncaptured */
 		p->f.work_ns = 0;
 		p->f.work_thread = TFD_FN_UNKNOWN;
+	}
+	if (p->inline_of) {
+		/* its iterator's self time has it: only its wait for its ops,
+		 * when they ran elsewhere, is told apart */
+		struct tfd_inline_wait *w = &fd->out->waits[p->inline_of - 1];
+
+		if ((x || summed) && p->f.work_thread != p->f.thread) {
+			w->run_ns = sat_add(w->run_ns, dur);
+			if (dur > p->f.work_ns)
+				w->wait_ns = sat_add(w->wait_ns, dur - p->f.work_ns);
+		}
+		return;
 	}
 	if (fd->out->work_by_thread && p->f.thread < fd->out->nthreads)
 		fd->out->work_by_thread[p->f.thread] =
