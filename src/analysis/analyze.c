@@ -362,8 +362,22 @@ static size_t group_first(const struct tfd_host_result *hr, size_t i)
 	return hr->pipelines[i].repeat_of1 ? (size_t)hr->pipelines[i].repeat_of1 - 1 : i;
 }
 
+/* Whether host pipeline a, of b's dataset, stands for the two better: it
+ * shows more of the dataset's stages, then holds the loop up more. The
+ * iterators of a dataset made anew each step get addresses the last ones
+ * had, and an inner iterator at an address two outer ones had is linked
+ * to one of them: the others show none of the stages below it (a prefetch
+ * whose producer made no call of its own). */
+static bool stands_for_more(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
+{
+	if (a->nstages != b->nstages)
+		return a->nstages > b->nstages;
+	return holds_up_more(a, b);
+}
+
 /* Host pipelines that repeat one dataset (struct tfd_pipeline.repeat_of1):
- * each group's pipeline that holds the loop up most stands for it. */
+ * each group's pipeline that shows the most of its stages, then holds the
+ * loop up most, stands for it. */
 static void mark_repeats(struct tfd_host_result *hr)
 {
 	struct imap first = {0}; /* key -> the first pipeline with it */
@@ -399,7 +413,7 @@ static void mark_repeats(struct tfd_host_result *hr)
 
 			if (g == i)
 				own[i] = i;
-			else if (holds_up_more(&hr->pipelines[i], &hr->pipelines[own[g]]))
+			else if (stands_for_more(&hr->pipelines[i], &hr->pipelines[own[g]]))
 				own[g] = i;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -438,9 +452,12 @@ bool tfd_iterator_per_step(const struct tfd_host_result *h)
 	       tfd_host_part_pct(h, h->create_ns) >= 1.0;
 }
 
-/* The pipeline analyzed first: the host pipeline that holds the loop up most. */
+/* The pipeline analyzed first: the host pipeline that holds the loop up most,
+ * or the one that stands for its group of repeats. */
 static void pick_focus(struct tfd_host_result *hr)
 {
+	size_t most = 0; /* the pipeline that holds the loop up most */
+
 	for (size_t i = 0; i < hr->npipelines; i++) {
 		const struct tfd_pipeline *p = &hr->pipelines[i];
 
@@ -448,8 +465,11 @@ static void pick_focus(struct tfd_host_result *hr)
 			continue;
 		if (p->max_ns > hr->max_latency_ns)
 			hr->max_latency_ns = p->max_ns;
-		if (hr->focus < 0 || holds_up_more(p, &hr->pipelines[hr->focus]))
-			hr->focus = (int)i;
+		if (hr->focus < 0 || holds_up_more(p, &hr->pipelines[most])) {
+			most = i;
+			/* a repeat's group: the pipeline that stands for it */
+			hr->focus = p->repeat_of1 ? p->repeat_of1 - 1 : (int)i;
+		}
 	}
 	if (hr->focus < 0 && hr->npipelines)
 		hr->focus = 0;
