@@ -1215,6 +1215,14 @@ if [[ "$out" == *'"reasons": ['*'"ParallelMapV2 made 10 elements for the 21 Pref
 # unprofiled, filtering first measured 2.42x, the map halved 1.47x
 run analyze -q -f json tests/cases/ok/tf212-filter-after-map/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T22 TFD-T04 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::MapAndBatch::Filter::ParallelMapV2"'* ]]; then ok; else bad "a predicate queued on the map's pool: $(rules_of)"; fi
+# filter_parallelization on a stateless predicate of 0.8 ms: TensorFlow
+# runs it as ParallelFilter (AUTOTUNE, 2 workers), the slowest stage with
+# the cores the limit; it had only T99 (no rule of its own). T26, the
+# predicate's work halved: 1.41x, measured 1.65x (5.72 -> 3.47 ms a step)
+run analyze -q -f json tests/cases/ok/tf221-parallel-filter/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T26 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::BatchV2::ParallelFilter"'* ]] &&
+	python3 -c 'import json, sys; e = json.load(sys.stdin)["findings"][0]["estimate"]
+assert e["model"] == "scale" and 1.25 < e["step_speedup"] < 2.0, e' <<<"$out"; then ok; else bad "a parallel filter at its limit: $(rules_of)"; fi
 # a sequential map inside each input of a parallel interleave (2 inputs
 # at once, TensorFlow 2.12), the cores the limit: its calls are already
 # parallel, so T01's inner num_parallel_calls gives ~1.0x (measured 0.99x
