@@ -73,6 +73,8 @@ const struct tfd_family tfd_families[] = {
     {"RandomDataset", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Random", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Counter", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    /* Dataset.load's reader of one shard of the files Dataset.save wrote */
+    {"SnapshotDatasetReader", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     /* remote sources */
     {"GuzzlerDataGuzzlerRemoteDataset", NULL, SRC, NULL, NULL, TFD_FX_REMOTE_SOURCE,
      "GuzzlerDataGuzzlerRemoteDataset", NULL},
@@ -281,8 +283,9 @@ const char *tfd_iter_family(const char *short_name, char *buf, size_t len)
 	const char *canon;
 	size_t n = 0;
 
-	/* copy up to a "[" (input index) */
-	while (short_name[n] && short_name[n] != '[' && n + 1 < len) {
+	/* copy up to a "[" (input index) or a "/" (Dataset.load's reader of
+	 * shard N is SnapshotDatasetReader/_N) */
+	while (short_name[n] && short_name[n] != '[' && short_name[n] != '/' && n + 1 < len) {
 		buf[n] = short_name[n];
 		n++;
 	}

@@ -1223,6 +1223,17 @@ run analyze -q -f json tests/cases/ok/tf221-parallel-filter/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T26 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::BatchV2::ParallelFilter"'* ]] &&
 	python3 -c 'import json, sys; e = json.load(sys.stdin)["findings"][0]["estimate"]
 assert e["model"] == "scale" and 1.25 < e["step_speedup"] < 2.0, e' <<<"$out"; then ok; else bad "a parallel filter at its limit: $(rules_of)"; fi
+# Dataset.load of 1-MB elements saved with GZIP, one shard: reading them
+# (SnapshotDatasetReader/_0, decompressing) is the bottleneck with the
+# cores the limit; it drew only T99. S10: cache after load or save them
+# uncompressed (measured 8.39 -> 3.11 ms a step, 2.70x; remove estimates
+# 1.73x: the step's compute the model frees falls short of the real one)
+run analyze -q -f json tests/cases/ok/tf221-load-gzip-reads/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-S10 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); f = d["findings"][0]
+assert f["stage"] == "SnapshotDatasetReader/_0" and f["estimate"]["model"] == "remove", f
+st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "SnapshotDatasetReader/_0"]
+assert st and st[0]["family"] == "SnapshotDatasetReader", st
+assert 1.4 < f["estimate"]["step_speedup"] < 3.0, f["estimate"]' <<<"$out"; then ok; else bad "reading a saved dataset: $(rules_of)"; fi
 # a sequential map inside each input of a parallel interleave (2 inputs
 # at once, TensorFlow 2.12), the cores the limit: its calls are already
 # parallel, so T01's inner num_parallel_calls gives ~1.0x (measured 0.99x

@@ -2715,6 +2715,16 @@ static void same_stage_made_parallel(struct t *t)
 {
 	T_EQ_STR(tfd_serial_family("ParallelMap"), "Map");
 	T_EQ_STR(tfd_serial_family("Parallel"), "Parallel");
+	{
+		char fam[64];
+
+		/* Dataset.load's reader of shard N: one family for every shard */
+		T_EQ_STR(tfd_iter_family("SnapshotDatasetReader/_3", fam, sizeof(fam)),
+			 "SnapshotDatasetReader");
+		T_TRUE(tfd_family_has("SnapshotDatasetReader", TFD_FAM_SOURCE));
+		T_EQ_STR(tfd_iter_family("ParallelInterleaveV4[2]", fam, sizeof(fam)),
+			 "ParallelInterleave");
+	}
 	T_EQ_STR(tfd_serial_family("Batch"), "Batch");
 	T_TRUE(tfd_same_stage_made_parallel("Iterator::Root::Prefetch::BatchV2::Map",
 					    "Iterator::Root::Prefetch::BatchV2::ParallelMapV2"));
