@@ -1223,7 +1223,7 @@ run analyze -q -f json tests/cases/ok/tf221-parallel-filter/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T26 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::BatchV2::ParallelFilter"'* ]] &&
 	python3 -c 'import json, sys; e = json.load(sys.stdin)["findings"][0]["estimate"]
 assert e["model"] == "scale" and 1.25 < e["step_speedup"] < 2.0, e' <<<"$out"; then ok; else bad "a parallel filter at its limit: $(rules_of)"; fi
-# Dataset.load of 1-MB elements saved with GZIP, one shard: reading them
+# Dataset.load of 256-KB elements saved with GZIP, one shard: reading them
 # (SnapshotDatasetReader/_0, decompressing) is the bottleneck with the
 # cores the limit; it drew only T99. S10: cache after load or save them
 # uncompressed (measured 8.39 -> 3.11 ms a step, 2.70x; remove estimates

@@ -1757,3 +1757,49 @@ case("imagenet_like", build=b_imagenet_like,
      candidates={"decode": ({"crop": True}, r"::(ParallelMapV2|MapAndBatch)$")},
      fixes={"decode_heavy": {"crop": True}, "parallel_at_limit": {"crop": True},
             "augmentation_heavy": {"crop": True}, "pipeline_cpu": {"crop": True}})
+
+
+# 72. A filter whose predicate is stateless and costly (a quality test on
+# the parsed record), with filter_parallelization on: TensorFlow runs it as
+# a ParallelFilter (AUTOTUNE), which still limits the rate on 2 cores
+def b_parallel_filter(k):
+    ds = tf.data.TFRecordDataset(tfrecord_files()).repeat().map(parse, num_parallel_calls=AUTOTUNE)
+    # always true, but only known once the work is done
+    ds = ds.filter(lambda x: tf.reduce_sum(
+        tf.cast(tf.math.is_nan(_det_burn(x, k["pred_ms"])), tf.int32)) >= 0)
+    o = tf.data.Options()
+    o.experimental_optimization.filter_parallelization = True
+    return maybe_prefetch(ds.batch(k["batch"]).with_options(o), k)
+
+
+case("parallel_filter_at_limit", build=b_parallel_filter,
+     defaults=dict(pred_ms=0.8, batch=8, prefetch=2),
+     train_ms=2, planted="a stateless 0.8-ms predicate under filter_parallelization",
+     covers=["filter_parallelization", "ParallelFilter"],
+     candidates={"predicate": ({"pred_ms": 0.4}, r"ParallelFilter$")},
+     fixes={"parallel_at_limit": {"pred_ms": 0.4}, "pipeline_cpu": {"pred_ms": 0.4}})
+
+
+# 73. tf.data.Dataset.load of a dataset saved with GZIP compression (1-MB
+# elements of random floats, one shard): decompressing is the reader's work
+def b_load_gzip(k):
+    n = 256 * 1024
+    # written once (about 90-100 MB each way), as the catalog's other files
+    path = os.path.join(_DATA, "saved-1mb-%s" % (k["comp"] or "raw"))
+    if not os.path.exists(path):
+        d = tf.data.Dataset.range(400).map(lambda i: tf.random.stateless_uniform((n,), seed=[i, 1]))
+        shutil.rmtree(path + ".tmp", ignore_errors=True)
+        d.save(path + ".tmp", compression=k["comp"], shard_func=lambda x: tf.constant(0, tf.int64))
+        os.replace(path + ".tmp", path)
+    ds = tf.data.Dataset.load(path, compression=k["comp"]).repeat()
+    ds = ds.map(lambda v: tf.reduce_mean(tf.reshape(v, (-1, 16)), axis=0),
+                num_parallel_calls=AUTOTUNE)
+    return maybe_prefetch(ds.batch(k["batch"]), k)
+
+
+case("load_gzip_reads", build=b_load_gzip,
+     defaults=dict(comp="GZIP", batch=8, prefetch=2),
+     train_ms=2, planted="Dataset.load decompressing GZIP-saved 1-MB elements",
+     covers=["Dataset.save/load", "compression"],
+     candidates={"read": ({"comp": None}, r"SnapshotDatasetReader")},
+     fixes={"slow_source": {"comp": None}, "pipeline_cpu": {"comp": None}})
