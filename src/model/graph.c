@@ -36,7 +36,9 @@ static bool distinct_inputs(const char *s, size_t at)
 }
 
 /* Long name less the "[N]" indices that number instances (interleave's
- * inputs, repeat's epochs): the stage key. The input index of a dataset
+ * inputs, repeat's epochs) and the "/_N" shard numbers of a saved
+ * dataset's readers (SnapshotDatasetReader/_3: one reader per shard, the
+ * inputs of one interleave): the stage key. The input index of a dataset
  * with distinct inputs (Zip[1], Concatenate[0], DirectedInterleave[1])
  * stays: each input is its own stage. */
 char *tfd_iter_stage_path(const char *s)
@@ -45,6 +47,17 @@ char *tfd_iter_stage_path(const char *s)
 	char *out = xmalloc(n + 1);
 
 	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '/' && i + 2 < n && s[i + 1] == '_') {
+			size_t k = i + 2;
+
+			while (k < n && s[k] >= '0' && s[k] <= '9')
+				k++;
+			if (k > i + 2 &&
+			    (k == n || (s[k] == ':' && k + 1 < n && s[k + 1] == ':'))) {
+				i = k - 1;
+				continue;
+			}
+		}
 		if (s[i] == '[') {
 			size_t k = i + 1;
 

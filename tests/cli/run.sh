@@ -1230,10 +1230,19 @@ assert e["model"] == "scale" and 1.25 < e["step_speedup"] < 2.0, e' <<<"$out"; t
 # 1.73x: the step's compute the model frees falls short of the real one)
 run analyze -q -f json tests/cases/ok/tf221-load-gzip-reads/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S10 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); f = d["findings"][0]
-assert f["stage"] == "SnapshotDatasetReader/_0" and f["estimate"]["model"] == "remove", f
-st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "SnapshotDatasetReader/_0"]
+assert f["stage"] == "SnapshotDatasetReader" and f["estimate"]["model"] == "remove", f
+st = [s for s in d["hosts"][0]["pipelines"][0]["stages"] if s["name"] == "SnapshotDatasetReader"]
 assert st and st[0]["family"] == "SnapshotDatasetReader", st
+assert st[0]["long_name"].endswith("::SnapshotDatasetReader/_0"), st
 assert 1.4 < f["estimate"]["step_speedup"] < 3.0, f["estimate"]' <<<"$out"; then ok; else bad "reading a saved dataset: $(rules_of)"; fi
+# snapshot() read back (a run before read the input to its end): its
+# reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
+# /_1, one reader each; they are one stage (as an interleave's inputs
+# are), not two with half the calls each
+run analyze -q -f json tests/cases/ok/tf221-snapshot-read-two-shards/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+st = [s for s in p["stages"] if s["family"] == "SnapshotDatasetReader"]
+assert [(s["name"], s["calls"]) for s in st] == [("SnapshotDatasetReader", 240)], st' <<<"$out"; then ok; else bad "a snapshot's shard readers: $(head -c 300 <<<"$out")"; fi
 # a sequential map inside each input of a parallel interleave (2 inputs
 # at once, TensorFlow 2.12), the cores the limit: its calls are already
 # parallel, so T01's inner num_parallel_calls gives ~1.0x (measured 0.99x

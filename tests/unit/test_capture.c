@@ -19,6 +19,7 @@
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
 #include "tfd/families.h"
+#include "tfd/graph.h"
 #include "tfd/load.h"
 #include "tfd/pages.h"
 #include "tfd/partial.h"
@@ -2724,6 +2725,21 @@ static void same_stage_made_parallel(struct t *t)
 		T_TRUE(tfd_family_has("SnapshotDatasetReader", TFD_FAM_SOURCE));
 		T_EQ_STR(tfd_iter_family("ParallelInterleaveV4[2]", fam, sizeof(fam)),
 			 "ParallelInterleave");
+	}
+	{
+		/* and every shard's reader is one stage, as an interleave's
+		 * inputs are; a "/" in another name stays */
+		char *a = tfd_iter_stage_path(
+		    "Iterator::Root::Load::ParallelInterleaveV4[3]::SnapshotDatasetReader/_12");
+		char *b = tfd_iter_stage_path("Iterator::Root::X/_1::Map");
+		char *c = tfd_iter_stage_path("Iterator::Root::X/_::Map/_2a");
+
+		T_EQ_STR(a, "Iterator::Root::Load::ParallelInterleaveV4::SnapshotDatasetReader");
+		T_EQ_STR(b, "Iterator::Root::X::Map");
+		T_EQ_STR(c, "Iterator::Root::X/_::Map/_2a");
+		free(a);
+		free(b);
+		free(c);
 	}
 	T_EQ_STR(tfd_serial_family("Batch"), "Batch");
 	T_TRUE(tfd_same_stage_made_parallel("Iterator::Root::Prefetch::BatchV2::Map",
