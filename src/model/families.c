@@ -73,6 +73,8 @@ const struct tfd_family tfd_families[] = {
     {"RandomDataset", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Random", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Counter", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    /* tf.data.experimental.CsvDataset (make_csv_dataset's reader) */
+    {"CSV", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     /* Dataset.load's reader of one shard of the files Dataset.save wrote */
     {"SnapshotDatasetReader", NULL, SRC, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     /* remote sources */
@@ -123,14 +125,16 @@ const struct tfd_family tfd_families[] = {
     {"Unique", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"DenseToSparseBatch", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Options", NULL, PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"LoadDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    /* Dataset.load: hands on what its reader (an interleave of the shards'
+     * readers) makes */
+    {"Load", "LoadDataset", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"ChooseFastestBranch", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"SlidingWindow", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Bucket", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"DirectedInterleave", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"SampleFromDatasets", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"ChooseFromDatasets", NULL, MULTI, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
-    {"Ignore", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
+    {"IgnoreErrors", "Ignore", PASS, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Enumerate", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"Padded", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},
     {"RegisterDataset", NULL, 0, NULL, NULL, TFD_FX_OTHER, NULL, NULL},

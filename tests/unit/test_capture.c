@@ -2723,6 +2723,11 @@ static void same_stage_made_parallel(struct t *t)
 		T_EQ_STR(tfd_iter_family("SnapshotDatasetReader/_3", fam, sizeof(fam)),
 			 "SnapshotDatasetReader");
 		T_TRUE(tfd_family_has("SnapshotDatasetReader", TFD_FAM_SOURCE));
+		/* the names real captures give (Dataset.load, ignore_errors,
+		 * CsvDataset), not the ops' */
+		T_TRUE(tfd_family_has("Load", TFD_FAM_PASS));
+		T_TRUE(tfd_family_has("IgnoreErrors", TFD_FAM_PASS));
+		T_TRUE(tfd_family_has("CSV", TFD_FAM_SOURCE));
 		T_EQ_STR(tfd_iter_family("ParallelInterleaveV4[2]", fam, sizeof(fam)),
 			 "ParallelInterleave");
 	}
