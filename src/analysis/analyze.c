@@ -402,9 +402,9 @@ static void mark_repeats(struct tfd_host_result *hr)
 			 same_pipeline(&hr->pipelines[j], &hr->pipelines[i], shot[i]))
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
-	/* each group's own: the one that holds the loop up most (so the focus
-	 * is one), own[g] for the group's first pipeline g, in one pass (a
-	 * capture can hold thousands of groups) */
+	/* each group's own: the one that stands for it (pick_focus takes it
+	 * for any of its pipelines), own[g] for the group's first pipeline g,
+	 * in one pass (a capture can hold thousands of groups) */
 	{
 		size_t *own = xmalloc((n + 1) * sizeof(*own));
 
