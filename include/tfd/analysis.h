@@ -325,6 +325,10 @@ struct tfd_host_result {
 	 * loop waiting in GetNext and making iterators (both 0 where the
 	 * markers leave the input out: what is left out there is the passes) */
 	int64_t between_pass_ns, between_wait_ns, between_create_ns;
+	/* the iterators the loop made over the capture (struct
+	 * tfd_host_waits.nroots_made): a dataset made anew whose new iterators
+	 * got the old ones' addresses counts fewer pipelines than iterators */
+	size_t iterators_made;
 	/* input-bound share: the figures the verdict uses (a copy of tf or
 	 * steady below, or the capture span without step markers) */
 	double input_pct;  /* NAN when unknown: host wait + host-to-device */
@@ -573,8 +577,16 @@ bool tfd_cache_read_back(const struct tfd_host_result *h, size_t pi);
  * each call of the cache is one of that stage's; once full, none is).
  * That stage's index, -1 when none. */
 int tfd_cache_filled_in_capture(const struct tfd_pipeline *p);
-/* Iterators of that dataset (its first and the repeats) per step of the
- * capture: about 1 when the loop makes one each step; 0 without steps. */
+/* Iterators of that dataset: its first and the repeats, or, when the loop
+ * made more (tfd_host_result.iterators_made: new iterators got the old
+ * ones' addresses, so several are one pipeline), as many as it made, at
+ * most one per call of its pipelines' roots. */
+size_t tfd_focus_iterators(const struct tfd_host_result *h);
+/* root calls per pipeline of a dataset made anew (on average) up to which
+ * its pipelines may each hold several iterators made at one address */
+#define TFD_FEW_CALLS_PER_ITERATOR 4
+/* Those iterators per step of the capture: about 1 when the loop makes
+ * one each step; 0 without steps. */
 double tfd_iterators_per_step(const struct tfd_host_result *h);
 /* From this many iterators a step the report may name the new iterators
  * as what holds the loop up (rule TFD-H09 fires from the same). */

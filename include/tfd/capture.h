@@ -333,6 +333,9 @@ struct tfd_interval *tfd_host_wait_union(const struct tfd_host *h, size_t *n);
 struct tfd_host_waits {
 	struct tfd_interval *all, *creates, *gil;
 	size_t nall, ncreates, ngil;
+	/* the iterators the loop made: its MakeIterator of a root dataset
+	 * (MakeIterator::RootDataset), eager or inside a tf.function */
+	size_t nroots_made;
 	/* set by the analysis before the share: stretches between the step
 	 * markers the training loop spent reading another pipeline (a
 	 * validation pass), sorted and disjoint; their waits and their time

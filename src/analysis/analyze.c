@@ -438,11 +438,32 @@ size_t tfd_repeated_iterators(const struct tfd_host_result *h)
 	return n;
 }
 
+size_t tfd_focus_iterators(const struct tfd_host_result *h)
+{
+	size_t made = tfd_repeated_iterators(h) + 1;
+	uint64_t calls = 0;
+
+	if (h->focus < 0)
+		return 0;
+	if (h->iterators_made <= made)
+		return made;
+	for (size_t i = 0; i < h->npipelines; i++)
+		if ((int)i == h->focus || h->pipelines[i].repeat_of1 == h->focus + 1)
+			calls += h->pipelines[i].ncalls;
+	/* pipelines read for a few calls each are iterators made anew whose
+	 * addresses recurred; one read for many steps is an epoch's (the
+	 * iterators the loop made then are another dataset's too: a
+	 * validation pass's) */
+	if (made < 2 || calls > TFD_FEW_CALLS_PER_ITERATOR * made)
+		return made;
+	return calls < h->iterators_made ? (size_t)calls : h->iterators_made;
+}
+
 double tfd_iterators_per_step(const struct tfd_host_result *h)
 {
 	if (h->focus < 0 || !h->all.nsteps)
 		return 0.0;
-	return (double)(tfd_repeated_iterators(h) + 1) / (double)h->all.nsteps;
+	return (double)tfd_focus_iterators(h) / (double)h->all.nsteps;
 }
 
 bool tfd_iterator_per_step(const struct tfd_host_result *h)

@@ -734,6 +734,7 @@ void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr
 	cut_holes(&hw->gil, &hw->ngil, hw->holes, hw->nholes);
 	u = hw->all;
 	nu = hw->nall;
+	hr->iterators_made = hw->nroots_made;
 
 	hr->input_pct = hr->tf.pct = hr->steady.pct = hr->all.pct = hr->markers_pct = NAN;
 	hr->step_pct_min = hr->step_pct_p50 = hr->step_pct_p90 = hr->step_pct_max = NAN;

@@ -20,6 +20,7 @@ typedef VEC(struct tfd_interval) ivec;
  * wait, and the two parts of them the report names. */
 struct parts {
 	ivec all, creates, gil;
+	size_t nroots_made;
 };
 
 static void add(ivec *v, int64_t s, int64_t e)
@@ -86,8 +87,13 @@ static bool loop_thread(const struct tfd_host *h, size_t t)
 {
 	const char *name = h->threads[t].name;
 
+	/* tf.data's thread for the MakeIterator op of a graph (a tf.function
+	 * that runs `iter(ds)`): the function waits for the iterator it makes
+	 * there, as an eager loop waits for the one it makes on its own thread */
 	return (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_GETNEXT)) ||
-	       (name && *name && strncmp(name, "tf_data", 7) != 0);
+	       (name && *name &&
+		(strncmp(name, "tf_data", 7) != 0 ||
+		 strncmp(name, "tf_data_make_iterator", 21) == 0));
 }
 
 /* The Python call around an eager op (pywrap_tfe): it ends once the
@@ -189,6 +195,7 @@ static void thread_waits(const struct tfd_host *h, size_t t, struct parts *out)
 		if (loop && made_for_loop(&e, sc.fn_end, sc.it_end)) {
 			add(&out->all, e.start_ns, e.start_ns + e.dur_ns);
 			add(&out->creates, e.start_ns, e.start_ns + e.dur_ns);
+			out->nroots_made += strncmp(e.sig->name, "MakeIterator::Root", 18) == 0;
 		} else if (gn || (e.kind == TFD_EV_ITERATOR && h->nloop_inputs &&
 				  loop_input_root(&e, &last, &last_is))) {
 			add(&out->all, e.start_ns, e.start_ns + e.dur_ns);
@@ -292,6 +299,7 @@ void tfd_host_waits_read(const struct tfd_host *h, bool skip_all, struct tfd_hos
 		w->all = union_of(&pt.all, &w->nall);
 	w->creates = union_of(&pt.creates, &w->ncreates);
 	w->gil = union_of(&pt.gil, &w->ngil);
+	w->nroots_made = pt.nroots_made;
 }
 
 void tfd_host_waits_free(struct tfd_host_waits *w)

@@ -340,7 +340,7 @@ static const char *renewed_why(const struct tfd_host_result *f, const struct tfd
 /* The loop makes a new iterator each step: that, not a stage, holds it up. */
 static void renewed_each_step(const struct tfd_host_result *f, struct tfd_buf *b)
 {
-	size_t made = tfd_repeated_iterators(f) + 1;
+	size_t made = tfd_focus_iterators(f);
 
 	tfd_buf_printf(b,
 		       "         bottleneck: a new iterator each step (%zu iterators of pipeline "

@@ -626,6 +626,19 @@ assert e["model"] == "one_iterator" and 2.0 < e["step_speedup"] < 2.4, e' <<<"$o
 run analyze -q tests/cases/ok/tf221-iterator-per-step
 if [[ "$(unwrap <<<"$out")" == *"making iterators: 10.322 ms a step of the 13.048 ms waited"* &&
 	"$(unwrap <<<"$out")" == *"bottleneck: a new iterator each step (30 iterators"* ]]; then ok; else bad "an iterator per step: $(sed -n 1,12p <<<"$out")"; fi
+# next(iter(ds)) inside a tf.function called each step: the function's
+# MakeIterator runs on tf.data's tf_data_make_iterator thread while the
+# step waits (11.9 ms a step), and its 30 iterators recur at 10 addresses:
+# 10 pipelines of 3 calls. It said 19 % input-bound and H05 (no making
+# iterators counted, 10 iterators for 30 steps); unprofiled the loop took
+# 15.2 ms a step, 2.0 ms with one iterator
+run analyze -q -f json tests/cases/ok/tf221-iterator-in-function-each-step
+if python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_bound"] == "highly" and h["input_percent"] > 70, h["input_percent"]
+assert h["iterator_create_ns"] > 0.5 * h["step_ns"], (h["iterator_create_ns"], h["step_ns"])
+assert abs(h["iterators_per_step"] - 1.0) < 0.01, h["iterators_per_step"]
+assert [f["rule"] for f in d["findings"]] == ["TFD-H09"], [f["rule"] for f in d["findings"]]
+assert d["findings"][0]["estimate"]["step_speedup"] > 3, d["findings"][0]["estimate"]' <<<"$out"; then ok; else bad "an iterator per step inside a tf.function: $(head -c 300 <<<"$out")"; fi
 # the same loop profiled with the options TensorFlow's profiler guide shows
 # (host_tracer_level=3, python_tracer_level=1): the new iterators got two
 # prefetch addresses and three MapAndBatch ones, so each MapAndBatch is
