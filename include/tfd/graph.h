@@ -108,6 +108,15 @@ _Static_assert(sizeof(struct call) == 8, "a call is 8 bytes");
 /* at most a pair per call, a call per kept event */
 _Static_assert(TFD_MAX_EVENTS_PER_HOST < (1u << 29), "pair bits");
 
+/* The calls of one iterator name (its long name, interned) that ran a
+ * function inline whose ops ran on another thread, and how long those
+ * functions waited for their ops (their time less the ops'). */
+struct tfd_inline_wait {
+	const char *iter;
+	uint64_t calls;
+	int64_t run_ns, wait_ns; /* those functions' time, and its wait */
+};
+
 /* A host's dataset-function calls (struct tfd_fn_call in
  * src/analysis/passes.h), packed in (thread, event) order, a few bytes each
  * (a tf.data-heavy host has one per map element): varints of the call's
@@ -125,17 +134,10 @@ struct tfd_fns {
 	 * NULL when the host has no function ops): what the ops cover */
 	int64_t *work_by_thread;
 	size_t nthreads;
-	/* per iterator name (its long name, interned) whose calls ran a
-	 * function inline whose ops ran on another thread: those calls, and
-	 * how long the functions waited for their ops (their time less the
-	 * ops'): a filter's predicate queued behind the map's work on the
-	 * pool they share is no work of the filter's */
-	struct tfd_inline_wait {
-		const char *iter;
-		uint64_t calls;
-		int64_t run_ns, wait_ns; /* those functions' time, and its wait */
-	} * waits;
-	size_t nwaits;
+	/* per iterator name whose calls ran a function inline whose ops ran
+	 * on another thread: a filter's predicate queued behind the map's
+	 * work on the pool they share is no work of the filter's */
+	VEC(struct tfd_inline_wait) waits;
 };
 
 struct tfd_thread_roots;

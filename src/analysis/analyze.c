@@ -319,9 +319,7 @@ static uint64_t repeat_key(const struct tfd_pipeline *p, bool shot)
 		h = mix_text(mix_text(h, "one shot"), p->nstages > 1 ? p->stages[1].path : "");
 	else
 		h = mix_text(h, name);
-	for (const char *c = p->stages[0].path; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	return h | 1;
+	return mix_text(h, p->stages[0].path) | 1;
 }
 
 static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipeline *b, bool shot)

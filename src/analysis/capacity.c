@@ -203,15 +203,16 @@ static double predicate_wait_per_call(const struct tfd_fns *fns, const struct tf
 	uint64_t calls = 0;
 	int64_t run = 0, wait = 0;
 
-	if (!fns || !fns->nwaits || strcmp(s->family, "Filter") != 0)
+	if (!fns || !fns->waits.n || strcmp(s->family, "Filter") != 0)
 		return 0.0;
-	for (size_t k = 0; k < fns->nwaits; k++) {
-		char *path = tfd_iter_stage_path(fns->waits[k].iter);
+	for (size_t k = 0; k < fns->waits.n; k++) {
+		const struct tfd_inline_wait *w = &fns->waits.v[k];
+		char *path = tfd_iter_stage_path(w->iter);
 
 		if (strcmp(path, s->path) == 0) {
-			calls += fns->waits[k].calls;
-			run = sat_add(run, fns->waits[k].run_ns);
-			wait = sat_add(wait, fns->waits[k].wait_ns);
+			calls += w->calls;
+			run = sat_add(run, w->run_ns);
+			wait = sat_add(wait, w->wait_ns);
 		}
 		free(path);
 	}

@@ -268,7 +268,7 @@ static void find_one(struct finding *fd, struct pending_fn *p)
 	if (p->inline_of) {
 		/* its iterator's self time has it: only its wait for its ops,
 		 * when they ran elsewhere, is told apart */
-		struct tfd_inline_wait *w = &fd->out->waits[p->inline_of - 1];
+		struct tfd_inline_wait *w = &fd->out->waits.v[p->inline_of - 1];
 
 		if ((x || summed) && p->f.work_thread != p->f.thread) {
 			w->run_ns = sat_add(w->run_ns, dur);
@@ -331,23 +331,18 @@ struct open_call {
 
 /* 1 + the index in out->waits of the name of iterator call c, which runs a
  * function inline (added if new; c counted once). */
-static size_t inline_slot(struct tfd_fns *out, struct imap *wait_of, size_t *cap,
-			  struct open_call *c)
+static size_t inline_slot(struct tfd_fns *out, struct imap *wait_of, struct open_call *c)
 {
 	uint64_t key = (uint64_t)(uintptr_t)c->name;
 	size_t k;
 
 	if (!imap_get(wait_of, key, &k)) {
-		if (out->nwaits == *cap) {
-			*cap = *cap ? 2 * *cap : 8;
-			out->waits = xrealloc(out->waits, *cap * sizeof(*out->waits));
-		}
-		out->waits[out->nwaits] = (struct tfd_inline_wait){c->name, 0, 0, 0};
-		k = ++out->nwaits;
+		vec_push(&out->waits, ((struct tfd_inline_wait){c->name, 0, 0, 0}));
+		k = out->waits.n;
 		imap_put(wait_of, key, k);
 	}
 	if (!c->counted) {
-		out->waits[k - 1].calls++;
+		out->waits.v[k - 1].calls++;
 		c->counted = true;
 	}
 	return k;
@@ -359,7 +354,6 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
 	VEC(struct open_call) open = {0}; /* the enclosing iterator calls */
 	struct imap wait_of = {0};	  /* iterator name -> 1 + its index in waits */
-	size_t wcap = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->sums = h->fn_sums;
@@ -397,8 +391,7 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 			 * stage's self time has it already, and its wait for its
 			 * ops is told apart */
 			find_later(&fd, &f, e,
-				   open.n ? inline_slot(out, &wait_of, &wcap, &open.v[open.n - 1])
-					  : 0);
+				   open.n ? inline_slot(out, &wait_of, &open.v[open.n - 1]) : 0);
 		}
 		find_rest(&fd); /* the thread's events go below */
 		if (lean)	/* its calls are made: only what the graph reads stays */

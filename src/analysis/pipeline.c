@@ -677,10 +677,9 @@ static void finish_stages(struct pbuild *b, struct analysis_priv *pv)
 		if (s->parent >= 0)
 			s->parent = b->inv[s->parent];
 		s->path = tfd_analysis_keep_string(pv, b->sb.paths.v[b->order[i]]);
-		/* a saved dataset's shard readers are one stage: named without
-		 * the first one's "/_N" (its path drops it) */
-		if (strchr(s->name, '/'))
-			s->name = tfd_iter_short(s->path);
+		/* named as its path ends: a saved dataset's shard readers are
+		 * one stage, named without the first one's "/_N" */
+		s->name = tfd_iter_short(s->path);
 		s->family =
 		    tfd_analysis_keep_string(pv, tfd_iter_family(s->name, fam, sizeof(fam)));
 		s->blocking_share =

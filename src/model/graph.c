@@ -872,7 +872,7 @@ void tfd_graph_release_call_lists(struct host_ctx *c)
 void tfd_graph_release(struct host_ctx *c)
 {
 	free(c->fns.buf);
-	free(c->fns.waits);
+	vec_free(&c->fns.waits);
 	free(c->fns.work_by_thread);
 	tfd_graph_release_call_lists(c);
 	vec_free(&c->iters);

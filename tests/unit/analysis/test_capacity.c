@@ -225,17 +225,17 @@ static void functions_get_their_chunk_sums(struct t *t)
 				run += 500;
 				wait += w[f].work < 500 ? 500 - w[f].work : 0;
 			}
-			T_EQ_I64((int64_t)out.nwaits, 1);
-			if (out.nwaits == 1) {
-				T_TRUE(strcmp(out.waits[0].iter, "Iterator::Model::Map") == 0);
-				T_EQ_I64((int64_t)out.waits[0].calls, (int64_t)calls);
-				T_EQ_I64(out.waits[0].run_ns, run);
-				T_EQ_I64(out.waits[0].wait_ns, wait);
+			T_EQ_I64((int64_t)out.waits.n, 1);
+			if (out.waits.n == 1) {
+				T_TRUE(strcmp(out.waits.v[0].iter, "Iterator::Model::Map") == 0);
+				T_EQ_I64((int64_t)out.waits.v[0].calls, (int64_t)calls);
+				T_EQ_I64(out.waits.v[0].run_ns, run);
+				T_EQ_I64(out.waits.v[0].wait_ns, wait);
 			}
 			T_TRUE(run > 0 && wait > 0);
 		}
 		free(out.buf);
-		free(out.waits);
+		vec_free(&out.waits);
 		tfd_capture_free(cap);
 	}
 	free(w);
