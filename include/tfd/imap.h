@@ -34,6 +34,18 @@ static inline uint64_t imap_hash(uint64_t k)
 	return k;
 }
 
+/* FNV-1a: the offset basis, and text s mixed into hash h (start from the
+ * basis). The keys of text the maps below hold. */
+#define TFD_FNV_BASIS 0xcbf29ce484222325ull
+#define TFD_FNV_PRIME 0x100000001b3ull
+
+static inline uint64_t tfd_fnv_text(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * TFD_FNV_PRIME;
+	return h;
+}
+
 static inline void imap_free(struct imap *m)
 {
 	free(m->s);

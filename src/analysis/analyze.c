@@ -11,6 +11,7 @@
 
 #include "passes.h"
 #include "tfd/graph.h"
+#include "tfd/imap.h"
 #include "tfd/satmath.h"
 
 #define diag tfd_analysis_diag
@@ -291,9 +292,7 @@ static bool numbered_name(const char *n)
 /* h (FNV-1a) with text t and a separator mixed in. */
 static uint64_t mix_text(uint64_t h, const char *t)
 {
-	for (const char *c = t; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211ull;
-	return (h ^ 0xff) * 1099511628211ull;
+	return (tfd_fnv_text(h, t) ^ 0xff) * TFD_FNV_PRIME;
 }
 
 static const char *root_name(const struct tfd_pipeline *p)
@@ -311,7 +310,7 @@ static const char *root_name(const struct tfd_pipeline *p)
 static uint64_t repeat_key(const struct tfd_pipeline *p, bool shot)
 {
 	const char *name = root_name(p);
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = TFD_FNV_BASIS;
 
 	if (p->is_device || !name || !*name)
 		return 0;

@@ -10,6 +10,7 @@
 #include "tfd/families.h"
 #include "tfd/fmt.h"
 #include "tfd/history.h"
+#include "tfd/imap.h"
 #include "tfd/regress.h"
 
 /* ---- recording and comparing -------------------------------------------- */
@@ -19,7 +20,7 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	const unsigned char *c = p;
 
 	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 0x100000001b3ULL;
+		h = (h ^ c[i]) * TFD_FNV_PRIME;
 	return h;
 }
 
@@ -33,7 +34,7 @@ static void capture_identity(const struct tfd_analysis *a, char *out, size_t len
 
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host *host = a->hosts[i].host;
-		uint64_t h = fnv1a(0xcbf29ce484222325ULL, host->path, strlen(host->path) + 1);
+		uint64_t h = fnv1a(TFD_FNV_BASIS, host->path, strlen(host->path) + 1);
 		struct stat st;
 
 		h = fnv1a(h, host->name, strlen(host->name) + 1);

@@ -11,6 +11,7 @@
 #include "rules_impl.h"
 #include "tfd/capbuild.h"
 #include "tfd/families.h"
+#include "tfd/imap.h"
 #include "tfd/infile.h"
 #include "tfd/rules_builtin.h"
 #include "tfd/vec.h"
@@ -550,11 +551,7 @@ static enum tfd_status parse_rule(struct ctx *c, const cJSON *o, struct rule *r)
 
 static size_t id_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
+	return (size_t)tfd_fnv_text(TFD_FNV_BASIS, s);
 }
 
 /* The slot of id: holding its rule, or the empty one where it would go. */

@@ -13,11 +13,7 @@
 
 static uint64_t stage_key(int parent, const char *path)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (const char *q = path; *q; q++)
-		h = (h ^ (unsigned char)*q) * 1099511628211ull;
-	return imap_hash(h ^ (uint64_t)(int64_t)parent);
+	return imap_hash(tfd_fnv_text(TFD_FNV_BASIS, path) ^ (uint64_t)(int64_t)parent);
 }
 
 int tfd_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard)

@@ -159,13 +159,12 @@ size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_tot
 
 	for (size_t i = 0; i < n; i++) {
 		const char *type = tfd_op_type(v[i].name);
-		uint64_t hsh = 1469598103934665603ull;
+		uint64_t hsh;
 		size_t k;
 
 		if (!type)
 			continue;
-		for (const char *c = type; *c; c++)
-			hsh = (hsh ^ (uint8_t)*c) * 1099511628211ull;
+		hsh = tfd_fnv_text(TFD_FNV_BASIS, type);
 		/* another type under the same hash takes the next key */
 		while (imap_get(&idx, hsh, &k) && strcmp(t[k].type, type) != 0)
 			hsh++;

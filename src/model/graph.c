@@ -10,6 +10,7 @@
 #include "tfd/graph.h"
 #include "tfd/err.h"
 #include "tfd/families.h"
+#include "tfd/imap.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
 #include <stdio.h>
@@ -109,11 +110,7 @@ static uint64_t name_key(const char *p)
  * lookup finds the host's copy. Walks compare the text. */
 static uint64_t text_key(const char *p)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-	return h;
+	return tfd_fnv_text(TFD_FNV_BASIS, p);
 }
 
 /* The dataset name iterator event e carries (its `name` stat), NULL

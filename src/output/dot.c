@@ -302,11 +302,8 @@ struct grouping {
 
 static uint64_t group_key(int parent_group, const char *family, bool any_family)
 {
-	uint64_t k = 1469598103934665603ull ^ (uint64_t)(uint32_t)parent_group;
-
-	for (const char *c = any_family ? "" : family; *c; c++)
-		k = (k ^ (uint8_t)*c) * 1099511628211ull;
-	return k;
+	return tfd_fnv_text(TFD_FNV_BASIS ^ (uint64_t)(uint32_t)parent_group,
+			    any_family ? "" : family);
 }
 
 /* The group of siblings under parent group pg that stage i may join, or -1. */
