@@ -146,6 +146,9 @@ struct tfd_marker {
 	int64_t thread_id; /* its thread's id (tfd_thread.id) */
 	int64_t group;	   /* its group_id, when has_group */
 	bool has_group;
+	/* a SessionRun (TensorFlow 1's Session.run, graph mode): a step only
+	 * on a host without step markers */
+	bool session_run;
 };
 
 /* A FunctionRun: a tf.function's run (its step id, its thread's id),
@@ -491,6 +494,9 @@ struct tfd_host {
 	/* the steps are the markers' extents (their group_ids, if any, are
 	 * not the steps': a device span is routed to its steps by time) */
 	bool steps_from_markers;
+	/* ... and those markers are the session's runs (SessionRun): the host
+	 * had no step marker */
+	bool steps_from_session_runs;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
 	/* executor chunks summed as they were read (NULL: they are events) */
 	struct tfd_exec_sums *exec_sums;
@@ -684,6 +690,12 @@ bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);
  * step of group_id group when has_group. */
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
 			  int64_t end_ns, bool has_group, int64_t group);
+/* Note a SessionRun (a TensorFlow 1 Session.run) on host h likewise: the
+ * steps of a host that has no step marker. */
+void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
+			  bool has_group, int64_t group);
+/* Note marker m (a copy) on host h. */
+void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
 /* A host with step markers: each outermost marker becomes a step (group
  * ids 0, 1, ... in time order), as TensorFlow's converter groups a raw
  * capture; a marker inside another on its thread is part of it. A host
@@ -692,7 +704,9 @@ void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_nu
  * step) keeps the groups that hold a marker and drops the others; when no
  * marker has a group (Keras 3's "Profiled batch", which the converter does
  * not take for a marker), the markers are the steps, as in the raw
- * capture. Frees the markers either way. Called by a reader before
+ * capture. The session's runs (SessionRun) are the markers of a host
+ * that has no other; a host with markers drops them. Frees the markers
+ * either way. Called by a reader before
  * anything reads the steps (the device sweep), and by tfd_capture_finish();
  * idempotent. */
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h);

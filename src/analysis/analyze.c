@@ -837,6 +837,11 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 		}
 		if (!cap->hosts[i].has_host_plane)
 			diag(a, cap->hosts[i].name, "no /host:CPU plane in this capture");
+		if (cap->hosts[i].steps_from_session_runs)
+			diag(a, cap->hosts[i].name,
+			     "no step markers: the %zu steps are the session's runs (SessionRun, "
+			     "TensorFlow 1's Session.run)",
+			     cap->hosts[i].nsteps);
 		empty_device_planes(a, &cap->hosts[i]);
 	}
 	st = tfd_analysis_finish(a, opts, err);

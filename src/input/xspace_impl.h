@@ -35,7 +35,8 @@ struct meta {
 	 * yet (read on its first event: a Trace's arguments are its call
 	 * site's), 1 yes, 2 no */
 	uint8_t root;
-	bool fnrun; /* a FunctionRun (tfd_host_fnrun) */
+	bool fnrun;   /* a FunctionRun (tfd_host_fnrun) */
+	bool sessrun; /* a SessionRun (tfd_host_session_run) */
 };
 
 struct smeta {

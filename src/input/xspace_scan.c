@@ -141,6 +141,7 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
 		mt.fnrun = strcmp(mt.name, "FunctionRun") == 0;
+		mt.sessrun = strcmp(mt.name, "SessionRun") == 0;
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 		return 0;
@@ -570,7 +571,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false, 2, false};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2, false, false};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0;
 	bool has_group = false, keep, marker;
@@ -739,6 +740,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (marker) /* with its group, read above */
 		tfd_host_step_marker(h, h->threads[th].id, (int64_t)step_num, start_ns, end_ns,
 				     has_group, group);
+	else if (m.sessrun)
+		tfd_host_session_run(h, h->threads[th].id, start_ns, end_ns, has_group, group);
 	note_event(sc, h, has_group, group, start_ns, end_ns);
 	return TFD_OK;
 bad:

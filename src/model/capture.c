@@ -831,9 +831,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
 			      ph->steps[i].end_ns);
 	for (size_t i = 0; i < ph->nmarkers; i++)
-		tfd_host_step_marker(h, ph->markers[i].thread_id, ph->markers[i].step_num,
-				     ph->markers[i].start_ns, ph->markers[i].end_ns,
-				     ph->markers[i].has_group, ph->markers[i].group);
+		tfd_host_add_marker(h, &ph->markers[i]);
 	free(ph->markers);
 	ph->markers = NULL;
 	ph->nmarkers = ph->markers_cap = 0;

@@ -135,15 +135,43 @@ static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 	loose_end(h, k);
 }
 
-void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
-			  int64_t end_ns, bool has_group, int64_t group)
+void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m)
 {
 	if (h->nmarkers == h->markers_cap) {
 		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;
 		h->markers = xrealloc(h->markers, h->markers_cap * sizeof(*h->markers));
 	}
-	h->markers[h->nmarkers++] = (struct tfd_marker){
-	    start_ns, end_ns, step_num, thread_id, has_group ? group : 0, has_group};
+	h->markers[h->nmarkers++] = *m;
+}
+
+void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
+			  int64_t end_ns, bool has_group, int64_t group)
+{
+	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id,
+						    has_group ? group : 0, has_group, false});
+}
+
+void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
+			  bool has_group, int64_t group)
+{
+	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id,
+						    has_group ? group : 0, has_group, true});
+}
+
+/* The session's runs step a host without markers; a host with markers
+ * drops them (they run inside the markers, or beside them: an evaluation,
+ * a hook's fetch). */
+static void session_runs_or_markers(struct tfd_host *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (!h->markers[i].session_run)
+			h->markers[n++] = h->markers[i];
+	if (n)
+		h->nmarkers = n;
+	else if (h->nmarkers)
+		h->steps_from_session_runs = true;
 }
 
 static int marker_cmp(const void *a, const void *b)
@@ -227,6 +255,7 @@ void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 {
 	size_t n = 0;
 
+	session_runs_or_markers(h);
 	if (h->nmarkers && h->nsteps)
 		markers_over_groups(cap, h);
 	if (h->nmarkers && !h->nsteps) {

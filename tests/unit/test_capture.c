@@ -2552,6 +2552,41 @@ static void step_markers_make_steps(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* TensorFlow 1's Session.run (SessionRun) steps a host without markers,
+ * the outermost of each thread; beside a marker it is dropped (it runs
+ * inside the markers, or beside them: an evaluation, a hook's fetch), and
+ * a second call changes nothing */
+static void session_runs_step_a_host_without_markers(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h, *m;
+
+	tfd_capture_add_host(cap, "h");
+	tfd_capture_add_host(cap, "m"); /* the hosts may move as one is added */
+	h = &cap->hosts[0];
+	m = &cap->hosts[1];
+	T_TRUE(!tfd_step_marker_name("SessionRun"));
+	tfd_host_session_run(h, 7, 0, 900, false, 0);
+	tfd_host_session_run(h, 7, 100, 200, false, 0); /* inside the first */
+	tfd_host_session_run(h, 7, 1000, 2000, false, 0);
+	tfd_host_steps_from_markers(cap, h);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 2);
+	T_TRUE(h->steps_from_markers);
+	T_TRUE(h->steps_from_session_runs);
+	T_EQ_I64(h->steps[1].start_ns, 1000);
+	T_EQ_I64(h->steps[1].end_ns, 2000);
+
+	tfd_host_session_run(m, 7, 0, 900, false, 0);
+	tfd_host_step_marker(m, 7, 3, 950, 2100, false, 0);
+	tfd_host_session_run(m, 7, 1000, 2000, false, 0);
+	tfd_host_steps_from_markers(cap, m);
+	T_EQ_U64(m->nsteps, 1);
+	T_EQ_I64(m->steps[0].start_ns, 950);
+	T_TRUE(!m->steps_from_session_runs);
+	tfd_capture_free(cap);
+}
+
 /* with group_id stats and no marker: the steps are TensorFlow's groups as
  * written */
 static void group_ids_without_markers(struct t *t)
@@ -2798,6 +2833,7 @@ const struct t_case capture_cases[] = {
     T(oom_said_once),
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
+    T(session_runs_step_a_host_without_markers),
     T(group_ids_without_markers),
     T(groups_holding_markers_are_the_steps),
     T(ungrouped_markers_win_over_groups),
