@@ -194,8 +194,10 @@ struct tfd_pipeline {
 	uint64_t ncalls, nslow;
 	int64_t min_ns, max_ns, avg_ns, p50_ns, p95_ns, total_ns;
 	int64_t first_start_ns;
-	size_t nwarmup;	  /* leading calls excluded as warm-up */
-	size_t nanalyzed; /* root calls in the aggregate */
+	int64_t last_end_ns;   /* its root calls' last end (the analysis only) */
+	int64_t first_call_ns; /* its first root call's time: from empty, when it is new */
+	size_t nwarmup;	       /* leading calls excluded as warm-up */
+	size_t nanalyzed;      /* root calls in the aggregate */
 	int64_t analyzed_ns;
 	bool analyzed_slow_only; /* the aggregate holds only calls > 50 us */
 	int analyzed_rank;	 /* -1, or the single rank analyzed (--rank) */

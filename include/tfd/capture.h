@@ -136,6 +136,8 @@ struct tfd_step {
 	int64_t start_ns, end_ns;
 };
 
+enum tfd_marker_kind { TFD_MARK_STEP, TFD_MARK_SESSION_RUN, TFD_MARK_GET_NEXT };
+
 /* A step marker as the profiler writes it (tfd_step_marker_name() and a
  * `_r` or `step_num` stat): what a capture without group_id stats (a raw
  * tf.profiler capture; TensorFlow's converter adds them later) has of its
@@ -146,9 +148,13 @@ struct tfd_marker {
 	int64_t thread_id; /* its thread's id (tfd_thread.id) */
 	int64_t group;	   /* its group_id, when has_group */
 	bool has_group;
-	/* a SessionRun (TensorFlow 1's Session.run, graph mode): a step only
-	 * on a host without step markers */
-	bool session_run;
+	/* what it is: a step marker; a SessionRun (TensorFlow 1's
+	 * Session.run, graph mode), a step only on a host without step
+	 * markers; or a GetNext op's run (IteratorGetNextOp::DoCompute), the
+	 * session run of its id read input */
+	enum tfd_marker_kind kind;
+	bool has_id;
+	uint64_t id; /* when has_id: the run's step id (its `id` stat) */
 };
 
 /* A FunctionRun: a tf.function's run (its step id, its thread's id),
@@ -690,10 +696,13 @@ bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);
  * step of group_id group when has_group. */
 void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
 			  int64_t end_ns, bool has_group, int64_t group);
-/* Note a SessionRun (a TensorFlow 1 Session.run) on host h likewise: the
- * steps of a host that has no step marker. */
+/* Note a SessionRun (a TensorFlow 1 Session.run; its `id` when has_id)
+ * on host h likewise: the steps of a host that has no step marker, those
+ * that read input when a GetNext's run says so (tfd_host_get_next()). */
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
-			  bool has_group, int64_t group);
+			  bool has_group, int64_t group, bool has_id, uint64_t id);
+/* Note that a GetNext op ran in the session run of step id id. */
+void tfd_host_get_next(struct tfd_host *h, uint64_t id);
 /* Note marker m (a copy) on host h. */
 void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
 /* A host with step markers: each outermost marker becomes a step (group

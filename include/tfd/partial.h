@@ -25,7 +25,7 @@
 #include "tfd/err.h"
 
 #define TFD_PARTIAL_FORMAT "tfdoctor-partial"
-#define TFD_PARTIAL_VERSION 12
+#define TFD_PARTIAL_VERSION 13
 /* the oldest version read (the fields later versions added are left 0) */
 #define TFD_PARTIAL_VERSION_MIN 2
 /* file names `merge` and `report` pick up in a directory */

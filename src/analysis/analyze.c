@@ -321,6 +321,93 @@ static uint64_t repeat_key(const struct tfd_pipeline *p, bool shot)
 	return mix_text(h, p->stages[0].path) | 1;
 }
 
+/* Whether pipelines a and b have the same stages, by path. */
+static bool same_stages(const struct tfd_pipeline *a, const struct tfd_pipeline *b)
+{
+	if (a->nstages != b->nstages)
+		return false;
+	for (size_t s = 0; s < a->nstages; s++)
+		if (strcmp(a->stages[s].path, b->stages[s].path) != 0)
+			return false;
+	return true;
+}
+
+/* A hash of pipeline p's stages and its root's dataset op (its name less
+ * the number): what a dataset made anew keeps (remade_datasets()). */
+static uint64_t remade_key(const struct tfd_pipeline *p)
+{
+	const char *name = root_name(p);
+	uint64_t h = tfd_fnv_text(TFD_FNV_BASIS, "remade");
+
+	for (const char *c = name; *c && *c != ':'; c++)
+		h = (h ^ (uint8_t)*c) * TFD_FNV_PRIME;
+	for (size_t s = 0; s < p->nstages; s++)
+		h = mix_text(h, p->stages[s].path);
+	return h | 1;
+}
+
+#define TFD_REMADE_MIN 3
+
+struct remade_at {
+	uint64_t key;
+	int64_t start;
+	size_t i;
+};
+
+static int remade_cmp(const void *a, const void *b)
+{
+	const struct remade_at *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Pipelines of a dataset made anew (remade[i] its key, 0 none): at least
+ * TFD_REMADE_MIN root names of one dataset op, each numbered anew, the
+ * same stages, read one after another (two could be a training set and a
+ * test set of one shape). TensorFlow numbers a dataset as it is made, so a dataset built
+ * again (a graph's `iterator.initializer` run each epoch rebuilds its
+ * dataset; a loop that calls the function making it) has a new number for
+ * each iterator; two datasets read side by side overlap in time. */
+static void remade_datasets(const struct tfd_host_result *hr, const bool *shot, uint64_t *remade)
+{
+	size_t n = hr->npipelines, m = 0;
+	struct remade_at *v = xmalloc((n + 1) * sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_pipeline *p = &hr->pipelines[i];
+
+		remade[i] = 0;
+		if (!shot[i] && !p->is_device && p->ncalls && numbered_name(root_name(p)))
+			v[m++] = (struct remade_at){remade_key(p), p->first_start_ns, i};
+	}
+	qsort(v, m, sizeof(*v), remade_cmp);
+	for (size_t a = 0, b; a < m; a = b) {
+		bool apart = true;
+
+		/* every one a new name: a name read again is a dataset made once
+		 * and iterated anew (the name grouping's), and datasets of one
+		 * shape read in turn (a training and a validation set) are */
+		for (b = a + 1; b < m && v[b].key == v[a].key; b++) {
+			const struct tfd_pipeline *p = &hr->pipelines[v[b].i];
+			const struct tfd_pipeline *q = &hr->pipelines[v[b - 1].i];
+
+			apart &= p->first_start_ns >= q->last_end_ns &&
+				 same_stages(p, &hr->pipelines[v[a].i]);
+			for (size_t k = a; k < b && apart; k++)
+				apart =
+				    strcmp(root_name(p), root_name(&hr->pipelines[v[k].i])) != 0;
+		}
+		if (b - a >= TFD_REMADE_MIN && apart)
+			for (size_t k = a; k < b; k++)
+				remade[v[k].i] = v[k].key;
+	}
+	free(v);
+}
+
 static bool same_pipeline(const struct tfd_pipeline *a, const struct tfd_pipeline *b, bool shot)
 {
 	if (strcmp(a->stages[0].path, b->stages[0].path) != 0)
@@ -379,24 +466,30 @@ static void mark_repeats(struct tfd_host_result *hr)
 {
 	struct imap first = {0}; /* key -> the first pipeline with it */
 	uint64_t *key = xmalloc((hr->npipelines + 1) * sizeof(*key));
+	uint64_t *remade = xmalloc((hr->npipelines + 1) * sizeof(*remade));
 	bool *shot = xmalloc(hr->npipelines + 1);
 	size_t n = hr->npipelines;
 
 	for (size_t i = 0; i < n; i++)
 		key[i] = repeat_key(&hr->pipelines[i], false);
 	one_shots(hr, key, shot);
+	remade_datasets(hr, shot, remade);
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
 
 		hr->pipelines[i].repeat_of1 = 0;
 		if (shot[i])
 			key[i] = repeat_key(&hr->pipelines[i], true);
+		else if (remade[i])
+			key[i] = remade[i];
 		if (!key[i])
 			continue;
 		if (!imap_get(&first, key[i], &j))
 			imap_put(&first, key[i], i);
-		else if (shot[j] == shot[i] &&
-			 same_pipeline(&hr->pipelines[j], &hr->pipelines[i], shot[i]))
+		else if (remade[i]
+			     ? remade[j] == remade[i]
+			     : shot[j] == shot[i] && !remade[j] &&
+				   same_pipeline(&hr->pipelines[j], &hr->pipelines[i], shot[i]))
 			hr->pipelines[i].repeat_of1 = (int)j + 1;
 	}
 	/* each group's own: the one that stands for it (pick_focus takes it
@@ -423,6 +516,7 @@ static void mark_repeats(struct tfd_host_result *hr)
 	}
 	imap_free(&first);
 	free(key);
+	free(remade);
 	free(shot);
 }
 

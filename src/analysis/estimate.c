@@ -308,6 +308,69 @@ static void one_iterator_estimate(const struct tfd_host_result *h, struct tfd_es
 	e->input_percent_after = 100.0 * (after - o) / after;
 }
 
+/* The loop keeps one iterator (of a dataset made once) over the epochs
+ * instead of one each epoch: the time the steps spent making iterators
+ * goes, and so does each iterator's start from empty, what its first
+ * element took beyond its typical one (a shuffle buffer filled, the
+ * prefetch and parallel calls started), over the focus pipeline's group
+ * of repeats; together at most what the steps waited. What a start
+ * produced ahead (a shuffle buffer holds the elements of the steps after
+ * it) the pipeline still has to make: a step takes at least a root
+ * element at the rate its slowest stage, or the host's cores, allow. The
+ * stretches between the steps are not counted (H12 and H11 say). */
+static void epoch_starts_estimate(const struct tfd_host_result *h, struct tfd_estimate *e)
+{
+	double S = (double)h->step_ns, W = (double)h->wait_ns, C = (double)h->create_ns, R = 0.0,
+	       n = (double)h->nsteps, after, rate = INFINITY;
+	const struct tfd_pipeline *f;
+
+	if (h->focus < 0 || !(n > 0) || !(S > 0) || W < C)
+		return;
+	f = &h->pipelines[h->focus];
+	/* what the starts made ahead runs beside the steps after: with a
+	 * segment's work not captured (its threads ended with an epoch's
+	 * iterator) there is no CPU to weigh against the step */
+	for (size_t g = 0; g < f->nsegments; g++)
+		if (!f->segments[g].known)
+			return;
+	for (size_t i = 0; i < h->npipelines; i++) {
+		const struct tfd_pipeline *p = &h->pipelines[i];
+
+		if (((int)i == h->focus || p->repeat_of1 == h->focus + 1) &&
+		    p->first_call_ns > p->p50_ns)
+			R += (double)(p->first_call_ns - p->p50_ns);
+	}
+	R = fmin(R, W - C);
+	if (!(C + R > 0) || !(S - C - R > 0))
+		return;
+	after = (S - C - R) / n;
+	/* the pipeline's CPU beside the step (u of the N cores) at the
+	 * faster rate: the step's own compute shares the cores with it
+	 * (tfd_capacity_step_share's model, the other way) */
+	if (f->capacity.cpu_budget > 0 && tfd_pipeline_cpu_share(h) > 0) {
+		double N = f->capacity.cpu_budget, u = tfd_pipeline_cpu_share(h) * N,
+		       o = (S - W) / n, w = after - o;
+
+		for (int it = 0; it < 2; it++)
+			after = w + o * (N + u * (S / n) / after) / (N + u);
+	}
+	if (TFD_CAPACITY_USABLE(f)) {
+		if (f->capacity.model_throughput > 0)
+			rate = f->capacity.model_throughput;
+		if (f->capacity.cpu_rate > 0 && f->capacity.cpu_rate < rate)
+			rate = f->capacity.cpu_rate;
+		if (isfinite(rate))
+			after = fmin(fmax(after, 1e9 / rate), S / n);
+	}
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(S / n);
+	e->new_latency_ns = (int64_t)llround(after);
+	e->speedup = S / n / after;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = 100.0 * fmax(0.0, after - (S - W) / n) / after;
+}
+
 /* The step's speed-up of a latency estimate: the step's other time is
  * `share` of what it was (the cores the change frees), its input share
  * goes to `after`; at most what the host's cores allow (the pipeline's CPU
@@ -474,6 +537,10 @@ void tfd_estimate(const struct rule *r, const struct tfd_host_result *h,
 	}
 	if (strcmp(r->est_model, "one_iterator") == 0) {
 		one_iterator_estimate(h, e);
+		return;
+	}
+	if (strcmp(r->est_model, "epoch_starts") == 0) {
+		epoch_starts_estimate(h, e);
 		return;
 	}
 	if (strcmp(r->est_model, "free_cpu") == 0) {

@@ -117,6 +117,7 @@ static const struct fdesc pipeline_rows[] = {
     F(struct tfd_pipeline, "p95_ns", p95_ns, FK_I64),
     F(struct tfd_pipeline, "total_ns", total_ns, FK_I64),
     F(struct tfd_pipeline, "first_start_ns", first_start_ns, FK_I64),
+    FV(struct tfd_pipeline, "first_call_ns", first_call_ns, FK_I64, 13),
     FRV(struct tfd_pipeline, "repeat_of1", repeat_of1, 0, 1 << 30, 6),
     F(struct tfd_pipeline, "nwarmup", nwarmup, FK_SIZE),
     F(struct tfd_pipeline, "nanalyzed", nanalyzed, FK_SIZE),

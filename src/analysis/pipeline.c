@@ -283,6 +283,8 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 		int64_t d = tfd_times_end(&b->tm, rk) - tfd_times_start(&b->tm, rk);
 
 		b->durs[i] = d;
+		if (!i || tfd_times_end(&b->tm, rk) > p->last_end_ns)
+			p->last_end_ns = tfd_times_end(&b->tm, rk);
 		p->total_ns = sat_add(p->total_ns, d);
 		p->nslow += d > TFD_SLOW_CALL_NS;
 	}
@@ -299,6 +301,7 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	p->p50_ns = percentile(sorted, nr, 0.5);
 	p->p95_ns = percentile(sorted, nr, 0.95);
 	p->first_start_ns = tfd_times_start(&b->tm, (size_t)b->roots.v[0]);
+	p->first_call_ns = b->durs[0];
 	free(sorted);
 	select_calls(b, opts);
 }

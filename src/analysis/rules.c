@@ -366,9 +366,9 @@ static enum tfd_status parse_conds(struct ctx *c, const cJSON *k, const char *ke
 	return st;
 }
 
-static const char *const models[] = {"scale",	     "remove",	     "overlap",	  "copy_overlap",
-				     "loop_startup", "one_iterator", "vectorize", "free_cpu",
-				     "fewer_gaps",   "none"};
+static const char *const models[] = {"scale",	     "remove",	     "overlap",	     "copy_overlap",
+				     "loop_startup", "one_iterator", "epoch_starts", "vectorize",
+				     "free_cpu",     "fewer_gaps",   "none"};
 
 /* "estimate": {"model": ..., "factor": ..., "of": "work"|"parallelism"|
  * "workers"|"subtree"|"dropped", "to": ...} */
@@ -384,9 +384,10 @@ static enum tfd_status parse_estimate(struct ctx *c, const cJSON *k, struct rule
 		if (strcmp(e->string, "model") == 0) {
 			if (!cJSON_IsString(e) ||
 			    lookup(models, sizeof(models) / sizeof(*models), e->valuestring) < 0)
-				return bad(c, "'estimate.model' must be one of scale, remove, "
-					      "overlap, copy_overlap, loop_startup, one_iterator, "
-					      "vectorize, free_cpu, fewer_gaps, none");
+				return bad(c,
+					   "'estimate.model' must be one of scale, remove, "
+					   "overlap, copy_overlap, loop_startup, one_iterator, "
+					   "epoch_starts, vectorize, free_cpu, fewer_gaps, none");
 			free(r->est_model);
 			r->est_model = xstrdup(e->valuestring);
 		} else if (strcmp(e->string, "factor") == 0) {

@@ -37,6 +37,7 @@ struct meta {
 	uint8_t root;
 	bool fnrun;   /* a FunctionRun (tfd_host_fnrun) */
 	bool sessrun; /* a SessionRun (tfd_host_session_run) */
+	bool getnext; /* a GetNext op's run (tfd_host_get_next) */
 };
 
 struct smeta {

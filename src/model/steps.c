@@ -148,30 +148,64 @@ void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_nu
 			  int64_t end_ns, bool has_group, int64_t group)
 {
 	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id,
-						    has_group ? group : 0, has_group, false});
+						    has_group ? group : 0, has_group, TFD_MARK_STEP,
+						    false, 0});
 }
 
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
-			  bool has_group, int64_t group)
+			  bool has_group, int64_t group, bool has_id, uint64_t id)
 {
 	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id,
-						    has_group ? group : 0, has_group, true});
+						    has_group ? group : 0, has_group,
+						    TFD_MARK_SESSION_RUN, has_id, id});
 }
 
-/* The session's runs step a host without markers; a host with markers
- * drops them (they run inside the markers, or beside them: an evaluation,
- * a hook's fetch). */
+void tfd_host_get_next(struct tfd_host *h, uint64_t id)
+{
+	tfd_host_add_marker(
+	    h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true, id});
+}
+
+/* The markers that step host h: its step markers; without one, its
+ * session's runs that read input (a GetNext op ran under their id), or
+ * every run when none is known to (no GetNext op traced, or under other
+ * ids). A host with markers drops the session's runs: they ran inside
+ * the markers, or beside them (an evaluation, a hook's fetch). */
 static void session_runs_or_markers(struct tfd_host *h)
 {
-	size_t n = 0;
+	size_t n = 0, nruns = 0, nread = 0, nids = 0;
+	uint64_t *ids;
 
-	for (size_t i = 0; i < h->nmarkers; i++)
-		if (!h->markers[i].session_run)
+	for (size_t i = 0; i < h->nmarkers; i++) {
+		nruns += h->markers[i].kind == TFD_MARK_SESSION_RUN;
+		if (h->markers[i].kind == TFD_MARK_STEP)
 			h->markers[n++] = h->markers[i];
-	if (n)
+	}
+	if (n || !nruns) {
 		h->nmarkers = n;
-	else if (h->nmarkers)
-		h->steps_from_session_runs = true;
+		return;
+	}
+	ids = xmalloc((h->nmarkers + 1) * sizeof(*ids));
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (h->markers[i].kind == TFD_MARK_GET_NEXT)
+			ids[nids++] = h->markers[i].id;
+	qsort(ids, nids, sizeof(*ids), u64_cmp);
+	for (size_t i = 0; i < h->nmarkers; i++) {
+		const struct tfd_marker *m = &h->markers[i];
+
+		nread += m->kind == TFD_MARK_SESSION_RUN && m->has_id && nids &&
+			 bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp);
+	}
+	for (size_t i = 0; i < h->nmarkers; i++) {
+		const struct tfd_marker *m = &h->markers[i];
+
+		if (m->kind == TFD_MARK_SESSION_RUN &&
+		    (!nread || (m->has_id && bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp))))
+			h->markers[n++] = *m;
+	}
+	free(ids);
+	h->nmarkers = n;
+	h->steps_from_session_runs = true;
 }
 
 static int marker_cmp(const void *a, const void *b)

@@ -165,7 +165,7 @@ expect_bad "$B/foreign.partial.json" "not a tfdoctor partial"
 sed 's/"version":[0-9]*/"version":99/' "$first" >"$B/future.partial.json"
 expect_bad "$B/future.partial.json" "version 99"
 sed 's/"version":[0-9]*/"version":1/' "$first" >"$B/old.partial.json"
-expect_bad "$B/old.partial.json" "reads versions 2 to 12"
+expect_bad "$B/old.partial.json" "reads versions 2 to 13"
 # a version 2 partial (before the segments' cycle_length and buffer_limit
 # ranges, the hosts' p90 step time and the capacity's demand_from_steps),
 # a version 4 one (before demand_from_steps), a version 5 one (before
@@ -175,8 +175,9 @@ expect_bad "$B/old.partial.json" "reads versions 2 to 12"
 # one (before the time spent making iterators and waiting for the GIL), a
 # version 8 one (before the pipelines read between the steps), a version 9
 # one (before the pauses between the steps) and a version 10 one (before
-# the host's long gaps between its steps) and a version 11 one (before the
-# count of iterators the loop made) still merge, to the same report
+# the host's long gaps between its steps), a version 11 one (before the
+# count of iterators the loop made) and a version 12 one (before each
+# pipeline's first call) still merge, to the same report
 # (the synthesized capture's demand is its consumer's, its markers hold
 # next(); its map's calls are even; it has no pauses nor long gaps)
 python3 - "$first" "$T" <<'PY'
@@ -191,9 +192,15 @@ def drop(o, key):
             drop(x, key)
 
 
-for v in (2, 4, 5, 6, 7, 8, 9, 10, 11):
+for v in (2, 4, 5, 6, 7, 8, 9, 10, 11, 12):
     d = json.load(open(sys.argv[1]))
     d["version"] = v
+    for h in d["hosts"]:
+        for p in h["pipelines"]:
+            p.pop("first_call_ns")
+    if v == 12:
+        json.dump(d, open("%s/v%d.partial.json" % (sys.argv[2], v), "w"))
+        continue
     for h in d["hosts"]:
         h.pop("iterators_made")
     if v == 11:
@@ -246,7 +253,7 @@ run merge -q -f json "$first"
 cur=$out
 # (the span of the steps, which version 11 added, is 0 from older ones)
 cur=$(grep -v '"steps_span_ns"' <<<"$cur")
-for v in 2 4 5 6 7 8 9 10 11; do
+for v in 2 4 5 6 7 8 9 10 11 12; do
 	run merge -q -f json "$T/v$v.partial.json"
 	out=$(grep -v '"steps_span_ns"' <<<"$out")
 	if [ -n "$out" ] && [ "$out" = "$cur" ]; then ok; else bad "a version $v partial: $(diff <(echo "$out") <(echo "$cur") | head -5)"; fi

@@ -2566,9 +2566,9 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	h = &cap->hosts[0];
 	m = &cap->hosts[1];
 	T_TRUE(!tfd_step_marker_name("SessionRun"));
-	tfd_host_session_run(h, 7, 0, 900, false, 0);
-	tfd_host_session_run(h, 7, 100, 200, false, 0); /* inside the first */
-	tfd_host_session_run(h, 7, 1000, 2000, false, 0);
+	tfd_host_session_run(h, 7, 0, 900, false, 0, true, 40);
+	tfd_host_session_run(h, 7, 100, 200, false, 0, true, 41); /* inside the first */
+	tfd_host_session_run(h, 7, 1000, 2000, false, 0, true, 42);
 	tfd_host_steps_from_markers(cap, h);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 2);
@@ -2577,9 +2577,9 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	T_EQ_I64(h->steps[1].start_ns, 1000);
 	T_EQ_I64(h->steps[1].end_ns, 2000);
 
-	tfd_host_session_run(m, 7, 0, 900, false, 0);
+	tfd_host_session_run(m, 7, 0, 900, false, 0, true, 40);
 	tfd_host_step_marker(m, 7, 3, 950, 2100, false, 0);
-	tfd_host_session_run(m, 7, 1000, 2000, false, 0);
+	tfd_host_session_run(m, 7, 1000, 2000, false, 0, true, 41);
 	tfd_host_steps_from_markers(cap, m);
 	T_EQ_U64(m->nsteps, 1);
 	T_EQ_I64(m->steps[0].start_ns, 950);

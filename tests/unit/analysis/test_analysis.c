@@ -957,6 +957,49 @@ static void numbered_one_shot_roots_repeat(struct t *t)
 	}
 }
 
+/* A dataset made anew for each iterator (a graph's iterator.initializer
+ * run each epoch rebuilds it: PrefetchDataset:24, :29, :34): three or more
+ * pipelines of one shape, each a new number, read one after another, are
+ * one pipeline made anew; read side by side, or two of them, they stay
+ * apart. */
+static void remade_datasets_repeat(struct t *t)
+{
+	for (int side = 0; side < 3; side++) {
+		struct fx f;
+		struct tfd_analysis *a;
+		const struct tfd_host_result *h;
+		size_t repeats = 0;
+		int n = side == 2 ? 2 : 3;
+
+		fx_init(&f);
+		for (int k = 0; k < n; k++) {
+			char id[32], cid[32], pid[32], name[48];
+
+			snprintf(id, sizeof(id), "id=%d", 100 + k);
+			snprintf(cid, sizeof(cid), "id=%d", 200 + k);
+			snprintf(pid, sizeof(pid), "parent_id=%d", 100 + k);
+			snprintf(name, sizeof(name), "name=PrefetchDataset:%d", 24 + 5 * k);
+			for (int c = 0; c < 12; c++) {
+				/* side by side: the pipelines' calls interleave */
+				int64_t at =
+				    (side == 1 ? c * 20 + k * 5 : k * 400 + c * 20) * 1000 * US;
+
+				fx_ev(&f, 0, "Iterator::Root", at, 600 * US, id, name, NULL);
+				fx_ev(&f, 0, "Iterator::Root::Prefetch", at + 10 * US, 580 * US,
+				      cid, pid, NULL);
+			}
+		}
+		a = analyze(t, &f);
+		h = &a->hosts[0];
+		T_EQ_I64(h->npipelines, n);
+		for (size_t i = 0; i < h->npipelines; i++)
+			repeats += h->pipelines[i].repeat_of1 != 0;
+		T_EQ_I64(repeats, side == 0 ? n - 1 : 0);
+		tfd_analysis_free(a);
+		tfd_capture_free(f.cap);
+	}
+}
+
 /* one id under thousands of parents (a hostile file): one iterator per
  * (id, parent) pair, found by the pair, and the children of that id are
  * linked to one of the last made with it, never to all in turn */
@@ -1419,6 +1462,7 @@ const struct t_case analysis_cases[] = {
     T(reused_root_of_another_dataset),
     T(lost_producer_events),
     T(numbered_one_shot_roots_repeat),
+    T(remade_datasets_repeat),
     T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
     T(warmup_excluded),
