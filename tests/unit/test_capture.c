@@ -2585,6 +2585,21 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	T_EQ_I64(m->steps[0].start_ns, 950);
 	T_TRUE(!m->steps_from_session_runs);
 	tfd_capture_free(cap);
+
+	/* a GetNext op ran under the ids of two runs: the third (an
+	 * iterator's initializer) is no step */
+	cap = tfd_capture_new();
+	h = tfd_capture_add_host(cap, "i");
+	tfd_host_session_run(h, 7, 0, 900, false, 0, true, 50);
+	tfd_host_get_next(h, 50);
+	tfd_host_session_run(h, 7, 1000, 1900, false, 0, true, 51);
+	tfd_host_session_run(h, 7, 2000, 2900, false, 0, true, 52);
+	tfd_host_get_next(h, 52);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 2);
+	T_EQ_I64(h->steps[1].start_ns, 2000);
+	T_TRUE(h->steps_from_session_runs);
+	tfd_capture_free(cap);
 }
 
 /* with group_id stats and no marker: the steps are TensorFlow's groups as
