@@ -433,6 +433,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	struct scan sc;
 	struct tfd_arena scratch;
 	enum tfd_status st = TFD_OK;
+	bool has_session_runs = false;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.cap = cap;
@@ -451,6 +452,12 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	}
 	for (size_t i = 0; i < sc.metas.n && !sc.has_functions; i++)
 		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
+	/* a GetNext op's run is noted only where session runs may step the
+	 * host: a plane without SessionRun (TensorFlow 2's) has one a step */
+	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
+		has_session_runs = sc.metas.v[i].sessrun;
+	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
+		sc.metas.v[i].getnext = false;
 	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
 	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);
 	if (sc.has_functions)
