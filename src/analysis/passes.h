@@ -97,6 +97,14 @@ struct tfd_interval *tfd_share_step_spans(const struct tfd_host *h,
 void tfd_share_compute_with(const struct tfd_host *h, struct tfd_host_result *hr,
 			    struct tfd_host_waits *hw);
 
+/* repeats.c: host pipelines that are one dataset iterated anew (struct
+ * tfd_pipeline.repeat_of1), each group's own the one that shows the most
+ * of its stages, then holds the loop up most; then the pipeline analyzed
+ * first (hr->focus): the host pipeline that holds the loop up most, or
+ * the one that stands for its group. */
+void tfd_mark_repeats(struct tfd_host_result *hr);
+void tfd_pick_focus(struct tfd_host_result *hr);
+
 /* Once the host's pipelines are known: a ramp (leading steps that waited
  * more) that put the verdict in a lower band than TensorFlow's convention
  * does so only when some pipeline of the host was still being tuned

@@ -455,9 +455,10 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	/* a GetNext op's run is noted only where session runs may step the
 	 * host: a plane without SessionRun (TensorFlow 2's) has one a step */
 	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
-		has_session_runs = sc.metas.v[i].sessrun;
+		has_session_runs = sc.metas.v[i].runs == META_SESSION_RUN;
 	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
-		sc.metas.v[i].getnext = false;
+		if (sc.metas.v[i].runs == META_GET_NEXT)
+			sc.metas.v[i].runs = 0;
 	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
 	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);
 	if (sc.has_functions)

@@ -35,10 +35,12 @@ struct meta {
 	 * yet (read on its first event: a Trace's arguments are its call
 	 * site's), 1 yes, 2 no */
 	uint8_t root;
-	bool fnrun;   /* a FunctionRun (tfd_host_fnrun) */
-	bool sessrun; /* a SessionRun (tfd_host_session_run) */
-	bool getnext; /* a GetNext op's run (tfd_host_get_next) */
+	uint8_t runs; /* what it notes of a run, by its id (enum meta_run): rare */
 };
+
+/* struct meta.runs: a FunctionRun (tfd_host_fnrun), a SessionRun
+ * (tfd_host_session_run), a GetNext op's run (tfd_host_get_next) */
+enum meta_run { META_FN_RUN = 1, META_SESSION_RUN = 2, META_GET_NEXT = 4 };
 
 struct smeta {
 	const char *name;

@@ -140,9 +140,10 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.marker = tfd_step_marker_name(mt.name);
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
-		mt.fnrun = strcmp(mt.name, "FunctionRun") == 0;
-		mt.sessrun = strcmp(mt.name, "SessionRun") == 0;
-		mt.getnext = strcmp(mt.name, "IteratorGetNextOp::DoCompute") == 0;
+		mt.runs = strcmp(mt.name, "FunctionRun") == 0			 ? META_FN_RUN
+			  : strcmp(mt.name, "SessionRun") == 0			 ? META_SESSION_RUN
+			  : strcmp(mt.name, "IteratorGetNextOp::DoCompute") == 0 ? META_GET_NEXT
+										 : 0;
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 		return 0;
@@ -572,7 +573,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false, 2, false, false, false};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0, run_id = 0;
 	bool has_group = false, keep, marker, run_has_id = false;
@@ -650,17 +651,14 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		return TFD_OK;
 	}
 	marker = (m.marker || m.root == 1) && step_marker(sc, stats, end, &step_num);
-	/* a session's run and a GetNext op's: their step ids (the stats are
-	 * read below only for a kept event or a group) */
-	if (m.sessrun || m.getnext)
+	/* a function's, a session's or a GetNext op's run: its step id (the
+	 * stats are read below only for a kept event or a group) */
+	if (__builtin_expect(m.runs != 0, 0)) {
 		run_has_id = event_id(sc, stats, end, &run_id);
-	if (m.getnext && run_has_id)
-		tfd_host_get_next(h, run_id);
-	if (m.fnrun) {
-		uint64_t id;
-
-		if (event_id(sc, stats, end, &id))
-			tfd_host_fnrun(h, h->threads[th].id, id, start_ns, end_ns, false, 0);
+		if (run_has_id && m.runs == META_FN_RUN)
+			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, end_ns, false, 0);
+		else if (run_has_id && m.runs == META_GET_NEXT)
+			tfd_host_get_next(h, run_id);
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
@@ -747,7 +745,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (marker) /* with its group, read above */
 		tfd_host_step_marker(h, h->threads[th].id, (int64_t)step_num, start_ns, end_ns,
 				     has_group, group);
-	if (m.sessrun)
+	if (__builtin_expect(m.runs == META_SESSION_RUN, 0))
 		tfd_host_session_run(h, h->threads[th].id, start_ns, end_ns, has_group, group,
 				     run_has_id, run_id);
 	note_event(sc, h, has_group, group, start_ns, end_ns);
