@@ -327,6 +327,9 @@ struct tfd_host_result {
 	 * loop waiting in GetNext and making iterators (both 0 where the
 	 * markers leave the input out: what is left out there is the passes) */
 	int64_t between_pass_ns, between_wait_ns, between_create_ns;
+	/* ... and the session's runs that read no input in them (TensorFlow
+	 * 1: an iterator's initializer, a summary's fetch) */
+	int64_t between_session_ns;
 	/* the iterators the loop made over the capture (struct
 	 * tfd_host_waits.nroots_made): a dataset made anew whose new iterators
 	 * got the old ones' addresses counts fewer pipelines than iterators */

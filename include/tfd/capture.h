@@ -503,6 +503,11 @@ struct tfd_host {
 	/* ... and those markers are the session's runs (SessionRun): the host
 	 * had no step marker */
 	bool steps_from_session_runs;
+	/* ... and its session's runs that read no input (an iterator's
+	 * initializer, a summary's fetch): between the steps, sorted, the
+	 * outermost of each thread */
+	struct tfd_interval *idle_runs;
+	size_t nidle_runs;
 	int64_t span_start_ns, span_end_ns; /* extent of every host event */
 	/* executor chunks summed as they were read (NULL: they are events) */
 	struct tfd_exec_sums *exec_sums;

@@ -184,6 +184,7 @@ static const struct fdesc host_rows[] = {
     FV(struct tfd_host_result, "between_pass_ns", between_pass_ns, FK_I64, 11),
     FV(struct tfd_host_result, "between_wait_ns", between_wait_ns, FK_I64, 11),
     FV(struct tfd_host_result, "between_create_ns", between_create_ns, FK_I64, 11),
+    FV(struct tfd_host_result, "between_session_ns", between_session_ns, FK_I64, 13),
     FV(struct tfd_host_result, "iterators_made", iterators_made, FK_SIZE, 12),
     /* the steps: a count and what the reports draw, not every step, so a
      * partial's size does not grow with the capture's length */

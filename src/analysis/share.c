@@ -448,6 +448,9 @@ static void between_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		hr->between_create_ns =
 		    sat_add(hr->between_create_ns, tfd_interval_overlap(hw->creates, hw->ncreates,
 									sp[i].s - gap, sp[i].s));
+		hr->between_session_ns = sat_add(
+		    hr->between_session_ns,
+		    tfd_interval_overlap(h->idle_runs, h->nidle_runs, sp[i].s - gap, sp[i].s));
 	}
 	hr->steps_span_ns = reach - sp[0].s;
 	free(sp);

@@ -166,6 +166,14 @@ void tfd_host_get_next(struct tfd_host *h, uint64_t id)
 	    h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true, id});
 }
 
+/* Intervals by start (the session's runs of one loop do not overlap). */
+static int run_start_cmp(const void *a, const void *b)
+{
+	const struct tfd_interval *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
 /* The markers that step host h: its step markers; without one, its
  * session's runs that read input (a GetNext op ran under their id), or
  * every run when none is known to (no GetNext op traced, or under other
@@ -196,16 +204,32 @@ static void session_runs_or_markers(struct tfd_host *h)
 		nread += m->kind == TFD_MARK_SESSION_RUN && m->has_id && nids &&
 			 bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp);
 	}
+	free(h->idle_runs);
+	h->idle_runs = xmalloc((h->nmarkers + 1) * sizeof(*h->idle_runs));
+	h->nidle_runs = 0;
 	for (size_t i = 0; i < h->nmarkers; i++) {
 		const struct tfd_marker *m = &h->markers[i];
 
-		if (m->kind == TFD_MARK_SESSION_RUN &&
-		    (!nread || (m->has_id && bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp))))
+		if (m->kind != TFD_MARK_SESSION_RUN)
+			continue;
+		if (!nread || (m->has_id && bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp)))
 			h->markers[n++] = *m;
+		else
+			h->idle_runs[h->nidle_runs++] =
+			    (struct tfd_interval){m->start_ns, m->end_ns};
 	}
 	free(ids);
 	h->nmarkers = n;
 	h->steps_from_session_runs = true;
+	/* the outermost: sorted by start, a run inside the one before dropped */
+	qsort(h->idle_runs, h->nidle_runs, sizeof(*h->idle_runs), run_start_cmp);
+	n = 0;
+	for (size_t i = 0; i < h->nidle_runs; i++)
+		if (!n || h->idle_runs[i].s >= h->idle_runs[n - 1].e)
+			h->idle_runs[n++] = h->idle_runs[i];
+		else if (h->idle_runs[i].e > h->idle_runs[n - 1].e)
+			h->idle_runs[n - 1].e = h->idle_runs[i].e;
+	h->nidle_runs = n;
 }
 
 static int marker_cmp(const void *a, const void *b)

@@ -626,6 +626,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		add_ns(o, "between_steps_pass_ns", h->between_pass_ns);
 		add_ns(o, "between_steps_wait_ns", h->between_wait_ns);
 		add_ns(o, "between_steps_create_ns", h->between_create_ns);
+		add_ns(o, "between_steps_session_ns", h->between_session_ns);
 		if (strcmp(h->input_basis, "steps") == 0)
 			cJSON_AddItemToObject(o, "input_share", share_json(h));
 		if (h->has_device)

@@ -60,7 +60,8 @@ static void between_part(const struct tfd_host_result *f, int64_t ns, const char
 static void between_line(const struct tfd_host_result *f, struct tfd_buf *b)
 {
 	char t1[32];
-	int64_t rest = f->between_ns - f->between_pass_ns - f->between_wait_ns;
+	int64_t rest =
+	    f->between_ns - f->between_pass_ns - f->between_wait_ns - f->between_session_ns;
 
 	if (!f->nbetween || !(f->steps_span_ns > 0) ||
 	    100.0 * (double)f->between_ns / (double)f->steps_span_ns < TFD_BETWEEN_SAYS)
@@ -76,6 +77,8 @@ static void between_line(const struct tfd_host_result *f, struct tfd_buf *b)
 		     "passes over pipelines read only there (a validation pass, an evaluation)", b);
 	between_part(f, f->between_create_ns, "making iterators", b);
 	between_part(f, f->between_wait_ns - f->between_create_ns, "waiting for input", b);
+	between_part(f, f->between_session_ns,
+		     "session runs that read no input (an iterator's initializer, a summary)", b);
 	tfd_buf_printf(b, "the loop's own work (callbacks, checkpoints, Python) %.0f%%.\n",
 		       rest > 0 ? 100.0 * (double)rest / (double)f->between_ns : 0.0);
 }

@@ -1267,6 +1267,7 @@ assert any("SessionRun" in n["message"] for n in d["notes"]), d["notes"]' <<<"$o
 run analyze -q -f json tests/cases/ok/tf221-session-initializer-each-epoch/vm.xplane.pb
 if [ "$(rules_of | cut -d' ' -f1)" = "TFD-H05" ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert sorted(p["repeats"] or "" for p in h["pipelines"]) == ["", h["focus_pipeline"], h["focus_pipeline"]], h["pipelines"]
+assert h["between_steps"] >= 1 and h["between_steps_session_ns"] > 0.9 * h["between_steps_ns"], h
 e = d["findings"][0]["estimate"]
 assert e["model"] == "epoch_starts" and 1.5 < e["step_speedup"] < 2.6, e' <<<"$out"; then ok; else bad "an initializer each epoch: $(rules_of)"; fi
 # snapshot() read back (a run before read the input to its end): its
