@@ -280,6 +280,19 @@ static void gaps_estimate(const struct rule *r, const struct tfd_host_result *h,
 	e->input_percent_after = h->input_pct;
 }
 
+/* An estimate on basis `steps`: a step of `before` ns takes `after`, of
+ * which `other` is not input (the step's own time). */
+static void steps_estimate(struct tfd_estimate *e, double before, double after, double other)
+{
+	e->basis = "steps";
+	e->known = true;
+	e->latency_ns = (int64_t)llround(before);
+	e->new_latency_ns = (int64_t)llround(after);
+	e->speedup = before / after;
+	e->step_speedup = e->speedup;
+	e->input_percent_after = 100.0 * fmax(0.0, after - other) / after;
+}
+
 /* The loop keeps one iterator instead of making one each step: the time
  * spent making iterators goes, and a running pipeline, which works while
  * the step computes, leaves a step waiting only for what its element
@@ -299,13 +312,7 @@ static void one_iterator_estimate(const struct tfd_host_result *h, struct tfd_es
 	if (!(o > 0))
 		return;
 	after = fmax(o, w) + D / n;
-	e->basis = "steps";
-	e->known = true;
-	e->latency_ns = (int64_t)llround(S / n);
-	e->new_latency_ns = (int64_t)llround(after);
-	e->speedup = S / n / after;
-	e->step_speedup = e->speedup;
-	e->input_percent_after = 100.0 * (after - o) / after;
+	steps_estimate(e, S / n, after, o);
 }
 
 /* The loop keeps one iterator (of a dataset made once) over the epochs
@@ -362,13 +369,7 @@ static void epoch_starts_estimate(const struct tfd_host_result *h, struct tfd_es
 		if (isfinite(rate))
 			after = fmin(fmax(after, 1e9 / rate), S / n);
 	}
-	e->basis = "steps";
-	e->known = true;
-	e->latency_ns = (int64_t)llround(S / n);
-	e->new_latency_ns = (int64_t)llround(after);
-	e->speedup = S / n / after;
-	e->step_speedup = e->speedup;
-	e->input_percent_after = 100.0 * fmax(0.0, after - (S - W) / n) / after;
+	steps_estimate(e, S / n, after, (S - W) / n);
 }
 
 /* The step's speed-up of a latency estimate: the step's other time is
