@@ -221,6 +221,67 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 
 /* Every pipeline of the host: host pipelines first, then device ones, each
  * in order of their first call. */
+/* A host stepped by its session's runs (TensorFlow 1): a run that reads
+ * only another pipeline than the one most runs read is an evaluation's
+ * (Keras' validation pass, a loop's eval iterator every N steps), as a
+ * pipeline read between step markers is: a pipeline read in runs of its
+ * own, never beside the most-read one, and in at most half as many runs,
+ * is outside the steps (no stage advice of its own). pipe[i]: the host
+ * pipeline of root iterator i, -1 none. */
+static void session_eval_passes(const struct host_ctx *c, const int *pipe,
+				struct tfd_host_result *hr)
+{
+	size_t n = c->nstep_spans, np = hr->npipelines, most = 0;
+	int *step_pipe = xmalloc((n + 1) * sizeof(*step_pipe)); /* -1 none, -2 several */
+	size_t *runs = xcalloc(np + 1, sizeof(*runs));
+	bool *beside = xcalloc(np + 1, sizeof(*beside));
+
+	for (size_t s = 0; s < n; s++)
+		step_pipe[s] = -1;
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int i = call_iter(c, k), p;
+		int64_t t;
+		size_t s;
+
+		if (c->calls.v[k].parent >= 0 || c->root[i] != i || (p = pipe[i]) < 0)
+			continue;
+		t = call_start(c, k);
+		s = tfd_intervals_started(c->step_spans, n, t);
+		if (!s || t >= c->step_spans[s - 1].e)
+			continue;
+		s--;
+		if (step_pipe[s] == -1)
+			step_pipe[s] = p;
+		else if (step_pipe[s] != p)
+			step_pipe[s] = -2;
+	}
+	for (size_t s = 0; s < n; s++)
+		if (step_pipe[s] >= 0)
+			runs[step_pipe[s]]++;
+	/* a pipeline read beside another in a run: both are the training's */
+	for (size_t k = 0; k < c->calls.n; k++) {
+		int i = call_iter(c, k);
+		int64_t t;
+		size_t s;
+
+		if (c->calls.v[k].parent >= 0 || c->root[i] != i || pipe[i] < 0)
+			continue;
+		t = call_start(c, k);
+		s = tfd_intervals_started(c->step_spans, n, t);
+		if (s && t < c->step_spans[s - 1].e && step_pipe[s - 1] == -2)
+			beside[pipe[i]] = true;
+	}
+	for (size_t p = 1; p < np; p++)
+		if (runs[p] > runs[most])
+			most = p;
+	for (size_t p = 0; p < np; p++)
+		if (p != most && runs[p] && !beside[p] && 2 * runs[p] <= runs[most])
+			hr->pipelines[p].outside_steps = true;
+	free(step_pipe);
+	free(runs);
+	free(beside);
+}
+
 static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
 				       struct analysis_priv *pv,
 				       const struct tfd_analyze_opts *opts, struct tfd_err *err)
@@ -229,11 +290,15 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	struct tfd_thread_roots *troots = xmalloc(sizeof(*troots));
 	size_t nhost = 0, ndev = 0;
 	enum tfd_status st = TFD_OK;
+	int *pipe; /* per root iterator: its host pipeline, -1 */
 
 	tfd_graph_group(c, &g);
 	tfd_thread_roots_make(c, &g, troots);
 	c->troots = troots;
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
+	pipe = xmalloc((c->iters.n + 1) * sizeof(*pipe));
+	for (size_t i = 0; i < c->iters.n; i++)
+		pipe[i] = -1;
 	for (int pass = 0; pass < 2 && !st; pass++)
 		for (size_t r = 0; r < g.n && !st; r++) {
 			struct tfd_pipeline *p;
@@ -241,6 +306,8 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 
 			if (g.is_device[r] != (pass == 1))
 				continue;
+			if (!g.is_device[r])
+				pipe[g.root[r]] = (int)hr->npipelines;
 			p = &hr->pipelines[hr->npipelines++];
 			p->is_device = g.is_device[r];
 			snprintf(p->name, sizeof(p->name), "%s:%zu",
@@ -252,6 +319,9 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 			st = tfd_pipeline_build(c, g.root[r], &bk, p, pv, opts, err);
 		}
 	hr->nhost_pipelines = nhost;
+	if (!st && nhost > 1 && c->h->steps_from_session_runs && c->nstep_spans)
+		session_eval_passes(c, pipe, hr);
+	free(pipe);
 	c->troots = NULL;
 	tfd_thread_roots_free(troots);
 	free(troots);

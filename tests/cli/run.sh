@@ -1270,6 +1270,16 @@ assert sorted(p["repeats"] or "" for p in h["pipelines"]) == ["", h["focus_pipel
 assert h["between_steps"] >= 1 and h["between_steps_session_ns"] > 0.9 * h["between_steps_ns"], h
 e = d["findings"][0]["estimate"]
 assert e["model"] == "epoch_starts" and 1.5 < e["step_speedup"] < 2.6, e' <<<"$out"; then ok; else bad "an initializer each epoch: $(rules_of)"; fi
+# Keras 2 fit under disable_eager_execution (TensorFlow 2.15) with
+# validation_data: every batch is a Session.run, the validation's too; a
+# validation dataset made each epoch is read in runs of its own, never
+# beside the training one: outside the steps, no advice of its own (its
+# tiny map's T17 vectorize had led, at 2.18x). T15 on the training map:
+# 1.58x, measured 8.16 -> 4.73 ms a training step with it AUTOTUNE (1.73x)
+run analyze -q -f json tests/cases/ok/tf215-keras2-graph-fit-validation/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T15 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert d["findings"][0]["pipeline"] == h["focus_pipeline"] == "Host:0", h["focus_pipeline"]
+assert [p["outside_steps"] for p in h["pipelines"]] == [False, True, True, True], h["pipelines"]' <<<"$out"; then ok; else bad "Keras 2 graph fit with validation: $(rules_of)"; fi
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs
