@@ -34,8 +34,8 @@ static inline uint64_t imap_hash(uint64_t k)
 	return k;
 }
 
-/* FNV-1a: the offset basis, and text s mixed into hash h (start from the
- * basis). The keys of text the maps below hold. */
+/* FNV-1a: the offset basis, and text s (or n bytes) mixed into hash h
+ * (start from the basis). The keys of text the maps below hold. */
 #define TFD_FNV_BASIS 0xcbf29ce484222325ull
 #define TFD_FNV_PRIME 0x100000001b3ull
 
@@ -43,6 +43,16 @@ static inline uint64_t tfd_fnv_text(uint64_t h, const char *s)
 {
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * TFD_FNV_PRIME;
+	return h;
+}
+
+/* The same for the n bytes at p. */
+static inline uint64_t tfd_fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * TFD_FNV_PRIME;
 	return h;
 }
 

@@ -11,7 +11,6 @@
 
 #include "passes.h"
 #include "tfd/graph.h"
-#include "tfd/imap.h"
 #include "tfd/satmath.h"
 
 #define diag tfd_analysis_diag
@@ -219,8 +218,6 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	}
 }
 
-/* Every pipeline of the host: host pipelines first, then device ones, each
- * in order of their first call. */
 /* A host stepped by its session's runs (TensorFlow 1): a run that reads
  * only another pipeline than the one most runs read is an evaluation's
  * (Keras' validation pass, a loop's eval iterator every N steps), as a
@@ -250,27 +247,20 @@ static void session_eval_passes(const struct host_ctx *c, const int *pipe,
 		if (!s || t >= c->step_spans[s - 1].e)
 			continue;
 		s--;
-		if (step_pipe[s] == -1)
+		/* a pipeline read beside another in a run: both are the
+		 * training's (the run's first one, and each after it) */
+		if (step_pipe[s] == -1) {
 			step_pipe[s] = p;
-		else if (step_pipe[s] != p)
+		} else if (step_pipe[s] != p) {
+			if (step_pipe[s] >= 0)
+				beside[step_pipe[s]] = true;
+			beside[p] = true;
 			step_pipe[s] = -2;
+		}
 	}
 	for (size_t s = 0; s < n; s++)
 		if (step_pipe[s] >= 0)
 			runs[step_pipe[s]]++;
-	/* a pipeline read beside another in a run: both are the training's */
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int i = call_iter(c, k);
-		int64_t t;
-		size_t s;
-
-		if (c->calls.v[k].parent >= 0 || c->root[i] != i || pipe[i] < 0)
-			continue;
-		t = call_start(c, k);
-		s = tfd_intervals_started(c->step_spans, n, t);
-		if (s && t < c->step_spans[s - 1].e && step_pipe[s - 1] == -2)
-			beside[pipe[i]] = true;
-	}
 	for (size_t p = 1; p < np; p++)
 		if (runs[p] > runs[most])
 			most = p;
@@ -282,6 +272,8 @@ static void session_eval_passes(const struct host_ctx *c, const int *pipe,
 	free(beside);
 }
 
+/* Every pipeline of the host: host pipelines first, then device ones, each
+ * in order of their first call. */
 static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_result *hr,
 				       struct analysis_priv *pv,
 				       const struct tfd_analyze_opts *opts, struct tfd_err *err)

@@ -280,11 +280,11 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	b->selected = xcalloc(nr + 1, sizeof(bool));
 	for (size_t i = 0; i < nr; i++) {
 		size_t rk = (size_t)b->roots.v[i];
-		int64_t d = tfd_times_end(&b->tm, rk) - tfd_times_start(&b->tm, rk);
+		int64_t end = tfd_times_end(&b->tm, rk), d = end - tfd_times_start(&b->tm, rk);
 
 		b->durs[i] = d;
-		if (!i || tfd_times_end(&b->tm, rk) > p->last_end_ns)
-			p->last_end_ns = tfd_times_end(&b->tm, rk);
+		if (!i || end > p->last_end_ns)
+			p->last_end_ns = end;
 		p->total_ns = sat_add(p->total_ns, d);
 		p->nslow += d > TFD_SLOW_CALL_NS;
 	}

@@ -15,15 +15,6 @@
 
 /* ---- recording and comparing -------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * TFD_FNV_PRIME;
-	return h;
-}
-
 /* The identity of what was analyzed: each host file's path, size and
  * modification time (when it can be seen), summed so the hosts' order does
  * not matter. The same run analyzed twice has the same identity; a file
@@ -34,15 +25,15 @@ static void capture_identity(const struct tfd_analysis *a, char *out, size_t len
 
 	for (size_t i = 0; i < a->nhosts; i++) {
 		const struct tfd_host *host = a->hosts[i].host;
-		uint64_t h = fnv1a(TFD_FNV_BASIS, host->path, strlen(host->path) + 1);
+		uint64_t h = tfd_fnv_bytes(TFD_FNV_BASIS, host->path, strlen(host->path) + 1);
 		struct stat st;
 
-		h = fnv1a(h, host->name, strlen(host->name) + 1);
+		h = tfd_fnv_bytes(h, host->name, strlen(host->name) + 1);
 		if (stat(host->path, &st) == 0) {
 			int64_t v[3] = {(int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
 					(int64_t)st.st_mtim.tv_nsec};
 
-			h = fnv1a(h, v, sizeof(v));
+			h = tfd_fnv_bytes(h, v, sizeof(v));
 		}
 		sum += h;
 	}

@@ -88,8 +88,7 @@ static uint64_t remade_key(const struct tfd_pipeline *p)
 	const char *name = root_name(p);
 	uint64_t h = tfd_fnv_text(TFD_FNV_BASIS, "remade");
 
-	for (const char *c = name; *c && *c != ':'; c++)
-		h = (h ^ (uint8_t)*c) * TFD_FNV_PRIME;
+	h = tfd_fnv_bytes(h, name, strcspn(name, ":"));
 	for (size_t s = 0; s < p->nstages; s++)
 		h = mix_text(h, p->stages[s].path);
 	return h | 1;

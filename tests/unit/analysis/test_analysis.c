@@ -916,6 +916,34 @@ static void lost_producer_events(struct t *t)
 	}
 }
 
+/* Pipeline k's root call at `at` (an id of its own, its dataset's name
+ * `name`) and its prefetch's below it. */
+static void root_and_prefetch(struct fx *f, int k, const char *name, int64_t at)
+{
+	char id[32], cid[32], pid[32];
+
+	snprintf(id, sizeof(id), "id=%d", 100 + k);
+	snprintf(cid, sizeof(cid), "id=%d", 200 + k);
+	snprintf(pid, sizeof(pid), "parent_id=%d", 100 + k);
+	fx_ev(f, 0, "Iterator::Root", at, 600 * US, id, name, NULL);
+	fx_ev(f, 0, "Iterator::Root::Prefetch", at + 10 * US, 580 * US, cid, pid, NULL);
+}
+
+/* f analyzed (and freed): its n pipelines' repeats of another. */
+static size_t repeats_of(struct t *t, struct fx *f, int n)
+{
+	struct tfd_analysis *a = analyze(t, f);
+	const struct tfd_host_result *h = &a->hosts[0];
+	size_t repeats = 0;
+
+	T_EQ_I64(h->npipelines, n);
+	for (size_t i = 0; i < h->npipelines; i++)
+		repeats += h->pipelines[i].repeat_of1 != 0;
+	tfd_analysis_free(a);
+	tfd_capture_free(f->cap);
+	return repeats;
+}
+
 /* TensorFlow 2.12 and 2.15 number every root's dataset (RootDataset:57):
  * `ds.take(1)` made each step gets a new number, so one-shot pipelines
  * (each root called at most twice) of the same shape are one pipeline
@@ -925,35 +953,17 @@ static void numbered_one_shot_roots_repeat(struct t *t)
 {
 	for (int longread = 0; longread < 2; longread++) {
 		struct fx f;
-		struct tfd_analysis *a;
-		const struct tfd_host_result *h;
-		size_t repeats = 0;
 		int n = longread ? 2 : 10;
 
 		fx_init(&f);
 		for (int k = 0; k < n; k++) {
-			char id[32], cid[32], pid[32], name[48];
+			char name[48];
 
-			snprintf(id, sizeof(id), "id=%d", 100 + k);
-			snprintf(cid, sizeof(cid), "id=%d", 200 + k);
-			snprintf(pid, sizeof(pid), "parent_id=%d", 100 + k);
 			snprintf(name, sizeof(name), "name=RootDataset:%d", 55 + 2 * k);
-			for (int c = 0; c < (longread ? 12 : 1); c++) {
-				int64_t at = (k * 20 + c) * 1000 * US;
-
-				fx_ev(&f, 0, "Iterator::Root", at, 600 * US, id, name, NULL);
-				fx_ev(&f, 0, "Iterator::Root::Prefetch", at + 10 * US, 580 * US,
-				      cid, pid, NULL);
-			}
+			for (int c = 0; c < (longread ? 12 : 1); c++)
+				root_and_prefetch(&f, k, name, (k * 20 + c) * 1000 * US);
 		}
-		a = analyze(t, &f);
-		h = &a->hosts[0];
-		T_EQ_I64(h->npipelines, n);
-		for (size_t i = 0; i < h->npipelines; i++)
-			repeats += h->pipelines[i].repeat_of1 != 0;
-		T_EQ_I64(repeats, longread ? 0 : n - 1);
-		tfd_analysis_free(a);
-		tfd_capture_free(f.cap);
+		T_EQ_I64(repeats_of(t, &f, n), longread ? 0 : n - 1);
 	}
 }
 
@@ -966,37 +976,20 @@ static void remade_datasets_repeat(struct t *t)
 {
 	for (int side = 0; side < 3; side++) {
 		struct fx f;
-		struct tfd_analysis *a;
-		const struct tfd_host_result *h;
-		size_t repeats = 0;
 		int n = side == 2 ? 2 : 3;
 
 		fx_init(&f);
 		for (int k = 0; k < n; k++) {
-			char id[32], cid[32], pid[32], name[48];
+			char name[48];
 
-			snprintf(id, sizeof(id), "id=%d", 100 + k);
-			snprintf(cid, sizeof(cid), "id=%d", 200 + k);
-			snprintf(pid, sizeof(pid), "parent_id=%d", 100 + k);
 			snprintf(name, sizeof(name), "name=PrefetchDataset:%d", 24 + 5 * k);
-			for (int c = 0; c < 12; c++) {
-				/* side by side: the pipelines' calls interleave */
-				int64_t at =
-				    (side == 1 ? c * 20 + k * 5 : k * 400 + c * 20) * 1000 * US;
-
-				fx_ev(&f, 0, "Iterator::Root", at, 600 * US, id, name, NULL);
-				fx_ev(&f, 0, "Iterator::Root::Prefetch", at + 10 * US, 580 * US,
-				      cid, pid, NULL);
-			}
+			/* side by side: the pipelines' calls interleave */
+			for (int c = 0; c < 12; c++)
+				root_and_prefetch(&f, k, name,
+						  (side == 1 ? c * 20 + k * 5 : k * 400 + c * 20) *
+						      1000 * US);
 		}
-		a = analyze(t, &f);
-		h = &a->hosts[0];
-		T_EQ_I64(h->npipelines, n);
-		for (size_t i = 0; i < h->npipelines; i++)
-			repeats += h->pipelines[i].repeat_of1 != 0;
-		T_EQ_I64(repeats, side == 0 ? n - 1 : 0);
-		tfd_analysis_free(a);
-		tfd_capture_free(f.cap);
+		T_EQ_I64(repeats_of(t, &f, n), side == 0 ? n - 1 : 0);
 	}
 }
 
