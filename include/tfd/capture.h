@@ -136,7 +136,10 @@ struct tfd_step {
 	int64_t start_ns, end_ns;
 };
 
-enum tfd_marker_kind { TFD_MARK_STEP, TFD_MARK_SESSION_RUN, TFD_MARK_GET_NEXT };
+/* A step marker; a SessionRun; a GetNext op's run; a tf.function's eager
+ * call (EagerLocalExecute of an __inference_ function: it holds the
+ * function's run, whose FunctionRun ends when the run is dispatched). */
+enum tfd_marker_kind { TFD_MARK_STEP, TFD_MARK_SESSION_RUN, TFD_MARK_GET_NEXT, TFD_MARK_FN_CALL };
 
 /* A step marker as the profiler writes it (tfd_step_marker_name() and a
  * `_r` or `step_num` stat): what a capture without group_id stats (a raw
@@ -150,11 +153,13 @@ struct tfd_marker {
 	bool has_group;
 	/* what it is: a step marker; a SessionRun (TensorFlow 1's
 	 * Session.run, graph mode), a step only on a host without step
-	 * markers; or a GetNext op's run (IteratorGetNextOp::DoCompute), the
-	 * session run of its id read input */
+	 * markers; a GetNext op's run (IteratorGetNextOp::DoCompute), the
+	 * session or function run of its id read input; or a tf.function's
+	 * eager call, a step on a host with neither */
 	enum tfd_marker_kind kind;
 	bool has_id;
-	uint64_t id; /* when has_id: the run's step id (its `id` stat) */
+	uint64_t id;	/* when has_id: the run's step id (its `id` stat) */
+	const char *fn; /* a call's event name, interned (one pointer a name) */
 };
 
 /* A FunctionRun: a tf.function's run (its step id, its thread's id),
@@ -503,6 +508,10 @@ struct tfd_host {
 	/* ... and those markers are the session's runs (SessionRun): the host
 	 * had no step marker */
 	bool steps_from_session_runs;
+	/* ... or the eager calls of the tf.functions whose runs read input
+	 * (TensorFlow 2 without step markers: a Keras fit, a loop calling a
+	 * step function that takes the iterator) */
+	bool steps_from_function_calls;
 	/* ... and its session's runs that read no input (an iterator's
 	 * initializer, a summary's fetch): between the steps, sorted, the
 	 * outermost of each thread */
@@ -690,6 +699,14 @@ bool tfd_step_marker_name(const char *name);
  * name but those of the roots TensorFlow itself writes (FunctionRun,
  * SessionRun, RunGraph, ExecutorState::Process), which are no steps. */
 bool tfd_step_root_name(const char *name);
+/* Whether an event of this name is a GetNext op's run, whose `id` is the
+ * step id of the session or function run it read input for
+ * (IteratorGetNextOp::DoCompute; IteratorGetNextAsOptionalOp::DoCompute,
+ * Keras 3's steps_per_execution above 1). */
+bool tfd_get_next_run_name(const char *name);
+/* Whether an event of this name is a tf.function's eager call
+ * (EagerLocalExecute: __inference_...). */
+bool tfd_fn_call_name(const char *name);
 /* Note a FunctionRun of step id id on host h, on the thread of id
  * thread_id, in the group group when has_group. */
 void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
@@ -706,8 +723,14 @@ void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_nu
  * that read input when a GetNext's run says so (tfd_host_get_next()). */
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
 			  bool has_group, int64_t group, bool has_id, uint64_t id);
-/* Note that a GetNext op ran in the session run of step id id. */
+/* Note that a GetNext op ran in the session or function run of step id id. */
 void tfd_host_get_next(struct tfd_host *h, uint64_t id);
+/* Note a tf.function's eager call (EagerLocalExecute: __inference_...,
+ * its event name name, interned) on host h, on the thread of id
+ * thread_id: a step of a host without step
+ * markers or session runs when a function run in it read input. */
+void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,
+		      int64_t end_ns);
 /* Note marker m (a copy) on host h. */
 void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
 /* A host with step markers: each outermost marker becomes a step (group
@@ -719,11 +742,18 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
  * marker has a group (Keras 3's "Profiled batch", which the converter does
  * not take for a marker), the markers are the steps, as in the raw
  * capture. The session's runs (SessionRun) are the markers of a host
- * that has no other; a host with markers drops them. Frees the markers
+ * that has no other; a host with markers drops them. A host with neither
+ * takes the eager calls of the tf.function whose runs read input most (at
+ * least TFD_FN_CALL_STEPS_MIN of them; another function's calls that read
+ * input, at most half as many, are an evaluation's, between the steps).
+ * Frees the markers
  * either way. Called by a reader before
  * anything reads the steps (the device sweep), and by tfd_capture_finish();
  * idempotent. */
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h);
+/* Fewer function calls reading input than this step no host: one or two
+ * calls are a loop run inside a function, not a loop of steps. */
+#define TFD_FN_CALL_STEPS_MIN 3
 /* Sort every thread's events; must be called once all events are in. */
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err);
 

@@ -670,6 +670,12 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 			     "no step markers: the %zu steps are the session's runs (SessionRun, "
 			     "TensorFlow 1's Session.run)",
 			     cap->hosts[i].nsteps);
+		if (cap->hosts[i].steps_from_function_calls)
+			diag(a, cap->hosts[i].name,
+			     "no step markers: the %zu steps are the calls of the tf.function "
+			     "that reads input (a Keras fit's train function, a step function "
+			     "that takes the iterator)",
+			     cap->hosts[i].nsteps);
 		empty_device_planes(a, &cap->hosts[i]);
 	}
 	st = tfd_analysis_finish(a, opts, err);

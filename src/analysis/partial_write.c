@@ -51,14 +51,26 @@ static void put_u(cJSON *o, const char *k, uint64_t v)
 
 /* cJSON prints %.15g and falls back to %.17g when that does not read back
  * exactly, so finite doubles round-trip bit for bit. */
+/* A double as the fewest digits (15 to 17) that read back as the same
+ * double: cJSON's own printing takes 15 when they read back within an
+ * epsilon, and a value a hair under a half (1884498.4999999998) came
+ * back a half, rounded one nanosecond up in the merged report. */
 static void put_d(cJSON *o, const char *k, double v)
 {
-	if (isnan(v))
+	char buf[40];
+
+	if (isnan(v)) {
 		cJSON_AddStringToObject(o, k, "nan");
-	else if (isinf(v))
+	} else if (isinf(v)) {
 		cJSON_AddStringToObject(o, k, v > 0 ? "inf" : "-inf");
-	else
-		cJSON_AddNumberToObject(o, k, v);
+	} else {
+		for (int digits = 15; digits <= 17; digits++) {
+			snprintf(buf, sizeof(buf), "%.*g", digits, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+		cJSON_AddRawToObject(o, k, buf);
+	}
 }
 
 static void put_s(cJSON *o, const char *k, const char *s)

@@ -433,7 +433,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	struct scan sc;
 	struct tfd_arena scratch;
 	enum tfd_status st = TFD_OK;
-	bool has_session_runs = false;
+	bool has_session_runs = false, has_function_runs = false;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.cap = cap;
@@ -452,12 +452,17 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	}
 	for (size_t i = 0; i < sc.metas.n && !sc.has_functions; i++)
 		sc.has_functions = sc.metas.v[i].kind == TFD_EV_FUNCTION;
-	/* a GetNext op's run is noted only where session runs may step the
-	 * host: a plane without SessionRun (TensorFlow 2's) has one a step */
-	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
-		has_session_runs = sc.metas.v[i].runs == META_SESSION_RUN;
-	for (size_t i = 0; i < sc.metas.n && !has_session_runs; i++)
-		if (sc.metas.v[i].runs == META_GET_NEXT)
+	/* a GetNext op's run is noted only where session or function runs
+	 * may step the host (a plane with neither has one a step), a
+	 * function's eager call only where function runs may */
+	for (size_t i = 0; i < sc.metas.n; i++) {
+		has_session_runs |= sc.metas.v[i].runs == META_SESSION_RUN;
+		has_function_runs |= sc.metas.v[i].runs == META_FN_RUN;
+	}
+	for (size_t i = 0; i < sc.metas.n; i++)
+		if ((sc.metas.v[i].runs == META_GET_NEXT && !has_session_runs &&
+		     !has_function_runs) ||
+		    (sc.metas.v[i].runs == META_FN_CALL && !has_function_runs))
 			sc.metas.v[i].runs = 0;
 	sc.meta_by_id = dense_index(&sc.ev_meta, &sc.nmeta_by_id);
 	sc.smeta_by_id = dense_index(&sc.stat_meta, &sc.nsmeta_by_id);

@@ -39,8 +39,9 @@ struct meta {
 };
 
 /* struct meta.runs: a FunctionRun (tfd_host_fnrun), a SessionRun
- * (tfd_host_session_run), a GetNext op's run (tfd_host_get_next) */
-enum meta_run { META_FN_RUN = 1, META_SESSION_RUN = 2, META_GET_NEXT = 4 };
+ * (tfd_host_session_run), a GetNext op's run (tfd_host_get_next), a
+ * tf.function's eager call (tfd_host_fn_call) */
+enum meta_run { META_FN_RUN = 1, META_SESSION_RUN = 2, META_GET_NEXT = 4, META_FN_CALL = 8 };
 
 struct smeta {
 	const char *name;

@@ -140,10 +140,11 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.marker = tfd_step_marker_name(mt.name);
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
-		mt.runs = strcmp(mt.name, "FunctionRun") == 0			 ? META_FN_RUN
-			  : strcmp(mt.name, "SessionRun") == 0			 ? META_SESSION_RUN
-			  : strcmp(mt.name, "IteratorGetNextOp::DoCompute") == 0 ? META_GET_NEXT
-										 : 0;
+		mt.runs = strcmp(mt.name, "FunctionRun") == 0  ? META_FN_RUN
+			  : strcmp(mt.name, "SessionRun") == 0 ? META_SESSION_RUN
+			  : tfd_get_next_run_name(mt.name)     ? META_GET_NEXT
+			  : tfd_fn_call_name(mt.name)	       ? META_FN_CALL
+							       : 0;
 		imap_put(&sc->ev_meta, key, sc->metas.n);
 		vec_push(&sc->metas, mt);
 		return 0;
@@ -652,8 +653,11 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	}
 	marker = (m.marker || m.root == 1) && step_marker(sc, stats, end, &step_num);
 	/* a function's, a session's or a GetNext op's run: its step id (the
-	 * stats are read below only for a kept event or a group) */
-	if (__builtin_expect(m.runs != 0, 0)) {
+	 * stats are read below only for a kept event or a group); a
+	 * function's eager call: its extent */
+	if (__builtin_expect(m.runs == META_FN_CALL, 0)) {
+		tfd_host_fn_call(h, m.name, h->threads[th].id, start_ns, end_ns);
+	} else if (__builtin_expect(m.runs != 0, 0)) {
 		run_has_id = event_id(sc, stats, end, &run_id);
 		if (run_has_id && m.runs == META_FN_RUN)
 			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, end_ns, false, 0);

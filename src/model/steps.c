@@ -3,6 +3,7 @@
  * its step markers (the profiler's Trace(name, step_num=..., _r=1) events),
  * as TensorFlow's converter groups them.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,17 @@ bool tfd_step_root_name(const char *name)
 {
 	return strcmp(name, "FunctionRun") != 0 && strcmp(name, "SessionRun") != 0 &&
 	       strcmp(name, "RunGraph") != 0 && strcmp(name, "ExecutorState::Process") != 0;
+}
+
+bool tfd_get_next_run_name(const char *name)
+{
+	return strcmp(name, "IteratorGetNextOp::DoCompute") == 0 ||
+	       strcmp(name, "IteratorGetNextAsOptionalOp::DoCompute") == 0;
+}
+
+bool tfd_fn_call_name(const char *name)
+{
+	return strncmp(name, "EagerLocalExecute: __inference_", 31) == 0;
 }
 
 void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
@@ -149,7 +161,7 @@ void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_nu
 {
 	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id,
 						    has_group ? group : 0, has_group, TFD_MARK_STEP,
-						    false, 0});
+						    false, 0, NULL});
 }
 
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
@@ -157,13 +169,20 @@ void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_n
 {
 	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id,
 						    has_group ? group : 0, has_group,
-						    TFD_MARK_SESSION_RUN, has_id, id});
+						    TFD_MARK_SESSION_RUN, has_id, id, NULL});
 }
 
 void tfd_host_get_next(struct tfd_host *h, uint64_t id)
 {
 	tfd_host_add_marker(
-	    h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true, id});
+	    h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true, id, NULL});
+}
+
+void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,
+		      int64_t end_ns)
+{
+	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id, 0, false,
+						    TFD_MARK_FN_CALL, false, 0, name});
 }
 
 /* Intervals by start (the session's runs of one loop do not overlap). */
@@ -174,6 +193,152 @@ static int run_start_cmp(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* The step ids GetNext ops ran under (the markers of kind
+ * TFD_MARK_GET_NEXT), sorted; *n of them. */
+static uint64_t *get_next_ids(const struct tfd_host *h, size_t *n)
+{
+	uint64_t *ids = xmalloc((h->nmarkers + 1) * sizeof(*ids));
+
+	*n = 0;
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (h->markers[i].kind == TFD_MARK_GET_NEXT)
+			ids[(*n)++] = h->markers[i].id;
+	qsort(ids, *n, sizeof(*ids), u64_cmp);
+	return ids;
+}
+
+static int marker_cmp(const void *a, const void *b);
+
+/* A call that read input: its start, function, index among the calls,
+ * and whether it begins a run of its function's calls (in time). */
+struct rcall {
+	int64_t start_ns;
+	const char *fn;
+	size_t i;
+	bool begins_run;
+};
+
+static int rcall_fn_cmp(const void *a, const void *b)
+{
+	const struct rcall *x = a, *y = b;
+	uintptr_t p = (uintptr_t)x->fn, q = (uintptr_t)y->fn;
+
+	if (p != q)
+		return p < q ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int rcall_start_cmp(const void *a, const void *b)
+{
+	const struct rcall *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Of the n calls mk, those that read input (reads[i]) and are steps,
+ * moved to the front in their order; their number. The steps are the
+ * calls of the function most of them call (of two as many, the one called
+ * first), and of any other whose calls do not come in runs (fewer than two
+ * in a row on average, in time, among the calls that read input): two
+ * step functions taking turns, a function traced again for an epoch's
+ * last batch. Another function called in runs is an evaluation's (Keras'
+ * test function at each epoch's end, a loop's eval every N steps):
+ * between the steps. */
+static size_t training_calls(struct tfd_marker *mk, const bool *reads, size_t n)
+{
+	struct rcall *rc = xmalloc((n + 1) * sizeof(*rc));
+	bool *keep = xcalloc(n + 1, sizeof(*keep));
+	size_t k = 0, kept = 0, most = 0;
+	int64_t main_start = 0;
+	const char *main_fn = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (reads[i])
+			rc[k++] = (struct rcall){mk[i].start_ns, mk[i].fn, i, false};
+	qsort(rc, k, sizeof(*rc), rcall_start_cmp);
+	for (size_t j = 0; j < k; j++)
+		rc[j].begins_run = !j || rc[j - 1].fn != rc[j].fn;
+	qsort(rc, k, sizeof(*rc), rcall_fn_cmp); /* each function's calls, in time */
+	for (size_t i = 0, j; i < k; i = j) {
+		for (j = i; j < k && rc[j].fn == rc[i].fn; j++)
+			;
+		if (j - i > most || (j - i == most && rc[i].start_ns < main_start)) {
+			most = j - i;
+			main_fn = rc[i].fn;
+			main_start = rc[i].start_ns;
+		}
+	}
+	for (size_t i = 0, j; i < k; i = j) {
+		size_t runs = 0;
+
+		for (j = i; j < k && rc[j].fn == rc[i].fn; j++)
+			runs += rc[j].begins_run;
+		if (rc[i].fn == main_fn || j - i < 2 * runs)
+			for (size_t t = i; t < j; t++)
+				keep[rc[t].i] = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (keep[i])
+			mk[kept++] = mk[i];
+	free(rc);
+	free(keep);
+	return kept;
+}
+
+/* A host with neither step markers nor session runs (TensorFlow 2): its
+ * markers become the eager calls of its tf.functions (the outermost of
+ * each thread) that hold a function run under whose step id a GetNext op
+ * ran: each call of a Keras train function, of a loop's step function
+ * that takes the iterator. None when fewer than TFD_FN_CALL_STEPS_MIN
+ * read input, or when no call holds a run that did (an eager loop's
+ * next(), outside the step's function, runs under no function's id). */
+static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
+{
+	size_t n = 0, nread = 0;
+	bool *reads;
+
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (h->markers[i].kind == TFD_MARK_FN_CALL)
+			h->markers[n++] = h->markers[i];
+	qsort(h->markers, n, sizeof(*h->markers), marker_cmp);
+	h->nmarkers = 0;
+	for (size_t i = 0; i < n; i++) /* the outermost of each thread */
+		if (!h->nmarkers ||
+		    h->markers[h->nmarkers - 1].thread_id != h->markers[i].thread_id ||
+		    h->markers[i].start_ns >= h->markers[h->nmarkers - 1].end_ns)
+			h->markers[h->nmarkers++] = h->markers[i];
+	n = h->nmarkers;
+	reads = xcalloc(n + 1, sizeof(*reads));
+	for (size_t i = 0; i < h->nfnruns && nids; i++) {
+		const struct tfd_fnrun *f = &h->fnruns[i];
+		size_t lo = 0, hi = n;
+
+		if (!bsearch(&f->id, ids, nids, sizeof(*ids), u64_cmp))
+			continue;
+		/* the last call of f's thread that starts by f's start */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct tfd_marker *m = &h->markers[mid];
+
+			if (m->thread_id < f->thread_id ||
+			    (m->thread_id == f->thread_id && m->start_ns <= f->start_ns))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && h->markers[lo - 1].thread_id == f->thread_id &&
+		    f->start_ns < h->markers[lo - 1].end_ns && !reads[lo - 1]) {
+			reads[lo - 1] = true;
+			nread++;
+		}
+	}
+	h->nmarkers = nread >= TFD_FN_CALL_STEPS_MIN ? training_calls(h->markers, reads, n) : 0;
+	h->steps_from_function_calls = h->nmarkers > 0;
+	free(reads);
+}
+
 /* The markers that step host h: its step markers; without one, its
  * session's runs that read input (a GetNext op ran under their id), or
  * every run when none is known to (no GetNext op traced, or under other
@@ -181,23 +346,25 @@ static int run_start_cmp(const void *a, const void *b)
  * the markers, or beside them (an evaluation, a hook's fetch). */
 static void session_runs_or_markers(struct tfd_host *h)
 {
-	size_t n = 0, nruns = 0, nread = 0, nids = 0;
+	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0;
 	uint64_t *ids;
 
 	for (size_t i = 0; i < h->nmarkers; i++) {
 		nruns += h->markers[i].kind == TFD_MARK_SESSION_RUN;
+		ncalls += h->markers[i].kind == TFD_MARK_FN_CALL;
 		if (h->markers[i].kind == TFD_MARK_STEP)
 			h->markers[n++] = h->markers[i];
 	}
-	if (n || !nruns) {
+	if (n || (!nruns && !ncalls)) {
 		h->nmarkers = n;
 		return;
 	}
-	ids = xmalloc((h->nmarkers + 1) * sizeof(*ids));
-	for (size_t i = 0; i < h->nmarkers; i++)
-		if (h->markers[i].kind == TFD_MARK_GET_NEXT)
-			ids[nids++] = h->markers[i].id;
-	qsort(ids, nids, sizeof(*ids), u64_cmp);
+	ids = get_next_ids(h, &nids);
+	if (!nruns) {
+		function_calls(h, ids, nids);
+		free(ids);
+		return;
+	}
 	for (size_t i = 0; i < h->nmarkers; i++) {
 		const struct tfd_marker *m = &h->markers[i];
 

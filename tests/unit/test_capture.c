@@ -2602,6 +2602,74 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* TensorFlow 2 without markers: the eager calls of a tf.function whose
+ * runs read input (a GetNext op ran under the FunctionRun's id) step the
+ * host, over the call's extent (the FunctionRun ends when dispatched);
+ * another function's calls that read input in runs (an evaluation) are
+ * between the steps, one called once among them (traced again) is a
+ * step; a call reading nothing is none; fewer than three calls, a marker
+ * or a session run: no function steps */
+static void function_calls_step_a_host_without_markers(struct t *t)
+{
+	const char *train = "EagerLocalExecute: __inference_train_1",
+		   *test = "EagerLocalExecute: __inference_test_2",
+		   *again = "EagerLocalExecute: __inference_train_3";
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint64_t id = 100;
+
+	T_TRUE(tfd_fn_call_name(train) && !tfd_fn_call_name("EagerLocalExecute: MatMul"));
+	T_TRUE(tfd_get_next_run_name("IteratorGetNextAsOptionalOp::DoCompute"));
+	/* 4 training calls, 3 evaluation calls in a run, 1 retraced training
+	 * call, 1 call of the training function reading nothing */
+	for (int i = 0; i < 9; i++) {
+		const char *fn = i < 4 ? train : i < 7 ? test : i == 7 ? again : train;
+		int64_t s = 1000 * i;
+
+		tfd_host_fn_call(h, fn, 7, s, s + 900);
+		tfd_host_fnrun(h, 7, id, s + 10, s + 20, false, 0);
+		if (i != 8)
+			tfd_host_get_next(h, id);
+		tfd_host_fnrun(h, 9, id + 1000, s + 30, s + 40, false, 0); /* tf.data's */
+		id++;
+	}
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 5);
+	T_TRUE(h->steps_from_markers && h->steps_from_function_calls);
+	T_EQ_I64(h->steps[0].start_ns, 0);
+	T_EQ_I64(h->steps[0].end_ns, 900);
+	T_EQ_I64(h->steps[4].start_ns, 7000);
+	T_TRUE(tfd_host_loose_fn(h, 1000 + 100) && !tfd_host_loose_fn(h, 100));
+	tfd_capture_free(cap);
+
+	/* two reading calls: too few */
+	cap = tfd_capture_new();
+	h = tfd_capture_add_host(cap, "h");
+	for (int i = 0; i < 2; i++) {
+		tfd_host_fn_call(h, train, 7, 1000 * i, 1000 * i + 900);
+		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
+		tfd_host_get_next(h, 5 + (uint64_t)i);
+	}
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 0);
+	T_TRUE(!h->steps_from_function_calls);
+	tfd_capture_free(cap);
+
+	/* a step marker wins */
+	cap = tfd_capture_new();
+	h = tfd_capture_add_host(cap, "h");
+	for (int i = 0; i < 4; i++) {
+		tfd_host_fn_call(h, train, 7, 1000 * i, 1000 * i + 900);
+		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
+		tfd_host_get_next(h, 5 + (uint64_t)i);
+	}
+	tfd_host_step_marker(h, 7, 1, 0, 1950, false, 0);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 1);
+	T_TRUE(!h->steps_from_function_calls);
+	tfd_capture_free(cap);
+}
+
 /* with group_id stats and no marker: the steps are TensorFlow's groups as
  * written */
 static void group_ids_without_markers(struct t *t)
@@ -2849,6 +2917,7 @@ const struct t_case capture_cases[] = {
     T(device_marker_steps_by_time),
     T(step_markers_make_steps),
     T(session_runs_step_a_host_without_markers),
+    T(function_calls_step_a_host_without_markers),
     T(group_ids_without_markers),
     T(groups_holding_markers_are_the_steps),
     T(ungrouped_markers_win_over_groups),
