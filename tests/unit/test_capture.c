@@ -2602,6 +2602,17 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* n calls of fn on thread 7, 1 us apart, each holding a function run
+ * under whose id a GetNext op ran */
+static void reading_calls(struct tfd_host *h, const char *fn, int n)
+{
+	for (int i = 0; i < n; i++) {
+		tfd_host_fn_call(h, fn, 7, 1000 * i, 1000 * i + 900);
+		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
+		tfd_host_get_next(h, 5 + (uint64_t)i);
+	}
+}
+
 /* TensorFlow 2 without markers: the eager calls of a tf.function whose
  * runs read input (a GetNext op ran under the FunctionRun's id) step the
  * host, over the call's extent (the FunctionRun ends when dispatched);
@@ -2645,11 +2656,7 @@ static void function_calls_step_a_host_without_markers(struct t *t)
 	/* two reading calls: too few */
 	cap = tfd_capture_new();
 	h = tfd_capture_add_host(cap, "h");
-	for (int i = 0; i < 2; i++) {
-		tfd_host_fn_call(h, train, 7, 1000 * i, 1000 * i + 900);
-		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
-		tfd_host_get_next(h, 5 + (uint64_t)i);
-	}
+	reading_calls(h, train, 2);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 0);
 	T_TRUE(!h->steps_from_function_calls);
@@ -2658,11 +2665,7 @@ static void function_calls_step_a_host_without_markers(struct t *t)
 	/* a step marker wins */
 	cap = tfd_capture_new();
 	h = tfd_capture_add_host(cap, "h");
-	for (int i = 0; i < 4; i++) {
-		tfd_host_fn_call(h, train, 7, 1000 * i, 1000 * i + 900);
-		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
-		tfd_host_get_next(h, 5 + (uint64_t)i);
-	}
+	reading_calls(h, train, 4);
 	tfd_host_step_marker(h, 7, 1, 0, 1950, false, 0);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 1);
