@@ -727,8 +727,8 @@ void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_n
 void tfd_host_get_next(struct tfd_host *h, uint64_t id);
 /* Note a tf.function's eager call (EagerLocalExecute: __inference_...,
  * its event name name, interned) on host h, on the thread of id
- * thread_id: a step of a host without step
- * markers or session runs when a function run in it read input. */
+ * thread_id: a step of a host without step markers or session runs when a
+ * function run in it read input. */
 void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,
 		      int64_t end_ns);
 /* Note marker m (a copy) on host h. */
@@ -743,13 +743,12 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
  * not take for a marker), the markers are the steps, as in the raw
  * capture. The session's runs (SessionRun) are the markers of a host
  * that has no other; a host with markers drops them. A host with neither
- * takes the eager calls of the tf.function whose runs read input most (at
- * least TFD_FN_CALL_STEPS_MIN of them; another function's calls that read
- * input, at most half as many, are an evaluation's, between the steps).
- * Frees the markers
- * either way. Called by a reader before
- * anything reads the steps (the device sweep), and by tfd_capture_finish();
- * idempotent. */
+ * takes the eager calls of its tf.functions whose runs read input (at
+ * least TFD_FN_CALL_STEPS_MIN of them): those of the function called most,
+ * and of another not called in runs (one called in runs is an
+ * evaluation's, between the steps). Frees the markers either way. Called
+ * by a reader before anything reads the steps (the device sweep), and by
+ * tfd_capture_finish(); idempotent. */
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h);
 /* Fewer function calls reading input than this step no host: one or two
  * calls are a loop run inside a function, not a loop of steps. */

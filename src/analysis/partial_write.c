@@ -49,12 +49,11 @@ static void put_u(cJSON *o, const char *k, uint64_t v)
 	}
 }
 
-/* cJSON prints %.15g and falls back to %.17g when that does not read back
- * exactly, so finite doubles round-trip bit for bit. */
-/* A double as the fewest digits (15 to 17) that read back as the same
- * double: cJSON's own printing takes 15 when they read back within an
- * epsilon, and a value a hair under a half (1884498.4999999998) came
- * back a half, rounded one nanosecond up in the merged report. */
+/* A double in the fewest digits (15 to 17) that read back as the same
+ * double, so finite doubles round-trip bit for bit: cJSON's own printing
+ * keeps 15 when they read back within an epsilon, and a value a hair
+ * under a half (1884498.4999999998) came back a half, rounded one
+ * nanosecond up in the merged report. */
 static void put_d(cJSON *o, const char *k, double v)
 {
 	char buf[40];

@@ -342,8 +342,9 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
 /* The markers that step host h: its step markers; without one, its
  * session's runs that read input (a GetNext op ran under their id), or
  * every run when none is known to (no GetNext op traced, or under other
- * ids). A host with markers drops the session's runs: they ran inside
- * the markers, or beside them (an evaluation, a hook's fetch). */
+ * ids); without those, its tf.functions' calls (function_calls()). A
+ * host with markers drops the session's runs and the calls: they ran
+ * inside the markers, or beside them (an evaluation, a hook's fetch). */
 static void session_runs_or_markers(struct tfd_host *h)
 {
 	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0;
