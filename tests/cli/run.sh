@@ -1330,6 +1330,15 @@ if [ "$(rules_of)" = "TFD-T15 " ] && python3 -c 'import json, sys; d = json.load
 assert h["steps"] == 38 and h["input_basis"] == "steps" and 88 < h["input_percent"] < 93, h
 e = d["findings"][0]["estimate"]
 assert 1.4 < e["step_speedup"] < 1.8, e' <<<"$out"; then ok; else bad "a step function taking the iterator: $(rules_of)"; fi
+# a custom loop's evaluation function, 5 calls every 10 training steps,
+# each reading a validation iterator, no markers: its calls come in runs,
+# so they are between the steps (40 training steps; 89.3 %, measured
+# 91.3 % of a training step) and its pipeline gets no advice of its own
+run analyze -q -f json tests/cases/ok/tf221-fn-eval-every-10-no-markers/vm.xplane.pb
+if [ "$(rules_of | cut -d' ' -f1)" = "TFD-T15" ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["steps"] == 38 and h["input_basis"] == "steps" and h["between_steps"] == 3, h
+assert [p["outside_steps"] for p in h["pipelines"]] == [False, True], h["pipelines"]
+assert any("40 steps" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "a loop evaluating every 10 steps, no markers: $(rules_of)"; fi
 # Keras 3 fit with validation_data, no markers: the train and the test
 # function are both multi_step_on_iterator and both read input; the test
 # function's calls come in runs at each epoch's end: between the steps,
