@@ -117,6 +117,44 @@ static void loose_end(struct tfd_host *h, size_t k)
 	h->nloose_fn_ids = k;
 }
 
+static int marker_cmp(const void *a, const void *b);
+
+/* Markers mk[0..n) sorted by thread, then start, an outer one first
+ * (marker_cmp), and the outermost of each thread kept at the front, in
+ * that order (a marker inside the one before it on its thread is part of
+ * it): their number. */
+static size_t outermost_markers(struct tfd_marker *mk, size_t n)
+{
+	size_t k = 0;
+
+	qsort(mk, n, sizeof(*mk), marker_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && mk[k - 1].thread_id == mk[i].thread_id && mk[i].end_ns <= mk[k - 1].end_ns)
+			continue;
+		mk[k++] = mk[i];
+	}
+	return k;
+}
+
+/* Of the outermost markers mk[0..n) (outermost_markers()), the one on the
+ * thread of id thread_id that holds time t: its index + 1; 0 for none. */
+static size_t marker_holding(const struct tfd_marker *mk, size_t n, int64_t thread_id, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	/* the last marker of the thread that starts by t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mk[mid].thread_id < thread_id ||
+		    (mk[mid].thread_id == thread_id && mk[mid].start_ns <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && mk[lo - 1].thread_id == thread_id && t < mk[lo - 1].end_ns ? lo : 0;
+}
+
 /* The function runs outside every step marker (markers: the outermost of
  * each thread, by thread then start): their step ids. */
 static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
@@ -124,26 +162,9 @@ static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 	size_t k = 0;
 	uint64_t *ids = loose_begin(h);
 
-	for (size_t i = 0; i < h->nfnruns; i++) {
-		const struct tfd_fnrun *f = &h->fnruns[i];
-		size_t lo = 0, hi = n;
-		bool inside = false;
-
-		/* the last marker of f's thread that starts by f's start */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (mk[mid].thread_id < f->thread_id ||
-			    (mk[mid].thread_id == f->thread_id && mk[mid].start_ns <= f->start_ns))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		inside = lo > 0 && mk[lo - 1].thread_id == f->thread_id &&
-			 f->start_ns < mk[lo - 1].end_ns;
-		if (!inside)
-			ids[k++] = f->id;
-	}
+	for (size_t i = 0; i < h->nfnruns; i++)
+		if (!marker_holding(mk, n, h->fnruns[i].thread_id, h->fnruns[i].start_ns))
+			ids[k++] = h->fnruns[i].id;
 	loose_end(h, k);
 }
 
@@ -206,8 +227,6 @@ static uint64_t *get_next_ids(const struct tfd_host *h, size_t *n)
 	qsort(ids, *n, sizeof(*ids), u64_cmp);
 	return ids;
 }
-
-static int marker_cmp(const void *a, const void *b);
 
 /* A call that read input: its start, function, index among the calls,
  * and whether it begins a run of its function's calls (in time). */
@@ -302,35 +321,17 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
 	for (size_t i = 0; i < h->nmarkers; i++)
 		if (h->markers[i].kind == TFD_MARK_FN_CALL)
 			h->markers[n++] = h->markers[i];
-	qsort(h->markers, n, sizeof(*h->markers), marker_cmp);
-	h->nmarkers = 0;
-	for (size_t i = 0; i < n; i++) /* the outermost of each thread */
-		if (!h->nmarkers ||
-		    h->markers[h->nmarkers - 1].thread_id != h->markers[i].thread_id ||
-		    h->markers[i].start_ns >= h->markers[h->nmarkers - 1].end_ns)
-			h->markers[h->nmarkers++] = h->markers[i];
-	n = h->nmarkers;
+	n = outermost_markers(h->markers, n);
 	reads = xcalloc(n + 1, sizeof(*reads));
 	for (size_t i = 0; i < h->nfnruns && nids; i++) {
 		const struct tfd_fnrun *f = &h->fnruns[i];
-		size_t lo = 0, hi = n;
+		size_t at;
 
 		if (!bsearch(&f->id, ids, nids, sizeof(*ids), u64_cmp))
 			continue;
-		/* the last call of f's thread that starts by f's start */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct tfd_marker *m = &h->markers[mid];
-
-			if (m->thread_id < f->thread_id ||
-			    (m->thread_id == f->thread_id && m->start_ns <= f->start_ns))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && h->markers[lo - 1].thread_id == f->thread_id &&
-		    f->start_ns < h->markers[lo - 1].end_ns && !reads[lo - 1]) {
-			reads[lo - 1] = true;
+		at = marker_holding(h->markers, n, f->thread_id, f->start_ns);
+		if (at && !reads[at - 1]) {
+			reads[at - 1] = true;
 			nread++;
 		}
 	}
@@ -479,22 +480,12 @@ static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
 
 void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 {
-	size_t n = 0;
-
 	session_runs_or_markers(h);
 	if (h->nmarkers && h->nsteps)
 		markers_over_groups(cap, h);
 	if (h->nmarkers && !h->nsteps) {
-		qsort(h->markers, h->nmarkers, sizeof(*h->markers), marker_cmp);
-		/* keep the outermost markers of each thread */
-		for (size_t i = 0; i < h->nmarkers; i++) {
-			const struct tfd_marker *m = &h->markers[i];
+		size_t n = outermost_markers(h->markers, h->nmarkers);
 
-			if (n && h->markers[n - 1].thread_id == m->thread_id &&
-			    m->end_ns <= h->markers[n - 1].end_ns)
-				continue;
-			h->markers[n++] = *m;
-		}
 		if (h->nfnruns)
 			loose_fns(h, h->markers, n);
 		/* group ids in time order across threads */
