@@ -139,7 +139,13 @@ struct tfd_step {
 /* A step marker; a SessionRun; a GetNext op's run; a tf.function's eager
  * call (EagerLocalExecute of an __inference_ function: it holds the
  * function's run, whose FunctionRun ends when the run is dispatched). */
-enum tfd_marker_kind { TFD_MARK_STEP, TFD_MARK_SESSION_RUN, TFD_MARK_GET_NEXT, TFD_MARK_FN_CALL };
+enum tfd_marker_kind {
+	TFD_MARK_STEP,
+	TFD_MARK_EVAL,
+	TFD_MARK_SESSION_RUN,
+	TFD_MARK_GET_NEXT,
+	TFD_MARK_FN_CALL
+};
 
 /* A step marker as the profiler writes it (tfd_step_marker_name() and a
  * `_r` or `step_num` stat): what a capture without group_id stats (a raw
@@ -151,7 +157,9 @@ struct tfd_marker {
 	int64_t thread_id; /* its thread's id (tfd_thread.id) */
 	int64_t group;	   /* its group_id, when has_group */
 	bool has_group;
-	/* what it is: a step marker; a SessionRun (TensorFlow 1's
+	/* what it is: a step marker; an evaluation's step marker
+	 * (tfd_eval_marker_name(): Keras 2's "test"), a step only on a host
+	 * without other step markers; a SessionRun (TensorFlow 1's
 	 * Session.run, graph mode), a step only on a host without step
 	 * markers; a GetNext op's run (IteratorGetNextOp::DoCompute), the
 	 * session or function run of its id read input; or a tf.function's
@@ -512,6 +520,9 @@ struct tfd_host {
 	 * (TensorFlow 2 without step markers: a Keras fit, a loop calling a
 	 * step function that takes the iterator) */
 	bool steps_from_function_calls;
+	/* evaluation step markers (tfd_eval_marker_name()) left out of the
+	 * steps beside training ones: the evaluation runs between the steps */
+	size_t eval_markers;
 	/* ... and its session's runs that read no input (an iterator's
 	 * initializer, a summary's fetch): between the steps, sorted, the
 	 * outermost of each thread */
@@ -699,6 +710,12 @@ bool tfd_step_marker_name(const char *name);
  * name but those of the roots TensorFlow itself writes (FunctionRun,
  * SessionRun, RunGraph, ExecutorState::Process), which are no steps. */
 bool tfd_step_root_name(const char *name);
+/* Whether a step marker's name is an evaluation's: its first word (up to
+ * a space, '_', '-', ':' or a digit) is test, eval, evaluate, evaluation,
+ * val, valid, validate, validation or predict, in any case (Keras 2 marks
+ * its validation and predict batches "test" and "predict", the training
+ * ones "train"). Beside other step markers these are no steps. */
+bool tfd_eval_marker_name(const char *name);
 /* Whether an event of this name is a GetNext op's run, whose `id` is the
  * step id of the session or function run it read input for
  * (IteratorGetNextOp::DoCompute; IteratorGetNextAsOptionalOp::DoCompute,
@@ -714,10 +731,10 @@ void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t 
 /* Whether id is the step id of a function run outside every step marker
  * (tfd_host.loose_fn_ids). */
 bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);
-/* Note a step marker on host h, on the thread of id thread_id, in the
- * step of group_id group when has_group. */
-void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
-			  int64_t end_ns, bool has_group, int64_t group);
+/* Note a step marker of the given name on host h, on the thread of id
+ * thread_id, in the step of group_id group when has_group. */
+void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_id, int64_t step_num,
+			  int64_t start_ns, int64_t end_ns, bool has_group, int64_t group);
 /* Note a SessionRun (a TensorFlow 1 Session.run; its `id` when has_id)
  * on host h likewise: the steps of a host that has no step marker, those
  * that read input when a GetNext's run says so (tfd_host_get_next()). */

@@ -676,6 +676,12 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 			     "that reads input (a Keras fit's train function, a step function "
 			     "that takes the iterator)",
 			     cap->hosts[i].nsteps);
+		if (cap->hosts[i].eval_markers && cap->hosts[i].nsteps)
+			diag(a, cap->hosts[i].name,
+			     "%zu evaluation step marker(s) (\"test\": Keras' validation "
+			     "batches) are not steps: the evaluation runs between the %zu "
+			     "training steps",
+			     cap->hosts[i].eval_markers, cap->hosts[i].nsteps);
 		empty_device_planes(a, &cap->hosts[i]);
 	}
 	st = tfd_analysis_finish(a, opts, err);

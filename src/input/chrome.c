@@ -468,7 +468,7 @@ static void note_marker(struct tfd_host *h, const struct jev *e, const char *nm,
 	if (!root && !num)
 		return;
 	if (tfd_step_marker_name(nm) || (root && tfd_step_root_name(nm)))
-		tfd_host_step_marker(h, to_i64(tid), step, start, end, has_group, group);
+		tfd_host_step_marker(h, nm, to_i64(tid), step, start, end, has_group, group);
 }
 
 /* Pass 2: a complete event of a host process. */

@@ -747,8 +747,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (m.h2d)
 		tfd_device_host_op(h, start_ns, end_ns, has_group, group);
 	if (marker) /* with its group, read above */
-		tfd_host_step_marker(h, h->threads[th].id, (int64_t)step_num, start_ns, end_ns,
-				     has_group, group);
+		tfd_host_step_marker(h, m.name, h->threads[th].id, (int64_t)step_num, start_ns,
+				     end_ns, has_group, group);
 	if (__builtin_expect(m.runs == META_SESSION_RUN, 0))
 		tfd_host_session_run(h, h->threads[th].id, start_ns, end_ns, has_group, group,
 				     run_has_id, run_id);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "capture_impl.h"
 #include "tfd/capture.h"
@@ -58,6 +59,18 @@ bool tfd_step_marker_name(const char *name)
 	    strncmp(name, "TraceContext", 12) != 0)
 		return strcmp(name, "Profiled batch") == 0;
 	return strchr(name, '/') == NULL;
+}
+
+bool tfd_eval_marker_name(const char *name)
+{
+	static const char *const words[] = {"test",  "eval",	 "evaluate",   "evaluation", "val",
+					    "valid", "validate", "validation", "predict"};
+	size_t n = strcspn(name, " _-:0123456789");
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (strlen(words[i]) == n && strncasecmp(name, words[i], n) == 0)
+			return true;
+	return false;
 }
 
 bool tfd_step_root_name(const char *name)
@@ -177,12 +190,13 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m)
 	h->markers[h->nmarkers++] = *m;
 }
 
-void tfd_host_step_marker(struct tfd_host *h, int64_t thread_id, int64_t step_num, int64_t start_ns,
-			  int64_t end_ns, bool has_group, int64_t group)
+void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_id, int64_t step_num,
+			  int64_t start_ns, int64_t end_ns, bool has_group, int64_t group)
 {
-	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id,
-						    has_group ? group : 0, has_group, TFD_MARK_STEP,
-						    false, 0, NULL});
+	tfd_host_add_marker(
+	    h, &(struct tfd_marker){
+		   start_ns, end_ns, step_num, thread_id, has_group ? group : 0, has_group,
+		   tfd_eval_marker_name(name) ? TFD_MARK_EVAL : TFD_MARK_STEP, false, 0, NULL});
 }
 
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
@@ -340,7 +354,9 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
 	free(reads);
 }
 
-/* The markers that step host h: its step markers; without one, its
+/* The markers that step host h: its step markers (an evaluation's only
+ * without others: Keras 2 marks a validation pass's batches "test", its
+ * training batches "train"); without one, its
  * session's runs that read input (a GetNext op ran under their id), or
  * every run when none is known to (no GetNext op traced, or under other
  * ids); without those, its tf.functions' calls (function_calls()). A
@@ -348,14 +364,24 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
  * inside the markers, or beside them (an evaluation, a hook's fetch). */
 static void session_runs_or_markers(struct tfd_host *h)
 {
-	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0;
+	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0, neval = 0;
 	uint64_t *ids;
 
 	for (size_t i = 0; i < h->nmarkers; i++) {
 		nruns += h->markers[i].kind == TFD_MARK_SESSION_RUN;
 		ncalls += h->markers[i].kind == TFD_MARK_FN_CALL;
+		neval += h->markers[i].kind == TFD_MARK_EVAL;
 		if (h->markers[i].kind == TFD_MARK_STEP)
 			h->markers[n++] = h->markers[i];
+	}
+	if (n) {
+		h->eval_markers = neval;
+	} else if (neval) { /* an evaluation alone: its batches are the steps */
+		for (size_t i = 0; i < h->nmarkers; i++)
+			if (h->markers[i].kind == TFD_MARK_EVAL) {
+				h->markers[n] = h->markers[i];
+				h->markers[n++].kind = TFD_MARK_STEP;
+			}
 	}
 	if (n || (!nruns && !ncalls)) {
 		h->nmarkers = n;

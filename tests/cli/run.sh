@@ -1281,6 +1281,20 @@ run analyze -q -f json tests/cases/ok/tf215-keras2-graph-fit-validation/vm.xplan
 if [ "$(rules_of)" = "TFD-T15 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert d["findings"][0]["pipeline"] == h["focus_pipeline"] == "Host:0", h["focus_pipeline"]
 assert [p["outside_steps"] for p in h["pipelines"]] == [False, True, True, True], h["pipelines"]' <<<"$out"; then ok; else bad "Keras 2 graph fit with validation: $(rules_of)"; fi
+# Keras 2 eager fit with validation_data under the TensorBoard callback:
+# it marks the validation batches "test" (_r=1) beside the training ones
+# "train"; xprof counts both (67.5 % over 67 steps) and the validation
+# pipeline (a parallel map, a shuffle, no prefetch) had led with T04 2.00x,
+# which cannot speed a training step. The test markers are between the
+# steps now: 47.1 % of 47 training steps, the validation pipelines outside
+# them, T15 on the training map (measured 4.85 -> 3.75 ms a training step
+# with it AUTOTUNE)
+run analyze -q -f json tests/cases/ok/tf215-keras2-fit-validation-test-markers/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-H12 TFD-T15 TFD-H05 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["steps"] == 47 and 44 < h["input_percent"] < 50 and h["between_steps"] == 2, h
+assert [p["outside_steps"] for p in h["pipelines"]] == [False, True, False, True, False], h["pipelines"]
+assert d["findings"][1]["pipeline"] == h["focus_pipeline"] == "Host:4", h["focus_pipeline"]
+assert any("20 evaluation step marker(s)" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "Keras 2 fit with test markers: $(rules_of)"; fi
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs

@@ -303,8 +303,8 @@ static void device_marker_steps_by_time(struct t *t)
 	struct tfd_dev_source src;
 
 	tfd_host_note(cap, h, true, 0, 1100000, 1300000); /* a function run's group */
-	tfd_host_step_marker(h, 7, 0, 0, 1000000, false, 0);
-	tfd_host_step_marker(h, 7, 1, 1000000, 2000000, false, 0);
+	tfd_host_step_marker(h, "train", 7, 0, 0, 1000000, false, 0);
+	tfd_host_step_marker(h, "train", 7, 1, 1000000, 2000000, false, 0);
 	tfd_host_steps_from_markers(cap, h);
 	T_TRUE(h->steps_from_markers);
 	src = tfd_dev_array_source(&a);
@@ -2535,10 +2535,10 @@ static void step_markers_make_steps(struct t *t)
 	T_TRUE(tfd_step_marker_name("Profiled batch"));
 	T_TRUE(!tfd_step_marker_name("train/step"));
 	T_TRUE(!tfd_step_marker_name("FunctionRun"));
-	tfd_host_step_marker(h, 7, 1, 1000, 2000, false, 0);
-	tfd_host_step_marker(h, 7, 0, 0, 900, false, 0);
-	tfd_host_step_marker(h, 7, -1, 100, 200, false, 0);  /* inside step 0 */
-	tfd_host_step_marker(h, 9, 5, 2500, 3000, false, 0); /* another thread */
+	tfd_host_step_marker(h, "train", 7, 1, 1000, 2000, false, 0);
+	tfd_host_step_marker(h, "train", 7, 0, 0, 900, false, 0);
+	tfd_host_step_marker(h, "train", 7, -1, 100, 200, false, 0);  /* inside step 0 */
+	tfd_host_step_marker(h, "train", 9, 5, 2500, 3000, false, 0); /* another thread */
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 3);
 	T_TRUE(h->steps_from_markers);
@@ -2549,6 +2549,46 @@ static void step_markers_make_steps(struct t *t)
 	T_EQ_I64(h->steps[2].start_ns, 2500);
 	T_EQ_I64(h->steps[2].group_id, 2);
 	T_TRUE(h->markers == NULL);
+	tfd_capture_free(cap);
+}
+
+/* Keras 2 marks its validation batches "test", its training ones "train":
+ * beside training markers an evaluation's are no steps (the evaluation
+ * runs between the steps); alone (a capture of evaluate()) they are */
+static void eval_markers_step_a_host_only_alone(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h, *e;
+
+	tfd_capture_add_host(cap, "h");
+	tfd_capture_add_host(cap, "e");
+	h = &cap->hosts[0];
+	e = &cap->hosts[1];
+	T_TRUE(tfd_eval_marker_name("test"));
+	T_TRUE(tfd_eval_marker_name("test 25"));
+	T_TRUE(tfd_eval_marker_name("Eval_step"));
+	T_TRUE(tfd_eval_marker_name("validation"));
+	T_TRUE(tfd_eval_marker_name("predict"));
+	T_TRUE(!tfd_eval_marker_name("train"));
+	T_TRUE(!tfd_eval_marker_name("testing"));
+	T_TRUE(!tfd_eval_marker_name("TraceContext"));
+	T_TRUE(!tfd_eval_marker_name("step"));
+	tfd_host_step_marker(h, "train", 7, 0, 0, 900, false, 0);
+	tfd_host_step_marker(h, "train", 7, 1, 1000, 1900, false, 0);
+	tfd_host_step_marker(h, "test", 7, 0, 2000, 2300, false, 0);
+	tfd_host_step_marker(h, "test", 7, 1, 2300, 2600, false, 0);
+	tfd_host_step_marker(h, "train", 7, 0, 3000, 3900, false, 0);
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, 3);
+	T_EQ_U64(h->eval_markers, 2);
+	T_EQ_I64(h->steps[2].start_ns, 3000);
+
+	tfd_host_step_marker(e, "test", 7, 0, 0, 300, false, 0);
+	tfd_host_step_marker(e, "test", 7, 1, 300, 600, false, 0);
+	tfd_host_steps_from_markers(cap, e);
+	T_EQ_U64(e->nsteps, 2);
+	T_EQ_U64(e->eval_markers, 0);
+	T_TRUE(e->steps_from_markers);
 	tfd_capture_free(cap);
 }
 
@@ -2578,7 +2618,7 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	T_EQ_I64(h->steps[1].end_ns, 2000);
 
 	tfd_host_session_run(m, 7, 0, 900, false, 0, true, 40);
-	tfd_host_step_marker(m, 7, 3, 950, 2100, false, 0);
+	tfd_host_step_marker(m, "train", 7, 3, 950, 2100, false, 0);
 	tfd_host_session_run(m, 7, 1000, 2000, false, 0, true, 41);
 	tfd_host_steps_from_markers(cap, m);
 	T_EQ_U64(m->nsteps, 1);
@@ -2666,7 +2706,7 @@ static void function_calls_step_a_host_without_markers(struct t *t)
 	cap = tfd_capture_new();
 	h = tfd_capture_add_host(cap, "h");
 	reading_calls(h, train, 4);
-	tfd_host_step_marker(h, 7, 1, 0, 1950, false, 0);
+	tfd_host_step_marker(h, "train", 7, 1, 0, 1950, false, 0);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 1);
 	T_TRUE(!h->steps_from_function_calls);
@@ -2704,8 +2744,8 @@ static void groups_holding_markers_are_the_steps(struct t *t)
 	tfd_host_note(cap, h, true, 1, 900, 1900); /* a function run's group */
 	tfd_host_note(cap, h, true, 2, 950, 2000); /* a GetNext grouped with it */
 	tfd_host_note(cap, h, true, 3, 1900, 2900);
-	tfd_host_step_marker(h, 7, 25, 0, 1000, true, 0);
-	tfd_host_step_marker(h, 7, 26, 1000, 2000, true, 2);
+	tfd_host_step_marker(h, "train", 7, 25, 0, 1000, true, 0);
+	tfd_host_step_marker(h, "train", 7, 26, 1000, 2000, true, 2);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 2);
 	T_EQ_I64(h->steps[0].group_id, 0);
@@ -2730,8 +2770,8 @@ static void ungrouped_markers_win_over_groups(struct t *t)
 
 	tfd_host_note(cap, h, true, 0, 300, 800);
 	tfd_host_note(cap, h, true, 1, 1300, 1800);
-	tfd_host_step_marker(h, 7, 0, 0, 1000, false, 0);
-	tfd_host_step_marker(h, 7, 1, 1000, 2000, false, 0);
+	tfd_host_step_marker(h, "train", 7, 0, 0, 1000, false, 0);
+	tfd_host_step_marker(h, "train", 7, 1, 1000, 2000, false, 0);
 	tfd_host_steps_from_markers(cap, h);
 	T_EQ_U64(h->nsteps, 2);
 	T_EQ_I64(h->steps[0].start_ns, 0);
@@ -2921,6 +2961,7 @@ const struct t_case capture_cases[] = {
     T(step_markers_make_steps),
     T(session_runs_step_a_host_without_markers),
     T(function_calls_step_a_host_without_markers),
+    T(eval_markers_step_a_host_only_alone),
     T(group_ids_without_markers),
     T(groups_holding_markers_are_the_steps),
     T(ungrouped_markers_win_over_groups),

@@ -1339,7 +1339,7 @@ static struct tfd_analysis *marker_steps(struct t *t, int64_t gap, int64_t in, i
 			tfd_host_add_event(cap, h, th, "IteratorGetNext", s - gap * ms, gap * ms);
 		if (in)
 			tfd_host_add_event(cap, h, th, "IteratorGetNext", s, in * ms);
-		tfd_host_step_marker(h, 1, i, s,
+		tfd_host_step_marker(h, "train", 1, i, s,
 				     i == 3 && over_us ? s + 20 * ms + over_us * 1000 : s + 10 * ms,
 				     false, 0);
 		tfd_host_note(cap, h, false, 0, s - 10 * ms, s + 10 * ms);
