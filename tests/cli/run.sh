@@ -1271,6 +1271,10 @@ assert sorted(p["repeats"] or "" for p in h["pipelines"]) == ["", h["focus_pipel
 assert h["between_steps"] >= 1 and h["between_steps_session_ns"] > 0.9 * h["between_steps_ns"], h
 e = d["findings"][0]["estimate"]
 assert e["model"] == "epoch_starts" and 1.5 < e["step_speedup"] < 2.6, e' <<<"$out"; then ok; else bad "an initializer each epoch: $(rules_of)"; fi
+# ... and H12 names the initializer among the stretches' causes, and the
+# one-shot iterator over the repeated dataset among the remedies
+run analyze -q tests/cases/ok/tf221-session-initializer-each-epoch/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"a TensorFlow 1 loop that runs its iterator.initializer each epoch spends it building the dataset again"*"a one-shot iterator over ds.repeat()"* ]]; then ok; else bad "H12 on an initializer each epoch: $(grep -A12 TFD-H12 <<<"$out")"; fi
 # Keras 2 fit under disable_eager_execution (TensorFlow 2.15) with
 # validation_data: every batch is a Session.run, the validation's too; a
 # validation dataset made each epoch is read in runs of its own, never
