@@ -678,9 +678,9 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 			     cap->hosts[i].nsteps);
 		if (cap->hosts[i].eval_markers && cap->hosts[i].nsteps)
 			diag(a, cap->hosts[i].name,
-			     "%zu evaluation step marker(s) (\"test\": Keras' validation "
-			     "batches) are not steps: the evaluation runs between the %zu "
-			     "training steps",
+			     "%zu evaluation step marker(s) (test, eval, validation: Keras 2 "
+			     "marks its validation batches \"test\") are not steps: the "
+			     "evaluation runs between the %zu training steps",
 			     cap->hosts[i].eval_markers, cap->hosts[i].nsteps);
 		empty_device_planes(a, &cap->hosts[i]);
 	}
