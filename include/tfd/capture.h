@@ -168,6 +168,10 @@ struct tfd_marker {
 	bool has_id;
 	uint64_t id;	/* when has_id: the run's step id (its `id` stat) */
 	const char *fn; /* a call's event name, interned (one pointer a name) */
+	/* a GetNext op's run: the iterator it read (the id of the first
+	 * iterator call inside it on its thread: its root), when has_root */
+	bool has_root;
+	uint64_t root;
 };
 
 /* A FunctionRun: a tf.function's run (its step id, its thread's id),
@@ -523,6 +527,9 @@ struct tfd_host {
 	/* evaluation step markers (tfd_eval_marker_name()) left out of the
 	 * steps beside training ones: the evaluation runs between the steps */
 	size_t eval_markers;
+	/* ... and, stepped by its session's runs, the runs left out as an
+	 * evaluation's (tfd_host_steps_from_markers()) */
+	size_t eval_runs;
 	/* ... and its session's runs that read no input (an iterator's
 	 * initializer, a summary's fetch): between the steps, sorted, the
 	 * outermost of each thread */
@@ -740,8 +747,12 @@ void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_i
  * that read input when a GetNext's run says so (tfd_host_get_next()). */
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
 			  bool has_group, int64_t group, bool has_id, uint64_t id);
-/* Note that a GetNext op ran in the session or function run of step id id. */
-void tfd_host_get_next(struct tfd_host *h, uint64_t id);
+/* Note that a GetNext op ran in the session or function run of step id id;
+ * returns its marker's index in h->markers (tfd_host_get_next_root()). */
+size_t tfd_host_get_next(struct tfd_host *h, uint64_t id);
+/* Note the iterator the GetNext op of marker index k read: root, the id
+ * of the first iterator call inside it on its thread. */
+void tfd_host_get_next_root(struct tfd_host *h, size_t k, uint64_t root);
 /* Note a tf.function's eager call (EagerLocalExecute: __inference_...,
  * its event name name, interned) on host h, on the thread of id
  * thread_id: a step of a host without step markers or session runs when a
@@ -759,7 +770,11 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
  * marker has a group (Keras 3's "Profiled batch", which the converter does
  * not take for a marker), the markers are the steps, as in the raw
  * capture. The session's runs (SessionRun) are the markers of a host
- * that has no other; a host with markers drops them. A host with neither
+ * that has no other, but for an evaluation's: the runs reading, alone, an
+ * iterator read in at most half as many runs as the one read most,
+ * between the first and the last run of the iterators read more (a
+ * graph-mode Keras validation pass, a loop's eval iterator every N
+ * steps); a host with markers drops them. A host with neither
  * takes the eager calls of its tf.functions whose runs read input (at
  * least TFD_FN_CALL_STEPS_MIN of them): those of the function called most,
  * and of another not called in runs (one called in runs is an

@@ -676,6 +676,12 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 			     "that reads input (a Keras fit's train function, a step function "
 			     "that takes the iterator)",
 			     cap->hosts[i].nsteps);
+		if (cap->hosts[i].eval_runs && cap->hosts[i].nsteps)
+			diag(a, cap->hosts[i].name,
+			     "%zu session runs of an evaluation (an iterator read in runs of "
+			     "its own between the training's: a validation pass) are not "
+			     "steps: they run between the %zu training steps",
+			     cap->hosts[i].eval_runs, cap->hosts[i].nsteps);
 		if (cap->hosts[i].eval_markers && cap->hosts[i].nsteps)
 			diag(a, cap->hosts[i].name,
 			     "%zu evaluation step marker(s) (test, eval, validation: Keras 2 "

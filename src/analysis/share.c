@@ -398,6 +398,28 @@ static int64_t part_of(const struct tfd_step_wait *w, const struct tfd_interval 
 	return c < w->wait_ns ? c : w->wait_ns;
 }
 
+/* The time of host h's session runs that read no input (sorted, the
+ * outermost) within [a, b) and outside hw's holes: a pass over a pipeline
+ * read only between the steps counts the runs it holds (a validation
+ * pass's own initializer) as its own. */
+static int64_t idle_outside_holes(const struct tfd_host *h, const struct tfd_host_waits *hw,
+				  int64_t a, int64_t b)
+{
+	size_t k = tfd_intervals_started(h->idle_runs, h->nidle_runs, a);
+	int64_t t = 0;
+
+	/* (disjoint: of those started by a, only the last can reach into it) */
+	for (size_t i = k ? k - 1 : 0; i < h->nidle_runs && h->idle_runs[i].s < b; i++) {
+		int64_t s = h->idle_runs[i].s > a ? h->idle_runs[i].s : a;
+		int64_t e = h->idle_runs[i].e < b ? h->idle_runs[i].e : b;
+
+		if (s < e)
+			t += (e - s) -
+			     (hw->nholes ? tfd_interval_overlap(hw->holes, hw->nholes, s, e) : 0);
+	}
+	return t;
+}
+
 /* The long gaps between the host's steps that its share leaves out
  * (struct tfd_host_result's between_ns), and the span of its steps. When
  * the markers leave the input out (gaps counted), each step's share runs
@@ -448,9 +470,8 @@ static void between_steps(const struct tfd_host *h, struct tfd_host_result *hr,
 		hr->between_create_ns =
 		    sat_add(hr->between_create_ns, tfd_interval_overlap(hw->creates, hw->ncreates,
 									sp[i].s - gap, sp[i].s));
-		hr->between_session_ns = sat_add(
-		    hr->between_session_ns,
-		    tfd_interval_overlap(h->idle_runs, h->nidle_runs, sp[i].s - gap, sp[i].s));
+		hr->between_session_ns = sat_add(hr->between_session_ns,
+						 idle_outside_holes(h, hw, sp[i].s - gap, sp[i].s));
 	}
 	hr->steps_span_ns = reach - sp[0].s;
 	free(sp);

@@ -194,30 +194,40 @@ void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_i
 			  int64_t start_ns, int64_t end_ns, bool has_group, int64_t group)
 {
 	tfd_host_add_marker(
-	    h, &(struct tfd_marker){
-		   start_ns, end_ns, step_num, thread_id, has_group ? group : 0, has_group,
-		   tfd_eval_marker_name(name) ? TFD_MARK_EVAL : TFD_MARK_STEP, false, 0, NULL});
+	    h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id, has_group ? group : 0,
+				    has_group,
+				    tfd_eval_marker_name(name) ? TFD_MARK_EVAL : TFD_MARK_STEP,
+				    false, 0, NULL, false, 0});
 }
 
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
 			  bool has_group, int64_t group, bool has_id, uint64_t id)
 {
-	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id,
-						    has_group ? group : 0, has_group,
-						    TFD_MARK_SESSION_RUN, has_id, id, NULL});
+	tfd_host_add_marker(
+	    h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id, has_group ? group : 0,
+				    has_group, TFD_MARK_SESSION_RUN, has_id, id, NULL, false, 0});
 }
 
-void tfd_host_get_next(struct tfd_host *h, uint64_t id)
+size_t tfd_host_get_next(struct tfd_host *h, uint64_t id)
 {
-	tfd_host_add_marker(
-	    h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true, id, NULL});
+	tfd_host_add_marker(h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true,
+						    id, NULL, false, 0});
+	return h->nmarkers - 1;
+}
+
+void tfd_host_get_next_root(struct tfd_host *h, size_t k, uint64_t root)
+{
+	if (k < h->nmarkers && h->markers[k].kind == TFD_MARK_GET_NEXT) {
+		h->markers[k].has_root = true;
+		h->markers[k].root = root;
+	}
 }
 
 void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,
 		      int64_t end_ns)
 {
 	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id, 0, false,
-						    TFD_MARK_FN_CALL, false, 0, name});
+						    TFD_MARK_FN_CALL, false, 0, name, false, 0});
 }
 
 /* Intervals by start (the session's runs of one loop do not overlap). */
@@ -354,6 +364,128 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
 	free(reads);
 }
 
+/* A GetNext op's run: the step id it ran under, the iterator it read. */
+struct id_root {
+	uint64_t id, root;
+};
+
+static int id_root_cmp(const void *a, const void *b)
+{
+	const struct id_root *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->root < y->root ? -1 : x->root > y->root;
+}
+
+/* The GetNext runs whose iterator is known, by id; *n of them. */
+static struct id_root *get_next_roots(const struct tfd_host *h, size_t *n)
+{
+	struct id_root *v = xmalloc((h->nmarkers + 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < h->nmarkers; i++)
+		if (h->markers[i].kind == TFD_MARK_GET_NEXT && h->markers[i].has_root)
+			v[(*n)++] = (struct id_root){h->markers[i].id, h->markers[i].root};
+	qsort(v, *n, sizeof(*v), id_root_cmp);
+	return v;
+}
+
+/* The fewest runs of the iterator read most for others to be told an
+ * evaluation's. */
+#define EVAL_TRAINING_RUNS_MIN 6
+
+/* An iterator the session's runs read: in how many runs alone, whether
+ * a run read it beside another, the first and last such run's start. */
+struct root_runs {
+	size_t runs;
+	bool beside;
+	int64_t first, last;
+};
+
+/* The iterator each of the session's runs h->markers[0..n) read alone
+ * (of[i]: its index in rr, -1 none, -2 several), counted in rr: how
+ * many iterators. gr: the GetNext runs' iterators, by id. */
+static size_t runs_iterators(const struct tfd_host *h, size_t n, const struct id_root *gr,
+			     size_t ngr, struct root_runs *rr, long *of)
+{
+	struct imap at = {0}; /* iterator -> index in rr */
+	size_t nr = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tfd_marker *m = &h->markers[i];
+		size_t lo = 0, hi = ngr;
+
+		of[i] = -1;
+		while (lo < hi) { /* its first GetNext run */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (gr[mid].id < m->id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; m->has_id && lo < ngr && gr[lo].id == m->id; lo++) {
+			size_t r;
+
+			if (!imap_get(&at, gr[lo].root, &r)) {
+				r = nr++;
+				imap_put(&at, gr[lo].root, r);
+			}
+			if (of[i] == -1) {
+				of[i] = (long)r;
+			} else if (of[i] != (long)r) { /* read beside another */
+				if (of[i] >= 0)
+					rr[of[i]].beside = true;
+				rr[r].beside = true;
+				of[i] = -2;
+			}
+		}
+		if (of[i] >= 0 && !rr[of[i]].runs++)
+			rr[of[i]].first = m->start_ns;
+		if (of[i] >= 0)
+			rr[of[i]].last = m->start_ns;
+	}
+	imap_free(&at);
+	return nr;
+}
+
+/* Of the session's runs that step host h (its markers 0..n, in the order
+ * read), those of an evaluation are dropped (tfd_host_steps_from_markers():
+ * a graph-mode Keras validation pass, a loop's eval iterator every N
+ * steps, read in runs of its own between the training's); returns how
+ * many runs stay. gr: the GetNext runs' iterators, by id. */
+static size_t drop_eval_runs(struct tfd_host *h, size_t n, const struct id_root *gr, size_t ngr)
+{
+	struct root_runs *rr = xcalloc(n + 1, sizeof(*rr));
+	long *of = xmalloc((n + 1) * sizeof(*of));
+	size_t nr = runs_iterators(h, n, gr, ngr, rr, of), most = 0, k = 0;
+	int64_t span_s = INT64_MAX, span_e = INT64_MIN;
+
+	for (size_t r = 1; r < nr; r++)
+		if (rr[r].runs > rr[most].runs)
+			most = r;
+	/* the training's: the iterators read in more than half as many runs
+	 * as the one read most; between its first run and its last */
+	for (size_t r = 0; r < nr; r++)
+		if (rr[r].runs && 2 * rr[r].runs > rr[most].runs) {
+			span_s = rr[r].first < span_s ? rr[r].first : span_s;
+			span_e = rr[r].last > span_e ? rr[r].last : span_e;
+		}
+	for (size_t i = 0; i < n; i++) {
+		const struct root_runs *x = of[i] >= 0 ? &rr[of[i]] : NULL;
+
+		if (x && rr[most].runs >= EVAL_TRAINING_RUNS_MIN && !x->beside &&
+		    2 * x->runs <= rr[most].runs && x->first > span_s && x->last < span_e)
+			h->eval_runs++;
+		else
+			h->markers[k++] = h->markers[i];
+	}
+	free(rr);
+	free(of);
+	return k;
+}
+
 /* The markers that step host h: its step markers (an evaluation's only
  * without others: Keras 2 marks a validation pass's batches "test", its
  * training batches "train"); without one, its
@@ -364,8 +496,9 @@ static void function_calls(struct tfd_host *h, const uint64_t *ids, size_t nids)
  * inside the markers, or beside them (an evaluation, a hook's fetch). */
 static void session_runs_or_markers(struct tfd_host *h)
 {
-	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0, neval = 0;
+	size_t n = 0, nruns = 0, ncalls = 0, nread = 0, nids = 0, neval = 0, ngr = 0;
 	uint64_t *ids;
+	struct id_root *gr;
 
 	for (size_t i = 0; i < h->nmarkers; i++) {
 		nruns += h->markers[i].kind == TFD_MARK_SESSION_RUN;
@@ -399,6 +532,7 @@ static void session_runs_or_markers(struct tfd_host *h)
 		nread += m->kind == TFD_MARK_SESSION_RUN && m->has_id && nids &&
 			 bsearch(&m->id, ids, nids, sizeof(*ids), u64_cmp);
 	}
+	gr = get_next_roots(h, &ngr);
 	free(h->idle_runs);
 	h->idle_runs = xmalloc((h->nmarkers + 1) * sizeof(*h->idle_runs));
 	h->nidle_runs = 0;
@@ -414,6 +548,9 @@ static void session_runs_or_markers(struct tfd_host *h)
 			    (struct tfd_interval){m->start_ns, m->end_ns};
 	}
 	free(ids);
+	if (nread && ngr)
+		n = drop_eval_runs(h, n, gr, ngr);
+	free(gr);
 	h->nmarkers = n;
 	h->steps_from_session_runs = true;
 	/* the outermost: sorted by start, a run inside the one before dropped */

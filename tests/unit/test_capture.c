@@ -2592,6 +2592,39 @@ static void eval_markers_step_a_host_only_alone(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* A host stepped by its session's runs: the runs that read, alone, an
+ * iterator read in at most half as many runs as the training's, between
+ * the training's first run and last, are an evaluation's (a graph-mode
+ * Keras validation pass): no steps. A new iterator's few runs after the
+ * training's last (an epoch cut by the capture's end) stay steps. */
+static void eval_session_runs_are_no_steps(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint64_t id = 1;
+	int64_t at = 0;
+
+	for (int i = 0; i < 11; i++, id++, at += 1000) {
+		/* 8 training runs; 3 of a validation pass after the 4th; then 3
+		 * of another iterator, after the training's last */
+		uint64_t root = i < 4 || (i >= 7 && i < 11) ? 100 : 200;
+
+		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
+		tfd_host_get_next_root(h, tfd_host_get_next(h, id), root);
+	}
+	for (int i = 0; i < 3; i++, id++, at += 1000) {
+		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
+		tfd_host_get_next_root(h, tfd_host_get_next(h, id), 300);
+	}
+	tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id); /* reads nothing */
+	tfd_host_steps_from_markers(cap, h);
+	T_TRUE(h->steps_from_session_runs);
+	T_EQ_U64(h->eval_runs, 3);
+	T_EQ_U64(h->nsteps, 11);
+	T_EQ_U64(h->nidle_runs, 1);
+	tfd_capture_free(cap);
+}
+
 /* TensorFlow 1's Session.run (SessionRun) steps a host without markers,
  * the outermost of each thread; beside a marker it is dropped (it runs
  * inside the markers, or beside them: an evaluation, a hook's fetch), and
@@ -2962,6 +2995,7 @@ const struct t_case capture_cases[] = {
     T(session_runs_step_a_host_without_markers),
     T(function_calls_step_a_host_without_markers),
     T(eval_markers_step_a_host_only_alone),
+    T(eval_session_runs_are_no_steps),
     T(group_ids_without_markers),
     T(groups_holding_markers_are_the_steps),
     T(ungrouped_markers_win_over_groups),
