@@ -772,7 +772,8 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m);
  * capture. The session's runs (SessionRun) are the markers of a host
  * that has no other, but for an evaluation's: the runs reading, alone, an
  * iterator read in at most half as many runs as the one read most,
- * between the first and the last run of the iterators read more (a
+ * between the first and the last run of the iterators read more, or
+ * before or after those in no more runs than a pass between (a
  * graph-mode Keras validation pass, a loop's eval iterator every N
  * steps); a host with markers drops them. A host with neither
  * takes the eager calls of its tf.functions whose runs read input (at

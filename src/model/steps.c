@@ -399,7 +399,7 @@ static struct id_root *get_next_roots(const struct tfd_host *h, size_t *n)
  * a run read it beside another, the first and last such run's start. */
 struct root_runs {
 	size_t runs;
-	bool beside;
+	bool beside, eval; /* eval: an evaluation's (drop_eval_runs()) */
 	int64_t first, last;
 };
 
@@ -459,7 +459,7 @@ static size_t drop_eval_runs(struct tfd_host *h, size_t n, const struct id_root 
 {
 	struct root_runs *rr = xcalloc(n + 1, sizeof(*rr));
 	long *of = xmalloc((n + 1) * sizeof(*of));
-	size_t nr = runs_iterators(h, n, gr, ngr, rr, of), most = 0, k = 0;
+	size_t nr = runs_iterators(h, n, gr, ngr, rr, of), most = 0, k = 0, pass = 0;
 	int64_t span_s = INT64_MAX, span_e = INT64_MIN;
 
 	for (size_t r = 1; r < nr; r++)
@@ -472,15 +472,26 @@ static size_t drop_eval_runs(struct tfd_host *h, size_t n, const struct id_root 
 			span_s = rr[r].first < span_s ? rr[r].first : span_s;
 			span_e = rr[r].last > span_e ? rr[r].last : span_e;
 		}
-	for (size_t i = 0; i < n; i++) {
-		const struct root_runs *x = of[i] >= 0 ? &rr[of[i]] : NULL;
-
-		if (x && rr[most].runs >= EVAL_TRAINING_RUNS_MIN && !x->beside &&
-		    2 * x->runs <= rr[most].runs && x->first > span_s && x->last < span_e)
+	/* an evaluation's: read alone, in at most half as many runs, between
+	 * the training's runs; or before or after them all (a pass the
+	 * capture's start or end cut into) in no more runs than a pass
+	 * between them, which a training epoch the capture cut is not */
+	for (size_t r = 0; r < nr; r++)
+		rr[r].eval = rr[most].runs >= EVAL_TRAINING_RUNS_MIN && !rr[r].beside &&
+			     2 * rr[r].runs <= rr[most].runs && rr[r].first > span_s &&
+			     rr[r].last < span_e;
+	for (size_t r = 0; r < nr; r++)
+		if (rr[r].eval && rr[r].runs > pass)
+			pass = rr[r].runs;
+	for (size_t r = 0; r < nr; r++)
+		if (!rr[r].eval && rr[r].runs <= pass && !rr[r].beside &&
+		    (rr[r].first > span_e || rr[r].last < span_s))
+			rr[r].eval = true;
+	for (size_t i = 0; i < n; i++)
+		if (of[i] >= 0 && rr[of[i]].eval)
 			h->eval_runs++;
 		else
 			h->markers[k++] = h->markers[i];
-	}
 	free(rr);
 	free(of);
 	return k;

@@ -2595,8 +2595,10 @@ static void eval_markers_step_a_host_only_alone(struct t *t)
 /* A host stepped by its session's runs: the runs that read, alone, an
  * iterator read in at most half as many runs as the training's, between
  * the training's first run and last, are an evaluation's (a graph-mode
- * Keras validation pass): no steps. A new iterator's few runs after the
- * training's last (an epoch cut by the capture's end) stay steps. */
+ * Keras validation pass): no steps; so are those of a pass after the
+ * training's last run no longer than one between. A new iterator's runs
+ * after the training's last, more than a pass's (an epoch cut by the
+ * capture's end), stay steps. */
 static void eval_session_runs_are_no_steps(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
@@ -2612,15 +2614,15 @@ static void eval_session_runs_are_no_steps(struct t *t)
 		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
 		tfd_host_get_next_root(h, tfd_host_get_next(h, id), root);
 	}
-	for (int i = 0; i < 3; i++, id++, at += 1000) {
+	for (int i = 0; i < 7; i++, id++, at += 1000) { /* 4 of one, 3 of another */
 		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
-		tfd_host_get_next_root(h, tfd_host_get_next(h, id), 300);
+		tfd_host_get_next_root(h, tfd_host_get_next(h, id), i < 4 ? 300 : 400);
 	}
 	tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id); /* reads nothing */
 	tfd_host_steps_from_markers(cap, h);
 	T_TRUE(h->steps_from_session_runs);
-	T_EQ_U64(h->eval_runs, 3);
-	T_EQ_U64(h->nsteps, 11);
+	T_EQ_U64(h->eval_runs, 6);
+	T_EQ_U64(h->nsteps, 12);
 	T_EQ_U64(h->nidle_runs, 1);
 	tfd_capture_free(cap);
 }
