@@ -95,13 +95,16 @@ static const char *const stage_keys[] = {
     "buffer",	"batch_size", "keep_ratio", "buffer_size",   "deterministic",
     "autotune", "ops",	      "ramp"};
 
-/* The first key of o not in keys (n of them), or NULL. */
+/* The first key of object o not in keys (n of them), or NULL. */
 static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
 {
 	const cJSON *it;
 
 	cJSON_ArrayForEach (it, o) {
 		bool known = false;
+
+		if (!it->string) /* (an array's item: no object) */
+			return "?";
 
 		for (size_t i = 0; i < n && !known; i++)
 			known = strcmp(it->string, keys[i]) == 0;
@@ -439,9 +442,12 @@ static enum tfd_status spec_stage(const cJSON *it, struct spec *sp, const char *
 {
 	struct stage_spec *ss = &sp->st[sp->nst];
 	const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kind");
-	const char *bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
+	const char *bad;
 
 	memset(ss, 0, sizeof(*ss));
+	if (!cJSON_IsObject(it))
+		return spec_err(err, path, "stage %d: not an object", sp->nst);
+	bad = unknown_key(it, stage_keys, sizeof(stage_keys) / sizeof(stage_keys[0]));
 	if (bad)
 		return spec_err(err, path, "stage %d: unknown key '%s'", sp->nst, bad);
 	for (size_t i = 0; cJSON_IsString(k) && i < tfd_synth_nkinds; i++)

@@ -1734,6 +1734,11 @@ if [ "$rc" -eq 1 ] && grep -q "spec.fifo: not a regular file" "$T/err"; then ok;
 printf '{"stages": [{"kind": "TFRecord", "bogus_key_name": 1}]}' >"$T/uk.json"
 run synth -o "$T/uk" "$T/uk.json"
 if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/uk.json: stage 0: unknown key 'bogus_key_name'" ]; then ok; else bad "synth unknown stage key: $err"; fi
+# a stage that is no object (an array: its items have no keys) had
+# crashed the spec's reader (found by the spec fuzzer)
+printf '{"stages": [[{"kind": "TFRecord"}]]}' >"$T/arr.json"
+run synth -o "$T/arr" "$T/arr.json"
+if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/arr.json: stage 0: not an object" ] && [ -z "$out" ]; then ok; else bad "synth stage not an object: rc $rc $err"; fi
 printf '{"zz_top_key": 1, "stages": [{"kind": "TFRecord"}]}' >"$T/uk2.json"
 run synth -o "$T/uk" "$T/uk2.json"
 if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: $T/uk2.json: unknown key 'zz_top_key'" ]; then ok; else bad "synth unknown key: $err"; fi
