@@ -638,6 +638,33 @@ static void empty_device_planes(struct tfd_analysis *a, const struct tfd_host *h
 		     first, last);
 }
 
+/* Notes on what host h's steps are when not its step markers alone: its
+ * session's runs or its tf.functions' calls (no markers), and the
+ * evaluation's runs or markers left out of them. */
+static void steps_notes(struct tfd_analysis *a, const struct tfd_host *h)
+{
+	const char *what = h->steps_from_session_runs
+			       ? "the session's runs (SessionRun, TensorFlow 1's Session.run)"
+			   : h->steps_from_function_calls
+			       ? "the calls of the tf.function that reads input (a Keras fit's "
+				 "train function, a step function that takes the iterator)"
+			       : NULL;
+	/* (a host has evaluation runs only without markers, and markers
+	 * left out only beside others) */
+	size_t n = h->eval_runs ? h->eval_runs : h->eval_markers;
+
+	if (what)
+		diag(a, h->name, "no step markers: the %zu steps are %s", h->nsteps, what);
+	if (n && h->nsteps)
+		diag(a, h->name,
+		     "%zu %s are not steps: the evaluation runs between the %zu training steps", n,
+		     h->eval_runs ? "session runs of an evaluation (an iterator read in runs of "
+				    "its own between the training's: a validation pass)"
+				  : "evaluation step marker(s) (test, eval, validation: Keras 2 "
+				    "marks its validation batches \"test\")",
+		     h->nsteps);
+}
+
 /* lean: cap itself, when its events may be dropped */
 static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture *lean,
 			       const struct tfd_analyze_opts *opts, struct tfd_analysis **out,
@@ -665,29 +692,7 @@ static enum tfd_status analyze(const struct tfd_capture *cap, struct tfd_capture
 		}
 		if (!cap->hosts[i].has_host_plane)
 			diag(a, cap->hosts[i].name, "no /host:CPU plane in this capture");
-		if (cap->hosts[i].steps_from_session_runs)
-			diag(a, cap->hosts[i].name,
-			     "no step markers: the %zu steps are the session's runs (SessionRun, "
-			     "TensorFlow 1's Session.run)",
-			     cap->hosts[i].nsteps);
-		if (cap->hosts[i].steps_from_function_calls)
-			diag(a, cap->hosts[i].name,
-			     "no step markers: the %zu steps are the calls of the tf.function "
-			     "that reads input (a Keras fit's train function, a step function "
-			     "that takes the iterator)",
-			     cap->hosts[i].nsteps);
-		if (cap->hosts[i].eval_runs && cap->hosts[i].nsteps)
-			diag(a, cap->hosts[i].name,
-			     "%zu session runs of an evaluation (an iterator read in runs of "
-			     "its own between the training's: a validation pass) are not "
-			     "steps: they run between the %zu training steps",
-			     cap->hosts[i].eval_runs, cap->hosts[i].nsteps);
-		if (cap->hosts[i].eval_markers && cap->hosts[i].nsteps)
-			diag(a, cap->hosts[i].name,
-			     "%zu evaluation step marker(s) (test, eval, validation: Keras 2 "
-			     "marks its validation batches \"test\") are not steps: the "
-			     "evaluation runs between the %zu training steps",
-			     cap->hosts[i].eval_markers, cap->hosts[i].nsteps);
+		steps_notes(a, &cap->hosts[i]);
 		empty_device_planes(a, &cap->hosts[i]);
 	}
 	st = tfd_analysis_finish(a, opts, err);
