@@ -217,14 +217,10 @@ const yajl_callbacks tfd_chrome_callbacks = {
 /* The event's args.id as its 64-bit pattern, 0 if none. */
 static uint64_t arg_id(const struct jev *e)
 {
-	for (size_t i = 0; i < e->args.n; i++)
-		if (strcmp(str(e, e->args.v[i].key), "id") == 0) {
-			const char *v = str(e, e->args.v[i].val);
-			char *end;
+	uint64_t id;
 
-			return *v == '-' ? (uint64_t)strtoll(v, &end, 10) : strtoull(v, &end, 10);
-		}
-	return 0;
+	tfd_chrome_arg_id(e, &id);
+	return id;
 }
 
 /* Pass 1: process names decide which pids are the host; the step ids of
@@ -508,8 +504,7 @@ static int host_event(struct parse *p)
 	h = &p->cap->hosts[p->host_idx];
 	tfd_host_note(p->cap, h, has_group, group, start, end);
 	note_marker(h, e, nm, tid, start, end, has_group, group);
-	if (nm[0] == 'F' && strcmp(nm, "FunctionRun") == 0)
-		tfd_host_fnrun(h, to_i64(tid), arg_id(e), start, end, has_group, group);
+	tfd_chrome_note_run(p, h, nm, to_i64(tid), start, end, has_group, group);
 	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
 	kind = tfd_event_kind_of(name);
@@ -537,6 +532,8 @@ static int host_event(struct parse *p)
 	}
 	if (kind == TFD_EV_FUNCTION || kind == TFD_EV_EXEC)
 		open_scope(p, ev, to_i64(tid), start, end);
+	if (p->gn.open && kind == TFD_EV_ITERATOR)
+		tfd_chrome_get_next_root(p, h, ev, to_i64(tid));
 	return 1;
 }
 

@@ -1326,6 +1326,13 @@ assert [p["outside_steps"] for p in h["pipelines"]] == [False] + [True] * 6, h["
 assert any("30 session runs of an evaluation" in n["message"] for n in d["notes"]), d["notes"]
 e = d["findings"][1]["estimate"]
 assert d["findings"][1]["pipeline"] == "Host:0" and 1.4 < e["step_speedup"] < 2.1, e' <<<"$out"; then ok; else bad "a TF1 loop evaluating every 10 runs: $(rules_of)"; fi
+# ... and that capture converted to a Chrome trace by xprof: every session
+# run a group (the initializers' too, 96 groups: 84.5 % over them); the
+# runs are read from it too, so its steps are the same 58 training runs
+run analyze -q -f json tests/cases/ok/tf221-tf1-eval-every-10-chrome/vm.trace.json.gz
+if [ "$(rules_of)" = "TFD-H12 TFD-T15 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["steps"] == 58 and 80 < h["input_percent"] < 88 and h["between_steps"] == 5, h
+assert any("30 session runs of an evaluation" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "a TF1 loop evaluating every 10 runs, Chrome: $(rules_of)"; fi
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs

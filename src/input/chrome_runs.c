@@ -1,0 +1,58 @@
+/* chrome_runs.c - the runs a Chrome trace's host events note for its
+ * steps: a tf.function's (FunctionRun), a session's (SessionRun:
+ * TensorFlow 1, graph mode) and a GetNext op's, with the iterator it read
+ * (the first iterator call inside it on its thread; a thread's events
+ * come in time order).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome_impl.h"
+#include "tfd/capture.h"
+
+bool tfd_chrome_arg_id(const struct jev *e, uint64_t *id)
+{
+	*id = 0;
+	for (size_t i = 0; i < e->args.n; i++)
+		if (e->args.v[i].key && e->args.v[i].val &&
+		    strcmp(e->scratch.s + e->args.v[i].key - 1, "id") == 0) {
+			/* (offsets into the scratch buffer, plus one) */
+			const char *v = e->scratch.s + e->args.v[i].val - 1;
+			char *end;
+
+			*id = *v == '-' ? (uint64_t)strtoll(v, &end, 10) : strtoull(v, &end, 10);
+			return true;
+		}
+	return false;
+}
+
+void tfd_chrome_note_run(struct parse *p, struct tfd_host *h, const char *nm, int64_t tid,
+			 int64_t start, int64_t end, bool has_group, int64_t group)
+{
+	uint64_t id;
+	bool has_id;
+
+	if (nm[0] != 'F' && nm[0] != 'S' && nm[0] != 'I') /* (most events: none of them) */
+		return;
+	if (strcmp(nm, "FunctionRun") == 0) {
+		tfd_chrome_arg_id(&p->ev, &id);
+		tfd_host_fnrun(h, tid, id, start, end, has_group, group);
+	} else if (strcmp(nm, "SessionRun") == 0) {
+		has_id = tfd_chrome_arg_id(&p->ev, &id);
+		tfd_host_session_run(h, tid, start, end, has_group, group, has_id, id);
+	} else if (tfd_get_next_run_name(nm) && tfd_chrome_arg_id(&p->ev, &id)) {
+		p->gn = (struct chrome_get_next){true, tid, tfd_host_get_next(h, id), end};
+	}
+}
+
+void tfd_chrome_get_next_root(struct parse *p, struct tfd_host *h, const struct tfd_event *ev,
+			      int64_t tid)
+{
+	if (tid != p->gn.tid)
+		return;
+	if (ev->start_ns <= p->gn.end && (ev->flags & TFD_EVF_ID))
+		tfd_host_get_next_root(h, p->gn.k, ev->id);
+	p->gn.open = false;
+}
