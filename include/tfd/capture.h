@@ -748,11 +748,27 @@ void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_i
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
 			  bool has_group, int64_t group, bool has_id, uint64_t id);
 /* Note that a GetNext op ran in the session or function run of step id id;
- * returns its marker's index in h->markers (tfd_host_get_next_root()). */
+ * returns its marker's index in h->markers (tfd_host_get_next_open()). */
 size_t tfd_host_get_next(struct tfd_host *h, uint64_t id);
-/* Note the iterator the GetNext op of marker index k read: root, the id
- * of the first iterator call inside it on its thread. */
-void tfd_host_get_next_root(struct tfd_host *h, size_t k, uint64_t root);
+/* A reader's last GetNext op's run whose iterator is not known yet: its
+ * thread, its marker (tfd_host_get_next()) and its end. The first
+ * iterator call after it on its thread, when it starts inside it, is the
+ * iterator it read (its root); a thread's events come in time order. */
+struct tfd_get_next_open {
+	bool open;
+	int64_t thread_id;
+	size_t k;
+	int64_t end_ns;
+};
+/* Note that a GetNext op ran in the run of step id id on host h, on the
+ * thread of id thread_id, until end_ns: o waits for its iterator. */
+void tfd_host_get_next_open(struct tfd_host *h, struct tfd_get_next_open *o, int64_t thread_id,
+			    uint64_t id, int64_t end_ns);
+/* An iterator call e on the thread of id thread_id: the iterator the open
+ * GetNext o read when on its thread and inside it; either way the first
+ * after it there, which closes o. */
+void tfd_host_get_next_iterator(struct tfd_host *h, struct tfd_get_next_open *o, int64_t thread_id,
+				const struct tfd_event *e);
 /* Note a tf.function's eager call (EagerLocalExecute: __inference_...,
  * its event name name, interned) on host h, on the thread of id
  * thread_id: a step of a host without step markers or session runs when a

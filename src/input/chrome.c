@@ -36,15 +36,10 @@
 #include "tfd/pages.h"
 #include "tfd/vec.h"
 
-static const char *str(const struct jev *e, size_t off1)
-{
-	return off1 ? e->scratch.s + off1 - 1 : NULL;
-}
-
 /* pid/tid/ts/dur may be JSON numbers or strings holding them. */
 static bool num_of(const struct jev *e, size_t off1, double *out)
 {
-	const char *s = str(e, off1);
+	const char *s = tfd_jev_str(e, off1);
 	char *end;
 
 	if (!s)
@@ -228,7 +223,7 @@ static uint64_t arg_id(const struct jev *e)
 static int meta_event(struct parse *p)
 {
 	const struct jev *e = &p->ev;
-	const char *ph = str(e, e->ph), *nm = str(e, e->name), *an = NULL;
+	const char *ph = tfd_jev_str(e, e->ph), *nm = tfd_jev_str(e, e->name), *an = NULL;
 	double pid, tid;
 
 	if (!p->checked_first) {
@@ -250,8 +245,8 @@ static int meta_event(struct parse *p)
 	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
 		return 1;
 	for (size_t i = 0; i < e->args.n; i++)
-		if (strcmp(str(e, e->args.v[i].key), "name") == 0 && !e->args.v[i].num)
-			an = str(e, e->args.v[i].val);
+		if (strcmp(tfd_jev_str(e, e->args.v[i].key), "name") == 0 && !e->args.v[i].num)
+			an = tfd_jev_str(e, e->args.v[i].val);
 	if (!an)
 		return 1;
 	if (strcmp(nm, "process_name") == 0) {
@@ -281,7 +276,7 @@ static int meta_event(struct parse *p)
  * them as strings; a JSON number's own text is kept too). */
 static const char *arg_text(const struct jev *e, const struct arg *a, char *buf, size_t len)
 {
-	const char *v = str(e, a->val);
+	const char *v = tfd_jev_str(e, a->val);
 	double d;
 	char *end;
 
@@ -355,7 +350,7 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 {
 	bool tpu = dp & 1;
 	const struct jev *e = &p->ev;
-	const char *nm = str(e, e->name);
+	const char *nm = tfd_jev_str(e, e->name);
 	double tid = 0, ts, dur = 0, gv;
 	struct tfd_dev_span sp = {0};
 	struct tfd_host *h = &p->cap->hosts[p->host_idx];
@@ -373,7 +368,8 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	if (dur > (double)TFD_MAX_DURATION_NS / 1000.0)
 		dur = (double)TFD_MAX_DURATION_NS / 1000.0;
 	for (size_t i = 0; i < e->args.n; i++) {
-		const char *k = str(e, e->args.v[i].key), *v = str(e, e->args.v[i].val);
+		const char *k = tfd_jev_str(e, e->args.v[i].key),
+			   *v = tfd_jev_str(e, e->args.v[i].val);
 
 		if (strcmp(k, "memcpy_details") == 0) {
 			bytes = tfd_memcpy_bytes(v, strlen(v));
@@ -425,10 +421,11 @@ static bool event_names(const struct jev *e, const char *nm, const char **name, 
 
 	*name = nm;
 	for (size_t i = 0; i < e->args.n; i++) {
-		const char *k = str(e, e->args.v[i].key);
+		const char *k = tfd_jev_str(e, e->args.v[i].key);
 
-		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num && *str(e, e->args.v[i].val))
-			*name = str(e, e->args.v[i].val);
+		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num &&
+		    *tfd_jev_str(e, e->args.v[i].val))
+			*name = tfd_jev_str(e, e->args.v[i].val);
 		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv))
 			has_group = group_of(gv, group);
 	}
@@ -449,7 +446,7 @@ static void note_marker(struct tfd_host *h, const struct jev *e, const char *nm,
 	double v;
 
 	for (size_t i = 0; i < e->args.n; i++) {
-		const char *k = str(e, e->args.v[i].key);
+		const char *k = tfd_jev_str(e, e->args.v[i].key);
 
 		if (k[0] != '_' && k[0] != 's')
 			continue; /* (most args) */
@@ -471,7 +468,7 @@ static void note_marker(struct tfd_host *h, const struct jev *e, const char *nm,
 static int host_event(struct parse *p)
 {
 	const struct jev *e = &p->ev;
-	const char *ph = str(e, e->ph), *nm = str(e, e->name), *name;
+	const char *ph = tfd_jev_str(e, e->ph), *nm = tfd_jev_str(e, e->name), *name;
 	double pid = 0, tid = 0;
 	int64_t start, end, group = 0;
 	bool has_group;
@@ -527,13 +524,13 @@ static int host_event(struct parse *p)
 	for (size_t i = 0; i < e->args.n; i++) {
 		char buf[64];
 
-		tfd_event_set_stat_str(p->cap, ev, str(e, e->args.v[i].key),
+		tfd_event_set_stat_str(p->cap, ev, tfd_jev_str(e, e->args.v[i].key),
 				       arg_text(e, &e->args.v[i], buf, sizeof(buf)));
 	}
 	if (kind == TFD_EV_FUNCTION || kind == TFD_EV_EXEC)
 		open_scope(p, ev, to_i64(tid), start, end);
 	if (p->gn.open && kind == TFD_EV_ITERATOR)
-		tfd_chrome_get_next_root(p, h, ev, to_i64(tid));
+		tfd_host_get_next_iterator(h, &p->gn, to_i64(tid), ev);
 	return 1;
 }
 

@@ -117,16 +117,8 @@ struct parse {
 	/* the scan found JSON invalid that yajl reads: the file is read again
 	 * by yajl alone */
 	bool rescan;
-	/* pass 2: the last GetNext op's run whose iterator is not known yet:
-	 * its thread, its marker (tfd_host_get_next()) and end; the next
-	 * iterator call on its thread, inside it, is its root (a thread's
-	 * events come in time order) */
-	struct chrome_get_next {
-		bool open;
-		int64_t tid;
-		size_t k;
-		int64_t end;
-	} gn;
+	/* pass 2: the last GetNext op's run whose iterator is not known yet */
+	struct tfd_get_next_open gn;
 };
 
 /* A trace's bytes: plain, or gzip inflated as it is read. */
@@ -140,20 +132,21 @@ struct source {
 
 typedef bool (*eat_fn)(void *ctx, const unsigned char *b, size_t n);
 
+/* The text at offset off1 (plus one) of e's scratch buffer; NULL for 0. */
+static inline const char *tfd_jev_str(const struct jev *e, size_t off1)
+{
+	return off1 ? e->scratch.s + off1 - 1 : NULL;
+}
+
 /* The event's args.id into *id as its 64-bit pattern (0 if none); whether
  * it has one (chrome_runs.c). */
 bool tfd_chrome_arg_id(const struct jev *e, uint64_t *id);
 /* A host event nm (pass 2's p->ev) that may be a function's or a
  * session's run, or a GetNext op's (its `id`: the run it read input for),
  * noted on host h; the GetNext's iterator is the next iterator call on
- * its thread (tfd_chrome_get_next_root(); chrome_runs.c). */
+ * its thread (p->gn, tfd_host_get_next_iterator(); chrome_runs.c). */
 void tfd_chrome_note_run(struct parse *p, struct tfd_host *h, const char *nm, int64_t tid,
 			 int64_t start, int64_t end, bool has_group, int64_t group);
-/* An iterator call ev on thread tid: the root of the open GetNext op's
- * run (p->gn) on that thread when it starts inside it; either way the
- * first after it, which closes it. */
-void tfd_chrome_get_next_root(struct parse *p, struct tfd_host *h, const struct tfd_event *ev,
-			      int64_t tid);
 
 /* The parser's callbacks (chrome.c): both passes and the scan use them. */
 extern const yajl_callbacks tfd_chrome_callbacks;

@@ -16,10 +16,8 @@ bool tfd_chrome_arg_id(const struct jev *e, uint64_t *id)
 {
 	*id = 0;
 	for (size_t i = 0; i < e->args.n; i++)
-		if (e->args.v[i].key && e->args.v[i].val &&
-		    strcmp(e->scratch.s + e->args.v[i].key - 1, "id") == 0) {
-			/* (offsets into the scratch buffer, plus one) */
-			const char *v = e->scratch.s + e->args.v[i].val - 1;
+		if (strcmp(tfd_jev_str(e, e->args.v[i].key), "id") == 0) {
+			const char *v = tfd_jev_str(e, e->args.v[i].val);
 			char *end;
 
 			*id = *v == '-' ? (uint64_t)strtoll(v, &end, 10) : strtoull(v, &end, 10);
@@ -43,16 +41,6 @@ void tfd_chrome_note_run(struct parse *p, struct tfd_host *h, const char *nm, in
 		has_id = tfd_chrome_arg_id(&p->ev, &id);
 		tfd_host_session_run(h, tid, start, end, has_group, group, has_id, id);
 	} else if (tfd_get_next_run_name(nm) && tfd_chrome_arg_id(&p->ev, &id)) {
-		p->gn = (struct chrome_get_next){true, tid, tfd_host_get_next(h, id), end};
+		tfd_host_get_next_open(h, &p->gn, tid, id, end);
 	}
-}
-
-void tfd_chrome_get_next_root(struct parse *p, struct tfd_host *h, const struct tfd_event *ev,
-			      int64_t tid)
-{
-	if (tid != p->gn.tid)
-		return;
-	if (ev->start_ns <= p->gn.end && (ev->flags & TFD_EVF_ID))
-		tfd_host_get_next_root(h, p->gn.k, ev->id);
-	p->gn.open = false;
 }

@@ -127,14 +127,9 @@ struct scan {
 		bool spanned, grouped;
 		int64_t group, start, end;
 	} run;
-	/* the line's last GetNext op's run whose iterator is not known yet:
-	 * its marker (tfd_host_get_next()) and end; the first iterator call
-	 * inside it is its root (reset at each line or part of one) */
-	struct get_next_open {
-		bool open;
-		size_t k;
-		int64_t end;
-	} gn;
+	/* the line's last GetNext op's run whose iterator is not known yet
+	 * (reset at each line or part of one) */
+	struct tfd_get_next_open gn;
 };
 
 /* A line, or a part of one, that scan_line() reads. */

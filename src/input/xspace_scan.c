@@ -662,7 +662,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		if (run_has_id && m.runs == META_FN_RUN)
 			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, end_ns, false, 0);
 		else if (run_has_id && m.runs == META_GET_NEXT)
-			sc->gn = (struct get_next_open){true, tfd_host_get_next(h, run_id), end_ns};
+			tfd_host_get_next_open(h, &sc->gn, h->threads[th].id, run_id, end_ns);
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
@@ -734,11 +734,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		}
 	}
 	/* the first iterator call inside a GetNext op: what it read */
-	if (__builtin_expect(sc->gn.open, 0) && e && e->kind == TFD_EV_ITERATOR) {
-		if (start_ns <= sc->gn.end && (e->flags & TFD_EVF_ID))
-			tfd_host_get_next_root(h, sc->gn.k, e->id);
-		sc->gn.open = false;
-	}
+	if (__builtin_expect(sc->gn.open, 0) && e && e->kind == TFD_EV_ITERATOR)
+		tfd_host_get_next_iterator(h, &sc->gn, h->threads[th].id, e);
 	/* the ops inside a dataset function: a kept function event or chunk
 	 * opens the scope (with keep_other every chunk is kept: only a
 	 * dataset function's step counts), an op inside it is summed */

@@ -215,12 +215,25 @@ size_t tfd_host_get_next(struct tfd_host *h, uint64_t id)
 	return h->nmarkers - 1;
 }
 
-void tfd_host_get_next_root(struct tfd_host *h, size_t k, uint64_t root)
+void tfd_host_get_next_open(struct tfd_host *h, struct tfd_get_next_open *o, int64_t thread_id,
+			    uint64_t id, int64_t end_ns)
 {
-	if (k < h->nmarkers && h->markers[k].kind == TFD_MARK_GET_NEXT) {
-		h->markers[k].has_root = true;
-		h->markers[k].root = root;
+	*o = (struct tfd_get_next_open){true, thread_id, tfd_host_get_next(h, id), end_ns};
+}
+
+void tfd_host_get_next_iterator(struct tfd_host *h, struct tfd_get_next_open *o, int64_t thread_id,
+				const struct tfd_event *e)
+{
+	struct tfd_marker *m = o->k < h->nmarkers ? &h->markers[o->k] : NULL;
+
+	if (!o->open || thread_id != o->thread_id)
+		return;
+	if (m && m->kind == TFD_MARK_GET_NEXT && e->start_ns <= o->end_ns &&
+	    (e->flags & TFD_EVF_ID)) {
+		m->has_root = true;
+		m->root = e->id;
 	}
+	o->open = false;
 }
 
 void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,

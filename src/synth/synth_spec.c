@@ -103,9 +103,6 @@ static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n
 	cJSON_ArrayForEach (it, o) {
 		bool known = false;
 
-		if (!it->string) /* (an array's item: no object) */
-			return "?";
-
 		for (size_t i = 0; i < n && !known; i++)
 			known = strcmp(it->string, keys[i]) == 0;
 		if (!known)

@@ -2599,6 +2599,19 @@ static void eval_markers_step_a_host_only_alone(struct t *t)
  * training's last run no longer than one between. A new iterator's runs
  * after the training's last, more than a pass's (an epoch cut by the
  * capture's end), stay steps. */
+/* A session run of step id id on h's thread 7 at `at`, whose GetNext op
+ * read iterator root (the iterator call inside it, as a reader sees it). */
+static void run_reading(struct tfd_host *h, uint64_t id, int64_t at, uint64_t root)
+{
+	struct tfd_get_next_open o;
+	struct tfd_event e = {.start_ns = at + 10, .flags = TFD_EVF_ID, .id = root};
+
+	tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
+	tfd_host_get_next_open(h, &o, 7, id, at + 900);
+	tfd_host_get_next_iterator(h, &o, 8, &e); /* another thread's: not its */
+	tfd_host_get_next_iterator(h, &o, 7, &e);
+}
+
 static void eval_session_runs_are_no_steps(struct t *t)
 {
 	struct tfd_capture *cap = tfd_capture_new();
@@ -2611,12 +2624,10 @@ static void eval_session_runs_are_no_steps(struct t *t)
 		 * of another iterator, after the training's last */
 		uint64_t root = i < 4 || (i >= 7 && i < 11) ? 100 : 200;
 
-		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
-		tfd_host_get_next_root(h, tfd_host_get_next(h, id), root);
+		run_reading(h, id, at, root);
 	}
 	for (int i = 0; i < 7; i++, id++, at += 1000) { /* 4 of one, 3 of another */
-		tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id);
-		tfd_host_get_next_root(h, tfd_host_get_next(h, id), i < 4 ? 300 : 400);
+		run_reading(h, id, at, i < 4 ? 300 : 400);
 	}
 	tfd_host_session_run(h, 7, at, at + 900, false, 0, true, id); /* reads nothing */
 	tfd_host_steps_from_markers(cap, h);
