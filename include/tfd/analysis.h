@@ -184,6 +184,14 @@ struct tfd_capacity {
 #define TFD_CAPACITY_USABLE(p)                                                                     \
 	((p)->capacity.valid && (p)->capacity.limiter >= 0 && !(p)->capacity.unexplained)
 
+/* Whether the capture holds none of stage s's calls (each outlasted it:
+ * a shuffle buffer filling, an element slower than the capture), the
+ * stage known from its inputs' calls alone. */
+static inline bool tfd_stage_outlasted(const struct tfd_stage *s)
+{
+	return s->calls_all == 0;
+}
+
 struct tfd_pipeline {
 	uint64_t root_id;
 	char name[24]; /* "Host:0", "Device:1" */
@@ -542,6 +550,10 @@ void tfd_merger_free(struct tfd_merger *m);
  * shares ("BatchV2::ParallelMapV2"); written to buf when it is not the
  * name. A pipeline of over 2000 stages keeps its names. */
 const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, size_t len);
+/* Why p's bottleneck, a stage no call of which ended in the capture
+ * (tfd_stage_outlasted), is named: "no call of it ended in the capture
+ * ... while the stages below it made N calls: ...". Writes buf. */
+const char *tfd_outlasted_why(const struct tfd_pipeline *p, char *buf, size_t len);
 /* What a capacity segment is, for a reader: "consumer's thread (Model)",
  * "8 ParallelMapV2 workers", "thread feeding Prefetch (runs Map)",
  * "10 threads feeding ParallelInterleaveV4 (run TFRecord)". Writes buf. */

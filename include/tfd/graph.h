@@ -59,6 +59,10 @@ struct iter {
 	/* the last numeric value read of each parameter AUTOTUNE changes
 	 * (enum tfd_param_kind), 0 none */
 	double last_par[3];
+	/* made from its inputs (their long names and parent ids): the
+	 * capture holds none of its calls, each outlasting it (a shuffle
+	 * buffer filling, an element slower than the capture) */
+	bool absent;
 };
 
 /* The parameters AUTOTUNE changes while a pipeline runs, as TensorFlow's
@@ -202,6 +206,9 @@ struct host_ctx {
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
+	/* the long names of the absent iterators (iter.absent), which
+	 * tfd_graph_take_names() hands over */
+	VEC(char *) absent_names;
 	/* the first call of a loop inside a tf.function's own root
 	 * (tfd_loop_root_name): its parameters are its input pipeline's
 	 * options (cpu_budget, threadpool_size), which the input's root,
@@ -292,10 +299,15 @@ static inline size_t cons_next(const struct host_ctx *c, size_t j)
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),
  * roots known. *by_name and *orphans count iterators linked by long name and
- * left without a parent. lean: h itself, or NULL; then every event of h goes
- * as it is read (the calls hold what is read after). */
+ * left without a parent; an iterator whose parent has no call in the
+ * capture is given it, absent (iter.absent), up to its root. lean: h itself, or NULL; then every
+ * event of h goes as it is read (the calls hold what is read after). */
 enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, struct tfd_host *lean,
 				size_t *by_name, size_t *orphans, struct tfd_err *err);
+/* The long names of the absent iterators (*n of them, NULL none), the
+ * caller's to free, each and the array; the iterators' long_name pointers
+ * stay valid while it keeps them. */
+char **tfd_graph_take_names(struct host_ctx *c, size_t *n);
 /* Free everything tfd_graph_build() allocated, also after it failed. */
 void tfd_graph_release(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
@@ -303,7 +315,8 @@ void tfd_graph_release(struct host_ctx *c);
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);
 /* The same for one thread (the host's function count is left as it is). */
 void tfd_thread_shed(const struct tfd_host *h, struct tfd_thread *th, uint32_t keep);
-/* The iterators' samples (iters.n events, NULL when none), the caller's to
+/* The iterators' samples (an event per iterator but the absent ones, which
+ * come after them and have none; NULL when none), the caller's to
  * free; the sample pointers stay valid while it keeps them. */
 struct tfd_event *tfd_graph_take_samples(struct host_ctx *c);
 /* Drop the consumer index (cons_*) and the calls' Produce events once

@@ -437,6 +437,100 @@ static enum tfd_status host_pipelines(struct host_ctx *c, struct tfd_host_result
 	return st;
 }
 
+/* A root iterator none of whose calls the capture holds (each outlasted
+ * it: the loop waited for an element the pipeline did not finish, a
+ * shuffle buffer filling) kept its consumer waiting while its inputs'
+ * calls ran: from the first of them to the end of the last, a wait no
+ * IteratorGetNext event shows (its op outlasted the capture too). */
+static void absent_root_waits(const struct host_ctx *c, struct tfd_host_waits *w)
+{
+	size_t n = 0;
+	struct tfd_interval *span;
+
+	for (size_t i = 0; i < c->iters.n; i++)
+		n += c->iters.v[i].absent && c->root[i] == (int)i;
+	if (!n)
+		return;
+	span = xmalloc(c->iters.n * sizeof(*span));
+	for (size_t i = 0; i < c->iters.n; i++)
+		span[i] = (struct tfd_interval){INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int r = c->root[i];
+
+		if (r < 0 || !c->iters.v[r].absent || !c->iters.v[i].ncalls)
+			continue;
+		if (c->iters.v[i].first_start < span[r].s)
+			span[r].s = c->iters.v[i].first_start;
+		if (c->iters.v[i].last_end > span[r].e)
+			span[r].e = c->iters.v[i].last_end;
+	}
+	w->all = xrealloc(w->all, (w->nall + n) * sizeof(*w->all));
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (c->iters.v[i].absent && c->root[i] == (int)i && span[i].s < span[i].e)
+			w->all[w->nall++] = span[i];
+	w->nall = tfd_interval_union(w->all, w->nall);
+	free(span);
+}
+
+/* The iterators known from their inputs alone (iter.absent), the deepest
+ * named. */
+static void absent_note(const struct host_ctx *c, struct tfd_analysis *a, const char *host)
+{
+	size_t n = 0;
+	const char *deep = NULL;
+
+	for (size_t i = 0; i < c->iters.n; i++)
+		if (c->iters.v[i].absent) {
+			n++;
+			if (!deep || tfd_iter_parts(c->iters.v[i].long_name) > tfd_iter_parts(deep))
+				deep = c->iters.v[i].long_name;
+		}
+	if (n)
+		diag(a, host,
+		     "%zu iterator(s) known from their inputs alone: no call of theirs ended in "
+		     "the capture (%s%s)",
+		     n, deep, n > 1 ? " and those above it" : "");
+}
+
+/* Before host h's graph is built, while its events are there: its waits,
+ * for a share made once the graph is (or its device planes are) and a
+ * loop's start-up, or (share) its share made now. */
+static void waits_before_graph(const struct tfd_host *h, const struct tfd_host *lean,
+			       struct tfd_host_result *hr, struct tfd_host_waits *w, bool share)
+{
+	tfd_host_waits_read(h, false, w);
+	if (h->nloop_inputs && h->nsteps)
+		loop_startup(h, hr, w->all, w->nall);
+	if (share)
+		host_share(h, lean != NULL, hr, w);
+}
+
+/* Once host c's graph is built: what outlives it (the stages' samples and
+ * the absent iterators' names, read after the analysis) goes to pv, and
+ * the notes on how its iterators were linked. */
+static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analysis_priv *pv,
+			size_t by_name, size_t orphans)
+{
+	struct tfd_event *samples = tfd_graph_take_samples(c);
+	size_t nnames;
+	char **names = tfd_graph_take_names(c, &nnames);
+
+	if (samples)
+		vec_push(&pv->blocks, samples);
+	for (size_t i = 0; i < nnames; i++)
+		vec_push(&pv->strings, names[i]);
+	free(names);
+	loop_options(c, pv);
+	if (by_name)
+		diag(a, c->h->name,
+		     "%zu iterator(s) linked by long name (parent_id missing or "
+		     "dangling)",
+		     by_name);
+	if (orphans)
+		diag(a, c->h->name, "%zu iterator(s) with no known parent ignored", orphans);
+	absent_note(c, a, c->h->name);
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -456,18 +550,21 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	/* a host with step markers and no device planes: the share waits for
 	 * the graph, which tells what was read between the markers */
 	bool defer = !pending && h->nsteps >= 2 && !h->dev.read;
+	/* one without markers or device planes: it waits for the graph too,
+	 * which tells the wait in a pipeline whose root made no call in the
+	 * capture (absent_root_waits) */
+	bool late = !pending && !h->nsteps && !h->dev.read;
+	bool now = !pending && !defer && !late; /* its share made before the graph */
 	struct tfd_host_waits waits = {0};
 	struct marker_reads mr = {0};
 
 	hr->host = h;
 	hr->focus = -1;
 	hr->loop_in_function = runs_loop_in_function(h);
-	if (pending || loop || defer)
-		tfd_host_waits_read(h, false, &waits);
-	if (loop)
-		loop_startup(h, hr, waits.all, waits.nall);
-	if (!pending && !defer)
+	if (now && !loop)
 		host_share(h, lean != NULL, hr, &waits); /* (which frees them) */
+	else
+		waits_before_graph(h, lean, hr, &waits, now);
 	/* the dataset-function calls are read from the host's events alone:
 	 * first, so that (lean) the function, executor and other events go
 	 * before the graph is built beside the rest */
@@ -478,21 +575,11 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	c.fns = fns;
 	if (st)
 		goto out;
-	{
-		/* the stages' samples are read after the analysis */
-		struct tfd_event *samples = tfd_graph_take_samples(&c);
-
-		if (samples)
-			vec_push(&pv->blocks, samples);
-		loop_options(&c, pv);
+	graph_built(&c, a, pv, by_name, orphans);
+	if (late) {
+		absent_root_waits(&c, &waits);
+		host_share(h, lean != NULL, hr, &waits);
 	}
-	if (by_name)
-		diag(a, h->name,
-		     "%zu iterator(s) linked by long name (parent_id missing or "
-		     "dangling)",
-		     by_name);
-	if (orphans)
-		diag(a, h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	tfd_link_calls(&c);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */

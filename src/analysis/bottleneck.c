@@ -65,13 +65,43 @@ bool tfd_remote_limits(const struct tfd_pipeline *p)
 	       p->segments[cp->limiter].capacity > REMOTE_SLACK * cp->throughput;
 }
 
+/* The stage that holds the pipeline up by a call that outlasted the
+ * capture, -1 none: the deepest of a run of stages none of whose calls
+ * the capture holds (tfd_stage_outlasted) below the latency view's
+ * choice, an async stage whose wait no producer call shows, or from the
+ * root when it made no call at all (the loop waited for its first element
+ * the whole capture). Stages come after their parents. */
+static int outlasting(const struct tfd_pipeline *p)
+{
+	int l = p->latency_bottleneck, best = -1;
+	int *top;
+
+	if (!p->nstages || (l >= 0 ? !p->stages[l].is_async : !tfd_stage_outlasted(&p->stages[0])))
+		return -1;
+	top = xmalloc(p->nstages * sizeof(*top));
+	for (size_t j = 0; j < p->nstages; j++) {
+		const struct tfd_stage *s = &p->stages[j];
+		bool run = s->parent >= 0 && tfd_stage_outlasted(&p->stages[s->parent]);
+
+		top[j] = !tfd_stage_outlasted(s) ? -1 : run ? top[s->parent] : (int)j;
+		if (top[j] >= 0 && (l >= 0 ? p->stages[top[j]].parent == l : top[j] == 0) &&
+		    (best < 0 || s->depth > p->stages[best].depth))
+			best = (int)j;
+	}
+	free(top);
+	return best;
+}
+
 void tfd_bottleneck_choose(struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
+	int o;
 
 	if (TFD_CAPACITY_USABLE(p) && p->segments[cp->limiter].top_stage >= 0 &&
 	    !tfd_remote_limits(p))
 		p->bottleneck = p->segments[cp->limiter].top_stage;
+	else if ((o = outlasting(p)) >= 0)
+		p->bottleneck = o;
 	if (p->bottleneck >= 0)
 		p->stages[p->bottleneck].is_bottleneck = true;
 }

@@ -165,11 +165,22 @@ static void bottleneck(struct tfd_pipeline *p)
 	size_t all = weak + p->links[TFD_LINK_SYNC] + p->links[TFD_LINK_PRODUCE];
 	int lost;
 
+	/* the calls of a stage whose parent made none in the capture have
+	 * no parent call to be linked to: no weak link */
+	for (size_t i = 1; i < p->nstages; i++)
+		if (p->stages[i].parent >= 0 &&
+		    tfd_stage_outlasted(&p->stages[p->stages[i].parent])) {
+			weak -= p->stages[i].links[TFD_LINK_NONE];
+			all -= p->stages[i].links[TFD_LINK_NONE];
+		}
 	s->level = TFD_CONF_HIGH;
 	if (p->bottleneck < 0) {
 		cap_at(s, TFD_CONF_LOW, "no stage holds the time");
 		return;
 	}
+	if (tfd_stage_outlasted(&p->stages[p->bottleneck]))
+		cap_at(s, TFD_CONF_LOW, "no call of %s ended in the capture: profile longer",
+		       p->stages[p->bottleneck].name);
 	if (p->ncalls < 4)
 		cap_at(s, TFD_CONF_LOW,
 		       "%" PRIu64 " root call%s captured: profile longer, e.g. "

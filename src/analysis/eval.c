@@ -131,6 +131,11 @@ static struct val m_is_root(const struct metric_at *a)
 	return boolean(a->si == 0);
 }
 
+static struct val m_outlasted(const struct metric_at *a)
+{
+	return boolean(a->s && tfd_stage_outlasted(a->s));
+}
+
 static struct val m_param_str(const struct metric_at *a)
 {
 	return param(a->s, a->name, false);
@@ -536,6 +541,8 @@ const struct metric_def tfd_metrics[] = {
      m_calls_per_root},
     {"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call", m_self_us},
     {"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator", m_is_root},
+    {"outlasted", VT_BOOL, TARGET_BOTTLENECK,
+     "no call of it ended in the capture: each outlasted it (its parameters unknown)", m_outlasted},
     {"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)", m_param_num},
     {"autotune", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
     {"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
@@ -887,6 +894,13 @@ static bool stage_advice(const struct tfd_host_result *h, size_t pi)
 {
 	const struct tfd_pipeline *p = &h->pipelines[pi];
 
+	/* a stage whose calls outlasted the capture held its consumer up
+	 * through it, whatever the root calls (none at all, when the loop
+	 * waited for its first element) */
+	if (p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck]))
+		return !p->is_device && tfd_host_has_bottleneck(h) && !p->repeat_of1 &&
+		       !(p->outside_steps && (int)pi != h->focus);
+
 	/* stage advice only where the pipeline is slow (> 50 us calls) and
 	 * the host waits on it: on a host that is not input-bound, a faster
 	 * pipeline would not speed training up (rule TFD-H01 says so
@@ -915,6 +929,9 @@ static void pipeline_findings(const struct tfd_ruleset *rs, const struct tfd_hos
 {
 	const struct tfd_pipeline *p = &h->pipelines[pi];
 	bool fill = tfd_cache_read_back(h, pi);
+	/* a stage none of whose calls the capture holds: its parameters and
+	 * its work are unknown, so only what says so is advice on it */
+	bool outlasted = p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck]);
 
 	for (size_t ri = 0; ri < rs->n; ri++) {
 		const struct rule *r = &rs->v[ri];
@@ -924,6 +941,7 @@ static void pipeline_findings(const struct tfd_ruleset *rs, const struct tfd_hos
 		if (r->target == TARGET_PIPELINE && matches(r, h, p, -1))
 			add(fv, r, h, p, -1);
 		else if (r->target == TARGET_BOTTLENECK && p->bottleneck >= 0 &&
+			 (!outlasted || strcmp(r->class_name, "outlasted_call") == 0) &&
 			 matches(r, h, p, p->bottleneck))
 			add(fv, r, h, p, p->bottleneck);
 	}

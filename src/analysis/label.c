@@ -2,6 +2,7 @@
  * of its pipeline has the same name (a map over a map, two batches), the
  * shortest tail of its stage path that no other of them shares:
  * "BatchV2::ParallelMapV2" and "ParallelMapV2::ParallelMapV2". */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,4 +59,21 @@ const char *tfd_finding_stage(const struct tfd_finding *f, char *buf, size_t len
 	if (!f->stage_of || f->stage_index < 0)
 		return f->stage ? f->stage : "";
 	return tfd_stage_label(f->stage_of, f->stage_index, buf, len);
+}
+
+const char *tfd_outlasted_why(const struct tfd_pipeline *p, char *buf, size_t len)
+{
+	uint64_t below = 0;
+
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].parent == p->bottleneck)
+			below += p->stages[i].calls_all;
+	snprintf(buf, len,
+		 "no call of it ended in the capture (each outlasted it) while the stages below "
+		 "it made %" PRIu64 " call%s: %s",
+		 below, below == 1 ? "" : "s",
+		 tfd_stage_outlasted(&p->stages[0])
+		     ? "the loop waited for the pipeline's next element through the capture"
+		     : "its consumer waited on it");
+	return buf;
 }

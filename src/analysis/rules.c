@@ -48,6 +48,7 @@ static const char *const class_names[] = {
     "missing_prefetch",
     "prefetch_starved",
     "shuffle_warmup",
+    "outlasted_call",
     "cache_fill",
     "shard_late",
     "filter_late",

@@ -699,6 +699,11 @@ static int64_t read_span(const struct tfd_host *h, const struct tfd_interval *u,
 	period = tfd_kth_i64(gap, nu - 1, (nu - 1) / 2);
 	free(gap);
 	s = sat_add(u[nu - 1].s - u[0].s, period);
+	/* (at least to the last wait's end: a long last wait, the loop's
+	 * first element from a pipeline still filling, is not over in a
+	 * period) */
+	if (s < u[nu - 1].e - u[0].s)
+		s = u[nu - 1].e - u[0].s;
 	return s > 0 && s < span ? s : span;
 }
 

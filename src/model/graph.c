@@ -648,6 +648,15 @@ void tfd_host_shed(struct tfd_host *h, uint32_t keep)
 		tfd_thread_shed(h, &h->threads[t], keep);
 }
 
+char **tfd_graph_take_names(struct host_ctx *c, size_t *n)
+{
+	char **v = c->absent_names.v;
+
+	*n = c->absent_names.n;
+	memset(&c->absent_names, 0, sizeof(c->absent_names));
+	return v;
+}
+
 struct tfd_event *tfd_graph_take_samples(struct host_ctx *c)
 {
 	struct tfd_event *v = c->samples.v;
@@ -734,6 +743,56 @@ static size_t parent_by_id(const struct host_ctx *c, int head, size_t i)
 	return best;
 }
 
+/* The iterator with long name pn (not i) and the most calls, -1 none. */
+static int parent_by_name(const struct host_ctx *c, size_t i, const char *pn)
+{
+	size_t head;
+	int best = -1;
+
+	if (imap_get(&c->by_lname, text_key(pn), &head))
+		for (int j = (int)head; j >= 0; j = c->lname_next.v[j])
+			if ((size_t)j != i && strcmp(c->iters.v[j].long_name, pn) == 0 &&
+			    (best < 0 || c->iters.v[j].ncalls > c->iters.v[best].ncalls))
+				best = j;
+	return best;
+}
+
+/* At most this many absent iterators a host, each at most this many parts
+ * deep (real pipelines run to about 20): a hostile file's names, one
+ * iterator each, do not make a copy of each of their prefixes. */
+#define ABSENT_MAX 4096
+#define ABSENT_MAX_PARTS 64
+
+/* The absent parent of iterator i, long name pn (taken): its parent_id
+ * is its id, and it spans i's calls (its own began before the capture and
+ * ended after it). Its own parent is found as any iterator's is, after. */
+static int absent_parent(struct host_ctx *c, size_t i, char *pn)
+{
+	const struct iter *ch = &c->iters.v[i];
+	struct iter it;
+	size_t head;
+	int idx;
+
+	memset(&it, 0, sizeof(it));
+	it.id = ch->has_parent ? ch->parent_id : 0;
+	it.long_name = pn;
+	it.parent = -1;
+	it.stage = -1;
+	it.pair = -1;
+	it.id_next = -1;
+	it.first_start = ch->first_start;
+	it.last_end = ch->last_end;
+	it.absent = true;
+	vec_push(&c->absent_names, pn);
+	vec_push(&c->iters, it);
+	idx = (int)(c->iters.n - 1);
+	if (it.id && !imap_get(&c->by_id, it.id, &head))
+		imap_put(&c->by_id, it.id, (size_t)idx);
+	vec_push(&c->lname_next, imap_get(&c->by_lname, text_key(pn), &head) ? (int)head : -1);
+	imap_put(&c->by_lname, text_key(pn), (size_t)idx);
+	return idx;
+}
+
 static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size_t *orphans,
 				       struct tfd_err *err)
 {
@@ -749,25 +808,25 @@ static enum tfd_status resolve_parents(struct host_ctx *c, size_t *by_name, size
 			it->parent = (int)idx;
 			continue;
 		}
-		/* fall back to the long name: the iterator with that name and the most
-		 * calls */
+		/* fall back to the long name */
 		pn = parent_long_name(it->long_name);
 		it->parent = -1;
 		if (pn) {
-			size_t head;
+			it->parent = parent_by_name(c, i, pn);
+			if (it->parent >= 0 || c->absent_names.n >= ABSENT_MAX ||
+			    tfd_iter_parts(pn) > ABSENT_MAX_PARTS) {
+				free(pn);
+			} else {
+				/* (it moves as the table grows) */
+				int j = absent_parent(c, i, pn);
 
-			if (imap_get(&c->by_lname, text_key(pn), &head))
-				for (int j = (int)head; j >= 0; j = c->lname_next.v[j])
-					if ((size_t)j != i &&
-					    strcmp(c->iters.v[j].long_name, pn) == 0 &&
-					    (it->parent < 0 ||
-					     c->iters.v[j].ncalls > c->iters.v[it->parent].ncalls))
-						it->parent = j;
-			free(pn);
+				c->iters.v[i].parent = j;
+				continue;
+			}
 		}
-		if (it->parent >= 0)
+		if (it->parent >= 0 && !it->absent)
 			(*by_name)++;
-		else
+		else if (it->parent < 0)
 			(*orphans)++;
 	}
 	/* cycles: follow parents with a three-colour walk */
@@ -886,6 +945,9 @@ void tfd_graph_release(struct host_ctx *c)
 	free(c->cdur);
 	imap_free(&c->long_dur);
 	vec_free(&c->samples);
+	for (size_t i = 0; i < c->absent_names.n; i++)
+		free(c->absent_names.v[i]);
+	vec_free(&c->absent_names);
 	vec_free(&c->par);
 	tfd_graph_release_consumers(c);
 }

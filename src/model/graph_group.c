@@ -22,21 +22,24 @@ static int root_cmp(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
-/* The roots (two-part names with calls), in the pipelines' order. */
+/* The roots (two-part names with calls, or absent), in the pipelines'
+ * order. */
 static void order_roots(const struct host_ctx *c, struct tfd_graph_groups *g)
 {
 	size_t nroots = 0;
 	struct root_sort *rs;
 
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 &&
+		    (c->iters.v[i].ncalls || c->iters.v[i].absent))
 			nroots++;
 	rs = xcalloc(nroots + 1, sizeof(*rs));
 	g->root = xcalloc(nroots + 1, sizeof(int));
 	g->is_device = xcalloc(nroots + 1, sizeof(bool));
 	nroots = 0;
 	for (size_t i = 0; i < c->iters.n; i++)
-		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 && c->iters.v[i].ncalls)
+		if (tfd_iter_parts(c->iters.v[i].long_name) <= 2 &&
+		    (c->iters.v[i].ncalls || c->iters.v[i].absent))
 			rs[nroots++] = (struct root_sort){c, (int)i};
 	if (nroots > 1)
 		qsort(rs, nroots, sizeof(*rs), root_cmp);

@@ -214,6 +214,8 @@ static void why_text(const struct tfd_pipeline *p, char *buf, size_t len)
 
 	if (TFD_CAPACITY_USABLE(p) && p->capacity.evidence[0])
 		snprintf(buf, len, "%s", p->capacity.evidence);
+	else if (tfd_stage_outlasted(&p->stages[p->bottleneck]))
+		tfd_outlasted_why(p, buf, len);
 	else if (p->capacity.valid && p->capacity.unexplained)
 		snprintf(buf, len,
 			 "%.1f%% of the pipeline's blocking time (latency view: the work the "

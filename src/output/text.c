@@ -390,10 +390,51 @@ static void cache_fill_line(const struct tfd_host_result *f, struct tfd_buf *b)
 				"no more (TFD-T18).\n");
 }
 
+/* The verdict's lines on host f's focus pipeline: what holds it up, and
+ * how sure that is. */
+static void bottleneck_lines(const struct tfd_host_result *f, const struct tfd_findings *fs,
+			     struct tfd_buf *b)
+{
+	char why[200];
+	const struct tfd_pipeline *p = &f->pipelines[f->focus];
+	bool bn = tfd_host_has_bottleneck(f);
+
+	if (tfd_iterator_per_step(f))
+		renewed_each_step(f, b);
+	else if (p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck])) {
+		tfd_buf_printf(b, "         %s: %s (%s) in pipeline %s: %s.\n",
+			       bn ? "bottleneck" : "slowest stage",
+			       N(p->stages[p->bottleneck].name),
+			       N(p->stages[p->bottleneck].long_name), N(p->name),
+			       tfd_outlasted_why(p, why, sizeof(why)));
+		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+	} else if (p->max_ns <= TFD_SLOW_CALL_NS)
+		keeps_up_line(f, b);
+	else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
+		throughput_verdict(p, bn, tfd_python_busy_share(f), tfd_pipeline_cpu_share(f),
+				   renewed_why(f, fs, why, sizeof(why)), b);
+		cache_fill_line(f, b);
+		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+	} else if (p->bottleneck >= 0) {
+		tfd_buf_printf(b,
+			       "         %s: %s (%s) in pipeline %s, %.1f%% of "
+			       "blocking time (latency view: %s)%s.\n",
+			       bn ? "bottleneck" : "slowest stage",
+			       N(p->stages[p->bottleneck].name),
+			       N(p->stages[p->bottleneck].long_name), N(p->name),
+			       100.0 * p->stages[p->bottleneck].blocking_share,
+			       latency_why(p, why, sizeof(why)),
+			       bn ? ""
+				  : "; the host waits little, so it does not hold "
+				    "training back");
+		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+	}
+}
+
 static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)
 {
 	const struct tfd_host_result *f = a->nhosts ? &a->hosts[0] : NULL;
-	char t1[32], why[200], shortw[512];
+	char t1[32], shortw[512];
 
 	if (tfd_analysis_too_short(a, shortw, sizeof(shortw)))
 		tfd_buf_printf(b, "%s.\n\n", shortw);
@@ -443,35 +484,8 @@ static void verdict(const struct tfd_analysis *a, const struct tfd_findings *fs,
 			       "verdict: input-bound share unknown (no step markers or "
 			       "IteratorGetNext events); slowest host pipeline call %s.\n",
 			       tfd_fmt_ns(f->max_latency_ns, t1, sizeof(t1)));
-	if (f && f->focus >= 0) {
-		const struct tfd_pipeline *p = &f->pipelines[f->focus];
-		bool bn = tfd_host_has_bottleneck(f);
-
-		if (tfd_iterator_per_step(f))
-			renewed_each_step(f, b);
-		else if (p->max_ns <= TFD_SLOW_CALL_NS)
-			keeps_up_line(f, b);
-		else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
-			throughput_verdict(p, bn, tfd_python_busy_share(f),
-					   tfd_pipeline_cpu_share(f),
-					   renewed_why(f, fs, why, sizeof(why)), b);
-			cache_fill_line(f, b);
-			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
-		} else if (p->bottleneck >= 0) {
-			tfd_buf_printf(b,
-				       "         %s: %s (%s) in pipeline %s, %.1f%% of "
-				       "blocking time (latency view: %s)%s.\n",
-				       bn ? "bottleneck" : "slowest stage",
-				       N(p->stages[p->bottleneck].name),
-				       N(p->stages[p->bottleneck].long_name), N(p->name),
-				       100.0 * p->stages[p->bottleneck].blocking_share,
-				       latency_why(p, why, sizeof(why)),
-				       bn ? ""
-					  : "; the host waits little, so it does not hold "
-					    "training back");
-			sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
-		}
-	}
+	if (f && f->focus >= 0)
+		bottleneck_lines(f, fs, b);
 }
 
 /* A segment's capacity and index, to sort by (the lowest first, unknown

@@ -1333,6 +1333,38 @@ run analyze -q -f json tests/cases/ok/tf221-tf1-eval-every-10-chrome/vm.trace.js
 if [ "$(rules_of)" = "TFD-H12 TFD-T15 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
 assert h["steps"] == 58 and 80 < h["input_percent"] < 88 and h["between_steps"] == 5, h
 assert any("30 session runs of an evaluation" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "a TF1 loop evaluating every 10 runs, Chrome: $(rules_of)"; fi
+# a capture stopped while the shuffle buffer was still filling (the
+# loop's first next()): no call of Root, Prefetch, BatchV2 or Shuffle
+# ended in it, only the map's below the shuffle. Their iterators are
+# known from the map's long name and parent id: the pipeline is read (it
+# had been dropped, "no tf.data activity captured"), the loop waited
+# through the capture (it had been 0.4 %, NOT input-bound), the shuffle
+# is named and TFD-P04 says why (unprofiled: 0.59 s to the first batch,
+# 0.08 s with a tenth of the buffer)
+run analyze -q -f json tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-P04 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_percent"] > 90 and len(h["pipelines"]) == 1, h["input_percent"]
+p = h["pipelines"][0]
+assert p["bottleneck"]["name"] == "Shuffle", p["bottleneck"]
+assert [s["calls"] for s in p["stages"][:4]] == [0, 0, 0, 0] and p["stages"][4]["calls"] == 1220, p["stages"]
+assert any("4 iterator(s) known from their inputs alone" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "a shuffle filling past the capture: $(rules_of) $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: Shuffle (Iterator::Root::Prefetch::BatchV2::Shuffle) in pipeline Host:0: no call of it ended in the capture (each outlasted it) while the stages below it made 1220 calls: the loop waited for the pipeline's next element through the capture."* ]] &&
+	[[ "$out" != *"keeps up"* ]]; then ok; else bad "a shuffle filling past the capture, text: $(head -20 <<<"$out")"; fi
+# Keras 3 fit profiled over one batch: the fused MapAndBatch's call for it
+# began before the capture, so the capture holds its input's calls and
+# the prefetch's wait, not it. The MapAndBatch is named, not the
+# prefetch's buffer (its wait has no producer call to go to), and only
+# TFD-P05 advises on it: its parameters are unknown (TFD-T04 had fired on
+# the stage as if it ran parallel); the same from xprof's Chrome trace
+for f in vm.xplane.pb vm.trace.json.gz; do
+	run analyze -q -f json "tests/cases/ok/tf221-keras3-tensorboard-one-batch/$f"
+	if [ "$(rules_of)" = "TFD-P05 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+p = h["pipelines"][0]
+assert h["steps"] == 1 and 70 < h["input_percent"] < 80, h
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch", p["bottleneck"]
+assert "Produce/Consume" not in p["confidence"]["reasons"], p["confidence"]' <<<"$out"; then ok; else bad "one batch profiled, $f: $(rules_of) $(head -c 300 <<<"$out")"; fi
+done
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs

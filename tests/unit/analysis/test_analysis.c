@@ -1040,6 +1040,82 @@ static void dangling_parent_uses_long_name(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A capture stopped while a shuffle filled its buffer: only the map below
+ * it made calls, their parent_id naming no iterator captured. The shuffle
+ * and those above it are made from the map's long name (absent, no call),
+ * the first with the map's parent_id, so that a second map iterator with
+ * it hangs under the same one; the pipeline's root is absent too, and the
+ * shuffle is its bottleneck. */
+static void absent_parents_from_long_names(struct t *t)
+{
+	struct fx f;
+	struct tfd_analysis *a;
+	const struct tfd_pipeline *p;
+	const struct tfd_stage *sh;
+
+	fx_init(&f);
+	for (int i = 0; i < 40; i++)
+		fx_ev(&f, i % 2, "Iterator::Root::Prefetch::Shuffle::ParallelMapV2",
+		      (int64_t)i * 1000 * US, 900 * US, "id=7", "parent_id=5", NULL);
+	a = analyze(t, &f);
+	T_EQ_I64(a->hosts[0].npipelines, 1);
+	p = &a->hosts[0].pipelines[0];
+	T_EQ_I64(p->nstages, 4);
+	T_TRUE(tfd_stage_outlasted(&p->stages[0]));
+	sh = stage(p, "Shuffle");
+	T_TRUE(sh && tfd_stage_outlasted(sh));
+	T_EQ_U64(stage(p, "ParallelMapV2")->calls_all, 40);
+	T_TRUE(p->bottleneck >= 0 && &p->stages[p->bottleneck] == sh);
+	T_TRUE(a->ndiags >= 1);
+	T_TRUE(strstr(a->diags[0].msg, "3 iterator(s) known from their inputs alone") != NULL);
+	/* the loop waited through the capture: no IteratorGetNext shows it */
+	T_TRUE(a->hosts[0].input_pct > 90);
+	tfd_analysis_free(a);
+	tfd_capture_free(f.cap);
+}
+
+/* The parent of an iterator that no call shows, made from a child's long
+ * name, gets that child's parent_id: a sibling with the same parent_id
+ * finds it by id, and an iterator whose parent does show is left alone. */
+static void absent_parent_takes_the_parent_id(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0, absent = 0;
+	int shuffle = -1;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Root", 0, 100 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Root::Prefetch", 0, 90 * US, "id=2", "parent_id=1", NULL);
+	fx_ev(&f, 1, "Iterator::Root::Prefetch::Shuffle::Map", 0, 10 * US, "id=4", "parent_id=3",
+	      NULL);
+	fx_ev(&f, 2, "Iterator::Root::Prefetch::Shuffle::Map", 0, 10 * US, "id=5", "parent_id=3",
+	      NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	T_EQ_U64(by_name, 0);
+	T_EQ_U64(orphans, 0);
+	for (size_t i = 0; i < c.iters.n; i++)
+		if (c.iters.v[i].absent) {
+			absent++;
+			shuffle = (int)i;
+		}
+	T_EQ_U64(absent, 1);
+	T_TRUE(shuffle >= 0);
+	if (shuffle >= 0) {
+		T_EQ_U64(c.iters.v[shuffle].id, 3);
+		T_EQ_STR(c.iters.v[shuffle].long_name, "Iterator::Root::Prefetch::Shuffle");
+		T_EQ_U64(c.iters.v[c.iters.v[shuffle].parent].id, 2);
+		for (size_t i = 0; i < c.iters.n; i++)
+			if (c.iters.v[i].id == 4 || c.iters.v[i].id == 5)
+				T_EQ_I64(c.iters.v[i].parent, shuffle);
+	}
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 static void warmup_excluded(struct t *t)
 {
 	struct fx f;
@@ -1458,6 +1534,8 @@ const struct t_case analysis_cases[] = {
     T(remade_datasets_repeat),
     T(one_id_many_parents),
     T(dangling_parent_uses_long_name),
+    T(absent_parents_from_long_names),
+    T(absent_parent_takes_the_parent_id),
     T(warmup_excluded),
     T(rank_picks_one_call),
     T(families),
