@@ -1351,6 +1351,13 @@ assert any("4 iterator(s) known from their inputs alone" in n["message"] for n i
 run analyze -q tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: Shuffle (Iterator::Root::Prefetch::BatchV2::Shuffle) in pipeline Host:0: no call of it ended in the capture (each outlasted it) while the stages below it made 1220 calls: the loop waited for the pipeline's next element through the capture."* ]] &&
 	[[ "$out" != *"keeps up"* ]]; then ok; else bad "a shuffle filling past the capture, text: $(head -20 <<<"$out")"; fi
+# every batch slower than the capture (0.5 s of a loop whose sequential
+# map takes about 60 ms an element, 16 a batch): no root call, no step;
+# the MapAndBatch is named and TFD-P05 says to profile longer
+run analyze -q -f json tests/cases/ok/tf221-batch-slower-than-capture/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-P05 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); h = d["hosts"][0]
+assert h["input_bound"] == "highly", h["input_bound"]
+assert h["pipelines"][0]["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch", h["pipelines"][0]["bottleneck"]' <<<"$out"; then ok; else bad "a batch slower than the capture: $(rules_of) $(head -c 300 <<<"$out")"; fi
 # Keras 3 fit profiled over one batch: the fused MapAndBatch's call for it
 # began before the capture, so the capture holds its input's calls and
 # the prefetch's wait, not it. The MapAndBatch is named, not the
