@@ -764,8 +764,9 @@ static int parent_by_name(const struct host_ctx *c, size_t i, const char *pn)
 #define ABSENT_MAX_PARTS 64
 
 /* The absent parent of iterator i, long name pn (taken): its parent_id
- * is its id, and it spans i's calls (its own began before the capture and
- * ended after it). Its own parent is found as any iterator's is, after. */
+ * is its id, and it spans i's calls (each of its own began before the
+ * capture or ended after it). Its own parent is found as any iterator's
+ * is, after. */
 static int absent_parent(struct host_ctx *c, size_t i, char *pn)
 {
 	const struct iter *ch = &c->iters.v[i];
