@@ -571,9 +571,10 @@ const char *tfd_bound_name(enum tfd_bound b);
 #define TFD_SHORT_STEPS 5
 #define TFD_WANT_STEPS 20
 /* Whether host h's capture is too short to judge (fewer than
- * TFD_SHORT_STEPS steps): then the sentence that says so and gives the
- * span to profile instead ("capture too short to judge: 1 step. Profile
- * 20 steps or more after warm-up: ...") into buf. */
+ * TFD_SHORT_STEPS steps; without steps, fewer than that many elements
+ * taken from its input pipeline): then the sentence that says so and
+ * gives the span to profile instead ("capture too short to judge: 1 step.
+ * Profile 20 steps or more after warm-up: ...") into buf. */
 bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len);
 /* The same of a's first (focus) host, when a found tf.data: what the text,
  * HTML and Markdown reports lead with. */

@@ -226,19 +226,39 @@ void tfd_confidence_compute(struct tfd_host_result *hr)
 		bottleneck(&hr->pipelines[i]);
 }
 
+/* Without steps (the capture's span stands for them): its input pipeline's
+ * root calls, the elements the loop took, -1 when that does not apply. */
+static int64_t span_elements(const struct tfd_host_result *h)
+{
+	if (strcmp(h->input_basis, "capture span") != 0 || h->focus < 0 ||
+	    (size_t)h->focus >= h->npipelines)
+		return -1;
+	return (int64_t)h->pipelines[h->focus].ncalls;
+}
+
 bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
 {
-	if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS ||
-	    loop_iterations(h) >= TFD_SHORT_STEPS)
+	int64_t took = h ? span_elements(h) : -1;
+	char what[96];
+
+	if (took >= 0 && took < TFD_SHORT_STEPS)
+		snprintf(what, sizeof(what),
+			 "no step, and %" PRId64 " element%s of the input taken", took,
+			 took == 1 ? "" : "s");
+	else if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS ||
+		 loop_iterations(h) >= TFD_SHORT_STEPS)
 		return false;
+	else
+		snprintf(what, sizeof(what), "%zu step%s", h->all.nsteps,
+			 h->all.nsteps == 1 ? "" : "s");
 	snprintf(buf, len,
-		 "capture too short to judge: %zu step%s. Profile %d steps or more after "
+		 "capture too short to judge: %s. Profile %d steps or more after "
 		 "warm-up: with Keras, TensorBoard(log_dir, profile_batch=(10, 30)); in a custom "
 		 "loop, tf.profiler.experimental.start(log_dir) before step 10 and .stop() after "
 		 "step 30, each step, its next() included, inside "
 		 "tf.profiler.experimental.Trace(\"train\", "
 		 "step_num=step, _r=1). What follows is a first look",
-		 h->all.nsteps, h->all.nsteps == 1 ? "" : "s", TFD_WANT_STEPS);
+		 what, TFD_WANT_STEPS);
 	return true;
 }
 

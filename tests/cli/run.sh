@@ -1350,7 +1350,19 @@ assert [s["calls"] for s in p["stages"][:4]] == [0, 0, 0, 0] and p["stages"][4][
 assert any("4 iterator(s) known from their inputs alone" in n["message"] for n in d["notes"]), d["notes"]' <<<"$out"; then ok; else bad "a shuffle filling past the capture: $(rules_of) $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: Shuffle (Iterator::Root::Prefetch::BatchV2::Shuffle) in pipeline Host:0: no call of it ended in the capture (each outlasted it) while the stages below it made 1220 calls: the loop waited for the pipeline's next element through the capture."* ]] &&
-	[[ "$out" != *"keeps up"* ]]; then ok; else bad "a shuffle filling past the capture, text: $(head -20 <<<"$out")"; fi
+	[[ "$out" != *"keeps up"* ]] &&
+	[[ "$out" == "capture too short to judge: no step, and 0 elements of the input taken. Profile"* ]]; then ok; else bad "a shuffle filling past the capture, text: $(head -20 <<<"$out")"; fi
+# Keras 2's TensorBoard(profile_batch=2), the one batch older tutorials
+# profile: no step marker (opened before the profiler started) and one
+# element taken from a full buffer. Without steps the capture's span
+# stands for them, and one element is too few to judge: the report says
+# so first (it had led with a plain NOT input-bound, 3.1 %)
+run analyze -q tests/cases/ok/tf215-keras2-tensorboard-batch-2/vm.xplane.pb
+if [[ "$out" == "capture too short to judge: no step, and 1 element of the input taken. Profile"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"confidence in the verdict: low"* ]]; then ok; else bad "Keras 2 profile_batch=2: $(head -5 <<<"$out")"; fi
+run analyze -q -f json tests/cases/ok/tf215-keras2-tensorboard-batch-2/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin)
+assert "capture too short to judge: no step, and 1 element" in json.dumps(d), d.keys()' <<<"$out"; then ok; else bad "Keras 2 profile_batch=2, JSON hint: $(head -c 300 <<<"$out")"; fi
 # every batch slower than the capture (0.5 s of a loop whose sequential
 # map takes about 60 ms an element, 16 a batch): no root call, no step;
 # the MapAndBatch is named and TFD-P05 says to profile longer
