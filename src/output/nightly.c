@@ -582,8 +582,8 @@ static void hosts_html(const struct tfd_analysis *a, struct tfd_buf *b)
 		tfd_buf_puts(b, "</td>");
 		if (p) {
 			tfd_buf_printf(b, "<td>%s</td><td>%s</td><td>%s</td><td>", p->name,
-				       tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)),
-				       tfd_fmt_ns(p->max_ns, t2, sizeof(t2)));
+				       p->ncalls ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-",
+				       p->ncalls ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-");
 			if (p->bottleneck >= 0) {
 				char why[600];
 
@@ -946,8 +946,9 @@ void tfd_nightly_md(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				md_cell(b, "no tf.data activity");
 			md_cell(b, pct);
 			md_cell(b, p ? p->name : "-");
-			md_cell(b, p ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-");
-			md_cell(b, p ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-");
+			/* (a root with no call in the capture: no latency) */
+			md_cell(b, p && p->ncalls ? tfd_fmt_ns(p->p50_ns, t1, sizeof(t1)) : "-");
+			md_cell(b, p && p->ncalls ? tfd_fmt_ns(p->max_ns, t2, sizeof(t2)) : "-");
 			if (p && p->bottleneck >= 0) {
 				char v[400];
 

@@ -682,13 +682,16 @@ static void pipeline_text(const struct tfd_host_result *hr, const struct tfd_pip
 		       p->is_device ? "device" : "host", N(p->stages[0].long_name),
 		       (int64_t)p->root_id);
 	pipeline_kind_text(hr, p, b);
-	tfd_buf_printf(b,
-		       "  calls %" PRIu64 ", slow (>50 us) %" PRIu64 ": min %s  p50 %s  avg %s  "
-		       "p95 %s  max %s\n",
-		       p->ncalls, p->nslow, tfd_fmt_ns(p->min_ns, t1, sizeof(t1)),
-		       tfd_fmt_ns(p->p50_ns, t2, sizeof(t2)), tfd_fmt_ns(p->avg_ns, t3, sizeof(t3)),
-		       tfd_fmt_ns(p->p95_ns, t4, sizeof(t4)),
-		       tfd_fmt_ns(p->max_ns, t5, sizeof(t5)));
+	if (!p->ncalls)
+		tfd_buf_puts(b, "  calls 0: no call of its root ended in the capture\n");
+	else
+		tfd_buf_printf(
+		    b,
+		    "  calls %" PRIu64 ", slow (>50 us) %" PRIu64
+		    ": min %s  p50 %s  avg %s  p95 %s  max %s\n",
+		    p->ncalls, p->nslow, tfd_fmt_ns(p->min_ns, t1, sizeof(t1)),
+		    tfd_fmt_ns(p->p50_ns, t2, sizeof(t2)), tfd_fmt_ns(p->avg_ns, t3, sizeof(t3)),
+		    tfd_fmt_ns(p->p95_ns, t4, sizeof(t4)), tfd_fmt_ns(p->max_ns, t5, sizeof(t5)));
 	tfd_buf_printf(b, "  analyzed %zu call%s (%s)%s", p->nanalyzed,
 		       p->nanalyzed == 1 ? "" : "s",
 		       p->analyzed_slow_only ? "slow calls" : "all calls", p->nwarmup ? "" : "\n");
