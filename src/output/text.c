@@ -809,6 +809,18 @@ static void finding_head(const struct tfd_finding *x, const struct tfd_buf *w, i
 	}
 }
 
+/* Root calls in host h's host pipelines (none: each root call outlasted
+ * the capture, and there is no latency to show). */
+static uint64_t root_calls(const struct tfd_host_result *h)
+{
+	uint64_t n = 0;
+
+	for (size_t p = 0; p < h->npipelines; p++)
+		if (!h->pipelines[p].is_device)
+			n += h->pipelines[p].ncalls;
+	return n;
+}
+
 static void findings_text(const struct tfd_findings *f, size_t nhosts, int width, struct tfd_buf *b)
 {
 	struct tfd_buf t, w;
@@ -915,8 +927,9 @@ void tfd_render_text_w(const struct tfd_analysis *a, const struct tfd_findings *
 		tfd_buf_printf(b, "  %-*s %9s %12s %12s %6zu %10zu  %s\n", (int)wname,
 			       strlen(N(h->host->name)) > wname ? "" : N(h->host->name), pct, t1,
 			       t2, h->nsteps, h->npipelines,
-			       h->nhost_pipelines ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
-						  : "- (device pipelines only)");
+			       !h->nhost_pipelines ? "- (device pipelines only)"
+			       : root_calls(h)	   ? tfd_fmt_ns(h->max_latency_ns, t3, sizeof(t3))
+						   : "- (no root call ended)");
 	}
 	if (a->nhosts > TEXT_HOST_ROWS)
 		tfd_buf_printf(b,
