@@ -131,6 +131,14 @@ static struct val m_is_root(const struct metric_at *a)
 	return boolean(a->si == 0);
 }
 
+/* The first root call (a shuffle buffer filling) over the host's step time */
+static struct val m_first_call_share(const struct metric_at *a)
+{
+	return num(a->h->all.step_ns > 0
+		       ? fmin(1.0, (double)a->p->first_call_ns / (double)a->h->all.step_ns)
+		       : 0);
+}
+
 static struct val m_outlasted(const struct metric_at *a)
 {
 	return boolean(a->s && tfd_stage_outlasted(a->s));
@@ -541,8 +549,7 @@ const struct metric_def tfd_metrics[] = {
      m_calls_per_root},
     {"self_us_per_call", VT_NUM, TARGET_BOTTLENECK, "its mean self time per call", m_self_us},
     {"is_root", VT_BOOL, TARGET_BOTTLENECK, "the bottleneck is the root iterator", m_is_root},
-    {"outlasted", VT_BOOL, TARGET_BOTTLENECK,
-     "no call of it ended in the capture: each outlasted it (its parameters unknown)", m_outlasted},
+    {"outlasted", VT_BOOL, TARGET_BOTTLENECK, "no call of it ended in the capture", m_outlasted},
     {"parallelism", VT_NUM, TARGET_BOTTLENECK, "parameter (-1 means AUTOTUNE)", m_param_num},
     {"autotune", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
     {"deterministic", VT_STR, TARGET_BOTTLENECK, "parameter", m_param_str},
@@ -629,6 +636,8 @@ const struct metric_def tfd_metrics[] = {
      m_slow_share},
     {"warmup_calls", VT_NUM, TARGET_PIPELINE, "leading calls excluded as warm-up", m_warmup_calls},
     {"warmup_over_p50", VT_NUM, TARGET_PIPELINE, "slowest call / median call", m_warmup_over_p50},
+    {"first_call_share", VT_NUM, TARGET_PIPELINE, "first root call / host step time",
+     m_first_call_share},
     {"has_final_prefetch", VT_BOOL, TARGET_PIPELINE, "a Prefetch right below the root",
      m_final_prefetch},
     {"final_async", VT_BOOL, TARGET_PIPELINE,
@@ -894,9 +903,8 @@ static bool stage_advice(const struct tfd_host_result *h, size_t pi)
 {
 	const struct tfd_pipeline *p = &h->pipelines[pi];
 
-	/* a stage whose calls outlasted the capture held its consumer up
-	 * through it, whatever the root calls (none at all, when the loop
-	 * waited for its first element) */
+	/* a stage whose calls outlasted the capture held its consumer up,
+	 * whatever the root calls (none, when the loop waited for its first) */
 	if (p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck]))
 		return !p->is_device && tfd_host_has_bottleneck(h) && !p->repeat_of1 &&
 		       !(p->outside_steps && (int)pi != h->focus);
@@ -929,8 +937,7 @@ static void pipeline_findings(const struct tfd_ruleset *rs, const struct tfd_hos
 {
 	const struct tfd_pipeline *p = &h->pipelines[pi];
 	bool fill = tfd_cache_read_back(h, pi);
-	/* a stage none of whose calls the capture holds: its parameters and
-	 * its work are unknown, so only what says so is advice on it */
+	/* a stage with no call in the capture (parameters unknown): its own rules */
 	bool outlasted = p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck]);
 
 	for (size_t ri = 0; ri < rs->n; ri++) {

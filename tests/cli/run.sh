@@ -1356,6 +1356,18 @@ if [[ "$(unwrap <<<"$out")" == *"bottleneck: Shuffle (Iterator::Root::Prefetch::
 if [[ "$out" == *"  calls 0: no call of its root ended in the capture"* ]] && [[ "$out" != *"p50 0 ns"* ]] && [[ "$out" == *"- (no root call ended)"* ]]; then ok; else bad "a root with no call, text: $(grep -A2 '^pipeline' <<<"$out")"; fi
 run report -q -f md tests/cases/ok/tf221-shuffle-filling-past-capture
 if [[ "$out" == *"| Host:0 | - | - | bottleneck Shuffle (confidence low) |"* ]]; then ok; else bad "a root with no call, report: $(grep 'Host:0' <<<"$out")"; fi
+# Keras 3 fit profiled over its first 5 batches while a shuffle(1000)
+# buffer filled: the first call took 73 % of the steps' time, so TFD-P02
+# (which had been low, listed last) leads, at medium: the capture shows
+# the start. On the catalog's epoch_iterator_refill each epoch's fill is
+# a small part of the steps: P02 stays low there
+run analyze -q -f json tests/cases/ok/tf221-keras3-shuffle-fill-first-batches/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); f = d["findings"][0]
+assert f["rule"] == "TFD-P02" and f["severity"] == "medium", f["rule"]' <<<"$out"; then ok; else bad "a shuffle fill most of the capture: $(rules_of)"; fi
+run analyze -q -f json tests/cases/ok/tf221-session-initializer-each-epoch/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin)
+f = [f for f in d["findings"] if f["rule"] == "TFD-P02"]
+assert f and f[0]["severity"] == "low", f' <<<"$out"; then ok; else bad "a shuffle fill each epoch, a small part: $(rules_of)"; fi
 # Keras 2's TensorBoard(profile_batch=2), the one batch older tutorials
 # profile: no step marker (opened before the profiler started) and one
 # element taken from a full buffer. Without steps the capture's span
