@@ -398,36 +398,35 @@ static void bottleneck_lines(const struct tfd_host_result *f, const struct tfd_f
 	char why[200];
 	const struct tfd_pipeline *p = &f->pipelines[f->focus];
 	bool bn = tfd_host_has_bottleneck(f);
+	const char *role = bn ? "bottleneck" : "slowest stage";
 
 	if (tfd_iterator_per_step(f))
 		renewed_each_step(f, b);
 	else if (p->bottleneck >= 0 && tfd_stage_outlasted(&p->stages[p->bottleneck])) {
-		tfd_buf_printf(b, "         %s: %s (%s) in pipeline %s: %s.\n",
-			       bn ? "bottleneck" : "slowest stage",
+		tfd_buf_printf(b, "         %s: %s (%s) in pipeline %s: %s.\n", role,
 			       N(p->stages[p->bottleneck].name),
 			       N(p->stages[p->bottleneck].long_name), N(p->name),
 			       tfd_outlasted_why(p, why, sizeof(why)));
-		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+		sureness_line(role, &p->confidence, b);
 	} else if (p->max_ns <= TFD_SLOW_CALL_NS)
 		keeps_up_line(f, b);
 	else if (p->bottleneck >= 0 && TFD_CAPACITY_USABLE(p)) {
 		throughput_verdict(p, bn, tfd_python_busy_share(f), tfd_pipeline_cpu_share(f),
 				   renewed_why(f, fs, why, sizeof(why)), b);
 		cache_fill_line(f, b);
-		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+		sureness_line(role, &p->confidence, b);
 	} else if (p->bottleneck >= 0) {
 		tfd_buf_printf(b,
 			       "         %s: %s (%s) in pipeline %s, %.1f%% of "
 			       "blocking time (latency view: %s)%s.\n",
-			       bn ? "bottleneck" : "slowest stage",
-			       N(p->stages[p->bottleneck].name),
+			       role, N(p->stages[p->bottleneck].name),
 			       N(p->stages[p->bottleneck].long_name), N(p->name),
 			       100.0 * p->stages[p->bottleneck].blocking_share,
 			       latency_why(p, why, sizeof(why)),
 			       bn ? ""
 				  : "; the host waits little, so it does not hold "
 				    "training back");
-		sureness_line(bn ? "bottleneck" : "slowest stage", &p->confidence, b);
+		sureness_line(role, &p->confidence, b);
 	}
 }
 
