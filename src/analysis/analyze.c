@@ -439,37 +439,52 @@ static enum tfd_status host_pipelines(struct host_ctx *c, struct tfd_host_result
 
 /* A root iterator none of whose calls the capture holds (each outlasted
  * it: the loop waited for an element the pipeline did not finish, a
- * shuffle buffer filling) kept its consumer waiting while its inputs'
- * calls ran: from the first of them to the end of the last, a wait no
- * IteratorGetNext event shows (its op outlasted the capture too). */
+ * shuffle buffer filling) kept its consumer waiting while the inputs of
+ * its absent stages ran: from their first call (from the capture's start
+ * when that call came within a period of it, their span over the gaps
+ * between their calls: they were running before it) to the end of their
+ * last, a wait no IteratorGetNext event shows (its op outlasted the
+ * capture too). */
+struct absent_span {
+	int64_t s, e;
+	uint64_t n;
+};
+
 static void absent_root_waits(const struct host_ctx *c, struct tfd_host_waits *w)
 {
 	size_t n = 0;
-	struct tfd_interval *span;
+	struct absent_span *sp;
 
 	for (size_t i = 0; i < c->iters.n; i++)
 		n += c->iters.v[i].absent && c->root[i] == (int)i;
 	if (!n)
 		return;
-	span = xmalloc(c->iters.n * sizeof(*span));
+	sp = xmalloc(c->iters.n * sizeof(*sp));
 	for (size_t i = 0; i < c->iters.n; i++)
-		span[i] = (struct tfd_interval){INT64_MAX, INT64_MIN};
+		sp[i] = (struct absent_span){INT64_MAX, INT64_MIN, 0};
 	for (size_t i = 0; i < c->iters.n; i++) {
+		const struct iter *it = &c->iters.v[i];
 		int r = c->root[i];
 
-		if (r < 0 || !c->iters.v[r].absent || !c->iters.v[i].ncalls)
+		if (r < 0 || !c->iters.v[r].absent || !it->ncalls || it->parent < 0 ||
+		    !c->iters.v[it->parent].absent)
 			continue;
-		if (c->iters.v[i].first_start < span[r].s)
-			span[r].s = c->iters.v[i].first_start;
-		if (c->iters.v[i].last_end > span[r].e)
-			span[r].e = c->iters.v[i].last_end;
+		sp[r].s = it->first_start < sp[r].s ? it->first_start : sp[r].s;
+		sp[r].e = it->last_end > sp[r].e ? it->last_end : sp[r].e;
+		sp[r].n += it->ncalls;
 	}
 	w->all = xrealloc(w->all, (w->nall + n) * sizeof(*w->all));
-	for (size_t i = 0; i < c->iters.n; i++)
-		if (c->iters.v[i].absent && c->root[i] == (int)i && span[i].s < span[i].e)
-			w->all[w->nall++] = span[i];
+	for (size_t i = 0; i < c->iters.n; i++) {
+		int64_t s0 = c->h->span_start_ns;
+
+		if (!c->iters.v[i].absent || c->root[i] != (int)i || !sp[i].n || sp[i].s >= sp[i].e)
+			continue;
+		if (sp[i].n > 1 && sp[i].s - s0 <= (sp[i].e - sp[i].s) / (int64_t)(sp[i].n - 1))
+			sp[i].s = s0;
+		w->all[w->nall++] = (struct tfd_interval){sp[i].s, sp[i].e};
+	}
 	w->nall = tfd_interval_union(w->all, w->nall);
-	free(span);
+	free(sp);
 }
 
 /* The iterators known from their inputs alone (iter.absent), the deepest
