@@ -238,14 +238,17 @@ static int64_t span_elements(const struct tfd_host_result *h)
 
 bool tfd_too_short(const struct tfd_host_result *h, char *buf, size_t len)
 {
-	int64_t took = h ? span_elements(h) : -1;
+	int64_t took;
 	char what[96];
 
+	if (!h)
+		return false;
+	took = span_elements(h);
 	if (took >= 0 && took < TFD_SHORT_STEPS)
 		snprintf(what, sizeof(what),
 			 "no step, and %" PRId64 " element%s of the input taken", took,
 			 took == 1 ? "" : "s");
-	else if (!h || strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS ||
+	else if (strcmp(h->input_basis, "steps") != 0 || h->all.nsteps >= TFD_SHORT_STEPS ||
 		 loop_iterations(h) >= TFD_SHORT_STEPS)
 		return false;
 	else
