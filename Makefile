@@ -295,6 +295,12 @@ real-rejudge: $(BIN)
 	  cp $$d/result.json tests/tf/results/$$c/; done
 	python3 tests/tf/report.py tests/tf/results -o docs/accuracy.md
 
+# the random pipelines of tests/tf/mixes.py, judged like the catalog's cases
+REAL_MIXES ?= $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24,mix_$(n))
+real-mixes: $(BIN) $(TF_PY)
+	TFD=$(BIN) tests/tf/run.sh build/real/mix $(REAL_MIXES)
+	$(TF_PY) tests/tf/mixes.py summary build/real/mix $(BIN)
+
 # a few cases with short windows: the generator and the judges still run
 real-smoke: $(BIN) $(TF_PY)
 	rm -rf build/real/smoke
@@ -310,4 +316,4 @@ bench-instr: $(BIN)
 bench-peers: $(BIN) $(B)/runstat $(TF_PY)
 	./tests/bench/peers.sh $(BIN) $(TF_PY)
 
-.PHONY: tf-venv real-captures real-rejudge real-smoke bench-peers bench-instr
+.PHONY: tf-venv real-captures real-rejudge real-mixes real-smoke bench-peers bench-instr

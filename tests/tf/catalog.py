@@ -40,6 +40,7 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as C  # noqa: E402
 import judge as J  # noqa: E402
+import mixes as M  # noqa: E402
 
 STEPS, REPS, WARM, PROFILE_STEPS = 40, 3, 25, 30
 NOISE = 0.05  # a change under 5 % of the step time is noise here
@@ -462,7 +463,7 @@ def main():
         for n, c in C.CASES.items():
             print(n, "-", c["planted"] or "not input-bound")
         return
-    c = C.CASES.get(a.case)
+    c = C.CASES.get(a.case) or M.case_of(a.case)
     if not c:
         raise SystemExit("catalog: no case '%s' (see: catalog.py list)" % a.case)
     if c["loop"] == "mirrored":
@@ -536,7 +537,7 @@ def main():
         # each finding with an estimate: apply its change, measure
         applied = []
         for f, row in J.estimate_rows(tj):
-            fix = c["fixes"].get(f["class"])
+            fix = c["fix_for"](f) if c.get("fix_for") else c["fixes"].get(f["class"])
             if fix is None:
                 row["applied"] = None
                 row["why_not"] = "no edit of this case maps class '%s'" % f["class"]
@@ -548,7 +549,7 @@ def main():
         # measured too (what the advice is worth, where no number is put)
         plain = []
         for f, row in J.plain_rows(tj):
-            fix = c["fixes"].get(f["class"])
+            fix = c["fix_for"](f) if c.get("fix_for") else c["fixes"].get(f["class"])
             if fix is not None:
                 plain.append(J.measured(row, base["step_ms"], fix,
                                         measure(c, fix, quick=a.quick)))
