@@ -322,11 +322,12 @@ double tfd_capacity_whatif(const struct tfd_pipeline *p, int si, double work_fac
 /* The capacity model's parts the what-ifs reuse (capacity.c): the rate the
  * model gives with caps replacing the segments' capacities (when given),
  * the CPU time per root element cpu_ns and the step's compute scaled by
- * step_share; the read time held in async stage q's worker slots; the CPU
- * time stage i took in the window. */
+ * step_share; the read time held in async stage q's worker slots; the
+ * time and the CPU time stage i took in the window. */
 double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
 			  const double *caps, double cpu_ns, double step_share);
 double tfd_cap_reads_of(const struct tfd_pipeline *p, int q);
+double tfd_cap_stage_time_ns(const struct tfd_pipeline *p, size_t i);
 double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i);
 
 /* The CPU time per root element after the same change (the model's

@@ -542,9 +542,15 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	struct seg_at *ord;
 	char r1[32], t2[32], nm[160];
 	size_t w = 50;
+	/* the cores limit and the bottleneck, the stage taking the most CPU, is
+	 * not the lowest segment's busiest stage, which mostly waits
+	 * (bottleneck.c) */
+	bool cores_named;
 
 	if (!cp->valid)
 		return;
+	cores_named = cp->limiter >= 0 && p->bottleneck >= 0 && tfd_cores_limit(p) &&
+		      p->segments[cp->limiter].top_stage != p->bottleneck;
 	throughput_line(b, cp);
 	for (size_t i = 0; i < p->nsegments; i++) {
 		size_t l = strlen(N(tfd_segment_name(p, &p->segments[i], nm, sizeof(nm))));
@@ -578,6 +584,7 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			       ord[k].i != cp->limiter ? ""
 			       : !bn		       ? "  <- lowest capacity"
 			       : cp->inferred	       ? "  <- limits (inferred)"
+			       : cores_named	       ? "  <- lowest capacity (mostly waits)"
 						       : "  <- limits throughput");
 	}
 	for (size_t k = 0; k < p->nsegments; k++) {

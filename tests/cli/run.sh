@@ -1402,6 +1402,30 @@ assert h["steps"] == 1 and 70 < h["input_percent"] < 80, h
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch", p["bottleneck"]
 assert "Produce/Consume" not in p["confidence"]["reasons"], p["confidence"]' <<<"$out"; then ok; else bad "one batch profiled, $f: $(rules_of) $(head -c 300 <<<"$out")"; fi
 done
+# a map's slot holds the read of its input and its function: a fused
+# sequential map (1.8 ms a call) reading a heavier sequential map (3.9 ms)
+# has the inner map as its slot's busiest stage, and the bottleneck (the
+# fused map had been named; halving the inner map's work measured 1.28x,
+# the fused map's 1.14x)
+run analyze -q -f json tests/cases/ok/tf221-fused-map-reads-heavier-map/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T01 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::Map::MapAndBatch::Map", p["bottleneck"]
+c = p["capacity"]; g = c["segments"][c["limiter"]]
+assert g["kind"] == "function" and g["top_stage"] == p["bottleneck"]["stage"], g' <<<"$out"; then ok; else bad "a fused map reading a heavier map: $(rules_of) $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-fused-map-reads-heavier-map/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"the 1 MapAndBatch worker busy 95%, 68% of it reading MapAndBatch::Map"* ]]; then ok; else bad "a fused map reading a heavier map, text: $(grep evidence -A3 <<<"$out")"; fi
+# the cores the limit and the lowest segment's busiest stage mostly waits
+# (reads sleeping 1.5 ms under a parallel interleave of 2): the map that
+# takes the CPU is named (halving its work measured 1.47x, halving the
+# reads' sleep 1.11x), the reads' segment the next limit
+run analyze -q -f json tests/cases/ok/tf221-cores-busy-reads-wait/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T04 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::BatchV2::ParallelMapV2", p["bottleneck"]
+c = p["capacity"]
+assert c["cpu"]["limits"] and c["runner_up"] == c["limiter"] and 1.0 < c["margin"] < 1.3, c' <<<"$out"; then ok; else bad "the cores the limit, the reads waiting: $(rules_of) $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-cores-busy-reads-wait/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"but Map mostly waits there (no core: Python that waits, a sleep), while ParallelMapV2 takes 100% of the stages' CPU"* ]] &&
+	[[ "$out" == *"<- lowest capacity (mostly waits)"* ]]; then ok; else bad "the cores the limit, the reads waiting, text: $(grep evidence -A3 <<<"$out")"; fi
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs
