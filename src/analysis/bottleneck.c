@@ -108,7 +108,7 @@ static int outlasting(const struct tfd_pipeline *p)
  * on), and speeding them up frees no core, where cheaper CPU work raises
  * the rate (real TensorFlow: reads sleeping 1.5 ms on 2 interleave threads,
  * busy 84 %, named over an AUTOTUNE map of matmuls on 2 cores; halving the
- * map's work measured 1.32x, halving the reads' sleep 1.10x). A function
+ * map's work measured 1.47x, halving the reads' sleep 1.11x). A function
  * holding the GIL keeps its name: its Python computes. */
 static int cpu_heaviest(const struct tfd_pipeline *p)
 {
