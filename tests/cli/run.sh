@@ -1426,6 +1426,12 @@ assert c["cpu"]["limits"] and c["runner_up"] == c["limiter"] and 1.0 < c["margin
 run analyze -q tests/cases/ok/tf221-cores-busy-reads-wait/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"but Map mostly waits there (no core: Python that waits, a sleep), while ParallelMapV2 takes 100% of the stages' CPU"* ]] &&
 	[[ "$out" == *"<- lowest capacity (mostly waits)"* ]]; then ok; else bad "the cores the limit, the reads waiting, text: $(grep evidence -A3 <<<"$out")"; fi
+# the same with one sequential reader whose Python sleeps, and three maps
+# of close CPU: the AUTOTUNE map takes 24 % of the CPU per root element
+# (the step's compute included), enough to be named (halving it measured
+# 1.12x, the reads' sleep 1.02x); a stage must take 15 % of it
+run analyze -q -f json tests/cases/ok/tf221-cores-busy-sequential-read/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T04 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::Map::BatchV2::ParallelMapV2"'* ]]; then ok; else bad "the cores the limit, one sequential reader waiting: $(rules_of)"; fi
 # snapshot() read back (a run before read the input to its end): its
 # reader interleaves the snapshot's 2 shards, SnapshotDatasetReader/_0 and
 # /_1, one reader each; they are one stage (as an interleave's inputs
