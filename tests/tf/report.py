@@ -221,6 +221,8 @@ def render(rs, results_dir):
       (rs[0]["tensorflow"] if rs else ""))
     w("    make real-captures      # every case, tests/tf/results, then this page")
     w("    make real-rejudge       # a new binary on the same captures (no re-timing)")
+    w("    make real-mixes         # random pipelines (tests/tf/mixes.py), judged the same "
+      "way: their own table, not on this page")
     w("")
     w("One case: `tests/tf/run.sh build/real/catalog CASE`. Times swing 10-20 % on a "
       "shared machine; each figure is the median of three windows of 40 steps.")
