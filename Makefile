@@ -296,7 +296,7 @@ real-rejudge: $(BIN)
 	python3 tests/tf/report.py tests/tf/results -o docs/accuracy.md
 
 # the random pipelines of tests/tf/mixes.py, judged like the catalog's cases
-REAL_MIXES ?= $(foreach n,$(shell seq 1 72),mix_$(n))
+REAL_MIXES ?= $(foreach n,$(shell seq 1 96),mix_$(n))
 real-mixes: $(BIN) $(TF_PY)
 	TFD=$(BIN) tests/tf/run.sh build/real/mix $(REAL_MIXES)
 	$(TF_PY) tests/tf/mixes.py summary build/real/mix $(BIN)
