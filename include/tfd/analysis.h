@@ -691,8 +691,10 @@ double tfd_stage_effective_parallelism(const struct tfd_pipeline *p, int si, dou
  * NULL when it has none. */
 const struct tfd_segment *tfd_stage_function_segment(const struct tfd_pipeline *p, int si);
 
-/* The time of the stage's function ops (their self time summed, ns). */
+/* The time of the stage's function ops (their self time summed, ns), and
+ * of its Python ops among them (tf.py_function, numpy_function). */
 double tfd_fn_ops_time(const struct tfd_stage *s);
+double tfd_fn_python_time(const struct tfd_stage *s);
 
 /* How sure the stage's top function op is: high when its op events cover
  * 70 % or more of an async map's function time (or it is not compared: a

@@ -108,11 +108,8 @@ static int outlasting(const struct tfd_pipeline *p)
  * function's work (an async map: its ops' coverage of it). */
 static double python_time_share(const struct tfd_stage *s)
 {
-	double py = 0, all = tfd_fn_ops_time(s), whole;
+	double py = tfd_fn_python_time(s), all = tfd_fn_ops_time(s), whole;
 
-	for (size_t k = 0; k < s->nfn_ops; k++)
-		if (tfd_op_is_python(s->fn_ops[k].type))
-			py += (double)s->fn_ops[k].self_ns;
 	if (!(py > 0))
 		return 0;
 	if (s->is_async)

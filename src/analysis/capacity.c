@@ -487,14 +487,9 @@ double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct t
  * op events). */
 static double py_share(const struct tfd_stage *s)
 {
-	double all = 0, py = 0;
+	double all = tfd_fn_ops_time(s);
 
-	for (size_t k = 0; k < s->nfn_ops; k++) {
-		all += (double)s->fn_ops[k].self_ns;
-		if (tfd_op_is_python(s->fn_ops[k].type))
-			py += (double)s->fn_ops[k].self_ns;
-	}
-	return all > 0 ? py / all : 0;
+	return all > 0 ? tfd_fn_python_time(s) / all : 0;
 }
 
 /* The read time held in async stage q's worker slots: its input segment's work. */
@@ -513,14 +508,11 @@ double tfd_cap_reads_of(const struct tfd_pipeline *p, int q)
  * Sleep's. */
 double tfd_cap_stage_time_ns(const struct tfd_pipeline *p, size_t i)
 {
+	const struct tfd_segment *g = tfd_stage_function_segment(p, (int)i);
 	double w = (double)p->stages[i].work_ns;
 
-	for (size_t gi = 0; gi < p->nsegments; gi++) {
-		const struct tfd_segment *g = &p->segments[gi];
-
-		if (g->kind == TFD_SEG_FUNCTION && g->owner == (int)i && g->known)
-			w += fmax(0.0, (double)g->busy_ns - tfd_cap_reads_of(p, (int)i));
-	}
+	if (g && g->known)
+		w += fmax(0.0, (double)g->busy_ns - tfd_cap_reads_of(p, (int)i));
 	return w;
 }
 

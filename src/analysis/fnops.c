@@ -101,6 +101,16 @@ double tfd_fn_ops_time(const struct tfd_stage *s)
 	return all;
 }
 
+double tfd_fn_python_time(const struct tfd_stage *s)
+{
+	double py = 0;
+
+	for (size_t i = 0; i < s->nfn_ops; i++)
+		if (tfd_op_is_python(s->fn_ops[i].type))
+			py += (double)s->fn_ops[i].self_ns;
+	return py;
+}
+
 const struct tfd_segment *tfd_stage_function_segment(const struct tfd_pipeline *p, int si)
 {
 	for (size_t g = 0; g < p->nsegments; g++)
@@ -152,15 +162,10 @@ double tfd_python_busy_share(const struct tfd_host_result *h)
 	for (size_t i = 0; i < p->nstages; i++) {
 		const struct tfd_stage *s = &p->stages[i];
 		const struct tfd_segment *fg;
-		double all = 0, pyops = 0;
+		double all = tfd_fn_ops_time(s), pyops = tfd_fn_python_time(s);
 
 		if (strcmp(s->family, "Generator") == 0)
 			py += (double)s->work_ns;
-		for (size_t k = 0; k < s->nfn_ops; k++) {
-			all += (double)s->fn_ops[k].self_ns;
-			if (tfd_op_is_python(s->fn_ops[k].type))
-				pyops += (double)s->fn_ops[k].self_ns;
-		}
 		fg = tfd_stage_function_segment(p, (int)i);
 		if (all > 0 && pyops > 0 && fg)
 			py += (double)fg->busy_ns * pyops / all;
