@@ -401,6 +401,12 @@ def measure(c, change=None, fast_input=False, quick=False):
             "windows_ms": [round(x[0] * 1000, 3) for x in w]}
 
 
+def fix_of(c, f):
+    """The change finding f's own advice makes to case c (None: no edit
+    maps it): a mix's depends on the stage the finding names."""
+    return c["fix_for"](f) if c.get("fix_for") else c["fixes"].get(f["class"])
+
+
 def capture(c, out, quick=False):
     logs = os.path.join(out, "logs")
     ds = c["build"](knobs(c))
@@ -537,7 +543,7 @@ def main():
         # each finding with an estimate: apply its change, measure
         applied = []
         for f, row in J.estimate_rows(tj):
-            fix = c["fix_for"](f) if c.get("fix_for") else c["fixes"].get(f["class"])
+            fix = fix_of(c, f)
             if fix is None:
                 row["applied"] = None
                 row["why_not"] = "no edit of this case maps class '%s'" % f["class"]
@@ -549,7 +555,7 @@ def main():
         # measured too (what the advice is worth, where no number is put)
         plain = []
         for f, row in J.plain_rows(tj):
-            fix = c["fix_for"](f) if c.get("fix_for") else c["fixes"].get(f["class"])
+            fix = fix_of(c, f)
             if fix is not None:
                 plain.append(J.measured(row, base["step_ms"], fix,
                                         measure(c, fix, quick=a.quick)))
