@@ -595,7 +595,7 @@ static void write_evidence(struct ctx *c, int lim, int run)
 			 "was not captured, so it is inferred to be the limit",
 			 tfd_stage_label(p, l->owner, ol, sizeof(ol)), r ? b : "its readers",
 			 r && r->parallelism > 1 ? "are" : "is", r ? 100 * r->utilization : 0.0);
-	else if (l->gil) /* one worker: it may hold the lock or let go of it */
+	else if (l->gil && l->top_stage == l->owner) /* one worker: it may hold the lock or not */
 		snprintf(cp->evidence, sizeof(cp->evidence),
 			 l->parallelism > 1
 			     ? "%s run %s, which holds the Python GIL: one call at a "
@@ -624,9 +624,13 @@ static void write_evidence(struct ctx *c, int lim, int run)
 /* A map whose function is mostly a Python op (tf.py_function,
  * numpy_function) whose calls were seen taking turns (or with one worker)
  * runs them one at a time under the interpreter's lock: its events span
- * the wait for the lock, so its workers look busy at no capacity. When the
- * consumer waits, it delivers at most what was seen: its capacity is the
- * observed rate, the GIL its limit. */
+ * the wait for the lock, so its workers look busy at no capacity. Its
+ * capacity is one call at a time's, and when its calls' spans sum to more
+ * than the window (they overlap, each waiting for the lock another holds)
+ * the observed rate: it delivered that. Workers mostly idle keep the
+ * capacity of one (2 workers busy 17% under a sequential filter busy 89%
+ * had been named at the observed rate; halving the filter's work measured
+ * 1.17x, the map's 1.07x). */
 static void gil_bound(struct ctx *c, int64_t root_busy)
 {
 	struct tfd_capacity *cp = &c->p->capacity;
@@ -644,8 +648,7 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
 		    !tfd_gil_binds(cp, g->parallelism))
 			continue;
 		g->gil = true;
-		if (!(g->capacity < cp->throughput))
-			g->capacity = cp->throughput;
+		g->capacity = fmin(g->capacity, fmax(cp->throughput, 1e9 / g->work_per_root_ns));
 	}
 }
 
@@ -656,8 +659,14 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
  * map over a heavier map), speeding that stage up raises the slots' rate
  * most: it is the slots' busiest stage (a sequential map of 3.9 ms read
  * under a fused map of 1.8 ms had named the fused map; halving the read's
- * work measured 1.28x, the fused map's 1.14x). A GIL-bound function keeps
- * its own name: its slot time is waiting for the lock. */
+ * work measured 1.28x, the fused map's 1.14x). A GIL-bound function with
+ * one slot too: its read and its Python run one after the other (a Python
+ * generator of 14 ms a root element read by a numpy_function map of 5 ms,
+ * one worker: halving the generator's work measured 1.30x, the map's
+ * 1.08x; a read sleeping 2.5 ms under a py_function of 0.7 ms: 1.35x
+ * against 1.08x). With more slots the reads overlap the Python, which
+ * takes turns on the lock, and the function keeps its name (the reads'
+ * numpy_function waiting for the lock too: 1.02x, the function 1.23x). */
 static void slot_top(struct ctx *c)
 {
 	struct tfd_pipeline *p = c->p;
@@ -667,7 +676,8 @@ static void slot_top(struct ctx *c)
 		int in = g->owner >= 0 ? c->input_of[g->owner] : -1, top = -1;
 		int64_t own;
 
-		if (g->kind != TFD_SEG_FUNCTION || !g->known || g->gil || in < 0)
+		if (g->kind != TFD_SEG_FUNCTION || !g->known || in < 0 ||
+		    (g->gil && g->parallelism >= 1.5))
 			continue;
 		own = g->busy_ns - input_busy(c, in);
 		for (size_t i = 0; i < p->nstages; i++)

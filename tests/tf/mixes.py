@@ -170,22 +170,257 @@ def fix_for(k, cands):
 
 
 
-def case_of(name):
-    """The catalog case `mix_SEED`, or None."""
-    if not name.startswith("mix_") or not name[4:].isdigit():
+# ---- the second family, mixb_SEED: the stages users' pipelines hold besides
+# maps on TensorFlow ops: a Python generator, Python in a map (py_function,
+# holds the GIL) or a wait in one (numpy_function, releases it), a shuffle
+# buffer, a filter whose predicate costs something, padded_batch, and Keras
+# fit as the loop.
+PY_ITERS_PER_MS = 22000  # the loop below, on one core of the catalog's machine
+
+
+def spin(ms):
+    acc = 0
+    for j in range(int(ms * PY_ITERS_PER_MS)):
+        acc += j * j
+    return acc
+
+
+def draw_b(seed):
+    r = random.Random(1000003 + seed)
+    k = {}
+    k["src"] = r.choice(["slices", "files", "gen"])
+    if k["src"] == "files":
+        k["reader"] = r.choice(["flat", "il"])
+        k["il_par"] = r.choice([None, 2, "auto"]) if k["reader"] == "il" else None
+        k["read_us"] = r.choice([300, 600, 1000, 1500, 2500])
+    if k["src"] == "gen":
+        k["gen_ms"] = r.choice([0.2, 0.4, 0.8, 1.5])
+        k["gen_shards"] = 0
+    k["shuffle"] = r.choice([0, 0, 256, 1024])
+    k["a_kind"] = r.choice(["tf", "tf", "py", "io"])
+    k["a_ms"] = r.choice([0.2, 0.4, 0.7, 1.0, 1.5])
+    k["a_par"] = r.choice([None, 1, 2, "auto", "auto"])
+    k["f_ms"] = r.choice([0, 0, 0.2, 0.5, 1.0])
+    k["f_split"] = False
+    k["batch_kind"] = r.choice(["batch", "batch", "padded"])
+    k["c_ms"] = r.choice([0, 0, 0, 2, 4, 8])
+    k["c_par"] = r.choice([None, "auto"]) if k["c_ms"] else None
+    k["fusion"] = r.choice([True, False])
+    k["prefetch"] = r.choice([None, 2, C.AUTOTUNE])
+    k["batch"] = 8
+    k["keras"] = r.random() < 0.25
+    train = r.choice([512, 1024, 2048]) if k["keras"] else r.choice([3, 5, 8, 12])
+    return k, train
+
+
+def _on_x(fn):
+    """fn on an element's features, its label (Keras) carried along."""
+    def f(*e):
+        return fn(e[0]) if len(e) == 1 else (fn(e[0]),) + tuple(e[1:])
+    return f
+
+
+def _a_fn(k):
+    ms = k["a_ms"]
+    if k["a_kind"] == "tf":
+        return lambda x: C.burn(x, ms)
+    if k["a_kind"] == "py":
+        def py(x):
+            return x.numpy() + np.float32(spin(ms) * 0)
+
+        def f(x):
+            y = tf.py_function(py, [x], tf.float32)
+            y.set_shape((16,))
+            return y
+        return f
+    d = ms / 1e3
+
+    def wait(x):
+        time.sleep(d)  # a fetch from a remote service: the thread waits
+        return x
+    return lambda x: tf.ensure_shape(tf.numpy_function(wait, [x], tf.float32), (16,))
+
+
+def build_b(k):
+    if k["src"] == "gen":
+        ms = k["gen_ms"]
+
+        def gen():
+            i = 0
+            while True:
+                yield np.full((16,), (i + spin(ms) * 0) % 97 / 97.0, dtype=np.float32)
+                i += 1
+        sig = tf.TensorSpec((16,), tf.float32)
+        if k["gen_shards"]:
+            ds = tf.data.Dataset.range(k["gen_shards"]).interleave(
+                lambda i: tf.data.Dataset.from_generator(gen, output_signature=sig),
+                num_parallel_calls=C.AUTOTUNE, deterministic=False)
+        else:
+            ds = tf.data.Dataset.from_generator(gen, output_signature=sig)
+        if k["shuffle"]:
+            ds = ds.shuffle(k["shuffle"])
+    elif k["src"] == "slices":
+        ds = tf.data.Dataset.from_tensor_slices(
+            np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16)))
+        ds = ds.shuffle(k["shuffle"]).repeat() if k["shuffle"] else ds.repeat()
+    else:
+        d = k["read_us"] / 1e6
+
+        def wait(rec):
+            time.sleep(d)
+            return rec
+
+        def slow(r):
+            return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+
+        files = C.tfrecord_files()
+        if k["reader"] == "flat":
+            ds = slow(tf.data.TFRecordDataset(files).repeat())
+        else:
+            ds = tf.data.Dataset.from_tensor_slices(files).repeat().interleave(
+                lambda f: slow(tf.data.TFRecordDataset(f)), cycle_length=4, block_length=1,
+                num_parallel_calls=C.par(k["il_par"]))
+        if k["shuffle"]:
+            ds = ds.shuffle(k["shuffle"])
+    first = C.parse if k["src"] == "files" else (lambda x: x)
+    a = _a_fn(k)
+    if k["keras"]:
+        def a_pair(x):
+            y = a(first(x))
+            return y, tf.reduce_sum(y)
+        ds = ds.map(a_pair, num_parallel_calls=C.par(k["a_par"]))
+    else:
+        ds = ds.map(lambda x: a(first(x)), num_parallel_calls=C.par(k["a_par"]))
+    if k["f_ms"]:
+        def keep(x):
+            # about 3 in 4 pass; the burn's sum takes part, so it is not pruned
+            return tf.logical_and(tf.random.uniform(()) < 0.75,
+                                  tf.reduce_sum(C.burn(x, k["f_ms"])) != 12345.0)
+        if k["f_split"]:  # the predicate in a parallel map, the filter reads its answer
+            ds = ds.map(lambda *e: (e, keep(e[0])), num_parallel_calls=C.AUTOTUNE)
+            ds = ds.filter(lambda e, kp: kp).map(lambda e, kp: e if len(e) > 1 else e[0])
+        else:
+            ds = ds.filter(lambda *e: keep(e[0]))
+    if k["batch_kind"] == "padded":
+        ds = ds.padded_batch(k["batch"])
+    else:
+        ds = ds.batch(k["batch"])
+    if k["c_ms"]:
+        ds = ds.map(_on_x(lambda x: C.burn(x, k["c_ms"])), num_parallel_calls=C.par(k["c_par"]))
+    if k["prefetch"]:
+        ds = ds.prefetch(k["prefetch"])
+    if not k["fusion"]:
+        o = tf.data.Options()
+        o.experimental_optimization.map_and_batch_fusion = False
+        ds = ds.with_options(o)
+    return ds
+
+
+def chain_b(k):
+    """mixb's costed stages from the root down, with their kinds as long
+    names show them (None: a stage whose kind the regex leaves open)."""
+    down = []
+    if k["c_ms"]:
+        down.append(("c", _kind(k["c_par"])))
+    fused = k["fusion"] and not k["f_ms"] and k["batch_kind"] == "batch"
+    if fused:
+        down.append(("a", "MapAndBatch"))
+    else:
+        down.append(("batch", "(?:BatchV2|PaddedBatchV2|ParallelBatch)"))
+        if k["f_ms"]:
+            down.append(("filter", "Filter"))
+        down.append(("a", _kind(k["a_par"])))
+    if k["src"] == "files":
+        if k["reader"] == "flat":
+            down.append(("read", "Map"))
+        else:
+            down.append(("read", "Interleave" if k["il_par"] is None else "ParallelInterleaveV4"))
+    elif k["src"] == "gen":
+        down.append(("gen", "FlatMap"))
+    return down
+
+
+def candidates_b(k):
+    """label -> (change halving that stage's work, regex on the long name)."""
+    down = chain_b(k)
+    ix = r"(\[\d+\])?"
+    top = r"^(?:(?:Iterator|Root|Model|Prefetch|MaxIntraOpParallelism|PrivateThreadPool)" + ix + "::)*"
+    noise = r"(?:(?:Shuffle|ShuffleAndRepeat|Repeat|Prefetch)" + ix + "::)*"
+    out = {}
+    for i, (label, kind) in enumerate(down):
+        if label == "batch":
+            continue
+        rx = top + "::".join(noise + n + ix for _, n in down[:i + 1])
+        if label == "read" and kind != "Map":
+            rx += "(::Map" + ix + ")?"
+        if label == "gen":
+            rx += "(::Generator" + ix + ")?"
+        out[label] = ({"a": {"a_ms": k["a_ms"] / 2}, "c": {"c_ms": k["c_ms"] / 2},
+                       "filter": {"f_ms": k["f_ms"] / 2},
+                       "gen": {"gen_ms": k.get("gen_ms", 0) / 2},
+                       "read": {"read_us": k.get("read_us", 0) / 2}}[label], rx + "$")
+    return out
+
+
+def fix_for_b(k, cands):
+    """The change a finding's own advice makes to a mixb pipeline."""
+    base = fix_for(k, cands)
+    import re
+
+    def which(f):
+        name = f.get("stage_long_name") or ""
+        for label, (_, rx) in cands.items():
+            if re.search(rx, name):
+                return label
         return None
-    seed = int(name[4:])
-    k, train_ms = draw(seed)
+
+    def fix(f):
+        cls, st = f["class"], which(f)
+        if st == "gen" or (st is None and k["src"] == "gen" and cls == "python_generator"):
+            if cls in ("python_generator", "slow_source"):
+                return {"gen_shards": 2}
+            if cls == "python_gil":
+                return {"src": "slices"}
+            return None
+        if st == "a" and k["a_kind"] == "py" and cls in ("python_function", "python_gil"):
+            return {"a_kind": "tf"}  # the same work in TensorFlow ops
+        if st == "a" and k["a_kind"] == "io" and cls in ("python_function", "python_waits"):
+            return {"a_par": "auto"}
+        if st == "filter":
+            if cls in ("sequential_function", "sequential_transformation"):
+                return {"f_split": True}
+            if cls in ("parallel_at_limit", "pipeline_cpu"):
+                return cands["filter"][0]
+            return None
+        if cls == "python_gil" and k["a_kind"] == "py":
+            return {"a_kind": "tf"}
+        return base(f)
+    return fix
+
+
+def case_of(name):
+    """The catalog case `mix_SEED` or `mixb_SEED`, or None."""
+    fam, _, num = name.partition("_")
+    if fam not in ("mix", "mixb") or not num.isdigit():
+        return None
+    if fam == "mixb":
+        k, train = draw_b(int(num))
+        cands = candidates_b(k)
+        loop = dict(loop="keras", train_units=train) if k["keras"] else dict(
+            loop="custom", train_ms=train)
+        return dict(build=build_b, defaults=k, planted=None, covers=["mixb"],
+                    candidates=cands, fixes={}, fix_for=fix_for_b(k, cands), **loop)
+    k, train_ms = draw(int(num))
     cands = candidates(k)
     return dict(build=build, defaults=k, train_ms=train_ms, loop="custom",
                 planted=None, covers=["mix"], candidates=cands, fixes={},
                 fix_for=fix_for(k, cands))
 
 
-def describe(seed):
-    k, t = draw(seed)
-    print("mix_%d" % seed, "train_ms=%s" % t, k)
-    for label, (ch, rx) in candidates(k).items():
+def describe(name):
+    c = case_of(name)
+    print(name, c["loop"], c.get("train_ms") or c.get("train_units"), c["defaults"])
+    for label, (ch, rx) in c["candidates"].items():
         print("  ", label, ch, rx)
 
 
@@ -205,8 +440,12 @@ def summary(out, tfd=None):
     import judge as J
 
     ok = n = ties = 0
-    paths = glob.glob(os.path.join(out, "mix_*", "result.json"))
-    for p in sorted(paths, key=lambda x: int(re.search(r"mix_(\d+)", x).group(1))):
+    paths = glob.glob(os.path.join(out, "mix*_*", "result.json"))
+
+    def order(x):
+        m = re.search(r"(mixb?)_(\d+)", x)
+        return (m.group(1), int(m.group(2)))
+    for p in sorted(paths, key=order):
         r = json.load(open(p))
         t, td = r["truth"], r["tfdoctor"]
         if tfd:
@@ -253,4 +492,4 @@ if __name__ == "__main__":
         summary(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         for s in sys.argv[1:]:
-            describe(int(s))
+            describe(s if "_" in s else "mix_" + s)
