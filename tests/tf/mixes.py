@@ -44,35 +44,38 @@ def draw(seed):
     return k, train_ms
 
 
-def build(k):
-    if k["src"] == "slices":
-        ds = tf.data.Dataset.from_tensor_slices(
-            np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16))).repeat()
-        first = lambda x: x  # noqa: E731
-    else:
-        d = k["read_us"] / 1e6
+def slow_reads(k):
+    """TFRecord files read from slow storage (each record waits read_us),
+    one file at a time or by an interleave of il_par."""
+    d = k["read_us"] / 1e6
 
-        def wait(rec):
-            time.sleep(d)  # slow storage: the thread waits, no core is busy
-            return rec
+    def wait(rec):
+        time.sleep(d)  # slow storage: the thread waits, no core is busy
+        return rec
 
-        def slow(r):
-            return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+    def slow(r):
+        return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
 
-        files = C.tfrecord_files()
-        if k["reader"] == "flat":
-            ds = slow(tf.data.TFRecordDataset(files).repeat())
-        else:
-            ds = tf.data.Dataset.from_tensor_slices(files).repeat().interleave(
-                lambda f: slow(tf.data.TFRecordDataset(f)), cycle_length=4, block_length=1,
-                num_parallel_calls=C.par(k["il_par"]))
-        first = C.parse
-    ds = ds.map(lambda x: C.burn(first(x), k["a_ms"]), num_parallel_calls=C.par(k["a_par"]))
-    if k["b_ms"]:
-        ds = ds.map(lambda x: C.burn(x, k["b_ms"]), num_parallel_calls=C.par(k["b_par"]))
-    ds = ds.batch(k["batch"])
+    files = C.tfrecord_files()
+    if k["reader"] == "flat":
+        return slow(tf.data.TFRecordDataset(files).repeat())
+    return tf.data.Dataset.from_tensor_slices(files).repeat().interleave(
+        lambda f: slow(tf.data.TFRecordDataset(f)), cycle_length=4, block_length=1,
+        num_parallel_calls=C.par(k["il_par"]))
+
+
+def _on_x(fn):
+    """fn on an element's features, its label (Keras) carried along."""
+    def f(*e):
+        return fn(e[0]) if len(e) == 1 else (fn(e[0]),) + tuple(e[1:])
+    return f
+
+
+def batch_tail(ds, k):
+    """What follows the batch: maybe a map on it, maybe a prefetch, map
+    and batch fusion on or off."""
     if k["c_ms"]:
-        ds = ds.map(lambda x: C.burn(x, k["c_ms"]), num_parallel_calls=C.par(k["c_par"]))
+        ds = ds.map(_on_x(lambda x: C.burn(x, k["c_ms"])), num_parallel_calls=C.par(k["c_par"]))
     if k["prefetch"]:
         ds = ds.prefetch(k["prefetch"])
     if not k["fusion"]:
@@ -80,6 +83,20 @@ def build(k):
         o.experimental_optimization.map_and_batch_fusion = False
         ds = ds.with_options(o)
     return ds
+
+
+def build(k):
+    if k["src"] == "slices":
+        ds = tf.data.Dataset.from_tensor_slices(
+            np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16))).repeat()
+        first = lambda x: x  # noqa: E731
+    else:
+        ds = slow_reads(k)
+        first = C.parse
+    ds = ds.map(lambda x: C.burn(first(x), k["a_ms"]), num_parallel_calls=C.par(k["a_par"]))
+    if k["b_ms"]:
+        ds = ds.map(lambda x: C.burn(x, k["b_ms"]), num_parallel_calls=C.par(k["b_par"]))
+    return batch_tail(ds.batch(k["batch"]), k)
 
 
 def _kind(par):
@@ -134,9 +151,8 @@ def candidates(k):
     return out
 
 
-def fix_for(k, cands):
-    """The change a finding's own advice makes to this pipeline, for the
-    stage the finding names (None: no edit of a mix maps it)."""
+def _which(cands):
+    """The candidate a finding's stage is (its label), None for none."""
     import re
 
     def which(f):
@@ -145,7 +161,13 @@ def fix_for(k, cands):
             if re.search(rx, name):
                 return label
         return None
+    return which
 
+
+def fix_for(k, cands):
+    """The change a finding's own advice makes to this pipeline, for the
+    stage the finding names (None: no edit of a mix maps it)."""
+    which = _which(cands)
     par_key = {"a": "a_par", "b": "b_par", "c": "c_par"}
 
     def fix(f):
@@ -213,13 +235,6 @@ def draw_b(seed):
     return k, train
 
 
-def _on_x(fn):
-    """fn on an element's features, its label (Keras) carried along."""
-    def f(*e):
-        return fn(e[0]) if len(e) == 1 else (fn(e[0]),) + tuple(e[1:])
-    return f
-
-
 def _a_fn(k):
     ms = k["a_ms"]
     if k["a_kind"] == "tf":
@@ -264,22 +279,7 @@ def build_b(k):
             np.tile(np.arange(97, dtype=np.float32)[:, None] / 97.0, (1, 16)))
         ds = ds.shuffle(k["shuffle"]).repeat() if k["shuffle"] else ds.repeat()
     else:
-        d = k["read_us"] / 1e6
-
-        def wait(rec):
-            time.sleep(d)
-            return rec
-
-        def slow(r):
-            return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
-
-        files = C.tfrecord_files()
-        if k["reader"] == "flat":
-            ds = slow(tf.data.TFRecordDataset(files).repeat())
-        else:
-            ds = tf.data.Dataset.from_tensor_slices(files).repeat().interleave(
-                lambda f: slow(tf.data.TFRecordDataset(f)), cycle_length=4, block_length=1,
-                num_parallel_calls=C.par(k["il_par"]))
+        ds = slow_reads(k)
         if k["shuffle"]:
             ds = ds.shuffle(k["shuffle"])
     first = C.parse if k["src"] == "files" else (lambda x: x)
@@ -305,15 +305,7 @@ def build_b(k):
         ds = ds.padded_batch(k["batch"])
     else:
         ds = ds.batch(k["batch"])
-    if k["c_ms"]:
-        ds = ds.map(_on_x(lambda x: C.burn(x, k["c_ms"])), num_parallel_calls=C.par(k["c_par"]))
-    if k["prefetch"]:
-        ds = ds.prefetch(k["prefetch"])
-    if not k["fusion"]:
-        o = tf.data.Options()
-        o.experimental_optimization.map_and_batch_fusion = False
-        ds = ds.with_options(o)
-    return ds
+    return batch_tail(ds, k)
 
 
 def chain_b(k):
@@ -364,15 +356,7 @@ def candidates_b(k):
 
 def fix_for_b(k, cands):
     """The change a finding's own advice makes to a mixb pipeline."""
-    base = fix_for(k, cands)
-    import re
-
-    def which(f):
-        name = f.get("stage_long_name") or ""
-        for label, (_, rx) in cands.items():
-            if re.search(rx, name):
-                return label
-        return None
+    base, which = fix_for(k, cands), _which(cands)
 
     def fix(f):
         cls, st = f["class"], which(f)
