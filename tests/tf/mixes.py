@@ -310,7 +310,7 @@ def build_b(k):
 
 def chain_b(k):
     """mixb's costed stages from the root down, with their kinds as long
-    names show them (None: a stage whose kind the regex leaves open)."""
+    names show them (the batch's a pattern: batch, padded or parallel)."""
     down = []
     if k["c_ms"]:
         down.append(("c", _kind(k["c_par"])))
