@@ -630,7 +630,7 @@ static void write_evidence(struct ctx *c, int lim, int run)
  * the observed rate: it delivered that. Workers mostly idle keep the
  * capacity of one (2 workers busy 17% under a sequential filter busy 89%
  * had been named at the observed rate; halving the filter's work measured
- * 1.17x, the map's 1.07x). */
+ * 1.21x, the map's 1.08x). */
 static void gil_bound(struct ctx *c, int64_t root_busy)
 {
 	struct tfd_capacity *cp = &c->p->capacity;
@@ -662,11 +662,11 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
  * work measured 1.28x, the fused map's 1.14x). A GIL-bound function with
  * one slot too: its read and its Python run one after the other (a Python
  * generator of 14 ms a root element read by a numpy_function map of 5 ms,
- * one worker: halving the generator's work measured 1.30x, the map's
- * 1.08x; a read sleeping 2.5 ms under a py_function of 0.7 ms: 1.35x
+ * one worker: halving the generator's work measured 1.42x, the map's
+ * 1.08x; a read sleeping 2.5 ms under a py_function of 0.7 ms: 1.55x
  * against 1.08x). With more slots the reads overlap the Python, which
  * takes turns on the lock, and the function keeps its name (the reads'
- * numpy_function waiting for the lock too: 1.02x, the function 1.23x). */
+ * numpy_function waiting for the lock too: 1.02x, the function 1.31x). */
 static void slot_top(struct ctx *c)
 {
 	struct tfd_pipeline *p = c->p;

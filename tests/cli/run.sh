@@ -1443,7 +1443,7 @@ assert p["capacity"]["python_calls"] == "take_turns", p["capacity"]["python_call
 # a py_function map of 2 workers takes turns on the GIL but is busy 17 %:
 # its capacity is one call at a time's (67/s), not the rate seen (23/s),
 # and the sequential filter above it, busy 89 %, is the limit (the map had
-# been named; halving the predicate's work measured 1.17x, the map's 1.07x)
+# been named; halving the predicate's work measured 1.21x, the map's 1.08x)
 run analyze -q -f json tests/cases/ok/tf221-gil-map-idle-under-filter/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T13 TFD-T08 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::ParallelMapV2::PaddedBatchV2::Filter", p["bottleneck"]
@@ -1452,7 +1452,7 @@ assert 60 < g["capacity"] < 75 and c["segments"][c["limiter"]]["kind"] == "input
 # one worker's slot holds the read of a Python generator (14 ms a root
 # element) and a numpy_function (5 ms): the read, one after the other with
 # the Python, is the slot's busiest stage and the bottleneck (halving the
-# generator's work measured 1.30x, the map's 1.08x)
+# generator's work measured 1.42x, the map's 1.08x)
 run analyze -q -f json tests/cases/ok/tf221-gil-one-slot-reads-generator/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-S03 TFD-H10 " ] && [[ "$out" == *'"bottleneck_long_name": "Iterator::Root::Prefetch::BatchV2::ParallelMapV2::FlatMap[0]::Generator"'* ]]; then ok; else bad "one GIL-bound slot reading a generator: $(rules_of)"; fi
 run analyze -q tests/cases/ok/tf221-gil-one-slot-slow-read/vm.xplane.pb
