@@ -550,6 +550,11 @@ void tfd_merger_free(struct tfd_merger *m);
  * shares ("BatchV2::ParallelMapV2"); written to buf when it is not the
  * name. A pipeline of over 2000 stages keeps its names. */
 const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, size_t len);
+/* Whether the busiest stage of p's lowest segment mostly waits: under half
+ * of its time is CPU work (Python that sleeps or reads, ops waiting for a
+ * thread of their pool or a core), so on full cores the stage taking the
+ * most CPU is named instead (bottleneck.c). */
+bool tfd_limit_mostly_waits(const struct tfd_pipeline *p);
 /* Why p's bottleneck, a stage no call of which ended in the capture
  * (tfd_stage_outlasted), is named: "no call of it ended in the capture
  * ... while the stages below it made N calls: ...". Writes buf. */

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "passes.h"
 #include "tfd/families.h"
@@ -102,86 +103,186 @@ static int outlasting(const struct tfd_pipeline *p)
  * root element, the step's compute included (a Keras PyDataset's
  * generator waits on Python workers: the stages beside it take under 5 %) */
 #define CPU_SHARE_MIN 0.15
+/* ... or, when it computes, it takes at least this many times its CPU */
+#define CPU_HEAVIER 1.5
 
-/* The share of stage s's time its Python ops' events cover: of its self
- * time (a synchronous stage runs its function inside its calls), of its
- * function's work (an async map: its ops' coverage of it). */
+/* The time stage s's function's op events are a share of: its self time
+ * (a synchronous stage runs its function inside its calls), its function's
+ * work (an async map: its ops' coverage of it); 0 unknown. */
+static double fn_whole(const struct tfd_stage *s)
+{
+	if (s->is_async)
+		return s->fn_ops_coverage > 0 ? tfd_fn_ops_time(s) / s->fn_ops_coverage : 0;
+	return (double)s->self_ns;
+}
+
+/* The share of stage s's time its Python ops' events cover. */
 static double python_time_share(const struct tfd_stage *s)
 {
-	double py = tfd_fn_python_time(s), all = tfd_fn_ops_time(s), whole;
+	double py = tfd_fn_python_time(s), whole = fn_whole(s);
 
 	if (!(py > 0))
 		return 0;
-	if (s->is_async)
-		whole = s->fn_ops_coverage > 0 ? all / s->fn_ops_coverage : 0;
-	else
-		whole = (double)s->self_ns;
 	return whole > 0 ? fmin(1.0, py / whole) : 1.0;
 }
 
-/* The stage that takes the most CPU when the host's cores are the limit
- * and the limiting segment's busiest stage mostly waits, -1 otherwise:
- * its calls are long because they wait (for storage, for a core to wake
- * on), and speeding them up frees no core, where cheaper CPU work raises
- * the rate (real TensorFlow: reads sleeping 1.5 ms on 2 interleave threads,
- * busy 84 %, named over an AUTOTUNE map of matmuls on 2 cores; halving the
- * map's work measured 1.47x, halving the reads' sleep 1.11x). A function
- * holding the GIL keeps its name: its Python computes. */
-static int cpu_heaviest(const struct tfd_pipeline *p)
+/* The CPU time stage i took in the window as its function's ops show it:
+ * the share of its time their events cover, the Python ops' left out
+ * (tfd_cap_stage_cpu_ns()), for a map or a filter, whose function is its
+ * work. The rest of its time is its wait for a thread of the pool its ops
+ * run on, or for a core: on full cores a filter's predicate of matmuls
+ * took 16.5 ms of its thread an element, its ops 5.6 ms, queued behind a
+ * parallel map's ops of 9.1 ms; halving the map's work measured 1.14x, the
+ * predicate's 1.04x. Other stages' functions are not their work (a
+ * flat_map's makes the datasets whose iterators it runs, a snapshot's
+ * picks a shard while it writes): their time as the window shows it is the
+ * measure, as it is without op events. */
+static double stage_compute_ns(const struct tfd_pipeline *p, size_t i)
+{
+	const struct tfd_stage *s = &p->stages[i];
+	double ops = tfd_fn_ops_time(s) - tfd_fn_python_time(s), whole = fn_whole(s);
+
+	if (!s->nfn_ops || !(whole > 0) ||
+	    !(tfd_family_has(s->family, TFD_FAM_MAP_FN) || strcmp(s->family, "Map") == 0 ||
+	      strcmp(s->family, "Filter") == 0))
+		return tfd_cap_stage_cpu_ns(p, i);
+	return tfd_cap_stage_time_ns(p, i) * fmin(1.0, ops / whole);
+}
+
+/* The CPU time the limiting segment's stages took in the window
+ * (stage_compute_ns()): a function's workers, theirs and the read their
+ * slots hold when that is their busiest part; a thread's, its synchronous
+ * stages' (an async stage's function runs elsewhere). */
+static double limit_compute_ns(const struct tfd_pipeline *p, int lim)
+{
+	const struct tfd_segment *g = &p->segments[lim];
+	double c = 0;
+
+	if (g->kind == TFD_SEG_FUNCTION)
+		return (g->owner >= 0 ? stage_compute_ns(p, (size_t)g->owner) : 0) +
+		       (g->top_stage != g->owner ? stage_compute_ns(p, (size_t)g->top_stage) : 0);
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].segment == lim && !p->stages[i].is_async)
+			c += stage_compute_ns(p, i);
+	return c;
+}
+
+/* Whether stage i runs in the limiting segment lim. */
+static bool in_limit(const struct tfd_pipeline *p, int lim, size_t i)
+{
+	const struct tfd_segment *g = &p->segments[lim];
+
+	if (g->kind == TFD_SEG_FUNCTION)
+		return (int)i == g->owner || (int)i == g->top_stage;
+	return p->stages[i].segment == lim && !p->stages[i].is_async;
+}
+
+bool tfd_limit_mostly_waits(const struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
-	const struct tfd_segment *g = &p->segments[cp->limiter];
-	int top = g->top_stage, best = -1;
-	double top_cpu, best_cpu = 0, t;
+	int top = cp->limiter >= 0 ? p->segments[cp->limiter].top_stage : -1;
+	double t;
 
-	if (!tfd_cores_limit(p) || g->gil || top < 0)
-		return -1;
-	top_cpu = tfd_cap_stage_cpu_ns(p, (size_t)top);
+	if (top < 0)
+		return false;
 	t = tfd_cap_stage_time_ns(p, (size_t)top);
 	/* Python seen taking turns computes while its ops run: their time is
 	 * work too (mostly waiting is then waiting outside them, for a thread
 	 * to run on: a read's Python ops took 0.33 ms of its 5.4 ms calls, and
 	 * halving the map beside it measured 1.20x, the reads' sleep 1.03x) */
-	if (top_cpu + (cp->python_take_turns ? python_time_share(&p->stages[top]) * t : 0) >=
-	    WAITS_MOSTLY * t)
-		return -1;
-	for (size_t i = 1; i < p->nstages; i++) {
-		double c = tfd_cap_stage_cpu_ns(p, i);
+	return stage_compute_ns(p, (size_t)top) +
+		   (cp->python_take_turns ? python_time_share(&p->stages[top]) * t : 0) <
+	       WAITS_MOSTLY * t;
+}
 
-		if (c > best_cpu) {
+/* The stage that takes the most CPU when the host's cores are the limit
+ * and the limiting segment's busiest stage mostly waits (*waits), or
+ * computes but takes CPU_HEAVIER times less than it; -1 otherwise. A stage
+ * that mostly waits has long calls because it waits (for storage, for a
+ * core to wake on), and speeding it up frees no core, where cheaper CPU
+ * work raises the rate (real TensorFlow: reads sleeping 1.5 ms on 2
+ * interleave threads, busy 84 %, named over an AUTOTUNE map of matmuls on
+ * 2 cores; halving the map's work measured 1.47x, halving the reads' sleep
+ * 1.11x). On full cores a lighter stage's thread runs slower for the
+ * heavier's work (random real pipelines of 2-4 stages on 2 full cores:
+ * where another stage took 1.5x the CPU of the limiting segment's stages
+ * or more, halving it gained at least as much on every one; any factor
+ * from 1.4 to 2 picks the same ones). A function holding the GIL keeps its
+ * name: its Python computes. */
+static int cpu_heaviest(const struct tfd_pipeline *p, bool *waits)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	const struct tfd_segment *g = &p->segments[cp->limiter];
+	int top = g->top_stage, best = -1;
+	double top_cpu, best_cpu = 0;
+
+	if (!tfd_cores_limit(p) || g->gil || top < 0)
+		return -1;
+	top_cpu = stage_compute_ns(p, (size_t)top);
+	*waits = tfd_limit_mostly_waits(p);
+	for (size_t i = 1; i < p->nstages; i++) {
+		double c = stage_compute_ns(p, i);
+
+		if (c > best_cpu && !(!*waits && in_limit(p, cp->limiter, i))) {
 			best_cpu = c;
 			best = (int)i;
 		}
 	}
 	/* a stage that takes a real part of the cores (not the root's own
 	 * bookkeeping beside a Python generator that waits on its workers) */
-	if (best < 0 || best_cpu <= top_cpu || !cp->root_elements ||
+	if (best < 0 || best == top || !cp->root_elements ||
 	    best_cpu / (double)cp->root_elements < CPU_SHARE_MIN * cp->cpu_ns)
+		return -1;
+	if (*waits ? best_cpu <= top_cpu
+		   : best_cpu < CPU_HEAVIER * limit_compute_ns(p, cp->limiter))
 		return -1;
 	return best;
 }
 
 /* The evidence and the next limit when the cores are the limit and stage
  * h takes the most of them (cpu_heaviest()): the limiting segment, which
- * mostly waits, is the next limit after the cores. */
-static void cpu_evidence(struct tfd_pipeline *p, int h)
+ * mostly waits (waits) or computes less, is the next limit after the
+ * cores. */
+static void cpu_evidence(struct tfd_pipeline *p, int h, bool waits)
 {
 	struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_segment *g = &p->segments[cp->limiter];
-	double all = 0;
-	char a[200], b[120], c[120];
+	double all = 0, hc = stage_compute_ns(p, (size_t)h), t, tc;
+	size_t n;
+	char a[200], b[120], c[120], e[1024];
+	const char *lb, *lc;
 
 	for (size_t i = 0; i < p->nstages; i++)
-		all += tfd_cap_stage_cpu_ns(p, i);
+		all += stage_compute_ns(p, i);
 	tfd_segment_name(p, g, a, sizeof(a));
-	snprintf(cp->evidence, sizeof(cp->evidence),
-		 "the %s %s busy %.0f%%, but %s mostly waits there, on no core (Python "
-		 "that sleeps or reads, a thread to run on), while %s takes %.0f%% of the "
-		 "stages' CPU",
-		 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization,
-		 tfd_stage_label(p, g->top_stage, b, sizeof(b)),
-		 tfd_stage_label(p, h, c, sizeof(c)),
-		 all > 0 ? 100 * tfd_cap_stage_cpu_ns(p, (size_t)h) / all : 0.0);
+	lb = tfd_stage_label(p, g->top_stage, b, sizeof(b));
+	lc = tfd_stage_label(p, h, c, sizeof(c));
+	t = tfd_cap_stage_time_ns(p, (size_t)g->top_stage);
+	tc = stage_compute_ns(p, (size_t)g->top_stage);
+	if (waits && tc != tfd_cap_stage_cpu_ns(p, (size_t)g->top_stage))
+		snprintf(e, sizeof(e),
+			 "the %s %s busy %.0f%%, but %s's ops run %.0f%% of its time there (the "
+			 "rest waits for a thread of their pool or a core), while %s takes "
+			 "%.0f%% of the stages' CPU",
+			 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization, lb,
+			 t > 0 ? 100 * tc / t : 0.0, lc, all > 0 ? 100 * hc / all : 0.0);
+	else if (waits)
+		snprintf(e, sizeof(e),
+			 "the %s %s busy %.0f%%, but %s mostly waits there, on no core (Python "
+			 "that sleeps or reads, a thread to run on), while %s takes %.0f%% of "
+			 "the stages' CPU",
+			 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization, lb, lc,
+			 all > 0 ? 100 * hc / all : 0.0);
+	else
+		snprintf(e, sizeof(e),
+			 "the %s %s busy %.0f%%, but on full cores %s takes %.0f%% of the "
+			 "stages' CPU (its ops' events), %.1fx what runs there",
+			 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization, lc,
+			 all > 0 ? 100 * hc / all : 0.0,
+			 hc / fmax(1.0, limit_compute_ns(p, cp->limiter)));
+	n = strlen(e) < sizeof(cp->evidence) ? strlen(e) : sizeof(cp->evidence) - 1;
+	memcpy(cp->evidence, e, n);
+	cp->evidence[n] = '\0';
 	if (cp->cpu_rate > 0 && isfinite(g->capacity)) {
 		cp->runner_up = cp->limiter;
 		cp->margin = g->capacity / cp->cpu_rate;
@@ -191,14 +292,15 @@ static void cpu_evidence(struct tfd_pipeline *p, int h)
 void tfd_bottleneck_choose(struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
+	bool waits = false;
 	int o;
 
 	if (TFD_CAPACITY_USABLE(p) && p->segments[cp->limiter].top_stage >= 0 &&
 	    !tfd_remote_limits(p)) {
 		p->bottleneck = p->segments[cp->limiter].top_stage;
-		if ((o = cpu_heaviest(p)) >= 0) {
+		if ((o = cpu_heaviest(p, &waits)) >= 0) {
 			p->bottleneck = o;
-			cpu_evidence(p, o);
+			cpu_evidence(p, o, waits);
 		}
 	} else if ((o = outlasting(p)) >= 0)
 		p->bottleneck = o;

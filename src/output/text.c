@@ -535,6 +535,25 @@ static void throughput_line(struct tfd_buf *b, const struct tfd_capacity *cp)
 					     : "");
 }
 
+/* The mark beside the lowest segment in the capacity table. */
+static const char *limit_mark(const struct tfd_pipeline *p, bool bn)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+
+	if (!bn)
+		return "  <- lowest capacity";
+	if (cp->inferred)
+		return "  <- limits (inferred)";
+	/* the cores limit and the bottleneck, the stage taking the most CPU, is
+	 * not the lowest segment's busiest stage, which mostly waits or takes
+	 * less CPU (bottleneck.c) */
+	if (p->bottleneck >= 0 && tfd_cores_limit(p) &&
+	    p->segments[cp->limiter].top_stage != p->bottleneck)
+		return tfd_limit_mostly_waits(p) ? "  <- lowest capacity (mostly waits)"
+						 : "  <- lowest capacity (less CPU)";
+	return "  <- limits throughput";
+}
+
 /* Segments by capacity, lowest (the limit) first. */
 static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf *b)
 {
@@ -542,15 +561,9 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 	struct seg_at *ord;
 	char r1[32], t2[32], nm[160];
 	size_t w = 50;
-	/* the cores limit and the bottleneck, the stage taking the most CPU, is
-	 * not the lowest segment's busiest stage, which mostly waits
-	 * (bottleneck.c) */
-	bool cores_named;
 
 	if (!cp->valid)
 		return;
-	cores_named = cp->limiter >= 0 && p->bottleneck >= 0 && tfd_cores_limit(p) &&
-		      p->segments[cp->limiter].top_stage != p->bottleneck;
 	throughput_line(b, cp);
 	for (size_t i = 0; i < p->nsegments; i++) {
 		size_t l = strlen(N(tfd_segment_name(p, &p->segments[i], nm, sizeof(nm))));
@@ -577,15 +590,10 @@ static void capacity_table(const struct tfd_pipeline *p, bool bn, struct tfd_buf
 			snprintf(t2, sizeof(t2), "?");
 		else
 			tfd_fmt_ns((int64_t)llround(g->work_per_root_ns), t2, sizeof(t2));
-		tfd_buf_printf(b, "  %s %-*s %5.3g %12s %5.0f%% %12s%s\n",
-			       ord[k].i == cp->limiter ? ">" : " ", (int)w,
-			       N(tfd_segment_name(p, g, nm, sizeof(nm))), g->parallelism, t2,
-			       100 * g->utilization, r1,
-			       ord[k].i != cp->limiter ? ""
-			       : !bn		       ? "  <- lowest capacity"
-			       : cp->inferred	       ? "  <- limits (inferred)"
-			       : cores_named	       ? "  <- lowest capacity (mostly waits)"
-						       : "  <- limits throughput");
+		tfd_buf_printf(
+		    b, "  %s %-*s %5.3g %12s %5.0f%% %12s%s\n", ord[k].i == cp->limiter ? ">" : " ",
+		    (int)w, N(tfd_segment_name(p, g, nm, sizeof(nm))), g->parallelism, t2,
+		    100 * g->utilization, r1, ord[k].i != cp->limiter ? "" : limit_mark(p, bn));
 	}
 	for (size_t k = 0; k < p->nsegments; k++) {
 		const struct tfd_segment *g = &p->segments[ord[k].i];

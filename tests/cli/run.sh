@@ -1440,6 +1440,32 @@ run analyze -q -f json tests/cases/ok/tf221-cores-busy-reads-take-turns/vm.xplan
 if [ "$(rules_of)" = "TFD-T04 TFD-T03 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::ParallelMapV2::MapAndBatch", p["bottleneck"]
 assert p["capacity"]["python_calls"] == "take_turns", p["capacity"]["python_calls"]' <<<"$out"; then ok; else bad "the cores the limit, the reads taking turns: $(rules_of) $(head -c 300 <<<"$out")"; fi
+# on full cores a sequential filter's thread is busy 80 %, but its
+# predicate's ops (matmuls) run 36 % of its time: the rest is their wait
+# behind the parallel map on the batch, whose ops take 61 % of the stages'
+# CPU, and that map is named (halving its work measured 1.14x, the
+# predicate's 1.04x; the filter had been named)
+run analyze -q tests/cases/ok/tf221-cores-filter-queued-behind-map/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: ParallelMapV2 (Iterator::Root::ParallelMapV2)"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"but Filter's ops run 36% of its time there (the rest waits for a thread of their pool or a core), while Root::ParallelMapV2 takes 61% of the stages' CPU"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"[high] TFD-T04 "* ]]; then ok; else bad "a filter queued behind a map on full cores: $(grep -A4 'bottleneck:' <<<"$out")"; fi
+# the filter computes (its ops most of its time), but the parallel map
+# below it takes 2.4x its CPU on full cores: the map is named (halving its
+# work measured 1.30x, the predicate's 1.09x; the filter had been named)
+run analyze -q -f json tests/cases/ok/tf221-cores-map-heavier-than-filter/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-T04 TFD-T03 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::BatchV2::Filter::ParallelMapV2", p["bottleneck"]
+c = p["capacity"]; assert c["cpu"]["limits"] and "2.4x what runs there" in c["evidence"], c["evidence"]' <<<"$out"; then ok; else bad "a map heavier than the filter on full cores: $(rules_of) $(head -c 300 <<<"$out")"; fi
+run analyze -q tests/cases/ok/tf221-cores-map-heavier-than-filter/vm.xplane.pb
+if [[ "$out" == *"thread feeding Prefetch (runs Filter)                    1    19.828 ms    81%       50.4/s  <- lowest capacity (less CPU)"* ]]; then ok; else bad "a map heavier than the filter, the table: $(grep -A3 'segment (threads)' <<<"$out")"; fi
+# the heaviest stage (an AUTOTUNE-less map of 2 workers) takes about what
+# the limiting thread's two stages together take (a map on the batch and
+# a filter): the thread keeps its name (halving the map's work measured
+# 0.95x, the filter's 1.13x, the map on the batch's 1.21x)
+run analyze -q -f json tests/cases/ok/tf221-cores-thread-two-stages/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::Map::PaddedBatchV2::Filter", p["bottleneck"]
+assert p["capacity"]["cpu"]["limits"], p["capacity"]["cpu"]' <<<"$out"; then ok; else bad "a thread of two stages on full cores: $(head -c 300 <<<"$out")"; fi
 # a py_function map of 2 workers takes turns on the GIL but is busy 17 %:
 # its capacity is one call at a time's (67/s), not the rate seen (23/s),
 # and the sequential filter above it, busy 89 %, is the limit (the map had
