@@ -382,11 +382,128 @@ def fix_for_b(k, cands):
     return fix
 
 
-def case_of(name):
-    """The catalog case `mix_SEED` or `mixb_SEED`, or None."""
-    fam, _, num = name.partition("_")
-    if fam not in ("mix", "mixb") or not num.isdigit():
+# ---- the third family, mixc_SEED: pipelines of distinct inputs and nested
+# datasets, the structures whose stages the long names number: zip of two
+# branches, sample_from_datasets of two sources, and a parallel interleave
+# whose per-file datasets read slow storage through a map of their own;
+# each branch, source or per-file map has its own cost and parallelism.
+def draw_c(seed):
+    r = random.Random(2000003 + seed)
+    k = {}
+    k["src"] = r.choice(["zip", "sample", "inner"])
+    if k["src"] in ("zip", "sample"):
+        k["b0_ms"] = r.choice([0.1, 0.3, 0.6, 1.0, 1.5])
+        k["b0_par"] = r.choice([None, 2, "auto"])
+        k["b1_ms"] = r.choice([0.1, 0.3, 0.6, 1.0, 1.5])
+        k["b1_par"] = r.choice([None, 2, "auto"])
+    else:
+        k["read_us"] = r.choice([300, 600, 1000, 1500, 2500])
+        k["i_ms"] = r.choice([0.2, 0.4, 0.8, 1.2])
+        k["i_par"] = r.choice([None, None, "auto"])
+        k["cycle"] = r.choice([2, 4])
+        k["il_par"] = r.choice([2, "auto"])
+    k["a_ms"] = r.choice([0.1, 0.3, 0.6, 1.0])
+    k["a_par"] = r.choice([None, 2, "auto"])
+    k["c_ms"] = r.choice([0, 0, 2, 4, 8])
+    k["c_par"] = r.choice([None, "auto"]) if k["c_ms"] else None
+    k["fusion"] = r.choice([True, False])
+    k["prefetch"] = r.choice([None, 2, C.AUTOTUNE])
+    k["batch"] = 8
+    k["keras"] = r.random() < 0.25
+    train = r.choice([512, 1024, 2048]) if k["keras"] else r.choice([3, 5, 8, 12])
+    return k, train
+
+
+def build_c(k):
+    def branch(ms, parv, off):
+        return tf.data.Dataset.range(C.N).map(
+            lambda i: C.burn(C.feature(i + off), ms), num_parallel_calls=C.par(parv))
+
+    if k["src"] == "zip":
+        ds = tf.data.Dataset.zip((branch(k["b0_ms"], k["b0_par"], 0),
+                                  branch(k["b1_ms"], k["b1_par"], 1)))
+        join = lambda x, y: x + y  # noqa: E731
+    elif k["src"] == "sample":
+        ds = tf.data.Dataset.sample_from_datasets(
+            [branch(k["b0_ms"], k["b0_par"], 0), branch(k["b1_ms"], k["b1_par"], 1)],
+            weights=[0.5, 0.5], seed=1)
+        join = lambda x: x  # noqa: E731
+    else:
+        d = k["read_us"] / 1e6
+
+        def wait(rec):
+            time.sleep(d)  # slow storage: the thread waits, no core is busy
+            return rec
+
+        def per_file(f):
+            recs = tf.data.TFRecordDataset(f).map(
+                lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+            return recs.map(lambda rec: C.burn(C.parse(rec), k["i_ms"]),
+                            num_parallel_calls=C.par(k["i_par"]))
+        ds = tf.data.Dataset.from_tensor_slices(C.tfrecord_files()).repeat().interleave(
+            per_file, cycle_length=k["cycle"], block_length=1,
+            num_parallel_calls=C.par(k["il_par"]))
+        join = lambda x: x  # noqa: E731
+
+    def a(*e):
+        y = C.burn(join(*e), k["a_ms"])
+        return (y, tf.reduce_sum(y)) if k["keras"] else y
+    ds = ds.map(a, num_parallel_calls=C.par(k["a_par"]))
+    return batch_tail(ds.batch(k["batch"]), k)
+
+
+def candidates_c(k):
+    """label -> (change halving that stage's work, regex on the long name).
+    The branches' and sources' maps are their inputs' [0] and [1]; the
+    per-file maps are under the interleave (its inputs numbered too)."""
+    ix = r"(\[\d+\])?"
+    m = r"(?:ParallelMapV2|Map)"
+    out = {"a": ({"a_ms": k["a_ms"] / 2},
+                 r"(?:(?:BatchV2" + ix + "::" + m + ")|MapAndBatch)" + ix + "$")}
+    if k["c_ms"]:
+        out["c"] = ({"c_ms": k["c_ms"] / 2}, r"^(?!.*Batch).*::" + m + ix + "$")
+    if k["src"] in ("zip", "sample"):
+        out["b0"] = ({"b0_ms": k["b0_ms"] / 2}, r"\[0\]::" + m + ix + "$")
+        out["b1"] = ({"b1_ms": k["b1_ms"] / 2}, r"\[1\]::" + m + ix + "$")
+    else:
+        il = r"Interleave(?:V\d)?" + ix + "::"
+        out["inner"] = ({"i_ms": k["i_ms"] / 2}, il + m + ix + "$")
+        out["read"] = ({"read_us": k["read_us"] / 2}, il + m + ix + "::Map" + ix + "$")
+    return out
+
+
+def fix_for_c(k, cands):
+    """The change a finding's own advice makes to the stage it names."""
+    which = _which(cands)
+    par_key = {"a": "a_par", "c": "c_par", "b0": "b0_par", "b1": "b1_par", "inner": "i_par"}
+
+    def fix(f):
+        cls, st = f["class"], which(f)
+        if cls in ("missing_prefetch", "prefetch_starved"):
+            return {"prefetch": C.AUTOTUNE}
+        if st == "read" and cls in ("slow_source", "parallel_at_limit", "sequential_interleave"):
+            return {"il_par": "auto", "cycle": 4} if cls == "sequential_interleave" else \
+                cands["read"][0]
+        if st in par_key and cls in ("sequential_map", "fixed_parallelism"):
+            return {par_key[st]: "auto"}
+        if st in cands and cls in ("parallel_at_limit", "pipeline_cpu", "augmentation_heavy"):
+            return cands[st][0]
         return None
+    return fix
+
+
+def case_of(name):
+    """The catalog case `mix_SEED`, `mixb_SEED` or `mixc_SEED`, or None."""
+    fam, _, num = name.partition("_")
+    if fam not in ("mix", "mixb", "mixc") or not num.isdigit():
+        return None
+    if fam == "mixc":
+        k, train = draw_c(int(num))
+        cands = candidates_c(k)
+        loop = dict(loop="keras", train_units=train) if k["keras"] else dict(
+            loop="custom", train_ms=train)
+        return dict(build=build_c, defaults=k, planted=None, covers=["mixc"],
+                    candidates=cands, fixes={}, fix_for=fix_for_c(k, cands), **loop)
     if fam == "mixb":
         k, train = draw_b(int(num))
         cands = candidates_b(k)
@@ -403,6 +520,8 @@ def case_of(name):
 
 def describe(name):
     c = case_of(name)
+    if c is None:
+        raise SystemExit("mixes.py: %s: no such mix (mix_N, mixb_N, mixc_N)" % name)
     print(name, c["loop"], c.get("train_ms") or c.get("train_units"), c["defaults"])
     for label, (ch, rx) in c["candidates"].items():
         print("  ", label, ch, rx)
@@ -427,7 +546,7 @@ def summary(out, tfd=None):
     paths = glob.glob(os.path.join(out, "mix*_*", "result.json"))
 
     def order(x):
-        m = re.search(r"(mixb?)_(\d+)", x)
+        m = re.search(r"(mix[bc]?)_(\d+)", x)
         return (m.group(1), int(m.group(2)))
     for p in sorted(paths, key=order):
         r = json.load(open(p))
