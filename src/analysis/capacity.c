@@ -427,27 +427,6 @@ static void finish_segments(struct ctx *c)
 	}
 }
 
-const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
-			     size_t len)
-{
-	char tb[120], ob[120];
-	const char *top =
-	    g->top_stage >= 0 ? tfd_stage_label(p, g->top_stage, tb, sizeof(tb)) : "?";
-	const char *own = g->owner >= 0 ? tfd_stage_label(p, g->owner, ob, sizeof(ob)) : "";
-
-	if (g->kind == TFD_SEG_CONSUMER)
-		snprintf(buf, len, "consumer's thread (%s)", top);
-	else if (g->kind == TFD_SEG_FUNCTION)
-		snprintf(buf, len, "%.3g %s worker%s%s", g->parallelism, own,
-			 g->parallelism == 1 ? "" : "s",
-			 g->parallelism_observed ? " (AUTOTUNE)" : "");
-	else if (g->parallelism == 1)
-		snprintf(buf, len, "thread feeding %s (runs %s)", own, top);
-	else
-		snprintf(buf, len, "%.3g threads feeding %s (run %s)", g->parallelism, own, top);
-	return buf;
-}
-
 /* "the ..." of tfd_segment_name, for a sentence */
 static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
 			     size_t len)
@@ -689,6 +668,23 @@ static void slot_top(struct ctx *c)
 	}
 }
 
+/* Whether stage si is the selector of a DirectedInterleave
+ * (sample_from_datasets' draw of which input is next: tf.data's own map,
+ * the one input the long names do not number). Its function leaves no
+ * events, and it is never the inferred limit: it had been named on five
+ * random real pipelines, where halving the work of a map the intervention
+ * measured gained up to 1.27x (on 2 full cores: maps of 60 ms of CPU a
+ * root element, 33 root elements/s at most, 41/s seen). */
+static bool directed_selector(const struct tfd_pipeline *p, int si)
+{
+	int up = p->stages[si].parent;
+	size_t n = up >= 0 ? strlen(p->stages[up].long_name) : 0;
+
+	return up >= 0 && strcmp(p->stages[up].family, "DirectedInterleave") == 0 &&
+	       strncmp(p->stages[si].long_name, p->stages[up].long_name, n) == 0 &&
+	       p->stages[si].long_name[n] == ':';
+}
+
 static void choose_limiter(struct ctx *c, int64_t root_busy)
 {
 	struct tfd_pipeline *p = c->p;
@@ -700,7 +696,7 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 		const struct tfd_segment *g = &c->segs.v[gi];
 
 		if (!g->known) {
-			if (c->wait_ns[g->owner] > unk_wait) {
+			if (c->wait_ns[g->owner] > unk_wait && !directed_selector(p, g->owner)) {
 				unk_wait = c->wait_ns[g->owner];
 				unk = (int)gi;
 			}

@@ -1,7 +1,8 @@
 /* label.c - what a report calls a stage: its name, or, where another stage
  * of its pipeline has the same name (a map over a map, two batches), the
  * shortest tail of its stage path that no other of them shares:
- * "BatchV2::ParallelMapV2" and "ParallelMapV2::ParallelMapV2". */
+ * "BatchV2::ParallelMapV2" and "ParallelMapV2::ParallelMapV2"; and what a
+ * capacity segment is ("thread feeding Prefetch (runs Map)"). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,5 +76,27 @@ const char *tfd_outlasted_why(const struct tfd_pipeline *p, char *buf, size_t le
 		 tfd_stage_outlasted(&p->stages[0])
 		     ? "the loop waited for the pipeline's next element through the capture"
 		     : "its consumer waited on it");
+	return buf;
+}
+
+/* What a capacity segment is, for a reader (tfd_segment_name()). */
+const char *tfd_segment_name(const struct tfd_pipeline *p, const struct tfd_segment *g, char *buf,
+			     size_t len)
+{
+	char tb[120], ob[120];
+	const char *top =
+	    g->top_stage >= 0 ? tfd_stage_label(p, g->top_stage, tb, sizeof(tb)) : "?";
+	const char *own = g->owner >= 0 ? tfd_stage_label(p, g->owner, ob, sizeof(ob)) : "";
+
+	if (g->kind == TFD_SEG_CONSUMER)
+		snprintf(buf, len, "consumer's thread (%s)", top);
+	else if (g->kind == TFD_SEG_FUNCTION)
+		snprintf(buf, len, "%.3g %s worker%s%s", g->parallelism, own,
+			 g->parallelism == 1 ? "" : "s",
+			 g->parallelism_observed ? " (AUTOTUNE)" : "");
+	else if (g->parallelism == 1)
+		snprintf(buf, len, "thread feeding %s (runs %s)", own, top);
+	else
+		snprintf(buf, len, "%.3g threads feeding %s (run %s)", g->parallelism, own, top);
 	return buf;
 }
