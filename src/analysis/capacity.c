@@ -35,8 +35,6 @@
 #include "tfd/select.h"
 #include "tfd/vec.h"
 
-/* root elements needed before the model says anything */
-#define MIN_ROOT_ELEMENTS 4
 /* a measured limit this much faster than observed leaves room for an
  * unmeasured one */
 #define INFER_SLACK 1.25
@@ -339,13 +337,43 @@ static void ops_only(struct ctx *c)
  * not used) and, for a parallel interleave, its parallelism: the least of
  * its cycle_length and its parallelism over the window (the first call's
  * cycle_length when no call said one), else the threads seen. */
+/* How many instances of input segment g's async stage run at once: one,
+ * or, inside the datasets an interleave makes of its inputs (a parallel
+ * map over each file's records), one an open input, each with its own
+ * reader thread and worker slots: as many as its threads show, up to the
+ * interleave's cycle length (the per-file maps of a cycle 2 had been one
+ * thread busy 146 % and a limit below the rate seen; halving the maps'
+ * work measured 1.33x, the reads' 1.06x). */
+static double instances(const struct ctx *c, const struct tfd_segment *g)
+{
+	const struct tfd_pipeline *p = c->p;
+	int below = g->owner, up = below >= 0 ? p->stages[below].parent : -1;
+	double cyc;
+	size_t n;
+
+	while (up >= 0 && !is_interleave(p->stages[up].family)) {
+		below = up;
+		up = p->stages[up].parent;
+	}
+	if (up < 0 || g->nthreads < 2)
+		return 1;
+	n = strlen(p->stages[up].long_name);
+	if (strncmp(p->stages[below].long_name, p->stages[up].long_name, n) != 0 ||
+	    p->stages[below].long_name[n] != '[')
+		return 1; /* in the interleave's own input (its files): one */
+	cyc = param_pos(&p->stages[up], "cycle_length");
+	return cyc > 0 ? fmin(cyc, (double)g->nthreads) : (double)g->nthreads;
+}
+
 static void input_params(const struct ctx *c, struct tfd_segment *g, const struct tfd_stage *o)
 {
 	double cyc, par;
 
 	param_over(c, g->owner, TFD_PARAM_BUFFER, &g->buf_lo, &g->buf_hi);
-	if (!is_interleave(o->family))
+	if (!is_interleave(o->family)) {
+		g->parallelism = instances(c, g);
 		return;
+	}
 	cyc = param_over(c, g->owner, TFD_PARAM_CYCLE, &g->cyc_lo, &g->cyc_hi);
 	par = param_over(c, g->owner, TFD_PARAM_PARALLELISM, &g->par_lo, &g->par_hi);
 	if (!(cyc > 0))
@@ -368,6 +396,27 @@ static int64_t input_busy(const struct ctx *c, int sg)
 	return b;
 }
 
+/* A map's function segment with instances (instances()): each instance
+ * has its slots, held from the read through the function, but the
+ * functions all run on the threads the capture shows them on (the shared
+ * pool): the segment delivers at most those threads over the function's
+ * own work. When that is the lower bound, the segment is those threads
+ * (the per-file AUTOTUNE maps of a cycle 4, 8 slots busy 21 %, run on 2
+ * threads busy 82 %). */
+static void pool_bound(const struct ctx *c, struct tfd_segment *g, int64_t fn_busy, double W)
+{
+	double thr = g->nthreads ? (double)g->nthreads : 1, own = (double)fn_busy / (double)c->n;
+
+	if (!(fn_busy > 0) || thr * 1e9 / own >= g->capacity)
+		return;
+	g->parallelism = thr;
+	g->parallelism_observed = true;
+	g->busy_ns = fn_busy;
+	g->work_per_root_ns = own;
+	g->utilization = W > 0 ? fmin(1.0, (double)fn_busy / (W * thr)) : 0;
+	g->capacity = thr * 1e9 / own;
+}
+
 static void finish_segments(struct ctx *c)
 {
 	struct tfd_pipeline *p = c->p;
@@ -388,6 +437,8 @@ static void finish_segments(struct ctx *c)
 	for (size_t gi = 0; gi < c->segs.n; gi++) {
 		struct tfd_segment *g = &c->segs.v[gi];
 		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
+		double k = 1;
+		int64_t fn_busy = 0;
 
 		if (g->kind == TFD_SEG_INPUT) {
 			input_params(c, g, o);
@@ -403,6 +454,11 @@ static void finish_segments(struct ctx *c)
 				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
 				g->parallelism_observed = true;
 			}
+			/* each instance has its slots (pool_bound()) */
+			k = c->input_of[g->owner] >= 0
+				? instances(c, &c->segs.v[c->input_of[g->owner]])
+				: 1;
+			g->parallelism *= k;
 			g->known = known > 0 || passes_through(c, g->owner);
 			/* some runs measured, some not: scale up to all runs */
 			g->busy_ns = known ? (int64_t)((double)o->fn_work_ns *
@@ -411,6 +467,7 @@ static void finish_segments(struct ctx *c)
 			/* TensorFlow takes a worker slot before it reads the input
 			 * (num_calls_ counts from the read), so a slot is held for
 			 * read + function: P slots deliver P / (read + function) */
+			fn_busy = g->busy_ns;
 			if (g->known && c->input_of[g->owner] >= 0)
 				g->busy_ns =
 				    sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
@@ -424,6 +481,8 @@ static void finish_segments(struct ctx *c)
 		    g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
 		if (!g->known)
 			g->capacity = NAN;
+		else if (g->kind == TFD_SEG_FUNCTION && k > 1)
+			pool_bound(c, g, fn_busy, W);
 	}
 }
 
@@ -730,104 +789,6 @@ static void choose_limiter(struct ctx *c, int64_t root_busy)
 	write_evidence(c, lim, run);
 }
 
-bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
-			 size_t nwarmup, int64_t *t0, int64_t *t1)
-{
-	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
-		return false;
-	*t0 = tfd_times_start(tm, (size_t)roots[nwarmup]);
-	*t1 = *t0;
-	for (size_t r = nwarmup; r < nroots; r++) {
-		int64_t end = tfd_times_end(tm, (size_t)roots[r]);
-
-		if (end > *t1)
-			*t1 = end;
-	}
-	return true;
-}
-
-/* Candidate pauses in [t0, t1): the long gaps between steps
- * (tfd_long_step_gap) that no root call (rc: by start, each with the
- * latest end up to it) overlaps, into gaps (sorted); how many. */
-static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interval *rc, size_t nr,
-			int64_t t0, int64_t t1, struct tfd_interval *gaps)
-{
-	const struct tfd_interval *sp = in->step_spans;
-	size_t ns = in->nstep_spans, k = 0, n = 0;
-	int64_t med, medgap, reach = sp[0].e;
-
-	tfd_step_gap_medians(sp, ns, &med, &medgap);
-	for (size_t i = 1; i < ns && med > 0; i++) {
-		int64_t a = reach > t0 ? reach : t0, b = sp[i].s < t1 ? sp[i].s : t1;
-
-		if (sp[i].e > reach)
-			reach = sp[i].e;
-		if (!tfd_long_step_gap(b - a, med, medgap))
-			continue;
-		while (k < nr && rc[k].s < b)
-			k++;
-		if (k && rc[k - 1].e > a)
-			continue; /* the consumer read in it */
-		gaps[n++] = (struct tfd_interval){a, b};
-	}
-	return n;
-}
-
-/* The pauses in the window [t0, t1) of a pipeline read inside the steps:
- * each step gap (step_gaps) from the end of the last of the pipeline's
- * calls that started in it (its workers filling its buffers for the
- * steps after) on; their time, their number in *n. A pipeline read
- * between the steps is its own demand's, paused or not. */
-static int64_t pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
-		      int64_t t1, uint32_t *n, int64_t *away)
-{
-	size_t nr = in->nroots - in->nwarmup, ng;
-	int64_t sum = 0;
-	struct tfd_interval *rc, *gaps, *found;
-
-	*n = 0;
-	*away = 0;
-	if (p->outside_steps || in->nstep_spans < 3 || !nr)
-		return 0;
-	rc = xmalloc(nr * sizeof(*rc));
-	for (size_t r = 0; r < nr; r++) {
-		size_t c = (size_t)in->roots[in->nwarmup + r];
-
-		rc[r] =
-		    (struct tfd_interval){tfd_times_start(&in->tm, c), tfd_times_end(&in->tm, c)};
-	}
-	qsort(rc, nr, sizeof(*rc), tfd_interval_cmp);
-	for (size_t r = 1; r < nr; r++)
-		if (rc[r].e < rc[r - 1].e)
-			rc[r].e = rc[r - 1].e;
-	gaps = xmalloc(in->nstep_spans * sizeof(*gaps));
-	ng = step_gaps(in, rc, nr, t0, t1, gaps);
-	free(rc);
-	/* the gaps as found, searched while their starts move */
-	found = xmalloc((ng + 1) * sizeof(*found));
-	memcpy(found, gaps, ng * sizeof(*gaps));
-	for (size_t g = 0; g < ng; g++)
-		*away += gaps[g].e - gaps[g].s;
-	for (size_t k = 0; ng && k < in->n; k++) {
-		int64_t s = tfd_times_start(&in->tm, k), e;
-		size_t lo = tfd_intervals_started(found, ng, s);
-
-		if (!lo || s >= gaps[lo - 1].e)
-			continue;
-		e = tfd_times_end(&in->tm, k);
-		if (e > gaps[lo - 1].s)
-			gaps[lo - 1].s = e < gaps[lo - 1].e ? e : gaps[lo - 1].e;
-	}
-	for (size_t g = 0; g < ng; g++)
-		if (gaps[g].e > gaps[g].s) {
-			sum += gaps[g].e - gaps[g].s;
-			(*n)++;
-		}
-	free(gaps);
-	free(found);
-	return sum;
-}
-
 /* Demand more than this many times the steps' is not the training
  * step's: a consumer that takes elements as they come */
 #define STEPS_DEMAND_GAP 3.0
@@ -912,7 +873,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	c.n = in->nroots - in->nwarmup;
 	if (c.t1 <= c.t0)
 		return;
-	cp->pause_ns = pauses(p, in, c.t0, c.t1, &cp->npauses, &away);
+	cp->pause_ns = tfd_cap_pauses(p, in, c.t0, c.t1, &cp->npauses, &away);
 	if (away >= c.t1 - c.t0 - root_busy) {
 		cp->pause_ns = away = 0;
 		cp->npauses = 0;

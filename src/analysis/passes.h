@@ -304,6 +304,12 @@ void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
  * there are too few root calls for a model. */
 bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
 			 size_t nwarmup, int64_t *t0, int64_t *t1);
+/* The pauses in the window [t0, t1) of a pipeline read inside the steps
+ * (capwindow.c): the step gaps in which no root call read, each from the
+ * end of the last call that started in it; their time, their number in
+ * *n, the gaps' whole time in *away. */
+int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
+		       int64_t t1, uint32_t *n, int64_t *away);
 
 /* The capacity model of pipeline p (capacity.c): per-stage work, segments,
  * capacities, the limiter. Fills p->segments, p->capacity and the stages'

@@ -1449,6 +1449,22 @@ run analyze -q -f json tests/cases/ok/tf221-sample-selector-not-inferred/vm.xpla
 if [ "$(rules_of)" = "TFD-T04 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch", p["bottleneck"]
 assert not p["capacity"]["inferred"], p["capacity"]["evidence"]' <<<"$out"; then ok; else bad "the selector of sample_from_datasets: $(rules_of) $(head -c 300 <<<"$out")"; fi
+# a parallel interleave (cycle 2) of files each read through a sleeping
+# map (0.3 ms) and an AUTOTUNE map of 1.2 ms: each open file has its own
+# reader thread, so the readers are 2 threads busy 73 % (they had been one
+# busy 146 %, below the rate seen, and named); on full cores the per-file
+# maps are named (halving their work measured 1.33x, the reads' 1.06x)
+run analyze -q -f json tests/cases/ok/tf221-interleave-per-file-maps-cycle2/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::Map::MapAndBatch::ParallelInterleaveV4[1]::ParallelMapV2", p["bottleneck"]
+g = [g for g in p["capacity"]["segments"] if g["kind"] == "input" and g["threads"] == 2 and g["busy_ns"] > 0][0]
+assert g["parallelism"] == 2 and 0.6 < g["utilization"] < 0.9, g' <<<"$out"; then ok; else bad "per-file maps of a cycle 2: $(head -c 300 <<<"$out")"; fi
+# the same idiom with cycle 4 and AUTOTUNE per-file maps: 4 instances of 2
+# slots, but their functions run on the 2 threads of the shared pool, busy
+# 82 %: the limit is those threads (116/s), not 8 slots busy 21 %
+run analyze -q tests/cases/ok/tf221-interleave-per-file-parallel-maps/vm.xplane.pb
+if [[ "$out" == *"> 2 ParallelMapV2 workers (AUTOTUNE)                     2    17.204 ms    82%        116/s"* ]] &&
+	[[ "$out" == *"4 threads feeding ParallelMapV2 (run TFRecord)"* ]]; then ok; else bad "per-file parallel maps on the shared pool: $(grep -A5 'segment (threads)' <<<"$out")"; fi
 # on full cores a sequential filter's thread is busy 80 %, but its
 # predicate's ops (matmuls) run 36 % of its time: the rest is their wait
 # behind the parallel map on the batch, whose ops take 61 % of the stages'

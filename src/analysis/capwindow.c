@@ -1,0 +1,108 @@
+/* capwindow.c - the capacity model's window (the steady state's root
+ * calls) and the pauses in it: the long gaps between steps in which the
+ * consumer was away from training (capacity.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* root elements needed before the model says anything */
+#define MIN_ROOT_ELEMENTS 4
+
+bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
+			 size_t nwarmup, int64_t *t0, int64_t *t1)
+{
+	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
+		return false;
+	*t0 = tfd_times_start(tm, (size_t)roots[nwarmup]);
+	*t1 = *t0;
+	for (size_t r = nwarmup; r < nroots; r++) {
+		int64_t end = tfd_times_end(tm, (size_t)roots[r]);
+
+		if (end > *t1)
+			*t1 = end;
+	}
+	return true;
+}
+
+/* Candidate pauses in [t0, t1): the long gaps between steps
+ * (tfd_long_step_gap) that no root call (rc: by start, each with the
+ * latest end up to it) overlaps, into gaps (sorted); how many. */
+static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interval *rc, size_t nr,
+			int64_t t0, int64_t t1, struct tfd_interval *gaps)
+{
+	const struct tfd_interval *sp = in->step_spans;
+	size_t ns = in->nstep_spans, k = 0, n = 0;
+	int64_t med, medgap, reach = sp[0].e;
+
+	tfd_step_gap_medians(sp, ns, &med, &medgap);
+	for (size_t i = 1; i < ns && med > 0; i++) {
+		int64_t a = reach > t0 ? reach : t0, b = sp[i].s < t1 ? sp[i].s : t1;
+
+		if (sp[i].e > reach)
+			reach = sp[i].e;
+		if (!tfd_long_step_gap(b - a, med, medgap))
+			continue;
+		while (k < nr && rc[k].s < b)
+			k++;
+		if (k && rc[k - 1].e > a)
+			continue; /* the consumer read in it */
+		gaps[n++] = (struct tfd_interval){a, b};
+	}
+	return n;
+}
+
+/* The pauses in the window [t0, t1) of a pipeline read inside the steps:
+ * each step gap (step_gaps) from the end of the last of the pipeline's
+ * calls that started in it (its workers filling its buffers for the
+ * steps after) on; their time, their number in *n. A pipeline read
+ * between the steps is its own demand's, paused or not. */
+int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
+		       int64_t t1, uint32_t *n, int64_t *away)
+{
+	size_t nr = in->nroots - in->nwarmup, ng;
+	int64_t sum = 0;
+	struct tfd_interval *rc, *gaps, *found;
+
+	*n = 0;
+	*away = 0;
+	if (p->outside_steps || in->nstep_spans < 3 || !nr)
+		return 0;
+	rc = xmalloc(nr * sizeof(*rc));
+	for (size_t r = 0; r < nr; r++) {
+		size_t c = (size_t)in->roots[in->nwarmup + r];
+
+		rc[r] =
+		    (struct tfd_interval){tfd_times_start(&in->tm, c), tfd_times_end(&in->tm, c)};
+	}
+	qsort(rc, nr, sizeof(*rc), tfd_interval_cmp);
+	for (size_t r = 1; r < nr; r++)
+		if (rc[r].e < rc[r - 1].e)
+			rc[r].e = rc[r - 1].e;
+	gaps = xmalloc(in->nstep_spans * sizeof(*gaps));
+	ng = step_gaps(in, rc, nr, t0, t1, gaps);
+	free(rc);
+	/* the gaps as found, searched while their starts move */
+	found = xmalloc((ng + 1) * sizeof(*found));
+	memcpy(found, gaps, ng * sizeof(*gaps));
+	for (size_t g = 0; g < ng; g++)
+		*away += gaps[g].e - gaps[g].s;
+	for (size_t k = 0; ng && k < in->n; k++) {
+		int64_t s = tfd_times_start(&in->tm, k), e;
+		size_t lo = tfd_intervals_started(found, ng, s);
+
+		if (!lo || s >= gaps[lo - 1].e)
+			continue;
+		e = tfd_times_end(&in->tm, k);
+		if (e > gaps[lo - 1].s)
+			gaps[lo - 1].s = e < gaps[lo - 1].e ? e : gaps[lo - 1].e;
+	}
+	for (size_t g = 0; g < ng; g++)
+		if (gaps[g].e > gaps[g].s) {
+			sum += gaps[g].e - gaps[g].s;
+			(*n)++;
+		}
+	free(gaps);
+	free(found);
+	return sum;
+}
