@@ -207,6 +207,20 @@ def spin(ms):
     return acc
 
 
+def _draw_tail(r, k, c_choices):
+    """What follows the batch and the loop, drawn in this order by the
+    second and third families: a map on the batch of c_choices ms, fusion,
+    the prefetch, Keras or a custom loop; (k, the step's size)."""
+    k["c_ms"] = r.choice(c_choices)
+    k["c_par"] = r.choice([None, "auto"]) if k["c_ms"] else None
+    k["fusion"] = r.choice([True, False])
+    k["prefetch"] = r.choice([None, 2, C.AUTOTUNE])
+    k["batch"] = 8
+    k["keras"] = r.random() < 0.25
+    train = r.choice([512, 1024, 2048]) if k["keras"] else r.choice([3, 5, 8, 12])
+    return k, train
+
+
 def draw_b(seed):
     r = random.Random(1000003 + seed)
     k = {}
@@ -225,14 +239,7 @@ def draw_b(seed):
     k["f_ms"] = r.choice([0, 0, 0.2, 0.5, 1.0])
     k["f_split"] = False
     k["batch_kind"] = r.choice(["batch", "batch", "padded"])
-    k["c_ms"] = r.choice([0, 0, 0, 2, 4, 8])
-    k["c_par"] = r.choice([None, "auto"]) if k["c_ms"] else None
-    k["fusion"] = r.choice([True, False])
-    k["prefetch"] = r.choice([None, 2, C.AUTOTUNE])
-    k["batch"] = 8
-    k["keras"] = r.random() < 0.25
-    train = r.choice([512, 1024, 2048]) if k["keras"] else r.choice([3, 5, 8, 12])
-    return k, train
+    return _draw_tail(r, k, [0, 0, 0, 2, 4, 8])
 
 
 def _a_fn(k):
@@ -404,14 +411,7 @@ def draw_c(seed):
         k["il_par"] = r.choice([2, "auto"])
     k["a_ms"] = r.choice([0.1, 0.3, 0.6, 1.0])
     k["a_par"] = r.choice([None, 2, "auto"])
-    k["c_ms"] = r.choice([0, 0, 2, 4, 8])
-    k["c_par"] = r.choice([None, "auto"]) if k["c_ms"] else None
-    k["fusion"] = r.choice([True, False])
-    k["prefetch"] = r.choice([None, 2, C.AUTOTUNE])
-    k["batch"] = 8
-    k["keras"] = r.random() < 0.25
-    train = r.choice([512, 1024, 2048]) if k["keras"] else r.choice([3, 5, 8, 12])
-    return k, train
+    return _draw_tail(r, k, [0, 0, 2, 4, 8])
 
 
 def build_c(k):
@@ -497,20 +497,16 @@ def case_of(name):
     fam, _, num = name.partition("_")
     if fam not in ("mix", "mixb", "mixc") or not num.isdigit():
         return None
-    if fam == "mixc":
-        k, train = draw_c(int(num))
-        cands = candidates_c(k)
+    if fam in ("mixb", "mixc"):
+        draw_f, cands_f, build_f, fix_f = {
+            "mixb": (draw_b, candidates_b, build_b, fix_for_b),
+            "mixc": (draw_c, candidates_c, build_c, fix_for_c)}[fam]
+        k, train = draw_f(int(num))
+        cands = cands_f(k)
         loop = dict(loop="keras", train_units=train) if k["keras"] else dict(
             loop="custom", train_ms=train)
-        return dict(build=build_c, defaults=k, planted=None, covers=["mixc"],
-                    candidates=cands, fixes={}, fix_for=fix_for_c(k, cands), **loop)
-    if fam == "mixb":
-        k, train = draw_b(int(num))
-        cands = candidates_b(k)
-        loop = dict(loop="keras", train_units=train) if k["keras"] else dict(
-            loop="custom", train_ms=train)
-        return dict(build=build_b, defaults=k, planted=None, covers=["mixb"],
-                    candidates=cands, fixes={}, fix_for=fix_for_b(k, cands), **loop)
+        return dict(build=build_f, defaults=k, planted=None, covers=[fam],
+                    candidates=cands, fixes={}, fix_for=fix_f(k, cands), **loop)
     k, train_ms = draw(int(num))
     cands = candidates(k)
     return dict(build=build, defaults=k, train_ms=train_ms, loop="custom",
