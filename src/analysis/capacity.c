@@ -333,10 +333,6 @@ static void ops_only(struct ctx *c)
 	free(c->fn_of);
 }
 
-/* An async stage's input segment g: the buffer_limit over the window (said,
- * not used) and, for a parallel interleave, its parallelism: the least of
- * its cycle_length and its parallelism over the window (the first call's
- * cycle_length when no call said one), else the threads seen. */
 /* How many instances of input segment g's async stage run at once: one,
  * or, inside the datasets an interleave makes of its inputs (a parallel
  * map over each file's records), one an open input, each with its own
@@ -365,6 +361,11 @@ static double instances(const struct ctx *c, const struct tfd_segment *g)
 	return cyc > 0 ? fmin(cyc, (double)g->nthreads) : (double)g->nthreads;
 }
 
+/* An async stage's input segment g: the buffer_limit over the window (said,
+ * not used) and its parallelism: its instances (instances()), or, for a
+ * parallel interleave, the least of its cycle_length and its parallelism
+ * over the window (the first call's cycle_length when no call said one),
+ * else the threads seen. */
 static void input_params(const struct ctx *c, struct tfd_segment *g, const struct tfd_stage *o)
 {
 	double cyc, par;
