@@ -333,6 +333,19 @@ static void ops_only(struct ctx *c)
 	free(c->fn_of);
 }
 
+/* What follows ancestor up's long name in stage si's: '[' when si is in a
+ * numbered input of up (an interleave's instance, a zip's branch), ':' in
+ * its one unnumbered input; '\0' when si's long name does not go on from
+ * up's. */
+static char after_ancestor(const struct tfd_pipeline *p, int up, int si)
+{
+	size_t n = strlen(p->stages[up].long_name);
+
+	return strncmp(p->stages[si].long_name, p->stages[up].long_name, n) == 0
+		   ? p->stages[si].long_name[n]
+		   : '\0';
+}
+
 /* How many instances of input segment g's async stage run at once: one,
  * or, inside the datasets an interleave makes of its inputs (a parallel
  * map over each file's records), one an open input, each with its own
@@ -345,18 +358,13 @@ static double instances(const struct ctx *c, const struct tfd_segment *g)
 	const struct tfd_pipeline *p = c->p;
 	int below = g->owner, up = below >= 0 ? p->stages[below].parent : -1;
 	double cyc;
-	size_t n;
 
 	while (up >= 0 && !is_interleave(p->stages[up].family)) {
 		below = up;
 		up = p->stages[up].parent;
 	}
-	if (up < 0 || g->nthreads < 2)
-		return 1;
-	n = strlen(p->stages[up].long_name);
-	if (strncmp(p->stages[below].long_name, p->stages[up].long_name, n) != 0 ||
-	    p->stages[below].long_name[n] != '[')
-		return 1; /* in the interleave's own input (its files): one */
+	if (up < 0 || g->nthreads < 2 || after_ancestor(p, up, below) != '[')
+		return 1; /* outside, or in the interleave's own input (its files) */
 	cyc = param_pos(&p->stages[up], "cycle_length");
 	return cyc > 0 ? fmin(cyc, (double)g->nthreads) : (double)g->nthreads;
 }
@@ -401,21 +409,18 @@ static int64_t input_busy(const struct ctx *c, int sg)
  * has its slots, held from the read through the function, but the
  * functions all run on the threads the capture shows them on (the shared
  * pool): the segment delivers at most those threads over the function's
- * own work. When that is the lower bound, the segment is those threads
- * (the per-file AUTOTUNE maps of a cycle 4, 8 slots busy 21 %, run on 2
- * threads busy 82 %). */
-static void pool_bound(const struct ctx *c, struct tfd_segment *g, int64_t fn_busy, double W)
+ * own work (fn_busy). When that is the lower bound, the segment is those
+ * threads (the per-file AUTOTUNE maps of a cycle 4, 8 slots busy 21 %,
+ * run on 2 threads busy 82 %). */
+static void pool_bound(struct tfd_segment *g, int64_t fn_busy)
 {
-	double thr = g->nthreads ? (double)g->nthreads : 1, own = (double)fn_busy / (double)c->n;
+	double thr = g->nthreads ? (double)g->nthreads : 1;
 
-	if (!(fn_busy > 0) || thr * 1e9 / own >= g->capacity)
-		return;
-	g->parallelism = thr;
-	g->parallelism_observed = true;
-	g->busy_ns = fn_busy;
-	g->work_per_root_ns = own;
-	g->utilization = W > 0 ? fmin(1.0, (double)fn_busy / (W * thr)) : 0;
-	g->capacity = thr * 1e9 / own;
+	if (fn_busy > 0 && thr * (double)g->busy_ns < g->parallelism * (double)fn_busy) {
+		g->parallelism = thr;
+		g->parallelism_observed = true;
+		g->busy_ns = fn_busy;
+	}
 }
 
 static void finish_segments(struct ctx *c)
@@ -438,13 +443,13 @@ static void finish_segments(struct ctx *c)
 	for (size_t gi = 0; gi < c->segs.n; gi++) {
 		struct tfd_segment *g = &c->segs.v[gi];
 		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
-		double k = 1;
-		int64_t fn_busy = 0;
 
 		if (g->kind == TFD_SEG_INPUT) {
 			input_params(c, g, o);
 		} else if (g->kind == TFD_SEG_FUNCTION) {
 			uint64_t known = o->fn_calls, unknown = c->fn_unknown[g->owner];
+			double k;
+			int64_t fn_busy;
 
 			g->top_stage = g->owner;
 			g->parallelism =
@@ -472,6 +477,8 @@ static void finish_segments(struct ctx *c)
 			if (g->known && c->input_of[g->owner] >= 0)
 				g->busy_ns =
 				    sat_add(g->busy_ns, input_busy(c, c->input_of[g->owner]));
+			if (k > 1 && g->known)
+				pool_bound(g, fn_busy);
 		}
 		g->work_per_root_ns = (double)g->busy_ns / (double)c->n;
 		/* at most fully busy: the work of the calls that started in the
@@ -482,8 +489,6 @@ static void finish_segments(struct ctx *c)
 		    g->busy_ns > 0 ? g->parallelism * 1e9 / g->work_per_root_ns : INFINITY;
 		if (!g->known)
 			g->capacity = NAN;
-		else if (g->kind == TFD_SEG_FUNCTION && k > 1)
-			pool_bound(c, g, fn_busy, W);
 	}
 }
 
@@ -738,11 +743,9 @@ static void slot_top(struct ctx *c)
 static bool directed_selector(const struct tfd_pipeline *p, int si)
 {
 	int up = p->stages[si].parent;
-	size_t n = up >= 0 ? strlen(p->stages[up].long_name) : 0;
 
 	return up >= 0 && strcmp(p->stages[up].family, "DirectedInterleave") == 0 &&
-	       strncmp(p->stages[si].long_name, p->stages[up].long_name, n) == 0 &&
-	       p->stages[si].long_name[n] == ':';
+	       after_ancestor(p, up, si) == ':';
 }
 
 static void choose_limiter(struct ctx *c, int64_t root_busy)
