@@ -44,17 +44,23 @@ def draw(seed):
     return k, train_ms
 
 
-def slow_reads(k):
-    """TFRecord files read from slow storage (each record waits read_us),
-    one file at a time or by an interleave of il_par."""
-    d = k["read_us"] / 1e6
+def slow_map(records, read_us):
+    """records as read from slow storage: each waits read_us in a
+    numpy_function (a sequential map)."""
+    d = read_us / 1e6
 
     def wait(rec):
         time.sleep(d)  # slow storage: the thread waits, no core is busy
         return rec
+    return records.map(
+        lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
 
+
+def slow_reads(k):
+    """TFRecord files read from slow storage (each record waits read_us),
+    one file at a time or by an interleave of il_par."""
     def slow(r):
-        return r.map(lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+        return slow_map(r, k["read_us"])
 
     files = C.tfrecord_files()
     if k["reader"] == "flat":
@@ -429,15 +435,8 @@ def build_c(k):
             weights=[0.5, 0.5], seed=1)
         join = lambda x: x  # noqa: E731
     else:
-        d = k["read_us"] / 1e6
-
-        def wait(rec):
-            time.sleep(d)  # slow storage: the thread waits, no core is busy
-            return rec
-
         def per_file(f):
-            recs = tf.data.TFRecordDataset(f).map(
-                lambda rec: tf.ensure_shape(tf.numpy_function(wait, [rec], tf.string), ()))
+            recs = slow_map(tf.data.TFRecordDataset(f), k["read_us"])
             return recs.map(lambda rec: C.burn(C.parse(rec), k["i_ms"]),
                             num_parallel_calls=C.par(k["i_par"]))
         ds = tf.data.Dataset.from_tensor_slices(C.tfrecord_files()).repeat().interleave(
