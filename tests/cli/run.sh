@@ -1459,6 +1459,17 @@ if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pi
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::Map::MapAndBatch::ParallelInterleaveV4[1]::ParallelMapV2", p["bottleneck"]
 g = [g for g in p["capacity"]["segments"] if g["kind"] == "input" and g["threads"] == 2 and g["busy_ns"] > 0][0]
 assert g["parallelism"] == 2 and 0.6 < g["utilization"] < 0.9, g' <<<"$out"; then ok; else bad "per-file maps of a cycle 2: $(head -c 300 <<<"$out")"; fi
+# a sequential per-file map runs one instance per open file, each with its
+# own long name ([0]..[3]): its ops are all four instances' (681 ms of
+# matmuls, 40 % of its time; one instance's, 174 ms, had read it as waiting
+# 90 % and the reads had been named). On full cores the reads' Python
+# sleeps and the map computes: halving its work measured 1.32x, the reads'
+# sleep 1.22x
+run analyze -q -f json tests/cases/ok/tf221-interleave-per-file-map-instances/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch::ParallelInterleaveV4[2]::Map", p["bottleneck"]
+s = [s for s in p["stages"] if s["long_name"] == p["bottleneck"]["long_name"]][0]
+assert 650e6 < s["function_ops"][0]["self_ns"] < 700e6, s["function_ops"]' <<<"$out"; then ok; else bad "a per-file map's ops over its instances: $(head -c 300 <<<"$out")"; fi
 # the same idiom with cycle 4 and AUTOTUNE per-file maps: 4 instances of 2
 # slots, but their functions run on the 2 threads of the shared pool, busy
 # 82 %: the limit is those threads (116/s), not 8 slots busy 21 %
