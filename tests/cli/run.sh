@@ -1470,6 +1470,14 @@ if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pi
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::MapAndBatch::ParallelInterleaveV4[2]::Map", p["bottleneck"]
 s = [s for s in p["stages"] if s["long_name"] == p["bottleneck"]["long_name"]][0]
 assert 650e6 < s["function_ops"][0]["self_ns"] < 700e6, s["function_ops"]' <<<"$out"; then ok; else bad "a per-file map's ops over its instances: $(head -c 300 <<<"$out")"; fi
+# the reads' numpy_function (a 0.6 ms sleep) holds 42 % of their self time
+# over every call, as its ops are summed; over the analyzed calls' self
+# time, a part of it, it had been 53 %, taken for computing (the host's
+# Python takes turns) and the reads named: halving the fused map's work
+# measured 1.11x, the reads' sleep 0.94x
+run analyze -q tests/cases/ok/tf221-python-share-every-call/vm.xplane.pb
+if [[ "$(unwrap <<<"$out")" == *"bottleneck: MapAndBatch (Iterator::Root::Prefetch::ParallelMapV2::MapAndBatch)"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"but Map::Map mostly waits there, on no core"* ]]; then ok; else bad "a read's Python share over every call: $(grep -A6 'bottleneck:' <<<"$out")"; fi
 # the same idiom with cycle 4 and AUTOTUNE per-file maps: 4 instances of 2
 # slots, but their functions run on the 2 threads of the shared pool, busy
 # 82 %: the limit is those threads (116/s), not 8 slots busy 21 %
@@ -1483,15 +1491,15 @@ if [[ "$out" == *"> 2 ParallelMapV2 workers (AUTOTUNE)                     2    
 # predicate's 1.04x; the filter had been named)
 run analyze -q tests/cases/ok/tf221-cores-filter-queued-behind-map/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: ParallelMapV2 (Iterator::Root::ParallelMapV2)"* ]] &&
-	[[ "$(unwrap <<<"$out")" == *"but Filter's ops run 36% of its time there (the rest waits for a thread of their pool or a core), while Root::ParallelMapV2 takes 61% of the stages' CPU"* ]] &&
+	[[ "$(unwrap <<<"$out")" == *"but Filter's ops run 35% of its time there (the rest waits for a thread of their pool or a core), while Root::ParallelMapV2 takes 61% of the stages' CPU"* ]] &&
 	[[ "$(unwrap <<<"$out")" == *"[high] TFD-T04 "* ]]; then ok; else bad "a filter queued behind a map on full cores: $(grep -A4 'bottleneck:' <<<"$out")"; fi
 # the filter computes (its ops most of its time), but the parallel map
-# below it takes 2.4x its CPU on full cores: the map is named (halving its
+# below it takes 2.5x its CPU on full cores: the map is named (halving its
 # work measured 1.30x, the predicate's 1.09x; the filter had been named)
 run analyze -q -f json tests/cases/ok/tf221-cores-map-heavier-than-filter/vm.xplane.pb
 if [ "$(rules_of)" = "TFD-T04 TFD-T03 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::BatchV2::Filter::ParallelMapV2", p["bottleneck"]
-c = p["capacity"]; assert c["cpu"]["limits"] and "2.4x what runs there" in c["evidence"], c["evidence"]' <<<"$out"; then ok; else bad "a map heavier than the filter on full cores: $(rules_of) $(head -c 300 <<<"$out")"; fi
+c = p["capacity"]; assert c["cpu"]["limits"] and "2.5x what runs there" in c["evidence"], c["evidence"]' <<<"$out"; then ok; else bad "a map heavier than the filter on full cores: $(rules_of) $(head -c 300 <<<"$out")"; fi
 run analyze -q tests/cases/ok/tf221-cores-map-heavier-than-filter/vm.xplane.pb
 if [[ "$out" == *"thread feeding Prefetch (runs Filter)                    1    19.828 ms    81%       50.4/s  <- lowest capacity (less CPU)"* ]]; then ok; else bad "a map heavier than the filter, the table: $(grep -A3 'segment (threads)' <<<"$out")"; fi
 # the heaviest stage (an AUTOTUNE-less map of 2 workers) takes about what
