@@ -345,12 +345,15 @@ def chain_b(k):
     return down
 
 
-def candidates_b(k):
-    """label -> (change halving that stage's work, regex on the long name)."""
-    down = chain_b(k)
+def _chain_rx(down, changes):
+    """label -> (changes[label], regex on the long name) for each costed
+    stage of down (root side first, (label, kind pattern) each): the kinds
+    from the root to it, a shuffle, repeat, cache or prefetch anywhere
+    between them."""
     ix = r"(\[\d+\])?"
     top = r"^(?:(?:Iterator|Root|Model|Prefetch|MaxIntraOpParallelism|PrivateThreadPool)" + ix + "::)*"
-    noise = r"(?:(?:Shuffle|ShuffleAndRepeat|Repeat|Prefetch)" + ix + "::)*"
+    noise = (r"(?:(?:Shuffle|ShuffleAndRepeat|Repeat|ForeverRepeat|Prefetch|MemoryCacheImpl"
+             r"|MemoryCache)" + ix + "::)*")
     out = {}
     for i, (label, kind) in enumerate(down):
         if label == "batch":
@@ -360,11 +363,16 @@ def candidates_b(k):
             rx += "(::Map" + ix + ")?"
         if label == "gen":
             rx += "(::Generator" + ix + ")?"
-        out[label] = ({"a": {"a_ms": k["a_ms"] / 2}, "c": {"c_ms": k["c_ms"] / 2},
-                       "filter": {"f_ms": k["f_ms"] / 2},
-                       "gen": {"gen_ms": k.get("gen_ms", 0) / 2},
-                       "read": {"read_us": k.get("read_us", 0) / 2}}[label], rx + "$")
+        out[label] = (changes[label], rx + "$")
     return out
+
+
+def candidates_b(k):
+    """label -> (change halving that stage's work, regex on the long name)."""
+    return _chain_rx(chain_b(k), {
+        "a": {"a_ms": k["a_ms"] / 2}, "c": {"c_ms": k["c_ms"] / 2},
+        "filter": {"f_ms": k["f_ms"] / 2}, "gen": {"gen_ms": k.get("gen_ms", 0) / 2},
+        "read": {"read_us": k.get("read_us", 0) / 2}})
 
 
 def fix_for_b(k, cands):
@@ -491,15 +499,158 @@ def fix_for_c(k, cands):
     return fix
 
 
-def case_of(name):
-    """The catalog case `mix_SEED`, `mixb_SEED` or `mixc_SEED`, or None."""
-    fam, _, num = name.partition("_")
-    if fam not in ("mix", "mixb", "mixc") or not num.isdigit():
+# ---- the fourth family, mixd_SEED: the ops users' maps run instead of
+# matmuls: JPEG decode and resize, image augmentation, string splitting and
+# hashing; JPEG records read from slow storage by a parallel interleave, a
+# cache after the decode, a shuffle. A stage's work is halved by its own
+# knob: the images' pixels (side / sqrt 2), the augmentation's rounds, the
+# text's length, the read's wait. On the catalog's machine a decode and
+# resize takes 0.2-1.3 ms, the augmentation 0.4-1.2 ms, the text 0.25-1.4 ms.
+def draw_d(seed):
+    r = random.Random(3000003 + seed)
+    k = {}
+    k["src"] = r.choice(["jpeg", "jpeg", "files", "text"])
+    if k["src"] == "text":
+        k["t_reps"] = r.choice([16, 32, 64, 128])
+        k["t_par"] = r.choice([None, 2, "auto"])
+        k["shuffle"] = r.choice([0, 256])
+    else:
+        if k["src"] == "files":
+            k["read_us"] = r.choice([300, 1000, 2500])
+            k["il_par"] = r.choice([2, "auto"])
+        k["side"] = r.choice([224, 320, 448])
+        k["d_par"] = r.choice([None, 2, "auto"])
+        k["aug_reps"] = r.choice([0, 2, 4, 6])
+        k["aug_par"] = r.choice([None, 2, "auto"]) if k["aug_reps"] else None
+        k["one_map"] = bool(k["aug_reps"]) and r.random() < 0.3
+        k["cache"] = k["src"] == "jpeg" and bool(k["aug_reps"]) and not k["one_map"] \
+            and r.random() < 0.25
+    return _draw_tail(r, k, [0, 0, 2, 4, 8])
+
+
+def _half_side(side):
+    """The side of an image with half the pixels, a multiple of 8."""
+    return int(round(side / 2 ** 0.5 / 8) * 8)
+
+
+def build_d(k):
+    def out(f):  # the last map's element: Keras fit's pair, else the features
+        return (lambda *e: (f(*e), tf.reduce_sum(f(*e)))) if k["keras"] else f
+
+    if k["src"] == "text":
+        ds = tf.data.Dataset.from_tensor_slices(C.texts()).repeat()
+        if k["shuffle"]:
+            ds = ds.shuffle(k["shuffle"])
+
+        def tok(s):  # t_reps copies of a 20-60 word text, split and hashed
+            s = tf.strings.reduce_join(tf.fill([k["t_reps"]], s), separator=" ")
+            ids = C.tokenize(s, 2)[:64]
+            return tf.reduce_mean(tf.reshape(tf.pad(ids, [[0, 64 - tf.shape(ids)[0]]]),
+                                             (4, 16)), axis=0)
+        ds = ds.map(out(tok), num_parallel_calls=C.par(k["t_par"]))
+        return batch_tail(ds.batch(k["batch"]), k)
+    side = k["side"]
+    if k["src"] == "files":
+        spec = {"image": tf.io.FixedLenFeature([], tf.string)}
+        ds = tf.data.Dataset.from_tensor_slices(C.jpeg_records(side=side)).repeat().interleave(
+            lambda f: slow_map(tf.data.TFRecordDataset(f), k["read_us"]), cycle_length=4,
+            block_length=1, num_parallel_calls=C.par(k["il_par"]))
+        get = lambda rec: tf.io.parse_single_example(rec, spec)["image"]  # noqa: E731
+    else:
+        ds = tf.data.Dataset.from_tensor_slices(C.jpeg_images(side=side))
+        ds = ds if k["cache"] else ds.repeat()
+        get = lambda j: j  # noqa: E731
+
+    def dec(j):
+        im = tf.io.decode_jpeg(get(j), channels=3)
+        return tf.image.resize(tf.cast(im, tf.float32) / 255.0, (96, 96))
+
+    def aug(im):
+        for _ in range(k["aug_reps"]):
+            im = tf.image.random_flip_left_right(im)
+            im = tf.image.random_brightness(im, 0.2)
+            im = tf.image.random_contrast(im, 0.8, 1.2)
+            im = tf.image.random_saturation(im, 0.8, 1.2)
+        return C._summary(im)
+
+    if not k["aug_reps"] or k["one_map"]:
+        ds = ds.map(out(lambda j: aug(dec(j))), num_parallel_calls=C.par(k["d_par"]))
+    else:
+        ds = ds.map(dec, num_parallel_calls=C.par(k["d_par"]))
+        if k["cache"]:
+            ds = ds.cache().repeat()
+        ds = ds.map(out(aug), num_parallel_calls=C.par(k["aug_par"]))
+    return batch_tail(ds.batch(k["batch"]), k)
+
+
+def chain_d(k):
+    """mixd's costed stages from the root down, their kinds as long names
+    show them. A decode without augmentation is stateless: TensorFlow runs
+    it in parallel whatever num_parallel_calls says (map_parallelization)."""
+    dec = "(?:ParallelMapV2|Map)" if k.get("d_par") is None else _kind(k["d_par"])
+    if k["src"] == "text":
+        maps = [("tok", _kind(k["t_par"]))]
+    elif not k["aug_reps"] or k["one_map"]:
+        maps = [("decode", _kind(k["d_par"]) if k["one_map"] else dec)]
+    else:
+        maps = [("decode", dec), ("aug", _kind(k["aug_par"]))]
+    down = [("c", _kind(k["c_par"]))] if k["c_ms"] else []
+    if k["fusion"]:
+        down.append((maps[-1][0], "MapAndBatch"))
+        maps = maps[:-1]
+    else:
+        down.append(("batch", "BatchV2"))
+    down += list(reversed(maps))
+    if k["src"] == "files":
+        down.append(("read", "ParallelInterleaveV4"))
+    return down
+
+
+def candidates_d(k):
+    """label -> (change halving that stage's work, regex on the long name):
+    a map that decodes and augments has both halved."""
+    half = {"side": _half_side(k.get("side", 0))}
+    if k.get("one_map"):
+        half["aug_reps"] = k["aug_reps"] // 2
+    return _chain_rx(chain_d(k), {
+        "tok": {"t_reps": k.get("t_reps", 0) // 2}, "decode": half,
+        "aug": {"aug_reps": k.get("aug_reps", 0) // 2}, "c": {"c_ms": k["c_ms"] / 2},
+        "read": {"read_us": k.get("read_us", 0) / 2}})
+
+
+def fix_for_d(k, cands):
+    """The change a finding's own advice makes to the stage it names."""
+    which = _which(cands)
+    par_key = {"tok": "t_par", "decode": "d_par", "aug": "aug_par", "c": "c_par"}
+
+    def fix(f):
+        cls, st = f["class"], which(f)
+        if cls in ("missing_prefetch", "prefetch_starved"):
+            return {"prefetch": C.AUTOTUNE}
+        if st == "read":
+            if cls in ("slow_source", "sequential_interleave", "fixed_parallelism"):
+                return {"il_par": "auto"}
+            return cands["read"][0] if cls in ("parallel_at_limit", "pipeline_cpu") else None
+        if st in par_key and cls in ("sequential_map", "fixed_parallelism"):
+            return {par_key[st]: "auto"}
+        if st in cands and cls in ("parallel_at_limit", "pipeline_cpu", "decode_heavy",
+                                   "augmentation_heavy", "string_heavy"):
+            return cands[st][0]
         return None
-    if fam in ("mixb", "mixc"):
+    return fix
+
+
+def case_of(name):
+    """The catalog case `mix_SEED`, `mixb_SEED`, `mixc_SEED` or
+    `mixd_SEED`, or None."""
+    fam, _, num = name.partition("_")
+    if fam not in ("mix", "mixb", "mixc", "mixd") or not num.isdigit():
+        return None
+    if fam in ("mixb", "mixc", "mixd"):
         draw_f, cands_f, build_f, fix_f = {
             "mixb": (draw_b, candidates_b, build_b, fix_for_b),
-            "mixc": (draw_c, candidates_c, build_c, fix_for_c)}[fam]
+            "mixc": (draw_c, candidates_c, build_c, fix_for_c),
+            "mixd": (draw_d, candidates_d, build_d, fix_for_d)}[fam]
         k, train = draw_f(int(num))
         cands = cands_f(k)
         loop = dict(loop="keras", train_units=train) if k["keras"] else dict(
@@ -516,7 +667,7 @@ def case_of(name):
 def describe(name):
     c = case_of(name)
     if c is None:
-        raise SystemExit("mixes.py: %s: no such mix (mix_N, mixb_N, mixc_N)" % name)
+        raise SystemExit("mixes.py: %s: no such mix (mix_N, mixb_N, mixc_N, mixd_N)" % name)
     print(name, c["loop"], c.get("train_ms") or c.get("train_units"), c["defaults"])
     for label, (ch, rx) in c["candidates"].items():
         print("  ", label, ch, rx)
@@ -541,7 +692,7 @@ def summary(out, tfd=None):
     paths = glob.glob(os.path.join(out, "mix*_*", "result.json"))
 
     def order(x):
-        m = re.search(r"(mix[bc]?)_(\d+)", x)
+        m = re.search(r"(mix[bcd]?)_(\d+)", x)
         return (m.group(1), int(m.group(2)))
     for p in sorted(paths, key=order):
         r = json.load(open(p))
