@@ -52,7 +52,7 @@ int tfd_op_owner_at(const struct tfd_op_owners *ow, uint32_t t, int64_t at)
  * sum's iterator's stage path, model/graph.c). A sequential map inside an
  * interleave runs one instance per open input, each its own long name
  * (ParallelInterleaveV4[0]::Map .. [3]::Map): one instance's ops had been
- * a quarter of a cycle 4's, the map read as waiting 88 % of its time. */
+ * a quarter of a cycle 4's, the map read as waiting 90 % of its time. */
 static bool sum_of_stage(const struct tfd_fn_op_sum *k, const char *path, const struct tfd_stage *s,
 			 int q, const struct tfd_op_owners *ow)
 {
