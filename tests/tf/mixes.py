@@ -535,7 +535,10 @@ def _half_side(side):
 
 def build_d(k):
     def out(f):  # the last map's element: Keras fit's pair, else the features
-        return (lambda *e: (f(*e), tf.reduce_sum(f(*e)))) if k["keras"] else f
+        def pair(*e):
+            y = f(*e)  # once: a second call would run the stage's work twice
+            return y, tf.reduce_sum(y)
+        return pair if k["keras"] else f
 
     if k["src"] == "text":
         ds = tf.data.Dataset.from_tensor_slices(C.texts()).repeat()
