@@ -637,12 +637,17 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
  * call's duration grows with the calls still running when it started:
  * taking turns, it waits for them; side by side, it does not. Unknown with
  * fewer than TFD_PY_OVERLAP_MIN_CALLS calls or too little spread in how
- * many were ahead (one worker: none ever). On real TF 2.21 jobs the
+ * many were ahead (one worker: none ever). The growth is taken within
+ * each function (struct tfd_py_op.fn), whose calls are compared with its
+ * own: over all of them together, reads sleeping 2.6 ms that started
+ * beside a map's 0.4 ms sleeps read as growth (0.81 per call ahead on a
+ * real pipeline, -0.02 within each). On real TF 2.21 jobs the
  * duration's growth per call ahead, over a call with none, was 0.74 for a
  * computing py_function and 0.03 for sleeping numpy_functions. Side by
  * side needs steady calls too (the slowest tenth at most
  * TFD_PY_OVERLAP_SPREAD times the median and TFD_PY_OVERLAP_JITTER_NS,
- * a busy scheduler's delay): a call that waits lasts what it waits for
+ * a busy scheduler's delay; each function's calls by themselves when it
+ * has enough of them): a call that waits lasts what it waits for
  * (the catalog's 4 ms sleeps 1.05-1.13 times the median, its 0.5 ms
  * reads 0.68 -> 1.17 ms), Python that computes with the lock let go
  * (NumPy's matmuls) runs side by side as well but stretches as the cores

@@ -480,6 +480,18 @@ uint64_t tfd_memcpy_bytes(const char *details, size_t len);
 
 /* Whether a host's Python ops (struct tfd_host.py_ops) ran side by side or
  * took turns at the interpreter's lock (tfd_python_overlap, analysis.h). */
+struct tfd_py_op {
+	int64_t s, e;
+	/* the function it ran in: while the host is read its scope's key (a
+	 * thread's id with by_thread, else a step id); once
+	 * tfd_fn_ops_resolve() ran, 1 + the index of the thread of the
+	 * function's event, or its inline iterator's stage path hashed with
+	 * the top bit set, 0 unknown. One function's calls are alike where another's
+	 * can last ten times as long */
+	uint64_t fn;
+	bool by_thread;
+};
+
 enum tfd_py_overlap { TFD_PY_UNKNOWN, TFD_PY_SIDE_BY_SIDE, TFD_PY_TAKE_TURNS };
 
 struct tfd_host {
@@ -552,9 +564,9 @@ struct tfd_host {
 	struct tfd_op_total *fn_op_types;
 	size_t nfn_op_types;
 	/* the Python ops (tf.py_function, numpy_function) its dataset
-	 * functions ran, each's extent, in no order: whether they ran side by
-	 * side or took turns at the interpreter's lock */
-	struct tfd_interval *py_ops;
+	 * functions ran, each's extent and function, in no order: whether they
+	 * ran side by side or took turns at the interpreter's lock */
+	struct tfd_py_op *py_ops;
 	size_t npy_ops, py_ops_cap;
 	/* its device planes, reduced to the step breakdown as they were read */
 	struct tfd_device dev;

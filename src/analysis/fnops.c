@@ -205,16 +205,39 @@ size_t tfd_fn_ops_summary(const struct tfd_stage *s, size_t n, char *buf, size_t
 	return k;
 }
 
-/* Whether the n calls v last about alike, as waits do: the slowest tenth
+/* A Python call as tfd_python_overlap() weighs it: its function, how many
+ * calls were still running when it started, and its duration. */
+struct py_row {
+	uint64_t fn;
+	double ahead, d;
+};
+
+static int py_op_cmp(const void *a, const void *b)
+{
+	const struct tfd_py_op *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+static int py_row_cmp(const void *a, const void *b)
+{
+	const struct py_row *x = a, *y = b;
+
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/* Whether the n calls r last about alike, as waits do: the slowest tenth
  * within TFD_PY_OVERLAP_SPREAD times the median and a scheduler's
  * jitter. */
-static bool steady(const struct tfd_interval *v, size_t n)
+static bool steady(const struct py_row *r, size_t n)
 {
 	int64_t *d = xmalloc(n * sizeof(*d));
 	bool ok;
 
 	for (size_t i = 0; i < n; i++)
-		d[i] = v[i].e - v[i].s;
+		d[i] = (int64_t)r[i].d;
 	qsort(d, n, sizeof(*d), tfd_cmp_i64);
 	ok = (double)d[n * 9 / 10] <=
 	     TFD_PY_OVERLAP_SPREAD * (double)d[n / 2] + (double)TFD_PY_OVERLAP_JITTER_NS;
@@ -222,51 +245,103 @@ static bool steady(const struct tfd_interval *v, size_t n)
 	return ok;
 }
 
+/* Whether growth slope over a call with none ahead, d0, is taking turns. */
+static bool turns(double slope, double d0)
+{
+	return d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS;
+}
+
+/* The calls' duration against the calls ahead of them, within each
+ * function (rows sorted by it): a function's calls are compared with its
+ * own, as a sleep of 0.4 ms is not a sleep of 2.6 ms that waited. *sxx and
+ * *sxy the sums of squares and products about each function's means;
+ * *steady whether every function with enough calls to tell (all of them
+ * together when none has) lasts about alike; *one_turns whether one
+ * function's calls by themselves take turns (Python that computes holds
+ * the one lock whatever waits beside it). */
+static void within_functions(const struct py_row *r, size_t n, double *sxx, double *sxy,
+			     bool *steady_calls, bool *one_turns)
+{
+	size_t told = 0;
+
+	*sxx = *sxy = 0;
+	*steady_calls = true;
+	*one_turns = false;
+	for (size_t g0 = 0, g1; g0 < n; g0 = g1) {
+		double ga = 0, gd = 0, gxx = 0, gxy = 0;
+
+		for (g1 = g0; g1 < n && r[g1].fn == r[g0].fn; g1++) {
+			ga += r[g1].ahead;
+			gd += r[g1].d;
+		}
+		ga /= (double)(g1 - g0);
+		gd /= (double)(g1 - g0);
+		for (size_t k = g0; k < g1; k++) {
+			gxx += (r[k].ahead - ga) * (r[k].ahead - ga);
+			gxy += (r[k].ahead - ga) * (r[k].d - gd);
+		}
+		*sxx += gxx;
+		*sxy += gxy;
+		if (g1 - g0 < TFD_PY_OVERLAP_MIN_CALLS)
+			continue;
+		told++;
+		*steady_calls = *steady_calls && steady(r + g0, g1 - g0);
+		if (gxx / (double)(g1 - g0) >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD &&
+		    turns(gxy / gxx, gd - gxy / gxx * ga))
+			*one_turns = true;
+	}
+	if (!told)
+		*steady_calls = steady(r, n);
+}
+
 enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 {
 	size_t n = h->npy_ops, done = 0;
-	struct tfd_interval *v;
+	struct tfd_py_op *v;
+	struct py_row *r;
 	int64_t *ends;
-	double sa = 0, sd = 0, saa = 0, sad = 0, ma, md, var, slope, d0;
+	double sa = 0, sd = 0, sxx, sxy, var, slope, d0;
+	bool even, one_turns;
 	enum tfd_py_overlap res = TFD_PY_UNKNOWN;
 
 	if (n < TFD_PY_OVERLAP_MIN_CALLS)
 		return res;
 	v = xmalloc(n * sizeof(*v));
 	memcpy(v, h->py_ops, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), tfd_interval_cmp);
+	qsort(v, n, sizeof(*v), py_op_cmp);
 	ends = xmalloc(n * sizeof(*ends));
 	for (size_t i = 0; i < n; i++)
 		ends[i] = v[i].e;
 	qsort(ends, n, sizeof(*ends), tfd_cmp_i64);
+	r = xmalloc(n * sizeof(*r));
 	/* each call's duration against the calls still running when it
 	 * started (ahead of it at the lock): calls that take turns wait for
 	 * those, calls that wait on something else do not. Of the i calls
 	 * that started before it, those ended by then are the `done` first
 	 * ends. */
 	for (size_t i = 0; i < n; i++) {
-		double d = (double)v[i].e - (double)v[i].s, ahead;
-
 		while (done < n && ends[done] <= v[i].s)
 			done++;
-		ahead = i > done ? (double)(i - done) : 0.0;
-		sa += ahead;
-		sd += d;
-		saa += ahead * ahead;
-		sad += ahead * d;
+		r[i] = (struct py_row){v[i].fn, i > done ? (double)(i - done) : 0.0,
+				       (double)v[i].e - (double)v[i].s};
+		sa += r[i].ahead;
+		sd += r[i].d;
 	}
-	ma = sa / (double)n;
-	md = sd / (double)n;
-	var = saa / (double)n - ma * ma;
-	if (var >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD) {
-		slope = (sad / (double)n - ma * md) / var;
-		d0 = md - slope * ma; /* a call with none ahead */
-		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE && steady(v, n))
+	qsort(r, n, sizeof(*r), py_row_cmp);
+	within_functions(r, n, &sxx, &sxy, &even, &one_turns);
+	var = sxx / (double)n;
+	if (one_turns) {
+		res = TFD_PY_TAKE_TURNS;
+	} else if (var >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD) {
+		slope = sxy / sxx;
+		d0 = sd / (double)n - slope * sa / (double)n; /* a call with none ahead */
+		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE && even)
 			res = TFD_PY_SIDE_BY_SIDE;
-		else if (d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS)
+		else if (turns(slope, d0))
 			res = TFD_PY_TAKE_TURNS;
 	}
 	free(v);
+	free(r);
 	free(ends);
 	return res;
 }

@@ -8,6 +8,7 @@
 
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
+#include "tfd/graph.h"
 
 void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64_t start,
 		      int64_t end)
@@ -104,7 +105,7 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 			h->py_ops_cap = h->py_ops_cap ? 2 * h->py_ops_cap : 64;
 			h->py_ops = xrealloc(h->py_ops, h->py_ops_cap * sizeof(*h->py_ops));
 		}
-		h->py_ops[h->npy_ops++] = (struct tfd_interval){start, end};
+		h->py_ops[h->npy_ops++] = (struct tfd_py_op){start, end, s->key, s->by_thread};
 	}
 	if (s->nops) /* nested: not its parent's own time */
 		h->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
@@ -201,6 +202,9 @@ void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
 		h->fn_ops.v[k++] = o;
 	}
 	h->fn_ops.n = k;
+	for (size_t i = 0; i < h->npy_ops; i++)
+		if (!h->py_ops[i].by_thread)
+			h->py_ops[i].fn = tfd_exec_code(x, h->py_ops[i].fn);
 }
 
 /* ---- once the host is read: per function thread ----------------------- */
@@ -218,8 +222,27 @@ struct resolve {
 	int *next;	  /* the record before of the same index key, -1 */
 	struct imap at;	  /* (thread, iterator, name) -> index in the sums */
 	bool *thread_done;
-	size_t cap; /* of the sums */
+	size_t cap;	   /* of the sums */
+	struct imap fn_of; /* index key -> the function (tfd_py_op.fn) */
+	struct imap stage; /* an inline iterator's name -> its stage's (fn) */
 };
+
+/* The function (tfd_py_op.fn) of calls made inline from iterator iter:
+ * its stage's, its instances' names told apart ([0]::Map .. [3]::Map of
+ * an interleave's inputs are one map). */
+static uint64_t inline_fn(struct resolve *rs, const char *iter)
+{
+	size_t fn;
+	char *path;
+
+	if (imap_get(&rs->stage, (uint64_t)(uintptr_t)iter, &fn))
+		return fn;
+	path = tfd_iter_stage_path(iter);
+	fn = (size_t)(tfd_fnv_text(TFD_FNV_BASIS, path ? path : iter) | 1ull << 63);
+	free(path);
+	imap_put(&rs->stage, (uint64_t)(uintptr_t)iter, fn);
+	return fn;
+}
 
 /* Add record o to the sum of (thread t, iterator iter, its name). */
 static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const struct tfd_fn_op *o)
@@ -259,6 +282,9 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 
 	if (!imap_get(&rs->head, index_key(key, by_thread), &i))
 		return;
+	if (!imap_get(&rs->fn_of, index_key(key, by_thread), &(size_t){0}))
+		imap_put(&rs->fn_of, index_key(key, by_thread),
+			 iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1);
 	if (by_thread) { /* a Run without a step id: its thread's, once */
 		if (rs->thread_done[t])
 			return;
@@ -309,8 +335,11 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	struct resolve rs;
 	struct open_calls oc = {NULL, NULL, 0, 0};
 
-	if (!h->fn_ops.n)
+	if (!h->fn_ops.n) {
+		for (size_t i = 0; i < h->npy_ops; i++)
+			h->py_ops[i].fn = h->py_ops[i].by_thread = 0;
 		return;
+	}
 	memset(&rs, 0, sizeof(rs));
 	rs.h = h;
 	free(h->fn_op_types);
@@ -327,12 +356,23 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
 			resolve_thread(&rs, (uint32_t)t, &oc);
+	for (size_t i = 0; i < h->npy_ops; i++) {
+		struct tfd_py_op *o = &h->py_ops[i];
+		size_t fn = 0;
+
+		if (o->by_thread || o->fn)
+			imap_get(&rs.fn_of, index_key(o->fn, o->by_thread), &fn);
+		o->fn = fn;
+		o->by_thread = false;
+	}
 	free(oc.end);
 	free(oc.name);
 	free(rs.next);
 	free(rs.thread_done);
 	imap_free(&rs.head);
 	imap_free(&rs.at);
+	imap_free(&rs.fn_of);
+	imap_free(&rs.stage);
 	/* the sums are all that is read from here on */
 	free(h->fn_ops.v);
 	memset(&h->fn_ops, 0, sizeof(h->fn_ops));

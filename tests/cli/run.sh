@@ -1478,6 +1478,16 @@ assert 650e6 < s["function_ops"][0]["self_ns"] < 700e6, s["function_ops"]' <<<"$
 run analyze -q tests/cases/ok/tf221-python-share-every-call/vm.xplane.pb
 if [[ "$(unwrap <<<"$out")" == *"bottleneck: MapAndBatch (Iterator::Root::Prefetch::ParallelMapV2::MapAndBatch)"* ]] &&
 	[[ "$(unwrap <<<"$out")" == *"but Map::Map mostly waits there, on no core"* ]]; then ok; else bad "a read's Python share over every call: $(grep -A6 'bottleneck:' <<<"$out")"; fi
+# two numpy_functions that sleep: the reads' (2.5 ms a record, in a
+# sequential map) and the parallel map's above them (0.2 ms). Over all their
+# calls together the long reads, which happened to start beside the map's,
+# looked to grow with the calls ahead (taking turns at the GIL, and the map
+# named at one call at a time); within each function they do not. The reads
+# are named: halving their sleep measured 1.34x, the map's 1.00x
+run analyze -q -f json tests/cases/ok/tf221-python-sleeps-per-function/vm.xplane.pb
+if [ "$(rules_of)" = "TFD-F06 TFD-T22 " ] && python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::ParallelMapV2::PaddedBatchV2::Filter::ParallelMapV2::Map", p["bottleneck"]
+assert p["capacity"]["python_calls"] == "side_by_side", p["capacity"]["python_calls"]' <<<"$out"; then ok; else bad "Python that sleeps, weighed per function: $(rules_of) $(head -c 300 <<<"$out")"; fi
 # the same idiom with cycle 4 and AUTOTUNE per-file maps: 4 instances of 2
 # slots, but their functions run on the 2 threads of the shared pool, busy
 # 82 %: the limit is those threads (116/s), not 8 slots busy 21 %

@@ -1467,7 +1467,7 @@ static void waits_between_markers(struct t *t)
  * long either way; one at a time, or too few, says nothing. */
 static void python_overlap(struct t *t)
 {
-	struct tfd_interval iv[64];
+	struct tfd_py_op iv[64];
 	struct tfd_host h;
 	size_t n = 0;
 	int64_t at = 0;
@@ -1477,30 +1477,46 @@ static void python_overlap(struct t *t)
 	/* taking turns: 1 ms of Python each; of two started at once, the
 	 * second waits for the first */
 	for (int i = 0; i < 16; i++, at += 10000000) {
-		iv[n++] = (struct tfd_interval){at, at + 1000000};
-		iv[n++] = (struct tfd_interval){at + 3000000, at + 4000000};
-		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
+		iv[n++] = (struct tfd_py_op){at, at + 1000000, 0, false};
+		iv[n++] = (struct tfd_py_op){at + 3000000, at + 4000000, 0, false};
+		iv[n++] = (struct tfd_py_op){at + 3000000, at + 5000000, 0, false};
 	}
 	h.npy_ops = n;
 	T_TRUE(tfd_python_overlap(&h) == TFD_PY_TAKE_TURNS);
 	/* side by side: 2 ms whatever runs beside */
 	n = 0;
 	for (int i = 0; i < 16; i++, at += 10000000) {
-		iv[n++] = (struct tfd_interval){at, at + 2000000};
-		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
-		iv[n++] = (struct tfd_interval){at + 3000000, at + 5000000};
+		iv[n++] = (struct tfd_py_op){at, at + 2000000, 0, false};
+		iv[n++] = (struct tfd_py_op){at + 3000000, at + 5000000, 0, false};
+		iv[n++] = (struct tfd_py_op){at + 3000000, at + 5000000, 0, false};
 	}
 	h.npy_ops = n;
 	T_TRUE(tfd_python_overlap(&h) == TFD_PY_SIDE_BY_SIDE);
 	/* one at a time: no spread in how many run at once */
 	n = 0;
 	for (int i = 0; i < 32; i++, at += 3000000)
-		iv[n++] = (struct tfd_interval){at, at + 1000000 + (i % 3) * 100000};
+		iv[n++] = (struct tfd_py_op){at, at + 1000000 + (i % 3) * 100000, 0, false};
 	h.npy_ops = n;
 	T_TRUE(tfd_python_overlap(&h) == TFD_PY_UNKNOWN);
 	/* too few calls */
 	h.npy_ops = 12;
 	T_TRUE(tfd_python_overlap(&h) == TFD_PY_UNKNOWN);
+	/* two functions that sleep, 0.4 ms and 2.6 ms whatever runs beside:
+	 * the long ones happen to start with more calls running, so over all
+	 * calls together the duration grows with the calls ahead (mixb_120's
+	 * reads and map) while within each function it does not */
+	n = 0;
+	for (int i = 0; i < 16; i++, at += 20000000) {
+		iv[n++] = (struct tfd_py_op){at, at + 400000, 1, false};
+		iv[n++] = (struct tfd_py_op){at + 100000, at + 2700000, 2, false};
+		iv[n++] = (struct tfd_py_op){at + 1000000, at + 1400000, 1, false};
+		iv[n++] = (struct tfd_py_op){at + 1100000, at + 3700000, 2, false};
+	}
+	h.npy_ops = n;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_SIDE_BY_SIDE);
+	for (size_t i = 0; i < n; i++)
+		iv[i].fn = 0;
+	T_TRUE(tfd_python_overlap(&h) == TFD_PY_TAKE_TURNS);
 }
 
 const struct t_case analysis_cases[] = {
