@@ -1,6 +1,7 @@
 /* capwindow.c - the capacity model's window (the steady state's root
  * calls) and the pauses in it: the long gaps between steps in which the
- * consumer was away from training (capacity.c). */
+ * consumer was away from training; the demand the training steps make
+ * (capacity.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,4 +106,60 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	free(gaps);
 	free(found);
 	return sum;
+}
+
+/* Demand more than this many times the steps' is not the training
+ * step's: a consumer that takes elements as they come */
+#define STEPS_DEMAND_GAP 3.0
+
+/* The host's steps that overlap the pipeline's root calls (all of them,
+ * when the host's steps are not at hand): a loop that makes an iterator
+ * each epoch has a pipeline per epoch, each consumed by the steps of its
+ * epoch alone (counted over every step, each epoch's demand was a third
+ * of the steps' rate, and "its own consumer" said to buffer for them). */
+static size_t steps_of_pipeline(const struct tfd_cap_calls *in)
+{
+	const struct tfd_host *h = in->host;
+	int64_t a = INT64_MAX, b = INT64_MIN;
+	size_t n = 0;
+
+	if (!h || !h->steps || h->nsteps != in->nsteps)
+		return in->nsteps;
+	for (size_t r = 0; r < in->nroots; r++) {
+		int64_t s = tfd_times_start(&in->tm, (size_t)in->roots[r]),
+			e = tfd_times_end(&in->tm, (size_t)in->roots[r]);
+
+		a = s < a ? s : a;
+		b = e > b ? e : b;
+	}
+	for (size_t s = 0; s < h->nsteps; s++)
+		n += h->steps[s].start_ns < b && h->steps[s].end_ns > a;
+	return n ? n : in->nsteps;
+}
+
+/* The steps' demand instead of the consumer's when the consumer takes
+ * elements far faster than the training steps do: a MultiDeviceIterator's
+ * thread fills the devices' buffers, a tf.data service worker its own. The
+ * steps' rate with free input, times the pipeline's root elements per step
+ * (a rebatched pipeline gives one per replica). */
+void tfd_cap_steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
+			  const struct tfd_cap_calls *in)
+{
+	double d;
+
+	/* a loop inside a tf.function: the consumer is the loop's body, and
+	 * a step (a marker around the function's call) holds the loop's
+	 * start-up too */
+	if (tfd_in_loop_input(p->stages[0].long_name))
+		return;
+	/* read between the steps (a validation pass): they are not its consumer */
+	if (p->outside_steps)
+		return;
+	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
+		return;
+	d = in->step_rate * (double)in->nroots / (double)steps_of_pipeline(in);
+	if (d > 0 && cp->demand > STEPS_DEMAND_GAP * d) {
+		cp->demand = d;
+		cp->demand_from_steps = true;
+	}
 }

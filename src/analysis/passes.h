@@ -310,6 +310,12 @@ bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nr
  * *n, the gaps' whole time in *away. */
 int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
 		       int64_t t1, uint32_t *n, int64_t *away);
+/* The steps' demand in cp->demand instead of the consumer's when the
+ * consumer takes elements far faster than the training steps do
+ * (capwindow.c): a MultiDeviceIterator's thread, a tf.data service
+ * worker. */
+void tfd_cap_steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
+			  const struct tfd_cap_calls *in);
 
 /* The capacity model of pipeline p (capacity.c): per-stage work, segments,
  * capacities, the limiter. Fills p->segments, p->capacity and the stages'
