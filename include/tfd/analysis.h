@@ -639,8 +639,8 @@ double tfd_python_busy_share(const struct tfd_host_result *h);
  * fewer than TFD_PY_OVERLAP_MIN_CALLS calls or too little spread in how
  * many were ahead (one worker: none ever). The growth is taken within
  * each function (struct tfd_py_op.fn), whose calls are compared with its
- * own: over all of them together, reads sleeping 2.6 ms that started
- * beside a map's 0.4 ms sleeps read as growth (0.81 per call ahead on a
+ * own: over all of them together, reads sleeping 2.5 ms that started
+ * beside a map's 0.2 ms sleeps read as growth (0.81 per call ahead on a
  * real pipeline, -0.02 within each). On real TF 2.21 jobs the
  * duration's growth per call ahead, over a call with none, was 0.74 for a
  * computing py_function and 0.03 for sleeping numpy_functions. Side by

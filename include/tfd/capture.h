@@ -478,20 +478,21 @@ bool tfd_dev_line_wanted(const char *name, size_t len, unsigned plane);
  * 0 when it has none. */
 uint64_t tfd_memcpy_bytes(const char *details, size_t len);
 
-/* Whether a host's Python ops (struct tfd_host.py_ops) ran side by side or
- * took turns at the interpreter's lock (tfd_python_overlap, analysis.h). */
+/* A Python op a dataset function ran (struct tfd_host.py_ops). */
 struct tfd_py_op {
 	int64_t s, e;
-	/* the function it ran in: while the host is read its scope's key (a
-	 * thread's id with by_thread, else a step id); once
+	/* the function it ran in (one function's calls are alike, another's
+	 * can last ten times as long): while the host is read its scope's key
+	 * (a thread's id with by_thread, else a step id); once
 	 * tfd_fn_ops_resolve() ran, 1 + the index of the thread of the
 	 * function's event, or its inline iterator's stage path hashed with
-	 * the top bit set, 0 unknown. One function's calls are alike where another's
-	 * can last ten times as long */
+	 * the top bit set, 0 unknown */
 	uint64_t fn;
 	bool by_thread;
 };
 
+/* Whether a host's Python ops (struct tfd_host.py_ops) ran side by side or
+ * took turns at the interpreter's lock (tfd_python_overlap, analysis.h). */
 enum tfd_py_overlap { TFD_PY_UNKNOWN, TFD_PY_SIDE_BY_SIDE, TFD_PY_TAKE_TURNS };
 
 struct tfd_host {

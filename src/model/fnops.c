@@ -228,8 +228,8 @@ struct resolve {
 };
 
 /* The function (tfd_py_op.fn) of calls made inline from iterator iter:
- * its stage's, its instances' names told apart ([0]::Map .. [3]::Map of
- * an interleave's inputs are one map). */
+ * its stage's, all its instances together ([0]::Map .. [3]::Map of an
+ * interleave's inputs are one map). */
 static uint64_t inline_fn(struct resolve *rs, const char *iter)
 {
 	size_t fn;
@@ -238,7 +238,7 @@ static uint64_t inline_fn(struct resolve *rs, const char *iter)
 	if (imap_get(&rs->stage, (uint64_t)(uintptr_t)iter, &fn))
 		return fn;
 	path = tfd_iter_stage_path(iter);
-	fn = (size_t)(tfd_fnv_text(TFD_FNV_BASIS, path ? path : iter) | 1ull << 63);
+	fn = (size_t)(tfd_fnv_text(TFD_FNV_BASIS, path) | 1ull << 63);
 	free(path);
 	imap_put(&rs->stage, (uint64_t)(uintptr_t)iter, fn);
 	return fn;
