@@ -144,9 +144,7 @@ static double stage_compute_ns(const struct tfd_pipeline *p, size_t i)
 	const struct tfd_stage *s = &p->stages[i];
 	double ops = tfd_fn_ops_time(s) - tfd_fn_python_time(s), whole = fn_whole(s);
 
-	if (!s->nfn_ops || !(whole > 0) ||
-	    !(tfd_family_has(s->family, TFD_FAM_MAP_FN) || strcmp(s->family, "Map") == 0 ||
-	      strcmp(s->family, "Filter") == 0))
+	if (!s->nfn_ops || !(whole > 0) || !tfd_fn_is_work(s))
 		return tfd_cap_stage_cpu_ns(p, i);
 	return tfd_cap_stage_time_ns(p, i) * fmin(1.0, ops / whole);
 }
@@ -250,7 +248,6 @@ static void cpu_evidence(struct tfd_pipeline *p, int h, bool waits)
 	struct tfd_capacity *cp = &p->capacity;
 	const struct tfd_segment *g = &p->segments[cp->limiter];
 	double all = 0, hc = stage_compute_ns(p, (size_t)h), t, tc;
-	size_t n;
 	char a[200], b[120], c[120], e[1024];
 	const char *lb, *lc;
 
@@ -282,9 +279,7 @@ static void cpu_evidence(struct tfd_pipeline *p, int h, bool waits)
 			 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization, lc,
 			 all > 0 ? 100 * hc / all : 0.0,
 			 hc / fmax(1.0, limit_compute_ns(p, cp->limiter)));
-	n = strlen(e) < sizeof(cp->evidence) ? strlen(e) : sizeof(cp->evidence) - 1;
-	memcpy(cp->evidence, e, n);
-	cp->evidence[n] = '\0';
+	tfd_cap_set_evidence(cp, e);
 	if (cp->cpu_rate > 0 && isfinite(g->capacity)) {
 		cp->runner_up = cp->limiter;
 		cp->margin = g->capacity / cp->cpu_rate;

@@ -434,9 +434,7 @@ static double own_work(const struct tfd_pipeline *p, size_t i)
 	const struct tfd_stage *s = &p->stages[i];
 	double ops = tfd_fn_ops_time(s);
 
-	if (!s->nfn_ops || s->is_async || s->self_all_ns <= 0 ||
-	    !(is_map_like(s->family) || strcmp(s->family, "Map") == 0 ||
-	      strcmp(s->family, "Filter") == 0))
+	if (!s->nfn_ops || s->is_async || s->self_all_ns <= 0 || !tfd_fn_is_work(s))
 		return (double)s->work_ns;
 	return (double)s->work_ns * fmin(1.0, ops / (double)s->self_all_ns);
 }
@@ -670,7 +668,6 @@ static void over_evidence(struct ctx *c, const struct tfd_segment *l, const char
 	const struct tfd_pipeline *p = c->p;
 	int w = c->over[l->top_stage];
 	char e[1024], ow[120], ot[120];
-	size_t n;
 
 	snprintf(e, sizeof(e),
 		 "%s busy %.0f%%: %s's calls take more of it, but their ops run %.0f%% of them "
@@ -681,9 +678,17 @@ static void over_evidence(struct ctx *c, const struct tfd_segment *l, const char
 		 100 * own_work(p, (size_t)l->top_stage) /
 		     fmax(1.0, (double)p->stages[l->top_stage].work_ns),
 		 b, r->parallelism > 1 ? "are" : "is", 100 * r->utilization);
-	n = strlen(e) < sizeof(p->capacity.evidence) ? strlen(e) : sizeof(p->capacity.evidence) - 1;
-	memcpy(c->p->capacity.evidence, e, n);
-	c->p->capacity.evidence[n] = '\0';
+	tfd_cap_set_evidence(&c->p->capacity, e);
+}
+
+void tfd_cap_set_evidence(struct tfd_capacity *cp, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n >= sizeof(cp->evidence))
+		n = sizeof(cp->evidence) - 1;
+	memcpy(cp->evidence, text, n);
+	cp->evidence[n] = '\0';
 }
 
 /* The evidence line: the limit's utilization beside the runner-up's. */

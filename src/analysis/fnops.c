@@ -104,6 +104,12 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 	free(recs);
 }
 
+bool tfd_fn_is_work(const struct tfd_stage *s)
+{
+	return tfd_family_has(s->family, TFD_FAM_MAP_FN) || strcmp(s->family, "Map") == 0 ||
+	       strcmp(s->family, "Filter") == 0;
+}
+
 double tfd_fn_ops_time(const struct tfd_stage *s)
 {
 	double all = 0;
@@ -245,10 +251,24 @@ static bool steady(const struct py_row *r, size_t n)
 	return ok;
 }
 
-/* Whether growth slope over a call with none ahead, d0, is taking turns. */
-static bool turns(double slope, double d0)
+/* What n calls say whose calls ahead sum to sa and durations to sd, with
+ * sums of squares and products sxx, sxy about their means (steady_calls:
+ * they last about alike): unknown with too little spread in how many were
+ * ahead; else by the growth per call ahead over a call with none. */
+static enum tfd_py_overlap fit_says(double sa, double sd, double sxx, double sxy, size_t n,
+				    bool steady_calls)
 {
-	return d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS;
+	double slope, d0;
+
+	if (sxx / (double)n < TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD)
+		return TFD_PY_UNKNOWN;
+	slope = sxy / sxx;
+	d0 = sd / (double)n - slope * sa / (double)n; /* a call with none ahead */
+	if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE && steady_calls)
+		return TFD_PY_SIDE_BY_SIDE;
+	if (d0 > 0 && slope / d0 >= TFD_PY_OVERLAP_TURNS)
+		return TFD_PY_TAKE_TURNS;
+	return TFD_PY_UNKNOWN;
 }
 
 /* The calls' duration against the calls ahead of them, within each
@@ -268,14 +288,14 @@ static void within_functions(const struct py_row *r, size_t n, double *sxx, doub
 	*steady_calls = true;
 	*one_turns = false;
 	for (size_t g0 = 0, g1; g0 < n; g0 = g1) {
-		double ga = 0, gd = 0, gxx = 0, gxy = 0;
+		double sa = 0, sd = 0, gxx = 0, gxy = 0, ga, gd;
 
 		for (g1 = g0; g1 < n && r[g1].fn == r[g0].fn; g1++) {
-			ga += r[g1].ahead;
-			gd += r[g1].d;
+			sa += r[g1].ahead;
+			sd += r[g1].d;
 		}
-		ga /= (double)(g1 - g0);
-		gd /= (double)(g1 - g0);
+		ga = sa / (double)(g1 - g0);
+		gd = sd / (double)(g1 - g0);
 		for (size_t k = g0; k < g1; k++) {
 			gxx += (r[k].ahead - ga) * (r[k].ahead - ga);
 			gxy += (r[k].ahead - ga) * (r[k].d - gd);
@@ -286,8 +306,7 @@ static void within_functions(const struct py_row *r, size_t n, double *sxx, doub
 			continue;
 		told++;
 		*steady_calls = *steady_calls && steady(r + g0, g1 - g0);
-		if (gxx / (double)(g1 - g0) >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD &&
-		    turns(gxy / gxx, gd - gxy / gxx * ga))
+		if (fit_says(sa, sd, gxx, gxy, g1 - g0, false) == TFD_PY_TAKE_TURNS)
 			*one_turns = true;
 	}
 	if (!told)
@@ -300,12 +319,12 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 	struct tfd_py_op *v;
 	struct py_row *r;
 	int64_t *ends;
-	double sa = 0, sd = 0, sxx, sxy, var, slope, d0;
+	double sa = 0, sd = 0, sxx, sxy;
 	bool even, one_turns;
-	enum tfd_py_overlap res = TFD_PY_UNKNOWN;
+	enum tfd_py_overlap res;
 
 	if (n < TFD_PY_OVERLAP_MIN_CALLS)
-		return res;
+		return TFD_PY_UNKNOWN;
 	v = xmalloc(n * sizeof(*v));
 	memcpy(v, h->py_ops, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), py_op_cmp);
@@ -329,17 +348,7 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 	}
 	qsort(r, n, sizeof(*r), py_row_cmp);
 	within_functions(r, n, &sxx, &sxy, &even, &one_turns);
-	var = sxx / (double)n;
-	if (one_turns) {
-		res = TFD_PY_TAKE_TURNS;
-	} else if (var >= TFD_PY_OVERLAP_MIN_SD * TFD_PY_OVERLAP_MIN_SD) {
-		slope = sxy / sxx;
-		d0 = sd / (double)n - slope * sa / (double)n; /* a call with none ahead */
-		if (d0 > 0 && slope / d0 <= TFD_PY_OVERLAP_SIDE && even)
-			res = TFD_PY_SIDE_BY_SIDE;
-		else if (turns(slope, d0))
-			res = TFD_PY_TAKE_TURNS;
-	}
+	res = one_turns ? TFD_PY_TAKE_TURNS : fit_says(sa, sd, sxx, sxy, n, even);
 	free(v);
 	free(r);
 	free(ends);

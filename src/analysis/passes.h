@@ -205,6 +205,14 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
  * before end, into *f; false at the end. */
 bool tfd_fns_next(const uint8_t **p, const uint8_t *end, struct tfd_fn_call *f);
 
+/* Whether stage s's function is its work, as a map's or a filter's is
+ * (fnops.c): other stages' functions make the datasets whose iterators
+ * they run (a flat_map's) or pick a shard while they write (a
+ * snapshot's). */
+bool tfd_fn_is_work(const struct tfd_stage *s);
+/* Pipeline evidence text, cut to the room cp->evidence has (capacity.c). */
+void tfd_cap_set_evidence(struct tfd_capacity *cp, const char *text);
+
 /* Whether the interpreter's lock bounds a map's workers that run Python:
  * its calls were seen taking turns at it, or it has one worker (one call
  * at a time, whether it holds the lock or lets go of it). */

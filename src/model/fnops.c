@@ -277,14 +277,15 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 {
 	const struct tfd_host *h = rs->h;
 	bool by_thread = !(e->flags & TFD_EVF_ID);
-	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id;
+	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id,
+		 ik = index_key(key, by_thread);
 	size_t i;
 
-	if (!imap_get(&rs->head, index_key(key, by_thread), &i))
+	if (!imap_get(&rs->head, ik, &i))
 		return;
-	if (!imap_get(&rs->fn_of, index_key(key, by_thread), &(size_t){0}))
-		imap_put(&rs->fn_of, index_key(key, by_thread),
-			 iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1);
+	/* the first function event of a scope names its Python ops' function */
+	if (!imap_get(&rs->fn_of, ik, &(size_t){0}))
+		imap_put(&rs->fn_of, ik, iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1);
 	if (by_thread) { /* a Run without a step id: its thread's, once */
 		if (rs->thread_done[t])
 			return;
