@@ -147,6 +147,12 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 	}
 	if (!(now > 0) || !(after > 0))
 		return;
+	/* workers overlap a sequential stage's waits for its input: from the
+	 * rate seen, k times it at most */
+	if (r->est_workers && !vec && tfd_serial_below_cores(p, si)) {
+		after = fmin(after, k * cp->throughput);
+		now = cp->throughput;
+	}
 	e->basis = "capacity";
 	e->known = true;
 	e->speedup = after / now;

@@ -267,12 +267,23 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 	tfd_buf_printf(b, "         evidence: %s.\n", N(cp->evidence));
 	if (tfd_cores_limit(p)) {
 		char t1[32], r3[32];
+		/* the rate seen is clearly under the cores' and the stage a
+		 * sequential map or filter: workers (TFD-T01, T13) overlap its
+		 * calls' waits, up to the cores */
+		bool below = tfd_serial_below_cores(p, p->bottleneck) &&
+			     (strcmp(s->family, "Map") == 0 || strcmp(s->family, "Filter") == 0);
+		char r4[32], seen[128];
 
+		tfd_fmt_rate(cp->throughput, r4, sizeof(r4));
+		snprintf(seen, sizeof(seen),
+			 "help up to that, from the %s seen (they overlap its calls' waits "
+			 "for their input)",
+			 r4);
 		tfd_fmt_rate_of(cp->cpu_rate, "root elements", r3, sizeof(r3));
 		tfd_buf_printf(b,
 			       "         the host's %g core%s the limit: %s of CPU per root "
-			       "element%s (%s at most), so more workers will not help; "
-			       "cheaper work will.\n",
+			       "element%s (%s at most), so more workers %s; cheaper work "
+			       "will%s.\n",
 			       cp->cpu_budget, cp->cpu_budget == 1 ? " is" : "s are",
 			       /* the CPU the cores' rate allows (the model's, unless
 				* the throughput seen was higher: capacity.c) */
@@ -281,7 +292,7 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 			       cp->cpu_step_ns > 0
 				   ? " (the stages' work and the step's own compute)"
 				   : " (the stages' work)",
-			       r3);
+			       r3, below ? seen : "will not help", below ? " go further" : "");
 	}
 	function_ops_line(p, p->bottleneck, b);
 	if (p->latency_bottleneck >= 0 && p->latency_bottleneck != p->bottleneck)
