@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tfd/capture.h"
 #include "tfd/err.h"
@@ -263,21 +264,23 @@ static inline bool tfd_cores_limit(const struct tfd_pipeline *p)
 }
 
 /* Whether workers for stage si raise pipeline p from the rate seen rather
- * than the model's: si is sequential (its segment one thread), the host's
- * cores set the model's rate (the calls' wall time over the budget), and
- * the pipeline delivered
- * clearly less (under TFD_CONSUMER_WAITS of it). A stage's capacity counts
- * its own work, not its calls' waits for their input, which a sequential
- * stage sits through one call after another and its workers overlap: those
- * waits, not the cores, held the rate (a sequential map of matmuls on the
- * batch, its thread in its calls 97 % of the window and in its own work
- * 68 %: 38.7/s seen, the cores' 52.7/s; its workers measured 1.56x). */
+ * than the model's: si is a sequential map or filter (its segment one
+ * thread), the host's cores set the model's rate (the calls' wall time over
+ * the budget), and the pipeline delivered clearly less (under
+ * TFD_CONSUMER_WAITS of it). A stage's capacity counts its own work, not its
+ * calls' waits for their input, which a sequential stage sits through one
+ * call after another and its workers (TFD-T01, T13) overlap: those waits,
+ * not the cores, held the rate (a sequential map of matmuls on the batch,
+ * its thread in its calls 97 % of the window and in its own work 68 %:
+ * 38.7/s seen, the cores' 52.7/s; its workers measured 1.56x). */
 static inline bool tfd_serial_below_cores(const struct tfd_pipeline *p, int si)
 {
 	const struct tfd_capacity *cp = &p->capacity;
 	int g = si >= 0 && (size_t)si < p->nstages ? p->stages[si].segment : -1;
 
 	return g >= 0 && (size_t)g < p->nsegments && !p->stages[si].is_async &&
+	       (strcmp(p->stages[si].family, "Map") == 0 ||
+		strcmp(p->stages[si].family, "Filter") == 0) &&
 	       p->segments[g].parallelism <= 1.0 && cp->cpu_budget > 0 &&
 	       cp->cpu_rate <= cp->model_throughput * 1.0001 && cp->throughput > 0 &&
 	       cp->throughput < TFD_CONSUMER_WAITS * cp->cpu_rate;

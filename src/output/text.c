@@ -266,13 +266,10 @@ static void throughput_verdict(const struct tfd_pipeline *p, bool bn, double py,
 	tfd_buf_puts(b, ".\n");
 	tfd_buf_printf(b, "         evidence: %s.\n", N(cp->evidence));
 	if (tfd_cores_limit(p)) {
-		char t1[32], r3[32];
-		/* the rate seen is clearly under the cores' and the stage a
-		 * sequential map or filter: workers (TFD-T01, T13) overlap its
-		 * calls' waits, up to the cores */
-		bool below = tfd_serial_below_cores(p, p->bottleneck) &&
-			     (strcmp(s->family, "Map") == 0 || strcmp(s->family, "Filter") == 0);
-		char r4[32], seen[128];
+		char t1[32], r3[32], r4[32], seen[128];
+		/* the rate seen clearly under the cores': workers overlap the
+		 * bottleneck's calls' waits, up to the cores */
+		bool below = tfd_serial_below_cores(p, p->bottleneck);
 
 		tfd_fmt_rate(cp->throughput, r4, sizeof(r4));
 		snprintf(seen, sizeof(seen),
