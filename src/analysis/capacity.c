@@ -439,23 +439,71 @@ static double own_work(const struct tfd_pipeline *p, size_t i)
 	return (double)s->work_ns * fmin(1.0, ops / (double)s->self_all_ns);
 }
 
-/* A thread's segment is named by the stage whose own work takes most of
- * it when the one with the most time mostly waits for the pool: on a real
- * pipeline a filter's calls took 724 ms of the thread, their ops 234 ms,
- * the map beside it 528 ms, its ops 489 ms; halving the map's work
- * measured 1.23x, the filter's 1.04x. */
+/* The function work of the async map that stage i, a map or a filter
+ * whose function's ops were seen, reads directly (its function segment's,
+ * reads included), or 0: while i consumes, that map's workers refill the
+ * elements it took, on the pool i's function's ops run on. */
+static double refill_work(const struct ctx *c, size_t i)
+{
+	const struct tfd_pipeline *p = c->p;
+
+	if (!p->stages[i].nfn_ops || !tfd_fn_is_work(&p->stages[i]))
+		return 0.0;
+	for (size_t q = i + 1; q < p->nstages; q++) {
+		const struct tfd_segment *f;
+
+		if (p->stages[q].parent != (int)i)
+			continue;
+		if (!p->stages[q].is_async || c->fn_of[q] < 0)
+			return 0.0;
+		f = &c->segs.v[c->fn_of[q]];
+		return f->known && f->busy_ns > 0 ? (double)f->busy_ns : 0.0;
+	}
+	return 0.0;
+}
+
+/* What halving stage i's own work w saves of its thread's time over the
+ * window. While it consumes from an async map, its ops and the map's
+ * refills (a) share the pool's P threads: that part of the thread's
+ * cycle takes max(w, (w + a) / P), and cheaper work of i's shortens it
+ * only by what leaves the pool less to do. Another stage's work (a map on
+ * the batch runs while the buffer below stands full) saves what it
+ * halves. */
+static double halving_saves(const struct ctx *c, size_t i, double pool)
+{
+	double w = own_work(c->p, i), a = pool > 1 ? refill_work(c, i) : 0.0;
+
+	if (!(a > 0))
+		return w / 2;
+	return fmax(w, (w + a) / pool) - fmax(w / 2, (w / 2 + a) / pool);
+}
+
+/* A thread's segment is named by the stage whose work, halved, would
+ * shorten it most. By its own work when the one with the most time mostly
+ * waits for the pool: on a real pipeline a filter's calls took 724 ms of
+ * the thread, their ops 234 ms, the map beside it 528 ms, its ops 489 ms;
+ * halving the map's work measured 1.23x, the filter's 1.04x. And net of
+ * the pool it shares (halving_saves()): a filter's predicate ops 360 ms,
+ * reading a parallel map whose 2 workers' ops took 882 ms on the 2 threads
+ * of the pool, the map on the batch beside it 246 ms: halving the map on
+ * the batch measured 1.15x, the predicate 1.11x (5 runs each); without the
+ * parallel map's work, 1.31x and 1.42x. */
 static void own_top(struct ctx *c, int gi, struct tfd_segment *g)
 {
 	const struct tfd_pipeline *p = c->p;
 	int top = g->top_stage;
+	double pool = fmax(param_pos(&p->stages[0], "cpu_budget"),
+			   param_pos(&p->stages[0], "threadpool_size"));
 	double best;
 
-	if (top < 0 || own_work(p, (size_t)top) >= 0.5 * (double)p->stages[top].work_ns)
+	if (top < 0 || ((pool <= 1 || !(refill_work(c, (size_t)top) > 0)) &&
+			own_work(p, (size_t)top) >= 0.5 * (double)p->stages[top].work_ns))
 		return;
-	best = own_work(p, (size_t)top);
+	best = halving_saves(c, (size_t)top, pool);
 	for (size_t i = 0; i < p->nstages; i++)
-		if (c->seg_of[i] == gi && !p->stages[i].is_async && own_work(p, i) > best) {
-			best = own_work(p, i);
+		if (c->seg_of[i] == gi && !p->stages[i].is_async &&
+		    halving_saves(c, i, pool) > best) {
+			best = halving_saves(c, i, pool);
 			g->top_stage = (int)i;
 		}
 	if (g->top_stage != top)
@@ -484,7 +532,6 @@ static void finish_segments(struct ctx *c)
 		const struct tfd_stage *o = g->owner >= 0 ? &p->stages[g->owner] : NULL;
 
 		if (g->kind == TFD_SEG_INPUT) {
-			own_top(c, (int)gi, g);
 			input_params(c, g, o);
 		} else if (g->kind == TFD_SEG_FUNCTION) {
 			uint64_t known = o->fn_calls, unknown = c->fn_unknown[g->owner];
@@ -530,6 +577,10 @@ static void finish_segments(struct ctx *c)
 		if (!g->known)
 			g->capacity = NAN;
 	}
+	/* once the function segments' work is known (halving_saves()) */
+	for (size_t gi = 0; gi < c->segs.n; gi++)
+		if (c->segs.v[gi].kind == TFD_SEG_INPUT)
+			own_top(c, (int)gi, &c->segs.v[gi]);
 }
 
 /* "the ..." of tfd_segment_name, for a sentence */
@@ -547,103 +598,9 @@ static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segm
  * prefetch between them), so that part takes compute + their work; every
  * other segment works in parallel and delivers at its capacity. caps, when
  * given, replaces the segments' capacities (what-if). */
-double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
-			  const double *caps, double cpu_ns, double step_share)
-{
-	double compute = isfinite(cp->demand) ? step_share * 1e9 / cp->demand : 0;
-	double T = compute, cap0 = caps ? caps[0] : sg[0].capacity;
-
-	if (n && isfinite(cap0) && cap0 > 0)
-		T += 1e9 / cap0;
-	for (size_t g = 1; g < n; g++) {
-		double cap = caps ? caps[g] : sg[g].capacity;
-
-		if (!isnan(cap) && cap > 0 && isfinite(cap) && 1e9 / cap > T)
-			T = 1e9 / cap;
-	}
-	/* the cores: all that CPU work shares cpu_budget of them */
-	if (cp->cpu_budget > 0 && cpu_ns / cp->cpu_budget > T)
-		T = cpu_ns / cp->cpu_budget;
-	return T > 0 ? 1e9 / T : INFINITY;
-}
-
-/* The share of stage s's function op time that Python ops take (0 without
- * op events). */
-static double py_share(const struct tfd_stage *s)
-{
-	double all = tfd_fn_ops_time(s);
-
-	return all > 0 ? tfd_fn_python_time(s) / all : 0;
-}
-
-/* The read time held in async stage q's worker slots: its input segment's work. */
-double tfd_cap_reads_of(const struct tfd_pipeline *p, int q)
-{
-	for (size_t gi = 0; gi < p->nsegments; gi++)
-		if (p->segments[gi].kind == TFD_SEG_INPUT && p->segments[gi].owner == q)
-			return (double)p->segments[gi].busy_ns;
-	return 0;
-}
-
-/* The time stage i took in the window: its own work and, for an async
- * map, its function's runs (the reads its slots held are its input
- * segment's own). Its CPU time leaves out the share of Python ops (the
- * GIL, not the cores, bounds them, and a Python wait holds no core) and a
- * Sleep's. */
-double tfd_cap_stage_time_ns(const struct tfd_pipeline *p, size_t i)
-{
-	const struct tfd_segment *g = tfd_stage_function_segment(p, (int)i);
-	double w = (double)p->stages[i].work_ns;
-
-	if (g && g->known)
-		w += fmax(0.0, (double)g->busy_ns - tfd_cap_reads_of(p, (int)i));
-	return w;
-}
-
-double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
-{
-	const struct tfd_stage *s = &p->stages[i];
-
-	if (strcmp(s->family, "Sleep") == 0)
-		return 0;
-	return tfd_cap_stage_time_ns(p, i) * (1.0 - py_share(s));
-}
-
 /* The cores limit when they allow less than this share of what the rest
  * of the model allows. */
 #define CPU_LIMIT_MARGIN 0.95
-
-/* The cores' part of the model (p's segments are in): the host's cores as
- * the pipeline root states them and the CPU time per root element. Both
- * its cpu_budget and its threadpool_size are the schedulable cores unless
- * an option made one smaller (options.autotune.cpu_budget, a private
- * pool): the larger is the cores. The step's own time counts on a host
- * without device activity (its compute is the host's); on a host with a
- * device it waits for the device. */
-static void cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
-{
-	struct tfd_capacity *cp = &p->capacity;
-	double w = 0;
-
-	cp->cpu_budget = fmax(param_pos(&p->stages[0], "cpu_budget"),
-			      param_pos(&p->stages[0], "threadpool_size"));
-	if (!(cp->cpu_budget > 0) || !cp->root_elements)
-		return;
-	for (size_t i = 0; i < p->nstages; i++)
-		w += tfd_cap_stage_cpu_ns(p, i);
-	cp->cpu_step_ns = !in->host->dev.read && !in->host->dev.nplanes && isfinite(cp->demand)
-			      ? 1e9 / cp->demand
-			      : 0;
-	cp->cpu_ns = w / (double)cp->root_elements + cp->cpu_step_ns;
-	cp->cpu_rate = cp->cpu_ns > 0 ? cp->cpu_budget * 1e9 / cp->cpu_ns : INFINITY;
-	/* the work is the calls' wall time: with more threads than cores it
-	 * holds their waits for a core. The cores did deliver the throughput
-	 * seen, so they allow that at least (16 map workers on 2 cores had put
-	 * "at most 70.1/s" beside 82.2/s seen); the model's CPU per element
-	 * stays for the what-ifs, whose ratios it calibrates */
-	if (cp->throughput > cp->cpu_rate)
-		cp->cpu_rate = cp->throughput;
-}
 
 /* The step limits when no producer is slower than the consumer's serial
  * part and the pipeline's share of that part is small. */
@@ -667,8 +624,34 @@ static void over_evidence(struct ctx *c, const struct tfd_segment *l, const char
 {
 	const struct tfd_pipeline *p = c->p;
 	int w = c->over[l->top_stage];
-	char e[1024], ow[120], ot[120];
+	char e[1024], ow[120], ot[120], om[120];
+	double pool = fmax(param_pos(&p->stages[0], "cpu_budget"),
+			   param_pos(&p->stages[0], "threadpool_size"));
+	/* the pool's refills when the ops cover most of its calls */
+	double refill = pool > 1 && own_work(p, (size_t)w) >= 0.5 * (double)p->stages[w].work_ns
+			    ? refill_work(c, (size_t)w)
+			    : 0.0;
+	int m = -1;
 
+	for (size_t q = (size_t)w + 1; refill > 0 && q < p->nstages && m < 0; q++)
+		if (p->stages[q].parent == w)
+			m = (int)q;
+	if (m >= 0) {
+		const char *wl = tfd_stage_label(p, w, ow, sizeof(ow));
+
+		snprintf(e, sizeof(e),
+			 "%s busy %.0f%%: %s's calls take more of it, but while they read %s its "
+			 "workers refill on the same %g threads of the pool (%.0f ms of work in "
+			 "the window to its own %.0f ms), so halving %s's work saves less of the "
+			 "thread than halving %s's (%.0f ms); %s %s busy %.0f%%",
+			 a, 100 * l->utilization, wl, tfd_stage_label(p, m, om, sizeof(om)), pool,
+			 refill / 1e6, own_work(p, (size_t)w) / 1e6, wl,
+			 tfd_stage_label(p, l->top_stage, ot, sizeof(ot)),
+			 own_work(p, (size_t)l->top_stage) / 1e6, b,
+			 r->parallelism > 1 ? "are" : "is", 100 * r->utilization);
+		tfd_cap_set_evidence(&c->p->capacity, e);
+		return;
+	}
 	snprintf(e, sizeof(e),
 		 "%s busy %.0f%%: %s's calls take more of it, but their ops run %.0f%% of them "
 		 "(the rest waits for a thread of their pool), %s's %.0f%%; %s %s busy %.0f%%",
@@ -762,7 +745,7 @@ static void gil_bound(struct ctx *c, int64_t root_busy)
 		const struct tfd_stage *s = g->owner >= 0 ? &c->p->stages[g->owner] : NULL;
 
 		if (g->kind != TFD_SEG_FUNCTION || !g->known || !s || !s->nfn_ops ||
-		    !tfd_op_is_python(s->fn_ops[0].type) || py_share(s) < 0.5 ||
+		    !tfd_op_is_python(s->fn_ops[0].type) || tfd_cap_py_share(s) < 0.5 ||
 		    !tfd_gil_binds(cp, g->parallelism))
 			continue;
 		g->gil = true;
@@ -933,7 +916,7 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	if (cp->limiter >= 0) {
 		double m = cp->model_throughput;
 
-		cpu_model(p, in);
+		tfd_cap_cpu_model(p, in);
 		cp->model_throughput =
 		    tfd_cap_model_rate(p->segments, p->nsegments, cp, NULL, cp->cpu_ns, 1.0);
 		/* by a clear margin: the cores, bound from below by what they

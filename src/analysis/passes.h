@@ -349,6 +349,12 @@ double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct t
 double tfd_cap_reads_of(const struct tfd_pipeline *p, int q);
 double tfd_cap_stage_time_ns(const struct tfd_pipeline *p, size_t i);
 double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i);
+/* The share of stage s's function op time that Python ops take (0 without
+ * op events). */
+double tfd_cap_py_share(const struct tfd_stage *s);
+/* The cores' part of p's model once its segments are in (capcpu.c): its
+ * cpu_budget, the CPU per root element and the rate the cores allow. */
+void tfd_cap_cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in);
 
 /* The CPU time per root element after the same change (the model's
  * cpu_ns without one). */
