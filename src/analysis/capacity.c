@@ -593,11 +593,6 @@ static const char *seg_label(const struct tfd_pipeline *p, const struct tfd_segm
 	return buf;
 }
 
-/* Root elements per second the pipeline delivers by the model. The consumer
- * runs its step and the stages of its own segment one after the other (no
- * prefetch between them), so that part takes compute + their work; every
- * other segment works in parallel and delivers at its capacity. caps, when
- * given, replaces the segments' capacities (what-if). */
 /* The cores limit when they allow less than this share of what the rest
  * of the model allows. */
 #define CPU_LIMIT_MARGIN 0.95

@@ -20,6 +20,11 @@ static double root_param(const struct tfd_pipeline *p, const char *key)
 	return d > 0 ? d : 0;
 }
 
+/* Root elements per second the pipeline delivers by the model. The consumer
+ * runs its step and the stages of its own segment one after the other (no
+ * prefetch between them), so that part takes compute + their work; every
+ * other segment works in parallel and delivers at its capacity. caps, when
+ * given, replaces the segments' capacities (what-if). */
 double tfd_cap_model_rate(const struct tfd_segment *sg, size_t n, const struct tfd_capacity *cp,
 			  const double *caps, double cpu_ns, double step_share)
 {
