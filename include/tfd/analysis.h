@@ -579,6 +579,15 @@ const char *tfd_stage_label(const struct tfd_pipeline *p, int si, char *buf, siz
  * thread of their pool or a core), so on full cores the stage taking the
  * most CPU is named instead (bottleneck.c). */
 bool tfd_limit_mostly_waits(const struct tfd_pipeline *p);
+/* The pool as the limit: when the busiest stage of p's lowest segment, a
+ * thread, is a map or a filter whose function's ops run under half of its
+ * calls (the rest waits for a thread of the pool they run on), the stage
+ * whose ops hold the pool most, if that is another; -1 otherwise (also
+ * when the cores' rule names a stage first: bottleneck.c). Python ops
+ * count: a sleep holds its thread of the pool. */
+int tfd_pool_heaviest(const struct tfd_pipeline *p);
+/* The time all of p's stages' function ops held the pool in the window. */
+double tfd_pool_ops_ns(const struct tfd_pipeline *p);
 /* Why p's bottleneck, a stage no call of which ended in the capture
  * (tfd_stage_outlasted), is named: "no call of it ended in the capture
  * ... while the stages below it made N calls: ...". Writes buf. */

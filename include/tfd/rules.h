@@ -81,6 +81,7 @@ struct tfd_estimate {
 	double throughput, new_throughput; /* root elements/s (capacity basis) */
 	bool capped_by_demand;		   /* the consumer's own time limits after the fix */
 	bool capped_by_cores;		   /* the host's cores limit after the fix */
+	bool capped_by_pool;	    /* the pool's threads are the limit (tfd_pool_heaviest()) */
 	bool capped_by_producer;    /* (latency) the slowest producer already sets the rate */
 	bool misses_limit;	    /* the change does not touch the limiting stage */
 	bool input_bound_by_demand; /* already now the step, not the pipeline, limits */

@@ -286,6 +286,98 @@ static void cpu_evidence(struct tfd_pipeline *p, int h, bool waits)
 	}
 }
 
+/* The time stage i's function's ops held a thread of the pool in the
+ * window: every op, Python's too (a sleep holds its thread as a matmul
+ * does). */
+static double pool_ops_ns(const struct tfd_pipeline *p, size_t i)
+{
+	return p->stages[i].nfn_ops ? tfd_fn_ops_time(&p->stages[i]) : 0.0;
+}
+
+double tfd_pool_ops_ns(const struct tfd_pipeline *p)
+{
+	double all = 0;
+
+	for (size_t i = 0; i < p->nstages; i++)
+		all += pool_ops_ns(p, i);
+	return all;
+}
+
+int tfd_pool_heaviest(const struct tfd_pipeline *p)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	const struct tfd_segment *g;
+	const struct tfd_stage *t;
+	int top, best = -1;
+	double whole, best_ops = 0;
+	bool waits = false;
+
+	if (!TFD_CAPACITY_USABLE(p) || tfd_remote_limits(p) || cpu_heaviest(p, &waits) >= 0)
+		return -1;
+	g = &p->segments[cp->limiter];
+	top = g->top_stage;
+	if (g->kind != TFD_SEG_INPUT || g->gil || top < 0)
+		return -1;
+	t = &p->stages[top];
+	whole = fn_whole(t);
+	if (!t->nfn_ops || !(whole > 0) || !tfd_fn_is_work(t) ||
+	    pool_ops_ns(p, (size_t)top) >= WAITS_MOSTLY * whole)
+		return -1;
+	for (size_t i = 1; i < p->nstages; i++)
+		if ((int)i != top && pool_ops_ns(p, i) > best_ops) {
+			best_ops = pool_ops_ns(p, i);
+			best = (int)i;
+		}
+	if (best < 0 || best_ops <= pool_ops_ns(p, (size_t)top))
+		return -1;
+	/* Python ops wait for the interpreter's lock too, holding their
+	 * thread of the pool: with Python in another stage's function, the
+	 * lock may be what they wait for */
+	if (tfd_fn_python_time(&p->stages[best]) > 0.5 * best_ops)
+		for (size_t i = 1; i < p->nstages; i++)
+			if ((int)i != best && p->stages[i].nfn_ops &&
+			    tfd_fn_python_time(&p->stages[i]) > 0)
+				return -1;
+	return best;
+}
+
+/* The evidence when the limiting thread's busiest stage mostly waits for
+ * a thread of the pool and stage h's ops hold the pool most
+ * (tfd_pool_heaviest()); the thread is the next limit after the pool. */
+static void pool_evidence(struct tfd_pipeline *p, int h)
+{
+	struct tfd_capacity *cp = &p->capacity;
+	const struct tfd_segment *g = &p->segments[cp->limiter];
+	double all = tfd_pool_ops_ns(p), t = fn_whole(&p->stages[g->top_stage]);
+	double pool = cp->cpu_budget, rate, own = 0;
+	char a[200], b[120], c[120], e[1024];
+	const char *lb, *lc;
+
+	tfd_segment_name(p, g, a, sizeof(a));
+	lb = tfd_stage_label(p, g->top_stage, b, sizeof(b));
+	lc = tfd_stage_label(p, h, c, sizeof(c));
+	snprintf(e, sizeof(e),
+		 "the %s %s busy %.0f%%, but %s's ops run %.0f%% of its calls there: the rest "
+		 "waits for a thread of the pool its ops run on, where %s's ops take the most "
+		 "(%.0f%% of the time the stages' ops held it)",
+		 a, g->parallelism > 1 ? "are" : "is", 100 * g->utilization, lb,
+		 t > 0 ? 100 * pool_ops_ns(p, (size_t)g->top_stage) / t : 0.0, lc,
+		 all > 0 ? 100 * pool_ops_ns(p, (size_t)h) / all : 0.0);
+	tfd_cap_set_evidence(cp, e);
+	/* the thread's own work (its busiest stage's ops, its other stages'
+	 * time) is what would limit it without the wait */
+	for (size_t i = 0; i < p->nstages; i++)
+		if (p->stages[i].segment == cp->limiter && !p->stages[i].is_async)
+			own += (int)i == g->top_stage ? pool_ops_ns(p, i)
+						      : (double)p->stages[i].work_ns;
+	rate = pool > 0 && all > 0 ? pool * 1e9 * (double)cp->root_elements / all : 0;
+	if (rate > 0 && own > 0) {
+		cp->runner_up = cp->limiter;
+		cp->margin =
+		    fmax(1.0, g->parallelism * 1e9 * (double)cp->root_elements / own / rate);
+	}
+}
+
 void tfd_bottleneck_choose(struct tfd_pipeline *p)
 {
 	const struct tfd_capacity *cp = &p->capacity;
@@ -298,6 +390,9 @@ void tfd_bottleneck_choose(struct tfd_pipeline *p)
 		if ((o = cpu_heaviest(p, &waits)) >= 0) {
 			p->bottleneck = o;
 			cpu_evidence(p, o, waits);
+		} else if ((o = tfd_pool_heaviest(p)) >= 0) {
+			p->bottleneck = o;
+			pool_evidence(p, o);
 		}
 	} else if ((o = outlasting(p)) >= 0)
 		p->bottleneck = o;

@@ -115,6 +115,51 @@ static double factor_of(const struct rule *r, const struct tfd_pipeline *p, int 
 	return round(100.0 / keep) / 100.0;
 }
 
+/* Whether the pool's threads limit p: its bottleneck was named for
+ * holding them most while the limiting thread waits for one. */
+static bool pool_limits(const struct tfd_pipeline *p)
+{
+	return p->bottleneck >= 0 && tfd_pool_heaviest(p) == p->bottleneck;
+}
+
+/* A capacity estimate when the pool limits (pool_limits()), from the rate
+ * seen, bounded by the cores (cores) and the step's demand: cheaper work
+ * of stage si frees the pool by its ops' share; a pool as large as the
+ * fix sets it serves the waiting thread until its own work limits; more
+ * workers or more calls at once on the same pool wait for its threads
+ * (the model's estimate stays, marked). On real pipelines whose limiting
+ * thread mostly waited for the pool, what halving the work of the stage
+ * holding it most measured was within 25 % of this on 5 of 5. */
+static void pool_estimate(const struct rule *r, const struct tfd_pipeline *p, int si, double k,
+			  bool vec, double cores, double *now, double *after,
+			  struct tfd_estimate *e)
+{
+	const struct tfd_capacity *cp = &p->capacity;
+	double all = tfd_pool_ops_ns(p), o = si >= 0 ? tfd_fn_ops_time(&p->stages[si]) : 0;
+	double left;
+
+	e->capped_by_pool = true;
+	if (r->est_parallelism && r->est_to > cp->cpu_budget && cp->runner_up == cp->limiter) {
+		/* a larger pool (as the fix sets it) until the waiting thread's
+		 * own work limits (bottleneck.c: the margin) */
+		*now = cp->throughput;
+		*after = cp->throughput * fmin(r->est_to / cp->cpu_budget, cp->margin);
+	} else if (r->est_workers || r->est_parallelism || vec || !(o > 0) || !(all > 0) ||
+		   !(k > 1)) {
+		return;
+	} else {
+		left = all - o * (1.0 - 1.0 / k);
+		if (!(left > 0))
+			return;
+		*now = cp->throughput;
+		*after = cp->throughput * all / left;
+	}
+	if (isfinite(cores))
+		*after = fmin(*after, fmax(cores, cp->throughput));
+	if (isfinite(cp->demand))
+		*after = fmin(*after, fmax(cp->demand, cp->throughput));
+}
+
 /* What-if through the capacity model: the stage's work / factor (remove: no
  * work), the new lowest capacity capped by the consumer's demand, anchored
  * to the observed time per root element (throughput-model.md 5). */
@@ -153,6 +198,8 @@ static void capacity_estimate(const struct rule *r, const struct tfd_host_result
 		after = fmin(after, k * cp->throughput);
 		now = cp->throughput;
 	}
+	if (pool_limits(p))
+		pool_estimate(r, p, si, k, vec, cores, &now, &after, e);
 	e->basis = "capacity";
 	e->known = true;
 	e->speedup = after / now;

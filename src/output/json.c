@@ -358,6 +358,8 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 						      x->estimate.capped_by_demand);
 				cJSON_AddBoolToObject(e, "capped_by_cores",
 						      x->estimate.capped_by_cores);
+				cJSON_AddBoolToObject(e, "capped_by_pool",
+						      x->estimate.capped_by_pool);
 				cJSON_AddBoolToObject(e, "misses_limit", x->estimate.misses_limit);
 				cJSON_AddBoolToObject(e, "step_limits_already",
 						      x->estimate.input_bound_by_demand);

@@ -75,6 +75,10 @@ bool tfd_fmt_worth(const struct tfd_estimate *e, struct tfd_buf *b)
 			tfd_buf_puts(
 			    b, "~1.0x: the host's cores are already the limit, so spreading "
 			       "the work over more threads gains nothing (cheaper work would)");
+		else if (e->misses_limit && e->capped_by_pool)
+			tfd_buf_puts(b, "~1.0x: the threads of the pool the functions run on are "
+					"the limit, so more calls at once wait for them (cheaper "
+					"work would help)");
 		else if (e->misses_limit)
 			tfd_buf_puts(b, "~1.0x: this stage does not limit throughput, so the "
 					"change alone gains nothing");

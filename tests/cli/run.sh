@@ -1543,6 +1543,16 @@ run analyze -q -f json tests/cases/ok/tf221-cores-thread-two-stages/vm.xplane.pb
 if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
 assert p["bottleneck"]["long_name"] == "Iterator::Root::Prefetch::Map", p["bottleneck"]
 assert p["capacity"]["cpu"]["limits"], p["capacity"]["cpu"]' <<<"$out"; then ok; else bad "a thread of two stages on full cores: $(head -c 300 <<<"$out")"; fi
+# reads whose numpy_function sleeps 0.3 ms on 2 interleave threads (busy
+# 98 %): their ops run 28 % of their calls, the rest waits for a thread of
+# the pool, where the decoding and augmenting map's ops take the most: it
+# is named, not the reads (halving its work measured 1.20x, the reads'
+# sleep 0.92x), and its cheaper work is worth what it frees of the pool
+run analyze -q -f json tests/cases/ok/tf221-reads-wait-for-pool/vm.xplane.pb
+if python3 -c 'import json, sys; d = json.load(sys.stdin); p = d["hosts"][0]["pipelines"][0]
+assert p["bottleneck"]["long_name"] == "Iterator::Root::ParallelMapV2::MapAndBatch", p["bottleneck"]
+assert "but Map\x27s ops run 28% of its calls there: the rest waits for a thread of the pool its ops run on, where MapAndBatch\x27s ops take the most (48% of" in p["capacity"]["evidence"], p["capacity"]["evidence"]
+e = d["findings"][0]["estimate"]; assert d["findings"][0]["rule"] == "TFD-T04" and e["capped_by_pool"] and 1.2 < e["step_speedup"] < 1.45, e' <<<"$out"; then ok; else bad "reads waiting for the pool: $(rules_of) $(head -c 400 <<<"$out")"; fi
 # a filter reading a 2-worker map and a map on the batch share the
 # prefetch's thread (81 % busy): the predicate's ops (353 ms) take more
 # of it than the batch map's (246 ms), but they run beside the map's

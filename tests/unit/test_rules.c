@@ -705,9 +705,9 @@ static void escaped_cut_says_so(struct t *t)
 	T_EQ_STR(out, "abcdefghijk");
 }
 
-/* why a change is worth ~1.0x: the stage is not the limit, the step
- * already is, or the cores are (then more threads gain nothing, while the
- * stage is the limit) */
+/* why a change is worth ~1.0x: the stage is not the limit, the pool's
+ * threads are, the step already is, or the cores are (then more threads
+ * gain nothing, while the stage is the limit) */
 static void worth_says_why_nothing(struct t *t)
 {
 	struct tfd_estimate e = {.known = true,
@@ -722,6 +722,12 @@ static void worth_says_why_nothing(struct t *t)
 	T_TRUE(strstr(b.s, "this stage does not limit throughput") != NULL);
 	tfd_buf_release(&b);
 	tfd_buf_init(&b);
+	e.capped_by_pool = true;
+	T_TRUE(tfd_fmt_worth(&e, &b));
+	T_TRUE(strstr(b.s, "the threads of the pool the functions run on are the limit") != NULL);
+	tfd_buf_release(&b);
+	tfd_buf_init(&b);
+	e.capped_by_pool = false;
 	e.capped_by_cores = true;
 	T_TRUE(tfd_fmt_worth(&e, &b));
 	T_TRUE(strstr(b.s, "the host's cores are already the limit") != NULL);
