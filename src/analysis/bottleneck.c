@@ -291,7 +291,7 @@ static void cpu_evidence(struct tfd_pipeline *p, int h, bool waits)
  * does). */
 static double pool_ops_ns(const struct tfd_pipeline *p, size_t i)
 {
-	return p->stages[i].nfn_ops ? tfd_fn_ops_time(&p->stages[i]) : 0.0;
+	return tfd_fn_ops_time(&p->stages[i]);
 }
 
 double tfd_pool_ops_ns(const struct tfd_pipeline *p)
@@ -335,8 +335,7 @@ int tfd_pool_heaviest(const struct tfd_pipeline *p)
 	 * lock may be what they wait for */
 	if (tfd_fn_python_time(&p->stages[best]) > 0.5 * best_ops)
 		for (size_t i = 1; i < p->nstages; i++)
-			if ((int)i != best && p->stages[i].nfn_ops &&
-			    tfd_fn_python_time(&p->stages[i]) > 0)
+			if ((int)i != best && tfd_fn_python_time(&p->stages[i]) > 0)
 				return -1;
 	return best;
 }

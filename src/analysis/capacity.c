@@ -49,14 +49,6 @@ static bool is_interleave(const char *family)
 	return tfd_family_has(family, TFD_FAM_INTERLEAVE);
 }
 
-static double param_pos(const struct tfd_stage *s, const char *key)
-{
-	const char *v = s->sample ? tfd_event_param(s->sample, key) : NULL;
-	double d = v ? strtod(v, NULL) : 0;
-
-	return d > 0 ? d : 0;
-}
-
 struct ctx {
 	struct tfd_pipeline *p;
 	const struct tfd_cap_calls *in;
@@ -366,7 +358,7 @@ static double instances(const struct ctx *c, const struct tfd_segment *g)
 	}
 	if (up < 0 || g->nthreads < 2 || after_ancestor(p, up, below) != '[')
 		return 1; /* outside, or in the interleave's own input (its files) */
-	cyc = param_pos(&p->stages[up], "cycle_length");
+	cyc = tfd_cap_param_pos(&p->stages[up], "cycle_length");
 	return cyc > 0 ? fmin(cyc, (double)g->nthreads) : (double)g->nthreads;
 }
 
@@ -387,7 +379,7 @@ static void input_params(const struct ctx *c, struct tfd_segment *g, const struc
 	cyc = param_over(c, g->owner, TFD_PARAM_CYCLE, &g->cyc_lo, &g->cyc_hi);
 	par = param_over(c, g->owner, TFD_PARAM_PARALLELISM, &g->par_lo, &g->par_hi);
 	if (!(cyc > 0))
-		cyc = param_pos(o, "cycle_length");
+		cyc = tfd_cap_param_pos(o, "cycle_length");
 	g->parallelism = cyc > 0 && par > 0 ? fmin(cyc, par) : cyc > 0 ? cyc : par;
 	if (g->parallelism <= 0) {
 		g->parallelism = g->nthreads ? (double)g->nthreads : 1;
@@ -441,25 +433,29 @@ static double own_work(const struct tfd_pipeline *p, size_t i)
 
 /* The function work of the async map that stage i, a map or a filter
  * whose function's ops were seen, reads directly (its function segment's,
- * reads included), or 0: while i consumes, that map's workers refill the
- * elements it took, on the pool i's function's ops run on. */
-static double refill_work(const struct ctx *c, size_t i)
+ * reads included), or 0; *map (may be NULL) that map, -1 for none: while
+ * i consumes, that map's workers refill the elements it took, on the pool
+ * i's function's ops run on. */
+static double refill_work(const struct ctx *c, size_t i, int *map)
 {
 	const struct tfd_pipeline *p = c->p;
+	const struct tfd_segment *f;
+	size_t q = i + 1;
 
+	if (map)
+		*map = -1;
 	if (!p->stages[i].nfn_ops || !tfd_fn_is_work(&p->stages[i]))
 		return 0.0;
-	for (size_t q = i + 1; q < p->nstages; q++) {
-		const struct tfd_segment *f;
-
-		if (p->stages[q].parent != (int)i)
-			continue;
-		if (!p->stages[q].is_async || c->fn_of[q] < 0)
-			return 0.0;
-		f = &c->segs.v[c->fn_of[q]];
-		return f->known && f->busy_ns > 0 ? (double)f->busy_ns : 0.0;
-	}
-	return 0.0;
+	while (q < p->nstages && p->stages[q].parent != (int)i)
+		q++;
+	if (q >= p->nstages || !p->stages[q].is_async || c->fn_of[q] < 0)
+		return 0.0;
+	f = &c->segs.v[c->fn_of[q]];
+	if (!f->known || f->busy_ns <= 0)
+		return 0.0;
+	if (map)
+		*map = (int)q;
+	return (double)f->busy_ns;
 }
 
 /* What halving stage i's own work w saves of its thread's time over the
@@ -471,7 +467,7 @@ static double refill_work(const struct ctx *c, size_t i)
  * halves. */
 static double halving_saves(const struct ctx *c, size_t i, double pool)
 {
-	double w = own_work(c->p, i), a = pool > 1 ? refill_work(c, i) : 0.0;
+	double w = own_work(c->p, i), a = pool > 1 ? refill_work(c, i, NULL) : 0.0;
 
 	if (!(a > 0))
 		return w / 2;
@@ -492,20 +488,24 @@ static void own_top(struct ctx *c, int gi, struct tfd_segment *g)
 {
 	const struct tfd_pipeline *p = c->p;
 	int top = g->top_stage;
-	double pool = fmax(param_pos(&p->stages[0], "cpu_budget"),
-			   param_pos(&p->stages[0], "threadpool_size"));
+	double pool = tfd_cap_cores(p);
 	double best;
 
-	if (top < 0 || ((pool <= 1 || !(refill_work(c, (size_t)top) > 0)) &&
+	if (top < 0 || ((pool <= 1 || !(refill_work(c, (size_t)top, NULL) > 0)) &&
 			own_work(p, (size_t)top) >= 0.5 * (double)p->stages[top].work_ns))
 		return;
 	best = halving_saves(c, (size_t)top, pool);
-	for (size_t i = 0; i < p->nstages; i++)
-		if (c->seg_of[i] == gi && !p->stages[i].is_async &&
-		    halving_saves(c, i, pool) > best) {
-			best = halving_saves(c, i, pool);
+	for (size_t i = 0; i < p->nstages; i++) {
+		double saves;
+
+		if (c->seg_of[i] != gi || p->stages[i].is_async)
+			continue;
+		saves = halving_saves(c, i, pool);
+		if (saves > best) {
+			best = saves;
 			g->top_stage = (int)i;
 		}
+	}
 	if (g->top_stage != top)
 		c->over[g->top_stage] = top;
 }
@@ -542,7 +542,7 @@ static void finish_segments(struct ctx *c)
 			g->parallelism =
 			    param_over(c, g->owner, TFD_PARAM_PARALLELISM, &g->par_lo, &g->par_hi);
 			if (g->parallelism <= 0)
-				g->parallelism = param_pos(o, "num_parallel_calls");
+				g->parallelism = tfd_cap_param_pos(o, "num_parallel_calls");
 			if (g->parallelism <= 0) {
 				g->parallelism = g->nthreads ? (double)g->nthreads : 1;
 				g->parallelism_observed = true;
@@ -620,18 +620,14 @@ static void over_evidence(struct ctx *c, const struct tfd_segment *l, const char
 	const struct tfd_pipeline *p = c->p;
 	int w = c->over[l->top_stage];
 	char e[1024], ow[120], ot[120], om[120];
-	double pool = fmax(param_pos(&p->stages[0], "cpu_budget"),
-			   param_pos(&p->stages[0], "threadpool_size"));
+	double pool = tfd_cap_cores(p);
+	int m = -1;
 	/* the pool's refills when the ops cover most of its calls */
 	double refill = pool > 1 && own_work(p, (size_t)w) >= 0.5 * (double)p->stages[w].work_ns
-			    ? refill_work(c, (size_t)w)
+			    ? refill_work(c, (size_t)w, &m)
 			    : 0.0;
-	int m = -1;
 
-	for (size_t q = (size_t)w + 1; refill > 0 && q < p->nstages && m < 0; q++)
-		if (p->stages[q].parent == w)
-			m = (int)q;
-	if (m >= 0) {
+	if (refill > 0) {
 		const char *wl = tfd_stage_label(p, w, ow, sizeof(ow));
 
 		snprintf(e, sizeof(e),

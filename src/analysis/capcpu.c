@@ -11,13 +11,18 @@
 #include "tfd/graph.h"
 #include "tfd/select.h"
 
-/* A positive number the root's first call states for key, or 0. */
-static double root_param(const struct tfd_pipeline *p, const char *key)
+double tfd_cap_param_pos(const struct tfd_stage *s, const char *key)
 {
-	const char *v = p->stages[0].sample ? tfd_event_param(p->stages[0].sample, key) : NULL;
+	const char *v = s->sample ? tfd_event_param(s->sample, key) : NULL;
 	double d = v ? strtod(v, NULL) : 0;
 
 	return d > 0 ? d : 0;
+}
+
+double tfd_cap_cores(const struct tfd_pipeline *p)
+{
+	return fmax(tfd_cap_param_pos(&p->stages[0], "cpu_budget"),
+		    tfd_cap_param_pos(&p->stages[0], "threadpool_size"));
 }
 
 /* Root elements per second the pipeline delivers by the model. The consumer
@@ -88,10 +93,8 @@ double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i)
 }
 
 /* The cores' part of the model (p's segments are in): the host's cores as
- * the pipeline root states them and the CPU time per root element. Both
- * its cpu_budget and its threadpool_size are the schedulable cores unless
- * an option made one smaller (options.autotune.cpu_budget, a private
- * pool): the larger is the cores. The step's own time counts on a host
+ * the pipeline root states them (tfd_cap_cores()) and the CPU time per
+ * root element. The step's own time counts on a host
  * without device activity (its compute is the host's); on a host with a
  * device it waits for the device. */
 void tfd_cap_cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
@@ -99,7 +102,7 @@ void tfd_cap_cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in)
 	struct tfd_capacity *cp = &p->capacity;
 	double w = 0;
 
-	cp->cpu_budget = fmax(root_param(p, "cpu_budget"), root_param(p, "threadpool_size"));
+	cp->cpu_budget = tfd_cap_cores(p);
 	if (!(cp->cpu_budget > 0) || !cp->root_elements)
 		return;
 	for (size_t i = 0; i < p->nstages; i++)

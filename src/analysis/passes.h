@@ -352,6 +352,13 @@ double tfd_cap_stage_cpu_ns(const struct tfd_pipeline *p, size_t i);
 /* The share of stage s's function op time that Python ops take (0 without
  * op events). */
 double tfd_cap_py_share(const struct tfd_stage *s);
+/* A positive number stage s's first call states for key, or 0. */
+double tfd_cap_param_pos(const struct tfd_stage *s, const char *key);
+/* The host's cores as p's root states them: both its cpu_budget and its
+ * threadpool_size (the threads of the pool its functions run on) are the
+ * schedulable cores unless an option made one smaller
+ * (options.autotune.cpu_budget, a private pool): the larger; 0 unknown. */
+double tfd_cap_cores(const struct tfd_pipeline *p);
 /* The cores' part of p's model once its segments are in (capcpu.c): its
  * cpu_budget, the CPU per root element and the rate the cores allow. */
 void tfd_cap_cpu_model(struct tfd_pipeline *p, const struct tfd_cap_calls *in);
