@@ -191,60 +191,75 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	return (e0 - s0) - covered;
 }
 
-/* Distribute the segments `segs` (owned by node) among node and its
- * children; recurse into children that received time. */
-static void attribute(const struct tfd_tree *t, int node, const struct iv *segs, size_t nsegs,
-		      int depth, tfd_blocking_fn add, void *ctx)
+/* attribute()'s working room, shared down the recursion: a node's
+ * children's clipped spans (kids, used up before it recurses) and the
+ * spans each node hands its children (owned, a stack: a node's stay below
+ * what its descendants push). One allocation each, however many calls,
+ * where each call had grown two arrays of its own. */
+struct attr_scratch {
+	VEC(struct iv) kids;
+	VEC(struct iv) owned;
+};
+
+/* Distribute the segments owned[seg0 .. seg0 + nsegs) of the scratch
+ * (owned by node) among node and its children; recurse into children that
+ * received time. The segments are read by offset: the stack grows, and may
+ * move, while they are read. */
+static void attribute(const struct tfd_tree *t, int node, struct attr_scratch *sc, size_t seg0,
+		      size_t nsegs, int depth, tfd_blocking_fn add, void *ctx)
 {
-	VEC(struct iv) kids = {0};
-	VEC(struct iv) owned = {0};
 	struct kids first;
 	int64_t own = 0;
+	size_t base = sc->owned.n;
 
 	if (depth > TFD_MAX_CALL_DEPTH) {
 		for (size_t i = 0; i < nsegs; i++)
-			own += segs[i].e - segs[i].s;
+			own += sc->owned.v[seg0 + i].e - sc->owned.v[seg0 + i].s;
 		add(ctx, node, own);
 		return;
 	}
 	kids_begin(&first, t, node, tfd_times_end(&t->tm, (size_t)node));
 	for (size_t si = 0; si < nsegs; si++) {
-		int64_t lo = segs[si].s, hi = segs[si].e, cur = lo;
+		int64_t lo = sc->owned.v[seg0 + si].s, hi = sc->owned.v[seg0 + si].e, cur = lo;
 		size_t i = 0;
 		int best = -1;
 		struct kids it = first;
+		const struct iv *kv;
+		size_t kn;
 
-		kids.n = 0;
+		sc->kids.n = 0;
 		for (int c; (c = kids_next(&it)) >= 0;) {
 			int64_t cs0 = tfd_times_start(&t->tm, (size_t)c), a = cs0 > lo ? cs0 : lo;
 			int64_t end = tfd_times_end(&t->tm, (size_t)c), b = end < hi ? end : hi;
 
 			if (a < b)
-				vec_push(&kids, ((struct iv){a, b, c}));
+				vec_push(&sc->kids, ((struct iv){a, b, c}));
 		}
-		sort_ivs(kids.v, kids.n, iv_cmp);
+		sort_ivs(sc->kids.v, sc->kids.n, iv_cmp);
+		kv = sc->kids.v;
+		kn = sc->kids.n;
 		while (cur < hi) {
-			while (i < kids.n && kids.v[i].s <= cur) {
-				if (best < 0 || kids.v[i].e > kids.v[best].e)
+			while (i < kn && kv[i].s <= cur) {
+				if (best < 0 || kv[i].e > kv[best].e)
 					best = (int)i;
 				i++;
 			}
-			if (best >= 0 && kids.v[best].e > cur) {
-				int64_t end = kids.v[best].e;
+			if (best >= 0 && kv[best].e > cur) {
+				int64_t end = kv[best].e;
 
 				/* a later child that outlasts best takes over where it starts */
-				for (size_t j = i; j < kids.n && kids.v[j].s < end; j++)
-					if (kids.v[j].e > end) {
-						end = kids.v[j].s;
+				for (size_t j = i; j < kn && kv[j].s < end; j++)
+					if (kv[j].e > end) {
+						end = kv[j].s;
 						break;
 					}
 				if (end > cur)
-					vec_push(&owned, ((struct iv){cur, end, kids.v[best].who}));
+					vec_push(&sc->owned, ((struct iv){cur, end, kv[best].who}));
 				cur = end;
-				if (cur >= kids.v[best].e)
+				if (cur >= kv[best].e)
 					best = -1;
 			} else {
-				int64_t next = i < kids.n && kids.v[i].s < hi ? kids.v[i].s : hi;
+				int64_t next = i < kn && kv[i].s < hi ? kv[i].s : hi;
 
 				best = -1;
 				own += next - cur;
@@ -253,17 +268,17 @@ static void attribute(const struct tfd_tree *t, int node, const struct iv *segs,
 		}
 	}
 	add(ctx, node, own);
-	vec_free(&kids);
-	sort_ivs(owned.v, owned.n, own_cmp);
-	for (size_t a = 0; a < owned.n;) {
+	sort_ivs(sc->owned.v + base, sc->owned.n - base, own_cmp);
+	for (size_t a = base, top = sc->owned.n; a < top;) {
 		size_t b = a;
+		int who = sc->owned.v[a].who;
 
-		while (b < owned.n && owned.v[b].who == owned.v[a].who)
+		while (b < top && sc->owned.v[b].who == who)
 			b++;
-		attribute(t, owned.v[a].who, owned.v + a, b - a, depth + 1, add, ctx);
+		attribute(t, who, sc, a, b - a, depth + 1, add, ctx); /* pops what it pushed */
 		a = b;
 	}
-	vec_free(&owned);
+	sc->owned.n = base;
 }
 
 static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *self_ns)
@@ -286,8 +301,17 @@ void tfd_tree_attribute_to(const struct tfd_tree *t, int root, int64_t *self_ns,
 
 	if (self_ns)
 		self_all(t, root, 0, self_ns);
-	if (seg.e > seg.s)
-		attribute(t, root, &seg, 1, 0, add, ctx);
+	if (seg.e > seg.s) {
+		struct attr_scratch sc = {0};
+
+		/* room for most root calls' trees at once (grown if not) */
+		vec_reserve(&sc.kids, 256);
+		vec_reserve(&sc.owned, 256);
+		vec_push(&sc.owned, seg);
+		attribute(t, root, &sc, 0, 1, 0, add, ctx);
+		vec_free(&sc.kids);
+		vec_free(&sc.owned);
+	}
 }
 
 static void add_to_array(void *ctx, int node, int64_t ns)

@@ -135,6 +135,102 @@ static void attribution_hands_each_call_once(struct t *t)
 	}
 }
 
+/* The blocking time of a root call whose tree hands out thousands of
+ * segments, more than the attribution's working room holds at first, and
+ * more while the calls above still hold theirs there (the room grows, and
+ * may move, under them: under AddressSanitizer a pointer kept across a
+ * child's turn fails here): each piece of the root call given to the
+ * call found by walking down from the root to the child covering it that
+ * ends last (the rule attribution_overlap() shows), against the
+ * attribution. Ends are distinct, so no tie decides. */
+static void attribution_deep_wide_tree(struct t *t)
+{
+	enum { N = 4000 };
+	static int64_t start[N], end[N], self[N], blk[N], want[N], pts[2 * N];
+	static int parent[N];
+	int n = 1, first = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct tfd_tree tr;
+
+	start[0] = 0;
+	end[0] = 2000000;
+	parent[0] = -1;
+	/* 600 children of the root in turn, overlapping a little; the first
+	 * has 500 of its own, every other one 3, some of them 1 more */
+	for (int i = 0; i < 600; i++) {
+		int c = n++;
+
+		parent[c] = 0;
+		start[c] = (int64_t)i * 3300 + 7;
+		end[c] = start[c] + 3400 + i % 5;
+		if (i == 0)
+			first = c;
+		for (int k = 0; k < (i ? 3 : 500) && n < N - 1; k++) {
+			int g = n++;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			parent[g] = c;
+			start[g] = start[c] + (i ? 1000 * k : 6 * k) + (int64_t)(x % 5);
+			end[g] = start[g] + (i ? 900 : 5);
+			if (i && k == 1 && n < N) {
+				int gg = n++;
+
+				parent[gg] = g;
+				start[gg] = start[g] + 100;
+				end[gg] = start[g] + 400 + k;
+			}
+		}
+	}
+	T_TRUE(first == 1);
+	/* distinct ends: each scaled and nudged by its index */
+	for (int i = 1; i < n; i++) {
+		start[i] *= 4096;
+		end[i] = end[i] * 4096 + i;
+	}
+	end[0] *= 4096;
+	memset(want, 0, sizeof(want));
+	/* the owner of each piece between two consecutive starts or ends
+	 * (which calls cover an instant changes only there) */
+	for (int i = 0; i < n; i++) {
+		pts[2 * i] = start[i];
+		pts[2 * i + 1] = end[i];
+	}
+	qsort(pts, (size_t)(2 * n), sizeof(*pts), tfd_cmp_i64);
+	for (int k = 0; k + 1 < 2 * n; k++) {
+		int64_t at = pts[k];
+		int node = 0;
+
+		if (pts[k + 1] == at || at < start[0] || at >= end[0])
+			continue;
+		for (;;) {
+			int best = -1;
+
+			for (int c = 1; c < n; c++)
+				if (parent[c] == node && start[c] <= at && at < end[c] &&
+				    (best < 0 || end[c] > end[best]))
+					best = c;
+			if (best < 0)
+				break;
+			node = best;
+		}
+		want[node] += pts[k + 1] - at;
+	}
+	tfd_tree_build(&tr, (size_t)n, start, end, parent);
+	memset(self, 0, sizeof(self));
+	memset(blk, 0, sizeof(blk));
+	tfd_tree_attribute(&tr, 0, self, blk);
+	for (int i = 0; i < n; i++)
+		T_EQ_I64(blk[i], want[i]);
+	{
+		int64_t sum = 0;
+
+		for (int i = 0; i < n; i++)
+			sum += blk[i];
+		T_EQ_I64(sum, end[0] - start[0]);
+	}
+	tfd_tree_release(&tr);
+}
+
 /* A tree over a host's calls gives each call the same children, self time
  * and blocking time whether it lists them or finds them by scanning its
  * thread (tfd_tree_build_scan): random hosts of a few threads whose calls
@@ -1528,6 +1624,7 @@ const struct t_case analysis_cases[] = {
     T(attribution_clips),
     T(self_time_is_the_uncovered_span),
     T(attribution_hands_each_call_once),
+    T(attribution_deep_wide_tree),
     T(call_tree_scan_is_the_lists),
     T(nested_sync_chain),
     T(self_time_below_the_depth_limit),
