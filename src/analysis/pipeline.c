@@ -358,10 +358,17 @@ static int root_rank_cmp(const void *a, const void *b)
 	return (x->local > y->local) - (x->local < y->local);
 }
 
+/* The last top of a chain of parents owner_of() looked up, and its
+ * answer: a thread's calls come one after another under one root call. */
+struct owner_memo {
+	int top, rank;
+};
+
 /* Which root call (its rank) owns call k: the top of k's chain of parents,
  * if that is a root call; -1 for none. rr: the root calls by local index
  * (no per-call array: this runs at the peak). */
-static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k)
+static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k,
+		    struct owner_memo *m)
 {
 	int x = (int)k, guard = 0;
 	size_t lo = 0, hi = nr;
@@ -370,6 +377,9 @@ static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t n
 		x = parent_of(b, (size_t)x);
 	if (parent_of(b, (size_t)x) >= 0)
 		return -1;
+	if (x == m->top)
+		return m->rank;
+	m->top = x;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -378,7 +388,8 @@ static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t n
 		else
 			hi = mid;
 	}
-	return lo < nr && rr[lo].local == x ? rr[lo].rank : -1;
+	m->rank = lo < nr && rr[lo].local == x ? rr[lo].rank : -1;
+	return m->rank;
 }
 
 /* An observed blocking edge (parent stage -> child stage) and the first
@@ -493,6 +504,7 @@ static void agg_calls(const struct agg_job *j, struct agg_part *pt, size_t k0, s
 	const struct pbuild *b = j->b;
 	const struct host_ctx *c = b->c;
 	size_t nr = b->roots.n;
+	struct owner_memo memo = {-1, -1};
 
 	for (size_t k = k0; k < k1; k++) {
 		int hk = host_call(b, k);
@@ -504,7 +516,7 @@ static void agg_calls(const struct agg_job *j, struct agg_part *pt, size_t k0, s
 		/* found here, not kept per call (the attribution's depth limit
 		 * does not apply: every call has its self time) */
 		int64_t self = tfd_tree_self(&b->tree, (int)k);
-		int owner = owner_of(b, j->rr, nr, k);
+		int owner = owner_of(b, j->rr, nr, k, &memo);
 
 		s->calls_all++;
 		s->total_all_ns = sat_add(s->total_all_ns, d);
