@@ -366,7 +366,8 @@ struct owner_memo {
 
 /* Which root call (its rank) owns call k: the top of k's chain of parents,
  * if that is a root call; -1 for none. rr: the root calls by local index
- * (no per-call array: this runs at the peak). */
+ * (no per-call array: this runs at the peak); m: the caller's memo of the
+ * last lookup, {-1, -1} before the first. */
 static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k,
 		    struct owner_memo *m)
 {
