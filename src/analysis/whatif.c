@@ -366,14 +366,13 @@ static int only_child(const struct tfd_pipeline *p, int i)
  * stage or when it does not say. */
 static double batch_of(const struct tfd_pipeline *p, int x)
 {
-	const char *f = p->stages[x].family, *v;
+	const char *f = p->stages[x].family;
 	double b;
 
 	if (strcmp(f, "Batch") && strcmp(f, "PaddedBatch") && strcmp(f, "MapAndBatch") &&
 	    strcmp(f, "ParallelBatch"))
 		return 0;
-	v = p->stages[x].sample ? tfd_event_param(p->stages[x].sample, "batch_size") : NULL;
-	b = v ? strtod(v, NULL) : 0;
+	b = tfd_cap_param_pos(&p->stages[x], "batch_size");
 	return b >= 1 && b < 1e9 ? b : 0;
 }
 
