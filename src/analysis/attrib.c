@@ -135,6 +135,17 @@ static inline int kids_next(struct kids *it)
 	return -1;
 }
 
+/* Whether node has no child, known without its window's scan: listed, an
+ * empty list; scanned, no far child and no call after it starting within
+ * it (most calls: the leaves). */
+static inline bool no_kids(const struct tfd_tree *t, int node, int64_t end)
+{
+	if (t->kid_off)
+		return t->kid_off[node] == t->kid_off[node + 1];
+	return !has_far(t, node) &&
+	       ((size_t)node + 1 >= t->n || tfd_times_start(&t->tm, (size_t)node + 1) > end);
+}
+
 int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 {
 	int64_t s0 = tfd_times_start(&t->tm, (size_t)node),
@@ -144,10 +155,7 @@ int64_t tfd_tree_self(const struct tfd_tree *t, int node)
 	struct kids it;
 	int started = 0;
 
-	/* scanned, a node no call after it starts within and with no far
-	 * children (most calls: the leaves) has none */
-	if (!t->kid_off && !has_far(t, node) &&
-	    ((size_t)node + 1 >= t->n || tfd_times_start(&t->tm, (size_t)node + 1) > e0))
+	if (no_kids(t, node, e0))
 		return e0 - s0;
 	kids_begin(&it, t, node, e0);
 	for (int c; (c = kids_next(&it)) >= 0;) {
@@ -212,7 +220,8 @@ static void attribute(const struct tfd_tree *t, int node, struct attr_scratch *s
 	int64_t own = 0;
 	size_t base = sc->owned.n;
 
-	if (depth > TFD_MAX_CALL_DEPTH) {
+	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, tfd_times_end(&t->tm, (size_t)node))) {
+		/* every instant its own */
 		for (size_t i = 0; i < nsegs; i++)
 			own += sc->owned.v[seg0 + i].e - sc->owned.v[seg0 + i].s;
 		add(ctx, node, own);
@@ -286,7 +295,7 @@ static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *sel
 	struct kids it;
 
 	self_ns[node] = tfd_tree_self(t, node);
-	if (depth > TFD_MAX_CALL_DEPTH)
+	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, tfd_times_end(&t->tm, (size_t)node)))
 		return;
 	kids_begin(&it, t, node, tfd_times_end(&t->tm, (size_t)node));
 	for (int c; (c = kids_next(&it)) >= 0;)
