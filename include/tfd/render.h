@@ -11,13 +11,8 @@
 #include "tfd/buf.h"
 #include "tfd/diff.h"
 #include "tfd/fmt.h"
+#include "tfd/jsonmem.h"
 #include "tfd/rules.h"
-
-/* Route cJSON's allocations (rules, partials, every JSON document) through
- * xmalloc, so running out of memory inside cJSON is the one line and exit
- * status 1 it is everywhere else, never a NULL that a caller dereferences.
- * cJSON's hooks are global: call once at start, before any cJSON use. */
-void tfd_json_init(void);
 
 /* Version of the JSON document; bump on any incompatible change. */
 #define TFD_JSON_SCHEMA_VERSION 2

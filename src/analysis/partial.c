@@ -112,7 +112,7 @@ static uint64_t get_u(struct rd *r, const cJSON *o, const char *k)
 		}
 		return x;
 	}
-	return v ? (uint64_t)get_i(r, o, k, 0, INT64_MAX) : 0;
+	return v ? (uint64_t)int_of(r, v, k, 0, INT64_MAX) : 0;
 }
 
 static double get_d(struct rd *r, const cJSON *o, const char *k)
@@ -732,11 +732,11 @@ static enum tfd_status unknown_keys(const cJSON *doc, const char *file, struct t
 struct doc_source {
 	const char *const *names;
 	size_t n;
-	cJSON *one;		    /* a single document in memory (names[0]), or NULL: files */
+	struct tfd_pf_doc *one;	    /* a single document in memory (names[0]), or NULL: files */
 	struct tfd_pf_ahead *ahead; /* files parsed on a second thread, or NULL */
 };
 
-static enum tfd_status doc_get(const struct doc_source *ds, size_t i, cJSON **doc,
+static enum tfd_status doc_get(const struct doc_source *ds, size_t i, struct tfd_pf_doc **doc,
 			       struct tfd_err *err)
 {
 	if (ds->one) {
@@ -748,14 +748,14 @@ static enum tfd_status doc_get(const struct doc_source *ds, size_t i, cJSON **do
 	return tfd_partial_read_doc(ds->names[i], doc, err);
 }
 
-static void doc_put(const struct doc_source *ds, cJSON *doc)
+static void doc_put(const struct doc_source *ds, struct tfd_pf_doc *doc)
 {
 	if (ds->one)
 		return;
 	if (ds->ahead)
 		tfd_pf_ahead_done(ds->ahead, doc);
 	else
-		cJSON_Delete(doc);
+		tfd_pf_doc_free(doc);
 }
 
 /* Document i: its header checked against the ones before, its hosts read
@@ -794,12 +794,12 @@ static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_
 	m.allow_mixed = opts && opts->allow_mixed;
 	*out = NULL;
 	for (size_t i = 0; i < ds->n && !st; i++) {
-		cJSON *doc;
+		struct tfd_pf_doc *doc;
 
 		st = doc_get(ds, i, &doc, err);
 		if (st)
 			break;
-		st = merge_one(&m, doc, i, ds->names, err);
+		st = merge_one(&m, doc->root, i, ds->names, err);
 		doc_put(ds, doc);
 	}
 	if (!st && m.paths.n == 0)
@@ -854,7 +854,7 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 				      const struct tfd_analyze_opts *opts,
 				      struct tfd_analysis **out, struct tfd_err *err)
 {
-	cJSON *doc = cJSON_ParseWithLength(data, len);
+	struct tfd_pf_doc *doc = tfd_pf_parse(data, len, NULL);
 	struct doc_source ds = {&name, 1, doc, NULL};
 	enum tfd_status st;
 
@@ -863,6 +863,6 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 		return tfd_fail(err, TFD_E_FORMAT, "%s: broken JSON (not a tfdoctor partial)",
 				name);
 	st = merge_docs(&ds, opts, out, err);
-	cJSON_Delete(doc);
+	tfd_pf_doc_free(doc);
 	return st;
 }

@@ -14,12 +14,38 @@
 
 #include "partial_impl.h"
 #include "tfd/infile.h"
+#include "tfd/jsonmem.h"
 #include "tfd/partial.h"
 #include "tfd/pool.h"
 
 #define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
 
-enum tfd_status tfd_partial_read_doc(const char *path, cJSON **out, struct tfd_err *err)
+struct tfd_pf_doc *tfd_pf_parse(const char *data, size_t len, const char **end)
+{
+	struct tfd_pf_doc *d = xcalloc(1, sizeof(*d));
+
+	tfd_arena_init(&d->arena);
+	d->in_arena = tfd_json_arena_begin(&d->arena);
+	d->root = cJSON_ParseWithLengthOpts(data, len, end, 0);
+	tfd_json_arena_end();
+	if (!d->root) {
+		tfd_pf_doc_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void tfd_pf_doc_free(struct tfd_pf_doc *d)
+{
+	if (!d)
+		return;
+	if (!d->in_arena)
+		cJSON_Delete(d->root);
+	tfd_arena_recycle(&d->arena); /* for the next document's tree */
+	free(d);
+}
+
+enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_pf_doc **out, struct tfd_err *err)
 {
 	char *buf;
 	size_t n;
@@ -33,7 +59,7 @@ enum tfd_status tfd_partial_read_doc(const char *path, cJSON **out, struct tfd_e
 		free(buf);
 		return tfd_fail(err, TFD_E_FORMAT, "%s: empty file, not a tfdoctor partial", path);
 	}
-	*out = cJSON_ParseWithLengthOpts(buf, n, &end, 0);
+	*out = tfd_pf_parse(buf, n, &end);
 	if (!*out) {
 		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
 
@@ -59,10 +85,10 @@ struct tfd_pf_ahead {
 	size_t n, next; /* next: the document the thread parses next */
 	bool has_ready, stop;
 	size_t ready_i;
-	cJSON *ready;
+	struct tfd_pf_doc *ready;
 	enum tfd_status ready_st;
 	struct tfd_err ready_err;
-	cJSON *trash;
+	struct tfd_pf_doc *trash;
 };
 
 static void *ahead_thread(void *arg)
@@ -72,15 +98,15 @@ static void *ahead_thread(void *arg)
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		if (a->trash) {
-			cJSON *d = a->trash;
+			struct tfd_pf_doc *d = a->trash;
 
 			a->trash = NULL;
 			pthread_mutex_unlock(&a->mu);
-			cJSON_Delete(d);
+			tfd_pf_doc_free(d);
 			pthread_mutex_lock(&a->mu);
 		} else if (!a->stop && !a->has_ready && a->next < a->n) {
 			size_t i = a->next++;
-			cJSON *d = NULL;
+			struct tfd_pf_doc *d = NULL;
 			struct tfd_err err;
 			enum tfd_status st;
 
@@ -126,7 +152,7 @@ struct tfd_pf_ahead *tfd_pf_ahead_start(const char *const *names, size_t n)
 	return a;
 }
 
-enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, cJSON **doc,
+enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_pf_doc **doc,
 				  struct tfd_err *err)
 {
 	enum tfd_status st;
@@ -150,9 +176,9 @@ enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, cJSON **doc,
 	return st;
 }
 
-void tfd_pf_ahead_done(struct tfd_pf_ahead *a, cJSON *doc)
+void tfd_pf_ahead_done(struct tfd_pf_ahead *a, struct tfd_pf_doc *doc)
 {
-	cJSON *now = NULL;
+	struct tfd_pf_doc *now = NULL;
 
 	pthread_mutex_lock(&a->mu);
 	if (a->trash) /* the last one is still being freed: this one here */
@@ -161,7 +187,7 @@ void tfd_pf_ahead_done(struct tfd_pf_ahead *a, cJSON *doc)
 		a->trash = doc;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
-	cJSON_Delete(now);
+	tfd_pf_doc_free(now);
 }
 
 void tfd_pf_ahead_stop(struct tfd_pf_ahead *a)
@@ -173,8 +199,8 @@ void tfd_pf_ahead_stop(struct tfd_pf_ahead *a)
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->th, NULL);
-	cJSON_Delete(a->ready);
-	cJSON_Delete(a->trash);
+	tfd_pf_doc_free(a->ready);
+	tfd_pf_doc_free(a->trash);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	free(a);

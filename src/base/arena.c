@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,65 @@ void tfd_arena_release(struct tfd_arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* Chunks tfd_arena_recycle() kept, a list under spare_mu; spare_n, read
+ * without the lock, saves taking it while there are none. */
+#define SPARE_MAX ((size_t)256 << 20)
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tfd_arena_chunk *spare;
+static size_t spare_bytes;
+static _Atomic size_t spare_n;
+
+/* A kept chunk of at least sz bytes, or NULL. */
+static struct tfd_arena_chunk *spare_take(size_t sz)
+{
+	struct tfd_arena_chunk *c = NULL, **at;
+
+	if (!atomic_load_explicit(&spare_n, memory_order_relaxed))
+		return NULL;
+	pthread_mutex_lock(&spare_mu);
+	for (at = &spare; *at && (*at)->size < sz; at = &(*at)->next)
+		;
+	if (*at) {
+		c = *at;
+		*at = c->next;
+		spare_bytes -= c->size;
+		atomic_fetch_sub_explicit(&spare_n, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&spare_mu);
+	return c;
+}
+
+void tfd_arena_recycle(struct tfd_arena *a)
+{
+	struct tfd_arena_chunk *c = a->head, *n;
+
+	for (; c; c = n) {
+		n = c->next;
+		pthread_mutex_lock(&spare_mu);
+		if (spare_bytes + c->size <= SPARE_MAX) {
+			c->next = spare;
+			spare = c;
+			spare_bytes += c->size;
+			atomic_fetch_add_explicit(&spare_n, 1, memory_order_relaxed);
+			c = NULL;
+		}
+		pthread_mutex_unlock(&spare_mu);
+		free(c);
+	}
+	a->head = NULL;
+	tfd_arena_release(a);
+}
+
+size_t tfd_arena_spare_bytes(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&spare_mu);
+	n = spare_bytes;
+	pthread_mutex_unlock(&spare_mu);
+	return n;
+}
+
 void *tfd_arena_alloc(struct tfd_arena *a, size_t n)
 {
 	struct tfd_arena_chunk *c = a->head;
@@ -43,8 +104,11 @@ void *tfd_arena_alloc(struct tfd_arena *a, size_t n)
 
 		if (sz < need)
 			sz = need;
-		c = xmalloc(sizeof(*c) + sz);
-		c->size = sz;
+		c = spare_take(sz);
+		if (!c) {
+			c = xmalloc(sizeof(*c) + sz);
+			c->size = sz;
+		}
 		c->used = 0;
 		c->next = a->head;
 		a->head = c;

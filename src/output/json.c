@@ -11,18 +11,6 @@
 
 #include "tfd/render.h"
 
-static void *json_alloc(size_t n)
-{
-	return xmalloc(n);
-}
-
-void tfd_json_init(void)
-{
-	cJSON_Hooks hooks = {json_alloc, free};
-
-	cJSON_InitHooks(&hooks);
-}
-
 static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap", "unlinked"};
 
 static void add_id(cJSON *o, const char *k, uint64_t v)

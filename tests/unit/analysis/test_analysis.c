@@ -7,9 +7,11 @@
 
 #include "attrib.h"
 #include "fixture.h"
+#include "partial_impl.h"
 #include "passes.h"
 #include "t.h"
 #include "tfd/analysis.h"
+#include "tfd/arena.h"
 #include "tfd/graph.h"
 #include "tfd/load.h"
 #include "tfd/select.h"
@@ -1615,6 +1617,55 @@ static void python_overlap(struct t *t)
 	T_TRUE(tfd_python_overlap(&h) == TFD_PY_TAKE_TURNS);
 }
 
+/* An arena given back with tfd_arena_recycle() leaves its chunk to the
+ * next arena, which gets it zeroed, where it left it written. */
+static void arena_recycle_reuses_chunks(struct t *t)
+{
+	struct tfd_arena a, b;
+	size_t s0 = tfd_arena_spare_bytes();
+	unsigned char *p, *q;
+	bool zero = true;
+
+	tfd_arena_init(&a);
+	p = tfd_arena_alloc(&a, 100);
+	memset(p, 0xab, 100);
+	tfd_arena_recycle(&a);
+	T_TRUE(tfd_arena_spare_bytes() > s0);
+	tfd_arena_init(&b);
+	q = tfd_arena_alloc(&b, 100);
+	T_TRUE(q == p); /* the chunk kept last is taken first */
+	T_EQ_U64(tfd_arena_spare_bytes(), s0);
+	for (size_t i = 0; i < 100; i++)
+		zero = zero && q[i] == 0;
+	T_TRUE(zero);
+	tfd_arena_release(&b);
+}
+
+/* A partial's JSON is parsed into an arena of its own (cJSON's hooks are
+ * tfdoctor's in the unit runner, as in main()); a broken one gives NULL
+ * and where the parse stopped, and leaves nothing behind (sanitizers). */
+static void partial_doc_in_arena(struct t *t)
+{
+	const char good[] = "{\"a\": [1, 2.5, {\"b\": \"x\"}], \"c\": \"-7\"}";
+	const char bad[] = "{\"a\": [1, 2";
+	const char *end = NULL;
+	struct tfd_pf_doc *d = tfd_pf_parse(good, sizeof(good) - 1, NULL);
+	const cJSON *arr, *obj;
+
+	T_TRUE(d != NULL);
+	T_TRUE(d->in_arena);
+	arr = cJSON_GetObjectItemCaseSensitive(d->root, "a");
+	T_TRUE(cJSON_GetArraySize(arr) == 3);
+	T_EQ_DBL(cJSON_GetArrayItem(arr, 1)->valuedouble, 2.5, 0);
+	obj = cJSON_GetArrayItem(arr, 2);
+	T_EQ_STR(cJSON_GetObjectItemCaseSensitive(obj, "b")->valuestring, "x");
+	T_EQ_STR(cJSON_GetObjectItemCaseSensitive(d->root, "c")->valuestring, "-7");
+	T_TRUE(d->arena.bytes > 0);
+	tfd_pf_doc_free(d);
+	T_TRUE(tfd_pf_parse(bad, sizeof(bad) - 1, &end) == NULL);
+	T_TRUE(end != NULL && end > bad && end <= bad + sizeof(bad) - 1);
+}
+
 const struct t_case analysis_cases[] = {
     T(python_overlap),
     T(waits_between_markers),
@@ -1655,5 +1706,7 @@ const struct t_case analysis_cases[] = {
     T(critpath_ignores_repeated_edges),
     T(smdebug_8gpu_invariants),
     T(ai_notebook_formats_agree),
+    T(arena_recycle_reuses_chunks),
+    T(partial_doc_in_arena),
     {0},
 };

@@ -1,0 +1,26 @@
+/* jsonmem.h - where cJSON's memory comes from: xmalloc, or an arena for the
+ * trees a thread parses meanwhile (src/base/jsonmem.c). */
+#ifndef TFD_JSONMEM_H
+#define TFD_JSONMEM_H
+
+#include <stdbool.h>
+
+struct tfd_arena;
+
+/* Route cJSON's allocations (rules, partials, every JSON document) through
+ * xmalloc, so running out of memory inside cJSON is the one line and exit
+ * status 1 it is everywhere else, never a NULL that a caller dereferences.
+ * cJSON's hooks are global: call at start, before any cJSON use (a second
+ * call does nothing). */
+void tfd_json_init(void);
+
+/* From here to tfd_json_arena_end(), the cJSON trees this thread makes are
+ * allocated from a and go with it, at once, not node by node (a parsed
+ * partial: a third of a merge's instructions were malloc and free).
+ * cJSON_Delete() of them does nothing meanwhile, and must not be called on
+ * them after. false (nothing changes) when cJSON's allocations are not
+ * tfdoctor's: before tfd_json_init(). */
+bool tfd_json_arena_begin(struct tfd_arena *a);
+void tfd_json_arena_end(void);
+
+#endif
