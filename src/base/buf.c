@@ -65,11 +65,39 @@ void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* lead[0..nlead) and depth * 2 spaces (as "%*s" pads: a negative depth,
+ * from input closing more than it opened, pads as much) */
+static void put_indent(struct tfd_buf *b, const char *lead, size_t nlead, int depth)
+{
+	size_t n = (size_t)(depth < 0 ? -depth : depth) * 2;
+
+	reserve(b, nlead + n);
+	memcpy(b->s + b->len, lead, nlead);
+	memset(b->s + b->len + nlead, ' ', n);
+	b->len += nlead + n;
+	b->s[b->len] = '\0';
+}
+
+/* The bytes of c that are copied as they are: in a string, up to a quote
+ * or a backslash; outside, up to a byte the layout acts on. */
+static size_t plain_run(const char *c, bool in_str)
+{
+	return in_str ? strcspn(c, "\"\\") : strcspn(c, "\"{[}],:");
+}
+
 void tfd_json_pretty_feed(struct tfd_json_pp *st, struct tfd_buf *b, const char *c)
 {
 	for (const char *p = c; *p; p++) {
-		char ch = *p;
+		size_t run = plain_run(p, st->in_str != 0);
+		char ch;
 
+		if (run) { /* copied in one piece, not byte by byte */
+			tfd_buf_add(b, p, run);
+			p += run;
+			if (!*p)
+				break;
+		}
+		ch = *p;
 		if (st->in_str) {
 			tfd_buf_add(b, p, 1);
 			if (ch == '\\' && p[1]) {
@@ -93,22 +121,19 @@ void tfd_json_pretty_feed(struct tfd_json_pp *st, struct tfd_buf *b, const char 
 			}
 			tfd_buf_add(b, p, 1);
 			st->depth++;
-			tfd_buf_printf(b, "\n%*s", st->depth * 2, "");
+			put_indent(b, "\n", 1, st->depth);
 			break;
 		case '}':
 		case ']':
 			st->depth--;
-			tfd_buf_printf(b, "\n%*s", st->depth * 2, "");
+			put_indent(b, "\n", 1, st->depth);
 			tfd_buf_add(b, p, 1);
 			break;
 		case ',':
-			tfd_buf_printf(b, ",\n%*s", st->depth * 2, "");
+			put_indent(b, ",\n", 2, st->depth);
 			break;
-		case ':':
+		default: /* ':' */
 			tfd_buf_add(b, ": ", 2);
-			break;
-		default:
-			tfd_buf_add(b, p, 1);
 		}
 	}
 }

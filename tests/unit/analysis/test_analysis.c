@@ -12,6 +12,7 @@
 #include "t.h"
 #include "tfd/analysis.h"
 #include "tfd/arena.h"
+#include "tfd/buf.h"
 #include "tfd/graph.h"
 #include "tfd/load.h"
 #include "tfd/select.h"
@@ -1666,6 +1667,34 @@ static void partial_doc_in_arena(struct t *t)
 	T_TRUE(end != NULL && end > bad && end <= bad + sizeof(bad) - 1);
 }
 
+/* The JSON layout: a line per member, two spaces a level, empty objects
+ * and arrays kept on their line, and strings copied as they are (their
+ * brackets, commas, colons and escaped quotes included), whole or fed in
+ * pieces. */
+static void json_pretty_layout(struct t *t)
+{
+	const char *in = "{\"a\":[1,{}],\"b\":\"x,{y}:\\\"z\\\\\",\"c\":[],\"d\":{\"e\":-2.5}}";
+	const char *want = "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": \"x,{y}:\\\"z\\\\\",\n"
+			   "  \"c\": [],\n  \"d\": {\n    \"e\": -2.5\n  }\n}\n";
+	struct tfd_buf whole, parts;
+	struct tfd_json_pp pp = {0, 0};
+	char piece[64];
+	size_t cut = 20; /* inside "b"'s string */
+
+	tfd_buf_init(&whole);
+	tfd_buf_json_pretty(&whole, in);
+	T_EQ_STR(whole.s, want);
+	tfd_buf_init(&parts);
+	memcpy(piece, in, cut);
+	piece[cut] = '\0';
+	tfd_json_pretty_feed(&pp, &parts, piece);
+	tfd_json_pretty_feed(&pp, &parts, in + cut);
+	tfd_buf_add(&parts, "\n", 1);
+	T_EQ_STR(parts.s, want);
+	tfd_buf_release(&whole);
+	tfd_buf_release(&parts);
+}
+
 const struct t_case analysis_cases[] = {
     T(python_overlap),
     T(waits_between_markers),
@@ -1708,5 +1737,6 @@ const struct t_case analysis_cases[] = {
     T(ai_notebook_formats_agree),
     T(arena_recycle_reuses_chunks),
     T(partial_doc_in_arena),
+    T(json_pretty_layout),
     {0},
 };
