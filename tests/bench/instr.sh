@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-instr: instructions executed by `tfdoctor analyze` (callgrind)
 # on small synthesized captures of the bench's four kinds, three real
-# captures and a multi-host run, against the counts committed in
+# captures and a multi-host run, and by `tfdoctor merge` of 2,000 hosts'
+# partials, against the counts committed in
 # tests/bench/instructions.txt: a regression check that does not swing
 # with the machine the way times do. A ratio above 1.05 is a regression.
 # UPDATE=1 writes the counts as the new baseline. The form of the call
@@ -28,15 +29,38 @@ for spec in host-heavy tfdata-heavy iter-dense device-heavy; do
 	inputs+=("$spec=$(ls "$d"/plugins/profile/*/*.xplane.pb)")
 done
 [ -f "$W/fleet/done" ] || { rm -rf "$W/fleet"; $TFD synth -q -o "$W/fleet" tests/synth/16-multi-host-slow-worker.json && touch "$W/fleet/done"; }
+# a fleet's merge: 2 partials of 1,000 hosts each (as the bench's 100,000),
+# made anew each time by the binary measured (the format is its own)
+m="$W/merge"
+rm -rf "$m" && mkdir -p "$m/parts"
+printf '{"name": "fleet-host", "steps": 20, "step_compute_us": 100, "stages": [{"kind": "TFRecord", "cost_us": 30}, {"kind": "ParallelMap", "parallelism": 4, "cost_us": 300}, {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}\n' >"$m/spec.json"
+$TFD synth -q -o "$m/cap" "$m/spec.json"
+$TFD analyze -q --partial -o "$m/one.partial.json" "$(ls "$m"/cap/plugins/profile/*/*.xplane.pb)"
+python3 - "$m" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(d + "/one.partial.json"))
+h = doc["hosts"][0]
+one = json.dumps(h, separators=(",", ":"))
+name, path = '"name":%s' % json.dumps(h["name"]), '"path":%s' % json.dumps(h["path"])
+doc["hosts"] = []
+head = json.dumps(doc, separators=(",", ":"))
+for f in range(2):
+    hosts = [one.replace(name, '"name":"host-%06d"' % i, 1).replace(path, '"path":"/fleet/run/host-%06d.xplane.pb"' % i, 1)
+             for i in range(f * 1000, (f + 1) * 1000)]
+    open("%s/parts/p%03d.partial.json" % (d, f), "w").write(head.replace('"hosts":[]', '"hosts":[' + ",".join(hosts) + "]"))
+PY
 inputs+=("fleet-run=$W/fleet" "real-light-pipeline=examples/real-light-pipeline/vm.xplane.pb"
 	"real-gpu-multi-worker=tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"
-	"chrome-smdebug-8gpu=examples/smdebug-8gpu/ip-172-31-19-241.trace.json")
+	"chrome-smdebug-8gpu=examples/smdebug-8gpu/ip-172-31-19-241.trace.json"
+	"merge-2000-hosts=$m/parts")
 printf '%-24s %14s %14s %8s\n' case instructions baseline ratio
 worst=0 out=""
 for x in "${inputs[@]}"; do
-	name=${x%%=*} path=${x#*=} form=lists
+	name=${x%%=*} path=${x#*=} form=lists cmd=analyze
 	[ "$name" != iter-dense ] || form=scan
-	n=$(TFDOCTOR_CALL_TREE=$form valgrind --tool=callgrind --callgrind-out-file=/dev/null "$TFD" analyze -q -f json -o - "$path" 2>&1 >/dev/null |
+	[ "${name#merge}" = "$name" ] || cmd=merge
+	n=$(TFDOCTOR_CALL_TREE=$form valgrind --tool=callgrind --callgrind-out-file=/dev/null "$TFD" $cmd -q -f json -o - "$path" 2>&1 >/dev/null |
 		sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
 	[ -n "$n" ] || { echo "bench-instr: no count for $name" >&2; exit 1; }
 	out="$out$name $n\n"
