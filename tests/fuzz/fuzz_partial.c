@@ -10,7 +10,18 @@
 #include "tfd/render.h"
 #include "tfd/rules.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+/* cJSON's allocations as main() makes them: each partial's tree in an
+ * arena of its own (tfd_json_arena_begin) */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	tfd_json_init();
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
