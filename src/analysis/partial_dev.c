@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "partial_impl.h"
+#include "tfd/jsonmem.h"
 
 void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h)
 {
@@ -18,13 +19,13 @@ void tfd_pf_dev_host_out(cJSON *o, const struct tfd_host *h)
 	d = cJSON_AddObjectToObject(o, "device");
 	cJSON_AddBoolToObject(d, "read", h->dev.read);
 	cJSON_AddBoolToObject(d, "tpu", h->dev.tpu);
-	cJSON_AddNumberToObject(d, "planes", (double)h->dev.nplanes);
-	cJSON_AddNumberToObject(d, "h2d_bytes", (double)h->dev.h2d_bytes);
+	tfd_json_add_num(d, "planes", (double)h->dev.nplanes);
+	tfd_json_add_num(d, "h2d_bytes", (double)h->dev.h2d_bytes);
 	n = cJSON_AddArrayToObject(d, "kind_n");
 	ns = cJSON_AddArrayToObject(d, "kind_ns");
 	for (int k = 0; k < TFD_DEV__COUNT; k++) {
-		cJSON_AddItemToArray(n, cJSON_CreateNumber((double)h->dev.kind_n[k]));
-		cJSON_AddItemToArray(ns, cJSON_CreateNumber((double)h->dev.kind_ns[k]));
+		cJSON_AddItemToArray(n, tfd_json_num((double)h->dev.kind_n[k]));
+		cJSON_AddItemToArray(ns, tfd_json_num((double)h->dev.kind_ns[k]));
 	}
 }
 
@@ -86,8 +87,8 @@ void tfd_pf_points_dev_out(cJSON *c, const struct tfd_step_points *pt)
 	hd = cJSON_AddArrayToObject(c, "h2d_ns");
 	cp = cJSON_AddArrayToObject(c, "compute_ns");
 	for (size_t i = 0; i < pt->n; i++) {
-		cJSON_AddItemToArray(hd, cJSON_CreateNumber((double)pt->h2d_ns[i]));
-		cJSON_AddItemToArray(cp, cJSON_CreateNumber((double)pt->compute_ns[i]));
+		cJSON_AddItemToArray(hd, tfd_json_num((double)pt->h2d_ns[i]));
+		cJSON_AddItemToArray(cp, tfd_json_num((double)pt->compute_ns[i]));
 	}
 }
 

@@ -8,6 +8,7 @@
 
 #include "partial_impl.h"
 #include "tfd/capbuild.h"
+#include "tfd/jsonmem.h"
 
 void tfd_pf_fn_ops_out(cJSON *o, const struct tfd_stage *s)
 {
@@ -21,11 +22,11 @@ void tfd_pf_fn_ops_out(cJSON *o, const struct tfd_stage *s)
 
 		cJSON_AddItemToArray(r, cJSON_CreateString(s->fn_ops[i].type));
 		cJSON_AddItemToArray(r, cJSON_CreateString(s->fn_ops[i].name));
-		cJSON_AddItemToArray(r, cJSON_CreateNumber((double)s->fn_ops[i].self_ns));
-		cJSON_AddItemToArray(r, cJSON_CreateNumber((double)s->fn_ops[i].count));
+		cJSON_AddItemToArray(r, tfd_json_num((double)s->fn_ops[i].self_ns));
+		cJSON_AddItemToArray(r, tfd_json_num((double)s->fn_ops[i].count));
 		cJSON_AddItemToArray(fo, r);
 	}
-	cJSON_AddNumberToObject(o, "function_ops_coverage", s->fn_ops_coverage);
+	tfd_json_add_num(o, "function_ops_coverage", s->fn_ops_coverage);
 }
 
 /* One entry into op: NULL, or why it is not [type, name:type, self_ns,

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "partial_impl.h"
+#include "tfd/jsonmem.h"
 #include "tfd/partial.h"
 #include "tfd/vec.h"
 
@@ -27,7 +28,7 @@ static cJSON *num_i(int64_t v)
 	char buf[32];
 
 	if (v > -EXACT_INT && v < EXACT_INT)
-		return cJSON_CreateNumber((double)v);
+		return tfd_json_num((double)v);
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	return cJSON_CreateString(buf);
 }
@@ -40,7 +41,7 @@ static void put_i(cJSON *o, const char *k, int64_t v)
 static void put_u(cJSON *o, const char *k, uint64_t v)
 {
 	if (v < (uint64_t)EXACT_INT) {
-		cJSON_AddNumberToObject(o, k, (double)v);
+		tfd_json_add_num(o, k, (double)v);
 	} else {
 		char buf[32];
 
@@ -180,7 +181,7 @@ static cJSON *pipeline_out(const struct tfd_pipeline *p)
 		cJSON_AddItemToArray(a, stage_out(&p->stages[i]));
 	a = cJSON_AddArrayToObject(o, "critpath");
 	for (size_t i = 0; i < p->ncritpath; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(p->critpath[i]));
+		cJSON_AddItemToArray(a, tfd_json_num(p->critpath[i]));
 	put_links(o, p->links);
 	a = cJSON_AddArrayToObject(o, "segments");
 	for (size_t i = 0; i < p->nsegments; i++)

@@ -1,6 +1,8 @@
-/* jsonmem.c - cJSON's allocation hooks (include/tfd/jsonmem.h). */
+/* jsonmem.c - cJSON's allocation hooks and numbers (include/tfd/jsonmem.h). */
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
@@ -52,4 +54,33 @@ bool tfd_json_arena_begin(struct tfd_arena *a)
 void tfd_json_arena_end(void)
 {
 	json_arena = NULL;
+}
+
+cJSON *tfd_json_num(double v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u;
+
+	if (!(fabs(v) < 1e15) || v != floor(v) || (v == 0 && signbit(v)))
+		return cJSON_CreateNumber(v); /* (cJSON prints -0.0 as "-0") */
+	u = (uint64_t)fabs(v);
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return cJSON_CreateRaw(p);
+}
+
+cJSON *tfd_json_add_num(cJSON *o, const char *k, double v)
+{
+	cJSON *n = tfd_json_num(v);
+
+	if (!cJSON_AddItemToObject(o, k, n)) {
+		cJSON_Delete(n);
+		return NULL;
+	}
+	return n;
 }

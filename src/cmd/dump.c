@@ -10,6 +10,7 @@
 #include "tfd/buf.h"
 #include "tfd/capture.h"
 #include "tfd/cli.h"
+#include "tfd/jsonmem.h"
 #include "tfd/load.h"
 #include "tfd/outfile.h"
 
@@ -226,8 +227,8 @@ static cJSON *event_json(int64_t thread, const struct tfd_event *e)
 	cJSON *je = cJSON_CreateObject();
 
 	cJSON_AddItemToObject(je, "thread", id_json((uint64_t)thread));
-	cJSON_AddNumberToObject(je, "start_ns", (double)e->start_ns);
-	cJSON_AddNumberToObject(je, "dur_ns", (double)e->dur_ns);
+	tfd_json_add_num(je, "start_ns", (double)e->start_ns);
+	tfd_json_add_num(je, "dur_ns", (double)e->dur_ns);
 	cJSON_AddStringToObject(je, "name", e->sig->name);
 	if (e->flags & TFD_EVF_ID)
 		cJSON_AddItemToObject(je, "id", id_json(e->id));
@@ -256,8 +257,8 @@ static void fn_ops_json(cJSON *jh, const struct tfd_host *h)
 
 		cJSON_AddStringToObject(o, "type", t[i].type);
 		cJSON_AddStringToObject(o, "name", t[i].name);
-		cJSON_AddNumberToObject(o, "self_ns", (double)t[i].self_ns);
-		cJSON_AddNumberToObject(o, "events", (double)t[i].count);
+		tfd_json_add_num(o, "self_ns", (double)t[i].self_ns);
+		tfd_json_add_num(o, "events", (double)t[i].count);
 		cJSON_AddItemToArray(arr, o);
 	}
 }
@@ -271,7 +272,7 @@ static cJSON *device_json(const struct tfd_host *h)
 	cJSON *d = cJSON_CreateObject(), *k;
 
 	cJSON_AddStringToObject(d, "kind", tfd_device_word(&h->dev));
-	cJSON_AddNumberToObject(d, "host_to_device_bytes", (double)h->dev.h2d_bytes);
+	tfd_json_add_num(d, "host_to_device_bytes", (double)h->dev.h2d_bytes);
 	k = cJSON_AddObjectToObject(d, "kinds");
 	for (int i = 0; i < TFD_DEV__COUNT; i++) {
 		cJSON *o;
@@ -279,8 +280,8 @@ static cJSON *device_json(const struct tfd_host *h)
 		if (!h->dev.kind_n[i])
 			continue;
 		o = cJSON_AddObjectToObject(k, keys[i]);
-		cJSON_AddNumberToObject(o, "spans", (double)h->dev.kind_n[i]);
-		cJSON_AddNumberToObject(o, "ns", (double)h->dev.kind_ns[i]);
+		tfd_json_add_num(o, "spans", (double)h->dev.kind_n[i]);
+		tfd_json_add_num(o, "ns", (double)h->dev.kind_ns[i]);
 	}
 	return d;
 }
@@ -294,17 +295,17 @@ static cJSON *host_json(const struct tfd_host *h)
 	cJSON_AddStringToObject(jh, "file", h->path);
 	cJSON_AddStringToObject(jh, "format", format_name(h));
 	cJSON_AddBoolToObject(jh, "gzip", h->gzipped);
-	cJSON_AddNumberToObject(jh, "steps", (double)h->nsteps);
+	tfd_json_add_num(jh, "steps", (double)h->nsteps);
 	planes = cJSON_AddArrayToObject(jh, "planes");
 	for (size_t p = 0; p < h->nplanes; p++) {
 		cJSON *jp = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(jp, "name", h->planes[p].name);
-		cJSON_AddNumberToObject(jp, "lines", (double)h->planes[p].nlines);
+		tfd_json_add_num(jp, "lines", (double)h->planes[p].nlines);
 		cJSON_AddBoolToObject(jp, "decoded", h->planes[p].decoded);
 		if (h->planes[p].decoded && strstr(h->planes[p].name, "/device:") &&
 		    h->format != TFD_FMT_TF2_TRACE)
-			cJSON_AddNumberToObject(jp, "device_spans", (double)h->planes[p].nevents);
+			tfd_json_add_num(jp, "device_spans", (double)h->planes[p].nevents);
 		cJSON_AddItemToArray(planes, jp);
 	}
 	if (h->dev.read)
@@ -316,7 +317,7 @@ static cJSON *host_json(const struct tfd_host *h)
 
 		cJSON_AddItemToObject(jt, "id", id_json((uint64_t)th->id));
 		cJSON_AddStringToObject(jt, "name", th->name);
-		cJSON_AddNumberToObject(jt, "events", (double)th->nevents);
+		tfd_json_add_num(jt, "events", (double)th->nevents);
 		cJSON_AddItemToArray(threads, jt);
 	}
 	fn_ops_json(jh, h);
@@ -360,7 +361,7 @@ static void dump_json(const struct tfd_capture *cap, int all, struct dump_out *d
 {
 	cJSON *head = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(head, "schema_version", 1);
+	tfd_json_add_num(head, "schema_version", 1);
 	if (cap->run)
 		cJSON_AddStringToObject(head, "run", cap->run);
 	put_item(d, head, 1);

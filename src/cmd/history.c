@@ -13,6 +13,7 @@
 #include "tfd/buf.h"
 #include "tfd/cli.h"
 #include "tfd/history.h"
+#include "tfd/jsonmem.h"
 #include "tfd/render.h"
 
 /* A CSV field: control bytes (a line break, ESC, CR) as \xNN, so a name
@@ -101,17 +102,17 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 	struct tfd_buf b;
 	char *out;
 
-	cJSON_AddNumberToObject(root, "schema_version", 1);
+	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "database", db);
 	cJSON_AddStringToObject(root, "integrity", "ok");
-	cJSON_AddNumberToObject(root, "history_schema", TFD_HISTORY_SCHEMA);
-	cJSON_AddNumberToObject(root, "runs_total", (double)nruns);
+	tfd_json_add_num(root, "history_schema", TFD_HISTORY_SCHEMA);
+	tfd_json_add_num(root, "runs_total", (double)nruns);
 	arr = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t i = 0; i < njobs; i++) {
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "name", jobs[i].name);
-		cJSON_AddNumberToObject(o, "runs", (double)jobs[i].nruns);
+		tfd_json_add_num(o, "runs", (double)jobs[i].nruns);
 		cJSON_AddStringToObject(o, "last_recorded", jobs[i].last);
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -122,7 +123,7 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 			const struct tfd_hist_host *x = runs[i].nhosts ? &runs[i].hosts[0] : NULL;
 			cJSON *o = cJSON_CreateObject();
 
-			cJSON_AddNumberToObject(o, "id", (double)runs[i].id);
+			tfd_json_add_num(o, "id", (double)runs[i].id);
 			cJSON_AddStringToObject(o, "run", runs[i].run);
 			cJSON_AddStringToObject(o, "recorded_at", runs[i].recorded_at);
 			if (x) {
@@ -131,12 +132,10 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 				if (isnan(x->input_percent))
 					cJSON_AddNullToObject(o, "input_percent");
 				else
-					cJSON_AddNumberToObject(o, "input_percent",
-								round(x->input_percent * 100) /
-								    100);
-				cJSON_AddNumberToObject(o, "max_latency_ns",
-							(double)x->max_latency_ns);
-				cJSON_AddNumberToObject(o, "p50_ns", (double)x->p50_ns);
+					tfd_json_add_num(o, "input_percent",
+							 round(x->input_percent * 100) / 100);
+				tfd_json_add_num(o, "max_latency_ns", (double)x->max_latency_ns);
+				tfd_json_add_num(o, "p50_ns", (double)x->p50_ns);
 				cJSON_AddStringToObject(o, "bottleneck", x->bottleneck);
 				cJSON_AddStringToObject(o, "top_rule", x->top_rule);
 			}

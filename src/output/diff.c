@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "tfd/diff.h"
+#include "tfd/jsonmem.h"
 #include "tfd/render.h"
 
 /* A name from the capture, safe on one line of the report (buf.h). */
@@ -250,7 +251,7 @@ void tfd_render_diff_text(const struct tfd_diff *d, const char *const names[2], 
 /* v rounded to 4 decimals (a stable document), null when not finite. */
 static cJSON *num_or_null(double v)
 {
-	return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1e4) / 1e4);
+	return isnan(v) || isinf(v) ? cJSON_CreateNull() : tfd_json_num(round(v * 1e4) / 1e4);
 }
 
 static cJSON *side_json(const struct tfd_diff_side *s, const char *path)
@@ -261,13 +262,12 @@ static cJSON *side_json(const struct tfd_diff_side *s, const char *path)
 	cJSON_AddStringToObject(o, "host", s->host->host->name);
 	cJSON_AddStringToObject(o, "verdict", tfd_bound_name(tfd_bound_of(s->input_pct)));
 	cJSON_AddItemToObject(o, "input_pct", num_or_null(s->input_pct));
-	cJSON_AddItemToObject(o, "step_ns",
-			      s->step_ns > 0 ? cJSON_CreateNumber((double)s->step_ns)
-					     : cJSON_CreateNull());
-	cJSON_AddNumberToObject(o, "steps", (double)s->nsteps);
+	cJSON_AddItemToObject(
+	    o, "step_ns", s->step_ns > 0 ? tfd_json_num((double)s->step_ns) : cJSON_CreateNull());
+	tfd_json_add_num(o, "steps", (double)s->nsteps);
 	cJSON_AddItemToObject(o, "between_steps_pct", num_or_null(s->between_pct));
 	cJSON_AddItemToObject(o, "span_step_ns",
-			      s->span_step_ns > 0 ? cJSON_CreateNumber((double)s->span_step_ns)
+			      s->span_step_ns > 0 ? tfd_json_num((double)s->span_step_ns)
 						  : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "throughput",
 			      s->throughput > 0 ? num_or_null(s->throughput) : cJSON_CreateNull());
@@ -296,8 +296,8 @@ static cJSON *stage_side(const struct tfd_diff_stage *r, int k)
 	o = cJSON_CreateObject();
 	cJSON_AddItemToObject(o, "capacity",
 			      r->cap[k] > 0 ? num_or_null(r->cap[k]) : cJSON_CreateNull());
-	cJSON_AddNumberToObject(o, "utilization", round(r->util[k] * 1e4) / 1e4);
-	cJSON_AddNumberToObject(o, "blocking_share", round(r->share[k] * 1e4) / 1e4);
+	tfd_json_add_num(o, "utilization", round(r->util[k] * 1e4) / 1e4);
+	tfd_json_add_num(o, "blocking_share", round(r->share[k] * 1e4) / 1e4);
 	cJSON_AddBoolToObject(o, "bottleneck", r->bottleneck[k]);
 	return o;
 }
@@ -313,8 +313,8 @@ static cJSON *finding_json(const struct tfd_diff *d, const struct tfd_diff_findi
 	cJSON_AddStringToObject(o, "title", x->f->title);
 	cJSON_AddStringToObject(o, "stage", x->f->stage ? x->f->stage : "");
 	if (w && w->estimate.known && w->estimate.step_speedup > 0)
-		cJSON_AddNumberToObject(o, "estimated_step_speedup",
-					round(w->estimate.step_speedup * 1e4) / 1e4);
+		tfd_json_add_num(o, "estimated_step_speedup",
+				 round(w->estimate.step_speedup * 1e4) / 1e4);
 	else
 		cJSON_AddNullToObject(o, "estimated_step_speedup");
 	return o;
@@ -325,17 +325,16 @@ void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2], 
 	cJSON *root = cJSON_CreateObject(), *arr;
 	char *s;
 
-	cJSON_AddNumberToObject(root, "schema_version", 1);
+	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "tool", "tfdoctor");
 	cJSON_AddStringToObject(root, "kind", "diff");
 	cJSON_AddItemToObject(root, "before", side_json(&d->side[0], names[0]));
 	cJSON_AddItemToObject(root, "after", side_json(&d->side[1], names[1]));
 	cJSON_AddStringToObject(root, "bottleneck_move", tfd_diff_move_name(d->move));
 	cJSON_AddItemToObject(root, "step_speedup",
-			      d->step_speedup > 0
-				  ? cJSON_CreateNumber(round(d->step_speedup * 1e4) / 1e4)
-				  : cJSON_CreateNull());
-	cJSON_AddNumberToObject(root, "margin", d->margin);
+			      d->step_speedup > 0 ? tfd_json_num(round(d->step_speedup * 1e4) / 1e4)
+						  : cJSON_CreateNull());
+	tfd_json_add_num(root, "margin", d->margin);
 	cJSON_AddStringToObject(root, "result", d->worse ? "worse" : d->better ? "better" : "same");
 	cJSON_AddStringToObject(root, "why", d->why);
 	arr = cJSON_AddArrayToObject(root, "stages");

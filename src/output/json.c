@@ -22,42 +22,9 @@ static void add_id(cJSON *o, const char *k, uint64_t v)
 	cJSON_AddStringToObject(o, k, buf);
 }
 
-/* A number as cJSON prints it: a 32-bit int by "%d", else by "%1.15g"
- * read back with sscanf() to check it (then "%1.17g"), a third of a large
- * report's time. A whole number below 10^15, which "%1.15g" prints as its
- * digits, is given here as those digits: the same bytes. */
-static cJSON *num(double v)
-{
-	char buf[24], *p = buf + sizeof(buf);
-	uint64_t u;
-
-	if (!(fabs(v) < 1e15) || v != floor(v))
-		return cJSON_CreateNumber(v);
-	u = (uint64_t)fabs(v);
-	*--p = '\0';
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	return cJSON_CreateRaw(p);
-}
-
-static cJSON *add_num(cJSON *o, const char *k, double v)
-{
-	cJSON *n = num(v);
-
-	if (!cJSON_AddItemToObject(o, k, n)) {
-		cJSON_Delete(n);
-		return NULL;
-	}
-	return n;
-}
-
 static void add_ns(cJSON *o, const char *k, int64_t v)
 {
-	add_num(o, k, (double)v);
+	tfd_json_add_num(o, k, (double)v);
 }
 
 static double r4(double x)
@@ -74,8 +41,8 @@ static void add_range(cJSON *o, const char *key, double lo, double hi)
 	if (!(lo > 0 && hi > lo))
 		return;
 	a = cJSON_AddArrayToObject(o, key);
-	cJSON_AddItemToArray(a, num(lo));
-	cJSON_AddItemToArray(a, num(hi));
+	cJSON_AddItemToArray(a, tfd_json_num(lo));
+	cJSON_AddItemToArray(a, tfd_json_num(hi));
 }
 
 /* The ops of a map's function by type: self time and share of its ops'
@@ -91,7 +58,7 @@ static cJSON *fn_ops_json(const struct tfd_stage *s)
 		cJSON_AddStringToObject(o, "type", s->fn_ops[i].type);
 		cJSON_AddStringToObject(o, "name", s->fn_ops[i].name);
 		add_ns(o, "self_ns", s->fn_ops[i].self_ns);
-		add_num(o, "share", all > 0 ? r4((double)s->fn_ops[i].self_ns / all) : 0);
+		tfd_json_add_num(o, "share", all > 0 ? r4((double)s->fn_ops[i].self_ns / all) : 0);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -102,37 +69,37 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 	const struct tfd_stage *s = &p->stages[idx];
 	cJSON *o = cJSON_CreateObject();
 
-	add_num(o, "index", (double)idx);
+	tfd_json_add_num(o, "index", (double)idx);
 	cJSON_AddStringToObject(o, "name", s->name);
 	cJSON_AddStringToObject(o, "family", s->family);
 	cJSON_AddStringToObject(o, "long_name", s->long_name);
-	add_num(o, "parent", s->parent);
-	add_num(o, "depth", s->depth);
+	tfd_json_add_num(o, "parent", s->parent);
+	tfd_json_add_num(o, "depth", s->depth);
 	cJSON_AddBoolToObject(o, "async", s->is_async);
-	add_num(o, "iterators", (double)s->niterators);
-	add_num(o, "calls", (double)s->calls_all);
+	tfd_json_add_num(o, "iterators", (double)s->niterators);
+	tfd_json_add_num(o, "calls", (double)s->calls_all);
 	add_ns(o, "total_ns", s->total_all_ns);
 	add_ns(o, "self_ns", s->self_all_ns);
-	add_num(o, "analyzed_calls", (double)s->calls);
+	tfd_json_add_num(o, "analyzed_calls", (double)s->calls);
 	add_ns(o, "analyzed_self_ns", s->self_ns);
 	add_ns(o, "blocking_ns", s->blocking_ns);
-	add_num(o, "blocking_share", r4(s->blocking_share));
+	tfd_json_add_num(o, "blocking_share", r4(s->blocking_share));
 	cJSON_AddBoolToObject(o, "critical", s->on_critical_path);
 	cJSON_AddBoolToObject(o, "bottleneck", s->is_bottleneck);
 	if (s->segment >= 0)
-		add_num(o, "segment", s->segment);
+		tfd_json_add_num(o, "segment", s->segment);
 	else
 		cJSON_AddNullToObject(o, "segment");
-	add_num(o, "window_calls", (double)s->window_calls);
+	tfd_json_add_num(o, "window_calls", (double)s->window_calls);
 	add_ns(o, "work_ns", s->work_ns);
-	add_num(o, "work_per_call_ns",
-		s->window_calls ? round((double)s->work_ns / (double)s->window_calls) : 0);
+	tfd_json_add_num(o, "work_per_call_ns",
+			 s->window_calls ? round((double)s->work_ns / (double)s->window_calls) : 0);
 	if (s->fn_calls) {
-		add_num(o, "function_calls", (double)s->fn_calls);
+		tfd_json_add_num(o, "function_calls", (double)s->fn_calls);
 		add_ns(o, "function_work_ns", s->fn_work_ns);
 		if (s->fn_p50_ns > 0) {
 			add_ns(o, "function_call_p50_ns", s->fn_p50_ns);
-			add_num(o, "function_uneven_share", r4(s->fn_uneven_share));
+			tfd_json_add_num(o, "function_uneven_share", r4(s->fn_uneven_share));
 		}
 	}
 	if (s->nfn_ops) {
@@ -143,13 +110,13 @@ static cJSON *stage_json(const struct tfd_pipeline *p, size_t idx)
 
 		cJSON_AddItemToObject(o, "function_ops", fn_ops_json(s));
 		if (s->fn_ops_coverage > 0) /* an async map: its function calls' work */
-			add_num(o, "function_ops_coverage", r4(s->fn_ops_coverage));
+			tfd_json_add_num(o, "function_ops_coverage", r4(s->fn_ops_coverage));
 		else
 			cJSON_AddNullToObject(o, "function_ops_coverage");
 		if (isnan(eff))
 			cJSON_AddNullToObject(o, "effective_parallelism");
 		else
-			add_num(o, "effective_parallelism", round(eff * 100) / 100);
+			tfd_json_add_num(o, "effective_parallelism", round(eff * 100) / 100);
 	}
 	if (s->sample && s->sample->sig->nparams) {
 		cJSON *pp = cJSON_AddObjectToObject(o, "params");
@@ -184,7 +151,7 @@ static cJSON *sureness_json(const struct tfd_sureness *c)
 /* a rate or capacity: null when unknown or unbounded */
 static cJSON *rate_json(double v)
 {
-	return isfinite(v) ? num(round(v * 10) / 10) : cJSON_CreateNull();
+	return isfinite(v) ? tfd_json_num(round(v * 10) / 10) : cJSON_CreateNull();
 }
 
 static const char *const seg_kinds[] = {"consumer", "input", "function"};
@@ -199,17 +166,17 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 		return o;
 	add_ns(o, "window_ns", cp->window_ns);
 	add_ns(o, "pause_ns", cp->pause_ns);
-	add_num(o, "pauses", cp->npauses);
-	add_num(o, "root_elements", (double)cp->root_elements);
+	tfd_json_add_num(o, "pauses", cp->npauses);
+	tfd_json_add_num(o, "root_elements", (double)cp->root_elements);
 	cJSON_AddItemToObject(o, "throughput", rate_json(cp->throughput));
 	cJSON_AddItemToObject(o, "demand", rate_json(cp->demand));
 	cJSON_AddItemToObject(o, "model_throughput", rate_json(cp->model_throughput));
 	if (cp->limiter >= 0)
-		add_num(o, "limiter", cp->limiter);
+		tfd_json_add_num(o, "limiter", cp->limiter);
 	else
 		cJSON_AddNullToObject(o, "limiter");
 	if (cp->runner_up >= 0)
-		add_num(o, "runner_up", cp->runner_up);
+		tfd_json_add_num(o, "runner_up", cp->runner_up);
 	else
 		cJSON_AddNullToObject(o, "runner_up");
 	cJSON_AddItemToObject(o, "margin", rate_json(cp->margin));
@@ -218,7 +185,7 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	cJSON_AddBoolToObject(o, "demand_from_steps", cp->demand_from_steps);
 	cJSON_AddBoolToObject(o, "views_disagree", p->bottleneck != p->latency_bottleneck);
 	cJSON_AddStringToObject(o, "evidence", cp->evidence);
-	add_num(o, "explained", r4(cp->explained));
+	tfd_json_add_num(o, "explained", r4(cp->explained));
 	cJSON_AddBoolToObject(o, "unexplained", cp->unexplained);
 	if (cp->python_side_by_side || cp->python_take_turns)
 		cJSON_AddStringToObject(o, "python_calls",
@@ -228,9 +195,9 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 	if (cp->cpu_budget > 0) {
 		cJSON *u = cJSON_AddObjectToObject(o, "cpu");
 
-		add_num(u, "budget", cp->cpu_budget);
-		add_num(u, "work_per_root_element_ns", round(cp->cpu_ns));
-		add_num(u, "step_per_root_element_ns", round(cp->cpu_step_ns));
+		tfd_json_add_num(u, "budget", cp->cpu_budget);
+		tfd_json_add_num(u, "work_per_root_element_ns", round(cp->cpu_ns));
+		tfd_json_add_num(u, "step_per_root_element_ns", round(cp->cpu_step_ns));
 		cJSON_AddItemToObject(u, "capacity", rate_json(cp->cpu_rate));
 		cJSON_AddBoolToObject(u, "limits", tfd_cores_limit(p));
 	} else {
@@ -243,22 +210,22 @@ static cJSON *capacity_json(const struct tfd_pipeline *p)
 
 		cJSON_AddStringToObject(x, "kind", seg_kinds[g->kind]);
 		if (g->owner >= 0)
-			add_num(x, "owner", g->owner);
+			tfd_json_add_num(x, "owner", g->owner);
 		else
 			cJSON_AddNullToObject(x, "owner");
 		if (g->top_stage >= 0)
-			add_num(x, "top_stage", g->top_stage);
+			tfd_json_add_num(x, "top_stage", g->top_stage);
 		else
 			cJSON_AddNullToObject(x, "top_stage");
-		add_num(x, "parallelism", g->parallelism);
+		tfd_json_add_num(x, "parallelism", g->parallelism);
 		cJSON_AddBoolToObject(x, "parallelism_observed", g->parallelism_observed);
 		add_range(x, "parallelism_range", g->par_lo, g->par_hi);
 		add_range(x, "cycle_length_range", g->cyc_lo, g->cyc_hi);
 		add_range(x, "buffer_limit_range", g->buf_lo, g->buf_hi);
-		add_num(x, "threads", (double)g->nthreads);
+		tfd_json_add_num(x, "threads", (double)g->nthreads);
 		add_ns(x, "busy_ns", g->busy_ns);
-		add_num(x, "work_per_root_element_ns", round(g->work_per_root_ns));
-		add_num(x, "utilization", r4(g->utilization));
+		tfd_json_add_num(x, "work_per_root_element_ns", round(g->work_per_root_ns));
+		tfd_json_add_num(x, "utilization", r4(g->utilization));
 		cJSON_AddItemToObject(x, "capacity", rate_json(g->capacity));
 		cJSON_AddBoolToObject(x, "measured", g->known);
 		cJSON_AddItemToArray(segs, x);
@@ -279,31 +246,31 @@ static cJSON *pipeline_json(const struct tfd_host_result *h, const struct tfd_pi
 	add_id(o, "root_id", p->root_id);
 	cJSON_AddStringToObject(o, "root", p->stages[0].long_name);
 	cJSON_AddBoolToObject(o, "outside_steps", p->outside_steps);
-	add_num(o, "calls", (double)p->ncalls);
-	add_num(o, "slow_calls", (double)p->nslow);
+	tfd_json_add_num(o, "calls", (double)p->ncalls);
+	tfd_json_add_num(o, "slow_calls", (double)p->nslow);
 	lat = cJSON_AddObjectToObject(o, "latency_ns");
 	add_ns(lat, "min", p->min_ns);
 	add_ns(lat, "p50", p->p50_ns);
 	add_ns(lat, "avg", p->avg_ns);
 	add_ns(lat, "p95", p->p95_ns);
 	add_ns(lat, "max", p->max_ns);
-	add_num(o, "warmup_calls", (double)p->nwarmup);
-	add_num(o, "analyzed_calls", (double)p->nanalyzed);
+	tfd_json_add_num(o, "warmup_calls", (double)p->nwarmup);
+	tfd_json_add_num(o, "analyzed_calls", (double)p->nanalyzed);
 	add_ns(o, "analyzed_ns", p->analyzed_ns);
 	cJSON_AddStringToObject(o, "analyzed", p->analyzed_slow_only ? "slow" : "all");
 	links = cJSON_AddObjectToObject(o, "linking");
 	for (int k = 0; k < TFD_LINK__COUNT; k++)
-		add_num(links, link_keys[k], (double)p->links[k]);
+		tfd_json_add_num(links, link_keys[k], (double)p->links[k]);
 	if (p->bottleneck >= 0) {
 		cJSON *bn = cJSON_AddObjectToObject(o, "bottleneck");
 		const struct tfd_stage *s = &p->stages[p->bottleneck];
 
-		add_num(bn, "stage", p->bottleneck);
+		tfd_json_add_num(bn, "stage", p->bottleneck);
 		cJSON_AddStringToObject(bn, "name", s->name);
 		cJSON_AddStringToObject(bn, "family", s->family);
 		cJSON_AddStringToObject(bn, "long_name", s->long_name);
 		add_ns(bn, "blocking_ns", s->blocking_ns);
-		add_num(bn, "blocking_share", r4(s->blocking_share));
+		tfd_json_add_num(bn, "blocking_share", r4(s->blocking_share));
 	} else {
 		cJSON_AddNullToObject(o, "bottleneck");
 	}
@@ -312,9 +279,9 @@ static cJSON *pipeline_json(const struct tfd_host_result *h, const struct tfd_pi
 					p->stages[p->slowest_bottleneck].name);
 	cp = cJSON_AddArrayToObject(o, "critical_path");
 	for (size_t i = 0; i < p->ncritpath; i++)
-		cJSON_AddItemToArray(cp, num(p->critpath[i]));
+		cJSON_AddItemToArray(cp, tfd_json_num(p->critpath[i]));
 	if (p->latency_bottleneck >= 0)
-		add_num(o, "latency_bottleneck", p->latency_bottleneck);
+		tfd_json_add_num(o, "latency_bottleneck", p->latency_bottleneck);
 	else
 		cJSON_AddNullToObject(o, "latency_bottleneck");
 	cJSON_AddItemToObject(o, "capacity", capacity_json(p));
@@ -353,21 +320,22 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 			add_ns(e, "latency_ns", x->estimate.latency_ns);
 			add_ns(e, "new_latency_ns", x->estimate.new_latency_ns);
 			if (x->estimate.speedup > 0)
-				add_num(e, "speedup", r4(x->estimate.speedup));
+				tfd_json_add_num(e, "speedup", r4(x->estimate.speedup));
 			else
 				cJSON_AddNullToObject(e, "speedup"); /* fully hidden */
 			if (x->estimate.step_speedup > 0)
-				add_num(e, "step_speedup", r4(x->estimate.step_speedup));
+				tfd_json_add_num(e, "step_speedup", r4(x->estimate.step_speedup));
 			else
 				cJSON_AddNullToObject(e, "step_speedup");
 			if (isnan(x->estimate.input_percent_after))
 				cJSON_AddNullToObject(e, "input_percent_after");
 			else
-				add_num(e, "input_percent_after",
-					round(x->estimate.input_percent_after * 100) / 100);
+				tfd_json_add_num(e, "input_percent_after",
+						 round(x->estimate.input_percent_after * 100) /
+						     100);
 			if (strcmp(x->estimate.basis, "capacity") == 0) {
 				cJSON_AddStringToObject(e, "of", x->estimate.of);
-				add_num(e, "factor", x->estimate.factor);
+				tfd_json_add_num(e, "factor", x->estimate.factor);
 				cJSON_AddItemToObject(e, "throughput",
 						      rate_json(x->estimate.throughput));
 				cJSON_AddItemToObject(e, "new_throughput",
@@ -390,7 +358,7 @@ static cJSON *findings_json(const struct tfd_findings *fs)
 
 static cJSON *pct_json(double v)
 {
-	return isnan(v) ? cJSON_CreateNull() : num(round(v * 100) / 100);
+	return isnan(v) ? cJSON_CreateNull() : tfd_json_num(round(v * 100) / 100);
 }
 
 static cJSON *one_share(const struct tfd_share *s, bool device)
@@ -398,7 +366,7 @@ static cJSON *one_share(const struct tfd_share *s, bool device)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddItemToObject(o, "percent", pct_json(s->pct));
-	add_num(o, "steps", (double)s->nsteps);
+	tfd_json_add_num(o, "steps", (double)s->nsteps);
 	add_ns(o, "wait_ns", s->wait_ns);
 	add_ns(o, "iterator_create_ns", s->create_ns);
 	add_ns(o, "gil_wait_ns", s->gil_ns);
@@ -418,16 +386,16 @@ static cJSON *device_json(const struct tfd_host_result *h)
 	cJSON *o = cJSON_CreateObject(), *bk;
 
 	cJSON_AddStringToObject(o, "kind", tfd_device_word(&h->host->dev));
-	add_num(o, "planes", (double)h->host->dev.nplanes);
+	tfd_json_add_num(o, "planes", (double)h->host->dev.nplanes);
 	uint64_t spans = 0;
 
 	for (int k = 0; k < TFD_DEV__COUNT; k++)
 		spans += h->host->dev.kind_n[k];
-	add_num(o, "spans", (double)spans);
-	add_num(o, "host_to_device_copies", (double)h->host->dev.kind_n[TFD_DEV_H2D]);
+	tfd_json_add_num(o, "spans", (double)spans);
+	tfd_json_add_num(o, "host_to_device_copies", (double)h->host->dev.kind_n[TFD_DEV_H2D]);
 	add_ns(o, "host_to_device_copy_ns", h->host->dev.kind_ns[TFD_DEV_H2D]);
 	if (h->h2d_bytes_per_step > 0)
-		add_num(o, "host_to_device_bytes_per_step", round(h->h2d_bytes_per_step));
+		tfd_json_add_num(o, "host_to_device_bytes_per_step", round(h->h2d_bytes_per_step));
 	else
 		cJSON_AddNullToObject(o, "host_to_device_bytes_per_step");
 	bk = cJSON_AddObjectToObject(o, "breakdown");
@@ -444,12 +412,12 @@ static cJSON *per_step_json(const struct tfd_host_result *h)
 	cJSON *o = cJSON_CreateObject(), *pts;
 	const struct tfd_step_points *sp = &h->step_points;
 
-	add_num(o, "steps_per_point", (double)(sp->n ? sp->per : 1));
+	tfd_json_add_num(o, "steps_per_point", (double)(sp->n ? sp->per : 1));
 	pts = cJSON_AddArrayToObject(o, "points");
 	for (size_t i = 0; i < sp->n; i++) {
 		cJSON *p = cJSON_CreateObject();
 
-		add_num(p, "first_step", (double)(i * sp->per));
+		tfd_json_add_num(p, "first_step", (double)(i * sp->per));
 		add_ns(p, "step_ns", sp->step_ns[i]);
 		add_ns(p, "wait_ns", sp->wait_ns[i]);
 		if (sp->h2d_ns) {
@@ -470,7 +438,7 @@ static cJSON *share_json(const struct tfd_host_result *h)
 	cJSON_AddStringToObject(o, "verdict_basis", h->verdict_basis);
 	cJSON_AddItemToObject(o, "tf_convention", one_share(&h->tf, h->has_device));
 	st = one_share(&h->steady, h->has_device);
-	add_num(st, "warmup_steps", (double)h->nwarmup_steps);
+	tfd_json_add_num(st, "warmup_steps", (double)h->nwarmup_steps);
 	add_ns(st, "warmup_wait_ns", h->warmup_wait_ns);
 	cJSON_AddItemToObject(o, "steady_state", st);
 	cJSON_AddItemToObject(o, "all_steps", one_share(&h->all, h->has_device));
@@ -504,7 +472,7 @@ static cJSON *stragglers_json(const struct tfd_analysis *a)
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "host", h->host->name);
-		add_num(o, "ratio", r4(s->ratio));
+		tfd_json_add_num(o, "ratio", r4(s->ratio));
 		add_ns(o, "mean_step_ns", (int64_t)tfd_host_mean_step_ns(h));
 		add_ns(o, "p90_step_ns", h->step_p90_ns);
 		add_ns(o, "median_host_step_ns", (int64_t)s->peers_step_ns);
@@ -527,8 +495,8 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 	if (tfd_analysis_too_short(a, hint, sizeof(hint))) {
 		cJSON *ts = cJSON_AddObjectToObject(sum, "too_short");
 
-		add_num(ts, "steps", (double)f->all.nsteps);
-		add_num(ts, "want_steps", TFD_WANT_STEPS);
+		tfd_json_add_num(ts, "steps", (double)f->all.nsteps);
+		tfd_json_add_num(ts, "want_steps", TFD_WANT_STEPS);
 		cJSON_AddStringToObject(ts, "hint", hint);
 	} else {
 		cJSON_AddNullToObject(sum, "too_short");
@@ -595,7 +563,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	tfd_arena_init(&arena);
 	in_arena = tfd_json_arena_begin(&arena);
 	root = cJSON_CreateObject();
-	add_num(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
+	tfd_json_add_num(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
 	cJSON_AddStringToObject(root, "tool", "tfdoctor");
 	if (a->run)
 		cJSON_AddStringToObject(root, "run", a->run);
@@ -616,11 +584,11 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 
 		cJSON_AddStringToObject(o, "host", h->host->name);
 		cJSON_AddStringToObject(o, "file", h->host->path);
-		add_num(o, "rank", (double)i);
+		tfd_json_add_num(o, "rank", (double)i);
 		if (isnan(h->input_pct))
 			cJSON_AddNullToObject(o, "input_percent");
 		else
-			add_num(o, "input_percent", round(h->input_pct * 100) / 100);
+			tfd_json_add_num(o, "input_percent", round(h->input_pct * 100) / 100);
 		cJSON_AddItemToObject(o, "host_wait_percent", pct_json(tfd_host_wait_pct(h)));
 		cJSON_AddItemToObject(o, "host_to_device_percent", pct_json(tfd_h2d_pct(h)));
 		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
@@ -632,7 +600,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		if (h->has_device)
 			add_ns(o, "host_to_device_ns", h->h2d_ns);
 		add_ns(o, "step_ns", h->step_ns);
-		add_num(o, "steps", (double)h->nsteps);
+		tfd_json_add_num(o, "steps", (double)h->nsteps);
 		add_ns(o, "max_latency_ns", h->max_latency_ns);
 		if (h->loop_in_function) {
 			cJSON *lp = cJSON_AddObjectToObject(o, "loop_in_function");
@@ -642,10 +610,11 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		} else {
 			cJSON_AddNullToObject(o, "loop_in_function");
 		}
-		add_num(o, "iterators_per_step", round(tfd_iterators_per_step(h) * 1000) / 1000);
+		tfd_json_add_num(o, "iterators_per_step",
+				 round(tfd_iterators_per_step(h) * 1000) / 1000);
 		add_ns(o, "steps_span_ns", h->steps_span_ns);
 		add_ns(o, "between_steps_ns", h->between_ns);
-		add_num(o, "between_steps", (double)h->nbetween);
+		tfd_json_add_num(o, "between_steps", (double)h->nbetween);
 		add_ns(o, "between_steps_pass_ns", h->between_pass_ns);
 		add_ns(o, "between_steps_wait_ns", h->between_wait_ns);
 		add_ns(o, "between_steps_create_ns", h->between_create_ns);

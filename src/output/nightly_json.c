@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "tfd/history.h"
+#include "tfd/jsonmem.h"
 #include "tfd/nightly.h"
 #include "tfd/render.h"
 
@@ -16,7 +17,7 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 	cJSON *root = cJSON_CreateObject(), *arr;
 	char *s;
 
-	cJSON_AddNumberToObject(root, "schema_version", 1);
+	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "kind", "pipeline-health");
 	arr = cJSON_AddArrayToObject(root, "jobs");
 	for (size_t j = 0; j < n; j++) {
@@ -46,7 +47,7 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 			const struct tfd_hist_run *r = &job->history[i];
 			cJSON *x = cJSON_CreateObject();
 
-			cJSON_AddNumberToObject(x, "id", (double)r->id);
+			tfd_json_add_num(x, "id", (double)r->id);
 			cJSON_AddStringToObject(x, "run", r->run);
 			cJSON_AddStringToObject(x, "recorded_at", r->recorded_at);
 			if (r->nhosts) {
@@ -56,12 +57,10 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 				if (isnan(h->input_percent))
 					cJSON_AddNullToObject(x, "input_percent");
 				else
-					cJSON_AddNumberToObject(x, "input_percent",
-								round(h->input_percent * 100) /
-								    100);
-				cJSON_AddNumberToObject(x, "p50_ns", (double)h->p50_ns);
-				cJSON_AddNumberToObject(x, "max_latency_ns",
-							(double)h->max_latency_ns);
+					tfd_json_add_num(x, "input_percent",
+							 round(h->input_percent * 100) / 100);
+				tfd_json_add_num(x, "p50_ns", (double)h->p50_ns);
+				tfd_json_add_num(x, "max_latency_ns", (double)h->max_latency_ns);
 				cJSON_AddStringToObject(x, "bottleneck", h->bottleneck);
 				cJSON_AddStringToObject(x, "top_rule", h->top_rule);
 				cJSON_AddStringToObject(x, "top_severity", h->top_severity);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "tfd/buf.h"
+#include "tfd/jsonmem.h"
 #include "tfd/xprof.h"
 
 static void add_i64(cJSON *o, const char *k, int64_t v)
@@ -198,7 +199,7 @@ static cJSON *cell_num(double v)
 {
 	cJSON *c = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(c, "v", v);
+	tfd_json_add_num(c, "v", v);
 	return c;
 }
 

@@ -14,6 +14,7 @@
 #include "tfd/arena.h"
 #include "tfd/buf.h"
 #include "tfd/graph.h"
+#include "tfd/jsonmem.h"
 #include "tfd/load.h"
 #include "tfd/select.h"
 
@@ -1695,6 +1696,45 @@ static void json_pretty_layout(struct t *t)
 	tfd_buf_release(&parts);
 }
 
+/* tfd_json_num() prints every number as cJSON_CreateNumber() does: whole
+ * numbers below 10^15 by its own digits, the rest by cJSON. */
+static void json_numbers_as_cjson(struct t *t)
+{
+	const double v[] = {0.0,
+			    -0.0,
+			    1.0,
+			    -1.0,
+			    2147483647.0,
+			    2147483648.0,
+			    -2147483649.0,
+			    123456789012345.0,
+			    -999999999999999.0,
+			    1e15,
+			    1e15 + 1.0,
+			    9007199254740993.0,
+			    0.5,
+			    -2.25,
+			    0.1234,
+			    1e300,
+			    1e-7,
+			    NAN,
+			    INFINITY};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		cJSON *a = cJSON_CreateNumber(v[i]), *b = tfd_json_num(v[i]);
+		char *sa = cJSON_PrintUnformatted(a), *sb = cJSON_PrintUnformatted(b);
+		bool same = strcmp(sa, sb) == 0;
+
+		if (!same)
+			fprintf(stderr, "%.17g: cJSON %s, tfd_json_num %s\n", v[i], sa, sb);
+		cJSON_free(sa);
+		cJSON_free(sb);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+		T_TRUE(same);
+	}
+}
+
 const struct t_case analysis_cases[] = {
     T(python_overlap),
     T(waits_between_markers),
@@ -1738,5 +1778,6 @@ const struct t_case analysis_cases[] = {
     T(arena_recycle_reuses_chunks),
     T(partial_doc_in_arena),
     T(json_pretty_layout),
+    T(json_numbers_as_cjson),
     {0},
 };
