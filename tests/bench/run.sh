@@ -31,8 +31,10 @@ best() {
 	echo "$bt $br $brc"
 }
 # RSS/file: peak RSS above the idle process's (tfdoctor version), as the
-# targets count it; all_cores: the same run on every core the bench may use
-idle=$(one "$TFD" version | awk '{print $2}')
+# targets count it; all_cores: the same run on every core the bench may use.
+# The idle RSS is the median of 5 runs: one run swings by 0.5 MB (8.1-8.6
+# MB), half a point of a 100 MB capture's share.
+idle=$(for i in 1 2 3 4 5; do one "$TFD" version; done | awk '{print $2}' | sort -n | sed -n 3p)
 printf '%-13s %8s %10s %10s %7s %9s %11s %9s %10s %8s %9s %11s %9s\n' capture size_MB events analyze_s MB/s Mevents/s peak_RSS_MB RSS/file vs_unpack vs_cat unpack_s all_cores_s MB/s
 for c in $CASES; do
 	spec=${c%%:*}
