@@ -423,10 +423,11 @@ static bool event_names(const struct jev *e, const char *nm, const char **name, 
 	for (size_t i = 0; i < e->args.n; i++) {
 		const char *k = tfd_jev_str(e, e->args.v[i].key);
 
-		if (strcmp(k, "long_name") == 0 && !e->args.v[i].num &&
+		if (k[0] == 'l' && strcmp(k, "long_name") == 0 && !e->args.v[i].num &&
 		    *tfd_jev_str(e, e->args.v[i].val))
 			*name = tfd_jev_str(e, e->args.v[i].val);
-		else if (strcmp(k, "group_id") == 0 && num_of(e, e->args.v[i].val, &gv))
+		else if (k[0] == 'g' && strcmp(k, "group_id") == 0 &&
+			 num_of(e, e->args.v[i].val, &gv))
 			has_group = group_of(gv, group);
 	}
 	return has_group;

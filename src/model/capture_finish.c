@@ -155,9 +155,13 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
 {
 	int64_t n;
 
-	if (strcmp(key, "id") == 0 || strcmp(key, "parent_id") == 0 ||
-	    strcmp(key, "element_id") == 0 || strcmp(key, "group_id") == 0 ||
-	    strcmp(key, "_a") == 0) {
+	/* the id stats, by their first byte first (a parameter's is most
+	 * often none of these) */
+	if ((key[0] == 'i' && strcmp(key, "id") == 0) ||
+	    (key[0] == 'p' && strcmp(key, "parent_id") == 0) ||
+	    (key[0] == 'e' && strcmp(key, "element_id") == 0) ||
+	    (key[0] == 'g' && strcmp(key, "group_id") == 0) ||
+	    (key[0] == '_' && strcmp(key, "_a") == 0)) {
 		if (parse_id(v, &n) == 0)
 			tfd_event_set_stat_int(cap, e, key, n);
 		return;
