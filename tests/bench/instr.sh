@@ -32,24 +32,7 @@ done
 # a fleet's merge: 2 partials of 1,000 hosts each (as the bench's 100,000),
 # made anew each time by the binary measured (the format is its own)
 m="$W/merge"
-rm -rf "$m" && mkdir -p "$m/parts"
-printf '{"name": "fleet-host", "steps": 20, "step_compute_us": 100, "stages": [{"kind": "TFRecord", "cost_us": 30}, {"kind": "ParallelMap", "parallelism": 4, "cost_us": 300}, {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}\n' >"$m/spec.json"
-$TFD synth -q -o "$m/cap" "$m/spec.json"
-$TFD analyze -q --partial -o "$m/one.partial.json" "$(ls "$m"/cap/plugins/profile/*/*.xplane.pb)"
-python3 - "$m" <<'PY'
-import json, sys
-d = sys.argv[1]
-doc = json.load(open(d + "/one.partial.json"))
-h = doc["hosts"][0]
-one = json.dumps(h, separators=(",", ":"))
-name, path = '"name":%s' % json.dumps(h["name"]), '"path":%s' % json.dumps(h["path"])
-doc["hosts"] = []
-head = json.dumps(doc, separators=(",", ":"))
-for f in range(2):
-    hosts = [one.replace(name, '"name":"host-%06d"' % i, 1).replace(path, '"path":"/fleet/run/host-%06d.xplane.pb"' % i, 1)
-             for i in range(f * 1000, (f + 1) * 1000)]
-    open("%s/parts/p%03d.partial.json" % (d, f), "w").write(head.replace('"hosts":[]', '"hosts":[' + ",".join(hosts) + "]"))
-PY
+tests/bench/fleet_parts.sh "$TFD" "$m" 2
 inputs+=("fleet-run=$W/fleet" "real-light-pipeline=examples/real-light-pipeline/vm.xplane.pb"
 	"real-gpu-multi-worker=tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"
 	"chrome-smdebug-8gpu=examples/smdebug-8gpu/ip-172-31-19-241.trace.json"

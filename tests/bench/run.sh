@@ -231,24 +231,7 @@ fi
 if [ "${BENCH_MERGE:-1}" = 1 ]; then
 	d="$W/merge-100k"
 	if [ ! -f "$d/done" ]; then
-		rm -rf "$d" && mkdir -p "$d/parts"
-		printf '{"name": "fleet-host", "steps": 20, "step_compute_us": 100, "stages": [{"kind": "TFRecord", "cost_us": 30}, {"kind": "ParallelMap", "parallelism": 4, "cost_us": 300}, {"kind": "Batch", "batch_size": 4, "cost_us": 5}, {"kind": "Prefetch"}]}\n' >"$d/spec.json"
-		$TFD synth -q -o "$d/cap" "$d/spec.json"
-		$TFD analyze -q --partial -o "$d/one.partial.json" "$(ls "$d"/cap/plugins/profile/*/*.xplane.pb)"
-		python3 - "$d" <<'PY'
-import json, sys
-d = sys.argv[1]
-doc = json.load(open(d + "/one.partial.json"))
-h = doc["hosts"][0]
-one = json.dumps(h, separators=(",", ":"))
-name, path = '"name":%s' % json.dumps(h["name"]), '"path":%s' % json.dumps(h["path"])
-doc["hosts"] = []
-head = json.dumps(doc, separators=(",", ":"))
-for f in range(100):
-    hosts = [one.replace(name, '"name":"host-%06d"' % i, 1).replace(path, '"path":"/fleet/run/host-%06d.xplane.pb"' % i, 1)
-             for i in range(f * 1000, (f + 1) * 1000)]
-    open("%s/parts/p%03d.partial.json" % (d, f), "w").write(head.replace('"hosts":[]', '"hosts":[' + ",".join(hosts) + "]"))
-PY
+		tests/bench/fleet_parts.sh "$TFD" "$d" 100
 		touch "$d/done"
 	fi
 	cat "$d"/parts/* >/dev/null
