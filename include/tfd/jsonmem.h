@@ -6,8 +6,9 @@
 
 #include <stdbool.h>
 
+#include "tfd/arena.h"
+
 struct cJSON;
-struct tfd_arena;
 
 /* Route cJSON's allocations (rules, partials, every JSON document) through
  * xmalloc, so running out of memory inside cJSON is the one line and exit
@@ -16,14 +17,25 @@ struct tfd_arena;
  * call does nothing). */
 void tfd_json_init(void);
 
-/* From here to tfd_json_arena_end(), the cJSON trees this thread makes are
- * allocated from a and go with it, at once, not node by node (a parsed
- * partial: a third of a merge's instructions were malloc and free).
- * cJSON_Delete() of them does nothing meanwhile, and must not be called on
- * them after. false (nothing changes) when cJSON's allocations are not
- * tfdoctor's: before tfd_json_init(). */
-bool tfd_json_arena_begin(struct tfd_arena *a);
-void tfd_json_arena_end(void);
+/* A cJSON tree made in an arena of its own: it goes with the arena, at
+ * once, not node by node (a parsed partial: a third of a merge's
+ * instructions were malloc and free). in_arena is false when cJSON's
+ * allocations are not tfdoctor's (before tfd_json_init()): the tree is
+ * then made node by node, and freed so. */
+struct tfd_json_tree {
+	struct cJSON *root;
+	struct tfd_arena arena;
+	bool in_arena;
+};
+/* From here to tfd_json_tree_end(), the cJSON trees this thread makes are
+ * t's (cJSON_Delete() of them does nothing meanwhile); t->root is the
+ * caller's to set. */
+void tfd_json_tree_begin(struct tfd_json_tree *t);
+void tfd_json_tree_end(void);
+/* t's tree freed (never cJSON_Delete() it); keep: its arena's chunks kept
+ * for the next arenas (tfd_arena_recycle), as for a tree made again and
+ * again. t may be used again after tfd_json_tree_begin(). */
+void tfd_json_tree_free(struct tfd_json_tree *t, bool keep);
 
 /* A number as cJSON prints it (cJSON_CreateNumber), made faster: cJSON
  * prints a number with "%1.15g" and reads it back with sscanf() to check

@@ -732,11 +732,11 @@ static enum tfd_status unknown_keys(const cJSON *doc, const char *file, struct t
 struct doc_source {
 	const char *const *names;
 	size_t n;
-	struct tfd_pf_doc *one;	    /* a single document in memory (names[0]), or NULL: files */
+	struct tfd_json_tree *one;  /* a single document in memory (names[0]), or NULL: files */
 	struct tfd_pf_ahead *ahead; /* files parsed on a second thread, or NULL */
 };
 
-static enum tfd_status doc_get(const struct doc_source *ds, size_t i, struct tfd_pf_doc **doc,
+static enum tfd_status doc_get(const struct doc_source *ds, size_t i, struct tfd_json_tree **doc,
 			       struct tfd_err *err)
 {
 	if (ds->one) {
@@ -748,7 +748,7 @@ static enum tfd_status doc_get(const struct doc_source *ds, size_t i, struct tfd
 	return tfd_partial_read_doc(ds->names[i], doc, err);
 }
 
-static void doc_put(const struct doc_source *ds, struct tfd_pf_doc *doc)
+static void doc_put(const struct doc_source *ds, struct tfd_json_tree *doc)
 {
 	if (ds->one)
 		return;
@@ -794,7 +794,7 @@ static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_
 	m.allow_mixed = opts && opts->allow_mixed;
 	*out = NULL;
 	for (size_t i = 0; i < ds->n && !st; i++) {
-		struct tfd_pf_doc *doc;
+		struct tfd_json_tree *doc;
 
 		st = doc_get(ds, i, &doc, err);
 		if (st)
@@ -854,7 +854,7 @@ enum tfd_status tfd_partial_merge_mem(const char *data, size_t len, const char *
 				      const struct tfd_analyze_opts *opts,
 				      struct tfd_analysis **out, struct tfd_err *err)
 {
-	struct tfd_pf_doc *doc = tfd_pf_parse(data, len, NULL);
+	struct tfd_json_tree *doc = tfd_pf_parse(data, len, NULL);
 	struct doc_source ds = {&name, 1, doc, NULL};
 	enum tfd_status st;
 

@@ -20,14 +20,13 @@
 
 #define MAX_PARTIAL_BYTES (1024u * 1024u * 1024u)
 
-struct tfd_pf_doc *tfd_pf_parse(const char *data, size_t len, const char **end)
+struct tfd_json_tree *tfd_pf_parse(const char *data, size_t len, const char **end)
 {
-	struct tfd_pf_doc *d = xcalloc(1, sizeof(*d));
+	struct tfd_json_tree *d = xmalloc(sizeof(*d));
 
-	tfd_arena_init(&d->arena);
-	d->in_arena = tfd_json_arena_begin(&d->arena);
+	tfd_json_tree_begin(d);
 	d->root = cJSON_ParseWithLengthOpts(data, len, end, 0);
-	tfd_json_arena_end();
+	tfd_json_tree_end();
 	if (!d->root) {
 		tfd_pf_doc_free(d);
 		return NULL;
@@ -35,17 +34,16 @@ struct tfd_pf_doc *tfd_pf_parse(const char *data, size_t len, const char **end)
 	return d;
 }
 
-void tfd_pf_doc_free(struct tfd_pf_doc *d)
+void tfd_pf_doc_free(struct tfd_json_tree *d)
 {
 	if (!d)
 		return;
-	if (!d->in_arena)
-		cJSON_Delete(d->root);
-	tfd_arena_recycle(&d->arena); /* for the next document's tree */
+	tfd_json_tree_free(d, true); /* its chunks for the next document's tree */
 	free(d);
 }
 
-enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_pf_doc **out, struct tfd_err *err)
+enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_json_tree **out,
+				     struct tfd_err *err)
 {
 	char *buf;
 	size_t n;
@@ -85,10 +83,10 @@ struct tfd_pf_ahead {
 	size_t n, next; /* next: the document the thread parses next */
 	bool has_ready, stop;
 	size_t ready_i;
-	struct tfd_pf_doc *ready;
+	struct tfd_json_tree *ready;
 	enum tfd_status ready_st;
 	struct tfd_err ready_err;
-	struct tfd_pf_doc *trash;
+	struct tfd_json_tree *trash;
 };
 
 static void *ahead_thread(void *arg)
@@ -98,7 +96,7 @@ static void *ahead_thread(void *arg)
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		if (a->trash) {
-			struct tfd_pf_doc *d = a->trash;
+			struct tfd_json_tree *d = a->trash;
 
 			a->trash = NULL;
 			pthread_mutex_unlock(&a->mu);
@@ -106,7 +104,7 @@ static void *ahead_thread(void *arg)
 			pthread_mutex_lock(&a->mu);
 		} else if (!a->stop && !a->has_ready && a->next < a->n) {
 			size_t i = a->next++;
-			struct tfd_pf_doc *d = NULL;
+			struct tfd_json_tree *d = NULL;
 			struct tfd_err err;
 			enum tfd_status st;
 
@@ -152,7 +150,7 @@ struct tfd_pf_ahead *tfd_pf_ahead_start(const char *const *names, size_t n)
 	return a;
 }
 
-enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_pf_doc **doc,
+enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_json_tree **doc,
 				  struct tfd_err *err)
 {
 	enum tfd_status st;
@@ -176,9 +174,9 @@ enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_p
 	return st;
 }
 
-void tfd_pf_ahead_done(struct tfd_pf_ahead *a, struct tfd_pf_doc *doc)
+void tfd_pf_ahead_done(struct tfd_pf_ahead *a, struct tfd_json_tree *doc)
 {
-	struct tfd_pf_doc *now = NULL;
+	struct tfd_json_tree *now = NULL;
 
 	pthread_mutex_lock(&a->mu);
 	if (a->trash) /* the last one is still being freed: this one here */

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "passes.h"
-#include "tfd/arena.h"
+#include "tfd/jsonmem.h"
 #include "tfd/vec.h"
 
 #define EXACT_INT (1LL << 53) /* integers past it are written as strings */
@@ -92,21 +92,14 @@ enum tfd_pf_unread_kind tfd_pf_unread(const cJSON *doc, char *buf, size_t len);
 
 /* The partials a merge reads (partial_files.c). */
 typedef VEC(char *) strvec;
-/* A parsed partial: its tree, from an arena of its own (tfd_json_arena_begin;
- * the tree of node by node allocations when cJSON's hooks are not ours). */
-struct tfd_pf_doc {
-	cJSON *root;
-	struct tfd_arena arena;
-	bool in_arena;
-};
-/* data[0..len) parsed; NULL when it is not JSON, *end (may be NULL) then
- * where the parse stopped. */
-struct tfd_pf_doc *tfd_pf_parse(const char *data, size_t len, const char **end);
+/* data[0..len) parsed into a tree of its own (struct tfd_json_tree); NULL
+ * when it is not JSON, *end (may be NULL) then where the parse stopped. */
+struct tfd_json_tree *tfd_pf_parse(const char *data, size_t len, const char **end);
 /* d and its tree freed (NULL: nothing). */
-void tfd_pf_doc_free(struct tfd_pf_doc *d);
+void tfd_pf_doc_free(struct tfd_json_tree *d);
 /* path's JSON into *out (the caller's to tfd_pf_doc_free); one error line
  * naming the file when it cannot be read or parsed. */
-enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_pf_doc **out,
+enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_json_tree **out,
 				     struct tfd_err *err);
 /* The partials names[0..n) parsed one ahead on a second thread while
  * the caller reads the one before (the parse and the freeing of a
@@ -116,10 +109,10 @@ enum tfd_status tfd_partial_read_doc(const char *path, struct tfd_pf_doc **out,
 struct tfd_pf_ahead;
 struct tfd_pf_ahead *tfd_pf_ahead_start(const char *const *names, size_t n);
 /* Document i (the next in order): as tfd_partial_read_doc() gives it. */
-enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_pf_doc **doc,
+enum tfd_status tfd_pf_ahead_next(struct tfd_pf_ahead *a, size_t i, struct tfd_json_tree **doc,
 				  struct tfd_err *err);
 /* A document the caller is done with, freed on the second thread. */
-void tfd_pf_ahead_done(struct tfd_pf_ahead *a, struct tfd_pf_doc *doc);
+void tfd_pf_ahead_done(struct tfd_pf_ahead *a, struct tfd_json_tree *doc);
 /* Stop (documents parsed and not taken are freed) and free a. */
 void tfd_pf_ahead_stop(struct tfd_pf_ahead *a);
 /* path itself, or the *.partial.json files of a directory, by name, appended

@@ -12,7 +12,7 @@
 #include "tfd/jsonmem.h"
 
 /* the arena this thread's cJSON trees come from, if any
- * (tfd_json_arena_begin) */
+ * (tfd_json_tree_begin) */
 static _Thread_local struct tfd_arena *json_arena;
 /* set once, before any thread that reads it is started */
 static bool json_hooked;
@@ -43,17 +43,29 @@ void tfd_json_init(void)
 	pthread_once(&once, json_hook);
 }
 
-bool tfd_json_arena_begin(struct tfd_arena *a)
+void tfd_json_tree_begin(struct tfd_json_tree *t)
 {
-	if (!json_hooked)
-		return false;
-	json_arena = a;
-	return true;
+	t->root = NULL;
+	tfd_arena_init(&t->arena);
+	t->in_arena = json_hooked;
+	if (json_hooked)
+		json_arena = &t->arena;
 }
 
-void tfd_json_arena_end(void)
+void tfd_json_tree_end(void)
 {
 	json_arena = NULL;
+}
+
+void tfd_json_tree_free(struct tfd_json_tree *t, bool keep)
+{
+	if (!t->in_arena)
+		cJSON_Delete(t->root);
+	t->root = NULL;
+	if (keep)
+		tfd_arena_recycle(&t->arena);
+	else
+		tfd_arena_release(&t->arena);
 }
 
 cJSON *tfd_json_num(double v)

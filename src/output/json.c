@@ -9,7 +9,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "tfd/arena.h"
 #include "tfd/render.h"
 
 static const char *link_keys[TFD_LINK__COUNT] = {"sync", "produce_consume", "overlap", "unlinked"};
@@ -555,14 +554,12 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 {
 	cJSON *root, *hosts, *diags, *sum;
 	char *s;
-	struct tfd_arena arena;
-	bool in_arena;
+	struct tfd_json_tree tree;
 
 	/* the tree in an arena, gone at once (a fleet's report holds a
 	 * node for each of thousands of hosts' numbers) */
-	tfd_arena_init(&arena);
-	in_arena = tfd_json_arena_begin(&arena);
-	root = cJSON_CreateObject();
+	tfd_json_tree_begin(&tree);
+	root = tree.root = cJSON_CreateObject();
 	tfd_json_add_num(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
 	cJSON_AddStringToObject(root, "tool", "tfdoctor");
 	if (a->run)
@@ -638,7 +635,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddStringToObject(d, "message", a->diags[i].msg);
 		cJSON_AddItemToArray(diags, d);
 	}
-	tfd_json_arena_end(); /* (the printed text is not the tree's) */
+	tfd_json_tree_end(); /* (the printed text is not the tree's) */
 	s = cJSON_PrintUnformatted(root);
 	if (line) {
 		tfd_buf_puts(b, s);
@@ -646,9 +643,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	} else
 		tfd_buf_json_pretty(b, s);
 	cJSON_free(s);
-	if (!in_arena)
-		cJSON_Delete(root);
-	tfd_arena_release(&arena);
+	tfd_json_tree_free(&tree, false);
 }
 
 void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)

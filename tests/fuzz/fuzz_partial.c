@@ -14,7 +14,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 /* cJSON's allocations as main() makes them: each partial's tree in an
- * arena of its own (tfd_json_arena_begin) */
+ * arena of its own (tfd_json_tree_begin) */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;

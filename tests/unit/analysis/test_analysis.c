@@ -1651,7 +1651,7 @@ static void partial_doc_in_arena(struct t *t)
 	const char good[] = "{\"a\": [1, 2.5, {\"b\": \"x\"}], \"c\": \"-7\"}";
 	const char bad[] = "{\"a\": [1, 2";
 	const char *end = NULL;
-	struct tfd_pf_doc *d = tfd_pf_parse(good, sizeof(good) - 1, NULL);
+	struct tfd_json_tree *d = tfd_pf_parse(good, sizeof(good) - 1, NULL);
 	const cJSON *arr, *obj;
 
 	T_TRUE(d != NULL);
