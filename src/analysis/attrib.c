@@ -217,17 +217,17 @@ static void attribute(const struct tfd_tree *t, int node, struct attr_scratch *s
 		      size_t nsegs, int depth, tfd_blocking_fn add, void *ctx)
 {
 	struct kids first;
-	int64_t own = 0;
+	int64_t own = 0, end0 = tfd_times_end(&t->tm, (size_t)node);
 	size_t base = sc->owned.n;
 
-	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, tfd_times_end(&t->tm, (size_t)node))) {
+	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, end0)) {
 		/* every instant its own */
 		for (size_t i = 0; i < nsegs; i++)
 			own += sc->owned.v[seg0 + i].e - sc->owned.v[seg0 + i].s;
 		add(ctx, node, own);
 		return;
 	}
-	kids_begin(&first, t, node, tfd_times_end(&t->tm, (size_t)node));
+	kids_begin(&first, t, node, end0);
 	for (size_t si = 0; si < nsegs; si++) {
 		int64_t lo = sc->owned.v[seg0 + si].s, hi = sc->owned.v[seg0 + si].e, cur = lo;
 		size_t i = 0;
@@ -293,11 +293,12 @@ static void attribute(const struct tfd_tree *t, int node, struct attr_scratch *s
 static void self_all(const struct tfd_tree *t, int node, int depth, int64_t *self_ns)
 {
 	struct kids it;
+	int64_t end0 = tfd_times_end(&t->tm, (size_t)node);
 
 	self_ns[node] = tfd_tree_self(t, node);
-	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, tfd_times_end(&t->tm, (size_t)node)))
+	if (depth > TFD_MAX_CALL_DEPTH || no_kids(t, node, end0))
 		return;
-	kids_begin(&it, t, node, tfd_times_end(&t->tm, (size_t)node));
+	kids_begin(&it, t, node, end0);
 	for (int c; (c = kids_next(&it)) >= 0;)
 		self_all(t, c, depth + 1, self_ns);
 }
