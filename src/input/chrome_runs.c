@@ -32,16 +32,14 @@ void tfd_chrome_note_run(struct parse *p, struct tfd_host *h, const char *nm, in
 	uint64_t id;
 	bool has_id;
 
-	/* most events are none of them: their first byte says so, or for an
-	 * iterator's ("Iterator::...") the bytes after "Iterator" */
+	/* most events are none of them: their first byte says so */
 	if (nm[0] == 'F' && strcmp(nm, "FunctionRun") == 0) {
 		tfd_chrome_arg_id(&p->ev, &id);
 		tfd_host_fnrun(h, tid, id, start, end, has_group, group);
 	} else if (nm[0] == 'S' && strcmp(nm, "SessionRun") == 0) {
 		has_id = tfd_chrome_arg_id(&p->ev, &id);
 		tfd_host_session_run(h, tid, start, end, has_group, group, has_id, id);
-	} else if (nm[0] == 'I' && strncmp(nm, "IteratorGetNext", 15) == 0 &&
-		   tfd_get_next_run_name(nm) && tfd_chrome_arg_id(&p->ev, &id)) {
+	} else if (nm[0] == 'I' && tfd_get_next_run_name(nm) && tfd_chrome_arg_id(&p->ev, &id)) {
 		tfd_host_get_next_open(h, &p->gn, tid, id, end);
 	}
 }

@@ -62,13 +62,33 @@ static int is_meta_stat(const char *key)
 
 enum tfd_stat tfd_stat_of(const char *key)
 {
-	return strcmp(key, "id") == 0		? TFD_STAT_ID
-	       : strcmp(key, "parent_id") == 0	? TFD_STAT_PARENT
-	       : strcmp(key, "element_id") == 0 ? TFD_STAT_ELEMENT
-	       : strcmp(key, "group_id") == 0	? TFD_STAT_GROUP
-	       : strcmp(key, "_a") == 0		? TFD_STAT_ASYNC
-	       : is_meta_stat(key)		? TFD_STAT_META
-						: TFD_STAT_PARAM;
+	/* by the first byte first: a key is one strcmp at most here (most are
+	 * a parameter's, none of these) */
+	switch (key[0]) {
+	case 'i':
+		if (strcmp(key, "id") == 0)
+			return TFD_STAT_ID;
+		break;
+	case 'p':
+		if (strcmp(key, "parent_id") == 0)
+			return TFD_STAT_PARENT;
+		break;
+	case 'e':
+		if (strcmp(key, "element_id") == 0)
+			return TFD_STAT_ELEMENT;
+		break;
+	case 'g':
+		if (strcmp(key, "group_id") == 0)
+			return TFD_STAT_GROUP;
+		break;
+	case '_':
+		if (strcmp(key, "_a") == 0)
+			return TFD_STAT_ASYNC;
+		break;
+	default:
+		break;
+	}
+	return is_meta_stat(key) ? TFD_STAT_META : TFD_STAT_PARAM;
 }
 
 void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const char *key,
@@ -154,19 +174,14 @@ void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const 
 			    const char *v)
 {
 	int64_t n;
+	enum tfd_stat what = tfd_stat_of(key);
 
-	/* the id stats, by their first byte first (a parameter's is most
-	 * often none of these) */
-	if ((key[0] == 'i' && strcmp(key, "id") == 0) ||
-	    (key[0] == 'p' && strcmp(key, "parent_id") == 0) ||
-	    (key[0] == 'e' && strcmp(key, "element_id") == 0) ||
-	    (key[0] == 'g' && strcmp(key, "group_id") == 0) ||
-	    (key[0] == '_' && strcmp(key, "_a") == 0)) {
+	if (what != TFD_STAT_PARAM && what != TFD_STAT_META) { /* an id stat */
 		if (parse_id(v, &n) == 0)
-			tfd_event_set_stat_int(cap, e, key, n);
+			tfd_event_set_stat_as(cap, e, what, key, n);
 		return;
 	}
-	if (e->kind == TFD_EV_ITERATOR && !is_meta_stat(key))
+	if (e->kind == TFD_EV_ITERATOR && what == TFD_STAT_PARAM)
 		add_param(cap, e, key, v);
 }
 

@@ -81,8 +81,10 @@ bool tfd_step_root_name(const char *name)
 
 bool tfd_get_next_run_name(const char *name)
 {
-	return strcmp(name, "IteratorGetNextOp::DoCompute") == 0 ||
-	       strcmp(name, "IteratorGetNextAsOptionalOp::DoCompute") == 0;
+	/* (an iterator's name, "Iterator::...", parts from both at "::") */
+	return strncmp(name, "IteratorGetNext", 15) == 0 &&
+	       (strcmp(name + 15, "Op::DoCompute") == 0 ||
+		strcmp(name + 15, "AsOptionalOp::DoCompute") == 0);
 }
 
 bool tfd_fn_call_name(const char *name)
