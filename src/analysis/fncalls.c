@@ -322,6 +322,10 @@ static void find_rest(struct finding *fd)
 	fd->n = 0;
 }
 
+/* What a lean host's threads keep once their function calls are read
+ * (iterator events always stay). */
+#define SHED_KEEP (TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME))
+
 /* An iterator call open on the thread being read. */
 struct open_call {
 	int64_t end;
@@ -348,12 +352,49 @@ static size_t inline_slot(struct tfd_fns *out, struct imap *wait_of, struct open
 	return k;
 }
 
+typedef VEC(struct open_call) open_calls;
+
+/* A thread's function calls as its events are read in order: the
+ * iterator calls open around each, the names of those that ran functions
+ * inline. */
+struct fn_walk {
+	struct finding *fd;
+	struct tfd_fns *out;
+	struct imap *wait_of;
+	open_calls *open;
+	uint32_t thread;
+};
+
+/* One event of the thread; true when a lean thread keeps it (what the
+ * graph reads: iterator, Produce and Consume events). */
+static bool fn_event(const struct tfd_event *e, void *ctx)
+{
+	struct fn_walk *w = ctx;
+	open_calls *open = w->open;
+	struct tfd_fn_call f = {e->start_ns, e->dur_ns, w->thread, w->thread};
+
+	while (open->n && open->v[open->n - 1].end <= e->start_ns)
+		open->n--;
+	if (e->kind == TFD_EV_ITERATOR) {
+		vec_push(open, ((struct open_call){e->start_ns + e->dur_ns, e->sig->name, false}));
+		return true;
+	}
+	if (e->kind != TFD_EV_FUNCTION)
+		return (TFD_KIND_BIT(e->kind) & SHED_KEEP) != 0;
+	/* a function inside an iterator call ran inline: that stage's self
+	 * time has it already, and its wait for its ops is told apart */
+	find_later(w->fd, &f, e,
+		   open->n ? inline_slot(w->out, w->wait_of, &open->v[open->n - 1]) : 0);
+	return false;
+}
+
 void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, struct tfd_fns *out)
 {
 	struct exec_index ex;
 	struct finding fd = {.x = &ex, .sums = h->exec_sums, .out = out};
-	VEC(struct open_call) open = {0}; /* the enclosing iterator calls */
-	struct imap wait_of = {0};	  /* iterator name -> 1 + its index in waits */
+	open_calls open = {0};	   /* the enclosing iterator calls */
+	struct imap wait_of = {0}; /* iterator name -> 1 + its index in waits */
+	struct fn_walk w = {&fd, out, &wait_of, &open, 0};
 
 	memset(out, 0, sizeof(*out));
 	out->sums = h->fn_sums;
@@ -368,36 +409,23 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 	 * between. */
 	exec_sums(h, lean, &ex);
 	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_ev_cursor cur;
-		struct tfd_event ev;
-
 		if (!(h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION)))
 			continue; /* no function events to count */
 		open.n = 0;
-		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
-			const struct tfd_event *e = &ev;
-			struct tfd_fn_call f = {e->start_ns, e->dur_ns, (uint32_t)t, (uint32_t)t};
+		w.thread = (uint32_t)t;
+		if (lean) {
+			/* one walk: the calls are made as the thread's filter
+			 * keeps only what the graph reads */
+			tfd_thread_filter(lean, &lean->threads[t], fn_event, &w);
+			lean->threads[t].kinds &= SHED_KEEP | TFD_KIND_BIT(TFD_EV_ITERATOR);
+		} else {
+			struct tfd_ev_cursor cur;
+			struct tfd_event ev;
 
-			while (open.n && open.v[open.n - 1].end <= e->start_ns)
-				open.n--;
-			if (e->kind == TFD_EV_ITERATOR) {
-				vec_push(&open, ((struct open_call){e->start_ns + e->dur_ns,
-								    e->sig->name, false}));
-				continue;
-			}
-			if (e->kind != TFD_EV_FUNCTION)
-				continue;
-			/* a function inside an iterator call ran inline: that
-			 * stage's self time has it already, and its wait for its
-			 * ops is told apart */
-			find_later(&fd, &f, e,
-				   open.n ? inline_slot(out, &wait_of, &open.v[open.n - 1]) : 0);
+			for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);)
+				fn_event(&ev, &w);
 		}
-		find_rest(&fd); /* the thread's events go below */
-		if (lean)	/* its calls are made: only what the graph reads stays */
-			tfd_thread_shed(lean, &lean->threads[t],
-					TFD_KIND_BIT(TFD_EV_PRODUCE) |
-					    TFD_KIND_BIT(TFD_EV_CONSUME));
+		find_rest(&fd);
 	}
 	vec_free(&open);
 	imap_free(&wait_of);
