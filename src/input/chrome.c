@@ -50,6 +50,19 @@ static bool num_of(const struct jev *e, size_t off1, double *out)
 	return end != s;
 }
 
+/* Numeric field f of the event (pid, tid, ts, dur): its value as the fast
+ * read found it, else its text's. */
+static bool field_num(const struct jev *e, enum field f, double *out)
+{
+	size_t off1 = f == F_PID ? e->pid : f == F_TID ? e->tid : f == F_TS ? e->ts : e->dur;
+
+	if (e->num_ok & (1u << (f - F_NUM_FIRST))) {
+		*out = e->num[f - F_NUM_FIRST];
+		return true;
+	}
+	return num_of(e, off1, out);
+}
+
 /* A JSON number as an int64 key (pid, tid, group): out of range -> 0. */
 static int64_t to_i64(double v)
 {
@@ -242,7 +255,7 @@ static int meta_event(struct parse *p)
 			fn_steps_add(&p->fn_steps, id);
 		return 1;
 	}
-	if (!ph || strcmp(ph, "M") || !nm || !num_of(e, e->pid, &pid))
+	if (!ph || strcmp(ph, "M") || !nm || !field_num(e, F_PID, &pid))
 		return 1;
 	for (size_t i = 0; i < e->args.n; i++)
 		if (strcmp(tfd_jev_str(e, e->args.v[i].key), "name") == 0 && !e->args.v[i].num)
@@ -264,7 +277,7 @@ static int meta_event(struct parse *p)
 		memset(pi, 0, sizeof(*pi));
 		pi->name = tfd_arena_intern_cstr(&p->cap->arena, an);
 		pi->decoded = is_host_process(an) || tfd_is_device_plane(an);
-	} else if (strcmp(nm, "thread_name") == 0 && num_of(e, e->tid, &tid)) {
+	} else if (strcmp(nm, "thread_name") == 0 && field_num(e, F_TID, &tid)) {
 		struct thread_meta t = {to_i64(pid), to_i64(tid), xstrdup(an)};
 
 		vec_push(&p->threads, t);
@@ -357,12 +370,13 @@ static int device_event(struct parse *p, int64_t pid, size_t dp)
 	uint64_t bytes = 0;
 	size_t want = 1;
 
-	num_of(e, e->tid, &tid);
+	field_num(e, F_TID, &tid);
 	if (imap_get(&p->dev_threads, dev_thread_key(pid, to_i64(tid)), &want) && !want)
 		return 1;
-	if (!num_of(e, e->ts, &ts) || !isfinite(ts) || fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0)
+	if (!field_num(e, F_TS, &ts) || !isfinite(ts) ||
+	    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0)
 		return 1;
-	num_of(e, e->dur, &dur);
+	field_num(e, F_DUR, &dur);
 	if (!isfinite(dur) || dur <= 0)
 		return 1;
 	if (dur > (double)TFD_MAX_DURATION_NS / 1000.0)
@@ -396,11 +410,11 @@ static bool event_span(struct parse *p, const struct jev *e, const char *nm, int
 {
 	double ts, dur = 0;
 
-	if (!num_of(e, e->ts, &ts)) {
+	if (!field_num(e, F_TS, &ts)) {
 		p->st = tfd_fail(p->err, TFD_E_FORMAT, "event '%s' has no \"ts\"", nm);
 		return false;
 	}
-	num_of(e, e->dur, &dur);
+	field_num(e, F_DUR, &dur);
 	if (!isfinite(ts) || !isfinite(dur) || dur < 0 ||
 	    fabs(ts) > (double)TFD_MAX_TIME_NS / 1000.0 ||
 	    dur > (double)TFD_MAX_DURATION_NS / 1000.0) {
@@ -481,7 +495,7 @@ static int host_event(struct parse *p)
 
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
-	num_of(e, e->pid, &pid);
+	field_num(e, F_PID, &pid);
 	if (p->nproc_named && !imap_get(&p->host_pids, (uint64_t)to_i64(pid), NULL)) {
 		size_t dp;
 
@@ -489,7 +503,7 @@ static int host_event(struct parse *p)
 			return device_event(p, to_i64(pid), dp);
 		return 1;
 	}
-	num_of(e, e->tid, &tid);
+	field_num(e, F_TID, &tid);
 	if (!event_span(p, e, nm, &start, &end))
 		return 0;
 	has_group = event_names(e, nm, &name, &group);
@@ -703,6 +717,8 @@ struct evq {
 /* An event's record: its fields, then its args, then its strings. */
 struct rec {
 	size_t ph, name, pid, tid, ts, dur, nargs, nscratch;
+	double num[4];
+	unsigned num_ok;
 	bool has_args;
 };
 
@@ -733,6 +749,8 @@ static int queue_event(struct parse *p)
 	r.dur = e->dur;
 	r.nargs = e->args.n;
 	r.nscratch = e->scratch.len;
+	memcpy(r.num, e->num, sizeof(r.num));
+	r.num_ok = e->num_ok;
 	r.has_args = e->has_args;
 	tfd_buf_add(&q->cur, (const char *)&r, sizeof(r));
 	if (e->args.n)
@@ -776,6 +794,8 @@ static void keep_records(struct parse *p, const struct tfd_buf *b)
 		e->tid = r.tid;
 		e->ts = r.ts;
 		e->dur = r.dur;
+		memcpy(e->num, r.num, sizeof(e->num));
+		e->num_ok = r.num_ok;
 		e->has_args = r.has_args;
 		e->args.n = 0;
 		for (size_t i = 0; i < r.nargs; i++) {

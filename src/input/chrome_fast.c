@@ -85,35 +85,56 @@ static inline enum fast_r plain_string(struct cur *c, const unsigned char **body
 	return FAST_OK;
 }
 
-static const unsigned char *digits(const unsigned char *q, const unsigned char *end)
+/* The digits from q: their value in *m (the first 16 of them, *nd
+ * counting all). */
+static const unsigned char *digits(const unsigned char *q, const unsigned char *end, uint64_t *m,
+				   int *nd)
 {
-	while (q < end && *q >= '0' && *q <= '9')
-		q++;
+	for (; q < end && *q >= '0' && *q <= '9'; q++)
+		if ((*nd)++ < 16)
+			*m = *m * 10 + (uint64_t)(*q - '0');
 	return q;
 }
 
-/* A JSON number at c->s, as the grammar spells it. */
-static enum fast_r number(struct cur *c, size_t *len)
+/* A scalar value: its text to keep (NULL: null), whether a number, and a
+ * number's value where tfd_fast_decimal() would read its text (has_d). */
+struct scalar {
+	const unsigned char *s;
+	size_t n;
+	bool num, has_d;
+	double d;
+};
+
+/* A JSON number at c->s, as the grammar spells it: its length, and its
+ * value when it has at most 15 digits and no exponent (v->has_d). */
+static enum fast_r number(struct cur *c, size_t *len, struct scalar *v)
 {
 	const unsigned char *q = c->s, *d;
+	bool neg = q < c->end && *q == '-';
+	uint64_t m = 0;
+	int nd = 0, frac = 0;
 
-	if (q < c->end && *q == '-')
-		q++;
-	d = digits(q, c->end);
+	q += neg;
+	d = digits(q, c->end, &m, &nd);
 	if (d == q || (*q == '0' && d - q > 1))
 		return d == c->end ? FAST_SHORT : FAST_ODD;
 	q = d;
 	if (q < c->end && *q == '.') {
-		d = digits(q + 1, c->end);
+		d = digits(q + 1, c->end, &m, &nd);
 		if (d == q + 1)
 			return d == c->end ? FAST_SHORT : FAST_ODD;
+		frac = (int)(d - q - 1);
 		q = d;
 	}
+	v->has_d = nd <= 15;
+	if (v->has_d)
+		v->d = tfd_decimal_value(m, frac, neg);
 	if (q < c->end && (*q == 'e' || *q == 'E')) {
+		v->has_d = false;
 		q++;
 		if (q < c->end && (*q == '+' || *q == '-'))
 			q++;
-		d = digits(q, c->end);
+		d = digits(q, c->end, &m, &nd);
 		if (d == q)
 			return d == c->end ? FAST_SHORT : FAST_ODD;
 		q = d;
@@ -146,25 +167,18 @@ static enum fast_r literal(struct cur *c, const char **text, size_t *len)
 	return FAST_ODD;
 }
 
-/* A scalar value: its text to keep (NULL: null), and whether a number. */
-struct scalar {
-	const unsigned char *s;
-	size_t n;
-	bool num;
-};
-
 static enum fast_r scalar_value(struct cur *c, struct scalar *v)
 {
 	const char *t = NULL;
 	enum fast_r r;
 
-	v->num = false;
+	v->num = v->has_d = false;
 	if (*c->s == '"')
 		return plain_string(c, &v->s, &v->n);
 	if (*c->s == '-' || (*c->s >= '0' && *c->s <= '9')) {
 		v->s = c->s;
 		v->num = true;
-		return number(c, &v->n);
+		return number(c, &v->n, v);
 	}
 	r = literal(c, &t, &v->n);
 	v->s = (const unsigned char *)t;
@@ -325,8 +339,12 @@ enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t 
 		} else {
 			struct scalar v;
 
-			if ((r = scalar_value(&c, &v)) == FAST_OK && v.s)
-				tfd_jev_set(e, f, v.s, v.n);
+			if ((r = scalar_value(&c, &v)) == FAST_OK && v.s) {
+				if (v.has_d && f >= F_NUM_FIRST && f <= F_NUM_LAST)
+					tfd_jev_set_num(e, f, v.d); /* (not read again) */
+				else
+					tfd_jev_set(e, f, v.s, v.n);
+			}
 		}
 		if (r != FAST_OK || (r = next_member(&c, &more)) != FAST_OK)
 			return r;

@@ -31,7 +31,17 @@ struct jev {
 	size_t ph, name, pid, tid, ts, dur; /* offsets + 1 (0: absent) */
 	VEC(struct arg) args;
 	bool has_args;
+	/* pid, tid, ts and dur (index f - F_PID) as the fast read found them:
+	 * a JSON number of the form tfd_fast_decimal() reads, its value (bit
+	 * f - F_PID of num_ok; the field's text is then not kept) */
+	double num[4];
+	unsigned num_ok;
 };
+
+/* The numbers' fields: pid, tid, ts, dur. */
+#define F_NUM_FIRST F_PID
+#define F_NUM_LAST F_DUR
+_Static_assert(F_NUM_LAST - F_NUM_FIRST == 3, "four numeric fields");
 
 /* A string into the event's scratch buffer: its offset + 1. */
 static inline size_t tfd_jev_keep(struct jev *e, const unsigned char *s, size_t n)
@@ -58,6 +68,7 @@ static inline void tfd_jev_reset(struct jev *e)
 	e->ph = e->name = e->pid = e->tid = e->ts = e->dur = 0;
 	e->args.n = 0;
 	e->has_args = false;
+	e->num_ok = 0;
 }
 
 /* A scalar value of the event's key f kept as that field's text (the last
@@ -69,6 +80,19 @@ static inline void tfd_jev_set(struct jev *e, enum field f, const unsigned char 
 
 	if (f != F_OTHER && f != F_ARGS)
 		*at[f] = tfd_jev_keep(e, s, n);
+	if (f >= F_NUM_FIRST && f <= F_NUM_LAST)
+		e->num_ok &= ~(1u << (f - F_NUM_FIRST));
+}
+
+/* A numeric field's value read by the fast read (the last one counts): its
+ * text is not kept. */
+static inline void tfd_jev_set_num(struct jev *e, enum field f, double v)
+{
+	size_t *at[] = {[F_PID] = &e->pid, [F_TID] = &e->tid, [F_TS] = &e->ts, [F_DUR] = &e->dur};
+
+	*at[f] = 0;
+	e->num[f - F_NUM_FIRST] = v;
+	e->num_ok |= 1u << (f - F_NUM_FIRST);
 }
 
 struct thread_meta {

@@ -646,6 +646,105 @@ static void chrome_minimal(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* A document of n complete events whose pid, tid, ts and dur take the
+ * forms of a JSON number in turn (integers, decimals, 15 digits and more,
+ * exponents, a key given twice), bare or (quoted) each in a string: the
+ * fast read keeps a bare number's value, a string's text is read later. */
+static char *number_doc(size_t n, bool quoted, size_t *len)
+{
+	static const char *const dur[] = {"3", "2.75", "0", "0.001", "1e1", "12345678901.2345"};
+	static const char *const tid[] = {"9", "9.0", "10", "9e0"};
+	size_t cap = n * 240 + 512, k;
+	char *d = malloc(cap), ts[64];
+	const char *q = quoted ? "\"" : "";
+
+	k = (size_t)snprintf(d, cap,
+			     "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5,\"name\":"
+			     "\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}");
+	for (size_t i = 0; i < n; i++) {
+		size_t v = i * 10;
+
+		switch (i % 6) {
+		case 0:
+			snprintf(ts, sizeof(ts), "%zu", v);
+			break;
+		case 1:
+			snprintf(ts, sizeof(ts), "%zu.5", v);
+			break;
+		case 2:
+			snprintf(ts, sizeof(ts), "%zu.123456789", v);
+			break;
+		case 3: /* past 15 digits */
+			snprintf(ts, sizeof(ts), "%zu.1234567890123456", v);
+			break;
+		case 4:
+			snprintf(ts, sizeof(ts), "%zu0e-1", v);
+			break;
+		default:
+			snprintf(ts, sizeof(ts), "%zu.25E0", v);
+		}
+		/* the pid as 5 or 5.0; ts given twice every third event, the
+		 * last one counting (a string after a number, or the other way) */
+		k += (size_t)snprintf(
+		    d + k, cap - k,
+		    ",{\"ph\":\"X\",\"pid\":%s%s%s,\"tid\":%s%s%s,%s\"ts\":%s%s%s,"
+		    "\"dur\":%s%s%s,\"name\":\"Iterator::Map\",\"args\":{\"id\":\"12\"}}",
+		    q, i % 2 ? "5.0" : "5", q, q, tid[i % 4], q,
+		    i % 3 == 0 ? (i % 2 ? "\"ts\":\"1\"," : "\"ts\":1,") : "", q, ts, q, q,
+		    dur[(i / 2) % 6], q);
+	}
+	k += (size_t)snprintf(d + k, cap - k, "]}");
+	*len = k;
+	return d;
+}
+
+/* Numbers read by the fast read give what their text gives (strtod's
+ * value), on one thread and with the parse on another (a document past
+ * the size that pipes it). */
+static void chrome_number_forms(struct t *t)
+{
+	size_t la, lb;
+	char *a = number_doc(100000, false, &la), *b = number_doc(100000, true, &lb);
+	struct tfd_load_opts one = {.jobs = 1}, two = {.jobs = 2};
+	const struct tfd_load_opts *opts[] = {&one, &two};
+
+	T_TRUE(la > 8u << 20);
+	for (size_t o = 0; o < 2; o++) {
+		struct tfd_capture *ca = NULL, *cb = NULL;
+		struct tfd_err err = {0};
+
+		T_OK(tfd_capture_load_mem(a, la, "w0.trace.json", opts[o], &ca, &err), &err);
+		T_OK(tfd_capture_load_mem(b, lb, "w0.trace.json", opts[o], &cb, &err), &err);
+		T_EQ_I64(ca->hosts[0].nevents, 100000);
+		T_EQ_I64(ca->hosts[0].nthreads, cb->hosts[0].nthreads);
+		for (size_t th = 0; th < ca->hosts[0].nthreads; th++) {
+			const struct tfd_thread *x = &ca->hosts[0].threads[th],
+						*y = &cb->hosts[0].threads[th];
+			struct tfd_event *ex = tfd_thread_unpack(&ca->hosts[0], x),
+					 *ey = tfd_thread_unpack(&cb->hosts[0], y);
+
+			T_EQ_I64(x->id, y->id);
+			T_EQ_I64(x->nevents, y->nevents);
+			for (size_t i = 0; i < x->nevents && i < y->nevents; i++) {
+				if (ex[i].start_ns != ey[i].start_ns ||
+				    ex[i].dur_ns != ey[i].dur_ns) {
+					T_FAILF("thread %zu event %zu: %lld+%lld, text %lld+%lld",
+						th, i, (long long)ex[i].start_ns,
+						(long long)ex[i].dur_ns, (long long)ey[i].start_ns,
+						(long long)ey[i].dur_ns);
+					break;
+				}
+			}
+			free(ex);
+			free(ey);
+		}
+		tfd_capture_free(ca);
+		tfd_capture_free(cb);
+	}
+	free(a);
+	free(b);
+}
+
 /* gzip (windowBits 31) of len bytes into a new buffer */
 static uint8_t *gzip_of(const char *s, size_t len, size_t *out_len)
 {
@@ -3047,6 +3146,7 @@ const struct t_case capture_cases[] = {
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
     T(chrome_minimal),
+    T(chrome_number_forms),
     T(chrome_gz_streamed),
     {0},
 };
