@@ -172,8 +172,16 @@ struct host_ctx {
 	 * cons_cap slots, its size any number (not a power of two: 12 bytes
 	 * a slot at a load of 3/4, where a chained table with a power of two
 	 * of heads took 16 bytes an entry and 4 a head, at the peak) */
-	int *cons_call;	     /* per slot: the consumer call, -1 for none */
-	uint64_t *cons_elem; /* per slot: its element id */
+	int *cons_call; /* per slot: the consumer call, -1 for none */
+	/* per slot: its element id, in 8 bytes (cons_elem), or in 5
+	 * (cons_elem40, while every element registered lies within 2^39 of
+	 * the first, cons_base: TensorFlow's ids of a host are a clock's,
+	 * minutes apart at most), as its distance from cons_base plus 2^39
+	 * (cons_elem_at()); NULL the one not used */
+	uint64_t *cons_elem;
+	uint8_t *cons_elem40;
+	uint64_t cons_base;
+	bool cons_based; /* cons_base is set */
 	size_t cons_cap, cons_n;
 	/* the host's dataset-function calls for the capacity pass, read before
 	 * the function and executor events may go (struct tfd_fn_call) */
@@ -295,6 +303,29 @@ static inline size_t cons_bucket(const struct host_ctx *c, uint64_t iter_id, uin
 static inline size_t cons_next(const struct host_ctx *c, size_t j)
 {
 	return j + 1 == c->cons_cap ? 0 : j + 1;
+}
+
+/* Half the span of the elements cons_elem40 holds. */
+#define TFD_ELEM40_HALF ((uint64_t)1 << 39)
+
+/* The element of slot j. */
+static inline uint64_t cons_elem_at(const struct host_ctx *c, size_t j)
+{
+	const uint8_t *p;
+
+	if (!c->cons_elem40)
+		return c->cons_elem[j];
+	p = c->cons_elem40 + 5 * j;
+	return c->cons_base - TFD_ELEM40_HALF +
+	       ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+		(uint64_t)p[4] << 32);
+}
+
+/* Where slot j's element is (to fetch it ahead). */
+static inline const void *cons_elem_addr(const struct host_ctx *c, size_t j)
+{
+	return c->cons_elem40 ? (const void *)(c->cons_elem40 + 5 * j)
+			      : (const void *)&c->cons_elem[j];
 }
 
 /* Iterators and calls of one host, parents resolved (a cycle is an error),

@@ -81,7 +81,7 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t end, struct e
 	/* only within the range: the calls past it are another worker's */
 	if (i + FAR < end && by_element(c, i + FAR, &ec[0], &b)) {
 		__builtin_prefetch(&c->cons_call[b]);
-		__builtin_prefetch(&c->cons_elem[b]);
+		__builtin_prefetch(cons_elem_addr(c, b));
 	}
 	if (i + NEAR < end && by_element(c, i + NEAR, &ec[1], &b) && (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
@@ -144,7 +144,7 @@ static void link_direct_range(struct host_ctx *c, struct link_range *r)
 			     k = cons_next(c, k)) {
 				int cc = c->cons_call[k];
 
-				if (c->cons_elem[k] != elem ||
+				if (cons_elem_at(c, k) != elem ||
 				    call_iter(c, (size_t)cc) != it->parent)
 					continue;
 				if (better(c, s0, e0, cc, best))

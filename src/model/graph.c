@@ -265,22 +265,45 @@ struct pending_cons {
 	} ring[CONS_LAG];
 };
 
+/* The elements in 8 bytes from now on (one lies too far from the first). */
+static void cons_widen(struct host_ctx *c)
+{
+	uint64_t *wide = xmalloc(c->cons_cap * sizeof(uint64_t));
+
+	for (size_t j = 0; j < c->cons_cap; j++)
+		wide[j] = c->cons_call[j] >= 0 ? cons_elem_at(c, j) : 0;
+	free(c->cons_elem40);
+	c->cons_elem40 = NULL;
+	c->cons_elem = wide;
+}
+
 static void cons_put(struct host_ctx *c, int call, uint64_t elem, size_t b)
 {
+	if (!c->cons_based) {
+		c->cons_base = elem;
+		c->cons_based = true;
+	}
+	if (c->cons_elem40 && elem - c->cons_base + TFD_ELEM40_HALF >= 2 * TFD_ELEM40_HALF)
+		cons_widen(c);
 	while (c->cons_call[b] >= 0)
 		b = cons_next(c, b);
 	c->cons_call[b] = call;
-	c->cons_elem[b] = elem;
+	if (c->cons_elem40)
+		tfd_start40_put(c->cons_elem40, b, elem - c->cons_base + TFD_ELEM40_HALF);
+	else
+		c->cons_elem[b] = elem;
 	c->cons_n++;
 }
 
-/* A table of cap slots, empty (entries go in again on growth). */
-static void cons_alloc(struct host_ctx *c, size_t cap)
+/* A table of cap slots, empty (entries go in again on growth), its
+ * elements in 5 bytes unless wide. */
+static void cons_alloc(struct host_ctx *c, size_t cap, bool wide)
 {
 	c->cons_cap = cap;
 	c->cons_n = 0;
 	c->cons_call = xmalloc(cap * sizeof(int));
-	c->cons_elem = xmalloc(cap * sizeof(uint64_t));
+	c->cons_elem = wide ? xmalloc(cap * sizeof(uint64_t)) : NULL;
+	c->cons_elem40 = wide ? NULL : xmalloc(5 * cap);
 	for (size_t j = 0; j < cap; j++)
 		c->cons_call[j] = -1;
 }
@@ -291,18 +314,22 @@ static void cons_register(struct host_ctx *c, int call, uint64_t elem, size_t b,
 {
 	if ((c->cons_n + 1) * 4 > c->cons_cap * 3) {
 		/* more Consume events than the count let expect: twice the room */
-		int *oc = c->cons_call;
-		uint64_t *oe = c->cons_elem;
-		size_t ocap = c->cons_cap;
+		struct host_ctx old = *c;
 
-		cons_alloc(c, 2 * ocap);
-		for (size_t j = 0; j < ocap; j++)
-			if (oc[j] >= 0)
-				cons_put(c, oc[j], oe[j],
-					 cons_bucket(c, c->iters.v[call_iter(c, (size_t)oc[j])].id,
-						     oe[j]));
-		free(oc);
-		free(oe);
+		cons_alloc(c, 2 * old.cons_cap, old.cons_elem != NULL);
+		for (size_t j = 0; j < old.cons_cap; j++) {
+			int oc = old.cons_call[j];
+			uint64_t e;
+
+			if (oc < 0)
+				continue;
+			e = cons_elem_at(&old, j);
+			cons_put(c, oc, e,
+				 cons_bucket(c, c->iters.v[call_iter(c, (size_t)oc)].id, e));
+		}
+		free(old.cons_call);
+		free(old.cons_elem);
+		free(old.cons_elem40);
 	}
 	if (cap != c->cons_cap)
 		b = cons_bucket(c, c->iters.v[call_iter(c, (size_t)call)].id, elem);
@@ -323,7 +350,7 @@ static void cons_later(struct host_ctx *c, struct pending_cons *pc, int call, ui
 	pc->ring[k].b = b;
 	pc->ring[k].cap = cap;
 	__builtin_prefetch(&c->cons_call[b], 1);
-	__builtin_prefetch(&c->cons_elem[b], 1);
+	__builtin_prefetch(cons_elem_addr(c, b), 1);
 }
 
 static void cons_rest(struct host_ctx *c, struct pending_cons *pc)
@@ -388,7 +415,7 @@ static void scan_alloc(struct host_ctx *c, struct scan_state *ss)
 	}
 	/* at most one consumer per Consume event, about half of the host's
 	 * Produce/Consume events: room for those at a load of 3/4 */
-	cons_alloc(c, 16 + h->nproduce / 2 * 4 / 3);
+	cons_alloc(c, 16 + h->nproduce / 2 * 4 / 3, false);
 }
 
 /* Call k runs inside a Produce of element id: remember it, as a varint
@@ -915,8 +942,10 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 	c->pelem_len = c->pelem_cap = 0;
 	free(c->cons_call);
 	free(c->cons_elem);
+	free(c->cons_elem40);
 	c->cons_call = NULL;
 	c->cons_elem = NULL;
+	c->cons_elem40 = NULL;
 	c->cons_cap = c->cons_n = 0;
 }
 

@@ -529,16 +529,20 @@ static int64_t element_of(int i)
  * last ones too (consumers are registered after a lag, in order): 300
  * prefetched elements, each made ahead of its Consume; and again after
  * twice as many Consume events of no Produce, where the consumer table,
- * sized for half of the Produce/Consume events, grows as it fills */
+ * sized for half of the Produce/Consume events, grows as it fills. The
+ * table keeps elements within 2^39 of its first in 5 bytes: the ids of
+ * element_of() are farther apart (it goes to 8 bytes, before or after it
+ * grew); the third round's are near (it grows in 5). */
 static void produce_links_every_element(struct t *t)
 {
 	enum { N = 300 };
 
-	for (int extra = 0; extra < 2; extra++) {
+	for (int round = 0; round < 3; round++) {
 		struct fx f;
 		struct tfd_analysis *a;
 		const struct tfd_pipeline *p;
 		char el[32];
+		int extra = round > 0;
 
 		fx_init(&f);
 		/* first: the table fills while the linked ones go in */
@@ -550,14 +554,16 @@ static void produce_links_every_element(struct t *t)
 			fx_ev(&f, 0, "PrefetchConsume", at + 50 * US, 40 * US, el, NULL);
 		}
 		for (int i = 0; i < N; i++) {
-			snprintf(el, sizeof(el), "element_id=%lld", (long long)element_of(i));
+			snprintf(el, sizeof(el), "element_id=%lld",
+				 round == 2 ? 900000LL - i : (long long)element_of(i));
 			fx_ev(&f, 0, "Iterator::Prefetch", (int64_t)i * 1000 * US, 100 * US,
 			      "id=123", NULL);
 			fx_ev(&f, 0, "PrefetchConsume", ((int64_t)i * 1000 + 50) * US, 40 * US, el,
 			      NULL);
 		}
 		for (int i = 0; i < N; i++) {
-			snprintf(el, sizeof(el), "element_id=%lld", (long long)element_of(i));
+			snprintf(el, sizeof(el), "element_id=%lld",
+				 round == 2 ? 900000LL - i : (long long)element_of(i));
 			fx_ev(&f, 1, "PrefetchProduce", ((int64_t)i * 1000 - 400) * US, 300 * US,
 			      el, NULL);
 			fx_ev(&f, 1, "Iterator::Prefetch::Range", ((int64_t)i * 1000 - 400) * US,
