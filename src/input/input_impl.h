@@ -307,12 +307,13 @@ void tfd_fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t n
  * is the correctly rounded value strtod() returns. false: not that form
  * (the caller asks strtod()). */
 /* The value of the decimal digits m (at most 15 of them), frac of them
- * after the point, negated when neg: as tfd_fast_decimal() gives it. */
+ * after the point (0 to 15), negated when neg: as tfd_fast_decimal()
+ * gives it. */
 static inline double tfd_decimal_value(uint64_t m, int frac, bool neg)
 {
 	static const double p10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
 				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-	double v = frac > 0 ? (double)m / p10[frac] : (double)m;
+	double v = frac > 0 && frac < 16 ? (double)m / p10[frac] : (double)m;
 
 	return neg ? -v : v;
 }
