@@ -300,12 +300,6 @@ static inline bool fn_steps_put_ordered_new(uint64_t *k, size_t cap, uint64_t id
 void tfd_fn_steps_fit_sets(struct fn_steps *out, struct fn_steps *sets, size_t nsets,
 			   size_t nthreads);
 
-/* A decimal number the way strtod() reads it, for the form trace JSON
- * writes: an optional '-', at most 15 digits with an optional '.' among
- * them, then the string's end. Both the digits as an integer (below 2^53)
- * and 10^k (k <= 15) are exact doubles, so their quotient, rounded once,
- * is the correctly rounded value strtod() returns. false: not that form
- * (the caller asks strtod()). */
 /* The value of the decimal digits m (at most 15 of them), frac of them
  * after the point (0 to 15), negated when neg: as tfd_fast_decimal()
  * gives it. */
@@ -318,6 +312,12 @@ static inline double tfd_decimal_value(uint64_t m, int frac, bool neg)
 	return neg ? -v : v;
 }
 
+/* A decimal number the way strtod() reads it, for the form trace JSON
+ * writes: an optional '-', at most 15 digits with an optional '.' among
+ * them, then the string's end. Both the digits as an integer (below 2^53)
+ * and 10^k (k <= 15) are exact doubles, so their quotient, rounded once,
+ * is the correctly rounded value strtod() returns. false: not that form
+ * (the caller asks strtod()). */
 static inline bool tfd_fast_decimal(const char *s, double *out)
 {
 	uint64_t m = 0;
