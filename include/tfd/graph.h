@@ -311,14 +311,9 @@ static inline size_t cons_next(const struct host_ctx *c, size_t j)
 /* The element of slot j. */
 static inline uint64_t cons_elem_at(const struct host_ctx *c, size_t j)
 {
-	const uint8_t *p;
-
 	if (!c->cons_elem40)
 		return c->cons_elem[j];
-	p = c->cons_elem40 + 5 * j;
-	return c->cons_base - TFD_ELEM40_HALF +
-	       ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-		(uint64_t)p[4] << 32);
+	return c->cons_base - TFD_ELEM40_HALF + tfd_start40_get(c->cons_elem40, j);
 }
 
 /* Where slot j's element is (to fetch it ahead). */

@@ -27,15 +27,20 @@ struct tfd_times {
 
 #define TFD_START40_SPAN ((int64_t)1 << 40)
 
+/* Entry k of an array of 5-byte little-endian numbers (tfd_start40_put). */
+static inline uint64_t tfd_start40_get(const uint8_t *start40, size_t k)
+{
+	const uint8_t *p = start40 + 5 * k;
+
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32;
+}
+
 static inline int64_t tfd_times_start(const struct tfd_times *t, size_t k)
 {
-	const uint8_t *p;
-
 	if (t->start)
 		return t->start[k];
-	p = t->start40 + 5 * k;
-	return t->base + (int64_t)((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-				   (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32);
+	return t->base + (int64_t)tfd_start40_get(t->start40, k);
 }
 
 static inline void tfd_start40_put(uint8_t *start40, size_t k, uint64_t off)
