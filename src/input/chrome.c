@@ -54,13 +54,11 @@ static bool num_of(const struct jev *e, size_t off1, double *out)
  * read found it, else its text's. */
 static bool field_num(const struct jev *e, enum field f, double *out)
 {
-	size_t off1 = f == F_PID ? e->pid : f == F_TID ? e->tid : f == F_TS ? e->ts : e->dur;
-
 	if (e->num_ok & (1u << (f - F_NUM_FIRST))) {
 		*out = e->num[f - F_NUM_FIRST];
 		return true;
 	}
-	return num_of(e, off1, out);
+	return num_of(e, tfd_jev_field(e, f), out);
 }
 
 /* A JSON number as an int64 key (pid, tid, group): out of range -> 0. */

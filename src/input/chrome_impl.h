@@ -71,15 +71,32 @@ static inline void tfd_jev_reset(struct jev *e)
 	e->num_ok = 0;
 }
 
+/* Where field f's text offset is in struct jev (F_PH .. F_DUR). */
+static const size_t tfd_jev_field_at[] = {
+    [F_PH] = offsetof(struct jev, ph),	 [F_NAME] = offsetof(struct jev, name),
+    [F_PID] = offsetof(struct jev, pid), [F_TID] = offsetof(struct jev, tid),
+    [F_TS] = offsetof(struct jev, ts),	 [F_DUR] = offsetof(struct jev, dur)};
+
+/* Field f's text offset + 1 (0: absent; F_PH .. F_DUR). */
+static inline size_t tfd_jev_field(const struct jev *e, enum field f)
+{
+	size_t v;
+
+	memcpy(&v, (const char *)e + tfd_jev_field_at[f], sizeof(v));
+	return v;
+}
+
+static inline void tfd_jev_field_put(struct jev *e, enum field f, size_t off1)
+{
+	memcpy((char *)e + tfd_jev_field_at[f], &off1, sizeof(off1));
+}
+
 /* A scalar value of the event's key f kept as that field's text (the last
  * one counts); other keys' values are not kept. */
 static inline void tfd_jev_set(struct jev *e, enum field f, const unsigned char *s, size_t n)
 {
-	size_t *at[] = {[F_PH] = &e->ph,   [F_NAME] = &e->name, [F_PID] = &e->pid,
-			[F_TID] = &e->tid, [F_TS] = &e->ts,	[F_DUR] = &e->dur};
-
 	if (f != F_OTHER && f != F_ARGS)
-		*at[f] = tfd_jev_keep(e, s, n);
+		tfd_jev_field_put(e, f, tfd_jev_keep(e, s, n));
 	if (f >= F_NUM_FIRST && f <= F_NUM_LAST)
 		e->num_ok &= ~(1u << (f - F_NUM_FIRST));
 }
@@ -88,9 +105,7 @@ static inline void tfd_jev_set(struct jev *e, enum field f, const unsigned char 
  * text is not kept. */
 static inline void tfd_jev_set_num(struct jev *e, enum field f, double v)
 {
-	size_t *at[] = {[F_PID] = &e->pid, [F_TID] = &e->tid, [F_TS] = &e->ts, [F_DUR] = &e->dur};
-
-	*at[f] = 0;
+	tfd_jev_field_put(e, f, 0);
 	e->num[f - F_NUM_FIRST] = v;
 	e->num_ok |= 1u << (f - F_NUM_FIRST);
 }
