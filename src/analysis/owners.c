@@ -36,6 +36,20 @@ static int cmp_role(const void *a, const void *b)
 	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
 }
 
+/* n calls of thread t for owner o in a row: their votes; o becomes t's
+ * owner when it passes the most votes any owner of t had. */
+static void vote_run(struct imap *votes, uint64_t *best, int *owner, uint32_t t, int o, size_t n)
+{
+	uint64_t key = ((uint64_t)t << 32) | (uint32_t)o;
+	size_t v = imap_get(votes, key, &v) ? v + n : n;
+
+	imap_put(votes, key, v);
+	if (v > best[t]) {
+		best[t] = v;
+		owner[t] = o;
+	}
+}
+
 /* Which async stage each thread works for: the owner of the input segment
  * most of its calls belong to (-1: the consumer's, or no calls). A thread
  * whose calls belong to several owners changed roles over time (a pool's
@@ -50,32 +64,39 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 	struct tfd_role_line *rl = NULL;
 	struct imap votes = {0};
 	bool mixed = false; /* a thread of several owners: a second walk for its roles */
+	/* a run of calls of one thread and owner counted before its votes go
+	 * in (a thread's calls come together, mostly of one owner): the
+	 * owner is the same as when each call's vote goes in alone, the first
+	 * to reach the thread's most votes */
+	uint32_t rt = UINT32_MAX;
+	int ro = -1;
+	size_t rn = 0;
 
 	for (size_t t = 0; t < nt; t++)
 		owner[t] = first[t] = -1;
 	for (size_t k = 0; k < in->n; k++) {
 		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1, o;
-		uint64_t key;
-		size_t v;
 		uint32_t t = cap_thread(in, k);
 
 		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt)
 			continue;
 		o = oi->segs[sg].owner;
+		if (rn && (t != rt || o != ro)) {
+			vote_run(&votes, best, owner, rt, ro, rn);
+			rn = 0;
+		}
 		if (first[t] == -1) {
 			first[t] = o;
 		} else if (first[t] != o && first[t] != -2) {
 			first[t] = -2; /* several owners */
 			mixed = true;
 		}
-		key = ((uint64_t)t << 32) | (uint32_t)o;
-		v = imap_get(&votes, key, &v) ? v + 1 : 1;
-		imap_put(&votes, key, v);
-		if (v > best[t]) {
-			best[t] = v;
-			owner[t] = o;
-		}
+		rt = t;
+		ro = o;
+		rn++;
 	}
+	if (rn)
+		vote_run(&votes, best, owner, rt, ro, rn);
 	for (size_t k = 0; mixed && k < in->n; k++) {
 		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1;
 		uint32_t t = cap_thread(in, k);

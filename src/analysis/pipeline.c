@@ -428,7 +428,43 @@ struct agg_part {
 	VEC(struct edge_seen) edges;
 	struct imap win_seen;
 	VEC(uint64_t) win_threads;
+	/* the keys of seen and win_seen met last, direct-mapped: a call's
+	 * edge and (stage, thread) pair are nearly always one of a few */
+	struct seen_memo {
+		uint64_t key[32];
+		size_t val1[32]; /* the key's value + 1; 0: an empty entry */
+	} edge_memo, win_memo;
 };
+
+static inline size_t memo_slot(uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 59);
+}
+
+/* Whether key is in m (*val: its value), looked for in memo first. */
+static inline bool seen_get(const struct imap *m, struct seen_memo *memo, uint64_t key, size_t *val)
+{
+	size_t h = memo_slot(key);
+
+	if (memo->val1[h] && memo->key[h] == key) {
+		*val = memo->val1[h] - 1;
+		return true;
+	}
+	if (!imap_get(m, key, val))
+		return false;
+	memo->key[h] = key;
+	memo->val1[h] = *val + 1;
+	return true;
+}
+
+static inline void seen_put(struct imap *m, struct seen_memo *memo, uint64_t key, size_t val)
+{
+	size_t h = memo_slot(key);
+
+	imap_put(m, key, val);
+	memo->key[h] = key;
+	memo->val1[h] = val + 1;
+}
 
 /* Where one root call's attribution puts each call's blocking time: the
  * part's stage sums (an analyzed call), the slowest call's own sums, and
@@ -464,8 +500,8 @@ static void add_blocking(void *ctx, int node, int64_t ns)
 			uint64_t key = (uint64_t)(uint32_t)from << 32 | (uint32_t)si;
 			size_t e;
 
-			if (!imap_get(&pt->seen, key, &e)) {
-				imap_put(&pt->seen, key, pt->edges.n);
+			if (!seen_get(&pt->seen, &pt->edge_memo, key, &e)) {
+				seen_put(&pt->seen, &pt->edge_memo, key, pt->edges.n);
 				vec_push(&pt->edges, ((struct edge_seen){from, si, (size_t)node}));
 			} else if ((size_t)node < pt->edges.v[e].first) {
 				pt->edges.v[e].first = (size_t)node;
@@ -534,11 +570,12 @@ static void agg_calls(const struct agg_job *j, struct agg_part *pt, size_t k0, s
 		}
 		if (j->has_window && ks >= j->t0 && ks < j->t1) {
 			uint64_t key = (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk);
+			size_t v;
 
 			s->win_calls++;
 			s->win_self_ns = sat_add(s->win_self_ns, self);
-			if (!imap_get(&pt->win_seen, key, NULL)) {
-				imap_put(&pt->win_seen, key, 0);
+			if (!seen_get(&pt->win_seen, &pt->win_memo, key, &v)) {
+				seen_put(&pt->win_seen, &pt->win_memo, key, 0);
 				vec_push(&pt->win_threads, key);
 			}
 		}

@@ -630,11 +630,71 @@ static void function_foreign_by_time(struct t *t)
 	T_TRUE(!tfd_fn_foreign(NULL, 0, 800, 5));
 }
 
+/* A function thread's owner is the owner of most of its input calls, the
+ * first to get there on a tie (the votes are counted a run of calls at a
+ * time). Stages 0 and 1 are input segments owned by the async stages 1
+ * and 0 (an owner is a stage), stage 2 the consumer's; iterator i is
+ * stage i. */
+static void thread_owner_first_to_most_calls(struct t *t)
+{
+	/* owners, thread 0: 1 1 0 0 (a tie: 1 got there first); thread 1:
+	 * 0 1 1; thread 2: 1 0 1 0 0 and a consumer call */
+	static const int stage[] = {0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 2};
+	static const uint32_t thread[] = {0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2};
+	enum { N = sizeof(stage) / sizeof(stage[0]) };
+	struct call calls[N];
+	struct call_pair pairs[N];
+	int64_t start[N], end[N];
+	int iter_stage[3] = {0, 1, 2}, seg_of[3] = {0, 1, 2}, fn_of[3] = {-1, -1, -1};
+	struct tfd_segment segs[3] = {{.kind = TFD_SEG_INPUT, .owner = 1},
+				      {.kind = TFD_SEG_INPUT, .owner = 0},
+				      {.kind = TFD_SEG_CONSUMER, .owner = -1}};
+	struct tfd_host h;
+	struct tfd_fns fns;
+	struct tfd_cap_calls in;
+	struct tfd_owner_in oi = {&in, 3, seg_of, fn_of, segs};
+	struct tfd_op_owners ow;
+
+	memset(&h, 0, sizeof(h));
+	memset(&fns, 0, sizeof(fns));
+	memset(&in, 0, sizeof(in));
+	h.nthreads = 3;
+	for (size_t k = 0; k < N; k++) {
+		calls[k] = (struct call){.pair = (uint32_t)k, .parent = -1};
+		pairs[k] = (struct call_pair){stage[k], thread[k]};
+		start[k] = 100 * (int64_t)k;
+		end[k] = start[k] + 50;
+	}
+	in.host = &h;
+	in.fns = &fns;
+	in.n = N;
+	in.calls = calls;
+	in.pairs = pairs;
+	in.iter_stage = iter_stage;
+	in.tm.start = start;
+	in.tm.end = end;
+	in.root = -1;
+	ow = tfd_owners_make(&oi);
+	T_EQ_I64(ow.owner[0], 1);
+	T_EQ_I64(ow.owner[1], 1);
+	T_EQ_I64(ow.owner[2], 0);
+	/* each a thread of two roles, its calls by their ends */
+	T_TRUE(ow.roles && ow.roles[0].n == 4 && ow.roles[2].n == 5);
+	tfd_owners_free(&ow);
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),  T(late_shard_keeps_a_quarter),
-    T(flat_map_elements_per_inner),	  T(function_owner_by_time),
-    T(function_foreign_by_time),	  {0},
+    T(functions_get_their_chunk_sums),
+    T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred),
+    T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart),
+    T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),
+    T(late_shard_keeps_a_quarter),
+    T(flat_map_elements_per_inner),
+    T(function_owner_by_time),
+    T(function_foreign_by_time),
+    T(thread_owner_first_to_most_calls),
+    {0},
 };
