@@ -431,10 +431,13 @@ static inline int walk_stat(const struct scan *sc, const struct stat_walk *w, st
 
 		if (p < end && (*p == 0x18 || *p == 0x20 || *p == 0x38) &&
 		    (n = tfd_pb_varint(p + 1, end, &u)) && p + 1 + n == end) {
-			memset(xs, 0, sizeof(*xs));
+			/* fields one by one: a memset here compiled to a `rep
+			 * stos`, whose start-up was 4 % of an iterator-dense run */
 			xs->mid = w->smid;
 			xs->type = *p >> 3;
 			xs->u = u;
+			xs->str.p = NULL;
+			xs->str.len = 0;
 			return 0;
 		}
 	}
