@@ -23,16 +23,25 @@ const cJSON *tfd_pf_item(const cJSON *o, const char *k)
 	return v;
 }
 
+/* Whether member c is under key k (its first byte compared first: most
+ * members looked at are not the one asked for). */
+static inline bool key_is(const cJSON *c, const char *k)
+{
+	const char *s = c->string ? c->string : "";
+
+	return s[0] == k[0] && strcmp(s, k) == 0;
+}
+
 const cJSON *tfd_pf_item_from(const cJSON *o, const char *k, const cJSON **hint)
 {
 	cJSON *start = (cJSON *)(*hint ? *hint : o->child), *v;
 
 	/* from the member after the last one found (a reader asks for the
 	 * members in the order the writer put them), round to it */
-	for (v = start; v && strcmp(v->string ? v->string : "", k); v = v->next)
+	for (v = start; v && !key_is(v, k); v = v->next)
 		;
 	for (cJSON *c = o->child; !v && c && c != start; c = c->next)
-		if (strcmp(c->string ? c->string : "", k) == 0)
+		if (key_is(c, k))
 			v = c;
 	if (!v)
 		return NULL;
