@@ -166,7 +166,7 @@ uninstall:
 		"$(COMPDEST)/tfdoctor"
 
 # ---- fuzzing ------------------------------------------------------------------
-FUZZ_TARGETS := xspace chrome rules partial spec
+FUZZ_TARGETS := xspace chrome rules partial spec json
 FUZZ_SECONDS ?= 600
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \

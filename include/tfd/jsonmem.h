@@ -5,6 +5,7 @@
 #define TFD_JSONMEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "tfd/arena.h"
 
@@ -36,6 +37,22 @@ void tfd_json_tree_end(void);
  * for the next arenas (tfd_arena_recycle), as for a tree made again and
  * again. t may be used again after tfd_json_tree_begin(). */
 void tfd_json_tree_free(struct tfd_json_tree *t, bool keep);
+
+/* Memory as cJSON's nodes get it (the hooks of tfd_json_init(), in this
+ * thread's tree's arena meanwhile): what cJSON_Delete() frees. */
+void *tfd_json_alloc(size_t n);
+
+/* The JSON text s[0, len) as cJSON_ParseWithLengthOpts(s, len, end, 0)
+ * reads it (its tree, node for node; *end after the value; NULL and *end
+ * at the error for an error), faster (src/base/jsonparse.c): strict JSON
+ * by a reader of its own, anything else by cJSON. */
+struct cJSON *tfd_json_parse(const char *s, size_t len, const char **end);
+/* That reader alone: NULL, and *end untouched, where it gives up (the
+ * tests compare it with cJSON). */
+struct cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end);
+/* Whether trees a and b are the same: types, numbers to the bit, strings,
+ * keys, and links (an array's or object's first child's prev is its last). */
+bool tfd_json_same(const struct cJSON *a, const struct cJSON *b);
 
 /* A number as cJSON prints it (cJSON_CreateNumber), made faster: cJSON
  * prints a number with "%1.15g" and reads it back with sscanf() to check

@@ -13,6 +13,7 @@
 #include "tfd/families.h"
 #include "tfd/imap.h"
 #include "tfd/infile.h"
+#include "tfd/jsonmem.h"
 #include "tfd/rules_builtin.h"
 #include "tfd/vec.h"
 
@@ -624,7 +625,7 @@ static enum tfd_status parse_file(struct tfd_ruleset *rs, const char *text, size
 				  const char *name, bool allow_override, struct tfd_err *err)
 {
 	const char *errp = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &errp, 0);
+	cJSON *root = tfd_json_parse(text, len, &errp);
 	const cJSON *k, *rules = NULL;
 	struct ctx c = {name, "?", err};
 	enum tfd_status st = TFD_OK;

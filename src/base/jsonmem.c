@@ -22,6 +22,11 @@ static void *json_alloc(size_t n)
 	return json_arena ? tfd_arena_alloc(json_arena, n) : xmalloc(n);
 }
 
+void *tfd_json_alloc(size_t n)
+{
+	return json_alloc(n);
+}
+
 static void json_free(void *p)
 {
 	if (!json_arena) /* (the arena's go with it) */

@@ -7,7 +7,7 @@ set -u
 B=${B:-build/rel}
 pass=0
 fail=0
-for t in xspace chrome rules partial spec; do
+for t in xspace chrome rules partial spec json; do
 	if out=$(timeout 300 "$B/fuzz-replay-$t" "tests/fuzz/corpus/$t" 2>&1); then
 		pass=$((pass + 1))
 	else

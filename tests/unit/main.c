@@ -11,6 +11,7 @@ extern const struct t_case analysis_cases[];
 extern const struct t_case rules_cases[];
 extern const struct t_case capacity_cases[];
 extern const struct t_case input_cases[];
+extern const struct t_case json_cases[];
 
 static const struct {
 	const char *suite;
@@ -18,6 +19,7 @@ static const struct {
 } suites[] = {
     {"capture", capture_cases}, {"xprof", xprof_cases},	      {"analysis", analysis_cases},
     {"rules", rules_cases},	{"capacity", capacity_cases}, {"input", input_cases},
+    {"json", json_cases},
 };
 
 static int run_case(const struct t_case *c, const char *full)
