@@ -27,6 +27,9 @@ struct tfd_json_tree {
 	struct cJSON *root;
 	struct tfd_arena arena;
 	bool in_arena;
+	/* the members of its objects, all of them (a reader that looked each
+	 * up once has read them all), SIZE_MAX when not counted */
+	size_t members;
 };
 /* From here to tfd_json_tree_end(), the cJSON trees this thread makes are
  * t's (cJSON_Delete() of them does nothing meanwhile); t->root is the
@@ -47,6 +50,9 @@ void *tfd_json_alloc(size_t n);
  * at the error for an error), faster (src/base/jsonparse.c): strict JSON
  * by a reader of its own, anything else by cJSON. */
 struct cJSON *tfd_json_parse(const char *s, size_t len, const char **end);
+/* The same, and *members the members of the tree's objects (counted by
+ * the reader of its own; SIZE_MAX when cJSON read the text). */
+struct cJSON *tfd_json_parse_counted(const char *s, size_t len, const char **end, size_t *members);
 /* That reader alone: NULL, and *end untouched, where it gives up (the
  * tests compare it with cJSON). */
 struct cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end);

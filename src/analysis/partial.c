@@ -760,15 +760,19 @@ static void doc_put(const struct doc_source *ds, struct tfd_json_tree *doc)
 
 /* Document i: its header checked against the ones before, its hosts read
  * and added to the merge. */
-static enum tfd_status merge_one(struct merge *m, const cJSON *doc, size_t i,
+static enum tfd_status merge_one(struct merge *m, const struct tfd_json_tree *tree, size_t i,
 				 const char *const *names, struct tfd_err *err)
 {
+	const cJSON *doc = tree->root;
 	struct tfd_analysis *part = NULL;
-	enum tfd_status st = read_header(m, doc, i, names, err);
+	enum tfd_status st;
 
+	tfd_pf_marks_take();
+	st = read_header(m, doc, i, names, err);
 	if (!st)
 		st = read_doc(m, doc, i, names[i], &part, err);
-	if (!st)
+	/* every member looked up: none unknown, none given twice */
+	if (!st && tfd_pf_marks_take() != tree->members)
 		st = unknown_keys(doc, names[i], err);
 	if (st) {
 		tfd_analysis_free(part);
@@ -799,7 +803,7 @@ static enum tfd_status merge_docs(const struct doc_source *ds, const struct tfd_
 		st = doc_get(ds, i, &doc, err);
 		if (st)
 			break;
-		st = merge_one(&m, doc->root, i, ds->names, err);
+		st = merge_one(&m, doc, i, ds->names, err);
 		doc_put(ds, doc);
 	}
 	if (!st && m.paths.n == 0)

@@ -25,7 +25,7 @@ struct tfd_json_tree *tfd_pf_parse(const char *data, size_t len, const char **en
 	struct tfd_json_tree *d = xmalloc(sizeof(*d));
 
 	tfd_json_tree_begin(d);
-	d->root = tfd_json_parse(data, len, end);
+	d->root = tfd_json_parse_counted(data, len, end, &d->members);
 	tfd_json_tree_end();
 	if (!d->root) {
 		tfd_pf_doc_free(d);

@@ -14,12 +14,29 @@
 
 #define READ_MARK (1 << 12)
 
+/* The members this thread marked (each once) since tfd_pf_marks_take(). */
+static _Thread_local size_t marks;
+
+static inline void mark(cJSON *v)
+{
+	marks += !(v->type & READ_MARK);
+	v->type |= READ_MARK;
+}
+
+size_t tfd_pf_marks_take(void)
+{
+	size_t n = marks;
+
+	marks = 0;
+	return n;
+}
+
 const cJSON *tfd_pf_item(const cJSON *o, const char *k)
 {
 	cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 
 	if (v)
-		v->type |= READ_MARK;
+		mark(v);
 	return v;
 }
 
@@ -45,7 +62,7 @@ const cJSON *tfd_pf_item_from(const cJSON *o, const char *k, const cJSON **hint)
 			v = c;
 	if (!v)
 		return NULL;
-	v->type |= READ_MARK;
+	mark(v);
 	*hint = v->next;
 	return v;
 }

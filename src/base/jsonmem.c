@@ -51,6 +51,7 @@ void tfd_json_init(void)
 void tfd_json_tree_begin(struct tfd_json_tree *t)
 {
 	t->root = NULL;
+	t->members = SIZE_MAX;
 	tfd_arena_init(&t->arena);
 	t->in_arena = json_hooked;
 	if (json_hooked)

@@ -26,6 +26,7 @@
 struct jp {
 	const unsigned char *p, *end;
 	int depth;
+	size_t members; /* objects' members read */
 };
 
 static bool value(struct jp *j, cJSON *it);
@@ -240,8 +241,7 @@ static bool number(struct jp *j, cJSON *it)
 	struct num_text n;
 	double d;
 
-	if (!num_scan(s, j->end, &n) || (n.end < j->end && number_byte(*n.end)) ||
-	    n.end - s > 63)
+	if (!num_scan(s, j->end, &n) || (n.end < j->end && number_byte(*n.end)) || n.end - s > 63)
 		return false;
 	if (n.digits <= 15 && n.ex >= -22 && n.ex <= 22) {
 		d = (double)n.m;
@@ -295,6 +295,7 @@ static bool members(struct jp *j, cJSON *it, bool object)
 		last = m;
 		head->prev = last;
 		if (object) {
+			j->members++;
 			if (j->p >= j->end || *j->p != '"' || !string(j, &m->string))
 				break;
 			skip_ws(j);
@@ -361,9 +362,10 @@ static bool value(struct jp *j, cJSON *it)
 	}
 }
 
-cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end)
+/* tfd_json_parse_strict(), and the members its objects hold. */
+static cJSON *parse_strict(const char *s, size_t len, const char **end, size_t *members)
 {
-	struct jp j = {(const unsigned char *)s, (const unsigned char *)s + len, 0};
+	struct jp j = {(const unsigned char *)s, (const unsigned char *)s + len, 0, 0};
 	cJSON *root;
 
 	if (!s || !len)
@@ -379,14 +381,32 @@ cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end)
 	}
 	if (end)
 		*end = (const char *)j.p;
+	*members = j.members;
 	return root;
+}
+
+cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end)
+{
+	size_t members;
+
+	return parse_strict(s, len, end, &members);
+}
+
+cJSON *tfd_json_parse_counted(const char *s, size_t len, const char **end, size_t *members)
+{
+	cJSON *root = parse_strict(s, len, end, members);
+
+	if (root)
+		return root;
+	*members = SIZE_MAX;
+	return cJSON_ParseWithLengthOpts(s, len, end, 0);
 }
 
 cJSON *tfd_json_parse(const char *s, size_t len, const char **end)
 {
-	cJSON *root = tfd_json_parse_strict(s, len, end);
+	size_t members;
 
-	return root ? root : cJSON_ParseWithLengthOpts(s, len, end, 0);
+	return tfd_json_parse_counted(s, len, end, &members);
 }
 
 /* Whether trees a and b are the same: types, numbers to the bit, strings,

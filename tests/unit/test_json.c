@@ -22,8 +22,8 @@ static void compare(struct t *t, const char *s, size_t len, bool *strict)
 
 	ok = ok && (c ? b && tfd_json_same(c, b) : !b) && e3 == e2;
 	if (!ok)
-		fprintf(stderr, "json differs from cJSON's on [%.*s]\n", (int)(len > 200 ? 200 : len),
-			s);
+		fprintf(stderr, "json differs from cJSON's on [%.*s]\n",
+			(int)(len > 200 ? 200 : len), s);
 	*strict = a != NULL;
 	cJSON_Delete(a);
 	cJSON_Delete(b);
@@ -95,38 +95,22 @@ static void json_strict_as_cjson(struct t *t)
 static void json_lax_by_cjson(struct t *t)
 {
 	static const char *const docs[] = {
-	    "01",
-	    "1.",
-	    "-",
-	    "+1",
-	    ".5",
-	    "1e",
-	    "1.5.5",
-	    "12-3",
-	    "0x10",
-	    "[1,]",
-	    "[1 2]",
-	    "{\"a\" 1}",
-	    "{a:1}",
-	    "{\"a\":1,}",
-	    "[1,2",
-	    "{\"a\":",
-	    "\"open",
-	    "\"bad \\q escape\"",
-	    "\"\\uZZZZ\"",
-	    "\"\\ud83d\\ude00\"",
-	    "\"\\ud83d\"",
-	    "\"\\udc00\"",
-	    "\"\\u12\"",
-	    "\xef\xbb\xbf[1]",
-	    "\f[1]",
-	    "[\v1]",
-	    "nul",
-	    "nullx",
-	    "tru",
-	    "",
-	    "   ",
-	    "1234567890123456789012345678901234567890123456789012345678901234567890",
+	    "01",	   "1.",
+	    "-",	   "+1",
+	    ".5",	   "1e",
+	    "1.5.5",	   "12-3",
+	    "0x10",	   "[1,]",
+	    "[1 2]",	   "{\"a\" 1}",
+	    "{a:1}",	   "{\"a\":1,}",
+	    "[1,2",	   "{\"a\":",
+	    "\"open",	   "\"bad \\q escape\"",
+	    "\"\\uZZZZ\"", "\"\\ud83d\\ude00\"",
+	    "\"\\ud83d\"", "\"\\udc00\"",
+	    "\"\\u12\"",   "\xef\xbb\xbf[1]",
+	    "\f[1]",	   "[\v1]",
+	    "nul",	   "nullx",
+	    "tru",	   "",
+	    "   ",	   "1234567890123456789012345678901234567890123456789012345678901234567890",
 	};
 
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
@@ -201,10 +185,11 @@ static void json_random_as_cjson(struct t *t)
 							strs[rnd(&s) % 4]);
 				break;
 			case 2:
-				len += (size_t)snprintf(text + len, sizeof(text) - len, "{%s:",
-							strs[rnd(&s) % 4]);
+				len += (size_t)snprintf(text + len, sizeof(text) - len,
+							"{%s:", strs[rnd(&s) % 4]);
 				rand_number(&s, num, sizeof(num));
-				len += (size_t)snprintf(text + len, sizeof(text) - len, "%s},", num);
+				len +=
+				    (size_t)snprintf(text + len, sizeof(text) - len, "%s},", num);
 				break;
 			case 3:
 				text[len++] = '[';
@@ -214,7 +199,8 @@ static void json_random_as_cjson(struct t *t)
 				if (depth > 1) {
 					if (text[len - 1] == ',')
 						len--;
-					len += (size_t)snprintf(text + len, sizeof(text) - len, "],");
+					len +=
+					    (size_t)snprintf(text + len, sizeof(text) - len, "],");
 					depth--;
 				}
 			}
