@@ -19,6 +19,8 @@ struct tfd_buf {
 void tfd_buf_init(struct tfd_buf *b);
 void tfd_buf_release(struct tfd_buf *b);
 void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n);
+/* Room for extra more bytes (and the NUL) without another allocation. */
+void tfd_buf_reserve(struct tfd_buf *b, size_t extra);
 void tfd_buf_puts(struct tfd_buf *b, const char *s);
 void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* tfd_buf_printf() with a va_list (ap is used up, as by vprintf). */

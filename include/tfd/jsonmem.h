@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "tfd/arena.h"
+#include "tfd/buf.h"
 
 struct cJSON;
 
@@ -59,6 +60,15 @@ struct cJSON *tfd_json_parse_strict(const char *s, size_t len, const char **end)
 /* Whether trees a and b are the same: types, numbers to the bit, strings,
  * keys, and links (an array's or object's first child's prev is its last). */
 bool tfd_json_same(const struct cJSON *a, const struct cJSON *b);
+
+/* item appended to b as cJSON_PrintUnformatted() prints it, byte for byte
+ * (src/base/jsonprint.c); false, and b as it was, for a tree cJSON does
+ * not print (a node of no type, raw text of NULL). */
+bool tfd_json_print(struct tfd_buf *b, const struct cJSON *item);
+/* item appended to b as tfd_buf_json_pretty() lays out its compact text,
+ * written so at once (aborts on a tree cJSON does not print: tfdoctor
+ * makes none). */
+void tfd_json_pretty_tree(struct tfd_buf *b, const struct cJSON *item);
 
 /* A number as cJSON prints it (cJSON_CreateNumber), made faster: cJSON
  * prints a number with "%1.15g" and reads it back with sscanf() to check

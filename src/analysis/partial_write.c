@@ -294,12 +294,9 @@ void tfd_partial_write(const struct tfd_analysis *a, const struct tfd_analyze_op
 		       const char *source, struct tfd_buf *b)
 {
 	cJSON *root = partial_doc(a, opts, source);
-	char *s = cJSON_PrintUnformatted(root);
 
-	if (!s) /* cJSON fails only on out of memory, which xmalloc handles */
+	if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
 		abort();
-	tfd_buf_puts(b, s);
 	tfd_buf_puts(b, "\n");
-	cJSON_free(s);
 	cJSON_Delete(root);
 }

@@ -19,7 +19,7 @@ void tfd_buf_release(struct tfd_buf *b)
 	tfd_buf_init(b);
 }
 
-static void reserve(struct tfd_buf *b, size_t extra)
+void tfd_buf_reserve(struct tfd_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
 		return;
@@ -30,7 +30,7 @@ static void reserve(struct tfd_buf *b, size_t extra)
 
 void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n)
 {
-	reserve(b, n);
+	tfd_buf_reserve(b, n);
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
@@ -49,7 +49,7 @@ void tfd_buf_vprintf(struct tfd_buf *b, const char *fmt, va_list ap)
 	va_copy(again, ap);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	if (n >= 0) {
-		reserve(b, (size_t)n);
+		tfd_buf_reserve(b, (size_t)n);
 		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, again);
 		b->len += (size_t)n;
 	}
@@ -71,7 +71,7 @@ static void put_indent(struct tfd_buf *b, const char *lead, size_t nlead, int de
 {
 	size_t n = (size_t)(depth < 0 ? -depth : depth) * 2;
 
-	reserve(b, nlead + n);
+	tfd_buf_reserve(b, nlead + n);
 	memcpy(b->s + b->len, lead, nlead);
 	memset(b->s + b->len + nlead, ' ', n);
 	b->len += nlead + n;

@@ -323,7 +323,6 @@ static cJSON *finding_json(const struct tfd_diff *d, const struct tfd_diff_findi
 void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2], struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
-	char *s;
 
 	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "tool", "tfdoctor");
@@ -350,11 +349,7 @@ void tfd_render_diff_json(const struct tfd_diff *d, const char *const names[2], 
 	arr = cJSON_AddArrayToObject(root, "findings");
 	for (size_t i = 0; i < d->nfindings; i++)
 		cJSON_AddItemToArray(arr, finding_json(d, &d->findings[i]));
-	s = cJSON_PrintUnformatted(root);
-	if (!s)
-		abort(); /* cJSON fails only on out of memory, which xmalloc handles */
-	tfd_buf_json_pretty(b, s);
-	cJSON_free(s);
+	tfd_json_pretty_tree(b, root);
 	cJSON_Delete(root);
 }
 

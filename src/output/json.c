@@ -553,7 +553,6 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 			struct tfd_buf *b)
 {
 	cJSON *root, *hosts, *diags, *sum;
-	char *s;
 	struct tfd_json_tree tree;
 
 	/* the tree in an arena, gone at once (a fleet's report holds a
@@ -636,13 +635,13 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddItemToArray(diags, d);
 	}
 	tfd_json_tree_end(); /* (the printed text is not the tree's) */
-	s = cJSON_PrintUnformatted(root);
 	if (line) {
-		tfd_buf_puts(b, s);
+		if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
+			abort();
 		tfd_buf_puts(b, "\n");
-	} else
-		tfd_buf_json_pretty(b, s);
-	cJSON_free(s);
+	} else {
+		tfd_json_pretty_tree(b, root);
+	}
 	tfd_json_tree_free(&tree, false);
 }
 

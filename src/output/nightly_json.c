@@ -15,7 +15,6 @@
 void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
-	char *s;
 
 	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "kind", "pipeline-health");
@@ -69,8 +68,6 @@ void tfd_nightly_json(const struct tfd_job *jobs, size_t n, struct tfd_buf *b)
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
-	s = cJSON_PrintUnformatted(root);
-	tfd_buf_json_pretty(b, s);
-	cJSON_free(s);
+	tfd_json_pretty_tree(b, root);
 	cJSON_Delete(root);
 }

@@ -1,6 +1,7 @@
 /* test_json.c - the JSON reader of src/base/jsonparse.c against cJSON's:
  * where it reads a text, the same tree node for node; where it gives up,
  * cJSON's answer. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,37 @@
 
 #include "t.h"
 #include "tfd/jsonmem.h"
+
+/* Whether tfd_json_print() writes tree as cJSON_PrintUnformatted() does
+ * (a tree it does not print: neither prints it). */
+static bool same_print(const cJSON *tree)
+{
+	char *want = cJSON_PrintUnformatted(tree);
+	struct tfd_buf got;
+	bool printed, same;
+
+	tfd_buf_init(&got);
+	printed = tfd_json_print(&got, tree);
+	same = want ? printed && strcmp(got.s, want) == 0 : !printed;
+	if (!same)
+		fprintf(stderr, "printed [%s], cJSON [%s]\n", got.s ? got.s : "", want ? want : "");
+	if (same && want) { /* and laid out as its compact text would be */
+		struct tfd_buf laid, direct;
+
+		tfd_buf_init(&laid);
+		tfd_buf_init(&direct);
+		tfd_buf_json_pretty(&laid, want);
+		tfd_json_pretty_tree(&direct, tree);
+		same = strcmp(laid.s, direct.s) == 0;
+		if (!same)
+			fprintf(stderr, "laid out [%s], from the text [%s]\n", direct.s, laid.s);
+		tfd_buf_release(&laid);
+		tfd_buf_release(&direct);
+	}
+	cJSON_free(want);
+	tfd_buf_release(&got);
+	return same;
+}
 
 /* The text s[0, len) read both ways; *strict whether the reader of its own
  * read it. Fails the test where the two differ. */
@@ -21,6 +53,7 @@ static void compare(struct t *t, const char *s, size_t len, bool *strict)
 	bool ok = a ? b && tfd_json_same(a, b) && e1 == e2 : true;
 
 	ok = ok && (c ? b && tfd_json_same(c, b) : !b) && e3 == e2;
+	ok = ok && (!b || same_print(b));
 	if (!ok)
 		fprintf(stderr, "json differs from cJSON's on [%.*s]\n",
 			(int)(len > 200 ? 200 : len), s);
@@ -221,9 +254,61 @@ static void json_random_as_cjson(struct t *t)
 	T_TRUE(nstrict * 10 > n * 9);
 }
 
+/* Numbers and strings printed as cJSON prints them: doubles of every
+ * size (15 digits, or 17 where 15 do not read back), NaN and the
+ * infinities as null, control bytes as \u00xx, other bytes as they are;
+ * and the trees it does not print. */
+static void json_print_as_cjson(struct t *t)
+{
+	uint64_t s = 0x2545f4914f6cdd1dull;
+	cJSON *arr = cJSON_CreateArray(), *bad;
+	char str[40];
+	const double fixed[] = {0.0,	   -0.0,
+				0.1,	   1.0 / 3,
+				1e15,	   123456789012345678.0,
+				5e-324,	   1.7976931348623157e308,
+				NAN,	   INFINITY,
+				-INFINITY, 2147483648.0};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(fixed[i]));
+	for (int i = 0; i < 20000; i++) {
+		uint64_t bits = rnd(&s);
+		double d;
+
+		memcpy(&d, &bits, sizeof(d));
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(d));
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)(int64_t)rnd(&s) / 1e6));
+	}
+	for (int i = 0; i < 2000; i++) {
+		cJSON *o;
+
+		for (size_t k = 0; k < sizeof(str) - 1; k++)
+			str[k] = (char)(1 + rnd(&s) % 255);
+		str[rnd(&s) % sizeof(str)] = '\0';
+		str[sizeof(str) - 1] = '\0';
+		o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, str, cJSON_CreateString(str));
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_AddItemToArray(arr, cJSON_CreateRaw("12"));
+	cJSON_AddItemToArray(arr, cJSON_CreateRaw("{\"a\":[1,{}],\"b\":\"x,y\"}"));
+	cJSON_AddItemToArray(arr, cJSON_CreateObject());
+	cJSON_AddItemToArray(arr, cJSON_CreateArray());
+	T_TRUE(same_print(arr));
+	/* raw text of NULL: cJSON prints nothing of the tree, nor does it */
+	bad = cJSON_CreateRaw("1");
+	cJSON_free(bad->valuestring);
+	bad->valuestring = NULL;
+	cJSON_AddItemToArray(arr, bad);
+	T_TRUE(same_print(arr));
+	cJSON_Delete(arr);
+}
+
 const struct t_case json_cases[] = {
     T(json_strict_as_cjson),
     T(json_lax_by_cjson),
     T(json_random_as_cjson),
+    T(json_print_as_cjson),
     {0},
 };
