@@ -68,12 +68,15 @@ static void put_json(struct dump_out *d, const char *compact)
 /* JSON: item as a compact piece (its closing brace left off with open). */
 static void put_item(struct dump_out *d, cJSON *item, int open)
 {
-	char *s = cJSON_PrintUnformatted(item); /* allocates by xmalloc(): never NULL */
+	struct tfd_buf s;
 
+	tfd_buf_init(&s);
+	if (!tfd_json_print(&s, item)) /* (its nodes are all printable) */
+		abort();
 	if (open)
-		s[strlen(s) - 1] = '\0';
-	put_json(d, s);
-	cJSON_free(s);
+		s.s[--s.len] = '\0';
+	put_json(d, s.s);
+	tfd_buf_release(&s);
 }
 
 static void text_event(struct tfd_buf *b, int64_t thread, const struct tfd_event *e)

@@ -100,7 +100,6 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 {
 	cJSON *root = cJSON_CreateObject(), *arr;
 	struct tfd_buf b;
-	char *out;
 
 	tfd_json_add_num(root, "schema_version", 1);
 	cJSON_AddStringToObject(root, "database", db);
@@ -142,12 +141,10 @@ static void print_json(const char *db, size_t nruns, const struct tfd_hist_job *
 			cJSON_AddItemToArray(arr, o);
 		}
 	}
-	out = cJSON_PrintUnformatted(root);
 	tfd_buf_init(&b);
-	tfd_buf_json_pretty(&b, out);
+	tfd_json_pretty_tree(&b, root);
 	fwrite(b.s, 1, b.len, stdout);
 	tfd_buf_release(&b);
-	cJSON_free(out);
 	cJSON_Delete(root);
 }
 

@@ -25,7 +25,6 @@ static void add_i64(cJSON *o, const char *k, int64_t v)
 void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *b)
 {
 	cJSON *root = cJSON_CreateObject(), *rows, *hosts;
-	char *s;
 
 	cJSON_AddStringToObject(root, "mode", "xprof");
 	rows = cJSON_AddArrayToObject(root, "bottleneck_analysis");
@@ -103,9 +102,7 @@ void tfd_xprof_json(const struct tfd_xprof *x, struct tfd_buf *b)
 	}
 	cJSON_AddBoolToObject(root, "is_input_bound", x->is_input_bound);
 	cJSON_AddStringToObject(root, "summary", x->summary);
-	s = cJSON_PrintUnformatted(root);
-	tfd_buf_json_pretty(b, s);
-	cJSON_free(s);
+	tfd_json_pretty_tree(b, root);
 	cJSON_Delete(root);
 }
 
@@ -247,7 +244,6 @@ static void add_row(cJSON *rows, cJSON *cells)
 void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *b)
 {
 	cJSON *all = cJSON_CreateArray(), *t0, *t1, *t2, *rows, *p;
-	char *s;
 
 	/* t0: the graph table, one row per iterator per root call */
 	t0 = gviz_table(&rows);
@@ -353,9 +349,8 @@ void tfd_xprof_gviz(const struct tfd_xprof *x, struct tfd_buf *b)
 	cJSON_AddStringToObject(p, "is_input_bound", x->is_input_bound ? "true" : "false");
 	cJSON_AddStringToObject(p, "summary_message", x->summary);
 	cJSON_AddItemToArray(all, t2);
-	s = cJSON_PrintUnformatted(all);
-	tfd_buf_puts(b, s);
+	if (!tfd_json_print(b, all)) /* (its nodes are all printable) */
+		abort();
 	tfd_buf_puts(b, "\n");
-	cJSON_free(s);
 	cJSON_Delete(all);
 }
