@@ -322,11 +322,22 @@ static bool members(struct jp *j, cJSON *it, bool object)
 	return ok;
 }
 
+/* null, true or false (true's valueint is 1, as cJSON sets it). */
+static bool literal(struct jp *j, cJSON *it, const char *word, int type)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+		return false;
+	it->type = type;
+	it->valueint = type == cJSON_True;
+	j->p += n;
+	return true;
+}
+
 static bool value(struct jp *j, cJSON *it)
 {
-	size_t left = (size_t)(j->end - j->p);
-
-	if (!left)
+	if (j->p >= j->end)
 		return false;
 	switch (*j->p) {
 	case '"':
@@ -339,24 +350,11 @@ static bool value(struct jp *j, cJSON *it)
 	case '[':
 		return members(j, it, false);
 	case 'n':
-		if (left < 4 || memcmp(j->p, "null", 4) != 0)
-			return false;
-		it->type = cJSON_NULL;
-		j->p += 4;
-		return true;
+		return literal(j, it, "null", cJSON_NULL);
 	case 't':
-		if (left < 4 || memcmp(j->p, "true", 4) != 0)
-			return false;
-		it->type = cJSON_True;
-		it->valueint = 1;
-		j->p += 4;
-		return true;
+		return literal(j, it, "true", cJSON_True);
 	case 'f':
-		if (left < 5 || memcmp(j->p, "false", 5) != 0)
-			return false;
-		it->type = cJSON_False;
-		j->p += 5;
-		return true;
+		return literal(j, it, "false", cJSON_False);
 	default:
 		return (*j->p == '-' || is_digit(*j->p)) && number(j, it);
 	}
