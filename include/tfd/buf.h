@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 struct tfd_buf {
 	char *s;
@@ -18,17 +19,34 @@ struct tfd_buf {
  * keep it NUL-terminated; printf never cuts. */
 void tfd_buf_init(struct tfd_buf *b);
 void tfd_buf_release(struct tfd_buf *b);
-void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n);
-/* Room for extra more bytes (and the NUL) without another allocation. */
-void tfd_buf_reserve(struct tfd_buf *b, size_t extra);
 void tfd_buf_puts(struct tfd_buf *b, const char *s);
 void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for extra more bytes and the NUL: tfd_buf_reserve() grows the
+ * buffer through tfd_buf_grow() only when it must (both inline callers'
+ * fast path: a report's writer adds millions of short pieces). */
+void tfd_buf_grow(struct tfd_buf *b, size_t extra);
+static inline void tfd_buf_reserve(struct tfd_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap)
+		tfd_buf_grow(b, extra);
+}
+static inline void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n)
+{
+	tfd_buf_reserve(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
 /* tfd_buf_printf() with a va_list (ap is used up, as by vprintf). */
 void tfd_buf_vprintf(struct tfd_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 /* Append compact JSON (as cJSON_PrintUnformatted writes it) indented by two
  * spaces per level, with a final newline. */
 void tfd_buf_json_pretty(struct tfd_buf *b, const char *compact);
+/* lead[0..nlead) and depth * 2 spaces, as that layout indents (as "%*s"
+ * pads: a negative depth, from input closing more than it opened, pads
+ * as much). */
+void tfd_buf_indent(struct tfd_buf *b, const char *lead, size_t nlead, int depth);
 /* The layout's state between pieces of one document (zeroed first). */
 struct tfd_json_pp {
 	int depth, in_str;

@@ -19,21 +19,11 @@ void tfd_buf_release(struct tfd_buf *b)
 	tfd_buf_init(b);
 }
 
-void tfd_buf_reserve(struct tfd_buf *b, size_t extra)
+void tfd_buf_grow(struct tfd_buf *b, size_t extra)
 {
-	if (b->len + extra + 1 <= b->cap)
-		return;
 	while (b->len + extra + 1 > b->cap)
 		b->cap = b->cap ? b->cap * 2 : 256;
 	b->s = xrealloc(b->s, b->cap);
-}
-
-void tfd_buf_add(struct tfd_buf *b, const char *s, size_t n)
-{
-	tfd_buf_reserve(b, n);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
 }
 
 void tfd_buf_puts(struct tfd_buf *b, const char *s)
@@ -65,9 +55,7 @@ void tfd_buf_printf(struct tfd_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* lead[0..nlead) and depth * 2 spaces (as "%*s" pads: a negative depth,
- * from input closing more than it opened, pads as much) */
-static void put_indent(struct tfd_buf *b, const char *lead, size_t nlead, int depth)
+void tfd_buf_indent(struct tfd_buf *b, const char *lead, size_t nlead, int depth)
 {
 	size_t n = (size_t)(depth < 0 ? -depth : depth) * 2;
 
@@ -121,16 +109,16 @@ void tfd_json_pretty_feed(struct tfd_json_pp *st, struct tfd_buf *b, const char 
 			}
 			tfd_buf_add(b, p, 1);
 			st->depth++;
-			put_indent(b, "\n", 1, st->depth);
+			tfd_buf_indent(b, "\n", 1, st->depth);
 			break;
 		case '}':
 		case ']':
 			st->depth--;
-			put_indent(b, "\n", 1, st->depth);
+			tfd_buf_indent(b, "\n", 1, st->depth);
 			tfd_buf_add(b, p, 1);
 			break;
 		case ',':
-			put_indent(b, ",\n", 2, st->depth);
+			tfd_buf_indent(b, ",\n", 2, st->depth);
 			break;
 		default: /* ':' */
 			tfd_buf_add(b, ": ", 2);

@@ -17,14 +17,9 @@ static _Thread_local struct tfd_arena *json_arena;
 /* set once, before any thread that reads it is started */
 static bool json_hooked;
 
-static void *json_alloc(size_t n)
-{
-	return json_arena ? tfd_arena_alloc(json_arena, n) : xmalloc(n);
-}
-
 void *tfd_json_alloc(size_t n)
 {
-	return json_alloc(n);
+	return json_arena ? tfd_arena_alloc(json_arena, n) : xmalloc(n);
 }
 
 static void json_free(void *p)
@@ -35,7 +30,7 @@ static void json_free(void *p)
 
 static void json_hook(void)
 {
-	cJSON_Hooks hooks = {json_alloc, json_free};
+	cJSON_Hooks hooks = {tfd_json_alloc, json_free};
 
 	cJSON_InitHooks(&hooks);
 	json_hooked = true;

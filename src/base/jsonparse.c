@@ -191,9 +191,9 @@ struct num_text {
 
 /* Digits from p on into n (m takes the first 15); the first byte after. */
 static const unsigned char *digits(const unsigned char *p, const unsigned char *end,
-				   struct num_text *n, int *count)
+				   struct num_text *n)
 {
-	for (; p < end && is_digit(*p); p++, n->digits++, (*count)++)
+	for (; p < end && is_digit(*p); p++, n->digits++)
 		n->m = n->digits < 15 ? n->m * 10 + (uint64_t)(*p - '0') : n->m;
 	return p;
 }
@@ -201,18 +201,21 @@ static const unsigned char *digits(const unsigned char *p, const unsigned char *
 /* The number at p in JSON's grammar into n; false where it is not one. */
 static bool num_scan(const unsigned char *p, const unsigned char *end, struct num_text *n)
 {
-	int scale = 0, whole = 0, ex = 0;
+	int scale = 0, ex = 0;
 
 	memset(n, 0, sizeof(*n));
 	n->neg = *p == '-';
 	p += n->neg;
 	if (p >= end || !is_digit(*p))
 		return false;
-	p = *p == '0' ? p + 1 : digits(p, end, n, &whole);
+	p = *p == '0' ? p + 1 : digits(p, end, n);
 	if (p < end && *p == '.') {
+		int before = n->digits;
+
 		if (++p >= end || !is_digit(*p))
 			return false;
-		p = digits(p, end, n, &scale);
+		p = digits(p, end, n);
+		scale = n->digits - before;
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		bool eneg = ++p < end && *p == '-';

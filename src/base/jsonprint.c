@@ -14,14 +14,6 @@
 #include "tfd/buf.h"
 #include "tfd/jsonmem.h"
 
-static void put(struct tfd_buf *b, const char *s, size_t n)
-{
-	tfd_buf_reserve(b, n);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
 /* A string in quotes, escaped as cJSON escapes it: the quote, the
  * backslash and \b \f \n \r \t by name, other bytes below 32 as \u00xx,
  * every other byte as it is; NULL as "". */
@@ -34,15 +26,12 @@ static void string(struct tfd_buf *b, const char *s)
 	while (p[plain] >= 32 && p[plain] != '"' && p[plain] != '\\')
 		plain++;
 	if (p[plain] == '\0') {
-		tfd_buf_reserve(b, plain + 2);
-		b->s[b->len] = '"';
-		memcpy(b->s + b->len + 1, p, plain);
-		b->s[b->len + plain + 1] = '"';
-		b->len += plain + 2;
-		b->s[b->len] = '\0';
+		tfd_buf_add(b, "\"", 1);
+		tfd_buf_add(b, (const char *)p, plain);
+		tfd_buf_add(b, "\"", 1);
 		return;
 	}
-	put(b, "\"", 1);
+	tfd_buf_add(b, "\"", 1);
 	for (; *p; p++) {
 		char esc[8];
 		const char *name = NULL;
@@ -76,11 +65,11 @@ static void string(struct tfd_buf *b, const char *s)
 			}
 		}
 		if (name)
-			put(b, name, strlen(name));
+			tfd_buf_add(b, name, strlen(name));
 		else
-			put(b, (const char *)p, 1);
+			tfd_buf_add(b, (const char *)p, 1);
 	}
-	put(b, "\"", 1);
+	tfd_buf_add(b, "\"", 1);
 }
 
 /* A number as cJSON prints it: "null" for NaN and the infinities, else
@@ -93,7 +82,7 @@ static void number(struct tfd_buf *b, double d)
 	int n;
 
 	if (isnan(d) || isinf(d)) {
-		put(b, "null", 4);
+		tfd_buf_add(b, "null", 4);
 		return;
 	}
 	n = snprintf(buf, sizeof(buf), "%1.15g", d);
@@ -101,21 +90,7 @@ static void number(struct tfd_buf *b, double d)
 	most = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
 	if (!(fabs(back - d) <= most * DBL_EPSILON))
 		n = snprintf(buf, sizeof(buf), "%1.17g", d);
-	put(b, buf, (size_t)n);
-}
-
-/* A newline and depth levels of two spaces, as tfd_buf_json_pretty()
- * indents (after lead: "," or nothing). */
-static void indent(struct tfd_buf *b, const char *lead, int depth)
-{
-	size_t nl = strlen(lead), n = (size_t)depth * 2;
-
-	tfd_buf_reserve(b, nl + 1 + n);
-	memcpy(b->s + b->len, lead, nl);
-	b->s[b->len + nl] = '\n';
-	memset(b->s + b->len + nl + 1, ' ', n);
-	b->len += nl + 1 + n;
-	b->s[b->len] = '\0';
+	tfd_buf_add(b, buf, (size_t)n);
 }
 
 static bool value(struct tfd_buf *b, const cJSON *it, int depth, bool pretty);
@@ -127,24 +102,24 @@ static bool members(struct tfd_buf *b, const cJSON *it, int depth, bool pretty)
 {
 	bool obj = (it->type & 0xFF) == cJSON_Object;
 
-	put(b, obj ? "{" : "[", 1);
+	tfd_buf_add(b, obj ? "{" : "[", 1);
 	if (pretty && it->child)
-		indent(b, "", depth + 1);
+		tfd_buf_indent(b, "\n", 1, depth + 1);
 	for (const cJSON *c = it->child; c; c = c->next) {
 		if (obj) {
 			string(b, c->string);
-			put(b, pretty ? ": " : ":", pretty ? 2 : 1);
+			tfd_buf_add(b, pretty ? ": " : ":", pretty ? 2 : 1);
 		}
 		if (!value(b, c, depth + 1, pretty))
 			return false;
 		if (c->next && pretty)
-			indent(b, ",", depth + 1);
+			tfd_buf_indent(b, ",\n", 2, depth + 1);
 		else if (c->next)
-			put(b, ",", 1);
+			tfd_buf_add(b, ",", 1);
 	}
 	if (pretty && it->child)
-		indent(b, "", depth);
-	put(b, obj ? "}" : "]", 1);
+		tfd_buf_indent(b, "\n", 1, depth);
+	tfd_buf_add(b, obj ? "}" : "]", 1);
 	return true;
 }
 
@@ -154,13 +129,13 @@ static bool value(struct tfd_buf *b, const cJSON *it, int depth, bool pretty)
 		return false;
 	switch (it->type & 0xFF) {
 	case cJSON_NULL:
-		put(b, "null", 4);
+		tfd_buf_add(b, "null", 4);
 		return true;
 	case cJSON_False:
-		put(b, "false", 5);
+		tfd_buf_add(b, "false", 5);
 		return true;
 	case cJSON_True:
-		put(b, "true", 4);
+		tfd_buf_add(b, "true", 4);
 		return true;
 	case cJSON_Number:
 		number(b, it->valuedouble);
@@ -173,7 +148,7 @@ static bool value(struct tfd_buf *b, const cJSON *it, int depth, bool pretty)
 
 			tfd_json_pretty_feed(&st, b, it->valuestring);
 		} else {
-			put(b, it->valuestring, strlen(it->valuestring));
+			tfd_buf_add(b, it->valuestring, strlen(it->valuestring));
 		}
 		return true;
 	case cJSON_String:
@@ -203,5 +178,5 @@ void tfd_json_pretty_tree(struct tfd_buf *b, const cJSON *item)
 {
 	if (!item || !value(b, item, 0, true))
 		abort();
-	put(b, "\n", 1);
+	tfd_buf_add(b, "\n", 1);
 }
