@@ -514,17 +514,27 @@ static bool code_held(const struct capture_impl *ci, struct tfd_event *e)
 	return e->id != 0 || e->kind != TFD_EV_EXEC;
 }
 
-/* Pack the event tb holds back for its stats (one event less on t and h
- * when it folds, is summed or dropped). */
+/* Pack the oldest event tb holds back (one event less on t and h when it
+ * folds, is summed or dropped). */
 static void pack_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
 		      struct th_build *tb)
 {
-	if (sum_held(ci, h, t, &tb->pend) || !code_held(ci, &tb->pend) ||
-	    !pack_event(ci, t, tb, &tb->pend)) {
+	struct tfd_event *e = &tb->pend[tb->head];
+
+	if (sum_held(ci, h, t, e) || !code_held(ci, e) || !pack_event(ci, t, tb, e)) {
 		t->nevents--;
 		h->nevents--;
 	}
-	tb->has_pend = false;
+	tb->head = (uint8_t)((tb->head + 1) % TFD_PEND_RING);
+	tb->npend--;
+}
+
+/* Pack every event tb holds back, oldest first. */
+static void pack_all_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
+			  struct th_build *tb)
+{
+	while (tb->npend)
+		pack_held(ci, h, t, tb);
 }
 
 struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th)
@@ -583,8 +593,7 @@ void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 	struct host_build *b = tfd_cm_build_of(cap, h);
 
 	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
-		if (b->tb[t].has_pend)
-			pack_held(impl(cap), h, &h->threads[t], &b->tb[t]);
+		pack_all_held(impl(cap), h, &h->threads[t], &b->tb[t]);
 }
 
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
@@ -603,10 +612,9 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 
 	cap_cover(b, h, thread);
 	tb = &b->tb[thread];
-	if (tb->has_pend)
+	if (tb->npend == TFD_PEND_RING)
 		pack_held(impl(cap), h, t, tb);
-	tb->has_pend = true;
-	e = &tb->pend;
+	e = &tb->pend[(tb->head + tb->npend++) % TFD_PEND_RING];
 	t->kinds |= TFD_KIND_BIT(kind);
 	memset(e, 0, sizeof(*e));
 	e->sig = sig_of_name(cap, name);
@@ -812,8 +820,7 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 
 		cap_cover(b, h, idx);
 		tb = &b->tb[idx];
-		if (tb->has_pend)
-			pack_held(impl(cap), h, dst, tb);
+		pack_all_held(impl(cap), h, dst, tb);
 		dst->kinds |= src->kinds;
 		folded += repack(cap, ph, &mv, map, src, dst, tb);
 		free(src->evbuf);

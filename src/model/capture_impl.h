@@ -18,14 +18,20 @@
 #define EV_MAXLEN 40
 
 /* What the builder keeps per thread while a file is read. */
+/* Events a thread holds back before packing them (see pend below). */
+#define TFD_PEND_RING 4
+
 struct th_build {
 	size_t cap;		      /* evbuf has room for this many bytes */
 	int64_t last_start;	      /* of the last event packed (starts are deltas) */
 	int64_t prev_start, prev_dur; /* of the last event added */
-	/* the event added last: its stats come after it, so it is packed
-	 * when the next one is added or the file is finished */
-	struct tfd_event pend;
-	bool has_pend;
+	/* the events added last, oldest at pend[head]: an event's stats come
+	 * after it, and a function event's step id is coded when it is packed
+	 * (a table slot that was fetched meanwhile: a large table's slots
+	 * miss the cache), so each waits until TFD_PEND_RING more are added
+	 * or the file is finished */
+	struct tfd_event pend[TFD_PEND_RING];
+	uint8_t npend, head;
 	/* its events may be out of order (1), or are known to be in order
 	 * (0): the finish sorts only the former */
 	uint8_t unsorted;

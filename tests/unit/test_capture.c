@@ -2397,6 +2397,59 @@ static void exec_runs_fold(struct t *t)
 	free(want);
 }
 
+/* Each thread holds its last few events back until more come (their
+ * stats arrive after them): events added to threads in turn, each given
+ * its id after it is added, and a part absorbed while the threads hold
+ * some, read back in order with their ids, whatever a thread's count is
+ * against the ring's depth. */
+static void held_events_interleaved(struct t *t)
+{
+	enum { NT = 4, PER = 11 };
+	struct tfd_capture *cap = tfd_capture_new(), *part = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host *ph = tfd_capture_add_host(part, "h");
+	struct tfd_event want[NT][PER * 2 + 2];
+	size_t n[NT] = {0};
+	struct tfd_err err = {0};
+	const char *nm = tfd_arena_intern_cstr(&cap->arena, "Iterator::Model::Map");
+	const char *pnm = tfd_arena_intern_cstr(&part->arena, "Iterator::Model::Map");
+	uint32_t th[NT];
+
+	for (size_t k = 0; k < NT; k++) {
+		th[k] = tfd_host_thread(cap, h, (int64_t)k + 1, "w");
+		T_EQ_I64(tfd_host_thread(part, ph, (int64_t)k + 1, "w"), th[k]);
+	}
+	/* thread k gets k + 1 events of every round of PER: 1..NT, across
+	 * the depth of the ring */
+	for (size_t r = 0; r < PER; r++)
+		for (size_t k = 0; k < NT; k++)
+			if (r <= k * 3) {
+				struct tfd_event *e =
+				    tfd_host_add_event_as(cap, h, th[k], nm, TFD_EV_ITERATOR,
+							  (int64_t)(r * 1000 + k), 10);
+
+				tfd_event_set_stat_int(cap, e, "id", 100 * k + r + 1);
+				want[k][n[k]++] = *e;
+			}
+	/* a part read beside (a later stretch of the same lines): absorbed
+	 * while the threads above still hold events back */
+	for (size_t k = 0; k < NT; k++)
+		for (size_t r = 0; r < k + 1; r++) {
+			struct tfd_event *e = tfd_host_add_event_as(
+			    part, ph, th[k], pnm, TFD_EV_ITERATOR, (int64_t)(100000 + r * 10), 5);
+
+			tfd_event_set_stat_int(part, e, "id", 7000 + 10 * k + r);
+			want[k][n[k]] = *e;
+			want[k][n[k]++].sig = want[k][0].sig; /* the same name in cap */
+		}
+	tfd_host_absorb(cap, h, part);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	for (size_t k = 0; k < NT; k++)
+		same_events(t, "interleaved", h, &h->threads[th[k]], want[k], n[k]);
+	tfd_capture_free(part);
+	tfd_capture_free(cap);
+}
+
 static void packed_events_round_trip(struct t *t)
 {
 	enum { N = 4000 };
@@ -2600,6 +2653,7 @@ static void absorbed_id_without_a_form(struct t *t)
 		    part,
 		    tfd_host_add_event(part, ph, pth, "Iterator::Model::Map", (int64_t)(n + i), 1),
 		    "id", i % 2 ? 7 : (int64_t)1 << 60);
+	tfd_host_pack_pending(part, ph); /* the part's own forms made */
 	T_TRUE(ph->tab->nval == 2);
 	tfd_host_absorb(cap, h, part);
 	T_OK(tfd_capture_finish(cap, &err), &err);
@@ -3118,6 +3172,7 @@ const struct t_case capture_cases[] = {
     T(packed_events_round_trip),
     T(long_thread_absorbed),
     T(exec_runs_fold),
+    T(held_events_interleaved),
     T(largest_capture_file),
     T(file_maps_are_windows),
     T(written_tables_are_resident),
