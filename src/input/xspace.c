@@ -428,7 +428,7 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
-				       const uint8_t *file_base, struct tfd_err *err)
+				       struct span file, struct tfd_err *err)
 {
 	struct scan sc;
 	struct tfd_arena scratch;
@@ -440,7 +440,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	sc.host_idx = host_idx;
 	sc.opts = opts;
 	sc.mapped = mapped;
-	sc.released = file_base;
+	sc.release_step = tfd_pages_release_step(file.len);
+	sc.released = file.p;
 	tfd_arena_init(&scratch);
 	sc.alloc.alloc = pb_alloc;
 	sc.alloc.free = pb_free;
@@ -570,7 +571,8 @@ enum tfd_status tfd_xspace_read(struct tfd_capture *cap, const uint8_t *data, si
 			}
 			tfd_host_pack_pending(cap, h);
 			before = h->nevents;
-			st = read_host_plane(cap, host_idx, sc.planes[i], opts, mapped, data, err);
+			st = read_host_plane(cap, host_idx, sc.planes[i], opts, mapped,
+					     (struct span){data, len}, err);
 			if (st)
 				goto out;
 			/* what was kept, the last chunk run folded */

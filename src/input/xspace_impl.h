@@ -67,6 +67,7 @@ struct scan {
 	const char *bad; /* first decoding problem */
 	ProtobufCAllocator alloc;
 	bool mapped;		 /* data is a file mapping: release pages as we go */
+	size_t release_step;	 /* mapped: bytes released at a time (tfd_pages_release_step()) */
 	const uint8_t *released; /* pages below this were dropped */
 	/* dataset functions: a pre-pass collects their step ids, so that only
 	 * the executor chunks running them are kept (a host plane holds

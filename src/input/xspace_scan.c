@@ -879,10 +879,11 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 				if (st)
 					return st;
 				events = true;
-				if (sc->mapped && !sc->prepass && p > sc->released + (1u << 19))
+				if (sc->mapped && !sc->prepass &&
+				    p > sc->released + sc->release_step)
 					tfd_pages_release(&sc->released, p, 0);
 				else if (sc->mapped && sc->prepass &&
-					 p > sc->pre_released + (1u << 20))
+					 p > sc->pre_released + 2 * sc->release_step)
 					tfd_pages_release(&sc->pre_released, p, 0);
 			}
 			p += x;

@@ -2223,6 +2223,12 @@ static void file_maps_are_windows(struct t *t)
 		T_EQ_U64(tfd_pages_split_map(m, TFD_MAP_SPLIT_BELOW - 4096), 512);
 		munmap(m, TFD_MAP_SPLIT_BELOW);
 	}
+	/* a file mapped whole gives back its readers' pages a large folio at
+	 * a time; a windowed one in quarters of that (its RSS as it was) */
+	T_EQ_U64(tfd_pages_release_step(TFD_MAP_SPLIT_BELOW), (size_t)2 << 20);
+	T_EQ_U64(tfd_pages_release_step((size_t)1 << 30), (size_t)2 << 20);
+	T_EQ_U64(tfd_pages_release_step(TFD_MAP_SPLIT_BELOW - 1), (size_t)512 << 10);
+	T_EQ_U64(tfd_pages_release_step(100u << 20), (size_t)512 << 10);
 }
 
 /* A table read before it is written is zeroed by writing: its pages are
