@@ -715,6 +715,11 @@ void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tf
  * cap; nothing is cut. */
 void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    const char *v);
+/* tfd_event_set_stat_str() with the name already classified: what =
+ * tfd_stat_of(key) (a parameter's name is looked for among the
+ * bookkeeping ones: a dozen comparisons a stat). */
+void tfd_event_set_stat_str_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
+			       const char *key, const char *v);
 /* Note an event's extent for step and span accounting (also for events
  * that are not kept). */
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,

@@ -285,11 +285,11 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 			tfd_event_set_stat_as(cap, e, TFD_STAT_PARAM, sm->name, (int64_t)x->u);
 		} else if (x->type == 3) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
+			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
 		} else {
 			memcpy(buf, x->str.p, len);
 			buf[len] = '\0';
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
+			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
 		}
 		ps->to = e->sig;
 		return;
@@ -304,7 +304,7 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 					      (int64_t)x->u);
 		} else if (e->kind == TFD_EV_ITERATOR) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
+			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
 		}
 		break;
 	case 2:
@@ -313,7 +313,7 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 
 			memcpy(&d, &x->u, sizeof(d));
 			snprintf(buf, sizeof(buf), "%g", d);
-			tfd_event_set_stat_str(cap, e, sm->name, buf);
+			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
 		}
 		break;
 	case 5: {
@@ -325,14 +325,15 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 
 		memcpy(str, x->str.p, len);
 		str[len] = '\0';
-		tfd_event_set_stat_str(cap, e, sm->name, str);
+		tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, str);
 		if (str != small)
 			free(str);
 		break;
 	}
 	case 7: /* ref: the value is the name of another stat metadata */
 		if ((ref = smeta_of(sc, x->u)))
-			tfd_event_set_stat_str(cap, e, sm->name, ref->name);
+			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name,
+						  ref->name);
 		break;
 	default:
 		break;

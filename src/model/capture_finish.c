@@ -173,8 +173,13 @@ static int parse_id(const char *s, int64_t *out)
 void tfd_event_set_stat_str(struct tfd_capture *cap, struct tfd_event *e, const char *key,
 			    const char *v)
 {
+	tfd_event_set_stat_str_as(cap, e, tfd_stat_of(key), key, v);
+}
+
+void tfd_event_set_stat_str_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
+			       const char *key, const char *v)
+{
 	int64_t n;
-	enum tfd_stat what = tfd_stat_of(key);
 
 	if (what != TFD_STAT_PARAM && what != TFD_STAT_META) { /* an id stat */
 		if (parse_id(v, &n) == 0)
