@@ -106,7 +106,8 @@ static void huge_pages(int argc, char **argv)
 }
 
 /* Room to start: the libraries' own start-up runs before main(), and
- * libgfortran's (igraph's LAPACK) loops until the stack overflows when its
+ * libgfortran's (igraph's LAPACK, loaded when igraph is linked as a shared
+ * library: see the Makefile) loops until the stack overflows when its
  * first calloc fails: under an address-space limit (ulimit -v) that leaves
  * the loader just enough room, the program died of SIGSEGV with nothing
  * said. The executable's pre-initializers run before any library's, so
