@@ -17,10 +17,10 @@
 /* A packed event is at most 10 + 10 + 5 + 8 bytes. */
 #define EV_MAXLEN 40
 
-/* What the builder keeps per thread while a file is read. */
 /* Events a thread holds back before packing them (see pend below). */
 #define TFD_PEND_RING 4
 
+/* What the builder keeps per thread while a file is read. */
 struct th_build {
 	size_t cap;		      /* evbuf has room for this many bytes */
 	int64_t last_start;	      /* of the last event packed (starts are deltas) */

@@ -2425,8 +2425,8 @@ static void held_events_interleaved(struct t *t)
 		th[k] = tfd_host_thread(cap, h, (int64_t)k + 1, "w");
 		T_EQ_I64(tfd_host_thread(part, ph, (int64_t)k + 1, "w"), th[k]);
 	}
-	/* thread k gets k + 1 events of every round of PER: 1..NT, across
-	 * the depth of the ring */
+	/* thread k gets 3k + 1 events (1, 4, 7 and 10: under, at and past
+	 * the ring's depth of 4), the threads taking turns */
 	for (size_t r = 0; r < PER; r++)
 		for (size_t k = 0; k < NT; k++)
 			if (r <= k * 3) {
