@@ -490,6 +490,7 @@ static int host_event(struct parse *p)
 	enum tfd_ev_kind kind;
 	uint32_t th;
 	size_t tk, nlen;
+	struct name_slot *ns;
 
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
@@ -517,7 +518,8 @@ static int host_event(struct parse *p)
 	tfd_chrome_note_run(p, h, nm, to_i64(tid), start, end, has_group, group);
 	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
-	kind = tfd_event_kind_of(name);
+	ns = tfd_chrome_name_slot(p, name, nlen);
+	kind = tfd_chrome_name_kind(ns, name, nlen);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
 	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
 		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, true, start, end);
@@ -533,7 +535,7 @@ static int host_event(struct parse *p)
 		return 0;
 	}
 	th = tfd_host_thread(p->cap, h, to_i64(tid), NULL);
-	ev = tfd_host_add_event(p->cap, h, th, name, start, end - start);
+	ev = tfd_chrome_add_named(p, h, th, ns, name, nlen, kind, start, end - start);
 	for (size_t i = 0; i < e->args.n; i++) {
 		char buf[64];
 

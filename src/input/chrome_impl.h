@@ -115,6 +115,16 @@ struct thread_meta {
 	char *name;
 };
 
+/* A kept event name's interned copy and kind (struct parse.names): a
+ * trace repeats a few names millions of times, each hashed to be interned
+ * and its kind found by comparing it with the known names. */
+struct name_slot {
+	const char *name; /* interned; NULL: empty */
+	size_t len;
+	enum tfd_ev_kind kind;
+};
+#define TFD_CHROME_NAME_SLOTS 64
+
 struct parse {
 	int pass; /* 1: process and thread names, 2: events */
 	struct tfd_capture *cap;
@@ -158,6 +168,8 @@ struct parse {
 	bool rescan;
 	/* pass 2: the last GetNext op's run whose iterator is not known yet */
 	struct tfd_get_next_open gn;
+	/* pass 2: the kept events' names, direct-mapped (name_slot_of()) */
+	struct name_slot names[TFD_CHROME_NAME_SLOTS];
 };
 
 /* A trace's bytes: plain, or gzip inflated as it is read. */
@@ -212,5 +224,14 @@ enum scan_result tfd_chrome_scan_pass(struct parse *p, const struct source *src,
  * past ASCII, nesting past "args", anything invalid). s[0] is its brace. */
 enum fast_r { FAST_OK, FAST_SHORT, FAST_ODD };
 enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t n, size_t *used);
+
+/* chrome_names.c: a kept event name's slot (struct parse.names); the kind
+ * of the name[0..n), the slot's when it holds the name; a kept event of
+ * the name, its interned copy the slot's (put there when not yet). */
+struct name_slot *tfd_chrome_name_slot(struct parse *p, const char *name, size_t n);
+enum tfd_ev_kind tfd_chrome_name_kind(const struct name_slot *ns, const char *name, size_t n);
+struct tfd_event *tfd_chrome_add_named(struct parse *p, struct tfd_host *h, uint32_t th,
+				       struct name_slot *ns, const char *name, size_t n,
+				       enum tfd_ev_kind kind, int64_t start, int64_t dur);
 
 #endif

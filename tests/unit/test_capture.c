@@ -646,6 +646,48 @@ static void chrome_minimal(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* The reader keeps a kept event's interned name and kind by the name's
+ * length and first and last 8 bytes: names alike in those (the same slot)
+ * are told apart by their text, the kept and the dropped ones both. */
+static void chrome_names_alike(struct t *t)
+{
+	static const char *const names[] = {"Iterator::Model::AAAA::Prefetch",
+					    "Iterator::Model::BBBB::Prefetch",
+					    "IteratorXXPrefetch",
+					    "Iterator::Prefetch",
+					    "IteratorXXPrefetch",
+					    "Iterator::Model::BBBB::Prefetch",
+					    "Iterator::Prefetch"};
+	static const char *const want[] = {"Iterator::Model::AAAA::Prefetch",
+					   "Iterator::Model::BBBB::Prefetch", "Iterator::Prefetch",
+					   "Iterator::Model::BBBB::Prefetch", "Iterator::Prefetch"};
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	struct tfd_event *e;
+	char doc[2048];
+	size_t len = (size_t)snprintf(doc, sizeof(doc),
+				      "{\"traceEvents\":[{\"ph\":\"M\",\"pid\":5,\"name\":"
+				      "\"process_name\",\"args\":{\"name\":\"/host:CPU\"}},");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		len += (size_t)snprintf(doc + len, sizeof(doc) - len,
+					"{\"ph\":\"X\",\"pid\":5,\"tid\":9,\"ts\":%zu,\"dur\":1,"
+					"\"name\":\"%s\"},",
+					2 * i + 1, names[i]);
+	len += (size_t)snprintf(doc + len, sizeof(doc) - len, "{}]}");
+	T_OK(tfd_capture_load_mem(doc, len, "w0.trace.json", NULL, &cap, &err), &err);
+	/* IteratorXXPrefetch is no iterator's: not kept, wherever it falls */
+	T_EQ_I64(cap->hosts[0].niterators, 5);
+	T_EQ_I64(cap->hosts[0].threads[0].nevents, 5);
+	e = tfd_thread_unpack(&cap->hosts[0], &cap->hosts[0].threads[0]);
+	for (size_t i = 0; i < 5; i++) {
+		T_EQ_STR(e[i].sig->name, want[i]);
+		T_EQ_I64(e[i].kind, TFD_EV_ITERATOR);
+	}
+	free(e);
+	tfd_capture_free(cap);
+}
+
 /* A document of n complete events whose pid, tid, ts and dur take the
  * forms of a JSON number in turn (integers, decimals, 15 digits and more,
  * exponents, a key given twice), bare or (quoted) each in a string: the
@@ -3207,6 +3249,7 @@ const struct t_case capture_cases[] = {
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
     T(chrome_minimal),
+    T(chrome_names_alike),
     T(chrome_number_forms),
     T(chrome_gz_streamed),
     {0},
