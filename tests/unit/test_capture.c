@@ -454,6 +454,50 @@ static void exec_kept_for_functions(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* An id stat's text: the digits of up to 19 bytes read 8 at a time,
+ * anything else as strtoll/strtoull read it (a sign, white space, 20
+ * digits), text that is no number leaving the id unset. */
+static void id_texts(struct t *t)
+{
+	static const struct {
+		const char *text;
+		bool ok;
+		uint64_t id;
+	} cases[] = {{"0", true, 0},
+		     {"7", true, 7},
+		     {"12345678", true, 12345678},
+		     {"123456789", true, 123456789},
+		     {"1421554348276686331", true, 1421554348276686331ull},
+		     {"9999999999999999999", true, 9999999999999999999ull},
+		     {"0000000000000000009", true, 9},
+		     {"18446744073709551615", true, UINT64_MAX},
+		     {"00000000000000000001", true, 1},
+		     {"-3", true, (uint64_t)-3},
+		     {" 42", true, 42},
+		     {"", false, 0},
+		     {"12a45678", false, 0},
+		     {"1234567a", false, 0},
+		     {"a2345678", false, 0},
+		     {"12345678/", false, 0},
+		     {"123456789012345678:", false, 0},
+		     {"1234567890123456789 ", false, 0},
+		     {"18446744073709551616", false, 0}};
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint32_t th = tfd_host_thread(cap, h, 1, "w");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tfd_event *x =
+		    tfd_host_add_event(cap, h, th, "Iterator::Model", 10 * (int64_t)i, 5);
+
+		tfd_event_set_stat_str(cap, x, "id", cases[i].text);
+		T_EQ_I64((x->flags & TFD_EVF_ID) != 0, cases[i].ok);
+		if (cases[i].ok)
+			T_EQ_U64(x->id, cases[i].id);
+	}
+	tfd_capture_free(cap);
+}
+
 /* an event's name, parameters and parent are one interned signature, shared
  * by the calls that repeat them; its one value is element_id for Produce
  * and Consume, id for the rest */
@@ -3244,6 +3288,7 @@ const struct t_case capture_cases[] = {
     T(device_no_steps),
     T(device_line_order),
     T(exec_kept_for_functions),
+    T(id_texts),
     T(signatures_and_values),
     T(sort_is_stable),
     T(stats_keep_64_bit_ids),
