@@ -703,8 +703,6 @@ static enum tfd_status write_xspace(struct host *h, const char *path, const char
 		struct tfd_buf *lb = &lines[t];
 
 		tfd_buf_init(lb);
-		if (th->ev.n > 1) /* an idle worker has none (and a NULL array) */
-			qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
 		tfd_synth_pb_int(lb, 1, th->tid);
 		tfd_synth_pb_bytes(lb, 2, th->name, strlen(th->name));
 		tfd_synth_pb_int(lb, 3, 0);
@@ -920,8 +918,17 @@ enum tfd_status tfd_synth_run(const char *spec_path, const char *out_dir, double
 		h.dev_reversed = sp.dev_reversed;
 		snprintf(name, sizeof(name), "worker-%d", i);
 		simulate(&h, &sp, i == sp.slow_host ? sp.slow_factor : 1.0, steps);
-		for (size_t t = 0; t < h.threads.n; t++)
-			res->events += h.threads.v[t].ev.n;
+		/* each thread's events in TensorFlow's order, in both formats:
+		 * the simulation makes a call's children before it, TensorBoard's
+		 * traces hold a thread's events by start (the JSON traces had
+		 * been written in the simulation's order when alone) */
+		for (size_t t = 0; t < h.threads.n; t++) {
+			struct thread *th = &h.threads.v[t];
+
+			if (th->ev.n > 1) /* an idle worker has none (and a NULL array) */
+				qsort(th->ev.v, th->ev.n, sizeof(*th->ev.v), ev_cmp);
+			res->events += th->ev.n;
+		}
 		if (sp.xplane) {
 			snprintf(path, sizeof(path), "%s/%s.xplane.pb", res->run_dir, name);
 			st = write_xspace(&h, path, name, &res->bytes, err);

@@ -846,6 +846,19 @@ $TFD synth -o "$T/class1" tests/synth/24-source-behind-pmap.json >/dev/null
 run analyze -q "$T/class1"
 if [[ "$out" == *"bottleneck: TFRecord"*"limits throughput"* ]] && [[ "$out" == *"TFD-S01"* ]] && [[ "$out" == *"latency view: ParallelMapV2"* ]] && [[ "$out" == *"worth: 4.00x throughput"* ]]; then ok; else bad "class 1 text: $(echo "$out" | head -6)"; fi
 
+# a Chrome trace holds each thread's events by start, as TensorBoard writes
+# them (so the synth does); the same events in reverse order, each thread's
+# to be sorted by the reader, give the same report
+printf '{"name": "ord", "expect": "Map", "formats": ["json"], "steps": 40, "step_compute_us": 200, "stages": [{"kind": "TFRecord", "cost_us": 4}, {"kind": "Map", "cost_us": 120}, {"kind": "Batch", "batch_size": 4, "cost_us": 4}, {"kind": "Prefetch"}]}\n' >"$T/ord.json"
+$TFD synth -q -o "$T/ord" "$T/ord.json"
+ordf=$(ls "$T"/ord/plugins/profile/*/*.trace.json)
+if awk -F'"tid":|,"ts":|,"dur":' '/"ph":"X"/ { if ($3 + 0 < last[$2]) bad = 1; last[$2] = $3 + 0 } END { exit bad }' "$ordf"; then ok; else bad "synth trace not in start order per thread"; fi
+mkdir -p "$T/ord-rev"
+awk '/"ph":"X"/ { x[n++] = $0; next } { if (n) for (i = n - 1; i >= 0; i--) print x[i]; n = 0; print }' "$ordf" >"$T/ord-rev/worker-0.trace.json"
+$TFD analyze -q -f json -o "$T/ord-a.json" "$ordf" && $TFD analyze -q -f json -o "$T/ord-b.json" "$T/ord-rev/worker-0.trace.json"
+if [ "$(awk '/"ph":"X"/' "$T/ord-rev/worker-0.trace.json" | head -1 | grep -o '"ts":[0-9.]*')" != "$(awk '/"ph":"X"/' "$ordf" | head -1 | grep -o '"ts":[0-9.]*')" ] &&
+	diff <(grep -v '"file":' "$T/ord-a.json") <(grep -v '"file":' "$T/ord-b.json") >/dev/null; then ok; else bad "a reversed Chrome trace reads differently"; fi
+
 # ---- huge pages (asked for with TFDOCTOR_HUGEPAGES_MIN_MB): the reading
 # commands start again with glibc's hugetlb tunable; their children get the
 # caller's environment back -----------------------------------------------------
