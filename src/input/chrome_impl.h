@@ -168,7 +168,7 @@ struct parse {
 	bool rescan;
 	/* pass 2: the last GetNext op's run whose iterator is not known yet */
 	struct tfd_get_next_open gn;
-	/* pass 2: the kept events' names, direct-mapped (name_slot_of()) */
+	/* pass 2: the kept events' names, direct-mapped (chrome_names.c) */
 	struct name_slot names[TFD_CHROME_NAME_SLOTS];
 };
 

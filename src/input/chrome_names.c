@@ -1,7 +1,7 @@
 /* chrome_names.c - the event names a Chrome trace's reader has kept: a
  * trace repeats a few names millions of times, and each kept event's name
  * was hashed to be interned and compared with the known names for its
- * kind (2.7 % of the instructions of a 60,000-step trace's analysis). A
+ * kind (2.2 % of the instructions of a 10,000-step trace's analysis). A
  * slot per name, direct-mapped by its length and its first and last 8
  * bytes, holds its interned copy and kind; names alike in those share a
  * slot and are told apart by their text. Only a kept event's name goes
