@@ -491,6 +491,7 @@ static int host_event(struct parse *p)
 	uint32_t th;
 	size_t tk, nlen;
 	struct name_slot *ns;
+	bool held;
 
 	if (!ph || strcmp(ph, "X") || !nm)
 		return 1;
@@ -519,7 +520,7 @@ static int host_event(struct parse *p)
 	if (tfd_host_op_is_h2d(name, nlen))
 		tfd_device_host_op(h, start, end, has_group, group);
 	ns = tfd_chrome_name_slot(p, name, nlen);
-	kind = tfd_chrome_name_kind(ns, name, nlen);
+	kind = tfd_chrome_name_kind(ns, name, nlen, &held);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
 	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
 		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, true, start, end);
@@ -535,7 +536,7 @@ static int host_event(struct parse *p)
 		return 0;
 	}
 	th = tfd_host_thread(p->cap, h, to_i64(tid), NULL);
-	ev = tfd_chrome_add_named(p, h, th, ns, name, nlen, kind, start, end - start);
+	ev = tfd_chrome_add_named(p, h, th, ns, held, name, nlen, kind, start, end - start);
 	for (size_t i = 0; i < e->args.n; i++) {
 		char buf[64];
 

@@ -226,12 +226,14 @@ enum fast_r { FAST_OK, FAST_SHORT, FAST_ODD };
 enum fast_r tfd_chrome_fast_event(struct jev *e, const unsigned char *s, size_t n, size_t *used);
 
 /* chrome_names.c: a kept event name's slot (struct parse.names); the kind
- * of the name[0..n), the slot's when it holds the name; a kept event of
- * the name, its interned copy the slot's (put there when not yet). */
+ * of the name[0..n), the slot's when it holds the name (*held); a kept
+ * event of the name, its interned copy the slot's (put there when the
+ * slot did not hold it: held, as the kind's lookup found). */
 struct name_slot *tfd_chrome_name_slot(struct parse *p, const char *name, size_t n);
-enum tfd_ev_kind tfd_chrome_name_kind(const struct name_slot *ns, const char *name, size_t n);
+enum tfd_ev_kind tfd_chrome_name_kind(const struct name_slot *ns, const char *name, size_t n,
+				      bool *held);
 struct tfd_event *tfd_chrome_add_named(struct parse *p, struct tfd_host *h, uint32_t th,
-				       struct name_slot *ns, const char *name, size_t n,
+				       struct name_slot *ns, bool held, const char *name, size_t n,
 				       enum tfd_ev_kind kind, int64_t start, int64_t dur);
 
 #endif

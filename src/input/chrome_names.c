@@ -29,16 +29,18 @@ static bool holds(const struct name_slot *ns, const char *name, size_t n)
 	return ns->name && ns->len == n && memcmp(ns->name, name, n) == 0;
 }
 
-enum tfd_ev_kind tfd_chrome_name_kind(const struct name_slot *ns, const char *name, size_t n)
+enum tfd_ev_kind tfd_chrome_name_kind(const struct name_slot *ns, const char *name, size_t n,
+				      bool *held)
 {
-	return holds(ns, name, n) ? ns->kind : tfd_event_kind_of(name);
+	*held = holds(ns, name, n);
+	return *held ? ns->kind : tfd_event_kind_of(name);
 }
 
 struct tfd_event *tfd_chrome_add_named(struct parse *p, struct tfd_host *h, uint32_t th,
-				       struct name_slot *ns, const char *name, size_t n,
+				       struct name_slot *ns, bool held, const char *name, size_t n,
 				       enum tfd_ev_kind kind, int64_t start, int64_t dur)
 {
-	if (!holds(ns, name, n))
+	if (!held)
 		*ns = (struct name_slot){tfd_arena_intern(&p->cap->arena, name, n), n, kind};
 	return tfd_host_add_event_as(p->cap, h, th, ns->name, kind, start, dur);
 }
