@@ -118,11 +118,24 @@ const char *tfd_op_type(const char *name);
  * ("DecodeJpegV2", "_Send"), not starting with a digit. */
 bool tfd_op_type_ok(const char *type);
 
+/* What an op event's name tells: its type as tfd_op_type() finds it (NULL:
+ * none) and whether that is a Python op's (tfd_op_is_python). */
+struct tfd_op_kind {
+	const char *type;
+	bool py;
+};
+
+/* *k for name (k->type points into name). */
+void tfd_op_kind_of(const char *name, struct tfd_op_kind *k);
+
 /* An event that is not a dataset function's on the tracker's thread: when
- * it is an op inside the open scope, its time goes to h's fn_ops (name
- * interned in cap when intern is set, else already cap's). */
+ * it is an op inside the open scope, its time goes to h's fn_ops. known:
+ * NULL when name is the caller's for this call only (it is read and
+ * interned in cap), else what tfd_op_kind_of() told of name, already
+ * cap's (an XSpace plane's metadata: read once, not at every event). */
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
-		       const char *name, bool intern, int64_t start, int64_t end);
+		       const char *name, const struct tfd_op_kind *known, int64_t start,
+		       int64_t end);
 /* Move part ph's function ops (their names made cap's) and Python op
  * extents (tfd_host.py_ops) after h's. */
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph);

@@ -523,7 +523,7 @@ static int host_event(struct parse *p)
 	kind = tfd_chrome_name_kind(ns, name, nlen, &held);
 	if (kind == TFD_EV_OTHER && p->opscopes.n &&
 	    imap_get(&p->op_tids, (uint64_t)to_i64(tid), &tk))
-		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, true, start, end);
+		tfd_opscope_event(p->cap, h, &p->opscopes.v[tk], name, NULL, start, end);
 	if (!tfd_keep_kind(kind, p->opts))
 		return 1;
 	/* only the executor chunks of dataset functions (not the training step's) */

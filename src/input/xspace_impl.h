@@ -35,7 +35,8 @@ struct meta {
 	 * yet (read on its first event: a Trace's arguments are its call
 	 * site's), 1 yes, 2 no */
 	uint8_t root;
-	uint8_t runs; /* what it notes of a run, by its id (enum meta_run): rare */
+	uint8_t runs;	       /* what it notes of a run, by its id (enum meta_run): rare */
+	struct tfd_op_kind op; /* what its name tells as an op's */
 };
 
 /* struct meta.runs: a FunctionRun (tfd_host_fnrun), a SessionRun
@@ -48,7 +49,7 @@ struct smeta {
 	uint8_t code;
 };
 
-#define PARAM_CACHE 64
+#define PARAM_CACHE 256
 #define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
 
 #define EXEC_LAST_MAX 128 /* the bytes of stats an executor chunk's reading remembers */

@@ -137,6 +137,7 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
 		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
 		mt.h2d = tfd_host_op_is_h2d(mt.name, strlen(mt.name));
+		tfd_op_kind_of(mt.name, &mt.op);
 		mt.marker = tfd_step_marker_name(mt.name);
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
@@ -243,57 +244,13 @@ static inline const struct smeta *smeta_of(const struct scan *sc, uint64_t mid)
 
 /* parser: one case per stat a tf.data event carries (id, parent_id,
  * element_id, group_id, parameters); the cases are the schema. */
-static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
+static void apply_value(struct scan *sc, struct tfd_event *e, const struct smeta *sm,
+			const struct xstat *x)
 {
 	struct tfd_capture *cap = sc->cap;
-	const struct smeta *sm = smeta_of(sc, x->mid), *ref;
+	const struct smeta *ref;
 	char buf[64];
 
-	if (!sm)
-		return;
-	if (e->kind == TFD_EV_ITERATOR && sm->code == TFD_STAT_PARAM &&
-	    (x->type == 3 || x->type == 4 || (x->type == 5 && x->str.len < PARAM_SHORT)) &&
-	    !(sc->opts && sc->opts->xspace_two_walks)) {
-		/* a parameter from a stat that gave this signature before */
-		uint64_t v = x->u;
-		char tail[PARAM_SHORT - 8] = {0};
-		uint8_t len = 0;
-		struct param_step *ps;
-
-		if (x->type == 5) {
-			/* the string's first 8 bytes as v, the rest in tail */
-			len = (uint8_t)x->str.len;
-			v = 0;
-			memcpy(&v, x->str.p, len < 8 ? len : 8);
-			if (len > 8)
-				memcpy(tail, x->str.p + 8, len - 8u);
-		}
-		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
-						imap_hash(x->mid ^ imap_hash(v))) %
-				      PARAM_CACHE];
-		if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
-		    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
-			e->sig = ps->to;
-			return;
-		}
-		ps->from = e->sig;
-		ps->mid = x->mid;
-		ps->v = v;
-		ps->type = x->type;
-		memcpy(ps->tail, tail, sizeof(tail));
-		if (x->type == 4) {
-			tfd_event_set_stat_as(cap, e, TFD_STAT_PARAM, sm->name, (int64_t)x->u);
-		} else if (x->type == 3) {
-			snprintf(buf, sizeof(buf), "%" PRIu64, x->u);
-			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
-		} else {
-			memcpy(buf, x->str.p, len);
-			buf[len] = '\0';
-			tfd_event_set_stat_str_as(cap, e, (enum tfd_stat)sm->code, sm->name, buf);
-		}
-		ps->to = e->sig;
-		return;
-	}
 	switch (x->type) {
 	case 4: /* int64 */
 		tfd_event_set_stat_as(cap, e, (enum tfd_stat)sm->code, sm->name, (int64_t)x->u);
@@ -338,6 +295,59 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 	default:
 		break;
 	}
+}
+
+/* A stat of an iterator event whose signature is cached by value (struct
+ * param_step): an integer, a double, a short string, a reference to
+ * another stat's name (TensorFlow's own captures give most of their
+ * parameters' texts so: `shapes`, `types`, `autotune_mode`, ...). */
+static bool param_cached(const struct scan *sc, const struct tfd_event *e, const struct smeta *sm,
+			 const struct xstat *x)
+{
+	return e->kind == TFD_EV_ITERATOR && sm->code == TFD_STAT_PARAM &&
+	       (x->type == 2 || x->type == 3 || x->type == 4 || x->type == 7 ||
+		(x->type == 5 && x->str.len < PARAM_SHORT)) &&
+	       !(sc->opts && sc->opts->xspace_two_walks);
+}
+
+static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
+{
+	const struct smeta *sm = smeta_of(sc, x->mid);
+	/* a parameter from a stat that gave this signature before */
+	uint64_t v = x->u;
+	char tail[PARAM_SHORT - 8] = {0};
+	struct param_step *ps;
+
+	if (!sm)
+		return;
+	if (!param_cached(sc, e, sm, x)) {
+		apply_value(sc, e, sm, x);
+		return;
+	}
+	if (x->type == 5) {
+		/* the string's first 8 bytes as v, the rest in tail */
+		size_t len = x->str.len;
+
+		v = 0;
+		memcpy(&v, x->str.p, len < 8 ? len : 8);
+		if (len > 8)
+			memcpy(tail, x->str.p + 8, len - 8u);
+	}
+	ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
+					imap_hash(x->mid ^ imap_hash(v))) %
+			      PARAM_CACHE];
+	if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
+	    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
+		e->sig = ps->to;
+		return;
+	}
+	ps->from = e->sig;
+	ps->mid = x->mid;
+	ps->v = v;
+	ps->type = x->type;
+	memcpy(ps->tail, tail, sizeof(tail));
+	apply_value(sc, e, sm, x);
+	ps->to = e->sig;
 }
 
 struct line_hdr {
@@ -578,7 +588,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0, {NULL, false}};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0, run_id = 0;
 	bool has_group = false, keep, marker, run_has_id = false;
@@ -746,7 +756,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (e && (e->kind == TFD_EV_FUNCTION || e->kind == TFD_EV_EXEC))
 		open_scope(sc, h, th, e, start_ns, end_ns);
 	else if (m.kind == TFD_EV_OTHER && sc->ops.open)
-		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, false, start_ns, end_ns);
+		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, &m.op, start_ns, end_ns);
 	/* a function's id is coded when the event is packed, as the next
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))

@@ -58,6 +58,12 @@ const char *tfd_op_type(const char *name)
 	return type_at(name, strlen(name));
 }
 
+void tfd_op_kind_of(const char *name, struct tfd_op_kind *k)
+{
+	k->type = tfd_op_type(name);
+	k->py = k->type && tfd_op_is_python(k->type);
+}
+
 /* The record for s's scope and name: the last one when it is theirs (ops
  * of one scope come in a row), else a new one. */
 static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const char *name)
@@ -76,11 +82,13 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 }
 
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
-		       const char *name, bool intern, int64_t start, int64_t end)
+		       const char *name, const struct tfd_op_kind *known, int64_t start,
+		       int64_t end)
 {
 	size_t r, name_len;
 	int64_t dur;
 	const char *type;
+	bool py;
 
 	if (!s->open)
 		return;
@@ -89,18 +97,23 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 		return;
 	}
 	s->last_start = start;
-	name_len = strlen(name); /* only for an event inside a scope */
-	type = type_at(name, name_len);
-	if (!type)
-		return;
-	if (intern)
+	if (!known) {
+		name_len = strlen(name); /* only for an event inside a scope */
+		if (!(type = type_at(name, name_len)))
+			return;
+		py = tfd_op_is_python(type);
 		name = tfd_arena_intern(&cap->arena, name, name_len);
+	} else {
+		if (!known->type)
+			return;
+		py = known->py;
+	}
 	while (s->nops && s->op_end[s->nops - 1] <= start)
 		s->nops--;
 	if (end > s->end)
 		end = s->end;
 	dur = end - start;
-	if (tfd_op_is_python(type)) {
+	if (py) {
 		if (h->npy_ops == h->py_ops_cap) {
 			h->py_ops_cap = h->py_ops_cap ? 2 * h->py_ops_cap : 64;
 			h->py_ops = xrealloc(h->py_ops, h->py_ops_cap * sizeof(*h->py_ops));
@@ -155,16 +168,28 @@ static int by_time(const void *a, const void *b)
 size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_total **out)
 {
 	struct imap idx = {0}; /* hash of the type -> a chain of totals */
+	/* a record's name (interned: the host's records repeat a few) -> its
+	 * total + 1, 0 for a name without a type */
+	struct imap by_name = {0};
 	struct tfd_op_total *t = NULL;
 	size_t nt = 0, cap = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *type = tfd_op_type(v[i].name);
+		const char *type;
 		uint64_t hsh;
 		size_t k;
 
-		if (!type)
+		if (imap_get(&by_name, (uint64_t)(uintptr_t)v[i].name, &k)) {
+			if (k) {
+				t[k - 1].self_ns += v[i].self_ns;
+				t[k - 1].count += v[i].count;
+			}
 			continue;
+		}
+		if (!(type = tfd_op_type(v[i].name))) {
+			imap_put(&by_name, (uint64_t)(uintptr_t)v[i].name, 0);
+			continue;
+		}
 		hsh = tfd_fnv_text(TFD_FNV_BASIS, type);
 		/* another type under the same hash takes the next key */
 		while (imap_get(&idx, hsh, &k) && strcmp(t[k].type, type) != 0)
@@ -180,8 +205,10 @@ size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_tot
 		}
 		t[k].self_ns += v[i].self_ns;
 		t[k].count += v[i].count;
+		imap_put(&by_name, (uint64_t)(uintptr_t)v[i].name, k + 1);
 	}
 	imap_free(&idx);
+	imap_free(&by_name);
 	if (nt > 1)
 		qsort(t, nt, sizeof(*t), by_time);
 	*out = t;

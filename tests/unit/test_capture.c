@@ -52,14 +52,14 @@ static void function_ops_self_time(struct t *t)
 	const char *a = "f/a:DecodePng", *b = "f/b:Cast";
 
 	memset(&s, 0, sizeof(s));
-	tfd_opscope_event(cap, h, &s, a, true, 0, 10); /* no scope yet */
+	tfd_opscope_event(cap, h, &s, a, NULL, 0, 10); /* no scope yet */
 	tfd_opscope_open(&s, 42, false, 100, 1000);
-	tfd_opscope_event(cap, h, &s, a, true, 110, 500);
-	tfd_opscope_event(cap, h, &s, b, true, 200, 300); /* inside a */
-	tfd_opscope_event(cap, h, &s, b, true, 600, 700);
-	tfd_opscope_event(cap, h, &s, "Iterator::Map", true, 700, 710);
-	tfd_opscope_event(cap, h, &s, b, true, 650, 660); /* out of order */
-	tfd_opscope_event(cap, h, &s, b, true, 800, 900); /* scope closed */
+	tfd_opscope_event(cap, h, &s, a, NULL, 110, 500);
+	tfd_opscope_event(cap, h, &s, b, NULL, 200, 300); /* inside a */
+	tfd_opscope_event(cap, h, &s, b, NULL, 600, 700);
+	tfd_opscope_event(cap, h, &s, "Iterator::Map", NULL, 700, 710);
+	tfd_opscope_event(cap, h, &s, b, NULL, 650, 660); /* out of order */
+	tfd_opscope_event(cap, h, &s, b, NULL, 800, 900); /* scope closed */
 	/* a, then b (the nested one and the one after it: in a row) */
 	T_EQ_I64((int64_t)h->fn_ops.n, 2);
 	T_EQ_STR(h->fn_ops.v[0].name, a);
@@ -80,6 +80,62 @@ static void function_ops_self_time(struct t *t)
 		free(tot);
 	}
 	tfd_capture_free(cap);
+}
+
+/* The same ops read with their kinds known (an XSpace plane's names, read
+ * once per metadata, not at every event): the same records, a Python op
+ * noted, a name without a type in none. */
+static void function_ops_known_kinds(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_opscope s;
+	const char *a = "f/a:DecodePng", *b = "f/b:Cast", *py = "f/p:EagerPyFunc",
+		   *none = "Iterator::Map";
+	struct tfd_op_kind ka, kb, kp, kn;
+
+	tfd_op_kind_of(a, &ka);
+	tfd_op_kind_of(b, &kb);
+	tfd_op_kind_of(py, &kp);
+	tfd_op_kind_of(none, &kn);
+	T_EQ_STR(ka.type, "DecodePng");
+	T_TRUE(!ka.py && kp.py && kn.type == NULL && !kn.py);
+	memset(&s, 0, sizeof(s));
+	tfd_opscope_open(&s, 42, false, 100, 1000);
+	tfd_opscope_event(cap, h, &s, a, &ka, 110, 500);
+	tfd_opscope_event(cap, h, &s, b, &kb, 200, 300); /* inside a */
+	tfd_opscope_event(cap, h, &s, none, &kn, 320, 330);
+	tfd_opscope_event(cap, h, &s, py, &kp, 600, 700);
+	T_EQ_I64((int64_t)h->fn_ops.n, 3);
+	T_TRUE(h->fn_ops.v[0].name == a && h->fn_ops.v[2].name == py);
+	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
+	T_EQ_I64(h->fn_ops.v[1].self_ns, 100);
+	T_EQ_I64((int64_t)h->npy_ops, 1);
+	T_EQ_I64(h->py_ops[0].s, 600);
+	tfd_capture_free(cap);
+}
+
+/* Totals by op type: records of one name (one address, remembered) and of
+ * the same type under another name or the same text at another address
+ * are summed together; a name without a type goes nowhere. */
+static void function_ops_by_type_names(struct t *t)
+{
+	char cast2[] = "g/b:Cast", b2[] = "f/b:Cast";
+	const char *a = "f/a:DecodePng", *b = "f/b:Cast", *none = "Iterator::Map";
+	struct tfd_fn_op recs[] = {{1, b, 10, 1, false},   {1, none, 5, 1, false},
+				   {2, b, 20, 2, false},   {2, cast2, 7, 1, false},
+				   {3, none, 4, 1, false}, {3, a, 100, 1, false},
+				   {4, b2, 3, 1, false}};
+	struct tfd_op_total *tot = NULL;
+	size_t n = tfd_fn_ops_by_type(recs, sizeof(recs) / sizeof(recs[0]), &tot);
+
+	T_EQ_I64((int64_t)n, 2);
+	T_EQ_STR(tot[0].type, "DecodePng");
+	T_EQ_I64(tot[0].self_ns, 100);
+	T_EQ_STR(tot[1].type, "Cast");
+	T_EQ_I64(tot[1].self_ns, 40);
+	T_EQ_I64((int64_t)tot[1].count, 5);
+	free(tot);
 }
 
 /* tfd_pool_run with skip_after_failure: items are handed out in the order
@@ -1467,21 +1523,27 @@ static void check_scan(struct t *t, const char *what, const void *data, size_t l
 
 /* The one walk over an executor chunk's stats (its id, then its step),
  * with its short path for a stat that is a metadata id and an integer,
- * reads what two walks with the general stat parser read: the same capture
- * or the same error line, on synthesized host-heavy and tf.data-heavy
- * captures (millions of such chunks and stats in the real thing) with 300
- * one-byte damages each and on the real XSpace captures */
+ * and the iterators' parameters taken from the signatures they gave before
+ * (integers, doubles, short strings, references to another stat's name:
+ * TensorFlow 2.21 gives most of its parameters' texts so), reads what two
+ * walks with the general stat parser read: the same capture or the same
+ * error line, on synthesized host-heavy and tf.data-heavy captures
+ * (millions of such chunks and stats in the real thing) with 300 one-byte
+ * damages each and on real XSpace captures (a window/flat_map pipeline's
+ * inner iterators, a new long name per element; a loop's functions' ops) */
 static void exec_walk_matches_two_walks(struct t *t)
 {
 	static const char *const real[] = {
 	    "examples/ai-notebook/ai-notebook.xplane.pb",
-	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb"};
+	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
+	    "tests/cases/ok/tf221-window-flat-map/vm.xplane.pb",
+	    "tests/cases/ok/tf221-loop-eval-every-10/vm.xplane.pb"};
 	static const char *const specs[] = {"tests/bench/host-heavy.json",
 					    "tests/bench/tfdata-heavy.json"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX", what[300], synth[2][4200];
 	struct tfd_synth_result res;
 	struct tfd_err err = {0};
-	const char *files[4];
+	const char *files[6];
 	size_t nerr = 0;
 
 	T_TRUE(mkdtemp(dir) != NULL);
@@ -1493,9 +1555,9 @@ static void exec_walk_matches_two_walks(struct t *t)
 		snprintf(synth[i], sizeof(synth[i]), "%s/worker-0.xplane.pb", res.run_dir);
 		files[i] = synth[i];
 	}
-	files[2] = real[0];
-	files[3] = real[1];
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 4; i++)
+		files[2 + i] = real[i];
+	for (size_t i = 0; i < 6; i++) {
 		size_t len = 0;
 		uint8_t *data = slurp(files[i], &len);
 		unsigned seed = 4242;
@@ -3259,6 +3321,8 @@ const struct t_case capture_cases[] = {
     T(ungrouped_markers_win_over_groups),
     T(op_types),
     T(function_ops_self_time),
+    T(function_ops_known_kinds),
+    T(function_ops_by_type_names),
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
     T(packed_events_round_trip),
