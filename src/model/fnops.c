@@ -218,14 +218,22 @@ size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_tot
 void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
 {
 	size_t k = 0;
+	/* the last step id coded and its code: a scope's records come in a row */
+	uint64_t last = 0, code = 0;
 
 	if (!x || !x->coded || !x->key)
 		return; /* (no keys: they went, and the records were coded then) */
 	for (size_t i = 0; i < h->fn_ops.n; i++) {
 		struct tfd_fn_op o = h->fn_ops.v[i];
 
-		if (!o.by_thread && !(o.key = tfd_exec_code(x, o.key)))
-			continue;
+		if (!o.by_thread) {
+			if (!i || o.key != last) {
+				last = o.key;
+				code = tfd_exec_code(x, o.key);
+			}
+			if (!(o.key = code))
+				continue;
+		}
 		h->fn_ops.v[k++] = o;
 	}
 	h->fn_ops.n = k;
@@ -280,18 +288,20 @@ static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const stru
 	size_t j;
 
 	/* another (thread, iterator, name) under the same key takes the next one */
-	while (imap_get(&rs->at, k, &j) &&
-	       (h->fn_sums[j].thread != t || h->fn_sums[j].iter != iter ||
-		h->fn_sums[j].name != o->name))
-		k++;
-	if (!imap_get(&rs->at, k, &j)) {
-		if (h->nfn_sums == rs->cap) {
-			rs->cap = rs->cap ? 2 * rs->cap : 16;
-			h->fn_sums = xrealloc(h->fn_sums, rs->cap * sizeof(*h->fn_sums));
+	for (;; k++) {
+		if (!imap_get(&rs->at, k, &j)) {
+			if (h->nfn_sums == rs->cap) {
+				rs->cap = rs->cap ? 2 * rs->cap : 16;
+				h->fn_sums = xrealloc(h->fn_sums, rs->cap * sizeof(*h->fn_sums));
+			}
+			j = h->nfn_sums++;
+			h->fn_sums[j] = (struct tfd_fn_op_sum){t, iter, o->name, 0, 0};
+			imap_put(&rs->at, k, j);
+			break;
 		}
-		j = h->nfn_sums++;
-		h->fn_sums[j] = (struct tfd_fn_op_sum){t, iter, o->name, 0, 0};
-		imap_put(&rs->at, k, j);
+		if (h->fn_sums[j].thread == t && h->fn_sums[j].iter == iter &&
+		    h->fn_sums[j].name == o->name)
+			break;
 	}
 	h->fn_sums[j].self_ns += o->self_ns;
 	h->fn_sums[j].count += o->count;
@@ -374,12 +384,21 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	h->nfn_op_types = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &h->fn_op_types);
 	rs.next = xmalloc(h->fn_ops.n * sizeof(*rs.next));
 	rs.thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
-	for (size_t i = 0; i < h->fn_ops.n; i++) {
-		uint64_t k = index_key(h->fn_ops.v[i].key, h->fn_ops.v[i].by_thread);
+	for (size_t i = 0, run = 0; i < h->fn_ops.n; i++) {
+		const struct tfd_fn_op *o = &h->fn_ops.v[i];
+		uint64_t k = index_key(o->key, o->by_thread);
 		size_t prev;
 
-		rs.next[i] = imap_get(&rs.head, k, &prev) ? (int)prev : -1;
-		imap_put(&rs.head, k, i);
+		/* a scope's records come in a row: the index is read at the
+		 * first of them and written at the last */
+		if (i > run)
+			rs.next[i] = (int)i - 1;
+		else
+			rs.next[i] = imap_get(&rs.head, k, &prev) ? (int)prev : -1;
+		if (i + 1 == h->fn_ops.n || o[1].key != o->key || o[1].by_thread != o->by_thread) {
+			imap_put(&rs.head, k, i);
+			run = i + 1;
+		}
 	}
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
