@@ -35,8 +35,7 @@ struct meta {
 	 * yet (read on its first event: a Trace's arguments are its call
 	 * site's), 1 yes, 2 no */
 	uint8_t root;
-	uint8_t runs;	       /* what it notes of a run, by its id (enum meta_run): rare */
-	struct tfd_op_kind op; /* what its name tells as an op's */
+	uint8_t runs; /* what it notes of a run, by its id (enum meta_run): rare */
 };
 
 /* struct meta.runs: a FunctionRun (tfd_host_fnrun), a SessionRun
@@ -50,6 +49,10 @@ struct smeta {
 };
 
 #define PARAM_CACHE 256
+/* The event metadata whose names' op types a scan remembers: a dataset
+ * function's ops, a few hundred names at most (MatMul_0 .. MatMul_99),
+ * come round again and again. */
+#define OP_SEEN 512
 #define PARAM_SHORT 16 /* string parameters cached: "true", "false", ... */
 
 #define EXEC_LAST_MAX 128 /* the bytes of stats an executor chunk's reading remembers */
@@ -60,6 +63,14 @@ struct scan {
 	/* the ops inside dataset functions on the line being read (reset at
 	 * each line or part of one) */
 	struct tfd_opscope ops;
+	/* the op types of the event metadata read last (op_kind()),
+	 * direct-mapped by index: mi1 the index + 1, 0 empty. The scan's own
+	 * (a block's copy starts with its prototype's), not the metadata's,
+	 * which the blocks read at once */
+	struct op_seen {
+		size_t mi1;
+		struct tfd_op_kind kind;
+	} op_seen[OP_SEEN];
 	const struct tfd_load_opts *opts;
 	struct imap ev_meta, stat_meta; /* id -> index */
 	VEC(struct meta) metas;

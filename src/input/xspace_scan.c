@@ -137,7 +137,6 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 		mt.name = tfd_arena_intern_cstr(&sc->cap->arena, m && m->name ? m->name : "");
 		mt.kind = (uint8_t)tfd_event_kind_of(mt.name);
 		mt.h2d = tfd_host_op_is_h2d(mt.name, strlen(mt.name));
-		tfd_op_kind_of(mt.name, &mt.op);
 		mt.marker = tfd_step_marker_name(mt.name);
 		mt.root =
 		    !mt.marker && mt.kind == TFD_EV_OTHER && tfd_step_root_name(mt.name) ? 0 : 2;
@@ -313,41 +312,41 @@ static bool param_cached(const struct scan *sc, const struct tfd_event *e, const
 static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat *x)
 {
 	const struct smeta *sm = smeta_of(sc, x->mid);
-	/* a parameter from a stat that gave this signature before */
-	uint64_t v = x->u;
-	char tail[PARAM_SHORT - 8] = {0};
-	struct param_step *ps;
+	struct param_step *ps = NULL;
 
 	if (!sm)
 		return;
-	if (!param_cached(sc, e, sm, x)) {
-		apply_value(sc, e, sm, x);
-		return;
-	}
-	if (x->type == 5) {
-		/* the string's first 8 bytes as v, the rest in tail */
-		size_t len = x->str.len;
+	if (param_cached(sc, e, sm, x)) {
+		/* a parameter from a stat that gave this signature before */
+		uint64_t v = x->u;
+		char tail[PARAM_SHORT - 8] = {0};
 
-		v = 0;
-		memcpy(&v, x->str.p, len < 8 ? len : 8);
-		if (len > 8)
-			memcpy(tail, x->str.p + 8, len - 8u);
+		if (x->type == 5) {
+			/* the string's first 8 bytes as v, the rest in tail */
+			size_t len = x->str.len;
+
+			v = 0;
+			memcpy(&v, x->str.p, len < 8 ? len : 8);
+			if (len > 8)
+				memcpy(tail, x->str.p + 8, len - 8u);
+		}
+		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
+						imap_hash(x->mid ^ imap_hash(v))) %
+				      PARAM_CACHE];
+		if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
+		    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
+			e->sig = ps->to;
+			return;
+		}
+		ps->from = e->sig;
+		ps->mid = x->mid;
+		ps->v = v;
+		ps->type = x->type;
+		memcpy(ps->tail, tail, sizeof(tail));
 	}
-	ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
-					imap_hash(x->mid ^ imap_hash(v))) %
-			      PARAM_CACHE];
-	if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
-	    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
-		e->sig = ps->to;
-		return;
-	}
-	ps->from = e->sig;
-	ps->mid = x->mid;
-	ps->v = v;
-	ps->type = x->type;
-	memcpy(ps->tail, tail, sizeof(tail));
-	apply_value(sc, e, sm, x);
-	ps->to = e->sig;
+	apply_value(sc, e, sm, x); /* (one call: made inline) */
+	if (ps)
+		ps->to = e->sig;
 }
 
 struct line_hdr {
@@ -579,6 +578,22 @@ static bool has_root_stat(const struct scan *sc, const uint8_t *p, const uint8_t
 	return false;
 }
 
+/* What the name of event metadata mi (SIZE_MAX: none) tells as an op's,
+ * read once per name while it stays in the scan's cache (struct op_seen). */
+static const struct tfd_op_kind *op_kind(struct scan *sc, size_t mi)
+{
+	static const struct tfd_op_kind none = {NULL, false};
+	struct op_seen *q = &sc->op_seen[mi % OP_SEEN];
+
+	if (mi == SIZE_MAX)
+		return &none;
+	if (q->mi1 != mi + 1) {
+		q->mi1 = mi + 1;
+		tfd_op_kind_of(sc->metas.v[mi].name, &q->kind);
+	}
+	return &q->kind;
+}
+
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot
  * bytes (the scanner's inner loop); cut up, the format would be scattered. */
 static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, const uint8_t *p,
@@ -588,11 +603,11 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	const uint8_t *stats = NULL;
 	struct tfd_event *e = NULL;
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0, {NULL, false}};
+	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0, run_id = 0;
 	bool has_group = false, keep, marker, run_has_id = false;
-	size_t n;
+	size_t n, mi = SIZE_MAX;
 
 	if (sc->prepass && p < end && *p == 0x08) {
 		/* the pre-pass wants function events only: the metadata id is the
@@ -643,17 +658,15 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 				"event time out of range (offset_ps %" PRIu64
 				", duration_ps %" PRIu64 ")",
 				off, dur);
-	{
-		size_t mi;
+	if (meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi)) {
+		struct meta *mm = &sc->metas.v[mi];
 
-		if (meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi)) {
-			struct meta *mm = &sc->metas.v[mi];
-
-			/* a name's `_r`, read on its first event */
-			if (mm->root == 0 && !sc->prepass)
-				mm->root = has_root_stat(sc, stats, end) ? 1 : 2;
-			m = *mm;
-		}
+		/* a name's `_r`, read on its first event */
+		if (mm->root == 0 && !sc->prepass)
+			mm->root = has_root_stat(sc, stats, end) ? 1 : 2;
+		m = *mm;
+	} else {
+		mi = SIZE_MAX;
 	}
 	/* end from start: off + dur could wrap around in uint64 */
 	start_ns = ts_ns + (int64_t)(off / 1000);
@@ -756,7 +769,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (e && (e->kind == TFD_EV_FUNCTION || e->kind == TFD_EV_EXEC))
 		open_scope(sc, h, th, e, start_ns, end_ns);
 	else if (m.kind == TFD_EV_OTHER && sc->ops.open)
-		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, &m.op, start_ns, end_ns);
+		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, op_kind(sc, mi), start_ns, end_ns);
 	/* a function's id is coded when the event is packed, as the next
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
