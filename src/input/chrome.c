@@ -624,8 +624,9 @@ static enum tfd_status run_pass(struct parse *p, const struct source *src)
 
 	yajl_config(y, yajl_allow_multiple_values, 0);
 	if (src->gz) {
-		enum tfd_status st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped,
-						src->limit, yajl_sink, &f, p->err);
+		enum tfd_status st =
+		    tfd_gunzip_ahead((const uint8_t *)src->data, src->len, src->mapped, src->limit,
+				     tfd_load_cores(p->opts) > 1, yajl_sink, &f, p->err);
 
 		if (st) {
 			yajl_free(y);
@@ -903,7 +904,9 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	struct parse p;
 	struct tfd_host *h;
 	enum tfd_status st;
-	size_t bad_at;
+	/* the document's length as pass 1's scan read it (gzip data
+	 * inflated), else the source's */
+	size_t bad_at, doc_len = src->len;
 
 	cap->fold_exec = !(opts && opts->keep_other);
 	memset(&p, 0, sizeof(p));
@@ -920,6 +923,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	    tfd_chrome_scan_pass(&p, src, &tfd_chrome_callbacks, NULL, &bad_at) != SCAN_DONE) {
 		pass1_reset(&p);
 		st = run_pass(&p, src);
+	} else {
+		doc_len = bad_at;
 	}
 	if (!st && !p.found_events)
 		st = tfd_fail(err, TFD_E_FORMAT, "not a Chrome trace: no \"traceEvents\" array");
@@ -936,7 +941,7 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 	for (size_t i = 0; i < h->nplanes; i++)
 		h->dev.tpu |= tfd_is_device_plane(h->planes[i].name) == TFD_DEVPLANE_TPU;
 	p.pass = 2; /* run_pass2() restarts the parser's place where it parses */
-	if (src->len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
+	if (doc_len < PIPE_MIN || tfd_load_cores(opts) < 2 || !run_pass_piped(&p, src, &st))
 		st = run_pass2(&p, src);
 	if (!st && p.rescan)
 		goto out;

@@ -432,8 +432,8 @@ enum scan_result tfd_chrome_scan_pass(struct parse *p, const struct source *src,
 		sc.gap = 2;
 	}
 	if (src->gz)
-		st = tfd_gunzip((const uint8_t *)src->data, src->len, src->mapped, src->limit,
-				scan1_eat, &sc, p->err);
+		st = tfd_gunzip_ahead((const uint8_t *)src->data, src->len, src->mapped, src->limit,
+				      tfd_load_cores(p->opts) > 1, scan1_eat, &sc, p->err);
 	else
 		tfd_chrome_feed_plain(src, scan1_eat, &sc);
 	/* any error (the first event's form, the gzip data, the JSON) is left

@@ -353,6 +353,14 @@ typedef bool (*tfd_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);
 enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t limit,
 			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err);
 
+/* The same, with ahead (a second core to be had) and enough gzip data,
+ * inflated on a thread of its own up to four chunks ahead of sink, which
+ * runs on the caller's: the same chunks to sink, the same status and
+ * error line (none once sink stopped, as in line; a gzip error is
+ * reported once sink took every chunk before it). */
+enum tfd_status tfd_gunzip_ahead(const uint8_t *src, size_t len, bool mapped, size_t limit,
+				 bool ahead, tfd_gunzip_sink sink, void *ctx, struct tfd_err *err);
+
 /* Decode a Chrome trace JSON document into a new host of cap (streaming).
  * With mapped, data is a read-only file mapping whose pages may be dropped
  * once parsed. */

@@ -5,9 +5,103 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "input_impl.h"
 #include "t.h"
+
+/* gzip data of data[0..n) in `members` members (concatenated, as the
+ * readers accept them); *len its length. */
+static uint8_t *gz_members(const uint8_t *data, size_t n, int members, size_t *len)
+{
+	size_t cap = n + n / 2 + 1024 * (size_t)members, at = 0;
+	uint8_t *out = malloc(cap);
+
+	for (int m = 0; m < members; m++) {
+		size_t from = n * (size_t)m / (size_t)members,
+		       to = n * (size_t)(m + 1) / (size_t)members;
+		z_stream zs;
+
+		memset(&zs, 0, sizeof(zs));
+		deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+		zs.next_in = (Bytef *)(data + from);
+		zs.avail_in = (uInt)(to - from);
+		zs.next_out = out + at;
+		zs.avail_out = (uInt)(cap - at);
+		deflate(&zs, Z_FINISH);
+		at = cap - zs.avail_out;
+		deflateEnd(&zs);
+	}
+	*len = at;
+	return out;
+}
+
+/* What a sink was given: its chunks' sizes and bytes; it stops after
+ * `stop` chunks (0: never). */
+struct gz_seen {
+	size_t sizes[64], nchunks, stop;
+	uint8_t *bytes;
+	size_t len;
+};
+
+static bool gz_record(void *ctx, const uint8_t *p, size_t n)
+{
+	struct gz_seen *g = ctx;
+
+	if (g->nchunks < 64)
+		g->sizes[g->nchunks] = n;
+	g->nchunks++;
+	g->bytes = realloc(g->bytes, g->len + n);
+	memcpy(g->bytes + g->len, p, n);
+	g->len += n;
+	return !g->stop || g->nchunks < g->stop;
+}
+
+/* Inflated on a thread of its own ahead of the sink, gzip data reads as it
+ * does in line: the same chunks (sizes and bytes) to the sink, the same
+ * status and error line, whole, with the sink stopping early, corrupt in
+ * its middle, truncated and over the inflate limit. */
+static void gunzip_ahead_as_in_line(struct t *t)
+{
+	size_t n = (size_t)3 << 20, len = 0;
+	uint8_t *data = malloc(n), *gz;
+	uint64_t x = 88172645463325252ull;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		data[i] = "0123456789abcdef"[x & 15]; /* about 2:1, so more than 256 KB */
+	}
+	gz = gz_members(data, n, 3, &len);
+	T_TRUE(len > ((size_t)256 << 10));
+	for (int c = 0; c < 5; c++) {
+		struct gz_seen a = {0}, b = {0};
+		struct tfd_err ea = {0}, eb = {0};
+		size_t glen = c == 3 ? len - 100 : len, limit = c == 4 ? (size_t)2 << 20 : SIZE_MAX;
+		uint8_t was = gz[len / 2];
+		enum tfd_status sa, sb;
+
+		if (c == 2)
+			gz[len / 2] ^= 0x55;
+		a.stop = b.stop = c == 1 ? 2 : 0;
+		sa = tfd_gunzip(gz, glen, false, limit, gz_record, &a, &ea);
+		sb = tfd_gunzip_ahead(gz, glen, false, limit, true, gz_record, &b, &eb);
+		gz[len / 2] = was;
+		T_EQ_I64((int64_t)sb, (int64_t)sa);
+		T_EQ_STR(eb.msg, ea.msg);
+		T_EQ_I64((int64_t)b.nchunks, (int64_t)a.nchunks);
+		T_TRUE(a.len == b.len && (!a.len || memcmp(a.bytes, b.bytes, a.len) == 0));
+		T_TRUE(memcmp(a.sizes, b.sizes, sizeof(a.sizes)) == 0);
+		T_TRUE(c == 0	? sa == TFD_OK && a.len == n && memcmp(a.bytes, data, n) == 0
+		       : c == 1 ? sa == TFD_OK && a.nchunks == 2
+				: sa != TFD_OK);
+		free(a.bytes);
+		free(b.bytes);
+	}
+	free(gz);
+	free(data);
+}
 
 /* The dataset-function step ids are a set of bare keys: every id added is
  * found (0, which marks an empty slot, too; ids that collide; across
@@ -244,9 +338,6 @@ static void shrinking_map_is_guarded(struct t *t)
 }
 
 const struct t_case input_cases[] = {
-    T(shrinking_map_is_guarded),
-    T(fn_steps_is_a_set),
-    T(sets_fit_as_one),
-    T(fast_decimal_is_strtod),
-    {0},
+    T(shrinking_map_is_guarded), T(fn_steps_is_a_set),	    T(gunzip_ahead_as_in_line),
+    T(sets_fit_as_one),		 T(fast_decimal_is_strtod), {0},
 };
