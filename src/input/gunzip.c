@@ -106,7 +106,7 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 /* ---- inflated ahead, on a thread of its own ------------------------------ */
 
 #define AHEAD_BUFS 3		      /* the inflate's, and two full ones at most */
-#define AHEAD_MIN ((size_t)256 << 10) /* less gzip data is inflated in line */
+#define AHEAD_MIN ((size_t)768 << 10) /* less gzip data is inflated in line */
 
 /* The chunks go from the inflate to the consumer through a ring of full
  * buffers (count of them from head), and back through the free ones. */

@@ -354,7 +354,7 @@ enum tfd_status tfd_gunzip(const uint8_t *src, size_t len, bool mapped, size_t l
 			   tfd_gunzip_sink sink, void *ctx, struct tfd_err *err);
 
 /* The same, with ahead (a second core to be had) and enough gzip data,
- * inflated on a thread of its own up to four chunks ahead of sink, which
+ * inflated on a thread of its own up to two chunks ahead of sink, which
  * runs on the caller's: the same chunks to sink, the same status and
  * error line (none once sink stopped, as in line; a gzip error is
  * reported once sink took every chunk before it). */

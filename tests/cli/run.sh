@@ -2171,7 +2171,7 @@ print(st["function_ops_coverage"], [o["type"] for o in st["function_ops"]])' "$T
 done >"$T/big.res"
 if [ "$(sort -u "$T/big.res" | wc -l)" -eq 1 ] && grep -q "^0 0.9 \['DecodeJpegV2', 'ResizeBilinear', 'Cast'\]" "$T/big.res"; then ok; else bad "function ops of a large plane with large ids: $(cat "$T/big.res") $(head -c 200 "$T/big.err")"; fi
 
-# a gzipped trace of more than 256 KB is inflated on a thread of its own,
+# a gzipped trace of more than 768 KB is inflated on a thread of its own,
 # ahead of the reader, when a second core is there: the same report as on
 # one core, and the same error line when it is cut short, corrupt or over
 # the inflate limit
