@@ -66,8 +66,16 @@ struct tfd_sig {
 	const struct tfd_param *params; /* iterator parameters (parallelism, ...) */
 	uint64_t parent_id;		/* iterators (TFD_EVF_PARENT on the event) */
 	uint16_t nparams;		/* <= TFD_MAX_PARAMS */
+	/* what its name is to the iterator graph (enum tfd_sig_role), set
+	 * when the signature is made: read at every iterator event */
+	uint8_t role;
 	uint32_t idx; /* its index among the capture's signatures (in a form's key) */
 };
+
+/* struct tfd_sig.role: a name that is no pipeline's iterator of its own:
+ * "Iterator" alone (an iterator's outer call, as TensorFlow 1 writes it)
+ * or a loop's own root (tfd_loop_root_name). */
+enum tfd_sig_role { TFD_SIG_PLAIN = 0, TFD_SIG_BARE_ITERATOR = 1, TFD_SIG_LOOP_ROOT = 2 };
 
 /* One event as the passes read it (32 bytes). The duration, kind and flags
  * share one word (a duration is at most TFD_MAX_DURATION_NS, which the

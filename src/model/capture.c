@@ -47,6 +47,9 @@ const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_s
 	}
 	s = tfd_arena_alloc(&cap->arena, sizeof(*s));
 	*s = *want;
+	s->role = strcmp(s->name, "Iterator") == 0		     ? TFD_SIG_BARE_ITERATOR
+		  : s->name[0] == 'R' && tfd_loop_root_name(s->name) ? TFD_SIG_LOOP_ROOT
+								     : TFD_SIG_PLAIN;
 	s->idx = (uint32_t)ci->nsig++;
 	vec_push(&ci->sigs, ((struct sig_rec){s, next}));
 	imap_put(&ci->sig_head, h, ci->sigs.n - 1);
@@ -59,7 +62,7 @@ static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *na
 	struct capture_impl *ci = impl(cap);
 	const struct tfd_sig **slot =
 	    &ci->sig_cache[imap_hash((uint64_t)(uintptr_t)name) % SIG_CACHE];
-	struct tfd_sig want = {name, NULL, 0, 0, 0};
+	struct tfd_sig want = {name, NULL, 0, 0, 0, 0};
 
 	if (!*slot || (*slot)->name != name)
 		*slot = tfd_cm_sig_get(cap, &want);

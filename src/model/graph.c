@@ -549,10 +549,9 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 			continue;
 		if (e->flags & TFD_EVF_ASYNC)
 			continue;
-		if (e->kind == TFD_EV_ITERATOR && strcmp(e->sig->name, "Iterator") == 0)
+		if (e->kind == TFD_EV_ITERATOR && e->sig->role == TFD_SIG_BARE_ITERATOR)
 			continue;
-		if (e->kind == TFD_EV_ITERATOR && e->sig->name[0] == 'R' &&
-		    tfd_loop_root_name(e->sig->name)) {
+		if (e->kind == TFD_EV_ITERATOR && e->sig->role == TFD_SIG_LOOP_ROOT) {
 			/* the loop's own root: not its input's; its options are */
 			if (!c->has_loop_root) {
 				c->loop_root = *e;

@@ -708,6 +708,37 @@ static void calls_keep_iterator_and_thread(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* A bare `Iterator` event (an iterator's outer call as TensorFlow 1 writes
+ * it) and a loop's own root (`ReduceIterator::Root`) are no calls of the
+ * graph: the pipeline's calls inside them are, parented to each other, and
+ * the loop root's first call is kept for its options. */
+static void bare_and_loop_roots_are_no_calls(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator", 0, 500 * US, NULL);
+	fx_ev(&f, 0, "Iterator::Model", 10 * US, 400 * US, "id=1", NULL);
+	fx_ev(&f, 0, "Iterator::Model::Map", 20 * US, 300 * US, "id=2", "parent_id=1", NULL);
+	fx_ev(&f, 1, "ReduceIterator::Root", 0, 900 * US, "id=7", NULL);
+	fx_ev(&f, 1, "Iterator::Model", 600 * US, 100 * US, "id=1", NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	T_EQ_U64(c.calls.n, 3);
+	T_EQ_U64(c.iters.n, 2);
+	for (size_t k = 0; k < c.calls.n; k++)
+		T_TRUE(strncmp(c.iters.v[call_iter(&c, k)].long_name, "Iterator::Model", 15) == 0);
+	/* the Map's call is inside the Model's, not the bare one's */
+	T_TRUE(c.calls.v[1].parent == 0 && c.calls.v[0].parent < 0 && c.calls.v[2].parent < 0);
+	T_TRUE(c.has_loop_root && strcmp(c.loop_root.sig->name, "ReduceIterator::Root") == 0);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 /* A call's end is its start and a 32-bit duration: durations that do not
  * fit (2^32 - 1 ns and more, negative ones) keep theirs whole, for the
  * linking and for the pipelines (which read the host's times), whose
@@ -1760,6 +1791,7 @@ const struct t_case analysis_cases[] = {
     T(parallel_map_overlapping),
     T(nested_root_call_is_a_root),
     T(calls_keep_iterator_and_thread),
+    T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(zip_two_inputs),
     T(zip_same_named_branches),
