@@ -4,6 +4,8 @@
 #   make check      install missing packages, build, run every test suite that
 #                   needs no system service
 #   make check SAN=1   the same under AddressSanitizer + UBSan (build/san/)
+#   make check-threads the unit tests and the one-core-against-all suite
+#                   under ThreadSanitizer (build/tsan/)
 #   make check-fleet   the PostgreSQL and Slurm suites (installs those packages;
 #                   the tests start throwaway servers, never system services)
 #   make bench      benchmarks (ratios, not timed tests)
@@ -17,6 +19,12 @@ export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/supp/lsan.supp:print_suppres
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 VARIANT := san
 OPT := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(SAN),thread)
+export TSAN_OPTIONS := halt_on_error=1
+VARIANT := tsan
+OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+# gcc's -O1 under ThreadSanitizer warns of uninitialized values -O2 proves set
+WERROR ?= 0
 else
 VARIANT := rel
 OPT := -O2 -g
@@ -52,7 +60,7 @@ UNIT_OBJ := $(patsubst tests/unit/%.c,$(B)/obj/unit/%.o,$(UNIT_SRC))
 BIN := $(B)/tfdoctor
 UNIT := $(B)/unit
 
-.PHONY: all deps deps-fleet demo check check-fleet clean bench fuzz deps-fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
+.PHONY: all deps deps-fleet demo check check-fleet check-threads clean bench fuzz deps-fuzz fuzz-build fuzz-merge format hdrcheck golden-update \
 	install uninstall man format-check format-tool
 all: $(BIN)
 
@@ -137,6 +145,15 @@ check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS)) \
 		$(B)/writedelay.so
 	@tests/check.sh $(B)/check $(SUITES)
+
+# what runs on several threads (the blocks of a host plane, the pools of
+# the analysis, the device sweep beside it) under ThreadSanitizer: the unit
+# tests, which read captures in blocks on three threads, and the suite
+# comparing one core with all of them
+check-threads: deps
+	@$(MAKE) --no-print-directory SAN=thread build/tsan/tfdoctor build/tsan/unit
+	@TSAN_OPTIONS=halt_on_error=1 tests/check.sh build/tsan/check 'unit=build/tsan/unit' \
+		'cores=TFD=build/tsan/tfdoctor tests/cores/run.sh'
 
 # the suites that start servers: a throwaway PostgreSQL and a single-node
 # Slurm with munge, in temporary directories, stopped when they end

@@ -173,21 +173,27 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	tfd_capture_add_host(sc.cap, bp->host_name);
 	sc.host_idx = 0;
 	sc.released = bp->pc[bl->first].p;
-	for (size_t i = bl->first; i < bl->last; i++) {
+	/* the names' answers noted as their events are read (struct
+	 * meta.root) go into the block's own copy: the blocks run side by
+	 * side */
+	sc.metas.v = xmalloc((sc.metas.n + 1) * sizeof(*sc.metas.v));
+	memcpy(sc.metas.v, bp->proto->metas.v, sc.metas.n * sizeof(*sc.metas.v));
+	sc.metas.cap = sc.metas.n;
+	for (size_t i = bl->first; i < bl->last && !bl->st; i++) {
 		const struct piece *pc = &bp->pc[i];
 
 		bl->st = tfd_xs_scan_line(&sc, sc.lines.v[pc->line], pc->whole ? NULL : pc,
 					  &bp->po[i], &bl->err);
-		if (bl->st) {
+		if (bl->st)
 			tfd_err_prefix(&bl->err, "line %zu", pc->line);
-			return;
-		}
-		if (sc.mapped)
+		else if (sc.mapped)
 			tfd_pages_release(&sc.released, pc->end, 0);
 	}
+	free(sc.metas.v);
 	/* the events held back for their stats go in while the step-id
 	 * table's keys are there (they go before the blocks move) */
-	tfd_host_pack_pending(sc.cap, &sc.cap->hosts[0]);
+	if (!bl->st)
+		tfd_host_pack_pending(sc.cap, &sc.cap->hosts[0]);
 }
 
 static bool block_item(void *ctx, size_t worker, size_t i)

@@ -33,7 +33,8 @@ struct meta {
 	bool marker; /* a step marker's name (tfd_step_marker_name) */
 	/* a step marker by its `_r` stat (tfd_step_root_name): 0 not known
 	 * yet (read on its first event: a Trace's arguments are its call
-	 * site's), 1 yes, 2 no */
+	 * site's), 1 yes, 2 no; noted by the reader, so each block of lines
+	 * read on a thread of its own has its copy of the metadata */
 	uint8_t root;
 	uint8_t runs; /* what it notes of a run, by its id (enum meta_run): rare */
 };
