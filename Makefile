@@ -46,7 +46,11 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(shell pkg-config
 # GMP, libxml2 with ICU, OpenMP, libstdc++ and more): 34 libraries before
 # main() became 15, `tfdoctor version` 5 ms and 8.2 MB became 2 ms and 3.0 MB
 IGRAPH_A = $(wildcard $(shell pkg-config --variable=libdir igraph 2>/dev/null)/libigraph.a)
-PKG_LIBS = $(if $(IGRAPH_A),$(IGRAPH_A) $(shell pkg-config --libs $(filter-out igraph,$(PKGS)) 2>/dev/null),$(shell pkg-config --libs $(PKGS) 2>/dev/null))
+# Graphviz and SQLite are loaded with dlopen() where a diagram or the
+# history first needs them (include/tfd/dl.h), as libpq is: their headers
+# only
+LINK_PKGS = $(filter-out libcgraph libgvc sqlite3 $(if $(IGRAPH_A),igraph),$(PKGS))
+PKG_LIBS = $(IGRAPH_A) $(shell pkg-config --libs $(LINK_PKGS) 2>/dev/null)
 CPPFLAGS := -Iinclude -I$(B)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=700
 CFLAGS_ALL = -std=c11 -pthread $(OPT) $(WARN) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm -ldl -pthread $(LDLIBS)
@@ -143,7 +147,7 @@ SUITES = \
 
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT) $(addprefix $(B)/fuzz-replay-,$(FUZZ_TARGETS)) \
-		$(B)/writedelay.so
+		$(B)/writedelay.so $(B)/nolib.so
 	@tests/check.sh $(B)/check $(SUITES)
 
 # what runs on several threads (the blocks of a host plane, the pools of
@@ -162,7 +166,7 @@ FLEET_SUITES = \
 	'slurm=TFD=$(BIN) tests/fleet/slurm.sh'
 
 check-fleet: deps-fleet
-	@$(MAKE) --no-print-directory $(BIN) $(B)/writedelay.so
+	@$(MAKE) --no-print-directory $(BIN) $(B)/writedelay.so $(B)/nolib.so
 	@tests/check.sh $(B)/check-fleet $(FLEET_SUITES)
 
 # ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] -----------------
@@ -250,6 +254,11 @@ $(B)/runstat: tests/bench/runstat.c
 
 # the tests' write-delay hook (LD_PRELOAD; tests/lib.sh with_write_delay)
 $(B)/writedelay.so: tests/lib/writedelay.c
+	@mkdir -p $(B)
+	$(CC) -O2 -shared -fPIC -o $@ $< -ldl
+
+# the tests' missing-library hook (LD_PRELOAD; tests/lib.sh without_lib)
+$(B)/nolib.so: tests/lib/nolib.c
 	@mkdir -p $(B)
 	$(CC) -O2 -shared -fPIC -o $@ $< -ldl
 

@@ -36,6 +36,18 @@ with_write_delay() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		TFD_TEST_WRITE_DELAY_MS=$ms "$@"
 }
+# without_lib SONAME CMD...: CMD on a machine without the shared library
+# SONAME as far as dlopen() goes (tests/lib/nolib.c, built beside the
+# binary)
+without_lib() {
+	local lib=$1 so
+	shift
+	so="$(dirname "$TFD")/nolib.so"
+	[ -f "$so" ] || so=build/rel/nolib.so
+	LD_PRELOAD="$so${LD_PRELOAD:+:$LD_PRELOAD}" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		TFD_TEST_NO_LIB=$lib "$@"
+}
 # shrink_while_read SRC SIZE ERR_RE DELAY...: for each DELAY, SRC copied to
 # $T/shrink.xplane.pb and analyzed while it is truncated to SIZE bytes DELAY
 # seconds in (a writer still copying it, a log rotated); each run must end

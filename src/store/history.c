@@ -1,6 +1,6 @@
 /* history.c - the report history: SQLite storage (the embedded default; the
- * only user of sqlite3), or a PostgreSQL server for a postgresql:// URL
- * (history_pg.c). */
+ * only user of sqlite3, loaded on first use), or a PostgreSQL server for a
+ * postgresql:// URL (history_pg.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,10 +10,94 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "history_impl.h"
+#include "tfd/dl.h"
 #include "tfd/infile.h"
+
+/* SQLite's functions, resolved on the first history opened (tfd/dl.h): the
+ * commands without a history never map the library */
+static struct {
+	int (*open_v2)(const char *, sqlite3 **, int, const char *);
+	int (*close)(sqlite3 *);
+	int (*busy_timeout)(sqlite3 *, int);
+	int (*exec)(sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *,
+		    char **);
+	const char *(*errmsg)(sqlite3 *);
+	int (*errcode)(sqlite3 *);
+	int (*prepare_v2)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
+	int (*finalize)(sqlite3_stmt *);
+	int (*step)(sqlite3_stmt *);
+	int (*reset)(sqlite3_stmt *);
+	int (*bind_int)(sqlite3_stmt *, int, int);
+	int (*bind_int64)(sqlite3_stmt *, int, sqlite3_int64);
+	int (*bind_double)(sqlite3_stmt *, int, double);
+	int (*bind_null)(sqlite3_stmt *, int);
+	int (*bind_text)(sqlite3_stmt *, int, const char *, int, void (*)(void *));
+	int (*column_int)(sqlite3_stmt *, int);
+	sqlite3_int64 (*column_int64)(sqlite3_stmt *, int);
+	double (*column_double)(sqlite3_stmt *, int);
+	const unsigned char *(*column_text)(sqlite3_stmt *, int);
+	int (*column_type)(sqlite3_stmt *, int);
+	sqlite3_int64 (*last_insert_rowid)(sqlite3 *);
+	bool loaded;
+	char why[256];
+} sq;
+static pthread_once_t sq_once = PTHREAD_ONCE_INIT;
+
+static void sq_load(void)
+{
+	const struct tfd_dl_sym fns[] = {
+	    {"sqlite3_open_v2", (void **)&sq.open_v2},
+	    {"sqlite3_close", (void **)&sq.close},
+	    {"sqlite3_busy_timeout", (void **)&sq.busy_timeout},
+	    {"sqlite3_exec", (void **)&sq.exec},
+	    {"sqlite3_errmsg", (void **)&sq.errmsg},
+	    {"sqlite3_errcode", (void **)&sq.errcode},
+	    {"sqlite3_prepare_v2", (void **)&sq.prepare_v2},
+	    {"sqlite3_finalize", (void **)&sq.finalize},
+	    {"sqlite3_step", (void **)&sq.step},
+	    {"sqlite3_reset", (void **)&sq.reset},
+	    {"sqlite3_bind_int", (void **)&sq.bind_int},
+	    {"sqlite3_bind_int64", (void **)&sq.bind_int64},
+	    {"sqlite3_bind_double", (void **)&sq.bind_double},
+	    {"sqlite3_bind_null", (void **)&sq.bind_null},
+	    {"sqlite3_bind_text", (void **)&sq.bind_text},
+	    {"sqlite3_column_int", (void **)&sq.column_int},
+	    {"sqlite3_column_int64", (void **)&sq.column_int64},
+	    {"sqlite3_column_double", (void **)&sq.column_double},
+	    {"sqlite3_column_text", (void **)&sq.column_text},
+	    {"sqlite3_column_type", (void **)&sq.column_type},
+	    {"sqlite3_last_insert_rowid", (void **)&sq.last_insert_rowid},
+	};
+
+	sq.loaded = tfd_dl_load("libsqlite3.so.0", fns, sizeof(fns) / sizeof(fns[0]), sq.why,
+				sizeof(sq.why));
+}
+
+#define sqlite3_open_v2 sq.open_v2
+#define sqlite3_close sq.close
+#define sqlite3_busy_timeout sq.busy_timeout
+#define sqlite3_exec sq.exec
+#define sqlite3_errmsg sq.errmsg
+#define sqlite3_errcode sq.errcode
+#define sqlite3_prepare_v2 sq.prepare_v2
+#define sqlite3_finalize sq.finalize
+#define sqlite3_step sq.step
+#define sqlite3_reset sq.reset
+#define sqlite3_bind_int sq.bind_int
+#define sqlite3_bind_int64 sq.bind_int64
+#define sqlite3_bind_double sq.bind_double
+#define sqlite3_bind_null sq.bind_null
+#define sqlite3_bind_text sq.bind_text
+#define sqlite3_column_int sq.column_int
+#define sqlite3_column_int64 sq.column_int64
+#define sqlite3_column_double sq.column_double
+#define sqlite3_column_text sq.column_text
+#define sqlite3_column_type sq.column_type
+#define sqlite3_last_insert_rowid sq.last_insert_rowid
 
 struct tfd_history {
 	const struct tfd_hist_backend *be;
@@ -206,6 +290,13 @@ static enum tfd_status newer_schema(const char *path, int v, struct tfd_err *err
 static enum tfd_status open_db(struct tfd_history *h, const char *name, int flags,
 			       struct tfd_err *err)
 {
+	pthread_once(&sq_once, sq_load);
+	if (!sq.loaded) {
+		tfd_history_close(h);
+		return tfd_fail(err, TFD_E_IO,
+				"%s: the history needs SQLite (Debian package libsqlite3-0): %s",
+				name, sq.why);
+	}
 	if (sqlite3_open_v2(name, &h->db, flags, NULL) != SQLITE_OK) {
 		enum tfd_status st = db_fail(h, err, "cannot open history database");
 
@@ -226,6 +317,8 @@ static void remove_half_made(const char *path)
 	struct tfd_history probe = {0};
 	bool keep = false;
 
+	if (!sq.loaded) /* nothing was made */
+		return;
 	if (sqlite3_open_v2(path, &probe.db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
 		keep = user_version(&probe) > 0;
 	sqlite3_close(probe.db);
@@ -448,7 +541,10 @@ enum tfd_status tfd_history_jobs(struct tfd_history *h, struct tfd_hist_job **ou
 
 static void sq_close(void *ctx)
 {
-	sqlite3_close(((struct tfd_history *)ctx)->db);
+	struct tfd_history *h = ctx;
+
+	if (h->db) /* (SQLite may not be loaded: no database was opened) */
+		sqlite3_close(h->db);
 }
 
 void tfd_history_close(struct tfd_history *h)

@@ -12,7 +12,6 @@
  * (about 12 ms and 5 MB of RSS), and a machine without libpq5 still runs
  * everything else.
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 
 #include "history_impl.h"
 #include "tfd/buf.h"
+#include "tfd/dl.h"
 
 /* the libpq functions used, resolved once */
 static struct {
@@ -48,11 +48,7 @@ static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
 
 static void pq_load(void)
 {
-	void *h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
-	struct {
-		const char *name;
-		void **slot;
-	} fns[] = {
+	const struct tfd_dl_sym fns[] = {
 	    {"PQconnectdb", (void **)&pq.connectdb},
 	    {"PQstatus", (void **)&pq.status},
 	    {"PQerrorMessage", (void **)&pq.error_message},
@@ -67,18 +63,8 @@ static void pq_load(void)
 	    {"PQclear", (void **)&pq.clear},
 	};
 
-	if (!h) {
-		snprintf(pq.why, sizeof(pq.why), "%s", dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		*fns[i].slot = dlsym(h, fns[i].name);
-		if (!*fns[i].slot) {
-			snprintf(pq.why, sizeof(pq.why), "libpq.so.5 has no %s", fns[i].name);
-			return;
-		}
-	}
-	pq.loaded = true;
+	pq.loaded =
+	    tfd_dl_load("libpq.so.5", fns, sizeof(fns) / sizeof(fns[0]), pq.why, sizeof(pq.why));
 }
 
 #define PQconnectdb pq.connectdb

@@ -327,6 +327,24 @@ run report --history "$DB" --job nightly -o - "$k"
 run history "$DB"
 if [[ "$out" == *"6 runs"* ]]; then ok; else bad "report after a crash: $out"; fi
 
+# Graphviz and SQLite are loaded where a diagram or the history first needs
+# them: the binary links neither, and without them (as on a machine
+# lacking the package) the commands that need them say so in one line and
+# the others run
+if ! ldd "$TFD" | grep -qE 'libgvc|libcgraph|libsqlite3|libpq'; then ok; else bad "linked at start: $(ldd "$TFD" | grep -E 'libgvc|libcgraph|libsqlite3|libpq')"; fi
+without_lib libgvc.so.6 "$TFD" dot -T svg -o "$T/nogv.svg" "$(night nogv)" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ ! -e "$T/nogv.svg" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	grep -q "^tfdoctor: diagrams need Graphviz (Debian package libgvc6): cannot open shared object file" "$T/err"; then ok; else bad "no Graphviz: $rc $(cat "$T/err")"; fi
+without_lib libgvc.so.6 "$TFD" analyze -q -o "$T/nogv.txt" "$(night nogv)" 2>"$T/err"
+if [ $? -eq 0 ] && [ -s "$T/nogv.txt" ]; then ok; else bad "no Graphviz, analyze: $(cat "$T/err")"; fi
+without_lib libsqlite3.so.0 "$TFD" report --history "$T/nosq.db" --job nightly -o "$T/nosq.html" "$(night nosq)" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ ! -e "$T/nosq.db" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	grep -q "^tfdoctor: $T/nosq.db: the history needs SQLite (Debian package libsqlite3-0): cannot open shared object file" "$T/err"; then ok; else bad "no SQLite: $rc $(cat "$T/err")"; fi
+without_lib libsqlite3.so.0 "$TFD" report --no-record -o "$T/nosq.html" "$(night nosq)" 2>"$T/err"
+if [ $? -eq 0 ] && [ -s "$T/nosq.html" ]; then ok; else bad "no SQLite, a report without history: $(cat "$T/err")"; fi
+
 # one option vocabulary: -q, -o, -f, -H/--host, -r/--run where they apply
 Z=examples/smdebug-zip/8c859046be41.ant.amazon.com.trace.json.gz
 for args in "analyze -q -o - -f json" "dot -q -o - -f dot" "dump -q -o - -f json" \

@@ -13,7 +13,7 @@ import sys
 FLOORS = ["base", "model", "store", "input", "analysis", "output", "synth", "app", "cmd"]
 FLOOR_OF = {
     "arena": "base", "buf": "base", "err": "base", "fmt": "base", "imap": "base",
-    "infile": "base", "jsonmem": "base", "outfile": "base", "pages": "base", "pool": "base", "satmath": "base", "select": "base",
+    "dl": "base", "infile": "base", "jsonmem": "base", "outfile": "base", "pages": "base", "pool": "base", "satmath": "base", "select": "base",
     "vec": "base", "version": "base",
     "capbuild": "model", "capture": "model", "families": "model", "graph": "model",
     "times": "model",

@@ -17,8 +17,7 @@ static void delay_before(const char *sql)
 		usleep((useconds_t)atoi(ms) * 1000u);
 }
 
-/* the libraries' own prototypes, by their ABI (no headers needed) */
-int sqlite3_exec(void *db, const char *sql, void *cb, void *arg, char **errmsg);
+/* dlsym's own prototype (the one wrapped below) */
 void *dlsym(void *handle, const char *name);
 
 /* dlsym itself, found without dlsym */
@@ -33,24 +32,21 @@ static void *real_dlsym(void *handle, const char *name)
 	return real(handle, name);
 }
 
-int sqlite3_exec(void *db, const char *sql, void *cb, void *arg, char **errmsg)
-{
-	int (*real)(void *, const char *, void *, void *, char **) =
-	    (int (*)(void *, const char *, void *, void *, char **))real_dlsym(RTLD_NEXT,
-									       "sqlite3_exec");
-
-	delay_before(sql);
-	return real(db, sql, cb, arg, errmsg);
-}
-
-/* libpq is loaded at run time (dlopen, then dlsym on its handle): its
- * PQexec is handed out wrapped */
+/* libpq and SQLite are loaded at run time (dlopen, then dlsym on their
+ * handles): their PQexec and sqlite3_exec are handed out wrapped */
 static void *(*real_pqexec)(void *, const char *);
+static int (*real_sqlite_exec)(void *, const char *, void *, void *, char **);
 
 static void *pqexec(void *conn, const char *query)
 {
 	delay_before(query);
 	return real_pqexec(conn, query);
+}
+
+static int sqlite_exec(void *db, const char *sql, void *cb, void *arg, char **errmsg)
+{
+	delay_before(sql);
+	return real_sqlite_exec(db, sql, cb, arg, errmsg);
 }
 
 void *dlsym(void *handle, const char *name)
@@ -60,6 +56,10 @@ void *dlsym(void *handle, const char *name)
 	if (p && name && strcmp(name, "PQexec") == 0) {
 		real_pqexec = (void *(*)(void *, const char *))p;
 		return (void *)pqexec;
+	}
+	if (p && name && strcmp(name, "sqlite3_exec") == 0) {
+		real_sqlite_exec = (int (*)(void *, const char *, void *, void *, char **))p;
+		return (void *)sqlite_exec;
 	}
 	return p;
 }
