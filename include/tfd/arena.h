@@ -31,6 +31,10 @@ void tfd_arena_release(struct tfd_arena *a);
  * already mapped, where freed chunks had come back from the kernel zeroed,
  * three times the system time of the merge. */
 void tfd_arena_recycle(struct tfd_arena *a);
+/* Everything the arena handed out is dead: its newest chunk is kept,
+ * empty, the others freed (a scratch arena reused message by message).
+ * Interned strings must not have been made in it. */
+void tfd_arena_rewind(struct tfd_arena *a);
 /* The bytes of chunks tfd_arena_recycle() keeps now. */
 size_t tfd_arena_spare_bytes(void);
 /* 16-byte aligned, zeroed memory owned by the arena. Aborts on OOM. */

@@ -34,6 +34,20 @@ void tfd_arena_release(struct tfd_arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
+void tfd_arena_rewind(struct tfd_arena *a)
+{
+	struct tfd_arena_chunk *c, *n;
+
+	if (!a->head)
+		return;
+	for (c = a->head->next; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	a->head->next = NULL;
+	a->head->used = 0;
+}
+
 /* Chunks tfd_arena_recycle() kept, a list under spare_mu; spare_n, read
  * without the lock, saves taking it while there are none. */
 #define SPARE_MAX ((size_t)256 << 20)

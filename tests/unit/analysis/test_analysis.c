@@ -1680,6 +1680,32 @@ static void arena_recycle_reuses_chunks(struct t *t)
 	tfd_arena_release(&b);
 }
 
+/* A rewound arena hands its newest chunk out again from the start, zeroed,
+ * and keeps no other: a scratch arena reused message by message (the
+ * XSpace reader's metadata) holds one message's memory, not all of them. */
+static void arena_rewind_reuses_newest(struct t *t)
+{
+	struct tfd_arena a;
+	unsigned char *p, *big, *q;
+	bool zero = true;
+
+	tfd_arena_init(&a);
+	tfd_arena_rewind(&a); /* (empty: nothing to do) */
+	p = tfd_arena_alloc(&a, 100);
+	memset(p, 0xab, 100);
+	big = tfd_arena_alloc(&a, 200000); /* a chunk of its own, the newest */
+	memset(big, 0xcd, 200000);
+	tfd_arena_rewind(&a);
+	q = tfd_arena_alloc(&a, 150000);
+	T_TRUE(q == big);
+	for (size_t i = 0; i < 150000; i++)
+		zero = zero && q[i] == 0;
+	T_TRUE(zero);
+	tfd_arena_rewind(&a); /* the first chunk went: the newest is reused */
+	T_TRUE(tfd_arena_alloc(&a, 100) == big);
+	tfd_arena_release(&a);
+}
+
 /* A partial's JSON is parsed into an arena of its own (cJSON's hooks are
  * tfdoctor's in the unit runner, as in main()); a broken one gives NULL
  * and where the parse stopped, and leaves nothing behind (sanitizers). */
@@ -1814,6 +1840,7 @@ const struct t_case analysis_cases[] = {
     T(smdebug_8gpu_invariants),
     T(ai_notebook_formats_agree),
     T(arena_recycle_reuses_chunks),
+    T(arena_rewind_reuses_newest),
     T(partial_doc_in_arena),
     T(json_pretty_layout),
     T(json_numbers_as_cjson),
