@@ -22,31 +22,34 @@ run() {
 	err=$(cat "$T/err")
 }
 unwrap() { tr '\n' ' ' | tr -s ' '; }
-# with_write_delay MS CMD...: CMD with its history commits held back MS ms
-# (tests/lib/writedelay.c, built beside the binary: the product reads no
-# test variable); a sanitized binary lets the hook load first
-with_write_delay() {
-	local ms=$1 so
-	shift
+# with_hook SO VAR=VALUE CMD...: the program CMD with the test hook SO
+# preloaded and VAR set (tests/lib/*.c, built beside the binary: the
+# product reads no test variable); a sanitized binary lets the hook load
+# first
+with_hook() {
+	local so setting=$2
 	# beside the binary under test, else the release build's (a binary
 	# copied elsewhere, as when an old one is compared with a new one)
-	so="$(dirname "$TFD")/writedelay.so"
-	[ -f "$so" ] || so=build/rel/writedelay.so
-	LD_PRELOAD="$so${LD_PRELOAD:+:$LD_PRELOAD}" \
+	so="$(dirname "$TFD")/$1"
+	[ -f "$so" ] || so=build/rel/$1
+	shift 2
+	env LD_PRELOAD="$so${LD_PRELOAD:+:$LD_PRELOAD}" \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		TFD_TEST_WRITE_DELAY_MS=$ms "$@"
+		"$setting" "$@"
+}
+# with_write_delay MS CMD...: CMD with its history commits held back MS ms
+# (tests/lib/writedelay.c)
+with_write_delay() {
+	local ms=$1
+	shift
+	with_hook writedelay.so "TFD_TEST_WRITE_DELAY_MS=$ms" "$@"
 }
 # without_lib SONAME CMD...: CMD on a machine without the shared library
-# SONAME as far as dlopen() goes (tests/lib/nolib.c, built beside the
-# binary)
+# SONAME as far as dlopen() goes (tests/lib/nolib.c)
 without_lib() {
-	local lib=$1 so
+	local lib=$1
 	shift
-	so="$(dirname "$TFD")/nolib.so"
-	[ -f "$so" ] || so=build/rel/nolib.so
-	LD_PRELOAD="$so${LD_PRELOAD:+:$LD_PRELOAD}" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		TFD_TEST_NO_LIB=$lib "$@"
+	with_hook nolib.so "TFD_TEST_NO_LIB=$lib" "$@"
 }
 # shrink_while_read SRC SIZE ERR_RE DELAY...: for each DELAY, SRC copied to
 # $T/shrink.xplane.pb and analyzed while it is truncated to SIZE bytes DELAY
