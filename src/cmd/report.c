@@ -67,8 +67,9 @@ static bool iso8601(const char *t)
 }
 
 /* The SVG of gvc without its XML prolog and doctype, to inline in HTML. */
-static char *inline_svg(const struct tfd_analysis *a)
+static char *inline_svg(const struct tfd_analysis *a, const char *job, bool quiet)
 {
+	static char said[sizeof(((struct tfd_err *)0)->msg)];
 	const struct tfd_host_result *h = a->nhosts ? &a->hosts[0] : NULL;
 	struct tfd_buf b;
 	struct tfd_err err = {0};
@@ -77,9 +78,18 @@ static char *inline_svg(const struct tfd_analysis *a)
 	if (!h || h->focus < 0)
 		return NULL;
 	tfd_buf_init(&b);
-	if (tfd_dot_render(h, &h->pipelines[h->focus], "svg", &b, &err) == TFD_OK && b.s &&
-	    (start = strstr(b.s, "<svg")) != NULL)
-		s = xstrdup(start);
+	if (tfd_dot_render(h, &h->pipelines[h->focus], "svg", &b, &err) == TFD_OK) {
+		if (b.s && (start = strstr(b.s, "<svg")) != NULL)
+			s = xstrdup(start);
+	} else if (!quiet && strcmp(err.msg, said) != 0) {
+		/* the report goes without it (said once for a reason all the
+		 * jobs share: Graphviz missing) */
+		char m[sizeof(err.msg) + 64];
+
+		snprintf(m, sizeof(m), "the report has no critical-path diagram: %s", err.msg);
+		tfd_cli_note(job, m);
+		snprintf(said, sizeof(said), "%s", err.msg);
+	}
 	tfd_buf_release(&b);
 	return s;
 }
@@ -223,7 +233,7 @@ static void analyze_job(struct report *r, size_t i)
 		  : d->an->label ? d->an->label
 				 : tfd_cli_base_name(path, tmp, sizeof(tmp));
 	tfd_nightly_record(j, runname, path, r->now);
-	j->critpath_svg = inline_svg(d->an);
+	j->critpath_svg = inline_svg(d->an, d->name, r->quiet);
 }
 
 /* The jobs that were analyzed, in one transaction held open until the

@@ -338,6 +338,10 @@ if [ "$rc" -ne 0 ] && [ ! -e "$T/nogv.svg" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &
 	grep -q "^tfdoctor: diagrams need Graphviz (Debian package libgvc6): cannot open shared object file" "$T/err"; then ok; else bad "no Graphviz: $rc $(cat "$T/err")"; fi
 without_lib libgvc.so.6 "$TFD" analyze -q -o "$T/nogv.txt" "$(night nogv)" 2>"$T/err"
 if [ $? -eq 0 ] && [ -s "$T/nogv.txt" ]; then ok; else bad "no Graphviz, analyze: $(cat "$T/err")"; fi
+# a report is written without its diagram, and says so
+without_lib libgvc.so.6 "$TFD" report --no-record -o "$T/nogv.html" "$(night nogv)" 2>"$T/err"
+if [ $? -eq 0 ] && [ -s "$T/nogv.html" ] &&
+	grep -q "the report has no critical-path diagram: diagrams need Graphviz" "$T/err"; then ok; else bad "no Graphviz, report: $(cat "$T/err")"; fi
 without_lib libsqlite3.so.0 "$TFD" report --history "$T/nosq.db" --job nightly -o "$T/nosq.html" "$(night nosq)" >"$T/out" 2>"$T/err"
 rc=$?
 if [ "$rc" -ne 0 ] && [ ! -e "$T/nosq.db" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
