@@ -324,6 +324,40 @@ static void call_tree_scan_is_the_lists(struct t *t)
 		tfd_tree_release(&a);
 		tfd_tree_release(&b);
 	}
+	/* parents on one thread, their children on another (far: no window
+	 * holds them), one parent with hundreds: the far pairs come out in
+	 * (parent, child) order, as the lists hold them (the in-place radix
+	 * sort's passes down to the child's bits, and its insertion) */
+	{
+		enum { M = 6000 };
+		static int64_t fs[M], fe[M];
+		static struct call fc[M];
+		struct tfd_times ftm = {.start = fs, .end = fe};
+		struct tfd_tree a, b;
+
+		for (int i = 0; i < M; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			fs[i] = i < M / 3 ? (int64_t)i * 10 : (int64_t)(i - M / 3) * 5;
+			fe[i] = fs[i] + (i < M / 3 ? 8 : 3);
+			fc[i] = (struct call){.pair = i < M / 3 ? 0 : 1,
+					      .parent = i < M / 3    ? -1
+							: x % 4 == 0 ? 7
+								     : (int)(x % (M / 3))};
+		}
+		tfd_tree_build_scan(&a, M, &ftm, fc, pairs, true);
+		tfd_tree_build_scan(&b, M, &ftm, fc, pairs, false);
+		T_TRUE(b.kid_off == NULL && b.nfar == (size_t)(M - M / 3));
+		for (size_t f = 1; f < b.nfar; f++)
+			if (b.far[2 * f - 2] > b.far[2 * f] ||
+			    (b.far[2 * f - 2] == b.far[2 * f] &&
+			     b.far[2 * f - 1] >= b.far[2 * f + 1]))
+				T_FAILF("far pair %zu (%d, %d) after (%d, %d)", f, b.far[2 * f],
+					b.far[2 * f + 1], b.far[2 * f - 2], b.far[2 * f - 1]);
+		for (int i = 0; i < M / 3; i++)
+			T_EQ_I64(tfd_tree_self(&b, i), tfd_tree_self(&a, i));
+		tfd_tree_release(&a);
+		tfd_tree_release(&b);
+	}
 	/* N calls at one instant, each the first one's child: every window
 	 * holds the rest of the thread, so the tree keeps its lists */
 	for (int i = 0; i < N; i++) {
