@@ -282,7 +282,7 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	struct tfd_ev_cursor c;
 	struct tfd_event e;
 	uint8_t *w = th->evbuf;
-	const uint8_t *at;
+	const uint8_t *at, *gap, *given = th->evbuf;
 	int64_t last = 0;
 	size_t n = 0, dropped;
 
@@ -295,6 +295,15 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
 		const uint8_t *rest = at;
 
+		/* the whole pages between the writes and the reads are dead:
+		 * given back every 256 KB (a function thread's buffer stayed
+		 * whole beside the calls made of it, at a tf.data-heavy
+		 * capture's peak); a page written again comes back zeroed */
+		if ((size_t)(at - given) > (1u << 18) && (size_t)(at - w) > (1u << 18)) {
+			gap = w;
+			tfd_pages_release(&gap, at, 1u << 18);
+			given = at;
+		}
 		if (!keep(&e, ctx))
 			continue;
 		tfd_ev_varint(&rest);
