@@ -446,7 +446,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	sc.host_idx = host_idx;
 	sc.opts = opts;
 	sc.mapped = mapped;
-	sc.release_step = tfd_pages_release_step(file.len);
+	sc.release_step = tfd_pages_release_step(file.len, tfd_load_cores(opts));
 	sc.released = file.p;
 	tfd_arena_init(&scratch);
 	sc.alloc.alloc = pb_alloc;

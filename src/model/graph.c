@@ -387,6 +387,7 @@ struct scan_state {
 	size_t dcap;	    /* room in the calls' times */
 	uint32_t *cdur;	    /* the calls' durations */
 	size_t nwords;	    /* of c->produced */
+	size_t give_back;   /* (lean) bytes of read events given back at a time */
 	uint64_t last_elem; /* of c->pelem */
 	struct pending_cons pc;
 };
@@ -539,11 +540,12 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 		int64_t end = e->start_ns + e->dur_ns;
 		const struct open_ev *top = NULL;
 
-		/* every 256 KB read: the calls' tables are full when the last
+		/* every 256 KB read (64 KB on one core, where no other core's
+		 * TLB is flushed): the calls' tables are full when the last
 		 * thread's events go, and a megabyte of them left the peak of a
 		 * tf.data-heavy capture here, 0.6 MB above the read's */
-		if (lean && (size_t)(cur.p - released) > (1u << 18))
-			tfd_pages_release(&released, cur.p, 1u << 18);
+		if (lean && (size_t)(cur.p - released) > ss->give_back)
+			tfd_pages_release(&released, cur.p, ss->give_back);
 		if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
 		    e->kind != TFD_EV_CONSUME)
 			continue;
@@ -592,6 +594,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	struct scan_state ss;
 
 	memset(&ss, 0, sizeof(ss));
+	ss.give_back = tfd_cpu_count() > 1 ? (size_t)256 << 10 : (size_t)64 << 10;
 	scan_alloc(c, &ss);
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
