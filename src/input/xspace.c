@@ -177,7 +177,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	 * meta.root) go into the block's own copy: the blocks run side by
 	 * side */
 	sc.metas.v = xmalloc((sc.metas.n + 1) * sizeof(*sc.metas.v));
-	memcpy(sc.metas.v, bp->proto->metas.v, sc.metas.n * sizeof(*sc.metas.v));
+	if (sc.metas.n) /* (a plane without metadata has no array) */
+		memcpy(sc.metas.v, bp->proto->metas.v, sc.metas.n * sizeof(*sc.metas.v));
 	sc.metas.cap = sc.metas.n;
 	for (size_t i = bl->first; i < bl->last && !bl->st; i++) {
 		const struct piece *pc = &bp->pc[i];

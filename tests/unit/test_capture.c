@@ -1831,6 +1831,58 @@ static void scan_matches_full_pass(struct t *t)
 	}
 }
 
+/* A host plane with no event metadata at all (every event's name
+ * unknown), read in blocks on three threads: each block copies the plane's
+ * metadata, here none (a copy from no array at all, which UBSan reports
+ * under make check SAN=1), and reads what one thread reads. */
+static void blocks_without_metadata(struct t *t)
+{
+	char path[] = "/tmp/tfd-unit-nometa-XXXXXX";
+	Tfdpb__XSpace xs = TFDPB__XSPACE__INIT;
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT, *pls[1] = {&pl};
+	Tfdpb__XLine ln[4], *lns[4];
+	Tfdpb__XEvent ev[4][64], *evs[4][64];
+	uint8_t *out;
+	size_t len;
+	int fd;
+
+	for (int l = 0; l < 4; l++) {
+		Tfdpb__XLine x = TFDPB__XLINE__INIT;
+
+		x.id = l + 1;
+		x.name = "tf_data_worker";
+		x.n_events = 64;
+		x.events = evs[l];
+		for (int i = 0; i < 64; i++) {
+			Tfdpb__XEvent e = TFDPB__XEVENT__INIT;
+
+			e.metadata_id = 7; /* no such metadata */
+			e.data_case = TFDPB__XEVENT__DATA_OFFSET_PS;
+			e.offset_ps = (int64_t)i * 1000000;
+			e.duration_ps = 500000;
+			ev[l][i] = e;
+			evs[l][i] = &ev[l][i];
+		}
+		ln[l] = x;
+		lns[l] = &ln[l];
+	}
+	pl.id = 1;
+	pl.name = "/host:CPU";
+	pl.n_lines = 4;
+	pl.lines = lns;
+	xs.n_planes = 1;
+	xs.planes = pls;
+	len = tfdpb__xspace__get_packed_size(&xs);
+	out = xmalloc(len);
+	tfdpb__xspace__pack(&xs, out);
+	T_TRUE((fd = mkstemp(path)) >= 0);
+	T_TRUE(write(fd, out, len) == (ssize_t)len);
+	close(fd);
+	check_blocks(t, path, 0);
+	unlink(path);
+	free(out);
+}
+
 static void blocks_match_lines(struct t *t)
 {
 	static const char *const specs[] = {
@@ -3349,6 +3401,7 @@ const struct t_case capture_cases[] = {
     T(lean_matches_plain),
     T(exec_walk_matches_two_walks),
     T(blocks_match_lines),
+    T(blocks_without_metadata),
     T(prepass_errors_in_line_order),
     T(params_follow_each_event),
     T(scan_matches_full_pass),
