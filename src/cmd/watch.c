@@ -553,8 +553,10 @@ static void missing(const struct watch *w, const struct wrun *r, double t, bool 
 	}
 	for (size_t i = 0; i < r->files.n; i++) {
 		const struct wfile *f = &r->files.v[i];
-		bool settled =
-		    by_mtime ? difftime(wall, f->mtime) >= w->settle : t - f->changed >= w->settle;
+		/* --settle 0 waits for nothing: a file's time can lie ahead of the
+		 * clock (a file system's finer-grained or a server's clock) */
+		bool settled = w->settle <= 0 || (by_mtime ? difftime(wall, f->mtime) >= w->settle
+							   : t - f->changed >= w->settle);
 
 		if (!settled) {
 			snprintf(buf, len, "%s is still being written", f->name);

@@ -80,6 +80,16 @@ run watch --once --existing --settle 0 -f md --out-dir "$T/pprof/out" "$T/pprof/
 if [ "$rc" -eq 0 ] && [ -f "$T/pprof/out/r1.md" ] && [[ "$err" == *"analyzed run 'r1'"* ]]; then ok; else bad "watch on plugins/profile: $rc $err $(ls "$T/pprof/out" 2>&1)"; fi
 run analyze -q --all-runs "$T/pprof/logs/plugins/profile"
 if [ "$rc" -eq 0 ]; then ok; else bad "analyze on plugins/profile: $rc $err"; fi
+# 3a'. --settle 0 waits for nothing: a file whose time lies ahead of the
+# clock (a file system's finer-grained clock at a second's edge, a server's
+# clock) was "still being written" and the run skipped
+mkdir -p "$T/future/logs/plugins/profile/r1"
+cp $A "$T/future/logs/plugins/profile/r1/"
+touch -d '+1 hour' "$T/future/logs/plugins/profile/r1/"*
+run watch --once --existing --settle 0 -f md --out-dir "$T/future/out" "$T/future/logs"
+if [ "$rc" -eq 0 ] && [ -f "$T/future/out/r1.md" ]; then ok; else bad "--settle 0, a file ahead of the clock: $rc $err"; fi
+run watch --once --existing --settle 5 -f md --out-dir "$T/future/out2" "$T/future/logs"
+if [ "$rc" -eq 0 ] && [[ "$err" == *"is still being written"* ]] && [ ! -f "$T/future/out2/r1.md" ]; then ok; else bad "--settle 5, a file ahead of the clock: $rc $err"; fi
 # 3b. what is planted in the output directory is not followed: a symlink
 # at a report's name (pointing out of the directory) and a FIFO are refused
 # with one line each, nothing outside changes, nothing blocks, watch goes on
