@@ -203,14 +203,8 @@ struct host_ctx {
 	/* how the host's Python ops shared the interpreter's lock, judged once
 	 * for its pipelines (tfd_python_overlap) */
 	enum tfd_py_overlap py_overlap;
-	/* each call's start (cstart, or its distance from cbase in 40 bits:
-	 * cstart40), and its duration in 32 bits (cdur; long_dur: the zigzag
-	 * of a duration that does not fit; struct tfd_times) */
-	int64_t *cstart;
-	uint8_t *cstart40;
-	int64_t cbase;
-	uint32_t *cdur;
-	struct imap long_dur;
+	/* each call's start and duration (struct tfd_ptimes) */
+	struct tfd_ptimes times;
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
@@ -245,11 +239,7 @@ static inline uint32_t call_thread(const struct host_ctx *c, size_t k)
 /* The calls' times, and call k's end. */
 static inline struct tfd_times call_times(const struct host_ctx *c)
 {
-	return (struct tfd_times){.start = c->cstart,
-				  .dur = c->cdur,
-				  .long_dur = &c->long_dur,
-				  .start40 = c->cstart40,
-				  .base = c->cbase};
+	return (struct tfd_times){.pt = &c->times};
 }
 
 static inline int64_t call_start(const struct host_ctx *c, size_t k)

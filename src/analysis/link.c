@@ -85,9 +85,7 @@ static void fetch_ahead(const struct host_ctx *c, size_t i, size_t end, struct e
 	}
 	if (i + NEAR < end && by_element(c, i + NEAR, &ec[1], &b) && (cc = c->cons_call[b]) >= 0) {
 		__builtin_prefetch(&c->calls.v[cc]);
-		__builtin_prefetch(c->cstart40 ? (const void *)(c->cstart40 + 5 * (size_t)cc)
-					       : (const void *)&c->cstart[cc]);
-		__builtin_prefetch(&c->cdur[cc]);
+		__builtin_prefetch(c->times.rec + TFD_PT_REC * (size_t)cc);
 	}
 }
 

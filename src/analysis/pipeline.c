@@ -68,7 +68,7 @@ struct pbuild {
 	bool identity;	 /* ... unless it has every call of the host: the same */
 	VEC(int) roots;	 /* local indices of the root calls, by start */
 	size_t n;
-	/* the calls' times (local indices): the host's (cstart, cdur) when
+	/* the calls' times (local indices): the host's (struct tfd_ptimes) when
 	 * borrowed, else start and end arrays of the pipeline's own */
 	struct tfd_times tm;
 	int64_t *start, *end, *durs;
@@ -161,7 +161,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	}
 	b->n = n;
 	/* (no times when the host has no call) */
-	b->borrowed = b->identity && (c->cstart || c->cstart40);
+	b->borrowed = b->identity && c->times.rec;
 	if (b->borrowed) {
 		b->tm = call_times(c);
 	} else {

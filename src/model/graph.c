@@ -361,31 +361,9 @@ static void cons_rest(struct host_ctx *c, struct pending_cons *pc)
 	pc->n = 0;
 }
 
-/* Call k's start (room for cap calls): in 5 bytes from cbase, unless it
- * lies outside the host's span (a host built by hand), when every start
- * goes to 8 bytes. */
-static void put_start(struct host_ctx *c, size_t k, int64_t start, size_t cap)
-{
-	if (c->cstart40 && (start < c->cbase || start - c->cbase >= TFD_START40_SPAN)) {
-		int64_t *wide = xmalloc(cap * sizeof(int64_t));
-
-		for (size_t i = 0; i < k; i++)
-			wide[i] = call_start(c, i);
-		free(c->cstart40);
-		c->cstart40 = NULL;
-		c->cstart = wide;
-	}
-	if (c->cstart40)
-		tfd_start40_put(c->cstart40, k, (uint64_t)(start - c->cbase));
-	else
-		c->cstart[k] = start;
-}
-
 /* The state of scan_threads() across a host's threads. */
 struct scan_state {
 	VEC(struct open_ev) stack;
-	size_t dcap;	    /* room in the calls' times */
-	uint32_t *cdur;	    /* the calls' durations */
 	size_t nwords;	    /* of c->produced */
 	size_t give_back;   /* (lean) bytes of read events given back at a time */
 	uint64_t last_elem; /* of c->pelem */
@@ -397,16 +375,7 @@ static void scan_alloc(struct host_ctx *c, struct scan_state *ss)
 {
 	const struct tfd_host *h = c->h;
 
-	ss->dcap = h->niterators + 1;
-	ss->cdur = xmalloc(ss->dcap * sizeof(uint32_t));
-	/* starts in 5 bytes when every event of the host lies within 2^40 ns */
-	if (h->span_start_ns <= h->span_end_ns &&
-	    h->span_end_ns - h->span_start_ns < TFD_START40_SPAN) {
-		c->cbase = h->span_start_ns;
-		c->cstart40 = xmalloc(5 * ss->dcap);
-	} else {
-		c->cstart = xmalloc(ss->dcap * sizeof(int64_t));
-	}
+	tfd_ptimes_init(&c->times, h->niterators + 1);
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
@@ -490,16 +459,7 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 	else if (top && top->element && c->produced)
 		mark_produced(c, ss, c->calls.n, top->element_id);
 	vec_push(&c->calls, cl);
-	if (c->calls.n > ss->dcap) { /* not from the count: grow */
-		ss->dcap *= 2;
-		ss->cdur = xrealloc(ss->cdur, ss->dcap * sizeof(uint32_t));
-		if (c->cstart40)
-			c->cstart40 = xrealloc(c->cstart40, 5 * ss->dcap);
-		else
-			c->cstart = xrealloc(c->cstart, ss->dcap * sizeof(int64_t));
-	}
-	put_start(c, c->calls.n - 1, e->start_ns, ss->dcap);
-	tfd_dur_put(ss->cdur, &c->long_dur, c->calls.n - 1, e->dur_ns);
+	tfd_ptimes_push(&c->times, e->start_ns, e->dur_ns);
 	it->ncalls++;
 	if (e->dur_ns > it->max_dur)
 		it->max_dur = e->dur_ns;
@@ -615,7 +575,6 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	vec_free(&ss.stack);
 	if (c->par.n > 1)
 		qsort(c->par.v, c->par.n, sizeof(*c->par.v), par_cmp);
-	c->cdur = ss.cdur;
 	for (size_t i = 0; i < c->iters.n; i++)
 		c->iters.v[i].sample = &c->samples.v[i];
 }
@@ -972,10 +931,7 @@ void tfd_graph_release(struct host_ctx *c)
 	imap_free(&c->by_lname);
 	vec_free(&c->lname_next);
 	free(c->root);
-	free(c->cstart);
-	free(c->cstart40);
-	free(c->cdur);
-	imap_free(&c->long_dur);
+	tfd_ptimes_free(&c->times);
 	vec_free(&c->samples);
 	for (size_t i = 0; i < c->absent_names.n; i++)
 		free(c->absent_names.v[i]);

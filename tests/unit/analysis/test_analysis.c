@@ -773,12 +773,13 @@ static void bare_and_loop_roots_are_no_calls(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
-/* A call's end is its start and a 32-bit duration: durations that do not
- * fit (2^32 - 1 ns and more, negative ones) keep theirs whole, for the
- * linking and for the pipelines (which read the host's times), whose
- * root calls are the calls here; its start is 5 bytes from the host
- * span's start when that span is under 2^40 ns, else (or when a start
- * falls outside it) 8. */
+/* A call's start and duration come back whole from their 7 bytes
+ * (struct tfd_ptimes): durations of 2^24 ns and more (a block's high
+ * bytes), ones that do not fit 32 bits (2^32 - 1 ns and more, negative
+ * ones: a map), starts more than 2^31 ns from their block's first, before
+ * or after it (the block's starts go whole), for the linking and for the
+ * pipelines (which read the host's times), whose root calls are the calls
+ * here. */
 static void calls_keep_their_ends(struct t *t)
 {
 	static const int64_t dur[] = {5,
@@ -791,10 +792,9 @@ static void calls_keep_their_ends(struct t *t)
 				      (int64_t)UINT32_MAX * 3 + 11};
 	const size_t n = sizeof(dur) / sizeof(dur[0]);
 
-	/* starts 2^50 ps apart (a span past 2^40 ns: 8-byte starts), 1 s
-	 * apart (5-byte starts from the span's start), and 2^50 ps apart in
-	 * a span said to be 1 ns long (5 bytes, until the second start is
-	 * past 2^40 ns and every start goes to 8) */
+	/* starts 2^50 ps apart, 1 s apart (both past 2^31 ns from the
+	 * block's first: its starts go whole), and 2^50 ps apart in a span
+	 * said to be 1 ns long */
 	for (int variant = 0; variant < 3; variant++) {
 		int64_t gap = variant == 1 ? 1000000000000 : (int64_t)1 << 50;
 		struct fx f;
@@ -814,7 +814,8 @@ static void calls_keep_their_ends(struct t *t)
 		memset(&c, 0, sizeof(c));
 		T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
 		T_EQ_U64(c.calls.n, n);
-		T_TRUE((c.cstart40 != NULL) == (variant == 1));
+		T_EQ_U64(c.times.nwide, 1);
+		T_EQ_U64(c.times.nhi, 1);
 		for (size_t k = 0; k < n && k < c.calls.n; k++) {
 			T_EQ_I64(call_start(&c, k), (int64_t)k * gap / 1000);
 			T_EQ_I64(call_end(&c, k), call_start(&c, k) + dur[k]);
@@ -837,6 +838,81 @@ static void calls_keep_their_ends(struct t *t)
 		}
 		tfd_capture_free(f.cap);
 	}
+}
+
+/* The 7-byte store of calls' times gives back every start and duration
+ * as put, across blocks of 64 and past the room it was made with: starts
+ * before their block's first and after it, within 2^31 ns and past it
+ * (the block's starts go whole, those put before too), at the ends of
+ * int64; durations under 2^24 ns, up to 2^32 - 2 (high bytes), past
+ * 32 bits and negative (the map). */
+static void times_store_round_trip(struct t *t)
+{
+	enum { N = 1000 };
+	static int64_t start[N], dur[N];
+	struct tfd_ptimes pt;
+	uint64_t x = 88172645463325252ull;
+	size_t wide_blocks = 0;
+
+	for (size_t k = 0; k < N; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (k / 64 % 4) {
+		case 0: /* a thread's calls, about 1 ms apart */
+			start[k] = (int64_t)k * 1000000 + (int64_t)(x % 1000);
+			break;
+		case 1: /* within a second of the block's first, before and after */
+			start[k] = (int64_t)(k & ~(size_t)63) * 1000 + (int64_t)(x % 1000000000u) -
+				   500000000;
+			break;
+		case 2: /* seconds apart: whole */
+			start[k] = (int64_t)(x >> 1) % ((int64_t)1 << 50);
+			break;
+		default: /* the ends of int64 */
+			start[k] =
+			    x & 1 ? INT64_MAX - (int64_t)(x % 7) : INT64_MIN + (int64_t)(x % 7);
+		}
+		switch (x >> 40 & 7) {
+		case 0:
+			dur[k] = (int64_t)UINT32_MAX - 1 - (int64_t)(x >> 50 & 1);
+			break;
+		case 1:
+			dur[k] = (int64_t)UINT32_MAX + (int64_t)(x >> 50 & 3);
+			break;
+		case 2:
+			dur[k] = -(int64_t)(x >> 50 & 255);
+			break;
+		case 3:
+			dur[k] = ((int64_t)1 << 24) + (int64_t)(x >> 50 & 255);
+			break;
+		default:
+			dur[k] = (int64_t)(x >> 44 & 0xffffff);
+		}
+	}
+	tfd_ptimes_init(&pt, 10);
+	for (size_t k = 0; k < N; k++)
+		tfd_ptimes_push(&pt, start[k], dur[k]);
+	T_EQ_U64(pt.n, N);
+	for (size_t k = 0; k < N; k++) {
+		struct tfd_times tm = {.pt = &pt};
+
+		if (tfd_ptimes_start(&pt, k) != start[k] || tfd_ptimes_dur(&pt, k) != dur[k]) {
+			T_FAILF("call %zu: %lld %lld, put %lld %lld", k,
+				(long long)tfd_ptimes_start(&pt, k),
+				(long long)tfd_ptimes_dur(&pt, k), (long long)start[k],
+				(long long)dur[k]);
+			break;
+		}
+		if (k / 64 % 4 != 3) /* (no end past int64) */
+			T_EQ_I64(tfd_times_end(&tm, k), start[k] + dur[k]);
+	}
+	for (size_t b = 0; b < (N + 63) / 64; b++)
+		wide_blocks += pt.blk[b].wide != 0;
+	/* the calls 1-1000 us apart and those within 2^31 ns of their
+	 * block's first are not */
+	T_EQ_U64(wide_blocks, pt.nwide);
+	T_EQ_U64(pt.nwide, 8);
+	T_TRUE(pt.nhi > 0 && pt.long_dur.n > 0);
+	tfd_ptimes_free(&pt);
 }
 
 static void zip_two_inputs(struct t *t)
@@ -1853,6 +1929,7 @@ const struct t_case analysis_cases[] = {
     T(calls_keep_iterator_and_thread),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
+    T(times_store_round_trip),
     T(zip_two_inputs),
     T(zip_same_named_branches),
     T(interleave_many_inputs),
