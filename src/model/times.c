@@ -40,7 +40,7 @@ static uint32_t new_page(void **pages, size_t *n, size_t *room, size_t sz)
 		*pages = xrealloc(*pages, *room * TFD_PT_BLOCK * sz);
 	}
 	memset((char *)*pages + *n * TFD_PT_BLOCK * sz, 0, TFD_PT_BLOCK * sz);
-	return (uint32_t)++*n;
+	return (uint32_t)++ * n;
 }
 
 /* Block b's starts, those of its first j calls set, go whole. */
@@ -70,8 +70,8 @@ void tfd_ptimes_push_slow(struct tfd_ptimes *pt, int64_t start, int64_t dur)
 	b = &pt->blk[k >> TFD_PT_SHIFT];
 	if (j == 0)
 		b->base = start;
-	else if (!b->wide && (__builtin_sub_overflow(start, b->base, &delta) ||
-			      delta < INT32_MIN || delta > INT32_MAX))
+	else if (!b->wide && (__builtin_sub_overflow(start, b->base, &delta) || delta < INT32_MIN ||
+			      delta > INT32_MAX))
 		go_wide(pt, b, k - j, j);
 	if (b->wide)
 		pt->wide[(size_t)(b->wide - 1) * TFD_PT_BLOCK + j] = start;
