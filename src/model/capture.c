@@ -298,7 +298,7 @@ static uint32_t val_index(struct capture_impl *ci, uint64_t v)
 /* The index of the form (sig, kind, flags, how; for TFD_VAL_FORM the id
  * val, of index vi) in cap's table, added if new. Its key: sig's index,
  * kind and flags in a byte (as enum tfd_ev_flag allows), how, vi. */
-static uint32_t form_index(struct capture_impl *ci, const struct tfd_sig *sig, unsigned kind,
+uint32_t tfd_cm_form_index(struct capture_impl *ci, const struct tfd_sig *sig, unsigned kind,
 			   unsigned flags, enum tfd_val_how how, uint32_t vi, uint64_t val)
 {
 	uint64_t key = (uint64_t)sig->idx | (uint64_t)(kind | flags << 3) << 32 |
@@ -332,7 +332,7 @@ static enum tfd_val_how how_inline(uint64_t v)
 
 /* How ci stores value v of an event (iterator: an iterator's id): in a
  * form while ci gives ids forms, *vi then its index (else 0), or as it is. */
-static enum tfd_val_how value_how(struct capture_impl *ci, uint64_t v, bool iterator, uint32_t *vi)
+enum tfd_val_how tfd_cm_value_how(struct capture_impl *ci, uint64_t v, bool iterator, uint32_t *vi)
 {
 	if (v && iterator && (*vi = val_index(ci, v)) != VAL_NONE)
 		return TFD_VAL_FORM;
@@ -341,7 +341,7 @@ static enum tfd_val_how value_how(struct capture_impl *ci, uint64_t v, bool iter
 }
 
 /* Write value v at q as how says (nothing for none or a form's). */
-static uint8_t *put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
+uint8_t *tfd_cm_put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
 {
 	if (how == TFD_VAL_VARINT)
 		return tfd_ev_put_varint(q, v);
@@ -358,13 +358,13 @@ static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_
 {
 	uint64_t v = e->id;
 	uint32_t vi;
-	enum tfd_val_how how = value_how(ci, v, e->kind == TFD_EV_ITERATOR, &vi);
+	enum tfd_val_how how = tfd_cm_value_how(ci, v, e->kind == TFD_EV_ITERATOR, &vi);
 
 	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
 	*last = e->start_ns;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
-	q = tfd_ev_put_varint(q, form_index(ci, e->sig, e->kind, e->flags, how, vi, v));
-	return put_value(q, how, v);
+	q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags, how, vi, v));
+	return tfd_cm_put_value(q, how, v);
 }
 
 /* Can e be folded into a run of chunks (fold_exec)? Negative durations
@@ -377,7 +377,7 @@ static bool foldable(const struct tfd_event *e)
 
 /* Fold e into the chunk packed last on t, if it is one of the same step
  * (tb->has_fold): it is packed again, its duration the sum. */
-static bool fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
+bool tfd_cm_fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
 			   const struct tfd_event *e)
 {
 	struct tfd_event *f = &tb->fold;
@@ -395,7 +395,7 @@ static bool fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct
 
 /* Note the event just packed at off (after one that started at prev) as
  * the one the next chunk may fold into. */
-static void note_last(struct capture_impl *ci, struct th_build *tb, const struct tfd_event *e,
+void tfd_cm_note_last(struct capture_impl *ci, struct th_build *tb, const struct tfd_event *e,
 		      size_t off, int64_t prev)
 {
 	tb->has_fold = ci->pub.fold_exec && foldable(e);
@@ -414,7 +414,7 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	size_t off = t->evlen;
 	int64_t prev = tb->last_start;
 
-	if (fold_into_last(ci, t, tb, e))
+	if (tfd_cm_fold_into_last(ci, t, tb, e))
 		return false;
 	if (t->evlen + EV_MAXLEN > tb->cap) {
 		size_t nc = tb->cap + tb->cap / 2;
@@ -425,7 +425,7 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 		tb->cap = nc;
 	}
 	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
-	note_last(ci, tb, e, off, prev);
+	tfd_cm_note_last(ci, tb, e, off, prev);
 	return true;
 }
 
@@ -533,7 +533,7 @@ static void pack_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_th
 }
 
 /* Pack every event tb holds back, oldest first. */
-static void pack_all_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
+void tfd_cm_pack_all_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
 			  struct th_build *tb)
 {
 	while (tb->npend)
@@ -554,7 +554,7 @@ struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_t
 /* The builders of threads up to `thread` (threads added since the last
  * are given theirs; one with events packed elsewhere is exactly full and
  * continues after its last event). */
-static void cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t thread)
+void tfd_cm_cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t thread)
 {
 	if (b->ncap <= thread) {
 		size_t n = h->nthreads > thread ? h->nthreads : thread + 1;
@@ -582,7 +582,7 @@ static void cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t t
 }
 
 /* Note that an event at (start, dur) follows the thread's others. */
-static void note_order(struct th_build *tb, size_t before, int64_t start, int64_t dur)
+void tfd_cm_note_order(struct th_build *tb, size_t before, int64_t start, int64_t dur)
 {
 	if (before && ev_before_at(start, dur, tb->prev_start, tb->prev_dur))
 		tb->unsorted = 1;
@@ -596,7 +596,7 @@ void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
 	struct host_build *b = tfd_cm_build_of(cap, h);
 
 	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
-		pack_all_held(impl(cap), h, &h->threads[t], &b->tb[t]);
+		tfd_cm_pack_all_held(impl(cap), h, &h->threads[t], &b->tb[t]);
 }
 
 void tfd_host_pack_pending(struct tfd_capture *cap, struct tfd_host *h)
@@ -613,7 +613,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	struct th_build *tb;
 	struct tfd_event *e;
 
-	cap_cover(b, h, thread);
+	tfd_cm_cap_cover(b, h, thread);
 	tb = &b->tb[thread];
 	if (tb->npend == TFD_PEND_RING)
 		pack_held(impl(cap), h, t, tb);
@@ -630,7 +630,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	else if (dur_ns < -(int64_t)TFD_MAX_DURATION_NS)
 		dur_ns = -(int64_t)TFD_MAX_DURATION_NS;
 	e->dur_ns = dur_ns;
-	note_order(tb, t->nevents++, start_ns, dur_ns);
+	tfd_cm_note_order(tb, t->nevents++, start_ns, dur_ns);
 	h->nevents++;
 	if (kind == TFD_EV_ITERATOR) {
 		h->niterators++;
@@ -648,220 +648,6 @@ struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h
 	name = tfd_arena_intern_cstr(&cap->arena, name);
 	return tfd_host_add_event_as(cap, h, thread, name, tfd_event_kind_of(name), start_ns,
 				     dur_ns);
-}
-
-/* A signature of part's arena rebuilt as one of cap's (its name is a
- * string of cap already; its parameters are rebuilt from cap's arrays). */
-static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done,
-				      const struct tfd_sig *s)
-{
-	struct tfd_sig want = *s;
-	const struct tfd_param *q = NULL;
-	size_t v;
-
-	if (imap_get(done, (uint64_t)(uintptr_t)s, &v))
-		return (const struct tfd_sig *)(uintptr_t)v;
-	for (uint16_t i = 0; i < s->nparams; i++)
-		q = tfd_cm_param_cons(cap, q, i,
-				      tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
-				      tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
-	want.params = q;
-	v = (size_t)(uintptr_t)tfd_cm_sig_get(cap, &want);
-	imap_put(done, (uint64_t)(uintptr_t)s, v);
-	return (const struct tfd_sig *)(uintptr_t)v;
-}
-
-/* The moves of one absorb: every signature moved (done), and the last move
- * of each, direct-mapped (a thread's events cycle through a few). */
-struct sig_moves {
-	struct imap done;
-	struct {
-		const struct tfd_sig *from, *to;
-	} last[64];
-};
-
-static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves *mv,
-				       const struct tfd_sig *s)
-{
-	size_t m = ((uintptr_t)s >> 5) % (sizeof(mv->last) / sizeof(mv->last[0]));
-
-	if (mv->last[m].from != s) {
-		mv->last[m].from = s;
-		mv->last[m].to = sig_move(cap, &mv->done, s);
-	}
-	return mv->last[m].to;
-}
-
-/* Form f of a part as cap's: the same but for its signature, moved, and
- * an id that cap gives no form (VAL_NONE) to be stored as it is. */
-static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const struct tfd_form *f)
-{
-	struct capture_impl *ci = impl(cap);
-	uint32_t vi = 0;
-	enum tfd_val_how how =
-	    f->how == TFD_VAL_FORM ? value_how(ci, f->val, true, &vi) : (enum tfd_val_how)f->how;
-
-	return form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi, f->val);
-}
-
-/* Append the packed events of src (a thread of part's host ph) to dst
- * (cap's), with cap's indexes: each event's bytes are copied but for its
- * start delta and the indexes in it. src's pages go as they are read (it
- * is freed after): a long thread is not held twice. */
-static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
-		     uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
-		     struct th_build *tb)
-{
-	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
-	int64_t start = 0, prev = 0;
-	size_t folded = 0, off = SIZE_MAX;
-
-	if (!src->evlen)
-		return 0;
-	end = p + src->evlen;
-	/* about as long with cap's indexes */
-	if (dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
-		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
-		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
-	}
-	if (tb->has_fold) {
-		/* the seam of a line read in parts: its first event may be a
-		 * chunk of the run the line's previous part ended with */
-		struct tfd_ev_cursor c;
-		struct tfd_event e = {0};
-
-		tfd_ev_begin(&c, ph, src);
-		tfd_ev_next(&c, &e);
-		e.sig = moved_sig(cap, mv, e.sig);
-		if (fold_into_last(impl(cap), dst, tb, &e)) {
-			note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
-			p = c.p;
-			start = e.start_ns;
-			folded = 1;
-		}
-		tb->has_fold = false;
-	}
-	while (p < end) {
-		uint8_t *q;
-		const uint8_t *dur;
-		const struct tfd_form *pf;
-		int64_t d;
-		uint64_t fi;
-
-		if ((size_t)(p - released) > (1u << 20))
-			tfd_pages_release(&released, p, 1u << 20);
-		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
-		dur = p;
-		d = tfd_ev_unzig(tfd_ev_varint(&p));
-		note_order(tb, dst->nevents++, start, d);
-		if (dst->evlen + EV_MAXLEN > tb->cap) {
-			tb->cap += tb->cap / 2 + EV_MAXLEN;
-			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
-		}
-		off = dst->evlen;
-		prev = tb->last_start;
-		q = dst->evbuf + dst->evlen;
-		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
-		tb->last_start = start;
-		memcpy(q, dur, (size_t)(p - dur));
-		q += p - dur;
-		fi = tfd_ev_varint(&p);
-		pf = &ph->tab->form[fi];
-		if (map[fi] == UINT32_MAX)
-			map[fi] = moved_form(cap, mv, pf);
-		q = tfd_ev_put_varint(q, map[fi]);
-		if (pf->how == TFD_VAL_FORM) {
-			/* nothing, or the id as it is where cap gives it no form */
-			q = put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how,
-				      pf->val);
-		} else if (pf->how == TFD_VAL_VARINT) {
-			const uint8_t *v = p;
-
-			tfd_ev_varint(&p);
-			memcpy(q, v, (size_t)(p - v));
-			q += p - v;
-		} else if (pf->how == TFD_VAL_FIXED) {
-			memcpy(q, p, 8);
-			q += 8;
-			p += 8;
-		}
-		dst->evlen = (size_t)(q - dst->evbuf);
-	}
-	if (off != SIZE_MAX && impl(cap)->pub.fold_exec) {
-		/* the last event moved, read back with cap's tables: the next
-		 * part's first may fold into it */
-		struct tfd_ev_cursor c;
-		struct tfd_event e;
-
-		c.p = dst->evbuf + off;
-		c.end = dst->evbuf + dst->evlen;
-		c.start = prev;
-		c.form = impl(cap)->tab->form;
-		tfd_ev_next(&c, &e);
-		note_last(impl(cap), tb, &e, off, prev);
-	}
-	return folded;
-}
-
-void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
-{
-	struct tfd_host *ph = &part->hosts[0];
-	struct sig_moves mv;
-	uint32_t *map;	   /* a part's form as cap's, UINT32_MAX: not seen yet */
-	size_t folded = 0; /* chunks folded at the seams */
-
-	memset(&mv, 0, sizeof(mv));
-	tfd_cm_pack_pending(part, ph);
-	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
-	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
-	for (size_t t = 0; t < ph->nthreads; t++) {
-		struct tfd_thread *src = &ph->threads[t];
-		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
-		struct tfd_thread *dst = &h->threads[idx];
-		struct host_build *b = tfd_cm_build_of(cap, h);
-		struct th_build *tb;
-
-		cap_cover(b, h, idx);
-		tb = &b->tb[idx];
-		pack_all_held(impl(cap), h, dst, tb);
-		dst->kinds |= src->kinds;
-		folded += repack(cap, ph, &mv, map, src, dst, tb);
-		free(src->evbuf);
-		src->evbuf = NULL;
-		src->evlen = 0;
-		src->nevents = 0;
-	}
-	h->nevents += ph->nevents - folded;
-	h->niterators += ph->niterators;
-	h->nloop_inputs += ph->nloop_inputs;
-	h->nproduce += ph->nproduce;
-	h->nfunctions += ph->nfunctions;
-	ph->nevents = ph->niterators = ph->nloop_inputs = ph->nproduce = ph->nfunctions = 0;
-	for (size_t i = 0; i < ph->nsteps; i++)
-		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
-			      ph->steps[i].end_ns);
-	for (size_t i = 0; i < ph->nmarkers; i++)
-		tfd_host_add_marker(h, &ph->markers[i]);
-	free(ph->markers);
-	ph->markers = NULL;
-	ph->nmarkers = ph->markers_cap = 0;
-	for (size_t i = 0; i < ph->nfnruns; i++)
-		tfd_host_fnrun(h, ph->fnruns[i].thread_id, ph->fnruns[i].id, ph->fnruns[i].start_ns,
-			       ph->fnruns[i].end_ns, ph->fnruns[i].has_group, ph->fnruns[i].group);
-	free(ph->fnruns);
-	ph->fnruns = NULL;
-	ph->nfnruns = ph->fnruns_cap = 0;
-	if (ph->span_start_ns <= ph->span_end_ns)
-		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
-	tfd_fn_ops_absorb(cap, h, ph);
-	for (size_t i = 0; i < ph->dev.nhost_ops; i++)
-		tfd_device_host_op(h, ph->dev.host_ops[i].start_ns, ph->dev.host_ops[i].end_ns,
-				   ph->dev.host_ops[i].has_group, ph->dev.host_ops[i].group);
-	free(ph->dev.host_ops);
-	ph->dev.host_ops = NULL;
-	ph->dev.nhost_ops = ph->dev.host_ops_cap = 0;
-	imap_free(&mv.done);
-	free(map);
 }
 
 /* ---- what the builder and the readers share with the finish (capture_finish.c

@@ -170,4 +170,32 @@ void tfd_cm_trim_threads(struct tfd_capture *cap, struct tfd_host *h);
 /* The order of a host's steps: by start, then group_id (qsort). */
 int tfd_cm_step_cmp(const void *a, const void *b);
 
+/* What moving a part's events into a host (absorb.c) shares with the
+ * builder. The builders of h's threads up to `thread` (new threads get
+ * theirs; one with events packed elsewhere continues after its last). */
+void tfd_cm_cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t thread);
+/* Pack every event tb holds back for thread t, oldest first. */
+void tfd_cm_pack_all_held(struct capture_impl *ci, struct tfd_host *h, struct tfd_thread *t,
+			  struct th_build *tb);
+/* Note that an event at (start, dur) follows the `before` events of tb's
+ * thread (tb->unsorted when it does not). */
+void tfd_cm_note_order(struct th_build *tb, size_t before, int64_t start, int64_t dur);
+/* Fold e into the executor chunk packed last on t, when it is one of the
+ * same step (tb->has_fold): false when it is not. */
+bool tfd_cm_fold_into_last(struct capture_impl *ci, struct tfd_thread *t, struct th_build *tb,
+			   const struct tfd_event *e);
+/* Note e, packed at off after an event that started at prev, as the one
+ * the next may fold into (when it can be). */
+void tfd_cm_note_last(struct capture_impl *ci, struct th_build *tb, const struct tfd_event *e,
+		      size_t off, int64_t prev);
+/* Write value v at q as how says; the end of what was written. */
+uint8_t *tfd_cm_put_value(uint8_t *q, enum tfd_val_how how, uint64_t v);
+/* The index of form (sig, kind, flags, how, vi; val for TFD_VAL_FORM) in
+ * ci's table, added if new. */
+uint32_t tfd_cm_form_index(struct capture_impl *ci, const struct tfd_sig *sig, unsigned kind,
+			   unsigned flags, enum tfd_val_how how, uint32_t vi, uint64_t val);
+/* How ci stores value v of an event (iterator: an iterator's id), *vi the
+ * id's index when in a form. */
+enum tfd_val_how tfd_cm_value_how(struct capture_impl *ci, uint64_t v, bool iterator, uint32_t *vi);
+
 #endif

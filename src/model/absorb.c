@@ -1,0 +1,228 @@
+/* absorb.c - the events of a host read in parts (a large XSpace host
+ * plane's blocks, each read into a capture of its own on a thread) moved
+ * into the host: signatures and forms rebuilt as the host capture's, each
+ * event's bytes copied but for its start delta and its form. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture_impl.h"
+#include "tfd/capbuild.h"
+#include "tfd/capture.h"
+#include "tfd/imap.h"
+#include "tfd/pages.h"
+
+/* A signature of part's arena rebuilt as one of cap's (its name is a
+ * string of cap already; its parameters are rebuilt from cap's arrays). */
+static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done,
+				      const struct tfd_sig *s)
+{
+	struct tfd_sig want = *s;
+	const struct tfd_param *q = NULL;
+	size_t v;
+
+	if (imap_get(done, (uint64_t)(uintptr_t)s, &v))
+		return (const struct tfd_sig *)(uintptr_t)v;
+	for (uint16_t i = 0; i < s->nparams; i++)
+		q = tfd_cm_param_cons(cap, q, i,
+				      tfd_arena_intern_cstr(&cap->arena, s->params[i].key),
+				      tfd_arena_intern_cstr(&cap->arena, s->params[i].val));
+	want.params = q;
+	v = (size_t)(uintptr_t)tfd_cm_sig_get(cap, &want);
+	imap_put(done, (uint64_t)(uintptr_t)s, v);
+	return (const struct tfd_sig *)(uintptr_t)v;
+}
+
+/* The moves of one absorb: every signature moved (done), and the last move
+ * of each, direct-mapped (a thread's events cycle through a few). */
+struct sig_moves {
+	struct imap done;
+	struct {
+		const struct tfd_sig *from, *to;
+	} last[64];
+};
+
+static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves *mv,
+				       const struct tfd_sig *s)
+{
+	size_t m = ((uintptr_t)s >> 5) % (sizeof(mv->last) / sizeof(mv->last[0]));
+
+	if (mv->last[m].from != s) {
+		mv->last[m].from = s;
+		mv->last[m].to = sig_move(cap, &mv->done, s);
+	}
+	return mv->last[m].to;
+}
+
+/* Form f of a part as cap's: the same but for its signature, moved, and
+ * an id that cap gives no form (VAL_NONE) to be stored as it is. */
+static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const struct tfd_form *f)
+{
+	struct capture_impl *ci = impl(cap);
+	uint32_t vi = 0;
+	enum tfd_val_how how = f->how == TFD_VAL_FORM ? tfd_cm_value_how(ci, f->val, true, &vi)
+						      : (enum tfd_val_how)f->how;
+
+	return tfd_cm_form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi,
+				 f->val);
+}
+
+/* Append the packed events of src (a thread of part's host ph) to dst
+ * (cap's), with cap's indexes: each event's bytes are copied but for its
+ * start delta and the indexes in it. src's pages go as they are read (it
+ * is freed after): a long thread is not held twice. */
+static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
+		     uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
+		     struct th_build *tb)
+{
+	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
+	int64_t start = 0, prev = 0;
+	size_t folded = 0, off = SIZE_MAX;
+
+	if (!src->evlen)
+		return 0;
+	end = p + src->evlen;
+	/* about as long with cap's indexes */
+	if (dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
+		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
+		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+	}
+	if (tb->has_fold) {
+		/* the seam of a line read in parts: its first event may be a
+		 * chunk of the run the line's previous part ended with */
+		struct tfd_ev_cursor c;
+		struct tfd_event e = {0};
+
+		tfd_ev_begin(&c, ph, src);
+		tfd_ev_next(&c, &e);
+		e.sig = moved_sig(cap, mv, e.sig);
+		if (tfd_cm_fold_into_last(impl(cap), dst, tb, &e)) {
+			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
+			p = c.p;
+			start = e.start_ns;
+			folded = 1;
+		}
+		tb->has_fold = false;
+	}
+	while (p < end) {
+		uint8_t *q;
+		const uint8_t *dur;
+		const struct tfd_form *pf;
+		int64_t d;
+		uint64_t fi;
+
+		if ((size_t)(p - released) > (1u << 20))
+			tfd_pages_release(&released, p, 1u << 20);
+		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
+		dur = p;
+		d = tfd_ev_unzig(tfd_ev_varint(&p));
+		tfd_cm_note_order(tb, dst->nevents++, start, d);
+		if (dst->evlen + EV_MAXLEN > tb->cap) {
+			tb->cap += tb->cap / 2 + EV_MAXLEN;
+			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+		}
+		off = dst->evlen;
+		prev = tb->last_start;
+		q = dst->evbuf + dst->evlen;
+		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
+		tb->last_start = start;
+		memcpy(q, dur, (size_t)(p - dur));
+		q += p - dur;
+		fi = tfd_ev_varint(&p);
+		pf = &ph->tab->form[fi];
+		if (map[fi] == UINT32_MAX)
+			map[fi] = moved_form(cap, mv, pf);
+		q = tfd_ev_put_varint(q, map[fi]);
+		if (pf->how == TFD_VAL_FORM) {
+			/* nothing, or the id as it is where cap gives it no form */
+			q = tfd_cm_put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how,
+					     pf->val);
+		} else if (pf->how == TFD_VAL_VARINT) {
+			const uint8_t *v = p;
+
+			tfd_ev_varint(&p);
+			memcpy(q, v, (size_t)(p - v));
+			q += p - v;
+		} else if (pf->how == TFD_VAL_FIXED) {
+			memcpy(q, p, 8);
+			q += 8;
+			p += 8;
+		}
+		dst->evlen = (size_t)(q - dst->evbuf);
+	}
+	if (off != SIZE_MAX && impl(cap)->pub.fold_exec) {
+		/* the last event moved, read back with cap's tables: the next
+		 * part's first may fold into it */
+		struct tfd_ev_cursor c;
+		struct tfd_event e;
+
+		c.p = dst->evbuf + off;
+		c.end = dst->evbuf + dst->evlen;
+		c.start = prev;
+		c.form = impl(cap)->tab->form;
+		tfd_ev_next(&c, &e);
+		tfd_cm_note_last(impl(cap), tb, &e, off, prev);
+	}
+	return folded;
+}
+
+void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
+{
+	struct tfd_host *ph = &part->hosts[0];
+	struct sig_moves mv;
+	uint32_t *map;	   /* a part's form as cap's, UINT32_MAX: not seen yet */
+	size_t folded = 0; /* chunks folded at the seams */
+
+	memset(&mv, 0, sizeof(mv));
+	tfd_cm_pack_pending(part, ph);
+	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
+	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
+	for (size_t t = 0; t < ph->nthreads; t++) {
+		struct tfd_thread *src = &ph->threads[t];
+		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
+		struct tfd_thread *dst = &h->threads[idx];
+		struct host_build *b = tfd_cm_build_of(cap, h);
+		struct th_build *tb;
+
+		tfd_cm_cap_cover(b, h, idx);
+		tb = &b->tb[idx];
+		tfd_cm_pack_all_held(impl(cap), h, dst, tb);
+		dst->kinds |= src->kinds;
+		folded += repack(cap, ph, &mv, map, src, dst, tb);
+		free(src->evbuf);
+		src->evbuf = NULL;
+		src->evlen = 0;
+		src->nevents = 0;
+	}
+	h->nevents += ph->nevents - folded;
+	h->niterators += ph->niterators;
+	h->nloop_inputs += ph->nloop_inputs;
+	h->nproduce += ph->nproduce;
+	h->nfunctions += ph->nfunctions;
+	ph->nevents = ph->niterators = ph->nloop_inputs = ph->nproduce = ph->nfunctions = 0;
+	for (size_t i = 0; i < ph->nsteps; i++)
+		tfd_host_note(cap, h, true, ph->steps[i].group_id, ph->steps[i].start_ns,
+			      ph->steps[i].end_ns);
+	for (size_t i = 0; i < ph->nmarkers; i++)
+		tfd_host_add_marker(h, &ph->markers[i]);
+	free(ph->markers);
+	ph->markers = NULL;
+	ph->nmarkers = ph->markers_cap = 0;
+	for (size_t i = 0; i < ph->nfnruns; i++)
+		tfd_host_fnrun(h, ph->fnruns[i].thread_id, ph->fnruns[i].id, ph->fnruns[i].start_ns,
+			       ph->fnruns[i].end_ns, ph->fnruns[i].has_group, ph->fnruns[i].group);
+	free(ph->fnruns);
+	ph->fnruns = NULL;
+	ph->nfnruns = ph->fnruns_cap = 0;
+	if (ph->span_start_ns <= ph->span_end_ns)
+		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
+	tfd_fn_ops_absorb(cap, h, ph);
+	for (size_t i = 0; i < ph->dev.nhost_ops; i++)
+		tfd_device_host_op(h, ph->dev.host_ops[i].start_ns, ph->dev.host_ops[i].end_ns,
+				   ph->dev.host_ops[i].has_group, ph->dev.host_ops[i].group);
+	free(ph->dev.host_ops);
+	ph->dev.host_ops = NULL;
+	ph->dev.nhost_ops = ph->dev.host_ops_cap = 0;
+	imap_free(&mv.done);
+	free(map);
+}
