@@ -29,6 +29,17 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
  * arrays and thread names are rebuilt in cap. part keeps its arena and is
  * freed by the caller. */
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
+
+/* The same for several parts, each thread of h's repacked on one of up to
+ * nthreads threads side by side: tfd_absorb_new() for n parts,
+ * tfd_absorb_add() each in order (its threads made h's then, as
+ * tfd_host_absorb() makes them), tfd_absorb_run() moves them all and
+ * frees the handle; the parts are the caller's to free after. h gets what
+ * tfd_host_absorb() of each part in turn gives it. */
+struct tfd_absorb;
+struct tfd_absorb *tfd_absorb_new(struct tfd_capture *cap, struct tfd_host *h, size_t nparts);
+void tfd_absorb_add(struct tfd_absorb *ab, struct tfd_capture *part);
+void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads);
 /* From now on the executor chunks with an id in x (and a duration of 0 or
  * more) are summed there as they are packed, not kept: under the thread
  * index tids gives their thread's id (the host's index of the thread, for

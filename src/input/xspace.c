@@ -254,6 +254,52 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 /* Read the blocks on up to `jobs` threads and move them into the host in
  * order. *redo: a guessed cut was wrong (the host is untouched; read the
  * plane on one thread). */
+/* A part that held its line's display_name renames its thread, as the
+ * name's arrival does when the line is read whole. */
+static void part_names(struct scan *sc, const struct piece *pc, const struct piece_out *po,
+		       const struct block *bl)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+
+	for (size_t k = bl->first; k < bl->last; k++)
+		if (po[k].display_name.len) {
+			struct span dn = po[k].display_name;
+			uint32_t t = tfd_host_thread(sc->cap, h, pc[k].id, NULL);
+
+			h->threads[t].name =
+			    tfd_arena_intern(&sc->cap->arena, (const char *)dn.p, dn.len);
+		}
+}
+
+/* Every block read, and the host's events in all of them within its
+ * limit: moved into the host with its threads repacked side by side
+ * (false: one by one, below, which reports a failed block or the limit
+ * where it falls). */
+static bool absorb_side_by_side(struct scan *sc, const struct piece *pc, const struct piece_out *po,
+				struct block *b, size_t n, size_t nthreads, size_t limit)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	size_t events = h->nevents;
+	struct tfd_absorb *ab;
+
+	if (nthreads < 2 || n < 2)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].st || !b[i].cap)
+			return false;
+		events += b[i].cap->hosts[0].nevents;
+	}
+	if (events > limit)
+		return false;
+	ab = tfd_absorb_new(sc->cap, h, n);
+	for (size_t i = 0; i < n; i++) {
+		tfd_absorb_add(ab, b[i].cap);
+		part_names(sc, pc, po, &b[i]);
+	}
+	tfd_absorb_run(ab, nthreads);
+	return true;
+}
+
 static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *pc, size_t npc,
 					   struct block *b, size_t n, bool *redo,
 					   struct tfd_err *err)
@@ -298,6 +344,11 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 				tfd_fn_ops_code(&b[i].cap->hosts[0], sc->sums);
 		drop_keys(sc);
 	}
+	if (!*redo && absorb_side_by_side(sc, pc, bp.po, b, n, nthreads, limit)) {
+		for (size_t i = 0; i < n; i++)
+			tfd_capture_free(b[i].cap);
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!*redo && !st && b[i].st) {
 			st = b[i].st;
@@ -312,16 +363,8 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 			} else {
 				tfd_host_absorb(sc->cap, h, b[i].cap);
 			}
-			/* a part that held the line's display_name renames its thread,
-			 * as the name's arrival does when the line is read whole */
-			for (size_t k = b[i].first; !st && k < b[i].last; k++)
-				if (bp.po[k].display_name.len) {
-					struct span dn = bp.po[k].display_name;
-					uint32_t t = tfd_host_thread(sc->cap, h, pc[k].id, NULL);
-
-					h->threads[t].name = tfd_arena_intern(
-					    &sc->cap->arena, (const char *)dn.p, dn.len);
-				}
+			if (!st)
+				part_names(sc, pc, bp.po, &b[i]);
 		}
 		tfd_capture_free(b[i].cap);
 	}

@@ -11,6 +11,8 @@
 #include "tfd/capture.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
+#include "tfd/pool.h"
+#include "tfd/vec.h"
 
 /* A signature of part's arena rebuilt as one of cap's (its name is a
  * string of cap already; its parameters are rebuilt from cap's arrays). */
@@ -73,7 +75,7 @@ static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const 
  * is freed after): a long thread is not held twice. */
 static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
 		     uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
-		     struct th_build *tb)
+		     struct th_build *tb, pthread_mutex_t *lock)
 {
 	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
 	int64_t start = 0, prev = 0;
@@ -93,10 +95,19 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		struct tfd_ev_cursor c;
 		struct tfd_event e = {0};
 
+		bool fold;
+
 		tfd_ev_begin(&c, ph, src);
 		tfd_ev_next(&c, &e);
+		/* (side by side: the moves' and the forms' caches are shared;
+		 * the chunk's form is cap's already, none is added) */
+		if (lock)
+			pthread_mutex_lock(lock);
 		e.sig = moved_sig(cap, mv, e.sig);
-		if (tfd_cm_fold_into_last(impl(cap), dst, tb, &e)) {
+		fold = tfd_cm_fold_into_last(impl(cap), dst, tb, &e);
+		if (lock)
+			pthread_mutex_unlock(lock);
+		if (fold) {
 			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
 			p = c.p;
 			start = e.start_ns;
@@ -166,6 +177,9 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 	return folded;
 }
 
+static void absorb_rest(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph,
+			size_t folded);
+
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
 {
 	struct tfd_host *ph = &part->hosts[0];
@@ -188,12 +202,22 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 		tb = &b->tb[idx];
 		tfd_cm_pack_all_held(impl(cap), h, dst, tb);
 		dst->kinds |= src->kinds;
-		folded += repack(cap, ph, &mv, map, src, dst, tb);
+		folded += repack(cap, ph, &mv, map, src, dst, tb, NULL);
 		free(src->evbuf);
 		src->evbuf = NULL;
 		src->evlen = 0;
 		src->nevents = 0;
 	}
+	absorb_rest(cap, h, ph, folded);
+	imap_free(&mv.done);
+	free(map);
+}
+
+/* What part host ph holds besides its threads' events, into h; folded:
+ * its events folded into h's at the seams. */
+static void absorb_rest(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph,
+			size_t folded)
+{
 	h->nevents += ph->nevents - folded;
 	h->niterators += ph->niterators;
 	h->nloop_inputs += ph->nloop_inputs;
@@ -223,6 +247,134 @@ void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_cap
 	free(ph->dev.host_ops);
 	ph->dev.host_ops = NULL;
 	ph->dev.nhost_ops = ph->dev.host_ops_cap = 0;
-	imap_free(&mv.done);
-	free(map);
+}
+
+/* One part's thread as it goes into one of h's. */
+struct absorb_move {
+	size_t part;
+	uint32_t src, dst; /* the part's thread, h's */
+};
+
+struct absorb_part {
+	struct tfd_host *ph;
+	struct sig_moves mv;
+	uint32_t *map; /* every form of the part's as cap's */
+	size_t folded; /* its events folded at the seams (atomic) */
+};
+
+struct tfd_absorb {
+	struct tfd_capture *cap;
+	struct tfd_host *h;
+	struct absorb_part *parts;
+	size_t nparts, cap_parts;
+	VEC(struct absorb_move) moves; /* in part order */
+	/* per thread of h: its moves, moves.v[off[t] .. off[t + 1]) once
+	 * sorted (run); cost: their events' bytes */
+	size_t *off, *cost;
+	struct absorb_move *by_dst;
+	pthread_mutex_t lock;
+};
+
+struct tfd_absorb *tfd_absorb_new(struct tfd_capture *cap, struct tfd_host *h, size_t nparts)
+{
+	struct tfd_absorb *ab = xcalloc(1, sizeof(*ab));
+
+	ab->cap = cap;
+	ab->h = h;
+	ab->cap_parts = nparts ? nparts : 1;
+	ab->parts = xcalloc(ab->cap_parts, sizeof(*ab->parts));
+	pthread_mutex_init(&ab->lock, NULL);
+	return ab;
+}
+
+void tfd_absorb_add(struct tfd_absorb *ab, struct tfd_capture *part)
+{
+	struct tfd_capture *cap = ab->cap;
+	struct tfd_host *h = ab->h, *ph = &part->hosts[0];
+	struct absorb_part *ap;
+
+	if (ab->nparts == ab->cap_parts) {
+		ab->cap_parts *= 2;
+		ab->parts = xrealloc(ab->parts, ab->cap_parts * sizeof(*ab->parts));
+	}
+	ap = &ab->parts[ab->nparts];
+	memset(ap, 0, sizeof(*ap));
+	ap->ph = ph;
+	tfd_cm_pack_pending(part, ph);
+	/* every form of the part made cap's now: side by side, the threads
+	 * only read cap's tables */
+	ap->map = xmalloc((ph->tab->nform + 1) * sizeof(*ap->map));
+	for (size_t f = 0; f < ph->tab->nform; f++)
+		ap->map[f] = moved_form(cap, &ap->mv, &ph->tab->form[f]);
+	for (size_t t = 0; t < ph->nthreads; t++) {
+		struct tfd_thread *src = &ph->threads[t];
+		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
+		struct host_build *b = tfd_cm_build_of(cap, h);
+
+		tfd_cm_cap_cover(b, h, idx);
+		tfd_cm_pack_all_held(impl(cap), h, &h->threads[idx], &b->tb[idx]);
+		h->threads[idx].kinds |= src->kinds;
+		vec_push(&ab->moves, ((struct absorb_move){ab->nparts, (uint32_t)t, idx}));
+	}
+	ab->nparts++;
+}
+
+/* Every part's events of one of h's threads, in part order. */
+static bool absorb_thread(void *ctx, size_t worker, size_t t)
+{
+	struct tfd_absorb *ab = ctx;
+	struct host_build *b = tfd_cm_build_of(ab->cap, ab->h);
+
+	(void)worker;
+	for (size_t k = ab->off[t]; k < ab->off[t + 1]; k++) {
+		const struct absorb_move *m = &ab->by_dst[k];
+		struct absorb_part *ap = &ab->parts[m->part];
+		struct tfd_thread *src = &ap->ph->threads[m->src];
+		size_t folded = repack(ab->cap, ap->ph, &ap->mv, ap->map, src, &ab->h->threads[t],
+				       &b->tb[t], &ab->lock);
+
+		if (folded)
+			__atomic_fetch_add(&ap->folded, folded, __ATOMIC_RELAXED);
+		free(src->evbuf);
+		src->evbuf = NULL;
+		src->evlen = 0;
+		src->nevents = 0;
+	}
+	return true;
+}
+
+void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
+{
+	size_t nt = ab->h->nthreads, *order;
+
+	/* the moves by thread of h, each thread's in part order (a counting
+	 * sort: moves are in part order) */
+	ab->off = xcalloc(nt + 2, sizeof(*ab->off));
+	ab->cost = xcalloc(nt + 1, sizeof(*ab->cost));
+	ab->by_dst = xmalloc((ab->moves.n + 1) * sizeof(*ab->by_dst));
+	for (size_t k = 0; k < ab->moves.n; k++) {
+		const struct absorb_move *m = &ab->moves.v[k];
+
+		ab->off[m->dst + 2]++;
+		ab->cost[m->dst] += ab->parts[m->part].ph->threads[m->src].evlen;
+	}
+	for (size_t t = 0; t < nt; t++)
+		ab->off[t + 2] += ab->off[t + 1];
+	for (size_t k = 0; k < ab->moves.n; k++)
+		ab->by_dst[ab->off[ab->moves.v[k].dst + 1]++] = ab->moves.v[k];
+	vec_free(&ab->moves);
+	order = tfd_pool_costliest_first(ab->cost, nt);
+	tfd_pool_run(nt, nthreads, order, false, absorb_thread, ab);
+	free(order);
+	for (size_t i = 0; i < ab->nparts; i++) {
+		absorb_rest(ab->cap, ab->h, ab->parts[i].ph, ab->parts[i].folded);
+		imap_free(&ab->parts[i].mv.done);
+		free(ab->parts[i].map);
+	}
+	pthread_mutex_destroy(&ab->lock);
+	free(ab->parts);
+	free(ab->off);
+	free(ab->cost);
+	free(ab->by_dst);
+	free(ab);
 }

@@ -2529,7 +2529,8 @@ static void long_thread_absorbed(struct t *t)
 
 /* Consecutive executor chunks of one step on a thread are one event (the
  * first's start, the durations summed) when fold_exec is set, and a line
- * read in parts and absorbed folds across the seams as when read whole. */
+ * read in parts and absorbed folds across the seams as when read whole,
+ * the parts absorbed one by one or all at once, side by side. */
 static void exec_runs_fold(struct t *t)
 {
 	enum { N = 3000 };
@@ -2545,8 +2546,9 @@ static void exec_runs_fold(struct t *t)
 		start[i] = (int64_t)i * 100;
 		dur[i] = (y >> 30) % 16 == 0 ? -3 : (int64_t)((y >> 20) % 90);
 	}
-	for (int way = 0; way < 3; way++) {
-		/* 0: one capture; 1: in parts, absorbed; 2: not folding */
+	for (int way = 0; way < 4; way++) {
+		/* 0: one capture; 1: in parts, absorbed; 2: not folding; 3: in
+		 * parts, absorbed at once (tfd_absorb_run) */
 		struct tfd_capture *cap = tfd_capture_new();
 		struct tfd_host *h = tfd_capture_add_host(cap, "h");
 		struct tfd_err err = {0};
@@ -2557,14 +2559,14 @@ static void exec_runs_fold(struct t *t)
 		const char *it = tfd_arena_intern_cstr(&cap->arena, "Iterator::Model");
 		const char *ex = tfd_arena_intern_cstr(&cap->arena, "ExecutorState::Process");
 
-		cap->fold_exec = way < 2;
+		cap->fold_exec = way != 2;
 		tfd_host_thread(cap, h, 1, "w");
 		n = 0;
 		for (size_t i = 0; i < N; i++) {
 			struct tfd_event *e;
 
-			if (way == 1 && i % 97 == 13) { /* a new part */
-				if (part != cap)
+			if ((way == 1 || way == 3) && i % 97 == 13) { /* a new part */
+				if (part != cap && way == 1)
 					tfd_host_absorb(cap, h, part);
 				/* kept until compared: want has their signatures */
 				part = parts[np++] = tfd_capture_new();
@@ -2578,7 +2580,7 @@ static void exec_runs_fold(struct t *t)
 						  start[i], dur[i]);
 			tfd_event_set_stat_int(part, e, "id", kind[i] == 2 ? 9 : 5 + kind[i]);
 			/* the expected events: a chunk folds into the one before */
-			if (way < 2 && prev && kind[i] < 2 && e->dur_ns >= 0 &&
+			if (way != 2 && prev && kind[i] < 2 && e->dur_ns >= 0 &&
 			    want[n - 1].dur_ns >= 0 && want[n - 1].kind == TFD_EV_EXEC &&
 			    want[n - 1].id == e->id) {
 				want[n - 1].dur_ns += e->dur_ns;
@@ -2587,8 +2589,15 @@ static void exec_runs_fold(struct t *t)
 			}
 			prev = e;
 		}
-		if (part != cap)
+		if (part != cap && way == 1)
 			tfd_host_absorb(cap, h, part);
+		if (way == 3) {
+			struct tfd_absorb *ab = tfd_absorb_new(cap, h, np);
+
+			for (size_t k = 0; k < np; k++)
+				tfd_absorb_add(ab, parts[k]);
+			tfd_absorb_run(ab, 2);
+		}
 		/* the steps' functions (chunks of none are dropped) */
 		for (int f = 5; f <= 6; f++)
 			tfd_event_set_stat_int(
@@ -2602,6 +2611,7 @@ static void exec_runs_fold(struct t *t)
 		same_events(t,
 			    way == 0   ? "whole"
 			    : way == 1 ? "in parts"
+			    : way == 3 ? "in parts, at once"
 				       : "not folding",
 			    h, &h->threads[0], want, n);
 		tfd_capture_free(cap);
