@@ -251,9 +251,6 @@ static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **
 	return n;
 }
 
-/* Read the blocks on up to `jobs` threads and move them into the host in
- * order. *redo: a guessed cut was wrong (the host is untouched; read the
- * plane on one thread). */
 /* A part that held its line's display_name renames its thread, as the
  * name's arrival does when the line is read whole. */
 static void part_names(struct scan *sc, const struct piece *pc, const struct piece_out *po,
@@ -300,6 +297,9 @@ static bool absorb_side_by_side(struct scan *sc, const struct piece *pc, const s
 	return true;
 }
 
+/* Read the blocks on up to `jobs` threads and move them into the host in
+ * order. *redo: a guessed cut was wrong (the host is untouched; read the
+ * plane on one thread). */
 static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *pc, size_t npc,
 					   struct block *b, size_t n, bool *redo,
 					   struct tfd_err *err)
