@@ -70,11 +70,13 @@ static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const 
 }
 
 /* Append the packed events of src (a thread of part's host ph) to dst
- * (cap's), with cap's indexes: each event's bytes are copied but for its
- * start delta and the indexes in it. src's pages go as they are read (it
- * is freed after): a long thread is not held twice. */
+ * (cap's), with cap's indexes (map: each of the part's forms as cap's):
+ * each event's bytes are copied but for its start delta and the indexes
+ * in it. src's pages go as they are read (it is freed after): a long
+ * thread is not held twice. lock: held while the seam folds. The events
+ * folded there (0 or 1). */
 static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
-		     uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
+		     const uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
 		     struct th_build *tb, pthread_mutex_t *lock)
 {
 	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
@@ -101,12 +103,10 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		tfd_ev_next(&c, &e);
 		/* (side by side: the moves' and the forms' caches are shared;
 		 * the chunk's form is cap's already, none is added) */
-		if (lock)
-			pthread_mutex_lock(lock);
+		pthread_mutex_lock(lock);
 		e.sig = moved_sig(cap, mv, e.sig);
 		fold = tfd_cm_fold_into_last(impl(cap), dst, tb, &e);
-		if (lock)
-			pthread_mutex_unlock(lock);
+		pthread_mutex_unlock(lock);
 		if (fold) {
 			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
 			p = c.p;
@@ -141,8 +141,6 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		q += p - dur;
 		fi = tfd_ev_varint(&p);
 		pf = &ph->tab->form[fi];
-		if (map[fi] == UINT32_MAX)
-			map[fi] = moved_form(cap, mv, pf);
 		q = tfd_ev_put_varint(q, map[fi]);
 		if (pf->how == TFD_VAL_FORM) {
 			/* nothing, or the id as it is where cap gives it no form */
@@ -175,42 +173,6 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 		tfd_cm_note_last(impl(cap), tb, &e, off, prev);
 	}
 	return folded;
-}
-
-static void absorb_rest(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph,
-			size_t folded);
-
-void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
-{
-	struct tfd_host *ph = &part->hosts[0];
-	struct sig_moves mv;
-	uint32_t *map;	   /* a part's form as cap's, UINT32_MAX: not seen yet */
-	size_t folded = 0; /* chunks folded at the seams */
-
-	memset(&mv, 0, sizeof(mv));
-	tfd_cm_pack_pending(part, ph);
-	map = xmalloc((ph->tab->nform + 1) * sizeof(*map));
-	memset(map, 0xff, (ph->tab->nform + 1) * sizeof(*map));
-	for (size_t t = 0; t < ph->nthreads; t++) {
-		struct tfd_thread *src = &ph->threads[t];
-		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
-		struct tfd_thread *dst = &h->threads[idx];
-		struct host_build *b = tfd_cm_build_of(cap, h);
-		struct th_build *tb;
-
-		tfd_cm_cap_cover(b, h, idx);
-		tb = &b->tb[idx];
-		tfd_cm_pack_all_held(impl(cap), h, dst, tb);
-		dst->kinds |= src->kinds;
-		folded += repack(cap, ph, &mv, map, src, dst, tb, NULL);
-		free(src->evbuf);
-		src->evbuf = NULL;
-		src->evlen = 0;
-		src->nevents = 0;
-	}
-	absorb_rest(cap, h, ph, folded);
-	imap_free(&mv.done);
-	free(map);
 }
 
 /* What part host ph holds besides its threads' events, into h; folded:
@@ -268,9 +230,9 @@ struct tfd_absorb {
 	struct absorb_part *parts;
 	size_t nparts, cap_parts;
 	VEC(struct absorb_move) moves; /* in part order */
-	/* per thread of h: its moves, moves.v[off[t] .. off[t + 1]) once
-	 * sorted (run); cost: their events' bytes */
-	size_t *off, *cost;
+	/* per thread of h: its moves, by_dst[off[t] .. off[t + 1]) once
+	 * sorted (run) */
+	size_t *off;
 	struct absorb_move *by_dst;
 	pthread_mutex_t lock;
 };
@@ -346,24 +308,25 @@ static bool absorb_thread(void *ctx, size_t worker, size_t t)
 void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 {
 	size_t nt = ab->h->nthreads, *order;
+	size_t *cost = xcalloc(nt + 1, sizeof(*cost)); /* per thread of h: the bytes moved */
 
 	/* the moves by thread of h, each thread's in part order (a counting
 	 * sort: moves are in part order) */
 	ab->off = xcalloc(nt + 2, sizeof(*ab->off));
-	ab->cost = xcalloc(nt + 1, sizeof(*ab->cost));
 	ab->by_dst = xmalloc((ab->moves.n + 1) * sizeof(*ab->by_dst));
 	for (size_t k = 0; k < ab->moves.n; k++) {
 		const struct absorb_move *m = &ab->moves.v[k];
 
 		ab->off[m->dst + 2]++;
-		ab->cost[m->dst] += ab->parts[m->part].ph->threads[m->src].evlen;
+		cost[m->dst] += ab->parts[m->part].ph->threads[m->src].evlen;
 	}
 	for (size_t t = 0; t < nt; t++)
 		ab->off[t + 2] += ab->off[t + 1];
 	for (size_t k = 0; k < ab->moves.n; k++)
 		ab->by_dst[ab->off[ab->moves.v[k].dst + 1]++] = ab->moves.v[k];
 	vec_free(&ab->moves);
-	order = tfd_pool_costliest_first(ab->cost, nt);
+	order = tfd_pool_costliest_first(cost, nt);
+	free(cost);
 	tfd_pool_run(nt, nthreads, order, false, absorb_thread, ab);
 	free(order);
 	for (size_t i = 0; i < ab->nparts; i++) {
@@ -374,7 +337,14 @@ void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 	pthread_mutex_destroy(&ab->lock);
 	free(ab->parts);
 	free(ab->off);
-	free(ab->cost);
 	free(ab->by_dst);
 	free(ab);
+}
+
+void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part)
+{
+	struct tfd_absorb *ab = tfd_absorb_new(cap, h, 1);
+
+	tfd_absorb_add(ab, part);
+	tfd_absorb_run(ab, 1);
 }

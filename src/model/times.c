@@ -40,7 +40,8 @@ static uint32_t new_page(void **pages, size_t *n, size_t *room, size_t sz)
 		*pages = xrealloc(*pages, *room * TFD_PT_BLOCK * sz);
 	}
 	memset((char *)*pages + *n * TFD_PT_BLOCK * sz, 0, TFD_PT_BLOCK * sz);
-	return (uint32_t)++ * n;
+	*n += 1;
+	return (uint32_t)*n; /* 1 + its index */
 }
 
 /* Block b's starts, those of its first j calls set, go whole. */
