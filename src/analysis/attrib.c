@@ -12,6 +12,7 @@
 #include "tfd/analysis.h"
 #include "tfd/err.h"
 #include "tfd/graph.h"
+#include "tfd/pool.h"
 #include "tfd/vec.h"
 
 struct iv {
@@ -463,58 +464,189 @@ static bool find_runs(struct tfd_tree *t, const struct call *calls, const struct
 	return true;
 }
 
+/* Fewer calls than this are scanned on one thread. */
+#define SCAN_SPLIT_MIN ((size_t)1 << 15)
+/* Ranges of calls handed out to the cores in turn (a range's cost is its
+ * calls' windows). */
+#define SCAN_RANGES 16
+/* A range adds what it looked at to the shared count this often. */
+#define SCAN_REPORT 4096
+
+/* The scan of the calls' windows, in ranges of whole words of found[]: a
+ * range sets the bits of its own calls' words; a child past the range's
+ * end (the next range's word) goes on the range's spill list, set after. */
+struct scan_job {
+	struct tfd_tree *t;
+	uint64_t *found;
+	size_t nranges, budget;
+	size_t looked; /* the ranges' reports, summed (atomic) */
+	VEC(int) * spill;
+	size_t *nfar; /* per range: the children it did not find */
+};
+
+static inline size_t scan_range_at(const struct scan_job *j, size_t i)
+{
+	return (j->t->n * i / j->nranges) & ~(size_t)63;
+}
+
+static bool scan_range(void *ctx, size_t worker, size_t i)
+{
+	struct scan_job *j = ctx;
+	struct tfd_tree *t = j->t;
+	const struct call *calls = t->calls;
+	size_t lo = scan_range_at(j, i), hi = i + 1 == j->nranges ? t->n : scan_range_at(j, i + 1);
+	size_t r = 0, rhi = t->nruns, looked = 0;
+
+	(void)worker;
+	/* the run p is in: the first whose end is past lo */
+	while (r < rhi) {
+		size_t mid = r + (rhi - r) / 2;
+
+		if (t->run_ends[mid] <= lo)
+			r = mid + 1;
+		else
+			rhi = mid;
+	}
+	for (size_t p = lo; p < hi; p++) {
+		int64_t until = tfd_times_end(&t->tm, p);
+
+		r += p == t->run_ends[r];
+		for (size_t q = p + 1; q < t->run_ends[r] && tfd_times_start(&t->tm, q) <= until;
+		     q++) {
+			looked++;
+			if (calls[q].parent != (int)p)
+				continue;
+			if (q < hi)
+				j->found[q / 64] |= 1ull << (q % 64);
+			else
+				vec_push(&j->spill[i], (int)q);
+		}
+		if (looked >= SCAN_REPORT) {
+			if (__atomic_add_fetch(&j->looked, looked, __ATOMIC_RELAXED) > j->budget)
+				return true; /* (the listed form, then) */
+			looked = 0;
+		}
+	}
+	__atomic_add_fetch(&j->looked, looked, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Range i's children not in their parent's window: counted (pass 0), or
+ * listed from far[2 * at] on (pass 1), in call order. */
+static void far_range(struct scan_job *j, size_t i, int pass, size_t at)
+{
+	const struct tfd_tree *t = j->t;
+	const struct call *calls = t->calls;
+	size_t lo = scan_range_at(j, i), hi = i + 1 == j->nranges ? t->n : scan_range_at(j, i + 1);
+	size_t nf = 0;
+
+	for (size_t k = lo; k < hi; k++) {
+		if (calls[k].parent < 0 || (j->found[k / 64] >> (k % 64) & 1))
+			continue;
+		if (pass) {
+			t->far[2 * (at + nf)] = calls[k].parent;
+			t->far[2 * (at + nf) + 1] = (int)k;
+		}
+		nf++;
+	}
+	if (!pass)
+		j->nfar[i] = nf;
+}
+
+static bool far_count(void *ctx, size_t worker, size_t i)
+{
+	(void)worker;
+	far_range(ctx, i, 0, 0);
+	return true;
+}
+
+static bool far_list(void *ctx, size_t worker, size_t i)
+{
+	struct scan_job *j = ctx;
+	size_t at = 0;
+
+	(void)worker;
+	for (size_t k = 0; k < i; k++)
+		at += j->nfar[k];
+	far_range(j, i, 1, at);
+	return true;
+}
+
+/* Each call's children in its window (on its thread, starting before it
+ * ends) found, on the cores; false when that looked at more than the
+ * budget (a few calls per call). */
+static bool scan_windows(struct scan_job *j, size_t cores)
+{
+	size_t nr = j->nranges;
+
+	j->spill = xcalloc(nr, sizeof(*j->spill));
+	j->nfar = xcalloc(nr, sizeof(*j->nfar));
+	if (nr > 1)
+		tfd_pool_run(nr, cores, NULL, false, scan_range, j);
+	else
+		scan_range(j, 0, 0);
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t k = 0; k < j->spill[i].n; k++) {
+			size_t q = (size_t)j->spill[i].v[k];
+
+			j->found[q / 64] |= 1ull << (q % 64);
+		}
+		vec_free(&j->spill[i]);
+	}
+	free(j->spill);
+	return j->looked <= j->budget;
+}
+
 void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 const struct call *calls, const struct call_pair *pairs, bool list)
 {
 	/* the windows are looked at again by each reader: past a few calls
 	 * per call (calls at one instant, deep nesting on one thread, threads
 	 * taking turns) the listed form is cheaper */
-	size_t budget = 8 * n + 4096, looked = 0, nw = n / 64 + 1, r = 0;
-	uint64_t *found = NULL;
+	size_t nw = n / 64 + 1, cores = tfd_cpu_count();
+	struct scan_job j;
 
 	memset(t, 0, sizeof(*t));
+	memset(&j, 0, sizeof(j));
 	t->n = n;
 	t->tm = *tm;
 	t->calls = calls;
+	j.t = t;
+	j.budget = 8 * n + 4096;
+	j.nranges = n >= SCAN_SPLIT_MIN && cores > 1 ? SCAN_RANGES : 1;
 	if (n && !list && find_runs(t, calls, pairs)) {
-		found = xcalloc(nw, sizeof(uint64_t));
-		for (size_t p = 0; p < n && looked <= budget; p++) {
-			int64_t until = tfd_times_end(tm, p);
-
-			r += p == t->run_ends[r];
-			for (size_t j = p + 1;
-			     j < t->run_ends[r] && tfd_times_start(tm, j) <= until; j++) {
-				if (++looked > budget)
-					break;
-				if (calls[j].parent == (int)p)
-					found[j / 64] |= 1ull << (j % 64);
-			}
+		j.found = xcalloc(nw, sizeof(uint64_t));
+		if (!scan_windows(&j, cores)) {
+			free(j.found);
+			j.found = NULL;
 		}
 	}
-	if (!found || looked > budget) {
-		free(found);
+	if (!j.found) {
+		free(j.nfar);
 		free(t->run_ends);
 		tfd_tree_build_from(t, n, tm, n ? &calls[0].parent : NULL, sizeof(struct call));
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		t->nfar += calls[i].parent >= 0 && !(found[i / 64] >> (i % 64) & 1);
+	if (j.nranges > 1)
+		tfd_pool_run(j.nranges, cores, NULL, false, far_count, &j);
+	else
+		far_count(&j, 0, 0);
+	for (size_t i = 0; i < j.nranges; i++)
+		t->nfar += j.nfar[i];
 	t->far = xmalloc((2 * t->nfar + 1) * sizeof(int));
-	t->nfar = 0;
-	for (size_t i = 0; i < n; i++)
-		if (calls[i].parent >= 0 && !(found[i / 64] >> (i % 64) & 1)) {
-			t->far[2 * t->nfar] = calls[i].parent;
-			t->far[2 * t->nfar + 1] = (int)i;
-			t->nfar++;
-		}
+	if (j.nranges > 1)
+		tfd_pool_run(j.nranges, cores, NULL, false, far_list, &j);
+	else
+		far_list(&j, 0, 0);
+	free(j.nfar);
 	if (t->nfar > 1)
 		sort_far(t->far, t->nfar, n);
 	/* the found bits are done with: the same words mark the nodes with
 	 * far children */
-	memset(found, 0, nw * sizeof(uint64_t));
+	memset(j.found, 0, nw * sizeof(uint64_t));
 	for (size_t f = 0; f < t->nfar; f++)
-		found[(size_t)t->far[2 * f] / 64] |= 1ull << ((size_t)t->far[2 * f] % 64);
-	t->has_far = found;
+		j.found[(size_t)t->far[2 * f] / 64] |= 1ull << ((size_t)t->far[2 * f] % 64);
+	t->has_far = j.found;
 }
 
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,

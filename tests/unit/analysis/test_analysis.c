@@ -374,6 +374,51 @@ static void call_tree_scan_is_the_lists(struct t *t)
 	}
 }
 
+/* A large host's calls are scanned in ranges on the cores: a parent whose
+ * children run past its range's end still finds them in its window (the
+ * range's spill), so no child of a nested call is left for the far list,
+ * and each call's self time is the lists'. Two threads of 40,000 calls in
+ * all, each parent followed by up to 90 nested children. */
+static void call_tree_scan_in_ranges(struct t *t)
+{
+	enum { M = 40000 };
+	static int64_t fs[M], fe[M];
+	static struct call fc[M];
+	struct call_pair pairs[2] = {{0, 0}, {0, 1}};
+	struct tfd_times ftm = {.start = fs, .end = fe};
+	struct tfd_tree a, b;
+	uint64_t x = 0x853c49e6748fea9bull;
+	size_t nested = 0;
+
+	for (int i = 0; i < M;) {
+		int k, p = i;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = (int)(x % 91);
+		if (p + k >= M || (p < M / 2 && p + k >= M / 2))
+			k = 0; /* (no parent across the threads' seam) */
+		fs[p] = p ? fe[p - 1] + 5 : 0;
+		fe[p] = fs[p] + 10 * k + 7;
+		fc[p] = (struct call){.pair = p < M / 2 ? 0 : 1, .parent = -1};
+		for (int c = 1; c <= k; c++) {
+			fs[p + c] = fs[p] + 10 * c - 7;
+			fe[p + c] = fs[p + c] + 6;
+			fc[p + c] = (struct call){.pair = fc[p].pair, .parent = p};
+		}
+		nested += (size_t)k;
+		i = p + k + 1;
+	}
+	T_TRUE(nested > M / 2);
+	tfd_tree_build_scan(&a, M, &ftm, fc, pairs, true);
+	tfd_tree_build_scan(&b, M, &ftm, fc, pairs, false);
+	T_TRUE(b.kid_off == NULL);
+	T_EQ_I64((int64_t)b.nfar, 0);
+	for (int i = 0; i < M; i++)
+		T_EQ_I64(tfd_tree_self(&b, i), tfd_tree_self(&a, i));
+	tfd_tree_release(&a);
+	tfd_tree_release(&b);
+}
+
 /* Self time is the call less the union of its children clipped to it,
  * against a nanosecond-by-nanosecond count: random trees whose calls have
  * up to 40 children, in start order or not (the sort is skipped when they
@@ -1919,6 +1964,7 @@ const struct t_case analysis_cases[] = {
     T(attribution_hands_each_call_once),
     T(attribution_deep_wide_tree),
     T(call_tree_scan_is_the_lists),
+    T(call_tree_scan_in_ranges),
     T(nested_sync_chain),
     T(self_time_below_the_depth_limit),
     T(prefetch_other_thread),
