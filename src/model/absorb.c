@@ -69,83 +69,71 @@ static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const 
 				 f->val);
 }
 
-/* Append the packed events of src (a thread of part's host ph) to dst
- * (cap's), with cap's indexes (map: each of the part's forms as cap's):
- * each event's bytes are copied but for its start delta and the indexes
- * in it. src's pages go as they are read (it is freed after): a long
- * thread is not held twice. lock: held while the seam folds. The events
- * folded there (0 or 1). */
-static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct sig_moves *mv,
-		     const uint32_t *map, struct tfd_thread *src, struct tfd_thread *dst,
-		     struct th_build *tb, pthread_mutex_t *lock)
+/* A part's thread's events with cap's form indexes (precode()), ready to
+ * be appended to one of cap's threads: every byte as it goes into cap's
+ * but the first event's start, a delta from 0 (the thread's first start). */
+struct precoded {
+	uint8_t *buf;
+	size_t len, cap, nev;
+	int64_t last_start, last_dur; /* of the last event */
+	int64_t prev_start;	      /* of the one before it (nev > 1) */
+	size_t last_off;	      /* where the last begins */
+	bool unsorted;		      /* an event before the one before it */
+};
+
+/* src's events (a thread of part's host ph) into pc with cap's indexes
+ * (map: each of the part's forms as cap's): each event's bytes copied but
+ * for the indexes in it. src's pages go as they are read (it is freed
+ * after): a long thread is not held twice. Run side by side: it reads
+ * cap's form table only. */
+static void precode(struct tfd_capture *cap, const struct tfd_host *ph, const uint32_t *map,
+		    const struct tfd_thread *src, struct precoded *pc)
 {
-	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
-	int64_t start = 0, prev = 0;
-	size_t folded = 0, off = SIZE_MAX;
+	const uint8_t *p = src->evbuf, *end = p + src->evlen, *released = src->evbuf;
+	const struct tfd_form *forms = impl(cap)->tab->form;
+	int64_t start = 0, prev_dur = 0;
+	uint8_t *q;
 
+	memset(pc, 0, sizeof(*pc));
 	if (!src->evlen)
-		return 0;
-	end = p + src->evlen;
+		return;
 	/* about as long with cap's indexes */
-	if (dst->evlen + src->evlen + EV_MAXLEN > tb->cap) {
-		tb->cap = dst->evlen + src->evlen + src->evlen / 8 + EV_MAXLEN;
-		dst->evbuf = xrealloc(dst->evbuf, tb->cap);
-	}
-	if (tb->has_fold) {
-		/* the seam of a line read in parts: its first event may be a
-		 * chunk of the run the line's previous part ended with */
-		struct tfd_ev_cursor c;
-		struct tfd_event e = {0};
-
-		bool fold;
-
-		tfd_ev_begin(&c, ph, src);
-		tfd_ev_next(&c, &e);
-		/* (side by side: the moves' and the forms' caches are shared;
-		 * the chunk's form is cap's already, none is added) */
-		pthread_mutex_lock(lock);
-		e.sig = moved_sig(cap, mv, e.sig);
-		fold = tfd_cm_fold_into_last(impl(cap), dst, tb, &e);
-		pthread_mutex_unlock(lock);
-		if (fold) {
-			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
-			p = c.p;
-			start = e.start_ns;
-			folded = 1;
-		}
-		tb->has_fold = false;
-	}
+	pc->cap = src->evlen + src->evlen / 8 + EV_MAXLEN;
+	pc->buf = xmalloc(pc->cap);
+	q = pc->buf;
 	while (p < end) {
-		uint8_t *q;
-		const uint8_t *dur;
+		const uint8_t *from = p;
 		const struct tfd_form *pf;
 		int64_t d;
 		uint64_t fi;
 
 		if ((size_t)(p - released) > (1u << 20))
 			tfd_pages_release(&released, p, 1u << 20);
-		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
-		dur = p;
-		d = tfd_ev_unzig(tfd_ev_varint(&p));
-		tfd_cm_note_order(tb, dst->nevents++, start, d);
-		if (dst->evlen + EV_MAXLEN > tb->cap) {
-			tb->cap += tb->cap / 2 + EV_MAXLEN;
-			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+		if ((size_t)(q - pc->buf) + EV_MAXLEN > pc->cap) {
+			size_t at = (size_t)(q - pc->buf);
+
+			pc->cap += pc->cap / 2 + EV_MAXLEN;
+			pc->buf = xrealloc(pc->buf, pc->cap);
+			q = pc->buf + at;
 		}
-		off = dst->evlen;
-		prev = tb->last_start;
-		q = dst->evbuf + dst->evlen;
-		q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(start, tb->last_start)));
-		tb->last_start = start;
-		memcpy(q, dur, (size_t)(p - dur));
-		q += p - dur;
+		pc->prev_start = start;
+		start = (int64_t)((uint64_t)start + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p)));
+		d = tfd_ev_unzig(tfd_ev_varint(&p));
+		if (pc->nev && ev_before_at(start, d, pc->last_start, prev_dur))
+			pc->unsorted = true;
+		pc->last_start = start;
+		pc->last_dur = prev_dur = d;
+		pc->last_off = (size_t)(q - pc->buf);
+		pc->nev++;
+		/* the start and duration as they are */
+		memcpy(q, from, (size_t)(p - from));
+		q += p - from;
 		fi = tfd_ev_varint(&p);
 		pf = &ph->tab->form[fi];
 		q = tfd_ev_put_varint(q, map[fi]);
 		if (pf->how == TFD_VAL_FORM) {
 			/* nothing, or the id as it is where cap gives it no form */
-			q = tfd_cm_put_value(q, (enum tfd_val_how)impl(cap)->tab->form[map[fi]].how,
-					     pf->val);
+			q = tfd_cm_put_value(q, (enum tfd_val_how)forms[map[fi]].how, pf->val);
 		} else if (pf->how == TFD_VAL_VARINT) {
 			const uint8_t *v = p;
 
@@ -157,21 +145,102 @@ static size_t repack(struct tfd_capture *cap, const struct tfd_host *ph, struct 
 			q += 8;
 			p += 8;
 		}
-		dst->evlen = (size_t)(q - dst->evbuf);
 	}
-	if (off != SIZE_MAX && impl(cap)->pub.fold_exec) {
-		/* the last event moved, read back with cap's tables: the next
-		 * part's first may fold into it */
-		struct tfd_ev_cursor c;
-		struct tfd_event e;
+	pc->len = (size_t)(q - pc->buf);
+}
 
-		c.p = dst->evbuf + off;
-		c.end = dst->evbuf + dst->evlen;
-		c.start = prev;
-		c.form = impl(cap)->tab->form;
-		tfd_ev_next(&c, &e);
-		tfd_cm_note_last(impl(cap), tb, &e, off, prev);
+/* pc's events appended to dst (cap's; tb its builder): the first one
+ * folded into dst's last when it is a chunk of the same run (a line read
+ * in parts: the seam; lock held while it folds), the first one packed
+ * given its start as a delta from dst's last, the rest copied as they
+ * are (into an empty thread, pc's bytes taken whole). pc's pages go as
+ * they are copied; it is freed. The events folded (0 or 1). */
+static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_thread *dst,
+		     struct th_build *tb, pthread_mutex_t *lock)
+{
+	struct capture_impl *ci = impl(cap);
+	struct tfd_ev_cursor c = {pc->buf, pc->buf + pc->len, 0, ci->tab->form};
+	struct tfd_event e = {0};
+	const uint8_t *at = c.p, *rest, *released = pc->buf, *pend = pc->buf + pc->len;
+	size_t folded = 0, off;
+
+	if (!pc->nev)
+		return 0;
+	tfd_ev_next(&c, &e);
+	if (tb->has_fold) {
+		bool fold;
+
+		pthread_mutex_lock(lock);
+		fold = tfd_cm_fold_into_last(ci, dst, tb, &e);
+		pthread_mutex_unlock(lock);
+		tb->has_fold = false;
+		if (fold) {
+			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
+			folded = 1;
+			if (pc->nev == 1) {
+				free(pc->buf);
+				return 1;
+			}
+			at = c.p;
+			tfd_ev_next(&c, &e);
+		}
 	}
+	/* e, at `at`, is the first event packed: its bytes after its start */
+	rest = at;
+	tfd_ev_varint(&rest);
+	if (!folded)
+		tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
+	tb->unsorted |= pc->unsorted;
+	tb->prev_start = pc->last_start;
+	tb->prev_dur = pc->last_dur;
+	if (!dst->evlen && !folded && !tb->last_start) {
+		/* the thread's first events: pc's bytes as they are */
+		free(dst->evbuf);
+		dst->evbuf = pc->buf;
+		dst->evlen = pc->len;
+		tb->cap = pc->cap;
+		off = pc->last_off;
+	} else {
+		uint8_t *q;
+		size_t need = dst->evlen + 10 + (size_t)(pend - rest) + EV_MAXLEN, base;
+
+		if (need > tb->cap) {
+			tb->cap = need + need / 8;
+			dst->evbuf = xrealloc(dst->evbuf, tb->cap);
+		}
+		off = dst->evlen;
+		q = tfd_ev_put_varint(dst->evbuf + dst->evlen,
+				      tfd_ev_zig(start_delta(e.start_ns, tb->last_start)));
+		base = (size_t)(q - dst->evbuf);
+		/* (a megabyte at a time: pc's pages go as they are copied) */
+		for (const uint8_t *from = rest; from < pend;) {
+			size_t n =
+			    (size_t)(pend - from) < (1u << 20) ? (size_t)(pend - from) : 1u << 20;
+
+			memcpy(q, from, n);
+			q += n;
+			from += n;
+			tfd_pages_release(&released, from, 1u << 20);
+		}
+		dst->evlen = (size_t)(q - dst->evbuf);
+		if (pc->nev - folded > 1) /* the last: one of those copied */
+			off = base + (pc->last_off - (size_t)(rest - pc->buf));
+		free(pc->buf);
+	}
+	if (ci->pub.fold_exec) {
+		/* the last event moved, read back: the next part's first may
+		 * fold into it (its start a delta from the event before it) */
+		int64_t prev = pc->nev - folded > 1 ? pc->prev_start : tb->last_start;
+		struct tfd_ev_cursor lc = {dst->evbuf + off, dst->evbuf + dst->evlen, prev,
+					   ci->tab->form};
+		struct tfd_event le;
+
+		tfd_ev_next(&lc, &le);
+		tfd_cm_note_last(ci, tb, &le, off, prev);
+	}
+	dst->nevents += pc->nev - folded;
+	tb->last_start = pc->last_start;
+	pc->buf = NULL;
 	return folded;
 }
 
@@ -234,6 +303,7 @@ struct tfd_absorb {
 	 * sorted (run) */
 	size_t *off;
 	struct absorb_move *by_dst;
+	struct precoded *pre; /* each move's events (by_dst order) with cap's indexes */
 	pthread_mutex_t lock;
 };
 
@@ -281,6 +351,24 @@ void tfd_absorb_add(struct tfd_absorb *ab, struct tfd_capture *part)
 	ab->nparts++;
 }
 
+/* Move k's events with cap's indexes (side by side: a long line read in
+ * parts is one of h's threads, its parts on every core). */
+static bool precode_move(void *ctx, size_t worker, size_t k)
+{
+	struct tfd_absorb *ab = ctx;
+	const struct absorb_move *m = &ab->by_dst[k];
+	struct absorb_part *ap = &ab->parts[m->part];
+	struct tfd_thread *src = &ap->ph->threads[m->src];
+
+	(void)worker;
+	precode(ab->cap, ap->ph, ap->map, src, &ab->pre[k]);
+	free(src->evbuf);
+	src->evbuf = NULL;
+	src->evlen = 0;
+	src->nevents = 0;
+	return true;
+}
+
 /* Every part's events of one of h's threads, in part order. */
 static bool absorb_thread(void *ctx, size_t worker, size_t t)
 {
@@ -289,32 +377,27 @@ static bool absorb_thread(void *ctx, size_t worker, size_t t)
 
 	(void)worker;
 	for (size_t k = ab->off[t]; k < ab->off[t + 1]; k++) {
-		const struct absorb_move *m = &ab->by_dst[k];
-		struct absorb_part *ap = &ab->parts[m->part];
-		struct tfd_thread *src = &ap->ph->threads[m->src];
-		size_t folded = repack(ab->cap, ap->ph, &ap->mv, ap->map, src, &ab->h->threads[t],
-				       &b->tb[t], &ab->lock);
+		size_t folded =
+		    append(ab->cap, &ab->pre[k], &ab->h->threads[t], &b->tb[t], &ab->lock);
 
 		if (folded)
-			__atomic_fetch_add(&ap->folded, folded, __ATOMIC_RELAXED);
-		free(src->evbuf);
-		src->evbuf = NULL;
-		src->evlen = 0;
-		src->nevents = 0;
+			__atomic_fetch_add(&ab->parts[ab->by_dst[k].part].folded, folded,
+					   __ATOMIC_RELAXED);
 	}
 	return true;
 }
 
 void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 {
-	size_t nt = ab->h->nthreads, *order;
+	size_t nt = ab->h->nthreads, nm = ab->moves.n, *order;
 	size_t *cost = xcalloc(nt + 1, sizeof(*cost)); /* per thread of h: the bytes moved */
+	size_t *mcost = xmalloc((nm + 1) * sizeof(*mcost));
 
 	/* the moves by thread of h, each thread's in part order (a counting
 	 * sort: moves are in part order) */
 	ab->off = xcalloc(nt + 2, sizeof(*ab->off));
-	ab->by_dst = xmalloc((ab->moves.n + 1) * sizeof(*ab->by_dst));
-	for (size_t k = 0; k < ab->moves.n; k++) {
+	ab->by_dst = xmalloc((nm + 1) * sizeof(*ab->by_dst));
+	for (size_t k = 0; k < nm; k++) {
 		const struct absorb_move *m = &ab->moves.v[k];
 
 		ab->off[m->dst + 2]++;
@@ -322,9 +405,18 @@ void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 	}
 	for (size_t t = 0; t < nt; t++)
 		ab->off[t + 2] += ab->off[t + 1];
-	for (size_t k = 0; k < ab->moves.n; k++)
+	for (size_t k = 0; k < nm; k++)
 		ab->by_dst[ab->off[ab->moves.v[k].dst + 1]++] = ab->moves.v[k];
 	vec_free(&ab->moves);
+	/* each move's events with cap's indexes, costliest first; then each
+	 * thread's appended in part order */
+	ab->pre = xcalloc(nm + 1, sizeof(*ab->pre));
+	for (size_t k = 0; k < nm; k++)
+		mcost[k] = ab->parts[ab->by_dst[k].part].ph->threads[ab->by_dst[k].src].evlen;
+	order = tfd_pool_costliest_first(mcost, nm);
+	tfd_pool_run(nm, nthreads, order, false, precode_move, ab);
+	free(order);
+	free(mcost);
 	order = tfd_pool_costliest_first(cost, nt);
 	free(cost);
 	tfd_pool_run(nt, nthreads, order, false, absorb_thread, ab);
@@ -335,6 +427,7 @@ void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 		free(ab->parts[i].map);
 	}
 	pthread_mutex_destroy(&ab->lock);
+	free(ab->pre);
 	free(ab->parts);
 	free(ab->off);
 	free(ab->by_dst);
