@@ -136,17 +136,76 @@ static bool tree_lists(size_t n)
 	return !tfd_pages_would_raise_peak(2 * n * sizeof(int));
 }
 
-/* Stages, the pipeline's calls and their call tree. */
+/* Fewer calls than this are summed on one thread. */
+#define AGG_SPLIT_MIN ((size_t)1 << 15)
+/* Runs handed out to the cores in turn (a run's cost depends on its
+ * threads' calls: see link.c). */
+#define AGG_RUNS 16
+
+/* The pipeline's calls among a bucket's, counted or listed in runs: run i
+ * is the bucket's calls [i * n / nruns, (i + 1) * n / nruns). */
+struct call_runs {
+	const struct host_ctx *c;
+	const struct bucket *bk;
+	int root_iter;
+	size_t nruns;
+	size_t *n;	  /* per run: its calls of a stage (pass 0) */
+	VEC(int) * roots; /* per run: its root calls (pass 1, every call the pipeline's) */
+};
+
+static bool count_run(void *ctx, size_t worker, size_t i)
+{
+	struct call_runs *cr = ctx;
+	const struct host_ctx *c = cr->c;
+	size_t k0 = cr->bk->ncalls * i / cr->nruns, k1 = cr->bk->ncalls * (i + 1) / cr->nruns,
+	       n = 0;
+
+	(void)worker;
+	for (size_t k = k0; k < k1; k++)
+		n += c->iters.v[call_iter(c, cr->bk->calls ? (size_t)cr->bk->calls[k] : k)].stage >=
+		     0;
+	cr->n[i] = n;
+	return true;
+}
+
+static bool roots_run(void *ctx, size_t worker, size_t i)
+{
+	struct call_runs *cr = ctx;
+	size_t k0 = cr->bk->ncalls * i / cr->nruns, k1 = cr->bk->ncalls * (i + 1) / cr->nruns;
+
+	(void)worker;
+	for (size_t k = k0; k < k1; k++)
+		if (call_iter(cr->c, k) == cr->root_iter)
+			vec_push(&cr->roots[i], (int)k);
+	return true;
+}
+
+static void in_runs(struct call_runs *cr, tfd_pool_fn fn)
+{
+	if (cr->nruns > 1)
+		tfd_pool_run(cr->nruns, tfd_cpu_count(), NULL, false, fn, cr);
+	else
+		fn(cr, 0, 0);
+}
+
+/* Stages, the pipeline's calls and their call tree (its links are its
+ * stages', summed by aggregate()). */
 static void collect(struct pbuild *b, const struct bucket *bk)
 {
 	struct host_ctx *c = b->c;
 	size_t n = 0;
+	struct call_runs cr = {c, bk, b->root_iter, 1, NULL, NULL};
 
 	tfd_stage_for(c, &b->sb, b->root_iter, 0);
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_stage_for(c, &b->sb, bk->iters[i], 0);
-	for (size_t i = 0; i < bk->ncalls; i++)
-		n += c->iters.v[call_iter(c, bk->calls ? (size_t)bk->calls[i] : i)].stage >= 0;
+	if (bk->ncalls >= AGG_SPLIT_MIN && tfd_cpu_count() > 1)
+		cr.nruns = AGG_RUNS;
+	cr.n = xcalloc(cr.nruns, sizeof(*cr.n));
+	in_runs(&cr, count_run);
+	for (size_t i = 0; i < cr.nruns; i++)
+		n += cr.n[i];
+	free(cr.n);
 	/* a pipeline with every call of the host (the usual one): its local
 	 * indices are the host's, and it reads the host's times */
 	b->identity = n == c->calls.n;
@@ -163,12 +222,24 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	/* (no times when the host has no call) */
 	b->borrowed = b->identity && c->times.rec;
 	if (b->borrowed) {
+		/* every call of the host: its root calls found in runs, the
+		 * tree made from the host's calls, no array per call */
 		b->tm = call_times(c);
-	} else {
-		b->start = xmalloc((n + 1) * sizeof(int64_t));
-		b->end = xmalloc((n + 1) * sizeof(int64_t));
-		b->tm = (struct tfd_times){.start = b->start, .end = b->end};
+		cr.roots = xcalloc(cr.nruns, sizeof(*cr.roots));
+		in_runs(&cr, roots_run);
+		for (size_t i = 0; i < cr.nruns; i++) {
+			vec_reserve_exact(&b->roots, b->roots.n + cr.roots[i].n);
+			for (size_t r = 0; r < cr.roots[i].n; r++)
+				vec_push(&b->roots, cr.roots[i].v[r]);
+			vec_free(&cr.roots[i]);
+		}
+		free(cr.roots);
+		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, c->pairs.v, tree_lists(n));
+		return;
 	}
+	b->start = xmalloc((n + 1) * sizeof(int64_t));
+	b->end = xmalloc((n + 1) * sizeof(int64_t));
+	b->tm = (struct tfd_times){.start = b->start, .end = b->end};
 	/* with every call of the host, parent_of() reads the host's calls and
 	 * the tree is made from them */
 	if (!b->identity)
@@ -178,21 +249,14 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		const struct call *cl = &c->calls.v[hk];
 		int iter = call_iter(c, (size_t)hk);
 
-		if (!b->borrowed) {
-			b->start[k] = call_start(c, (size_t)hk);
-			b->end[k] = call_end(c, (size_t)hk);
-		}
+		b->start[k] = call_start(c, (size_t)hk);
+		b->end[k] = call_end(c, (size_t)hk);
 		if (b->parent)
 			b->parent[k] =
 			    cl->parent >= 0 && iter != b->root_iter ? local_of(b, cl->parent) : -1;
 		if (iter == b->root_iter)
 			vec_push(&b->roots, (int)k);
-		else
-			b->p->links[cl->link]++;
 	}
-	/* with every call of the host, its links are the parents (the linking
-	 * gives the calls of a root iterator none): no array of them, 4 bytes
-	 * a call at the peak of an iterator-dense host */
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
@@ -593,12 +657,6 @@ static bool agg_item(void *ctx, size_t worker, size_t i)
 	return true;
 }
 
-/* Fewer calls than this are summed on one thread. */
-#define AGG_SPLIT_MIN ((size_t)1 << 15)
-/* Runs handed out to the cores in turn (a run's cost depends on its
- * threads' calls: see link.c). */
-#define AGG_RUNS 16
-
 /* Per-stage sums over every call and over the analyzed root calls; the
  * observed blocking edges for the critical path, in the order of the
  * calls first showing them; the slowest call's own bottleneck. Attribution
@@ -653,8 +711,10 @@ static void aggregate(struct pbuild *b)
 			s->self_ns = sat_add(s->self_ns, q->self_ns);
 			s->blocking_ns = sat_add(s->blocking_ns, q->blocking_ns);
 			s->blocking_calls += q->blocking_calls;
-			for (int l = 0; l < TFD_LINK__COUNT; l++)
+			for (int l = 0; l < TFD_LINK__COUNT; l++) {
 				s->links[l] += q->links[l];
+				p->links[l] += q->links[l];
+			}
 			b->win[si].calls += q->win_calls;
 			b->win[si].self_ns = sat_add(b->win[si].self_ns, q->win_self_ns);
 			slow_blk[si] = sat_add(slow_blk[si], pt->slow_blk[si]);
