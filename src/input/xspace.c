@@ -167,6 +167,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	struct scan sc = *bp->proto;
 
 	sc.cap = bl->cap = tfd_capture_new();
+	sc.seen = NULL; /* (the proto's would be its capture's) */
 	sc.cap->fold_exec = !(sc.opts && sc.opts->keep_other); /* as the host's */
 	if (sc.sums) /* into the host's sums, under the host's thread indexes */
 		tfd_capture_sum_exec(sc.cap, sc.sums, &bp->tids);
@@ -191,6 +192,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 			tfd_pages_release(&sc.released, pc->end, 0);
 	}
 	free(sc.metas.v);
+	free(sc.seen);
 	/* the events held back for their stats go in while the step-id
 	 * table's keys are there (they go before the blocks move) */
 	if (!bl->st)
@@ -544,6 +546,7 @@ out:
 	vec_free(&sc.metas);
 	vec_free(&sc.smetas);
 	vec_free(&sc.lines);
+	free(sc.seen);
 	return st;
 }
 

@@ -44,6 +44,23 @@ struct meta {
  * tf.function's eager call (tfd_host_fn_call) */
 enum meta_run { META_FN_RUN = 1, META_SESSION_RUN = 2, META_GET_NEXT = 4, META_FN_CALL = 8 };
 
+/* Iterator events whose stats a scan remembers, by metadata index, and
+ * how many bytes of them at most. */
+#define STATS_SEEN 64
+#define STATS_SEEN_MAX 256
+
+/* An iterator event's stats as read last (struct scan.seen). */
+struct stats_seen {
+	size_t mi1; /* the metadata index + 1, 0 empty */
+	size_t len;
+	const struct tfd_sig *sig;
+	uint64_t id;
+	unsigned flags;
+	bool has_group;
+	int64_t group;
+	uint8_t bytes[STATS_SEEN_MAX];
+};
+
 struct smeta {
 	const char *name;
 	uint8_t code;
@@ -132,6 +149,13 @@ struct scan {
 		uint64_t id;
 		int64_t group;
 	} exec_last;
+	/* an iterator's events repeat their stats byte for byte (its id,
+	 * parent_id, dataset name and parameters; 27 distinct among the 1,285
+	 * iterator events of a real capture): the stats of the last iterator
+	 * event of each metadata index, direct-mapped (STATS_SEEN slots, made
+	 * on the first such event), and what they made of the event. Per
+	 * capture: a block read starts without them. */
+	struct stats_seen *seen;
 	/* the events of one step in a row, noted at once (tfd_host_note()
 	 * and its host lookup per event were 8 % of a host-heavy read): the
 	 * span of the events without a step since the last note_flush(), and
@@ -171,6 +195,19 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
  * part found out), into sc's host. */
 enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
 				 struct piece_out *po, struct tfd_err *err);
+/* The slot remembering the stats [stats, end) of iterator event e (of
+ * metadata index mi; struct stats_seen), NULL when they are not
+ * remembered (too long; the general parser asked for); *hit: they are the
+ * slot's, and e, *has_group and *group took what they made
+ * (xspace_seen.c). */
+struct stats_seen *tfd_xs_stats_seen(struct scan *sc, size_t mi, const uint8_t *stats,
+				     const uint8_t *end, struct tfd_event *e, bool *has_group,
+				     int64_t *group, bool *hit);
+/* Note in slot ss (tfd_xs_stats_seen()) the stats [stats, end) of
+ * iterator event e of metadata index mi, and what they made of it. */
+void tfd_xs_stats_seen_keep(struct stats_seen *ss, size_t mi, const uint8_t *stats,
+			    const uint8_t *end, const struct tfd_event *e, bool has_group,
+			    int64_t group);
 /* Does the line belong to a tf.data thread (its name says so, or it has
  * none before its events)? The pre-pass reads only those. */
 bool tfd_xs_tfdata_line(struct span line);

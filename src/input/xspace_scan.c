@@ -610,8 +610,9 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	struct meta m = {"", TFD_EV_OTHER, false, false, 2, 0};
 	int64_t start_ns, end_ns, group = 0;
 	uint64_t step_num = 0, run_id = 0;
-	bool has_group = false, keep, marker, run_has_id = false;
+	bool has_group = false, keep, marker, run_has_id = false, hit = false;
 	size_t n, mi = SIZE_MAX;
+	struct stats_seen *seen = NULL;
 
 	if (sc->prepass && p < end && *p == 0x08) {
 		/* the pre-pass wants function events only: the metadata id is the
@@ -747,6 +748,11 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	 * belongs to) for the others */
 	if (!e && sc->ngroup_mids == 0)
 		stats = NULL; /* no step markers in the plane: nothing to read */
+	if (e && e->kind == TFD_EV_ITERATOR && stats) {
+		seen = tfd_xs_stats_seen(sc, mi, stats, end, e, &has_group, &group, &hit);
+		if (hit)
+			stats = NULL;
+	}
 	for (struct stat_walk w = stat_walk(stats, end); next_stat(&w);) {
 		struct xstat xs;
 		const struct smeta *sm;
@@ -764,6 +770,8 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 			group = (int64_t)xs.u;
 		}
 	}
+	if (seen && !hit)
+		tfd_xs_stats_seen_keep(seen, mi, stats, end, e, has_group, group);
 	/* the first iterator call inside a GetNext op: what it read */
 	if (__builtin_expect(sc->gn.open, 0) && e && e->kind == TFD_EV_ITERATOR)
 		tfd_host_get_next_iterator(h, &sc->gn, h->threads[th].id, e);

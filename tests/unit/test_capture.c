@@ -1883,6 +1883,111 @@ static void blocks_without_metadata(struct t *t)
 	free(out);
 }
 
+/* An iterator's events repeat their stats byte for byte, and the reader
+ * takes what it made of them the last time (struct stats_seen): events of
+ * two names with the same stats, the same stats again, stats differing
+ * in one byte (a group_id, a parameter, a parent_id) or in length, give
+ * the capture the general parser gives, group_id steps and all. */
+static void repeated_stats_read_as_parsed(struct t *t)
+{
+	enum { N = 60 };
+	Tfdpb__XSpace xs = TFDPB__XSPACE__INIT;
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT, *pls[1] = {&pl};
+	Tfdpb__XLine ln = TFDPB__XLINE__INIT, *lns[1] = {&ln};
+	Tfdpb__XEvent ev[N], *evs[N];
+	Tfdpb__XStat st[N][4], *sts[N][4];
+	Tfdpb__XEventMetadata em[65];
+	Tfdpb__XStatMetadata sm[4];
+	Tfdpb__XPlane__EventMetadataEntry eme[65], *emes[65];
+	char dummy[65][16];
+	Tfdpb__XPlane__StatMetadataEntry sme[4], *smes[4];
+	static const char *const snames[4] = {"id", "parent_id", "group_id", "parallelism"};
+	struct tfd_load_opts plain = {0}, two = {0};
+	struct tfd_capture *a = NULL, *b = NULL;
+	struct tfd_err ea = {0}, eb = {0};
+	uint8_t *out;
+	size_t len;
+
+	/* the two iterators' names 64 apart: one slot for both */
+	for (int i = 0; i < 65; i++) {
+		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
+		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
+
+		snprintf(dummy[i], sizeof(dummy[i]), "Op%d", i);
+		m.id = i + 1;
+		m.name = i == 0 ? "Iterator::Model::Map" : i == 64 ? "Iterator::Model" : dummy[i];
+		em[i] = m;
+		e.key = i + 1;
+		e.value = &em[i];
+		eme[i] = e;
+		emes[i] = &eme[i];
+	}
+	for (int i = 0; i < 4; i++) {
+		Tfdpb__XStatMetadata m = TFDPB__XSTAT_METADATA__INIT;
+		Tfdpb__XPlane__StatMetadataEntry e = TFDPB__XPLANE__STAT_METADATA_ENTRY__INIT;
+
+		m.id = i + 1;
+		m.name = (char *)snames[i];
+		sm[i] = m;
+		e.key = i + 1;
+		e.value = &sm[i];
+		sme[i] = e;
+		smes[i] = &sme[i];
+	}
+	for (int i = 0; i < N; i++) {
+		Tfdpb__XEvent e = TFDPB__XEVENT__INIT;
+		/* id, parent_id, group_id, parallelism: each event's values */
+		int64_t v[4] = {i % 7 == 6 ? 11 : 10, i % 5 == 3 ? 21 : 20, i / 10 + 1, i % 3 + 1};
+		size_t n = i % 4 == 2 ? 4 : 3;
+
+		e.metadata_id = i % 9 == 8 ? 65 : 1;
+		e.data_case = TFDPB__XEVENT__DATA_OFFSET_PS;
+		e.offset_ps = (int64_t)i * 2000000;
+		e.duration_ps = 1000000 + (i % 2) * 500000;
+		for (size_t k = 0; k < n; k++) {
+			Tfdpb__XStat x = TFDPB__XSTAT__INIT;
+
+			x.metadata_id = k + 1;
+			x.value_case = TFDPB__XSTAT__VALUE_INT64_VALUE;
+			x.int64_value = v[k];
+			st[i][k] = x;
+			sts[i][k] = &st[i][k];
+		}
+		e.n_stats = n;
+		e.stats = sts[i];
+		ev[i] = e;
+		evs[i] = &ev[i];
+	}
+	ln.id = 1;
+	ln.name = "tf_data_iterator_get_next";
+	ln.n_events = N;
+	ln.events = evs;
+	pl.id = 1;
+	pl.name = "/host:CPU";
+	pl.n_lines = 1;
+	pl.lines = lns;
+	pl.n_event_metadata = 65;
+	pl.event_metadata = emes;
+	pl.n_stat_metadata = 4;
+	pl.stat_metadata = smes;
+	xs.n_planes = 1;
+	xs.planes = pls;
+	len = tfdpb__xspace__get_packed_size(&xs);
+	out = xmalloc(len);
+	tfdpb__xspace__pack(&xs, out);
+	two.xspace_two_walks = true;
+	T_OK(tfd_capture_load_mem(out, len, "r.xplane.pb", &plain, &a, &ea), &ea);
+	T_OK(tfd_capture_load_mem(out, len, "r.xplane.pb", &two, &b, &eb), &eb);
+	if (a && b) {
+		T_EQ_U64(a->hosts[0].niterators, N);
+		T_TRUE(a->hosts[0].nsteps >= 5);
+		same_capture(t, "repeated stats", a, b);
+	}
+	tfd_capture_free(a);
+	tfd_capture_free(b);
+	free(out);
+}
+
 static void blocks_match_lines(struct t *t)
 {
 	static const char *const specs[] = {
@@ -3410,6 +3515,7 @@ const struct t_case capture_cases[] = {
     T(by_file_matches_one_load),
     T(lean_matches_plain),
     T(exec_walk_matches_two_walks),
+    T(repeated_stats_read_as_parsed),
     T(blocks_match_lines),
     T(blocks_without_metadata),
     T(prepass_errors_in_line_order),
