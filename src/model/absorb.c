@@ -89,14 +89,15 @@ struct precoded {
 static void precode(struct tfd_capture *cap, const struct tfd_host *ph, const uint32_t *map,
 		    const struct tfd_thread *src, struct precoded *pc)
 {
-	const uint8_t *p = src->evbuf, *end = p + src->evlen, *released = src->evbuf;
+	const uint8_t *p = src->evbuf, *end, *released = src->evbuf;
 	const struct tfd_form *forms = impl(cap)->tab->form;
 	int64_t start = 0, prev_dur = 0;
 	uint8_t *q;
 
 	memset(pc, 0, sizeof(*pc));
 	if (!src->evlen)
-		return;
+		return; /* (and no array: no pointer past it) */
+	end = p + src->evlen;
 	/* about as long with cap's indexes */
 	pc->cap = src->evlen + src->evlen / 8 + EV_MAXLEN;
 	pc->buf = xmalloc(pc->cap);
@@ -159,13 +160,16 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 		     struct th_build *tb, pthread_mutex_t *lock)
 {
 	struct capture_impl *ci = impl(cap);
-	struct tfd_ev_cursor c = {pc->buf, pc->buf + pc->len, 0, ci->tab->form};
+	struct tfd_ev_cursor c;
 	struct tfd_event e = {0};
-	const uint8_t *at = c.p, *rest, *released = pc->buf, *pend = pc->buf + pc->len;
+	const uint8_t *at, *rest, *released = pc->buf, *pend;
 	size_t folded = 0, off;
 
 	if (!pc->nev)
-		return 0;
+		return 0; /* (and no array: no pointer past it) */
+	c = (struct tfd_ev_cursor){pc->buf, pc->buf + pc->len, 0, ci->tab->form};
+	at = c.p;
+	pend = c.end;
 	tfd_ev_next(&c, &e);
 	if (tb->has_fold) {
 		bool fold;
