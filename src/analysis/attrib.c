@@ -62,8 +62,8 @@ struct kids {
 	int64_t until; /* scanned: the node's end */
 };
 
-/* The end of call k's run: the first call after it on another thread. */
-static size_t run_end(const struct tfd_tree *t, size_t k)
+/* The run call k is in: the first whose end is past k. */
+static size_t run_at(const struct tfd_tree *t, size_t k)
 {
 	size_t lo = 0, hi = t->nruns;
 
@@ -75,7 +75,13 @@ static size_t run_end(const struct tfd_tree *t, size_t k)
 		else
 			hi = mid;
 	}
-	return t->run_ends[lo];
+	return lo;
+}
+
+/* The end of call k's run: the first call after it on another thread. */
+static size_t run_end(const struct tfd_tree *t, size_t k)
+{
+	return t->run_ends[run_at(t, k)];
 }
 
 /* Whether node has children outside its window (far pairs; scanned form). */
@@ -495,18 +501,9 @@ static bool scan_range(void *ctx, size_t worker, size_t i)
 	struct tfd_tree *t = j->t;
 	const struct call *calls = t->calls;
 	size_t lo = scan_range_at(j, i), hi = i + 1 == j->nranges ? t->n : scan_range_at(j, i + 1);
-	size_t r = 0, rhi = t->nruns, looked = 0;
+	size_t r = run_at(t, lo), looked = 0;
 
 	(void)worker;
-	/* the run p is in: the first whose end is past lo */
-	while (r < rhi) {
-		size_t mid = r + (rhi - r) / 2;
-
-		if (t->run_ends[mid] <= lo)
-			r = mid + 1;
-		else
-			rhi = mid;
-	}
 	for (size_t p = lo; p < hi; p++) {
 		int64_t until = tfd_times_end(&t->tm, p);
 

@@ -1831,6 +1831,26 @@ static void scan_matches_full_pass(struct t *t)
 	}
 }
 
+/* An XSpace of one host plane pl (id 1, "/host:CPU") holding the n lines
+ * lns, packed; its length in *len. The caller frees it. */
+static uint8_t *pack_host_plane(Tfdpb__XPlane *pl, Tfdpb__XLine **lns, size_t n, size_t *len)
+{
+	Tfdpb__XSpace xs = TFDPB__XSPACE__INIT;
+	Tfdpb__XPlane *pls[1] = {pl};
+	uint8_t *out;
+
+	pl->id = 1;
+	pl->name = "/host:CPU";
+	pl->n_lines = n;
+	pl->lines = lns;
+	xs.n_planes = 1;
+	xs.planes = pls;
+	*len = tfdpb__xspace__get_packed_size(&xs);
+	out = xmalloc(*len);
+	tfdpb__xspace__pack(&xs, out);
+	return out;
+}
+
 /* A host plane with no event metadata at all (every event's name
  * unknown), read in blocks on three threads: each block copies the plane's
  * metadata, here none (a copy from no array at all, which UBSan reports
@@ -1838,8 +1858,7 @@ static void scan_matches_full_pass(struct t *t)
 static void blocks_without_metadata(struct t *t)
 {
 	char path[] = "/tmp/tfd-unit-nometa-XXXXXX";
-	Tfdpb__XSpace xs = TFDPB__XSPACE__INIT;
-	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT, *pls[1] = {&pl};
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT;
 	Tfdpb__XLine ln[4], *lns[4];
 	Tfdpb__XEvent ev[4][64], *evs[4][64];
 	uint8_t *out;
@@ -1866,15 +1885,7 @@ static void blocks_without_metadata(struct t *t)
 		ln[l] = x;
 		lns[l] = &ln[l];
 	}
-	pl.id = 1;
-	pl.name = "/host:CPU";
-	pl.n_lines = 4;
-	pl.lines = lns;
-	xs.n_planes = 1;
-	xs.planes = pls;
-	len = tfdpb__xspace__get_packed_size(&xs);
-	out = xmalloc(len);
-	tfdpb__xspace__pack(&xs, out);
+	out = pack_host_plane(&pl, lns, 4, &len);
 	T_TRUE((fd = mkstemp(path)) >= 0);
 	T_TRUE(write(fd, out, len) == (ssize_t)len);
 	close(fd);
@@ -1891,8 +1902,7 @@ static void blocks_without_metadata(struct t *t)
 static void repeated_stats_read_as_parsed(struct t *t)
 {
 	enum { N = 60 };
-	Tfdpb__XSpace xs = TFDPB__XSPACE__INIT;
-	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT, *pls[1] = {&pl};
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT;
 	Tfdpb__XLine ln = TFDPB__XLINE__INIT, *lns[1] = {&ln};
 	Tfdpb__XEvent ev[N], *evs[N];
 	Tfdpb__XStat st[N][4], *sts[N][4];
@@ -1962,19 +1972,11 @@ static void repeated_stats_read_as_parsed(struct t *t)
 	ln.name = "tf_data_iterator_get_next";
 	ln.n_events = N;
 	ln.events = evs;
-	pl.id = 1;
-	pl.name = "/host:CPU";
-	pl.n_lines = 1;
-	pl.lines = lns;
 	pl.n_event_metadata = 65;
 	pl.event_metadata = emes;
 	pl.n_stat_metadata = 4;
 	pl.stat_metadata = smes;
-	xs.n_planes = 1;
-	xs.planes = pls;
-	len = tfdpb__xspace__get_packed_size(&xs);
-	out = xmalloc(len);
-	tfdpb__xspace__pack(&xs, out);
+	out = pack_host_plane(&pl, lns, 1, &len);
 	two.xspace_two_walks = true;
 	T_OK(tfd_capture_load_mem(out, len, "r.xplane.pb", &plain, &a, &ea), &ea);
 	T_OK(tfd_capture_load_mem(out, len, "r.xplane.pb", &two, &b, &eb), &eb);
