@@ -30,8 +30,9 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
  * freed by the caller. */
 void tfd_host_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_capture *part);
 
-/* The same for several parts, each thread of h's repacked on one of up to
- * nthreads threads side by side: tfd_absorb_new() for n parts,
+/* The same for several parts on up to nthreads threads side by side
+ * (every part's threads given cap's indexes, then each thread of h's
+ * appended to in part order): tfd_absorb_new() for n parts,
  * tfd_absorb_add() each in order (its threads made h's then, as
  * tfd_host_absorb() makes them), tfd_absorb_run() moves them all and
  * frees the handle; the parts are the caller's to free after. h gets what

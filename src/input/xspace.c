@@ -271,7 +271,7 @@ static void part_names(struct scan *sc, const struct piece *pc, const struct pie
 }
 
 /* Every block read, and the host's events in all of them within its
- * limit: moved into the host with its threads repacked side by side
+ * limit: moved into the host on the cores (tfd_absorb_run())
  * (false: one by one, below, which reports a failed block or the limit
  * where it falls). */
 static bool absorb_side_by_side(struct scan *sc, const struct piece *pc, const struct piece_out *po,
