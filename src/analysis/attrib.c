@@ -577,11 +577,7 @@ static bool scan_windows(struct scan_job *j, size_t cores)
 	size_t nr = j->nranges;
 
 	j->spill = xcalloc(nr, sizeof(*j->spill));
-	j->nfar = xcalloc(nr, sizeof(*j->nfar));
-	if (nr > 1)
-		tfd_pool_run(nr, cores, NULL, false, scan_range, j);
-	else
-		scan_range(j, 0, 0);
+	tfd_pool_run(nr, cores, NULL, false, scan_range, j);
 	for (size_t i = 0; i < nr; i++) {
 		for (size_t k = 0; k < j->spill[i].n; k++) {
 			size_t q = (size_t)j->spill[i].v[k];
@@ -619,22 +615,16 @@ void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *t
 		}
 	}
 	if (!j.found) {
-		free(j.nfar);
 		free(t->run_ends);
 		tfd_tree_build_from(t, n, tm, n ? &calls[0].parent : NULL, sizeof(struct call));
 		return;
 	}
-	if (j.nranges > 1)
-		tfd_pool_run(j.nranges, cores, NULL, false, far_count, &j);
-	else
-		far_count(&j, 0, 0);
+	j.nfar = xcalloc(j.nranges, sizeof(*j.nfar));
+	tfd_pool_run(j.nranges, cores, NULL, false, far_count, &j);
 	for (size_t i = 0; i < j.nranges; i++)
 		t->nfar += j.nfar[i];
 	t->far = xmalloc((2 * t->nfar + 1) * sizeof(int));
-	if (j.nranges > 1)
-		tfd_pool_run(j.nranges, cores, NULL, false, far_list, &j);
-	else
-		far_list(&j, 0, 0);
+	tfd_pool_run(j.nranges, cores, NULL, false, far_list, &j);
 	free(j.nfar);
 	if (t->nfar > 1)
 		sort_far(t->far, t->nfar, n);

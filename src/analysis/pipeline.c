@@ -180,29 +180,21 @@ static bool roots_run(void *ctx, size_t worker, size_t i)
 	return true;
 }
 
-static void in_runs(struct call_runs *cr, tfd_pool_fn fn)
-{
-	if (cr->nruns > 1)
-		tfd_pool_run(cr->nruns, tfd_cpu_count(), NULL, false, fn, cr);
-	else
-		fn(cr, 0, 0);
-}
-
 /* Stages, the pipeline's calls and their call tree (its links are its
  * stages', summed by aggregate()). */
 static void collect(struct pbuild *b, const struct bucket *bk)
 {
 	struct host_ctx *c = b->c;
-	size_t n = 0;
+	size_t n = 0, cores = tfd_cpu_count();
 	struct call_runs cr = {c, bk, b->root_iter, 1, NULL, NULL};
 
 	tfd_stage_for(c, &b->sb, b->root_iter, 0);
 	for (size_t i = 0; i < bk->niters; i++)
 		tfd_stage_for(c, &b->sb, bk->iters[i], 0);
-	if (bk->ncalls >= AGG_SPLIT_MIN && tfd_cpu_count() > 1)
+	if (bk->ncalls >= AGG_SPLIT_MIN && cores > 1)
 		cr.nruns = AGG_RUNS;
 	cr.n = xcalloc(cr.nruns, sizeof(*cr.n));
-	in_runs(&cr, count_run);
+	tfd_pool_run(cr.nruns, cores, NULL, false, count_run, &cr);
 	for (size_t i = 0; i < cr.nruns; i++)
 		n += cr.n[i];
 	free(cr.n);
@@ -226,7 +218,7 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 		 * tree made from the host's calls, no array per call */
 		b->tm = call_times(c);
 		cr.roots = xcalloc(cr.nruns, sizeof(*cr.roots));
-		in_runs(&cr, roots_run);
+		tfd_pool_run(cr.nruns, cores, NULL, false, roots_run, &cr);
 		for (size_t i = 0; i < cr.nruns; i++) {
 			vec_reserve_exact(&b->roots, b->roots.n + cr.roots[i].n);
 			for (size_t r = 0; r < cr.roots[i].n; r++)
@@ -689,10 +681,7 @@ static void aggregate(struct pbuild *b)
 		j.parts[i].ss = xcalloc(ns + 1, sizeof(*j.parts[i].ss));
 		j.parts[i].slow_blk = xcalloc(ns + 1, sizeof(int64_t));
 	}
-	if (j.nruns > 1)
-		tfd_pool_run(j.nruns, cores, NULL, false, agg_item, &j);
-	else
-		agg_item(&j, 0, 0);
+	tfd_pool_run(j.nruns, cores, NULL, false, agg_item, &j);
 	b->win = xcalloc(ns + 1, sizeof(*b->win));
 	for (size_t i = 0; i < j.nruns; i++) {
 		struct agg_part *pt = &j.parts[i];

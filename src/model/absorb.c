@@ -35,37 +35,16 @@ static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done
 	return (const struct tfd_sig *)(uintptr_t)v;
 }
 
-/* The moves of one absorb: every signature moved (done), and the last move
- * of each, direct-mapped (a thread's events cycle through a few). */
-struct sig_moves {
-	struct imap done;
-	struct {
-		const struct tfd_sig *from, *to;
-	} last[64];
-};
-
-static const struct tfd_sig *moved_sig(struct tfd_capture *cap, struct sig_moves *mv,
-				       const struct tfd_sig *s)
-{
-	size_t m = ((uintptr_t)s >> 5) % (sizeof(mv->last) / sizeof(mv->last[0]));
-
-	if (mv->last[m].from != s) {
-		mv->last[m].from = s;
-		mv->last[m].to = sig_move(cap, &mv->done, s);
-	}
-	return mv->last[m].to;
-}
-
 /* Form f of a part as cap's: the same but for its signature, moved, and
  * an id that cap gives no form (VAL_NONE) to be stored as it is. */
-static uint32_t moved_form(struct tfd_capture *cap, struct sig_moves *mv, const struct tfd_form *f)
+static uint32_t moved_form(struct tfd_capture *cap, struct imap *done, const struct tfd_form *f)
 {
 	struct capture_impl *ci = impl(cap);
 	uint32_t vi = 0;
 	enum tfd_val_how how = f->how == TFD_VAL_FORM ? tfd_cm_value_how(ci, f->val, true, &vi)
 						      : (enum tfd_val_how)f->how;
 
-	return tfd_cm_form_index(ci, moved_sig(cap, mv, f->sig), f->kind, f->flags, how, vi,
+	return tfd_cm_form_index(ci, sig_move(cap, done, f->sig), f->kind, f->flags, how, vi,
 				 f->val);
 }
 
@@ -292,7 +271,6 @@ struct absorb_move {
 
 struct absorb_part {
 	struct tfd_host *ph;
-	struct sig_moves mv;
 	uint32_t *map; /* every form of the part's as cap's */
 	size_t folded; /* its events folded at the seams (atomic) */
 };
@@ -328,6 +306,7 @@ void tfd_absorb_add(struct tfd_absorb *ab, struct tfd_capture *part)
 	struct tfd_capture *cap = ab->cap;
 	struct tfd_host *h = ab->h, *ph = &part->hosts[0];
 	struct absorb_part *ap;
+	struct imap done = {0}; /* the part's signatures moved: part's -> cap's */
 
 	if (ab->nparts == ab->cap_parts) {
 		ab->cap_parts *= 2;
@@ -341,7 +320,8 @@ void tfd_absorb_add(struct tfd_absorb *ab, struct tfd_capture *part)
 	 * only read cap's tables */
 	ap->map = xmalloc((ph->tab->nform + 1) * sizeof(*ap->map));
 	for (size_t f = 0; f < ph->tab->nform; f++)
-		ap->map[f] = moved_form(cap, &ap->mv, &ph->tab->form[f]);
+		ap->map[f] = moved_form(cap, &done, &ph->tab->form[f]);
+	imap_free(&done);
 	for (size_t t = 0; t < ph->nthreads; t++) {
 		struct tfd_thread *src = &ph->threads[t];
 		uint32_t idx = tfd_host_thread(cap, h, src->id, src->name);
@@ -427,7 +407,6 @@ void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 	free(order);
 	for (size_t i = 0; i < ab->nparts; i++) {
 		absorb_rest(ab->cap, ab->h, ab->parts[i].ph, ab->parts[i].folded);
-		imap_free(&ab->parts[i].mv.done);
 		free(ab->parts[i].map);
 	}
 	pthread_mutex_destroy(&ab->lock);
