@@ -106,7 +106,11 @@ struct tfd_opscope {
 	bool open;
 	int nops;			   /* enclosing ops of the next one */
 	int64_t op_end[TFD_OPSCOPE_DEPTH]; /* ... their ends */
-	size_t op_rec[TFD_OPSCOPE_DEPTH];  /* ... and records */
+	size_t op_rec[TFD_OPSCOPE_DEPTH];  /* ... and records, */
+	/* ... in the fn_ops of these hosts (a line read in parts on several
+	 * threads: a scope left open by one part holds ops of the next,
+	 * which another capture read) */
+	struct tfd_host *op_host[TFD_OPSCOPE_DEPTH];
 };
 
 /* Close the tracker's scope (a new line or thread begins). */

@@ -299,6 +299,33 @@ static bool absorb_side_by_side(struct scan *sc, const struct piece *pc, const s
 	return true;
 }
 
+/* Every block read: each part of a line gets what the parts before it left
+ * open (tfd_xs_seams()); false: read the plane again on one thread. */
+static bool seams(const struct piece *pc, struct piece_out *po, size_t npc, const struct block *b,
+		  size_t n)
+{
+	size_t *block_of = xmalloc((npc + 1) * sizeof(*block_of));
+	struct tfd_capture **caps = xmalloc((n + 1) * sizeof(*caps));
+	bool failed = false, ok;
+
+	for (size_t i = 0; i < n; i++) {
+		caps[i] = b[i].cap;
+		failed |= b[i].st || !b[i].cap;
+		for (size_t k = b[i].first; k < b[i].last; k++)
+			block_of[k] = i;
+	}
+	if (failed) { /* the error is reported: nothing to settle */
+		for (size_t i = 0; i < npc; i++)
+			vec_free(&po[i].lead);
+		ok = true;
+	} else {
+		ok = tfd_xs_seams(pc, po, npc, block_of, caps);
+	}
+	free(block_of);
+	free(caps);
+	return ok;
+}
+
 /* Read the blocks on up to `jobs` threads and move them into the host in
  * order. *redo: a guessed cut was wrong (the host is untouched; read the
  * plane on one thread). */
@@ -338,6 +365,8 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	*redo = false;
 	for (size_t i = 0; i < npc; i++)
 		*redo |= bp.po[i].misaligned;
+	if (!seams(pc, bp.po, npc, b, n))
+		*redo = true;
 	/* before the blocks move into the host (a plane read again needs
 	 * the keys) */
 	if (!*redo && sc->sums) {

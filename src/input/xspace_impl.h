@@ -168,6 +168,11 @@ struct scan {
 	/* the line's last GetNext op's run whose iterator is not known yet
 	 * (reset at each line or part of one) */
 	struct tfd_get_next_open gn;
+	/* a part of a line after its first: where it notes its ops while no
+	 * scope of its own is open (lead), its first iterator call while no
+	 * GetNext op of its own is (gn_lead); NULL once it has one. Until
+	 * then ops.open and gn.open are set: the hot path tests those alone */
+	struct piece_out *lead, *gn_lead;
 };
 
 /* A line, or a part of one, that scan_line() reads. */
@@ -179,6 +184,19 @@ struct piece {
 	struct span name;
 };
 
+/* An op read in a part of a line before the part opened a function scope
+ * of its own: a scope the parts before left open holds it. */
+struct lead_op {
+	const char *name;
+	struct tfd_op_kind kind;
+	int64_t start, end;
+};
+
+/* The ops a part keeps for the scope before it: a function's ops run
+ * back to back, so a scope holds few past a cut (more: the plane is read
+ * again on one thread, when the scope before is still open there). */
+#define LEAD_MAX 1024
+
 /* What reading a part of a line found out (one per piece). */
 struct piece_out {
 	/* its last field ran past the next part's start, or it holds a
@@ -186,6 +204,22 @@ struct piece_out {
 	 * events after it: only a reading of the whole line gets that right) */
 	bool misaligned;
 	struct span display_name;
+	/* a part after its line's first starts with the line's state unknown
+	 * (what the parts before left open: a function scope, a GetNext op's
+	 * run), settled by tfd_xs_seams() once every block is read: */
+	VEC(struct lead_op) lead; /* the ops before a scope of its own */
+	int64_t lead_past;	  /* the start of the first op past LEAD_MAX, or INT64_MAX */
+	/* its first iterator call, before any GetNext op of its own */
+	bool iter_first, iter_has_id;
+	int64_t iter_start;
+	uint64_t iter_id;
+	size_t rec_first; /* its capture's function-op records before it */
+	/* its state at its end, where it set one: ops_set, it opened a
+	 * scope (or is its line's first); gn_set, a GetNext op or an
+	 * iterator call settled the line's GetNext */
+	bool ops_set, gn_set;
+	struct tfd_opscope ops;
+	struct tfd_get_next_open gn;
 };
 
 /* The plane's fields into sc: its lines (whole), the event and stat
@@ -195,6 +229,28 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
  * part found out), into sc's host. */
 enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct piece *part,
 				 struct piece_out *po, struct tfd_err *err);
+/* A line, or a part of one (po, NULL for a whole line), begins: no scope
+ * or GetNext open; in a part after its line's first (after_first) the
+ * parts before may have left them open, settled by tfd_xs_seams(). */
+void tfd_xs_part_begin(struct scan *sc, const struct tfd_host *h, bool after_first,
+		       struct piece_out *po);
+/* A part's state at its end into po (where it set one). */
+void tfd_xs_part_end(struct scan *sc, struct piece_out *po);
+/* An op of a part before it opened a scope (sc->lead), kept for
+ * tfd_xs_seams(). */
+void tfd_xs_lead_op(struct scan *sc, const char *name, const struct tfd_op_kind *kind,
+		    int64_t start, int64_t end);
+/* A part's first iterator call e while no GetNext op of its own ran
+ * (sc->gn_lead), kept for tfd_xs_seams(). */
+void tfd_xs_lead_iterator(struct scan *sc, const struct tfd_event *e);
+/* The parts of lines read in blocks (npc pieces, po their outs; block_of
+ * each piece's block, caps the blocks' captures, each of one host):
+ * each part's start gets the state the parts before it left open, in the
+ * captures of the blocks that read them. false: a part kept too few ops
+ * for a scope still open (read the plane again on one thread). The
+ * parts' ops are freed either way. */
+bool tfd_xs_seams(const struct piece *pc, struct piece_out *po, size_t npc, const size_t *block_of,
+		  struct tfd_capture *const *caps);
 /* The slot remembering the stats [stats, end) of iterator event e (of
  * metadata index mi; struct stats_seen), NULL when they are not
  * remembered (too long; the general parser asked for); *hit: they are the

@@ -528,6 +528,7 @@ static void open_scope(struct scan *sc, const struct tfd_host *h, uint32_t th,
 	    (!id || !sc->has_functions || !fn_steps_has(&sc->fn_steps, e->id)))
 		return;
 	tfd_opscope_open(&sc->ops, id ? e->id : (uint64_t)h->threads[th].id, !id, start_ns, end_ns);
+	sc->lead = NULL; /* (a part's) the ops after are its scope's */
 }
 
 /* Whether an event with a step marker's name is one: a `_r` (root) or
@@ -596,6 +597,17 @@ static const struct tfd_op_kind *op_kind(struct scan *sc, size_t mi)
 		tfd_op_kind_of(sc->metas.v[mi].name, &q->kind);
 	}
 	return &q->kind;
+}
+
+/* An op event inside the open scope, or (a part's, before it opened its own
+ * scope) kept for the scope the part before left open. */
+static void op_in_scope(struct scan *sc, struct tfd_host *h, const struct meta *m, size_t mi,
+			int64_t start_ns, int64_t end_ns)
+{
+	if (__builtin_expect(!sc->lead, 1))
+		tfd_opscope_event(sc->cap, h, &sc->ops, m->name, op_kind(sc, mi), start_ns, end_ns);
+	else
+		tfd_xs_lead_op(sc, m->name, op_kind(sc, mi), start_ns, end_ns);
 }
 
 /* parser: one XEvent's fields and stats in wire order, in one pass over hot
@@ -693,8 +705,10 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 		run_has_id = event_id(sc, stats, end, &run_id);
 		if (run_has_id && m.runs == META_FN_RUN)
 			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, end_ns, false, 0);
-		else if (run_has_id && m.runs == META_GET_NEXT)
+		else if (run_has_id && m.runs == META_GET_NEXT) {
 			tfd_host_get_next_open(h, &sc->gn, h->threads[th].id, run_id, end_ns);
+			sc->gn_lead = NULL;
+		}
 	}
 	keep = tfd_keep_kind((enum tfd_ev_kind)m.kind, sc->opts);
 	if (keep && m.kind == TFD_EV_EXEC && !(sc->opts && sc->opts->keep_other)) {
@@ -773,15 +787,19 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	if (seen && !hit)
 		tfd_xs_stats_seen_keep(seen, mi, stats, end, e, has_group, group);
 	/* the first iterator call inside a GetNext op: what it read */
-	if (__builtin_expect(sc->gn.open, 0) && e && e->kind == TFD_EV_ITERATOR)
-		tfd_host_get_next_iterator(h, &sc->gn, h->threads[th].id, e);
+	if (__builtin_expect(sc->gn.open, 0) && e && e->kind == TFD_EV_ITERATOR) {
+		if (__builtin_expect(sc->gn_lead != NULL, 0))
+			tfd_xs_lead_iterator(sc, e); /* a part's first */
+		else
+			tfd_host_get_next_iterator(h, &sc->gn, h->threads[th].id, e);
+	}
 	/* the ops inside a dataset function: a kept function event or chunk
 	 * opens the scope (with keep_other every chunk is kept: only a
 	 * dataset function's step counts), an op inside it is summed */
 	if (e && (e->kind == TFD_EV_FUNCTION || e->kind == TFD_EV_EXEC))
 		open_scope(sc, h, th, e, start_ns, end_ns);
 	else if (m.kind == TFD_EV_OTHER && sc->ops.open)
-		tfd_opscope_event(sc->cap, h, &sc->ops, m.name, op_kind(sc, mi), start_ns, end_ns);
+		op_in_scope(sc, h, &m, mi, start_ns, end_ns);
 	/* a function's id is coded when the event is packed, as the next
 	 * one comes: its slot fetched meanwhile */
 	if (e && e->kind == TFD_EV_FUNCTION && sc->sums && sc->sums->cap && (e->flags & TFD_EVF_ID))
@@ -814,8 +832,7 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 	enum tfd_status st;
 
 	memset(&lh, 0, sizeof(lh));
-	tfd_opscope_reset(&sc->ops);
-	sc->gn.open = false;
+	tfd_xs_part_begin(sc, h, part && part->p != line.p, part ? po : NULL);
 	if (part) {
 		/* a part of a line: the header came from the line's start */
 		lh.id = part->id;
@@ -928,8 +945,10 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 			goto bad;
 		}
 	}
-	if (part)
+	if (part) {
 		po->misaligned |= p != stop; /* it ran past the next part's start */
+		tfd_xs_part_end(sc, po);
+	}
 	note_flush(sc, h);
 	return TFD_OK;
 bad:

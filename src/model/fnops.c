@@ -121,12 +121,13 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 		h->py_ops[h->npy_ops++] = (struct tfd_py_op){start, end, s->key, s->by_thread};
 	}
 	if (s->nops) /* nested: not its parent's own time */
-		h->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
+		s->op_host[s->nops - 1]->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
 	r = record_for(h, s, name);
 	h->fn_ops.v[r].self_ns += dur;
 	h->fn_ops.v[r].count++;
 	if (s->nops < TFD_OPSCOPE_DEPTH) {
 		s->op_end[s->nops] = end;
+		s->op_host[s->nops] = h;
 		s->op_rec[s->nops++] = r;
 	}
 }

@@ -1318,6 +1318,96 @@ static size_t damage_byte(uint8_t *data, size_t from, size_t len, unsigned *seed
 
 /* Two loads of the same bytes hold the same hosts, threads, events (with
  * their parameters), steps and planes, in the same order. */
+/* Function op sums in a canonical order: by thread, iterator, name. */
+static int fn_sum_cmp(const void *a, const void *b)
+{
+	const struct tfd_fn_op_sum *x = a, *y = b;
+	int c;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if ((c = strcmp(x->iter ? x->iter : "", y->iter ? y->iter : "")))
+		return c;
+	return strcmp(x->name, y->name);
+}
+
+static int py_op_cmp(const void *a, const void *b)
+{
+	const struct tfd_py_op *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e < y->e ? -1 : 1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/* What the readers sum as they go, never kept as events: the ops inside
+ * dataset functions (by type, by function thread or iterator, the Python
+ * ones one by one) and the session runs that read no input. A function
+ * scope or a GetNext op open where a line is cut into parts carries into
+ * the next part. */
+static void same_sums(struct t *t, const char *what, const struct tfd_host *x,
+		      const struct tfd_host *y)
+{
+	if (x->nfn_op_types != y->nfn_op_types)
+		T_FAILF("%s: op types %zu/%zu", what, x->nfn_op_types, y->nfn_op_types);
+	for (size_t k = 0; k < x->nfn_op_types && x->nfn_op_types == y->nfn_op_types; k++)
+		if (strcmp(x->fn_op_types[k].type, y->fn_op_types[k].type) ||
+		    strcmp(x->fn_op_types[k].name, y->fn_op_types[k].name) ||
+		    x->fn_op_types[k].self_ns != y->fn_op_types[k].self_ns ||
+		    x->fn_op_types[k].count != y->fn_op_types[k].count)
+			T_FAILF("%s: op type %zu differs: %s %lld ns %llu, %s %lld ns %llu", what,
+				k, x->fn_op_types[k].name, (long long)x->fn_op_types[k].self_ns,
+				(unsigned long long)x->fn_op_types[k].count, y->fn_op_types[k].name,
+				(long long)y->fn_op_types[k].self_ns,
+				(unsigned long long)y->fn_op_types[k].count);
+	if (x->nfn_sums != y->nfn_sums) {
+		T_FAILF("%s: function op sums %zu/%zu", what, x->nfn_sums, y->nfn_sums);
+	} else if (x->nfn_sums) {
+		struct tfd_fn_op_sum *u = xmalloc(x->nfn_sums * sizeof(*u));
+		struct tfd_fn_op_sum *v = xmalloc(x->nfn_sums * sizeof(*v));
+
+		memcpy(u, x->fn_sums, x->nfn_sums * sizeof(*u));
+		memcpy(v, y->fn_sums, x->nfn_sums * sizeof(*v));
+		qsort(u, x->nfn_sums, sizeof(*u), fn_sum_cmp);
+		qsort(v, x->nfn_sums, sizeof(*v), fn_sum_cmp);
+		for (size_t k = 0; k < x->nfn_sums; k++)
+			if (fn_sum_cmp(&u[k], &v[k]) || u[k].self_ns != v[k].self_ns ||
+			    u[k].count != v[k].count)
+				T_FAILF(
+				    "%s: function op sum %s differs: %lld ns %llu, %lld ns %llu",
+				    what, u[k].name, (long long)u[k].self_ns,
+				    (unsigned long long)u[k].count, (long long)v[k].self_ns,
+				    (unsigned long long)v[k].count);
+		free(u);
+		free(v);
+	}
+	if (x->npy_ops != y->npy_ops) {
+		T_FAILF("%s: Python ops %zu/%zu", what, x->npy_ops, y->npy_ops);
+	} else if (x->npy_ops) {
+		struct tfd_py_op *u = xmalloc(x->npy_ops * sizeof(*u));
+		struct tfd_py_op *v = xmalloc(x->npy_ops * sizeof(*v));
+
+		memcpy(u, x->py_ops, x->npy_ops * sizeof(*u));
+		memcpy(v, y->py_ops, x->npy_ops * sizeof(*v));
+		qsort(u, x->npy_ops, sizeof(*u), py_op_cmp);
+		qsort(v, x->npy_ops, sizeof(*v), py_op_cmp);
+		for (size_t k = 0; k < x->npy_ops; k++)
+			if (py_op_cmp(&u[k], &v[k]))
+				T_FAILF("%s: Python op %zu differs", what, k);
+		free(u);
+		free(v);
+	}
+	if (x->eval_runs != y->eval_runs)
+		T_FAILF("%s: evaluation runs %zu/%zu", what, x->eval_runs, y->eval_runs);
+	if (x->nidle_runs != y->nidle_runs ||
+	    (x->nidle_runs &&
+	     memcmp(x->idle_runs, y->idle_runs, x->nidle_runs * sizeof(*x->idle_runs))))
+		T_FAILF("%s: idle session runs differ (%zu/%zu)", what, x->nidle_runs,
+			y->nidle_runs);
+}
+
 static void same_capture(struct t *t, const char *what, const struct tfd_capture *a,
 			 const struct tfd_capture *b)
 {
@@ -1338,6 +1428,7 @@ static void same_capture(struct t *t, const char *what, const struct tfd_capture
 		for (size_t k = 0; k < x->nsteps; k++)
 			if (memcmp(&x->steps[k], &y->steps[k], sizeof(x->steps[k])))
 				T_FAILF("%s: step %zu differs", what, k);
+		same_sums(t, what, x, y);
 		/* the executor chunks summed as read: the same ids, sums, threads
 		 * (coded: the same codes, the events holding them compared below) */
 		if (!x->exec_sums != !y->exec_sums)
@@ -1894,6 +1985,247 @@ static void blocks_without_metadata(struct t *t)
 	free(out);
 }
 
+/* An event of a line built by seam_line(). */
+static void seam_event(Tfdpb__XLine *ln, Tfdpb__XEvent *ev, Tfdpb__XStat *st, uint64_t meta,
+		       int64_t start_ns, int64_t dur_ns, int64_t id)
+{
+	Tfdpb__XEvent e = TFDPB__XEVENT__INIT;
+	Tfdpb__XStat x = TFDPB__XSTAT__INIT;
+
+	e.metadata_id = meta;
+	e.data_case = TFDPB__XEVENT__DATA_OFFSET_PS;
+	e.offset_ps = start_ns * 1000;
+	e.duration_ps = dur_ns * 1000;
+	if (id >= 0) {
+		x.metadata_id = 1; /* "id" */
+		x.value_case = TFDPB__XSTAT__VALUE_INT64_VALUE;
+		x.int64_value = id;
+		*st = x;
+		e.n_stats = 1;
+	}
+	ev[ln->n_events] = e;
+	ln->n_events++;
+}
+
+/* The event names of seams_carry_line_state(), by metadata id - 1. */
+static const char *const seam_names[] = {"SessionRun",
+					 "IteratorGetNextOp::DoCompute",
+					 "Filler",
+					 "Iterator::Model",
+					 "InstantiatedCapturedFunction::Run",
+					 "map/mul:Mul",
+					 "map/add:AddV2",
+					 "map/py:EagerPyFunc"};
+#define SEAM_TYPES 32 /* then "aJ:TypeJ" and "bJ:TypeJ", J < SEAM_TYPES */
+
+/* A line read in parts starts without what the parts before it left open,
+ * which reading it whole carries: a GetNext op's run waiting for its
+ * iterator call (a TF1 session's runs, every third an evaluation's, read
+ * by another iterator: dropped as such only when its GetNext is known to
+ * read it), and a dataset function's scope, its ops (nested, Python
+ * ones) counted in it. Nearly every cut lands in one: 18-30 other
+ * events between each GetNext and its iterator call, 20 ops in each scope. A
+ * scope's last op and the next one's first are of a type of their own
+ * (two names): the host's first name of a type is the first op's in line
+ * order, so the ops a part hands back go before its own. */
+static void seams_carry_line_state(struct t *t)
+{
+	enum { RUNS = 60, FILL = 30, SCOPES = 2 * SEAM_TYPES, PAIRS = 8 };
+	enum { NMETA = 8 + 4 * SEAM_TYPES };
+	enum { N0 = RUNS * (3 + FILL), N1 = SCOPES * (2 + 2 * PAIRS + 2) };
+	char path[] = "/tmp/tfd-unit-seams-XXXXXX";
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT;
+	Tfdpb__XLine ln[2] = {TFDPB__XLINE__INIT, TFDPB__XLINE__INIT}, *lns[2] = {&ln[0], &ln[1]};
+	Tfdpb__XEvent *ev0 = xcalloc(N0, sizeof(*ev0)), *ev1 = xcalloc(N1, sizeof(*ev1));
+	Tfdpb__XEvent **evs0 = xcalloc(N0, sizeof(*evs0)), **evs1 = xcalloc(N1, sizeof(*evs1));
+	Tfdpb__XStat *st = xcalloc(N0, sizeof(*st));
+	Tfdpb__XStat **sts = xcalloc(N0, sizeof(*sts));
+	Tfdpb__XEventMetadata em[NMETA];
+	Tfdpb__XPlane__EventMetadataEntry eme[NMETA], *emes[NMETA];
+	Tfdpb__XStatMetadata sm = TFDPB__XSTAT_METADATA__INIT;
+	Tfdpb__XPlane__StatMetadataEntry sme = TFDPB__XPLANE__STAT_METADATA_ENTRY__INIT,
+					 *smes[1] = {&sme};
+	char tnames[4 * SEAM_TYPES][24];
+	uint8_t *out;
+	size_t len;
+	int64_t at = 1000;
+	int fd;
+
+	for (int i = 0; i < NMETA; i++) {
+		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
+		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
+
+		if (i >= 8)
+			snprintf(tnames[i - 8], sizeof(tnames[i - 8]), "%c%d:Type%d",
+				 (i - 8) % 2 ? 'b' : 'a', (i - 8) / 2, (i - 8) / 2);
+		m.id = i + 1;
+		m.name = i < 8 ? (char *)seam_names[i] : tnames[i - 8];
+		em[i] = m;
+		e.key = i + 1;
+		e.value = &em[i];
+		eme[i] = e;
+		emes[i] = &eme[i];
+	}
+	sm.id = 1;
+	sm.name = "id";
+	sme.key = 1;
+	sme.value = &sm;
+	ln[0].id = 1;
+	ln[0].name = "python3";
+	ln[0].events = evs0;
+	for (int r = 0; r < RUNS; r++) {
+		int64_t t0 = at;
+
+		seam_event(&ln[0], ev0, &st[ln[0].n_events], 1, t0, 1000, 5000 + r);
+		seam_event(&ln[0], ev0, &st[ln[0].n_events], 2, t0 + 1, 900, 5000 + r);
+		/* (as many as the cuts fall anywhere in a run) */
+		for (int f = 0; f < FILL - (r * 7) % 13; f++)
+			seam_event(&ln[0], ev0, &st[ln[0].n_events], 3, t0 + 2 + 10 * f, 5, -1);
+		/* the evaluation's iterator every third run, between the
+		 * training's first and last */
+		seam_event(&ln[0], ev0, &st[ln[0].n_events], 4, t0 + 2 + 10 * FILL, 100,
+			   r % 3 == 1 ? 222 : 111);
+		at += 2000;
+	}
+	for (size_t k = 0; k < ln[0].n_events; k++) {
+		evs0[k] = &ev0[k];
+		if (ev0[k].n_stats) {
+			sts[k] = &st[k];
+			ev0[k].stats = &sts[k];
+		}
+	}
+	ln[1].id = 2;
+	ln[1].name = "tf_data_private_threadpool";
+	ln[1].events = evs1;
+	for (int s = 0; s < SCOPES; s++) {
+		int64_t t0 = at;
+		/* the pair's type: the scope's last op or the next one's first */
+		uint64_t pair = 9 + (uint64_t)(s / 2) * 2 + (uint64_t)(s % 2);
+
+		seam_event(&ln[1], ev1, NULL, 5, t0, 10 * (PAIRS + 3), -1);
+		if (s % 2)
+			seam_event(&ln[1], ev1, NULL, pair, t0 + 1, 5, -1);
+		/* one op holding the others: nearly every cut falls inside it */
+		seam_event(&ln[1], ev1, NULL, 6, t0 + 5, 10 * PAIRS + 10, -1);
+		for (int k = 0; k < PAIRS; k++)
+			seam_event(&ln[1], ev1, NULL, 7, t0 + 12 + 10 * k, 3, -1);
+		seam_event(&ln[1], ev1, NULL, 8, t0 + 10 + 10 * PAIRS, 4, -1);
+		if (!(s % 2))
+			seam_event(&ln[1], ev1, NULL, pair, t0 + 16 + 10 * PAIRS, 3, -1);
+		at += 20 * (PAIRS + 3);
+	}
+	for (size_t k = 0; k < ln[1].n_events; k++)
+		evs1[k] = &ev1[k];
+	pl.n_event_metadata = NMETA;
+	pl.event_metadata = emes;
+	pl.n_stat_metadata = 1;
+	pl.stat_metadata = smes;
+	out = pack_host_plane(&pl, lns, 2, &len);
+	T_TRUE((fd = mkstemp(path)) >= 0);
+	T_TRUE(write(fd, out, len) == (ssize_t)len);
+	close(fd);
+	check_blocks(t, path, 0);
+	{
+		struct tfd_capture *cap = NULL;
+		struct tfd_err err = {0};
+
+		/* what the plane holds, read whole */
+		T_OK(tfd_capture_load_mem(out, len, "s.xplane.pb", NULL, &cap, &err), &err);
+		if (cap) {
+			T_EQ_U64(cap->hosts[0].eval_runs, RUNS / 3);
+			T_EQ_U64(cap->hosts[0].nfn_op_types, 3 + SEAM_TYPES);
+		}
+		tfd_capture_free(cap);
+	}
+	unlink(path);
+	free(out);
+	free(ev0);
+	free(ev1);
+	free(evs0);
+	free(evs1);
+	free(st);
+	free(sts);
+}
+
+/* One function scope of `ops` ops, each `outer`-th (0: none) an op holding
+ * the outer - 1 after it (a Mul and a Python op in turn), read in blocks as a line is and whole:
+ * the same sums. Returns the whole reading's capture. */
+static struct tfd_capture *long_scope(struct t *t, int ops, int outer)
+{
+	enum { NMETA = 8 };
+	char path[] = "/tmp/tfd-unit-seams-long-XXXXXX";
+	Tfdpb__XPlane pl = TFDPB__XPLANE__INIT;
+	Tfdpb__XLine ln = TFDPB__XLINE__INIT, *lns[1] = {&ln};
+	Tfdpb__XEvent *ev = xcalloc((size_t)ops + 1, sizeof(*ev));
+	Tfdpb__XEvent **evs = xcalloc((size_t)ops + 1, sizeof(*evs));
+	Tfdpb__XEventMetadata em[NMETA];
+	Tfdpb__XPlane__EventMetadataEntry eme[NMETA], *emes[NMETA];
+	struct tfd_capture *cap = NULL;
+	struct tfd_err err = {0};
+	uint8_t *out;
+	size_t len;
+	int fd;
+
+	for (int i = 0; i < NMETA; i++) {
+		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
+		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
+
+		m.id = i + 1;
+		m.name = (char *)seam_names[i];
+		em[i] = m;
+		e.key = i + 1;
+		e.value = &em[i];
+		eme[i] = e;
+		emes[i] = &eme[i];
+	}
+	ln.id = 1;
+	ln.name = "tf_data_private_threadpool";
+	ln.events = evs;
+	seam_event(&ln, ev, NULL, 5, 1000, 10 * (int64_t)ops + 10, -1);
+	for (int k = 0; k < ops; k++)
+		if (outer && k % outer == 0) /* of two types in turn */
+			seam_event(&ln, ev, NULL, k / outer % 2 ? 8 : 6, 1005 + 10 * k,
+				   10 * (int64_t)outer - 5, -1);
+		else
+			seam_event(&ln, ev, NULL, outer ? 7 : 6, 1005 + 10 * k, 7, -1);
+	for (size_t k = 0; k < ln.n_events; k++)
+		evs[k] = &ev[k];
+	pl.n_event_metadata = NMETA;
+	pl.event_metadata = emes;
+	out = pack_host_plane(&pl, lns, 1, &len);
+	T_TRUE((fd = mkstemp(path)) >= 0);
+	T_TRUE(write(fd, out, len) == (ssize_t)len);
+	close(fd);
+	check_blocks(t, path, 0);
+	T_OK(tfd_capture_load_mem(out, len, "s.xplane.pb", NULL, &cap, &err), &err);
+	unlink(path);
+	free(out);
+	free(ev);
+	free(evs);
+	return cap;
+}
+
+/* A function scope holding more ops than a part keeps for the scope before
+ * it (LEAD_MAX, 1,024): the plane is read again on one thread, and every
+ * op is counted. One of fewer ops spanning many parts, its ops nested:
+ * a part ends inside an op that a part's kept ops opened, and the ops of
+ * the parts after it are nested in that one. */
+static void seams_long_scope(struct t *t)
+{
+	struct tfd_capture *cap = long_scope(t, 100000, 0);
+
+	if (cap && cap->hosts[0].nfn_op_types == 1) {
+		T_EQ_U64(cap->hosts[0].fn_op_types[0].count, 100000);
+		T_EQ_I64(cap->hosts[0].fn_op_types[0].self_ns, 700000);
+	} else {
+		T_FAILF("long scope: %zu op types", cap ? cap->hosts[0].nfn_op_types : 0);
+	}
+	tfd_capture_free(cap);
+	cap = long_scope(t, 3000, 100);
+	T_TRUE(cap && cap->hosts[0].nfn_op_types == 3);
+	tfd_capture_free(cap);
+}
+
 /* An iterator's events repeat their stats byte for byte, and the reader
  * takes what it made of them the last time (struct stats_seen): events of
  * two names with the same stats, the same stats again, stats differing
@@ -2003,7 +2335,11 @@ static void blocks_match_lines(struct t *t)
 	static const char *const real[] = {
 	    "examples/ai-notebook/ai-notebook.xplane.pb",
 	    "tests/cases/ok/tfprof-demo-gpu-multi-worker/34.83.195.179_6003.xplane.pb",
-	    "tests/cases/ok/tf221-marker-named-step/vm.xplane.pb"};
+	    "tests/cases/ok/tf221-marker-named-step/vm.xplane.pb",
+	    /* a GetNext op's run ended by the iterator call after it (TF1's
+	     * session runs), Python ops inside dataset functions */
+	    "tests/cases/ok/tf221-tf1-eval-every-10/vm.xplane.pb",
+	    "tests/cases/ok/tf221-python-share-every-call/vm.xplane.pb"};
 	char dir[] = "/tmp/tfd-unit-XXXXXX";
 
 	T_TRUE(mkdtemp(dir) != NULL);
@@ -3520,6 +3856,8 @@ const struct t_case capture_cases[] = {
     T(repeated_stats_read_as_parsed),
     T(blocks_match_lines),
     T(blocks_without_metadata),
+    T(seams_carry_line_state),
+    T(seams_long_scope),
     T(prepass_errors_in_line_order),
     T(params_follow_each_event),
     T(scan_matches_full_pass),
