@@ -340,6 +340,12 @@ real-smoke: $(BIN) $(TF_PY)
 	python3 tests/tf/report.py build/real/smoke > /dev/null
 	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
 
+# a large real capture (about 70 MB, made once into build/real/large):
+# one core and every core give the same answer (its host plane is read in
+# blocks, its lines in parts)
+real-large: $(BIN) $(B)/runstat $(TF_PY)
+	tests/tf/large.sh $(BIN) $(TF_PY) build/real/large
+
 # instructions per case (callgrind) against tests/bench/instructions.txt
 bench-instr: $(BIN)
 	./tests/bench/instr.sh $(BIN)
@@ -348,4 +354,4 @@ bench-instr: $(BIN)
 bench-peers: $(BIN) $(B)/runstat $(TF_PY)
 	./tests/bench/peers.sh $(BIN) $(TF_PY)
 
-.PHONY: tf-venv real-captures real-rejudge real-mixes real-smoke bench-peers bench-instr
+.PHONY: tf-venv real-captures real-rejudge real-mixes real-smoke real-large bench-peers bench-instr
