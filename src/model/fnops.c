@@ -256,7 +256,13 @@ struct resolve {
 	struct tfd_host *h;
 	struct imap head; /* index key -> the last record of it */
 	int *next;	  /* the record before of the same index key, -1 */
-	struct imap at;	  /* (thread, iterator, name) -> index in the sums */
+	/* step ids coded (struct tfd_exec_sums; every record's below ncodes):
+	 * by code, in arrays, where the maps' probes were a real capture's
+	 * cache misses (its last record + 1, its function; 0: none) */
+	uint32_t *head_code;
+	uint64_t *fn_code;
+	size_t ncodes;
+	struct imap at; /* (thread, iterator, name) -> index in the sums */
 	bool *thread_done;
 	size_t cap;	   /* of the sums */
 	struct imap fn_of; /* index key -> the function (tfd_py_op.fn) */
@@ -278,6 +284,36 @@ static uint64_t inline_fn(struct resolve *rs, const char *iter)
 	free(path);
 	imap_put(&rs->stage, (uint64_t)(uintptr_t)iter, fn);
 	return fn;
+}
+
+/* The last record of (key, by_thread) in *i; false: none. */
+static bool head_get(const struct resolve *rs, uint64_t key, bool by_thread, size_t *i)
+{
+	if (!by_thread && rs->ncodes) {
+		if (key >= rs->ncodes || !rs->head_code[key])
+			return false;
+		*i = rs->head_code[key] - 1;
+		return true;
+	}
+	return imap_get(&rs->head, index_key(key, by_thread), i);
+}
+
+static void head_put(struct resolve *rs, uint64_t key, bool by_thread, size_t i)
+{
+	if (!by_thread && rs->ncodes)
+		rs->head_code[key] = (uint32_t)i + 1;
+	else
+		imap_put(&rs->head, index_key(key, by_thread), i);
+}
+
+/* The function of (key, by_thread)'s Python ops in *fn (0: none). */
+static bool fn_get(const struct resolve *rs, uint64_t key, bool by_thread, size_t *fn)
+{
+	if (!by_thread && rs->ncodes) {
+		*fn = key < rs->ncodes ? (size_t)rs->fn_code[key] : 0;
+		return *fn != 0;
+	}
+	return imap_get(&rs->fn_of, index_key(key, by_thread), fn);
 }
 
 /* Add record o to the sum of (thread t, iterator iter, its name). */
@@ -315,15 +351,19 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 {
 	const struct tfd_host *h = rs->h;
 	bool by_thread = !(e->flags & TFD_EVF_ID);
-	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id,
-		 ik = index_key(key, by_thread);
-	size_t i;
+	uint64_t key = by_thread ? (uint64_t)h->threads[t].id : e->id;
+	size_t i, fn;
 
-	if (!imap_get(&rs->head, ik, &i))
+	if (!head_get(rs, key, by_thread, &i))
 		return;
 	/* the first function event of a scope names its Python ops' function */
-	if (!imap_get(&rs->fn_of, ik, &(size_t){0}))
-		imap_put(&rs->fn_of, ik, iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1);
+	if (!fn_get(rs, key, by_thread, &fn)) {
+		fn = iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1;
+		if (!by_thread && rs->ncodes)
+			rs->fn_code[key] = fn;
+		else
+			imap_put(&rs->fn_of, index_key(key, by_thread), fn);
+	}
 	if (by_thread) { /* a Run without a step id: its thread's, once */
 		if (rs->thread_done[t])
 			return;
@@ -369,6 +409,28 @@ static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc
 	}
 }
 
+/* The step ids coded as the XSpace reader codes them (tfd_exec_code()),
+ * every record's among them, and not few against the codes: the records'
+ * heads and the functions by code (rs->ncodes set), else in the maps. */
+static void by_code(struct resolve *rs)
+{
+	const struct tfd_host *h = rs->h;
+	const struct tfd_exec_sums *x = h->exec_sums;
+	size_t n = x && x->coded ? x->cap + 2 : 0, keyed = 0;
+
+	for (size_t i = 0; i < h->fn_ops.n && n; i++)
+		if (!h->fn_ops.v[i].by_thread && h->fn_ops.v[i].key >= n)
+			n = 0;
+		else
+			keyed += !h->fn_ops.v[i].by_thread;
+	/* (12 bytes a code against an entry of each map per step) */
+	if (!n || keyed < n / 8 || h->fn_ops.n >= UINT32_MAX)
+		return;
+	rs->head_code = xcalloc(n, sizeof(*rs->head_code));
+	rs->fn_code = xcalloc(n, sizeof(*rs->fn_code));
+	rs->ncodes = n;
+}
+
 void tfd_fn_ops_resolve(struct tfd_host *h)
 {
 	struct resolve rs;
@@ -385,9 +447,9 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	h->nfn_op_types = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &h->fn_op_types);
 	rs.next = xmalloc(h->fn_ops.n * sizeof(*rs.next));
 	rs.thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
+	by_code(&rs);
 	for (size_t i = 0, run = 0; i < h->fn_ops.n; i++) {
 		const struct tfd_fn_op *o = &h->fn_ops.v[i];
-		uint64_t k = index_key(o->key, o->by_thread);
 		size_t prev;
 
 		/* a scope's records come in a row: the index is read at the
@@ -395,9 +457,9 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 		if (i > run)
 			rs.next[i] = (int)i - 1;
 		else
-			rs.next[i] = imap_get(&rs.head, k, &prev) ? (int)prev : -1;
+			rs.next[i] = head_get(&rs, o->key, o->by_thread, &prev) ? (int)prev : -1;
 		if (i + 1 == h->fn_ops.n || o[1].key != o->key || o[1].by_thread != o->by_thread) {
-			imap_put(&rs.head, k, i);
+			head_put(&rs, o->key, o->by_thread, i);
 			run = i + 1;
 		}
 	}
@@ -408,8 +470,8 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 		struct tfd_py_op *o = &h->py_ops[i];
 		size_t fn = 0;
 
-		if (o->by_thread || o->fn)
-			imap_get(&rs.fn_of, index_key(o->fn, o->by_thread), &fn);
+		if ((o->by_thread || o->fn) && !fn_get(&rs, o->fn, o->by_thread, &fn))
+			fn = 0;
 		o->fn = fn;
 		o->by_thread = false;
 	}
@@ -417,6 +479,8 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	free(oc.name);
 	free(rs.next);
 	free(rs.thread_done);
+	free(rs.head_code);
+	free(rs.fn_code);
 	imap_free(&rs.head);
 	imap_free(&rs.at);
 	imap_free(&rs.fn_of);

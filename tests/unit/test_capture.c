@@ -1985,6 +1985,44 @@ static void blocks_without_metadata(struct t *t)
 	free(out);
 }
 
+/* The function ops resolved to their functions the same way whether the
+ * step ids are coded (the records' heads and functions looked up by code)
+ * or kept whole (keep_other: by hashed id): the same sums by thread and
+ * iterator, each Python op given its function. */
+static void function_ops_by_code_or_id(struct t *t)
+{
+	static const char *const files[] = {
+	    "tests/cases/ok/tf221-python-share-every-call/vm.xplane.pb",
+	    "examples/real-py-function-map/vm.xplane.pb",
+	    "tests/cases/ok/tf221-marker-named-step/vm.xplane.pb"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		struct tfd_load_opts coded = {0}, whole = {0};
+		struct tfd_capture *a = NULL, *b = NULL;
+		struct tfd_err ea = {0}, eb = {0};
+		size_t len = 0, named = 0;
+		uint8_t *data = slurp(files[i], &len);
+
+		T_TRUE(data != NULL);
+		whole.keep_other = true;
+		T_OK(tfd_capture_load_mem(data, len, "h.xplane.pb", &coded, &a, &ea), &ea);
+		T_OK(tfd_capture_load_mem(data, len, "h.xplane.pb", &whole, &b, &eb), &eb);
+		if (a && b) {
+			const struct tfd_host *x = &a->hosts[0];
+
+			T_TRUE(x->exec_sums && x->exec_sums->coded);
+			T_TRUE(x->nfn_sums > 0);
+			for (size_t k = 0; k < x->npy_ops; k++)
+				named += x->py_ops[k].fn != 0;
+			T_EQ_U64(named, x->npy_ops);
+			same_sums(t, files[i], x, &b->hosts[0]);
+		}
+		tfd_capture_free(a);
+		tfd_capture_free(b);
+		free(data);
+	}
+}
+
 /* An event of a line built by seam_line(). */
 static void seam_event(Tfdpb__XLine *ln, Tfdpb__XEvent *ev, Tfdpb__XStat *st, uint64_t meta,
 		       int64_t start_ns, int64_t dur_ns, int64_t id)
@@ -3837,6 +3875,7 @@ const struct t_case capture_cases[] = {
     T(function_ops_self_time),
     T(function_ops_known_kinds),
     T(function_ops_by_type_names),
+    T(function_ops_by_code_or_id),
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
     T(packed_events_round_trip),
