@@ -252,6 +252,40 @@ static bool passes_through(const struct ctx *c, int q)
 	return c->p->stages[q].fn_calls == 0 && c->fn_placed > 0 && c->fn_unplaced == 0;
 }
 
+typedef VEC(int64_t) int64_vec;
+
+/* Function call f of the host: another pipeline's, or work of the map ow
+ * finds for it (its runs on a thread of several roles counted in runs,
+ * its work in work[] when it started in the window). */
+static void function_call(struct ctx *c, const struct tfd_op_owners *ow,
+			  const struct tfd_fn_call *f, struct imap *runs, int64_vec *work)
+{
+	int q = tfd_op_owner_at(ow, f->thread, f->start_ns);
+
+	if (tfd_fn_foreign(c->in->troots, f->thread, f->start_ns, c->in->root))
+		return; /* another pipeline's, on a thread both used */
+	if (ow->roles && ow->roles[f->thread].n && q >= 0 && c->fn_of[q] >= 0) {
+		uint64_t key = ((uint64_t)f->thread << 32) | (uint32_t)q;
+		size_t v;
+
+		imap_put(runs, key, imap_get(runs, key, &v) ? v + 1 : 1);
+	}
+	if (f->start_ns < c->t0 || f->start_ns >= c->t1)
+		return;
+	c->fn_unplaced += q < 0;
+	if (q < 0 || c->fn_of[q] < 0)
+		return;
+	c->fn_placed++;
+	c->p->stages[q].fn_calls++;
+	if (f->work_thread == TFD_FN_UNKNOWN) {
+		c->fn_unknown[q]++;
+		return;
+	}
+	seen_thread(c, c->fn_of[q], f->work_thread);
+	c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
+	vec_push(&work[q], f->work_ns);
+}
+
 /* User-function work of every async map, from the host's function calls. */
 static void function_work(struct ctx *c)
 {
@@ -259,35 +293,27 @@ static void function_work(struct ctx *c)
 	struct tfd_op_owners ow = tfd_owners_make(&oi);
 	const uint8_t *fp = c->in->fns->buf, *fend = fp ? fp + c->in->fns->len : NULL;
 	struct tfd_fn_call fc = {0, 0, 0, 0}, *f = &fc;
-	VEC(int64_t) *work = xcalloc(c->p->nstages, sizeof(*work));
+	int64_vec *work = xcalloc(c->p->nstages, sizeof(*work));
 	struct imap runs = {0}; /* (thread, map): runs on a thread of several roles */
 
-	while (tfd_fns_next(&fp, fend, f)) {
-		int q = tfd_op_owner_at(&ow, f->thread, f->start_ns);
+	if (c->in->troots && c->in->troots->marks) {
+		/* thread by thread: a thread of several roles whole (its runs),
+		 * the others from the window's start to its end */
+		const struct tfd_thread_roots *tr = c->in->troots;
+		struct tfd_fns_cursor cur;
 
-		if (tfd_fn_foreign(c->in->troots, f->thread, f->start_ns, c->in->root))
-			continue; /* another pipeline's, on a thread both used */
+		for (uint32_t t = 0; t < tr->nthreads; t++) {
+			bool whole = ow.roles && ow.roles[t].n;
 
-		if (ow.roles && ow.roles[f->thread].n && q >= 0 && c->fn_of[q] >= 0) {
-			uint64_t key = ((uint64_t)f->thread << 32) | (uint32_t)q;
-			size_t v;
-
-			imap_put(&runs, key, imap_get(&runs, key, &v) ? v + 1 : 1);
+			if (!tfd_fns_thread(tr, c->in->fns, t, whole ? INT64_MIN : c->t0,
+					    whole ? INT64_MAX : c->t1, &cur))
+				continue;
+			while (tfd_fns_cursor_next(&cur))
+				function_call(c, &ow, &cur.f, &runs, work);
 		}
-		if (f->start_ns < c->t0 || f->start_ns >= c->t1)
-			continue;
-		c->fn_unplaced += q < 0;
-		if (q < 0 || c->fn_of[q] < 0)
-			continue;
-		c->fn_placed++;
-		c->p->stages[q].fn_calls++;
-		if (f->work_thread == TFD_FN_UNKNOWN) {
-			c->fn_unknown[q]++;
-			continue;
-		}
-		seen_thread(c, c->fn_of[q], f->work_thread);
-		c->p->stages[q].fn_work_ns = sat_add(c->p->stages[q].fn_work_ns, f->work_ns);
-		vec_push(&work[q], f->work_ns);
+	} else {
+		while (tfd_fns_next(&fp, fend, f))
+			function_call(c, &ow, f, &runs, work);
 	}
 	for (size_t q = 0; q < c->p->nstages; q++) {
 		tfd_stage_uneven_calls(&c->p->stages[q], work[q].v, work[q].n);

@@ -220,10 +220,21 @@ static void foreign_threads(const struct tfd_owner_in *oi, int *owner)
 	if (!in->troots || !in->troots->runs)
 		return;
 	score = xcalloc(nt + 1, sizeof(int64_t));
-	while (tfd_fns_next(&fp, fend, &f))
-		if (f.thread < nt && owner[f.thread] == -1)
-			score[f.thread] +=
-			    tfd_fn_foreign(in->troots, f.thread, f.start_ns, in->root) ? 1 : -1;
+	if (in->troots->fn_n) {
+		/* from the host's tallies: a call is another root's when the run
+		 * before it was a root's still running, and not this root's */
+		const struct tfd_thread_roots *tr = in->troots;
+
+		for (size_t t = 0; t < nt && t < tr->nthreads; t++)
+			if (owner[t] == -1)
+				score[t] = tfd_fn_foreign_score(tr, (uint32_t)t, in->root);
+	} else {
+		while (tfd_fns_next(&fp, fend, &f))
+			if (f.thread < nt && owner[f.thread] == -1)
+				score[f.thread] +=
+				    tfd_fn_foreign(in->troots, f.thread, f.start_ns, in->root) ? 1
+											       : -1;
+	}
 	for (size_t t = 0; t < nt; t++)
 		if (owner[t] == -1 && score[t] > 0)
 			owner[t] = TFD_OWNER_FOREIGN;
@@ -325,6 +336,126 @@ static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct t
 	return w;
 }
 
+static void fns_unindex(struct tfd_thread_roots *tr)
+{
+	free(tr->marks);
+	free(tr->mark_off);
+	free(tr->fn_sorted);
+	free(tr->fn_n);
+	free(tr->fn_active);
+	imap_free(&tr->fn_active_root);
+	tr->marks = NULL;
+	tr->mark_off = NULL;
+	tr->fn_sorted = NULL;
+	tr->fn_n = tr->fn_active = NULL;
+}
+
+void tfd_fns_index(const struct tfd_fns *fns, struct tfd_thread_roots *tr)
+{
+	size_t nt = tr->nthreads, nm = 0, cap = fns->n / TFD_FNS_MARK + nt + 1;
+	const uint8_t *fp = fns->buf, *fend = fp ? fp + fns->len : NULL, *at = fp;
+	const char *form = getenv("TFDOCTOR_FN_CALLS");
+	struct tfd_fn_call f = {0, 0, 0, 0}, prev = f;
+	uint32_t pt = UINT32_MAX, k = 0;
+	int64_t last = INT64_MIN;
+
+	if (form && strcmp(form, "whole") == 0)
+		return;
+	tr->marks = xmalloc(cap * sizeof(*tr->marks));
+	tr->mark_off = xcalloc(nt + 2, sizeof(uint32_t));
+	tr->fn_sorted = xmalloc((nt + 1) * sizeof(bool));
+	tr->fn_n = xcalloc(nt + 1, sizeof(uint32_t));
+	tr->fn_active = xcalloc(nt + 1, sizeof(uint32_t));
+	for (size_t t = 0; t <= nt; t++)
+		tr->fn_sorted[t] = true;
+	for (; tfd_fns_next(&fp, fend, &f); prev = f, at = fp) {
+		const struct tfd_role *v;
+		size_t r;
+
+		if (f.thread >= nt || (pt != UINT32_MAX && f.thread < pt)) {
+			fns_unindex(tr); /* not in thread order: read whole */
+			return;
+		}
+		if (f.thread != pt) {
+			for (uint32_t t = pt == UINT32_MAX ? 0 : pt + 1; t <= f.thread; t++)
+				tr->mark_off[t] = (uint32_t)nm;
+			pt = f.thread;
+			k = 0;
+			last = INT64_MIN;
+		}
+		if (k++ % TFD_FNS_MARK == 0) {
+			if (nm == cap) {
+				cap *= 2;
+				tr->marks = xrealloc(tr->marks, cap * sizeof(*tr->marks));
+			}
+			tr->marks[nm++] =
+			    (struct tfd_fns_mark){(size_t)(at - fns->buf), prev, f.start_ns};
+		}
+		tr->fn_sorted[f.thread] &= f.start_ns >= last;
+		last = f.start_ns;
+		tr->fn_n[f.thread]++;
+		/* tfd_fn_foreign()'s test, but for which root */
+		v = tr->runs + tr->off[f.thread];
+		r = tfd_roles_ended(v, tr->off[f.thread + 1] - tr->off[f.thread], f.start_ns);
+		if (r && tr->last_end[v[r - 1].owner] >= f.start_ns) {
+			uint64_t key = (uint64_t)f.thread << 32 | (uint32_t)v[r - 1].owner;
+			size_t n = 0;
+
+			tr->fn_active[f.thread]++;
+			imap_get(&tr->fn_active_root, key, &n);
+			imap_put(&tr->fn_active_root, key, n + 1);
+		}
+	}
+	for (uint32_t t = pt == UINT32_MAX ? 0 : pt + 1; t <= nt; t++)
+		tr->mark_off[t] = (uint32_t)nm;
+	tr->mark_off[nt + 1] = (uint32_t)nm;
+}
+
+int64_t tfd_fn_foreign_score(const struct tfd_thread_roots *tr, uint32_t t, int root)
+{
+	size_t mine = 0;
+
+	if (!tr->fn_n || t >= tr->nthreads)
+		return 0;
+	imap_get(&tr->fn_active_root, (uint64_t)t << 32 | (uint32_t)root, &mine);
+	return 2 * ((int64_t)tr->fn_active[t] - (int64_t)mine) - tr->fn_n[t];
+}
+
+bool tfd_fns_thread(const struct tfd_thread_roots *tr, const struct tfd_fns *fns, uint32_t t,
+		    int64_t from, int64_t until, struct tfd_fns_cursor *cur)
+{
+	size_t lo, hi;
+
+	if (!tr->marks || t >= tr->nthreads || tr->mark_off[t] == tr->mark_off[t + 1])
+		return false;
+	lo = tr->mark_off[t];
+	hi = tr->mark_off[t + 1];
+	/* the last mark before from: the calls before it start earlier */
+	if (tr->fn_sorted[t] && from != INT64_MIN)
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (tr->marks[mid].start < from)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	cur->p = fns->buf + tr->marks[lo].off;
+	cur->f = tr->marks[lo].prev;
+	hi = tr->mark_off[t + 1];
+	cur->end =
+	    hi < tr->mark_off[tr->nthreads] ? fns->buf + tr->marks[hi].off : fns->buf + fns->len;
+	cur->until = until;
+	cur->sorted = tr->fn_sorted[t];
+	return true;
+}
+
+bool tfd_fns_cursor_next(struct tfd_fns_cursor *cur)
+{
+	return tfd_fns_next(&cur->p, cur->end, &cur->f) &&
+	       (!cur->sorted || cur->f.start_ns < cur->until);
+}
+
 void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
 			   struct tfd_thread_roots *tr)
 {
@@ -368,6 +499,7 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 			qsort(tr->runs + tr->off[t], tr->off[t + 1] - tr->off[t], sizeof(*tr->runs),
 			      cmp_role);
 	free(runs_fns);
+	tfd_fns_index(&c->fns, tr);
 }
 
 void tfd_thread_roots_free(struct tfd_thread_roots *tr)
@@ -375,6 +507,7 @@ void tfd_thread_roots_free(struct tfd_thread_roots *tr)
 	free(tr->off);
 	free(tr->runs);
 	free(tr->last_end);
+	fns_unindex(tr);
 	memset(tr, 0, sizeof(*tr));
 }
 

@@ -9,6 +9,7 @@
 #include "tfd/analysis.h"
 #include "tfd/capture.h"
 #include "tfd/graph.h"
+#include "tfd/imap.h"
 #include "tfd/times.h"
 #include "tfd/vec.h"
 
@@ -177,7 +178,51 @@ struct tfd_thread_roots {
 	struct tfd_role *runs;
 	int64_t *last_end; /* per iterator: a root's last call's end */
 	size_t nthreads;
+	/* the host's function calls (struct tfd_fns, in thread order) by
+	 * thread, for the passes of each pipeline, which read a few threads
+	 * whole and the others in the pipeline's window (a capture of
+	 * hundreds of pipelines, an evaluation's each time, had read them all
+	 * for each): thread t's calls from marks[mark_off[t]], a mark every
+	 * TFD_FNS_MARK calls; fn_sorted[t], their starts never go back */
+	struct tfd_fns_mark *marks;
+	uint32_t *mark_off;
+	bool *fn_sorted;
+	/* per thread: its calls, those tfd_fn_foreign() finds another root's
+	 * for some root (the root of the run before them still running), and
+	 * by that root (thread << 32 | root -> calls) */
+	uint32_t *fn_n, *fn_active;
+	struct imap fn_active_root;
 };
+/* A place in struct tfd_fns: call k of a thread at byte off, the decoder's
+ * state before it (tfd_fns_next()), its start. */
+struct tfd_fns_mark {
+	size_t off;
+	struct tfd_fn_call prev;
+	int64_t start;
+};
+#define TFD_FNS_MARK 64
+/* Thread t's function calls tfd_fn_foreign() finds another root's than
+ * root's, less the others (by the tallies of tfd_fns_index(): 0 without). */
+int64_t tfd_fn_foreign_score(const struct tfd_thread_roots *tr, uint32_t t, int root);
+/* Where a pass reads one thread's calls (tfd_fns_thread()). */
+struct tfd_fns_cursor {
+	const uint8_t *p, *end;
+	struct tfd_fn_call f; /* the call read last */
+	int64_t until;	      /* (a thread in time order) reading stops at it */
+	bool sorted;
+};
+/* Thread t's calls of fns in *cur: those starting in [from, until), and
+ * maybe calls either side of them (the thread's calls in time order: from
+ * the last mark before from; else all of them); false: it has none. */
+bool tfd_fns_thread(const struct tfd_thread_roots *tr, const struct tfd_fns *fns, uint32_t t,
+		    int64_t from, int64_t until, struct tfd_fns_cursor *cur);
+/* The next call of cur in cur->f; false: no more. */
+bool tfd_fns_cursor_next(struct tfd_fns_cursor *cur);
+/* The host's function calls fns indexed by thread in tr (its runs made):
+ * the marks, and the tallies foreign_threads() reads; none (tr->marks
+ * NULL) when fns is not in thread order. TFDOCTOR_FN_CALLS=whole: none
+ * (every pipeline reads them all: the tests compare the two). */
+void tfd_fns_index(const struct tfd_fns *fns, struct tfd_thread_roots *tr);
 struct tfd_graph_groups;
 void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
 			   struct tfd_thread_roots *tr);

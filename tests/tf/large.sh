@@ -1,59 +1,75 @@
 #!/usr/bin/env bash
-# make real-large: a large real capture of TensorFlow (tests/tf/large.py,
-# made once into OUT and kept), analyzed on one core and on every core:
-# the same JSON and text, byte for byte (its host plane is read in blocks
-# on several threads, its long lines cut into parts: what one part leaves
-# open, a dataset function's scope, goes on in the next). Prints each
-# run's time and peak RSS. Ends with "real-large: N passed, N failed".
-#   tests/tf/large.sh TFD PY [OUT]
+# make real-large: large real captures of TensorFlow (tests/tf/large.py,
+# each kind made once into OUT/KIND and kept), analyzed on one core and on
+# every core: the same JSON and text, byte for byte (their host planes are
+# read in blocks on several threads, long lines cut into parts: what one
+# part leaves open, a dataset function's scope or a GetNext op's run, goes
+# on in the next). Prints each run's time and peak RSS. Ends with
+# "real-large: N passed, N failed".
+#   tests/tf/large.sh TFD PY [OUT [KIND...]]
 set -uo pipefail
 TFD=$1
 PY=$2
 OUT=${3:-build/real/large}
+shift $(($# < 3 ? $# : 3))
+KINDS=("$@")
+[ ${#KINDS[@]} -gt 0 ] || KINDS=(map interleave tf1)
 B=$(dirname "$TFD")
-SECS=${LARGE_SECONDS:-4}
 pass=0 fail=0
-if [ ! -f "$OUT/done" ]; then
-	rm -rf "$OUT"
-	mkdir -p "$OUT"
-	if ! "$PY" tests/tf/large.py "$OUT" "$SECS" >"$OUT/make.log" 2>&1; then
-		echo "real-large: the capture failed (see $OUT/make.log)" >&2
-		echo "real-large: 0 passed, 1 failed"
-		exit 1
-	fi
-	touch "$OUT/done"
-fi
-f=$(ls "$OUT"/plugins/profile/*/*.xplane.pb | head -1)
-echo "real-large: $f, $(($(stat -c %s "$f") / 1000000)) MB"
 if [ "$(nproc)" -lt 2 ]; then
 	echo "real-large: one core: nothing to compare"
 fi
-for fmt in json text; do
-	read -r t1 r1 rc1 < <(taskset -c 0 "$B/runstat" "$TFD" analyze -q -f "$fmt" -o "$OUT/one.$fmt" "$f")
-	read -r t2 r2 rc2 < <("$B/runstat" "$TFD" analyze -q -f "$fmt" -o "$OUT/all.$fmt" "$f")
-	echo "real-large: -f $fmt: one core $t1 s, $((r1 / 1024)) MB; every core $t2 s, $((r2 / 1024)) MB"
-	if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ -s "$OUT/one.$fmt" ] && cmp -s "$OUT/one.$fmt" "$OUT/all.$fmt"; then
+for k in "${KINDS[@]}"; do
+	d=$OUT/$k
+	if [ ! -f "$d/done" ]; then
+		rm -rf "$d"
+		mkdir -p "$d"
+		if ! "$PY" tests/tf/large.py "$d" "${LARGE_SECONDS:-0}" "$k" >"$d/make.log" 2>&1; then
+			echo "real-large: $k: the capture failed (see $d/make.log)" >&2
+			fail=$((fail + 1))
+			continue
+		fi
+		touch "$d/done"
+	fi
+	f=$(ls "$d"/plugins/profile/*/*.xplane.pb | head -1)
+	echo "real-large: $k: $f, $(($(stat -c %s "$f") / 1000000)) MB"
+	for fmt in json text; do
+		read -r t1 r1 rc1 < <(taskset -c 0 "$B/runstat" "$TFD" analyze -q -f "$fmt" -o "$d/one.$fmt" "$f")
+		read -r t2 r2 rc2 < <("$B/runstat" "$TFD" analyze -q -f "$fmt" -o "$d/all.$fmt" "$f")
+		echo "real-large: $k -f $fmt: one core $t1 s, $((r1 / 1024)) MB; every core $t2 s, $((r2 / 1024)) MB"
+		if [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ -s "$d/one.$fmt" ] && cmp -s "$d/one.$fmt" "$d/all.$fmt"; then
+			pass=$((pass + 1))
+		else
+			echo "real-large: $k -f $fmt: one core ($rc1) and every core ($rc2) differ:" >&2
+			diff "$d/one.$fmt" "$d/all.$fmt" | head -6 >&2
+			fail=$((fail + 1))
+		fi
+	done
+	# what it found: the steps, a pipeline, what the kind is about
+	if "$PY" - "$d/one.json" "$k" <<'PY'; then
+import json, sys
+r, kind = json.load(open(sys.argv[1])), sys.argv[2]
+h = r["hosts"][0]
+stages = [s for p in h.get("pipelines", []) for s in p.get("stages", [])]
+ops = [o for s in stages for o in s.get("function_ops", [])]
+names = " ".join(s.get("name", "") for s in stages)
+ok = h.get("steps", 0) > 1000 and stages
+if kind == "map":
+    ok = ok and ops
+elif kind == "interleave":
+    ok = ok and "Interleave" in names and "TFRecord" in names
+elif kind == "tf1":
+    ok = ok and any("session runs of an evaluation" in n.get("message", "")
+                    for n in r.get("notes", []))
+print("real-large: %s: %d steps, %d pipelines, %d stages, %d function op sums"
+      % (kind, h.get("steps", 0), len(h.get("pipelines", [])), len(stages), len(ops)))
+sys.exit(0 if ok else 1)
+PY
 		pass=$((pass + 1))
 	else
-		echo "real-large: -f $fmt: one core ($rc1) and every core ($rc2) differ:" >&2
-		diff "$OUT/one.$fmt" "$OUT/all.$fmt" | head -6 >&2
+		echo "real-large: $k: the analysis found too little for the kind" >&2
 		fail=$((fail + 1))
 	fi
 done
-# what it found: a pipeline, steps, the map's function ops
-if "$PY" - "$OUT/one.json" <<'PY'; then
-import json, sys
-r = json.load(open(sys.argv[1]))
-h = r["hosts"][0]
-ops = [o for p in h.get("pipelines", []) for s in p.get("stages", []) for o in s.get("function_ops", [])]
-ok = h.get("steps", 0) > 1000 and h.get("pipelines") and ops
-print("real-large: %d steps, %d pipelines, %d function op sums" % (h.get("steps", 0), len(h.get("pipelines", [])), len(ops)))
-sys.exit(0 if ok else 1)
-PY
-	pass=$((pass + 1))
-else
-	echo "real-large: the analysis found too little (no steps, pipeline or function ops)" >&2
-	fail=$((fail + 1))
-fi
 echo "real-large: $pass passed, $fail failed"
 [ $fail -eq 0 ]

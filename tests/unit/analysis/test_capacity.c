@@ -617,7 +617,13 @@ static void function_foreign_by_time(struct t *t)
 	uint32_t off[3] = {0, 3, 3};
 	struct tfd_role runs[3] = {{100, 0}, {300, 5}, {700, 0}};
 	int64_t last_end[6] = {900, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, 400};
-	struct tfd_thread_roots tr = {off, runs, last_end, 2};
+	struct tfd_thread_roots tr;
+
+	memset(&tr, 0, sizeof(tr));
+	tr.off = off;
+	tr.runs = runs;
+	tr.last_end = last_end;
+	tr.nthreads = 2;
 
 	T_TRUE(!tfd_fn_foreign(&tr, 0, 50, 0)); /* no call ended yet */
 	T_TRUE(!tfd_fn_foreign(&tr, 0, 150, 0));
@@ -683,18 +689,153 @@ static void thread_owner_first_to_most_calls(struct t *t)
 	tfd_owners_free(&ow);
 }
 
+/* A host's function calls indexed by thread (tfd_fns_index): a pass that
+ * reads one thread from a time on gets every call that starts in its
+ * window, in order, and only that thread's; the tallies give each
+ * thread's score for every root as tfd_fn_foreign() call by call does.
+ * Random threads of calls, one not in time order, random runs. */
+static void function_calls_by_thread(struct t *t)
+{
+	enum { NT = 6, NR = 4, MAXC = 400 };
+	struct tfd_fns fns;
+	struct tfd_fn_call all[NT * MAXC];
+	size_t n = 0, cap = NT * MAXC * 40;
+	uint8_t *buf = malloc(cap), *q = buf;
+	uint32_t off[NT + 1];
+	struct tfd_role runs[NT * 8];
+	int64_t last_end[NR];
+	struct tfd_thread_roots tr;
+	unsigned seed = 99;
+	uint32_t pt = 0;
+	int64_t ps = 0;
+
+	memset(&fns, 0, sizeof(fns));
+	memset(&tr, 0, sizeof(tr));
+	off[0] = 0;
+	for (int th = 0; th < NT; th++) {
+		int nc = th == 2 ? 0 : (int)(rand_r(&seed) % MAXC);
+		int64_t at = 1000;
+
+		for (int k = 0; k < nc; k++) {
+			struct tfd_fn_call f;
+
+			/* thread 4 goes back in time now and then */
+			/* (a fifth at the same time as the one before) */
+			at += th == 4 && k % 7 == 3    ? -500
+			      : rand_r(&seed) % 5 == 0 ? 0
+						       : (int64_t)(rand_r(&seed) % 900);
+			f.thread = (uint32_t)th;
+			f.start_ns = at;
+			f.work_ns = rand_r(&seed) % 100;
+			f.work_thread = k % 3 ? f.thread : TFD_FN_UNKNOWN;
+			all[n++] = f;
+			q = tfd_ev_put_varint(q, f.thread - pt);
+			q = tfd_ev_put_varint(q, tfd_ev_zig(f.start_ns - ps));
+			q = tfd_ev_put_varint(q, tfd_ev_zig(f.work_ns));
+			q = tfd_ev_put_varint(
+			    q, f.work_thread == TFD_FN_UNKNOWN
+				   ? 0
+				   : 1 + tfd_ev_zig((int64_t)f.work_thread - (int64_t)f.thread));
+			pt = f.thread;
+			ps = f.start_ns;
+		}
+		/* runs: up to 8 roots' ends on the thread, by end */
+		off[th + 1] = off[th] + (uint32_t)(th % 3 == 1 ? 0 : 8);
+		for (uint32_t r = off[th]; r < off[th + 1]; r++)
+			runs[r] = (struct tfd_role){1000 + 30000 * (int64_t)(r - off[th]),
+						    (int)(rand_r(&seed) % NR)};
+	}
+	/* each root ends where a call starts after one of its runs
+	 * (tfd_fn_foreign's bound) */
+	for (int r = 0; r < NR; r++) {
+		size_t k = (size_t)(r + 1) * n / (NR + 1), j;
+		uint32_t th;
+
+		last_end[r] = 0;
+		if (k >= n)
+			continue;
+		th = all[k].thread;
+		j = tfd_roles_ended(runs + off[th], off[th + 1] - off[th], all[k].start_ns);
+		if (j)
+			runs[off[th] + j - 1].owner = r;
+		last_end[r] = all[k].start_ns;
+	}
+	fns.buf = buf;
+	fns.len = (size_t)(q - buf);
+	fns.n = n;
+	tr.off = off;
+	tr.runs = runs;
+	tr.last_end = last_end;
+	tr.nthreads = NT;
+	tfd_fns_index(&fns, &tr);
+	T_TRUE(tr.marks != NULL);
+	for (uint32_t th = 0; th < NT && tr.marks; th++) {
+		int64_t from[7 + 2 * MAXC / 64 + 2] = {INT64_MIN, 0,	 1000,	 5000,
+						       33333,	  90000, 1 << 30};
+		size_t nfrom = 7;
+		int64_t score[NR] = {0};
+		size_t nth = 0;
+
+		for (size_t k = 0; k < n; k++)
+			if (all[k].thread == th) {
+				/* and at each mark's call, and just past it */
+				if (nth % 64 == 0) {
+					from[nfrom++] = all[k].start_ns;
+					from[nfrom++] = all[k].start_ns + 1;
+				}
+				nth++;
+				for (int r = 0; r < NR; r++)
+					score[r] +=
+					    tfd_fn_foreign(&tr, th, all[k].start_ns, r) ? 1 : -1;
+			}
+		for (int r = 0; r < NR; r++)
+			T_EQ_I64(tfd_fn_foreign_score(&tr, th, r), score[r]);
+		T_EQ_U64(tr.fn_n[th], nth);
+		for (size_t w = 0; w < nfrom; w++) {
+			int64_t until = from[w] == INT64_MIN ? INT64_MAX : from[w] + 20000;
+			struct tfd_fns_cursor cur;
+			size_t k = 0, got = 0, want = 0, at;
+			bool ok = tfd_fns_thread(&tr, &fns, th, from[w], until, &cur);
+
+			while (k < n && all[k].thread != th)
+				k++;
+			T_EQ_U64(ok, k < n);
+			for (size_t j = k; j < n && all[j].thread == th; j++)
+				want += all[j].start_ns >= from[w] && all[j].start_ns < until;
+			/* the calls read: a run of the thread's, in order */
+			while (ok && tfd_fns_cursor_next(&cur)) {
+				if (!got) { /* where the run starts: at a mark, every 64th call */
+					for (at = k; at < n && all[at].thread == th &&
+						     (all[at].start_ns != cur.f.start_ns ||
+						      all[at].work_ns != cur.f.work_ns);)
+						at += 64;
+					k = at;
+				}
+				T_TRUE(k < n && all[k].thread == th &&
+				       all[k].start_ns == cur.f.start_ns &&
+				       all[k].work_ns == cur.f.work_ns &&
+				       all[k].work_thread == cur.f.work_thread);
+				got += cur.f.start_ns >= from[w] && cur.f.start_ns < until;
+				k++;
+			}
+			T_EQ_U64(got, want);
+		}
+	}
+	free(tr.marks);
+	free(tr.mark_off);
+	free(tr.fn_sorted);
+	free(tr.fn_n);
+	free(tr.fn_active);
+	imap_free(&tr.fn_active_root);
+	free(buf);
+}
+
 const struct t_case capacity_cases[] = {
-    T(functions_get_their_chunk_sums),
-    T(reader_behind_parallel_map),
-    T(function_not_captured_is_inferred),
-    T(single_call_keeps_latency_view),
-    T(stage_labels_tell_namesakes_apart),
-    T(step_gets_the_cores_freed),
-    T(remote_stage_limits_where_unseen),
-    T(late_shard_keeps_a_quarter),
-    T(flat_map_elements_per_inner),
-    T(function_owner_by_time),
-    T(function_foreign_by_time),
-    T(thread_owner_first_to_most_calls),
-    {0},
+    T(functions_get_their_chunk_sums),	  T(reader_behind_parallel_map),
+    T(function_not_captured_is_inferred), T(single_call_keeps_latency_view),
+    T(stage_labels_tell_namesakes_apart), T(step_gets_the_cores_freed),
+    T(remote_stage_limits_where_unseen),  T(late_shard_keeps_a_quarter),
+    T(flat_map_elements_per_inner),	  T(function_owner_by_time),
+    T(function_foreign_by_time),	  T(function_calls_by_thread),
+    T(thread_owner_first_to_most_calls),  {0},
 };
