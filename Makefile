@@ -340,9 +340,9 @@ real-smoke: $(BIN) $(TF_PY)
 	python3 tests/tf/report.py build/real/smoke > /dev/null
 	@tests/tf/smoke-check.sh build/real/smoke $(REAL_SMOKE)
 
-# a large real capture (about 70 MB, made once into build/real/large):
-# one core and every core give the same answer (its host plane is read in
-# blocks, its lines in parts)
+# large real captures (three kinds, 34-94 MB, made once into
+# build/real/large): one core and every core give the same answer (their
+# host planes are read in blocks, their lines in parts)
 real-large: $(BIN) $(B)/runstat $(TF_PY)
 	tests/tf/large.sh $(BIN) $(TF_PY) build/real/large
 

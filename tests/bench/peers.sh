@@ -2,9 +2,9 @@
 # make bench-peers: tfdoctor's full analysis beside the converter TensorFlow
 # users run on the same file (xprof, TensorBoard's profile plugin): its
 # input-pipeline analysis and its overview page, time and peak RSS, pair by
-# pair, on the bench's XSpace captures (synthesized, 100 MB), a large real
-# capture made by TensorFlow (tests/tf/large.py) and the real captures in
-# the repository. Needs the real-TensorFlow virtual environment
+# pair, on the bench's XSpace captures (synthesized, 100 MB), three large
+# real captures made by TensorFlow (tests/tf/large.py) and the real
+# captures in the repository. Needs the real-TensorFlow virtual environment
 # (make tf-venv). Prints one row per capture and the targets: tfdoctor at
 # least 10x faster than the input-pipeline conversion, at most a tenth of
 # its memory.
@@ -38,20 +38,22 @@ for c in $CASES; do
 	fi
 	files+=("$(ls "$d"/plugins/profile/*/*.xplane.pb)")
 done
-# a large real capture of TensorFlow (tests/tf/large.py, as make
-# real-large makes it, once; PEER_REAL_LARGE=0 skips it)
+# large real captures of TensorFlow (tests/tf/large.py, as make
+# real-large makes them, once; PEER_REAL_LARGE=0 skips them)
 if [ "${PEER_REAL_LARGE:-1}" = 1 ]; then
-	L=build/real/large
-	if [ ! -f "$L/done" ]; then
-		rm -rf "$L"
-		mkdir -p "$L"
-		"$PY" tests/tf/large.py "$L" >"$L/make.log" 2>&1 && touch "$L/done"
-	fi
-	if [ -f "$L/done" ]; then
-		files+=("$(ls "$L"/plugins/profile/*/*.xplane.pb | head -1)")
-	else
-		echo "bench-peers: the large real capture failed (see $L/make.log)" >&2
-	fi
+	for k in map interleave tf1; do
+		L=build/real/large/$k
+		if [ ! -f "$L/done" ]; then
+			rm -rf "$L"
+			mkdir -p "$L"
+			"$PY" tests/tf/large.py "$L" 0 "$k" >"$L/make.log" 2>&1 && touch "$L/done"
+		fi
+		if [ -f "$L/done" ]; then
+			files+=("$(ls "$L"/plugins/profile/*/*.xplane.pb | head -1)")
+		else
+			echo "bench-peers: the large real capture $k failed (see $L/make.log)" >&2
+		fi
+	done
 fi
 while read -r f; do files+=("$f"); done < <(find examples tests/cases/ok -name '*.xplane.pb' | sort)
 printf '%-44s %8s %11s %9s %11s %9s %11s %9s %8s %8s\n' capture MB tfdoctor_s RSS_MB \
@@ -63,7 +65,7 @@ for f in "${files[@]}"; do
 	[ "$rc" = 0 ] || { echo "bench-peers: tfdoctor failed on $f" >&2; exit 1; }
 	read -r ti ri rci < <(RUNS=1 best "$PY" tests/bench/xprof_peer.py input_pipeline_analyzer "$f")
 	read -r to ro rco < <(RUNS=1 best "$PY" tests/bench/xprof_peer.py overview_page "$f")
-	name=$(echo "$f" | sed 's|^build/bench/||; s|^build/real/||; s|/plugins/profile/[^/]*/| |; s|examples/||; s|tests/cases/ok/||')
+	name=$(echo "$f" | sed 's|^build/bench/||; s|^build/real/large/|large-|; s|/plugins/profile/[^/]*/| |; s|examples/||; s|tests/cases/ok/||')
 	awk -v n="$name" -v s="$(stat -c %s "$f")" -v t="$t" -v r="$r" -v ti="$ti" -v ri="$ri" -v rci="$rci" \
 		-v to="$to" -v ro="$ro" -v rco="$rco" 'BEGIN {
 		ip = rci == 0 ? sprintf("%11.3f %9.0f", ti, ri / 1024) : sprintf("%11s %9s", "failed", "-")
