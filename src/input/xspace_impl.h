@@ -184,15 +184,16 @@ struct piece {
 	struct span name;
 };
 
-/* An op read in a part of a line before the part opened a function scope
- * of its own: a scope the parts before left open holds it. */
+/* An event read in a part of a line before the part opened a function
+ * scope of its own (an op, or another event: kind.type NULL): a scope the
+ * parts before left open holds it, or is closed by it. */
 struct lead_op {
 	const char *name;
 	struct tfd_op_kind kind;
 	int64_t start, end;
 };
 
-/* The ops a part keeps for the scope before it: a function's ops run
+/* The events a part keeps for the scope before it: a function's ops run
  * back to back, so a scope holds few past a cut (more: the plane is read
  * again on one thread, when the scope before is still open there). */
 #define LEAD_MAX 1024
@@ -207,8 +208,8 @@ struct piece_out {
 	/* a part after its line's first starts with the line's state unknown
 	 * (what the parts before left open: a function scope, a GetNext op's
 	 * run), settled by tfd_xs_seams() once every block is read: */
-	VEC(struct lead_op) lead; /* the ops before a scope of its own */
-	int64_t lead_past;	  /* the start of the first op past LEAD_MAX, or INT64_MAX */
+	VEC(struct lead_op) lead; /* the events before a scope of its own */
+	int64_t lead_past;	  /* the start of the first past LEAD_MAX, or INT64_MAX */
 	/* its first iterator call, before any GetNext op of its own */
 	bool iter_first, iter_has_id;
 	int64_t iter_start;
@@ -236,8 +237,8 @@ void tfd_xs_part_begin(struct scan *sc, const struct tfd_host *h, bool after_fir
 		       struct piece_out *po);
 /* A part's state at its end into po (where it set one). */
 void tfd_xs_part_end(struct scan *sc, struct piece_out *po);
-/* An op of a part before it opened a scope (sc->lead), kept for
- * tfd_xs_seams(). */
+/* An event (an op or not: kind) of a part before it opened a scope
+ * (sc->lead), kept for tfd_xs_seams(). */
 void tfd_xs_lead_op(struct scan *sc, const char *name, const struct tfd_op_kind *kind,
 		    int64_t start, int64_t end);
 /* A part's first iterator call e while no GetNext op of its own ran

@@ -48,8 +48,8 @@ void tfd_xs_lead_op(struct scan *sc, const char *name, const struct tfd_op_kind 
 {
 	struct piece_out *po = sc->lead;
 
-	if (!kind->type)
-		return; /* not an op */
+	/* (an event of no op is kept too: one out of time order, or past the
+	 * scope, closes it) */
 	if (po->lead.n == LEAD_MAX) {
 		if (po->lead_past == INT64_MAX)
 			po->lead_past = start;

@@ -2061,11 +2061,13 @@ static const char *const seam_names[] = {"SessionRun",
  * iterator call (a TF1 session's runs, every third an evaluation's, read
  * by another iterator: dropped as such only when its GetNext is known to
  * read it), and a dataset function's scope, its ops (nested, Python
- * ones) counted in it. Nearly every cut lands in one: 18-30 other
- * events between each GetNext and its iterator call, 20 ops in each scope. A
- * scope's last op and the next one's first are of a type of their own
- * (two names): the host's first name of a type is the first op's in line
- * order, so the ops a part hands back go before its own. */
+ * ones) counted in it, until an event out of time order closes it (an
+ * op's or not: every third scope). Nearly every cut lands in one: 18-30
+ * other events between each GetNext and its iterator call, an op holding
+ * the others in each scope. A scope's last op and the next one's first
+ * are of a type of their own (two names): the host's first name of a type
+ * is the first op's in line order, so the ops a part hands back go before
+ * its own. */
 static void seams_carry_line_state(struct t *t)
 {
 	enum { RUNS = 60, FILL = 30, SCOPES = 2 * SEAM_TYPES, PAIRS = 8 };
@@ -2147,6 +2149,10 @@ static void seams_carry_line_state(struct t *t)
 		seam_event(&ln[1], ev1, NULL, 6, t0 + 5, 10 * PAIRS + 10, -1);
 		for (int k = 0; k < PAIRS; k++)
 			seam_event(&ln[1], ev1, NULL, 7, t0 + 12 + 10 * k, 3, -1);
+		/* every third scope: an event of no op out of time order, which
+		 * closes the scope (the ops after it are not counted) */
+		if (s % 3 == 2)
+			seam_event(&ln[1], ev1, NULL, 3, t0 + 3, 1, -1);
 		seam_event(&ln[1], ev1, NULL, 8, t0 + 10 + 10 * PAIRS, 4, -1);
 		if (!(s % 2))
 			seam_event(&ln[1], ev1, NULL, pair, t0 + 16 + 10 * PAIRS, 3, -1);
