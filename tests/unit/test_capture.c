@@ -1342,6 +1342,17 @@ static int py_op_cmp(const void *a, const void *b)
 	return x->fn < y->fn ? -1 : x->fn > y->fn;
 }
 
+/* A copy of v[0..n) (each size bytes) sorted by cmp; the caller frees it. */
+static void *sorted_copy(const void *v, size_t n, size_t size,
+			 int (*cmp)(const void *, const void *))
+{
+	void *c = xmalloc(n * size);
+
+	memcpy(c, v, n * size);
+	qsort(c, n, size, cmp);
+	return c;
+}
+
 /* What the readers sum as they go, never kept as events: the ops inside
  * dataset functions (by type, by function thread or iterator, the Python
  * ones one by one) and the session runs that read no input. A function
@@ -1365,13 +1376,11 @@ static void same_sums(struct t *t, const char *what, const struct tfd_host *x,
 	if (x->nfn_sums != y->nfn_sums) {
 		T_FAILF("%s: function op sums %zu/%zu", what, x->nfn_sums, y->nfn_sums);
 	} else if (x->nfn_sums) {
-		struct tfd_fn_op_sum *u = xmalloc(x->nfn_sums * sizeof(*u));
-		struct tfd_fn_op_sum *v = xmalloc(x->nfn_sums * sizeof(*v));
+		struct tfd_fn_op_sum *u =
+		    sorted_copy(x->fn_sums, x->nfn_sums, sizeof(*u), fn_sum_cmp);
+		struct tfd_fn_op_sum *v =
+		    sorted_copy(y->fn_sums, x->nfn_sums, sizeof(*v), fn_sum_cmp);
 
-		memcpy(u, x->fn_sums, x->nfn_sums * sizeof(*u));
-		memcpy(v, y->fn_sums, x->nfn_sums * sizeof(*v));
-		qsort(u, x->nfn_sums, sizeof(*u), fn_sum_cmp);
-		qsort(v, x->nfn_sums, sizeof(*v), fn_sum_cmp);
 		for (size_t k = 0; k < x->nfn_sums; k++)
 			if (fn_sum_cmp(&u[k], &v[k]) || u[k].self_ns != v[k].self_ns ||
 			    u[k].count != v[k].count)
@@ -1386,13 +1395,9 @@ static void same_sums(struct t *t, const char *what, const struct tfd_host *x,
 	if (x->npy_ops != y->npy_ops) {
 		T_FAILF("%s: Python ops %zu/%zu", what, x->npy_ops, y->npy_ops);
 	} else if (x->npy_ops) {
-		struct tfd_py_op *u = xmalloc(x->npy_ops * sizeof(*u));
-		struct tfd_py_op *v = xmalloc(x->npy_ops * sizeof(*v));
+		struct tfd_py_op *u = sorted_copy(x->py_ops, x->npy_ops, sizeof(*u), py_op_cmp);
+		struct tfd_py_op *v = sorted_copy(y->py_ops, x->npy_ops, sizeof(*v), py_op_cmp);
 
-		memcpy(u, x->py_ops, x->npy_ops * sizeof(*u));
-		memcpy(v, y->py_ops, x->npy_ops * sizeof(*v));
-		qsort(u, x->npy_ops, sizeof(*u), py_op_cmp);
-		qsort(v, x->npy_ops, sizeof(*v), py_op_cmp);
 		for (size_t k = 0; k < x->npy_ops; k++)
 			if (py_op_cmp(&u[k], &v[k]))
 				T_FAILF("%s: Python op %zu differs", what, k);
@@ -1942,6 +1947,25 @@ static uint8_t *pack_host_plane(Tfdpb__XPlane *pl, Tfdpb__XLine **lns, size_t n,
 	return out;
 }
 
+/* Event metadata i + 1 named names[i], for i < n, into em, eme and emes
+ * (a plane's event_metadata). */
+static void event_metas(Tfdpb__XEventMetadata *em, Tfdpb__XPlane__EventMetadataEntry *eme,
+			Tfdpb__XPlane__EventMetadataEntry **emes, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++) {
+		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
+		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
+
+		m.id = i + 1;
+		m.name = (char *)names[i];
+		em[i] = m;
+		e.key = i + 1;
+		e.value = &em[i];
+		eme[i] = e;
+		emes[i] = &eme[i];
+	}
+}
+
 /* A host plane with no event metadata at all (every event's name
  * unknown), read in blocks on three threads: each block copies the plane's
  * metadata, here none (a copy from no array at all, which UBSan reports
@@ -2086,26 +2110,19 @@ static void seams_carry_line_state(struct t *t)
 	Tfdpb__XPlane__StatMetadataEntry sme = TFDPB__XPLANE__STAT_METADATA_ENTRY__INIT,
 					 *smes[1] = {&sme};
 	char tnames[4 * SEAM_TYPES][24];
+	const char *names[NMETA];
 	uint8_t *out;
 	size_t len;
 	int64_t at = 1000;
 	int fd;
 
 	for (int i = 0; i < NMETA; i++) {
-		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
-		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
-
 		if (i >= 8)
 			snprintf(tnames[i - 8], sizeof(tnames[i - 8]), "%c%d:Type%d",
 				 (i - 8) % 2 ? 'b' : 'a', (i - 8) / 2, (i - 8) / 2);
-		m.id = i + 1;
-		m.name = i < 8 ? (char *)seam_names[i] : tnames[i - 8];
-		em[i] = m;
-		e.key = i + 1;
-		e.value = &em[i];
-		eme[i] = e;
-		emes[i] = &eme[i];
+		names[i] = i < 8 ? seam_names[i] : tnames[i - 8];
 	}
+	event_metas(em, eme, emes, names, NMETA);
 	sm.id = 1;
 	sm.name = "id";
 	sme.key = 1;
@@ -2210,18 +2227,7 @@ static struct tfd_capture *long_scope(struct t *t, int ops, int outer)
 	size_t len;
 	int fd;
 
-	for (int i = 0; i < NMETA; i++) {
-		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
-		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
-
-		m.id = i + 1;
-		m.name = (char *)seam_names[i];
-		em[i] = m;
-		e.key = i + 1;
-		e.value = &em[i];
-		eme[i] = e;
-		emes[i] = &eme[i];
-	}
+	event_metas(em, eme, emes, seam_names, NMETA);
 	ln.id = 1;
 	ln.name = "tf_data_private_threadpool";
 	ln.events = evs;
@@ -2286,6 +2292,7 @@ static void repeated_stats_read_as_parsed(struct t *t)
 	Tfdpb__XStatMetadata sm[4];
 	Tfdpb__XPlane__EventMetadataEntry eme[65], *emes[65];
 	char dummy[65][16];
+	const char *enames[65];
 	Tfdpb__XPlane__StatMetadataEntry sme[4], *smes[4];
 	static const char *const snames[4] = {"id", "parent_id", "group_id", "parallelism"};
 	struct tfd_load_opts plain = {0}, two = {0};
@@ -2296,18 +2303,12 @@ static void repeated_stats_read_as_parsed(struct t *t)
 
 	/* the two iterators' names 64 apart: one slot for both */
 	for (int i = 0; i < 65; i++) {
-		Tfdpb__XEventMetadata m = TFDPB__XEVENT_METADATA__INIT;
-		Tfdpb__XPlane__EventMetadataEntry e = TFDPB__XPLANE__EVENT_METADATA_ENTRY__INIT;
-
 		snprintf(dummy[i], sizeof(dummy[i]), "Op%d", i);
-		m.id = i + 1;
-		m.name = i == 0 ? "Iterator::Model::Map" : i == 64 ? "Iterator::Model" : dummy[i];
-		em[i] = m;
-		e.key = i + 1;
-		e.value = &em[i];
-		eme[i] = e;
-		emes[i] = &eme[i];
+		enames[i] = i == 0    ? "Iterator::Model::Map"
+			    : i == 64 ? "Iterator::Model"
+				      : dummy[i];
 	}
+	event_metas(em, eme, emes, enames, 65);
 	for (int i = 0; i < 4; i++) {
 		Tfdpb__XStatMetadata m = TFDPB__XSTAT_METADATA__INIT;
 		Tfdpb__XPlane__StatMetadataEntry e = TFDPB__XPLANE__STAT_METADATA_ENTRY__INIT;
