@@ -2,8 +2,8 @@
  * whichever block reads it: what a part's start inherits from the parts
  * before it. Reading a line whole, a dataset function's scope stays open
  * across its ops and a GetNext op's run waits for the iterator call after
- * it; a part starts without them. It keeps what they would take (its ops
- * before a scope of its own, its first iterator call), and once every
+ * it; a part starts without them. It keeps what they would take (its
+ * events before a scope of its own, its first iterator call), and once every
  * block is read the line's state is carried from part to part in line
  * order, into the blocks' own captures, before they move into the host. */
 #include <stdint.h>
