@@ -244,7 +244,7 @@ static bool steady(const struct py_row *r, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		d[i] = (int64_t)r[i].d;
-	qsort(d, n, sizeof(*d), tfd_cmp_i64);
+	tfd_sort_i64(d, n);
 	ok = (double)d[n * 9 / 10] <=
 	     TFD_PY_OVERLAP_SPREAD * (double)d[n / 2] + (double)TFD_PY_OVERLAP_JITTER_NS;
 	free(d);
@@ -331,7 +331,7 @@ enum tfd_py_overlap tfd_python_overlap(const struct tfd_host *h)
 	ends = xmalloc(n * sizeof(*ends));
 	for (size_t i = 0; i < n; i++)
 		ends[i] = v[i].e;
-	qsort(ends, n, sizeof(*ends), tfd_cmp_i64);
+	tfd_sort_i64(ends, n);
 	r = xmalloc(n * sizeof(*r));
 	/* each call's duration against the calls still running when it
 	 * started (ahead of it at the lock): calls that take turns wait for

@@ -164,7 +164,7 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	}
 	for (size_t q = 0; q < ns; q++)
 		if (ends[q].n)
-			qsort(ends[q].v, ends[q].n, sizeof(int64_t), tfd_cmp_i64);
+			tfd_sort_i64(ends[q].v, ends[q].n);
 	while (tfd_fns_next(&fp, fend, &f)) {
 		int64_t best = INT64_MIN;
 		int bq = -1;

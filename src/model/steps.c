@@ -11,6 +11,7 @@
 #include "capture_impl.h"
 #include "tfd/capture.h"
 #include "tfd/imap.h"
+#include "tfd/select.h"
 
 void tfd_host_note(struct tfd_capture *cap, struct tfd_host *h, bool has_group, int64_t group_id,
 		   int64_t start_ns, int64_t end_ns)
@@ -128,7 +129,7 @@ static uint64_t *loose_begin(struct tfd_host *h)
 
 static void loose_end(struct tfd_host *h, size_t k)
 {
-	qsort(h->loose_fn_ids, k, sizeof(*h->loose_fn_ids), u64_cmp);
+	tfd_sort_u64(h->loose_fn_ids, k);
 	h->nloose_fn_ids = k;
 }
 
@@ -263,7 +264,7 @@ static uint64_t *get_next_ids(const struct tfd_host *h, size_t *n)
 	for (size_t i = 0; i < h->nmarkers; i++)
 		if (h->markers[i].kind == TFD_MARK_GET_NEXT)
 			ids[(*n)++] = h->markers[i].id;
-	qsort(ids, *n, sizeof(*ids), u64_cmp);
+	tfd_sort_u64(ids, *n);
 	return ids;
 }
 

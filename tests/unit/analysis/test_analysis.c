@@ -1650,6 +1650,61 @@ static void selection_matches_sort(struct t *t)
 		}
 }
 
+static int u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* 64-bit keys sorted by their bytes (tfd_sort_u64, tfd_sort_i64) as qsort
+ * sorts them: sizes about the insertion bound (64) and far past it; keys
+ * sharing their high bytes (a pass skipped), random ones, negative and
+ * positive, duplicates, the extremes. */
+static void radix_sort_matches_qsort(struct t *t)
+{
+	static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 70000};
+	unsigned seed = 4242;
+
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(*sizes); z++)
+		for (int shape = 0; shape < 5; shape++) {
+			size_t n = sizes[z];
+			int64_t *v = malloc((n + 1) * sizeof(*v)),
+				*s = malloc((n + 1) * sizeof(*s));
+			uint64_t *u = malloc((n + 1) * sizeof(*u)),
+				 *us = malloc((n + 1) * sizeof(*us));
+
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r = (uint64_t)rand_r(&seed) << 33 ^
+					     (uint64_t)rand_r(&seed) << 11 ^
+					     (uint64_t)rand_r(&seed);
+
+				/* (shape 4: three bytes differ, an odd number of passes) */
+				v[i] = shape == 0   ? (int64_t)(r % 1000) + 1700000000000000000ll
+				       : shape == 4 ? (int64_t)(r % 16777216)
+				       : shape == 1 ? (int64_t)r
+				       : shape == 2 ? (int64_t)(r % 7) - 3
+						    : (i % 3 ? INT64_MIN + (int64_t)(r % 3)
+							     : INT64_MAX - (int64_t)(r % 3));
+				u[i] = (uint64_t)v[i];
+			}
+			memcpy(s, v, n * sizeof(*v));
+			memcpy(us, u, n * sizeof(*u));
+			qsort(s, n, sizeof(*s), tfd_cmp_i64);
+			qsort(us, n, sizeof(*us), u64_order);
+			tfd_sort_i64(v, n);
+			tfd_sort_u64(u, n);
+			if (n && memcmp(v, s, n * sizeof(*v)))
+				T_FAILF("n %zu shape %d: int64_t keys out of order", n, shape);
+			if (n && memcmp(u, us, n * sizeof(*u)))
+				T_FAILF("n %zu shape %d: uint64_t keys out of order", n, shape);
+			free(v);
+			free(s);
+			free(u);
+			free(us);
+		}
+}
+
 /* Synchronous stragglers: steps as long on every host, the named ones wait
  * for input 10 points or more above the median of the other hosts (each
  * host's own share taken out of that median); hosts of a fleet that wait
@@ -1958,6 +2013,7 @@ const struct t_case analysis_cases[] = {
     T(waits_between_markers),
     T(synchronous_stragglers_by_input),
     T(selection_matches_sort),
+    T(radix_sort_matches_qsort),
     T(attribution_overlap),
     T(attribution_clips),
     T(self_time_is_the_uncovered_span),
