@@ -336,6 +336,17 @@ static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct t
 	return w;
 }
 
+/* The root of the last run that had ended on thread t by `at`, when that
+ * root's pipeline still runs then (its last call ends at or after `at`);
+ * -1: none (no run ended yet, or its pipeline ended). */
+static int running_root(const struct tfd_thread_roots *tr, uint32_t t, int64_t at)
+{
+	const struct tfd_role *v = tr->runs + tr->off[t];
+	size_t k = tfd_roles_ended(v, tr->off[t + 1] - tr->off[t], at);
+
+	return k && tr->last_end[v[k - 1].owner] >= at ? v[k - 1].owner : -1;
+}
+
 static void fns_unindex(struct tfd_thread_roots *tr)
 {
 	free(tr->marks);
@@ -369,8 +380,7 @@ void tfd_fns_index(const struct tfd_fns *fns, struct tfd_thread_roots *tr)
 	for (size_t t = 0; t <= nt; t++)
 		tr->fn_sorted[t] = true;
 	for (; tfd_fns_next(&fp, fend, &f); prev = f, at = fp) {
-		const struct tfd_role *v;
-		size_t r;
+		int q;
 
 		if (f.thread >= nt || (pt != UINT32_MAX && f.thread < pt)) {
 			fns_unindex(tr); /* not in thread order: read whole */
@@ -394,11 +404,9 @@ void tfd_fns_index(const struct tfd_fns *fns, struct tfd_thread_roots *tr)
 		tr->fn_sorted[f.thread] &= f.start_ns >= last;
 		last = f.start_ns;
 		tr->fn_n[f.thread]++;
-		/* tfd_fn_foreign()'s test, but for which root */
-		v = tr->runs + tr->off[f.thread];
-		r = tfd_roles_ended(v, tr->off[f.thread + 1] - tr->off[f.thread], f.start_ns);
-		if (r && tr->last_end[v[r - 1].owner] >= f.start_ns) {
-			uint64_t key = (uint64_t)f.thread << 32 | (uint32_t)v[r - 1].owner;
+		/* tfd_fn_foreign()'s test, by root */
+		if ((q = running_root(tr, f.thread, f.start_ns)) >= 0) {
+			uint64_t key = (uint64_t)f.thread << 32 | (uint32_t)q;
 			size_t n = 0;
 
 			tr->fn_active[f.thread]++;
@@ -513,16 +521,10 @@ void tfd_thread_roots_free(struct tfd_thread_roots *tr)
 
 bool tfd_fn_foreign(const struct tfd_thread_roots *tr, uint32_t t, int64_t at, int root)
 {
-	const struct tfd_role *v;
-	size_t k;
 	int q;
 
 	if (!tr || !tr->runs || t >= tr->nthreads)
 		return false;
-	v = tr->runs + tr->off[t];
-	k = tfd_roles_ended(v, tr->off[t + 1] - tr->off[t], at);
-	if (!k)
-		return false; /* no iterator call ended on it yet */
-	q = v[k - 1].owner;
-	return q != root && tr->last_end[q] >= at;
+	q = running_root(tr, t, at);
+	return q >= 0 && q != root;
 }

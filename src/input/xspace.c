@@ -300,13 +300,14 @@ static bool absorb_side_by_side(struct scan *sc, const struct piece *pc, const s
 }
 
 /* Every block read: each part of a line gets what the parts before it left
- * open (tfd_xs_seams()); false: read the plane again on one thread. */
+ * open (tfd_xs_seams()), unless the plane is read again anyway (redo) or a
+ * block failed; false: read the plane again on one thread. */
 static bool seams(const struct piece *pc, struct piece_out *po, size_t npc, const struct block *b,
-		  size_t n)
+		  size_t n, bool redo)
 {
 	size_t *block_of = xmalloc((npc + 1) * sizeof(*block_of));
 	struct tfd_capture **caps = xmalloc((n + 1) * sizeof(*caps));
-	bool failed = false, ok;
+	bool failed = redo, ok;
 
 	for (size_t i = 0; i < n; i++) {
 		caps[i] = b[i].cap;
@@ -314,7 +315,7 @@ static bool seams(const struct piece *pc, struct piece_out *po, size_t npc, cons
 		for (size_t k = b[i].first; k < b[i].last; k++)
 			block_of[k] = i;
 	}
-	if (failed) { /* the error is reported: nothing to settle */
+	if (failed) { /* read again, or the error is reported: nothing to settle */
 		for (size_t i = 0; i < npc; i++)
 			vec_free(&po[i].lead);
 		ok = true;
@@ -365,7 +366,7 @@ static enum tfd_status read_lines_parallel(struct scan *sc, const struct piece *
 	*redo = false;
 	for (size_t i = 0; i < npc; i++)
 		*redo |= bp.po[i].misaligned;
-	if (!seams(pc, bp.po, npc, b, n))
+	if (!seams(pc, bp.po, npc, b, n, *redo))
 		*redo = true;
 	/* before the blocks move into the host (a plane read again needs
 	 * the keys) */
