@@ -316,6 +316,14 @@ static bool fn_get(const struct resolve *rs, uint64_t key, bool by_thread, size_
 	return imap_get(&rs->fn_of, index_key(key, by_thread), fn);
 }
 
+static void fn_put(struct resolve *rs, uint64_t key, bool by_thread, size_t fn)
+{
+	if (!by_thread && rs->ncodes)
+		rs->fn_code[key] = fn;
+	else
+		imap_put(&rs->fn_of, index_key(key, by_thread), fn);
+}
+
 /* Add record o to the sum of (thread t, iterator iter, its name). */
 static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const struct tfd_fn_op *o)
 {
@@ -357,13 +365,8 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 	if (!head_get(rs, key, by_thread, &i))
 		return;
 	/* the first function event of a scope names its Python ops' function */
-	if (!fn_get(rs, key, by_thread, &fn)) {
-		fn = iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1;
-		if (!by_thread && rs->ncodes)
-			rs->fn_code[key] = fn;
-		else
-			imap_put(&rs->fn_of, index_key(key, by_thread), fn);
-	}
+	if (!fn_get(rs, key, by_thread, &fn))
+		fn_put(rs, key, by_thread, iter ? (size_t)inline_fn(rs, iter) : (size_t)t + 1);
 	if (by_thread) { /* a Run without a step id: its thread's, once */
 		if (rs->thread_done[t])
 			return;
