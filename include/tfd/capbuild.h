@@ -155,6 +155,11 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 /* Move part ph's function ops (their names made cap's) and Python op
  * extents (tfd_host.py_ops) after h's. */
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph);
+/* Put the records and runs of from into o: its records at record at, its
+ * runs at run run_at (a run's start: the runs after it move up), each
+ * name interned in intern first (NULL: from's names are o's capture's). */
+void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at,
+		       const struct tfd_fn_ops *from, struct tfd_arena *intern);
 
 /* The step ids of h's function ops as x codes them (a reader that codes
  * the function and executor events' ids, before x's keys go); a record of

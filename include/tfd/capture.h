@@ -278,13 +278,21 @@ void tfd_exec_sums_free(struct tfd_exec_sums *x);
  * its InstantiatedCapturedFunction::Run calls or its ExecutorState::Process
  * chunks (on the thread of the scope, in time order), each one's self time
  * (net of the ops nested in it). One record per scope and op name in a
- * row; the same scope may have several (chunks on several threads). */
+ * row; the same scope may have several (chunks on several threads). A
+ * record is 16 bytes: its scope is its run's (struct tfd_fn_op_run), its
+ * name an index into the host's names (tfd_fn_ops.names); a real capture
+ * holds one per op a function ran, until the host is read. */
 struct tfd_fn_op {
-	uint64_t key;	  /* the function's step id, or (by_thread) the thread's
-			   * id for a Run without one */
-	const char *name; /* "map/decode_jpeg:DecodeJpegV2", the capture's string */
 	int64_t self_ns;
+	uint32_t name;	/* index into tfd_fn_ops.names */
 	uint32_t count; /* op events folded into the record */
+};
+
+/* The records of one scope in a row: from first up to the next run's. */
+struct tfd_fn_op_run {
+	uint64_t key;	/* the function's step id, or (by_thread) the thread's
+			 * id for a Run without one */
+	uint32_t first; /* its first record */
 	bool by_thread; /* key is a thread id */
 };
 
@@ -305,15 +313,47 @@ bool tfd_op_is_python(const char *type);
  * shuffle): a function that runs one gives another result each epoch. */
 bool tfd_op_is_random(const char *type);
 
-/* The records v[0..n) summed by op type into *out (the caller frees it),
- * the most time first (ties by type); returns how many types. Records
- * whose name has no type are left out. */
-size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_total **out);
+/* Ops of one name and their sums (what tfd_fn_ops_by_type() reads). */
+struct tfd_op_named {
+	const char *name; /* "map/decode_jpeg:DecodeJpegV2" */
+	int64_t self_ns;
+	uint64_t count;
+};
 
+/* The ops v[0..n) summed by op type into *out (the caller frees it), the
+ * most time first (ties by type), each type named by its first op in v;
+ * returns how many types. Ops whose name has no type are left out. */
+size_t tfd_fn_ops_by_type(const struct tfd_op_named *v, size_t n, struct tfd_op_total **out);
+
+/* A host's function-op records while it is read (struct tfd_fn_op), their
+ * runs, and the names they index (each address once: the capture's
+ * strings). */
 struct tfd_fn_ops {
 	struct tfd_fn_op *v;
 	size_t n, cap;
+	struct tfd_fn_op_run *runs;
+	size_t nruns, runs_cap;
+	const char **names;
+	size_t nnames, names_cap;
+	struct imap name_ix; /* a name's address -> its index */
+	/* the next record starts a run of its own (a part of a line begins:
+	 * its records are a run apart from the part's before it) */
+	bool cut;
 };
+
+/* Record i's name, and where run r ends (one past its last record). */
+static inline const char *tfd_fn_op_name(const struct tfd_fn_ops *o, size_t i)
+{
+	return o->names[o->v[i].name];
+}
+
+static inline size_t tfd_fn_op_run_end(const struct tfd_fn_ops *o, size_t r)
+{
+	return r + 1 < o->nruns ? o->runs[r + 1].first : o->n;
+}
+
+/* Free o's arrays and zero it. */
+void tfd_fn_ops_free(struct tfd_fn_ops *o);
 
 /* The function ops of a host once it is read, summed per op name and
  * per function thread (the thread of the InstantiatedCapturedFunction

@@ -64,7 +64,7 @@ static bool sum_of_stage(const struct tfd_fn_op_sum *k, const char *path, const 
 void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		      const struct tfd_op_owners *ow)
 {
-	struct tfd_fn_op *recs;
+	struct tfd_op_named *recs;
 	char **paths;
 
 	if (!fns->nsums)
@@ -81,9 +81,8 @@ void tfd_stage_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 
 		for (size_t k = 0; k < fns->nsums; k++)
 			if (sum_of_stage(&fns->sums[k], paths[k], s, (int)q, ow)) {
-				recs[n++] =
-				    (struct tfd_fn_op){0, fns->sums[k].name, fns->sums[k].self_ns,
-						       (uint32_t)fns->sums[k].count, false};
+				recs[n++] = (struct tfd_op_named){
+				    fns->sums[k].name, fns->sums[k].self_ns, fns->sums[k].count};
 				ops += (double)fns->sums[k].self_ns;
 			}
 		if (!n)

@@ -214,7 +214,9 @@ struct piece_out {
 	bool iter_first, iter_has_id;
 	int64_t iter_start;
 	uint64_t iter_id;
-	size_t rec_first; /* its capture's function-op records before it */
+	/* its capture's function-op records and their runs before it (its
+	 * own records start a run) */
+	size_t rec_first, run_first;
 	/* its state at its end, where it set one: ops_set, it opened a
 	 * scope (or is its line's first); gn_set, a GetNext op or an
 	 * iterator call settled the line's GetNext */
@@ -233,8 +235,7 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 /* A line, or a part of one (po, NULL for a whole line), begins: no scope
  * or GetNext open; in a part after its line's first (after_first) the
  * parts before may have left them open, settled by tfd_xs_seams(). */
-void tfd_xs_part_begin(struct scan *sc, const struct tfd_host *h, bool after_first,
-		       struct piece_out *po);
+void tfd_xs_part_begin(struct scan *sc, struct tfd_host *h, bool after_first, struct piece_out *po);
 /* A part's state at its end into po (where it set one). */
 void tfd_xs_part_end(struct scan *sc, struct piece_out *po);
 /* An event (an op or not: kind) of a part before it opened a scope

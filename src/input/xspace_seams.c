@@ -14,8 +14,7 @@
 #include "tfd/capture.h"
 #include "xspace_impl.h"
 
-void tfd_xs_part_begin(struct scan *sc, const struct tfd_host *h, bool after_first,
-		       struct piece_out *po)
+void tfd_xs_part_begin(struct scan *sc, struct tfd_host *h, bool after_first, struct piece_out *po)
 {
 	tfd_opscope_reset(&sc->ops);
 	sc->gn.open = false;
@@ -23,6 +22,8 @@ void tfd_xs_part_begin(struct scan *sc, const struct tfd_host *h, bool after_fir
 	if (po) {
 		po->lead_past = INT64_MAX;
 		po->rec_first = h->fn_ops.n;
+		po->run_first = h->fn_ops.nruns;
+		h->fn_ops.cut = true;
 	}
 	if (after_first) {
 		/* both taken for open (what the ops and the first iterator call
@@ -112,28 +113,25 @@ static bool lead_ops(struct piece_out *po, size_t i, size_t last, struct tfd_hos
 		tfd_opscope_event(NULL, &t, &cr->ops, o->lead.v[k].name, &o->lead.v[k].kind,
 				  o->lead.v[k].start, o->lead.v[k].end);
 	if (cr->ops.open && o->lead_past < cr->ops.end) {
-		free(t.fn_ops.v);
+		tfd_fn_ops_free(&t.fn_ops);
 		free(t.py_ops);
 		return false; /* ops it did not keep belong to the scope */
 	}
 	m = t.fn_ops.n;
 	if (m) {
-		if (h->fn_ops.n + m > h->fn_ops.cap) {
-			h->fn_ops.cap = h->fn_ops.n + m;
-			h->fn_ops.v = xrealloc(h->fn_ops.v, h->fn_ops.cap * sizeof(*h->fn_ops.v));
-		}
-		memmove(h->fn_ops.v + o->rec_first + m, h->fn_ops.v + o->rec_first,
-			(h->fn_ops.n - o->rec_first) * sizeof(*h->fn_ops.v));
-		memcpy(h->fn_ops.v + o->rec_first, t.fn_ops.v, m * sizeof(*t.fn_ops.v));
-		h->fn_ops.n += m;
+		size_t mr = t.fn_ops.nruns;
+
+		tfd_fn_ops_insert(&h->fn_ops, o->rec_first, o->run_first, &t.fn_ops, NULL);
 		/* the records of this part and of the block's later parts move */
 		mv = (struct rec_move){&t, h, o->rec_first, o->rec_first, m};
 		ops_moved(&cr->ops, &mv);
 		mv.from = NULL;
 		for (size_t k = i; k < last; k++) {
 			ops_moved(&po[k].ops, &mv);
-			if (k > i)
+			if (k > i) {
 				po[k].rec_first += m;
+				po[k].run_first += mr;
+			}
 		}
 	}
 	if (t.npy_ops) { /* (read in any order: tfd_python_overlap() sorts) */
@@ -142,7 +140,7 @@ static bool lead_ops(struct piece_out *po, size_t i, size_t last, struct tfd_hos
 		h->npy_ops += t.npy_ops;
 		h->py_ops_cap = h->npy_ops;
 	}
-	free(t.fn_ops.v);
+	tfd_fn_ops_free(&t.fn_ops);
 	free(t.py_ops);
 	return true;
 }

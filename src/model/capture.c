@@ -736,7 +736,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->idle_runs);
 	free(h->loose_fn_ids);
 	tfd_exec_sums_free(h->exec_sums);
-	free(h->fn_ops.v);
+	tfd_fn_ops_free(&h->fn_ops);
 	free(h->py_ops);
 	free(h->fn_sums);
 	free(h->fn_op_types);

@@ -64,21 +64,97 @@ void tfd_op_kind_of(const char *name, struct tfd_op_kind *k)
 	k->py = k->type && tfd_op_is_python(k->type);
 }
 
+/* The index of name in o's names, added if new. */
+static uint32_t name_index(struct tfd_fn_ops *o, const char *name)
+{
+	size_t k;
+
+	if (imap_get(&o->name_ix, (uint64_t)(uintptr_t)name, &k))
+		return (uint32_t)k;
+	if (o->nnames == o->names_cap) {
+		o->names_cap = o->names_cap ? 2 * o->names_cap : 16;
+		o->names = xrealloc(o->names, o->names_cap * sizeof(*o->names));
+	}
+	o->names[o->nnames] = name;
+	imap_put(&o->name_ix, (uint64_t)(uintptr_t)name, o->nnames);
+	return (uint32_t)o->nnames++;
+}
+
+static void push_run(struct tfd_fn_ops *o, uint64_t key, bool by_thread)
+{
+	if (o->nruns == o->runs_cap) {
+		o->runs_cap = o->runs_cap ? 2 * o->runs_cap : 64;
+		o->runs = xrealloc(o->runs, o->runs_cap * sizeof(*o->runs));
+	}
+	o->runs[o->nruns++] = (struct tfd_fn_op_run){key, (uint32_t)o->n, by_thread};
+	o->cut = false;
+}
+
+static void room_for(struct tfd_fn_ops *o, size_t more)
+{
+	if (o->n + more > o->cap) {
+		o->cap = o->n + more > 2 * o->cap ? o->n + more : 2 * o->cap;
+		if (o->cap < 64)
+			o->cap = 64;
+		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+}
+
 /* The record for s's scope and name: the last one when it is theirs (ops
  * of one scope come in a row), else a new one. */
 static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const char *name)
 {
 	struct tfd_fn_ops *o = &h->fn_ops;
+	const struct tfd_fn_op_run *last = o->nruns ? &o->runs[o->nruns - 1] : NULL;
 
-	if (o->n && o->v[o->n - 1].key == s->key && o->v[o->n - 1].by_thread == s->by_thread &&
-	    o->v[o->n - 1].name == name)
+	if (!last || o->cut || last->key != s->key || last->by_thread != s->by_thread)
+		push_run(o, s->key, s->by_thread);
+	else if (o->names[o->v[o->n - 1].name] == name)
 		return o->n - 1;
-	if (o->n == o->cap) {
-		o->cap = o->cap ? o->cap * 2 : 64;
-		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
-	}
-	o->v[o->n] = (struct tfd_fn_op){s->key, name, 0, 0, s->by_thread};
+	room_for(o, 1);
+	o->v[o->n] = (struct tfd_fn_op){0, name_index(o, name), 0};
 	return o->n++;
+}
+
+void tfd_fn_ops_free(struct tfd_fn_ops *o)
+{
+	free(o->v);
+	free(o->runs);
+	free(o->names);
+	imap_free(&o->name_ix);
+	memset(o, 0, sizeof(*o));
+}
+
+void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at,
+		       const struct tfd_fn_ops *from, struct tfd_arena *intern)
+{
+	size_t m = from->n, mr = from->nruns;
+
+	if (!m)
+		return;
+	room_for(o, m);
+	memmove(o->v + at + m, o->v + at, (o->n - at) * sizeof(*o->v));
+	for (size_t i = 0; i < m; i++) {
+		const char *name = from->names[from->v[i].name];
+
+		if (intern)
+			name = tfd_arena_intern_cstr(intern, name);
+		o->v[at + i] = from->v[i];
+		o->v[at + i].name = name_index(o, name);
+	}
+	o->n += m;
+	if (o->nruns + mr > o->runs_cap) {
+		o->runs_cap = o->nruns + mr > 2 * o->runs_cap ? o->nruns + mr : 2 * o->runs_cap;
+		o->runs = xrealloc(o->runs, o->runs_cap * sizeof(*o->runs));
+	}
+	memmove(o->runs + run_at + mr, o->runs + run_at, (o->nruns - run_at) * sizeof(*o->runs));
+	for (size_t r = 0; r < mr; r++) {
+		o->runs[run_at + r] = from->runs[r];
+		o->runs[run_at + r].first += (uint32_t)at;
+	}
+	o->nruns += mr;
+	for (size_t r = run_at + mr; r < o->nruns; r++)
+		o->runs[r].first += (uint32_t)m;
 }
 
 void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_opscope *s,
@@ -134,18 +210,8 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
 {
-	struct tfd_fn_ops *o = &h->fn_ops;
-
-	if (o->n + ph->fn_ops.n > o->cap) {
-		o->cap = o->n + ph->fn_ops.n;
-		o->v = xrealloc(o->v, o->cap * sizeof(*o->v));
-	}
-	for (size_t i = 0; i < ph->fn_ops.n; i++) {
-		o->v[o->n] = ph->fn_ops.v[i];
-		o->v[o->n++].name = tfd_arena_intern_cstr(&cap->arena, ph->fn_ops.v[i].name);
-	}
-	free(ph->fn_ops.v);
-	memset(&ph->fn_ops, 0, sizeof(ph->fn_ops));
+	tfd_fn_ops_insert(&h->fn_ops, h->fn_ops.n, h->fn_ops.nruns, &ph->fn_ops, &cap->arena);
+	tfd_fn_ops_free(&ph->fn_ops);
 	if (ph->npy_ops) {
 		h->py_ops = xrealloc(h->py_ops, (h->npy_ops + ph->npy_ops) * sizeof(*h->py_ops));
 		memcpy(h->py_ops + h->npy_ops, ph->py_ops, ph->npy_ops * sizeof(*h->py_ops));
@@ -166,7 +232,7 @@ static int by_time(const void *a, const void *b)
 	return strcmp(x->type, y->type);
 }
 
-size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_total **out)
+size_t tfd_fn_ops_by_type(const struct tfd_op_named *v, size_t n, struct tfd_op_total **out)
 {
 	struct imap idx = {0}; /* hash of the type -> a chain of totals */
 	/* a record's name (interned: the host's records repeat a few) -> its
@@ -218,26 +284,24 @@ size_t tfd_fn_ops_by_type(const struct tfd_fn_op *v, size_t n, struct tfd_op_tot
 
 void tfd_fn_ops_code(struct tfd_host *h, const struct tfd_exec_sums *x)
 {
-	size_t k = 0;
-	/* the last step id coded and its code: a scope's records come in a row */
-	uint64_t last = 0, code = 0;
+	struct tfd_fn_ops *o = &h->fn_ops;
+	size_t k = 0, kr = 0;
 
 	if (!x || !x->coded || !x->key)
 		return; /* (no keys: they went, and the records were coded then) */
-	for (size_t i = 0; i < h->fn_ops.n; i++) {
-		struct tfd_fn_op o = h->fn_ops.v[i];
+	for (size_t r = 0; r < o->nruns; r++) {
+		struct tfd_fn_op_run run = o->runs[r];
+		size_t end = tfd_fn_op_run_end(o, r);
 
-		if (!o.by_thread) {
-			if (!i || o.key != last) {
-				last = o.key;
-				code = tfd_exec_code(x, o.key);
-			}
-			if (!(o.key = code))
-				continue;
-		}
-		h->fn_ops.v[k++] = o;
+		if (!run.by_thread && !(run.key = tfd_exec_code(x, run.key)))
+			continue; /* a step the table does not hold: dropped */
+		run.first = (uint32_t)k;
+		for (size_t i = o->runs[r].first; i < end; i++)
+			o->v[k++] = o->v[i];
+		o->runs[kr++] = run;
 	}
-	h->fn_ops.n = k;
+	o->n = k;
+	o->nruns = kr;
 	for (size_t i = 0; i < h->npy_ops; i++)
 		if (!h->py_ops[i].by_thread)
 			h->py_ops[i].fn = tfd_exec_code(x, h->py_ops[i].fn);
@@ -254,11 +318,11 @@ static uint64_t index_key(uint64_t key, bool by_thread)
 
 struct resolve {
 	struct tfd_host *h;
-	struct imap head; /* index key -> the last record of it */
-	int *next;	  /* the record before of the same index key, -1 */
-	/* step ids coded (struct tfd_exec_sums; every record's below ncodes):
+	struct imap head; /* index key -> the last run of it */
+	int *next;	  /* per run: the run before of the same index key, -1 */
+	/* step ids coded (struct tfd_exec_sums; every run's below ncodes):
 	 * by code, in arrays, where the maps' probes were a real capture's
-	 * cache misses (its last record + 1, its function; 0: none) */
+	 * cache misses (its last run + 1, its function; 0: none) */
 	uint32_t *head_code;
 	uint64_t *fn_code;
 	size_t ncodes;
@@ -286,7 +350,7 @@ static uint64_t inline_fn(struct resolve *rs, const char *iter)
 	return fn;
 }
 
-/* The last record of (key, by_thread) in *i; false: none. */
+/* The last run of (key, by_thread) in *i; false: none. */
 static bool head_get(const struct resolve *rs, uint64_t key, bool by_thread, size_t *i)
 {
 	if (!by_thread && rs->ncodes) {
@@ -328,8 +392,9 @@ static void fn_put(struct resolve *rs, uint64_t key, bool by_thread, size_t fn)
 static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const struct tfd_fn_op *o)
 {
 	struct tfd_host *h = rs->h;
+	const char *name = h->fn_ops.names[o->name];
 	uint64_t k =
-	    imap_hash((uint64_t)(uintptr_t)o->name ^ imap_hash((uint64_t)(uintptr_t)iter)) ^ t;
+	    imap_hash((uint64_t)(uintptr_t)name ^ imap_hash((uint64_t)(uintptr_t)iter)) ^ t;
 	size_t j;
 
 	/* another (thread, iterator, name) under the same key takes the next one */
@@ -340,12 +405,12 @@ static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const stru
 				h->fn_sums = xrealloc(h->fn_sums, rs->cap * sizeof(*h->fn_sums));
 			}
 			j = h->nfn_sums++;
-			h->fn_sums[j] = (struct tfd_fn_op_sum){t, iter, o->name, 0, 0};
+			h->fn_sums[j] = (struct tfd_fn_op_sum){t, iter, name, 0, 0};
 			imap_put(&rs->at, k, j);
 			break;
 		}
 		if (h->fn_sums[j].thread == t && h->fn_sums[j].iter == iter &&
-		    h->fn_sums[j].name == o->name)
+		    h->fn_sums[j].name == name)
 			break;
 	}
 	h->fn_sums[j].self_ns += o->self_ns;
@@ -372,10 +437,14 @@ static void add_function(struct resolve *rs, uint32_t t, const struct tfd_event 
 			return;
 		rs->thread_done[t] = true;
 	}
+	/* its records, the last first */
 	for (int r = (int)i; r >= 0; r = rs->next[r]) {
-		if (h->fn_ops.v[r].key != key || h->fn_ops.v[r].by_thread != by_thread)
+		const struct tfd_fn_op_run *run = &h->fn_ops.runs[r];
+
+		if (run->key != key || run->by_thread != by_thread)
 			continue;
-		add_sum(rs, iter ? TFD_FN_INLINE : t, iter, &h->fn_ops.v[r]);
+		for (size_t j = tfd_fn_op_run_end(&h->fn_ops, (size_t)r); j-- > run->first;)
+			add_sum(rs, iter ? TFD_FN_INLINE : t, iter, &h->fn_ops.v[j]);
 	}
 }
 
@@ -418,65 +487,85 @@ static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc
 static void by_code(struct resolve *rs)
 {
 	const struct tfd_host *h = rs->h;
+	const struct tfd_fn_ops *o = &h->fn_ops;
 	const struct tfd_exec_sums *x = h->exec_sums;
 	size_t n = x && x->coded ? x->cap + 2 : 0, keyed = 0;
 
-	for (size_t i = 0; i < h->fn_ops.n && n; i++)
-		if (!h->fn_ops.v[i].by_thread && h->fn_ops.v[i].key >= n)
+	for (size_t r = 0; r < o->nruns && n; r++)
+		if (!o->runs[r].by_thread && o->runs[r].key >= n)
 			n = 0;
-		else
-			keyed += !h->fn_ops.v[i].by_thread;
+		else if (!o->runs[r].by_thread)
+			keyed += tfd_fn_op_run_end(o, r) - o->runs[r].first;
 	/* (12 bytes a code against an entry of each map per step) */
-	if (!n || keyed < n / 8 || h->fn_ops.n >= UINT32_MAX)
+	if (!n || keyed < n / 8 || o->nruns >= UINT32_MAX)
 		return;
 	rs->head_code = xcalloc(n, sizeof(*rs->head_code));
 	rs->fn_code = xcalloc(n, sizeof(*rs->fn_code));
 	rs->ncodes = n;
 }
 
+/* The host's records summed by op type (fn_op_types): summed by name
+ * first, the names in the order of their first records. */
+static void host_by_type(struct tfd_host *h)
+{
+	const struct tfd_fn_ops *o = &h->fn_ops;
+	struct tfd_op_named *named = xcalloc(o->nnames + 1, sizeof(*named));
+	size_t *slot = xmalloc((o->nnames + 1) * sizeof(*slot)), k = 0;
+
+	for (size_t i = 0; i < o->nnames; i++)
+		slot[i] = SIZE_MAX;
+	for (size_t i = 0; i < o->n; i++) {
+		size_t *at = &slot[o->v[i].name];
+
+		if (*at == SIZE_MAX) {
+			*at = k;
+			named[k++].name = o->names[o->v[i].name];
+		}
+		named[*at].self_ns += o->v[i].self_ns;
+		named[*at].count += o->v[i].count;
+	}
+	free(h->fn_op_types);
+	h->nfn_op_types = tfd_fn_ops_by_type(named, k, &h->fn_op_types);
+	free(named);
+	free(slot);
+}
+
 void tfd_fn_ops_resolve(struct tfd_host *h)
 {
 	struct resolve rs;
 	struct open_calls oc = {NULL, NULL, 0, 0};
+	const struct tfd_fn_ops *o = &h->fn_ops;
 
-	if (!h->fn_ops.n) {
+	if (!o->n) {
 		for (size_t i = 0; i < h->npy_ops; i++)
 			h->py_ops[i].fn = h->py_ops[i].by_thread = 0;
+		tfd_fn_ops_free(&h->fn_ops);
 		return;
 	}
 	memset(&rs, 0, sizeof(rs));
 	rs.h = h;
-	free(h->fn_op_types);
-	h->nfn_op_types = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &h->fn_op_types);
-	rs.next = xmalloc(h->fn_ops.n * sizeof(*rs.next));
+	host_by_type(h);
+	rs.next = xmalloc(o->nruns * sizeof(*rs.next));
 	rs.thread_done = xcalloc(h->nthreads + 1, sizeof(bool));
 	by_code(&rs);
-	for (size_t i = 0, run = 0; i < h->fn_ops.n; i++) {
-		const struct tfd_fn_op *o = &h->fn_ops.v[i];
+	for (size_t r = 0; r < o->nruns; r++) {
 		size_t prev;
 
-		/* a scope's records come in a row: the index is read at the
-		 * first of them and written at the last */
-		if (i > run)
-			rs.next[i] = (int)i - 1;
-		else
-			rs.next[i] = head_get(&rs, o->key, o->by_thread, &prev) ? (int)prev : -1;
-		if (i + 1 == h->fn_ops.n || o[1].key != o->key || o[1].by_thread != o->by_thread) {
-			head_put(&rs, o->key, o->by_thread, i);
-			run = i + 1;
-		}
+		rs.next[r] =
+		    head_get(&rs, o->runs[r].key, o->runs[r].by_thread, &prev) ? (int)prev : -1;
+		head_put(&rs, o->runs[r].key, o->runs[r].by_thread, r);
 	}
 	for (size_t t = 0; t < h->nthreads; t++)
 		if (h->threads[t].kinds & TFD_KIND_BIT(TFD_EV_FUNCTION))
 			resolve_thread(&rs, (uint32_t)t, &oc);
 	for (size_t i = 0; i < h->npy_ops; i++) {
-		struct tfd_py_op *o = &h->py_ops[i];
+		struct tfd_py_op *p = &h->py_ops[i];
 		size_t fn = 0;
 
-		if ((o->by_thread || o->fn) && !fn_get(&rs, o->fn, o->by_thread, &fn))
+		if ((p->by_thread || p->fn) && !fn_get(&rs, p->fn, p->by_thread, &fn))
 			fn = 0;
-		o->fn = fn;
-		o->by_thread = false;
+		p->fn = fn;
+		p->by_thread = false;
 	}
 	free(oc.end);
 	free(oc.name);
@@ -489,8 +578,7 @@ void tfd_fn_ops_resolve(struct tfd_host *h)
 	imap_free(&rs.fn_of);
 	imap_free(&rs.stage);
 	/* the sums are all that is read from here on */
-	free(h->fn_ops.v);
-	memset(&h->fn_ops, 0, sizeof(h->fn_ops));
+	tfd_fn_ops_free(&h->fn_ops);
 }
 
 bool tfd_op_is_python(const char *type)

@@ -62,14 +62,24 @@ static void function_ops_self_time(struct t *t)
 	tfd_opscope_event(cap, h, &s, b, NULL, 800, 900); /* scope closed */
 	/* a, then b (the nested one and the one after it: in a row) */
 	T_EQ_I64((int64_t)h->fn_ops.n, 2);
-	T_EQ_STR(h->fn_ops.v[0].name, a);
+	T_EQ_STR(tfd_fn_op_name(&h->fn_ops, 0), a);
 	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
 	T_EQ_I64(h->fn_ops.v[1].self_ns, 200);
 	T_EQ_I64((int64_t)h->fn_ops.v[1].count, 2);
-	T_EQ_I64((int64_t)h->fn_ops.v[1].key, 42);
+	/* one run: the scope's */
+	T_EQ_I64((int64_t)h->fn_ops.nruns, 1);
+	T_EQ_I64((int64_t)h->fn_ops.runs[0].key, 42);
+	T_EQ_I64((int64_t)tfd_fn_op_run_end(&h->fn_ops, 0), 2);
 	{
 		struct tfd_op_total *tot = NULL;
-		size_t n = tfd_fn_ops_by_type(h->fn_ops.v, h->fn_ops.n, &tot);
+		struct tfd_op_named named[2];
+		size_t n;
+
+		for (size_t i = 0; i < 2; i++)
+			named[i] =
+			    (struct tfd_op_named){tfd_fn_op_name(&h->fn_ops, i),
+						  h->fn_ops.v[i].self_ns, h->fn_ops.v[i].count};
+		n = tfd_fn_ops_by_type(named, 2, &tot);
 
 		T_EQ_I64((int64_t)n, 2);
 		T_EQ_STR(tot[0].type, "DecodePng");
@@ -107,11 +117,69 @@ static void function_ops_known_kinds(struct t *t)
 	tfd_opscope_event(cap, h, &s, none, &kn, 320, 330);
 	tfd_opscope_event(cap, h, &s, py, &kp, 600, 700);
 	T_EQ_I64((int64_t)h->fn_ops.n, 3);
-	T_TRUE(h->fn_ops.v[0].name == a && h->fn_ops.v[2].name == py);
+	T_TRUE(tfd_fn_op_name(&h->fn_ops, 0) == a && tfd_fn_op_name(&h->fn_ops, 2) == py);
 	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
 	T_EQ_I64(h->fn_ops.v[1].self_ns, 100);
 	T_EQ_I64((int64_t)h->npy_ops, 1);
 	T_EQ_I64(h->py_ops[0].s, 600);
+	tfd_capture_free(cap);
+}
+
+/* A host's records in runs, one per scope in a row, their names each kept
+ * once: a scope again after another's is a run of its own; a part of a
+ * line (cut) starts one, its first record not folded into the one before;
+ * records put in among others (a part's lead ops) move the runs after. */
+static void function_op_runs(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host scratch;
+	struct tfd_fn_ops *o = &h->fn_ops;
+	struct tfd_opscope s;
+	const char *a = "f/a:Cast", *b = "f/b:Mul", *c = "f/c:Add", *d = "f/d:Sub";
+	struct tfd_op_kind ka, kb, kc, kd;
+
+	tfd_op_kind_of(a, &ka);
+	tfd_op_kind_of(b, &kb);
+	tfd_op_kind_of(c, &kc);
+	tfd_op_kind_of(d, &kd);
+	memset(&s, 0, sizeof(s));
+	tfd_opscope_open(&s, 1, false, 0, 100);
+	tfd_opscope_event(cap, h, &s, a, &ka, 10, 20);
+	tfd_opscope_event(cap, h, &s, b, &kb, 20, 30);
+	tfd_opscope_open(&s, 2, false, 100, 200);
+	tfd_opscope_event(cap, h, &s, a, &ka, 110, 120);
+	tfd_opscope_open(&s, 1, false, 200, 300);
+	tfd_opscope_event(cap, h, &s, c, &kc, 210, 220);
+	o->cut = true;
+	tfd_opscope_event(cap, h, &s, c, &kc, 230, 250);
+	T_EQ_I64((int64_t)o->n, 5);
+	T_EQ_I64((int64_t)o->nruns, 4);
+	T_EQ_I64((int64_t)o->nnames, 3);
+	T_TRUE(o->v[0].name == o->v[2].name);
+	T_EQ_I64((int64_t)o->runs[2].key, 1);
+	T_EQ_I64((int64_t)o->runs[3].first, 4);
+	T_EQ_I64(o->v[4].self_ns, 20);
+	T_EQ_I64((int64_t)o->v[4].count, 1);
+	/* a scope's ops put before the third run's */
+	memset(&scratch, 0, sizeof(scratch));
+	tfd_opscope_open(&s, 9, false, 0, 1000);
+	tfd_opscope_event(NULL, &scratch, &s, d, &kd, 300, 310);
+	tfd_opscope_event(NULL, &scratch, &s, a, &ka, 310, 330);
+	tfd_fn_ops_insert(o, 3, 2, &scratch.fn_ops, NULL);
+	tfd_fn_ops_free(&scratch.fn_ops);
+	T_EQ_I64((int64_t)o->n, 7);
+	T_EQ_I64((int64_t)o->nruns, 5);
+	T_EQ_I64((int64_t)o->nnames, 4);
+	T_EQ_I64((int64_t)o->runs[2].key, 9);
+	T_EQ_I64((int64_t)o->runs[2].first, 3);
+	T_EQ_I64((int64_t)o->runs[3].first, 5);
+	T_EQ_I64((int64_t)o->runs[4].first, 6);
+	T_EQ_STR(tfd_fn_op_name(o, 3), d);
+	T_TRUE(tfd_fn_op_name(o, 4) == a && o->v[4].name == o->v[0].name);
+	T_EQ_I64(o->v[4].self_ns, 20);
+	T_TRUE(tfd_fn_op_name(o, 5) == c && tfd_fn_op_name(o, 6) == c);
+	T_EQ_I64((int64_t)tfd_fn_op_run_end(o, 4), 7);
 	tfd_capture_free(cap);
 }
 
@@ -122,10 +190,8 @@ static void function_ops_by_type_names(struct t *t)
 {
 	char cast2[] = "g/b:Cast", b2[] = "f/b:Cast";
 	const char *a = "f/a:DecodePng", *b = "f/b:Cast", *none = "Iterator::Map";
-	struct tfd_fn_op recs[] = {{1, b, 10, 1, false},   {1, none, 5, 1, false},
-				   {2, b, 20, 2, false},   {2, cast2, 7, 1, false},
-				   {3, none, 4, 1, false}, {3, a, 100, 1, false},
-				   {4, b2, 3, 1, false}};
+	struct tfd_op_named recs[] = {{b, 10, 1},   {none, 5, 1}, {b, 20, 2}, {cast2, 7, 1},
+				      {none, 4, 1}, {a, 100, 1},  {b2, 3, 1}};
 	struct tfd_op_total *tot = NULL;
 	size_t n = tfd_fn_ops_by_type(recs, sizeof(recs) / sizeof(recs[0]), &tot);
 
@@ -3882,6 +3948,7 @@ const struct t_case capture_cases[] = {
     T(function_ops_self_time),
     T(function_ops_known_kinds),
     T(function_ops_by_type_names),
+    T(function_op_runs),
     T(function_ops_by_code_or_id),
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
