@@ -155,6 +155,11 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 /* Move part ph's function ops (their names made cap's) and Python op
  * extents (tfd_host.py_ops) after h's. */
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph);
+/* Room in o for n records and nruns runs in all (absorbing parts read
+ * apart: one allocation, no copy of a grown array beside the parts'). */
+void tfd_fn_ops_reserve(struct tfd_fn_ops *o, size_t n, size_t nruns);
+/* Room in h for markers step markers and fnruns FunctionRuns in all. */
+void tfd_host_reserve(struct tfd_host *h, size_t markers, size_t fnruns);
 /* Put the records and runs of from into o: its records at record at, its
  * runs at run run_at (a run's start: the runs after it move up), each
  * name interned in intern first (NULL: from's names are o's capture's). */

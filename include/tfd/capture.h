@@ -182,13 +182,19 @@ struct tfd_marker {
 	uint64_t root;
 };
 
-/* A FunctionRun: a tf.function's run (its step id, its thread's id),
- * read to tell a training step's functions from those tf.data runs. */
+/* A FunctionRun: a tf.function's run (its step id, its thread's id, its
+ * start), read to tell a training step's functions from those tf.data
+ * runs; 24 bytes (a real capture holds one per element a map's function
+ * made, until the host is read). */
 struct tfd_fnrun {
-	int64_t start_ns, end_ns;
+	int64_t start_ns;
 	int64_t thread_id;
 	uint64_t id;
-	int64_t group; /* its group_id, when has_group (a converted trace) */
+};
+
+/* A FunctionRun's group_id (a converted trace's), when has_group. */
+struct tfd_fnrun_group {
+	int64_t group;
 	bool has_group;
 };
 
@@ -573,6 +579,9 @@ struct tfd_host {
 	 * GetNext is the pipeline's own, no wait of the training loop's */
 	struct tfd_fnrun *fnruns;
 	size_t nfnruns, fnruns_cap;
+	/* their groups, one per run (fnruns_cap of room), NULL until a run
+	 * has one */
+	struct tfd_fnrun_group *fnrun_groups;
 	uint64_t *loose_fn_ids;
 	size_t nloose_fn_ids;
 	/* the steps are the markers' extents (their group_ids, if any, are
@@ -798,9 +807,17 @@ bool tfd_get_next_run_name(const char *name);
  * (EagerLocalExecute: __inference_...). */
 bool tfd_fn_call_name(const char *name);
 /* Note a FunctionRun of step id id on host h, on the thread of id
- * thread_id, in the group group when has_group. */
+ * thread_id, from start_ns, in the group group when has_group. */
 void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
-		    int64_t end_ns, bool has_group, int64_t group);
+		    bool has_group, int64_t group);
+/* FunctionRun i's group in *group (false: none). */
+static inline bool tfd_fnrun_group(const struct tfd_host *h, size_t i, int64_t *group)
+{
+	if (!h->fnrun_groups || !h->fnrun_groups[i].has_group)
+		return false;
+	*group = h->fnrun_groups[i].group;
+	return true;
+}
 /* Whether id is the step id of a function run outside every step marker
  * (tfd_host.loose_fn_ids). */
 bool tfd_host_loose_fn(const struct tfd_host *h, uint64_t id);

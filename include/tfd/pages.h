@@ -16,6 +16,13 @@
  * they make at least min bytes; *done moves to where they went. */
 void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min);
 
+/* free(p), the whole pages of its first len bytes given back first: a
+ * block freed in the middle of the heap, or into the arena of the thread
+ * that made it, stays the process's until malloc reuses it (a host plane
+ * read in blocks on several cores moved each block's records into the
+ * host and freed them: 7 MB of a real 95 MB capture's peak). */
+void tfd_pages_free(void *p, size_t len);
+
 /* Whether bytes more resident memory than the process holds now would
  * take it past its peak so far (false when either is unknown): a choice
  * between two ways to the same answer, the faster one when it fits under

@@ -1,6 +1,7 @@
 /* pages.c - memory read once given back, and file mappings cut into
  * windows (include/tfd/pages.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,6 +22,15 @@ void tfd_pages_release(const uint8_t **done, const uint8_t *upto, size_t min)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 		*done = (const uint8_t *)b;
 	}
+}
+
+void tfd_pages_free(void *p, size_t len)
+{
+	const uint8_t *done = p;
+
+	if (p && len >= ((size_t)64 << 10))
+		tfd_pages_release(&done, (const uint8_t *)p + len, 0);
+	free(p);
 }
 
 size_t tfd_pages_split_map(void *m, size_t len)

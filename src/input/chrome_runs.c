@@ -35,7 +35,7 @@ void tfd_chrome_note_run(struct parse *p, struct tfd_host *h, const char *nm, in
 	/* most events are none of them: their first byte says so */
 	if (nm[0] == 'F' && strcmp(nm, "FunctionRun") == 0) {
 		tfd_chrome_arg_id(&p->ev, &id);
-		tfd_host_fnrun(h, tid, id, start, end, has_group, group);
+		tfd_host_fnrun(h, tid, id, start, has_group, group);
 	} else if (nm[0] == 'S' && strcmp(nm, "SessionRun") == 0) {
 		has_id = tfd_chrome_arg_id(&p->ev, &id);
 		tfd_host_session_run(h, tid, start, end, has_group, group, has_id, id);

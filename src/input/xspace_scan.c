@@ -704,7 +704,7 @@ static enum tfd_status scan_event(struct scan *sc, uint32_t th, int64_t ts_ns, c
 	} else if (__builtin_expect(m.runs != 0, 0)) {
 		run_has_id = event_id(sc, stats, end, &run_id);
 		if (run_has_id && m.runs == META_FN_RUN)
-			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, end_ns, false, 0);
+			tfd_host_fnrun(h, h->threads[th].id, run_id, start_ns, false, 0);
 		else if (run_has_id && m.runs == META_GET_NEXT) {
 			tfd_host_get_next_open(h, &sc->gn, h->threads[th].id, run_id, end_ns);
 			sc->gn_lead = NULL;

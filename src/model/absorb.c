@@ -127,6 +127,8 @@ static void precode(struct tfd_capture *cap, const struct tfd_host *ph, const ui
 		}
 	}
 	pc->len = (size_t)(q - pc->buf);
+	/* (its last pages too: freed, they stay the process's) */
+	tfd_pages_release(&released, end, 0);
 }
 
 /* pc's events appended to dst (cap's; tb its builder): the first one
@@ -205,6 +207,7 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 			from += n;
 			tfd_pages_release(&released, from, 1u << 20);
 		}
+		tfd_pages_release(&released, pend, 0);
 		dst->evlen = (size_t)(q - dst->evbuf);
 		if (pc->nev - folded > 1) /* the last: one of those copied */
 			off = base + (pc->last_off - (size_t)(rest - pc->buf));
@@ -243,14 +246,20 @@ static void absorb_rest(struct tfd_capture *cap, struct tfd_host *h, struct tfd_
 			      ph->steps[i].end_ns);
 	for (size_t i = 0; i < ph->nmarkers; i++)
 		tfd_host_add_marker(h, &ph->markers[i]);
-	free(ph->markers);
+	tfd_pages_free(ph->markers, ph->nmarkers * sizeof(*ph->markers));
 	ph->markers = NULL;
 	ph->nmarkers = ph->markers_cap = 0;
-	for (size_t i = 0; i < ph->nfnruns; i++)
+	for (size_t i = 0; i < ph->nfnruns; i++) {
+		int64_t group = 0;
+		bool has_group = tfd_fnrun_group(ph, i, &group);
+
 		tfd_host_fnrun(h, ph->fnruns[i].thread_id, ph->fnruns[i].id, ph->fnruns[i].start_ns,
-			       ph->fnruns[i].end_ns, ph->fnruns[i].has_group, ph->fnruns[i].group);
-	free(ph->fnruns);
+			       has_group, group);
+	}
+	tfd_pages_free(ph->fnruns, ph->nfnruns * sizeof(*ph->fnruns));
+	free(ph->fnrun_groups);
 	ph->fnruns = NULL;
+	ph->fnrun_groups = NULL;
 	ph->nfnruns = ph->fnruns_cap = 0;
 	if (ph->span_start_ns <= ph->span_end_ns)
 		tfd_host_note(cap, h, false, 0, ph->span_start_ns, ph->span_end_ns);
@@ -353,6 +362,27 @@ static bool precode_move(void *ctx, size_t worker, size_t k)
 	return true;
 }
 
+/* Room in h for every part's markers, runs and function ops at once:
+ * grown part by part, the arrays were copied as they doubled, beside the
+ * parts' own. */
+static void reserve_rest(struct tfd_absorb *ab)
+{
+	struct tfd_host *h = ab->h;
+	size_t markers = h->nmarkers, fnruns = h->nfnruns, ops = h->fn_ops.n,
+	       runs = h->fn_ops.nruns;
+
+	for (size_t i = 0; i < ab->nparts; i++) {
+		const struct tfd_host *ph = ab->parts[i].ph;
+
+		markers += ph->nmarkers;
+		fnruns += ph->nfnruns;
+		ops += ph->fn_ops.n;
+		runs += ph->fn_ops.nruns;
+	}
+	tfd_host_reserve(h, markers, fnruns);
+	tfd_fn_ops_reserve(&h->fn_ops, ops, runs);
+}
+
 /* Every part's events of one of h's threads, in part order. */
 static bool absorb_thread(void *ctx, size_t worker, size_t t)
 {
@@ -405,6 +435,7 @@ void tfd_absorb_run(struct tfd_absorb *ab, size_t nthreads)
 	free(cost);
 	tfd_pool_run(nt, nthreads, order, false, absorb_thread, ab);
 	free(order);
+	reserve_rest(ab);
 	for (size_t i = 0; i < ab->nparts; i++) {
 		absorb_rest(ab->cap, ab->h, ab->parts[i].ph, ab->parts[i].folded);
 		free(ab->parts[i].map);

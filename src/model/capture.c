@@ -733,6 +733,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	free(h->steps);
 	free(h->markers);
 	free(h->fnruns);
+	free(h->fnrun_groups);
 	free(h->idle_runs);
 	free(h->loose_fn_ids);
 	tfd_exec_sums_free(h->exec_sums);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tfd/imap.h"
+#include "tfd/pages.h"
 
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
@@ -90,6 +91,18 @@ static void push_run(struct tfd_fn_ops *o, uint64_t key, bool by_thread)
 	o->cut = false;
 }
 
+void tfd_fn_ops_reserve(struct tfd_fn_ops *o, size_t n, size_t nruns)
+{
+	if (n > o->cap) {
+		o->v = xrealloc(o->v, n * sizeof(*o->v));
+		o->cap = n;
+	}
+	if (nruns > o->runs_cap) {
+		o->runs = xrealloc(o->runs, nruns * sizeof(*o->runs));
+		o->runs_cap = nruns;
+	}
+}
+
 static void room_for(struct tfd_fn_ops *o, size_t more)
 {
 	if (o->n + more > o->cap) {
@@ -118,8 +131,8 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 
 void tfd_fn_ops_free(struct tfd_fn_ops *o)
 {
-	free(o->v);
-	free(o->runs);
+	tfd_pages_free(o->v, o->n * sizeof(*o->v));
+	tfd_pages_free(o->runs, o->nruns * sizeof(*o->runs));
 	free(o->names);
 	imap_free(&o->name_ix);
 	memset(o, 0, sizeof(*o));

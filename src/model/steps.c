@@ -93,15 +93,35 @@ bool tfd_fn_call_name(const char *name)
 	return strncmp(name, "EagerLocalExecute: __inference_", 31) == 0;
 }
 
-void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
-		    int64_t end_ns, bool has_group, int64_t group)
+void tfd_host_reserve(struct tfd_host *h, size_t markers, size_t fnruns)
 {
-	if (h->nfnruns == h->fnruns_cap) {
-		h->fnruns_cap = h->fnruns_cap ? 2 * h->fnruns_cap : 64;
-		h->fnruns = xrealloc(h->fnruns, h->fnruns_cap * sizeof(*h->fnruns));
+	if (markers > h->markers_cap) {
+		h->markers = xrealloc(h->markers, markers * sizeof(*h->markers));
+		h->markers_cap = markers;
 	}
-	h->fnruns[h->nfnruns++] =
-	    (struct tfd_fnrun){start_ns, end_ns, thread_id, id, has_group ? group : 0, has_group};
+	if (fnruns > h->fnruns_cap) {
+		h->fnruns = xrealloc(h->fnruns, fnruns * sizeof(*h->fnruns));
+		if (h->fnrun_groups) {
+			h->fnrun_groups =
+			    xrealloc(h->fnrun_groups, fnruns * sizeof(*h->fnrun_groups));
+			memset(h->fnrun_groups + h->fnruns_cap, 0,
+			       (fnruns - h->fnruns_cap) * sizeof(*h->fnrun_groups));
+		}
+		h->fnruns_cap = fnruns;
+	}
+}
+
+void tfd_host_fnrun(struct tfd_host *h, int64_t thread_id, uint64_t id, int64_t start_ns,
+		    bool has_group, int64_t group)
+{
+	if (h->nfnruns == h->fnruns_cap)
+		tfd_host_reserve(h, 0, h->fnruns_cap ? 2 * h->fnruns_cap : 64);
+	if (has_group && !h->fnrun_groups)
+		h->fnrun_groups = xcalloc(h->fnruns_cap, sizeof(*h->fnrun_groups));
+	if (h->fnrun_groups)
+		h->fnrun_groups[h->nfnruns] =
+		    (struct tfd_fnrun_group){has_group ? group : 0, has_group};
+	h->fnruns[h->nfnruns++] = (struct tfd_fnrun){start_ns, thread_id, id};
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -644,9 +664,11 @@ static void markers_over_groups(struct tfd_capture *cap, struct tfd_host *h)
 		size_t k = 0;
 		uint64_t *ids = loose_begin(h);
 
+		int64_t group;
+
 		for (size_t i = 0; i < h->nfnruns; i++)
-			if (h->fnruns[i].has_group &&
-			    !imap_get(&marked, (uint64_t)h->fnruns[i].group, NULL))
+			if (tfd_fnrun_group(h, i, &group) &&
+			    !imap_get(&marked, (uint64_t)group, NULL))
 				ids[k++] = h->fnruns[i].id;
 		loose_end(h, k);
 	}
@@ -689,6 +711,8 @@ void tfd_host_steps_from_markers(struct tfd_capture *cap, struct tfd_host *h)
 	h->markers = NULL;
 	h->nmarkers = h->markers_cap = 0;
 	free(h->fnruns);
+	free(h->fnrun_groups);
 	h->fnruns = NULL;
+	h->fnrun_groups = NULL;
 	h->nfnruns = h->fnruns_cap = 0;
 }

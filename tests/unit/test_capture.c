@@ -1,6 +1,7 @@
 /* test_capture.c - the capture model, sniffing and the readers. */
 #include <dirent.h>
 #include <ftw.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -3015,6 +3016,56 @@ static void written_tables_are_resident(struct t *t)
 	free(v);
 }
 
+/* The resident pages of this process, in bytes (0: unknown). */
+static size_t resident_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A block freed in the middle of the heap stays resident with free();
+ * tfd_pages_free() gives its pages back first. In a child: its heap made
+ * to hold large blocks (no mmap), a block after it so that the heap's top
+ * cannot be trimmed. */
+static void freed_pages_go_back(struct t *t)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	T_TRUE(pid >= 0);
+	if (pid == 0) {
+		size_t len = (size_t)8 << 20, r0, r1, r2;
+		uint8_t *a, *b, *guard;
+
+		mallopt(M_MMAP_THRESHOLD, 1 << 30);
+		mallopt(M_TRIM_THRESHOLD, 1 << 30);
+		a = xmalloc(len);
+		b = xmalloc(len);
+		guard = xmalloc(64);
+		memset(a, 1, len);
+		memset(b, 1, len);
+		guard[0] = 1;
+		r0 = resident_bytes();
+		free(a);
+		r1 = resident_bytes();
+		tfd_pages_free(b, len);
+		r2 = resident_bytes();
+		free(guard);
+		/* free() kept a's 8 MB; b's went (all but its edges' pages) */
+		_exit(r0 && r1 + (1u << 20) > r0 && r2 + len - (64u << 10) < r1 ? 0 : 1);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Packed events read back as they were added, with every way a value is
  * stored (none, a varint, eight bytes, an iterator id's index), starts up
  * to 2^62 apart and negative durations: after the finish's sort, after
@@ -3619,13 +3670,36 @@ static void session_runs_step_a_host_without_markers(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* FunctionRuns keep their groups (a converted trace's) apart, made only
+ * once a run has one: the runs before it have none, and the runs' room
+ * grows with theirs. */
+static void function_run_groups(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	int64_t g = -1;
+
+	for (int i = 0; i < 10; i++)
+		tfd_host_fnrun(h, 7, (uint64_t)i, 10 * i, false, 0);
+	T_TRUE(h->fnrun_groups == NULL && !tfd_fnrun_group(h, 3, &g));
+	for (int i = 10; i < 200; i++)
+		tfd_host_fnrun(h, 7, (uint64_t)i, 10 * i, i % 2 == 0, 1000 + i);
+	T_EQ_U64(h->nfnruns, 200);
+	T_TRUE(!tfd_fnrun_group(h, 9, &g) && !tfd_fnrun_group(h, 11, &g));
+	T_TRUE(tfd_fnrun_group(h, 10, &g) && g == 1010);
+	T_TRUE(tfd_fnrun_group(h, 198, &g) && g == 1198);
+	T_EQ_I64(h->fnruns[198].start_ns, 1980);
+	T_EQ_U64(h->fnruns[198].id, 198);
+	tfd_capture_free(cap);
+}
+
 /* n calls of fn on thread 7, 1 us apart, each holding a function run
  * under whose id a GetNext op ran */
 static void reading_calls(struct tfd_host *h, const char *fn, int n)
 {
 	for (int i = 0; i < n; i++) {
 		tfd_host_fn_call(h, fn, 7, 1000 * i, 1000 * i + 900);
-		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, 1000 * i + 20, false, 0);
+		tfd_host_fnrun(h, 7, 5 + (uint64_t)i, 1000 * i + 10, false, 0);
 		tfd_host_get_next(h, 5 + (uint64_t)i);
 	}
 }
@@ -3655,10 +3729,10 @@ static void function_calls_step_a_host_without_markers(struct t *t)
 		int64_t s = 1000 * i;
 
 		tfd_host_fn_call(h, fn, 7, s, s + 900);
-		tfd_host_fnrun(h, 7, id, s + 10, s + 20, false, 0);
+		tfd_host_fnrun(h, 7, id, s + 10, false, 0);
 		if (i != 8)
 			tfd_host_get_next(h, id);
-		tfd_host_fnrun(h, 9, id + 1000, s + 30, s + 40, false, 0); /* tf.data's */
+		tfd_host_fnrun(h, 9, id + 1000, s + 30, false, 0); /* tf.data's */
 		id++;
 	}
 	tfd_host_steps_from_markers(cap, h);
@@ -3949,6 +4023,7 @@ const struct t_case capture_cases[] = {
     T(function_ops_known_kinds),
     T(function_ops_by_type_names),
     T(function_op_runs),
+    T(function_run_groups),
     T(function_ops_by_code_or_id),
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
@@ -3959,6 +4034,7 @@ const struct t_case capture_cases[] = {
     T(largest_capture_file),
     T(file_maps_are_windows),
     T(written_tables_are_resident),
+    T(freed_pages_go_back),
     T(finish_sorts_what_came_out_of_order),
     T(absorb_keeps_signatures),
     T(many_steps_noted),
