@@ -336,12 +336,15 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 		}
 		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
 						imap_hash(x->mid ^ imap_hash(v))) %
-				      PARAM_CACHE];
-		if (ps->from == e->sig && ps->mid == x->mid && ps->v == v && ps->type == x->type &&
-		    memcmp(ps->tail, tail, sizeof(tail)) == 0) {
-			e->sig = ps->to;
-			return;
-		}
+				      (PARAM_CACHE / PARAM_WAYS) * PARAM_WAYS];
+		for (int w = 0; w < PARAM_WAYS; w++)
+			if (ps[w].from == e->sig && ps[w].mid == x->mid && ps[w].v == v &&
+			    ps[w].type == x->type && memcmp(ps[w].tail, tail, sizeof(tail)) == 0) {
+				e->sig = ps[w].to;
+				return;
+			}
+		/* the set's oldest goes */
+		memmove(ps + 1, ps, (PARAM_WAYS - 1) * sizeof(*ps));
 		ps->from = e->sig;
 		ps->mid = x->mid;
 		ps->v = v;
