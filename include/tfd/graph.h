@@ -223,6 +223,9 @@ struct host_ctx {
 	/* while the pipelines are built, on a host of several: which one each
 	 * function thread worked for over time (src/analysis/passes.h) */
 	const struct tfd_thread_roots *troots;
+	/* while the threads are scanned: what each signature's parameters
+	 * tell (graph.c) */
+	struct sig_memo *memo;
 };
 
 /* Call k's iterator and thread. */

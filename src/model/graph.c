@@ -13,6 +13,7 @@
 #include "tfd/imap.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,11 +114,47 @@ static uint64_t text_key(const char *p)
 	return tfd_fnv_text(TFD_FNV_BASIS, p);
 }
 
+/* What the graph reads of a signature's parameters, remembered while the
+ * threads are scanned (host_ctx.memo, direct-mapped by the signature's
+ * index): its dataset's name and the values of the parameters AUTOTUNE
+ * changes (NaN: none, or not a number). An iterator whose calls carry
+ * counters (a parallel interleave's results_ready, active_elements, ...)
+ * has a signature per combination of them, and its calls had each
+ * searched their parameters for these four by name. */
+struct sig_memo {
+	const struct tfd_sig *sig;
+	const char *dname;
+	double par[3];
+};
+
+#define SIG_MEMO 1024
+
+const char *const tfd_param_names[3] = {"parallelism", "cycle_length", "buffer_limit"};
+
+static const struct sig_memo *sig_facts(const struct host_ctx *c, const struct tfd_event *e)
+{
+	struct sig_memo *m = &c->memo[e->sig->idx % SIG_MEMO];
+
+	if (m->sig != e->sig) {
+		m->sig = e->sig;
+		m->dname = tfd_event_param(e, "name");
+		for (int w = 0; w < 3; w++) {
+			const char *v = tfd_event_param(e, tfd_param_names[w]);
+			char *end;
+
+			m->par[w] = v ? strtod(v, &end) : NAN;
+			if (v && end == v)
+				m->par[w] = NAN;
+		}
+	}
+	return m;
+}
+
 /* The dataset name iterator event e carries (its `name` stat), NULL
  * none. */
-static const char *dataset_name(const struct tfd_event *e)
+static const char *dataset_name(const struct host_ctx *c, const struct tfd_event *e)
 {
-	return tfd_event_param(e, "name");
+	return c->memo ? sig_facts(c, e)->dname : tfd_event_param(e, "name");
 }
 
 /* The key of an iterator in by_idp: its id, its parent_id (0 while it has
@@ -138,11 +175,11 @@ static bool same_name(const char *a, const char *b)
 /* Whether event e is of iterator it's dataset: an event or iterator
  * without a name is. The signatures seen to be are remembered (the last
  * one): nearly every event repeats its iterator's. */
-static bool of_dataset(struct iter *it, const struct tfd_event *e)
+static bool of_dataset(const struct host_ctx *c, struct iter *it, const struct tfd_event *e)
 {
 	if (e->sig == it->name_sig)
 		return true;
-	if (!same_name(it->dname, dataset_name(e)))
+	if (!same_name(it->dname, dataset_name(c, e)))
 		return false;
 	it->name_sig = e->sig;
 	return true;
@@ -170,13 +207,13 @@ static int id_match(struct host_ctx *c, size_t head, const struct tfd_event *e)
 	bool has_pid = (e->flags & TFD_EVF_PARENT) != 0;
 	uint64_t pid = has_pid ? e->sig->parent_id : 0;
 	struct iter *it = &c->iters.v[head];
-	bool ours = of_dataset(it, e);
+	bool ours = of_dataset(c, it, e);
 	const char *dname;
 	size_t idx;
 
 	if (ours && (!has_pid || (it->has_parent && it->parent_id == pid)))
 		return (int)head; /* (nearly every event) */
-	dname = dataset_name(e);
+	dname = dataset_name(c, e);
 	if (imap_get(&c->by_idp, id_key(e->id, pid, dname), &idx) &&
 	    iter_is(&c->iters.v[idx], e->id, has_pid, pid, dname))
 		return (int)idx;
@@ -220,7 +257,7 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	it.last_end = e->start_ns;
 	it.id_next = by_id && idx != SIZE_MAX ? (int)idx : -1;
 	if (by_id) {
-		it.dname = dataset_name(e);
+		it.dname = dataset_name(c, e);
 		it.name_sig = e->sig;
 	}
 	vec_push(&c->iters, it);
@@ -408,24 +445,18 @@ static void mark_produced(struct host_ctx *c, struct scan_state *ss, size_t k, u
 	c->produced[k / 64] |= (uint64_t)1 << (k % 64);
 }
 
-const char *const tfd_param_names[3] = {"parallelism", "cycle_length", "buffer_limit"};
-
 /* A call's parameters AUTOTUNE changes, when its parameters differ from
  * the call before. */
 static void note_par(struct host_ctx *c, int i, const struct tfd_event *e)
 {
 	struct iter *it = &c->iters.v[i];
+	const struct sig_memo *m = sig_facts(c, e);
 
 	it->last_sig = e->sig;
 	for (int w = 0; w < 3; w++) {
-		const char *v = tfd_event_param(e, tfd_param_names[w]);
-		double d;
-		char *end;
+		double d = m->par[w];
 
-		if (!v)
-			continue;
-		d = strtod(v, &end);
-		if (end == v || !(d > 0) || d == it->last_par[w])
+		if (!(d > 0) || d == it->last_par[w])
 			continue;
 		it->last_par[w] = d;
 		vec_push(&c->par, ((struct tfd_par_change){i, w, e->start_ns, d}));
@@ -556,6 +587,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	memset(&ss, 0, sizeof(ss));
 	ss.give_back = tfd_cpu_count() > 1 ? (size_t)256 << 10 : (size_t)64 << 10;
 	scan_alloc(c, &ss);
+	c->memo = xcalloc(SIG_MEMO, sizeof(*c->memo));
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
@@ -573,6 +605,8 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	}
 	cons_rest(c, &ss.pc);
 	vec_free(&ss.stack);
+	free(c->memo);
+	c->memo = NULL;
 	if (c->par.n > 1)
 		qsort(c->par.v, c->par.n, sizeof(*c->par.v), par_cmp);
 	for (size_t i = 0; i < c->iters.n; i++)
@@ -651,55 +685,6 @@ struct tfd_event *tfd_graph_take_samples(struct host_ctx *c)
 
 	memset(&c->samples, 0, sizeof(c->samples));
 	return v;
-}
-
-/* qsort's context; hosts are analyzed on several threads at once */
-static _Thread_local const struct host_ctx *sort_ctx;
-
-static int call_start_cmp(const void *a, const void *b)
-{
-	int64_t sx = call_start(sort_ctx, (size_t) * (const int *)a),
-		sy = call_start(sort_ctx, (size_t) * (const int *)b);
-
-	if (sx != sy)
-		return sx < sy ? -1 : 1;
-	return *(const int *)a - *(const int *)b;
-}
-
-/* Each iterator's calls, in call order, into one exactly sized array (per
- * iterator lists doubled, leaving up to half unused at the peak). */
-static void list_calls(struct host_ctx *c)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < c->iters.n; i++) {
-		c->iters.v[i].call_off = off;
-		off += c->iters.v[i].ncalls;
-		c->iters.v[i].ncalls = 0; /* counts again below, as a cursor */
-	}
-	c->icalls = xmalloc((off + 1) * sizeof(int));
-	for (size_t k = 0; k < c->calls.n; k++) {
-		struct iter *it = &c->iters.v[call_iter(c, k)];
-
-		c->icalls[it->call_off + it->ncalls++] = (int)k;
-	}
-}
-
-/* Each iterator's calls in start order (threads were scanned one by one). */
-static void sort_calls(struct host_ctx *c)
-{
-	sort_ctx = c;
-	for (size_t i = 0; i < c->iters.n; i++) {
-		int *v = c->icalls + c->iters.v[i].call_off;
-		size_t n = c->iters.v[i].ncalls, k = 1;
-
-		/* an iterator's calls on one thread are in order already */
-		while (k < n && call_start_cmp(&v[k - 1], &v[k]) < 0)
-			k++;
-		if (k < n)
-			qsort(v, n, sizeof(int), call_start_cmp);
-	}
-	sort_ctx = NULL;
 }
 
 /* The parent of iterator i among the iterators with its parent_id (head
@@ -886,14 +871,6 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, st
 	return TFD_OK;
 }
 
-void tfd_graph_list_calls(struct host_ctx *c)
-{
-	if (c->icalls)
-		return;
-	list_calls(c);
-	sort_calls(c);
-}
-
 void tfd_graph_release_consumers(struct host_ctx *c)
 {
 	free(c->produced);
@@ -908,12 +885,6 @@ void tfd_graph_release_consumers(struct host_ctx *c)
 	c->cons_elem = NULL;
 	c->cons_elem40 = NULL;
 	c->cons_cap = c->cons_n = 0;
-}
-
-void tfd_graph_release_call_lists(struct host_ctx *c)
-{
-	free(c->icalls);
-	c->icalls = NULL;
 }
 
 void tfd_graph_release(struct host_ctx *c)

@@ -787,6 +787,53 @@ static void calls_keep_iterator_and_thread(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* Each iterator's list of calls is in start order, ties by call index:
+ * its calls on five threads, each thread's in order, the threads' starts
+ * interleaved and some equal across threads, merged as one sort of them
+ * all would order them. */
+static void iterator_calls_listed_in_start_order(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0;
+	unsigned seed = 7;
+
+	fx_init(&f);
+	for (int line = 0; line < 5; line++) {
+		int64_t at = line * 3;
+
+		for (int i = 0; i < 200; i++) {
+			seed = seed * 1103515245u + 12345u;
+			at += 1 + (int64_t)(seed >> 16) % 7; /* equal starts across lines */
+			fx_ev(&f, line, "Iterator::Model::Map", at * US, US / 2, "id=2",
+			      "parent_id=1", NULL);
+		}
+	}
+	fx_ev(&f, 0, "Iterator::Model", 0, 100000 * US, "id=1", NULL, NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	tfd_graph_list_calls(&c);
+	for (size_t i = 0; i < c.iters.n; i++) {
+		const struct iter *it = &c.iters.v[i];
+		const int *v = c.icalls + it->call_off;
+		size_t bad = 0;
+
+		for (size_t k = 1; k < it->ncalls; k++) {
+			int64_t a = call_start(&c, (size_t)v[k - 1]),
+				b = call_start(&c, (size_t)v[k]);
+
+			bad += a > b || (a == b && v[k - 1] >= v[k]);
+		}
+		T_EQ_U64(bad, 0);
+		if (it->id == 2)
+			T_EQ_U64(it->ncalls, 1000);
+	}
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 /* A bare `Iterator` event (an iterator's outer call as TensorFlow 1 writes
  * it) and a loop's own root (`ReduceIterator::Root`) are no calls of the
  * graph: the pipeline's calls inside them are, parented to each other, and
@@ -2029,6 +2076,7 @@ const struct t_case analysis_cases[] = {
     T(parallel_map_overlapping),
     T(nested_root_call_is_a_root),
     T(calls_keep_iterator_and_thread),
+    T(iterator_calls_listed_in_start_order),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),
