@@ -162,9 +162,11 @@ void tfd_fn_ops_reserve(struct tfd_fn_ops *o, size_t n, size_t nruns);
 void tfd_host_reserve(struct tfd_host *h, size_t markers, size_t fnruns);
 /* Put the records and runs of from into o: its records at record at, its
  * runs at run run_at (a run's start: the runs after it move up), each
- * name interned in intern first (NULL: from's names are o's capture's). */
-void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at,
-		       const struct tfd_fn_ops *from, struct tfd_arena *intern);
+ * name interned in intern first (NULL: from's names are o's capture's).
+ * give_back: from's records' pages go as they are copied (from is only
+ * freed after). */
+void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at, struct tfd_fn_ops *from,
+		       struct tfd_arena *intern, bool give_back);
 
 /* The step ids of h's function ops as x codes them (a reader that codes
  * the function and executor events' ids, before x's keys go); a record of

@@ -121,7 +121,7 @@ static bool lead_ops(struct piece_out *po, size_t i, size_t last, struct tfd_hos
 	if (m) {
 		size_t mr = t.fn_ops.nruns;
 
-		tfd_fn_ops_insert(&h->fn_ops, o->rec_first, o->run_first, &t.fn_ops, NULL);
+		tfd_fn_ops_insert(&h->fn_ops, o->rec_first, o->run_first, &t.fn_ops, NULL, false);
 		/* the records of this part and of the block's later parts move */
 		mv = (struct rec_move){&t, h, o->rec_first, o->rec_first, m};
 		ops_moved(&cr->ops, &mv);

@@ -138,23 +138,31 @@ void tfd_fn_ops_free(struct tfd_fn_ops *o)
 	memset(o, 0, sizeof(*o));
 }
 
-void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at,
-		       const struct tfd_fn_ops *from, struct tfd_arena *intern)
+void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at, struct tfd_fn_ops *from,
+		       struct tfd_arena *intern, bool give_back)
 {
 	size_t m = from->n, mr = from->nruns;
+	uint32_t *map;
+	const uint8_t *done = (const uint8_t *)from->v;
 
 	if (!m)
 		return;
+	/* each of from's names as o's, interned once */
+	map = xmalloc(from->nnames * sizeof(*map));
+	for (size_t j = 0; j < from->nnames; j++)
+		map[j] = name_index(o, intern ? tfd_arena_intern_cstr(intern, from->names[j])
+					      : from->names[j]);
 	room_for(o, m);
 	memmove(o->v + at + m, o->v + at, (o->n - at) * sizeof(*o->v));
 	for (size_t i = 0; i < m; i++) {
-		const char *name = from->names[from->v[i].name];
-
-		if (intern)
-			name = tfd_arena_intern_cstr(intern, name);
 		o->v[at + i] = from->v[i];
-		o->v[at + i].name = name_index(o, name);
+		o->v[at + i].name = map[from->v[i].name];
+		/* (giving back: from's pages go as they are copied, not all
+		 * of them held beside o's copy until from is freed) */
+		if (give_back && (i & 0xffff) == 0xffff)
+			tfd_pages_release(&done, (const uint8_t *)(from->v + i), 0);
 	}
+	free(map);
 	o->n += m;
 	if (o->nruns + mr > o->runs_cap) {
 		o->runs_cap = o->nruns + mr > 2 * o->runs_cap ? o->nruns + mr : 2 * o->runs_cap;
@@ -223,7 +231,7 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
 {
-	tfd_fn_ops_insert(&h->fn_ops, h->fn_ops.n, h->fn_ops.nruns, &ph->fn_ops, &cap->arena);
+	tfd_fn_ops_insert(&h->fn_ops, h->fn_ops.n, h->fn_ops.nruns, &ph->fn_ops, &cap->arena, true);
 	tfd_fn_ops_free(&ph->fn_ops);
 	if (ph->npy_ops) {
 		h->py_ops = xrealloc(h->py_ops, (h->npy_ops + ph->npy_ops) * sizeof(*h->py_ops));

@@ -167,7 +167,7 @@ static void function_op_runs(struct t *t)
 	tfd_opscope_open(&s, 9, false, 0, 1000);
 	tfd_opscope_event(NULL, &scratch, &s, d, &kd, 300, 310);
 	tfd_opscope_event(NULL, &scratch, &s, a, &ka, 310, 330);
-	tfd_fn_ops_insert(o, 3, 2, &scratch.fn_ops, NULL);
+	tfd_fn_ops_insert(o, 3, 2, &scratch.fn_ops, NULL, false);
 	tfd_fn_ops_free(&scratch.fn_ops);
 	T_EQ_I64((int64_t)o->n, 7);
 	T_EQ_I64((int64_t)o->nruns, 5);
