@@ -226,6 +226,7 @@ struct host_ctx {
 	/* while the threads are scanned: what each signature's parameters
 	 * tell (graph.c) */
 	struct sig_memo *memo;
+	size_t nmemo; /* a power of two */
 };
 
 /* Call k's iterator and thread. */

@@ -168,6 +168,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 
 	sc.cap = bl->cap = tfd_capture_new();
 	sc.seen = NULL; /* (the proto's would be its capture's) */
+	sc.param_cache = NULL;
 	sc.cap->fold_exec = !(sc.opts && sc.opts->keep_other); /* as the host's */
 	if (sc.sums) /* into the host's sums, under the host's thread indexes */
 		tfd_capture_sum_exec(sc.cap, sc.sums, &bp->tids);
@@ -193,6 +194,7 @@ static void read_block(struct block_pool *bp, struct block *bl)
 	}
 	free(sc.metas.v);
 	free(sc.seen);
+	free(sc.param_cache);
 	/* the events held back for their stats go in while the step-id
 	 * table's keys are there (they go before the blocks move) */
 	if (!bl->st)
@@ -577,6 +579,7 @@ out:
 	vec_free(&sc.smetas);
 	vec_free(&sc.lines);
 	free(sc.seen);
+	free(sc.param_cache);
 	return st;
 }
 

@@ -334,6 +334,8 @@ static void apply_xstat(struct scan *sc, struct tfd_event *e, const struct xstat
 			if (len > 8)
 				memcpy(tail, x->str.p + 8, len - 8u);
 		}
+		if (!sc->param_cache)
+			sc->param_cache = xcalloc(PARAM_CACHE, sizeof(*sc->param_cache));
 		ps = &sc->param_cache[imap_hash((uint64_t)(uintptr_t)e->sig ^
 						imap_hash(x->mid ^ imap_hash(v))) %
 				      (PARAM_CACHE / PARAM_WAYS) * PARAM_WAYS];

@@ -127,13 +127,15 @@ struct sig_memo {
 	double par[3];
 };
 
+/* At most this many entries, fewer for a host of fewer calls (a table
+ * zeroed for each host: 48 KB) */
 #define SIG_MEMO 1024
 
 const char *const tfd_param_names[3] = {"parallelism", "cycle_length", "buffer_limit"};
 
 static const struct sig_memo *sig_facts(const struct host_ctx *c, const struct tfd_event *e)
 {
-	struct sig_memo *m = &c->memo[e->sig->idx % SIG_MEMO];
+	struct sig_memo *m = &c->memo[e->sig->idx & (c->nmemo - 1)];
 
 	if (m->sig != e->sig) {
 		m->sig = e->sig;
@@ -587,7 +589,10 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	memset(&ss, 0, sizeof(ss));
 	ss.give_back = tfd_cpu_count() > 1 ? (size_t)256 << 10 : (size_t)64 << 10;
 	scan_alloc(c, &ss);
-	c->memo = xcalloc(SIG_MEMO, sizeof(*c->memo));
+	c->nmemo = 16;
+	while (c->nmemo < SIG_MEMO && c->nmemo < h->niterators)
+		c->nmemo *= 2;
+	c->memo = xcalloc(c->nmemo, sizeof(*c->memo));
 	for (size_t t = 0; t < h->nthreads; t++) {
 		const struct tfd_thread *th = &h->threads[t];
 
