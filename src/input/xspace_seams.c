@@ -23,7 +23,10 @@ void tfd_xs_part_begin(struct scan *sc, struct tfd_host *h, bool after_first, st
 		po->lead_past = INT64_MAX;
 		po->rec_first = h->fn_ops.n;
 		po->run_first = h->fn_ops.nruns;
-		h->fn_ops.cut = true;
+		/* (the pre-pass reads parts on several threads at once, all of
+		 * them into the host's capture, and makes no record) */
+		if (!sc->prepass)
+			h->fn_ops.cut = true;
 	}
 	if (after_first) {
 		/* both taken for open (what the ops and the first iterator call
