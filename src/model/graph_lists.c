@@ -110,10 +110,11 @@ static void sort_calls(struct host_ctx *c)
 		int *v = c->icalls + c->iters.v[i].call_off;
 		size_t n = c->iters.v[i].ncalls, k = 1;
 
-		/* an iterator's calls on one thread are in order already */
+		/* an iterator's calls on one thread are in order already (an
+		 * absent iterator has none) */
 		while (k < n && call_before(c, v[k - 1], v[k]))
 			k++;
-		if (k == n)
+		if (k >= n)
 			continue;
 		if (n > room) {
 			free(tmp);

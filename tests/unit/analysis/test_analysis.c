@@ -790,13 +790,14 @@ static void calls_keep_iterator_and_thread(struct t *t)
 /* Each iterator's list of calls is in start order, ties by call index:
  * its calls on five threads, each thread's in order, the threads' starts
  * interleaved and some equal across threads, merged as one sort of them
- * all would order them. */
+ * all would order them; an absent iterator (a parent without a call in
+ * the capture) has an empty list. */
 static void iterator_calls_listed_in_start_order(struct t *t)
 {
 	struct fx f;
 	struct host_ctx c;
 	struct tfd_err err = {0};
-	size_t by_name = 0, orphans = 0;
+	size_t by_name = 0, orphans = 0, absent = 0;
 	unsigned seed = 7;
 
 	fx_init(&f);
@@ -830,6 +831,20 @@ static void iterator_calls_listed_in_start_order(struct t *t)
 		if (it->id == 2)
 			T_EQ_U64(it->ncalls, 1000);
 	}
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+	/* one thread's calls, in order, and their absent parent: no list to
+	 * merge (UBSan saw a copy from no buffer for the empty one) */
+	fx_init(&f);
+	fx_ev(&f, 6, "Iterator::Root::Prefetch::Map", 10 * US, US, "id=7", "parent_id=8", NULL);
+	fx_ev(&f, 6, "Iterator::Root::Prefetch::Map", 20 * US, US, "id=7", "parent_id=8", NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	tfd_graph_list_calls(&c);
+	for (size_t i = 0; i < c.iters.n; i++)
+		absent += c.iters.v[i].absent && c.iters.v[i].ncalls == 0;
+	T_TRUE(absent > 0);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 }
