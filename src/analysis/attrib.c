@@ -342,13 +342,8 @@ void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, in
 }
 
 /* Node i's parent, stride bytes after node i - 1's. */
-static inline int parent_at(const void *parent, size_t stride, size_t i)
-{
-	return *(const int *)(const void *)((const char *)parent + i * stride);
-}
-
 void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
-			 const void *parent, size_t stride)
+			 tfd_parent_fn parent_of, const void *ctx)
 {
 	memset(t, 0, sizeof(*t));
 	t->n = n;
@@ -356,15 +351,15 @@ void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *t
 	t->kid_off = xcalloc(n + 1, sizeof(int));
 	t->kids = xcalloc(n ? n : 1, sizeof(int));
 	for (size_t i = 0; i < n; i++)
-		if (parent_at(parent, stride, i) >= 0)
-			t->kid_off[parent_at(parent, stride, i) + 1]++;
+		if (parent_of(ctx, i) >= 0)
+			t->kid_off[parent_of(ctx, i) + 1]++;
 	for (size_t i = 0; i < n; i++)
 		t->kid_off[i + 1] += t->kid_off[i];
 	/* kid_off[p] serves as p's cursor, ending at p + 1's start; one shift
 	 * puts the starts back (no cursor array: this runs at the peak) */
 	for (size_t i = 0; i < n; i++)
-		if (parent_at(parent, stride, i) >= 0)
-			t->kids[t->kid_off[parent_at(parent, stride, i)]++] = (int)i;
+		if (parent_of(ctx, i) >= 0)
+			t->kids[t->kid_off[parent_of(ctx, i)]++] = (int)i;
 	for (size_t i = n; i > 0; i--)
 		t->kid_off[i] = t->kid_off[i - 1];
 	t->kid_off[0] = 0;
@@ -451,13 +446,15 @@ static void sort_far(int *far, size_t nfar, size_t n)
 
 /* The runs of calls on one thread: each run's end, ascending (the last
  * is n); false (none kept) when there are more than a few. */
-static bool find_runs(struct tfd_tree *t, const struct call *calls, const struct call_pair *pairs)
+static bool find_runs(struct tfd_tree *t, const struct call_pairs *cpair,
+		      const struct call_pair *pairs)
 {
 	size_t n = t->n, cap = 16;
 
 	t->run_ends = xmalloc(cap * sizeof(size_t));
 	for (size_t k = 1; k <= n; k++) {
-		if (k < n && pairs[calls[k].pair].thread == pairs[calls[k - 1].pair].thread)
+		if (k < n && pairs[call_pairs_at(cpair, k)].thread ==
+				 pairs[call_pairs_at(cpair, k - 1)].thread)
 			continue;
 		if (t->nruns == cap) {
 			if (cap > n / 16 + 16)
@@ -590,8 +587,20 @@ static bool scan_windows(struct scan_job *j, size_t cores)
 	return j->looked <= j->budget;
 }
 
+/* Node i's parent: call i's, or an int array's entry i. */
+static int call_parent(const void *ctx, size_t i)
+{
+	return ((const struct call *)ctx)[i].parent;
+}
+
+static int int_parent(const void *ctx, size_t i)
+{
+	return ((const int *)ctx)[i];
+}
+
 void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
-			 const struct call *calls, const struct call_pair *pairs, bool list)
+			 const struct call *calls, const struct call_pairs *cpair,
+			 const struct call_pair *pairs, bool list)
 {
 	/* the windows are looked at again by each reader: past a few calls
 	 * per call (calls at one instant, deep nesting on one thread, threads
@@ -607,7 +616,7 @@ void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *t
 	j.t = t;
 	j.budget = 8 * n + 4096;
 	j.nranges = n >= SCAN_SPLIT_MIN && cores > 1 ? SCAN_RANGES : 1;
-	if (n && !list && find_runs(t, calls, pairs)) {
+	if (n && !list && find_runs(t, cpair, pairs)) {
 		j.found = xcalloc(nw, sizeof(uint64_t));
 		if (!scan_windows(&j, cores)) {
 			free(j.found);
@@ -616,7 +625,7 @@ void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *t
 	}
 	if (!j.found) {
 		free(t->run_ends);
-		tfd_tree_build_from(t, n, tm, n ? &calls[0].parent : NULL, sizeof(struct call));
+		tfd_tree_build_from(t, n, tm, call_parent, calls);
 		return;
 	}
 	j.nfar = xcalloc(j.nranges, sizeof(*j.nfar));
@@ -641,7 +650,7 @@ void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const in
 {
 	struct tfd_times tm = {.start = start, .end = end};
 
-	tfd_tree_build_from(t, n, &tm, parent, sizeof(int));
+	tfd_tree_build_from(t, n, &tm, int_parent, parent);
 }
 
 void tfd_tree_release(struct tfd_tree *t)

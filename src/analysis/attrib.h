@@ -13,6 +13,7 @@
 
 struct call;
 struct call_pair;
+struct call_pairs;
 
 /* A call tree: node i's children either listed (kid_off, kids) or, for a
  * tree over a host's own calls (tfd_tree_build_scan), found where they
@@ -40,16 +41,17 @@ struct tfd_tree {
 void tfd_tree_build(struct tfd_tree *t, size_t n, const int64_t *start, const int64_t *end,
 		    const int *parent);
 /* The same with the times as the call graph keeps them, and node i's
- * parent (an int, -1 for none) read stride bytes after node i - 1's, from
- * parent on: a field of an array of structs. */
+ * parent (-1 for none) told by parent_of(ctx, i). */
+typedef int (*tfd_parent_fn)(const void *ctx, size_t i);
 void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
-			 const void *parent, size_t stride);
+			 tfd_parent_fn parent_of, const void *ctx);
 /* The tree over every call of a host (node i is call i, its parent the
  * call's): in the scanned form, or listed when list is set (the lists fit
  * in memory: they are faster to read) or scanning would look at more than
  * a few calls per call (a thread of many calls at one instant). */
 void tfd_tree_build_scan(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
-			 const struct call *calls, const struct call_pair *pairs, bool list);
+			 const struct call *calls, const struct call_pairs *cpair,
+			 const struct call_pair *pairs, bool list);
 void tfd_tree_release(struct tfd_tree *t);
 /* A call's duration less the union of its children's clipped spans. */
 int64_t tfd_tree_self(const struct tfd_tree *t, int node);

@@ -289,7 +289,8 @@ struct tfd_cap_calls {
 	/* call k is the host's calls[pcalls ? pcalls[k] : k]; its stage is
 	 * iter_stage[its iterator] (an index into p->stages, -1 none) */
 	const struct call *calls;
-	const struct call_pair *pairs; /* of the calls */
+	const struct call_pair *pairs;	/* of the calls */
+	const struct call_pairs *cpair; /* each call's pair */
 	const int *pcalls;
 	const int *iter_stage;
 	struct tfd_times tm; /* by call */
@@ -318,20 +319,26 @@ struct tfd_cap_calls {
 	size_t nstep_spans;
 };
 
-/* Call k of the pipeline: its host call, stage and thread. */
+/* Call k of the pipeline: its host call's index, the call, its stage and
+ * thread. */
+static inline size_t cap_host_call(const struct tfd_cap_calls *in, size_t k)
+{
+	return in->pcalls ? (size_t)in->pcalls[k] : k;
+}
+
 static inline const struct call *cap_call(const struct tfd_cap_calls *in, size_t k)
 {
-	return &in->calls[in->pcalls ? (size_t)in->pcalls[k] : k];
+	return &in->calls[cap_host_call(in, k)];
 }
 
 static inline int cap_stage(const struct tfd_cap_calls *in, size_t k)
 {
-	return in->iter_stage[in->pairs[cap_call(in, k)->pair].iter];
+	return in->iter_stage[in->pairs[call_pairs_at(in->cpair, cap_host_call(in, k))].iter];
 }
 
 static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
 {
-	return in->pairs[cap_call(in, k)->pair].thread;
+	return in->pairs[call_pairs_at(in->cpair, cap_host_call(in, k))].thread;
 }
 
 /* What owners.c chooses threads' owners from: the pipeline's calls, each

@@ -226,7 +226,8 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 			vec_free(&cr.roots[i]);
 		}
 		free(cr.roots);
-		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, c->pairs.v, tree_lists(n));
+		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, &c->cpair, c->pairs.v,
+				    tree_lists(n));
 		return;
 	}
 	b->start = xmalloc((n + 1) * sizeof(int64_t));
@@ -252,7 +253,8 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 	if (b->parent)
 		tfd_tree_build(&b->tree, n, b->start, b->end, b->parent);
 	else
-		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, c->pairs.v, tree_lists(n));
+		tfd_tree_build_scan(&b->tree, n, &b->tm, c->calls.v, &c->cpair, c->pairs.v,
+				    tree_lists(n));
 }
 
 /* Leading warm-up calls and the --rank pick or the steady-state selection. */
@@ -837,6 +839,7 @@ static void capacity(struct pbuild *b)
 	in.n = b->n;
 	in.calls = c->calls.v;
 	in.pairs = c->pairs.v;
+	in.cpair = &c->cpair;
 	in.pcalls = b->identity ? NULL : b->pcalls.v;
 	in.iter_stage = iter_stage;
 	in.tm = b->tm;

@@ -418,6 +418,9 @@ static void scan_alloc(struct host_ctx *c, struct scan_state *ss)
 	/* one call per iterator event (fewer when some are async): the tables
 	 * are sized once instead of doubling, which left up to half unused */
 	vec_reserve_exact(&c->calls, h->niterators);
+	c->cpair_cap = h->niterators + 1;
+	c->cpair.w = 1;
+	c->cpair.v = xmalloc(c->cpair_cap);
 	if (h->nproduce) { /* else no call has a Produce event: no table */
 		ss->nwords = h->niterators / 64 + 1;
 		c->produced = xcalloc(ss->nwords, sizeof(uint64_t));
@@ -465,6 +468,39 @@ static void note_par(struct host_ctx *c, int i, const struct tfd_event *e)
 	}
 }
 
+/* Call k's pair (k: the call just made), the array widened to its bytes
+ * (or grown) first where it needs to be. */
+static void put_pair(struct host_ctx *c, size_t k, uint32_t pair)
+{
+	unsigned w = pair < 256 ? 1 : pair < 65536 ? 2 : 4;
+
+	if (w > c->cpair.w || k >= c->cpair_cap) {
+		struct call_pairs to = {NULL, w > c->cpair.w ? w : c->cpair.w};
+		size_t cap = k >= c->cpair_cap ? 2 * k + 64 : c->cpair_cap;
+
+		to.v = xmalloc(cap * to.w);
+		for (size_t i = 0; i < k; i++) {
+			uint32_t p = call_pairs_at(&c->cpair, i);
+
+			if (to.w == 1)
+				((uint8_t *)to.v)[i] = (uint8_t)p;
+			else if (to.w == 2)
+				((uint16_t *)to.v)[i] = (uint16_t)p;
+			else
+				((uint32_t *)to.v)[i] = p;
+		}
+		free(c->cpair.v);
+		c->cpair = to;
+		c->cpair_cap = cap;
+	}
+	if (c->cpair.w == 1)
+		((uint8_t *)c->cpair.v)[k] = (uint8_t)pair;
+	else if (c->cpair.w == 2)
+		((uint16_t *)c->cpair.v)[k] = (uint16_t)pair;
+	else
+		((uint32_t *)c->cpair.v)[k] = pair;
+}
+
 /* An iterator event on thread t, inside top (or none): a call. */
 static inline void add_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
 			    const struct open_ev *top, size_t t)
@@ -485,13 +521,13 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 	if (e->sig != it->last_sig)
 		note_par(c, i, e);
 	memset(&cl, 0, sizeof(cl));
-	cl.pair = (uint32_t)it->pair;
 	cl.parent = -1;
 	if (top && top->call >= 0)
 		cl.parent = top->call;
 	else if (top && top->element && c->produced)
 		mark_produced(c, ss, c->calls.n, top->element_id);
 	vec_push(&c->calls, cl);
+	put_pair(c, c->calls.n - 1, (uint32_t)it->pair);
 	tfd_ptimes_push(&c->times, e->start_ns, e->dur_ns);
 	it->ncalls++;
 	if (e->dur_ns > it->max_dur)
@@ -900,6 +936,9 @@ void tfd_graph_release(struct host_ctx *c)
 	tfd_graph_release_call_lists(c);
 	vec_free(&c->iters);
 	vec_free(&c->calls);
+	free(c->cpair.v);
+	memset(&c->cpair, 0, sizeof(c->cpair));
+	c->cpair_cap = 0;
 	vec_free(&c->pairs);
 	imap_free(&c->by_id);
 	imap_free(&c->by_idp);

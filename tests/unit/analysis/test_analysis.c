@@ -248,6 +248,8 @@ static void call_tree_scan_is_the_lists(struct t *t)
 	uint64_t x = 0x2545f4914f6cdd1dull;
 	static int64_t start[N], end[N];
 	static struct call calls[N];
+	static uint8_t cpr[N]; /* each call's pair */
+	struct call_pairs cp = {cpr, 1};
 	static struct seen_blk sb1, sb2;
 	struct call_pair pairs[4] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}};
 	struct tfd_times tm = {.start = start, .end = end};
@@ -263,7 +265,7 @@ static void call_tree_scan_is_the_lists(struct t *t)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			if (i && x % 9 == 0 && th < 3)
 				th++;
-			calls[i].pair = (uint32_t)th;
+			cpr[i] = (uint8_t)th;
 			calls[i].link = 0;
 			calls[i].parent = -1;
 			if (i && x % 11 == 0)
@@ -291,8 +293,8 @@ static void call_tree_scan_is_the_lists(struct t *t)
 			for (int m = 0; m < made; m++) {
 				int q = order[m];
 
-				if (calls[q].pair == calls[i].pair && start[q] <= start[i] &&
-				    end[i] <= end[q] && (best < 0 || start[q] >= start[best]))
+				if (cpr[q] == cpr[i] && start[q] <= start[i] && end[i] <= end[q] &&
+				    (best < 0 || start[q] >= start[best]))
 					best = q;
 			}
 			if (made && (best < 0 || x % 5 == 0) && x % 3)
@@ -300,8 +302,8 @@ static void call_tree_scan_is_the_lists(struct t *t)
 			calls[i].parent = best;
 			made++;
 		}
-		tfd_tree_build_scan(&a, (size_t)n, &tm, calls, pairs, true);
-		tfd_tree_build_scan(&b, (size_t)n, &tm, calls, pairs, false);
+		tfd_tree_build_scan(&a, (size_t)n, &tm, calls, &cp, pairs, true);
+		tfd_tree_build_scan(&b, (size_t)n, &tm, calls, &cp, pairs, false);
 		T_TRUE(a.kid_off != NULL);
 		T_TRUE(b.kid_off == NULL);
 		memset(&sb1, 0, sizeof(sb1));
@@ -332,6 +334,8 @@ static void call_tree_scan_is_the_lists(struct t *t)
 		enum { M = 6000 };
 		static int64_t fs[M], fe[M];
 		static struct call fc[M];
+		static uint8_t fpr[M];
+		struct call_pairs fcp = {fpr, 1};
 		struct tfd_times ftm = {.start = fs, .end = fe};
 		struct tfd_tree a, b;
 
@@ -339,13 +343,13 @@ static void call_tree_scan_is_the_lists(struct t *t)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			fs[i] = i < M / 3 ? (int64_t)i * 10 : (int64_t)(i - M / 3) * 5;
 			fe[i] = fs[i] + (i < M / 3 ? 8 : 3);
-			fc[i] = (struct call){.pair = i < M / 3 ? 0 : 1,
-					      .parent = i < M / 3    ? -1
+			fc[i] = (struct call){.parent = i < M / 3    ? -1
 							: x % 4 == 0 ? 7
 								     : (int)(x % (M / 3))};
+			fpr[i] = i < M / 3 ? 0 : 1;
 		}
-		tfd_tree_build_scan(&a, M, &ftm, fc, pairs, true);
-		tfd_tree_build_scan(&b, M, &ftm, fc, pairs, false);
+		tfd_tree_build_scan(&a, M, &ftm, fc, &fcp, pairs, true);
+		tfd_tree_build_scan(&b, M, &ftm, fc, &fcp, pairs, false);
 		T_TRUE(b.kid_off == NULL && b.nfar == (size_t)(M - M / 3));
 		for (size_t f = 1; f < b.nfar; f++)
 			if (b.far[2 * f - 2] > b.far[2 * f] ||
@@ -362,12 +366,13 @@ static void call_tree_scan_is_the_lists(struct t *t)
 	 * holds the rest of the thread, so the tree keeps its lists */
 	for (int i = 0; i < N; i++) {
 		start[i] = end[i] = 500;
-		calls[i] = (struct call){.pair = 0, .parent = i ? 0 : -1};
+		calls[i] = (struct call){.parent = i ? 0 : -1};
+		cpr[i] = 0;
 	}
 	{
 		struct tfd_tree b;
 
-		tfd_tree_build_scan(&b, N, &tm, calls, pairs, false);
+		tfd_tree_build_scan(&b, N, &tm, calls, &cp, pairs, false);
 		T_TRUE(b.kid_off != NULL);
 		T_EQ_I64(tfd_tree_self(&b, 0), 0);
 		tfd_tree_release(&b);
@@ -384,6 +389,8 @@ static void call_tree_scan_in_ranges(struct t *t)
 	enum { M = 40000 };
 	static int64_t fs[M], fe[M];
 	static struct call fc[M];
+	static uint8_t fpr[M];
+	struct call_pairs fcp = {fpr, 1};
 	struct call_pair pairs[2] = {{0, 0}, {0, 1}};
 	struct tfd_times ftm = {.start = fs, .end = fe};
 	struct tfd_tree a, b;
@@ -399,18 +406,20 @@ static void call_tree_scan_in_ranges(struct t *t)
 			k = 0; /* (no parent across the threads' seam) */
 		fs[p] = p ? fe[p - 1] + 5 : 0;
 		fe[p] = fs[p] + 10 * k + 7;
-		fc[p] = (struct call){.pair = p < M / 2 ? 0 : 1, .parent = -1};
+		fc[p] = (struct call){.parent = -1};
+		fpr[p] = p < M / 2 ? 0 : 1;
 		for (int c = 1; c <= k; c++) {
 			fs[p + c] = fs[p] + 10 * c - 7;
 			fe[p + c] = fs[p + c] + 6;
-			fc[p + c] = (struct call){.pair = fc[p].pair, .parent = p};
+			fc[p + c] = (struct call){.parent = p};
+			fpr[p + c] = fpr[p];
 		}
 		nested += (size_t)k;
 		i = p + k + 1;
 	}
 	T_TRUE(nested > M / 2);
-	tfd_tree_build_scan(&a, M, &ftm, fc, pairs, true);
-	tfd_tree_build_scan(&b, M, &ftm, fc, pairs, false);
+	tfd_tree_build_scan(&a, M, &ftm, fc, &fcp, pairs, true);
+	tfd_tree_build_scan(&b, M, &ftm, fc, &fcp, pairs, false);
 	T_TRUE(b.kid_off == NULL);
 	T_EQ_I64((int64_t)b.nfar, 0);
 	for (int i = 0; i < M; i++)
@@ -783,6 +792,36 @@ static void calls_keep_iterator_and_thread(struct t *t)
 		}
 	T_EQ_U64(k, c.calls.n);
 	T_EQ_U64(c.pairs.n, 7); /* (1: lines 0, 1, 2), (2: lines 0, 1, 2, 3) */
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
+/* A call's pair is kept apart in a byte, two or four, as many as the
+ * host's pairs need: 70,000 iterators on one thread widen the array twice
+ * (past 256 and 65,536 pairs), and every call still names its own. */
+static void call_pairs_widen(struct t *t)
+{
+	enum { N = 70000 };
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	size_t by_name = 0, orphans = 0, bad = 0;
+	char id[32];
+
+	fx_init(&f);
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "id=%d", i + 1);
+		fx_ev(&f, 0, "Iterator::Model", (int64_t)i * 10 * US, US, id, NULL, NULL);
+	}
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	T_EQ_U64(c.calls.n, N);
+	T_EQ_U64(c.pairs.n, N);
+	T_EQ_U64(c.cpair.w, 4);
+	for (size_t k = 0; k < c.calls.n; k++)
+		bad += c.iters.v[call_iter(&c, k)].id != k + 1 || call_thread(&c, k) != 0;
+	T_EQ_U64(bad, 0);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 }
@@ -2092,6 +2131,7 @@ const struct t_case analysis_cases[] = {
     T(nested_root_call_is_a_root),
     T(calls_keep_iterator_and_thread),
     T(iterator_calls_listed_in_start_order),
+    T(call_pairs_widen),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),

@@ -650,6 +650,8 @@ static void thread_owner_first_to_most_calls(struct t *t)
 	enum { N = sizeof(stage) / sizeof(stage[0]) };
 	struct call calls[N];
 	struct call_pair pairs[N];
+	uint8_t cpr[N];
+	struct call_pairs cp = {cpr, 1};
 	int64_t start[N], end[N];
 	int iter_stage[3] = {0, 1, 2}, seg_of[3] = {0, 1, 2}, fn_of[3] = {-1, -1, -1};
 	struct tfd_segment segs[3] = {{.kind = TFD_SEG_INPUT, .owner = 1},
@@ -666,7 +668,8 @@ static void thread_owner_first_to_most_calls(struct t *t)
 	memset(&in, 0, sizeof(in));
 	h.nthreads = 3;
 	for (size_t k = 0; k < N; k++) {
-		calls[k] = (struct call){.pair = (uint32_t)k, .parent = -1};
+		calls[k] = (struct call){.parent = -1};
+		cpr[k] = (uint8_t)k;
 		pairs[k] = (struct call_pair){stage[k], thread[k]};
 		start[k] = 100 * (int64_t)k;
 		end[k] = start[k] + 50;
@@ -676,6 +679,7 @@ static void thread_owner_first_to_most_calls(struct t *t)
 	in.n = N;
 	in.calls = calls;
 	in.pairs = pairs;
+	in.cpair = &cp;
 	in.iter_stage = iter_stage;
 	in.tm.start = start;
 	in.tm.end = end;
