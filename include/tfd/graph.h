@@ -130,6 +130,17 @@ static inline uint32_t call_pairs_at(const struct call_pairs *cp, size_t k)
 	return ((const uint32_t *)cp->v)[k];
 }
 
+/* Set call k's pair (it fits cp's width). */
+static inline void call_pairs_put(struct call_pairs *cp, size_t k, uint32_t pair)
+{
+	if (cp->w == 1)
+		((uint8_t *)cp->v)[k] = (uint8_t)pair;
+	else if (cp->w == 2)
+		((uint16_t *)cp->v)[k] = (uint16_t)pair;
+	else
+		((uint32_t *)cp->v)[k] = pair;
+}
+
 /* The calls of one iterator name (its long name, interned) that ran a
  * function inline whose ops ran on another thread, and how long those
  * functions waited for their ops (their time less the ops'). */

@@ -341,7 +341,6 @@ void tfd_tree_attribute(const struct tfd_tree *t, int root, int64_t *self_ns, in
 	tfd_tree_attribute_to(t, root, self_ns, add_to_array, blocking_ns);
 }
 
-/* Node i's parent, stride bytes after node i - 1's. */
 void tfd_tree_build_from(struct tfd_tree *t, size_t n, const struct tfd_times *tm,
 			 tfd_parent_fn parent_of, const void *ctx)
 {

@@ -81,12 +81,20 @@ static uint32_t name_index(struct tfd_fn_ops *o, const char *name)
 	return (uint32_t)o->nnames++;
 }
 
-static void push_run(struct tfd_fn_ops *o, uint64_t key, bool by_thread)
+/* Room in o for more runs (doubling). */
+static void runs_room(struct tfd_fn_ops *o, size_t more)
 {
-	if (o->nruns == o->runs_cap) {
-		o->runs_cap = o->runs_cap ? 2 * o->runs_cap : 64;
+	if (o->nruns + more > o->runs_cap) {
+		o->runs_cap = o->nruns + more > 2 * o->runs_cap ? o->nruns + more : 2 * o->runs_cap;
+		if (o->runs_cap < 64)
+			o->runs_cap = 64;
 		o->runs = xrealloc(o->runs, o->runs_cap * sizeof(*o->runs));
 	}
+}
+
+static void push_run(struct tfd_fn_ops *o, uint64_t key, bool by_thread)
+{
+	runs_room(o, 1);
 	o->runs[o->nruns++] = (struct tfd_fn_op_run){key, (uint32_t)o->n, by_thread};
 	o->cut = false;
 }
@@ -164,10 +172,7 @@ void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at, struct tf
 	}
 	free(map);
 	o->n += m;
-	if (o->nruns + mr > o->runs_cap) {
-		o->runs_cap = o->nruns + mr > 2 * o->runs_cap ? o->nruns + mr : 2 * o->runs_cap;
-		o->runs = xrealloc(o->runs, o->runs_cap * sizeof(*o->runs));
-	}
+	runs_room(o, mr);
 	memmove(o->runs + run_at + mr, o->runs + run_at, (o->nruns - run_at) * sizeof(*o->runs));
 	for (size_t r = 0; r < mr; r++) {
 		o->runs[run_at + r] = from->runs[r];

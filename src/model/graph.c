@@ -153,10 +153,10 @@ static const struct sig_memo *sig_facts(const struct host_ctx *c, const struct t
 }
 
 /* The dataset name iterator event e carries (its `name` stat), NULL
- * none. */
+ * none (read while the threads are scanned: the memo is there). */
 static const char *dataset_name(const struct host_ctx *c, const struct tfd_event *e)
 {
-	return c->memo ? sig_facts(c, e)->dname : tfd_event_param(e, "name");
+	return sig_facts(c, e)->dname;
 }
 
 /* The key of an iterator in by_idp: its id, its parent_id (0 while it has
@@ -479,26 +479,13 @@ static void put_pair(struct host_ctx *c, size_t k, uint32_t pair)
 		size_t cap = k >= c->cpair_cap ? 2 * k + 64 : c->cpair_cap;
 
 		to.v = xmalloc(cap * to.w);
-		for (size_t i = 0; i < k; i++) {
-			uint32_t p = call_pairs_at(&c->cpair, i);
-
-			if (to.w == 1)
-				((uint8_t *)to.v)[i] = (uint8_t)p;
-			else if (to.w == 2)
-				((uint16_t *)to.v)[i] = (uint16_t)p;
-			else
-				((uint32_t *)to.v)[i] = p;
-		}
+		for (size_t i = 0; i < k; i++)
+			call_pairs_put(&to, i, call_pairs_at(&c->cpair, i));
 		free(c->cpair.v);
 		c->cpair = to;
 		c->cpair_cap = cap;
 	}
-	if (c->cpair.w == 1)
-		((uint8_t *)c->cpair.v)[k] = (uint8_t)pair;
-	else if (c->cpair.w == 2)
-		((uint16_t *)c->cpair.v)[k] = (uint16_t)pair;
-	else
-		((uint32_t *)c->cpair.v)[k] = pair;
+	call_pairs_put(&c->cpair, k, pair);
 }
 
 /* An iterator event on thread t, inside top (or none): a call. */

@@ -206,10 +206,8 @@ static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 
 void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m)
 {
-	if (h->nmarkers == h->markers_cap) {
-		h->markers_cap = h->markers_cap ? 2 * h->markers_cap : 64;
-		h->markers = xrealloc(h->markers, h->markers_cap * sizeof(*h->markers));
-	}
+	if (h->nmarkers == h->markers_cap)
+		tfd_host_reserve(h, h->markers_cap ? 2 * h->markers_cap : 64, 0);
 	h->markers[h->nmarkers++] = *m;
 }
 
