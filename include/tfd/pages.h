@@ -34,14 +34,17 @@ bool tfd_pages_would_raise_peak(size_t bytes);
  * than TFD_MAP_SPLIT_BELOW; the number of windows made (1: left whole).
  * Linux 6.18 maps a page-cache folio (up to 2 MB) whole on a fault where
  * it fits in the mapping: whole files held up to 2 MB per reader resident
- * ahead of what tfd_pages_release() had dropped, a window holds the 64 KB
- * a fault maps around. The windows are told apart by MADV_DONTDUMP on
- * every other one (it changes only what a core dump holds), else the
+ * ahead of what tfd_pages_release() had dropped. A window holds what of a
+ * folio fits in it: 1 MB windows still held up to 0.9 MB of the file ahead
+ * of the device sweep's reader (the folios of 1 MB and less fit whole, the
+ * 100 MB tf.data-heavy capture's peak then), 256 KB ones at most that,
+ * for about 1 % more faults. The windows are told apart by MADV_DONTDUMP
+ * on every other one (it changes only what a core dump holds), else the
  * kernel merges them back; a failure (the map-count limit) leaves the rest
  * whole. A larger file is left whole: its folios' 2 MB ahead of a reader
- * are a small share of it, and the windows' faults (16 per folio instead
- * of one) cost 2-5 % of its read. */
-#define TFD_MAP_WINDOW ((size_t)1 << 20)
+ * are a small share of it, and the windows' faults cost 2-5 % of its
+ * read. */
+#define TFD_MAP_WINDOW ((size_t)256 << 10)
 #define TFD_MAP_SPLIT_BELOW ((size_t)512 << 20)
 /* Cut a mapping of len bytes at m into TFD_MAP_WINDOW windows (below
  * TFD_MAP_SPLIT_BELOW; larger files stay whole): returns the windows made.
