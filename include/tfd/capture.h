@@ -199,11 +199,17 @@ struct tfd_fnrun_group {
 };
 
 /* How a packed event's value is stored: none (zero), a varint, eight bytes
- * (little-endian), or in its form (an iterator's id: its calls repeat it). */
-enum tfd_val_how { TFD_VAL_NONE, TFD_VAL_VARINT, TFD_VAL_FIXED, TFD_VAL_FORM };
+ * (little-endian), in its form (an iterator's id: its calls repeat it), or
+ * near the event's start: a zigzag varint of value - start - the form's
+ * val. TensorFlow's element ids are the clock (EnvTime::NowNanos()) when
+ * the element was made, its event times that clock less the profile's
+ * start: a Produce or Consume event's id is its start plus a constant,
+ * give or take the element's age (2-3 bytes instead of 8). */
+enum tfd_val_how { TFD_VAL_NONE, TFD_VAL_VARINT, TFD_VAL_FIXED, TFD_VAL_FORM, TFD_VAL_NEAR };
 
 /* What an event shares with others of its form: its signature, kind and
- * flags, how its value is stored and, for TFD_VAL_FORM, the value. */
+ * flags, how its value is stored and, for TFD_VAL_FORM, the value (for
+ * TFD_VAL_NEAR, the constant the value is stored from). */
 struct tfd_form {
 	const struct tfd_sig *sig;
 	uint64_t val;
@@ -978,6 +984,9 @@ __attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_curs
 			(uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
 			(uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 		p += 8;
+		break;
+	case TFD_VAL_NEAR:
+		e->id = (uint64_t)c->start + f->val + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p));
 		break;
 	default:
 		e->id = f->val;

@@ -35,17 +35,26 @@ static const struct tfd_sig *sig_move(struct tfd_capture *cap, struct imap *done
 	return (const struct tfd_sig *)(uintptr_t)v;
 }
 
-/* Form f of a part as cap's: the same but for its signature, moved, and
- * an id that cap gives no form (VAL_NONE) to be stored as it is. */
+/* Form f of a part as cap's: the same but for its signature, moved, an
+ * id that cap gives no form (VAL_NONE) to be stored as it is, and an id
+ * near its start stored from cap's constant (the part's, when cap has
+ * none yet; precode() stores each value again). */
 static uint32_t moved_form(struct tfd_capture *cap, struct imap *done, const struct tfd_form *f)
 {
 	struct capture_impl *ci = impl(cap);
 	uint32_t vi = 0;
+	uint64_t val = f->val;
 	enum tfd_val_how how = f->how == TFD_VAL_FORM ? tfd_cm_value_how(ci, f->val, true, &vi)
 						      : (enum tfd_val_how)f->how;
 
-	return tfd_cm_form_index(ci, sig_move(cap, done, f->sig), f->kind, f->flags, how, vi,
-				 f->val);
+	if (how == TFD_VAL_NEAR) {
+		if (!ci->has_near_base) {
+			ci->near_base = f->val;
+			ci->has_near_base = true;
+		}
+		val = ci->near_base;
+	}
+	return tfd_cm_form_index(ci, sig_move(cap, done, f->sig), f->kind, f->flags, how, vi, val);
 }
 
 /* A part's thread's events with cap's form indexes (precode()), ready to
@@ -124,6 +133,13 @@ static void precode(struct tfd_capture *cap, const struct tfd_host *ph, const ui
 			memcpy(q, p, 8);
 			q += 8;
 			p += 8;
+		} else if (pf->how == TFD_VAL_NEAR) {
+			/* from the part's constant to cap's form's */
+			uint64_t v =
+			    (uint64_t)start + pf->val + (uint64_t)tfd_ev_unzig(tfd_ev_varint(&p));
+
+			q = tfd_ev_put_varint(
+			    q, tfd_ev_zig((int64_t)(v - (uint64_t)start - forms[map[fi]].val)));
 		}
 	}
 	pc->len = (size_t)(q - pc->buf);

@@ -264,11 +264,12 @@ uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t ti
 
 /* a form's key gives an event's kind 3 bits (form_index) */
 _Static_assert(TFD_EV__COUNT <= 8, "event kinds outgrow a form's key");
+_Static_assert(TFD_VAL_NEAR < 8, "value kinds outgrow a form's key (3 bits)");
 
 /* An iterator id not given forms (VAL_NONE) is stored as it is. */
 #define VAL_NONE UINT32_MAX
 #define VAL_FREE 4096	 /* ids given forms before they must pay */
-#define FORM_VAL_BITS 22 /* an id's index in a form's key */
+#define FORM_VAL_BITS 21 /* an id's index in a form's key (above how's 3 bits) */
 
 /* The index of iterator id v among the ids given forms of their own
  * (TFD_VAL_FORM), added if new; VAL_NONE when no more are: ids that do not
@@ -314,8 +315,8 @@ uint32_t tfd_cm_form_index(struct capture_impl *ci, const struct tfd_sig *sig, u
 			tab->form = xrealloc(tab->form, tab->formcap * sizeof(*tab->form));
 		}
 		tab->form[tab->nform] =
-		    (struct tfd_form){sig, how == TFD_VAL_FORM ? val : 0, (uint8_t)kind,
-				      (uint8_t)flags, (uint8_t)how};
+		    (struct tfd_form){sig, how == TFD_VAL_FORM || how == TFD_VAL_NEAR ? val : 0,
+				      (uint8_t)kind, (uint8_t)flags, (uint8_t)how};
 		idx = tab->nform++;
 		imap_put(&ci->form_idx, key, idx);
 	}
@@ -351,20 +352,49 @@ uint8_t *tfd_cm_put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
 	return q;
 }
 
+/* The bytes of varint v. */
+static unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Whether element id v of an event starting at start takes fewer bytes
+ * near it (TFD_VAL_NEAR) than its eight: *near the zigzag difference. The
+ * first such id sets ci's constant. */
+static bool element_near(struct capture_impl *ci, uint64_t v, int64_t start, uint64_t *near)
+{
+	if (!ci->has_near_base) {
+		ci->near_base = v - (uint64_t)start;
+		ci->has_near_base = true;
+	}
+	*near = tfd_ev_zig((int64_t)(v - (uint64_t)start - ci->near_base));
+	return varint_len(*near) < 8;
+}
+
 /* Pack e (its signature one of cap's) at q, its start a delta from
  * *last; the end of what was written. */
 static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_event *e,
 			  int64_t *last)
 {
-	uint64_t v = e->id;
+	uint64_t v = e->id, near = 0;
 	uint32_t vi;
 	enum tfd_val_how how = tfd_cm_value_how(ci, v, e->kind == TFD_EV_ITERATOR, &vi);
 
+	if (how == TFD_VAL_FIXED && (e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME) &&
+	    element_near(ci, v, e->start_ns, &near))
+		how = TFD_VAL_NEAR;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
 	*last = e->start_ns;
 	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
-	q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags, how, vi, v));
-	return tfd_cm_put_value(q, how, v);
+	q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags, how, vi,
+						   how == TFD_VAL_NEAR ? ci->near_base : v));
+	return how == TFD_VAL_NEAR ? tfd_ev_put_varint(q, near) : tfd_cm_put_value(q, how, v);
 }
 
 /* Can e be folded into a run of chunks (fold_exec)? Negative durations

@@ -373,7 +373,7 @@ static const uint8_t *ev_rest_end(const struct tfd_form *form, const uint8_t *p)
 
 	tfd_ev_varint(&p); /* duration */
 	f = &form[tfd_ev_varint(&p)];
-	if (f->how == TFD_VAL_VARINT)
+	if (f->how == TFD_VAL_VARINT || f->how == TFD_VAL_NEAR)
 		tfd_ev_varint(&p);
 	else if (f->how == TFD_VAL_FIXED)
 		p += 8;

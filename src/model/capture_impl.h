@@ -108,6 +108,10 @@ struct capture_impl {
 	} form_cache[FORM_CACHE];
 	struct imap val_idx;
 	size_t nval_asked; /* iterator events with an id packed */
+	/* the constant of the TFD_VAL_NEAR forms this capture makes: the first
+	 * Produce or Consume event's id that took eight bytes, less its start */
+	uint64_t near_base;
+	bool has_near_base;
 	struct {
 		uint64_t val;
 		uint32_t idx;
@@ -190,8 +194,10 @@ void tfd_cm_note_last(struct capture_impl *ci, struct th_build *tb, const struct
 		      size_t off, int64_t prev);
 /* Write value v at q as how says; the end of what was written. */
 uint8_t *tfd_cm_put_value(uint8_t *q, enum tfd_val_how how, uint64_t v);
-/* The index of form (sig, kind, flags, how, vi; val for TFD_VAL_FORM) in
- * ci's table, added if new. */
+/* The index of form (sig, kind, flags, how, vi; val for TFD_VAL_FORM and
+ * TFD_VAL_NEAR) in ci's table, added if new. The key holds no val for a
+ * TFD_VAL_NEAR form: ci gives those one constant (its near_base, or that of
+ * the first part whose form was moved in). */
 uint32_t tfd_cm_form_index(struct capture_impl *ci, const struct tfd_sig *sig, unsigned kind,
 			   unsigned flags, enum tfd_val_how how, uint32_t vi, uint64_t val);
 /* How ci stores value v of an event (iterator: an iterator's id), *vi the

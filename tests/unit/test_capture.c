@@ -3300,6 +3300,68 @@ static void held_events_interleaved(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* Element ids that are TensorFlow's clock (EnvTime::NowNanos() when the
+ * element was made) are stored near their events' starts, a few bytes
+ * each instead of eight, and read back the same: as packed, and moved in
+ * from two parts whose constants differ from each other and from the
+ * host's; ids far from their starts (and 0) stay as they were. */
+static void element_ids_near_their_starts(struct t *t)
+{
+	enum { N = 3000 };
+	const uint64_t clock0 = 1796324171913494000ull; /* a 2026 NowNanos() */
+	struct tfd_capture *cap = tfd_capture_new(), *p1 = tfd_capture_new(),
+			   *p2 = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct tfd_host *h1 = tfd_capture_add_host(p1, "h"), *h2 = tfd_capture_add_host(p2, "h");
+	uint32_t a = tfd_host_thread(cap, h, 1, "consumer"), b = tfd_host_thread(p1, h1, 2, "p"),
+		 c = tfd_host_thread(p2, h2, 3, "q");
+	struct tfd_event *want[3];
+	struct tfd_err err = {0};
+	struct tfd_capture *into[3] = {cap, p1, p2};
+	struct tfd_host *hosts[3] = {h, h1, h2};
+	uint32_t ths[3] = {a, b, c};
+
+	for (int k = 0; k < 3; k++) {
+		want[k] = xcalloc(N + 1, sizeof(*want[k]));
+		for (size_t i = 0; i < N; i++) {
+			int64_t start = 5000000 + (int64_t)i * 1700 + k * 300;
+			/* made 0-40 us before, the parts' first ones later than
+			 * the host's (other constants); every 97th far off */
+			uint64_t v =
+			    clock0 + (uint64_t)start - (uint64_t)((i * 7919 + k * 13) % 40000);
+			struct tfd_event *e;
+
+			if (i % 97 == 5)
+				v = 0xfedcba9876543210ull - i;
+			else if (i % 101 == 7)
+				v = 0;
+			e = tfd_host_add_event(into[k], hosts[k], ths[k],
+					       i % 2 ? "PrefetchConsume" : "PrefetchProduce", start,
+					       200);
+			if (v)
+				tfd_event_set_stat_int(into[k], e, "element_id", (int64_t)v);
+			want[k][i] = *e;
+		}
+	}
+	tfd_host_absorb(cap, h, p1);
+	tfd_host_absorb(cap, h, p2);
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_I64(h->nthreads, 3);
+	for (int k = 0; k < 3; k++) {
+		const struct tfd_thread *th = &h->threads[k];
+
+		T_EQ_I64(th->id, k + 1);
+		same_events(t, "near ids", h, th, want[k], N);
+		/* start delta 2, duration 2, form 1, id 3 bytes: eight-byte ids
+		 * took 13 */
+		T_TRUE(th->evlen < (size_t)N * 9);
+		free(want[k]);
+	}
+	tfd_capture_free(p1);
+	tfd_capture_free(p2);
+	tfd_capture_free(cap);
+}
+
 static void packed_events_round_trip(struct t *t)
 {
 	enum { N = 4000 };
@@ -4039,6 +4101,7 @@ const struct t_case capture_cases[] = {
     T(absorbed_id_without_a_form),
     T(unrepeated_iterator_ids),
     T(packed_events_round_trip),
+    T(element_ids_near_their_starts),
     T(long_thread_absorbed),
     T(exec_runs_fold),
     T(held_events_interleaved),
