@@ -26,6 +26,9 @@ int tfd_cmp_i64(const void *a, const void *b);
  * in a fraction of qsort's time. Allocates n keys (exits on no memory);
  * no error. */
 void tfd_sort_u64(uint64_t *v, size_t n);
+/* The same with n keys' room of scratch the caller gives (the sort
+ * makes none). */
+void tfd_sort_u64_with(uint64_t *v, size_t n, uint64_t *scratch);
 void tfd_sort_i64(int64_t *v, size_t n);
 
 #endif

@@ -54,6 +54,11 @@ int tfd_cmp_i64(const void *a, const void *b)
 
 void tfd_sort_u64(uint64_t *v, size_t n)
 {
+	tfd_sort_u64_with(v, n, NULL);
+}
+
+void tfd_sort_u64_with(uint64_t *v, size_t n, uint64_t *scratch)
+{
 	uint64_t *tmp, *from = v, *to, same = ~(uint64_t)0, first;
 	size_t count[256];
 
@@ -72,7 +77,7 @@ void tfd_sort_u64(uint64_t *v, size_t n)
 	first = v[0];
 	for (size_t i = 1; i < n; i++)
 		same &= ~(v[i] ^ first);
-	tmp = xmalloc(n * sizeof(*tmp));
+	tmp = scratch ? scratch : xmalloc(n * sizeof(*tmp));
 	to = tmp;
 	for (unsigned shift = 0; shift < 64; shift += 8) {
 		size_t at = 0;
@@ -95,7 +100,8 @@ void tfd_sort_u64(uint64_t *v, size_t n)
 	}
 	if (from != v)
 		memcpy(v, from, n * sizeof(*v));
-	free(tmp);
+	if (!scratch)
+		free(tmp);
 }
 
 void tfd_sort_i64(int64_t *v, size_t n)

@@ -192,16 +192,30 @@ static size_t marker_holding(const struct tfd_marker *mk, size_t n, int64_t thre
 }
 
 /* The function runs outside every step marker (markers: the outermost of
- * each thread, by thread then start): their step ids. */
+ * each thread, by thread then start): their step ids. The runs are read
+ * for the last time: the ids are written over their array as they are
+ * read (id k of run i >= k: its 8 bytes end before run i + 1's 24 begin),
+ * the array's rest is the sort's scratch, and it becomes the ids' (the
+ * 89,699 runs of a real map's capture, every one outside the markers of
+ * the thread that steps, had taken 0.7 MB for the ids and 0.7 MB for the
+ * sort beside their own 2.1 MB, at its peak). */
 static void loose_fns(struct tfd_host *h, const struct tfd_marker *mk, size_t n)
 {
 	size_t k = 0;
-	uint64_t *ids = loose_begin(h);
+	uint64_t *ids = (uint64_t *)(void *)h->fnruns;
 
-	for (size_t i = 0; i < h->nfnruns; i++)
-		if (!marker_holding(mk, n, h->fnruns[i].thread_id, h->fnruns[i].start_ns))
-			ids[k++] = h->fnruns[i].id;
-	loose_end(h, k);
+	free(h->loose_fn_ids);
+	for (size_t i = 0; i < h->nfnruns; i++) {
+		const struct tfd_fnrun r = h->fnruns[i];
+
+		if (!marker_holding(mk, n, r.thread_id, r.start_ns))
+			ids[k++] = r.id;
+	}
+	tfd_sort_u64_with(ids, k, ids + k);
+	h->loose_fn_ids = xrealloc(ids, (k + 1) * sizeof(*ids));
+	h->nloose_fn_ids = k;
+	h->fnruns = NULL; /* (its array is the ids') */
+	h->nfnruns = h->fnruns_cap = 0;
 }
 
 void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m)

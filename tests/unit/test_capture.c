@@ -3787,6 +3787,43 @@ static void reading_calls(struct tfd_host *h, const char *fn, int n)
 	}
 }
 
+/* The function runs outside every step marker of their thread are the
+ * loose ones (tf.data's), told by id: 300 of them (a radix sort's worth,
+ * in the runs' own array), the runs inside markers not. */
+static void loose_runs_outside_markers(struct t *t)
+{
+	enum { STEPS = 10, LOOSE = 300 };
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	uint64_t y = 7, inside[STEPS], loose[LOOSE];
+
+	for (int i = 0; i < STEPS; i++) {
+		int64_t s = 10000 * i;
+
+		tfd_host_step_marker(h, "train", 7, i, s, s + 9000, false, 0);
+		inside[i] = 5000000 + (uint64_t)i;
+		tfd_host_fnrun(h, 7, inside[i], s + 100, false, 0);
+	}
+	for (int i = 0; i < LOOSE; i++) {
+		y = y * 6364136223846793005ull + 1442695040888963407ull;
+		loose[i] = y | 1;
+		/* on the stepping thread between its markers, or on another */
+		tfd_host_fnrun(h, i % 3 ? 9 : 7, loose[i],
+			       i % 3 ? 300 * i : 10000 * (i % 10) + 9500, false, 0);
+	}
+	tfd_host_steps_from_markers(cap, h);
+	T_EQ_U64(h->nsteps, STEPS);
+	T_EQ_U64(h->nloose_fn_ids, LOOSE);
+	for (int i = 1; i < LOOSE; i++)
+		T_TRUE(h->loose_fn_ids[i - 1] < h->loose_fn_ids[i]);
+	for (int i = 0; i < LOOSE; i++)
+		T_TRUE(tfd_host_loose_fn(h, loose[i]));
+	for (int i = 0; i < STEPS; i++)
+		T_TRUE(!tfd_host_loose_fn(h, inside[i]));
+	T_TRUE(h->fnruns == NULL && h->nfnruns == 0);
+	tfd_capture_free(cap);
+}
+
 /* TensorFlow 2 without markers: the eager calls of a tf.function whose
  * runs read input (a GetNext op ran under the FunctionRun's id) step the
  * host, over the call's extent (the FunctionRun ends when dispatched);
@@ -4086,6 +4123,7 @@ const struct t_case capture_cases[] = {
     T(step_markers_make_steps),
     T(session_runs_step_a_host_without_markers),
     T(function_calls_step_a_host_without_markers),
+    T(loose_runs_outside_markers),
     T(eval_markers_step_a_host_only_alone),
     T(eval_session_runs_are_no_steps),
     T(group_ids_without_markers),
