@@ -377,24 +377,34 @@ static bool element_near(struct capture_impl *ci, uint64_t v, int64_t start, uin
 	return varint_len(*near) < 8;
 }
 
+/* e's start as a delta from *last, and its duration, at q. */
+static inline uint8_t *put_times(uint8_t *q, const struct tfd_event *e, int64_t *last)
+{
+	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
+	*last = e->start_ns;
+	return tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
+}
+
 /* Pack e (its signature one of cap's) at q, its start a delta from
  * *last; the end of what was written. */
 static uint8_t *put_event(struct capture_impl *ci, uint8_t *q, const struct tfd_event *e,
 			  int64_t *last)
 {
-	uint64_t v = e->id, near = 0;
+	uint64_t v = e->id, near;
 	uint32_t vi;
 	enum tfd_val_how how = tfd_cm_value_how(ci, v, e->kind == TFD_EV_ITERATOR, &vi);
 
-	if (how == TFD_VAL_FIXED && (e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME) &&
-	    element_near(ci, v, e->start_ns, &near))
-		how = TFD_VAL_NEAR;
-	q = tfd_ev_put_varint(q, tfd_ev_zig(start_delta(e->start_ns, *last)));
-	*last = e->start_ns;
-	q = tfd_ev_put_varint(q, tfd_ev_zig(e->dur_ns));
-	q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags, how, vi,
-						   how == TFD_VAL_NEAR ? ci->near_base : v));
-	return how == TFD_VAL_NEAR ? tfd_ev_put_varint(q, near) : tfd_cm_put_value(q, how, v);
+	if (__builtin_expect(how == TFD_VAL_FIXED, 0) &&
+	    (e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME) &&
+	    element_near(ci, v, e->start_ns, &near)) {
+		q = put_times(q, e, last);
+		q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags,
+							   TFD_VAL_NEAR, 0, ci->near_base));
+		return tfd_ev_put_varint(q, near);
+	}
+	q = put_times(q, e, last);
+	q = tfd_ev_put_varint(q, tfd_cm_form_index(ci, e->sig, e->kind, e->flags, how, vi, v));
+	return tfd_cm_put_value(q, how, v);
 }
 
 /* Can e be folded into a run of chunks (fold_exec)? Negative durations
