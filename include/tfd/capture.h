@@ -291,14 +291,43 @@ void tfd_exec_sums_free(struct tfd_exec_sums *x);
  * chunks (on the thread of the scope, in time order), each one's self time
  * (net of the ops nested in it). One record per scope and op name in a
  * row; the same scope may have several (chunks on several threads). A
- * record is 16 bytes: its scope is its run's (struct tfd_fn_op_run), its
- * name an index into the host's names (tfd_fn_ops.names); a real capture
- * holds one per op a function ran, until the host is read. */
+ * record is 12 bytes: its scope is its run's (struct tfd_fn_op_run), its
+ * self time in two halves, its name an index into the host's names
+ * (tfd_fn_ops.names, 24 bits) beside the op events folded into it (8 bits;
+ * a full record is followed by another of the same name); a real capture
+ * holds one per op a function ran, until the host is read (371,000 in a
+ * real map's capture). */
 struct tfd_fn_op {
-	int64_t self_ns;
-	uint32_t name;	/* index into tfd_fn_ops.names */
-	uint32_t count; /* op events folded into the record */
+	uint32_t self_lo, self_hi; /* self time, ns (tfd_fn_op_self()) */
+	uint32_t name_count;	   /* name index << 8 | op events */
 };
+
+#define TFD_FN_OP_NAMES ((size_t)1 << 24) /* names a host's records index */
+#define TFD_FN_OP_COUNT 255u		  /* op events a record folds */
+
+static inline int64_t tfd_fn_op_self(const struct tfd_fn_op *o)
+{
+	return (int64_t)((uint64_t)o->self_hi << 32 | o->self_lo);
+}
+
+/* Add ns to o's self time (it wraps as int64_t arithmetic would). */
+static inline void tfd_fn_op_add_self(struct tfd_fn_op *o, int64_t ns)
+{
+	uint64_t v = (uint64_t)tfd_fn_op_self(o) + (uint64_t)ns;
+
+	o->self_lo = (uint32_t)v;
+	o->self_hi = (uint32_t)(v >> 32);
+}
+
+static inline uint32_t tfd_fn_op_name_ix(const struct tfd_fn_op *o)
+{
+	return o->name_count >> 8;
+}
+
+static inline uint32_t tfd_fn_op_count(const struct tfd_fn_op *o)
+{
+	return o->name_count & 0xff;
+}
 
 /* The records of one scope in a row: from first up to the next run's. */
 struct tfd_fn_op_run {
@@ -351,12 +380,17 @@ struct tfd_fn_ops {
 	/* the next record starts a run of its own (a part of a line begins:
 	 * its records are a run apart from the part's before it) */
 	bool cut;
+	/* a name past the records' names (TFD_FN_OP_NAMES, or names_max when
+	 * set) was met: its ops were not counted, and the read fails
+	 * (tfd_fn_ops_check()) */
+	bool full;
+	size_t names_max;
 };
 
 /* Record i's name, and where run r ends (one past its last record). */
 static inline const char *tfd_fn_op_name(const struct tfd_fn_ops *o, size_t i)
 {
-	return o->names[o->v[i].name];
+	return o->names[tfd_fn_op_name_ix(&o->v[i])];
 }
 
 static inline size_t tfd_fn_op_run_end(const struct tfd_fn_ops *o, size_t r)
@@ -640,6 +674,10 @@ struct tfd_host {
 	 * tfd_host_settle() returns; NULL when nothing runs */
 	struct tfd_pending *pending;
 };
+
+/* TFD_E_LIMIT when h's function-op records met more op names than they
+ * index (tfd_fn_ops.full), naming how many. */
+enum tfd_status tfd_fn_ops_check(const struct tfd_host *h, struct tfd_err *err);
 
 /* Work a reader left running for a host: settle() waits for it, puts what
  * it made into h, frees it and says how it went (a malformed device plane

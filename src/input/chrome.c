@@ -945,6 +945,8 @@ static enum tfd_status read_source(struct tfd_capture *cap, const struct source 
 		st = run_pass2(&p, src);
 	if (!st && p.rescan)
 		goto out;
+	if (!st)
+		st = tfd_fn_ops_check(&cap->hosts[p.host_idx], err);
 	if (!st && (p.dev_spans.n || cap->hosts[p.host_idx].dev.nhost_ops)) {
 		/* the host's steps and waits are in: the device's breakdown */
 		struct tfd_dev_array a = {p.dev_spans.v, p.dev_spans.n, 0};

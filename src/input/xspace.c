@@ -555,6 +555,8 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		st = functions_first(&sc, err);
 	if (!st)
 		st = read_lines(&sc, err);
+	if (!st)
+		st = tfd_fn_ops_check(&cap->hosts[host_idx], err);
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */
 	if (!st && !(opts && opts->keep_other))

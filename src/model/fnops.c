@@ -9,6 +9,7 @@
 
 #include "tfd/capbuild.h"
 #include "tfd/capture.h"
+#include "tfd/err.h"
 #include "tfd/graph.h"
 
 void tfd_opscope_open(struct tfd_opscope *s, uint64_t key, bool by_thread, int64_t start,
@@ -65,13 +66,18 @@ void tfd_op_kind_of(const char *name, struct tfd_op_kind *k)
 	k->py = k->type && tfd_op_is_python(k->type);
 }
 
-/* The index of name in o's names, added if new. */
+/* The index of name in o's names, added if new; UINT32_MAX (o->full) when
+ * the records index no more. */
 static uint32_t name_index(struct tfd_fn_ops *o, const char *name)
 {
 	size_t k;
 
 	if (imap_get(&o->name_ix, (uint64_t)(uintptr_t)name, &k))
 		return (uint32_t)k;
+	if (o->nnames >= (o->names_max ? o->names_max : TFD_FN_OP_NAMES)) {
+		o->full = true;
+		return UINT32_MAX;
+	}
 	if (o->nnames == o->names_cap) {
 		o->names_cap = o->names_cap ? 2 * o->names_cap : 16;
 		o->names = xrealloc(o->names, o->names_cap * sizeof(*o->names));
@@ -122,18 +128,24 @@ static void room_for(struct tfd_fn_ops *o, size_t more)
 }
 
 /* The record for s's scope and name: the last one when it is theirs (ops
- * of one scope come in a row), else a new one. */
+ * of one scope come in a row) and not full, else a new one; SIZE_MAX when
+ * the records index no more names. */
 static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const char *name)
 {
 	struct tfd_fn_ops *o = &h->fn_ops;
 	const struct tfd_fn_op_run *last = o->nruns ? &o->runs[o->nruns - 1] : NULL;
+	uint32_t ix;
 
+	if (last && !o->cut && last->key == s->key && last->by_thread == s->by_thread &&
+	    tfd_fn_op_name(o, o->n - 1) == name &&
+	    tfd_fn_op_count(&o->v[o->n - 1]) < TFD_FN_OP_COUNT)
+		return o->n - 1;
+	if ((ix = name_index(o, name)) == UINT32_MAX)
+		return SIZE_MAX;
 	if (!last || o->cut || last->key != s->key || last->by_thread != s->by_thread)
 		push_run(o, s->key, s->by_thread);
-	else if (o->names[o->v[o->n - 1].name] == name)
-		return o->n - 1;
 	room_for(o, 1);
-	o->v[o->n] = (struct tfd_fn_op){0, name_index(o, name), 0};
+	o->v[o->n] = (struct tfd_fn_op){0, 0, ix << 8};
 	return o->n++;
 }
 
@@ -153,18 +165,23 @@ void tfd_fn_ops_insert(struct tfd_fn_ops *o, size_t at, size_t run_at, struct tf
 	uint32_t *map;
 	const uint8_t *done = (const uint8_t *)from->v;
 
+	o->full |= from->full;
 	if (!m)
 		return;
 	/* each of from's names as o's, interned once */
 	map = xmalloc(from->nnames * sizeof(*map));
 	for (size_t j = 0; j < from->nnames; j++)
-		map[j] = name_index(o, intern ? tfd_arena_intern_cstr(intern, from->names[j])
-					      : from->names[j]);
+		if ((map[j] = name_index(o, intern ? tfd_arena_intern_cstr(intern, from->names[j])
+						   : from->names[j])) == UINT32_MAX) {
+			free(map); /* (o->full: the read fails) */
+			return;
+		}
 	room_for(o, m);
 	memmove(o->v + at + m, o->v + at, (o->n - at) * sizeof(*o->v));
 	for (size_t i = 0; i < m; i++) {
 		o->v[at + i] = from->v[i];
-		o->v[at + i].name = map[from->v[i].name];
+		o->v[at + i].name_count =
+		    map[tfd_fn_op_name_ix(&from->v[i])] << 8 | tfd_fn_op_count(&from->v[i]);
 		/* (giving back: from's pages go as they are copied, not all
 		 * of them held beside o's copy until from is freed) */
 		if (give_back && (i & 0xffff) == 0xffff)
@@ -222,16 +239,31 @@ void tfd_opscope_event(struct tfd_capture *cap, struct tfd_host *h, struct tfd_o
 		}
 		h->py_ops[h->npy_ops++] = (struct tfd_py_op){start, end, s->key, s->by_thread};
 	}
+	if ((r = record_for(h, s, name)) == SIZE_MAX) {
+		tfd_opscope_reset(s); /* (h->fn_ops.full: the read fails) */
+		return;
+	}
 	if (s->nops) /* nested: not its parent's own time */
-		s->op_host[s->nops - 1]->fn_ops.v[s->op_rec[s->nops - 1]].self_ns -= dur;
-	r = record_for(h, s, name);
-	h->fn_ops.v[r].self_ns += dur;
-	h->fn_ops.v[r].count++;
+		tfd_fn_op_add_self(&s->op_host[s->nops - 1]->fn_ops.v[s->op_rec[s->nops - 1]],
+				   -dur);
+	tfd_fn_op_add_self(&h->fn_ops.v[r], dur);
+	h->fn_ops.v[r].name_count++;
 	if (s->nops < TFD_OPSCOPE_DEPTH) {
 		s->op_end[s->nops] = end;
 		s->op_host[s->nops] = h;
 		s->op_rec[s->nops++] = r;
 	}
+}
+
+enum tfd_status tfd_fn_ops_check(const struct tfd_host *h, struct tfd_err *err)
+{
+	const struct tfd_fn_ops *o = &h->fn_ops;
+
+	if (!o->full)
+		return TFD_OK;
+	return tfd_fail(err, TFD_E_LIMIT,
+			"more than %zu distinct op names inside dataset functions on host '%s'",
+			o->names_max ? o->names_max : TFD_FN_OP_NAMES, h->name);
 }
 
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
@@ -418,7 +450,7 @@ static void fn_put(struct resolve *rs, uint64_t key, bool by_thread, size_t fn)
 static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const struct tfd_fn_op *o)
 {
 	struct tfd_host *h = rs->h;
-	const char *name = h->fn_ops.names[o->name];
+	const char *name = h->fn_ops.names[tfd_fn_op_name_ix(o)];
 	uint64_t k =
 	    imap_hash((uint64_t)(uintptr_t)name ^ imap_hash((uint64_t)(uintptr_t)iter)) ^ t;
 	size_t j;
@@ -439,8 +471,8 @@ static void add_sum(struct resolve *rs, uint32_t t, const char *iter, const stru
 		    h->fn_sums[j].name == name)
 			break;
 	}
-	h->fn_sums[j].self_ns += o->self_ns;
-	h->fn_sums[j].count += o->count;
+	h->fn_sums[j].self_ns += tfd_fn_op_self(o);
+	h->fn_sums[j].count += tfd_fn_op_count(o);
 }
 
 /* The records of function event e on thread t to that thread's sums, or
@@ -541,14 +573,14 @@ static void host_by_type(struct tfd_host *h)
 	for (size_t i = 0; i < o->nnames; i++)
 		slot[i] = SIZE_MAX;
 	for (size_t i = 0; i < o->n; i++) {
-		size_t *at = &slot[o->v[i].name];
+		size_t *at = &slot[tfd_fn_op_name_ix(&o->v[i])];
 
 		if (*at == SIZE_MAX) {
 			*at = k;
-			named[k++].name = o->names[o->v[i].name];
+			named[k++].name = tfd_fn_op_name(o, i);
 		}
-		named[*at].self_ns += o->v[i].self_ns;
-		named[*at].count += o->v[i].count;
+		named[*at].self_ns += tfd_fn_op_self(&o->v[i]);
+		named[*at].count += tfd_fn_op_count(&o->v[i]);
 	}
 	free(h->fn_op_types);
 	h->nfn_op_types = tfd_fn_ops_by_type(named, k, &h->fn_op_types);

@@ -64,9 +64,9 @@ static void function_ops_self_time(struct t *t)
 	/* a, then b (the nested one and the one after it: in a row) */
 	T_EQ_I64((int64_t)h->fn_ops.n, 2);
 	T_EQ_STR(tfd_fn_op_name(&h->fn_ops, 0), a);
-	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
-	T_EQ_I64(h->fn_ops.v[1].self_ns, 200);
-	T_EQ_I64((int64_t)h->fn_ops.v[1].count, 2);
+	T_EQ_I64(tfd_fn_op_self(&h->fn_ops.v[0]), 390 - 100);
+	T_EQ_I64(tfd_fn_op_self(&h->fn_ops.v[1]), 200);
+	T_EQ_I64((int64_t)tfd_fn_op_count(&h->fn_ops.v[1]), 2);
 	/* one run: the scope's */
 	T_EQ_I64((int64_t)h->fn_ops.nruns, 1);
 	T_EQ_I64((int64_t)h->fn_ops.runs[0].key, 42);
@@ -77,9 +77,9 @@ static void function_ops_self_time(struct t *t)
 		size_t n;
 
 		for (size_t i = 0; i < 2; i++)
-			named[i] =
-			    (struct tfd_op_named){tfd_fn_op_name(&h->fn_ops, i),
-						  h->fn_ops.v[i].self_ns, h->fn_ops.v[i].count};
+			named[i] = (struct tfd_op_named){tfd_fn_op_name(&h->fn_ops, i),
+							 tfd_fn_op_self(&h->fn_ops.v[i]),
+							 tfd_fn_op_count(&h->fn_ops.v[i])};
 		n = tfd_fn_ops_by_type(named, 2, &tot);
 
 		T_EQ_I64((int64_t)n, 2);
@@ -119,10 +119,68 @@ static void function_ops_known_kinds(struct t *t)
 	tfd_opscope_event(cap, h, &s, py, &kp, 600, 700);
 	T_EQ_I64((int64_t)h->fn_ops.n, 3);
 	T_TRUE(tfd_fn_op_name(&h->fn_ops, 0) == a && tfd_fn_op_name(&h->fn_ops, 2) == py);
-	T_EQ_I64(h->fn_ops.v[0].self_ns, 390 - 100);
-	T_EQ_I64(h->fn_ops.v[1].self_ns, 100);
+	T_EQ_I64(tfd_fn_op_self(&h->fn_ops.v[0]), 390 - 100);
+	T_EQ_I64(tfd_fn_op_self(&h->fn_ops.v[1]), 100);
 	T_EQ_I64((int64_t)h->npy_ops, 1);
 	T_EQ_I64(h->py_ops[0].s, 600);
+	tfd_capture_free(cap);
+}
+
+/* A record folds at most TFD_FN_OP_COUNT op events of its name (600 in a
+ * row: three records, their sums whole); a host whose records would index
+ * more names than they can counts none of the rest, and its read fails
+ * with a limit error; a part's that did fails the host it is moved into. */
+static void function_op_records_split_and_limit(struct t *t)
+{
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h, *p;
+	struct tfd_fn_ops *o;
+	struct tfd_opscope s;
+	static const char *const names[] = {"f/a:Cast", "f/b:Mul", "f/c:Add", "f/d:Sub"};
+	struct tfd_op_kind k[4];
+	struct tfd_err err = {0};
+	int64_t self = 0;
+	uint64_t count = 0;
+
+	tfd_capture_add_host(cap, "h");
+	tfd_capture_add_host(cap, "p"); /* (the hosts' array moves: pointers after) */
+	h = &cap->hosts[0];
+	p = &cap->hosts[1];
+	o = &h->fn_ops;
+	for (int i = 0; i < 4; i++)
+		tfd_op_kind_of(names[i], &k[i]);
+	memset(&s, 0, sizeof(s));
+	tfd_opscope_open(&s, 1, false, 0, 100000);
+	for (int i = 0; i < 600; i++)
+		tfd_opscope_event(cap, h, &s, names[0], &k[0], 10 * i, 10 * i + 7);
+	T_EQ_I64((int64_t)o->n, 3);
+	T_EQ_I64((int64_t)o->nruns, 1);
+	for (size_t i = 0; i < o->n; i++) {
+		T_TRUE(tfd_fn_op_name(o, i) == names[0]);
+		self += tfd_fn_op_self(&o->v[i]);
+		count += tfd_fn_op_count(&o->v[i]);
+	}
+	T_EQ_I64(self, 600 * 7);
+	T_EQ_I64((int64_t)count, 600);
+	T_EQ_I64((int64_t)tfd_fn_op_count(&o->v[0]), TFD_FN_OP_COUNT);
+	T_OK(tfd_fn_ops_check(h, &err), &err);
+	/* three names at most: the fourth is not counted, and the read fails */
+	o->names_max = 3;
+	tfd_opscope_event(cap, h, &s, names[1], &k[1], 7000, 7001);
+	tfd_opscope_event(cap, h, &s, names[2], &k[2], 7002, 7003);
+	tfd_opscope_event(cap, h, &s, names[3], &k[3], 7004, 7005);
+	T_EQ_I64((int64_t)o->nnames, 3);
+	T_EQ_I64((int64_t)o->n, 5);
+	T_TRUE(o->full);
+	T_EQ_I64(tfd_fn_ops_check(h, &err), TFD_E_LIMIT);
+	T_TRUE(strstr(err.msg, "more than 3 distinct op names") != NULL);
+	/* a part that met the limit fails the host it goes into */
+	memset(&s, 0, sizeof(s));
+	p->fn_ops.full = true;
+	tfd_fn_ops_free(o);
+	T_OK(tfd_fn_ops_check(h, &err), &err);
+	tfd_fn_ops_insert(o, 0, 0, &p->fn_ops, NULL, false);
+	T_EQ_I64(tfd_fn_ops_check(h, &err), TFD_E_LIMIT);
 	tfd_capture_free(cap);
 }
 
@@ -157,11 +215,11 @@ static void function_op_runs(struct t *t)
 	T_EQ_I64((int64_t)o->n, 5);
 	T_EQ_I64((int64_t)o->nruns, 4);
 	T_EQ_I64((int64_t)o->nnames, 3);
-	T_TRUE(o->v[0].name == o->v[2].name);
+	T_TRUE(tfd_fn_op_name_ix(&o->v[0]) == tfd_fn_op_name_ix(&o->v[2]));
 	T_EQ_I64((int64_t)o->runs[2].key, 1);
 	T_EQ_I64((int64_t)o->runs[3].first, 4);
-	T_EQ_I64(o->v[4].self_ns, 20);
-	T_EQ_I64((int64_t)o->v[4].count, 1);
+	T_EQ_I64(tfd_fn_op_self(&o->v[4]), 20);
+	T_EQ_I64((int64_t)tfd_fn_op_count(&o->v[4]), 1);
 	/* a scope's ops put before the third run's */
 	memset(&scratch, 0, sizeof(scratch));
 	tfd_opscope_open(&s, 9, false, 0, 1000);
@@ -177,8 +235,9 @@ static void function_op_runs(struct t *t)
 	T_EQ_I64((int64_t)o->runs[3].first, 5);
 	T_EQ_I64((int64_t)o->runs[4].first, 6);
 	T_EQ_STR(tfd_fn_op_name(o, 3), d);
-	T_TRUE(tfd_fn_op_name(o, 4) == a && o->v[4].name == o->v[0].name);
-	T_EQ_I64(o->v[4].self_ns, 20);
+	T_TRUE(tfd_fn_op_name(o, 4) == a &&
+	       tfd_fn_op_name_ix(&o->v[4]) == tfd_fn_op_name_ix(&o->v[0]));
+	T_EQ_I64(tfd_fn_op_self(&o->v[4]), 20);
 	T_TRUE(tfd_fn_op_name(o, 5) == c && tfd_fn_op_name(o, 6) == c);
 	T_EQ_I64((int64_t)tfd_fn_op_run_end(o, 4), 7);
 	tfd_capture_free(cap);
@@ -4134,6 +4193,7 @@ const struct t_case capture_cases[] = {
     T(function_ops_known_kinds),
     T(function_ops_by_type_names),
     T(function_op_runs),
+    T(function_op_records_split_and_limit),
     T(function_run_groups),
     T(function_ops_by_code_or_id),
     T(absorbed_id_without_a_form),
