@@ -352,18 +352,6 @@ uint8_t *tfd_cm_put_value(uint8_t *q, enum tfd_val_how how, uint64_t v)
 	return q;
 }
 
-/* The bytes of varint v. */
-static unsigned varint_len(uint64_t v)
-{
-	unsigned n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* Whether element id v of an event starting at start takes fewer bytes
  * near it (TFD_VAL_NEAR) than its eight: *near the zigzag difference. The
  * first such id sets ci's constant. */
@@ -374,7 +362,7 @@ static bool element_near(struct capture_impl *ci, uint64_t v, int64_t start, uin
 		ci->has_near_base = true;
 	}
 	*near = tfd_ev_zig((int64_t)(v - (uint64_t)start - ci->near_base));
-	return varint_len(*near) < 8;
+	return *near < (1ull << 49); /* a varint of 7 bytes at most (how_inline()) */
 }
 
 /* e's start as a delta from *last, and its duration, at q. */

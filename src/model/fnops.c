@@ -66,6 +66,12 @@ void tfd_op_kind_of(const char *name, struct tfd_op_kind *k)
 	k->py = k->type && tfd_op_is_python(k->type);
 }
 
+/* The names o's records may index. */
+static size_t names_limit(const struct tfd_fn_ops *o)
+{
+	return o->names_max ? o->names_max : TFD_FN_OP_NAMES;
+}
+
 /* The index of name in o's names, added if new; UINT32_MAX (o->full) when
  * the records index no more. */
 static uint32_t name_index(struct tfd_fn_ops *o, const char *name)
@@ -74,7 +80,7 @@ static uint32_t name_index(struct tfd_fn_ops *o, const char *name)
 
 	if (imap_get(&o->name_ix, (uint64_t)(uintptr_t)name, &k))
 		return (uint32_t)k;
-	if (o->nnames >= (o->names_max ? o->names_max : TFD_FN_OP_NAMES)) {
+	if (o->nnames >= names_limit(o)) {
 		o->full = true;
 		return UINT32_MAX;
 	}
@@ -134,15 +140,15 @@ static size_t record_for(struct tfd_host *h, const struct tfd_opscope *s, const 
 {
 	struct tfd_fn_ops *o = &h->fn_ops;
 	const struct tfd_fn_op_run *last = o->nruns ? &o->runs[o->nruns - 1] : NULL;
+	bool same_run = last && !o->cut && last->key == s->key && last->by_thread == s->by_thread;
 	uint32_t ix;
 
-	if (last && !o->cut && last->key == s->key && last->by_thread == s->by_thread &&
-	    tfd_fn_op_name(o, o->n - 1) == name &&
+	if (same_run && tfd_fn_op_name(o, o->n - 1) == name &&
 	    tfd_fn_op_count(&o->v[o->n - 1]) < TFD_FN_OP_COUNT)
 		return o->n - 1;
 	if ((ix = name_index(o, name)) == UINT32_MAX)
 		return SIZE_MAX;
-	if (!last || o->cut || last->key != s->key || last->by_thread != s->by_thread)
+	if (!same_run)
 		push_run(o, s->key, s->by_thread);
 	room_for(o, 1);
 	o->v[o->n] = (struct tfd_fn_op){0, 0, ix << 8};
@@ -263,7 +269,7 @@ enum tfd_status tfd_fn_ops_check(const struct tfd_host *h, struct tfd_err *err)
 		return TFD_OK;
 	return tfd_fail(err, TFD_E_LIMIT,
 			"more than %zu distinct op names inside dataset functions on host '%s'",
-			o->names_max ? o->names_max : TFD_FN_OP_NAMES, h->name);
+			names_limit(o), h->name);
 }
 
 void tfd_fn_ops_absorb(struct tfd_capture *cap, struct tfd_host *h, struct tfd_host *ph)
