@@ -52,6 +52,24 @@ mkdir -p "$T/emptydir" "$T/logdir/plugins/profile/2024_01_01_00_00_00"
 echo hi >"$T/emptydir/README"
 expect_fail "$T/emptydir" "no profiler captures found"
 expect_fail "$T/logdir" "no profiler captures found"
+# more op names inside a host's dataset functions than its records index
+# (16,777,216; TFDOCTOR_MAX_OP_NAMES lowers the limit to reach it): the
+# read fails, XSpace and Chrome alike, and the capture is fine without it
+cat >"$T/ops.trace.json" <<'JSON'
+{"traceEvents":[
+{"ph":"X","pid":1,"tid":5,"name":"Iterator::Model::Map","ts":0,"dur":100,"args":{"id":"1"}},
+{"ph":"X","pid":1,"tid":5,"name":"InstantiatedCapturedFunction::Run","ts":10,"dur":50,"args":{"id":"77"}},
+{"ph":"X","pid":1,"tid":5,"name":"f/a:Cast","ts":11,"dur":5},
+{"ph":"X","pid":1,"tid":5,"name":"f/b:Mul","ts":20,"dur":5},
+{"ph":"X","pid":1,"tid":5,"name":"f/c:Add","ts":30,"dur":5}]}
+JSON
+for f in "$T/ops.trace.json" $CAPS/tf221-augment-per-image/vm.xplane.pb; do
+	run analyze -q "$f"
+	if [ "$rc" = 0 ]; then ok; else bad "$f: exit $rc without a names limit: $err"; fi
+	export TFDOCTOR_MAX_OP_NAMES=2
+	expect_fail "$f" "more than 2 distinct op names inside dataset functions on host"
+	unset TFDOCTOR_MAX_OP_NAMES
+done
 run analyze "$T/does-not-exist"
 if [ "$rc" -eq 1 ] && [[ "$err" == "tfdoctor: $T/does-not-exist: No such file or directory" ]]; then ok; else bad "missing path: rc=$rc err=$err"; fi
 
