@@ -596,6 +596,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		host_share(h, lean != NULL, hr, &waits);
 	}
 	tfd_link_calls(&c);
+	if (getenv("TFDOCTOR_INFLIGHT") && strcmp(getenv("TFDOCTOR_INFLIGHT"), "1") == 0)
+		tfd_inflight_report(&c);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */
 		marker_reads(&c, &waits, &mr);

@@ -71,6 +71,10 @@ void tfd_confidence_compute(struct tfd_host_result *hr);
  * consumer index and the call lists are gone after. */
 void tfd_link_calls(struct host_ctx *c);
 
+/* TFDOCTOR_INFLIGHT=1: the most linked calls an analysis reading the host
+ * in time order would hold at once, a line on stderr (inflight.c). */
+void tfd_inflight_report(const struct host_ctx *c);
+
 /* One pipeline (pipeline.c): the bucket's calls are in index order. */
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
 				   struct tfd_pipeline *p, struct analysis_priv *pv,

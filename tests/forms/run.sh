@@ -6,7 +6,8 @@
 # chain, a tf.data-heavy host) give byte for byte the same JSON and text
 # reports both ways; and a host's dataset-function calls read whole by
 # every pipeline or thread by thread (TFDOCTOR_FN_CALLS=whole), the same
-# JSON. Ends with "forms: N passed, N failed".
+# JSON; and TFDOCTOR_INFLIGHT=1's measure beside the same report. Ends with
+# "forms: N passed, N failed".
 set -u
 SUITE=forms
 # shellcheck source=tests/lib.sh
@@ -45,4 +46,27 @@ for f in "${files[@]}"; do
 		bad "$f: function calls whole ($rc1) and by thread ($rc2) differ: $(diff "$T/whole" "$T/index" | head -4)"
 	fi
 done
+# TFDOCTOR_INFLIGHT=1 (docs/performance.md, "Calls held in time order"):
+# the same report, and one line per host on stderr with the most calls a
+# reader in time order would hold: a window/flat_map capture's 33 elements
+# that ran ahead untaken are held until their taker's iterator ends; the
+# iterator-dense chain holds a few dozen of its calls at once
+inflight() { # file, the line's expected tail
+	"$TFD" analyze -q -f json -o - "$1" >"$T/plain" 2>/dev/null
+	TFDOCTOR_INFLIGHT=1 "$TFD" analyze -q -f json -o - "$1" >"$T/infl" 2>"$T/e1"
+	if cmp -s "$T/plain" "$T/infl" && [ "$(grep -c 'inflight' "$T/e1")" = 1 ] &&
+		grep -q -- "$2" "$T/e1"; then
+		ok
+	else
+		bad "$1: TFDOCTOR_INFLIGHT=1: $(head -c 300 "$T/e1")"
+	fi
+}
+inflight tests/cases/ok/tf221-window-flat-map/vm.xplane.pb \
+	'vm: 28059 calls (45 tops, 2328 ran ahead untaken): held at most 3496 at 48965524 ns (12.46 % of the calls), running at most 8$'
+inflight tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb \
+	'held at most 3664 at 603638574 ns (99.95 % of the calls)'
+d=$(ls "$T"/dense/plugins/profile/*/*.xplane.pb)
+TFDOCTOR_INFLIGHT=1 "$TFD" analyze -q -f json -o - "$d" 2>"$T/e1" >/dev/null
+held=$(sed -n 's/.*held at most \([0-9]*\) .*/\1/p' "$T/e1")
+[ -n "$held" ] && [ "$held" -le 100 ] && ok || bad "iterator-dense chain: held $(cat "$T/e1")"
 finish

@@ -1,0 +1,119 @@
+/* inflight.c - how many of a host's iterator calls an analysis that read
+ * them in time order would have to hold at once (TFDOCTOR_INFLIGHT=1, a
+ * line per host on stderr; see docs/performance.md, "Calls held in time
+ * order").
+ *
+ * Today every call is kept until the pipelines are summed: 12 bytes a
+ * call, most of an iterator-dense capture's peak. A reader that merged a
+ * host's lines by time could fold each call into the sums and forget it,
+ * once nothing can still need it: a call is held from its start until it
+ * has ended and so has the top of its chain of parents (the root call
+ * whose attribution walks its subtree, its producers included); a call
+ * that ran ahead for an element nobody took in the capture has no top but
+ * itself, and a reader in time order cannot know that until the parent
+ * iterator's last call has ended (known from a pass over the iterators
+ * before the calls), so it is held until then. The figure is the most calls
+ * held at any instant, beside the most running at once (the threads'
+ * stacks): the memory such a reader would need, counted on the calls as
+ * linked here, not a guess.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib.h"
+#include "passes.h"
+#include "tfd/graph.h"
+#include "tfd/vec.h"
+
+/* A span's edge: at t, `held` and `running` change by the deltas. */
+struct edge {
+	int64_t t;
+	int8_t held, running;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	/* spans are half-open: an end at t comes before a start at t */
+	return (x->held + x->running > y->held + y->running) -
+	       (x->held + x->running < y->held + y->running);
+}
+
+/* The top of call k's chain of parents, found once per chain (top[] -1:
+ * not yet known). */
+static int top_of(const struct host_ctx *c, int *top, int k)
+{
+	int x = k, r, guard = 0;
+
+	while (top[x] < 0 && c->calls.v[x].parent >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+		x = c->calls.v[x].parent;
+	r = top[x] >= 0 ? top[x] : x;
+	for (x = k, guard = 0; top[x] < 0 && guard++ < TFD_MAX_CALL_DEPTH + 5;
+	     x = c->calls.v[x].parent) {
+		top[x] = r;
+		if (c->calls.v[x].parent < 0)
+			break;
+	}
+	return r;
+}
+
+/* Whether call k ran for an element that no call took: linked to nothing,
+ * though its iterator has a parent. */
+static bool ran_ahead(const struct host_ctx *c, size_t k)
+{
+	return c->calls.v[k].link == TFD_LINK_NONE && c->calls.v[k].parent < 0 &&
+	       c->iters.v[call_iter(c, k)].parent >= 0;
+}
+
+void tfd_inflight_report(const struct host_ctx *c)
+{
+	size_t n = c->calls.n, ne = 0, ahead = 0, tops = 0;
+	int64_t at = 0, held = 0, running = 0, most_held = 0, most_running = 0;
+	struct edge *ev;
+	int *top;
+
+	if (!n)
+		return;
+	top = xmalloc(n * sizeof(*top));
+	ev = xmalloc(4 * n * sizeof(*ev));
+	memset(top, 0xff, n * sizeof(*top));
+	for (size_t k = 0; k < n; k++) {
+		int t = top_of(c, top, (int)k);
+		int64_t s = call_start(c, k), e = call_end(c, k), until = call_end(c, (size_t)t);
+
+		if (ran_ahead(c, (size_t)t)) {
+			/* its taker would be a call of the parent iterator */
+			until = c->iters.v[c->iters.v[call_iter(c, (size_t)t)].parent].last_end;
+			ahead++;
+		}
+		tops += (size_t)t == k;
+		if (until < e)
+			until = e;
+		ev[ne++] = (struct edge){s, 1, 0};
+		ev[ne++] = (struct edge){until, -1, 0};
+		ev[ne++] = (struct edge){s, 0, 1};
+		ev[ne++] = (struct edge){e, 0, -1};
+	}
+	qsort(ev, ne, sizeof(*ev), edge_cmp);
+	for (size_t i = 0; i < ne; i++) {
+		held += ev[i].held;
+		running += ev[i].running;
+		if (held > most_held) {
+			most_held = held;
+			at = ev[i].t;
+		}
+		if (running > most_running)
+			most_running = running;
+	}
+	fprintf(stderr,
+		"tfdoctor: inflight: %s: %zu calls (%zu tops, %zu ran ahead untaken): "
+		"held at most %lld at %lld ns (%.2f %% of the calls), running at most %lld\n",
+		c->h->name ? c->h->name : "?", n, tops, ahead, (long long)most_held,
+		(long long)at, 100.0 * (double)most_held / (double)n, (long long)most_running);
+	free(ev);
+	free(top);
+}
