@@ -24,23 +24,25 @@
 #include "attrib.h"
 #include "passes.h"
 #include "tfd/graph.h"
-#include "tfd/vec.h"
+#include "tfd/select.h"
 
-/* A span's edge: at t, `held` and `running` change by the deltas. */
-struct edge {
-	int64_t t;
-	int8_t held, running;
-};
-
-static int edge_cmp(const void *a, const void *b)
+/* The most spans [start, end) open at one instant, and that instant:
+ * starts and ends each sorted (an end at t closes before a start at t). */
+static size_t most_open(int64_t *start, int64_t *end, size_t n, int64_t *at)
 {
-	const struct edge *x = a, *y = b;
+	size_t best = 0, j = 0;
 
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	/* spans are half-open: an end at t comes before a start at t */
-	return (x->held + x->running > y->held + y->running) -
-	       (x->held + x->running < y->held + y->running);
+	tfd_sort_i64(start, n);
+	tfd_sort_i64(end, n);
+	for (size_t i = 0; i < n; i++) {
+		while (j < n && end[j] <= start[i])
+			j++;
+		if (i + 1 - j > best) {
+			best = i + 1 - j;
+			*at = start[i];
+		}
+	}
+	return best;
 }
 
 /* The top of call k's chain of parents, found once per chain (top[] -1:
@@ -71,49 +73,41 @@ static bool ran_ahead(const struct host_ctx *c, size_t k)
 
 void tfd_inflight_report(const struct host_ctx *c)
 {
-	size_t n = c->calls.n, ne = 0, ahead = 0, tops = 0;
-	int64_t at = 0, held = 0, running = 0, most_held = 0, most_running = 0;
-	struct edge *ev;
+	size_t n = c->calls.n, ahead = 0, tops = 0, held, running;
+	int64_t at = 0, unused, *start, *until, *end;
 	int *top;
 
 	if (!n)
 		return;
 	top = xmalloc(n * sizeof(*top));
-	ev = xmalloc(4 * n * sizeof(*ev));
+	start = xmalloc(n * sizeof(*start));
+	until = xmalloc(n * sizeof(*until));
+	end = xmalloc(n * sizeof(*end));
 	memset(top, 0xff, n * sizeof(*top));
 	for (size_t k = 0; k < n; k++) {
 		int t = top_of(c, top, (int)k);
-		int64_t s = call_start(c, k), e = call_end(c, k), until = call_end(c, (size_t)t);
 
+		start[k] = call_start(c, k);
+		end[k] = call_end(c, k);
+		until[k] = call_end(c, (size_t)t);
 		if (ran_ahead(c, (size_t)t)) {
 			/* its taker would be a call of the parent iterator */
-			until = c->iters.v[c->iters.v[call_iter(c, (size_t)t)].parent].last_end;
+			until[k] = c->iters.v[c->iters.v[call_iter(c, (size_t)t)].parent].last_end;
 			ahead++;
 		}
 		tops += (size_t)t == k;
-		if (until < e)
-			until = e;
-		ev[ne++] = (struct edge){s, 1, 0};
-		ev[ne++] = (struct edge){until, -1, 0};
-		ev[ne++] = (struct edge){s, 0, 1};
-		ev[ne++] = (struct edge){e, 0, -1};
+		if (until[k] < end[k])
+			until[k] = end[k];
 	}
-	qsort(ev, ne, sizeof(*ev), edge_cmp);
-	for (size_t i = 0; i < ne; i++) {
-		held += ev[i].held;
-		running += ev[i].running;
-		if (held > most_held) {
-			most_held = held;
-			at = ev[i].t;
-		}
-		if (running > most_running)
-			most_running = running;
-	}
+	free(top);
+	held = most_open(start, until, n, &at);
+	running = most_open(start, end, n, &unused);
 	fprintf(stderr,
 		"tfdoctor: inflight: %s: %zu calls (%zu tops, %zu ran ahead untaken): "
-		"held at most %lld at %lld ns (%.2f %% of the calls), running at most %lld\n",
-		c->h->name ? c->h->name : "?", n, tops, ahead, (long long)most_held,
-		(long long)at, 100.0 * (double)most_held / (double)n, (long long)most_running);
-	free(ev);
-	free(top);
+		"held at most %zu at %lld ns (%.2f %% of the calls), running at most %zu\n",
+		c->h->name ? c->h->name : "?", n, tops, ahead, held, (long long)at,
+		100.0 * (double)held / (double)n, running);
+	free(start);
+	free(until);
+	free(end);
 }
