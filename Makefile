@@ -265,7 +265,11 @@ $(B)/nolib.so: tests/lib/nolib.c
 $(B)/pbunpack: tests/bench/pbunpack.c $(B)/obj/gen/xplane.pb-c.o
 	$(CC) -O2 $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-bench: $(BIN) $(B)/runstat $(B)/pbunpack
+$(B)/timewalk: tests/bench/timewalk.c
+	@mkdir -p $(B)
+	$(CC) -O2 -o $@ $<
+
+bench: $(BIN) $(B)/runstat $(B)/pbunpack $(B)/timewalk
 	./tests/bench/run.sh $(BIN)
 
 hdrcheck:

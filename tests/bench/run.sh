@@ -138,6 +138,17 @@ for mb in 100 300; do
 	[ -n "${vs_unpack[iter-dense:$mb]:-}" ] &&
 		targets+=("iter-dense $mb MB, protobuf-c unpack time / analyze|${vs_unpack[iter-dense:$mb]}|x|>=|5")
 done
+# what reading alone costs (no target): the host plane's events walked line
+# by line and merged by time (timewalk.c; docs/performance.md, "Calls held
+# in time order"), beside the analysis and the unpack's fifth
+if [ -n "${vs_unpack[iter-dense:100]:-}" ]; then
+	f=$(ls "$W"/iter-dense-100/plugins/profile/*/*.xplane.pb)
+	read -r t_wl _ _ < <(best one "$B/timewalk" lines "$f")
+	read -r t_wm _ _ < <(best one "$B/timewalk" merged "$f")
+	awk -v l="$t_wl" -v m="$t_wm" -v a="${an_secs[iter-dense:100]}" -v x="${vs_unpack[iter-dense:100]}" 'BEGIN {
+		printf "reading: iter-dense 100 MB walked %.3f s line by line, %.3f s merged by time; analyze %.3f s (%.2fx the walk), the unpack / 5 %.3f s\n",
+			l, m, a, a / l, a * x / 5 }'
+fi
 # GPU planes most of the file: every device event is swept (issue 37)
 [ -n "${rate1[device-heavy:300]:-}" ] &&
 	targets+=("device-heavy 300 MB, one core|${rate1[device-heavy:300]}|MB/s|>=|200")
