@@ -152,6 +152,11 @@ static size_t host_lines(const uint8_t *m, size_t len, struct cursor **out)
 	size_t n = 0, cap = 16;
 	struct cursor *cs = malloc(cap * sizeof(*cs));
 
+	if (!cs) {
+		fprintf(stderr, "timewalk: out of memory\n");
+		exit(1);
+	}
+
 	while (p && p < end) {
 		const uint8_t *pl, *pe, *name = NULL;
 		uint64_t nlen = 0;
@@ -180,8 +185,16 @@ static size_t host_lines(const uint8_t *m, size_t len, struct cursor **out)
 			while (l && l < le)
 				if ((l = field(l, le, &f, &wt, &v3, &s3)) && f == 3 && wt == 0)
 					c.ts_ps = (int64_t)v3 * 1000;
-			if (n == cap)
-				cs = realloc(cs, (cap *= 2) * sizeof(*cs));
+			if (n == cap) {
+				struct cursor *w = realloc(cs, 2 * cap * sizeof(*cs));
+
+				if (!w) {
+					fprintf(stderr, "timewalk: out of memory\n");
+					exit(1);
+				}
+				cs = w;
+				cap *= 2;
+			}
 			cs[n++] = c;
 		}
 	}
@@ -239,6 +252,10 @@ int main(int argc, char **argv)
 	}
 	n = host_lines(m, (size_t)st.st_size, &cs);
 	heap = malloc((n + 1) * sizeof(*heap));
+	if (!heap) {
+		fprintf(stderr, "timewalk: out of memory\n");
+		return 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t prev = INT64_MIN;
 
