@@ -12,7 +12,9 @@
  * that ran ahead for an element nobody took in the capture has no top but
  * itself, and a reader in time order cannot know that until the parent
  * iterator's last call has ended (known from a pass over the iterators
- * before the calls), so it is held until then. The figure is the most calls
+ * before the calls), so it is held until then (on a Chrome trace, whose
+ * calls find their parents by overlap, one with no parent is known at its
+ * end: the figure there is a bound). The figure is the most calls
  * held at any instant, beside the most running at once (the threads'
  * stacks): the memory such a reader would need, counted on the calls as
  * linked here, not a guess.
