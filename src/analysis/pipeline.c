@@ -14,6 +14,7 @@
 
 #include "attrib.h"
 #include "passes.h"
+#include "pipeline_impl.h"
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
@@ -56,47 +57,6 @@ const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s)
 
 	vec_push(&pv->strings, d);
 	return d;
-}
-
-/* One pipeline under construction; calls are local indices 0..n-1. */
-struct pbuild {
-	struct host_ctx *c;
-	struct tfd_pipeline *p;
-	int root_iter;
-	struct stage_build sb;
-	VEC(int) pcalls; /* host call index of each local call ... */
-	bool identity;	 /* ... unless it has every call of the host: the same */
-	VEC(int) roots;	 /* local indices of the root calls, by start */
-	size_t n;
-	/* the calls' times (local indices): the host's (struct tfd_ptimes) when
-	 * borrowed, else start and end arrays of the pipeline's own */
-	struct tfd_times tm;
-	int64_t *start, *end, *durs;
-	bool borrowed;
-	int *parent;
-	bool *selected; /* per root call: in the aggregate */
-	struct tfd_tree tree;
-	VEC(int) ef, et; /* observed parent -> child stage edges (blocking) */
-	int *order, *inv;
-	/* the capacity window's sums per stage (stage-build order), and the
-	 * (stage, thread) pairs of its calls, each once */
-	size_t cap_warmup; /* the root calls before the window */
-	struct tfd_cap_window *win;
-	VEC(uint64_t) win_threads;
-};
-
-/* The host call index of local call k. */
-static inline int host_call(const struct pbuild *b, size_t k)
-{
-	return b->identity ? (int)k : b->pcalls.v[k];
-}
-
-/* The parent (local index) of local call k, -1 for none: the host's link
- * itself when the pipeline has every call of the host (its root calls
- * have none), whose array goes once the tree is built */
-static inline int parent_of(const struct pbuild *b, size_t k)
-{
-	return b->parent ? b->parent[k] : b->c->calls.v[k].parent;
 }
 
 /* The local index of host call k, -1 if it is not one of the pipeline's
@@ -883,6 +843,8 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	steps_overlap(&b);
 	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
 	aggregate(&b);
+	if (getenv("TFDOCTOR_FOLD_CHECK") && strcmp(getenv("TFDOCTOR_FOLD_CHECK"), "1") == 0)
+		tfd_fold_check(&b);
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:
 	 * they run at the peak */

@@ -6,7 +6,9 @@
 # chain, a tf.data-heavy host) give byte for byte the same JSON and text
 # reports both ways; and a host's dataset-function calls read whole by
 # every pipeline or thread by thread (TFDOCTOR_FN_CALLS=whole), the same
-# JSON; and TFDOCTOR_INFLIGHT=1's measure beside the same report. Ends with
+# JSON; every pipeline's sums folded one root call's group at a time
+# (TFDOCTOR_FOLD_CHECK=1) the same as the pipeline pass's; and
+# TFDOCTOR_INFLIGHT=1's measure beside the same report. Ends with
 # "forms: N passed, N failed".
 set -u
 SUITE=forms
@@ -46,6 +48,26 @@ for f in "${files[@]}"; do
 		bad "$f: function calls whole ($rc1) and by thread ($rc2) differ: $(diff "$T/whole" "$T/index" | head -4)"
 	fi
 done
+# every pipeline's sums folded again one root call's group of calls at a
+# time (TFDOCTOR_FOLD_CHECK=1, src/analysis/fold.c: what a reader in time
+# order would fold) are the pipeline pass's, and the report is unchanged
+folded=0
+for f in "${files[@]}"; do
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	rc1=$?
+	TFDOCTOR_FOLD_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/fold" 2>"$T/e1"
+	rc2=$?
+	n_same=$(grep -c 'fold: .*: the same sums$' "$T/e1")
+	folded=$((folded + n_same))
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/fold" &&
+		[ "$(grep -c 'fold: ' "$T/e1")" = "$n_same" ]; then
+		ok
+	else
+		bad "$f: TFDOCTOR_FOLD_CHECK=1: $(grep -m1 'differs' "$T/e1")"
+	fi
+done
+# (every capture's pipelines, hundreds of them, were folded)
+[ "$folded" -ge 300 ] && ok || bad "only $folded pipelines folded"
 # TFDOCTOR_INFLIGHT=1 (docs/performance.md, "Calls held in time order"):
 # the same report, and one line per host on stderr with the most calls a
 # reader in time order would hold: a window/flat_map capture's 33 elements

@@ -1,0 +1,61 @@
+/* pipeline_impl.h - one pipeline under construction, shared by the
+ * pipeline pass (pipeline.c) and the check of its sums folded per root
+ * call's group (fold.c). Internal to src/analysis. */
+#ifndef TFD_PIPELINE_IMPL_H
+#define TFD_PIPELINE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attrib.h"
+#include "passes.h"
+#include "tfd/graph.h"
+
+/* One pipeline under construction; calls are local indices 0..n-1. */
+struct pbuild {
+	struct host_ctx *c;
+	struct tfd_pipeline *p;
+	int root_iter;
+	struct stage_build sb;
+	VEC(int) pcalls; /* host call index of each local call ... */
+	bool identity;	 /* ... unless it has every call of the host: the same */
+	VEC(int) roots;	 /* local indices of the root calls, by start */
+	size_t n;
+	/* the calls' times (local indices): the host's (struct tfd_ptimes) when
+	 * borrowed, else start and end arrays of the pipeline's own */
+	struct tfd_times tm;
+	int64_t *start, *end, *durs;
+	bool borrowed;
+	int *parent;
+	bool *selected; /* per root call: in the aggregate */
+	struct tfd_tree tree;
+	VEC(int) ef, et; /* observed parent -> child stage edges (blocking) */
+	int *order, *inv;
+	/* the capacity window's sums per stage (stage-build order), and the
+	 * (stage, thread) pairs of its calls, each once */
+	size_t cap_warmup; /* the root calls before the window */
+	struct tfd_cap_window *win;
+	VEC(uint64_t) win_threads;
+};
+
+/* The host call index of local call k. */
+static inline int host_call(const struct pbuild *b, size_t k)
+{
+	return b->identity ? (int)k : b->pcalls.v[k];
+}
+
+/* The parent (local index) of local call k, -1 for none: the host's link
+ * itself when the pipeline has every call of the host (its root calls
+ * have none), whose array goes once the tree is built */
+static inline int parent_of(const struct pbuild *b, size_t k)
+{
+	return b->parent ? b->parent[k] : b->c->calls.v[k].parent;
+}
+
+/* TFDOCTOR_FOLD_CHECK=1: the pipeline's sums folded again, one root
+ * call's group of calls at a time, and compared with aggregate()'s; a
+ * line on stderr says which agree (fold.c). */
+void tfd_fold_check(const struct pbuild *b);
+
+#endif
