@@ -16,6 +16,43 @@ static uint64_t stage_key(int parent, const char *path)
 	return imap_hash(tfd_fnv_text(TFD_FNV_BASIS, path) ^ (uint64_t)(int64_t)parent);
 }
 
+/* The order of two long names of one stage, which differ only in the
+ * numbers of their instances ("Interleave[12]::Map", "Interleave[3]::Map"):
+ * number by number, as numbers. */
+static bool digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int instance_cmp(const char *a, const char *b)
+{
+	for (;;) {
+		const char *x = a, *y = b;
+
+		while (*a && *a == *b && !digit(*a)) {
+			a++;
+			b++;
+		}
+		if (!digit(*a) || !digit(*b))
+			return (unsigned char)*a < (unsigned char)*b   ? -1
+			       : (unsigned char)*a > (unsigned char)*b ? 1
+								       : 0;
+		while (*a == '0' && digit(a[1]))
+			a++;
+		while (*b == '0' && digit(b[1]))
+			b++;
+		for (x = a; digit(*x); x++)
+			;
+		for (y = b; digit(*y); y++)
+			;
+		if (x - a != y - b)
+			return x - a < y - b ? -1 : 1;
+		for (; a < x; a++, b++)
+			if (*a != *b)
+				return *a < *b ? -1 : 1;
+	}
+}
+
 int tfd_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int depth_guard)
 {
 	struct iter *it = &c->iters.v[iter];
@@ -39,6 +76,10 @@ int tfd_stage_for(struct host_ctx *c, struct stage_build *sb, int iter, int dept
 				free(path);
 				it->stage = s;
 				sb->stages.v[s].niterators++;
+				/* a stage of several instances is named after its
+				 * lowest, whichever the threads' order met first */
+				if (instance_cmp(it->long_name, sb->stages.v[s].long_name) < 0)
+					sb->stages.v[s].long_name = it->long_name;
 				return it->stage;
 			}
 	memset(&st, 0, sizeof(st));
