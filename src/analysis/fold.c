@@ -38,12 +38,13 @@ struct firstkey {
 	uint64_t key;
 	size_t first;
 };
+typedef VEC(struct firstkey) firstkeys;
 
 struct fold {
 	const struct pbuild *b;
 	struct fsum *s;
 	struct imap edges, pairs; /* key -> index in e / w */
-	VEC(struct firstkey) e, w;
+	firstkeys e, w;
 	/* the group being folded: its calls (local indices, ascending) */
 	const int *mem;
 	bool selected, slowest;
@@ -63,9 +64,8 @@ static int stage_of(const struct pbuild *b, size_t k)
 	return c->iters.v[call_iter(c, (size_t)host_call(b, k))].stage;
 }
 
-static void first_of(struct imap *m, void *vec, uint64_t key, size_t k)
+static void first_of(struct imap *m, firstkeys *v, uint64_t key, size_t k)
 {
-	VEC(struct firstkey) *v = vec;
 	size_t at;
 
 	if (!imap_get(m, key, &at)) {
@@ -97,18 +97,6 @@ static void add_blk(void *ctx, int node, int64_t ns)
 	}
 	if (f->slowest)
 		f->s[si].slow_blk = sat_add(f->s[si].slow_blk, ns);
-}
-
-/* The top of local call k's chain of parents and whether the chain is short
- * enough for the pass to find it (owner_of()'s limit). */
-static int top_of(const struct pbuild *b, size_t k, bool *near)
-{
-	int x = (int)k, guard = 0;
-
-	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
-		x = parent_of(b, (size_t)x);
-	*near = parent_of(b, (size_t)x) < 0;
-	return x;
 }
 
 /* One group: its calls mem[0..m) (ascending), whose top is root call
@@ -227,7 +215,9 @@ void tfd_fold_check(const struct pbuild *b)
 	int *top = xmalloc((n + 1) * sizeof(*top)), *mem = xmalloc((n + 1) * sizeof(*mem));
 	int *rank_of = xmalloc((n + 1) * sizeof(*rank_of)), slowest = -1;
 	size_t *at = xcalloc(n + 2, sizeof(*at));
-	bool *near = xmalloc((n + 1) * sizeof(*near)), has_window;
+	/* near: per call; nearm: in mem's order */
+	bool *near = xmalloc((n + 1) * sizeof(*near)), *nearm = xmalloc((n + 1) * sizeof(*nearm));
+	bool has_window;
 	struct fold f = {.b = b};
 	int64_t t0 = 0, t1 = 0;
 	const char *what;
@@ -245,27 +235,25 @@ void tfd_fold_check(const struct pbuild *b)
 	has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &t0, &t1);
 	/* the groups, each's calls ascending (a counting sort by top) */
 	for (size_t k = 0; k < n; k++) {
-		top[k] = top_of(b, k, &near[k]);
+		top[k] = pbuild_top(b, k, &near[k]);
 		at[top[k] + 1]++;
 	}
 	for (size_t k = 0; k < n; k++)
 		at[k + 1] += at[k];
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
+		nearm[at[top[k]]] = near[k];
 		mem[at[top[k]]++] = (int)k;
+	}
 	for (size_t k = n; k > 0; k--)
 		at[k] = at[k - 1];
 	at[0] = 0;
 	for (size_t g = 0; g < n; g++) {
 		size_t m = at[g + 1] - at[g];
-		bool nears[1];
-		bool *nv = m ? xmalloc(m * sizeof(bool)) : nears;
 
 		if (!m)
 			continue;
-		for (size_t i = 0; i < m; i++)
-			nv[i] = near[mem[at[g] + i]];
-		fold_group(&f, mem + at[g], nv, m, rank_of[g], slowest, has_window, t0, t1);
-		free(nv);
+		fold_group(&f, mem + at[g], nearm + at[g], m, rank_of[g], slowest, has_window, t0,
+			   t1);
 		ngroups++;
 		most = m > most ? m : most;
 	}
@@ -288,4 +276,5 @@ void tfd_fold_check(const struct pbuild *b)
 	free(rank_of);
 	free(at);
 	free(near);
+	free(nearm);
 }

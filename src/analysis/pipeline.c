@@ -389,12 +389,11 @@ struct owner_memo {
 static int owner_of(const struct pbuild *b, const struct root_rank *rr, size_t nr, size_t k,
 		    struct owner_memo *m)
 {
-	int x = (int)k, guard = 0;
+	bool near;
+	int x = pbuild_top(b, k, &near);
 	size_t lo = 0, hi = nr;
 
-	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
-		x = parent_of(b, (size_t)x);
-	if (parent_of(b, (size_t)x) >= 0)
+	if (!near)
 		return -1;
 	if (x == m->top)
 		return m->rank;

@@ -53,6 +53,19 @@ static inline int parent_of(const struct pbuild *b, size_t k)
 	return b->parent ? b->parent[k] : b->c->calls.v[k].parent;
 }
 
+/* The top of local call k's chain of parents; *near: whether the chain
+ * ends there within the depth a call tree is followed to (a deeper chain
+ * has no top the pass counts: x is then where the walk stopped). */
+static inline int pbuild_top(const struct pbuild *b, size_t k, bool *near)
+{
+	int x = (int)k, guard = 0;
+
+	while (parent_of(b, (size_t)x) >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+		x = parent_of(b, (size_t)x);
+	*near = parent_of(b, (size_t)x) < 0;
+	return x;
+}
+
 /* TFDOCTOR_FOLD_CHECK=1: the pipeline's sums folded again, one root
  * call's group of calls at a time, and compared with aggregate()'s; a
  * line on stderr says which agree (fold.c). */
