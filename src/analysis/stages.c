@@ -2,6 +2,7 @@
  * one parent stage and one stage path (the long name less the indices that
  * number instances, model/graph.c) are one stage; and the stage tree's
  * pre-order. */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,31 +20,26 @@ static uint64_t stage_key(int parent, const char *path)
 /* The order of two long names of one stage, which differ only in the
  * numbers of their instances ("Interleave[12]::Map", "Interleave[3]::Map"):
  * number by number, as numbers. */
-static bool digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
 static int instance_cmp(const char *a, const char *b)
 {
 	for (;;) {
 		const char *x = a, *y = b;
 
-		while (*a && *a == *b && !digit(*a)) {
+		while (*a && *a == *b && !isdigit((unsigned char)*a)) {
 			a++;
 			b++;
 		}
-		if (!digit(*a) || !digit(*b))
+		if (!isdigit((unsigned char)*a) || !isdigit((unsigned char)*b))
 			return (unsigned char)*a < (unsigned char)*b   ? -1
 			       : (unsigned char)*a > (unsigned char)*b ? 1
 								       : 0;
-		while (*a == '0' && digit(a[1]))
+		while (*a == '0' && isdigit((unsigned char)a[1]))
 			a++;
-		while (*b == '0' && digit(b[1]))
+		while (*b == '0' && isdigit((unsigned char)b[1]))
 			b++;
-		for (x = a; digit(*x); x++)
+		for (x = a; isdigit((unsigned char)*x); x++)
 			;
-		for (y = b; digit(*y); y++)
+		for (y = b; isdigit((unsigned char)*y); y++)
 			;
 		if (x - a != y - b)
 			return x - a < y - b ? -1 : 1;
