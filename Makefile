@@ -265,9 +265,9 @@ $(B)/nolib.so: tests/lib/nolib.c
 $(B)/pbunpack: tests/bench/pbunpack.c $(B)/obj/gen/xplane.pb-c.o
 	$(CC) -O2 $(CPPFLAGS) $(PKG_CFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(B)/timewalk: tests/bench/timewalk.c
+$(B)/timewalk: tests/bench/timewalk.c src/input/wire.h
 	@mkdir -p $(B)
-	$(CC) -O2 -o $@ $<
+	$(CC) -O2 -Isrc/input -o $@ $<
 
 bench: $(BIN) $(B)/runstat $(B)/pbunpack $(B)/timewalk
 	./tests/bench/run.sh $(BIN)

@@ -20,49 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const uint8_t *varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (int s = 0; p < end && s < 64; s += 7) {
-		uint8_t c = *p++;
-
-		r |= (uint64_t)(c & 0x7f) << s;
-		if (c < 0x80) {
-			*v = r;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-/* The field at p: its number, wire type, value (a varint's, a length's)
- * and, for a length-delimited one, its bytes [*s, *s + *v); NULL at a
- * malformed one. */
-static const uint8_t *field(const uint8_t *p, const uint8_t *end, unsigned *f, unsigned *wt,
-			    uint64_t *v, const uint8_t **s)
-{
-	uint64_t k;
-
-	if (!(p = varint(p, end, &k)))
-		return NULL;
-	*f = (unsigned)(k >> 3);
-	*wt = (unsigned)(k & 7);
-	switch (*wt) {
-	case 0:
-		return varint(p, end, v);
-	case 1:
-		return end - p >= 8 ? p + 8 : NULL;
-	case 5:
-		return end - p >= 4 ? p + 4 : NULL;
-	case 2:
-		if (!(p = varint(p, end, v)) || *v > (uint64_t)(end - p))
-			return NULL;
-		*s = p;
-		return p + *v;
-	}
-	return NULL;
-}
+#include "wire.h" /* src/input: the readers' own field walk */
 
 /* One line's events: the next one's bytes and start (ps since the line's
  * timestamp... plus the timestamp, in ps). */
@@ -77,34 +35,26 @@ static uint64_t nevents, nbackward, sum;
 
 static void cursor_next(struct cursor *c)
 {
-	unsigned f, wt;
-	uint64_t v;
-	const uint8_t *s = NULL, *q;
+	struct pb_field f;
 
 	c->ev = NULL;
 	while (c->p && c->p < c->end) {
-		q = field(c->p, c->end, &f, &wt, &v, &s);
-		if (!q) {
+		if (!tfd_pb_next(&c->p, c->end, &f)) {
 			fprintf(stderr, "timewalk: malformed line\n");
 			exit(1);
 		}
-		c->p = q;
-		if (f == 4 && wt == 2) {
-			const uint8_t *e = s, *ee = s + v;
+		if (f.field == 4 && f.wt == 2) {
+			const uint8_t *e = f.s.p, *ee = f.s.p + f.s.len;
+			struct pb_field g;
 			uint64_t off = 0;
 
 			/* the offset (field 2), as TensorFlow writes it, near the start */
-			while (e < ee) {
-				const uint8_t *s2 = NULL;
-
-				if (!(e = field(e, ee, &f, &wt, &v, &s2)))
-					break;
-				if (f == 2 && wt == 0) {
-					off = v;
+			while (e < ee && tfd_pb_next(&e, ee, &g))
+				if (g.field == 2 && g.wt == 0) {
+					off = g.v;
 					break;
 				}
-			}
-			c->ev = s;
+			c->ev = f.s.p;
 			c->ev_end = ee;
 			c->start_ps = c->ts_ps + (int64_t)off;
 			return;
@@ -115,28 +65,26 @@ static void cursor_next(struct cursor *c)
 /* An event's fields and its stats' framing. */
 static void walk_event(const uint8_t *p, const uint8_t *end)
 {
-	unsigned f, wt;
-	uint64_t v, mid = 0, off = 0, dur = 0;
-	const uint8_t *s = NULL;
+	struct pb_field f, g;
+	uint64_t mid = 0, off = 0, dur = 0;
 
 	while (p < end) {
-		if (!(p = field(p, end, &f, &wt, &v, &s))) {
+		if (!tfd_pb_next(&p, end, &f)) {
 			fprintf(stderr, "timewalk: malformed event\n");
 			exit(1);
 		}
-		if (wt == 0 && f == 1)
-			mid = v;
-		else if (wt == 0 && f == 2)
-			off = v;
-		else if (wt == 0 && f == 3)
-			dur = v;
-		else if (wt == 2 && f == 4) {
-			const uint8_t *q = s, *qe = s + v, *s2 = NULL;
-			uint64_t v2;
+		if (f.wt == 0 && f.field == 1) {
+			mid = f.v;
+		} else if (f.wt == 0 && f.field == 2) {
+			off = f.v;
+		} else if (f.wt == 0 && f.field == 3) {
+			dur = f.v;
+		} else if (f.wt == 2 && f.field == 4) {
+			const uint8_t *q = f.s.p, *qe = f.s.p + f.s.len;
 
-			while (q && q < qe)
-				if ((q = field(q, qe, &f, &wt, &v2, &s2)) && wt == 0)
-					sum += v2;
+			while (q < qe && tfd_pb_next(&q, qe, &g))
+				if (g.wt == 0)
+					sum += g.v;
 		}
 	}
 	nevents++;
@@ -146,9 +94,8 @@ static void walk_event(const uint8_t *p, const uint8_t *end)
 /* The host plane's lines: cursors on the lines with events. */
 static size_t host_lines(const uint8_t *m, size_t len, struct cursor **out)
 {
-	const uint8_t *p = m, *end = m + len, *s = NULL;
-	unsigned f, wt;
-	uint64_t v;
+	const uint8_t *p = m, *end = m + len;
+	struct pb_field f, g;
 	size_t n = 0, cap = 16;
 	struct cursor *cs = malloc(cap * sizeof(*cs));
 
@@ -156,35 +103,28 @@ static size_t host_lines(const uint8_t *m, size_t len, struct cursor **out)
 		fprintf(stderr, "timewalk: out of memory\n");
 		exit(1);
 	}
+	while (p < end && tfd_pb_next(&p, end, &f)) {
+		const uint8_t *q, *pe = f.s.p + f.s.len;
+		struct span name = {NULL, 0};
 
-	while (p && p < end) {
-		const uint8_t *pl, *pe, *name = NULL;
-		uint64_t nlen = 0;
-		bool host;
-
-		if (!(p = field(p, end, &f, &wt, &v, &s)))
-			break;
-		if (f != 1 || wt != 2)
+		if (f.field != 1 || f.wt != 2)
 			continue;
-		pl = s;
-		pe = s + v;
-		for (const uint8_t *q = pl; q && q < pe;)
-			if ((q = field(q, pe, &f, &wt, &v, &s)) && f == 2 && wt == 2) {
-				name = s;
-				nlen = v;
-			}
-		host = name && nlen == 9 && memcmp(name, "/host:CPU", 9) == 0;
-		for (const uint8_t *q = pl; host && q && q < pe;) {
-			if (!(q = field(q, pe, &f, &wt, &v, &s)) || f != 3 || wt != 2)
-				continue;
-			struct cursor c = {s, s + v, 0, NULL, NULL, 0};
-			const uint8_t *l = s, *le = s + v, *s3 = NULL;
-			uint64_t v3;
+		for (q = f.s.p; q < pe && tfd_pb_next(&q, pe, &g);)
+			if (g.field == 2 && g.wt == 2)
+				name = g.s;
+		if (!(name.len == 9 && memcmp(name.p, "/host:CPU", 9) == 0))
+			continue;
+		for (q = f.s.p; q < pe && tfd_pb_next(&q, pe, &g);) {
+			struct cursor c = {g.s.p, g.s.p + g.s.len, 0, NULL, NULL, 0};
+			const uint8_t *l = c.p;
+			struct pb_field h;
 
+			if (g.field != 3 || g.wt != 2)
+				continue;
 			/* the line's timestamp_ns (field 3) */
-			while (l && l < le)
-				if ((l = field(l, le, &f, &wt, &v3, &s3)) && f == 3 && wt == 0)
-					c.ts_ps = (int64_t)v3 * 1000;
+			while (l < c.end && tfd_pb_next(&l, c.end, &h))
+				if (h.field == 3 && h.wt == 0)
+					c.ts_ps = (int64_t)h.v * 1000;
 			if (n == cap) {
 				struct cursor *w = realloc(cs, 2 * cap * sizeof(*cs));
 
