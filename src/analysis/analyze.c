@@ -546,6 +546,14 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
 	absent_note(c, a, c->h->name);
 }
 
+/* TFDOCTOR_TIMELINK_CHECK=1 (timelink.c) */
+static bool timelink_check(void)
+{
+	const char *v = getenv("TFDOCTOR_TIMELINK_CHECK");
+
+	return v && strcmp(v, "1") == 0;
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -598,6 +606,8 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_link_calls(&c);
 	if (getenv("TFDOCTOR_INFLIGHT") && strcmp(getenv("TFDOCTOR_INFLIGHT"), "1") == 0)
 		tfd_inflight_report(&c);
+	if (!lean && timelink_check())
+		tfd_timelink_check(&c);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */
 		marker_reads(&c, &waits, &mr);
@@ -818,7 +828,8 @@ enum tfd_status tfd_analyze(const struct tfd_capture *cap, const struct tfd_anal
 enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analyze_opts *opts,
 				 struct tfd_analysis **out, struct tfd_err *err)
 {
-	return analyze(cap, cap, opts, out, err);
+	/* (the check of links made in time order reads the events again) */
+	return analyze(cap, timelink_check() ? NULL : cap, opts, out, err);
 }
 
 void tfd_analysis_free(struct tfd_analysis *a)

@@ -75,6 +75,25 @@ void tfd_link_calls(struct host_ctx *c);
  * in time order would hold at once, a line on stderr (inflight.c). */
 void tfd_inflight_report(const struct host_ctx *c);
 
+/* The host's calls made and linked again in time order (timelink.c),
+ * compared with the links tfd_link_calls() made: how many differ (the
+ * first: its link in time order), how many were numbered otherwise than
+ * the scan numbers them, how many events came out of time order; how
+ * many calls waited for their link, and the most at once; how many were
+ * produced for an element no call took, and how many of those then had
+ * a parent call by overlap (link.c's fallback). Needs the
+ * host's events (not a lean analysis's). */
+struct tfd_timelink {
+	size_t calls, counted, differ, first, numbering, out_of_order, waited, most_waiting;
+	size_t untaken, untaken_linked; /* produced, no taker; then linked by overlap */
+	int parent;
+	unsigned link;
+};
+/* The sum of the three counts that fail the check: 0 when it holds. */
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out);
+/* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr. */
+void tfd_timelink_check(const struct host_ctx *c);
+
 /* One pipeline (pipeline.c): the bucket's calls are in index order. */
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
 				   struct tfd_pipeline *p, struct analysis_priv *pv,

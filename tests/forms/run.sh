@@ -8,7 +8,9 @@
 # every pipeline or thread by thread (TFDOCTOR_FN_CALLS=whole), the same
 # JSON; every pipeline's sums folded one root call's group at a time
 # (TFDOCTOR_FOLD_CHECK=1) the same as the pipeline pass's; and
-# TFDOCTOR_INFLIGHT=1's measure beside the same report. Ends with
+# TFDOCTOR_INFLIGHT=1's measure beside the same report; every host's calls
+# linked again in time order (TFDOCTOR_TIMELINK_CHECK=1) as the link pass
+# links them. Ends with
 # "forms: N passed, N failed".
 set -u
 SUITE=forms
@@ -68,6 +70,27 @@ for f in "${files[@]}"; do
 done
 # (every capture's pipelines, hundreds of them, were folded)
 [ "$folded" -ge 300 ] && ok || bad "only $folded pipelines folded"
+# every host's calls made and linked again in time order
+# (TFDOCTOR_TIMELINK_CHECK=1, src/analysis/timelink.c: each link settled
+# at the first instant a reader in time order can know it) are linked as
+# the link pass links them, and the report (then not lean) is unchanged
+linked=0
+for f in "${files[@]}"; do
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	rc1=$?
+	TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/tl" 2>"$T/e1"
+	rc2=$?
+	n_same=$(grep -c 'timelink: .*: [0-9]* calls linked in time order as by the link pass' "$T/e1")
+	linked=$((linked + n_same))
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/tl" &&
+		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n_same" ]; then
+		ok
+	else
+		bad "$f: TFDOCTOR_TIMELINK_CHECK=1: $(grep -m1 'timelink' "$T/e1")"
+	fi
+done
+# (the hosts of every capture with calls, XSpace and Chrome, were linked)
+[ "$linked" -ge 100 ] && ok || bad "only $linked hosts linked in time order"
 # TFDOCTOR_INFLIGHT=1 (docs/performance.md, "Calls held in time order"):
 # the same report, and one line per host on stderr with the most calls a
 # reader in time order would hold: a window/flat_map capture's 33 elements

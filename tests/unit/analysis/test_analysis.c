@@ -796,6 +796,91 @@ static void calls_keep_iterator_and_thread(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* The host's calls linked again in time order (timelink.c): as the link
+ * pass linked them, on f's capture; the calls that waited for a link. */
+static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c)
+{
+	struct tfd_err err = {0};
+	struct tfd_timelink r;
+	size_t by_name = 0, orphans = 0;
+
+	fx_finish(f);
+	memset(c, 0, sizeof(*c));
+	T_OK(tfd_graph_build(c, f->h, NULL, &by_name, &orphans, &err), &err);
+	tfd_link_calls(c);
+	T_EQ_U64(tfd_timelink(c, &r), 0);
+	T_EQ_U64(r.differ, 0);
+	T_EQ_U64(r.calls, c->calls.n);
+	return r.waited;
+}
+
+/* Links settled in time order, each at the first instant the stream can
+ * know it: an element taken by two calls of the parent iterator, where the
+ * one that overlaps the producer (and so wins, link.c) started first but
+ * took the element last: the link waits for it. And the scenes of the
+ * link pass's tests: produced ahead and taken later, by overlap, the
+ * parallel map's producers, none. */
+static void links_in_time_order_wait(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 500 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 450 * US, 10 * US, "element_id=100", NULL);
+	fx_ev(&f, 2, "Iterator::Prefetch", 100 * US, 100 * US, "id=123", NULL);
+	fx_ev(&f, 2, "PrefetchConsume", 150 * US, 10 * US, "element_id=100", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c), 1);
+	/* the producer's taker is the call that started at 0 */
+	for (size_t k = 0; k < c.calls.n; k++) {
+		if (c.iters.v[call_iter(&c, k)].parent < 0)
+			continue;
+		T_EQ_U64(c.calls.v[k].link, TFD_LINK_PRODUCE);
+		T_TRUE(c.calls.v[k].parent >= 0 &&
+		       call_start(&c, (size_t)c.calls.v[k].parent) == 0);
+	}
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+
+	fx_init(&f); /* prefetch_other_thread's */
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c), 2);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+
+	fx_init(&f); /* prefetch_by_overlap's: one by overlap, one with none */
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c), 2);
+	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
+	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+
+	fx_init(&f); /* a produced element nobody took: by overlap at the end */
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c), 1);
+	T_EQ_U64(c.calls.v[1].link, TFD_LINK_OVERLAP);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
 /* A call's pair is kept apart in a byte, two or four, as many as the
  * host's pairs need: 70,000 iterators on one thread widen the array twice
  * (past 256 and 65,536 pairs), and every call still names its own. */
@@ -2132,6 +2217,7 @@ const struct t_case analysis_cases[] = {
     T(calls_keep_iterator_and_thread),
     T(iterator_calls_listed_in_start_order),
     T(call_pairs_widen),
+    T(links_in_time_order_wait),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),

@@ -1,0 +1,555 @@
+/* timelink.c - a host's calls made and linked in time order, checked
+ * against the link pass (TFDOCTOR_TIMELINK_CHECK=1; see
+ * docs/performance.md, "Calls held in time order").
+ *
+ * Today a host's calls are made thread by thread, then linked with every
+ * call at hand. A reader that merged the host's lines by time could make
+ * and link each call as it comes and forget it once folded, if every link
+ * can be settled from what the stream has shown so far. Here the host's
+ * threads are merged by start time (each thread's own order kept), each
+ * call gets the number today's scan gives it (its thread's first number
+ * plus its rank on the thread: the counts a pass before the stream would
+ * make), and each link is settled at the first instant the stream can
+ * know it final:
+ *   - a root iterator's call, or a call inside another on its thread: at
+ *     its start;
+ *   - a call inside a Produce event: among the parent iterator's calls
+ *     that took its element (a Consume inside them), the one with the most
+ *     overlap, then the earliest start, then the lowest number (link.c's
+ *     order). With a taker B known, no call that starts after
+ *     max(its end, B's start) can beat B; once every call of the parent
+ *     iterator that started by then has ended, all their Consume events
+ *     have been read. Without a taker, it waits for the parent iterator's
+ *     last call to end (a count the pass before makes), then is linked by
+ *     overlap;
+ *   - any other call: by overlap with the parent iterator's calls, once
+ *     the stream is past its end (every call that could overlap it has
+ *     started).
+ * The links so settled are compared with the link pass's, call by call;
+ * a line on stderr says whether they agree and how many calls waited at
+ * once. The per-iterator lists of calls seen are the check's own (the
+ * overlap search); a stream would hold only those that can still overlap
+ * a waiting call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "tfd/graph.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+/* An open event on a thread's stack (graph.c's scan keeps the same). */
+struct tl_open {
+	int64_t start, end;
+	uint64_t elem;
+	int call;     /* -1: a Produce event */
+	bool element; /* a Produce event with an element_id */
+};
+
+/* One thread in the merge: its next event to read. */
+struct tl_thread {
+	struct tfd_ev_cursor cur;
+	struct tfd_event ev;
+	bool has; /* ev is its next event */
+	VEC(struct tl_open) stack;
+	size_t off, rank;
+};
+
+/* A call whose link waits. */
+enum tl_mode { TL_TAKER, TL_OVERLAP };
+struct tl_wait {
+	int call, pit; /* the call, its iterator's parent iterator */
+	uint64_t elem;
+	enum tl_mode mode;
+	int best;     /* TL_TAKER: the best taker so far, -1 */
+	bool settled; /* TL_TAKER with a taker: past max(end, its start) */
+	bool untaken; /* TL_OVERLAP, after no taker came */
+	int64_t until;
+	unsigned ver; /* of its latest wake-up */
+	int next;     /* the next waiting on the same (iterator, element) */
+};
+
+/* The takers and waiting calls of one (iterator, element). */
+struct tl_key {
+	int iter;
+	uint64_t elem;
+	int takers;  /* head of a list in tl.takers */
+	int waiting; /* head of a list of tl_wait */
+	int next;    /* the next key of the same element */
+};
+
+struct tl_taker {
+	int call, next;
+};
+
+struct tl_wake {
+	int64_t until;
+	int w;
+	unsigned ver;
+};
+
+struct tl {
+	const struct host_ctx *c;
+	struct tl_thread *th;
+	size_t nth;
+	VEC(int) heap; /* of thread indices, by next event's start */
+	VEC(struct tl_wake) wakes;
+	VEC(struct tl_wait) waits;
+	VEC(struct tl_key) keys;
+	VEC(struct tl_taker) takers;
+	struct imap by_elem; /* element -> its first key */
+	VEC(int) * seen;     /* per iterator: its calls so far, by start */
+	int64_t *maxend;     /* per iterator: the latest end of its calls so far */
+	int *parent;	     /* per call: the link settled, as link.c leaves it */
+	unsigned char *link, *made;
+	int64_t tau;
+	size_t out_of_order, open, most_open, made_n, numbering;
+	size_t untaken, untaken_linked; /* produced, no taker: linked by overlap after */
+};
+
+static bool tl_earlier(const struct tl *t, int a, int b)
+{
+	const struct tfd_event *x = &t->th[a].ev, *y = &t->th[b].ev;
+
+	return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : a < b;
+}
+
+static void th_sift(struct tl *t, size_t i)
+{
+	size_t n = t->heap.n;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		int tmp;
+
+		if (l < n && tl_earlier(t, t->heap.v[l], t->heap.v[m]))
+			m = l;
+		if (l + 1 < n && tl_earlier(t, t->heap.v[l + 1], t->heap.v[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = t->heap.v[i];
+		t->heap.v[i] = t->heap.v[m];
+		t->heap.v[m] = tmp;
+		i = m;
+	}
+}
+
+/* The events graph.c's scan reads: iterator calls (not async, not the
+ * bare iterator's nor a loop's own root), Produce and Consume events. */
+static bool scanned(const struct tfd_event *e)
+{
+	if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE && e->kind != TFD_EV_CONSUME)
+		return false;
+	if (e->flags & TFD_EVF_ASYNC)
+		return false;
+	return e->kind != TFD_EV_ITERATOR ||
+	       (e->sig->role != TFD_SIG_BARE_ITERATOR && e->sig->role != TFD_SIG_LOOP_ROOT);
+}
+
+static bool th_next(struct tl_thread *th)
+{
+	while (tfd_ev_next(&th->cur, &th->ev))
+		if (scanned(&th->ev))
+			return th->has = true;
+	return th->has = false;
+}
+
+/* ---- wake-ups: a heap by time ---------------------------------------- */
+
+static bool wake_before(const struct tl_wake *a, const struct tl_wake *b)
+{
+	return a->until != b->until ? a->until < b->until : a->w < b->w;
+}
+
+static void wake_push(struct tl *t, int w, int64_t until)
+{
+	struct tl_wait *x = &t->waits.v[w];
+	size_t i;
+
+	x->until = until;
+	x->ver++;
+	vec_push(&t->wakes, ((struct tl_wake){until, w, x->ver}));
+	for (i = t->wakes.n - 1; i > 0;) {
+		size_t p = (i - 1) / 2;
+		struct tl_wake tmp;
+
+		if (!wake_before(&t->wakes.v[i], &t->wakes.v[p]))
+			break;
+		tmp = t->wakes.v[i];
+		t->wakes.v[i] = t->wakes.v[p];
+		t->wakes.v[p] = tmp;
+		i = p;
+	}
+}
+
+static struct tl_wake wake_pop(struct tl *t)
+{
+	struct tl_wake top = t->wakes.v[0];
+	size_t i = 0, n = --t->wakes.n;
+
+	t->wakes.v[0] = t->wakes.v[n];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct tl_wake tmp;
+
+		if (l < n && wake_before(&t->wakes.v[l], &t->wakes.v[m]))
+			m = l;
+		if (l + 1 < n && wake_before(&t->wakes.v[l + 1], &t->wakes.v[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		tmp = t->wakes.v[i];
+		t->wakes.v[i] = t->wakes.v[m];
+		t->wakes.v[m] = tmp;
+		i = m;
+	}
+	return top;
+}
+
+/* ---- candidates, as link.c orders them -------------------------------- */
+
+static int64_t tl_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
+{
+	int64_t ks = call_start(c, (size_t)k), lo = ks > s ? ks : s;
+	int64_t ke = call_end(c, (size_t)k), hi = ke < e ? ke : e;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+static bool tl_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
+{
+	int64_t oc, ob;
+
+	if (best < 0)
+		return true;
+	oc = tl_overlap(c, s, e, cand);
+	ob = tl_overlap(c, s, e, best);
+	if (oc != ob)
+		return oc > ob;
+	if (call_start(c, (size_t)cand) != call_start(c, (size_t)best))
+		return call_start(c, (size_t)cand) < call_start(c, (size_t)best);
+	return cand < best;
+}
+
+/* The key of (iter, elem), made when make. */
+static int key_of(struct tl *t, int iter, uint64_t elem, bool make)
+{
+	size_t head;
+	int k = imap_get(&t->by_elem, elem, &head) ? (int)head : -1, first = k;
+
+	for (; k >= 0; k = t->keys.v[k].next)
+		if (t->keys.v[k].iter == iter)
+			return k;
+	if (!make)
+		return -1;
+	vec_push(&t->keys, ((struct tl_key){iter, elem, -1, -1, first}));
+	imap_put(&t->by_elem, elem, t->keys.n - 1);
+	return (int)t->keys.n - 1;
+}
+
+static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
+{
+	t->parent[call] = parent;
+	t->link[call] = (unsigned char)link;
+	t->made[call] |= 2;
+}
+
+/* Wait w (a taker found) until no call that started by max(its end, the
+ * taker's start) can still take the element. */
+static void wait_taker(struct tl *t, int w)
+{
+	struct tl_wait *x = &t->waits.v[w];
+	int64_t e0 = call_end(t->c, (size_t)x->call), bs = call_start(t->c, (size_t)x->best);
+
+	x->settled = false;
+	wake_push(t, w, e0 > bs ? e0 : bs);
+}
+
+/* Call k of iterator pit's child waits for its link. */
+static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
+{
+	struct tl_wait x = {.call = k, .pit = pit, .elem = elem, .best = -1, .next = -1};
+	int w = (int)t->waits.n;
+
+	x.mode = produced ? TL_TAKER : TL_OVERLAP;
+	if (++t->open > t->most_open)
+		t->most_open = t->open;
+	if (produced) {
+		int key = key_of(t, pit, elem, true);
+		int64_t s0 = call_start(t->c, (size_t)k), e0 = call_end(t->c, (size_t)k);
+
+		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next)
+			if (tl_better(t->c, s0, e0, t->takers.v[j].call, x.best))
+				x.best = t->takers.v[j].call;
+		x.next = t->keys.v[key].waiting;
+		t->keys.v[key].waiting = w;
+		vec_push(&t->waits, x);
+		if (x.best >= 0)
+			wait_taker(t, w);
+		else /* none may come before the parent iterator's last call ends */
+			wake_push(t, w, t->c->iters.v[pit].last_end);
+		return;
+	}
+	vec_push(&t->waits, x);
+	wake_push(t, w, call_end(t->c, (size_t)k));
+}
+
+/* Call k took element elem: the calls waiting for it see a new taker. */
+static void taker(struct tl *t, int k, uint64_t elem)
+{
+	int key = key_of(t, call_iter(t->c, (size_t)k), elem, true);
+
+	vec_push(&t->takers, ((struct tl_taker){k, t->keys.v[key].takers}));
+	t->keys.v[key].takers = (int)t->takers.n - 1;
+	for (int w = t->keys.v[key].waiting; w >= 0; w = t->waits.v[w].next) {
+		struct tl_wait *x = &t->waits.v[w];
+		int64_t s0 = call_start(t->c, (size_t)x->call),
+			e0 = call_end(t->c, (size_t)x->call);
+
+		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
+		    !tl_better(t->c, s0, e0, k, x->best))
+			continue;
+		x->best = k;
+		if (!x->settled)
+			wait_taker(t, w);
+	}
+}
+
+/* The best call of iterator pit overlapping call k, -1: none (the calls
+ * seen so far are by start). */
+static int best_overlap(const struct tl *t, int k, int pit)
+{
+	const struct host_ctx *c = t->c;
+	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
+	size_t lo = 0, hi = t->seen[pit].n;
+	int best = -1;
+
+	while (lo < hi) { /* the first that starts after e0 */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (call_start(c, (size_t)t->seen[pit].v[mid]) <= e0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		int cc = t->seen[pit].v[lo];
+
+		if (call_start(c, (size_t)cc) < s0 - c->iters.v[pit].max_dur)
+			break;
+		if (tl_overlap(c, s0, e0, cc) > 0 && tl_better(c, s0, e0, cc, best))
+			best = cc;
+	}
+	return best;
+}
+
+/* Wait w's time has come (the stream is past it, or at its end). */
+static void wake(struct tl *t, int w)
+{
+	struct tl_wait *x = &t->waits.v[w];
+	int b;
+
+	if (x->mode == TL_TAKER && x->best < 0) {
+		/* no taker by the parent iterator's last call: by overlap,
+		 * once the stream is past its end (link.c's pending calls) */
+		x->mode = TL_OVERLAP;
+		x->untaken = true;
+		t->untaken++;
+		wake_push(t, w, call_end(t->c, (size_t)x->call));
+		return;
+	}
+	if (x->mode == TL_TAKER && !x->settled) {
+		/* every call of the parent iterator that could beat the taker
+		 * has started: its Consume events are read by the latest end */
+		x->settled = true;
+		wake_push(t, w, t->maxend[x->pit]);
+		return;
+	}
+	if (x->mode == TL_TAKER) {
+		settle(t, x->call, x->best, TFD_LINK_PRODUCE);
+	} else {
+		b = best_overlap(t, x->call, x->pit);
+		settle(t, x->call, b, b >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE);
+		t->untaken_linked += x->untaken && b >= 0;
+	}
+	t->open--;
+}
+
+/* The wake-ups due before the stream's time (all of them at its end). */
+static void wake_due(struct tl *t, bool all)
+{
+	while (t->wakes.n && (all || t->wakes.v[0].until < t->tau)) {
+		struct tl_wake wk = wake_pop(t);
+
+		if (wk.ver == t->waits.v[wk.w].ver && !(t->made[t->waits.v[wk.w].call] & 2))
+			wake(t, wk.w);
+	}
+}
+
+/* One event of thread i, read in time order. */
+static void step(struct tl *t, size_t i)
+{
+	const struct host_ctx *c = t->c;
+	struct tl_thread *th = &t->th[i];
+	const struct tfd_event *e = &th->ev;
+	int64_t end = e->start_ns + e->dur_ns;
+	const struct tl_open *top = NULL;
+
+	if (e->start_ns < t->tau)
+		t->out_of_order++;
+	else
+		t->tau = e->start_ns;
+	wake_due(t, false);
+	while (th->stack.n && !(th->stack.v[th->stack.n - 1].start <= e->start_ns &&
+				end <= th->stack.v[th->stack.n - 1].end))
+		th->stack.n--;
+	if (th->stack.n)
+		top = &th->stack.v[th->stack.n - 1];
+	if (e->kind == TFD_EV_ITERATOR) {
+		size_t k = th->off + th->rank++;
+		int it, pit;
+
+		if (k >= c->calls.n || call_thread(c, k) != i || call_start(c, k) != e->start_ns ||
+		    call_end(c, k) != end || (t->made[k] & 1)) {
+			t->numbering++;
+			return;
+		}
+		t->made[k] |= 1;
+		t->made_n++;
+		it = call_iter(c, k);
+		pit = c->iters.v[it].parent;
+		vec_push(&t->seen[it], (int)k);
+		if (end > t->maxend[it])
+			t->maxend[it] = end;
+		if (pit < 0)
+			settle(t, (int)k, -1, TFD_LINK_NONE);
+		else if (top && top->call >= 0)
+			settle(t, (int)k, top->call, TFD_LINK_SYNC);
+		else
+			wait_new(t, (int)k, pit, top && top->element, top ? top->elem : 0);
+		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, 0, (int)k, false}));
+	} else if (e->kind == TFD_EV_CONSUME) {
+		if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT))
+			taker(t, top->call, e->element_id);
+	} else {
+		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, e->element_id, -1,
+						       (e->flags & TFD_EVF_ELEMENT) != 0}));
+	}
+}
+
+static void tl_free(struct tl *t)
+{
+	for (size_t i = 0; i < t->nth; i++)
+		vec_free(&t->th[i].stack);
+	for (size_t i = 0; t->seen && i < t->c->iters.n; i++)
+		vec_free(&t->seen[i]);
+	free(t->th);
+	free(t->seen);
+	free(t->maxend);
+	free(t->parent);
+	free(t->link);
+	free(t->made);
+	vec_free(&t->heap);
+	vec_free(&t->wakes);
+	vec_free(&t->waits);
+	vec_free(&t->keys);
+	vec_free(&t->takers);
+	imap_free(&t->by_elem);
+}
+
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
+{
+	const struct tfd_host *h = c->h;
+	size_t n = c->calls.n, off = 0;
+	struct tl t;
+
+	memset(out, 0, sizeof(*out));
+	out->first = SIZE_MAX;
+	out->calls = n;
+	if (!n)
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.c = c;
+	t.nth = h->nthreads;
+	t.th = xcalloc(t.nth + 1, sizeof(*t.th));
+	t.seen = xcalloc(c->iters.n + 1, sizeof(*t.seen));
+	t.maxend = xcalloc(c->iters.n + 1, sizeof(*t.maxend));
+	t.parent = xmalloc(n * sizeof(*t.parent));
+	t.link = xcalloc(n, 1);
+	t.made = xcalloc(n, 1);
+	t.tau = INT64_MIN;
+	for (size_t i = 0; i < c->iters.n; i++)
+		t.maxend[i] = INT64_MIN;
+	/* the pass before the stream: each thread's first call number */
+	for (size_t i = 0; i < t.nth; i++) {
+		struct tl_thread *th = &t.th[i];
+		size_t calls = 0;
+
+		th->off = off;
+		for (tfd_ev_begin(&th->cur, h, &h->threads[i]); th_next(th);)
+			calls += th->ev.kind == TFD_EV_ITERATOR;
+		off += calls;
+		tfd_ev_begin(&th->cur, h, &h->threads[i]);
+		if (th_next(th))
+			vec_push(&t.heap, (int)i);
+	}
+	for (size_t i = t.heap.n / 2 + 1; i-- > 0;)
+		th_sift(&t, i);
+	while (t.heap.n) {
+		size_t i = (size_t)t.heap.v[0];
+
+		step(&t, i);
+		if (!th_next(&t.th[i]))
+			t.heap.v[0] = t.heap.v[--t.heap.n];
+		if (t.heap.n)
+			th_sift(&t, 0);
+	}
+	wake_due(&t, true);
+	for (size_t k = 0; k < n; k++) {
+		if ((t.made[k] & 2) && t.parent[k] == c->calls.v[k].parent &&
+		    t.link[k] == c->calls.v[k].link)
+			continue;
+		if (!out->differ++) {
+			out->first = k;
+			out->parent = t.made[k] & 2 ? t.parent[k] : -1;
+			out->link = t.link[k];
+		}
+	}
+	out->counted = off;
+	out->numbering = t.numbering + (off != n);
+	out->out_of_order = t.out_of_order;
+	out->waited = t.waits.n;
+	out->most_waiting = t.most_open;
+	out->untaken = t.untaken;
+	out->untaken_linked = t.untaken_linked;
+	tl_free(&t);
+	return out->differ + out->numbering + out->out_of_order;
+}
+
+void tfd_timelink_check(const struct host_ctx *c)
+{
+	struct tfd_timelink r;
+	const char *name = c->h->name ? c->h->name : "?";
+
+	if (!c->calls.n)
+		return;
+	if (tfd_timelink(c, &r)) {
+		size_t k = r.first;
+
+		fprintf(stderr,
+			"tfdoctor: timelink: %s: differs: %zu of %zu calls (first %zu: parent %d "
+			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
+			"time order\n",
+			name, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
+			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
+			r.numbering, r.out_of_order);
+		return;
+	}
+	fprintf(stderr,
+		"tfdoctor: timelink: %s: %zu calls linked in time order as by the link pass; %zu "
+		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
+		"them then linked by overlap\n",
+		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked);
+}
