@@ -28,9 +28,7 @@
 #include "tfd/graph.h"
 #include "tfd/select.h"
 
-/* The most spans [start, end) open at one instant, and that instant:
- * starts and ends each sorted (an end at t closes before a start at t). */
-static size_t most_open(int64_t *start, int64_t *end, size_t n, int64_t *at)
+size_t tfd_most_open(int64_t *start, int64_t *end, size_t n, int64_t *at)
 {
 	size_t best = 0, j = 0;
 
@@ -102,8 +100,8 @@ void tfd_inflight_report(const struct host_ctx *c)
 			until[k] = end[k];
 	}
 	free(top);
-	held = most_open(start, until, n, &at);
-	running = most_open(start, end, n, &unused);
+	held = tfd_most_open(start, until, n, &at);
+	running = tfd_most_open(start, end, n, &unused);
 	fprintf(stderr,
 		"tfdoctor: inflight: %s: %zu calls (%zu tops, %zu ran ahead untaken): "
 		"held at most %zu at %lld ns (%.2f %% of the calls), running at most %zu\n",

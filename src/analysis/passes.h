@@ -74,6 +74,10 @@ void tfd_link_calls(struct host_ctx *c);
 /* TFDOCTOR_INFLIGHT=1: the most linked calls an analysis reading the host
  * in time order would hold at once, a line on stderr (inflight.c). */
 void tfd_inflight_report(const struct host_ctx *c);
+/* The most spans [start[i], end[i]) open at one instant, and that
+ * instant (*at): both arrays are sorted in place (an end at t closes
+ * before a start at t). */
+size_t tfd_most_open(int64_t *start, int64_t *end, size_t n, int64_t *at);
 
 /* The host's calls made and linked again in time order (timelink.c),
  * compared with the links tfd_link_calls() made: how many differ (the
@@ -86,6 +90,10 @@ void tfd_inflight_report(const struct host_ctx *c);
 struct tfd_timelink {
 	size_t calls, counted, differ, first, numbering, out_of_order, waited, most_waiting;
 	size_t untaken, untaken_linked; /* produced, no taker; then linked by overlap */
+	/* the most calls held at once, each until its group can be folded
+	 * (timelink.c: held()), and when; 0 when the check failed */
+	size_t held;
+	int64_t held_at;
 	int parent;
 	unsigned link;
 };

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrib.h"
 #include "passes.h"
 #include "tfd/graph.h"
 #include "tfd/imap.h"
@@ -62,9 +63,11 @@ struct tl_wait {
 	int call, pit; /* the call, its iterator's parent iterator */
 	uint64_t elem;
 	enum tl_mode mode;
-	int best;     /* TL_TAKER: the best taker so far, -1 */
-	bool settled; /* TL_TAKER with a taker: past max(end, its start) */
-	bool untaken; /* TL_OVERLAP, after no taker came */
+	int best;	  /* TL_TAKER: the best taker so far, -1 */
+	bool settled;	  /* TL_TAKER with a taker: past max(end, its start) */
+	int key;	  /* TL_TAKER: its (iterator, element), -1 */
+	int64_t taken_at; /* when it first had a taker, INT64_MAX: never */
+	bool untaken;	  /* TL_OVERLAP, after no taker came */
 	int64_t until;
 	unsigned ver; /* of its latest wake-up */
 	int next;     /* the next waiting on the same (iterator, element) */
@@ -102,6 +105,7 @@ struct tl {
 	VEC(int) * seen;     /* per iterator: its calls so far, by start */
 	int64_t *maxend;     /* per iterator: the latest end of its calls so far */
 	int *parent;	     /* per call: the link settled, as link.c leaves it */
+	int64_t *settled_at; /* per call: the stream's time when it was */
 	unsigned char *link, *made;
 	int64_t tau;
 	size_t out_of_order, open, most_open, made_n, numbering;
@@ -254,6 +258,7 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 	t->parent[call] = parent;
 	t->link[call] = (unsigned char)link;
 	t->made[call] |= 2;
+	t->settled_at[call] = t->tau;
 }
 
 /* Wait w (a taker found) until no call that started by max(its end, the
@@ -270,7 +275,13 @@ static void wait_taker(struct tl *t, int w)
 /* Call k of iterator pit's child waits for its link. */
 static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 {
-	struct tl_wait x = {.call = k, .pit = pit, .elem = elem, .best = -1, .next = -1};
+	struct tl_wait x = {.call = k,
+			    .pit = pit,
+			    .elem = elem,
+			    .best = -1,
+			    .next = -1,
+			    .key = -1,
+			    .taken_at = INT64_MAX};
 	int w = (int)t->waits.n;
 
 	x.mode = produced ? TL_TAKER : TL_OVERLAP;
@@ -283,6 +294,9 @@ static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next)
 			if (tl_better(t->c, s0, e0, t->takers.v[j].call, x.best))
 				x.best = t->takers.v[j].call;
+		if (x.best >= 0)
+			x.taken_at = t->tau;
+		x.key = key;
 		x.next = t->keys.v[key].waiting;
 		t->keys.v[key].waiting = w;
 		vec_push(&t->waits, x);
@@ -311,29 +325,39 @@ static void taker(struct tl *t, int k, uint64_t elem)
 		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
 		    !tl_better(t->c, s0, e0, k, x->best))
 			continue;
+		if (x->best < 0)
+			x->taken_at = t->tau;
 		x->best = k;
 		if (!x->settled)
 			wait_taker(t, w);
 	}
 }
 
-/* The best call of iterator pit overlapping call k, -1: none (the calls
- * seen so far are by start). */
-static int best_overlap(const struct tl *t, int k, int pit)
+/* The first of iterator pit's calls seen so far (by start) that starts
+ * after e0, as an index in its list. */
+static size_t first_after(const struct tl *t, int pit, int64_t e0)
 {
-	const struct host_ctx *c = t->c;
-	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
 	size_t lo = 0, hi = t->seen[pit].n;
-	int best = -1;
 
-	while (lo < hi) { /* the first that starts after e0 */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (call_start(c, (size_t)t->seen[pit].v[mid]) <= e0)
+		if (call_start(t->c, (size_t)t->seen[pit].v[mid]) <= e0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The best call of iterator pit overlapping call k, -1: none. */
+static int best_overlap(const struct tl *t, int k, int pit)
+{
+	const struct host_ctx *c = t->c;
+	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
+	size_t lo = first_after(t, pit, e0);
+	int best = -1;
+
 	while (lo-- > 0) {
 		int cc = t->seen[pit].v[lo];
 
@@ -449,6 +473,7 @@ static void tl_free(struct tl *t)
 	free(t->seen);
 	free(t->maxend);
 	free(t->parent);
+	free(t->settled_at);
 	free(t->link);
 	free(t->made);
 	vec_free(&t->heap);
@@ -457,6 +482,72 @@ static void tl_free(struct tl *t)
 	vec_free(&t->keys);
 	vec_free(&t->takers);
 	imap_free(&t->by_elem);
+}
+
+/* Group g (a top call's) may not close before u. */
+static void close_after(int64_t *close, int g, int64_t u)
+{
+	if (u > close[g])
+		close[g] = u;
+}
+
+/* The most calls a reader in time order would hold at once, each from its
+ * start until its group (the top of its chain of parents, as linked) can
+ * be folded: when every member has ended and has its link, and no call
+ * still waiting for its link can land in the group. A waiting call can
+ * land on a taker of its element (until it is settled), and, while no
+ * call has taken its element, on any call of its parent iterator that it
+ * overlaps (link.c's fallback). */
+static void held(const struct tl *t, struct tfd_timelink *out)
+{
+	const struct host_ctx *c = t->c;
+	size_t n = c->calls.n;
+	int *top = xmalloc(n * sizeof(*top));
+	int64_t *close = xmalloc(n * sizeof(*close)), *start, *until;
+
+	for (size_t k = 0; k < n; k++) {
+		int x = (int)k, guard = 0;
+
+		while (t->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
+			x = t->parent[x];
+		top[k] = x;
+		close[k] = INT64_MIN;
+	}
+	for (size_t k = 0; k < n; k++) {
+		close_after(close, top[k], call_end(c, k));
+		close_after(close, top[k], t->settled_at[k]);
+	}
+	for (size_t w = 0; w < t->waits.n; w++) {
+		const struct tl_wait *x = &t->waits.v[w];
+		int64_t at = t->settled_at[x->call], s0 = call_start(c, (size_t)x->call),
+			e0 = call_end(c, (size_t)x->call);
+		int64_t free_until = x->taken_at < at ? x->taken_at : at;
+
+		if (x->key >= 0)
+			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
+				close_after(close, top[t->takers.v[j].call], at);
+		/* untaken for a while: any call of the parent it overlaps */
+		if (x->key >= 0 && free_until > s0)
+			for (size_t i = first_after(t, x->pit, e0); i-- > 0;) {
+				int cc = t->seen[x->pit].v[i];
+
+				if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
+					break;
+				if (tl_overlap(c, s0, e0, cc) > 0)
+					close_after(close, top[cc], free_until);
+			}
+	}
+	start = xmalloc(n * sizeof(*start));
+	until = xmalloc(n * sizeof(*until));
+	for (size_t k = 0; k < n; k++) {
+		start[k] = call_start(c, k);
+		until[k] = close[top[k]];
+	}
+	out->held = tfd_most_open(start, until, n, &out->held_at);
+	free(top);
+	free(close);
+	free(start);
+	free(until);
 }
 
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
@@ -477,6 +568,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	t.seen = xcalloc(c->iters.n + 1, sizeof(*t.seen));
 	t.maxend = xcalloc(c->iters.n + 1, sizeof(*t.maxend));
 	t.parent = xmalloc(n * sizeof(*t.parent));
+	t.settled_at = xmalloc(n * sizeof(*t.settled_at));
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
 	t.tau = INT64_MIN;
@@ -506,6 +598,10 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 		if (t.heap.n)
 			th_sift(&t, 0);
 	}
+	/* the stream's end: past every call */
+	for (size_t k = 0; k < n; k++)
+		if (call_end(c, k) >= t.tau)
+			t.tau = call_end(c, k) + 1;
 	wake_due(&t, true);
 	for (size_t k = 0; k < n; k++) {
 		if ((t.made[k] & 2) && t.parent[k] == c->calls.v[k].parent &&
@@ -517,6 +613,8 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 			out->link = t.link[k];
 		}
 	}
+	if (!out->differ && !t.numbering)
+		held(&t, out);
 	out->counted = off;
 	out->numbering = t.numbering + (off != n);
 	out->out_of_order = t.out_of_order;
@@ -550,6 +648,7 @@ void tfd_timelink_check(const struct host_ctx *c)
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
-		"them then linked by overlap\n",
-		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked);
+		"them then linked by overlap; held at most %zu at %lld ns\n",
+		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
+		(long long)r.held_at);
 }

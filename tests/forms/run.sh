@@ -91,6 +91,16 @@ for f in "${files[@]}"; do
 done
 # (the hosts of every capture with calls, XSpace and Chrome, were linked)
 [ "$linked" -ge 100 ] && ok || bad "only $linked hosts linked in time order"
+# and what such a reader would hold, each call until its group can be
+# folded: the window/flat_map capture's figure, exactly; the
+# iterator-dense chain's, a few dozen of its calls
+TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - tests/cases/ok/tf221-window-flat-map/vm.xplane.pb 2>"$T/e1" >/dev/null
+grep -q 'vm: 28059 calls linked in time order as by the link pass; 426 waited for a link, at most 4 at once; 2 produced elements untaken, 1 of them then linked by overlap; held at most 4707 at 15170656 ns$' "$T/e1" &&
+	ok || bad "window/flat_map in time order: $(head -c 300 "$T/e1")"
+d=$(ls "$T"/dense/plugins/profile/*/*.xplane.pb)
+TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$d" 2>"$T/e1" >/dev/null
+held=$(sed -n 's/.*timelink: .*held at most \([0-9]*\) .*/\1/p' "$T/e1")
+[ -n "$held" ] && [ "$held" -le 100 ] && ok || bad "iterator-dense chain in time order: $(cat "$T/e1")"
 # TFDOCTOR_INFLIGHT=1 (docs/performance.md, "Calls held in time order"):
 # the same report, and one line per host on stderr with the most calls a
 # reader in time order would hold: a window/flat_map capture's 33 elements

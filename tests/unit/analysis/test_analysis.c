@@ -797,8 +797,9 @@ static void calls_keep_iterator_and_thread(struct t *t)
 }
 
 /* The host's calls linked again in time order (timelink.c): as the link
- * pass linked them, on f's capture; the calls that waited for a link. */
-static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c)
+ * pass linked them, on f's capture, with at most `held` calls held at once
+ * until their group could be folded; the calls that waited for a link. */
+static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c, size_t held)
 {
 	struct tfd_err err = {0};
 	struct tfd_timelink r;
@@ -811,6 +812,7 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c)
 	T_EQ_U64(tfd_timelink(c, &r), 0);
 	T_EQ_U64(r.differ, 0);
 	T_EQ_U64(r.calls, c->calls.n);
+	T_EQ_U64(r.held, held);
 	return r.waited;
 }
 
@@ -832,7 +834,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 2, "PrefetchConsume", 150 * US, 10 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 1);
 	/* the producer's taker is the call that started at 0 */
 	for (size_t k = 0; k < c.calls.n; k++) {
 		if (c.iters.v[call_iter(&c, k)].parent < 0)
@@ -854,7 +856,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
 	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c), 2);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
@@ -864,7 +866,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
 	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c), 2);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 2);
 	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
 	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
 	tfd_graph_release(&c);
@@ -875,8 +877,24 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
 	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 1);
 	T_EQ_U64(c.calls.v[1].link, TFD_LINK_OVERLAP);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+
+	/* an element nobody took, overlapping two calls of the parent on two
+	 * threads: it goes to the one it overlaps most (line 0's first), but
+	 * until it has no taker for sure (the parent's last call, at 150)
+	 * the other's group is held too: all four calls at 140 */
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 140 * US, 10 * US, "id=123", NULL);
+	fx_ev(&f, 2, "Iterator::Prefetch", 60 * US, 30 * US, "id=123", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
+	T_EQ_I64(c.calls.v[3].parent, 0);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 }
