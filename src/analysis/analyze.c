@@ -554,6 +554,18 @@ static bool timelink_check(void)
 	return v && strcmp(v, "1") == 0;
 }
 
+/* The measures of a reader in time order, on stderr when asked for
+ * (docs/performance.md, "Calls held in time order"): TFDOCTOR_INFLIGHT=1
+ * (inflight.c) and TFDOCTOR_TIMELINK_CHECK=1 (timelink.c, which reads the
+ * host's events: never lean then). */
+static void time_order_checks(const struct host_ctx *c, bool lean)
+{
+	if (getenv("TFDOCTOR_INFLIGHT") && strcmp(getenv("TFDOCTOR_INFLIGHT"), "1") == 0)
+		tfd_inflight_report(c);
+	if (!lean && timelink_check())
+		tfd_timelink_check(c);
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -604,10 +616,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		host_share(h, lean != NULL, hr, &waits);
 	}
 	tfd_link_calls(&c);
-	if (getenv("TFDOCTOR_INFLIGHT") && strcmp(getenv("TFDOCTOR_INFLIGHT"), "1") == 0)
-		tfd_inflight_report(&c);
-	if (!lean && timelink_check())
-		tfd_timelink_check(&c);
+	time_order_checks(&c, lean != NULL);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */
 		marker_reads(&c, &waits, &mr);
