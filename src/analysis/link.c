@@ -14,8 +14,7 @@
 /* a call keeps how it was linked in 3 bits (struct call.link) */
 _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
 
-/* The overlap of [s, e) with call k. */
-static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
+int64_t tfd_link_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {
 	int64_t ks = call_start(c, (size_t)k), lo = ks > s ? ks : s;
 	int64_t end = call_end(c, (size_t)k), hi = end < e ? end : e;
@@ -23,16 +22,14 @@ static int64_t overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 	return hi > lo ? hi - lo : 0;
 }
 
-/* Better parent candidate for the call over [s, e): more overlap, then
- * earlier start, then lower index. */
-static int better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
+bool tfd_link_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
 {
 	int64_t oc, ob;
 
 	if (best < 0)
 		return 1;
-	oc = overlap(c, s, e, cand);
-	ob = overlap(c, s, e, best);
+	oc = tfd_link_overlap(c, s, e, cand);
+	ob = tfd_link_overlap(c, s, e, best);
 	if (oc != ob)
 		return oc > ob;
 	if (call_start(c, (size_t)cand) != call_start(c, (size_t)best))
@@ -135,7 +132,7 @@ static void link_direct_range(struct host_ctx *c, struct link_range *r)
 		if (produced) {
 			const struct iter *p = &c->iters.v[it->parent];
 
-			/* the run of slots holds other elements too; better()
+			/* the run of slots holds other elements too; tfd_link_better()
 			 * orders the candidates fully, so the walk's order does
 			 * not matter */
 			for (size_t k = cons_bucket(c, p->id, elem); c->cons_call[k] >= 0;
@@ -145,7 +142,7 @@ static void link_direct_range(struct host_ctx *c, struct link_range *r)
 				if (cons_elem_at(c, k) != elem ||
 				    call_iter(c, (size_t)cc) != it->parent)
 					continue;
-				if (better(c, s0, e0, cc, best))
+				if (tfd_link_better(c, s0, e0, cc, best))
 					best = cc;
 			}
 			if (best >= 0) {
@@ -283,7 +280,8 @@ static void link_overlap(struct host_ctx *c)
 
 			if (call_start(c, (size_t)cc) < s0 - p->max_dur)
 				break;
-			if (overlap(c, s0, e0, cc) > 0 && better(c, s0, e0, cc, best))
+			if (tfd_link_overlap(c, s0, e0, cc) > 0 &&
+			    tfd_link_better(c, s0, e0, cc, best))
 				best = cc;
 		}
 		cl->parent = best;

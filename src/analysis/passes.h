@@ -70,6 +70,11 @@ void tfd_confidence_compute(struct tfd_host_result *hr);
 /* Call linking (link.c): each call's parent call and how it was found; the
  * consumer index and the call lists are gone after. */
 void tfd_link_calls(struct host_ctx *c);
+/* The overlap of [s, e) with call k; whether call cand is a better parent
+ * than call best (-1: none) for the call over [s, e): more overlap, then
+ * the earlier start, then the lower index (link.c's order). */
+int64_t tfd_link_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k);
+bool tfd_link_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best);
 
 /* TFDOCTOR_INFLIGHT=1: the most linked calls an analysis reading the host
  * in time order would hold at once, a line on stderr (inflight.c). */

@@ -26,10 +26,11 @@
  *     the stream is past its end (every call that could overlap it has
  *     started).
  * The links so settled are compared with the link pass's, call by call;
- * a line on stderr says whether they agree and how many calls waited at
- * once. The per-iterator lists of calls seen are the check's own (the
- * overlap search); a stream would hold only those that can still overlap
- * a waiting call. */
+ * a line on stderr says whether they agree, how many calls waited at once,
+ * and how many such a reader would hold at once (held()). The
+ * per-iterator lists of calls seen and the per-call arrays are the
+ * check's own; a stream would hold only the calls of groups it cannot
+ * fold yet and those that can still overlap a waiting call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,6 @@ struct tl_open {
 struct tl_thread {
 	struct tfd_ev_cursor cur;
 	struct tfd_event ev;
-	bool has; /* ev is its next event */
 	VEC(struct tl_open) stack;
 	size_t off, rank;
 };
@@ -108,8 +108,8 @@ struct tl {
 	int64_t *settled_at; /* per call: the stream's time when it was */
 	unsigned char *link, *made;
 	int64_t tau;
-	size_t out_of_order, open, most_open, made_n, numbering;
-	size_t untaken, untaken_linked; /* produced, no taker: linked by overlap after */
+	size_t out_of_order, open, most_open, numbering;
+	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
 };
 
 static bool tl_earlier(const struct tl *t, int a, int b)
@@ -156,8 +156,8 @@ static bool th_next(struct tl_thread *th)
 {
 	while (tfd_ev_next(&th->cur, &th->ev))
 		if (scanned(&th->ev))
-			return th->has = true;
-	return th->has = false;
+			return true;
+	return false;
 }
 
 /* ---- wake-ups: a heap by time ---------------------------------------- */
@@ -210,31 +210,6 @@ static struct tl_wake wake_pop(struct tl *t)
 		i = m;
 	}
 	return top;
-}
-
-/* ---- candidates, as link.c orders them -------------------------------- */
-
-static int64_t tl_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
-{
-	int64_t ks = call_start(c, (size_t)k), lo = ks > s ? ks : s;
-	int64_t ke = call_end(c, (size_t)k), hi = ke < e ? ke : e;
-
-	return hi > lo ? hi - lo : 0;
-}
-
-static bool tl_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
-{
-	int64_t oc, ob;
-
-	if (best < 0)
-		return true;
-	oc = tl_overlap(c, s, e, cand);
-	ob = tl_overlap(c, s, e, best);
-	if (oc != ob)
-		return oc > ob;
-	if (call_start(c, (size_t)cand) != call_start(c, (size_t)best))
-		return call_start(c, (size_t)cand) < call_start(c, (size_t)best);
-	return cand < best;
 }
 
 /* The key of (iter, elem), made when make. */
@@ -292,7 +267,7 @@ static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 		int64_t s0 = call_start(t->c, (size_t)k), e0 = call_end(t->c, (size_t)k);
 
 		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next)
-			if (tl_better(t->c, s0, e0, t->takers.v[j].call, x.best))
+			if (tfd_link_better(t->c, s0, e0, t->takers.v[j].call, x.best))
 				x.best = t->takers.v[j].call;
 		if (x.best >= 0)
 			x.taken_at = t->tau;
@@ -323,7 +298,7 @@ static void taker(struct tl *t, int k, uint64_t elem)
 			e0 = call_end(t->c, (size_t)x->call);
 
 		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
-		    !tl_better(t->c, s0, e0, k, x->best))
+		    !tfd_link_better(t->c, s0, e0, k, x->best))
 			continue;
 		if (x->best < 0)
 			x->taken_at = t->tau;
@@ -363,7 +338,7 @@ static int best_overlap(const struct tl *t, int k, int pit)
 
 		if (call_start(c, (size_t)cc) < s0 - c->iters.v[pit].max_dur)
 			break;
-		if (tl_overlap(c, s0, e0, cc) > 0 && tl_better(c, s0, e0, cc, best))
+		if (tfd_link_overlap(c, s0, e0, cc) > 0 && tfd_link_better(c, s0, e0, cc, best))
 			best = cc;
 	}
 	return best;
@@ -441,7 +416,6 @@ static void step(struct tl *t, size_t i)
 			return;
 		}
 		t->made[k] |= 1;
-		t->made_n++;
 		it = call_iter(c, k);
 		pit = c->iters.v[it].parent;
 		vec_push(&t->seen[it], (int)k);
@@ -533,7 +507,7 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 
 				if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
 					break;
-				if (tl_overlap(c, s0, e0, cc) > 0)
+				if (tfd_link_overlap(c, s0, e0, cc) > 0)
 					close_after(close, top[cc], free_until);
 			}
 	}
