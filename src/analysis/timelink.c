@@ -469,9 +469,10 @@ static void close_after(int64_t *close, int g, int64_t u)
  * start until its group (the top of its chain of parents, as linked) can
  * be folded: when every member has ended and has its link, and no call
  * still waiting for its link can land in the group. A waiting call can
- * land on a taker of its element (until it is settled), and, while no
- * call has taken its element, on any call of its parent iterator that it
- * overlaps (link.c's fallback). */
+ * land on a taker of its element (until it is settled), and, until it is
+ * settled or its element has a taker, on any call of its parent iterator
+ * that it overlaps (a call outside a Produce event is linked by overlap;
+ * a produced one falls back to it when no call takes its element). */
 static void held(const struct tl *t, struct tfd_timelink *out)
 {
 	const struct host_ctx *c = t->c;
@@ -500,8 +501,9 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 		if (x->key >= 0)
 			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
 				close_after(close, top[t->takers.v[j].call], at);
-		/* untaken for a while: any call of the parent it overlaps */
-		if (x->key >= 0 && free_until > s0)
+		/* linked by overlap, or untaken for a while (it may be, then):
+		 * any call of the parent it overlaps */
+		if (free_until > s0)
 			for (size_t i = first_after(t, x->pit, e0); i-- > 0;) {
 				int cc = t->seen[x->pit].v[i];
 

@@ -897,6 +897,21 @@ static void links_in_time_order_wait(struct t *t)
 	T_EQ_I64(c.calls.v[3].parent, 0);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
+
+	/* the same without Produce events (a Chrome trace): linked by
+	 * overlap once the stream is past its end, at the stream's end here,
+	 * the other call's group held until then: four calls at 120 */
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "Iterator::Prefetch", 120 * US, 30 * US, "id=123", NULL);
+	fx_ev(&f, 2, "Iterator::Prefetch", 60 * US, 30 * US, "id=123", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
+	T_EQ_I64(c.calls.v[3].parent, 0);
+	T_EQ_U64(c.calls.v[3].link, TFD_LINK_OVERLAP);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
 }
 
 /* A call's pair is kept apart in a byte, two or four, as many as the
