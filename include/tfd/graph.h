@@ -361,6 +361,13 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, st
 char **tfd_graph_take_names(struct host_ctx *c, size_t *n);
 /* Free everything tfd_graph_build() allocated, also after it failed. */
 void tfd_graph_release(struct host_ctx *c);
+/* Iterators made afresh on a context of their own (begin; end frees it),
+ * from host h's iterator events handed over in any order: the iterator
+ * of each, as the threads' scan makes and finds them (a check's:
+ * src/analysis/timelink.c asks whether time order makes the same ones). */
+void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h);
+int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e);
+void tfd_graph_iters_end(struct host_ctx *c);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);

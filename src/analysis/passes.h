@@ -95,6 +95,10 @@ size_t tfd_most_open(int64_t *start, int64_t *end, size_t n, int64_t *at);
 struct tfd_timelink {
 	size_t calls, counted, differ, first, numbering, out_of_order, waited, most_waiting;
 	size_t untaken, untaken_linked; /* produced, no taker; then linked by overlap */
+	/* the iterators made again in time order: how many, against today's,
+	 * and the calls found under another partition (not a failure: today's
+	 * numbering is the one the reports show) */
+	size_t iters, iters_again, iter_differ;
 	/* the most calls held at once, each until its group can be folded
 	 * (timelink.c: held()), and when; 0 when the check failed */
 	size_t held;

@@ -110,6 +110,12 @@ struct tl {
 	int64_t tau;
 	size_t out_of_order, open, most_open, numbering;
 	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
+	/* the iterators made again as the stream meets their calls: today's
+	 * iterator -> the stream's and back (-1 none yet), and the calls whose
+	 * iterator is not the one their iterator's first call got */
+	struct host_ctx again;
+	int *to_again, *from_again;
+	size_t nagain, iter_differ;
 };
 
 static bool tl_earlier(const struct tl *t, int a, int b)
@@ -387,6 +393,26 @@ static void wake_due(struct tl *t, bool all)
 	}
 }
 
+/* Today's iterator `it` of a call and the one the stream made or found
+ * for it, `a`: the same partition of the calls into iterators, or not. */
+static void same_iterator(struct tl *t, int it, int a)
+{
+	if ((size_t)a >= t->nagain) {
+		size_t n = 2 * (size_t)a + 16;
+
+		t->from_again = xrealloc(t->from_again, n * sizeof(int));
+		for (size_t i = t->nagain; i < n; i++)
+			t->from_again[i] = -1;
+		t->nagain = n;
+	}
+	if (t->to_again[it] < 0 && t->from_again[a] < 0) {
+		t->to_again[it] = a;
+		t->from_again[a] = it;
+	} else if (t->to_again[it] != a || t->from_again[a] != it) {
+		t->iter_differ++;
+	}
+}
+
 /* One event of thread i, read in time order. */
 static void step(struct tl *t, size_t i)
 {
@@ -417,6 +443,7 @@ static void step(struct tl *t, size_t i)
 		}
 		t->made[k] |= 1;
 		it = call_iter(c, k);
+		same_iterator(t, it, tfd_graph_iter_of(&t->again, e));
 		pit = c->iters.v[it].parent;
 		vec_push(&t->seen[it], (int)k);
 		if (end > t->maxend[it])
@@ -456,6 +483,9 @@ static void tl_free(struct tl *t)
 	vec_free(&t->keys);
 	vec_free(&t->takers);
 	imap_free(&t->by_elem);
+	free(t->to_again);
+	free(t->from_again);
+	tfd_graph_iters_end(&t->again);
 }
 
 /* Group g (a top call's) may not close before u. */
@@ -548,8 +578,12 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
 	t.tau = INT64_MIN;
-	for (size_t i = 0; i < c->iters.n; i++)
+	t.to_again = xmalloc((c->iters.n + 1) * sizeof(int));
+	for (size_t i = 0; i < c->iters.n; i++) {
 		t.maxend[i] = INT64_MIN;
+		t.to_again[i] = -1;
+	}
+	tfd_graph_iters_begin(&t.again, h);
 	/* the pass before the stream: each thread's first call number */
 	for (size_t i = 0; i < t.nth; i++) {
 		struct tl_thread *th = &t.th[i];
@@ -595,6 +629,9 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	out->numbering = t.numbering + (off != n);
 	out->out_of_order = t.out_of_order;
 	out->waited = t.waits.n;
+	out->iter_differ = t.iter_differ;
+	out->iters = c->iters.n;
+	out->iters_again = t.again.iters.n;
 	out->most_waiting = t.most_open;
 	out->untaken = t.untaken;
 	out->untaken_linked = t.untaken_linked;
@@ -624,7 +661,8 @@ void tfd_timelink_check(const struct host_ctx *c)
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
-		"them then linked by overlap; held at most %zu at %lld ns\n",
+		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
+		"order: %zu of %zu, %zu calls under another\n",
 		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
-		(long long)r.held_at);
+		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ);
 }

@@ -282,6 +282,26 @@ static int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	return (int)idx;
 }
 
+void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h)
+{
+	memset(c, 0, sizeof(*c));
+	c->h = h;
+	c->nmemo = SIG_MEMO;
+	c->memo = xcalloc(c->nmemo, sizeof(*c->memo));
+}
+
+int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e)
+{
+	return iter_for_event(c, e);
+}
+
+void tfd_graph_iters_end(struct host_ctx *c)
+{
+	free(c->memo);
+	c->memo = NULL;
+	tfd_graph_release(c);
+}
+
 /* An open event on a thread's nesting stack: a copy, as a lean scan gives
  * back the pages of the events it has read. */
 struct open_ev {

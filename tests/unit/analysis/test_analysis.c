@@ -813,6 +813,7 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	T_EQ_U64(r.differ, 0);
 	T_EQ_U64(r.calls, c->calls.n);
 	T_EQ_U64(r.held, held);
+	T_EQ_U64(r.iter_differ, 0);
 	return r.waited;
 }
 
