@@ -27,7 +27,7 @@ bool tfd_link_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, i
 	int64_t oc, ob;
 
 	if (best < 0)
-		return 1;
+		return true;
 	oc = tfd_link_overlap(c, s, e, cand);
 	ob = tfd_link_overlap(c, s, e, best);
 	if (oc != ob)
