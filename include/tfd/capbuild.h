@@ -22,6 +22,12 @@
 struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host *h,
 					uint32_t thread, const char *name, enum tfd_ev_kind kind,
 					int64_t start_ns, int64_t dur_ns);
+/* An event named name (interned) of that kind and time, its signature the
+ * name's alone, into *e, which the capture does not hold: its stats set as
+ * a held event's are (tfd_event_set_stat_as()); a reader's events decoded
+ * again, never packed (src/input/xspace_source.c). */
+void tfd_event_begin(struct tfd_capture *cap, struct tfd_event *e, const char *name,
+		     enum tfd_ev_kind kind, int64_t start_ns, int64_t dur_ns);
 
 /* Move the events, threads, steps and span of part's one host into h, as if
  * they had been added to h after its own (threads by id, in part's order).

@@ -276,6 +276,17 @@ struct stats_seen *tfd_xs_stats_seen(struct scan *sc, size_t mi, const uint8_t *
 void tfd_xs_stats_seen_keep(struct stats_seen *ss, size_t mi, const uint8_t *stats,
 			    const uint8_t *end, const struct tfd_event *e, bool has_group,
 			    int64_t group);
+/* Event [p, end) of a line whose timestamp is ts_ns into *e when it is
+ * an iterator, Produce or Consume event the scan keeps: its time, name and
+ * stats as scan_event() reads them, its signature interned in sc's
+ * capture; nothing noted, nothing packed. 1: decoded; 0: another kind;
+ * -1: malformed (xspace_scan.c). */
+int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const uint8_t *end,
+		       struct tfd_event *e);
+/* TFDOCTOR_SOURCE_CHECK=1: the plane's iterator, Produce and Consume
+ * events decoded again from its lines, none kept, compared with those the
+ * read packed; a line on stderr (xspace_source.c). */
+void tfd_xs_source_check(struct scan *sc);
 /* Does the line belong to a tf.data thread (its name says so, or it has
  * none before its events)? The pre-pass reads only those. */
 bool tfd_xs_tfdata_line(struct span line);

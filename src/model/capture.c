@@ -670,6 +670,16 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	return e;
 }
 
+void tfd_event_begin(struct tfd_capture *cap, struct tfd_event *e, const char *name,
+		     enum tfd_ev_kind kind, int64_t start_ns, int64_t dur_ns)
+{
+	memset(e, 0, sizeof(*e));
+	e->sig = sig_of_name(cap, name);
+	e->kind = (uint8_t)kind;
+	e->start_ns = start_ns;
+	e->dur_ns = dur_ns;
+}
+
 struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,
 				     const char *name, int64_t start_ns, int64_t dur_ns)
 {

@@ -10,7 +10,8 @@
 # (TFDOCTOR_FOLD_CHECK=1) the same as the pipeline pass's; and
 # TFDOCTOR_INFLIGHT=1's measure beside the same report; every host's calls
 # linked again in time order (TFDOCTOR_TIMELINK_CHECK=1) as the link pass
-# links them. Ends with
+# links them; every host plane's iterator events decoded again from the
+# file (TFDOCTOR_SOURCE_CHECK=1) as the read packed them. Ends with
 # "forms: N passed, N failed".
 set -u
 SUITE=forms
@@ -92,6 +93,27 @@ for f in "${files[@]}"; do
 done
 # (the hosts of every capture with calls, XSpace and Chrome, were linked)
 [ "$linked" -ge 100 ] && ok || bad "only $linked hosts linked in time order"
+# every XSpace host plane's iterator, Produce and Consume events decoded
+# again from the file, none kept (TFDOCTOR_SOURCE_CHECK=1,
+# src/input/xspace_source.c: what such a reader would read them from) are
+# the events the read packed, and the report is unchanged
+sourced=0
+for f in "${files[@]}"; do
+	case $f in *.xplane.pb) ;; *) continue ;; esac
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	rc1=$?
+	TFDOCTOR_SOURCE_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/src" 2>"$T/e1"
+	rc2=$?
+	n_same=$(grep -c 'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file as packed' "$T/e1")
+	sourced=$((sourced + n_same))
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/src" &&
+		[ "$(grep -c 'source: ' "$T/e1")" = "$n_same" ]; then
+		ok
+	else
+		bad "$f: TFDOCTOR_SOURCE_CHECK=1: $(grep -m1 'source' "$T/e1")"
+	fi
+done
+[ "$sourced" -ge 100 ] && ok || bad "only $sourced host planes decoded again"
 # and what such a reader would hold, each call until its group can be
 # folded: the window/flat_map capture's line in full; the
 # iterator-dense chain's, a few dozen of its calls

@@ -1,0 +1,205 @@
+/* xspace_source.c - a host plane's iterator, Produce and Consume events
+ * decoded again from the file, line by line, none kept, and checked
+ * against the events the read packed (TFDOCTOR_SOURCE_CHECK=1; see
+ * docs/performance.md, "Calls held in time order").
+ *
+ * A reader that folds the calls as they come, instead of keeping them,
+ * reads these events twice: once for what must be known before the calls
+ * (the iterators' numbers and parents, the root calls), once merged by
+ * time to make and link the calls. Neither may pack them: the packed
+ * events alone are most of an iterator-dense capture's peak. Here each
+ * line's events are walked again in the mapped file (its pages given
+ * back as it goes, as the read does), each decoded into a struct
+ * tfd_event of its own by the read's own code (tfd_xs_decode_iter()), and
+ * compared with the thread's packed events, in order: kind, times,
+ * signature (interned in the same capture: the same name, parameters and
+ * parent_id give the same pointer), flags and value. One line on stderr
+ * says whether they agree, and how long the walk took. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tfd/capbuild.h"
+#include "tfd/err.h"
+#include "tfd/pages.h"
+#include "xspace_impl.h"
+#include "xspace_parse.h"
+
+int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const uint8_t *end,
+		       struct tfd_event *e)
+{
+	uint64_t mid = 0, off = 0, dur = 0;
+	const uint8_t *stats = NULL;
+	const struct meta *m;
+	size_t mi;
+	int64_t start_ns;
+	struct stats_seen *seen = NULL;
+	bool has_group = false, hit = false;
+	int64_t group = 0;
+
+	if (!event_fields(p, end, &mid, &off, &dur, &stats) || off / 1000 > TFD_MAX_TIME_NS ||
+	    dur / 1000 > TFD_MAX_DURATION_NS)
+		return -1;
+	if (!meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi))
+		return 0;
+	m = &sc->metas.v[mi];
+	if ((m->kind != TFD_EV_ITERATOR && m->kind != TFD_EV_PRODUCE &&
+	     m->kind != TFD_EV_CONSUME) ||
+	    !tfd_keep_kind((enum tfd_ev_kind)m->kind, sc->opts))
+		return 0;
+	/* as scan_event() times it */
+	start_ns = ts_ns + (int64_t)(off / 1000);
+	tfd_event_begin(sc->cap, e, m->name, (enum tfd_ev_kind)m->kind, start_ns,
+			(int64_t)((off % 1000 + dur) / 1000));
+	if (e->kind == TFD_EV_ITERATOR && stats) {
+		seen = tfd_xs_stats_seen(sc, mi, stats, end, e, &has_group, &group, &hit);
+		if (hit)
+			return 1;
+	}
+	for (struct stat_walk w = stat_walk(stats, end); next_stat(&w);) {
+		struct xstat xs;
+
+		if (walk_stat(sc, &w, &xs) != 0)
+			return -1;
+		apply_xstat(sc, e, &xs);
+		if (xs.type == 4 && smeta_of(sc, xs.mid) &&
+		    smeta_of(sc, xs.mid)->code == TFD_STAT_GROUP) {
+			has_group = true;
+			group = (int64_t)xs.u;
+		}
+	}
+	if (seen)
+		tfd_xs_stats_seen_keep(seen, mi, stats, end, e, has_group, group);
+	return 1;
+}
+
+/* What the source check found on a host plane. */
+struct src_tally {
+	size_t events, differ, malformed, missing, extra;
+	size_t first_thread, first_at; /* the first that differs */
+};
+
+static bool scanned_kind(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_ITERATOR || e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
+}
+
+/* The thread's next packed event of those kinds, false: none left. */
+static bool packed_next(struct tfd_ev_cursor *c, struct tfd_event *e)
+{
+	while (tfd_ev_next(c, e))
+		if (scanned_kind(e))
+			return true;
+	return false;
+}
+
+static bool same_event(const struct tfd_event *a, const struct tfd_event *b)
+{
+	return a->kind == b->kind && a->start_ns == b->start_ns && a->dur_ns == b->dur_ns &&
+	       a->sig == b->sig && a->flags == b->flags &&
+	       (!(a->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) || a->id == b->id);
+}
+
+/* The line's timestamp as the read takes it for an event that comes
+ * before any timestamp field: the first in the line. */
+static int64_t line_ts(struct span line)
+{
+	const uint8_t *p = line.p, *end = line.p + line.len;
+	struct pb_field f;
+
+	while (p < end && tfd_pb_next(&p, end, &f))
+		if (f.field == 3 && f.wt == 0)
+			return (int64_t)f.v;
+	return 0;
+}
+
+/* One line's events against its thread's packed ones (cursors per thread). */
+static void source_line(struct scan *sc, struct span line, struct tfd_ev_cursor *cur,
+			size_t *counted, struct src_tally *t)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	const uint8_t *p = line.p, *end = line.p + line.len;
+	int64_t id = 0, ts = 0;
+	bool ts_seen = false, have_thread = false;
+	uint32_t th = 0;
+	struct pb_field f;
+
+	while (p < end && tfd_pb_next(&p, end, &f)) {
+		struct tfd_event e, pk;
+		int r;
+
+		if (f.field == 1 && f.wt == 0) {
+			id = (int64_t)f.v;
+		} else if (f.field == 3 && f.wt == 0) {
+			ts = (int64_t)f.v;
+			ts_seen = true;
+		} else if (f.field == 4 && f.wt == 2) {
+			if (!have_thread) {
+				if (!ts_seen)
+					ts = line_ts(line);
+				ts_seen = true;
+				th = tfd_host_thread(sc->cap, h, id, NULL);
+				have_thread = true;
+			}
+			r = tfd_xs_decode_iter(sc, ts, f.s.p, f.s.p + f.s.len, &e);
+			if (r < 0)
+				t->malformed++;
+			if (r <= 0)
+				continue;
+			t->events++;
+			if (!packed_next(&cur[th], &pk)) {
+				t->missing++;
+				continue;
+			}
+			if (!same_event(&e, &pk) && !t->differ++) {
+				t->first_thread = th;
+				t->first_at = counted[th];
+			}
+			counted[th]++;
+			if (sc->mapped && p > sc->released + sc->release_step)
+				tfd_pages_release(&sc->released, p, 0);
+		}
+	}
+}
+
+void tfd_xs_source_check(struct scan *sc)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	struct tfd_ev_cursor *cur;
+	size_t *counted, nth;
+	struct src_tally t;
+	struct timespec t0, t1;
+	struct tfd_event pk;
+
+	/* the events still held for their stats go in first */
+	tfd_host_pack_pending(sc->cap, h);
+	nth = h->nthreads;
+	cur = xcalloc(nth + 1, sizeof(*cur));
+	counted = xcalloc(nth + 1, sizeof(*counted));
+	for (size_t i = 0; i < nth; i++)
+		tfd_ev_begin(&cur[i], h, &h->threads[i]);
+	memset(&t, 0, sizeof(t));
+	sc->released = sc->lines.n ? sc->lines.v[0].p : NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < sc->lines.n; i++)
+		source_line(sc, sc->lines.v[i], cur, counted, &t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* (a line the read made no thread for has no events) */
+	for (size_t i = 0; i < nth && i < h->nthreads; i++)
+		while (packed_next(&cur[i], &pk))
+			t.extra++;
+	if (t.differ || t.malformed || t.missing || t.extra)
+		fprintf(stderr,
+			"tfdoctor: source: %s: differs: %zu of %zu events (first: thread %zu, its "
+			"event %zu), %zu malformed, %zu not packed, %zu packed only\n",
+			h->name ? h->name : "?", t.differ, t.events, t.first_thread, t.first_at,
+			t.malformed, t.missing, t.extra);
+	else
+		fprintf(stderr,
+			"tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
+			"again from the file as packed, in %.3f s\n",
+			h->name ? h->name : "?", t.events,
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	free(cur);
+	free(counted);
+}
