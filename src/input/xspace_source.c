@@ -124,10 +124,16 @@ static void source_line(struct scan *sc, struct span line, struct tfd_ev_cursor 
 	uint32_t th = 0;
 	struct pb_field f;
 
-	while (p < end && tfd_pb_next(&p, end, &f)) {
+	while (p < end) {
 		struct tfd_event e, pk;
 		int r;
 
+		/* the pages read go back as the read gives them back: those
+		 * before this field, which is read next */
+		if (sc->mapped && p > sc->released + sc->release_step)
+			tfd_pages_release(&sc->released, p, 0);
+		if (!tfd_pb_next(&p, end, &f))
+			break;
 		if (f.field == 1 && f.wt == 0) {
 			id = (int64_t)f.v;
 		} else if (f.field == 3 && f.wt == 0) {
@@ -135,8 +141,14 @@ static void source_line(struct scan *sc, struct span line, struct tfd_ev_cursor 
 			ts_seen = true;
 		} else if (f.field == 4 && f.wt == 2) {
 			if (!have_thread) {
-				if (!ts_seen)
+				if (!ts_seen) {
+					/* (the walk for it faulted the line's pages in) */
+					const uint8_t *from = f.s.p + f.s.len;
+
 					ts = line_ts(line);
+					if (sc->mapped)
+						tfd_pages_release(&from, end, 0);
+				}
 				ts_seen = true;
 				th = tfd_host_thread(sc->cap, h, id, NULL);
 				have_thread = true;
@@ -156,8 +168,6 @@ static void source_line(struct scan *sc, struct span line, struct tfd_ev_cursor 
 				t->first_at = counted[th];
 			}
 			counted[th]++;
-			if (sc->mapped && p > sc->released + sc->release_step)
-				tfd_pages_release(&sc->released, p, 0);
 		}
 	}
 }
