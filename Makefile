@@ -350,6 +350,12 @@ real-smoke: $(BIN) $(TF_PY)
 real-large: $(BIN) $(B)/runstat $(TF_PY)
 	tests/tf/large.sh $(BIN) $(TF_PY) build/real/large
 
+# every catalog case and random pipeline captured once into build/real/forms
+# (about 25 minutes on 2 cores the first time), and on each capture the
+# checks of a reader in time order beside the same report (tests/tf/forms.sh)
+real-forms: $(BIN) $(TF_PY)
+	tests/tf/forms.sh $(BIN) $(TF_PY) build/real/forms
+
 # instructions per case (callgrind) against tests/bench/instructions.txt
 bench-instr: $(BIN)
 	./tests/bench/instr.sh $(BIN)
@@ -358,4 +364,4 @@ bench-instr: $(BIN)
 bench-peers: $(BIN) $(B)/runstat $(TF_PY)
 	./tests/bench/peers.sh $(BIN) $(TF_PY)
 
-.PHONY: tf-venv real-captures real-rejudge real-mixes real-smoke real-large bench-peers bench-instr
+.PHONY: tf-venv real-captures real-rejudge real-mixes real-smoke real-large real-forms bench-peers bench-instr

@@ -3,6 +3,10 @@ measured beside its capture.
 
   python tests/tf/catalog.py list
   python tests/tf/catalog.py run CASE OUTDIR [--tfd BIN] [--quick]
+  python tests/tf/catalog.py capture CASE OUTDIR
+
+`capture` only writes the capture (OUTDIR/CASE/logs/...) and prints its
+path: no timing, no judges (make real-forms, tests/tf/forms.sh).
 
 `run` writes OUTDIR/CASE/logs/plugins/profile/<run>/<host>.xplane.pb (a real
 tf.profiler capture of steps after warm-up) and OUTDIR/CASE/result.json:
@@ -459,7 +463,7 @@ def run_xprof(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["list", "run"])
+    ap.add_argument("cmd", choices=["list", "run", "capture"])
     ap.add_argument("case", nargs="?")
     ap.add_argument("out", nargs="?")
     ap.add_argument("--tfd", default=os.environ.get("TFD", "build/rel/tfdoctor"))
@@ -476,6 +480,9 @@ def main():
         logical_cpus(2)
     out = os.path.join(a.out, a.case)
     os.makedirs(out, exist_ok=True)
+    if a.cmd == "capture":
+        print(capture(c, out, a.quick)[0])
+        return
     t0 = time.time()
     res = {"case": a.case, "covers": c["covers"], "planted": c["planted"],
            "fixes": c["fixes"],
