@@ -56,19 +56,6 @@ const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_s
 	return s;
 }
 
-/* The signature of an event named name (interned) with nothing else. */
-static const struct tfd_sig *sig_of_name(struct tfd_capture *cap, const char *name)
-{
-	struct capture_impl *ci = impl(cap);
-	const struct tfd_sig **slot =
-	    &ci->sig_cache[imap_hash((uint64_t)(uintptr_t)name) % SIG_CACHE];
-	struct tfd_sig want = {name, NULL, 0, 0, 0, 0};
-
-	if (!*slot || (*slot)->name != name)
-		*slot = tfd_cm_sig_get(cap, &want);
-	return *slot;
-}
-
 void tfd_cm_build_release(struct host_build *b)
 {
 	imap_free(&b->tid);
@@ -648,7 +635,7 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	e = &tb->pend[(tb->head + tb->npend++) % TFD_PEND_RING];
 	t->kinds |= TFD_KIND_BIT(kind);
 	memset(e, 0, sizeof(*e));
-	e->sig = sig_of_name(cap, name);
+	e->sig = tfd_cm_sig_of_name(cap, name);
 	e->kind = (uint8_t)kind;
 	e->start_ns = start_ns;
 	/* the readers reject longer ones; programmatic captures are clamped to
@@ -668,16 +655,6 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 	else if (kind == TFD_EV_FUNCTION)
 		h->nfunctions++;
 	return e;
-}
-
-void tfd_event_begin(struct tfd_capture *cap, struct tfd_event *e, const char *name,
-		     enum tfd_ev_kind kind, int64_t start_ns, int64_t dur_ns)
-{
-	memset(e, 0, sizeof(*e));
-	e->sig = sig_of_name(cap, name);
-	e->kind = (uint8_t)kind;
-	e->start_ns = start_ns;
-	e->dur_ns = dur_ns;
 }
 
 struct tfd_event *tfd_host_add_event(struct tfd_capture *cap, struct tfd_host *h, uint32_t thread,

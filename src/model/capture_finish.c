@@ -97,6 +97,16 @@ void tfd_event_set_stat_int(struct tfd_capture *cap, struct tfd_event *e, const 
 	tfd_event_set_stat_as(cap, e, tfd_stat_of(key), key, v);
 }
 
+void tfd_event_begin(struct tfd_capture *cap, struct tfd_event *e, const char *name,
+		     enum tfd_ev_kind kind, int64_t start_ns, int64_t dur_ns)
+{
+	memset(e, 0, sizeof(*e));
+	e->sig = tfd_cm_sig_of_name(cap, name);
+	e->kind = (uint8_t)kind;
+	e->start_ns = start_ns;
+	e->dur_ns = dur_ns;
+}
+
 void tfd_event_set_stat_as(struct tfd_capture *cap, struct tfd_event *e, enum tfd_stat what,
 			   const char *key, int64_t v)
 {

@@ -165,6 +165,20 @@ void tfd_cm_build_release(struct host_build *b);
 void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
 /* The signature equal to want, made (interned) if new. */
 const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want);
+
+/* The signature of an event named name (interned) with nothing else: each
+ * file's own copy (capture.c's per-event path inlines its only call). */
+static inline const struct tfd_sig *tfd_cm_sig_of_name(struct tfd_capture *cap, const char *name)
+{
+	struct capture_impl *ci = impl(cap);
+	const struct tfd_sig **slot =
+	    &ci->sig_cache[imap_hash((uint64_t)(uintptr_t)name) % SIG_CACHE];
+	struct tfd_sig want = {name, NULL, 0, 0, 0, 0};
+
+	if (!*slot || (*slot)->name != name)
+		*slot = tfd_cm_sig_get(cap, &want);
+	return *slot;
+}
 /* The shared parameter array prev[0..n) followed by (key, val) (interned). */
 const struct tfd_param *tfd_cm_param_cons(struct tfd_capture *cap, const struct tfd_param *prev,
 					  uint16_t n, const char *key, const char *val);
