@@ -368,6 +368,26 @@ void tfd_graph_release(struct host_ctx *c);
 void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h);
 int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e);
 void tfd_graph_iters_end(struct host_ctx *c);
+
+/* What a reader that folds the calls as they come must know before its
+ * stream, made thread by thread as the scan makes it, no call kept: the
+ * iterators (today's numbers, their calls' counts and spans, their
+ * parents and roots, in c; release it with tfd_graph_release()), each
+ * thread's count of calls (a call's number is its thread's first plus its
+ * rank there), and the root calls (of root iterators), by thread then
+ * time. The check of src/analysis/timelink.c compares them with the
+ * scan's. */
+struct tfd_root_call {
+	int iter;
+	int64_t start_ns, end_ns;
+};
+struct tfd_prepass {
+	size_t *thread_calls;
+	VEC(struct tfd_root_call) roots;
+};
+enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
+				  struct tfd_prepass *pp, struct tfd_err *err);
+void tfd_prepass_free(struct tfd_prepass *pp);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);

@@ -99,6 +99,10 @@ struct tfd_timelink {
 	 * and the calls found under another partition (not a failure: today's
 	 * numbering is the one the reports show) */
 	size_t iters, iters_again, iter_differ;
+	/* the pass before the stream (tfd_graph_prepass()): what differs from
+	 * the scan's graph (NULL: nothing), and the root calls it found */
+	const char *prepass;
+	size_t roots;
 	/* the most calls held at once, each until its group can be folded
 	 * (timelink.c: held()), and when; 0 when the check failed */
 	size_t held;
@@ -106,7 +110,8 @@ struct tfd_timelink {
 	int parent;
 	unsigned link;
 };
-/* The sum of the three counts that fail the check: 0 when it holds. */
+/* The counts that fail the check, summed (the pass before counts one): 0
+ * when it holds. */
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out);
 /* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr. */
 void tfd_timelink_check(const struct host_ctx *c);

@@ -556,6 +556,61 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 	free(until);
 }
 
+/* The pass before the stream (tfd_graph_prepass()) against the scan's
+ * graph: its iterators field by field, their parents and roots, each
+ * thread's count of calls, the root calls in order. The first that
+ * differs, or NULL. */
+static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
+{
+	struct host_ctx p;
+	struct tfd_prepass pp;
+	struct tfd_err err = {0};
+	const char *bad = NULL;
+	size_t r = 0, *per = xcalloc(c->h->nthreads + 1, sizeof(size_t));
+
+	if (tfd_graph_prepass(&p, c->h, &pp, &err)) {
+		bad = "failed";
+		goto out;
+	}
+	if (p.iters.n != c->iters.n)
+		bad = "iterators";
+	for (size_t i = 0; !bad && i < c->iters.n; i++) {
+		const struct iter *a = &c->iters.v[i], *b = &p.iters.v[i];
+
+		if (a->id != b->id || strcmp(a->long_name, b->long_name) != 0 ||
+		    a->parent != b->parent || a->ncalls != b->ncalls ||
+		    a->first_start != b->first_start || a->last_end != b->last_end ||
+		    a->max_dur != b->max_dur || a->absent != b->absent)
+			bad = "an iterator";
+		else if (c->root[i] != p.root[i])
+			bad = "a root";
+	}
+	for (size_t k = 0; k < c->calls.n; k++)
+		per[call_thread(c, k)]++;
+	for (size_t t = 0; !bad && t < c->h->nthreads; t++)
+		if (per[t] != pp.thread_calls[t])
+			bad = "a thread's calls";
+	for (size_t k = 0; !bad && k < c->calls.n; k++) {
+		int i = call_iter(c, k);
+		const struct tfd_root_call *rc = r < pp.roots.n ? &pp.roots.v[r] : NULL;
+
+		if (c->root[i] != i)
+			continue;
+		if (!rc || rc->iter != i || rc->start_ns != call_start(c, k) ||
+		    rc->end_ns != call_end(c, k))
+			bad = "a root call";
+		r++;
+	}
+	if (!bad && r != pp.roots.n)
+		bad = "the root calls";
+	*nroots = r;
+out:
+	free(per);
+	tfd_prepass_free(&pp);
+	tfd_graph_release(&p);
+	return bad;
+}
+
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 {
 	const struct tfd_host *h = c->h;
@@ -629,6 +684,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	out->numbering = t.numbering + (off != n);
 	out->out_of_order = t.out_of_order;
 	out->waited = t.waits.n;
+	out->prepass = prepass_differs(c, &out->roots);
 	out->iter_differ = t.iter_differ;
 	out->iters = c->iters.n;
 	out->iters_again = t.again.iters.n;
@@ -636,7 +692,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	out->untaken = t.untaken;
 	out->untaken_linked = t.untaken_linked;
 	tl_free(&t);
-	return out->differ + out->numbering + out->out_of_order;
+	return out->differ + out->numbering + out->out_of_order + (out->prepass != NULL);
 }
 
 void tfd_timelink_check(const struct host_ctx *c)
@@ -652,17 +708,18 @@ void tfd_timelink_check(const struct host_ctx *c)
 		fprintf(stderr,
 			"tfdoctor: timelink: %s: differs: %zu of %zu calls (first %zu: parent %d "
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
-			"time order\n",
+			"time order; the pass before: %s\n",
 			name, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
-			r.numbering, r.out_of_order);
+			r.numbering, r.out_of_order, r.prepass ? r.prepass : "the scan's");
 		return;
 	}
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
 		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
-		"order: %zu of %zu, %zu calls under another\n",
+		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
+		"the scan's\n",
 		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
-		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ);
+		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots);
 }

@@ -715,6 +715,12 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, st
 		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads",
 				TFD_GRAPH_MAX_THREADS - 1);
 	scan_threads(c, lean);
+	return tfd_graph_resolve(c, by_name, orphans, err);
+}
+
+enum tfd_status tfd_graph_resolve(struct host_ctx *c, size_t *by_name, size_t *orphans,
+				  struct tfd_err *err)
+{
 	if (resolve_parents(c, by_name, orphans, err))
 		return err->status;
 	compute_roots(c);

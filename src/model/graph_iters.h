@@ -196,4 +196,11 @@ static inline int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	return (int)idx;
 }
 
+/* The iterators' parents (by parent_id and their calls' spans, else by
+ * long name, an absent one made where none is captured; a cycle is an
+ * error) and roots, once every iterator is made with its calls' counts
+ * and spans (graph.c; tfd_graph_build() and the pass before a stream). */
+enum tfd_status tfd_graph_resolve(struct host_ctx *c, size_t *by_name, size_t *orphans,
+				  struct tfd_err *err);
+
 #endif
