@@ -369,24 +369,29 @@ void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h);
 int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e);
 void tfd_graph_iters_end(struct host_ctx *c);
 
-/* What a reader that folds the calls as they come must know before its
- * stream, made thread by thread as the scan makes it, no call kept: the
- * iterators (today's numbers, their calls' counts and spans, their
- * parents and roots, in c; release it with tfd_graph_release()), each
- * thread's count of calls (a call's number is its thread's first plus its
- * rank there), and the root calls (of root iterators), by thread then
- * time. The check of src/analysis/timelink.c compares them with the
- * scan's. */
+/* A root call (of a root iterator) and its time. */
 struct tfd_root_call {
 	int iter;
 	int64_t start_ns, end_ns;
 };
+/* What a reader that folds the calls as they come must know before its
+ * stream, besides the iterators: each thread's count of calls (a call's
+ * number is its thread's first plus its rank there), and the root calls,
+ * by thread then time. */
 struct tfd_prepass {
 	size_t *thread_calls;
 	VEC(struct tfd_root_call) roots;
 };
+/* The pass before such a stream, over h's packed events thread by thread
+ * as the scan goes, no call kept: the iterators (today's numbers, their
+ * calls' counts and spans, their parents and roots) into c, which the
+ * caller releases with tfd_graph_release() (also after a failure), and
+ * *pp, freed with tfd_prepass_free(). A cycle of parents fails, as
+ * tfd_graph_build() does. The check of src/analysis/timelink.c compares
+ * them with the scan's. */
 enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
 				  struct tfd_prepass *pp, struct tfd_err *err);
+/* Free what tfd_graph_prepass() put in pp. */
 void tfd_prepass_free(struct tfd_prepass *pp);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */

@@ -556,43 +556,44 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 	free(until);
 }
 
-/* The pass before the stream (tfd_graph_prepass()) against the scan's
- * graph: its iterators field by field, their parents and roots, each
- * thread's count of calls, the root calls in order. The first that
- * differs, or NULL. */
-static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
+/* The pass before's iterators (p) against the scan's (c), field by field,
+ * their parents and roots: what differs first, or NULL. */
+static const char *iters_differ(const struct host_ctx *c, const struct host_ctx *p)
 {
-	struct host_ctx p;
-	struct tfd_prepass pp;
-	struct tfd_err err = {0};
-	const char *bad = NULL;
-	size_t r = 0, *per = xcalloc(c->h->nthreads + 1, sizeof(size_t));
-
-	if (tfd_graph_prepass(&p, c->h, &pp, &err)) {
-		bad = "failed";
-		goto out;
-	}
-	if (p.iters.n != c->iters.n)
-		bad = "iterators";
-	for (size_t i = 0; !bad && i < c->iters.n; i++) {
-		const struct iter *a = &c->iters.v[i], *b = &p.iters.v[i];
+	if (p->iters.n != c->iters.n)
+		return "iterators";
+	for (size_t i = 0; i < c->iters.n; i++) {
+		const struct iter *a = &c->iters.v[i], *b = &p->iters.v[i];
 
 		if (a->id != b->id || strcmp(a->long_name, b->long_name) != 0 ||
 		    a->parent != b->parent || a->ncalls != b->ncalls ||
 		    a->first_start != b->first_start || a->last_end != b->last_end ||
 		    a->max_dur != b->max_dur || a->absent != b->absent)
-			bad = "an iterator";
-		else if (c->root[i] != p.root[i])
-			bad = "a root";
+			return "an iterator";
+		if (c->root[i] != p->root[i])
+			return "a root";
 	}
+	return NULL;
+}
+
+/* The pass before's counts of calls per thread and root calls (pp)
+ * against the scan's calls: what differs first, or NULL; *nroots, the
+ * root calls. */
+static const char *calls_differ(const struct host_ctx *c, const struct tfd_prepass *pp,
+				size_t *nroots)
+{
+	const char *bad = NULL;
+	size_t r = 0, *per = xcalloc(c->h->nthreads + 1, sizeof(size_t));
+
 	for (size_t k = 0; k < c->calls.n; k++)
 		per[call_thread(c, k)]++;
 	for (size_t t = 0; !bad && t < c->h->nthreads; t++)
-		if (per[t] != pp.thread_calls[t])
+		if (per[t] != pp->thread_calls[t])
 			bad = "a thread's calls";
+	free(per);
 	for (size_t k = 0; !bad && k < c->calls.n; k++) {
 		int i = call_iter(c, k);
-		const struct tfd_root_call *rc = r < pp.roots.n ? &pp.roots.v[r] : NULL;
+		const struct tfd_root_call *rc = r < pp->roots.n ? &pp->roots.v[r] : NULL;
 
 		if (c->root[i] != i)
 			continue;
@@ -601,11 +602,25 @@ static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
 			bad = "a root call";
 		r++;
 	}
-	if (!bad && r != pp.roots.n)
+	if (!bad && r != pp->roots.n)
 		bad = "the root calls";
 	*nroots = r;
-out:
-	free(per);
+	return bad;
+}
+
+/* The pass before the stream (tfd_graph_prepass()) against the scan's
+ * graph: the first that differs, or NULL. */
+static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
+{
+	struct host_ctx p;
+	struct tfd_prepass pp;
+	struct tfd_err err = {0};
+	const char *bad;
+
+	if (tfd_graph_prepass(&p, c->h, &pp, &err))
+		bad = "failed";
+	else if (!(bad = iters_differ(c, &p)))
+		bad = calls_differ(c, &pp, nroots);
 	tfd_prepass_free(&pp);
 	tfd_graph_release(&p);
 	return bad;
