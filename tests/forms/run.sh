@@ -51,23 +51,29 @@ for f in "${files[@]}"; do
 		bad "$f: function calls whole ($rc1) and by thread ($rc2) differ: $(diff "$T/whole" "$T/index" | head -4)"
 	fi
 done
-# every pipeline's sums folded again one root call's group of calls at a
-# time (TFDOCTOR_FOLD_CHECK=1, src/analysis/fold.c: what a reader in time
-# order would fold) are the pipeline pass's, and the report is unchanged
-folded=0
-for f in "${files[@]}"; do
-	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
-	rc1=$?
-	TFDOCTOR_FOLD_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/fold" 2>"$T/e1"
-	rc2=$?
-	n_same=$(grep -c 'fold: .*: the same sums$' "$T/e1")
-	folded=$((folded + n_same))
-	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/fold" &&
-		[ "$(grep -c 'fold: ' "$T/e1")" = "$n_same" ]; then
+# hooked VAR WORD AGREES FILE: FILE's JSON report with VAR=1 is the plain
+# one (with the same exit status), and each of its "WORD: " lines on
+# stderr matches AGREES; how many did, in $agreed
+hooked() {
+	"$TFD" analyze -q -f json -o - "$4" >"$T/plain" 2>/dev/null
+	local rc1=$?
+	env "$1=1" "$TFD" analyze -q -f json -o - "$4" >"$T/hooked" 2>"$T/e1"
+	local rc2=$?
+	agreed=$(grep -c "$3" "$T/e1")
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
+		[ "$(grep -c "$2: " "$T/e1")" = "$agreed" ]; then
 		ok
 	else
-		bad "$f: TFDOCTOR_FOLD_CHECK=1: $(grep -m1 'differs' "$T/e1")"
+		bad "$4: $1=1: $(grep -m1 "$2: " "$T/e1")"
 	fi
+}
+# every pipeline's sums folded again one root call's group of calls at a
+# time (TFDOCTOR_FOLD_CHECK=1, src/analysis/fold.c: what a reader in time
+# order would fold) are the pipeline pass's
+folded=0
+for f in "${files[@]}"; do
+	hooked TFDOCTOR_FOLD_CHECK fold 'fold: .*: the same sums$' "$f"
+	folded=$((folded + agreed))
 done
 # (every capture's pipelines, hundreds of them, were folded)
 [ "$folded" -ge 300 ] && ok || bad "only $folded pipelines folded"
@@ -75,45 +81,27 @@ done
 # (TFDOCTOR_TIMELINK_CHECK=1, src/analysis/timelink.c: each link settled
 # at the first instant a reader in time order can know it) are linked as
 # the link pass links them, their iterators made again in time order
-# hold the same calls, the pass before the stream (tfd_graph_prepass())
-# makes the scan's iterators, parents, roots and root calls, and the
-# report (then not lean) is unchanged
+# hold the same calls, and the pass before the stream (tfd_graph_prepass())
+# makes the scan's iterators, parents, roots and root calls (the
+# analysis is then not lean: the report is the same)
 linked=0
 for f in "${files[@]}"; do
-	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
-	rc1=$?
-	TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/tl" 2>"$T/e1"
-	rc2=$?
-	n_same=$(grep -c 'timelink: .*: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s$' "$T/e1")
-	linked=$((linked + n_same))
-	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/tl" &&
-		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n_same" ]; then
-		ok
-	else
-		bad "$f: TFDOCTOR_TIMELINK_CHECK=1: $(grep -m1 'timelink' "$T/e1")"
-	fi
+	hooked TFDOCTOR_TIMELINK_CHECK timelink \
+		'timelink: .*: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s$' "$f"
+	linked=$((linked + agreed))
 done
 # (the hosts of every capture with calls, XSpace and Chrome, were linked)
 [ "$linked" -ge 100 ] && ok || bad "only $linked hosts linked in time order"
 # every XSpace host plane's iterator, Produce and Consume events decoded
 # again from the file, none kept (TFDOCTOR_SOURCE_CHECK=1,
 # src/input/xspace_source.c: what such a reader would read them from) are
-# the events the read packed, and the report is unchanged
+# the events the read packed
 sourced=0
 for f in "${files[@]}"; do
 	case $f in *.xplane.pb) ;; *) continue ;; esac
-	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
-	rc1=$?
-	TFDOCTOR_SOURCE_CHECK=1 "$TFD" analyze -q -f json -o - "$f" >"$T/src" 2>"$T/e1"
-	rc2=$?
-	n_same=$(grep -c 'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file as packed' "$T/e1")
-	sourced=$((sourced + n_same))
-	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/src" &&
-		[ "$(grep -c 'source: ' "$T/e1")" = "$n_same" ]; then
-		ok
-	else
-		bad "$f: TFDOCTOR_SOURCE_CHECK=1: $(grep -m1 'source' "$T/e1")"
-	fi
+	hooked TFDOCTOR_SOURCE_CHECK source \
+		'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file as packed' "$f"
+	sourced=$((sourced + agreed))
 done
 [ "$sourced" -ge 100 ] && ok || bad "only $sourced host planes decoded again"
 # and what such a reader would hold, each call until its group can be

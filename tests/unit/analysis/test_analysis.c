@@ -569,6 +569,27 @@ static void self_time_below_the_depth_limit(struct t *t)
 	free(name);
 }
 
+/* The upstream HostInputPipeline capture's events into f (a new fixture):
+ * with Produce and Consume events (produce), or without them (as a
+ * Chrome trace or an older TensorFlow has them). */
+static void host_input_pipeline(struct fx *f, bool produce)
+{
+	fx_init(f);
+	fx_ev(f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	if (produce)
+		fx_ev(f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
+	fx_ev(f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
+	if (produce) {
+		fx_ev(f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
+		fx_ev(f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
+	}
+	fx_ev(f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
+	if (produce)
+		fx_ev(f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
+	fx_ev(f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+}
+
 /* the upstream HostInputPipeline capture in default mode */
 static void prefetch_other_thread(struct t *t)
 {
@@ -576,16 +597,7 @@ static void prefetch_other_thread(struct t *t)
 	struct tfd_analysis *a;
 	const struct tfd_pipeline *p;
 
-	fx_init(&f);
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
+	host_input_pipeline(&f, true);
 	a = analyze(t, &f);
 	p = &a->hosts[0].pipelines[0];
 	T_EQ_I64(p->links[TFD_LINK_PRODUCE], 2);
@@ -672,12 +684,7 @@ static void prefetch_by_overlap(struct t *t)
 	struct tfd_analysis *a;
 	const struct tfd_pipeline *p;
 
-	fx_init(&f);
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
+	host_input_pipeline(&f, false);
 	a = analyze(t, &f);
 	p = &a->hosts[0].pipelines[0];
 	T_EQ_I64(p->links[TFD_LINK_OVERLAP], 1);
@@ -847,26 +854,12 @@ static void links_in_time_order_wait(struct t *t)
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	fx_init(&f); /* prefetch_other_thread's */
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
+	host_input_pipeline(&f, true); /* produced ahead, taken later */
 	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	fx_init(&f); /* prefetch_by_overlap's: one by overlap, one with none */
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
+	host_input_pipeline(&f, false); /* one by overlap, one with none */
 	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 2);
 	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
 	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
@@ -883,36 +876,29 @@ static void links_in_time_order_wait(struct t *t)
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	/* an element nobody took, overlapping two calls of the parent on two
-	 * threads: it goes to the one it overlaps most (line 0's first), but
-	 * until it has no taker for sure (the parent's last call, at 150)
-	 * the other's group is held too: all four calls at 140 */
-	fx_init(&f);
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 140 * US, 10 * US, "id=123", NULL);
-	fx_ev(&f, 2, "Iterator::Prefetch", 60 * US, 30 * US, "id=123", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
-	T_EQ_I64(c.calls.v[3].parent, 0);
-	tfd_graph_release(&c);
-	tfd_capture_free(f.cap);
-
-	/* the same without Produce events (a Chrome trace): linked by
-	 * overlap once the stream is past its end, at the stream's end here,
-	 * the other call's group held until then: four calls at 120 */
-	fx_init(&f);
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 120 * US, 30 * US, "id=123", NULL);
-	fx_ev(&f, 2, "Iterator::Prefetch", 60 * US, 30 * US, "id=123", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
-	T_EQ_I64(c.calls.v[3].parent, 0);
-	T_EQ_U64(c.calls.v[3].link, TFD_LINK_OVERLAP);
-	tfd_graph_release(&c);
-	tfd_capture_free(f.cap);
+	/* a call that overlaps two calls of the parent on two threads, an
+	 * element nobody took (produce) or outside any Produce event (a
+	 * Chrome trace): it goes to the one it overlaps most (line 0's
+	 * first), but until its link is settled (its element has no taker for
+	 * sure at the parent's last call's end, at 150; or, by overlap, once
+	 * the stream is past its end, here at the stream's end) the other's
+	 * group is held too: all four calls at once */
+	for (int produce = 0; produce < 2; produce++) {
+		fx_init(&f);
+		fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+		fx_ev(&f, 0, "Iterator::Prefetch", (produce ? 140 : 120) * US,
+		      (produce ? 10 : 30) * US, "id=123", NULL);
+		fx_ev(&f, 2, "Iterator::Prefetch", 60 * US, 30 * US, "id=123", NULL);
+		if (produce)
+			fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
+		fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456",
+		      "parent_id=123", NULL);
+		T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
+		T_EQ_I64(c.calls.v[3].parent, 0);
+		T_EQ_U64(c.calls.v[3].link, TFD_LINK_OVERLAP);
+		tfd_graph_release(&c);
+		tfd_capture_free(f.cap);
+	}
 }
 
 /* A call's pair is kept apart in a byte, two or four, as many as the
