@@ -280,7 +280,7 @@ void tfd_xs_stats_seen_keep(struct stats_seen *ss, size_t mi, const uint8_t *sta
  * an iterator, Produce or Consume event the scan keeps: its time, name and
  * stats as scan_event() reads them, its signature interned in sc's
  * capture; nothing noted, nothing packed. 1: decoded; 0: another kind;
- * -1: malformed (xspace_scan.c). */
+ * -1: malformed (xspace_source.c). */
 int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const uint8_t *end,
 		       struct tfd_event *e);
 /* TFDOCTOR_SOURCE_CHECK=1: the plane's iterator, Produce and Consume
