@@ -393,6 +393,22 @@ enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
 				  struct tfd_prepass *pp, struct tfd_err *err);
 /* Free what tfd_graph_prepass() put in pp. */
 void tfd_prepass_free(struct tfd_prepass *pp);
+/* A host's events, one thread after another, each thread's in order: the
+ * next one and its thread into *thread and *e, false at the end. */
+struct tfd_event_source {
+	void *ctx;
+	bool (*next)(void *ctx, uint32_t *thread, struct tfd_event *e);
+};
+/* tfd_graph_prepass() over the events src gives instead of h's packed
+ * ones (h gives the threads; src/input/xspace_source.c reads them again
+ * from the file). */
+enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host *h,
+				       const struct tfd_event_source *src, struct tfd_prepass *pp,
+				       struct tfd_err *err);
+/* What two passes before made differently (a's and b's, of one host):
+ * the first that differs, or NULL. */
+const char *tfd_prepass_differs(const struct host_ctx *a, const struct tfd_prepass *pa,
+				const struct host_ctx *b, const struct tfd_prepass *pb);
 /* Before a graph is built from h: drop its events whose kinds are not in
  * keep (TFD_KIND_BIT()s; iterator events always stay). */
 void tfd_host_shed(struct tfd_host *h, uint32_t keep);

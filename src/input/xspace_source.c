@@ -21,6 +21,7 @@
 
 #include "tfd/capbuild.h"
 #include "tfd/err.h"
+#include "tfd/graph.h"
 #include "tfd/pages.h"
 #include "xspace_impl.h"
 #include "xspace_parse.h"
@@ -113,103 +114,197 @@ static int64_t line_ts(struct span line)
 	return 0;
 }
 
-/* One line's events against its thread's packed ones (cursors per thread). */
-static void source_line(struct scan *sc, struct span line, struct tfd_ev_cursor *cur,
-			size_t *counted, struct src_tally *t)
+/* The plane's iterator, Produce and Consume events decoded again from the
+ * file, line after line (struct tfd_event_source): where it is, what it
+ * found malformed. */
+struct file_src {
+	struct scan *sc;
+	size_t line;
+	const uint8_t *p, *end; /* in the line, NULL before it */
+	int64_t id, ts;
+	bool ts_seen, have_thread;
+	uint32_t th;
+	size_t malformed;
+};
+
+static void file_begin(struct file_src *fs, struct scan *sc)
 {
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	const uint8_t *p = line.p, *end = line.p + line.len;
-	int64_t id = 0, ts = 0;
-	bool ts_seen = false, have_thread = false;
-	uint32_t th = 0;
+	memset(fs, 0, sizeof(*fs));
+	fs->sc = sc;
+	/* the pages the walk reads go back behind it, as the read's do */
+	sc->released = sc->lines.n ? sc->lines.v[0].p : NULL;
+}
+
+static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
+{
+	struct file_src *fs = ctx;
+	struct scan *sc = fs->sc;
 	struct pb_field f;
 
-	while (p < end) {
-		struct tfd_event e, pk;
-		int r;
+	for (;;) {
+		struct span line;
 
-		/* the pages read go back as the read gives them back: those
-		 * before this field, which is read next */
-		if (sc->mapped && p > sc->released + sc->release_step)
-			tfd_pages_release(&sc->released, p, 0);
-		if (!tfd_pb_next(&p, end, &f))
-			break;
+		if (!fs->p || fs->p >= fs->end) {
+			if (fs->p)
+				fs->line++;
+			if (fs->line >= sc->lines.n)
+				return false;
+			line = sc->lines.v[fs->line];
+			fs->p = line.p;
+			fs->end = line.p + line.len;
+			fs->id = fs->ts = 0;
+			fs->ts_seen = fs->have_thread = false;
+			if (!line.len) {
+				fs->p = NULL;
+				fs->line++;
+				continue;
+			}
+		}
+		line = sc->lines.v[fs->line];
+		/* those before this field, which is read next */
+		if (sc->mapped && fs->p > sc->released + sc->release_step)
+			tfd_pages_release(&sc->released, fs->p, 0);
+		if (!tfd_pb_next(&fs->p, fs->end, &f)) {
+			fs->p = fs->end; /* (the read checked the framing) */
+			continue;
+		}
 		if (f.field == 1 && f.wt == 0) {
-			id = (int64_t)f.v;
+			fs->id = (int64_t)f.v;
 		} else if (f.field == 3 && f.wt == 0) {
-			ts = (int64_t)f.v;
-			ts_seen = true;
+			fs->ts = (int64_t)f.v;
+			fs->ts_seen = true;
 		} else if (f.field == 4 && f.wt == 2) {
-			if (!have_thread) {
-				if (!ts_seen) {
+			int r;
+
+			if (!fs->have_thread) {
+				if (!fs->ts_seen) {
 					/* (the walk for it faulted the line's pages in) */
 					const uint8_t *from = f.s.p + f.s.len;
 
-					ts = line_ts(line);
+					fs->ts = line_ts(line);
 					if (sc->mapped)
-						tfd_pages_release(&from, end, 0);
+						tfd_pages_release(&from, fs->end, 0);
 				}
-				ts_seen = true;
-				th = tfd_host_thread(sc->cap, h, id, NULL);
-				have_thread = true;
+				fs->ts_seen = true;
+				fs->th = tfd_host_thread(sc->cap, &sc->cap->hosts[sc->host_idx],
+							 fs->id, NULL);
+				fs->have_thread = true;
 			}
-			r = tfd_xs_decode_iter(sc, ts, f.s.p, f.s.p + f.s.len, &e);
-			if (r < 0)
-				t->malformed++;
-			if (r <= 0)
-				continue;
-			t->events++;
-			if (!packed_next(&cur[th], &pk)) {
-				t->missing++;
-				continue;
+			r = tfd_xs_decode_iter(sc, fs->ts, f.s.p, f.s.p + f.s.len, e);
+			fs->malformed += r < 0;
+			if (r > 0) {
+				*thread = fs->th;
+				return true;
 			}
-			if (!same_event(&e, &pk) && !t->differ++) {
-				t->first_thread = th;
-				t->first_at = counted[th];
-			}
-			counted[th]++;
 		}
 	}
+}
+
+/* The seconds since t0. */
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Every event the file gives against its thread's packed ones, in order;
+ * the walk's time. */
+static double compare_events(struct scan *sc, struct src_tally *t)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	size_t nth = h->nthreads;
+	struct tfd_ev_cursor *cur = xcalloc(nth + 1, sizeof(*cur));
+	size_t *counted = xcalloc(nth + 1, sizeof(*counted));
+	struct file_src fs;
+	struct timespec t0;
+	struct tfd_event e, pk;
+	uint32_t th;
+	double took;
+
+	for (size_t i = 0; i < nth; i++)
+		tfd_ev_begin(&cur[i], h, &h->threads[i]);
+	file_begin(&fs, sc);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (file_next(&fs, &th, &e)) {
+		t->events++;
+		if (th >= nth || !packed_next(&cur[th], &pk)) {
+			t->missing++;
+			continue;
+		}
+		if (!same_event(&e, &pk) && !t->differ++) {
+			t->first_thread = th;
+			t->first_at = counted[th];
+		}
+		counted[th]++;
+	}
+	took = since(&t0);
+	t->malformed = fs.malformed;
+	/* (a line the read made no thread for has no events) */
+	for (size_t i = 0; i < nth && i < h->nthreads; i++)
+		while (packed_next(&cur[i], &pk))
+			t->extra++;
+	free(cur);
+	free(counted);
+	return took;
+}
+
+/* The pass before a stream (tfd_graph_prepass()) over the file's events
+ * against the same over the packed ones: what differs, or NULL; *took,
+ * the file's pass's time. */
+static const char *compare_prepass(struct scan *sc, double *took)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	struct host_ctx a, b;
+	struct tfd_prepass pa, pb;
+	struct tfd_err err = {0};
+	struct file_src fs;
+	struct tfd_event_source src = {&fs, file_next};
+	struct timespec t0;
+	const char *bad = NULL;
+	enum tfd_status sa, sb;
+
+	file_begin(&fs, sc);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sa = tfd_graph_prepass_from(&a, h, &src, &pa, &err);
+	*took = since(&t0);
+	sb = tfd_graph_prepass(&b, h, &pb, &err);
+	if (sa != sb)
+		bad = "one failed";
+	else if (!sa)
+		bad = tfd_prepass_differs(&a, &pa, &b, &pb);
+	tfd_prepass_free(&pa);
+	tfd_prepass_free(&pb);
+	tfd_graph_release(&a);
+	tfd_graph_release(&b);
+	return bad;
 }
 
 void tfd_xs_source_check(struct scan *sc)
 {
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct tfd_ev_cursor *cur;
-	size_t *counted, nth;
 	struct src_tally t;
-	struct timespec t0, t1;
-	struct tfd_event pk;
+	double walk, pass = 0;
+	const char *prepass = NULL;
 
 	/* the events still held for their stats go in first */
 	tfd_host_pack_pending(sc->cap, h);
-	nth = h->nthreads;
-	cur = xcalloc(nth + 1, sizeof(*cur));
-	counted = xcalloc(nth + 1, sizeof(*counted));
-	for (size_t i = 0; i < nth; i++)
-		tfd_ev_begin(&cur[i], h, &h->threads[i]);
 	memset(&t, 0, sizeof(t));
-	sc->released = sc->lines.n ? sc->lines.v[0].p : NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (size_t i = 0; i < sc->lines.n; i++)
-		source_line(sc, sc->lines.v[i], cur, counted, &t);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* (a line the read made no thread for has no events) */
-	for (size_t i = 0; i < nth && i < h->nthreads; i++)
-		while (packed_next(&cur[i], &pk))
-			t.extra++;
-	if (t.differ || t.malformed || t.missing || t.extra)
+	walk = compare_events(sc, &t);
+	if (!(t.differ || t.malformed || t.missing || t.extra))
+		prepass = compare_prepass(sc, &pass);
+	if (t.differ || t.malformed || t.missing || t.extra || prepass)
 		fprintf(stderr,
 			"tfdoctor: source: %s: differs: %zu of %zu events (first: thread %zu, its "
-			"event %zu), %zu malformed, %zu not packed, %zu packed only\n",
+			"event %zu), %zu malformed, %zu not packed, %zu packed only; the pass "
+			"before from the file: %s\n",
 			h->name ? h->name : "?", t.differ, t.events, t.first_thread, t.first_at,
-			t.malformed, t.missing, t.extra);
+			t.malformed, t.missing, t.extra, prepass ? prepass : "not compared");
 	else
 		fprintf(stderr,
 			"tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
-			"again from the file as packed, in %.3f s\n",
-			h->name ? h->name : "?", t.events,
-			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	free(cur);
-	free(counted);
+			"again from the file as packed, in %.3f s; the pass before from the file "
+			"as from the packed events, in %.3f s\n",
+			h->name ? h->name : "?", t.events, walk, pass);
 }

@@ -31,6 +31,10 @@ void tfd_graph_iters_end(struct host_ctx *c)
 	tfd_graph_release(c);
 }
 
+/* Per iterator: whether its long name is a root's (Iterator::X), -1 not
+ * yet known. */
+typedef VEC(signed char) two_parts;
+
 /* The events the threads' scan makes calls of (graph.c scan_thread()). */
 static bool a_call(const struct tfd_event *e)
 {
@@ -38,50 +42,119 @@ static bool a_call(const struct tfd_event *e)
 	       e->sig->role != TFD_SIG_BARE_ITERATOR && e->sig->role != TFD_SIG_LOOP_ROOT;
 }
 
-enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
-				  struct tfd_prepass *pp, struct tfd_err *err)
+/* One event of thread t into the pass before (two: per iterator, whether
+ * its long name is a root's, -1 not yet known). */
+static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, two_parts *two, uint32_t t,
+			  const struct tfd_event *e)
+{
+	struct iter *it;
+	int i;
+
+	if (!a_call(e))
+		return;
+	i = iter_for_event(c, e);
+	it = &c->iters.v[i];
+	it->ncalls++;
+	if (e->dur_ns > it->max_dur)
+		it->max_dur = e->dur_ns;
+	if (e->start_ns < it->first_start)
+		it->first_start = e->start_ns;
+	if (e->start_ns + e->dur_ns > it->last_end)
+		it->last_end = e->start_ns + e->dur_ns;
+	pp->thread_calls[t]++;
+	while (two->n <= (size_t)i)
+		vec_push(two, (signed char)-1);
+	if (two->v[i] < 0)
+		two->v[i] = tfd_iter_parts(it->long_name) <= 2;
+	if (two->v[i])
+		vec_push(&pp->roots,
+			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
+}
+
+enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host *h,
+				       const struct tfd_event_source *src, struct tfd_prepass *pp,
+				       struct tfd_err *err)
 {
 	size_t by_name = 0, orphans = 0;
-	/* per iterator: whether its long name is a root's (Iterator::X), -1
-	 * not yet known */
-	VEC(signed char) two = {0};
+	two_parts two = {0};
+	struct tfd_event e;
+	uint32_t t;
 
 	memset(pp, 0, sizeof(*pp));
 	tfd_graph_iters_begin(c, h);
 	pp->thread_calls = xcalloc(h->nthreads + 1, sizeof(size_t));
-	for (size_t t = 0; t < h->nthreads; t++) {
-		struct tfd_ev_cursor cur;
-		struct tfd_event e;
-
-		for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &e);) {
-			struct iter *it;
-			int i;
-
-			if (!a_call(&e))
-				continue;
-			i = iter_for_event(c, &e);
-			it = &c->iters.v[i];
-			it->ncalls++;
-			if (e.dur_ns > it->max_dur)
-				it->max_dur = e.dur_ns;
-			if (e.start_ns < it->first_start)
-				it->first_start = e.start_ns;
-			if (e.start_ns + e.dur_ns > it->last_end)
-				it->last_end = e.start_ns + e.dur_ns;
-			pp->thread_calls[t]++;
-			while (two.n <= (size_t)i)
-				vec_push(&two, (signed char)-1);
-			if (two.v[i] < 0)
-				two.v[i] = tfd_iter_parts(it->long_name) <= 2;
-			if (two.v[i])
-				vec_push(&pp->roots, ((struct tfd_root_call){
-							 i, e.start_ns, e.start_ns + e.dur_ns}));
-		}
-	}
+	while (src->next(src->ctx, &t, &e))
+		if (t < h->nthreads)
+			prepass_event(c, pp, &two, t, &e);
 	vec_free(&two);
 	free(c->memo);
 	c->memo = NULL;
 	return tfd_graph_resolve(c, &by_name, &orphans, err);
+}
+
+/* The packed events, thread after thread. */
+struct packed_src {
+	const struct tfd_host *h;
+	uint32_t t;
+	bool begun;
+	struct tfd_ev_cursor cur;
+};
+
+static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
+{
+	struct packed_src *ps = ctx;
+
+	while (ps->t < ps->h->nthreads) {
+		if (!ps->begun) {
+			tfd_ev_begin(&ps->cur, ps->h, &ps->h->threads[ps->t]);
+			ps->begun = true;
+		}
+		if (tfd_ev_next(&ps->cur, e)) {
+			*thread = ps->t;
+			return true;
+		}
+		ps->t++;
+		ps->begun = false;
+	}
+	return false;
+}
+
+enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
+				  struct tfd_prepass *pp, struct tfd_err *err)
+{
+	struct packed_src ps = {h, 0, false, {0}};
+	struct tfd_event_source src = {&ps, packed_next};
+
+	return tfd_graph_prepass_from(c, h, &src, pp, err);
+}
+
+const char *tfd_prepass_differs(const struct host_ctx *a, const struct tfd_prepass *pa,
+				const struct host_ctx *b, const struct tfd_prepass *pb)
+{
+	if (a->iters.n != b->iters.n)
+		return "iterators";
+	for (size_t i = 0; i < a->iters.n; i++) {
+		const struct iter *x = &a->iters.v[i], *y = &b->iters.v[i];
+
+		if (x->id != y->id || strcmp(x->long_name, y->long_name) != 0 ||
+		    x->parent != y->parent || x->ncalls != y->ncalls ||
+		    x->first_start != y->first_start || x->last_end != y->last_end ||
+		    x->max_dur != y->max_dur || x->absent != y->absent)
+			return "an iterator";
+		if (a->root[i] != b->root[i])
+			return "a root";
+	}
+	for (size_t t = 0; t < a->h->nthreads; t++)
+		if (pa->thread_calls[t] != pb->thread_calls[t])
+			return "a thread's calls";
+	if (pa->roots.n != pb->roots.n)
+		return "the root calls";
+	for (size_t r = 0; r < pa->roots.n; r++)
+		if (pa->roots.v[r].iter != pb->roots.v[r].iter ||
+		    pa->roots.v[r].start_ns != pb->roots.v[r].start_ns ||
+		    pa->roots.v[r].end_ns != pb->roots.v[r].end_ns)
+			return "a root call";
+	return NULL;
 }
 
 void tfd_prepass_free(struct tfd_prepass *pp)

@@ -44,7 +44,7 @@ for c in "${CASES[@]}"; do
 	if [ "$rc1" = "$rc2" ] && cmp -s "$d/plain.json" "$d/checked.json" &&
 		! grep -q 'differs' "$d/checks.txt" &&
 		grep -q 'timelink: .*as by the link pass.* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s$' "$d/checks.txt" &&
-		grep -q 'source: .*as packed' "$d/checks.txt"; then
+		grep -q 'source: .*as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$d/checks.txt"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
