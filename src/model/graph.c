@@ -338,13 +338,7 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 	vec_push(&c->calls, cl);
 	put_pair(c, c->calls.n - 1, (uint32_t)it->pair);
 	tfd_ptimes_push(&c->times, e->start_ns, e->dur_ns);
-	it->ncalls++;
-	if (e->dur_ns > it->max_dur)
-		it->max_dur = e->dur_ns;
-	if (e->start_ns < it->first_start)
-		it->first_start = e->start_ns;
-	if (e->start_ns + e->dur_ns > it->last_end)
-		it->last_end = e->start_ns + e->dur_ns;
+	iter_count_call(it, e);
 	vec_push(&ss->stack, ((struct open_ev){e->start_ns, e->start_ns + e->dur_ns, 0,
 					       (int)(c->calls.n - 1), false}));
 }

@@ -54,13 +54,7 @@ static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, two_parts 
 		return;
 	i = iter_for_event(c, e);
 	it = &c->iters.v[i];
-	it->ncalls++;
-	if (e->dur_ns > it->max_dur)
-		it->max_dur = e->dur_ns;
-	if (e->start_ns < it->first_start)
-		it->first_start = e->start_ns;
-	if (e->start_ns + e->dur_ns > it->last_end)
-		it->last_end = e->start_ns + e->dur_ns;
+	iter_count_call(it, e);
 	pp->thread_calls[t]++;
 	while (two->n <= (size_t)i)
 		vec_push(two, (signed char)-1);

@@ -196,6 +196,19 @@ static inline int iter_for_event(struct host_ctx *c, const struct tfd_event *e)
 	return (int)idx;
 }
 
+/* Call e of iterator it counted: its number of calls, longest call, first
+ * start and last end. */
+static inline void iter_count_call(struct iter *it, const struct tfd_event *e)
+{
+	it->ncalls++;
+	if (e->dur_ns > it->max_dur)
+		it->max_dur = e->dur_ns;
+	if (e->start_ns < it->first_start)
+		it->first_start = e->start_ns;
+	if (e->start_ns + e->dur_ns > it->last_end)
+		it->last_end = e->start_ns + e->dur_ns;
+}
+
 /* The iterators' parents (by parent_id and their calls' spans, else by
  * long name, an absent one made where none is captured; a cycle is an
  * error) and roots, once every iterator is made with its calls' counts
