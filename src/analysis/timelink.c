@@ -556,71 +556,40 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 	free(until);
 }
 
-/* The pass before's iterators (p) against the scan's (c), field by field,
- * their parents and roots: what differs first, or NULL. */
-static const char *iters_differ(const struct host_ctx *c, const struct host_ctx *p)
+/* What the pass before gives besides the iterators, as the scan's calls
+ * have it: each thread's count of calls, the calls of root iterators in
+ * the calls' order. */
+static void scan_prepass(const struct host_ctx *c, struct tfd_prepass *pp)
 {
-	if (p->iters.n != c->iters.n)
-		return "iterators";
-	for (size_t i = 0; i < c->iters.n; i++) {
-		const struct iter *a = &c->iters.v[i], *b = &p->iters.v[i];
-
-		if (a->id != b->id || strcmp(a->long_name, b->long_name) != 0 ||
-		    a->parent != b->parent || a->ncalls != b->ncalls ||
-		    a->first_start != b->first_start || a->last_end != b->last_end ||
-		    a->max_dur != b->max_dur || a->absent != b->absent)
-			return "an iterator";
-		if (c->root[i] != p->root[i])
-			return "a root";
-	}
-	return NULL;
-}
-
-/* The pass before's counts of calls per thread and root calls (pp)
- * against the scan's calls: what differs first, or NULL; *nroots, the
- * root calls. */
-static const char *calls_differ(const struct host_ctx *c, const struct tfd_prepass *pp,
-				size_t *nroots)
-{
-	const char *bad = NULL;
-	size_t r = 0, *per = xcalloc(c->h->nthreads + 1, sizeof(size_t));
-
-	for (size_t k = 0; k < c->calls.n; k++)
-		per[call_thread(c, k)]++;
-	for (size_t t = 0; !bad && t < c->h->nthreads; t++)
-		if (per[t] != pp->thread_calls[t])
-			bad = "a thread's calls";
-	free(per);
-	for (size_t k = 0; !bad && k < c->calls.n; k++) {
+	memset(pp, 0, sizeof(*pp));
+	pp->thread_calls = xcalloc(c->h->nthreads + 1, sizeof(size_t));
+	for (size_t k = 0; k < c->calls.n; k++) {
 		int i = call_iter(c, k);
-		const struct tfd_root_call *rc = r < pp->roots.n ? &pp->roots.v[r] : NULL;
 
-		if (c->root[i] != i)
-			continue;
-		if (!rc || rc->iter != i || rc->start_ns != call_start(c, k) ||
-		    rc->end_ns != call_end(c, k))
-			bad = "a root call";
-		r++;
+		pp->thread_calls[call_thread(c, k)]++;
+		if (c->root[i] == i)
+			vec_push(&pp->roots,
+				 ((struct tfd_root_call){i, call_start(c, k), call_end(c, k)}));
 	}
-	if (!bad && r != pp->roots.n)
-		bad = "the root calls";
-	*nroots = r;
-	return bad;
 }
 
 /* The pass before the stream (tfd_graph_prepass()) against the scan's
- * graph: the first that differs, or NULL. */
+ * graph (tfd_prepass_differs()): the first that differs, or NULL; *nroots,
+ * the root calls. */
 static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
 {
 	struct host_ctx p;
-	struct tfd_prepass pp;
+	struct tfd_prepass pp, scan;
 	struct tfd_err err = {0};
 	const char *bad;
 
+	scan_prepass(c, &scan);
+	*nroots = scan.roots.n;
 	if (tfd_graph_prepass(&p, c->h, &pp, &err))
 		bad = "failed";
-	else if (!(bad = iters_differ(c, &p)))
-		bad = calls_differ(c, &pp, nroots);
+	else
+		bad = tfd_prepass_differs(c, &scan, &p, &pp);
+	tfd_prepass_free(&scan);
 	tfd_prepass_free(&pp);
 	tfd_graph_release(&p);
 	return bad;
