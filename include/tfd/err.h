@@ -9,6 +9,7 @@
 #define TFD_ERR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum tfd_status {
@@ -40,6 +41,11 @@ void tfd_err_clear(struct tfd_err *err);
 
 /* Exit code for a status: 0 ok, 2 usage, 1 anything else. */
 int tfd_status_exit_code(enum tfd_status st);
+
+/* Whether environment variable name is set to "1": the developers' check
+ * hooks (TFDOCTOR_FOLD_CHECK, TFDOCTOR_INFLIGHT, TFDOCTOR_TIMELINK_CHECK,
+ * TFDOCTOR_SOURCE_CHECK; docs/development.md). */
+bool tfd_env_flag(const char *name);
 
 /* Allocation helpers that abort with "tfdoctor: error: out of memory". */
 void *xmalloc(size_t n);

@@ -546,23 +546,15 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
 	absent_note(c, a, c->h->name);
 }
 
-/* TFDOCTOR_TIMELINK_CHECK=1 (timelink.c) */
-static bool timelink_check(void)
-{
-	const char *v = getenv("TFDOCTOR_TIMELINK_CHECK");
-
-	return v && strcmp(v, "1") == 0;
-}
-
 /* The measures of a reader in time order, on stderr when asked for
  * (docs/performance.md, "Calls held in time order"): TFDOCTOR_INFLIGHT=1
  * (inflight.c) and TFDOCTOR_TIMELINK_CHECK=1 (timelink.c, which reads the
  * host's events: never lean then). */
 static void time_order_checks(const struct host_ctx *c, bool lean)
 {
-	if (getenv("TFDOCTOR_INFLIGHT") && strcmp(getenv("TFDOCTOR_INFLIGHT"), "1") == 0)
+	if (tfd_env_flag("TFDOCTOR_INFLIGHT"))
 		tfd_inflight_report(c);
-	if (!lean && timelink_check())
+	if (!lean && tfd_env_flag("TFDOCTOR_TIMELINK_CHECK"))
 		tfd_timelink_check(c);
 }
 
@@ -838,7 +830,7 @@ enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analy
 				 struct tfd_analysis **out, struct tfd_err *err)
 {
 	/* (the check of links made in time order reads the events again) */
-	return analyze(cap, timelink_check() ? NULL : cap, opts, out, err);
+	return analyze(cap, tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") ? NULL : cap, opts, out, err);
 }
 
 void tfd_analysis_free(struct tfd_analysis *a)

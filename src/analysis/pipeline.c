@@ -842,7 +842,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	steps_overlap(&b);
 	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
 	aggregate(&b);
-	if (getenv("TFDOCTOR_FOLD_CHECK") && strcmp(getenv("TFDOCTOR_FOLD_CHECK"), "1") == 0)
+	if (tfd_env_flag("TFDOCTOR_FOLD_CHECK"))
 		tfd_fold_check(&b);
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:

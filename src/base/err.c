@@ -124,6 +124,13 @@ void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+bool tfd_env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, "1") == 0;
+}
+
 char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

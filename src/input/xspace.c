@@ -557,8 +557,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		st = read_lines(&sc, err);
 	if (!st)
 		st = tfd_fn_ops_check(&cap->hosts[host_idx], err);
-	if (!st && getenv("TFDOCTOR_SOURCE_CHECK") &&
-	    strcmp(getenv("TFDOCTOR_SOURCE_CHECK"), "1") == 0)
+	if (!st && tfd_env_flag("TFDOCTOR_SOURCE_CHECK"))
 		tfd_xs_source_check(&sc);
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */
