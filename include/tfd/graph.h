@@ -369,6 +369,17 @@ void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h);
 int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e);
 void tfd_graph_iters_end(struct host_ctx *c);
 
+/* Whether the threads' scan makes a call of event e: an iterator event
+ * that is not async, nor the bare iterator's, nor a loop's own root
+ * (graph.c's scan_thread() tests the same inline, where it also notes the
+ * loop's root); the checks and the pass before a stream read the events
+ * with it. */
+static inline bool tfd_graph_call_event(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_ITERATOR && !(e->flags & TFD_EVF_ASYNC) &&
+	       e->sig->role != TFD_SIG_BARE_ITERATOR && e->sig->role != TFD_SIG_LOOP_ROOT;
+}
+
 /* A root call (of a root iterator) and its time. */
 struct tfd_root_call {
 	int iter;

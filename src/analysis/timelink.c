@@ -150,12 +150,9 @@ static void th_sift(struct tl *t, size_t i)
  * bare iterator's nor a loop's own root), Produce and Consume events. */
 static bool scanned(const struct tfd_event *e)
 {
-	if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE && e->kind != TFD_EV_CONSUME)
-		return false;
-	if (e->flags & TFD_EVF_ASYNC)
-		return false;
-	return e->kind != TFD_EV_ITERATOR ||
-	       (e->sig->role != TFD_SIG_BARE_ITERATOR && e->sig->role != TFD_SIG_LOOP_ROOT);
+	return tfd_graph_call_event(e) ||
+	       ((e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME) &&
+		!(e->flags & TFD_EVF_ASYNC));
 }
 
 static bool th_next(struct tl_thread *th)

@@ -35,13 +35,6 @@ void tfd_graph_iters_end(struct host_ctx *c)
  * yet known. */
 typedef VEC(signed char) two_parts;
 
-/* The events the threads' scan makes calls of (graph.c scan_thread()). */
-static bool a_call(const struct tfd_event *e)
-{
-	return e->kind == TFD_EV_ITERATOR && !(e->flags & TFD_EVF_ASYNC) &&
-	       e->sig->role != TFD_SIG_BARE_ITERATOR && e->sig->role != TFD_SIG_LOOP_ROOT;
-}
-
 /* One event of thread t into the pass before (two: per iterator, whether
  * its long name is a root's, -1 not yet known). */
 static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, two_parts *two, uint32_t t,
@@ -50,7 +43,7 @@ static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, two_parts 
 	struct iter *it;
 	int i;
 
-	if (!a_call(e))
+	if (!tfd_graph_call_event(e))
 		return;
 	i = iter_for_event(c, e);
 	it = &c->iters.v[i];
