@@ -346,4 +346,25 @@ static inline bool event_fields(const uint8_t *p, const uint8_t *end, uint64_t *
 	return true;
 }
 
+/* A line's header fields (a walk callback: the last of each wins). */
+struct line_hdr {
+	int64_t id, ts_ns;
+	struct span name, display_name;
+};
+
+static inline int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
+{
+	struct line_hdr *lh = ctx;
+
+	if (field == 1 && wt == 0)
+		lh->id = (int64_t)v;
+	else if (field == 3 && wt == 0)
+		lh->ts_ns = (int64_t)v;
+	else if (field == 2 && wt == 2)
+		lh->name = s;
+	else if (field == 11 && wt == 2)
+		lh->display_name = s;
+	return 0;
+}
+
 #endif

@@ -157,26 +157,6 @@ int tfd_xs_plane_collect(void *ctx, uint32_t field, int wt, uint64_t v, struct s
 	return stat_meta(sc, key, val);
 }
 
-struct line_hdr {
-	int64_t id, ts_ns;
-	struct span name, display_name;
-};
-
-static int line_hdr_field(void *ctx, uint32_t field, int wt, uint64_t v, struct span s)
-{
-	struct line_hdr *lh = ctx;
-
-	if (field == 1 && wt == 0)
-		lh->id = (int64_t)v;
-	else if (field == 3 && wt == 0)
-		lh->ts_ns = (int64_t)v;
-	else if (field == 2 && wt == 2)
-		lh->name = s;
-	else if (field == 11 && wt == 2)
-		lh->display_name = s;
-	return 0;
-}
-
 /* The `id` stat of an event (its stats start at p; NULL: none). */
 static bool event_id(const struct scan *sc, const uint8_t *p, const uint8_t *end, uint64_t *id)
 {

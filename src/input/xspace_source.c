@@ -101,19 +101,6 @@ static bool same_event(const struct tfd_event *a, const struct tfd_event *b)
 	       (!(a->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) || a->id == b->id);
 }
 
-/* The line's timestamp as the read takes it for an event that comes
- * before any timestamp field: the first in the line. */
-static int64_t line_ts(struct span line)
-{
-	const uint8_t *p = line.p, *end = line.p + line.len;
-	struct pb_field f;
-
-	while (p < end && tfd_pb_next(&p, end, &f))
-		if (f.field == 3 && f.wt == 0)
-			return (int64_t)f.v;
-	return 0;
-}
-
 /* The plane's iterator, Produce and Consume events decoded again from the
  * file, line after line (struct tfd_event_source): where it is, what it
  * found malformed. */
@@ -178,10 +165,14 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 
 			if (!fs->have_thread) {
 				if (!fs->ts_seen) {
-					/* (the walk for it faulted the line's pages in) */
+					/* as the read takes it for an event before any
+					 * timestamp field; the walk for it faulted the
+					 * line's pages in */
 					const uint8_t *from = f.s.p + f.s.len;
+					struct line_hdr lh = {0};
 
-					fs->ts = line_ts(line);
+					tfd_pb_walk(line.p, line.len, line_hdr_field, &lh);
+					fs->ts = lh.ts_ns;
 					if (sc->mapped)
 						tfd_pages_release(&from, fs->end, 0);
 				}
