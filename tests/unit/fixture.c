@@ -47,3 +47,21 @@ void fx_finish(struct fx *f)
 
 	tfd_capture_finish(f->cap, &err);
 }
+
+void fx_host_input_pipeline(struct fx *f, bool produce)
+{
+	fx_init(f);
+	fx_ev(f, 0, "Iterator::Prefetch", 0, 100 * FX_US, "id=123", NULL);
+	if (produce)
+		fx_ev(f, 0, "PrefetchConsume", 80 * FX_US, 20 * FX_US, "element_id=100", NULL);
+	fx_ev(f, 0, "Iterator::Prefetch", 200 * FX_US, 20 * FX_US, "id=123", NULL);
+	if (produce) {
+		fx_ev(f, 0, "PrefetchConsume", 210 * FX_US, 10 * FX_US, "element_id=200", NULL);
+		fx_ev(f, 1, "PrefetchProduce", 0, 80 * FX_US, "element_id=100", NULL);
+	}
+	fx_ev(f, 1, "Iterator::Prefetch::Range", 0, 80 * FX_US, "id=456", "parent_id=123", NULL);
+	if (produce)
+		fx_ev(f, 1, "PrefetchProduce", 100 * FX_US, 80 * FX_US, "element_id=200", NULL);
+	fx_ev(f, 1, "Iterator::Prefetch::Range", 100 * FX_US, 80 * FX_US, "id=456", "parent_id=123",
+	      NULL);
+}

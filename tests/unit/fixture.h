@@ -4,6 +4,8 @@
 #ifndef TFD_FIXTURE_H
 #define TFD_FIXTURE_H
 
+#include <stdbool.h>
+
 #include "tfd/capture.h"
 
 struct fx {
@@ -17,5 +19,12 @@ struct tfd_event *fx_ev(struct fx *f, int line, const char *name, int64_t off_ps
 			...);
 /* Sort the events; the capture is ready for analysis. */
 void fx_finish(struct fx *f);
+/* The upstream HostInputPipeline capture's events into f (a new fixture):
+ * a prefetch's consumer on line 0, its producer on line 1, two elements;
+ * with Produce and Consume events (produce), or without them (as a
+ * Chrome trace or an older TensorFlow has them). */
+void fx_host_input_pipeline(struct fx *f, bool produce);
+
+#define FX_US 1000000LL /* a microsecond in the fixtures' picoseconds */
 
 #endif

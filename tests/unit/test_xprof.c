@@ -54,16 +54,7 @@ static void host_input_pipeline(struct t *t)
 	const struct tfd_xp_pipeline *p;
 	const struct tfd_xp_meta *m;
 
-	fx_init(&f);
-	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
-	fx_ev(&f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	fx_ev(&f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	fx_ev(&f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
-	fx_ev(&f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
+	fx_host_input_pipeline(&f, true);
 	x = run(t, &f);
 	T_EQ_I64(x->nrows, 1);
 	T_EQ_STR(x->rows[0].host, "host1");

@@ -569,27 +569,6 @@ static void self_time_below_the_depth_limit(struct t *t)
 	free(name);
 }
 
-/* The upstream HostInputPipeline capture's events into f (a new fixture):
- * with Produce and Consume events (produce), or without them (as a
- * Chrome trace or an older TensorFlow has them). */
-static void host_input_pipeline(struct fx *f, bool produce)
-{
-	fx_init(f);
-	fx_ev(f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
-	if (produce)
-		fx_ev(f, 0, "PrefetchConsume", 80 * US, 20 * US, "element_id=100", NULL);
-	fx_ev(f, 0, "Iterator::Prefetch", 200 * US, 20 * US, "id=123", NULL);
-	if (produce) {
-		fx_ev(f, 0, "PrefetchConsume", 210 * US, 10 * US, "element_id=200", NULL);
-		fx_ev(f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
-	}
-	fx_ev(f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	if (produce)
-		fx_ev(f, 1, "PrefetchProduce", 100 * US, 80 * US, "element_id=200", NULL);
-	fx_ev(f, 1, "Iterator::Prefetch::Range", 100 * US, 80 * US, "id=456", "parent_id=123",
-	      NULL);
-}
-
 /* the upstream HostInputPipeline capture in default mode */
 static void prefetch_other_thread(struct t *t)
 {
@@ -597,7 +576,7 @@ static void prefetch_other_thread(struct t *t)
 	struct tfd_analysis *a;
 	const struct tfd_pipeline *p;
 
-	host_input_pipeline(&f, true);
+	fx_host_input_pipeline(&f, true);
 	a = analyze(t, &f);
 	p = &a->hosts[0].pipelines[0];
 	T_EQ_I64(p->links[TFD_LINK_PRODUCE], 2);
@@ -684,7 +663,7 @@ static void prefetch_by_overlap(struct t *t)
 	struct tfd_analysis *a;
 	const struct tfd_pipeline *p;
 
-	host_input_pipeline(&f, false);
+	fx_host_input_pipeline(&f, false);
 	a = analyze(t, &f);
 	p = &a->hosts[0].pipelines[0];
 	T_EQ_I64(p->links[TFD_LINK_OVERLAP], 1);
@@ -854,12 +833,12 @@ static void links_in_time_order_wait(struct t *t)
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	host_input_pipeline(&f, true); /* produced ahead, taken later */
+	fx_host_input_pipeline(&f, true); /* produced ahead, taken later */
 	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	host_input_pipeline(&f, false); /* one by overlap, one with none */
+	fx_host_input_pipeline(&f, false); /* one by overlap, one with none */
 	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 2);
 	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
 	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
