@@ -673,7 +673,38 @@ struct tfd_host {
 	 * dev and the device planes' event counts are known once
 	 * tfd_host_settle() returns; NULL when nothing runs */
 	struct tfd_pending *pending;
+	/* what its reader kept to read its iterator, Produce and Consume
+	 * events again from the file after the read (the file's bytes, the
+	 * plane's metadata); NULL when it kept nothing */
+	struct tfd_source *source;
 };
+
+struct tfd_event_source;
+
+/* A host's iterator, Produce and Consume events read again from its file
+ * after the read, none packed (docs/performance.md, "Calls held in time
+ * order"): what the XSpace reader keeps of a mapped host plane
+ * (src/input/xspace_source.c). */
+struct tfd_source {
+	/* A cursor over h's events of those kinds, thread after thread in
+	 * the file's order, into *out (h gives the threads); close() frees
+	 * it and says how many events it found malformed. */
+	void (*open)(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out);
+	size_t (*close)(struct tfd_source *s, struct tfd_event_source *cur);
+	/* what the reader kept freed (not the bytes) */
+	void (*free)(struct tfd_source *s);
+	/* the bytes it reads, given by the loader (tfd_source_own()):
+	 * release() gives them back and says whether the file shrank */
+	enum tfd_status (*release)(void *arg, struct tfd_err *err);
+	void *release_arg;
+};
+
+/* s reads bytes the loader gives it: release(arg) once it is freed. */
+void tfd_source_own(struct tfd_source *s, enum tfd_status (*release)(void *, struct tfd_err *),
+		    void *arg);
+/* s (NULL: nothing) freed, its bytes given back: a file that shrank
+ * meanwhile is the error. */
+enum tfd_status tfd_source_free(struct tfd_source *s, struct tfd_err *err);
 
 /* TFD_E_LIMIT when h's function-op records met more op names than they
  * index (tfd_fn_ops.full), naming how many. */

@@ -416,6 +416,11 @@ struct tfd_event_source {
 enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host *h,
 				       const struct tfd_event_source *src, struct tfd_prepass *pp,
 				       struct tfd_err *err);
+/* TFDOCTOR_SOURCE_CHECK=1: h's iterator, Produce and Consume events as
+ * source s reads them again from the file, against those the read packed,
+ * and the pass before over each; one line on stderr (kept: s was kept past
+ * the read; src/model/source_check.c). */
+void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept);
 /* What two passes before made differently (a's and b's, of one host):
  * the first that differs, or NULL. */
 const char *tfd_prepass_differs(const struct host_ctx *a, const struct tfd_prepass *pa,

@@ -587,6 +587,10 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 
 	hr->host = h;
 	hr->focus = -1;
+	/* (what its reader kept to read its events again from the file:
+	 * TFDOCTOR_SOURCE_CHECK=1 alone keeps it, for now) */
+	if (h->source && tfd_env_flag("TFDOCTOR_SOURCE_CHECK"))
+		tfd_source_check(h, h->source, true);
 	hr->loop_in_function = runs_loop_in_function(h);
 	if (now && !loop)
 		host_share(h, lean != NULL, hr, &waits); /* (which frees them) */

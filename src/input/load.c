@@ -491,18 +491,46 @@ static enum tfd_status load_data(struct tfd_capture *cap, const uint8_t *data, s
 	return st;
 }
 
-/* A file's bytes a host's pending device sweep still reads: released
- * once it is done, the file's shrinking meanwhile its error. */
+/* A file's bytes read after its read: by a host's pending device sweep,
+ * by the source its reader kept (struct tfd_source), or by both. */
+struct kept {
+	struct blob b;
+	int refs; /* its holders */
+};
+
+/* One holder done with the bytes, the file's shrinking meanwhile its
+ * error; the last gives them back. */
 static enum tfd_status release_kept(void *arg, struct tfd_err *err)
 {
-	struct blob *b = arg;
+	struct kept *k = arg;
 	enum tfd_status st = TFD_OK;
 
-	if (b->map && tfd_mapguard_shrank(b->guard))
+	if (k->b.map && tfd_mapguard_shrank(k->b.guard))
 		st = tfd_fail(err, TFD_E_IO, SHRANK);
-	blob_release(b);
-	free(b);
+	if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		blob_release(&k->b);
+		free(k);
+	}
 	return st;
+}
+
+/* The bytes of the host just read go with those that read them later
+ * (true), or nobody does. */
+static bool keep_bytes(struct tfd_host *h, const struct blob *b)
+{
+	struct kept *k;
+
+	if (!h->pending && !h->source)
+		return false;
+	k = xmalloc(sizeof(*k));
+	k->b = *b;
+	k->refs = (h->pending != NULL) + (h->source != NULL);
+	if (h->source)
+		tfd_source_own(h->source, release_kept, k);
+	/* (last: a sweep may be done with them at once) */
+	if (h->pending)
+		tfd_dev_job_own(h->pending, release_kept, k);
+	return true;
 }
 
 enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
@@ -510,6 +538,7 @@ enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
 {
 	struct blob b;
 	enum tfd_status st;
+	size_t before = cap->nhosts;
 
 	st = read_file(path, &b, err);
 	if (!st) {
@@ -520,16 +549,9 @@ enum tfd_status tfd_load_file(struct tfd_capture *cap, const char *path,
 				tfd_capture_drop_last_host(cap);
 			st = tfd_fail(err, TFD_E_IO, SHRANK);
 		}
-		if (!st && cap->nhosts && cap->hosts[cap->nhosts - 1].pending) {
-			/* its device planes are still being read: the bytes go
-			 * with the sweep */
-			struct blob *kept = xmalloc(sizeof(*kept));
-
-			*kept = b;
-			tfd_dev_job_own(cap->hosts[cap->nhosts - 1].pending, release_kept, kept);
-		} else {
+		/* (a file makes one host at most) */
+		if (st || cap->nhosts == before || !keep_bytes(&cap->hosts[cap->nhosts - 1], &b))
 			blob_release(&b);
-		}
 	}
 	if (st)
 		tfd_err_prefix(err, "%s", path);

@@ -16,6 +16,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "input_impl.h"
+#include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/pages.h"
 #include "tfd/pool.h"
@@ -510,6 +511,26 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 	return TFD_OK;
 }
 
+/* TFDOCTOR_SOURCE_CHECK=1: the plane's iterator, Produce and Consume
+ * events read again from the file. Where its bytes outlive the read (a
+ * capture loaded for a lean analysis: opts->defer_device), what the walk
+ * needs is kept with the host and the analysis reads them at its start;
+ * otherwise now (the events still held for their stats packed first). */
+static void source_check(struct scan *sc)
+{
+	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+	struct tfd_source *src;
+
+	if (sc->mapped && sc->opts && sc->opts->defer_device) {
+		h->source = tfd_xs_source(sc, true);
+		return;
+	}
+	tfd_host_pack_pending(sc->cap, h);
+	src = tfd_xs_source(sc, false);
+	tfd_source_check(h, src, false);
+	(void)tfd_source_free(src, NULL);
+}
+
 static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx, struct span plane,
 				       const struct tfd_load_opts *opts, bool mapped,
 				       struct span file, struct tfd_err *err)
@@ -558,7 +579,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 	if (!st)
 		st = tfd_fn_ops_check(&cap->hosts[host_idx], err);
 	if (!st && tfd_env_flag("TFDOCTOR_SOURCE_CHECK"))
-		tfd_xs_source_check(&sc);
+		source_check(&sc);
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */
 	if (!st && !(opts && opts->keep_other))

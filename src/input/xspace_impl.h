@@ -283,10 +283,11 @@ void tfd_xs_stats_seen_keep(struct stats_seen *ss, size_t mi, const uint8_t *sta
  * -1: malformed (xspace_source.c). */
 int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const uint8_t *end,
 		       struct tfd_event *e);
-/* TFDOCTOR_SOURCE_CHECK=1: the plane's iterator, Produce and Consume
- * events decoded again from its lines, none kept, compared with those the
- * read packed; a line on stderr (xspace_source.c). */
-void tfd_xs_source_check(struct scan *sc);
+/* The plane's iterator, Produce and Consume events decoded again from its
+ * lines, none packed (struct tfd_source, xspace_source.c): what sc read
+ * them with, moved out of it (keep: the read frees none of it, the
+ * source does) or lent (the source lives no longer than sc). */
+struct tfd_source *tfd_xs_source(struct scan *sc, bool keep);
 /* Does the line belong to a tf.data thread (its name says so, or it has
  * none before its events)? The pre-pass reads only those. */
 bool tfd_xs_tfdata_line(struct span line);

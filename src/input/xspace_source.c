@@ -1,6 +1,7 @@
 /* xspace_source.c - a host plane's iterator, Produce and Consume events
- * decoded again from the file, line by line, none kept, and checked
- * against the events the read packed (TFDOCTOR_SOURCE_CHECK=1; see
+ * decoded again from the file, line by line, none kept (struct
+ * tfd_source): checked against the events the read packed
+ * (TFDOCTOR_SOURCE_CHECK=1, src/model/source_check.c; see
  * docs/performance.md, "Calls held in time order").
  *
  * A reader that folds the calls as they come, instead of keeping them,
@@ -10,11 +11,14 @@
  * events alone are most of an iterator-dense capture's peak. Here each
  * line's events are walked again in the mapped file (its pages given
  * back as it goes, as the read does), each decoded into a struct
- * tfd_event of its own by the read's own code (tfd_xs_decode_iter()), and
- * compared with the thread's packed events, in order: kind, times,
- * signature (interned in the same capture: the same name, parameters and
- * parent_id give the same pointer), flags and value. One line on stderr
- * says whether they agree, and how long the walk took. */
+ * tfd_event of its own by the read's own code (tfd_xs_decode_iter()).
+ *
+ * What the walk needs of the read (the plane's lines, its event and stat
+ * metadata, the caches of stats and parameters) is kept past it, when
+ * the file's bytes are (a capture loaded for a lean analysis): the
+ * loader gives the source the mapping (tfd_source_own()), and the
+ * analysis reads the events again at its start. Otherwise the walk runs
+ * at the end of the read, on the read's own scan. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -74,38 +78,13 @@ int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const u
 	return 1;
 }
 
-/* What the source check found on a host plane. */
-struct src_tally {
-	size_t events, differ, malformed, missing, extra;
-	size_t first_thread, first_at; /* the first that differs */
-};
-
-static bool scanned_kind(const struct tfd_event *e)
-{
-	return e->kind == TFD_EV_ITERATOR || e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
-}
-
-/* The thread's next packed event of those kinds, false: none left. */
-static bool packed_next(struct tfd_ev_cursor *c, struct tfd_event *e)
-{
-	while (tfd_ev_next(c, e))
-		if (scanned_kind(e))
-			return true;
-	return false;
-}
-
-static bool same_event(const struct tfd_event *a, const struct tfd_event *b)
-{
-	return a->kind == b->kind && a->start_ns == b->start_ns && a->dur_ns == b->dur_ns &&
-	       a->sig == b->sig && a->flags == b->flags &&
-	       (!(a->flags & (TFD_EVF_ID | TFD_EVF_ELEMENT)) || a->id == b->id);
-}
 
 /* The plane's iterator, Produce and Consume events decoded again from the
  * file, line after line (struct tfd_event_source): where it is, what it
  * found malformed. */
 struct file_src {
 	struct scan *sc;
+	struct imap tids; /* a thread's id -> its index in the host */
 	size_t line;
 	const uint8_t *p, *end; /* in the line, NULL before it */
 	int64_t id, ts;
@@ -113,14 +92,6 @@ struct file_src {
 	uint32_t th;
 	size_t malformed;
 };
-
-static void file_begin(struct file_src *fs, struct scan *sc)
-{
-	memset(fs, 0, sizeof(*fs));
-	fs->sc = sc;
-	/* the pages the walk reads go back behind it, as the read's do */
-	sc->released = sc->lines.n ? sc->lines.v[0].p : NULL;
-}
 
 static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 {
@@ -164,6 +135,8 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 			int r;
 
 			if (!fs->have_thread) {
+				size_t idx;
+
 				if (!fs->ts_seen) {
 					/* as the read takes it for an event before any
 					 * timestamp field; the walk for it faulted the
@@ -177,8 +150,9 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 						tfd_pages_release(&from, fs->end, 0);
 				}
 				fs->ts_seen = true;
-				fs->th = tfd_host_thread(sc->cap, &sc->cap->hosts[sc->host_idx],
-							 fs->id, NULL);
+				/* a line the read made no thread for kept no event */
+				fs->th = imap_get(&fs->tids, (uint64_t)fs->id, &idx) ? (uint32_t)idx
+										     : UINT32_MAX;
 				fs->have_thread = true;
 			}
 			r = tfd_xs_decode_iter(sc, fs->ts, f.s.p, f.s.p + f.s.len, e);
@@ -191,111 +165,116 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 	}
 }
 
-/* The seconds since t0. */
-static double since(const struct timespec *t0)
-{
-	struct timespec t1;
+/* What a read keeps to walk its plane again (struct tfd_source): its
+ * scan's metadata, lines and caches, moved out of the read, or borrowed
+ * from a read that is still going on. */
+struct xs_source {
+	struct tfd_source base;
+	struct scan sc;
+	struct tfd_load_opts opts; /* sc.opts: the read's own went with it */
+	bool borrowed;
+	/* borrowed: the caches as lent (those the walk made are its own) */
+	void *lent_seen, *lent_params;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+static void xs_open(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out)
+{
+	struct xs_source *xs = (struct xs_source *)s;
+	struct file_src *fs = xcalloc(1, sizeof(*fs));
+
+	fs->sc = &xs->sc;
+	for (size_t i = 0; i < h->nthreads; i++)
+		imap_put(&fs->tids, (uint64_t)h->threads[i].id, i);
+	/* the pages the walk reads go back behind it, as the read's do */
+	xs->sc.released = xs->sc.lines.n ? xs->sc.lines.v[0].p : NULL;
+	out->ctx = fs;
+	out->next = file_next;
 }
 
-/* Every event the file gives against its thread's packed ones, in order;
- * the walk's time. */
-static double compare_events(struct scan *sc, struct src_tally *t)
+static size_t xs_close(struct tfd_source *s, struct tfd_event_source *cur)
 {
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	size_t nth = h->nthreads;
-	struct tfd_ev_cursor *cur = xcalloc(nth + 1, sizeof(*cur));
-	size_t *counted = xcalloc(nth + 1, sizeof(*counted));
-	struct file_src fs;
-	struct timespec t0;
-	struct tfd_event e, pk;
-	uint32_t th;
-	double took;
+	struct file_src *fs = cur->ctx;
+	size_t malformed = fs->malformed;
 
-	for (size_t i = 0; i < nth; i++)
-		tfd_ev_begin(&cur[i], h, &h->threads[i]);
-	file_begin(&fs, sc);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (file_next(&fs, &th, &e)) {
-		t->events++;
-		if (th >= nth || !packed_next(&cur[th], &pk)) {
-			t->missing++;
-			continue;
-		}
-		if (!same_event(&e, &pk) && !t->differ++) {
-			t->first_thread = th;
-			t->first_at = counted[th];
-		}
-		counted[th]++;
+	(void)s;
+	imap_free(&fs->tids);
+	free(fs);
+	cur->ctx = NULL;
+	return malformed;
+}
+
+static void xs_free(struct tfd_source *s)
+{
+	struct xs_source *xs = (struct xs_source *)s;
+	struct scan *sc = &xs->sc;
+
+	if (!xs->borrowed) {
+		imap_free(&sc->ev_meta);
+		imap_free(&sc->stat_meta);
+		free(sc->meta_by_id);
+		free(sc->smeta_by_id);
+		vec_free(&sc->metas);
+		vec_free(&sc->smetas);
+		vec_free(&sc->lines);
+		free(sc->seen);
+		free(sc->param_cache);
+	} else {
+		if (sc->seen != xs->lent_seen)
+			free(sc->seen);
+		if (sc->param_cache != xs->lent_params)
+			free(sc->param_cache);
 	}
-	took = since(&t0);
-	t->malformed = fs.malformed;
-	/* (a line the read made no thread for has no events) */
-	for (size_t i = 0; i < nth && i < h->nthreads; i++)
-		while (packed_next(&cur[i], &pk))
-			t->extra++;
-	free(cur);
-	free(counted);
-	return took;
+	free(xs);
 }
 
-/* The pass before a stream (tfd_graph_prepass()) over the file's events
- * against the same over the packed ones: what differs, or NULL; *took,
- * the file's pass's time. */
-static const char *compare_prepass(struct scan *sc, double *took)
+struct tfd_source *tfd_xs_source(struct scan *sc, bool keep)
 {
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct host_ctx a, b;
-	struct tfd_prepass pa, pb;
-	struct tfd_err err = {0};
-	struct file_src fs;
-	struct tfd_event_source src = {&fs, file_next};
-	struct timespec t0;
-	const char *bad = NULL;
-	enum tfd_status sa, sb;
+	struct xs_source *xs = xcalloc(1, sizeof(*xs));
 
-	file_begin(&fs, sc);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	sa = tfd_graph_prepass_from(&a, h, &src, &pa, &err);
-	*took = since(&t0);
-	sb = tfd_graph_prepass(&b, h, &pb, &err);
-	if (sa != sb)
-		bad = "one failed";
-	else if (!sa)
-		bad = tfd_prepass_differs(&a, &pa, &b, &pb);
-	tfd_prepass_free(&pa);
-	tfd_prepass_free(&pb);
-	tfd_graph_release(&a);
-	tfd_graph_release(&b);
-	return bad;
-}
-
-void tfd_xs_source_check(struct scan *sc)
-{
-	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-	struct src_tally t;
-	double walk, pass = 0;
-	const char *prepass = NULL;
-
-	/* the events still held for their stats go in first */
-	tfd_host_pack_pending(sc->cap, h);
-	memset(&t, 0, sizeof(t));
-	walk = compare_events(sc, &t);
-	if (!(t.differ || t.malformed || t.missing || t.extra))
-		prepass = compare_prepass(sc, &pass);
-	if (t.differ || t.malformed || t.missing || t.extra || prepass)
-		fprintf(stderr,
-			"tfdoctor: source: %s: differs: %zu of %zu events (first: thread %zu, its "
-			"event %zu), %zu malformed, %zu not packed, %zu packed only; the pass "
-			"before from the file: %s\n",
-			h->name ? h->name : "?", t.differ, t.events, t.first_thread, t.first_at,
-			t.malformed, t.missing, t.extra, prepass ? prepass : "not compared");
-	else
-		fprintf(stderr,
-			"tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
-			"again from the file as packed, in %.3f s; the pass before from the file "
-			"as from the packed events, in %.3f s\n",
-			h->name ? h->name : "?", t.events, walk, pass);
+	xs->base.open = xs_open;
+	xs->base.close = xs_close;
+	xs->base.free = xs_free;
+	xs->borrowed = !keep;
+	if (sc->opts)
+		xs->opts = *sc->opts;
+	/* what the walk reads (the metadata and lines, the caches of stats
+	 * and parameters), and no more: the read's function scopes, its
+	 * pre-pass, its sums and its protobuf-c scratch stay behind */
+	xs->sc.cap = sc->cap;
+	xs->sc.host_idx = sc->host_idx;
+	xs->sc.opts = &xs->opts;
+	xs->sc.ev_meta = sc->ev_meta;
+	xs->sc.stat_meta = sc->stat_meta;
+	xs->sc.metas = sc->metas;
+	xs->sc.smetas = sc->smetas;
+	xs->sc.lines = sc->lines;
+	xs->sc.mapped = sc->mapped;
+	xs->sc.release_step = sc->release_step;
+	xs->sc.meta_by_id = sc->meta_by_id;
+	xs->sc.nmeta_by_id = sc->nmeta_by_id;
+	xs->sc.smeta_by_id = sc->smeta_by_id;
+	xs->sc.nsmeta_by_id = sc->nsmeta_by_id;
+	xs->sc.seen = sc->seen;
+	xs->sc.param_cache = sc->param_cache;
+	xs->lent_seen = sc->seen;
+	xs->lent_params = sc->param_cache;
+	memcpy(xs->sc.group_mids, sc->group_mids, sizeof(sc->group_mids));
+	xs->sc.ngroup_mids = sc->ngroup_mids;
+	memcpy(xs->sc.id_mids, sc->id_mids, sizeof(sc->id_mids));
+	xs->sc.nid_mids = sc->nid_mids;
+	memcpy(xs->sc.root_mids, sc->root_mids, sizeof(sc->root_mids));
+	xs->sc.nroot_mids = sc->nroot_mids;
+	if (keep) {
+		/* the read frees none of it now */
+		memset(&sc->ev_meta, 0, sizeof(sc->ev_meta));
+		memset(&sc->stat_meta, 0, sizeof(sc->stat_meta));
+		memset(&sc->metas, 0, sizeof(sc->metas));
+		memset(&sc->smetas, 0, sizeof(sc->smetas));
+		memset(&sc->lines, 0, sizeof(sc->lines));
+		sc->meta_by_id = sc->smeta_by_id = NULL;
+		sc->nmeta_by_id = sc->nsmeta_by_id = 0;
+		sc->seen = NULL;
+		sc->param_cache = NULL;
+	}
+	return &xs->base;
 }

@@ -228,6 +228,25 @@ struct tfd_host *tfd_capture_add_host(struct tfd_capture *cap, const char *name)
 	return h;
 }
 
+void tfd_source_own(struct tfd_source *s, enum tfd_status (*release)(void *, struct tfd_err *),
+		    void *arg)
+{
+	s->release = release;
+	s->release_arg = arg;
+}
+
+enum tfd_status tfd_source_free(struct tfd_source *s, struct tfd_err *err)
+{
+	enum tfd_status st = TFD_OK;
+
+	if (!s)
+		return TFD_OK;
+	if (s->release)
+		st = s->release(s->release_arg, err);
+	s->free(s);
+	return st;
+}
+
 uint32_t tfd_host_thread(struct tfd_capture *cap, struct tfd_host *h, int64_t tid, const char *name)
 {
 	struct host_build *b = tfd_cm_build_of(cap, h);
@@ -740,6 +759,7 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	/* what still runs on it is waited for (its error is not the host's
 	 * to report: the host goes) */
 	tfd_host_settle(h, &ignored);
+	(void)tfd_source_free(h->source, &ignored);
 
 	for (size_t t = 0; t < h->nthreads; t++)
 		free(h->threads[t].evbuf);

@@ -95,15 +95,27 @@ done
 # every XSpace host plane's iterator, Produce and Consume events decoded
 # again from the file, none kept (TFDOCTOR_SOURCE_CHECK=1,
 # src/input/xspace_source.c: what such a reader would read them from) are
-# the events the read packed
+# the events the read packed; the analysis reads them at its start, from
+# the file's mapping and the plane's metadata kept past the read
 sourced=0
 for f in "${files[@]}"; do
 	case $f in *.xplane.pb) ;; *) continue ;; esac
 	hooked TFDOCTOR_SOURCE_CHECK source \
-		'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$f"
+		'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$f"
 	sourced=$((sourced + agreed))
 done
 [ "$sourced" -ge 100 ] && ok || bad "only $sourced host planes decoded again"
+# ... the hosts of a log directory too, each file read into a capture of
+# its own on a core of its own and then moved into one (the two workers'
+# events by the signatures of their own captures)
+TFDOCTOR_SOURCE_CHECK=1 "$TFD" analyze -q -f json -o - tests/cases/ok/tf221-mwms-two-workers 2>"$T/e1" >/dev/null
+[ "$(grep -c 'source: vm: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed' "$T/e1")" = 2 ] &&
+	[ "$(grep -c 'source: ' "$T/e1")" = 2 ] && ok || bad "two workers' sources: $(head -c 300 "$T/e1")"
+# ... and where nothing reads the file after the read (dump), at its end
+f=tests/cases/ok/tf221-window-flat-map/vm.xplane.pb
+TFDOCTOR_SOURCE_CHECK=1 "$TFD" dump -o - "$f" 2>"$T/e1" >/dev/null
+grep -q "source: vm: 28847 iterator, Produce and Consume events decoded again from the file at the read's end as packed" "$T/e1" &&
+	[ "$(grep -c 'source: ' "$T/e1")" = 1 ] && ok || bad "dump's source: $(head -c 300 "$T/e1")"
 # and what such a reader would hold, each call until its group can be
 # folded: the window/flat_map capture's line in full; the
 # iterator-dense chain's, a few dozen of its calls
