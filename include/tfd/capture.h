@@ -690,6 +690,9 @@ struct tfd_source {
 	 * the file's order, into *out (h gives the threads); close() frees
 	 * it and says how many events it found malformed. */
 	void (*open)(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out);
+	/* ... over thread t's events alone (several may be open at once) */
+	void (*open_thread)(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			    struct tfd_event_source *out);
 	size_t (*close)(struct tfd_source *s, struct tfd_event_source *cur);
 	/* what the reader kept freed (not the bytes) */
 	void (*free)(struct tfd_source *s);

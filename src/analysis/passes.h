@@ -109,10 +109,15 @@ struct tfd_timelink {
 	int64_t held_at;
 	int parent;
 	unsigned link;
+	/* the events were read from the file (a struct tfd_source's cursors),
+	 * and how many of them were malformed */
+	bool from_file;
+	size_t malformed;
 };
 /* The counts that fail the check, summed (the pass before counts one): 0
- * when it holds. */
-size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out);
+ * when it holds. src: the host's events read from the file with its
+ * cursors over each thread, merged by time (NULL: the packed events). */
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out);
 /* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr. */
 void tfd_timelink_check(const struct host_ctx *c);
 

@@ -49,9 +49,11 @@ struct tl_open {
 	bool element; /* a Produce event with an element_id */
 };
 
-/* One thread in the merge: its next event to read. */
+/* One thread in the merge: its next event to read, from its packed events
+ * (cur) or the source's cursor over its lines in the file. */
 struct tl_thread {
 	struct tfd_ev_cursor cur;
+	struct tfd_event_source src;
 	struct tfd_event ev;
 	VEC(struct tl_open) stack;
 	size_t off, rank;
@@ -116,6 +118,7 @@ struct tl {
 	struct host_ctx again;
 	int *to_again, *from_again;
 	size_t nagain, iter_differ;
+	size_t malformed; /* events the file's cursors found malformed */
 };
 
 static bool tl_earlier(const struct tl *t, int a, int b)
@@ -155,12 +158,43 @@ static bool scanned(const struct tfd_event *e)
 		!(e->flags & TFD_EVF_ASYNC));
 }
 
+static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
+{
+	*thread = 0;
+	return tfd_ev_next(ctx, e);
+}
+
 static bool th_next(struct tl_thread *th)
 {
-	while (tfd_ev_next(&th->cur, &th->ev))
+	uint32_t thread;
+
+	while (th->src.next(th->src.ctx, &thread, &th->ev))
 		if (scanned(&th->ev))
 			return true;
 	return false;
+}
+
+/* Thread i's cursor from its start: s's over its lines in the file, or
+ * its packed events'. */
+static void th_open(struct tl *t, struct tfd_source *s, size_t i)
+{
+	const struct tfd_host *h = t->c->h;
+	struct tl_thread *th = &t->th[i];
+
+	if (s) {
+		s->open_thread(s, h, i, &th->src);
+		return;
+	}
+	tfd_ev_begin(&th->cur, h, &h->threads[i]);
+	th->src = (struct tfd_event_source){&th->cur, packed_next};
+}
+
+/* ... done with: the events s found malformed added up */
+static void th_close(struct tl *t, struct tfd_source *s, size_t i)
+{
+	if (s && t->th[i].src.ctx)
+		t->malformed += s->close(s, &t->th[i].src);
+	t->th[i].src.ctx = NULL;
 }
 
 /* ---- wake-ups: a heap by time ---------------------------------------- */
@@ -592,7 +626,7 @@ static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
 	return bad;
 }
 
-size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out)
 {
 	const struct tfd_host *h = c->h;
 	size_t n = c->calls.n, off = 0;
@@ -626,12 +660,15 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 		size_t calls = 0;
 
 		th->off = off;
-		for (tfd_ev_begin(&th->cur, h, &h->threads[i]); th_next(th);)
+		for (th_open(&t, src, i); th_next(th);)
 			calls += th->ev.kind == TFD_EV_ITERATOR;
+		th_close(&t, src, i);
 		off += calls;
-		tfd_ev_begin(&th->cur, h, &h->threads[i]);
+		th_open(&t, src, i);
 		if (th_next(th))
 			vec_push(&t.heap, (int)i);
+		else
+			th_close(&t, src, i);
 	}
 	for (size_t i = t.heap.n / 2 + 1; i-- > 0;)
 		th_sift(&t, i);
@@ -639,8 +676,10 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 		size_t i = (size_t)t.heap.v[0];
 
 		step(&t, i);
-		if (!th_next(&t.th[i]))
+		if (!th_next(&t.th[i])) {
+			th_close(&t, src, i);
 			t.heap.v[0] = t.heap.v[--t.heap.n];
+		}
 		if (t.heap.n)
 			th_sift(&t, 0);
 	}
@@ -672,35 +711,43 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_timelink *out)
 	out->most_waiting = t.most_open;
 	out->untaken = t.untaken;
 	out->untaken_linked = t.untaken_linked;
+	out->malformed = t.malformed;
+	out->from_file = src != NULL;
 	tl_free(&t);
-	return out->differ + out->numbering + out->out_of_order + (out->prepass != NULL);
+	return out->differ + out->numbering + out->out_of_order + out->malformed +
+	       (out->prepass != NULL);
 }
 
 void tfd_timelink_check(const struct host_ctx *c)
 {
 	struct tfd_timelink r;
 	const char *name = c->h->name ? c->h->name : "?";
+	/* the host's events read again from the file, where its reader kept
+	 * what that takes (TFDOCTOR_SOURCE_CHECK=1: struct tfd_source) */
+	struct tfd_source *src = c->h->source;
+	const char *from = src ? "from the file: " : "";
 
 	if (!c->calls.n)
 		return;
-	if (tfd_timelink(c, &r)) {
+	if (tfd_timelink(c, src, &r)) {
 		size_t k = r.first;
 
 		fprintf(stderr,
-			"tfdoctor: timelink: %s: differs: %zu of %zu calls (first %zu: parent %d "
+			"tfdoctor: timelink: %s: %sdiffers: %zu of %zu calls (first %zu: parent %d "
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
-			"time order; the pass before: %s\n",
-			name, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
+			"time order, %zu malformed; the pass before: %s\n",
+			name, from, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
-			r.numbering, r.out_of_order, r.prepass ? r.prepass : "the scan's");
+			r.numbering, r.out_of_order, r.malformed,
+			r.prepass ? r.prepass : "the scan's");
 		return;
 	}
 	fprintf(stderr,
-		"tfdoctor: timelink: %s: %zu calls linked in time order as by the link pass; %zu "
+		"tfdoctor: timelink: %s: %s%zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
 		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
 		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
 		"the scan's\n",
-		name, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
+		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
 		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots);
 }

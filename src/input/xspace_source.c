@@ -78,50 +78,69 @@ int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const u
 	return 1;
 }
 
-
 /* The plane's iterator, Produce and Consume events decoded again from the
- * file, line after line (struct tfd_event_source): where it is, what it
- * found malformed. */
+ * file, line after line (struct tfd_event_source), or the lines of one
+ * thread: where it is, what it found malformed. */
 struct file_src {
 	struct scan *sc;
-	struct imap tids; /* a thread's id -> its index in the host */
-	size_t line;
+	struct imap tids;	/* a thread's id -> its index in the host */
+	size_t *only;		/* the lines it reads (NULL: every line) */
+	size_t nonly, at;	/* ... how many, and the one it reads */
 	const uint8_t *p, *end; /* in the line, NULL before it */
+	/* the pages below this went (each cursor gives back those of its
+	 * own lines behind it, as the read does: several read at once) */
+	const uint8_t *released;
 	int64_t id, ts;
 	bool ts_seen, have_thread;
 	uint32_t th;
 	size_t malformed;
 };
 
+/* The line the cursor reads (its index in the plane), false: none left. */
+static bool file_line(const struct file_src *fs, size_t *line)
+{
+	if (fs->only) {
+		if (fs->at >= fs->nonly)
+			return false;
+		*line = fs->only[fs->at];
+		return true;
+	}
+	*line = fs->at;
+	return fs->at < fs->sc->lines.n;
+}
+
 static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 {
 	struct file_src *fs = ctx;
 	struct scan *sc = fs->sc;
 	struct pb_field f;
+	size_t li = 0;
 
 	for (;;) {
 		struct span line;
 
 		if (!fs->p || fs->p >= fs->end) {
 			if (fs->p)
-				fs->line++;
-			if (fs->line >= sc->lines.n)
+				fs->at++;
+			if (!file_line(fs, &li))
 				return false;
-			line = sc->lines.v[fs->line];
+			line = sc->lines.v[li];
 			fs->p = line.p;
 			fs->end = line.p + line.len;
+			fs->released = line.p;
 			fs->id = fs->ts = 0;
 			fs->ts_seen = fs->have_thread = false;
 			if (!line.len) {
 				fs->p = NULL;
-				fs->line++;
+				fs->at++;
 				continue;
 			}
 		}
-		line = sc->lines.v[fs->line];
+		(void)file_line(fs, &li);
+		line = sc->lines.v[li];
 		/* those before this field, which is read next */
-		if (sc->mapped && fs->p > sc->released + sc->release_step)
-			tfd_pages_release(&sc->released, fs->p, 0);
+		if (sc->mapped && fs->p > fs->released + sc->release_step)
+			tfd_pages_release(&fs->released, fs->p, 0);
 		if (!tfd_pb_next(&fs->p, fs->end, &f)) {
 			fs->p = fs->end; /* (the read checked the framing) */
 			continue;
@@ -175,20 +194,61 @@ struct xs_source {
 	bool borrowed;
 	/* borrowed: the caches as lent (those the walk made are its own) */
 	void *lent_seen, *lent_params;
+	/* each line's id, read from its header on the first cursor over one
+	 * thread (NULL before) */
+	int64_t *line_id;
 };
 
-static void xs_open(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out)
+/* A line's id as file_next() takes it: its field 1 before its first
+ * event (a line is written in field order, its id first: one page read). */
+static int64_t line_id_of(struct span line)
 {
-	struct xs_source *xs = (struct xs_source *)s;
+	const uint8_t *p = line.p, *end = line.p + line.len;
+	struct pb_field f;
+	int64_t id = 0;
+
+	while (tfd_pb_next(&p, end, &f) && !(f.field == 4 && f.wt == 2))
+		if (f.field == 1 && f.wt == 0)
+			id = (int64_t)f.v;
+	return id;
+}
+
+/* A cursor over lines only[0..nonly) (NULL: every line) into *out. */
+static void cursor_open(struct xs_source *xs, const struct tfd_host *h, size_t *only, size_t nonly,
+			struct tfd_event_source *out)
+{
 	struct file_src *fs = xcalloc(1, sizeof(*fs));
 
 	fs->sc = &xs->sc;
+	fs->only = only;
+	fs->nonly = nonly;
 	for (size_t i = 0; i < h->nthreads; i++)
 		imap_put(&fs->tids, (uint64_t)h->threads[i].id, i);
-	/* the pages the walk reads go back behind it, as the read's do */
-	xs->sc.released = xs->sc.lines.n ? xs->sc.lines.v[0].p : NULL;
 	out->ctx = fs;
 	out->next = file_next;
+}
+
+static void xs_open(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out)
+{
+	cursor_open((struct xs_source *)s, h, NULL, 0, out);
+}
+
+static void xs_open_thread(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			   struct tfd_event_source *out)
+{
+	struct xs_source *xs = (struct xs_source *)s;
+	const struct scan *sc = &xs->sc;
+	size_t *only = xmalloc((sc->lines.n + 1) * sizeof(*only)), n = 0;
+
+	if (!xs->line_id) {
+		xs->line_id = xmalloc((sc->lines.n + 1) * sizeof(*xs->line_id));
+		for (size_t i = 0; i < sc->lines.n; i++)
+			xs->line_id[i] = line_id_of(sc->lines.v[i]);
+	}
+	for (size_t i = 0; i < sc->lines.n; i++)
+		if (t < h->nthreads && xs->line_id[i] == h->threads[t].id)
+			only[n++] = i;
+	cursor_open(xs, h, only, n, out);
 }
 
 static size_t xs_close(struct tfd_source *s, struct tfd_event_source *cur)
@@ -198,6 +258,7 @@ static size_t xs_close(struct tfd_source *s, struct tfd_event_source *cur)
 
 	(void)s;
 	imap_free(&fs->tids);
+	free(fs->only);
 	free(fs);
 	cur->ctx = NULL;
 	return malformed;
@@ -208,6 +269,7 @@ static void xs_free(struct tfd_source *s)
 	struct xs_source *xs = (struct xs_source *)s;
 	struct scan *sc = &xs->sc;
 
+	free(xs->line_id);
 	if (!xs->borrowed) {
 		imap_free(&sc->ev_meta);
 		imap_free(&sc->stat_meta);
@@ -232,6 +294,7 @@ struct tfd_source *tfd_xs_source(struct scan *sc, bool keep)
 	struct xs_source *xs = xcalloc(1, sizeof(*xs));
 
 	xs->base.open = xs_open;
+	xs->base.open_thread = xs_open_thread;
 	xs->base.close = xs_close;
 	xs->base.free = xs_free;
 	xs->borrowed = !keep;

@@ -111,6 +111,27 @@ done
 TFDOCTOR_SOURCE_CHECK=1 "$TFD" analyze -q -f json -o - tests/cases/ok/tf221-mwms-two-workers 2>"$T/e1" >/dev/null
 [ "$(grep -c 'source: vm: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed' "$T/e1")" = 2 ] &&
 	[ "$(grep -c 'source: ' "$T/e1")" = 2 ] && ok || bad "two workers' sources: $(head -c 300 "$T/e1")"
+# ... and each host's calls made and linked in time order from the file
+# itself (timelink.c over the source's cursors, one per thread, merged by
+# time: what the stream will read), as from the packed events
+fromfile=0
+for f in "${files[@]}"; do
+	case $f in *.xplane.pb) ;; *) continue ;; esac
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	rc1=$?
+	TFDOCTOR_SOURCE_CHECK=1 TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$f" \
+		>"$T/hooked" 2>"$T/e1"
+	rc2=$?
+	n=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s$' "$T/e1")
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
+		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n" ]; then
+		ok
+	else
+		bad "$f: timelink from the file: $(grep -m1 'timelink: ' "$T/e1")"
+	fi
+	fromfile=$((fromfile + n))
+done
+[ "$fromfile" -ge 100 ] && ok || bad "only $fromfile hosts linked in time order from the file"
 # ... and where nothing reads the file after the read (dump), at its end
 f=tests/cases/ok/tf221-window-flat-map/vm.xplane.pb
 TFDOCTOR_SOURCE_CHECK=1 "$TFD" dump -o - "$f" 2>"$T/e1" >/dev/null

@@ -795,7 +795,7 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	memset(c, 0, sizeof(*c));
 	T_OK(tfd_graph_build(c, f->h, NULL, &by_name, &orphans, &err), &err);
 	tfd_link_calls(c);
-	T_EQ_U64(tfd_timelink(c, &r), 0);
+	T_EQ_U64(tfd_timelink(c, NULL, &r), 0);
 	T_EQ_U64(r.differ, 0);
 	T_EQ_U64(r.calls, c->calls.n);
 	T_EQ_U64(r.held, held);
