@@ -113,6 +113,14 @@ struct tfd_timelink {
 	 * and how many of them were malformed */
 	bool from_file;
 	size_t malformed;
+	/* the groups closed as the stream went (each once its top settled
+	 * with no parent, the stream past its last end, and no waiting call
+	 * could land in it): how many, the most calls in groups not closed at
+	 * once and when; the calls that landed in a group already closed
+	 * (late), and those in no closed group at the end (unclosed): both 0
+	 * when a streaming pass could fold each group as it closes */
+	size_t groups, open_most, late, unclosed;
+	int64_t open_most_at;
 };
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its

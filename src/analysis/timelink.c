@@ -40,86 +40,7 @@
 #include "tfd/graph.h"
 #include "tfd/imap.h"
 #include "tfd/vec.h"
-
-/* An open event on a thread's stack (graph.c's scan keeps the same). */
-struct tl_open {
-	int64_t start, end;
-	uint64_t elem;
-	int call;     /* -1: a Produce event */
-	bool element; /* a Produce event with an element_id */
-};
-
-/* One thread in the merge: its next event to read, from its packed events
- * (cur) or the source's cursor over its lines in the file. */
-struct tl_thread {
-	struct tfd_ev_cursor cur;
-	struct tfd_event_source src;
-	struct tfd_event ev;
-	VEC(struct tl_open) stack;
-	size_t off, rank;
-};
-
-/* A call whose link waits. */
-enum tl_mode { TL_TAKER, TL_OVERLAP };
-struct tl_wait {
-	int call, pit; /* the call, its iterator's parent iterator */
-	uint64_t elem;
-	enum tl_mode mode;
-	int best;	  /* TL_TAKER: the best taker so far, -1 */
-	bool settled;	  /* TL_TAKER with a taker: past max(end, its start) */
-	int key;	  /* TL_TAKER: its (iterator, element), -1 */
-	int64_t taken_at; /* when it first had a taker, INT64_MAX: never */
-	bool untaken;	  /* TL_OVERLAP, after no taker came */
-	int64_t until;
-	unsigned ver; /* of its latest wake-up */
-	int next;     /* the next waiting on the same (iterator, element) */
-};
-
-/* The takers and waiting calls of one (iterator, element). */
-struct tl_key {
-	int iter;
-	uint64_t elem;
-	int takers;  /* head of a list in tl.takers */
-	int waiting; /* head of a list of tl_wait */
-	int next;    /* the next key of the same element */
-};
-
-struct tl_taker {
-	int call, next;
-};
-
-struct tl_wake {
-	int64_t until;
-	int w;
-	unsigned ver;
-};
-
-struct tl {
-	const struct host_ctx *c;
-	struct tl_thread *th;
-	size_t nth;
-	VEC(int) heap; /* of thread indices, by next event's start */
-	VEC(struct tl_wake) wakes;
-	VEC(struct tl_wait) waits;
-	VEC(struct tl_key) keys;
-	VEC(struct tl_taker) takers;
-	struct imap by_elem; /* element -> its first key */
-	VEC(int) * seen;     /* per iterator: its calls so far, by start */
-	int64_t *maxend;     /* per iterator: the latest end of its calls so far */
-	int *parent;	     /* per call: the link settled, as link.c leaves it */
-	int64_t *settled_at; /* per call: the stream's time when it was */
-	unsigned char *link, *made;
-	int64_t tau;
-	size_t out_of_order, open, most_open, numbering;
-	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
-	/* the iterators made again as the stream meets their calls: today's
-	 * iterator -> the stream's and back (-1 none yet), and the calls whose
-	 * iterator is not the one their iterator's first call got */
-	struct host_ctx again;
-	int *to_again, *from_again;
-	size_t nagain, iter_differ;
-	size_t malformed; /* events the file's cursors found malformed */
-};
+#include "timelink_impl.h"
 
 static bool tl_earlier(const struct tl *t, int a, int b)
 {
@@ -271,6 +192,7 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 	t->link[call] = (unsigned char)link;
 	t->made[call] |= 2;
 	t->settled_at[call] = t->tau;
+	tfd_tlg_settle(t, call, parent);
 }
 
 /* Wait w (a taker found) until no call that started by max(its end, the
@@ -299,6 +221,7 @@ static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 	x.mode = produced ? TL_TAKER : TL_OVERLAP;
 	if (++t->open > t->most_open)
 		t->most_open = t->open;
+	tfd_tlg_wait(t, k, w);
 	if (produced) {
 		int key = key_of(t, pit, elem, true);
 		int64_t s0 = call_start(t->c, (size_t)k), e0 = call_end(t->c, (size_t)k);
@@ -337,8 +260,10 @@ static void taker(struct tl *t, int k, uint64_t elem)
 		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
 		    !tfd_link_better(t->c, s0, e0, k, x->best))
 			continue;
-		if (x->best < 0)
+		if (x->best < 0) {
 			x->taken_at = t->tau;
+			t->g.retry = true; /* (it lands on a taker now) */
+		}
 		x->best = k;
 		if (!x->settled)
 			wait_taker(t, w);
@@ -347,7 +272,7 @@ static void taker(struct tl *t, int k, uint64_t elem)
 
 /* The first of iterator pit's calls seen so far (by start) that starts
  * after e0, as an index in its list. */
-static size_t first_after(const struct tl *t, int pit, int64_t e0)
+size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0)
 {
 	size_t lo = 0, hi = t->seen[pit].n;
 
@@ -367,7 +292,7 @@ static int best_overlap(const struct tl *t, int k, int pit)
 {
 	const struct host_ctx *c = t->c;
 	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
-	size_t lo = first_after(t, pit, e0);
+	size_t lo = tfd_tl_first_after(t, pit, e0);
 	int best = -1;
 
 	while (lo-- > 0) {
@@ -458,6 +383,7 @@ static void step(struct tl *t, size_t i)
 	else
 		t->tau = e->start_ns;
 	wake_due(t, false);
+	tfd_tlg_close_due(t, false);
 	while (th->stack.n && !(th->stack.v[th->stack.n - 1].start <= e->start_ns &&
 				end <= th->stack.v[th->stack.n - 1].end))
 		th->stack.n--;
@@ -473,6 +399,7 @@ static void step(struct tl *t, size_t i)
 			return;
 		}
 		t->made[k] |= 1;
+		tfd_tlg_make(t, (int)k, end);
 		it = call_iter(c, k);
 		same_iterator(t, it, tfd_graph_iter_of(&t->again, e));
 		pit = c->iters.v[it].parent;
@@ -517,6 +444,7 @@ static void tl_free(struct tl *t)
 	free(t->to_again);
 	free(t->from_again);
 	tfd_graph_iters_end(&t->again);
+	tfd_tlg_free(&t->g);
 }
 
 /* Group g (a top call's) may not close before u. */
@@ -565,7 +493,7 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 		/* linked by overlap, or untaken for a while (it may be, then):
 		 * any call of the parent it overlaps */
 		if (free_until > s0)
-			for (size_t i = first_after(t, x->pit, e0); i-- > 0;) {
+			for (size_t i = tfd_tl_first_after(t, x->pit, e0); i-- > 0;) {
 				int cc = t->seen[x->pit].v[i];
 
 				if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
@@ -647,6 +575,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	t.settled_at = xmalloc(n * sizeof(*t.settled_at));
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
+	tfd_tlg_begin(&t.g, n);
 	t.tau = INT64_MIN;
 	t.to_again = xmalloc((c->iters.n + 1) * sizeof(int));
 	for (size_t i = 0; i < c->iters.n; i++) {
@@ -688,6 +617,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 		if (call_end(c, k) >= t.tau)
 			t.tau = call_end(c, k) + 1;
 	wake_due(&t, true);
+	tfd_tlg_close_due(&t, true);
 	for (size_t k = 0; k < n; k++) {
 		if ((t.made[k] & 2) && t.parent[k] == c->calls.v[k].parent &&
 		    t.link[k] == c->calls.v[k].link)
@@ -712,10 +642,16 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	out->untaken = t.untaken;
 	out->untaken_linked = t.untaken_linked;
 	out->malformed = t.malformed;
+	out->groups = t.g.groups;
+	out->open_most = t.g.most_live;
+	out->open_most_at = t.g.most_live_at;
+	out->late = t.g.late;
+	/* every call made, every one folded once */
+	out->unclosed = t.g.live;
 	out->from_file = src != NULL;
 	tl_free(&t);
-	return out->differ + out->numbering + out->out_of_order + out->malformed +
-	       (out->prepass != NULL);
+	return out->differ + out->numbering + out->out_of_order + out->malformed + out->late +
+	       out->unclosed + (out->prepass != NULL);
 }
 
 void tfd_timelink_check(const struct host_ctx *c)
@@ -735,10 +671,11 @@ void tfd_timelink_check(const struct host_ctx *c)
 		fprintf(stderr,
 			"tfdoctor: timelink: %s: %sdiffers: %zu of %zu calls (first %zu: parent %d "
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
-			"time order, %zu malformed; the pass before: %s\n",
+			"time order, %zu malformed; %zu calls in a group already closed, %zu in "
+			"none at the end; the pass before: %s\n",
 			name, from, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
-			r.numbering, r.out_of_order, r.malformed,
+			r.numbering, r.out_of_order, r.malformed, r.late, r.unclosed,
 			r.prepass ? r.prepass : "the scan's");
 		return;
 	}
@@ -747,7 +684,9 @@ void tfd_timelink_check(const struct host_ctx *c)
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
 		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
 		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
-		"the scan's\n",
+		"the scan's; closed as the stream went: %zu groups, at most %zu calls open at "
+		"%lld ns, none late\n",
 		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
-		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots);
+		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots, r.groups,
+		r.open_most, (long long)r.open_most_at);
 }

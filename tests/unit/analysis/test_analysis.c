@@ -784,8 +784,11 @@ static void calls_keep_iterator_and_thread(struct t *t)
 
 /* The host's calls linked again in time order (timelink.c): as the link
  * pass linked them, on f's capture, with at most `held` calls held at once
- * until their group could be folded; the calls that waited for a link. */
-static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c, size_t held)
+ * until their group could be folded, and `open` in the groups closed as
+ * the stream went (timegroups.c: from `held`'s instant on); the calls that
+ * waited for a link. */
+static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c, size_t held,
+				  size_t open)
 {
 	struct tfd_err err = {0};
 	struct tfd_timelink r;
@@ -800,7 +803,46 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	T_EQ_U64(r.calls, c->calls.n);
 	T_EQ_U64(r.held, held);
 	T_EQ_U64(r.iter_differ, 0);
+	/* the groups closed as the stream went (timegroups.c), none of them
+	 * landed in late */
+	T_EQ_U64(r.open_most, open);
+	if (open == held)
+		T_EQ_U64((uint64_t)r.open_most_at, (uint64_t)r.held_at);
+	T_EQ_U64(r.late, 0);
+	T_EQ_U64(r.unclosed, 0);
 	return r.waited;
+}
+
+/* A group closed as the stream went, then landed in: a producer whose
+ * element was taken by a root call that ended before the producer started
+ * (clocks apart across threads) links to that call (link.c takes the
+ * taker), after its group could be folded. The check counts it late: a
+ * streaming pass would have to read the host again. */
+static void groups_closed_late(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	struct tfd_timelink r;
+	size_t by_name = 0, orphans = 0;
+
+	fx_init(&f);
+	fx_ev(&f, 0, "Iterator::Prefetch", 0, 100 * US, "id=123", NULL);
+	fx_ev(&f, 0, "PrefetchConsume", 50 * US, 10 * US, "element_id=7", NULL);
+	fx_ev(&f, 1, "PrefetchProduce", 200 * US, 80 * US, "element_id=7", NULL);
+	fx_ev(&f, 1, "Iterator::Prefetch::Range", 200 * US, 80 * US, "id=456", "parent_id=123",
+	      NULL);
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	tfd_link_calls(&c);
+	T_EQ_U64(tfd_timelink(&c, NULL, &r), 1);
+	T_EQ_U64(r.differ, 0); /* (linked as the link pass links it) */
+	T_EQ_U64(r.late, 1);
+	T_EQ_U64(r.unclosed, 0);
+	T_EQ_U64(r.groups, 1);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
 }
 
 /* Links settled in time order, each at the first instant the stream can
@@ -821,7 +863,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 2, "PrefetchConsume", 150 * US, 10 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3, 3), 1);
 	/* the producer's taker is the call that started at 0 */
 	for (size_t k = 0; k < c.calls.n; k++) {
 		if (c.iters.v[call_iter(&c, k)].parent < 0)
@@ -834,12 +876,16 @@ static void links_in_time_order_wait(struct t *t)
 	tfd_capture_free(f.cap);
 
 	fx_host_input_pipeline(&f, true); /* produced ahead, taken later */
-	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3, 3), 2);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
-	fx_host_input_pipeline(&f, false); /* one by overlap, one with none */
-	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 2);
+	/* one by overlap, one with none; the first call's group closes at
+	 * its end, 100, when the second producer starts, but the stream
+	 * closes it only past 100 (a call of no length at 100 on its thread
+	 * would still be its child): three calls open at once */
+	fx_host_input_pipeline(&f, false);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 2, 3), 2);
 	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
 	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
 	tfd_graph_release(&c);
@@ -850,7 +896,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
 	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 2, 2), 1);
 	T_EQ_U64(c.calls.v[1].link, TFD_LINK_OVERLAP);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
@@ -872,7 +918,7 @@ static void links_in_time_order_wait(struct t *t)
 			fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
 		fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456",
 		      "parent_id=123", NULL);
-		T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
+		T_EQ_U64(links_in_time_order(t, &f, &c, 4, 4), 1);
 		T_EQ_I64(c.calls.v[3].parent, 0);
 		T_EQ_U64(c.calls.v[3].link, TFD_LINK_OVERLAP);
 		tfd_graph_release(&c);
@@ -2217,6 +2263,7 @@ const struct t_case analysis_cases[] = {
     T(iterator_calls_listed_in_start_order),
     T(call_pairs_widen),
     T(links_in_time_order_wait),
+    T(groups_closed_late),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),

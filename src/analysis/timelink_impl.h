@@ -1,0 +1,145 @@
+/* timelink_impl.h - what the time-order check (timelink.c) shares with
+ * its groups closed as the stream goes (timegroups.c); src/analysis only.
+ * See docs/performance.md, "Calls held in time order". */
+#ifndef TFD_TIMELINK_IMPL_H
+#define TFD_TIMELINK_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfd/capture.h"
+#include "tfd/graph.h"
+#include "tfd/imap.h"
+#include "tfd/vec.h"
+
+/* An open event on a thread's stack (graph.c's scan keeps the same). */
+struct tl_open {
+	int64_t start, end;
+	uint64_t elem;
+	int call;     /* -1: a Produce event */
+	bool element; /* a Produce event with an element_id */
+};
+
+/* One thread in the merge: its next event to read, from its packed events
+ * (cur) or the source's cursor over its lines in the file. */
+struct tl_thread {
+	struct tfd_ev_cursor cur;
+	struct tfd_event_source src;
+	struct tfd_event ev;
+	VEC(struct tl_open) stack;
+	size_t off, rank;
+};
+
+/* A call whose link waits. */
+enum tl_mode { TL_TAKER, TL_OVERLAP };
+struct tl_wait {
+	int call, pit; /* the call, its iterator's parent iterator */
+	uint64_t elem;
+	enum tl_mode mode;
+	int best;	  /* TL_TAKER: the best taker so far, -1 */
+	bool settled;	  /* TL_TAKER with a taker: past max(end, its start) */
+	int key;	  /* TL_TAKER: its (iterator, element), -1 */
+	int64_t taken_at; /* when it first had a taker, INT64_MAX: never */
+	bool untaken;	  /* TL_OVERLAP, after no taker came */
+	int64_t until;
+	unsigned ver; /* of its latest wake-up */
+	int next;     /* the next waiting on the same (iterator, element) */
+};
+
+/* The takers and waiting calls of one (iterator, element). */
+struct tl_key {
+	int iter;
+	uint64_t elem;
+	int takers;  /* head of a list in tl.takers */
+	int waiting; /* head of a list of tl_wait */
+	int next;    /* the next key of the same element */
+};
+
+struct tl_taker {
+	int call, next;
+};
+
+struct tl_wake {
+	int64_t until;
+	int w;
+	unsigned ver;
+};
+
+/* A group's closing time to try: its last end, at its version. */
+struct tl_gwake {
+	int64_t at;
+	int rep;
+	unsigned ver;
+};
+
+/* The calls' groups as the stream makes them: each call joins the group
+ * of the call its link settles on (a union-find forest over the calls),
+ * and a group whose top is settled with no parent closes once the stream
+ * is past its last end and no call still waiting for its link could land
+ * in it (what a streaming pass would fold then, and forget). */
+struct tl_groups {
+	int *uf;	/* per call: toward its group's representative */
+	int *next;	/* per call: the next member of its group, -1 */
+	int *tail;	/* per representative: its last member */
+	int64_t *last;	/* per representative: the latest end of its members */
+	unsigned *ver;	/* per representative: bumped as it grows */
+	unsigned char *state; /* per representative: 1 a top settled, 2 closed */
+	int *wait_of;	/* per call: its wait, -1 */
+	VEC(struct tl_gwake) heap; /* tops to try, by last end */
+	VEC(int) blocked;	   /* tops tried while a waiting call could land in them */
+	VEC(int) active;	   /* the waits not settled yet */
+	size_t live, most_live, groups, closed, late, never;
+	int64_t most_live_at;
+	bool retry; /* a wait settled: the blocked are tried again */
+};
+
+struct tl {
+	const struct host_ctx *c;
+	struct tl_thread *th;
+	size_t nth;
+	VEC(int) heap; /* of thread indices, by next event's start */
+	VEC(struct tl_wake) wakes;
+	VEC(struct tl_wait) waits;
+	VEC(struct tl_key) keys;
+	VEC(struct tl_taker) takers;
+	struct imap by_elem; /* element -> its first key */
+	VEC(int) * seen;     /* per iterator: its calls so far, by start */
+	int64_t *maxend;     /* per iterator: the latest end of its calls so far */
+	int *parent;	     /* per call: the link settled, as link.c leaves it */
+	int64_t *settled_at; /* per call: the stream's time when it was */
+	unsigned char *link, *made;
+	int64_t tau;
+	size_t out_of_order, open, most_open, numbering;
+	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
+	/* the iterators made again as the stream meets their calls: today's
+	 * iterator -> the stream's and back (-1 none yet), and the calls whose
+	 * iterator is not the one their iterator's first call got */
+	struct host_ctx again;
+	int *to_again, *from_again;
+	size_t nagain, iter_differ;
+	size_t malformed; /* events the file's cursors found malformed */
+	/* groups closed as the stream goes (see "groups" below) */
+	struct tl_groups g;
+};
+
+/* The first of iterator pit's calls seen so far (by start) that starts
+ * after e0, as an index in its list (timelink.c). */
+size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0);
+
+/* ---- the groups (timegroups.c) ---- */
+
+/* g made for n calls, none made yet; tfd_tlg_free() frees it. */
+void tfd_tlg_begin(struct tl_groups *g, size_t n);
+void tfd_tlg_free(struct tl_groups *g);
+/* Call k, just made, ending at end: a group of its own. */
+void tfd_tlg_make(struct tl *t, int k, int64_t end);
+/* Call k waits for its link (wait w). */
+void tfd_tlg_wait(struct tl *t, int k, int w);
+/* Call k's link settled on parent (-1: none, k tops its group). */
+void tfd_tlg_settle(struct tl *t, int k, int parent);
+/* The groups the stream is past (every one, at its end: all) closed,
+ * unless a waiting call could still land in them. */
+void tfd_tlg_close_due(struct tl *t, bool all);
+
+#endif
