@@ -121,6 +121,9 @@ struct tfd_timelink {
 	 * when a streaming pass could fold each group as it closes */
 	size_t groups, open_most, late, unclosed;
 	int64_t open_most_at;
+	/* the stream's time: the merge by time, the links and the groups
+	 * (after each thread's calls were counted) */
+	double stream_s;
 };
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its

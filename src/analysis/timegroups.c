@@ -44,8 +44,9 @@ void tfd_tlg_free(struct tl_groups *g)
 	free(g->ver);
 	free(g->state);
 	free(g->wait_of);
+	vec_free(&g->holds);
 	vec_free(&g->heap);
-	vec_free(&g->blocked);
+	vec_free(&g->held);
 	vec_free(&g->active);
 }
 
@@ -53,6 +54,8 @@ void tfd_tlg_wait(struct tl *t, int k, int w)
 {
 	t->g.wait_of[k] = w;
 	vec_push(&t->g.active, w);
+	while (t->g.held.n <= (size_t)w)
+		vec_push(&t->g.held, -1);
 }
 
 static int g_find(struct tl_groups *g, int k)
@@ -147,7 +150,7 @@ void tfd_tlg_settle(struct tl *t, int k, int parent)
 				g->active.v[i] = g->active.v[--g->active.n];
 				break;
 			}
-		g->retry = true;
+		tfd_tlg_release(t, g->wait_of[k]);
 	}
 	if (parent < 0) {
 		g->state[rk] = 1;
@@ -175,10 +178,22 @@ void tfd_tlg_settle(struct tl *t, int k, int parent)
 		g_push(g, rp);
 }
 
-/* Could a call still waiting for its link land in group rep? On a call of
- * the group that took its element; while no call took it, on a call of
- * its parent iterator it overlaps (link.c's order by overlap). */
-static bool g_pinned(struct tl *t, int rep)
+void tfd_tlg_release(struct tl *t, int w)
+{
+	struct tl_groups *g = &t->g;
+	int h = g->held.v[w];
+
+	g->held.v[w] = -1;
+	for (; h >= 0; h = g->holds.v[h].next)
+		if (g->state[g->holds.v[h].rep] == 1)
+			g_push(g, g->holds.v[h].rep); /* (due: tried at the next event) */
+}
+
+/* The wait of a call that could still land in group rep, -1: none. It
+ * lands on a call of the group that took its element; while no call took
+ * it, on a call of its parent iterator it overlaps (link.c's order by
+ * overlap). */
+static int g_pinned(struct tl *t, int rep)
 {
 	const struct host_ctx *c = t->c;
 	struct tl_groups *g = &t->g;
@@ -190,7 +205,7 @@ static bool g_pinned(struct tl *t, int rep)
 		if (x->key >= 0)
 			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
 				if (g_find(g, t->takers.v[j].call) == rep)
-					return true;
+					return g->active.v[i];
 		if (x->mode == TL_TAKER && x->best >= 0)
 			continue;
 		for (size_t at = tfd_tl_first_after(t, x->pit, e0); at-- > 0;) {
@@ -199,10 +214,10 @@ static bool g_pinned(struct tl *t, int rep)
 			if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
 				break;
 			if (tfd_link_overlap(c, s0, e0, cc) > 0 && g_find(g, cc) == rep)
-				return true;
+				return g->active.v[i];
 		}
 	}
-	return false;
+	return -1;
 }
 
 /* The groups the stream is past (every one, at its end: all) closed,
@@ -211,20 +226,16 @@ void tfd_tlg_close_due(struct tl *t, bool all)
 {
 	struct tl_groups *g = &t->g;
 
-	if (g->retry) {
-		for (size_t i = 0; i < g->blocked.n; i++)
-			if (g->state[g->blocked.v[i]] == 1)
-				g_push(g, g->blocked.v[i]);
-		g->blocked.n = 0;
-		g->retry = false;
-	}
 	while (g->heap.n && (all || g->heap.v[0].at < t->tau)) {
 		struct tl_gwake w = g_pop(g);
+		int pin;
 
 		if (w.ver != g->ver[w.rep] || g->state[w.rep] != 1 || g_find(g, w.rep) != w.rep)
 			continue;
-		if (!all && g_pinned(t, w.rep)) {
-			vec_push(&g->blocked, w.rep);
+		if (!all && (pin = g_pinned(t, w.rep)) >= 0) {
+			/* held for that wait: tried again at its next turn */
+			vec_push(&g->holds, ((struct tl_hold){w.rep, g->held.v[pin]}));
+			g->held.v[pin] = (int)g->holds.n - 1;
 			continue;
 		}
 		g->state[w.rep] = 2;
@@ -235,4 +246,3 @@ void tfd_tlg_close_due(struct tl *t, bool all)
 		}
 	}
 }
-

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attrib.h"
 #include "passes.h"
@@ -262,7 +263,7 @@ static void taker(struct tl *t, int k, uint64_t elem)
 			continue;
 		if (x->best < 0) {
 			x->taken_at = t->tau;
-			t->g.retry = true; /* (it lands on a taker now) */
+			tfd_tlg_release(t, w); /* (it lands on a taker now) */
 		}
 		x->best = k;
 		if (!x->settled)
@@ -559,6 +560,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	const struct tfd_host *h = c->h;
 	size_t n = c->calls.n, off = 0;
 	struct tl t;
+	struct timespec t0, t1;
 
 	memset(out, 0, sizeof(*out));
 	out->first = SIZE_MAX;
@@ -599,6 +601,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 		else
 			th_close(&t, src, i);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = t.heap.n / 2 + 1; i-- > 0;)
 		th_sift(&t, i);
 	while (t.heap.n) {
@@ -618,6 +621,8 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 			t.tau = call_end(c, k) + 1;
 	wake_due(&t, true);
 	tfd_tlg_close_due(&t, true);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->stream_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	for (size_t k = 0; k < n; k++) {
 		if ((t.made[k] & 2) && t.parent[k] == c->calls.v[k].parent &&
 		    t.link[k] == c->calls.v[k].link)
@@ -685,8 +690,8 @@ void tfd_timelink_check(const struct host_ctx *c)
 		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
 		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
 		"the scan's; closed as the stream went: %zu groups, at most %zu calls open at "
-		"%lld ns, none late\n",
+		"%lld ns, none late; the stream took %.3f s\n",
 		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
 		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots, r.groups,
-		r.open_most, (long long)r.open_most_at);
+		r.open_most, (long long)r.open_most_at, r.stream_s);
 }

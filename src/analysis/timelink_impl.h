@@ -73,25 +73,33 @@ struct tl_gwake {
 	unsigned ver;
 };
 
+/* A group held for a wait (struct tl_groups.held), the next one. */
+struct tl_hold {
+	int rep, next;
+};
+
 /* The calls' groups as the stream makes them: each call joins the group
  * of the call its link settles on (a union-find forest over the calls),
  * and a group whose top is settled with no parent closes once the stream
  * is past its last end and no call still waiting for its link could land
  * in it (what a streaming pass would fold then, and forget). */
 struct tl_groups {
-	int *uf;	/* per call: toward its group's representative */
-	int *next;	/* per call: the next member of its group, -1 */
-	int *tail;	/* per representative: its last member */
-	int64_t *last;	/* per representative: the latest end of its members */
-	unsigned *ver;	/* per representative: bumped as it grows */
-	unsigned char *state; /* per representative: 1 a top settled, 2 closed */
-	int *wait_of;	/* per call: its wait, -1 */
+	int *uf;		   /* per call: toward its group's representative */
+	int *next;		   /* per call: the next member of its group, -1 */
+	int *tail;		   /* per representative: its last member */
+	int64_t *last;		   /* per representative: the latest end of its members */
+	unsigned *ver;		   /* per representative: bumped as it grows */
+	unsigned char *state;	   /* per representative: 1 a top settled, 2 closed */
+	int *wait_of;		   /* per call: its wait, -1 */
 	VEC(struct tl_gwake) heap; /* tops to try, by last end */
-	VEC(int) blocked;	   /* tops tried while a waiting call could land in them */
 	VEC(int) active;	   /* the waits not settled yet */
+	/* per wait: the groups held while it could land in them, a list in
+	 * holds (a group held again for another wait is in two lists: the
+	 * heap's versions try it once) */
+	VEC(int) held;
+	VEC(struct tl_hold) holds;
 	size_t live, most_live, groups, closed, late, never;
 	int64_t most_live_at;
-	bool retry; /* a wait settled: the blocked are tried again */
 };
 
 struct tl {
@@ -136,6 +144,9 @@ void tfd_tlg_free(struct tl_groups *g);
 void tfd_tlg_make(struct tl *t, int k, int64_t end);
 /* Call k waits for its link (wait w). */
 void tfd_tlg_wait(struct tl *t, int k, int w);
+/* Wait w took a new turn (it settled, or its element found a taker): the
+ * groups held for it are tried again. */
+void tfd_tlg_release(struct tl *t, int w);
 /* Call k's link settled on parent (-1: none, k tops its group). */
 void tfd_tlg_settle(struct tl *t, int k, int parent);
 /* The groups the stream is past (every one, at its end: all) closed,
