@@ -271,23 +271,6 @@ static void taker(struct tl *t, int k, uint64_t elem)
 	}
 }
 
-/* The first of iterator pit's calls seen so far (by start) that starts
- * after e0, as an index in its list. */
-size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0)
-{
-	size_t lo = 0, hi = t->seen[pit].n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (call_start(t->c, (size_t)t->seen[pit].v[mid]) <= e0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The best call of iterator pit overlapping call k, -1: none. */
 static int best_overlap(const struct tl *t, int k, int pit)
 {

@@ -132,7 +132,7 @@ struct tl {
 };
 
 /* The first of iterator pit's calls seen so far (by start) that starts
- * after e0, as an index in its list (timelink.c). */
+ * after e0, as an index in its list (timegroups.c). */
 size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0);
 
 /* ---- the groups (timegroups.c) ---- */
