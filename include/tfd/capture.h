@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tfd/arena.h"
 #include "tfd/err.h"
@@ -121,7 +122,39 @@ struct tfd_thread {
 	/* bit 1 << kind for every kind of event added (a superset once events
 	 * are dropped): passes skip threads without the kinds they read */
 	uint32_t kinds;
+	/* while the source check runs (TFDOCTOR_SOURCE_CHECK=1): a bit per
+	 * packed event, set for an iterator, Produce or Consume event, nkbits
+	 * of them: the order a read that leaves those events in the file must
+	 * keep (docs/performance.md); kbits_lost: the events were sorted, the
+	 * file's order is gone */
+	uint8_t *kbits;
+	size_t nkbits;
+	bool kbits_lost;
 };
+
+/* The TFDOCTOR_SOURCE_CHECK bits (struct tfd_thread.kbits): kbit_room
+ * bytes more each time they fill. */
+#define TFD_KBIT_ROOM ((size_t)4096)
+
+/* Append to t's bits whether its next packed event is an iterator,
+ * Produce or Consume event. */
+static inline void tfd_kbit_push(struct tfd_thread *t, bool on)
+{
+	if (t->nkbits % (TFD_KBIT_ROOM * 8) == 0) {
+		size_t have = t->nkbits / 8;
+
+		t->kbits = (uint8_t *)xrealloc(t->kbits, have + TFD_KBIT_ROOM);
+		memset(t->kbits + have, 0, TFD_KBIT_ROOM);
+	}
+	if (on)
+		t->kbits[t->nkbits / 8] |= (uint8_t)(1u << (t->nkbits % 8));
+	t->nkbits++;
+}
+
+static inline bool tfd_kbit(const struct tfd_thread *t, size_t i)
+{
+	return (t->kbits[i / 8] >> (i % 8)) & 1;
+}
 
 #define TFD_KIND_BIT(k) (1u << (k))
 

@@ -67,7 +67,24 @@ struct precoded {
 	int64_t prev_start;	      /* of the one before it (nev > 1) */
 	size_t last_off;	      /* where the last begins */
 	bool unsorted;		      /* an event before the one before it */
+	/* the source check's bits of the events (struct tfd_thread.kbits),
+	 * taken from the part's thread; NULL: none, kbits_lost: not in order */
+	uint8_t *kbits;
+	size_t nkbits;
+	bool kbits_lost;
 };
+
+/* pc's bits from `from` on appended to dst's (the source check's:
+ * struct tfd_thread.kbits); pc's freed. */
+static void append_kbits(struct precoded *pc, struct tfd_thread *dst, size_t from)
+{
+	if (pc->kbits_lost || pc->nkbits != pc->nev || dst->nkbits != dst->nevents)
+		dst->kbits_lost = true;
+	for (size_t i = from; i < pc->nkbits && !dst->kbits_lost; i++)
+		tfd_kbit_push(dst, (pc->kbits[i / 8] >> (i % 8)) & 1);
+	free(pc->kbits);
+	pc->kbits = NULL;
+}
 
 /* src's events (a thread of part's host ph) into pc with cap's indexes
  * (map: each of the part's forms as cap's): each event's bytes copied but
@@ -162,8 +179,10 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 	const uint8_t *at, *rest, *released = pc->buf, *pend;
 	size_t folded = 0, off;
 
-	if (!pc->nev)
+	if (!pc->nev) {
+		free(pc->kbits);
 		return 0; /* (and no array: no pointer past it) */
+	}
 	c = (struct tfd_ev_cursor){pc->buf, pc->buf + pc->len, 0, ci->tab->form};
 	at = c.p;
 	pend = c.end;
@@ -180,12 +199,18 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 			folded = 1;
 			if (pc->nev == 1) {
 				free(pc->buf);
+				free(pc->kbits);
 				return 1;
 			}
 			at = c.p;
 			tfd_ev_next(&c, &e);
 		}
 	}
+	/* (the bits before the events: dst's count then is theirs) */
+	if (ci->kbits)
+		append_kbits(pc, dst, folded);
+	else
+		free(pc->kbits);
 	/* e, at `at`, is the first event packed: its bytes after its start */
 	rest = at;
 	tfd_ev_varint(&rest);
@@ -371,6 +396,11 @@ static bool precode_move(void *ctx, size_t worker, size_t k)
 
 	(void)worker;
 	precode(ab->cap, ap->ph, ap->map, src, &ab->pre[k]);
+	ab->pre[k].kbits = src->kbits;
+	ab->pre[k].nkbits = src->nkbits;
+	ab->pre[k].kbits_lost = src->kbits_lost || (!src->kbits && impl(ab->cap)->kbits);
+	src->kbits = NULL;
+	src->nkbits = 0;
 	free(src->evbuf);
 	src->evbuf = NULL;
 	src->evlen = 0;

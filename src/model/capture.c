@@ -70,6 +70,7 @@ struct tfd_capture *tfd_capture_new(void)
 
 	tfd_arena_init(&ci->pub.arena);
 	ci->tab = xcalloc(1, sizeof(*ci->tab));
+	ci->kbits = tfd_env_flag("TFDOCTOR_SOURCE_CHECK");
 	return &ci->pub;
 }
 
@@ -460,6 +461,8 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	}
 	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
 	tfd_cm_note_last(ci, tb, e, off, prev);
+	if (__builtin_expect(ci->kbits, 0))
+		tfd_kbit_push(t, tfd_cm_kbit_kind(e));
 	return true;
 }
 
@@ -761,8 +764,10 @@ void tfd_capture_drop_last_host(struct tfd_capture *cap)
 	tfd_host_settle(h, &ignored);
 	(void)tfd_source_free(h->source, &ignored);
 
-	for (size_t t = 0; t < h->nthreads; t++)
+	for (size_t t = 0; t < h->nthreads; t++) {
 		free(h->threads[t].evbuf);
+		free(h->threads[t].kbits);
+	}
 	free(h->threads);
 	free(h->planes);
 	free(h->steps);

@@ -294,7 +294,9 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	uint8_t *w = th->evbuf;
 	const uint8_t *at, *gap, *given = th->evbuf;
 	int64_t last = 0;
-	size_t n = 0, dropped;
+	size_t n = 0, i = 0, dropped;
+	/* (the source check's bits go with their events) */
+	bool bits = th->kbits && th->nkbits == th->nevents;
 
 	if (!th->nevents)
 		return 0;
@@ -314,8 +316,17 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 			tfd_pages_release(&gap, at, 1u << 18);
 			given = at;
 		}
-		if (!keep(&e, ctx))
+		if (!keep(&e, ctx)) {
+			i++;
 			continue;
+		}
+		if (bits) {
+			bool on = tfd_kbit(th, i);
+
+			th->kbits[n / 8] = (uint8_t)((th->kbits[n / 8] & ~(1u << (n % 8))) |
+						     ((unsigned)on << (n % 8)));
+		}
+		i++;
 		tfd_ev_varint(&rest);
 		w = tfd_ev_put_varint(w, tfd_ev_zig(start_delta(e.start_ns, last)));
 		last = e.start_ns;
@@ -325,6 +336,8 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	}
 	dropped = th->nevents - n;
 	th->nevents = n;
+	if (bits)
+		th->nkbits = n;
 	th->evlen = (size_t)(w - th->evbuf);
 	if (!dropped)
 		return 0;
@@ -395,6 +408,8 @@ static const uint8_t *ev_rest_end(const struct tfd_form *form, const uint8_t *p)
  * where) records, and written again with new deltas. */
 static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 {
+	/* (the file's order is gone: a stream would read this thread packed) */
+	th->kbits_lost = th->kbits != NULL;
 	struct ev_ref *v = xmalloc(th->nevents * sizeof(*v)),
 		      *tmp = xmalloc(th->nevents * sizeof(*tmp));
 	struct tfd_ev_cursor c;

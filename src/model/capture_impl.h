@@ -122,7 +122,16 @@ struct capture_impl {
 	/* executor chunks summed instead of packed (tfd_capture_sum_exec) */
 	struct tfd_exec_sums *sum_into;
 	const struct imap *sum_tids;
+	/* TFDOCTOR_SOURCE_CHECK=1: the threads note which packed events are
+	 * iterator, Produce or Consume events (struct tfd_thread.kbits) */
+	bool kbits;
 };
+
+/* Is e one of the events a source reads again from the file? */
+static inline bool tfd_cm_kbit_kind(const struct tfd_event *e)
+{
+	return e->kind == TFD_EV_ITERATOR || e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
+}
 
 static inline struct capture_impl *impl(struct tfd_capture *cap)
 {

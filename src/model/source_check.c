@@ -95,6 +95,56 @@ static double compare_events(const struct tfd_host *h, struct tfd_source *s, str
 	return took;
 }
 
+/* What the bits said (struct tfd_thread.kbits): threads merged in file
+ * order, events they took from the file, threads whose order was lost
+ * (sorted), threads where they were wrong. */
+struct bits_tally {
+	size_t threads, from_file, lost, wrong;
+};
+
+/* Each thread's packed events again, those of the kinds a source reads
+ * taken from its cursor over the thread's lines where the thread's bits
+ * say: a read that left them in the file would merge them so. */
+static void compare_bits(const struct tfd_host *h, struct tfd_source *s, struct bits_tally *b)
+{
+	for (size_t t = 0; t < h->nthreads; t++) {
+		const struct tfd_thread *th = &h->threads[t];
+		struct tfd_ev_cursor c;
+		struct tfd_event pk, fe;
+		struct tfd_event_source src;
+		uint32_t ft;
+		size_t i = 0;
+		bool bad = false;
+
+		if (th->kbits_lost) {
+			b->lost++;
+			continue;
+		}
+		if (!th->nevents)
+			continue;
+		if (!th->kbits || th->nkbits != th->nevents) {
+			b->wrong++;
+			continue;
+		}
+		s->open_thread(s, h, t, &src);
+		for (tfd_ev_begin(&c, h, th); !bad && tfd_ev_next(&c, &pk); i++) {
+			bool on = tfd_kbit(th, i);
+
+			if (on != scanned_kind(&pk))
+				bad = true;
+			else if (on && !(src.next(src.ctx, &ft, &fe) && same_event(&fe, &pk)))
+				bad = true;
+			else
+				b->from_file += on;
+		}
+		/* (nothing of the thread's left in the file) */
+		bad |= i != th->nevents || src.next(src.ctx, &ft, &fe);
+		bad |= s->close(s, &src) != 0;
+		b->wrong += bad;
+		b->threads += !bad;
+	}
+}
+
 /* The pass before a stream (tfd_graph_prepass()) over the source's events
  * against the same over the packed ones: what differs, or NULL; *took,
  * the source's pass's time. */
@@ -128,6 +178,7 @@ static const char *compare_prepass(const struct tfd_host *h, struct tfd_source *
 void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 {
 	struct src_tally t;
+	struct bits_tally bt = {0};
 	double walk, pass = 0;
 	const char *prepass = NULL, *where = kept ? "kept past the read" : "at the read's end";
 
@@ -135,7 +186,14 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 	walk = compare_events(h, s, &t);
 	if (!(t.differ || t.malformed || t.missing || t.extra))
 		prepass = compare_prepass(h, s, &pass);
-	if (t.differ || t.malformed || t.missing || t.extra || prepass)
+	if (!(t.differ || t.malformed || t.missing || t.extra || prepass))
+		compare_bits(h, s, &bt);
+	if (bt.wrong)
+		fprintf(stderr,
+			"tfdoctor: source: %s: differs: the bits of %zu threads do not merge the "
+			"file's events back into the packed order\n",
+			h->name ? h->name : "?", bt.wrong);
+	else if (t.differ || t.malformed || t.missing || t.extra || prepass)
 		fprintf(stderr,
 			"tfdoctor: source: %s: from the file %s: differs: %zu of %zu events "
 			"(first: thread %zu, its event %zu), %zu malformed, %zu not packed, %zu "
@@ -144,9 +202,12 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 			t.first_at, t.malformed, t.missing, t.extra,
 			prepass ? prepass : "not compared");
 	else
-		fprintf(stderr,
-			"tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
-			"again from the file %s as packed, in %.3f s; the pass before from the "
-			"file as from the packed events, in %.3f s\n",
-			h->name ? h->name : "?", t.events, where, walk, pass);
+		fprintf(
+		    stderr,
+		    "tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
+		    "again from the file %s as packed, in %.3f s; the pass before from the "
+		    "file as from the packed events, in %.3f s; by the bits, %zu events from the "
+		    "file in the packed order on %zu threads (%zu sorted)\n",
+		    h->name ? h->name : "?", t.events, where, walk, pass, bt.from_file, bt.threads,
+		    bt.lost);
 }

@@ -96,12 +96,15 @@ done
 # again from the file, none kept (TFDOCTOR_SOURCE_CHECK=1,
 # src/input/xspace_source.c: what such a reader would read them from) are
 # the events the read packed; the analysis reads them at its start, from
-# the file's mapping and the plane's metadata kept past the read
+# the file's mapping and the plane's metadata kept past the read; each
+# thread's packed events are the file's merged back by the thread's bits
+# (struct tfd_thread.kbits: which packed events a read leaving them in the
+# file would take from it)
 sourced=0
 for f in "${files[@]}"; do
 	case $f in *.xplane.pb) ;; *) continue ;; esac
 	hooked TFDOCTOR_SOURCE_CHECK source \
-		'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$f"
+		'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events, in [0-9.]* s; by the bits, [0-9]* events from the file in the packed order on [0-9]* threads (0 sorted)$' "$f"
 	sourced=$((sourced + agreed))
 done
 [ "$sourced" -ge 100 ] && ok || bad "only $sourced host planes decoded again"

@@ -636,6 +636,49 @@ static void exec_kept_for_functions(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* The source check's bits (struct tfd_thread.kbits): one per packed
+ * event, set for an iterator, Produce or Consume event, kept in step when
+ * the finish drops executor chunks of no dataset function; a thread whose
+ * events are sorted there loses them (its order is no longer the file's). */
+static void source_bits(struct t *t)
+{
+	struct tfd_capture *cap;
+	struct tfd_host *h;
+	uint32_t run, w, late;
+	struct tfd_event *x, *v;
+	struct tfd_err err = {0};
+
+	setenv("TFDOCTOR_SOURCE_CHECK", "1", 1);
+	cap = tfd_capture_new();
+	unsetenv("TFDOCTOR_SOURCE_CHECK");
+	h = tfd_capture_add_host(cap, "h");
+	run = tfd_host_thread(cap, h, 1, "runner");
+	w = tfd_host_thread(cap, h, 2, "pool");
+	late = tfd_host_thread(cap, h, 3, "late");
+	x = tfd_host_add_event(cap, h, run, "InstantiatedCapturedFunction::RunAsync", 100, 10);
+	tfd_event_set_stat_int(cap, x, "id", 42);
+	tfd_host_add_event(cap, h, w, "Iterator::Map", 100, 50);
+	x = tfd_host_add_event(cap, h, w, "ExecutorState::Process", 105, 5);
+	tfd_event_set_stat_int(cap, x, "id", 42);
+	x = tfd_host_add_event(cap, h, w, "ExecutorState::Process", 200, 500); /* dropped */
+	tfd_event_set_stat_int(cap, x, "id", 7);
+	tfd_host_add_event(cap, h, w, "Iterator::Map::Range", 800, 5);
+	tfd_host_add_event(cap, h, w, "ExecutorState::Process", 900, 5); /* dropped: no id */
+	tfd_host_add_event(cap, h, w, "ParallelMapProduce", 1000, 5);
+	tfd_host_add_event(cap, h, late, "Iterator::Map", 500, 5);
+	tfd_host_add_event(cap, h, late, "Iterator::Map", 100, 5); /* out of order */
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_U64(h->threads[w].nevents, 4);
+	T_EQ_U64(h->threads[w].nkbits, 4);
+	T_TRUE(!h->threads[w].kbits_lost);
+	v = tfd_thread_unpack(h, &h->threads[w]);
+	for (size_t i = 0; i < 4; i++)
+		T_EQ_U64(tfd_kbit(&h->threads[w], i), v[i].kind != TFD_EV_EXEC);
+	free(v);
+	T_TRUE(h->threads[late].kbits_lost);
+	tfd_capture_free(cap);
+}
+
 /* An id stat's text: the digits of up to 19 bytes read 8 at a time,
  * anything else as strtoll/strtoull read it (a sign, white space, 20
  * digits), text that is no number leaving the id unset. */
@@ -4234,6 +4277,7 @@ const struct t_case capture_cases[] = {
     T(id_texts),
     T(signatures_and_values),
     T(sort_is_stable),
+    T(source_bits),
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
     T(chrome_minimal),
