@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "tfd/arena.h"
 #include "tfd/err.h"
@@ -45,6 +44,13 @@ enum tfd_ev_kind {
 	TFD_EV_LOOPOP,
 	TFD_EV__COUNT /* (not a kind: how many there are; at most 8, a form's key holds 3 bits) */
 };
+
+/* The kinds a host's iterator graph is made of (iterator, Produce and
+ * Consume events): what a struct tfd_source reads again from the file. */
+static inline bool tfd_graph_kind(unsigned kind)
+{
+	return kind == TFD_EV_ITERATOR || kind == TFD_EV_PRODUCE || kind == TFD_EV_CONSUME;
+}
 
 enum tfd_ev_flag {
 	TFD_EVF_ID = 1 << 0,
@@ -136,24 +142,29 @@ struct tfd_thread {
  * bytes more each time they fill. */
 #define TFD_KBIT_ROOM ((size_t)4096)
 
+/* Bit i of the bytes v, read and written. */
+static inline bool tfd_bit8(const uint8_t *v, size_t i)
+{
+	return (v[i / 8] >> (i % 8)) & 1;
+}
+
+static inline void tfd_bit8_put(uint8_t *v, size_t i, bool on)
+{
+	v[i / 8] = (uint8_t)((v[i / 8] & ~(1u << (i % 8))) | ((unsigned)on << (i % 8)));
+}
+
 /* Append to t's bits whether its next packed event is an iterator,
  * Produce or Consume event. */
 static inline void tfd_kbit_push(struct tfd_thread *t, bool on)
 {
-	if (t->nkbits % (TFD_KBIT_ROOM * 8) == 0) {
-		size_t have = t->nkbits / 8;
-
-		t->kbits = (uint8_t *)xrealloc(t->kbits, have + TFD_KBIT_ROOM);
-		memset(t->kbits + have, 0, TFD_KBIT_ROOM);
-	}
-	if (on)
-		t->kbits[t->nkbits / 8] |= (uint8_t)(1u << (t->nkbits % 8));
-	t->nkbits++;
+	if (t->nkbits % (TFD_KBIT_ROOM * 8) == 0)
+		t->kbits = (uint8_t *)xrealloc(t->kbits, t->nkbits / 8 + TFD_KBIT_ROOM);
+	tfd_bit8_put(t->kbits, t->nkbits++, on);
 }
 
 static inline bool tfd_kbit(const struct tfd_thread *t, size_t i)
 {
-	return (t->kbits[i / 8] >> (i % 8)) & 1;
+	return tfd_bit8(t->kbits, i);
 }
 
 #define TFD_KIND_BIT(k) (1u << (k))

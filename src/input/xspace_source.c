@@ -48,9 +48,7 @@ int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const u
 	if (!meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi))
 		return 0;
 	m = &sc->metas.v[mi];
-	if ((m->kind != TFD_EV_ITERATOR && m->kind != TFD_EV_PRODUCE &&
-	     m->kind != TFD_EV_CONSUME) ||
-	    !tfd_keep_kind((enum tfd_ev_kind)m->kind, sc->opts))
+	if (!tfd_graph_kind(m->kind) || !tfd_keep_kind((enum tfd_ev_kind)m->kind, sc->opts))
 		return 0;
 	/* as scan_event() times it */
 	start_ns = ts_ns + (int64_t)(off / 1000);
@@ -86,6 +84,7 @@ struct file_src {
 	struct imap tids;	/* a thread's id -> its index in the host */
 	size_t *only;		/* the lines it reads (NULL: every line) */
 	size_t nonly, at;	/* ... how many, and the one it reads */
+	struct span line;	/* that line */
 	const uint8_t *p, *end; /* in the line, NULL before it */
 	/* the pages below this went (each cursor gives back those of its
 	 * own lines behind it, as the read does: several read at once) */
@@ -114,30 +113,26 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 	struct file_src *fs = ctx;
 	struct scan *sc = fs->sc;
 	struct pb_field f;
-	size_t li = 0;
+	size_t li;
 
 	for (;;) {
-		struct span line;
-
 		if (!fs->p || fs->p >= fs->end) {
 			if (fs->p)
 				fs->at++;
 			if (!file_line(fs, &li))
 				return false;
-			line = sc->lines.v[li];
-			fs->p = line.p;
-			fs->end = line.p + line.len;
-			fs->released = line.p;
+			fs->line = sc->lines.v[li];
+			fs->p = fs->line.p;
+			fs->end = fs->line.p + fs->line.len;
+			fs->released = fs->line.p;
 			fs->id = fs->ts = 0;
 			fs->ts_seen = fs->have_thread = false;
-			if (!line.len) {
+			if (!fs->line.len) {
 				fs->p = NULL;
 				fs->at++;
 				continue;
 			}
 		}
-		(void)file_line(fs, &li);
-		line = sc->lines.v[li];
 		/* those before this field, which is read next */
 		if (sc->mapped && fs->p > fs->released + sc->release_step)
 			tfd_pages_release(&fs->released, fs->p, 0);
@@ -163,7 +158,7 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 					const uint8_t *from = f.s.p + f.s.len;
 					struct line_hdr lh = {0};
 
-					tfd_pb_walk(line.p, line.len, line_hdr_field, &lh);
+					tfd_pb_walk(fs->line.p, fs->line.len, line_hdr_field, &lh);
 					fs->ts = lh.ts_ns;
 					if (sc->mapped)
 						tfd_pages_release(&from, fs->end, 0);

@@ -81,7 +81,7 @@ static void append_kbits(struct precoded *pc, struct tfd_thread *dst, size_t fro
 	if (pc->kbits_lost || pc->nkbits != pc->nev || dst->nkbits != dst->nevents)
 		dst->kbits_lost = true;
 	for (size_t i = from; i < pc->nkbits && !dst->kbits_lost; i++)
-		tfd_kbit_push(dst, (pc->kbits[i / 8] >> (i % 8)) & 1);
+		tfd_kbit_push(dst, tfd_bit8(pc->kbits, i));
 	free(pc->kbits);
 	pc->kbits = NULL;
 }
@@ -398,7 +398,7 @@ static bool precode_move(void *ctx, size_t worker, size_t k)
 	precode(ab->cap, ap->ph, ap->map, src, &ab->pre[k]);
 	ab->pre[k].kbits = src->kbits;
 	ab->pre[k].nkbits = src->nkbits;
-	ab->pre[k].kbits_lost = src->kbits_lost || (!src->kbits && impl(ab->cap)->kbits);
+	ab->pre[k].kbits_lost = src->kbits_lost; /* (none at all: too few, lost then) */
 	src->kbits = NULL;
 	src->nkbits = 0;
 	free(src->evbuf);

@@ -462,7 +462,7 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
 	tfd_cm_note_last(ci, tb, e, off, prev);
 	if (__builtin_expect(ci->kbits, 0))
-		tfd_kbit_push(t, tfd_cm_kbit_kind(e));
+		tfd_kbit_push(t, tfd_graph_kind(e->kind));
 	return true;
 }
 

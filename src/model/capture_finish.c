@@ -306,6 +306,7 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	 * bytes, so the writes stay behind the reads */
 	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
 		const uint8_t *rest = at;
+		bool on = bits && tfd_kbit(th, i++);
 
 		/* the whole pages between the writes and the reads are dead:
 		 * given back every 256 KB (a function thread's buffer stayed
@@ -316,17 +317,10 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 			tfd_pages_release(&gap, at, 1u << 18);
 			given = at;
 		}
-		if (!keep(&e, ctx)) {
-			i++;
+		if (!keep(&e, ctx))
 			continue;
-		}
-		if (bits) {
-			bool on = tfd_kbit(th, i);
-
-			th->kbits[n / 8] = (uint8_t)((th->kbits[n / 8] & ~(1u << (n % 8))) |
-						     ((unsigned)on << (n % 8)));
-		}
-		i++;
+		if (bits)
+			tfd_bit8_put(th->kbits, n, on);
 		tfd_ev_varint(&rest);
 		w = tfd_ev_put_varint(w, tfd_ev_zig(start_delta(e.start_ns, last)));
 		last = e.start_ns;

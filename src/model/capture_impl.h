@@ -127,12 +127,6 @@ struct capture_impl {
 	bool kbits;
 };
 
-/* Is e one of the events a source reads again from the file? */
-static inline bool tfd_cm_kbit_kind(const struct tfd_event *e)
-{
-	return e->kind == TFD_EV_ITERATOR || e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
-}
-
 static inline struct capture_impl *impl(struct tfd_capture *cap)
 {
 	return (struct capture_impl *)cap;

@@ -26,16 +26,11 @@ struct src_tally {
 	size_t first_thread, first_at; /* the first that differs */
 };
 
-static bool scanned_kind(const struct tfd_event *e)
-{
-	return e->kind == TFD_EV_ITERATOR || e->kind == TFD_EV_PRODUCE || e->kind == TFD_EV_CONSUME;
-}
-
 /* The thread's next packed event of those kinds, false: none left. */
 static bool packed_next(struct tfd_ev_cursor *c, struct tfd_event *e)
 {
 	while (tfd_ev_next(c, e))
-		if (scanned_kind(e))
+		if (tfd_graph_kind(e->kind))
 			return true;
 	return false;
 }
@@ -130,7 +125,7 @@ static void compare_bits(const struct tfd_host *h, struct tfd_source *s, struct 
 		for (tfd_ev_begin(&c, h, th); !bad && tfd_ev_next(&c, &pk); i++) {
 			bool on = tfd_kbit(th, i);
 
-			if (on != scanned_kind(&pk))
+			if (on != tfd_graph_kind(pk.kind))
 				bad = true;
 			else if (on && !(src.next(src.ctx, &ft, &fe) && same_event(&fe, &pk)))
 				bad = true;
@@ -181,19 +176,22 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 	struct bits_tally bt = {0};
 	double walk, pass = 0;
 	const char *prepass = NULL, *where = kept ? "kept past the read" : "at the read's end";
+	bool differ;
 
 	memset(&t, 0, sizeof(t));
 	walk = compare_events(h, s, &t);
-	if (!(t.differ || t.malformed || t.missing || t.extra))
+	differ = t.differ || t.malformed || t.missing || t.extra;
+	if (!differ)
 		prepass = compare_prepass(h, s, &pass);
-	if (!(t.differ || t.malformed || t.missing || t.extra || prepass))
+	differ |= prepass != NULL;
+	if (!differ)
 		compare_bits(h, s, &bt);
 	if (bt.wrong)
 		fprintf(stderr,
 			"tfdoctor: source: %s: differs: the bits of %zu threads do not merge the "
 			"file's events back into the packed order\n",
 			h->name ? h->name : "?", bt.wrong);
-	else if (t.differ || t.malformed || t.missing || t.extra || prepass)
+	else if (differ)
 		fprintf(stderr,
 			"tfdoctor: source: %s: from the file %s: differs: %zu of %zu events "
 			"(first: thread %zu, its event %zu), %zu malformed, %zu not packed, %zu "
