@@ -109,9 +109,7 @@ struct tfd_timelink {
 	int64_t held_at;
 	int parent;
 	unsigned link;
-	/* the events were read from the file (a struct tfd_source's cursors),
-	 * and how many of them were malformed */
-	bool from_file;
+	/* the events the file's cursors found malformed (src given) */
 	size_t malformed;
 	/* the groups closed as the stream went (each once its top settled
 	 * with no parent, the stream past its last end, and no waiting call

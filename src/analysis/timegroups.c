@@ -23,7 +23,7 @@
 
 /* The first of iterator pit's calls seen so far (by start) that starts
  * after e0, as an index in its list. */
-size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0)
+static size_t first_after(const struct tl *t, int pit, int64_t e0)
 {
 	size_t lo = 0, hi = t->seen[pit].n;
 
@@ -36,6 +36,24 @@ size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0)
 			hi = mid;
 	}
 	return lo;
+}
+
+int tfd_tl_overlapping(const struct tl *t, int k, int pit, bool (*visit)(void *ctx, int call),
+		       void *ctx)
+{
+	const struct host_ctx *c = t->c;
+	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
+
+	/* (none that started a longest call before it can reach it) */
+	for (size_t at = first_after(t, pit, e0); at-- > 0;) {
+		int cc = t->seen[pit].v[at];
+
+		if (call_start(c, (size_t)cc) < s0 - c->iters.v[pit].max_dur)
+			break;
+		if (tfd_link_overlap(c, s0, e0, cc) > 0 && visit(ctx, cc))
+			return cc;
+	}
+	return -1;
 }
 
 void tfd_tlg_begin(struct tl_groups *g, size_t n)
@@ -181,10 +199,8 @@ void tfd_tlg_settle(struct tl *t, int k, int parent)
 		g->late++;
 		g->state[rp] = 1;
 		g->groups--;
-		for (int m = rp; m >= 0; m = g->next[m]) {
-			g->closed--;
+		for (int m = rp; m >= 0; m = g->next[m])
 			g->live++; /* (held again) */
-		}
 	}
 	g->uf[rk] = rp;
 	g->next[g->tail[rp]] = rk;
@@ -206,18 +222,30 @@ void tfd_tlg_release(struct tl *t, int w)
 			g_push(g, g->holds.v[h].rep); /* (due: tried at the next event) */
 }
 
+/* A group and the union-find that tells its members (g_pinned()). */
+struct in_group {
+	struct tl_groups *g;
+	int rep;
+};
+
+static bool member(void *ctx, int call)
+{
+	struct in_group *ig = ctx;
+
+	return g_find(ig->g, call) == ig->rep;
+}
+
 /* The wait of a call that could still land in group rep, -1: none. It
  * lands on a call of the group that took its element; while no call took
  * it, on a call of its parent iterator it overlaps (link.c's order by
  * overlap). */
 static int g_pinned(struct tl *t, int rep)
 {
-	const struct host_ctx *c = t->c;
 	struct tl_groups *g = &t->g;
+	struct in_group ig = {g, rep};
 
 	for (size_t i = 0; i < g->active.n; i++) {
 		const struct tl_wait *x = &t->waits.v[g->active.v[i]];
-		int64_t s0 = call_start(c, (size_t)x->call), e0 = call_end(c, (size_t)x->call);
 
 		if (x->key >= 0)
 			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
@@ -225,14 +253,8 @@ static int g_pinned(struct tl *t, int rep)
 					return g->active.v[i];
 		if (x->mode == TL_TAKER && x->best >= 0)
 			continue;
-		for (size_t at = tfd_tl_first_after(t, x->pit, e0); at-- > 0;) {
-			int cc = t->seen[x->pit].v[at];
-
-			if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
-				break;
-			if (tfd_link_overlap(c, s0, e0, cc) > 0 && g_find(g, cc) == rep)
-				return g->active.v[i];
-		}
+		if (tfd_tl_overlapping(t, x->call, x->pit, member, &ig) >= 0)
+			return g->active.v[i];
 	}
 	return -1;
 }
@@ -257,9 +279,7 @@ void tfd_tlg_close_due(struct tl *t, bool all)
 		}
 		g->state[w.rep] = 2;
 		g->groups++;
-		for (int k = w.rep; k >= 0; k = g->next[k]) {
-			g->closed++;
+		for (int k = w.rep; k >= 0; k = g->next[k])
 			g->live--;
-		}
 	}
 }

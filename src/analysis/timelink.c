@@ -271,23 +271,30 @@ static void taker(struct tl *t, int k, uint64_t elem)
 	}
 }
 
+/* The best so far of the calls overlapping call k (best_overlap()). */
+struct overlap_best {
+	const struct host_ctx *c;
+	int64_t s0, e0;
+	int best;
+};
+
+static bool better(void *ctx, int call)
+{
+	struct overlap_best *ob = ctx;
+
+	if (tfd_link_better(ob->c, ob->s0, ob->e0, call, ob->best))
+		ob->best = call;
+	return false;
+}
+
 /* The best call of iterator pit overlapping call k, -1: none. */
 static int best_overlap(const struct tl *t, int k, int pit)
 {
 	const struct host_ctx *c = t->c;
-	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
-	size_t lo = tfd_tl_first_after(t, pit, e0);
-	int best = -1;
+	struct overlap_best ob = {c, call_start(c, (size_t)k), call_end(c, (size_t)k), -1};
 
-	while (lo-- > 0) {
-		int cc = t->seen[pit].v[lo];
-
-		if (call_start(c, (size_t)cc) < s0 - c->iters.v[pit].max_dur)
-			break;
-		if (tfd_link_overlap(c, s0, e0, cc) > 0 && tfd_link_better(c, s0, e0, cc, best))
-			best = cc;
-	}
-	return best;
+	(void)tfd_tl_overlapping(t, k, pit, better, &ob);
+	return ob.best;
 }
 
 /* Wait w's time has come (the stream is past it, or at its end). */
@@ -438,6 +445,22 @@ static void close_after(int64_t *close, int g, int64_t u)
 		close[g] = u;
 }
 
+/* The groups of the calls a waiting call may land on, held until then
+ * (held()). */
+struct hold_until {
+	int64_t *close;
+	const int *top;
+	int64_t until;
+};
+
+static bool hold(void *ctx, int call)
+{
+	struct hold_until *hu = ctx;
+
+	close_after(hu->close, hu->top[call], hu->until);
+	return false;
+}
+
 /* The most calls a reader in time order would hold at once, each from its
  * start until its group (the top of its chain of parents, as linked) can
  * be folded: when every member has ended and has its link, and no call
@@ -467,8 +490,7 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 	}
 	for (size_t w = 0; w < t->waits.n; w++) {
 		const struct tl_wait *x = &t->waits.v[w];
-		int64_t at = t->settled_at[x->call], s0 = call_start(c, (size_t)x->call),
-			e0 = call_end(c, (size_t)x->call);
+		int64_t at = t->settled_at[x->call], s0 = call_start(c, (size_t)x->call);
 		int64_t free_until = x->taken_at < at ? x->taken_at : at;
 
 		if (x->key >= 0)
@@ -476,15 +498,11 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 				close_after(close, top[t->takers.v[j].call], at);
 		/* linked by overlap, or untaken for a while (it may be, then):
 		 * any call of the parent it overlaps */
-		if (free_until > s0)
-			for (size_t i = tfd_tl_first_after(t, x->pit, e0); i-- > 0;) {
-				int cc = t->seen[x->pit].v[i];
+		if (free_until > s0) {
+			struct hold_until hu = {close, top, free_until};
 
-				if (call_start(c, (size_t)cc) < s0 - c->iters.v[x->pit].max_dur)
-					break;
-				if (tfd_link_overlap(c, s0, e0, cc) > 0)
-					close_after(close, top[cc], free_until);
-			}
+			(void)tfd_tl_overlapping(t, x->call, x->pit, hold, &hu);
+		}
 	}
 	start = xmalloc(n * sizeof(*start));
 	until = xmalloc(n * sizeof(*until));
@@ -636,7 +654,6 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	out->late = t.g.late;
 	/* every call made, every one folded once */
 	out->unclosed = t.g.live;
-	out->from_file = src != NULL;
 	tl_free(&t);
 	return out->differ + out->numbering + out->out_of_order + out->malformed + out->late +
 	       out->unclosed + (out->prepass != NULL);

@@ -98,7 +98,7 @@ struct tl_groups {
 	 * heap's versions try it once) */
 	VEC(int) held;
 	VEC(struct tl_hold) holds;
-	size_t live, most_live, groups, closed, late, never;
+	size_t live, most_live, groups, late;
 	int64_t most_live_at;
 };
 
@@ -131,9 +131,11 @@ struct tl {
 	struct tl_groups g;
 };
 
-/* The first of iterator pit's calls seen so far (by start) that starts
- * after e0, as an index in its list (timegroups.c). */
-size_t tfd_tl_first_after(const struct tl *t, int pit, int64_t e0);
+/* Iterator pit's calls seen so far that call k overlaps (link.c's
+ * overlap), the latest started first, each handed to visit(ctx, call)
+ * until it returns true: that call, or -1 (timegroups.c). */
+int tfd_tl_overlapping(const struct tl *t, int k, int pit, bool (*visit)(void *ctx, int call),
+		       void *ctx);
 
 /* ---- the groups (timegroups.c) ---- */
 
