@@ -29,6 +29,13 @@ struct tfd_event *tfd_host_add_event_as(struct tfd_capture *cap, struct tfd_host
 void tfd_event_begin(struct tfd_capture *cap, struct tfd_event *e, const char *name,
 		     enum tfd_ev_kind kind, int64_t start_ns, int64_t dur_ns);
 
+/* From now on h's iterator, Produce and Consume events are left in the
+ * file that is being read, each noted by a bit of its thread's
+ * (struct tfd_thread.nfile): the reader keeps h's source (struct
+ * tfd_source) for the passes that read them (TFDOCTOR_SOURCE_LEAVE=1). A
+ * thread that had events packed already keeps packing them. */
+void tfd_host_leave_graph(struct tfd_capture *cap, struct tfd_host *h);
+
 /* Move the events, threads, steps and span of part's one host into h, as if
  * they had been added to h after its own (threads by id, in part's order).
  * Event names must already be strings of cap (or outlive it); parameter

@@ -136,6 +136,10 @@ struct tfd_thread {
 	uint8_t *kbits;
 	size_t nkbits;
 	bool kbits_lost;
+	/* of nevents, those a read left in the file, unpacked (the bits set:
+	 * TFDOCTOR_SOURCE_LEAVE=1; the host's source reads them, a struct
+	 * tfd_ev_mcursor merges them back); nevents - nfile are in evbuf */
+	size_t nfile;
 };
 
 /* The TFDOCTOR_SOURCE_CHECK bits (struct tfd_thread.kbits): kbit_room
@@ -723,7 +727,12 @@ struct tfd_host {
 	struct tfd_source *source;
 };
 
-struct tfd_event_source;
+/* A host's events, one thread after another, each thread's in order: the
+ * next one and its thread into *thread and *e, false at the end. */
+struct tfd_event_source {
+	void *ctx;
+	bool (*next)(void *ctx, uint32_t *thread, struct tfd_event *e);
+};
 
 /* A host's iterator, Produce and Consume events read again from its file
  * after the read, none packed (docs/performance.md, "Calls held in time
@@ -744,6 +753,10 @@ struct tfd_source {
 	 * release() gives them back and says whether the file shrank */
 	enum tfd_status (*release)(void *arg, struct tfd_err *err);
 	void *release_arg;
+	/* events a merged cursor (struct tfd_ev_mcursor) missed in the file
+	 * since the read (a file changed under the analysis): freeing the
+	 * source reports them */
+	size_t failed;
 };
 
 /* s reads bytes the loader gives it: release(arg) once it is freed. */
@@ -1112,14 +1125,59 @@ __attribute__((always_inline)) static inline bool tfd_ev_next(struct tfd_ev_curs
 	return true;
 }
 
+/* A thread's events in order, those a read left in the file
+ * (struct tfd_thread.nfile) taken from its host's source where the bits
+ * say: every pass that reads a thread's events reads them so.
+ *
+ *	struct tfd_ev_mcursor c;
+ *
+ *	for (tfd_evm_begin(&c, h, t); tfd_evm_next(&c, &e);)
+ *		...;
+ *	tfd_evm_end(&c);
+ */
+struct tfd_ev_mcursor {
+	struct tfd_ev_cursor pk;
+	const struct tfd_thread *th;
+	struct tfd_source *src; /* NULL: every event is packed */
+	struct tfd_event_source fs;
+	size_t i; /* the next event's bit */
+	bool failed;
+};
+
+/* A cursor over thread t of h: a thread with events in the file opens a
+ * cursor over its lines (h->source's; without a source none of them is
+ * read, and the cursor counts as failed). */
+void tfd_evm_begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t);
+/* tfd_evm_next() of a thread with events in the file: false at the end,
+ * or at an event the file no longer holds (the cursor failed). */
+bool tfd_evm_next_mixed(struct tfd_ev_mcursor *c, struct tfd_event *e);
+/* The cursor closed: an event it missed in the file is counted on the
+ * source (struct tfd_source.failed). */
+void tfd_evm_end(struct tfd_ev_mcursor *c);
+
+__attribute__((always_inline)) static inline bool tfd_evm_next(struct tfd_ev_mcursor *c,
+							       struct tfd_event *e)
+{
+	if (__builtin_expect(c->src == NULL, 1))
+		return tfd_ev_next(&c->pk, e);
+	return tfd_evm_next_mixed(c, e);
+}
+
 /* Every event of thread th of h, unpacked (tests, dump): the caller frees
  * the array (NULL for none). */
 struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th);
 
 /* Keep only the events of th that keep(e, ctx) holds for, in place (h:
- * th's host); the number dropped. th->kinds stays as it was. */
+ * th's host); the number dropped. th->kinds stays as it was. The events a
+ * read left in the file (th->nfile) are kept, and keep() does not see
+ * them. */
 size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
+/* The same, keep() seeing the events left in the file too, read back from
+ * h's source in their place (they stay whatever it says: the iterator,
+ * Produce and Consume events every caller keeps). */
+size_t tfd_thread_filter_all(const struct tfd_host *h, struct tfd_thread *th,
+			     bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
 
 /* Hard limits that keep a hostile file from exhausting memory. */
 #define TFD_MAX_EVENTS_PER_HOST (200u * 1000u * 1000u)

@@ -404,12 +404,6 @@ enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
 				  struct tfd_prepass *pp, struct tfd_err *err);
 /* Free what tfd_graph_prepass() put in pp. */
 void tfd_prepass_free(struct tfd_prepass *pp);
-/* A host's events, one thread after another, each thread's in order: the
- * next one and its thread into *thread and *e, false at the end. */
-struct tfd_event_source {
-	void *ctx;
-	bool (*next)(void *ctx, uint32_t *thread, struct tfd_event *e);
-};
 /* tfd_graph_prepass() over the events src gives instead of h's packed
  * ones (h gives the threads; src/input/xspace_source.c reads them again
  * from the file). */

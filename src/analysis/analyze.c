@@ -558,6 +558,20 @@ static void time_order_checks(const struct host_ctx *c, bool lean)
 		tfd_timelink_check(c);
 }
 
+/* st, unless it is TFD_OK and the events h's read left in the file were
+ * not all there when read again (the file changed under the analysis: its
+ * answer would be of another capture). */
+static enum tfd_status source_intact(const struct tfd_host *h, enum tfd_status st,
+				     struct tfd_err *err)
+{
+	if (st || !h->source || !h->source->failed)
+		return st;
+	return tfd_fail(err, TFD_E_IO,
+			"%s: the file changed while it was analyzed (%zu reads of the events "
+			"left in it came up short); analyze it again once it is complete",
+			h->path ? h->path : h->name, h->source->failed);
+}
+
 /* lean: h itself, whose events may go once read (all are gone once the
  * graph is built) */
 static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *lean,
@@ -653,6 +667,7 @@ out:
 			*err = derr;
 		}
 	}
+	st = source_intact(h, st, err);
 	tfd_host_waits_free(&waits);
 	free(mr.mk);
 	free(mr.holes);

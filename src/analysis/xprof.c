@@ -66,13 +66,11 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 			   : 0;
 
 	for (size_t t = 0; t < h->nthreads; t++) {
-		const struct tfd_thread *th = &h->threads[t];
-
 		stack.n = 0;
-		struct tfd_ev_cursor cur;
+		struct tfd_ev_mcursor cur;
 		struct tfd_event ev;
 
-		for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+		for (tfd_evm_begin(&cur, h, t); tfd_evm_next(&cur, &ev);) {
 			const struct tfd_event *e = &ev;
 			struct node n;
 			int idx;
@@ -107,6 +105,7 @@ static void build_forest(const struct tfd_host *h, struct forest *f)
 			}
 			vec_push(&stack, idx);
 		}
+		tfd_evm_end(&cur);
 	}
 	vec_free(&stack);
 }

@@ -499,6 +499,15 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 		memset(sc->sums->val, 0, (sc->sums->cap ? sc->sums->cap : 1) * sizeof(uint64_t));
 		sc->sums->zero_val = 0;
 	}
+	/* a plane read line by line into a host of its own, whose bytes
+	 * outlive the read (a capture loaded for a lean analysis) may leave
+	 * the iterator, Produce and Consume events in the file (a block read
+	 * packs them: its parts' bits are not carried) */
+	if (!nblocks && sc->mapped && sc->opts && sc->opts->defer_device &&
+	    !sc->cap->hosts[sc->host_idx].nevents && tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
+		tfd_host_leave_graph(sc->cap, &sc->cap->hosts[sc->host_idx]);
+		sc->left = true;
+	}
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		st = tfd_xs_scan_line(sc, sc->lines.v[i], NULL, NULL, err);
 		if (st) {
@@ -521,7 +530,7 @@ static void source_check(struct scan *sc)
 	struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
 	struct tfd_source *src;
 
-	if (sc->mapped && sc->opts && sc->opts->defer_device) {
+	if (sc->left || (sc->mapped && sc->opts && sc->opts->defer_device)) {
 		h->source = tfd_xs_source(sc, true);
 		return;
 	}
@@ -578,7 +587,7 @@ static enum tfd_status read_host_plane(struct tfd_capture *cap, size_t host_idx,
 		st = read_lines(&sc, err);
 	if (!st)
 		st = tfd_fn_ops_check(&cap->hosts[host_idx], err);
-	if (!st && tfd_env_flag("TFDOCTOR_SOURCE_CHECK"))
+	if (!st && (sc.left || tfd_env_flag("TFDOCTOR_SOURCE_CHECK")))
 		source_check(&sc);
 out:
 	/* the pre-pass's step ids are those of functions kept on the host */

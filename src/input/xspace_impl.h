@@ -86,6 +86,9 @@ struct smeta {
 struct scan {
 	struct tfd_capture *cap;
 	size_t host_idx;
+	/* its iterator, Produce and Consume events were left in the file
+	 * (TFDOCTOR_SOURCE_LEAVE=1): the host keeps the source */
+	bool left;
 	/* the ops inside dataset functions on the line being read (reset at
 	 * each line or part of one) */
 	struct tfd_opscope ops;

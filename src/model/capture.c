@@ -451,6 +451,13 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 
 	if (tfd_cm_fold_into_last(ci, t, tb, e))
 		return false;
+	if (tb->leave && tfd_graph_kind(e->kind)) {
+		/* read again from the file: no chunk folds across it */
+		tfd_kbit_push(t, true);
+		t->nfile++;
+		tb->has_fold = false;
+		return true;
+	}
 	if (t->evlen + EV_MAXLEN > tb->cap) {
 		size_t nc = tb->cap + tb->cap / 2;
 
@@ -461,8 +468,8 @@ static bool pack_event(struct capture_impl *ci, struct tfd_thread *t, struct th_
 	}
 	t->evlen = (size_t)(put_event(ci, t->evbuf + t->evlen, e, &tb->last_start) - t->evbuf);
 	tfd_cm_note_last(ci, tb, e, off, prev);
-	if (__builtin_expect(ci->kbits, 0))
-		tfd_kbit_push(t, tfd_graph_kind(e->kind));
+	if (__builtin_expect(ci->kbits || tb->leave || t->nfile, 0))
+		tfd_kbit_push(t, !tb->leave && !t->nfile && tfd_graph_kind(e->kind));
 	return true;
 }
 
@@ -580,12 +587,56 @@ void tfd_cm_pack_all_held(struct capture_impl *ci, struct tfd_host *h, struct tf
 struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_thread *th)
 {
 	struct tfd_event *v = th->nevents ? xmalloc(th->nevents * sizeof(*v)) : NULL;
-	struct tfd_ev_cursor c;
+	struct tfd_ev_mcursor c;
 	size_t n = 0;
 
-	for (tfd_ev_begin(&c, h, th); n < th->nevents && tfd_ev_next(&c, &v[n]);)
+	for (tfd_evm_begin(&c, h, (size_t)(th - h->threads));
+	     n < th->nevents && tfd_evm_next(&c, &v[n]);)
 		n++;
+	tfd_evm_end(&c);
 	return v;
+}
+
+void tfd_host_leave_graph(struct tfd_capture *cap, struct tfd_host *h)
+{
+	struct host_build *b = tfd_cm_build_of(cap, h);
+
+	b->leave = true;
+	for (size_t t = 0; t < b->ncap && t < h->nthreads; t++)
+		b->tb[t].leave = !h->threads[t].nevents;
+}
+
+void tfd_cm_pack_left(struct tfd_capture *cap, struct tfd_host *h, size_t t)
+{
+	struct tfd_thread *th = &h->threads[t];
+	struct tfd_ev_mcursor c;
+	struct tfd_event e;
+	uint8_t *buf = NULL;
+	size_t room = 0, len = 0, n = 0;
+	int64_t last = 0;
+
+	for (tfd_evm_begin(&c, h, t); tfd_evm_next(&c, &e); n++) {
+		if (len + EV_MAXLEN > room) {
+			room = room ? room + room / 2 : th->evlen + 64 * th->nfile + EV_MAXLEN;
+			buf = xrealloc(buf, room);
+		}
+		len = (size_t)(put_event(impl(cap), buf + len, &e, &last) - buf);
+	}
+	tfd_evm_end(&c);
+	free(th->evbuf);
+	if (!len) {
+		free(buf);
+		buf = NULL;
+	}
+	th->evbuf = len ? xrealloc(buf, len) : NULL;
+	th->evlen = len;
+	h->nevents -= th->nevents - n; /* (none, unless the file changed) */
+	th->nevents = n;
+	th->nfile = 0;
+	free(th->kbits);
+	th->kbits = NULL;
+	th->nkbits = 0;
+	th->kbits_lost = impl(cap)->kbits;
 }
 
 /* The builders of threads up to `thread` (threads added since the last
@@ -602,6 +653,7 @@ void tfd_cm_cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t t
 			struct th_build *tb = &b->tb[i];
 
 			memset(tb, 0, sizeof(*tb));
+			tb->leave = b->leave && !th->nevents;
 			tb->cap = th->evlen;
 			tb->unsorted = th->nevents > 1; /* unknown order */
 			if (th->nevents) {

@@ -286,25 +286,55 @@ int tfd_cm_step_cmp(const void *a, const void *b)
 	return x->group_id < y->group_id ? -1 : x->group_id > y->group_id;
 }
 
-size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
-			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+/* The events th's read left in the file before its next packed one, kept
+ * (their bits moved down to n), each shown to keep() when fs is open. */
+static void keep_left(struct tfd_thread *th, size_t *i, size_t *n, struct tfd_ev_mcursor *fs,
+		      bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+{
+	struct tfd_event e;
+	uint32_t t;
+
+	while (*i < th->nkbits && tfd_kbit(th, *i)) {
+		if (fs->src) {
+			if (!fs->failed && fs->fs.next(fs->fs.ctx, &t, &e))
+				(void)keep(&e, ctx); /* (they stay: see capture.h) */
+			else
+				fs->failed = true;
+		}
+		tfd_bit8_put(th->kbits, (*n)++, true);
+		(*i)++;
+	}
+}
+
+/* tfd_thread_filter(); all: keep() sees the events left in the file too
+ * (h has th's source). */
+static size_t filter(const struct tfd_host *h, struct tfd_thread *th,
+		     bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx, bool all)
 {
 	struct tfd_ev_cursor c;
+	struct tfd_ev_mcursor fs = {0};
 	struct tfd_event e;
 	uint8_t *w = th->evbuf;
 	const uint8_t *at, *gap, *given = th->evbuf;
 	int64_t last = 0;
 	size_t n = 0, i = 0, dropped;
-	/* (the source check's bits go with their events) */
-	bool bits = th->kbits && th->nkbits == th->nevents;
+	/* (the source check's bits go with their events; those of events
+	 * left in the file say where they go among the packed ones) */
+	bool bits = th->kbits && th->nkbits == th->nevents, left = bits && th->nfile;
 
 	if (!th->nevents)
 		return 0;
+	if (left && all)
+		tfd_evm_begin(&fs, h, (size_t)(th - h->threads));
 	/* a kept event is its start as a delta from the last kept one, then
 	 * its other fields' bytes as they were: the delta's varint is never
 	 * longer than those of the deltas it sums and the dropped events'
 	 * bytes, so the writes stay behind the reads */
-	for (tfd_ev_begin(&c, h, th), at = c.p; tfd_ev_next(&c, &e); at = c.p) {
+	for (tfd_ev_begin(&c, h, th), at = c.p;; at = c.p) {
+		if (left)
+			keep_left(th, &i, &n, &fs, keep, ctx);
+		if (!tfd_ev_next(&c, &e))
+			break;
 		const uint8_t *rest = at;
 		bool on = bits && tfd_kbit(th, i++);
 
@@ -328,6 +358,8 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 		w += c.p - rest;
 		n++;
 	}
+	if (left)
+		tfd_evm_end(&fs);
 	dropped = th->nevents - n;
 	th->nevents = n;
 	if (bits)
@@ -342,6 +374,18 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 		th->evbuf = NULL;
 	}
 	return dropped;
+}
+
+size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
+			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+{
+	return filter(h, th, keep, ctx, false);
+}
+
+size_t tfd_thread_filter_all(const struct tfd_host *h, struct tfd_thread *th,
+			     bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+{
+	return filter(h, th, keep, ctx, true);
 }
 
 static bool keep_exec(const struct tfd_event *e, void *ctx)
@@ -467,6 +511,8 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 
 			if (th->nevents < 2 || (b && t < b->ncap && !b->tb[t].unsorted))
 				continue; /* in order as read (TensorFlow writes lines sorted) */
+			if (th->nfile)	  /* (sorted, the file's order would be gone) */
+				tfd_cm_pack_left(cap, h, t);
 			/* else check before paying for a copy */
 			for (k = 0, tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e); k++) {
 				if (k && ev_before_at(e.start_ns, e.dur_ns, ps, pd))

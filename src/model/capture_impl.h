@@ -39,6 +39,9 @@ struct th_build {
 	 * may fold into (tfd_capture.fold_exec): as it is now, at fold_off,
 	 * packed after an event that started at fold_prev */
 	bool has_fold;
+	/* iterator, Produce and Consume events are left in the file, a bit
+	 * each (struct tfd_thread.nfile; tfd_host_leave_graph()) */
+	bool leave;
 	struct tfd_event fold;
 	size_t fold_off;
 	int64_t fold_prev;
@@ -56,6 +59,7 @@ struct host_build {
 	size_t last_step;
 	struct th_build *tb;
 	size_t ncap;
+	bool leave; /* (given to the threads' builders) */
 };
 
 /* A parameter array is shared by every event with the same parameters (an
@@ -166,6 +170,10 @@ static inline struct host_build *tfd_cm_build_of(struct tfd_capture *cap, const 
 void tfd_cm_build_release(struct host_build *b);
 /* Pack the events h's threads hold back for their stats. */
 void tfd_cm_pack_pending(struct tfd_capture *cap, struct tfd_host *h);
+/* Thread t of h with the events its read left in the file packed among
+ * the others, as a read that left none would have (its order is to be
+ * checked and sorted: the file's order goes with the bits). */
+void tfd_cm_pack_left(struct tfd_capture *cap, struct tfd_host *h, size_t t);
 /* The signature equal to want, made (interned) if new. */
 const struct tfd_sig *tfd_cm_sig_get(struct tfd_capture *cap, const struct tfd_sig *want);
 

@@ -544,11 +544,11 @@ struct open_calls {
 static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc)
 {
 	const struct tfd_host *h = rs->h;
-	struct tfd_ev_cursor cur;
+	struct tfd_ev_mcursor cur;
 	struct tfd_event ev;
 
 	oc->n = 0;
-	for (tfd_ev_begin(&cur, h, &h->threads[t]); tfd_ev_next(&cur, &ev);) {
+	for (tfd_evm_begin(&cur, h, t); tfd_evm_next(&cur, &ev);) {
 		while (oc->n && oc->end[oc->n - 1] <= ev.start_ns)
 			oc->n--;
 		if (ev.kind == TFD_EV_ITERATOR) {
@@ -563,6 +563,7 @@ static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc
 			add_function(rs, t, &ev, oc->n ? oc->name[oc->n - 1] : NULL);
 		}
 	}
+	tfd_evm_end(&cur);
 }
 
 /* The step ids coded as the XSpace reader codes them (tfd_exec_code()),

@@ -363,11 +363,11 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 	 * and the array is freed once the thread is scanned (free() writes
 	 * only at the block's ends) */
 	const uint8_t *released = th->evbuf;
-	struct tfd_ev_cursor cur;
+	struct tfd_ev_mcursor cur;
 	struct tfd_event ev;
 
 	ss->stack.n = 0;
-	for (tfd_ev_begin(&cur, h, th); tfd_ev_next(&cur, &ev);) {
+	for (tfd_evm_begin(&cur, h, t); tfd_evm_next(&cur, &ev);) {
 		const struct tfd_event *e = &ev;
 		int64_t end = e->start_ns + e->dur_ns;
 		const struct open_ev *top = NULL;
@@ -376,8 +376,8 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 		 * TLB is flushed): the calls' tables are full when the last
 		 * thread's events go, and a megabyte of them left the peak of a
 		 * tf.data-heavy capture here, 0.6 MB above the read's */
-		if (lean && (size_t)(cur.p - released) > ss->give_back)
-			tfd_pages_release(&released, cur.p, ss->give_back);
+		if (lean && (size_t)(cur.pk.p - released) > ss->give_back)
+			tfd_pages_release(&released, cur.pk.p, ss->give_back);
 		if (e->kind != TFD_EV_ITERATOR && e->kind != TFD_EV_PRODUCE &&
 		    e->kind != TFD_EV_CONSUME)
 			continue;
@@ -415,6 +415,7 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 							       (e->flags & TFD_EVF_ELEMENT) != 0}));
 		}
 	}
+	tfd_evm_end(&cur);
 }
 
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
@@ -444,6 +445,10 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 			lean->threads[t].evbuf = NULL;
 			lean->threads[t].evlen = 0;
 			lean->threads[t].nevents = 0;
+			lean->threads[t].nfile = 0;
+			free(lean->threads[t].kbits);
+			lean->threads[t].kbits = NULL;
+			lean->threads[t].nkbits = 0;
 			lean->threads[t].kinds = 0;
 		}
 	}

@@ -79,12 +79,12 @@ enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host
 	return tfd_graph_resolve(c, &by_name, &orphans, err);
 }
 
-/* The packed events, thread after thread. */
+/* The events, thread after thread (those left in the file read there). */
 struct packed_src {
 	const struct tfd_host *h;
 	uint32_t t;
 	bool begun;
-	struct tfd_ev_cursor cur;
+	struct tfd_ev_mcursor cur;
 };
 
 static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
@@ -93,13 +93,14 @@ static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 
 	while (ps->t < ps->h->nthreads) {
 		if (!ps->begun) {
-			tfd_ev_begin(&ps->cur, ps->h, &ps->h->threads[ps->t]);
+			tfd_evm_begin(&ps->cur, ps->h, ps->t);
 			ps->begun = true;
 		}
-		if (tfd_ev_next(&ps->cur, e)) {
+		if (tfd_evm_next(&ps->cur, e)) {
 			*thread = ps->t;
 			return true;
 		}
+		tfd_evm_end(&ps->cur);
 		ps->t++;
 		ps->begun = false;
 	}
@@ -109,7 +110,7 @@ static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
 				  struct tfd_prepass *pp, struct tfd_err *err)
 {
-	struct packed_src ps = {h, 0, false, {0}};
+	struct packed_src ps = {.h = h};
 	struct tfd_event_source src = {&ps, packed_next};
 
 	return tfd_graph_prepass_from(c, h, &src, pp, err);

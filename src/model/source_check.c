@@ -26,10 +26,11 @@ struct src_tally {
 	size_t first_thread, first_at; /* the first that differs */
 };
 
-/* The thread's next packed event of those kinds, false: none left. */
-static bool packed_next(struct tfd_ev_cursor *c, struct tfd_event *e)
+/* The thread's next packed event of those kinds (or left in the file),
+ * false: none left. */
+static bool packed_next(struct tfd_ev_mcursor *c, struct tfd_event *e)
 {
-	while (tfd_ev_next(c, e))
+	while (tfd_evm_next(c, e))
 		if (tfd_graph_kind(e->kind))
 			return true;
 	return false;
@@ -56,7 +57,7 @@ static double since(const struct timespec *t0)
 static double compare_events(const struct tfd_host *h, struct tfd_source *s, struct src_tally *t)
 {
 	size_t nth = h->nthreads;
-	struct tfd_ev_cursor *cur = xcalloc(nth + 1, sizeof(*cur));
+	struct tfd_ev_mcursor *cur = xcalloc(nth + 1, sizeof(*cur));
 	size_t *counted = xcalloc(nth + 1, sizeof(*counted));
 	struct tfd_event_source src;
 	struct timespec t0;
@@ -65,7 +66,7 @@ static double compare_events(const struct tfd_host *h, struct tfd_source *s, str
 	double took;
 
 	for (size_t i = 0; i < nth; i++)
-		tfd_ev_begin(&cur[i], h, &h->threads[i]);
+		tfd_evm_begin(&cur[i], h, i);
 	s->open(s, h, &src);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (src.next(src.ctx, &th, &e)) {
@@ -82,9 +83,11 @@ static double compare_events(const struct tfd_host *h, struct tfd_source *s, str
 	}
 	took = since(&t0);
 	t->malformed = s->close(s, &src);
-	for (size_t i = 0; i < nth; i++)
+	for (size_t i = 0; i < nth; i++) {
 		while (packed_next(&cur[i], &pk))
 			t->extra++;
+		tfd_evm_end(&cur[i]);
+	}
 	free(cur);
 	free(counted);
 	return took;
@@ -94,7 +97,7 @@ static double compare_events(const struct tfd_host *h, struct tfd_source *s, str
  * order, events they took from the file, threads whose order was lost
  * (sorted), threads where they were wrong. */
 struct bits_tally {
-	size_t threads, from_file, lost, wrong;
+	size_t threads, from_file, lost, wrong, left;
 };
 
 /* Each thread's packed events again, those of the kinds a source reads
@@ -117,6 +120,10 @@ static void compare_bits(const struct tfd_host *h, struct tfd_source *s, struct 
 		}
 		if (!th->nevents)
 			continue;
+		if (th->nfile) { /* (left there by the read: nothing to merge) */
+			b->left++;
+			continue;
+		}
 		if (!th->kbits || th->nkbits != th->nevents) {
 			b->wrong++;
 			continue;
@@ -176,6 +183,7 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 	struct bits_tally bt = {0};
 	double walk, pass = 0;
 	const char *prepass = NULL, *where = kept ? "kept past the read" : "at the read's end";
+	char left[96] = "";
 	bool differ;
 
 	memset(&t, 0, sizeof(t));
@@ -186,6 +194,8 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 	differ |= prepass != NULL;
 	if (!differ)
 		compare_bits(h, s, &bt);
+	if (bt.left)
+		snprintf(left, sizeof(left), "; %zu threads left in the file by the read", bt.left);
 	if (bt.wrong)
 		fprintf(stderr,
 			"tfdoctor: source: %s: differs: the bits of %zu threads do not merge the "
@@ -205,7 +215,7 @@ void tfd_source_check(const struct tfd_host *h, struct tfd_source *s, bool kept)
 		    "tfdoctor: source: %s: %zu iterator, Produce and Consume events decoded "
 		    "again from the file %s as packed, in %.3f s; the pass before from the "
 		    "file as from the packed events, in %.3f s; by the bits, %zu events from the "
-		    "file in the packed order on %zu threads (%zu sorted)\n",
+		    "file in the packed order on %zu threads (%zu sorted)%s\n",
 		    h->name ? h->name : "?", t.events, where, walk, pass, bt.from_file, bt.threads,
-		    bt.lost);
+		    bt.lost, left);
 }

@@ -165,13 +165,13 @@ static void tails_out(const ivec *tl, struct parts *out)
  * inside a tf.function waiting for its input's root, and the GIL's tails. */
 static void thread_waits(const struct tfd_host *h, size_t t, struct parts *out)
 {
-	struct tfd_ev_cursor c;
+	struct tfd_ev_mcursor c;
 	struct tfd_event e;
 	const struct tfd_sig *last = NULL;
 	bool last_is = false, loop = loop_thread(h, t);
 	struct scan sc = {INT64_MIN, INT64_MIN, 0, 0, INT64_MIN, {NULL, 0, 0}};
 
-	for (tfd_ev_begin(&c, h, &h->threads[t]); tfd_ev_next(&c, &e);) {
+	for (tfd_evm_begin(&c, h, t); tfd_evm_next(&c, &e);) {
 		bool gn;
 
 		if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {
@@ -201,6 +201,7 @@ static void thread_waits(const struct tfd_host *h, size_t t, struct parts *out)
 			add(&out->all, e.start_ns, e.start_ns + e.dur_ns);
 		}
 	}
+	tfd_evm_end(&c);
 	py_close(&sc);
 	tails_out(&sc.tails, out);
 	vec_free(&sc.tails);

@@ -135,6 +135,40 @@ for f in "${files[@]}"; do
 	fromfile=$((fromfile + n))
 done
 [ "$fromfile" -ge 100 ] && ok || bad "only $fromfile hosts linked in time order from the file"
+# a read that leaves every XSpace host plane's iterator, Produce and
+# Consume events in the file (TFDOCTOR_SOURCE_LEAVE=1: a bit per event
+# of each thread says where it goes among the packed ones; every pass
+# reads them back through struct tfd_ev_mcursor) gives the same report;
+# with the checks on too, the source's line says which threads it left
+# there and the calls made and linked from the file are the link pass's
+left=0
+for f in "${files[@]}"; do
+	case $f in *.xplane.pb) ;; *) continue ;; esac
+	for fmt in json text; do
+		"$TFD" analyze -q -f $fmt -o - "$f" >"$T/plain.$fmt" 2>"$T/e0"
+		rc1=$?
+		TFDOCTOR_SOURCE_LEAVE=1 "$TFD" analyze -q -f $fmt -o - "$f" >"$T/hooked" 2>"$T/e1"
+		rc2=$?
+		if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain.$fmt" "$T/hooked" && cmp -s "$T/e0" "$T/e1"; then
+			ok
+		else
+			bad "$f -f $fmt: left in the file ($rc2) differs from packed ($rc1): $(diff "$T/plain.$fmt" "$T/hooked" | head -4) $(head -c 200 "$T/e1")"
+		fi
+	done
+	TFDOCTOR_SOURCE_LEAVE=1 TFDOCTOR_SOURCE_CHECK=1 TFDOCTOR_TIMELINK_CHECK=1 \
+		"$TFD" analyze -q -f json -o - "$f" >"$T/hooked" 2>"$T/e1"
+	rc2=$?
+	n=$(grep -c 'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events, in [0-9.]* s; by the bits, [0-9]* events from the file in the packed order on [0-9]* threads (0 sorted)\(; [1-9][0-9]* threads left in the file by the read\)\?$' "$T/e1")
+	m=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most [0-9]* calls open at [0-9-]* ns, none late; the stream took [0-9.]* s$' "$T/e1")
+	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain.json" "$T/hooked" &&
+		[ "$(grep -c 'source: ' "$T/e1")" = "$n" ] && [ "$(grep -c 'timelink: ' "$T/e1")" = "$m" ]; then
+		ok
+	else
+		bad "$f: left in the file, checked: $(grep -m1 -e 'source: ' -e 'timelink: ' "$T/e1")"
+	fi
+	left=$((left + $(grep -c 'threads left in the file by the read$' "$T/e1")))
+done
+[ "$left" -ge 100 ] && ok || bad "only $left hosts left events in the file"
 # ... and where nothing reads the file after the read (dump), at its end
 f=tests/cases/ok/tf221-window-flat-map/vm.xplane.pb
 TFDOCTOR_SOURCE_CHECK=1 "$TFD" dump -o - "$f" 2>"$T/e1" >/dev/null

@@ -7,7 +7,9 @@
 # folded one group at a time (TFDOCTOR_FOLD_CHECK=1), every call made and
 # linked again in time order with its iterators made again
 # (TFDOCTOR_TIMELINK_CHECK=1), every iterator, Produce and Consume event
-# decoded again from the file (TFDOCTOR_SOURCE_CHECK=1). Prints the most
+# decoded again from the file (TFDOCTOR_SOURCE_CHECK=1), and the same
+# report from a read that left them in the file (TFDOCTOR_SOURCE_LEAVE=1).
+# Prints the most
 # calls such a reader would hold. Ends with "real-forms: N passed, N failed".
 #   tests/tf/forms.sh TFD PY [OUT [CASE...]]
 set -uo pipefail
@@ -41,14 +43,18 @@ for c in "${CASES[@]}"; do
 	TFDOCTOR_FOLD_CHECK=1 TFDOCTOR_TIMELINK_CHECK=1 TFDOCTOR_SOURCE_CHECK=1 \
 		"$TFD" analyze -q -f json -o "$d/checked.json" "$f" 2>"$d/checks.txt"
 	rc2=$?
+	# the events left in the file by the read, read back where the bits say
+	TFDOCTOR_SOURCE_LEAVE=1 "$TFD" analyze -q -f json -o "$d/left.json" "$f" 2>/dev/null
+	rc3=$?
 	if [ "$rc1" = "$rc2" ] && cmp -s "$d/plain.json" "$d/checked.json" &&
+		[ "$rc1" = "$rc3" ] && cmp -s "$d/plain.json" "$d/left.json" &&
 		! grep -q 'differs' "$d/checks.txt" &&
 		grep -q 'timelink: .*as by the link pass.* held at most \([0-9]*\) at \([0-9-]*\) ns; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \1 calls open at \2 ns, none late; the stream took [0-9.]* s$' "$d/checks.txt" &&
 		grep -q 'source: .*as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$d/checks.txt"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
-		echo "real-forms: $c: $(grep -m1 -E 'differs|timelink|source' "$d/checks.txt" || echo 'the report changed')" >&2
+		echo "real-forms: $c: $(grep -m1 -E 'differs|timelink|source' "$d/checks.txt" || echo 'the report changed (checked or left in the file)')" >&2
 	fi
 	held=$(sed -n 's/.*timelink: .*held at most \([0-9]*\) .*/\1/p' "$d/checks.txt" | sort -n | tail -1)
 	if [ -n "$held" ] && [ "$held" -gt "$most" ]; then

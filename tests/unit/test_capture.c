@@ -679,6 +679,120 @@ static void source_bits(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* A source that gives, for each thread, the events listed for it (as a
+ * file's would be decoded again: in cap, signatures by name). */
+struct fake_ev {
+	uint32_t thread;
+	const char *name;
+	int64_t start, dur;
+};
+
+struct fake_src {
+	struct tfd_source s;
+	struct tfd_capture *cap;
+	const struct fake_ev *ev;
+	size_t n;
+	struct fake_cur {
+		struct fake_src *f;
+		uint32_t t;
+		size_t at;
+	} cur[4];
+};
+
+static bool fake_next(void *ctx, uint32_t *thread, struct tfd_event *e)
+{
+	struct fake_cur *c = ctx;
+
+	for (; c->at < c->f->n; c->at++) {
+		const struct fake_ev *v = &c->f->ev[c->at];
+
+		if (v->thread != c->t)
+			continue;
+		tfd_event_begin(c->f->cap, e, tfd_arena_intern_cstr(&c->f->cap->arena, v->name),
+				tfd_event_kind_of(v->name), v->start, v->dur);
+		*thread = c->t;
+		c->at++;
+		return true;
+	}
+	return false;
+}
+
+static void fake_open_thread(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			     struct tfd_event_source *out)
+{
+	struct fake_src *f = (struct fake_src *)s;
+
+	(void)h;
+	f->cur[t] = (struct fake_cur){f, (uint32_t)t, 0};
+	*out = (struct tfd_event_source){&f->cur[t], fake_next};
+}
+
+static size_t fake_close(struct tfd_source *s, struct tfd_event_source *cur)
+{
+	(void)s;
+	(void)cur;
+	return 0;
+}
+
+static void fake_free(struct tfd_source *s)
+{
+	(void)s;
+}
+
+/* Events a read left in the file (tfd_host_leave_graph()): a thread in
+ * order keeps them there, merged back where its bits say; one out of
+ * order has them packed at the finish, then sorted, as a read that left
+ * none would. */
+static void left_and_sorted(struct t *t)
+{
+	static const struct fake_ev left[] = {{0, "Iterator::Map", 100, 50},
+					      {0, "Iterator::Map", 400, 50},
+					      {1, "Iterator::Map", 500, 5},
+					      {1, "Iterator::Map", 100, 5}};
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct fake_src f = {.cap = cap, .ev = left, .n = 4};
+	uint32_t a, b;
+	struct tfd_event *v;
+	struct tfd_err err = {0};
+
+	f.s.open_thread = fake_open_thread;
+	f.s.close = fake_close;
+	f.s.free = fake_free;
+	tfd_host_leave_graph(cap, h);
+	a = tfd_host_thread(cap, h, 1, "in order");
+	b = tfd_host_thread(cap, h, 2, "out of order");
+	tfd_host_add_event(cap, h, a, "Iterator::Map", 100, 50);
+	tfd_host_add_event(cap, h, a, "Foo", 200, 10);
+	tfd_host_add_event(cap, h, a, "Iterator::Map", 400, 50);
+	tfd_host_add_event(cap, h, b, "Iterator::Map", 500, 5);
+	tfd_host_add_event(cap, h, b, "Foo", 300, 5);
+	tfd_host_add_event(cap, h, b, "Iterator::Map", 100, 5);
+	h->source = &f.s;
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_U64(h->threads[a].nevents, 3);
+	T_EQ_U64(h->threads[a].nfile, 2);
+	v = tfd_thread_unpack(h, &h->threads[a]);
+	T_EQ_I64(v[0].start_ns, 100);
+	T_EQ_I64(v[1].start_ns, 200);
+	T_EQ_STR(v[1].sig->name, "Foo");
+	T_EQ_I64(v[2].start_ns, 400);
+	T_EQ_U64(v[2].kind, TFD_EV_ITERATOR);
+	free(v);
+	T_EQ_U64(h->threads[b].nevents, 3);
+	T_EQ_U64(h->threads[b].nfile, 0);
+	T_TRUE(h->threads[b].kbits == NULL);
+	v = tfd_thread_unpack(h, &h->threads[b]);
+	T_EQ_I64(v[0].start_ns, 100);
+	T_EQ_U64(v[0].kind, TFD_EV_ITERATOR);
+	T_EQ_I64(v[1].start_ns, 300);
+	T_EQ_I64(v[2].start_ns, 500);
+	T_EQ_U64(v[2].kind, TFD_EV_ITERATOR);
+	free(v);
+	T_EQ_U64(f.s.failed, 0);
+	tfd_capture_free(cap);
+}
+
 /* An id stat's text: the digits of up to 19 bytes read 8 at a time,
  * anything else as strtoll/strtoull read it (a sign, white space, 20
  * digits), text that is no number leaving the id unset. */
@@ -1241,6 +1355,145 @@ static const char *output_differs(const struct tfd_analysis *a1, const struct tf
 	tfd_buf_release(&b1);
 	tfd_buf_release(&b2);
 	return d;
+}
+
+/* Two events the same, each of its own capture (signatures by name). */
+static bool same_ev(const struct tfd_event *a, const struct tfd_event *b)
+{
+	return a->kind == b->kind && a->start_ns == b->start_ns && a->dur_ns == b->dur_ns &&
+	       a->flags == b->flags && a->id == b->id && strcmp(a->sig->name, b->sig->name) == 0;
+}
+
+static bool drop_all(const struct tfd_event *e, void *ctx)
+{
+	(void)e;
+	(void)ctx;
+	return false;
+}
+
+static bool count_seen(const struct tfd_event *e, void *ctx)
+{
+	*(size_t *)ctx += tfd_graph_kind(e->kind);
+	return !tfd_graph_kind(e->kind) ? false : true;
+}
+
+/* A read that leaves the iterator, Produce and Consume events in the file
+ * (TFDOCTOR_SOURCE_LEAVE=1, a capture loaded for a lean analysis): every
+ * thread's events merged back (struct tfd_ev_mcursor) are those a plain
+ * read packs, in its order; a filter keeps them (and shows them to keep()
+ * when asked); the analysis is the same; a file cut short after the read
+ * is the error, not a smaller answer. */
+static void left_in_file(struct t *t)
+{
+	const char *real[] = {"examples/real-py-function-map/vm.xplane.pb",
+			      "examples/real-loop-inside-function/vm.xplane.pb",
+			      "examples/real-interleave-seq-slow-read/vm.xplane.pb"};
+	struct tfd_analyze_opts ao = {0};
+	struct tfd_err err = {0};
+
+	for (size_t k = 0; k < sizeof(real) / sizeof(real[0]); k++) {
+		const char *paths[1] = {real[k]};
+		struct tfd_load_opts lo = {0}, lean = tfd_load_opts_defer(&lo, true);
+		struct tfd_capture *cp = NULL, *cl = NULL;
+		struct tfd_analysis *a1 = NULL, *a2 = NULL;
+		size_t left = 0, differ = 0;
+		const char *d;
+
+		lo.jobs = lean.jobs = 1;
+		T_OK(tfd_capture_load(paths, 1, &lo, &cp, &err), &err);
+		setenv("TFDOCTOR_SOURCE_LEAVE", "1", 1);
+		T_OK(tfd_capture_load(paths, 1, &lean, &cl, &err), &err);
+		unsetenv("TFDOCTOR_SOURCE_LEAVE");
+		T_EQ_U64(cl->nhosts, 1);
+		T_EQ_U64(cl->hosts[0].nthreads, cp->hosts[0].nthreads);
+		T_EQ_U64(cl->hosts[0].nevents, cp->hosts[0].nevents);
+		for (size_t i = 0; i < cp->hosts[0].nthreads; i++) {
+			struct tfd_host *hl = &cl->hosts[0], *hp = &cp->hosts[0];
+			struct tfd_thread *th = &hl->threads[i];
+			struct tfd_event *vp = tfd_thread_unpack(hp, &hp->threads[i]);
+			struct tfd_event *vl = tfd_thread_unpack(hl, th);
+			size_t n = hp->threads[i].nevents, ng = 0, seen = 0;
+
+			T_EQ_U64(th->nevents, n);
+			for (size_t j = 0; j < n && j < th->nevents; j++) {
+				differ += !same_ev(&vp[j], &vl[j]);
+				ng += tfd_graph_kind(vp[j].kind);
+			}
+			left += th->nfile;
+			T_EQ_U64(th->nfile, ng);
+			T_EQ_U64(th->nkbits, n);
+			/* a filter keeps what is in the file, and shows it when asked */
+			if (th->nfile && k == 0) {
+				tfd_thread_filter_all(hl, th, count_seen, &seen);
+				T_EQ_U64(seen, ng);
+				tfd_thread_filter(hl, th, drop_all, NULL);
+				T_EQ_U64(th->nevents, ng);
+				T_EQ_U64(th->nfile, ng);
+				free(vl);
+				vl = tfd_thread_unpack(hl, th);
+				for (size_t j = 0, m = 0; j < n; j++)
+					if (tfd_graph_kind(vp[j].kind))
+						differ += !same_ev(&vp[j], &vl[m++]);
+			}
+			free(vp);
+			free(vl);
+		}
+		T_EQ_U64(differ, 0);
+		if (!left)
+			T_FAILF("%s: nothing was left in the file", real[k]);
+		T_EQ_U64(cl->hosts[0].source->failed, 0);
+		tfd_capture_free(cp);
+		tfd_capture_free(cl);
+		/* the analysis, with and without */
+		T_OK(tfd_analyze_paths(paths, 1, &lo, &ao, &a1, &err), &err);
+		setenv("TFDOCTOR_SOURCE_LEAVE", "1", 1);
+		T_OK(tfd_analyze_paths(paths, 1, &lo, &ao, &a2, &err), &err);
+		unsetenv("TFDOCTOR_SOURCE_LEAVE");
+		if ((d = output_differs(a1, a2, &ao)))
+			T_FAILF("%s: the events left in the file give another %s", real[k], d);
+		tfd_analysis_free(a1);
+		tfd_analysis_free(a2);
+	}
+}
+
+/* A file cut short between the read that left its events there and the
+ * analysis that reads them: the error names it. */
+static void left_in_file_cut(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", path[64];
+	const char *paths[1] = {path};
+	struct tfd_load_opts lo = {0}, lean = tfd_load_opts_defer(&lo, true);
+	struct tfd_analyze_opts ao = {0};
+	struct tfd_capture *cl = NULL;
+	struct tfd_analysis *a = NULL;
+	struct tfd_err err = {0};
+	struct stat st;
+	FILE *in, *out;
+	int c;
+
+	T_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/vm.xplane.pb", dir);
+	in = fopen("examples/real-interleave-seq-slow-read/vm.xplane.pb", "rb");
+	out = fopen(path, "wb");
+	T_TRUE(in && out);
+	while (in && out && (c = getc(in)) != EOF)
+		putc(c, out);
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	setenv("TFDOCTOR_SOURCE_LEAVE", "1", 1);
+	T_OK(tfd_capture_load(paths, 1, &lean, &cl, &err), &err);
+	unsetenv("TFDOCTOR_SOURCE_LEAVE");
+	T_TRUE(stat(path, &st) == 0);
+	T_TRUE(truncate(path, st.st_size / 2) == 0);
+	T_EQ_I64(tfd_analyze_lean(cl, &ao, &a, &err), TFD_E_IO);
+	T_TRUE(strstr(err.msg, "the file changed while it was analyzed") != NULL);
+	T_TRUE(strstr(err.msg, path) != NULL);
+	tfd_analysis_free(a);
+	tfd_capture_free(cl);
+	remove(path);
+	rmdir(dir);
 }
 
 /* analyze DIR one host file at a time gives what one load of DIR gives */
@@ -4278,6 +4531,9 @@ const struct t_case capture_cases[] = {
     T(signatures_and_values),
     T(sort_is_stable),
     T(source_bits),
+    T(left_in_file),
+    T(left_and_sorted),
+    T(left_in_file_cut),
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
     T(chrome_minimal),
