@@ -746,6 +746,12 @@ struct tfd_source {
 	/* ... over thread t's events alone (several may be open at once) */
 	void (*open_thread)(struct tfd_source *s, const struct tfd_host *h, size_t t,
 			    struct tfd_event_source *out);
+	/* ... the same, each event with its kind, times and the signature of
+	 * its name alone (its stats not read: no value, flags or parameters;
+	 * what a pass that looks for the iterator call around another event
+	 * needs) */
+	void (*open_times)(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			   struct tfd_event_source *out);
 	size_t (*close)(struct tfd_source *s, struct tfd_event_source *cur);
 	/* what the reader kept freed (not the bytes) */
 	void (*free)(struct tfd_source *s);
@@ -1148,6 +1154,10 @@ struct tfd_ev_mcursor {
  * cursor over its lines (h->source's; without a source none of them is
  * read, and the cursor counts as failed). */
 void tfd_evm_begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t);
+/* The same, the events from the file with their kind, times and name
+ * alone (struct tfd_source.open_times): for the passes that read no more
+ * of an iterator, Produce or Consume event. */
+void tfd_evm_begin_times(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t);
 /* tfd_evm_next() of a thread with events in the file: false at the end,
  * or at an event the file no longer holds (the cursor failed). */
 bool tfd_evm_next_mixed(struct tfd_ev_mcursor *c, struct tfd_event *e);
@@ -1174,10 +1184,11 @@ struct tfd_event *tfd_thread_unpack(const struct tfd_host *h, const struct tfd_t
 size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 			 bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
 /* The same, keep() seeing the events left in the file too, read back from
- * h's source in their place (they stay whatever it says: the iterator,
+ * h's source in their place with their kind, times and name alone
+ * (tfd_evm_begin_times(); they stay whatever it says: the iterator,
  * Produce and Consume events every caller keeps). */
-size_t tfd_thread_filter_all(const struct tfd_host *h, struct tfd_thread *th,
-			     bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
+size_t tfd_thread_filter_times(const struct tfd_host *h, struct tfd_thread *th,
+			       bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx);
 
 /* Hard limits that keep a hostile file from exhausting memory. */
 #define TFD_MAX_EVENTS_PER_HOST (200u * 1000u * 1000u)

@@ -427,13 +427,13 @@ void tfd_capacity_functions(const struct tfd_host *h, struct tfd_host *lean, str
 		if (lean) {
 			/* one walk: the calls are made as the thread's filter
 			 * keeps only what the graph reads */
-			tfd_thread_filter_all(lean, &lean->threads[t], fn_event, &w);
+			tfd_thread_filter_times(lean, &lean->threads[t], fn_event, &w);
 			lean->threads[t].kinds &= SHED_KEEP | TFD_KIND_BIT(TFD_EV_ITERATOR);
 		} else {
 			struct tfd_ev_mcursor cur;
 			struct tfd_event ev;
 
-			for (tfd_evm_begin(&cur, h, t); tfd_evm_next(&cur, &ev);)
+			for (tfd_evm_begin_times(&cur, h, t); tfd_evm_next(&cur, &ev);)
 				fn_event(&ev, &w);
 			tfd_evm_end(&cur);
 		}

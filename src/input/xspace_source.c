@@ -76,6 +76,31 @@ int tfd_xs_decode_iter(struct scan *sc, int64_t ts_ns, const uint8_t *p, const u
 	return 1;
 }
 
+/* Those of tfd_xs_decode_iter() with their kind, times and the signature
+ * of their name alone, their stats not read (no value, flags or
+ * parameters): what the passes that look for the iterator call around
+ * another event read of it. */
+static int decode_times(struct scan *sc, int64_t ts_ns, const uint8_t *p, const uint8_t *end,
+			struct tfd_event *e)
+{
+	uint64_t mid = 0, off = 0, dur = 0;
+	const uint8_t *stats = NULL;
+	const struct meta *m;
+	size_t mi;
+
+	if (!event_fields(p, end, &mid, &off, &dur, &stats) || off / 1000 > TFD_MAX_TIME_NS ||
+	    dur / 1000 > TFD_MAX_DURATION_NS)
+		return -1;
+	if (!meta_index(&sc->ev_meta, sc->meta_by_id, sc->nmeta_by_id, mid, &mi))
+		return 0;
+	m = &sc->metas.v[mi];
+	if (!tfd_graph_kind(m->kind) || !tfd_keep_kind((enum tfd_ev_kind)m->kind, sc->opts))
+		return 0;
+	tfd_event_begin(sc->cap, e, m->name, (enum tfd_ev_kind)m->kind,
+			ts_ns + (int64_t)(off / 1000), (int64_t)((off % 1000 + dur) / 1000));
+	return 1;
+}
+
 /* The plane's iterator, Produce and Consume events decoded again from the
  * file, line after line (struct tfd_event_source), or the lines of one
  * thread: where it is, what it found malformed. */
@@ -92,6 +117,10 @@ struct file_src {
 	int64_t id, ts;
 	bool ts_seen, have_thread;
 	uint32_t th;
+	/* a cursor over one thread's lines: its index (no map of ids) */
+	bool one;
+	/* decode_times() instead of tfd_xs_decode_iter() */
+	bool times;
 	size_t malformed;
 };
 
@@ -165,11 +194,14 @@ static bool file_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 				}
 				fs->ts_seen = true;
 				/* a line the read made no thread for kept no event */
-				fs->th = imap_get(&fs->tids, (uint64_t)fs->id, &idx) ? (uint32_t)idx
-										     : UINT32_MAX;
+				if (!fs->one)
+					fs->th = imap_get(&fs->tids, (uint64_t)fs->id, &idx)
+						     ? (uint32_t)idx
+						     : UINT32_MAX;
 				fs->have_thread = true;
 			}
-			r = tfd_xs_decode_iter(sc, fs->ts, f.s.p, f.s.p + f.s.len, e);
+			r = fs->times ? decode_times(sc, fs->ts, f.s.p, f.s.p + f.s.len, e)
+				      : tfd_xs_decode_iter(sc, fs->ts, f.s.p, f.s.p + f.s.len, e);
 			fs->malformed += r < 0;
 			if (r > 0) {
 				*thread = fs->th;
@@ -208,32 +240,36 @@ static int64_t line_id_of(struct span line)
 	return id;
 }
 
-/* A cursor over lines only[0..nonly) (NULL: every line) into *out. */
-static void cursor_open(struct xs_source *xs, const struct tfd_host *h, size_t *only, size_t nonly,
-			struct tfd_event_source *out)
+/* A cursor over lines only[0..nonly) of thread t (only NULL: every line,
+ * of the threads of h) into *out. */
+static struct file_src *cursor_open(struct xs_source *xs, const struct tfd_host *h, size_t t,
+				    size_t *only, size_t nonly, struct tfd_event_source *out)
 {
 	struct file_src *fs = xcalloc(1, sizeof(*fs));
 
 	fs->sc = &xs->sc;
 	fs->only = only;
 	fs->nonly = nonly;
-	for (size_t i = 0; i < h->nthreads; i++)
+	fs->one = only != NULL;
+	fs->th = (uint32_t)t;
+	for (size_t i = 0; !only && i < h->nthreads; i++)
 		imap_put(&fs->tids, (uint64_t)h->threads[i].id, i);
 	out->ctx = fs;
 	out->next = file_next;
+	return fs;
 }
 
 static void xs_open(struct tfd_source *s, const struct tfd_host *h, struct tfd_event_source *out)
 {
-	cursor_open((struct xs_source *)s, h, NULL, 0, out);
+	cursor_open((struct xs_source *)s, h, 0, NULL, 0, out);
 }
 
-static void xs_open_thread(struct tfd_source *s, const struct tfd_host *h, size_t t,
-			   struct tfd_event_source *out)
+/* The lines of thread t (at least one slot, none of them may be its). */
+static size_t *thread_lines(struct tfd_source *s, const struct tfd_host *h, size_t t, size_t *n)
 {
 	struct xs_source *xs = (struct xs_source *)s;
 	const struct scan *sc = &xs->sc;
-	size_t *only = xmalloc((sc->lines.n + 1) * sizeof(*only)), n = 0;
+	size_t *only = xmalloc((sc->lines.n + 1) * sizeof(*only));
 
 	if (!xs->line_id) {
 		xs->line_id = xmalloc((sc->lines.n + 1) * sizeof(*xs->line_id));
@@ -242,8 +278,24 @@ static void xs_open_thread(struct tfd_source *s, const struct tfd_host *h, size_
 	}
 	for (size_t i = 0; i < sc->lines.n; i++)
 		if (t < h->nthreads && xs->line_id[i] == h->threads[t].id)
-			only[n++] = i;
-	cursor_open(xs, h, only, n, out);
+			only[(*n)++] = i;
+	return only;
+}
+
+static void xs_open_thread(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			   struct tfd_event_source *out)
+{
+	size_t n = 0, *only = thread_lines(s, h, t, &n);
+
+	cursor_open((struct xs_source *)s, h, t, only, n, out);
+}
+
+static void xs_open_times(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			  struct tfd_event_source *out)
+{
+	size_t n = 0, *only = thread_lines(s, h, t, &n);
+
+	cursor_open((struct xs_source *)s, h, t, only, n, out)->times = true;
 }
 
 static size_t xs_close(struct tfd_source *s, struct tfd_event_source *cur)
@@ -290,6 +342,7 @@ struct tfd_source *tfd_xs_source(struct scan *sc, bool keep)
 
 	xs->base.open = xs_open;
 	xs->base.open_thread = xs_open_thread;
+	xs->base.open_times = xs_open_times;
 	xs->base.close = xs_close;
 	xs->base.free = xs_free;
 	xs->borrowed = !keep;

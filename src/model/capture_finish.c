@@ -325,7 +325,7 @@ static size_t filter(const struct tfd_host *h, struct tfd_thread *th,
 	if (!th->nevents)
 		return 0;
 	if (left && all)
-		tfd_evm_begin(&fs, h, (size_t)(th - h->threads));
+		tfd_evm_begin_times(&fs, h, (size_t)(th - h->threads));
 	/* a kept event is its start as a delta from the last kept one, then
 	 * its other fields' bytes as they were: the delta's varint is never
 	 * longer than those of the deltas it sums and the dropped events'
@@ -382,8 +382,8 @@ size_t tfd_thread_filter(const struct tfd_host *h, struct tfd_thread *th,
 	return filter(h, th, keep, ctx, false);
 }
 
-size_t tfd_thread_filter_all(const struct tfd_host *h, struct tfd_thread *th,
-			     bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
+size_t tfd_thread_filter_times(const struct tfd_host *h, struct tfd_thread *th,
+			       bool (*keep)(const struct tfd_event *e, void *ctx), void *ctx)
 {
 	return filter(h, th, keep, ctx, true);
 }

@@ -10,7 +10,7 @@
  * order the read met them. */
 #include "tfd/capture.h"
 
-void tfd_evm_begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t)
+static void begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t, bool times)
 {
 	const struct tfd_thread *th = &h->threads[t];
 
@@ -20,9 +20,19 @@ void tfd_evm_begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t)
 	c->failed = false;
 	c->src = th->nfile && h->source ? h->source : NULL;
 	if (c->src)
-		c->src->open_thread(c->src, h, t, &c->fs);
+		(times ? c->src->open_times : c->src->open_thread)(c->src, h, t, &c->fs);
 	else if (th->nfile)
 		c->failed = true; /* (no source: a reader's bug) */
+}
+
+void tfd_evm_begin(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t)
+{
+	begin(c, h, t, false);
+}
+
+void tfd_evm_begin_times(struct tfd_ev_mcursor *c, const struct tfd_host *h, size_t t)
+{
+	begin(c, h, t, true);
 }
 
 bool tfd_evm_next_mixed(struct tfd_ev_mcursor *c, struct tfd_event *e)

@@ -548,7 +548,7 @@ static void resolve_thread(struct resolve *rs, uint32_t t, struct open_calls *oc
 	struct tfd_event ev;
 
 	oc->n = 0;
-	for (tfd_evm_begin(&cur, h, t); tfd_evm_next(&cur, &ev);) {
+	for (tfd_evm_begin_times(&cur, h, t); tfd_evm_next(&cur, &ev);) {
 		while (oc->n && oc->end[oc->n - 1] <= ev.start_ns)
 			oc->n--;
 		if (ev.kind == TFD_EV_ITERATOR) {

@@ -171,7 +171,7 @@ static void thread_waits(const struct tfd_host *h, size_t t, struct parts *out)
 	bool last_is = false, loop = loop_thread(h, t);
 	struct scan sc = {INT64_MIN, INT64_MIN, 0, 0, INT64_MIN, {NULL, 0, 0}};
 
-	for (tfd_evm_begin(&c, h, t); tfd_evm_next(&c, &e);) {
+	for (tfd_evm_begin_times(&c, h, t); tfd_evm_next(&c, &e);) {
 		bool gn;
 
 		if (e.kind == TFD_EV_EXEC || e.kind == TFD_EV_FUNCTION) {

@@ -757,6 +757,7 @@ static void left_and_sorted(struct t *t)
 	struct tfd_err err = {0};
 
 	f.s.open_thread = fake_open_thread;
+	f.s.open_times = fake_open_thread;
 	f.s.close = fake_close;
 	f.s.free = fake_free;
 	tfd_host_leave_graph(cap, h);
@@ -1424,7 +1425,7 @@ static void left_in_file(struct t *t)
 			T_EQ_U64(th->nkbits, n);
 			/* a filter keeps what is in the file, and shows it when asked */
 			if (th->nfile && k == 0) {
-				tfd_thread_filter_all(hl, th, count_seen, &seen);
+				tfd_thread_filter_times(hl, th, count_seen, &seen);
 				T_EQ_U64(seen, ng);
 				tfd_thread_filter(hl, th, drop_all, NULL);
 				T_EQ_U64(th->nevents, ng);
