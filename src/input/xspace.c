@@ -175,6 +175,8 @@ static void read_block(struct block_pool *bp, struct block *bl)
 		tfd_capture_sum_exec(sc.cap, sc.sums, &bp->tids);
 	tfd_capture_add_host(sc.cap, bp->host_name);
 	sc.host_idx = 0;
+	if (sc.left) /* (the host's source reads them, its lines all) */
+		tfd_host_leave_graph(sc.cap, &sc.cap->hosts[0]);
 	sc.released = bp->pc[bl->first].p;
 	/* the names' answers noted as their events are read (struct
 	 * meta.root) go into the block's own copy: the blocks run side by
@@ -474,9 +476,19 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 {
 	piece_vec pcs = {0};
 	struct block *blocks = NULL;
-	size_t nblocks = plan_blocks(sc, &pcs, &blocks);
+	size_t nblocks;
 	bool redo = false;
 	enum tfd_status st = TFD_OK;
+
+	/* a plane read into a host of its own, whose bytes outlive the read
+	 * (a capture loaded for a lean analysis), may leave the iterator,
+	 * Produce and Consume events in the file (its blocks' parts too) */
+	if (sc->mapped && sc->opts && sc->opts->defer_device &&
+	    !sc->cap->hosts[sc->host_idx].nevents && tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
+		tfd_host_leave_graph(sc->cap, &sc->cap->hosts[sc->host_idx]);
+		sc->left = true;
+	}
+	nblocks = plan_blocks(sc, &pcs, &blocks);
 
 	if (nblocks && sc->mapped && sc->lines.n) {
 		/* the cuts were guessed by reading a little at each: the
@@ -498,15 +510,6 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 		/* the blocks' chunks went in: the lines are read again */
 		memset(sc->sums->val, 0, (sc->sums->cap ? sc->sums->cap : 1) * sizeof(uint64_t));
 		sc->sums->zero_val = 0;
-	}
-	/* a plane read line by line into a host of its own, whose bytes
-	 * outlive the read (a capture loaded for a lean analysis) may leave
-	 * the iterator, Produce and Consume events in the file (a block read
-	 * packs them: its parts' bits are not carried) */
-	if (!nblocks && sc->mapped && sc->opts && sc->opts->defer_device &&
-	    !sc->cap->hosts[sc->host_idx].nevents && tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
-		tfd_host_leave_graph(sc->cap, &sc->cap->hosts[sc->host_idx]);
-		sc->left = true;
 	}
 	for (size_t i = 0; i < sc->lines.n; i++) {
 		st = tfd_xs_scan_line(sc, sc->lines.v[i], NULL, NULL, err);

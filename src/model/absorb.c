@@ -72,13 +72,16 @@ struct precoded {
 	uint8_t *kbits;
 	size_t nkbits;
 	bool kbits_lost;
+	/* of the part's thread's events, those its read left in the file
+	 * (struct tfd_thread.nfile: nev + nfile events, a bit each) */
+	size_t nfile;
 };
 
 /* pc's bits from `from` on appended to dst's (the source check's:
  * struct tfd_thread.kbits); pc's freed. */
 static void append_kbits(struct precoded *pc, struct tfd_thread *dst, size_t from)
 {
-	if (pc->kbits_lost || pc->nkbits != pc->nev || dst->nkbits != dst->nevents)
+	if (pc->kbits_lost || pc->nkbits != pc->nev + pc->nfile || dst->nkbits != dst->nevents)
 		dst->kbits_lost = true;
 	for (size_t i = from; i < pc->nkbits && !dst->kbits_lost; i++)
 		tfd_kbit_push(dst, tfd_bit8(pc->kbits, i));
@@ -179,8 +182,19 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 	const uint8_t *at, *rest, *released = pc->buf, *pend;
 	size_t folded = 0, off;
 
+	if (pc->nfile || dst->nfile) {
+		/* the seam's order is checked at the finish, the events left
+		 * in the file read there again; none folds across one */
+		tb->unsorted = 1;
+		if (pc->nkbits && tfd_bit8(pc->kbits, 0))
+			tb->has_fold = false;
+	}
 	if (!pc->nev) {
+		if (pc->nfile)
+			append_kbits(pc, dst, 0);
 		free(pc->kbits);
+		dst->nevents += pc->nfile;
+		dst->nfile += pc->nfile;
 		return 0; /* (and no array: no pointer past it) */
 	}
 	c = (struct tfd_ev_cursor){pc->buf, pc->buf + pc->len, 0, ci->tab->form};
@@ -199,6 +213,12 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 			folded = 1;
 			if (pc->nev == 1) {
 				free(pc->buf);
+				pc->buf = NULL;
+				if (pc->nfile) { /* (its others are in the file) */
+					append_kbits(pc, dst, 1);
+					dst->nevents += pc->nfile;
+					dst->nfile += pc->nfile;
+				}
 				free(pc->kbits);
 				return 1;
 			}
@@ -207,7 +227,7 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 		}
 	}
 	/* (the bits before the events: dst's count then is theirs) */
-	if (ci->kbits)
+	if (ci->kbits || pc->nfile || dst->nfile)
 		append_kbits(pc, dst, folded);
 	else
 		free(pc->kbits);
@@ -264,8 +284,12 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 
 		tfd_ev_next(&lc, &le);
 		tfd_cm_note_last(ci, tb, &le, off, prev);
+		/* (a part whose last event was left in the file) */
+		if ((dst->nfile || pc->nfile) && dst->nkbits && tfd_kbit(dst, dst->nkbits - 1))
+			tb->has_fold = false;
 	}
-	dst->nevents += pc->nev - folded;
+	dst->nfile += pc->nfile;
+	dst->nevents += pc->nev + pc->nfile - folded;
 	tb->last_start = pc->last_start;
 	pc->buf = NULL;
 	return folded;
@@ -399,8 +423,10 @@ static bool precode_move(void *ctx, size_t worker, size_t k)
 	ab->pre[k].kbits = src->kbits;
 	ab->pre[k].nkbits = src->nkbits;
 	ab->pre[k].kbits_lost = src->kbits_lost; /* (none at all: too few, lost then) */
+	ab->pre[k].nfile = src->nfile;
 	src->kbits = NULL;
 	src->nkbits = 0;
+	src->nfile = 0;
 	free(src->evbuf);
 	src->evbuf = NULL;
 	src->evlen = 0;

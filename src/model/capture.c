@@ -621,6 +621,9 @@ void tfd_cm_pack_left(struct tfd_capture *cap, struct tfd_host *h, size_t t)
 			buf = xrealloc(buf, room);
 		}
 		len = (size_t)(put_event(impl(cap), buf + len, &e, &last) - buf);
+		/* (a form the left events had none of yet may have moved the
+		 * table the cursor reads the packed ones with) */
+		c.pk.form = h->tab->form;
 	}
 	tfd_evm_end(&c);
 	free(th->evbuf);

@@ -489,6 +489,25 @@ static void sort_thread(const struct tfd_host *h, struct tfd_thread *th)
 	free(v);
 }
 
+/* Whether thread t's events, some left in the file, are in order (the
+ * file's read again with their times alone). */
+static bool left_in_order(const struct tfd_host *h, size_t t)
+{
+	struct tfd_ev_mcursor c;
+	struct tfd_event e;
+	int64_t ps = 0, pd = 0;
+	bool in_order = true;
+	size_t k = 0;
+
+	for (tfd_evm_begin_times(&c, h, t); in_order && tfd_evm_next(&c, &e); k++) {
+		in_order = !k || !ev_before_at(e.start_ns, e.dur_ns, ps, pd);
+		ps = e.start_ns;
+		pd = e.dur_ns;
+	}
+	tfd_evm_end(&c);
+	return in_order;
+}
+
 enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 {
 	for (size_t i = 0; i < cap->nhosts; i++) {
@@ -511,8 +530,13 @@ enum tfd_status tfd_capture_finish(struct tfd_capture *cap, struct tfd_err *err)
 
 			if (th->nevents < 2 || (b && t < b->ncap && !b->tb[t].unsorted))
 				continue; /* in order as read (TensorFlow writes lines sorted) */
-			if (th->nfile)	  /* (sorted, the file's order would be gone) */
+			if (th->nfile) {
+				/* sorted, the file's order would be gone: packed
+				 * first, if out of order at all */
+				if (left_in_order(h, t))
+					continue;
 				tfd_cm_pack_left(cap, h, t);
+			}
 			/* else check before paying for a copy */
 			for (k = 0, tfd_ev_begin(&c, h, th); tfd_ev_next(&c, &e); k++) {
 				if (k && ev_before_at(e.start_ns, e.dur_ns, ps, pd))

@@ -46,16 +46,20 @@ for k in "${KINDS[@]}"; do
 			fail=$((fail + 1))
 		fi
 	done
-	# a read on one core that leaves the iterator, Produce and Consume
-	# events in the file (TFDOCTOR_SOURCE_LEAVE=1; a block read packs
-	# them): the same JSON, its time and peak beside the plain read's
+	# a read that leaves the iterator, Produce and Consume events in the
+	# file (TFDOCTOR_SOURCE_LEAVE=1), line by line on one core and in
+	# blocks on every core: the same JSON, its time and peak beside the
+	# plain read's
 	read -r t3 r3 rc3 < <(TFDOCTOR_SOURCE_LEAVE=1 taskset -c 0 "$B/runstat" "$TFD" analyze -q -f json -o "$d/left.json" "$f")
-	echo "real-large: $k: left in the file, one core $t3 s, $((r3 / 1024)) MB"
-	if [ "$rc3" = 0 ] && cmp -s "$d/one.json" "$d/left.json"; then
+	read -r t4 r4 rc4 < <(TFDOCTOR_SOURCE_LEAVE=1 "$B/runstat" "$TFD" analyze -q -f json -o "$d/left-all.json" "$f")
+	echo "real-large: $k: left in the file, one core $t3 s, $((r3 / 1024)) MB; every core $t4 s, $((r4 / 1024)) MB"
+	if [ "$rc3" = 0 ] && [ "$rc4" = 0 ] && cmp -s "$d/one.json" "$d/left.json" &&
+		cmp -s "$d/one.json" "$d/left-all.json"; then
 		pass=$((pass + 1))
 	else
-		echo "real-large: $k: left in the file ($rc3), the report differs:" >&2
+		echo "real-large: $k: left in the file ($rc3, $rc4), the report differs:" >&2
 		diff "$d/one.json" "$d/left.json" | head -6 >&2
+		diff "$d/one.json" "$d/left-all.json" | head -6 >&2
 		fail=$((fail + 1))
 	fi
 	# what it found: the steps, a pipeline, what the kind is about

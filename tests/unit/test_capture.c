@@ -794,6 +794,48 @@ static void left_and_sorted(struct t *t)
 	tfd_capture_free(cap);
 }
 
+/* ... packed at the finish past the forms the capture had: the events
+ * left there had none yet, and the form table grows under the cursor
+ * that reads the packed ones */
+static void left_packed_new_forms(struct t *t)
+{
+	enum { N = 400 };
+	static struct fake_ev left[N];
+	static char names[N][32];
+	struct tfd_capture *cap = tfd_capture_new();
+	struct tfd_host *h = tfd_capture_add_host(cap, "h");
+	struct fake_src f = {.cap = cap, .ev = left, .n = N};
+	uint32_t a;
+	struct tfd_event *v;
+	struct tfd_err err = {0};
+
+	f.s.open_thread = fake_open_thread;
+	f.s.open_times = fake_open_thread;
+	f.s.close = fake_close;
+	f.s.free = fake_free;
+	tfd_host_leave_graph(cap, h);
+	a = tfd_host_thread(cap, h, 1, "t");
+	tfd_host_add_event(cap, h, a, "Foo", 10, 1);
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "Iterator::Map%d", i);
+		left[i] = (struct fake_ev){0, names[i], 20 + i, 1};
+		tfd_host_add_event(cap, h, a, names[i], 20 + i, 1);
+	}
+	tfd_host_add_event(cap, h, a, "Bar", 5, 1); /* out of order */
+	h->source = &f.s;
+	T_OK(tfd_capture_finish(cap, &err), &err);
+	T_EQ_U64(h->threads[a].nevents, N + 2);
+	T_EQ_U64(h->threads[a].nfile, 0);
+	v = tfd_thread_unpack(h, &h->threads[a]);
+	T_EQ_STR(v[0].sig->name, "Bar");
+	T_EQ_STR(v[1].sig->name, "Foo");
+	T_EQ_STR(v[2].sig->name, "Iterator::Map0");
+	T_EQ_STR(v[N + 1].sig->name, names[N - 1]);
+	T_EQ_I64(v[N + 1].start_ns, 20 + N - 1);
+	free(v);
+	tfd_capture_free(cap);
+}
+
 /* An id stat's text: the digits of up to 19 bytes read 8 at a time,
  * anything else as strtoll/strtoull read it (a sign, white space, 20
  * digits), text that is no number leaving the id unset. */
@@ -1392,16 +1434,23 @@ static void left_in_file(struct t *t)
 	struct tfd_analyze_opts ao = {0};
 	struct tfd_err err = {0};
 
-	for (size_t k = 0; k < sizeof(real) / sizeof(real[0]); k++) {
-		const char *paths[1] = {real[k]};
-		struct tfd_load_opts lo = {0}, lean = tfd_load_opts_defer(&lo, true);
+	/* read line by line, and in blocks of 16 KB on 4 threads (long lines
+	 * cut into parts: the seams between the events left and packed) */
+	for (size_t k = 0; k < 2 * sizeof(real) / sizeof(real[0]); k++) {
+		const char *paths[1] = {real[k / 2]};
+		struct tfd_load_opts lo = {0}, lean;
 		struct tfd_capture *cp = NULL, *cl = NULL;
 		struct tfd_analysis *a1 = NULL, *a2 = NULL;
 		size_t left = 0, differ = 0;
 		const char *d;
 
-		lo.jobs = lean.jobs = 1;
+		lo.jobs = 1;
 		T_OK(tfd_capture_load(paths, 1, &lo, &cp, &err), &err);
+		if (k % 2) {
+			lo.jobs = 4;
+			lo.block_bytes = (size_t)16 << 10;
+		}
+		lean = tfd_load_opts_defer(&lo, true);
 		setenv("TFDOCTOR_SOURCE_LEAVE", "1", 1);
 		T_OK(tfd_capture_load(paths, 1, &lean, &cl, &err), &err);
 		unsetenv("TFDOCTOR_SOURCE_LEAVE");
@@ -1424,7 +1473,7 @@ static void left_in_file(struct t *t)
 			T_EQ_U64(th->nfile, ng);
 			T_EQ_U64(th->nkbits, n);
 			/* a filter keeps what is in the file, and shows it when asked */
-			if (th->nfile && k == 0) {
+			if (th->nfile && k < 2) {
 				tfd_thread_filter_times(hl, th, count_seen, &seen);
 				T_EQ_U64(seen, ng);
 				tfd_thread_filter(hl, th, drop_all, NULL);
@@ -1441,7 +1490,7 @@ static void left_in_file(struct t *t)
 		}
 		T_EQ_U64(differ, 0);
 		if (!left)
-			T_FAILF("%s: nothing was left in the file", real[k]);
+			T_FAILF("%s: nothing was left in the file", real[k / 2]);
 		T_EQ_U64(cl->hosts[0].source->failed, 0);
 		tfd_capture_free(cp);
 		tfd_capture_free(cl);
@@ -1451,7 +1500,8 @@ static void left_in_file(struct t *t)
 		T_OK(tfd_analyze_paths(paths, 1, &lo, &ao, &a2, &err), &err);
 		unsetenv("TFDOCTOR_SOURCE_LEAVE");
 		if ((d = output_differs(a1, a2, &ao)))
-			T_FAILF("%s: the events left in the file give another %s", real[k], d);
+			T_FAILF("%s (jobs %d): the events left in the file give another %s",
+				real[k / 2], lo.jobs, d);
 		tfd_analysis_free(a1);
 		tfd_analysis_free(a2);
 	}
@@ -4534,6 +4584,7 @@ const struct t_case capture_cases[] = {
     T(source_bits),
     T(left_in_file),
     T(left_and_sorted),
+    T(left_packed_new_forms),
     T(left_in_file_cut),
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
