@@ -167,6 +167,35 @@ static void precode(struct tfd_capture *cap, const struct tfd_host *ph, const ui
 	tfd_pages_release(&released, end, 0);
 }
 
+/* Where pc or dst has events left in the file: the seam's order is
+ * checked at the finish, where they are read again; no chunk folds
+ * across one. */
+static void seam_left(const struct precoded *pc, const struct tfd_thread *dst, struct th_build *tb)
+{
+	if (!pc->nfile && !dst->nfile)
+		return;
+	tb->unsorted = 1;
+	if (pc->nkbits && tfd_bit8(pc->kbits, 0))
+		tb->has_fold = false;
+}
+
+/* pc appended to dst when none of its packed events is left to copy
+ * (none, or its one folded into dst's last): those left in the file, with
+ * their bits; pc freed. folded, returned. */
+static size_t append_left_only(struct precoded *pc, struct tfd_thread *dst, size_t folded)
+{
+	free(pc->buf);
+	pc->buf = NULL;
+	if (pc->nfile) {
+		append_kbits(pc, dst, folded);
+		dst->nevents += pc->nfile;
+		dst->nfile += pc->nfile;
+	}
+	free(pc->kbits);
+	pc->kbits = NULL;
+	return folded;
+}
+
 /* pc's events appended to dst (cap's; tb its builder): the first one
  * folded into dst's last when it is a chunk of the same run (a line read
  * in parts: the seam; lock held while it folds), the first one packed
@@ -182,21 +211,9 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 	const uint8_t *at, *rest, *released = pc->buf, *pend;
 	size_t folded = 0, off;
 
-	if (pc->nfile || dst->nfile) {
-		/* the seam's order is checked at the finish, the events left
-		 * in the file read there again; none folds across one */
-		tb->unsorted = 1;
-		if (pc->nkbits && tfd_bit8(pc->kbits, 0))
-			tb->has_fold = false;
-	}
-	if (!pc->nev) {
-		if (pc->nfile)
-			append_kbits(pc, dst, 0);
-		free(pc->kbits);
-		dst->nevents += pc->nfile;
-		dst->nfile += pc->nfile;
-		return 0; /* (and no array: no pointer past it) */
-	}
+	seam_left(pc, dst, tb);
+	if (!pc->nev)
+		return append_left_only(pc, dst, 0); /* (and no array: no pointer past it) */
 	c = (struct tfd_ev_cursor){pc->buf, pc->buf + pc->len, 0, ci->tab->form};
 	at = c.p;
 	pend = c.end;
@@ -211,17 +228,8 @@ static size_t append(struct tfd_capture *cap, struct precoded *pc, struct tfd_th
 		if (fold) {
 			tfd_cm_note_order(tb, dst->nevents, e.start_ns, e.dur_ns);
 			folded = 1;
-			if (pc->nev == 1) {
-				free(pc->buf);
-				pc->buf = NULL;
-				if (pc->nfile) { /* (its others are in the file) */
-					append_kbits(pc, dst, 1);
-					dst->nevents += pc->nfile;
-					dst->nfile += pc->nfile;
-				}
-				free(pc->kbits);
-				return 1;
-			}
+			if (pc->nev == 1)
+				return append_left_only(pc, dst, 1);
 			at = c.p;
 			tfd_ev_next(&c, &e);
 		}
