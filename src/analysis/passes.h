@@ -119,6 +119,11 @@ struct tfd_timelink {
 	 * when a streaming pass could fold each group as it closes */
 	size_t groups, open_most, late, unclosed;
 	int64_t open_most_at;
+	/* each group folded as it closed, from the records the stream held
+	 * (timefold.c): what differs from one tree of the host's calls (NULL:
+	 * nothing), and the most records held at once */
+	const char *fold;
+	size_t fold_held;
 	/* the stream's time: the merge by time, the links and the groups
 	 * (after each thread's calls were counted) */
 	double stream_s;

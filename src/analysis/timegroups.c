@@ -30,7 +30,7 @@ static size_t first_after(const struct tl *t, int pit, int64_t e0)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (call_start(t->c, (size_t)t->seen[pit].v[mid]) <= e0)
+		if (t->seen[pit].v[mid].start <= e0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -44,11 +44,11 @@ int tfd_tl_overlapping(const struct tl *t, int k, int pit, bool (*visit)(void *c
 	const struct host_ctx *c = t->c;
 	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
 
-	/* (none that started a longest call before it can reach it) */
+	/* (none can reach it once every call up to one ended by its start) */
 	for (size_t at = first_after(t, pit, e0); at-- > 0;) {
-		int cc = t->seen[pit].v[at];
+		int cc = t->seen[pit].v[at].call;
 
-		if (call_start(c, (size_t)cc) < s0 - c->iters.v[pit].max_dur)
+		if (t->seen[pit].v[at].pmax <= s0)
 			break;
 		if (tfd_link_overlap(c, s0, e0, cc) > 0 && visit(ctx, cc))
 			return cc;
@@ -279,6 +279,7 @@ void tfd_tlg_close_due(struct tl *t, bool all)
 		}
 		g->state[w.rep] = 2;
 		g->groups++;
+		tfd_tlf_fold(t, w.rep);
 		for (int k = w.rep; k >= 0; k = g->next[k])
 			g->live--;
 	}

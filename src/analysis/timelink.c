@@ -193,6 +193,7 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 	t->link[call] = (unsigned char)link;
 	t->made[call] |= 2;
 	t->settled_at[call] = t->tau;
+	tfd_tlf_settle(&t->f, call, parent, link);
 	tfd_tlg_settle(t, call, parent);
 }
 
@@ -392,9 +393,16 @@ static void step(struct tl *t, size_t i)
 		t->made[k] |= 1;
 		tfd_tlg_make(t, (int)k, end);
 		it = call_iter(c, k);
+		tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it);
 		same_iterator(t, it, tfd_graph_iter_of(&t->again, e));
 		pit = c->iters.v[it].parent;
-		vec_push(&t->seen[it], (int)k);
+		vec_push(
+		    &t->seen[it],
+		    ((struct tl_seen){e->start_ns,
+				      t->seen[it].n && t->seen[it].v[t->seen[it].n - 1].pmax > end
+					  ? t->seen[it].v[t->seen[it].n - 1].pmax
+					  : end,
+				      (int)k}));
 		if (end > t->maxend[it])
 			t->maxend[it] = end;
 		if (pit < 0)
@@ -436,6 +444,7 @@ static void tl_free(struct tl *t)
 	free(t->from_again);
 	tfd_graph_iters_end(&t->again);
 	tfd_tlg_free(&t->g);
+	tfd_tlf_free(&t->f);
 }
 
 /* Group g (a top call's) may not close before u. */
@@ -579,6 +588,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
 	tfd_tlg_begin(&t.g, n);
+	tfd_tlf_begin(&t.f, n, c->iters.n);
 	t.tau = INT64_MIN;
 	t.to_again = xmalloc((c->iters.n + 1) * sizeof(int));
 	for (size_t i = 0; i < c->iters.n; i++) {
@@ -654,9 +664,11 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	out->late = t.g.late;
 	/* every call made, every one folded once */
 	out->unclosed = t.g.live;
+	out->fold = tfd_tlf_differs(&t);
+	out->fold_held = t.f.most_held;
 	tl_free(&t);
 	return out->differ + out->numbering + out->out_of_order + out->malformed + out->late +
-	       out->unclosed + (out->prepass != NULL);
+	       out->unclosed + (out->prepass != NULL) + (out->fold != NULL);
 }
 
 void tfd_timelink_check(const struct host_ctx *c)
@@ -677,11 +689,12 @@ void tfd_timelink_check(const struct host_ctx *c)
 			"tfdoctor: timelink: %s: %sdiffers: %zu of %zu calls (first %zu: parent %d "
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
 			"time order, %zu malformed; %zu calls in a group already closed, %zu in "
-			"none at the end; the pass before: %s\n",
+			"none at the end; the pass before: %s; folded as they closed: %s\n",
 			name, from, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
 			r.numbering, r.out_of_order, r.malformed, r.late, r.unclosed,
-			r.prepass ? r.prepass : "the scan's");
+			r.prepass ? r.prepass : "the scan's",
+			r.fold ? r.fold : "the whole tree's sums");
 		return;
 	}
 	fprintf(stderr,
@@ -690,8 +703,9 @@ void tfd_timelink_check(const struct host_ctx *c)
 		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
 		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
 		"the scan's; closed as the stream went: %zu groups, at most %zu calls open at "
-		"%lld ns, none late; the stream took %.3f s\n",
+		"%lld ns, none late; folded as they closed, the sums per iterator of the whole "
+		"tree, at most %zu records held; the stream took %.3f s\n",
 		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
 		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots, r.groups,
-		r.open_most, (long long)r.open_most_at, r.stream_s);
+		r.open_most, (long long)r.open_most_at, r.fold_held, r.stream_s);
 }

@@ -102,6 +102,49 @@ struct tl_groups {
 	int64_t most_live_at;
 };
 
+/* A call's record as the stream holds it until its group folds
+ * (timefold.c): its times and iterator from its start, its parent (a call,
+ * -1) and link kind once settled. */
+struct tl_rec {
+	int64_t start, end;
+	int call, iter, parent;
+	int local; /* while its group folds: its index among the members */
+	unsigned char link;
+};
+
+/* What the folded groups sum to per iterator (today's numbers: the pass
+ * before's). */
+struct tl_isum {
+	uint64_t calls;
+	int64_t total_ns, self_ns, blocking_ns; /* blocking: under every root call */
+	size_t links[TFD_LINK__COUNT];
+	int first; /* the lowest call number, -1 */
+};
+
+/* The groups folded as they close, from the records in a pool of slots
+ * given back as they fold (held: in use; most_held: the most at once). */
+struct tl_fold {
+	int *slot; /* per call: its record's slot, -1 (the check's index) */
+	VEC(struct tl_rec) recs;
+	VEC(int) spare; /* slots given back */
+	struct tl_isum *s;
+	size_t niters, held, most_held, folded, lost;
+	/* scratch of one group: its calls ascending, their times and parents
+	 * as indices among them */
+	VEC(int) mem;
+	VEC(int64_t) st;
+	VEC(int64_t) en;
+	VEC(int) par;
+};
+
+/* A call of an iterator as seen so far, by start: its start, and the
+ * latest end of it and every call of the iterator before it (a walk back
+ * for the calls overlapping an instant stops where that end is before it). */
+struct tl_seen {
+	int64_t start, pmax;
+	int call;
+};
+
 struct tl {
 	const struct host_ctx *c;
 	struct tl_thread *th;
@@ -111,11 +154,11 @@ struct tl {
 	VEC(struct tl_wait) waits;
 	VEC(struct tl_key) keys;
 	VEC(struct tl_taker) takers;
-	struct imap by_elem; /* element -> its first key */
-	VEC(int) * seen;     /* per iterator: its calls so far, by start */
-	int64_t *maxend;     /* per iterator: the latest end of its calls so far */
-	int *parent;	     /* per call: the link settled, as link.c leaves it */
-	int64_t *settled_at; /* per call: the stream's time when it was */
+	struct imap by_elem;	    /* element -> its first key */
+	VEC(struct tl_seen) * seen; /* per iterator: its calls so far, by start */
+	int64_t *maxend;	    /* per iterator: the latest end of its calls so far */
+	int *parent;		    /* per call: the link settled, as link.c leaves it */
+	int64_t *settled_at;	    /* per call: the stream's time when it was */
 	unsigned char *link, *made;
 	int64_t tau;
 	size_t out_of_order, open, most_open, numbering;
@@ -129,6 +172,8 @@ struct tl {
 	size_t malformed; /* events the file's cursors found malformed */
 	/* groups closed as the stream goes (see "groups" below) */
 	struct tl_groups g;
+	/* and folded as they close (timefold.c) */
+	struct tl_fold f;
 };
 
 /* Iterator pit's calls seen so far that call k overlaps (link.c's
@@ -154,5 +199,20 @@ void tfd_tlg_settle(struct tl *t, int k, int parent);
 /* The groups the stream is past (every one, at its end: all) closed,
  * unless a waiting call could still land in them. */
 void tfd_tlg_close_due(struct tl *t, bool all);
+
+/* ---- the groups folded (timefold.c) ---- */
+
+/* f made for n calls of niters iterators; tfd_tlf_free() frees it. */
+void tfd_tlf_begin(struct tl_fold *f, size_t n, size_t niters);
+void tfd_tlf_free(struct tl_fold *f);
+/* Call k made: its record, held until its group folds. */
+void tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter);
+/* Call k's link settled: its parent (-1 none) and kind in its record. */
+void tfd_tlf_settle(struct tl_fold *f, int k, int parent, unsigned link);
+/* Group rep (its top) closed: folded into the sums, its records given back. */
+void tfd_tlf_fold(struct tl *t, int rep);
+/* At the stream's end: what differs between the folded sums and one tree
+ * of every call of the host's, or NULL. */
+const char *tfd_tlf_differs(const struct tl *t);
 
 #endif
