@@ -38,20 +38,21 @@ static size_t first_after(const struct tl *t, int pit, int64_t e0)
 	return lo;
 }
 
-int tfd_tl_overlapping(const struct tl *t, int k, int pit, bool (*visit)(void *ctx, int call),
-		       void *ctx)
+int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
+		       bool (*visit)(void *ctx, const struct tl_seen *c), void *ctx)
 {
-	const struct host_ctx *c = t->c;
-	int64_t s0 = call_start(c, (size_t)k), e0 = call_end(c, (size_t)k);
+	int pit = x->pit;
 
 	/* (none can reach it once every call up to one ended by its start) */
-	for (size_t at = first_after(t, pit, e0); at-- > 0;) {
-		int cc = t->seen[pit].v[at].call;
+	for (size_t at = first_after(t, pit, x->e0); at-- > 0;) {
+		const struct tl_seen *sc = &t->seen[pit].v[at];
+		int64_t lo = sc->start > x->s0 ? sc->start : x->s0;
+		int64_t hi = sc->end < x->e0 ? sc->end : x->e0;
 
-		if (t->seen[pit].v[at].pmax <= s0)
+		if (sc->pmax <= x->s0)
 			break;
-		if (tfd_link_overlap(c, s0, e0, cc) > 0 && visit(ctx, cc))
-			return cc;
+		if (hi > lo && visit(ctx, sc))
+			return sc->call;
 	}
 	return -1;
 }
@@ -228,11 +229,11 @@ struct in_group {
 	int rep;
 };
 
-static bool member(void *ctx, int call)
+static bool member(void *ctx, const struct tl_seen *c)
 {
 	struct in_group *ig = ctx;
 
-	return g_find(ig->g, call) == ig->rep;
+	return g_find(ig->g, c->call) == ig->rep;
 }
 
 /* The wait of a call that could still land in group rep, -1: none. It
@@ -253,7 +254,7 @@ static int g_pinned(struct tl *t, int rep)
 					return g->active.v[i];
 		if (x->mode == TL_TAKER && x->best >= 0)
 			continue;
-		if (tfd_tl_overlapping(t, x->call, x->pit, member, &ig) >= 0)
+		if (tfd_tl_overlapping(t, x, member, &ig) >= 0)
 			return g->active.v[i];
 	}
 	return -1;

@@ -197,22 +197,51 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 	tfd_tlg_settle(t, call, parent);
 }
 
+/* How long a call of span [s, e) overlaps [s0, e0). */
+static int64_t overlap(int64_t s0, int64_t e0, int64_t s, int64_t e)
+{
+	int64_t lo = s > s0 ? s : s0, hi = e < e0 ? e : e0;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Is call cand of span [cs, ce) a better parent of a call of [s0, e0)
+ * than best (-1: none) of [bs, be)? link.c's order (tfd_link_better()):
+ * the most overlap, then the earliest start, then the lowest number. */
+static bool span_better(int64_t s0, int64_t e0, int cand, int64_t cs, int64_t ce, int best,
+			int64_t bs, int64_t be)
+{
+	int64_t oc, ob;
+
+	if (best < 0)
+		return true;
+	oc = overlap(s0, e0, cs, ce);
+	ob = overlap(s0, e0, bs, be);
+	if (oc != ob)
+		return oc > ob;
+	if (cs != bs)
+		return cs < bs;
+	return cand < best;
+}
+
 /* Wait w (a taker found) until no call that started by max(its end, the
  * taker's start) can still take the element. */
 static void wait_taker(struct tl *t, int w)
 {
 	struct tl_wait *x = &t->waits.v[w];
-	int64_t e0 = call_end(t->c, (size_t)x->call), bs = call_start(t->c, (size_t)x->best);
 
 	x->settled = false;
-	wake_push(t, w, e0 > bs ? e0 : bs);
+	wake_push(t, w, x->e0 > x->bs ? x->e0 : x->bs);
 }
 
-/* Call k of iterator pit's child waits for its link. */
-static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
+/* Call k of [s0, e0), of iterator pit's child, waits for its link. */
+static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool produced,
+		     uint64_t elem)
 {
 	struct tl_wait x = {.call = k,
 			    .pit = pit,
+			    .s0 = s0,
+			    .e0 = e0,
 			    .elem = elem,
 			    .best = -1,
 			    .next = -1,
@@ -226,11 +255,16 @@ static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 	tfd_tlg_wait(t, k, w);
 	if (produced) {
 		int key = key_of(t, pit, elem, true);
-		int64_t s0 = call_start(t->c, (size_t)k), e0 = call_end(t->c, (size_t)k);
 
-		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next)
-			if (tfd_link_better(t->c, s0, e0, t->takers.v[j].call, x.best))
-				x.best = t->takers.v[j].call;
+		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next) {
+			const struct tl_taker *tk = &t->takers.v[j];
+
+			if (span_better(s0, e0, tk->call, tk->s, tk->e, x.best, x.bs, x.be)) {
+				x.best = tk->call;
+				x.bs = tk->s;
+				x.be = tk->e;
+			}
+		}
 		if (x.best >= 0)
 			x.taken_at = t->tau;
 		x.key = key;
@@ -244,58 +278,59 @@ static void wait_new(struct tl *t, int k, int pit, bool produced, uint64_t elem)
 		return;
 	}
 	vec_push(&t->waits, x);
-	wake_push(t, w, call_end(t->c, (size_t)k));
+	wake_push(t, w, e0);
 }
 
-/* Call k took element elem: the calls waiting for it see a new taker. */
-static void taker(struct tl *t, int k, uint64_t elem)
+/* Call k of [s, e), of iterator it, took element elem: the calls waiting
+ * for it see a new taker. */
+static void taker(struct tl *t, int k, int64_t s, int64_t e, int it, uint64_t elem)
 {
-	int key = key_of(t, call_iter(t->c, (size_t)k), elem, true);
+	int key = key_of(t, it, elem, true);
 
-	vec_push(&t->takers, ((struct tl_taker){k, t->keys.v[key].takers}));
+	vec_push(&t->takers, ((struct tl_taker){k, t->keys.v[key].takers, s, e}));
 	t->keys.v[key].takers = (int)t->takers.n - 1;
 	for (int w = t->keys.v[key].waiting; w >= 0; w = t->waits.v[w].next) {
 		struct tl_wait *x = &t->waits.v[w];
-		int64_t s0 = call_start(t->c, (size_t)x->call),
-			e0 = call_end(t->c, (size_t)x->call);
 
 		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
-		    !tfd_link_better(t->c, s0, e0, k, x->best))
+		    !span_better(x->s0, x->e0, k, s, e, x->best, x->bs, x->be))
 			continue;
 		if (x->best < 0) {
 			x->taken_at = t->tau;
 			tfd_tlg_release(t, w); /* (it lands on a taker now) */
 		}
 		x->best = k;
+		x->bs = s;
+		x->be = e;
 		if (!x->settled)
 			wait_taker(t, w);
 	}
 }
 
-/* The best so far of the calls overlapping call k (best_overlap()). */
+/* The best so far of the calls a waiting call overlaps (best_overlap()). */
 struct overlap_best {
-	const struct host_ctx *c;
-	int64_t s0, e0;
-	int best;
+	const struct tl_wait *x;
+	const struct tl_seen *best;
 };
 
-static bool better(void *ctx, int call)
+static bool better(void *ctx, const struct tl_seen *c)
 {
 	struct overlap_best *ob = ctx;
+	const struct tl_seen *b = ob->best;
 
-	if (tfd_link_better(ob->c, ob->s0, ob->e0, call, ob->best))
-		ob->best = call;
+	if (!b ||
+	    span_better(ob->x->s0, ob->x->e0, c->call, c->start, c->end, b->call, b->start, b->end))
+		ob->best = c;
 	return false;
 }
 
-/* The best call of iterator pit overlapping call k, -1: none. */
-static int best_overlap(const struct tl *t, int k, int pit)
+/* The best call of its parent iterator waiting call x overlaps, -1: none. */
+static int best_overlap(const struct tl *t, const struct tl_wait *x)
 {
-	const struct host_ctx *c = t->c;
-	struct overlap_best ob = {c, call_start(c, (size_t)k), call_end(c, (size_t)k), -1};
+	struct overlap_best ob = {x, NULL};
 
-	(void)tfd_tl_overlapping(t, k, pit, better, &ob);
-	return ob.best;
+	(void)tfd_tl_overlapping(t, x, better, &ob);
+	return ob.best ? ob.best->call : -1;
 }
 
 /* Wait w's time has come (the stream is past it, or at its end). */
@@ -310,7 +345,7 @@ static void wake(struct tl *t, int w)
 		x->mode = TL_OVERLAP;
 		x->untaken = true;
 		t->untaken++;
-		wake_push(t, w, call_end(t->c, (size_t)x->call));
+		wake_push(t, w, x->e0);
 		return;
 	}
 	if (x->mode == TL_TAKER && !x->settled) {
@@ -323,7 +358,7 @@ static void wake(struct tl *t, int w)
 	if (x->mode == TL_TAKER) {
 		settle(t, x->call, x->best, TFD_LINK_PRODUCE);
 	} else {
-		b = best_overlap(t, x->call, x->pit);
+		b = best_overlap(t, x);
 		settle(t, x->call, b, b >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE);
 		t->untaken_linked += x->untaken && b >= 0;
 	}
@@ -384,6 +419,7 @@ static void step(struct tl *t, size_t i)
 	if (e->kind == TFD_EV_ITERATOR) {
 		size_t k = th->off + th->rank++;
 		int it, pit;
+		int64_t pmax;
 
 		if (k >= c->calls.n || call_thread(c, k) != i || call_start(c, k) != e->start_ns ||
 		    call_end(c, k) != end || (t->made[k] & 1)) {
@@ -396,27 +432,26 @@ static void step(struct tl *t, size_t i)
 		tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it);
 		same_iterator(t, it, tfd_graph_iter_of(&t->again, e));
 		pit = c->iters.v[it].parent;
-		vec_push(
-		    &t->seen[it],
-		    ((struct tl_seen){e->start_ns,
-				      t->seen[it].n && t->seen[it].v[t->seen[it].n - 1].pmax > end
-					  ? t->seen[it].v[t->seen[it].n - 1].pmax
-					  : end,
-				      (int)k}));
+		pmax = t->seen[it].n ? t->seen[it].v[t->seen[it].n - 1].pmax : end;
+		vec_push(&t->seen[it],
+			 ((struct tl_seen){e->start_ns, end, pmax > end ? pmax : end, (int)k}));
 		if (end > t->maxend[it])
 			t->maxend[it] = end;
+		if (end > t->last_end)
+			t->last_end = end;
 		if (pit < 0)
 			settle(t, (int)k, -1, TFD_LINK_NONE);
 		else if (top && top->call >= 0)
 			settle(t, (int)k, top->call, TFD_LINK_SYNC);
 		else
-			wait_new(t, (int)k, pit, top && top->element, top ? top->elem : 0);
-		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, 0, (int)k, false}));
+			wait_new(t, (int)k, e->start_ns, end, pit, top && top->element,
+				 top ? top->elem : 0);
+		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, 0, (int)k, it, false}));
 	} else if (e->kind == TFD_EV_CONSUME) {
 		if (top && top->call >= 0 && (e->flags & TFD_EVF_ELEMENT))
-			taker(t, top->call, e->element_id);
+			taker(t, top->call, top->start, top->end, top->iter, e->element_id);
 	} else {
-		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, e->element_id, -1,
+		vec_push(&th->stack, ((struct tl_open){e->start_ns, end, e->element_id, -1, -1,
 						       (e->flags & TFD_EVF_ELEMENT) != 0}));
 	}
 }
@@ -462,11 +497,11 @@ struct hold_until {
 	int64_t until;
 };
 
-static bool hold(void *ctx, int call)
+static bool hold(void *ctx, const struct tl_seen *c)
 {
 	struct hold_until *hu = ctx;
 
-	close_after(hu->close, hu->top[call], hu->until);
+	close_after(hu->close, hu->top[c->call], hu->until);
 	return false;
 }
 
@@ -510,7 +545,7 @@ static void held(const struct tl *t, struct tfd_timelink *out)
 		if (free_until > s0) {
 			struct hold_until hu = {close, top, free_until};
 
-			(void)tfd_tl_overlapping(t, x->call, x->pit, hold, &hu);
+			(void)tfd_tl_overlapping(t, x, hold, &hu);
 		}
 	}
 	start = xmalloc(n * sizeof(*start));
@@ -589,7 +624,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	t.made = xcalloc(n, 1);
 	tfd_tlg_begin(&t.g, n);
 	tfd_tlf_begin(&t.f, n, c->iters.n);
-	t.tau = INT64_MIN;
+	t.tau = t.last_end = INT64_MIN;
 	t.to_again = xmalloc((c->iters.n + 1) * sizeof(int));
 	for (size_t i = 0; i < c->iters.n; i++) {
 		t.maxend[i] = INT64_MIN;
@@ -627,9 +662,8 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 			th_sift(&t, 0);
 	}
 	/* the stream's end: past every call */
-	for (size_t k = 0; k < n; k++)
-		if (call_end(c, k) >= t.tau)
-			t.tau = call_end(c, k) + 1;
+	if (t.last_end >= t.tau)
+		t.tau = t.last_end + 1;
 	wake_due(&t, true);
 	tfd_tlg_close_due(&t, true);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

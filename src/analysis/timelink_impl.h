@@ -18,6 +18,7 @@ struct tl_open {
 	int64_t start, end;
 	uint64_t elem;
 	int call;     /* -1: a Produce event */
+	int iter;     /* the call's iterator */
 	bool element; /* a Produce event with an element_id */
 };
 
@@ -34,10 +35,12 @@ struct tl_thread {
 /* A call whose link waits. */
 enum tl_mode { TL_TAKER, TL_OVERLAP };
 struct tl_wait {
-	int call, pit; /* the call, its iterator's parent iterator */
+	int call, pit;	/* the call, its iterator's parent iterator */
+	int64_t s0, e0; /* the call's start and end */
 	uint64_t elem;
 	enum tl_mode mode;
 	int best;	  /* TL_TAKER: the best taker so far, -1 */
+	int64_t bs, be;	  /* ... its start and end */
 	bool settled;	  /* TL_TAKER with a taker: past max(end, its start) */
 	int key;	  /* TL_TAKER: its (iterator, element), -1 */
 	int64_t taken_at; /* when it first had a taker, INT64_MAX: never */
@@ -58,6 +61,7 @@ struct tl_key {
 
 struct tl_taker {
 	int call, next;
+	int64_t s, e; /* the call's start and end */
 };
 
 struct tl_wake {
@@ -141,7 +145,7 @@ struct tl_fold {
  * latest end of it and every call of the iterator before it (a walk back
  * for the calls overlapping an instant stops where that end is before it). */
 struct tl_seen {
-	int64_t start, pmax;
+	int64_t start, end, pmax;
 	int call;
 };
 
@@ -160,7 +164,7 @@ struct tl {
 	int *parent;		    /* per call: the link settled, as link.c leaves it */
 	int64_t *settled_at;	    /* per call: the stream's time when it was */
 	unsigned char *link, *made;
-	int64_t tau;
+	int64_t tau, last_end; /* the stream's time; the latest end of a call made */
 	size_t out_of_order, open, most_open, numbering;
 	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
 	/* the iterators made again as the stream meets their calls: today's
@@ -176,11 +180,11 @@ struct tl {
 	struct tl_fold f;
 };
 
-/* Iterator pit's calls seen so far that call k overlaps (link.c's
- * overlap), the latest started first, each handed to visit(ctx, call)
- * until it returns true: that call, or -1 (timegroups.c). */
-int tfd_tl_overlapping(const struct tl *t, int k, int pit, bool (*visit)(void *ctx, int call),
-		       void *ctx);
+/* The calls of the parent iterator seen so far that waiting call x
+ * overlaps (link.c's overlap), the latest started first, each handed to
+ * visit(ctx, it) until it returns true: that call, or -1 (timegroups.c). */
+int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
+		       bool (*visit)(void *ctx, const struct tl_seen *c), void *ctx);
 
 /* ---- the groups (timegroups.c) ---- */
 
