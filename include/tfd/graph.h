@@ -385,13 +385,23 @@ struct tfd_root_call {
 	int iter;
 	int64_t start_ns, end_ns;
 };
+/* An iterator's first call on a thread: its rank among the thread's calls
+ * (its calls in time order). */
+struct tfd_first_call {
+	size_t rank;
+	uint32_t thread;
+	int iter;
+};
 /* What a reader that folds the calls as they come must know before its
  * stream, besides the iterators: each thread's count of calls (a call's
- * number is its thread's first plus its rank there), and the root calls,
- * by thread then time. */
+ * number is its thread's first plus its rank there), the root calls, by
+ * thread then time, and each iterator's first call on each thread it ran
+ * on, by thread then rank (a stream that makes the iterators again as it
+ * meets their calls learns from them which of today's each one is). */
 struct tfd_prepass {
 	size_t *thread_calls;
 	VEC(struct tfd_root_call) roots;
+	VEC(struct tfd_first_call) firsts;
 };
 /* The pass before such a stream, over h's packed events thread by thread
  * as the scan goes, no call kept: the iterators (today's numbers, their

@@ -124,9 +124,10 @@ struct tfd_timelink {
 	 * nothing), and the most records held at once */
 	const char *fold;
 	size_t fold_held;
-	/* the stream's time: the merge by time, the links and the groups
-	 * (after each thread's calls were counted) */
-	double stream_s;
+	/* the stream's time: the merge by time, the links, the groups and
+	 * their folds; and the pass before's, which counts each thread's calls
+	 * and makes the iterators first */
+	double stream_s, prepass_s;
 };
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its

@@ -137,7 +137,7 @@ void tfd_tlf_fold(struct tl *t, int rep)
 		vec_push(&f->en, r->end);
 		vec_push(&f->par, r->parent >= 0 ? f->recs.v[f->slot[r->parent]].local : -1);
 		/* (the group's top: a root iterator's call hands its time out) */
-		if (f->mem.v[i] == rep && r->parent < 0 && t->c->iters.v[r->iter].parent < 0)
+		if (f->mem.v[i] == rep && r->parent < 0 && t->pre.iters.v[r->iter].parent < 0)
 			root = (int)i;
 	}
 	tfd_tree_build(&tree, m, f->st.v, f->en.v, f->par.v);

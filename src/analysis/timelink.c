@@ -274,7 +274,7 @@ static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool 
 		if (x.best >= 0)
 			wait_taker(t, w);
 		else /* none may come before the parent iterator's last call ends */
-			wake_push(t, w, t->c->iters.v[pit].last_end);
+			wake_push(t, w, t->pre.iters.v[pit].last_end);
 		return;
 	}
 	vec_push(&t->waits, x);
@@ -376,24 +376,33 @@ static void wake_due(struct tl *t, bool all)
 	}
 }
 
-/* Today's iterator `it` of a call and the one the stream made or found
- * for it, `a`: the same partition of the calls into iterators, or not. */
-static void same_iterator(struct tl *t, int it, int a)
+/* Which of today's iterators (the pass before's) the call at rank r of
+ * thread i is, e being its event: the one the stream makes or finds for
+ * it (as it meets the calls, with the scan's lookup), known by its first
+ * call on a thread (the pass before's list); -1 when the two disagree. */
+static int iterator_of(struct tl *t, size_t i, size_t r, const struct tfd_event *e)
 {
+	int a = tfd_graph_iter_of(&t->again, e), it = -1;
+	const struct tfd_prepass *pp = &t->pp;
+	size_t *f = &t->first_at[i];
+
 	if ((size_t)a >= t->nagain) {
 		size_t n = 2 * (size_t)a + 16;
 
 		t->from_again = xrealloc(t->from_again, n * sizeof(int));
-		for (size_t i = t->nagain; i < n; i++)
-			t->from_again[i] = -1;
+		for (size_t j = t->nagain; j < n; j++)
+			t->from_again[j] = -1;
 		t->nagain = n;
 	}
-	if (t->to_again[it] < 0 && t->from_again[a] < 0) {
-		t->to_again[it] = a;
-		t->from_again[a] = it;
-	} else if (t->to_again[it] != a || t->from_again[a] != it) {
-		t->iter_differ++;
+	if (*f < pp->firsts.n && pp->firsts.v[*f].thread == i && pp->firsts.v[*f].rank == r) {
+		it = pp->firsts.v[(*f)++].iter;
+		if (t->from_again[a] < 0)
+			t->from_again[a] = it;
+		else if (t->from_again[a] != it)
+			return -1;
+		return it;
 	}
+	return t->from_again[a];
 }
 
 /* One event of thread i, read in time order. */
@@ -421,17 +430,21 @@ static void step(struct tl *t, size_t i)
 		int it, pit;
 		int64_t pmax;
 
+		it = iterator_of(t, i, th->rank - 1, e);
+		/* (the check: the call's number and iterator are the scan's) */
 		if (k >= c->calls.n || call_thread(c, k) != i || call_start(c, k) != e->start_ns ||
 		    call_end(c, k) != end || (t->made[k] & 1)) {
 			t->numbering++;
 			return;
 		}
+		if (it != call_iter(c, k)) {
+			t->iter_differ++;
+			it = call_iter(c, k);
+		}
 		t->made[k] |= 1;
 		tfd_tlg_make(t, (int)k, end);
-		it = call_iter(c, k);
 		tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it);
-		same_iterator(t, it, tfd_graph_iter_of(&t->again, e));
-		pit = c->iters.v[it].parent;
+		pit = t->pre.iters.v[it].parent;
 		pmax = t->seen[it].n ? t->seen[it].v[t->seen[it].n - 1].pmax : end;
 		vec_push(&t->seen[it],
 			 ((struct tl_seen){e->start_ns, end, pmax > end ? pmax : end, (int)k}));
@@ -456,11 +469,16 @@ static void step(struct tl *t, size_t i)
 	}
 }
 
+static double seconds(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 static void tl_free(struct tl *t)
 {
 	for (size_t i = 0; i < t->nth; i++)
 		vec_free(&t->th[i].stack);
-	for (size_t i = 0; t->seen && i < t->c->iters.n; i++)
+	for (size_t i = 0; t->seen && i < t->pre.iters.n; i++)
 		vec_free(&t->seen[i]);
 	free(t->th);
 	free(t->seen);
@@ -475,9 +493,11 @@ static void tl_free(struct tl *t)
 	vec_free(&t->keys);
 	vec_free(&t->takers);
 	imap_free(&t->by_elem);
-	free(t->to_again);
 	free(t->from_again);
+	free(t->first_at);
 	tfd_graph_iters_end(&t->again);
+	tfd_prepass_free(&t->pp);
+	tfd_graph_release(&t->pre);
 	tfd_tlg_free(&t->g);
 	tfd_tlf_free(&t->f);
 }
@@ -566,38 +586,70 @@ static void held(const struct tl *t, struct tfd_timelink *out)
  * the calls' order. */
 static void scan_prepass(const struct host_ctx *c, struct tfd_prepass *pp)
 {
+	struct imap pairs = {0};
+	size_t seen;
+
 	memset(pp, 0, sizeof(*pp));
 	pp->thread_calls = xcalloc(c->h->nthreads + 1, sizeof(size_t));
 	for (size_t k = 0; k < c->calls.n; k++) {
 		int i = call_iter(c, k);
+		uint32_t th = call_thread(c, k);
+		uint64_t pair = (uint64_t)(uint32_t)i << 32 | th;
 
-		pp->thread_calls[call_thread(c, k)]++;
+		if (!imap_get(&pairs, pair, &seen)) {
+			imap_put(&pairs, pair, 1);
+			vec_push(&pp->firsts,
+				 ((struct tfd_first_call){pp->thread_calls[th], th, i}));
+		}
+		pp->thread_calls[th]++;
 		if (c->root[i] == i)
 			vec_push(&pp->roots,
 				 ((struct tfd_root_call){i, call_start(c, k), call_end(c, k)}));
 	}
+	imap_free(&pairs);
 }
 
-/* The pass before the stream (tfd_graph_prepass()) against the scan's
- * graph (tfd_prepass_differs()): the first that differs, or NULL; *nroots,
- * the root calls. */
-static const char *prepass_differs(const struct host_ctx *c, size_t *nroots)
+/* The pass before the stream (the stream's, t->pre and t->pp) against the
+ * scan's graph (tfd_prepass_differs()): the first that differs, or NULL;
+ * *nroots, the root calls. */
+static const char *prepass_differs(const struct tl *t, size_t *nroots)
 {
-	struct host_ctx p;
-	struct tfd_prepass pp, scan;
-	struct tfd_err err = {0};
+	struct tfd_prepass scan;
 	const char *bad;
 
-	scan_prepass(c, &scan);
+	scan_prepass(t->c, &scan);
 	*nroots = scan.roots.n;
-	if (tfd_graph_prepass(&p, c->h, &pp, &err))
-		bad = "failed";
-	else
-		bad = tfd_prepass_differs(c, &scan, &p, &pp);
+	bad = tfd_prepass_differs(t->c, &scan, &t->pre, &t->pp);
 	tfd_prepass_free(&scan);
-	tfd_prepass_free(&pp);
-	tfd_graph_release(&p);
 	return bad;
+}
+
+/* The pass before the stream, over src's cursor of the host's events in
+ * the file (NULL: its packed events): NULL, or why it cannot be used. */
+static const char *prepass(struct tl *t, struct tfd_source *src)
+{
+	const struct tfd_host *h = t->c->h;
+	struct tfd_err err = {0};
+	enum tfd_status st;
+
+	if (src) {
+		struct tfd_event_source es;
+
+		src->open(src, h, &es);
+		st = tfd_graph_prepass_from(&t->pre, h, &es, &t->pp, &err);
+		t->malformed += src->close(src, &es);
+	} else {
+		st = tfd_graph_prepass(&t->pre, h, &t->pp, &err);
+	}
+	if (st)
+		return "failed";
+	if (t->pre.iters.n != t->c->iters.n)
+		return "iterators";
+	t->first_at = xcalloc(h->nthreads + 1, sizeof(*t->first_at));
+	for (size_t f = t->pp.firsts.n; f-- > 0;)
+		if (t->pp.firsts.v[f].thread < h->nthreads)
+			t->first_at[t->pp.firsts.v[f].thread] = f;
+	return NULL;
 }
 
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out)
@@ -614,33 +666,33 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 		return 0;
 	memset(&t, 0, sizeof(t));
 	t.c = c;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((out->prepass = prepass(&t, src)) != NULL) {
+		tl_free(&t);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->prepass_s = seconds(&t0, &t1);
 	t.nth = h->nthreads;
 	t.th = xcalloc(t.nth + 1, sizeof(*t.th));
-	t.seen = xcalloc(c->iters.n + 1, sizeof(*t.seen));
-	t.maxend = xcalloc(c->iters.n + 1, sizeof(*t.maxend));
+	t.seen = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen));
+	t.maxend = xcalloc(t.pre.iters.n + 1, sizeof(*t.maxend));
 	t.parent = xmalloc(n * sizeof(*t.parent));
 	t.settled_at = xmalloc(n * sizeof(*t.settled_at));
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
 	tfd_tlg_begin(&t.g, n);
-	tfd_tlf_begin(&t.f, n, c->iters.n);
+	tfd_tlf_begin(&t.f, n, t.pre.iters.n);
 	t.tau = t.last_end = INT64_MIN;
-	t.to_again = xmalloc((c->iters.n + 1) * sizeof(int));
-	for (size_t i = 0; i < c->iters.n; i++) {
+	for (size_t i = 0; i < t.pre.iters.n; i++)
 		t.maxend[i] = INT64_MIN;
-		t.to_again[i] = -1;
-	}
 	tfd_graph_iters_begin(&t.again, h);
-	/* the pass before the stream: each thread's first call number */
+	/* each thread's first call number, from the pass before's counts */
 	for (size_t i = 0; i < t.nth; i++) {
 		struct tl_thread *th = &t.th[i];
-		size_t calls = 0;
 
 		th->off = off;
-		for (th_open(&t, src, i); th_next(th);)
-			calls += th->ev.kind == TFD_EV_ITERATOR;
-		th_close(&t, src, i);
-		off += calls;
+		off += t.pp.thread_calls[i];
 		th_open(&t, src, i);
 		if (th_next(th))
 			vec_push(&t.heap, (int)i);
@@ -667,7 +719,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	wake_due(&t, true);
 	tfd_tlg_close_due(&t, true);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->stream_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	out->stream_s = seconds(&t0, &t1);
 	for (size_t k = 0; k < n; k++) {
 		if ((t.made[k] & 2) && t.parent[k] == c->calls.v[k].parent &&
 		    t.link[k] == c->calls.v[k].link)
@@ -684,7 +736,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	out->numbering = t.numbering + (off != n);
 	out->out_of_order = t.out_of_order;
 	out->waited = t.waits.n;
-	out->prepass = prepass_differs(c, &out->roots);
+	out->prepass = prepass_differs(&t, &out->roots);
 	out->iter_differ = t.iter_differ;
 	out->iters = c->iters.n;
 	out->iters_again = t.again.iters.n;
@@ -738,8 +790,9 @@ void tfd_timelink_check(const struct host_ctx *c)
 		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
 		"the scan's; closed as the stream went: %zu groups, at most %zu calls open at "
 		"%lld ns, none late; folded as they closed, the sums per iterator of the whole "
-		"tree, at most %zu records held; the stream took %.3f s\n",
+		"tree, at most %zu records held; the stream took %.3f s after the pass before's "
+		"%.3f s\n",
 		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
 		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots, r.groups,
-		r.open_most, (long long)r.open_most_at, r.fold_held, r.stream_s);
+		r.open_most, (long long)r.open_most_at, r.fold_held, r.stream_s, r.prepass_s);
 }

@@ -171,8 +171,15 @@ struct tl {
 	 * iterator -> the stream's and back (-1 none yet), and the calls whose
 	 * iterator is not the one their iterator's first call got */
 	struct host_ctx again;
-	int *to_again, *from_again;
+	int *from_again; /* the stream's iterator -> today's (-1 not yet known) */
 	size_t nagain, iter_differ;
+	/* the pass before the stream (tfd_graph_prepass()): today's
+	 * iterators, numbered as the scan numbers them, with their parents
+	 * and last ends; each thread's count of calls; each iterator's first
+	 * call on each thread (first_at: per thread, the next of them) */
+	struct host_ctx pre;
+	struct tfd_prepass pp;
+	size_t *first_at;
 	size_t malformed; /* events the file's cursors found malformed */
 	/* groups closed as the stream goes (see "groups" below) */
 	struct tl_groups g;

@@ -10,6 +10,7 @@
 #include "graph_iters.h"
 #include "tfd/err.h"
 #include "tfd/families.h"
+#include "tfd/imap.h"
 
 void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h)
 {
@@ -31,29 +32,39 @@ void tfd_graph_iters_end(struct host_ctx *c)
 	tfd_graph_release(c);
 }
 
-/* Per iterator: whether its long name is a root's (Iterator::X), -1 not
- * yet known. */
-typedef VEC(signed char) two_parts;
+/* What the pass before keeps while it goes: per iterator, whether its long
+ * name is a root's (Iterator::X), -1 not yet known; the (iterator, thread)
+ * pairs met. */
+struct prepass_state {
+	VEC(signed char) two;
+	struct imap pairs;
+};
 
-/* One event of thread t into the pass before (two: per iterator, whether
- * its long name is a root's, -1 not yet known). */
-static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, two_parts *two, uint32_t t,
-			  const struct tfd_event *e)
+/* One event of thread t into the pass before. */
+static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, struct prepass_state *ps,
+			  uint32_t t, const struct tfd_event *e)
 {
 	struct iter *it;
 	int i;
+	size_t seen;
+	uint64_t pair;
 
 	if (!tfd_graph_call_event(e))
 		return;
 	i = iter_for_event(c, e);
 	it = &c->iters.v[i];
 	iter_count_call(it, e);
+	pair = (uint64_t)(uint32_t)i << 32 | t;
+	if (!imap_get(&ps->pairs, pair, &seen)) {
+		imap_put(&ps->pairs, pair, 1);
+		vec_push(&pp->firsts, ((struct tfd_first_call){pp->thread_calls[t], t, i}));
+	}
 	pp->thread_calls[t]++;
-	while (two->n <= (size_t)i)
-		vec_push(two, (signed char)-1);
-	if (two->v[i] < 0)
-		two->v[i] = tfd_iter_parts(it->long_name) <= 2;
-	if (two->v[i])
+	while (ps->two.n <= (size_t)i)
+		vec_push(&ps->two, (signed char)-1);
+	if (ps->two.v[i] < 0)
+		ps->two.v[i] = tfd_iter_parts(it->long_name) <= 2;
+	if (ps->two.v[i])
 		vec_push(&pp->roots,
 			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
 }
@@ -63,17 +74,19 @@ enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host
 				       struct tfd_err *err)
 {
 	size_t by_name = 0, orphans = 0;
-	two_parts two = {0};
+	struct prepass_state ps;
 	struct tfd_event e;
 	uint32_t t;
 
 	memset(pp, 0, sizeof(*pp));
+	memset(&ps, 0, sizeof(ps));
 	tfd_graph_iters_begin(c, h);
 	pp->thread_calls = xcalloc(h->nthreads + 1, sizeof(size_t));
 	while (src->next(src->ctx, &t, &e))
 		if (t < h->nthreads)
-			prepass_event(c, pp, &two, t, &e);
-	vec_free(&two);
+			prepass_event(c, pp, &ps, t, &e);
+	vec_free(&ps.two);
+	imap_free(&ps.pairs);
 	free(c->memo);
 	c->memo = NULL;
 	return tfd_graph_resolve(c, &by_name, &orphans, err);
@@ -142,6 +155,13 @@ const char *tfd_prepass_differs(const struct host_ctx *a, const struct tfd_prepa
 		    pa->roots.v[r].start_ns != pb->roots.v[r].start_ns ||
 		    pa->roots.v[r].end_ns != pb->roots.v[r].end_ns)
 			return "a root call";
+	if (pa->firsts.n != pb->firsts.n)
+		return "the iterators' first calls on their threads";
+	for (size_t f = 0; f < pa->firsts.n; f++)
+		if (pa->firsts.v[f].rank != pb->firsts.v[f].rank ||
+		    pa->firsts.v[f].thread != pb->firsts.v[f].thread ||
+		    pa->firsts.v[f].iter != pb->firsts.v[f].iter)
+			return "an iterator's first call on a thread";
 	return NULL;
 }
 
@@ -149,5 +169,6 @@ void tfd_prepass_free(struct tfd_prepass *pp)
 {
 	free(pp->thread_calls);
 	vec_free(&pp->roots);
+	vec_free(&pp->firsts);
 	memset(pp, 0, sizeof(*pp));
 }

@@ -49,7 +49,7 @@ for c in "${CASES[@]}"; do
 	if [ "$rc1" = "$rc2" ] && cmp -s "$d/plain.json" "$d/checked.json" &&
 		[ "$rc1" = "$rc3" ] && cmp -s "$d/plain.json" "$d/left.json" &&
 		! grep -q 'differs' "$d/checks.txt" &&
-		grep -q 'timelink: .*as by the link pass.* held at most \([0-9]*\) at \([0-9-]*\) ns; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \1 calls open at \2 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream took [0-9.]* s$' "$d/checks.txt" &&
+		grep -q 'timelink: .*as by the link pass.* held at most \([0-9]*\) at \([0-9-]*\) ns; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \1 calls open at \2 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$d/checks.txt" &&
 		grep -q 'source: .*as packed, in [0-9.]* s; the pass before from the file as from the packed events' "$d/checks.txt"; then
 		pass=$((pass + 1))
 	else

@@ -836,9 +836,12 @@ static void groups_closed_late(struct t *t)
 	memset(&c, 0, sizeof(c));
 	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
 	tfd_link_calls(&c);
-	T_EQ_U64(tfd_timelink(&c, NULL, &r), 1);
+	T_EQ_U64(tfd_timelink(&c, NULL, &r), 2);
 	T_EQ_U64(r.differ, 0); /* (linked as the link pass links it) */
 	T_EQ_U64(r.late, 1);
+	/* ... and its group's fold is off (timefold.c): the group was folded
+	 * before the producer landed in it */
+	T_TRUE(r.fold != NULL);
 	T_EQ_U64(r.unclosed, 0);
 	T_EQ_U64(r.groups, 1);
 	tfd_graph_release(&c);
