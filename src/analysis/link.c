@@ -16,25 +16,15 @@ _Static_assert(TFD_LINK__COUNT <= 8, "link bits");
 
 int64_t tfd_link_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k)
 {
-	int64_t ks = call_start(c, (size_t)k), lo = ks > s ? ks : s;
-	int64_t end = call_end(c, (size_t)k), hi = end < e ? end : e;
-
-	return hi > lo ? hi - lo : 0;
+	return tfd_span_overlap(s, e, call_start(c, (size_t)k), call_end(c, (size_t)k));
 }
 
 bool tfd_link_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best)
 {
-	int64_t oc, ob;
-
 	if (best < 0)
 		return true;
-	oc = tfd_link_overlap(c, s, e, cand);
-	ob = tfd_link_overlap(c, s, e, best);
-	if (oc != ob)
-		return oc > ob;
-	if (call_start(c, (size_t)cand) != call_start(c, (size_t)best))
-		return call_start(c, (size_t)cand) < call_start(c, (size_t)best);
-	return cand < best;
+	return tfd_span_better(s, e, cand, call_start(c, (size_t)cand), call_end(c, (size_t)cand),
+			       best, call_start(c, (size_t)best), call_end(c, (size_t)best));
 }
 
 /* A call that the first pass left to the time-overlap pass. */

@@ -76,6 +76,33 @@ void tfd_link_calls(struct host_ctx *c);
 int64_t tfd_link_overlap(const struct host_ctx *c, int64_t s, int64_t e, int k);
 bool tfd_link_better(const struct host_ctx *c, int64_t s, int64_t e, int cand, int best);
 
+/* The same over spans given (the time-order check's, which keeps no call
+ * of the graph): the overlap of [s, e) with [ks, ke), and whether call
+ * cand over [cs, ce) is a better parent than best (-1: none) over
+ * [bs, be). */
+static inline int64_t tfd_span_overlap(int64_t s, int64_t e, int64_t ks, int64_t ke)
+{
+	int64_t lo = ks > s ? ks : s, hi = ke < e ? ke : e;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+static inline bool tfd_span_better(int64_t s, int64_t e, int cand, int64_t cs, int64_t ce, int best,
+				   int64_t bs, int64_t be)
+{
+	int64_t oc, ob;
+
+	if (best < 0)
+		return true;
+	oc = tfd_span_overlap(s, e, cs, ce);
+	ob = tfd_span_overlap(s, e, bs, be);
+	if (oc != ob)
+		return oc > ob;
+	if (cs != bs)
+		return cs < bs;
+	return cand < best;
+}
+
 /* TFDOCTOR_INFLIGHT=1: the most linked calls an analysis reading the host
  * in time order would hold at once, a line on stderr (inflight.c). */
 void tfd_inflight_report(const struct host_ctx *c);

@@ -197,33 +197,6 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 	tfd_tlg_settle(t, call, parent);
 }
 
-/* How long a call of span [s, e) overlaps [s0, e0). */
-static int64_t overlap(int64_t s0, int64_t e0, int64_t s, int64_t e)
-{
-	int64_t lo = s > s0 ? s : s0, hi = e < e0 ? e : e0;
-
-	return hi > lo ? hi - lo : 0;
-}
-
-/* Is call cand of span [cs, ce) a better parent of a call of [s0, e0)
- * than best (-1: none) of [bs, be)? link.c's order (tfd_link_better()):
- * the most overlap, then the earliest start, then the lowest number. */
-static bool span_better(int64_t s0, int64_t e0, int cand, int64_t cs, int64_t ce, int best,
-			int64_t bs, int64_t be)
-{
-	int64_t oc, ob;
-
-	if (best < 0)
-		return true;
-	oc = overlap(s0, e0, cs, ce);
-	ob = overlap(s0, e0, bs, be);
-	if (oc != ob)
-		return oc > ob;
-	if (cs != bs)
-		return cs < bs;
-	return cand < best;
-}
-
 /* Wait w (a taker found) until no call that started by max(its end, the
  * taker's start) can still take the element. */
 static void wait_taker(struct tl *t, int w)
@@ -259,7 +232,7 @@ static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool 
 		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next) {
 			const struct tl_taker *tk = &t->takers.v[j];
 
-			if (span_better(s0, e0, tk->call, tk->s, tk->e, x.best, x.bs, x.be)) {
+			if (tfd_span_better(s0, e0, tk->call, tk->s, tk->e, x.best, x.bs, x.be)) {
 				x.best = tk->call;
 				x.bs = tk->s;
 				x.be = tk->e;
@@ -293,7 +266,7 @@ static void taker(struct tl *t, int k, int64_t s, int64_t e, int it, uint64_t el
 		struct tl_wait *x = &t->waits.v[w];
 
 		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
-		    !span_better(x->s0, x->e0, k, s, e, x->best, x->bs, x->be))
+		    !tfd_span_better(x->s0, x->e0, k, s, e, x->best, x->bs, x->be))
 			continue;
 		if (x->best < 0) {
 			x->taken_at = t->tau;
@@ -318,8 +291,8 @@ static bool better(void *ctx, const struct tl_seen *c)
 	struct overlap_best *ob = ctx;
 	const struct tl_seen *b = ob->best;
 
-	if (!b ||
-	    span_better(ob->x->s0, ob->x->e0, c->call, c->start, c->end, b->call, b->start, b->end))
+	if (!b || tfd_span_better(ob->x->s0, ob->x->e0, c->call, c->start, c->end, b->call,
+				  b->start, b->end))
 		ob->best = c;
 	return false;
 }
