@@ -191,8 +191,8 @@ const char *tfd_tlf_differs(const struct tl *t)
 
 	if (f->lost)
 		what = "a group folded twice";
-	if (f->held)
-		what = what ? what : "calls held at the end";
+	else if (f->held)
+		what = "calls held at the end";
 	for (size_t i = 0; i <= f->niters; i++)
 		r.s[i].first = -1;
 	tfd_tree_build_scan(&tree, n, &tm, c->calls.v, &c->cpair, c->pairs.v, true);

@@ -46,12 +46,10 @@ int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
 	/* (none can reach it once every call up to one ended by its start) */
 	for (size_t at = first_after(t, pit, x->e0); at-- > 0;) {
 		const struct tl_seen *sc = &t->seen[pit].v[at];
-		int64_t lo = sc->start > x->s0 ? sc->start : x->s0;
-		int64_t hi = sc->end < x->e0 ? sc->end : x->e0;
 
 		if (sc->pmax <= x->s0)
 			break;
-		if (hi > lo && visit(ctx, sc))
+		if (tfd_span_overlap(x->s0, x->e0, sc->start, sc->end) > 0 && visit(ctx, sc))
 			return sc->call;
 	}
 	return -1;
