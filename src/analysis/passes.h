@@ -130,10 +130,11 @@ struct tfd_timelink {
 	 * the scan's graph (NULL: nothing), and the root calls it found */
 	const char *prepass;
 	size_t roots;
-	/* the most calls held at once, each until its group can be folded
-	 * (timelink.c: held()), and when; 0 when the check failed */
-	size_t held;
-	int64_t held_at;
+	/* the stream's own state at most, in bytes (its tables' room), apart
+	 * from the keys and takers of the elements taken (keys_bytes, which
+	 * grow with them) and the check's per-call arrays; the most calls seen
+	 * kept at once for the walks by overlap */
+	size_t state_bytes, keys_bytes, seen_most;
 	int parent;
 	unsigned link;
 	/* the events the file's cursors found malformed (src given) */

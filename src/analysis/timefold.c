@@ -23,12 +23,89 @@
 #include "tfd/satmath.h"
 #include "timelink_impl.h"
 
-void tfd_tlf_begin(struct tl_fold *f, size_t n, size_t niters)
+/* ---- the live calls' slots (struct tl_cmap) ---- */
+
+static size_t cm_home(const struct tl_cmap *m, int k)
+{
+	return (size_t)((uint32_t)k * 2654435761u) & (m->cap - 1);
+}
+
+static void cm_put(struct tl_cmap *m, int k, int v);
+
+static void cm_grow(struct tl_cmap *m)
+{
+	int *key = m->key, *val = m->val;
+	size_t ocap = m->cap;
+
+	m->cap = ocap ? 2 * ocap : 64;
+	m->key = xmalloc(m->cap * sizeof(*m->key));
+	m->val = xmalloc(m->cap * sizeof(*m->val));
+	for (size_t i = 0; i < m->cap; i++)
+		m->key[i] = -1;
+	m->n = 0;
+	for (size_t i = 0; i < ocap; i++)
+		if (key[i] >= 0)
+			cm_put(m, key[i], val[i]);
+	free(key);
+	free(val);
+}
+
+/* k (not in m) -> v */
+static void cm_put(struct tl_cmap *m, int k, int v)
+{
+	size_t j;
+
+	if (2 * (m->n + 1) > m->cap)
+		cm_grow(m);
+	for (j = cm_home(m, k); m->key[j] >= 0; j = (j + 1) & (m->cap - 1))
+		;
+	m->key[j] = k;
+	m->val[j] = v;
+	m->n++;
+}
+
+static size_t cm_find(const struct tl_cmap *m, int k)
+{
+	if (!m->cap)
+		return SIZE_MAX;
+	for (size_t j = cm_home(m, k); m->key[j] >= 0; j = (j + 1) & (m->cap - 1))
+		if (m->key[j] == k)
+			return j;
+	return SIZE_MAX;
+}
+
+/* k out of m: the entries after it that would not be found past the hole
+ * move back into it */
+static void cm_del(struct tl_cmap *m, int k)
+{
+	size_t mask = m->cap - 1, j = cm_find(m, k), i;
+
+	if (j == SIZE_MAX)
+		return;
+	for (i = (j + 1) & mask; m->key[i] >= 0; i = (i + 1) & mask) {
+		size_t h = cm_home(m, m->key[i]);
+
+		/* (i's entry may move to j when its home is not in (j, i]) */
+		if (((i - h) & mask) >= ((i - j) & mask)) {
+			m->key[j] = m->key[i];
+			m->val[j] = m->val[i];
+			j = i;
+		}
+	}
+	m->key[j] = -1;
+	m->n--;
+}
+
+int tfd_tlf_slot(const struct tl_fold *f, int k)
+{
+	size_t j = cm_find(&f->slot, k);
+
+	return j == SIZE_MAX ? -1 : f->slot.val[j];
+}
+
+void tfd_tlf_begin(struct tl_fold *f, size_t niters)
 {
 	memset(f, 0, sizeof(*f));
-	f->slot = xmalloc((n + 1) * sizeof(*f->slot));
-	for (size_t k = 0; k < n; k++)
-		f->slot[k] = -1;
 	f->s = xcalloc(niters + 1, sizeof(*f->s));
 	for (size_t i = 0; i <= niters; i++)
 		f->s[i].first = -1;
@@ -37,7 +114,8 @@ void tfd_tlf_begin(struct tl_fold *f, size_t n, size_t niters)
 
 void tfd_tlf_free(struct tl_fold *f)
 {
-	free(f->slot);
+	free(f->slot.key);
+	free(f->slot.val);
 	free(f->s);
 	vec_free(&f->recs);
 	vec_free(&f->spare);
@@ -48,51 +126,60 @@ void tfd_tlf_free(struct tl_fold *f)
 	memset(f, 0, sizeof(*f));
 }
 
-void tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter)
+int tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter)
 {
-	struct tl_rec r = {start, end, k, iter, -1, -1, 0};
+	struct tl_rec r = {.start = start,
+			   .end = end,
+			   .call = k,
+			   .iter = iter,
+			   .parent = -1,
+			   .local = -1,
+			   .wait = -1,
+			   .takes = -1};
 	int s;
 
 	if (f->spare.n) {
 		s = f->spare.v[--f->spare.n];
+		r.ver = f->recs.v[s].ver + 1; /* (its last user's wake-ups: stale) */
 		f->recs.v[s] = r;
 	} else {
 		s = (int)f->recs.n;
 		vec_push(&f->recs, r);
 	}
-	f->slot[k] = s;
+	cm_put(&f->slot, k, s);
 	if (++f->held > f->most_held)
 		f->most_held = f->held;
+	return s;
 }
 
-void tfd_tlf_settle(struct tl_fold *f, int k, int parent, unsigned link)
+static int u64_cmp(const void *a, const void *b)
 {
-	if (f->slot[k] < 0)
-		return; /* (folded already: counted late by the groups) */
-	f->recs.v[f->slot[k]].parent = parent;
-	f->recs.v[f->slot[k]].link = (unsigned char)link;
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
 }
 
-/* v ascending: by insertion when short (a group's list is its top, then
- * each member's subtree as it joined: runs in order) */
-static void sort_calls(int *v, size_t n)
+/* slots v by their calls ascending: by insertion when short (a group's
+ * list is its top, then each member's subtree as it joined: runs in
+ * order), else as (call, slot) pairs sorted */
+static void sort_slots(const struct tl_rec *r, int *v, size_t n)
 {
 	if (n > 96) {
-		qsort(v, n, sizeof(*v), int_cmp);
+		uint64_t *p = xmalloc(n * sizeof(*p));
+
+		for (size_t i = 0; i < n; i++)
+			p[i] = (uint64_t)(uint32_t)r[v[i]].call << 32 | (uint32_t)v[i];
+		qsort(p, n, sizeof(*p), u64_cmp);
+		for (size_t i = 0; i < n; i++)
+			v[i] = (int)(uint32_t)p[i];
+		free(p);
 		return;
 	}
 	for (size_t i = 1; i < n; i++) {
 		int x = v[i];
 		size_t j = i;
 
-		for (; j > 0 && v[j - 1] > x; j--)
+		for (; j > 0 && r[v[j - 1]].call > r[x].call; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
@@ -102,65 +189,97 @@ static void sort_calls(int *v, size_t n)
 static void add_blk(void *ctx, int node, int64_t ns)
 {
 	struct tl_fold *f = ctx;
-	const struct tl_rec *r = &f->recs.v[f->slot[f->mem.v[node]]];
+	const struct tl_rec *r = &f->recs.v[f->mem.v[node]];
 
 	if (ns > 0)
 		f->s[r->iter].blocking_ns = sat_add(f->s[r->iter].blocking_ns, ns);
 }
 
-void tfd_tlf_fold(struct tl *t, int rep)
+/* A folded call's takers (from j on, through cnext) out of their keys'
+ * lists, the first to start (then the lowest call) kept as the key's gone
+ * one (struct tl_key), their slots given back. */
+static void drop_takers(struct tl *t, int j)
+{
+	while (j >= 0) {
+		struct tl_taker *tk = &t->takers.v[j];
+		struct tl_key *key = &t->keys.v[tk->key];
+		int *at = &key->takers, next = tk->cnext;
+
+		while (*at >= 0 && *at != j)
+			at = &t->takers.v[*at].next;
+		if (*at == j)
+			*at = tk->next;
+		if (key->gone < 0 || tk->s < key->gone_s ||
+		    (tk->s == key->gone_s && tk->call < key->gone)) {
+			key->gone = tk->call;
+			key->gone_s = tk->s;
+		}
+		tk->next = t->spare_taker;
+		t->spare_taker = j;
+		j = next;
+	}
+}
+
+bool tfd_tlf_fold(struct tl *t, int rep)
 {
 	struct tl_fold *f = &t->f;
-	const struct tl_groups *g = &t->g;
-	size_t m = 0;
+	size_t m;
 	int root = -1;
+	bool whole = true;
 	struct tfd_tree tree;
 
 	f->mem.n = 0;
-	for (int k = rep; k >= 0; k = g->next[k]) {
-		if (f->slot[k] < 0) {
-			f->lost++; /* a member folded before: the sums are off */
-			return;
-		}
-		vec_push(&f->mem, k);
-	}
+	for (int s = rep; s >= 0; s = f->recs.v[s].next)
+		vec_push(&f->mem, s);
 	m = f->mem.n;
-	sort_calls(f->mem.v, m);
+	sort_slots(f->recs.v, f->mem.v, m);
 	for (size_t i = 0; i < m; i++)
-		f->recs.v[f->slot[f->mem.v[i]]].local = (int)i;
+		f->recs.v[f->mem.v[i]].local = (int)i;
 	f->st.n = f->en.n = f->par.n = 0;
-	for (size_t i = 0; i < m; i++) {
-		const struct tl_rec *r = &f->recs.v[f->slot[f->mem.v[i]]];
+	for (size_t i = 0; i < m && whole; i++) {
+		const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
+		int ps = r->parent >= 0 ? tfd_tlf_slot(f, r->parent) : -1;
 
-		/* (a settled parent is a member: the group is its chain's) */
+		/* (a settled parent is a member: the group is its chain's;
+		 * one folded before leaves the sums off) */
+		if (r->parent >= 0 && ps < 0)
+			whole = false;
 		vec_push(&f->st, r->start);
 		vec_push(&f->en, r->end);
-		vec_push(&f->par, r->parent >= 0 ? f->recs.v[f->slot[r->parent]].local : -1);
+		vec_push(&f->par, ps >= 0 ? f->recs.v[ps].local : -1);
 		/* (the group's top: a root iterator's call hands its time out) */
 		if (f->mem.v[i] == rep && r->parent < 0 && t->pre.iters.v[r->iter].parent < 0)
 			root = (int)i;
 	}
-	tfd_tree_build(&tree, m, f->st.v, f->en.v, f->par.v);
-	for (size_t i = 0; i < m; i++) {
-		const struct tl_rec *r = &f->recs.v[f->slot[f->mem.v[i]]];
-		struct tl_isum *s = &f->s[r->iter];
+	if (whole) {
+		tfd_tree_build(&tree, m, f->st.v, f->en.v, f->par.v);
+		for (size_t i = 0; i < m; i++) {
+			const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
+			struct tl_isum *s = &f->s[r->iter];
 
-		s->calls++;
-		s->total_ns = sat_add(s->total_ns, r->end - r->start);
-		s->self_ns = sat_add(s->self_ns, tfd_tree_self(&tree, (int)i));
-		s->links[r->link]++;
-		if (s->first < 0 || r->call < s->first)
-			s->first = r->call;
+			s->calls++;
+			s->total_ns = sat_add(s->total_ns, r->end - r->start);
+			s->self_ns = sat_add(s->self_ns, tfd_tree_self(&tree, (int)i));
+			s->links[r->link]++;
+			if (s->first < 0 || r->call < s->first)
+				s->first = r->call;
+		}
+		if (root >= 0)
+			tfd_tree_attribute_to(&tree, root, NULL, add_blk, f);
+		tfd_tree_release(&tree);
+		f->folded++;
+	} else {
+		f->lost++;
 	}
-	if (root >= 0)
-		tfd_tree_attribute_to(&tree, root, NULL, add_blk, f);
-	tfd_tree_release(&tree);
 	for (size_t i = 0; i < m; i++) {
-		vec_push(&f->spare, f->slot[f->mem.v[i]]);
-		f->slot[f->mem.v[i]] = -1;
+		const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
+
+		drop_takers(t, r->takes);
+		cm_del(&f->slot, r->call);
+		vec_push(&f->spare, f->mem.v[i]);
 	}
 	f->held -= m;
-	f->folded++;
+	return whole;
 }
 
 /* The reference: one tree over every call of the host, linked by the link
@@ -190,7 +309,7 @@ const char *tfd_tlf_differs(const struct tl *t)
 	const char *what = NULL;
 
 	if (f->lost)
-		what = "a group folded twice";
+		what = "a call's parent folded before it";
 	else if (f->held)
 		what = "calls held at the end";
 	for (size_t i = 0; i <= f->niters; i++)

@@ -21,11 +21,11 @@
 #include "tfd/err.h"
 #include "timelink_impl.h"
 
-/* The first of iterator pit's calls seen so far (by start) that starts
- * after e0, as an index in its list. */
+/* The first of iterator pit's calls seen so far (by start, those kept)
+ * that starts after e0, as an index in its list. */
 static size_t first_after(const struct tl *t, int pit, int64_t e0)
 {
-	size_t lo = 0, hi = t->seen[pit].n;
+	size_t lo = t->seen_head[pit], hi = t->seen[pit].n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -42,9 +42,11 @@ int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
 		       bool (*visit)(void *ctx, const struct tl_seen *c), void *ctx)
 {
 	int pit = x->pit;
+	size_t head = t->seen_head[pit];
 
-	/* (none can reach it once every call up to one ended by its start) */
-	for (size_t at = first_after(t, pit, x->e0); at-- > 0;) {
+	/* (none can reach it once every call up to one ended by its start;
+	 * the calls dropped before head all did) */
+	for (size_t at = first_after(t, pit, x->e0); at-- > head;) {
 		const struct tl_seen *sc = &t->seen[pit].v[at];
 
 		if (sc->pmax <= x->s0)
@@ -55,56 +57,42 @@ int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
 	return -1;
 }
 
-void tfd_tlg_begin(struct tl_groups *g, size_t n)
+void tfd_tlg_begin(struct tl_groups *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->uf = xmalloc((n + 1) * sizeof(*g->uf));
-	g->next = xmalloc((n + 1) * sizeof(*g->next));
-	g->tail = xmalloc((n + 1) * sizeof(*g->tail));
-	g->last = xmalloc((n + 1) * sizeof(*g->last));
-	g->ver = xcalloc(n + 1, sizeof(*g->ver));
-	g->state = xcalloc(n + 1, 1);
-	g->wait_of = xmalloc((n + 1) * sizeof(*g->wait_of));
-	for (size_t k = 0; k < n; k++)
-		g->wait_of[k] = -1;
+	g->spare_hold = -1;
 }
 
 void tfd_tlg_free(struct tl_groups *g)
 {
-	free(g->uf);
-	free(g->next);
-	free(g->tail);
-	free(g->last);
-	free(g->ver);
-	free(g->state);
-	free(g->wait_of);
 	vec_free(&g->holds);
 	vec_free(&g->heap);
 	vec_free(&g->held);
 	vec_free(&g->active);
 }
 
-void tfd_tlg_wait(struct tl *t, int k, int w)
+void tfd_tlg_wait(struct tl *t, int s, int w)
 {
-	t->g.wait_of[k] = w;
+	t->f.recs.v[s].wait = w;
 	vec_push(&t->g.active, w);
 	while (t->g.held.n <= (size_t)w)
 		vec_push(&t->g.held, -1);
 }
 
-static int g_find(struct tl_groups *g, int k)
+/* The representative of slot s's group. */
+static int g_find(struct tl_rec *r, int s)
 {
-	int r = k;
+	int top = s;
 
-	while (g->uf[r] != r)
-		r = g->uf[r];
-	while (g->uf[k] != r) {
-		int up = g->uf[k];
+	while (r[top].uf != top)
+		top = r[top].uf;
+	while (r[s].uf != top) {
+		int up = r[s].uf;
 
-		g->uf[k] = r;
-		k = up;
+		r[s].uf = top;
+		s = up;
 	}
-	return r;
+	return top;
 }
 
 static bool gwake_before(const struct tl_gwake *a, const struct tl_gwake *b)
@@ -114,11 +102,13 @@ static bool gwake_before(const struct tl_gwake *a, const struct tl_gwake *b)
 
 /* Group rep (its top settled, no parent) to be tried once the stream is
  * past its last end. */
-static void g_push(struct tl_groups *g, int rep)
+static void g_push(struct tl *t, int rep)
 {
+	struct tl_groups *g = &t->g;
+	struct tl_rec *r = &t->f.recs.v[rep];
 	size_t i;
 
-	vec_push(&g->heap, ((struct tl_gwake){g->last[rep], rep, ++g->ver[rep]}));
+	vec_push(&g->heap, ((struct tl_gwake){r->last, rep, ++r->ver}));
 	for (i = g->heap.n - 1; i > 0;) {
 		size_t p = (i - 1) / 2;
 		struct tl_gwake tmp;
@@ -156,58 +146,61 @@ static struct tl_gwake g_pop(struct tl_groups *g)
 	return top;
 }
 
-/* Call k, just made, ending at end: a group of its own. */
-void tfd_tlg_make(struct tl *t, int k, int64_t end)
+/* The call in slot s, just made: a group of its own. */
+void tfd_tlg_make(struct tl *t, int s)
 {
 	struct tl_groups *g = &t->g;
+	struct tl_rec *r = &t->f.recs.v[s];
 
-	g->uf[k] = k;
-	g->next[k] = -1;
-	g->tail[k] = k;
-	g->last[k] = end;
+	r->uf = r->tail = s;
+	r->next = -1;
+	r->last = r->end;
+	r->state = 0;
 	if (++g->live > g->most_live) {
 		g->most_live = g->live;
 		g->most_live_at = t->tau;
 	}
 }
 
-/* Call k's link settled on parent (-1: none, k tops its group). */
-void tfd_tlg_settle(struct tl *t, int k, int parent)
+/* The call in slot s settled on parent (a call; -1: none, it tops its
+ * group). */
+void tfd_tlg_settle(struct tl *t, int s, int parent)
 {
 	struct tl_groups *g = &t->g;
-	int rk = g_find(g, k), rp;
+	struct tl_rec *r = t->f.recs.v;
+	int rk = g_find(r, s), rp;
 
-	if (g->wait_of[k] >= 0) {
+	if (r[s].wait >= 0) {
 		/* (swap-removed from the active waits) */
 		for (size_t i = 0; i < g->active.n; i++)
-			if (g->active.v[i] == g->wait_of[k]) {
+			if (g->active.v[i] == r[s].wait) {
 				g->active.v[i] = g->active.v[--g->active.n];
 				break;
 			}
-		tfd_tlg_release(t, g->wait_of[k]);
+		tfd_tlg_release(t, r[s].wait);
+		r[s].wait = -1;
+	}
+	rp = parent >= 0 ? tfd_tlf_slot(&t->f, parent) : -1;
+	if (parent >= 0 && rp < 0) {
+		/* it lands in a group already folded: a streaming pass would
+		 * have to read the host again (its own group closes as a top's,
+		 * its fold is off) */
+		g->late++;
+		parent = -1;
 	}
 	if (parent < 0) {
-		g->state[rk] = 1;
-		g_push(g, rk);
+		r[rk].state = 1;
+		g_push(t, rk);
 		return;
 	}
-	rp = g_find(g, parent);
-	if (g->state[rp] == 2) {
-		/* it lands in a group already folded: a streaming pass would
-		 * have to read the host again */
-		g->late++;
-		g->state[rp] = 1;
-		g->groups--;
-		for (int m = rp; m >= 0; m = g->next[m])
-			g->live++; /* (held again) */
-	}
-	g->uf[rk] = rp;
-	g->next[g->tail[rp]] = rk;
-	g->tail[rp] = g->tail[rk];
-	if (g->last[rk] > g->last[rp])
-		g->last[rp] = g->last[rk];
-	if (g->state[rp] == 1)
-		g_push(g, rp);
+	rp = g_find(r, rp);
+	r[rk].uf = rp;
+	r[r[rp].tail].next = rk;
+	r[rp].tail = r[rk].tail;
+	if (r[rk].last > r[rp].last)
+		r[rp].last = r[rk].last;
+	if (r[rp].state == 1)
+		g_push(t, rp);
 }
 
 void tfd_tlg_release(struct tl *t, int w)
@@ -216,22 +209,31 @@ void tfd_tlg_release(struct tl *t, int w)
 	int h = g->held.v[w];
 
 	g->held.v[w] = -1;
-	for (; h >= 0; h = g->holds.v[h].next)
-		if (g->state[g->holds.v[h].rep] == 1)
-			g_push(g, g->holds.v[h].rep); /* (due: tried at the next event) */
+	while (h >= 0) {
+		int next = g->holds.v[h].next, rep = g->holds.v[h].rep;
+
+		/* (a slot since reused tries its new group early: no harm, it
+		 * closes only when due) */
+		if (t->f.recs.v[rep].state == 1 && t->f.recs.v[rep].uf == rep)
+			g_push(t, rep); /* (due: tried at the next event) */
+		g->holds.v[h].next = g->spare_hold;
+		g->spare_hold = h;
+		h = next;
+	}
 }
 
-/* A group and the union-find that tells its members (g_pinned()). */
+/* A group and the records that tell its members (g_pinned()). */
 struct in_group {
-	struct tl_groups *g;
+	struct tl *t;
 	int rep;
 };
 
 static bool member(void *ctx, const struct tl_seen *c)
 {
 	struct in_group *ig = ctx;
+	int s = tfd_tlf_slot(&ig->t->f, c->call);
 
-	return g_find(ig->g, c->call) == ig->rep;
+	return s >= 0 && g_find(ig->t->f.recs.v, s) == ig->rep;
 }
 
 /* The wait of a call that could still land in group rep, -1: none. It
@@ -241,15 +243,18 @@ static bool member(void *ctx, const struct tl_seen *c)
 static int g_pinned(struct tl *t, int rep)
 {
 	struct tl_groups *g = &t->g;
-	struct in_group ig = {g, rep};
+	struct in_group ig = {t, rep};
 
 	for (size_t i = 0; i < g->active.n; i++) {
 		const struct tl_wait *x = &t->waits.v[g->active.v[i]];
 
 		if (x->key >= 0)
-			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
-				if (g_find(g, t->takers.v[j].call) == rep)
+			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next) {
+				int s = tfd_tlf_slot(&t->f, t->takers.v[j].call);
+
+				if (s >= 0 && g_find(t->f.recs.v, s) == rep)
 					return g->active.v[i];
+			}
 		if (x->mode == TL_TAKER && x->best >= 0)
 			continue;
 		if (tfd_tl_overlapping(t, x, member, &ig) >= 0)
@@ -266,20 +271,31 @@ void tfd_tlg_close_due(struct tl *t, bool all)
 
 	while (g->heap.n && (all || g->heap.v[0].at < t->tau)) {
 		struct tl_gwake w = g_pop(g);
+		struct tl_rec *r = &t->f.recs.v[w.rep];
+		size_t m = 0;
 		int pin;
 
-		if (w.ver != g->ver[w.rep] || g->state[w.rep] != 1 || g_find(g, w.rep) != w.rep)
+		if (w.ver != r->ver || r->state != 1 || r->uf != w.rep)
 			continue;
 		if (!all && (pin = g_pinned(t, w.rep)) >= 0) {
 			/* held for that wait: tried again at its next turn */
-			vec_push(&g->holds, ((struct tl_hold){w.rep, g->held.v[pin]}));
-			g->held.v[pin] = (int)g->holds.n - 1;
+			struct tl_hold hd = {w.rep, g->held.v[pin]};
+			int h = g->spare_hold;
+
+			if (h >= 0) {
+				g->spare_hold = g->holds.v[h].next;
+				g->holds.v[h] = hd;
+			} else {
+				h = (int)g->holds.n;
+				vec_push(&g->holds, hd);
+			}
+			g->held.v[pin] = h;
 			continue;
 		}
-		g->state[w.rep] = 2;
-		g->groups++;
-		tfd_tlf_fold(t, w.rep);
-		for (int k = w.rep; k >= 0; k = g->next[k])
-			g->live--;
+		r->state = 0;
+		for (int k = w.rep; k >= 0; k = t->f.recs.v[k].next)
+			m++;
+		g->groups += tfd_tlf_fold(t, w.rep);
+		g->live -= m;
 	}
 }

@@ -26,11 +26,15 @@
  *     the stream is past its end (every call that could overlap it has
  *     started).
  * The links so settled are compared with the link pass's, call by call;
- * a line on stderr says whether they agree, how many calls waited at once,
- * and how many such a reader would hold at once (held()). The
- * per-iterator lists of calls seen and the per-call arrays are the
- * check's own; a stream would hold only the calls of groups it cannot
- * fold yet and those that can still overlap a waiting call. */
+ * a line on stderr says whether they agree and how many calls waited at
+ * once. The stream's own state is bounded by what is open, not by the
+ * calls read: a call's record (struct tl_rec, timefold.c) lives in a slot
+ * from its start until its group folds, found by its number in a map of
+ * the live calls; a wait's slot is given back as it settles; an
+ * iterator's calls seen are dropped once no waiting call, nor one to
+ * come, can overlap them. What still grows with the capture: the keys
+ * and takers of the elements taken (state_bytes() counts them apart),
+ * and the per-call arrays the check compares with the link pass. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,52 +125,77 @@ static void th_close(struct tl *t, struct tfd_source *s, size_t i)
 
 /* ---- wake-ups: a heap by time ---------------------------------------- */
 
-static bool wake_before(const struct tl_wake *a, const struct tl_wake *b)
+static bool wake_before(const struct tl *t, int a, int b)
 {
-	return a->until != b->until ? a->until < b->until : a->w < b->w;
+	const struct tl_wait *x = &t->waits.v[a], *y = &t->waits.v[b];
+
+	return x->until != y->until ? x->until < y->until : a < b;
 }
 
+static void wake_set(struct tl *t, size_t i, int w)
+{
+	t->wakes.v[i] = w;
+	t->waits.v[w].hpos = (int)i;
+}
+
+static void wake_up(struct tl *t, size_t i)
+{
+	int w = t->wakes.v[i];
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!wake_before(t, w, t->wakes.v[p]))
+			break;
+		wake_set(t, i, t->wakes.v[p]);
+		i = p;
+	}
+	wake_set(t, i, w);
+}
+
+static void wake_down(struct tl *t, size_t i)
+{
+	size_t n = t->wakes.n;
+	int w = t->wakes.v[i];
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+
+		if (l >= n)
+			break;
+		if (l + 1 < n && wake_before(t, t->wakes.v[l + 1], t->wakes.v[l]))
+			m = l + 1;
+		if (!wake_before(t, t->wakes.v[m], w))
+			break;
+		wake_set(t, i, t->wakes.v[m]);
+		i = m;
+	}
+	wake_set(t, i, w);
+}
+
+/* Wait w due at until: in the heap, or moved in it. */
 static void wake_push(struct tl *t, int w, int64_t until)
 {
 	struct tl_wait *x = &t->waits.v[w];
-	size_t i;
 
 	x->until = until;
-	x->ver++;
-	vec_push(&t->wakes, ((struct tl_wake){until, w, x->ver}));
-	for (i = t->wakes.n - 1; i > 0;) {
-		size_t p = (i - 1) / 2;
-		struct tl_wake tmp;
-
-		if (!wake_before(&t->wakes.v[i], &t->wakes.v[p]))
-			break;
-		tmp = t->wakes.v[i];
-		t->wakes.v[i] = t->wakes.v[p];
-		t->wakes.v[p] = tmp;
-		i = p;
+	if (x->hpos < 0) {
+		vec_push(&t->wakes, w);
+		x->hpos = (int)t->wakes.n - 1;
 	}
+	wake_up(t, (size_t)x->hpos);
+	wake_down(t, (size_t)t->waits.v[w].hpos);
 }
 
-static struct tl_wake wake_pop(struct tl *t)
+static int wake_pop(struct tl *t)
 {
-	struct tl_wake top = t->wakes.v[0];
-	size_t i = 0, n = --t->wakes.n;
+	int top = t->wakes.v[0];
+	int last = t->wakes.v[--t->wakes.n];
 
-	t->wakes.v[0] = t->wakes.v[n];
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct tl_wake tmp;
-
-		if (l < n && wake_before(&t->wakes.v[l], &t->wakes.v[m]))
-			m = l;
-		if (l + 1 < n && wake_before(&t->wakes.v[l + 1], &t->wakes.v[m]))
-			m = l + 1;
-		if (m == i)
-			break;
-		tmp = t->wakes.v[i];
-		t->wakes.v[i] = t->wakes.v[m];
-		t->wakes.v[m] = tmp;
-		i = m;
+	t->waits.v[top].hpos = -1;
+	if (t->wakes.n) {
+		wake_set(t, 0, last);
+		wake_down(t, 0);
 	}
 	return top;
 }
@@ -182,19 +211,39 @@ static int key_of(struct tl *t, int iter, uint64_t elem, bool make)
 			return k;
 	if (!make)
 		return -1;
-	vec_push(&t->keys, ((struct tl_key){iter, elem, -1, -1, first}));
+	vec_push(&t->keys, ((struct tl_key){iter, elem, -1, -1, first, -1, 0}));
 	imap_put(&t->by_elem, elem, t->keys.n - 1);
 	return (int)t->keys.n - 1;
 }
 
 static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 {
+	int s = tfd_tlf_slot(&t->f, call), w;
+
+	/* (the check's) */
 	t->parent[call] = parent;
 	t->link[call] = (unsigned char)link;
 	t->made[call] |= 2;
-	t->settled_at[call] = t->tau;
-	tfd_tlf_settle(&t->f, call, parent, link);
-	tfd_tlg_settle(t, call, parent);
+	/* (a call not settled is live: its group cannot close before) */
+	t->f.recs.v[s].parent = parent;
+	t->f.recs.v[s].link = (unsigned char)link;
+	w = t->f.recs.v[s].wait;
+	tfd_tlg_settle(t, s, parent);
+	if (w >= 0) {
+		/* its wait's slot given back, out of its element's list */
+		struct tl_wait *x = &t->waits.v[w];
+
+		if (x->key >= 0) {
+			int *at = &t->keys.v[x->key].waiting;
+
+			while (*at >= 0 && *at != w)
+				at = &t->waits.v[*at].next;
+			if (*at == w)
+				*at = x->next;
+		}
+		x->done = true;
+		vec_push(&t->spare_waits, w);
+	}
 }
 
 /* Wait w (a taker found) until no call that started by max(its end, the
@@ -216,20 +265,30 @@ static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool 
 			    .s0 = s0,
 			    .e0 = e0,
 			    .elem = elem,
+			    .mode = produced ? TL_TAKER : TL_OVERLAP,
 			    .best = -1,
 			    .next = -1,
 			    .key = -1,
-			    .taken_at = INT64_MAX};
-	int w = (int)t->waits.n;
+			    .taken_at = INT64_MAX,
+			    .hpos = -1};
+	int w;
 
-	x.mode = produced ? TL_TAKER : TL_OVERLAP;
+	if (t->spare_waits.n) {
+		w = t->spare_waits.v[--t->spare_waits.n];
+	} else {
+		w = (int)t->waits.n;
+		vec_push(&t->waits, x);
+	}
+	t->waited++;
 	if (++t->open > t->most_open)
 		t->most_open = t->open;
-	tfd_tlg_wait(t, k, w);
+	tfd_tlg_wait(t, tfd_tlf_slot(&t->f, k), w);
 	if (produced) {
 		int key = key_of(t, pit, elem, true);
 
-		for (int j = t->keys.v[key].takers; j >= 0; j = t->takers.v[j].next) {
+		const struct tl_key *ky = &t->keys.v[key];
+
+		for (int j = ky->takers; j >= 0; j = t->takers.v[j].next) {
 			const struct tl_taker *tk = &t->takers.v[j];
 
 			if (tfd_span_better(s0, e0, tk->call, tk->s, tk->e, x.best, x.bs, x.be)) {
@@ -238,34 +297,49 @@ static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool 
 				x.be = tk->e;
 			}
 		}
+		/* (a taker dropped as its group folded, which it overlaps not
+		 * at all, as an instant: it lands there, late) */
+		if (ky->gone >= 0 &&
+		    tfd_span_better(s0, e0, ky->gone, ky->gone_s, ky->gone_s, x.best, x.bs, x.be)) {
+			x.best = ky->gone;
+			x.bs = x.be = ky->gone_s;
+		}
 		if (x.best >= 0)
 			x.taken_at = t->tau;
 		x.key = key;
 		x.next = t->keys.v[key].waiting;
 		t->keys.v[key].waiting = w;
-		vec_push(&t->waits, x);
-		if (x.best >= 0)
-			wait_taker(t, w);
-		else /* none may come before the parent iterator's last call ends */
-			wake_push(t, w, t->pre.iters.v[pit].last_end);
-		return;
 	}
-	vec_push(&t->waits, x);
-	wake_push(t, w, e0);
+	t->waits.v[w] = x;
+	if (!produced)
+		wake_push(t, w, e0);
+	else if (x.best >= 0)
+		wait_taker(t, w);
+	else /* none may come before the parent iterator's last call ends */
+		wake_push(t, w, t->pre.iters.v[pit].last_end);
 }
 
 /* Call k of [s, e), of iterator it, took element elem: the calls waiting
  * for it see a new taker. */
 static void taker(struct tl *t, int k, int64_t s, int64_t e, int it, uint64_t elem)
 {
-	int key = key_of(t, it, elem, true);
+	int key = key_of(t, it, elem, true), j = t->spare_taker;
+	struct tl_rec *r = &t->f.recs.v[tfd_tlf_slot(&t->f, k)];
+	struct tl_taker tk = {k, t->keys.v[key].takers, key, r->takes, s, e};
 
-	vec_push(&t->takers, ((struct tl_taker){k, t->keys.v[key].takers, s, e}));
-	t->keys.v[key].takers = (int)t->takers.n - 1;
+	if (j >= 0) {
+		t->spare_taker = t->takers.v[j].next;
+		t->takers.v[j] = tk;
+	} else {
+		j = (int)t->takers.n;
+		vec_push(&t->takers, tk);
+	}
+	t->keys.v[key].takers = j;
+	r->takes = j;
 	for (int w = t->keys.v[key].waiting; w >= 0; w = t->waits.v[w].next) {
 		struct tl_wait *x = &t->waits.v[w];
 
-		if (x->mode != TL_TAKER || (t->made[x->call] & 2) ||
+		if (x->mode != TL_TAKER || x->done ||
 		    !tfd_span_better(x->s0, x->e0, k, s, e, x->best, x->bs, x->be))
 			continue;
 		if (x->best < 0) {
@@ -332,8 +406,8 @@ static void wake(struct tl *t, int w)
 		settle(t, x->call, x->best, TFD_LINK_PRODUCE);
 	} else {
 		b = best_overlap(t, x);
-		settle(t, x->call, b, b >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE);
 		t->untaken_linked += x->untaken && b >= 0;
+		settle(t, x->call, b, b >= 0 ? TFD_LINK_OVERLAP : TFD_LINK_NONE);
 	}
 	t->open--;
 }
@@ -341,12 +415,40 @@ static void wake(struct tl *t, int w)
 /* The wake-ups due before the stream's time (all of them at its end). */
 static void wake_due(struct tl *t, bool all)
 {
-	while (t->wakes.n && (all || t->wakes.v[0].until < t->tau)) {
-		struct tl_wake wk = wake_pop(t);
+	while (t->wakes.n && (all || t->waits.v[t->wakes.v[0]].until < t->tau))
+		wake(t, wake_pop(t));
+}
 
-		if (wk.ver == t->waits.v[wk.w].ver && !(t->made[t->waits.v[wk.w].call] & 2))
-			wake(t, wk.w);
+/* Iterator it's calls seen that no waiting call, nor one to come, can
+ * overlap, dropped: those before the first whose latest end so far (pmax)
+ * is after the stream's time (a call to come starts at or after it) or
+ * the start of a waiting call that may yet be linked by overlap to one of
+ * it (a call of its child iterator, with no taker of its element). A
+ * walk back for a waiting call stops at the first of them it meets
+ * (tfd_tl_overlapping()). Called as the list doubles since the last drop:
+ * a pass over the waits each time. */
+static void seen_drop(struct tl *t, int it)
+{
+	int64_t bound = t->tau;
+	size_t h = t->seen_head[it], n = t->seen[it].n;
+
+	for (size_t i = 0; i < t->g.active.n; i++) {
+		const struct tl_wait *x = &t->waits.v[t->g.active.v[i]];
+
+		if (x->pit == it && !(x->mode == TL_TAKER && x->best >= 0) && x->s0 < bound)
+			bound = x->s0;
 	}
+	while (h < n && t->seen[it].v[h].pmax <= bound)
+		h++;
+	t->seen_live -= h - t->seen_head[it];
+	if (h > n / 2) {
+		/* (moved down: the list holds what is kept) */
+		memmove(t->seen[it].v, t->seen[it].v + h, (n - h) * sizeof(*t->seen[it].v));
+		t->seen[it].n = n - h;
+		h = 0;
+	}
+	t->seen_head[it] = h;
+	t->seen_kept[it] = t->seen[it].n - h;
 }
 
 /* Which of today's iterators (the pass before's) the call at rank r of
@@ -415,12 +517,15 @@ static void step(struct tl *t, size_t i)
 			it = call_iter(c, k);
 		}
 		t->made[k] |= 1;
-		tfd_tlg_make(t, (int)k, end);
-		tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it);
+		tfd_tlg_make(t, tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it));
 		pit = t->pre.iters.v[it].parent;
 		pmax = t->seen[it].n ? t->seen[it].v[t->seen[it].n - 1].pmax : end;
 		vec_push(&t->seen[it],
 			 ((struct tl_seen){e->start_ns, end, pmax > end ? pmax : end, (int)k}));
+		if (++t->seen_live > t->seen_most)
+			t->seen_most = t->seen_live;
+		if (t->seen[it].n - t->seen_head[it] >= 2 * t->seen_kept[it] + 64)
+			seen_drop(t, it);
 		if (end > t->maxend[it])
 			t->maxend[it] = end;
 		if (end > t->last_end)
@@ -455,14 +560,16 @@ static void tl_free(struct tl *t)
 		vec_free(&t->seen[i]);
 	free(t->th);
 	free(t->seen);
+	free(t->seen_head);
+	free(t->seen_kept);
 	free(t->maxend);
 	free(t->parent);
-	free(t->settled_at);
 	free(t->link);
 	free(t->made);
 	vec_free(&t->heap);
 	vec_free(&t->wakes);
 	vec_free(&t->waits);
+	vec_free(&t->spare_waits);
 	vec_free(&t->keys);
 	vec_free(&t->takers);
 	imap_free(&t->by_elem);
@@ -475,83 +582,33 @@ static void tl_free(struct tl *t)
 	tfd_tlf_free(&t->f);
 }
 
-/* Group g (a top call's) may not close before u. */
-static void close_after(int64_t *close, int g, int64_t u)
+/* What the stream's own state came to at most (its tables' room at the
+ * end: none gives any back), apart from what grows with the elements
+ * taken (their keys and takers), and the per-call arrays of the check. */
+static void state_bytes(const struct tl *t, struct tfd_timelink *out)
 {
-	if (u > close[g])
-		close[g] = u;
-}
+	size_t b = 0, seen = 0;
 
-/* The groups of the calls a waiting call may land on, held until then
- * (held()). */
-struct hold_until {
-	int64_t *close;
-	const int *top;
-	int64_t until;
-};
-
-static bool hold(void *ctx, const struct tl_seen *c)
-{
-	struct hold_until *hu = ctx;
-
-	close_after(hu->close, hu->top[c->call], hu->until);
-	return false;
-}
-
-/* The most calls a reader in time order would hold at once, each from its
- * start until its group (the top of its chain of parents, as linked) can
- * be folded: when every member has ended and has its link, and no call
- * still waiting for its link can land in the group. A waiting call can
- * land on a taker of its element (until it is settled), and, until it is
- * settled or its element has a taker, on any call of its parent iterator
- * that it overlaps (a call outside a Produce event is linked by overlap;
- * a produced one falls back to it when no call takes its element). */
-static void held(const struct tl *t, struct tfd_timelink *out)
-{
-	const struct host_ctx *c = t->c;
-	size_t n = c->calls.n;
-	int *top = xmalloc(n * sizeof(*top));
-	int64_t *close = xmalloc(n * sizeof(*close)), *start, *until;
-
-	for (size_t k = 0; k < n; k++) {
-		int x = (int)k, guard = 0;
-
-		while (t->parent[x] >= 0 && guard++ < TFD_MAX_CALL_DEPTH + 5)
-			x = t->parent[x];
-		top[k] = x;
-		close[k] = INT64_MIN;
-	}
-	for (size_t k = 0; k < n; k++) {
-		close_after(close, top[k], call_end(c, k));
-		close_after(close, top[k], t->settled_at[k]);
-	}
-	for (size_t w = 0; w < t->waits.n; w++) {
-		const struct tl_wait *x = &t->waits.v[w];
-		int64_t at = t->settled_at[x->call], s0 = call_start(c, (size_t)x->call);
-		int64_t free_until = x->taken_at < at ? x->taken_at : at;
-
-		if (x->key >= 0)
-			for (int j = t->keys.v[x->key].takers; j >= 0; j = t->takers.v[j].next)
-				close_after(close, top[t->takers.v[j].call], at);
-		/* linked by overlap, or untaken for a while (it may be, then):
-		 * any call of the parent it overlaps */
-		if (free_until > s0) {
-			struct hold_until hu = {close, top, free_until};
-
-			(void)tfd_tl_overlapping(t, x, hold, &hu);
-		}
-	}
-	start = xmalloc(n * sizeof(*start));
-	until = xmalloc(n * sizeof(*until));
-	for (size_t k = 0; k < n; k++) {
-		start[k] = call_start(c, k);
-		until[k] = close[top[k]];
-	}
-	out->held = tfd_most_open(start, until, n, &out->held_at);
-	free(top);
-	free(close);
-	free(start);
-	free(until);
+	for (size_t i = 0; i < t->nth; i++)
+		b += t->th[i].stack.cap * sizeof(struct tl_open);
+	b += t->nth * sizeof(struct tl_thread) + t->heap.cap * sizeof(int);
+	for (size_t i = 0; i < t->pre.iters.n; i++)
+		seen += t->seen[i].cap;
+	b += seen * sizeof(struct tl_seen);
+	b += t->pre.iters.n * (sizeof(*t->seen) + 2 * sizeof(size_t) + sizeof(int64_t));
+	b += t->wakes.cap * sizeof(int) + t->waits.cap * sizeof(struct tl_wait) +
+	     t->spare_waits.cap * sizeof(int);
+	b += t->g.heap.cap * sizeof(struct tl_gwake) + t->g.active.cap * sizeof(int) +
+	     t->g.held.cap * sizeof(int) + t->g.holds.cap * sizeof(struct tl_hold);
+	b += t->f.recs.cap * sizeof(struct tl_rec) + t->f.spare.cap * sizeof(int) +
+	     t->f.slot.cap * 2 * sizeof(int);
+	b += (t->f.mem.cap + t->f.par.cap) * sizeof(int) +
+	     (t->f.st.cap + t->f.en.cap) * sizeof(int64_t);
+	out->state_bytes = b;
+	out->seen_most = t->seen_most;
+	out->keys_bytes = t->keys.cap * sizeof(struct tl_key) +
+			  t->takers.cap * sizeof(struct tl_taker) +
+			  t->by_elem.cap * sizeof(struct imap_slot);
 }
 
 /* What the pass before gives besides the iterators, as the scan's calls
@@ -649,14 +706,16 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	t.nth = h->nthreads;
 	t.th = xcalloc(t.nth + 1, sizeof(*t.th));
 	t.seen = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen));
+	t.seen_head = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen_head));
+	t.seen_kept = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen_kept));
 	t.maxend = xcalloc(t.pre.iters.n + 1, sizeof(*t.maxend));
 	t.parent = xmalloc(n * sizeof(*t.parent));
-	t.settled_at = xmalloc(n * sizeof(*t.settled_at));
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
-	tfd_tlg_begin(&t.g, n);
-	tfd_tlf_begin(&t.f, n, t.pre.iters.n);
+	tfd_tlg_begin(&t.g);
+	tfd_tlf_begin(&t.f, t.pre.iters.n);
 	t.tau = t.last_end = INT64_MIN;
+	t.spare_taker = -1;
 	for (size_t i = 0; i < t.pre.iters.n; i++)
 		t.maxend[i] = INT64_MIN;
 	tfd_graph_iters_begin(&t.again, h);
@@ -703,12 +762,11 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 			out->link = t.link[k];
 		}
 	}
-	if (!out->differ && !t.numbering)
-		held(&t, out);
+	state_bytes(&t, out);
 	out->counted = off;
 	out->numbering = t.numbering + (off != n);
 	out->out_of_order = t.out_of_order;
-	out->waited = t.waits.n;
+	out->waited = t.waited;
 	out->prepass = prepass_differs(&t, &out->roots);
 	out->iter_differ = t.iter_differ;
 	out->iters = c->iters.n;
@@ -759,13 +817,15 @@ void tfd_timelink_check(const struct host_ctx *c)
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %s%zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "
-		"them then linked by overlap; held at most %zu at %lld ns; iterators made in time "
-		"order: %zu of %zu, %zu calls under another; the pass before: %zu root calls as "
-		"the scan's; closed as the stream went: %zu groups, at most %zu calls open at "
-		"%lld ns, none late; folded as they closed, the sums per iterator of the whole "
-		"tree, at most %zu records held; the stream took %.3f s after the pass before's "
-		"%.3f s\n",
-		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked, r.held,
-		(long long)r.held_at, r.iters_again, r.iters, r.iter_differ, r.roots, r.groups,
-		r.open_most, (long long)r.open_most_at, r.fold_held, r.stream_s, r.prepass_s);
+		"them then linked by overlap; iterators made in time order: %zu of %zu, %zu calls "
+		"under another; the pass before: %zu root calls as the scan's; closed as the "
+		"stream went: %zu groups, at most %zu calls open at %lld ns, none late; folded as "
+		"they closed, the sums per iterator of the whole tree, at most %zu records held; "
+		"the stream's own state at most %zu bytes, %zu calls seen kept at once, the "
+		"elements' keys and takers %zu bytes; the stream took %.3f s after the pass "
+		"before's %.3f s\n",
+		name, from, r.calls, r.waited, r.most_waiting, r.untaken, r.untaken_linked,
+		r.iters_again, r.iters, r.iter_differ, r.roots, r.groups, r.open_most,
+		(long long)r.open_most_at, r.fold_held, r.state_bytes, r.seen_most, r.keys_bytes,
+		r.stream_s, r.prepass_s);
 }

@@ -32,7 +32,8 @@ struct tl_thread {
 	size_t off, rank;
 };
 
-/* A call whose link waits. */
+/* A call whose link waits (its slot in tl.waits reused once it settles),
+ * at most once in the heap of wake-ups, at until. */
 enum tl_mode { TL_TAKER, TL_OVERLAP };
 struct tl_wait {
 	int call, pit;	/* the call, its iterator's parent iterator */
@@ -42,32 +43,38 @@ struct tl_wait {
 	int best;	  /* TL_TAKER: the best taker so far, -1 */
 	int64_t bs, be;	  /* ... its start and end */
 	bool settled;	  /* TL_TAKER with a taker: past max(end, its start) */
+	bool done;	  /* its link settled: the slot is free */
 	int key;	  /* TL_TAKER: its (iterator, element), -1 */
 	int64_t taken_at; /* when it first had a taker, INT64_MAX: never */
 	bool untaken;	  /* TL_OVERLAP, after no taker came */
 	int64_t until;
-	unsigned ver; /* of its latest wake-up */
-	int next;     /* the next waiting on the same (iterator, element) */
+	int hpos; /* its place in tl.wakes, -1: none */
+	int next; /* the next waiting on the same (iterator, element) */
 };
 
 /* The takers and waiting calls of one (iterator, element). */
+/* The takers and waiting calls of one (iterator, element). A taker whose
+ * group folded is dropped from the list: no call waiting then can land on
+ * it (its group would have been held), and one to come starts after it
+ * ended, so overlaps none of them and would take the one that started
+ * first (link.c's order): gone keeps that one, -1: none. */
 struct tl_key {
 	int iter;
 	uint64_t elem;
-	int takers;  /* head of a list in tl.takers */
-	int waiting; /* head of a list of tl_wait */
-	int next;    /* the next key of the same element */
+	int takers;	/* head of a list in tl.takers */
+	int waiting;	/* head of a list of tl_wait */
+	int next;	/* the next key of the same element */
+	int gone;	/* the first of the takers dropped, -1 */
+	int64_t gone_s; /* its start */
 };
 
+/* A call that took an element: in its key's list, and in its call's
+ * (struct tl_rec.takes, through cnext); its slot given back as the call's
+ * group folds. */
 struct tl_taker {
 	int call, next;
+	int key, cnext;
 	int64_t s, e; /* the call's start and end */
-};
-
-struct tl_wake {
-	int64_t until;
-	int w;
-	unsigned ver;
 };
 
 /* A group's closing time to try: its last end, at its version. */
@@ -83,37 +90,49 @@ struct tl_hold {
 };
 
 /* The calls' groups as the stream makes them: each call joins the group
- * of the call its link settles on (a union-find forest over the calls),
- * and a group whose top is settled with no parent closes once the stream
- * is past its last end and no call still waiting for its link could land
- * in it (what a streaming pass would fold then, and forget). */
+ * of the call its link settles on (a union-find forest over the records'
+ * slots, struct tl_rec), and a group whose top is settled with no parent
+ * closes once the stream is past its last end and no call still waiting
+ * for its link could land in it: it is folded then, and its slots given
+ * back. */
 struct tl_groups {
-	int *uf;		   /* per call: toward its group's representative */
-	int *next;		   /* per call: the next member of its group, -1 */
-	int *tail;		   /* per representative: its last member */
-	int64_t *last;		   /* per representative: the latest end of its members */
-	unsigned *ver;		   /* per representative: bumped as it grows */
-	unsigned char *state;	   /* per representative: 1 a top settled, 2 closed */
-	int *wait_of;		   /* per call: its wait, -1 */
 	VEC(struct tl_gwake) heap; /* tops to try, by last end */
 	VEC(int) active;	   /* the waits not settled yet */
 	/* per wait: the groups held while it could land in them, a list in
 	 * holds (a group held again for another wait is in two lists: the
-	 * heap's versions try it once) */
+	 * heap's versions try it once); holds' entries given back as a list
+	 * is let go, from spare_hold on */
 	VEC(int) held;
 	VEC(struct tl_hold) holds;
+	int spare_hold;
 	size_t live, most_live, groups, late;
 	int64_t most_live_at;
 };
 
-/* A call's record as the stream holds it until its group folds
- * (timefold.c): its times and iterator from its start, its parent (a call,
- * -1) and link kind once settled. */
+/* A call's record as the stream holds it, from its start until its group
+ * folds (timefold.c), in a slot of a pool: its times and iterator, its
+ * parent (a call, -1) and link kind once settled, and its group's
+ * union-find (slots). */
 struct tl_rec {
 	int64_t start, end;
 	int call, iter, parent;
 	int local; /* while its group folds: its index among the members */
 	unsigned char link;
+	unsigned char state; /* as a group's top: 1 settled with no parent */
+	int uf;		     /* toward its group's representative (a slot) */
+	int next;	     /* the next member of its group, -1 */
+	int tail;	     /* as representative: its last member */
+	int wait;	     /* its wait, -1 */
+	int takes;	     /* its takers' entries, -1 */
+	int64_t last;	     /* as representative: the latest end of its members */
+	unsigned ver;	     /* as representative: bumped as it grows (kept across users) */
+};
+
+/* The live calls' slots: call number -> slot, open addressing, an entry
+ * taken out by shifting back the ones after it. */
+struct tl_cmap {
+	int *key, *val; /* key -1: empty */
+	size_t cap, n;
 };
 
 /* What the folded groups sum to per iterator (today's numbers: the pass
@@ -128,7 +147,7 @@ struct tl_isum {
 /* The groups folded as they close, from the records in a pool of slots
  * given back as they fold (held: in use; most_held: the most at once). */
 struct tl_fold {
-	int *slot; /* per call: its record's slot, -1 (the check's index) */
+	struct tl_cmap slot; /* the live calls' slots */
 	VEC(struct tl_rec) recs;
 	VEC(int) spare; /* slots given back */
 	struct tl_isum *s;
@@ -153,19 +172,26 @@ struct tl {
 	const struct host_ctx *c;
 	struct tl_thread *th;
 	size_t nth;
-	VEC(int) heap; /* of thread indices, by next event's start */
-	VEC(struct tl_wake) wakes;
+	VEC(int) heap;	/* of thread indices, by next event's start */
+	VEC(int) wakes; /* the waits by until (then their slots): a heap */
 	VEC(struct tl_wait) waits;
 	VEC(struct tl_key) keys;
 	VEC(struct tl_taker) takers;
-	struct imap by_elem;	    /* element -> its first key */
-	VEC(struct tl_seen) * seen; /* per iterator: its calls so far, by start */
-	int64_t *maxend;	    /* per iterator: the latest end of its calls so far */
-	int *parent;		    /* per call: the link settled, as link.c leaves it */
-	int64_t *settled_at;	    /* per call: the stream's time when it was */
+	int spare_taker;      /* takers' slots given back, a list through next */
+	struct imap by_elem;  /* element -> its first key */
+	VEC(int) spare_waits; /* waits' slots given back */
+	/* per iterator: its calls so far, by start, from seen_head on (those
+	 * before it can overlap no waiting call, nor one to come: dropped) */
+	VEC(struct tl_seen) * seen;
+	size_t *seen_head, *seen_kept; /* ... and how many were kept at the last drop */
+	size_t seen_live, seen_most;   /* calls seen and kept, now and at most */
+	int64_t *maxend;	       /* per iterator: the latest end of its calls so far */
+	/* the check's own, per call: the link settled, its kind, and whether
+	 * the call was made (1) and settled (2); the stream reads none of it */
+	int *parent;
 	unsigned char *link, *made;
 	int64_t tau, last_end; /* the stream's time; the latest end of a call made */
-	size_t out_of_order, open, most_open, numbering;
+	size_t out_of_order, open, most_open, numbering, waited;
 	size_t untaken, untaken_linked; /* produced, no taker; of those, linked by overlap */
 	/* the iterators made again as the stream meets their calls: today's
 	 * iterator -> the stream's and back (-1 none yet), and the calls whose
@@ -195,33 +221,36 @@ int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
 
 /* ---- the groups (timegroups.c) ---- */
 
-/* g made for n calls, none made yet; tfd_tlg_free() frees it. */
-void tfd_tlg_begin(struct tl_groups *g, size_t n);
+/* g made, empty; tfd_tlg_free() frees it. */
+void tfd_tlg_begin(struct tl_groups *g);
 void tfd_tlg_free(struct tl_groups *g);
-/* Call k, just made, ending at end: a group of its own. */
-void tfd_tlg_make(struct tl *t, int k, int64_t end);
-/* Call k waits for its link (wait w). */
-void tfd_tlg_wait(struct tl *t, int k, int w);
+/* The call in slot s, just made: a group of its own. */
+void tfd_tlg_make(struct tl *t, int s);
+/* The call in slot s waits for its link (wait w). */
+void tfd_tlg_wait(struct tl *t, int s, int w);
 /* Wait w took a new turn (it settled, or its element found a taker): the
  * groups held for it are tried again. */
 void tfd_tlg_release(struct tl *t, int w);
-/* Call k's link settled on parent (-1: none, k tops its group). */
-void tfd_tlg_settle(struct tl *t, int k, int parent);
+/* The call in slot s settled on parent (a call; -1: none, it tops its
+ * group). */
+void tfd_tlg_settle(struct tl *t, int s, int parent);
 /* The groups the stream is past (every one, at its end: all) closed,
  * unless a waiting call could still land in them. */
 void tfd_tlg_close_due(struct tl *t, bool all);
 
 /* ---- the groups folded (timefold.c) ---- */
 
-/* f made for n calls of niters iterators; tfd_tlf_free() frees it. */
-void tfd_tlf_begin(struct tl_fold *f, size_t n, size_t niters);
+/* f made for calls of niters iterators; tfd_tlf_free() frees it. */
+void tfd_tlf_begin(struct tl_fold *f, size_t niters);
 void tfd_tlf_free(struct tl_fold *f);
-/* Call k made: its record, held until its group folds. */
-void tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter);
-/* Call k's link settled: its parent (-1 none) and kind in its record. */
-void tfd_tlf_settle(struct tl_fold *f, int k, int parent, unsigned link);
-/* Group rep (its top) closed: folded into the sums, its records given back. */
-void tfd_tlf_fold(struct tl *t, int rep);
+/* Call k made: its record's slot, held until its group folds. */
+int tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter);
+/* The slot of live call k (made, its group not folded), -1: none. */
+int tfd_tlf_slot(const struct tl_fold *f, int k);
+/* Group rep (the slot of its top) closed: folded into the sums, its
+ * records given back; false when a member's parent was folded before
+ * (the sums are off then). */
+bool tfd_tlf_fold(struct tl *t, int rep);
 /* At the stream's end: what differs between the folded sums and one tree
  * of every call of the host's, or NULL. */
 const char *tfd_tlf_differs(const struct tl *t);

@@ -87,7 +87,7 @@ done
 linked=0
 for f in "${files[@]}"; do
 	hooked TFDOCTOR_TIMELINK_CHECK timelink \
-		'timelink: .*: [0-9]* calls linked in time order as by the link pass; .* held at most \([0-9]*\) at \([0-9-]*\) ns; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \1 calls open at \2 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$f"
+		'timelink: .*: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \([0-9]*\) calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$f"
 	linked=$((linked + agreed))
 done
 # (the hosts of every capture with calls, XSpace and Chrome, were linked)
@@ -125,7 +125,7 @@ for f in "${files[@]}"; do
 	TFDOCTOR_SOURCE_CHECK=1 TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$f" \
 		>"$T/hooked" 2>"$T/e1"
 	rc2=$?
-	n=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* held at most \([0-9]*\) at \([0-9-]*\) ns; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \1 calls open at \2 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
+	n=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \([0-9]*\) calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
 		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n" ]; then
 		ok
@@ -159,7 +159,7 @@ for f in "${files[@]}"; do
 		"$TFD" analyze -q -f json -o - "$f" >"$T/hooked" 2>"$T/e1"
 	rc2=$?
 	n=$(grep -c 'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events, in [0-9.]* s; by the bits, [0-9]* events from the file in the packed order on [0-9]* threads (0 sorted)\(; [1-9][0-9]* threads left in the file by the read\)\?$' "$T/e1")
-	m=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most [0-9]* calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most [0-9]* records held; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
+	m=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most [0-9]* calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most [0-9]* records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain.json" "$T/hooked" &&
 		[ "$(grep -c 'source: ' "$T/e1")" = "$n" ] && [ "$(grep -c 'timelink: ' "$T/e1")" = "$m" ]; then
 		ok
@@ -176,14 +176,18 @@ grep -q "source: vm: 28847 iterator, Produce and Consume events decoded again fr
 	[ "$(grep -c 'source: ' "$T/e1")" = 1 ] && ok || bad "dump's source: $(head -c 300 "$T/e1")"
 # and what such a reader would hold, each call until its group can be
 # folded: the window/flat_map capture's line in full; the
-# iterator-dense chain's, a few dozen of its calls
+# iterator-dense chain's, a few dozen of its 167,500 calls, and the
+# stream's own state (its records, waits, wake-ups and the calls seen it
+# keeps for the walks by overlap) in 64 KB, with at most 1,000 calls seen
 TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - tests/cases/ok/tf221-window-flat-map/vm.xplane.pb 2>"$T/e1" >/dev/null
-grep -q 'vm: 28059 calls linked in time order as by the link pass; 426 waited for a link, at most 4 at once; 2 produced elements untaken, 1 of them then linked by overlap; held at most 4707 at 15170656 ns; iterators made in time order: 776 of 776, 0 calls under another; the pass before: 12 root calls as the scan'"'"'s; closed as the stream went: 45 groups, at most 4707 calls open at 15170656 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most [0-9]* records held; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1" &&
+grep -q 'vm: 28059 calls linked in time order as by the link pass; 426 waited for a link, at most 4 at once; 2 produced elements untaken, 1 of them then linked by overlap; iterators made in time order: 776 of 776, 0 calls under another; the pass before: 12 root calls as the scan'"'"'s; closed as the stream went: 45 groups, at most 4707 calls open at 15170656 ns, none late; folded as they closed, the sums per iterator of the whole tree, at most 4707 records held; the stream'"'"'s own state at most [0-9]* bytes, 2310 calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1" &&
 	ok || bad "window/flat_map in time order: $(head -c 300 "$T/e1")"
 d=$(ls "$T"/dense/plugins/profile/*/*.xplane.pb)
 TFDOCTOR_TIMELINK_CHECK=1 "$TFD" analyze -q -f json -o - "$d" 2>"$T/e1" >/dev/null
-held=$(sed -n 's/.*timelink: .*held at most \([0-9]*\) .*/\1/p' "$T/e1")
-[ -n "$held" ] && [ "$held" -le 100 ] && ok || bad "iterator-dense chain in time order: $(cat "$T/e1")"
+held=$(sed -n 's/.*timelink: .*at most \([0-9]*\) records held.*/\1/p' "$T/e1")
+state=$(sed -n 's/.*timelink: .*own state at most \([0-9]*\) bytes, \([0-9]*\) calls seen kept.*/\1 \2/p' "$T/e1")
+[ -n "$held" ] && [ "$held" -le 100 ] && [ -n "$state" ] && [ "${state% *}" -le 65536 ] &&
+	[ "${state#* }" -le 1000 ] && ok || bad "iterator-dense chain in time order: $(cat "$T/e1")"
 # TFDOCTOR_INFLIGHT=1 (docs/performance.md, "Calls held in time order"):
 # the same report, and one line per host on stderr with the most calls a
 # reader in time order would hold: a window/flat_map capture's 33 elements

@@ -783,12 +783,10 @@ static void calls_keep_iterator_and_thread(struct t *t)
 }
 
 /* The host's calls linked again in time order (timelink.c): as the link
- * pass linked them, on f's capture, with at most `held` calls held at once
- * until their group could be folded, and `open` in the groups closed as
- * the stream went (timegroups.c: from `held`'s instant on); the calls that
- * waited for a link. */
-static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c, size_t held,
-				  size_t open)
+ * pass linked them, on f's capture, with at most `open` calls in the
+ * groups closed as the stream went (timegroups.c) and as many records
+ * held (timefold.c); the calls that waited for a link. */
+static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c, size_t open)
 {
 	struct tfd_err err = {0};
 	struct tfd_timelink r;
@@ -801,15 +799,14 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	T_EQ_U64(tfd_timelink(c, NULL, &r), 0);
 	T_EQ_U64(r.differ, 0);
 	T_EQ_U64(r.calls, c->calls.n);
-	T_EQ_U64(r.held, held);
 	T_EQ_U64(r.iter_differ, 0);
-	/* the groups closed as the stream went (timegroups.c), none of them
-	 * landed in late */
+	/* the groups closed as the stream went, none of them landed in late */
 	T_EQ_U64(r.open_most, open);
-	if (open == held)
-		T_EQ_U64((uint64_t)r.open_most_at, (uint64_t)r.held_at);
+	T_EQ_U64(r.fold_held, open);
 	T_EQ_U64(r.late, 0);
 	T_EQ_U64(r.unclosed, 0);
+	T_TRUE(r.fold == NULL);
+	T_TRUE(r.state_bytes > 0);
 	return r.waited;
 }
 
@@ -866,7 +863,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 2, "PrefetchConsume", 150 * US, 10 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "PrefetchProduce", 0, 80 * US, "element_id=100", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 0, 80 * US, "id=456", "parent_id=123", NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 3, 3), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 1);
 	/* the producer's taker is the call that started at 0 */
 	for (size_t k = 0; k < c.calls.n; k++) {
 		if (c.iters.v[call_iter(&c, k)].parent < 0)
@@ -879,7 +876,7 @@ static void links_in_time_order_wait(struct t *t)
 	tfd_capture_free(f.cap);
 
 	fx_host_input_pipeline(&f, true); /* produced ahead, taken later */
-	T_EQ_U64(links_in_time_order(t, &f, &c, 3, 3), 2);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 
@@ -888,7 +885,7 @@ static void links_in_time_order_wait(struct t *t)
 	 * closes it only past 100 (a call of no length at 100 on its thread
 	 * would still be its child): three calls open at once */
 	fx_host_input_pipeline(&f, false);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 2, 3), 2);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 3), 2);
 	T_EQ_U64(c.calls.v[2].link, TFD_LINK_OVERLAP); /* line 1's, after line 0's */
 	T_EQ_U64(c.calls.v[3].link, TFD_LINK_NONE);
 	tfd_graph_release(&c);
@@ -899,7 +896,7 @@ static void links_in_time_order_wait(struct t *t)
 	fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
 	fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456", "parent_id=123",
 	      NULL);
-	T_EQ_U64(links_in_time_order(t, &f, &c, 2, 2), 1);
+	T_EQ_U64(links_in_time_order(t, &f, &c, 2), 1);
 	T_EQ_U64(c.calls.v[1].link, TFD_LINK_OVERLAP);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
@@ -921,7 +918,7 @@ static void links_in_time_order_wait(struct t *t)
 			fx_ev(&f, 1, "PrefetchProduce", 50 * US, 80 * US, "element_id=7", NULL);
 		fx_ev(&f, 1, "Iterator::Prefetch::Range", 50 * US, 80 * US, "id=456",
 		      "parent_id=123", NULL);
-		T_EQ_U64(links_in_time_order(t, &f, &c, 4, 4), 1);
+		T_EQ_U64(links_in_time_order(t, &f, &c, 4), 1);
 		T_EQ_I64(c.calls.v[3].parent, 0);
 		T_EQ_U64(c.calls.v[3].link, TFD_LINK_OVERLAP);
 		tfd_graph_release(&c);
