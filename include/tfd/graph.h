@@ -236,6 +236,10 @@ struct host_ctx {
 	enum tfd_py_overlap py_overlap;
 	/* each call's start and duration (struct tfd_ptimes) */
 	struct tfd_ptimes times;
+	/* TFDOCTOR_TIMELINK_CHECK=1: the sums of a stream in time order,
+	 * which each pipeline's build compares with its own (analysis/passes.h;
+	 * NULL otherwise, freed by the analysis) */
+	struct tfd_stream_sums *stream;
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;

@@ -550,7 +550,7 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
  * (docs/performance.md, "Calls held in time order"): TFDOCTOR_INFLIGHT=1
  * (inflight.c) and TFDOCTOR_TIMELINK_CHECK=1 (timelink.c, which reads the
  * host's events: never lean then). */
-static void time_order_checks(const struct host_ctx *c, bool lean)
+static void time_order_checks(struct host_ctx *c, bool lean)
 {
 	if (tfd_env_flag("TFDOCTOR_INFLIGHT"))
 		tfd_inflight_report(c);
@@ -671,6 +671,7 @@ out:
 	tfd_host_waits_free(&waits);
 	free(mr.mk);
 	free(mr.holes);
+	tfd_stream_sums_free(c.stream);
 	tfd_graph_release(&c);
 	return st;
 }

@@ -156,13 +156,49 @@ struct tfd_timelink {
 	 * their folds; and the pass before's, which counts each thread's calls
 	 * and makes the iterators first */
 	double stream_s, prepass_s;
+	/* the root calls met out of the pass before's order (by start); the
+	 * stream's sums, the caller's to free (tfd_stream_sums_free()) */
+	size_t root_order;
+	struct tfd_stream_sums *sums;
 };
+/* What the stream's folds sum per iterator (today's numbers) beside what
+ * the check compares with one tree of the host's calls: the pipeline
+ * pass's sums, made with the root calls the pass before lists and the
+ * selection the pipeline pass makes of them (timesel.c), compared with
+ * the pipeline pass's own (tfd_stream_pipeline_check()). Analyzed: under
+ * a root call selected (the steady state's slow calls), within reach of
+ * it. */
+struct tfd_stream_isum {
+	uint64_t calls, calls_an, blk_calls, win_calls;
+	int64_t total_ns, self_ns, blocking_ns; /* blocking: under every root call */
+	int64_t total_an_ns, self_an_ns, blk_ns, win_self_ns, slow_blk_ns;
+	size_t links[TFD_LINK__COUNT];
+	int first; /* the lowest call number, -1 */
+};
+/* A key (an edge between two iterators, parent's first; an (iterator,
+ * thread) pair in the capacity window) and the lowest call showing it. */
+struct tfd_stream_first {
+	uint64_t key;
+	int first;
+};
+typedef VEC(struct tfd_stream_first) tfd_stream_firsts;
+struct tfd_stream_sums {
+	size_t niters;
+	struct tfd_stream_isum *s;
+	tfd_stream_firsts edges; /* under analyzed root calls */
+	tfd_stream_firsts pairs;
+	size_t *nwarmup; /* per iterator (a root iterator's): its warm-up calls */
+};
+void tfd_stream_sums_free(struct tfd_stream_sums *ss);
+
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its
  * cursors over each thread, merged by time (NULL: the packed events). */
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out);
-/* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr. */
-void tfd_timelink_check(const struct host_ctx *c);
+/* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr;
+ * where it holds, c->stream: the stream's sums, which each pipeline's
+ * build compares with its own (the caller frees them). */
+void tfd_timelink_check(struct host_ctx *c);
 
 /* One pipeline (pipeline.c): the bucket's calls are in index order. */
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,

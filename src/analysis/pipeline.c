@@ -844,6 +844,9 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	aggregate(&b);
 	if (tfd_env_flag("TFDOCTOR_FOLD_CHECK"))
 		tfd_fold_check(&b);
+	/* (the stream's sums are made with the default selection) */
+	if (c->stream && !opts->rank_set && !opts->no_warmup)
+		tfd_stream_pipeline_check(&b, bk);
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:
 	 * they run at the peak */

@@ -71,4 +71,8 @@ static inline int pbuild_top(const struct pbuild *b, size_t k, bool *near)
  * line on stderr says which agree (fold.c). */
 void tfd_fold_check(const struct pbuild *b);
 
+/* TFDOCTOR_TIMELINK_CHECK=1, where the stream held (c->stream): its sums
+ * against b's, made of bucket bk; a line on stderr (timesel.c). */
+void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk);
+
 #endif

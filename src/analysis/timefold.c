@@ -123,6 +123,12 @@ void tfd_tlf_free(struct tl_fold *f)
 	vec_free(&f->st);
 	vec_free(&f->en);
 	vec_free(&f->par);
+	vec_free(&f->depth);
+	vec_free(&f->top);
+	imap_free(&f->edge_at);
+	imap_free(&f->pair_at);
+	vec_free(&f->edges);
+	vec_free(&f->pairs);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -133,6 +139,7 @@ int tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter)
 			   .call = k,
 			   .iter = iter,
 			   .parent = -1,
+			   .rank = -1,
 			   .local = -1,
 			   .wait = -1,
 			   .takes = -1};
@@ -185,14 +192,83 @@ static void sort_slots(const struct tl_rec *r, int *v, size_t n)
 	}
 }
 
+/* key's first call in a table of keys (at: key -> index in v) */
+static void first_of(struct imap *at, tfd_stream_firsts *v, uint64_t key, int call)
+{
+	size_t i;
+
+	if (!imap_get(at, key, &i)) {
+		imap_put(at, key, v->n);
+		vec_push(v, ((struct tfd_stream_first){key, call}));
+	} else if (call < v->v[i].first) {
+		v->v[i].first = call;
+	}
+}
+
+/* What a root call's attribution hands out goes to: its iterators'
+ * blocking under every root call; under an analyzed one, their blocking
+ * and the edges from their parents' iterators; under the slowest, its
+ * own bottleneck's sums. */
+struct blk_to {
+	struct tl_fold *f;
+	bool selected, slowest;
+};
+
 /* attribute's hand-out: node is the group's index of a call */
 static void add_blk(void *ctx, int node, int64_t ns)
 {
-	struct tl_fold *f = ctx;
+	struct blk_to *bt = ctx;
+	struct tl_fold *f = bt->f;
 	const struct tl_rec *r = &f->recs.v[f->mem.v[node]];
+	struct tfd_stream_isum *s = &f->s[r->iter];
 
-	if (ns > 0)
-		f->s[r->iter].blocking_ns = sat_add(f->s[r->iter].blocking_ns, ns);
+	if (ns <= 0)
+		return;
+	s->blocking_ns = sat_add(s->blocking_ns, ns);
+	if (bt->selected) {
+		s->blk_ns = sat_add(s->blk_ns, ns);
+		s->blk_calls++;
+		if (f->par.v[node] >= 0)
+			first_of(&f->edge_at, &f->edges,
+				 (uint64_t)(uint32_t)f->recs.v[f->mem.v[f->par.v[node]]].iter
+					 << 32 |
+				     (uint32_t)r->iter,
+				 r->call);
+	}
+	if (bt->slowest)
+		s->slow_blk_ns = sat_add(s->slow_blk_ns, ns);
+}
+
+/* Each call's top in its pipeline's tree (f->top) and how many parents
+ * up it is (f->depth): each call's parents climbed once. */
+static void depths(struct tl_fold *f, size_t m)
+{
+	f->depth.n = f->top.n = 0;
+	for (size_t i = 0; i < m; i++) {
+		vec_push(&f->depth, -1);
+		vec_push(&f->top, -1);
+	}
+	for (size_t i = 0; i < m; i++) {
+		int x = (int)i, d, top;
+		size_t n0 = f->mem.n;
+
+		/* (the path up to a call known, on the scratch after mem) */
+		while (f->depth.v[x] < 0 && f->par.v[x] >= 0) {
+			vec_push(&f->mem, x);
+			x = f->par.v[x];
+		}
+		if (f->depth.v[x] < 0) {
+			f->depth.v[x] = 0;
+			f->top.v[x] = x;
+		}
+		d = f->depth.v[x];
+		top = f->top.v[x];
+		while (f->mem.n > n0) {
+			x = f->mem.v[--f->mem.n];
+			f->depth.v[x] = ++d;
+			f->top.v[x] = top;
+		}
+	}
 }
 
 /* A folded call's takers (from j on, through cnext) out of their keys'
@@ -220,13 +296,72 @@ static void drop_takers(struct tl *t, int j)
 	}
 }
 
+/* Whether a call of iterator it is cut from its parent call, of iterator
+ * pit, in its pipeline's call tree: a root iterator's call tops it, and a
+ * parent of another pipeline is none (the pipeline pass's trees hold
+ * their own calls alone: an iterator's id reused under another root links
+ * a call into a call of another pipeline). */
+static bool cut_from(const int *root, const struct host_ctx *pre, int it, int pit)
+{
+	return pre->iters.v[it].parent < 0 || root[it] != root[pit];
+}
+
+/* The group's m calls (f->mem, their times and parents in f->st, en and
+ * par) summed: per call, and each root iterator's call's hand-out. */
+static void sum_group(struct tl *t, size_t m)
+{
+	struct tl_fold *f = &t->f;
+	struct tfd_tree tree;
+
+	tfd_tree_build(&tree, m, f->st.v, f->en.v, f->par.v);
+	depths(f, m);
+	for (size_t i = 0; i < m; i++) {
+		const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
+		struct tfd_stream_isum *s = &f->s[r->iter];
+		int64_t d = r->end - r->start, self = tfd_tree_self(&tree, (int)i);
+		int ri = t->pre.root[r->iter];
+		const struct tl_roots *w = ri >= 0 ? &t->roots[ri] : NULL;
+		/* its top in its pipeline's tree: an analyzed root call's calls
+		 * within reach count (the pass climbs at most
+		 * TFD_MAX_CALL_DEPTH + 5 parents) */
+		const struct tl_rec *top = &f->recs.v[f->mem.v[f->top.v[i]]];
+
+		s->calls++;
+		s->total_ns = sat_add(s->total_ns, d);
+		s->self_ns = sat_add(s->self_ns, self);
+		s->links[r->link]++;
+		if (s->first < 0 || r->call < s->first)
+			s->first = r->call;
+		if (top->rank >= 0 && t->roots[top->iter].sel[top->rank] &&
+		    f->depth.v[i] <= TFD_MAX_CALL_DEPTH + 5) {
+			s->calls_an++;
+			s->total_an_ns = sat_add(s->total_an_ns, d);
+			s->self_an_ns = sat_add(s->self_an_ns, self);
+		}
+		if (w && w->has_window && r->start >= w->t0 && r->start < w->t1) {
+			s->win_calls++;
+			s->win_self_ns = sat_add(s->win_self_ns, self);
+			first_of(&f->pair_at, &f->pairs,
+				 (uint64_t)(uint32_t)r->iter << 32 | r->thread, r->call);
+		}
+	}
+	/* each root iterator's call hands its time out */
+	for (size_t i = 0; i < m; i++) {
+		const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
+		const struct tl_roots *tr = r->rank >= 0 ? &t->roots[r->iter] : NULL;
+		struct blk_to bt = {f, tr && tr->sel[r->rank], tr && r->rank == tr->slowest};
+
+		if (t->pre.iters.v[r->iter].parent < 0)
+			tfd_tree_attribute_to(&tree, (int)i, NULL, add_blk, &bt);
+	}
+	tfd_tree_release(&tree);
+}
+
 bool tfd_tlf_fold(struct tl *t, int rep)
 {
 	struct tl_fold *f = &t->f;
 	size_t m;
-	int root = -1;
 	bool whole = true;
-	struct tfd_tree tree;
 
 	f->mem.n = 0;
 	for (int s = rep; s >= 0; s = f->recs.v[s].next)
@@ -246,27 +381,13 @@ bool tfd_tlf_fold(struct tl *t, int rep)
 			whole = false;
 		vec_push(&f->st, r->start);
 		vec_push(&f->en, r->end);
-		vec_push(&f->par, ps >= 0 ? f->recs.v[ps].local : -1);
-		/* (the group's top: a root iterator's call hands its time out) */
-		if (f->mem.v[i] == rep && r->parent < 0 && t->pre.iters.v[r->iter].parent < 0)
-			root = (int)i;
+		vec_push(&f->par,
+			 ps >= 0 && !cut_from(t->pre.root, &t->pre, r->iter, f->recs.v[ps].iter)
+			     ? f->recs.v[ps].local
+			     : -1);
 	}
 	if (whole) {
-		tfd_tree_build(&tree, m, f->st.v, f->en.v, f->par.v);
-		for (size_t i = 0; i < m; i++) {
-			const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
-			struct tl_isum *s = &f->s[r->iter];
-
-			s->calls++;
-			s->total_ns = sat_add(s->total_ns, r->end - r->start);
-			s->self_ns = sat_add(s->self_ns, tfd_tree_self(&tree, (int)i));
-			s->links[r->link]++;
-			if (s->first < 0 || r->call < s->first)
-				s->first = r->call;
-		}
-		if (root >= 0)
-			tfd_tree_attribute_to(&tree, root, NULL, add_blk, f);
-		tfd_tree_release(&tree);
+		sum_group(t, m);
 		f->folded++;
 	} else {
 		f->lost++;
@@ -286,7 +407,7 @@ bool tfd_tlf_fold(struct tl *t, int rep)
  * pass; its sums per iterator, as the fold makes them. */
 struct ref {
 	const struct host_ctx *c;
-	struct tl_isum *s;
+	struct tfd_stream_isum *s;
 };
 
 static void ref_blk(void *ctx, int node, int64_t ns)
@@ -307,6 +428,8 @@ const char *tfd_tlf_differs(const struct tl *t)
 	struct ref r = {c, xcalloc(f->niters + 1, sizeof(*r.s))};
 	struct tfd_tree tree;
 	const char *what = NULL;
+	int64_t *st, *en;
+	int *par;
 
 	if (f->lost)
 		what = "a call's parent folded before it";
@@ -314,10 +437,23 @@ const char *tfd_tlf_differs(const struct tl *t)
 		what = "calls held at the end";
 	for (size_t i = 0; i <= f->niters; i++)
 		r.s[i].first = -1;
-	tfd_tree_build_scan(&tree, n, &tm, c->calls.v, &c->cpair, c->pairs.v, true);
+	/* (as the fold cuts them: cut_from()) */
+	st = xmalloc((n + 1) * sizeof(*st));
+	en = xmalloc((n + 1) * sizeof(*en));
+	par = xmalloc((n + 1) * sizeof(*par));
+	for (size_t k = 0; k < n; k++) {
+		int p = c->calls.v[k].parent;
+
+		st[k] = tfd_times_start(&tm, k);
+		en[k] = tfd_times_end(&tm, k);
+		par[k] = p >= 0 && !cut_from(c->root, c, call_iter(c, k), call_iter(c, (size_t)p))
+			     ? p
+			     : -1;
+	}
+	tfd_tree_build(&tree, n, st, en, par);
 	for (size_t k = 0; k < n; k++) {
 		int it = call_iter(c, k);
-		struct tl_isum *s = &r.s[it];
+		struct tfd_stream_isum *s = &r.s[it];
 
 		s->calls++;
 		s->total_ns = sat_add(s->total_ns, call_end(c, k) - call_start(c, k));
@@ -327,11 +463,14 @@ const char *tfd_tlf_differs(const struct tl *t)
 			s->first = (int)k;
 	}
 	for (size_t k = 0; k < n; k++)
-		if (c->calls.v[k].parent < 0 && c->iters.v[call_iter(c, k)].parent < 0)
+		if (c->iters.v[call_iter(c, k)].parent < 0)
 			tfd_tree_attribute_to(&tree, (int)k, NULL, ref_blk, &r);
 	tfd_tree_release(&tree);
+	free(st);
+	free(en);
+	free(par);
 	for (size_t i = 0; i < f->niters && !what; i++) {
-		const struct tl_isum *a = &f->s[i], *b = &r.s[i];
+		const struct tfd_stream_isum *a = &f->s[i], *b = &r.s[i];
 
 		if (a->calls != b->calls || a->total_ns != b->total_ns)
 			what = "an iterator's calls or total time";
@@ -346,4 +485,33 @@ const char *tfd_tlf_differs(const struct tl *t)
 	}
 	free(r.s);
 	return what;
+}
+
+static int sfirst_cmp(const void *a, const void *b)
+{
+	const struct tfd_stream_first *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+struct tfd_stream_sums *tfd_tlf_take(struct tl *t)
+{
+	struct tl_fold *f = &t->f;
+	struct tfd_stream_sums *ss = xcalloc(1, sizeof(*ss));
+
+	ss->niters = f->niters;
+	ss->s = f->s;
+	f->s = NULL;
+	ss->edges = f->edges;
+	ss->pairs = f->pairs;
+	memset(&f->edges, 0, sizeof(f->edges));
+	memset(&f->pairs, 0, sizeof(f->pairs));
+	if (ss->edges.n > 1)
+		qsort(ss->edges.v, ss->edges.n, sizeof(*ss->edges.v), sfirst_cmp);
+	if (ss->pairs.n > 1)
+		qsort(ss->pairs.v, ss->pairs.n, sizeof(*ss->pairs.v), sfirst_cmp);
+	ss->nwarmup = xcalloc(f->niters + 1, sizeof(*ss->nwarmup));
+	for (size_t i = 0; t->roots && i < f->niters; i++)
+		ss->nwarmup[i] = t->roots[i].nwarmup;
+	return ss;
 }

@@ -480,6 +480,29 @@ static int iterator_of(struct tl *t, size_t i, size_t r, const struct tfd_event 
 	return t->from_again[a];
 }
 
+/* Call k of iterator it, on thread i, of [s, e), made: its record, its
+ * group, its rank among its root iterator's calls (a root call), and its
+ * place among its iterator's calls seen. */
+static void make_call(struct tl *t, int k, size_t i, int it, int64_t s, int64_t e)
+{
+	int slot = tfd_tlf_make(&t->f, k, s, e, it);
+	int64_t pmax = t->seen[it].n ? t->seen[it].v[t->seen[it].n - 1].pmax : e;
+
+	tfd_tlg_make(t, slot);
+	t->f.recs.v[slot].thread = (uint32_t)i;
+	if (t->pre.iters.v[it].parent < 0)
+		t->f.recs.v[slot].rank = tfd_tls_rank(t, it, s, e);
+	vec_push(&t->seen[it], ((struct tl_seen){s, e, pmax > e ? pmax : e, k}));
+	if (++t->seen_live > t->seen_most)
+		t->seen_most = t->seen_live;
+	if (t->seen[it].n - t->seen_head[it] >= 2 * t->seen_kept[it] + 64)
+		seen_drop(t, it);
+	if (e > t->maxend[it])
+		t->maxend[it] = e;
+	if (e > t->last_end)
+		t->last_end = e;
+}
+
 /* One event of thread i, read in time order. */
 static void step(struct tl *t, size_t i)
 {
@@ -503,7 +526,6 @@ static void step(struct tl *t, size_t i)
 	if (e->kind == TFD_EV_ITERATOR) {
 		size_t k = th->off + th->rank++;
 		int it, pit;
-		int64_t pmax;
 
 		it = iterator_of(t, i, th->rank - 1, e);
 		/* (the check: the call's number and iterator are the scan's) */
@@ -517,19 +539,8 @@ static void step(struct tl *t, size_t i)
 			it = call_iter(c, k);
 		}
 		t->made[k] |= 1;
-		tfd_tlg_make(t, tfd_tlf_make(&t->f, (int)k, e->start_ns, end, it));
 		pit = t->pre.iters.v[it].parent;
-		pmax = t->seen[it].n ? t->seen[it].v[t->seen[it].n - 1].pmax : end;
-		vec_push(&t->seen[it],
-			 ((struct tl_seen){e->start_ns, end, pmax > end ? pmax : end, (int)k}));
-		if (++t->seen_live > t->seen_most)
-			t->seen_most = t->seen_live;
-		if (t->seen[it].n - t->seen_head[it] >= 2 * t->seen_kept[it] + 64)
-			seen_drop(t, it);
-		if (end > t->maxend[it])
-			t->maxend[it] = end;
-		if (end > t->last_end)
-			t->last_end = end;
+		make_call(t, (int)k, i, it, e->start_ns, end);
 		if (pit < 0)
 			settle(t, (int)k, -1, TFD_LINK_NONE);
 		else if (top && top->call >= 0)
@@ -580,6 +591,7 @@ static void tl_free(struct tl *t)
 	tfd_graph_release(&t->pre);
 	tfd_tlg_free(&t->g);
 	tfd_tlf_free(&t->f);
+	tfd_tls_free(t);
 }
 
 /* What the stream's own state came to at most (its tables' room at the
@@ -714,6 +726,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	t.made = xcalloc(n, 1);
 	tfd_tlg_begin(&t.g);
 	tfd_tlf_begin(&t.f, t.pre.iters.n);
+	tfd_tls_begin(&t);
 	t.tau = t.last_end = INT64_MIN;
 	t.spare_taker = -1;
 	for (size_t i = 0; i < t.pre.iters.n; i++)
@@ -783,12 +796,14 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	out->unclosed = t.g.live;
 	out->fold = tfd_tlf_differs(&t);
 	out->fold_held = t.f.most_held;
+	out->root_order = t.root_order;
+	out->sums = tfd_tlf_take(&t);
 	tl_free(&t);
 	return out->differ + out->numbering + out->out_of_order + out->malformed + out->late +
-	       out->unclosed + (out->prepass != NULL) + (out->fold != NULL);
+	       out->unclosed + (out->prepass != NULL) + (out->fold != NULL) + out->root_order;
 }
 
-void tfd_timelink_check(const struct host_ctx *c)
+void tfd_timelink_check(struct host_ctx *c)
 {
 	struct tfd_timelink r;
 	const char *name = c->h->name ? c->h->name : "?";
@@ -806,14 +821,18 @@ void tfd_timelink_check(const struct host_ctx *c)
 			"tfdoctor: timelink: %s: %sdiffers: %zu of %zu calls (first %zu: parent %d "
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
 			"time order, %zu malformed; %zu calls in a group already closed, %zu in "
-			"none at the end; the pass before: %s; folded as they closed: %s\n",
+			"none at the end; the pass before: %s; folded as they closed: %s; %zu root "
+			"calls "
+			"out of the pass before's order\n",
 			name, from, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
 			r.numbering, r.out_of_order, r.malformed, r.late, r.unclosed,
 			r.prepass ? r.prepass : "the scan's",
-			r.fold ? r.fold : "the whole tree's sums");
+			r.fold ? r.fold : "the whole tree's sums", r.root_order);
+		tfd_stream_sums_free(r.sums);
 		return;
 	}
+	c->stream = r.sums;
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %s%zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "

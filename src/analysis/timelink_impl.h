@@ -116,7 +116,9 @@ struct tl_groups {
 struct tl_rec {
 	int64_t start, end;
 	int call, iter, parent;
-	int local; /* while its group folds: its index among the members */
+	int rank;	 /* a root iterator's call: its rank among its calls, -1 */
+	uint32_t thread; /* its thread */
+	int local;	 /* while its group folds: its index among the members */
 	unsigned char link;
 	unsigned char state; /* as a group's top: 1 settled with no parent */
 	int uf;		     /* toward its group's representative (a slot) */
@@ -135,13 +137,18 @@ struct tl_cmap {
 	size_t cap, n;
 };
 
-/* What the folded groups sum to per iterator (today's numbers: the pass
- * before's). */
-struct tl_isum {
-	uint64_t calls;
-	int64_t total_ns, self_ns, blocking_ns; /* blocking: under every root call */
-	size_t links[TFD_LINK__COUNT];
-	int first; /* the lowest call number, -1 */
+/* A root iterator's calls as the pass before lists them, in the order
+ * the pipeline pass sorts them (by start, then call), and the selection it
+ * makes of them (timesel.c): the warm-up, the analyzed ones, the slowest,
+ * the capacity window; seen: the ranks handed to its calls as the stream
+ * meets them. */
+struct tl_roots {
+	size_t n, nwarmup, seen;
+	int64_t *s, *e;
+	unsigned char *sel;
+	int slowest;
+	bool has_window;
+	int64_t t0, t1;
 };
 
 /* The groups folded as they close, from the records in a pool of slots
@@ -150,14 +157,20 @@ struct tl_fold {
 	struct tl_cmap slot; /* the live calls' slots */
 	VEC(struct tl_rec) recs;
 	VEC(int) spare; /* slots given back */
-	struct tl_isum *s;
+	struct tfd_stream_isum *s;
 	size_t niters, held, most_held, folded, lost;
+	/* the blocking edges under analyzed root calls and the capacity
+	 * window's (iterator, thread) pairs, each with its first call */
+	struct imap edge_at, pair_at; /* key -> index */
+	tfd_stream_firsts edges, pairs;
 	/* scratch of one group: its calls ascending, their times and parents
 	 * as indices among them */
 	VEC(int) mem;
 	VEC(int64_t) st;
 	VEC(int64_t) en;
 	VEC(int) par;
+	VEC(int) depth;
+	VEC(int) top;
 };
 
 /* A call of an iterator as seen so far, by start: its start, and the
@@ -211,6 +224,10 @@ struct tl {
 	struct tl_groups g;
 	/* and folded as they close (timefold.c) */
 	struct tl_fold f;
+	/* per iterator (a root iterator's): its root calls and their
+	 * selection; the root calls met out of the pass before's order */
+	struct tl_roots *roots;
+	size_t root_order;
 };
 
 /* The calls of the parent iterator seen so far that waiting call x
@@ -245,6 +262,9 @@ void tfd_tlf_begin(struct tl_fold *f, size_t niters);
 void tfd_tlf_free(struct tl_fold *f);
 /* Call k made: its record's slot, held until its group folds. */
 int tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter);
+/* The stream's sums, handed over (the fold's, its edges and pairs sorted
+ * by their first calls; each root iterator's warm-up): f's go. */
+struct tfd_stream_sums *tfd_tlf_take(struct tl *t);
 /* The slot of live call k (made, its group not folded), -1: none. */
 int tfd_tlf_slot(const struct tl_fold *f, int k);
 /* Group rep (the slot of its top) closed: folded into the sums, its
@@ -254,5 +274,14 @@ bool tfd_tlf_fold(struct tl *t, int rep);
 /* At the stream's end: what differs between the folded sums and one tree
  * of every call of the host's, or NULL. */
 const char *tfd_tlf_differs(const struct tl *t);
+
+/* ---- the root calls' selection (timesel.c) ---- */
+
+/* t->roots, from the pass before's root calls. */
+void tfd_tls_begin(struct tl *t);
+void tfd_tls_free(struct tl *t);
+/* The rank of root iterator it's call of [s, e), met next: -1 (counted
+ * in t->root_order) when it is not the pass before's next. */
+int tfd_tls_rank(struct tl *t, int it, int64_t s, int64_t e);
 
 #endif

@@ -807,6 +807,9 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	T_EQ_U64(r.unclosed, 0);
 	T_TRUE(r.fold == NULL);
 	T_TRUE(r.state_bytes > 0);
+	T_EQ_U64(r.root_order, 0);
+	T_TRUE(r.sums != NULL);
+	tfd_stream_sums_free(r.sums);
 	return r.waited;
 }
 
@@ -841,6 +844,66 @@ static void groups_closed_late(struct t *t)
 	T_TRUE(r.fold != NULL);
 	T_EQ_U64(r.unclosed, 0);
 	T_EQ_U64(r.groups, 1);
+	tfd_stream_sums_free(r.sums);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
+/* The root calls a stream selects from the pass before's list, as the
+ * pipeline pass does (timesel.c): a first call that fills a buffer (over
+ * twice the median) is the warm-up, the steady state's calls slower than
+ * 50 us are analyzed, the slowest hands out its own bottleneck, and the
+ * capacity window starts after the warm-up. Six root calls, each with a
+ * child inside it on its thread (a sync link); one more outside them. */
+static void stream_selects_roots(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_err err = {0};
+	struct tfd_timelink r;
+	size_t by_name = 0, orphans = 0;
+	int root = -1, child = -1;
+
+	fx_init(&f);
+	for (int i = 0; i < 6; i++) {
+		int64_t s = i * 10000 * US, d = (i ? 100 + 10 * i : 5000) * US;
+
+		fx_ev(&f, 0, "Iterator::Prefetch", s, d, "id=1", NULL);
+		fx_ev(&f, 0, "Iterator::Prefetch::Range", s + 1 * US, d - 40 * US, "id=2",
+		      "parent_id=1", NULL);
+	}
+	fx_finish(&f);
+	memset(&c, 0, sizeof(c));
+	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
+	tfd_link_calls(&c);
+	T_EQ_U64(tfd_timelink(&c, NULL, &r), 0);
+	for (size_t i = 0; i < c.iters.n; i++)
+		if (c.iters.v[i].parent < 0)
+			root = (int)i;
+		else
+			child = (int)i;
+	T_TRUE(root >= 0 && child >= 0 && r.sums != NULL);
+	if (r.sums && root >= 0 && child >= 0) {
+		const struct tfd_stream_isum *a = &r.sums->s[root], *b = &r.sums->s[child];
+
+		T_EQ_U64(r.sums->nwarmup[root], 1);
+		T_EQ_U64(a->calls, 6);
+		T_EQ_U64(a->calls_an, 5); /* (the warm-up's not) */
+		T_EQ_U64(b->calls_an, 5);
+		/* the root calls' own time, 40 us each, handed out under the
+		 * analyzed ones; the slowest (the warm-up) hands out its own
+		 * (in ns; the fixture's times are picoseconds) */
+		T_EQ_U64((uint64_t)a->blk_ns, 5 * 40 * 1000);
+		T_EQ_U64((uint64_t)a->slow_blk_ns, 40 * 1000);
+		T_EQ_U64((uint64_t)b->slow_blk_ns, 4960 * 1000);
+		/* the window: from the first call after the warm-up, its calls
+		 * on their thread */
+		T_EQ_U64(a->win_calls, 5);
+		T_EQ_U64(b->win_calls, 5);
+		T_EQ_U64(r.sums->pairs.n, 2);
+		T_EQ_U64(r.sums->edges.n, 1);
+	}
+	tfd_stream_sums_free(r.sums);
 	tfd_graph_release(&c);
 	tfd_capture_free(f.cap);
 }
@@ -2264,6 +2327,7 @@ const struct t_case analysis_cases[] = {
     T(call_pairs_widen),
     T(links_in_time_order_wait),
     T(groups_closed_late),
+    T(stream_selects_roots),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),

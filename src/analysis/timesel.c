@@ -1,0 +1,343 @@
+/* timesel.c - the root calls a stream in time order would select, from
+ * the pass before, and its sums against the pipeline pass's
+ * (TFDOCTOR_TIMELINK_CHECK=1; see docs/performance.md, "Groups folded as
+ * they close").
+ *
+ * What the pipeline pass sums under its analyzed root calls (the steady
+ * state's slow ones), the slowest root call's own blocking and the
+ * capacity window's sums depend on every root call of the pipeline: the
+ * median that tells the warm-up, the slowest, the window's span. The pass
+ * before the stream lists the root calls (struct tfd_prepass.roots), so
+ * the selection is made before the stream starts, as root_stats() makes
+ * it (by default: no --rank, warm-up on), and each root call the stream
+ * meets gets its rank in it. The stream's folds then sum per iterator
+ * what the pipeline pass sums per stage, and each pipeline's build
+ * compares the two (tfd_stream_pipeline_check()). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+#include "pipeline_impl.h"
+#include "tfd/satmath.h"
+#include "tfd/select.h"
+#include "timelink_impl.h"
+
+/* A root call's sort key: its start, then its place in the pass before's
+ * list (the calls' order). */
+struct rkey {
+	int64_t s, e;
+	size_t at;
+};
+
+static int rkey_cmp(const void *a, const void *b)
+{
+	const struct rkey *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* root_stats()'s selection of r's n calls (by start): the warm-up (the
+ * leading calls, at most 10 %, over twice the median), the analyzed ones
+ * (after it, those over TFD_SLOW_CALL_NS, or all when none is), the
+ * slowest (the first of the longest), the capacity window. */
+static void select_roots(struct tl_roots *r)
+{
+	size_t n = r->n;
+	int64_t *d = xmalloc((n + 1) * sizeof(*d)), *sorted = xmalloc((n + 1) * sizeof(*sorted));
+	int64_t p50 = 0;
+	bool slow_only = false;
+
+	for (size_t i = 0; i < n; i++) {
+		d[i] = r->e[i] - r->s[i];
+		sorted[i] = d[i];
+		if (r->slowest < 0 || d[i] > d[r->slowest])
+			r->slowest = (int)i;
+	}
+	if (n) {
+		size_t k = (size_t)ceil(0.5 * (double)n);
+
+		p50 = tfd_kth_i64(sorted, n, (k < 1 ? 1 : k) - 1);
+	}
+	if (n >= 4)
+		while (r->nwarmup < (n + 9) / 10 && d[r->nwarmup] > 2 * p50)
+			r->nwarmup++;
+	for (size_t i = r->nwarmup; i < n; i++)
+		if (d[i] > TFD_SLOW_CALL_NS)
+			r->sel[i] = slow_only = true;
+	if (!slow_only)
+		for (size_t i = r->nwarmup; i < n; i++)
+			r->sel[i] = true;
+	/* (tfd_capacity_window()'s span) */
+	if (n >= r->nwarmup + 4) {
+		r->has_window = true;
+		r->t0 = r->t1 = r->s[r->nwarmup];
+		for (size_t i = r->nwarmup; i < n; i++)
+			if (r->e[i] > r->t1)
+				r->t1 = r->e[i];
+	}
+	free(d);
+	free(sorted);
+}
+
+void tfd_tls_begin(struct tl *t)
+{
+	const struct tfd_prepass *pp = &t->pp;
+	size_t ni = t->pre.iters.n;
+	struct rkey *k = xmalloc((pp->roots.n + 1) * sizeof(*k));
+	size_t *at = xcalloc(ni + 2, sizeof(*at));
+
+	t->roots = xcalloc(ni + 1, sizeof(*t->roots));
+	for (size_t i = 0; i < pp->roots.n; i++)
+		if ((size_t)pp->roots.v[i].iter < ni)
+			at[pp->roots.v[i].iter + 1]++;
+	for (size_t i = 0; i < ni; i++)
+		at[i + 1] += at[i];
+	/* each root iterator's calls, in the list's order, then by start */
+	for (size_t i = 0; i < pp->roots.n; i++) {
+		const struct tfd_root_call *rc = &pp->roots.v[i];
+
+		if ((size_t)rc->iter < ni)
+			k[at[rc->iter]++] = (struct rkey){rc->start_ns, rc->end_ns, i};
+	}
+	for (size_t i = ni; i > 0; i--)
+		at[i] = at[i - 1];
+	at[0] = 0;
+	for (size_t i = 0; i < ni; i++) {
+		struct tl_roots *r = &t->roots[i];
+
+		r->n = at[i + 1] - at[i];
+		r->slowest = -1;
+		if (!r->n)
+			continue;
+		qsort(k + at[i], r->n, sizeof(*k), rkey_cmp);
+		r->s = xmalloc(r->n * sizeof(*r->s));
+		r->e = xmalloc(r->n * sizeof(*r->e));
+		r->sel = xcalloc(r->n, 1);
+		for (size_t j = 0; j < r->n; j++) {
+			r->s[j] = k[at[i] + j].s;
+			r->e[j] = k[at[i] + j].e;
+		}
+		select_roots(r);
+	}
+	free(k);
+	free(at);
+}
+
+void tfd_tls_free(struct tl *t)
+{
+	for (size_t i = 0; t->roots && i < t->pre.iters.n; i++) {
+		free(t->roots[i].s);
+		free(t->roots[i].e);
+		free(t->roots[i].sel);
+	}
+	free(t->roots);
+	t->roots = NULL;
+}
+
+int tfd_tls_rank(struct tl *t, int it, int64_t s, int64_t e)
+{
+	struct tl_roots *r = &t->roots[it];
+	size_t k = r->seen++;
+
+	if (k >= r->n || r->s[k] != s || r->e[k] != e) {
+		t->root_order++;
+		return -1;
+	}
+	return (int)k;
+}
+
+void tfd_stream_sums_free(struct tfd_stream_sums *ss)
+{
+	if (!ss)
+		return;
+	free(ss->s);
+	free(ss->nwarmup);
+	vec_free(&ss->edges);
+	vec_free(&ss->pairs);
+	free(ss);
+}
+
+/* ---- against the pipeline pass ---- */
+
+/* The stage of iterator it in b's pipeline, -1: not one of its. */
+static int stage_in(const struct pbuild *b, const struct bucket *bk, int it)
+{
+	const struct host_ctx *c = b->c;
+
+	if (it != b->root_iter) {
+		size_t i = 0;
+
+		while (i < bk->niters && bk->iters[i] != it)
+			i++;
+		if (i == bk->niters)
+			return -1;
+	}
+	return c->iters.v[it].stage;
+}
+
+/* A key's first call, keys mapped to the pipeline's (stage, ...) pairs:
+ * the lowest first of each, in the order of their first calls. */
+struct sfirst {
+	uint64_t key;
+	int first;
+};
+
+static int sfirst_cmp(const void *a, const void *b)
+{
+	const struct sfirst *x = a, *y = b;
+
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/* v's n keys (mapped) made one each, the lowest first kept, by first. */
+static size_t sfirst_unique(struct sfirst *v, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < m && v[j].key != v[i].key)
+			j++;
+		if (j == m)
+			v[m++] = v[i];
+		else if (v[i].first < v[j].first)
+			v[j].first = v[i].first;
+	}
+	if (m > 1)
+		qsort(v, m, sizeof(*v), sfirst_cmp);
+	return m;
+}
+
+/* The stream's sums per iterator into q, per stage of b's pipeline. */
+static void stage_sums(const struct pbuild *b, const struct bucket *bk,
+		       const struct tfd_stream_sums *ss, struct tfd_stream_isum *q)
+{
+	size_t ns = b->sb.stages.n;
+
+	for (size_t si = 0; si <= ns; si++)
+		q[si].first = -1;
+	for (size_t it = 0; it < ss->niters && it < b->c->iters.n; it++) {
+		const struct tfd_stream_isum *a = &ss->s[it];
+		int si = stage_in(b, bk, (int)it);
+		struct tfd_stream_isum *z;
+
+		if (si < 0 || (size_t)si >= ns)
+			continue;
+		z = &q[si];
+		z->calls += a->calls;
+		z->total_ns = sat_add(z->total_ns, a->total_ns);
+		z->self_ns = sat_add(z->self_ns, a->self_ns);
+		z->calls_an += a->calls_an;
+		z->total_an_ns = sat_add(z->total_an_ns, a->total_an_ns);
+		z->self_an_ns = sat_add(z->self_an_ns, a->self_an_ns);
+		z->blk_ns = sat_add(z->blk_ns, a->blk_ns);
+		z->blk_calls += a->blk_calls;
+		z->win_calls += a->win_calls;
+		z->win_self_ns = sat_add(z->win_self_ns, a->win_self_ns);
+		z->slow_blk_ns = sat_add(z->slow_blk_ns, a->slow_blk_ns);
+		if ((int)it != b->root_iter)
+			for (int l = 0; l < TFD_LINK__COUNT; l++)
+				z->links[l] += a->links[l];
+		if (a->first >= 0 && (z->first < 0 || a->first < z->first))
+			z->first = a->first;
+	}
+}
+
+/* Stage si's sums from the stream (z) against b's, NULL: the same. */
+static const char *stage_differs(const struct pbuild *b, size_t si, const struct tfd_stream_isum *z)
+{
+	const struct tfd_stage *s = &b->sb.stages.v[si];
+
+	if (z->calls != s->calls_all || z->total_ns != s->total_all_ns ||
+	    z->self_ns != s->self_all_ns)
+		return "a stage's calls, total or self time";
+	if (z->calls_an != s->calls || z->total_an_ns != s->total_ns || z->self_an_ns != s->self_ns)
+		return "a stage's analyzed calls, total or self time";
+	if (z->blk_ns != s->blocking_ns || z->blk_calls != s->blocking_calls)
+		return "a stage's blocking time";
+	if (memcmp(z->links, s->links, sizeof(z->links)) != 0)
+		return "a stage's links";
+	if (z->calls && s->sample != b->c->iters.v[call_iter(b->c, (size_t)z->first)].sample)
+		return "a stage's sample call";
+	if (z->win_calls != b->win[si].calls || z->win_self_ns != b->win[si].self_ns)
+		return "a stage's capacity window sums";
+	return NULL;
+}
+
+/* The stream's keys (edges between iterators, the high half's first; or
+ * (iterator, thread) pairs: both) made the pipeline's (stage, ...) into
+ * out, each once with its lowest first call, by first; how many. */
+static size_t stage_keys(const struct pbuild *b, const struct bucket *bk,
+			 const tfd_stream_firsts *v, bool both, struct sfirst *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		int hi = stage_in(b, bk, (int)(v->v[i].key >> 32));
+		int lo = both ? stage_in(b, bk, (int)(uint32_t)v->v[i].key) : 0;
+
+		if (hi >= 0 && lo >= 0)
+			out[n++] =
+			    (struct sfirst){(uint64_t)(uint32_t)hi << 32 |
+						(both ? (uint32_t)lo : (uint32_t)v->v[i].key),
+					    v->v[i].first};
+	}
+	return sfirst_unique(out, n);
+}
+
+/* The first difference between the stream's sums and b's, or NULL. */
+static const char *stream_differs(const struct pbuild *b, const struct bucket *bk,
+				  const struct tfd_stream_sums *ss)
+{
+	size_t ns = b->sb.stages.n, ne, np;
+	struct tfd_stream_isum *q = xcalloc(ns + 1, sizeof(*q));
+	struct sfirst *ev = xmalloc((ss->edges.n + 1) * sizeof(*ev));
+	struct sfirst *pv = xmalloc((ss->pairs.n + 1) * sizeof(*pv));
+	int64_t best = -1;
+	int slow = -1;
+	const char *what = NULL;
+
+	stage_sums(b, bk, ss, q);
+	for (size_t si = 0; si < ns && !what; si++) {
+		what = stage_differs(b, si, &q[si]);
+		if (q[si].slow_blk_ns > best) {
+			best = q[si].slow_blk_ns;
+			slow = (int)si;
+		}
+	}
+	if (!what && (best > 0 ? slow : -1) != b->p->slowest_bottleneck)
+		what = "the slowest root call's bottleneck";
+	if (!what && ss->nwarmup[b->root_iter] != b->p->nwarmup)
+		what = "the warm-up";
+	/* the edges between stages and the window's (stage, thread) pairs, in
+	 * the order of their first calls (host call numbers: a pipeline's
+	 * local numbers keep their order) */
+	ne = stage_keys(b, bk, &ss->edges, true, ev);
+	np = stage_keys(b, bk, &ss->pairs, false, pv);
+	if (!what && (ne != b->ef.n || np != b->win_threads.n))
+		what = "the number of blocking edges or window pairs";
+	for (size_t i = 0; i < ne && !what; i++)
+		if (ev[i].key != ((uint64_t)(uint32_t)b->ef.v[i] << 32 | (uint32_t)b->et.v[i]))
+			what = "the blocking edges or their order";
+	for (size_t i = 0; i < np && !what; i++)
+		if (pv[i].key != b->win_threads.v[i])
+			what = "the window's (stage, thread) pairs or their order";
+	free(q);
+	free(ev);
+	free(pv);
+	return what;
+}
+
+void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk)
+{
+	const char *what = stream_differs(b, bk, b->c->stream);
+
+	fprintf(stderr, "tfdoctor: stream: %s: pipeline %llu: its sums %s%s\n",
+		b->c->h->name ? b->c->h->name : "?", (unsigned long long)b->p->root_id,
+		what ? "differ: " : "as the pipeline pass's", what ? what : "");
+}
