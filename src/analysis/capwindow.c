@@ -64,6 +64,8 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	size_t nr = in->nroots - in->nwarmup, ng;
 	int64_t sum = 0;
 	struct tfd_interval *rc, *gaps, *found;
+	struct tfd_cap_walk w;
+	struct tfd_cap_call cc;
 
 	*n = 0;
 	*away = 0;
@@ -88,16 +90,16 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	memcpy(found, gaps, ng * sizeof(*gaps));
 	for (size_t g = 0; g < ng; g++)
 		*away += gaps[g].e - gaps[g].s;
-	for (size_t k = 0; ng && k < in->n; k++) {
-		int64_t s = tfd_times_start(&in->tm, k), e;
+	for (tfd_cap_walk_begin(&w, in, false); ng && tfd_cap_walk_next(&w, &cc);) {
+		int64_t s = cc.start, e = cc.end;
 		size_t lo = tfd_intervals_started(found, ng, s);
 
 		if (!lo || s >= gaps[lo - 1].e)
 			continue;
-		e = tfd_times_end(&in->tm, k);
 		if (e > gaps[lo - 1].s)
 			gaps[lo - 1].s = e < gaps[lo - 1].e ? e : gaps[lo - 1].e;
 	}
+	tfd_cap_walk_end(&w);
 	for (size_t g = 0; g < ng; g++)
 		if (gaps[g].e > gaps[g].s) {
 			sum += gaps[g].e - gaps[g].s;

@@ -72,11 +72,14 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 	int ro = -1;
 	size_t rn = 0;
 
+	struct tfd_cap_walk w;
+	struct tfd_cap_call cc;
+
 	for (size_t t = 0; t < nt; t++)
 		owner[t] = first[t] = -1;
-	for (size_t k = 0; k < in->n; k++) {
-		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1, o;
-		uint32_t t = cap_thread(in, k);
+	for (tfd_cap_walk_begin(&w, in, false); tfd_cap_walk_next(&w, &cc);) {
+		int si = cc.stage, sg = si >= 0 ? oi->seg_of[si] : -1, o;
+		uint32_t t = cc.thread;
 
 		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt)
 			continue;
@@ -95,11 +98,12 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 		ro = o;
 		rn++;
 	}
+	tfd_cap_walk_end(&w);
 	if (rn)
 		vote_run(&votes, best, owner, rt, ro, rn);
-	for (size_t k = 0; mixed && k < in->n; k++) {
-		int si = cap_stage(in, k), sg = si >= 0 ? oi->seg_of[si] : -1;
-		uint32_t t = cap_thread(in, k);
+	for (tfd_cap_walk_begin(&w, in, false); mixed && tfd_cap_walk_next(&w, &cc);) {
+		int si = cc.stage, sg = si >= 0 ? oi->seg_of[si] : -1;
+		uint32_t t = cc.thread;
 
 		if (sg < 0 || oi->segs[sg].kind != TFD_SEG_INPUT || t >= nt || first[t] != -2)
 			continue;
@@ -108,9 +112,9 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 		/* sized by the votes: the thread's calls counted above */
 		if (!rl[t].v)
 			rl[t].v = xmalloc(roles_on(&votes, t, oi->nstages) * sizeof(*rl[t].v));
-		rl[t].v[rl[t].n++] =
-		    (struct tfd_role){tfd_times_end(&in->tm, k), oi->segs[sg].owner};
+		rl[t].v[rl[t].n++] = (struct tfd_role){cc.end, oi->segs[sg].owner};
 	}
+	tfd_cap_walk_end(&w);
 	for (size_t t = 0; rl && t < nt; t++)
 		if (rl[t].n)
 			qsort(rl[t].v, rl[t].n, sizeof(*rl[t].v), cmp_role);
@@ -156,12 +160,16 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	const uint8_t *fp = in->fns->buf, *fend = fp ? fp + in->fns->len : NULL;
 	struct tfd_fn_call f = {0, 0, 0, 0};
 
-	for (size_t k = 0; k < in->n; k++) {
-		uint32_t t = cap_thread(in, k);
+	struct tfd_cap_walk w;
+	struct tfd_cap_call cc;
+
+	for (tfd_cap_walk_begin(&w, in, false); tfd_cap_walk_next(&w, &cc);) {
+		uint32_t t = cc.thread;
 
 		if (t < nt && owner[t] >= 0 && oi->fn_of[owner[t]] >= 0)
-			vec_push(&ends[owner[t]], tfd_times_end(&in->tm, k));
+			vec_push(&ends[owner[t]], cc.end);
 	}
+	tfd_cap_walk_end(&w);
 	for (size_t q = 0; q < ns; q++)
 		if (ends[q].n)
 			tfd_sort_i64(ends[q].v, ends[q].n);

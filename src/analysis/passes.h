@@ -441,6 +441,8 @@ struct tfd_cap_calls {
 	/* the pipeline's root iterator, and which pipeline each function
 	 * thread worked for over time (NULL: the host has one pipeline) */
 	int root;
+	const int *iter_root; /* per iterator: its root (host_ctx.root) */
+	size_t niters;	      /* the host's iterators */
 	const struct tfd_thread_roots *troots;
 	/* the steps the pipelines are read against (host_ctx's), by start
 	 * (none: no steps) */
@@ -469,6 +471,32 @@ static inline uint32_t cap_thread(const struct tfd_cap_calls *in, size_t k)
 {
 	return in->pairs[call_pairs_at(in->cpair, cap_host_call(in, k))].thread;
 }
+
+/* One of the pipeline's calls as the passes after its sums read it
+ * (owners.c, capwindow.c): its stage (in p->stages), thread and times. */
+struct tfd_cap_call {
+	int stage;
+	uint32_t thread;
+	int64_t start, end;
+};
+/* A walk over the pipeline's calls in the calls' order (thread by thread,
+ * each thread's in time order): from the call table, or from the host's
+ * events walked again, none kept, each call's iterator made again as the
+ * scan makes it (what a reader that keeps no call table would give those
+ * passes; TFDOCTOR_TIMELINK_CHECK=1 compares the two: timesel.c). */
+struct tfd_cap_walk {
+	const struct tfd_cap_calls *in;
+	size_t k;
+	bool events;
+	size_t t;		/* (events) the thread read */
+	bool open;		/* ... its cursor is */
+	struct host_ctx *again; /* ... the iterators made again */
+	struct tfd_ev_mcursor cur;
+};
+/* w over in's calls: from its table, or (events) from its host's events. */
+void tfd_cap_walk_begin(struct tfd_cap_walk *w, const struct tfd_cap_calls *in, bool events);
+bool tfd_cap_walk_next(struct tfd_cap_walk *w, struct tfd_cap_call *c);
+void tfd_cap_walk_end(struct tfd_cap_walk *w);
 
 /* What owners.c chooses threads' owners from: the pipeline's calls, each
  * stage's segment and function segment (-1 none), the segments. */

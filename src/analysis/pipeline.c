@@ -814,9 +814,13 @@ static void capacity(struct pbuild *b)
 	in.nsteps = c->nsteps;
 	in.py_overlap = c->py_overlap;
 	in.root = b->root_iter;
+	in.iter_root = c->root;
+	in.niters = c->iters.n;
 	in.troots = c->troots;
 	in.step_spans = c->step_spans;
 	in.nstep_spans = c->nstep_spans;
+	if (c->stream)
+		tfd_stream_walk_check(&in, b->p->root_id);
 	tfd_capacity_compute(b->p, &in);
 	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
 	free(iter_stage);

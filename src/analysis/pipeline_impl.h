@@ -74,5 +74,8 @@ void tfd_fold_check(const struct pbuild *b);
 /* TFDOCTOR_TIMELINK_CHECK=1, where the stream held (c->stream): its sums
  * against b's, made of bucket bk; a line on stderr (timesel.c). */
 void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk);
+/* ... and the pipeline's calls walked from the host's events (struct
+ * tfd_cap_walk) against the table's, for the passes after its sums. */
+void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id);
 
 #endif

@@ -341,3 +341,41 @@ void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk)
 		b->c->h->name ? b->c->h->name : "?", (unsigned long long)b->p->root_id,
 		what ? "differ: " : "as the pipeline pass's", what ? what : "");
 }
+
+void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id)
+{
+	struct tfd_cap_walk a, b;
+	struct tfd_cap_call x, y;
+	size_t n = 0, at = SIZE_MAX;
+	bool ma, mb;
+
+	tfd_cap_walk_begin(&a, in, false);
+	tfd_cap_walk_begin(&b, in, true);
+	for (;;) {
+		ma = tfd_cap_walk_next(&a, &x);
+		mb = tfd_cap_walk_next(&b, &y);
+		if (!ma || !mb)
+			break;
+		if (x.stage != y.stage || x.thread != y.thread || x.start != y.start ||
+		    x.end != y.end) {
+			at = n;
+			break;
+		}
+		n++;
+	}
+	if (at == SIZE_MAX && ma != mb)
+		at = n;
+	tfd_cap_walk_end(&a);
+	tfd_cap_walk_end(&b);
+	if (at == SIZE_MAX)
+		fprintf(stderr,
+			"tfdoctor: stream: %s: pipeline %llu: its %zu calls walked again from the "
+			"events as from the table\n",
+			in->host->name ? in->host->name : "?", (unsigned long long)root_id, n);
+	else
+		fprintf(
+		    stderr,
+		    "tfdoctor: stream: %s: pipeline %llu: its calls walked again from the events "
+		    "differ from the table's at call %zu\n",
+		    in->host->name ? in->host->name : "?", (unsigned long long)root_id, at);
+}

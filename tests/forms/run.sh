@@ -86,6 +86,7 @@ done
 # analysis is then not lean: the report is the same)
 linked=0
 streamed=0
+walked=0
 for f in "${files[@]}"; do
 	hooked TFDOCTOR_TIMELINK_CHECK timelink \
 		'timelink: .*: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \([0-9]*\) calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$f"
@@ -93,15 +94,20 @@ for f in "${files[@]}"; do
 	# ... and where it held, each pipeline's sums made from the stream's
 	# folds, with the root calls the pass before lists and the selection
 	# the pipeline pass makes of them (src/analysis/timesel.c), are the
-	# pipeline pass's
+	# pipeline pass's; and its calls walked again from the host's events
+	# (src/analysis/capwalk.c: what the passes after the sums read) are
+	# the call table's
 	n=$(grep -c 'stream: .*: pipeline [0-9]*: its sums as the pipeline pass'"'"'s$' "$T/e1")
-	[ "$(grep -c 'stream: ' "$T/e1")" = "$n" ] && ok || bad "$f: $(grep -m1 'stream: ' "$T/e1")"
+	m=$(grep -c 'stream: .*: pipeline [0-9]*: its [0-9]* calls walked again from the events as from the table$' "$T/e1")
+	[ "$(grep -c 'stream: ' "$T/e1")" = "$((n + m))" ] && ok || bad "$f: $(grep -m1 -e 'stream: .*differ' "$T/e1")"
 	streamed=$((streamed + n))
+	walked=$((walked + m))
 done
 # (the hosts of every capture with calls, XSpace and Chrome, were linked;
 # their pipelines, hundreds of them, summed from the stream)
 [ "$linked" -ge 100 ] && ok || bad "only $linked hosts linked in time order"
 [ "$streamed" -ge 300 ] && ok || bad "only $streamed pipelines summed from the stream"
+[ "$walked" -ge 300 ] && ok || bad "only $walked pipelines' calls walked from the events"
 # every XSpace host plane's iterator, Produce and Consume events decoded
 # again from the file, none kept (TFDOCTOR_SOURCE_CHECK=1,
 # src/input/xspace_source.c: what such a reader would read them from) are
@@ -138,7 +144,7 @@ for f in "${files[@]}"; do
 	n=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \([0-9]*\) calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
 		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n" ] &&
-		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c 'stream: .*: its sums as the pipeline pass' "$T/e1")" ]; then
+		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' "$T/e1")" ]; then
 		ok
 	else
 		bad "$f: timelink from the file: $(grep -m1 -e 'timelink: ' -e 'stream: .*differ' "$T/e1")"
@@ -172,7 +178,8 @@ for f in "${files[@]}"; do
 	n=$(grep -c 'source: .*: [0-9]* iterator, Produce and Consume events decoded again from the file kept past the read as packed, in [0-9.]* s; the pass before from the file as from the packed events, in [0-9.]* s; by the bits, [0-9]* events from the file in the packed order on [0-9]* threads (0 sorted)\(; [1-9][0-9]* threads left in the file by the read\)\?$' "$T/e1")
 	m=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most [0-9]* calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most [0-9]* records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain.json" "$T/hooked" &&
-		[ "$(grep -c 'source: ' "$T/e1")" = "$n" ] && [ "$(grep -c 'timelink: ' "$T/e1")" = "$m" ]; then
+		[ "$(grep -c 'source: ' "$T/e1")" = "$n" ] && [ "$(grep -c 'timelink: ' "$T/e1")" = "$m" ] &&
+		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' "$T/e1")" ]; then
 		ok
 	else
 		bad "$f: left in the file, checked: $(grep -m1 -e 'source: ' -e 'timelink: ' "$T/e1")"
