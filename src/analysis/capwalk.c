@@ -44,22 +44,12 @@ static bool next_event(struct tfd_cap_walk *w, struct tfd_event *e, int *it)
 	return false;
 }
 
-bool tfd_cap_walk_next(struct tfd_cap_walk *w, struct tfd_cap_call *c)
+bool tfd_cap_walk_next_event(struct tfd_cap_walk *w, struct tfd_cap_call *c)
 {
 	const struct tfd_cap_calls *in = w->in;
 	struct tfd_event e;
 	int it;
 
-	if (!w->events) {
-		size_t k = w->k;
-
-		if (k >= in->n)
-			return false;
-		w->k++;
-		*c = (struct tfd_cap_call){cap_stage(in, k), cap_thread(in, k),
-					   tfd_times_start(&in->tm, k), tfd_times_end(&in->tm, k)};
-		return true;
-	}
 	/* the pipeline's: an iterator of its root's with a stage */
 	while (next_event(w, &e, &it))
 		if ((size_t)it < in->niters && in->iter_root[it] == in->root &&

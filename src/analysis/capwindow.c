@@ -91,9 +91,13 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	for (size_t g = 0; g < ng; g++)
 		*away += gaps[g].e - gaps[g].s;
 	for (tfd_cap_walk_begin(&w, in, false); ng && tfd_cap_walk_next(&w, &cc);) {
-		int64_t s = cc.start, e = cc.end;
-		size_t lo = tfd_intervals_started(found, ng, s);
+		int64_t s, e;
+		size_t lo;
 
+		tfd_cap_walk_times(&w, &cc);
+		s = cc.start;
+		e = cc.end;
+		lo = tfd_intervals_started(found, ng, s);
 		if (!lo || s >= gaps[lo - 1].e)
 			continue;
 		if (e > gaps[lo - 1].s)

@@ -112,6 +112,7 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 		/* sized by the votes: the thread's calls counted above */
 		if (!rl[t].v)
 			rl[t].v = xmalloc(roles_on(&votes, t, oi->nstages) * sizeof(*rl[t].v));
+		tfd_cap_walk_times(&w, &cc);
 		rl[t].v[rl[t].n++] = (struct tfd_role){cc.end, oi->segs[sg].owner};
 	}
 	tfd_cap_walk_end(&w);
@@ -166,8 +167,10 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	for (tfd_cap_walk_begin(&w, in, false); tfd_cap_walk_next(&w, &cc);) {
 		uint32_t t = cc.thread;
 
-		if (t < nt && owner[t] >= 0 && oi->fn_of[owner[t]] >= 0)
+		if (t < nt && owner[t] >= 0 && oi->fn_of[owner[t]] >= 0) {
+			tfd_cap_walk_times(&w, &cc);
 			vec_push(&ends[owner[t]], cc.end);
+		}
 	}
 	tfd_cap_walk_end(&w);
 	for (size_t q = 0; q < ns; q++)

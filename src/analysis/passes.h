@@ -487,7 +487,7 @@ struct tfd_cap_call {
 struct tfd_cap_walk {
 	const struct tfd_cap_calls *in;
 	size_t k;
-	bool events;
+	bool events, times;	/* times: the calls' start and end wanted */
 	size_t t;		/* (events) the thread read */
 	bool open;		/* ... its cursor is */
 	struct host_ctx *again; /* ... the iterators made again */
@@ -495,8 +495,36 @@ struct tfd_cap_walk {
 };
 /* w over in's calls: from its table, or (events) from its host's events. */
 void tfd_cap_walk_begin(struct tfd_cap_walk *w, const struct tfd_cap_calls *in, bool events);
-bool tfd_cap_walk_next(struct tfd_cap_walk *w, struct tfd_cap_call *c);
 void tfd_cap_walk_end(struct tfd_cap_walk *w);
+/* The walk's next call from the host's events (capwalk.c). */
+bool tfd_cap_walk_next_event(struct tfd_cap_walk *w, struct tfd_cap_call *c);
+
+/* The walk's next call into *c, its stage and thread (its times:
+ * tfd_cap_walk_times()): false at the end (the table's inline: it runs
+ * once a call per pass). */
+static inline bool tfd_cap_walk_next(struct tfd_cap_walk *w, struct tfd_cap_call *c)
+{
+	const struct tfd_cap_calls *in = w->in;
+	size_t k = w->k;
+
+	if (w->events)
+		return tfd_cap_walk_next_event(w, c);
+	if (k >= in->n)
+		return false;
+	w->k++;
+	*c = (struct tfd_cap_call){cap_stage(in, k), cap_thread(in, k), 0, 0};
+	return true;
+}
+
+/* The start and end of the call the walk gave last into *c (a table's
+ * times cost a decode: asked for where they are read). */
+static inline void tfd_cap_walk_times(const struct tfd_cap_walk *w, struct tfd_cap_call *c)
+{
+	if (!w->events) {
+		c->start = tfd_times_start(&w->in->tm, w->k - 1);
+		c->end = tfd_times_end(&w->in->tm, w->k - 1);
+	}
+}
 
 /* What owners.c chooses threads' owners from: the pipeline's calls, each
  * stage's segment and function segment (-1 none), the segments. */

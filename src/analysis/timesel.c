@@ -356,6 +356,8 @@ void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id)
 		mb = tfd_cap_walk_next(&b, &y);
 		if (!ma || !mb)
 			break;
+		tfd_cap_walk_times(&a, &x);
+		tfd_cap_walk_times(&b, &y);
 		if (x.stage != y.stage || x.thread != y.thread || x.start != y.start ||
 		    x.end != y.end) {
 			at = n;
