@@ -389,6 +389,49 @@ struct tfd_root_call {
 	int iter;
 	int64_t start_ns, end_ns;
 };
+/* The host's root calls in the calls' order: from its call table, or
+ * from a list of them (the pass before's, struct tfd_prepass.roots, which
+ * the time-order check finds the table's): what the passes that read the
+ * root calls alone walk (analyze.c, owners.c), so that a reader without a
+ * call table can feed them. */
+struct tfd_root_walk {
+	const struct host_ctx *c;
+	const struct tfd_root_call *list;
+	size_t n, k;
+};
+/* w over c's root calls: list[0..n) when list is not NULL. */
+static inline void tfd_root_walk_begin(struct tfd_root_walk *w, const struct host_ctx *c,
+				       const struct tfd_root_call *list, size_t n)
+{
+	w->c = c;
+	w->list = list;
+	w->n = list ? n : c->calls.n;
+	w->k = 0;
+}
+static inline bool tfd_root_walk_next(struct tfd_root_walk *w, struct tfd_root_call *rc)
+{
+	const struct host_ctx *c = w->c;
+
+	if (w->list) {
+		if (w->k >= w->n)
+			return false;
+		*rc = w->list[w->k++];
+		return true;
+	}
+	while (w->k < w->n) {
+		size_t k = w->k++;
+		int i;
+
+		if (c->calls.v[k].parent >= 0) /* (a root call has no parent call) */
+			continue;
+		i = call_iter(c, k);
+		if (c->root[i] == i) {
+			*rc = (struct tfd_root_call){i, call_start(c, k), call_end(c, k)};
+			return true;
+		}
+	}
+	return false;
+}
 /* An iterator's first call on a thread: its rank among the thread's calls
  * (its calls in time order). */
 struct tfd_first_call {

@@ -71,19 +71,13 @@ struct marker_reads {
 static void root_times(const struct host_ctx *c, const struct marker_reads *mr, int64_t *all,
 		       int64_t *in)
 {
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int i;
-		int64_t a, b;
+	struct tfd_root_walk w;
+	struct tfd_root_call rc;
 
-		if (c->calls.v[k].parent >= 0) /* a root call has no parent call */
-			continue;
-		i = call_iter(c, k);
-		if (c->root[i] != i)
-			continue;
-		a = call_start(c, k);
-		b = call_end(c, k);
-		all[i] = sat_add(all[i], b - a);
-		in[i] = sat_add(in[i], tfd_interval_overlap(mr->mk, mr->nmk, a, b));
+	for (tfd_root_walk_begin(&w, c, NULL, 0); tfd_root_walk_next(&w, &rc);) {
+		all[rc.iter] = sat_add(all[rc.iter], rc.end_ns - rc.start_ns);
+		in[rc.iter] = sat_add(
+		    in[rc.iter], tfd_interval_overlap(mr->mk, mr->nmk, rc.start_ns, rc.end_ns));
 	}
 }
 
@@ -175,6 +169,8 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	const struct tfd_host *h = c->h;
 	int64_t *all, *in;
 	VEC(struct tfd_interval) hv = {0};
+	struct tfd_root_walk rw;
+	struct tfd_root_call rc;
 
 	memset(mr, 0, sizeof(*mr));
 	if (h->nsteps < 2 || !c->iters.n)
@@ -188,13 +184,13 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	root_times(c, mr, all, in);
 	for (size_t i = 0; i < c->iters.n && !mr->hold; i++)
 		mr->hold = all[i] > 0 && 2 * in[i] >= all[i];
-	for (size_t k = 0; mr->hold && k < c->calls.n; k++) {
-		int i = c->calls.v[k].parent >= 0 ? -1 : call_iter(c, k);
+	for (tfd_root_walk_begin(&rw, c, NULL, 0); mr->hold && tfd_root_walk_next(&rw, &rc);) {
+		int i = rc.iter;
 		struct tfd_interval hole;
 
 		/* a root read between the markers: under 1 % of it inside */
-		if (i >= 0 && c->root[i] == i && all[i] > 0 && 100 * in[i] < all[i] &&
-		    hole_of(mr, call_start(c, k), call_end(c, k), &hole))
+		if (all[i] > 0 && 100 * in[i] < all[i] &&
+		    hole_of(mr, rc.start_ns, rc.end_ns, &hole))
 			vec_push(&hv, hole);
 	}
 	/* one stretch per gap (each starts at its gap's marker): read in half
@@ -232,17 +228,18 @@ static void session_eval_passes(const struct host_ctx *c, const int *pipe,
 	int *step_pipe = xmalloc((n + 1) * sizeof(*step_pipe)); /* -1 none, -2 several */
 	size_t *runs = xcalloc(np + 1, sizeof(*runs));
 	bool *beside = xcalloc(np + 1, sizeof(*beside));
+	struct tfd_root_walk rw;
+	struct tfd_root_call rc;
 
 	for (size_t s = 0; s < n; s++)
 		step_pipe[s] = -1;
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int i = call_iter(c, k), p;
-		int64_t t;
+	for (tfd_root_walk_begin(&rw, c, NULL, 0); tfd_root_walk_next(&rw, &rc);) {
+		int p = pipe[rc.iter];
+		int64_t t = rc.start_ns;
 		size_t s;
 
-		if (c->calls.v[k].parent >= 0 || c->root[i] != i || (p = pipe[i]) < 0)
+		if (p < 0)
 			continue;
-		t = call_start(c, k);
 		s = tfd_intervals_started(c->step_spans, n, t);
 		if (!s || t >= c->step_spans[s - 1].e)
 			continue;

@@ -482,6 +482,8 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 	const uint8_t *fp = c->fns.buf, *fend = fp ? fp + c->fns.len : NULL;
 	struct tfd_fn_call f = {0, 0, 0, 0};
 	bool *runs_fns;
+	struct tfd_root_walk rw;
+	struct tfd_root_call rc;
 
 	memset(tr, 0, sizeof(*tr));
 	if (g->n < 2 || !c->fns.n)
@@ -497,16 +499,9 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 	/* a pipeline runs until its consumer's last call ends: by the root's
 	 * own calls (an iterator whose id repeats in each epoch's pipeline,
 	 * a source's, is kept as one, under the first epoch's root) */
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int i = call_iter(c, k);
-		int64_t e;
-
-		if (c->root[i] != i)
-			continue;
-		e = call_end(c, k);
-		if (e > tr->last_end[i])
-			tr->last_end[i] = e;
-	}
+	for (tfd_root_walk_begin(&rw, c, NULL, 0); tfd_root_walk_next(&rw, &rc);)
+		if (rc.end_ns > tr->last_end[rc.iter])
+			tr->last_end[rc.iter] = rc.end_ns;
 	tr->off = xcalloc(nt + 1, sizeof(uint32_t));
 	w = root_runs(c, runs_fns, tr, NULL);
 	for (size_t t = 0; t < nt; t++)
