@@ -625,11 +625,13 @@ static void state_bytes(const struct tl *t, struct tfd_timelink *out)
 
 /* What the pass before gives besides the iterators, as the scan's calls
  * have it: each thread's count of calls, the calls of root iterators in
- * the calls' order. */
+ * the calls' order (tfd_root_walk's). */
 static void scan_prepass(const struct host_ctx *c, struct tfd_prepass *pp)
 {
 	struct imap pairs = {0};
 	size_t seen;
+	struct tfd_root_walk w;
+	struct tfd_root_call rc;
 
 	memset(pp, 0, sizeof(*pp));
 	pp->thread_calls = xcalloc(c->h->nthreads + 1, sizeof(size_t));
@@ -644,11 +646,12 @@ static void scan_prepass(const struct host_ctx *c, struct tfd_prepass *pp)
 				 ((struct tfd_first_call){pp->thread_calls[th], th, i}));
 		}
 		pp->thread_calls[th]++;
-		if (c->root[i] == i)
-			vec_push(&pp->roots,
-				 ((struct tfd_root_call){i, call_start(c, k), call_end(c, k)}));
 	}
 	imap_free(&pairs);
+	/* (the walk the passes that read root calls alone read: a list of
+	 * them, as the pass before's, feeds them the same) */
+	for (tfd_root_walk_begin(&w, c, NULL, 0); tfd_root_walk_next(&w, &rc);)
+		vec_push(&pp->roots, rc);
 }
 
 /* The pass before the stream (the stream's, t->pre and t->pp) against the
