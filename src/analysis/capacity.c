@@ -882,17 +882,14 @@ void tfd_capacity_compute(struct tfd_pipeline *p, const struct tfd_cap_calls *in
 	memset(&c, 0, sizeof(c));
 	c.p = p;
 	c.in = in;
-	if (!tfd_capacity_window(&in->tm, in->roots, in->nroots, in->nwarmup, &c.t0, &c.t1)) {
+	if (!tfd_capacity_window(&in->roots, in->nwarmup, &c.t0, &c.t1)) {
 		ops_only(&c); /* too few root calls for a model: the ops still are the maps' */
 		return;
 	}
-	for (size_t r = in->nwarmup; r < in->nroots; r++) {
-		size_t k = (size_t)in->roots[r];
-
+	for (size_t r = in->nwarmup; r < in->roots.n; r++)
 		root_busy =
-		    sat_add(root_busy, tfd_times_end(&in->tm, k) - tfd_times_start(&in->tm, k));
-	}
-	c.n = in->nroots - in->nwarmup;
+		    sat_add(root_busy, tfd_root_end(&in->roots, r) - tfd_root_start(&in->roots, r));
+	c.n = in->roots.n - in->nwarmup;
 	if (c.t1 <= c.t0)
 		return;
 	cp->pause_ns = tfd_cap_pauses(p, in, c.t0, c.t1, &cp->npauses, &away);

@@ -10,15 +10,14 @@
 /* root elements needed before the model says anything */
 #define MIN_ROOT_ELEMENTS 4
 
-bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
-			 size_t nwarmup, int64_t *t0, int64_t *t1)
+bool tfd_capacity_window(const struct tfd_root_spans *rs, size_t nwarmup, int64_t *t0, int64_t *t1)
 {
-	if (nroots < nwarmup + MIN_ROOT_ELEMENTS)
+	if (rs->n < nwarmup + MIN_ROOT_ELEMENTS)
 		return false;
-	*t0 = tfd_times_start(tm, (size_t)roots[nwarmup]);
+	*t0 = tfd_root_start(rs, nwarmup);
 	*t1 = *t0;
-	for (size_t r = nwarmup; r < nroots; r++) {
-		int64_t end = tfd_times_end(tm, (size_t)roots[r]);
+	for (size_t r = nwarmup; r < rs->n; r++) {
+		int64_t end = tfd_root_end(rs, r);
 
 		if (end > *t1)
 			*t1 = end;
@@ -61,7 +60,7 @@ static size_t step_gaps(const struct tfd_cap_calls *in, const struct tfd_interva
 int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls *in, int64_t t0,
 		       int64_t t1, uint32_t *n, int64_t *away)
 {
-	size_t nr = in->nroots - in->nwarmup, ng;
+	size_t nr = in->roots.n - in->nwarmup, ng;
 	int64_t sum = 0;
 	struct tfd_interval *rc, *gaps, *found;
 	struct tfd_cap_walk w;
@@ -72,12 +71,9 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	if (p->outside_steps || in->nstep_spans < 3 || !nr)
 		return 0;
 	rc = xmalloc(nr * sizeof(*rc));
-	for (size_t r = 0; r < nr; r++) {
-		size_t c = (size_t)in->roots[in->nwarmup + r];
-
-		rc[r] =
-		    (struct tfd_interval){tfd_times_start(&in->tm, c), tfd_times_end(&in->tm, c)};
-	}
+	for (size_t r = 0; r < nr; r++)
+		rc[r] = (struct tfd_interval){tfd_root_start(&in->roots, in->nwarmup + r),
+					      tfd_root_end(&in->roots, in->nwarmup + r)};
 	qsort(rc, nr, sizeof(*rc), tfd_interval_cmp);
 	for (size_t r = 1; r < nr; r++)
 		if (rc[r].e < rc[r - 1].e)
@@ -131,9 +127,8 @@ static size_t steps_of_pipeline(const struct tfd_cap_calls *in)
 
 	if (!h || !h->steps || h->nsteps != in->nsteps)
 		return in->nsteps;
-	for (size_t r = 0; r < in->nroots; r++) {
-		int64_t s = tfd_times_start(&in->tm, (size_t)in->roots[r]),
-			e = tfd_times_end(&in->tm, (size_t)in->roots[r]);
+	for (size_t r = 0; r < in->roots.n; r++) {
+		int64_t s = tfd_root_start(&in->roots, r), e = tfd_root_end(&in->roots, r);
 
 		a = s < a ? s : a;
 		b = e > b ? e : b;
@@ -161,9 +156,9 @@ void tfd_cap_steps_demand(const struct tfd_pipeline *p, struct tfd_capacity *cp,
 	/* read between the steps (a validation pass): they are not its consumer */
 	if (p->outside_steps)
 		return;
-	if (!(in->step_rate > 0) || !in->nsteps || !in->nroots)
+	if (!(in->step_rate > 0) || !in->nsteps || !in->roots.n)
 		return;
-	d = in->step_rate * (double)in->nroots / (double)steps_of_pipeline(in);
+	d = in->step_rate * (double)in->roots.n / (double)steps_of_pipeline(in);
 	if (d > 0 && cp->demand > STEPS_DEMAND_GAP * d) {
 		cp->demand = d;
 		cp->demand_from_steps = true;

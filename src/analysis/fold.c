@@ -219,6 +219,7 @@ void tfd_fold_check(const struct pbuild *b)
 	bool *near = xmalloc((n + 1) * sizeof(*near)), *nearm = xmalloc((n + 1) * sizeof(*nearm));
 	bool has_window;
 	struct fold f = {.b = b};
+	struct tfd_root_spans rs;
 	int64_t t0 = 0, t1 = 0;
 	const char *what;
 
@@ -232,7 +233,8 @@ void tfd_fold_check(const struct pbuild *b)
 		if (slowest < 0 || b->durs[r] > b->durs[slowest])
 			slowest = (int)r;
 	}
-	has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &t0, &t1);
+	rs = pbuild_root_spans(b);
+	has_window = tfd_capacity_window(&rs, b->cap_warmup, &t0, &t1);
 	/* the groups, each's calls ascending (a counting sort by top) */
 	for (size_t k = 0; k < n; k++) {
 		top[k] = pbuild_top(b, k, &near[k]);

@@ -188,6 +188,10 @@ struct tfd_stream_sums {
 	tfd_stream_firsts edges; /* under analyzed root calls */
 	tfd_stream_firsts pairs;
 	size_t *nwarmup; /* per iterator (a root iterator's): its warm-up calls */
+	/* per iterator (a root iterator's): its root calls, by start, as
+	 * lists a struct tfd_root_spans reads */
+	size_t *nroots;
+	int64_t **root_s, **root_e;
 };
 void tfd_stream_sums_free(struct tfd_stream_sums *ss);
 
@@ -411,6 +415,27 @@ struct tfd_cap_window {
 /* The calls of one pipeline as the capacity pass needs them: per call its
  * stage (index into p->stages), thread, span and self time; the root calls
  * in time order and how many leading ones are warm-up. */
+/* A pipeline's root calls in root_stats()'s order (by start, then call),
+ * each one's span: the call table's (idx: their calls' indices in tm), or
+ * two lists (s and e, idx NULL: the pass before's root calls, selected as
+ * a stream in time order selects them, src/analysis/timesel.c). */
+struct tfd_root_spans {
+	size_t n;
+	const int *idx;
+	struct tfd_times tm;
+	const int64_t *s, *e;
+};
+
+static inline int64_t tfd_root_start(const struct tfd_root_spans *rs, size_t r)
+{
+	return rs->idx ? tfd_times_start(&rs->tm, (size_t)rs->idx[r]) : rs->s[r];
+}
+
+static inline int64_t tfd_root_end(const struct tfd_root_spans *rs, size_t r)
+{
+	return rs->idx ? tfd_times_end(&rs->tm, (size_t)rs->idx[r]) : rs->e[r];
+}
+
 struct tfd_cap_calls {
 	const struct tfd_host *host;
 	const struct tfd_fns *fns; /* tfd_capacity_functions() of host */
@@ -423,8 +448,8 @@ struct tfd_cap_calls {
 	const int *pcalls;
 	const int *iter_stage;
 	struct tfd_times tm; /* by call */
-	const int *roots;
-	size_t nroots, nwarmup;
+	struct tfd_root_spans roots;
+	size_t nwarmup;
 	/* per stage of p: its window sums, and the (stage, thread) pairs of
 	 * its window calls, each once */
 	const struct tfd_cap_window *window;
@@ -544,11 +569,10 @@ struct imap;
 void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
 		       const struct tfd_op_owners *ow, struct imap *runs);
 
-/* The capacity window of root calls roots[nwarmup..nroots) (tm by
- * call): [*t0, *t1), from the first's start to the latest end; false when
- * there are too few root calls for a model. */
-bool tfd_capacity_window(const struct tfd_times *tm, const int *roots, size_t nroots,
-			 size_t nwarmup, int64_t *t0, int64_t *t1);
+/* The capacity window of root calls [nwarmup, rs->n): [*t0, *t1), from
+ * the first's start to the latest end; false when there are too few root
+ * calls for a model. */
+bool tfd_capacity_window(const struct tfd_root_spans *rs, size_t nwarmup, int64_t *t0, int64_t *t1);
 /* The pauses in the window [t0, t1) of a pipeline read inside the steps
  * (capwindow.c): the step gaps in which no root call read, each from the
  * end of the last call that started in it; their time, their number in

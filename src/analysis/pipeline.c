@@ -621,6 +621,7 @@ static void aggregate(struct pbuild *b)
 	struct root_rank *rr = xmalloc((nr + 1) * sizeof(*rr));
 	int64_t best = -1, *slow_blk = xcalloc(ns + 1, sizeof(int64_t));
 	struct agg_job j;
+	struct tfd_root_spans rs;
 	struct imap seen = {0}, win_seen = {0};
 	VEC(struct edge_seen) edges = {0};
 
@@ -635,7 +636,8 @@ static void aggregate(struct pbuild *b)
 		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
 	if (nr > 1)
 		qsort(rr, nr, sizeof(*rr), root_rank_cmp);
-	j.has_window = tfd_capacity_window(&b->tm, b->roots.v, nr, b->cap_warmup, &j.t0, &j.t1);
+	rs = pbuild_root_spans(b);
+	j.has_window = tfd_capacity_window(&rs, b->cap_warmup, &j.t0, &j.t1);
 	j.nruns = b->n >= AGG_SPLIT_MIN && cores > 1 ? AGG_RUNS : 1;
 	j.parts = xcalloc(j.nruns, sizeof(*j.parts));
 	for (size_t i = 0; i < j.nruns; i++) {
@@ -802,8 +804,7 @@ static void capacity(struct pbuild *b)
 	in.pcalls = b->identity ? NULL : b->pcalls.v;
 	in.iter_stage = iter_stage;
 	in.tm = b->tm;
-	in.roots = b->roots.v;
-	in.nroots = b->roots.n;
+	in.roots = pbuild_root_spans(b);
 	in.nwarmup = b->cap_warmup;
 	in.window = win;
 	in.stage_threads = b->win_threads.v;

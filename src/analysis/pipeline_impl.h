@@ -39,6 +39,12 @@ struct pbuild {
 	VEC(uint64_t) win_threads;
 };
 
+/* b's root calls, by start, as the capacity pass reads them. */
+static inline struct tfd_root_spans pbuild_root_spans(const struct pbuild *b)
+{
+	return (struct tfd_root_spans){.n = b->roots.n, .idx = b->roots.v, .tm = b->tm};
+}
+
 /* The host call index of local call k. */
 static inline int host_call(const struct pbuild *b, size_t k)
 {

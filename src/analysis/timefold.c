@@ -511,7 +511,15 @@ struct tfd_stream_sums *tfd_tlf_take(struct tl *t)
 	if (ss->pairs.n > 1)
 		qsort(ss->pairs.v, ss->pairs.n, sizeof(*ss->pairs.v), sfirst_cmp);
 	ss->nwarmup = xcalloc(f->niters + 1, sizeof(*ss->nwarmup));
-	for (size_t i = 0; t->roots && i < f->niters; i++)
+	ss->nroots = xcalloc(f->niters + 1, sizeof(*ss->nroots));
+	ss->root_s = xcalloc(f->niters + 1, sizeof(*ss->root_s));
+	ss->root_e = xcalloc(f->niters + 1, sizeof(*ss->root_e));
+	for (size_t i = 0; t->roots && i < f->niters; i++) {
 		ss->nwarmup[i] = t->roots[i].nwarmup;
+		ss->nroots[i] = t->roots[i].n;
+		ss->root_s[i] = t->roots[i].s;
+		ss->root_e[i] = t->roots[i].e;
+		t->roots[i].s = t->roots[i].e = NULL; /* (handed over) */
+	}
 	return ss;
 }

@@ -154,6 +154,13 @@ void tfd_stream_sums_free(struct tfd_stream_sums *ss)
 {
 	if (!ss)
 		return;
+	for (size_t i = 0; ss->root_s && i < ss->niters; i++) {
+		free(ss->root_s[i]);
+		free(ss->root_e[i]);
+	}
+	free(ss->root_s);
+	free(ss->root_e);
+	free(ss->nroots);
 	free(ss->s);
 	free(ss->nwarmup);
 	vec_free(&ss->edges);
@@ -290,6 +297,23 @@ static size_t stage_keys(const struct pbuild *b, const struct bucket *bk,
 	return sfirst_unique(out, n);
 }
 
+/* Whether the stream's root calls of b's root iterator, as the lists a
+ * struct tfd_root_spans reads, are b's, in its order. */
+static bool same_roots(const struct pbuild *b, const struct tfd_stream_sums *ss)
+{
+	int ri = b->root_iter;
+	struct tfd_root_spans x = pbuild_root_spans(b);
+	struct tfd_root_spans y = {.n = ss->nroots[ri], .s = ss->root_s[ri], .e = ss->root_e[ri]};
+
+	if (x.n != y.n)
+		return false;
+	for (size_t r = 0; r < x.n; r++)
+		if (tfd_root_start(&x, r) != tfd_root_start(&y, r) ||
+		    tfd_root_end(&x, r) != tfd_root_end(&y, r))
+			return false;
+	return true;
+}
+
 /* The first difference between the stream's sums and b's, or NULL. */
 static const char *stream_differs(const struct pbuild *b, const struct bucket *bk,
 				  const struct tfd_stream_sums *ss)
@@ -314,6 +338,8 @@ static const char *stream_differs(const struct pbuild *b, const struct bucket *b
 		what = "the slowest root call's bottleneck";
 	if (!what && ss->nwarmup[b->root_iter] != b->p->nwarmup)
 		what = "the warm-up";
+	if (!what && !same_roots(b, ss))
+		what = "the root calls or their order";
 	/* the edges between stages and the window's (stage, thread) pairs, in
 	 * the order of their first calls (host call numbers: a pipeline's
 	 * local numbers keep their order) */
