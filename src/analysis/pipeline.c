@@ -217,18 +217,17 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 				    tree_lists(n));
 }
 
-/* Leading warm-up calls and the --rank pick or the steady-state selection. */
-static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
+/* Leading warm-up calls and the --rank pick or the steady-state selection
+ * of nr root calls of durations durs (by start) into selected[]. */
+static void select_calls(struct tfd_pipeline *p, const int64_t *durs, size_t nr, bool *selected,
+			 const struct tfd_analyze_opts *opts)
 {
-	struct tfd_pipeline *p = b->p;
-	size_t nr = b->roots.n;
-
 	/* warm-up: leading calls (at most 10 %) more than twice the median,
 	 * e.g. the first GetNext that fills a shuffle buffer or opens files */
 	if (!opts->no_warmup && nr >= 4) {
 		size_t limit = (nr + 9) / 10;
 
-		while (p->nwarmup < limit && b->durs[p->nwarmup] > 2 * p->p50_ns)
+		while (p->nwarmup < limit && durs[p->nwarmup] > 2 * p->p50_ns)
 			p->nwarmup++;
 	}
 	p->analyzed_rank = -1;
@@ -238,28 +237,28 @@ static void select_calls(struct pbuild *b, const struct tfd_analyze_opts *opts)
 		struct keyed *byslow = xmalloc((nr + 1) * sizeof(*byslow));
 
 		for (size_t i = 0; i < nr; i++)
-			byslow[i] = (struct keyed){-b->durs[i], (int64_t)i};
+			byslow[i] = (struct keyed){-durs[i], (int64_t)i};
 		if (nr > 1)
 			qsort(byslow, nr, sizeof(*byslow), keyed_cmp);
 		if (opts->rank >= 0 && (size_t)opts->rank < nr) {
 			size_t pick = (size_t)byslow[opts->rank].idx;
 
-			b->selected[pick] = true;
+			selected[pick] = true;
 			p->analyzed_rank = opts->rank;
-			p->analyzed_slow_only = b->durs[pick] > TFD_SLOW_CALL_NS;
+			p->analyzed_slow_only = durs[pick] > TFD_SLOW_CALL_NS;
 		}
 		p->nwarmup = 0;
 		free(byslow);
 		return;
 	}
 	for (size_t i = p->nwarmup; i < nr; i++)
-		if (b->durs[i] > TFD_SLOW_CALL_NS) {
-			b->selected[i] = true;
+		if (durs[i] > TFD_SLOW_CALL_NS) {
+			selected[i] = true;
 			p->analyzed_slow_only = true;
 		}
 	if (!p->analyzed_slow_only)
 		for (size_t i = p->nwarmup; i < nr; i++)
-			b->selected[i] = true;
+			selected[i] = true;
 }
 
 /* Root call i's sort key: its start, then its local index. */
@@ -268,12 +267,45 @@ static struct keyed root_key(const struct pbuild *b, size_t i)
 	return (struct keyed){tfd_times_start(&b->tm, (size_t)b->roots.v[i]), b->roots.v[i]};
 }
 
+void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_opts *opts,
+		    struct tfd_pipeline *p, int64_t *durs, bool *selected)
+{
+	size_t nr = rs->n;
+	int64_t *sorted;
+
+	p->ncalls = nr;
+	for (size_t i = 0; i < nr; i++) {
+		int64_t end = tfd_root_end(rs, i), d = end - tfd_root_start(rs, i);
+
+		durs[i] = d;
+		if (!i || end > p->last_end_ns)
+			p->last_end_ns = end;
+		p->total_ns = sat_add(p->total_ns, d);
+		p->nslow += d > TFD_SLOW_CALL_NS;
+	}
+	if (!nr)
+		return;
+	sorted = xmalloc(nr * sizeof(int64_t));
+	memcpy(sorted, durs, nr * sizeof(int64_t));
+	p->min_ns = p->max_ns = sorted[0];
+	for (size_t i = 1; i < nr; i++) {
+		p->min_ns = sorted[i] < p->min_ns ? sorted[i] : p->min_ns;
+		p->max_ns = sorted[i] > p->max_ns ? sorted[i] : p->max_ns;
+	}
+	p->avg_ns = p->total_ns / (int64_t)nr;
+	p->p50_ns = percentile(sorted, nr, 0.5);
+	p->p95_ns = percentile(sorted, nr, 0.95);
+	p->first_start_ns = tfd_root_start(rs, 0);
+	p->first_call_ns = durs[0];
+	free(sorted);
+	select_calls(p, durs, nr, selected, opts);
+}
+
 /* Root calls in time order, their latency statistics and the selection. */
 static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 {
-	struct tfd_pipeline *p = b->p;
 	size_t nr = b->roots.n, k = 1;
-	int64_t *sorted;
+	struct tfd_root_spans rs;
 
 	/* roots are in thread order; sort by start (then index) unless they
 	 * are in that order already, as when they ran on one thread */
@@ -293,35 +325,10 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 			b->roots.v[i] = (int)kv[i].idx;
 		free(kv);
 	}
-	p->ncalls = nr;
 	b->durs = xmalloc((nr + 1) * sizeof(int64_t));
 	b->selected = xcalloc(nr + 1, sizeof(bool));
-	for (size_t i = 0; i < nr; i++) {
-		size_t rk = (size_t)b->roots.v[i];
-		int64_t end = tfd_times_end(&b->tm, rk), d = end - tfd_times_start(&b->tm, rk);
-
-		b->durs[i] = d;
-		if (!i || end > p->last_end_ns)
-			p->last_end_ns = end;
-		p->total_ns = sat_add(p->total_ns, d);
-		p->nslow += d > TFD_SLOW_CALL_NS;
-	}
-	if (!nr)
-		return;
-	sorted = xmalloc(nr * sizeof(int64_t));
-	memcpy(sorted, b->durs, nr * sizeof(int64_t));
-	p->min_ns = p->max_ns = sorted[0];
-	for (size_t i = 1; i < nr; i++) {
-		p->min_ns = sorted[i] < p->min_ns ? sorted[i] : p->min_ns;
-		p->max_ns = sorted[i] > p->max_ns ? sorted[i] : p->max_ns;
-	}
-	p->avg_ns = p->total_ns / (int64_t)nr;
-	p->p50_ns = percentile(sorted, nr, 0.5);
-	p->p95_ns = percentile(sorted, nr, 0.95);
-	p->first_start_ns = tfd_times_start(&b->tm, (size_t)b->roots.v[0]);
-	p->first_call_ns = b->durs[0];
-	free(sorted);
-	select_calls(b, opts);
+	rs = pbuild_root_spans(b);
+	tfd_root_stats(&rs, opts, b->p, b->durs, b->selected);
 }
 
 /* Share of its root calls' time under which a pipeline whose calls fall
@@ -339,13 +346,13 @@ static void steps_overlap(struct pbuild *b)
 	size_t n = b->c->nstep_spans, gaps = 0;
 	int64_t in = 0;
 	uint8_t *seen;
+	struct tfd_root_spans rs = pbuild_root_spans(b);
 
 	if (!n || !b->roots.n)
 		return;
 	seen = xcalloc(n + 1, 1);
-	for (size_t r = 0; r < b->roots.n; r++) {
-		int64_t s = tfd_times_start(&b->tm, (size_t)b->roots.v[r]),
-			e = tfd_times_end(&b->tm, (size_t)b->roots.v[r]),
+	for (size_t r = 0; r < rs.n; r++) {
+		int64_t s = tfd_root_start(&rs, r), e = tfd_root_end(&rs, r),
 			own = tfd_interval_overlap(sp, n, s, e);
 		/* the gap after the last span starting by s */
 		size_t lo = tfd_intervals_started(sp, n, s);

@@ -8,12 +8,12 @@
  * capacity window's sums depend on every root call of the pipeline: the
  * median that tells the warm-up, the slowest, the window's span. The pass
  * before the stream lists the root calls (struct tfd_prepass.roots), so
- * the selection is made before the stream starts, as root_stats() makes
- * it (by default: no --rank, warm-up on), and each root call the stream
- * meets gets its rank in it. The stream's folds then sum per iterator
+ * the selection is made before the stream starts, by the pipeline pass's
+ * own code on those lists (tfd_root_stats(), with the default options:
+ * no --rank, warm-up on), and each root call the stream meets gets its
+ * rank in it. The stream's folds then sum per iterator
  * what the pipeline pass sums per stage, and each pipeline's build
  * compares the two (tfd_stream_pipeline_check()). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,6 @@
 #include "passes.h"
 #include "pipeline_impl.h"
 #include "tfd/satmath.h"
-#include "tfd/select.h"
 #include "timelink_impl.h"
 
 /* A root call's sort key: its start, then its place in the pass before's
@@ -40,47 +39,29 @@ static int rkey_cmp(const void *a, const void *b)
 	return (x->at > y->at) - (x->at < y->at);
 }
 
-/* root_stats()'s selection of r's n calls (by start): the warm-up (the
- * leading calls, at most 10 %, over twice the median), the analyzed ones
- * (after it, those over TFD_SLOW_CALL_NS, or all when none is), the
- * slowest (the first of the longest), the capacity window. */
+/* The pipeline pass's selection of r's n calls (by start: tfd_root_stats()
+ * with the default options), the slowest (the first of the longest) and
+ * the capacity window. */
 static void select_roots(struct tl_roots *r)
 {
-	size_t n = r->n;
-	int64_t *d = xmalloc((n + 1) * sizeof(*d)), *sorted = xmalloc((n + 1) * sizeof(*sorted));
-	int64_t p50 = 0;
-	bool slow_only = false;
+	struct tfd_root_spans rs = {.n = r->n, .s = r->s, .e = r->e};
+	struct tfd_analyze_opts opts;
+	struct tfd_pipeline *p = xcalloc(1, sizeof(*p));
+	int64_t *d = xmalloc((r->n + 1) * sizeof(*d));
+	bool *sel = xcalloc(r->n + 1, sizeof(*sel));
 
-	for (size_t i = 0; i < n; i++) {
-		d[i] = r->e[i] - r->s[i];
-		sorted[i] = d[i];
+	memset(&opts, 0, sizeof(opts));
+	tfd_root_stats(&rs, &opts, p, d, sel);
+	r->nwarmup = p->nwarmup;
+	for (size_t i = 0; i < r->n; i++) {
+		r->sel[i] = sel[i];
 		if (r->slowest < 0 || d[i] > d[r->slowest])
 			r->slowest = (int)i;
 	}
-	if (n) {
-		size_t k = (size_t)ceil(0.5 * (double)n);
-
-		p50 = tfd_kth_i64(sorted, n, (k < 1 ? 1 : k) - 1);
-	}
-	if (n >= 4)
-		while (r->nwarmup < (n + 9) / 10 && d[r->nwarmup] > 2 * p50)
-			r->nwarmup++;
-	for (size_t i = r->nwarmup; i < n; i++)
-		if (d[i] > TFD_SLOW_CALL_NS)
-			r->sel[i] = slow_only = true;
-	if (!slow_only)
-		for (size_t i = r->nwarmup; i < n; i++)
-			r->sel[i] = true;
-	/* (tfd_capacity_window()'s span) */
-	if (n >= r->nwarmup + 4) {
-		r->has_window = true;
-		r->t0 = r->t1 = r->s[r->nwarmup];
-		for (size_t i = r->nwarmup; i < n; i++)
-			if (r->e[i] > r->t1)
-				r->t1 = r->e[i];
-	}
+	r->has_window = tfd_capacity_window(&rs, r->nwarmup, &r->t0, &r->t1);
+	free(p);
 	free(d);
-	free(sorted);
+	free(sel);
 }
 
 void tfd_tls_begin(struct tl *t)
