@@ -22,35 +22,6 @@
 #include "tfd/satmath.h"
 #include "tfd/select.h"
 
-/* A sort key and the index it belongs to; ties go to the smaller index. */
-struct keyed {
-	int64_t key;
-	int64_t idx;
-};
-
-static int keyed_cmp(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Nearest-rank percentile of a sorted array. */
-/* The q-th quantile of v[0..n) (nearest rank), v reordered. */
-static int64_t percentile(int64_t *v, size_t n, double q)
-{
-	size_t k;
-
-	if (!n)
-		return 0;
-	k = (size_t)ceil(q * (double)n);
-	if (k < 1)
-		k = 1;
-	return tfd_kth_i64(v, n, k - 1);
-}
-
 const char *tfd_analysis_keep_string(struct analysis_priv *pv, const char *s)
 {
 	char *d = xstrdup(s);
@@ -217,88 +188,10 @@ static void collect(struct pbuild *b, const struct bucket *bk)
 				    tree_lists(n));
 }
 
-/* Leading warm-up calls and the --rank pick or the steady-state selection
- * of nr root calls of durations durs (by start) into selected[]. */
-static void select_calls(struct tfd_pipeline *p, const int64_t *durs, size_t nr, bool *selected,
-			 const struct tfd_analyze_opts *opts)
-{
-	/* warm-up: leading calls (at most 10 %) more than twice the median,
-	 * e.g. the first GetNext that fills a shuffle buffer or opens files */
-	if (!opts->no_warmup && nr >= 4) {
-		size_t limit = (nr + 9) / 10;
-
-		while (p->nwarmup < limit && durs[p->nwarmup] > 2 * p->p50_ns)
-			p->nwarmup++;
-	}
-	p->analyzed_rank = -1;
-	if (opts->rank_set) {
-		/* rank r: the r-th slowest call, ties in time order (the key is
-		 * -duration, then the call's place in time) */
-		struct keyed *byslow = xmalloc((nr + 1) * sizeof(*byslow));
-
-		for (size_t i = 0; i < nr; i++)
-			byslow[i] = (struct keyed){-durs[i], (int64_t)i};
-		if (nr > 1)
-			qsort(byslow, nr, sizeof(*byslow), keyed_cmp);
-		if (opts->rank >= 0 && (size_t)opts->rank < nr) {
-			size_t pick = (size_t)byslow[opts->rank].idx;
-
-			selected[pick] = true;
-			p->analyzed_rank = opts->rank;
-			p->analyzed_slow_only = durs[pick] > TFD_SLOW_CALL_NS;
-		}
-		p->nwarmup = 0;
-		free(byslow);
-		return;
-	}
-	for (size_t i = p->nwarmup; i < nr; i++)
-		if (durs[i] > TFD_SLOW_CALL_NS) {
-			selected[i] = true;
-			p->analyzed_slow_only = true;
-		}
-	if (!p->analyzed_slow_only)
-		for (size_t i = p->nwarmup; i < nr; i++)
-			selected[i] = true;
-}
-
 /* Root call i's sort key: its start, then its local index. */
 static struct keyed root_key(const struct pbuild *b, size_t i)
 {
 	return (struct keyed){tfd_times_start(&b->tm, (size_t)b->roots.v[i]), b->roots.v[i]};
-}
-
-void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_opts *opts,
-		    struct tfd_pipeline *p, int64_t *durs, bool *selected)
-{
-	size_t nr = rs->n;
-	int64_t *sorted;
-
-	p->ncalls = nr;
-	for (size_t i = 0; i < nr; i++) {
-		int64_t end = tfd_root_end(rs, i), d = end - tfd_root_start(rs, i);
-
-		durs[i] = d;
-		if (!i || end > p->last_end_ns)
-			p->last_end_ns = end;
-		p->total_ns = sat_add(p->total_ns, d);
-		p->nslow += d > TFD_SLOW_CALL_NS;
-	}
-	if (!nr)
-		return;
-	sorted = xmalloc(nr * sizeof(int64_t));
-	memcpy(sorted, durs, nr * sizeof(int64_t));
-	p->min_ns = p->max_ns = sorted[0];
-	for (size_t i = 1; i < nr; i++) {
-		p->min_ns = sorted[i] < p->min_ns ? sorted[i] : p->min_ns;
-		p->max_ns = sorted[i] > p->max_ns ? sorted[i] : p->max_ns;
-	}
-	p->avg_ns = p->total_ns / (int64_t)nr;
-	p->p50_ns = percentile(sorted, nr, 0.5);
-	p->p95_ns = percentile(sorted, nr, 0.95);
-	p->first_start_ns = tfd_root_start(rs, 0);
-	p->first_call_ns = durs[0];
-	free(sorted);
-	select_calls(p, durs, nr, selected, opts);
 }
 
 /* Root calls in time order, their latency statistics and the selection. */

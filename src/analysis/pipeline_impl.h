@@ -39,6 +39,21 @@ struct pbuild {
 	VEC(uint64_t) win_threads;
 };
 
+/* A sort key and the index it belongs to; ties go to the smaller index. */
+struct keyed {
+	int64_t key;
+	int64_t idx;
+};
+
+static inline int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* b's root calls, by start, as the capacity pass reads them. */
 static inline struct tfd_root_spans pbuild_root_spans(const struct pbuild *b)
 {
