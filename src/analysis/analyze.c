@@ -282,7 +282,9 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	int *pipe; /* per root iterator: its host pipeline, -1 */
 
 	tfd_graph_group(c, &g);
-	tfd_thread_roots_make(c, &g, troots);
+	tfd_thread_roots_make(c, &g, troots, false);
+	if (c->stream)
+		tfd_stream_troots_check(c, &g, troots);
 	c->troots = troots;
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
 	pipe = xmalloc((c->iters.n + 1) * sizeof(*pipe));

@@ -317,17 +317,18 @@ void tfd_owners_fn_ops(struct tfd_pipeline *p, const struct tfd_fns *fns,
  * the host's calls are a thread's after another, each thread's by start;
  * a run is kept as the earliest end among its calls. Counted (runs NULL)
  * or written; how many. */
-static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct tfd_thread_roots *tr,
-			struct tfd_role *runs)
+static size_t root_runs(const struct host_ctx *c, bool events, const bool *runs_fns,
+			struct tfd_thread_roots *tr, struct tfd_role *runs)
 {
 	size_t w = 0;
 	uint32_t pt = UINT32_MAX;
 	int pr = -1;
+	struct tfd_host_walk hw;
+	struct tfd_call_rec cr;
 
-	for (size_t k = 0; k < c->calls.n; k++) {
-		int r = c->root[call_iter(c, k)];
-		uint32_t t = call_thread(c, k);
-		int64_t e;
+	for (tfd_host_walk_begin(&hw, c, events); tfd_host_walk_next(&hw, &cr);) {
+		int r = (size_t)cr.iter < c->iters.n ? c->root[cr.iter] : -1;
+		uint32_t t = cr.thread;
 
 		if (r < 0 || !runs_fns[t])
 			continue;
@@ -340,10 +341,13 @@ static size_t root_runs(const struct host_ctx *c, const bool *runs_fns, struct t
 			else
 				runs[w - 1] = (struct tfd_role){INT64_MAX, r};
 		}
-		e = call_end(c, k);
-		if (runs && e < runs[w - 1].end_ns)
-			runs[w - 1].end_ns = e;
+		if (runs) {
+			tfd_host_walk_times(&hw, &cr);
+			if (cr.end < runs[w - 1].end_ns)
+				runs[w - 1].end_ns = cr.end;
+		}
 	}
+	tfd_host_walk_end(&hw);
 	return w;
 }
 
@@ -476,7 +480,7 @@ bool tfd_fns_cursor_next(struct tfd_fns_cursor *cur)
 }
 
 void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
-			   struct tfd_thread_roots *tr)
+			   struct tfd_thread_roots *tr, bool events)
 {
 	size_t nt = c->h->nthreads, w;
 	const uint8_t *fp = c->fns.buf, *fend = fp ? fp + c->fns.len : NULL;
@@ -503,11 +507,11 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 		if (rc.end_ns > tr->last_end[rc.iter])
 			tr->last_end[rc.iter] = rc.end_ns;
 	tr->off = xcalloc(nt + 1, sizeof(uint32_t));
-	w = root_runs(c, runs_fns, tr, NULL);
+	w = root_runs(c, events, runs_fns, tr, NULL);
 	for (size_t t = 0; t < nt; t++)
 		tr->off[t + 1] += tr->off[t];
 	tr->runs = xmalloc((w + 1) * sizeof(*tr->runs));
-	root_runs(c, runs_fns, tr, tr->runs);
+	root_runs(c, events, runs_fns, tr, tr->runs);
 	for (size_t t = 0; t < nt; t++)
 		if (tr->off[t + 1] - tr->off[t] > 1)
 			qsort(tr->runs + tr->off[t], tr->off[t + 1] - tr->off[t], sizeof(*tr->runs),

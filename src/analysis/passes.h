@@ -203,6 +203,11 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
  * where it holds, c->stream: the stream's sums, which each pipeline's
  * build compares with its own (the caller frees them). */
 void tfd_timelink_check(struct host_ctx *c);
+/* ... and where it held, the thread roots tr (of c's groups g) made again
+ * from the host's events walked again (struct tfd_host_walk): a line on
+ * stderr says whether they are the same. */
+void tfd_stream_troots_check(const struct host_ctx *c, const struct tfd_graph_groups *g,
+			     const struct tfd_thread_roots *tr);
 
 /* One pipeline (pipeline.c): the bucket's calls are in index order. */
 enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const struct bucket *bk,
@@ -358,7 +363,7 @@ bool tfd_fns_cursor_next(struct tfd_fns_cursor *cur);
 void tfd_fns_index(const struct tfd_fns *fns, struct tfd_thread_roots *tr);
 struct tfd_graph_groups;
 void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_groups *g,
-			   struct tfd_thread_roots *tr);
+			   struct tfd_thread_roots *tr, bool events);
 void tfd_thread_roots_free(struct tfd_thread_roots *tr);
 /* Whether a function call that started at `at` on thread t ran for
  * another pipeline than root's: the last iterator call that had ended on
@@ -466,8 +471,9 @@ struct tfd_cap_calls {
 	/* the pipeline's root iterator, and which pipeline each function
 	 * thread worked for over time (NULL: the host has one pipeline) */
 	int root;
-	const int *iter_root; /* per iterator: its root (host_ctx.root) */
-	size_t niters;	      /* the host's iterators */
+	const int *iter_root;	   /* per iterator: its root (host_ctx.root) */
+	size_t niters;		   /* the host's iterators */
+	const struct host_ctx *hc; /* the host's graph (its walk) */
 	const struct tfd_thread_roots *troots;
 	/* the steps the pipelines are read against (host_ctx's), by start
 	 * (none: no steps) */
@@ -504,21 +510,69 @@ struct tfd_cap_call {
 	uint32_t thread;
 	int64_t start, end;
 };
-/* A walk over the pipeline's calls in the calls' order (thread by thread,
- * each thread's in time order): from the call table, or from the host's
- * events walked again, none kept, each call's iterator made again as the
- * scan makes it (what a reader that keeps no call table would give those
- * passes; TFDOCTOR_TIMELINK_CHECK=1 compares the two: timesel.c). */
-struct tfd_cap_walk {
-	const struct tfd_cap_calls *in;
+/* One of the host's calls as a walk gives it: its iterator (today's
+ * number), thread and times. */
+struct tfd_call_rec {
+	int iter;
+	uint32_t thread;
+	int64_t start, end;
+};
+/* The host's calls in the calls' order (thread by thread, each thread's
+ * in time order): from its call table, or from its events walked again,
+ * none kept, each call's iterator made again as the scan makes it (a
+ * fresh context in the same order: the same numbers). What a reader that
+ * keeps no call table gives the passes that walk the calls
+ * (TFDOCTOR_TIMELINK_CHECK=1 compares the two: timesel.c). */
+struct tfd_host_walk {
+	const struct host_ctx *c;
 	size_t k;
-	bool events, times;	/* times: the calls' start and end wanted */
+	bool events;
 	size_t t;		/* (events) the thread read */
 	bool open;		/* ... its cursor is */
 	struct host_ctx *again; /* ... the iterators made again */
 	struct tfd_ev_mcursor cur;
 };
-/* w over in's calls: from its table, or (events) from its host's events. */
+void tfd_host_walk_begin(struct tfd_host_walk *w, const struct host_ctx *c, bool events);
+void tfd_host_walk_end(struct tfd_host_walk *w);
+/* The next call from the host's events (capwalk.c). */
+bool tfd_host_walk_next_event(struct tfd_host_walk *w, struct tfd_call_rec *r);
+
+/* The walk's next call into *r, its iterator and thread (its times:
+ * tfd_host_walk_times()); false at the end. */
+static inline bool tfd_host_walk_next(struct tfd_host_walk *w, struct tfd_call_rec *r)
+{
+	size_t k = w->k;
+
+	if (w->events)
+		return tfd_host_walk_next_event(w, r);
+	if (k >= w->c->calls.n)
+		return false;
+	w->k++;
+	*r = (struct tfd_call_rec){call_iter(w->c, k), call_thread(w->c, k), 0, 0};
+	return true;
+}
+
+/* The times of the call the walk gave last into *r (a table's cost a
+ * decode: asked for where they are read). */
+static inline void tfd_host_walk_times(const struct tfd_host_walk *w, struct tfd_call_rec *r)
+{
+	if (!w->events) {
+		r->start = call_start(w->c, w->k - 1);
+		r->end = call_end(w->c, w->k - 1);
+	}
+}
+
+/* A walk over the pipeline's calls in the calls' order: from the call
+ * table (its own calls), or the host's walked from its events (struct
+ * tfd_host_walk), those of an iterator of its root with a stage. */
+struct tfd_cap_walk {
+	const struct tfd_cap_calls *in;
+	size_t k;
+	bool events;
+	struct tfd_host_walk hw; /* (events) */
+};
+/* w over in's calls: from its table, or (events) from its host's events
+ * (c: the host's, whose iterators the walk makes again). */
 void tfd_cap_walk_begin(struct tfd_cap_walk *w, const struct tfd_cap_calls *in, bool events);
 void tfd_cap_walk_end(struct tfd_cap_walk *w);
 /* The walk's next call from the host's events (capwalk.c). */

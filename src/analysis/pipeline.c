@@ -717,6 +717,7 @@ static void capacity(struct pbuild *b)
 	in.root = b->root_iter;
 	in.iter_root = c->root;
 	in.niters = c->iters.n;
+	in.hc = c;
 	in.troots = c->troots;
 	in.step_spans = c->step_spans;
 	in.nstep_spans = c->nstep_spans;

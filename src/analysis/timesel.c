@@ -388,3 +388,25 @@ void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id)
 		    "differ from the table's at call %zu\n",
 		    in->host->name ? in->host->name : "?", (unsigned long long)root_id, at);
 }
+
+void tfd_stream_troots_check(const struct host_ctx *c, const struct tfd_graph_groups *g,
+			     const struct tfd_thread_roots *tr)
+{
+	struct tfd_thread_roots ev;
+	size_t nt = tr->nthreads, nr = tr->off ? tr->off[nt] : 0;
+	bool same;
+
+	tfd_thread_roots_make(c, g, &ev, true);
+	same = ev.nthreads == nt && (!tr->off) == (!ev.off);
+	if (same && tr->off)
+		same = memcmp(tr->off, ev.off, (nt + 1) * sizeof(*tr->off)) == 0 &&
+		       memcmp(tr->last_end, ev.last_end, c->iters.n * sizeof(*tr->last_end)) == 0;
+	for (size_t i = 0; same && i < nr; i++)
+		same = tr->runs[i].end_ns == ev.runs[i].end_ns &&
+		       tr->runs[i].owner == ev.runs[i].owner;
+	fprintf(stderr,
+		"tfdoctor: stream: %s: its thread roots (%zu runs) walked again from the "
+		"events %s\n",
+		c->h->name ? c->h->name : "?", nr, same ? "as from the table" : "differ");
+	tfd_thread_roots_free(&ev);
+}

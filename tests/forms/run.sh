@@ -96,10 +96,11 @@ for f in "${files[@]}"; do
 	# the pipeline pass makes of them (src/analysis/timesel.c), are the
 	# pipeline pass's; and its calls walked again from the host's events
 	# (src/analysis/capwalk.c: what the passes after the sums read) are
-	# the call table's
+	# the call table's, as are the host's thread roots walked again
 	n=$(grep -c 'stream: .*: pipeline [0-9]*: its sums as the pipeline pass'"'"'s$' "$T/e1")
 	m=$(grep -c 'stream: .*: pipeline [0-9]*: its [0-9]* calls walked again from the events as from the table$' "$T/e1")
-	[ "$(grep -c 'stream: ' "$T/e1")" = "$((n + m))" ] && ok || bad "$f: $(grep -m1 -e 'stream: .*differ' "$T/e1")"
+	r=$(grep -c 'stream: .*: its thread roots ([0-9]* runs) walked again from the events as from the table$' "$T/e1")
+	[ "$(grep -c 'stream: ' "$T/e1")" = "$((n + m + r))" ] && ok || bad "$f: $(grep -m1 -e 'stream: .*differ' "$T/e1")"
 	streamed=$((streamed + n))
 	walked=$((walked + m))
 done
@@ -144,7 +145,7 @@ for f in "${files[@]}"; do
 	n=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most \([0-9]*\) calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most \1 records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
 		[ "$(grep -c 'timelink: ' "$T/e1")" = "$n" ] &&
-		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' "$T/e1")" ]; then
+		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' -e 'stream: .*thread roots ([0-9]* runs) walked again from the events as from the table$' "$T/e1")" ]; then
 		ok
 	else
 		bad "$f: timelink from the file: $(grep -m1 -e 'timelink: ' -e 'stream: .*differ' "$T/e1")"
@@ -179,7 +180,7 @@ for f in "${files[@]}"; do
 	m=$(grep -c 'timelink: .*: from the file: [0-9]* calls linked in time order as by the link pass; .* 0 calls under another; the pass before: [0-9]* root calls as the scan'"'"'s; closed as the stream went: [0-9]* groups, at most [0-9]* calls open at [0-9-]* ns, none late; folded as they closed, the sums per iterator of the whole tree, at most [0-9]* records held; the stream'"'"'s own state at most [0-9]* bytes, [0-9]* calls seen kept at once, the elements'"'"' keys and takers [0-9]* bytes; the stream took [0-9.]* s after the pass before'"'"'s [0-9.]* s$' "$T/e1")
 	if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain.json" "$T/hooked" &&
 		[ "$(grep -c 'source: ' "$T/e1")" = "$n" ] && [ "$(grep -c 'timelink: ' "$T/e1")" = "$m" ] &&
-		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' "$T/e1")" ]; then
+		[ "$(grep -c 'stream: ' "$T/e1")" = "$(grep -c -e 'stream: .*: its sums as the pipeline pass' -e 'stream: .*calls walked again from the events as from the table' -e 'stream: .*thread roots ([0-9]* runs) walked again from the events as from the table$' "$T/e1")" ]; then
 		ok
 	else
 		bad "$f: left in the file, checked: $(grep -m1 -e 'source: ' -e 'timelink: ' "$T/e1")"
