@@ -24,27 +24,11 @@
 #include "tfd/satmath.h"
 #include "tfd/vec.h"
 
-/* The sums of one stage, and the first call (local index) of each of its
- * kinds of first. */
-struct fsum {
-	uint64_t calls_all, calls, blocking_calls, win_calls;
-	int64_t total_all_ns, self_all_ns, total_ns, self_ns, blocking_ns, win_self_ns, slow_blk;
-	size_t links[TFD_LINK__COUNT];
-	size_t first; /* SIZE_MAX: none */
-};
-
-/* A key (an edge, a window pair) with the first call showing it. */
-struct firstkey {
-	uint64_t key;
-	size_t first;
-};
-typedef VEC(struct firstkey) firstkeys;
-
 struct fold {
 	const struct pbuild *b;
-	struct fsum *s;
-	struct imap edges, pairs; /* key -> index in e / w */
-	firstkeys e, w;
+	struct tfd_stream_isum *s; /* per stage (first: a host call) */
+	struct imap edges, pairs;  /* key -> index in e / w */
+	tfd_stream_firsts e, w;	   /* (first: a local call) */
 	/* the group being folded: its calls (local indices, ascending) */
 	const int *mem;
 	bool selected, slowest;
@@ -64,18 +48,6 @@ static int stage_of(const struct pbuild *b, size_t k)
 	return c->iters.v[call_iter(c, (size_t)host_call(b, k))].stage;
 }
 
-static void first_of(struct imap *m, firstkeys *v, uint64_t key, size_t k)
-{
-	size_t at;
-
-	if (!imap_get(m, key, &at)) {
-		imap_put(m, key, v->n);
-		vec_push(v, ((struct firstkey){key, k}));
-	} else if (k < v->v[at].first) {
-		v->v[at].first = k;
-	}
-}
-
 /* attribute()'s hand-out: node is the group's index of a call. */
 static void add_blk(void *ctx, int node, int64_t ns)
 {
@@ -87,16 +59,16 @@ static void add_blk(void *ctx, int node, int64_t ns)
 		return;
 	si = stage_of(f->b, k);
 	if (f->selected) {
-		f->s[si].blocking_ns = sat_add(f->s[si].blocking_ns, ns);
-		f->s[si].blocking_calls++;
+		f->s[si].blk_ns = sat_add(f->s[si].blk_ns, ns);
+		f->s[si].blk_calls++;
 		if ((par = parent_of(f->b, k)) >= 0)
-			first_of(&f->edges, &f->e,
-				 (uint64_t)(uint32_t)stage_of(f->b, (size_t)par) << 32 |
-				     (uint32_t)si,
-				 k);
+			tfd_first_of(&f->edges, &f->e,
+				     (uint64_t)(uint32_t)stage_of(f->b, (size_t)par) << 32 |
+					 (uint32_t)si,
+				     (int)k);
 	}
 	if (f->slowest)
-		f->s[si].slow_blk = sat_add(f->s[si].slow_blk, ns);
+		f->s[si].slow_blk_ns = sat_add(f->s[si].slow_blk_ns, ns);
 }
 
 /* One group: its calls mem[0..m) (ascending), whose top is root call
@@ -124,26 +96,27 @@ static void fold_group(struct fold *f, const int *mem, const bool *near, size_t 
 	for (size_t i = 0; i < m; i++) {
 		size_t k = (size_t)mem[i];
 		int hk = host_call(b, k), iter = call_iter(c, (size_t)hk), si = stage_of(b, k);
-		struct fsum *s = &f->s[si];
+		struct tfd_stream_isum *s = &f->s[si];
 		int64_t d = en[i] - st[i], self = tfd_tree_self(&t, (int)i);
 
-		s->calls_all++;
-		s->total_all_ns = sat_add(s->total_all_ns, d);
-		s->self_all_ns = sat_add(s->self_all_ns, self);
+		s->calls++;
+		s->total_ns = sat_add(s->total_ns, d);
+		s->self_ns = sat_add(s->self_ns, self);
 		if (iter != b->root_iter)
 			s->links[c->calls.v[hk].link]++;
-		if (k < s->first)
-			s->first = k;
+		if (s->first < 0 || hk < s->first)
+			s->first = hk;
 		if (rank >= 0 && near[i] && b->selected[rank]) {
-			s->calls++;
-			s->total_ns = sat_add(s->total_ns, d);
-			s->self_ns = sat_add(s->self_ns, self);
+			s->calls_an++;
+			s->total_an_ns = sat_add(s->total_an_ns, d);
+			s->self_an_ns = sat_add(s->self_an_ns, self);
 		}
 		if (has_window && st[i] >= t0 && st[i] < t1) {
 			s->win_calls++;
 			s->win_self_ns = sat_add(s->win_self_ns, self);
-			first_of(&f->pairs, &f->w,
-				 (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk), k);
+			tfd_first_of(&f->pairs, &f->w,
+				     (uint64_t)(uint32_t)si << 32 | call_thread(c, (size_t)hk),
+				     (int)k);
 		}
 	}
 	if (root >= 0) {
@@ -160,9 +133,30 @@ static void fold_group(struct fold *f, const int *mem, const bool *near, size_t 
 
 static int first_cmp(const void *a, const void *b)
 {
-	const struct firstkey *x = a, *y = b;
+	const struct tfd_stream_first *x = a, *y = b;
 
 	return (x->first > y->first) - (x->first < y->first);
+}
+
+const char *tfd_stage_sums_differ(const struct pbuild *b, size_t si,
+				  const struct tfd_stream_isum *z)
+{
+	const struct tfd_stage *s = &b->sb.stages.v[si];
+
+	if (z->calls != s->calls_all || z->total_ns != s->total_all_ns ||
+	    z->self_ns != s->self_all_ns)
+		return "a stage's calls, total or self time";
+	if (z->calls_an != s->calls || z->total_an_ns != s->total_ns || z->self_an_ns != s->self_ns)
+		return "a stage's analyzed calls, total or self time";
+	if (z->blk_ns != s->blocking_ns || z->blk_calls != s->blocking_calls)
+		return "a stage's blocking time";
+	if (memcmp(z->links, s->links, sizeof(z->links)) != 0)
+		return "a stage's links";
+	if (z->calls && s->sample != b->c->iters.v[call_iter(b->c, (size_t)z->first)].sample)
+		return "a stage's sample call";
+	if (z->win_calls != b->win[si].calls || z->win_self_ns != b->win[si].self_ns)
+		return "a stage's capacity window sums";
+	return NULL;
 }
 
 /* The first difference between the fold's sums and the pass's, or NULL. */
@@ -173,26 +167,12 @@ static const char *differs(const struct fold *f, size_t ns, struct tfd_pipeline 
 	int slow = -1;
 
 	for (size_t si = 0; si < ns; si++) {
-		const struct fsum *q = &f->s[si];
-		const struct tfd_stage *s = &b->sb.stages.v[si];
+		const char *what = tfd_stage_sums_differ(b, si, &f->s[si]);
 
-		if (q->calls_all != s->calls_all || q->total_all_ns != s->total_all_ns ||
-		    q->self_all_ns != s->self_all_ns)
-			return "a stage's calls, total or self time";
-		if (q->calls != s->calls || q->total_ns != s->total_ns || q->self_ns != s->self_ns)
-			return "a stage's analyzed calls, total or self time";
-		if (q->blocking_ns != s->blocking_ns || q->blocking_calls != s->blocking_calls)
-			return "a stage's blocking time";
-		if (memcmp(q->links, s->links, sizeof(q->links)) != 0)
-			return "a stage's links";
-		if (q->calls_all &&
-		    s->sample !=
-			b->c->iters.v[call_iter(b->c, (size_t)host_call(b, q->first))].sample)
-			return "a stage's sample call";
-		if (q->win_calls != b->win[si].calls || q->win_self_ns != b->win[si].self_ns)
-			return "a stage's capacity window sums";
-		if (q->slow_blk > best) {
-			best = q->slow_blk;
+		if (what)
+			return what;
+		if (f->s[si].slow_blk_ns > best) {
+			best = f->s[si].slow_blk_ns;
 			slow = (int)si;
 		}
 	}
@@ -225,7 +205,7 @@ void tfd_fold_check(const struct pbuild *b)
 
 	f.s = xcalloc(ns + 1, sizeof(*f.s));
 	for (size_t si = 0; si <= ns; si++)
-		f.s[si].first = SIZE_MAX;
+		f.s[si].first = -1;
 	for (size_t k = 0; k < n; k++)
 		rank_of[k] = -1;
 	for (size_t r = 0; r < nr; r++) {

@@ -195,6 +195,19 @@ struct tfd_stream_sums {
 };
 void tfd_stream_sums_free(struct tfd_stream_sums *ss);
 
+/* key's first call (the lowest) in keys v, at: key -> its index in v. */
+static inline void tfd_first_of(struct imap *at, tfd_stream_firsts *v, uint64_t key, int call)
+{
+	size_t i;
+
+	if (!imap_get(at, key, &i)) {
+		imap_put(at, key, v->n);
+		vec_push(v, ((struct tfd_stream_first){key, call}));
+	} else if (call < v->v[i].first) {
+		v->v[i].first = call;
+	}
+}
+
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its
  * cursors over each thread, merged by time (NULL: the packed events). */

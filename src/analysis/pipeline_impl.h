@@ -96,6 +96,12 @@ static inline int pbuild_top(const struct pbuild *b, size_t k, bool *near)
 	return x;
 }
 
+/* Stage si's sums z (struct tfd_stream_isum's, per stage; first: a
+ * host call) against b's: what differs first, NULL: nothing (fold.c;
+ * the fold's check and the stream's, timesel.c). */
+const char *tfd_stage_sums_differ(const struct pbuild *b, size_t si,
+				  const struct tfd_stream_isum *z);
+
 /* TFDOCTOR_FOLD_CHECK=1: the pipeline's sums folded again, one root
  * call's group of calls at a time, and compared with aggregate()'s; a
  * line on stderr says which agree (fold.c). */

@@ -192,19 +192,6 @@ static void sort_slots(const struct tl_rec *r, int *v, size_t n)
 	}
 }
 
-/* key's first call in a table of keys (at: key -> index in v) */
-static void first_of(struct imap *at, tfd_stream_firsts *v, uint64_t key, int call)
-{
-	size_t i;
-
-	if (!imap_get(at, key, &i)) {
-		imap_put(at, key, v->n);
-		vec_push(v, ((struct tfd_stream_first){key, call}));
-	} else if (call < v->v[i].first) {
-		v->v[i].first = call;
-	}
-}
-
 /* What a root call's attribution hands out goes to: its iterators'
  * blocking under every root call; under an analyzed one, their blocking
  * and the edges from their parents' iterators; under the slowest, its
@@ -229,11 +216,11 @@ static void add_blk(void *ctx, int node, int64_t ns)
 		s->blk_ns = sat_add(s->blk_ns, ns);
 		s->blk_calls++;
 		if (f->par.v[node] >= 0)
-			first_of(&f->edge_at, &f->edges,
-				 (uint64_t)(uint32_t)f->recs.v[f->mem.v[f->par.v[node]]].iter
-					 << 32 |
-				     (uint32_t)r->iter,
-				 r->call);
+			tfd_first_of(&f->edge_at, &f->edges,
+				     (uint64_t)(uint32_t)f->recs.v[f->mem.v[f->par.v[node]]].iter
+					     << 32 |
+					 (uint32_t)r->iter,
+				     r->call);
 	}
 	if (bt->slowest)
 		s->slow_blk_ns = sat_add(s->slow_blk_ns, ns);
@@ -341,8 +328,8 @@ static void sum_group(struct tl *t, size_t m)
 		if (w && w->has_window && r->start >= w->t0 && r->start < w->t1) {
 			s->win_calls++;
 			s->win_self_ns = sat_add(s->win_self_ns, self);
-			first_of(&f->pair_at, &f->pairs,
-				 (uint64_t)(uint32_t)r->iter << 32 | r->thread, r->call);
+			tfd_first_of(&f->pair_at, &f->pairs,
+				     (uint64_t)(uint32_t)r->iter << 32 | r->thread, r->call);
 		}
 	}
 	/* each root iterator's call hands its time out */

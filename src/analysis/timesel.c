@@ -236,27 +236,6 @@ static void stage_sums(const struct pbuild *b, const struct bucket *bk,
 	}
 }
 
-/* Stage si's sums from the stream (z) against b's, NULL: the same. */
-static const char *stage_differs(const struct pbuild *b, size_t si, const struct tfd_stream_isum *z)
-{
-	const struct tfd_stage *s = &b->sb.stages.v[si];
-
-	if (z->calls != s->calls_all || z->total_ns != s->total_all_ns ||
-	    z->self_ns != s->self_all_ns)
-		return "a stage's calls, total or self time";
-	if (z->calls_an != s->calls || z->total_an_ns != s->total_ns || z->self_an_ns != s->self_ns)
-		return "a stage's analyzed calls, total or self time";
-	if (z->blk_ns != s->blocking_ns || z->blk_calls != s->blocking_calls)
-		return "a stage's blocking time";
-	if (memcmp(z->links, s->links, sizeof(z->links)) != 0)
-		return "a stage's links";
-	if (z->calls && s->sample != b->c->iters.v[call_iter(b->c, (size_t)z->first)].sample)
-		return "a stage's sample call";
-	if (z->win_calls != b->win[si].calls || z->win_self_ns != b->win[si].self_ns)
-		return "a stage's capacity window sums";
-	return NULL;
-}
-
 /* The stream's keys (edges between iterators, the high half's first; or
  * (iterator, thread) pairs: both) made the pipeline's (stage, ...) into
  * out, each once with its lowest first call, by first; how many. */
@@ -309,7 +288,7 @@ static const char *stream_differs(const struct pbuild *b, const struct bucket *b
 
 	stage_sums(b, bk, ss, q);
 	for (size_t si = 0; si < ns && !what; si++) {
-		what = stage_differs(b, si, &q[si]);
+		what = tfd_stage_sums_differ(b, si, &q[si]);
 		if (q[si].slow_blk_ns > best) {
 			best = q[si].slow_blk_ns;
 			slow = (int)si;
