@@ -44,6 +44,12 @@ int tfd_tl_overlapping(const struct tl *t, const struct tl_wait *x,
 	int pit = x->pit;
 	size_t head = t->seen_head[pit];
 
+	if (x->snapped) {
+		for (size_t i = 0; i < x->nsnap; i++)
+			if (visit(ctx, &x->snap[i]))
+				return x->snap[i].call;
+		return -1;
+	}
 	/* (none can reach it once every call up to one ended by its start;
 	 * the calls dropped before head all did) */
 	for (size_t at = first_after(t, pit, x->e0); at-- > head;) {

@@ -242,6 +242,10 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 				*at = x->next;
 		}
 		x->done = true;
+		t->seen_live -= x->nsnap;
+		free(x->snap);
+		x->snap = NULL;
+		x->nsnap = 0;
 		vec_push(&t->spare_waits, w);
 	}
 }
@@ -427,15 +431,35 @@ static void wake_due(struct tl *t, bool all)
  * walk back for a waiting call stops at the first of them it meets
  * (tfd_tl_overlapping()). Called as the list doubles since the last drop:
  * a pass over the waits each time. */
+static bool snap_one(void *ctx, const struct tl_seen *c)
+{
+	struct tl_wait *x = ctx;
+
+	x->snap = xrealloc(x->snap, (x->nsnap + 1) * sizeof(*x->snap));
+	x->snap[x->nsnap++] = *c;
+	return false;
+}
+
 static void seen_drop(struct tl *t, int it)
 {
 	int64_t bound = t->tau;
 	size_t h = t->seen_head[it], n = t->seen[it].n;
 
 	for (size_t i = 0; i < t->g.active.n; i++) {
-		const struct tl_wait *x = &t->waits.v[t->g.active.v[i]];
+		struct tl_wait *x = &t->waits.v[t->g.active.v[i]];
 
-		if (x->pit == it && !(x->mode == TL_TAKER && x->best >= 0) && x->s0 < bound)
+		if (x->pit != it || (x->mode == TL_TAKER && x->best >= 0) || x->snapped)
+			continue;
+		if (x->e0 < t->tau) {
+			/* (every call it overlaps has started: copied out) */
+			(void)tfd_tl_overlapping(t, x, snap_one, x);
+			x->snapped = true;
+			t->seen_live += x->nsnap;
+			if (t->seen_live > t->seen_most)
+				t->seen_most = t->seen_live;
+			continue;
+		}
+		if (x->s0 < bound)
 			bound = x->s0;
 	}
 	while (h < n && t->seen[it].v[h].pmax <= bound)
@@ -579,6 +603,8 @@ static void tl_free(struct tl *t)
 	free(t->made);
 	vec_free(&t->heap);
 	vec_free(&t->wakes);
+	for (size_t w = 0; w < t->waits.n; w++)
+		free(t->waits.v[w].snap);
 	vec_free(&t->waits);
 	vec_free(&t->spare_waits);
 	vec_free(&t->keys);

@@ -49,6 +49,13 @@ struct tl_wait {
 	bool untaken;	  /* TL_OVERLAP, after no taker came */
 	int64_t until;
 	int hpos; /* its place in tl.wakes, -1: none */
+	/* once the stream is past its end, while it may still be linked by
+	 * overlap: the calls of its parent iterator it overlaps, copied out
+	 * in the order a walk visits them (its iterator's list then lets them
+	 * go: see seen_drop()) */
+	bool snapped;
+	struct tl_seen *snap;
+	size_t nsnap;
 	int next; /* the next waiting on the same (iterator, element) */
 };
 
