@@ -613,11 +613,11 @@ static void tl_free(struct tl *t)
 	free(t->from_again);
 	free(t->first_at);
 	tfd_graph_iters_end(&t->again);
+	tfd_tls_free(t); /* (reads the pass before's count of iterators) */
 	tfd_prepass_free(&t->pp);
 	tfd_graph_release(&t->pre);
 	tfd_tlg_free(&t->g);
 	tfd_tlf_free(&t->f);
-	tfd_tls_free(t);
 }
 
 /* What the stream's own state came to at most (its tables' room at the
