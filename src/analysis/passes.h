@@ -430,9 +430,6 @@ struct tfd_cap_window {
 	int64_t self_ns;
 };
 
-/* The calls of one pipeline as the capacity pass needs them: per call its
- * stage (index into p->stages), thread, span and self time; the root calls
- * in time order and how many leading ones are warm-up. */
 /* A pipeline's root calls in root_stats()'s order (by start, then call),
  * each one's span: the call table's (idx: their calls' indices in tm), or
  * two lists (s and e, idx NULL: the pass before's root calls, selected as
@@ -454,6 +451,9 @@ static inline int64_t tfd_root_end(const struct tfd_root_spans *rs, size_t r)
 	return rs->idx ? tfd_times_end(&rs->tm, (size_t)rs->idx[r]) : rs->e[r];
 }
 
+/* The calls of one pipeline as the capacity pass needs them: per call its
+ * stage (index into p->stages), thread, span and self time; the root calls
+ * in time order and how many leading ones are warm-up. */
 struct tfd_cap_calls {
 	const struct tfd_host *host;
 	const struct tfd_fns *fns; /* tfd_capacity_functions() of host */
