@@ -193,7 +193,7 @@ void tfd_fold_check(const struct pbuild *b)
 {
 	size_t n = b->n, nr = b->roots.n, ns = b->sb.stages.n, ngroups = 0, most = 0;
 	int *top = xmalloc((n + 1) * sizeof(*top)), *mem = xmalloc((n + 1) * sizeof(*mem));
-	int *rank_of = xmalloc((n + 1) * sizeof(*rank_of)), slowest = -1;
+	int *rank_of = xmalloc((n + 1) * sizeof(*rank_of)), slowest;
 	size_t *at = xcalloc(n + 2, sizeof(*at));
 	/* near: per call; nearm: in mem's order */
 	bool *near = xmalloc((n + 1) * sizeof(*near)), *nearm = xmalloc((n + 1) * sizeof(*nearm));
@@ -208,11 +208,9 @@ void tfd_fold_check(const struct pbuild *b)
 		f.s[si].first = -1;
 	for (size_t k = 0; k < n; k++)
 		rank_of[k] = -1;
-	for (size_t r = 0; r < nr; r++) {
+	for (size_t r = 0; r < nr; r++)
 		rank_of[b->roots.v[r]] = (int)r;
-		if (slowest < 0 || b->durs[r] > b->durs[slowest])
-			slowest = (int)r;
-	}
+	slowest = tfd_root_slowest(b->durs, nr);
 	rs = pbuild_root_spans(b);
 	has_window = tfd_capacity_window(&rs, b->cap_warmup, &t0, &t1);
 	/* the groups, each's calls ascending (a counting sort by top) */

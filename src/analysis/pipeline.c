@@ -528,10 +528,7 @@ static void aggregate(struct pbuild *b)
 	memset(&j, 0, sizeof(j));
 	j.b = b;
 	j.rr = rr;
-	j.slowest = -1;
-	for (size_t r = 0; r < nr; r++)
-		if (j.slowest < 0 || b->durs[r] > b->durs[j.slowest])
-			j.slowest = (int)r;
+	j.slowest = tfd_root_slowest(b->durs, nr);
 	for (size_t r = 0; r < nr; r++)
 		rr[r] = (struct root_rank){b->roots.v[r], (int)r};
 	if (nr > 1)
@@ -752,7 +749,7 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 		tfd_fold_check(&b);
 	/* (the stream's sums are made with the default selection) */
 	if (c->stream && !opts->rank_set && !opts->no_warmup)
-		tfd_stream_pipeline_check(&b, bk);
+		tfd_stream_pipeline_check(&b);
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:
 	 * they run at the peak */

@@ -68,6 +68,9 @@ static inline struct tfd_root_spans pbuild_root_spans(const struct pbuild *b)
  * from the pass before's root calls (timesel.c). */
 void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_opts *opts,
 		    struct tfd_pipeline *p, int64_t *durs, bool *selected);
+/* The slowest of n root calls of durations durs: the first of the
+ * longest, -1 none (its own bottleneck is the pipeline's slowest call's). */
+int tfd_root_slowest(const int64_t *durs, size_t n);
 
 /* The host call index of local call k. */
 static inline int host_call(const struct pbuild *b, size_t k)
@@ -108,8 +111,8 @@ const char *tfd_stage_sums_differ(const struct pbuild *b, size_t si,
 void tfd_fold_check(const struct pbuild *b);
 
 /* TFDOCTOR_TIMELINK_CHECK=1, where the stream held (c->stream): its sums
- * against b's, made of bucket bk; a line on stderr (timesel.c). */
-void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk);
+ * against b's; a line on stderr (timesel.c). */
+void tfd_stream_pipeline_check(const struct pbuild *b);
 /* ... and the pipeline's calls walked from the host's events (struct
  * tfd_cap_walk) against the table's, for the passes after its sums. */
 void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id);

@@ -102,3 +102,13 @@ void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_op
 	free(sorted);
 	select_calls(p, durs, nr, selected, opts);
 }
+
+int tfd_root_slowest(const int64_t *durs, size_t n)
+{
+	int slowest = -1;
+
+	for (size_t r = 0; r < n; r++)
+		if (slowest < 0 || durs[r] > durs[slowest])
+			slowest = (int)r;
+	return slowest;
+}

@@ -21,6 +21,7 @@
 #include "passes.h"
 #include "tfd/err.h"
 #include "tfd/satmath.h"
+#include "tfd/select.h"
 #include "timelink_impl.h"
 
 /* ---- the live calls' slots (struct tl_cmap) ---- */
@@ -125,6 +126,7 @@ void tfd_tlf_free(struct tl_fold *f)
 	vec_free(&f->par);
 	vec_free(&f->depth);
 	vec_free(&f->top);
+	vec_free(&f->order);
 	imap_free(&f->edge_at);
 	imap_free(&f->pair_at);
 	vec_free(&f->edges);
@@ -159,37 +161,20 @@ int tfd_tlf_make(struct tl_fold *f, int k, int64_t start, int64_t end, int iter)
 	return s;
 }
 
-static int u64_cmp(const void *a, const void *b)
+/* slots v by their calls ascending: (call, slot) pairs sorted by
+ * tfd_sort_u64() (insertion below 64: a group is mostly small), in f's
+ * scratch */
+static void sort_slots(struct tl_fold *f, int *v, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t *p;
 
-	return (x > y) - (x < y);
-}
-
-/* slots v by their calls ascending: by insertion when short (a group's
- * list is its top, then each member's subtree as it joined: runs in
- * order), else as (call, slot) pairs sorted */
-static void sort_slots(const struct tl_rec *r, int *v, size_t n)
-{
-	if (n > 96) {
-		uint64_t *p = xmalloc(n * sizeof(*p));
-
-		for (size_t i = 0; i < n; i++)
-			p[i] = (uint64_t)(uint32_t)r[v[i]].call << 32 | (uint32_t)v[i];
-		qsort(p, n, sizeof(*p), u64_cmp);
-		for (size_t i = 0; i < n; i++)
-			v[i] = (int)(uint32_t)p[i];
-		free(p);
-		return;
-	}
-	for (size_t i = 1; i < n; i++) {
-		int x = v[i];
-		size_t j = i;
-
-		for (; j > 0 && r[v[j - 1]].call > r[x].call; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
+	vec_reserve(&f->order, 2 * n);
+	p = f->order.v;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint64_t)(uint32_t)f->recs.v[v[i]].call << 32 | (uint32_t)v[i];
+	tfd_sort_u64_with(p, n, p + n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (int)(uint32_t)p[i];
 }
 
 /* What a root call's attribution hands out goes to: its iterators'
@@ -354,7 +339,7 @@ bool tfd_tlf_fold(struct tl *t, int rep)
 	for (int s = rep; s >= 0; s = f->recs.v[s].next)
 		vec_push(&f->mem, s);
 	m = f->mem.n;
-	sort_slots(f->recs.v, f->mem.v, m);
+	sort_slots(f, f->mem.v, m);
 	for (size_t i = 0; i < m; i++)
 		f->recs.v[f->mem.v[i]].local = (int)i;
 	f->st.n = f->en.n = f->par.n = 0;

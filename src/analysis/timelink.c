@@ -423,14 +423,8 @@ static void wake_due(struct tl *t, bool all)
 		wake(t, wake_pop(t));
 }
 
-/* Iterator it's calls seen that no waiting call, nor one to come, can
- * overlap, dropped: those before the first whose latest end so far (pmax)
- * is after the stream's time (a call to come starts at or after it) or
- * the start of a waiting call that may yet be linked by overlap to one of
- * it (a call of its child iterator, with no taker of its element). A
- * walk back for a waiting call stops at the first of them it meets
- * (tfd_tl_overlapping()). Called as the list doubles since the last drop:
- * a pass over the waits each time. */
+/* A waiting call's candidate parents (its parent iterator's calls it
+ * overlaps), copied out one by one in a walk's order. */
 static bool snap_one(void *ctx, const struct tl_seen *c)
 {
 	struct tl_wait *x = ctx;
@@ -440,6 +434,15 @@ static bool snap_one(void *ctx, const struct tl_seen *c)
 	return false;
 }
 
+/* Iterator it's calls seen that no waiting call, nor one to come, can
+ * overlap, dropped: those before the first whose latest end so far (pmax)
+ * is after the stream's time (a call to come starts at or after it) or
+ * the start of a waiting call that may yet be linked by overlap to one of
+ * it (a call of its child iterator, with no taker of its element). A
+ * walk back for a waiting call stops at the first of them it meets
+ * (tfd_tl_overlapping()). A waiting call past its end gets its own copy
+ * of its candidates instead (snap_one()): they are final. Called as the
+ * list doubles since the last drop: a pass over the waits each time. */
 static void seen_drop(struct tl *t, int it)
 {
 	int64_t bound = t->tau;
@@ -622,7 +625,9 @@ static void tl_free(struct tl *t)
 
 /* What the stream's own state came to at most (its tables' room at the
  * end: none gives any back), apart from what grows with the elements
- * taken (their keys and takers), and the per-call arrays of the check. */
+ * taken (their keys and takers), the waiting calls' copies of their
+ * candidates (counted among the calls seen kept) and the per-call arrays
+ * of the check. */
 static void state_bytes(const struct tl *t, struct tfd_timelink *out)
 {
 	size_t b = 0, seen = 0;
@@ -640,8 +645,8 @@ static void state_bytes(const struct tl *t, struct tfd_timelink *out)
 	     t->g.held.cap * sizeof(int) + t->g.holds.cap * sizeof(struct tl_hold);
 	b += t->f.recs.cap * sizeof(struct tl_rec) + t->f.spare.cap * sizeof(int) +
 	     t->f.slot.cap * 2 * sizeof(int);
-	b += (t->f.mem.cap + t->f.par.cap) * sizeof(int) +
-	     (t->f.st.cap + t->f.en.cap) * sizeof(int64_t);
+	b += (t->f.mem.cap + t->f.par.cap + t->f.depth.cap + t->f.top.cap) * sizeof(int) +
+	     (t->f.st.cap + t->f.en.cap + t->f.order.cap) * sizeof(int64_t);
 	out->state_bytes = b;
 	out->seen_most = t->seen_most;
 	out->keys_bytes = t->keys.cap * sizeof(struct tl_key) +
@@ -851,8 +856,7 @@ void tfd_timelink_check(struct host_ctx *c)
 			"link %u, in time order %d link %u), %zu numbered otherwise, %zu out of "
 			"time order, %zu malformed; %zu calls in a group already closed, %zu in "
 			"none at the end; the pass before: %s; folded as they closed: %s; %zu root "
-			"calls "
-			"out of the pass before's order\n",
+			"calls out of the pass before's order\n",
 			name, from, r.differ, r.calls, k, k < r.calls ? c->calls.v[k].parent : 0,
 			k < r.calls ? (unsigned)c->calls.v[k].link : 0u, r.parent, r.link,
 			r.numbering, r.out_of_order, r.malformed, r.late, r.unclosed,

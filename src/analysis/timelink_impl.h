@@ -152,7 +152,7 @@ struct tl_cmap {
 struct tl_roots {
 	size_t n, nwarmup, seen;
 	int64_t *s, *e;
-	unsigned char *sel;
+	bool *sel;
 	int slowest;
 	bool has_window;
 	int64_t t0, t1;
@@ -178,6 +178,7 @@ struct tl_fold {
 	VEC(int) par;
 	VEC(int) depth;
 	VEC(int) top;
+	VEC(uint64_t) order; /* sort_slots()'s keys and scratch */
 };
 
 /* A call of an iterator as seen so far, by start: its start, and the

@@ -23,22 +23,6 @@
 #include "tfd/satmath.h"
 #include "timelink_impl.h"
 
-/* A root call's sort key: its start, then its place in the pass before's
- * list (the calls' order). */
-struct rkey {
-	int64_t s, e;
-	size_t at;
-};
-
-static int rkey_cmp(const void *a, const void *b)
-{
-	const struct rkey *x = a, *y = b;
-
-	if (x->s != y->s)
-		return x->s < y->s ? -1 : 1;
-	return (x->at > y->at) - (x->at < y->at);
-}
-
 /* The pipeline pass's selection of r's n calls (by start: tfd_root_stats()
  * with the default options), the slowest (the first of the longest) and
  * the capacity window. */
@@ -48,27 +32,23 @@ static void select_roots(struct tl_roots *r)
 	struct tfd_analyze_opts opts;
 	struct tfd_pipeline *p = xcalloc(1, sizeof(*p));
 	int64_t *d = xmalloc((r->n + 1) * sizeof(*d));
-	bool *sel = xcalloc(r->n + 1, sizeof(*sel));
 
 	memset(&opts, 0, sizeof(opts));
-	tfd_root_stats(&rs, &opts, p, d, sel);
+	tfd_root_stats(&rs, &opts, p, d, r->sel);
 	r->nwarmup = p->nwarmup;
-	for (size_t i = 0; i < r->n; i++) {
-		r->sel[i] = sel[i];
-		if (r->slowest < 0 || d[i] > d[r->slowest])
-			r->slowest = (int)i;
-	}
+	r->slowest = tfd_root_slowest(d, r->n);
 	r->has_window = tfd_capacity_window(&rs, r->nwarmup, &r->t0, &r->t1);
 	free(p);
 	free(d);
-	free(sel);
 }
 
 void tfd_tls_begin(struct tl *t)
 {
 	const struct tfd_prepass *pp = &t->pp;
 	size_t ni = t->pre.iters.n;
-	struct rkey *k = xmalloc((pp->roots.n + 1) * sizeof(*k));
+	/* (keyed: a root call's start, then its place in the pass before's
+	 * list, the calls' order: root_stats()'s order) */
+	struct keyed *k = xmalloc((pp->roots.n + 1) * sizeof(*k));
 	size_t *at = xcalloc(ni + 2, sizeof(*at));
 
 	t->roots = xcalloc(ni + 1, sizeof(*t->roots));
@@ -82,7 +62,7 @@ void tfd_tls_begin(struct tl *t)
 		const struct tfd_root_call *rc = &pp->roots.v[i];
 
 		if ((size_t)rc->iter < ni)
-			k[at[rc->iter]++] = (struct rkey){rc->start_ns, rc->end_ns, i};
+			k[at[rc->iter]++] = (struct keyed){rc->start_ns, (int64_t)i};
 	}
 	for (size_t i = ni; i > 0; i--)
 		at[i] = at[i - 1];
@@ -94,13 +74,15 @@ void tfd_tls_begin(struct tl *t)
 		r->slowest = -1;
 		if (!r->n)
 			continue;
-		qsort(k + at[i], r->n, sizeof(*k), rkey_cmp);
+		qsort(k + at[i], r->n, sizeof(*k), keyed_cmp);
 		r->s = xmalloc(r->n * sizeof(*r->s));
 		r->e = xmalloc(r->n * sizeof(*r->e));
-		r->sel = xcalloc(r->n, 1);
+		r->sel = xcalloc(r->n, sizeof(*r->sel));
 		for (size_t j = 0; j < r->n; j++) {
-			r->s[j] = k[at[i] + j].s;
-			r->e[j] = k[at[i] + j].e;
+			const struct tfd_root_call *rc = &pp->roots.v[k[at[i] + j].idx];
+
+			r->s[j] = rc->start_ns;
+			r->e[j] = rc->end_ns;
 		}
 		select_roots(r);
 	}
@@ -151,20 +133,13 @@ void tfd_stream_sums_free(struct tfd_stream_sums *ss)
 
 /* ---- against the pipeline pass ---- */
 
-/* The stage of iterator it in b's pipeline, -1: not one of its. */
-static int stage_in(const struct pbuild *b, const struct bucket *bk, int it)
+/* The stage of iterator it in b's pipeline, -1: not one of its (a
+ * pipeline's iterators, its bucket, are those of its root). */
+static int stage_in(const struct pbuild *b, int it)
 {
 	const struct host_ctx *c = b->c;
 
-	if (it != b->root_iter) {
-		size_t i = 0;
-
-		while (i < bk->niters && bk->iters[i] != it)
-			i++;
-		if (i == bk->niters)
-			return -1;
-	}
-	return c->iters.v[it].stage;
+	return c->root[it] == b->root_iter ? c->iters.v[it].stage : -1;
 }
 
 /* A key's first call, keys mapped to the pipeline's (stage, ...) pairs:
@@ -202,8 +177,8 @@ static size_t sfirst_unique(struct sfirst *v, size_t n)
 }
 
 /* The stream's sums per iterator into q, per stage of b's pipeline. */
-static void stage_sums(const struct pbuild *b, const struct bucket *bk,
-		       const struct tfd_stream_sums *ss, struct tfd_stream_isum *q)
+static void stage_sums(const struct pbuild *b, const struct tfd_stream_sums *ss,
+		       struct tfd_stream_isum *q)
 {
 	size_t ns = b->sb.stages.n;
 
@@ -211,7 +186,7 @@ static void stage_sums(const struct pbuild *b, const struct bucket *bk,
 		q[si].first = -1;
 	for (size_t it = 0; it < ss->niters && it < b->c->iters.n; it++) {
 		const struct tfd_stream_isum *a = &ss->s[it];
-		int si = stage_in(b, bk, (int)it);
+		int si = stage_in(b, (int)it);
 		struct tfd_stream_isum *z;
 
 		if (si < 0 || (size_t)si >= ns)
@@ -239,14 +214,14 @@ static void stage_sums(const struct pbuild *b, const struct bucket *bk,
 /* The stream's keys (edges between iterators, the high half's first; or
  * (iterator, thread) pairs: both) made the pipeline's (stage, ...) into
  * out, each once with its lowest first call, by first; how many. */
-static size_t stage_keys(const struct pbuild *b, const struct bucket *bk,
-			 const tfd_stream_firsts *v, bool both, struct sfirst *out)
+static size_t stage_keys(const struct pbuild *b, const tfd_stream_firsts *v, bool both,
+			 struct sfirst *out)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < v->n; i++) {
-		int hi = stage_in(b, bk, (int)(v->v[i].key >> 32));
-		int lo = both ? stage_in(b, bk, (int)(uint32_t)v->v[i].key) : 0;
+		int hi = stage_in(b, (int)(v->v[i].key >> 32));
+		int lo = both ? stage_in(b, (int)(uint32_t)v->v[i].key) : 0;
 
 		if (hi >= 0 && lo >= 0)
 			out[n++] =
@@ -275,8 +250,7 @@ static bool same_roots(const struct pbuild *b, const struct tfd_stream_sums *ss)
 }
 
 /* The first difference between the stream's sums and b's, or NULL. */
-static const char *stream_differs(const struct pbuild *b, const struct bucket *bk,
-				  const struct tfd_stream_sums *ss)
+static const char *stream_differs(const struct pbuild *b, const struct tfd_stream_sums *ss)
 {
 	size_t ns = b->sb.stages.n, ne, np;
 	struct tfd_stream_isum *q = xcalloc(ns + 1, sizeof(*q));
@@ -286,7 +260,7 @@ static const char *stream_differs(const struct pbuild *b, const struct bucket *b
 	int slow = -1;
 	const char *what = NULL;
 
-	stage_sums(b, bk, ss, q);
+	stage_sums(b, ss, q);
 	for (size_t si = 0; si < ns && !what; si++) {
 		what = tfd_stage_sums_differ(b, si, &q[si]);
 		if (q[si].slow_blk_ns > best) {
@@ -303,8 +277,8 @@ static const char *stream_differs(const struct pbuild *b, const struct bucket *b
 	/* the edges between stages and the window's (stage, thread) pairs, in
 	 * the order of their first calls (host call numbers: a pipeline's
 	 * local numbers keep their order) */
-	ne = stage_keys(b, bk, &ss->edges, true, ev);
-	np = stage_keys(b, bk, &ss->pairs, false, pv);
+	ne = stage_keys(b, &ss->edges, true, ev);
+	np = stage_keys(b, &ss->pairs, false, pv);
 	if (!what && (ne != b->ef.n || np != b->win_threads.n))
 		what = "the number of blocking edges or window pairs";
 	for (size_t i = 0; i < ne && !what; i++)
@@ -319,9 +293,9 @@ static const char *stream_differs(const struct pbuild *b, const struct bucket *b
 	return what;
 }
 
-void tfd_stream_pipeline_check(const struct pbuild *b, const struct bucket *bk)
+void tfd_stream_pipeline_check(const struct pbuild *b)
 {
-	const char *what = stream_differs(b, bk, b->c->stream);
+	const char *what = stream_differs(b, b->c->stream);
 
 	fprintf(stderr, "tfdoctor: stream: %s: pipeline %llu: its sums %s%s\n",
 		b->c->h->name ? b->c->h->name : "?", (unsigned long long)b->p->root_id,
