@@ -240,6 +240,13 @@ struct host_ctx {
 	 * which each pipeline's build compares with its own (analysis/passes.h;
 	 * NULL otherwise, freed by the analysis) */
 	struct tfd_stream_sums *stream;
+	/* TFDOCTOR_STREAM=1: the pipelines are built from the stream's sums,
+	 * and the passes that read the calls one after another walk the
+	 * host's events (from_stream); the root calls the root walks read
+	 * (the pass before's list; NULL: the call table's) */
+	bool from_stream;
+	const struct tfd_root_call *root_list;
+	size_t nroot_list;
 	/* per iterator: its first call's event (iter.sample points here);
 	 * tfd_graph_take_samples() hands the array over */
 	VEC(struct tfd_event) samples;
@@ -389,6 +396,7 @@ struct tfd_root_call {
 	int iter;
 	int64_t start_ns, end_ns;
 };
+typedef VEC(struct tfd_root_call) tfd_root_calls;
 /* The host's root calls in the calls' order: from its call table, or
  * from a list of them (the pass before's, struct tfd_prepass.roots, which
  * the time-order check finds the table's): what the passes that read the
@@ -447,7 +455,7 @@ struct tfd_first_call {
  * meets their calls learns from them which of today's each one is). */
 struct tfd_prepass {
 	size_t *thread_calls;
-	VEC(struct tfd_root_call) roots;
+	tfd_root_calls roots;
 	VEC(struct tfd_first_call) firsts;
 };
 /* The pass before such a stream, over h's packed events thread by thread

@@ -74,7 +74,8 @@ static void root_times(const struct host_ctx *c, const struct marker_reads *mr, 
 	struct tfd_root_walk w;
 	struct tfd_root_call rc;
 
-	for (tfd_root_walk_begin(&w, c, NULL, 0); tfd_root_walk_next(&w, &rc);) {
+	for (tfd_root_walk_begin(&w, c, c->root_list, c->nroot_list);
+	     tfd_root_walk_next(&w, &rc);) {
 		all[rc.iter] = sat_add(all[rc.iter], rc.end_ns - rc.start_ns);
 		in[rc.iter] = sat_add(
 		    in[rc.iter], tfd_interval_overlap(mr->mk, mr->nmk, rc.start_ns, rc.end_ns));
@@ -184,7 +185,8 @@ static void marker_reads(const struct host_ctx *c, const struct tfd_host_waits *
 	root_times(c, mr, all, in);
 	for (size_t i = 0; i < c->iters.n && !mr->hold; i++)
 		mr->hold = all[i] > 0 && 2 * in[i] >= all[i];
-	for (tfd_root_walk_begin(&rw, c, NULL, 0); mr->hold && tfd_root_walk_next(&rw, &rc);) {
+	for (tfd_root_walk_begin(&rw, c, c->root_list, c->nroot_list);
+	     mr->hold && tfd_root_walk_next(&rw, &rc);) {
 		int i = rc.iter;
 		struct tfd_interval hole;
 
@@ -233,7 +235,8 @@ static void session_eval_passes(const struct host_ctx *c, const int *pipe,
 
 	for (size_t s = 0; s < n; s++)
 		step_pipe[s] = -1;
-	for (tfd_root_walk_begin(&rw, c, NULL, 0); tfd_root_walk_next(&rw, &rc);) {
+	for (tfd_root_walk_begin(&rw, c, c->root_list, c->nroot_list);
+	     tfd_root_walk_next(&rw, &rc);) {
 		int p = pipe[rc.iter];
 		int64_t t = rc.start_ns;
 		size_t s;
@@ -282,8 +285,8 @@ static enum tfd_status build_pipelines(struct host_ctx *c, struct tfd_host_resul
 	int *pipe; /* per root iterator: its host pipeline, -1 */
 
 	tfd_graph_group(c, &g);
-	tfd_thread_roots_make(c, &g, troots, false);
-	if (c->stream)
+	tfd_thread_roots_make(c, &g, troots, c->from_stream);
+	if (c->stream && !c->from_stream)
 		tfd_stream_troots_check(c, &g, troots);
 	c->troots = troots;
 	hr->pipelines = xcalloc(g.n + 1, sizeof(*hr->pipelines));
@@ -548,13 +551,21 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
 /* The measures of a reader in time order, on stderr when asked for
  * (docs/performance.md, "Calls held in time order"): TFDOCTOR_INFLIGHT=1
  * (inflight.c) and TFDOCTOR_TIMELINK_CHECK=1 (timelink.c, which reads the
- * host's events: never lean then). */
-static void time_order_checks(struct host_ctx *c, bool lean)
+ * host's events: never lean then); TFDOCTOR_STREAM=1: the pipelines built
+ * from that stream's sums where it holds (the same report). */
+static void time_order_checks(struct host_ctx *c, bool lean, const struct tfd_analyze_opts *opts)
 {
+	bool check = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK"), use = tfd_env_flag("TFDOCTOR_STREAM");
+
 	if (tfd_env_flag("TFDOCTOR_INFLIGHT"))
 		tfd_inflight_report(c);
-	if (!lean && tfd_env_flag("TFDOCTOR_TIMELINK_CHECK"))
-		tfd_timelink_check(c);
+	if (!lean && (check || use))
+		tfd_timelink_check(c, opts, !check);
+	if (use && c->stream) {
+		c->from_stream = true;
+		c->root_list = c->stream->roots.v;
+		c->nroot_list = c->stream->roots.n;
+	}
 }
 
 /* st, unless it is TFD_OK and the events h's read left in the file were
@@ -625,7 +636,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		host_share(h, lean != NULL, hr, &waits);
 	}
 	tfd_link_calls(&c);
-	time_order_checks(&c, lean != NULL);
+	time_order_checks(&c, lean != NULL, opts);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */
 		marker_reads(&c, &waits, &mr);
@@ -849,7 +860,9 @@ enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analy
 				 struct tfd_analysis **out, struct tfd_err *err)
 {
 	/* (the check of links made in time order reads the events again) */
-	return analyze(cap, tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") ? NULL : cap, opts, out, err);
+	bool stream = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") || tfd_env_flag("TFDOCTOR_STREAM");
+
+	return analyze(cap, stream ? NULL : cap, opts, out, err);
 }
 
 void tfd_analysis_free(struct tfd_analysis *a)

@@ -86,7 +86,7 @@ int64_t tfd_cap_pauses(const struct tfd_pipeline *p, const struct tfd_cap_calls 
 	memcpy(found, gaps, ng * sizeof(*gaps));
 	for (size_t g = 0; g < ng; g++)
 		*away += gaps[g].e - gaps[g].s;
-	for (tfd_cap_walk_begin(&w, in, false); ng && tfd_cap_walk_next(&w, &cc);) {
+	for (tfd_cap_walk_begin(&w, in, in->events); ng && tfd_cap_walk_next(&w, &cc);) {
 		int64_t s, e;
 		size_t lo;
 

@@ -77,7 +77,7 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 
 	for (size_t t = 0; t < nt; t++)
 		owner[t] = first[t] = -1;
-	for (tfd_cap_walk_begin(&w, in, false); tfd_cap_walk_next(&w, &cc);) {
+	for (tfd_cap_walk_begin(&w, in, in->events); tfd_cap_walk_next(&w, &cc);) {
 		int si = cc.stage, sg = si >= 0 ? oi->seg_of[si] : -1, o;
 		uint32_t t = cc.thread;
 
@@ -101,7 +101,7 @@ static int *thread_owners(const struct tfd_owner_in *oi, struct tfd_role_line **
 	tfd_cap_walk_end(&w);
 	if (rn)
 		vote_run(&votes, best, owner, rt, ro, rn);
-	for (tfd_cap_walk_begin(&w, in, false); mixed && tfd_cap_walk_next(&w, &cc);) {
+	for (tfd_cap_walk_begin(&w, in, in->events); mixed && tfd_cap_walk_next(&w, &cc);) {
 		int si = cc.stage, sg = si >= 0 ? oi->seg_of[si] : -1;
 		uint32_t t = cc.thread;
 
@@ -164,7 +164,7 @@ static void dispatch_votes(const struct tfd_owner_in *oi, int *owner)
 	struct tfd_cap_walk w;
 	struct tfd_cap_call cc;
 
-	for (tfd_cap_walk_begin(&w, in, false); tfd_cap_walk_next(&w, &cc);) {
+	for (tfd_cap_walk_begin(&w, in, in->events); tfd_cap_walk_next(&w, &cc);) {
 		uint32_t t = cc.thread;
 
 		if (t < nt && owner[t] >= 0 && oi->fn_of[owner[t]] >= 0) {
@@ -503,7 +503,8 @@ void tfd_thread_roots_make(const struct host_ctx *c, const struct tfd_graph_grou
 	/* a pipeline runs until its consumer's last call ends: by the root's
 	 * own calls (an iterator whose id repeats in each epoch's pipeline,
 	 * a source's, is kept as one, under the first epoch's root) */
-	for (tfd_root_walk_begin(&rw, c, NULL, 0); tfd_root_walk_next(&rw, &rc);)
+	for (tfd_root_walk_begin(&rw, c, c->root_list, c->nroot_list);
+	     tfd_root_walk_next(&rw, &rc);)
 		if (rc.end_ns > tr->last_end[rc.iter])
 			tr->last_end[rc.iter] = rc.end_ns;
 	tr->off = xcalloc(nt + 1, sizeof(uint32_t));

@@ -192,6 +192,8 @@ struct tfd_stream_sums {
 	 * lists a struct tfd_root_spans reads */
 	size_t *nroots;
 	int64_t **root_s, **root_e;
+	/* the host's root calls in the calls' order (the pass before's) */
+	tfd_root_calls roots;
 };
 void tfd_stream_sums_free(struct tfd_stream_sums *ss);
 
@@ -211,11 +213,14 @@ static inline void tfd_first_of(struct imap *at, tfd_stream_firsts *v, uint64_t 
 /* The counts that fail the check, summed (the pass before counts one): 0
  * when it holds. src: the host's events read from the file with its
  * cursors over each thread, merged by time (NULL: the packed events). */
-size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out);
-/* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result, a line on stderr;
- * where it holds, c->stream: the stream's sums, which each pipeline's
- * build compares with its own (the caller frees them). */
-void tfd_timelink_check(struct host_ctx *c);
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
+		    const struct tfd_analyze_opts *opts, struct tfd_timelink *out);
+/* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result (the root calls
+ * selected as opts select them), a line on stderr (quiet: only where it
+ * fails, TFDOCTOR_STREAM=1 alone); where it holds, c->stream: the
+ * stream's sums, which each pipeline's build compares with its own or
+ * (TFDOCTOR_STREAM=1) is built from (the caller frees them). */
+void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts, bool quiet);
 /* ... and where it held, the thread roots tr (of c's groups g) made again
  * from the host's events walked again (struct tfd_host_walk): a line on
  * stderr says whether they are the same. */
@@ -487,6 +492,9 @@ struct tfd_cap_calls {
 	const int *iter_root;	   /* per iterator: its root (host_ctx.root) */
 	size_t niters;		   /* the host's iterators */
 	const struct host_ctx *hc; /* the host's graph (its walk) */
+	/* the calls walked from the host's events (struct tfd_cap_walk), not
+	 * from the call table: a pipeline built from a stream's sums */
+	bool events;
 	const struct tfd_thread_roots *troots;
 	/* the steps the pipelines are read against (host_ctx's), by start
 	 * (none: no steps) */

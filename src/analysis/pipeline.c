@@ -200,9 +200,12 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 	size_t nr = b->roots.n, k = 1;
 	struct tfd_root_spans rs;
 
+	/* (the stream's are by start already) */
+	if (b->ss)
+		nr = k = pbuild_root_spans(b).n;
 	/* roots are in thread order; sort by start (then index) unless they
 	 * are in that order already, as when they ran on one thread */
-	for (struct keyed prev = nr ? root_key(b, 0) : (struct keyed){0, 0}, cur; k < nr; k++) {
+	for (struct keyed prev = k < nr ? root_key(b, 0) : (struct keyed){0, 0}, cur; k < nr; k++) {
 		cur = root_key(b, k);
 		if (keyed_cmp(&prev, &cur) >= 0)
 			break;
@@ -241,7 +244,7 @@ static void steps_overlap(struct pbuild *b)
 	uint8_t *seen;
 	struct tfd_root_spans rs = pbuild_root_spans(b);
 
-	if (!n || !b->roots.n)
+	if (!n || !rs.n)
 		return;
 	seen = xcalloc(n + 1, 1);
 	for (size_t r = 0; r < rs.n; r++) {
@@ -718,7 +721,8 @@ static void capacity(struct pbuild *b)
 	in.troots = c->troots;
 	in.step_spans = c->step_spans;
 	in.nstep_spans = c->nstep_spans;
-	if (c->stream)
+	in.events = b->ss != NULL;
+	if (c->stream && !b->ss)
 		tfd_stream_walk_check(&in, b->p->root_id);
 	tfd_capacity_compute(b->p, &in);
 	b->p->tuned_in_capture = tuned(c->par.v, c->par.n, iter_stage);
@@ -740,16 +744,27 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	p->root_id = c->iters.v[root_iter].id;
 	p->bottleneck = p->latency_bottleneck = -1;
 	p->slowest_bottleneck = -1;
-	collect(&b, bk);
+	b.ss = c->from_stream ? c->stream : NULL;
+	if (b.ss)
+		tfd_stream_stages(&b, bk);
+	else
+		collect(&b, bk);
 	root_stats(&b, opts);
 	steps_overlap(&b);
 	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
-	aggregate(&b);
-	if (tfd_env_flag("TFDOCTOR_FOLD_CHECK"))
-		tfd_fold_check(&b);
-	/* (the stream's sums are made with the default selection) */
-	if (c->stream && !opts->rank_set && !opts->no_warmup)
-		tfd_stream_pipeline_check(&b);
+	if (b.ss) {
+		tfd_stream_aggregate(&b);
+		fprintf(stderr,
+			"tfdoctor: stream: %s: pipeline %llu: built from the stream's sums\n",
+			c->h->name ? c->h->name : "?", (unsigned long long)p->root_id);
+	} else {
+		aggregate(&b);
+		if (tfd_env_flag("TFDOCTOR_FOLD_CHECK"))
+			tfd_fold_check(&b);
+		/* (the stream's sums are made with the options' selection) */
+		if (c->stream)
+			tfd_stream_pipeline_check(&b);
+	}
 	finish_stages(&b, pv);
 	/* what the critical path and the capacity pass do not read goes first:
 	 * they run at the peak */

@@ -37,6 +37,10 @@ struct pbuild {
 	size_t cap_warmup; /* the root calls before the window */
 	struct tfd_cap_window *win;
 	VEC(uint64_t) win_threads;
+	/* the sums of a stream in time order (NULL: summed here from the
+	 * calls): the root calls, the stages' sums, edges and window pairs
+	 * are its (timesel.c), and the capacity pass walks the events */
+	const struct tfd_stream_sums *ss;
 };
 
 /* A sort key and the index it belongs to; ties go to the smaller index. */
@@ -57,6 +61,10 @@ static inline int keyed_cmp(const void *a, const void *b)
 /* b's root calls, by start, as the capacity pass reads them. */
 static inline struct tfd_root_spans pbuild_root_spans(const struct pbuild *b)
 {
+	if (b->ss)
+		return (struct tfd_root_spans){.n = b->ss->nroots[b->root_iter],
+					       .s = b->ss->root_s[b->root_iter],
+					       .e = b->ss->root_e[b->root_iter]};
 	return (struct tfd_root_spans){.n = b->roots.n, .idx = b->roots.v, .tm = b->tm};
 }
 
@@ -104,6 +112,16 @@ static inline int pbuild_top(const struct pbuild *b, size_t k, bool *near)
  * the fold's check and the stream's, timesel.c). */
 const char *tfd_stage_sums_differ(const struct pbuild *b, size_t si,
 				  const struct tfd_stream_isum *z);
+
+/* b's stages (its root's and its bucket's iterators'), and its number of
+ * calls from the stream's sums (b->ss), in place of the calls' tree. */
+void tfd_stream_stages(struct pbuild *b, const struct bucket *bk);
+/* b's stages' sums over every call and over the analyzed ones, its
+ * blocking edges and capacity window's (stage, thread) pairs in the
+ * order of their first calls, its analyzed root calls and the slowest
+ * one's own bottleneck, from the stream's sums (b->ss): what aggregate()
+ * sums from the calls (b's root statistics made first). */
+void tfd_stream_aggregate(struct pbuild *b);
 
 /* TFDOCTOR_FOLD_CHECK=1: the pipeline's sums folded again, one root
  * call's group of calls at a time, and compared with aggregate()'s; a

@@ -493,5 +493,7 @@ struct tfd_stream_sums *tfd_tlf_take(struct tl *t)
 		ss->root_e[i] = t->roots[i].e;
 		t->roots[i].s = t->roots[i].e = NULL; /* (handed over) */
 	}
+	ss->roots = t->pp.roots;
+	memset(&t->pp.roots, 0, sizeof(t->pp.roots));
 	return ss;
 }

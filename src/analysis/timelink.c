@@ -728,7 +728,8 @@ static const char *prepass(struct tl *t, struct tfd_source *src)
 	return NULL;
 }
 
-size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd_timelink *out)
+size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
+		    const struct tfd_analyze_opts *opts, struct tfd_timelink *out)
 {
 	const struct tfd_host *h = c->h;
 	size_t n = c->calls.n, off = 0;
@@ -742,6 +743,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 		return 0;
 	memset(&t, 0, sizeof(t));
 	t.c = c;
+	t.opts = opts;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((out->prepass = prepass(&t, src)) != NULL) {
 		tl_free(&t);
@@ -837,7 +839,7 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src, struct tfd
 	       out->unclosed + (out->prepass != NULL) + (out->fold != NULL) + out->root_order;
 }
 
-void tfd_timelink_check(struct host_ctx *c)
+void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts, bool quiet)
 {
 	struct tfd_timelink r;
 	const char *name = c->h->name ? c->h->name : "?";
@@ -848,7 +850,7 @@ void tfd_timelink_check(struct host_ctx *c)
 
 	if (!c->calls.n)
 		return;
-	if (tfd_timelink(c, src, &r)) {
+	if (tfd_timelink(c, src, opts, &r)) {
 		size_t k = r.first;
 
 		fprintf(stderr,
@@ -866,6 +868,8 @@ void tfd_timelink_check(struct host_ctx *c)
 		return;
 	}
 	c->stream = r.sums;
+	if (quiet)
+		return;
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %s%zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "

@@ -236,6 +236,7 @@ struct tl {
 	 * selection; the root calls met out of the pass before's order */
 	struct tl_roots *roots;
 	size_t root_order;
+	const struct tfd_analyze_opts *opts; /* the selection's (NULL: the default) */
 };
 
 /* The calls of the parent iterator seen so far that waiting call x

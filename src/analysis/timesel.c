@@ -26,7 +26,7 @@
 /* The pipeline pass's selection of r's n calls (by start: tfd_root_stats()
  * with the default options), the slowest (the first of the longest) and
  * the capacity window. */
-static void select_roots(struct tl_roots *r)
+static void select_roots(struct tl_roots *r, const struct tfd_analyze_opts *given)
 {
 	struct tfd_root_spans rs = {.n = r->n, .s = r->s, .e = r->e};
 	struct tfd_analyze_opts opts;
@@ -34,8 +34,8 @@ static void select_roots(struct tl_roots *r)
 	int64_t *d = xmalloc((r->n + 1) * sizeof(*d));
 
 	memset(&opts, 0, sizeof(opts));
-	tfd_root_stats(&rs, &opts, p, d, r->sel);
-	r->nwarmup = p->nwarmup;
+	tfd_root_stats(&rs, given ? given : &opts, p, d, r->sel);
+	r->nwarmup = p->nwarmup; /* (none with --rank) */
 	r->slowest = tfd_root_slowest(d, r->n);
 	r->has_window = tfd_capacity_window(&rs, r->nwarmup, &r->t0, &r->t1);
 	free(p);
@@ -84,7 +84,7 @@ void tfd_tls_begin(struct tl *t)
 			r->s[j] = rc->start_ns;
 			r->e[j] = rc->end_ns;
 		}
-		select_roots(r);
+		select_roots(r, t->opts);
 	}
 	free(k);
 	free(at);
@@ -128,6 +128,7 @@ void tfd_stream_sums_free(struct tfd_stream_sums *ss)
 	free(ss->nwarmup);
 	vec_free(&ss->edges);
 	vec_free(&ss->pairs);
+	vec_free(&ss->roots);
 	free(ss);
 }
 
@@ -300,6 +301,105 @@ void tfd_stream_pipeline_check(const struct pbuild *b)
 	fprintf(stderr, "tfdoctor: stream: %s: pipeline %llu: its sums %s%s\n",
 		b->c->h->name ? b->c->h->name : "?", (unsigned long long)b->p->root_id,
 		what ? "differ: " : "as the pipeline pass's", what ? what : "");
+}
+
+/* ---- the pipeline built from the stream's sums (TFDOCTOR_STREAM=1) ---- */
+
+void tfd_stream_stages(struct pbuild *b, const struct bucket *bk)
+{
+	struct host_ctx *c = b->c;
+
+	tfd_stage_for(c, &b->sb, b->root_iter, 0);
+	for (size_t i = 0; i < bk->niters; i++)
+		tfd_stage_for(c, &b->sb, bk->iters[i], 0);
+	for (size_t it = 0; it < b->ss->niters && it < c->iters.n; it++)
+		if (stage_in(b, (int)it) >= 0)
+			b->n += b->ss->s[it].calls;
+}
+
+/* Per stage of b, the iterator of its first call (the lowest number; -1
+ * none): the stage's sample is that iterator's first call, as
+ * aggregate() takes it. */
+static void stage_firsts(const struct pbuild *b, int *first_it)
+{
+	const struct tfd_stream_sums *ss = b->ss;
+	size_t ns = b->sb.stages.n;
+
+	for (size_t si = 0; si < ns; si++)
+		first_it[si] = -1;
+	for (size_t it = 0; it < ss->niters && it < b->c->iters.n; it++) {
+		int si = stage_in(b, (int)it), *f;
+
+		if (si < 0 || (size_t)si >= ns || ss->s[it].first < 0)
+			continue;
+		f = &first_it[si];
+		if (*f < 0 || ss->s[it].first < ss->s[*f].first)
+			*f = (int)it;
+	}
+}
+
+/* Stage si of b takes the stream's sums q (and p its links). */
+static void stage_takes(struct pbuild *b, size_t si, const struct tfd_stream_isum *q, int first_it)
+{
+	struct tfd_stage *s = &b->sb.stages.v[si];
+	struct tfd_pipeline *p = b->p;
+
+	if (!s->sample && first_it >= 0)
+		s->sample = b->c->iters.v[first_it].sample;
+	s->calls_all += q->calls;
+	s->total_all_ns = sat_add(s->total_all_ns, q->total_ns);
+	s->self_all_ns = sat_add(s->self_all_ns, q->self_ns);
+	s->calls += q->calls_an;
+	s->total_ns = sat_add(s->total_ns, q->total_an_ns);
+	s->self_ns = sat_add(s->self_ns, q->self_an_ns);
+	s->blocking_ns = sat_add(s->blocking_ns, q->blk_ns);
+	s->blocking_calls += q->blk_calls;
+	for (int l = 0; l < TFD_LINK__COUNT; l++) {
+		s->links[l] += q->links[l];
+		p->links[l] += q->links[l];
+	}
+	b->win[si].calls += q->win_calls;
+	b->win[si].self_ns = sat_add(b->win[si].self_ns, q->win_self_ns);
+}
+
+void tfd_stream_aggregate(struct pbuild *b)
+{
+	const struct tfd_stream_sums *ss = b->ss;
+	struct tfd_pipeline *p = b->p;
+	size_t ns = b->sb.stages.n, nr = pbuild_root_spans(b).n, nk;
+	struct tfd_stream_isum *q = xcalloc(ns + 1, sizeof(*q));
+	int *first_it = xmalloc((ns + 1) * sizeof(*first_it));
+	struct sfirst *v =
+	    xmalloc((ss->edges.n > ss->pairs.n ? ss->edges.n : ss->pairs.n) * sizeof(*v) + 1);
+	int64_t best = -1;
+
+	stage_sums(b, ss, q);
+	stage_firsts(b, first_it);
+	b->win = xcalloc(ns + 1, sizeof(*b->win));
+	p->slowest_bottleneck = -1;
+	for (size_t si = 0; si < ns; si++) {
+		stage_takes(b, si, &q[si], first_it[si]);
+		if (q[si].slow_blk_ns > best) {
+			best = q[si].slow_blk_ns;
+			p->slowest_bottleneck = best > 0 ? (int)si : -1;
+		}
+	}
+	nk = stage_keys(b, &ss->edges, true, v);
+	for (size_t i = 0; i < nk; i++) {
+		vec_push(&b->ef, (int)(v[i].key >> 32));
+		vec_push(&b->et, (int)(uint32_t)v[i].key);
+	}
+	nk = stage_keys(b, &ss->pairs, false, v);
+	for (size_t i = 0; i < nk; i++)
+		vec_push(&b->win_threads, v[i].key);
+	for (size_t r = 0; r < nr; r++)
+		if (b->selected[r]) {
+			p->nanalyzed++;
+			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
+		}
+	free(q);
+	free(first_it);
+	free(v);
 }
 
 void tfd_stream_walk_check(const struct tfd_cap_calls *in, uint64_t root_id)

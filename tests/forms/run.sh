@@ -188,6 +188,34 @@ for f in "${files[@]}"; do
 	left=$((left + $(grep -c 'threads left in the file by the read$' "$T/e1")))
 done
 [ "$left" -ge 100 ] && ok || bad "only $left hosts left events in the file"
+# every pipeline built from the stream's sums (TFDOCTOR_STREAM=1: the
+# root calls, the stages' sums, edges and window pairs are the stream's,
+# src/analysis/timesel.c; the capacity pass and the thread roots walk the
+# host's events, the root walks read the pass before's list): the same
+# JSON and text reports, with the default selection, --rank and
+# --no-warmup (the stream selects as the options say)
+built=0
+for f in "${files[@]}"; do
+	for opt in "-f json" "-f text" "-f json --rank 1" "-f json --no-warmup"; do
+		case $opt in *--*) case $f in */tf221-*|*/golden/*) ;; *) continue ;; esac ;; esac
+		# shellcheck disable=SC2086
+		"$TFD" analyze -q $opt -o - "$f" >"$T/plain" 2>"$T/e0"
+		rc1=$?
+		# shellcheck disable=SC2086
+		TFDOCTOR_STREAM=1 "$TFD" analyze -q $opt -o - "$f" >"$T/hooked" 2>"$T/e1"
+		rc2=$?
+		n=$(grep -c "stream: .*: pipeline [0-9]*: built from the stream's sums$" "$T/e1")
+		if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
+			[ "$(grep -c -e 'stream: ' -e 'timelink: ' "$T/e1")" = "$n" ] &&
+			cmp -s "$T/e0" <(grep -v "stream: .*: built from the stream's sums$" "$T/e1"); then
+			ok
+		else
+			bad "$f $opt: built from the stream: $(diff "$T/plain" "$T/hooked" | head -4) $(grep -m1 -e 'timelink: ' -e 'stream: ' "$T/e1")"
+		fi
+		[ "$opt" = "-f json" ] && built=$((built + n))
+	done
+done
+[ "$built" -ge 400 ] && ok || bad "only $built pipelines built from the stream"
 # ... and where nothing reads the file after the read (dump), at its end
 f=tests/cases/ok/tf221-window-flat-map/vm.xplane.pb
 TFDOCTOR_SOURCE_CHECK=1 "$TFD" dump -o - "$f" 2>"$T/e1" >/dev/null

@@ -796,7 +796,7 @@ static size_t links_in_time_order(struct t *t, struct fx *f, struct host_ctx *c,
 	memset(c, 0, sizeof(*c));
 	T_OK(tfd_graph_build(c, f->h, NULL, &by_name, &orphans, &err), &err);
 	tfd_link_calls(c);
-	T_EQ_U64(tfd_timelink(c, NULL, &r), 0);
+	T_EQ_U64(tfd_timelink(c, NULL, NULL, &r), 0);
 	T_EQ_U64(r.differ, 0);
 	T_EQ_U64(r.calls, c->calls.n);
 	T_EQ_U64(r.iter_differ, 0);
@@ -836,7 +836,7 @@ static void groups_closed_late(struct t *t)
 	memset(&c, 0, sizeof(c));
 	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
 	tfd_link_calls(&c);
-	T_EQ_U64(tfd_timelink(&c, NULL, &r), 2);
+	T_EQ_U64(tfd_timelink(&c, NULL, NULL, &r), 2);
 	T_EQ_U64(r.differ, 0); /* (linked as the link pass links it) */
 	T_EQ_U64(r.late, 1);
 	/* ... and its group's fold is off (timefold.c): the group was folded
@@ -876,7 +876,7 @@ static void stream_selects_roots(struct t *t)
 	memset(&c, 0, sizeof(c));
 	T_OK(tfd_graph_build(&c, f.h, NULL, &by_name, &orphans, &err), &err);
 	tfd_link_calls(&c);
-	T_EQ_U64(tfd_timelink(&c, NULL, &r), 0);
+	T_EQ_U64(tfd_timelink(&c, NULL, NULL, &r), 0);
 	for (size_t i = 0; i < c.iters.n; i++)
 		if (c.iters.v[i].parent < 0)
 			root = (int)i;
