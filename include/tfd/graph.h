@@ -467,6 +467,14 @@ struct tfd_prepass {
  * them with the scan's. */
 enum tfd_status tfd_graph_prepass(struct host_ctx *c, const struct tfd_host *h,
 				  struct tfd_prepass *pp, struct tfd_err *err);
+/* tfd_graph_build() with no call kept: c's iterators, parents, roots,
+ * samples and parameter changes as it makes them, and what the pass
+ * before a stream counts into *pp (as tfd_graph_prepass() does, in the
+ * same scan; freed with tfd_prepass_free()). Every event of h stays: the
+ * stream reads them after (src/analysis/timelink.c, tfd_stream_run()). */
+enum tfd_status tfd_graph_build_iters(struct host_ctx *c, const struct tfd_host *h,
+				      struct tfd_prepass *pp, size_t *by_name, size_t *orphans,
+				      struct tfd_err *err);
 /* Free what tfd_graph_prepass() put in pp. */
 void tfd_prepass_free(struct tfd_prepass *pp);
 /* tfd_graph_prepass() over the events src gives instead of h's packed

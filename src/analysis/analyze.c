@@ -551,21 +551,75 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
 /* The measures of a reader in time order, on stderr when asked for
  * (docs/performance.md, "Calls held in time order"): TFDOCTOR_INFLIGHT=1
  * (inflight.c) and TFDOCTOR_TIMELINK_CHECK=1 (timelink.c, which reads the
- * host's events: never lean then); TFDOCTOR_STREAM=1: the pipelines built
- * from that stream's sums where it holds (the same report). */
+ * host's events: never lean then); with TFDOCTOR_STREAM=1 too, the
+ * pipelines built from that stream's sums where it holds (the same
+ * report; TFDOCTOR_STREAM=1 alone builds them with no call table,
+ * build_graph()). */
 static void time_order_checks(struct host_ctx *c, bool lean, const struct tfd_analyze_opts *opts)
 {
 	bool check = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK"), use = tfd_env_flag("TFDOCTOR_STREAM");
 
 	if (tfd_env_flag("TFDOCTOR_INFLIGHT"))
 		tfd_inflight_report(c);
-	if (!lean && (check || use))
-		tfd_timelink_check(c, opts, !check);
+	if (!lean && check)
+		tfd_timelink_check(c, opts);
 	if (use && c->stream) {
 		c->from_stream = true;
 		c->root_list = c->stream->roots.v;
 		c->nroot_list = c->stream->roots.n;
 	}
+}
+
+/* Host h's graph into c: its iterators and calls, as today; or
+ * (TFDOCTOR_STREAM=1 without the checks, which compare the stream with the
+ * call table) its iterators alone, and the pipelines built from the sums
+ * of a stream over its events in time order (c->from_stream), where the
+ * stream holds; where it does not, a line on stderr and today's graph. */
+static enum tfd_status build_graph(struct host_ctx *c, const struct tfd_host *h,
+				   struct tfd_host *lean, const struct tfd_analyze_opts *opts,
+				   size_t *by_name, size_t *orphans, struct tfd_err *err)
+{
+	struct tfd_prepass pp;
+	const char *why = NULL;
+	enum tfd_status st;
+
+	if (!tfd_env_flag("TFDOCTOR_STREAM") || tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") ||
+	    tfd_env_flag("TFDOCTOR_INFLIGHT"))
+		return tfd_graph_build(c, h, lean, by_name, orphans, err);
+	st = tfd_graph_build_iters(c, h, &pp, by_name, orphans, err);
+	if (!st)
+		c->stream = tfd_stream_run(c, &pp, NULL, opts, &why);
+	tfd_prepass_free(&pp);
+	if (st || c->stream) {
+		c->from_stream = c->stream != NULL;
+		c->root_list = c->stream ? c->stream->roots.v : NULL;
+		c->nroot_list = c->stream ? c->stream->roots.n : 0;
+		return st;
+	}
+	fprintf(stderr, "tfdoctor: stream: %s: not used: %s\n", h->name ? h->name : "?", why);
+	tfd_graph_release(c);
+	*by_name = *orphans = 0;
+	return tfd_graph_build(c, h, lean, by_name, orphans, err);
+}
+
+/* The calls of c's iterators. */
+static size_t graph_calls(const struct host_ctx *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->iters.n; i++)
+		n += c->iters.v[i].ncalls;
+	return n;
+}
+
+/* c's calls linked, and the measures of a reader in time order taken;
+ * nothing to link where the pipelines are built from the stream's sums. */
+static void link_graph(struct host_ctx *c, bool lean, const struct tfd_analyze_opts *opts)
+{
+	if (c->from_stream)
+		return;
+	tfd_link_calls(c);
+	time_order_checks(c, lean, opts);
 }
 
 /* st, unless it is TFD_OK and the events h's read left in the file were
@@ -626,7 +680,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_capacity_functions(h, lean, &fns);
 	if (lean)
 		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
-	st = tfd_graph_build(&c, h, lean, &by_name, &orphans, err);
+	st = build_graph(&c, h, lean, opts, &by_name, &orphans, err);
 	c.fns = fns;
 	if (st)
 		goto out;
@@ -635,8 +689,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 		absent_root_waits(&c, &waits);
 		host_share(h, lean != NULL, hr, &waits);
 	}
-	tfd_link_calls(&c);
-	time_order_checks(&c, lean != NULL, opts);
+	link_graph(&c, lean != NULL, opts);
 	if (defer) {
 		/* (the gaps between markers count on no other host) */
 		marker_reads(&c, &waits, &mr);
@@ -662,7 +715,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_pick_focus(hr);
 	tfd_share_settle_ramp(hr);
 	tfd_confidence_compute(hr);
-	if (c.calls.n && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
+	if (graph_calls(&c) && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
 		diag(a, h->name,
 		     "no Produce/Consume events: threads linked by parent_id and "
 		     "time overlap");
@@ -860,9 +913,9 @@ enum tfd_status tfd_analyze_lean(struct tfd_capture *cap, const struct tfd_analy
 				 struct tfd_analysis **out, struct tfd_err *err)
 {
 	/* (the check of links made in time order reads the events again) */
-	bool stream = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") || tfd_env_flag("TFDOCTOR_STREAM");
+	bool check = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK");
 
-	return analyze(cap, stream ? NULL : cap, opts, out, err);
+	return analyze(cap, check ? NULL : cap, opts, out, err);
 }
 
 void tfd_analysis_free(struct tfd_analysis *a)

@@ -216,11 +216,19 @@ static inline void tfd_first_of(struct imap *at, tfd_stream_firsts *v, uint64_t 
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
 		    const struct tfd_analyze_opts *opts, struct tfd_timelink *out);
 /* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result (the root calls
- * selected as opts select them), a line on stderr (quiet: only where it
- * fails, TFDOCTOR_STREAM=1 alone); where it holds, c->stream: the
- * stream's sums, which each pipeline's build compares with its own or
- * (TFDOCTOR_STREAM=1) is built from (the caller frees them). */
-void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts, bool quiet);
+ * selected as opts select them), a line on stderr; where it holds,
+ * c->stream: the stream's sums, which each pipeline's build compares with
+ * its own or (TFDOCTOR_STREAM=1 too) is built from (the caller frees
+ * them). */
+void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts);
+/* The stream over host c with no call table (c's iterators made by the
+ * scan that counted, as the pass before does, what *pp holds: handed over,
+ * *pp left empty), its events read from src's cursors (NULL: the packed
+ * events): its sums (the root calls selected as opts select them), the
+ * caller's to free, or NULL and *why it cannot be used. */
+struct tfd_stream_sums *tfd_stream_run(const struct host_ctx *c, struct tfd_prepass *pp,
+				       struct tfd_source *src, const struct tfd_analyze_opts *opts,
+				       const char **why);
 /* ... and where it held, the thread roots tr (of c's groups g) made again
  * from the host's events walked again (struct tfd_host_walk): a line on
  * stderr says whether they are the same. */

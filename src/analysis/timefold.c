@@ -291,7 +291,7 @@ static void sum_group(struct tl *t, size_t m)
 		const struct tl_rec *r = &f->recs.v[f->mem.v[i]];
 		struct tfd_stream_isum *s = &f->s[r->iter];
 		int64_t d = r->end - r->start, self = tfd_tree_self(&tree, (int)i);
-		int ri = t->pre.root[r->iter];
+		int ri = t->pre->root[r->iter];
 		const struct tl_roots *w = ri >= 0 ? &t->roots[ri] : NULL;
 		/* its top in its pipeline's tree: an analyzed root call's calls
 		 * within reach count (the pass climbs at most
@@ -323,7 +323,7 @@ static void sum_group(struct tl *t, size_t m)
 		const struct tl_roots *tr = r->rank >= 0 ? &t->roots[r->iter] : NULL;
 		struct blk_to bt = {f, tr && tr->sel[r->rank], tr && r->rank == tr->slowest};
 
-		if (t->pre.iters.v[r->iter].parent < 0)
+		if (t->pre->iters.v[r->iter].parent < 0)
 			tfd_tree_attribute_to(&tree, (int)i, NULL, add_blk, &bt);
 	}
 	tfd_tree_release(&tree);
@@ -354,7 +354,7 @@ bool tfd_tlf_fold(struct tl *t, int rep)
 		vec_push(&f->st, r->start);
 		vec_push(&f->en, r->end);
 		vec_push(&f->par,
-			 ps >= 0 && !cut_from(t->pre.root, &t->pre, r->iter, f->recs.v[ps].iter)
+			 ps >= 0 && !cut_from(t->pre->root, t->pre, r->iter, f->recs.v[ps].iter)
 			     ? f->recs.v[ps].local
 			     : -1);
 	}

@@ -87,7 +87,7 @@ static bool scanned(const struct tfd_event *e)
 static bool packed_next(void *ctx, uint32_t *thread, struct tfd_event *e)
 {
 	*thread = 0;
-	return tfd_ev_next(ctx, e);
+	return tfd_evm_next(ctx, e);
 }
 
 static bool th_next(struct tl_thread *th)
@@ -101,7 +101,7 @@ static bool th_next(struct tl_thread *th)
 }
 
 /* Thread i's cursor from its start: s's over its lines in the file, or
- * its packed events'. */
+ * its events' (the packed ones, and those the read left in the file). */
 static void th_open(struct tl *t, struct tfd_source *s, size_t i)
 {
 	const struct tfd_host *h = t->c->h;
@@ -111,7 +111,7 @@ static void th_open(struct tl *t, struct tfd_source *s, size_t i)
 		s->open_thread(s, h, i, &th->src);
 		return;
 	}
-	tfd_ev_begin(&th->cur, h, &h->threads[i]);
+	tfd_evm_begin(&th->cur, h, i);
 	th->src = (struct tfd_event_source){&th->cur, packed_next};
 }
 
@@ -120,6 +120,8 @@ static void th_close(struct tl *t, struct tfd_source *s, size_t i)
 {
 	if (s && t->th[i].src.ctx)
 		t->malformed += s->close(s, &t->th[i].src);
+	else if (t->th[i].src.ctx)
+		tfd_evm_end(&t->th[i].cur);
 	t->th[i].src.ctx = NULL;
 }
 
@@ -220,10 +222,11 @@ static void settle(struct tl *t, int call, int parent, enum tfd_link_kind link)
 {
 	int s = tfd_tlf_slot(&t->f, call), w;
 
-	/* (the check's) */
-	t->parent[call] = parent;
-	t->link[call] = (unsigned char)link;
-	t->made[call] |= 2;
+	if (t->made) { /* (the check's) */
+		t->parent[call] = parent;
+		t->link[call] = (unsigned char)link;
+		t->made[call] |= 2;
+	}
 	/* (a call not settled is live: its group cannot close before) */
 	t->f.recs.v[s].parent = parent;
 	t->f.recs.v[s].link = (unsigned char)link;
@@ -320,7 +323,7 @@ static void wait_new(struct tl *t, int k, int64_t s0, int64_t e0, int pit, bool 
 	else if (x.best >= 0)
 		wait_taker(t, w);
 	else /* none may come before the parent iterator's last call ends */
-		wake_push(t, w, t->pre.iters.v[pit].last_end);
+		wake_push(t, w, t->pre->iters.v[pit].last_end);
 }
 
 /* Call k of [s, e), of iterator it, took element elem: the calls waiting
@@ -517,7 +520,7 @@ static void make_call(struct tl *t, int k, size_t i, int it, int64_t s, int64_t 
 
 	tfd_tlg_make(t, slot);
 	t->f.recs.v[slot].thread = (uint32_t)i;
-	if (t->pre.iters.v[it].parent < 0)
+	if (t->pre->iters.v[it].parent < 0)
 		t->f.recs.v[slot].rank = tfd_tls_rank(t, it, s, e);
 	vec_push(&t->seen[it], ((struct tl_seen){s, e, pmax > e ? pmax : e, k}));
 	if (++t->seen_live > t->seen_most)
@@ -530,10 +533,27 @@ static void make_call(struct tl *t, int k, size_t i, int it, int64_t s, int64_t 
 		t->last_end = e;
 }
 
+/* The check's: whether call k (on thread i, its event e, *it its
+ * iterator as the stream knows it) is the scan's call k, its iterator
+ * then the scan's (a different one counted). */
+static bool scan_call(struct tl *t, size_t k, size_t i, const struct tfd_event *e, int *it)
+{
+	const struct host_ctx *c = t->c;
+
+	if (k >= c->calls.n || call_thread(c, k) != i || call_start(c, k) != e->start_ns ||
+	    call_end(c, k) != e->start_ns + e->dur_ns || (t->made[k] & 1))
+		return false;
+	if (*it != call_iter(c, k)) {
+		t->iter_differ++;
+		*it = call_iter(c, k);
+	}
+	t->made[k] |= 1;
+	return true;
+}
+
 /* One event of thread i, read in time order. */
 static void step(struct tl *t, size_t i)
 {
-	const struct host_ctx *c = t->c;
 	struct tl_thread *th = &t->th[i];
 	const struct tfd_event *e = &th->ev;
 	int64_t end = e->start_ns + e->dur_ns;
@@ -555,18 +575,15 @@ static void step(struct tl *t, size_t i)
 		int it, pit;
 
 		it = iterator_of(t, i, th->rank - 1, e);
-		/* (the check: the call's number and iterator are the scan's) */
-		if (k >= c->calls.n || call_thread(c, k) != i || call_start(c, k) != e->start_ns ||
-		    call_end(c, k) != end || (t->made[k] & 1)) {
+		if (t->made ? !scan_call(t, k, i, e, &it) : th->rank > t->pp.thread_calls[i]) {
 			t->numbering++;
 			return;
 		}
-		if (it != call_iter(c, k)) {
+		if (it < 0) {
 			t->iter_differ++;
-			it = call_iter(c, k);
+			return;
 		}
-		t->made[k] |= 1;
-		pit = t->pre.iters.v[it].parent;
+		pit = t->pre->iters.v[it].parent;
 		make_call(t, (int)k, i, it, e->start_ns, end);
 		if (pit < 0)
 			settle(t, (int)k, -1, TFD_LINK_NONE);
@@ -594,7 +611,7 @@ static void tl_free(struct tl *t)
 {
 	for (size_t i = 0; i < t->nth; i++)
 		vec_free(&t->th[i].stack);
-	for (size_t i = 0; t->seen && i < t->pre.iters.n; i++)
+	for (size_t i = 0; t->seen && i < t->pre->iters.n; i++)
 		vec_free(&t->seen[i]);
 	free(t->th);
 	free(t->seen);
@@ -618,7 +635,7 @@ static void tl_free(struct tl *t)
 	tfd_graph_iters_end(&t->again);
 	tfd_tls_free(t); /* (reads the pass before's count of iterators) */
 	tfd_prepass_free(&t->pp);
-	tfd_graph_release(&t->pre);
+	tfd_graph_release(&t->pre_own);
 	tfd_tlg_free(&t->g);
 	tfd_tlf_free(&t->f);
 }
@@ -635,10 +652,10 @@ static void state_bytes(const struct tl *t, struct tfd_timelink *out)
 	for (size_t i = 0; i < t->nth; i++)
 		b += t->th[i].stack.cap * sizeof(struct tl_open);
 	b += t->nth * sizeof(struct tl_thread) + t->heap.cap * sizeof(int);
-	for (size_t i = 0; i < t->pre.iters.n; i++)
+	for (size_t i = 0; i < t->pre->iters.n; i++)
 		seen += t->seen[i].cap;
 	b += seen * sizeof(struct tl_seen);
-	b += t->pre.iters.n * (sizeof(*t->seen) + 2 * sizeof(size_t) + sizeof(int64_t));
+	b += t->pre->iters.n * (sizeof(*t->seen) + 2 * sizeof(size_t) + sizeof(int64_t));
 	b += t->wakes.cap * sizeof(int) + t->waits.cap * sizeof(struct tl_wait) +
 	     t->spare_waits.cap * sizeof(int);
 	b += t->g.heap.cap * sizeof(struct tl_gwake) + t->g.active.cap * sizeof(int) +
@@ -695,9 +712,21 @@ static const char *prepass_differs(const struct tl *t, size_t *nroots)
 
 	scan_prepass(t->c, &scan);
 	*nroots = scan.roots.n;
-	bad = tfd_prepass_differs(t->c, &scan, &t->pre, &t->pp);
+	bad = tfd_prepass_differs(t->c, &scan, t->pre, &t->pp);
 	tfd_prepass_free(&scan);
 	return bad;
+}
+
+/* Each thread's next first call of an iterator, from the pass before's
+ * list (t->pp). */
+static void firsts_at(struct tl *t)
+{
+	const struct tfd_host *h = t->c->h;
+
+	t->first_at = xcalloc(h->nthreads + 1, sizeof(*t->first_at));
+	for (size_t f = t->pp.firsts.n; f-- > 0;)
+		if (t->pp.firsts.v[f].thread < h->nthreads)
+			t->first_at[t->pp.firsts.v[f].thread] = f;
 }
 
 /* The pass before the stream, over src's cursor of the host's events in
@@ -708,31 +737,89 @@ static const char *prepass(struct tl *t, struct tfd_source *src)
 	struct tfd_err err = {0};
 	enum tfd_status st;
 
+	t->pre = &t->pre_own;
 	if (src) {
 		struct tfd_event_source es;
 
 		src->open(src, h, &es);
-		st = tfd_graph_prepass_from(&t->pre, h, &es, &t->pp, &err);
+		st = tfd_graph_prepass_from(&t->pre_own, h, &es, &t->pp, &err);
 		t->malformed += src->close(src, &es);
 	} else {
-		st = tfd_graph_prepass(&t->pre, h, &t->pp, &err);
+		st = tfd_graph_prepass(&t->pre_own, h, &t->pp, &err);
 	}
 	if (st)
 		return "failed";
-	if (t->pre.iters.n != t->c->iters.n)
+	if (t->pre->iters.n != t->c->iters.n)
 		return "iterators";
-	t->first_at = xcalloc(h->nthreads + 1, sizeof(*t->first_at));
-	for (size_t f = t->pp.firsts.n; f-- > 0;)
-		if (t->pp.firsts.v[f].thread < h->nthreads)
-			t->first_at[t->pp.firsts.v[f].thread] = f;
+	firsts_at(t);
 	return NULL;
+}
+
+/* The stream's state, once the pass before is in t->pre and t->pp (and
+ * t->c, t->opts set): each thread's first call number from the pass
+ * before's counts, its cursor (src's, NULL: its packed events) and the
+ * threads' heap; how many calls the pass before counted. */
+static size_t tl_begin(struct tl *t, struct tfd_source *src)
+{
+	const struct tfd_host *h = t->c->h;
+	size_t ni = t->pre->iters.n, off = 0;
+
+	t->nth = h->nthreads;
+	t->th = xcalloc(t->nth + 1, sizeof(*t->th));
+	t->seen = xcalloc(ni + 1, sizeof(*t->seen));
+	t->seen_head = xcalloc(ni + 1, sizeof(*t->seen_head));
+	t->seen_kept = xcalloc(ni + 1, sizeof(*t->seen_kept));
+	t->maxend = xcalloc(ni + 1, sizeof(*t->maxend));
+	tfd_tlg_begin(&t->g);
+	tfd_tlf_begin(&t->f, ni);
+	tfd_tls_begin(t);
+	t->tau = t->last_end = INT64_MIN;
+	t->spare_taker = -1;
+	for (size_t i = 0; i < ni; i++)
+		t->maxend[i] = INT64_MIN;
+	tfd_graph_iters_begin(&t->again, h);
+	for (size_t i = 0; i < t->nth; i++) {
+		struct tl_thread *th = &t->th[i];
+
+		th->off = off;
+		off += t->pp.thread_calls[i];
+		th_open(t, src, i);
+		if (th_next(th))
+			vec_push(&t->heap, (int)i);
+		else
+			th_close(t, src, i);
+	}
+	return off;
+}
+
+/* The stream: the threads' events merged by time, each stepped; at the
+ * end every wait woken and every group closed. */
+static void tl_run(struct tl *t, struct tfd_source *src)
+{
+	for (size_t i = t->heap.n / 2 + 1; i-- > 0;)
+		th_sift(t, i);
+	while (t->heap.n) {
+		size_t i = (size_t)t->heap.v[0];
+
+		step(t, i);
+		if (!th_next(&t->th[i])) {
+			th_close(t, src, i);
+			t->heap.v[0] = t->heap.v[--t->heap.n];
+		}
+		if (t->heap.n)
+			th_sift(t, 0);
+	}
+	/* the stream's end: past every call */
+	if (t->last_end >= t->tau)
+		t->tau = t->last_end + 1;
+	wake_due(t, true);
+	tfd_tlg_close_due(t, true);
 }
 
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
 		    const struct tfd_analyze_opts *opts, struct tfd_timelink *out)
 {
-	const struct tfd_host *h = c->h;
-	size_t n = c->calls.n, off = 0;
+	size_t n = c->calls.n, off;
 	struct tl t;
 	struct timespec t0, t1;
 
@@ -751,54 +838,12 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->prepass_s = seconds(&t0, &t1);
-	t.nth = h->nthreads;
-	t.th = xcalloc(t.nth + 1, sizeof(*t.th));
-	t.seen = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen));
-	t.seen_head = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen_head));
-	t.seen_kept = xcalloc(t.pre.iters.n + 1, sizeof(*t.seen_kept));
-	t.maxend = xcalloc(t.pre.iters.n + 1, sizeof(*t.maxend));
 	t.parent = xmalloc(n * sizeof(*t.parent));
 	t.link = xcalloc(n, 1);
 	t.made = xcalloc(n, 1);
-	tfd_tlg_begin(&t.g);
-	tfd_tlf_begin(&t.f, t.pre.iters.n);
-	tfd_tls_begin(&t);
-	t.tau = t.last_end = INT64_MIN;
-	t.spare_taker = -1;
-	for (size_t i = 0; i < t.pre.iters.n; i++)
-		t.maxend[i] = INT64_MIN;
-	tfd_graph_iters_begin(&t.again, h);
-	/* each thread's first call number, from the pass before's counts */
-	for (size_t i = 0; i < t.nth; i++) {
-		struct tl_thread *th = &t.th[i];
-
-		th->off = off;
-		off += t.pp.thread_calls[i];
-		th_open(&t, src, i);
-		if (th_next(th))
-			vec_push(&t.heap, (int)i);
-		else
-			th_close(&t, src, i);
-	}
+	off = tl_begin(&t, src);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (size_t i = t.heap.n / 2 + 1; i-- > 0;)
-		th_sift(&t, i);
-	while (t.heap.n) {
-		size_t i = (size_t)t.heap.v[0];
-
-		step(&t, i);
-		if (!th_next(&t.th[i])) {
-			th_close(&t, src, i);
-			t.heap.v[0] = t.heap.v[--t.heap.n];
-		}
-		if (t.heap.n)
-			th_sift(&t, 0);
-	}
-	/* the stream's end: past every call */
-	if (t.last_end >= t.tau)
-		t.tau = t.last_end + 1;
-	wake_due(&t, true);
-	tfd_tlg_close_due(&t, true);
+	tl_run(&t, src);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out->stream_s = seconds(&t0, &t1);
 	for (size_t k = 0; k < n; k++) {
@@ -839,7 +884,42 @@ size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
 	       out->unclosed + (out->prepass != NULL) + (out->fold != NULL) + out->root_order;
 }
 
-void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts, bool quiet)
+struct tfd_stream_sums *tfd_stream_run(const struct host_ctx *c, struct tfd_prepass *pp,
+				       struct tfd_source *src, const struct tfd_analyze_opts *opts,
+				       const char **why)
+{
+	struct tl t;
+	struct tfd_stream_sums *ss = NULL;
+	size_t bad;
+
+	memset(&t, 0, sizeof(t));
+	t.c = c;
+	t.pre = c;
+	t.opts = opts;
+	t.pp = *pp; /* (handed over) */
+	memset(pp, 0, sizeof(*pp));
+	firsts_at(&t);
+	tl_begin(&t, src);
+	tl_run(&t, src);
+	for (size_t i = 0; i < t.nth; i++)
+		t.numbering += t.th[i].rank != t.pp.thread_calls[i];
+	bad = t.numbering + t.out_of_order + t.malformed + t.g.late + t.g.live + t.root_order +
+	      t.iter_differ;
+	*why = t.numbering	? "a thread's calls counted otherwise"
+	       : t.out_of_order ? "events out of time order"
+	       : t.malformed	? "malformed events in the file"
+	       : t.g.late	? "a call in a group already folded"
+	       : t.g.live	? "a group never closed"
+	       : t.root_order	? "a root call out of the pass before's order"
+	       : t.iter_differ	? "a call of an iterator not known"
+				: NULL;
+	if (!bad)
+		ss = tfd_tlf_take(&t);
+	tl_free(&t);
+	return ss;
+}
+
+void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts)
 {
 	struct tfd_timelink r;
 	const char *name = c->h->name ? c->h->name : "?";
@@ -868,8 +948,6 @@ void tfd_timelink_check(struct host_ctx *c, const struct tfd_analyze_opts *opts,
 		return;
 	}
 	c->stream = r.sums;
-	if (quiet)
-		return;
 	fprintf(stderr,
 		"tfdoctor: timelink: %s: %s%zu calls linked in time order as by the link pass; %zu "
 		"waited for a link, at most %zu at once; %zu produced elements untaken, %zu of "

@@ -25,7 +25,7 @@ struct tl_open {
 /* One thread in the merge: its next event to read, from its packed events
  * (cur) or the source's cursor over its lines in the file. */
 struct tl_thread {
-	struct tfd_ev_cursor cur;
+	struct tfd_ev_mcursor cur; /* (no source given: the packed events and the file's) */
 	struct tfd_event_source src;
 	struct tfd_event ev;
 	VEC(struct tl_open) stack;
@@ -208,7 +208,8 @@ struct tl {
 	size_t seen_live, seen_most;   /* calls seen and kept, now and at most */
 	int64_t *maxend;	       /* per iterator: the latest end of its calls so far */
 	/* the check's own, per call: the link settled, its kind, and whether
-	 * the call was made (1) and settled (2); the stream reads none of it */
+	 * the call was made (1) and settled (2); the stream reads none of it
+	 * (NULL: a stream the analysis is built from, with no call table) */
 	int *parent;
 	unsigned char *link, *made;
 	int64_t tau, last_end; /* the stream's time; the latest end of a call made */
@@ -224,7 +225,8 @@ struct tl {
 	 * iterators, numbered as the scan numbers them, with their parents
 	 * and last ends; each thread's count of calls; each iterator's first
 	 * call on each thread (first_at: per thread, the next of them) */
-	struct host_ctx pre;
+	struct host_ctx pre_own; /* (the check's: pre points here) */
+	const struct host_ctx *pre;
 	struct tfd_prepass pp;
 	size_t *first_at;
 	size_t malformed; /* events the file's cursors found malformed */

@@ -45,7 +45,7 @@ static void select_roots(struct tl_roots *r, const struct tfd_analyze_opts *give
 void tfd_tls_begin(struct tl *t)
 {
 	const struct tfd_prepass *pp = &t->pp;
-	size_t ni = t->pre.iters.n;
+	size_t ni = t->pre->iters.n;
 	/* (keyed: a root call's start, then its place in the pass before's
 	 * list, the calls' order: root_stats()'s order) */
 	struct keyed *k = xmalloc((pp->roots.n + 1) * sizeof(*k));
@@ -92,7 +92,7 @@ void tfd_tls_begin(struct tl *t)
 
 void tfd_tls_free(struct tl *t)
 {
-	for (size_t i = 0; t->roots && i < t->pre.iters.n; i++) {
+	for (size_t i = 0; t->roots && i < t->pre->iters.n; i++) {
 		free(t->roots[i].s);
 		free(t->roots[i].e);
 		free(t->roots[i].sel);

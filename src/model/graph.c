@@ -229,6 +229,11 @@ struct scan_state {
 	size_t give_back;   /* (lean) bytes of read events given back at a time */
 	uint64_t last_elem; /* of c->pelem */
 	struct pending_cons pc;
+	/* no call kept (tfd_graph_build_iters()): what the pass before a
+	 * stream counts, and per iterator whether its long name is a root's
+	 * (Iterator::X; -1 not yet known) */
+	struct tfd_prepass *pp;
+	VEC(signed char) two;
 };
 
 /* The calls' tables, sized once from the host's counts. */
@@ -343,6 +348,39 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 					       (int)(c->calls.n - 1), false}));
 }
 
+/* An iterator event on thread t, no call kept: its iterator, its pair
+ * with the thread and its parameters as add_call() makes them; what the
+ * pass before a stream counts (its thread's calls, the iterator's first
+ * call on the thread, a root iterator's call). */
+static void count_call(struct host_ctx *c, struct scan_state *ss, const struct tfd_event *e,
+		       size_t t)
+{
+	struct tfd_prepass *pp = ss->pp;
+	int i = iter_for_event(c, e);
+	struct iter *it = &c->iters.v[i];
+
+	if (it->pair < 0 || it->pair_thread != t) {
+		vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
+		it->pair = (int)(c->pairs.n - 1);
+		it->pair_thread = (uint32_t)t;
+		it->last_sig = NULL;
+		memset(it->last_par, 0, sizeof(it->last_par));
+		vec_push(&pp->firsts,
+			 ((struct tfd_first_call){pp->thread_calls[t], (uint32_t)t, i}));
+	}
+	if (e->sig != it->last_sig)
+		note_par(c, i, e);
+	iter_count_call(it, e);
+	pp->thread_calls[t]++;
+	while (ss->two.n <= (size_t)i)
+		vec_push(&ss->two, (signed char)-1);
+	if (ss->two.v[i] < 0)
+		ss->two.v[i] = tfd_iter_parts(it->long_name) <= 2;
+	if (ss->two.v[i])
+		vec_push(&pp->roots,
+			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
+}
+
 static int par_cmp(const void *a, const void *b)
 {
 	const struct tfd_par_change *x = a, *y = b;
@@ -393,6 +431,11 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 			}
 			continue;
 		}
+		if (ss->pp) {
+			if (e->kind == TFD_EV_ITERATOR)
+				count_call(c, ss, e, t);
+			continue;
+		}
 		while (ss->stack.n && !(ss->stack.v[ss->stack.n - 1].start <= e->start_ns &&
 					end <= ss->stack.v[ss->stack.n - 1].end))
 			ss->stack.n--;
@@ -421,14 +464,16 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
-static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
+static void scan_threads(struct host_ctx *c, struct tfd_host *lean, struct tfd_prepass *pp)
 {
 	const struct tfd_host *h = c->h;
 	struct scan_state ss;
 
 	memset(&ss, 0, sizeof(ss));
 	ss.give_back = tfd_cpu_count() > 1 ? (size_t)256 << 10 : (size_t)64 << 10;
-	scan_alloc(c, &ss);
+	ss.pp = pp;
+	if (!pp)
+		scan_alloc(c, &ss);
 	c->nmemo = 16;
 	while (c->nmemo < SIG_MEMO && c->nmemo < h->niterators)
 		c->nmemo *= 2;
@@ -454,6 +499,7 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean)
 	}
 	cons_rest(c, &ss.pc);
 	vec_free(&ss.stack);
+	vec_free(&ss.two);
 	free(c->memo);
 	c->memo = NULL;
 	if (c->par.n > 1)
@@ -713,7 +759,22 @@ enum tfd_status tfd_graph_build(struct host_ctx *c, const struct tfd_host *h, st
 	if (h->nthreads >= TFD_GRAPH_MAX_THREADS)
 		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads",
 				TFD_GRAPH_MAX_THREADS - 1);
-	scan_threads(c, lean);
+	scan_threads(c, lean, NULL);
+	return tfd_graph_resolve(c, by_name, orphans, err);
+}
+
+enum tfd_status tfd_graph_build_iters(struct host_ctx *c, const struct tfd_host *h,
+				      struct tfd_prepass *pp, size_t *by_name, size_t *orphans,
+				      struct tfd_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	memset(pp, 0, sizeof(*pp));
+	c->h = h;
+	if (h->nthreads >= TFD_GRAPH_MAX_THREADS)
+		return tfd_fail(err, TFD_E_LIMIT, "more than %u threads",
+				TFD_GRAPH_MAX_THREADS - 1);
+	pp->thread_calls = xcalloc(h->nthreads + 1, sizeof(size_t));
+	scan_threads(c, NULL, pp);
 	return tfd_graph_resolve(c, by_name, orphans, err);
 }
 

@@ -189,20 +189,25 @@ for f in "${files[@]}"; do
 done
 [ "$left" -ge 100 ] && ok || bad "only $left hosts left events in the file"
 # every pipeline built from the stream's sums (TFDOCTOR_STREAM=1: the
-# root calls, the stages' sums, edges and window pairs are the stream's,
-# src/analysis/timesel.c; the capacity pass and the thread roots walk the
-# host's events, the root walks read the pass before's list): the same
-# JSON and text reports, with the default selection, --rank and
-# --no-warmup (the stream selects as the options say)
+# host's graph made with its iterators alone, no call kept, the stream run
+# over its events in time order; the root calls, the stages' sums, edges
+# and window pairs are the stream's, src/analysis/timesel.c; the capacity
+# pass and the thread roots walk the host's events, the root walks read
+# the pass before's list): the same JSON and text reports, with the
+# default selection, --rank and --no-warmup (the stream selects as the
+# options say), and with the events left in the file (the stream and the
+# walks read them there)
 built=0
 for f in "${files[@]}"; do
-	for opt in "-f json" "-f text" "-f json --rank 1" "-f json --no-warmup"; do
+	for opt in "-f json" "-f text" "-f json --rank 1" "-f json --no-warmup" "-f json left"; do
 		case $opt in *--*) case $f in */tf221-*|*/golden/*) ;; *) continue ;; esac ;; esac
+		leave=0
+		case $opt in *left) case $f in *.xplane.pb) leave=1 opt="-f json" ;; *) continue ;; esac ;; esac
 		# shellcheck disable=SC2086
-		"$TFD" analyze -q $opt -o - "$f" >"$T/plain" 2>"$T/e0"
+		TFDOCTOR_SOURCE_LEAVE=$leave "$TFD" analyze -q $opt -o - "$f" >"$T/plain" 2>"$T/e0"
 		rc1=$?
 		# shellcheck disable=SC2086
-		TFDOCTOR_STREAM=1 "$TFD" analyze -q $opt -o - "$f" >"$T/hooked" 2>"$T/e1"
+		TFDOCTOR_SOURCE_LEAVE=$leave TFDOCTOR_STREAM=1 "$TFD" analyze -q $opt -o - "$f" >"$T/hooked" 2>"$T/e1"
 		rc2=$?
 		n=$(grep -c "stream: .*: pipeline [0-9]*: built from the stream's sums$" "$T/e1")
 		if [ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" &&
@@ -210,12 +215,25 @@ for f in "${files[@]}"; do
 			cmp -s "$T/e0" <(grep -v "stream: .*: built from the stream's sums$" "$T/e1"); then
 			ok
 		else
-			bad "$f $opt: built from the stream: $(diff "$T/plain" "$T/hooked" | head -4) $(grep -m1 -e 'timelink: ' -e 'stream: ' "$T/e1")"
+			bad "$f $opt (left $leave): built from the stream: $(diff "$T/plain" "$T/hooked" | head -4) $(grep -m1 -e 'timelink: ' -e 'stream: ' "$T/e1")"
 		fi
-		[ "$opt" = "-f json" ] && built=$((built + n))
+		[ "$opt$leave" = "-f json0" ] && built=$((built + n))
 	done
 done
 [ "$built" -ge 400 ] && ok || bad "only $built pipelines built from the stream"
+# ... and with the time-order check on (the stream compared with the call
+# table first, then the pipelines built from its sums): the same JSON
+for f in tests/cases/ok/tf221-window-flat-map/vm.xplane.pb tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb "$T"/dense/plugins/profile/*/*.xplane.pb; do
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	TFDOCTOR_TIMELINK_CHECK=1 TFDOCTOR_STREAM=1 "$TFD" analyze -q -f json -o - "$f" >"$T/hooked" 2>"$T/e1"
+	cmp -s "$T/plain" "$T/hooked" && grep -q "timelink: .* calls linked in time order as by the link pass" "$T/e1" &&
+		grep -q "stream: .*: pipeline [0-9]*: built from the stream's sums$" "$T/e1" &&
+		! grep -q -e 'differ' -e 'not used' "$T/e1" && ok || bad "$f: checked, then built from the stream: $(grep -m1 -e differ -e 'not used' "$T/e1")"
+done
+# a stream that cannot be used (a root call out of the pass before's
+# order is one way; here the events of a capture out of time order on a
+# thread: none of the committed captures has them, so the unit tests make
+# one) says why on stderr and leaves today's graph and report
 # ... and where nothing reads the file after the read (dump), at its end
 f=tests/cases/ok/tf221-window-flat-map/vm.xplane.pb
 TFDOCTOR_SOURCE_CHECK=1 "$TFD" dump -o - "$f" 2>"$T/e1" >/dev/null

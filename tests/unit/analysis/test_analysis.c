@@ -908,6 +908,116 @@ static void stream_selects_roots(struct t *t)
 	tfd_capture_free(f.cap);
 }
 
+/* The graph made with no call kept (tfd_graph_build_iters()) counts what
+ * the pass before the stream counts (tfd_graph_prepass()) and makes the
+ * same iterators; the stream run on it alone (tfd_stream_run()) sums what
+ * the check's stream sums over the call table. */
+static void stream_without_calls(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c, full, pre;
+	struct tfd_prepass pp, pp2;
+	struct tfd_err err = {0};
+	struct tfd_timelink r;
+	struct tfd_stream_sums *ss;
+	const char *why = "";
+	size_t by_name = 0, orphans = 0;
+
+	fx_init(&f);
+	for (int i = 0; i < 6; i++) {
+		int64_t s = i * 10000 * US, d = (i ? 100 + 10 * i : 5000) * US;
+
+		fx_ev(&f, 0, "Iterator::Prefetch", s, d, "id=1", NULL);
+		fx_ev(&f, 0, "PrefetchConsume", s + d - 20 * US, 10 * US, "element_id=7", NULL);
+		fx_ev(&f, 1, "PrefetchProduce", s + 2 * US, 50 * US, "element_id=7", NULL);
+		fx_ev(&f, 1, "Iterator::Prefetch::Range", s + 2 * US, 50 * US, "id=2",
+		      "parent_id=1", NULL);
+	}
+	fx_finish(&f);
+	T_OK(tfd_graph_build_iters(&c, f.h, &pp, &by_name, &orphans, &err), &err);
+	T_EQ_U64(c.calls.n, 0);
+	T_OK(tfd_graph_prepass(&pre, f.h, &pp2, &err), &err);
+	T_TRUE(tfd_prepass_differs(&c, &pp, &pre, &pp2) == NULL);
+	T_EQ_U64(pp.roots.n, 6);
+	memset(&full, 0, sizeof(full));
+	T_OK(tfd_graph_build(&full, f.h, NULL, &by_name, &orphans, &err), &err);
+	tfd_link_calls(&full);
+	T_EQ_U64(tfd_timelink(&full, NULL, NULL, &r), 0);
+	ss = tfd_stream_run(&c, &pp, NULL, NULL, &why);
+	T_TRUE(ss != NULL && why == NULL);
+	T_TRUE(pp.roots.n == 0 && pp.thread_calls == NULL); /* (handed over) */
+	T_TRUE(r.sums != NULL);
+	if (ss && r.sums) {
+		T_EQ_U64(ss->niters, r.sums->niters);
+		T_TRUE(memcmp(ss->s, r.sums->s, ss->niters * sizeof(*ss->s)) == 0);
+		T_EQ_U64(ss->edges.n, r.sums->edges.n);
+		T_EQ_U64(ss->pairs.n, r.sums->pairs.n);
+		T_EQ_U64(ss->roots.n, 6);
+	}
+	tfd_stream_sums_free(ss);
+	tfd_stream_sums_free(r.sums);
+	tfd_prepass_free(&pp);
+	tfd_prepass_free(&pp2);
+	tfd_graph_release(&pre);
+	tfd_graph_release(&full);
+	tfd_graph_release(&c);
+	tfd_capture_free(f.cap);
+}
+
+/* A stream that cannot be used says why, and the analysis built on it
+ * (TFDOCTOR_STREAM=1) falls back to today's graph: the same pipeline as
+ * without it. The scene of groups_closed_late(): a producer whose element
+ * was taken by a root call that ended before it started. */
+static void stream_falls_back(struct t *t)
+{
+	struct fx f;
+	struct host_ctx c;
+	struct tfd_prepass pp;
+	struct tfd_err err = {0};
+	struct tfd_analysis *a = NULL, *b = NULL;
+	const char *why = NULL;
+	size_t by_name = 0, orphans = 0;
+
+	fx_init(&f);
+	for (int i = 0; i < 3; i++) {
+		int64_t s = i * 1000 * US;
+
+		fx_ev(&f, 0, "Iterator::Prefetch", s, 100 * US, "id=123", NULL);
+		fx_ev(&f, 0, "PrefetchConsume", s + 50 * US, 10 * US, "element_id=7", NULL);
+		fx_ev(&f, 1, "PrefetchProduce", s + 200 * US, 80 * US, "element_id=7", NULL);
+		fx_ev(&f, 1, "Iterator::Prefetch::Range", s + 200 * US, 80 * US, "id=456",
+		      "parent_id=123", NULL);
+	}
+	fx_finish(&f);
+	T_OK(tfd_graph_build_iters(&c, f.h, &pp, &by_name, &orphans, &err), &err);
+	T_TRUE(tfd_stream_run(&c, &pp, NULL, NULL, &why) == NULL);
+	T_TRUE(why != NULL && strstr(why, "already folded") != NULL);
+	tfd_prepass_free(&pp);
+	tfd_graph_release(&c);
+	T_OK(tfd_analyze(f.cap, NULL, &a, &err), &err);
+	setenv("TFDOCTOR_STREAM", "1", 1);
+	T_OK(tfd_analyze(f.cap, NULL, &b, &err), &err);
+	unsetenv("TFDOCTOR_STREAM");
+	T_TRUE(a && b && a->nhosts == 1 && b->nhosts == 1);
+	if (a && b && a->nhosts == 1 && b->nhosts == 1) {
+		const struct tfd_pipeline *p = &a->hosts[0].pipelines[0],
+					  *q = &b->hosts[0].pipelines[0];
+
+		T_EQ_U64(p->nstages, q->nstages);
+		for (size_t s = 0; s < p->nstages && s < q->nstages; s++) {
+			T_EQ_U64(p->stages[s].calls_all, q->stages[s].calls_all);
+			T_EQ_U64((uint64_t)p->stages[s].self_all_ns,
+				 (uint64_t)q->stages[s].self_all_ns);
+			T_EQ_U64((uint64_t)p->stages[s].blocking_ns,
+				 (uint64_t)q->stages[s].blocking_ns);
+		}
+		T_EQ_U64((uint64_t)p->bottleneck, (uint64_t)q->bottleneck);
+	}
+	tfd_analysis_free(a);
+	tfd_analysis_free(b);
+	tfd_capture_free(f.cap);
+}
+
 /* Links settled in time order, each at the first instant the stream can
  * know it: an element taken by two calls of the parent iterator, where the
  * one that overlaps the producer (and so wins, link.c) started first but
@@ -2328,6 +2438,8 @@ const struct t_case analysis_cases[] = {
     T(links_in_time_order_wait),
     T(groups_closed_late),
     T(stream_selects_roots),
+    T(stream_without_calls),
+    T(stream_falls_back),
     T(bare_and_loop_roots_are_no_calls),
     T(calls_keep_their_ends),
     T(times_store_round_trip),
