@@ -479,6 +479,10 @@ struct tfd_analyze_opts {
 			   * (0 = slowest), like XProf's Rank; -1 or 0-init
 			   * ignored unless rank_set */
 	bool rank_set;
+	/* --low-memory: a host whose calls hold a stream in time order builds
+	 * its pipelines from the stream's sums, with no call table (the same
+	 * report; more time; see docs/performance.md) */
+	bool low_memory;
 };
 
 /* 100 * ns / step over the verdict's steps: a part of a host's step time

@@ -848,6 +848,10 @@ struct tfd_load_opts {
 	 * may then be swept on another core while the analysis builds the
 	 * host's iterator graph (struct tfd_host.pending) */
 	bool defer_device;
+	/* --low-memory: such a capture's mapped host planes leave their
+	 * iterator, Produce and Consume events in the file, read again from
+	 * there by each pass (struct tfd_ev_mcursor) */
+	bool leave_in_file;
 };
 
 /* opts (NULL: the defaults) with defer_device set to defer. */

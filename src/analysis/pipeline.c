@@ -754,9 +754,11 @@ enum tfd_status tfd_pipeline_build(struct host_ctx *c, int root_iter, const stru
 	b.cap_warmup = opts->rank_set ? 0 : p->nwarmup;
 	if (b.ss) {
 		tfd_stream_aggregate(&b);
-		fprintf(stderr,
-			"tfdoctor: stream: %s: pipeline %llu: built from the stream's sums\n",
-			c->h->name ? c->h->name : "?", (unsigned long long)p->root_id);
+		if (tfd_env_flag("TFDOCTOR_STREAM"))
+			fprintf(
+			    stderr,
+			    "tfdoctor: stream: %s: pipeline %llu: built from the stream's sums\n",
+			    c->h->name ? c->h->name : "?", (unsigned long long)p->root_id);
 	} else {
 		aggregate(&b);
 		if (tfd_env_flag("TFDOCTOR_FOLD_CHECK"))

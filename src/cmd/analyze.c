@@ -227,6 +227,7 @@ static int analyze_args(struct args *a, int argc, char **argv, int merge)
 	a->ao.allow_mixed = o.v[OPT_ALLOW_MIXED] != NULL;
 	if (tfd_cli_load_opts("analyze", &o, &a->lo))
 		return 2;
+	a->ao.low_memory = a->lo.leave_in_file = o.v[OPT_LOW_MEMORY] != NULL;
 	if (o.v[OPT_SHARD] && shard_arg(o.v[OPT_SHARD], &a->lo))
 		return 2;
 	if (o.v[OPT_RANK] && tfd_cli_rank("analyze", o.v[OPT_RANK], &a->ao.rank))

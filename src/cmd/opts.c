@@ -51,6 +51,7 @@ static const struct {
     [OPT_SCALE] = {"scale", 0, "X"},
     [OPT_MAX_INFLATED] = {"max-inflated", 0, "SIZE"},
     [OPT_MARGIN] = {"margin", 0, "N"},
+    [OPT_LOW_MEMORY] = {"low-memory", 0, NULL},
 };
 
 static bool refused(const struct cmd_spec *s, enum opt id)
@@ -226,8 +227,9 @@ void tfd_cli_help(const struct cmd_spec *s, FILE *f)
 
 /* ---- each command's options, in the order its help lists them ---------- */
 
-static const enum opt merge_refuse[] = {OPT_RUN,     OPT_MODE, OPT_NO_WARMUP, OPT_ALL_RUNS,
-					OPT_PARTIAL, OPT_RANK, OPT_SHARD,     OPT__COUNT};
+static const enum opt merge_refuse[] = {OPT_RUN,      OPT_MODE,	      OPT_NO_WARMUP,
+					OPT_ALL_RUNS, OPT_PARTIAL,    OPT_RANK,
+					OPT_SHARD,    OPT_LOW_MEMORY, OPT__COUNT};
 
 static const struct opt_use analyze_opts[] = {
     {OPT_FORMAT, NULL, "text (default) or json; gviz with --mode xprof"},
@@ -253,6 +255,9 @@ static const struct opt_use analyze_opts[] = {
      "job array)"},
     {OPT_MAX_INFLATED, NULL,
      "refuse gzip data inflating past SIZE (e.g. 16G; default\n100 times the file, 64M..8G)"},
+    {OPT_LOW_MEMORY, NULL,
+     "least memory, more time: leave the iterator events in\nthe file and fold the calls "
+     "as they close (the same report)"},
     {OPT_QUIET, NULL, "do not echo notes to stderr"},
     {OPT_HELP, NULL, "show this help"},
     {OPT__COUNT, NULL, NULL},

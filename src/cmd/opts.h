@@ -50,6 +50,7 @@ enum opt {
 	OPT_SCALE,
 	OPT_MAX_INFLATED,
 	OPT_MARGIN,
+	OPT_LOW_MEMORY,
 	OPT__COUNT,
 };
 

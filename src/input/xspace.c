@@ -484,7 +484,8 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 	 * (a capture loaded for a lean analysis), may leave the iterator,
 	 * Produce and Consume events in the file (its blocks' parts too) */
 	if (sc->mapped && sc->opts && sc->opts->defer_device &&
-	    !sc->cap->hosts[sc->host_idx].nevents && tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
+	    !sc->cap->hosts[sc->host_idx].nevents &&
+	    (sc->opts->leave_in_file || tfd_env_flag("TFDOCTOR_SOURCE_LEAVE"))) {
 		tfd_host_leave_graph(sc->cap, &sc->cap->hosts[sc->host_idx]);
 		sc->left = true;
 	}

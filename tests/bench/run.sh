@@ -138,6 +138,26 @@ for mb in 100 300; do
 	[ -n "${vs_unpack[iter-dense:$mb]:-}" ] &&
 		targets+=("iter-dense $mb MB, protobuf-c unpack time / analyze|${vs_unpack[iter-dense:$mb]}|x|>=|5")
 done
+# --low-memory (the events left in the file, the calls folded as their
+# groups close, no call table: the same report) on the iterator-dense and
+# tf.data-heavy captures, one core: its peak over idle / file, and its
+# time against the default analysis and the unpack
+for c in $CASES; do
+	spec=${c%%:*}
+	mb=${c##*:}
+	case $spec in iter-dense | tfdata-heavy) ;; *) continue ;; esac
+	f=$(ls "$W/$spec-$mb"/plugins/profile/*/*.xplane.pb)
+	cat "$f" >/dev/null
+	read -r t_lm rss_lm rc_lm < <(best one "$TFD" analyze --low-memory -q -f json -o - "$f")
+	[ "$rc_lm" = 0 ] || { echo "bench: analyze --low-memory failed on $f" >&2; exit 1; }
+	pct=$(awk -v s="$(stat -c %s "$f")" -v r="$rss_lm" -v i="$idle" 'BEGIN { printf "%.1f", 100 * (r - i) * 1024 / s }')
+	awk -v spec="$spec" -v mb="$mb" -v t="$t_lm" -v r="$rss_lm" -v p="$pct" -v a="${an_secs[$spec:$mb]}" \
+		-v d="${rss_pct[$spec:$mb]}" -v x="${vs_unpack[$spec:$mb]:-0}" 'BEGIN {
+		printf "low-memory: %s %s MB: %.3f s (%.2fx the default), peak %.1f MB (%s %% of the file; default %s %%), %.2fx the unpack\n",
+			spec, mb, t, t / a, r / 1024, p, d, x * a / t }'
+	[ "$spec" = iter-dense ] &&
+		targets+=("iter-dense $mb MB --low-memory, peak RSS over idle / file|$pct|%|<=|15")
+done
 # what reading alone costs (no target): the host plane's events walked line
 # by line and merged by time (timewalk.c; docs/performance.md, "Calls held
 # in time order"), beside the analysis and the unpack's fifth

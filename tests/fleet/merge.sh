@@ -136,6 +136,8 @@ run analyze --partial -f json tests/cases/ok/ai-notebook.xplane.pb
 [ "$rc" = 2 ] && ok || bad "--partial with --format: exit $rc"
 run merge --no-warmup "$P"
 [ "$rc" = 2 ] && [[ "$err" == *"partials carry it"* ]] && ok || bad "merge --no-warmup: $rc $err"
+run merge --low-memory "$P"
+[ "$rc" = 2 ] && [[ "$err" == *"--low-memory is an option of 'analyze --partial'"* ]] && ok || bad "merge --low-memory: $rc $err"
 for s in 3/3 x/2 -1/2 1/0 2 1/2/3; do
 	run analyze --partial --shard "$s" "$run_dir"
 	[ "$rc" = 2 ] && ok || bad "--shard $s: exit $rc"

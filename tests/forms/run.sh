@@ -221,6 +221,17 @@ for f in "${files[@]}"; do
 	done
 done
 [ "$built" -ge 400 ] && ok || bad "only $built pipelines built from the stream"
+# --low-memory (the events left in the file, the pipelines built from the
+# stream's sums where the host's calls hold it and its elements are few):
+# the same JSON, and the same notes, on every capture
+for f in "${files[@]}"; do
+	"$TFD" analyze -f json -o - "$f" >"$T/plain" 2>"$T/e0"
+	rc1=$?
+	"$TFD" analyze --low-memory -f json -o - "$f" >"$T/hooked" 2>"$T/e1"
+	rc2=$?
+	[ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" && cmp -s "$T/e0" "$T/e1" && ok ||
+		bad "$f --low-memory: $(diff "$T/plain" "$T/hooked" | head -4) $(diff "$T/e0" "$T/e1" | head -2)"
+done
 # ... and with the time-order check on (the stream compared with the call
 # table first, then the pipelines built from its sums): the same JSON
 for f in tests/cases/ok/tf221-window-flat-map/vm.xplane.pb tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb "$T"/dense/plugins/profile/*/*.xplane.pb; do
