@@ -678,6 +678,11 @@ struct tfd_host {
 	/* ... and those markers are the session's runs (SessionRun): the host
 	 * had no step marker */
 	bool steps_from_session_runs;
+	/* read for the least memory (--low-memory, or memory short for the
+	 * host plane: tfd_memory_budget()), its iterator events left in the
+	 * file; short_mb: the budget in MB when that was why (else 0) */
+	bool low_memory;
+	size_t short_mb;
 	/* ... or the eager calls of the tf.functions whose runs read input
 	 * (TensorFlow 2 without step markers: a Keras fit, a loop calling a
 	 * step function that takes the iterator) */

@@ -29,6 +29,12 @@ void tfd_pages_free(void *p, size_t len);
  * the peak already reached. */
 bool tfd_pages_would_raise_peak(size_t bytes);
 
+/* The memory the process may still take, in bytes: the least of the
+ * system's available memory (MemAvailable) and what the address-space
+ * limit (ulimit -v) leaves; SIZE_MAX when neither is known.
+ * TFDOCTOR_MEM_BUDGET=BYTES says it instead (the tests). */
+size_t tfd_memory_budget(void);
+
 /* Cut the file mapping [m, m + len) into windows of TFD_MAP_WINDOW bytes,
  * each its own mapping in the kernel's eyes, when the file is smaller
  * than TFD_MAP_SPLIT_BELOW; the number of windows made (1: left whole).

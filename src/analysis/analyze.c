@@ -524,9 +524,9 @@ static void waits_before_graph(const struct tfd_host *h, const struct tfd_host *
 
 /* Once host c's graph is built: what outlives it (the stages' samples and
  * the absent iterators' names, read after the analysis) goes to pv, and
- * the notes on how its iterators were linked. */
+ * the notes on how its iterators were linked and on memory found short. */
 static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analysis_priv *pv,
-			size_t by_name, size_t orphans)
+			const struct tfd_analyze_opts *opts, size_t by_name, size_t orphans)
 {
 	struct tfd_event *samples = tfd_graph_take_samples(c);
 	size_t nnames;
@@ -546,6 +546,11 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
 	if (orphans)
 		diag(a, c->h->name, "%zu iterator(s) with no known parent ignored", orphans);
 	absent_note(c, a, c->h->name);
+	if (c->h->low_memory && !opts->low_memory)
+		diag(a, c->h->name,
+		     "memory was short (%zu MB free): analyzed as with --low-memory (the same "
+		     "findings, in more time)",
+		     c->h->short_mb);
 }
 
 /* The measures of a reader in time order, on stderr when asked for
@@ -625,8 +630,8 @@ static enum tfd_status build_graph(struct host_ctx *c, const struct tfd_host *h,
 	const char *why;
 	enum tfd_status st;
 
-	if ((!hook && !opts->low_memory) || tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") ||
-	    tfd_env_flag("TFDOCTOR_INFLIGHT"))
+	if ((!hook && !opts->low_memory && !h->low_memory) ||
+	    tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") || tfd_env_flag("TFDOCTOR_INFLIGHT"))
 		return tfd_graph_build(c, h, lean, by_name, orphans, err);
 	st = tfd_graph_build_iters(c, h, &pp, by_name, orphans, err);
 	if (!st && !(why = stream_refused(c, hook)))
@@ -718,7 +723,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	c.fns = fns;
 	if (st)
 		goto out;
-	graph_built(&c, a, pv, by_name, orphans);
+	graph_built(&c, a, pv, opts, by_name, orphans);
 	if (late) {
 		absent_root_waits(&c, &waits);
 		host_share(h, lean != NULL, hr, &waits);

@@ -47,6 +47,60 @@ size_t tfd_pages_split_map(void *m, size_t len)
 	return n;
 }
 
+/* MemAvailable of /proc/meminfo in bytes, SIZE_MAX unknown. */
+static size_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long kb = 0;
+	bool got = false;
+
+	while (f && !got && fgets(line, sizeof(line), f))
+		got = sscanf(line, "MemAvailable: %lu kB", &kb) == 1;
+	if (f)
+		fclose(f);
+	return got ? (size_t)kb * 1024 : SIZE_MAX;
+}
+
+/* What RLIMIT_AS leaves of the address space in bytes, SIZE_MAX none. */
+static size_t address_space_left(void)
+{
+	struct rlimit rl;
+	FILE *f;
+	unsigned long size = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	int got = 0;
+
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || page <= 0)
+		return SIZE_MAX;
+	f = fopen("/proc/self/statm", "r");
+	if (f) {
+		got = fscanf(f, "%lu", &size);
+		fclose(f);
+	}
+	if (got != 1)
+		return SIZE_MAX;
+	size *= (unsigned long)page;
+	return rl.rlim_cur > size ? (size_t)(rl.rlim_cur - size) : 0;
+}
+
+size_t tfd_memory_budget(void)
+{
+	const char *env = getenv("TFDOCTOR_MEM_BUDGET");
+	size_t a, b;
+
+	if (env && *env) {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		if (*end == '\0')
+			return (size_t)v;
+	}
+	a = mem_available();
+	b = address_space_left();
+	return a < b ? a : b;
+}
+
 bool tfd_pages_would_raise_peak(size_t bytes)
 {
 	FILE *f = fopen("/proc/self/statm", "r");

@@ -472,6 +472,24 @@ static bool same_plane_read(const struct tfd_capture *cap, size_t host_idx, size
 
 /* The plane's lines into the host: in blocks on several threads, or one by
  * one (a small plane, or one whose guessed cuts were wrong). */
+/* The share of a host plane's bytes past which its analysis may take
+ * more memory than that (an iterator-dense host's call table: about a
+ * third of the file; every other kind of capture a tenth or less). */
+#define SHORT_SHARE 0.4
+
+/* The memory the process may still take (tfd_memory_budget()) when it is
+ * short for sc's host plane (SHORT_SHARE of its lines' bytes), else
+ * SIZE_MAX. */
+static size_t short_budget(const struct scan *sc)
+{
+	size_t bytes = 0, budget;
+
+	for (size_t i = 0; i < sc->lines.n; i++)
+		bytes += sc->lines.v[i].len;
+	budget = tfd_memory_budget();
+	return (double)budget < SHORT_SHARE * (double)bytes ? budget : SIZE_MAX;
+}
+
 static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 {
 	piece_vec pcs = {0};
@@ -484,10 +502,16 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 	 * (a capture loaded for a lean analysis), may leave the iterator,
 	 * Produce and Consume events in the file (its blocks' parts too) */
 	if (sc->mapped && sc->opts && sc->opts->defer_device &&
-	    !sc->cap->hosts[sc->host_idx].nevents &&
-	    (sc->opts->leave_in_file || tfd_env_flag("TFDOCTOR_SOURCE_LEAVE"))) {
-		tfd_host_leave_graph(sc->cap, &sc->cap->hosts[sc->host_idx]);
-		sc->left = true;
+	    !sc->cap->hosts[sc->host_idx].nevents) {
+		struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
+		size_t budget = short_budget(sc);
+
+		h->low_memory = sc->opts->leave_in_file || budget != SIZE_MAX;
+		h->short_mb = budget != SIZE_MAX && !sc->opts->leave_in_file ? budget >> 20 : 0;
+		if (h->low_memory || tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
+			tfd_host_leave_graph(sc->cap, h);
+			sc->left = true;
+		}
 	}
 	nblocks = plan_blocks(sc, &pcs, &blocks);
 

@@ -232,6 +232,19 @@ for f in "${files[@]}"; do
 	[ "$rc1" -eq "$rc2" ] && cmp -s "$T/plain" "$T/hooked" && cmp -s "$T/e0" "$T/e1" && ok ||
 		bad "$f --low-memory: $(diff "$T/plain" "$T/hooked" | head -4) $(diff "$T/e0" "$T/e1" | head -2)"
 done
+# memory short for a host plane (TFDOCTOR_MEM_BUDGET says how much is
+# left: under 0.4 of the plane's bytes) reads and analyzes it as
+# --low-memory does: the same JSON but for one note saying so
+for f in tests/cases/ok/tf221-window-flat-map/vm.xplane.pb "$T"/dense/plugins/profile/*/*.xplane.pb; do
+	"$TFD" analyze -q -f json -o - "$f" >"$T/plain" 2>/dev/null
+	TFDOCTOR_MEM_BUDGET=1000 "$TFD" analyze -f json -o - "$f" >"$T/hooked" 2>"$T/e1"
+	diff "$T/plain" "$T/hooked" >"$T/d"
+	[ "$(grep -c '^<' "$T/d")" = 1 ] && grep -q '^<   "notes": \[\]$' "$T/d" &&
+		[ "$(grep -c '^>' "$T/d")" = 6 ] &&
+		grep -q '^>       "message": "memory was short (0 MB free): analyzed as with --low-memory (the same findings, in more time)"$' "$T/d" &&
+		grep -q 'note: .*: memory was short (0 MB free)' "$T/e1" && ok ||
+		bad "$f: memory short: $(head -c 300 "$T/d")"
+done
 # ... and with the time-order check on (the stream compared with the call
 # table first, then the pipelines built from its sums): the same JSON
 for f in tests/cases/ok/tf221-window-flat-map/vm.xplane.pb tests/cases/ok/tf221-shuffle-filling-past-capture/vm.xplane.pb "$T"/dense/plugins/profile/*/*.xplane.pb; do

@@ -283,6 +283,19 @@ static bool pool_item(void *ctx, size_t worker, size_t i)
 	return i != 5 && i != 2;
 }
 
+/* The memory the process may still take: what TFDOCTOR_MEM_BUDGET says,
+ * else the least of MemAvailable and the address-space limit's room (a
+ * process that runs has some). */
+static void memory_budget(struct t *t)
+{
+	setenv("TFDOCTOR_MEM_BUDGET", "12345", 1);
+	T_EQ_U64(tfd_memory_budget(), 12345);
+	setenv("TFDOCTOR_MEM_BUDGET", "12x", 1); /* (not a number: ignored) */
+	T_TRUE(tfd_memory_budget() > 12345);
+	unsetenv("TFDOCTOR_MEM_BUDGET");
+	T_TRUE(tfd_memory_budget() > 0);
+}
+
 static void pool_lowest_failure(struct t *t)
 {
 	static const size_t order[] = {5, 9, 0, 1, 2, 3, 4, 6, 7, 8};
@@ -4592,5 +4605,6 @@ const struct t_case capture_cases[] = {
     T(chrome_names_alike),
     T(chrome_number_forms),
     T(chrome_gz_streamed),
+    T(memory_budget),
     {0},
 };
