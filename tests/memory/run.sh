@@ -94,7 +94,11 @@ if [ "$rc" -eq 0 ] && cmp -s "$T/o6" "$T/m8.partial.want"; then ok; else
 	bad "the partial of a run of 8 hosts under $((base + 28000)) KB: exit $rc $(head -c 300 "$T/e6")"; fi
 (ulimit -v $((base + 28000)) && taskset -c 0 $TFD analyze -q -f json -o - "$R"/*.xplane.pb >"$T/o5" 2>"$T/e5")
 rc=$?
-if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e5")" -eq 1 ] && grep -q '^tfdoctor: error: out of memory' "$T/e5"; then ok; else bad "the same 8 files given one by one (loaded together) should not fit: exit $rc $(head -c 300 "$T/e5")"; fi
+# (out of memory; or, memory being short for a plane, it was read leaving
+# its iterator events in the file, whose mapping it then keeps: the next
+# file's mapping is what does not fit)
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e5")" -eq 1 ] &&
+	grep -q -e '^tfdoctor: error: out of memory' -e 'cannot map the file (.*): the address-space limit (ulimit -v)' "$T/e5"; then ok; else bad "the same 8 files given one by one (loaded together) should not fit: exit $rc $(head -c 300 "$T/e5")"; fi
 # an XSpace host plane where a quarter of the events are tf.data's (the
 # bench's tf.data-heavy spec, ~25 MB): the address space holds the mapped
 # file, the libraries and what the analysis keeps (under half the file);
@@ -104,15 +108,22 @@ $TFD synth -q --scale 8 -o "$T/xs" tests/bench/tfdata-heavy.json
 X=$(ls "$T"/xs/plugins/profile/*/*.xplane.pb)
 xkb=$(($(stat -c %s "$X") / 1000))
 $TFD analyze -q -f json -o "$T/xs.want" "$X"
+# (memory short for the plane, under 0.4 of its bytes, reads and analyzes
+# it as --low-memory does: the same answer with a note saying so, its
+# figure the room there was)
+short() { sed 's/memory was short ([0-9]* MB free)/memory was short (N MB free)/' "$@"; }
+TFDOCTOR_MEM_BUDGET=1000 $TFD analyze -q -f json -o - "$X" | short >"$T/xs.short"
+grep -q 'memory was short (N MB free)' "$T/xs.short" && ok || bad "no note of memory short: $(head -c 200 "$T/xs.short")"
+is_answer() { cmp -s "$1" "$T/xs.want" || short "$1" | cmp -s - "$T/xs.short"; }
 (ulimit -v $((xkb * 2 + base + 15000)) && taskset -c 0 $TFD analyze -q -f json -o - "$X" >"$T/o7" 2>"$T/e7")
 rc=$?
-if [ "$rc" -eq 0 ] && cmp -s "$T/o7" "$T/xs.want"; then ok; else bad "tf.data-heavy XSpace of ${xkb} KB under $((xkb * 2 + base + 15000)) KB: exit $rc $(head -c 300 "$T/e7")"; fi
+if [ "$rc" -eq 0 ] && is_answer "$T/o7"; then ok; else bad "tf.data-heavy XSpace of ${xkb} KB under $((xkb * 2 + base + 15000)) KB: exit $rc $(head -c 300 "$T/e7")"; fi
 failed=0
 for lim in $((xkb + base)) $((xkb + base + 30000)); do
 	(ulimit -v "$lim" && taskset -c 0 $TFD analyze -q -f json -o - "$X" >"$T/o8" 2>"$T/e8")
 	rc=$?
 	[ "$rc" -eq 1 ] && failed=$((failed + 1))
-	if { [ "$rc" -eq 0 ] && cmp -s "$T/o8" "$T/xs.want"; } || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e8")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e8" && [ ! -s "$T/o8" ]; }; then
+	if { [ "$rc" -eq 0 ] && is_answer "$T/o8"; } || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e8")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e8" && [ ! -s "$T/o8" ]; }; then
 		ok
 	else
 		bad "tf.data-heavy XSpace under ${lim} KB: exit $rc (a signal is > 128) $(head -c 300 "$T/e8")"
@@ -133,7 +144,7 @@ crashed="" loader=0 maperr=0 answered=0 nostart=0 edge=""
 sweep() {
 	(ulimit -c 0 && ulimit -v "$1" && $TFD analyze -q -f json -o - "$X" >"$T/o9" 2>"$T/e9")
 	rc=$?
-	if [ "$rc" -eq 0 ] && cmp -s "$T/o9" "$T/xs.want"; then
+	if [ "$rc" -eq 0 ] && is_answer "$T/o9"; then
 		answered=$((answered + 1))
 	elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/e9")" -eq 1 ] && grep -q '^tfdoctor: ' "$T/e9" && [ ! -s "$T/o9" ]; then
 		grep -q 'the address-space limit (ulimit -v) is [0-9]* MB and [0-9]* MB of it is in use' "$T/e9" &&
