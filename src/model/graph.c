@@ -102,8 +102,6 @@ static char *parent_long_name(const char *s)
 
 /* ---- building the iterator table --------------------------------------- */
 
-const char *const tfd_param_names[3] = {"parallelism", "cycle_length", "buffer_limit"};
-
 /* An open event on a thread's nesting stack: a copy, as a lean scan gives
  * back the pages of the events it has read. */
 struct open_ev {
@@ -356,7 +354,8 @@ static void count_call(struct host_ctx *c, struct scan_state *ss, const struct t
 		       size_t t)
 {
 	struct tfd_prepass *pp = ss->pp;
-	int i = iter_for_event(c, e);
+	/* (out of line: graph_lookup.c) */
+	int i = tfd_graph_iter_of(c, e);
 	struct iter *it = &c->iters.v[i];
 
 	if (it->pair < 0 || it->pair_thread != t) {
@@ -392,6 +391,16 @@ static int par_cmp(const void *a, const void *b)
 	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 
+/* The first call of a loop inside a tf.function's own root: not its
+ * input's; its options are (host_ctx.loop_root). */
+static void note_loop_root(struct host_ctx *c, const struct tfd_event *e)
+{
+	if (!c->has_loop_root) {
+		c->loop_root = *e;
+		c->has_loop_root = true;
+	}
+}
+
 /* One thread's iterator, Produce and Consume events, nesting on a stack. */
 static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, bool lean)
 {
@@ -424,16 +433,7 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 		if (e->kind == TFD_EV_ITERATOR && e->sig->role == TFD_SIG_BARE_ITERATOR)
 			continue;
 		if (e->kind == TFD_EV_ITERATOR && e->sig->role == TFD_SIG_LOOP_ROOT) {
-			/* the loop's own root: not its input's; its options are */
-			if (!c->has_loop_root) {
-				c->loop_root = *e;
-				c->has_loop_root = true;
-			}
-			continue;
-		}
-		if (ss->pp) {
-			if (e->kind == TFD_EV_ITERATOR)
-				count_call(c, ss, e, t);
+			note_loop_root(c, e);
 			continue;
 		}
 		while (ss->stack.n && !(ss->stack.v[ss->stack.n - 1].start <= e->start_ns &&
@@ -461,6 +461,23 @@ static void scan_thread(struct host_ctx *c, struct scan_state *ss, size_t t, boo
 	tfd_evm_end(&cur);
 }
 
+/* Thread t's iterator calls, no call kept (tfd_graph_build_iters()). */
+static void scan_thread_iters(struct host_ctx *c, struct scan_state *ss, size_t t)
+{
+	struct tfd_ev_mcursor cur;
+	struct tfd_event e;
+
+	for (tfd_evm_begin(&cur, c->h, t); tfd_evm_next(&cur, &e);) {
+		if (e.kind != TFD_EV_ITERATOR || (e.flags & TFD_EVF_ASYNC))
+			continue;
+		if (e.sig->role == TFD_SIG_LOOP_ROOT)
+			note_loop_root(c, &e);
+		else if (e.sig->role != TFD_SIG_BARE_ITERATOR)
+			count_call(c, ss, &e, t);
+	}
+	tfd_evm_end(&cur);
+}
+
 /* Nearest enclosing events on each thread (iterator, Produce, Consume only);
  * each call's times. lean: h itself, whose events go as they are read: the
  * calls' tables grow into their room. */
@@ -482,8 +499,12 @@ static void scan_threads(struct host_ctx *c, struct tfd_host *lean, struct tfd_p
 		const struct tfd_thread *th = &h->threads[t];
 
 		/* threads without the events nesting is about are skipped */
-		if (th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
-				 TFD_KIND_BIT(TFD_EV_CONSUME)))
+		if (!(th->kinds & (TFD_KIND_BIT(TFD_EV_ITERATOR) | TFD_KIND_BIT(TFD_EV_PRODUCE) |
+				   TFD_KIND_BIT(TFD_EV_CONSUME))))
+			;
+		else if (pp)
+			scan_thread_iters(c, &ss, t);
+		else
 			scan_thread(c, &ss, t, lean != NULL);
 		if (lean) {
 			free(lean->threads[t].evbuf);

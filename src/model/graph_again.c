@@ -20,11 +20,6 @@ void tfd_graph_iters_begin(struct host_ctx *c, const struct tfd_host *h)
 	c->memo = xcalloc(c->nmemo, sizeof(*c->memo));
 }
 
-int tfd_graph_iter_of(struct host_ctx *c, const struct tfd_event *e)
-{
-	return iter_for_event(c, e);
-}
-
 void tfd_graph_iters_end(struct host_ctx *c)
 {
 	free(c->memo);
