@@ -231,7 +231,7 @@ struct scan_state {
 	 * stream counts, and per iterator whether its long name is a root's
 	 * (Iterator::X; -1 not yet known) */
 	struct tfd_prepass *pp;
-	VEC(signed char) two;
+	root_names two;
 };
 
 /* The calls' tables, sized once from the host's counts. */
@@ -321,15 +321,7 @@ static inline void add_call(struct host_ctx *c, struct scan_state *ss, const str
 	int i = iter_for_event(c, e);
 	struct iter *it = &c->iters.v[i];
 
-	/* each thread is scanned once: the iterator's first call on it makes
-	 * their pair (and its parameters are read afresh on it) */
-	if (it->pair < 0 || it->pair_thread != t) {
-		vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
-		it->pair = (int)(c->pairs.n - 1);
-		it->pair_thread = (uint32_t)t;
-		it->last_sig = NULL;
-		memset(it->last_par, 0, sizeof(it->last_par));
-	}
+	new_pair(c, it, i, t);
 	if (e->sig != it->last_sig)
 		note_par(c, i, e);
 	memset(&cl, 0, sizeof(cl));
@@ -358,26 +350,13 @@ static void count_call(struct host_ctx *c, struct scan_state *ss, const struct t
 	int i = tfd_graph_iter_of(c, e);
 	struct iter *it = &c->iters.v[i];
 
-	if (it->pair < 0 || it->pair_thread != t) {
-		vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
-		it->pair = (int)(c->pairs.n - 1);
-		it->pair_thread = (uint32_t)t;
-		it->last_sig = NULL;
-		memset(it->last_par, 0, sizeof(it->last_par));
+	if (new_pair(c, it, i, t))
 		vec_push(&pp->firsts,
 			 ((struct tfd_first_call){pp->thread_calls[t], (uint32_t)t, i}));
-	}
 	if (e->sig != it->last_sig)
 		note_par(c, i, e);
 	iter_count_call(it, e);
-	pp->thread_calls[t]++;
-	while (ss->two.n <= (size_t)i)
-		vec_push(&ss->two, (signed char)-1);
-	if (ss->two.v[i] < 0)
-		ss->two.v[i] = tfd_iter_parts(it->long_name) <= 2;
-	if (ss->two.v[i])
-		vec_push(&pp->roots,
-			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
+	prepass_count(c, pp, &ss->two, i, e, (uint32_t)t);
 }
 
 static int par_cmp(const void *a, const void *b)

@@ -31,7 +31,7 @@ void tfd_graph_iters_end(struct host_ctx *c)
  * name is a root's (Iterator::X), -1 not yet known; the (iterator, thread)
  * pairs met. */
 struct prepass_state {
-	VEC(signed char) two;
+	root_names two;
 	struct imap pairs;
 };
 
@@ -54,14 +54,7 @@ static void prepass_event(struct host_ctx *c, struct tfd_prepass *pp, struct pre
 		imap_put(&ps->pairs, pair, 1);
 		vec_push(&pp->firsts, ((struct tfd_first_call){pp->thread_calls[t], t, i}));
 	}
-	pp->thread_calls[t]++;
-	while (ps->two.n <= (size_t)i)
-		vec_push(&ps->two, (signed char)-1);
-	if (ps->two.v[i] < 0)
-		ps->two.v[i] = tfd_iter_parts(it->long_name) <= 2;
-	if (ps->two.v[i])
-		vec_push(&pp->roots,
-			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
+	prepass_count(c, pp, &ps->two, i, e, t);
 }
 
 enum tfd_status tfd_graph_prepass_from(struct host_ctx *c, const struct tfd_host *h,

@@ -216,4 +216,40 @@ static inline void iter_count_call(struct iter *it, const struct tfd_event *e)
 enum tfd_status tfd_graph_resolve(struct host_ctx *c, size_t *by_name, size_t *orphans,
 				  struct tfd_err *err);
 
+/* Per iterator, whether its long name is a root's (Iterator::X; -1 not
+ * yet known). */
+typedef VEC(signed char) root_names;
+
+/* What the pass before a stream counts of call e of iterator i on thread
+ * t, besides the iterator's first call there: the thread's calls, and the
+ * call itself if it is a root iterator's (graph_again.c; graph.c's scan
+ * that keeps no call). */
+static inline void prepass_count(const struct host_ctx *c, struct tfd_prepass *pp, root_names *two,
+				 int i, const struct tfd_event *e, uint32_t t)
+{
+	pp->thread_calls[t]++;
+	while (two->n <= (size_t)i)
+		vec_push(two, (signed char)-1);
+	if (two->v[i] < 0)
+		two->v[i] = tfd_iter_parts(c->iters.v[i].long_name) <= 2;
+	if (two->v[i])
+		vec_push(&pp->roots,
+			 ((struct tfd_root_call){i, e->start_ns, e->start_ns + e->dur_ns}));
+}
+
+/* Whether call e of iterator it (i) on thread t is its first on the
+ * thread (each thread is scanned once): their pair made, its parameters
+ * read afresh on it. */
+static inline bool new_pair(struct host_ctx *c, struct iter *it, int i, size_t t)
+{
+	if (it->pair >= 0 && it->pair_thread == t)
+		return false;
+	vec_push(&c->pairs, ((struct call_pair){i, (uint32_t)t}));
+	it->pair = (int)(c->pairs.n - 1);
+	it->pair_thread = (uint32_t)t;
+	it->last_sig = NULL;
+	memset(it->last_par, 0, sizeof(it->last_par));
+	return true;
+}
+
 #endif
