@@ -559,7 +559,7 @@ static void graph_built(struct host_ctx *c, struct tfd_analysis *a, struct analy
  * host's events: never lean then); with TFDOCTOR_STREAM=1 too, the
  * pipelines built from that stream's sums where it holds (the same
  * report; TFDOCTOR_STREAM=1 alone builds them with no call table,
- * build_graph()). */
+ * tfd_host_graph()). */
 static void time_order_checks(struct host_ctx *c, bool lean, const struct tfd_analyze_opts *opts)
 {
 	bool check = tfd_env_flag("TFDOCTOR_TIMELINK_CHECK"), use = tfd_env_flag("TFDOCTOR_STREAM");
@@ -568,87 +568,8 @@ static void time_order_checks(struct host_ctx *c, bool lean, const struct tfd_an
 		tfd_inflight_report(c);
 	if (!lean && check)
 		tfd_timelink_check(c, opts);
-	if (use && c->stream) {
-		c->from_stream = true;
-		c->root_list = c->stream->roots.v;
-		c->nroot_list = c->stream->roots.n;
-	}
-}
-
-/* The calls of c's iterators. */
-static size_t graph_calls(const struct host_ctx *c)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < c->iters.n; i++)
-		n += c->iters.v[i].ncalls;
-	return n;
-}
-
-/* Root iterators with calls past which --low-memory leaves a host to the
- * call table: each pipeline's capacity pass walks the host's events again
- * (a TF1 capture of 745 pipelines took 14 s against 0.17 s). */
-#define STREAM_MAX_PIPELINES 32
-
-/* Produce and Consume events per call past which --low-memory leaves a
- * host to the call table: the stream keeps a key per element taken (about
- * 100 bytes with its table, for as long as it runs: 14.7 MB on a
- * tf.data-heavy capture of 310,545 calls) where the table keeps about 12
- * bytes a call; an iterator-dense host has a few elements per hundred
- * calls. */
-#define STREAM_MAX_ELEMENT_EVENTS_PER_CALL 0.125
-
-/* Why the stream is not tried on c (its iterators alone; the hook tries it
- * on every host): NULL, it is. */
-static const char *stream_refused(const struct host_ctx *c, bool hook)
-{
-	size_t n = 0;
-
-	if (hook)
-		return NULL;
-	for (size_t i = 0; i < c->iters.n; i++)
-		n += c->iters.v[i].ncalls && c->root[i] == (int)i;
-	if (n > STREAM_MAX_PIPELINES)
-		return "too many pipelines";
-	if ((double)c->h->nproduce > STREAM_MAX_ELEMENT_EVENTS_PER_CALL * (double)graph_calls(c))
-		return "more elements than its calls would hold";
-	return NULL;
-}
-
-/* Host h's graph into c: its iterators and calls, as today; or (--low-
- * memory, TFDOCTOR_STREAM=1; not with the checks, which compare the stream
- * with the call table) its iterators alone, and the pipelines built from
- * the sums of a stream over its events in time order (c->from_stream),
- * where the stream holds; where it does not, today's graph (and, under
- * the hook, a line on stderr saying why). */
-static enum tfd_status build_graph(struct host_ctx *c, const struct tfd_host *h,
-				   struct tfd_host *lean, const struct tfd_analyze_opts *opts,
-				   size_t *by_name, size_t *orphans, struct tfd_err *err)
-{
-	bool hook = tfd_env_flag("TFDOCTOR_STREAM");
-	struct tfd_prepass pp;
-	const char *why;
-	enum tfd_status st;
-
-	if ((!hook && !opts->low_memory && !h->low_memory) ||
-	    tfd_env_flag("TFDOCTOR_TIMELINK_CHECK") || tfd_env_flag("TFDOCTOR_INFLIGHT"))
-		return tfd_graph_build(c, h, lean, by_name, orphans, err);
-	st = tfd_graph_build_iters(c, h, &pp, by_name, orphans, err);
-	if (!st && !(why = stream_refused(c, hook)))
-		c->stream = tfd_stream_run(c, &pp, NULL, opts, &why);
-	tfd_prepass_free(&pp);
-	if (st || c->stream) {
-		c->from_stream = c->stream != NULL;
-		c->root_list = c->stream ? c->stream->roots.v : NULL;
-		c->nroot_list = c->stream ? c->stream->roots.n : 0;
-		return st;
-	}
-	if (hook)
-		fprintf(stderr, "tfdoctor: stream: %s: not used: %s\n", h->name ? h->name : "?",
-			why);
-	tfd_graph_release(c);
-	*by_name = *orphans = 0;
-	return tfd_graph_build(c, h, lean, by_name, orphans, err);
+	if (use && c->stream)
+		tfd_build_from_stream(c);
 }
 
 /* c's calls linked, and the measures of a reader in time order taken;
@@ -719,7 +640,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_capacity_functions(h, lean, &fns);
 	if (lean)
 		tfd_host_shed(lean, TFD_KIND_BIT(TFD_EV_PRODUCE) | TFD_KIND_BIT(TFD_EV_CONSUME));
-	st = build_graph(&c, h, lean, opts, &by_name, &orphans, err);
+	st = tfd_host_graph(&c, h, lean, opts, &by_name, &orphans, err);
 	c.fns = fns;
 	if (st)
 		goto out;
@@ -754,7 +675,7 @@ static enum tfd_status analyze_host(const struct tfd_host *h, struct tfd_host *l
 	tfd_pick_focus(hr);
 	tfd_share_settle_ramp(hr);
 	tfd_confidence_compute(hr);
-	if (graph_calls(&c) && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
+	if (tfd_graph_calls(&c) && h->nproduce == 0 && h->format != TFD_FMT_CHROME_JSON)
 		diag(a, h->name,
 		     "no Produce/Consume events: threads linked by parent_id and "
 		     "time overlap");

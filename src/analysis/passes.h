@@ -215,6 +215,23 @@ static inline void tfd_first_of(struct imap *at, tfd_stream_firsts *v, uint64_t 
  * cursors over each thread, merged by time (NULL: the packed events). */
 size_t tfd_timelink(const struct host_ctx *c, struct tfd_source *src,
 		    const struct tfd_analyze_opts *opts, struct tfd_timelink *out);
+/* ---- a host's graph (hostgraph.c) ---- */
+
+/* Host h's graph into c (lean: as tfd_graph_build() takes it): its
+ * iterators and calls; or (--low-memory, h read for it, or
+ * TFDOCTOR_STREAM=1; not with the checks, which compare the stream with
+ * the call table) its iterators alone and c->stream, the sums its
+ * pipelines are built from (c->from_stream), where the stream holds and
+ * saves memory. *by_name and *orphans as tfd_graph_build() counts them. */
+enum tfd_status tfd_host_graph(struct host_ctx *c, const struct tfd_host *h, struct tfd_host *lean,
+			       const struct tfd_analyze_opts *opts, size_t *by_name,
+			       size_t *orphans, struct tfd_err *err);
+/* c's pipelines built from its stream's sums (c->stream), its root walks
+ * reading the pass before's root calls. */
+void tfd_build_from_stream(struct host_ctx *c);
+/* The calls of c's iterators. */
+size_t tfd_graph_calls(const struct host_ctx *c);
+
 /* TFDOCTOR_TIMELINK_CHECK=1: tfd_timelink()'s result (the root calls
  * selected as opts select them), a line on stderr; where it holds,
  * c->stream: the stream's sums, which each pipeline's build compares with

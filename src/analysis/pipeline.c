@@ -194,18 +194,14 @@ static struct keyed root_key(const struct pbuild *b, size_t i)
 	return (struct keyed){tfd_times_start(&b->tm, (size_t)b->roots.v[i]), b->roots.v[i]};
 }
 
-/* Root calls in time order, their latency statistics and the selection. */
-static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
+/* b's root calls (from its calls, in thread order) sorted by start, then
+ * index, unless they are in that order already, as when they ran on one
+ * thread. */
+static void sort_roots(struct pbuild *b)
 {
 	size_t nr = b->roots.n, k = 1;
-	struct tfd_root_spans rs;
 
-	/* (the stream's are by start already) */
-	if (b->ss)
-		nr = k = pbuild_root_spans(b).n;
-	/* roots are in thread order; sort by start (then index) unless they
-	 * are in that order already, as when they ran on one thread */
-	for (struct keyed prev = k < nr ? root_key(b, 0) : (struct keyed){0, 0}, cur; k < nr; k++) {
+	for (struct keyed prev = nr ? root_key(b, 0) : (struct keyed){0, 0}, cur; k < nr; k++) {
 		cur = root_key(b, k);
 		if (keyed_cmp(&prev, &cur) >= 0)
 			break;
@@ -221,9 +217,19 @@ static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
 			b->roots.v[i] = (int)kv[i].idx;
 		free(kv);
 	}
-	b->durs = xmalloc((nr + 1) * sizeof(int64_t));
-	b->selected = xcalloc(nr + 1, sizeof(bool));
+}
+
+/* Root calls in time order (the stream's are), their latency statistics
+ * and the selection. */
+static void root_stats(struct pbuild *b, const struct tfd_analyze_opts *opts)
+{
+	struct tfd_root_spans rs;
+
+	if (!b->ss)
+		sort_roots(b);
 	rs = pbuild_root_spans(b);
+	b->durs = xmalloc((rs.n + 1) * sizeof(int64_t));
+	b->selected = xcalloc(rs.n + 1, sizeof(bool));
 	tfd_root_stats(&rs, opts, b->p, b->durs, b->selected);
 }
 
@@ -602,11 +608,6 @@ static void aggregate(struct pbuild *b)
 		vec_push(&b->ef, edges.v[e].from);
 		vec_push(&b->et, edges.v[e].to);
 	}
-	for (size_t r = 0; r < nr; r++)
-		if (b->selected[r]) {
-			p->nanalyzed++;
-			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
-		}
 	for (size_t s = 0; s < ns; s++)
 		if (slow_blk[s] > best) {
 			best = slow_blk[s];

@@ -71,7 +71,8 @@ static inline struct tfd_root_spans pbuild_root_spans(const struct pbuild *b)
 /* A pipeline's latency statistics of its root calls rs (by start) into
  * p (ncalls, total, min, max, mean, p50, p95, first call, last end,
  * slow calls), and the selection of them (root_stats()'s: the warm-up,
- * the --rank pick or the analyzed calls) into p and selected[]; their
+ * the --rank pick or the analyzed calls, their number and time) into p
+ * and selected[]; their
  * durations into durs[] (both of rs->n). Also what a stream selects
  * from the pass before's root calls (timesel.c). */
 void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_opts *opts,

@@ -101,6 +101,11 @@ void tfd_root_stats(const struct tfd_root_spans *rs, const struct tfd_analyze_op
 	p->first_call_ns = durs[0];
 	free(sorted);
 	select_calls(p, durs, nr, selected, opts);
+	for (size_t i = 0; i < nr; i++)
+		if (selected[i]) {
+			p->nanalyzed++;
+			p->analyzed_ns = sat_add(p->analyzed_ns, durs[i]);
+		}
 }
 
 int tfd_root_slowest(const int64_t *durs, size_t n)

@@ -177,14 +177,20 @@ static size_t sfirst_unique(struct sfirst *v, size_t n)
 	return m;
 }
 
-/* The stream's sums per iterator into q, per stage of b's pipeline. */
+/* The stream's sums per iterator into q, per stage of b's pipeline; per
+ * stage the iterator of its first call into first_it (-1 none; NULL: not
+ * asked for): the stage's sample is that iterator's first call, as
+ * aggregate() takes it. */
 static void stage_sums(const struct pbuild *b, const struct tfd_stream_sums *ss,
-		       struct tfd_stream_isum *q)
+		       struct tfd_stream_isum *q, int *first_it)
 {
 	size_t ns = b->sb.stages.n;
 
-	for (size_t si = 0; si <= ns; si++)
+	for (size_t si = 0; si <= ns; si++) {
 		q[si].first = -1;
+		if (first_it)
+			first_it[si] = -1;
+	}
 	for (size_t it = 0; it < ss->niters && it < b->c->iters.n; it++) {
 		const struct tfd_stream_isum *a = &ss->s[it];
 		int si = stage_in(b, (int)it);
@@ -207,8 +213,11 @@ static void stage_sums(const struct pbuild *b, const struct tfd_stream_sums *ss,
 		if ((int)it != b->root_iter)
 			for (int l = 0; l < TFD_LINK__COUNT; l++)
 				z->links[l] += a->links[l];
-		if (a->first >= 0 && (z->first < 0 || a->first < z->first))
+		if (a->first >= 0 && (z->first < 0 || a->first < z->first)) {
 			z->first = a->first;
+			if (first_it)
+				first_it[si] = (int)it;
+		}
 	}
 }
 
@@ -261,7 +270,7 @@ static const char *stream_differs(const struct pbuild *b, const struct tfd_strea
 	int slow = -1;
 	const char *what = NULL;
 
-	stage_sums(b, ss, q);
+	stage_sums(b, ss, q, NULL);
 	for (size_t si = 0; si < ns && !what; si++) {
 		what = tfd_stage_sums_differ(b, si, &q[si]);
 		if (q[si].slow_blk_ns > best) {
@@ -317,27 +326,6 @@ void tfd_stream_stages(struct pbuild *b, const struct bucket *bk)
 			b->n += b->ss->s[it].calls;
 }
 
-/* Per stage of b, the iterator of its first call (the lowest number; -1
- * none): the stage's sample is that iterator's first call, as
- * aggregate() takes it. */
-static void stage_firsts(const struct pbuild *b, int *first_it)
-{
-	const struct tfd_stream_sums *ss = b->ss;
-	size_t ns = b->sb.stages.n;
-
-	for (size_t si = 0; si < ns; si++)
-		first_it[si] = -1;
-	for (size_t it = 0; it < ss->niters && it < b->c->iters.n; it++) {
-		int si = stage_in(b, (int)it), *f;
-
-		if (si < 0 || (size_t)si >= ns || ss->s[it].first < 0)
-			continue;
-		f = &first_it[si];
-		if (*f < 0 || ss->s[it].first < ss->s[*f].first)
-			*f = (int)it;
-	}
-}
-
 /* Stage si of b takes the stream's sums q (and p its links). */
 static void stage_takes(struct pbuild *b, size_t si, const struct tfd_stream_isum *q, int first_it)
 {
@@ -366,15 +354,14 @@ void tfd_stream_aggregate(struct pbuild *b)
 {
 	const struct tfd_stream_sums *ss = b->ss;
 	struct tfd_pipeline *p = b->p;
-	size_t ns = b->sb.stages.n, nr = pbuild_root_spans(b).n, nk;
+	size_t ns = b->sb.stages.n, nk;
 	struct tfd_stream_isum *q = xcalloc(ns + 1, sizeof(*q));
 	int *first_it = xmalloc((ns + 1) * sizeof(*first_it));
 	struct sfirst *v =
 	    xmalloc((ss->edges.n > ss->pairs.n ? ss->edges.n : ss->pairs.n) * sizeof(*v) + 1);
 	int64_t best = -1;
 
-	stage_sums(b, ss, q);
-	stage_firsts(b, first_it);
+	stage_sums(b, ss, q, first_it);
 	b->win = xcalloc(ns + 1, sizeof(*b->win));
 	p->slowest_bottleneck = -1;
 	for (size_t si = 0; si < ns; si++) {
@@ -392,11 +379,6 @@ void tfd_stream_aggregate(struct pbuild *b)
 	nk = stage_keys(b, &ss->pairs, false, v);
 	for (size_t i = 0; i < nk; i++)
 		vec_push(&b->win_threads, v[i].key);
-	for (size_t r = 0; r < nr; r++)
-		if (b->selected[r]) {
-			p->nanalyzed++;
-			p->analyzed_ns = sat_add(p->analyzed_ns, b->durs[r]);
-		}
 	free(q);
 	free(first_it);
 	free(v);

@@ -62,26 +62,36 @@ static size_t mem_available(void)
 	return got ? (size_t)kb * 1024 : SIZE_MAX;
 }
 
+/* The process's address space and resident memory in bytes, from
+ * /proc/self/statm: false when unknown. */
+static bool statm_bytes(double *size, double *resident)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long s = 0, r = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	int got = 0;
+
+	if (f) {
+		got = fscanf(f, "%lu %lu", &s, &r);
+		fclose(f);
+	}
+	if (got != 2 || page <= 0)
+		return false;
+	*size = (double)s * (double)page;
+	*resident = (double)r * (double)page;
+	return true;
+}
+
 /* What RLIMIT_AS leaves of the address space in bytes, SIZE_MAX none. */
 static size_t address_space_left(void)
 {
 	struct rlimit rl;
-	FILE *f;
-	unsigned long size = 0;
-	long page = sysconf(_SC_PAGESIZE);
-	int got = 0;
+	double size, resident;
 
-	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || page <= 0)
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    !statm_bytes(&size, &resident))
 		return SIZE_MAX;
-	f = fopen("/proc/self/statm", "r");
-	if (f) {
-		got = fscanf(f, "%lu", &size);
-		fclose(f);
-	}
-	if (got != 1)
-		return SIZE_MAX;
-	size *= (unsigned long)page;
-	return rl.rlim_cur > size ? (size_t)(rl.rlim_cur - size) : 0;
+	return (double)rl.rlim_cur > size ? (size_t)((double)rl.rlim_cur - size) : 0;
 }
 
 size_t tfd_memory_budget(void)
@@ -103,17 +113,10 @@ size_t tfd_memory_budget(void)
 
 bool tfd_pages_would_raise_peak(size_t bytes)
 {
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, resident = 0;
-	long page = sysconf(_SC_PAGESIZE);
+	double size, resident;
 	struct rusage ru;
-	int got = 0;
 
-	if (f) {
-		got = fscanf(f, "%lu %lu", &size, &resident);
-		fclose(f);
-	}
-	if (got != 2 || page <= 0 || getrusage(RUSAGE_SELF, &ru) != 0)
+	if (!statm_bytes(&size, &resident) || getrusage(RUSAGE_SELF, &ru) != 0)
 		return false;
-	return (double)resident * (double)page + (double)bytes > (double)ru.ru_maxrss * 1024.0;
+	return resident + (double)bytes > (double)ru.ru_maxrss * 1024.0;
 }

@@ -213,18 +213,26 @@ static bool block_item(void *ctx, size_t worker, size_t i)
 	return !bp->b[i].st;
 }
 
+/* The bytes of sc's lines. */
+static size_t lines_bytes(const struct scan *sc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc->lines.n; i++)
+		n += sc->lines.v[i].len;
+	return n;
+}
+
 /* The pieces and blocks of sc's lines, or 0 when one thread reads them. */
 static size_t plan_blocks(const struct scan *sc, piece_vec *pcs, struct block **out)
 {
 	const struct tfd_load_opts *o = sc->opts;
 	size_t nthreads = tfd_xs_plane_threads(o);
 	size_t min_bytes = o && o->block_bytes ? o->block_bytes : (size_t)4 << 20;
-	size_t total = 0, want, acc = 0, n = 0;
+	size_t total = lines_bytes(sc), want, acc = 0, n = 0;
 	struct block *b;
 	bool *heavy;
 
-	for (size_t i = 0; i < sc->lines.n; i++)
-		total += sc->lines.v[i].len;
 	if (nthreads < 2 || total < 2 * min_bytes)
 		return 0;
 	want = total / (16 * nthreads);
@@ -482,12 +490,9 @@ static bool same_plane_read(const struct tfd_capture *cap, size_t host_idx, size
  * SIZE_MAX. */
 static size_t short_budget(const struct scan *sc)
 {
-	size_t bytes = 0, budget;
+	size_t budget = tfd_memory_budget();
 
-	for (size_t i = 0; i < sc->lines.n; i++)
-		bytes += sc->lines.v[i].len;
-	budget = tfd_memory_budget();
-	return (double)budget < SHORT_SHARE * (double)bytes ? budget : SIZE_MAX;
+	return (double)budget < SHORT_SHARE * (double)lines_bytes(sc) ? budget : SIZE_MAX;
 }
 
 static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
