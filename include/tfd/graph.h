@@ -182,6 +182,10 @@ struct host_ctx {
 	VEC(struct call_pair) pairs; /* of the calls */
 	struct call_pairs cpair;     /* each call's pair, cpair_cap of room */
 	size_t cpair_cap;
+	/* (tfd_graph_build_iters(), no call kept) each pair's calls: what
+	 * the passes that would walk the events again only to count a
+	 * thread's calls by stage read instead (owners.c) */
+	VEC(uint32_t) pair_calls;
 	int *icalls; /* every iterator's calls, one after the other (struct iter) */
 	/* until tfd_graph_release_consumers(): a bit per call, set when its
 	 * nearest enclosing event is a Produce event with an element_id (NULL

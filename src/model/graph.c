@@ -350,9 +350,12 @@ static void count_call(struct host_ctx *c, struct scan_state *ss, const struct t
 	int i = tfd_graph_iter_of(c, e);
 	struct iter *it = &c->iters.v[i];
 
-	if (new_pair(c, it, i, t))
+	if (new_pair(c, it, i, t)) {
 		vec_push(&pp->firsts,
 			 ((struct tfd_first_call){pp->thread_calls[t], (uint32_t)t, i}));
+		vec_push(&c->pair_calls, 0);
+	}
+	c->pair_calls.v[it->pair]++;
 	if (e->sig != it->last_sig)
 		note_par(c, i, e);
 	iter_count_call(it, e);
@@ -815,6 +818,7 @@ void tfd_graph_release(struct host_ctx *c)
 	memset(&c->cpair, 0, sizeof(c->cpair));
 	c->cpair_cap = 0;
 	vec_free(&c->pairs);
+	vec_free(&c->pair_calls);
 	imap_free(&c->by_id);
 	imap_free(&c->by_idp);
 	imap_free(&c->by_name);
