@@ -676,8 +676,12 @@ void tfd_cm_cap_cover(struct host_build *b, const struct tfd_host *h, uint32_t t
 /* Note that an event at (start, dur) follows the thread's others. */
 void tfd_cm_note_order(struct th_build *tb, size_t before, int64_t start, int64_t dur)
 {
-	if (before && ev_before_at(start, dur, tb->prev_start, tb->prev_dur))
+	if (!before) {
+		tb->first_start = start;
+		tb->first_dur = dur;
+	} else if (ev_before_at(start, dur, tb->prev_start, tb->prev_dur)) {
 		tb->unsorted = 1;
+	}
 	tb->prev_start = start;
 	tb->prev_dur = dur;
 }

@@ -35,6 +35,13 @@ struct th_build {
 	/* its events may be out of order (1), or are known to be in order
 	 * (0): the finish sorts only the former */
 	uint8_t unsorted;
+	/* (a thread made of parts, absorb.c) whether all_start and all_dur
+	 * are its last event's, one left in the file included: the last
+	 * part's, while the thread still has the all_n events it had then */
+	bool all_known;
+	int64_t all_start, all_dur;
+	size_t all_n;
+	int64_t first_start, first_dur; /* of the first event added */
 	/* the last event packed, when it is an executor chunk that the next
 	 * may fold into (tfd_capture.fold_exec): as it is now, at fold_off,
 	 * packed after an event that started at fold_prev */

@@ -807,6 +807,80 @@ static void left_and_sorted(struct t *t)
 	tfd_capture_free(cap);
 }
 
+static size_t seam_opens;
+
+static void seam_open_times(struct tfd_source *s, const struct tfd_host *h, size_t t,
+			    struct tfd_event_source *out)
+{
+	seam_opens++;
+	fake_open_thread(s, h, t, out);
+}
+
+/* A thread made of two parts whose reads left its iterator events in the
+ * file: where the parts meet, its order is judged from what each part's
+ * read added. Out of order only among the events left (the second part's
+ * first iterator event before the first part's last; the packed ones in
+ * order), the finish reads them again and sorts; in order, it does not
+ * read them again. */
+static void absorb_left_seam(struct t *t)
+{
+	static const struct fake_ev out_of_order[] = {{0, "Iterator::Map", 10, 1},
+						      {0, "Iterator::Map", 30, 1},
+						      {0, "Iterator::Map", 20, 1}},
+				    in_order[] = {{0, "Iterator::Map", 10, 1},
+						  {0, "Iterator::Map", 20, 1},
+						  {0, "Iterator::Map", 30, 1}};
+	static const int64_t sorted[] = {5, 10, 20, 30, 45};
+
+	for (int round = 0; round < 2; round++) {
+		const struct fake_ev *ev = round ? in_order : out_of_order;
+		struct tfd_capture *cap = tfd_capture_new(), *p1 = tfd_capture_new(),
+				   *p2 = tfd_capture_new();
+		struct tfd_host *h = tfd_capture_add_host(cap, "h");
+		struct tfd_host *h1 = tfd_capture_add_host(p1, "h"),
+				*h2 = tfd_capture_add_host(p2, "h");
+		struct fake_src f = {.cap = cap, .ev = ev, .n = 3};
+		uint32_t b1, b2;
+		struct tfd_event *v;
+		struct tfd_err err = {0};
+
+		f.s.open_thread = fake_open_thread;
+		f.s.open_times = seam_open_times;
+		f.s.close = fake_close;
+		f.s.free = fake_free;
+		tfd_host_leave_graph(cap, h);
+		tfd_host_leave_graph(p1, h1);
+		tfd_host_leave_graph(p2, h2);
+		b1 = tfd_host_thread(p1, h1, 2, "b");
+		b2 = tfd_host_thread(p2, h2, 2, "b");
+		tfd_host_add_event(p1, h1, b1, "Foo", 5, 1);
+		tfd_host_add_event(p1, h1, b1, ev[0].name, ev[0].start, 1);
+		tfd_host_add_event(p1, h1, b1, ev[1].name, ev[1].start, 1);
+		tfd_host_add_event(p2, h2, b2, ev[2].name, ev[2].start, 1);
+		tfd_host_add_event(p2, h2, b2, "Foo", 45, 1);
+		tfd_host_absorb(cap, h, p1);
+		tfd_host_absorb(cap, h, p2);
+		h->source = &f.s;
+		seam_opens = 0;
+		T_OK(tfd_capture_finish(cap, &err), &err);
+		T_EQ_I64(h->nthreads, 1);
+		T_EQ_U64(h->threads[0].nevents, 5);
+		if (round)
+			T_EQ_U64(seam_opens, 0);
+		else
+			T_TRUE(seam_opens > 0);
+		v = tfd_thread_unpack(h, &h->threads[0]);
+		for (size_t i = 0; i < 5 && i < h->threads[0].nevents; i++)
+			if (v[i].start_ns != sorted[i])
+				T_FAILF("round %d: event %zu starts at %lld, not %lld", round, i,
+					(long long)v[i].start_ns, (long long)sorted[i]);
+		free(v);
+		tfd_capture_free(p1);
+		tfd_capture_free(p2);
+		tfd_capture_free(cap);
+	}
+}
+
 /* ... packed at the finish past the forms the capture had: the events
  * left there had none yet, and the form table grows under the cursor
  * that reads the packed ones */
@@ -3046,6 +3120,95 @@ static void device_line_order(struct t *t)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A host plane read in blocks that leaves its iterator, Produce and
+ * Consume events in the file: where a long line's parts meet, the order
+ * of its events is judged from what each part's read added, the events
+ * left included, and the finish sorts what came out of order. A tf.data
+ * line as written (in order), with its halves swapped (each part in
+ * order, a seam not), and with two neighbours swapped (a part not in
+ * order) reads the same events as a plain read line by line. */
+static void left_in_file_seams(struct t *t)
+{
+	char dir[] = "/tmp/tfd-unit-XXXXXX", path[64];
+	const char *paths[1] = {path};
+	Tfdpb__XSpace *xs = NULL;
+	Tfdpb__XPlane *host;
+	Tfdpb__XLine *ln = NULL;
+	uint8_t *data = NULL, *out;
+	size_t len = 0;
+	struct tfd_err err = {0};
+
+	host = synth_host_plane(t, dir, 20.0, &data, &len, &xs);
+	snprintf(path, sizeof(path), "%s/seams.xplane.pb", dir);
+	for (size_t i = 0; host && i < host->n_lines; i++)
+		if (strncmp(host->lines[i]->name, "tf_data", 7) == 0 &&
+		    (!ln || host->lines[i]->n_events > ln->n_events))
+			ln = host->lines[i];
+	T_TRUE(ln && ln->n_events > 2000);
+	for (int round = 0; ln && ln->n_events > 2000 && round < 3; round++) {
+		struct tfd_load_opts lo = {0}, lean;
+		struct tfd_capture *cp = NULL, *cl = NULL;
+		size_t n = ln->n_events, left = 0, differ = 0;
+		FILE *f;
+
+		if (round == 1) { /* the halves swapped */
+			Tfdpb__XEvent **v = xmalloc(n * sizeof(*v));
+
+			for (size_t i = 0; i < n; i++)
+				v[i] = ln->events[(i + n / 2) % n];
+			memcpy(ln->events, v, n * sizeof(*v));
+			free(v);
+		} else if (round == 2) { /* back, then two neighbours swapped */
+			Tfdpb__XEvent **v = xmalloc(n * sizeof(*v)), *x;
+
+			for (size_t i = 0; i < n; i++)
+				v[(i + n / 2) % n] = ln->events[i];
+			memcpy(ln->events, v, n * sizeof(*v));
+			free(v);
+			x = ln->events[n / 3];
+			ln->events[n / 3] = ln->events[n / 3 + 1];
+			ln->events[n / 3 + 1] = x;
+		}
+		len = tfdpb__xspace__get_packed_size(xs);
+		out = xmalloc(len);
+		tfdpb__xspace__pack(xs, out);
+		T_TRUE((f = fopen(path, "wb")) != NULL);
+		if (f) {
+			T_TRUE(fwrite(out, 1, len, f) == len);
+			fclose(f);
+		}
+		free(out);
+		lo.jobs = 1;
+		T_OK(tfd_capture_load(paths, 1, &lo, &cp, &err), &err);
+		lo.jobs = 3;
+		lo.block_bytes = (size_t)16 << 10;
+		lean = tfd_load_opts_defer(&lo, true);
+		setenv("TFDOCTOR_SOURCE_LEAVE", "1", 1);
+		T_OK(tfd_capture_load(paths, 1, &lean, &cl, &err), &err);
+		unsetenv("TFDOCTOR_SOURCE_LEAVE");
+		for (size_t i = 0; cp && cl && i < cp->hosts[0].nthreads; i++) {
+			const struct tfd_host *hp = &cp->hosts[0], *hl = &cl->hosts[0];
+			struct tfd_event *vp = tfd_thread_unpack(hp, &hp->threads[i]);
+			struct tfd_event *vl = tfd_thread_unpack(hl, &hl->threads[i]);
+
+			T_EQ_U64(hl->threads[i].nevents, hp->threads[i].nevents);
+			for (size_t j = 0; j < hp->threads[i].nevents && j < hl->threads[i].nevents;
+			     j++)
+				differ += !same_ev(&vp[j], &vl[j]);
+			left += hl->threads[i].nfile;
+			free(vp);
+			free(vl);
+		}
+		if (differ || !left)
+			T_FAILF(
+			    "round %d: %zu events differ from a plain read, %zu left in the file",
+			    round, differ, left);
+		tfd_capture_free(cp);
+		tfd_capture_free(cl);
+	}
+	synth_host_plane_free(dir, data, xs);
+}
+
 /* The pre-pass reads the tf.data lines on several threads, longest first:
  * with two of them broken, the error names the first in the file, as one
  * thread reading them in order does (a synthesized parallel map's lines,
@@ -4599,6 +4762,8 @@ const struct t_case capture_cases[] = {
     T(left_and_sorted),
     T(left_packed_new_forms),
     T(left_in_file_cut),
+    T(left_in_file_seams),
+    T(absorb_left_seam),
     T(stats_keep_64_bit_ids),
     T(load_mem_errors),
     T(chrome_minimal),
