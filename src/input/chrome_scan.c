@@ -145,6 +145,7 @@ static bool scan2_object(struct scan1 *sc, const unsigned char *b, size_t *i, si
 	sc->gap_comma = false;
 	sc->gap = 0;
 	sc->sk_from = *i;
+	__builtin_prefetch(b + *i + 2048); /* (as skip_blocks() does) */
 	r = tfd_chrome_fast_event(&sc->p->ev, b + *i, n - *i, &used);
 	sc->ev_odd = r == FAST_ODD;
 	if (r != FAST_OK)
@@ -201,6 +202,10 @@ static size_t skip_blocks(struct scan1 *sc, const unsigned char *b, size_t i, si
 		unsigned q = bytes_eq(v, '"'), inside = q, stop = 16, before;
 		unsigned br =
 		    bytes_eq(v, '{') | bytes_eq(v, '}') | bytes_eq(v, '[') | bytes_eq(v, ']');
+
+		/* the trace streams from memory: the loads waited on it (two
+		 * fifths of the scan's samples at the load) */
+		__builtin_prefetch(b + i + 2048);
 
 		inside ^= inside << 1; /* each bit: the parity of the quotes up to it */
 		inside ^= inside << 2;

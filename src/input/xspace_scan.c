@@ -595,6 +595,8 @@ enum tfd_status tfd_xs_scan_line(struct scan *sc, struct span line, const struct
 					return tfd_fail(
 					    err, TFD_E_FORMAT,
 					    "line timestamp_ns %" PRId64 " out of range", lh.ts_ns);
+				/* (the lines stream from memory: ahead of the loads) */
+				__builtin_prefetch(p + 2048);
 				st = scan_event(sc, th, lh.ts_ns, p, p + x, err);
 				if (st)
 					return st;
