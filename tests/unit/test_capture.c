@@ -752,6 +752,22 @@ static void fake_free(struct tfd_source *s)
 	(void)s;
 }
 
+/* f over the events ev[0..n) of cap, its times read by open_times. */
+static void fake_src_init(struct fake_src *f, struct tfd_capture *cap, const struct fake_ev *ev,
+			  size_t n,
+			  void (*open_times)(struct tfd_source *, const struct tfd_host *, size_t,
+					     struct tfd_event_source *))
+{
+	memset(f, 0, sizeof(*f));
+	f->cap = cap;
+	f->ev = ev;
+	f->n = n;
+	f->s.open_thread = fake_open_thread;
+	f->s.open_times = open_times;
+	f->s.close = fake_close;
+	f->s.free = fake_free;
+}
+
 /* Events a read left in the file (tfd_host_leave_graph()): a thread in
  * order keeps them there, merged back where its bits say; one out of
  * order has them packed at the finish, then sorted, as a read that left
@@ -764,15 +780,12 @@ static void left_and_sorted(struct t *t)
 					      {1, "Iterator::Map", 100, 5}};
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
-	struct fake_src f = {.cap = cap, .ev = left, .n = 4};
+	struct fake_src f;
 	uint32_t a, b;
 	struct tfd_event *v;
 	struct tfd_err err = {0};
 
-	f.s.open_thread = fake_open_thread;
-	f.s.open_times = fake_open_thread;
-	f.s.close = fake_close;
-	f.s.free = fake_free;
+	fake_src_init(&f, cap, left, 4, fake_open_thread);
 	tfd_host_leave_graph(cap, h);
 	a = tfd_host_thread(cap, h, 1, "in order");
 	b = tfd_host_thread(cap, h, 2, "out of order");
@@ -839,15 +852,12 @@ static void absorb_left_seam(struct t *t)
 		struct tfd_host *h = tfd_capture_add_host(cap, "h");
 		struct tfd_host *h1 = tfd_capture_add_host(p1, "h"),
 				*h2 = tfd_capture_add_host(p2, "h");
-		struct fake_src f = {.cap = cap, .ev = ev, .n = 3};
+		struct fake_src f;
 		uint32_t b1, b2;
 		struct tfd_event *v;
 		struct tfd_err err = {0};
 
-		f.s.open_thread = fake_open_thread;
-		f.s.open_times = seam_open_times;
-		f.s.close = fake_close;
-		f.s.free = fake_free;
+		fake_src_init(&f, cap, ev, 3, seam_open_times);
 		tfd_host_leave_graph(cap, h);
 		tfd_host_leave_graph(p1, h1);
 		tfd_host_leave_graph(p2, h2);
@@ -891,15 +901,12 @@ static void left_packed_new_forms(struct t *t)
 	static char names[N][32];
 	struct tfd_capture *cap = tfd_capture_new();
 	struct tfd_host *h = tfd_capture_add_host(cap, "h");
-	struct fake_src f = {.cap = cap, .ev = left, .n = N};
+	struct fake_src f;
 	uint32_t a;
 	struct tfd_event *v;
 	struct tfd_err err = {0};
 
-	f.s.open_thread = fake_open_thread;
-	f.s.open_times = fake_open_thread;
-	f.s.close = fake_close;
-	f.s.free = fake_free;
+	fake_src_init(&f, cap, left, N, fake_open_thread);
 	tfd_host_leave_graph(cap, h);
 	a = tfd_host_thread(cap, h, 1, "t");
 	tfd_host_add_event(cap, h, a, "Foo", 10, 1);
