@@ -172,13 +172,18 @@ static void owners_check(const struct tfd_owner_in *oi, const int *counted)
 	size_t nt = oi->in->host->nthreads, t = 0;
 	const char *host = oi->in->host->name ? oi->in->host->name : "?";
 
-	while (t < nt && walked[t] == counted[t] && !rl)
+	while (t < nt && walked[t] == counted[t])
 		t++;
-	if (t == nt)
+	if (t == nt && !rl)
 		fprintf(stderr,
 			"tfdoctor: stream: %s: root %d: its %zu threads' owners counted as "
 			"walked\n",
 			host, oi->in->root, nt);
+	else if (t == nt) /* (the walk found a thread of several owners) */
+		fprintf(stderr,
+			"tfdoctor: stream: %s: root %d: its threads' owners counted differ from "
+			"the walk's, which found roles\n",
+			host, oi->in->root);
 	else
 		fprintf(stderr,
 			"tfdoctor: stream: %s: root %d: its threads' owners counted differ from "

@@ -478,8 +478,6 @@ static bool same_plane_read(const struct tfd_capture *cap, size_t host_idx, size
 	return false;
 }
 
-/* The plane's lines into the host: in blocks on several threads, or one by
- * one (a small plane, or one whose guessed cuts were wrong). */
 /* The share of a host plane's bytes past which its analysis may take
  * more memory than that (an iterator-dense host's call table: about a
  * third of the file; every other kind of capture a tenth or less). */
@@ -495,6 +493,8 @@ static size_t short_budget(const struct scan *sc)
 	return (double)budget < SHORT_SHARE * (double)lines_bytes(sc) ? budget : SIZE_MAX;
 }
 
+/* The plane's lines into the host: in blocks on several threads, or one by
+ * one (a small plane, or one whose guessed cuts were wrong). */
 static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 {
 	piece_vec pcs = {0};
@@ -509,10 +509,11 @@ static enum tfd_status read_lines(struct scan *sc, struct tfd_err *err)
 	if (sc->mapped && sc->opts && sc->opts->defer_device &&
 	    !sc->cap->hosts[sc->host_idx].nevents) {
 		struct tfd_host *h = &sc->cap->hosts[sc->host_idx];
-		size_t budget = short_budget(sc);
+		/* (--low-memory decides it: the budget's files are not read) */
+		size_t budget = sc->opts->leave_in_file ? SIZE_MAX : short_budget(sc);
 
 		h->low_memory = sc->opts->leave_in_file || budget != SIZE_MAX;
-		h->short_mb = budget != SIZE_MAX && !sc->opts->leave_in_file ? budget >> 20 : 0;
+		h->short_mb = budget != SIZE_MAX ? budget >> 20 : 0;
 		if (h->low_memory || tfd_env_flag("TFDOCTOR_SOURCE_LEAVE")) {
 			tfd_host_leave_graph(sc->cap, h);
 			sc->left = true;
