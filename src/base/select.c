@@ -60,7 +60,7 @@ void tfd_sort_u64(uint64_t *v, size_t n)
 void tfd_sort_u64_with(uint64_t *v, size_t n, uint64_t *scratch)
 {
 	uint64_t *tmp, *from = v, *to, same = ~(uint64_t)0, first;
-	size_t count[256];
+	size_t count[256], descents = 0;
 
 	if (n < RADIX_MIN) {
 		for (size_t i = 1; i < n; i++) {
@@ -73,10 +73,15 @@ void tfd_sort_u64_with(uint64_t *v, size_t n, uint64_t *scratch)
 		}
 		return;
 	}
-	/* the bytes every key shares need no pass */
+	/* the bytes every key shares need no pass; keys in order already
+	 * (a stream's group, its calls met in order) none at all */
 	first = v[0];
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < n; i++) {
 		same &= ~(v[i] ^ first);
+		descents += v[i] < v[i - 1];
+	}
+	if (!descents)
+		return;
 	tmp = scratch ? scratch : xmalloc(n * sizeof(*tmp));
 	to = tmp;
 	for (unsigned shift = 0; shift < 64; shift += 8) {

@@ -2064,14 +2064,15 @@ static int u64_order(const void *a, const void *b)
 /* 64-bit keys sorted by their bytes (tfd_sort_u64, tfd_sort_i64) as qsort
  * sorts them: sizes about the insertion bound (64) and far past it; keys
  * sharing their high bytes (a pass skipped), random ones, negative and
- * positive, duplicates, the extremes. */
+ * positive, duplicates, the extremes; keys in order already (no pass at
+ * all), and in order but for their last two. */
 static void radix_sort_matches_qsort(struct t *t)
 {
 	static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 70000};
 	unsigned seed = 4242;
 
 	for (size_t z = 0; z < sizeof(sizes) / sizeof(*sizes); z++)
-		for (int shape = 0; shape < 5; shape++) {
+		for (int shape = 0; shape < 7; shape++) {
 			size_t n = sizes[z];
 			int64_t *v = malloc((n + 1) * sizeof(*v)),
 				*s = malloc((n + 1) * sizeof(*s));
@@ -2090,7 +2091,17 @@ static void radix_sort_matches_qsort(struct t *t)
 				       : shape == 2 ? (int64_t)(r % 7) - 3
 						    : (i % 3 ? INT64_MIN + (int64_t)(r % 3)
 							     : INT64_MAX - (int64_t)(r % 3));
+				if (shape >= 5) /* (in order: a stream's groups) */
+					v[i] = (int64_t)i * 5 - 1000;
 				u[i] = (uint64_t)v[i];
+			}
+			if (shape == 6 && n > 1) {
+				int64_t x = v[n - 1];
+
+				v[n - 1] = v[n - 2];
+				v[n - 2] = x;
+				u[n - 1] = (uint64_t)v[n - 1];
+				u[n - 2] = (uint64_t)v[n - 2];
 			}
 			memcpy(s, v, n * sizeof(*v));
 			memcpy(us, u, n * sizeof(*u));
