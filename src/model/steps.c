@@ -228,25 +228,36 @@ void tfd_host_add_marker(struct tfd_host *h, const struct tfd_marker *m)
 void tfd_host_step_marker(struct tfd_host *h, const char *name, int64_t thread_id, int64_t step_num,
 			  int64_t start_ns, int64_t end_ns, bool has_group, int64_t group)
 {
-	tfd_host_add_marker(
-	    h, &(struct tfd_marker){start_ns, end_ns, step_num, thread_id, has_group ? group : 0,
-				    has_group,
-				    tfd_eval_marker_name(name) ? TFD_MARK_EVAL : TFD_MARK_STEP,
-				    false, 0, NULL, false, 0});
+	tfd_host_add_marker(h, &(struct tfd_marker){.start_ns = start_ns,
+						    .end_ns = end_ns,
+						    .step_num = step_num,
+						    .thread_id = thread_id,
+						    .group = has_group ? group : 0,
+						    .has_group = has_group,
+						    .kind = tfd_eval_marker_name(name)
+								? TFD_MARK_EVAL
+								: TFD_MARK_STEP});
 }
 
 void tfd_host_session_run(struct tfd_host *h, int64_t thread_id, int64_t start_ns, int64_t end_ns,
 			  bool has_group, int64_t group, bool has_id, uint64_t id)
 {
-	tfd_host_add_marker(
-	    h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id, has_group ? group : 0,
-				    has_group, TFD_MARK_SESSION_RUN, has_id, id, NULL, false, 0});
+	tfd_host_add_marker(h, &(struct tfd_marker){.start_ns = start_ns,
+						    .end_ns = end_ns,
+						    .step_num = -1,
+						    .thread_id = thread_id,
+						    .group = has_group ? group : 0,
+						    .has_group = has_group,
+						    .kind = TFD_MARK_SESSION_RUN,
+						    .has_id = has_id,
+						    .id = id});
 }
 
 size_t tfd_host_get_next(struct tfd_host *h, uint64_t id)
 {
-	tfd_host_add_marker(h, &(struct tfd_marker){0, 0, -1, 0, 0, false, TFD_MARK_GET_NEXT, true,
-						    id, NULL, false, 0});
+	tfd_host_add_marker(
+	    h, &(struct tfd_marker){
+		   .step_num = -1, .kind = TFD_MARK_GET_NEXT, .has_id = true, .id = id});
 	return h->nmarkers - 1;
 }
 
@@ -274,8 +285,12 @@ void tfd_host_get_next_iterator(struct tfd_host *h, struct tfd_get_next_open *o,
 void tfd_host_fn_call(struct tfd_host *h, const char *name, int64_t thread_id, int64_t start_ns,
 		      int64_t end_ns)
 {
-	tfd_host_add_marker(h, &(struct tfd_marker){start_ns, end_ns, -1, thread_id, 0, false,
-						    TFD_MARK_FN_CALL, false, 0, name, false, 0});
+	tfd_host_add_marker(h, &(struct tfd_marker){.start_ns = start_ns,
+						    .end_ns = end_ns,
+						    .step_num = -1,
+						    .thread_id = thread_id,
+						    .kind = TFD_MARK_FN_CALL,
+						    .fn = name});
 }
 
 /* Intervals by start (the session's runs of one loop do not overlap). */
