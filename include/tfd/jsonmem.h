@@ -37,6 +37,17 @@ struct tfd_json_tree {
  * caller's to set. */
 void tfd_json_tree_begin(struct tfd_json_tree *t);
 void tfd_json_tree_end(void);
+/* A part of a document (a host, a pipeline) made in an arena of its own,
+ * t's, from tfd_json_part_begin() to tfd_json_part_end(root), which
+ * prints root compact into text, frees t's tree and gives root's text as
+ * a raw node, made where the document's nodes are: outer's tree (being
+ * made, its arena this thread's again), or node by node (outer NULL).
+ * Printed compact or laid out, the raw node is the same bytes as the
+ * part's nodes. The parts' nodes held to the end had been a report's
+ * peak (the 745 pipelines of a real TensorFlow 1 capture: 8 MB). */
+void tfd_json_part_begin(struct tfd_json_tree *t);
+struct cJSON *tfd_json_part_end(struct tfd_json_tree *t, struct cJSON *root,
+				struct tfd_json_tree *outer, struct tfd_buf *text);
 /* t's tree freed (never cJSON_Delete() it); keep: its arena's chunks kept
  * for the next arenas (tfd_arena_recycle), as for a tree made again and
  * again. t may be used again after tfd_json_tree_begin(). */

@@ -208,7 +208,8 @@ static void points_out(cJSON *o, const char *k, const struct tfd_step_points *pt
 	tfd_pf_points_dev_out(c, pt);
 }
 
-static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a)
+static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysis *a,
+		       struct tfd_buf *text)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr;
@@ -234,8 +235,14 @@ static cJSON *host_out(const struct tfd_host_result *h, const struct tfd_analysi
 	put_i(o, "focus", h->focus);
 	put_u(o, "nhost_pipelines", h->nhost_pipelines);
 	arr = cJSON_AddArrayToObject(o, "pipelines");
-	for (size_t i = 0; i < h->npipelines; i++)
-		cJSON_AddItemToArray(arr, pipeline_out(&h->pipelines[i]));
+	for (size_t i = 0; i < h->npipelines; i++) {
+		struct tfd_json_tree t;
+
+		/* (a part of its own: the document's nodes are malloc'd) */
+		tfd_json_part_begin(&t);
+		cJSON_AddItemToArray(
+		    arr, tfd_json_part_end(&t, pipeline_out(&h->pipelines[i]), NULL, text));
+	}
 	return o;
 }
 
@@ -262,7 +269,7 @@ static int by_path(const void *x, const void *y)
 }
 
 static cJSON *partial_doc(const struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
-			  const char *source)
+			  const char *source, struct tfd_buf *text)
 {
 	cJSON *root = cJSON_CreateObject(), *arr, *o;
 	struct host_at *order = xmalloc((a->nhosts + 1) * sizeof(*order));
@@ -285,7 +292,7 @@ static cJSON *partial_doc(const struct tfd_analysis *a, const struct tfd_analyze
 	qsort(order, a->nhosts, sizeof(*order), by_path);
 	arr = cJSON_AddArrayToObject(root, "hosts");
 	for (size_t i = 0; i < a->nhosts; i++)
-		cJSON_AddItemToArray(arr, host_out(&a->hosts[order[i].i], a));
+		cJSON_AddItemToArray(arr, host_out(&a->hosts[order[i].i], a, text));
 	free(order);
 	return root;
 }
@@ -293,8 +300,12 @@ static cJSON *partial_doc(const struct tfd_analysis *a, const struct tfd_analyze
 void tfd_partial_write(const struct tfd_analysis *a, const struct tfd_analyze_opts *opts,
 		       const char *source, struct tfd_buf *b)
 {
-	cJSON *root = partial_doc(a, opts, source);
+	struct tfd_buf text;
+	cJSON *root;
 
+	tfd_buf_init(&text);
+	root = partial_doc(a, opts, source, &text);
+	tfd_buf_release(&text);
 	if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
 		abort();
 	tfd_buf_puts(b, "\n");

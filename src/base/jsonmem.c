@@ -58,6 +58,26 @@ void tfd_json_tree_end(void)
 	json_arena = NULL;
 }
 
+void tfd_json_part_begin(struct tfd_json_tree *t)
+{
+	tfd_json_tree_end();
+	tfd_json_tree_begin(t);
+}
+
+cJSON *tfd_json_part_end(struct tfd_json_tree *t, cJSON *root, struct tfd_json_tree *outer,
+			 struct tfd_buf *text)
+{
+	tfd_json_tree_end();
+	t->root = root;
+	text->len = 0;
+	if (!tfd_json_print(text, root)) /* (tfdoctor makes no tree it cannot print) */
+		abort();
+	tfd_json_tree_free(t, true);
+	if (outer && outer->in_arena)
+		json_arena = &outer->arena;
+	return cJSON_CreateRaw(text->s);
+}
+
 void tfd_json_tree_free(struct tfd_json_tree *t, bool keep)
 {
 	if (!t->in_arena)

@@ -549,14 +549,76 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 	}
 }
 
+/* Host i of a (its tree host's, being made), each pipeline a part. */
+static cJSON *host_json(const struct tfd_analysis *a, size_t i, struct tfd_json_tree *host,
+			struct tfd_buf *text)
+{
+	const struct tfd_host_result *h = &a->hosts[i];
+	cJSON *o = cJSON_CreateObject(), *ps;
+
+	cJSON_AddStringToObject(o, "host", h->host->name);
+	cJSON_AddStringToObject(o, "file", h->host->path);
+	tfd_json_add_num(o, "rank", (double)i);
+	if (isnan(h->input_pct))
+		cJSON_AddNullToObject(o, "input_percent");
+	else
+		tfd_json_add_num(o, "input_percent", round(h->input_pct * 100) / 100);
+	cJSON_AddItemToObject(o, "host_wait_percent", pct_json(tfd_host_wait_pct(h)));
+	cJSON_AddItemToObject(o, "host_to_device_percent", pct_json(tfd_h2d_pct(h)));
+	cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
+	cJSON_AddStringToObject(o, "input_basis", h->input_basis);
+	cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
+	add_ns(o, "wait_ns", h->wait_ns);
+	add_ns(o, "iterator_create_ns", h->create_ns);
+	add_ns(o, "gil_wait_ns", h->gil_ns);
+	if (h->has_device)
+		add_ns(o, "host_to_device_ns", h->h2d_ns);
+	add_ns(o, "step_ns", h->step_ns);
+	tfd_json_add_num(o, "steps", (double)h->nsteps);
+	add_ns(o, "max_latency_ns", h->max_latency_ns);
+	if (h->loop_in_function) {
+		cJSON *lp = cJSON_AddObjectToObject(o, "loop_in_function");
+
+		add_ns(lp, "startup_ns", h->loop_startup_ns);
+		add_ns(lp, "steps_ns", h->loop_steps_ns);
+	} else {
+		cJSON_AddNullToObject(o, "loop_in_function");
+	}
+	tfd_json_add_num(o, "iterators_per_step", round(tfd_iterators_per_step(h) * 1000) / 1000);
+	add_ns(o, "steps_span_ns", h->steps_span_ns);
+	add_ns(o, "between_steps_ns", h->between_ns);
+	tfd_json_add_num(o, "between_steps", (double)h->nbetween);
+	add_ns(o, "between_steps_pass_ns", h->between_pass_ns);
+	add_ns(o, "between_steps_wait_ns", h->between_wait_ns);
+	add_ns(o, "between_steps_create_ns", h->between_create_ns);
+	add_ns(o, "between_steps_session_ns", h->between_session_ns);
+	if (strcmp(h->input_basis, "steps") == 0)
+		cJSON_AddItemToObject(o, "input_share", share_json(h));
+	if (h->has_device)
+		cJSON_AddItemToObject(o, "device", device_json(h));
+	if (h->focus >= 0)
+		cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
+	ps = cJSON_AddArrayToObject(o, "pipelines");
+	for (size_t p = 0; p < h->npipelines; p++) {
+		struct tfd_json_tree t;
+
+		tfd_json_part_begin(&t);
+		cJSON_AddItemToArray(
+		    ps, tfd_json_part_end(&t, pipeline_json(h, &h->pipelines[p]), host, text));
+	}
+	return o;
+}
+
 static void render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, bool line,
 			struct tfd_buf *b)
 {
 	cJSON *root, *hosts, *diags, *sum;
 	struct tfd_json_tree tree;
+	struct tfd_buf text;
 
 	/* the tree in an arena, gone at once (a fleet's report holds a
 	 * node for each of thousands of hosts' numbers) */
+	tfd_buf_init(&text);
 	tfd_json_tree_begin(&tree);
 	root = tree.root = cJSON_CreateObject();
 	tfd_json_add_num(root, "schema_version", TFD_JSON_SCHEMA_VERSION);
@@ -575,56 +637,11 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));
 	hosts = cJSON_AddArrayToObject(root, "hosts");
 	for (size_t i = 0; i < a->nhosts; i++) {
-		const struct tfd_host_result *h = &a->hosts[i];
-		cJSON *o = cJSON_CreateObject(), *ps;
+		struct tfd_json_tree t;
 
-		cJSON_AddStringToObject(o, "host", h->host->name);
-		cJSON_AddStringToObject(o, "file", h->host->path);
-		tfd_json_add_num(o, "rank", (double)i);
-		if (isnan(h->input_pct))
-			cJSON_AddNullToObject(o, "input_percent");
-		else
-			tfd_json_add_num(o, "input_percent", round(h->input_pct * 100) / 100);
-		cJSON_AddItemToObject(o, "host_wait_percent", pct_json(tfd_host_wait_pct(h)));
-		cJSON_AddItemToObject(o, "host_to_device_percent", pct_json(tfd_h2d_pct(h)));
-		cJSON_AddStringToObject(o, "input_bound", tfd_bound_name(h->bound));
-		cJSON_AddStringToObject(o, "input_basis", h->input_basis);
-		cJSON_AddItemToObject(o, "confidence", sureness_json(&h->confidence));
-		add_ns(o, "wait_ns", h->wait_ns);
-		add_ns(o, "iterator_create_ns", h->create_ns);
-		add_ns(o, "gil_wait_ns", h->gil_ns);
-		if (h->has_device)
-			add_ns(o, "host_to_device_ns", h->h2d_ns);
-		add_ns(o, "step_ns", h->step_ns);
-		tfd_json_add_num(o, "steps", (double)h->nsteps);
-		add_ns(o, "max_latency_ns", h->max_latency_ns);
-		if (h->loop_in_function) {
-			cJSON *lp = cJSON_AddObjectToObject(o, "loop_in_function");
-
-			add_ns(lp, "startup_ns", h->loop_startup_ns);
-			add_ns(lp, "steps_ns", h->loop_steps_ns);
-		} else {
-			cJSON_AddNullToObject(o, "loop_in_function");
-		}
-		tfd_json_add_num(o, "iterators_per_step",
-				 round(tfd_iterators_per_step(h) * 1000) / 1000);
-		add_ns(o, "steps_span_ns", h->steps_span_ns);
-		add_ns(o, "between_steps_ns", h->between_ns);
-		tfd_json_add_num(o, "between_steps", (double)h->nbetween);
-		add_ns(o, "between_steps_pass_ns", h->between_pass_ns);
-		add_ns(o, "between_steps_wait_ns", h->between_wait_ns);
-		add_ns(o, "between_steps_create_ns", h->between_create_ns);
-		add_ns(o, "between_steps_session_ns", h->between_session_ns);
-		if (strcmp(h->input_basis, "steps") == 0)
-			cJSON_AddItemToObject(o, "input_share", share_json(h));
-		if (h->has_device)
-			cJSON_AddItemToObject(o, "device", device_json(h));
-		if (h->focus >= 0)
-			cJSON_AddStringToObject(o, "focus_pipeline", h->pipelines[h->focus].name);
-		ps = cJSON_AddArrayToObject(o, "pipelines");
-		for (size_t p = 0; p < h->npipelines; p++)
-			cJSON_AddItemToArray(ps, pipeline_json(h, &h->pipelines[p]));
-		cJSON_AddItemToArray(hosts, o);
+		tfd_json_part_begin(&t);
+		cJSON_AddItemToArray(
+		    hosts, tfd_json_part_end(&t, host_json(a, i, &t, &text), &tree, &text));
 	}
 	diags = cJSON_AddArrayToObject(root, "notes");
 	for (size_t i = 0; i < a->ndiags; i++) {
@@ -643,6 +660,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		tfd_json_pretty_tree(b, root);
 	}
 	tfd_json_tree_free(&tree, false);
+	tfd_buf_release(&text);
 }
 
 void tfd_render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, struct tfd_buf *b)

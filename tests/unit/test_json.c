@@ -305,10 +305,123 @@ static void json_print_as_cjson(struct t *t)
 	cJSON_Delete(arr);
 }
 
+/* A pipeline-like object: strings that need escapes, numbers as the
+ * reports make them, empty and nested arrays and objects. */
+static cJSON *part_obj(int k)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "stages");
+
+	cJSON_AddStringToObject(o, "name", k % 2 ? "Iterator::Model::Map \"x\"\n" : "b,c:{}");
+	tfd_json_add_num(o, "calls", (double)k * 1000.5);
+	cJSON_AddNullToObject(o, "bottleneck");
+	cJSON_AddArrayToObject(o, "critical_path");
+	cJSON_AddObjectToObject(o, "capacity");
+	for (int i = 0; i < k % 3 + 1; i++) {
+		cJSON *st = cJSON_CreateObject();
+
+		tfd_json_add_num(st, "index", i);
+		cJSON_AddBoolToObject(st, "parallel", i % 2);
+		cJSON_AddItemToArray(a, st);
+	}
+	return o;
+}
+
+/* The document: {"run", "hosts": [{"name", "pipelines": [...]}, ...],
+ * "notes": []}, each host and pipeline made as a part of its own (parts)
+ * or as nodes; outer: the document in an arena of its own, else node by
+ * node. Its text, compact (pretty false) or laid out, into out. */
+static void parts_doc(bool parts, bool outer, bool pretty, struct tfd_buf *out)
+{
+	struct tfd_json_tree doc, t, u;
+	struct tfd_buf text;
+	cJSON *root, *hosts;
+
+	tfd_buf_init(&text);
+	if (outer)
+		tfd_json_tree_begin(&doc);
+	root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "run", "r");
+	hosts = cJSON_AddArrayToObject(root, "hosts");
+	for (int h = 0; h < 3; h++) {
+		cJSON *ho, *ps;
+
+		if (parts)
+			tfd_json_part_begin(&t);
+		ho = cJSON_CreateObject();
+		cJSON_AddStringToObject(ho, "name", "host");
+		ps = cJSON_AddArrayToObject(ho, "pipelines");
+		for (int p = 0; p < h * 2; p++) { /* (host 0: none) */
+			if (parts) {
+				tfd_json_part_begin(&u);
+				cJSON_AddItemToArray(ps,
+						     tfd_json_part_end(&u, part_obj(p), &t, &text));
+			} else {
+				cJSON_AddItemToArray(ps, part_obj(p));
+			}
+		}
+		/* (made after the parts: in the host's arena again) */
+		tfd_json_add_num(ho, "rank", h);
+		cJSON_AddItemToArray(
+		    hosts, parts ? tfd_json_part_end(&t, ho, outer ? &doc : NULL, &text) : ho);
+	}
+	cJSON_AddArrayToObject(root, "notes");
+	if (outer)
+		tfd_json_tree_end();
+	if (pretty)
+		tfd_json_pretty_tree(out, root);
+	else if (!tfd_json_print(out, root))
+		abort();
+	if (outer) {
+		doc.root = root;
+		tfd_json_tree_free(&doc, false);
+	} else {
+		cJSON_Delete(root);
+	}
+	tfd_buf_release(&text);
+}
+
+/* A document whose hosts and pipelines are parts of their own (printed
+ * and gone as they are made: the reports' hosts and pipelines) prints,
+ * compact and laid out, the same bytes as the one made of nodes; the
+ * nodes made after a part go to the tree that was being made. */
+static void json_parts_print_as_nodes(struct t *t)
+{
+	for (int outer = 0; outer < 2; outer++)
+		for (int pretty = 0; pretty < 2; pretty++) {
+			struct tfd_buf want, got;
+
+			tfd_buf_init(&want);
+			tfd_buf_init(&got);
+			parts_doc(false, outer, pretty, &want);
+			parts_doc(true, outer, pretty, &got);
+			if (strcmp(want.s, got.s) != 0)
+				T_FAILF("outer %d pretty %d: [%s] against [%s]", outer, pretty,
+					got.s, want.s);
+			tfd_buf_release(&want);
+			tfd_buf_release(&got);
+		}
+	{
+		/* a node made after a part is the document's arena's */
+		struct tfd_json_tree doc, u;
+		struct tfd_buf text;
+		size_t before;
+
+		tfd_buf_init(&text);
+		tfd_json_tree_begin(&doc);
+		doc.root = cJSON_CreateArray();
+		tfd_json_part_begin(&u);
+		cJSON_AddItemToArray(doc.root, tfd_json_part_end(&u, part_obj(1), &doc, &text));
+		before = doc.arena.bytes;
+		cJSON_AddItemToArray(doc.root, cJSON_CreateObject());
+		tfd_json_tree_end();
+		if (doc.in_arena)
+			T_TRUE(doc.arena.bytes > before);
+		tfd_json_tree_free(&doc, false);
+		tfd_buf_release(&text);
+	}
+}
+
 const struct t_case json_cases[] = {
-    T(json_strict_as_cjson),
-    T(json_lax_by_cjson),
-    T(json_random_as_cjson),
-    T(json_print_as_cjson),
-    {0},
+    T(json_strict_as_cjson), T(json_lax_by_cjson),	   T(json_random_as_cjson),
+    T(json_print_as_cjson),  T(json_parts_print_as_nodes), {0},
 };
