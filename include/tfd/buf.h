@@ -6,13 +6,30 @@
 #define TFD_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 struct tfd_buf {
 	char *s;
 	size_t len, cap;
+	/* where its text may go before the end (NULL: nowhere), at the
+	 * points its writer knows final (tfd_buf_drain()) */
+	struct tfd_buf_out *out;
 };
+
+/* A buffer's way out: write(ctx, s, len) false on an error, after which
+ * nothing more is written (failed; the owner reports it). */
+struct tfd_buf_out {
+	bool (*write)(void *ctx, const char *s, size_t len);
+	void *ctx;
+	bool failed;
+};
+
+/* The text so far is final (a report's host written): b's text goes to
+ * b->out, if it has one, once it holds a megabyte or more; b is left
+ * empty then. */
+void tfd_buf_drain(struct tfd_buf *b);
 
 /* An empty buffer; release with tfd_buf_release (NULL-safe contents).
  * The appends grow the buffer (abort with one line on out of memory) and

@@ -11,6 +11,19 @@ void tfd_buf_init(struct tfd_buf *b)
 {
 	b->s = NULL;
 	b->len = b->cap = 0;
+	b->out = NULL;
+}
+
+void tfd_buf_drain(struct tfd_buf *b)
+{
+	struct tfd_buf_out *o = b->out;
+
+	if (!o || b->len < ((size_t)1 << 20))
+		return;
+	if (!o->failed && !o->write(o->ctx, b->s, b->len))
+		o->failed = true;
+	b->len = 0;
+	b->s[0] = '\0';
 }
 
 void tfd_buf_release(struct tfd_buf *b)

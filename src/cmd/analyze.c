@@ -277,12 +277,52 @@ static int analyze_all_runs(struct run_ctx *run, struct tfd_load_opts *lo, const
 	return rc;
 }
 
+/* A JSON report written out as it is made (tfd_buf_drain(): a fleet's
+ * report is tens of megabytes), its output opened at the first write. */
+struct report_out {
+	struct tfd_buf_out base;
+	const char *path;
+	struct tfd_output o;
+	bool opened;
+	struct tfd_err err;
+};
+
+static bool report_write(void *ctx, const char *s, size_t len)
+{
+	struct report_out *r = ctx;
+
+	if (!r->opened) {
+		if (tfd_output_open(&r->o, r->path, &r->err))
+			return false;
+		r->opened = true;
+	}
+	return tfd_output_put(&r->o, s, len, &r->err) == TFD_OK;
+}
+
+/* b's text to the output: what is left of it, or all of it (no write
+ * yet). 0, or the exit code of the error reported. */
+static int report_finish(struct report_out *r, const struct tfd_buf *b)
+{
+	if (r->base.failed) {
+		if (r->opened)
+			tfd_output_abort(&r->o);
+		return tfd_cli_report(&r->err);
+	}
+	if (!r->opened)
+		return tfd_output_write(r->path, b->s, b->len, &r->err) ? tfd_cli_report(&r->err)
+									: 0;
+	if (tfd_output_put(&r->o, b->s, b->len, &r->err) || tfd_output_commit(&r->o, &r->err))
+		return tfd_cli_report(&r->err);
+	return 0;
+}
+
 static int analyze_main(int argc, char **argv, int merge)
 {
 	struct args a;
 	struct run_ctx run;
 	struct tfd_err err = {0};
 	struct tfd_buf b;
+	struct report_out out;
 	struct tfd_ruleset *rules = NULL;
 	const char *const *paths;
 	size_t npaths;
@@ -313,18 +353,31 @@ static int analyze_main(int argc, char **argv, int merge)
 	run.partial = a.partial;
 	run.merging = a.inputs == 0;
 	tfd_buf_init(&b);
+	memset(&out, 0, sizeof(out));
+	out.base = (struct tfd_buf_out){report_write, &out, false};
+	out.path = a.outpath;
+	/* (one run's JSON: several runs' stay whole, a later one may fail) */
+	if (strcmp(a.format, "json") == 0 && !a.all_runs)
+		b.out = &out.base;
 	if (!a.all_runs)
 		rc = analyze_one(&run, paths, npaths, &b);
 	else if (npaths != 1)
 		rc = tfd_cli_usage("analyze", "--all-runs takes one log directory");
 	else
 		rc = analyze_all_runs(&run, &a.lo, paths[0], &b);
-	if (rc == 1 || rc == 2)
+	if (rc == 1 || rc == 2) {
+		if (out.opened)
+			tfd_output_abort(&out.o);
 		goto out;
+	}
 	if (strcmp(a.format, "text") == 0)
 		tfd_buf_escape_controls(&b); /* names come from the capture */
-	if (tfd_output_write(a.outpath, b.s, b.len, &err))
-		rc = tfd_cli_report(&err);
+	{
+		int wrc = report_finish(&out, &b);
+
+		if (wrc)
+			rc = wrc;
+	}
 out:
 	tfd_rules_free(rules);
 	tfd_buf_release(&b);

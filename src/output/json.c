@@ -609,15 +609,28 @@ static cJSON *host_json(const struct tfd_analysis *a, size_t i, struct tfd_json_
 	return o;
 }
 
+/* A piece of the document's compact text into b: as it is (line), or
+ * laid out from where the last piece left off. */
+static void emit(bool line, struct tfd_json_pp *pp, struct tfd_buf *b, const char *piece)
+{
+	if (line)
+		tfd_buf_puts(b, piece);
+	else
+		tfd_json_pretty_feed(pp, b, piece);
+}
+
+/* The document written piece by piece, as its tree would print: the
+ * members before the hosts; each host, made and printed and gone (a
+ * fleet's report had held every host's nodes, then its text, to the
+ * end; b may write out what it holds after each); the notes. */
 static void render_json(const struct tfd_analysis *a, const struct tfd_findings *fs, bool line,
 			struct tfd_buf *b)
 {
-	cJSON *root, *hosts, *diags, *sum;
+	cJSON *root, *diags, *sum;
 	struct tfd_json_tree tree;
 	struct tfd_buf text;
+	struct tfd_json_pp pp = {0, 0};
 
-	/* the tree in an arena, gone at once (a fleet's report holds a
-	 * node for each of thousands of hosts' numbers) */
 	tfd_buf_init(&text);
 	tfd_json_tree_begin(&tree);
 	root = tree.root = cJSON_CreateObject();
@@ -635,15 +648,33 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	if (a->nhosts)
 		summary_host_json(a, sum);
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));
-	hosts = cJSON_AddArrayToObject(root, "hosts");
+	tfd_json_tree_end();
+	/* "{...,"hosts":" (the root has members: its closing brace goes) */
+	if (!tfd_json_print(&text, root)) /* (its nodes are all printable) */
+		abort();
+	text.s[--text.len] = '\0';
+	tfd_buf_puts(&text, ",\"hosts\":");
+	emit(line, &pp, b, text.s);
+	tfd_json_tree_free(&tree, false);
 	for (size_t i = 0; i < a->nhosts; i++) {
-		struct tfd_json_tree t;
+		cJSON *o;
 
-		tfd_json_part_begin(&t);
-		cJSON_AddItemToArray(
-		    hosts, tfd_json_part_end(&t, host_json(a, i, &t, &text), &tree, &text));
+		/* (a piece never ends inside "[]": the array opens with its
+		 * first host) */
+		tfd_json_tree_begin(&tree);
+		o = host_json(a, i, &tree, &text);
+		tfd_json_tree_end();
+		text.len = 0;
+		tfd_buf_add(&text, i ? "," : "[", 1);
+		if (!tfd_json_print(&text, o))
+			abort();
+		tree.root = o;
+		tfd_json_tree_free(&tree, true);
+		emit(line, &pp, b, text.s);
+		tfd_buf_drain(b);
 	}
-	diags = cJSON_AddArrayToObject(root, "notes");
+	tfd_json_tree_begin(&tree);
+	diags = tree.root = cJSON_CreateArray();
 	for (size_t i = 0; i < a->ndiags; i++) {
 		cJSON *d = cJSON_CreateObject();
 
@@ -651,14 +682,14 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddStringToObject(d, "message", a->diags[i].msg);
 		cJSON_AddItemToArray(diags, d);
 	}
-	tfd_json_tree_end(); /* (the printed text is not the tree's) */
-	if (line) {
-		if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
-			abort();
-		tfd_buf_puts(b, "\n");
-	} else {
-		tfd_json_pretty_tree(b, root);
-	}
+	tfd_json_tree_end();
+	text.len = 0;
+	tfd_buf_puts(&text, a->nhosts ? "],\"notes\":" : "[],\"notes\":");
+	if (!tfd_json_print(&text, diags))
+		abort();
+	tfd_buf_puts(&text, "}");
+	emit(line, &pp, b, text.s);
+	tfd_buf_puts(b, "\n");
 	tfd_json_tree_free(&tree, false);
 	tfd_buf_release(&text);
 }

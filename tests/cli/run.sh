@@ -2028,6 +2028,33 @@ for c in "neg:host examples/ai-notebook/ai-notebook.xplane.pb step_ns is out of 
 	if [ "$rc" -eq 1 ] && printf '%s' "$err" | grep -qF "${c#*:}"; then ok; else bad "merge ${c%%:*}: rc $rc $err"; fi
 done
 
+# a JSON report is written as it is made, a megabyte at a time: the file
+# holds the whole report, as standard output does; a failed write is one
+# error line; a merge that fails leaves the file as it was
+mkdir -p "$T/bigparts"
+python3 - "$T/badparts/ok.partial.json" "$T/bigparts" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+h = doc["hosts"][0]
+doc["hosts"] = []
+for i in range(400):
+    x = json.loads(json.dumps(h))
+    x["name"], x["path"] = "host-%03d" % i, "/fleet/host-%03d.xplane.pb" % i
+    doc["hosts"].append(x)
+json.dump(doc, open(sys.argv[2] + "/big.partial.json", "w"))
+PY
+echo old >"$T/big.json"
+run merge -q -f json -o "$T/big.json" "$T/bigparts/big.partial.json"
+$TFD merge -q -f json "$T/bigparts/big.partial.json" >"$T/big.stdout" 2>/dev/null
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["hosts"]))' "$T/big.json" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "$(wc -c <"$T/big.json")" -gt 1048576 ] && [ "$n" = 400 ] && cmp -s "$T/big.json" "$T/big.stdout"; then ok; else bad "a report written as it is made: rc $rc, $n hosts, $(wc -c <"$T/big.json") bytes $err"; fi
+if [ -c /dev/full ]; then
+	run merge -q -f json -o /dev/full "$T/bigparts/big.partial.json"
+	if [ "$rc" -eq 1 ] && [ "$err" = "tfdoctor: writing '/dev/full': No space left on device" ]; then ok; else bad "a report written as it is made, to /dev/full: rc $rc $err"; fi
+fi
+run merge -q --allow-mixed -f json -o "$T/big.json" "$T/bigparts/big.partial.json" "$T/badparts/neg.partial.json"
+if [ "$rc" -eq 1 ] && cmp -s "$T/big.json" "$T/big.stdout"; then ok; else bad "a failed merge over a report: rc $rc $err"; fi
+
 # partials of different runs are not merged into one report unless asked
 # (issue 35: they were, silently)
 $TFD analyze -q --partial -o "$T/badparts/other.partial.json" examples/smdebug-zip

@@ -421,7 +421,72 @@ static void json_parts_print_as_nodes(struct t *t)
 	}
 }
 
+struct drained {
+	struct tfd_buf got;
+	size_t writes;
+	bool fail;
+};
+
+static bool drained_write(void *ctx, const char *s, size_t len)
+{
+	struct drained *d = ctx;
+
+	d->writes++;
+	if (d->fail)
+		return false;
+	tfd_buf_add(&d->got, s, len);
+	return true;
+}
+
+/* A buffer with a way out writes its text at the points its writer marks
+ * (tfd_buf_drain()) once it holds a megabyte, and is left empty; the
+ * text written and left is the whole text, in order; after a failed
+ * write, nothing more is written. */
+static void buf_drain_writes_a_megabyte(struct t *t)
+{
+	struct drained d = {{0}, 0, false};
+	struct tfd_buf_out out = {drained_write, &d, false};
+	struct tfd_buf b, whole;
+	char piece[1000];
+
+	tfd_buf_init(&b);
+	tfd_buf_init(&whole);
+	tfd_buf_init(&d.got);
+	b.out = &out;
+	for (int i = 0; i < 3000; i++) {
+		for (size_t k = 0; k < sizeof(piece) - 1; k++)
+			piece[k] = (char)('a' + (i + (int)k) % 26);
+		piece[sizeof(piece) - 1] = '\0';
+		tfd_buf_puts(&b, piece);
+		tfd_buf_puts(&whole, piece);
+		tfd_buf_drain(&b);
+		if (i == 1000) /* (999,999 bytes: held) */
+			T_EQ_U64(d.writes, 0);
+	}
+	T_EQ_U64(d.writes, 2);
+	T_TRUE(b.len < ((size_t)1 << 20));
+	tfd_buf_add(&d.got, b.s, b.len);
+	T_TRUE(d.got.len == whole.len && memcmp(d.got.s, whole.s, whole.len) == 0);
+	/* a write that fails: the text goes nowhere after it */
+	d.fail = true;
+	d.writes = 0;
+	for (int i = 0; i < 3000; i++) {
+		tfd_buf_puts(&b, piece);
+		tfd_buf_drain(&b);
+	}
+	T_TRUE(out.failed);
+	T_EQ_U64(d.writes, 1);
+	tfd_buf_release(&b);
+	tfd_buf_release(&whole);
+	tfd_buf_release(&d.got);
+}
+
 const struct t_case json_cases[] = {
-    T(json_strict_as_cjson), T(json_lax_by_cjson),	   T(json_random_as_cjson),
-    T(json_print_as_cjson),  T(json_parts_print_as_nodes), {0},
+    T(json_strict_as_cjson),
+    T(json_lax_by_cjson),
+    T(json_random_as_cjson),
+    T(json_print_as_cjson),
+    T(json_parts_print_as_nodes),
+    T(buf_drain_writes_a_megabyte),
+    {0},
 };
