@@ -80,6 +80,10 @@ bool tfd_json_print(struct tfd_buf *b, const struct cJSON *item);
  * written so at once (aborts on a tree cJSON does not print: tfdoctor
  * makes none). */
 void tfd_json_pretty_tree(struct tfd_buf *b, const struct cJSON *item);
+/* The same, no newline after it, for item inside a document being laid out
+ * (tfd_json_pretty_feed()) where its depth is depth: the next value of an
+ * array or object that piece opened, or after its comma. */
+void tfd_json_pretty_at(struct tfd_buf *b, const struct cJSON *item, int depth);
 
 /* A number as cJSON prints it (cJSON_CreateNumber), made faster: cJSON
  * prints a number with "%1.15g" and reads it back with sscanf() to check

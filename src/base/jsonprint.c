@@ -174,6 +174,12 @@ bool tfd_json_print(struct tfd_buf *b, const cJSON *item)
 	return false;
 }
 
+void tfd_json_pretty_at(struct tfd_buf *b, const cJSON *item, int depth)
+{
+	if (!item || !value(b, item, depth, true))
+		abort();
+}
+
 void tfd_json_pretty_tree(struct tfd_buf *b, const cJSON *item)
 {
 	if (!item || !value(b, item, 0, true))

@@ -549,12 +549,29 @@ static void summary_host_json(const struct tfd_analysis *a, cJSON *sum)
 	}
 }
 
-/* Host i of a (its tree host's, being made), each pipeline a part. */
+/* A host's pipelines up to this many are nodes of its tree; more, each
+ * is a part of its own (laid out again from its compact text: a fleet's
+ * one pipeline a host printed so had taken a sixth more instructions). */
+#define PIPELINE_NODES_MAX 16
+
+/* That bound, or TFDOCTOR_JSON_NODES's (the tests print a report both
+ * ways and compare). */
+static size_t pipeline_nodes_max(void)
+{
+	const char *v = getenv("TFDOCTOR_JSON_NODES");
+	char *end;
+	unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+
+	return v && *v && !*end ? (size_t)n : PIPELINE_NODES_MAX;
+}
+
+/* Host i of a (its tree host's, being made). */
 static cJSON *host_json(const struct tfd_analysis *a, size_t i, struct tfd_json_tree *host,
 			struct tfd_buf *text)
 {
 	const struct tfd_host_result *h = &a->hosts[i];
 	cJSON *o = cJSON_CreateObject(), *ps;
+	size_t nodes_max = pipeline_nodes_max();
 
 	cJSON_AddStringToObject(o, "host", h->host->name);
 	cJSON_AddStringToObject(o, "file", h->host->path);
@@ -602,6 +619,10 @@ static cJSON *host_json(const struct tfd_analysis *a, size_t i, struct tfd_json_
 	for (size_t p = 0; p < h->npipelines; p++) {
 		struct tfd_json_tree t;
 
+		if (h->npipelines <= nodes_max) {
+			cJSON_AddItemToArray(ps, pipeline_json(h, &h->pipelines[p]));
+			continue;
+		}
 		tfd_json_part_begin(&t);
 		cJSON_AddItemToArray(
 		    ps, tfd_json_part_end(&t, pipeline_json(h, &h->pipelines[p]), host, text));
@@ -649,12 +670,19 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		summary_host_json(a, sum);
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));
 	tfd_json_tree_end();
-	/* "{...,"hosts":" (the root has members: its closing brace goes) */
-	if (!tfd_json_print(&text, root)) /* (its nodes are all printable) */
-		abort();
-	text.s[--text.len] = '\0';
-	tfd_buf_puts(&text, ",\"hosts\":");
-	emit(line, &pp, b, text.s);
+	/* the root up to its last member, its closing brace gone (laid
+	 * out, the brace's line too): then its hosts */
+	if (line) {
+		if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
+			abort();
+		b->len -= 1;
+	} else {
+		tfd_json_pretty_tree(b, root);
+		b->len -= 3;
+		pp.depth = 1;
+	}
+	b->s[b->len] = '\0';
+	emit(line, &pp, b, ",\"hosts\":");
 	tfd_json_tree_free(&tree, false);
 	for (size_t i = 0; i < a->nhosts; i++) {
 		cJSON *o;
@@ -664,13 +692,13 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		tfd_json_tree_begin(&tree);
 		o = host_json(a, i, &tree, &text);
 		tfd_json_tree_end();
-		text.len = 0;
-		tfd_buf_add(&text, i ? "," : "[", 1);
-		if (!tfd_json_print(&text, o))
+		emit(line, &pp, b, i ? "," : "[");
+		if (!line)
+			tfd_json_pretty_at(b, o, pp.depth);
+		else if (!tfd_json_print(b, o))
 			abort();
 		tree.root = o;
 		tfd_json_tree_free(&tree, true);
-		emit(line, &pp, b, text.s);
 		tfd_buf_drain(b);
 	}
 	tfd_json_tree_begin(&tree);
@@ -683,12 +711,12 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		cJSON_AddItemToArray(diags, d);
 	}
 	tfd_json_tree_end();
-	text.len = 0;
-	tfd_buf_puts(&text, a->nhosts ? "],\"notes\":" : "[],\"notes\":");
-	if (!tfd_json_print(&text, diags))
+	emit(line, &pp, b, a->nhosts ? "],\"notes\":" : "[],\"notes\":");
+	if (!line)
+		tfd_json_pretty_at(b, diags, pp.depth);
+	else if (!tfd_json_print(b, diags))
 		abort();
-	tfd_buf_puts(&text, "}");
-	emit(line, &pp, b, text.s);
+	emit(line, &pp, b, "}");
 	tfd_buf_puts(b, "\n");
 	tfd_json_tree_free(&tree, false);
 	tfd_buf_release(&text);

@@ -2055,6 +2055,14 @@ fi
 run merge -q --allow-mixed -f json -o "$T/big.json" "$T/bigparts/big.partial.json" "$T/badparts/neg.partial.json"
 if [ "$rc" -eq 1 ] && cmp -s "$T/big.json" "$T/big.stdout"; then ok; else bad "a failed merge over a report: rc $rc $err"; fi
 
+# a host's pipelines in the JSON report, made as parts of their own (more
+# than 16) or as nodes of the host's tree: the same bytes either way
+for c in tests/cases/ok/tf221-tf1-eval-70-passes tests/cases/ok/tf221-iterator-per-step examples/ai-notebook; do
+	TFDOCTOR_JSON_NODES=0 $TFD analyze -q -f json "$c" >"$T/parts.json" 2>/dev/null
+	TFDOCTOR_JSON_NODES=1000000 $TFD analyze -q -f json "$c" >"$T/nodes.json" 2>/dev/null
+	if [ -s "$T/parts.json" ] && cmp -s "$T/parts.json" "$T/nodes.json"; then ok; else bad "JSON pipelines as parts and as nodes differ: $c"; fi
+done
+
 # partials of different runs are not merged into one report unless asked
 # (issue 35: they were, silently)
 $TFD analyze -q --partial -o "$T/badparts/other.partial.json" examples/smdebug-zip
