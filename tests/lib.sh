@@ -97,3 +97,21 @@ trace_named() { # OUT NAME
 		printf "]}\n"
 	}' >"$1"
 }
+
+# A partial of N hosts, each partial IN's first host under its own name
+# (PREFIX and three digits) and path (under DIR): a fleet's report made
+# without analyzing N captures.
+many_hosts() { # IN OUT N PREFIX DIR
+	python3 - "$@" <<'PY'
+import json, sys
+src, out, n, prefix, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+doc = json.load(open(src))
+h = doc["hosts"][0]
+doc["hosts"] = []
+for i in range(n):
+    x = json.loads(json.dumps(h))
+    x["name"], x["path"] = "%s%03d" % (prefix, i), "%s/%s%03d.xplane.pb" % (d, prefix, i)
+    doc["hosts"].append(x)
+json.dump(doc, open(out, "w"))
+PY
+}

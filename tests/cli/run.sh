@@ -2032,17 +2032,7 @@ done
 # holds the whole report, as standard output does; a failed write is one
 # error line; a merge that fails leaves the file as it was
 mkdir -p "$T/bigparts"
-python3 - "$T/badparts/ok.partial.json" "$T/bigparts" <<'PY'
-import json, sys
-doc = json.load(open(sys.argv[1]))
-h = doc["hosts"][0]
-doc["hosts"] = []
-for i in range(400):
-    x = json.loads(json.dumps(h))
-    x["name"], x["path"] = "host-%03d" % i, "/fleet/host-%03d.xplane.pb" % i
-    doc["hosts"].append(x)
-json.dump(doc, open(sys.argv[2] + "/big.partial.json", "w"))
-PY
+many_hosts "$T/badparts/ok.partial.json" "$T/bigparts/big.partial.json" 400 host- /fleet
 echo old >"$T/big.json"
 run merge -q -f json -o "$T/big.json" "$T/bigparts/big.partial.json"
 $TFD merge -q -f json "$T/bigparts/big.partial.json" >"$T/big.stdout" 2>/dev/null

@@ -340,17 +340,7 @@ run merge "$B/none"
 [ "$rc" = 2 ] && ok || bad "empty directory: exit $rc ($err)"
 # a fleet's text report stays readable: the hosts table lists the 64 most
 # input-bound hosts, the pipelines of the first 16 are drawn; JSON has all
-python3 - "$first" "$T/fleet70.partial.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-h = d["hosts"][0]
-d["hosts"] = []
-for i in range(70):
-    x = json.loads(json.dumps(h))
-    x["name"], x["path"] = "w%03d" % i, "/fleet/run/w%03d.xplane.pb" % i
-    d["hosts"].append(x)
-json.dump(d, open(sys.argv[2], "w"))
-PY
+many_hosts "$first" "$T/fleet70.partial.json" 70 w /fleet/run
 run merge -q "$T/fleet70.partial.json"
 if [ "$rc" = 0 ] && [[ "$out" == *"... and 6 more hosts, less input-bound (-f json lists every host)"* ]] &&
 	[ "$(grep -c '^== host' <<<"$out")" = 16 ] && [[ "$out" == *"pipelines of the 16 most input-bound hosts are shown"* ]]; then ok; else bad "a 70-host text report: $rc $(grep -c '^== host' <<<"$out") sections"; fi
