@@ -565,13 +565,13 @@ static size_t pipeline_nodes_max(void)
 	return v && *v && !*end ? (size_t)n : PIPELINE_NODES_MAX;
 }
 
-/* Host i of a (its tree host's, being made). */
+/* Host i of a (its tree host's, being made); its pipelines nodes of its
+ * tree up to nodes_max of them, else parts. */
 static cJSON *host_json(const struct tfd_analysis *a, size_t i, struct tfd_json_tree *host,
-			struct tfd_buf *text)
+			size_t nodes_max, struct tfd_buf *text)
 {
 	const struct tfd_host_result *h = &a->hosts[i];
 	cJSON *o = cJSON_CreateObject(), *ps;
-	size_t nodes_max = pipeline_nodes_max();
 
 	cJSON_AddStringToObject(o, "host", h->host->name);
 	cJSON_AddStringToObject(o, "file", h->host->path);
@@ -640,6 +640,16 @@ static void emit(bool line, struct tfd_json_pp *pp, struct tfd_buf *b, const cha
 		tfd_json_pretty_feed(pp, b, piece);
 }
 
+/* A value of the document into b, its tree's: compact (line), or laid out
+ * where the last piece left off. */
+static void emit_tree(bool line, const struct tfd_json_pp *pp, struct tfd_buf *b, const cJSON *item)
+{
+	if (!line)
+		tfd_json_pretty_at(b, item, pp->depth);
+	else if (!tfd_json_print(b, item)) /* (its nodes are all printable) */
+		abort();
+}
+
 /* The document written piece by piece, as its tree would print: the
  * members before the hosts; each host, made and printed and gone (a
  * fleet's report had held every host's nodes, then its text, to the
@@ -651,6 +661,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	struct tfd_json_tree tree;
 	struct tfd_buf text;
 	struct tfd_json_pp pp = {0, 0};
+	size_t nodes_max = pipeline_nodes_max();
 
 	tfd_buf_init(&text);
 	tfd_json_tree_begin(&tree);
@@ -671,17 +682,11 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	cJSON_AddItemToObject(root, "findings", findings_json(fs));
 	tfd_json_tree_end();
 	/* the root up to its last member, its closing brace gone (laid
-	 * out, the brace's line too): then its hosts */
-	if (line) {
-		if (!tfd_json_print(b, root)) /* (its nodes are all printable) */
-			abort();
-		b->len -= 1;
-	} else {
-		tfd_json_pretty_tree(b, root);
-		b->len -= 3;
-		pp.depth = 1;
-	}
+	 * out, the brace's line too): then its hosts, one level in */
+	emit_tree(line, &pp, b, root);
+	b->len -= line ? 1 : 2;
 	b->s[b->len] = '\0';
+	pp.depth = 1;
 	emit(line, &pp, b, ",\"hosts\":");
 	tfd_json_tree_free(&tree, false);
 	for (size_t i = 0; i < a->nhosts; i++) {
@@ -690,13 +695,10 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 		/* (a piece never ends inside "[]": the array opens with its
 		 * first host) */
 		tfd_json_tree_begin(&tree);
-		o = host_json(a, i, &tree, &text);
+		o = host_json(a, i, &tree, nodes_max, &text);
 		tfd_json_tree_end();
 		emit(line, &pp, b, i ? "," : "[");
-		if (!line)
-			tfd_json_pretty_at(b, o, pp.depth);
-		else if (!tfd_json_print(b, o))
-			abort();
+		emit_tree(line, &pp, b, o);
 		tree.root = o;
 		tfd_json_tree_free(&tree, true);
 		tfd_buf_drain(b);
@@ -712,10 +714,7 @@ static void render_json(const struct tfd_analysis *a, const struct tfd_findings 
 	}
 	tfd_json_tree_end();
 	emit(line, &pp, b, a->nhosts ? "],\"notes\":" : "[],\"notes\":");
-	if (!line)
-		tfd_json_pretty_at(b, diags, pp.depth);
-	else if (!tfd_json_print(b, diags))
-		abort();
+	emit_tree(line, &pp, b, diags);
 	emit(line, &pp, b, "}");
 	tfd_buf_puts(b, "\n");
 	tfd_json_tree_free(&tree, false);
